@@ -1,0 +1,124 @@
+//! Typed errors of the library.
+
+use crate::Format;
+
+/// Everything that can go wrong in symraster, each with a message a user can act on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No EGL library, no EGL device, or no context could be made on any device.
+    #[error(
+        "no usable OpenGL device: {detail}. symraster needs EGL with desktop OpenGL 3.3 or newer; \
+         on Debian/Ubuntu install: apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri \
+         (or the GPU vendor's driver)"
+    )]
+    NoDevice {
+        /// What was tried and what failed.
+        detail: String,
+    },
+
+    /// `SYMRASTER_EGL_DEVICE` (or an explicit index) names a device that does not exist.
+    #[error(
+        "EGL device index {index} asked for, but only {count} device(s) exist (indices 0..{count})"
+    )]
+    NoSuchDevice { index: usize, count: usize },
+
+    /// `SYMRASTER_EGL_DEVICE` is set to something that is not an index.
+    #[error("SYMRASTER_EGL_DEVICE must be a device index (0, 1, ...), not {value:?}")]
+    BadDeviceVariable { value: String },
+
+    /// An OpenGL call reported an error.
+    #[error("OpenGL error {code:#06x} ({name}) after {during}")]
+    Gl {
+        code: u32,
+        name: &'static str,
+        during: String,
+    },
+
+    /// A GL object could not be created.
+    #[error("could not create {what}: {message}")]
+    GlCreate { what: &'static str, message: String },
+
+    /// A shader did not compile: the numbered source and the driver's log.
+    #[error("shader {name} failed to compile:\n{log}\n--- source ---\n{numbered_source}")]
+    ShaderCompile {
+        name: String,
+        log: String,
+        numbered_source: String,
+    },
+
+    /// A program did not link.
+    #[error("program {name} failed to link:\n{log}")]
+    ProgramLink { name: String, log: String },
+
+    /// A framebuffer is not complete with its attachment.
+    #[error("framebuffer incomplete (status {status:#06x}) for a {width}x{height} R32F texture")]
+    FramebufferIncomplete {
+        status: u32,
+        width: u32,
+        height: u32,
+    },
+
+    /// Cholesky met a pivot that is not positive: column numbered from 0, as in the paper.
+    #[error(
+        "matrix is not positive definite: the pivot of column {column} (0-based) is not positive \
+         (value {pivot})"
+    )]
+    NotPositiveDefinite {
+        /// The first failing column, 0-based.
+        column: usize,
+        /// The value found on the diagonal of the factor there (NaN, zero or negative).
+        pivot: f32,
+    },
+
+    /// The factor overflowed or became non-finite away from the diagonal.
+    #[error(
+        "result is not finite at entry ({row}, {col}) (0-based): the input overflows single precision"
+    )]
+    NonFiniteResult { row: usize, col: usize },
+
+    /// An input holds NaN or an infinity.
+    #[error("input {input} holds a non-finite value ({value}) at {position}")]
+    NonFiniteInput {
+        input: String,
+        position: String,
+        value: f64,
+    },
+
+    /// Shapes of the inputs do not fit together.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+
+    /// An input with no rows or no columns.
+    #[error(
+        "input {input} is empty ({rows}x{cols}); symraster needs at least one row and one column"
+    )]
+    Empty {
+        input: String,
+        rows: usize,
+        cols: usize,
+    },
+
+    /// The matrix is too large for the GPU's textures in the chosen format.
+    #[error(
+        "m = {m} needs a {width}x{height} texture in {format} format, but this GPU's \
+         GL_MAX_TEXTURE_SIZE is {limit}; the largest m that fits is {max_full} in full format \
+         and {max_packed} in packed format"
+    )]
+    TooLarge {
+        m: usize,
+        format: Format,
+        width: usize,
+        height: usize,
+        limit: usize,
+        max_full: usize,
+        max_packed: usize,
+    },
+
+    /// The requested combination is not available.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+}
+
+/// Result with the library's error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,161 @@
+//! Runs a [`Plan`] on the GPU, pass by pass: binds each kernel's program, inputs and target.
+
+use crate::error::Result;
+use crate::geometry::{Kernel, Pass, Plan, Target};
+use crate::gl::{Context, PingPong, RenderTexture, Texture, VertexArray};
+use crate::kernels::Kernels;
+use crate::layout::Layout;
+use glow::HasContext;
+
+/// The extra inputs of assembly: A (n x m texture), d (n x 1) and the scaled column b (m x 1).
+pub struct AssemblyInputs {
+    /// A, texel (k, i) = A(i, k).
+    pub a: Texture,
+    /// The diagonal of D², texel (k, 0).
+    pub d: Texture,
+    /// The scaled column b, texel (i, 0).
+    pub b: RenderTexture,
+}
+
+/// A plan being run: its uploaded geometry, the ping-pong pair and the position reached.
+///
+/// [`Execution::step`] runs one pass, so a caller (a test, the viewer) can look at the
+/// textures between passes; [`Execution::finish`] runs the rest.
+pub struct Execution<'k> {
+    ctx: Context,
+    kernels: &'k Kernels,
+    plan: Plan,
+    layout: Layout,
+    vertex_array: VertexArray,
+    pair: PingPong,
+    inputs: Option<AssemblyInputs>,
+    next: usize,
+}
+
+impl<'k> Execution<'k> {
+    /// Uploads the plan's geometry once; the pair's source must hold the input already.
+    pub fn new(
+        ctx: &Context,
+        kernels: &'k Kernels,
+        plan: Plan,
+        layout: Layout,
+        pair: PingPong,
+        inputs: Option<AssemblyInputs>,
+    ) -> Result<Self> {
+        let vertex_array = VertexArray::new(ctx, &plan.vertices)?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            kernels,
+            plan,
+            layout,
+            vertex_array,
+            pair,
+            inputs,
+            next: 0,
+        })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The layout of the matrix in the pair's textures.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The ping-pong pair (the source holds the latest complete state between steps).
+    pub fn pair(&self) -> &PingPong {
+        &self.pair
+    }
+
+    /// Assembly's inputs, when this is an assembly.
+    pub fn inputs(&self) -> Option<&AssemblyInputs> {
+        self.inputs.as_ref()
+    }
+
+    /// The index of the next pass to run.
+    pub fn position(&self) -> usize {
+        self.next
+    }
+
+    /// True when every pass has run.
+    pub fn is_done(&self) -> bool {
+        self.next == self.plan.passes.len()
+    }
+
+    /// The next pass to run, if any.
+    pub fn next_pass(&self) -> Option<&Pass> {
+        self.plan.passes.get(self.next)
+    }
+
+    /// Runs the next pass and checks for GL errors; returns the pass run.
+    pub fn step(&mut self) -> Result<Option<Pass>> {
+        let Some(pass) = self.plan.passes.get(self.next).cloned() else {
+            return Ok(None);
+        };
+        self.vertex_array.bind();
+        self.draw(&pass);
+        self.next += 1;
+        self.ctx
+            .check(|| format!("{} pass at step {}", pass.kernel.name(), pass.step))?;
+        Ok(Some(pass))
+    }
+
+    /// Runs every remaining pass, checking GL errors once at the end.
+    pub fn finish(&mut self) -> Result<()> {
+        self.vertex_array.bind();
+        while let Some(pass) = self.plan.passes.get(self.next) {
+            let pass = pass.clone();
+            self.draw(&pass);
+            self.next += 1;
+        }
+        self.ctx.check(|| "running the passes".into())
+    }
+
+    /// Gives back the pair (the result is in its source once done).
+    pub fn into_pair(self) -> PingPong {
+        self.pair
+    }
+
+    fn draw(&mut self, pass: &Pass) {
+        let gl = self.ctx.gl();
+        let program = self.kernels.get(pass.kernel);
+        program.bind();
+        let (w, h) = pass.viewport;
+        program.set_viewport(w as f32, h as f32);
+        match pass.kernel {
+            Kernel::ColumnScaling => {
+                let inputs = self.inputs.as_ref().expect("assembly inputs");
+                inputs.a.bind(0);
+                inputs.d.bind(1);
+            }
+            Kernel::OuterProductAddition => {
+                let inputs = self.inputs.as_ref().expect("assembly inputs");
+                self.pair.source().texture().bind(0);
+                inputs.a.bind(1);
+                inputs.b.texture().bind(2);
+            }
+            Kernel::Copy => self.pair.target().texture().bind(0),
+            _ => self.pair.source().texture().bind(0),
+        }
+        match pass.kernel.target() {
+            Target::ScaledColumn => self
+                .inputs
+                .as_ref()
+                .expect("assembly inputs")
+                .b
+                .framebuffer()
+                .bind(),
+            Target::Target => self.pair.target().framebuffer().bind(),
+            Target::Source => self.pair.source().framebuffer().bind(),
+        }
+        unsafe { gl.viewport(0, 0, w as i32, h as i32) };
+        self.vertex_array
+            .draw(pass.vertices.start, pass.vertices.len());
+        if pass.swap_after {
+            self.pair.swap();
+        }
+    }
+}

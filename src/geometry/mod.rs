@@ -1,0 +1,75 @@
+//! The draw geometry of every pass as plain data, made by pure functions.
+//!
+//! A [`Plan`] is the whole run of an algorithm: its vertices (uploaded once) and the list of
+//! [`Pass`]es that draw ranges of them with a [`Kernel`]. Coordinates are in texels, (x, y) =
+//! (column, row), as in the paper's figures; entry (i, j) of a full-format matrix is texel
+//! (j, i). See `shared/design/paper-geometry.md` for the tables these functions reproduce.
+
+pub mod assembly;
+pub mod cholesky;
+mod plan;
+pub mod soft_raster;
+
+pub use plan::{Kernel, Pass, Plan, Target};
+
+/// One vertex: its position V and the two texture coordinates T0, T1 the rasterizer
+/// interpolates (the paper's TEXCOORD0 and TEXCOORD1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Vertex {
+    /// V, in texels of the render target.
+    pub position: [f32; 2],
+    /// T0 (three components: Kernel 1 uses .yx and .yz).
+    pub t0: [f32; 3],
+    /// T1.
+    pub t1: [f32; 2],
+}
+
+impl Vertex {
+    /// A vertex with T0 = (t0x, t0y, t0z) and T1 = (t1x, t1y).
+    pub const fn new(position: [f32; 2], t0: [f32; 3], t1: [f32; 2]) -> Self {
+        Self { position, t0, t1 }
+    }
+
+    /// A vertex whose texture coordinates are unused.
+    pub const fn bare(x: f32, y: f32) -> Self {
+        Self::new([x, y], [0.0; 3], [0.0; 2])
+    }
+
+    /// The vertices as bytes for a GL buffer.
+    pub fn as_bytes(vertices: &[Vertex]) -> &[u8] {
+        // SAFETY: Vertex is repr(C) of seven f32 with no padding.
+        unsafe {
+            std::slice::from_raw_parts(vertices.as_ptr().cast(), std::mem::size_of_val(vertices))
+        }
+    }
+}
+
+/// Two triangles covering the axis-aligned rectangle [x0, x1] x [y0, y1], every corner carrying
+/// the texture coordinates `attrs(x, y)` so they interpolate across it.
+pub fn rectangle(
+    x0: f32,
+    y0: f32,
+    x1: f32,
+    y1: f32,
+    attrs: impl Fn(f32, f32) -> ([f32; 3], [f32; 2]),
+) -> [Vertex; 6] {
+    let v = |x: f32, y: f32| {
+        let (t0, t1) = attrs(x, y);
+        Vertex::new([x, y], t0, t1)
+    };
+    [
+        v(x0, y0),
+        v(x0, y1),
+        v(x1, y1),
+        v(x0, y0),
+        v(x1, y1),
+        v(x1, y0),
+    ]
+}
+
+/// Two triangles covering exactly texel (x, y).
+pub fn texel_quad(x: usize, y: usize) -> [Vertex; 6] {
+    let (x, y) = (x as f32, y as f32);
+    rectangle(x, y, x + 1.0, y + 1.0, |_, _| ([0.0; 3], [0.0; 2]))
+}

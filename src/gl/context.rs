@@ -1,0 +1,80 @@
+//! The cloneable GL context handle every GL object keeps, and the device's description.
+
+use crate::error::{Error, Result};
+use glow::HasContext;
+use std::rc::Rc;
+
+/// A cloneable handle to the current GL context's function table.
+///
+/// Not `Send`: a GL context is current on one thread, and so is everything made from it.
+#[derive(Clone)]
+pub struct Context {
+    gl: Rc<glow::Context>,
+}
+
+/// What the driver says about itself.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// GL_VENDOR.
+    pub vendor: String,
+    /// GL_RENDERER.
+    pub renderer: String,
+    /// GL_VERSION.
+    pub version: String,
+    /// GL_MAX_TEXTURE_SIZE.
+    pub max_texture_size: usize,
+    /// Index of the EGL device used, among those EGL enumerated.
+    pub egl_device_index: usize,
+    /// Number of EGL devices found.
+    pub egl_device_count: usize,
+    /// Whether the device is Mesa's software rasterizer.
+    pub software: bool,
+}
+
+impl Context {
+    pub(crate) fn new(gl: glow::Context) -> Self {
+        Self { gl: Rc::new(gl) }
+    }
+
+    /// The raw glow context.
+    pub fn gl(&self) -> &glow::Context {
+        &self.gl
+    }
+
+    /// Turns a pending GL error into a typed error naming what was being done.
+    pub fn check(&self, during: impl FnOnce() -> String) -> Result<()> {
+        let code = unsafe { self.gl.get_error() };
+        if code == glow::NO_ERROR {
+            return Ok(());
+        }
+        // Drain any further queued errors so the next check starts clean.
+        for _ in 0..16 {
+            if unsafe { self.gl.get_error() } == glow::NO_ERROR {
+                break;
+            }
+        }
+        Err(Error::Gl {
+            code,
+            name: error_name(code),
+            during: during(),
+        })
+    }
+
+    /// Blocks until the GPU has finished all submitted work.
+    pub fn finish(&self) {
+        unsafe { self.gl.finish() }
+    }
+}
+
+fn error_name(code: u32) -> &'static str {
+    match code {
+        glow::INVALID_ENUM => "GL_INVALID_ENUM",
+        glow::INVALID_VALUE => "GL_INVALID_VALUE",
+        glow::INVALID_OPERATION => "GL_INVALID_OPERATION",
+        glow::INVALID_FRAMEBUFFER_OPERATION => "GL_INVALID_FRAMEBUFFER_OPERATION",
+        glow::OUT_OF_MEMORY => "GL_OUT_OF_MEMORY",
+        glow::STACK_UNDERFLOW => "GL_STACK_UNDERFLOW",
+        glow::STACK_OVERFLOW => "GL_STACK_OVERFLOW",
+        _ => "unknown GL error",
+    }
+}

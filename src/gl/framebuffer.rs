@@ -1,0 +1,61 @@
+//! Framebuffers that render into one R32F texture.
+
+use super::{context::Context, texture::Texture};
+use crate::error::{Error, Result};
+use glow::HasContext;
+
+/// A framebuffer with one texture as its colour attachment, checked complete on creation.
+pub struct Framebuffer {
+    ctx: Context,
+    raw: glow::Framebuffer,
+}
+
+impl Framebuffer {
+    /// Attaches `texture` as colour attachment 0 and checks completeness.
+    pub fn new(ctx: &Context, texture: &Texture) -> Result<Self> {
+        let gl = ctx.gl();
+        let raw = unsafe { gl.create_framebuffer() }.map_err(|message| Error::GlCreate {
+            what: "framebuffer",
+            message,
+        })?;
+        let fb = Self {
+            ctx: ctx.clone(),
+            raw,
+        };
+        unsafe {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(raw));
+            gl.framebuffer_texture_2d(
+                glow::FRAMEBUFFER,
+                glow::COLOR_ATTACHMENT0,
+                glow::TEXTURE_2D,
+                Some(texture.raw()),
+                0,
+            );
+            let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
+            if status != glow::FRAMEBUFFER_COMPLETE {
+                return Err(Error::FramebufferIncomplete {
+                    status,
+                    width: texture.width() as u32,
+                    height: texture.height() as u32,
+                });
+            }
+        }
+        ctx.check(|| "creating a framebuffer".into())?;
+        Ok(fb)
+    }
+
+    /// Makes this the draw target.
+    pub fn bind(&self) {
+        unsafe {
+            self.ctx
+                .gl()
+                .bind_framebuffer(glow::FRAMEBUFFER, Some(self.raw))
+        }
+    }
+}
+
+impl Drop for Framebuffer {
+    fn drop(&mut self) {
+        unsafe { self.ctx.gl().delete_framebuffer(self.raw) }
+    }
+}

@@ -1,0 +1,160 @@
+//! A windowless OpenGL context through EGL's device platform (no X, no Wayland).
+
+use super::context::{Context, DeviceInfo};
+use crate::error::{Error, Result};
+use glow::HasContext;
+use glutin::api::egl::{context::PossiblyCurrentContext, device::Device, display::Display};
+use glutin::config::{ConfigSurfaceTypes, ConfigTemplateBuilder};
+use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
+use glutin::prelude::*;
+use std::ffi::CString;
+
+/// Environment variable that picks an EGL device by index, overriding the automatic choice.
+pub const DEVICE_ENV: &str = "SYMRASTER_EGL_DEVICE";
+
+/// The GL versions asked for, newest first: llvmpipe refuses 4.6 and gives 4.5.
+const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
+
+/// An EGL context current on this thread with no surface; rendering goes to our own framebuffers.
+pub struct HeadlessContext {
+    context: Context,
+    info: DeviceInfo,
+    // Kept alive for as long as the GL objects made from `context`.
+    _egl_context: PossiblyCurrentContext,
+    _display: Display,
+}
+
+impl HeadlessContext {
+    /// Creates a context on the device named by `SYMRASTER_EGL_DEVICE`, or else on the first
+    /// hardware device, or else on Mesa's software device.
+    pub fn new() -> Result<Self> {
+        let index = match std::env::var(DEVICE_ENV) {
+            Ok(v) if !v.trim().is_empty() => Some(
+                v.trim()
+                    .parse::<usize>()
+                    .map_err(|_| Error::BadDeviceVariable { value: v.clone() })?,
+            ),
+            _ => None,
+        };
+        Self::with_device_index(index)
+    }
+
+    /// Creates a context on EGL device `index`, or on the preferred device when `None`.
+    pub fn with_device_index(index: Option<usize>) -> Result<Self> {
+        let devices: Vec<Device> = Device::query_devices()
+            .map_err(|e| Error::NoDevice {
+                detail: format!("EGL could not enumerate devices ({e})"),
+            })?
+            .collect();
+        if devices.is_empty() {
+            return Err(Error::NoDevice {
+                detail: "EGL found no devices".into(),
+            });
+        }
+        let is_software = |d: &Device| d.extensions().contains("EGL_MESA_device_software");
+        let order: Vec<usize> = match index {
+            Some(i) if i >= devices.len() => {
+                return Err(Error::NoSuchDevice {
+                    index: i,
+                    count: devices.len(),
+                });
+            }
+            Some(i) => vec![i],
+            None => {
+                // Hardware devices first, then software, each in EGL's order.
+                let mut o: Vec<usize> = (0..devices.len()).collect();
+                o.sort_by_key(|&i| is_software(&devices[i]));
+                o
+            }
+        };
+        let mut failures = Vec::new();
+        for i in order {
+            match Self::create_on(&devices[i]) {
+                Ok((display, egl_context, gl)) => {
+                    let context = Context::new(gl);
+                    let info = query_info(&context, i, devices.len(), is_software(&devices[i]));
+                    log::info!(
+                        "GL device {i}: {} / {} / {} (max texture {})",
+                        info.vendor,
+                        info.renderer,
+                        info.version,
+                        info.max_texture_size
+                    );
+                    return Ok(Self {
+                        context,
+                        info,
+                        _egl_context: egl_context,
+                        _display: display,
+                    });
+                }
+                Err(e) => failures.push(format!("device {i}: {e}")),
+            }
+        }
+        Err(Error::NoDevice {
+            detail: failures.join("; "),
+        })
+    }
+
+    fn create_on(
+        device: &Device,
+    ) -> Result<(Display, PossiblyCurrentContext, glow::Context), String> {
+        let display = unsafe { Display::with_device(device, None) }.map_err(|e| e.to_string())?;
+        // No surface types: the default template asks for window surfaces, and a device display
+        // (Mesa's in particular) offers no such config.
+        let template = ConfigTemplateBuilder::new()
+            .with_surface_type(ConfigSurfaceTypes::empty())
+            .build();
+        let config = unsafe { display.find_configs(template) }
+            .map_err(|e| format!("no EGL config: {e}"))?
+            .next()
+            .ok_or("no EGL config without surfaces")?;
+        let mut last_error = String::from("no version tried");
+        for (major, minor) in VERSIONS {
+            let attributes = ContextAttributesBuilder::new()
+                .with_profile(GlProfile::Core)
+                .with_context_api(ContextApi::OpenGl(Some(Version::new(major, minor))))
+                .build(None);
+            match unsafe { display.create_context(&config, &attributes) } {
+                Ok(not_current) => {
+                    let current = not_current
+                        .make_current_surfaceless()
+                        .map_err(|e| format!("cannot make the context current: {e}"))?;
+                    let gl = unsafe {
+                        glow::Context::from_loader_function(|name| {
+                            let name = CString::new(name).expect("GL symbol names have no NUL");
+                            display.get_proc_address(&name)
+                        })
+                    };
+                    return Ok((display, current, gl));
+                }
+                Err(e) => last_error = format!("OpenGL {major}.{minor} core refused: {e}"),
+            }
+        }
+        Err(last_error)
+    }
+
+    /// The GL handle.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// What the driver reported.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+}
+
+fn query_info(context: &Context, index: usize, count: usize, software: bool) -> DeviceInfo {
+    let gl = context.gl();
+    unsafe {
+        DeviceInfo {
+            vendor: gl.get_parameter_string(glow::VENDOR),
+            renderer: gl.get_parameter_string(glow::RENDERER),
+            version: gl.get_parameter_string(glow::VERSION),
+            max_texture_size: gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE).max(0) as usize,
+            egl_device_index: index,
+            egl_device_count: count,
+            software,
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Shader programs compiled from the files in `glsl/`.
+
+use super::context::Context;
+use crate::error::{Error, Result};
+use glow::HasContext;
+
+/// A linked vertex + fragment program.
+pub struct Program {
+    ctx: Context,
+    raw: glow::Program,
+    name: String,
+    viewport: Option<glow::UniformLocation>,
+}
+
+impl Program {
+    /// Compiles and links; a failure carries the numbered source and the driver's log.
+    pub fn new(ctx: &Context, name: &str, vertex: &str, fragment: &str) -> Result<Self> {
+        let gl = ctx.gl();
+        let raw = unsafe { gl.create_program() }.map_err(|message| Error::GlCreate {
+            what: "program",
+            message,
+        })?;
+        let mut program = Self {
+            ctx: ctx.clone(),
+            raw,
+            name: name.to_string(),
+            viewport: None,
+        };
+        let vs = compile(
+            ctx,
+            &format!("{name} (vertex)"),
+            glow::VERTEX_SHADER,
+            vertex,
+        )?;
+        let fs = match compile(
+            ctx,
+            &format!("{name} (fragment)"),
+            glow::FRAGMENT_SHADER,
+            fragment,
+        ) {
+            Ok(fs) => fs,
+            Err(e) => {
+                unsafe { gl.delete_shader(vs) };
+                return Err(e);
+            }
+        };
+        unsafe {
+            gl.attach_shader(raw, vs);
+            gl.attach_shader(raw, fs);
+            gl.link_program(raw);
+            gl.detach_shader(raw, vs);
+            gl.detach_shader(raw, fs);
+            gl.delete_shader(vs);
+            gl.delete_shader(fs);
+            if !gl.get_program_link_status(raw) {
+                return Err(Error::ProgramLink {
+                    name: name.to_string(),
+                    log: gl.get_program_info_log(raw),
+                });
+            }
+        }
+        program.viewport = unsafe { gl.get_uniform_location(raw, "viewport") };
+        ctx.check(|| format!("linking program {name}"))?;
+        Ok(program)
+    }
+
+    /// Makes this the current program.
+    pub fn bind(&self) {
+        unsafe { self.ctx.gl().use_program(Some(self.raw)) }
+    }
+
+    /// Sets a sampler uniform to a texture unit (binds the program).
+    pub fn set_sampler(&self, uniform: &str, unit: u32) -> Result<()> {
+        self.bind();
+        let gl = self.ctx.gl();
+        let loc = unsafe { gl.get_uniform_location(self.raw, uniform) };
+        if loc.is_none() {
+            return Err(Error::GlCreate {
+                what: "sampler uniform",
+                message: format!("program {} has no active uniform {uniform}", self.name),
+            });
+        }
+        unsafe { gl.uniform_1_i32(loc.as_ref(), unit as i32) };
+        self.ctx
+            .check(|| format!("setting {uniform} of {}", self.name))
+    }
+
+    /// Sets the `viewport` uniform (pixels) of this program, which must be bound.
+    pub fn set_viewport(&self, width: f32, height: f32) {
+        unsafe {
+            self.ctx
+                .gl()
+                .uniform_2_f32(self.viewport.as_ref(), width, height)
+        };
+    }
+
+    /// The program's name, for messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        unsafe { self.ctx.gl().delete_program(self.raw) }
+    }
+}
+
+fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Result<glow::Shader> {
+    let gl = ctx.gl();
+    unsafe {
+        let shader = gl.create_shader(kind).map_err(|message| Error::GlCreate {
+            what: "shader",
+            message,
+        })?;
+        gl.shader_source(shader, source);
+        gl.compile_shader(shader);
+        if !gl.get_shader_compile_status(shader) {
+            let log = gl.get_shader_info_log(shader);
+            gl.delete_shader(shader);
+            return Err(Error::ShaderCompile {
+                name: name.to_string(),
+                log,
+                numbered_source: numbered(source),
+            });
+        }
+        Ok(shader)
+    }
+}
+
+/// The source with 1-based line numbers, as drivers' logs count them.
+fn numbered(source: &str) -> String {
+    source
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("{:4} | {l}", i + 1))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

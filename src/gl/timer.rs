@@ -1,0 +1,54 @@
+//! GL_TIME_ELAPSED queries: GPU time of a stretch of commands.
+
+use super::context::Context;
+use crate::error::{Error, Result};
+use glow::HasContext;
+use std::time::Duration;
+
+/// One GL_TIME_ELAPSED query, started and stopped around the commands to time.
+pub struct GpuTimer {
+    ctx: Context,
+    raw: glow::Query,
+}
+
+impl GpuTimer {
+    /// Creates the query object.
+    pub fn new(ctx: &Context) -> Result<Self> {
+        let raw = unsafe { ctx.gl().create_query() }.map_err(|message| Error::GlCreate {
+            what: "timer query",
+            message,
+        })?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            raw,
+        })
+    }
+
+    /// Starts timing.
+    pub fn begin(&self) {
+        unsafe { self.ctx.gl().begin_query(glow::TIME_ELAPSED, self.raw) }
+    }
+
+    /// Stops timing.
+    pub fn end(&self) {
+        unsafe { self.ctx.gl().end_query(glow::TIME_ELAPSED) }
+    }
+
+    /// Waits for the result and returns the GPU time between `begin` and `end`.
+    pub fn elapsed(&self) -> Result<Duration> {
+        let ns = unsafe {
+            self.ctx
+                .gl()
+                .get_query_parameter_u64(self.raw, glow::QUERY_RESULT)
+        };
+        self.ctx
+            .check(|| "reading a GL_TIME_ELAPSED query".into())?;
+        Ok(Duration::from_nanos(ns))
+    }
+}
+
+impl Drop for GpuTimer {
+    fn drop(&mut self) {
+        unsafe { self.ctx.gl().delete_query(self.raw) }
+    }
+}

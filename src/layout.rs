@@ -1,0 +1,160 @@
+//! Where each entry of a symmetric (or lower-triangular) matrix lives in a texture.
+
+use crate::error::{Error, Result};
+use crate::matrix::Matrix;
+use std::fmt;
+
+/// Storage format of a symmetric or triangular matrix on the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// m x m texture; entry (i, j) at texel (j, i) (section 3.2).
+    #[default]
+    Full,
+    /// Rectangular packed: w x h with w = ceil(m/2), h = m + mod(m+1, 2); the lower-right
+    /// triangle rotated by 180° into the free upper corner (section 3.3, Fig 3).
+    Packed,
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Full => "full",
+            Format::Packed => "packed",
+        })
+    }
+}
+
+/// The texel layout of an m x m lower triangle in a given format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    m: usize,
+    format: Format,
+}
+
+impl Layout {
+    /// The layout of an m x m matrix; no size check.
+    pub fn new(m: usize, format: Format) -> Self {
+        Self { m, format }
+    }
+
+    /// The layout, or [`Error::TooLarge`] when its texture exceeds `max_texture_size`.
+    pub fn checked(m: usize, format: Format, max_texture_size: usize) -> Result<Self> {
+        let layout = Self::new(m, format);
+        let (w, h) = layout.texture_size();
+        if w > max_texture_size || h > max_texture_size {
+            return Err(Error::TooLarge {
+                m,
+                format,
+                width: w,
+                height: h,
+                limit: max_texture_size,
+                max_full: max_texture_size,
+                max_packed: max_packed_order(max_texture_size),
+            });
+        }
+        Ok(layout)
+    }
+
+    /// Matrix order m.
+    pub fn order(&self) -> usize {
+        self.m
+    }
+
+    /// The format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Texture (width, height).
+    pub fn texture_size(&self) -> (usize, usize) {
+        let m = self.m;
+        match self.format {
+            Format::Full => (m, m),
+            Format::Packed => (m.div_ceil(2), m + (m + 1) % 2),
+        }
+    }
+
+    /// The texel (x, y) holding entry (i, j) of the lower triangle (requires j ≤ i < m).
+    pub fn texel_of(&self, i: usize, j: usize) -> (usize, usize) {
+        debug_assert!(
+            j <= i && i < self.m,
+            "({i}, {j}) is not in the lower triangle"
+        );
+        let m = self.m;
+        match self.format {
+            Format::Full => (j, i),
+            Format::Packed => {
+                let w = m.div_ceil(2);
+                match (m % 2 == 0, j < w) {
+                    (true, true) => (j, i + 1),
+                    (true, false) => (m - 1 - j, m - 1 - i),
+                    (false, true) => (j, i),
+                    (false, false) => (m - j, m - 1 - i),
+                }
+            }
+        }
+    }
+
+    /// The texture contents holding the lower triangle of `c`; texels that hold no entry
+    /// (the strict upper triangle in full format, the spare texel in packed) get `fill`.
+    pub fn pack(&self, c: &Matrix<f32>, fill: f32) -> Vec<f32> {
+        assert_eq!(c.shape(), (self.m, self.m));
+        let (w, h) = self.texture_size();
+        let mut data = vec![fill; w * h];
+        for i in 0..self.m {
+            for j in 0..=i {
+                let (x, y) = self.texel_of(i, j);
+                data[y * w + x] = c[(i, j)];
+            }
+        }
+        data
+    }
+
+    /// The lower-triangular matrix held by texture contents `data` (upper triangle zero).
+    pub fn unpack(&self, data: &[f32]) -> Matrix<f32> {
+        let (w, h) = self.texture_size();
+        assert_eq!(data.len(), w * h);
+        let mut out = Matrix::zeros(self.m, self.m);
+        for i in 0..self.m {
+            for j in 0..=i {
+                let (x, y) = self.texel_of(i, j);
+                out[(i, j)] = data[y * w + x];
+            }
+        }
+        out
+    }
+}
+
+/// The largest m whose packed texture fits: h = m+1 for even m, so an even limit fits only
+/// up to limit − 1.
+pub fn max_packed_order(max_texture_size: usize) -> usize {
+    if max_texture_size % 2 == 1 {
+        max_texture_size
+    } else {
+        max_texture_size.saturating_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_layout_is_transposed_index() {
+        let l = Layout::new(5, Format::Full);
+        assert_eq!(l.texture_size(), (5, 5));
+        assert_eq!(l.texel_of(3, 1), (1, 3));
+    }
+
+    #[test]
+    fn size_limit_names_largest_orders() {
+        let e = Layout::checked(4096, Format::Packed, 4096).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("4097") && msg.contains("4095 in packed"),
+            "{msg}"
+        );
+        assert!(Layout::checked(4096, Format::Full, 4096).is_ok());
+        assert!(Layout::checked(4095, Format::Packed, 4096).is_ok());
+    }
+}

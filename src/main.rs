@@ -1,0 +1,125 @@
+//! The `symraster` command line.
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::time::Instant;
+use symraster::{Format, Gpu, reference, relative_error, testing};
+
+#[derive(Parser)]
+#[command(
+    name = "symraster",
+    version,
+    about = "Dense symmetric linear algebra by drawing triangles: A·D²·Aᵀ and its Cholesky \
+             factor on the GPU through OpenGL fragment shaders (Jung & O'Leary 2008)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the GL device, version and limits (and so the largest m per format).
+    Info,
+    /// Assemble and factor a random matrix on the GPU and compare with the CPU reference.
+    Demo {
+        /// Order m of C (A is m x 2m).
+        #[arg(short, default_value_t = 257)]
+        m: usize,
+        /// Storage format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Full)]
+        format: FormatArg,
+        /// Seed of the random problem.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Full,
+    Packed,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Full => Format::Full,
+            FormatArg::Packed => Format::Packed,
+        }
+    }
+}
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Info => info(),
+        Command::Demo { m, format, seed } => demo(m, format.into(), seed),
+    }
+}
+
+fn info() -> Result<()> {
+    let gpu = Gpu::new()?;
+    let i = gpu.info();
+    let (full, packed) = gpu.max_order();
+    println!("GL_VENDOR            {}", i.vendor);
+    println!("GL_RENDERER          {}", i.renderer);
+    println!("GL_VERSION           {}", i.version);
+    println!("GL_MAX_TEXTURE_SIZE  {}", i.max_texture_size);
+    println!(
+        "EGL device           {} of {}{}",
+        i.egl_device_index,
+        i.egl_device_count,
+        if i.software { " (software)" } else { "" }
+    );
+    println!("largest m            {full} (full), {packed} (packed)");
+    println!(
+        "CPU threads          {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    Ok(())
+}
+
+fn demo(m: usize, format: Format, seed: u64) -> Result<()> {
+    let gpu = Gpu::new()?;
+    println!("device: {} ({})", gpu.info().renderer, gpu.info().version);
+    let n = 2 * m;
+    let mut rng = testing::rng(seed);
+    let a = testing::uniform_matrix(&mut rng, m, n);
+    let d = testing::uniform_vector(&mut rng, n);
+
+    let t = Instant::now();
+    let c = gpu
+        .assemble(&a, &d, format)
+        .context("assembly on the GPU")?;
+    let t_assemble = t.elapsed();
+    let c_ref = reference::assemble(
+        &a.to_f64(),
+        &d.iter().map(|&x| x as f64).collect::<Vec<_>>(),
+    );
+    println!(
+        "assembly   m={m} n={n} {format}: {:8.3} s   relative error vs CPU f64 {:.2e}",
+        t_assemble.as_secs_f64(),
+        relative_error(&c, &c_ref)
+    );
+
+    let t = Instant::now();
+    let l = gpu.cholesky(&c, format).context("Cholesky on the GPU")?;
+    let t_factor = t.elapsed();
+    let l_ref = reference::cholesky(&c.to_f64()).context("CPU reference Cholesky")?;
+    let llt = reference::multiply_lower_by_transpose(&l.to_f64());
+    println!(
+        "Cholesky   m={m} {format}:       {:8.3} s   relative error vs CPU f64 {:.2e}, backward error ‖LLᵀ−C‖/‖C‖ {:.2e}",
+        t_factor.as_secs_f64(),
+        relative_error(&l, &l_ref),
+        relative_error(&llt, &c.to_f64().symmetric_from_lower())
+    );
+    Ok(())
+}

@@ -1,0 +1,273 @@
+//! A small dense row-major host matrix, the type users hand to and get back from the GPU.
+
+use crate::error::{Error, Result};
+use std::ops::{Index, IndexMut};
+
+/// A dense matrix stored row by row: entry (i, j) is `data[i * cols + j]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix<T = f32> {
+    rows: usize,
+    cols: usize,
+    data: Vec<T>,
+}
+
+impl<T: Copy> Matrix<T> {
+    /// Wraps row-major data; fails when `data.len() != rows * cols`.
+    pub fn from_row_major(rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(Error::Shape(format!(
+                "{rows}x{cols} matrix needs {} values, got {}",
+                rows.saturating_mul(cols),
+                data.len()
+            )));
+        }
+        Ok(Self { rows, cols, data })
+    }
+
+    /// Builds a matrix from column-major data (Fortran order).
+    pub fn from_col_major(rows: usize, cols: usize, data: &[T]) -> Result<Self> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(Error::Shape(format!(
+                "{rows}x{cols} matrix needs {} values, got {}",
+                rows.saturating_mul(cols),
+                data.len()
+            )));
+        }
+        Ok(Self::from_fn(rows, cols, |i, j| data[i + j * rows]))
+    }
+
+    /// Builds a matrix whose entry (i, j) is `f(i, j)`.
+    pub fn from_fn(rows: usize, cols: usize, mut f: impl FnMut(usize, usize) -> T) -> Self {
+        let mut data = Vec::with_capacity(rows * cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                data.push(f(i, j));
+            }
+        }
+        Self { rows, cols, data }
+    }
+
+    /// A matrix with every entry equal to `value`.
+    pub fn filled(rows: usize, cols: usize, value: T) -> Self {
+        Self {
+            rows,
+            cols,
+            data: vec![value; rows * cols],
+        }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// (rows, cols).
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// The row-major data.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The row-major data, mutable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
+    /// Gives back the row-major data.
+    pub fn into_vec(self) -> Vec<T> {
+        self.data
+    }
+
+    /// Row `i` as a slice.
+    pub fn row(&self, i: usize) -> &[T] {
+        &self.data[i * self.cols..(i + 1) * self.cols]
+    }
+
+    /// Applies `f` to every entry.
+    pub fn map<U: Copy>(&self, mut f: impl FnMut(T) -> U) -> Matrix<U> {
+        Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.iter().map(|&x| f(x)).collect(),
+        }
+    }
+
+    /// The transpose.
+    pub fn transpose(&self) -> Self {
+        Self::from_fn(self.cols, self.rows, |i, j| self[(j, i)])
+    }
+
+    /// The data in column-major (Fortran) order.
+    pub fn to_col_major(&self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.data.len());
+        for j in 0..self.cols {
+            for i in 0..self.rows {
+                out.push(self[(i, j)]);
+            }
+        }
+        out
+    }
+}
+
+impl<T: Copy + Default> Matrix<T> {
+    /// A matrix of zeros (`T::default()`).
+    pub fn zeros(rows: usize, cols: usize) -> Self {
+        Self::filled(rows, cols, T::default())
+    }
+
+    /// The lower triangle with the diagonal; the strict upper triangle set to zero.
+    pub fn lower_triangle(&self) -> Self {
+        Self::from_fn(self.rows, self.cols, |i, j| {
+            if j <= i { self[(i, j)] } else { T::default() }
+        })
+    }
+
+    /// The symmetric matrix whose lower triangle (with diagonal) is this one's.
+    pub fn symmetric_from_lower(&self) -> Self {
+        Self::from_fn(self.rows, self.cols, |i, j| {
+            if j <= i { self[(i, j)] } else { self[(j, i)] }
+        })
+    }
+}
+
+impl Matrix<f32> {
+    /// Widens every entry to f64.
+    pub fn to_f64(&self) -> Matrix<f64> {
+        self.map(f64::from)
+    }
+}
+
+impl Matrix<f64> {
+    /// Rounds every entry to f32.
+    pub fn to_f32(&self) -> Matrix<f32> {
+        self.map(|x| x as f32)
+    }
+
+    /// Frobenius norm.
+    pub fn frobenius_norm(&self) -> f64 {
+        self.data.iter().map(|x| x * x).sum::<f64>().sqrt()
+    }
+}
+
+/// ‖a − b‖_F / ‖b‖_F in f64 (0 when both are zero); shapes must agree.
+pub fn relative_error<A, B>(a: &Matrix<A>, b: &Matrix<B>) -> f64
+where
+    A: Copy + Into<f64>,
+    B: Copy + Into<f64>,
+{
+    assert_eq!(a.shape(), b.shape(), "relative_error: shapes differ");
+    let mut diff = 0.0;
+    let mut norm = 0.0;
+    for (&x, &y) in a.as_slice().iter().zip(b.as_slice()) {
+        let (x, y): (f64, f64) = (x.into(), y.into());
+        diff += (x - y) * (x - y);
+        norm += y * y;
+    }
+    if norm == 0.0 {
+        diff.sqrt()
+    } else {
+        (diff / norm).sqrt()
+    }
+}
+
+impl<T> Index<(usize, usize)> for Matrix<T> {
+    type Output = T;
+    fn index(&self, (i, j): (usize, usize)) -> &T {
+        assert!(
+            i < self.rows && j < self.cols,
+            "index ({i}, {j}) out of {}x{}",
+            self.rows,
+            self.cols
+        );
+        &self.data[i * self.cols + j]
+    }
+}
+
+impl<T> IndexMut<(usize, usize)> for Matrix<T> {
+    fn index_mut(&mut self, (i, j): (usize, usize)) -> &mut T {
+        assert!(
+            i < self.rows && j < self.cols,
+            "index ({i}, {j}) out of {}x{}",
+            self.rows,
+            self.cols
+        );
+        &mut self.data[i * self.cols + j]
+    }
+}
+
+impl<T: Copy> From<Matrix<T>> for Vec<T> {
+    fn from(m: Matrix<T>) -> Vec<T> {
+        m.into_vec()
+    }
+}
+
+/// Checks that every value is finite, naming the input and the first bad position.
+pub(crate) fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
+    if let Some(p) = m.as_slice().iter().position(|&x| !x.into().is_finite()) {
+        let (i, j) = (p / m.cols, p % m.cols);
+        return Err(Error::NonFiniteInput {
+            input: input.to_string(),
+            position: format!("row {i}, column {j} (0-based)"),
+            value: m.data[p].into(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that every value of a vector is finite.
+pub(crate) fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()> {
+    if let Some(p) = v.iter().position(|&x| !x.into().is_finite()) {
+        return Err(Error::NonFiniteInput {
+            input: input.to_string(),
+            position: format!("index {p} (0-based)"),
+            value: v[p].into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_round_trip() {
+        let m = Matrix::from_row_major(2, 3, vec![1, 2, 3, 4, 5, 6]).unwrap();
+        assert_eq!(m[(1, 0)], 4);
+        assert_eq!(m.to_col_major(), vec![1, 4, 2, 5, 3, 6]);
+        assert_eq!(Matrix::from_col_major(2, 3, &m.to_col_major()).unwrap(), m);
+        assert_eq!(m.transpose()[(2, 1)], 6);
+        assert!(Matrix::from_row_major(2, 3, vec![1; 5]).is_err());
+    }
+
+    #[test]
+    fn triangles() {
+        let m = Matrix::from_fn(3, 3, |i, j| (i * 3 + j) as f64);
+        let l = m.lower_triangle();
+        assert_eq!(l[(0, 2)], 0.0);
+        assert_eq!(l[(2, 0)], 6.0);
+        let s = m.symmetric_from_lower();
+        assert_eq!(s[(0, 2)], 6.0);
+    }
+
+    #[test]
+    fn finite_checks_name_position() {
+        let m = Matrix::from_row_major(2, 2, vec![1.0f32, 2.0, f32::NAN, 0.0]).unwrap();
+        let e = check_finite("A", &m).unwrap_err().to_string();
+        assert!(e.contains("row 1, column 0"), "{e}");
+        assert!(
+            check_finite_vec("d", &[1.0f64, f64::INFINITY])
+                .unwrap_err()
+                .to_string()
+                .contains("index 1")
+        );
+    }
+}
