@@ -19,7 +19,10 @@ fn check_assembly(gpu: &symraster::Gpu, m: usize, n: usize, seed: u64) -> f64 {
     let err = relative_error(&c, &c_ref);
     // Positive data: each entry is a sum of n positive products, error ≤ n·u relative.
     let tol = 2.0 * (n as f64 + 2.0) * U32;
-    assert!(err <= tol, "assembly m={m} n={n} seed={seed}: error {err:.3e} > {tol:.3e}");
+    assert!(
+        err <= tol,
+        "assembly m={m} n={n} seed={seed}: error {err:.3e} > {tol:.3e}"
+    );
     for i in 0..m {
         for j in i + 1..m {
             assert_eq!(c[(i, j)], 0.0, "upper entry ({i}, {j}) must be zero");
@@ -66,7 +69,10 @@ fn check_cholesky(gpu: &symraster::Gpu, c: &Matrix<f32>, label: &str) -> (f64, f
         &c.to_f64().symmetric_from_lower(),
     );
     let tol = 8.0 * (m as f64 + 2.0) * U32;
-    assert!(backward <= tol, "{label} m={m}: backward error {backward:.3e} > {tol:.3e}");
+    assert!(
+        backward <= tol,
+        "{label} m={m}: backward error {backward:.3e} > {tol:.3e}"
+    );
     for i in 0..m {
         for j in i + 1..m {
             assert_eq!(l[(i, j)], 0.0, "upper entry ({i}, {j}) of L must be zero");
@@ -83,7 +89,10 @@ fn cholesky_matches_reference() {
         let (forward, backward) = check_cholesky(&gpu, &c, "well-conditioned");
         // Condition number below ~10: the forward error stays near the backward error.
         let tol = 16.0 * (m as f64 + 2.0) * U32;
-        assert!(forward <= tol, "m={m}: forward error {forward:.3e} > {tol:.3e}");
+        assert!(
+            forward <= tol,
+            "m={m}: forward error {forward:.3e} > {tol:.3e}"
+        );
         eprintln!("cholesky m={m}: forward {forward:.3e} backward {backward:.3e}");
     }
 }
@@ -115,7 +124,10 @@ fn cholesky_never_reads_the_upper_triangle() {
             }
         }
         let l = gpu.cholesky(&garbage, Format::Full).unwrap();
-        assert_eq!(l, clean, "m={m}: garbage in the upper triangle changed the factor");
+        assert_eq!(
+            l, clean,
+            "m={m}: garbage in the upper triangle changed the factor"
+        );
     }
 }
 
@@ -143,9 +155,15 @@ fn not_positive_definite_names_the_failing_column() {
     }
     // A zero matrix fails at column 0; an m = 1 negative at column 0.
     let zero = Matrix::zeros(4, 4);
-    assert!(matches!(gpu.cholesky(&zero, Format::Full), Err(Error::NotPositiveDefinite { column: 0, .. })));
+    assert!(matches!(
+        gpu.cholesky(&zero, Format::Full),
+        Err(Error::NotPositiveDefinite { column: 0, .. })
+    ));
     let neg = Matrix::filled(1, 1, -2.0f32);
-    assert!(matches!(gpu.cholesky(&neg, Format::Full), Err(Error::NotPositiveDefinite { column: 0, .. })));
+    assert!(matches!(
+        gpu.cholesky(&neg, Format::Full),
+        Err(Error::NotPositiveDefinite { column: 0, .. })
+    ));
 }
 
 #[test]
@@ -153,18 +171,32 @@ fn bad_inputs_get_specific_errors() {
     let gpu = gpu();
     let a = Matrix::filled(3, 4, 1.0f32);
     let e = gpu.assemble(&a, &[1.0; 3], Format::Full).unwrap_err();
-    assert!(matches!(e, Error::Shape(_)) && e.to_string().contains("3x4"), "{e}");
-    let e = gpu.assemble(&Matrix::zeros(0, 4), &[1.0; 4], Format::Full).unwrap_err();
+    assert!(
+        matches!(e, Error::Shape(_)) && e.to_string().contains("3x4"),
+        "{e}"
+    );
+    let e = gpu
+        .assemble(&Matrix::zeros(0, 4), &[1.0; 4], Format::Full)
+        .unwrap_err();
     assert!(matches!(e, Error::Empty { .. }), "{e}");
     let mut bad = a.clone();
     bad[(2, 1)] = f32::INFINITY;
     let e = gpu.assemble(&bad, &[1.0; 4], Format::Full).unwrap_err();
     assert!(e.to_string().contains("row 2, column 1"), "{e}");
-    let e = gpu.assemble(&a, &[1.0, f32::NAN, 1.0, 1.0], Format::Full).unwrap_err();
-    assert!(e.to_string().contains("d") && e.to_string().contains("index 1"), "{e}");
-    let e = gpu.cholesky(&Matrix::filled(3, 4, 1.0), Format::Full).unwrap_err();
+    let e = gpu
+        .assemble(&a, &[1.0, f32::NAN, 1.0, 1.0], Format::Full)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("d") && e.to_string().contains("index 1"),
+        "{e}"
+    );
+    let e = gpu
+        .cholesky(&Matrix::filled(3, 4, 1.0), Format::Full)
+        .unwrap_err();
     assert!(e.to_string().contains("square"), "{e}");
-    let e = gpu.cholesky(&Matrix::zeros(0, 0), Format::Full).unwrap_err();
+    let e = gpu
+        .cholesky(&Matrix::zeros(0, 0), Format::Full)
+        .unwrap_err();
     assert!(matches!(e, Error::Empty { .. }), "{e}");
     let mut c = Matrix::filled(3, 3, 1.0f32);
     c[(2, 0)] = f32::NAN;
@@ -230,7 +262,8 @@ fn run_with_poisoned_targets(run: &mut symraster::execution::Execution<'_>, m: u
             intended_full(&pass, m)
         };
         assert_eq!(
-            written, intended,
+            written,
+            intended,
             "m={m}: {} pass at step {} wrote the wrong texels",
             pass.kernel.name(),
             pass.step
@@ -297,14 +330,26 @@ fn the_strict_upper_triangle_never_changes() {
             Matrix::from_fn(m, m, |i, j| if j > i { sentinel } else { lower[(i, j)] })
         };
         let check = |run: &mut symraster::execution::Execution<'_>, start: &Matrix<f32>| {
-            run.pair().source().texture().upload(with_sentinel(start).as_slice()).unwrap();
-            run.pair().target().texture().upload(with_sentinel(start).as_slice()).unwrap();
+            run.pair()
+                .source()
+                .texture()
+                .upload(with_sentinel(start).as_slice())
+                .unwrap();
+            run.pair()
+                .target()
+                .texture()
+                .upload(with_sentinel(start).as_slice())
+                .unwrap();
             run.finish().unwrap();
             for tex in [run.pair().source().texture(), run.pair().target().texture()] {
                 let data = tex.download().unwrap();
                 for i in 0..m {
                     for j in i + 1..m {
-                        assert_eq!(data[i * m + j], sentinel, "m={m}: upper entry ({i}, {j}) changed");
+                        assert_eq!(
+                            data[i * m + j],
+                            sentinel,
+                            "m={m}: upper entry ({i}, {j}) changed"
+                        );
                     }
                 }
             }

@@ -46,7 +46,9 @@ fn fig5_triangle_covers_the_trailing_triangle_with_neighbour_and_pivot() {
         for k in 0..m - 1 {
             let frags = rasterize(&cholesky::outer_product_full(m, k), m, m);
             let got: BTreeSet<_> = frags.iter().map(|f| (f.x, f.y)).collect();
-            let want: BTreeSet<_> = (k + 1..m).flat_map(|y| (k + 1..=y).map(move |x| (x, y))).collect();
+            let want: BTreeSet<_> = (k + 1..m)
+                .flat_map(|y| (k + 1..=y).map(move |x| (x, y)))
+                .collect();
             assert_eq!(got, want, "m={m} k={k}");
             assert_eq!(frags.len(), want.len());
             for f in frags {
@@ -62,13 +64,19 @@ fn fig5_triangle_covers_the_trailing_triangle_with_neighbour_and_pivot() {
 fn normalization_and_square_root_cover_their_pixels() {
     for m in 1..=20 {
         for k in 0..m {
-            let sq: Vec<_> = rasterize(&cholesky::square_root_full(k), m, m).iter().map(|f| (f.x, f.y)).collect();
+            let sq: Vec<_> = rasterize(&cholesky::square_root_full(k), m, m)
+                .iter()
+                .map(|f| (f.x, f.y))
+                .collect();
             assert_eq!(sq, vec![(k, k)]);
             let norm = rasterize(&cholesky::normalization_full(m, k), m, m);
             let mut got: Vec<_> = norm.iter().map(|f| (f.x, f.y)).collect();
             got.sort();
             assert_eq!(got, (k + 1..m).map(|i| (k, i)).collect::<Vec<_>>());
-            assert!(norm.iter().all(|f| (texel(f.t0[0]), texel(f.t0[1])) == (k as i64, k as i64)));
+            assert!(
+                norm.iter()
+                    .all(|f| (texel(f.t0[0]), texel(f.t0[1])) == (k as i64, k as i64))
+            );
         }
     }
 }
@@ -79,9 +87,15 @@ fn emulated_algorithm_3_matches_algorithm_2() {
         for n in [1, m, 2 * m] {
             let mut rng = testing::rng((m * 100 + n) as u64);
             let a = testing::uniform_matrix(&mut rng, m, n).to_f64();
-            let d: Vec<f64> = testing::uniform_vector(&mut rng, n).iter().map(|&x| x as f64).collect();
+            let d: Vec<f64> = testing::uniform_vector(&mut rng, n)
+                .iter()
+                .map(|&x| x as f64)
+                .collect();
             let mut emu = Emulation {
-                pair: [Tex::new(m, m, vec![0.0; m * m]), Tex::new(m, m, vec![0.0; m * m])],
+                pair: [
+                    Tex::new(m, m, vec![0.0; m * m]),
+                    Tex::new(m, m, vec![0.0; m * m]),
+                ],
                 source: 0,
                 a: Some(Tex::new(n, m, a.as_slice().to_vec())),
                 d: Some(Tex::new(n, 1, d.clone())),
@@ -114,7 +128,13 @@ fn emulated_algorithm_5_matches_algorithm_4_and_never_reads_the_upper_triangle()
         };
         let plan = cholesky::full_plan(m);
         emu.run(&plan);
-        let l = Matrix::from_fn(m, m, |i, j| if j <= i { emu.pair[emu.source].data[i * m + j] } else { 0.0 });
+        let l = Matrix::from_fn(m, m, |i, j| {
+            if j <= i {
+                emu.pair[emu.source].data[i * m + j]
+            } else {
+                0.0
+            }
+        });
         let l_ref = reference::cholesky(&c.to_f32().to_f64()).unwrap();
         let err = relative_error(&l, &l_ref);
         assert!(err < 1e-12, "m={m}: {err}");

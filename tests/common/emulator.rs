@@ -51,7 +51,14 @@ impl Emulation {
             let frags = rasterize(plan.vertices_of(pass), vw, vh);
             let mut seen = HashSet::new();
             for f in &frags {
-                assert!(seen.insert((f.x, f.y)), "{} pass step {}: texel ({}, {}) drawn twice", pass.kernel.name(), pass.step, f.x, f.y);
+                assert!(
+                    seen.insert((f.x, f.y)),
+                    "{} pass step {}: texel ({}, {}) drawn twice",
+                    pass.kernel.name(),
+                    pass.step,
+                    f.x,
+                    f.y
+                );
             }
             let values: Vec<f64> = frags.iter().map(|f| self.kernel(pass.kernel, f)).collect();
             let target = match pass.kernel.target() {
@@ -82,7 +89,8 @@ impl Emulation {
             }
             Kernel::OuterProductAddition => {
                 s.fetch(here.0, here.1)
-                    + self.a.as_ref().unwrap().fetch(t0x, t0y) * self.b.as_ref().unwrap().fetch(t1x, t1y)
+                    + self.a.as_ref().unwrap().fetch(t0x, t0y)
+                        * self.b.as_ref().unwrap().fetch(t1x, t1y)
             }
             Kernel::SquareRoot => s.fetch(here.0, here.1).sqrt(),
             Kernel::Normalization => s.fetch(here.0, here.1) / s.fetch(t0x, t0y),
