@@ -55,6 +55,11 @@ impl<'k> Execution<'k> {
         })
     }
 
+    /// The GL context the run draws with.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
     /// The plan.
     pub fn plan(&self) -> &Plan {
         &self.plan

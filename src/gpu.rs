@@ -84,6 +84,11 @@ impl Gpu {
         self.headless.context()
     }
 
+    /// The compiled kernels.
+    pub(crate) fn kernels(&self) -> &Kernels {
+        &self.kernels
+    }
+
     /// The largest m in each format: (full, packed).
     pub fn max_order(&self) -> (usize, usize) {
         let limit = self.info().max_texture_size;

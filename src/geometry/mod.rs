@@ -7,6 +7,7 @@
 
 pub mod assembly;
 pub mod cholesky;
+pub mod lu;
 mod plan;
 pub mod soft_raster;
 
