@@ -15,6 +15,7 @@
 //! # Ok::<(), symraster::Error>(())
 //! ```
 
+pub mod baseline;
 pub mod error;
 pub mod execution;
 pub mod geometry;
