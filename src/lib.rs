@@ -23,10 +23,13 @@ mod gpu;
 pub mod kernels;
 pub mod layout;
 pub mod matrix;
+pub mod packed;
 pub mod reference;
+pub mod rfp;
 pub mod testing;
 
 pub use error::{Error, Result};
 pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};
 pub use layout::{Format, Layout};
 pub use matrix::{Matrix, relative_error};
+pub use packed::PackedMatrix;
