@@ -111,7 +111,7 @@ impl Layout {
         let m = self.m;
         match self.format {
             Format::Full => (y >= x).then_some((y, x)),
-            Format::Packed => Some(match (m % 2 == 0, y > x, y >= x) {
+            Format::Packed => Some(match (m.is_multiple_of(2), y > x, y >= x) {
                 // m even: trapezoid one row down (y ≥ x+1), rotated corner y ≤ x.
                 (true, true, _) => (y - 1, x),
                 (true, false, _) => (m - 1 - y, m - 1 - x),
@@ -208,7 +208,7 @@ mod tests {
             let l = Layout::packed(m);
             let (w, h) = l.texture_size();
             assert_eq!(w, m.div_ceil(2));
-            assert_eq!(h, if m % 2 == 0 { m + 1 } else { m });
+            assert_eq!(h, if m.is_multiple_of(2) { m + 1 } else { m });
             assert_eq!(w * h, m * (m + 1) / 2, "m = {m}");
             let mut seen = vec![false; w * h];
             for i in 0..m {

@@ -114,8 +114,8 @@ impl Gpu {
                 cols: 0,
             });
         }
-        check_finite_vec("C (packed)", c.as_slice())?;
         let layout = self.check_order(m, Format::Packed)?;
+        check_finite_vec("C (packed)", c.as_slice())?;
         let plan = cholesky_plan(layout, Method::Faithful)?;
         let ctx = self.context();
         let (w, h) = layout.texture_size();
@@ -155,7 +155,7 @@ pub fn check_packed_factor(l: &PackedMatrix) -> Result<()> {
     let m = l.order();
     for j in 0..m {
         let pivot = l.get(j, j).unwrap_or(f32::NAN);
-        if !(pivot > 0.0) || !pivot.is_finite() {
+        if pivot.is_nan() || pivot <= 0.0 || pivot.is_infinite() {
             return Err(Error::NotPositiveDefinite { column: j, pivot });
         }
         if let Some(i) = (j + 1..m).find(|&i| !l.get(i, j).is_some_and(f32::is_finite)) {

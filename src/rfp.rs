@@ -17,7 +17,7 @@ pub fn index(n: usize, i: usize, j: usize) -> usize {
         j <= i && i < n,
         "({i}, {j}) is not in the lower triangle of order {n}"
     );
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         let k = n / 2;
         if j < k {
             (i + 1) + j * (n + 1)

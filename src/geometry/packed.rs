@@ -23,7 +23,7 @@ pub fn outer_product_addition(m: usize, k: usize) -> [Vertex; 6] {
     let (w, h) = packed_size(m);
     let (mf, wf, hf, kc) = (m as f32, w as f32, h as f32, k as f32 + 0.5);
     let t0 = |y: f32| [kc, y, 0.0];
-    if m % 2 == 0 {
+    if m.is_multiple_of(2) {
         [
             Vertex::new([0.0, 0.5], t0(-0.5), [0.0, 0.5]),
             Vertex::new([0.0, hf], t0(mf), [0.0, 0.5]),
@@ -95,7 +95,7 @@ pub fn subtraction_first_half(m: usize, k: usize) -> [Vertex; 6] {
     let (kf, kc) = (k as f32, k as f32 + 0.5);
     let t0 = |y: f32| [kc, y, 0.0];
     let t1 = |x: f32| [x, kc];
-    if m % 2 == 0 {
+    if m.is_multiple_of(2) {
         [
             Vertex::new([kf + 1.0, kf + 1.5], t0(kf + 1.5), t1(kf + 2.0)),
             Vertex::new([kf + 1.0, hf], t0(hf), t1(kf + 2.0)),
@@ -128,7 +128,7 @@ pub fn corner_column(m: usize, step: usize) -> usize {
 pub fn subtraction_second_half(m: usize, step: usize) -> [Vertex; 3] {
     let k = corner_column(m, step);
     let (kf, kc) = (k as f32, k as f32 + 0.5);
-    if m % 2 == 0 {
+    if m.is_multiple_of(2) {
         [
             Vertex::new([kf, kc], [kc, kc, 0.0], [kf, kc]),
             Vertex::new([kf, 0.0], [kc, 0.0, 0.0], [kf, kc]),
@@ -199,7 +199,10 @@ mod tests {
                 continue;
             }
             assert_eq!(cols[0], w - 1, "m = {m}");
-            assert_eq!(*cols.last().unwrap(), if m % 2 == 0 { 1 } else { 2 });
+            assert_eq!(
+                *cols.last().unwrap(),
+                if m.is_multiple_of(2) { 1 } else { 2 }
+            );
             assert!(cols.windows(2).all(|p| p[1] + 1 == p[0]));
         }
     }
