@@ -123,7 +123,7 @@ impl Layout {
     }
 
     /// The texture contents holding the lower triangle of `c`; texels that hold no entry
-    /// (the strict upper triangle in full format, the spare texel in packed) get `fill`.
+    /// (the strict upper triangle in full format; packed has none) get `fill`.
     pub fn pack(&self, c: &Matrix<f32>, fill: f32) -> Vec<f32> {
         assert_eq!(c.shape(), (self.m, self.m));
         let (w, h) = self.texture_size();
