@@ -71,6 +71,18 @@ pub enum Error {
         pivot: f32,
     },
 
+    /// LU without pivoting met a zero (or non-finite) pivot: column numbered from 0.
+    #[error(
+        "LU without pivoting met a zero or non-finite pivot in column {column} (0-based, value \
+         {pivot}); such a matrix needs pivoting (diagonally dominant matrices never do)"
+    )]
+    ZeroPivot {
+        /// The failing column, 0-based.
+        column: usize,
+        /// The pivot found.
+        pivot: f32,
+    },
+
     /// The factor overflowed or became non-finite away from the diagonal.
     #[error(
         "result is not finite at entry ({row}, {col}) (0-based): the input overflows single precision"

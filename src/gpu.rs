@@ -84,8 +84,8 @@ impl Gpu {
         self.headless.context()
     }
 
-    /// The compiled kernels, for callers that build an [`Execution`] themselves.
-    pub fn kernels(&self) -> &Kernels {
+    /// The compiled kernels.
+    pub(crate) fn kernels(&self) -> &Kernels {
         &self.kernels
     }
 

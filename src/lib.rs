@@ -22,14 +22,17 @@ pub mod gl;
 mod gpu;
 pub mod kernels;
 pub mod layout;
+mod lu;
 pub mod matrix;
 pub mod packed;
 pub mod reference;
 pub mod rfp;
 pub mod testing;
+pub mod timing;
 
 pub use error::{Error, Result};
 pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};
 pub use layout::{Format, Layout};
+pub use lu::LuFactors;
 pub use matrix::{Matrix, relative_error};
 pub use packed::PackedMatrix;

@@ -7,6 +7,7 @@
 
 pub mod assembly;
 pub mod cholesky;
+pub mod lu;
 pub mod packed;
 mod plan;
 pub mod soft_exec;

@@ -60,8 +60,11 @@ impl Emulation {
                     f.y
                 );
             }
-            let values: Vec<f64> = frags.iter().map(|f| self.kernel(pass.kernel, f)).collect();
-            let target = match pass.kernel.target() {
+            let values: Vec<f64> = frags
+                .iter()
+                .map(|f| self.kernel(pass.kernel, pass.target, f))
+                .collect();
+            let target = match pass.target {
                 Target::ScaledColumn => self.b.as_mut().unwrap(),
                 Target::Target => &mut self.pair[1 - self.source],
                 Target::Source => &mut self.pair[self.source],
@@ -77,9 +80,12 @@ impl Emulation {
         written
     }
 
-    fn kernel(&self, kernel: Kernel, f: &Fragment) -> f64 {
-        let s = &self.pair[self.source];
-        let t = &self.pair[1 - self.source];
+    fn kernel(&self, kernel: Kernel, target: Target, f: &Fragment) -> f64 {
+        // The pair's texture the pass reads: the one it does not write.
+        let s = match target.reads() {
+            Target::Source => &self.pair[self.source],
+            _ => &self.pair[1 - self.source],
+        };
         let here = (f.x as f64 + 0.5, f.y as f64 + 0.5);
         let [t0x, t0y, t0z] = f.t0;
         let [t1x, t1y] = f.t1;
@@ -97,7 +103,7 @@ impl Emulation {
             Kernel::OuterProductSubtraction => {
                 s.fetch(here.0, here.1) - s.fetch(t0x, t0y) * s.fetch(t1y, t1x)
             }
-            Kernel::Copy => t.fetch(here.0, here.1),
+            Kernel::Copy => s.fetch(here.0, here.1),
         }
     }
 }
