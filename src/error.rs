@@ -127,6 +127,32 @@ pub enum Error {
         max_packed: usize,
     },
 
+    /// A buffer's length does not match the matrix order it should hold.
+    #[error("{what} of order {n} holds {expected} values, but {actual} were given")]
+    Length {
+        /// What the buffer is (e.g. "a packed w x h texture").
+        what: String,
+        /// The matrix order.
+        n: usize,
+        /// The length that order needs.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+
+    /// An array that should hold a triangle (LAPACK RFP) has a length that is no n(n+1)/2.
+    #[error(
+        "an RFP array of order n holds n(n+1)/2 values, but {len} is no such number \
+         (n = {n_below} holds {below}, n = {n_above} holds {above})"
+    )]
+    NotTriangular {
+        len: usize,
+        n_below: usize,
+        below: usize,
+        n_above: usize,
+        above: usize,
+    },
+
     /// The requested combination is not available.
     #[error("not supported: {0}")]
     Unsupported(String),

@@ -207,9 +207,9 @@ impl Gpu {
 pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
         (Format::Full, Method::Faithful) => Ok(geometry::assembly::full_plan(layout.order(), n)),
-        (Format::Packed, _) => Err(Error::Unsupported(
-            "packed-format assembly is not implemented yet".into(),
-        )),
+        (Format::Packed, Method::Faithful) => {
+            Ok(geometry::packed::assembly_plan(layout.order(), n))
+        }
     }
 }
 
@@ -217,9 +217,7 @@ pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
 pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
         (Format::Full, Method::Faithful) => Ok(geometry::cholesky::full_plan(layout.order())),
-        (Format::Packed, _) => Err(Error::Unsupported(
-            "packed-format Cholesky is not implemented yet".into(),
-        )),
+        (Format::Packed, Method::Faithful) => Ok(geometry::packed::cholesky_plan(layout.order())),
     }
 }
 

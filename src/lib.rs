@@ -25,7 +25,9 @@ pub mod kernels;
 pub mod layout;
 mod lu;
 pub mod matrix;
+pub mod packed;
 pub mod reference;
+pub mod rfp;
 pub mod testing;
 pub mod timing;
 
@@ -34,3 +36,4 @@ pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};
 pub use layout::{Format, Layout};
 pub use lu::LuFactors;
 pub use matrix::{Matrix, relative_error};
+pub use packed::PackedMatrix;
