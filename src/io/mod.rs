@@ -104,17 +104,17 @@ pub enum ParseError {
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be read at all.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {cause}", path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file's bytes are not a valid file of its format, or it holds a type we do not take.
-    #[error("{}: not a valid {format} file: {source}", path.display())]
+    #[error("{}: not a valid {format} file: {cause}", path.display())]
     Parse {
         path: PathBuf,
         format: FileFormat,
-        source: ParseError,
+        cause: ParseError,
     },
     /// The array has the wrong number of dimensions for its role.
     #[error("{}: {role} must be {expected}, but the file holds an array of shape {shape}", path.display())]
@@ -128,10 +128,10 @@ pub enum Error {
     #[error("{}: unknown file type; use the extension .npy (NumPy) or .mtx (Matrix Market)", path.display())]
     Extension { path: PathBuf },
     /// The output could not be written.
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {cause}", path.display())]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -183,18 +183,18 @@ impl Element for f64 {
 /// Reads any array from a .npy or .mtx file.
 pub fn read_array(path: &Path) -> Result<Array> {
     let format = FileFormat::of(path)?;
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+    let bytes = std::fs::read(path).map_err(|cause| Error::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     match format {
         FileFormat::Npy => npy::parse(&bytes),
         FileFormat::MatrixMarket => mtx::parse(&bytes),
     }
-    .map_err(|source| Error::Parse {
+    .map_err(|cause| Error::Parse {
         path: path.to_path_buf(),
         format,
-        source,
+        cause,
     })
 }
 
@@ -233,7 +233,7 @@ pub fn read_vector(path: &Path, role: &str) -> Result<Vec<f64>> {
 pub fn check_output_path(path: &Path) -> Result<FileFormat> {
     let error = |what: &str| Error::Write {
         path: path.to_path_buf(),
-        source: std::io::Error::other(what.to_string()),
+        cause: std::io::Error::other(what.to_string()),
     };
     if path.is_dir() {
         return Err(error("it is a directory"));
@@ -263,9 +263,9 @@ pub fn write_vector<T: Element>(path: &Path, v: &[T]) -> Result<()> {
 /// place: on any failure the temporary file is removed and an existing `path` is untouched.
 pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Result<()> {
     let format = FileFormat::of(path)?;
-    let error = |source: std::io::Error| Error::Write {
+    let error = |cause: std::io::Error| Error::Write {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let folder = parent_folder(path);
     let mut temp = tempfile::Builder::new()
