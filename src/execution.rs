@@ -90,6 +90,15 @@ impl<'k> Execution<'k> {
         self.plan.passes.get(self.next)
     }
 
+    /// The texture `pass` draws into, given the pair's current orientation.
+    pub fn target_of(&self, pass: &Pass) -> &Texture {
+        match pass.kernel.target() {
+            Target::ScaledColumn => self.inputs.as_ref().expect("assembly inputs").b.texture(),
+            Target::Target => self.pair.target().texture(),
+            Target::Source => self.pair.source().texture(),
+        }
+    }
+
     /// Runs the next pass and checks for GL errors; returns the pass run.
     pub fn step(&mut self) -> Result<Option<Pass>> {
         let Some(pass) = self.plan.passes.get(self.next).cloned() else {

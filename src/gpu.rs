@@ -224,7 +224,7 @@ pub fn check_factor(l: &Matrix<f32>) -> Result<()> {
     let m = l.rows();
     for j in 0..m {
         let pivot = l[(j, j)];
-        if !(pivot > 0.0) || !pivot.is_finite() {
+        if pivot.is_nan() || pivot <= 0.0 || pivot.is_infinite() {
             return Err(Error::NotPositiveDefinite { column: j, pivot });
         }
         if let Some(i) = (j + 1..m).find(|&i| !l[(i, j)].is_finite()) {

@@ -85,7 +85,7 @@ impl Layout {
             Format::Full => (j, i),
             Format::Packed => {
                 let w = m.div_ceil(2);
-                match (m % 2 == 0, j < w) {
+                match (m.is_multiple_of(2), j < w) {
                     (true, true) => (j, i + 1),
                     (true, false) => (m - 1 - j, m - 1 - i),
                     (false, true) => (j, i),

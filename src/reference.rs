@@ -33,7 +33,7 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
     let mut l = c.lower_triangle();
     for k in 0..m {
         let pivot = l[(k, k)];
-        if !(pivot > 0.0) {
+        if pivot.is_nan() || pivot <= 0.0 {
             return Err(Error::NotPositiveDefinite {
                 column: k,
                 pivot: pivot as f32,
