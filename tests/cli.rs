@@ -278,7 +278,7 @@ fn info_reports_device_limits_and_cpu() {
 fn rfp_lower(l: &Matrix<f64>) -> Vec<f64> {
     let n = l.rows();
     let mut arf = Vec::with_capacity(n * (n + 1) / 2);
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         let k = n / 2;
         for j in 0..k {
             for i in k..=k + j {

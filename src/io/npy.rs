@@ -147,7 +147,7 @@ pub fn write<T: Element>(w: &mut impl Write, shape: &[usize], data: &[T]) -> std
     w.write_all(&[1, 0])?;
     w.write_all(&header_len.to_le_bytes())?;
     w.write_all(header.as_bytes())?;
-    let mut bytes = Vec::with_capacity(data.len() * std::mem::size_of::<T>());
+    let mut bytes = Vec::with_capacity(std::mem::size_of_val(data));
     for &x in data {
         x.extend_le_bytes(&mut bytes);
     }
@@ -341,7 +341,7 @@ impl Literal {
     fn describe(&self) -> String {
         match self {
             Literal::Str(s) => format!("the string {s:?}"),
-            Literal::Bool(b) => format!("{}", if *b { "True" } else { "False" }),
+            Literal::Bool(b) => (if *b { "True" } else { "False" }).to_string(),
             Literal::Int(n) => format!("the number {n}"),
             Literal::None => "None".into(),
             Literal::Tuple(items) => format!("a tuple of {} items", items.len()),
