@@ -63,8 +63,8 @@ pub fn solve_weighted_least_squares(
 /// The lower-triangular factor `l` as LAPACK's rectangular full packed array (TRANSR='N',
 /// UPLO='L'), one-dimensional, m(m+1)/2 values.
 pub fn rfp_of_lower(l: &Matrix<f32>) -> Result<Vec<f32>> {
-    // MERGE: replace the body with the RFP export, e.g.
-    //   Ok(symraster::rfp::from_lower(l))
+    // MERGE: replace the body with the RFP export (the packed branch's src/rfp.rs):
+    //   Ok(symraster::rfp::from_lower(l)?)
     let _ = l;
     bail!(
         "`factor --rfp` is not available in this build: this version of the symraster library \

@@ -109,13 +109,16 @@ pub enum Error {
         path: PathBuf,
         cause: std::io::Error,
     },
-    /// The file's bytes are not a valid file of its format, or it holds a type we do not take.
-    #[error("{}: not a valid {format} file: {cause}", path.display())]
-    Parse {
+    /// The file's bytes are not a valid file of its format.
+    #[error("{}: not a valid {format} file: {detail}", path.display())]
+    Malformed {
         path: PathBuf,
         format: FileFormat,
-        cause: ParseError,
+        detail: String,
     },
+    /// The file is well formed but holds a type symraster does not take.
+    #[error("{}: {what} is not supported; symraster reads real float32 or float64 values", path.display())]
+    UnsupportedType { path: PathBuf, what: String },
     /// The array has the wrong number of dimensions for its role.
     #[error("{}: {role} must be {expected}, but the file holds an array of shape {shape}", path.display())]
     Rank {
@@ -191,10 +194,16 @@ pub fn read_array(path: &Path) -> Result<Array> {
         FileFormat::Npy => npy::parse(&bytes),
         FileFormat::MatrixMarket => mtx::parse(&bytes),
     }
-    .map_err(|cause| Error::Parse {
-        path: path.to_path_buf(),
-        format,
-        cause,
+    .map_err(|e| match e {
+        ParseError::Malformed(detail) => Error::Malformed {
+            path: path.to_path_buf(),
+            format,
+            detail,
+        },
+        ParseError::UnsupportedType(what) => Error::UnsupportedType {
+            path: path.to_path_buf(),
+            what,
+        },
     })
 }
 
