@@ -13,6 +13,7 @@ use crate::matrix::Matrix;
 use std::fmt;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A file format, chosen by extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,7 +270,8 @@ pub fn write_vector<T: Element>(path: &Path, v: &[T]) -> Result<()> {
 }
 
 /// Writes row-major `data` of `shape` to a temporary file beside `path`, then renames it into
-/// place: on any failure the temporary file is removed and an existing `path` is untouched.
+/// place (atomic on one file system): on any failure the temporary file is removed and an
+/// existing `path` is untouched.
 pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Result<()> {
     let format = FileFormat::of(path)?;
     let error = |cause: std::io::Error| Error::Write {
@@ -277,13 +279,14 @@ pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Resu
         cause,
     };
     let folder = parent_folder(path);
-    let mut temp = tempfile::Builder::new()
-        .prefix(".symraster-")
-        .suffix(".partial")
-        .tempfile_in(folder)
-        .map_err(error)?;
+    let mut temp = Partial::create(folder, path).map_err(|e| {
+        error(std::io::Error::new(
+            e.kind(),
+            format!("cannot create a file in {}: {e}", folder.display()),
+        ))
+    })?;
     {
-        let mut w = BufWriter::new(temp.as_file_mut());
+        let mut w = BufWriter::new(&mut temp.file);
         match format {
             FileFormat::Npy => npy::write(&mut w, shape, data),
             FileFormat::MatrixMarket => mtx::write(&mut w, shape, data),
@@ -291,9 +294,59 @@ pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Resu
         .and_then(|()| w.flush())
         .map_err(error)?;
     }
-    temp.as_file().sync_all().map_err(error)?;
-    temp.persist(path).map_err(|e| error(e.error))?;
-    Ok(())
+    temp.file.sync_all().map_err(error)?;
+    temp.rename_to(path).map_err(error)
+}
+
+/// A temporary file beside the destination, removed on drop unless renamed into place.
+struct Partial {
+    path: PathBuf,
+    file: std::fs::File,
+    renamed: bool,
+}
+
+impl Partial {
+    /// Creates `.NAME.PID-N.partial` in `folder`, a name no other file has (create_new).
+    fn create(folder: &Path, destination: &Path) -> std::io::Result<Self> {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let name = destination
+            .file_name()
+            .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+        loop {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = folder.join(format!(".{name}.{}-{n}.partial", std::process::id()));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => {
+                    return Ok(Self {
+                        path,
+                        file,
+                        renamed: false,
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Renames the file to `destination`, atomically replacing any file there.
+    fn rename_to(mut self, destination: &Path) -> std::io::Result<()> {
+        std::fs::rename(&self.path, destination)?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// The folder a path lives in ("." for a bare file name).
@@ -374,5 +427,22 @@ mod tests {
         );
         let e = check_output_path(dir.path()).unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_rename_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A folder (not empty) where the file should go: the data is written, the rename fails.
+        let blocked = dir.path().join("out.npy");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("inside"), b"x").unwrap();
+        let e = write_vector(&blocked, &[1.0f32, 2.0]).unwrap_err().to_string();
+        assert!(e.starts_with("cannot write") && e.contains("out.npy"), "{e}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.npy")]);
+        assert!(blocked.join("inside").exists());
     }
 }
