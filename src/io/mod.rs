@@ -436,8 +436,13 @@ mod tests {
         let blocked = dir.path().join("out.npy");
         std::fs::create_dir(&blocked).unwrap();
         std::fs::write(blocked.join("inside"), b"x").unwrap();
-        let e = write_vector(&blocked, &[1.0f32, 2.0]).unwrap_err().to_string();
-        assert!(e.starts_with("cannot write") && e.contains("out.npy"), "{e}");
+        let e = write_vector(&blocked, &[1.0f32, 2.0])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("cannot write") && e.contains("out.npy"),
+            "{e}"
+        );
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
