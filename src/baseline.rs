@@ -15,7 +15,11 @@ impl Real for f64 {}
 
 /// Parallelism: `threads` = 0 uses all of rayon's threads.
 pub fn par(threads: usize) -> Par {
-    if threads == 1 { Par::Seq } else { Par::rayon(threads) }
+    if threads == 1 {
+        Par::Seq
+    } else {
+        Par::rayon(threads)
+    }
 }
 
 /// Copies a host matrix into faer's column-major storage.
@@ -53,9 +57,19 @@ pub fn assemble_lower_into<T: Real>(c: &mut Mat<T>, a: &Mat<T>, b: &Mat<T>, par:
 /// it was. A pivot that is not positive gives [`Error::NotPositiveDefinite`].
 pub fn cholesky_in_place<T: Real>(c: &mut Mat<T>, par: Par) -> Result<()> {
     let n = c.nrows();
-    let mut buffer = MemBuffer::new(factor::cholesky_in_place_scratch::<T>(n, par, Default::default()));
+    let mut buffer = MemBuffer::new(factor::cholesky_in_place_scratch::<T>(
+        n,
+        par,
+        Default::default(),
+    ));
     let stack = MemStack::new(&mut buffer);
-    match factor::cholesky_in_place(c.as_mut(), Default::default(), par, stack, Default::default()) {
+    match factor::cholesky_in_place(
+        c.as_mut(),
+        Default::default(),
+        par,
+        stack,
+        Default::default(),
+    ) {
         Ok(_) => Ok(()),
         Err(LltError::NonPositivePivot { index }) => Err(Error::NotPositiveDefinite {
             column: index,
@@ -89,7 +103,10 @@ mod tests {
     fn faer_baseline_agrees_with_the_reference() {
         let mut rng = testing::rng(1);
         let a = testing::uniform_matrix(&mut rng, 37, 74).to_f64();
-        let d: Vec<f64> = testing::uniform_vector(&mut rng, 74).iter().map(|&x| x as f64).collect();
+        let d: Vec<f64> = testing::uniform_vector(&mut rng, 74)
+            .iter()
+            .map(|&x| x as f64)
+            .collect();
         let c = assemble(&a, &d, par(0));
         let c_ref = reference::assemble(&a, &d);
         assert!(relative_error(&c, &c_ref) < 1e-14);
@@ -98,6 +115,9 @@ mod tests {
         assert!(relative_error(&l, &reference::cholesky(&spd).unwrap()) < 1e-13);
         let mut bad = spd.clone();
         bad[(4, 4)] = -100.0;
-        assert!(matches!(cholesky(&bad, par(1)), Err(Error::NotPositiveDefinite { column: 4, .. })));
+        assert!(matches!(
+            cholesky(&bad, par(1)),
+            Err(Error::NotPositiveDefinite { column: 4, .. })
+        ));
     }
 }

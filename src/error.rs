@@ -156,6 +156,14 @@ pub enum Error {
     /// The requested combination is not available.
     #[error("not supported: {0}")]
     Unsupported(String),
+
+    /// An environment variable symraster reads holds a value it cannot use.
+    #[error("environment variable {name} must be {expected}, not {value:?}")]
+    BadEnvironment {
+        name: &'static str,
+        value: String,
+        expected: &'static str,
+    },
 }
 
 /// Result with the library's error.

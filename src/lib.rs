@@ -21,6 +21,7 @@ pub mod execution;
 pub mod geometry;
 pub mod gl;
 mod gpu;
+pub mod io;
 pub mod kernels;
 pub mod layout;
 mod lu;
