@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::emulator::{Emulation, Tex};
 use std::collections::BTreeSet;
+use symraster::geometry::soft_exec::{SoftTexture, execute};
 use symraster::geometry::soft_raster::{rasterize, texel};
-use symraster::geometry::{Kernel, assembly, cholesky};
+use symraster::geometry::{Kernel, assembly, cholesky, lu};
 use symraster::{Format, Layout, Matrix, reference, relative_error, testing};
 
 #[test]
@@ -91,18 +91,9 @@ fn emulated_algorithm_3_matches_algorithm_2() {
                 .iter()
                 .map(|&x| x as f64)
                 .collect();
-            let mut emu = Emulation {
-                pair: [
-                    Tex::new(m, m, vec![0.0; m * m]),
-                    Tex::new(m, m, vec![0.0; m * m]),
-                ],
-                source: 0,
-                a: Some(Tex::new(n, m, a.as_slice().to_vec())),
-                d: Some(Tex::new(n, 1, d.clone())),
-                b: Some(Tex::new(m, 1, vec![f64::NAN; m])),
-            };
-            emu.run(&assembly::full_plan(m, n));
-            let c = Matrix::from_row_major(m, m, emu.pair[emu.source].data.clone()).unwrap();
+            let plan = assembly::full_plan(m, n);
+            let run = execute(&plan, SoftTexture::filled(m, m, 0.0), Some((&a, &d))).unwrap();
+            let c = Matrix::from_row_major(m, m, run.source.data).unwrap();
             let err = relative_error(&c, &reference::assemble(&a, &d));
             assert!(err < 1e-14, "m={m} n={n}: {err}");
         }
@@ -119,18 +110,16 @@ fn emulated_algorithm_5_matches_algorithm_4_and_never_reads_the_upper_triangle()
             .iter()
             .map(|&x| x as f64)
             .collect();
-        let mut emu = Emulation {
-            pair: [Tex::new(m, m, start), Tex::new(m, m, vec![f64::NAN; m * m])],
-            source: 0,
-            a: None,
-            d: None,
-            b: None,
-        };
         let plan = cholesky::full_plan(m);
-        emu.run(&plan);
+        let start = SoftTexture {
+            width: m,
+            height: m,
+            data: start,
+        };
+        let run = execute(&plan, start, None).unwrap();
         let l = Matrix::from_fn(m, m, |i, j| {
             if j <= i {
-                emu.pair[emu.source].data[i * m + j]
+                run.source.data[i * m + j]
             } else {
                 0.0
             }
@@ -167,5 +156,21 @@ fn every_edge_stays_half_a_texel_from_pixel_centres() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn emulated_lu_matches_the_reference() {
+    for m in 1..=12 {
+        let a = testing::diagonally_dominant(&mut testing::rng(m as u64), m).to_f64();
+        let start = SoftTexture {
+            width: m,
+            height: m,
+            data: a.as_slice().to_vec(),
+        };
+        let run = execute(&lu::full_plan(m), start, None).unwrap();
+        let got = Matrix::from_row_major(m, m, run.source.data).unwrap();
+        let err = relative_error(&got, &reference::lu_no_pivoting(&a).unwrap());
+        assert!(err < 1e-13, "m={m}: {err}");
     }
 }

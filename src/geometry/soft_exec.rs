@@ -94,7 +94,7 @@ pub fn execute(
                 pass.step
             )
         };
-        let expected = match pass.kernel.target() {
+        let expected = match pass.target {
             Target::ScaledColumn => (m_b, 1),
             _ => (w, h),
         };
@@ -120,7 +120,11 @@ pub fn execute(
             }
             let here = f.y * w + f.x;
             let (t0, t1) = (f.t0, f.t1);
-            let s = &run.source;
+            // The pair's texture the pass reads: the one it does not write.
+            let s = match pass.target.reads() {
+                Target::Source => &run.source,
+                _ => &run.target,
+            };
             let value = match pass.kernel {
                 Kernel::ColumnScaling => {
                     let at = a_tex.as_ref().ok_or("no assembly inputs")?;
@@ -136,11 +140,11 @@ pub fn execute(
                 Kernel::OuterProductSubtraction => {
                     s.data[here] - s.fetch("L", t0[0], t0[1])? * s.fetch("L", t1[1], t1[0])?
                 }
-                Kernel::Copy => run.target.data[here],
+                Kernel::Copy => s.data[here],
             };
             values.push(value);
         }
-        let dest = match pass.kernel.target() {
+        let dest = match pass.target {
             Target::ScaledColumn => &mut run.b,
             Target::Target => &mut run.target,
             Target::Source => &mut run.source,

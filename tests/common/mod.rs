@@ -6,8 +6,6 @@ use symraster::Gpu;
 /// Unit roundoff of f32.
 pub const U32: f64 = 5.960_464_477_539_063e-8; // 2^-24
 
-pub mod emulator;
-
 /// A GL context for this test's thread (one per test: contexts are per thread).
 pub fn gpu() -> Gpu {
     match Gpu::new() {
