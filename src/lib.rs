@@ -28,6 +28,7 @@ mod lu;
 pub mod matrix;
 pub mod packed;
 pub mod reference;
+pub mod reproduce;
 pub mod rfp;
 pub mod testing;
 pub mod timing;

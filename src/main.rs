@@ -54,6 +54,8 @@ enum Command {
     /// final residual.
     #[command(after_help = FILES_HELP)]
     Solve(cli::SolveArgs),
+    /// Regenerate the paper's Figs 8-9 and Tables 1-2 (CSV, SVG, PNG, Markdown) into a folder.
+    Reproduce(cli::reproduce::ReproduceArgs),
 }
 
 /// What every file command says about files.
@@ -89,6 +91,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Assemble(args) => cli::assemble(args),
         Command::Factor(args) => cli::factor(args),
         Command::Solve(args) => cli::solve(args),
+        Command::Reproduce(args) => cli::reproduce::reproduce(args),
     }
 }
 

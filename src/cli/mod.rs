@@ -6,6 +6,7 @@
 //! at any step leaves no file behind and an existing output untouched.
 
 pub mod pending;
+pub mod reproduce;
 
 use crate::FormatArg;
 use anyhow::{Result, bail};

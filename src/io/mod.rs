@@ -274,6 +274,19 @@ pub fn write_vector<T: Element>(path: &Path, v: &[T]) -> Result<()> {
 /// existing `path` is untouched.
 pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Result<()> {
     let format = FileFormat::of(path)?;
+    write_atomically(path, |w| match format {
+        FileFormat::Npy => npy::write(&mut { w }, shape, data),
+        FileFormat::MatrixMarket => mtx::write(&mut { w }, shape, data),
+    })
+}
+
+/// Writes a file whole or not at all: `fill` writes into a temporary file in the same folder,
+/// which is then renamed into place; on any failure the temporary file is removed and an
+/// existing file at `path` is left untouched.
+pub fn write_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let error = |cause: std::io::Error| Error::Write {
         path: path.to_path_buf(),
         cause,
@@ -287,12 +300,7 @@ pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Resu
     })?;
     {
         let mut w = BufWriter::new(&mut temp.file);
-        match format {
-            FileFormat::Npy => npy::write(&mut w, shape, data),
-            FileFormat::MatrixMarket => mtx::write(&mut w, shape, data),
-        }
-        .and_then(|()| w.flush())
-        .map_err(error)?;
+        fill(&mut w).and_then(|()| w.flush()).map_err(error)?;
     }
     temp.file.sync_all().map_err(error)?;
     temp.rename_to(path).map_err(error)

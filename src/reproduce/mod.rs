@@ -1,0 +1,553 @@
+//! Regenerates the paper's results: Fig 8 (assembly time), Fig 9 (Cholesky time, with LU) and,
+//! through [`crate::tables`], Tables 1 and 2, as CSV and plots under one folder.
+//!
+//! GPU times come from GL_TIME_ELAPSED around the passes only (uploads and readback excluded,
+//! as in the paper's Figs 8 and 9), wall time beside them; one warm-up run per series, then the
+//! median of several repetitions. The CPU baseline is faer, multi-threaded, in f32 (as ATLAS's
+//! ssyrk and spotrf were in the paper).
+
+mod plot;
+mod sysinfo;
+
+pub use plot::{Series, plot_times};
+pub use sysinfo::{cpu_model, utc_date};
+
+use crate::baseline;
+use crate::error::{Error, Result};
+use crate::timing::{median, time_finish};
+use crate::{Format, Gpu, Matrix, testing};
+use faer::Mat;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Which part of the reproduction to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Fig 8: time to assemble A·D²·Aᵀ.
+    Fig8,
+    /// Fig 9: Cholesky (and LU) time.
+    Fig9,
+    /// Tables 1 and 2: weighted least squares.
+    Tables,
+}
+
+/// The sizes m of each part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    /// Fig 8 (n = 2m).
+    pub fig8: Vec<usize>,
+    /// Fig 9.
+    pub fig9: Vec<usize>,
+    /// Tables 1 and 2 (n = 2m).
+    pub tables: Vec<usize>,
+}
+
+impl Sizes {
+    /// About five minutes on a 2-core machine with llvmpipe.
+    pub fn quick() -> Self {
+        Self {
+            fig8: vec![64, 128, 256, 384, 512],
+            fig9: vec![64, 128, 256, 384, 512, 768],
+            tables: vec![64, 128, 256, 512],
+        }
+    }
+
+    /// The paper's ranges: assembly to m = 2048, Cholesky to 4096, tables 512..2048.
+    pub fn paper() -> Self {
+        Self {
+            fig8: (1..=8).map(|i| 256 * i).collect(),
+            fig9: (1..=16).map(|i| 256 * i).collect(),
+            tables: vec![512, 1024, 1536, 2048],
+        }
+    }
+
+    /// The same list for every part.
+    pub fn list(sizes: Vec<usize>) -> Self {
+        Self {
+            fig8: sizes.clone(),
+            fig9: sizes.clone(),
+            tables: sizes,
+        }
+    }
+
+    /// `quick`, `paper` or a comma-separated list of positive integers.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "quick" => Ok(Self::quick()),
+            "paper" => Ok(Self::paper()),
+            list => {
+                let sizes = list
+                    .split(',')
+                    .map(|s| match s.trim().parse::<usize>() {
+                        Ok(m) if m > 0 => Ok(m),
+                        _ => Err(format!(
+                            "sizes must be quick, paper or a comma-separated list of positive \
+                             integers, not {text:?}"
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Self::list(sizes))
+            }
+        }
+    }
+}
+
+/// What to run and where to write it.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Sizes per part.
+    pub sizes: Sizes,
+    /// Only this part, or all when `None`.
+    pub only: Option<Part>,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Timed repetitions after the warm-up (the median is reported).
+    pub repetitions: usize,
+    /// CPU threads for faer (0: all).
+    pub threads: usize,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// The files written.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Paths written, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// Column names of `fig8_assembly.csv`.
+pub const FIG8_COLUMNS: [&str; 8] = [
+    "m",
+    "n",
+    "gpu_full_s",
+    "gpu_full_wall_s",
+    "gpu_packed_s",
+    "gpu_packed_wall_s",
+    "cpu_faer_f32_s",
+    "vendor_s",
+];
+
+/// Column names of `fig9_cholesky.csv`.
+pub const FIG9_COLUMNS: [&str; 10] = [
+    "m",
+    "gpu_full_s",
+    "gpu_full_wall_s",
+    "gpu_packed_s",
+    "gpu_packed_wall_s",
+    "cpu_faer_f32_s",
+    "gpu_lu_s",
+    "gpu_lu_wall_s",
+    "vendor_s",
+    "vendor_lu_s",
+];
+
+/// Runs the chosen parts and writes their files into `config.out`.
+pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
+    std::fs::create_dir_all(&config.out).map_err(|e| {
+        Error::Unsupported(format!(
+            "cannot create the output folder {}: {e}",
+            config.out.display()
+        ))
+    })?;
+    let wants = |p: Part| config.only.is_none_or(|o| o == p);
+    let mut report = Report::default();
+    let progress = Progress::new(config);
+    let vendor = read_vendor(&config.out.join("vendor.csv"));
+    if wants(Part::Fig8) {
+        fig8(gpu, config, &progress, &vendor, &mut report)?;
+    }
+    if wants(Part::Fig9) {
+        fig9(gpu, config, &progress, &vendor, &mut report)?;
+    }
+    if wants(Part::Tables) {
+        progress.message("tables 1-2");
+        // TABLES: wired at the least-squares merge.
+        let _ = gpu;
+    }
+    progress.finish();
+    let device = device_text(gpu, config);
+    let path = config.out.join("device.txt");
+    write_text(&path, &device)?;
+    report.files.push(path);
+    Ok(report)
+}
+
+/// A median GPU time and wall time in seconds.
+#[derive(Clone, Copy, Debug)]
+struct Measured {
+    gpu: f64,
+    wall: f64,
+}
+
+/// Times `make()`'s run: `warm_up` untimed runs first, then `reps` timed ones (fewer when a run
+/// takes over 20 s); the medians.
+fn measure_gpu<'g>(
+    reps: usize,
+    warm_up: bool,
+    mut make: impl FnMut() -> Result<crate::execution::Execution<'g>>,
+) -> Result<Measured> {
+    if warm_up {
+        make()?.finish()?;
+    }
+    let (mut gpu, mut wall) = (Vec::new(), Vec::new());
+    for _ in 0..reps.max(1) {
+        let mut run = make()?;
+        let t = time_finish(&mut run)?;
+        gpu.push(t.gpu.as_secs_f64());
+        wall.push(t.wall.as_secs_f64());
+        if t.wall.as_secs_f64() > 20.0 {
+            break;
+        }
+    }
+    Ok(Measured {
+        gpu: median(&gpu),
+        wall: median(&wall),
+    })
+}
+
+/// Median wall time of `reps` runs of `f`, after `setup` (untimed) before each.
+fn measure_cpu<S>(reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S)) -> f64 {
+    let mut times = Vec::new();
+    for _ in 0..reps.max(1) + 1 {
+        let s = setup();
+        let t = Instant::now();
+        f(s);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.remove(0); // warm-up
+    median(&times)
+}
+
+fn fig8(
+    gpu: &Gpu,
+    config: &Config,
+    progress: &Progress,
+    vendor: &[VendorRow],
+    report: &mut Report,
+) -> Result<()> {
+    let par = baseline::par(config.threads);
+    let mut csv = FIG8_COLUMNS.join(",") + "\n";
+    let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 4];
+    for (index, &m) in config.sizes.fig8.iter().enumerate() {
+        progress.message(&format!("fig 8: assembly m={m}"));
+        let n = 2 * m;
+        let mut rng = testing::rng(8_000 + m as u64);
+        let a = testing::uniform_matrix(&mut rng, m, n);
+        let d = testing::uniform_vector(&mut rng, n);
+        let full = measure_gpu(config.repetitions, index == 0, || {
+            gpu.start_assembly(&a, &d, Format::Full)
+        })?;
+        let packed = measure_gpu(config.repetitions, index == 0, || {
+            gpu.start_assembly(&a, &d, Format::Packed)
+        })?;
+        let fa = baseline::to_faer(&a);
+        let cpu = measure_cpu(
+            config.repetitions,
+            || Mat::<f32>::zeros(m, m),
+            |mut c| {
+                let b = baseline::scale_columns(&fa, &d);
+                baseline::assemble_lower_into(&mut c, &fa, &b, par);
+            },
+        );
+        let v = vendor_time(vendor, "assembly", m);
+        writeln!(
+            csv,
+            "{m},{n},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{}",
+            full.gpu,
+            full.wall,
+            packed.gpu,
+            packed.wall,
+            cpu,
+            v.map_or(String::new(), |t| format!("{t:.6e}"))
+        )
+        .expect("writing to a String");
+        let x = m as f64;
+        series[0].push((x, packed.gpu));
+        series[1].push((x, full.gpu));
+        series[2].push((x, cpu));
+        if let Some(t) = v {
+            series[3].push((x, t));
+        }
+        progress.done(cost_assembly(m));
+    }
+    let names = [
+        "GPU packed (this work)".to_string(),
+        "GPU full (this work)".to_string(),
+        format!("CPU faer f32, {} threads", threads_used(config.threads)),
+        vendor_label(vendor, "torch fp32 (A·d)·Aᵀ"),
+    ];
+    let stem = config.out.join("fig8_assembly");
+    let title = format!(
+        "Fig 8: assembling A·D²·Aᵀ, n = 2m — {}",
+        gpu.info().renderer
+    );
+    write_figure(&stem, &csv, &title, &names, series, report)
+}
+
+fn fig9(
+    gpu: &Gpu,
+    config: &Config,
+    progress: &Progress,
+    vendor: &[VendorRow],
+    report: &mut Report,
+) -> Result<()> {
+    let par = baseline::par(config.threads);
+    let mut csv = FIG9_COLUMNS.join(",") + "\n";
+    let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 6];
+    for (index, &m) in config.sizes.fig9.iter().enumerate() {
+        progress.message(&format!("fig 9: Cholesky and LU m={m}"));
+        let c = testing::diagonally_dominant_spd(&mut testing::rng(9_000 + m as u64), m);
+        let full = measure_gpu(config.repetitions, index == 0, || {
+            gpu.start_cholesky(&c, Format::Full)
+        })?;
+        let packed = measure_gpu(config.repetitions, index == 0, || {
+            gpu.start_cholesky(&c, Format::Packed)
+        })?;
+        let lu = measure_gpu(config.repetitions, index == 0, || gpu.start_lu(&c))?;
+        let fc = baseline::to_faer(&c);
+        let cpu = measure_cpu(
+            config.repetitions,
+            || fc.clone(),
+            |mut x| {
+                baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
+            },
+        );
+        let v = vendor_time(vendor, "cholesky", m);
+        let vlu = vendor_time(vendor, "lu", m);
+        let cell = |t: Option<f64>| t.map_or(String::new(), |t| format!("{t:.6e}"));
+        writeln!(
+            csv,
+            "{m},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{},{}",
+            full.gpu,
+            full.wall,
+            packed.gpu,
+            packed.wall,
+            cpu,
+            lu.gpu,
+            lu.wall,
+            cell(v),
+            cell(vlu)
+        )
+        .expect("writing to a String");
+        let x = m as f64;
+        series[0].push((x, full.gpu));
+        series[1].push((x, packed.gpu));
+        series[2].push((x, cpu));
+        series[3].push((x, lu.gpu));
+        if let Some(t) = v {
+            series[4].push((x, t));
+        }
+        if let Some(t) = vlu {
+            series[5].push((x, t));
+        }
+        progress.done(cost_cholesky(m));
+    }
+    let names = [
+        "GPU Cholesky full (this work)".to_string(),
+        "GPU Cholesky packed (this work)".to_string(),
+        format!(
+            "CPU faer f32 Cholesky, {} threads",
+            threads_used(config.threads)
+        ),
+        "GPU LU, no pivoting (same framework)".to_string(),
+        vendor_label(vendor, "torch.linalg.cholesky fp32"),
+        vendor_label(vendor, "torch.linalg.lu_factor fp32"),
+    ];
+    let stem = config.out.join("fig9_cholesky");
+    let title = format!("Fig 9: Cholesky factorization — {}", gpu.info().renderer);
+    write_figure(&stem, &csv, &title, &names, series, report)
+}
+
+/// Writes `stem.csv` and the plots of the non-empty series.
+fn write_figure(
+    stem: &Path,
+    csv: &str,
+    title: &str,
+    names: &[String],
+    series: Vec<Vec<(f64, f64)>>,
+    report: &mut Report,
+) -> Result<()> {
+    let csv_path = stem.with_extension("csv");
+    write_text(&csv_path, csv)?;
+    report.files.push(csv_path);
+    let series: Vec<Series> = names
+        .iter()
+        .zip(series)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(n, p)| Series {
+            name: n.clone(),
+            points: p,
+        })
+        .collect();
+    // Render beside the destination, then rename: a figure is written whole or not at all.
+    let partial = stem.with_file_name(format!(
+        ".{}.partial",
+        stem.file_name()
+            .map_or("figure".into(), |n| n.to_string_lossy().into_owned())
+    ));
+    plot_times(&partial, title, "m (matrix order)", &series).map_err(Error::Unsupported)?;
+    for ext in ["svg", "png"] {
+        let (from, to) = (partial.with_extension(ext), stem.with_extension(ext));
+        std::fs::rename(&from, &to)
+            .map_err(|e| Error::Unsupported(format!("cannot write {}: {e}", to.display())))?;
+        report.files.push(to);
+    }
+    Ok(())
+}
+
+/// Writes a text file whole or not at all.
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    crate::io::write_atomically(path, |w| w.write_all(text.as_bytes()))
+        .map_err(|e| Error::Unsupported(e.to_string()))
+}
+
+fn device_text(gpu: &Gpu, config: &Config) -> String {
+    let i = gpu.info();
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "date (UTC)        {}\nGL_RENDERER       {}\nGL_VENDOR         {}\nGL_VERSION        {}\n\
+         GL_MAX_TEXTURE    {}\nCPU               {}\nCPU threads       {} (faer uses {})\n\
+         repetitions       {} (median; one warm-up run per series)\nsizes fig8        {}\n\
+         sizes fig9        {}\nsizes tables      {}\nsymraster         {}\n",
+        utc_date(),
+        i.renderer,
+        i.vendor,
+        i.version,
+        i.max_texture_size,
+        cpu_model(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        threads_used(config.threads),
+        config.repetitions,
+        list(&config.sizes.fig8),
+        list(&config.sizes.fig9),
+        list(&config.sizes.tables),
+        env!("CARGO_PKG_VERSION"),
+    )
+}
+
+fn threads_used(threads: usize) -> usize {
+    if threads == 0 {
+        rayon_threads()
+    } else {
+        threads
+    }
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// One row of the vendor library's timings (scripts/vendor_baseline.py).
+#[derive(Clone, Debug)]
+struct VendorRow {
+    op: String,
+    m: usize,
+    seconds: f64,
+    label: String,
+}
+
+/// Reads `vendor.csv` (op,m,seconds,label) if present; malformed rows are skipped.
+fn read_vendor(path: &Path) -> Vec<VendorRow> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            Some(VendorRow {
+                op: f.first()?.trim().to_string(),
+                m: f.get(1)?.trim().parse().ok()?,
+                seconds: f.get(2)?.trim().parse().ok()?,
+                label: f.get(3).map_or(String::new(), |s| s.trim().to_string()),
+            })
+        })
+        .collect()
+}
+
+fn vendor_time(rows: &[VendorRow], op: &str, m: usize) -> Option<f64> {
+    rows.iter()
+        .find(|r| r.op == op && r.m == m)
+        .map(|r| r.seconds)
+}
+
+fn vendor_label(rows: &[VendorRow], what: &str) -> String {
+    match rows.first() {
+        Some(r) if !r.label.is_empty() => format!("vendor library: {what} ({})", r.label),
+        _ => format!("vendor library: {what}"),
+    }
+}
+
+/// Relative cost units for the progress estimate: fragments drawn.
+fn cost_assembly(m: usize) -> u64 {
+    (m as u64).pow(3) * 2
+}
+
+fn cost_cholesky(m: usize) -> u64 {
+    (m as u64).pow(3) // full + packed (m³/6 each) + LU (m³/3) + copies
+}
+
+/// A progress bar over the figures' work, with the part and size in its message.
+struct Progress {
+    bar: ProgressBar,
+}
+
+impl Progress {
+    fn new(config: &Config) -> Self {
+        let wants = |p: Part| config.only.is_none_or(|o| o == p);
+        let mut total = 0;
+        if wants(Part::Fig8) {
+            total += config
+                .sizes
+                .fig8
+                .iter()
+                .map(|&m| cost_assembly(m))
+                .sum::<u64>();
+        }
+        if wants(Part::Fig9) {
+            total += config
+                .sizes
+                .fig9
+                .iter()
+                .map(|&m| cost_cholesky(m))
+                .sum::<u64>();
+        }
+        let bar = if config.progress {
+            ProgressBar::new(total.max(1))
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg:32} [{elapsed_precise}] {wide_bar} {percent:>3}% (about {eta} left)",
+            )
+            .expect("a valid template"),
+        );
+        Self { bar }
+    }
+
+    fn message(&self, text: &str) {
+        self.bar.set_message(text.to_string());
+    }
+
+    fn done(&self, cost: u64) {
+        self.bar.inc(cost);
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A symmetric positive definite test matrix for timing, as the host matrix type.
+pub fn timing_matrix(m: usize) -> Matrix<f32> {
+    testing::diagonally_dominant_spd(&mut testing::rng(m as u64), m)
+}
