@@ -48,8 +48,8 @@ impl Sizes {
     /// About five minutes on a 2-core machine with llvmpipe.
     pub fn quick() -> Self {
         Self {
-            fig8: vec![64, 128, 256, 384, 512],
-            fig9: vec![64, 128, 256, 384, 512, 768],
+            fig8: vec![64, 128, 256, 384, 512, 768],
+            fig9: vec![64, 128, 256, 512, 768, 1024],
             tables: vec![64, 128, 256, 512],
         }
     }
