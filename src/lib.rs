@@ -22,11 +22,15 @@ pub mod gl;
 mod gpu;
 pub mod kernels;
 pub mod layout;
+pub mod least_squares;
 pub mod matrix;
+pub mod normal_equations;
 pub mod reference;
+pub mod tables;
 pub mod testing;
 
 pub use error::{Error, Result};
 pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};
 pub use layout::{Format, Layout};
+pub use least_squares::{Solution, SolveOptions, Timings};
 pub use matrix::{Matrix, relative_error};

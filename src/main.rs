@@ -33,6 +33,15 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Regenerate the paper's Tables 1 and 2 (weighted least squares with refinement, 5.3).
+    Tables {
+        /// `quick` (64,128,256,512), `paper` (512,1024,1536,2048) or a list like `64,200`.
+        #[arg(long, default_value = "quick")]
+        sizes: String,
+        /// Folder for table1.{md,csv} and table2.{md,csv}.
+        #[arg(long, default_value = "figures")]
+        out: std::path::PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -62,6 +71,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info => info(),
         Command::Demo { m, format, seed } => demo(m, format.into(), seed),
+        Command::Tables { sizes, out } => tables(&sizes, &out),
     }
 }
 
@@ -121,5 +131,25 @@ fn demo(m: usize, format: Format, seed: u64) -> Result<()> {
         relative_error(&l, &l_ref),
         relative_error(&llt, &c.to_f64().symmetric_from_lower())
     );
+    Ok(())
+}
+
+fn tables(sizes: &str, out: &std::path::Path) -> Result<()> {
+    use symraster::tables;
+    let sizes = tables::parse_sizes(sizes)?;
+    let gpu = Gpu::new()?;
+    let options = symraster::SolveOptions::new();
+    let result = tables::write_tables(&gpu, &sizes, out, &options, tables::DEFAULT_SEED)
+        .context("regenerating Tables 1 and 2")?;
+    for file in &result.files {
+        println!("wrote {}", file.display());
+    }
+    for file in result
+        .files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "md"))
+    {
+        println!("\n{}", std::fs::read_to_string(file)?);
+    }
     Ok(())
 }
