@@ -73,7 +73,7 @@ pub fn cholesky_in_place<T: Real>(c: &mut Mat<T>, par: Par) -> Result<()> {
         Ok(_) => Ok(()),
         Err(LltError::NonPositivePivot { index }) => Err(Error::NotPositiveDefinite {
             column: index,
-            pivot: f32::NAN,
+            pivot: Into::<f64>::into(c[(index, index)]) as f32,
         }),
     }
 }

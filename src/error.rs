@@ -153,6 +153,48 @@ pub enum Error {
         above: usize,
     },
 
+    /// Cholesky in single precision produced a pivot too small against the matrix's diagonal
+    /// for the factor to mean anything: AD²Aᵀ is singular (A lacks full row rank) or too
+    /// ill-conditioned for single precision.
+    #[error(
+        "matrix is not positive definite to single precision: in column {column} (0-based) the \
+         pivot L(j,j)² is {ratio:.2e} times the diagonal entry of AD²Aᵀ, at or below the \
+         tolerance {tolerance:.2e}; check that A has full row rank (no repeated or dependent rows)"
+    )]
+    NumericallySingular {
+        /// The first failing column, 0-based.
+        column: usize,
+        /// L(j,j)² / (AD²Aᵀ)(j,j).
+        ratio: f64,
+        /// The tolerance it fell under.
+        tolerance: f64,
+    },
+
+    /// Iterative refinement (Algorithm 1) produced a non-finite residual or iterate.
+    #[error(
+        "iterative refinement diverged at iteration {iteration}: the residual norm became {residual}; \
+         AD²Aᵀ is too ill-conditioned for a single-precision factor"
+    )]
+    RefinementDiverged {
+        /// The iteration (from 0) whose residual or update was not finite.
+        iteration: usize,
+        /// ‖r‖₂ at that iteration.
+        residual: f64,
+    },
+
+    /// An option has a value that cannot work.
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
+
+    /// Reading or writing a file failed.
+    #[error("could not write {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+
     /// The requested combination is not available.
     #[error("not supported: {0}")]
     Unsupported(String),

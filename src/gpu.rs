@@ -196,6 +196,30 @@ impl Gpu {
         Execution::new(ctx, &self.kernels, plan, layout, pair, None)
     }
 
+    /// The Cholesky factor L of C = A·diag(d)·Aᵀ with C kept on the GPU: Algorithm 3, then
+    /// Algorithm 5 on the same textures, so only A and d go up and only L comes back (the GPU
+    /// part of section 5.3's least-squares solve).
+    pub fn factor_product(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        options: impl Into<Options>,
+    ) -> Result<Matrix<f32>> {
+        let options = options.into();
+        let mut run = self.start_assembly(a, d, options)?;
+        let layout = run.layout();
+        let plan = cholesky_plan(layout, options.method)?;
+        run.finish()?;
+        let pair = run.into_pair();
+        // The state start_cholesky would upload: C in the source, zeros in the target.
+        pair.target().texture().fill(0.0)?;
+        let mut run = Execution::new(self.context(), &self.kernels, plan, layout, pair, None)?;
+        run.finish()?;
+        let l = self.download_lower(&run)?;
+        check_factor(&l)?;
+        Ok(l)
+    }
+
     /// Reads the current state (the pair's source) back as a lower-triangular matrix.
     pub fn download_lower(&self, run: &Execution<'_>) -> Result<Matrix<f32>> {
         let data = run.pair().source().texture().download()?;

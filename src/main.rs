@@ -56,6 +56,15 @@ enum Command {
     Solve(cli::SolveArgs),
     /// Regenerate the paper's Figs 8-9 and Tables 1-2 (CSV, SVG, PNG, Markdown) into a folder.
     Reproduce(cli::reproduce::ReproduceArgs),
+    /// Regenerate the paper's Tables 1 and 2 (weighted least squares with refinement, 5.3).
+    Tables {
+        /// `quick` (64,128,256,512), `paper` (512,1024,1536,2048) or a list like `64,200`.
+        #[arg(long, default_value = "quick")]
+        sizes: String,
+        /// Folder for table1.{md,csv} and table2.{md,csv}.
+        #[arg(long, default_value = "figures")]
+        out: std::path::PathBuf,
+    },
 }
 
 /// What every file command says about files.
@@ -92,6 +101,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Factor(args) => cli::factor(args),
         Command::Solve(args) => cli::solve(args),
         Command::Reproduce(args) => cli::reproduce::reproduce(args),
+        Command::Tables { sizes, out } => tables(&sizes, &out),
     }
 }
 
@@ -160,5 +170,25 @@ fn demo(m: usize, format: Format, seed: u64) -> Result<()> {
         relative_error(&l, &l_ref),
         relative_error(&llt, &c.to_f64().symmetric_from_lower())
     );
+    Ok(())
+}
+
+fn tables(sizes: &str, out: &std::path::Path) -> Result<()> {
+    use symraster::tables;
+    let sizes = tables::parse_sizes(sizes)?;
+    let gpu = Gpu::new()?;
+    let options = symraster::SolveOptions::new();
+    let result = tables::write_tables(&gpu, &sizes, out, &options, tables::DEFAULT_SEED)
+        .context("regenerating Tables 1 and 2")?;
+    for file in &result.files {
+        println!("wrote {}", file.display());
+    }
+    for file in result
+        .files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "md"))
+    {
+        println!("\n{}", std::fs::read_to_string(file)?);
+    }
     Ok(())
 }

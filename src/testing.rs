@@ -53,3 +53,39 @@ pub fn diagonally_dominant_spd(rng: &mut impl Rng, m: usize) -> Matrix<f32> {
     }
     c
 }
+
+/// A weighted least-squares problem min ‖D(b − Aᵀx)‖₂ (section 2): A is m x n, `d` holds the
+/// diagonal of D² (the paper's texture d), `b` has n entries.
+#[derive(Clone, Debug)]
+pub struct LeastSquaresProblem {
+    /// The m x n data matrix (row j: basis function j at the n data points).
+    pub a: Matrix<f64>,
+    /// The n weights d_k², the diagonal of D².
+    pub d: Vec<f64>,
+    /// The n observations.
+    pub b: Vec<f64>,
+}
+
+/// Section 5.3's random problem: n = 2m, A, the diagonal of D² and b uniform in (0, 1).
+pub fn random_least_squares(seed: u64, m: usize) -> LeastSquaresProblem {
+    let n = 2 * m;
+    let mut rng = rng(seed);
+    let mut uniform = || rng.random_range(f64::MIN_POSITIVE..1.0);
+    let a = Matrix::from_fn(m, n, |_, _| uniform());
+    let d = (0..n).map(|_| uniform()).collect();
+    let b = (0..n).map(|_| uniform()).collect();
+    LeastSquaresProblem { a, d, b }
+}
+
+/// Section 5.3's ill-conditioned problem: A and b as [`random_least_squares`] with the same
+/// seed (the very same entries), and the i-th diagonal element of D² equal to
+/// 10^(−4 + 8i/(n−1)), i = 0..n−1, so the weights span eight orders of magnitude.
+pub fn ill_conditioned_least_squares(seed: u64, m: usize) -> LeastSquaresProblem {
+    let mut problem = random_least_squares(seed, m);
+    let n = problem.d.len();
+    let last = n.saturating_sub(1).max(1) as f64;
+    for (i, d) in problem.d.iter_mut().enumerate() {
+        *d = 10f64.powf(-4.0 + 8.0 * i as f64 / last);
+    }
+    problem
+}

@@ -318,27 +318,6 @@ fn rfp_reference_places_every_entry_once() {
     }
 }
 
-/// MERGE: delete this test once src/cli/pending.rs calls the library.
-#[test]
-fn solve_and_rfp_say_they_are_not_in_this_build() {
-    let w = Workspace::new();
-    let (a, d) = random_problem(5, 3, 6);
-    let a_path = w.matrix("a.npy", &a);
-    let d_path = w.vector("d.npy", &d);
-    let b_path = w.vector("b.npy", &[1.0f64; 6]);
-    let out = w.path("x.npy");
-    fails_with(
-        run(
-            &[
-                &"solve", &"--a", &a_path, &"--d", &d_path, &"--b", &b_path, &"-o", &out,
-            ],
-            &[],
-        ),
-        &["`solve` is not available in this build"],
-    );
-    assert_eq!(w.files(), vec!["a.npy", "b.npy", "d.npy"]);
-}
-
 #[test]
 fn factor_rfp_matches_lapack_layout() {
     let w = Workspace::new();
@@ -360,7 +339,6 @@ fn factor_rfp_matches_lapack_layout() {
 }
 
 #[test]
-#[ignore = "needs the weighted least squares solve (MERGE: un-ignore when src/cli/pending.rs calls it)"]
 fn solve_matches_the_cpu_reference() {
     let w = Workspace::new();
     let (m, n) = (5, 10);

@@ -175,3 +175,25 @@ fn bad_sizes_are_refused() {
         String::from_utf8_lossy(&out.stderr).contains("comma-separated list of positive integers")
     );
 }
+
+#[test]
+fn tables_are_written_as_csv_and_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = reproduce(dir.path(), &["--only", "tables"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in ["table1", "table2"] {
+        let (h, rows) = read_csv(&dir.path().join(format!("{t}.csv")));
+        assert_eq!(rows.len(), 2, "{t}: one row per size");
+        assert!(h.len() >= 8, "{t}: {h:?}");
+        let md = std::fs::read_to_string(dir.path().join(format!("{t}.md"))).unwrap();
+        assert!(
+            md.contains("| 16 ") && md.contains("| 32 "),
+            "{t}.md lacks the sizes:\n{md}"
+        );
+    }
+    assert!(!dir.path().join("fig8_assembly.csv").exists());
+}

@@ -1,12 +1,7 @@
-//! The two library calls the command line needs that other branches add: the weighted least
-//! squares solve and the RFP export of a factor.
-//!
-//! MERGE: this file is the ONE place to change when those land. Replace the body of each
-//! function below with the library call written in its comment; nothing else in the CLI
-//! changes, and the `#[ignore]`d end-to-end tests in tests/cli.rs (`solve_*` and
-//! `factor_rfp_*`) then check the real results against the CPU reference.
+//! The two library calls the command line adapts: the weighted least squares solve and the RFP
+//! export of a factor.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use symraster::{Format, Gpu, Matrix};
 
 /// Settings of the refined solve, as the command line reads them.
@@ -42,22 +37,18 @@ pub fn solve_weighted_least_squares(
     b: &[f64],
     settings: SolveSettings,
 ) -> Result<SolveOutcome> {
-    // MERGE: replace the body with
-    //   let s = gpu.solve_weighted_least_squares(a, d, b, &symraster::SolveOptions {
-    //       format: settings.format, tol: settings.tol, max_iter: settings.max_iter })?;
-    //   Ok(SolveOutcome { x: s.x, iterations: s.iterations, residuals: s.residuals,
-    //                     converged: s.converged })
-    let _ = (gpu, a, d, b);
-    log::debug!(
-        "solve asked for: {} format, tol {:e}, at most {} iterations",
-        settings.format,
-        settings.tol,
-        settings.max_iter
-    );
-    bail!(
-        "`solve` is not available in this build: this version of the symraster library has no \
-         weighted least squares solve"
-    )
+    let options = symraster::SolveOptions::new()
+        .format(settings.format)
+        .epsilon(settings.tol)
+        .max_iterations(settings.max_iter);
+    let s = gpu.solve_weighted_least_squares(a, d, b, &options)?;
+    // The relative residual ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ that --tol is compared with (Algorithm 1's test).
+    Ok(SolveOutcome {
+        x: s.x,
+        iterations: s.iterations,
+        residuals: s.criteria,
+        converged: s.converged,
+    })
 }
 
 /// The lower-triangular factor `l` as LAPACK's rectangular full packed array (TRANSR='N',

@@ -164,8 +164,14 @@ pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
     }
     if wants(Part::Tables) {
         progress.message("tables 1-2");
-        // TABLES: wired at the least-squares merge.
-        let _ = gpu;
+        let tables = crate::tables::write_tables(
+            gpu,
+            &config.sizes.tables,
+            &config.out,
+            &crate::SolveOptions::new(),
+            crate::tables::DEFAULT_SEED,
+        )?;
+        report.files.extend(tables.files);
     }
     progress.finish();
     let device = device_text(gpu, config);

@@ -1,0 +1,426 @@
+//! Tables 1 and 2 of section 5.3 regenerated: random and ill-conditioned weighted least squares
+//! solved on the GPU with refinement (Algorithm 1), against a double-precision CPU solve.
+
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::least_squares::{SolveOptions, relative_error_vec};
+use crate::normal_equations::solve_normal_equations_faer;
+use crate::testing::{LeastSquaresProblem, ill_conditioned_least_squares, random_least_squares};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Sizes that finish in a few minutes on a software rasterizer.
+pub const QUICK_SIZES: &[usize] = &[64, 128, 256, 512];
+/// The paper's sizes.
+pub const PAPER_SIZES: &[usize] = &[512, 1024, 1536, 2048];
+/// The seed of the generated problems (problem at size m uses `seed + m`).
+pub const DEFAULT_SEED: u64 = 2008;
+
+/// Which of section 5.3's problems a table holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// Table 1: A, D² and b uniform in (0, 1), n = 2m.
+    Random,
+    /// Table 2: as Random but D²(i) = 10^(−4+8i/(n−1)).
+    IllConditioned,
+}
+
+impl ProblemKind {
+    /// The problem of order m from `seed`.
+    pub fn generate(self, seed: u64, m: usize) -> LeastSquaresProblem {
+        match self {
+            ProblemKind::Random => random_least_squares(seed, m),
+            ProblemKind::IllConditioned => ill_conditioned_least_squares(seed, m),
+        }
+    }
+
+    /// The paper's table number.
+    pub fn number(self) -> usize {
+        match self {
+            ProblemKind::Random => 1,
+            ProblemKind::IllConditioned => 2,
+        }
+    }
+
+    /// The paper's caption.
+    pub fn caption(self) -> &'static str {
+        match self {
+            ProblemKind::Random => "Results for randomly generated weighted least squares",
+            ProblemKind::IllConditioned => {
+                "Results for randomly generated ill-conditioned weighted least squares"
+            }
+        }
+    }
+
+    /// The paper's own rows (Intel Xeon 3.0 GHz with MATLAB/MKL, GeForce 7800 GTX).
+    pub fn paper(self) -> &'static [PaperRow] {
+        match self {
+            ProblemKind::Random => PAPER_TABLE_1,
+            ProblemKind::IllConditioned => PAPER_TABLE_2,
+        }
+    }
+}
+
+/// One row of a regenerated table; times in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TableRow {
+    /// Order of AD²Aᵀ.
+    pub m: usize,
+    /// Columns of A (2m).
+    pub n: usize,
+    /// ‖x⁰ − x_CPU‖/‖x_CPU‖.
+    pub x0_error: f64,
+    /// ‖x − x_CPU‖/‖x_CPU‖ after refinement.
+    pub refined_error: f64,
+    /// Refinement iterations.
+    pub iterations: usize,
+    /// Whether refinement reached ε.
+    pub converged: bool,
+    /// Time to x⁰: upload, GPU assembly and factorization, reading L back, substitutions.
+    pub gpu_x0_s: f64,
+    /// Time of the refinement loop.
+    pub refine_s: f64,
+    /// `gpu_x0_s + refine_s`.
+    pub gpu_total_s: f64,
+    /// The f64 CPU solve (forming C, factoring, solving with faer), best of three.
+    pub cpu_s: f64,
+    /// `cpu_s / gpu_total_s`.
+    pub speedup: f64,
+}
+
+/// One row of the paper's Tables 1 and 2.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PaperRow {
+    /// Order.
+    pub m: usize,
+    /// Relative error of x⁰.
+    pub x0_error: f64,
+    /// Relative error after refinement.
+    pub refined_error: f64,
+    /// Refinement iterations.
+    pub iterations: usize,
+    /// GPU time to x⁰ (s).
+    pub x0_s: f64,
+    /// Refinement time (s).
+    pub refine_s: f64,
+    /// GPU total (s).
+    pub total_s: f64,
+    /// CPU time (s).
+    pub cpu_s: f64,
+    /// Speed-up.
+    pub speedup: f64,
+}
+
+const fn paper_row(
+    m: usize,
+    x0_error: f64,
+    refined_error: f64,
+    iterations: usize,
+    times: [f64; 5],
+) -> PaperRow {
+    PaperRow {
+        m,
+        x0_error,
+        refined_error,
+        iterations,
+        x0_s: times[0],
+        refine_s: times[1],
+        total_s: times[2],
+        cpu_s: times[3],
+        speedup: times[4],
+    }
+}
+
+/// The paper's Table 1 (random problems).
+pub const PAPER_TABLE_1: &[PaperRow] = &[
+    paper_row(512, 3.11e-4, 3.37e-13, 4, [0.39, 0.02, 0.41, 0.20, 0.49]),
+    paper_row(1024, 3.10e-4, 4.25e-13, 4, [0.49, 0.04, 0.53, 1.03, 1.94]),
+    paper_row(1536, 4.61e-4, 6.96e-13, 4, [1.33, 0.09, 1.42, 3.41, 2.40]),
+    paper_row(2048, 1.01e-3, 1.76e-12, 5, [2.99, 0.22, 3.21, 7.95, 2.48]),
+];
+
+/// The paper's Table 2 (ill-conditioned problems).
+pub const PAPER_TABLE_2: &[PaperRow] = &[
+    paper_row(512, 2.92e-2, 1.16e-10, 7, [0.36, 0.02, 0.38, 0.20, 0.53]),
+    paper_row(1024, 7.19e-2, 2.01e-10, 10, [0.48, 0.10, 0.58, 1.05, 1.81]),
+    paper_row(1536, 9.35e-2, 2.37e-10, 13, [1.33, 0.30, 1.63, 3.41, 2.09]),
+    paper_row(2048, 1.13e-1, 3.41e-10, 15, [3.00, 0.66, 3.66, 7.98, 2.18]),
+];
+
+/// Solves the problem of kind `kind` and order m on the GPU and with faer in f64, and measures.
+///
+/// Not converging is recorded in the row (`converged`), not an error; a singular matrix is.
+pub fn measure(
+    gpu: &Gpu,
+    kind: ProblemKind,
+    m: usize,
+    options: &SolveOptions,
+    seed: u64,
+) -> Result<TableRow> {
+    let p = kind.generate(seed.wrapping_add(m as u64), m);
+    let solution = gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, options)?;
+    let mut x_cpu = Vec::new();
+    let mut cpu_s = f64::INFINITY;
+    for _ in 0..3 {
+        let t = Instant::now();
+        x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b)?;
+        cpu_s = cpu_s.min(t.elapsed().as_secs_f64());
+    }
+    let gpu_total_s = solution.timings.total.as_secs_f64();
+    Ok(TableRow {
+        m,
+        n: p.a.cols(),
+        x0_error: relative_error_vec(&solution.x0, &x_cpu),
+        refined_error: relative_error_vec(&solution.x, &x_cpu),
+        iterations: solution.iterations,
+        converged: solution.converged,
+        gpu_x0_s: solution.timings.x0.as_secs_f64(),
+        refine_s: solution.timings.refine.as_secs_f64(),
+        gpu_total_s,
+        cpu_s,
+        speedup: cpu_s / gpu_total_s,
+    })
+}
+
+/// One table: a row per size, after a small warm-up solve (shader compilation, thread pools).
+pub fn table(
+    gpu: &Gpu,
+    kind: ProblemKind,
+    sizes: &[usize],
+    options: &SolveOptions,
+    seed: u64,
+) -> Result<Vec<TableRow>> {
+    measure(gpu, kind, 8, options, seed)?;
+    sizes
+        .iter()
+        .map(|&m| measure(gpu, kind, m, options, seed))
+        .collect()
+}
+
+/// The rows as CSV with a header line.
+pub fn to_csv(rows: &[TableRow]) -> String {
+    let mut out = String::from(
+        "m,n,x0_relative_error,refined_relative_error,iterations,converged,\
+         gpu_x0_s,refine_s,gpu_total_s,cpu_s,speedup\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{},{},{:.3e},{:.3e},{},{},{:.6},{:.6},{:.6},{:.6},{:.4}",
+            r.m,
+            r.n,
+            r.x0_error,
+            r.refined_error,
+            r.iterations,
+            r.converged,
+            r.gpu_x0_s,
+            r.refine_s,
+            r.gpu_total_s,
+            r.cpu_s,
+            r.speedup
+        );
+    }
+    out
+}
+
+const HEADER: &str = "| m | Rel. error x⁰_sgl | Rel. error refined | Refinement iterations \
+                      | GPU x⁰_sgl (s) | GPU refine (s) | GPU total (s) | CPU (s) | Speed-up |\n\
+                      |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+
+/// The table in Markdown with the paper's columns, followed by the paper's own numbers.
+/// `device` names the GPU and CPU measured.
+pub fn to_markdown(
+    kind: ProblemKind,
+    rows: &[TableRow],
+    device: &str,
+    options: &SolveOptions,
+) -> String {
+    let mut out = format!(
+        "## Table {}: {}\n\nMeasured here: {device}. n = 2m; ε = {:e}, at most {} iterations, \
+         {} format; relative errors against x_CPU (faer, f64); CPU time is faer's f64 solve \
+         (forming AD²Aᵀ, Cholesky, substitutions), best of three; speed-up = CPU / GPU total.\n\n",
+        kind.number(),
+        kind.caption(),
+        options.epsilon,
+        options.max_iterations,
+        options.gpu.format,
+    );
+    out.push_str(HEADER);
+    for r in rows {
+        let iterations = if r.converged {
+            r.iterations.to_string()
+        } else {
+            format!("{} (not converged)", r.iterations)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {:.2e} | {:.2e} | {} | {} | {} | {} | {} | {} |",
+            r.m,
+            r.x0_error,
+            r.refined_error,
+            iterations,
+            short(r.gpu_x0_s),
+            short(r.refine_s),
+            short(r.gpu_total_s),
+            short(r.cpu_s),
+            short(r.speedup)
+        );
+    }
+    let _ = write!(
+        out,
+        "\nThe paper's Table {} (Intel Xeon 3.0 GHz with MATLAB/MKL in double; GeForce 7800 GTX \
+         in single):\n\n",
+        kind.number()
+    );
+    out.push_str(HEADER);
+    for r in kind.paper() {
+        let _ = writeln!(
+            out,
+            "| {} | {:.2e} | {:.2e} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            r.m,
+            r.x0_error,
+            r.refined_error,
+            r.iterations,
+            r.x0_s,
+            r.refine_s,
+            r.total_s,
+            r.cpu_s,
+            r.speedup
+        );
+    }
+    out
+}
+
+/// Three significant digits: fixed point from 0.1 up, scientific below (times of micro-
+/// seconds and speed-ups of thousandths stay readable).
+fn short(x: f64) -> String {
+    if x >= 0.1 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+/// Both regenerated tables and the files written.
+#[derive(Clone, Debug)]
+pub struct Tables {
+    /// Table 1's rows (random problems).
+    pub table1: Vec<TableRow>,
+    /// Table 2's rows (ill-conditioned problems).
+    pub table2: Vec<TableRow>,
+    /// table1.md, table1.csv, table2.md, table2.csv under the output folder.
+    pub files: Vec<PathBuf>,
+}
+
+/// Regenerates Tables 1 and 2 at `sizes` and writes table{1,2}.{md,csv} under `out_dir`
+/// (created if missing).
+pub fn write_tables(
+    gpu: &Gpu,
+    sizes: &[usize],
+    out_dir: &Path,
+    options: &SolveOptions,
+    seed: u64,
+) -> Result<Tables> {
+    if sizes.is_empty() {
+        return Err(Error::InvalidOption("no sizes given for the tables".into()));
+    }
+    std::fs::create_dir_all(out_dir).map_err(|source| Error::Io {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let device = format!(
+        "{} ({}) for the GPU part, {} CPU thread(s) for faer",
+        gpu.info().renderer,
+        gpu.info().version,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let mut files = Vec::new();
+    let mut results = Vec::new();
+    for kind in [ProblemKind::Random, ProblemKind::IllConditioned] {
+        let rows = table(gpu, kind, sizes, options, seed)?;
+        let stem = format!("table{}", kind.number());
+        for (ext, text) in [
+            ("md", to_markdown(kind, &rows, &device, options)),
+            ("csv", to_csv(&rows)),
+        ] {
+            let path = out_dir.join(format!("{stem}.{ext}"));
+            std::fs::write(&path, text).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            files.push(path);
+        }
+        results.push(rows);
+    }
+    let table2 = results.pop().unwrap_or_default();
+    let table1 = results.pop().unwrap_or_default();
+    Ok(Tables {
+        table1,
+        table2,
+        files,
+    })
+}
+
+/// Parses a size list: `quick` ([`QUICK_SIZES`]), `paper` ([`PAPER_SIZES`]) or comma-separated
+/// orders such as `64,200`.
+pub fn parse_sizes(text: &str) -> Result<Vec<usize>> {
+    match text.trim() {
+        "quick" => return Ok(QUICK_SIZES.to_vec()),
+        "paper" => return Ok(PAPER_SIZES.to_vec()),
+        _ => {}
+    }
+    let sizes = text
+        .split(',')
+        .map(|s| match s.trim().parse::<usize>() {
+            Ok(m) if m > 0 => Ok(m),
+            _ => Err(Error::InvalidOption(format!(
+                "sizes must be `quick`, `paper` or a comma-separated list of positive orders \
+                 like `64,128`; {s:?} is not a positive integer"
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_sizes("quick").unwrap(), QUICK_SIZES);
+        assert_eq!(parse_sizes("paper").unwrap(), PAPER_SIZES);
+        assert_eq!(parse_sizes("16, 32").unwrap(), vec![16, 32]);
+        assert!(matches!(parse_sizes("16,x"), Err(Error::InvalidOption(_))));
+        assert!(parse_sizes("0").is_err());
+    }
+
+    #[test]
+    fn outputs_hold_every_row_and_the_paper() {
+        let row = TableRow {
+            m: 64,
+            n: 128,
+            x0_error: 1e-4,
+            refined_error: 1e-13,
+            iterations: 3,
+            converged: false,
+            gpu_x0_s: 0.5,
+            refine_s: 0.01,
+            gpu_total_s: 0.51,
+            cpu_s: 0.001,
+            speedup: 0.002,
+        };
+        let csv = to_csv(&[row, row]);
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv.lines().nth(1).unwrap().starts_with("64,128,1.000e-4,"));
+        let md = to_markdown(
+            ProblemKind::IllConditioned,
+            &[row],
+            "test",
+            &SolveOptions::new(),
+        );
+        assert!(md.contains("3 (not converged)"), "{md}");
+        assert!(md.contains("| 2048 | 1.13e-1 | 3.41e-10 | 15 |"), "{md}");
+    }
+}

@@ -1,0 +1,191 @@
+//! Weighted least squares on the GPU with mixed-precision refinement (Algorithm 1, section 5.3),
+//! checked against double-precision CPU solves.
+
+use symraster::least_squares::relative_error_vec;
+use symraster::normal_equations::{solve_normal_equations_faer, solve_normal_equations_reference};
+use symraster::testing::{ill_conditioned_least_squares, random_least_squares};
+use symraster::{Error, Format, Gpu, Matrix, SolveOptions};
+
+#[test]
+fn refined_solution_matches_double_cpu_solve() {
+    let gpu = Gpu::new().unwrap();
+    for m in [16, 64] {
+        let p = random_least_squares(11, m);
+        let s = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
+            .unwrap();
+        let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
+        let x0_error = relative_error_vec(&s.x0, &x_cpu);
+        let error = relative_error_vec(&s.x, &x_cpu);
+        assert!(s.converged, "m = {m}: criteria {:?}", s.criteria);
+        assert!(error <= 1e-10, "m = {m}: refined error {error:.2e}");
+        // x⁰ comes from the f32 GPU factor: single-precision accuracy, not double.
+        assert!(
+            x0_error > 1e-9 && x0_error < 1e-2,
+            "m = {m}: x⁰ error {x0_error:.2e} is not in the single-precision range"
+        );
+        assert!(error < x0_error / 1e3, "m = {m}: refinement did not help");
+        // The report is consistent: one residual and criterion per iteration, the last ≤ ε.
+        assert_eq!(s.residuals.len(), s.iterations);
+        assert_eq!(s.criteria.len(), s.iterations);
+        assert!(*s.criteria.last().unwrap() <= 1e-8);
+        assert!(s.criteria[..s.iterations - 1].iter().all(|&c| c > 1e-8));
+        assert!(s.timings.x0 <= s.timings.total && s.timings.factor <= s.timings.x0);
+    }
+}
+
+#[test]
+fn plain_reference_agrees_at_small_order() {
+    let gpu = Gpu::new().unwrap();
+    let p = random_least_squares(5, 12);
+    let s = gpu
+        .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
+        .unwrap();
+    let x_ref = solve_normal_equations_reference(&p.a, &p.d, &p.b).unwrap();
+    let error = relative_error_vec(&s.x, &x_ref);
+    assert!(
+        error <= 1e-10,
+        "refined vs Algorithm 4 reference: {error:.2e}"
+    );
+}
+
+#[test]
+fn residuals_contract_for_random_problem() {
+    let gpu = Gpu::new().unwrap();
+    let p = random_least_squares(12, 48);
+    let s = gpu
+        .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
+        .unwrap();
+    assert!(s.iterations >= 2, "{:?}", s.residuals);
+    for w in s.residuals.windows(2) {
+        assert!(w[1] < w[0] / 10.0, "residuals {:?}", s.residuals);
+    }
+}
+
+#[test]
+fn ill_conditioned_needs_more_iterations() {
+    let gpu = Gpu::new().unwrap();
+    let m = 64;
+    let random = random_least_squares(21, m);
+    let ill = ill_conditioned_least_squares(21, m);
+    let opts = SolveOptions::new();
+    let s_random = gpu
+        .solve_weighted_least_squares(&random.a, &random.d, &random.b, &opts)
+        .unwrap();
+    let s_ill = gpu
+        .solve_weighted_least_squares(&ill.a, &ill.d, &ill.b, &opts)
+        .unwrap();
+    assert!(s_random.converged && s_ill.converged);
+    assert!(
+        s_ill.iterations > s_random.iterations,
+        "ill-conditioned {} iterations, random {}",
+        s_ill.iterations,
+        s_random.iterations
+    );
+    let x_cpu = solve_normal_equations_faer(&ill.a, &ill.d, &ill.b).unwrap();
+    let x0_error = relative_error_vec(&s_ill.x0, &x_cpu);
+    let error = relative_error_vec(&s_ill.x, &x_cpu);
+    assert!(error <= 1e-8, "ill-conditioned refined error {error:.2e}");
+    assert!(
+        x0_error > relative_error_vec(&s_random.x0, &solve_random(&random)),
+        "the ill-conditioned x⁰ should be worse"
+    );
+}
+
+fn solve_random(p: &symraster::testing::LeastSquaresProblem) -> Vec<f64> {
+    solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap()
+}
+
+#[test]
+fn rank_deficient_a_is_reported_not_solved() {
+    let gpu = Gpu::new().unwrap();
+    for (m, row) in [(8, 5), (32, 20)] {
+        let mut p = random_least_squares(31, m);
+        // Row `row` repeats row `row − 1`: AD²Aᵀ is singular.
+        for k in 0..p.a.cols() {
+            p.a[(row, k)] = p.a[(row - 1, k)];
+        }
+        match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new()) {
+            Err(Error::NotPositiveDefinite { column, .. })
+            | Err(Error::NumericallySingular { column, .. }) => {
+                assert_eq!(column, row, "m = {m}: failing column")
+            }
+            other => panic!("m = {m}: expected a not-positive-definite error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn reaching_the_limit_is_reported() {
+    let gpu = Gpu::new().unwrap();
+    let p = random_least_squares(41, 32);
+    let opts = SolveOptions::new().epsilon(1e-300).max_iterations(1);
+    let s = gpu
+        .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts)
+        .unwrap();
+    assert!(!s.converged);
+    assert_eq!(s.iterations, 1);
+    assert_eq!(s.residuals.len(), 1);
+    assert!(s.criteria[0] > 1e-300);
+    // One step still improved on x⁰.
+    let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
+    assert!(relative_error_vec(&s.x, &x_cpu) < relative_error_vec(&s.x0, &x_cpu));
+}
+
+#[test]
+fn bad_inputs_give_typed_errors() {
+    let gpu = Gpu::new().unwrap();
+    let p = random_least_squares(51, 4);
+    let opts = SolveOptions::new();
+    assert!(matches!(
+        gpu.solve_weighted_least_squares(&p.a, &p.d[..7], &p.b, &opts),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b[..3], &opts),
+        Err(Error::Shape(_))
+    ));
+    let mut a = p.a.clone();
+    a[(2, 3)] = f64::NAN;
+    assert!(matches!(
+        gpu.solve_weighted_least_squares(&a, &p.d, &p.b, &opts),
+        Err(Error::NonFiniteInput { .. })
+    ));
+    let mut d = p.d.clone();
+    d[0] = 1e300; // finite in f64, infinite once rounded to f32 for the GPU
+    assert!(matches!(
+        gpu.solve_weighted_least_squares(&p.a, &d, &p.b, &opts),
+        Err(Error::NonFiniteInput { .. })
+    ));
+    let empty = Matrix::<f64>::zeros(0, 0);
+    assert!(matches!(
+        gpu.solve_weighted_least_squares(&empty, &[], &[], &opts),
+        Err(Error::Empty { .. })
+    ));
+    assert!(matches!(
+        gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(0)),
+        Err(Error::InvalidOption(_))
+    ));
+}
+
+/// Packed format (section 3.3) through the same call, odd and even orders: as accurate.
+#[test]
+fn packed_format_solves_too() {
+    let gpu = Gpu::new().unwrap();
+    for m in [33, 34] {
+        let p = random_least_squares(61, m);
+        let opts = SolveOptions::new().format(Format::Packed);
+        let s = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts)
+            .unwrap();
+        let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
+        let error = relative_error_vec(&s.x, &x_cpu);
+        let x0_error = relative_error_vec(&s.x0, &x_cpu);
+        assert!(s.converged, "m = {m}");
+        assert!(error <= 1e-10, "m = {m}: refined error {error:.2e}");
+        assert!(
+            x0_error > 1e-9 && x0_error < 1e-2,
+            "m = {m}: x⁰ error {x0_error:.2e}"
+        );
+    }
+}
