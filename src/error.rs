@@ -115,6 +115,15 @@ pub enum Error {
         max_packed: usize,
     },
 
+    /// A file (a recorded frame, a screenshot) could not be written.
+    #[error("could not write {path}: {detail}")]
+    Output {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// What failed.
+        detail: String,
+    },
+
     /// The requested combination is not available.
     #[error("not supported: {0}")]
     Unsupported(String),

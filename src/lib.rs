@@ -25,6 +25,7 @@ pub mod layout;
 pub mod matrix;
 pub mod reference;
 pub mod testing;
+pub mod view;
 
 pub use error::{Error, Result};
 pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};

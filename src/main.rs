@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::time::Instant;
 use symraster::{Format, Gpu, reference, relative_error, testing};
 
+mod viewer;
+
 #[derive(Parser)]
 #[command(
     name = "symraster",
@@ -33,9 +35,12 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Watch assembly or Cholesky pass by pass: every texture as a heatmap, the pass's
+    /// triangles outlined (a window; or PNG frames with --record DIR, no display needed).
+    View(viewer::ViewArgs),
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum FormatArg {
     Full,
     Packed,
@@ -62,6 +67,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info => info(),
         Command::Demo { m, format, seed } => demo(m, format.into(), seed),
+        Command::View(args) => viewer::run(args),
     }
 }
 
