@@ -174,6 +174,7 @@ pub fn record(gpu: &Gpu, recording: &Recording, dir: &Path) -> Result<Recorded> 
     };
     let passes = session.pass_count();
     let mut frames = Vec::with_capacity(passes + 1);
+    let mut previous: Option<RgbaImage> = None;
     loop {
         let image = target.render(&mut renderer, &session, &view)?;
         let path = dir.join(frame_name(session.position()));
@@ -186,14 +187,20 @@ pub fn record(gpu: &Gpu, recording: &Recording, dir: &Path) -> Result<Recorded> 
             } else {
                 recording.gif_delay_ms
             };
+            // Only the rectangle that changed since the previous frame: keeps the GIF small.
+            let (x, y, part) = match &previous {
+                Some(prev) => changed_part(prev, &image),
+                None => (0, 0, image.clone()),
+            };
             encoder
                 .encode_frame(Frame::from_parts(
-                    image,
-                    0,
-                    0,
+                    part,
+                    x,
+                    y,
                     Delay::from_numer_denom_ms(ms, 1),
                 ))
                 .map_err(|e| output(path, &e))?;
+            previous = Some(image);
         }
         if !session.step()? {
             break;
@@ -205,4 +212,33 @@ pub fn record(gpu: &Gpu, recording: &Recording, dir: &Path) -> Result<Recorded> 
         passes,
         error,
     })
+}
+
+/// The bounding box of the pixels of `next` that differ from `prev` (at least one pixel), as
+/// its corner and contents.
+fn changed_part(prev: &RgbaImage, next: &RgbaImage) -> (u32, u32, RgbaImage) {
+    let (w, h) = next.dimensions();
+    let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
+    for (x, y, p) in next.enumerate_pixels() {
+        if prev.get_pixel(x, y) != p {
+            x0 = x0.min(x);
+            y0 = y0.min(y);
+            x1 = x1.max(x + 1);
+            y1 = y1.max(y + 1);
+        }
+    }
+    if x0 >= x1 {
+        (x0, y0, x1, y1) = (0, 0, 1, 1);
+    }
+    // Unchanged pixels inside it become transparent, so the previous frame shows through and
+    // the long runs compress well.
+    let part = RgbaImage::from_fn(x1 - x0, y1 - y0, |x, y| {
+        let p = *next.get_pixel(x0 + x, y0 + y);
+        if *prev.get_pixel(x0 + x, y0 + y) == p {
+            image::Rgba([0, 0, 0, 0])
+        } else {
+            p
+        }
+    });
+    (x0, y0, part)
 }

@@ -686,15 +686,15 @@ impl Renderer {
         if let Some(large) = layout.large() {
             let panel = &snapshot.panels[large.panel];
             let follow = if view.selection == Selection::Follow {
-                " - follows the pass"
+                " (follows the pass)"
             } else {
                 ""
             };
             let label = format!(
-                "{}: {} {}x{}{follow}",
-                panel.name, panel.description, panel.width, panel.height
+                "{} {}x{}: {}{follow}",
+                panel.name, panel.width, panel.height, panel.description
             );
-            rest.text(large.clip.x, large.clip.y - line, &label, font, TEXT, split);
+            rest.text(large.clip.x, large.clip.y - 10.0, &label, 1.0, TEXT, split);
             if let Some(o) = outline.filter(|o| o.panel == large.panel) {
                 draw_outline(&mut clipped, large, &o.triangles, 2.0 * font);
             }
@@ -745,9 +745,9 @@ impl Renderer {
             );
             rest.text(
                 place.clip.x,
-                place.clip.y - line + 2.0,
+                place.clip.y - 10.0,
                 &label,
-                font,
+                1.0,
                 if written { TEXT } else { DIM_TEXT },
                 w - 2.0,
             );

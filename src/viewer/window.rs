@@ -388,7 +388,7 @@ impl Viewer {
             format!("paused, {} passes/s (Space: play)", self.speed)
         };
         let sep = if self.message.is_empty() { "" } else { " | " };
-        self.view.hint = format!("H: help | {play} | seed {}{sep}{}", self.seed, self.message);
+        self.view.hint = format!("{}{sep}H: help | {play} | seed {}", self.message, self.seed);
     }
 
     /// Runs a change of the session, then reads the textures back; an error stops playback
@@ -443,8 +443,7 @@ impl Viewer {
             Err(e) => {
                 let why = match &e {
                     Error::Unsupported(_) => format!(
-                        "{operation} in {format} format is not available in this build ({e}); \
-                         staying in {} format",
+                        "{format} {operation}: {e} (staying in {} format)",
                         self.session.format()
                     ),
                     _ => format!("cannot start {operation} in {format} format: {e}"),
