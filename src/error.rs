@@ -71,6 +71,18 @@ pub enum Error {
         pivot: f32,
     },
 
+    /// LU without pivoting met a zero (or non-finite) pivot: column numbered from 0.
+    #[error(
+        "LU without pivoting met a zero or non-finite pivot in column {column} (0-based, value \
+         {pivot}); such a matrix needs pivoting (diagonally dominant matrices never do)"
+    )]
+    ZeroPivot {
+        /// The failing column, 0-based.
+        column: usize,
+        /// The pivot found.
+        pivot: f32,
+    },
+
     /// The factor overflowed or became non-finite away from the diagonal.
     #[error(
         "result is not finite at entry ({row}, {col}) (0-based): the input overflows single precision"
@@ -124,9 +136,43 @@ pub enum Error {
         detail: String,
     },
 
+    /// A buffer's length does not match the matrix order it should hold.
+    #[error("{what} of order {n} holds {expected} values, but {actual} were given")]
+    Length {
+        /// What the buffer is (e.g. "a packed w x h texture").
+        what: String,
+        /// The matrix order.
+        n: usize,
+        /// The length that order needs.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+
+    /// An array that should hold a triangle (LAPACK RFP) has a length that is no n(n+1)/2.
+    #[error(
+        "an RFP array of order n holds n(n+1)/2 values, but {len} is no such number \
+         (n = {n_below} holds {below}, n = {n_above} holds {above})"
+    )]
+    NotTriangular {
+        len: usize,
+        n_below: usize,
+        below: usize,
+        n_above: usize,
+        above: usize,
+    },
+
     /// The requested combination is not available.
     #[error("not supported: {0}")]
     Unsupported(String),
+
+    /// An environment variable symraster reads holds a value it cannot use.
+    #[error("environment variable {name} must be {expected}, not {value:?}")]
+    BadEnvironment {
+        name: &'static str,
+        value: String,
+        expected: &'static str,
+    },
 }
 
 /// Result with the library's error.

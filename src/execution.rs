@@ -55,6 +55,11 @@ impl<'k> Execution<'k> {
         })
     }
 
+    /// The GL context the run draws with.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
     /// The plan.
     pub fn plan(&self) -> &Plan {
         &self.plan
@@ -88,6 +93,15 @@ impl<'k> Execution<'k> {
     /// The next pass to run, if any.
     pub fn next_pass(&self) -> Option<&Pass> {
         self.plan.passes.get(self.next)
+    }
+
+    /// The texture `pass` draws into, given the pair's current orientation.
+    pub fn target_of(&self, pass: &Pass) -> &Texture {
+        match pass.target {
+            Target::ScaledColumn => self.inputs.as_ref().expect("assembly inputs").b.texture(),
+            Target::Target => self.pair.target().texture(),
+            Target::Source => self.pair.source().texture(),
+        }
     }
 
     /// Runs the next pass and checks for GL errors; returns the pass run.
@@ -125,6 +139,10 @@ impl<'k> Execution<'k> {
         program.bind();
         let (w, h) = pass.viewport;
         program.set_viewport(w as f32, h as f32);
+        let pair_input = |t: Target| match t {
+            Target::Source => self.pair.source().texture(),
+            _ => self.pair.target().texture(),
+        };
         match pass.kernel {
             Kernel::ColumnScaling => {
                 let inputs = self.inputs.as_ref().expect("assembly inputs");
@@ -133,14 +151,13 @@ impl<'k> Execution<'k> {
             }
             Kernel::OuterProductAddition => {
                 let inputs = self.inputs.as_ref().expect("assembly inputs");
-                self.pair.source().texture().bind(0);
+                pair_input(pass.target.reads()).bind(0);
                 inputs.a.bind(1);
                 inputs.b.texture().bind(2);
             }
-            Kernel::Copy => self.pair.target().texture().bind(0),
-            _ => self.pair.source().texture().bind(0),
+            _ => pair_input(pass.target.reads()).bind(0),
         }
-        match pass.kernel.target() {
+        match pass.target {
             Target::ScaledColumn => self
                 .inputs
                 .as_ref()

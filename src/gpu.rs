@@ -100,6 +100,11 @@ impl Gpu {
         &self.context
     }
 
+    /// The compiled kernels.
+    pub(crate) fn kernels(&self) -> &Kernels {
+        &self.kernels
+    }
+
     /// The largest m in each format: (full, packed).
     pub fn max_order(&self) -> (usize, usize) {
         let limit = self.info().max_texture_size;
@@ -218,9 +223,9 @@ impl Gpu {
 pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
         (Format::Full, Method::Faithful) => Ok(geometry::assembly::full_plan(layout.order(), n)),
-        (Format::Packed, _) => Err(Error::Unsupported(
-            "packed-format assembly is not implemented yet".into(),
-        )),
+        (Format::Packed, Method::Faithful) => {
+            Ok(geometry::packed::assembly_plan(layout.order(), n))
+        }
     }
 }
 
@@ -228,9 +233,7 @@ pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
 pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
         (Format::Full, Method::Faithful) => Ok(geometry::cholesky::full_plan(layout.order())),
-        (Format::Packed, _) => Err(Error::Unsupported(
-            "packed-format Cholesky is not implemented yet".into(),
-        )),
+        (Format::Packed, Method::Faithful) => Ok(geometry::packed::cholesky_plan(layout.order())),
     }
 }
 
@@ -240,7 +243,7 @@ pub fn check_factor(l: &Matrix<f32>) -> Result<()> {
     let m = l.rows();
     for j in 0..m {
         let pivot = l[(j, j)];
-        if !(pivot > 0.0) || !pivot.is_finite() {
+        if pivot.is_nan() || pivot <= 0.0 || pivot.is_infinite() {
             return Err(Error::NotPositiveDefinite { column: j, pivot });
         }
         if let Some(i) = (j + 1..m).find(|&i| !l[(i, j)].is_finite()) {

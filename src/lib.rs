@@ -15,19 +15,27 @@
 //! # Ok::<(), symraster::Error>(())
 //! ```
 
+pub mod baseline;
 pub mod error;
 pub mod execution;
 pub mod geometry;
 pub mod gl;
 mod gpu;
+pub mod io;
 pub mod kernels;
 pub mod layout;
+mod lu;
 pub mod matrix;
+pub mod packed;
 pub mod reference;
+pub mod rfp;
 pub mod testing;
+pub mod timing;
 pub mod view;
 
 pub use error::{Error, Result};
 pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};
 pub use layout::{Format, Layout};
+pub use lu::LuFactors;
 pub use matrix::{Matrix, relative_error};
+pub use packed::PackedMatrix;

@@ -1,5 +1,7 @@
 //! The `symraster` command line.
 
+mod cli;
+
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::time::Instant;
@@ -35,10 +37,32 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Form the lower triangle of C = A·diag(d)·Aᵀ on the GPU (Algorithm 3); writes float32.
+    ///
+    /// Writes C as float32: an m x m matrix with the upper triangle zero. d holds the diagonal
+    /// of D², as in the paper.
+    #[command(after_help = FILES_HELP)]
+    Assemble(cli::AssembleArgs),
+    /// Cholesky factor L (C = L·Lᵀ) on the GPU (Algorithm 5); writes float32.
+    ///
+    /// Reads only the lower triangle of C. Writes L as float32: an m x m lower-triangular matrix, or with --rfp LAPACK's RFP array
+    /// (1-D). A matrix that is not positive definite is named by its first failing column.
+    #[command(after_help = FILES_HELP)]
+    Factor(cli::FactorArgs),
+    /// Weighted least squares min ‖D(b − Aᵀx)‖ (paper eq. 2), refined; writes float64.
+    ///
+    /// Solves A·D²·Aᵀ·x = A·D²·b through the GPU's Cholesky factor, refined in f64. d holds
+    /// the diagonal of D². Writes x as float64 (length m); prints the iterations and the
+    /// final residual.
+    #[command(after_help = FILES_HELP)]
+    Solve(cli::SolveArgs),
     /// Watch assembly or Cholesky pass by pass: every texture as a heatmap, the pass's
     /// triangles outlined (a window; or PNG frames with --record DIR, no display needed).
     View(viewer::ViewArgs),
 }
+
+/// What every file command says about files.
+const FILES_HELP: &str = "Files: .npy (float32 or float64, C or Fortran order) or Matrix Market .mtx (array real general or symmetric); vectors may be 1-D or a single row or column. The output's format follows its extension. Outputs are written only after the computation succeeds, through a temporary file renamed into place: a failed run leaves no file and does not touch an existing one. Exit status 0 on success, 1 with one line on stderr on error.";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum FormatArg {
@@ -67,6 +91,9 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info => info(),
         Command::Demo { m, format, seed } => demo(m, format.into(), seed),
+        Command::Assemble(args) => cli::assemble(args),
+        Command::Factor(args) => cli::factor(args),
+        Command::Solve(args) => cli::solve(args),
         Command::View(args) => viewer::run(args),
     }
 }
@@ -78,7 +105,15 @@ fn info() -> Result<()> {
     println!("GL_VENDOR            {}", i.vendor);
     println!("GL_RENDERER          {}", i.renderer);
     println!("GL_VERSION           {}", i.version);
-    println!("GL_MAX_TEXTURE_SIZE  {}", i.max_texture_size);
+    println!(
+        "GL_MAX_TEXTURE_SIZE  {}{}",
+        i.max_texture_size,
+        if std::env::var_os(symraster::gl::MAX_TEXTURE_SIZE_ENV).is_some() {
+            " (lowered by SYMRASTER_MAX_TEXTURE_SIZE)"
+        } else {
+            ""
+        }
+    );
     println!(
         "EGL device           {} of {}{}",
         i.egl_device_index,
@@ -86,6 +121,7 @@ fn info() -> Result<()> {
         if i.software { " (software)" } else { "" }
     );
     println!("largest m            {full} (full), {packed} (packed)");
+    println!("CPU                  {}", cli::cpu_model());
     println!(
         "CPU threads          {}",
         std::thread::available_parallelism().map_or(1, |n| n.get())

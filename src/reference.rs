@@ -33,7 +33,7 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
     let mut l = c.lower_triangle();
     for k in 0..m {
         let pivot = l[(k, k)];
-        if !(pivot > 0.0) {
+        if pivot.is_nan() || pivot <= 0.0 {
             return Err(Error::NotPositiveDefinite {
                 column: k,
                 pivot: pivot as f32,
@@ -50,6 +50,41 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
         }
     }
     Ok(l)
+}
+
+/// LU without pivoting (Doolittle), in place: the unit-lower L below the diagonal, U on and
+/// above it. A zero pivot gives [`Error::ZeroPivot`] with its column.
+pub fn lu_no_pivoting(a: &Matrix<f64>) -> Result<Matrix<f64>> {
+    let m = a.rows();
+    assert_eq!(a.cols(), m, "LU needs a square matrix");
+    let mut lu = a.clone();
+    for k in 0..m {
+        let pivot = lu[(k, k)];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return Err(Error::ZeroPivot {
+                column: k,
+                pivot: pivot as f32,
+            });
+        }
+        for i in k + 1..m {
+            lu[(i, k)] /= pivot;
+        }
+        for i in k + 1..m {
+            for j in k + 1..m {
+                lu[(i, j)] -= lu[(i, k)] * lu[(k, j)];
+            }
+        }
+    }
+    Ok(lu)
+}
+
+/// L·U from a combined LU matrix (unit-lower L below the diagonal, U on and above).
+pub fn multiply_lu(lu: &Matrix<f64>) -> Matrix<f64> {
+    let m = lu.rows();
+    Matrix::from_fn(m, m, |i, j| {
+        let l = |i: usize, k: usize| if i == k { 1.0 } else { lu[(i, k)] };
+        (0..=i.min(j)).map(|k| l(i, k) * lu[(k, j)]).sum()
+    })
 }
 
 /// L·Lᵀ in f64, for backward-error checks.

@@ -31,3 +31,12 @@ pub fn well_conditioned_spd(rng: &mut impl Rng, m: usize) -> Matrix<f32> {
     });
     c.to_f32()
 }
+
+/// A strictly diagonally dominant m x m matrix (entries uniform in (−1, 1), diagonal m + 1):
+/// LU without pivoting is stable on it.
+pub fn diagonally_dominant(rng: &mut impl Rng, m: usize) -> Matrix<f32> {
+    Matrix::from_fn(m, m, |i, j| {
+        let x: f32 = rng.random_range(-1.0..1.0);
+        if i == j { m as f32 + 1.0 } else { x }
+    })
+}

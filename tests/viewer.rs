@@ -80,13 +80,14 @@ fn recorder_writes_one_frame_per_pass_plus_the_initial_state() {
 /// pass outline or the highlight frame is drawn over it.
 fn check_frame(
     gpu: &Gpu,
+    format: Format,
     operation: Operation,
     m: usize,
     seed: u64,
     p: usize,
     frame: &image::RgbaImage,
 ) {
-    let mut session = Session::new(gpu, operation, Format::Full, Problem::random(m, seed)).unwrap();
+    let mut session = Session::new(gpu, operation, format, Problem::random(m, seed)).unwrap();
     session.seek(p).unwrap();
     let snapshot = session.snapshot().unwrap();
     let layout = FrameLayout::new(&snapshot, &ViewState::default(), SIZE);
@@ -126,14 +127,20 @@ fn check_frame(
 fn frame_pixels_are_the_colormap_of_the_texture_contents() {
     let gpu = Gpu::new().unwrap();
     let (m, seed) = (6, 11);
-    for operation in [Operation::Cholesky, Operation::Assembly] {
-        let dir = tempfile::tempdir().unwrap();
-        let done = view::record(&gpu, &recording(operation, m, seed), dir.path()).unwrap();
-        let last = done.passes;
-        for p in [0, 1, 4, last / 2, last] {
-            let frame = image::open(&done.frames[p]).unwrap().to_rgba8();
-            assert_eq!(frame.dimensions(), SIZE);
-            check_frame(&gpu, operation, m, seed, p, &frame);
+    for format in [Format::Full, Format::Packed] {
+        for operation in [Operation::Cholesky, Operation::Assembly] {
+            let dir = tempfile::tempdir().unwrap();
+            let rec = Recording {
+                format,
+                ..recording(operation, m, seed)
+            };
+            let done = view::record(&gpu, &rec, dir.path()).unwrap();
+            let last = done.passes;
+            for p in [0, 1, 4, last / 2, last] {
+                let frame = image::open(&done.frames[p]).unwrap().to_rgba8();
+                assert_eq!(frame.dimensions(), SIZE);
+                check_frame(&gpu, format, operation, m, seed, p, &frame);
+            }
         }
     }
 }

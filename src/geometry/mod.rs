@@ -7,7 +7,10 @@
 
 pub mod assembly;
 pub mod cholesky;
+pub mod lu;
+pub mod packed;
 mod plan;
+pub mod soft_exec;
 pub mod soft_raster;
 
 pub use plan::{Kernel, Pass, Plan, Target};

@@ -43,7 +43,7 @@ impl Kernel {
         }
     }
 
-    /// Which texture the kernel draws into.
+    /// The texture the kernel draws into by default (a plan may direct a copy elsewhere).
     pub fn target(self) -> Target {
         match self {
             Kernel::ColumnScaling => Target::ScaledColumn,
@@ -64,11 +64,23 @@ pub enum Target {
     Source,
 }
 
+impl Target {
+    /// Where a pass into this target reads the ping-pong pair: the other texture of it.
+    pub fn reads(self) -> Target {
+        match self {
+            Target::Source => Target::Target,
+            _ => Target::Source,
+        }
+    }
+}
+
 /// One draw: a kernel over a range of the plan's vertices, at step `step`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pass {
     /// The kernel run by the fragments.
     pub kernel: Kernel,
+    /// The texture drawn into; kernels that read the pair read the other texture of it.
+    pub target: Target,
     /// The algorithm's step k (the matrix column, 0-based).
     pub step: usize,
     /// Viewport (width, height) in pixels.
@@ -89,10 +101,22 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Appends a pass drawing `vertices`.
+    /// Appends a pass drawing `vertices` into the kernel's default target.
     pub fn push(
         &mut self,
         kernel: Kernel,
+        step: usize,
+        viewport: (usize, usize),
+        vertices: &[Vertex],
+    ) {
+        self.push_into(kernel, kernel.target(), step, viewport, vertices);
+    }
+
+    /// Appends a pass drawing `vertices` into `target`.
+    pub fn push_into(
+        &mut self,
+        kernel: Kernel,
+        target: Target,
         step: usize,
         viewport: (usize, usize),
         vertices: &[Vertex],
@@ -101,6 +125,7 @@ impl Plan {
         self.vertices.extend_from_slice(vertices);
         self.passes.push(Pass {
             kernel,
+            target,
             step,
             viewport,
             vertices: start..self.vertices.len(),
@@ -113,6 +138,7 @@ impl Plan {
         let last = self.passes.last().expect("a copy follows a pass").clone();
         self.passes.push(Pass {
             kernel: Kernel::Copy,
+            target: Target::Source,
             swap_after: false,
             ..last
         });

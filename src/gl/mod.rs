@@ -11,7 +11,7 @@ mod vertex_array;
 
 pub use context::{Context, DeviceInfo};
 pub use framebuffer::Framebuffer;
-pub use headless::{DEVICE_ENV, HeadlessContext};
+pub use headless::{DEVICE_ENV, HeadlessContext, MAX_TEXTURE_SIZE_ENV};
 pub use ping_pong::{PingPong, RenderTexture};
 pub use program::Program;
 pub use texture::Texture;

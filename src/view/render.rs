@@ -555,7 +555,7 @@ impl Renderer {
                 .collect::<Result<_>>()?;
             self.heatmaps_of = Some(snapshot.id);
         }
-        let (overlay, rest) = self.overlays(snapshot, view, &layout);
+        let (overlay, thumbs, rest) = self.overlays(snapshot, view, &layout);
         let gl = self.ctx.gl();
         let (w, h) = (size.0 as i32, size.1 as i32);
         unsafe {
@@ -596,6 +596,10 @@ impl Renderer {
         self.solid.set_viewport(size.0 as f32, size.1 as f32);
         self.scissor(layout.large().map(|p| p.clip), size);
         self.upload_and_draw(&overlay);
+        for (clip, batch) in &thumbs {
+            self.scissor(Some(*clip), size);
+            self.upload_and_draw(batch);
+        }
         self.scissor(None, size);
         self.upload_and_draw(&rest);
         unsafe {
@@ -642,13 +646,15 @@ impl Renderer {
         }
     }
 
-    /// The solid geometry: (clipped to the large view, everything else).
+    /// The solid geometry: (clipped to the large view, clipped to each thumbnail, the rest).
+    #[allow(clippy::type_complexity)]
     fn overlays(
         &self,
         snapshot: &Snapshot,
         view: &ViewState,
         layout: &FrameLayout,
-    ) -> (Batch, Batch) {
+    ) -> (Batch, Vec<(Rect, Batch)>, Batch) {
+        let mut thumbs = Vec::new();
         let mut clipped = Batch::default();
         let mut rest = Batch::default();
         let (w, h) = (layout.size.0 as f32, layout.size.1 as f32);
@@ -765,7 +771,15 @@ impl Renderer {
                 );
             }
             if let Some(o) = outline.filter(|o| o.panel == place.panel) {
-                draw_outline(&mut rest, place, &o.triangles, 1.0);
+                let mut batch = Batch::default();
+                draw_outline(&mut batch, place, &o.triangles, 1.0);
+                let clip = Rect {
+                    x: r.x - 3.0,
+                    y: r.y - 3.0,
+                    w: r.w + 6.0,
+                    h: r.h + 6.0,
+                };
+                thumbs.push((clip, batch));
             }
         }
 
@@ -792,7 +806,7 @@ impl Renderer {
                 );
             }
         }
-        (clipped, rest)
+        (clipped, thumbs, rest)
     }
 }
 

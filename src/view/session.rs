@@ -399,7 +399,7 @@ impl<'g> Session<'g> {
         }
         let outline = self.last_pass.as_ref().map(|pass| {
             // The texture the pass drew into, after any swap that followed it.
-            let panel = match pass.kernel.target() {
+            let panel = match pass.target {
                 Target::ScaledColumn => 3,
                 Target::Target => {
                     if pass.swap_after {

@@ -1,0 +1,616 @@
+//! NumPy's `.npy` format (versions 1.0, 2.0 and 3.0): a careful reader for float32/float64
+//! arrays in C or Fortran order, and a writer of little-endian C-order arrays.
+//!
+//! The reader never trusts the header: every length is checked against the bytes actually
+//! present before anything is allocated, and the header's Python-literal dictionary is parsed
+//! with a depth limit, so arbitrary bytes give an error, never a panic (see the property tests).
+
+use super::{Array, Element, ParseError, Precision};
+use std::io::Write;
+
+/// The six bytes every .npy file starts with.
+const MAGIC: &[u8; 6] = b"\x93NUMPY";
+/// Deepest nesting accepted in the header's literal (numpy's own headers nest two deep).
+const MAX_DEPTH: usize = 16;
+
+/// Parses a whole .npy file held in memory.
+pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(malformed(
+            "it does not start with the .npy magic bytes \\x93NUMPY",
+        ));
+    }
+    let (major, minor) = match bytes.get(6..8) {
+        Some(v) => (v[0], v[1]),
+        None => return Err(malformed("truncated before the format version")),
+    };
+    let (header_start, header_len) = match major {
+        1 => match bytes.get(8..10) {
+            Some(b) => (10, u16::from_le_bytes([b[0], b[1]]) as usize),
+            None => return Err(malformed("truncated before the header length")),
+        },
+        2 | 3 => match bytes.get(8..12) {
+            Some(b) => (12, u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize),
+            None => return Err(malformed("truncated before the header length")),
+        },
+        _ => {
+            return Err(malformed(format!(
+                "format version {major}.{minor} is not one of 1.0, 2.0, 3.0"
+            )));
+        }
+    };
+    let data_start = header_start + header_len;
+    let header = bytes.get(header_start..data_start).ok_or_else(|| {
+        malformed(format!(
+            "truncated in the header: it claims {header_len} bytes but only {} follow",
+            bytes.len().saturating_sub(header_start)
+        ))
+    })?;
+    let header = std::str::from_utf8(header)
+        .map_err(|e| malformed(format!("the header is not text ({e})")))?;
+    let header = Header::parse(header)?;
+    let precision = header.precision;
+    let count = header
+        .shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .and_then(|c| c.checked_mul(precision.bytes()).map(|_| c))
+        .ok_or_else(|| {
+            malformed(format!(
+                "shape {} is too large to address",
+                shape_text(&header.shape)
+            ))
+        })?;
+    let payload = &bytes[data_start..];
+    let need = count * precision.bytes();
+    if payload.len() < need {
+        return Err(malformed(format!(
+            "truncated: shape {} of {} needs {need} bytes of data, but only {} follow the header",
+            shape_text(&header.shape),
+            precision.numpy_name(),
+            payload.len()
+        )));
+    }
+    if payload.len() > need {
+        return Err(malformed(format!(
+            "{} unexpected bytes after the {need} bytes of data that shape {} of {} needs",
+            payload.len() - need,
+            shape_text(&header.shape),
+            precision.numpy_name()
+        )));
+    }
+    let values: Vec<f64> = match precision {
+        Precision::F32 => payload
+            .chunks_exact(4)
+            .map(|c| {
+                let b = [c[0], c[1], c[2], c[3]];
+                f64::from(if header.big_endian {
+                    f32::from_be_bytes(b)
+                } else {
+                    f32::from_le_bytes(b)
+                })
+            })
+            .collect(),
+        Precision::F64 => payload
+            .chunks_exact(8)
+            .map(|c| {
+                let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
+                if header.big_endian {
+                    f64::from_be_bytes(b)
+                } else {
+                    f64::from_le_bytes(b)
+                }
+            })
+            .collect(),
+    };
+    let data = if header.fortran_order {
+        fortran_to_c(&header.shape, &values)
+    } else {
+        values
+    };
+    Ok(Array {
+        shape: header.shape,
+        data,
+        precision,
+    })
+}
+
+/// Writes a little-endian, C-order .npy (version 1.0) array of the given shape.
+pub fn write<T: Element>(w: &mut impl Write, shape: &[usize], data: &[T]) -> std::io::Result<()> {
+    debug_assert_eq!(shape.iter().product::<usize>(), data.len());
+    let shape_literal = match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape_literal}, }}",
+        T::NPY_DESCR
+    );
+    // numpy pads the header with spaces and a newline so that the data starts 64-byte aligned.
+    let unpadded = MAGIC.len() + 2 + 2 + header.len() + 1;
+    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    header.push('\n');
+    let header_len = u16::try_from(header.len()).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "array has too many dimensions for a .npy 1.0 header",
+        )
+    })?;
+    w.write_all(MAGIC)?;
+    w.write_all(&[1, 0])?;
+    w.write_all(&header_len.to_le_bytes())?;
+    w.write_all(header.as_bytes())?;
+    let mut bytes = Vec::with_capacity(std::mem::size_of_val(data));
+    for &x in data {
+        x.extend_le_bytes(&mut bytes);
+    }
+    w.write_all(&bytes)
+}
+
+fn malformed(detail: impl Into<String>) -> ParseError {
+    ParseError::Malformed(detail.into())
+}
+
+/// "(3, 4)" as numpy writes shapes.
+fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Reorders column-major (Fortran) data of any rank into row-major (C) order.
+fn fortran_to_c(shape: &[usize], values: &[f64]) -> Vec<f64> {
+    if shape.len() < 2 {
+        return values.to_vec();
+    }
+    // Fortran strides: the first index varies fastest.
+    let mut strides = vec![1usize; shape.len()];
+    for k in 1..shape.len() {
+        strides[k] = strides[k - 1] * shape[k - 1];
+    }
+    let mut index = vec![0usize; shape.len()];
+    let mut out = Vec::with_capacity(values.len());
+    for _ in 0..values.len() {
+        let offset: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+        out.push(values[offset]);
+        // Advance the C-order index: the last index varies fastest.
+        for k in (0..shape.len()).rev() {
+            index[k] += 1;
+            if index[k] < shape[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    out
+}
+
+/// What the header dictionary says.
+struct Header {
+    precision: Precision,
+    big_endian: bool,
+    fortran_order: bool,
+    shape: Vec<usize>,
+}
+
+impl Header {
+    fn parse(text: &str) -> Result<Self, ParseError> {
+        let mut parser = Parser {
+            s: text.as_bytes(),
+            pos: 0,
+        };
+        let literal = parser.value(0)?;
+        parser.skip_space();
+        if parser.pos != parser.s.len() {
+            return Err(malformed(format!(
+                "unexpected text after the header dictionary at header byte {}",
+                parser.pos
+            )));
+        }
+        let Literal::Dict(entries) = literal else {
+            return Err(malformed("the header is not a Python dictionary"));
+        };
+        let (mut descr, mut fortran, mut shape) = (None, None, None);
+        for (key, value) in entries {
+            match key {
+                Literal::Str(k) if k == "descr" => descr = Some(value),
+                Literal::Str(k) if k == "fortran_order" => fortran = Some(value),
+                Literal::Str(k) if k == "shape" => shape = Some(value),
+                other => {
+                    return Err(malformed(format!(
+                        "the header has an unexpected key {}",
+                        other.describe()
+                    )));
+                }
+            }
+        }
+        let missing = |k: &str| malformed(format!("the header has no '{k}' key"));
+        let (precision, big_endian) = parse_descr(descr.ok_or_else(|| missing("descr"))?)?;
+        let fortran_order = match fortran.ok_or_else(|| missing("fortran_order"))? {
+            Literal::Bool(b) => b,
+            other => {
+                return Err(malformed(format!(
+                    "'fortran_order' must be True or False, not {}",
+                    other.describe()
+                )));
+            }
+        };
+        let shape = match shape.ok_or_else(|| missing("shape"))? {
+            Literal::Tuple(items) => items
+                .into_iter()
+                .map(|item| match item {
+                    Literal::Int(n) => usize::try_from(n)
+                        .map_err(|_| malformed(format!("shape entry {n} is too large"))),
+                    other => Err(malformed(format!(
+                        "'shape' entries must be non-negative integers, not {}",
+                        other.describe()
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            other => {
+                return Err(malformed(format!(
+                    "'shape' must be a tuple, not {}",
+                    other.describe()
+                )));
+            }
+        };
+        Ok(Header {
+            precision,
+            big_endian,
+            fortran_order,
+            shape,
+        })
+    }
+}
+
+/// Reads a numpy type string such as `<f8`; only float32 and float64 are taken.
+fn parse_descr(descr: Literal) -> Result<(Precision, bool), ParseError> {
+    let text = match descr {
+        Literal::Str(s) => s,
+        Literal::List(_) => {
+            return Err(ParseError::UnsupportedType(
+                "a structured dtype (record array)".into(),
+            ));
+        }
+        other => {
+            return Err(malformed(format!(
+                "'descr' must be a type string, not {}",
+                other.describe()
+            )));
+        }
+    };
+    let unsupported = |what: &str| {
+        Err(ParseError::UnsupportedType(format!(
+            "dtype '{text}' ({what})"
+        )))
+    };
+    let (order, rest) = match text.chars().next() {
+        Some(c @ ('<' | '>' | '=' | '|')) => (c, &text[1..]),
+        _ => ('=', text.as_str()),
+    };
+    let mut chars = rest.chars();
+    let kind = chars.next();
+    let size = chars.as_str().parse::<usize>().ok();
+    let big_endian = match order {
+        '>' => true,
+        '<' => false,
+        _ => cfg!(target_endian = "big"),
+    };
+    match (kind, size) {
+        (Some('f'), Some(4)) => Ok((Precision::F32, big_endian)),
+        (Some('f'), Some(8)) => Ok((Precision::F64, big_endian)),
+        (Some('f'), Some(_)) => unsupported("a float size other than 4 or 8 bytes"),
+        (Some('i' | 'u'), Some(_)) => unsupported("integer"),
+        (Some('c'), Some(_)) => unsupported("complex"),
+        (Some('b' | '?'), _) => unsupported("boolean"),
+        (Some('U' | 'S' | 'a'), _) => unsupported("text"),
+        (Some('O'), _) => unsupported("Python objects"),
+        (Some('M' | 'm'), _) => unsupported("date/time"),
+        (Some('V'), _) => unsupported("raw bytes"),
+        _ => Err(malformed(format!("'descr' {text:?} is not a numpy type"))),
+    }
+}
+
+/// The Python literals a .npy header can hold.
+enum Literal {
+    Str(String),
+    Bool(bool),
+    Int(u64),
+    None,
+    Tuple(Vec<Literal>),
+    List(Vec<Literal>),
+    Dict(Vec<(Literal, Literal)>),
+}
+
+impl Literal {
+    fn describe(&self) -> String {
+        match self {
+            Literal::Str(s) => format!("the string {s:?}"),
+            Literal::Bool(b) => (if *b { "True" } else { "False" }).to_string(),
+            Literal::Int(n) => format!("the number {n}"),
+            Literal::None => "None".into(),
+            Literal::Tuple(items) => format!("a tuple of {} items", items.len()),
+            Literal::List(items) => format!("a list of {} items", items.len()),
+            Literal::Dict(_) => "a dictionary".into(),
+        }
+    }
+}
+
+/// A recursive-descent parser for the subset of Python literals numpy writes.
+struct Parser<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn skip_space(&mut self) {
+        while self.pos < self.s.len() && self.s[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.s.get(self.pos).copied()
+    }
+
+    fn error(&self, what: &str) -> ParseError {
+        malformed(format!(
+            "the header is not a valid Python literal: {what} at header byte {}",
+            self.pos
+        ))
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Literal, ParseError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error("nested too deeply"));
+        }
+        match self.peek() {
+            None => Err(self.error("unexpected end")),
+            Some(b'{') => {
+                self.pos += 1;
+                let mut entries = Vec::new();
+                loop {
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        return Ok(Literal::Dict(entries));
+                    }
+                    let key = self.value(depth + 1)?;
+                    if self.peek() != Some(b':') {
+                        return Err(self.error("expected ':'"));
+                    }
+                    self.pos += 1;
+                    let value = self.value(depth + 1)?;
+                    entries.push((key, value));
+                    match self.peek() {
+                        Some(b',') => self.pos += 1,
+                        Some(b'}') => {}
+                        _ => return Err(self.error("expected ',' or '}'")),
+                    }
+                }
+            }
+            Some(open @ (b'(' | b'[')) => {
+                let close = if open == b'(' { b')' } else { b']' };
+                self.pos += 1;
+                let mut items = Vec::new();
+                loop {
+                    if self.peek() == Some(close) {
+                        self.pos += 1;
+                        return Ok(if open == b'(' {
+                            Literal::Tuple(items)
+                        } else {
+                            Literal::List(items)
+                        });
+                    }
+                    items.push(self.value(depth + 1)?);
+                    match self.peek() {
+                        Some(b',') => self.pos += 1,
+                        Some(c) if c == close => {}
+                        _ => return Err(self.error("expected ',' or a closing bracket")),
+                    }
+                }
+            }
+            Some(quote @ (b'\'' | b'"')) => {
+                self.pos += 1;
+                let start = self.pos;
+                while self.pos < self.s.len() && self.s[self.pos] != quote {
+                    if self.s[self.pos] == b'\\' {
+                        return Err(self.error("escape sequences are not expected"));
+                    }
+                    self.pos += 1;
+                }
+                if self.pos >= self.s.len() {
+                    return Err(self.error("unterminated string"));
+                }
+                let text = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
+                self.pos += 1;
+                Ok(Literal::Str(text))
+            }
+            Some(c) if c.is_ascii_digit() => {
+                let start = self.pos;
+                while self.pos < self.s.len() && self.s[self.pos].is_ascii_digit() {
+                    self.pos += 1;
+                }
+                let digits = std::str::from_utf8(&self.s[start..self.pos]).unwrap_or("");
+                let n = digits
+                    .parse::<u64>()
+                    .map_err(|_| self.error("integer too large"))?;
+                // Python 2 wrote long integers with an L suffix.
+                if self.s.get(self.pos) == Some(&b'L') {
+                    self.pos += 1;
+                }
+                Ok(Literal::Int(n))
+            }
+            Some(_) => {
+                for (word, literal) in [
+                    (&b"True"[..], Literal::Bool(true)),
+                    (&b"False"[..], Literal::Bool(false)),
+                    (&b"None"[..], Literal::None),
+                ] {
+                    if self.s[self.pos..].starts_with(word) {
+                        self.pos += word.len();
+                        return Ok(literal);
+                    }
+                }
+                Err(self.error("unexpected character"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A .npy file with a hand-written header and raw data bytes.
+    fn npy(version: u8, header: &str, data: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend([version, 0]);
+        if version == 1 {
+            out.extend((header.len() as u16).to_le_bytes());
+        } else {
+            out.extend((header.len() as u32).to_le_bytes());
+        }
+        out.extend(header.as_bytes());
+        out.extend(data);
+        out
+    }
+
+    fn f64_bytes(v: &[f64], big: bool) -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| {
+                if big {
+                    x.to_be_bytes()
+                } else {
+                    x.to_le_bytes()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn writer_output_reads_back_and_is_aligned() {
+        let mut buf = Vec::new();
+        write(&mut buf, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.5]).unwrap();
+        let header_len = u16::from_le_bytes([buf[8], buf[9]]) as usize;
+        assert_eq!((10 + header_len) % 64, 0);
+        assert_eq!(buf[10 + header_len - 1], b'\n');
+        let a = parse(&buf).unwrap();
+        assert_eq!(a.shape, vec![2, 3]);
+        assert_eq!(a.precision, Precision::F32);
+        assert_eq!(a.data, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.5]);
+
+        let mut buf = Vec::new();
+        write(&mut buf, &[3], &[0.1f64, -2.0, 1e300]).unwrap();
+        let a = parse(&buf).unwrap();
+        assert_eq!(a.shape, vec![3]);
+        assert_eq!(a.data, vec![0.1, -2.0, 1e300]);
+    }
+
+    #[test]
+    fn fortran_order_and_big_endian_and_versions() {
+        // The 2x3 matrix [[1,2,3],[4,5,6]] stored column by column.
+        let col_major = [1.0, 4.0, 2.0, 5.0, 3.0, 6.0];
+        for (version, big) in [(1, false), (2, true), (3, false)] {
+            let descr = if big { ">f8" } else { "<f8" };
+            let header =
+                format!("{{'descr': '{descr}', 'fortran_order': True, 'shape': (2, 3), }}\n");
+            let a = parse(&npy(version, &header, &f64_bytes(&col_major, big))).unwrap();
+            assert_eq!(a.shape, vec![2, 3]);
+            assert_eq!(a.data, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        }
+        // Rank 3 in Fortran order: element (i, j, k) at i + 2j + 4k.
+        let values: Vec<f64> = (0..8).map(f64::from).collect();
+        let c = fortran_to_c(&[2, 2, 2], &values);
+        assert_eq!(c, vec![0.0, 4.0, 2.0, 6.0, 1.0, 5.0, 3.0, 7.0]);
+    }
+
+    #[test]
+    fn rejects_what_it_should_with_a_reason() {
+        let ok_header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }";
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (b"PK\x03\x04".to_vec(), "magic"),
+            (MAGIC.to_vec(), "version"),
+            (npy(4, ok_header, &[]), "version 4.0"),
+            (
+                npy(1, ok_header, &[0; 8]),
+                "truncated: shape (2,) of float64 needs 16 bytes",
+            ),
+            (npy(1, ok_header, &[0; 17]), "1 unexpected bytes"),
+            (
+                npy(
+                    1,
+                    "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+                    &[0; 16],
+                ),
+                "'<i8' (integer)",
+            ),
+            (
+                npy(
+                    1,
+                    "{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }",
+                    &[0; 16],
+                ),
+                "complex",
+            ),
+            (
+                npy(
+                    1,
+                    "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (1,), }",
+                    &[0; 8],
+                ),
+                "structured",
+            ),
+            (
+                npy(1, "{'descr': '<f8', 'shape': (2,), }", &[0; 16]),
+                "no 'fortran_order'",
+            ),
+            (
+                npy(
+                    1,
+                    "{'descr': '<f8', 'fortran_order': False, 'shape': (2,)",
+                    &[0; 16],
+                ),
+                "expected ','",
+            ),
+            (
+                npy(
+                    1,
+                    "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999, 99999999999), }",
+                    &[],
+                ),
+                "too large",
+            ),
+            (npy(1, &"[".repeat(100), &[]), "nested too deeply"),
+        ];
+        for (bytes, expected) in cases {
+            let e = parse(&bytes).unwrap_err().to_string();
+            assert!(e.contains(expected), "expected {expected:?} in {e:?}");
+        }
+        // A header length past the end of the file.
+        let mut bytes = npy(1, ok_header, &[0; 16]);
+        bytes[8] = 0xff;
+        bytes[9] = 0xff;
+        assert!(
+            parse(&bytes)
+                .unwrap_err()
+                .to_string()
+                .contains("truncated in the header")
+        );
+    }
+}

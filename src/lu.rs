@@ -1,0 +1,95 @@
+//! LU without pivoting on the GPU: the comparison of Fig 9 (Galoppo et al.'s LU-GPU), built
+//! from the same kernels as Cholesky.
+
+use crate::Gpu;
+use crate::error::{Error, Result};
+use crate::execution::Execution;
+use crate::geometry;
+use crate::gl::PingPong;
+use crate::layout::{Format, Layout};
+use crate::matrix::{Matrix, check_finite};
+
+/// A combined LU factor: unit-lower L strictly below the diagonal, U on and above it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LuFactors {
+    /// The combined matrix, as LAPACK's getrf stores it (here without row interchanges).
+    pub lu: Matrix<f32>,
+}
+
+impl LuFactors {
+    /// The unit-lower-triangular L.
+    pub fn l(&self) -> Matrix<f32> {
+        let lu = &self.lu;
+        Matrix::from_fn(lu.rows(), lu.cols(), |i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Greater => lu[(i, j)],
+            std::cmp::Ordering::Equal => 1.0,
+            std::cmp::Ordering::Less => 0.0,
+        })
+    }
+
+    /// The upper-triangular U.
+    pub fn u(&self) -> Matrix<f32> {
+        let lu = &self.lu;
+        Matrix::from_fn(
+            lu.rows(),
+            lu.cols(),
+            |i, j| if j >= i { lu[(i, j)] } else { 0.0 },
+        )
+    }
+}
+
+impl Gpu {
+    /// LU without pivoting of the square `a` (full format only). Meant for matrices that need
+    /// no pivoting (diagonally dominant ones); a zero pivot gives [`Error::ZeroPivot`].
+    pub fn lu(&self, a: &Matrix<f32>) -> Result<LuFactors> {
+        let mut run = self.start_lu(a)?;
+        run.finish()?;
+        let m = a.rows();
+        let data = run.pair().source().texture().download()?;
+        let lu = Matrix::from_row_major(m, m, data)?;
+        for k in 0..m {
+            let pivot = lu[(k, k)];
+            if pivot == 0.0 || !pivot.is_finite() {
+                return Err(Error::ZeroPivot { column: k, pivot });
+            }
+        }
+        if let Some(p) = lu.as_slice().iter().position(|x| !x.is_finite()) {
+            return Err(Error::NonFiniteResult {
+                row: p / m,
+                col: p % m,
+            });
+        }
+        Ok(LuFactors { lu })
+    }
+
+    /// Uploads `a` and prepares the LU passes without running them.
+    pub fn start_lu(&self, a: &Matrix<f32>) -> Result<Execution<'_>> {
+        let (m, n) = a.shape();
+        if m == 0 || n == 0 {
+            return Err(Error::Empty {
+                input: "A".into(),
+                rows: m,
+                cols: n,
+            });
+        }
+        if m != n {
+            return Err(Error::Shape(format!(
+                "LU needs a square matrix, got {m}x{n}"
+            )));
+        }
+        check_finite("A", a)?;
+        let layout = Layout::checked(m, Format::Full, self.info().max_texture_size)?;
+        let ctx = self.context();
+        let pair = PingPong::new(ctx, m, m)?;
+        pair.source().texture().upload(a.as_slice())?;
+        pair.target().texture().fill(0.0)?;
+        Execution::new(
+            ctx,
+            self.kernels(),
+            geometry::lu::full_plan(m),
+            layout,
+            pair,
+            None,
+        )
+    }
+}
