@@ -127,6 +127,15 @@ pub enum Error {
         max_packed: usize,
     },
 
+    /// A file (a recorded frame, a screenshot) could not be written.
+    #[error("could not write {path}: {detail}")]
+    Output {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// What failed.
+        detail: String,
+    },
+
     /// A buffer's length does not match the matrix order it should hold.
     #[error("{what} of order {n} holds {expected} values, but {actual} were given")]
     Length {

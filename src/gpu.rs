@@ -54,7 +54,10 @@ impl From<Format> for Options {
 /// Not `Send`: make one `Gpu` per thread that needs one.
 pub struct Gpu {
     kernels: Kernels,
-    headless: HeadlessContext,
+    context: Context,
+    info: DeviceInfo,
+    // The EGL context when this Gpu made its own; declared last so it outlives the kernels.
+    _headless: Option<HeadlessContext>,
 }
 
 impl Gpu {
@@ -70,18 +73,31 @@ impl Gpu {
     }
 
     fn from_headless(headless: HeadlessContext) -> Result<Self> {
-        let kernels = Kernels::new(headless.context())?;
-        Ok(Self { kernels, headless })
+        let mut gpu = Self::from_context(headless.context().clone(), headless.info().clone())?;
+        gpu._headless = Some(headless);
+        Ok(gpu)
+    }
+
+    /// Compiles the kernels on an existing context (a window's, for the viewer), which must be
+    /// current on this thread and stay alive as long as this `Gpu`.
+    pub fn from_context(context: Context, info: DeviceInfo) -> Result<Self> {
+        let kernels = Kernels::new(&context)?;
+        Ok(Self {
+            kernels,
+            context,
+            info,
+            _headless: None,
+        })
     }
 
     /// What the driver reported: vendor, renderer, version, texture limit.
     pub fn info(&self) -> &DeviceInfo {
-        self.headless.info()
+        &self.info
     }
 
     /// The GL handle, for callers that drive textures themselves.
     pub fn context(&self) -> &Context {
-        self.headless.context()
+        &self.context
     }
 
     /// The compiled kernels.

@@ -35,6 +35,7 @@ pub mod rfp;
 pub mod tables;
 pub mod testing;
 pub mod timing;
+pub mod view;
 
 pub use error::{Error, Result};
 pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};

@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::time::Instant;
 use symraster::{Format, Gpu, reference, relative_error, testing};
 
+mod viewer;
+
 #[derive(Parser)]
 #[command(
     name = "symraster",
@@ -65,12 +67,15 @@ enum Command {
         #[arg(long, default_value = "figures")]
         out: std::path::PathBuf,
     },
+    /// Watch assembly or Cholesky pass by pass: every texture as a heatmap, the pass's
+    /// triangles outlined (a window; or PNG frames with --record DIR, no display needed).
+    View(viewer::ViewArgs),
 }
 
 /// What every file command says about files.
 const FILES_HELP: &str = "Files: .npy (float32 or float64, C or Fortran order) or Matrix Market .mtx (array real general or symmetric); vectors may be 1-D or a single row or column. The output's format follows its extension. Outputs are written only after the computation succeeds, through a temporary file renamed into place: a failed run leaves no file and does not touch an existing one. Exit status 0 on success, 1 with one line on stderr on error.";
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum FormatArg {
     Full,
     Packed,
@@ -102,6 +107,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Solve(args) => cli::solve(args),
         Command::Reproduce(args) => cli::reproduce::reproduce(args),
         Command::Tables { sizes, out } => tables(&sizes, &out),
+        Command::View(args) => viewer::run(args),
     }
 }
 

@@ -32,7 +32,9 @@ pub struct DeviceInfo {
 }
 
 impl Context {
-    pub(crate) fn new(gl: glow::Context) -> Self {
+    /// Wraps a glow context that is current on this thread: the headless one, or a window's
+    /// (the viewer), so the kernels can run on whichever context will display their textures.
+    pub fn new(gl: glow::Context) -> Self {
         Self { gl: Rc::new(gl) }
     }
 

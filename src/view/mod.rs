@@ -1,0 +1,19 @@
+//! The visual debugger's engine, with no window: step a run of assembly or Cholesky pass by
+//! pass ([`Session`]), read every texture back ([`Snapshot`]) and compose a frame of heatmaps
+//! with the pass's triangles outlined ([`Renderer`]), on screen or into PNG files
+//! ([`record`]). The window itself (winit) lives in the binary, so nothing here makes an
+//! event loop.
+
+pub mod colormap;
+mod record;
+mod render;
+mod session;
+
+pub use record::{FRAME_PREFIX, Offscreen, Recorded, Recording, frame_name, record};
+pub use render::{
+    FrameLayout, HELP, Place, Rect, Renderer, Selection, ViewState, format_value, heatmap,
+    read_pixels,
+};
+pub use session::{
+    Operation, Outline, Panel, PanelKind, Problem, Session, Snapshot, other_format, texel_entries,
+};

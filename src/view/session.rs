@@ -1,0 +1,494 @@
+//! A run of assembly or Cholesky that can be stepped, rewound and inspected texture by texture.
+
+use super::colormap::Range;
+use crate::error::Result;
+use crate::execution::Execution;
+use crate::geometry::{Pass, Target, Vertex};
+use crate::gpu::{Gpu, check_factor};
+use crate::layout::{Format, Layout};
+use crate::matrix::{Matrix, relative_error};
+use crate::{reference, testing};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The operation shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// Algorithm 3: C = A·diag(d)·Aᵀ, lower triangle.
+    Assembly,
+    /// Algorithm 5: the Cholesky factor L of C.
+    #[default]
+    Cholesky,
+}
+
+impl Operation {
+    /// The other operation.
+    pub fn other(self) -> Self {
+        match self {
+            Operation::Assembly => Operation::Cholesky,
+            Operation::Cholesky => Operation::Assembly,
+        }
+    }
+
+    /// The matrix held by the ping-pong pair: C or L.
+    fn matrix_name(self) -> &'static str {
+        match self {
+            Operation::Assembly => "C",
+            Operation::Cholesky => "L",
+        }
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operation::Assembly => "assembly",
+            Operation::Cholesky => "Cholesky",
+        })
+    }
+}
+
+/// The other format.
+pub fn other_format(format: Format) -> Format {
+    match format {
+        Format::Full => Format::Packed,
+        Format::Packed => Format::Full,
+    }
+}
+
+/// A seeded random problem: A (m x 2m) and d uniform in (0, 1) for assembly, a
+/// well-conditioned SPD C for Cholesky.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    /// The seed it was made from.
+    pub seed: u64,
+    /// A, m x n.
+    pub a: Matrix<f32>,
+    /// The diagonal of D², n entries.
+    pub d: Vec<f32>,
+    /// The SPD matrix factored.
+    pub c: Matrix<f32>,
+}
+
+impl Problem {
+    /// The problem of order m made from `seed`.
+    pub fn random(m: usize, seed: u64) -> Self {
+        let mut rng = testing::rng(seed);
+        let a = testing::uniform_matrix(&mut rng, m, 2 * m);
+        let d = testing::uniform_vector(&mut rng, 2 * m);
+        let c = testing::well_conditioned_spd(&mut rng, m);
+        Self { seed, a, d, c }
+    }
+
+    /// Order m.
+    pub fn order(&self) -> usize {
+        self.c.rows()
+    }
+}
+
+/// For every texel of a layout's texture, the lower-triangle entry (i, j) it holds, if any:
+/// the inverse of [`Layout::texel_of`]. Texels holding nothing are unused storage.
+pub fn texel_entries(layout: Layout) -> Vec<Option<(usize, usize)>> {
+    let (w, h) = layout.texture_size();
+    let mut out = vec![None; w * h];
+    for i in 0..layout.order() {
+        for j in 0..=i {
+            let (x, y) = layout.texel_of(i, j);
+            out[y * w + x] = Some((i, j));
+        }
+    }
+    out
+}
+
+/// What a panel shows: which texture, and how its texels map to entries.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PanelKind {
+    /// One texture of the ping-pong pair (`index` 0 is the one that starts as source), holding
+    /// the lower triangle in `layout`; `entries` is [`texel_entries`] of it.
+    Matrix {
+        /// Which physical texture of the pair.
+        index: usize,
+        /// Its layout.
+        layout: Layout,
+        /// The entry at each texel.
+        entries: Vec<Option<(usize, usize)>>,
+    },
+    /// A, n x m texture, texel (k, i) = A(i, k).
+    A,
+    /// d, n x 1, texel (k, 0) = d(k).
+    D,
+    /// b, m x 1, texel (i, 0) = b(i) (Kernel 1's output).
+    B,
+}
+
+/// One texture's contents as read back between passes.
+#[derive(Clone, Debug)]
+pub struct Panel {
+    /// Short name: "C_S", "L_T", "A", "b", "d".
+    pub name: String,
+    /// What it is, for the label.
+    pub description: String,
+    /// What it is.
+    pub kind: PanelKind,
+    /// Width in texels.
+    pub width: usize,
+    /// Height in texels.
+    pub height: usize,
+    /// Texel (x, y) is `data[y * width + x]`.
+    pub data: Vec<f32>,
+    /// The range of the finite values at texels that hold entries (None if there are none).
+    pub range: Option<Range>,
+}
+
+impl Panel {
+    /// The value at texel (x, y).
+    pub fn value(&self, x: usize, y: usize) -> f32 {
+        self.data[y * self.width + x]
+    }
+
+    /// Whether texel (x, y) holds an entry of the matrix or vector.
+    pub fn holds_entry(&self, x: usize, y: usize) -> bool {
+        match &self.kind {
+            PanelKind::Matrix { entries, .. } => entries[y * self.width + x].is_some(),
+            _ => true,
+        }
+    }
+
+    /// One line saying what texel (x, y) holds: its position, the entry and the value.
+    pub fn describe(&self, x: usize, y: usize) -> String {
+        let v = self.value(x, y);
+        let value = if v.is_nan() {
+            "NaN".to_string()
+        } else {
+            format!("{v:.6}")
+        };
+        let entry = match &self.kind {
+            PanelKind::Matrix { entries, .. } => match entries[y * self.width + x] {
+                Some((i, j)) => format!("entry ({i}, {j})"),
+                None => "no entry (unused)".to_string(),
+            },
+            PanelKind::A => format!("A({y}, {x})"),
+            PanelKind::D => format!("d({x})"),
+            PanelKind::B => format!("b({x})"),
+        };
+        format!("{} texel ({x}, {y}) = {entry}: {value}", self.name)
+    }
+}
+
+/// The outline of a pass: its triangles on the panel of the texture it wrote.
+#[derive(Clone, Debug)]
+pub struct Outline {
+    /// Index into [`Snapshot::panels`].
+    pub panel: usize,
+    /// Triangle vertices (x, y) in texels of that texture, three per triangle.
+    pub triangles: Vec<[f32; 2]>,
+}
+
+/// Every texture of a run at one position, with the pass that led there.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Unique per snapshot taken, so renderers know when to refresh their heatmaps.
+    pub id: u64,
+    /// The operation.
+    pub operation: Operation,
+    /// The storage format.
+    pub format: Format,
+    /// Order m.
+    pub m: usize,
+    /// Passes run so far.
+    pub position: usize,
+    /// Passes in the plan.
+    pub passes: usize,
+    /// The last pass run, if any.
+    pub last_pass: Option<Pass>,
+    /// The textures: the pair first (physical order), then A, b, d for assembly.
+    pub panels: Vec<Panel>,
+    /// Where the last pass drew.
+    pub outline: Option<Outline>,
+    /// When done: relative error of the result against the CPU f64 reference.
+    pub error: Option<f64>,
+}
+
+impl Snapshot {
+    /// The status line: operation, format, m, pass number, step k and kernel.
+    pub fn status(&self) -> String {
+        let head = format!(
+            "{} {} m={} | pass {}/{}",
+            self.operation, self.format, self.m, self.position, self.passes
+        );
+        let pass = match &self.last_pass {
+            Some(p) => {
+                let written = self
+                    .outline
+                    .as_ref()
+                    .map(|o| self.panels[o.panel].name.as_str())
+                    .unwrap_or("?");
+                format!(" | k={} {} -> {written}", p.step, p.kernel.name())
+            }
+            None => " | initial state".to_string(),
+        };
+        let done = match self.error {
+            Some(e) => format!(" | done, rel. error vs CPU f64 {e:.2e}"),
+            None => String::new(),
+        };
+        format!("{head}{pass}{done}")
+    }
+}
+
+/// A run being watched: an [`Execution`] on a problem, with NaN-poisoned textures so texels
+/// no pass wrote stand out.
+pub struct Session<'g> {
+    gpu: &'g Gpu,
+    operation: Operation,
+    format: Format,
+    problem: Problem,
+    run: Execution<'g>,
+    /// GL names of the pair's textures at the start: physical texture 0 starts as the source.
+    physical: [glow::Texture; 2],
+    last_pass: Option<Pass>,
+}
+
+impl<'g> Session<'g> {
+    /// Prepares `operation` on `problem` in `format` (errors as the library's start_* do, e.g.
+    /// [`crate::Error::Unsupported`] for a format without a plan).
+    pub fn new(
+        gpu: &'g Gpu,
+        operation: Operation,
+        format: Format,
+        problem: Problem,
+    ) -> Result<Self> {
+        let run = start(gpu, operation, format, &problem)?;
+        let physical = [
+            run.pair().source().texture().raw(),
+            run.pair().target().texture().raw(),
+        ];
+        Ok(Self {
+            gpu,
+            operation,
+            format,
+            problem,
+            run,
+            physical,
+            last_pass: None,
+        })
+    }
+
+    /// The operation.
+    pub fn operation(&self) -> Operation {
+        self.operation
+    }
+
+    /// The format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The problem.
+    pub fn problem(&self) -> &Problem {
+        &self.problem
+    }
+
+    /// The GPU it runs on.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+
+    /// Passes run so far.
+    pub fn position(&self) -> usize {
+        self.run.position()
+    }
+
+    /// Passes in the plan.
+    pub fn pass_count(&self) -> usize {
+        self.run.plan().passes.len()
+    }
+
+    /// True when every pass has run.
+    pub fn is_done(&self) -> bool {
+        self.run.is_done()
+    }
+
+    /// The execution (plan, layout, textures).
+    pub fn execution(&self) -> &Execution<'g> {
+        &self.run
+    }
+
+    /// Runs the next pass; false when there was none.
+    pub fn step(&mut self) -> Result<bool> {
+        match self.run.step()? {
+            Some(pass) => {
+                self.last_pass = Some(pass);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Goes to position `p` (clamped to the plan): steps forward, or re-runs from the start
+    /// when `p` is behind (cheap at the small m the viewer is for).
+    pub fn seek(&mut self, p: usize) -> Result<()> {
+        let p = p.min(self.pass_count());
+        if p < self.position() {
+            let fresh = Session::new(self.gpu, self.operation, self.format, self.problem.clone())?;
+            *self = fresh;
+        }
+        while self.position() < p {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// Which physical texture (0 or 1) is the pair's source now.
+    fn source_index(&self) -> usize {
+        usize::from(self.run.pair().source().texture().raw() != self.physical[0])
+    }
+
+    /// Reads every texture back (waits for the GPU).
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        let layout = self.run.layout();
+        let entries = texel_entries(layout);
+        let pair = self.run.pair();
+        let source = self.source_index();
+        let mat = self.operation.matrix_name();
+        let mut panels = Vec::new();
+        for index in 0..2 {
+            let (texture, role, what) = if index == source {
+                (pair.source().texture(), "S", "source (passes read it)")
+            } else {
+                (pair.target().texture(), "T", "target (passes write it)")
+            };
+            let data = texture.download()?;
+            let range = Range::of(
+                data.iter()
+                    .zip(&entries)
+                    .filter(|(_, e)| e.is_some())
+                    .map(|(v, _)| *v),
+            );
+            panels.push(Panel {
+                name: format!("{mat}_{role}"),
+                description: format!("{what}, texture {index}"),
+                kind: PanelKind::Matrix {
+                    index,
+                    layout,
+                    entries: entries.clone(),
+                },
+                width: texture.width(),
+                height: texture.height(),
+                data,
+                range,
+            });
+        }
+        if let Some(inputs) = self.run.inputs() {
+            for (name, description, kind, texture) in [
+                ("A", "A, texel (k, i) = A(i, k)", PanelKind::A, &inputs.a),
+                ("b", "b = A(:, k) * d(k)", PanelKind::B, inputs.b.texture()),
+                ("d", "d, the diagonal of D^2", PanelKind::D, &inputs.d),
+            ] {
+                let data = texture.download()?;
+                let range = Range::of(data.iter().copied());
+                panels.push(Panel {
+                    name: name.into(),
+                    description: description.into(),
+                    kind,
+                    width: texture.width(),
+                    height: texture.height(),
+                    data,
+                    range,
+                });
+            }
+        }
+        let outline = self.last_pass.as_ref().map(|pass| {
+            // The texture the pass drew into, after any swap that followed it.
+            let panel = match pass.target {
+                Target::ScaledColumn => 3,
+                Target::Target => {
+                    if pass.swap_after {
+                        source
+                    } else {
+                        1 - source
+                    }
+                }
+                Target::Source => {
+                    if pass.swap_after {
+                        1 - source
+                    } else {
+                        source
+                    }
+                }
+            };
+            let triangles = self
+                .run
+                .plan()
+                .vertices_of(pass)
+                .iter()
+                .map(|v: &Vertex| v.position)
+                .collect();
+            Outline { panel, triangles }
+        });
+        let error = if self.is_done() {
+            Some(self.result_error()?)
+        } else {
+            None
+        };
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        Ok(Snapshot {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            operation: self.operation,
+            format: self.format,
+            m: self.problem.order(),
+            position: self.position(),
+            passes: self.pass_count(),
+            last_pass: self.last_pass.clone(),
+            panels,
+            outline,
+            error,
+        })
+    }
+
+    /// The relative error of the current result against the CPU f64 reference (NaN-poisoned
+    /// texels that should have been written make it NaN).
+    pub fn result_error(&self) -> Result<f64> {
+        let got = self.gpu.download_lower(&self.run)?;
+        Ok(match self.operation {
+            Operation::Assembly => {
+                let d: Vec<f64> = self.problem.d.iter().map(|&x| x as f64).collect();
+                relative_error(&got, &reference::assemble(&self.problem.a.to_f64(), &d))
+            }
+            Operation::Cholesky => {
+                if check_factor(&got).is_err() {
+                    return Ok(f64::NAN);
+                }
+                let want = reference::cholesky(&self.problem.c.to_f64())?;
+                relative_error(&got, &want)
+            }
+        })
+    }
+}
+
+/// Starts the library's execution and poisons every texel no input fills with NaN.
+fn start<'g>(
+    gpu: &'g Gpu,
+    operation: Operation,
+    format: Format,
+    problem: &Problem,
+) -> Result<Execution<'g>> {
+    let run = match operation {
+        Operation::Assembly => gpu.start_assembly(&problem.a, &problem.d, format)?,
+        Operation::Cholesky => gpu.start_cholesky(&problem.c, format)?,
+    };
+    // The source keeps what the library uploaded (zero for assembly, C for Cholesky) at the
+    // texels that hold entries; every other texel, and the whole target, becomes NaN.
+    let source = run.pair().source().texture();
+    let mut data = source.download()?;
+    for (v, entry) in data.iter_mut().zip(texel_entries(run.layout())) {
+        if entry.is_none() {
+            *v = f32::NAN;
+        }
+    }
+    source.upload(&data)?;
+    run.pair().target().texture().fill(f32::NAN)?;
+    if let Some(inputs) = run.inputs() {
+        inputs.b.texture().fill(f32::NAN)?;
+    }
+    Ok(run)
+}

@@ -1,0 +1,186 @@
+//! `symraster view` as a program: the clear failure without a display, `--record` from the
+//! command line, and a real window under Xvfb whose own framebuffer is read back.
+//!
+//! The Xvfb test starts `Xvfb` itself on a free display number. Under CI (CI=true) a missing
+//! or failing Xvfb fails the test; elsewhere it is skipped with a message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_symraster");
+
+fn headless() -> Command {
+    let mut c = Command::new(BIN);
+    c.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    c
+}
+
+#[test]
+fn view_without_display_fails_suggesting_record_or_xvfb() {
+    let out = headless().args(["view", "-m", "4"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--record"), "{err}");
+    assert!(err.to_lowercase().contains("xvfb"), "{err}");
+    assert!(err.contains("DISPLAY"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn view_record_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = dir.path().join("frames");
+    let out = headless()
+        .args([
+            "view", "--op", "assembly", "-m", "3", "--size", "480x300", "--record",
+        ])
+        .arg(&frames)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Assembly with n = 2m = 6 columns: two passes per column, plus the initial state.
+    let count = std::fs::read_dir(&frames).unwrap().count();
+    assert_eq!(count, 13);
+    let frame = image::open(frames.join("frame_00012.png")).unwrap();
+    assert_eq!((frame.width(), frame.height()), (480, 300));
+
+    // Packed: either recorded, or refused with the library's Unsupported message.
+    let out = headless()
+        .args(["view", "--format", "packed", "-m", "3", "--record"])
+        .arg(dir.path().join("packed"))
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("not supported"), "{err}");
+    }
+}
+
+/// A running Xvfb, killed on drop.
+struct Xvfb {
+    child: Child,
+    display: String,
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_xvfb() -> Result<Xvfb, String> {
+    for n in 90..140 {
+        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+        let lock = PathBuf::from(format!("/tmp/.X{n}-lock"));
+        if socket.exists() || lock.exists() {
+            continue;
+        }
+        let child = Command::new("Xvfb")
+            .args([
+                &format!(":{n}"),
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run Xvfb ({e}); install it: apt-get install xvfb"))?;
+        let mut xvfb = Xvfb {
+            child,
+            display: format!(":{n}"),
+        };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(15) {
+            if socket.exists() {
+                return Ok(xvfb);
+            }
+            if let Ok(Some(status)) = xvfb.child.try_wait() {
+                // Lost a race for this display number: try the next one.
+                if status.success() || lock.exists() {
+                    break;
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(xvfb);
+    }
+    Err("Xvfb did not start on any display :90 to :139".into())
+}
+
+fn check_screenshot(path: &Path) {
+    let image = image::open(path).unwrap().to_rgba8();
+    assert_eq!(image.dimensions(), (1024, 640));
+    let mut colours = std::collections::HashSet::new();
+    let mut background = 0usize;
+    let mut outline = 0usize;
+    for p in image.pixels() {
+        let c = [p.0[0], p.0[1], p.0[2]];
+        colours.insert(c);
+        background += usize::from(c == [18, 18, 22]);
+        outline += usize::from(c == [255, 48, 48]);
+    }
+    let total = (image.width() * image.height()) as usize;
+    assert!(
+        colours.len() > 30,
+        "only {} colours: blank window?",
+        colours.len()
+    );
+    assert!(
+        background < total * 8 / 10,
+        "{background} of {total} pixels are background"
+    );
+    assert!(
+        outline > 20,
+        "the pass outline is missing ({outline} pixels)"
+    );
+    // Some heatmap texels are viridis colours.
+    let viridis: std::collections::HashSet<[u8; 3]> = (0..256)
+        .map(|i| symraster::view::colormap::viridis(i as f32 / 255.0))
+        .collect();
+    let on_map = image
+        .pixels()
+        .filter(|p| viridis.contains(&[p.0[0], p.0[1], p.0[2]]))
+        .count();
+    assert!(on_map > total / 10, "only {on_map} viridis pixels");
+}
+
+#[test]
+fn window_under_xvfb_steps_and_screenshots_its_framebuffer() {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    let xvfb = match start_xvfb() {
+        Ok(x) => x,
+        Err(why) if ci => panic!("CI must run the window test, but {why}"),
+        Err(why) => {
+            eprintln!("SKIPPED window_under_xvfb_steps_and_screenshots_its_framebuffer: {why}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("window.png");
+    let out = Command::new(BIN)
+        .env("DISPLAY", &xvfb.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["view", "--op", "assembly", "-m", "10", "--size", "1024x640"])
+        .args(["--auto-steps", "10", "--screenshot"])
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("pass 10/40"), "{stdout}");
+    check_screenshot(&shot);
+}
