@@ -48,9 +48,9 @@ impl Sizes {
     /// About five minutes on a 2-core machine with llvmpipe.
     pub fn quick() -> Self {
         Self {
-            fig8: vec![64, 128, 256, 384, 512, 768],
-            fig9: vec![64, 128, 256, 512, 768, 1024],
-            tables: vec![64, 128, 256, 512],
+            fig8: vec![64, 128, 256, 512, 768, 1024],
+            fig9: vec![64, 128, 256, 512, 768, 1024, 1536],
+            tables: vec![64, 128, 256, 512, 1024],
         }
     }
 
