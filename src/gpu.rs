@@ -6,7 +6,7 @@ use crate::geometry::{self, Plan};
 use crate::gl::{Context, DeviceInfo, HeadlessContext, PingPong, RenderTexture, Texture};
 use crate::kernels::Kernels;
 use crate::layout::{Format, Layout, max_packed_order};
-use crate::matrix::{Matrix, check_finite, check_finite_vec};
+use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty, check_square};
 
 /// How a GPU operation is carried out. The paper's method is the default; faster methods past
 /// the paper will sit beside it here.
@@ -144,14 +144,8 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Execution<'_>> {
         let options = options.into();
+        check_non_empty("A", a)?;
         let (m, n) = a.shape();
-        if m == 0 || n == 0 {
-            return Err(Error::Empty {
-                input: "A".into(),
-                rows: m,
-                cols: n,
-            });
-        }
         if d.len() != n {
             return Err(Error::Shape(format!(
                 "A is {m}x{n}, so d needs {n} entries (one per column of A), but has {}",
@@ -190,17 +184,8 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Execution<'_>> {
         let options = options.into();
-        let (m, n) = c.shape();
-        if m == 0 || n == 0 {
-            return Err(Error::Empty {
-                input: "C".into(),
-                rows: m,
-                cols: n,
-            });
-        }
-        if m != n {
-            return Err(Error::Shape(format!("C must be square, but is {m}x{n}")));
-        }
+        check_square("C", c, "(a symmetric matrix)")?;
+        let m = c.rows();
         check_finite("C (lower triangle)", &c.lower_triangle())?;
         let layout = Layout::checked(m, options.format, self.info().max_texture_size)?;
         let plan = cholesky_plan(layout, options.method)?;

@@ -14,7 +14,7 @@
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Options};
 use crate::layout::Format;
-use crate::matrix::{Matrix, check_finite, check_finite_vec};
+use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
 use std::time::{Duration, Instant};
 
 /// Options of [`Gpu::solve_weighted_least_squares`]: the GPU's format and method, and
@@ -192,14 +192,8 @@ impl Gpu {
 /// Checks a least-squares problem: A non-empty, d and b with one entry per column of A, all
 /// finite.
 pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
+    check_non_empty("A", a)?;
     let (m, n) = a.shape();
-    if m == 0 || n == 0 {
-        return Err(Error::Empty {
-            input: "A".into(),
-            rows: m,
-            cols: n,
-        });
-    }
     for (name, v) in [("d", d), ("b", b)] {
         if v.len() != n {
             return Err(Error::Shape(format!(

@@ -7,7 +7,7 @@ use crate::execution::Execution;
 use crate::geometry;
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout};
-use crate::matrix::{Matrix, check_finite};
+use crate::matrix::{Matrix, check_finite, check_square};
 
 /// A combined LU factor: unit-lower L strictly below the diagonal, U on and above it.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,19 +64,8 @@ impl Gpu {
 
     /// Uploads `a` and prepares the LU passes without running them.
     pub fn start_lu(&self, a: &Matrix<f32>) -> Result<Execution<'_>> {
-        let (m, n) = a.shape();
-        if m == 0 || n == 0 {
-            return Err(Error::Empty {
-                input: "A".into(),
-                rows: m,
-                cols: n,
-            });
-        }
-        if m != n {
-            return Err(Error::Shape(format!(
-                "LU needs a square matrix, got {m}x{n}"
-            )));
-        }
+        check_square("A", a, "for LU")?;
+        let m = a.rows();
         check_finite("A", a)?;
         let layout = Layout::checked(m, Format::Full, self.info().max_texture_size)?;
         let ctx = self.context();

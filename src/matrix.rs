@@ -209,6 +209,30 @@ impl<T: Copy> From<Matrix<T>> for Vec<T> {
     }
 }
 
+/// Checks that a matrix has at least one row and one column.
+pub(crate) fn check_non_empty<T>(input: &str, m: &Matrix<T>) -> Result<()> {
+    if m.rows == 0 || m.cols == 0 {
+        return Err(Error::Empty {
+            input: input.to_string(),
+            rows: m.rows,
+            cols: m.cols,
+        });
+    }
+    Ok(())
+}
+
+/// Checks that a matrix is square and not empty; `what` says why it must be square.
+pub(crate) fn check_square<T>(input: &str, m: &Matrix<T>, what: &str) -> Result<()> {
+    check_non_empty(input, m)?;
+    if m.rows != m.cols {
+        return Err(Error::Shape(format!(
+            "{input} must be square {what}, but is {}x{}",
+            m.rows, m.cols
+        )));
+    }
+    Ok(())
+}
+
 /// Checks that every value is finite, naming the input and the first bad position.
 pub(crate) fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
     if let Some(p) = m.as_slice().iter().position(|&x| !x.into().is_finite()) {
