@@ -2,9 +2,7 @@
 
 mod common;
 
-use common::{U32, gpu, widen};
-use std::collections::BTreeSet;
-use symraster::geometry::{Kernel, Pass};
+use common::{U32, gpu, run_with_poisoned_targets, widen};
 use symraster::{Error, Format, Matrix, reference, relative_error, testing};
 
 const SIZES: [usize; 10] = [1, 2, 3, 4, 7, 16, 33, 64, 100, 257];
@@ -204,96 +202,6 @@ fn bad_inputs_get_specific_errors() {
     assert!(matches!(e, Error::NonFiniteInput { .. }), "{e}");
 }
 
-/// Texels (x, y) a full-format pass must write, from the algorithm's index ranges.
-fn intended_full(pass: &Pass, m: usize) -> BTreeSet<(usize, usize)> {
-    let k = pass.step;
-    let mut set = BTreeSet::new();
-    match pass.kernel {
-        Kernel::ColumnScaling => (0..m).for_each(|x| {
-            set.insert((x, 0));
-        }),
-        Kernel::OuterProductAddition => {
-            for i in 0..m {
-                for j in 0..=i {
-                    set.insert((j, i));
-                }
-            }
-        }
-        Kernel::SquareRoot => {
-            set.insert((k, k));
-        }
-        Kernel::Normalization => (k + 1..m).for_each(|i| {
-            set.insert((k, i));
-        }),
-        Kernel::OuterProductSubtraction => {
-            for i in k + 1..m {
-                for j in k + 1..=i {
-                    set.insert((j, i));
-                }
-            }
-        }
-        Kernel::Copy => unreachable!("copies are checked against the pass they copy"),
-    }
-    set
-}
-
-/// Runs a whole execution, poisoning each pass's target with NaN first: the texels that come
-/// out finite must be exactly the intended ones. The poisoned texels are then restored so the
-/// run stays valid, and its result is checked at the end by the caller.
-fn run_with_poisoned_targets(run: &mut symraster::execution::Execution<'_>, m: usize) {
-    let mut last_drawn = None;
-    while let Some(pass) = run.next_pass().cloned() {
-        let target = run.target_of(&pass);
-        let (w, _) = (target.width(), target.height());
-        let before = target.download().unwrap();
-        target.fill(f32::NAN).unwrap();
-        run.step().unwrap();
-        let target = run_target_after(run, &pass);
-        let after = target.download().unwrap();
-        let written: BTreeSet<(usize, usize)> = after
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| !v.is_nan())
-            .map(|(p, _)| (p % w, p / w))
-            .collect();
-        let intended = if pass.kernel == Kernel::Copy {
-            intended_full(last_drawn.as_ref().unwrap(), m)
-        } else {
-            intended_full(&pass, m)
-        };
-        assert_eq!(
-            written,
-            intended,
-            "m={m}: {} pass at step {} wrote the wrong texels",
-            pass.kernel.name(),
-            pass.step
-        );
-        // Restore the texels the pass did not write.
-        let merged: Vec<f32> = after
-            .iter()
-            .zip(&before)
-            .map(|(&a, &b)| if a.is_nan() { b } else { a })
-            .collect();
-        target.upload(&merged).unwrap();
-        if pass.kernel != Kernel::Copy {
-            last_drawn = Some(pass);
-        }
-    }
-}
-
-/// The texture `pass` wrote, looked up after the step (which may have swapped the pair).
-fn run_target_after<'a>(
-    run: &'a symraster::execution::Execution<'_>,
-    pass: &Pass,
-) -> &'a symraster::gl::Texture {
-    if pass.swap_after {
-        // After the swap the written target is the new source.
-        run.pair().source().texture()
-    } else {
-        run.target_of(pass)
-    }
-}
-
 #[test]
 fn every_pass_writes_exactly_its_pixels() {
     let gpu = gpu();
@@ -303,14 +211,14 @@ fn every_pass_writes_exactly_its_pixels() {
         let a = testing::uniform_matrix(&mut rng, m, n);
         let d = testing::uniform_vector(&mut rng, n);
         let mut run = gpu.start_assembly(&a, &d, Format::Full).unwrap();
-        run_with_poisoned_targets(&mut run, m);
+        run_with_poisoned_targets(&mut run);
         let c = gpu.download_lower(&run).unwrap();
         let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         assert!(relative_error(&c, &c_ref) < 1e-5);
 
         let spd = testing::well_conditioned_spd(&mut rng, m);
         let mut run = gpu.start_cholesky(&spd, Format::Full).unwrap();
-        run_with_poisoned_targets(&mut run, m);
+        run_with_poisoned_targets(&mut run);
         let l = gpu.download_lower(&run).unwrap();
         let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
         assert!(relative_error(&l, &l_ref) < 1e-5, "m={m}");

@@ -1,7 +1,10 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use symraster::Gpu;
+use std::collections::BTreeSet;
+use symraster::execution::Execution;
+use symraster::geometry::{Kernel, Pass};
+use symraster::{Gpu, Layout};
 
 /// Unit roundoff of f32.
 pub const U32: f64 = 5.960_464_477_539_063e-8; // 2^-24
@@ -17,4 +20,69 @@ pub fn gpu() -> Gpu {
 /// The f64 widening of an f32 slice.
 pub fn widen(v: &[f32]) -> Vec<f64> {
     v.iter().map(|&x| x as f64).collect()
+}
+
+/// Texels a pass must write (full or packed), from Algorithms 3 and 5's index ranges and the layout.
+pub fn intended(layout: Layout, pass: &Pass) -> BTreeSet<(usize, usize)> {
+    let (m, k) = (layout.order(), pass.step);
+    let lower = |from: usize| -> BTreeSet<_> {
+        (from..m)
+            .flat_map(|i| (from..=i).map(move |j| layout.texel_of(i, j)))
+            .collect()
+    };
+    match pass.kernel {
+        Kernel::ColumnScaling => (0..m).map(|x| (x, 0)).collect(),
+        Kernel::OuterProductAddition => lower(0),
+        Kernel::SquareRoot => [layout.texel_of(k, k)].into(),
+        Kernel::Normalization => (k + 1..m).map(|i| layout.texel_of(i, k)).collect(),
+        Kernel::OuterProductSubtraction => lower(k + 1),
+        Kernel::Copy => unreachable!("copies are checked against the pass they copy"),
+    }
+}
+
+/// Runs every pass with its target poisoned with NaN first: the texels that come out not NaN
+/// must be exactly the intended ones. The texels the pass left alone are then restored, so the
+/// run stays valid and its result can be checked at the end.
+pub fn run_with_poisoned_targets(run: &mut Execution<'_>) {
+    let layout = run.layout();
+    let mut last_drawn: Option<Pass> = None;
+    while let Some(pass) = run.next_pass().cloned() {
+        let target = run.target_of(&pass);
+        let w = target.width();
+        let before = target.download().unwrap();
+        target.fill(f32::NAN).unwrap();
+        run.step().unwrap();
+        let target = if pass.swap_after {
+            run.pair().source().texture()
+        } else {
+            run.target_of(&pass)
+        };
+        let after = target.download().unwrap();
+        let written: BTreeSet<(usize, usize)> = (0..after.len())
+            .filter(|&p| !after[p].is_nan())
+            .map(|p| (p % w, p / w))
+            .collect();
+        let drawn = if pass.kernel == Kernel::Copy {
+            last_drawn.as_ref().expect("a copy follows a pass")
+        } else {
+            &pass
+        };
+        assert_eq!(
+            written,
+            intended(layout, drawn),
+            "m={}: {} pass at step {} wrote the wrong texels",
+            layout.order(),
+            pass.kernel.name(),
+            pass.step
+        );
+        let merged: Vec<f32> = after
+            .iter()
+            .zip(&before)
+            .map(|(&a, &b)| if a.is_nan() { b } else { a })
+            .collect();
+        target.upload(&merged).unwrap();
+        if pass.kernel != Kernel::Copy {
+            last_drawn = Some(pass);
+        }
+    }
 }
