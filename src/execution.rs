@@ -30,6 +30,9 @@ pub struct Execution<'k> {
     pair: PingPong,
     inputs: Option<AssemblyInputs>,
     next: usize,
+    /// The program and viewport set by the last pass of the current `step`/`finish` call, so
+    /// consecutive passes of one kernel and size do not set them again.
+    bound: Option<(Kernel, (usize, usize))>,
 }
 
 impl<'k> Execution<'k> {
@@ -52,6 +55,7 @@ impl<'k> Execution<'k> {
             pair,
             inputs,
             next: 0,
+            bound: None,
         })
     }
 
@@ -109,6 +113,8 @@ impl<'k> Execution<'k> {
         let Some(pass) = self.plan.passes.get(self.next).cloned() else {
             return Ok(None);
         };
+        // Other code may have drawn since the last call: set everything afresh.
+        self.bound = None;
         self.vertex_array.bind();
         self.draw(&pass);
         self.next += 1;
@@ -119,6 +125,7 @@ impl<'k> Execution<'k> {
 
     /// Runs every remaining pass, checking GL errors once at the end.
     pub fn finish(&mut self) -> Result<()> {
+        self.bound = None;
         self.vertex_array.bind();
         while let Some(pass) = self.plan.passes.get(self.next) {
             let pass = pass.clone();
@@ -135,10 +142,13 @@ impl<'k> Execution<'k> {
 
     fn draw(&mut self, pass: &Pass) {
         let gl = self.ctx.gl();
-        let program = self.kernels.get(pass.kernel);
-        program.bind();
         let (w, h) = pass.viewport;
-        program.set_viewport(w as f32, h as f32);
+        if self.bound.replace((pass.kernel, pass.viewport)) != Some((pass.kernel, pass.viewport)) {
+            let program = self.kernels.get(pass.kernel);
+            program.bind();
+            program.set_viewport(w as f32, h as f32);
+            unsafe { gl.viewport(0, 0, w as i32, h as i32) };
+        }
         let pair_input = |t: Target| match t {
             Target::Source => self.pair.source().texture(),
             _ => self.pair.target().texture(),
@@ -168,7 +178,6 @@ impl<'k> Execution<'k> {
             Target::Target => self.pair.target().framebuffer().bind(),
             Target::Source => self.pair.source().framebuffer().bind(),
         }
-        unsafe { gl.viewport(0, 0, w as i32, h as i32) };
         self.vertex_array
             .draw(pass.vertices.start, pass.vertices.len());
         if pass.swap_after {
