@@ -5,13 +5,11 @@
 //! writes the output through a temporary file renamed into place (`symraster::io`): a failure
 //! at any step leaves no file behind and an existing output untouched.
 
-pub mod pending;
 pub mod reproduce;
 
 use crate::FormatArg;
 use anyhow::{Result, bail};
 use clap::Args;
-use pending::SolveSettings;
 use std::path::{Path, PathBuf};
 use symraster::{Error, Format, Gpu, Layout, Matrix, io};
 
@@ -131,7 +129,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     fits(&gpu, m, format)?;
     let l = gpu.cholesky(&c, format)?;
     if args.rfp {
-        let rfp = pending::rfp_of_lower(&l)?;
+        let rfp = symraster::rfp::from_lower(&l)?;
         io::write_vector(&args.output, &rfp)?;
     } else {
         io::write_matrix(&args.output, &l)?;
@@ -171,13 +169,13 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     let gpu = Gpu::new()?;
     let format = Format::from(args.format);
     fits(&gpu, m, format)?;
-    let settings = SolveSettings {
-        format,
-        tol: args.tol,
-        max_iter: args.max_iter as usize,
-    };
-    let outcome = pending::solve_weighted_least_squares(&gpu, &a, &d, &b, settings)?;
-    let residual = outcome.residuals.last().copied().unwrap_or(f64::NAN);
+    let options = symraster::SolveOptions::new()
+        .format(format)
+        .epsilon(args.tol)
+        .max_iterations(args.max_iter as usize);
+    let outcome = gpu.solve_weighted_least_squares(&a, &d, &b, &options)?;
+    // The paper's stopping quantity ‖rᵏ‖₂/‖xᵏ⁺¹‖₂, the one --tol bounds.
+    let residual = outcome.criteria.last().copied().unwrap_or(f64::NAN);
     if !outcome.converged {
         bail!(
             "refinement did not reach --tol {:e} in {} iterations (final residual {residual:.3e}); \
