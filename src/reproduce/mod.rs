@@ -172,6 +172,7 @@ pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
             crate::tables::DEFAULT_SEED,
         )?;
         report.files.extend(tables.files);
+        progress.done(config.sizes.tables.iter().map(|&m| cost_tables(m)).sum());
     }
     progress.finish();
     let device = device_text(gpu, config);
@@ -495,6 +496,10 @@ fn vendor_label(rows: &[VendorRow], what: &str) -> String {
 /// Relative cost units for the progress estimate: fragments drawn.
 fn cost_assembly(m: usize) -> u64 {
     (m as u64).pow(3) * 2
+}
+
+fn cost_tables(m: usize) -> u64 {
+    (m as u64).pow(3) * 4 // two tables, each an assembly (n = 2m) and a Cholesky
 }
 
 fn cost_cholesky(m: usize) -> u64 {
