@@ -15,7 +15,7 @@ pub use sysinfo::{cpu_model, utc_date};
 use crate::baseline;
 use crate::error::{Error, Result};
 use crate::timing::{median, time_finish};
-use crate::{Format, Gpu, Matrix, testing};
+use crate::{Format, Gpu, testing};
 use faer::Mat;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
@@ -556,9 +556,4 @@ impl Progress {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
-}
-
-/// A symmetric positive definite test matrix for timing, as the host matrix type.
-pub fn timing_matrix(m: usize) -> Matrix<f32> {
-    testing::diagonally_dominant_spd(&mut testing::rng(m as u64), m)
 }
