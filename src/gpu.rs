@@ -188,13 +188,27 @@ impl Gpu {
         let m = c.rows();
         check_finite("C (lower triangle)", &c.lower_triangle())?;
         let layout = Layout::checked(m, options.format, self.info().max_texture_size)?;
-        let plan = cholesky_plan(layout, options.method)?;
-        let ctx = self.context();
+        self.start_cholesky_texels(layout, options.method, &layout.pack(c, 0.0))
+    }
+
+    /// Uploads texture contents already in `layout` into L_S and prepares Algorithm 5.
+    pub(crate) fn start_cholesky_texels(
+        &self,
+        layout: Layout,
+        method: Method,
+        texels: &[f32],
+    ) -> Result<Execution<'_>> {
         let (w, h) = layout.texture_size();
-        let pair = PingPong::new(ctx, w, h)?;
-        pair.source().texture().upload(&layout.pack(c, 0.0))?;
+        let pair = PingPong::new(self.context(), w, h)?;
+        pair.source().texture().upload(texels)?;
+        self.cholesky_on(layout, method, pair)
+    }
+
+    /// Prepares Algorithm 5 on a pair whose source holds C: the target starts at zero.
+    fn cholesky_on(&self, layout: Layout, method: Method, pair: PingPong) -> Result<Execution<'_>> {
+        let plan = cholesky_plan(layout, method)?;
         pair.target().texture().fill(0.0)?;
-        Execution::new(ctx, &self.kernels, plan, layout, pair, None)
+        Execution::new(self.context(), &self.kernels, plan, layout, pair, None)
     }
 
     /// The Cholesky factor L of C = A·diag(d)·Aᵀ with C kept on the GPU: Algorithm 3, then
@@ -209,12 +223,8 @@ impl Gpu {
         let options = options.into();
         let mut run = self.start_assembly(a, d, options)?;
         let layout = run.layout();
-        let plan = cholesky_plan(layout, options.method)?;
         run.finish()?;
-        let pair = run.into_pair();
-        // The state start_cholesky would upload: C in the source, zeros in the target.
-        pair.target().texture().fill(0.0)?;
-        let mut run = Execution::new(self.context(), &self.kernels, plan, layout, pair, None)?;
+        let mut run = self.cholesky_on(layout, options.method, run.into_pair())?;
         run.finish()?;
         let l = self.download_lower(&run)?;
         check_factor(&l)?;
@@ -249,13 +259,17 @@ pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
 /// Finds the first column whose pivot is not positive (like LAPACK's potrf INFO, but 0-based)
 /// or, failing that, the first non-finite entry.
 pub fn check_factor(l: &Matrix<f32>) -> Result<()> {
-    let m = l.rows();
+    check_factor_entries(l.rows(), |i, j| l[(i, j)])
+}
+
+/// [`check_factor`] on any storage of an m x m lower-triangular factor, read through `entry`.
+pub(crate) fn check_factor_entries(m: usize, entry: impl Fn(usize, usize) -> f32) -> Result<()> {
     for j in 0..m {
-        let pivot = l[(j, j)];
+        let pivot = entry(j, j);
         if pivot.is_nan() || pivot <= 0.0 || pivot.is_infinite() {
             return Err(Error::NotPositiveDefinite { column: j, pivot });
         }
-        if let Some(i) = (j + 1..m).find(|&i| !l[(i, j)].is_finite()) {
+        if let Some(i) = (j + 1..m).find(|&i| !entry(i, j).is_finite()) {
             return Err(Error::NonFiniteResult { row: i, col: j });
         }
     }

@@ -3,8 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::execution::Execution;
-use crate::gl::PingPong;
-use crate::gpu::{Gpu, Method, cholesky_plan};
+use crate::gpu::{Gpu, Method, check_factor_entries};
 use crate::layout::{Format, Layout};
 use crate::matrix::{Matrix, check_finite_vec};
 
@@ -116,13 +115,7 @@ impl Gpu {
         }
         let layout = self.check_order(m, Format::Packed)?;
         check_finite_vec("C (packed)", c.as_slice())?;
-        let plan = cholesky_plan(layout, Method::Faithful)?;
-        let ctx = self.context();
-        let (w, h) = layout.texture_size();
-        let pair = PingPong::new(ctx, w, h)?;
-        pair.source().texture().upload(c.as_slice())?;
-        pair.target().texture().fill(0.0)?;
-        Execution::new(ctx, self.kernels(), plan, layout, pair, None)
+        self.start_cholesky_texels(layout, Method::Faithful, c.as_slice())
     }
 
     /// The Cholesky factor of a packed C, left packed (half the storage of the full format).
@@ -152,17 +145,7 @@ pub fn download_packed(run: &Execution<'_>) -> Result<PackedMatrix> {
 /// [`crate::check_factor`] on a packed factor: the first pivot that is not positive, or the
 /// first non-finite entry below the diagonal.
 pub fn check_packed_factor(l: &PackedMatrix) -> Result<()> {
-    let m = l.order();
-    for j in 0..m {
-        let pivot = l.get(j, j).unwrap_or(f32::NAN);
-        if pivot.is_nan() || pivot <= 0.0 || pivot.is_infinite() {
-            return Err(Error::NotPositiveDefinite { column: j, pivot });
-        }
-        if let Some(i) = (j + 1..m).find(|&i| !l.get(i, j).is_some_and(f32::is_finite)) {
-            return Err(Error::NonFiniteResult { row: i, col: j });
-        }
-    }
-    Ok(())
+    check_factor_entries(l.order(), |i, j| l.get(i, j).unwrap_or(f32::NAN))
 }
 
 #[cfg(test)]
