@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 use symraster::execution::Execution;
 use symraster::gl::GpuTimer;
-use symraster::{Format, Gpu, Matrix, reference, relative_error, testing};
+use symraster::{Format, Gpu, Matrix, problems as testing, reference, relative_error};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<usize> = std::env::args()
@@ -91,7 +91,7 @@ fn timed<'g>(
     timer.begin();
     run.finish()?;
     timer.end();
-    let out = gpu.download_lower(&run)?;
+    let out = run.download_lower()?;
     let wall = clock.elapsed();
     Ok((timer.elapsed()?, wall, out))
 }

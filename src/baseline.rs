@@ -1,7 +1,7 @@
 //! The fast CPU baseline (faer, multi-threaded) the GPU is compared with: the lower triangle of
 //! A·diag(d)·Aᵀ (as ATLAS's ssyrk in the paper) and the Cholesky factor (as spotrf).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{self, LltError};
@@ -54,7 +54,7 @@ pub fn assemble_lower_into<T: Real>(c: &mut Mat<T>, a: &Mat<T>, b: &Mat<T>, par:
 }
 
 /// Factors the lower triangle of `c` in place (C = L·Lᵀ); the strict upper triangle is left as
-/// it was. A pivot that is not positive gives [`Error::NotPositiveDefinite`].
+/// it was. A pivot that is not positive gives [`NumericalError::NotPositiveDefinite`].
 pub fn cholesky_in_place<T: Real>(c: &mut Mat<T>, par: Par) -> Result<()> {
     let n = c.nrows();
     let mut buffer = MemBuffer::new(factor::cholesky_in_place_scratch::<T>(
@@ -71,10 +71,12 @@ pub fn cholesky_in_place<T: Real>(c: &mut Mat<T>, par: Par) -> Result<()> {
         Default::default(),
     ) {
         Ok(_) => Ok(()),
-        Err(LltError::NonPositivePivot { index }) => Err(Error::NotPositiveDefinite {
-            column: index,
-            pivot: Into::<f64>::into(c[(index, index)]) as f32,
-        }),
+        Err(LltError::NonPositivePivot { index }) => {
+            Err(Error::from(NumericalError::NotPositiveDefinite {
+                column: index,
+                pivot: Into::<f64>::into(c[(index, index)]) as f32,
+            }))
+        }
     }
 }
 
@@ -97,7 +99,7 @@ pub fn cholesky<T: Real + Default>(c: &Matrix<T>, par: Par) -> Result<Matrix<T>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{reference, relative_error, testing};
+    use crate::{problems as testing, reference, relative_error};
 
     #[test]
     fn faer_baseline_agrees_with_the_reference() {
@@ -117,7 +119,10 @@ mod tests {
         bad[(4, 4)] = -100.0;
         assert!(matches!(
             cholesky(&bad, par(1)),
-            Err(Error::NotPositiveDefinite { column: 4, .. })
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                column: 4,
+                ..
+            }))
         ));
     }
 }

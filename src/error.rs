@@ -1,11 +1,164 @@
-//! Typed errors of the library.
+//! Typed errors of the library, grouped by kind so a caller can match on what went wrong:
+//! the input ([`InputError`]), the device ([`DeviceError`]) or the arithmetic
+//! ([`NumericalError`]). Every message names what to do about it.
 
 use crate::Format;
 
-/// Everything that can go wrong in symraster, each with a message a user can act on.
+/// Everything that can go wrong in symraster.
+///
+/// ```
+/// # use symraster::{Error, NumericalError};
+/// fn describe(e: &Error) -> String {
+///     match e {
+///         Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }) => {
+///             format!("not SPD at column {column}")
+///         }
+///         Error::Input(_) => "fix the input".into(),
+///         Error::Device(_) => "fix the GPU set-up".into(),
+///         _ => e.to_string(),
+///     }
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The caller's data or options cannot work.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// OpenGL, the device or its configuration failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The computation met a matrix it cannot handle (not positive definite, singular, overflow).
+    #[error(transparent)]
+    Numerical(#[from] NumericalError),
+}
+
+/// The three kinds of [`Error`], for callers that only branch on the kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// [`Error::Input`].
+    Input,
+    /// [`Error::Device`].
+    Device,
+    /// [`Error::Numerical`].
+    Numerical,
+}
+
+impl Error {
+    /// Which group the error belongs to.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Input(_) => ErrorKind::Input,
+            Error::Device(_) => ErrorKind::Device,
+            Error::Numerical(_) => ErrorKind::Numerical,
+        }
+    }
+
+    /// A shape mismatch with this description.
+    pub fn shape(message: impl Into<String>) -> Self {
+        InputError::Shape(message.into()).into()
+    }
+}
+
+/// Bad input: shapes, values, sizes and options.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// An input holds NaN or an infinity.
+    #[error("input {input} holds a non-finite value ({value}) at {position}")]
+    NonFinite {
+        /// The input's name (and file, where the command line knows it).
+        input: String,
+        /// Where: "row i, column j (0-based)" or "index k (0-based)".
+        position: String,
+        /// The value found.
+        value: f64,
+    },
+
+    /// Shapes of the inputs do not fit together.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+
+    /// An input with no rows or no columns.
+    #[error(
+        "input {input} is empty ({rows}x{cols}); symraster needs at least one row and one column"
+    )]
+    Empty {
+        /// The input's name.
+        input: String,
+        /// Its rows.
+        rows: usize,
+        /// Its columns.
+        cols: usize,
+    },
+
+    /// The matrix is too large for the GPU's textures in the chosen format.
+    #[error(
+        "m = {m} needs a {width}x{height} texture in {format} format, but this GPU's \
+         GL_MAX_TEXTURE_SIZE is {limit}; the largest m that fits is {max_full} in full format \
+         and {max_packed} in packed format"
+    )]
+    TooLarge {
+        /// The order asked for.
+        m: usize,
+        /// The format asked for.
+        format: Format,
+        /// Texture width it needs.
+        width: usize,
+        /// Texture height it needs.
+        height: usize,
+        /// GL_MAX_TEXTURE_SIZE.
+        limit: usize,
+        /// The largest order in full format.
+        max_full: usize,
+        /// The largest order in packed format.
+        max_packed: usize,
+    },
+
+    /// A buffer's length does not match the matrix order it should hold.
+    #[error("{what} of order {n} holds {expected} values, but {actual} were given")]
+    Length {
+        /// What the buffer is (e.g. "a packed w x h texture").
+        what: String,
+        /// The matrix order.
+        n: usize,
+        /// The length that order needs.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+
+    /// An array that should hold a triangle (LAPACK RFP) has a length that is no n(n+1)/2.
+    #[error(
+        "an RFP array of order n holds n(n+1)/2 values, but {len} is no such number \
+         (n = {n_below} holds {below}, n = {n_above} holds {above})"
+    )]
+    NotTriangular {
+        /// The length given.
+        len: usize,
+        /// The order just below.
+        n_below: usize,
+        /// Its length.
+        below: usize,
+        /// The order just above.
+        n_above: usize,
+        /// Its length.
+        above: usize,
+    },
+
+    /// An option has a value that cannot work.
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
+
+    /// The requested combination (of format, method, operation) is not available.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+}
+
+/// The device: EGL, OpenGL, shaders, and the environment variables that configure them.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
     /// No EGL library, no EGL device, or no context could be made on any device.
     #[error(
         "no usable OpenGL device: {detail}. symraster needs EGL with desktop OpenGL 3.3 or newer; \
@@ -21,45 +174,94 @@ pub enum Error {
     #[error(
         "EGL device index {index} asked for, but only {count} device(s) exist (indices 0..{count})"
     )]
-    NoSuchDevice { index: usize, count: usize },
+    NoSuchDevice {
+        /// The index asked for.
+        index: usize,
+        /// How many devices EGL enumerated.
+        count: usize,
+    },
 
-    /// `SYMRASTER_EGL_DEVICE` is set to something that is not an index.
-    #[error("SYMRASTER_EGL_DEVICE must be a device index (0, 1, ...), not {value:?}")]
-    BadDeviceVariable { value: String },
+    /// An environment variable symraster reads holds a value it cannot use.
+    #[error("environment variable {name} must be {expected}, not {value:?}")]
+    BadEnvironment {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
 
     /// An OpenGL call reported an error.
     #[error("OpenGL error {code:#06x} ({name}) after {during}")]
     Gl {
+        /// The GL error code.
         code: u32,
+        /// Its GL name.
         name: &'static str,
+        /// What was being done.
         during: String,
     },
 
     /// A GL object could not be created.
     #[error("could not create {what}: {message}")]
-    GlCreate { what: &'static str, message: String },
+    GlCreate {
+        /// The kind of object.
+        what: &'static str,
+        /// What the driver said.
+        message: String,
+    },
 
     /// A shader did not compile: the numbered source and the driver's log.
     #[error("shader {name} failed to compile:\n{log}\n--- source ---\n{numbered_source}")]
     ShaderCompile {
+        /// The shader's name.
         name: String,
+        /// The driver's log.
         log: String,
+        /// The source with line numbers, as the log counts them.
         numbered_source: String,
     },
 
     /// A program did not link.
     #[error("program {name} failed to link:\n{log}")]
-    ProgramLink { name: String, log: String },
-
-    /// A framebuffer is not complete with its attachment.
-    #[error("framebuffer incomplete (status {status:#06x}) for a {width}x{height} R32F texture")]
-    FramebufferIncomplete {
-        status: u32,
-        width: u32,
-        height: u32,
+    ProgramLink {
+        /// The program's name.
+        name: String,
+        /// The driver's log.
+        log: String,
     },
 
-    /// Cholesky met a pivot that is not positive: column numbered from 0, as in the paper.
+    /// A framebuffer is not complete with its attachment.
+    #[error(
+        "framebuffer incomplete (status {status:#06x}) for a {width}x{height} {format} texture"
+    )]
+    FramebufferIncomplete {
+        /// glCheckFramebufferStatus's answer.
+        status: u32,
+        /// Attachment width.
+        width: u32,
+        /// Attachment height.
+        height: u32,
+        /// The attachment's internal format (R32F, RGBA32F, RGBA8).
+        format: &'static str,
+    },
+
+    /// The device lacks what a method needs (compute shaders, a GL version, a limit).
+    #[error("this device cannot {what}: {why}")]
+    Unsupported {
+        /// What was asked.
+        what: String,
+        /// What the device lacks.
+        why: String,
+    },
+}
+
+/// The arithmetic: matrices the algorithms cannot factor, results that do not fit in f32.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NumericalError {
+    /// Cholesky met a pivot that is not positive: column numbered from 0 (LAPACK's INFO − 1).
     #[error(
         "matrix is not positive definite: the pivot of column {column} (0-based) is not positive \
          (value {pivot})"
@@ -87,79 +289,11 @@ pub enum Error {
     #[error(
         "result is not finite at entry ({row}, {col}) (0-based): the input overflows single precision"
     )]
-    NonFiniteResult { row: usize, col: usize },
-
-    /// An input holds NaN or an infinity.
-    #[error("input {input} holds a non-finite value ({value}) at {position}")]
-    NonFiniteInput {
-        input: String,
-        position: String,
-        value: f64,
-    },
-
-    /// Shapes of the inputs do not fit together.
-    #[error("shape mismatch: {0}")]
-    Shape(String),
-
-    /// An input with no rows or no columns.
-    #[error(
-        "input {input} is empty ({rows}x{cols}); symraster needs at least one row and one column"
-    )]
-    Empty {
-        input: String,
-        rows: usize,
-        cols: usize,
-    },
-
-    /// The matrix is too large for the GPU's textures in the chosen format.
-    #[error(
-        "m = {m} needs a {width}x{height} texture in {format} format, but this GPU's \
-         GL_MAX_TEXTURE_SIZE is {limit}; the largest m that fits is {max_full} in full format \
-         and {max_packed} in packed format"
-    )]
-    TooLarge {
-        m: usize,
-        format: Format,
-        width: usize,
-        height: usize,
-        limit: usize,
-        max_full: usize,
-        max_packed: usize,
-    },
-
-    /// A file (a recorded frame, a screenshot) could not be written.
-    #[error("could not write {path}: {detail}")]
-    Output {
-        /// The file or folder.
-        path: std::path::PathBuf,
-        /// What failed.
-        detail: String,
-    },
-
-    /// A buffer's length does not match the matrix order it should hold.
-    #[error("{what} of order {n} holds {expected} values, but {actual} were given")]
-    Length {
-        /// What the buffer is (e.g. "a packed w x h texture").
-        what: String,
-        /// The matrix order.
-        n: usize,
-        /// The length that order needs.
-        expected: usize,
-        /// The length given.
-        actual: usize,
-    },
-
-    /// An array that should hold a triangle (LAPACK RFP) has a length that is no n(n+1)/2.
-    #[error(
-        "an RFP array of order n holds n(n+1)/2 values, but {len} is no such number \
-         (n = {n_below} holds {below}, n = {n_above} holds {above})"
-    )]
-    NotTriangular {
-        len: usize,
-        n_below: usize,
-        below: usize,
-        n_above: usize,
-        above: usize,
+    NonFiniteResult {
+        /// Row of the first non-finite entry.
+        row: usize,
+        /// Its column.
+        col: usize,
     },
 
     /// Cholesky in single precision produced a pivot too small against the matrix's diagonal
@@ -190,32 +324,30 @@ pub enum Error {
         /// ‖r‖₂ at that iteration.
         residual: f64,
     },
-
-    /// An option has a value that cannot work.
-    #[error("invalid option: {0}")]
-    InvalidOption(String),
-
-    /// Reading or writing a file failed.
-    #[error("could not write {path}: {source}")]
-    Io {
-        /// The file or folder.
-        path: std::path::PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-
-    /// The requested combination is not available.
-    #[error("not supported: {0}")]
-    Unsupported(String),
-
-    /// An environment variable symraster reads holds a value it cannot use.
-    #[error("environment variable {name} must be {expected}, not {value:?}")]
-    BadEnvironment {
-        name: &'static str,
-        value: String,
-        expected: &'static str,
-    },
 }
 
 /// Result with the library's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_follow_groups_and_messages_pass_through() {
+        let e: Error = NumericalError::NotPositiveDefinite {
+            column: 5,
+            pivot: -1.0,
+        }
+        .into();
+        assert_eq!(e.kind(), ErrorKind::Numerical);
+        assert_eq!(
+            e.to_string(),
+            "matrix is not positive definite: the pivot of column 5 (0-based) is not positive \
+             (value -1)"
+        );
+        assert_eq!(Error::shape("A is 2x3").kind(), ErrorKind::Input);
+        let e: Error = DeviceError::NoSuchDevice { index: 9, count: 1 }.into();
+        assert_eq!(e.kind(), ErrorKind::Device);
+    }
+}

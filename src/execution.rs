@@ -1,26 +1,53 @@
-//! Runs a [`Plan`] on the GPU, pass by pass: binds each kernel's program, inputs and target.
+//! Runs a [`Plan`] on the GPU, pass by pass: binds each kernel's program, the inputs the kernel
+//! table names ([`Kernel::spec`]) and the pass's target.
 
-use crate::error::Result;
-use crate::geometry::{Kernel, Pass, Plan, Target};
+use crate::error::{Error, InputError, Result};
+use crate::geometry::{Pass, Plan};
 use crate::gl::{Context, PingPong, RenderTexture, Texture, VertexArray};
-use crate::kernels::Kernels;
-use crate::layout::Layout;
-use glow::HasContext;
+use crate::kernels::{Input, Kernel, Kernels, Target};
+use crate::layout::{Format, Layout, PackedMatrix};
+use crate::matrix::Matrix;
 
-/// The extra inputs of assembly: A (n x m texture), d (n x 1) and the scaled column b (m x 1).
-pub struct AssemblyInputs {
-    /// A, texel (k, i) = A(i, k).
-    pub a: Texture,
-    /// The diagonal of D², texel (k, 0).
-    pub d: Texture,
-    /// The scaled column b, texel (i, 0).
-    pub b: RenderTexture,
+/// The textures a run has besides its ping-pong pair.
+pub enum Operands {
+    /// Cholesky and LU read and write only the pair.
+    PairOnly,
+    /// Algorithm 3's inputs.
+    Assembly {
+        /// A, texel (k, i) = A(i, k).
+        a: Texture,
+        /// The diagonal of D², texel (k, 0).
+        d: Texture,
+        /// The scaled column b, texel (i, 0).
+        b: RenderTexture,
+    },
+}
+
+impl Operands {
+    /// The texture of `input`, if this run has it (`Pair` is the pair's business).
+    fn texture(&self, input: Input) -> Option<&Texture> {
+        match (self, input) {
+            (Operands::Assembly { a, .. }, Input::A) => Some(a),
+            (Operands::Assembly { d, .. }, Input::D) => Some(d),
+            (Operands::Assembly { b, .. }, Input::ScaledColumn) => Some(b.texture()),
+            _ => None,
+        }
+    }
+
+    /// The scaled column's render texture, if this run has one.
+    fn scaled_column(&self) -> Option<&RenderTexture> {
+        match self {
+            Operands::Assembly { b, .. } => Some(b),
+            Operands::PairOnly => None,
+        }
+    }
 }
 
 /// A plan being run: its uploaded geometry, the ping-pong pair and the position reached.
 ///
-/// [`Execution::step`] runs one pass, so a caller (a test, the viewer) can look at the
-/// textures between passes; [`Execution::finish`] runs the rest.
+/// [`Execution::step`] runs one pass, so a caller (a test, the debugger) can look at the
+/// textures between passes; [`Execution::finish`] runs the rest. The result is in the pair's
+/// source once done; `download_*` read it back.
 pub struct Execution<'k> {
     ctx: Context,
     kernels: &'k Kernels,
@@ -28,7 +55,7 @@ pub struct Execution<'k> {
     layout: Layout,
     vertex_array: VertexArray,
     pair: PingPong,
-    inputs: Option<AssemblyInputs>,
+    operands: Operands,
     next: usize,
     /// The program and viewport set by the last pass of the current `step`/`finish` call, so
     /// consecutive passes of one kernel and size do not set them again.
@@ -37,14 +64,34 @@ pub struct Execution<'k> {
 
 impl<'k> Execution<'k> {
     /// Uploads the plan's geometry once; the pair's source must hold the input already.
+    /// Fails if a pass needs a texture the run lacks (an assembly plan without A, say).
     pub fn new(
         ctx: &Context,
         kernels: &'k Kernels,
         plan: Plan,
         layout: Layout,
         pair: PingPong,
-        inputs: Option<AssemblyInputs>,
+        operands: Operands,
     ) -> Result<Self> {
+        for pass in &plan.passes {
+            let spec = pass.kernel.spec();
+            let needs = spec.inputs.iter().map(|(_, input)| *input);
+            let missing = needs
+                .filter(|&i| i != Input::Pair)
+                .find(|&i| operands.texture(i).is_none())
+                .map(|i| format!("{i:?}"))
+                .or_else(|| {
+                    (pass.target == Target::ScaledColumn && operands.scaled_column().is_none())
+                        .then(|| "its target, the scaled column".to_string())
+                });
+            if let Some(what) = missing {
+                return Err(InputError::Unsupported(format!(
+                    "the {} pass at step {} needs {what}, which this run does not have",
+                    spec.name, pass.step
+                ))
+                .into());
+            }
+        }
         let vertex_array = VertexArray::new(ctx, &plan.vertices)?;
         Ok(Self {
             ctx: ctx.clone(),
@@ -53,7 +100,7 @@ impl<'k> Execution<'k> {
             layout,
             vertex_array,
             pair,
-            inputs,
+            operands,
             next: 0,
             bound: None,
         })
@@ -79,9 +126,9 @@ impl<'k> Execution<'k> {
         &self.pair
     }
 
-    /// Assembly's inputs, when this is an assembly.
-    pub fn inputs(&self) -> Option<&AssemblyInputs> {
-        self.inputs.as_ref()
+    /// The textures besides the pair.
+    pub fn operands(&self) -> &Operands {
+        &self.operands
     }
 
     /// The index of the next pass to run.
@@ -99,12 +146,31 @@ impl<'k> Execution<'k> {
         self.plan.passes.get(self.next)
     }
 
+    /// The render texture `target` names, given the pair's current orientation.
+    fn render_texture(&self, target: Target) -> Result<&RenderTexture> {
+        match target {
+            Target::PairTarget => Ok(self.pair.target()),
+            Target::PairSource => Ok(self.pair.source()),
+            Target::ScaledColumn => self.operands.scaled_column().ok_or_else(|| {
+                InputError::Unsupported("this run has no scaled column".into()).into()
+            }),
+        }
+    }
+
     /// The texture `pass` draws into, given the pair's current orientation.
-    pub fn target_of(&self, pass: &Pass) -> &Texture {
-        match pass.target {
-            Target::ScaledColumn => self.inputs.as_ref().expect("assembly inputs").b.texture(),
-            Target::Target => self.pair.target().texture(),
-            Target::Source => self.pair.source().texture(),
+    pub fn target_of(&self, pass: &Pass) -> Result<&Texture> {
+        Ok(self.render_texture(pass.target)?.texture())
+    }
+
+    /// The texture a sampler reading `input` gets in `pass`.
+    fn input_of(&self, pass: &Pass, input: Input) -> Result<&Texture> {
+        match input {
+            Input::Pair => Ok(self.render_texture(pass.target.reads())?.texture()),
+            other => self.operands.texture(other).ok_or_else(|| {
+                Error::from(InputError::Unsupported(format!(
+                    "this run has no {other:?} texture"
+                )))
+            }),
         }
     }
 
@@ -116,7 +182,7 @@ impl<'k> Execution<'k> {
         // Other code may have drawn since the last call: set everything afresh.
         self.bound = None;
         self.vertex_array.bind();
-        self.draw(&pass);
+        self.draw(&pass)?;
         self.next += 1;
         self.ctx
             .check(|| format!("{} pass at step {}", pass.kernel.name(), pass.step))?;
@@ -129,7 +195,7 @@ impl<'k> Execution<'k> {
         self.vertex_array.bind();
         while let Some(pass) = self.plan.passes.get(self.next) {
             let pass = pass.clone();
-            self.draw(&pass);
+            self.draw(&pass)?;
             self.next += 1;
         }
         self.ctx.check(|| "running the passes".into())
@@ -140,48 +206,53 @@ impl<'k> Execution<'k> {
         self.pair
     }
 
-    fn draw(&mut self, pass: &Pass) {
-        let gl = self.ctx.gl();
+    /// The pair's source texels as they are (the result once done), row by row.
+    pub fn download_texels(&self) -> Result<Vec<f32>> {
+        self.pair.source().texture().download()
+    }
+
+    /// The current state read back as a lower-triangular m x m matrix (upper triangle zero),
+    /// whatever the format.
+    pub fn download_lower(&self) -> Result<Matrix<f32>> {
+        Ok(self.layout.unpack(&self.download_texels()?))
+    }
+
+    /// The current state of a packed run, left packed.
+    pub fn download_packed(&self) -> Result<PackedMatrix> {
+        if self.layout.format() != Format::Packed {
+            return Err(InputError::Unsupported(format!(
+                "download_packed needs a packed run, this one is in {} format",
+                self.layout.format()
+            ))
+            .into());
+        }
+        PackedMatrix::from_raw(self.layout.order(), self.download_texels()?)
+    }
+
+    /// The current state as the whole m x m texture, row by row (runs that fill the square,
+    /// such as LU).
+    pub fn download_square(&self) -> Result<Matrix<f32>> {
+        let m = self.layout.order();
+        Matrix::from_row_major(m, m, self.download_texels()?)
+    }
+
+    fn draw(&mut self, pass: &Pass) -> Result<()> {
         let (w, h) = pass.viewport;
         if self.bound.replace((pass.kernel, pass.viewport)) != Some((pass.kernel, pass.viewport)) {
             let program = self.kernels.get(pass.kernel);
             program.bind();
             program.set_viewport(w as f32, h as f32);
-            unsafe { gl.viewport(0, 0, w as i32, h as i32) };
+            self.ctx.viewport(w, h);
         }
-        let pair_input = |t: Target| match t {
-            Target::Source => self.pair.source().texture(),
-            _ => self.pair.target().texture(),
-        };
-        match pass.kernel {
-            Kernel::ColumnScaling => {
-                let inputs = self.inputs.as_ref().expect("assembly inputs");
-                inputs.a.bind(0);
-                inputs.d.bind(1);
-            }
-            Kernel::OuterProductAddition => {
-                let inputs = self.inputs.as_ref().expect("assembly inputs");
-                pair_input(pass.target.reads()).bind(0);
-                inputs.a.bind(1);
-                inputs.b.texture().bind(2);
-            }
-            _ => pair_input(pass.target.reads()).bind(0),
+        for (unit, (_, input)) in pass.kernel.spec().inputs.iter().enumerate() {
+            self.input_of(pass, *input)?.bind(unit as u32);
         }
-        match pass.target {
-            Target::ScaledColumn => self
-                .inputs
-                .as_ref()
-                .expect("assembly inputs")
-                .b
-                .framebuffer()
-                .bind(),
-            Target::Target => self.pair.target().framebuffer().bind(),
-            Target::Source => self.pair.source().framebuffer().bind(),
-        }
+        self.render_texture(pass.target)?.framebuffer().bind();
         self.vertex_array
             .draw(pass.vertices.start, pass.vertices.len());
         if pass.swap_after {
             self.pair.swap();
         }
+        Ok(())
     }
 }

@@ -12,35 +12,37 @@
 //! let d = vec![1.0f32; 6];
 //! let c = gpu.assemble(&a, &d, Format::Full)?;      // lower triangle of A·diag(d)·Aᵀ
 //! let l = gpu.cholesky(&c, Format::Full)?;          // C = L·Lᵀ
+//! let x = l.solve(&[1.0, 2.0, 3.0])?;               // C·x = b
 //! # Ok::<(), symraster::Error>(())
 //! ```
+//!
+//! Where things are: [`gpu`] is the API ([`Gpu`], one file per operation); [`geometry`] the
+//! paper's draw geometry as data, [`kernels`] the fragment kernel table, [`execution`] the pass
+//! runner; [`gl`] the RAII OpenGL layer; [`layout`] the storage formats; [`reference`] and
+//! [`baseline`] the CPU references; [`least_squares`] Algorithm 1; [`io`] .npy and .mtx files.
 
 pub mod baseline;
 pub mod error;
 pub mod execution;
 pub mod geometry;
 pub mod gl;
-mod gpu;
+pub mod gpu;
 pub mod io;
 pub mod kernels;
 pub mod layout;
 pub mod least_squares;
-mod lu;
 pub mod matrix;
-pub mod normal_equations;
-pub mod packed;
+pub mod problems;
 pub mod reference;
 pub mod reproduce;
-pub mod rfp;
 pub mod tables;
-pub mod testing;
 pub mod timing;
 pub mod view;
 
-pub use error::{Error, Result};
-pub use gpu::{Gpu, Method, Options, assembly_plan, check_factor, cholesky_plan};
-pub use layout::{Format, Layout};
+pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
+pub use gpu::{
+    CholeskyFactor, Gpu, LuFactors, Method, Options, assembly_plan, check_factor, cholesky_plan,
+};
+pub use layout::{Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
-pub use lu::LuFactors;
 pub use matrix::{Matrix, relative_error};
-pub use packed::PackedMatrix;

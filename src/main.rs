@@ -5,7 +5,7 @@ mod cli;
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::time::Instant;
-use symraster::{Format, Gpu, reference, relative_error, testing};
+use symraster::{Format, Gpu, problems as testing, reference, relative_error};
 
 mod viewer;
 
@@ -166,7 +166,10 @@ fn demo(m: usize, format: Format, seed: u64) -> Result<()> {
     );
 
     let t = Instant::now();
-    let l = gpu.cholesky(&c, format).context("Cholesky on the GPU")?;
+    let l = gpu
+        .cholesky(&c, format)
+        .context("Cholesky on the GPU")?
+        .into_l();
     let t_factor = t.elapsed();
     let l_ref = reference::cholesky(&c.to_f64()).context("CPU reference Cholesky")?;
     let llt = reference::multiply_lower_by_transpose(&l.to_f64());

@@ -1,6 +1,6 @@
 //! A small dense row-major host matrix, the type users hand to and get back from the GPU.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputError, Result};
 use std::ops::{Index, IndexMut};
 
 /// A dense matrix stored row by row: entry (i, j) is `data[i * cols + j]`.
@@ -15,7 +15,7 @@ impl<T: Copy> Matrix<T> {
     /// Wraps row-major data; fails when `data.len() != rows * cols`.
     pub fn from_row_major(rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
         if rows.checked_mul(cols) != Some(data.len()) {
-            return Err(Error::Shape(format!(
+            return Err(Error::shape(format!(
                 "{rows}x{cols} matrix needs {} values, got {}",
                 rows.saturating_mul(cols),
                 data.len()
@@ -27,7 +27,7 @@ impl<T: Copy> Matrix<T> {
     /// Builds a matrix from column-major data (Fortran order).
     pub fn from_col_major(rows: usize, cols: usize, data: &[T]) -> Result<Self> {
         if rows.checked_mul(cols) != Some(data.len()) {
-            return Err(Error::Shape(format!(
+            return Err(Error::shape(format!(
                 "{rows}x{cols} matrix needs {} values, got {}",
                 rows.saturating_mul(cols),
                 data.len()
@@ -212,11 +212,11 @@ impl<T: Copy> From<Matrix<T>> for Vec<T> {
 /// Checks that a matrix has at least one row and one column.
 pub(crate) fn check_non_empty<T>(input: &str, m: &Matrix<T>) -> Result<()> {
     if m.rows == 0 || m.cols == 0 {
-        return Err(Error::Empty {
+        return Err(Error::from(InputError::Empty {
             input: input.to_string(),
             rows: m.rows,
             cols: m.cols,
-        });
+        }));
     }
     Ok(())
 }
@@ -225,7 +225,7 @@ pub(crate) fn check_non_empty<T>(input: &str, m: &Matrix<T>) -> Result<()> {
 pub(crate) fn check_square<T>(input: &str, m: &Matrix<T>, what: &str) -> Result<()> {
     check_non_empty(input, m)?;
     if m.rows != m.cols {
-        return Err(Error::Shape(format!(
+        return Err(Error::shape(format!(
             "{input} must be square {what}, but is {}x{}",
             m.rows, m.cols
         )));
@@ -237,11 +237,11 @@ pub(crate) fn check_square<T>(input: &str, m: &Matrix<T>, what: &str) -> Result<
 pub(crate) fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
     if let Some(p) = m.as_slice().iter().position(|&x| !x.into().is_finite()) {
         let (i, j) = (p / m.cols, p % m.cols);
-        return Err(Error::NonFiniteInput {
+        return Err(Error::from(InputError::NonFinite {
             input: input.to_string(),
             position: format!("row {i}, column {j} (0-based)"),
             value: m.data[p].into(),
-        });
+        }));
     }
     Ok(())
 }
@@ -249,11 +249,11 @@ pub(crate) fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> R
 /// Checks that every value of a vector is finite.
 pub(crate) fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()> {
     if let Some(p) = v.iter().position(|&x| !x.into().is_finite()) {
-        return Err(Error::NonFiniteInput {
+        return Err(Error::from(InputError::NonFinite {
             input: input.to_string(),
             position: format!("index {p} (0-based)"),
             value: v[p].into(),
-        });
+        }));
     }
     Ok(())
 }

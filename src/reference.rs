@@ -1,6 +1,6 @@
 //! The CPU reference in f64, written plainly after the paper: the yardstick for GPU results.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
 
 /// Algorithm 2: the lower triangle (with diagonal) of C = A·diag(d)·Aᵀ, upper triangle zero.
@@ -25,7 +25,7 @@ pub fn assemble(a: &Matrix<f64>, d: &[f64]) -> Matrix<f64> {
 
 /// Algorithm 4: the Cholesky factor L (C = L·Lᵀ) from the lower triangle of `c` only.
 ///
-/// Fails with [`Error::NotPositiveDefinite`] naming the first column whose pivot is not
+/// Fails with [`NumericalError::NotPositiveDefinite`] naming the first column whose pivot is not
 /// positive (0-based).
 pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
     let m = c.rows();
@@ -34,10 +34,10 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
     for k in 0..m {
         let pivot = l[(k, k)];
         if pivot.is_nan() || pivot <= 0.0 {
-            return Err(Error::NotPositiveDefinite {
+            return Err(Error::from(NumericalError::NotPositiveDefinite {
                 column: k,
                 pivot: pivot as f32,
-            });
+            }));
         }
         l[(k, k)] = pivot.sqrt();
         for i in k + 1..m {
@@ -53,7 +53,7 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
 }
 
 /// LU without pivoting (Doolittle), in place: the unit-lower L below the diagonal, U on and
-/// above it. A zero pivot gives [`Error::ZeroPivot`] with its column.
+/// above it. A zero pivot gives [`NumericalError::ZeroPivot`] with its column.
 pub fn lu_no_pivoting(a: &Matrix<f64>) -> Result<Matrix<f64>> {
     let m = a.rows();
     assert_eq!(a.cols(), m, "LU needs a square matrix");
@@ -61,10 +61,10 @@ pub fn lu_no_pivoting(a: &Matrix<f64>) -> Result<Matrix<f64>> {
     for k in 0..m {
         let pivot = lu[(k, k)];
         if pivot == 0.0 || !pivot.is_finite() {
-            return Err(Error::ZeroPivot {
+            return Err(Error::from(NumericalError::ZeroPivot {
                 column: k,
                 pivot: pivot as f32,
-            });
+            }));
         }
         for i in k + 1..m {
             lu[(i, k)] /= pivot;
@@ -119,7 +119,9 @@ mod tests {
         let c = Matrix::from_row_major(3, 3, vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0])
             .unwrap();
         match cholesky(&c) {
-            Err(Error::NotPositiveDefinite { column, .. }) => assert_eq!(column, 1),
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
+                assert_eq!(column, 1)
+            }
             other => panic!("expected not positive definite, got {other:?}"),
         }
     }

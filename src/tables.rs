@@ -1,11 +1,11 @@
 //! Tables 1 and 2 of section 5.3 regenerated: random and ill-conditioned weighted least squares
 //! solved on the GPU with refinement (Algorithm 1), against a double-precision CPU solve.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InputError, Result};
 use crate::gpu::Gpu;
+use crate::least_squares::solve_normal_equations_faer;
 use crate::least_squares::{SolveOptions, relative_error_vec};
-use crate::normal_equations::solve_normal_equations_faer;
-use crate::testing::{LeastSquaresProblem, ill_conditioned_least_squares, random_least_squares};
+use crate::problems::{LeastSquaresProblem, ill_conditioned_least_squares, random_least_squares};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -323,11 +323,15 @@ pub fn write_tables(
     seed: u64,
 ) -> Result<Tables> {
     if sizes.is_empty() {
-        return Err(Error::InvalidOption("no sizes given for the tables".into()));
+        return Err(Error::from(InputError::InvalidOption(
+            "no sizes given for the tables".into(),
+        )));
     }
-    std::fs::create_dir_all(out_dir).map_err(|source| Error::Io {
-        path: out_dir.to_path_buf(),
-        source,
+    std::fs::create_dir_all(out_dir).map_err(|source| {
+        Error::from(InputError::Unsupported(format!(
+            "could not create {}: {source}",
+            out_dir.display()
+        )))
     })?;
     let device = format!(
         "{} ({}) for the GPU part, {} CPU thread(s) for faer",
@@ -345,9 +349,11 @@ pub fn write_tables(
             ("csv", to_csv(&rows)),
         ] {
             let path = out_dir.join(format!("{stem}.{ext}"));
-            std::fs::write(&path, text).map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
+            std::fs::write(&path, text).map_err(|source| {
+                Error::from(InputError::Unsupported(format!(
+                    "could not write {}: {source}",
+                    path.display()
+                )))
             })?;
             files.push(path);
         }
@@ -374,10 +380,10 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>> {
         .split(',')
         .map(|s| match s.trim().parse::<usize>() {
             Ok(m) if m > 0 => Ok(m),
-            _ => Err(Error::InvalidOption(format!(
+            _ => Err(Error::from(InputError::InvalidOption(format!(
                 "sizes must be `quick`, `paper` or a comma-separated list of positive orders \
                  like `64,128`; {s:?} is not a positive integer"
-            ))),
+            )))),
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(sizes)
@@ -392,7 +398,10 @@ mod tests {
         assert_eq!(parse_sizes("quick").unwrap(), QUICK_SIZES);
         assert_eq!(parse_sizes("paper").unwrap(), PAPER_SIZES);
         assert_eq!(parse_sizes("16, 32").unwrap(), vec![16, 32]);
-        assert!(matches!(parse_sizes("16,x"), Err(Error::InvalidOption(_))));
+        assert!(matches!(
+            parse_sizes("16,x"),
+            Err(Error::Input(InputError::InvalidOption(_)))
+        ));
         assert!(parse_sizes("0").is_err());
     }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use symraster::{Matrix, io, reference, relative_error, testing};
+use symraster::{Matrix, io, problems, reference, relative_error};
 
 const EPS32: f64 = 1.0 / (1u64 << 24) as f64;
 
@@ -141,10 +141,10 @@ fn npy_descr(path: &Path) -> String {
 }
 
 fn random_problem(seed: u64, m: usize, n: usize) -> (Matrix<f32>, Vec<f32>) {
-    let mut rng = testing::rng(seed);
+    let mut rng = problems::rng(seed);
     (
-        testing::uniform_matrix(&mut rng, m, n),
-        testing::uniform_vector(&mut rng, n),
+        problems::uniform_matrix(&mut rng, m, n),
+        problems::uniform_vector(&mut rng, n),
     )
 }
 
@@ -202,7 +202,7 @@ fn assemble_matches_the_cpu_reference_in_npy_and_mtx() {
 fn factor_matches_the_cpu_reference_and_reads_only_the_lower_triangle() {
     let w = Workspace::new();
     let m = 9;
-    let c = testing::well_conditioned_spd(&mut testing::rng(3), m).to_f64();
+    let c = problems::well_conditioned_spd(&mut problems::rng(3), m).to_f64();
     // Garbage above the diagonal: a reader that transposed the Fortran data would see it.
     let mut c_in = c.clone();
     for i in 0..m {
@@ -246,7 +246,7 @@ fn factor_matches_the_cpu_reference_and_reads_only_the_lower_triangle() {
 #[test]
 fn a_successful_run_replaces_an_existing_output() {
     let w = Workspace::new();
-    let c = testing::well_conditioned_spd(&mut testing::rng(4), 4);
+    let c = problems::well_conditioned_spd(&mut problems::rng(4), 4);
     let c_path = w.matrix("c.npy", &c);
     let out = w.bytes("l.npy", b"old contents");
     succeeds(run(&[&"factor", &"--c", &c_path, &"-o", &out], &[]));
@@ -322,7 +322,7 @@ fn rfp_reference_places_every_entry_once() {
 fn factor_rfp_matches_lapack_layout() {
     let w = Workspace::new();
     for m in [6, 7] {
-        let c = testing::well_conditioned_spd(&mut testing::rng(m as u64), m);
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
         let c_path = w.matrix(&format!("c{m}.npy"), &c);
         let full = w.path(&format!("l{m}.npy"));
         let rfp = w.path(&format!("l{m}_rfp.npy"));
@@ -342,10 +342,10 @@ fn factor_rfp_matches_lapack_layout() {
 fn solve_matches_the_cpu_reference() {
     let w = Workspace::new();
     let (m, n) = (5, 10);
-    let mut rng = testing::rng(11);
-    let a = testing::uniform_matrix(&mut rng, m, n).map(|x| 2.0 * f64::from(x) - 1.0);
-    let d = widen(&testing::uniform_vector(&mut rng, n));
-    let b = widen(&testing::uniform_vector(&mut rng, n));
+    let mut rng = problems::rng(11);
+    let a = problems::uniform_matrix(&mut rng, m, n).map(|x| 2.0 * f64::from(x) - 1.0);
+    let d = widen(&problems::uniform_vector(&mut rng, n));
+    let b = widen(&problems::uniform_vector(&mut rng, n));
     // x from the normal equations in f64: C x = A·diag(d)·b, C = L·Lᵀ.
     let l = reference::cholesky(&reference::assemble(&a, &d)).unwrap();
     let rhs: Vec<f64> = (0..m)
@@ -543,7 +543,7 @@ fn too_large_for_the_textures_gives_the_limit_and_largest_m() {
         ],
     );
     // Packed: m = 8 needs a 4x9 texture, one row too many.
-    let c = testing::well_conditioned_spd(&mut testing::rng(1), 8);
+    let c = problems::well_conditioned_spd(&mut problems::rng(1), 8);
     let c_path = w.matrix("c.npy", &c);
     fails_with(
         run(

@@ -3,15 +3,17 @@
 mod common;
 
 use common::{U32, gpu, run_with_poisoned_targets, widen};
-use symraster::{Error, Format, Matrix, reference, relative_error, testing};
+use symraster::{
+    Error, Format, InputError, Matrix, NumericalError, problems, reference, relative_error,
+};
 
 const SIZES: [usize; 10] = [1, 2, 3, 4, 7, 16, 33, 64, 100, 257];
 
 /// Assembly of an m x n problem from `seed` against Algorithm 2; returns the relative error.
 fn check_assembly(gpu: &symraster::Gpu, m: usize, n: usize, seed: u64) -> f64 {
-    let mut rng = testing::rng(seed);
-    let a = testing::uniform_matrix(&mut rng, m, n);
-    let d = testing::uniform_vector(&mut rng, n);
+    let mut rng = problems::rng(seed);
+    let a = problems::uniform_matrix(&mut rng, m, n);
+    let d = problems::uniform_vector(&mut rng, n);
     let c = gpu.assemble(&a, &d, Format::Full).unwrap();
     let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
     let err = relative_error(&c, &c_ref);
@@ -59,7 +61,7 @@ fn assembly_with_a_fresh_seed() {
 /// Cholesky of a well-conditioned SPD matrix against Algorithm 4, forward and backward error.
 fn check_cholesky(gpu: &symraster::Gpu, c: &Matrix<f32>, label: &str) -> (f64, f64) {
     let m = c.rows();
-    let l = gpu.cholesky(c, Format::Full).unwrap();
+    let l = gpu.cholesky(c, Format::Full).unwrap().into_l();
     let l_ref = reference::cholesky(&c.to_f64()).unwrap();
     let forward = relative_error(&l, &l_ref);
     let backward = relative_error(
@@ -83,7 +85,7 @@ fn check_cholesky(gpu: &symraster::Gpu, c: &Matrix<f32>, label: &str) -> (f64, f
 fn cholesky_matches_reference() {
     let gpu = gpu();
     for m in SIZES {
-        let c = testing::well_conditioned_spd(&mut testing::rng(m as u64), m);
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
         let (forward, backward) = check_cholesky(&gpu, &c, "well-conditioned");
         // Condition number below ~10: the forward error stays near the backward error.
         let tol = 16.0 * (m as f64 + 2.0) * U32;
@@ -101,9 +103,9 @@ fn cholesky_of_assembled_random_problems() {
     // so only the backward error is held to an f32 bound.
     let gpu = gpu();
     for m in [5, 32, 64, 129] {
-        let mut rng = testing::rng(7 * m as u64);
-        let a = testing::uniform_matrix(&mut rng, m, 2 * m);
-        let d = testing::uniform_vector(&mut rng, 2 * m);
+        let mut rng = problems::rng(7 * m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, 2 * m);
+        let d = problems::uniform_vector(&mut rng, 2 * m);
         let c = gpu.assemble(&a, &d, Format::Full).unwrap();
         check_cholesky(&gpu, &c, "assembled");
     }
@@ -113,15 +115,18 @@ fn cholesky_of_assembled_random_problems() {
 fn cholesky_never_reads_the_upper_triangle() {
     let gpu = gpu();
     for m in [2, 7, 33] {
-        let c = testing::well_conditioned_spd(&mut testing::rng(3), m);
-        let clean = gpu.cholesky(&c.lower_triangle(), Format::Full).unwrap();
+        let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
+        let clean = gpu
+            .cholesky(&c.lower_triangle(), Format::Full)
+            .unwrap()
+            .into_l();
         let mut garbage = c.clone();
         for i in 0..m {
             for j in i + 1..m {
                 garbage[(i, j)] = if (i + j) % 2 == 0 { f32::NAN } else { 1e30 };
             }
         }
-        let l = gpu.cholesky(&garbage, Format::Full).unwrap();
+        let l = gpu.cholesky(&garbage, Format::Full).unwrap().into_l();
         assert_eq!(
             l, clean,
             "m={m}: garbage in the upper triangle changed the factor"
@@ -134,12 +139,12 @@ fn not_positive_definite_names_the_failing_column() {
     let gpu = gpu();
     let m = 12;
     for column in [0, 5, 11] {
-        let mut c = testing::well_conditioned_spd(&mut testing::rng(5), m);
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
         // Lower the diagonal entry so that the Schur complement at `column` turns negative
         // while every earlier pivot is untouched.
         c[(column, column)] -= 50.0;
         match gpu.cholesky(&c, Format::Full) {
-            Err(Error::NotPositiveDefinite { column: got, .. }) => {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
                 assert_eq!(got, column);
                 let msg = gpu.cholesky(&c, Format::Full).unwrap_err().to_string();
                 assert!(msg.contains(&format!("column {column}")), "{msg}");
@@ -147,7 +152,9 @@ fn not_positive_definite_names_the_failing_column() {
             other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
         }
         match reference::cholesky(&c.to_f64()) {
-            Err(Error::NotPositiveDefinite { column: got, .. }) => assert_eq!(got, column),
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
+                assert_eq!(got, column)
+            }
             other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
         }
     }
@@ -155,12 +162,18 @@ fn not_positive_definite_names_the_failing_column() {
     let zero = Matrix::zeros(4, 4);
     assert!(matches!(
         gpu.cholesky(&zero, Format::Full),
-        Err(Error::NotPositiveDefinite { column: 0, .. })
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+            column: 0,
+            ..
+        }))
     ));
     let neg = Matrix::filled(1, 1, -2.0f32);
     assert!(matches!(
         gpu.cholesky(&neg, Format::Full),
-        Err(Error::NotPositiveDefinite { column: 0, .. })
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+            column: 0,
+            ..
+        }))
     ));
 }
 
@@ -170,13 +183,13 @@ fn bad_inputs_get_specific_errors() {
     let a = Matrix::filled(3, 4, 1.0f32);
     let e = gpu.assemble(&a, &[1.0; 3], Format::Full).unwrap_err();
     assert!(
-        matches!(e, Error::Shape(_)) && e.to_string().contains("3x4"),
+        matches!(e, Error::Input(InputError::Shape(_))) && e.to_string().contains("3x4"),
         "{e}"
     );
     let e = gpu
         .assemble(&Matrix::zeros(0, 4), &[1.0; 4], Format::Full)
         .unwrap_err();
-    assert!(matches!(e, Error::Empty { .. }), "{e}");
+    assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
     let mut bad = a.clone();
     bad[(2, 1)] = f32::INFINITY;
     let e = gpu.assemble(&bad, &[1.0; 4], Format::Full).unwrap_err();
@@ -195,11 +208,14 @@ fn bad_inputs_get_specific_errors() {
     let e = gpu
         .cholesky(&Matrix::zeros(0, 0), Format::Full)
         .unwrap_err();
-    assert!(matches!(e, Error::Empty { .. }), "{e}");
+    assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
     let mut c = Matrix::filled(3, 3, 1.0f32);
     c[(2, 0)] = f32::NAN;
     let e = gpu.cholesky(&c, Format::Full).unwrap_err();
-    assert!(matches!(e, Error::NonFiniteInput { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Input(InputError::NonFinite { .. })),
+        "{e}"
+    );
 }
 
 #[test]
@@ -207,19 +223,19 @@ fn every_pass_writes_exactly_its_pixels() {
     let gpu = gpu();
     for m in [1, 2, 3, 6, 7] {
         let n = 3;
-        let mut rng = testing::rng(m as u64);
-        let a = testing::uniform_matrix(&mut rng, m, n);
-        let d = testing::uniform_vector(&mut rng, n);
+        let mut rng = problems::rng(m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
         let mut run = gpu.start_assembly(&a, &d, Format::Full).unwrap();
         run_with_poisoned_targets(&mut run);
-        let c = gpu.download_lower(&run).unwrap();
+        let c = run.download_lower().unwrap();
         let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         assert!(relative_error(&c, &c_ref) < 1e-5);
 
-        let spd = testing::well_conditioned_spd(&mut rng, m);
+        let spd = problems::well_conditioned_spd(&mut rng, m);
         let mut run = gpu.start_cholesky(&spd, Format::Full).unwrap();
         run_with_poisoned_targets(&mut run);
-        let l = gpu.download_lower(&run).unwrap();
+        let l = run.download_lower().unwrap();
         let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
         assert!(relative_error(&l, &l_ref) < 1e-5, "m={m}");
     }
@@ -230,10 +246,10 @@ fn the_strict_upper_triangle_never_changes() {
     let gpu = gpu();
     let sentinel = -7777.0f32;
     for m in [2, 5, 8] {
-        let mut rng = testing::rng(40 + m as u64);
-        let a = testing::uniform_matrix(&mut rng, m, 2 * m);
-        let d = testing::uniform_vector(&mut rng, 2 * m);
-        let spd = testing::well_conditioned_spd(&mut rng, m);
+        let mut rng = problems::rng(40 + m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, 2 * m);
+        let d = problems::uniform_vector(&mut rng, 2 * m);
+        let spd = problems::well_conditioned_spd(&mut rng, m);
         let with_sentinel = |lower: &Matrix<f32>| {
             Matrix::from_fn(m, m, |i, j| if j > i { sentinel } else { lower[(i, j)] })
         };
@@ -266,7 +282,7 @@ fn the_strict_upper_triangle_never_changes() {
         check(&mut run, &Matrix::zeros(m, m));
         let mut run = gpu.start_cholesky(&spd, Format::Full).unwrap();
         check(&mut run, &spd);
-        let l = gpu.download_lower(&run).unwrap();
+        let l = run.download_lower().unwrap();
         assert!(relative_error(&l, &reference::cholesky(&spd.to_f64()).unwrap()) < 1e-5);
     }
 }

@@ -3,11 +3,11 @@
 
 mod common;
 
+use common::soft_exec::{SoftTexture, execute};
+use common::soft_raster::{rasterize, texel};
 use std::collections::BTreeSet;
-use symraster::geometry::soft_exec::{SoftTexture, execute};
-use symraster::geometry::soft_raster::{rasterize, texel};
 use symraster::geometry::{Kernel, assembly, cholesky, lu};
-use symraster::{Format, Layout, Matrix, reference, relative_error, testing};
+use symraster::{Format, Layout, Matrix, problems, reference, relative_error};
 
 #[test]
 fn fig2_triangle_covers_the_lower_triangle_and_indexes_a_and_b() {
@@ -85,9 +85,9 @@ fn normalization_and_square_root_cover_their_pixels() {
 fn emulated_algorithm_3_matches_algorithm_2() {
     for m in 1..=13 {
         for n in [1, m, 2 * m] {
-            let mut rng = testing::rng((m * 100 + n) as u64);
-            let a = testing::uniform_matrix(&mut rng, m, n).to_f64();
-            let d: Vec<f64> = testing::uniform_vector(&mut rng, n)
+            let mut rng = problems::rng((m * 100 + n) as u64);
+            let a = problems::uniform_matrix(&mut rng, m, n).to_f64();
+            let d: Vec<f64> = problems::uniform_vector(&mut rng, n)
                 .iter()
                 .map(|&x| x as f64)
                 .collect();
@@ -103,7 +103,7 @@ fn emulated_algorithm_3_matches_algorithm_2() {
 #[test]
 fn emulated_algorithm_5_matches_algorithm_4_and_never_reads_the_upper_triangle() {
     for m in 1..=13 {
-        let c = testing::well_conditioned_spd(&mut testing::rng(m as u64), m).to_f64();
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m).to_f64();
         let layout = Layout::new(m, Format::Full);
         let start: Vec<f64> = layout
             .pack(&c.to_f32(), f32::NAN) // NaN in the strict upper triangle: must never be read
@@ -162,7 +162,7 @@ fn every_edge_stays_half_a_texel_from_pixel_centres() {
 #[test]
 fn emulated_lu_matches_the_reference() {
     for m in 1..=12 {
-        let a = testing::diagonally_dominant(&mut testing::rng(m as u64), m).to_f64();
+        let a = problems::diagonally_dominant(&mut problems::rng(m as u64), m).to_f64();
         let start = SoftTexture {
             width: m,
             height: m,

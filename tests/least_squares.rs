@@ -2,9 +2,9 @@
 //! checked against double-precision CPU solves.
 
 use symraster::least_squares::relative_error_vec;
-use symraster::normal_equations::{solve_normal_equations_faer, solve_normal_equations_reference};
-use symraster::testing::{ill_conditioned_least_squares, random_least_squares};
-use symraster::{Error, Format, Gpu, Matrix, SolveOptions};
+use symraster::least_squares::{solve_normal_equations_faer, solve_normal_equations_reference};
+use symraster::problems::{ill_conditioned_least_squares, random_least_squares};
+use symraster::{Error, Format, Gpu, InputError, Matrix, NumericalError, SolveOptions};
 
 #[test]
 fn refined_solution_matches_double_cpu_solve() {
@@ -92,7 +92,7 @@ fn ill_conditioned_needs_more_iterations() {
     );
 }
 
-fn solve_random(p: &symraster::testing::LeastSquaresProblem) -> Vec<f64> {
+fn solve_random(p: &symraster::problems::LeastSquaresProblem) -> Vec<f64> {
     solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap()
 }
 
@@ -106,8 +106,8 @@ fn rank_deficient_a_is_reported_not_solved() {
             p.a[(row, k)] = p.a[(row - 1, k)];
         }
         match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new()) {
-            Err(Error::NotPositiveDefinite { column, .. })
-            | Err(Error::NumericallySingular { column, .. }) => {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }))
+            | Err(Error::Numerical(NumericalError::NumericallySingular { column, .. })) => {
                 assert_eq!(column, row, "m = {m}: failing column")
             }
             other => panic!("m = {m}: expected a not-positive-definite error, got {other:?}"),
@@ -139,32 +139,32 @@ fn bad_inputs_give_typed_errors() {
     let opts = SolveOptions::new();
     assert!(matches!(
         gpu.solve_weighted_least_squares(&p.a, &p.d[..7], &p.b, &opts),
-        Err(Error::Shape(_))
+        Err(Error::Input(InputError::Shape(_)))
     ));
     assert!(matches!(
         gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b[..3], &opts),
-        Err(Error::Shape(_))
+        Err(Error::Input(InputError::Shape(_)))
     ));
     let mut a = p.a.clone();
     a[(2, 3)] = f64::NAN;
     assert!(matches!(
         gpu.solve_weighted_least_squares(&a, &p.d, &p.b, &opts),
-        Err(Error::NonFiniteInput { .. })
+        Err(Error::Input(InputError::NonFinite { .. }))
     ));
     let mut d = p.d.clone();
     d[0] = 1e300; // finite in f64, infinite once rounded to f32 for the GPU
     assert!(matches!(
         gpu.solve_weighted_least_squares(&p.a, &d, &p.b, &opts),
-        Err(Error::NonFiniteInput { .. })
+        Err(Error::Input(InputError::NonFinite { .. }))
     ));
     let empty = Matrix::<f64>::zeros(0, 0);
     assert!(matches!(
         gpu.solve_weighted_least_squares(&empty, &[], &[], &opts),
-        Err(Error::Empty { .. })
+        Err(Error::Input(InputError::Empty { .. }))
     ));
     assert!(matches!(
         gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(0)),
-        Err(Error::InvalidOption(_))
+        Err(Error::Input(InputError::InvalidOption(_)))
     ));
 }
 

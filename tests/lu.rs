@@ -2,17 +2,17 @@
 
 mod common;
 
+use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu};
 use std::collections::BTreeSet;
-use symraster::geometry::soft_raster::{rasterize, texel};
 use symraster::geometry::{Kernel, lu};
-use symraster::{Error, Matrix, reference, relative_error, testing};
+use symraster::{Error, InputError, Matrix, NumericalError, problems, reference, relative_error};
 
 #[test]
 fn lu_matches_reference_on_diagonally_dominant_matrices() {
     let gpu = gpu();
     for m in [1, 2, 3, 4, 7, 16, 33, 64, 100] {
-        let a = testing::diagonally_dominant(&mut testing::rng(m as u64), m);
+        let a = problems::diagonally_dominant(&mut problems::rng(m as u64), m);
         let f = gpu.lu(&a).unwrap();
         let lu_ref = reference::lu_no_pivoting(&a.to_f64()).unwrap();
         let forward = relative_error(&f.lu, &lu_ref);
@@ -37,9 +37,15 @@ fn lu_zero_pivot_is_an_error() {
     let a = Matrix::from_row_major(2, 2, vec![0.0f32, 1.0, 1.0, 0.0]).unwrap();
     assert!(matches!(
         gpu.lu(&a),
-        Err(Error::ZeroPivot { column: 0, .. })
+        Err(Error::Numerical(NumericalError::ZeroPivot {
+            column: 0,
+            ..
+        }))
     ));
-    assert!(matches!(gpu.lu(&Matrix::zeros(2, 3)), Err(Error::Shape(_))));
+    assert!(matches!(
+        gpu.lu(&Matrix::zeros(2, 3)),
+        Err(Error::Input(InputError::Shape(_)))
+    ));
 }
 
 #[test]

@@ -5,9 +5,11 @@
 mod common;
 
 use common::{U32, gpu, run_with_poisoned_targets, widen};
-use symraster::packed::download_packed;
-use symraster::{Error, Format, Layout, Matrix, PackedMatrix, reference, relative_error, rfp};
-use symraster::{Gpu, testing};
+use symraster::{
+    Error, Format, InputError, Layout, Matrix, NumericalError, PackedMatrix, reference,
+    relative_error, rfp,
+};
+use symraster::{Gpu, problems};
 
 /// Every m from 1 to 20 (all the small parities and the loop-half boundaries) and larger odd
 /// and even sizes.
@@ -43,9 +45,9 @@ fn packed_assembly_matches_full_and_reference() {
     let gpu = gpu();
     for m in sizes() {
         let n = 2 * m;
-        let mut rng = testing::rng(100 + m as u64);
-        let a = testing::uniform_matrix(&mut rng, m, n);
-        let d = testing::uniform_vector(&mut rng, n);
+        let mut rng = problems::rng(100 + m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
         let (packed, e_packed) = assembly_error(&gpu, Format::Packed, &a, &d);
         let (full, e_full) = assembly_error(&gpu, Format::Full, &a, &d);
         let between = relative_error(&packed, &full);
@@ -61,9 +63,9 @@ fn packed_assembly_matches_full_and_reference() {
 fn packed_assembly_with_fewer_columns_than_rows() {
     let gpu = gpu();
     for (m, n) in [(2, 1), (5, 2), (8, 3), (20, 1), (63, 5), (64, 7), (256, 1)] {
-        let mut rng = testing::rng(7 * m as u64 + n as u64);
-        let a = testing::uniform_matrix(&mut rng, m, n);
-        let d = testing::uniform_vector(&mut rng, n);
+        let mut rng = problems::rng(7 * m as u64 + n as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
         assembly_error(&gpu, Format::Packed, &a, &d);
     }
 }
@@ -71,7 +73,7 @@ fn packed_assembly_with_fewer_columns_than_rows() {
 /// Cholesky in `format` against Algorithm 4: forward and backward (‖LLᵀ − C‖/‖C‖) error.
 fn cholesky_errors(gpu: &Gpu, format: Format, c: &Matrix<f32>) -> (Matrix<f32>, f64, f64) {
     let m = c.rows();
-    let l = gpu.cholesky(c, format).unwrap();
+    let l = gpu.cholesky(c, format).unwrap().into_l();
     let l_ref = reference::cholesky(&c.to_f64()).unwrap();
     let forward = relative_error(&l, &l_ref);
     let backward = relative_error(
@@ -104,7 +106,7 @@ fn cholesky_errors(gpu: &Gpu, format: Format, c: &Matrix<f32>) -> (Matrix<f32>, 
 fn packed_cholesky_matches_full_and_reference() {
     let gpu = gpu();
     for m in sizes() {
-        let c = testing::well_conditioned_spd(&mut testing::rng(200 + m as u64), m);
+        let c = problems::well_conditioned_spd(&mut problems::rng(200 + m as u64), m);
         let (packed, f_p, b_p) = cholesky_errors(&gpu, Format::Packed, &c);
         let (full, f_f, b_f) = cholesky_errors(&gpu, Format::Full, &c);
         let between = relative_error(&packed, &full);
@@ -124,9 +126,9 @@ fn packed_cholesky_of_assembled_problem_stays_packed() {
     // The paper's chain, never unpacked on the way: C = A·D²·Aᵀ packed, then L packed.
     let gpu = gpu();
     for m in [1, 2, 9, 10, 64, 65] {
-        let mut rng = testing::rng(300 + m as u64);
-        let a = testing::uniform_matrix(&mut rng, m, 2 * m);
-        let d = testing::uniform_vector(&mut rng, 2 * m);
+        let mut rng = problems::rng(300 + m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, 2 * m);
+        let d = problems::uniform_vector(&mut rng, 2 * m);
         let c = gpu.assemble_packed_raw(&a, &d).unwrap();
         let (w, h) = (m.div_ceil(2), m + (m + 1) % 2);
         assert_eq!(c.size(), (w, h), "m={m}: the texture is w x h");
@@ -146,7 +148,9 @@ fn packed_cholesky_of_assembled_problem_stays_packed() {
         // The same factor as through the unpacked API.
         assert_eq!(
             l.to_lower(),
-            gpu.cholesky(&c.to_lower(), Format::Packed).unwrap()
+            gpu.cholesky(&c.to_lower(), Format::Packed)
+                .unwrap()
+                .into_l()
         );
         // And it goes to LAPACK's RFP and back unchanged.
         let arf = l.to_rfp();
@@ -160,15 +164,21 @@ fn packed_cholesky_of_assembled_problem_stays_packed() {
 fn packed_cholesky_never_reads_the_upper_triangle() {
     let gpu = gpu();
     for m in [2, 7, 8] {
-        let c = testing::well_conditioned_spd(&mut testing::rng(3), m);
-        let clean = gpu.cholesky(&c.lower_triangle(), Format::Packed).unwrap();
+        let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
+        let clean = gpu
+            .cholesky(&c.lower_triangle(), Format::Packed)
+            .unwrap()
+            .into_l();
         let mut garbage = c.clone();
         for i in 0..m {
             for j in i + 1..m {
                 garbage[(i, j)] = f32::NAN;
             }
         }
-        assert_eq!(gpu.cholesky(&garbage, Format::Packed).unwrap(), clean);
+        assert_eq!(
+            gpu.cholesky(&garbage, Format::Packed).unwrap().into_l(),
+            clean
+        );
     }
 }
 
@@ -179,13 +189,15 @@ fn not_positive_definite_names_the_column_in_either_half() {
         let mut c = Matrix::from_fn(m, m, |i, j| if i == j { 2.0f32 } else { 0.0 });
         c[(bad, bad)] = -1.0;
         match gpu.cholesky(&c, Format::Packed) {
-            Err(Error::NotPositiveDefinite { column, .. }) => assert_eq!(column, bad, "m={m}"),
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
+                assert_eq!(column, bad, "m={m}")
+            }
             other => panic!("m={m}: expected not positive definite, got {other:?}"),
         }
         let packed = PackedMatrix::from_lower(&c).unwrap();
         assert!(matches!(
             gpu.cholesky_packed_raw(&packed),
-            Err(Error::NotPositiveDefinite { column, .. }) if column == bad
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) if column == bad
         ));
     }
 }
@@ -196,24 +208,24 @@ fn every_packed_pass_writes_exactly_its_texels() {
     for m in 1..=9 {
         let layout = Layout::packed(m);
         let n = 3;
-        let mut rng = testing::rng(500 + m as u64);
-        let a = testing::uniform_matrix(&mut rng, m, n);
-        let d = testing::uniform_vector(&mut rng, n);
+        let mut rng = problems::rng(500 + m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
         let mut run = gpu.start_assembly(&a, &d, Format::Packed).unwrap();
         assert_eq!(
             (run.pair().width(), run.pair().height()),
             layout.texture_size()
         );
         run_with_poisoned_targets(&mut run);
-        let c = gpu.download_lower(&run).unwrap();
+        let c = run.download_lower().unwrap();
         let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         assert!(relative_error(&c, &c_ref) < 1e-5, "m={m}");
 
-        let spd = testing::well_conditioned_spd(&mut rng, m);
+        let spd = problems::well_conditioned_spd(&mut rng, m);
         let packed = PackedMatrix::from_lower(&spd).unwrap();
         let mut run = gpu.start_cholesky_packed(&packed).unwrap();
         run_with_poisoned_targets(&mut run);
-        let l = download_packed(&run).unwrap().to_lower();
+        let l = run.download_packed().unwrap().to_lower();
         let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
         assert!(relative_error(&l, &l_ref) < 1e-5, "m={m}");
     }
@@ -235,14 +247,14 @@ fn too_large_is_a_clear_error_naming_the_limits() {
             .unwrap_err(),
     ] {
         match &e {
-            Error::TooLarge {
+            Error::Input(InputError::TooLarge {
                 m: got,
                 format: Format::Packed,
                 limit: l,
                 max_full: f,
                 max_packed: p,
                 ..
-            } => assert_eq!((*got, *l, *f, *p), (m, limit, max_full, max_packed)),
+            }) => assert_eq!((*got, *l, *f, *p), (m, limit, max_full, max_packed)),
             other => panic!("expected TooLarge, got {other:?}"),
         }
         let msg = e.to_string();
@@ -265,11 +277,11 @@ fn packed_inputs_get_specific_errors() {
     let c = PackedMatrix::from_raw(4, c).unwrap();
     assert!(matches!(
         gpu.cholesky_packed_raw(&c),
-        Err(Error::NonFiniteInput { .. })
+        Err(Error::Input(InputError::NonFinite { .. }))
     ));
     let empty = PackedMatrix::from_raw(0, vec![]).unwrap();
     assert!(matches!(
         gpu.cholesky_packed_raw(&empty),
-        Err(Error::Empty { .. })
+        Err(Error::Input(InputError::Empty { .. }))
     ));
 }

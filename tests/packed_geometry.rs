@@ -2,10 +2,12 @@
 //! rasterizer must write exactly the intended texels once and fetch the intended texels, and
 //! whole Algorithms 3 and 5 run through it must agree with the f64 reference.
 
-use symraster::geometry::soft_exec::{SoftTexture, execute};
-use symraster::geometry::soft_raster::{rasterize, texel};
+mod common;
+
+use common::soft_exec::{SoftTexture, execute};
+use common::soft_raster::{rasterize, texel};
 use symraster::geometry::{Kernel, Pass, Plan, packed};
-use symraster::{Format, Layout, Matrix, reference, relative_error, testing};
+use symraster::{Format, Layout, Matrix, problems, reference, relative_error};
 
 /// The entries (i, j) a pass must write, from Algorithms 3 and 5 alone (not from the geometry).
 fn intended_entries(m: usize, pass: &Pass) -> Vec<(usize, usize)> {
@@ -198,11 +200,11 @@ fn soft_cholesky(format: Format, c: &Matrix<f64>) -> Matrix<f64> {
 /// Algorithm 3 emulated through the soft rasterizer, packed and full, equals Algorithm 2.
 #[test]
 fn soft_packed_assembly_matches_reference() {
-    let mut rng = testing::rng(11);
+    let mut rng = problems::rng(11);
     for m in 1..=16usize {
         for n in [1, m.div_ceil(2), 2 * m] {
-            let a = testing::uniform_matrix(&mut rng, m, n).to_f64();
-            let d: Vec<f64> = testing::uniform_vector(&mut rng, n)
+            let a = problems::uniform_matrix(&mut rng, m, n).to_f64();
+            let d: Vec<f64> = problems::uniform_vector(&mut rng, n)
                 .iter()
                 .map(|&v| v as f64)
                 .collect();
@@ -219,9 +221,9 @@ fn soft_packed_assembly_matches_reference() {
 /// Algorithm 5 emulated through the soft rasterizer, packed and full, equals Algorithm 4.
 #[test]
 fn soft_packed_cholesky_matches_reference() {
-    let mut rng = testing::rng(12);
+    let mut rng = problems::rng(12);
     for m in 1..=16 {
-        let c = testing::well_conditioned_spd(&mut rng, m).to_f64();
+        let c = problems::well_conditioned_spd(&mut rng, m).to_f64();
         let want = reference::cholesky(&c).unwrap();
         for format in [Format::Packed, Format::Full] {
             let got = soft_cholesky(format, &c);

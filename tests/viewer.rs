@@ -5,7 +5,7 @@ use symraster::geometry::Kernel;
 use symraster::view::{
     self, FrameLayout, Operation, Problem, Recording, Session, ViewState, colormap,
 };
-use symraster::{Format, Gpu, Layout, Method, assembly_plan, cholesky_plan, reference};
+use symraster::{Format, Gpu, InputError, Layout, Method, assembly_plan, cholesky_plan, reference};
 
 const SIZE: (u32, u32) = (640, 400);
 const OUTLINE: [u8; 3] = [255, 48, 48];
@@ -260,7 +260,9 @@ fn packed_view_starts_or_says_unsupported() {
                 let text = snap.panels[0].describe(0, 0);
                 assert!(text.contains("texel (0, 0)"), "{text}");
             }
-            Err(symraster::Error::Unsupported(msg)) => assert!(msg.contains("packed"), "{msg}"),
+            Err(symraster::Error::Input(InputError::Unsupported(msg))) => {
+                assert!(msg.contains("packed"), "{msg}")
+            }
             Err(e) => panic!("packed {operation}: unexpected error {e}"),
         }
     }

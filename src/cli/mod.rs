@@ -11,6 +11,7 @@ use crate::FormatArg;
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
+use symraster::InputError;
 use symraster::{Error, Format, Gpu, Layout, Matrix, io};
 
 /// Arguments of `symraster assemble`.
@@ -89,7 +90,7 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
     non_empty(&a_name, &a)?;
     let (m, n) = a.shape();
     if d.len() != n {
-        return Err(Error::Shape(format!(
+        return Err(Error::shape(format!(
             "{a_name} is {m}x{n}, so d needs {n} entries (one per column of A), but {d_name} has {}",
             d.len()
         ))
@@ -119,7 +120,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     non_empty(&c_name, &c)?;
     let (m, n) = c.shape();
     if m != n {
-        return Err(Error::Shape(format!("{c_name} must be square, but is {m}x{n}")).into());
+        return Err(Error::shape(format!("{c_name} must be square, but is {m}x{n}")).into());
     }
     // Only the lower triangle is read: whatever the upper one holds is ignored.
     let c = single_precision(&c_name, &c.lower_triangle())?;
@@ -129,10 +130,9 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     fits(&gpu, m, format)?;
     let l = gpu.cholesky(&c, format)?;
     if args.rfp {
-        let rfp = symraster::rfp::from_lower(&l)?;
-        io::write_vector(&args.output, &rfp)?;
+        io::write_vector(&args.output, &l.to_rfp())?;
     } else {
-        io::write_matrix(&args.output, &l)?;
+        io::write_matrix(&args.output, l.l())?;
     }
     println!(
         "L with C = L·Lᵀ: {m}x{m}{} (float32, {format} format on {}) written to {}",
@@ -154,7 +154,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     non_empty(&a_name, &a)?;
     let (m, n) = a.shape();
     if d.len() != n || b.len() != n {
-        return Err(Error::Shape(format!(
+        return Err(Error::shape(format!(
             "{a_name} is {m}x{n}, so d and b need {n} entries each (one per column of A), but \
              {d_name} has {} and {b_name} has {}",
             d.len(),
@@ -202,11 +202,11 @@ fn role(name: &str, path: &Path) -> String {
 
 fn non_empty(name: &str, m: &Matrix<f64>) -> Result<(), Error> {
     if m.rows() == 0 || m.cols() == 0 {
-        return Err(Error::Empty {
+        return Err(Error::from(InputError::Empty {
             input: name.into(),
             rows: m.rows(),
             cols: m.cols(),
-        });
+        }));
     }
     Ok(())
 }
@@ -214,22 +214,22 @@ fn non_empty(name: &str, m: &Matrix<f64>) -> Result<(), Error> {
 /// The first NaN or infinity, named by input and (row, column).
 fn finite(name: &str, m: &Matrix<f64>) -> Result<(), Error> {
     match m.as_slice().iter().position(|x| !x.is_finite()) {
-        Some(p) => Err(Error::NonFiniteInput {
+        Some(p) => Err(Error::from(InputError::NonFinite {
             input: name.into(),
             position: format!("row {}, column {} (0-based)", p / m.cols(), p % m.cols()),
             value: m.as_slice()[p],
-        }),
+        })),
         None => Ok(()),
     }
 }
 
 fn finite_vector(name: &str, v: &[f64]) -> Result<(), Error> {
     match v.iter().position(|x| !x.is_finite()) {
-        Some(p) => Err(Error::NonFiniteInput {
+        Some(p) => Err(Error::from(InputError::NonFinite {
             input: name.into(),
             position: format!("index {p} (0-based)"),
             value: v[p],
-        }),
+        })),
         None => Ok(()),
     }
 }
@@ -263,7 +263,7 @@ fn single_precision_vector(name: &str, v: &[f64]) -> Result<Vec<f32>> {
     Ok(v.iter().map(|&x| x as f32).collect())
 }
 
-/// [`Error::TooLarge`] when an m x m matrix in `format` exceeds the GPU's textures.
+/// [`InputError::TooLarge`] when an m x m matrix in `format` exceeds the GPU's textures.
 fn fits(gpu: &Gpu, m: usize, format: Format) -> Result<(), Error> {
     Layout::checked(m, format, gpu.info().max_texture_size).map(|_| ())
 }

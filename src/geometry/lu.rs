@@ -41,7 +41,13 @@ pub fn full_plan(m: usize) -> Plan {
             viewport,
             &outer_product_square(m, k),
         );
-        plan.push_into(Kernel::Copy, Target::Target, k, viewport, &pivot_row(m, k));
+        plan.push_into(
+            Kernel::Copy,
+            Target::PairTarget,
+            k,
+            viewport,
+            &pivot_row(m, k),
+        );
         plan.swap_after_last();
     }
     plan

@@ -1,78 +1,8 @@
 //! Plans: the passes of a run, in order, over one shared vertex list.
 
 use super::Vertex;
+use crate::kernels::{Kernel, Target};
 use std::ops::Range;
-
-/// The fragment kernels, named as in the paper.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kernel {
-    /// Kernel 1: b(i) = A(i, k) d(k).
-    ColumnScaling,
-    /// Kernel 2: C_T = C_S + A(i, k) b(j).
-    OuterProductAddition,
-    /// Kernel 3: square root of the pivot.
-    SquareRoot,
-    /// Kernel 4: division of the column below the pivot by the pivot.
-    Normalization,
-    /// Kernel 5: L_T = L_S − neighbour × pivot.
-    OuterProductSubtraction,
-    /// Copy of the target's pixels back into the source (Algorithm 5).
-    Copy,
-}
-
-impl Kernel {
-    /// Every kernel.
-    pub const ALL: [Kernel; 6] = [
-        Kernel::ColumnScaling,
-        Kernel::OuterProductAddition,
-        Kernel::SquareRoot,
-        Kernel::Normalization,
-        Kernel::OuterProductSubtraction,
-        Kernel::Copy,
-    ];
-
-    /// The name used in the paper and in status lines.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::ColumnScaling => "column scaling",
-            Kernel::OuterProductAddition => "outer-product addition",
-            Kernel::SquareRoot => "square root",
-            Kernel::Normalization => "normalization",
-            Kernel::OuterProductSubtraction => "outer-product subtraction",
-            Kernel::Copy => "copy",
-        }
-    }
-
-    /// The texture the kernel draws into by default (a plan may direct a copy elsewhere).
-    pub fn target(self) -> Target {
-        match self {
-            Kernel::ColumnScaling => Target::ScaledColumn,
-            Kernel::Copy => Target::Source,
-            _ => Target::Target,
-        }
-    }
-}
-
-/// The texture a pass renders into.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// The m x 1 texture b of Algorithm 3.
-    ScaledColumn,
-    /// The ping-pong target (C_T, L_T).
-    Target,
-    /// The ping-pong source (C_S, L_S): only copies write it.
-    Source,
-}
-
-impl Target {
-    /// Where a pass into this target reads the ping-pong pair: the other texture of it.
-    pub fn reads(self) -> Target {
-        match self {
-            Target::Source => Target::Target,
-            _ => Target::Source,
-        }
-    }
-}
 
 /// One draw: a kernel over a range of the plan's vertices, at step `step`.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,7 +68,7 @@ impl Plan {
         let last = self.passes.last().expect("a copy follows a pass").clone();
         self.passes.push(Pass {
             kernel: Kernel::Copy,
-            target: Target::Source,
+            target: Target::PairSource,
             swap_after: false,
             ..last
         });

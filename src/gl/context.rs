@@ -1,6 +1,6 @@
 //! The cloneable GL context handle every GL object keeps, and the device's description.
 
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 use std::rc::Rc;
 
@@ -55,11 +55,16 @@ impl Context {
                 break;
             }
         }
-        Err(Error::Gl {
+        Err(Error::from(DeviceError::Gl {
             code,
             name: error_name(code),
             during: during(),
-        })
+        }))
+    }
+
+    /// Sets the viewport to `width` x `height` pixels from the origin.
+    pub fn viewport(&self, width: usize, height: usize) {
+        unsafe { self.gl.viewport(0, 0, width as i32, height as i32) }
     }
 
     /// Blocks until the GPU has finished all submitted work.

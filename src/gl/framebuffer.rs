@@ -1,7 +1,7 @@
 //! Framebuffers that render into one R32F texture.
 
 use super::{context::Context, texture::Texture};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 
 /// A framebuffer with one texture as its colour attachment, checked complete on creation.
@@ -14,9 +14,11 @@ impl Framebuffer {
     /// Attaches `texture` as colour attachment 0 and checks completeness.
     pub fn new(ctx: &Context, texture: &Texture) -> Result<Self> {
         let gl = ctx.gl();
-        let raw = unsafe { gl.create_framebuffer() }.map_err(|message| Error::GlCreate {
-            what: "framebuffer",
-            message,
+        let raw = unsafe { gl.create_framebuffer() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "framebuffer",
+                message,
+            })
         })?;
         let fb = Self {
             ctx: ctx.clone(),
@@ -33,11 +35,12 @@ impl Framebuffer {
             );
             let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
             if status != glow::FRAMEBUFFER_COMPLETE {
-                return Err(Error::FramebufferIncomplete {
+                return Err(Error::from(DeviceError::FramebufferIncomplete {
                     status,
                     width: texture.width() as u32,
                     height: texture.height() as u32,
-                });
+                    format: "R32F",
+                }));
             }
         }
         ctx.check(|| "creating a framebuffer".into())?;

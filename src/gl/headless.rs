@@ -1,7 +1,7 @@
 //! A windowless OpenGL context through EGL's device platform (no X, no Wayland).
 
 use super::context::{Context, DeviceInfo};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 use glutin::api::egl::{context::PossiblyCurrentContext, device::Device, display::Display};
 use glutin::config::{ConfigSurfaceTypes, ConfigTemplateBuilder};
@@ -33,11 +33,17 @@ impl HeadlessContext {
     /// hardware device, or else on Mesa's software device.
     pub fn new() -> Result<Self> {
         let index = match std::env::var(DEVICE_ENV) {
-            Ok(v) if !v.trim().is_empty() => Some(
-                v.trim()
-                    .parse::<usize>()
-                    .map_err(|_| Error::BadDeviceVariable { value: v.clone() })?,
-            ),
+            Ok(v) if !v.trim().is_empty() => {
+                Some(
+                    v.trim()
+                        .parse::<usize>()
+                        .map_err(|_| DeviceError::BadEnvironment {
+                            name: DEVICE_ENV,
+                            value: v.clone(),
+                            expected: "a device index (0, 1, ...)",
+                        })?,
+                )
+            }
             _ => None,
         };
         Self::with_device_index(index)
@@ -47,22 +53,24 @@ impl HeadlessContext {
     pub fn with_device_index(index: Option<usize>) -> Result<Self> {
         let limit_override = texture_limit_override()?;
         let devices: Vec<Device> = Device::query_devices()
-            .map_err(|e| Error::NoDevice {
-                detail: format!("EGL could not enumerate devices ({e})"),
+            .map_err(|e| {
+                Error::from(DeviceError::NoDevice {
+                    detail: format!("EGL could not enumerate devices ({e})"),
+                })
             })?
             .collect();
         if devices.is_empty() {
-            return Err(Error::NoDevice {
+            return Err(Error::from(DeviceError::NoDevice {
                 detail: "EGL found no devices".into(),
-            });
+            }));
         }
         let is_software = |d: &Device| d.extensions().contains("EGL_MESA_device_software");
         let order: Vec<usize> = match index {
             Some(i) if i >= devices.len() => {
-                return Err(Error::NoSuchDevice {
+                return Err(Error::from(DeviceError::NoSuchDevice {
                     index: i,
                     count: devices.len(),
-                });
+                }));
             }
             Some(i) => vec![i],
             None => {
@@ -98,9 +106,9 @@ impl HeadlessContext {
                 Err(e) => failures.push(format!("device {i}: {e}")),
             }
         }
-        Err(Error::NoDevice {
+        Err(Error::from(DeviceError::NoDevice {
             detail: failures.join("; "),
-        })
+        }))
     }
 
     fn create_on(
@@ -157,11 +165,11 @@ fn texture_limit_override() -> Result<Option<usize>> {
     match std::env::var(MAX_TEXTURE_SIZE_ENV) {
         Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
             Ok(n) if n > 0 => Ok(Some(n)),
-            _ => Err(Error::BadEnvironment {
+            _ => Err(Error::from(DeviceError::BadEnvironment {
                 name: MAX_TEXTURE_SIZE_ENV,
                 value: v,
                 expected: "a positive texture size in texels (it can only lower the driver's limit)",
-            }),
+            })),
         },
         _ => Ok(None),
     }

@@ -1,7 +1,7 @@
 //! Shader programs compiled from the files in `glsl/`.
 
 use super::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 
 /// A linked vertex + fragment program.
@@ -16,9 +16,11 @@ impl Program {
     /// Compiles and links; a failure carries the numbered source and the driver's log.
     pub fn new(ctx: &Context, name: &str, vertex: &str, fragment: &str) -> Result<Self> {
         let gl = ctx.gl();
-        let raw = unsafe { gl.create_program() }.map_err(|message| Error::GlCreate {
-            what: "program",
-            message,
+        let raw = unsafe { gl.create_program() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "program",
+                message,
+            })
         })?;
         let mut program = Self {
             ctx: ctx.clone(),
@@ -53,10 +55,10 @@ impl Program {
             gl.delete_shader(vs);
             gl.delete_shader(fs);
             if !gl.get_program_link_status(raw) {
-                return Err(Error::ProgramLink {
+                return Err(Error::from(DeviceError::ProgramLink {
                     name: name.to_string(),
                     log: gl.get_program_info_log(raw),
-                });
+                }));
             }
         }
         program.viewport = unsafe { gl.get_uniform_location(raw, "viewport") };
@@ -75,10 +77,10 @@ impl Program {
         let gl = self.ctx.gl();
         let loc = unsafe { gl.get_uniform_location(self.raw, uniform) };
         if loc.is_none() {
-            return Err(Error::GlCreate {
+            return Err(Error::from(DeviceError::GlCreate {
                 what: "sampler uniform",
                 message: format!("program {} has no active uniform {uniform}", self.name),
-            });
+            }));
         }
         unsafe { gl.uniform_1_i32(loc.as_ref(), unit as i32) };
         self.ctx
@@ -109,20 +111,22 @@ impl Drop for Program {
 fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Result<glow::Shader> {
     let gl = ctx.gl();
     unsafe {
-        let shader = gl.create_shader(kind).map_err(|message| Error::GlCreate {
-            what: "shader",
-            message,
+        let shader = gl.create_shader(kind).map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "shader",
+                message,
+            })
         })?;
         gl.shader_source(shader, source);
         gl.compile_shader(shader);
         if !gl.get_shader_compile_status(shader) {
             let log = gl.get_shader_info_log(shader);
             gl.delete_shader(shader);
-            return Err(Error::ShaderCompile {
+            return Err(Error::from(DeviceError::ShaderCompile {
                 name: name.to_string(),
                 log,
                 numbered_source: numbered(source),
-            });
+            }));
         }
         Ok(shader)
     }

@@ -1,7 +1,7 @@
 //! Single-channel 32-bit float textures (R32F), the storage of every matrix and vector.
 
 use super::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 
 /// An R32F texture of `width` x `height` texels; texel (x, y) is value `y * width + x`.
@@ -16,9 +16,11 @@ impl Texture {
     /// Allocates a texture; its contents are undefined until written.
     pub fn new(ctx: &Context, width: usize, height: usize) -> Result<Self> {
         let gl = ctx.gl();
-        let raw = unsafe { gl.create_texture() }.map_err(|message| Error::GlCreate {
-            what: "texture",
-            message,
+        let raw = unsafe { gl.create_texture() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "texture",
+                message,
+            })
         })?;
         let tex = Self {
             ctx: ctx.clone(),

@@ -1,7 +1,7 @@
 //! GL_TIME_ELAPSED queries: GPU time of a stretch of commands.
 
 use super::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 use std::time::Duration;
 
@@ -14,9 +14,11 @@ pub struct GpuTimer {
 impl GpuTimer {
     /// Creates the query object.
     pub fn new(ctx: &Context) -> Result<Self> {
-        let raw = unsafe { ctx.gl().create_query() }.map_err(|message| Error::GlCreate {
-            what: "timer query",
-            message,
+        let raw = unsafe { ctx.gl().create_query() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "timer query",
+                message,
+            })
         })?;
         Ok(Self {
             ctx: ctx.clone(),

@@ -1,7 +1,7 @@
 //! The vertex array and buffer holding a run's draw geometry, uploaded once per run.
 
 use super::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use crate::geometry::Vertex;
 use glow::HasContext;
 
@@ -18,20 +18,20 @@ impl VertexArray {
     pub fn new(ctx: &Context, vertices: &[Vertex]) -> Result<Self> {
         let gl = ctx.gl();
         unsafe {
-            let vao = gl
-                .create_vertex_array()
-                .map_err(|message| Error::GlCreate {
+            let vao = gl.create_vertex_array().map_err(|message| {
+                Error::from(DeviceError::GlCreate {
                     what: "vertex array",
                     message,
-                })?;
+                })
+            })?;
             let vbo = match gl.create_buffer() {
                 Ok(b) => b,
                 Err(message) => {
                     gl.delete_vertex_array(vao);
-                    return Err(Error::GlCreate {
+                    return Err(Error::from(DeviceError::GlCreate {
                         what: "vertex buffer",
                         message,
-                    });
+                    }));
                 }
             };
             let va = Self {

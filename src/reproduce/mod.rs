@@ -13,9 +13,9 @@ pub use plot::{Series, plot_times};
 pub use sysinfo::{cpu_model, utc_date};
 
 use crate::baseline;
-use crate::error::{Error, Result};
+use crate::error::{Error, InputError, Result};
 use crate::timing::{median, time_finish};
-use crate::{Format, Gpu, testing};
+use crate::{Format, Gpu, problems as testing};
 use faer::Mat;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
@@ -147,10 +147,10 @@ pub const FIG9_COLUMNS: [&str; 10] = [
 /// Runs the chosen parts and writes their files into `config.out`.
 pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
     std::fs::create_dir_all(&config.out).map_err(|e| {
-        Error::Unsupported(format!(
+        Error::from(InputError::Unsupported(format!(
             "cannot create the output folder {}: {e}",
             config.out.display()
-        ))
+        )))
     })?;
     let wants = |p: Part| config.only.is_none_or(|o| o == p);
     let mut report = Report::default();
@@ -395,11 +395,16 @@ fn write_figure(
         stem.file_name()
             .map_or("figure".into(), |n| n.to_string_lossy().into_owned())
     ));
-    plot_times(&partial, title, "m (matrix order)", &series).map_err(Error::Unsupported)?;
+    plot_times(&partial, title, "m (matrix order)", &series)
+        .map_err(|e| Error::from(InputError::Unsupported(e)))?;
     for ext in ["svg", "png"] {
         let (from, to) = (partial.with_extension(ext), stem.with_extension(ext));
-        std::fs::rename(&from, &to)
-            .map_err(|e| Error::Unsupported(format!("cannot write {}: {e}", to.display())))?;
+        std::fs::rename(&from, &to).map_err(|e| {
+            Error::from(InputError::Unsupported(format!(
+                "cannot write {}: {e}",
+                to.display()
+            )))
+        })?;
         report.files.push(to);
     }
     Ok(())
@@ -408,7 +413,7 @@ fn write_figure(
 /// Writes a text file whole or not at all.
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
     crate::io::write_atomically(path, |w| w.write_all(text.as_bytes()))
-        .map_err(|e| Error::Unsupported(e.to_string()))
+        .map_err(|e| Error::from(InputError::Unsupported(e.to_string())))
 }
 
 fn device_text(gpu: &Gpu, config: &Config) -> String {

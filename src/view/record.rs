@@ -3,7 +3,7 @@
 
 use super::render::{Renderer, ViewState, read_pixels};
 use super::session::{Operation, Problem, Session};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, InputError, Result};
 use crate::gl::Context;
 use crate::gpu::Gpu;
 use crate::layout::Format;
@@ -64,9 +64,11 @@ impl Offscreen {
     pub fn new(ctx: &Context, size: (u32, u32)) -> Result<Self> {
         let gl = ctx.gl();
         unsafe {
-            let texture = gl.create_texture().map_err(|message| Error::GlCreate {
-                what: "frame texture",
-                message,
+            let texture = gl.create_texture().map_err(|message| {
+                Error::from(DeviceError::GlCreate {
+                    what: "frame texture",
+                    message,
+                })
             })?;
             gl.bind_texture(glow::TEXTURE_2D, Some(texture));
             gl.tex_image_2d(
@@ -84,10 +86,10 @@ impl Offscreen {
                 Ok(f) => f,
                 Err(message) => {
                     gl.delete_texture(texture);
-                    return Err(Error::GlCreate {
+                    return Err(Error::from(DeviceError::GlCreate {
                         what: "frame framebuffer",
                         message,
-                    });
+                    }));
                 }
             };
             let target = Self {
@@ -106,11 +108,12 @@ impl Offscreen {
             );
             let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
             if status != glow::FRAMEBUFFER_COMPLETE {
-                return Err(Error::FramebufferIncomplete {
+                return Err(Error::from(DeviceError::FramebufferIncomplete {
                     status,
                     width: size.0,
                     height: size.1,
-                });
+                    format: "RGBA8",
+                }));
             }
             ctx.check(|| format!("creating a {}x{} frame", size.0, size.1))?;
             Ok(target)
@@ -145,9 +148,11 @@ impl Drop for Offscreen {
 /// needed) as `frame_00000.png`, `frame_00001.png`, ...; the large view follows the texture
 /// each pass writes.
 pub fn record(gpu: &Gpu, recording: &Recording, dir: &Path) -> Result<Recorded> {
-    let output = |path: &Path, e: &dyn std::fmt::Display| Error::Output {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
+    let output = |path: &Path, e: &dyn std::fmt::Display| {
+        Error::from(InputError::Unsupported(format!(
+            "could not write {}: {e}",
+            path.display()
+        )))
     };
     let problem = Problem::random(recording.m, recording.seed);
     let mut session = Session::new(gpu, recording.operation, recording.format, problem)?;

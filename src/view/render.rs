@@ -4,7 +4,7 @@
 
 use super::colormap::{self, NAN_COLOUR, Range, UNUSED_COLOURS};
 use super::session::{Panel, Snapshot};
-use crate::error::{Error, Result};
+use crate::error::{DeviceError, Error, Result};
 use crate::gl::{Context, Program};
 use glow::HasContext;
 
@@ -445,9 +445,11 @@ struct ImageTexture {
 impl ImageTexture {
     fn new(ctx: &Context, width: usize, height: usize, rgba: &[u8]) -> Result<Self> {
         let gl = ctx.gl();
-        let raw = unsafe { gl.create_texture() }.map_err(|message| Error::GlCreate {
-            what: "heatmap texture",
-            message,
+        let raw = unsafe { gl.create_texture() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "heatmap texture",
+                message,
+            })
         })?;
         unsafe {
             gl.bind_texture(glow::TEXTURE_2D, Some(raw));
@@ -507,13 +509,17 @@ impl Renderer {
         let image = Program::new(ctx, "viewer image", SOLID_VERTEX, IMAGE_FRAGMENT)?;
         image.set_sampler("image", 0)?;
         let gl = ctx.gl();
-        let vao = unsafe { gl.create_vertex_array() }.map_err(|message| Error::GlCreate {
-            what: "viewer vertex array",
-            message,
+        let vao = unsafe { gl.create_vertex_array() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "viewer vertex array",
+                message,
+            })
         })?;
-        let vbo = unsafe { gl.create_buffer() }.map_err(|message| Error::GlCreate {
-            what: "viewer vertex buffer",
-            message,
+        let vbo = unsafe { gl.create_buffer() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "viewer vertex buffer",
+                message,
+            })
         })?;
         unsafe {
             gl.bind_vertex_array(Some(vao));

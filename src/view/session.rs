@@ -3,11 +3,12 @@
 use super::colormap::Range;
 use crate::error::Result;
 use crate::execution::Execution;
+use crate::execution::Operands;
 use crate::geometry::{Pass, Target, Vertex};
 use crate::gpu::{Gpu, check_factor};
 use crate::layout::{Format, Layout};
 use crate::matrix::{Matrix, relative_error};
-use crate::{reference, testing};
+use crate::{problems as testing, reference};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -378,11 +379,11 @@ impl<'g> Session<'g> {
                 range,
             });
         }
-        if let Some(inputs) = self.run.inputs() {
+        if let Operands::Assembly { a, d, b } = self.run.operands() {
             for (name, description, kind, texture) in [
-                ("A", "A, texel (k, i) = A(i, k)", PanelKind::A, &inputs.a),
-                ("b", "b = A(:, k) * d(k)", PanelKind::B, inputs.b.texture()),
-                ("d", "d, the diagonal of D^2", PanelKind::D, &inputs.d),
+                ("A", "A, texel (k, i) = A(i, k)", PanelKind::A, a),
+                ("b", "b = A(:, k) * d(k)", PanelKind::B, b.texture()),
+                ("d", "d, the diagonal of D^2", PanelKind::D, d),
             ] {
                 let data = texture.download()?;
                 let range = Range::of(data.iter().copied());
@@ -401,14 +402,14 @@ impl<'g> Session<'g> {
             // The texture the pass drew into, after any swap that followed it.
             let panel = match pass.target {
                 Target::ScaledColumn => 3,
-                Target::Target => {
+                Target::PairTarget => {
                     if pass.swap_after {
                         source
                     } else {
                         1 - source
                     }
                 }
-                Target::Source => {
+                Target::PairSource => {
                     if pass.swap_after {
                         1 - source
                     } else {
@@ -448,7 +449,7 @@ impl<'g> Session<'g> {
     /// The relative error of the current result against the CPU f64 reference (NaN-poisoned
     /// texels that should have been written make it NaN).
     pub fn result_error(&self) -> Result<f64> {
-        let got = self.gpu.download_lower(&self.run)?;
+        let got = self.run.download_lower()?;
         Ok(match self.operation {
             Operation::Assembly => {
                 let d: Vec<f64> = self.problem.d.iter().map(|&x| x as f64).collect();
@@ -487,8 +488,8 @@ fn start<'g>(
     }
     source.upload(&data)?;
     run.pair().target().texture().fill(f32::NAN)?;
-    if let Some(inputs) = run.inputs() {
-        inputs.b.texture().fill(f32::NAN)?;
+    if let Operands::Assembly { b, .. } = run.operands() {
+        b.texture().fill(f32::NAN)?;
     }
     Ok(run)
 }

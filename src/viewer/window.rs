@@ -16,6 +16,7 @@ use raw_window_handle::HasWindowHandle;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use symraster::InputError;
 use symraster::gl::{Context, DeviceInfo};
 use symraster::view::{
     FrameLayout, Operation, Problem, Renderer, Selection, Session, Snapshot, ViewState,
@@ -442,7 +443,7 @@ impl Viewer {
             }
             Err(e) => {
                 let why = match &e {
-                    Error::Unsupported(_) => format!(
+                    Error::Input(InputError::Unsupported(_)) => format!(
                         "{format} {operation}: {e} (staying in {} format)",
                         self.session.format()
                     ),

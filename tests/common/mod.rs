@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod soft_exec;
+pub mod soft_raster;
+
 use std::collections::BTreeSet;
 use symraster::execution::Execution;
 use symraster::geometry::{Kernel, Pass};
@@ -47,7 +50,7 @@ pub fn run_with_poisoned_targets(run: &mut Execution<'_>) {
     let layout = run.layout();
     let mut last_drawn: Option<Pass> = None;
     while let Some(pass) = run.next_pass().cloned() {
-        let target = run.target_of(&pass);
+        let target = run.target_of(&pass).unwrap();
         let w = target.width();
         let before = target.download().unwrap();
         target.fill(f32::NAN).unwrap();
@@ -55,7 +58,7 @@ pub fn run_with_poisoned_targets(run: &mut Execution<'_>) {
         let target = if pass.swap_after {
             run.pair().source().texture()
         } else {
-            run.target_of(&pass)
+            run.target_of(&pass).unwrap()
         };
         let after = target.download().unwrap();
         let written: BTreeSet<(usize, usize)> = (0..after.len())

@@ -11,13 +11,19 @@
 //!   with the f32 L and f32 arithmetic, as Algorithm 1 has it ("L in single precision"), O(m²).
 //! - CPU, f64: the update xᵏ⁺¹ = xᵏ + double(z) and the stopping test ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ ≤ ε.
 
-use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Options};
+pub mod normal_equations;
+
+pub use normal_equations::{
+    solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,
+};
+
+use crate::error::{Error, InputError, NumericalError, Result};
+use crate::gpu::{CholeskyFactor, Options};
 use crate::layout::Format;
 use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Options of [`Gpu::solve_weighted_least_squares`]: the GPU's format and method, and
+/// Options of [`crate::Gpu::solve_weighted_least_squares`]: the GPU's format and method, and
 /// Algorithm 1's tolerance ε and iteration limit (the paper's 10⁻⁸ and 100 by default).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SolveOptions {
@@ -72,15 +78,15 @@ impl SolveOptions {
     /// Checks that ε is finite and not negative and that at least one iteration is allowed.
     pub fn validate(&self) -> Result<()> {
         if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
-            return Err(Error::InvalidOption(format!(
+            return Err(Error::from(InputError::InvalidOption(format!(
                 "the refinement tolerance ε must be finite and ≥ 0, not {}",
                 self.epsilon
-            )));
+            ))));
         }
         if self.max_iterations == 0 {
-            return Err(Error::InvalidOption(
+            return Err(Error::from(InputError::InvalidOption(
                 "the iteration limit must be at least 1 (Algorithm 1 always refines once)".into(),
-            ));
+            )));
         }
         Ok(())
     }
@@ -100,7 +106,7 @@ pub struct Timings {
     pub total: Duration,
 }
 
-/// The result of [`Gpu::solve_weighted_least_squares`].
+/// The result of [`crate::Gpu::solve_weighted_least_squares`].
 ///
 /// `converged == false` means the iteration limit was reached first: `x` is then the last
 /// iterate, and `criteria` shows how far from ε it stopped.
@@ -137,58 +143,6 @@ pub struct Refinement {
     pub converged: bool,
 }
 
-impl Gpu {
-    /// Solves min ‖D(b − Aᵀx)‖₂ (section 2): C = AD²Aᵀ and its factor L on the GPU in single
-    /// precision, x⁰ by forward and back substitution, then Algorithm 1's mixed-precision
-    /// refinement to ε (see the [module docs](crate::least_squares) for where each step runs).
-    ///
-    /// `a` is m x n (m ≤ n for a unique solution), `d` the n diagonal entries of D² (the
-    /// paper's texture d), `b` the n observations. A singular or numerically singular AD²Aᵀ
-    /// gives [`Error::NotPositiveDefinite`] or [`Error::NumericallySingular`].
-    pub fn solve_weighted_least_squares(
-        &self,
-        a: &Matrix<f64>,
-        d: &[f64],
-        b: &[f64],
-        options: &SolveOptions,
-    ) -> Result<Solution> {
-        options.validate()?;
-        check_problem(a, d, b)?;
-        let start = Instant::now();
-        let a32 = a.to_f32();
-        let d32: Vec<f32> = d.iter().map(|&v| v as f32).collect();
-        check_finite("A (rounded to single precision for the GPU)", &a32)?;
-        check_finite_vec("d (rounded to single precision for the GPU)", &d32)?;
-        let l = self.factor_product(&a32, &d32, options.gpu)?;
-        check_pivots(&l, &product_diagonal(a, d))?;
-        let factor = start.elapsed();
-
-        let g = normal_rhs(a, d, b);
-        let x0: Vec<f64> = solve_factored(&l, &to_single(&g))
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let x0_time = start.elapsed();
-
-        let refinement = refine(a, d, &g, &l, &x0, options.epsilon, options.max_iterations)?;
-        let total = start.elapsed();
-        Ok(Solution {
-            x: refinement.x,
-            x0,
-            iterations: refinement.iterations,
-            residuals: refinement.residuals,
-            criteria: refinement.criteria,
-            converged: refinement.converged,
-            timings: Timings {
-                factor,
-                x0: x0_time,
-                refine: total - x0_time,
-                total,
-            },
-        })
-    }
-}
-
 /// Checks a least-squares problem: A non-empty, d and b with one entry per column of A, all
 /// finite.
 pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
@@ -196,7 +150,7 @@ pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
     let (m, n) = a.shape();
     for (name, v) in [("d", d), ("b", b)] {
         if v.len() != n {
-            return Err(Error::Shape(format!(
+            return Err(Error::shape(format!(
                 "A is {m}x{n}, so {name} needs {n} entries (one per column of A), but has {}",
                 v.len()
             )));
@@ -229,39 +183,17 @@ pub fn normal_residual(a: &Matrix<f64>, d: &[f64], g: &[f64], x: &[f64]) -> Vec<
     (0..m).map(|i| g[i] - dot(a.row(i), &t)).collect()
 }
 
-/// Solves LLᵀz = r in f32 arithmetic with a lower-triangular f32 L (upper triangle ignored):
-/// forward substitution Ly = r from the first equation to the last, then back substitution
-/// Lᵀz = y from the last to the first (section 2).
-pub fn solve_factored(l: &Matrix<f32>, r: &[f32]) -> Vec<f32> {
-    let m = l.rows();
-    assert_eq!(r.len(), m, "solve_factored: right side length");
-    let mut y = r.to_vec();
-    for i in 0..m {
-        let row = &l.row(i)[..i];
-        let s: f32 = row.iter().zip(&y[..i]).map(|(a, b)| a * b).sum();
-        y[i] = (y[i] - s) / l[(i, i)];
-    }
-    for i in (0..m).rev() {
-        y[i] /= l[(i, i)];
-        let yi = y[i];
-        for (yk, &lik) in y[..i].iter_mut().zip(&l.row(i)[..i]) {
-            *yk -= lik * yi;
-        }
-    }
-    y
-}
-
 /// Algorithm 1, mixed-precision iterative refinement: from x⁰, repeat rᵏ = g − AD²Aᵀxᵏ in f64,
 /// solve LLᵀz = single(rᵏ) in f32, xᵏ⁺¹ = xᵏ + double(z), until ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ ≤ ε or
-/// `max_iterations` steps. `g` is AD²b, `l` the single-precision factor.
+/// `max_iterations` steps. `g` is AD²b, `factor` the single-precision factor.
 ///
 /// Reaching the limit is reported (`converged == false`); a non-finite residual or iterate is
-/// [`Error::RefinementDiverged`].
+/// [`NumericalError::RefinementDiverged`].
 pub fn refine(
     a: &Matrix<f64>,
     d: &[f64],
     g: &[f64],
-    l: &Matrix<f32>,
+    factor: &CholeskyFactor,
     x0: &[f64],
     epsilon: f64,
     max_iterations: usize,
@@ -274,21 +206,21 @@ pub fn refine(
         let r = normal_residual(a, d, g, &x);
         let r_norm = norm(&r);
         if !r_norm.is_finite() {
-            return Err(Error::RefinementDiverged {
+            return Err(Error::from(NumericalError::RefinementDiverged {
                 iteration: k,
                 residual: r_norm,
-            });
+            }));
         }
-        let z = solve_factored(l, &to_single(&r));
+        let z = factor.solve(&to_single(&r))?;
         for (x, &z) in x.iter_mut().zip(&z) {
             *x += f64::from(z);
         }
         let x_norm = norm(&x);
         if !x_norm.is_finite() {
-            return Err(Error::RefinementDiverged {
+            return Err(Error::from(NumericalError::RefinementDiverged {
                 iteration: k,
                 residual: r_norm,
-            });
+            }));
         }
         let criterion = if r_norm == 0.0 { 0.0 } else { r_norm / x_norm };
         residuals.push(r_norm);
@@ -325,19 +257,19 @@ pub fn product_diagonal(a: &Matrix<f64>, d: &[f64]) -> Vec<f64> {
 }
 
 /// Rejects a factor whose pivot ratio L(j,j)²/C(j,j) is at or below [`pivot_tolerance`]:
-/// [`Error::NumericallySingular`] with the first such column.
-pub fn check_pivots(l: &Matrix<f32>, diagonal: &[f64]) -> Result<()> {
-    let m = l.rows();
+/// [`NumericalError::NumericallySingular`] with the first such column.
+pub fn check_pivots(factor: &CholeskyFactor, diagonal: &[f64]) -> Result<()> {
+    let (l, m) = (factor.l(), factor.order());
     let tolerance = pivot_tolerance();
     for (j, &c) in diagonal.iter().enumerate().take(m) {
         let pivot = f64::from(l[(j, j)]);
         let ratio = pivot * pivot / c;
         if ratio.is_nan() || ratio <= tolerance {
-            return Err(Error::NumericallySingular {
+            return Err(Error::from(NumericalError::NumericallySingular {
                 column: j,
                 ratio,
                 tolerance,
-            });
+            }));
         }
     }
     Ok(())
@@ -363,15 +295,15 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
 
-fn to_single(v: &[f64]) -> Vec<f32> {
+pub(crate) fn to_single(v: &[f64]) -> Vec<f32> {
     v.iter().map(|&v| v as f32).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problems::random_least_squares;
     use crate::reference;
-    use crate::testing::random_least_squares;
 
     #[test]
     fn residual_matches_explicit_product() {
@@ -387,30 +319,16 @@ mod tests {
     }
 
     #[test]
-    fn solve_factored_inverts_llt() {
-        let l = Matrix::from_row_major(3, 3, vec![2.0f32, 9.0, 9.0, 1.0, 3.0, 9.0, 0.5, -1.0, 4.0])
-            .unwrap();
-        let z = [1.0f32, -2.0, 0.25];
-        let llt = reference::multiply_lower_by_transpose(&l.lower_triangle().to_f64());
-        let r: Vec<f32> = (0..3)
-            .map(|i| (0..3).map(|j| llt[(i, j)] * f64::from(z[j])).sum::<f64>() as f32)
-            .collect();
-        let got = solve_factored(&l, &r);
-        for (g, z) in got.iter().zip(z) {
-            assert!((g - z).abs() < 1e-5, "{got:?}");
-        }
-    }
-
-    #[test]
     fn refinement_with_single_factor_reaches_double_accuracy() {
         // The CPU stand-in for the GPU factor: the f64 factor rounded to f32.
         let p = random_least_squares(7, 24);
         let c = reference::assemble(&p.a, &p.d);
-        let l = reference::cholesky(&c).unwrap().to_f32();
+        let l = CholeskyFactor::new(reference::cholesky(&c).unwrap().to_f32());
         let g = normal_rhs(&p.a, &p.d, &p.b);
-        let x_ref =
-            crate::normal_equations::solve_with_factor(&reference::cholesky(&c).unwrap(), &g);
-        let x0: Vec<f64> = solve_factored(&l, &to_single(&g))
+        let x_ref = normal_equations::solve_with_factor(&reference::cholesky(&c).unwrap(), &g);
+        let x0: Vec<f64> = l
+            .solve(&to_single(&g))
+            .unwrap()
             .into_iter()
             .map(f64::from)
             .collect();
@@ -426,11 +344,11 @@ mod tests {
         assert!(SolveOptions::new().validate().is_ok());
         assert!(matches!(
             SolveOptions::new().epsilon(f64::NAN).validate(),
-            Err(Error::InvalidOption(_))
+            Err(Error::Input(InputError::InvalidOption(_)))
         ));
         assert!(matches!(
             SolveOptions::new().max_iterations(0).validate(),
-            Err(Error::InvalidOption(_))
+            Err(Error::Input(InputError::InvalidOption(_)))
         ));
     }
 
@@ -440,18 +358,18 @@ mod tests {
         assert!(check_problem(&p.a, &p.d, &p.b).is_ok());
         assert!(matches!(
             check_problem(&p.a, &p.d[..5], &p.b),
-            Err(Error::Shape(_))
+            Err(Error::Input(InputError::Shape(_)))
         ));
         let mut b = p.b.clone();
         b[2] = f64::INFINITY;
         assert!(matches!(
             check_problem(&p.a, &p.d, &b),
-            Err(Error::NonFiniteInput { .. })
+            Err(Error::Input(InputError::NonFinite { .. }))
         ));
         let empty = Matrix::<f64>::zeros(0, 4);
         assert!(matches!(
             check_problem(&empty, &p.d[..4], &p.b[..4]),
-            Err(Error::Empty { .. })
+            Err(Error::Input(InputError::Empty { .. }))
         ));
     }
 }

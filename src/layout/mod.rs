@@ -1,6 +1,13 @@
-//! Where each entry of a symmetric (or lower-triangular) matrix lives in a texture.
+//! Where each entry of a symmetric (or lower-triangular) matrix lives: the full and the
+//! rectangular packed texture layouts (sections 3.2-3.3), the host-side [`PackedMatrix`], and
+//! LAPACK's RFP format ([`rfp`]).
 
-use crate::error::{Error, Result};
+mod packed;
+pub mod rfp;
+
+pub use packed::PackedMatrix;
+
+use crate::error::{Error, InputError, Result};
 use crate::matrix::Matrix;
 use std::fmt;
 
@@ -37,12 +44,12 @@ impl Layout {
         Self { m, format }
     }
 
-    /// The layout, or [`Error::TooLarge`] when its texture exceeds `max_texture_size`.
+    /// The layout, or [`InputError::TooLarge`] when its texture exceeds `max_texture_size`.
     pub fn checked(m: usize, format: Format, max_texture_size: usize) -> Result<Self> {
         let layout = Self::new(m, format);
         let (w, h) = layout.texture_size();
         if w > max_texture_size || h > max_texture_size {
-            return Err(Error::TooLarge {
+            return Err(Error::from(InputError::TooLarge {
                 m,
                 format,
                 width: w,
@@ -50,7 +57,7 @@ impl Layout {
                 limit: max_texture_size,
                 max_full: max_texture_size,
                 max_packed: max_packed_order(max_texture_size),
-            });
+            }));
         }
         Ok(layout)
     }
@@ -173,7 +180,7 @@ mod tests {
         assert_eq!(l.texel_of(3, 1), (1, 3));
     }
 
-    /// The mapping of paper-geometry.md, written out for m = 4 (w = 2, h = 5) and m = 5
+    /// The mapping of `docs/geometry.md`, written out for m = 4 (w = 2, h = 5) and m = 5
     /// (w = 3, h = 5): each texel's entry, row by row, as "ij".
     #[test]
     fn packed_mapping_matches_the_table() {

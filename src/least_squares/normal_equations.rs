@@ -2,9 +2,9 @@
 //! x_CPU of section 5.3. faer's blocked f64 Cholesky is the speed baseline of Tables 1 and 2 (the
 //! paper used MATLAB with Intel MKL); the plain Algorithms 2 and 4 serve small checks.
 
+use super::{check_problem, normal_rhs};
 use crate::baseline;
 use crate::error::Result;
-use crate::least_squares::{check_problem, normal_rhs};
 use crate::matrix::Matrix;
 use crate::reference;
 use faer::Mat;
@@ -60,9 +60,9 @@ pub fn solve_with_factor(l: &Matrix<f64>, g: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Error;
     use crate::least_squares::relative_error_vec;
-    use crate::testing::{ill_conditioned_least_squares, random_least_squares};
+    use crate::problems::{ill_conditioned_least_squares, random_least_squares};
+    use crate::{Error, NumericalError};
 
     #[test]
     fn faer_agrees_with_plain_reference() {
@@ -85,7 +85,10 @@ mod tests {
         }
         assert!(matches!(
             solve_normal_equations_faer(&p.a, &p.d, &p.b),
-            Err(Error::NotPositiveDefinite { column: 3, .. })
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                column: 3,
+                ..
+            }))
         ));
     }
 }

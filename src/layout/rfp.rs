@@ -7,9 +7,9 @@
 //! - n even, k = n/2 ((n+1) x k array): j < k at `(i+1) + j(n+1)`, j ≥ k at `(j-k) + (i-k)(n+1)`;
 //! - n odd, n1 = n - n/2 (n x n1 array): j < n1 at `i + j·n`, j ≥ n1 at `(j-n1) + (i-n1+1)·n`.
 
-use crate::error::{Error, Result};
+use super::PackedMatrix;
+use crate::error::{Error, InputError, Result};
 use crate::matrix::Matrix;
-use crate::packed::PackedMatrix;
 
 /// The position in the RFP array (TRANSR = 'N', UPLO = 'L') of entry (i, j), j ≤ i < n.
 pub fn index(n: usize, i: usize, j: usize) -> usize {
@@ -39,7 +39,7 @@ pub fn len(n: usize) -> usize {
     n * (n + 1) / 2
 }
 
-/// The order n of an RFP array of length `len`, or [`Error::NotTriangular`].
+/// The order n of an RFP array of length `len`, or [`InputError::NotTriangular`].
 pub fn order_of_len(len: usize) -> Result<usize> {
     // The largest n with n(n+1)/2 ≤ len, from the float root then corrected.
     let mut n = ((((8 * len + 1) as f64).sqrt() - 1.0) / 2.0) as usize;
@@ -52,13 +52,13 @@ pub fn order_of_len(len: usize) -> Result<usize> {
     if self::len(n) == len {
         Ok(n)
     } else {
-        Err(Error::NotTriangular {
+        Err(Error::from(InputError::NotTriangular {
             len,
             n_below: n,
             below: self::len(n),
             n_above: n + 1,
             above: self::len(n + 1),
-        })
+        }))
     }
 }
 
@@ -67,7 +67,7 @@ pub fn order_of_len(len: usize) -> Result<usize> {
 pub fn from_lower<T: Copy + Default>(c: &Matrix<T>) -> Result<Vec<T>> {
     let (n, cols) = c.shape();
     if n != cols {
-        return Err(Error::Shape(format!(
+        return Err(Error::shape(format!(
             "RFP holds a square matrix's lower triangle, but this one is {n}x{cols}"
         )));
     }
@@ -94,15 +94,15 @@ pub fn to_lower<T: Copy + Default>(arf: &[T]) -> Result<Matrix<T>> {
 }
 
 /// [`to_lower`] for an array that must be of order `n`: a wrong length is an
-/// [`Error::Length`] naming the length n needs.
+/// [`InputError::Length`] naming the length n needs.
 pub fn to_lower_of_order<T: Copy + Default>(n: usize, arf: &[T]) -> Result<Matrix<T>> {
     if arf.len() != len(n) {
-        return Err(Error::Length {
+        return Err(Error::from(InputError::Length {
             what: "an RFP array".into(),
             n,
             expected: len(n),
             actual: arf.len(),
-        });
+        }));
     }
     to_lower(arf)
 }
@@ -217,26 +217,26 @@ mod tests {
     #[test]
     fn bad_lengths_are_typed_errors() {
         match order_of_len(11) {
-            Err(Error::NotTriangular {
+            Err(Error::Input(InputError::NotTriangular {
                 n_below, n_above, ..
-            }) => assert_eq!((n_below, n_above), (4, 5)),
+            })) => assert_eq!((n_below, n_above), (4, 5)),
             other => panic!("expected NotTriangular, got {other:?}"),
         }
         assert!(matches!(
             PackedMatrix::from_rfp(&[0.0; 8]),
-            Err(Error::NotTriangular { len: 8, .. })
+            Err(Error::Input(InputError::NotTriangular { len: 8, .. }))
         ));
         assert!(matches!(
             to_lower_of_order(4, &[0.0f32; 6]),
-            Err(Error::Length {
+            Err(Error::Input(InputError::Length {
                 expected: 10,
                 actual: 6,
                 ..
-            })
+            }))
         ));
         assert!(matches!(
             from_lower(&Matrix::<f32>::zeros(2, 3)),
-            Err(Error::Shape(_))
+            Err(Error::Input(InputError::Shape(_)))
         ));
     }
 }

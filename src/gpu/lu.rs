@@ -1,12 +1,12 @@
 //! LU without pivoting on the GPU: the comparison of Fig 9 (Galoppo et al.'s LU-GPU), built
 //! from the same kernels as Cholesky.
 
-use crate::Gpu;
-use crate::error::{Error, Result};
-use crate::execution::Execution;
+use super::Gpu;
+use crate::error::{Error, NumericalError, Result};
+use crate::execution::{Execution, Operands};
 use crate::geometry;
 use crate::gl::PingPong;
-use crate::layout::{Format, Layout};
+use crate::layout::Format;
 use crate::matrix::{Matrix, check_finite, check_square};
 
 /// A combined LU factor: unit-lower L strictly below the diagonal, U on and above it.
@@ -40,24 +40,23 @@ impl LuFactors {
 
 impl Gpu {
     /// LU without pivoting of the square `a` (full format only). Meant for matrices that need
-    /// no pivoting (diagonally dominant ones); a zero pivot gives [`Error::ZeroPivot`].
+    /// no pivoting (diagonally dominant ones); a zero pivot gives [`NumericalError::ZeroPivot`].
     pub fn lu(&self, a: &Matrix<f32>) -> Result<LuFactors> {
         let mut run = self.start_lu(a)?;
         run.finish()?;
         let m = a.rows();
-        let data = run.pair().source().texture().download()?;
-        let lu = Matrix::from_row_major(m, m, data)?;
+        let lu = run.download_square()?;
         for k in 0..m {
             let pivot = lu[(k, k)];
             if pivot == 0.0 || !pivot.is_finite() {
-                return Err(Error::ZeroPivot { column: k, pivot });
+                return Err(Error::from(NumericalError::ZeroPivot { column: k, pivot }));
             }
         }
         if let Some(p) = lu.as_slice().iter().position(|x| !x.is_finite()) {
-            return Err(Error::NonFiniteResult {
+            return Err(Error::from(NumericalError::NonFiniteResult {
                 row: p / m,
                 col: p % m,
-            });
+            }));
         }
         Ok(LuFactors { lu })
     }
@@ -67,7 +66,7 @@ impl Gpu {
         check_square("A", a, "for LU")?;
         let m = a.rows();
         check_finite("A", a)?;
-        let layout = Layout::checked(m, Format::Full, self.info().max_texture_size)?;
+        let layout = self.check_order(m, Format::Full)?;
         let ctx = self.context();
         let pair = PingPong::new(ctx, m, m)?;
         pair.source().texture().upload(a.as_slice())?;
@@ -78,7 +77,7 @@ impl Gpu {
             geometry::lu::full_plan(m),
             layout,
             pair,
-            None,
+            Operands::PairOnly,
         )
     }
 }

@@ -4,8 +4,8 @@
 //! be checked against the reference without a GPU, and every write and fetch is checked.
 
 use super::soft_raster::{rasterize, texel};
-use super::{Kernel, Plan, Target};
-use crate::matrix::Matrix;
+use symraster::Matrix;
+use symraster::geometry::{Kernel, Plan, Target};
 
 /// A w x h single-channel texture of f64, row by row: texel (x, y) at `data[y * w + x]`.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,7 +122,7 @@ pub fn execute(
             let (t0, t1) = (f.t0, f.t1);
             // The pair's texture the pass reads: the one it does not write.
             let s = match pass.target.reads() {
-                Target::Source => &run.source,
+                Target::PairSource => &run.source,
                 _ => &run.target,
             };
             let value = match pass.kernel {
@@ -146,8 +146,8 @@ pub fn execute(
         }
         let dest = match pass.target {
             Target::ScaledColumn => &mut run.b,
-            Target::Target => &mut run.target,
-            Target::Source => &mut run.source,
+            Target::PairTarget => &mut run.target,
+            Target::PairSource => &mut run.source,
         };
         for (f, v) in fragments.iter().zip(values) {
             dest.data[f.y * dest.width + f.x] = v;

@@ -1,0 +1,90 @@
+//! C = A·D²·Aᵀ on the GPU (Algorithm 3): the lower triangle only, full or packed.
+
+use super::{Gpu, Method, Options};
+use crate::error::{Error, Result};
+use crate::execution::{Execution, Operands};
+use crate::geometry::{self, Plan};
+use crate::gl::{PingPong, RenderTexture, Texture};
+use crate::layout::{Format, Layout, PackedMatrix};
+use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
+
+impl Gpu {
+    /// The lower triangle (with diagonal) of C = A·diag(d)·Aᵀ, the upper triangle zero
+    /// (Algorithm 3). `a` is m x n, `d` holds the n diagonal entries of D².
+    pub fn assemble(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        options: impl Into<Options>,
+    ) -> Result<Matrix<f32>> {
+        let mut run = self.start_assembly(a, d, options)?;
+        run.finish()?;
+        run.download_lower()
+    }
+
+    /// Algorithm 3 in packed format, the result left packed: the lower triangle of
+    /// A·diag(d)·Aᵀ as a w x h [`PackedMatrix`].
+    pub fn assemble_packed_raw(&self, a: &Matrix<f32>, d: &[f32]) -> Result<PackedMatrix> {
+        let mut run = self.start_assembly(a, d, Format::Packed)?;
+        run.finish()?;
+        run.download_packed()
+    }
+
+    /// Uploads A and d and prepares Algorithm 3 without running it; step it or finish it.
+    pub fn start_assembly(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        options: impl Into<Options>,
+    ) -> Result<Execution<'_>> {
+        let options = options.into();
+        let layout = self.check_assembly(a, d, options.format)?;
+        let (m, n) = a.shape();
+        let plan = assembly_plan(layout, n, options.method)?;
+        let ctx = self.context();
+        let (w, h) = layout.texture_size();
+        let pair = PingPong::new(ctx, w, h)?;
+        // Algorithm 3 clears both textures.
+        pair.source().texture().fill(0.0)?;
+        pair.target().texture().fill(0.0)?;
+        let operands = Operands::Assembly {
+            a: Texture::from_data(ctx, n, m, a.as_slice())?,
+            d: Texture::from_data(ctx, n, 1, d)?,
+            b: RenderTexture::new(ctx, m, 1)?,
+        };
+        Execution::new(ctx, self.kernels(), plan, layout, pair, operands)
+    }
+
+    /// Checks assembly's inputs (shapes, finite values, texture limits) and gives C's layout.
+    fn check_assembly(&self, a: &Matrix<f32>, d: &[f32], format: Format) -> Result<Layout> {
+        check_non_empty("A", a)?;
+        let (m, n) = a.shape();
+        if d.len() != n {
+            return Err(Error::shape(format!(
+                "A is {m}x{n}, so d needs {n} entries (one per column of A), but has {}",
+                d.len()
+            )));
+        }
+        check_finite("A", a)?;
+        check_finite_vec("d", d)?;
+        let layout = self.check_order(m, format)?;
+        let limit = self.info().max_texture_size;
+        if n > limit {
+            return Err(Error::shape(format!(
+                "A has {n} columns, but A is stored as an {n}x{m} texture and this GPU's \
+                 GL_MAX_TEXTURE_SIZE is {limit}: at most {limit} columns"
+            )));
+        }
+        Ok(layout)
+    }
+}
+
+/// The plan of Algorithm 3 for this layout (Fig 2 full, Fig 4 packed).
+pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
+    match (layout.format(), method) {
+        (Format::Full, Method::Faithful) => Ok(geometry::assembly::full_plan(layout.order(), n)),
+        (Format::Packed, Method::Faithful) => {
+            Ok(geometry::packed::assembly_plan(layout.order(), n))
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! C = L·Lᵀ on the GPU (Algorithm 5), full or packed, reading only C's lower triangle.
+
+use super::{CholeskyFactor, Gpu, Method, Options};
+use crate::error::{Error, InputError, NumericalError, Result};
+use crate::execution::{Execution, Operands};
+use crate::geometry::{self, Plan};
+use crate::gl::PingPong;
+use crate::layout::{Format, Layout, PackedMatrix};
+use crate::matrix::{Matrix, check_finite, check_finite_vec, check_square};
+
+impl Gpu {
+    /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5). Only the lower
+    /// triangle of `c` is read.
+    ///
+    /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column
+    /// (0-based, LAPACK's INFO − 1).
+    pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
+        let mut run = self.start_cholesky(c, options)?;
+        run.finish()?;
+        let l = run.download_lower()?;
+        check_factor(&l)?;
+        Ok(CholeskyFactor::new(l))
+    }
+
+    /// The Cholesky factor of a packed C, left packed (half the storage of the full format).
+    /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column.
+    pub fn cholesky_packed_raw(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
+        let mut run = self.start_cholesky_packed(c)?;
+        run.finish()?;
+        let l = run.download_packed()?;
+        check_packed_factor(&l)?;
+        Ok(l)
+    }
+
+    /// The Cholesky factor of C = A·diag(d)·Aᵀ with C kept on the GPU: Algorithm 3, then
+    /// Algorithm 5 on the same textures, so only A and d go up and only L comes back (the GPU
+    /// part of section 5.3's least-squares solve).
+    pub fn factor_product(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        options: impl Into<Options>,
+    ) -> Result<CholeskyFactor> {
+        let options = options.into();
+        let mut run = self.start_assembly(a, d, options)?;
+        let layout = run.layout();
+        run.finish()?;
+        let mut run = self.cholesky_on(layout, options.method, run.into_pair())?;
+        run.finish()?;
+        let l = run.download_lower()?;
+        check_factor(&l)?;
+        Ok(CholeskyFactor::new(l))
+    }
+
+    /// Uploads C into L_S and prepares Algorithm 5 without running it.
+    pub fn start_cholesky(
+        &self,
+        c: &Matrix<f32>,
+        options: impl Into<Options>,
+    ) -> Result<Execution<'_>> {
+        let options = options.into();
+        check_square("C", c, "(a symmetric matrix)")?;
+        let m = c.rows();
+        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        let layout = self.check_order(m, options.format)?;
+        self.start_cholesky_texels(layout, options.method, &layout.pack(c, 0.0))
+    }
+
+    /// Uploads a packed C into L_S and prepares Algorithm 5 in packed format (Figs 6 and 7)
+    /// without running it; the host never holds the m x m matrix.
+    pub fn start_cholesky_packed(&self, c: &PackedMatrix) -> Result<Execution<'_>> {
+        let m = c.order();
+        if m == 0 {
+            return Err(InputError::Empty {
+                input: "C".into(),
+                rows: 0,
+                cols: 0,
+            }
+            .into());
+        }
+        let layout = self.check_order(m, Format::Packed)?;
+        check_finite_vec("C (packed)", c.as_slice())?;
+        self.start_cholesky_texels(layout, Method::Faithful, c.as_slice())
+    }
+
+    /// Uploads texture contents already in `layout` into L_S and prepares Algorithm 5.
+    fn start_cholesky_texels(
+        &self,
+        layout: Layout,
+        method: Method,
+        texels: &[f32],
+    ) -> Result<Execution<'_>> {
+        let (w, h) = layout.texture_size();
+        let pair = PingPong::new(self.context(), w, h)?;
+        pair.source().texture().upload(texels)?;
+        self.cholesky_on(layout, method, pair)
+    }
+
+    /// Prepares Algorithm 5 on a pair whose source holds C: the target starts at zero.
+    fn cholesky_on(&self, layout: Layout, method: Method, pair: PingPong) -> Result<Execution<'_>> {
+        let plan = cholesky_plan(layout, method)?;
+        pair.target().texture().fill(0.0)?;
+        Execution::new(
+            self.context(),
+            self.kernels(),
+            plan,
+            layout,
+            pair,
+            Operands::PairOnly,
+        )
+    }
+}
+
+/// The plan of Algorithm 5 for this layout (Fig 5 full, Figs 6-7 packed).
+pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
+    match (layout.format(), method) {
+        (Format::Full, Method::Faithful) => Ok(geometry::cholesky::full_plan(layout.order())),
+        (Format::Packed, Method::Faithful) => Ok(geometry::packed::cholesky_plan(layout.order())),
+    }
+}
+
+/// Finds the first column whose pivot is not positive (like LAPACK's potrf INFO, but 0-based)
+/// or, failing that, the first non-finite entry.
+pub fn check_factor(l: &Matrix<f32>) -> Result<()> {
+    check_factor_entries(l.rows(), |i, j| l[(i, j)])
+}
+
+/// [`check_factor`] on a packed factor.
+pub(crate) fn check_packed_factor(l: &PackedMatrix) -> Result<()> {
+    check_factor_entries(l.order(), |i, j| l.get(i, j).unwrap_or(f32::NAN))
+}
+
+/// [`check_factor`] on any storage of an m x m lower-triangular factor, read through `entry`.
+fn check_factor_entries(m: usize, entry: impl Fn(usize, usize) -> f32) -> Result<()> {
+    for j in 0..m {
+        let pivot = entry(j, j);
+        if pivot.is_nan() || pivot <= 0.0 || pivot.is_infinite() {
+            return Err(NumericalError::NotPositiveDefinite { column: j, pivot }.into());
+        }
+        if let Some(i) = (j + 1..m).find(|&i| !entry(i, j).is_finite()) {
+            return Err(Error::from(NumericalError::NonFiniteResult {
+                row: i,
+                col: j,
+            }));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_factor_check_names_the_column() {
+        let mut l = Matrix::<f32>::zeros(3, 3);
+        l[(0, 0)] = 1.0;
+        l[(1, 1)] = -1.0;
+        l[(2, 2)] = 1.0;
+        let p = PackedMatrix::from_lower(&l).unwrap();
+        assert!(matches!(
+            check_packed_factor(&p),
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                column: 1,
+                ..
+            }))
+        ));
+    }
+}
