@@ -6,7 +6,7 @@
 //! [`Layout::texel_of`]). A pass over the whole lower triangle draws two triangles: one over the
 //! trapezoid with the full format's texture coordinates, one over the corner whose texture
 //! coordinates run backwards, so every fragment fetches what it would in the full format.
-//! The tables are in `shared/design/paper-geometry.md` (with the Fig 4(b) erratum applied).
+//! The tables are in `docs/geometry.md` (with the Fig 4(b) erratum applied).
 
 use super::{Kernel, Plan, Vertex, assembly::column_scaling, rectangle, texel_quad};
 use crate::layout::Layout;
