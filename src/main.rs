@@ -186,7 +186,7 @@ fn tables(sizes: &str, out: &std::path::Path) -> Result<()> {
     use symraster::tables;
     let sizes = tables::parse_sizes(sizes)?;
     let gpu = Gpu::new()?;
-    let options = symraster::SolveOptions::new();
+    let options = symraster::SolveOptions::paper();
     let result = tables::write_tables(&gpu, &sizes, out, &options, tables::DEFAULT_SEED)
         .context("regenerating Tables 1 and 2")?;
     for file in &result.files {

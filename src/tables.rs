@@ -242,7 +242,7 @@ pub fn to_markdown(
          (forming AD²Aᵀ, Cholesky, substitutions), best of three; speed-up = CPU / GPU total.\n\n",
         kind.number(),
         kind.caption(),
-        options.epsilon,
+        options.tolerance_for(1),
         options.max_iterations,
         options.gpu.format,
     );
@@ -427,7 +427,7 @@ mod tests {
             ProblemKind::IllConditioned,
             &[row],
             "test",
-            &SolveOptions::new(),
+            &SolveOptions::paper(),
         );
         assert!(md.contains("3 (not converged)"), "{md}");
         assert!(md.contains("| 2048 | 1.13e-1 | 3.41e-10 | 15 |"), "{md}");

@@ -1,7 +1,7 @@
 //! Weighted least squares on the GPU with mixed-precision refinement (Algorithm 1, section 5.3),
 //! checked against double-precision CPU solves.
 
-use symraster::least_squares::relative_error_vec;
+use symraster::least_squares::{Criterion, Fallback, relative_error_vec};
 use symraster::least_squares::{solve_normal_equations_faer, solve_normal_equations_reference};
 use symraster::problems::{ill_conditioned_least_squares, random_least_squares};
 use symraster::{Error, Format, Gpu, InputError, Matrix, NumericalError, SolveOptions};
@@ -12,7 +12,7 @@ fn refined_solution_matches_double_cpu_solve() {
     for m in [16, 64] {
         let p = random_least_squares(11, m);
         let s = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::paper())
             .unwrap();
         let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
         let x0_error = relative_error_vec(&s.x0, &x_cpu);
@@ -26,6 +26,8 @@ fn refined_solution_matches_double_cpu_solve() {
         );
         assert!(error < x0_error / 1e3, "m = {m}: refinement did not help");
         // The report is consistent: one residual and criterion per iteration, the last ≤ ε.
+        assert_eq!(s.criterion, Criterion::Paper);
+        assert_eq!(s.fallback, None);
         assert_eq!(s.residuals.len(), s.iterations);
         assert_eq!(s.criteria.len(), s.iterations);
         assert!(*s.criteria.last().unwrap() <= 1e-8);
@@ -119,11 +121,15 @@ fn rank_deficient_a_is_reported_not_solved() {
 fn reaching_the_limit_is_reported() {
     let gpu = Gpu::new().unwrap();
     let p = random_least_squares(41, 32);
-    let opts = SolveOptions::new().epsilon(1e-300).max_iterations(1);
+    let opts = SolveOptions::new()
+        .epsilon(1e-300)
+        .max_iterations(1)
+        .fallback(false);
     let s = gpu
         .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts)
         .unwrap();
     assert!(!s.converged);
+    assert_eq!(s.fallback, None);
     assert_eq!(s.iterations, 1);
     assert_eq!(s.residuals.len(), 1);
     assert!(s.criteria[0] > 1e-300);
@@ -188,4 +194,93 @@ fn packed_format_solves_too() {
             "m = {m}: x⁰ error {x0_error:.2e}"
         );
     }
+}
+
+/// The default test is the normwise backward error, which does not see the data's scale: the
+/// same problem with A scaled by s = 10⁻⁶ … 10⁶ (x scales by 1/s) reaches the same accuracy in
+/// the same number of steps, where the paper's ‖r‖₂/‖x‖₂ rule stops at different points.
+#[test]
+fn default_stopping_rule_does_not_depend_on_scale() {
+    let gpu = Gpu::new().unwrap();
+    let base = ill_conditioned_least_squares(71, 48);
+    let x_cpu = solve_normal_equations_faer(&base.a, &base.d, &base.b).unwrap();
+    let mut default_steps = Vec::new();
+    let mut paper_steps = Vec::new();
+    for exponent in [-6, -3, 0, 3, 6] {
+        let scale = 10f64.powi(exponent);
+        let mut p = base.clone();
+        for v in p.a.as_mut_slice() {
+            *v *= scale;
+        }
+        let s = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
+            .unwrap();
+        let expected: Vec<f64> = x_cpu.iter().map(|x| x / scale).collect();
+        let error = relative_error_vec(&s.x, &expected);
+        assert!(s.converged && s.fallback.is_none(), "scale 1e{exponent}");
+        assert!(s.backward_error <= s.tolerance, "scale 1e{exponent}");
+        assert!(
+            error <= 1e-9,
+            "scale 1e{exponent}: relative error {error:.2e} (forward estimate {:.2e})",
+            s.forward_error_estimate
+        );
+        assert!(
+            s.forward_error_estimate >= error / 10.0,
+            "scale 1e{exponent}: the estimate {:.2e} should bound the error {error:.2e}",
+            s.forward_error_estimate
+        );
+        default_steps.push(s.iterations);
+        let paper = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::paper())
+            .unwrap();
+        paper_steps.push(paper.iterations);
+    }
+    let spread = |v: &[usize]| v.iter().max().unwrap() - v.iter().min().unwrap();
+    assert!(
+        spread(&default_steps) <= 1,
+        "steps by scale: {default_steps:?}"
+    );
+    assert!(
+        spread(&paper_steps) >= 2,
+        "the paper's rule should depend on the scale: {paper_steps:?}"
+    );
+}
+
+/// Refinement that cannot reach its test hands over to an f64 Cholesky on the CPU and says so.
+#[test]
+fn stagnation_and_the_limit_fall_back_to_double() {
+    let gpu = Gpu::new().unwrap();
+    let p = random_least_squares(81, 40);
+    let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
+    // A zero tolerance cannot be met: the corrections stop shrinking at rounding level.
+    let s = gpu
+        .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new().tolerance(0.0))
+        .unwrap();
+    assert!(
+        matches!(s.fallback, Some(Fallback::Stagnated { .. })),
+        "{:?}",
+        s.fallback
+    );
+    assert!(s.iterations < 10 && !s.converged);
+    assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
+    // One step is not enough for the default test: the limit hands over, and the f64 solve meets it.
+    let s = gpu
+        .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new().max_iterations(1))
+        .unwrap();
+    assert_eq!(
+        (s.iterations, s.fallback),
+        (1, Some(Fallback::IterationLimit))
+    );
+    assert!(s.converged && s.backward_error <= s.tolerance);
+    assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
+    // Without the fallback the same call reports the limit instead.
+    let s = gpu
+        .solve_weighted_least_squares(
+            &p.a,
+            &p.d,
+            &p.b,
+            &SolveOptions::new().max_iterations(1).fallback(false),
+        )
+        .unwrap();
+    assert!(!s.converged && s.fallback.is_none());
 }

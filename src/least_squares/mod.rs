@@ -1,21 +1,33 @@
 //! Weighted least squares min ‖D(b − Aᵀx)‖₂ (section 2) through the normal equations
-//! AD²Aᵀx = AD²b (3): AD²Aᵀ and its Cholesky factor on the GPU in single precision, then
-//! mixed-precision iterative refinement on the CPU (Algorithm 1, section 5.3).
+//! C·x = g with C = AD²Aᵀ and g = AD²b (eq. 3): C and its Cholesky factor on the GPU in single
+//! precision, then mixed-precision iterative refinement in double (Algorithm 1, section 5.3).
 //!
 //! Where each step runs, and in which precision:
-//! - GPU, f32: C = AD²Aᵀ (Algorithm 3) and C = LLᵀ (Algorithm 5), C kept on the GPU; A and d
-//!   go up (rounded to f32), only L comes back.
-//! - CPU, f64: the right side AD²b, and every residual rᵏ = AD²b − A(d∘(Aᵀxᵏ)) from the f64 A, d
-//!   and b (never from the f32 C), O(mn) each.
-//! - CPU, f32: the triangular solves Ly = single(r), Lᵀz = y (forward, then back substitution)
-//!   with the f32 L and f32 arithmetic, as Algorithm 1 has it ("L in single precision"), O(m²).
-//! - CPU, f64: the update xᵏ⁺¹ = xᵏ + double(z) and the stopping test ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ ≤ ε.
+//! - GPU, f32: C = AD²Aᵀ and C = LLᵀ, C kept on the GPU; A and d go up (rounded to f32), only
+//!   L comes back.
+//! - CPU, f64: g = AD²b, and every residual rᵏ = g − A(d∘(Aᵀxᵏ)) from the f64 A, d and b (never
+//!   from the f32 C), O(mn) each.
+//! - CPU, f32: the triangular solves L·y = single(r), Lᵀ·z = y with the f32 L, as Algorithm 1
+//!   has it ("L in single precision"), O(m²).
+//! - CPU, f64: the update xᵏ⁺¹ = xᵏ + double(z) and the stopping test ([`Criterion`]).
+//!
+//! **When refinement stops.** By default ([`Criterion::BackwardError`]) when the normwise
+//! backward error η = ‖r‖∞ / (‖C‖∞·‖x‖∞ + ‖g‖∞) falls to √m·u (u = 2⁻⁵³), as LAPACK's
+//! dsposv decides: a test that does not change when A, d or b are scaled. The paper's rule,
+//! ‖r‖₂/‖x‖₂ ≤ ε, is [`Criterion::Paper`]; it depends on the data's scale and is kept for
+//! reproducing Tables 1-2. When the corrections stop shrinking (stagnation: C is too
+//! ill-conditioned for a single-precision factor) or the iteration limit is reached, the solve
+//! falls back to an f64 Cholesky on the CPU and says so in [`Solution::fallback`].
 
+mod condition;
 pub mod normal_equations;
+mod refinement;
 
+pub use condition::{estimate_inverse_norm_1, estimate_norm_1};
 pub use normal_equations::{
     solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,
 };
+pub use refinement::{NormalEquations, Refinement, Stop, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gpu::{CholeskyFactor, Options};
@@ -23,32 +35,85 @@ use crate::layout::Format;
 use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
 use std::time::Duration;
 
-/// Options of [`crate::Gpu::solve_weighted_least_squares`]: the GPU's format and method, and
-/// Algorithm 1's tolerance ε and iteration limit (the paper's 10⁻⁸ and 100 by default).
+/// The most refinement steps one solve may take: each keeps a few numbers of history, and past
+/// a few dozen steps refinement has stagnated anyway (LAPACK's dsposv stops at 30).
+pub const MAX_ITERATIONS_LIMIT: usize = 10_000;
+
+/// The test that ends refinement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Criterion {
+    /// The normwise backward error η = ‖r‖∞ / (‖C‖∞·‖x‖∞ + ‖g‖∞) ≤ tolerance (default √m·u,
+    /// u = 2⁻⁵³, as LAPACK's dsposv). Unchanged when A, d or b are scaled.
+    #[default]
+    BackwardError,
+    /// The paper's ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ ≤ ε (default 10⁻⁸): depends on the scale of the data (scaling
+    /// A by 1000 scales it by 10⁶); kept to reproduce Tables 1-2.
+    Paper,
+}
+
+impl Criterion {
+    /// The default tolerance for a system of order m.
+    pub fn default_tolerance(self, m: usize) -> f64 {
+        match self {
+            Criterion::BackwardError => (m.max(1) as f64).sqrt() * UNIT_ROUNDOFF,
+            Criterion::Paper => 1e-8,
+        }
+    }
+
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Criterion::BackwardError => "backward",
+            Criterion::Paper => "paper",
+        }
+    }
+}
+
+/// The unit roundoff of f64, 2⁻⁵³ (LAPACK's dlamch('E')).
+pub const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+
+/// Options of [`crate::Gpu::solve_weighted_least_squares`]: the GPU's format and method, the
+/// stopping test, the iteration limit and whether to fall back to f64 on the CPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SolveOptions {
     /// Storage format and method of the GPU assembly and factorization.
     pub gpu: Options,
-    /// Stop when ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ ≤ ε.
-    pub epsilon: f64,
-    /// Stop after this many refinement steps at the latest (at least 1).
+    /// The stopping test.
+    pub criterion: Criterion,
+    /// The test's tolerance; `None` takes [`Criterion::default_tolerance`].
+    pub tolerance: Option<f64>,
+    /// Stop after this many refinement steps at the latest (1 ..= [`MAX_ITERATIONS_LIMIT`]).
     pub max_iterations: usize,
+    /// On stagnation or at the iteration limit, solve again with an f64 Cholesky on the CPU.
+    pub fallback: bool,
 }
 
 impl Default for SolveOptions {
     fn default() -> Self {
         Self {
             gpu: Options::default(),
-            epsilon: 1e-8,
+            criterion: Criterion::default(),
+            tolerance: None,
             max_iterations: 100,
+            fallback: true,
         }
     }
 }
 
 impl SolveOptions {
-    /// The paper's settings: full format, ε = 10⁻⁸, at most 100 iterations.
+    /// The defaults: backward-error test at √m·u, at most 100 steps, f64 fallback on.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The paper's settings for Tables 1-2: ‖r‖₂/‖x‖₂ ≤ 10⁻⁸, at most 100 steps, no fallback
+    /// (the tables report what refinement itself reaches).
+    pub fn paper() -> Self {
+        Self {
+            criterion: Criterion::Paper,
+            fallback: false,
+            ..Self::default()
+        }
     }
 
     /// The same options with another storage format.
@@ -63,10 +128,21 @@ impl SolveOptions {
         self
     }
 
-    /// The same options with another tolerance ε.
-    pub fn epsilon(mut self, epsilon: f64) -> Self {
-        self.epsilon = epsilon;
+    /// The same options with another stopping test.
+    pub fn criterion(mut self, criterion: Criterion) -> Self {
+        self.criterion = criterion;
         self
+    }
+
+    /// The same options with another tolerance for the stopping test.
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        self.tolerance = Some(tolerance);
+        self
+    }
+
+    /// The paper's rule with tolerance ε (shorthand for `.criterion(Paper).tolerance(ε)`).
+    pub fn epsilon(self, epsilon: f64) -> Self {
+        self.criterion(Criterion::Paper).tolerance(epsilon)
     }
 
     /// The same options with another iteration limit.
@@ -75,18 +151,35 @@ impl SolveOptions {
         self
     }
 
-    /// Checks that ε is finite and not negative and that at least one iteration is allowed.
+    /// The same options with the f64 fallback on or off.
+    pub fn fallback(mut self, fallback: bool) -> Self {
+        self.fallback = fallback;
+        self
+    }
+
+    /// The tolerance used for a system of order m.
+    pub fn tolerance_for(&self, m: usize) -> f64 {
+        self.tolerance
+            .unwrap_or_else(|| self.criterion.default_tolerance(m))
+    }
+
+    /// Checks that the tolerance is finite and not negative and the iteration limit in range.
     pub fn validate(&self) -> Result<()> {
-        if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
-            return Err(Error::from(InputError::InvalidOption(format!(
-                "the refinement tolerance ε must be finite and ≥ 0, not {}",
-                self.epsilon
-            ))));
+        if let Some(t) = self.tolerance
+            && !(t.is_finite() && t >= 0.0)
+        {
+            return Err(InputError::InvalidOption(format!(
+                "the refinement tolerance must be finite and ≥ 0, not {t}"
+            ))
+            .into());
         }
-        if self.max_iterations == 0 {
-            return Err(Error::from(InputError::InvalidOption(
-                "the iteration limit must be at least 1 (Algorithm 1 always refines once)".into(),
-            )));
+        if !(1..=MAX_ITERATIONS_LIMIT).contains(&self.max_iterations) {
+            return Err(InputError::InvalidOption(format!(
+                "the iteration limit must be between 1 (Algorithm 1 always refines once) and \
+                 {MAX_ITERATIONS_LIMIT}, not {}",
+                self.max_iterations
+            ))
+            .into());
         }
         Ok(())
     }
@@ -102,45 +195,55 @@ pub struct Timings {
     pub x0: Duration,
     /// Algorithm 1's loop (Tables 1-2's "Refine").
     pub refine: Duration,
-    /// Everything (x⁰ plus refinement; Tables 1-2's GPU "Total").
+    /// Everything (x⁰, refinement, and the fallback if it ran; Tables 1-2's GPU "Total").
     pub total: Duration,
+}
+
+/// Why refinement handed over to the f64 CPU solve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fallback {
+    /// The corrections stopped shrinking at this step (0-based).
+    Stagnated {
+        /// The step at which stagnation was seen.
+        iteration: usize,
+    },
+    /// The iteration limit was reached first.
+    IterationLimit,
 }
 
 /// The result of [`crate::Gpu::solve_weighted_least_squares`].
 ///
-/// `converged == false` means the iteration limit was reached first: `x` is then the last
-/// iterate, and `criteria` shows how far from ε it stopped.
+/// `converged == false` means the test was not met even after the fallback (if enabled): `x`
+/// is then the best iterate, and `backward_error` shows how far from the tolerance it stopped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Solution {
-    /// The refined solution x (double precision).
+    /// The solution x (double precision): refined, or from the f64 fallback.
     pub x: Vec<f64>,
     /// The single-precision solution x⁰ from the GPU factor (widened to f64).
     pub x0: Vec<f64>,
-    /// Refinement steps taken (k at the end of Algorithm 1).
+    /// Refinement steps taken.
     pub iterations: usize,
-    /// ‖rᵏ‖₂ for k = 0..iterations.
+    /// ‖rᵏ‖₂ for each step.
     pub residuals: Vec<f64>,
-    /// The stopping quantity ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ for k = 0..iterations.
+    /// The stopping test's value for each step (η for the backward-error test, ‖rᵏ‖₂/‖xᵏ⁺¹‖₂
+    /// for the paper's).
     pub criteria: Vec<f64>,
-    /// Whether the last criterion reached ε within the iteration limit.
+    /// The test and tolerance used.
+    pub criterion: Criterion,
+    /// The tolerance the test used.
+    pub tolerance: f64,
+    /// Whether the final x meets the test.
     pub converged: bool,
+    /// The normwise backward error η of the final x.
+    pub backward_error: f64,
+    /// An estimate of κ₁(C) = ‖C‖₁·‖C⁻¹‖₁ (Hager's estimator through the factor).
+    pub condition: f64,
+    /// An estimate of the relative forward error ‖x − x*‖∞/‖x‖∞, about κ₁(C)·η.
+    pub forward_error_estimate: f64,
+    /// Set when the f64 CPU solve produced x, with the reason.
+    pub fallback: Option<Fallback>,
     /// Where the time went.
     pub timings: Timings,
-}
-
-/// What Algorithm 1 returns: the refined x and its history.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Refinement {
-    /// The last iterate.
-    pub x: Vec<f64>,
-    /// Steps taken.
-    pub iterations: usize,
-    /// ‖rᵏ‖₂ per step.
-    pub residuals: Vec<f64>,
-    /// ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ per step.
-    pub criteria: Vec<f64>,
-    /// Whether a criterion reached ε.
-    pub converged: bool,
 }
 
 /// Checks a least-squares problem: A non-empty, d and b with one entry per column of A, all
@@ -159,84 +262,6 @@ pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
     check_finite("A", a)?;
     check_finite_vec("d", d)?;
     check_finite_vec("b", b)
-}
-
-/// AD²b in f64: the right side of the normal equations (3).
-pub fn normal_rhs(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Vec<f64> {
-    let db: Vec<f64> = d.iter().zip(b).map(|(d, b)| d * b).collect();
-    (0..a.rows()).map(|i| dot(a.row(i), &db)).collect()
-}
-
-/// rᵏ = AD²b − A(d∘(Aᵀx)) in f64 from A and d themselves (Algorithm 1's first line), O(mn).
-/// `g` is AD²b.
-pub fn normal_residual(a: &Matrix<f64>, d: &[f64], g: &[f64], x: &[f64]) -> Vec<f64> {
-    let (m, n) = a.shape();
-    let mut t = vec![0.0; n];
-    for (i, &xi) in x.iter().enumerate().take(m) {
-        for (t, &aik) in t.iter_mut().zip(a.row(i)) {
-            *t += aik * xi;
-        }
-    }
-    for (t, &dk) in t.iter_mut().zip(d) {
-        *t *= dk;
-    }
-    (0..m).map(|i| g[i] - dot(a.row(i), &t)).collect()
-}
-
-/// Algorithm 1, mixed-precision iterative refinement: from x⁰, repeat rᵏ = g − AD²Aᵀxᵏ in f64,
-/// solve LLᵀz = single(rᵏ) in f32, xᵏ⁺¹ = xᵏ + double(z), until ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ ≤ ε or
-/// `max_iterations` steps. `g` is AD²b, `factor` the single-precision factor.
-///
-/// Reaching the limit is reported (`converged == false`); a non-finite residual or iterate is
-/// [`NumericalError::RefinementDiverged`].
-pub fn refine(
-    a: &Matrix<f64>,
-    d: &[f64],
-    g: &[f64],
-    factor: &CholeskyFactor,
-    x0: &[f64],
-    epsilon: f64,
-    max_iterations: usize,
-) -> Result<Refinement> {
-    let mut x = x0.to_vec();
-    let mut residuals = Vec::new();
-    let mut criteria = Vec::new();
-    let mut converged = false;
-    for k in 0..max_iterations {
-        let r = normal_residual(a, d, g, &x);
-        let r_norm = norm(&r);
-        if !r_norm.is_finite() {
-            return Err(Error::from(NumericalError::RefinementDiverged {
-                iteration: k,
-                residual: r_norm,
-            }));
-        }
-        let z = factor.solve(&to_single(&r))?;
-        for (x, &z) in x.iter_mut().zip(&z) {
-            *x += f64::from(z);
-        }
-        let x_norm = norm(&x);
-        if !x_norm.is_finite() {
-            return Err(Error::from(NumericalError::RefinementDiverged {
-                iteration: k,
-                residual: r_norm,
-            }));
-        }
-        let criterion = if r_norm == 0.0 { 0.0 } else { r_norm / x_norm };
-        residuals.push(r_norm);
-        criteria.push(criterion);
-        if criterion <= epsilon {
-            converged = true;
-            break;
-        }
-    }
-    Ok(Refinement {
-        x,
-        iterations: residuals.len(),
-        residuals,
-        criteria,
-        converged,
-    })
 }
 
 /// The tolerance under which a single-precision pivot ratio L(j,j)²/C(j,j) means AD²Aᵀ is
@@ -259,17 +284,18 @@ pub fn product_diagonal(a: &Matrix<f64>, d: &[f64]) -> Vec<f64> {
 /// Rejects a factor whose pivot ratio L(j,j)²/C(j,j) is at or below [`pivot_tolerance`]:
 /// [`NumericalError::NumericallySingular`] with the first such column.
 pub fn check_pivots(factor: &CholeskyFactor, diagonal: &[f64]) -> Result<()> {
-    let (l, m) = (factor.l(), factor.order());
+    let l = factor.l();
     let tolerance = pivot_tolerance();
-    for (j, &c) in diagonal.iter().enumerate().take(m) {
+    for (j, &c) in diagonal.iter().enumerate().take(factor.order()) {
         let pivot = f64::from(l[(j, j)]);
         let ratio = pivot * pivot / c;
         if ratio.is_nan() || ratio <= tolerance {
-            return Err(Error::from(NumericalError::NumericallySingular {
+            return Err(NumericalError::NumericallySingular {
                 column: j,
                 ratio,
                 tolerance,
-            }));
+            }
+            .into());
         }
     }
     Ok(())
@@ -279,20 +305,20 @@ pub fn check_pivots(factor: &CholeskyFactor, diagonal: &[f64]) -> Result<()> {
 pub fn relative_error_vec(x: &[f64], y: &[f64]) -> f64 {
     assert_eq!(x.len(), y.len(), "relative_error_vec: lengths differ");
     let diff: Vec<f64> = x.iter().zip(y).map(|(x, y)| x - y).collect();
-    let base = norm(y);
+    let base = norm2(y);
     if base == 0.0 {
-        norm(&diff)
+        norm2(&diff)
     } else {
-        norm(&diff) / base
+        norm2(&diff) / base
     }
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(a, b)| a * b).sum()
+pub(crate) fn norm2(v: &[f64]) -> f64 {
+    v.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
 
-fn norm(v: &[f64]) -> f64 {
-    v.iter().map(|v| v * v).sum::<f64>().sqrt()
+pub(crate) fn norm_inf(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, v| m.max(v.abs()))
 }
 
 pub(crate) fn to_single(v: &[f64]) -> Vec<f32> {
@@ -303,53 +329,33 @@ pub(crate) fn to_single(v: &[f64]) -> Vec<f32> {
 mod tests {
     use super::*;
     use crate::problems::random_least_squares;
-    use crate::reference;
-
-    #[test]
-    fn residual_matches_explicit_product() {
-        let p = random_least_squares(3, 5);
-        let x: Vec<f64> = (0..5).map(|i| i as f64 - 2.0).collect();
-        let g = normal_rhs(&p.a, &p.d, &p.b);
-        let c = reference::assemble(&p.a, &p.d).symmetric_from_lower();
-        let r = normal_residual(&p.a, &p.d, &g, &x);
-        for i in 0..5 {
-            let cx: f64 = (0..5).map(|j| c[(i, j)] * x[j]).sum();
-            assert!((r[i] - (g[i] - cx)).abs() <= 1e-12 * g[i].abs().max(1.0));
-        }
-    }
-
-    #[test]
-    fn refinement_with_single_factor_reaches_double_accuracy() {
-        // The CPU stand-in for the GPU factor: the f64 factor rounded to f32.
-        let p = random_least_squares(7, 24);
-        let c = reference::assemble(&p.a, &p.d);
-        let l = CholeskyFactor::new(reference::cholesky(&c).unwrap().to_f32());
-        let g = normal_rhs(&p.a, &p.d, &p.b);
-        let x_ref = normal_equations::solve_with_factor(&reference::cholesky(&c).unwrap(), &g);
-        let x0: Vec<f64> = l
-            .solve(&to_single(&g))
-            .unwrap()
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let out = refine(&p.a, &p.d, &g, &l, &x0, 1e-8, 100).unwrap();
-        assert!(out.converged, "{:?}", out.criteria);
-        assert_eq!(out.iterations, out.residuals.len());
-        assert!(relative_error_vec(&x0, &x_ref) > 1e-9);
-        assert!(relative_error_vec(&out.x, &x_ref) < 1e-10);
-    }
 
     #[test]
     fn options_are_validated() {
         assert!(SolveOptions::new().validate().is_ok());
-        assert!(matches!(
-            SolveOptions::new().epsilon(f64::NAN).validate(),
-            Err(Error::Input(InputError::InvalidOption(_)))
-        ));
-        assert!(matches!(
-            SolveOptions::new().max_iterations(0).validate(),
-            Err(Error::Input(InputError::InvalidOption(_)))
-        ));
+        for bad in [
+            SolveOptions::new().tolerance(f64::NAN),
+            SolveOptions::new().tolerance(-1.0),
+            SolveOptions::new().max_iterations(0),
+            SolveOptions::new().max_iterations(MAX_ITERATIONS_LIMIT + 1),
+        ] {
+            assert!(
+                matches!(
+                    bad.validate(),
+                    Err(Error::Input(InputError::InvalidOption(_)))
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn default_tolerances() {
+        assert_eq!(Criterion::Paper.default_tolerance(100), 1e-8);
+        let t = Criterion::BackwardError.default_tolerance(100);
+        assert!((t - 10.0 * UNIT_ROUNDOFF).abs() < 1e-30);
+        let o = SolveOptions::new().epsilon(1e-6);
+        assert_eq!((o.criterion, o.tolerance_for(9)), (Criterion::Paper, 1e-6));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! x_CPU of section 5.3. faer's blocked f64 Cholesky is the speed baseline of Tables 1 and 2 (the
 //! paper used MATLAB with Intel MKL); the plain Algorithms 2 and 4 serve small checks.
 
-use super::{check_problem, normal_rhs};
+use super::{NormalEquations, check_problem};
 use crate::baseline;
 use crate::error::Result;
 use crate::matrix::Matrix;
@@ -23,7 +23,7 @@ pub fn solve_normal_equations_faer(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Res
     let mut c = Mat::<f64>::zeros(m, m);
     baseline::assemble_lower_into(&mut c, &a_mat, &scaled, par);
     baseline::cholesky_in_place(&mut c, par)?;
-    let g = normal_rhs(a, d, b);
+    let g = NormalEquations::new(a, d, b).rhs().to_vec();
     let mut rhs = Mat::from_fn(m, 1, |i, _| g[i]);
     let mut buffer = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, 1, par));
     llt::solve::solve_in_place(c.as_ref(), rhs.as_mut(), par, MemStack::new(&mut buffer));
@@ -35,7 +35,10 @@ pub fn solve_normal_equations_faer(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Res
 pub fn solve_normal_equations_reference(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<Vec<f64>> {
     check_problem(a, d, b)?;
     let l = reference::cholesky(&reference::assemble(a, d))?;
-    Ok(solve_with_factor(&l, &normal_rhs(a, d, b)))
+    Ok(solve_with_factor(
+        &l,
+        NormalEquations::new(a, d, b).rhs(),
+    ))
 }
 
 /// Solves LLᵀx = g in f64 by forward then back substitution (L lower triangular).

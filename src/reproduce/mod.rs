@@ -168,7 +168,7 @@ pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
             gpu,
             &config.sizes.tables,
             &config.out,
-            &crate::SolveOptions::new(),
+            &crate::SolveOptions::paper(),
             crate::tables::DEFAULT_SEED,
         )?;
         report.files.extend(tables.files);

@@ -1,0 +1,266 @@
+//! Algorithm 1: mixed-precision iterative refinement, with the stopping tests of
+//! [`Criterion`] and stagnation detection.
+
+use super::{Criterion, norm_inf, norm2};
+use crate::error::{NumericalError, Result};
+use crate::matrix::Matrix;
+
+/// The normal equations C·x = g of min ‖D(b − Aᵀx)‖₂, C = AD²Aᵀ and g = AD²b, applied in f64
+/// straight from A and d (C is never formed: O(mn) per product).
+pub struct NormalEquations<'a> {
+    a: &'a Matrix<f64>,
+    d: &'a [f64],
+    g: Vec<f64>,
+}
+
+impl<'a> NormalEquations<'a> {
+    /// The equations of A (m x n), d and b (n each); the caller has checked the shapes.
+    pub fn new(a: &'a Matrix<f64>, d: &'a [f64], b: &[f64]) -> Self {
+        let db: Vec<f64> = d.iter().zip(b).map(|(d, b)| d * b).collect();
+        let g = (0..a.rows()).map(|i| dot(a.row(i), &db)).collect();
+        Self { a, d, g }
+    }
+
+    /// The order m of C.
+    pub fn order(&self) -> usize {
+        self.a.rows()
+    }
+
+    /// The right side g = AD²b.
+    pub fn rhs(&self) -> &[f64] {
+        &self.g
+    }
+
+    /// C·x = A(d∘(Aᵀx)).
+    pub fn apply(&self, x: &[f64]) -> Vec<f64> {
+        let (a, n) = (self.a, self.a.cols());
+        let mut t = vec![0.0; n];
+        for (i, &xi) in x.iter().enumerate() {
+            for (t, &aik) in t.iter_mut().zip(a.row(i)) {
+                *t += aik * xi;
+            }
+        }
+        for (t, &dk) in t.iter_mut().zip(self.d) {
+            *t *= dk;
+        }
+        (0..a.rows()).map(|i| dot(a.row(i), &t)).collect()
+    }
+
+    /// The residual g − C·x (Algorithm 1's first line), in f64.
+    pub fn residual(&self, x: &[f64]) -> Vec<f64> {
+        self.g
+            .iter()
+            .zip(self.apply(x))
+            .map(|(g, cx)| g - cx)
+            .collect()
+    }
+}
+
+/// Why refinement stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The test was met.
+    Converged,
+    /// The corrections stopped shrinking (‖zᵏ‖∞ > ½‖zᵏ⁻¹‖∞, as LAPACK's dgerfsx judges it).
+    Stagnated {
+        /// The step (0-based) at which it was seen.
+        iteration: usize,
+    },
+    /// The iteration limit came first.
+    IterationLimit,
+}
+
+/// What [`refine`] returns: the last iterate and its history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refinement {
+    /// The last iterate.
+    pub x: Vec<f64>,
+    /// Steps taken (corrections applied).
+    pub iterations: usize,
+    /// ‖rᵏ‖₂ per step (the residual the step corrected).
+    pub residuals: Vec<f64>,
+    /// The test's value per step.
+    pub criteria: Vec<f64>,
+    /// The normwise backward error of the last iterate.
+    pub backward_error: f64,
+    /// Why it stopped.
+    pub stop: Stop,
+}
+
+/// Corrections must shrink at least by this factor per step, else refinement has stagnated.
+const STAGNATION_RATIO: f64 = 0.5;
+
+/// Algorithm 1 from x⁰: repeat rᵏ = g − C·xᵏ in f64 (`residual`), zᵏ ≈ C⁻¹·rᵏ through the
+/// single-precision factor (`correct`), xᵏ⁺¹ = xᵏ + zᵏ, until `criterion` holds at
+/// `tolerance`, the corrections stagnate, or `max_iterations` steps. `norm_c` and `norm_g` are
+/// ‖C‖∞ (an estimate) and ‖g‖∞ for the backward error η = ‖r‖∞/(‖C‖∞‖x‖∞ + ‖g‖∞).
+///
+/// A non-finite residual or iterate is [`NumericalError::RefinementDiverged`].
+#[allow(clippy::too_many_arguments)]
+pub fn refine(
+    mut residual: impl FnMut(&[f64]) -> Result<Vec<f64>>,
+    mut correct: impl FnMut(&[f64]) -> Result<Vec<f64>>,
+    x0: &[f64],
+    norm_c: f64,
+    norm_g: f64,
+    criterion: Criterion,
+    tolerance: f64,
+    max_iterations: usize,
+) -> Result<Refinement> {
+    let eta = |r: &[f64], x: &[f64]| {
+        let denominator = norm_c * norm_inf(x) + norm_g;
+        if denominator == 0.0 {
+            0.0
+        } else {
+            norm_inf(r) / denominator
+        }
+    };
+    let mut x = x0.to_vec();
+    let mut r = residual(&x)?;
+    let mut residuals = Vec::new();
+    let mut criteria = Vec::new();
+    let mut last_correction = f64::INFINITY;
+    let mut stop = Stop::IterationLimit;
+    for k in 0..max_iterations {
+        let r_norm = norm2(&r);
+        let diverged = |residual| NumericalError::RefinementDiverged {
+            iteration: k,
+            residual,
+        };
+        if !r_norm.is_finite() {
+            return Err(diverged(r_norm).into());
+        }
+        let z = correct(&r)?;
+        for (x, z) in x.iter_mut().zip(&z) {
+            *x += z;
+        }
+        let x_norm = norm2(&x);
+        if !x_norm.is_finite() {
+            return Err(diverged(r_norm).into());
+        }
+        r = residual(&x)?;
+        let value = match criterion {
+            Criterion::Paper if r_norm == 0.0 => 0.0,
+            Criterion::Paper => r_norm / x_norm,
+            Criterion::BackwardError => eta(&r, &x),
+        };
+        residuals.push(r_norm);
+        criteria.push(value);
+        if value <= tolerance {
+            stop = Stop::Converged;
+            break;
+        }
+        let correction = norm_inf(&z);
+        if correction > STAGNATION_RATIO * last_correction {
+            stop = Stop::Stagnated { iteration: k };
+            break;
+        }
+        last_correction = correction;
+    }
+    Ok(Refinement {
+        backward_error: eta(&r, &x),
+        iterations: residuals.len(),
+        x,
+        residuals,
+        criteria,
+        stop,
+    })
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a * b).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::CholeskyFactor;
+    use crate::least_squares::{UNIT_ROUNDOFF, relative_error_vec, to_single};
+    use crate::problems::random_least_squares;
+    use crate::reference;
+
+    #[test]
+    fn residual_matches_explicit_product() {
+        let p = random_least_squares(3, 5);
+        let x: Vec<f64> = (0..5).map(|i| i as f64 - 2.0).collect();
+        let eq = NormalEquations::new(&p.a, &p.d, &p.b);
+        let c = reference::assemble(&p.a, &p.d).symmetric_from_lower();
+        let r = eq.residual(&x);
+        for i in 0..5 {
+            let cx: f64 = (0..5).map(|j| c[(i, j)] * x[j]).sum();
+            let g = eq.rhs()[i];
+            assert!((r[i] - (g - cx)).abs() <= 1e-12 * g.abs().max(1.0));
+        }
+    }
+
+    /// The CPU stand-in for the GPU factor: the f64 factor rounded to f32.
+    fn single_factor(
+        eq: &NormalEquations<'_>,
+        p: &crate::problems::LeastSquaresProblem,
+    ) -> CholeskyFactor {
+        let _ = eq;
+        let c = reference::assemble(&p.a, &p.d);
+        CholeskyFactor::new(reference::cholesky(&c).unwrap().to_f32())
+    }
+
+    fn run(criterion: Criterion, tolerance: f64, max: usize) -> (Refinement, Vec<f64>, Vec<f64>) {
+        let p = random_least_squares(7, 24);
+        let eq = NormalEquations::new(&p.a, &p.d, &p.b);
+        let l = single_factor(&eq, &p);
+        let x_ref =
+            crate::least_squares::solve_normal_equations_reference(&p.a, &p.d, &p.b).unwrap();
+        let x0: Vec<f64> = l
+            .solve(&to_single(eq.rhs()))
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let norm_c = super::super::estimate_norm_1(eq.order(), |v| eq.apply(v));
+        let out = refine(
+            |x| Ok(eq.residual(x)),
+            |r| Ok(l.solve(&to_single(r))?.into_iter().map(f64::from).collect()),
+            &x0,
+            norm_c,
+            norm_inf(eq.rhs()),
+            criterion,
+            tolerance,
+            max,
+        )
+        .unwrap();
+        (out, x0, x_ref)
+    }
+
+    #[test]
+    fn refinement_with_single_factor_reaches_double_accuracy() {
+        for (criterion, tolerance) in [
+            (Criterion::Paper, 1e-8),
+            (Criterion::BackwardError, 5.0 * UNIT_ROUNDOFF),
+        ] {
+            let (out, x0, x_ref) = run(criterion, tolerance, 100);
+            assert_eq!(
+                out.stop,
+                Stop::Converged,
+                "{criterion:?}: {:?}",
+                out.criteria
+            );
+            assert_eq!(out.iterations, out.residuals.len());
+            assert!(relative_error_vec(&x0, &x_ref) > 1e-9);
+            assert!(relative_error_vec(&out.x, &x_ref) < 1e-10, "{criterion:?}");
+            assert!(out.backward_error < 1e-14, "{:e}", out.backward_error);
+        }
+    }
+
+    #[test]
+    fn an_unreachable_tolerance_stagnates_instead_of_running_on() {
+        let (out, _, x_ref) = run(Criterion::BackwardError, 0.0, 1000);
+        assert!(matches!(out.stop, Stop::Stagnated { .. }), "{:?}", out.stop);
+        assert!(out.iterations < 20, "{} steps", out.iterations);
+        assert!(relative_error_vec(&out.x, &x_ref) < 1e-10);
+    }
+
+    #[test]
+    fn the_limit_is_reported() {
+        let (out, _, _) = run(Criterion::Paper, 1e-300, 1);
+        assert_eq!((out.stop, out.iterations), (Stop::IterationLimit, 1));
+    }
+}
