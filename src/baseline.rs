@@ -74,7 +74,7 @@ pub fn cholesky_in_place<T: Real>(c: &mut Mat<T>, par: Par) -> Result<()> {
         Err(LltError::NonPositivePivot { index }) => {
             Err(Error::from(NumericalError::NotPositiveDefinite {
                 column: index,
-                pivot: Into::<f64>::into(c[(index, index)]) as f32,
+                pivot: Into::<f64>::into(c[(index, index)]),
             }))
         }
     }

@@ -92,6 +92,21 @@ pub enum InputError {
         cols: usize,
     },
 
+    /// A has more columns than the faithful path's n x m texture of A can hold.
+    #[error(
+        "A has {n} columns, but the faithful method stores A as an {n}x{m} texture and this \
+         GPU's GL_MAX_TEXTURE_SIZE is {limit}: at most {limit} columns (the tiled method has \
+         no such limit)"
+    )]
+    TooWide {
+        /// Columns of A.
+        n: usize,
+        /// Rows of A.
+        m: usize,
+        /// GL_MAX_TEXTURE_SIZE.
+        limit: usize,
+    },
+
     /// The matrix is too large for the GPU's textures in the chosen format.
     #[error(
         "m = {m} needs a {width}x{height} texture in {format} format, but this GPU's \
@@ -269,8 +284,9 @@ pub enum NumericalError {
     NotPositiveDefinite {
         /// The first failing column, 0-based.
         column: usize,
-        /// The value found on the diagonal of the factor there (NaN, zero or negative).
-        pivot: f32,
+        /// The pivot there before its square root: the diagonal entry of the Schur complement
+        /// (zero, negative or NaN).
+        pivot: f64,
     },
 
     /// LU without pivoting met a zero (or non-finite) pivot: column numbered from 0.
@@ -294,6 +310,27 @@ pub enum NumericalError {
         row: usize,
         /// Its column.
         col: usize,
+    },
+
+    /// A result entry lies outside single precision's range (it would be ±inf, or flush to
+    /// zero), though the inputs are finite.
+    #[error(
+        "{what} leaves single precision's range: entry ({row}, {col}) (0-based) is {value:.3e}, \
+         {why}; scale the input ({fix})"
+    )]
+    OutOfRange {
+        /// What was computed ("C = A·diag(d)·Aᵀ").
+        what: &'static str,
+        /// Row of the entry.
+        row: usize,
+        /// Its column.
+        col: usize,
+        /// Its value in double precision.
+        value: f64,
+        /// Why it does not fit.
+        why: String,
+        /// Which way to scale.
+        fix: &'static str,
     },
 
     /// Cholesky in single precision produced a pivot too small against the matrix's diagonal

@@ -36,7 +36,7 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
         if pivot.is_nan() || pivot <= 0.0 {
             return Err(Error::from(NumericalError::NotPositiveDefinite {
                 column: k,
-                pivot: pivot as f32,
+                pivot,
             }));
         }
         l[(k, k)] = pivot.sqrt();

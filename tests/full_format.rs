@@ -143,19 +143,27 @@ fn not_positive_definite_names_the_failing_column() {
         // Lower the diagonal entry so that the Schur complement at `column` turns negative
         // while every earlier pivot is untouched.
         c[(column, column)] -= 50.0;
-        match gpu.cholesky(&c, Format::Full) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
+        // The reference's pivot before the square root: what the error must report.
+        let expected = match reference::cholesky(&c.to_f64()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
                 assert_eq!(got, column);
-                let msg = gpu.cholesky(&c, Format::Full).unwrap_err().to_string();
-                assert!(msg.contains(&format!("column {column}")), "{msg}");
-            }
-            other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
-        }
-        match reference::cholesky(&c.to_f64()) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
-                assert_eq!(got, column)
+                pivot
             }
             other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
+        };
+        assert!(expected < 0.0);
+        match gpu.cholesky(&c, Format::Full) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
+                assert_eq!(got, column);
+                assert!(
+                    (pivot - expected).abs() <= 1e-4 * expected.abs(),
+                    "pivot {pivot} against the reference's {expected}"
+                );
+                let msg = gpu.cholesky(&c, Format::Full).unwrap_err().to_string();
+                assert!(msg.contains(&format!("column {column}")), "{msg}");
+                assert!(!msg.contains("NaN"), "{msg}");
+            }
+            other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
         }
     }
     // A zero matrix fails at column 0; an m = 1 negative at column 0.
@@ -284,5 +292,29 @@ fn the_strict_upper_triangle_never_changes() {
         check(&mut run, &spd);
         let l = run.download_lower().unwrap();
         assert!(relative_error(&l, &reference::cholesky(&spd.to_f64()).unwrap()) < 1e-5);
+    }
+}
+
+/// C = A·diag(d)·Aᵀ outside f32's range is refused, naming the entry, before any GPU work;
+/// it never comes back as inf or as silent zeros.
+#[test]
+fn products_outside_single_range_are_refused() {
+    let gpu = gpu();
+    let mut rng = problems::rng(17);
+    let a = problems::uniform_matrix(&mut rng, 5, 10);
+    let d = problems::uniform_vector(&mut rng, 10);
+    for (scale, word) in [(1e20f32, "largest"), (1e-22, "smallest normal")] {
+        let big = a.map(|v| v * scale);
+        match gpu.assemble(&big, &d, Format::Full) {
+            Err(Error::Numerical(NumericalError::OutOfRange { row, col, .. })) => {
+                assert_eq!((row, col), (0, 0));
+                let msg = gpu
+                    .assemble(&big, &d, Format::Full)
+                    .unwrap_err()
+                    .to_string();
+                assert!(msg.contains(word) && msg.contains("entry (0, 0)"), "{msg}");
+            }
+            other => panic!("scale {scale:e}: expected OutOfRange, got {other:?}"),
+        }
     }
 }

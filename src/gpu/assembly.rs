@@ -1,7 +1,7 @@
 //! C = A·D²·Aᵀ on the GPU (Algorithm 3): the lower triangle only, full or packed.
 
 use super::{Gpu, Method, Options};
-use crate::error::{Error, Result};
+use crate::error::{Error, InputError, NumericalError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::{PingPong, RenderTexture, Texture};
@@ -19,7 +19,9 @@ impl Gpu {
     ) -> Result<Matrix<f32>> {
         let mut run = self.start_assembly(a, d, options)?;
         run.finish()?;
-        run.download_lower()
+        let c = run.download_lower()?;
+        check_finite_result(c.as_slice(), c.cols())?;
+        Ok(c)
     }
 
     /// Algorithm 3 in packed format, the result left packed: the lower triangle of
@@ -27,7 +29,12 @@ impl Gpu {
     pub fn assemble_packed_raw(&self, a: &Matrix<f32>, d: &[f32]) -> Result<PackedMatrix> {
         let mut run = self.start_assembly(a, d, Format::Packed)?;
         run.finish()?;
-        run.download_packed()
+        let c = run.download_packed()?;
+        if c.as_slice().iter().any(|v| !v.is_finite()) {
+            let lower = c.to_lower();
+            check_finite_result(lower.as_slice(), lower.cols())?;
+        }
+        Ok(c)
     }
 
     /// Uploads A and d and prepares Algorithm 3 without running it; step it or finish it.
@@ -70,11 +77,9 @@ impl Gpu {
         let layout = self.check_order(m, format)?;
         let limit = self.info().max_texture_size;
         if n > limit {
-            return Err(Error::shape(format!(
-                "A has {n} columns, but A is stored as an {n}x{m} texture and this GPU's \
-                 GL_MAX_TEXTURE_SIZE is {limit}: at most {limit} columns"
-            )));
+            return Err(InputError::TooWide { n, m, limit }.into());
         }
+        check_product_range(a, d)?;
         Ok(layout)
     }
 }
@@ -86,5 +91,60 @@ pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
         (Format::Packed, Method::Faithful) => {
             Ok(geometry::packed::assembly_plan(layout.order(), n))
         }
+    }
+}
+
+/// Refuses an A·diag(d)·Aᵀ whose diagonal (computed in f64, O(mn)) leaves f32's range: an
+/// entry above f32::MAX would come out infinite, one below the smallest normal f32 would lose
+/// its digits or flush to zero. Off-diagonal entries are bounded by the diagonal
+/// (|C(i,j)| ≤ √(C(i,i)·C(j,j)) when d ≥ 0), so the diagonal decides.
+pub(crate) fn check_product_range(a: &Matrix<f32>, d: &[f32]) -> Result<()> {
+    let what = "C = A·diag(d)·Aᵀ";
+    for i in 0..a.rows() {
+        let value: f64 = a
+            .row(i)
+            .iter()
+            .zip(d)
+            .map(|(&a, &d)| f64::from(a) * f64::from(a) * f64::from(d))
+            .sum();
+        let (why, fix) = if value.abs() > f64::from(f32::MAX) {
+            (
+                format!("above float32's largest value {:.3e}", f32::MAX),
+                "divide A or d by a power of two",
+            )
+        } else if value != 0.0 && value.abs() < f64::from(f32::MIN_POSITIVE) {
+            (
+                format!(
+                    "below float32's smallest normal value {:.3e}",
+                    f32::MIN_POSITIVE
+                ),
+                "multiply A or d by a power of two",
+            )
+        } else {
+            continue;
+        };
+        return Err(NumericalError::OutOfRange {
+            what,
+            row: i,
+            col: i,
+            value,
+            why,
+            fix,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// A non-finite entry of a row-major result with `cols` columns (possible only when some d is
+/// negative, where the diagonal does not bound the rest): [`NumericalError::NonFiniteResult`].
+fn check_finite_result(data: &[f32], cols: usize) -> Result<()> {
+    match data.iter().position(|v| !v.is_finite()) {
+        Some(p) => Err(NumericalError::NonFiniteResult {
+            row: p / cols,
+            col: p % cols,
+        }
+        .into()),
+        None => Ok(()),
     }
 }

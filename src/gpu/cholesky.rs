@@ -18,7 +18,7 @@ impl Gpu {
         let mut run = self.start_cholesky(c, options)?;
         run.finish()?;
         let l = run.download_lower()?;
-        check_factor(&l)?;
+        check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
         Ok(CholeskyFactor::new(l))
     }
 
@@ -28,7 +28,11 @@ impl Gpu {
         let mut run = self.start_cholesky_packed(c)?;
         run.finish()?;
         let l = run.download_packed()?;
-        check_packed_factor(&l)?;
+        check_factor_entries(
+            l.order(),
+            |i, j| l.get(i, j).unwrap_or(f32::NAN),
+            |j| c.get(j, j).map_or(f64::NAN, f64::from),
+        )?;
         Ok(l)
     }
 
@@ -48,7 +52,8 @@ impl Gpu {
         let mut run = self.cholesky_on(layout, options.method, run.into_pair())?;
         run.finish()?;
         let l = run.download_lower()?;
-        check_factor(&l)?;
+        let diagonal = product_diagonal(a, d);
+        check_lower_factor(&l, |j| diagonal[j])?;
         Ok(CholeskyFactor::new(l))
     }
 
@@ -120,21 +125,42 @@ pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
 }
 
 /// Finds the first column whose pivot is not positive (like LAPACK's potrf INFO, but 0-based)
-/// or, failing that, the first non-finite entry.
+/// or, failing that, the first non-finite entry. Without C at hand, the error's pivot is the
+/// value on the factor's diagonal (NaN where the GPU took the square root of a negative).
 pub fn check_factor(l: &Matrix<f32>) -> Result<()> {
-    check_factor_entries(l.rows(), |i, j| l[(i, j)])
+    check_lower_factor(l, |j| f64::from(l[(j, j)]).powi(2))
 }
 
-/// [`check_factor`] on a packed factor.
-pub(crate) fn check_packed_factor(l: &PackedMatrix) -> Result<()> {
-    check_factor_entries(l.order(), |i, j| l.get(i, j).unwrap_or(f32::NAN))
+/// The C(j,j), in f64, of C = A·diag(d)·Aᵀ.
+pub(crate) fn product_diagonal(a: &Matrix<f32>, d: &[f32]) -> Vec<f64> {
+    (0..a.rows())
+        .map(|i| {
+            a.row(i)
+                .iter()
+                .zip(d)
+                .map(|(&a, &d)| f64::from(a) * f64::from(a) * f64::from(d))
+                .sum()
+        })
+        .collect()
 }
 
-/// [`check_factor`] on any storage of an m x m lower-triangular factor, read through `entry`.
-fn check_factor_entries(m: usize, entry: impl Fn(usize, usize) -> f32) -> Result<()> {
+/// [`check_factor`] with C's diagonal known, so a failing pivot is reported as LAPACK's potrf
+/// sees it: C(j,j) − Σₖ L(j,k)², before the square root.
+fn check_lower_factor(l: &Matrix<f32>, c_diagonal: impl Fn(usize) -> f64) -> Result<()> {
+    check_factor_entries(l.rows(), |i, j| l[(i, j)], c_diagonal)
+}
+
+/// The check on any storage of an m x m lower-triangular factor, read through `entry`.
+fn check_factor_entries(
+    m: usize,
+    entry: impl Fn(usize, usize) -> f32,
+    c_diagonal: impl Fn(usize) -> f64,
+) -> Result<()> {
     for j in 0..m {
-        let pivot = entry(j, j);
-        if pivot.is_nan() || pivot <= 0.0 || pivot.is_infinite() {
+        let diagonal = entry(j, j);
+        if diagonal.is_nan() || diagonal <= 0.0 || diagonal.is_infinite() {
+            let row_squares: f64 = (0..j).map(|k| f64::from(entry(j, k)).powi(2)).sum();
+            let pivot = c_diagonal(j) - row_squares;
             return Err(NumericalError::NotPositiveDefinite { column: j, pivot }.into());
         }
         if let Some(i) = (j + 1..m).find(|&i| !entry(i, j).is_finite()) {
@@ -152,18 +178,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn packed_factor_check_names_the_column() {
+    fn factor_check_names_the_column_and_the_pivot_before_its_square_root() {
         let mut l = Matrix::<f32>::zeros(3, 3);
         l[(0, 0)] = 1.0;
         l[(1, 1)] = -1.0;
         l[(2, 2)] = 1.0;
         let p = PackedMatrix::from_lower(&l).unwrap();
-        assert!(matches!(
-            check_packed_factor(&p),
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
-                column: 1,
-                ..
-            }))
-        ));
+        let check = check_factor_entries(3, |i, j| p.get(i, j).unwrap(), |j| [1.0, -1.0, 1.0][j]);
+        match check {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+                assert_eq!((column, pivot), (1, -1.0))
+            }
+            other => panic!("expected column 1, got {other:?}"),
+        }
     }
 }

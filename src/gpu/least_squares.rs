@@ -2,11 +2,11 @@
 //! itself is in [`crate::least_squares`].
 
 use super::{CholeskyFactor, Gpu};
-use crate::error::Result;
+use crate::error::{NumericalError, Result};
 use crate::least_squares::{
     Criterion, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
     check_problem, estimate_inverse_norm_1, estimate_norm_1, norm_inf, norm2, product_diagonal,
-    refine, solve_normal_equations_faer, solve_with_factor, to_single,
+    refine, solve_normal_equations_faer, solve_with_factor,
 };
 use crate::matrix::{Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
@@ -32,24 +32,37 @@ impl Gpu {
         options.validate()?;
         check_problem(a, d, b)?;
         let start = Instant::now();
-        let a32 = a.to_f32();
-        let d32 = to_single(d);
-        check_finite("A (rounded to single precision for the GPU)", &a32)?;
-        check_finite_vec("d (rounded to single precision for the GPU)", &d32)?;
+        let scaling = RangeScaling::of(a, d)?;
+        let a32 = a.map(|v| (v * scaling.a) as f32);
+        let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
+        check_finite(
+            "A (scaled and rounded to single precision for the GPU)",
+            &a32,
+        )?;
+        check_finite_vec(
+            "d (scaled and rounded to single precision for the GPU)",
+            &d32,
+        )?;
         let l = self.factor_product(&a32, &d32, options.gpu)?;
-        check_pivots(&l, &product_diagonal(a, d))?;
+        let c_scale = scaling.a * scaling.a * scaling.d;
+        let scaled_diagonal: Vec<f64> = product_diagonal(a, d)
+            .into_iter()
+            .map(|c| c * c_scale)
+            .collect();
+        check_pivots(&l, &scaled_diagonal)?;
         let factor = start.elapsed();
 
         let equations = NormalEquations::new(a, d, b);
         let m = equations.order();
-        let x0 = solve_single(&l, equations.rhs())?;
+        let correct = |r: &[f64]| scaling.correct(&l, r);
+        let x0 = correct(equations.rhs())?;
         let x0_time = start.elapsed();
 
         let norm_c = estimate_norm_1(m, |v| equations.apply(v));
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
             |x| Ok(equations.residual(x)),
-            |r| solve_single(&l, r),
+            correct,
             &x0,
             norm_c,
             norm_inf(equations.rhs()),
@@ -85,7 +98,9 @@ impl Gpu {
             (Some(_), Criterion::Paper) => norm2(&equations.residual(&x)) <= tolerance * norm2(&x),
         };
         let l64 = l.l().to_f64();
-        let condition = norm_c * estimate_inverse_norm_1(m, |v| solve_with_factor(&l64, v));
+        // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to.
+        let condition =
+            norm_c * c_scale * estimate_inverse_norm_1(m, |v| solve_with_factor(&l64, v));
         Ok(Solution {
             x,
             x0,
@@ -109,7 +124,74 @@ impl Gpu {
     }
 }
 
-/// z = (LLᵀ)⁻¹·r in single precision (Algorithm 1's solve), widened back to f64.
-fn solve_single(l: &CholeskyFactor, r: &[f64]) -> Result<Vec<f64>> {
-    Ok(l.solve(&to_single(r))?.into_iter().map(f64::from).collect())
+/// Powers of two that bring A and d, and so C = A·diag(d)·Aᵀ, into f32's range for the GPU:
+/// A' = 2^e·A and d' = 2^f·d give C' = 4^e·2^f·C. Scaling by powers of two is exact, so
+/// wherever the unscaled data would have fit, every f32 result is the exact scaled image of
+/// the unscaled one (the paper's tables do not change); where it would not, the solve works
+/// instead of overflowing or flushing to zero. The refinement itself runs on the unscaled
+/// f64 data.
+struct RangeScaling {
+    /// 2^e.
+    a: f64,
+    /// 2^f.
+    d: f64,
+}
+
+impl RangeScaling {
+    /// Scales so the largest |d| and the largest diagonal entry of C' are near 1. Fails when
+    /// the diagonal's own spread exceeds f32's range (no common scale fits it).
+    fn of(a: &Matrix<f64>, d: &[f64]) -> Result<Self> {
+        let power = |x: f64| {
+            if x > 0.0 {
+                2f64.powi(-(x.log2().round() as i32))
+            } else {
+                1.0
+            }
+        };
+        let d_scale = power(d.iter().fold(0.0, |m: f64, v| m.max(v.abs())));
+        let diagonal: Vec<f64> = product_diagonal(a, d)
+            .into_iter()
+            .map(|c| c * d_scale)
+            .collect();
+        let c_max = diagonal.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
+        // sqrt keeps it a power of two: A is scaled by 2^e, C by 4^e.
+        let a_scale = power(c_max).sqrt();
+        let a_scale = 2f64.powi(a_scale.log2().round() as i32);
+        let c_scale = a_scale * a_scale;
+        if let Some((j, &c)) = diagonal
+            .iter()
+            .enumerate()
+            .find(|(_, c)| **c != 0.0 && (c.abs() * c_scale) < f64::from(f32::MIN_POSITIVE))
+        {
+            return Err(NumericalError::OutOfRange {
+                what: "C = A·diag(d)·Aᵀ",
+                row: j,
+                col: j,
+                value: c / d_scale,
+                why: format!(
+                    "more than float32's range ({:.0e}) below its largest diagonal entry \
+                     {:.3e}",
+                    f64::from(f32::MAX) / f64::from(f32::MIN_POSITIVE),
+                    c_max / d_scale
+                ),
+                fix: "scale the rows of A to similar norms",
+            }
+            .into());
+        }
+        Ok(Self {
+            a: a_scale,
+            d: d_scale,
+        })
+    }
+
+    /// z = C⁻¹·r through the single-precision factor of C' (Algorithm 1's solve):
+    /// C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
+    fn correct(&self, l: &CholeskyFactor, r: &[f64]) -> Result<Vec<f64>> {
+        let into = self.a * self.d;
+        let single: Vec<f32> = r.iter().map(|&v| (v * into) as f32).collect();
+        Ok(l.solve(&single)?
+            .into_iter()
+            .map(|v| f64::from(v) * self.a)
+            .collect())
+    }
 }

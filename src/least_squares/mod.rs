@@ -313,14 +313,20 @@ pub fn relative_error_vec(x: &[f64], y: &[f64]) -> f64 {
     }
 }
 
+/// ‖v‖₂ without overflow or underflow in the squares (data near f64's range edges).
 pub(crate) fn norm2(v: &[f64]) -> f64 {
-    v.iter().map(|v| v * v).sum::<f64>().sqrt()
+    let scale = norm_inf(v);
+    if scale == 0.0 || !scale.is_finite() {
+        return scale;
+    }
+    scale * v.iter().map(|v| (v / scale).powi(2)).sum::<f64>().sqrt()
 }
 
 pub(crate) fn norm_inf(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, v| m.max(v.abs()))
 }
 
+#[cfg(test)]
 pub(crate) fn to_single(v: &[f64]) -> Vec<f32> {
     v.iter().map(|&v| v as f32).collect()
 }

@@ -35,10 +35,7 @@ pub fn solve_normal_equations_faer(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Res
 pub fn solve_normal_equations_reference(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<Vec<f64>> {
     check_problem(a, d, b)?;
     let l = reference::cholesky(&reference::assemble(a, d))?;
-    Ok(solve_with_factor(
-        &l,
-        NormalEquations::new(a, d, b).rhs(),
-    ))
+    Ok(solve_with_factor(&l, NormalEquations::new(a, d, b).rhs()))
 }
 
 /// Solves LLᵀx = g in f64 by forward then back substitution (L lower triangular).
