@@ -52,11 +52,15 @@ pub enum Error {
     ProgramLink { name: String, log: String },
 
     /// A framebuffer is not complete with its attachment.
-    #[error("framebuffer incomplete (status {status:#06x}) for a {width}x{height} R32F texture")]
+    #[error(
+        "framebuffer incomplete (status {status:#06x}) for a {width}x{height} {format} texture"
+    )]
     FramebufferIncomplete {
         status: u32,
         width: u32,
         height: u32,
+        /// The texture's format, as GL names it ("R32F", "RGBA8").
+        format: &'static str,
     },
 
     /// Cholesky met a pivot that is not positive: column numbered from 0, as in the paper.

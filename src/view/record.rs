@@ -110,6 +110,7 @@ impl Offscreen {
                     status,
                     width: size.0,
                     height: size.1,
+                    format: "RGBA8",
                 });
             }
             ctx.check(|| format!("creating a {}x{} frame", size.0, size.1))?;
