@@ -335,7 +335,7 @@ impl Running {
             // Read back the window's own back buffer, after a frame or two so it is mapped.
             *frames_left = frames_left.saturating_sub(1);
             if *frames_left == 0 {
-                let pixels = read_pixels(gpu.context(), size)?;
+                let pixels = read_pixels(gpu.context(), None, size)?;
                 let image =
                     image::RgbaImage::from_raw(size.0, size.1, pixels).expect("frame size matches");
                 image
