@@ -242,7 +242,7 @@ impl<'k> Execution<'k> {
             let program = self.kernels.get(pass.kernel);
             program.bind();
             program.set_viewport(w as f32, h as f32);
-            self.ctx.viewport(w, h);
+            self.ctx.set_viewport(w, h);
         }
         for (unit, (_, input)) in pass.kernel.spec().inputs.iter().enumerate() {
             self.input_of(pass, *input)?.bind(unit as u32);

@@ -1,8 +1,14 @@
-//! The cloneable GL context handle every GL object keeps, and the device's description.
+//! The cloneable GL context handle every GL object keeps, the context-wide state the draws
+//! set (viewport, scissor, clearing, reading pixels back), and the device's description.
 
+use super::pod;
 use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 use std::rc::Rc;
+
+/// Environment variable that lowers the reported GL_MAX_TEXTURE_SIZE (it can never raise it),
+/// so that the size limits can be tested with small matrices on any driver.
+pub const MAX_TEXTURE_SIZE_ENV: &str = "SYMRASTER_MAX_TEXTURE_SIZE";
 
 /// A cloneable handle to the current GL context's function table.
 ///
@@ -38,8 +44,20 @@ impl Context {
         Self { gl: Rc::new(gl) }
     }
 
-    /// The raw glow context.
-    pub fn gl(&self) -> &glow::Context {
+    /// Loads the GL functions through `display` (EGL, GLX), one of whose contexts must be
+    /// current on this thread: a window's context, made by the caller with glutin. (The
+    /// headless context loads its own.)
+    pub fn load<D: glutin::display::GlDisplay>(display: &D) -> Self {
+        // SAFETY: the function pointers come from the display whose context is current on this
+        // thread, which is where this Context (not Send) is used.
+        let gl = unsafe {
+            glow::Context::from_loader_function_cstr(|name| display.get_proc_address(name))
+        };
+        Self::new(gl)
+    }
+
+    /// The raw glow context, for the GL objects of this module.
+    pub(crate) fn gl(&self) -> &glow::Context {
         &self.gl
     }
 
@@ -62,14 +80,117 @@ impl Context {
         }))
     }
 
-    /// Sets the viewport to `width` x `height` pixels from the origin.
-    pub fn viewport(&self, width: usize, height: usize) {
-        unsafe { self.gl.viewport(0, 0, width as i32, height as i32) }
-    }
-
     /// Blocks until the GPU has finished all submitted work.
     pub fn finish(&self) {
         unsafe { self.gl.finish() }
+    }
+
+    /// Draws into the `width` x `height` rectangle at the bound framebuffer's origin.
+    pub fn set_viewport(&self, width: usize, height: usize) {
+        unsafe { self.gl.viewport(0, 0, width as i32, height as i32) }
+    }
+
+    /// Limits drawing to `rect` = (x, y, width, height) in pixels from the framebuffer's
+    /// lower-left corner, or lifts the limit (`None`).
+    pub fn set_scissor(&self, rect: Option<[i32; 4]>) {
+        unsafe {
+            match rect {
+                Some([x, y, w, h]) => {
+                    self.gl.enable(glow::SCISSOR_TEST);
+                    self.gl.scissor(x, y, w, h);
+                }
+                None => self.gl.disable(glow::SCISSOR_TEST),
+            }
+        }
+    }
+
+    /// Turns off blending, depth testing and the scissor: every fragment drawn is written as
+    /// the shader computed it (the state the kernels assume).
+    pub fn set_plain_raster_state(&self) {
+        unsafe {
+            self.gl.disable(glow::BLEND);
+            self.gl.disable(glow::DEPTH_TEST);
+            self.gl.disable(glow::SCISSOR_TEST);
+        }
+    }
+
+    /// Fills the bound framebuffer (within the scissor, if set) with `rgba`.
+    pub fn clear(&self, rgba: [f32; 4]) {
+        unsafe {
+            self.gl.clear_color(rgba[0], rgba[1], rgba[2], rgba[3]);
+            self.gl.clear(glow::COLOR_BUFFER_BIT);
+        }
+    }
+
+    /// Binds no program and no vertex array, so later code starts from a clean slate.
+    pub fn unbind_program_and_vertex_array(&self) {
+        unsafe {
+            self.gl.bind_vertex_array(None);
+            self.gl.use_program(None);
+        }
+    }
+
+    /// Reads the `width` x `height` pixels at the lower-left corner of the bound framebuffer
+    /// as RGBA8, in GL's order: the bottom row first.
+    pub fn read_pixels_rgba8(&self, width: usize, height: usize) -> Result<Vec<[u8; 4]>> {
+        let mut data = pod::zeroed::<[u8; 4]>(width * height);
+        unsafe {
+            self.gl.pixel_store_i32(glow::PACK_ALIGNMENT, 4);
+            self.gl.read_pixels(
+                0,
+                0,
+                width as i32,
+                height as i32,
+                glow::RGBA,
+                glow::UNSIGNED_BYTE,
+                glow::PixelPackData::Slice(Some(pod::bytes_mut(&mut data))),
+            );
+        }
+        self.check(|| format!("reading back {width}x{height} pixels"))?;
+        Ok(data)
+    }
+}
+
+impl DeviceInfo {
+    /// Asks the driver of `ctx` (current on this thread) for its vendor, renderer, version and
+    /// GL_MAX_TEXTURE_SIZE, the limit lowered by `SYMRASTER_MAX_TEXTURE_SIZE` when set. A
+    /// context not picked from EGL's device list (a window's) counts as device 0 of 1, and as
+    /// software when its renderer is Mesa's llvmpipe or softpipe.
+    pub fn query(ctx: &Context) -> Result<Self> {
+        let limit = texture_limit_override()?;
+        let gl = ctx.gl();
+        let (vendor, renderer, version, max_texture_size) = unsafe {
+            (
+                gl.get_parameter_string(glow::VENDOR),
+                gl.get_parameter_string(glow::RENDERER),
+                gl.get_parameter_string(glow::VERSION),
+                gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE).max(0) as usize,
+            )
+        };
+        Ok(Self {
+            vendor,
+            software: renderer.contains("llvmpipe") || renderer.contains("softpipe"),
+            renderer,
+            version,
+            max_texture_size: limit.map_or(max_texture_size, |l| max_texture_size.min(l)),
+            egl_device_index: 0,
+            egl_device_count: 1,
+        })
+    }
+}
+
+/// The limit set by `SYMRASTER_MAX_TEXTURE_SIZE`, if any.
+pub(crate) fn texture_limit_override() -> Result<Option<usize>> {
+    match std::env::var(MAX_TEXTURE_SIZE_ENV) {
+        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(Error::from(DeviceError::BadEnvironment {
+                name: MAX_TEXTURE_SIZE_ENV,
+                value: v,
+                expected: "a positive texture size in texels (it can only lower the driver's limit)",
+            })),
+        },
+        _ => Ok(None),
     }
 }
 

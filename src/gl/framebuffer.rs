@@ -1,6 +1,7 @@
-//! Framebuffers that render into one R32F texture.
+//! Framebuffers that render into one texture, of any texel format.
 
-use super::{context::Context, texture::Texture};
+use super::context::Context;
+use super::texture::{TexelFormat, Texture};
 use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 
@@ -12,7 +13,7 @@ pub struct Framebuffer {
 
 impl Framebuffer {
     /// Attaches `texture` as colour attachment 0 and checks completeness.
-    pub fn new(ctx: &Context, texture: &Texture) -> Result<Self> {
+    pub fn new<F: TexelFormat>(ctx: &Context, texture: &Texture<F>) -> Result<Self> {
         let gl = ctx.gl();
         let raw = unsafe { gl.create_framebuffer() }.map_err(|message| {
             Error::from(DeviceError::GlCreate {
@@ -39,21 +40,27 @@ impl Framebuffer {
                     status,
                     width: texture.width() as u32,
                     height: texture.height() as u32,
-                    format: "R32F",
+                    format: F::NAME,
                 }));
             }
         }
-        ctx.check(|| "creating a framebuffer".into())?;
+        ctx.check(|| format!("creating a framebuffer for a {} texture", F::NAME))?;
         Ok(fb)
     }
 
-    /// Makes this the draw target.
+    /// Makes this the draw (and read) target.
     pub fn bind(&self) {
         unsafe {
             self.ctx
                 .gl()
                 .bind_framebuffer(glow::FRAMEBUFFER, Some(self.raw))
         }
+    }
+
+    /// Makes the context's default framebuffer the draw (and read) target: a window's back
+    /// buffer (a surfaceless context has none to draw in).
+    pub fn bind_default(ctx: &Context) {
+        unsafe { ctx.gl().bind_framebuffer(glow::FRAMEBUFFER, None) }
     }
 }
 

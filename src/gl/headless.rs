@@ -1,8 +1,7 @@
 //! A windowless OpenGL context through EGL's device platform (no X, no Wayland).
 
-use super::context::{Context, DeviceInfo};
+use super::context::{Context, DeviceInfo, texture_limit_override};
 use crate::error::{DeviceError, Error, Result};
-use glow::HasContext;
 use glutin::api::egl::{context::PossiblyCurrentContext, device::Device, display::Display};
 use glutin::config::{ConfigSurfaceTypes, ConfigTemplateBuilder};
 use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
@@ -11,10 +10,6 @@ use std::ffi::CString;
 
 /// Environment variable that picks an EGL device by index, overriding the automatic choice.
 pub const DEVICE_ENV: &str = "SYMRASTER_EGL_DEVICE";
-
-/// Environment variable that lowers the reported GL_MAX_TEXTURE_SIZE (it can never raise it),
-/// so that the size limits can be tested with small matrices on any driver.
-pub const MAX_TEXTURE_SIZE_ENV: &str = "SYMRASTER_MAX_TEXTURE_SIZE";
 
 /// The GL versions asked for, newest first: llvmpipe refuses 4.6 and gives 4.5.
 const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
@@ -51,7 +46,8 @@ impl HeadlessContext {
 
     /// Creates a context on EGL device `index`, or on the preferred device when `None`.
     pub fn with_device_index(index: Option<usize>) -> Result<Self> {
-        let limit_override = texture_limit_override()?;
+        // A bad SYMRASTER_MAX_TEXTURE_SIZE is reported before any device is tried.
+        texture_limit_override()?;
         let devices: Vec<Device> = Device::query_devices()
             .map_err(|e| {
                 Error::from(DeviceError::NoDevice {
@@ -85,10 +81,12 @@ impl HeadlessContext {
             match Self::create_on(&devices[i]) {
                 Ok((display, egl_context, gl)) => {
                     let context = Context::new(gl);
-                    let mut info = query_info(&context, i, devices.len(), is_software(&devices[i]));
-                    if let Some(limit) = limit_override {
-                        info.max_texture_size = info.max_texture_size.min(limit);
-                    }
+                    let info = DeviceInfo {
+                        egl_device_index: i,
+                        egl_device_count: devices.len(),
+                        software: is_software(&devices[i]),
+                        ..DeviceInfo::query(&context)?
+                    };
                     log::info!(
                         "GL device {i}: {} / {} / {} (max texture {})",
                         info.vendor,
@@ -157,35 +155,5 @@ impl HeadlessContext {
     /// What the driver reported.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
-    }
-}
-
-/// The limit set by `SYMRASTER_MAX_TEXTURE_SIZE`, if any.
-fn texture_limit_override() -> Result<Option<usize>> {
-    match std::env::var(MAX_TEXTURE_SIZE_ENV) {
-        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
-            Ok(n) if n > 0 => Ok(Some(n)),
-            _ => Err(Error::from(DeviceError::BadEnvironment {
-                name: MAX_TEXTURE_SIZE_ENV,
-                value: v,
-                expected: "a positive texture size in texels (it can only lower the driver's limit)",
-            })),
-        },
-        _ => Ok(None),
-    }
-}
-
-fn query_info(context: &Context, index: usize, count: usize, software: bool) -> DeviceInfo {
-    let gl = context.gl();
-    unsafe {
-        DeviceInfo {
-            vendor: gl.get_parameter_string(glow::VENDOR),
-            renderer: gl.get_parameter_string(glow::RENDERER),
-            version: gl.get_parameter_string(glow::VERSION),
-            max_texture_size: gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE).max(0) as usize,
-            egl_device_index: index,
-            egl_device_count: count,
-            software,
-        }
     }
 }

@@ -1,19 +1,29 @@
 //! A small OpenGL layer on glow: RAII types that own GL objects and delete them on Drop.
+//!
+//! Every GL call of symraster is made here. Textures, render targets and ping-pong pairs are
+//! generic over a [`TexelFormat`] (R32F unless named), buffers over any [`Pod`] value, and
+//! vertex arrays over any [`VertexFormat`]; a new kind of GL object gets its own file here.
 
+mod buffer;
 mod context;
 mod framebuffer;
 mod headless;
 mod ping_pong;
+mod pod;
 mod program;
+mod render_texture;
 mod texture;
 mod timer;
 mod vertex_array;
 
-pub use context::{Context, DeviceInfo};
+pub use buffer::{Buffer, BufferTarget, BufferUsage};
+pub use context::{Context, DeviceInfo, MAX_TEXTURE_SIZE_ENV};
 pub use framebuffer::Framebuffer;
-pub use headless::{DEVICE_ENV, HeadlessContext, MAX_TEXTURE_SIZE_ENV};
-pub use ping_pong::{PingPong, RenderTexture};
+pub use headless::{DEVICE_ENV, HeadlessContext};
+pub use ping_pong::PingPong;
+pub use pod::Pod;
 pub use program::Program;
-pub use texture::Texture;
+pub use render_texture::RenderTexture;
+pub use texture::{R32F, Rgba8, Rgba32F, TexelFormat, Texture};
 pub use timer::GpuTimer;
-pub use vertex_array::VertexArray;
+pub use vertex_array::{Attribute, VertexArray, VertexFormat};

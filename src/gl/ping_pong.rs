@@ -1,63 +1,56 @@
-//! A texture with its framebuffer, and the ping-pong pair of them the algorithms alternate.
+//! The ping-pong pair of render textures the algorithms alternate.
 
-use super::{context::Context, framebuffer::Framebuffer, texture::Texture};
+use super::context::Context;
+use super::render_texture::RenderTexture;
+use super::texture::{R32F, TexelFormat};
 use crate::error::Result;
 
-/// A texture that can be rendered into.
-pub struct RenderTexture {
-    // Field order: the framebuffer goes before the texture it points at.
-    framebuffer: Framebuffer,
-    texture: Texture,
-}
-
-impl RenderTexture {
-    /// Allocates a `width` x `height` R32F texture with its framebuffer.
-    pub fn new(ctx: &Context, width: usize, height: usize) -> Result<Self> {
-        let texture = Texture::new(ctx, width, height)?;
-        let framebuffer = Framebuffer::new(ctx, &texture)?;
-        Ok(Self {
-            framebuffer,
-            texture,
-        })
-    }
-
-    /// The texture.
-    pub fn texture(&self) -> &Texture {
-        &self.texture
-    }
-
-    /// The framebuffer drawing into it.
-    pub fn framebuffer(&self) -> &Framebuffer {
-        &self.framebuffer
-    }
-}
-
 /// Two equal render textures: passes read the source (S) and write the target (T), then swap.
-pub struct PingPong {
-    pair: [RenderTexture; 2],
+///
+/// The two keep their places in the pair, 0 and 1 (texture 0 starts as the source);
+/// [`PingPong::source_index`] says which one is the source now.
+pub struct PingPong<F: TexelFormat = R32F> {
+    pair: [RenderTexture<F>; 2],
     source: usize,
 }
 
-impl PingPong {
-    /// Allocates both textures.
+impl PingPong<R32F> {
+    /// Allocates both R32F textures.
     pub fn new(ctx: &Context, width: usize, height: usize) -> Result<Self> {
+        Self::allocate(ctx, width, height)
+    }
+}
+
+impl<F: TexelFormat> PingPong<F> {
+    /// Allocates both textures, of format `F`.
+    pub fn allocate(ctx: &Context, width: usize, height: usize) -> Result<Self> {
         Ok(Self {
             pair: [
-                RenderTexture::new(ctx, width, height)?,
-                RenderTexture::new(ctx, width, height)?,
+                RenderTexture::allocate(ctx, width, height)?,
+                RenderTexture::allocate(ctx, width, height)?,
             ],
             source: 0,
         })
     }
 
     /// The texture passes read (C_S, L_S).
-    pub fn source(&self) -> &RenderTexture {
+    pub fn source(&self) -> &RenderTexture<F> {
         &self.pair[self.source]
     }
 
     /// The texture passes write (C_T, L_T).
-    pub fn target(&self) -> &RenderTexture {
+    pub fn target(&self) -> &RenderTexture<F> {
         &self.pair[1 - self.source]
+    }
+
+    /// Which texture of the pair (0 or 1) is the source now: 0 before any swap.
+    pub fn source_index(&self) -> usize {
+        self.source
+    }
+
+    /// Texture 0 or 1 of the pair, whatever its role now.
+    pub fn get(&self, index: usize) -> &RenderTexture<F> {
+        &self.pair[index]
     }
 
     /// Exchanges source and target.
@@ -67,11 +60,11 @@ impl PingPong {
 
     /// Width of each texture.
     pub fn width(&self) -> usize {
-        self.pair[0].texture.width()
+        self.pair[0].width()
     }
 
     /// Height of each texture.
     pub fn height(&self) -> usize {
-        self.pair[0].texture.height()
+        self.pair[0].height()
     }
 }

@@ -1,62 +1,124 @@
-//! The vertex array and buffer holding a run's draw geometry, uploaded once per run.
+//! Vertex arrays over any vertex type: a VAO with one buffer of vertices, whose attributes the
+//! vertex type describes ([`VertexFormat`]).
 
+use super::buffer::{Buffer, BufferTarget, BufferUsage};
 use super::context::Context;
+use super::pod::Pod;
 use crate::error::{DeviceError, Error, Result};
 use crate::geometry::Vertex;
 use glow::HasContext;
+use std::marker::PhantomData;
 
-/// A VAO with one VBO of [`Vertex`]: attribute 0 the position, 1 is T0, 2 is T1.
-pub struct VertexArray {
-    ctx: Context,
-    vao: glow::VertexArray,
-    vbo: glow::Buffer,
-    len: usize,
+/// One vertex attribute: the shader input at `location` reads `components` f32 values
+/// (1 to 4) from byte `offset` of each vertex's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attribute {
+    /// `layout(location = ...)` in the vertex shader.
+    pub location: u32,
+    /// Number of f32 components: 1 to 4.
+    pub components: u32,
+    /// Byte offset in [`VertexFormat::Data`].
+    pub offset: usize,
 }
 
-impl VertexArray {
-    /// Creates the VAO and uploads `vertices`.
-    pub fn new(ctx: &Context, vertices: &[Vertex]) -> Result<Self> {
-        let gl = ctx.gl();
-        unsafe {
-            let vao = gl.create_vertex_array().map_err(|message| {
-                Error::from(DeviceError::GlCreate {
-                    what: "vertex array",
-                    message,
-                })
-            })?;
-            let vbo = match gl.create_buffer() {
-                Ok(b) => b,
-                Err(message) => {
-                    gl.delete_vertex_array(vao);
-                    return Err(Error::from(DeviceError::GlCreate {
-                        what: "vertex buffer",
-                        message,
-                    }));
-                }
-            };
-            let va = Self {
-                ctx: ctx.clone(),
-                vao,
-                vbo,
-                len: vertices.len(),
-            };
-            gl.bind_vertex_array(Some(vao));
-            gl.bind_buffer(glow::ARRAY_BUFFER, Some(vbo));
-            gl.buffer_data_u8_slice(
-                glow::ARRAY_BUFFER,
-                Vertex::as_bytes(vertices),
-                glow::STATIC_DRAW,
-            );
-            let stride = std::mem::size_of::<Vertex>() as i32;
-            gl.enable_vertex_attrib_array(0);
-            gl.vertex_attrib_pointer_f32(0, 2, glow::FLOAT, false, stride, 0);
-            gl.enable_vertex_attrib_array(1);
-            gl.vertex_attrib_pointer_f32(1, 3, glow::FLOAT, false, stride, 8);
-            gl.enable_vertex_attrib_array(2);
-            gl.vertex_attrib_pointer_f32(2, 2, glow::FLOAT, false, stride, 20);
-            ctx.check(|| format!("uploading {} vertices", vertices.len()))?;
-            Ok(va)
+impl Attribute {
+    /// An attribute of `components` f32 values at byte `offset`, for shader input `location`.
+    pub const fn f32s(location: u32, components: u32, offset: usize) -> Self {
+        Self {
+            location,
+            components,
+            offset,
         }
+    }
+}
+
+/// A vertex type a [`VertexArray`] can hold: its attributes, and its data as GL reads it.
+pub trait VertexFormat: Copy {
+    /// One vertex's data, attribute after attribute, e.g. `[f32; 5]`.
+    type Data: Pod;
+    /// The attributes, with byte offsets into [`Self::Data`].
+    const ATTRIBUTES: &'static [Attribute];
+    /// This vertex's data.
+    fn data(&self) -> Self::Data;
+}
+
+/// The paper's vertex: attribute 0 is the position V, 1 is T0 (three components), 2 is T1.
+impl VertexFormat for Vertex {
+    type Data = [f32; 7];
+    const ATTRIBUTES: &'static [Attribute] = &[
+        Attribute::f32s(0, 2, 0),
+        Attribute::f32s(1, 3, 8),
+        Attribute::f32s(2, 2, 20),
+    ];
+
+    fn data(&self) -> [f32; 7] {
+        let (v, t0, t1) = (self.position, self.t0, self.t1);
+        [v[0], v[1], t0[0], t0[1], t0[2], t1[0], t1[1]]
+    }
+}
+
+/// A VAO with one buffer of vertices of type `V` (the paper's [`Vertex`] unless named).
+pub struct VertexArray<V: VertexFormat = Vertex> {
+    ctx: Context,
+    vao: glow::VertexArray,
+    // Dropped after the VAO that points into it.
+    buffer: Buffer<V::Data>,
+    _vertex: PhantomData<V>,
+}
+
+impl<V: VertexFormat> VertexArray<V> {
+    /// Creates the VAO and uploads `vertices` once (a run's geometry).
+    pub fn new(ctx: &Context, vertices: &[V]) -> Result<Self> {
+        Self::with_usage(ctx, vertices, BufferUsage::Static)
+    }
+
+    /// An empty vertex array whose contents are replaced for about every draw
+    /// ([`VertexArray::upload`]), such as a frame's overlay.
+    pub fn streaming(ctx: &Context) -> Result<Self> {
+        Self::with_usage(ctx, &[], BufferUsage::Stream)
+    }
+
+    fn with_usage(ctx: &Context, vertices: &[V], usage: BufferUsage) -> Result<Self> {
+        let data: Vec<V::Data> = vertices.iter().map(V::data).collect();
+        let buffer = Buffer::new(ctx, BufferTarget::Vertices, usage, &data)?;
+        let gl = ctx.gl();
+        let vao = unsafe { gl.create_vertex_array() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "vertex array",
+                message,
+            })
+        })?;
+        let array = Self {
+            ctx: ctx.clone(),
+            vao,
+            buffer,
+            _vertex: PhantomData,
+        };
+        let stride = size_of::<V::Data>() as i32;
+        unsafe {
+            gl.bind_vertex_array(Some(vao));
+            array.buffer.bind();
+            for a in V::ATTRIBUTES {
+                gl.enable_vertex_attrib_array(a.location);
+                gl.vertex_attrib_pointer_f32(
+                    a.location,
+                    a.components as i32,
+                    glow::FLOAT,
+                    false,
+                    stride,
+                    a.offset as i32,
+                );
+            }
+            gl.bind_vertex_array(None);
+        }
+        ctx.check(|| format!("setting up a vertex array of {} vertices", vertices.len()))?;
+        Ok(array)
+    }
+
+    /// Replaces the vertices (any number).
+    pub fn upload(&mut self, vertices: &[V]) -> Result<()> {
+        let data: Vec<V::Data> = vertices.iter().map(V::data).collect();
+        self.buffer.upload(&data)
     }
 
     /// Binds the VAO.
@@ -66,7 +128,7 @@ impl VertexArray {
 
     /// Draws `count` vertices from `first` as triangles (the VAO must be bound).
     pub fn draw(&self, first: usize, count: usize) {
-        debug_assert!(first + count <= self.len);
+        debug_assert!(first + count <= self.len());
         unsafe {
             self.ctx
                 .gl()
@@ -76,20 +138,17 @@ impl VertexArray {
 
     /// Number of vertices held.
     pub fn len(&self) -> usize {
-        self.len
+        self.buffer.len()
     }
 
     /// True when it holds no vertex.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.buffer.is_empty()
     }
 }
 
-impl Drop for VertexArray {
+impl<V: VertexFormat> Drop for VertexArray<V> {
     fn drop(&mut self) {
-        unsafe {
-            self.ctx.gl().delete_buffer(self.vbo);
-            self.ctx.gl().delete_vertex_array(self.vao);
-        }
+        unsafe { self.ctx.gl().delete_vertex_array(self.vao) }
     }
 }

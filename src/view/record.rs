@@ -3,11 +3,10 @@
 
 use super::render::{Renderer, ViewState, read_pixels};
 use super::session::{Operation, Problem, Session};
-use crate::error::{DeviceError, Error, InputError, Result};
-use crate::gl::Context;
+use crate::error::{Error, InputError, Result};
+use crate::gl::{Context, RenderTexture, Rgba8};
 use crate::gpu::Gpu;
 use crate::layout::Format;
-use glow::HasContext;
 use image::codecs::gif::{GifEncoder, Repeat};
 use image::{Delay, Frame, RgbaImage};
 use std::path::{Path, PathBuf};
@@ -51,73 +50,21 @@ pub struct Recorded {
     pub error: Option<f64>,
 }
 
-/// An RGBA8 texture with its framebuffer: the frame of the recorder.
+/// An RGBA8 render texture: the frame of the recorder.
 pub struct Offscreen {
     ctx: Context,
-    texture: glow::Texture,
-    framebuffer: glow::Framebuffer,
+    target: RenderTexture<Rgba8>,
     size: (u32, u32),
 }
 
 impl Offscreen {
     /// Allocates a `size` RGBA8 target.
     pub fn new(ctx: &Context, size: (u32, u32)) -> Result<Self> {
-        let gl = ctx.gl();
-        unsafe {
-            let texture = gl.create_texture().map_err(|message| {
-                Error::from(DeviceError::GlCreate {
-                    what: "frame texture",
-                    message,
-                })
-            })?;
-            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
-            gl.tex_image_2d(
-                glow::TEXTURE_2D,
-                0,
-                glow::RGBA8 as i32,
-                size.0 as i32,
-                size.1 as i32,
-                0,
-                glow::RGBA,
-                glow::UNSIGNED_BYTE,
-                glow::PixelUnpackData::Slice(None),
-            );
-            let framebuffer = match gl.create_framebuffer() {
-                Ok(f) => f,
-                Err(message) => {
-                    gl.delete_texture(texture);
-                    return Err(Error::from(DeviceError::GlCreate {
-                        what: "frame framebuffer",
-                        message,
-                    }));
-                }
-            };
-            let target = Self {
-                ctx: ctx.clone(),
-                texture,
-                framebuffer,
-                size,
-            };
-            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
-            gl.framebuffer_texture_2d(
-                glow::FRAMEBUFFER,
-                glow::COLOR_ATTACHMENT0,
-                glow::TEXTURE_2D,
-                Some(texture),
-                0,
-            );
-            let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
-            if status != glow::FRAMEBUFFER_COMPLETE {
-                return Err(Error::from(DeviceError::FramebufferIncomplete {
-                    status,
-                    width: size.0,
-                    height: size.1,
-                    format: "RGBA8",
-                }));
-            }
-            ctx.check(|| format!("creating a {}x{} frame", size.0, size.1))?;
-            Ok(target)
-        }
+        Ok(Self {
+            ctx: ctx.clone(),
+            target: RenderTexture::allocate(ctx, size.0 as usize, size.1 as usize)?,
+            size,
+        })
     }
 
     /// Draws `session`'s current state and reads the frame back.
@@ -128,19 +75,10 @@ impl Offscreen {
         view: &ViewState,
     ) -> Result<RgbaImage> {
         let snapshot = session.snapshot()?;
-        renderer.draw(&snapshot, view, Some(self.framebuffer), self.size)?;
-        let pixels = read_pixels(&self.ctx, self.size)?;
+        let framebuffer = Some(self.target.framebuffer());
+        renderer.draw(&snapshot, view, framebuffer, self.size)?;
+        let pixels = read_pixels(&self.ctx, framebuffer, self.size)?;
         Ok(RgbaImage::from_raw(self.size.0, self.size.1, pixels).expect("frame size matches"))
-    }
-}
-
-impl Drop for Offscreen {
-    fn drop(&mut self) {
-        let gl = self.ctx.gl();
-        unsafe {
-            gl.delete_framebuffer(self.framebuffer);
-            gl.delete_texture(self.texture);
-        }
     }
 }
 

@@ -4,9 +4,10 @@
 
 use super::colormap::{self, NAN_COLOUR, Range, UNUSED_COLOURS};
 use super::session::{Panel, Snapshot};
-use crate::error::{DeviceError, Error, Result};
-use crate::gl::{Context, Program};
-use glow::HasContext;
+use crate::error::Result;
+use crate::gl::{
+    Attribute, Context, Framebuffer, Program, Rgba8, Texture, VertexArray, VertexFormat,
+};
 
 /// The keys of the window, shown by its help overlay (H) and in the README.
 pub const HELP: &[&str] = &[
@@ -283,28 +284,46 @@ pub fn format_value(v: f32) -> String {
     }
 }
 
-/// The heatmap of a panel as RGBA rows, row 0 first.
-pub fn heatmap(panel: &Panel) -> Vec<u8> {
+/// The heatmap of a panel as RGBA texels, row 0 first.
+pub fn heatmap(panel: &Panel) -> Vec<[u8; 4]> {
     let range = panel.range.unwrap_or(Range { min: 0.0, max: 1.0 });
-    let mut out = Vec::with_capacity(panel.width * panel.height * 4);
+    let mut out = Vec::with_capacity(panel.width * panel.height);
     for y in 0..panel.height {
         for x in 0..panel.width {
             let c = colormap::texel_colour(range, panel.value(x, y), panel.holds_entry(x, y), x, y);
-            out.extend_from_slice(&[c[0], c[1], c[2], 255]);
+            out.push([c[0], c[1], c[2], 255]);
         }
     }
     out
 }
 
-/// Triangles with a colour per vertex: x, y, r, g, b (or x, y, u, v, 0 for images).
+/// A vertex of the frame's geometry: a position in pixels and a colour (r, g, b), or for
+/// images a texture coordinate (u, v, 0).
+#[derive(Clone, Copy, Debug)]
+struct FrameVertex {
+    position: [f32; 2],
+    extra: [f32; 3],
+}
+
+impl VertexFormat for FrameVertex {
+    type Data = [f32; 5];
+    const ATTRIBUTES: &'static [Attribute] = &[Attribute::f32s(0, 2, 0), Attribute::f32s(1, 3, 8)];
+
+    fn data(&self) -> [f32; 5] {
+        let (p, e) = (self.position, self.extra);
+        [p[0], p[1], e[0], e[1], e[2]]
+    }
+}
+
+/// Triangles with a colour (or texture coordinate) per vertex.
 #[derive(Default)]
 struct Batch {
-    data: Vec<f32>,
+    vertices: Vec<FrameVertex>,
 }
 
 impl Batch {
-    fn vertex(&mut self, p: [f32; 2], c: [f32; 3]) {
-        self.data.extend_from_slice(&[p[0], p[1], c[0], c[1], c[2]]);
+    fn vertex(&mut self, position: [f32; 2], extra: [f32; 3]) {
+        self.vertices.push(FrameVertex { position, extra });
     }
 
     fn rect(&mut self, r: Rect, colour: [u8; 3]) {
@@ -400,10 +419,6 @@ impl Batch {
         }
         cx - x
     }
-
-    fn vertex_count(&self) -> usize {
-        self.data.len() / 5
-    }
 }
 
 fn rgb(c: [u8; 3]) -> [f32; 3] {
@@ -436,69 +451,14 @@ out vec4 colour;
 void main() { colour = texture(image, value.xy); }
 ";
 
-/// An RGBA8 texture holding one heatmap (nearest filtering: a texel stays a crisp square).
-struct ImageTexture {
-    ctx: Context,
-    raw: glow::Texture,
-}
-
-impl ImageTexture {
-    fn new(ctx: &Context, width: usize, height: usize, rgba: &[u8]) -> Result<Self> {
-        let gl = ctx.gl();
-        let raw = unsafe { gl.create_texture() }.map_err(|message| {
-            Error::from(DeviceError::GlCreate {
-                what: "heatmap texture",
-                message,
-            })
-        })?;
-        unsafe {
-            gl.bind_texture(glow::TEXTURE_2D, Some(raw));
-            for (p, v) in [
-                (glow::TEXTURE_MIN_FILTER, glow::NEAREST),
-                (glow::TEXTURE_MAG_FILTER, glow::NEAREST),
-                (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
-                (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
-            ] {
-                gl.tex_parameter_i32(glow::TEXTURE_2D, p, v as i32);
-            }
-            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, 0);
-            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
-            gl.tex_image_2d(
-                glow::TEXTURE_2D,
-                0,
-                glow::RGBA8 as i32,
-                width as i32,
-                height as i32,
-                0,
-                glow::RGBA,
-                glow::UNSIGNED_BYTE,
-                glow::PixelUnpackData::Slice(Some(rgba)),
-            );
-            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 4);
-        }
-        let texture = Self {
-            ctx: ctx.clone(),
-            raw,
-        };
-        ctx.check(|| format!("uploading a {width}x{height} heatmap"))?;
-        Ok(texture)
-    }
-}
-
-impl Drop for ImageTexture {
-    fn drop(&mut self) {
-        unsafe { self.ctx.gl().delete_texture(self.raw) }
-    }
-}
-
 /// Draws frames with GL on the context it was made on (the one the passes run on).
 pub struct Renderer {
     ctx: Context,
     solid: Program,
     image: Program,
-    vao: glow::VertexArray,
-    vbo: glow::Buffer,
-    heatmaps: Vec<ImageTexture>,
+    vertices: VertexArray<FrameVertex>,
+    /// One RGBA8 texture per panel (nearest filtering: a texel stays a crisp square).
+    heatmaps: Vec<Texture<Rgba8>>,
     heatmaps_of: Option<u64>,
 }
 
@@ -508,35 +468,12 @@ impl Renderer {
         let solid = Program::new(ctx, "viewer solid", SOLID_VERTEX, SOLID_FRAGMENT)?;
         let image = Program::new(ctx, "viewer image", SOLID_VERTEX, IMAGE_FRAGMENT)?;
         image.set_sampler("image", 0)?;
-        let gl = ctx.gl();
-        let vao = unsafe { gl.create_vertex_array() }.map_err(|message| {
-            Error::from(DeviceError::GlCreate {
-                what: "viewer vertex array",
-                message,
-            })
-        })?;
-        let vbo = unsafe { gl.create_buffer() }.map_err(|message| {
-            Error::from(DeviceError::GlCreate {
-                what: "viewer vertex buffer",
-                message,
-            })
-        })?;
-        unsafe {
-            gl.bind_vertex_array(Some(vao));
-            gl.bind_buffer(glow::ARRAY_BUFFER, Some(vbo));
-            gl.enable_vertex_attrib_array(0);
-            gl.vertex_attrib_pointer_f32(0, 2, glow::FLOAT, false, 20, 0);
-            gl.enable_vertex_attrib_array(1);
-            gl.vertex_attrib_pointer_f32(1, 3, glow::FLOAT, false, 20, 8);
-            gl.bind_vertex_array(None);
-        }
-        ctx.check(|| "creating the viewer's vertex array".into())?;
+        let vertices = VertexArray::streaming(ctx)?;
         Ok(Self {
             ctx: ctx.clone(),
             solid,
             image,
-            vao,
-            vbo,
+            vertices,
             heatmaps: Vec::new(),
             heatmaps_of: None,
         })
@@ -549,7 +486,7 @@ impl Renderer {
         &mut self,
         snapshot: &Snapshot,
         view: &ViewState,
-        framebuffer: Option<glow::Framebuffer>,
+        framebuffer: Option<&Framebuffer>,
         size: (u32, u32),
     ) -> Result<FrameLayout> {
         let layout = FrameLayout::new(snapshot, view, size);
@@ -557,25 +494,20 @@ impl Renderer {
             self.heatmaps = snapshot
                 .panels
                 .iter()
-                .map(|p| ImageTexture::new(&self.ctx, p.width, p.height, &heatmap(p)))
+                .map(|p| Texture::with_texels(&self.ctx, p.width, p.height, &heatmap(p)))
                 .collect::<Result<_>>()?;
             self.heatmaps_of = Some(snapshot.id);
         }
         let (overlay, thumbs, rest) = self.overlays(snapshot, view, &layout);
-        let gl = self.ctx.gl();
-        let (w, h) = (size.0 as i32, size.1 as i32);
-        unsafe {
-            gl.bind_framebuffer(glow::FRAMEBUFFER, framebuffer);
-            gl.viewport(0, 0, w, h);
-            gl.disable(glow::BLEND);
-            gl.disable(glow::DEPTH_TEST);
-            gl.disable(glow::SCISSOR_TEST);
-            let bg = rgb(BACKGROUND);
-            gl.clear_color(bg[0], bg[1], bg[2], 1.0);
-            gl.clear(glow::COLOR_BUFFER_BIT);
-            gl.bind_vertex_array(Some(self.vao));
-            gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.vbo));
+        match framebuffer {
+            Some(f) => f.bind(),
+            None => Framebuffer::bind_default(&self.ctx),
         }
+        self.ctx.set_viewport(size.0 as usize, size.1 as usize);
+        self.ctx.set_plain_raster_state();
+        let bg = rgb(BACKGROUND);
+        self.ctx.clear([bg[0], bg[1], bg[2], 1.0]);
+        self.vertices.bind();
         // Heatmaps: the large one clipped to its area (it may be zoomed and panned).
         self.image.bind();
         self.image.set_viewport(size.0 as f32, size.1 as f32);
@@ -594,62 +526,44 @@ impl Renderer {
             ] {
                 quad.vertex(p, [uv[0], uv[1], 0.0]);
             }
-            self.heatmaps[place.panel].bind_unit0(gl);
+            self.heatmaps[place.panel].bind(0);
             self.scissor(place.large.then_some(place.clip), size);
-            self.upload_and_draw(&quad);
+            self.upload_and_draw(&quad)?;
         }
         self.solid.bind();
         self.solid.set_viewport(size.0 as f32, size.1 as f32);
         self.scissor(layout.large().map(|p| p.clip), size);
-        self.upload_and_draw(&overlay);
+        self.upload_and_draw(&overlay)?;
         for (clip, batch) in &thumbs {
             self.scissor(Some(*clip), size);
-            self.upload_and_draw(batch);
+            self.upload_and_draw(batch)?;
         }
         self.scissor(None, size);
-        self.upload_and_draw(&rest);
-        unsafe {
-            gl.bind_vertex_array(None);
-            gl.use_program(None);
-        }
+        self.upload_and_draw(&rest)?;
+        self.ctx.unbind_program_and_vertex_array();
         self.ctx.check(|| "drawing the viewer's frame".into())?;
         Ok(layout)
     }
 
+    /// Limits drawing to `clip` (top-left origin, as the layout) or lifts the limit.
     fn scissor(&self, clip: Option<Rect>, size: (u32, u32)) {
-        let gl = self.ctx.gl();
-        unsafe {
-            match clip {
-                Some(r) => {
-                    gl.enable(glow::SCISSOR_TEST);
-                    gl.scissor(
-                        r.x as i32,
-                        size.1 as i32 - (r.y + r.h) as i32,
-                        r.w as i32,
-                        r.h as i32,
-                    );
-                }
-                None => gl.disable(glow::SCISSOR_TEST),
-            }
-        }
+        self.ctx.set_scissor(clip.map(|r| {
+            [
+                r.x as i32,
+                size.1 as i32 - (r.y + r.h) as i32,
+                r.w as i32,
+                r.h as i32,
+            ]
+        }));
     }
 
-    fn upload_and_draw(&self, batch: &Batch) {
-        if batch.vertex_count() == 0 {
-            return;
+    fn upload_and_draw(&mut self, batch: &Batch) -> Result<()> {
+        if batch.vertices.is_empty() {
+            return Ok(());
         }
-        let gl = self.ctx.gl();
-        // SAFETY: f32 has no padding; any f32 is valid bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(
-                batch.data.as_ptr().cast::<u8>(),
-                std::mem::size_of_val(batch.data.as_slice()),
-            )
-        };
-        unsafe {
-            gl.buffer_data_u8_slice(glow::ARRAY_BUFFER, bytes, glow::STREAM_DRAW);
-            gl.draw_arrays(glow::TRIANGLES, 0, batch.vertex_count() as i32);
-        }
+        self.vertices.upload(&batch.vertices)?;
+        self.vertices.draw(0, batch.vertices.len());
+        Ok(())
     }
 
     /// The solid geometry: (clipped to the large view, clipped to each thumbnail, the rest).
@@ -816,25 +730,6 @@ impl Renderer {
     }
 }
 
-impl ImageTexture {
-    fn bind_unit0(&self, gl: &glow::Context) {
-        unsafe {
-            gl.active_texture(glow::TEXTURE0);
-            gl.bind_texture(glow::TEXTURE_2D, Some(self.raw));
-        }
-    }
-}
-
-impl Drop for Renderer {
-    fn drop(&mut self) {
-        let gl = self.ctx.gl();
-        unsafe {
-            gl.delete_buffer(self.vbo);
-            gl.delete_vertex_array(self.vao);
-        }
-    }
-}
-
 /// The edges of the pass's triangles on a panel.
 fn draw_outline(batch: &mut Batch, place: &Place, triangles: &[[f32; 2]], thickness: f32) {
     for t in triangles.chunks_exact(3) {
@@ -942,30 +837,25 @@ fn geometry_line(snapshot: &Snapshot) -> String {
     }
 }
 
-/// Reads the bound framebuffer's `size` pixels back as RGBA rows, top row first.
-pub fn read_pixels(ctx: &Context, size: (u32, u32)) -> Result<Vec<u8>> {
+/// Reads the `size` pixels of `framebuffer` (None: the window's) back as RGBA rows, top row
+/// first.
+pub fn read_pixels(
+    ctx: &Context,
+    framebuffer: Option<&Framebuffer>,
+    size: (u32, u32),
+) -> Result<Vec<u8>> {
+    match framebuffer {
+        Some(f) => f.bind(),
+        None => Framebuffer::bind_default(ctx),
+    }
     let (w, h) = (size.0 as usize, size.1 as usize);
-    let mut data = vec![0u8; w * h * 4];
-    let gl = ctx.gl();
-    unsafe {
-        gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
-        gl.read_pixels(
-            0,
-            0,
-            w as i32,
-            h as i32,
-            glow::RGBA,
-            glow::UNSIGNED_BYTE,
-            glow::PixelPackData::Slice(Some(&mut data)),
-        );
-        gl.pixel_store_i32(glow::PACK_ALIGNMENT, 4);
-    }
-    ctx.check(|| format!("reading back a {w}x{h} frame"))?;
+    let pixels = ctx.read_pixels_rgba8(w, h)?;
     // GL's row 0 is the bottom one.
-    let row = w * 4;
-    let mut flipped = Vec::with_capacity(data.len());
-    for y in (0..h).rev() {
-        flipped.extend_from_slice(&data[y * row..(y + 1) * row]);
-    }
-    Ok(flipped)
+    Ok(pixels
+        .chunks_exact(w)
+        .rev()
+        .flatten()
+        .flatten()
+        .copied()
+        .collect())
 }

@@ -244,8 +244,6 @@ pub struct Session<'g> {
     format: Format,
     problem: Problem,
     run: Execution<'g>,
-    /// GL names of the pair's textures at the start: physical texture 0 starts as the source.
-    physical: [glow::Texture; 2],
     last_pass: Option<Pass>,
 }
 
@@ -259,17 +257,12 @@ impl<'g> Session<'g> {
         problem: Problem,
     ) -> Result<Self> {
         let run = start(gpu, operation, format, &problem)?;
-        let physical = [
-            run.pair().source().texture().raw(),
-            run.pair().target().texture().raw(),
-        ];
         Ok(Self {
             gpu,
             operation,
             format,
             problem,
             run,
-            physical,
             last_pass: None,
         })
     }
@@ -339,24 +332,20 @@ impl<'g> Session<'g> {
         Ok(())
     }
 
-    /// Which physical texture (0 or 1) is the pair's source now.
-    fn source_index(&self) -> usize {
-        usize::from(self.run.pair().source().texture().raw() != self.physical[0])
-    }
-
     /// Reads every texture back (waits for the GPU).
     pub fn snapshot(&self) -> Result<Snapshot> {
         let layout = self.run.layout();
         let entries = texel_entries(layout);
         let pair = self.run.pair();
-        let source = self.source_index();
+        let source = pair.source_index();
         let mat = self.operation.matrix_name();
         let mut panels = Vec::new();
         for index in 0..2 {
-            let (texture, role, what) = if index == source {
-                (pair.source().texture(), "S", "source (passes read it)")
+            let texture = pair.get(index).texture();
+            let (role, what) = if index == source {
+                ("S", "source (passes read it)")
             } else {
-                (pair.target().texture(), "T", "target (passes write it)")
+                ("T", "target (passes write it)")
             };
             let data = texture.download()?;
             let range = Range::of(

@@ -3,7 +3,6 @@
 
 use super::{ViewArgs, no_display};
 use anyhow::{Context as _, Result, anyhow};
-use glow::HasContext;
 use glutin::config::{ConfigTemplateBuilder, GlConfig};
 use glutin::context::{
     ContextApi, ContextAttributesBuilder, GlProfile, NotCurrentGlContext, PossiblyCurrentContext,
@@ -271,9 +270,8 @@ fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
     let context = not_current
         .make_current(&surface)
         .context("making the window's GL context current")?;
-    let gl = unsafe { glow::Context::from_loader_function_cstr(|s| display.get_proc_address(s)) };
-    let ctx = Context::new(gl);
-    let info = device_info(&ctx);
+    let ctx = Context::load(&display);
+    let info = DeviceInfo::query(&ctx)?;
     println!(
         "window: {}x{} on {} ({}, {})",
         window.inner_size().width,
@@ -324,20 +322,6 @@ fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
     })
 }
 
-fn device_info(ctx: &Context) -> DeviceInfo {
-    let gl = ctx.gl();
-    let renderer = unsafe { gl.get_parameter_string(glow::RENDERER) };
-    DeviceInfo {
-        vendor: unsafe { gl.get_parameter_string(glow::VENDOR) },
-        software: renderer.contains("llvmpipe") || renderer.contains("softpipe"),
-        renderer,
-        version: unsafe { gl.get_parameter_string(glow::VERSION) },
-        max_texture_size: unsafe { gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE) }.max(0) as usize,
-        egl_device_index: 0,
-        egl_device_count: 1,
-    }
-}
-
 impl Running {
     /// Draws a frame; true when the screenshot was written and the viewer should exit.
     fn draw(&mut self) -> Result<bool> {
@@ -352,7 +336,7 @@ impl Running {
             // Read back the window's own back buffer, after a frame or two so it is mapped.
             *frames_left = frames_left.saturating_sub(1);
             if *frames_left == 0 {
-                let pixels = read_pixels(gpu.context(), size)?;
+                let pixels = read_pixels(gpu.context(), None, size)?;
                 let image =
                     image::RgbaImage::from_raw(size.0, size.1, pixels).expect("frame size matches");
                 image

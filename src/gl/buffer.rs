@@ -1,0 +1,195 @@
+//! Buffer objects: GPU memory holding a slice of plain data, for vertices and other targets.
+
+use super::context::Context;
+use super::pod::{self, Pod};
+use crate::error::{DeviceError, Error, Result};
+use glow::HasContext;
+use std::marker::PhantomData;
+
+/// What a buffer is bound as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferTarget {
+    /// GL_ARRAY_BUFFER: vertex attributes.
+    Vertices,
+    /// GL_ELEMENT_ARRAY_BUFFER: the indices of indexed draws.
+    Indices,
+    /// GL_UNIFORM_BUFFER: a uniform block's values.
+    Uniforms,
+    /// GL_SHADER_STORAGE_BUFFER (GL 4.3): read and written by shaders.
+    Storage,
+}
+
+impl BufferTarget {
+    /// The GL enum.
+    pub fn gl(self) -> u32 {
+        match self {
+            BufferTarget::Vertices => glow::ARRAY_BUFFER,
+            BufferTarget::Indices => glow::ELEMENT_ARRAY_BUFFER,
+            BufferTarget::Uniforms => glow::UNIFORM_BUFFER,
+            BufferTarget::Storage => glow::SHADER_STORAGE_BUFFER,
+        }
+    }
+}
+
+/// How often the contents change: GL's usage hint (it never changes what works).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BufferUsage {
+    /// Written once, used many times (a run's geometry).
+    #[default]
+    Static,
+    /// Rewritten now and then.
+    Dynamic,
+    /// Rewritten for about every use (a frame's overlay).
+    Stream,
+}
+
+impl BufferUsage {
+    fn gl(self) -> u32 {
+        match self {
+            BufferUsage::Static => glow::STATIC_DRAW,
+            BufferUsage::Dynamic => glow::DYNAMIC_DRAW,
+            BufferUsage::Stream => glow::STREAM_DRAW,
+        }
+    }
+}
+
+/// A buffer object holding `len()` values of `T`; deleted on drop.
+pub struct Buffer<T: Pod> {
+    ctx: Context,
+    raw: glow::Buffer,
+    target: BufferTarget,
+    usage: BufferUsage,
+    len: usize,
+    _data: PhantomData<T>,
+}
+
+impl<T: Pod> Buffer<T> {
+    /// Creates a buffer holding a copy of `data`.
+    pub fn new(
+        ctx: &Context,
+        target: BufferTarget,
+        usage: BufferUsage,
+        data: &[T],
+    ) -> Result<Self> {
+        let raw = unsafe { ctx.gl().create_buffer() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "buffer",
+                message,
+            })
+        })?;
+        let mut buffer = Self {
+            ctx: ctx.clone(),
+            raw,
+            target,
+            usage,
+            len: 0,
+            _data: PhantomData,
+        };
+        buffer.upload(data)?;
+        Ok(buffer)
+    }
+
+    /// Creates a buffer of `len` zeros.
+    pub fn zeroed(
+        ctx: &Context,
+        target: BufferTarget,
+        usage: BufferUsage,
+        len: usize,
+    ) -> Result<Self> {
+        Self::new(ctx, target, usage, &pod::zeroed(len))
+    }
+
+    /// Replaces the whole contents with `data`, which may differ in length.
+    pub fn upload(&mut self, data: &[T]) -> Result<()> {
+        let gl = self.ctx.gl();
+        let target = self.target.gl();
+        unsafe {
+            gl.bind_buffer(target, Some(self.raw));
+            gl.buffer_data_u8_slice(target, pod::bytes(data), self.usage.gl());
+        }
+        self.len = data.len();
+        self.ctx.check(|| {
+            format!(
+                "uploading {} values to a {:?} buffer",
+                data.len(),
+                self.target
+            )
+        })
+    }
+
+    /// Overwrites the values from index `offset` on with `data` (which must fit).
+    pub fn write(&self, offset: usize, data: &[T]) -> Result<()> {
+        assert!(
+            offset + data.len() <= self.len,
+            "write: {} values at {offset} do not fit a buffer of {}",
+            data.len(),
+            self.len
+        );
+        let gl = self.ctx.gl();
+        let target = self.target.gl();
+        unsafe {
+            gl.bind_buffer(target, Some(self.raw));
+            gl.buffer_sub_data_u8_slice(target, (offset * size_of::<T>()) as i32, pod::bytes(data));
+        }
+        self.ctx.check(|| {
+            format!(
+                "writing {} values into a {:?} buffer",
+                data.len(),
+                self.target
+            )
+        })
+    }
+
+    /// Reads the whole contents back (waits for the GPU).
+    pub fn download(&self) -> Result<Vec<T>> {
+        let mut out = pod::zeroed::<T>(self.len);
+        let gl = self.ctx.gl();
+        let target = self.target.gl();
+        unsafe {
+            gl.bind_buffer(target, Some(self.raw));
+            gl.get_buffer_sub_data(target, 0, pod::bytes_mut(&mut out));
+        }
+        self.ctx.check(|| {
+            format!(
+                "reading back a {:?} buffer of {} values",
+                self.target, self.len
+            )
+        })?;
+        Ok(out)
+    }
+
+    /// Binds it to its target.
+    pub fn bind(&self) {
+        unsafe { self.ctx.gl().bind_buffer(self.target.gl(), Some(self.raw)) }
+    }
+
+    /// Binds it to binding point `index` of its target (uniform and storage buffers).
+    pub fn bind_base(&self, index: u32) {
+        unsafe {
+            self.ctx
+                .gl()
+                .bind_buffer_base(self.target.gl(), index, Some(self.raw))
+        }
+    }
+
+    /// Number of values held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when it holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// What it is bound as.
+    pub fn target(&self) -> BufferTarget {
+        self.target
+    }
+}
+
+impl<T: Pod> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        unsafe { self.ctx.gl().delete_buffer(self.raw) }
+    }
+}

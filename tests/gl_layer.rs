@@ -1,0 +1,162 @@
+//! The GL layer on its own: textures in each texel format, render targets of any format,
+//! buffers, vertex arrays over a vertex type of the caller's, the ping-pong pair's roles.
+
+use symraster::Gpu;
+use symraster::gl::{
+    Attribute, Buffer, BufferTarget, BufferUsage, DeviceInfo, Framebuffer, PingPong, Program, R32F,
+    RenderTexture, Rgba8, Rgba32F, TexelFormat, Texture, VertexArray, VertexFormat,
+};
+
+fn round_trip<F: TexelFormat>(gpu: &Gpu, texels: Vec<F::Texel>, fill: F::Texel)
+where
+    F::Texel: PartialEq + std::fmt::Debug,
+{
+    let ctx = gpu.context();
+    let t = Texture::<F>::with_texels(ctx, 3, 2, &texels).unwrap();
+    assert_eq!((t.width(), t.height(), t.len()), (3, 2, 6));
+    assert_eq!(t.download().unwrap(), texels, "{}", F::NAME);
+    t.fill(fill).unwrap();
+    assert_eq!(t.download().unwrap(), vec![fill; 6], "{}", F::NAME);
+}
+
+#[test]
+fn textures_round_trip_in_every_format() {
+    let gpu = Gpu::new().unwrap();
+    round_trip::<R32F>(&gpu, (0..6).map(|i| i as f32 - 2.5).collect(), 7.5);
+    round_trip::<Rgba32F>(
+        &gpu,
+        (0..6).map(|i| [i as f32, -1.0, 1e30, 0.25]).collect(),
+        [1.0, 2.0, 3.0, 4.0],
+    );
+    round_trip::<Rgba8>(
+        &gpu,
+        (0..6).map(|i| [i, 255, 0, 17]).collect(),
+        [9, 8, 7, 6],
+    );
+    // The R32F shorthand the kernels use.
+    let t = Texture::from_data(gpu.context(), 2, 1, &[1.0, 2.0]).unwrap();
+    assert_eq!(t.download().unwrap(), [1.0, 2.0]);
+}
+
+#[test]
+fn buffers_hold_upload_write_and_download() {
+    let gpu = Gpu::new().unwrap();
+    let ctx = gpu.context();
+    let mut b = Buffer::new(
+        ctx,
+        BufferTarget::Vertices,
+        BufferUsage::Dynamic,
+        &[[1u32, 2], [3, 4], [5, 6]],
+    )
+    .unwrap();
+    assert_eq!(b.len(), 3);
+    b.write(1, &[[7, 8]]).unwrap();
+    assert_eq!(b.download().unwrap(), [[1, 2], [7, 8], [5, 6]]);
+    b.upload(&[[9, 9]]).unwrap();
+    assert_eq!(b.download().unwrap(), [[9, 9]]);
+    let z = Buffer::<f32>::zeroed(ctx, BufferTarget::Uniforms, BufferUsage::Static, 4).unwrap();
+    assert_eq!(z.download().unwrap(), [0.0; 4]);
+}
+
+#[test]
+fn ping_pong_says_which_texture_is_the_source() {
+    let gpu = Gpu::new().unwrap();
+    let mut pair = PingPong::new(gpu.context(), 2, 2).unwrap();
+    pair.get(0).texture().fill(0.0).unwrap();
+    pair.get(1).texture().fill(1.0).unwrap();
+    assert_eq!(pair.source_index(), 0);
+    assert_eq!(pair.source().texture().download().unwrap(), [0.0; 4]);
+    pair.swap();
+    assert_eq!(pair.source_index(), 1);
+    assert_eq!(pair.source().texture().download().unwrap(), [1.0; 4]);
+    assert_eq!(pair.target().texture().download().unwrap(), [0.0; 4]);
+    let blocks = PingPong::<Rgba32F>::allocate(gpu.context(), 3, 1).unwrap();
+    assert_eq!((blocks.width(), blocks.height()), (3, 1));
+}
+
+/// A vertex type of the caller's own: a position and a colour.
+#[derive(Clone, Copy)]
+struct Coloured {
+    position: [f32; 2],
+    colour: [f32; 3],
+}
+
+impl VertexFormat for Coloured {
+    type Data = [f32; 5];
+    const ATTRIBUTES: &'static [Attribute] = &[Attribute::f32s(0, 2, 0), Attribute::f32s(1, 3, 8)];
+    fn data(&self) -> [f32; 5] {
+        let (p, c) = (self.position, self.colour);
+        [p[0], p[1], c[0], c[1], c[2]]
+    }
+}
+
+const VERTEX: &str = "#version 330 core
+layout(location = 0) in vec2 position;
+layout(location = 1) in vec3 colour;
+uniform vec2 viewport;
+out vec3 c;
+void main() { c = colour; gl_Position = vec4(position / viewport * 2.0 - 1.0, 0.0, 1.0); }
+";
+const FRAGMENT: &str = "#version 330 core
+in vec3 c;
+out vec4 o;
+void main() { o = vec4(c, 1.0); }
+";
+
+#[test]
+fn an_rgba8_target_draws_any_vertex_type_and_reads_back() {
+    let gpu = Gpu::new().unwrap();
+    let ctx = gpu.context();
+    let (w, h) = (8, 4);
+    let target = RenderTexture::<Rgba8>::allocate(ctx, w, h).unwrap();
+    target.framebuffer().bind();
+    ctx.set_viewport(w, h);
+    ctx.set_plain_raster_state();
+    ctx.clear([0.0, 0.0, 1.0, 1.0]);
+    // The left half red, as two triangles.
+    let red = |x: f32, y: f32| Coloured {
+        position: [x, y],
+        colour: [1.0, 0.0, 0.0],
+    };
+    let quad = [
+        red(0.0, 0.0),
+        red(0.0, 4.0),
+        red(4.0, 4.0),
+        red(0.0, 0.0),
+        red(4.0, 4.0),
+        red(4.0, 0.0),
+    ];
+    let mut vertices = VertexArray::<Coloured>::streaming(ctx).unwrap();
+    assert!(vertices.is_empty());
+    vertices.upload(&quad).unwrap();
+    let program = Program::new(ctx, "coloured", VERTEX, FRAGMENT).unwrap();
+    program.bind();
+    program.set_viewport(w as f32, h as f32);
+    vertices.bind();
+    vertices.draw(0, vertices.len());
+    ctx.unbind_program_and_vertex_array();
+    let pixels = ctx.read_pixels_rgba8(w, h).unwrap();
+    for y in 0..h {
+        for x in 0..w {
+            let want = if x < 4 {
+                [255, 0, 0, 255]
+            } else {
+                [0, 0, 255, 255]
+            };
+            assert_eq!(pixels[y * w + x], want, "pixel ({x}, {y})");
+        }
+    }
+    // The texture holds the same pixels.
+    assert_eq!(target.texture().download().unwrap(), pixels);
+    Framebuffer::bind_default(ctx);
+}
+
+#[test]
+fn device_info_is_the_drivers() {
+    let gpu = Gpu::new().unwrap();
+    let info = DeviceInfo::query(gpu.context()).unwrap();
+    assert_eq!(info.renderer, gpu.info().renderer);
+    if std::env::var_os(symraster::gl::MAX_TEXTURE_SIZE_ENV).is_none() {
+        assert_eq!(info.max_texture_size, gpu.info().max_texture_size);
+    }
+}
