@@ -8,7 +8,9 @@
 use std::time::{Duration, Instant};
 use symraster::execution::Execution;
 use symraster::gl::GpuTimer;
-use symraster::{Format, Gpu, Matrix, problems as testing, reference, relative_error};
+use symraster::{
+    Format, Gpu, Matrix, Method, Options, problems as testing, reference, relative_error,
+};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<usize> = std::env::args()
@@ -37,8 +39,12 @@ fn main() -> anyhow::Result<()> {
     for _ in 0..=repeats {
         for (f, &format) in formats.iter().enumerate() {
             let runs = [
-                timed(&gpu, || gpu.start_assembly(&a, &d, format))?,
-                timed(&gpu, || gpu.start_cholesky(&spd, format))?,
+                timed(&gpu, || {
+                    gpu.start_assembly(&a, &d, Options::new(format).method(Method::Faithful))
+                })?,
+                timed(&gpu, || {
+                    gpu.start_cholesky(&spd, Options::new(format).method(Method::Faithful))
+                })?,
             ];
             for (op, t) in runs.into_iter().enumerate() {
                 if best[op][f].as_ref().is_none_or(|b| t.0 < b.0) {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{U32, gpu, run_with_poisoned_targets, widen};
+use common::{U32, faithful, gpu, run_with_poisoned_targets, widen};
 use symraster::{
     Error, Format, InputError, Matrix, NumericalError, problems, reference, relative_error,
 };
@@ -14,7 +14,7 @@ fn check_assembly(gpu: &symraster::Gpu, m: usize, n: usize, seed: u64) -> f64 {
     let mut rng = problems::rng(seed);
     let a = problems::uniform_matrix(&mut rng, m, n);
     let d = problems::uniform_vector(&mut rng, n);
-    let c = gpu.assemble(&a, &d, Format::Full).unwrap();
+    let c = gpu.assemble(&a, &d, faithful(Format::Full)).unwrap();
     let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
     let err = relative_error(&c, &c_ref);
     // Positive data: each entry is a sum of n positive products, error ≤ n·u relative.
@@ -61,7 +61,7 @@ fn assembly_with_a_fresh_seed() {
 /// Cholesky of a well-conditioned SPD matrix against Algorithm 4, forward and backward error.
 fn check_cholesky(gpu: &symraster::Gpu, c: &Matrix<f32>, label: &str) -> (f64, f64) {
     let m = c.rows();
-    let l = gpu.cholesky(c, Format::Full).unwrap().into_l();
+    let l = gpu.cholesky(c, faithful(Format::Full)).unwrap().into_l();
     let l_ref = reference::cholesky(&c.to_f64()).unwrap();
     let forward = relative_error(&l, &l_ref);
     let backward = relative_error(
@@ -106,7 +106,7 @@ fn cholesky_of_assembled_random_problems() {
         let mut rng = problems::rng(7 * m as u64);
         let a = problems::uniform_matrix(&mut rng, m, 2 * m);
         let d = problems::uniform_vector(&mut rng, 2 * m);
-        let c = gpu.assemble(&a, &d, Format::Full).unwrap();
+        let c = gpu.assemble(&a, &d, faithful(Format::Full)).unwrap();
         check_cholesky(&gpu, &c, "assembled");
     }
 }
@@ -117,7 +117,7 @@ fn cholesky_never_reads_the_upper_triangle() {
     for m in [2, 7, 33] {
         let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
         let clean = gpu
-            .cholesky(&c.lower_triangle(), Format::Full)
+            .cholesky(&c.lower_triangle(), faithful(Format::Full))
             .unwrap()
             .into_l();
         let mut garbage = c.clone();
@@ -126,7 +126,10 @@ fn cholesky_never_reads_the_upper_triangle() {
                 garbage[(i, j)] = if (i + j) % 2 == 0 { f32::NAN } else { 1e30 };
             }
         }
-        let l = gpu.cholesky(&garbage, Format::Full).unwrap().into_l();
+        let l = gpu
+            .cholesky(&garbage, faithful(Format::Full))
+            .unwrap()
+            .into_l();
         assert_eq!(
             l, clean,
             "m={m}: garbage in the upper triangle changed the factor"
@@ -152,14 +155,17 @@ fn not_positive_definite_names_the_failing_column() {
             other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
         };
         assert!(expected < 0.0);
-        match gpu.cholesky(&c, Format::Full) {
+        match gpu.cholesky(&c, faithful(Format::Full)) {
             Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
                 assert_eq!(got, column);
                 assert!(
                     (pivot - expected).abs() <= 1e-4 * expected.abs(),
                     "pivot {pivot} against the reference's {expected}"
                 );
-                let msg = gpu.cholesky(&c, Format::Full).unwrap_err().to_string();
+                let msg = gpu
+                    .cholesky(&c, faithful(Format::Full))
+                    .unwrap_err()
+                    .to_string();
                 assert!(msg.contains(&format!("column {column}")), "{msg}");
                 assert!(!msg.contains("NaN"), "{msg}");
             }
@@ -169,7 +175,7 @@ fn not_positive_definite_names_the_failing_column() {
     // A zero matrix fails at column 0; an m = 1 negative at column 0.
     let zero = Matrix::zeros(4, 4);
     assert!(matches!(
-        gpu.cholesky(&zero, Format::Full),
+        gpu.cholesky(&zero, faithful(Format::Full)),
         Err(Error::Numerical(NumericalError::NotPositiveDefinite {
             column: 0,
             ..
@@ -177,7 +183,7 @@ fn not_positive_definite_names_the_failing_column() {
     ));
     let neg = Matrix::filled(1, 1, -2.0f32);
     assert!(matches!(
-        gpu.cholesky(&neg, Format::Full),
+        gpu.cholesky(&neg, faithful(Format::Full)),
         Err(Error::Numerical(NumericalError::NotPositiveDefinite {
             column: 0,
             ..
@@ -189,37 +195,41 @@ fn not_positive_definite_names_the_failing_column() {
 fn bad_inputs_get_specific_errors() {
     let gpu = gpu();
     let a = Matrix::filled(3, 4, 1.0f32);
-    let e = gpu.assemble(&a, &[1.0; 3], Format::Full).unwrap_err();
+    let e = gpu
+        .assemble(&a, &[1.0; 3], faithful(Format::Full))
+        .unwrap_err();
     assert!(
         matches!(e, Error::Input(InputError::Shape(_))) && e.to_string().contains("3x4"),
         "{e}"
     );
     let e = gpu
-        .assemble(&Matrix::zeros(0, 4), &[1.0; 4], Format::Full)
+        .assemble(&Matrix::zeros(0, 4), &[1.0; 4], faithful(Format::Full))
         .unwrap_err();
     assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
     let mut bad = a.clone();
     bad[(2, 1)] = f32::INFINITY;
-    let e = gpu.assemble(&bad, &[1.0; 4], Format::Full).unwrap_err();
+    let e = gpu
+        .assemble(&bad, &[1.0; 4], faithful(Format::Full))
+        .unwrap_err();
     assert!(e.to_string().contains("row 2, column 1"), "{e}");
     let e = gpu
-        .assemble(&a, &[1.0, f32::NAN, 1.0, 1.0], Format::Full)
+        .assemble(&a, &[1.0, f32::NAN, 1.0, 1.0], faithful(Format::Full))
         .unwrap_err();
     assert!(
         e.to_string().contains("d") && e.to_string().contains("index 1"),
         "{e}"
     );
     let e = gpu
-        .cholesky(&Matrix::filled(3, 4, 1.0), Format::Full)
+        .cholesky(&Matrix::filled(3, 4, 1.0), faithful(Format::Full))
         .unwrap_err();
     assert!(e.to_string().contains("square"), "{e}");
     let e = gpu
-        .cholesky(&Matrix::zeros(0, 0), Format::Full)
+        .cholesky(&Matrix::zeros(0, 0), faithful(Format::Full))
         .unwrap_err();
     assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
     let mut c = Matrix::filled(3, 3, 1.0f32);
     c[(2, 0)] = f32::NAN;
-    let e = gpu.cholesky(&c, Format::Full).unwrap_err();
+    let e = gpu.cholesky(&c, faithful(Format::Full)).unwrap_err();
     assert!(
         matches!(e, Error::Input(InputError::NonFinite { .. })),
         "{e}"
@@ -234,14 +244,14 @@ fn every_pass_writes_exactly_its_pixels() {
         let mut rng = problems::rng(m as u64);
         let a = problems::uniform_matrix(&mut rng, m, n);
         let d = problems::uniform_vector(&mut rng, n);
-        let mut run = gpu.start_assembly(&a, &d, Format::Full).unwrap();
+        let mut run = gpu.start_assembly(&a, &d, faithful(Format::Full)).unwrap();
         run_with_poisoned_targets(&mut run);
         let c = run.download_lower().unwrap();
         let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         assert!(relative_error(&c, &c_ref) < 1e-5);
 
         let spd = problems::well_conditioned_spd(&mut rng, m);
-        let mut run = gpu.start_cholesky(&spd, Format::Full).unwrap();
+        let mut run = gpu.start_cholesky(&spd, faithful(Format::Full)).unwrap();
         run_with_poisoned_targets(&mut run);
         let l = run.download_lower().unwrap();
         let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
@@ -286,9 +296,9 @@ fn the_strict_upper_triangle_never_changes() {
                 }
             }
         };
-        let mut run = gpu.start_assembly(&a, &d, Format::Full).unwrap();
+        let mut run = gpu.start_assembly(&a, &d, faithful(Format::Full)).unwrap();
         check(&mut run, &Matrix::zeros(m, m));
-        let mut run = gpu.start_cholesky(&spd, Format::Full).unwrap();
+        let mut run = gpu.start_cholesky(&spd, faithful(Format::Full)).unwrap();
         check(&mut run, &spd);
         let l = run.download_lower().unwrap();
         assert!(relative_error(&l, &reference::cholesky(&spd.to_f64()).unwrap()) < 1e-5);
@@ -305,11 +315,11 @@ fn products_outside_single_range_are_refused() {
     let d = problems::uniform_vector(&mut rng, 10);
     for (scale, word) in [(1e20f32, "largest"), (1e-22, "smallest normal")] {
         let big = a.map(|v| v * scale);
-        match gpu.assemble(&big, &d, Format::Full) {
+        match gpu.assemble(&big, &d, faithful(Format::Full)) {
             Err(Error::Numerical(NumericalError::OutOfRange { row, col, .. })) => {
                 assert_eq!((row, col), (0, 0));
                 let msg = gpu
-                    .assemble(&big, &d, Format::Full)
+                    .assemble(&big, &d, faithful(Format::Full))
                     .unwrap_err()
                     .to_string();
                 assert!(msg.contains(word) && msg.contains("entry (0, 0)"), "{msg}");

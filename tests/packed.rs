@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{U32, gpu, run_with_poisoned_targets, widen};
+use common::{U32, faithful, gpu, run_with_poisoned_targets, widen};
 use symraster::{
     Error, Format, InputError, Layout, Matrix, NumericalError, PackedMatrix, reference,
     relative_error, rfp,
@@ -20,7 +20,7 @@ fn sizes() -> Vec<usize> {
 /// Assembly in `format` against Algorithm 2; asserts the f32 bound and returns the error.
 fn assembly_error(gpu: &Gpu, format: Format, a: &Matrix<f32>, d: &[f32]) -> (Matrix<f32>, f64) {
     let (m, n) = a.shape();
-    let c = gpu.assemble(a, d, format).unwrap();
+    let c = gpu.assemble(a, d, faithful(format)).unwrap();
     let err = relative_error(&c, &reference::assemble(&a.to_f64(), &widen(d)));
     // Positive data: each entry a sum of n positive products, relative error ≤ ~n·u.
     let tol = 2.0 * (n as f64 + 2.0) * U32;
@@ -73,7 +73,7 @@ fn packed_assembly_with_fewer_columns_than_rows() {
 /// Cholesky in `format` against Algorithm 4: forward and backward (‖LLᵀ − C‖/‖C‖) error.
 fn cholesky_errors(gpu: &Gpu, format: Format, c: &Matrix<f32>) -> (Matrix<f32>, f64, f64) {
     let m = c.rows();
-    let l = gpu.cholesky(c, format).unwrap().into_l();
+    let l = gpu.cholesky(c, faithful(format)).unwrap().into_l();
     let l_ref = reference::cholesky(&c.to_f64()).unwrap();
     let forward = relative_error(&l, &l_ref);
     let backward = relative_error(
@@ -133,7 +133,10 @@ fn packed_cholesky_of_assembled_problem_stays_packed() {
         let (w, h) = (m.div_ceil(2), m + (m + 1) % 2);
         assert_eq!(c.size(), (w, h), "m={m}: the texture is w x h");
         assert_eq!(c.as_slice().len(), w * h);
-        assert_eq!(c.to_lower(), gpu.assemble(&a, &d, Format::Packed).unwrap());
+        assert_eq!(
+            c.to_lower(),
+            gpu.assemble(&a, &d, faithful(Format::Packed)).unwrap()
+        );
         let l = gpu.cholesky_packed_raw(&c).unwrap();
         assert_eq!(l.size(), (w, h));
         let backward = relative_error(
@@ -148,7 +151,7 @@ fn packed_cholesky_of_assembled_problem_stays_packed() {
         // The same factor as through the unpacked API.
         assert_eq!(
             l.to_lower(),
-            gpu.cholesky(&c.to_lower(), Format::Packed)
+            gpu.cholesky(&c.to_lower(), faithful(Format::Packed))
                 .unwrap()
                 .into_l()
         );
@@ -166,7 +169,7 @@ fn packed_cholesky_never_reads_the_upper_triangle() {
     for m in [2, 7, 8] {
         let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
         let clean = gpu
-            .cholesky(&c.lower_triangle(), Format::Packed)
+            .cholesky(&c.lower_triangle(), faithful(Format::Packed))
             .unwrap()
             .into_l();
         let mut garbage = c.clone();
@@ -176,7 +179,9 @@ fn packed_cholesky_never_reads_the_upper_triangle() {
             }
         }
         assert_eq!(
-            gpu.cholesky(&garbage, Format::Packed).unwrap().into_l(),
+            gpu.cholesky(&garbage, faithful(Format::Packed))
+                .unwrap()
+                .into_l(),
             clean
         );
     }
@@ -188,7 +193,7 @@ fn not_positive_definite_names_the_column_in_either_half() {
     for (m, bad) in [(8, 1), (8, 6), (8, 7), (7, 2), (7, 5), (1, 0)] {
         let mut c = Matrix::from_fn(m, m, |i, j| if i == j { 2.0f32 } else { 0.0 });
         c[(bad, bad)] = -1.0;
-        match gpu.cholesky(&c, Format::Packed) {
+        match gpu.cholesky(&c, faithful(Format::Packed)) {
             Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
                 assert_eq!(column, bad, "m={m}")
             }
@@ -211,7 +216,9 @@ fn every_packed_pass_writes_exactly_its_texels() {
         let mut rng = problems::rng(500 + m as u64);
         let a = problems::uniform_matrix(&mut rng, m, n);
         let d = problems::uniform_vector(&mut rng, n);
-        let mut run = gpu.start_assembly(&a, &d, Format::Packed).unwrap();
+        let mut run = gpu
+            .start_assembly(&a, &d, faithful(Format::Packed))
+            .unwrap();
         assert_eq!(
             (run.pair().width(), run.pair().height()),
             layout.texture_size()
@@ -243,7 +250,7 @@ fn too_large_is_a_clear_error_naming_the_limits() {
     let m = max_packed + 1;
     for e in [
         gpu.check_order(m, Format::Packed).unwrap_err(),
-        gpu.assemble(&Matrix::filled(m, 1, 1.0), &[1.0], Format::Packed)
+        gpu.assemble(&Matrix::filled(m, 1, 1.0), &[1.0], faithful(Format::Packed))
             .unwrap_err(),
     ] {
         match &e {

@@ -152,7 +152,7 @@ const SOFT_TOL: f64 = 1e-12;
 fn soft_assembly(format: Format, a: &Matrix<f64>, d: &[f64]) -> Matrix<f64> {
     let (m, n) = a.shape();
     let layout = Layout::new(m, format);
-    let plan = symraster::assembly_plan(layout, n, Default::default()).unwrap();
+    let plan = symraster::assembly_plan(layout, n, symraster::Method::Faithful).unwrap();
     let (w, h) = layout.texture_size();
     let run = execute(&plan, SoftTexture::filled(w, h, 0.0), Some((a, d))).unwrap();
     let intended = intended_pixels(layout, &plan);
@@ -173,7 +173,7 @@ fn soft_assembly(format: Format, a: &Matrix<f64>, d: &[f64]) -> Matrix<f64> {
 fn soft_cholesky(format: Format, c: &Matrix<f64>) -> Matrix<f64> {
     let m = c.rows();
     let layout = Layout::new(m, format);
-    let plan = symraster::cholesky_plan(layout, Default::default()).unwrap();
+    let plan = symraster::cholesky_plan(layout, symraster::Method::Faithful).unwrap();
     let (w, h) = layout.texture_size();
     let mut source = SoftTexture::filled(w, h, f64::NAN);
     for i in 0..m {

@@ -27,8 +27,13 @@ pub struct DeviceInfo {
     pub renderer: String,
     /// GL_VERSION.
     pub version: String,
-    /// GL_MAX_TEXTURE_SIZE.
+    /// GL_MAJOR_VERSION and GL_MINOR_VERSION.
+    pub gl_version: (u32, u32),
+    /// GL_MAX_TEXTURE_SIZE as symraster uses it: the driver's, or lower where
+    /// `SYMRASTER_MAX_TEXTURE_SIZE` says so.
     pub max_texture_size: usize,
+    /// GL_MAX_TEXTURE_SIZE as the driver reports it.
+    pub driver_max_texture_size: usize,
     /// Index of the EGL device used, among those EGL enumerated.
     pub egl_device_index: usize,
     /// Number of EGL devices found.
@@ -152,6 +157,12 @@ impl Context {
 }
 
 impl DeviceInfo {
+    /// Whether the context has compute shaders and shader storage buffers (OpenGL ≥ 4.3),
+    /// which the tiled method needs.
+    pub fn has_compute(&self) -> bool {
+        self.gl_version >= (4, 3)
+    }
+
     /// Asks the driver of `ctx` (current on this thread) for its vendor, renderer, version and
     /// GL_MAX_TEXTURE_SIZE, the limit lowered by `SYMRASTER_MAX_TEXTURE_SIZE` when set. A
     /// context not picked from EGL's device list (a window's) counts as device 0 of 1, and as
@@ -159,12 +170,14 @@ impl DeviceInfo {
     pub fn query(ctx: &Context) -> Result<Self> {
         let limit = texture_limit_override()?;
         let gl = ctx.gl();
-        let (vendor, renderer, version, max_texture_size) = unsafe {
+        let (vendor, renderer, version, max_texture_size, major, minor) = unsafe {
             (
                 gl.get_parameter_string(glow::VENDOR),
                 gl.get_parameter_string(glow::RENDERER),
                 gl.get_parameter_string(glow::VERSION),
                 gl.get_parameter_i32(glow::MAX_TEXTURE_SIZE).max(0) as usize,
+                gl.get_parameter_i32(glow::MAJOR_VERSION).max(0) as u32,
+                gl.get_parameter_i32(glow::MINOR_VERSION).max(0) as u32,
             )
         };
         Ok(Self {
@@ -172,7 +185,9 @@ impl DeviceInfo {
             software: renderer.contains("llvmpipe") || renderer.contains("softpipe"),
             renderer,
             version,
+            gl_version: (major, minor),
             max_texture_size: limit.map_or(max_texture_size, |l| max_texture_size.min(l)),
+            driver_max_texture_size: max_texture_size,
             egl_device_index: 0,
             egl_device_count: 1,
         })

@@ -47,7 +47,7 @@ impl Gpu {
         let options = options.into();
         let layout = self.check_assembly(a, d, options.format)?;
         let (m, n) = a.shape();
-        let plan = assembly_plan(layout, n, options.method)?;
+        let plan = assembly_plan(layout, n, self.resolve_raster(options.method)?)?;
         let ctx = self.context();
         let (w, h) = layout.texture_size();
         let pair = PingPong::new(ctx, w, h)?;
@@ -84,14 +84,20 @@ impl Gpu {
     }
 }
 
-/// The plan of Algorithm 3 for this layout (Fig 2 full, Fig 4 packed).
+/// The plan of Algorithm 3 for this layout (Fig 2 full, Fig 4 packed) and raster method.
 pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
         (Format::Full, Method::Faithful) => Ok(geometry::assembly::full_plan(layout.order(), n)),
         (Format::Packed, Method::Faithful) => {
             Ok(geometry::packed::assembly_plan(layout.order(), n))
         }
+        (_, m) => Err(no_plan(m)),
     }
+}
+
+/// The error for a method that has no draw plan.
+pub(crate) fn no_plan(method: Method) -> Error {
+    InputError::Unsupported(format!("the {method} method has no draw plan")).into()
 }
 
 /// Refuses an A·diag(d)·Aᵀ whose diagonal (computed in f64, O(mn)) leaves f32's range: an

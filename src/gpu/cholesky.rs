@@ -49,7 +49,8 @@ impl Gpu {
         let mut run = self.start_assembly(a, d, options)?;
         let layout = run.layout();
         run.finish()?;
-        let mut run = self.cholesky_on(layout, options.method, run.into_pair())?;
+        let method = self.resolve_raster(options.method)?;
+        let mut run = self.cholesky_on(layout, method, run.into_pair())?;
         run.finish()?;
         let l = run.download_lower()?;
         let diagonal = product_diagonal(a, d);
@@ -68,7 +69,8 @@ impl Gpu {
         let m = c.rows();
         check_finite("C (lower triangle)", &c.lower_triangle())?;
         let layout = self.check_order(m, options.format)?;
-        self.start_cholesky_texels(layout, options.method, &layout.pack(c, 0.0))
+        let method = self.resolve_raster(options.method)?;
+        self.start_cholesky_texels(layout, method, &layout.pack(c, 0.0))
     }
 
     /// Uploads a packed C into L_S and prepares Algorithm 5 in packed format (Figs 6 and 7)
@@ -121,6 +123,7 @@ pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
         (Format::Full, Method::Faithful) => Ok(geometry::cholesky::full_plan(layout.order())),
         (Format::Packed, Method::Faithful) => Ok(geometry::packed::cholesky_plan(layout.order())),
+        (_, m) => Err(super::assembly::no_plan(m)),
     }
 }
 

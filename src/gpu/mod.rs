@@ -13,19 +13,76 @@ pub use cholesky::{check_factor, cholesky_plan};
 pub use factor::CholeskyFactor;
 pub use lu::LuFactors;
 
-use crate::error::Result;
+use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
 use crate::kernels::Kernels;
 use crate::layout::{Format, Layout, max_packed_order};
 
-/// How a GPU operation is carried out. The paper's method is the default; faster methods past
-/// the paper sit beside it here, each in its own module.
+/// How a GPU operation is carried out: the paper's method, or the methods past it, each in its
+/// own module. [`Method::Auto`], the default, takes the fastest one the device runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Method {
-    /// The paper's rasterized passes, one rank-1 update per draw (Algorithms 3 and 5).
+    /// The fastest method this device runs: tiled where there are compute shaders (OpenGL
+    /// ≥ 4.3), else blocked, else faithful ([`Gpu::resolve`]).
     #[default]
+    Auto,
+    /// The paper's rasterized passes, one rank-1 update per draw (Algorithms 3 and 5).
     Faithful,
+    /// Fragment passes over float4 blocks with rank-K updates (after the Brook+ sample):
+    /// OpenGL 3.3.
+    Blocked,
+    /// Compute shaders over tiles in storage buffers (after the CUDA course's tiled Cholesky):
+    /// OpenGL 4.3.
+    Tiled,
+}
+
+impl Method {
+    /// The concrete methods, fastest first.
+    pub const CONCRETE: [Method; 3] = [Method::Tiled, Method::Blocked, Method::Faithful];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::Faithful => "faithful",
+            Method::Blocked => "blocked",
+            Method::Tiled => "tiled",
+        }
+    }
+
+    /// Whether the method draws triangles (and so runs as a stepping [`Execution`]).
+    ///
+    /// [`Execution`]: crate::execution::Execution
+    pub fn rasterizes(self) -> bool {
+        matches!(self, Method::Faithful | Method::Blocked)
+    }
+
+    /// Whether this build has the method (the others are announced but not yet here).
+    fn implemented(self) -> bool {
+        matches!(self, Method::Faithful)
+    }
+
+    /// What the method needs of the device, or `None` when `info` has it.
+    fn missing(self, info: &DeviceInfo) -> Option<String> {
+        if !self.implemented() {
+            return Some(format!("the {} method is not built yet", self.name()));
+        }
+        match self {
+            Method::Tiled if !info.has_compute() => Some(format!(
+                "the tiled method needs compute shaders (OpenGL 4.3), and this context is \
+                 OpenGL {}.{}",
+                info.gl_version.0, info.gl_version.1
+            )),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Options of an operation: storage format and method.
@@ -113,6 +170,47 @@ impl Gpu {
     /// The compiled fragment kernels.
     pub(crate) fn kernels(&self) -> &Kernels {
         &self.kernels
+    }
+
+    /// The methods this device runs, fastest first.
+    pub fn methods(&self) -> Vec<Method> {
+        Method::CONCRETE
+            .into_iter()
+            .filter(|m| m.missing(&self.info).is_none())
+            .collect()
+    }
+
+    /// The concrete method `method` stands for here: [`Method::Auto`] becomes the fastest one
+    /// the device runs; a concrete method the device cannot run is
+    /// [`DeviceError::Unsupported`] saying what it lacks.
+    pub fn resolve(&self, method: Method) -> Result<Method> {
+        match method {
+            Method::Auto => Ok(self.methods()[0]),
+            m => match m.missing(&self.info) {
+                None => Ok(m),
+                Some(why) => Err(DeviceError::Unsupported {
+                    what: format!("run the {m} method"),
+                    why,
+                }
+                .into()),
+            },
+        }
+    }
+
+    /// [`Gpu::resolve`] among the methods that draw triangles (for runs stepped pass by pass).
+    pub fn resolve_raster(&self, method: Method) -> Result<Method> {
+        match method {
+            Method::Auto => Ok(*self
+                .methods()
+                .iter()
+                .find(|m| m.rasterizes())
+                .expect("the faithful method runs everywhere")),
+            m if !m.rasterizes() => Err(InputError::Unsupported(format!(
+                "the {m} method draws no triangles, so it has no passes to step through"
+            ))
+            .into()),
+            m => self.resolve(m),
+        }
     }
 
     /// The largest m in each format: (full, packed).

@@ -7,7 +7,13 @@ pub mod soft_raster;
 use std::collections::BTreeSet;
 use symraster::execution::Execution;
 use symraster::geometry::{Kernel, Pass};
-use symraster::{Gpu, Layout};
+use symraster::{Format, Gpu, Layout, Method, Options};
+
+/// Options that run the paper's own passes in `format` (the library's default is
+/// `Method::Auto`, which picks the fastest method the device has).
+pub fn faithful(format: Format) -> Options {
+    Options::new(format).method(Method::Faithful)
+}
 
 /// Unit roundoff of f32.
 pub const U32: f64 = 5.960_464_477_539_063e-8; // 2^-24
