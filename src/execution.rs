@@ -214,7 +214,7 @@ impl<'k> Execution<'k> {
     /// The current state read back as a lower-triangular m x m matrix (upper triangle zero),
     /// whatever the format.
     pub fn download_lower(&self) -> Result<Matrix<f32>> {
-        Ok(self.layout.unpack(&self.download_texels()?))
+        Ok(self.layout.unpack_owned(self.download_texels()?))
     }
 
     /// The current state of a packed run, left packed.

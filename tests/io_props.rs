@@ -127,3 +127,67 @@ proptest! {
         prop_assert_eq!(a.data, data);
     }
 }
+
+/// Sizes at the edges of what a header can say: zero, one, around 2^32 and usize::MAX.
+fn extreme_size() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0u64),
+        Just(1),
+        Just(u64::from(u32::MAX)),
+        Just(1u64 << 32),
+        Just(u64::MAX / 2),
+        Just(u64::MAX / 2 + 1),
+        Just(u64::MAX - 1),
+        Just(u64::MAX),
+        any::<u64>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Matrix Market headers of every kind with extreme sizes: an error or an empty array,
+    /// never a panic (size arithmetic must not wrap) and never a long loop.
+    #[test]
+    fn mtx_extreme_sizes_in_every_header_kind(
+        rows in extreme_size(), cols in extreme_size(),
+        symmetric in any::<bool>(), values in 0usize..4,
+    ) {
+        let symmetry = if symmetric { "symmetric" } else { "general" };
+        let mut text = format!("%%MatrixMarket matrix array real {symmetry}\n{rows} {cols}\n");
+        for k in 0..values {
+            text.push_str(&format!("{k}\n"));
+        }
+        if let Ok(a) = mtx::parse(text.as_bytes()) {
+            prop_assert_eq!(a.data.len() as u64, rows.saturating_mul(cols));
+        }
+    }
+
+    /// .npy headers of every rank and order with extreme sizes: an error or an empty array.
+    #[test]
+    fn npy_extreme_sizes_in_every_header_kind(
+        shape in proptest::collection::vec(extreme_size(), 0..4),
+        fortran in any::<bool>(), f32s in any::<bool>(), version in 1u8..4,
+    ) {
+        let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+        let shape_text = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+        let header = format!(
+            "{{'descr': '{}', 'fortran_order': {}, 'shape': {shape_text}, }}",
+            if f32s { "<f4" } else { "<f8" },
+            if fortran { "True" } else { "False" },
+        );
+        let mut bytes = b"\x93NUMPY".to_vec();
+        bytes.extend([version, 0]);
+        if version == 1 {
+            bytes.extend((header.len() as u16).to_le_bytes());
+        } else {
+            bytes.extend((header.len() as u32).to_le_bytes());
+        }
+        bytes.extend(header.as_bytes());
+        bytes.extend([0u8; 16]);
+        if let Ok(a) = npy::parse(&bytes) {
+            let count = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
+            prop_assert_eq!(Some(a.data.len() as u64), count);
+        }
+    }
+}

@@ -98,30 +98,42 @@ pub enum ParseError {
     /// The file is well formed but holds a type symraster does not take.
     #[error("{0} is not supported; symraster reads real float32 or float64 values")]
     UnsupportedType(String),
+    /// The file is well formed but uses a form symraster does not read; the message says
+    /// what to do instead.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
-/// An error reading or writing a file; each names the file.
+/// An error reading or writing a file; each names the file (on one line: see
+/// [`display_path`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be read at all.
-    #[error("cannot read {}: {cause}", path.display())]
+    #[error("cannot read {}: {cause}", display_path(path))]
     Read {
         path: PathBuf,
         cause: std::io::Error,
     },
+    /// The path names something other than a regular file (a FIFO, a device, a folder), which
+    /// could block or never end.
+    #[error("cannot read {}: it is {kind}, not a regular file", display_path(path))]
+    NotAFile { path: PathBuf, kind: &'static str },
     /// The file's bytes are not a valid file of its format.
-    #[error("{}: not a valid {format} file: {detail}", path.display())]
+    #[error("{}: not a valid {format} file: {detail}", display_path(path))]
     Malformed {
         path: PathBuf,
         format: FileFormat,
         detail: String,
     },
     /// The file is well formed but holds a type symraster does not take.
-    #[error("{}: {what} is not supported; symraster reads real float32 or float64 values", path.display())]
+    #[error("{}: {what} is not supported; symraster reads real float32 or float64 values", display_path(path))]
     UnsupportedType { path: PathBuf, what: String },
+    /// The file is well formed but in a form symraster does not read.
+    #[error("{}: {detail}", display_path(path))]
+    Unsupported { path: PathBuf, detail: String },
     /// The array has the wrong number of dimensions for its role.
-    #[error("{}: {role} must be {expected}, but the file holds an array of shape {shape}", path.display())]
+    #[error("{}: {role} must be {expected}, but the file holds an array of shape {shape}", display_path(path))]
     Rank {
         path: PathBuf,
         role: String,
@@ -129,14 +141,26 @@ pub enum Error {
         shape: String,
     },
     /// The extension names no format we read or write.
-    #[error("{}: unknown file type; use the extension .npy (NumPy) or .mtx (Matrix Market)", path.display())]
+    #[error("{}: unknown file type; use the extension .npy (NumPy) or .mtx (Matrix Market)", display_path(path))]
     Extension { path: PathBuf },
     /// The output could not be written.
-    #[error("cannot write {}: {cause}", path.display())]
+    #[error("cannot write {}: {cause}", display_path(path))]
     Write {
         path: PathBuf,
         cause: std::io::Error,
     },
+}
+
+/// A path for a one-line message: as it is when printable, else quoted with its control
+/// characters (a newline, an escape) written as escapes, so a message stays one line and a
+/// terminal shows what the name really holds.
+pub fn display_path(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if text.chars().any(char::is_control) {
+        format!("{text:?}")
+    } else {
+        text.into_owned()
+    }
 }
 
 /// Result with the I/O error.
@@ -187,10 +211,7 @@ impl Element for f64 {
 /// Reads any array from a .npy or .mtx file.
 pub fn read_array(path: &Path) -> Result<Array> {
     let format = FileFormat::of(path)?;
-    let bytes = std::fs::read(path).map_err(|cause| Error::Read {
-        path: path.to_path_buf(),
-        cause,
-    })?;
+    let bytes = read_regular_file(path)?;
     match format {
         FileFormat::Npy => npy::parse(&bytes),
         FileFormat::MatrixMarket => mtx::parse(&bytes),
@@ -205,7 +226,59 @@ pub fn read_array(path: &Path) -> Result<Array> {
             path: path.to_path_buf(),
             what,
         },
+        ParseError::Unsupported(detail) => Error::Unsupported {
+            path: path.to_path_buf(),
+            detail,
+        },
     })
+}
+
+/// The bytes of a regular file. Anything else is refused before it is opened: opening a FIFO
+/// with no writer blocks forever, and a character device (/dev/zero) never ends.
+fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
+    let read_error = |cause| Error::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let metadata = std::fs::metadata(path).map_err(read_error)?;
+    if !metadata.is_file() {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: file_kind(&metadata.file_type()),
+        });
+    }
+    let mut file = std::fs::File::open(path).map_err(read_error)?;
+    // Read no more than the size it had when checked (plus one byte, to notice growth).
+    let len = metadata.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, len + 1), &mut bytes)
+        .map_err(read_error)?;
+    Ok(bytes)
+}
+
+/// What kind of thing a non-regular path is, for messages.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Reads a 2-D array as a matrix; `role` names it in errors ("A").
@@ -253,7 +326,7 @@ pub fn check_output_path(path: &Path) -> Result<FileFormat> {
     if !folder.is_dir() {
         return Err(error(&format!(
             "the folder {} does not exist",
-            folder.display()
+            display_path(folder)
         )));
     }
     Ok(format)
@@ -295,7 +368,7 @@ pub fn write_atomically(
     let mut temp = Partial::create(folder, path).map_err(|e| {
         error(std::io::Error::new(
             e.kind(),
-            format!("cannot create a file in {}: {e}", folder.display()),
+            format!("cannot create a file in {}: {e}", display_path(folder)),
         ))
     })?;
     {
@@ -304,6 +377,33 @@ pub fn write_atomically(
     }
     temp.file.sync_all().map_err(error)?;
     temp.rename_to(path).map_err(error)
+}
+
+/// The temporary files being written now, so that a signal handler can remove them.
+static PARTIALS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes the temporary files of writes still in progress. For a program's SIGINT/SIGTERM
+/// handler, just before it exits: an interrupted write then leaves nothing behind (the
+/// destination, if it existed, is untouched). Writes still running afterwards fail.
+pub fn remove_partial_files() {
+    remove_partial_files_where(|_| true);
+}
+
+fn remove_partial_files_where(select: impl Fn(&Path) -> bool) {
+    let mut partials = PARTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    partials.retain(|path| {
+        if select(path) {
+            let _ = std::fs::remove_file(path);
+            false
+        } else {
+            true
+        }
+    });
+}
+
+fn forget_partial(path: &Path) {
+    let mut partials = PARTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    partials.retain(|p| p != path);
 }
 
 /// A temporary file beside the destination, removed on drop unless renamed into place.
@@ -329,6 +429,10 @@ impl Partial {
                 .open(&path)
             {
                 Ok(file) => {
+                    PARTIALS
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(path.clone());
                     return Ok(Self {
                         path,
                         file,
@@ -345,6 +449,7 @@ impl Partial {
     fn rename_to(mut self, destination: &Path) -> std::io::Result<()> {
         std::fs::rename(&self.path, destination)?;
         self.renamed = true;
+        forget_partial(&self.path);
         Ok(())
     }
 }
@@ -353,6 +458,7 @@ impl Drop for Partial {
     fn drop(&mut self) {
         if !self.renamed {
             let _ = std::fs::remove_file(&self.path);
+            forget_partial(&self.path);
         }
     }
 }
@@ -435,6 +541,59 @@ mod tests {
         );
         let e = check_output_path(dir.path()).unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn special_files_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_matrix(dir.path(), "A");
+        // A folder named like a file.
+        let folder = dir.path().join("folder.npy");
+        std::fs::create_dir(&folder).unwrap();
+        let e2 = read_matrix(&folder, "A").unwrap_err().to_string();
+        assert!(e.is_err());
+        assert!(e2.contains("it is a directory, not a regular file"), "{e2}");
+        #[cfg(unix)]
+        {
+            // A FIFO with no writer: opening it would block forever.
+            let fifo = dir.path().join("pipe.npy");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+            let e = read_matrix(&fifo, "A").unwrap_err().to_string();
+            assert!(e.contains("FIFO"), "{e}");
+            // A character device behind a .npy name (a symlink to /dev/zero).
+            let zero = dir.path().join("zero.npy");
+            std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+            let e = read_matrix(&zero, "A").unwrap_err().to_string();
+            assert!(e.contains("a character device"), "{e}");
+        }
+    }
+
+    #[test]
+    fn paths_with_control_characters_stay_on_one_line() {
+        let e = read_matrix(Path::new("/no/such\nfile.npy"), "A")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n') && e.contains("such\\nfile"), "{e}");
+    }
+
+    #[test]
+    fn interrupted_writes_leave_no_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.npy");
+        let e = write_atomically(&out, |w| {
+            w.write_all(b"half")?;
+            // The write's temporary file is registered while it is under way...
+            let here = |p: &Path| p.starts_with(dir.path());
+            assert_eq!(PARTIALS.lock().unwrap().iter().filter(|p| here(p)).count(), 1);
+            // ...and a SIGINT handler removes it (only this test's, as others run beside it).
+            remove_partial_files_where(here);
+            Ok(())
+        });
+        assert!(e.is_err(), "the write cannot finish once its file is gone");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let left = PARTIALS.lock().unwrap().iter().any(|p| p.starts_with(dir.path()));
+        assert!(!left);
     }
 
     #[test]

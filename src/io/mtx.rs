@@ -17,7 +17,9 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
             e.valid_up_to()
         ))
     })?;
-    let mut lines = text.lines().enumerate();
+    // A byte-order mark is not part of the banner.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = split_lines(text).enumerate();
     let banner = lines.next().map(|(_, l)| l).unwrap_or("");
     let symmetric = parse_banner(banner)?;
 
@@ -31,7 +33,7 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
         return Err(malformed(format!(
             "line {}: the size line of an array must hold two numbers (rows columns), found {:?}",
             size_line_no + 1,
-            size_line.trim()
+            excerpt(size_line, 60)
         )));
     };
     let parse_dim = |s: &str| {
@@ -49,7 +51,9 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
         )));
     }
     let expected = if symmetric {
-        rows.checked_mul(rows + 1).map(|x| x / 2)
+        rows.checked_add(1)
+            .and_then(|r1| rows.checked_mul(r1))
+            .map(|x| x / 2)
     } else {
         rows.checked_mul(cols)
     }
@@ -87,8 +91,16 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
         )));
     }
 
-    // Column-major (or packed lower, column-major) to row-major.
+    // Column-major (or packed lower, column-major) to row-major. An empty array (a zero
+    // dimension) has nothing to move, however large its other dimension.
     let mut data = vec![0.0; rows * cols];
+    if data.is_empty() {
+        return Ok(Array {
+            shape: vec![rows, cols],
+            data,
+            precision: Precision::F64,
+        });
+    }
     if symmetric {
         let mut next = values.into_iter();
         for j in 0..cols {
@@ -126,17 +138,38 @@ pub fn write<T: Element>(w: &mut impl Write, shape: &[usize], data: &[T]) -> std
         }
     };
     debug_assert_eq!(rows * cols, data.len());
-    let mut out = String::with_capacity(64 + data.len() * 16);
-    out.push_str("%%MatrixMarket matrix array real general\n");
-    out.push_str(&format!("% written by symraster ({})\n", T::NAME));
-    out.push_str(&format!("{rows} {cols}\n"));
+    writeln!(w, "%%MatrixMarket matrix array real general")?;
+    writeln!(w, "% written by symraster ({})", T::NAME)?;
+    writeln!(w, "{rows} {cols}")?;
+    // The text goes out a megabyte at a time, never held whole.
+    let mut out = String::new();
     for j in 0..cols {
         for i in 0..rows {
             data[i * cols + j].push_text(&mut out);
             out.push('\n');
+            if out.len() >= 1 << 20 {
+                w.write_all(out.as_bytes())?;
+                out.clear();
+            }
         }
     }
     w.write_all(out.as_bytes())
+}
+
+/// The lines of `text`, ended by LF, CR LF or a lone CR (old Mac files), without their ends.
+fn split_lines(text: &str) -> impl Iterator<Item = &str> {
+    let lone_cr = !text.contains('\n');
+    text.split(move |c| c == '\n' || (lone_cr && c == '\r'))
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+}
+
+/// At most `max` characters of `text`, with "…" when cut: a line quoted in a message.
+fn excerpt(text: &str, max: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 fn malformed(detail: impl Into<String>) -> ParseError {
@@ -158,7 +191,7 @@ fn parse_banner(banner: &str) -> Result<bool, ParseError> {
         return Err(malformed(format!(
             "the banner must read '%%MatrixMarket matrix array real general' (or symmetric), \
              found {:?}",
-            banner.trim()
+            excerpt(banner, 80)
         )));
     };
     if object != "matrix" {
@@ -169,8 +202,11 @@ fn parse_banner(banner: &str) -> Result<bool, ParseError> {
     match format.as_str() {
         "array" => {}
         "coordinate" => {
-            return Err(ParseError::UnsupportedType(
-                "the coordinate (sparse) format; write the dense array format".into(),
+            return Err(ParseError::Unsupported(
+                "the coordinate (sparse) format is not supported; write the matrix in the dense \
+                 array format ('%%MatrixMarket matrix array real general', values column by \
+                 column)"
+                    .into(),
             ));
         }
         other => {
@@ -218,6 +254,39 @@ mod tests {
         let a = parse(symmetric.as_bytes()).unwrap();
         assert_eq!(a.shape, vec![3, 3]);
         assert_eq!(a.data, vec![1.0, 2.0, 3.0, 2.0, 4.0, 5.0, 3.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn byte_order_marks_and_every_line_ending_are_read() {
+        let expected = vec![1.0, 2.0, 3.0, 4.0];
+        for text in [
+            "\u{feff}%%MatrixMarket matrix array real general\n2 2\n1\n3\n2\n4\n",
+            "%%MatrixMarket matrix array real general\r\n% c\r\n2 2\r\n1\r\n3\r\n2\r\n4\r\n",
+            "%%MatrixMarket matrix array real general\r% c\r2 2\r1\r3\r2\r4\r",
+        ] {
+            let a = parse(text.as_bytes()).unwrap();
+            assert_eq!((a.shape, a.data), (vec![2, 2], expected.clone()), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn extreme_sizes_are_errors_or_empty_never_a_panic_or_a_hang() {
+        let max = usize::MAX;
+        for (symmetry, size) in [
+            ("symmetric", format!("{max} {max}")),
+            ("symmetric", format!("{} {}", max / 2, max / 2)),
+            ("general", format!("{max} {max}")),
+            ("general", format!("{max} 2")),
+            ("general", "4294967296 4294967296".to_string()),
+        ] {
+            let text = format!("%%MatrixMarket matrix array real {symmetry}\n{size}\n1\n");
+            let e = parse(text.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains("too large") || e.contains("truncated"), "{size}: {e}");
+        }
+        // A zero dimension is an empty array, however large the other one.
+        let text = format!("%%MatrixMarket matrix array real general\n0 {max}\n");
+        let a = parse(text.as_bytes()).unwrap();
+        assert_eq!((a.shape, a.data.len()), (vec![0, max], 0));
     }
 
     #[test]
@@ -291,6 +360,17 @@ mod tests {
             let e = parse(text.as_bytes()).unwrap_err().to_string();
             assert!(e.contains(expected), "expected {expected:?} in {e:?}");
         }
+        let e = parse(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("the coordinate (sparse) format is not supported; write the matrix")
+                && !e.contains("symraster reads"),
+            "{e}"
+        );
+        let long = format!("{}\n", "x".repeat(5000));
+        let e = parse(long.as_bytes()).unwrap_err().to_string();
+        assert!(e.len() < 200, "a long first line is not quoted whole: {e}");
         assert!(
             parse(b"\xff\xfe")
                 .unwrap_err()

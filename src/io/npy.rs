@@ -147,12 +147,20 @@ pub fn write<T: Element>(w: &mut impl Write, shape: &[usize], data: &[T]) -> std
     w.write_all(&[1, 0])?;
     w.write_all(&header_len.to_le_bytes())?;
     w.write_all(header.as_bytes())?;
-    let mut bytes = Vec::with_capacity(std::mem::size_of_val(data));
-    for &x in data {
-        x.extend_le_bytes(&mut bytes);
+    // In chunks, so that writing never holds a second copy of the data.
+    let mut bytes = Vec::with_capacity(WRITE_CHUNK * 8);
+    for chunk in data.chunks(WRITE_CHUNK) {
+        bytes.clear();
+        for &x in chunk {
+            x.extend_le_bytes(&mut bytes);
+        }
+        w.write_all(&bytes)?;
     }
-    w.write_all(&bytes)
+    Ok(())
 }
+
+/// Values converted to bytes at a time by the writer.
+const WRITE_CHUNK: usize = 1 << 16;
 
 fn malformed(detail: impl Into<String>) -> ParseError {
     ParseError::Malformed(detail.into())
@@ -311,13 +319,22 @@ fn parse_descr(descr: Literal) -> Result<(Precision, bool), ParseError> {
         '<' => false,
         _ => cfg!(target_endian = "big"),
     };
+    // numpy's own spellings: the type strings 'f4'/'f8', the one-letter codes 'f' (float32)
+    // and 'd' (float64), and the type names.
+    match rest {
+        "f4" | "f" | "float32" | "single" => return Ok((Precision::F32, big_endian)),
+        "f8" | "d" | "float64" | "double" => return Ok((Precision::F64, big_endian)),
+        _ => {}
+    }
     match (kind, size) {
-        (Some('f'), Some(4)) => Ok((Precision::F32, big_endian)),
-        (Some('f'), Some(8)) => Ok((Precision::F64, big_endian)),
+        (Some('e'), _) => unsupported("half precision"),
+        (Some('g'), _) => unsupported("extended precision"),
         (Some('f'), Some(_)) => unsupported("a float size other than 4 or 8 bytes"),
-        (Some('i' | 'u'), Some(_)) => unsupported("integer"),
-        (Some('c'), Some(_)) => unsupported("complex"),
-        (Some('b' | '?'), _) => unsupported("boolean"),
+        (Some('i' | 'u' | 'b' | 'B' | 'h' | 'H' | 'l' | 'L' | 'q' | 'Q' | 'I'), _) => {
+            unsupported("integer")
+        }
+        (Some('c' | 'F' | 'D' | 'G'), _) => unsupported("complex"),
+        (Some('?'), _) => unsupported("boolean"),
         (Some('U' | 'S' | 'a'), _) => unsupported("text"),
         (Some('O'), _) => unsupported("Python objects"),
         (Some('M' | 'm'), _) => unsupported("date/time"),
@@ -331,6 +348,8 @@ enum Literal {
     Str(String),
     Bool(bool),
     Int(u64),
+    /// A negative, fractional or otherwise non-integer number, kept as written.
+    OtherNumber(String),
     None,
     Tuple(Vec<Literal>),
     List(Vec<Literal>),
@@ -343,6 +362,7 @@ impl Literal {
             Literal::Str(s) => format!("the string {s:?}"),
             Literal::Bool(b) => (if *b { "True" } else { "False" }).to_string(),
             Literal::Int(n) => format!("the number {n}"),
+            Literal::OtherNumber(t) => format!("the number {t}"),
             Literal::None => "None".into(),
             Literal::Tuple(items) => format!("a tuple of {} items", items.len()),
             Literal::List(items) => format!("a list of {} items", items.len()),
@@ -441,6 +461,20 @@ impl Parser<'_> {
                 self.pos += 1;
                 Ok(Literal::Str(text))
             }
+            Some(c) if c == b'-' || c == b'+' || c == b'.' => {
+                // Signed or fractional numbers are never valid in a header, but say what they
+                // are (a shape of -3 or 2.5) rather than "unexpected character".
+                let start = self.pos;
+                self.pos += 1;
+                while self.pos < self.s.len()
+                    && (self.s[self.pos].is_ascii_alphanumeric()
+                        || matches!(self.s[self.pos], b'.' | b'-' | b'+'))
+                {
+                    self.pos += 1;
+                }
+                let text = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
+                Ok(Literal::OtherNumber(text))
+            }
             Some(c) if c.is_ascii_digit() => {
                 let start = self.pos;
                 while self.pos < self.s.len() && self.s[self.pos].is_ascii_digit() {
@@ -453,6 +487,17 @@ impl Parser<'_> {
                 // Python 2 wrote long integers with an L suffix.
                 if self.s.get(self.pos) == Some(&b'L') {
                     self.pos += 1;
+                }
+                // A fraction or an exponent makes it a number that is not an integer.
+                if matches!(self.s.get(self.pos), Some(b'.' | b'e' | b'E')) {
+                    while self.pos < self.s.len()
+                        && (self.s[self.pos].is_ascii_alphanumeric()
+                            || matches!(self.s[self.pos], b'.' | b'-' | b'+'))
+                    {
+                        self.pos += 1;
+                    }
+                    let text = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
+                    return Ok(Literal::OtherNumber(text));
                 }
                 Ok(Literal::Int(n))
             }
@@ -541,6 +586,25 @@ mod tests {
     }
 
     #[test]
+    fn numpy_spellings_of_the_float_types_are_read() {
+        for (descr, precision, bytes) in [
+            ("<d", Precision::F64, 8),
+            ("<f", Precision::F32, 4),
+            ("float64", Precision::F64, 8),
+            ("<f4", Precision::F32, 4),
+        ] {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2,), }}");
+            let data: Vec<u8> = if bytes == 8 {
+                f64_bytes(&[1.5, -2.0], false)
+            } else {
+                [1.5f32, -2.0].iter().flat_map(|x| x.to_le_bytes()).collect()
+            };
+            let a = parse(&npy(1, &header, &data)).unwrap();
+            assert_eq!((a.precision, a.data), (precision, vec![1.5, -2.0]), "{descr}");
+        }
+    }
+
+    #[test]
     fn rejects_what_it_should_with_a_reason() {
         let ok_header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }";
         let cases: Vec<(Vec<u8>, &str)> = vec![
@@ -597,6 +661,38 @@ mod tests {
                 "too large",
             ),
             (npy(1, &"[".repeat(100), &[]), "nested too deeply"),
+            (
+                npy(
+                    1,
+                    "{'descr': '<f8', 'fortran_order': False, 'shape': (-3, 2), }",
+                    &[],
+                ),
+                "'shape' entries must be non-negative integers, not the number -3",
+            ),
+            (
+                npy(
+                    1,
+                    "{'descr': '<f8', 'fortran_order': False, 'shape': (2.5,), }",
+                    &[],
+                ),
+                "not the number 2.5",
+            ),
+            (
+                npy(
+                    1,
+                    "{'descr': '<e', 'fortran_order': False, 'shape': (1,), }",
+                    &[0; 2],
+                ),
+                "half precision",
+            ),
+            (
+                npy(
+                    1,
+                    "{'descr': '<i', 'fortran_order': False, 'shape': (1,), }",
+                    &[0; 4],
+                ),
+                "integer",
+            ),
         ];
         for (bytes, expected) in cases {
             let e = parse(&bytes).unwrap_err().to_string();

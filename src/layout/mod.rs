@@ -144,6 +144,23 @@ impl Layout {
         data
     }
 
+    /// [`Layout::unpack`] taking the texels by value: in full format the texture already is
+    /// the m x m matrix row by row, so its upper triangle is zeroed in place and no second
+    /// m² copy is made (the host memory peak stays at one matrix).
+    pub fn unpack_owned(&self, mut data: Vec<f32>) -> Matrix<f32> {
+        match self.format {
+            Format::Full => {
+                let m = self.m;
+                assert_eq!(data.len(), m * m);
+                for (i, row) in data.chunks_exact_mut(m.max(1)).enumerate() {
+                    row[i + 1..].fill(0.0);
+                }
+                Matrix::from_row_major(m, m, data).expect("m x m texels")
+            }
+            Format::Packed => self.unpack(&data),
+        }
+    }
+
     /// The lower-triangular matrix held by texture contents `data` (upper triangle zero).
     pub fn unpack(&self, data: &[f32]) -> Matrix<f32> {
         let (w, h) = self.texture_size();
@@ -246,6 +263,7 @@ mod tests {
                 let l = Layout::new(m, format);
                 let data = l.pack(&c, f32::NAN);
                 assert_eq!(l.unpack(&data), c.lower_triangle());
+                assert_eq!(l.unpack_owned(data.clone()), c.lower_triangle());
                 if format == Format::Packed {
                     assert!(data.iter().all(|v| !v.is_nan()), "packed texture is full");
                 }
