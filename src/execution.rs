@@ -217,6 +217,26 @@ impl<'k> Execution<'k> {
         Ok(self.layout.unpack_owned(self.download_texels()?))
     }
 
+    /// [`Execution::download_lower`] ending the run: every texture but the result is freed
+    /// before the read-back, so a large result is held only twice at the peak (the texture
+    /// and its copy), which matters where textures live in host memory (llvmpipe).
+    pub fn into_lower(self) -> Result<Matrix<f32>> {
+        let Execution {
+            ctx,
+            vertex_array,
+            pair,
+            operands,
+            layout,
+            ..
+        } = self;
+        drop((vertex_array, operands));
+        let result = pair.into_source();
+        let texels = result.texture().download()?;
+        drop(result);
+        ctx.check(|| "reading back the result".into())?;
+        Ok(layout.unpack_owned(texels))
+    }
+
     /// The current state of a packed run, left packed.
     pub fn download_packed(&self) -> Result<PackedMatrix> {
         if self.layout.format() != Format::Packed {

@@ -53,6 +53,12 @@ impl<F: TexelFormat> PingPong<F> {
         &self.pair[index]
     }
 
+    /// The source alone, the target freed (to read a result back without holding both).
+    pub fn into_source(self) -> RenderTexture<F> {
+        let [first, second] = self.pair;
+        if self.source == 0 { first } else { second }
+    }
+
     /// Exchanges source and target.
     pub fn swap(&mut self) {
         self.source = 1 - self.source;

@@ -33,6 +33,22 @@ impl<F: TexelFormat> RenderTexture<F> {
         })
     }
 
+    /// Sets every texel's channels to `value` on the GPU (glClear: no host copy, unlike
+    /// [`Texture::fill`]). Leaves the framebuffer bound and the scissor off.
+    pub fn clear(&self, ctx: &Context, value: f32) -> Result<()> {
+        self.framebuffer.bind();
+        ctx.set_scissor(None);
+        ctx.clear([value; 4]);
+        ctx.check(|| {
+            format!(
+                "clearing a {}x{} {} texture",
+                self.width(),
+                self.height(),
+                F::NAME
+            )
+        })
+    }
+
     /// The texture.
     pub fn texture(&self) -> &Texture<F> {
         &self.texture

@@ -19,7 +19,7 @@ impl Gpu {
     ) -> Result<Matrix<f32>> {
         let mut run = self.start_assembly(a, d, options)?;
         run.finish()?;
-        let c = run.download_lower()?;
+        let c = run.into_lower()?;
         check_finite_result(c.as_slice(), c.cols())?;
         Ok(c)
     }
@@ -52,8 +52,8 @@ impl Gpu {
         let (w, h) = layout.texture_size();
         let pair = PingPong::new(ctx, w, h)?;
         // Algorithm 3 clears both textures.
-        pair.source().texture().fill(0.0)?;
-        pair.target().texture().fill(0.0)?;
+        pair.source().clear(ctx, 0.0)?;
+        pair.target().clear(ctx, 0.0)?;
         let operands = Operands::Assembly {
             a: Texture::from_data(ctx, n, m, a.as_slice())?,
             d: Texture::from_data(ctx, n, 1, d)?,

@@ -17,7 +17,7 @@ impl Gpu {
     pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
         let mut run = self.start_cholesky(c, options)?;
         run.finish()?;
-        let l = run.download_lower()?;
+        let l = run.into_lower()?;
         check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
         Ok(CholeskyFactor::new(l))
     }
@@ -52,7 +52,7 @@ impl Gpu {
         let method = self.resolve_raster(options.method)?;
         let mut run = self.cholesky_on(layout, method, run.into_pair())?;
         run.finish()?;
-        let l = run.download_lower()?;
+        let l = run.into_lower()?;
         let diagonal = product_diagonal(a, d);
         check_lower_factor(&l, |j| diagonal[j])?;
         Ok(CholeskyFactor::new(l))
@@ -106,7 +106,7 @@ impl Gpu {
     /// Prepares Algorithm 5 on a pair whose source holds C: the target starts at zero.
     fn cholesky_on(&self, layout: Layout, method: Method, pair: PingPong) -> Result<Execution<'_>> {
         let plan = cholesky_plan(layout, method)?;
-        pair.target().texture().fill(0.0)?;
+        pair.target().clear(self.context(), 0.0)?;
         Execution::new(
             self.context(),
             self.kernels(),

@@ -127,13 +127,19 @@ pub enum Error {
         detail: String,
     },
     /// The file is well formed but holds a type symraster does not take.
-    #[error("{}: {what} is not supported; symraster reads real float32 or float64 values", display_path(path))]
+    #[error(
+        "{}: {what} is not supported; symraster reads real float32 or float64 values",
+        display_path(path)
+    )]
     UnsupportedType { path: PathBuf, what: String },
     /// The file is well formed but in a form symraster does not read.
     #[error("{}: {detail}", display_path(path))]
     Unsupported { path: PathBuf, detail: String },
     /// The array has the wrong number of dimensions for its role.
-    #[error("{}: {role} must be {expected}, but the file holds an array of shape {shape}", display_path(path))]
+    #[error(
+        "{}: {role} must be {expected}, but the file holds an array of shape {shape}",
+        display_path(path)
+    )]
     Rank {
         path: PathBuf,
         role: String,
@@ -141,7 +147,10 @@ pub enum Error {
         shape: String,
     },
     /// The extension names no format we read or write.
-    #[error("{}: unknown file type; use the extension .npy (NumPy) or .mtx (Matrix Market)", display_path(path))]
+    #[error(
+        "{}: unknown file type; use the extension .npy (NumPy) or .mtx (Matrix Market)",
+        display_path(path)
+    )]
     Extension { path: PathBuf },
     /// The output could not be written.
     #[error("cannot write {}: {cause}", display_path(path))]
@@ -585,14 +594,21 @@ mod tests {
             w.write_all(b"half")?;
             // The write's temporary file is registered while it is under way...
             let here = |p: &Path| p.starts_with(dir.path());
-            assert_eq!(PARTIALS.lock().unwrap().iter().filter(|p| here(p)).count(), 1);
+            assert_eq!(
+                PARTIALS.lock().unwrap().iter().filter(|p| here(p)).count(),
+                1
+            );
             // ...and a SIGINT handler removes it (only this test's, as others run beside it).
             remove_partial_files_where(here);
             Ok(())
         });
         assert!(e.is_err(), "the write cannot finish once its file is gone");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        let left = PARTIALS.lock().unwrap().iter().any(|p| p.starts_with(dir.path()));
+        let left = PARTIALS
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p.starts_with(dir.path()));
         assert!(!left);
     }
 

@@ -265,7 +265,11 @@ mod tests {
             "%%MatrixMarket matrix array real general\r% c\r2 2\r1\r3\r2\r4\r",
         ] {
             let a = parse(text.as_bytes()).unwrap();
-            assert_eq!((a.shape, a.data), (vec![2, 2], expected.clone()), "{text:?}");
+            assert_eq!(
+                (a.shape, a.data),
+                (vec![2, 2], expected.clone()),
+                "{text:?}"
+            );
         }
     }
 
@@ -281,7 +285,10 @@ mod tests {
         ] {
             let text = format!("%%MatrixMarket matrix array real {symmetry}\n{size}\n1\n");
             let e = parse(text.as_bytes()).unwrap_err().to_string();
-            assert!(e.contains("too large") || e.contains("truncated"), "{size}: {e}");
+            assert!(
+                e.contains("too large") || e.contains("truncated"),
+                "{size}: {e}"
+            );
         }
         // A zero dimension is an empty array, however large the other one.
         let text = format!("%%MatrixMarket matrix array real general\n0 {max}\n");

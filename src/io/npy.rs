@@ -597,10 +597,17 @@ mod tests {
             let data: Vec<u8> = if bytes == 8 {
                 f64_bytes(&[1.5, -2.0], false)
             } else {
-                [1.5f32, -2.0].iter().flat_map(|x| x.to_le_bytes()).collect()
+                [1.5f32, -2.0]
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect()
             };
             let a = parse(&npy(1, &header, &data)).unwrap();
-            assert_eq!((a.precision, a.data), (precision, vec![1.5, -2.0]), "{descr}");
+            assert_eq!(
+                (a.precision, a.data),
+                (precision, vec![1.5, -2.0]),
+                "{descr}"
+            );
         }
     }
 
