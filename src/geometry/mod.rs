@@ -37,14 +37,6 @@ impl Vertex {
     pub const fn bare(x: f32, y: f32) -> Self {
         Self::new([x, y], [0.0; 3], [0.0; 2])
     }
-
-    /// The vertices as bytes for a GL buffer.
-    pub fn as_bytes(vertices: &[Vertex]) -> &[u8] {
-        // SAFETY: Vertex is repr(C) of seven f32 with no padding.
-        unsafe {
-            std::slice::from_raw_parts(vertices.as_ptr().cast(), std::mem::size_of_val(vertices))
-        }
-    }
 }
 
 /// Two triangles covering the axis-aligned rectangle [x0, x1] x [y0, y1], every corner carrying
