@@ -36,6 +36,7 @@ pub mod problems;
 pub mod reference;
 pub mod reproduce;
 pub mod tables;
+pub mod tiled;
 pub mod timing;
 pub mod view;
 
