@@ -36,12 +36,14 @@ pub mod problems;
 pub mod reference;
 pub mod reproduce;
 pub mod tables;
+pub mod tiled;
 pub mod timing;
 pub mod view;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{
-    CholeskyFactor, Gpu, LuFactors, Method, Options, assembly_plan, check_factor, cholesky_plan,
+    CholeskyFactor, Gpu, LuFactors, Method, Options, TiledFactor, assembly_plan, check_factor,
+    cholesky_plan,
 };
 pub use layout::{Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};

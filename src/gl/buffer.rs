@@ -99,8 +99,69 @@ impl<T: Pod> Buffer<T> {
         Self::new(ctx, target, usage, &pod::zeroed(len))
     }
 
+    /// Creates a buffer of `len` values whose contents are undefined until written (no host
+    /// copy, so large storage buffers cost no host memory). GL sizes are 32-bit here, so at most
+    /// `i32::MAX` bytes: a larger request is [`DeviceError::Unsupported`].
+    pub fn uninitialized(
+        ctx: &Context,
+        target: BufferTarget,
+        usage: BufferUsage,
+        len: usize,
+    ) -> Result<Self> {
+        let bytes = checked_bytes::<T>(len)?;
+        let raw = unsafe { ctx.gl().create_buffer() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "buffer",
+                message,
+            })
+        })?;
+        let buffer = Self {
+            ctx: ctx.clone(),
+            raw,
+            target,
+            usage,
+            len,
+            _data: PhantomData,
+        };
+        let gl = ctx.gl();
+        unsafe {
+            gl.bind_buffer(target.gl(), Some(raw));
+            gl.buffer_data_size(target.gl(), bytes, usage.gl());
+        }
+        ctx.check(|| format!("allocating a {target:?} buffer of {len} values ({bytes} bytes)"))?;
+        Ok(buffer)
+    }
+
+    /// Reads `len` values from index `offset` on back (waits for the GPU).
+    pub fn download_range(&self, offset: usize, len: usize) -> Result<Vec<T>> {
+        assert!(
+            offset + len <= self.len,
+            "download_range: {len} values at {offset} lie outside a buffer of {}",
+            self.len
+        );
+        let mut out = pod::zeroed::<T>(len);
+        let gl = self.ctx.gl();
+        let target = self.target.gl();
+        unsafe {
+            gl.bind_buffer(target, Some(self.raw));
+            gl.get_buffer_sub_data(
+                target,
+                (offset * size_of::<T>()) as i32,
+                pod::bytes_mut(&mut out),
+            );
+        }
+        self.ctx.check(|| {
+            format!(
+                "reading back {len} values at {offset} of a {:?} buffer",
+                self.target
+            )
+        })?;
+        Ok(out)
+    }
+
     /// Replaces the whole contents with `data`, which may differ in length.
     pub fn upload(&mut self, data: &[T]) -> Result<()> {
+        checked_bytes::<T>(data.len())?;
         let gl = self.ctx.gl();
         let target = self.target.gl();
         unsafe {
@@ -186,6 +247,24 @@ impl<T: Pod> Buffer<T> {
     pub fn target(&self) -> BufferTarget {
         self.target
     }
+}
+
+/// The size in bytes of `len` values of `T`, if GL's 32-bit sizes can say it.
+fn checked_bytes<T: Pod>(len: usize) -> Result<i32> {
+    len.checked_mul(size_of::<T>())
+        .and_then(|b| i32::try_from(b).ok())
+        .ok_or_else(|| {
+            Error::from(DeviceError::Unsupported {
+                what: format!(
+                    "hold {len} values of {} bytes in one buffer",
+                    size_of::<T>()
+                ),
+                why: format!(
+                    "one buffer holds at most {} bytes through this GL binding",
+                    i32::MAX
+                ),
+            })
+        })
 }
 
 impl<T: Pod> Drop for Buffer<T> {

@@ -2,9 +2,10 @@
 //!
 //! Every GL call of symraster is made here. Textures, render targets and ping-pong pairs are
 //! generic over a [`TexelFormat`] (R32F unless named), buffers over any [`Pod`] value, and
-//! vertex arrays over any [`VertexFormat`]; a new kind of GL object gets its own file here.
+//! vertex arrays over any [`VertexFormat`]; compute programs dispatch over storage buffers; a new kind of GL object gets its own file here.
 
 mod buffer;
+mod compute;
 mod context;
 mod framebuffer;
 mod headless;
@@ -17,6 +18,7 @@ mod timer;
 mod vertex_array;
 
 pub use buffer::{Buffer, BufferTarget, BufferUsage};
+pub use compute::{ComputeLimits, ComputeProgram, Uniform};
 pub use context::{Context, DeviceInfo, MAX_TEXTURE_SIZE_ENV};
 pub use framebuffer::Framebuffer;
 pub use headless::{DEVICE_ENV, HeadlessContext};

@@ -108,7 +108,7 @@ impl Drop for Program {
     }
 }
 
-fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Result<glow::Shader> {
+pub(super) fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Result<glow::Shader> {
     let gl = ctx.gl();
     unsafe {
         let shader = gl.create_shader(kind).map_err(|message| {

@@ -17,6 +17,10 @@ impl Gpu {
         d: &[f32],
         options: impl Into<Options>,
     ) -> Result<Matrix<f32>> {
+        let options = options.into();
+        if self.resolve(options.method)? == Method::Tiled {
+            return self.assemble_tiled(a, d, options.format);
+        }
         let mut run = self.start_assembly(a, d, options)?;
         run.finish()?;
         let c = run.into_lower()?;
@@ -64,24 +68,32 @@ impl Gpu {
 
     /// Checks assembly's inputs (shapes, finite values, texture limits) and gives C's layout.
     fn check_assembly(&self, a: &Matrix<f32>, d: &[f32], format: Format) -> Result<Layout> {
-        check_non_empty("A", a)?;
-        let (m, n) = a.shape();
-        if d.len() != n {
-            return Err(Error::shape(format!(
-                "A is {m}x{n}, so d needs {n} entries (one per column of A), but has {}",
-                d.len()
-            )));
-        }
-        check_finite("A", a)?;
-        check_finite_vec("d", d)?;
+        check_assembly_inputs(a, d)?;
+        let m = a.rows();
+        let n = a.cols();
         let layout = self.check_order(m, format)?;
         let limit = self.info().max_texture_size;
         if n > limit {
             return Err(InputError::TooWide { n, m, limit }.into());
         }
-        check_product_range(a, d)?;
         Ok(layout)
     }
+}
+
+/// Checks assembly's inputs whatever the method: shapes, finite values, and a product within
+/// f32's range.
+pub(crate) fn check_assembly_inputs(a: &Matrix<f32>, d: &[f32]) -> Result<()> {
+    check_non_empty("A", a)?;
+    let (m, n) = a.shape();
+    if d.len() != n {
+        return Err(Error::shape(format!(
+            "A is {m}x{n}, so d needs {n} entries (one per column of A), but has {}",
+            d.len()
+        )));
+    }
+    check_finite("A", a)?;
+    check_finite_vec("d", d)?;
+    check_product_range(a, d)
 }
 
 /// The plan of Algorithm 3 for this layout (Fig 2 full, Fig 4 packed) and raster method.
@@ -144,7 +156,7 @@ pub(crate) fn check_product_range(a: &Matrix<f32>, d: &[f32]) -> Result<()> {
 
 /// A non-finite entry of a row-major result with `cols` columns (possible only when some d is
 /// negative, where the diagonal does not bound the rest): [`NumericalError::NonFiniteResult`].
-fn check_finite_result(data: &[f32], cols: usize) -> Result<()> {
+pub(crate) fn check_finite_result(data: &[f32], cols: usize) -> Result<()> {
     match data.iter().position(|v| !v.is_finite()) {
         Some(p) => Err(NumericalError::NonFiniteResult {
             row: p / cols,

@@ -15,6 +15,10 @@ impl Gpu {
     /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column
     /// (0-based, LAPACK's INFO − 1).
     pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
+        let options = options.into();
+        if self.resolve(options.method)? == Method::Tiled {
+            return self.cholesky_tiled_host(c, options.format);
+        }
         let mut run = self.start_cholesky(c, options)?;
         run.finish()?;
         let l = run.into_lower()?;
@@ -46,6 +50,9 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<CholeskyFactor> {
         let options = options.into();
+        if self.resolve(options.method)? == Method::Tiled {
+            return self.factor_product_tiled_host(a, d, options.format);
+        }
         let mut run = self.start_assembly(a, d, options)?;
         let layout = run.layout();
         run.finish()?;
@@ -154,7 +161,7 @@ fn check_lower_factor(l: &Matrix<f32>, c_diagonal: impl Fn(usize) -> f64) -> Res
 }
 
 /// The check on any storage of an m x m lower-triangular factor, read through `entry`.
-fn check_factor_entries(
+pub(crate) fn check_factor_entries(
     m: usize,
     entry: impl Fn(usize, usize) -> f32,
     c_diagonal: impl Fn(usize) -> f64,

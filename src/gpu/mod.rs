@@ -7,11 +7,13 @@ mod cholesky;
 mod factor;
 mod least_squares;
 mod lu;
+mod tiled;
 
 pub use assembly::assembly_plan;
 pub use cholesky::{check_factor, cholesky_plan};
 pub use factor::CholeskyFactor;
 pub use lu::LuFactors;
+pub use tiled::{TiledFactor, storage_of};
 
 use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
@@ -60,7 +62,7 @@ impl Method {
 
     /// Whether this build has the method (the others are announced but not yet here).
     fn implemented(self) -> bool {
-        matches!(self, Method::Faithful)
+        matches!(self, Method::Faithful | Method::Tiled)
     }
 
     /// What the method needs of the device, or `None` when `info` has it.
@@ -123,6 +125,8 @@ pub struct Gpu {
     kernels: Kernels,
     context: Context,
     info: DeviceInfo,
+    // The tiled method's compute kernels, compiled on first use.
+    tiled: std::cell::RefCell<Option<std::rc::Rc<crate::tiled::TiledKernels>>>,
     // The EGL context when this Gpu made its own; declared last so it outlives the kernels.
     _headless: Option<HeadlessContext>,
 }
@@ -153,6 +157,7 @@ impl Gpu {
             kernels,
             context,
             info,
+            tiled: Default::default(),
             _headless: None,
         })
     }

@@ -1,0 +1,169 @@
+//! Compute programs (OpenGL 4.3): one compute shader linked alone, with uniforms set by name,
+//! dispatches, and the memory barrier that orders one dispatch's storage writes before the
+//! next one's reads.
+
+use super::context::Context;
+use super::program::compile;
+use crate::error::{DeviceError, Error, Result};
+use glow::HasContext;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// A linked compute program; deleted on drop.
+pub struct ComputeProgram {
+    ctx: Context,
+    raw: glow::Program,
+    name: String,
+    locations: RefCell<HashMap<String, Option<glow::UniformLocation>>>,
+}
+
+/// A value for a scalar uniform.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Uniform {
+    /// `int`.
+    I32(i32),
+    /// `uint`.
+    U32(u32),
+    /// `float`.
+    F32(f32),
+}
+
+impl ComputeProgram {
+    /// Compiles and links `source`; a failure carries the numbered source and the driver's log.
+    pub fn new(ctx: &Context, name: &str, source: &str) -> Result<Self> {
+        let gl = ctx.gl();
+        let raw = unsafe { gl.create_program() }.map_err(|message| {
+            Error::from(DeviceError::GlCreate {
+                what: "compute program",
+                message,
+            })
+        })?;
+        // Owned from here on, so an early return deletes it.
+        let program = Self {
+            ctx: ctx.clone(),
+            raw,
+            name: name.to_string(),
+            locations: RefCell::new(HashMap::new()),
+        };
+        let cs = compile(
+            ctx,
+            &format!("{name} (compute)"),
+            glow::COMPUTE_SHADER,
+            source,
+        )?;
+        unsafe {
+            gl.attach_shader(raw, cs);
+            gl.link_program(raw);
+            gl.detach_shader(raw, cs);
+            gl.delete_shader(cs);
+            if !gl.get_program_link_status(raw) {
+                return Err(Error::from(DeviceError::ProgramLink {
+                    name: name.to_string(),
+                    log: gl.get_program_info_log(raw),
+                }));
+            }
+        }
+        ctx.check(|| format!("linking compute program {name}"))?;
+        Ok(program)
+    }
+
+    /// Makes this the current program.
+    pub fn bind(&self) {
+        unsafe { self.ctx.gl().use_program(Some(self.raw)) }
+    }
+
+    /// Sets the scalar uniform `name` of this program (binds it). A uniform the compiler
+    /// removed as unused is skipped, as GL does for location −1.
+    pub fn set(&self, name: &str, value: Uniform) {
+        self.bind();
+        let gl = self.ctx.gl();
+        let mut cache = self.locations.borrow_mut();
+        let loc = cache
+            .entry(name.to_string())
+            .or_insert_with(|| unsafe { gl.get_uniform_location(self.raw, name) });
+        unsafe {
+            match value {
+                Uniform::I32(v) => gl.uniform_1_i32(loc.as_ref(), v),
+                Uniform::U32(v) => gl.uniform_1_u32(loc.as_ref(), v),
+                Uniform::F32(v) => gl.uniform_1_f32(loc.as_ref(), v),
+            }
+        }
+    }
+
+    /// Sets several uniforms.
+    pub fn set_all(&self, values: &[(&str, Uniform)]) {
+        for &(name, value) in values {
+            self.set(name, value);
+        }
+    }
+
+    /// Runs `groups` work groups (binds the program first) and makes its storage-buffer
+    /// writes visible to later dispatches and buffer reads.
+    pub fn dispatch(&self, groups: [u32; 3]) -> Result<()> {
+        if groups.contains(&0) {
+            return Ok(());
+        }
+        self.bind();
+        let gl = self.ctx.gl();
+        unsafe {
+            gl.dispatch_compute(groups[0], groups[1], groups[2]);
+            gl.memory_barrier(
+                glow::SHADER_STORAGE_BARRIER_BIT
+                    | glow::BUFFER_UPDATE_BARRIER_BIT
+                    | glow::UNIFORM_BARRIER_BIT,
+            );
+        }
+        self.ctx
+            .check(|| format!("dispatching {:?} groups of {}", groups, self.name))
+    }
+
+    /// The program's name, for messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for ComputeProgram {
+    fn drop(&mut self) {
+        unsafe { self.ctx.gl().delete_program(self.raw) }
+    }
+}
+
+/// What the device allows compute work (queried once per context).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComputeLimits {
+    /// GL_MAX_SHADER_STORAGE_BLOCK_SIZE in bytes: the most one storage buffer binding can show
+    /// a shader.
+    pub max_storage_block_bytes: u64,
+    /// GL_MAX_COMPUTE_SHARED_MEMORY_SIZE in bytes.
+    pub max_shared_bytes: u64,
+    /// GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS.
+    pub max_invocations: u32,
+    /// GL_MAX_COMPUTE_WORK_GROUP_COUNT along x.
+    pub max_groups_x: u32,
+}
+
+impl ComputeLimits {
+    /// Asks the driver of `ctx` (which must have compute shaders).
+    pub fn query(ctx: &Context) -> Result<Self> {
+        let gl = ctx.gl();
+        let limits = unsafe {
+            Self {
+                max_storage_block_bytes: gl
+                    .get_parameter_i64(glow::MAX_SHADER_STORAGE_BLOCK_SIZE)
+                    .max(0) as u64,
+                max_shared_bytes: gl
+                    .get_parameter_i32(glow::MAX_COMPUTE_SHARED_MEMORY_SIZE)
+                    .max(0) as u64,
+                max_invocations: gl
+                    .get_parameter_i32(glow::MAX_COMPUTE_WORK_GROUP_INVOCATIONS)
+                    .max(0) as u32,
+                max_groups_x: gl
+                    .get_parameter_indexed_i32(glow::MAX_COMPUTE_WORK_GROUP_COUNT, 0)
+                    .max(0) as u32,
+            }
+        };
+        ctx.check(|| "querying compute limits".into())?;
+        Ok(limits)
+    }
+}

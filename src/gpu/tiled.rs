@@ -1,0 +1,224 @@
+//! The tiled method behind the `Gpu` API: assembly, Cholesky and solves through the compute
+//! kernels of [`crate::tiled`], sized by the storage-buffer limits instead of textures, and
+//! [`TiledFactor`], a factor that stays on the GPU for device-side solves.
+
+use super::cholesky::{check_factor_entries, product_diagonal};
+use super::{CholeskyFactor, Gpu};
+use crate::error::{Error, InputError, Result};
+use crate::layout::{Format, rfp};
+use crate::matrix::{Matrix, check_finite, check_square};
+use crate::tiled::storage::max_buffer_bytes;
+use crate::tiled::{
+    DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
+    solve,
+};
+use std::rc::Rc;
+
+/// The tiled storage for a format: the paper's packed format becomes LAPACK's RFP.
+pub fn storage_of(format: Format) -> Storage {
+    match format {
+        Format::Full => Storage::Full,
+        Format::Packed => Storage::Rfp,
+    }
+}
+
+/// A Cholesky factor kept on the GPU (full or RFP storage) with solves run there.
+pub struct TiledFactor {
+    kernels: Rc<TiledKernels>,
+    l: TiledMatrix,
+    max_bytes: u64,
+}
+
+impl TiledFactor {
+    /// The order m.
+    pub fn order(&self) -> usize {
+        self.l.order()
+    }
+
+    /// The factor's storage on the GPU.
+    pub fn matrix(&self) -> &TiledMatrix {
+        &self.l
+    }
+
+    /// Solves L·Lᵀ·X = B on the GPU for the columns of B (m x r).
+    pub fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
+        let mut x = DeviceRhs::upload(&self.kernels, b, self.max_bytes)?;
+        solve::solve_in_place(&self.kernels, &self.l, &mut x)?;
+        x.download()
+    }
+
+    /// Solves L·Lᵀ·x = b on the GPU.
+    pub fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
+        let m = self.order();
+        if b.len() != m {
+            return Err(Error::shape(format!(
+                "the factor is {m}x{m}, so the right side needs {m} entries, but has {}",
+                b.len()
+            )));
+        }
+        Ok(self
+            .solve_many(&Matrix::from_row_major(m, 1, b.to_vec())?)?
+            .into_vec())
+    }
+
+    /// L read back as a host [`CholeskyFactor`].
+    pub fn download(&self) -> Result<CholeskyFactor> {
+        Ok(CholeskyFactor::new(self.l.download_lower()?))
+    }
+
+    /// L read back as LAPACK's RFP array (RFP storage as is; full storage converted).
+    pub fn download_rfp(&self) -> Result<Vec<f32>> {
+        match self.l.storage() {
+            Storage::Rfp => self.l.download_raw(),
+            Storage::Full => rfp::from_lower(&self.l.download_lower()?),
+        }
+    }
+}
+
+impl Gpu {
+    /// The tiled kernels of this context, compiled on first use.
+    pub fn tiled_kernels(&self) -> Result<Rc<TiledKernels>> {
+        if let Some(k) = self.tiled.borrow().as_ref() {
+            return Ok(k.clone());
+        }
+        let k = Rc::new(TiledKernels::new(
+            self.context(),
+            KernelConfig::for_device(self.info()),
+        )?);
+        *self.tiled.borrow_mut() = Some(k.clone());
+        Ok(k)
+    }
+
+    /// The most bytes one storage buffer may hold on this device (the tiled method's size
+    /// limit: GL_MAX_SHADER_STORAGE_BLOCK_SIZE, within GL's 32-bit sizes).
+    pub fn max_storage_bytes(&self) -> Result<u64> {
+        Ok(max_buffer_bytes(
+            self.tiled_kernels()?.limits().max_storage_block_bytes,
+        ))
+    }
+
+    /// The lower triangle of A·diag(d)·Aᵀ by the tiled method, in `storage` on the GPU.
+    pub fn assemble_tiled_device(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        storage: Storage,
+    ) -> Result<TiledMatrix> {
+        super::assembly::check_assembly_inputs(a, d)?;
+        let k = self.tiled_kernels()?;
+        let max = self.max_storage_bytes()?;
+        crate::tiled::storage::check_fits(
+            &format!("an order-{} matrix in {} storage", a.rows(), storage.name()),
+            storage.len(a.rows()),
+            max,
+        )?;
+        let p = DeviceProduct::upload(&k, a, d, max)?;
+        assembly::assemble_new(&k, &p, storage, max)
+    }
+
+    /// [`Gpu::assemble`] by the tiled method.
+    pub(crate) fn assemble_tiled(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<Matrix<f32>> {
+        let c = self
+            .assemble_tiled_device(a, d, storage_of(format))?
+            .download_lower()?;
+        super::assembly::check_finite_result(c.as_slice(), c.cols())?;
+        Ok(c)
+    }
+
+    /// The lower triangle of A·diag(d)·Aᵀ as LAPACK's RFP array (TRANSR = 'N', UPLO = 'L'),
+    /// assembled straight into RFP by the tiled method.
+    pub fn assemble_rfp(&self, a: &Matrix<f32>, d: &[f32]) -> Result<Vec<f32>> {
+        let c = self
+            .assemble_tiled_device(a, d, Storage::Rfp)?
+            .download_raw()?;
+        if c.iter().any(|v| !v.is_finite()) {
+            let lower = rfp::to_lower(&c)?;
+            super::assembly::check_finite_result(lower.as_slice(), lower.cols())?;
+        }
+        Ok(c)
+    }
+
+    /// The Cholesky factor of `c` (lower triangle read) by the tiled method, kept on the GPU.
+    pub fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<TiledFactor> {
+        check_square("C", c, "(a symmetric matrix)")?;
+        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        let k = self.tiled_kernels()?;
+        let max = self.max_storage_bytes()?;
+        let l = TiledMatrix::from_lower(self.context(), c, storage_of(format), max)?;
+        self.factor_on_gpu(k, l, max)
+    }
+
+    /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
+    /// RFP on the GPU as LAPACK's spftrf does, kept on the GPU.
+    pub fn cholesky_rfp_tiled(&self, m: usize, arf: &[f32]) -> Result<TiledFactor> {
+        if m == 0 {
+            return Err(InputError::Empty {
+                input: "C".into(),
+                rows: 0,
+                cols: 0,
+            }
+            .into());
+        }
+        crate::matrix::check_finite_vec("C (RFP)", arf)?;
+        let k = self.tiled_kernels()?;
+        let max = self.max_storage_bytes()?;
+        let l = TiledMatrix::from_rfp(self.context(), m, arf, max)?;
+        self.factor_on_gpu(k, l, max)
+    }
+
+    /// The factor of C = A·diag(d)·Aᵀ with C never leaving the GPU, kept there.
+    pub fn factor_product_tiled(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<TiledFactor> {
+        let c = self.assemble_tiled_device(a, d, storage_of(format))?;
+        let k = self.tiled_kernels()?;
+        let max = self.max_storage_bytes()?;
+        self.factor_on_gpu(k, c, max)
+    }
+
+    fn factor_on_gpu(
+        &self,
+        k: Rc<TiledKernels>,
+        mut l: TiledMatrix,
+        max_bytes: u64,
+    ) -> Result<TiledFactor> {
+        cholesky::factor(&k, &mut l)?;
+        Ok(TiledFactor {
+            kernels: k,
+            l,
+            max_bytes,
+        })
+    }
+
+    /// [`Gpu::cholesky`] by the tiled method: factored on the GPU, read back and checked.
+    pub(crate) fn cholesky_tiled_host(
+        &self,
+        c: &Matrix<f32>,
+        format: Format,
+    ) -> Result<CholeskyFactor> {
+        let l = self.cholesky_tiled(c, format)?.download()?;
+        check_factor_entries(l.order(), |i, j| l.l()[(i, j)], |j| f64::from(c[(j, j)]))?;
+        Ok(l)
+    }
+
+    /// [`Gpu::factor_product`] by the tiled method.
+    pub(crate) fn factor_product_tiled_host(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<CholeskyFactor> {
+        let l = self.factor_product_tiled(a, d, format)?.download()?;
+        let diagonal = product_diagonal(a, d);
+        check_factor_entries(l.order(), |i, j| l.l()[(i, j)], |j| diagonal[j])?;
+        Ok(l)
+    }
+}

@@ -1,0 +1,102 @@
+//! Blocked Cholesky in place, all on the GPU (the CUDA course's tiled Cholesky, recursively):
+//! factor B11, panel solve B21 ← B21·L11⁻ᵀ, trailing update B22 ← B22 − B21·B21ᵀ over the
+//! lower tiles only, then B22. For RFP the first split is LAPACK spftrf's (two half-size
+//! factorizations, a triangular solve and a SYRK on the rectangle). The diagonal blocks of
+//! order ≤ nb are factored by one work group each, which records the first failing pivot.
+
+use super::kernels::{Operand, TiledKernels};
+use super::storage::{TiledMatrix, Triangle};
+use super::view::{View, split_point};
+use crate::error::Result;
+use crate::gl::Buffer;
+
+/// Factors `c` in place (C = L·Lᵀ, L in its lower triangle), then reads the status word once:
+/// a pivot ≤ 0 or NaN is [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite)
+/// with the first failing column (LAPACK's INFO − 1) and the pivot before its square root.
+pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    k.reset_status()?;
+    factor_unchecked(k, c)?;
+    k.check_status()
+}
+
+/// [`factor`] without the status read (for timing): the commands are queued, not waited for.
+pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    potrf(k, c.buffer(), c.triangle(), 0)
+}
+
+/// The recursive factorization of `tri` in `buffer`; `column0` is its first global column.
+pub fn potrf(k: &TiledKernels, buffer: &Buffer<f32>, tri: Triangle, column0: usize) -> Result<()> {
+    let nb = k.config().nb;
+    let Some([b11, b21, b22]) = tri.split(nb) else {
+        let Triangle::Square(v) = tri else {
+            unreachable!("blocks always split")
+        };
+        if v.rows == 0 {
+            return Ok(());
+        }
+        return k.potrf_block(Operand::new(buffer, v), column0);
+    };
+    let op = |v: View| Operand::new(buffer, v);
+    potrf(k, buffer, Triangle::Square(b11), column0)?;
+    trsm(k, op(b21), buffer, b11, false)?;
+    k.gemm(op(b22), op(b21), op(b21), None, -1.0, 1.0, true)?;
+    potrf(k, buffer, Triangle::Square(b22), column0 + b11.rows)
+}
+
+/// x ← x·L⁻ᵀ (`backward` false: each row solves L·yᵀ = xᵀ) or x ← x·L⁻¹ (true: Lᵀ·yᵀ = xᵀ) for
+/// the lower-triangular `l` (view of `l_buffer`), recursively: leaves of order ≤ nb by one
+/// kernel, the coupling block by the product kernel.
+pub fn trsm(
+    k: &TiledKernels,
+    x: Operand<'_>,
+    l_buffer: &Buffer<f32>,
+    l: View,
+    backward: bool,
+) -> Result<()> {
+    let nb = k.config().nb;
+    if l.rows <= nb {
+        if l.rows == 0 {
+            return Ok(());
+        }
+        return k.trsm_block(x, Operand::new(l_buffer, l), backward);
+    }
+    trsm_blocks(k, x, l_buffer, l.split(split_point(l.rows, nb)), backward)
+}
+
+/// [`trsm`] with L given as its blocks [L11; L21 L22] (RFP's, or a split square view).
+pub fn trsm_blocks(
+    k: &TiledKernels,
+    x: Operand<'_>,
+    l_buffer: &Buffer<f32>,
+    [l11, l21, l22]: [View; 3],
+    backward: bool,
+) -> Result<()> {
+    let (r, n1, n2) = (x.view.rows, l11.rows, l22.rows);
+    let x1 = x.with(x.view.sub(0, 0, r, n1));
+    let x2 = x.with(x.view.sub(0, n1, r, n2));
+    let l = |v: View| Operand::new(l_buffer, v);
+    if !backward {
+        // [X1 X2]·[L11ᵀ L21ᵀ; 0 L22ᵀ] = [B1 B2]
+        trsm(k, x1, l_buffer, l11, false)?;
+        k.gemm(x2, x1, l(l21), None, -1.0, 1.0, false)?;
+        trsm(k, x2, l_buffer, l22, false)
+    } else {
+        // [X1 X2]·[L11 0; L21 L22] = [B1 B2]
+        trsm(k, x2, l_buffer, l22, true)?;
+        k.gemm(x1, x2, l(l21.t()), None, -1.0, 1.0, false)?;
+        trsm(k, x1, l_buffer, l11, true)
+    }
+}
+
+/// [`trsm`] against a factor held as a [`TiledMatrix`] (full or RFP).
+pub fn trsm_factor(
+    k: &TiledKernels,
+    x: Operand<'_>,
+    l: &TiledMatrix,
+    backward: bool,
+) -> Result<()> {
+    match l.triangle() {
+        Triangle::Square(v) => trsm(k, x, l.buffer(), v, backward),
+        Triangle::Blocks(b) => trsm_blocks(k, x, l.buffer(), b, backward),
+    }
+}

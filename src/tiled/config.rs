@@ -1,0 +1,110 @@
+//! Tile sizes of the compute kernels, compile-time constants injected into the GLSL sources,
+//! chosen per device: large shared-memory tiles for GPUs, small register-only ones for CPU
+//! renderers (llvmpipe runs barriers and shared memory slowly).
+
+use crate::gl::DeviceInfo;
+
+/// The product kernel's tiling: BM x BN outputs per work group of WG_X x WG_Y invocations,
+/// TM x TN of them per invocation held in registers, k-slices of BK through shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelConfig {
+    /// Work group width (invocations along output columns).
+    pub wg_x: usize,
+    /// Work group height (invocations along output rows).
+    pub wg_y: usize,
+    /// Output rows per invocation (a multiple of 4).
+    pub tm: usize,
+    /// Output columns per invocation (a multiple of 4).
+    pub tn: usize,
+    /// Depth of a shared-memory k-slice.
+    pub bk: usize,
+    /// Whether k-slices go through shared memory (else each invocation reads the buffers).
+    pub shared: bool,
+    /// Order of the diagonal blocks factored and solved by one work group.
+    pub nb: usize,
+}
+
+impl KernelConfig {
+    /// For GPUs: 128 x 128 output tiles, 8 x 8 per invocation, k-slices of 16 (16 KiB of shared
+    /// memory with padding, within the 48 KiB GL guarantees... and NVIDIA gives).
+    pub const GPU: KernelConfig = KernelConfig {
+        wg_x: 16,
+        wg_y: 16,
+        tm: 8,
+        tn: 8,
+        bk: 16,
+        shared: true,
+        nb: 64,
+    };
+
+    /// For CPU renderers: 16 x 16 output tiles from 4 x 4 invocations, no shared memory.
+    pub const CPU: KernelConfig = KernelConfig {
+        wg_x: 4,
+        wg_y: 4,
+        tm: 4,
+        tn: 4,
+        bk: 1,
+        shared: false,
+        nb: 32,
+    };
+
+    /// The configuration for this device.
+    pub fn for_device(info: &DeviceInfo) -> Self {
+        if info.software { Self::CPU } else { Self::GPU }
+    }
+
+    /// Output rows per work group.
+    pub fn bm(&self) -> usize {
+        self.wg_y * self.tm
+    }
+
+    /// Output columns per work group.
+    pub fn bn(&self) -> usize {
+        self.wg_x * self.tn
+    }
+
+    /// Shared memory of the product kernel in bytes (0 without shared memory).
+    pub fn shared_bytes(&self) -> usize {
+        if self.shared {
+            self.bk * (self.bm() / 4 + 1 + self.bn() / 4 + 1) * 16
+        } else {
+            0
+        }
+    }
+
+    /// `source` (a file of `glsl/tiled/`) with the version line and these constants in front.
+    pub fn source(&self, source: &str) -> String {
+        format!(
+            "#version 430\n#define WG_X {}\n#define WG_Y {}\n#define TM {}\n#define TN {}\n\
+             #define BM {}u\n#define BN {}u\n#define BK {}u\n#define SHARED {}\n#define NB {}\n{source}",
+            self.wg_x,
+            self.wg_y,
+            self.tm,
+            self.tn,
+            self.bm(),
+            self.bn(),
+            self.bk,
+            u8::from(self.shared),
+            self.nb
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_are_whole_vec4_groups_and_fit_shared_memory() {
+        for c in [KernelConfig::GPU, KernelConfig::CPU] {
+            assert!(c.tm % 4 == 0 && c.tn % 4 == 0);
+            assert!(c.shared_bytes() <= 48 * 1024);
+            assert!(c.wg_x * c.wg_y <= 1024 && c.nb <= 1024);
+            let s = c.source("void main() {}");
+            assert!(
+                s.starts_with("#version 430\n") && s.contains(&format!("#define BM {}u", c.bm()))
+            );
+        }
+        assert_eq!(KernelConfig::GPU.bm(), 128);
+    }
+}

@@ -1,0 +1,242 @@
+//! The compiled compute kernels of the tiled method and the small buffers they share: the
+//! launched tile lists (cached by shape) and the status word where the diagonal-block factor
+//! records the first pivot that is not positive.
+
+use super::config::KernelConfig;
+use super::tiles::output_tiles;
+use super::view::View;
+use crate::error::{NumericalError, Result};
+use crate::gl::{
+    Buffer, BufferTarget, BufferUsage, ComputeLimits, ComputeProgram, Context, Uniform,
+};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+const GEMM: &str = include_str!("../../glsl/tiled/gemm.comp");
+const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
+const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
+
+/// "No column failed" in the status word.
+const NO_FAILURE: u32 = u32::MAX;
+
+/// A view of a storage buffer: what a kernel reads or writes.
+#[derive(Clone, Copy)]
+pub struct Operand<'a> {
+    /// The buffer.
+    pub buffer: &'a Buffer<f32>,
+    /// The block of it.
+    pub view: View,
+}
+
+impl<'a> Operand<'a> {
+    /// `view` of `buffer`.
+    pub fn new(buffer: &'a Buffer<f32>, view: View) -> Self {
+        Self { buffer, view }
+    }
+
+    /// The same buffer through another view.
+    pub fn with(&self, view: View) -> Self {
+        Self {
+            buffer: self.buffer,
+            view,
+        }
+    }
+}
+
+/// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
+pub struct TiledKernels {
+    ctx: Context,
+    config: KernelConfig,
+    limits: ComputeLimits,
+    gemm: ComputeProgram,
+    potrf_block: ComputeProgram,
+    trsm_block: ComputeProgram,
+    tile_lists: RefCell<HashMap<(usize, usize, bool), Buffer<[u32; 2]>>>,
+    status: Buffer<u32>,
+    no_scaling: Buffer<f32>,
+}
+
+impl TiledKernels {
+    /// Compiles the kernels with `config` (the context must have compute shaders).
+    pub fn new(ctx: &Context, config: KernelConfig) -> Result<Self> {
+        let limits = ComputeLimits::query(ctx)?;
+        let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
+        Ok(Self {
+            gemm: program("tiled/gemm", GEMM)?,
+            potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
+            trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
+            tile_lists: RefCell::new(HashMap::new()),
+            status: Buffer::new(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                &[NO_FAILURE, 0],
+            )?,
+            no_scaling: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[1.0])?,
+            ctx: ctx.clone(),
+            config,
+            limits,
+        })
+    }
+
+    /// The context the kernels run on.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// The tile sizes compiled in.
+    pub fn config(&self) -> KernelConfig {
+        self.config
+    }
+
+    /// The device's compute limits.
+    pub fn limits(&self) -> ComputeLimits {
+        self.limits
+    }
+
+    /// c ← alpha·a·diag(d)·bᵀ + beta·c (d = 1 when `None`), over c's lower triangle only when
+    /// `lower`. With beta = 0, c is not read (it may hold anything, NaN included).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        d: Option<&Buffer<f32>>,
+        alpha: f32,
+        beta: f32,
+        lower: bool,
+    ) -> Result<()> {
+        let (cv, av, bv) = (c.view, a.view, b.view);
+        debug_assert!(av.rows == cv.rows && bv.rows == cv.cols && av.cols == bv.cols);
+        if cv.rows == 0 || cv.cols == 0 {
+            return Ok(());
+        }
+        let key = (cv.rows, cv.cols, lower);
+        let mut lists = self.tile_lists.borrow_mut();
+        if !lists.contains_key(&key) {
+            let tiles = output_tiles(cv.rows, cv.cols, self.config.bm(), self.config.bn(), lower);
+            let buffer = Buffer::new(
+                &self.ctx,
+                BufferTarget::Storage,
+                BufferUsage::Static,
+                &tiles,
+            )?;
+            lists.insert(key, buffer);
+        }
+        let tiles = &lists[&key];
+        let p = &self.gemm;
+        c.buffer.bind_base(0);
+        a.buffer.bind_base(1);
+        b.buffer.bind_base(2);
+        d.unwrap_or(&self.no_scaling).bind_base(3);
+        tiles.bind_base(4);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("rows", u(cv.rows)),
+            ("cols", u(cv.cols)),
+            ("depth", u(av.cols)),
+            ("c_off", u(cv.offset)),
+            ("c_rs", u(cv.rs)),
+            ("c_cs", u(cv.cs)),
+            ("a_off", u(av.offset)),
+            ("a_rs", u(av.rs)),
+            ("a_cs", u(av.cs)),
+            ("b_off", u(bv.offset)),
+            ("b_rs", u(bv.rs)),
+            ("b_cs", u(bv.cs)),
+            ("alpha", Uniform::F32(alpha)),
+            ("beta", Uniform::F32(beta)),
+            ("use_d", Uniform::I32(i32::from(d.is_some()))),
+            ("lower", Uniform::I32(i32::from(lower))),
+        ]);
+        let max = self.limits.max_groups_x.max(1) as usize;
+        let mut base = 0;
+        while base < tiles.len() {
+            let count = (tiles.len() - base).min(max);
+            p.set("tile_base", u(base));
+            p.dispatch([count as u32, 1, 1])?;
+            base += count;
+        }
+        Ok(())
+    }
+
+    /// Factors the diagonal block `c` (order ≤ nb) in place; `column0` is its first column in
+    /// the whole matrix, for the status word.
+    pub fn potrf_block(&self, c: Operand<'_>, column0: usize) -> Result<()> {
+        let v = c.view;
+        debug_assert!(v.rows == v.cols && v.rows <= self.config.nb);
+        c.buffer.bind_base(0);
+        self.status.bind_base(5);
+        let u = |v: usize| Uniform::U32(v as u32);
+        let p = &self.potrf_block;
+        p.set_all(&[
+            ("n", u(v.rows)),
+            ("c_off", u(v.offset)),
+            ("c_rs", u(v.rs)),
+            ("c_cs", u(v.cs)),
+            ("column0", u(column0)),
+        ]);
+        p.dispatch([1, 1, 1])
+    }
+
+    /// x ← x·l⁻ᵀ (`backward` false) or x ← x·l⁻¹ (true) for the lower-triangular diagonal
+    /// block l (order ≤ nb), one row of x per invocation.
+    pub fn trsm_block(&self, x: Operand<'_>, l: Operand<'_>, backward: bool) -> Result<()> {
+        let (xv, lv) = (x.view, l.view);
+        debug_assert!(lv.rows == lv.cols && lv.rows <= self.config.nb && xv.cols == lv.rows);
+        if xv.rows == 0 {
+            return Ok(());
+        }
+        x.buffer.bind_base(0);
+        l.buffer.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        let p = &self.trsm_block;
+        p.set_all(&[
+            ("rows", u(xv.rows)),
+            ("n", u(lv.rows)),
+            ("x_off", u(xv.offset)),
+            ("x_rs", u(xv.rs)),
+            ("x_cs", u(xv.cs)),
+            ("l_off", u(lv.offset)),
+            ("l_rs", u(lv.rs)),
+            ("l_cs", u(lv.cs)),
+            ("backward", Uniform::I32(i32::from(backward))),
+        ]);
+        let groups = xv.rows.div_ceil(self.config.nb);
+        let max = self.limits.max_groups_x.max(1) as usize;
+        // One dispatch per at most max groups of rows.
+        let mut first = 0;
+        while first < groups {
+            let count = (groups - first).min(max);
+            let rows = (xv.rows - first * self.config.nb).min(count * self.config.nb);
+            p.set_all(&[
+                ("rows", u(rows)),
+                ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
+            ]);
+            p.dispatch([count as u32, 1, 1])?;
+            first += count;
+        }
+        Ok(())
+    }
+
+    /// Clears the status word before a factorization.
+    pub fn reset_status(&self) -> Result<()> {
+        self.status.write(0, &[NO_FAILURE, 0])
+    }
+
+    /// Reads the status word: the first column whose pivot was not positive, as
+    /// [`NumericalError::NotPositiveDefinite`] with the pivot before its square root.
+    pub fn check_status(&self) -> Result<()> {
+        let s = self.status.download()?;
+        if s[0] == NO_FAILURE {
+            Ok(())
+        } else {
+            Err(NumericalError::NotPositiveDefinite {
+                column: s[0] as usize,
+                pivot: f64::from(f32::from_bits(s[1])),
+            }
+            .into())
+        }
+    }
+}

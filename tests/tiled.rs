@@ -1,0 +1,258 @@
+//! The tiled compute path against the f64 CPU reference: assembly, Cholesky and solves, full
+//! and RFP, at sizes around the tile and block sizes of both kernel configurations; outputs
+//! poisoned with NaN before runs, NaN in the upper triangle that must never be read.
+
+mod common;
+
+use common::widen;
+use symraster::tiled::{
+    DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
+    solve,
+};
+use symraster::{
+    Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
+    relative_error, rfp,
+};
+
+const MAX: u64 = i32::MAX as u64;
+
+fn tiled(format: Format) -> Options {
+    Options::new(format).method(Method::Tiled)
+}
+
+fn product(m: usize, n: usize, seed: u64) -> (Matrix<f32>, Vec<f32>) {
+    let mut rng = problems::rng(seed);
+    let a = problems::uniform_matrix(&mut rng, m, n);
+    let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 3) as f32).collect();
+    (a, d)
+}
+
+/// B·X with B = L·Lᵀ in f64, for residuals.
+fn apply(llt: &Matrix<f64>, x: &Matrix<f32>) -> Matrix<f64> {
+    let (m, r) = x.shape();
+    Matrix::from_fn(m, r, |i, j| {
+        (0..m).map(|t| llt[(i, t)] * f64::from(x[(t, j)])).sum()
+    })
+}
+
+/// The orders that straddle a configuration's tile and leaf-block sizes.
+fn orders(config: KernelConfig) -> Vec<usize> {
+    let (t, nb) = (config.bm(), config.nb);
+    let mut v = vec![1, 2, 3, t - 1, t, t + 1, nb - 1, nb, nb + 1, 2 * nb + 5];
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Runs every kernel of one configuration on poisoned buffers against the reference: both
+/// configurations on whatever device runs the tests, so CI checks the GPU's kernels too.
+fn check_config(gpu: &Gpu, config: KernelConfig, max_order: usize) {
+    let k = TiledKernels::new(gpu.context(), config).unwrap();
+    for storage in [Storage::Full, Storage::Rfp] {
+        for m in orders(config).into_iter().filter(|&m| m <= max_order) {
+            let n = if m % 2 == 0 { m + 3 } else { 2 * m };
+            let (a, d) = product(m, n, m as u64);
+            let p = DeviceProduct::upload(&k, &a, &d, MAX).unwrap();
+            let mut c = TiledMatrix::uninitialized(gpu.context(), m, storage, MAX).unwrap();
+            c.fill(f32::NAN).unwrap();
+            assembly::assemble(&k, &p, &mut c).unwrap();
+            let want = reference::assemble(&a.to_f64(), &widen(&d));
+            let got = c.download_lower().unwrap();
+            let e = relative_error(&got.to_f64(), &want.lower_triangle());
+            assert!(
+                e < 1e-5,
+                "{config:?} {storage:?} m {m} n {n}: assembly error {e}"
+            );
+            if storage == Storage::Full {
+                // The strict upper triangle was never written: still NaN.
+                let raw = c.download_raw().unwrap();
+                assert!((0..m).all(|i| (i + 1..m).all(|j| raw[i * m + j].is_nan())));
+            }
+            cholesky::factor(&k, &mut c).unwrap();
+            let l = c.download_lower().unwrap();
+            let l_ref = reference::cholesky(&want).unwrap();
+            let e = relative_error(&l.to_f64(), &l_ref);
+            assert!(e < 1e-3, "{config:?} {storage:?} m {m}: Cholesky error {e}");
+            let b = problems::uniform_matrix(&mut problems::rng(9), m, 3);
+            let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
+            solve::solve_in_place(&k, &c, &mut x).unwrap();
+            let x = x.download().unwrap();
+            let llt = reference::multiply_lower_by_transpose(&l_ref);
+            let e = relative_error(&apply(&llt, &x), &b.to_f64());
+            assert!(e < 1e-2, "{config:?} {storage:?} m {m}: solve residual {e}");
+        }
+    }
+}
+
+#[test]
+fn this_devices_kernels_match_the_reference_around_tile_sizes() {
+    let gpu = common::gpu();
+    check_config(&gpu, KernelConfig::for_device(gpu.info()), usize::MAX);
+}
+
+#[test]
+fn the_other_devices_kernels_match_the_reference() {
+    let gpu = common::gpu();
+    let other = if gpu.info().software {
+        KernelConfig::GPU
+    } else {
+        KernelConfig::CPU
+    };
+    check_config(&gpu, other, 140);
+}
+
+#[test]
+fn auto_is_tiled_where_there_are_compute_shaders() {
+    let gpu = common::gpu();
+    let expected = if gpu.info().has_compute() {
+        Method::Tiled
+    } else {
+        Method::Faithful
+    };
+    assert_eq!(gpu.resolve(Method::Auto).unwrap(), expected);
+    assert!(gpu.methods().contains(&Method::Faithful));
+}
+
+#[test]
+fn api_assembly_cholesky_and_solve_match_the_reference_full_and_packed() {
+    let gpu = common::gpu();
+    for (m, n) in [(1, 1), (5, 3), (40, 90), (97, 60)] {
+        let (a, d) = product(m, n, 3 + m as u64);
+        let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
+        let l_ref = reference::cholesky(&c_ref);
+        for format in [Format::Full, Format::Packed] {
+            let c = gpu.assemble(&a, &d, tiled(format)).unwrap();
+            let e = relative_error(&c.to_f64(), &c_ref.lower_triangle());
+            assert!(e < 1e-5, "{format} m {m} n {n}: assembly error {e}");
+            assert!((0..m).all(|i| (i + 1..m).all(|j| c[(i, j)] == 0.0)));
+            match &l_ref {
+                Ok(l_ref) => {
+                    let l = gpu.factor_product(&a, &d, tiled(format)).unwrap();
+                    let e = relative_error(&l.l().to_f64(), l_ref);
+                    assert!(e < 1e-3, "{format} m {m} n {n}: factor error {e}");
+                    let f = gpu.factor_product_tiled(&a, &d, format).unwrap();
+                    let b = problems::uniform_matrix(&mut problems::rng(4), m, 2);
+                    let x = f.solve_many(&b).unwrap();
+                    let llt = reference::multiply_lower_by_transpose(l_ref);
+                    let e = relative_error(&apply(&llt, &x), &b.to_f64());
+                    assert!(e < 1e-2, "{format} m {m}: solve residual {e}");
+                    let x1 = f.solve(&b.transpose().row(0).to_vec()).unwrap();
+                    let x1_host = f.download().unwrap().solve(b.transpose().row(0)).unwrap();
+                    for (g, h) in x1.iter().zip(&x1_host) {
+                        assert!((g - h).abs() <= 1e-3 * (1.0 + h.abs()), "{g} vs {h}");
+                    }
+                }
+                Err(_) => assert!(gpu.factor_product(&a, &d, tiled(format)).is_err()),
+            }
+        }
+    }
+}
+
+#[test]
+fn rfp_assembly_and_factor_equal_the_full_formats() {
+    let gpu = common::gpu();
+    for (m, n) in [(1, 2), (2, 2), (33, 70), (64, 100), (75, 150)] {
+        let (a, d) = product(m, n, 11 * m as u64);
+        let full = gpu.assemble(&a, &d, tiled(Format::Full)).unwrap();
+        let arf = gpu.assemble_rfp(&a, &d).unwrap();
+        assert_eq!(arf.len(), rfp::len(m));
+        assert_eq!(
+            rfp::to_lower(&arf).unwrap(),
+            full,
+            "m {m}: RFP assembly differs"
+        );
+        let l_full = gpu.cholesky(&full, tiled(Format::Full)).unwrap();
+        let l_rfp = gpu.cholesky_rfp_tiled(m, &arf).unwrap();
+        let e = relative_error(
+            &l_rfp.download().unwrap().l().to_f64(),
+            &l_full.l().to_f64(),
+        );
+        assert!(
+            e < 1e-5,
+            "m {m}: RFP factor differs from the full one by {e}"
+        );
+        assert_eq!(l_rfp.download_rfp().unwrap().len(), rfp::len(m));
+    }
+}
+
+#[test]
+fn the_upper_triangle_is_never_read() {
+    let gpu = common::gpu();
+    for m in [3, 17, 70] {
+        let spd = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
+        let mut garbage = spd.clone();
+        for i in 0..m {
+            for j in i + 1..m {
+                garbage[(i, j)] = f32::NAN;
+            }
+        }
+        for format in [Format::Full, Format::Packed] {
+            let l = gpu.cholesky(&garbage, tiled(format)).unwrap();
+            let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
+            let e = relative_error(&l.l().to_f64(), &l_ref);
+            assert!(e < 1e-4, "{format} m {m}: {e}");
+        }
+    }
+}
+
+#[test]
+fn not_positive_definite_names_lapacks_column() {
+    let gpu = common::gpu();
+    let m = 75;
+    for column in [0, 1, 16, 31, 32, 40, 63, 64, 74] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= 500.0;
+        let expected = match reference::cholesky(&c.to_f64()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+                (column, pivot)
+            }
+            other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
+        };
+        for format in [Format::Full, Format::Packed] {
+            match gpu.cholesky(&c, tiled(format)) {
+                Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+                    assert_eq!(column, expected.0, "{format}");
+                    assert!(
+                        (pivot - expected.1).abs() <= 1e-3 * expected.1.abs(),
+                        "{format} column {column}: pivot {pivot} against {}",
+                        expected.1
+                    );
+                }
+                other => panic!("{format} column {column}: got {other:?}"),
+            }
+        }
+    }
+    let zero = Matrix::zeros(4, 4);
+    assert!(matches!(
+        gpu.cholesky(&zero, tiled(Format::Full)),
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+            column: 0,
+            ..
+        }))
+    ));
+}
+
+#[test]
+fn bad_inputs_are_refused_with_typed_errors() {
+    let gpu = common::gpu();
+    let a = Matrix::filled(3, 4, 1.0f32);
+    assert!(matches!(
+        gpu.assemble(&a, &[1.0; 3], tiled(Format::Full)),
+        Err(Error::Input(_))
+    ));
+    assert!(matches!(
+        gpu.cholesky(&Matrix::filled(2, 3, 1.0f32), tiled(Format::Full)),
+        Err(Error::Input(_))
+    ));
+    assert!(matches!(
+        gpu.cholesky_rfp_tiled(3, &[1.0; 5]),
+        Err(Error::Input(_))
+    ));
+    let f = gpu
+        .cholesky_tiled(
+            &Matrix::from_fn(2, 2, |i, j| (i == j) as u8 as f32),
+            Format::Full,
+        )
+        .unwrap();
+    assert!(matches!(f.solve(&[1.0]), Err(Error::Input(_))));
+}
