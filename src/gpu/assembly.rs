@@ -17,6 +17,10 @@ impl Gpu {
         d: &[f32],
         options: impl Into<Options>,
     ) -> Result<Matrix<f32>> {
+        let options = options.into();
+        if self.resolve_for(options)? == Method::Blocked {
+            return self.assemble_blocked(a, d, options.format);
+        }
         let mut run = self.start_assembly(a, d, options)?;
         run.finish()?;
         let c = run.download_lower()?;
@@ -63,7 +67,12 @@ impl Gpu {
     }
 
     /// Checks assembly's inputs (shapes, finite values, texture limits) and gives C's layout.
-    fn check_assembly(&self, a: &Matrix<f32>, d: &[f32], format: Format) -> Result<Layout> {
+    pub(super) fn check_assembly(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<Layout> {
         check_non_empty("A", a)?;
         let (m, n) = a.shape();
         if d.len() != n {
@@ -97,7 +106,14 @@ pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
 
 /// The error for a method that has no draw plan.
 pub(crate) fn no_plan(method: Method) -> Error {
-    InputError::Unsupported(format!("the {method} method has no draw plan")).into()
+    let why = match method {
+        Method::Blocked => {
+            "its passes draw RGBA32F blocks: step them with Gpu::start_blocked_assembly or \
+             Gpu::start_blocked_cholesky"
+        }
+        _ => "it draws no triangles",
+    };
+    InputError::Unsupported(format!("the {method} method has no R32F draw plan: {why}")).into()
 }
 
 /// Refuses an A·diag(d)·Aᵀ whose diagonal (computed in f64, O(mn)) leaves f32's range: an
@@ -144,7 +160,7 @@ pub(crate) fn check_product_range(a: &Matrix<f32>, d: &[f32]) -> Result<()> {
 
 /// A non-finite entry of a row-major result with `cols` columns (possible only when some d is
 /// negative, where the diagonal does not bound the rest): [`NumericalError::NonFiniteResult`].
-fn check_finite_result(data: &[f32], cols: usize) -> Result<()> {
+pub(super) fn check_finite_result(data: &[f32], cols: usize) -> Result<()> {
     match data.iter().position(|v| !v.is_finite()) {
         Some(p) => Err(NumericalError::NonFiniteResult {
             row: p / cols,
