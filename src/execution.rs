@@ -3,29 +3,32 @@
 
 use crate::error::{Error, InputError, Result};
 use crate::geometry::{Pass, Plan};
-use crate::gl::{Context, PingPong, RenderTexture, Texture, VertexArray};
+use crate::gl::{
+    Context, PingPong, R32F, RenderTexture, Rgba32F, TexelFormat, Texture, VertexArray,
+};
 use crate::kernels::{Input, Kernel, Kernels, Target};
-use crate::layout::{Format, Layout, PackedMatrix};
+use crate::layout::{BlockLayout, Format, Layout, PackedMatrix};
 use crate::matrix::Matrix;
 
-/// The textures a run has besides its ping-pong pair.
-pub enum Operands {
+/// The textures a run has besides its ping-pong pair, of the run's texel format `F` (R32F for
+/// the paper's passes, RGBA32F 2 x 2 blocks for the blocked method).
+pub enum Operands<F: TexelFormat = R32F> {
     /// Cholesky and LU read and write only the pair.
     PairOnly,
     /// Algorithm 3's inputs.
     Assembly {
-        /// A, texel (k, i) = A(i, k).
-        a: Texture,
-        /// The diagonal of D², texel (k, 0).
-        d: Texture,
-        /// The scaled column b, texel (i, 0).
-        b: RenderTexture,
+        /// A, texel (k, i) = A(i, k) (blocked: the block of rows 2i.., columns 2k..).
+        a: Texture<F>,
+        /// The diagonal of D², texel (k, 0) (blocked: d(2k), d(2k+1)).
+        d: Texture<F>,
+        /// The scaled column b, texel (i, 0) (blocked: all of B = A·diag(d), shaped as A).
+        b: RenderTexture<F>,
     },
 }
 
-impl Operands {
+impl<F: TexelFormat> Operands<F> {
     /// The texture of `input`, if this run has it (`Pair` is the pair's business).
-    fn texture(&self, input: Input) -> Option<&Texture> {
+    fn texture(&self, input: Input) -> Option<&Texture<F>> {
         match (self, input) {
             (Operands::Assembly { a, .. }, Input::A) => Some(a),
             (Operands::Assembly { d, .. }, Input::D) => Some(d),
@@ -35,7 +38,7 @@ impl Operands {
     }
 
     /// The scaled column's render texture, if this run has one.
-    fn scaled_column(&self) -> Option<&RenderTexture> {
+    fn scaled_column(&self) -> Option<&RenderTexture<F>> {
         match self {
             Operands::Assembly { b, .. } => Some(b),
             Operands::PairOnly => None,
@@ -47,34 +50,46 @@ impl Operands {
 ///
 /// [`Execution::step`] runs one pass, so a caller (a test, the debugger) can look at the
 /// textures between passes; [`Execution::finish`] runs the rest. The result is in the pair's
-/// source once done; `download_*` read it back.
-pub struct Execution<'k> {
+/// source once done; `download_*` read it back. `F` is the texel format of the run's textures:
+/// R32F for the paper's passes, RGBA32F for the blocked method's.
+pub struct Execution<'k, F: TexelFormat = R32F> {
     ctx: Context,
     kernels: &'k Kernels,
     plan: Plan,
     layout: Layout,
     vertex_array: VertexArray,
-    pair: PingPong,
-    operands: Operands,
+    pair: PingPong<F>,
+    operands: Operands<F>,
     next: usize,
     /// The program and viewport set by the last pass of the current `step`/`finish` call, so
     /// consecutive passes of one kernel and size do not set them again.
     bound: Option<(Kernel, (usize, usize))>,
 }
 
-impl<'k> Execution<'k> {
+impl<'k, F: TexelFormat> Execution<'k, F> {
     /// Uploads the plan's geometry once; the pair's source must hold the input already.
-    /// Fails if a pass needs a texture the run lacks (an assembly plan without A, say).
+    /// Fails if a pass needs a texture the run lacks (an assembly plan without A, say) or has
+    /// kernels of another texel format than the run's textures.
     pub fn new(
         ctx: &Context,
         kernels: &'k Kernels,
         plan: Plan,
         layout: Layout,
-        pair: PingPong,
-        operands: Operands,
+        pair: PingPong<F>,
+        operands: Operands<F>,
     ) -> Result<Self> {
         for pass in &plan.passes {
             let spec = pass.kernel.spec();
+            if spec.texels.format_name() != F::NAME {
+                return Err(InputError::Unsupported(format!(
+                    "the {} pass at step {} draws {} texels, and this run's textures are {}",
+                    spec.name,
+                    pass.step,
+                    spec.texels.format_name(),
+                    F::NAME
+                ))
+                .into());
+            }
             let needs = spec.inputs.iter().map(|(_, input)| *input);
             let missing = needs
                 .filter(|&i| i != Input::Pair)
@@ -122,12 +137,12 @@ impl<'k> Execution<'k> {
     }
 
     /// The ping-pong pair (the source holds the latest complete state between steps).
-    pub fn pair(&self) -> &PingPong {
+    pub fn pair(&self) -> &PingPong<F> {
         &self.pair
     }
 
     /// The textures besides the pair.
-    pub fn operands(&self) -> &Operands {
+    pub fn operands(&self) -> &Operands<F> {
         &self.operands
     }
 
@@ -147,7 +162,7 @@ impl<'k> Execution<'k> {
     }
 
     /// The render texture `target` names, given the pair's current orientation.
-    fn render_texture(&self, target: Target) -> Result<&RenderTexture> {
+    fn render_texture(&self, target: Target) -> Result<&RenderTexture<F>> {
         match target {
             Target::PairTarget => Ok(self.pair.target()),
             Target::PairSource => Ok(self.pair.source()),
@@ -158,12 +173,12 @@ impl<'k> Execution<'k> {
     }
 
     /// The texture `pass` draws into, given the pair's current orientation.
-    pub fn target_of(&self, pass: &Pass) -> Result<&Texture> {
+    pub fn target_of(&self, pass: &Pass) -> Result<&Texture<F>> {
         Ok(self.render_texture(pass.target)?.texture())
     }
 
     /// The texture a sampler reading `input` gets in `pass`.
-    fn input_of(&self, pass: &Pass, input: Input) -> Result<&Texture> {
+    fn input_of(&self, pass: &Pass, input: Input) -> Result<&Texture<F>> {
         match input {
             Input::Pair => Ok(self.render_texture(pass.target.reads())?.texture()),
             other => self.operands.texture(other).ok_or_else(|| {
@@ -202,15 +217,37 @@ impl<'k> Execution<'k> {
     }
 
     /// Gives back the pair (the result is in its source once done).
-    pub fn into_pair(self) -> PingPong {
+    pub fn into_pair(self) -> PingPong<F> {
         self.pair
     }
 
     /// The pair's source texels as they are (the result once done), row by row.
-    pub fn download_texels(&self) -> Result<Vec<f32>> {
+    pub fn download_texels(&self) -> Result<Vec<F::Texel>> {
         self.pair.source().texture().download()
     }
 
+    fn draw(&mut self, pass: &Pass) -> Result<()> {
+        let (w, h) = pass.viewport;
+        if self.bound.replace((pass.kernel, pass.viewport)) != Some((pass.kernel, pass.viewport)) {
+            let program = self.kernels.get(pass.kernel);
+            program.bind();
+            program.set_viewport(w as f32, h as f32);
+            self.ctx.set_viewport(w, h);
+        }
+        for (unit, (_, input)) in pass.kernel.spec().inputs.iter().enumerate() {
+            self.input_of(pass, *input)?.bind(unit as u32);
+        }
+        self.render_texture(pass.target)?.framebuffer().bind();
+        self.vertex_array
+            .draw(pass.vertices.start, pass.vertices.len());
+        if pass.swap_after {
+            self.pair.swap();
+        }
+        Ok(())
+    }
+}
+
+impl Execution<'_, R32F> {
     /// The current state read back as a lower-triangular m x m matrix (upper triangle zero),
     /// whatever the format.
     pub fn download_lower(&self) -> Result<Matrix<f32>> {
@@ -255,24 +292,12 @@ impl<'k> Execution<'k> {
         let m = self.layout.order();
         Matrix::from_row_major(m, m, self.download_texels()?)
     }
+}
 
-    fn draw(&mut self, pass: &Pass) -> Result<()> {
-        let (w, h) = pass.viewport;
-        if self.bound.replace((pass.kernel, pass.viewport)) != Some((pass.kernel, pass.viewport)) {
-            let program = self.kernels.get(pass.kernel);
-            program.bind();
-            program.set_viewport(w as f32, h as f32);
-            self.ctx.set_viewport(w, h);
-        }
-        for (unit, (_, input)) in pass.kernel.spec().inputs.iter().enumerate() {
-            self.input_of(pass, *input)?.bind(unit as u32);
-        }
-        self.render_texture(pass.target)?.framebuffer().bind();
-        self.vertex_array
-            .draw(pass.vertices.start, pass.vertices.len());
-        if pass.swap_after {
-            self.pair.swap();
-        }
-        Ok(())
+impl Execution<'_, Rgba32F> {
+    /// The current state of a blocked run read back as the lower-triangular m x m matrix
+    /// (upper triangle zero; the identity padding left out).
+    pub fn download_lower(&self) -> Result<Matrix<f32>> {
+        Ok(BlockLayout::new(self.layout.order()).unpack(&self.download_texels()?))
     }
 }

@@ -1,5 +1,6 @@
-//! The fragment kernels: each declared once, in [`Kernel::spec`], with its GLSL source and the
-//! textures its samplers read by unit. Compiling ([`Kernels::new`]) and binding
+//! The fragment kernels: each declared once, in [`Kernel::spec`], with its GLSL source, its
+//! texel format and the textures its samplers read by unit: the paper's Kernels 1-5 over R32F
+//! texels, and the blocked method's kernels over RGBA32F texels holding 2 x 2 blocks. Compiling ([`Kernels::new`]) and binding
 //! ([`crate::execution`]) both read that table, so a kernel's inputs cannot disagree between
 //! the two.
 
@@ -8,6 +9,8 @@ use crate::gl::{Context, Program};
 
 /// GLSL prepended to every fragment kernel: the version and the texRECT-like `fetch`.
 const COMMON: &str = include_str!("../glsl/common.glsl");
+/// GLSL prepended to every blocked kernel: the version, block helpers and a vec4 output.
+const BLOCK_COMMON: &str = include_str!("../glsl/blocked/common.glsl");
 /// The one vertex shader all passes share.
 const VERTEX: &str = include_str!("../glsl/pass.vert");
 
@@ -26,6 +29,45 @@ pub enum Kernel {
     OuterProductSubtraction,
     /// Copy of the target's pixels back into the source (Algorithm 5).
     Copy,
+    /// Blocked Kernel 1: B(I, k) = A(I, k)·diag(d(2k), d(2k+1)) for every block of A at once.
+    BlockScaling,
+    /// Blocked Kernel 2: C_T = C_S + Σ A(I, k+t)·B(J, k+t)ᵀ, a rank-K update per pass.
+    RankKAddition,
+    /// The factor of a diagonal block (the Brook+ square-root step).
+    BlockFactor,
+    /// The panel below it times the inverse transpose of that factor (normalization step).
+    BlockPanel,
+    /// L_T = L_S − Σ L(I, k+t)·L(J, k+t)ᵀ over the trailing triangle (sub-matrix update).
+    RankKSubtraction,
+    /// Copy of blocks back into the source.
+    BlockCopy,
+}
+
+/// What a kernel's texels hold, which decides its header and its render targets' format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Texels {
+    /// One matrix entry per R32F texel (the paper's kernels).
+    Scalar,
+    /// A 2 x 2 block per RGBA32F texel (the blocked method).
+    Block,
+}
+
+impl Texels {
+    /// The texel format's name as GL spells it (and as [`crate::gl::TexelFormat::NAME`] does).
+    pub fn format_name(self) -> &'static str {
+        match self {
+            Texels::Scalar => "R32F",
+            Texels::Block => "RGBA32F",
+        }
+    }
+
+    /// The GLSL prepended to kernels of this kind.
+    fn header(self) -> &'static str {
+        match self {
+            Texels::Scalar => COMMON,
+            Texels::Block => BLOCK_COMMON,
+        }
+    }
 }
 
 /// A texture a kernel's sampler reads.
@@ -73,15 +115,18 @@ pub struct KernelSpec {
     pub inputs: &'static [(&'static str, Input)],
     /// The texture it draws into unless a plan says otherwise.
     pub target: Target,
+    /// What its texels hold.
+    pub texels: Texels,
 }
 
 /// The table: one entry per kernel, in [`Kernel::ALL`]'s order.
-const SPECS: [KernelSpec; 6] = [
+const SPECS: [KernelSpec; 12] = [
     KernelSpec {
         name: "column scaling",
         fragment: include_str!("../glsl/column_scaling.frag"),
         inputs: &[("A", Input::A), ("d", Input::D)],
         target: Target::ScaledColumn,
+        texels: Texels::Scalar,
     },
     KernelSpec {
         name: "outer-product addition",
@@ -92,42 +137,99 @@ const SPECS: [KernelSpec; 6] = [
             ("b", Input::ScaledColumn),
         ],
         target: Target::PairTarget,
+        texels: Texels::Scalar,
     },
     KernelSpec {
         name: "square root",
         fragment: include_str!("../glsl/square_root.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
+        texels: Texels::Scalar,
     },
     KernelSpec {
         name: "normalization",
         fragment: include_str!("../glsl/normalization.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
+        texels: Texels::Scalar,
     },
     KernelSpec {
         name: "outer-product subtraction",
         fragment: include_str!("../glsl/outer_product_subtraction.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
+        texels: Texels::Scalar,
     },
     KernelSpec {
         name: "copy",
         fragment: include_str!("../glsl/copy.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
+        texels: Texels::Scalar,
+    },
+    KernelSpec {
+        name: "block scaling",
+        fragment: include_str!("../glsl/blocked/block_scaling.frag"),
+        inputs: &[("A", Input::A), ("d", Input::D)],
+        target: Target::ScaledColumn,
+        texels: Texels::Block,
+    },
+    KernelSpec {
+        name: "rank-K addition",
+        fragment: include_str!("../glsl/blocked/rank_k_addition.frag"),
+        inputs: &[
+            ("C", Input::Pair),
+            ("A", Input::A),
+            ("B", Input::ScaledColumn),
+        ],
+        target: Target::PairTarget,
+        texels: Texels::Block,
+    },
+    KernelSpec {
+        name: "block factor",
+        fragment: include_str!("../glsl/blocked/block_factor.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block,
+    },
+    KernelSpec {
+        name: "panel solve",
+        fragment: include_str!("../glsl/blocked/block_panel.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block,
+    },
+    KernelSpec {
+        name: "rank-K subtraction",
+        fragment: include_str!("../glsl/blocked/rank_k_subtraction.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block,
+    },
+    KernelSpec {
+        name: "block copy",
+        fragment: include_str!("../glsl/blocked/block_copy.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairSource,
+        texels: Texels::Block,
     },
 ];
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 6] = [
+    pub const ALL: [Kernel; 12] = [
         Kernel::ColumnScaling,
         Kernel::OuterProductAddition,
         Kernel::SquareRoot,
         Kernel::Normalization,
         Kernel::OuterProductSubtraction,
         Kernel::Copy,
+        Kernel::BlockScaling,
+        Kernel::RankKAddition,
+        Kernel::BlockFactor,
+        Kernel::BlockPanel,
+        Kernel::RankKSubtraction,
+        Kernel::BlockCopy,
     ];
 
     /// The kernel's entry in the table.
@@ -144,6 +246,19 @@ impl Kernel {
     pub fn target(self) -> Target {
         self.spec().target
     }
+
+    /// The copy kernel for this kernel's texels (Algorithm 5's copy back).
+    pub fn copy(self) -> Kernel {
+        match self.spec().texels {
+            Texels::Scalar => Kernel::Copy,
+            Texels::Block => Kernel::BlockCopy,
+        }
+    }
+
+    /// Whether this is a copy back into the source.
+    pub fn is_copy(self) -> bool {
+        matches!(self, Kernel::Copy | Kernel::BlockCopy)
+    }
 }
 
 /// Every kernel's program, compiled once per context, indexed by [`Kernel`].
@@ -158,7 +273,7 @@ impl Kernels {
             .iter()
             .map(|kernel| {
                 let spec = kernel.spec();
-                let source = format!("{COMMON}{}", spec.fragment);
+                let source = format!("{}{}", spec.texels.header(), spec.fragment);
                 let program = Program::new(ctx, spec.name, VERTEX, &source)?;
                 for (unit, (sampler, _)) in spec.inputs.iter().enumerate() {
                     program.set_sampler(sampler, unit as u32)?;
@@ -192,6 +307,25 @@ mod tests {
                     spec.name
                 );
             }
+        }
+    }
+
+    /// The block sizes compiled into the blocked kernels agree with the layout's constants.
+    #[test]
+    fn blocked_kernels_use_the_layout_block_sizes() {
+        use crate::layout::blocked::{ASSEMBLY_RANK, BLOCK_COLUMN};
+        let rank_k = format!("const int KB = {};", ASSEMBLY_RANK / 2);
+        assert!(Kernel::RankKAddition.spec().fragment.contains(&rank_k));
+        let column = format!("const int KB = {};", BLOCK_COLUMN / 2);
+        for kernel in [
+            Kernel::BlockFactor,
+            Kernel::BlockPanel,
+            Kernel::RankKSubtraction,
+        ] {
+            assert!(kernel.spec().fragment.contains(&column), "{kernel:?}");
+        }
+        for kernel in Kernel::ALL {
+            assert_eq!(kernel.copy().spec().texels, kernel.spec().texels);
         }
     }
 }

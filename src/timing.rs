@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::execution::Execution;
-use crate::gl::GpuTimer;
+use crate::gl::{GpuTimer, TexelFormat};
 use std::time::{Duration, Instant};
 
 /// GPU time (timer query) and wall time (to the end of glFinish) of a stretch of work.
@@ -16,7 +16,7 @@ pub struct Timing {
 }
 
 /// Runs the remaining passes of `run` under a timer query and glFinish.
-pub fn time_finish(run: &mut Execution<'_>) -> Result<Timing> {
+pub fn time_finish<F: TexelFormat>(run: &mut Execution<'_, F>) -> Result<Timing> {
     let ctx = run.context().clone();
     let timer = GpuTimer::new(&ctx)?;
     ctx.finish();

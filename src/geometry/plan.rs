@@ -67,7 +67,7 @@ impl Plan {
     pub fn push_copy_of_last(&mut self) {
         let last = self.passes.last().expect("a copy follows a pass").clone();
         self.passes.push(Pass {
-            kernel: Kernel::Copy,
+            kernel: last.kernel.copy(),
             target: Target::PairSource,
             swap_after: false,
             ..last

@@ -18,8 +18,10 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Matrix<f32>> {
         let options = options.into();
-        if self.resolve(options.method)? == Method::Tiled {
-            return self.assemble_tiled(a, d, options.format);
+        match self.resolve_for(options)? {
+            Method::Tiled => return self.assemble_tiled(a, d, options.format),
+            Method::Blocked => return self.assemble_blocked(a, d, options.format),
+            _ => {}
         }
         let mut run = self.start_assembly(a, d, options)?;
         run.finish()?;
@@ -67,7 +69,12 @@ impl Gpu {
     }
 
     /// Checks assembly's inputs (shapes, finite values, texture limits) and gives C's layout.
-    fn check_assembly(&self, a: &Matrix<f32>, d: &[f32], format: Format) -> Result<Layout> {
+    pub(super) fn check_assembly(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<Layout> {
         check_assembly_inputs(a, d)?;
         let m = a.rows();
         let n = a.cols();
@@ -109,7 +116,14 @@ pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
 
 /// The error for a method that has no draw plan.
 pub(crate) fn no_plan(method: Method) -> Error {
-    InputError::Unsupported(format!("the {method} method has no draw plan")).into()
+    let why = match method {
+        Method::Blocked => {
+            "its passes draw RGBA32F blocks: step them with Gpu::start_blocked_assembly or \
+             Gpu::start_blocked_cholesky"
+        }
+        _ => "it draws no triangles",
+    };
+    InputError::Unsupported(format!("the {method} method has no R32F draw plan: {why}")).into()
 }
 
 /// Refuses an A·diag(d)·Aᵀ whose diagonal (computed in f64, O(mn)) leaves f32's range: an

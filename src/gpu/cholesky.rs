@@ -16,8 +16,10 @@ impl Gpu {
     /// (0-based, LAPACK's INFO − 1).
     pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
         let options = options.into();
-        if self.resolve(options.method)? == Method::Tiled {
-            return self.cholesky_tiled_host(c, options.format);
+        match self.resolve_for(options)? {
+            Method::Tiled => return self.cholesky_tiled_host(c, options.format),
+            Method::Blocked => return self.cholesky_blocked(c, options.format),
+            _ => {}
         }
         let mut run = self.start_cholesky(c, options)?;
         run.finish()?;
@@ -50,8 +52,10 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<CholeskyFactor> {
         let options = options.into();
-        if self.resolve(options.method)? == Method::Tiled {
-            return self.factor_product_tiled_host(a, d, options.format);
+        match self.resolve_for(options)? {
+            Method::Tiled => return self.factor_product_tiled_host(a, d, options.format),
+            Method::Blocked => return self.factor_product_blocked(a, d, options.format),
+            _ => {}
         }
         let mut run = self.start_assembly(a, d, options)?;
         let layout = run.layout();
@@ -156,7 +160,7 @@ pub(crate) fn product_diagonal(a: &Matrix<f32>, d: &[f32]) -> Vec<f64> {
 
 /// [`check_factor`] with C's diagonal known, so a failing pivot is reported as LAPACK's potrf
 /// sees it: C(j,j) − Σₖ L(j,k)², before the square root.
-fn check_lower_factor(l: &Matrix<f32>, c_diagonal: impl Fn(usize) -> f64) -> Result<()> {
+pub(super) fn check_lower_factor(l: &Matrix<f32>, c_diagonal: impl Fn(usize) -> f64) -> Result<()> {
     check_factor_entries(l.rows(), |i, j| l[(i, j)], c_diagonal)
 }
 

@@ -3,6 +3,7 @@
 //! format choice ([`Options`]) that picks how each runs.
 
 mod assembly;
+mod blocked;
 mod cholesky;
 mod factor;
 mod least_squares;
@@ -62,7 +63,13 @@ impl Method {
 
     /// Whether this build has the method (the others are announced but not yet here).
     fn implemented(self) -> bool {
-        matches!(self, Method::Faithful | Method::Tiled)
+        matches!(self, Method::Faithful | Method::Tiled | Method::Blocked)
+    }
+
+    /// Whether the method can store the matrix in `format` (the blocked method has no packed
+    /// format yet).
+    pub fn supports(self, format: Format) -> bool {
+        !matches!((self, format), (Method::Blocked, Format::Packed))
     }
 
     /// What the method needs of the device, or `None` when `info` has it.
@@ -202,14 +209,26 @@ impl Gpu {
         }
     }
 
-    /// [`Gpu::resolve`] among the methods that draw triangles (for runs stepped pass by pass).
-    pub fn resolve_raster(&self, method: Method) -> Result<Method> {
-        match method {
+    /// [`Gpu::resolve`] for an operation in `format`: [`Method::Auto`] becomes the fastest
+    /// method the device runs that has that format.
+    pub fn resolve_for(&self, options: Options) -> Result<Method> {
+        match options.method {
             Method::Auto => Ok(*self
                 .methods()
                 .iter()
-                .find(|m| m.rasterizes())
+                .find(|m| m.supports(options.format))
                 .expect("the faithful method runs everywhere")),
+            m => self.resolve(m),
+        }
+    }
+
+    /// [`Gpu::resolve`] among the methods that draw triangles (for runs stepped pass by pass
+    /// over R32F textures: [`Method::Auto`] is the faithful method here; blocked runs step
+    /// over RGBA32F blocks through [`Gpu::start_blocked_assembly`] and
+    /// [`Gpu::start_blocked_cholesky`]).
+    pub fn resolve_raster(&self, method: Method) -> Result<Method> {
+        match method {
+            Method::Auto => Ok(Method::Faithful),
             m if !m.rasterizes() => Err(InputError::Unsupported(format!(
                 "the {m} method draws no triangles, so it has no passes to step through"
             ))

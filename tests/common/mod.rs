@@ -46,6 +46,7 @@ pub fn intended(layout: Layout, pass: &Pass) -> BTreeSet<(usize, usize)> {
         Kernel::Normalization => (k + 1..m).map(|i| layout.texel_of(i, k)).collect(),
         Kernel::OuterProductSubtraction => lower(k + 1),
         Kernel::Copy => unreachable!("copies are checked against the pass they copy"),
+        other => unreachable!("{other:?} is a blocked kernel, checked in tests/blocked.rs"),
     }
 }
 

@@ -141,6 +141,7 @@ pub fn execute(
                     s.data[here] - s.fetch("L", t0[0], t0[1])? * s.fetch("L", t1[1], t1[0])?
                 }
                 Kernel::Copy => s.data[here],
+                other => return Err(format!("{other:?} draws blocks, not R32F texels")),
             };
             values.push(value);
         }

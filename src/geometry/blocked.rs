@@ -1,0 +1,134 @@
+//! Geometry of the blocked method: the paper's triangles at block granularity. Coordinates
+//! are in texels of the RGBA32F textures ([`BlockLayout`]), each texel a 2 x 2 block, so texel
+//! (x, y) is block row y, block column x. As in Figs 2(b) and 5, one triangle covers exactly
+//! the lower triangle of blocks of a region, and the texture coordinates on its vertices,
+//! interpolated by the rasterizer, name the blocks each fragment reads.
+
+use super::{Kernel, Plan, Vertex, rectangle};
+use crate::layout::blocked::{ASSEMBLY_RANK, BlockLayout, TEXEL_BLOCK};
+
+/// Fig 2(a) by blocks: a rectangle over the whole of B (`width` x `height` texels), every
+/// vertex carrying T0 = (x, y, .5): A's block at T0.xy, d's pair at T0.xz.
+pub fn block_scaling(width: usize, height: usize) -> [Vertex; 6] {
+    rectangle(0.0, 0.0, width as f32, height as f32, |x, y| {
+        ([x, y, 0.5], [0.0; 2])
+    })
+}
+
+/// The oversized triangle of Figs 2(b) and 5 over the texels `from ≤ x ≤ y < to` (the lower
+/// triangle of blocks of the square from `from` to `to`), with T0 = (k+.5, y) naming block row
+/// y of texel column k and T1 = (x, k+.5), read .yx, block row x of column k. Every edge
+/// lies .5 away from the pixel centres or on texel borders, as in the paper.
+pub fn lower_blocks(from: usize, to: usize, k: usize) -> [Vertex; 3] {
+    let (f, t, kc) = (from as f32, to as f32, k as f32 + 0.5);
+    [
+        Vertex::new([f, f - 0.5], [kc, f - 0.5, 0.0], [f, kc]),
+        Vertex::new([f, t], [kc, t, 0.0], [f, kc]),
+        Vertex::new([t + 0.5, t], [kc, t, 0.0], [t + 0.5, kc]),
+    ]
+}
+
+/// The panel below the diagonal block of texel columns `k .. k+width`: the rectangle of texels
+/// k ≤ x < k+width, k+width ≤ y < `to`, T0 = (k+.5, y) and T1 = (x, k+.5) as in [`lower_blocks`].
+pub fn panel(k: usize, width: usize, to: usize) -> [Vertex; 6] {
+    let kc = k as f32 + 0.5;
+    let (x0, x1) = (k as f32, (k + width) as f32);
+    rectangle(x0, x1, x1, to as f32, |x, y| ([kc, y, 0.0], [x, kc]))
+}
+
+/// Assembly by blocks: one scaling pass B = A·diag(d), then a rank-[`ASSEMBLY_RANK`] update of
+/// the lower triangle of blocks per pass over A's columns, ping-pong with a swap after each.
+/// `n` is A's column count; the sum ends in the source.
+pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
+    let t = layout.texels();
+    let columns = BlockLayout::padded_columns(n);
+    let per_pass = ASSEMBLY_RANK / TEXEL_BLOCK;
+    let mut plan = Plan::default();
+    plan.push(
+        Kernel::BlockScaling,
+        0,
+        (columns / TEXEL_BLOCK, t),
+        &block_scaling(columns / TEXEL_BLOCK, t),
+    );
+    for k in (0..columns / TEXEL_BLOCK).step_by(per_pass) {
+        plan.push(
+            Kernel::RankKAddition,
+            TEXEL_BLOCK * k,
+            (t, t),
+            &lower_blocks(0, t, k),
+        );
+        plan.swap_after_last();
+    }
+    plan
+}
+
+/// Cholesky by block columns (the Brook+ sample's three steps): factor the diagonal block and
+/// copy it back, solve the panel below it and copy it back, subtract the panel's rank-K
+/// product from the trailing triangle and swap. The last block column is factored and copied
+/// back only, so the factor ends in the source.
+pub fn cholesky_plan(layout: BlockLayout) -> Plan {
+    let (t, kb) = (layout.texels(), layout.block_column_texels());
+    let viewport = (t, t);
+    let mut plan = Plan::default();
+    for k in (0..t).step_by(kb) {
+        let step = TEXEL_BLOCK * k;
+        plan.push(
+            Kernel::BlockFactor,
+            step,
+            viewport,
+            &lower_blocks(k, k + kb, k),
+        );
+        plan.push_copy_of_last();
+        if k + kb < t {
+            plan.push(Kernel::BlockPanel, step, viewport, &panel(k, kb, t));
+            plan.push_copy_of_last();
+            plan.push(
+                Kernel::RankKSubtraction,
+                step,
+                viewport,
+                &lower_blocks(k + kb, t, k),
+            );
+            plan.swap_after_last();
+        }
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::blocked::BLOCK_COLUMN;
+
+    #[test]
+    fn plans_have_the_expected_passes() {
+        let layout = BlockLayout::new(2 * BLOCK_COLUMN + 1);
+        let plan = cholesky_plan(layout);
+        let kernels: Vec<_> = plan.passes.iter().map(|p| p.kernel).collect();
+        use Kernel::*;
+        let step = [
+            BlockFactor,
+            BlockCopy,
+            BlockPanel,
+            BlockCopy,
+            RankKSubtraction,
+        ];
+        let mut want = [step, step].concat();
+        want.extend([BlockFactor, BlockCopy]);
+        assert_eq!(kernels, want);
+        assert_eq!(plan.passes.iter().filter(|p| p.swap_after).count(), 2);
+        let plan = assembly_plan(layout, ASSEMBLY_RANK + 1);
+        assert_eq!(plan.passes.len(), 3);
+        assert_eq!(plan.passes[2].step, ASSEMBLY_RANK);
+        assert!(plan.passes[1..].iter().all(|p| p.swap_after));
+    }
+
+    #[test]
+    fn triangles_interpolate_to_their_vertices_coordinates() {
+        // T0.y follows y and T1.x follows x, exactly, at every vertex.
+        for v in lower_blocks(3, 11, 2).iter().chain(&panel(2, 4, 9)) {
+            assert_eq!(v.t0[1], v.position[1]);
+            assert_eq!(v.t1[0], v.position[0]);
+            assert_eq!((v.t0[0], v.t1[1]), (2.5, 2.5));
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! The blocked method (after the Brook+ blocked Cholesky sample): fragment passes over RGBA32F
+//! textures whose texels hold 2 x 2 blocks, each fragment applying a rank-K update instead of
+//! the paper's rank-1 update, over triangles that still cover only the lower triangle of blocks
+//! ([`geometry::blocked`]). Needs OpenGL 3.3 only. Full format; the matrix is padded with the
+//! identity to whole block columns ([`BlockLayout`]).
+
+use super::Gpu;
+use super::assembly::check_finite_result;
+use super::cholesky::{check_lower_factor, product_diagonal};
+use super::factor::CholeskyFactor;
+use crate::error::{Error, InputError, Result};
+use crate::execution::{Execution, Operands};
+use crate::geometry;
+use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
+use crate::layout::blocked::TEXEL_BLOCK;
+use crate::layout::{BlockLayout, Format, Layout};
+use crate::matrix::{Matrix, check_finite, check_square};
+
+impl Gpu {
+    /// Uploads A and d as blocks and prepares blocked assembly without running it: one scaling
+    /// pass, then one rank-K pass per [`ASSEMBLY_RANK`](crate::layout::blocked::ASSEMBLY_RANK)
+    /// columns of A. Step it or finish it; the result is in the pair's source.
+    pub fn start_blocked_assembly(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+    ) -> Result<Execution<'_, Rgba32F>> {
+        self.check_assembly(a, d, Format::Full)?;
+        let (m, n) = a.shape();
+        let blocks = self.check_blocked_order(m, n)?;
+        let ctx = self.context();
+        let t = blocks.texels();
+        let pair = PingPong::<Rgba32F>::allocate(ctx, t, t)?;
+        // C starts as zero with the identity padding, so the sum is C ⊕ I.
+        pair.source().texture().upload(&blocks.padding())?;
+        pair.target().texture().upload(&blocks.padding())?;
+        let width = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
+        let operands = Operands::Assembly {
+            a: Texture::with_texels(ctx, width, t, &blocks.pack_a(a))?,
+            d: Texture::with_texels(ctx, width, 1, &BlockLayout::pack_d(d))?,
+            b: RenderTexture::allocate(ctx, width, t)?,
+        };
+        let plan = geometry::blocked::assembly_plan(blocks, n);
+        Execution::new(
+            ctx,
+            self.kernels(),
+            plan,
+            Layout::new(m, Format::Full),
+            pair,
+            operands,
+        )
+    }
+
+    /// Uploads the lower triangle of C as blocks (padded with the identity) and prepares the
+    /// blocked Cholesky factorization without running it.
+    pub fn start_blocked_cholesky(&self, c: &Matrix<f32>) -> Result<Execution<'_, Rgba32F>> {
+        check_square("C", c, "(a symmetric matrix)")?;
+        let m = c.rows();
+        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        let blocks = self.check_blocked_order(m, 1)?;
+        let t = blocks.texels();
+        let pair = PingPong::<Rgba32F>::allocate(self.context(), t, t)?;
+        pair.source().texture().upload(&blocks.pack(c, 0.0))?;
+        self.blocked_cholesky_on(m, pair)
+    }
+
+    /// Prepares the blocked Cholesky factorization on a pair whose source holds C ⊕ I.
+    fn blocked_cholesky_on(
+        &self,
+        m: usize,
+        pair: PingPong<Rgba32F>,
+    ) -> Result<Execution<'_, Rgba32F>> {
+        pair.target().texture().fill([0.0; 4])?;
+        let plan = geometry::blocked::cholesky_plan(BlockLayout::new(m));
+        Execution::new(
+            self.context(),
+            self.kernels(),
+            plan,
+            Layout::new(m, Format::Full),
+            pair,
+            Operands::PairOnly,
+        )
+    }
+
+    /// [`Gpu::assemble`] by the blocked method.
+    pub(crate) fn assemble_blocked(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<Matrix<f32>> {
+        check_blocked_format(format)?;
+        let mut run = self.start_blocked_assembly(a, d)?;
+        run.finish()?;
+        let c = run.download_lower()?;
+        check_finite_result(c.as_slice(), c.cols())?;
+        Ok(c)
+    }
+
+    /// [`Gpu::cholesky`] by the blocked method.
+    pub(crate) fn cholesky_blocked(
+        &self,
+        c: &Matrix<f32>,
+        format: Format,
+    ) -> Result<CholeskyFactor> {
+        check_blocked_format(format)?;
+        let mut run = self.start_blocked_cholesky(c)?;
+        run.finish()?;
+        let l = run.download_lower()?;
+        check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
+        Ok(CholeskyFactor::new(l))
+    }
+
+    /// [`Gpu::factor_product`] by the blocked method: C stays on the GPU between the two.
+    pub(crate) fn factor_product_blocked(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<CholeskyFactor> {
+        check_blocked_format(format)?;
+        let mut run = self.start_blocked_assembly(a, d)?;
+        run.finish()?;
+        let mut run = self.blocked_cholesky_on(a.rows(), run.into_pair())?;
+        run.finish()?;
+        let l = run.download_lower()?;
+        let diagonal = product_diagonal(a, d);
+        check_lower_factor(&l, |j| diagonal[j])?;
+        Ok(CholeskyFactor::new(l))
+    }
+
+    /// The block layout of an m x m matrix with n columns of A, if its textures fit this GPU.
+    fn check_blocked_order(&self, m: usize, n: usize) -> Result<BlockLayout> {
+        let blocks = BlockLayout::new(m);
+        let limit = self.info().max_texture_size;
+        let width = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
+        if blocks.texels() > limit {
+            // Full format's limit applies to the texture side in texels.
+            return Err(InputError::Unsupported(format!(
+                "the blocked method needs a {t}x{t} texture for m = {m}, and \
+                 GL_MAX_TEXTURE_SIZE is {limit}: the largest m is {}",
+                limit / (BlockLayout::new(1).padded_order() / TEXEL_BLOCK)
+                    * BlockLayout::new(1).padded_order(),
+                t = blocks.texels(),
+            ))
+            .into());
+        }
+        if width > limit {
+            return Err(InputError::TooWide { n, m, limit }.into());
+        }
+        Ok(blocks)
+    }
+}
+
+/// The blocked method stores the full format only (so far).
+fn check_blocked_format(format: Format) -> Result<()> {
+    match format {
+        Format::Full => Ok(()),
+        Format::Packed => Err(Error::from(InputError::Unsupported(
+            "the blocked method has no packed format yet: use the full format or the \
+             faithful method"
+                .into(),
+        ))),
+    }
+}

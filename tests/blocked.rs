@@ -1,0 +1,363 @@
+//! The blocked method (RGBA32F 2 x 2 blocks, rank-K passes) against the f64 reference, with
+//! its geometry checked in software and every pass's writes checked on the GPU.
+
+mod common;
+
+use common::soft_raster::{rasterize, texel};
+use common::{U32, gpu, widen};
+use std::collections::BTreeSet;
+use symraster::execution::Execution;
+use symraster::geometry::blocked::{cholesky_plan, lower_blocks, panel};
+use symraster::geometry::{Kernel, Pass};
+use symraster::gl::Rgba32F;
+use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
+use symraster::{
+    Error, Format, Gpu, InputError, Matrix, Method, NumericalError, Options, problems, reference,
+    relative_error,
+};
+
+fn blocked() -> Options {
+    Options::new(Format::Full).method(Method::Blocked)
+}
+
+const KB: usize = BLOCK_COLUMN / 2;
+
+// ---- geometry, no GPU ----
+
+fn lower_set(from: usize, to: usize) -> BTreeSet<(usize, usize)> {
+    (from..to)
+        .flat_map(|y| (from..=y).map(move |x| (x, y)))
+        .collect()
+}
+
+#[test]
+fn block_triangles_cover_the_lower_blocks_once_and_name_the_rows() {
+    for t in 1..=24 {
+        for (from, k) in [(0, 0), (t / 3, t / 4)] {
+            let frags = rasterize(&lower_blocks(from, t, k), t, t);
+            let got: BTreeSet<_> = frags.iter().map(|f| (f.x, f.y)).collect();
+            assert_eq!(got, lower_set(from, t), "t={t} from={from}");
+            assert_eq!(frags.len(), got.len(), "t={t}: a texel drawn twice");
+            for f in frags {
+                // T0 names block row y of column k, T1.yx block row x of column k.
+                assert_eq!((texel(f.t0[0]), texel(f.t0[1])), (k as i64, f.y as i64));
+                assert_eq!((texel(f.t1[1]), texel(f.t1[0])), (k as i64, f.x as i64));
+            }
+        }
+    }
+}
+
+#[test]
+fn panel_rectangle_covers_the_blocks_below_the_diagonal_block_once() {
+    for (k, t) in [(0, 8), (8, 24), (16, 24), (0, 9)] {
+        let frags = rasterize(&panel(k, KB, t), t, t);
+        let got: BTreeSet<_> = frags.iter().map(|f| (f.x, f.y)).collect();
+        let want: BTreeSet<_> = (k + KB..t)
+            .flat_map(|y| (k..k + KB).map(move |x| (x, y)))
+            .collect();
+        assert_eq!(got, want, "k={k} t={t}");
+        assert_eq!(frags.len(), want.len());
+        for f in frags {
+            assert_eq!(texel(f.t0[0]), k as i64);
+        }
+    }
+}
+
+/// Texels a blocked pass must write: the lower blocks of its region.
+fn intended(layout: BlockLayout, pass: &Pass, b_width: usize) -> BTreeSet<(usize, usize)> {
+    let t = layout.texels();
+    let k = pass.step / 2;
+    match pass.kernel {
+        Kernel::BlockScaling => (0..t)
+            .flat_map(|y| (0..b_width).map(move |x| (x, y)))
+            .collect(),
+        Kernel::RankKAddition => lower_set(0, t),
+        Kernel::BlockFactor => lower_set(k, k + KB),
+        Kernel::BlockPanel => (k + KB..t)
+            .flat_map(|y| (k..k + KB).map(move |x| (x, y)))
+            .collect(),
+        Kernel::RankKSubtraction => lower_set(k + KB, t),
+        other => panic!("{other:?} is not a blocked kernel"),
+    }
+}
+
+#[test]
+fn cholesky_plan_covers_every_lower_block_in_order() {
+    // Each lower texel is factored (diagonal block) or solved (panel) exactly once, and
+    // updated by every earlier block column.
+    for m in [1, 16, 17, 40] {
+        let layout = BlockLayout::new(m);
+        let plan = cholesky_plan(layout);
+        let t = layout.texels();
+        let mut finished = BTreeSet::new();
+        for pass in plan.passes.iter().filter(|p| !p.kernel.is_copy()) {
+            let frags: BTreeSet<_> = rasterize(plan.vertices_of(pass), t, t)
+                .iter()
+                .map(|f| (f.x, f.y))
+                .collect();
+            assert_eq!(frags, intended(layout, pass, 0), "m={m}");
+            if pass.kernel != Kernel::RankKSubtraction {
+                for p in &frags {
+                    assert!(finished.insert(*p), "m={m}: {p:?} finished twice");
+                }
+            } else {
+                assert!(
+                    frags.is_disjoint(&finished),
+                    "m={m}: update of a finished block"
+                );
+            }
+        }
+        assert_eq!(finished, lower_set(0, t), "m={m}");
+    }
+}
+
+// ---- on the GPU ----
+
+const SIZES: [usize; 10] = [1, 2, 3, 4, 7, 16, 17, 33, 64, 100];
+
+fn check_assembly(gpu: &Gpu, m: usize, n: usize, seed: u64) {
+    let mut rng = problems::rng(seed);
+    let a = problems::uniform_matrix(&mut rng, m, n);
+    let d = problems::uniform_vector(&mut rng, n);
+    let c = gpu.assemble(&a, &d, blocked()).unwrap();
+    let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
+    let err = relative_error(&c, &c_ref);
+    let tol = 2.0 * (n as f64 + 2.0) * U32;
+    assert!(
+        err <= tol,
+        "blocked assembly m={m} n={n}: {err:.3e} > {tol:.3e}"
+    );
+    assert_eq!(c, c.lower_triangle(), "m={m}: upper triangle not zero");
+}
+
+#[test]
+fn assembly_matches_reference() {
+    let gpu = gpu();
+    for m in SIZES {
+        check_assembly(&gpu, m, 2 * m, 10 + m as u64);
+    }
+    for (m, n) in [(3, 1), (33, 5), (20, 33), (64, 65), (5, 100)] {
+        check_assembly(&gpu, m, n, 99);
+    }
+}
+
+fn check_cholesky(gpu: &Gpu, c: &Matrix<f32>) -> Matrix<f32> {
+    let m = c.rows();
+    let l = gpu.cholesky(c, blocked()).unwrap().into_l();
+    let l_ref = reference::cholesky(&c.to_f64()).unwrap();
+    let forward = relative_error(&l, &l_ref);
+    let backward = relative_error(
+        &reference::multiply_lower_by_transpose(&l.to_f64()),
+        &c.to_f64().symmetric_from_lower(),
+    );
+    let tol = 16.0 * (m as f64 + 2.0) * U32;
+    assert!(
+        backward <= tol,
+        "m={m}: backward {backward:.3e} > {tol:.3e}"
+    );
+    assert!(forward <= tol, "m={m}: forward {forward:.3e} > {tol:.3e}");
+    assert_eq!(l, l.lower_triangle(), "m={m}: upper triangle of L not zero");
+    l
+}
+
+#[test]
+fn cholesky_matches_reference() {
+    let gpu = gpu();
+    for m in SIZES {
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
+        check_cholesky(&gpu, &c);
+    }
+}
+
+#[test]
+fn factor_product_keeps_c_on_the_gpu_and_matches() {
+    let gpu = gpu();
+    for m in [1, 5, 32, 47] {
+        let mut rng = problems::rng(7 * m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, 2 * m);
+        let d = problems::uniform_vector(&mut rng, 2 * m);
+        let l = gpu.factor_product(&a, &d, blocked()).unwrap().into_l();
+        let c = reference::assemble(&a.to_f64(), &widen(&d));
+        let backward = relative_error(
+            &reference::multiply_lower_by_transpose(&l.to_f64()),
+            &c.symmetric_from_lower(),
+        );
+        assert!(
+            backward <= 8.0 * (2.0 * m as f64 + 2.0) * U32,
+            "m={m}: {backward:.3e}"
+        );
+    }
+}
+
+/// Runs every pass with its target poisoned with NaN first: the texels that come out not NaN
+/// must be exactly the intended ones, with all four entries written. The rest is restored.
+fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_width: usize) {
+    let layout = BlockLayout::new(run.layout().order());
+    let mut last_drawn: Option<Pass> = None;
+    while let Some(pass) = run.next_pass().cloned() {
+        let target = run.target_of(&pass).unwrap();
+        let w = target.width();
+        let before = target.download().unwrap();
+        target.fill([f32::NAN; 4]).unwrap();
+        run.step().unwrap();
+        let target = if pass.swap_after {
+            run.pair().source().texture()
+        } else {
+            run.target_of(&pass).unwrap()
+        };
+        let after = target.download().unwrap();
+        let written: BTreeSet<(usize, usize)> = (0..after.len())
+            .filter(|&p| after[p].iter().any(|v| !v.is_nan()))
+            .map(|p| (p % w, p / w))
+            .collect();
+        for &(x, y) in &written {
+            assert!(
+                after[y * w + x].iter().all(|v| !v.is_nan()),
+                "({x}, {y}) partly"
+            );
+        }
+        let drawn = if pass.kernel.is_copy() {
+            last_drawn.clone().expect("a copy follows a pass")
+        } else {
+            pass.clone()
+        };
+        assert_eq!(
+            written,
+            intended(layout, &drawn, b_width),
+            "m={}: {} pass at step {} wrote the wrong texels",
+            layout.order(),
+            pass.kernel.name(),
+            pass.step
+        );
+        let merged: Vec<[f32; 4]> = after
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| if a[0].is_nan() { *b } else { *a })
+            .collect();
+        target.upload(&merged).unwrap();
+        if !pass.kernel.is_copy() {
+            last_drawn = Some(pass);
+        }
+    }
+}
+
+#[test]
+fn every_pass_writes_exactly_its_blocks() {
+    let gpu = gpu();
+    for m in [1, 2, 3, 16, 17, 35] {
+        let n = 40;
+        let mut rng = problems::rng(m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
+        let mut run = gpu.start_blocked_assembly(&a, &d).unwrap();
+        run_with_poisoned_targets(&mut run, BlockLayout::padded_columns(n) / 2);
+        let c = run.download_lower().unwrap();
+        let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
+        assert!(relative_error(&c, &c_ref) < 1e-5, "m={m}");
+
+        let spd = problems::well_conditioned_spd(&mut rng, m);
+        let mut run = gpu.start_blocked_cholesky(&spd).unwrap();
+        run_with_poisoned_targets(&mut run, 0);
+        let l = run.download_lower().unwrap();
+        let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
+        assert!(relative_error(&l, &l_ref) < 1e-5, "m={m}");
+    }
+}
+
+/// NaN in every strict-upper entry of both textures (whole blocks above the diagonal and the
+/// upper entry of each diagonal block): the factor is the clean run's, bit for bit.
+#[test]
+fn cholesky_never_reads_the_upper_triangle() {
+    let gpu = gpu();
+    for m in [2, 7, 33] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
+        let clean = gpu.cholesky(&c, blocked()).unwrap().into_l();
+        let layout = BlockLayout::new(m);
+        let poisoned = layout.pack(&c, f32::NAN);
+        let mut run = gpu.start_blocked_cholesky(&c).unwrap();
+        run.pair().source().texture().upload(&poisoned).unwrap();
+        run.pair().target().texture().upload(&poisoned).unwrap();
+        run.finish().unwrap();
+        assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
+        // The blocks above the diagonal were never drawn.
+        let t = layout.texels();
+        for tex in [run.pair().source().texture(), run.pair().target().texture()] {
+            let data = tex.download().unwrap();
+            for y in 0..t {
+                for x in y + 1..t {
+                    assert!(
+                        data[y * t + x].iter().all(|v| v.is_nan()),
+                        "m={m} ({x}, {y})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn not_positive_definite_names_the_failing_column_as_lapack() {
+    let gpu = gpu();
+    let m = 40;
+    // Columns at the start, inside, at the edges of block columns and at the end.
+    for column in [0, 1, 5, 15, 16, 17, 31, 39] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= 50.0;
+        let expected = match reference::cholesky(&c.to_f64()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
+                assert_eq!(got, column);
+                pivot
+            }
+            other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
+        };
+        match gpu.cholesky(&c, blocked()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
+                assert_eq!(got, column);
+                assert!(
+                    (pivot - expected).abs() <= 1e-4 * expected.abs(),
+                    "pivot {pivot} against the reference's {expected}"
+                );
+            }
+            other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
+        }
+    }
+    for c in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)] {
+        assert!(matches!(
+            gpu.cholesky(&c, blocked()),
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                column: 0,
+                ..
+            }))
+        ));
+    }
+}
+
+#[test]
+fn method_selection_and_refusals() {
+    let gpu = gpu();
+    // Auto picks the fastest method the device runs in each format: tiled where there are
+    // compute shaders (llvmpipe has them), else blocked (full format only), else faithful.
+    let expected = |format| {
+        if gpu.info().has_compute() {
+            Method::Tiled
+        } else if format == Format::Full {
+            Method::Blocked
+        } else {
+            Method::Faithful
+        }
+    };
+    for format in [Format::Full, Format::Packed] {
+        assert_eq!(gpu.resolve_for(Options::new(format)).unwrap(), expected(format));
+    }
+    let c = problems::well_conditioned_spd(&mut problems::rng(1), 5);
+    let e = gpu
+        .cholesky(&c, Options::new(Format::Packed).method(Method::Blocked))
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Input(InputError::Unsupported(_))) && e.to_string().contains("packed"),
+        "{e}"
+    );
+    // Stepping over R32F textures is the faithful method's; blocked runs step as blocks.
+    let e = gpu.start_cholesky(&c, blocked()).err().expect("refused");
+    assert!(e.to_string().contains("start_blocked_cholesky"), "{e}");
+}
