@@ -347,7 +347,10 @@ fn method_selection_and_refusals() {
         }
     };
     for format in [Format::Full, Format::Packed] {
-        assert_eq!(gpu.resolve_for(Options::new(format)).unwrap(), expected(format));
+        assert_eq!(
+            gpu.resolve_for(Options::new(format)).unwrap(),
+            expected(format)
+        );
     }
     let c = problems::well_conditioned_spd(&mut problems::rng(1), 5);
     let e = gpu

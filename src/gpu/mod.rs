@@ -8,12 +8,14 @@ mod cholesky;
 mod factor;
 mod least_squares;
 mod lu;
+mod residual;
 mod tiled;
 
 pub use assembly::assembly_plan;
 pub use cholesky::{check_factor, cholesky_plan};
 pub use factor::CholeskyFactor;
 pub use lu::LuFactors;
+pub use residual::DeviceResidual;
 pub use tiled::{TiledFactor, storage_of};
 
 use crate::error::{DeviceError, InputError, Result};
