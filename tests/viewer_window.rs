@@ -74,6 +74,34 @@ impl Drop for Xvfb {
     }
 }
 
+#[test]
+fn view_steps_only_methods_that_draw_triangles() {
+    let dir = tempfile::tempdir().unwrap();
+    // The faithful method, named, records as the default does.
+    let out = headless()
+        .args([
+            "view", "-m", "3", "--method", "faithful", "--size", "480x300", "--record",
+        ])
+        .arg(dir.path().join("faithful"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The tiled method runs compute shaders: no passes to step, whatever the device.
+    let out = headless()
+        .args(["view", "-m", "3", "--method", "tiled", "--record"])
+        .arg(dir.path().join("tiled"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("draws no triangles"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 fn start_xvfb() -> Result<Xvfb, String> {
     for n in 90..140 {
         let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
