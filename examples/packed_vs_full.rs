@@ -12,7 +12,7 @@ use symraster::{
     Format, Gpu, Matrix, Method, Options, problems as testing, reference, relative_error,
 };
 
-fn main() -> anyhow::Result<()> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<usize> = std::env::args()
         .skip(1)
         .map(|a| a.parse())
@@ -90,7 +90,7 @@ type Timing = (Duration, Duration, Matrix<f32>);
 fn timed<'g>(
     gpu: &'g Gpu,
     start: impl FnOnce() -> symraster::Result<Execution<'g>>,
-) -> anyhow::Result<Timing> {
+) -> symraster::Result<Timing> {
     let timer = GpuTimer::new(gpu.context())?;
     let clock = Instant::now();
     let mut run = start()?;

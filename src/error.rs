@@ -75,6 +75,21 @@ pub enum InputError {
         value: f64,
     },
 
+    /// A value beyond float32's range, which the GPU computes in.
+    #[error(
+        "input {input} holds {value:e} at {position}, beyond single precision's range \
+         (±{max:e}); the GPU computes in float32",
+        max = f32::MAX
+    )]
+    OutOfSinglePrecision {
+        /// Which input.
+        input: String,
+        /// Where, e.g. "row 2, column 5 (0-based)".
+        position: String,
+        /// The value.
+        value: f64,
+    },
+
     /// Shapes of the inputs do not fit together.
     #[error("shape mismatch: {0}")]
     Shape(String),

@@ -19,7 +19,9 @@
 //! Where things are: [`gpu`] is the API ([`Gpu`], one file per operation); [`geometry`] the
 //! paper's draw geometry as data, [`kernels`] the fragment kernel table, [`execution`] the pass
 //! runner; [`gl`] the RAII OpenGL layer; [`layout`] the storage formats; [`reference`] and
-//! [`baseline`] the CPU references; [`least_squares`] Algorithm 1; [`io`] .npy and .mtx files.
+//! [`baseline`] the CPU references; [`least_squares`] Algorithm 1; [`io`] .npy and .mtx files;
+//! [`problems`] the random test problems (seeded). The `symraster` program (command line,
+//! debugger, window, reproduction) lives in `src/bin/symraster/` behind the `cli` feature.
 
 pub mod baseline;
 pub mod error;
@@ -34,11 +36,7 @@ pub mod least_squares;
 pub mod matrix;
 pub mod problems;
 pub mod reference;
-pub mod reproduce;
-pub mod tables;
 pub mod tiled;
-pub mod timing;
-pub mod view;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{

@@ -210,7 +210,7 @@ impl<T: Copy> From<Matrix<T>> for Vec<T> {
 }
 
 /// Checks that a matrix has at least one row and one column.
-pub(crate) fn check_non_empty<T>(input: &str, m: &Matrix<T>) -> Result<()> {
+pub fn check_non_empty<T>(input: &str, m: &Matrix<T>) -> Result<()> {
     if m.rows == 0 || m.cols == 0 {
         return Err(Error::from(InputError::Empty {
             input: input.to_string(),
@@ -222,7 +222,7 @@ pub(crate) fn check_non_empty<T>(input: &str, m: &Matrix<T>) -> Result<()> {
 }
 
 /// Checks that a matrix is square and not empty; `what` says why it must be square.
-pub(crate) fn check_square<T>(input: &str, m: &Matrix<T>, what: &str) -> Result<()> {
+pub fn check_square<T>(input: &str, m: &Matrix<T>, what: &str) -> Result<()> {
     check_non_empty(input, m)?;
     if m.rows != m.cols {
         return Err(Error::shape(format!(
@@ -234,7 +234,7 @@ pub(crate) fn check_square<T>(input: &str, m: &Matrix<T>, what: &str) -> Result<
 }
 
 /// Checks that every value is finite, naming the input and the first bad position.
-pub(crate) fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
+pub fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
     if let Some(p) = m.as_slice().iter().position(|&x| !x.into().is_finite()) {
         let (i, j) = (p / m.cols, p % m.cols);
         return Err(Error::from(InputError::NonFinite {
@@ -247,7 +247,7 @@ pub(crate) fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> R
 }
 
 /// Checks that every value of a vector is finite.
-pub(crate) fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()> {
+pub fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()> {
     if let Some(p) = v.iter().position(|&x| !x.into().is_finite()) {
         return Err(Error::from(InputError::NonFinite {
             input: input.to_string(),
@@ -256,6 +256,33 @@ pub(crate) fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Res
         }));
     }
     Ok(())
+}
+
+/// The matrix rounded to f32 for the GPU, after checking that every value is finite and
+/// within float32's range (naming the input and the first bad position).
+pub fn to_single_precision(input: &str, m: &Matrix<f64>) -> Result<Matrix<f32>> {
+    check_finite(input, m)?;
+    if let Some(p) = m.as_slice().iter().position(|x| x.abs() > f32::MAX as f64) {
+        return Err(Error::from(InputError::OutOfSinglePrecision {
+            input: input.to_string(),
+            position: format!("row {}, column {} (0-based)", p / m.cols, p % m.cols),
+            value: m.data[p],
+        }));
+    }
+    Ok(m.to_f32())
+}
+
+/// [`to_single_precision`] for a vector.
+pub fn to_single_precision_vec(input: &str, v: &[f64]) -> Result<Vec<f32>> {
+    check_finite_vec(input, v)?;
+    if let Some(p) = v.iter().position(|x| x.abs() > f32::MAX as f64) {
+        return Err(Error::from(InputError::OutOfSinglePrecision {
+            input: input.to_string(),
+            position: format!("index {p} (0-based)"),
+            value: v[p],
+        }));
+    }
+    Ok(v.iter().map(|&x| x as f32).collect())
 }
 
 #[cfg(test)]

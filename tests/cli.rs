@@ -531,9 +531,37 @@ fn too_large_for_the_textures_gives_the_limit_and_largest_m() {
     let d_path = w.vector("d.npy", &d);
     let out = w.path("out.npy");
     let limit = [("SYMRASTER_MAX_TEXTURE_SIZE", "8")];
+    // The texture limit binds the methods that draw triangles (the tiled method, which keeps
+    // matrices in storage buffers, goes past it).
+    if succeeds(run(&[&"info"], &[])).contains("tiled") {
+        succeeds(run(
+            &[
+                &"assemble",
+                &"--a",
+                &a_path,
+                &"--d",
+                &d_path,
+                &"--method",
+                &"tiled",
+                &"-o",
+                &out,
+            ],
+            &limit,
+        ));
+    }
     fails_with(
         run(
-            &[&"assemble", &"--a", &a_path, &"--d", &d_path, &"-o", &out],
+            &[
+                &"assemble",
+                &"--a",
+                &a_path,
+                &"--d",
+                &d_path,
+                &"--method",
+                &"faithful",
+                &"-o",
+                &out,
+            ],
             &limit,
         ),
         &[
@@ -553,6 +581,8 @@ fn too_large_for_the_textures_gives_the_limit_and_largest_m() {
                 &c_path,
                 &"--format",
                 &"packed",
+                &"--method",
+                &"faithful",
                 &"-o",
                 &out,
             ],
@@ -566,7 +596,17 @@ fn too_large_for_the_textures_gives_the_limit_and_largest_m() {
     fails_with(
         run(
             &[
-                &"solve", &"--a", &a_path, &"--d", &d_path, &"--b", &d_path, &"-o", &out,
+                &"solve",
+                &"--a",
+                &a_path,
+                &"--d",
+                &d_path,
+                &"--b",
+                &d_path,
+                &"--method",
+                &"faithful",
+                &"-o",
+                &out,
             ],
             &limit,
         ),
@@ -820,4 +860,213 @@ fn bad_options_are_refused_by_the_parser() {
         &[],
     );
     assert_eq!(o.status.code(), Some(2));
+}
+
+// ------------------------------------------------ --method, --criterion, limits before allocation
+
+/// The methods `info` says this device runs.
+fn device_methods() -> Vec<String> {
+    let text = succeeds(run(&[&"info"], &[]));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("methods"))
+        .unwrap_or_else(|| panic!("no methods line in {text}"));
+    let list = line["methods".len()..].split('(').next().unwrap();
+    list.split(',').map(|m| m.trim().to_string()).collect()
+}
+
+#[test]
+fn method_option_runs_each_method_the_device_has_and_refuses_the_others() {
+    let methods = device_methods();
+    assert!(methods.contains(&"faithful".to_string()), "{methods:?}");
+    let w = Workspace::new();
+    let m = 9;
+    let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
+    let c_path = w.matrix("c.npy", &c);
+    let l_ref = reference::cholesky(&c.to_f64()).unwrap();
+    for method in ["faithful", "blocked", "tiled", "auto"] {
+        let out = w.path(&format!("l_{method}.npy"));
+        let o = run(
+            &[
+                &"factor",
+                &"--c",
+                &c_path,
+                &"--method",
+                &method,
+                &"-o",
+                &out,
+            ],
+            &[],
+        );
+        if method == "auto" || methods.iter().any(|m| m == method) {
+            let text = succeeds(o);
+            assert!(text.contains(" method on "), "{text}");
+            let l = io::read_matrix(&out, "L").unwrap();
+            let err = relative_error(&l, &l_ref);
+            assert!(err < 1e-5, "{method}: relative error {err:e}");
+        } else {
+            fails_with(o, &[&format!("cannot run the {method} method")]);
+            assert!(!out.exists());
+        }
+    }
+    let o = run(
+        &[
+            &"factor",
+            &"--c",
+            &c_path,
+            &"--method",
+            &"fastest",
+            &"-o",
+            &"l.npy",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "clap refuses an unknown method");
+}
+
+#[test]
+fn solve_reports_backward_error_and_fallback_and_takes_the_paper_rule() {
+    let w = Workspace::new();
+    let (m, n) = (6, 12);
+    let mut rng = problems::rng(21);
+    let a = problems::uniform_matrix(&mut rng, m, n).to_f64();
+    let d = widen(&problems::uniform_vector(&mut rng, n));
+    let b = widen(&problems::uniform_vector(&mut rng, n));
+    let (a_path, d_path, b_path) = (
+        w.matrix("a.npy", &a),
+        w.vector("d.npy", &d),
+        w.vector("b.npy", &b),
+    );
+    for criterion in ["backward", "paper"] {
+        let out = w.path(&format!("x_{criterion}.npy"));
+        let text = succeeds(run(
+            &[
+                &"solve",
+                &"--a",
+                &a_path,
+                &"--d",
+                &d_path,
+                &"--b",
+                &b_path,
+                &"--criterion",
+                &criterion,
+                &"-o",
+                &out,
+            ],
+            &[],
+        ));
+        for needle in [
+            "iterations: ",
+            "backward error: ",
+            "forward error estimate: ",
+            "f64 CPU fallback: ",
+        ] {
+            assert!(
+                text.contains(needle),
+                "{criterion}: {needle} missing in {text}"
+            );
+        }
+        let name = if criterion == "backward" {
+            "backward"
+        } else {
+            "paper"
+        };
+        assert!(text.contains(name), "{text}");
+        assert_eq!(io::read_vector(&out, "x").unwrap().len(), m);
+    }
+    let o = run(
+        &[
+            &"solve",
+            &"--a",
+            &a_path,
+            &"--d",
+            &d_path,
+            &"--b",
+            &b_path,
+            &"--max-iter",
+            &"10001",
+            &"-o",
+            &"x.npy",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("above the limit of 10000"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn sizes_beyond_the_device_are_refused_before_allocating() {
+    let limit = [("SYMRASTER_MAX_TEXTURE_SIZE", "64")];
+    // m = 10⁹ would need gigabytes on the host: refused at once, by the texture limit.
+    fails_with(
+        run(
+            &[&"demo", &"-m", &"1000000000", &"--method", &"faithful"],
+            &limit,
+        ),
+        &["m = 1000000000", "64"],
+    );
+    // The tiled method is bounded by storage buffers, not textures.
+    if succeeds(run(&[&"info"], &[])).contains("tiled") {
+        fails_with(
+            run(
+                &[&"demo", &"-m", &"1000000000", &"--method", &"tiled"],
+                &limit,
+            ),
+            &["m = 1000000000", "storage buffer"],
+        );
+    }
+    fails_with(
+        run(&[&"demo", &"-m", &"48", &"--method", &"faithful"], &limit),
+        &["96 columns"],
+    );
+    let w = Workspace::new();
+    let out = w.path("tables");
+    fails_with(
+        run(
+            &[&"tables", &"--sizes", &"16,100000000", &"--out", &out],
+            &limit,
+        ),
+        &["m = 100000000"],
+    );
+    assert!(!out.exists(), "nothing is written when a size is refused");
+}
+
+#[test]
+fn info_says_lowered_only_below_the_driver_limit() {
+    let text = succeeds(run(
+        &[&"info"],
+        &[("SYMRASTER_MAX_TEXTURE_SIZE", "1000000000")],
+    ));
+    assert!(!text.contains("lowered"), "{text}");
+}
+
+/// SIGTERM and SIGINT end the program with 128 + the signal, after removing the temporary
+/// file of any write under way (the removal itself is tested in the library's io module).
+#[test]
+fn signals_end_the_program_with_the_shell_status() {
+    for (signal, status) in [("TERM", 143), ("INT", 130)] {
+        let w = Workspace::new();
+        // A demo large enough to be running when the signal comes.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_symraster"))
+            .args(["demo", "-m", "1500", "--method", "faithful"])
+            .current_dir(w.path(""))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let sent = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let code = child.wait().unwrap().code();
+        assert_eq!(code, Some(status), "SIG{signal}");
+        let left: Vec<_> = std::fs::read_dir(w.path("")).unwrap().collect();
+        assert!(left.is_empty(), "nothing is left behind");
+    }
 }

@@ -88,7 +88,19 @@ fn figures_are_written_with_the_expected_columns() {
         String::from_utf8_lossy(&out.stderr)
     );
     let (h, rows) = read_csv(&dir.path().join("fig8_assembly.csv"));
-    assert_eq!(h, symraster::reproduce::FIG8_COLUMNS);
+    assert_eq!(
+        h,
+        [
+            "m",
+            "n",
+            "gpu_full_s",
+            "gpu_full_wall_s",
+            "gpu_packed_s",
+            "gpu_packed_wall_s",
+            "cpu_faer_f32_s",
+            "vendor_s",
+        ]
+    );
     assert_eq!(
         rows.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(),
         ["16", "32"]
@@ -139,7 +151,21 @@ fn fig9_adds_lu_and_the_vendor_line_when_present() {
         String::from_utf8_lossy(&out.stderr)
     );
     let (h, rows) = read_csv(&dir.path().join("fig9_cholesky.csv"));
-    assert_eq!(h, symraster::reproduce::FIG9_COLUMNS);
+    assert_eq!(
+        h,
+        [
+            "m",
+            "gpu_full_s",
+            "gpu_full_wall_s",
+            "gpu_packed_s",
+            "gpu_packed_wall_s",
+            "cpu_faer_f32_s",
+            "gpu_lu_s",
+            "gpu_lu_wall_s",
+            "vendor_s",
+            "vendor_lu_s",
+        ]
+    );
     for c in [
         "gpu_full_s",
         "gpu_packed_s",
@@ -196,4 +222,40 @@ fn tables_are_written_as_csv_and_markdown() {
         );
     }
     assert!(!dir.path().join("fig8_assembly.csv").exists());
+}
+
+#[test]
+fn tables_is_reproduce_only_tables_under_its_own_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_symraster"))
+        .args(["tables", "--sizes", "16", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for t in ["table1", "table2"] {
+        let (_, rows) = read_csv(&dir.path().join(format!("{t}.csv")));
+        assert_eq!(rows.len(), 1, "{t}: one row per size");
+        let md = std::fs::read_to_string(dir.path().join(format!("{t}.md"))).unwrap();
+        assert!(
+            stdout.contains(md.trim()),
+            "tables prints {t}.md:\n{stdout}"
+        );
+    }
+    assert!(!dir.path().join("fig8_assembly.csv").exists());
+    // One size parser: `tables` and `reproduce` refuse the same lists the same way.
+    let bad = Command::new(env!("CARGO_BIN_EXE_symraster"))
+        .args(["tables", "--sizes", "16,x", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("comma-separated list of positive integers")
+    );
 }

@@ -74,6 +74,34 @@ impl Drop for Xvfb {
     }
 }
 
+#[test]
+fn view_steps_only_methods_that_draw_triangles() {
+    let dir = tempfile::tempdir().unwrap();
+    // The faithful method, named, records as the default does.
+    let out = headless()
+        .args([
+            "view", "-m", "3", "--method", "faithful", "--size", "480x300", "--record",
+        ])
+        .arg(dir.path().join("faithful"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The tiled method runs compute shaders: no passes to step, whatever the device.
+    let out = headless()
+        .args(["view", "-m", "3", "--method", "tiled", "--record"])
+        .arg(dir.path().join("tiled"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("draws no triangles"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 fn start_xvfb() -> Result<Xvfb, String> {
     for n in 90..140 {
         let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
@@ -145,7 +173,10 @@ fn check_screenshot(path: &Path) {
     );
     // Some heatmap texels are viridis colours.
     let viridis: std::collections::HashSet<[u8; 3]> = (0..256)
-        .map(|i| symraster::view::colormap::viridis(i as f32 / 255.0))
+        .map(|i| {
+            let c = colorous::VIRIDIS.eval_rational(i, 256);
+            [c.r, c.g, c.b]
+        })
         .collect();
     let on_map = image
         .pixels()

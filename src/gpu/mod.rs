@@ -239,6 +239,31 @@ impl Gpu {
         }
     }
 
+    /// Checks, before anything is allocated, that an m x m problem with n columns of A (n = 0
+    /// when there is no A) fits the device for `options`, and gives the method that will run:
+    /// textures bound the methods that draw (GL_MAX_TEXTURE_SIZE: [`InputError::TooLarge`],
+    /// [`InputError::TooWide`]), storage buffers bound the tiled method.
+    pub fn check_problem_size(&self, m: usize, n: usize, options: Options) -> Result<Method> {
+        let method = self.resolve_for(options)?;
+        if method == Method::Tiled {
+            let max = self.max_storage_bytes()?;
+            let storage = storage_of(options.format);
+            crate::tiled::storage::check_fits(
+                &format!("the m = {m} matrix in {} storage", storage.name()),
+                storage.len(m),
+                max,
+            )?;
+            crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
+        } else {
+            self.check_order(m, options.format)?;
+            let limit = self.info().max_texture_size;
+            if n > limit {
+                return Err(InputError::TooWide { n, m, limit }.into());
+            }
+        }
+        Ok(method)
+    }
+
     /// The largest m in each format: (full, packed).
     pub fn max_order(&self) -> (usize, usize) {
         let limit = self.info().max_texture_size;

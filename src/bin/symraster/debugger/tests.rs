@@ -1,10 +1,11 @@
 //! The viewer's engine on the headless context: recorded frames (one per pass plus the
 //! initial state) whose pixels are the colormap of the textures' contents.
 
+use super::colormap;
+use super::record::{Recording, frame_name, record};
+use super::render::{FrameLayout, ViewState};
+use super::session::{Operation, Problem, Session};
 use symraster::geometry::Kernel;
-use symraster::view::{
-    self, FrameLayout, Operation, Problem, Recording, Session, ViewState, colormap,
-};
 use symraster::{Format, Gpu, InputError, Layout, Method, assembly_plan, cholesky_plan, reference};
 
 const SIZE: (u32, u32) = (640, 400);
@@ -15,6 +16,7 @@ fn recording(operation: Operation, m: usize, seed: u64) -> Recording {
     Recording {
         operation,
         format: Format::Full,
+        method: Method::Faithful,
         m,
         seed,
         size: SIZE,
@@ -52,7 +54,7 @@ fn recorder_writes_one_frame_per_pass_plus_the_initial_state() {
         let dir = tempfile::tempdir().unwrap();
         let mut rec = recording(operation, m, 3);
         rec.gif = Some(dir.path().join("run.gif"));
-        let done = view::record(&gpu, &rec, dir.path()).unwrap();
+        let done = record(&gpu, &rec, dir.path()).unwrap();
         assert_eq!(done.passes, passes);
         assert_eq!(done.frames.len(), passes + 1);
         let mut pngs: Vec<_> = std::fs::read_dir(dir.path())
@@ -61,7 +63,7 @@ fn recorder_writes_one_frame_per_pass_plus_the_initial_state() {
             .filter(|n| n.ends_with(".png"))
             .collect();
         pngs.sort();
-        let expected: Vec<_> = (0..=passes).map(view::frame_name).collect();
+        let expected: Vec<_> = (0..=passes).map(frame_name).collect();
         assert_eq!(pngs, expected, "{operation}");
         let gif = image::open(dir.path().join("run.gif")).unwrap();
         assert_eq!((gif.width(), gif.height()), SIZE);
@@ -134,7 +136,7 @@ fn frame_pixels_are_the_colormap_of_the_texture_contents() {
                 format,
                 ..recording(operation, m, seed)
             };
-            let done = view::record(&gpu, &rec, dir.path()).unwrap();
+            let done = record(&gpu, &rec, dir.path()).unwrap();
             let last = done.passes;
             for p in [0, 1, 4, last / 2, last] {
                 let frame = image::open(&done.frames[p]).unwrap().to_rgba8();
@@ -150,7 +152,7 @@ fn initial_frame_shows_unwritten_texels_as_nan_and_final_frame_the_reference() {
     let gpu = Gpu::new().unwrap();
     let (m, seed) = (7, 5);
     let dir = tempfile::tempdir().unwrap();
-    let done = view::record(&gpu, &recording(Operation::Cholesky, m, seed), dir.path()).unwrap();
+    let done = record(&gpu, &recording(Operation::Cholesky, m, seed), dir.path()).unwrap();
     let problem = Problem::random(m, seed);
 
     // Before any pass the target holds only NaN: magenta at entries, grey checker elsewhere.

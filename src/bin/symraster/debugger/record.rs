@@ -3,13 +3,13 @@
 
 use super::render::{Renderer, ViewState, read_pixels};
 use super::session::{Operation, Problem, Session};
-use crate::error::{Error, InputError, Result};
-use crate::gl::{Context, RenderTexture, Rgba8};
-use crate::gpu::Gpu;
-use crate::layout::Format;
 use image::codecs::gif::{GifEncoder, Repeat};
 use image::{Delay, Frame, RgbaImage};
 use std::path::{Path, PathBuf};
+use symraster::error::{Error, InputError, Result};
+use symraster::gl::{Context, RenderTexture, Rgba8};
+use symraster::gpu::{Gpu, Method, Options};
+use symraster::layout::Format;
 
 /// File names of frames: `frame_00000.png` is the state before the first pass, frame p the
 /// state after pass p.
@@ -27,6 +27,8 @@ pub struct Recording {
     pub operation: Operation,
     /// The storage format.
     pub format: Format,
+    /// The method (one that draws triangles; `Auto` picks the fastest).
+    pub method: Method,
     /// Order m.
     pub m: usize,
     /// Seed of the random problem.
@@ -93,7 +95,12 @@ pub fn record(gpu: &Gpu, recording: &Recording, dir: &Path) -> Result<Recorded> 
         )))
     };
     let problem = Problem::random(recording.m, recording.seed);
-    let mut session = Session::new(gpu, recording.operation, recording.format, problem)?;
+    let mut session = Session::new(
+        gpu,
+        recording.operation,
+        Options::new(recording.format).method(recording.method),
+        problem,
+    )?;
     std::fs::create_dir_all(dir).map_err(|e| output(dir, &e))?;
     let target = Offscreen::new(gpu.context(), recording.size)?;
     let mut renderer = Renderer::new(gpu.context())?;

@@ -1,15 +1,12 @@
 //! `symraster view`: the visual debugger. `--record DIR` renders frames headless (EGL, no
-//! window); otherwise a window (winit, in [`window`], only with the `window` feature) shows
+//! window); otherwise a window (winit, in [`crate::window`], only with the `window` feature) shows
 //! the same frames live with keyboard and mouse controls.
 
-#[cfg(feature = "window")]
-mod window;
-
-use crate::FormatArg;
+use super::{FormatArg, MethodArg};
+use crate::debugger::{self, Operation, Recording};
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use symraster::view::{self, Operation, Recording};
 use symraster::{Format, Gpu};
 
 /// The largest m the viewer accepts: it reads every texture back after each pass.
@@ -27,6 +24,10 @@ pub struct ViewArgs {
     /// Storage format.
     #[arg(long, value_enum, default_value_t = FormatArg::Full)]
     pub format: FormatArg,
+    /// How to compute: a method that draws triangles (faithful or blocked; auto picks the
+    /// fastest this device runs).
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
     /// Seed of the random problem (R in the window picks the next one).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -105,13 +106,14 @@ fn record(args: &ViewArgs, dir: PathBuf) -> Result<()> {
     let recording = Recording {
         operation: args.op.into(),
         format: Format::from(args.format),
+        method: args.method.into(),
         m: args.m,
         seed: args.seed,
         size: args.size,
         gif: args.gif.clone(),
         gif_delay_ms: args.gif_delay_ms,
     };
-    let done = view::record(&gpu, &recording, &dir).with_context(|| {
+    let done = debugger::record(&gpu, &recording, &dir).with_context(|| {
         format!(
             "recording {} {} m={}",
             recording.operation, recording.format, recording.m
@@ -134,7 +136,7 @@ fn record(args: &ViewArgs, dir: PathBuf) -> Result<()> {
 }
 
 /// Why no window can be opened, with what to do instead.
-fn no_display(reason: &str) -> anyhow::Error {
+pub fn no_display(reason: &str) -> anyhow::Error {
     anyhow::anyhow!(
         "cannot open the viewer window: {reason}.\n  \
          Without a display, record the frames as PNG files instead:\n    \
@@ -164,7 +166,7 @@ fn check_display() -> Result<()> {
 #[cfg(feature = "window")]
 fn open_window(args: ViewArgs) -> Result<()> {
     check_display()?;
-    window::run(args)
+    crate::window::run(args)
 }
 
 #[cfg(not(feature = "window"))]

@@ -1,7 +1,11 @@
 //! The viewer's window: winit 0.30 with a glutin (EGL or GLX) context on which both the
 //! library's passes and the heatmaps are drawn, since GL objects belong to one context.
 
-use super::{ViewArgs, no_display};
+use crate::cli::view::{ViewArgs, no_display};
+use crate::debugger::{
+    FrameLayout, Operation, Problem, Renderer, Selection, Session, Snapshot, ViewState,
+    other_format, read_pixels,
+};
 use anyhow::{Context as _, Result, anyhow};
 use glutin::config::{ConfigTemplateBuilder, GlConfig};
 use glutin::context::{
@@ -17,11 +21,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use symraster::InputError;
 use symraster::gl::{Context, DeviceInfo};
-use symraster::view::{
-    FrameLayout, Operation, Problem, Renderer, Selection, Session, Snapshot, ViewState,
-    other_format, read_pixels,
-};
-use symraster::{Error, Format, Gpu};
+use symraster::{Error, Format, Gpu, Options};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -224,8 +224,16 @@ impl ApplicationHandler for App {
     }
 }
 
-/// Creates the window, its GL context and the viewer on it.
-fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
+/// The window, its surface and a current OpenGL 3.3+ core context on it.
+type WindowContext = (
+    Window,
+    Surface<WindowSurface>,
+    PossiblyCurrentContext,
+    glutin::display::Display,
+);
+
+/// Creates the window and makes a GL context on it current (the newest core version offered).
+fn window_and_context(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<WindowContext> {
     let attributes = Window::default_attributes()
         .with_title("symraster view")
         .with_inner_size(PhysicalSize::new(args.size.0, args.size.1));
@@ -270,6 +278,12 @@ fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
     let context = not_current
         .make_current(&surface)
         .context("making the window's GL context current")?;
+    Ok((window, surface, context, display))
+}
+
+/// Creates the window, its GL context and the viewer on it.
+fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
+    let (window, surface, context, display) = window_and_context(event_loop, args)?;
     let ctx = Context::load(&display);
     let info = DeviceInfo::query(&ctx)?;
     println!(
@@ -284,8 +298,9 @@ fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
     let gpu: &'static Gpu = Box::leak(Box::new(Gpu::from_context(ctx.clone(), info)?));
     let problem = Problem::random(args.m, args.seed);
     let operation: Operation = args.op.into();
-    let format = Format::from(args.format);
-    let mut session = Session::new(gpu, operation, format, problem).with_context(|| {
+    let options = crate::cli::options(args.format, args.method);
+    let format = options.format;
+    let mut session = Session::new(gpu, operation, options, problem).with_context(|| {
         format!(
             "starting {operation} in {format} format with m = {}",
             args.m
@@ -404,7 +419,8 @@ impl Viewer {
         problem: Problem,
         at_step: Option<usize>,
     ) {
-        match Session::new(self.gpu, operation, format, problem) {
+        let options = self.session.options();
+        match Session::new(self.gpu, operation, options_with(options, format), problem) {
             Ok(session) => {
                 self.session = session;
                 self.message.clear();
@@ -515,4 +531,9 @@ impl Viewer {
         }
         false
     }
+}
+
+/// The same options in another format (the method stays).
+fn options_with(options: Options, format: Format) -> Options {
+    Options { format, ..options }
 }

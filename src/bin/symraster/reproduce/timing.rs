@@ -1,10 +1,10 @@
 //! Timing of GPU runs: GL_TIME_ELAPSED around the passes (uploads and readback excluded, as
 //! the paper's Figs 8 and 9), with wall-clock time beside it.
 
-use crate::error::Result;
-use crate::execution::Execution;
-use crate::gl::{GpuTimer, TexelFormat};
 use std::time::{Duration, Instant};
+use symraster::error::Result;
+use symraster::execution::Execution;
+use symraster::gl::{GpuTimer, TexelFormat};
 
 /// GPU time (timer query) and wall time (to the end of glFinish) of a stretch of work.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -3,9 +3,9 @@
 //! framebuffer (a window's, or the recorder's offscreen one).
 
 use super::colormap::{self, NAN_COLOUR, Range, UNUSED_COLOURS};
-use super::session::{Panel, Snapshot};
-use crate::error::Result;
-use crate::gl::{
+use super::session::{Panel, PanelKind, Snapshot};
+use symraster::error::Result;
+use symraster::gl::{
     Attribute, Context, Framebuffer, Program, Rgba8, Texture, VertexArray, VertexFormat,
 };
 
@@ -124,7 +124,7 @@ pub struct Place {
 
 impl Place {
     /// The pixel position of texture coordinate (x, y) (in texels).
-    pub fn to_pixels(&self, p: [f32; 2]) -> [f32; 2] {
+    pub fn to_pixels(self, p: [f32; 2]) -> [f32; 2] {
         [
             self.origin[0] + p[0] * self.cell[0],
             self.origin[1] + p[1] * self.cell[1],
@@ -132,6 +132,7 @@ impl Place {
     }
 
     /// The pixel (column, row) at the centre of texel (x, y).
+    #[cfg(test)]
     pub fn centre_pixel(&self, x: usize, y: usize) -> (u32, u32) {
         let p = self.to_pixels([x as f32 + 0.5, y as f32 + 0.5]);
         (p[0].floor() as u32, p[1].floor() as u32)
@@ -233,6 +234,7 @@ impl FrameLayout {
     }
 
     /// The thumbnail of panel `i`.
+    #[cfg(test)]
     pub fn thumbnail(&self, i: usize) -> Option<&Place> {
         self.places.iter().skip(1).find(|p| p.panel == i)
     }
@@ -574,159 +576,168 @@ impl Renderer {
         view: &ViewState,
         layout: &FrameLayout,
     ) -> (Batch, Vec<(Rect, Batch)>, Batch) {
-        let mut thumbs = Vec::new();
         let mut clipped = Batch::default();
         let mut rest = Batch::default();
-        let (w, h) = (layout.size.0 as f32, layout.size.1 as f32);
-        let (font, line) = (layout.font, layout.line);
-        let split = (w * 0.62).floor();
-
-        // Header: status, readout (or the pass geometry), hint.
-        let readout = view
-            .cursor
-            .and_then(|c| layout.hit(snapshot, c))
-            .map(|(p, x, y)| snapshot.panels[p].describe(x, y))
-            .unwrap_or_else(|| geometry_line(snapshot));
-        for (i, (s, c)) in [
-            (snapshot.status(), TEXT),
-            (readout, TEXT),
-            (view.hint.clone(), DIM_TEXT),
-        ]
-        .iter()
-        .enumerate()
-        {
-            rest.text(8.0, 6.0 + i as f32 * line, s, font, *c, w - 4.0);
-        }
-        rest.rect(
-            Rect {
-                x: 0.0,
-                y: 3.0 * line + 5.0,
-                w,
-                h: 1.0,
-            },
-            DIM_TEXT,
-        );
-
-        let outline = snapshot.outline.as_ref();
-        // Large view: label, outline, cursor box, legend.
+        header(&mut rest, snapshot, view, layout);
         if let Some(large) = layout.large() {
-            let panel = &snapshot.panels[large.panel];
-            let follow = if view.selection == Selection::Follow {
-                " (follows the pass)"
-            } else {
-                ""
-            };
-            let label = format!(
-                "{} {}x{}: {}{follow}",
-                panel.name, panel.width, panel.height, panel.description
-            );
-            rest.text(large.clip.x, large.clip.y - 10.0, &label, 1.0, TEXT, split);
-            if let Some(o) = outline.filter(|o| o.panel == large.panel) {
-                draw_outline(&mut clipped, large, &o.triangles, 2.0 * font);
-            }
-            if let Some((p, x, y)) = view.cursor.and_then(|c| layout.hit(snapshot, c))
-                && p == large.panel
-            {
-                let a = large.to_pixels([x as f32, y as f32]);
-                let b = large.to_pixels([x as f32 + 1.0, y as f32 + 1.0]);
-                let r = Rect {
-                    x: a[0],
-                    y: a[1],
-                    w: (b[0] - a[0]).max(3.0),
-                    h: (b[1] - a[1]).max(3.0),
-                };
-                clipped.frame(r, 1.0, HIGHLIGHT);
-            }
-            legend(
-                &mut rest,
-                panel,
-                Rect {
-                    x: large.clip.x,
-                    y: large.clip.y + large.clip.h + 6.0,
-                    w: large.clip.w,
-                    h: 10.0 * font,
-                },
-                font,
-                line,
-            );
+            large_view(&mut clipped, &mut rest, snapshot, view, layout, large);
         }
-
-        // Thumbnails: label, outline, frame on the one shown large.
-        let selected = layout.large().map(|p| p.panel);
-        for place in layout.places.iter().skip(1) {
-            let panel = &snapshot.panels[place.panel];
-            let written = outline.is_some_and(|o| o.panel == place.panel);
-            let range = panel
-                .range
-                .map(|r| format!(" [{}, {}]", format_value(r.min), format_value(r.max)))
-                .unwrap_or_else(|| " [all NaN]".into());
-            let texture = match &panel.kind {
-                super::session::PanelKind::Matrix { index, .. } => format!(" #{index}"),
-                _ => String::new(),
-            };
-            let label = format!(
-                "{}{texture}{range}{}",
-                panel.name,
-                if written { " <- written" } else { "" }
-            );
-            rest.text(
-                place.clip.x,
-                place.clip.y - 10.0,
-                &label,
-                1.0,
-                if written { TEXT } else { DIM_TEXT },
-                w - 2.0,
-            );
-            let r = place.extent(panel);
-            if selected == Some(place.panel) {
-                rest.frame(
-                    Rect {
-                        x: r.x - 2.0,
-                        y: r.y - 2.0,
-                        w: r.w + 4.0,
-                        h: r.h + 4.0,
-                    },
-                    1.0,
-                    HIGHLIGHT,
-                );
-            }
-            if let Some(o) = outline.filter(|o| o.panel == place.panel) {
-                let mut batch = Batch::default();
-                draw_outline(&mut batch, place, &o.triangles, 1.0);
-                let clip = Rect {
-                    x: r.x - 3.0,
-                    y: r.y - 3.0,
-                    w: r.w + 6.0,
-                    h: r.h + 6.0,
-                };
-                thumbs.push((clip, batch));
-            }
-        }
-
+        let thumbs = thumbnails(&mut rest, snapshot, layout);
         if view.help {
-            let cols = HELP.iter().map(|l| l.len()).max().unwrap_or(0) as f32;
-            let bw = (cols * 8.0 * font + 32.0).min(w - 16.0);
-            let bh = (HELP.len() as f32 * line + 32.0).min(h - 16.0);
-            let r = Rect {
-                x: ((w - bw) / 2.0).floor(),
-                y: ((h - bh) / 2.0).floor(),
-                w: bw,
-                h: bh,
-            };
-            rest.rect(r, [30, 30, 38]);
-            rest.frame(r, 2.0, HIGHLIGHT);
-            for (i, l) in HELP.iter().enumerate() {
-                rest.text(
-                    r.x + 16.0,
-                    r.y + 16.0 + i as f32 * line,
-                    l,
-                    font,
-                    TEXT,
-                    r.x + r.w - 8.0,
-                );
-            }
+            help(&mut rest, layout);
         }
         (clipped, thumbs, rest)
+    }
+}
+
+/// The header: status, readout under the cursor (or the pass's geometry), hint, a rule.
+fn header(rest: &mut Batch, snapshot: &Snapshot, view: &ViewState, layout: &FrameLayout) {
+    let (w, font, line) = (layout.size.0 as f32, layout.font, layout.line);
+    let readout = view
+        .cursor
+        .and_then(|c| layout.hit(snapshot, c))
+        .map(|(p, x, y)| snapshot.panels[p].describe(x, y))
+        .unwrap_or_else(|| geometry_line(snapshot));
+    for (i, (s, c)) in [
+        (snapshot.status(), TEXT),
+        (readout, TEXT),
+        (view.hint.clone(), DIM_TEXT),
+    ]
+    .iter()
+    .enumerate()
+    {
+        rest.text(8.0, 6.0 + i as f32 * line, s, font, *c, w - 4.0);
+    }
+    let rule = Rect {
+        x: 0.0,
+        y: 3.0 * line + 5.0,
+        w,
+        h: 1.0,
+    };
+    rest.rect(rule, DIM_TEXT);
+}
+
+/// The large view's label, the pass's outline, the box under the cursor and the legend.
+fn large_view(
+    clipped: &mut Batch,
+    rest: &mut Batch,
+    snapshot: &Snapshot,
+    view: &ViewState,
+    layout: &FrameLayout,
+    large: &Place,
+) {
+    let (font, line) = (layout.font, layout.line);
+    let split = (layout.size.0 as f32 * 0.62).floor();
+    let panel = &snapshot.panels[large.panel];
+    let follow = if view.selection == Selection::Follow {
+        " (follows the pass)"
+    } else {
+        ""
+    };
+    let label = format!(
+        "{} {}x{}: {}{follow}",
+        panel.name, panel.width, panel.height, panel.description
+    );
+    rest.text(large.clip.x, large.clip.y - 10.0, &label, 1.0, TEXT, split);
+    if let Some(o) = snapshot.outline.as_ref().filter(|o| o.panel == large.panel) {
+        draw_outline(clipped, large, &o.triangles, 2.0 * font);
+    }
+    if let Some((p, x, y)) = view.cursor.and_then(|c| layout.hit(snapshot, c))
+        && p == large.panel
+    {
+        let a = large.to_pixels([x as f32, y as f32]);
+        let b = large.to_pixels([x as f32 + 1.0, y as f32 + 1.0]);
+        let r = Rect {
+            x: a[0],
+            y: a[1],
+            w: (b[0] - a[0]).max(3.0),
+            h: (b[1] - a[1]).max(3.0),
+        };
+        clipped.frame(r, 1.0, HIGHLIGHT);
+    }
+    let area = Rect {
+        x: large.clip.x,
+        y: large.clip.y + large.clip.h + 6.0,
+        w: large.clip.w,
+        h: 10.0 * font,
+    };
+    legend(rest, panel, area, font, line);
+}
+
+/// Each thumbnail's label and a frame on the one shown large; the pass's outline on a
+/// thumbnail comes back with its clip rectangle.
+fn thumbnails(rest: &mut Batch, snapshot: &Snapshot, layout: &FrameLayout) -> Vec<(Rect, Batch)> {
+    let w = layout.size.0 as f32;
+    let outline = snapshot.outline.as_ref();
+    let selected = layout.large().map(|p| p.panel);
+    let mut thumbs = Vec::new();
+    for place in layout.places.iter().skip(1) {
+        let panel = &snapshot.panels[place.panel];
+        let written = outline.is_some_and(|o| o.panel == place.panel);
+        let colour = if written { TEXT } else { DIM_TEXT };
+        rest.text(
+            place.clip.x,
+            place.clip.y - 10.0,
+            &thumbnail_label(panel, written),
+            1.0,
+            colour,
+            w - 2.0,
+        );
+        let r = place.extent(panel);
+        if selected == Some(place.panel) {
+            rest.frame(grow(r, 2.0), 1.0, HIGHLIGHT);
+        }
+        if let Some(o) = outline.filter(|o| o.panel == place.panel) {
+            let mut batch = Batch::default();
+            draw_outline(&mut batch, place, &o.triangles, 1.0);
+            thumbs.push((grow(r, 3.0), batch));
+        }
+    }
+    thumbs
+}
+
+/// "NAME #texture [min, max] <- written".
+fn thumbnail_label(panel: &Panel, written: bool) -> String {
+    let range = panel
+        .range
+        .map(|r| format!(" [{}, {}]", format_value(r.min), format_value(r.max)))
+        .unwrap_or_else(|| " [all NaN]".into());
+    let texture = match &panel.kind {
+        PanelKind::Matrix { index, .. } => format!(" #{index}"),
+        _ => String::new(),
+    };
+    let arrow = if written { " <- written" } else { "" };
+    format!("{}{texture}{range}{arrow}", panel.name)
+}
+
+/// `r` grown by `by` pixels on every side.
+fn grow(r: Rect, by: f32) -> Rect {
+    Rect {
+        x: r.x - by,
+        y: r.y - by,
+        w: r.w + 2.0 * by,
+        h: r.h + 2.0 * by,
+    }
+}
+
+/// The key help ([`HELP`]) in a box in the middle of the frame.
+fn help(rest: &mut Batch, layout: &FrameLayout) {
+    let (w, h) = (layout.size.0 as f32, layout.size.1 as f32);
+    let (font, line) = (layout.font, layout.line);
+    let cols = HELP.iter().map(|l| l.len()).max().unwrap_or(0) as f32;
+    let bw = (cols * 8.0 * font + 32.0).min(w - 16.0);
+    let bh = (HELP.len() as f32 * line + 32.0).min(h - 16.0);
+    let r = Rect {
+        x: ((w - bw) / 2.0).floor(),
+        y: ((h - bh) / 2.0).floor(),
+        w: bw,
+        h: bh,
+    };
+    rest.rect(r, [30, 30, 38]);
+    rest.frame(r, 2.0, HIGHLIGHT);
+    for (i, l) in HELP.iter().enumerate() {
+        let y = r.y + 16.0 + i as f32 * line;
+        rest.text(r.x + 16.0, y, l, font, TEXT, r.x + r.w - 8.0);
     }
 }
 

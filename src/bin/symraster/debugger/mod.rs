@@ -8,12 +8,9 @@ pub mod colormap;
 mod record;
 mod render;
 mod session;
+#[cfg(test)]
+mod tests;
 
-pub use record::{FRAME_PREFIX, Offscreen, Recorded, Recording, frame_name, record};
-pub use render::{
-    FrameLayout, HELP, Place, Rect, Renderer, Selection, ViewState, format_value, heatmap,
-    read_pixels,
-};
-pub use session::{
-    Operation, Outline, Panel, PanelKind, Problem, Session, Snapshot, other_format, texel_entries,
-};
+pub use record::{Recording, record};
+pub use render::{FrameLayout, Renderer, Selection, ViewState, read_pixels};
+pub use session::{Operation, Problem, Session, Snapshot, other_format};

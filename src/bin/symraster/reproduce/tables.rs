@@ -1,19 +1,17 @@
 //! Tables 1 and 2 of section 5.3 regenerated: random and ill-conditioned weighted least squares
 //! solved on the GPU with refinement (Algorithm 1), against a double-precision CPU solve.
 
-use crate::error::{Error, InputError, Result};
-use crate::gpu::Gpu;
-use crate::least_squares::solve_normal_equations_faer;
-use crate::least_squares::{SolveOptions, relative_error_vec};
-use crate::problems::{LeastSquaresProblem, ill_conditioned_least_squares, random_least_squares};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use symraster::error::{Error, InputError, Result};
+use symraster::gpu::Gpu;
+use symraster::least_squares::solve_normal_equations_faer;
+use symraster::least_squares::{SolveOptions, relative_error_vec};
+use symraster::problems::{
+    LeastSquaresProblem, ill_conditioned_least_squares, random_least_squares,
+};
 
-/// Sizes that finish in a few minutes on a software rasterizer.
-pub const QUICK_SIZES: &[usize] = &[64, 128, 256, 512];
-/// The paper's sizes.
-pub const PAPER_SIZES: &[usize] = &[512, 1024, 1536, 2048];
 /// The seed of the generated problems (problem at size m uses `seed + m`).
 pub const DEFAULT_SEED: u64 = 2008;
 
@@ -305,10 +303,6 @@ fn short(x: f64) -> String {
 /// Both regenerated tables and the files written.
 #[derive(Clone, Debug)]
 pub struct Tables {
-    /// Table 1's rows (random problems).
-    pub table1: Vec<TableRow>,
-    /// Table 2's rows (ill-conditioned problems).
-    pub table2: Vec<TableRow>,
     /// table1.md, table1.csv, table2.md, table2.csv under the output folder.
     pub files: Vec<PathBuf>,
 }
@@ -340,7 +334,6 @@ pub fn write_tables(
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     let mut files = Vec::new();
-    let mut results = Vec::new();
     for kind in [ProblemKind::Random, ProblemKind::IllConditioned] {
         let rows = table(gpu, kind, sizes, options, seed)?;
         let stem = format!("table{}", kind.number());
@@ -349,61 +342,16 @@ pub fn write_tables(
             ("csv", to_csv(&rows)),
         ] {
             let path = out_dir.join(format!("{stem}.{ext}"));
-            std::fs::write(&path, text).map_err(|source| {
-                Error::from(InputError::Unsupported(format!(
-                    "could not write {}: {source}",
-                    path.display()
-                )))
-            })?;
+            super::write_text(&path, &text)?;
             files.push(path);
         }
-        results.push(rows);
     }
-    let table2 = results.pop().unwrap_or_default();
-    let table1 = results.pop().unwrap_or_default();
-    Ok(Tables {
-        table1,
-        table2,
-        files,
-    })
-}
-
-/// Parses a size list: `quick` ([`QUICK_SIZES`]), `paper` ([`PAPER_SIZES`]) or comma-separated
-/// orders such as `64,200`.
-pub fn parse_sizes(text: &str) -> Result<Vec<usize>> {
-    match text.trim() {
-        "quick" => return Ok(QUICK_SIZES.to_vec()),
-        "paper" => return Ok(PAPER_SIZES.to_vec()),
-        _ => {}
-    }
-    let sizes = text
-        .split(',')
-        .map(|s| match s.trim().parse::<usize>() {
-            Ok(m) if m > 0 => Ok(m),
-            _ => Err(Error::from(InputError::InvalidOption(format!(
-                "sizes must be `quick`, `paper` or a comma-separated list of positive orders \
-                 like `64,128`; {s:?} is not a positive integer"
-            )))),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(sizes)
+    Ok(Tables { files })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_sizes("quick").unwrap(), QUICK_SIZES);
-        assert_eq!(parse_sizes("paper").unwrap(), PAPER_SIZES);
-        assert_eq!(parse_sizes("16, 32").unwrap(), vec![16, 32]);
-        assert!(matches!(
-            parse_sizes("16,x"),
-            Err(Error::Input(InputError::InvalidOption(_)))
-        ));
-        assert!(parse_sizes("0").is_err());
-    }
 
     #[test]
     fn outputs_hold_every_row_and_the_paper() {

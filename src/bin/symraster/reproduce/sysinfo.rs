@@ -1,16 +1,16 @@
-//! Facts about the machine for `device.txt`.
+//! Facts about the machine for `device.txt` and `symraster info`.
 
-/// The CPU's model name from /proc/cpuinfo, or "unknown".
+/// The CPU's model name (Linux's /proc/cpuinfo), or the architecture where that is not known.
 pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| {
-            s.lines()
+        .and_then(|text| {
+            text.lines()
                 .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_string())
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
         })
-        .unwrap_or_else(|| "unknown".into())
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
 /// Today's date and time in UTC, as YYYY-MM-DD HH:MM.

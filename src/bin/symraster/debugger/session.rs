@@ -1,16 +1,16 @@
 //! A run of assembly or Cholesky that can be stepped, rewound and inspected texture by texture.
 
 use super::colormap::Range;
-use crate::error::Result;
-use crate::execution::Execution;
-use crate::execution::Operands;
-use crate::geometry::{Pass, Target, Vertex};
-use crate::gpu::{Gpu, check_factor};
-use crate::layout::{Format, Layout};
-use crate::matrix::{Matrix, relative_error};
-use crate::{problems as testing, reference};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use symraster::error::Result;
+use symraster::execution::Execution;
+use symraster::execution::Operands;
+use symraster::geometry::{Pass, Target, Vertex};
+use symraster::gpu::{Gpu, Options, check_factor};
+use symraster::layout::{Format, Layout};
+use symraster::matrix::{Matrix, relative_error};
+use symraster::{problems as testing, reference};
 
 /// The operation shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -61,8 +61,6 @@ pub fn other_format(format: Format) -> Format {
 /// well-conditioned SPD C for Cholesky.
 #[derive(Clone, Debug)]
 pub struct Problem {
-    /// The seed it was made from.
-    pub seed: u64,
     /// A, m x n.
     pub a: Matrix<f32>,
     /// The diagonal of D², n entries.
@@ -78,7 +76,7 @@ impl Problem {
         let a = testing::uniform_matrix(&mut rng, m, 2 * m);
         let d = testing::uniform_vector(&mut rng, 2 * m);
         let c = testing::well_conditioned_spd(&mut rng, m);
-        Self { seed, a, d, c }
+        Self { a, d, c }
     }
 
     /// Order m.
@@ -241,26 +239,29 @@ impl Snapshot {
 pub struct Session<'g> {
     gpu: &'g Gpu,
     operation: Operation,
-    format: Format,
+    options: Options,
     problem: Problem,
     run: Execution<'g>,
     last_pass: Option<Pass>,
 }
 
 impl<'g> Session<'g> {
-    /// Prepares `operation` on `problem` in `format` (errors as the library's start_* do, e.g.
-    /// [`crate::Error::Unsupported`] for a format without a plan).
+    /// Prepares `operation` on `problem` with `options` (a format, or a format and a method
+    /// that draws triangles: [`Gpu::resolve_raster`]); errors as the library's start_* give
+    /// them, e.g. [`symraster::InputError::Unsupported`] for a format without a plan.
     pub fn new(
         gpu: &'g Gpu,
         operation: Operation,
-        format: Format,
+        options: impl Into<Options>,
         problem: Problem,
     ) -> Result<Self> {
-        let run = start(gpu, operation, format, &problem)?;
+        let options = options.into();
+        let options = options.method(gpu.resolve_raster(options.method)?);
+        let run = start(gpu, operation, options, &problem)?;
         Ok(Self {
             gpu,
             operation,
-            format,
+            options,
             problem,
             run,
             last_pass: None,
@@ -274,17 +275,17 @@ impl<'g> Session<'g> {
 
     /// The format.
     pub fn format(&self) -> Format {
-        self.format
+        self.options.format
+    }
+
+    /// Format and method.
+    pub fn options(&self) -> Options {
+        self.options
     }
 
     /// The problem.
     pub fn problem(&self) -> &Problem {
         &self.problem
-    }
-
-    /// The GPU it runs on.
-    pub fn gpu(&self) -> &'g Gpu {
-        self.gpu
     }
 
     /// Passes run so far.
@@ -323,7 +324,7 @@ impl<'g> Session<'g> {
     pub fn seek(&mut self, p: usize) -> Result<()> {
         let p = p.min(self.pass_count());
         if p < self.position() {
-            let fresh = Session::new(self.gpu, self.operation, self.format, self.problem.clone())?;
+            let fresh = Session::new(self.gpu, self.operation, self.options, self.problem.clone())?;
             *self = fresh;
         }
         while self.position() < p {
@@ -334,15 +335,39 @@ impl<'g> Session<'g> {
 
     /// Reads every texture back (waits for the GPU).
     pub fn snapshot(&self) -> Result<Snapshot> {
+        let mut panels = self.matrix_panels()?;
+        panels.extend(self.operand_panels()?);
+        let outline = self.outline(&panels);
+        let error = if self.is_done() {
+            Some(self.result_error()?)
+        } else {
+            None
+        };
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        Ok(Snapshot {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            operation: self.operation,
+            format: self.options.format,
+            m: self.problem.order(),
+            position: self.position(),
+            passes: self.pass_count(),
+            last_pass: self.last_pass.clone(),
+            panels,
+            outline,
+            error,
+        })
+    }
+
+    /// The ping-pong pair's two textures, named by role (source or target) and index.
+    fn matrix_panels(&self) -> Result<Vec<Panel>> {
         let layout = self.run.layout();
         let entries = texel_entries(layout);
         let pair = self.run.pair();
-        let source = pair.source_index();
         let mat = self.operation.matrix_name();
         let mut panels = Vec::new();
         for index in 0..2 {
             let texture = pair.get(index).texture();
-            let (role, what) = if index == source {
+            let (role, what) = if index == pair.source_index() {
                 ("S", "source (passes read it)")
             } else {
                 ("T", "target (passes write it)")
@@ -368,71 +393,58 @@ impl<'g> Session<'g> {
                 range,
             });
         }
-        if let Operands::Assembly { a, d, b } = self.run.operands() {
-            for (name, description, kind, texture) in [
-                ("A", "A, texel (k, i) = A(i, k)", PanelKind::A, a),
-                ("b", "b = A(:, k) * d(k)", PanelKind::B, b.texture()),
-                ("d", "d, the diagonal of D^2", PanelKind::D, d),
-            ] {
-                let data = texture.download()?;
-                let range = Range::of(data.iter().copied());
-                panels.push(Panel {
-                    name: name.into(),
-                    description: description.into(),
-                    kind,
-                    width: texture.width(),
-                    height: texture.height(),
-                    data,
-                    range,
-                });
-            }
-        }
-        let outline = self.last_pass.as_ref().map(|pass| {
-            // The texture the pass drew into, after any swap that followed it.
-            let panel = match pass.target {
-                Target::ScaledColumn => 3,
-                Target::PairTarget => {
-                    if pass.swap_after {
-                        source
-                    } else {
-                        1 - source
-                    }
-                }
-                Target::PairSource => {
-                    if pass.swap_after {
-                        1 - source
-                    } else {
-                        source
-                    }
-                }
-            };
-            let triangles = self
-                .run
-                .plan()
-                .vertices_of(pass)
-                .iter()
-                .map(|v: &Vertex| v.position)
-                .collect();
-            Outline { panel, triangles }
-        });
-        let error = if self.is_done() {
-            Some(self.result_error()?)
-        } else {
-            None
+        Ok(panels)
+    }
+
+    /// Assembly's inputs and its scaled column b (none for Cholesky).
+    fn operand_panels(&self) -> Result<Vec<Panel>> {
+        let Operands::Assembly { a, d, b } = self.run.operands() else {
+            return Ok(Vec::new());
         };
-        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
-        Ok(Snapshot {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            operation: self.operation,
-            format: self.format,
-            m: self.problem.order(),
-            position: self.position(),
-            passes: self.pass_count(),
-            last_pass: self.last_pass.clone(),
-            panels,
-            outline,
-            error,
-        })
+        let mut panels = Vec::new();
+        for (name, description, kind, texture) in [
+            ("A", "A, texel (k, i) = A(i, k)", PanelKind::A, a),
+            ("b", "b = A(:, k) * d(k)", PanelKind::B, b.texture()),
+            ("d", "d, the diagonal of D^2", PanelKind::D, d),
+        ] {
+            let data = texture.download()?;
+            let range = Range::of(data.iter().copied());
+            panels.push(Panel {
+                name: name.into(),
+                description: description.into(),
+                kind,
+                width: texture.width(),
+                height: texture.height(),
+                data,
+                range,
+            });
+        }
+        Ok(panels)
+    }
+
+    /// The last pass's triangles on the panel it drew into (found by kind, after any swap
+    /// that followed the pass).
+    fn outline(&self, panels: &[Panel]) -> Option<Outline> {
+        let pass = self.last_pass.as_ref()?;
+        let source = self.run.pair().source_index();
+        let drew_into = |texture: usize| move |p: &Panel| matches!(p.kind, PanelKind::Matrix { index, .. } if index == texture);
+        let panel = match (&pass.target, pass.swap_after) {
+            (Target::ScaledColumn, _) => panels.iter().position(|p| p.kind == PanelKind::B),
+            (Target::PairTarget, true) | (Target::PairSource, false) => {
+                panels.iter().position(drew_into(source))
+            }
+            (Target::PairTarget, false) | (Target::PairSource, true) => {
+                panels.iter().position(drew_into(1 - source))
+            }
+        }?;
+        let triangles = self
+            .run
+            .plan()
+            .vertices_of(pass)
+            .iter()
+            .map(|v: &Vertex| v.position)
+            .collect();
+        Some(Outline { panel, triangles })
     }
 
     /// The relative error of the current result against the CPU f64 reference (NaN-poisoned
@@ -459,12 +471,12 @@ impl<'g> Session<'g> {
 fn start<'g>(
     gpu: &'g Gpu,
     operation: Operation,
-    format: Format,
+    options: Options,
     problem: &Problem,
 ) -> Result<Execution<'g>> {
     let run = match operation {
-        Operation::Assembly => gpu.start_assembly(&problem.a, &problem.d, format)?,
-        Operation::Cholesky => gpu.start_cholesky(&problem.c, format)?,
+        Operation::Assembly => gpu.start_assembly(&problem.a, &problem.d, options)?,
+        Operation::Cholesky => gpu.start_cholesky(&problem.c, options)?,
     };
     // The source keeps what the library uploaded (zero for assembly, C for Cholesky) at the
     // texels that hold entries; every other texel, and the whole target, becomes NaN.

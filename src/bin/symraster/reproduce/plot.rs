@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Once;
 
 /// DejaVu Sans (free licence, see assets/fonts/DejaVu-LICENSE.txt), registered as sans-serif.
-const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
 
 fn register_font() {
     static ONCE: Once = Once::new();

@@ -1,26 +1,28 @@
 //! Regenerates the paper's results: Fig 8 (assembly time), Fig 9 (Cholesky time, with LU) and,
-//! through [`crate::tables`], Tables 1 and 2, as CSV and plots under one folder.
+//! through [`tables`], Tables 1 and 2, as CSV and plots under one folder.
 //!
 //! GPU times come from GL_TIME_ELAPSED around the passes only (uploads and readback excluded,
 //! as in the paper's Figs 8 and 9), wall time beside them; one warm-up run per series, then the
 //! median of several repetitions. The CPU baseline is faer, multi-threaded, in f32 (as ATLAS's
 //! ssyrk and spotrf were in the paper).
 
+mod figure;
 mod plot;
 mod sysinfo;
+pub mod tables;
+mod timing;
 
-pub use plot::{Series, plot_times};
 pub use sysinfo::{cpu_model, utc_date};
 
-use crate::baseline;
-use crate::error::{Error, InputError, Result};
-use crate::timing::{median, time_finish};
-use crate::{Format, Gpu, problems as testing};
 use faer::Mat;
+use figure::{Column, Figure, Key, Label};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use symraster::baseline;
+use symraster::error::{Error, InputError, Result};
+use symraster::{Format, Gpu, Method, Options, problems as testing};
+use timing::{median, time_finish};
 
 /// Which part of the reproduction to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,32 +120,6 @@ pub struct Report {
     pub files: Vec<PathBuf>,
 }
 
-/// Column names of `fig8_assembly.csv`.
-pub const FIG8_COLUMNS: [&str; 8] = [
-    "m",
-    "n",
-    "gpu_full_s",
-    "gpu_full_wall_s",
-    "gpu_packed_s",
-    "gpu_packed_wall_s",
-    "cpu_faer_f32_s",
-    "vendor_s",
-];
-
-/// Column names of `fig9_cholesky.csv`.
-pub const FIG9_COLUMNS: [&str; 10] = [
-    "m",
-    "gpu_full_s",
-    "gpu_full_wall_s",
-    "gpu_packed_s",
-    "gpu_packed_wall_s",
-    "cpu_faer_f32_s",
-    "gpu_lu_s",
-    "gpu_lu_wall_s",
-    "vendor_s",
-    "vendor_lu_s",
-];
-
 /// Runs the chosen parts and writes their files into `config.out`.
 pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
     std::fs::create_dir_all(&config.out).map_err(|e| {
@@ -164,12 +140,12 @@ pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
     }
     if wants(Part::Tables) {
         progress.message("tables 1-2");
-        let tables = crate::tables::write_tables(
+        let tables = tables::write_tables(
             gpu,
             &config.sizes.tables,
             &config.out,
-            &crate::SolveOptions::paper(),
-            crate::tables::DEFAULT_SEED,
+            &symraster::SolveOptions::paper(),
+            tables::DEFAULT_SEED,
         )?;
         report.files.extend(tables.files);
         progress.done(config.sizes.tables.iter().map(|&m| cost_tables(m)).sum());
@@ -194,7 +170,7 @@ struct Measured {
 fn measure_gpu<'g>(
     reps: usize,
     warm_up: bool,
-    mut make: impl FnMut() -> Result<crate::execution::Execution<'g>>,
+    mut make: impl FnMut() -> Result<symraster::execution::Execution<'g>>,
 ) -> Result<Measured> {
     if warm_up {
         make()?.finish()?;
@@ -228,6 +204,137 @@ fn measure_cpu<S>(reps: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S
     median(&times)
 }
 
+/// One point of Fig 8: the faithful method's GPU times in both formats, the CPU and the
+/// vendor library.
+struct AssemblyPoint {
+    m: usize,
+    n: usize,
+    full: Measured,
+    packed: Measured,
+    cpu: f64,
+    vendor: Option<f64>,
+}
+
+/// Fig 8's table: CSV columns and curves.
+const FIG8: Figure<AssemblyPoint> = Figure {
+    stem: "fig8_assembly",
+    keys: &[
+        Key {
+            header: "m",
+            value: |p| p.m,
+        },
+        Key {
+            header: "n",
+            value: |p| p.n,
+        },
+    ],
+    columns: &[
+        Column {
+            header: "gpu_full_s",
+            value: |p| Some(p.full.gpu),
+            curve: Some(Label::Fixed("GPU full (this work)")),
+        },
+        Column {
+            header: "gpu_full_wall_s",
+            value: |p| Some(p.full.wall),
+            curve: None,
+        },
+        Column {
+            header: "gpu_packed_s",
+            value: |p| Some(p.packed.gpu),
+            curve: Some(Label::Fixed("GPU packed (this work)")),
+        },
+        Column {
+            header: "gpu_packed_wall_s",
+            value: |p| Some(p.packed.wall),
+            curve: None,
+        },
+        Column {
+            header: "cpu_faer_f32_s",
+            value: |p| Some(p.cpu),
+            curve: Some(Label::Cpu("CPU faer f32")),
+        },
+        Column {
+            header: "vendor_s",
+            value: |p| p.vendor,
+            curve: Some(Label::Vendor("torch fp32 (A·d)·Aᵀ")),
+        },
+    ],
+};
+
+/// One point of Fig 9: Cholesky (faithful, both formats), LU, the CPU and the vendor library.
+struct CholeskyPoint {
+    m: usize,
+    full: Measured,
+    packed: Measured,
+    cpu: f64,
+    lu: Measured,
+    vendor: Option<f64>,
+    vendor_lu: Option<f64>,
+}
+
+/// Fig 9's table: CSV columns and curves.
+const FIG9: Figure<CholeskyPoint> = Figure {
+    stem: "fig9_cholesky",
+    keys: &[Key {
+        header: "m",
+        value: |p| p.m,
+    }],
+    columns: &[
+        Column {
+            header: "gpu_full_s",
+            value: |p| Some(p.full.gpu),
+            curve: Some(Label::Fixed("GPU Cholesky full (this work)")),
+        },
+        Column {
+            header: "gpu_full_wall_s",
+            value: |p| Some(p.full.wall),
+            curve: None,
+        },
+        Column {
+            header: "gpu_packed_s",
+            value: |p| Some(p.packed.gpu),
+            curve: Some(Label::Fixed("GPU Cholesky packed (this work)")),
+        },
+        Column {
+            header: "gpu_packed_wall_s",
+            value: |p| Some(p.packed.wall),
+            curve: None,
+        },
+        Column {
+            header: "cpu_faer_f32_s",
+            value: |p| Some(p.cpu),
+            curve: Some(Label::Cpu("CPU faer f32 Cholesky")),
+        },
+        Column {
+            header: "gpu_lu_s",
+            value: |p| Some(p.lu.gpu),
+            curve: Some(Label::Fixed("GPU LU, no pivoting (same framework)")),
+        },
+        Column {
+            header: "gpu_lu_wall_s",
+            value: |p| Some(p.lu.wall),
+            curve: None,
+        },
+        Column {
+            header: "vendor_s",
+            value: |p| p.vendor,
+            curve: Some(Label::Vendor("torch.linalg.cholesky fp32")),
+        },
+        Column {
+            header: "vendor_lu_s",
+            value: |p| p.vendor_lu,
+            curve: Some(Label::Vendor("torch.linalg.lu_factor fp32")),
+        },
+    ],
+};
+
+/// The paper's method in `format`, named explicitly so that the figures stay the paper's
+/// curves whatever [`Method::Auto`] picks.
+fn faithful(format: Format) -> Options {
+    Options::new(format).method(Method::Faithful)
+}
+
 fn fig8(
     gpu: &Gpu,
     config: &Config,
@@ -235,63 +342,55 @@ fn fig8(
     vendor: &[VendorRow],
     report: &mut Report,
 ) -> Result<()> {
-    let par = baseline::par(config.threads);
-    let mut csv = FIG8_COLUMNS.join(",") + "\n";
-    let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 4];
+    let mut points = Vec::new();
     for (index, &m) in config.sizes.fig8.iter().enumerate() {
         progress.message(&format!("fig 8: assembly m={m}"));
-        let n = 2 * m;
-        let mut rng = testing::rng(8_000 + m as u64);
-        let a = testing::uniform_matrix(&mut rng, m, n);
-        let d = testing::uniform_vector(&mut rng, n);
-        let full = measure_gpu(config.repetitions, index == 0, || {
-            gpu.start_assembly(&a, &d, Format::Full)
-        })?;
-        let packed = measure_gpu(config.repetitions, index == 0, || {
-            gpu.start_assembly(&a, &d, Format::Packed)
-        })?;
-        let fa = baseline::to_faer(&a);
-        let cpu = measure_cpu(
-            config.repetitions,
-            || Mat::<f32>::zeros(m, m),
-            |mut c| {
-                let b = baseline::scale_columns(&fa, &d);
-                baseline::assemble_lower_into(&mut c, &fa, &b, par);
-            },
-        );
-        let v = vendor_time(vendor, "assembly", m);
-        writeln!(
-            csv,
-            "{m},{n},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{}",
-            full.gpu,
-            full.wall,
-            packed.gpu,
-            packed.wall,
-            cpu,
-            v.map_or(String::new(), |t| format!("{t:.6e}"))
-        )
-        .expect("writing to a String");
-        let x = m as f64;
-        series[0].push((x, packed.gpu));
-        series[1].push((x, full.gpu));
-        series[2].push((x, cpu));
-        if let Some(t) = v {
-            series[3].push((x, t));
-        }
+        points.push(assembly_point(gpu, config, vendor, m, index == 0)?);
         progress.done(cost_assembly(m));
     }
-    let names = [
-        "GPU packed (this work)".to_string(),
-        "GPU full (this work)".to_string(),
-        format!("CPU faer f32, {} threads", threads_used(config.threads)),
-        vendor_label(vendor, "torch fp32 (A·d)·Aᵀ"),
-    ];
-    let stem = config.out.join("fig8_assembly");
     let title = format!(
         "Fig 8: assembling A·D²·Aᵀ, n = 2m — {}",
         gpu.info().renderer
     );
-    write_figure(&stem, &csv, &title, &names, series, report)
+    FIG8.write(&config.out, &title, &points, config.threads, vendor, report)
+}
+
+fn assembly_point(
+    gpu: &Gpu,
+    config: &Config,
+    vendor: &[VendorRow],
+    m: usize,
+    warm_up: bool,
+) -> Result<AssemblyPoint> {
+    let n = 2 * m;
+    let mut rng = testing::rng(8_000 + m as u64);
+    let a = testing::uniform_matrix(&mut rng, m, n);
+    let d = testing::uniform_vector(&mut rng, n);
+    let reps = config.repetitions;
+    let full = measure_gpu(reps, warm_up, || {
+        gpu.start_assembly(&a, &d, faithful(Format::Full))
+    })?;
+    let packed = measure_gpu(reps, warm_up, || {
+        gpu.start_assembly(&a, &d, faithful(Format::Packed))
+    })?;
+    let par = baseline::par(config.threads);
+    let fa = baseline::to_faer(&a);
+    let cpu = measure_cpu(
+        reps,
+        || Mat::<f32>::zeros(m, m),
+        |mut c| {
+            let b = baseline::scale_columns(&fa, &d);
+            baseline::assemble_lower_into(&mut c, &fa, &b, par);
+        },
+    );
+    Ok(AssemblyPoint {
+        m,
+        n,
+        full,
+        packed,
+        cpu,
+        vendor: vendor_time(vendor, "assembly", m),
+    })
 }
 
 fn fig9(
@@ -301,118 +400,55 @@ fn fig9(
     vendor: &[VendorRow],
     report: &mut Report,
 ) -> Result<()> {
-    let par = baseline::par(config.threads);
-    let mut csv = FIG9_COLUMNS.join(",") + "\n";
-    let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 6];
+    let mut points = Vec::new();
     for (index, &m) in config.sizes.fig9.iter().enumerate() {
         progress.message(&format!("fig 9: Cholesky and LU m={m}"));
-        let c = testing::diagonally_dominant_spd(&mut testing::rng(9_000 + m as u64), m);
-        let full = measure_gpu(config.repetitions, index == 0, || {
-            gpu.start_cholesky(&c, Format::Full)
-        })?;
-        let packed = measure_gpu(config.repetitions, index == 0, || {
-            gpu.start_cholesky(&c, Format::Packed)
-        })?;
-        let lu = measure_gpu(config.repetitions, index == 0, || gpu.start_lu(&c))?;
-        let fc = baseline::to_faer(&c);
-        let cpu = measure_cpu(
-            config.repetitions,
-            || fc.clone(),
-            |mut x| {
-                baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
-            },
-        );
-        let v = vendor_time(vendor, "cholesky", m);
-        let vlu = vendor_time(vendor, "lu", m);
-        let cell = |t: Option<f64>| t.map_or(String::new(), |t| format!("{t:.6e}"));
-        writeln!(
-            csv,
-            "{m},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{},{}",
-            full.gpu,
-            full.wall,
-            packed.gpu,
-            packed.wall,
-            cpu,
-            lu.gpu,
-            lu.wall,
-            cell(v),
-            cell(vlu)
-        )
-        .expect("writing to a String");
-        let x = m as f64;
-        series[0].push((x, full.gpu));
-        series[1].push((x, packed.gpu));
-        series[2].push((x, cpu));
-        series[3].push((x, lu.gpu));
-        if let Some(t) = v {
-            series[4].push((x, t));
-        }
-        if let Some(t) = vlu {
-            series[5].push((x, t));
-        }
+        points.push(cholesky_point(gpu, config, vendor, m, index == 0)?);
         progress.done(cost_cholesky(m));
     }
-    let names = [
-        "GPU Cholesky full (this work)".to_string(),
-        "GPU Cholesky packed (this work)".to_string(),
-        format!(
-            "CPU faer f32 Cholesky, {} threads",
-            threads_used(config.threads)
-        ),
-        "GPU LU, no pivoting (same framework)".to_string(),
-        vendor_label(vendor, "torch.linalg.cholesky fp32"),
-        vendor_label(vendor, "torch.linalg.lu_factor fp32"),
-    ];
-    let stem = config.out.join("fig9_cholesky");
     let title = format!("Fig 9: Cholesky factorization — {}", gpu.info().renderer);
-    write_figure(&stem, &csv, &title, &names, series, report)
+    FIG9.write(&config.out, &title, &points, config.threads, vendor, report)
 }
 
-/// Writes `stem.csv` and the plots of the non-empty series.
-fn write_figure(
-    stem: &Path,
-    csv: &str,
-    title: &str,
-    names: &[String],
-    series: Vec<Vec<(f64, f64)>>,
-    report: &mut Report,
-) -> Result<()> {
-    let csv_path = stem.with_extension("csv");
-    write_text(&csv_path, csv)?;
-    report.files.push(csv_path);
-    let series: Vec<Series> = names
-        .iter()
-        .zip(series)
-        .filter(|(_, p)| !p.is_empty())
-        .map(|(n, p)| Series {
-            name: n.clone(),
-            points: p,
-        })
-        .collect();
-    // Render beside the destination, then rename: a figure is written whole or not at all.
-    let partial = stem.with_file_name(format!(
-        ".{}.partial",
-        stem.file_name()
-            .map_or("figure".into(), |n| n.to_string_lossy().into_owned())
-    ));
-    plot_times(&partial, title, "m (matrix order)", &series)
-        .map_err(|e| Error::from(InputError::Unsupported(e)))?;
-    for ext in ["svg", "png"] {
-        let (from, to) = (partial.with_extension(ext), stem.with_extension(ext));
-        std::fs::rename(&from, &to).map_err(|e| {
-            Error::from(InputError::Unsupported(format!(
-                "cannot write {}: {e}",
-                to.display()
-            )))
-        })?;
-        report.files.push(to);
-    }
-    Ok(())
+fn cholesky_point(
+    gpu: &Gpu,
+    config: &Config,
+    vendor: &[VendorRow],
+    m: usize,
+    warm_up: bool,
+) -> Result<CholeskyPoint> {
+    let c = testing::diagonally_dominant_spd(&mut testing::rng(9_000 + m as u64), m);
+    let reps = config.repetitions;
+    let full = measure_gpu(reps, warm_up, || {
+        gpu.start_cholesky(&c, faithful(Format::Full))
+    })?;
+    let packed = measure_gpu(reps, warm_up, || {
+        gpu.start_cholesky(&c, faithful(Format::Packed))
+    })?;
+    let lu = measure_gpu(reps, warm_up, || gpu.start_lu(&c))?;
+    let par = baseline::par(config.threads);
+    let fc = baseline::to_faer(&c);
+    let cpu = measure_cpu(
+        reps,
+        || fc.clone(),
+        |mut x| {
+            baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
+        },
+    );
+    Ok(CholeskyPoint {
+        m,
+        full,
+        packed,
+        cpu,
+        lu,
+        vendor: vendor_time(vendor, "cholesky", m),
+        vendor_lu: vendor_time(vendor, "lu", m),
+    })
 }
 
 /// Writes a text file whole or not at all.
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
-    crate::io::write_atomically(path, |w| w.write_all(text.as_bytes()))
+    symraster::io::write_atomically(path, |w| w.write_all(text.as_bytes()))
         .map_err(|e| Error::from(InputError::Unsupported(e.to_string())))
 }
 

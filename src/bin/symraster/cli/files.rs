@@ -1,0 +1,280 @@
+//! The file commands: `assemble`, `factor` and `solve`.
+//!
+//! Each reads and checks every input first (file, shape, emptiness, finiteness), checks that
+//! the output path is writable and that m fits the GPU's textures, computes, and only then
+//! writes the output through a temporary file renamed into place (`symraster::io`): a failure
+//! at any step leaves no file behind and an existing output untouched.
+
+use super::{FormatArg, MethodArg, options};
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use symraster::least_squares::{Criterion, Fallback, MAX_ITERATIONS_LIMIT};
+use symraster::matrix::{
+    check_finite, check_finite_vec, check_non_empty, to_single_precision, to_single_precision_vec,
+};
+use symraster::{Error, Gpu, SolveOptions, io};
+
+/// Arguments of `symraster assemble`.
+#[derive(Args)]
+pub struct AssembleArgs {
+    /// A, an m x n matrix (.npy or .mtx; float32 or float64).
+    #[arg(long = "a", value_name = "A.npy")]
+    pub a: PathBuf,
+    /// d, the n diagonal entries of D² (a vector; .npy or .mtx).
+    #[arg(long = "d", value_name = "d.npy")]
+    pub d: PathBuf,
+    /// Storage format on the GPU (full: m x m texture; packed: rectangular packed, about half).
+    #[arg(long, value_enum, default_value_t = FormatArg::Full)]
+    pub format: FormatArg,
+    /// How to compute (auto: the fastest this device runs).
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// Output C (float32, m x m, upper triangle zero); .npy or .mtx by extension.
+    #[arg(short = 'o', long = "output", value_name = "C.npy")]
+    pub output: PathBuf,
+}
+
+/// Arguments of `symraster factor`.
+#[derive(Args)]
+pub struct FactorArgs {
+    /// C, a symmetric positive definite m x m matrix; only its lower triangle is read.
+    #[arg(long = "c", value_name = "C.npy")]
+    pub c: PathBuf,
+    /// Storage format on the GPU.
+    #[arg(long, value_enum, default_value_t = FormatArg::Full)]
+    pub format: FormatArg,
+    /// How to compute (auto: the fastest this device runs).
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// Write the factor as LAPACK's RFP array (TRANSR='N', UPLO='L'): 1-D, m(m+1)/2 float32.
+    #[arg(long)]
+    pub rfp: bool,
+    /// Output L (float32, m x m, upper triangle zero); .npy or .mtx by extension.
+    #[arg(short = 'o', long = "output", value_name = "L.npy")]
+    pub output: PathBuf,
+}
+
+/// Arguments of `symraster solve`.
+#[derive(Args)]
+pub struct SolveArgs {
+    /// A, an m x n matrix (.npy or .mtx; float32 or float64).
+    #[arg(long = "a", value_name = "A.npy")]
+    pub a: PathBuf,
+    /// d, the n diagonal entries of D² (the weights).
+    #[arg(long = "d", value_name = "d.npy")]
+    pub d: PathBuf,
+    /// b, the n observations.
+    #[arg(long = "b", value_name = "b.npy")]
+    pub b: PathBuf,
+    /// Storage format of the factor on the GPU.
+    #[arg(long, value_enum, default_value_t = FormatArg::Full)]
+    pub format: FormatArg,
+    /// How to compute (auto: the fastest this device runs).
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// The stopping test: `backward` (normwise backward error, as LAPACK's dsposv; does not
+    /// depend on the scale of the data) or `paper` (‖rᵏ‖₂/‖xᵏ⁺¹‖₂, the paper's rule).
+    #[arg(long, value_enum, default_value_t = CriterionArg::Backward)]
+    pub criterion: CriterionArg,
+    /// The stopping test's tolerance (default: √m·2⁻⁵³ for backward, 1e-8 for paper).
+    #[arg(long, value_parser = positive_finite)]
+    pub tol: Option<f64>,
+    /// At most this many refinement iterations (1 to 10000).
+    #[arg(long = "max-iter", default_value_t = 100, value_parser = iteration_limit)]
+    pub max_iter: usize,
+    /// Output x (float64, length m); .npy or .mtx by extension.
+    #[arg(short = 'o', long = "output", value_name = "x.npy")]
+    pub output: PathBuf,
+}
+
+/// The stopping test on the command line ([`Criterion`]).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum CriterionArg {
+    /// Normwise backward error ‖r‖∞ / (‖C‖∞·‖x‖∞ + ‖g‖∞), as LAPACK's dsposv.
+    Backward,
+    /// The paper's ‖rᵏ‖₂/‖xᵏ⁺¹‖₂ (scale-dependent; used for Tables 1-2).
+    Paper,
+}
+
+impl From<CriterionArg> for Criterion {
+    fn from(c: CriterionArg) -> Self {
+        match c {
+            CriterionArg::Backward => Criterion::BackwardError,
+            CriterionArg::Paper => Criterion::Paper,
+        }
+    }
+}
+
+/// A refinement limit within the library's cap ([`MAX_ITERATIONS_LIMIT`]).
+fn iteration_limit(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(k) if (1..=MAX_ITERATIONS_LIMIT).contains(&k) => Ok(k),
+        Ok(0) => Err("at least one refinement iteration is needed".into()),
+        Ok(_) => Err(format!(
+            "{s} is above the limit of {MAX_ITERATIONS_LIMIT} refinement iterations (a run that \
+             has not converged by then will not: raise --tol or use --criterion backward)"
+        )),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+fn positive_finite(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number")),
+    }
+}
+
+/// `assemble`: the lower triangle of A·diag(d)·Aᵀ on the GPU (Algorithm 3), written as float32.
+pub fn assemble(args: AssembleArgs) -> Result<()> {
+    let a_name = role("A", &args.a);
+    let d_name = role("d", &args.d);
+    let a = io::read_matrix(&args.a, "A")?;
+    let d = io::read_vector(&args.d, "d")?;
+    check_non_empty(&a_name, &a)?;
+    let (m, n) = a.shape();
+    if d.len() != n {
+        return Err(Error::shape(format!(
+            "{a_name} is {m}x{n}, so d needs {n} entries (one per column of A), but {d_name} has {}",
+            d.len()
+        ))
+        .into());
+    }
+    let a = to_single_precision(&a_name, &a)?;
+    let d = to_single_precision_vec(&d_name, &d)?;
+    io::check_output_path(&args.output)?;
+    let gpu = Gpu::new()?;
+    let opts = options(args.format, args.method);
+    let method = gpu.check_problem_size(m, n, opts)?;
+    let c = gpu.assemble(&a, &d, opts)?;
+    io::write_matrix(&args.output, &c)?;
+    println!(
+        "C = A·diag(d)·Aᵀ: {m}x{m} lower triangle (float32, {} format, {method} method on {}) \
+         written to {}",
+        opts.format,
+        gpu.info().renderer,
+        args.output.display()
+    );
+    Ok(())
+}
+
+/// `factor`: the Cholesky factor of C on the GPU (Algorithm 5), written as float32 (m x m, or
+/// LAPACK's RFP array with `--rfp`).
+pub fn factor(args: FactorArgs) -> Result<()> {
+    let c_name = role("C", &args.c);
+    let c = io::read_matrix(&args.c, "C")?;
+    check_non_empty(&c_name, &c)?;
+    let (m, n) = c.shape();
+    if m != n {
+        return Err(Error::shape(format!("{c_name} must be square, but is {m}x{n}")).into());
+    }
+    // Only the lower triangle is read: whatever the upper one holds is ignored.
+    let c = to_single_precision(&c_name, &c.lower_triangle())?;
+    io::check_output_path(&args.output)?;
+    let gpu = Gpu::new()?;
+    let opts = options(args.format, args.method);
+    let method = gpu.check_problem_size(m, 0, opts)?;
+    let l = gpu.cholesky(&c, opts)?;
+    if args.rfp {
+        io::write_vector(&args.output, &l.to_rfp())?;
+    } else {
+        io::write_matrix(&args.output, l.l())?;
+    }
+    println!(
+        "L with C = L·Lᵀ: {m}x{m}{} (float32, {} format, {method} method on {}) written to {}",
+        if args.rfp { " as an RFP array" } else { "" },
+        opts.format,
+        gpu.info().renderer,
+        args.output.display()
+    );
+    Ok(())
+}
+
+/// `solve`: weighted least squares with refinement; x written as float64.
+pub fn solve(args: SolveArgs) -> Result<()> {
+    let a_name = role("A", &args.a);
+    let d_name = role("d", &args.d);
+    let b_name = role("b", &args.b);
+    let a = io::read_matrix(&args.a, "A")?;
+    let d = io::read_vector(&args.d, "d")?;
+    let b = io::read_vector(&args.b, "b")?;
+    check_non_empty(&a_name, &a)?;
+    let (m, n) = a.shape();
+    if d.len() != n || b.len() != n {
+        return Err(Error::shape(format!(
+            "{a_name} is {m}x{n}, so d and b need {n} entries each (one per column of A), but \
+             {d_name} has {} and {b_name} has {}",
+            d.len(),
+            b.len()
+        ))
+        .into());
+    }
+    check_finite(&a_name, &a)?;
+    check_finite_vec(&d_name, &d)?;
+    check_finite_vec(&b_name, &b)?;
+    io::check_output_path(&args.output)?;
+    let gpu = Gpu::new()?;
+    let gpu_options = options(args.format, args.method);
+    let method = gpu.check_problem_size(m, n, gpu_options)?;
+    let mut solve_options = SolveOptions::new()
+        .gpu(gpu_options)
+        .criterion(args.criterion.into())
+        .max_iterations(args.max_iter);
+    if let Some(tol) = args.tol {
+        solve_options = solve_options.tolerance(tol);
+    }
+    let outcome = gpu.solve_weighted_least_squares(&a, &d, &b, &solve_options)?;
+    // The stopping test's last value (η, or the paper's ‖rᵏ‖₂/‖xᵏ⁺¹‖₂), the one --tol bounds.
+    let residual = outcome.criteria.last().copied().unwrap_or(f64::NAN);
+    if !outcome.converged {
+        bail!(
+            "refinement did not meet the {} test at tolerance {:e} in {} iterations (final \
+             value {residual:.3e}, backward error {:.3e}); nothing written: raise --max-iter or \
+             --tol",
+            outcome.criterion.name(),
+            outcome.tolerance,
+            outcome.iterations,
+            outcome.backward_error
+        );
+    }
+    io::write_vector(&args.output, &outcome.x)?;
+    print_solution(&outcome, residual);
+    println!(
+        "x: {m} values (float64, {} format, {method} method on {}) written to {}",
+        gpu_options.format,
+        gpu.info().renderer,
+        args.output.display()
+    );
+    Ok(())
+}
+
+/// What `solve` reports of a solution: iterations, the stopping test, the achieved backward
+/// error, the forward-error estimate and whether the f64 CPU solve took over.
+fn print_solution(outcome: &symraster::Solution, residual: f64) {
+    println!("iterations: {}", outcome.iterations);
+    println!(
+        "final residual: {residual:.3e} ({} test, tolerance {:.3e})",
+        outcome.criterion.name(),
+        outcome.tolerance
+    );
+    println!("backward error: {:.3e}", outcome.backward_error);
+    println!(
+        "forward error estimate: {:.3e} (condition estimate {:.3e})",
+        outcome.forward_error_estimate, outcome.condition
+    );
+    match &outcome.fallback {
+        None => println!("f64 CPU fallback: no"),
+        Some(Fallback::Stagnated { iteration }) => println!(
+            "f64 CPU fallback: yes (the corrections stopped shrinking at step {iteration})"
+        ),
+        Some(Fallback::IterationLimit) => {
+            println!("f64 CPU fallback: yes (the iteration limit was reached)")
+        }
+    }
+}
+
+/// "A (path)": how an input is named in messages.
+fn role(name: &str, path: &Path) -> String {
+    format!("{name} ({})", path.display())
+}

@@ -1,0 +1,49 @@
+//! `symraster info`: the device, its limits and the methods it runs.
+
+use crate::reproduce::cpu_model;
+use anyhow::Result;
+use symraster::Gpu;
+use symraster::gl::MAX_TEXTURE_SIZE_ENV;
+
+/// Prints the GL device, version, texture limits (the driver's and the effective one), the
+/// largest m per format and the methods this device runs.
+pub fn info() -> Result<()> {
+    let gpu = Gpu::new()?;
+    let i = gpu.info();
+    let (full, packed) = gpu.max_order();
+    println!("GL_VENDOR            {}", i.vendor);
+    println!("GL_RENDERER          {}", i.renderer);
+    println!("GL_VERSION           {}", i.version);
+    println!(
+        "GL_MAX_TEXTURE_SIZE  {} (driver)",
+        i.driver_max_texture_size
+    );
+    println!(
+        "texture limit        {}{}",
+        i.max_texture_size,
+        if i.max_texture_size < i.driver_max_texture_size {
+            format!(" (lowered by {MAX_TEXTURE_SIZE_ENV})")
+        } else {
+            String::new()
+        }
+    );
+    println!(
+        "EGL device           {} of {}{}",
+        i.egl_device_index,
+        i.egl_device_count,
+        if i.software { " (software)" } else { "" }
+    );
+    println!("largest m            {full} (full), {packed} (packed)");
+    let methods: Vec<&str> = gpu.methods().into_iter().map(|m| m.name()).collect();
+    println!(
+        "methods              {} (auto: {})",
+        methods.join(", "),
+        gpu.resolve(symraster::Method::Auto)?
+    );
+    println!("CPU                  {}", cpu_model());
+    println!(
+        "CPU threads          {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    Ok(())
+}

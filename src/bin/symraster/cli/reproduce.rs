@@ -1,0 +1,132 @@
+//! `symraster reproduce`: the paper's Figs 8-9 and Tables 1-2 regenerated into a folder;
+//! `symraster tables` is `reproduce --only tables`.
+
+use crate::reproduce::{self, Config, Part, Sizes};
+use anyhow::{Context as _, Result};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use symraster::{Error, Format, Gpu, InputError, SolveOptions};
+
+/// Arguments of `reproduce`.
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Sizes: `quick` (about 5 minutes on 2 cores with llvmpipe), `paper` (assembly to
+    /// m = 2048, Cholesky to 4096, tables 512..2048) or a comma-separated list of m.
+    #[arg(long, default_value = "quick", value_parser = parse_sizes)]
+    sizes: Sizes,
+    /// Run only one part.
+    #[arg(long, value_enum)]
+    only: Option<PartArg>,
+    /// Output folder.
+    #[arg(long, default_value = "figures")]
+    out: PathBuf,
+    /// Timed repetitions per point after a warm-up (the median is reported).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    repetitions: u64,
+    /// CPU threads for the faer baseline (0: all).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Arguments of `tables`: `reproduce --only tables` with its sizes and folder.
+#[derive(Args, Debug)]
+pub struct TablesArgs {
+    /// `quick`, `paper` (512, 1024, 1536, 2048) or a comma-separated list of m, as for
+    /// `reproduce` (the tables' sizes of each).
+    #[arg(long, default_value = "quick", value_parser = parse_sizes)]
+    sizes: Sizes,
+    /// Folder for table1.{md,csv} and table2.{md,csv}.
+    #[arg(long, default_value = "figures")]
+    out: PathBuf,
+}
+
+impl From<TablesArgs> for ReproduceArgs {
+    fn from(t: TablesArgs) -> Self {
+        ReproduceArgs {
+            sizes: t.sizes,
+            only: Some(PartArg::Tables),
+            out: t.out,
+            repetitions: 1,
+            threads: 0,
+            quiet: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PartArg {
+    Fig8,
+    Fig9,
+    Tables,
+}
+
+fn parse_sizes(text: &str) -> Result<Sizes, String> {
+    Sizes::parse(text)
+}
+
+/// Runs the reproduction and lists the files written (and, for the tables alone, prints
+/// them). Every size is checked against the device's limits before anything is allocated.
+pub fn reproduce(args: ReproduceArgs) -> Result<()> {
+    let gpu = Gpu::new()?;
+    let only = args.only;
+    check_sizes(&gpu, &args.sizes, only)?;
+    eprintln!(
+        "reproducing on {} ({}); writing into {}",
+        gpu.info().renderer,
+        gpu.info().version,
+        args.out.display()
+    );
+    let config = Config {
+        sizes: args.sizes,
+        only: args.only.map(|p| match p {
+            PartArg::Fig8 => Part::Fig8,
+            PartArg::Fig9 => Part::Fig9,
+            PartArg::Tables => Part::Tables,
+        }),
+        out: args.out,
+        repetitions: args.repetitions as usize,
+        threads: args.threads,
+        progress: !args.quiet,
+    };
+    let report = reproduce::run(&gpu, &config).context("reproducing the paper's results")?;
+    for f in &report.files {
+        println!("wrote {}", f.display());
+    }
+    if only == Some(PartArg::Tables) {
+        for f in report
+            .files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "md"))
+        {
+            println!("\n{}", std::fs::read_to_string(f)?);
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a size the device cannot hold: the order in either format (Figs 8-9 run both), and
+/// A's n = 2m columns where a rasterizing method uploads A as a texture (Fig 8, which is
+/// faithful, and the tables when their method rasterizes).
+fn check_sizes(gpu: &Gpu, sizes: &Sizes, only: Option<PartArg>) -> Result<(), Error> {
+    let wants = |p: PartArg| only.is_none_or(|o| o == p);
+    let limit = gpu.info().max_texture_size;
+    let tables_method = gpu.resolve(SolveOptions::paper().gpu.method)?;
+    let parts = [
+        (PartArg::Fig8, &sizes.fig8, true),
+        (PartArg::Fig9, &sizes.fig9, false),
+        (PartArg::Tables, &sizes.tables, tables_method.rasterizes()),
+    ];
+    for (_, list, uploads_a) in parts.into_iter().filter(|(p, ..)| wants(*p)) {
+        for &m in list {
+            gpu.check_order(m, Format::Full)?;
+            gpu.check_order(m, Format::Packed)?;
+            if uploads_a && 2 * m > limit {
+                return Err(InputError::TooWide { n: 2 * m, m, limit }.into());
+            }
+        }
+    }
+    Ok(())
+}
