@@ -18,7 +18,7 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Matrix<f32>> {
         let options = options.into();
-        match self.resolve_for(options)? {
+        match self.check_problem_size(a.rows(), a.cols(), options)? {
             Method::Tiled => return self.assemble_tiled(a, d, options.format),
             Method::Blocked => return self.assemble_blocked(a, d, options.format),
             _ => {}

@@ -16,7 +16,7 @@ impl Gpu {
     /// (0-based, LAPACK's INFO − 1).
     pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
         let options = options.into();
-        match self.resolve_for(options)? {
+        match self.check_problem_size(c.rows(), 0, options)? {
             Method::Tiled => return self.cholesky_tiled_host(c, options.format),
             Method::Blocked => return self.cholesky_blocked(c, options.format),
             _ => {}
@@ -52,7 +52,7 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<CholeskyFactor> {
         let options = options.into();
-        match self.resolve_for(options)? {
+        match self.check_problem_size(a.rows(), a.cols(), options)? {
             Method::Tiled => return self.factor_product_tiled_host(a, d, options.format),
             Method::Blocked => return self.factor_product_blocked(a, d, options.format),
             _ => {}

@@ -243,8 +243,36 @@ impl Gpu {
     /// when there is no A) fits the device for `options`, and gives the method that will run:
     /// textures bound the methods that draw (GL_MAX_TEXTURE_SIZE: [`InputError::TooLarge`],
     /// [`InputError::TooWide`]), storage buffers bound the tiled method.
+    ///
+    /// [`Method::Auto`] takes the fastest method that can hold the problem (on llvmpipe, whose
+    /// storage buffers are small, a large matrix goes to the texture-based methods); when none
+    /// can, the error is the fastest method's.
     pub fn check_problem_size(&self, m: usize, n: usize, options: Options) -> Result<Method> {
-        let method = self.resolve_for(options)?;
+        if options.method != Method::Auto {
+            let method = self.resolve(options.method)?;
+            return self
+                .check_size_for(method, m, n, options.format)
+                .map(|()| method);
+        }
+        let mut first_error = None;
+        for method in self
+            .methods()
+            .into_iter()
+            .filter(|m| m.supports(options.format))
+        {
+            match self.check_size_for(method, m, n, options.format) {
+                Ok(()) => return Ok(method),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_error.expect("the faithful method supports every format"))
+    }
+
+    /// Whether an m x m problem with n columns of A fits `method`'s storage here.
+    fn check_size_for(&self, method: Method, m: usize, n: usize, format: Format) -> Result<()> {
+        let options = Options::new(format);
         if method == Method::Tiled {
             let max = self.max_storage_bytes()?;
             let storage = storage_of(options.format);
@@ -261,7 +289,7 @@ impl Gpu {
                 return Err(InputError::TooWide { n, m, limit }.into());
             }
         }
-        Ok(method)
+        Ok(())
     }
 
     /// The largest m in each format: (full, packed).
