@@ -98,11 +98,13 @@ pub fn time_assembly(
     Ok(TiledTiming::new("assembly", storage, m, n, ms))
 }
 
-/// A well-conditioned SPD matrix of order m in `storage`, made on the GPU (A·Aᵀ, A random
-/// m x 2m) and checked to factor.
+/// A well-conditioned SPD matrix of order m in `storage`, made on the GPU (A·diag(d)·Aᵀ, A
+/// random m x 2m or as wide as a buffer allows).
 fn spd(k: &TiledKernels, m: usize, storage: Storage) -> Result<TiledMatrix> {
     let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
-    let p = random_product(k, m, 2 * m)?;
+    // A is m x 2m where one buffer holds it, else as wide as one buffer allows (still > m).
+    let n = (2 * m).min((max / 4) as usize / m.max(1));
+    let p = random_product(k, m, n)?;
     let mut c = TiledMatrix::uninitialized(k.context(), m, storage, max)?;
     assemble(k, &p, &mut c)?;
     Ok(c)

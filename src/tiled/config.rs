@@ -24,7 +24,8 @@ pub struct KernelConfig {
     pub bk: usize,
     /// Whether k-slices go through shared memory (else each invocation reads the buffers).
     pub shared: bool,
-    /// Order of the diagonal blocks factored and solved by one work group.
+    /// Order of the diagonal blocks factored and solved by one work group of 16 x 16 (a
+    /// multiple of 16; the block and its padding live in shared memory).
     pub nb: usize,
 }
 
@@ -92,6 +93,8 @@ impl KernelConfig {
             && tn > 0
             && bk > 0
             && nb > 0
+            && nb % 16 == 0
+            && nb * (nb + 1) * 4 <= 40 * 1024
             && wg_x * wg_y <= 1024
             && nb <= 1024
             && c.shared_bytes() <= 48 * 1024;
@@ -167,5 +170,6 @@ mod tests {
         );
         assert_eq!(KernelConfig::parse("16,16,6,8,16,1,64"), None);
         assert_eq!(KernelConfig::parse("1,2"), None);
+        assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
     }
 }

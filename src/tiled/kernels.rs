@@ -202,7 +202,7 @@ impl TiledKernels {
     }
 
     /// x ← x·l⁻ᵀ (`backward` false) or x ← x·l⁻¹ (true) for the lower-triangular diagonal
-    /// block l (order ≤ nb), one row of x per invocation.
+    /// block l (order ≤ nb), nb rows of x per work group.
     pub fn trsm_block(&self, x: Operand<'_>, l: Operand<'_>, backward: bool) -> Result<()> {
         let (xv, lv) = (x.view, l.view);
         debug_assert!(lv.rows == lv.cols && lv.rows <= self.config.nb && xv.cols == lv.rows);
