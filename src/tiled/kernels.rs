@@ -11,6 +11,7 @@ use crate::gl::{
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 const GEMM: &str = include_str!("../../glsl/tiled/gemm.comp");
 const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
@@ -135,17 +136,18 @@ impl TiledKernels {
         };
         let key = (cv.rows, cv.cols, lower, config.bm(), config.bn());
         let mut lists = self.tile_lists.borrow_mut();
-        if !lists.contains_key(&key) {
-            let tiles = output_tiles(cv.rows, cv.cols, config.bm(), config.bn(), lower);
-            let buffer = Buffer::new(
-                &self.ctx,
-                BufferTarget::Storage,
-                BufferUsage::Static,
-                &tiles,
-            )?;
-            lists.insert(key, buffer);
-        }
-        let tiles = &lists[&key];
+        let tiles = match lists.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let tiles = output_tiles(cv.rows, cv.cols, config.bm(), config.bn(), lower);
+                e.insert(Buffer::new(
+                    &self.ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Static,
+                    &tiles,
+                )?)
+            }
+        };
         c.buffer.bind_base(0);
         a.buffer.bind_base(1);
         b.buffer.bind_base(2);
