@@ -219,6 +219,28 @@ impl<T: Pod> Buffer<T> {
         Ok(out)
     }
 
+    /// Copies all of `src` (which must be no longer) to the start of this buffer, on the GPU.
+    pub fn copy_from(&self, src: &Buffer<T>) -> Result<()> {
+        assert!(
+            src.len <= self.len,
+            "copy_from: source longer than the target"
+        );
+        let gl = self.ctx.gl();
+        unsafe {
+            gl.bind_buffer(glow::COPY_READ_BUFFER, Some(src.raw));
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(self.raw));
+            gl.copy_buffer_sub_data(
+                glow::COPY_READ_BUFFER,
+                glow::COPY_WRITE_BUFFER,
+                0,
+                0,
+                (src.len * size_of::<T>()) as i32,
+            );
+        }
+        self.ctx
+            .check(|| format!("copying {} values between buffers", src.len))
+    }
+
     /// Binds it to its target.
     pub fn bind(&self) {
         unsafe { self.ctx.gl().bind_buffer(self.target.gl(), Some(self.raw)) }

@@ -78,9 +78,11 @@ impl ComputeProgram {
         self.bind();
         let gl = self.ctx.gl();
         let mut cache = self.locations.borrow_mut();
-        let loc = cache
-            .entry(name.to_string())
-            .or_insert_with(|| unsafe { gl.get_uniform_location(self.raw, name) });
+        if !cache.contains_key(name) {
+            let loc = unsafe { gl.get_uniform_location(self.raw, name) };
+            cache.insert(name.to_string(), loc);
+        }
+        let loc = &cache[name];
         unsafe {
             match value {
                 Uniform::I32(v) => gl.uniform_1_i32(loc.as_ref(), v),
@@ -98,10 +100,11 @@ impl ComputeProgram {
     }
 
     /// Runs `groups` work groups (binds the program first) and makes its storage-buffer
-    /// writes visible to later dispatches and buffer reads.
-    pub fn dispatch(&self, groups: [u32; 3]) -> Result<()> {
+    /// writes visible to later dispatches and buffer reads. GL errors are not polled here (a
+    /// poll per dispatch costs more than a small dispatch): check the context after a batch.
+    pub fn dispatch(&self, groups: [u32; 3]) {
         if groups.contains(&0) {
-            return Ok(());
+            return;
         }
         self.bind();
         let gl = self.ctx.gl();
@@ -113,8 +116,6 @@ impl ComputeProgram {
                     | glow::UNIFORM_BARRIER_BIT,
             );
         }
-        self.ctx
-            .check(|| format!("dispatching {:?} groups of {}", groups, self.name))
     }
 
     /// The program's name, for messages.

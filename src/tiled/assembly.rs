@@ -50,16 +50,17 @@ pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Res
     let op_a = |v: View| Operand::new(&p.a, v);
     let d = Some(&p.d);
     match c.triangle() {
-        Triangle::Square(v) => k.gemm(c.operand(v), op_a(a), op_a(a), d, 1.0, 0.0, true),
+        Triangle::Square(v) => k.gemm(c.operand(v), op_a(a), op_a(a), d, 1.0, 0.0, true)?,
         Triangle::Blocks([c11, c21, c22]) => {
             let n1 = c11.rows;
             let a1 = a.sub(0, 0, n1, p.cols);
             let a2 = a.sub(n1, 0, p.rows - n1, p.cols);
             k.gemm(c.operand(c11), op_a(a1), op_a(a1), d, 1.0, 0.0, true)?;
             k.gemm(c.operand(c21), op_a(a2), op_a(a1), d, 1.0, 0.0, false)?;
-            k.gemm(c.operand(c22), op_a(a2), op_a(a2), d, 1.0, 0.0, true)
+            k.gemm(c.operand(c22), op_a(a2), op_a(a2), d, 1.0, 0.0, true)?;
         }
     }
+    k.check("the tiled assembly")
 }
 
 /// Allocates C in `storage` and assembles it.

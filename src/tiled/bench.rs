@@ -1,1 +1,150 @@
+//! GPU timings of the tiled method for benchmarks and the reproduction binary: GL timer
+//! queries (wall time to glFinish where the driver's timer misses them) around the kernels only (uploads and readback excluded, as the paper's Figs 8-9),
+//! after a warm-up run, the median of several runs.
 
+use super::assembly::{DeviceProduct, assemble};
+use super::cholesky::{factor, factor_unchecked};
+use super::kernels::TiledKernels;
+use super::solve::{DeviceRhs, solve_in_place};
+use super::storage::{Storage, TiledMatrix, max_buffer_bytes};
+use crate::error::Result;
+use crate::gl::GpuTimer;
+use crate::problems;
+use crate::timing::median;
+use std::time::Instant;
+
+/// One timed operation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TiledTiming {
+    /// "assembly", "cholesky" or "solve".
+    pub op: &'static str,
+    /// Full or RFP.
+    pub storage: Storage,
+    /// Order.
+    pub m: usize,
+    /// Columns of A (assembly), right-hand sides (solve), m (Cholesky).
+    pub n: usize,
+    /// Median GPU time in milliseconds.
+    pub ms: f64,
+    /// Useful floating-point operations per second, in GFLOP/s: m(m+1)·n for the lower
+    /// triangle of the product, m³/3 for Cholesky, 2m²·n for the two solves.
+    pub gflops: f64,
+}
+
+impl TiledTiming {
+    fn new(op: &'static str, storage: Storage, m: usize, n: usize, ms: f64) -> Self {
+        let (mf, nf) = (m as f64, n as f64);
+        let flops = match op {
+            "assembly" => mf * (mf + 1.0) * nf,
+            "cholesky" => mf * mf * mf / 3.0,
+            _ => 2.0 * mf * mf * nf,
+        };
+        Self {
+            op,
+            storage,
+            m,
+            n,
+            ms,
+            gflops: flops / (ms * 1e6),
+        }
+    }
+}
+
+/// Milliseconds of one run of `work`: GL_TIME_ELAPSED, or the wall time to the end of
+/// glFinish where the timer reads under 1% of it (llvmpipe runs compute work outside its timer).
+fn time_once(k: &TiledKernels, timer: &GpuTimer, work: impl FnOnce() -> Result<()>) -> Result<f64> {
+    k.context().finish();
+    let start = Instant::now();
+    timer.begin();
+    work()?;
+    timer.end();
+    k.context().finish();
+    let wall = start.elapsed().as_secs_f64() * 1e3;
+    let gpu = timer.elapsed()?.as_secs_f64() * 1e3;
+    Ok(if gpu >= 0.01 * wall { gpu } else { wall })
+}
+
+/// Median milliseconds of `runs` runs of `work` after one warm-up.
+fn time_gpu(k: &TiledKernels, runs: usize, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
+    let timer = GpuTimer::new(k.context())?;
+    work()?;
+    let mut ms = Vec::new();
+    for _ in 0..runs.max(1) {
+        ms.push(time_once(k, &timer, &mut work)?);
+    }
+    Ok(median(&ms))
+}
+
+fn random_product(k: &TiledKernels, m: usize, n: usize) -> Result<DeviceProduct> {
+    let mut rng = problems::rng(1);
+    let a = problems::uniform_matrix(&mut rng, m, n);
+    let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 4) as f32 * 0.25).collect();
+    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    DeviceProduct::upload(k, &a, &d, max)
+}
+
+/// GPU time of the lower triangle of A·diag(d)·Aᵀ (A random m x n) in `storage`.
+pub fn time_assembly(
+    k: &TiledKernels,
+    m: usize,
+    n: usize,
+    storage: Storage,
+    runs: usize,
+) -> Result<TiledTiming> {
+    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    let p = random_product(k, m, n)?;
+    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, max)?;
+    let ms = time_gpu(k, runs, || assemble(k, &p, &mut c))?;
+    Ok(TiledTiming::new("assembly", storage, m, n, ms))
+}
+
+/// A well-conditioned SPD matrix of order m in `storage`, made on the GPU (A·diag(d)·Aᵀ, A
+/// random m x 2m or as wide as a buffer allows).
+fn spd(k: &TiledKernels, m: usize, storage: Storage) -> Result<TiledMatrix> {
+    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    // A is m x 2m where one buffer holds it, else as wide as one buffer allows (still > m).
+    let n = (2 * m).min((max / 4) as usize / m.max(1));
+    let p = random_product(k, m, n)?;
+    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, max)?;
+    assemble(k, &p, &mut c)?;
+    Ok(c)
+}
+
+/// GPU time of the in-place Cholesky factorization of an SPD matrix of order m (the copy of
+/// C into the work buffer before each run is not timed).
+pub fn time_cholesky(
+    k: &TiledKernels,
+    m: usize,
+    storage: Storage,
+    runs: usize,
+) -> Result<TiledTiming> {
+    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    let c = spd(k, m, storage)?;
+    let mut work = TiledMatrix::uninitialized(k.context(), m, storage, max)?;
+    work.buffer().copy_from(c.buffer())?;
+    factor(k, &mut work)?;
+    let timer = GpuTimer::new(k.context())?;
+    let mut ms = Vec::new();
+    for _ in 0..runs.max(1) {
+        work.buffer().copy_from(c.buffer())?;
+        ms.push(time_once(k, &timer, || factor_unchecked(k, &mut work))?);
+    }
+    Ok(TiledTiming::new("cholesky", storage, m, m, median(&ms)))
+}
+
+/// GPU time of the two triangular solves with a factor of order m for `rhs` right-hand sides.
+pub fn time_solve(
+    k: &TiledKernels,
+    m: usize,
+    rhs: usize,
+    storage: Storage,
+    runs: usize,
+) -> Result<TiledTiming> {
+    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    let mut l = spd(k, m, storage)?;
+    factor(k, &mut l)?;
+    let b = problems::uniform_matrix(&mut problems::rng(2), m, rhs);
+    let mut x = DeviceRhs::upload(k, &b, max)?;
+    let ms = time_gpu(k, runs, || solve_in_place(k, &l, &mut x))?;
+    Ok(TiledTiming::new("solve", storage, m, rhs, ms))
+}

@@ -16,6 +16,7 @@ use crate::gl::Buffer;
 pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     k.reset_status()?;
     factor_unchecked(k, c)?;
+    k.check("the tiled Cholesky factorization")?;
     k.check_status()
 }
 

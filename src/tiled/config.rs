@@ -4,6 +4,10 @@
 
 use crate::gl::DeviceInfo;
 
+/// Environment variable overriding the tile sizes, as "wg_x,wg_y,tm,tn,bk,shared,nb"
+/// (e.g. "16,16,8,8,16,1,32", [`KernelConfig::GPU`]): for tuning runs.
+pub const CONFIG_ENV: &str = "SYMRASTER_TILED_CONFIG";
+
 /// The product kernel's tiling: BM x BN outputs per work group of WG_X x WG_Y invocations,
 /// TM x TN of them per invocation held in registers, k-slices of BK through shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -20,13 +24,15 @@ pub struct KernelConfig {
     pub bk: usize,
     /// Whether k-slices go through shared memory (else each invocation reads the buffers).
     pub shared: bool,
-    /// Order of the diagonal blocks factored and solved by one work group.
+    /// Order of the diagonal blocks factored and solved by one work group of 16 x 16 (a
+    /// multiple of 16; the block and its padding live in shared memory).
     pub nb: usize,
 }
 
 impl KernelConfig {
-    /// For GPUs: 128 x 128 output tiles, 8 x 8 per invocation, k-slices of 16 (16 KiB of shared
-    /// memory with padding, within the 48 KiB GL guarantees... and NVIDIA gives).
+    /// For GPUs: 128 x 128 output tiles, 8 x 8 per invocation, k-slices of 16 (16.5 KiB of
+    /// shared memory with padding; the H200 gives 48 KiB), diagonal blocks of 32 (measured on
+    /// the H200 at m = 8192: Cholesky 33 ms with 32, 43 ms with 64, 68 ms with 96).
     pub const GPU: KernelConfig = KernelConfig {
         wg_x: 16,
         wg_y: 16,
@@ -34,10 +40,12 @@ impl KernelConfig {
         tn: 8,
         bk: 16,
         shared: true,
-        nb: 64,
+        nb: 32,
     };
 
-    /// For CPU renderers: 16 x 16 output tiles from 4 x 4 invocations, no shared memory.
+    /// Register-only tiles, no shared memory or barriers: 16 x 16 output tiles from 4 x 4
+    /// invocations (tried for CPU renderers; slower there than [`KernelConfig::GPU`]; kept as
+    /// the variant that checks the register-only code path).
     pub const CPU: KernelConfig = KernelConfig {
         wg_x: 4,
         wg_y: 4,
@@ -48,9 +56,60 @@ impl KernelConfig {
         nb: 32,
     };
 
-    /// The configuration for this device.
+    /// The configuration for this device: [`CONFIG_ENV`] when set (for tuning), else
+    /// [`KernelConfig::CPU`] on software renderers and [`KernelConfig::GPU`] elsewhere.
     pub fn for_device(info: &DeviceInfo) -> Self {
-        if info.software { Self::CPU } else { Self::GPU }
+        // llvmpipe too runs the shared-memory tiles fastest (measured at m = 512: 1.0 GFLOP/s
+        // against 0.25 for the register-only CPU variant).
+        let _ = info.software;
+        let default = Self::GPU;
+        std::env::var(CONFIG_ENV)
+            .ok()
+            .and_then(|v| Self::parse(&v))
+            .unwrap_or(default)
+    }
+
+    /// Parses "wg_x,wg_y,tm,tn,bk,shared,nb" (shared 0 or 1), or `None` when the text is no
+    /// valid configuration.
+    pub fn parse(text: &str) -> Option<Self> {
+        let v: Vec<usize> = text
+            .split(',')
+            .map(|s| s.trim().parse().ok())
+            .collect::<Option<_>>()?;
+        let [wg_x, wg_y, tm, tn, bk, shared, nb] = v[..] else {
+            return None;
+        };
+        let c = Self {
+            wg_x,
+            wg_y,
+            tm,
+            tn,
+            bk,
+            shared: shared != 0,
+            nb,
+        };
+        let valid = tm % 4 == 0
+            && tn % 4 == 0
+            && tm > 0
+            && tn > 0
+            && bk > 0
+            && nb > 0
+            && nb % 16 == 0
+            && nb * (nb + 1) * 4 <= 40 * 1024
+            && wg_x * wg_y <= 1024
+            && nb <= 1024
+            && c.shared_bytes() <= 48 * 1024;
+        valid.then_some(c)
+    }
+
+    /// The same kernels with quarter-size product tiles (half the outputs per invocation each
+    /// way), for small products; `None` when the tiles cannot shrink.
+    pub fn small(&self) -> Option<Self> {
+        (self.shared && self.tm >= 8 && self.tn >= 8).then_some(Self {
+            tm: self.tm / 2,
+            tn: self.tn / 2,
+            ..*self
+        })
     }
 
     /// Output rows per work group.
@@ -106,5 +165,12 @@ mod tests {
             );
         }
         assert_eq!(KernelConfig::GPU.bm(), 128);
+        assert_eq!(
+            KernelConfig::parse("16,16,8,8,16,1,32"),
+            Some(KernelConfig::GPU)
+        );
+        assert_eq!(KernelConfig::parse("16,16,6,8,16,1,64"), None);
+        assert_eq!(KernelConfig::parse("1,2"), None);
+        assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
     }
 }

@@ -11,10 +11,17 @@ use crate::gl::{
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 const GEMM: &str = include_str!("../../glsl/tiled/gemm.comp");
 const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
 const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
+
+/// Below this many full-size output tiles a product runs with the small-tile kernel.
+const SMALL_PRODUCT_TILES: usize = 264;
+
+/// Launched tile lists by (rows, cols, lower, tile rows, tile cols).
+type TileLists = HashMap<(usize, usize, bool, usize, usize), Buffer<[u32; 2]>>;
 
 /// "No column failed" in the status word.
 const NO_FAILURE: u32 = u32::MAX;
@@ -49,9 +56,12 @@ pub struct TiledKernels {
     config: KernelConfig,
     limits: ComputeLimits,
     gemm: ComputeProgram,
+    // The product kernel with quarter-size tiles, for products too small to fill the GPU
+    // with full tiles (the panel updates of the recursion).
+    gemm_small: Option<(ComputeProgram, KernelConfig)>,
     potrf_block: ComputeProgram,
     trsm_block: ComputeProgram,
-    tile_lists: RefCell<HashMap<(usize, usize, bool), Buffer<[u32; 2]>>>,
+    tile_lists: RefCell<TileLists>,
     status: Buffer<u32>,
     no_scaling: Buffer<f32>,
 }
@@ -63,6 +73,13 @@ impl TiledKernels {
         let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
         Ok(Self {
             gemm: program("tiled/gemm", GEMM)?,
+            gemm_small: match config.small() {
+                Some(small) => Some((
+                    ComputeProgram::new(ctx, "tiled/gemm (small tiles)", &small.source(GEMM))?,
+                    small,
+                )),
+                None => None,
+            },
             potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
             trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
             tile_lists: RefCell::new(HashMap::new()),
@@ -112,20 +129,25 @@ impl TiledKernels {
         if cv.rows == 0 || cv.cols == 0 {
             return Ok(());
         }
-        let key = (cv.rows, cv.cols, lower);
+        let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        let (p, config) = match &self.gemm_small {
+            Some((small, config)) if full_tiles < SMALL_PRODUCT_TILES => (small, *config),
+            _ => (&self.gemm, self.config),
+        };
+        let key = (cv.rows, cv.cols, lower, config.bm(), config.bn());
         let mut lists = self.tile_lists.borrow_mut();
-        if !lists.contains_key(&key) {
-            let tiles = output_tiles(cv.rows, cv.cols, self.config.bm(), self.config.bn(), lower);
-            let buffer = Buffer::new(
-                &self.ctx,
-                BufferTarget::Storage,
-                BufferUsage::Static,
-                &tiles,
-            )?;
-            lists.insert(key, buffer);
-        }
-        let tiles = &lists[&key];
-        let p = &self.gemm;
+        let tiles = match lists.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let tiles = output_tiles(cv.rows, cv.cols, config.bm(), config.bn(), lower);
+                e.insert(Buffer::new(
+                    &self.ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Static,
+                    &tiles,
+                )?)
+            }
+        };
         c.buffer.bind_base(0);
         a.buffer.bind_base(1);
         b.buffer.bind_base(2);
@@ -155,7 +177,7 @@ impl TiledKernels {
         while base < tiles.len() {
             let count = (tiles.len() - base).min(max);
             p.set("tile_base", u(base));
-            p.dispatch([count as u32, 1, 1])?;
+            p.dispatch([count as u32, 1, 1]);
             base += count;
         }
         Ok(())
@@ -177,11 +199,12 @@ impl TiledKernels {
             ("c_cs", u(v.cs)),
             ("column0", u(column0)),
         ]);
-        p.dispatch([1, 1, 1])
+        p.dispatch([1, 1, 1]);
+        Ok(())
     }
 
     /// x ← x·l⁻ᵀ (`backward` false) or x ← x·l⁻¹ (true) for the lower-triangular diagonal
-    /// block l (order ≤ nb), one row of x per invocation.
+    /// block l (order ≤ nb), nb rows of x per work group.
     pub fn trsm_block(&self, x: Operand<'_>, l: Operand<'_>, backward: bool) -> Result<()> {
         let (xv, lv) = (x.view, l.view);
         debug_assert!(lv.rows == lv.cols && lv.rows <= self.config.nb && xv.cols == lv.rows);
@@ -214,10 +237,15 @@ impl TiledKernels {
                 ("rows", u(rows)),
                 ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
             ]);
-            p.dispatch([count as u32, 1, 1])?;
+            p.dispatch([count as u32, 1, 1]);
             first += count;
         }
         Ok(())
+    }
+
+    /// Turns a GL error pending after a batch of dispatches into a typed error.
+    pub fn check(&self, during: &str) -> Result<()> {
+        self.ctx.check(|| during.to_string())
     }
 
     /// Clears the status word before a factorization.

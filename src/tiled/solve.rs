@@ -57,5 +57,6 @@ pub fn solve_in_place(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> R
     }
     // L·Y = B  ⇔  Yᵀ = Bᵀ·L⁻ᵀ;  Lᵀ·X = Y  ⇔  Xᵀ = Yᵀ·L⁻¹.
     trsm_factor(k, b.transposed(), l, false)?;
-    trsm_factor(k, b.transposed(), l, true)
+    trsm_factor(k, b.transposed(), l, true)?;
+    k.check("the tiled triangular solves")
 }

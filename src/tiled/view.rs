@@ -116,7 +116,10 @@ mod tests {
         for nb in [1, 4, 64] {
             for n in nb + 1..4 * nb + 3 {
                 let n1 = split_point(n, nb);
-                assert!(n1 > 0 && n1 < n && n1 % nb == 0, "n {n} nb {nb} n1 {n1}");
+                assert!(
+                    n1 > 0 && n1 < n && n1.is_multiple_of(nb),
+                    "n {n} nb {nb} n1 {n1}"
+                );
             }
         }
     }
