@@ -48,8 +48,7 @@ fn main() -> anyhow::Result<()> {
         let l_ref = reference::cholesky(&spd.to_f64())?;
         let full = |method| Options::new(Format::Full).method(method);
         // times[method][op] in ms: (gpu, wall), and the last result's error.
-        let mut times: Vec<[(Vec<f64>, Vec<f64>, f64); 2]> =
-            (0..methods.len()).map(|_| Default::default()).collect();
+        let mut times: Vec<[Samples; 2]> = (0..methods.len()).map(|_| Default::default()).collect();
         for repeat in 0..=repeats {
             for (i, &method) in methods.iter().enumerate() {
                 let results = match method {
@@ -138,6 +137,9 @@ fn breakdown<F: TexelFormat>(gpu: &Gpu, mut run: Execution<'_, F>, m: usize) -> 
     }
     Ok(())
 }
+
+/// GPU ms and wall ms of the repeats, and the last relative error.
+type Samples = (Vec<f64>, Vec<f64>, f64);
 
 /// Runs the passes of `run` under a timer query; (GPU ms, wall ms, relative error of the
 /// downloaded result against `reference`).
