@@ -64,12 +64,12 @@ fn panel_rectangle_covers_the_blocks_below_the_diagonal_block_once() {
 }
 
 /// Texels a blocked pass must write: the lower blocks of its region.
-fn intended(layout: BlockLayout, pass: &Pass, b_width: usize) -> BTreeSet<(usize, usize)> {
+fn intended(layout: BlockLayout, pass: &Pass, b_height: usize) -> BTreeSet<(usize, usize)> {
     let t = layout.texels();
     let k = pass.step / 2;
     match pass.kernel {
-        Kernel::BlockScaling => (0..t)
-            .flat_map(|y| (0..b_width).map(move |x| (x, y)))
+        Kernel::BlockScaling => (0..b_height)
+            .flat_map(|y| (0..t).map(move |x| (x, y)))
             .collect(),
         Kernel::RankKAddition => lower_set(0, t),
         Kernel::BlockFactor => lower_set(k, k + KB),
@@ -191,7 +191,7 @@ fn factor_product_keeps_c_on_the_gpu_and_matches() {
 
 /// Runs every pass with its target poisoned with NaN first: the texels that come out not NaN
 /// must be exactly the intended ones, with all four entries written. The rest is restored.
-fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_width: usize) {
+fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_height: usize) {
     let layout = BlockLayout::new(run.layout().order());
     let mut last_drawn: Option<Pass> = None;
     while let Some(pass) = run.next_pass().cloned() {
@@ -223,7 +223,7 @@ fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_width: usize) {
         };
         assert_eq!(
             written,
-            intended(layout, &drawn, b_width),
+            intended(layout, &drawn, b_height),
             "m={}: {} pass at step {} wrote the wrong texels",
             layout.order(),
             pass.kernel.name(),
@@ -363,4 +363,34 @@ fn method_selection_and_refusals() {
     // Stepping over R32F textures is the faithful method's; blocked runs step as blocks.
     let e = gpu.start_cholesky(&c, blocked()).err().expect("refused");
     assert!(e.to_string().contains("start_blocked_cholesky"), "{e}");
+}
+
+/// Assembly with NaN in the strict upper triangle of both textures to start with: the lower
+/// triangle comes out as the clean run's, and no upper block is ever drawn.
+#[test]
+fn assembly_never_reads_the_upper_triangle() {
+    let gpu = gpu();
+    for m in [3, 18] {
+        let mut rng = problems::rng(m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, 40);
+        let d = problems::uniform_vector(&mut rng, 40);
+        let clean = gpu.assemble(&a, &d, blocked()).unwrap();
+        let layout = BlockLayout::new(m);
+        let poisoned = layout.pack(&Matrix::zeros(m, m), f32::NAN);
+        let mut run = gpu.start_blocked_assembly(&a, &d).unwrap();
+        run.pair().source().texture().upload(&poisoned).unwrap();
+        run.pair().target().texture().upload(&poisoned).unwrap();
+        run.finish().unwrap();
+        assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
+        let t = layout.texels();
+        let data = run.pair().source().texture().download().unwrap();
+        for y in 0..t {
+            for x in y + 1..t {
+                assert!(
+                    data[y * t + x].iter().all(|v| v.is_nan()),
+                    "m={m} ({x}, {y})"
+                );
+            }
+        }
+    }
 }

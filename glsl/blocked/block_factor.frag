@@ -1,44 +1,58 @@
 // The diagonal block's factor (Kernel 3 for a 2·KB block, as the Brook+ sample's square-root
-// step): each fragment of the block's lower triangle factors the leading rows of the block it
-// needs, right-looking, reading only the lower triangle, and writes its own 2x2 piece.
-// T0 = (k+.5, .) names the block column k. A pivot that is not positive becomes NaN.
+// step): each fragment of the block's lower triangle factors the whole block, right-looking
+// over 2x2 blocks, reading only its lower triangle, and writes its own 2x2 piece. Loop
+// bounds are constants, so compilers unroll them and keep the blocks in registers.
+// T0 = (k+.5, .) names the block column k. A pivot that is not positive becomes NaN, and so
+// does everything computed from it.
 const int KB = 8;
-const int NB = 2 * KB;
 uniform sampler2D L;
 in vec3 T0;
+// Index of lower block (i, j), j <= i, in the packed array.
+int at(int i, int j) {
+    return i * (i + 1) / 2 + j;
+}
+float root(float p) {
+    return p > 0.0 ? sqrt(p) : not_a_number();
+}
 void main() {
     ivec2 here = ivec2(gl_FragCoord.xy);
     int k = int(floor(T0.x));
-    int ti = here.y - k;
-    int tj = here.x - k;
-    int rows = 2 * ti + 2;
-    int cols = 2 * tj + 2;
-    float a[NB * NB];
-    for (int r = 0; r < rows; r += 2) {
-        for (int c = 0; c <= r; c += 2) {
-            vec4 v = texelFetch(L, ivec2(k + c / 2, k + r / 2), 0);
-            a[r * NB + c] = v.x;
-            a[r * NB + c + 1] = v.y; // upper entry when c == r: never read
-            a[(r + 1) * NB + c] = v.z;
-            a[(r + 1) * NB + c + 1] = v.w;
+    vec4 a[KB * (KB + 1) / 2];
+    for (int i = 0; i < KB; ++i) {
+        for (int j = 0; j <= i; ++j) {
+            a[at(i, j)] = texelFetch(L, ivec2(k + j, k + i), 0);
         }
     }
-    for (int c = 0; c < cols; ++c) {
-        float p = a[c * NB + c];
-        float d = p > 0.0 ? sqrt(p) : not_a_number();
-        a[c * NB + c] = d;
-        for (int r = c + 1; r < rows; ++r) {
-            a[r * NB + c] /= d;
+    for (int j = 0; j < KB; ++j) {
+        // The 2x2 Cholesky of the diagonal block (its upper entry is never read).
+        vec4 d = a[at(j, j)];
+        float l00 = root(d.x);
+        float l10 = d.z / l00;
+        float l11 = root(d.w - l10 * l10);
+        a[at(j, j)] = vec4(l00, 0.0, l10, l11);
+        // The blocks below it: X·Dᵀ = A by columns, D = [[l00, 0], [l10, l11]].
+        for (int i = j + 1; i < KB; ++i) {
+            vec4 s = a[at(i, j)];
+            vec2 c0 = s.xz / l00;
+            vec2 c1 = (s.yw - c0 * l10) / l11;
+            a[at(i, j)] = vec4(c0.x, c1.x, c0.y, c1.y);
         }
-        for (int c2 = c + 1; c2 < cols; ++c2) {
-            float l = a[c2 * NB + c];
-            for (int r = c2; r < rows; ++r) {
-                a[r * NB + c2] -= a[r * NB + c] * l;
+        // The trailing blocks.
+        for (int i = j + 1; i < KB; ++i) {
+            for (int c = j + 1; c <= i; ++c) {
+                a[at(i, c)] -= times_transpose(a[at(i, j)], a[at(c, j)]);
             }
         }
     }
-    int r0 = 2 * ti;
-    int c0 = 2 * tj;
-    result = vec4(a[r0 * NB + c0], ti == tj ? 0.0 : a[r0 * NB + c0 + 1],
-                  a[(r0 + 1) * NB + c0], a[(r0 + 1) * NB + c0 + 1]);
+    int ti = here.y - k;
+    int tj = here.x - k;
+    vec4 block = vec4(0.0);
+    for (int i = 0; i < KB; ++i) {
+        for (int j = 0; j <= i; ++j) {
+            if (i == ti && j == tj) {
+                block = a[at(i, j)];
+            }
+        }
+    }
+    result = block;
 }

@@ -7,8 +7,9 @@
 use super::{Kernel, Plan, Vertex, rectangle};
 use crate::layout::blocked::{ASSEMBLY_RANK, BlockLayout, TEXEL_BLOCK};
 
-/// Fig 2(a) by blocks: a rectangle over the whole of B (`width` x `height` texels), every
-/// vertex carrying T0 = (x, y, .5): A's block at T0.xy, d's pair at T0.xz.
+/// Fig 2(a) by blocks: a rectangle over the whole of B (`width` x `height` texels, B and A
+/// stored with texel (x, y) = rows 2x.., columns 2y..), every vertex carrying T0 = (x, y, .5):
+/// A's block at T0.xy, d's pair at T0.yz.
 pub fn block_scaling(width: usize, height: usize) -> [Vertex; 6] {
     rectangle(0.0, 0.0, width as f32, height as f32, |x, y| {
         ([x, y, 0.5], [0.0; 2])
@@ -47,8 +48,8 @@ pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
     plan.push(
         Kernel::BlockScaling,
         0,
-        (columns / TEXEL_BLOCK, t),
-        &block_scaling(columns / TEXEL_BLOCK, t),
+        (t, columns / TEXEL_BLOCK),
+        &block_scaling(t, columns / TEXEL_BLOCK),
     );
     for k in (0..columns / TEXEL_BLOCK).step_by(per_pass) {
         plan.push(

@@ -34,11 +34,11 @@ impl Gpu {
         // C starts as zero with the identity padding, so the sum is C ⊕ I.
         pair.source().texture().upload(&blocks.padding())?;
         pair.target().texture().upload(&blocks.padding())?;
-        let width = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
+        let height = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
         let operands = Operands::Assembly {
-            a: Texture::with_texels(ctx, width, t, &blocks.pack_a(a))?,
-            d: Texture::with_texels(ctx, width, 1, &BlockLayout::pack_d(d))?,
-            b: RenderTexture::allocate(ctx, width, t)?,
+            a: Texture::with_texels(ctx, t, height, &blocks.pack_a(a))?,
+            d: Texture::with_texels(ctx, height, 1, &BlockLayout::pack_d(d))?,
+            b: RenderTexture::allocate(ctx, t, height)?,
         };
         let plan = geometry::blocked::assembly_plan(blocks, n);
         Execution::new(

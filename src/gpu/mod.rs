@@ -35,7 +35,8 @@ pub enum Method {
     /// The paper's rasterized passes, one rank-1 update per draw (Algorithms 3 and 5).
     Faithful,
     /// Fragment passes over float4 blocks with rank-K updates (after the Brook+ sample):
-    /// OpenGL 3.3.
+    /// OpenGL 3.3, full format (`gpu/blocked.rs`). Its runs step as RGBA32F blocks through
+    /// [`Gpu::start_blocked_assembly`] and [`Gpu::start_blocked_cholesky`].
     Blocked,
     /// Compute shaders over tiles in storage buffers (after the CUDA course's tiled Cholesky):
     /// OpenGL 4.3.

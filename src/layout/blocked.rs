@@ -110,11 +110,13 @@ impl BlockLayout {
         n.max(1).div_ceil(ASSEMBLY_RANK) * ASSEMBLY_RANK
     }
 
-    /// A (m x n) as the (padded n / 2) x (padded m / 2) texture whose texel (x, y) is the block
-    /// of rows 2y, 2y+1 and columns 2x, 2x+1; padding zero.
+    /// A (m x n) as the (padded m / 2) x (padded n / 2) texture whose texel (x, y) is the block
+    /// of rows 2x, 2x+1 and columns 2y, 2y+1 (blocks of A transposed, so the fragments of one
+    /// pass, which read neighbouring rows of A at the same columns, read neighbouring texels);
+    /// padding zero.
     pub fn pack_a(&self, a: &Matrix<f32>) -> Vec<Block> {
         assert_eq!(a.rows(), self.m);
-        let (w, h) = (Self::padded_columns(a.cols()) / 2, self.texels());
+        let (w, h) = (self.texels(), Self::padded_columns(a.cols()) / 2);
         let at = |i: usize, k: usize| {
             if i < a.rows() && k < a.cols() {
                 a[(i, k)]
@@ -125,7 +127,7 @@ impl BlockLayout {
         (0..h)
             .flat_map(|y| {
                 (0..w).map(move |x| {
-                    let (i, k) = (2 * y, 2 * x);
+                    let (i, k) = (2 * x, 2 * y);
                     [at(i, k), at(i, k + 1), at(i + 1, k), at(i + 1, k + 1)]
                 })
             })
@@ -181,11 +183,12 @@ mod tests {
     fn a_and_d_blocks() {
         let a = Matrix::from_fn(3, 3, |i, k| (10 * i + k) as f32);
         let data = BlockLayout::new(3).pack_a(&a);
-        let w = ASSEMBLY_RANK / 2;
-        assert_eq!(data.len(), w * BLOCK_COLUMN / 2);
+        let w = BLOCK_COLUMN / 2;
+        assert_eq!(data.len(), w * ASSEMBLY_RANK / 2);
+        // Texel (x, y): rows 2x, 2x+1 and columns 2y, 2y+1.
         assert_eq!(data[0], [0.0, 1.0, 10.0, 11.0]);
-        assert_eq!(data[1], [2.0, 0.0, 12.0, 0.0]);
-        assert_eq!(data[w], [20.0, 21.0, 0.0, 0.0]);
+        assert_eq!(data[1], [20.0, 21.0, 0.0, 0.0]);
+        assert_eq!(data[w], [2.0, 0.0, 12.0, 0.0]);
         assert_eq!(data[w + 1], [22.0, 0.0, 0.0, 0.0]);
         let d = BlockLayout::pack_d(&[1.0, 2.0, 3.0]);
         assert_eq!(&d[..2], &[[1.0, 2.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]]);

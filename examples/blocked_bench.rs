@@ -1,0 +1,158 @@
+//! The blocked method against the faithful one, side by side in one run: GPU time
+//! (GL_TIME_ELAPSED around the passes, no upload or readback, as the paper's Figs 8-9) of
+//! assembly (m x n, n = 2m) and Cholesky (m x m), printed as CSV.
+//!
+//! `cargo run --release --example blocked_bench -- [sizes] [repeats] [methods]`, e.g.
+//! `-- 256,512,1024 3 faithful,blocked` (the default). Each time is the median of `repeats`
+//! runs after one warm-up, methods alternating within a repeat. Columns: method, op, format,
+//! m, n, ms (GPU), wall_ms (passes to glFinish), gflops (m²n for assembly, m³/3 for
+//! Cholesky, over the GPU time), rel_error against the f64 reference.
+
+use symraster::execution::Execution;
+use symraster::gl::{GpuTimer, TexelFormat};
+use symraster::timing::{median, time_finish};
+use symraster::{Format, Gpu, Method, Options, problems, reference, relative_error};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sizes: Vec<usize> = args
+        .first()
+        .map_or("256,512,1024", String::as_str)
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let repeats: usize = args.get(1).map_or(Ok(3), |s| s.parse())?;
+    let methods: Vec<Method> = args
+        .get(2)
+        .map_or("faithful,blocked", String::as_str)
+        .split(',')
+        .map(|name| match name {
+            "faithful" => Ok(Method::Faithful),
+            "blocked" => Ok(Method::Blocked),
+            other => Err(anyhow::anyhow!("unknown method {other}")),
+        })
+        .collect::<Result<_, _>>()?;
+    let gpu = Gpu::new()?;
+    eprintln!("{} | {}", gpu.info().renderer, gpu.info().version);
+    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error");
+    for &m in &sizes {
+        let n = 2 * m;
+        let mut rng = problems::rng(m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
+        let spd = problems::well_conditioned_spd(&mut rng, m);
+        let c_ref = reference::assemble(
+            &a.to_f64(),
+            &d.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
+        );
+        let l_ref = reference::cholesky(&spd.to_f64())?;
+        let full = |method| Options::new(Format::Full).method(method);
+        // times[method][op] in ms: (gpu, wall), and the last result's error.
+        let mut times: Vec<[Samples; 2]> = (0..methods.len()).map(|_| Default::default()).collect();
+        for repeat in 0..=repeats {
+            for (i, &method) in methods.iter().enumerate() {
+                let results = match method {
+                    Method::Blocked => [
+                        measure(
+                            gpu.start_blocked_assembly(&a, &d)?,
+                            |r| r.download_lower(),
+                            &c_ref,
+                        )?,
+                        measure(
+                            gpu.start_blocked_cholesky(&spd)?,
+                            |r| r.download_lower(),
+                            &l_ref,
+                        )?,
+                    ],
+                    _ => [
+                        measure(
+                            gpu.start_assembly(&a, &d, full(method))?,
+                            |r| r.download_lower(),
+                            &c_ref,
+                        )?,
+                        measure(
+                            gpu.start_cholesky(&spd, full(method))?,
+                            |r| r.download_lower(),
+                            &l_ref,
+                        )?,
+                    ],
+                };
+                if repeat > 0 {
+                    for (op, (ms, wall, err)) in results.into_iter().enumerate() {
+                        times[i][op].0.push(ms);
+                        times[i][op].1.push(wall);
+                        times[i][op].2 = err;
+                    }
+                }
+            }
+        }
+        if std::env::var_os("BREAKDOWN").is_some() {
+            breakdown(&gpu, gpu.start_blocked_assembly(&a, &d)?, m)?;
+            breakdown(&gpu, gpu.start_blocked_cholesky(&spd)?, m)?;
+        }
+        for (i, method) in methods.iter().enumerate() {
+            for (op, name) in ["assembly", "cholesky"].iter().enumerate() {
+                let (gpu_ms, wall_ms, err) = &times[i][op];
+                let ms = median(gpu_ms);
+                let flops = if op == 0 {
+                    (m * m * n) as f64
+                } else {
+                    (m * m * m) as f64 / 3.0
+                };
+                println!(
+                    "{method},{name},full,{m},{},{ms:.3},{:.3},{:.3},{err:.3e}",
+                    if op == 0 { n } else { m },
+                    median(wall_ms),
+                    flops / ms * 1e-6
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Steps `run` pass by pass, each under a timer query, and prints GPU ms per kernel.
+fn breakdown<F: TexelFormat>(gpu: &Gpu, mut run: Execution<'_, F>, m: usize) -> anyhow::Result<()> {
+    let mut per_kernel: Vec<(&'static str, f64, usize)> = Vec::new();
+    let timer = GpuTimer::new(gpu.context())?;
+    gpu.context().finish();
+    while run.next_pass().is_some() {
+        timer.begin();
+        let pass = run.step()?.expect("a pass");
+        timer.end();
+        let ms = timer.elapsed()?.as_secs_f64() * 1e3;
+        match per_kernel
+            .iter_mut()
+            .find(|(k, ..)| *k == pass.kernel.name())
+        {
+            Some(entry) => {
+                entry.1 += ms;
+                entry.2 += 1;
+            }
+            None => per_kernel.push((pass.kernel.name(), ms, 1)),
+        }
+    }
+    for (kernel, ms, passes) in per_kernel {
+        println!("# m={m} {kernel}: {ms:.3} ms in {passes} passes");
+    }
+    Ok(())
+}
+
+/// GPU ms and wall ms of the repeats, and the last relative error.
+type Samples = (Vec<f64>, Vec<f64>, f64);
+
+/// Runs the passes of `run` under a timer query; (GPU ms, wall ms, relative error of the
+/// downloaded result against `reference`).
+fn measure<F: TexelFormat>(
+    mut run: Execution<'_, F>,
+    download: impl Fn(&Execution<'_, F>) -> symraster::Result<symraster::Matrix<f32>>,
+    reference: &symraster::Matrix<f64>,
+) -> anyhow::Result<(f64, f64, f64)> {
+    let t = time_finish(&mut run)?;
+    let out = download(&run)?;
+    Ok((
+        t.gpu.as_secs_f64() * 1e3,
+        t.wall.as_secs_f64() * 1e3,
+        relative_error(&out, reference),
+    ))
+}
