@@ -1,0 +1,246 @@
+//! Inversion, the sign function and Lyapunov equations on the GPU (Benner et al.) against CPU
+//! references in f64: faer's LU inverse, eigendecompositions, a Kronecker-form solve. Sizes
+//! tiny to a few hundred, odd and even, across block boundaries; upper triangles of SPD inputs
+//! are garbage (never read).
+
+mod common;
+
+use faer::Mat;
+use faer::linalg::solvers::DenseSolveCore;
+use symraster::inverse::{self, Inverter, Kind, Method};
+use symraster::{Error, Matrix, NumericalError, relative_error};
+
+fn inverter(gpu: &symraster::Gpu) -> Inverter {
+    Inverter::new(gpu).unwrap()
+}
+
+fn random(rows: usize, cols: usize, seed: u64) -> Matrix<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    Matrix::from_fn(rows, cols, |_, _| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) as f64 / (1u64 << 31) as f64 - 0.5
+    })
+}
+
+fn faer_of(m: &Matrix<f64>) -> Mat<f64> {
+    Mat::from_fn(m.rows(), m.cols(), |i, j| m[(i, j)])
+}
+
+fn of_faer(m: &Mat<f64>) -> Matrix<f64> {
+    Matrix::from_fn(m.nrows(), m.ncols(), |i, j| m[(i, j)])
+}
+
+fn cpu_inverse(m: &Matrix<f64>) -> Matrix<f64> {
+    of_faer(&faer_of(m).partial_piv_lu().inverse())
+}
+
+fn matmul(a: &Matrix<f64>, b: &Matrix<f64>) -> Matrix<f64> {
+    of_faer(&(faer_of(a) * faer_of(b)))
+}
+
+/// A well-conditioned SPD matrix: B·Bᵀ/n + I.
+fn spd(n: usize, seed: u64) -> Matrix<f64> {
+    let b = random(n, n, seed);
+    let mut c = matmul(&b, &b.transpose());
+    for i in 0..n {
+        for j in 0..n {
+            c[(i, j)] /= n as f64;
+        }
+        c[(i, i)] += 1.0;
+    }
+    c
+}
+
+/// A general matrix that needs pivoting: random with a small diagonal, plus a shift that keeps
+/// it well conditioned.
+fn general(n: usize, seed: u64) -> Matrix<f64> {
+    let mut a = random(n, n, seed);
+    for i in 0..n {
+        a[(i, i)] = 1e-3 * a[(i, i)];
+        a[(i, (i + 1) % n)] += 2.0;
+    }
+    a
+}
+
+/// SPD input with garbage above the diagonal (never read).
+fn garbage_above(a: &Matrix<f64>) -> Matrix<f32> {
+    Matrix::from_fn(a.rows(), a.cols(), |i, j| {
+        if j > i { f32::NAN } else { a[(i, j)] as f32 }
+    })
+}
+
+/// Relative error of the GPU inverse against the f64 inverse, against κ·u₃₂ with headroom.
+fn check(got: &Matrix<f32>, a: &Matrix<f64>, what: &str) {
+    let want = cpu_inverse(a);
+    let kappa = a.frobenius_norm() * want.frobenius_norm();
+    let e = relative_error(&got.to_f64(), &want);
+    let bound = 50.0 * kappa * common::U32;
+    assert!(e < bound.max(1e-5), "{what}: error {e}, bound {bound}");
+}
+
+#[test]
+fn spd_inverses_match_the_cpu_across_block_boundaries() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    for n in [1, 2, 3, 17, 64, 65, 130] {
+        let a = spd(n, n as u64);
+        let a32 = garbage_above(&a);
+        for method in [Method::Cholesky, Method::Gje, Method::Lu] {
+            for block in [inv.block(), 16] {
+                let x = inverse::invert_with_block(&inv, &a32, Kind::Spd, method, block).unwrap();
+                check(&x, &a, &format!("spd {method:?} n {n} b {block}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn general_inverses_pivot_and_match_the_cpu() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    for n in [1, 2, 3, 5, 33, 64, 97, 200] {
+        let a = general(n, 100 + n as u64);
+        for method in [Method::Gje, Method::Lu] {
+            for block in [inv.block(), 7] {
+                let x = inverse::invert_with_block(&inv, &a.to_f32(), Kind::General, method, block)
+                    .unwrap();
+                check(&x, &a, &format!("general {method:?} n {n} b {block}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn symmetric_indefinite_goes_through_general_gje() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let n = 40;
+    let mut a = spd(n, 9);
+    for i in 0..n {
+        a[(i, i)] -= 1.5; // eigenvalues on both sides of zero
+    }
+    let err = inverse::invert(&inv, &a.to_f32(), Kind::Spd, Method::Cholesky).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Numerical(NumericalError::NotPositiveDefinite { .. })
+        ),
+        "{err}"
+    );
+    let x = inverse::invert(&inv, &a.to_f32(), Kind::General, Method::Gje).unwrap();
+    check(&x, &a, "symmetric indefinite by general GJE");
+}
+
+#[test]
+fn not_spd_names_the_failing_column() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Leading 4x4 block SPD, column 4's pivot negative, for both SPD methods.
+    let n = 9;
+    let mut a = Matrix::from_fn(n, n, |i, j| if i == j { 4.0 } else { 0.5 });
+    a[(4, 4)] = -1.0;
+    for method in [Method::Cholesky, Method::Gje] {
+        for block in [2, 3, 64] {
+            let err = inverse::invert_with_block(&inv, &a, Kind::Spd, method, block).unwrap_err();
+            match err {
+                Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }) => {
+                    assert_eq!(column, 4, "{method:?} b {block}")
+                }
+                e => panic!("{method:?}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn singular_matrices_name_the_pivot_column() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Column 3 is the sum of columns 0 and 1: the fourth pivot vanishes.
+    let n = 6;
+    let mut a = Matrix::from_fn(n, n, |i, j| {
+        ((i * 7 + j * 3) % 5) as f32 + if i == j { 4.0 } else { 0.0 }
+    });
+    for i in 0..n {
+        a[(i, 3)] = a[(i, 0)] + a[(i, 1)];
+    }
+    for method in [Method::Gje, Method::Lu] {
+        for block in [2, 64] {
+            let err =
+                inverse::invert_with_block(&inv, &a, Kind::General, method, block).unwrap_err();
+            match err {
+                Error::Numerical(NumericalError::SingularMatrix { column, .. }) => {
+                    assert_eq!(column, 3, "{method:?} b {block}")
+                }
+                e => panic!("{method:?}: {e}"),
+            }
+        }
+    }
+    let zero = Matrix::filled(3, 3, 0.0f32);
+    assert!(matches!(
+        inverse::invert(&inv, &zero, Kind::General, Method::Gje),
+        Err(Error::Numerical(NumericalError::SingularMatrix {
+            column: 0,
+            ..
+        }))
+    ));
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let kinds = |e: Error| e.kind();
+    let rect = Matrix::filled(2, 3, 1.0f32);
+    assert_eq!(
+        kinds(inverse::invert(&inv, &rect, Kind::General, Method::Gje).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+    let empty = Matrix::<f32>::zeros(0, 0);
+    assert_eq!(
+        kinds(inverse::invert(&inv, &empty, Kind::General, Method::Lu).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+    let mut nan = Matrix::filled(3, 3, 1.0f32);
+    nan[(2, 1)] = f32::NAN;
+    assert_eq!(
+        kinds(inverse::invert(&inv, &nan, Kind::Spd, Method::Gje).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+    let eye = Matrix::from_fn(3, 3, |i, j| f32::from(u8::from(i == j)));
+    assert_eq!(
+        kinds(inverse::invert(&inv, &eye, Kind::General, Method::Cholesky).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+}
+
+#[test]
+fn refinement_reaches_double_accuracy_when_conditioning_allows() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let n = 50;
+    let a = general(n, 5);
+    let x = inverse::invert(&inv, &a.to_f32(), Kind::General, Method::Gje).unwrap();
+    let r = inverse::refine_inverse(&a, &x.to_f64(), 4);
+    assert!(r.refined, "{:?}", r.residuals);
+    let want = cpu_inverse(&a);
+    let e0 = relative_error(&x.to_f64(), &want);
+    let e = relative_error(&r.x, &want);
+    assert!(
+        e < 1e-12 && e < 1e-4 * e0,
+        "refined error {e} (f32 {e0}), residuals {:?}",
+        r.residuals
+    );
+    // A far too ill-conditioned start is returned unrefined.
+    let bad = Matrix::from_fn(n, n, |i, j| 2.0 * f64::from(u8::from(i == j)));
+    let r = inverse::refine_inverse(
+        &bad,
+        &Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j))),
+        3,
+    );
+    assert!(!r.refined);
+}
