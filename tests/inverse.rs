@@ -244,3 +244,202 @@ fn refinement_reaches_double_accuracy_when_conditioning_allows() {
     );
     assert!(!r.refined);
 }
+
+/// sign(A) of a symmetric A from its eigendecomposition: V·sign(Λ)·Vᵀ.
+fn sign_by_eigen(a: &Matrix<f64>) -> Matrix<f64> {
+    let e = faer_of(a).self_adjoint_eigen(faer::Side::Lower).unwrap();
+    let (u, s) = (e.U(), e.S());
+    let n = a.rows();
+    Matrix::from_fn(n, n, |i, j| {
+        (0..n).map(|k| u[(i, k)] * s[k].signum() * u[(j, k)]).sum()
+    })
+}
+
+#[test]
+fn sign_matches_eigendecompositions() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Symmetric indefinite: spectrum on both sides of zero, kept away from it.
+    for n in [1, 2, 5, 24] {
+        let mut a = spd(n, 40 + n as u64);
+        for i in 0..n {
+            a[(i, i)] -= if i % 2 == 0 { 3.0 } else { 0.0 };
+        }
+        let want = sign_by_eigen(&a);
+        let got = inverse::sign(&inv, &a, Default::default()).unwrap();
+        let e = relative_error(&got.s, &want);
+        assert!(
+            e < 1e-5,
+            "symmetric n {n}: error {e} ({} iterations)",
+            got.iterations
+        );
+        assert!(got.residual < 1e-13, "not an involution: {}", got.residual);
+        let refined = inverse::sign(
+            &inv,
+            &a,
+            inverse::SignOptions {
+                refine_inverses: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let e = relative_error(&refined.s, &want);
+        assert!(e < 1e-12, "symmetric n {n}, refined inverses: error {e}");
+        let plain = inverse::sign(
+            &inv,
+            &a,
+            inverse::SignOptions {
+                scaling: false,
+                polish_steps: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let e = relative_error(&plain.s, &want);
+        assert!(e < 1e-4, "unscaled f32 n {n}: error {e}");
+        assert!(plain.iterations >= got.iterations);
+    }
+    // Nonsymmetric: A = V·diag(d)·V⁻¹, sign(A) = V·diag(sign d)·V⁻¹.
+    let n = 12;
+    let mut v = random(n, n, 77);
+    for i in 0..n {
+        v[(i, i)] += 2.0;
+    }
+    let vinv = cpu_inverse(&v);
+    let d: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                -(1.0 + i as f64)
+            } else {
+                0.5 + 0.3 * i as f64
+            }
+        })
+        .collect();
+    let diag =
+        |f: &dyn Fn(f64) -> f64| Matrix::from_fn(n, n, |i, j| if i == j { f(d[i]) } else { 0.0 });
+    let a = matmul(&matmul(&v, &diag(&|x| x)), &vinv);
+    let want = matmul(&matmul(&v, &diag(&f64::signum)), &vinv);
+    let got = inverse::sign(&inv, &a, Default::default()).unwrap();
+    let e = relative_error(&got.s, &want);
+    assert!(e < 1e-4, "nonsymmetric: error {e}");
+    let options = inverse::SignOptions {
+        refine_inverses: true,
+        ..Default::default()
+    };
+    let got = inverse::sign(&inv, &a, options).unwrap();
+    let e = relative_error(&got.s, &want);
+    assert!(e < 1e-11, "nonsymmetric, refined inverses: error {e}");
+}
+
+#[test]
+fn sign_refuses_eigenvalues_on_the_imaginary_axis() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Eigenvalues ±i (a rotation) beside a stable block; and a singular matrix (eigenvalue 0).
+    let mut a = Matrix::from_fn(
+        4,
+        4,
+        |i, j| if i == j { -1.0 } else { 0.1 * (i + j) as f64 },
+    );
+    a[(0, 0)] = 0.0;
+    a[(1, 1)] = 0.0;
+    a[(0, 1)] = 1.0;
+    a[(1, 0)] = -1.0;
+    for i in 0..2 {
+        for j in 2..4 {
+            a[(i, j)] = 0.0;
+        }
+    }
+    let singular = Matrix::from_fn(3, 3, |i, j| (i + j) as f64);
+    for m in [a, singular] {
+        let err = inverse::sign(&inv, &m, Default::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Numerical(NumericalError::SignNotConverged { .. })
+            ),
+            "{err}"
+        );
+    }
+}
+
+/// X with A·X + X·Aᵀ = Q by the Kronecker form (I⊗A + A⊗I)·vec X = vec Q, in f64.
+fn lyapunov_by_kronecker(a: &Matrix<f64>, q: &Matrix<f64>) -> Matrix<f64> {
+    let n = a.rows();
+    let k = Mat::from_fn(n * n, n * n, |r, c| {
+        let (i, j, p, l) = (r % n, r / n, c % n, c / n);
+        let mut v = 0.0;
+        if j == l {
+            v += a[(i, p)];
+        }
+        if i == p {
+            v += a[(j, l)];
+        }
+        v
+    });
+    let rhs = Mat::from_fn(n * n, 1, |r, _| q[(r % n, r / n)]);
+    let x = k.partial_piv_lu().inverse() * rhs;
+    Matrix::from_fn(n, n, |i, j| x[(i + j * n, 0)])
+}
+
+/// A stable, nonsymmetric test matrix: −(SPD) plus a skew part.
+fn stable(n: usize, seed: u64) -> Matrix<f64> {
+    let s = spd(n, seed);
+    let r = random(n, n, seed + 1);
+    Matrix::from_fn(n, n, |i, j| -s[(i, j)] + 0.8 * (r[(i, j)] - r[(j, i)]))
+}
+
+#[test]
+fn lyapunov_matches_scipy_convention_and_the_kronecker_solve() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    for n in [1, 2, 7, 16] {
+        let a = stable(n, 300 + n as u64);
+        let b = random(n, n, 400 + n as u64);
+        let q = matmul(&b, &b.transpose());
+        let want = lyapunov_by_kronecker(&a, &q);
+        let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+        let e = relative_error(&got.x, &want);
+        let r = *got.residuals.last().unwrap();
+        assert!(r < 1e-13, "n {n}: residual {:?}", got.residuals);
+        assert!(e < 1e-11, "n {n}: error {e} against the Kronecker solve");
+        // Without refinement the f32 operator alone: single-precision accuracy.
+        let raw = inverse::solve_continuous_lyapunov(&inv, &a, &q, 0).unwrap();
+        assert!(
+            raw.residuals[0] < 1e-4,
+            "n {n}: f32 residual {:?}",
+            raw.residuals
+        );
+    }
+    // A nonsymmetric Q is fine too (scipy does not ask for symmetry).
+    let (a, q) = (stable(5, 9), random(5, 5, 10));
+    let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    assert!(relative_error(&got.x, &lyapunov_by_kronecker(&a, &q)) < 1e-11);
+}
+
+#[test]
+fn lyapunov_refuses_unstable_a_and_bad_shapes() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let n = 6;
+    let mut a = stable(n, 3);
+    a[(0, 0)] += 10.0; // one eigenvalue pushed into the right half-plane
+    let q = Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)));
+    match inverse::solve_continuous_lyapunov(&inv, &a, &q, 1).unwrap_err() {
+        Error::Numerical(NumericalError::NotStable {
+            unstable, order, ..
+        }) => {
+            assert_eq!((unstable, order), (1, n))
+        }
+        e => panic!("{e}"),
+    }
+    // Eigenvalues ±i: on the axis.
+    let rot = Matrix::from_fn(2, 2, |i, j| [[0.0, 1.0], [-1.0, 0.0]][i][j]);
+    let eye2 = Matrix::from_fn(2, 2, |i, j| f64::from(u8::from(i == j)));
+    assert!(matches!(
+        inverse::solve_continuous_lyapunov(&inv, &rot, &eye2, 1),
+        Err(Error::Numerical(NumericalError::SignNotConverged { .. }))
+    ));
+    let err = inverse::solve_continuous_lyapunov(&inv, &stable(3, 1), &eye2, 1).unwrap_err();
+    assert_eq!(err.kind(), symraster::ErrorKind::Input);
+}

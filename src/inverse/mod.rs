@@ -17,15 +17,15 @@
 pub mod gje;
 pub mod kernels;
 pub mod lu;
-//MOD lyapunov
+pub mod lyapunov;
 pub mod refine;
-//MOD sign
+pub mod sign;
 pub mod spd;
 
 pub use kernels::{DeviceSquare, Inverter};
-//USE lyapunov::{Lyapunov, solve_continuous_lyapunov};
+pub use lyapunov::{Lyapunov, solve_continuous_lyapunov};
 pub use refine::{Refined, refine_inverse};
-//USE sign::{Sign, SignOptions, sign};
+pub use sign::{Sign, SignOptions, sign};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::matrix::Matrix;
