@@ -443,3 +443,38 @@ fn lyapunov_refuses_unstable_a_and_bad_shapes() {
     let err = inverse::solve_continuous_lyapunov(&inv, &stable(3, 1), &eye2, 1).unwrap_err();
     assert_eq!(err.kind(), symraster::ErrorKind::Input);
 }
+
+#[test]
+fn timing_entry_runs_every_method_on_a_matrix_it_inverts() {
+    use symraster::inverse::bench;
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let s = 40;
+    for kind in [Kind::Spd, Kind::General] {
+        let a = bench::test_matrix(kind, s);
+        let full = if kind == Kind::Spd {
+            a.symmetric_from_lower()
+        } else {
+            a.clone()
+        };
+        for method in [Method::Gje, Method::Cholesky, Method::Lu] {
+            if !method.supports(kind) {
+                assert!(bench::time_inverse(&inv, kind, method, s, None, 1).is_err());
+                continue;
+            }
+            let x = inverse::invert(&inv, &a, kind, method).unwrap();
+            check(
+                &x,
+                &full.to_f64(),
+                &format!("bench matrix {kind:?} {method:?}"),
+            );
+            let t = bench::time_inverse(&inv, kind, method, s, Some(16), 1).unwrap();
+            assert!(
+                t.gpu_ms > 0.0 && t.gflops.is_finite() && t.order == s,
+                "{t:?}"
+            );
+        }
+    }
+    assert_eq!(Kind::General.flops(10), 2000.0);
+    assert_eq!(Kind::Spd.flops(10), 1000.0);
+}

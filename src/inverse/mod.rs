@@ -13,7 +13,7 @@
 //! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`refine`],
 //! [`sign`], [`lyapunov`], [`bench`] (GPU timings for the reproduction figure).
 
-//MOD bench
+pub mod bench;
 pub mod gje;
 pub mod kernels;
 pub mod lu;
