@@ -60,7 +60,7 @@ fn spd(n: usize, seed: u64) -> Matrix<f64> {
 fn general(n: usize, seed: u64) -> Matrix<f64> {
     let mut a = random(n, n, seed);
     for i in 0..n {
-        a[(i, i)] = 1e-3 * a[(i, i)];
+        a[(i, i)] *= 1e-3;
         a[(i, (i + 1) % n)] += 2.0;
     }
     a
@@ -470,11 +470,36 @@ fn timing_entry_runs_every_method_on_a_matrix_it_inverts() {
             );
             let t = bench::time_inverse(&inv, kind, method, s, Some(16), 1).unwrap();
             assert!(
-                t.gpu_ms > 0.0 && t.gflops.is_finite() && t.order == s,
+                t.wall_ms > 0.0 && t.gflops.is_finite() && t.gflops > 0.0 && t.order == s,
                 "{t:?}"
             );
         }
     }
     assert_eq!(Kind::General.flops(10), 2000.0);
     assert_eq!(Kind::Spd.flops(10), 1000.0);
+}
+
+#[test]
+fn f64_entry_refines_spd_and_general() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let a = spd(30, 8);
+    let mut lower_only = a.clone();
+    for i in 0..30 {
+        for j in i + 1..30 {
+            lower_only[(i, j)] = 1e30; // never read
+        }
+    }
+    for (m, kind, method) in [
+        (&lower_only, Kind::Spd, Method::Cholesky),
+        (&a, Kind::General, Method::Lu),
+    ] {
+        let r = inverse::invert_f64(&inv, m, kind, method, 3).unwrap();
+        let e = relative_error(&r.x, &cpu_inverse(&a));
+        assert!(
+            r.refined && e < 1e-12,
+            "{kind:?} {method:?}: {e} {:?}",
+            r.residuals
+        );
+    }
 }

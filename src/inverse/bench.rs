@@ -28,7 +28,8 @@ pub struct InverseTiming {
     pub gpu_ms: f64,
     /// Median wall time to the end of glFinish, in milliseconds.
     pub wall_ms: f64,
-    /// Standard flops over the median GPU time, in GFLOP/s.
+    /// Standard flops over the median GPU time, in GFLOP/s (over the wall time where the driver's
+    /// timer query reports zero: llvmpipe does not count compute dispatches).
     pub gflops: f64,
 }
 
@@ -121,13 +122,15 @@ pub fn time_inverse(
         }
     }
     let gpu_ms = median(&gpu);
+    let wall_ms = median(&wall);
+    let ms = if gpu_ms > 0.0 { gpu_ms } else { wall_ms };
     Ok(InverseTiming {
         kind,
         method,
         order: s,
         block,
         gpu_ms,
-        wall_ms: median(&wall),
-        gflops: kind.flops(s) / (gpu_ms * 1e6),
+        wall_ms,
+        gflops: kind.flops(s) / (ms * 1e6),
     })
 }

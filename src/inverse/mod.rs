@@ -219,6 +219,34 @@ pub fn invert_with_block(
     Ok(x)
 }
 
+/// What the command line needs: A⁻¹ of an f64 matrix (from a .npy file) computed in f32 on the
+/// GPU, then refined in f64 by at most `refine_steps` Newton-Schulz steps ([`refine_inverse`];
+/// 0: the f32 inverse widened). For [`Kind::Spd`] only the lower triangle of `a` is read.
+/// Entries beyond f32's range are refused as non-finite input.
+pub fn invert_f64(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    kind: Kind,
+    method: Method,
+    refine_steps: usize,
+) -> Result<Refined> {
+    check_input("A", a, kind)?;
+    let x = invert(inv, &a.to_f32(), kind, method)?.to_f64();
+    if refine_steps == 0 {
+        return Ok(Refined {
+            x,
+            residuals: Vec::new(),
+            refined: false,
+        });
+    }
+    let full = if kind == Kind::Spd {
+        a.symmetric_from_lower()
+    } else {
+        a.clone()
+    };
+    Ok(refine_inverse(&full, &x, refine_steps))
+}
+
 /// [`NumericalError::NonFiniteResult`] at the first entry of `x` that is not finite.
 fn check_finite(x: &Matrix<f32>) -> Result<()> {
     if let Some(k) = x.as_slice().iter().position(|v| !v.is_finite()) {
