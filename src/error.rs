@@ -365,6 +365,50 @@ pub enum NumericalError {
         tolerance: f64,
     },
 
+    /// Inversion (Gauss-Jordan or LU with partial pivoting) found no usable pivot: the matrix is
+    /// singular, or too close to singular for single precision.
+    #[error(
+        "matrix is singular to single precision: the largest pivot candidate of column {column} \
+         (0-based) is {pivot:.3e}, at or below the tolerance {tolerance:.3e} (order × f32 epsilon \
+         × the largest entry)"
+    )]
+    SingularMatrix {
+        /// The first column without a usable pivot, 0-based.
+        column: usize,
+        /// The pivot found there (after partial pivoting).
+        pivot: f64,
+        /// The tolerance it fell under.
+        tolerance: f64,
+    },
+
+    /// The Newton iteration for the matrix sign function (Benner et al. eq. 1) failed: the
+    /// matrix has eigenvalues on or near the imaginary axis.
+    #[error(
+        "the matrix sign function does not exist or cannot be computed: {why}; the matrix has \
+         eigenvalues on or too near the imaginary axis"
+    )]
+    SignNotConverged {
+        /// Newton iterations done.
+        iterations: usize,
+        /// What happened (a singular iterate, no convergence, a non-finite iterate).
+        why: String,
+    },
+
+    /// The Lyapunov solver needs a stable A (all eigenvalues in the open left half-plane).
+    #[error(
+        "A is not stable: about {unstable} of its {order} eigenvalues have positive real part \
+         (from trace(sign(A)) = {trace:.3}); solve_continuous_lyapunov needs all in the open left \
+         half-plane"
+    )]
+    NotStable {
+        /// Order of A.
+        order: usize,
+        /// Eigenvalues with positive real part, (n + trace(sign A)) / 2 rounded.
+        unstable: usize,
+        /// trace(sign(A)).
+        trace: f64,
+    },
+
     /// Iterative refinement (Algorithm 1) produced a non-finite residual or iterate.
     #[error(
         "iterative refinement diverged at iteration {iteration}: the residual norm became {residual}; \

@@ -29,6 +29,7 @@ pub mod execution;
 pub mod geometry;
 pub mod gl;
 pub mod gpu;
+pub mod inverse;
 pub mod io;
 pub mod kernels;
 pub mod layout;

@@ -1,0 +1,136 @@
+//! GPU timings of the inversion methods for the reproduction binary's inversion figure
+//! (GFLOP/s against the order s, standard flop counts: 2s³ general, s³ SPD, as Benner et al.
+//! Figs 6-7). The matrix is uploaded before the timer starts and read back after it stops
+//! (the paper leaves the first transfer and the last retrieval out too); the GL_TIME_ELAPSED
+//! query covers all the inversion's dispatches, the status check follows it.
+
+use super::gje::PivotWork;
+use super::kernels::{DeviceSquare, Inverter};
+use super::{Kind, Method, gje, lu, pivot_tolerance, spd};
+use crate::error::{InputError, Result};
+use crate::gl::GpuTimer;
+use crate::matrix::Matrix;
+use crate::timing::median;
+use std::time::Instant;
+
+/// One timed configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InverseTiming {
+    /// SPD or general.
+    pub kind: Kind,
+    /// The method.
+    pub method: Method,
+    /// The order s.
+    pub order: usize,
+    /// The block size b.
+    pub block: usize,
+    /// Median GPU time (GL_TIME_ELAPSED) in milliseconds.
+    pub gpu_ms: f64,
+    /// Median wall time to the end of glFinish, in milliseconds.
+    pub wall_ms: f64,
+    /// Standard flops over the median GPU time, in GFLOP/s (over the wall time where the driver's
+    /// timer query reports zero: llvmpipe does not count compute dispatches).
+    pub gflops: f64,
+}
+
+/// A deterministic test matrix of order s that inverts without trouble: for SPD, symmetric
+/// with entries in (−½, ½) plus s·I (diagonally dominant); for general, the same without
+/// symmetry and with the shift on the superdiagonal, so partial pivoting swaps rows.
+pub fn test_matrix(kind: Kind, s: usize) -> Matrix<f32> {
+    let hash = |i: usize, j: usize| {
+        let mut h =
+            (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (j as u64).wrapping_add(0x632B_E59B);
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h ^= h >> 32;
+        (h >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    Matrix::from_fn(s, s, |i, j| match kind {
+        Kind::Spd => hash(i.max(j), i.min(j)) + if i == j { s as f32 } else { 0.0 },
+        Kind::General => hash(i, j) + if j == (i + 1) % s { s as f32 } else { 0.0 },
+    })
+}
+
+/// Times `method` on an order-`s` matrix of `kind` with block size `block` (None: the
+/// default), `reps` runs after one warm-up; fails as the inversion would (e.g. a Cholesky
+/// request for a general matrix).
+pub fn time_inverse(
+    inv: &Inverter,
+    kind: Kind,
+    method: Method,
+    s: usize,
+    block: Option<usize>,
+    reps: usize,
+) -> Result<InverseTiming> {
+    if !method.supports(kind) || s == 0 {
+        return Err(InputError::Unsupported(format!(
+            "timing {} inversion of an order-{s} {} matrix",
+            method.name(),
+            kind.name()
+        ))
+        .into());
+    }
+    let block = block.unwrap_or_else(|| inv.block()).max(1);
+    let a = test_matrix(kind, s);
+    let tol = pivot_tolerance(&a);
+    let ctx = inv.context().clone();
+    let timer = GpuTimer::new(&ctx)?;
+    let full = if kind == Kind::Spd && method == Method::Lu {
+        a.symmetric_from_lower()
+    } else {
+        a.clone()
+    };
+    let work = DeviceSquare::upload(inv, &full)?;
+    let y = DeviceSquare {
+        buffer: inv.buffer("workspace", s * s)?,
+        n: s,
+    };
+    let x = DeviceSquare {
+        buffer: inv.buffer("workspace", s * s)?,
+        n: s,
+    };
+    let pw = PivotWork::new(inv, s, block)?;
+    let (mut gpu, mut wall) = (Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        work.buffer.write(0, full.as_slice())?;
+        inv.reset_status()?;
+        inv.tiled().reset_status()?;
+        ctx.finish();
+        let start = Instant::now();
+        timer.begin();
+        match (kind, method) {
+            (Kind::Spd, Method::Cholesky) => spd::cholesky_inverse(inv, &work, &y)?,
+            (Kind::Spd, Method::Gje) => {
+                spd::gje_negative_inverse(inv, &work, &pw.row_block, block)?
+            }
+            (_, Method::Gje) => gje::invert_in_place(inv, &work, &pw, tol)?,
+            (_, Method::Lu) => {
+                lu::factor_in_place(inv, &work, &pw, tol)?;
+                lu::inverse_from_factors(inv, &work, &y, &x)?;
+            }
+            (Kind::General, Method::Cholesky) => unreachable!("refused above"),
+        }
+        timer.end();
+        ctx.finish();
+        let w = start.elapsed().as_secs_f64() * 1e3;
+        let g = timer.elapsed()?.as_secs_f64() * 1e3;
+        inv.check_status(tol)?;
+        inv.tiled().check_status()?;
+        if rep > 0 {
+            gpu.push(g);
+            wall.push(w);
+        }
+    }
+    let gpu_ms = median(&gpu);
+    let wall_ms = median(&wall);
+    let ms = if gpu_ms > 0.0 { gpu_ms } else { wall_ms };
+    Ok(InverseTiming {
+        kind,
+        method,
+        order: s,
+        block,
+        gpu_ms,
+        wall_ms,
+        gflops: kind.flops(s) / (ms * 1e6),
+    })
+}

@@ -1,0 +1,282 @@
+//! The inversion kernels: the tiled path's product, Cholesky and triangular solve (reused, not
+//! copied) plus three of this module's own (glsl/inverse/): partial pivoting with row swaps,
+//! the Gauss-Jordan / LU panel step, and a strided block copy. Also the square matrix in a
+//! storage buffer they all work on.
+
+use crate::Gpu;
+use crate::error::{DeviceError, Error, NumericalError, Result};
+use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
+use crate::matrix::Matrix;
+use crate::tiled::storage::{check_fits, max_buffer_bytes};
+use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
+
+const PIVOT: &str = include_str!("../../glsl/inverse/pivot.comp");
+const PANEL: &str = include_str!("../../glsl/inverse/panel.comp");
+const COPY: &str = include_str!("../../glsl/inverse/copy.comp");
+
+/// "No column failed" in the status word.
+const NO_FAILURE: u32 = u32::MAX;
+
+/// What [`Inverter::copy`] writes into the destination view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyMode {
+    /// The source.
+    Copy = 0,
+    /// The identity (source unread).
+    Identity = 1,
+    /// The unit lower triangle of the source, zeros above.
+    UnitLower = 2,
+    /// The lower triangle of the source, zeros above.
+    Lower = 3,
+}
+
+/// The kernels inversion runs on, compiled for one context.
+pub struct Inverter {
+    tiled: TiledKernels,
+    pivot: ComputeProgram,
+    panel: ComputeProgram,
+    copy: ComputeProgram,
+    status: Buffer<u32>,
+    max_bytes: u64,
+}
+
+impl Inverter {
+    /// Compiles the kernels on `gpu`'s context (which needs compute shaders, OpenGL ≥ 4.3).
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        if !gpu.info().has_compute() {
+            return Err(Error::from(DeviceError::Unsupported {
+                what: "invert matrices".into(),
+                why: format!(
+                    "inversion runs in compute shaders (OpenGL 4.3), this context is {}.{}",
+                    gpu.info().gl_version.0,
+                    gpu.info().gl_version.1
+                ),
+            }));
+        }
+        let config = KernelConfig::for_device(gpu.info());
+        Self::with_config(gpu.context(), config)
+    }
+
+    /// Compiles the kernels with an explicit tile configuration.
+    pub fn with_config(ctx: &Context, config: KernelConfig) -> Result<Self> {
+        let tiled = TiledKernels::new(ctx, config)?;
+        let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
+        let max_bytes = max_buffer_bytes(tiled.limits().max_storage_block_bytes);
+        Ok(Self {
+            pivot: program("inverse/pivot", PIVOT)?,
+            panel: program("inverse/panel", PANEL)?,
+            copy: program("inverse/copy", COPY)?,
+            status: Buffer::new(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                &[NO_FAILURE, 0],
+            )?,
+            tiled,
+            max_bytes,
+        })
+    }
+
+    /// The tiled path's kernels (product, Cholesky, triangular solve).
+    pub fn tiled(&self) -> &TiledKernels {
+        &self.tiled
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Context {
+        self.tiled.context()
+    }
+
+    /// The default block size b of the blocked algorithms: twice the diagonal-block order.
+    pub fn block(&self) -> usize {
+        2 * self.tiled.config().nb
+    }
+
+    /// The most bytes one storage buffer may hold.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// A buffer of `len` f32 values, refused before allocation beyond the device's limit.
+    pub fn buffer(&self, what: &str, len: usize) -> Result<Buffer<f32>> {
+        check_fits(what, len, self.max_bytes)?;
+        Buffer::uninitialized(
+            self.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            len.max(1),
+        )
+    }
+
+    /// A buffer of `len` u32 values (pivot indices).
+    pub fn index_buffer(&self, len: usize) -> Result<Buffer<u32>> {
+        Buffer::uninitialized(
+            self.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            len.max(1),
+        )
+    }
+
+    /// Pivots column `p` of the n x n row-major `a`: swaps in the largest candidate row,
+    /// records it in `piv[p]`, saves column p and row p's panel part (columns k0 .. k0+b) in
+    /// `saved` (n + b values), and flags a pivot at or below `tol` in the status word.
+    #[allow(clippy::too_many_arguments)]
+    pub fn pivot(
+        &self,
+        a: &Buffer<f32>,
+        n: usize,
+        p: usize,
+        k0: usize,
+        b: usize,
+        saved: &Buffer<f32>,
+        piv: &Buffer<u32>,
+        tol: f32,
+    ) -> Result<()> {
+        a.bind_base(0);
+        saved.bind_base(1);
+        piv.bind_base(2);
+        self.status.bind_base(3);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.pivot.set_all(&[
+            ("n", u(n)),
+            ("p", u(p)),
+            ("k0", u(k0)),
+            ("b", u(b)),
+            ("tol", Uniform::F32(tol)),
+        ]);
+        self.pivot.dispatch([1, 1, 1])
+    }
+
+    /// The elimination step of column p on the panel (columns k0 .. k0+b) after [`pivot`]:
+    /// Gauss-Jordan over all rows (`lu` false) or LU below row p (`lu` true).
+    ///
+    /// [`pivot`]: Self::pivot
+    #[allow(clippy::too_many_arguments)]
+    pub fn panel_step(
+        &self,
+        a: &Buffer<f32>,
+        n: usize,
+        p: usize,
+        k0: usize,
+        b: usize,
+        saved: &Buffer<f32>,
+        lu: bool,
+    ) -> Result<()> {
+        a.bind_base(0);
+        saved.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.panel.set_all(&[
+            ("n", u(n)),
+            ("p", u(p)),
+            ("k0", u(k0)),
+            ("b", u(b)),
+            ("lu", Uniform::I32(i32::from(lu))),
+        ]);
+        self.panel
+            .dispatch([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1])
+    }
+
+    /// dst ← alpha·mode(src) over two views of the same shape.
+    pub fn copy(
+        &self,
+        dst: Operand<'_>,
+        src: Operand<'_>,
+        mode: CopyMode,
+        alpha: f32,
+    ) -> Result<()> {
+        let (d, s) = (dst.view, src.view);
+        debug_assert!(d.rows == s.rows && d.cols == s.cols);
+        if d.rows == 0 || d.cols == 0 {
+            return Ok(());
+        }
+        dst.buffer.bind_base(0);
+        src.buffer.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.copy.set_all(&[
+            ("rows", u(d.rows)),
+            ("cols", u(d.cols)),
+            ("d_off", u(d.offset)),
+            ("d_rs", u(d.rs)),
+            ("d_cs", u(d.cs)),
+            ("s_off", u(s.offset)),
+            ("s_rs", u(s.rs)),
+            ("s_cs", u(s.cs)),
+            ("mode", Uniform::I32(mode as i32)),
+            ("alpha", Uniform::F32(alpha)),
+        ]);
+        self.copy
+            .dispatch([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1])
+    }
+
+    /// Clears the status word before an inversion.
+    pub fn reset_status(&self) -> Result<()> {
+        self.status.write(0, &[NO_FAILURE, 0])
+    }
+
+    /// Reads the status word: the first column without a usable pivot, as
+    /// [`NumericalError::SingularMatrix`].
+    pub fn check_status(&self, tol: f32) -> Result<()> {
+        let s = self.status.download()?;
+        if s[0] == NO_FAILURE {
+            Ok(())
+        } else {
+            Err(NumericalError::SingularMatrix {
+                column: s[0] as usize,
+                pivot: f64::from(f32::from_bits(s[1])),
+                tolerance: f64::from(tol),
+            }
+            .into())
+        }
+    }
+}
+
+/// An n x n matrix, row-major, in one storage buffer.
+pub struct DeviceSquare {
+    /// The buffer.
+    pub buffer: Buffer<f32>,
+    /// The order.
+    pub n: usize,
+}
+
+impl DeviceSquare {
+    /// Uploads `a` (square).
+    pub fn upload(inv: &Inverter, a: &Matrix<f32>) -> Result<Self> {
+        let n = a.rows();
+        let mut buffer = inv.buffer(&format!("an order-{n} matrix"), n * n)?;
+        buffer.upload(a.as_slice())?;
+        Ok(Self { buffer, n })
+    }
+
+    /// Uploads the lower triangle of `a` with NaN above it, so a read of the upper triangle
+    /// would show in the result.
+    pub fn upload_lower(inv: &Inverter, a: &Matrix<f32>) -> Result<Self> {
+        let n = a.rows();
+        let mut data = a.as_slice().to_vec();
+        for i in 0..n {
+            data[i * n + i + 1..(i + 1) * n].fill(f32::NAN);
+        }
+        let mut buffer = inv.buffer(&format!("an order-{n} matrix"), n * n)?;
+        buffer.upload(&data)?;
+        Ok(Self { buffer, n })
+    }
+
+    /// The whole matrix as a view.
+    pub fn view(&self) -> View {
+        View::row_major(self.n, self.n)
+    }
+
+    /// `view` of the buffer.
+    pub fn op(&self, view: View) -> Operand<'_> {
+        Operand::new(&self.buffer, view)
+    }
+
+    /// Reads the matrix back.
+    pub fn download(&self) -> Result<Matrix<f32>> {
+        Matrix::from_row_major(
+            self.n,
+            self.n,
+            self.buffer.download_range(0, self.n * self.n)?,
+        )
+    }
+}

@@ -1,0 +1,261 @@
+//! Matrix inversion on the GPU after Benner et al. (2012), and what it serves: the matrix sign
+//! function (eq. 1) and Lyapunov equations.
+//!
+//! - SPD matrices ([`Kind::Spd`], lower triangle read): [`Method::Cholesky`] (section 4.1) or
+//!   [`Method::Gje`] (Fig 3 right), s³ flops.
+//! - General matrices ([`Kind::General`]): [`Method::Gje`] (blocked Gauss-Jordan with partial
+//!   pivoting, Fig 3 left) or [`Method::Lu`] (LU with partial pivoting, section 3.1), 2s³ flops.
+//!   Symmetric indefinite matrices go through the general GJE, as the paper concludes (its
+//!   LDLᵀ inversion is slower than general GJE despite half the flops).
+//!
+//! The device computes in f32; [`refine`] polishes an inverse in f64 on the CPU (Newton-Schulz)
+//! when the f32 inverse is good enough for that to reach double accuracy. One job per file:
+//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`refine`],
+//! [`sign`], [`lyapunov`], [`bench`] (GPU timings for the reproduction figure).
+
+pub mod bench;
+pub mod gje;
+pub mod kernels;
+pub mod lu;
+pub mod lyapunov;
+pub mod refine;
+pub mod sign;
+pub mod spd;
+
+pub use kernels::{DeviceSquare, Inverter};
+pub use lyapunov::{Lyapunov, solve_continuous_lyapunov};
+pub use refine::{Refined, refine_inverse};
+pub use sign::{Sign, SignOptions, sign};
+
+use crate::error::{Error, InputError, NumericalError, Result};
+use crate::matrix::Matrix;
+
+/// What is known about the matrix to invert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Symmetric positive definite: only the lower triangle is read; s³ flops.
+    Spd,
+    /// Anything square and nonsingular (symmetric indefinite included); 2s³ flops.
+    General,
+}
+
+/// How to invert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// Gauss-Jordan elimination (Fig 3): one sweep, rich in large products.
+    Gje,
+    /// Cholesky, triangular inverse, L⁻ᵀL⁻¹ (SPD only).
+    Cholesky,
+    /// LU with partial pivoting, U⁻¹, then the solve with L.
+    Lu,
+}
+
+impl Kind {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Spd => "spd",
+            Kind::General => "general",
+        }
+    }
+
+    /// The standard flop count of inverting an order-s matrix (Benner et al.: 2s³ general, s³
+    /// SPD), for GFLOP/s.
+    pub fn flops(self, s: usize) -> f64 {
+        let s = s as f64;
+        match self {
+            Kind::Spd => s * s * s,
+            Kind::General => 2.0 * s * s * s,
+        }
+    }
+}
+
+impl Method {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Gje => "gje",
+            Method::Cholesky => "cholesky",
+            Method::Lu => "lu",
+        }
+    }
+
+    /// Whether this method inverts matrices of `kind` (Cholesky needs SPD).
+    pub fn supports(self, kind: Kind) -> bool {
+        !(self == Method::Cholesky && kind == Kind::General)
+    }
+}
+
+/// Refuses a matrix that cannot be inverted as given: empty, not square, or holding NaN or an
+/// infinity (for SPD, in its lower triangle, the part read).
+pub fn check_input<T: Copy + Into<f64>>(name: &str, a: &Matrix<T>, kind: Kind) -> Result<()> {
+    let (r, c) = a.shape();
+    if r == 0 || c == 0 {
+        return Err(InputError::Empty {
+            input: name.into(),
+            rows: r,
+            cols: c,
+        }
+        .into());
+    }
+    if r != c {
+        return Err(Error::shape(format!(
+            "{name} is {r}x{c}; only square matrices have an inverse"
+        )));
+    }
+    for i in 0..r {
+        let cols = if kind == Kind::Spd { i + 1 } else { c };
+        for j in 0..cols {
+            let x: f64 = a[(i, j)].into();
+            if !x.is_finite() {
+                return Err(InputError::NonFinite {
+                    input: name.into(),
+                    position: format!("row {i}, column {j} (0-based)"),
+                    value: x,
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The pivot tolerance of the pivoted sweeps: order × f32 epsilon × the largest |entry|; a
+/// pivot at or below it makes the matrix singular to single precision.
+pub fn pivot_tolerance(a: &Matrix<f32>) -> f32 {
+    let max = a.as_slice().iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    a.rows() as f32 * f32::EPSILON * max
+}
+
+/// A⁻¹ of the square matrix `a` on the GPU in f32 (for [`Kind::Spd`] the full symmetric
+/// inverse, from the lower triangle of `a`).
+///
+/// Errors: [`InputError`] for empty, non-square or non-finite input and for Cholesky on a
+/// general matrix; [`NumericalError::NotPositiveDefinite`] (first failing column) for an SPD
+/// kind that is not; [`NumericalError::SingularMatrix`] (first column without a usable pivot)
+/// for a singular general matrix; [`NumericalError::NonFiniteResult`] if the inverse
+/// overflows f32.
+pub fn invert(inv: &Inverter, a: &Matrix<f32>, kind: Kind, method: Method) -> Result<Matrix<f32>> {
+    invert_with_block(inv, a, kind, method, inv.block())
+}
+
+/// [`invert`] with an explicit block size b of the blocked algorithms.
+pub fn invert_with_block(
+    inv: &Inverter,
+    a: &Matrix<f32>,
+    kind: Kind,
+    method: Method,
+    block: usize,
+) -> Result<Matrix<f32>> {
+    check_input("A", a, kind)?;
+    if !method.supports(kind) {
+        return Err(InputError::Unsupported(format!(
+            "the {} method inverts SPD matrices only; use gje or lu for a general matrix",
+            method.name()
+        ))
+        .into());
+    }
+    let n = a.rows();
+    let block = block.max(1);
+    let x = match (kind, method) {
+        (Kind::Spd, Method::Cholesky) => {
+            let d = DeviceSquare::upload_lower(inv, a)?;
+            let y = DeviceSquare {
+                buffer: inv.buffer("the triangular inverse", n * n)?,
+                n,
+            };
+            inv.tiled().reset_status()?;
+            spd::cholesky_inverse(inv, &d, &y)?;
+            inv.tiled().check_status()?;
+            d.download()?.symmetric_from_lower()
+        }
+        (Kind::Spd, Method::Gje) => {
+            let d = DeviceSquare::upload_lower(inv, a)?;
+            let s = inv.buffer("a diagonal block", block * block)?;
+            inv.tiled().reset_status()?;
+            spd::gje_negative_inverse(inv, &d, &s, block)?;
+            inv.tiled().check_status()?;
+            d.download()?.symmetric_from_lower().map(|v| -v)
+        }
+        (_, Method::Gje) => {
+            let tol = pivot_tolerance(a);
+            let d = DeviceSquare::upload(inv, a)?;
+            let w = gje::PivotWork::new(inv, n, block)?;
+            inv.reset_status()?;
+            gje::invert_in_place(inv, &d, &w, tol)?;
+            inv.check_status(tol)?;
+            let mut x = d.download()?;
+            gje::unscramble_columns(&mut x, &w.piv.download_range(0, n)?);
+            x
+        }
+        (_, Method::Lu) => {
+            let full = if kind == Kind::Spd {
+                a.symmetric_from_lower()
+            } else {
+                a.clone()
+            };
+            let tol = pivot_tolerance(&full);
+            let d = DeviceSquare::upload(inv, &full)?;
+            let w = gje::PivotWork::new(inv, n, block)?;
+            inv.reset_status()?;
+            lu::factor_in_place(inv, &d, &w, tol)?;
+            inv.check_status(tol)?;
+            let l = DeviceSquare {
+                buffer: inv.buffer("the L factor", n * n)?,
+                n,
+            };
+            let xd = DeviceSquare {
+                buffer: inv.buffer("the inverse", n * n)?,
+                n,
+            };
+            lu::inverse_from_factors(inv, &d, &l, &xd)?;
+            let mut x = xd.download()?;
+            gje::unscramble_columns(&mut x, &w.piv.download_range(0, n)?);
+            x
+        }
+        (Kind::General, Method::Cholesky) => unreachable!("refused above"),
+    };
+    check_finite(&x)?;
+    Ok(x)
+}
+
+/// What the command line needs: A⁻¹ of an f64 matrix (from a .npy file) computed in f32 on the
+/// GPU, then refined in f64 by at most `refine_steps` Newton-Schulz steps ([`refine_inverse`];
+/// 0: the f32 inverse widened). For [`Kind::Spd`] only the lower triangle of `a` is read.
+/// Entries beyond f32's range are refused as non-finite input.
+pub fn invert_f64(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    kind: Kind,
+    method: Method,
+    refine_steps: usize,
+) -> Result<Refined> {
+    check_input("A", a, kind)?;
+    let x = invert(inv, &a.to_f32(), kind, method)?.to_f64();
+    if refine_steps == 0 {
+        return Ok(Refined {
+            x,
+            residuals: Vec::new(),
+            refined: false,
+        });
+    }
+    let full = if kind == Kind::Spd {
+        a.symmetric_from_lower()
+    } else {
+        a.clone()
+    };
+    Ok(refine_inverse(&full, &x, refine_steps))
+}
+
+/// [`NumericalError::NonFiniteResult`] at the first entry of `x` that is not finite.
+fn check_finite(x: &Matrix<f32>) -> Result<()> {
+    if let Some(k) = x.as_slice().iter().position(|v| !v.is_finite()) {
+        let n = x.cols();
+        return Err(NumericalError::NonFiniteResult {
+            row: k / n,
+            col: k % n,
+        }
+        .into());
+    }
+    Ok(())
+}

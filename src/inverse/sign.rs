@@ -1,0 +1,189 @@
+//! The matrix sign function by the scaled Newton iteration (Benner et al. eq. 1):
+//! X₀ = A, X_{k+1} = (μ_k·X_k + X_k⁻¹/μ_k)/2 with Frobenius-norm scaling
+//! μ_k = (‖X_k⁻¹‖_F/‖X_k‖_F)^½ (switched off once the iteration is close), each inverse by the
+//! general GPU Gauss-Jordan in f32 (A need not be symmetric; a symmetric indefinite iterate
+//! goes through general GJE, as the paper advises). The iterates are kept in f64 on the CPU;
+//! once the f32 iteration has converged, Newton-Schulz steps X ← X(3I − X²)/2 in f64 (products
+//! only) make S an involution; with `refine_inverses` each inverse is first refined in f64 so S
+//! reaches double accuracy. A with eigenvalues on or near the imaginary axis makes an
+//! iterate singular or the iteration stall: [`NumericalError::SignNotConverged`], never NaN.
+
+use super::{Inverter, Kind, Method, check_input, invert};
+use crate::baseline::{from_faer, to_faer};
+use crate::error::{Error, NumericalError, Result};
+use crate::matrix::Matrix;
+use faer::Mat;
+
+/// How to run the iteration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SignOptions {
+    /// Frobenius-norm scaling (Higham); off gives eq. 1 exactly.
+    pub scaling: bool,
+    /// The most Newton iterations on the GPU. The iteration needs about log₂(1/d) + 5 of them
+    /// for an eigenvalue at relative distance d from the imaginary axis, and one on the axis
+    /// wanders until rounding pushes it off (to an arbitrary side), so more than this is
+    /// refused as "on or too near the axis" (20: d below about 1e-5, too close for f32 inverses).
+    pub max_iterations: usize,
+    /// Refine each GPU inverse in f64 (Newton-Schulz, [`refine_inverse`]) so the iteration runs
+    /// in effect in double precision: S to double accuracy for well-conditioned iterates, at
+    /// 4s³ CPU flops per iteration. Off: the f32 iteration's accuracy (about κ_sign·u₃₂; the
+    /// polish makes S an involution but does not remove that error).
+    ///
+    /// [`refine_inverse`]: super::refine_inverse
+    pub refine_inverses: bool,
+    /// Newton-Schulz steps in f64 after the f32 iteration (0: the f32 result as is).
+    pub polish_steps: usize,
+}
+
+impl Default for SignOptions {
+    fn default() -> Self {
+        Self {
+            scaling: true,
+            max_iterations: 20,
+            polish_steps: 6,
+            refine_inverses: false,
+        }
+    }
+}
+
+/// sign(A) and how it was reached.
+#[derive(Clone, Debug)]
+pub struct Sign {
+    /// sign(A).
+    pub s: Matrix<f64>,
+    /// Newton iterations (GPU inverses).
+    pub iterations: usize,
+    /// Newton-Schulz steps in f64.
+    pub polish_steps: usize,
+    /// ‖I − S²‖_F at the end.
+    pub residual: f64,
+}
+
+/// The relative change below which the f32 Newton iteration has converged, and where scaling
+/// stops.
+const CONVERGED: f64 = 1e-4;
+const STOP_SCALING: f64 = 1e-2;
+
+/// One iterate's GPU inverse in f64; a singular iterate is the sign function's failure.
+pub(crate) fn iterate_inverse(
+    inv: &Inverter,
+    x: &Matrix<f64>,
+    k: usize,
+    refine: bool,
+) -> Result<Matrix<f64>> {
+    match invert(inv, &x.to_f32(), Kind::General, Method::Gje) {
+        Ok(y) if refine => Ok(super::refine_inverse(x, &y.to_f64(), 3).x),
+        Ok(y) => Ok(y.to_f64()),
+        Err(Error::Numerical(e)) => Err(NumericalError::SignNotConverged {
+            iterations: k,
+            why: format!("Newton iterate {k} cannot be inverted ({e})"),
+        }
+        .into()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The scaling μ = (‖Y‖_F/‖X‖_F)^½ for X and Y = X⁻¹.
+pub(crate) fn scaling(x: &Matrix<f64>, y: &Matrix<f64>) -> f64 {
+    (y.frobenius_norm() / x.frobenius_norm()).sqrt()
+}
+
+/// ‖a − b‖_F / ‖a‖_F.
+pub(crate) fn change(a: &Matrix<f64>, b: &Matrix<f64>) -> f64 {
+    let d: f64 = a
+        .as_slice()
+        .iter()
+        .zip(b.as_slice())
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum();
+    d.sqrt() / a.frobenius_norm().max(f64::MIN_POSITIVE)
+}
+
+/// Whether the Newton loop should stop at relative change `delta` after `previous`.
+pub(crate) fn converged(delta: f64, previous: f64) -> bool {
+    delta <= CONVERGED || (delta < STOP_SCALING && delta > 0.5 * previous)
+}
+
+/// sign(A) for a square A without eigenvalues on the imaginary axis.
+pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sign> {
+    check_input("A", a, Kind::General)?;
+    let n = a.rows();
+    let mut x = a.clone();
+    let mut scale = options.scaling;
+    let mut previous = f64::INFINITY;
+    let mut iterations = 0;
+    loop {
+        if iterations == options.max_iterations {
+            return Err(NumericalError::SignNotConverged {
+                iterations,
+                why: format!(
+                    "the Newton iteration did not converge in {iterations} iterations (last \
+                     relative change {previous:.2e}; an eigenvalue at relative distance d from \
+                     the axis needs about log2(1/d) + 5)"
+                ),
+            }
+            .into());
+        }
+        let y = iterate_inverse(inv, &x, iterations, options.refine_inverses)?;
+        let mu = if scale { scaling(&x, &y) } else { 1.0 };
+        let next = Matrix::from_fn(n, n, |i, j| 0.5 * (mu * x[(i, j)] + y[(i, j)] / mu));
+        iterations += 1;
+        let delta = change(&next, &x);
+        x = next;
+        if !delta.is_finite() {
+            return Err(NumericalError::SignNotConverged {
+                iterations,
+                why: "an iterate is not finite".into(),
+            }
+            .into());
+        }
+        if delta < STOP_SCALING {
+            scale = false;
+        }
+        if converged(delta, previous) {
+            break;
+        }
+        previous = delta;
+    }
+    let (s, polish_steps, residual) = polish(&x, options.polish_steps);
+    if residual.is_nan() || residual > 0.5 {
+        return Err(NumericalError::SignNotConverged {
+            iterations,
+            why: format!("the iterate is no involution: ‖I − S²‖_F = {residual:.2e}"),
+        }
+        .into());
+    }
+    Ok(Sign {
+        s,
+        iterations,
+        polish_steps,
+        residual,
+    })
+}
+
+/// ‖I − S²‖_F.
+fn involution_residual(s: &Mat<f64>) -> f64 {
+    let n = s.nrows();
+    (Mat::<f64>::identity(n, n) - s * s).norm_l2()
+}
+
+/// Newton-Schulz steps S ← S(3I − S²)/2 in f64 while ‖I − S²‖_F drops (it converges
+/// quadratically once ‖I − S²‖ < 1); returns S, the steps taken and the final residual.
+fn polish(x: &Matrix<f64>, max_steps: usize) -> (Matrix<f64>, usize, f64) {
+    let mut s = to_faer(x);
+    let n = s.nrows();
+    let mut r = involution_residual(&s);
+    let mut steps = 0;
+    while steps < max_steps && r < 1.0 {
+        let s2 = &s * &s;
+        let next = &s * (Mat::<f64>::identity(n, n) * 3.0 - s2) * 0.5;
+        let r_next = involution_residual(&next);
+        if r_next.is_nan() || r_next >= r {
+            break;
+        }
+        s = next;
+        r = r_next;
+        steps += 1;
+    }
+    (from_faer(&s), steps, r)
+}

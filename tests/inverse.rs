@@ -1,0 +1,505 @@
+//! Inversion, the sign function and Lyapunov equations on the GPU (Benner et al.) against CPU
+//! references in f64: faer's LU inverse, eigendecompositions, a Kronecker-form solve. Sizes
+//! tiny to a few hundred, odd and even, across block boundaries; upper triangles of SPD inputs
+//! are garbage (never read).
+
+mod common;
+
+use faer::Mat;
+use faer::linalg::solvers::DenseSolveCore;
+use symraster::inverse::{self, Inverter, Kind, Method};
+use symraster::{Error, Matrix, NumericalError, relative_error};
+
+fn inverter(gpu: &symraster::Gpu) -> Inverter {
+    Inverter::new(gpu).unwrap()
+}
+
+fn random(rows: usize, cols: usize, seed: u64) -> Matrix<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    Matrix::from_fn(rows, cols, |_, _| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) as f64 / (1u64 << 31) as f64 - 0.5
+    })
+}
+
+fn faer_of(m: &Matrix<f64>) -> Mat<f64> {
+    Mat::from_fn(m.rows(), m.cols(), |i, j| m[(i, j)])
+}
+
+fn of_faer(m: &Mat<f64>) -> Matrix<f64> {
+    Matrix::from_fn(m.nrows(), m.ncols(), |i, j| m[(i, j)])
+}
+
+fn cpu_inverse(m: &Matrix<f64>) -> Matrix<f64> {
+    of_faer(&faer_of(m).partial_piv_lu().inverse())
+}
+
+fn matmul(a: &Matrix<f64>, b: &Matrix<f64>) -> Matrix<f64> {
+    of_faer(&(faer_of(a) * faer_of(b)))
+}
+
+/// A well-conditioned SPD matrix: B·Bᵀ/n + I.
+fn spd(n: usize, seed: u64) -> Matrix<f64> {
+    let b = random(n, n, seed);
+    let mut c = matmul(&b, &b.transpose());
+    for i in 0..n {
+        for j in 0..n {
+            c[(i, j)] /= n as f64;
+        }
+        c[(i, i)] += 1.0;
+    }
+    c
+}
+
+/// A general matrix that needs pivoting: random with a small diagonal, plus a shift that keeps
+/// it well conditioned.
+fn general(n: usize, seed: u64) -> Matrix<f64> {
+    let mut a = random(n, n, seed);
+    for i in 0..n {
+        a[(i, i)] *= 1e-3;
+        a[(i, (i + 1) % n)] += 2.0;
+    }
+    a
+}
+
+/// SPD input with garbage above the diagonal (never read).
+fn garbage_above(a: &Matrix<f64>) -> Matrix<f32> {
+    Matrix::from_fn(a.rows(), a.cols(), |i, j| {
+        if j > i { f32::NAN } else { a[(i, j)] as f32 }
+    })
+}
+
+/// Relative error of the GPU inverse against the f64 inverse, against κ·u₃₂ with headroom.
+fn check(got: &Matrix<f32>, a: &Matrix<f64>, what: &str) {
+    let want = cpu_inverse(a);
+    let kappa = a.frobenius_norm() * want.frobenius_norm();
+    let e = relative_error(&got.to_f64(), &want);
+    let bound = 50.0 * kappa * common::U32;
+    assert!(e < bound.max(1e-5), "{what}: error {e}, bound {bound}");
+}
+
+#[test]
+fn spd_inverses_match_the_cpu_across_block_boundaries() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    for n in [1, 2, 3, 17, 64, 65, 130] {
+        let a = spd(n, n as u64);
+        let a32 = garbage_above(&a);
+        for method in [Method::Cholesky, Method::Gje, Method::Lu] {
+            for block in [inv.block(), 16] {
+                let x = inverse::invert_with_block(&inv, &a32, Kind::Spd, method, block).unwrap();
+                check(&x, &a, &format!("spd {method:?} n {n} b {block}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn general_inverses_pivot_and_match_the_cpu() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    for n in [1, 2, 3, 5, 33, 64, 97, 200] {
+        let a = general(n, 100 + n as u64);
+        for method in [Method::Gje, Method::Lu] {
+            for block in [inv.block(), 7] {
+                let x = inverse::invert_with_block(&inv, &a.to_f32(), Kind::General, method, block)
+                    .unwrap();
+                check(&x, &a, &format!("general {method:?} n {n} b {block}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn symmetric_indefinite_goes_through_general_gje() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let n = 40;
+    let mut a = spd(n, 9);
+    for i in 0..n {
+        a[(i, i)] -= 1.5; // eigenvalues on both sides of zero
+    }
+    let err = inverse::invert(&inv, &a.to_f32(), Kind::Spd, Method::Cholesky).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Numerical(NumericalError::NotPositiveDefinite { .. })
+        ),
+        "{err}"
+    );
+    let x = inverse::invert(&inv, &a.to_f32(), Kind::General, Method::Gje).unwrap();
+    check(&x, &a, "symmetric indefinite by general GJE");
+}
+
+#[test]
+fn not_spd_names_the_failing_column() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Leading 4x4 block SPD, column 4's pivot negative, for both SPD methods.
+    let n = 9;
+    let mut a = Matrix::from_fn(n, n, |i, j| if i == j { 4.0 } else { 0.5 });
+    a[(4, 4)] = -1.0;
+    for method in [Method::Cholesky, Method::Gje] {
+        for block in [2, 3, 64] {
+            let err = inverse::invert_with_block(&inv, &a, Kind::Spd, method, block).unwrap_err();
+            match err {
+                Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }) => {
+                    assert_eq!(column, 4, "{method:?} b {block}")
+                }
+                e => panic!("{method:?}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn singular_matrices_name_the_pivot_column() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Column 3 is the sum of columns 0 and 1: the fourth pivot vanishes.
+    let n = 6;
+    let mut a = Matrix::from_fn(n, n, |i, j| {
+        ((i * 7 + j * 3) % 5) as f32 + if i == j { 4.0 } else { 0.0 }
+    });
+    for i in 0..n {
+        a[(i, 3)] = a[(i, 0)] + a[(i, 1)];
+    }
+    for method in [Method::Gje, Method::Lu] {
+        for block in [2, 64] {
+            let err =
+                inverse::invert_with_block(&inv, &a, Kind::General, method, block).unwrap_err();
+            match err {
+                Error::Numerical(NumericalError::SingularMatrix { column, .. }) => {
+                    assert_eq!(column, 3, "{method:?} b {block}")
+                }
+                e => panic!("{method:?}: {e}"),
+            }
+        }
+    }
+    let zero = Matrix::filled(3, 3, 0.0f32);
+    assert!(matches!(
+        inverse::invert(&inv, &zero, Kind::General, Method::Gje),
+        Err(Error::Numerical(NumericalError::SingularMatrix {
+            column: 0,
+            ..
+        }))
+    ));
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let kinds = |e: Error| e.kind();
+    let rect = Matrix::filled(2, 3, 1.0f32);
+    assert_eq!(
+        kinds(inverse::invert(&inv, &rect, Kind::General, Method::Gje).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+    let empty = Matrix::<f32>::zeros(0, 0);
+    assert_eq!(
+        kinds(inverse::invert(&inv, &empty, Kind::General, Method::Lu).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+    let mut nan = Matrix::filled(3, 3, 1.0f32);
+    nan[(2, 1)] = f32::NAN;
+    assert_eq!(
+        kinds(inverse::invert(&inv, &nan, Kind::Spd, Method::Gje).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+    let eye = Matrix::from_fn(3, 3, |i, j| f32::from(u8::from(i == j)));
+    assert_eq!(
+        kinds(inverse::invert(&inv, &eye, Kind::General, Method::Cholesky).unwrap_err()),
+        symraster::ErrorKind::Input
+    );
+}
+
+#[test]
+fn refinement_reaches_double_accuracy_when_conditioning_allows() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let n = 50;
+    let a = general(n, 5);
+    let x = inverse::invert(&inv, &a.to_f32(), Kind::General, Method::Gje).unwrap();
+    let r = inverse::refine_inverse(&a, &x.to_f64(), 4);
+    assert!(r.refined, "{:?}", r.residuals);
+    let want = cpu_inverse(&a);
+    let e0 = relative_error(&x.to_f64(), &want);
+    let e = relative_error(&r.x, &want);
+    assert!(
+        e < 1e-12 && e < 1e-4 * e0,
+        "refined error {e} (f32 {e0}), residuals {:?}",
+        r.residuals
+    );
+    // A far too ill-conditioned start is returned unrefined.
+    let bad = Matrix::from_fn(n, n, |i, j| 2.0 * f64::from(u8::from(i == j)));
+    let r = inverse::refine_inverse(
+        &bad,
+        &Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j))),
+        3,
+    );
+    assert!(!r.refined);
+}
+
+/// sign(A) of a symmetric A from its eigendecomposition: V·sign(Λ)·Vᵀ.
+fn sign_by_eigen(a: &Matrix<f64>) -> Matrix<f64> {
+    let e = faer_of(a).self_adjoint_eigen(faer::Side::Lower).unwrap();
+    let (u, s) = (e.U(), e.S());
+    let n = a.rows();
+    Matrix::from_fn(n, n, |i, j| {
+        (0..n).map(|k| u[(i, k)] * s[k].signum() * u[(j, k)]).sum()
+    })
+}
+
+#[test]
+fn sign_matches_eigendecompositions() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Symmetric indefinite: spectrum on both sides of zero, kept away from it.
+    for n in [1, 2, 5, 24] {
+        let mut a = spd(n, 40 + n as u64);
+        for i in 0..n {
+            a[(i, i)] -= if i % 2 == 0 { 3.0 } else { 0.0 };
+        }
+        let want = sign_by_eigen(&a);
+        let got = inverse::sign(&inv, &a, Default::default()).unwrap();
+        let e = relative_error(&got.s, &want);
+        assert!(
+            e < 1e-5,
+            "symmetric n {n}: error {e} ({} iterations)",
+            got.iterations
+        );
+        assert!(got.residual < 1e-13, "not an involution: {}", got.residual);
+        let refined = inverse::sign(
+            &inv,
+            &a,
+            inverse::SignOptions {
+                refine_inverses: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let e = relative_error(&refined.s, &want);
+        assert!(e < 1e-12, "symmetric n {n}, refined inverses: error {e}");
+        let plain = inverse::sign(
+            &inv,
+            &a,
+            inverse::SignOptions {
+                scaling: false,
+                polish_steps: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let e = relative_error(&plain.s, &want);
+        assert!(e < 1e-4, "unscaled f32 n {n}: error {e}");
+        assert!(plain.iterations >= got.iterations);
+    }
+    // Nonsymmetric: A = V·diag(d)·V⁻¹, sign(A) = V·diag(sign d)·V⁻¹.
+    let n = 12;
+    let mut v = random(n, n, 77);
+    for i in 0..n {
+        v[(i, i)] += 2.0;
+    }
+    let vinv = cpu_inverse(&v);
+    let d: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                -(1.0 + i as f64)
+            } else {
+                0.5 + 0.3 * i as f64
+            }
+        })
+        .collect();
+    let diag =
+        |f: &dyn Fn(f64) -> f64| Matrix::from_fn(n, n, |i, j| if i == j { f(d[i]) } else { 0.0 });
+    let a = matmul(&matmul(&v, &diag(&|x| x)), &vinv);
+    let want = matmul(&matmul(&v, &diag(&f64::signum)), &vinv);
+    let got = inverse::sign(&inv, &a, Default::default()).unwrap();
+    let e = relative_error(&got.s, &want);
+    assert!(e < 1e-4, "nonsymmetric: error {e}");
+    let options = inverse::SignOptions {
+        refine_inverses: true,
+        ..Default::default()
+    };
+    let got = inverse::sign(&inv, &a, options).unwrap();
+    let e = relative_error(&got.s, &want);
+    assert!(e < 1e-11, "nonsymmetric, refined inverses: error {e}");
+}
+
+#[test]
+fn sign_refuses_eigenvalues_on_the_imaginary_axis() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    // Eigenvalues ±i (a rotation) beside a stable block; and a singular matrix (eigenvalue 0).
+    let mut a = Matrix::from_fn(
+        4,
+        4,
+        |i, j| if i == j { -1.0 } else { 0.1 * (i + j) as f64 },
+    );
+    a[(0, 0)] = 0.0;
+    a[(1, 1)] = 0.0;
+    a[(0, 1)] = 1.0;
+    a[(1, 0)] = -1.0;
+    for i in 0..2 {
+        for j in 2..4 {
+            a[(i, j)] = 0.0;
+        }
+    }
+    let singular = Matrix::from_fn(3, 3, |i, j| (i + j) as f64);
+    for m in [a, singular] {
+        let err = inverse::sign(&inv, &m, Default::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Numerical(NumericalError::SignNotConverged { .. })
+            ),
+            "{err}"
+        );
+    }
+}
+
+/// X with A·X + X·Aᵀ = Q by the Kronecker form (I⊗A + A⊗I)·vec X = vec Q, in f64.
+fn lyapunov_by_kronecker(a: &Matrix<f64>, q: &Matrix<f64>) -> Matrix<f64> {
+    let n = a.rows();
+    let k = Mat::from_fn(n * n, n * n, |r, c| {
+        let (i, j, p, l) = (r % n, r / n, c % n, c / n);
+        let mut v = 0.0;
+        if j == l {
+            v += a[(i, p)];
+        }
+        if i == p {
+            v += a[(j, l)];
+        }
+        v
+    });
+    let rhs = Mat::from_fn(n * n, 1, |r, _| q[(r % n, r / n)]);
+    let x = k.partial_piv_lu().inverse() * rhs;
+    Matrix::from_fn(n, n, |i, j| x[(i + j * n, 0)])
+}
+
+/// A stable, nonsymmetric test matrix: −(SPD) plus a skew part.
+fn stable(n: usize, seed: u64) -> Matrix<f64> {
+    let s = spd(n, seed);
+    let r = random(n, n, seed + 1);
+    Matrix::from_fn(n, n, |i, j| -s[(i, j)] + 0.8 * (r[(i, j)] - r[(j, i)]))
+}
+
+#[test]
+fn lyapunov_matches_scipy_convention_and_the_kronecker_solve() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    for n in [1, 2, 7, 16] {
+        let a = stable(n, 300 + n as u64);
+        let b = random(n, n, 400 + n as u64);
+        let q = matmul(&b, &b.transpose());
+        let want = lyapunov_by_kronecker(&a, &q);
+        let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+        let e = relative_error(&got.x, &want);
+        let r = *got.residuals.last().unwrap();
+        assert!(r < 1e-13, "n {n}: residual {:?}", got.residuals);
+        assert!(e < 1e-11, "n {n}: error {e} against the Kronecker solve");
+        // Without refinement the f32 operator alone: single-precision accuracy.
+        let raw = inverse::solve_continuous_lyapunov(&inv, &a, &q, 0).unwrap();
+        assert!(
+            raw.residuals[0] < 1e-4,
+            "n {n}: f32 residual {:?}",
+            raw.residuals
+        );
+    }
+    // A nonsymmetric Q is fine too (scipy does not ask for symmetry).
+    let (a, q) = (stable(5, 9), random(5, 5, 10));
+    let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    assert!(relative_error(&got.x, &lyapunov_by_kronecker(&a, &q)) < 1e-11);
+}
+
+#[test]
+fn lyapunov_refuses_unstable_a_and_bad_shapes() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let n = 6;
+    let mut a = stable(n, 3);
+    a[(0, 0)] += 10.0; // one eigenvalue pushed into the right half-plane
+    let q = Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)));
+    match inverse::solve_continuous_lyapunov(&inv, &a, &q, 1).unwrap_err() {
+        Error::Numerical(NumericalError::NotStable {
+            unstable, order, ..
+        }) => {
+            assert_eq!((unstable, order), (1, n))
+        }
+        e => panic!("{e}"),
+    }
+    // Eigenvalues ±i: on the axis.
+    let rot = Matrix::from_fn(2, 2, |i, j| [[0.0, 1.0], [-1.0, 0.0]][i][j]);
+    let eye2 = Matrix::from_fn(2, 2, |i, j| f64::from(u8::from(i == j)));
+    assert!(matches!(
+        inverse::solve_continuous_lyapunov(&inv, &rot, &eye2, 1),
+        Err(Error::Numerical(NumericalError::SignNotConverged { .. }))
+    ));
+    let err = inverse::solve_continuous_lyapunov(&inv, &stable(3, 1), &eye2, 1).unwrap_err();
+    assert_eq!(err.kind(), symraster::ErrorKind::Input);
+}
+
+#[test]
+fn timing_entry_runs_every_method_on_a_matrix_it_inverts() {
+    use symraster::inverse::bench;
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let s = 40;
+    for kind in [Kind::Spd, Kind::General] {
+        let a = bench::test_matrix(kind, s);
+        let full = if kind == Kind::Spd {
+            a.symmetric_from_lower()
+        } else {
+            a.clone()
+        };
+        for method in [Method::Gje, Method::Cholesky, Method::Lu] {
+            if !method.supports(kind) {
+                assert!(bench::time_inverse(&inv, kind, method, s, None, 1).is_err());
+                continue;
+            }
+            let x = inverse::invert(&inv, &a, kind, method).unwrap();
+            check(
+                &x,
+                &full.to_f64(),
+                &format!("bench matrix {kind:?} {method:?}"),
+            );
+            let t = bench::time_inverse(&inv, kind, method, s, Some(16), 1).unwrap();
+            assert!(
+                t.wall_ms > 0.0 && t.gflops.is_finite() && t.gflops > 0.0 && t.order == s,
+                "{t:?}"
+            );
+        }
+    }
+    assert_eq!(Kind::General.flops(10), 2000.0);
+    assert_eq!(Kind::Spd.flops(10), 1000.0);
+}
+
+#[test]
+fn f64_entry_refines_spd_and_general() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let a = spd(30, 8);
+    let mut lower_only = a.clone();
+    for i in 0..30 {
+        for j in i + 1..30 {
+            lower_only[(i, j)] = 1e30; // never read
+        }
+    }
+    for (m, kind, method) in [
+        (&lower_only, Kind::Spd, Method::Cholesky),
+        (&a, Kind::General, Method::Lu),
+    ] {
+        let r = inverse::invert_f64(&inv, m, kind, method, 3).unwrap();
+        let e = relative_error(&r.x, &cpu_inverse(&a));
+        assert!(
+            r.refined && e < 1e-12,
+            "{kind:?} {method:?}: {e} {:?}",
+            r.residuals
+        );
+    }
+}
