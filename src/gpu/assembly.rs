@@ -67,22 +67,9 @@ impl Gpu {
     }
 
     /// Checks assembly's inputs (shapes, finite values, texture limits) and gives C's layout.
-    pub(super) fn check_assembly(
-        &self,
-        a: &Matrix<f32>,
-        d: &[f32],
-        format: Format,
-    ) -> Result<Layout> {
-        check_non_empty("A", a)?;
+    fn check_assembly(&self, a: &Matrix<f32>, d: &[f32], format: Format) -> Result<Layout> {
+        check_assembly_inputs(a, d)?;
         let (m, n) = a.shape();
-        if d.len() != n {
-            return Err(Error::shape(format!(
-                "A is {m}x{n}, so d needs {n} entries (one per column of A), but has {}",
-                d.len()
-            )));
-        }
-        check_finite("A", a)?;
-        check_finite_vec("d", d)?;
         let layout = self.check_order(m, format)?;
         let limit = self.info().max_texture_size;
         if n > limit {
@@ -91,6 +78,21 @@ impl Gpu {
         check_product_range(a, d)?;
         Ok(layout)
     }
+}
+
+/// Checks assembly's inputs whatever the method: A not empty, d with one entry per column of
+/// A, both finite.
+pub(super) fn check_assembly_inputs(a: &Matrix<f32>, d: &[f32]) -> Result<()> {
+    check_non_empty("A", a)?;
+    let (m, n) = a.shape();
+    if d.len() != n {
+        return Err(Error::shape(format!(
+            "A is {m}x{n}, so d needs {n} entries (one per column of A), but has {}",
+            d.len()
+        )));
+    }
+    check_finite("A", a)?;
+    check_finite_vec("d", d)
 }
 
 /// The plan of Algorithm 3 for this layout (Fig 2 full, Fig 4 packed) and raster method.
