@@ -38,6 +38,7 @@ pub mod matrix;
 pub mod problems;
 pub mod reference;
 pub mod tiled;
+pub mod timing;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{

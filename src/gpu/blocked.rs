@@ -5,14 +5,14 @@
 //! identity to whole block columns ([`BlockLayout`]).
 
 use super::Gpu;
-use super::assembly::check_finite_result;
+use super::assembly::{check_assembly_inputs, check_finite_result, check_product_range};
 use super::cholesky::{check_lower_factor, product_diagonal};
 use super::factor::CholeskyFactor;
 use crate::error::{Error, InputError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry;
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
-use crate::layout::blocked::TEXEL_BLOCK;
+use crate::layout::blocked::{ASSEMBLY_RANK, TEXEL_BLOCK};
 use crate::layout::{BlockLayout, Format, Layout};
 use crate::matrix::{Matrix, check_finite, check_square};
 
@@ -25,9 +25,10 @@ impl Gpu {
         a: &Matrix<f32>,
         d: &[f32],
     ) -> Result<Execution<'_, Rgba32F>> {
-        self.check_assembly(a, d, Format::Full)?;
+        check_assembly_inputs(a, d)?;
         let (m, n) = a.shape();
         let blocks = self.check_blocked_order(m, n)?;
+        check_product_range(a, d)?;
         let ctx = self.context();
         let t = blocks.texels();
         let pair = PingPong::<Rgba32F>::allocate(ctx, t, t)?;
@@ -130,7 +131,7 @@ impl Gpu {
     }
 
     /// The block layout of an m x m matrix with n columns of A, if its textures fit this GPU.
-    fn check_blocked_order(&self, m: usize, n: usize) -> Result<BlockLayout> {
+    pub(super) fn check_blocked_order(&self, m: usize, n: usize) -> Result<BlockLayout> {
         let blocks = BlockLayout::new(m);
         let limit = self.info().max_texture_size;
         let width = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
@@ -146,7 +147,14 @@ impl Gpu {
             .into());
         }
         if width > limit {
-            return Err(InputError::TooWide { n, m, limit }.into());
+            return Err(InputError::Unsupported(format!(
+                "A has {n} columns, and the blocked method stores A as texels of 2x2 blocks \
+                 {width} high (the columns padded to a multiple of {rank}); \
+                 GL_MAX_TEXTURE_SIZE is {limit}: at most {} columns",
+                limit / (ASSEMBLY_RANK / TEXEL_BLOCK) * ASSEMBLY_RANK,
+                rank = ASSEMBLY_RANK,
+            ))
+            .into());
         }
         Ok(blocks)
     }

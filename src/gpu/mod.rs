@@ -283,6 +283,8 @@ impl Gpu {
                 max,
             )?;
             crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
+        } else if method == Method::Blocked {
+            self.check_blocked_order(m, n)?;
         } else {
             self.check_order(m, options.format)?;
             let limit = self.info().max_texture_size;

@@ -118,7 +118,7 @@ impl DeviceResidual {
         self.x.bind_base(2);
         self.y.bind_base(3);
         self.transpose_product
-            .dispatch([self.n.div_ceil(GROUP) as u32, 1, 1])?;
+            .dispatch_checked([self.n.div_ceil(GROUP) as u32, 1, 1])?;
         self.run_residual()?;
         self.r.download_range(0, self.m)
     }
@@ -131,7 +131,7 @@ impl DeviceResidual {
         self.y.bind_base(2);
         self.r.bind_base(3);
         self.residual
-            .dispatch([self.m.min(MAX_ROW_GROUPS) as u32, 1, 1])
+            .dispatch_checked([self.m.min(MAX_ROW_GROUPS) as u32, 1, 1])
     }
 
     fn sizes(&self) -> [(&'static str, Uniform); 2] {

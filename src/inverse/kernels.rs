@@ -145,7 +145,7 @@ impl Inverter {
             ("b", u(b)),
             ("tol", Uniform::F32(tol)),
         ]);
-        self.pivot.dispatch([1, 1, 1])
+        self.pivot.dispatch_checked([1, 1, 1])
     }
 
     /// The elimination step of column p on the panel (columns k0 .. k0+b) after [`pivot`]:
@@ -174,7 +174,7 @@ impl Inverter {
             ("lu", Uniform::I32(i32::from(lu))),
         ]);
         self.panel
-            .dispatch([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1])
+            .dispatch_checked([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1])
     }
 
     /// dst ← alpha·mode(src) over two views of the same shape.
@@ -206,7 +206,7 @@ impl Inverter {
             ("alpha", Uniform::F32(alpha)),
         ]);
         self.copy
-            .dispatch([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1])
+            .dispatch_checked([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1])
     }
 
     /// Clears the status word before an inversion.

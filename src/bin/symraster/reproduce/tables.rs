@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use symraster::error::{Error, InputError, Result};
-use symraster::gpu::Gpu;
+use symraster::gpu::{Gpu, Method};
 use symraster::least_squares::solve_normal_equations_faer;
 use symraster::least_squares::{SolveOptions, relative_error_vec};
 use symraster::problems::{
@@ -63,6 +63,8 @@ impl ProblemKind {
 /// One row of a regenerated table; times in seconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TableRow {
+    /// How the GPU formed and factored AD²Aᵀ.
+    pub method: Method,
     /// Order of AD²Aᵀ.
     pub m: usize,
     /// Columns of A (2m).
@@ -146,7 +148,8 @@ pub const PAPER_TABLE_2: &[PaperRow] = &[
     paper_row(2048, 1.13e-1, 3.41e-10, 15, [3.00, 0.66, 3.66, 7.98, 2.18]),
 ];
 
-/// Solves the problem of kind `kind` and order m on the GPU and with faer in f64, and measures.
+/// Solves the problem of kind `kind` and order m on the GPU with each of `methods` and with
+/// faer in f64 (once, best of three), and measures: one row per method.
 ///
 /// Not converging is recorded in the row (`converged`), not an error; a singular matrix is.
 pub fn measure(
@@ -154,10 +157,10 @@ pub fn measure(
     kind: ProblemKind,
     m: usize,
     options: &SolveOptions,
+    methods: &[Method],
     seed: u64,
-) -> Result<TableRow> {
+) -> Result<Vec<TableRow>> {
     let p = kind.generate(seed.wrapping_add(m as u64), m);
-    let solution = gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, options)?;
     let mut x_cpu = Vec::new();
     let mut cpu_s = f64::INFINITY;
     for _ in 0..3 {
@@ -165,23 +168,42 @@ pub fn measure(
         x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b)?;
         cpu_s = cpu_s.min(t.elapsed().as_secs_f64());
     }
-    let gpu_total_s = solution.timings.total.as_secs_f64();
-    Ok(TableRow {
-        m,
-        n: p.a.cols(),
-        x0_error: relative_error_vec(&solution.x0, &x_cpu),
-        refined_error: relative_error_vec(&solution.x, &x_cpu),
-        iterations: solution.iterations,
-        converged: solution.converged,
-        gpu_x0_s: solution.timings.x0.as_secs_f64(),
-        refine_s: solution.timings.refine.as_secs_f64(),
-        gpu_total_s,
-        cpu_s,
-        speedup: cpu_s / gpu_total_s,
-    })
+    methods
+        .iter()
+        .map(|&method| {
+            let options = options.gpu(options.gpu.method(method));
+            let solution = gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &options)?;
+            let gpu_total_s = solution.timings.total.as_secs_f64();
+            Ok(TableRow {
+                method,
+                m,
+                n: p.a.cols(),
+                x0_error: relative_error_vec(&solution.x0, &x_cpu),
+                refined_error: relative_error_vec(&solution.x, &x_cpu),
+                iterations: solution.iterations,
+                converged: solution.converged,
+                gpu_x0_s: solution.timings.x0.as_secs_f64(),
+                refine_s: solution.timings.refine.as_secs_f64(),
+                gpu_total_s,
+                cpu_s,
+                speedup: cpu_s / gpu_total_s,
+            })
+        })
+        .collect()
 }
 
-/// One table: a row per size, after a small warm-up solve (shader compilation, thread pools).
+/// The methods the tables compare: the paper's (faithful) always, and the tiled method where
+/// this device runs it.
+pub fn table_methods(gpu: &Gpu) -> Vec<Method> {
+    let mut methods = vec![Method::Faithful];
+    if gpu.methods().contains(&Method::Tiled) {
+        methods.push(Method::Tiled);
+    }
+    methods
+}
+
+/// One table: rows per size and method, after a small warm-up solve per method (shader
+/// compilation, thread pools).
 pub fn table(
     gpu: &Gpu,
     kind: ProblemKind,
@@ -189,23 +211,26 @@ pub fn table(
     options: &SolveOptions,
     seed: u64,
 ) -> Result<Vec<TableRow>> {
-    measure(gpu, kind, 8, options, seed)?;
-    sizes
-        .iter()
-        .map(|&m| measure(gpu, kind, m, options, seed))
-        .collect()
+    let methods = table_methods(gpu);
+    measure(gpu, kind, 8, options, &methods, seed)?;
+    let mut rows = Vec::new();
+    for &m in sizes {
+        rows.extend(measure(gpu, kind, m, options, &methods, seed)?);
+    }
+    Ok(rows)
 }
 
 /// The rows as CSV with a header line.
 pub fn to_csv(rows: &[TableRow]) -> String {
     let mut out = String::from(
-        "m,n,x0_relative_error,refined_relative_error,iterations,converged,\
+        "method,m,n,x0_relative_error,refined_relative_error,iterations,converged,\
          gpu_x0_s,refine_s,gpu_total_s,cpu_s,speedup\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{:.3e},{:.3e},{},{},{:.6},{:.6},{:.6},{:.6},{:.4}",
+            "{},{},{},{:.3e},{:.3e},{},{},{:.6},{:.6},{:.6},{:.6},{:.4}",
+            r.method,
             r.m,
             r.n,
             r.x0_error,
@@ -226,6 +251,11 @@ const HEADER: &str = "| m | Rel. error x⁰_sgl | Rel. error refined | Refinemen
                       | GPU x⁰_sgl (s) | GPU refine (s) | GPU total (s) | CPU (s) | Speed-up |\n\
                       |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 
+const METHOD_HEADER: &str = "| m | method | Rel. error x⁰_sgl | Rel. error refined | Refinement \
+                             iterations | GPU x⁰_sgl (s) | GPU refine (s) | GPU total (s) | CPU (s) \
+                             | Speed-up |\n\
+                             |---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+
 /// The table in Markdown with the paper's columns, followed by the paper's own numbers.
 /// `device` names the GPU and CPU measured.
 pub fn to_markdown(
@@ -237,14 +267,16 @@ pub fn to_markdown(
     let mut out = format!(
         "## Table {}: {}\n\nMeasured here: {device}. n = 2m; ε = {:e}, at most {} iterations, \
          {} format; relative errors against x_CPU (faer, f64); CPU time is faer's f64 solve \
-         (forming AD²Aᵀ, Cholesky, substitutions), best of three; speed-up = CPU / GPU total.\n\n",
+         (forming AD²Aᵀ, Cholesky, substitutions), best of three; speed-up = CPU / GPU total. \
+         `faithful` is the paper's method (rasterized passes); `tiled` forms and factors AD²Aᵀ \
+         with compute shaders; refinement runs the same way for both.\n\n",
         kind.number(),
         kind.caption(),
         options.tolerance_for(1),
         options.max_iterations,
         options.gpu.format,
     );
-    out.push_str(HEADER);
+    out.push_str(METHOD_HEADER);
     for r in rows {
         let iterations = if r.converged {
             r.iterations.to_string()
@@ -253,8 +285,9 @@ pub fn to_markdown(
         };
         let _ = writeln!(
             out,
-            "| {} | {:.2e} | {:.2e} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {:.2e} | {:.2e} | {} | {} | {} | {} | {} | {} |",
             r.m,
+            r.method,
             r.x0_error,
             r.refined_error,
             iterations,
@@ -356,6 +389,7 @@ mod tests {
     #[test]
     fn outputs_hold_every_row_and_the_paper() {
         let row = TableRow {
+            method: Method::Faithful,
             m: 64,
             n: 128,
             x0_error: 1e-4,
@@ -370,14 +404,19 @@ mod tests {
         };
         let csv = to_csv(&[row, row]);
         assert_eq!(csv.lines().count(), 3);
-        assert!(csv.lines().nth(1).unwrap().starts_with("64,128,1.000e-4,"));
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("faithful,64,128,1.000e-4,")
+        );
         let md = to_markdown(
             ProblemKind::IllConditioned,
             &[row],
             "test",
             &SolveOptions::paper(),
         );
-        assert!(md.contains("3 (not converged)"), "{md}");
+        assert!(md.contains("| 64 | faithful |") && md.contains("3 (not converged)"), "{md}");
         assert!(md.contains("| 2048 | 1.13e-1 | 3.41e-10 | 15 |"), "{md}");
     }
 }
