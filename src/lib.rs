@@ -18,7 +18,8 @@
 //!
 //! Where things are: [`gpu`] is the API ([`Gpu`], one file per operation); [`geometry`] the
 //! paper's draw geometry as data, [`kernels`] the fragment kernel table, [`execution`] the pass
-//! runner; [`gl`] the RAII OpenGL layer; [`layout`] the storage formats; [`reference`] and
+//! runner; [`tiled`] the tiled compute path (GL compute kernels over storage buffers); [`gl`]
+//! the RAII OpenGL layer; [`layout`] the storage formats; [`reference`] and
 //! [`baseline`] the CPU references; [`least_squares`] Algorithm 1; [`io`] .npy and .mtx files.
 
 pub mod baseline;
