@@ -18,10 +18,12 @@
 //!
 //! Where things are: [`gpu`] is the API ([`Gpu`], one file per operation); [`geometry`] the
 //! paper's draw geometry as data, [`kernels`] the fragment kernel table, [`execution`] the pass
-//! runner; [`gl`] the RAII OpenGL layer; [`layout`] the storage formats; [`reference`] and
-//! [`baseline`] the CPU references; [`least_squares`] Algorithm 1; [`io`] .npy and .mtx files;
-//! [`problems`] the random test problems (seeded). The `symraster` program (command line,
-//! debugger, window, reproduction) lives in `src/bin/symraster/` behind the `cli` feature.
+//! runner; [`tiled`] the tiled compute path (GL compute kernels over storage buffers);
+//! [`inverse`] inversion, the sign function and Lyapunov equations on the tiled kernels; [`gl`]
+//! the RAII OpenGL layer; [`layout`] the storage formats; [`reference`] and [`baseline`] the
+//! CPU references; [`least_squares`] Algorithm 1; [`io`] .npy and .mtx files; [`problems`]
+//! the random test problems (seeded). The `symraster` program (command line, debugger, window,
+//! reproduction) lives in `src/bin/symraster/` behind the `cli` feature.
 
 pub mod baseline;
 pub mod error;

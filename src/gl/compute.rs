@@ -76,6 +76,19 @@ impl ComputeProgram {
     /// removed as unused is skipped, as GL does for location −1.
     pub fn set(&self, name: &str, value: Uniform) {
         self.bind();
+        self.set_bound(name, value);
+    }
+
+    /// Sets several uniforms (binding the program once).
+    pub fn set_all(&self, values: &[(&str, Uniform)]) {
+        self.bind();
+        for &(name, value) in values {
+            self.set_bound(name, value);
+        }
+    }
+
+    /// [`ComputeProgram::set`] on the bound program.
+    fn set_bound(&self, name: &str, value: Uniform) {
         let gl = self.ctx.gl();
         let mut cache = self.locations.borrow_mut();
         if !cache.contains_key(name) {
@@ -89,13 +102,6 @@ impl ComputeProgram {
                 Uniform::U32(v) => gl.uniform_1_u32(loc.as_ref(), v),
                 Uniform::F32(v) => gl.uniform_1_f32(loc.as_ref(), v),
             }
-        }
-    }
-
-    /// Sets several uniforms.
-    pub fn set_all(&self, values: &[(&str, Uniform)]) {
-        for &(name, value) in values {
-            self.set(name, value);
         }
     }
 

@@ -1,6 +1,7 @@
 //! The user-facing entry point: a GPU context with the operations as methods, one file per
-//! operation (`assembly.rs`, `cholesky.rs`, `lu.rs`, `least_squares.rs`), and the method and
-//! format choice ([`Options`]) that picks how each runs.
+//! operation (`assembly.rs`, `cholesky.rs`, `lu.rs`, `least_squares.rs`; `tiled.rs` routes them
+//! to the tiled compute path and holds [`TiledFactor`]), and the method and format choice
+//! ([`Options`]) that picks how each runs.
 
 mod assembly;
 mod blocked;
