@@ -90,6 +90,7 @@ pub fn time_inverse(
         n: s,
     };
     let pw = PivotWork::new(inv, s, block)?;
+    let leaf = inv.buffer("a diagonal block", inv.tiled().config().nb.pow(2))?;
     let (mut gpu, mut wall) = (Vec::new(), Vec::new());
     for rep in 0..=reps {
         work.buffer.write(0, full.as_slice())?;
@@ -99,7 +100,7 @@ pub fn time_inverse(
         let start = Instant::now();
         timer.begin();
         match (kind, method) {
-            (Kind::Spd, Method::Cholesky) => spd::cholesky_inverse(inv, &work, &y)?,
+            (Kind::Spd, Method::Cholesky) => spd::cholesky_inverse(inv, &work, &y, &leaf)?,
             (Kind::Spd, Method::Gje) => {
                 spd::gje_negative_inverse(inv, &work, &pw.row_block, block)?
             }
