@@ -2,8 +2,32 @@
 //! each: kind, method, s, block, GPU ms, wall ms, GFLOP/s (standard counts). For the
 //! reproduction figure; `cargo run --release --example inverse_timing -- 1024 2048`.
 
+use faer::linalg::solvers::DenseSolveCore;
+use std::time::Instant;
 use symraster::Gpu;
 use symraster::inverse::{Inverter, Kind, Method, bench};
+
+/// faer's f32 inverse (LU with partial pivoting, or Cholesky for SPD), median wall ms of 3.
+fn faer_ms(kind: Kind, s: usize) -> f64 {
+    let a = match kind {
+        Kind::Spd => bench::test_matrix(kind, s).symmetric_from_lower(),
+        Kind::General => bench::test_matrix(kind, s),
+    };
+    let m = faer::Mat::<f32>::from_fn(s, s, |i, j| a[(i, j)]);
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let x = match kind {
+                Kind::Spd => m.llt(faer::Side::Lower).unwrap().inverse(),
+                Kind::General => m.partial_piv_lu().inverse(),
+            };
+            std::hint::black_box(x);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[1]
+}
 
 fn main() -> anyhow::Result<()> {
     let sizes: Vec<usize> = std::env::args()
@@ -29,7 +53,7 @@ fn main() -> anyhow::Result<()> {
             let reps = if s <= 1024 { 3 } else { 1 };
             let t = bench::time_inverse(&inv, kind, method, s, None, reps)?;
             println!(
-                "{},{},{},{},{:.3},{:.3},{:.3}",
+                "{},{},{},{},{:.4},{:.3},{:.3}",
                 kind.name(),
                 method.name(),
                 s,
@@ -37,6 +61,16 @@ fn main() -> anyhow::Result<()> {
                 t.gpu_ms,
                 t.wall_ms,
                 t.gflops
+            );
+        }
+        for kind in [Kind::General, Kind::Spd] {
+            let ms = faer_ms(kind, s);
+            println!(
+                "{},faer-cpu,{},-,-,{:.3},{:.3}",
+                kind.name(),
+                s,
+                ms,
+                kind.flops(s) / (ms * 1e6)
             );
         }
     }

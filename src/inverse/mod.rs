@@ -164,8 +164,9 @@ pub fn invert_with_block(
                 buffer: inv.buffer("the triangular inverse", n * n)?,
                 n,
             };
+            let s = inv.buffer("a diagonal block", inv.tiled().config().nb.pow(2))?;
             inv.tiled().reset_status()?;
-            spd::cholesky_inverse(inv, &d, &y)?;
+            spd::cholesky_inverse(inv, &d, &y, &s)?;
             inv.tiled().check_status()?;
             d.download()?.symmetric_from_lower()
         }

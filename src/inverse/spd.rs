@@ -1,6 +1,6 @@
 //! SPD inverses, lower triangle only (the upper triangle is never read or written):
-//! via Cholesky (Benner et al. section 4.1: factor C = L·Lᵀ with the tiled path, Y = L⁻¹ by the
-//! tiled triangular solve with the identity, then the lower triangle of YᵀY = L⁻ᵀL⁻¹), and by
+//! via Cholesky (Benner et al. section 4.1: factor C = L·Lᵀ with the tiled path, Y = L⁻¹ by a
+//! recursive triangular inverse, then the lower triangle of YᵀY = L⁻ᵀL⁻¹ recursively), and by
 //! the Gauss-Jordan variant for SPD matrices (Fig 3 right, Bientinesi et al.) in its lower,
 //! symmetric form: a blocked sweep. Per block of b columns, with A11 = L·Lᵀ (the Schur
 //! complement, so a failing pivot is the Cholesky pivot of that column):
@@ -13,18 +13,65 @@ use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
 use crate::gl::Buffer;
 use crate::tiled::cholesky::{potrf, trsm};
+use crate::tiled::view::split_point;
 use crate::tiled::{Operand, Triangle, View};
 
 /// The lower triangle of A⁻¹ by Cholesky, into `a` (its lower triangle holds A on entry);
-/// `y` is order-n workspace. Queues the work; the tiled status word says whether a pivot
-/// failed (read with `inv.tiled().check_status()`).
-pub fn cholesky_inverse(inv: &Inverter, a: &DeviceSquare, y: &DeviceSquare) -> Result<()> {
+/// `y` is order-n workspace, `s` at least nb² values. Queues the work; the tiled status word
+/// says whether a pivot failed (read with `inv.tiled().check_status()`). About s³ flops as
+/// LAPACK's potrf + potri: potrf s³/3, the recursive triangular inverse s³/3, the recursive
+/// L⁻ᵀL⁻¹ about s³/3 plus the triangular blocks it multiplies at full depth.
+pub fn cholesky_inverse(
+    inv: &Inverter,
+    a: &DeviceSquare,
+    y: &DeviceSquare,
+    s: &Buffer<f32>,
+) -> Result<()> {
     let k = inv.tiled();
     let v = a.view();
     potrf(k, &a.buffer, Triangle::Square(v), 0)?;
-    inv.copy(y.op(v), y.op(v), CopyMode::Identity, 1.0)?;
-    trsm(k, y.op(v), &a.buffer, v, true)?;
-    k.gemm(a.op(v), y.op(v.t()), y.op(v.t()), None, 1.0, 0.0, true)
+    inv.copy(y.op(v), a.op(v), CopyMode::Lower, 1.0)?;
+    trtri(inv, &y.buffer, v, s)?;
+    lauum(inv, &a.buffer, &y.buffer, v)
+}
+
+/// The lower-triangular `v` of `y` (zeros above) replaced by its inverse, recursively:
+/// inv([L11 0; L21 L22]) = [L11⁻¹ 0; −L22⁻¹·L21·L11⁻¹ L22⁻¹] (LAPACK strtri, lower); leaves of
+/// order ≤ nb by the tiled solve against the identity in `s`.
+pub fn trtri(inv: &Inverter, y: &Buffer<f32>, v: View, s: &Buffer<f32>) -> Result<()> {
+    let k = inv.tiled();
+    let nb = k.config().nb;
+    let op = |view: View| Operand::new(y, view);
+    if v.rows <= nb {
+        let sv = View::row_major(v.rows, v.rows);
+        let so = Operand::new(s, sv);
+        inv.copy(so, so, CopyMode::Identity, 1.0)?;
+        trsm(k, so, y, v, true)?;
+        return inv.copy(op(v), so, CopyMode::Lower, 1.0);
+    }
+    let [y11, y21, y22] = v.split(split_point(v.rows, nb));
+    trsm(k, op(y21), y, y11, true)?;
+    trsm(k, op(y21.t()), y, y22, false)?;
+    inv.copy(op(y21), op(y21), CopyMode::Copy, -1.0)?;
+    trtri(inv, y, y11, s)?;
+    trtri(inv, y, y22, s)
+}
+
+/// The lower triangle of YᵀY into view `v` of `c`, for the lower-triangular `v` of `y` (zeros
+/// above), recursively (LAPACK slauum, lower): C11 = Y11ᵀY11 + Y21ᵀY21, C21 = Y22ᵀY21,
+/// C22 = Y22ᵀY22.
+pub fn lauum(inv: &Inverter, c: &Buffer<f32>, y: &Buffer<f32>, v: View) -> Result<()> {
+    let k = inv.tiled();
+    let nb = k.config().nb;
+    let (oc, oy) = (|w: View| Operand::new(c, w), |w: View| Operand::new(y, w));
+    if v.rows <= nb {
+        return k.gemm(oc(v), oy(v.t()), oy(v.t()), None, 1.0, 0.0, true);
+    }
+    let [v11, v21, v22] = v.split(split_point(v.rows, nb));
+    lauum(inv, c, y, v11)?;
+    k.gemm(oc(v11), oy(v21.t()), oy(v21.t()), None, 1.0, 1.0, true)?;
+    k.gemm(oc(v21), oy(v22.t()), oy(v21.t()), None, 1.0, 0.0, false)?;
+    lauum(inv, c, y, v22)
 }
 
 /// The lower triangle of −A⁻¹ by the SPD Gauss-Jordan sweep, in place in `a`; `s` holds at
