@@ -4,10 +4,12 @@ torch.linalg.cholesky and torch.linalg.lu_factor (Fig 9) at the given sizes, on 
 available (else the CPU), and writes a CSV that `reproduce` adds to its plots as the
 "vendor library" line when it finds it as <out>/vendor.csv.
 
-Columns: op,m,seconds,label   (op: assembly | cholesky | lu; the median of --reps runs after a
-warm-up; seconds of device time, synchronized). Needs only numpy and torch.
+Columns: op,m,seconds,label   (op: assembly | cholesky | lu | inverse_general | inverse_spd;
+the median of --reps runs after a warm-up; seconds of device time, synchronized). Needs only
+numpy and torch. --inverse adds torch.linalg.inv (general) and torch.cholesky_inverse after
+torch.linalg.cholesky (SPD) for the inversion figure; sizes in several lists are timed once.
 
-    python3 scripts/vendor_baseline.py --fig8 256,512 --fig9 256,512,1024 --out figures/vendor.csv
+    python3 scripts/vendor_baseline.py --fig8 256,512 --fig9 256,512,1024 --inverse 256 --out figures/vendor.csv
 """
 import argparse
 import os
@@ -48,6 +50,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fig8", default="paper", help="sizes m for assembly (n = 2m), or 'paper'")
     p.add_argument("--fig9", default="paper", help="sizes m for Cholesky and LU, or 'paper'")
+    p.add_argument("--inverse", default="", help="orders s for the inversions")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--out", default="figures/vendor.csv")
     args = p.parse_args()
@@ -55,6 +58,9 @@ def main():
     fig9 = sizes(args.fig9)
     fig8 = [256 * i for i in range(1, 9)] if fig8 is None else fig8
     fig9 = [256 * i for i in range(1, 17)] if fig9 is None else fig9
+    fig8 = sorted(set(fig8))
+    fig9 = sorted(set(fig9))
+    inverse = sorted(set(sizes(args.inverse) or []))
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     name = torch.cuda.get_device_name(0) if device.type == "cuda" else "CPU"
@@ -73,6 +79,14 @@ def main():
         c = torch.tensor(x, device=device)
         rows.append(("cholesky", m, timed(lambda: torch.linalg.cholesky(c), device, args.reps)))
         rows.append(("lu", m, timed(lambda: torch.linalg.lu_factor(c), device, args.reps)))
+        del c
+    for s in inverse:
+        x = rng.uniform(-0.5, 0.5, (s, s)).astype(np.float32)
+        general = torch.tensor(x + s * np.eye(s, k=1, dtype=np.float32) + np.eye(s, dtype=np.float32), device=device)
+        spd = torch.tensor(np.tril(x, -1) + np.tril(x, -1).T + s * np.eye(s, dtype=np.float32), device=device)
+        rows.append(("inverse_general", s, timed(lambda: torch.linalg.inv(general), device, args.reps)))
+        rows.append(("inverse_spd", s, timed(lambda: torch.cholesky_inverse(torch.linalg.cholesky(spd)), device, args.reps)))
+        del general, spd
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     tmp = args.out + ".partial"
     with open(tmp, "w") as f:

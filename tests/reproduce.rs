@@ -97,6 +97,10 @@ fn figures_are_written_with_the_expected_columns() {
             "gpu_full_wall_s",
             "gpu_packed_s",
             "gpu_packed_wall_s",
+            "gpu_blocked_full_s",
+            "gpu_blocked_packed_s",
+            "gpu_tiled_full_s",
+            "gpu_tiled_rfp_s",
             "cpu_faer_f32_s",
             "vendor_s",
         ]
@@ -110,13 +114,22 @@ fn figures_are_written_with_the_expected_columns() {
         "gpu_full_wall_s",
         "gpu_packed_s",
         "gpu_packed_wall_s",
+        "gpu_blocked_full_s",
+        "gpu_tiled_full_s",
+        "gpu_tiled_rfp_s",
         "cpu_faer_f32_s",
     ] {
         assert_positive(&rows, &h, c);
     }
     assert_svg_and_png(
         &dir.path().join("fig8_assembly"),
-        &["GPU packed", "GPU full", "CPU faer"],
+        &[
+            "GPU packed",
+            "GPU full",
+            "GPU blocked",
+            "GPU tiled",
+            "CPU faer",
+        ],
     );
     assert!(
         !dir.path().join("fig9_cholesky.csv").exists(),
@@ -159,6 +172,10 @@ fn fig9_adds_lu_and_the_vendor_line_when_present() {
             "gpu_full_wall_s",
             "gpu_packed_s",
             "gpu_packed_wall_s",
+            "gpu_blocked_full_s",
+            "gpu_blocked_packed_s",
+            "gpu_tiled_full_s",
+            "gpu_tiled_rfp_s",
             "cpu_faer_f32_s",
             "gpu_lu_s",
             "gpu_lu_wall_s",
@@ -213,8 +230,10 @@ fn tables_are_written_as_csv_and_markdown() {
     );
     for t in ["table1", "table2"] {
         let (h, rows) = read_csv(&dir.path().join(format!("{t}.csv")));
-        assert_eq!(rows.len(), 2, "{t}: one row per size");
-        assert!(h.len() >= 8, "{t}: {h:?}");
+        // One row per size and method: faithful, and tiled where compute shaders exist.
+        let methods: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(methods, ["faithful", "tiled", "faithful", "tiled"], "{t}");
+        assert!(h.len() >= 8 && h[0] == "method", "{t}: {h:?}");
         let md = std::fs::read_to_string(dir.path().join(format!("{t}.md"))).unwrap();
         assert!(
             md.contains("| 16 ") && md.contains("| 32 "),
@@ -240,7 +259,7 @@ fn tables_is_reproduce_only_tables_under_its_own_name() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     for t in ["table1", "table2"] {
         let (_, rows) = read_csv(&dir.path().join(format!("{t}.csv")));
-        assert_eq!(rows.len(), 1, "{t}: one row per size");
+        assert_eq!(rows.len(), 2, "{t}: one row per size and method");
         let md = std::fs::read_to_string(dir.path().join(format!("{t}.md"))).unwrap();
         assert!(
             stdout.contains(md.trim()),
@@ -258,4 +277,66 @@ fn tables_is_reproduce_only_tables_under_its_own_name() {
     assert!(
         String::from_utf8_lossy(&bad.stderr).contains("comma-separated list of positive integers")
     );
+}
+
+/// The figures past the paper: throughput (GFLOP/s of every method against m) and inversion
+/// (GJE against factorization-based inversion), with the vendor's lines when present.
+#[test]
+fn throughput_and_inversion_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("vendor.csv"),
+        "op,m,seconds,label\nassembly,16,1e-5,torch test\ncholesky,32,2e-5,torch test\n\
+         inverse_general,16,1e-5,torch test\ninverse_spd,32,1e-5,torch test\n",
+    )
+    .unwrap();
+    for only in ["throughput", "inversion"] {
+        let out = reproduce(dir.path(), &["--only", only]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for (stem, columns) in [
+        (
+            "throughput_assembly",
+            &[
+                "faithful_gflops",
+                "blocked_gflops",
+                "tiled_full_gflops",
+                "tiled_rfp_gflops",
+                "cpu_faer_f32_gflops",
+            ][..],
+        ),
+        (
+            "throughput_cholesky",
+            &[
+                "faithful_gflops",
+                "tiled_full_gflops",
+                "cpu_faer_f32_gflops",
+            ][..],
+        ),
+        (
+            "inversion",
+            &[
+                "spd_gje_gflops",
+                "spd_cholesky_gflops",
+                "general_gje_gflops",
+                "general_lu_gflops",
+                "cpu_general_gflops",
+            ][..],
+        ),
+    ] {
+        let (h, rows) = read_csv(&dir.path().join(format!("{stem}.csv")));
+        assert_eq!(rows.len(), 2, "{stem}");
+        for c in columns {
+            assert_positive(&rows, &h, c);
+        }
+        assert_svg_and_png(&dir.path().join(stem), &["GPU", "vendor library"]);
+    }
+    let (h, rows) = read_csv(&dir.path().join("throughput_assembly.csv"));
+    let vendor = h.iter().position(|c| c == "vendor_gflops").unwrap();
+    // 16·17·32 flops in 1e-5 s.
+    assert_eq!(rows[0][vendor], "8.704000e-1");
 }

@@ -5,7 +5,7 @@ use crate::reproduce::{self, Config, Part, Sizes};
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use symraster::{Error, Format, Gpu, InputError, SolveOptions};
+use symraster::{Error, Format, Gpu, InputError, Method, Options};
 
 /// Arguments of `reproduce`.
 #[derive(Args, Debug)]
@@ -61,6 +61,8 @@ enum PartArg {
     Fig8,
     Fig9,
     Tables,
+    Throughput,
+    Inversion,
 }
 
 fn parse_sizes(text: &str) -> Result<Sizes, String> {
@@ -85,6 +87,8 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
             PartArg::Fig8 => Part::Fig8,
             PartArg::Fig9 => Part::Fig9,
             PartArg::Tables => Part::Tables,
+            PartArg::Throughput => Part::Throughput,
+            PartArg::Inversion => Part::Inversion,
         }),
         out: args.out,
         repetitions: args.repetitions as usize,
@@ -113,11 +117,11 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
 fn check_sizes(gpu: &Gpu, sizes: &Sizes, only: Option<PartArg>) -> Result<(), Error> {
     let wants = |p: PartArg| only.is_none_or(|o| o == p);
     let limit = gpu.info().max_texture_size;
-    let tables_method = gpu.resolve(SolveOptions::paper().gpu.method)?;
+    // The tables always include the faithful method's rows.
     let parts = [
         (PartArg::Fig8, &sizes.fig8, true),
         (PartArg::Fig9, &sizes.fig9, false),
-        (PartArg::Tables, &sizes.tables, tables_method.rasterizes()),
+        (PartArg::Tables, &sizes.tables, true),
     ];
     for (_, list, uploads_a) in parts.into_iter().filter(|(p, ..)| wants(*p)) {
         for &m in list {
@@ -126,6 +130,18 @@ fn check_sizes(gpu: &Gpu, sizes: &Sizes, only: Option<PartArg>) -> Result<(), Er
             if uploads_a && 2 * m > limit {
                 return Err(InputError::TooWide { n: 2 * m, m, limit }.into());
             }
+        }
+    }
+    // The figures past the paper: each size must fit at least the fastest method that can
+    // hold it (the slow methods are timed only up to their caps).
+    if wants(PartArg::Throughput) {
+        for &m in &sizes.throughput {
+            gpu.check_problem_size(m, 0, Format::Full.into())?;
+        }
+    }
+    if wants(PartArg::Inversion) {
+        for &s in &sizes.inversion {
+            gpu.check_problem_size(s, 0, Options::new(Format::Full).method(Method::Tiled))?;
         }
     }
     Ok(())

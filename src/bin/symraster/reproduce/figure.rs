@@ -52,8 +52,10 @@ pub struct Figure<P: 'static> {
     pub stem: &'static str,
     /// Identifying columns.
     pub keys: &'static [Key<P>],
-    /// Time columns, in CSV and legend order.
+    /// Value columns, in CSV and legend order.
     pub columns: &'static [Column<P>],
+    /// What the columns measure, for the y axis: "time (s)" or "GFLOP/s".
+    pub y_label: &'static str,
 }
 
 impl<P> Figure<P> {
@@ -115,7 +117,7 @@ impl<P> Figure<P> {
         let series = self.series(points, threads, vendor);
         // Render beside the destination, then rename: a figure is written whole or not at all.
         let partial = out.join(format!(".{}.partial", self.stem));
-        plot_times(&partial, title, "m (matrix order)", &series)
+        plot_times(&partial, title, "m (matrix order)", self.y_label, &series)
             .map_err(|e| Error::from(InputError::Unsupported(e)))?;
         for ext in ["svg", "png"] {
             let (from, to) = (partial.with_extension(ext), stem.with_extension(ext));

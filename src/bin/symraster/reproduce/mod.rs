@@ -6,6 +6,7 @@
 //! median of several repetitions. The CPU baseline is faer, multi-threaded, in f32 (as ATLAS's
 //! ssyrk and spotrf were in the paper).
 
+mod beyond;
 mod figure;
 mod plot;
 mod sysinfo;
@@ -33,6 +34,10 @@ pub enum Part {
     Fig9,
     /// Tables 1 and 2: weighted least squares.
     Tables,
+    /// GFLOP/s against m of every method, the CPU and the vendor library (past the paper).
+    Throughput,
+    /// GFLOP/s of the inversions against the order (Benner et al.'s comparison).
+    Inversion,
 }
 
 /// The sizes m of each part.
@@ -44,6 +49,10 @@ pub struct Sizes {
     pub fig9: Vec<usize>,
     /// Tables 1 and 2 (n = 2m).
     pub tables: Vec<usize>,
+    /// The throughput figures (assembly with n = 2m, and Cholesky).
+    pub throughput: Vec<usize>,
+    /// The inversion figure (orders s).
+    pub inversion: Vec<usize>,
 }
 
 impl Sizes {
@@ -53,15 +62,20 @@ impl Sizes {
             fig8: vec![64, 128, 256, 512, 768, 1024],
             fig9: vec![64, 128, 256, 512, 768, 1024, 1536],
             tables: vec![64, 128, 256, 512, 1024],
+            throughput: vec![256, 512, 1024],
+            inversion: vec![64, 128, 256, 512],
         }
     }
 
-    /// The paper's ranges: assembly to m = 2048, Cholesky to 4096, tables 512..2048.
+    /// The paper's ranges (assembly to m = 2048, Cholesky to 4096, tables 512..2048, with
+    /// 4096 added for the tiled method's row), and past them for the fast methods.
     pub fn paper() -> Self {
         Self {
             fig8: (1..=8).map(|i| 256 * i).collect(),
             fig9: (1..=16).map(|i| 256 * i).collect(),
-            tables: vec![512, 1024, 1536, 2048],
+            tables: vec![512, 1024, 1536, 2048, 4096],
+            throughput: vec![512, 1024, 2048, 4096, 8192, 16384],
+            inversion: vec![512, 1024, 2048, 4096, 8192, 16384],
         }
     }
 
@@ -70,7 +84,9 @@ impl Sizes {
         Self {
             fig8: sizes.clone(),
             fig9: sizes.clone(),
-            tables: sizes,
+            tables: sizes.clone(),
+            throughput: sizes.clone(),
+            inversion: sizes,
         }
     }
 
@@ -150,6 +166,14 @@ pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
         report.files.extend(tables.files);
         progress.done(config.sizes.tables.iter().map(|&m| cost_tables(m)).sum());
     }
+    if wants(Part::Throughput) {
+        progress.message("throughput");
+        beyond::throughput(gpu, config, &vendor, &mut report)?;
+    }
+    if wants(Part::Inversion) {
+        progress.message("inversion");
+        beyond::inversion(gpu, config, &vendor, &mut report)?;
+    }
     progress.finish();
     let device = device_text(gpu, config);
     let path = config.out.join("device.txt");
@@ -167,10 +191,10 @@ struct Measured {
 
 /// Times `make()`'s run: `warm_up` untimed runs first, then `reps` timed ones (fewer when a run
 /// takes over 20 s); the medians.
-fn measure_gpu<'g>(
+fn measure_gpu<'g, F: symraster::gl::TexelFormat>(
     reps: usize,
     warm_up: bool,
-    mut make: impl FnMut() -> Result<symraster::execution::Execution<'g>>,
+    mut make: impl FnMut() -> Result<symraster::execution::Execution<'g, F>>,
 ) -> Result<Measured> {
     if warm_up {
         make()?.finish()?;
@@ -211,6 +235,7 @@ struct AssemblyPoint {
     n: usize,
     full: Measured,
     packed: Measured,
+    beyond: beyond::Times,
     cpu: f64,
     vendor: Option<f64>,
 }
@@ -218,6 +243,7 @@ struct AssemblyPoint {
 /// Fig 8's table: CSV columns and curves.
 const FIG8: Figure<AssemblyPoint> = Figure {
     stem: "fig8_assembly",
+    y_label: "time (s)",
     keys: &[
         Key {
             header: "m",
@@ -250,6 +276,28 @@ const FIG8: Figure<AssemblyPoint> = Figure {
             curve: None,
         },
         Column {
+            header: "gpu_blocked_full_s",
+            value: |p| p.beyond.blocked,
+            curve: Some(Label::Fixed(
+                "GPU blocked full (float4 blocks, rank-K passes)",
+            )),
+        },
+        Column {
+            header: "gpu_blocked_packed_s",
+            value: |p| p.beyond.blocked_packed,
+            curve: Some(Label::Fixed("GPU blocked packed")),
+        },
+        Column {
+            header: "gpu_tiled_full_s",
+            value: |p| p.beyond.tiled_full,
+            curve: Some(Label::Fixed("GPU tiled full (compute shaders)")),
+        },
+        Column {
+            header: "gpu_tiled_rfp_s",
+            value: |p| p.beyond.tiled_rfp,
+            curve: Some(Label::Fixed("GPU tiled RFP")),
+        },
+        Column {
             header: "cpu_faer_f32_s",
             value: |p| Some(p.cpu),
             curve: Some(Label::Cpu("CPU faer f32")),
@@ -267,6 +315,7 @@ struct CholeskyPoint {
     m: usize,
     full: Measured,
     packed: Measured,
+    beyond: beyond::Times,
     cpu: f64,
     lu: Measured,
     vendor: Option<f64>,
@@ -276,6 +325,7 @@ struct CholeskyPoint {
 /// Fig 9's table: CSV columns and curves.
 const FIG9: Figure<CholeskyPoint> = Figure {
     stem: "fig9_cholesky",
+    y_label: "time (s)",
     keys: &[Key {
         header: "m",
         value: |p| p.m,
@@ -300,6 +350,28 @@ const FIG9: Figure<CholeskyPoint> = Figure {
             header: "gpu_packed_wall_s",
             value: |p| Some(p.packed.wall),
             curve: None,
+        },
+        Column {
+            header: "gpu_blocked_full_s",
+            value: |p| p.beyond.blocked,
+            curve: Some(Label::Fixed(
+                "GPU blocked full (float4 blocks, rank-K passes)",
+            )),
+        },
+        Column {
+            header: "gpu_blocked_packed_s",
+            value: |p| p.beyond.blocked_packed,
+            curve: Some(Label::Fixed("GPU blocked packed")),
+        },
+        Column {
+            header: "gpu_tiled_full_s",
+            value: |p| p.beyond.tiled_full,
+            curve: Some(Label::Fixed("GPU tiled full (compute shaders)")),
+        },
+        Column {
+            header: "gpu_tiled_rfp_s",
+            value: |p| p.beyond.tiled_rfp,
+            curve: Some(Label::Fixed("GPU tiled RFP")),
         },
         Column {
             header: "cpu_faer_f32_s",
@@ -383,11 +455,13 @@ fn assembly_point(
             baseline::assemble_lower_into(&mut c, &fa, &b, par);
         },
     );
+    let beyond = beyond::assembly_times(gpu, &a, &d, reps, warm_up)?;
     Ok(AssemblyPoint {
         m,
         n,
         full,
         packed,
+        beyond,
         cpu,
         vendor: vendor_time(vendor, "assembly", m),
     })
@@ -435,10 +509,12 @@ fn cholesky_point(
             baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
         },
     );
+    let beyond = beyond::cholesky_times(gpu, &c, reps, warm_up)?;
     Ok(CholeskyPoint {
         m,
         full,
         packed,
+        beyond,
         cpu,
         lu,
         vendor: vendor_time(vendor, "cholesky", m),
@@ -464,7 +540,8 @@ fn device_text(gpu: &Gpu, config: &Config) -> String {
         "date (UTC)        {}\nGL_RENDERER       {}\nGL_VENDOR         {}\nGL_VERSION        {}\n\
          GL_MAX_TEXTURE    {}\nCPU               {}\nCPU threads       {} (faer uses {})\n\
          repetitions       {} (median; one warm-up run per series)\nsizes fig8        {}\n\
-         sizes fig9        {}\nsizes tables      {}\nsymraster         {}\n",
+         sizes fig9        {}\nsizes tables      {}\nsizes throughput  {}\n\
+         sizes inversion   {}\nsymraster         {}\n",
         utc_date(),
         i.renderer,
         i.vendor,
@@ -477,6 +554,8 @@ fn device_text(gpu: &Gpu, config: &Config) -> String {
         list(&config.sizes.fig8),
         list(&config.sizes.fig9),
         list(&config.sizes.tables),
+        list(&config.sizes.throughput),
+        list(&config.sizes.inversion),
         env!("CARGO_PKG_VERSION"),
     )
 }

@@ -26,11 +26,12 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Draws `series` with a log-scale time axis into `stem.svg` and `stem.png`.
+/// Draws `series` with a log-scale y axis (`y_label`) into `stem.svg` and `stem.png`.
 pub fn plot_times(
     stem: &Path,
     title: &str,
     x_label: &str,
+    y_label: &str,
     series: &[Series],
 ) -> Result<(), String> {
     register_font();
@@ -40,12 +41,14 @@ pub fn plot_times(
         SVGBackend::new(&svg, (960, 640)).into_drawing_area(),
         title,
         x_label,
+        y_label,
         series,
     )?;
     draw(
         BitMapBackend::new(&png, (960, 640)).into_drawing_area(),
         title,
         x_label,
+        y_label,
         series,
     )
 }
@@ -54,6 +57,7 @@ fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     x_label: &str,
+    y_label: &str,
     series: &[Series],
 ) -> Result<(), String>
 where
@@ -84,7 +88,7 @@ where
     chart
         .configure_mesh()
         .x_desc(x_label)
-        .y_desc("time (s, log scale)")
+        .y_desc(format!("{y_label} (log scale)"))
         .y_label_formatter(&|y| format!("{y:.0e}"))
         .x_label_formatter(&|x| format!("{x:.0}"))
         .label_style(("sans-serif", 14))

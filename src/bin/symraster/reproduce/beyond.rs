@@ -1,0 +1,454 @@
+//! The methods past the paper in the reproduction: their times beside the faithful curves of
+//! Figs 8-9, the throughput figures (GFLOP/s against m for every method, the CPU and the
+//! vendor library) and the inversion figure (after Benner et al.).
+//!
+//! A method contributes a point where the device runs it and the problem fits its storage;
+//! the slow ones (the faithful method, the CPU) stop at the caps below so that one run stays
+//! within minutes.
+
+use super::figure::{Column, Figure, Key, Label};
+use super::{Config, Report, VendorRow, measure_cpu, measure_gpu, vendor_time};
+use faer::Mat;
+use faer::linalg::solvers::DenseSolveCore as _;
+use symraster::error::Result;
+use symraster::inverse::{self, Inverter, Kind};
+use symraster::tiled::{Storage, bench as tiled_bench};
+use symraster::{Format, Gpu, Matrix, Method, Options, baseline, problems};
+
+/// The largest m the faithful method is timed at in the throughput figures (assembly,
+/// Cholesky): past it a run takes many seconds and the curve's slope is already plain.
+const FAITHFUL_MAX: (usize, usize) = (2048, 4096);
+/// The largest m the blocked method and the CPU are timed at there.
+const BLOCKED_MAX: usize = 8192;
+const CPU_MAX: usize = 8192;
+/// The largest order the CPU inverts in the inversion figure.
+const CPU_INVERSE_MAX: usize = 4096;
+
+/// GPU seconds of the methods past the paper at one point of Fig 8 or 9 (`None` where the
+/// device does not run the method or the problem does not fit it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Times {
+    pub blocked: Option<f64>,
+    pub blocked_packed: Option<f64>,
+    pub tiled_full: Option<f64>,
+    pub tiled_rfp: Option<f64>,
+}
+
+/// Whether `method` runs here for an m x m problem with n columns of A in `format`.
+fn runs(gpu: &Gpu, method: Method, m: usize, n: usize, format: Format) -> bool {
+    gpu.check_problem_size(m, n, Options::new(format).method(method))
+        .is_ok()
+}
+
+/// Times of assembling A·diag(d)·Aᵀ by the blocked and tiled methods.
+pub fn assembly_times(
+    gpu: &Gpu,
+    a: &Matrix<f32>,
+    d: &[f32],
+    reps: usize,
+    warm_up: bool,
+) -> Result<Times> {
+    let (m, n) = a.shape();
+    let mut t = Times::default();
+    if runs(gpu, Method::Blocked, m, n, Format::Full) {
+        let run = measure_gpu(reps, warm_up, || gpu.start_blocked_assembly(a, d))?;
+        t.blocked = Some(run.gpu);
+    }
+    for (format, slot) in [
+        (Format::Full, &mut t.tiled_full),
+        (Format::Packed, &mut t.tiled_rfp),
+    ] {
+        if runs(gpu, Method::Tiled, m, n, format) {
+            let k = gpu.tiled_kernels()?;
+            let storage = symraster::gpu::storage_of(format);
+            *slot = Some(tiled_bench::time_assembly(&k, m, n, storage, reps)?.ms / 1e3);
+        }
+    }
+    Ok(t)
+}
+
+/// Times of factoring `c` by the blocked and tiled methods.
+pub fn cholesky_times(gpu: &Gpu, c: &Matrix<f32>, reps: usize, warm_up: bool) -> Result<Times> {
+    let m = c.rows();
+    let mut t = Times::default();
+    if runs(gpu, Method::Blocked, m, 0, Format::Full) {
+        t.blocked = Some(measure_gpu(reps, warm_up, || gpu.start_blocked_cholesky(c))?.gpu);
+    }
+    for (format, slot) in [
+        (Format::Full, &mut t.tiled_full),
+        (Format::Packed, &mut t.tiled_rfp),
+    ] {
+        if runs(gpu, Method::Tiled, m, 0, format) {
+            let k = gpu.tiled_kernels()?;
+            let storage = symraster::gpu::storage_of(format);
+            *slot = Some(tiled_bench::time_cholesky(&k, m, storage, reps)?.ms / 1e3);
+        }
+    }
+    Ok(t)
+}
+
+/// One point of a throughput figure: GFLOP/s of each method at order m.
+struct RatePoint {
+    m: usize,
+    n: usize,
+    faithful: Option<f64>,
+    blocked: Option<f64>,
+    tiled_full: Option<f64>,
+    tiled_rfp: Option<f64>,
+    cpu: Option<f64>,
+    vendor: Option<f64>,
+}
+
+macro_rules! rate_figure {
+    ($stem:literal, $cpu:literal, $vendor:literal) => {
+        Figure {
+            stem: $stem,
+            y_label: "GFLOP/s",
+            keys: &[
+                Key {
+                    header: "m",
+                    value: |p: &RatePoint| p.m,
+                },
+                Key {
+                    header: "n",
+                    value: |p: &RatePoint| p.n,
+                },
+            ],
+            columns: &[
+                Column {
+                    header: "faithful_gflops",
+                    value: |p: &RatePoint| p.faithful,
+                    curve: Some(Label::Fixed("GPU faithful (the paper's passes)")),
+                },
+                Column {
+                    header: "blocked_gflops",
+                    value: |p: &RatePoint| p.blocked,
+                    curve: Some(Label::Fixed("GPU blocked (float4 blocks)")),
+                },
+                Column {
+                    header: "tiled_full_gflops",
+                    value: |p: &RatePoint| p.tiled_full,
+                    curve: Some(Label::Fixed("GPU tiled full (compute)")),
+                },
+                Column {
+                    header: "tiled_rfp_gflops",
+                    value: |p: &RatePoint| p.tiled_rfp,
+                    curve: Some(Label::Fixed("GPU tiled RFP (compute)")),
+                },
+                Column {
+                    header: "cpu_faer_f32_gflops",
+                    value: |p: &RatePoint| p.cpu,
+                    curve: Some(Label::Cpu($cpu)),
+                },
+                Column {
+                    header: "vendor_gflops",
+                    value: |p: &RatePoint| p.vendor,
+                    curve: Some(Label::Vendor($vendor)),
+                },
+            ],
+        }
+    };
+}
+
+/// Assembly's throughput: useful flops m(m+1)·n (the lower triangle with the diagonal, a
+/// multiply and an add per term) for every line, the vendor's full product included.
+const THROUGHPUT_ASSEMBLY: Figure<RatePoint> =
+    rate_figure!("throughput_assembly", "CPU faer f32", "torch fp32 (A·d)·Aᵀ");
+/// Cholesky's throughput: m³/3 flops.
+const THROUGHPUT_CHOLESKY: Figure<RatePoint> = rate_figure!(
+    "throughput_cholesky",
+    "CPU faer f32 Cholesky",
+    "torch.linalg.cholesky fp32"
+);
+
+fn assembly_flops(m: usize, n: usize) -> f64 {
+    m as f64 * (m as f64 + 1.0) * n as f64
+}
+
+fn cholesky_flops(m: usize) -> f64 {
+    (m as f64).powi(3) / 3.0
+}
+
+/// GFLOP/s from flops and seconds.
+fn rate(flops: f64, seconds: Option<f64>) -> Option<f64> {
+    seconds.filter(|&s| s > 0.0).map(|s| flops / s / 1e9)
+}
+
+/// The throughput figures: assembly (n = 2m) and Cholesky, GFLOP/s against m.
+pub fn throughput(
+    gpu: &Gpu,
+    config: &Config,
+    vendor: &[VendorRow],
+    report: &mut Report,
+) -> Result<()> {
+    let reps = config.repetitions;
+    let par = baseline::par(config.threads);
+    let (mut assembly, mut cholesky) = (Vec::new(), Vec::new());
+    for &m in &config.sizes.throughput {
+        let n = 2 * m;
+        // Assembly: the tiled method times its own random problem; the others share one.
+        let small = m <= BLOCKED_MAX.max(CPU_MAX);
+        let mut t = Times::default();
+        let (mut faithful, mut cpu) = (None, None);
+        if small {
+            let mut rng = problems::rng(12_000 + m as u64);
+            let a = problems::uniform_matrix(&mut rng, m, n);
+            let d = problems::uniform_vector(&mut rng, n);
+            t = assembly_times(gpu, &a, &d, reps, true)?;
+            if m > BLOCKED_MAX {
+                t.blocked = None;
+            }
+            if m <= FAITHFUL_MAX.0 && runs(gpu, Method::Faithful, m, n, Format::Full) {
+                let opts = Options::new(Format::Full).method(Method::Faithful);
+                faithful = Some(measure_gpu(reps, true, || gpu.start_assembly(&a, &d, opts))?.gpu);
+            }
+            if m <= CPU_MAX {
+                let fa = baseline::to_faer(&a);
+                cpu = Some(measure_cpu(
+                    reps,
+                    || Mat::<f32>::zeros(m, m),
+                    |mut c| {
+                        let b = baseline::scale_columns(&fa, &d);
+                        baseline::assemble_lower_into(&mut c, &fa, &b, par);
+                    },
+                ));
+            }
+        } else {
+            let k = gpu.tiled_kernels()?;
+            for (storage, slot) in [
+                (Storage::Full, &mut t.tiled_full),
+                (Storage::Rfp, &mut t.tiled_rfp),
+            ] {
+                let format = if storage == Storage::Full {
+                    Format::Full
+                } else {
+                    Format::Packed
+                };
+                if runs(gpu, Method::Tiled, m, n, format) {
+                    *slot = Some(tiled_bench::time_assembly(&k, m, n, storage, reps)?.ms / 1e3);
+                }
+            }
+        }
+        let flops = assembly_flops(m, n);
+        assembly.push(RatePoint {
+            m,
+            n,
+            faithful: rate(flops, faithful),
+            blocked: rate(flops, t.blocked),
+            tiled_full: rate(flops, t.tiled_full),
+            tiled_rfp: rate(flops, t.tiled_rfp),
+            cpu: rate(flops, cpu),
+            vendor: rate(flops, vendor_time(vendor, "assembly", m)),
+        });
+
+        // Cholesky.
+        let (mut faithful, mut cpu) = (None, None);
+        let t = if small {
+            let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
+            let mut t = cholesky_times(gpu, &c, reps, true)?;
+            if m > BLOCKED_MAX {
+                t.blocked = None;
+            }
+            if m <= FAITHFUL_MAX.1 && runs(gpu, Method::Faithful, m, 0, Format::Full) {
+                let opts = Options::new(Format::Full).method(Method::Faithful);
+                faithful = Some(measure_gpu(reps, true, || gpu.start_cholesky(&c, opts))?.gpu);
+            }
+            if m <= CPU_MAX {
+                let fc = baseline::to_faer(&c);
+                cpu = Some(measure_cpu(
+                    reps,
+                    || fc.clone(),
+                    |mut x| {
+                        baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
+                    },
+                ));
+            }
+            t
+        } else {
+            let k = gpu.tiled_kernels()?;
+            let mut t = Times::default();
+            if runs(gpu, Method::Tiled, m, 0, Format::Full) {
+                t.tiled_full =
+                    Some(tiled_bench::time_cholesky(&k, m, Storage::Full, reps)?.ms / 1e3);
+            }
+            if runs(gpu, Method::Tiled, m, 0, Format::Packed) {
+                t.tiled_rfp = Some(tiled_bench::time_cholesky(&k, m, Storage::Rfp, reps)?.ms / 1e3);
+            }
+            t
+        };
+        let flops = cholesky_flops(m);
+        cholesky.push(RatePoint {
+            m,
+            n: m,
+            faithful: rate(flops, faithful),
+            blocked: rate(flops, t.blocked),
+            tiled_full: rate(flops, t.tiled_full),
+            tiled_rfp: rate(flops, t.tiled_rfp),
+            cpu: rate(flops, cpu),
+            vendor: rate(flops, vendor_time(vendor, "cholesky", m)),
+        });
+    }
+    let device = &gpu.info().renderer;
+    THROUGHPUT_ASSEMBLY.write(
+        &config.out,
+        &format!("Assembly throughput, n = 2m (useful flops m(m+1)n) — {device}"),
+        &assembly,
+        config.threads,
+        vendor,
+        report,
+    )?;
+    THROUGHPUT_CHOLESKY.write(
+        &config.out,
+        &format!("Cholesky throughput (m³/3 flops) — {device}"),
+        &cholesky,
+        config.threads,
+        vendor,
+        report,
+    )
+}
+
+/// One point of the inversion figure: GFLOP/s of each way to invert at order s.
+struct InversePoint {
+    s: usize,
+    spd_gje: Option<f64>,
+    spd_cholesky: Option<f64>,
+    general_gje: Option<f64>,
+    general_lu: Option<f64>,
+    cpu_spd: Option<f64>,
+    cpu_general: Option<f64>,
+    vendor_spd: Option<f64>,
+    vendor_general: Option<f64>,
+}
+
+/// The inversion figure (standard flops: s³ SPD, 2s³ general, as Benner et al.).
+const INVERSION: Figure<InversePoint> = Figure {
+    stem: "inversion",
+    y_label: "GFLOP/s",
+    keys: &[Key {
+        header: "s",
+        value: |p| p.s,
+    }],
+    columns: &[
+        Column {
+            header: "spd_gje_gflops",
+            value: |p| p.spd_gje,
+            curve: Some(Label::Fixed("GPU SPD, Gauss-Jordan")),
+        },
+        Column {
+            header: "spd_cholesky_gflops",
+            value: |p| p.spd_cholesky,
+            curve: Some(Label::Fixed("GPU SPD, via Cholesky")),
+        },
+        Column {
+            header: "general_gje_gflops",
+            value: |p| p.general_gje,
+            curve: Some(Label::Fixed("GPU general, Gauss-Jordan")),
+        },
+        Column {
+            header: "general_lu_gflops",
+            value: |p| p.general_lu,
+            curve: Some(Label::Fixed("GPU general, via LU")),
+        },
+        Column {
+            header: "cpu_spd_gflops",
+            value: |p| p.cpu_spd,
+            curve: Some(Label::Cpu("CPU faer f32 SPD (Cholesky)")),
+        },
+        Column {
+            header: "cpu_general_gflops",
+            value: |p| p.cpu_general,
+            curve: Some(Label::Cpu("CPU faer f32 general (LU)")),
+        },
+        Column {
+            header: "vendor_spd_gflops",
+            value: |p| p.vendor_spd,
+            curve: Some(Label::Vendor("torch.cholesky_inverse fp32")),
+        },
+        Column {
+            header: "vendor_general_gflops",
+            value: |p| p.vendor_general,
+            curve: Some(Label::Vendor("torch.linalg.inv fp32")),
+        },
+    ],
+};
+
+/// The inversion figure: GJE against factorization-based inversion, SPD and general.
+pub fn inversion(
+    gpu: &Gpu,
+    config: &Config,
+    vendor: &[VendorRow],
+    report: &mut Report,
+) -> Result<()> {
+    if !gpu.methods().contains(&Method::Tiled) {
+        log::warn!("no inversion figure: it needs compute shaders (the tiled method's kernels)");
+        return Ok(());
+    }
+    let inv = Inverter::new(gpu)?;
+    let reps = config.repetitions;
+    let mut points = Vec::new();
+    for &s in &config.sizes.inversion {
+        let gpu_rate = |kind: Kind, method: inverse::Method| -> Result<Option<f64>> {
+            match inverse::bench::time_inverse(&inv, kind, method, s, None, reps) {
+                Ok(t) => Ok(Some(t.gflops)),
+                Err(e)
+                    if e.kind() == symraster::ErrorKind::Device
+                        || e.kind() == symraster::ErrorKind::Input =>
+                {
+                    log::warn!("inversion s = {s} {kind:?} {method:?}: {e}");
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
+        };
+        let (cpu_spd, cpu_general) = if s <= CPU_INVERSE_MAX {
+            let spd = baseline::to_faer(&inverse::bench::test_matrix(Kind::Spd, s));
+            let general = baseline::to_faer(&inverse::bench::test_matrix(Kind::General, s));
+            let t_spd = measure_cpu(
+                reps,
+                || (),
+                |()| {
+                    let llt = spd.llt(faer::Side::Lower).expect("the test matrix is SPD");
+                    std::hint::black_box(llt.inverse());
+                },
+            );
+            let t_general = measure_cpu(
+                reps,
+                || (),
+                |()| {
+                    std::hint::black_box(general.partial_piv_lu().inverse());
+                },
+            );
+            (
+                rate(Kind::Spd.flops(s), Some(t_spd)),
+                rate(Kind::General.flops(s), Some(t_general)),
+            )
+        } else {
+            (None, None)
+        };
+        points.push(InversePoint {
+            s,
+            spd_gje: gpu_rate(Kind::Spd, inverse::Method::Gje)?,
+            spd_cholesky: gpu_rate(Kind::Spd, inverse::Method::Cholesky)?,
+            general_gje: gpu_rate(Kind::General, inverse::Method::Gje)?,
+            general_lu: gpu_rate(Kind::General, inverse::Method::Lu)?,
+            cpu_spd,
+            cpu_general,
+            vendor_spd: rate(Kind::Spd.flops(s), vendor_time(vendor, "inverse_spd", s)),
+            vendor_general: rate(
+                Kind::General.flops(s),
+                vendor_time(vendor, "inverse_general", s),
+            ),
+        });
+    }
+    INVERSION.write(
+        &config.out,
+        &format!(
+            "Inversion (s³ SPD, 2s³ general flops) — {}",
+            gpu.info().renderer
+        ),
+        &points,
+        config.threads,
+        vendor,
+        report,
+    )
+}
