@@ -1070,3 +1070,118 @@ fn signals_end_the_program_with_the_shell_status() {
         assert!(left.is_empty(), "nothing is left behind");
     }
 }
+
+/// `invert`, `sign` and `lyap` against what they promise: M·M⁻¹ = I, sign(A)² = I with the
+/// eigenvalues' signs, the Lyapunov residual; and the errors (singular, unstable, wrong method).
+#[test]
+fn invert_sign_and_lyap() {
+    let w = Workspace::new();
+    if !succeeds(run(&[&"info"], &[])).contains("tiled") {
+        eprintln!("skipped: no compute shaders");
+        return;
+    }
+    let m = Matrix::from_fn(3, 3, |i, j| {
+        if i == j {
+            4.0
+        } else {
+            1.0 / (1 + i + j) as f64
+        }
+    });
+    let m_path = w.matrix("m.npy", &m);
+    let out = w.path("inv.npy");
+    for args in [
+        vec!["--kind", "general", "--method", "gje"],
+        vec!["--kind", "general", "--method", "lu"],
+        vec!["--kind", "spd", "--method", "gje"],
+        vec!["--kind", "spd", "--method", "cholesky"],
+    ] {
+        let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> =
+            vec![&"invert", &"--a", &m_path, &"-o", &out];
+        all.extend(args.iter().map(|a| a as &dyn AsRef<std::ffi::OsStr>));
+        succeeds(run(&all, &[]));
+        let x = io::read_matrix(&out, "X").unwrap();
+        for i in 0..3 {
+            for j in 0..3 {
+                let mx: f64 = (0..3).map(|k| m[(i, k)] * x[(k, j)]).sum();
+                let id = if i == j { 1.0 } else { 0.0 };
+                assert!((mx - id).abs() < 1e-12, "{args:?}: (M·X)({i},{j}) = {mx}");
+            }
+        }
+    }
+    let singular = w.matrix(
+        "s.npy",
+        &Matrix::from_fn(2, 2, |i, j| ((i + 1) * (j + 1)) as f64),
+    );
+    fails_with(
+        run(&[&"invert", &"--a", &singular, &"-o", &out], &[]),
+        &["singular", "column 1"],
+    );
+    fails_with(
+        run(
+            &[
+                &"invert",
+                &"--a",
+                &m_path,
+                &"--method",
+                &"cholesky",
+                &"-o",
+                &out,
+            ],
+            &[],
+        ),
+        &["SPD"],
+    );
+    // A stable, non-normal A: sign(A) = −I and the Lyapunov residual vanishes.
+    let a = Matrix::from_fn(2, 2, |i, j| match (i, j) {
+        (0, 0) => -1.0,
+        (0, 1) => 1.0,
+        (1, 1) => -2.0,
+        _ => 0.0,
+    });
+    let a_path = w.matrix("a.npy", &a);
+    let s_path = w.path("sign.npy");
+    succeeds(run(&[&"sign", &"--a", &a_path, &"-o", &s_path], &[]));
+    let s = io::read_matrix(&s_path, "S").unwrap();
+    for i in 0..2 {
+        for j in 0..2 {
+            let want = if i == j { -1.0 } else { 0.0 };
+            assert!(
+                (s[(i, j)] - want).abs() < 1e-10,
+                "sign(A)({i},{j}) = {}",
+                s[(i, j)]
+            );
+        }
+    }
+    let q = Matrix::from_fn(2, 2, |i, j| if i == j { 1.0 } else { 0.5 });
+    let q_path = w.matrix("q.npy", &q);
+    let x_path = w.path("x.npy");
+    succeeds(run(
+        &[&"lyap", &"--a", &a_path, &"--q", &q_path, &"-o", &x_path],
+        &[],
+    ));
+    let x = io::read_matrix(&x_path, "X").unwrap();
+    for i in 0..2 {
+        for j in 0..2 {
+            let r: f64 = (0..2)
+                .map(|k| a[(i, k)] * x[(k, j)] + x[(i, k)] * a[(j, k)])
+                .sum::<f64>()
+                - q[(i, j)];
+            assert!(r.abs() < 1e-10, "residual ({i},{j}) = {r}");
+        }
+    }
+    // An unstable A is refused, and so is a Q of another order.
+    fails_with(
+        run(
+            &[&"lyap", &"--a", &q_path, &"--q", &q_path, &"-o", &x_path],
+            &[],
+        ),
+        &["not stable"],
+    );
+    fails_with(
+        run(
+            &[&"lyap", &"--a", &a_path, &"--q", &m_path, &"-o", &x_path],
+            &[],
+        ),
+        &["must be 2x2"],
+    );
+}

@@ -4,6 +4,7 @@
 mod demo;
 mod files;
 mod info;
+mod invert;
 pub mod reproduce;
 pub mod view;
 
@@ -50,6 +51,22 @@ enum Command {
     /// backward error, a forward-error estimate and whether the f64 CPU fallback ran.
     #[command(after_help = FILES_HELP)]
     Solve(files::SolveArgs),
+    /// Invert a square matrix on the GPU (Gauss-Jordan, or via Cholesky or LU), refined in
+    /// f64; writes float64.
+    ///
+    /// A singular matrix is named by its pivot column; --kind spd reads only the lower
+    /// triangle, and a matrix that is not positive definite is named by its failing column.
+    /// Symmetric indefinite matrices take --kind general (Gauss-Jordan with pivoting).
+    #[command(after_help = FILES_HELP)]
+    Invert(invert::InvertArgs),
+    /// The matrix sign function sign(A) by the scaled Newton iteration on GPU inverses;
+    /// writes float64. A with eigenvalues on or near the imaginary axis is an error.
+    #[command(after_help = FILES_HELP)]
+    Sign(invert::SignArgs),
+    /// Solve the continuous Lyapunov equation A·X + X·Aᵀ = Q for stable A (scipy's
+    /// solve_continuous_lyapunov convention) through the sign function; writes float64.
+    #[command(after_help = FILES_HELP)]
+    Lyap(invert::LyapArgs),
     /// Regenerate the paper's Figs 8-9 and Tables 1-2 (CSV, SVG, PNG, Markdown) into a folder.
     Reproduce(reproduce::ReproduceArgs),
     /// Regenerate the paper's Tables 1 and 2 (weighted least squares with refinement, 5.3):
@@ -71,6 +88,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Assemble(args) => files::assemble(args),
         Command::Factor(args) => files::factor(args),
         Command::Solve(args) => files::solve(args),
+        Command::Invert(args) => invert::invert(args),
+        Command::Sign(args) => invert::sign(args),
+        Command::Lyap(args) => invert::lyap(args),
         Command::Reproduce(args) => reproduce::reproduce(args),
         Command::Tables(args) => reproduce::reproduce(args.into()),
         Command::View(args) => view::run(args),

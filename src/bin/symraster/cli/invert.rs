@@ -1,0 +1,198 @@
+//! `invert`, `sign` and `lyap`: inversion on the GPU (after Benner et al.), the matrix sign
+//! function by the scaled Newton iteration, and continuous Lyapunov equations built on it.
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use symraster::inverse::{self, Inverter, Kind, SignOptions};
+use symraster::matrix::check_non_empty;
+use symraster::{Error, Gpu, io};
+
+/// Which matrices `invert` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    /// Symmetric positive definite: only the lower triangle is read; the inverse is symmetric.
+    Spd,
+    /// Any nonsingular square matrix (symmetric indefinite ones too), with partial pivoting.
+    General,
+}
+
+/// How `invert` inverts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InverseMethodArg {
+    /// Gauss-Jordan elimination (Benner et al.'s Fig 3: the SPD variant or partial pivoting).
+    Gje,
+    /// Cholesky, then the triangular inverse and L⁻ᵀL⁻¹ (SPD only).
+    Cholesky,
+    /// LU with partial pivoting, then U⁻¹L⁻¹ (for comparison).
+    Lu,
+}
+
+/// Arguments of `invert`.
+#[derive(Args, Debug)]
+pub struct InvertArgs {
+    /// The square matrix M (.npy or .mtx).
+    #[arg(long)]
+    a: PathBuf,
+    /// What M is: `spd` reads only its lower triangle.
+    #[arg(long, value_enum, default_value_t = KindArg::General)]
+    kind: KindArg,
+    /// The inversion method (`cholesky` needs --kind spd).
+    #[arg(long, value_enum, default_value_t = InverseMethodArg::Gje)]
+    method: InverseMethodArg,
+    /// Newton-Schulz steps in f64 on the CPU after the f32 GPU inverse (0: the GPU inverse as
+    /// it is); taken only while they reduce ‖I − M·X‖.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=20))]
+    refine: u32,
+    /// Output file for M⁻¹ (float64).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// Arguments of `sign`.
+#[derive(Args, Debug)]
+pub struct SignArgs {
+    /// The square matrix A, with no eigenvalue on the imaginary axis.
+    #[arg(long)]
+    a: PathBuf,
+    /// Plain Newton iteration (the paper's eq. 1) without norm scaling.
+    #[arg(long)]
+    no_scaling: bool,
+    /// Refine every inverse in f64 (about double accuracy, at CPU cost).
+    #[arg(long)]
+    refine_inverses: bool,
+    /// Output file for sign(A) (float64).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// Arguments of `lyap`.
+#[derive(Args, Debug)]
+pub struct LyapArgs {
+    /// The stable matrix A (all eigenvalues in the open left half-plane).
+    #[arg(long)]
+    a: PathBuf,
+    /// The right side Q (same order as A).
+    #[arg(long)]
+    q: PathBuf,
+    /// Refinement steps in f64.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
+    refine: u32,
+    /// Output file for X (float64).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// Reads a square, non-empty matrix named `name` (the library checks its values: only the
+/// lower triangle for --kind spd).
+fn read_square(path: &std::path::Path, name: &str) -> Result<symraster::Matrix<f64>> {
+    let label = format!("{name} ({})", io::display_path(path));
+    let a = io::read_matrix(path, name)?;
+    check_non_empty(&label, &a)?;
+    let (r, c) = a.shape();
+    if r != c {
+        return Err(Error::shape(format!("{label} must be square, but is {r}x{c}")).into());
+    }
+    Ok(a)
+}
+
+/// `invert`: M⁻¹ on the GPU in f32, refined in f64.
+pub fn invert(args: InvertArgs) -> Result<()> {
+    let a = read_square(&args.a, "M")?;
+    io::check_output_path(&args.output)?;
+    let kind = match args.kind {
+        KindArg::Spd => Kind::Spd,
+        KindArg::General => Kind::General,
+    };
+    let method = match args.method {
+        InverseMethodArg::Gje => inverse::Method::Gje,
+        InverseMethodArg::Cholesky => inverse::Method::Cholesky,
+        InverseMethodArg::Lu => inverse::Method::Lu,
+    };
+    let gpu = Gpu::new()?;
+    let inv = Inverter::new(&gpu)?;
+    let r = inverse::invert_f64(&inv, &a, kind, method, args.refine as usize)?;
+    io::write_matrix(&args.output, &r.x)?;
+    let s = a.rows();
+    println!(
+        "M⁻¹: {s}x{s} ({} {}, on {}; ‖I − M·X‖_F {}) written to {}",
+        args.kind
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string()),
+        args.method
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string()),
+        gpu.info().renderer,
+        residual_text(&r.residuals, r.refined),
+        io::display_path(&args.output)
+    );
+    Ok(())
+}
+
+fn residual_text(residuals: &[f64], refined: bool) -> String {
+    match (residuals.first(), residuals.last()) {
+        (Some(first), Some(last)) if refined && residuals.len() > 1 => format!(
+            "{first:.2e} from the GPU, {last:.2e} after {} f64 step(s)",
+            residuals.len() - 1
+        ),
+        (Some(first), _) => format!("{first:.2e}, not refined"),
+        _ => "not measured".into(),
+    }
+}
+
+/// `sign`: the matrix sign function.
+pub fn sign(args: SignArgs) -> Result<()> {
+    let a = read_square(&args.a, "A")?;
+    io::check_output_path(&args.output)?;
+    let gpu = Gpu::new()?;
+    let inv = Inverter::new(&gpu)?;
+    let options = SignOptions {
+        scaling: !args.no_scaling,
+        refine_inverses: args.refine_inverses,
+        ..SignOptions::default()
+    };
+    let s = inverse::sign(&inv, &a, options)?;
+    io::write_matrix(&args.output, &s.s)?;
+    println!(
+        "sign(A): {n}x{n} after {} Newton iterations and {} f64 polish step(s) (‖I − S²‖ {:.2e}) \
+         written to {}",
+        s.iterations,
+        s.polish_steps,
+        s.residual,
+        io::display_path(&args.output),
+        n = a.rows()
+    );
+    Ok(())
+}
+
+/// `lyap`: A·X + X·Aᵀ = Q (scipy's solve_continuous_lyapunov convention).
+pub fn lyap(args: LyapArgs) -> Result<()> {
+    let a = read_square(&args.a, "A")?;
+    let q = read_square(&args.q, "Q")?;
+    if q.rows() != a.rows() {
+        return Err(Error::shape(format!(
+            "A ({}) is {n}x{n}, so Q must be {n}x{n} too, but Q ({}) is {m}x{m}",
+            io::display_path(&args.a),
+            io::display_path(&args.q),
+            n = a.rows(),
+            m = q.rows()
+        ))
+        .into());
+    }
+    io::check_output_path(&args.output)?;
+    let gpu = Gpu::new()?;
+    let inv = Inverter::new(&gpu)?;
+    let x = inverse::solve_continuous_lyapunov(&inv, &a, &q, args.refine as usize)?;
+    io::write_matrix(&args.output, &x.x)?;
+    println!(
+        "X with A·X + X·Aᵀ = Q: {n}x{n} after {} sign iterations (relative residual {}) written \
+         to {}",
+        x.iterations,
+        x.residuals
+            .last()
+            .map_or_else(|| "not measured".into(), |r| format!("{r:.2e}")),
+        io::display_path(&args.output),
+        n = a.rows()
+    );
+    Ok(())
+}
