@@ -1,7 +1,7 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
-use super::{CholeskyFactor, Gpu};
+use super::{Gpu, Method};
 use crate::error::{NumericalError, Result};
 use crate::least_squares::{
     Criterion, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
@@ -43,7 +43,18 @@ impl Gpu {
             "d (scaled and rounded to single precision for the GPU)",
             &d32,
         )?;
-        let l = self.factor_product(&a32, &d32, options.gpu)?;
+        // The tiled method keeps C and L on the GPU: corrections are solved there, and the
+        // residuals are formed there in f64 where the device has room for A in f64; L comes
+        // back once, for the pivot check and the condition estimate.
+        let method = self.check_problem_size(a.rows(), a.cols(), options.gpu)?;
+        let device_factor = match method {
+            Method::Tiled => Some(self.factor_product_tiled(&a32, &d32, options.gpu.format)?),
+            _ => None,
+        };
+        let l = match &device_factor {
+            Some(f) => f.download()?,
+            None => self.factor_product(&a32, &d32, options.gpu.method(method))?,
+        };
         let c_scale = scaling.a * scaling.a * scaling.d;
         let scaled_diagonal: Vec<f64> = product_diagonal(a, d)
             .into_iter()
@@ -52,16 +63,32 @@ impl Gpu {
         check_pivots(&l, &scaled_diagonal)?;
         let factor = start.elapsed();
 
+        let device_residual = match method {
+            Method::Tiled => match self.device_residual(a, d, b) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    log::info!("residuals on the CPU: {e}");
+                    None
+                }
+            },
+            _ => None,
+        };
         let equations = NormalEquations::new(a, d, b);
         let m = equations.order();
-        let correct = |r: &[f64]| scaling.correct(&l, r);
+        let correct = |r: &[f64]| match &device_factor {
+            Some(f) => scaling.correct_with(r, |v| f.solve(v)),
+            None => scaling.correct_with(r, |v| l.solve(v)),
+        };
         let x0 = correct(equations.rhs())?;
         let x0_time = start.elapsed();
 
         let norm_c = estimate_norm_1(m, |v| equations.apply(v));
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
-            |x| Ok(equations.residual(x)),
+            |x| match &device_residual {
+                Some(device) => device.residual(x),
+                None => Ok(equations.residual(x)),
+            },
             correct,
             &x0,
             norm_c,
@@ -184,12 +211,16 @@ impl RangeScaling {
         })
     }
 
-    /// z = C⁻¹·r through the single-precision factor of C' (Algorithm 1's solve):
-    /// C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
-    fn correct(&self, l: &CholeskyFactor, r: &[f64]) -> Result<Vec<f64>> {
+    /// z = C⁻¹·r through `solve`, the single-precision factor of C' (Algorithm 1's solve, on
+    /// the CPU or the GPU): C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
+    fn correct_with(
+        &self,
+        r: &[f64],
+        solve: impl FnOnce(&[f32]) -> Result<Vec<f32>>,
+    ) -> Result<Vec<f64>> {
         let into = self.a * self.d;
         let single: Vec<f32> = r.iter().map(|&v| (v * into) as f32).collect();
-        Ok(l.solve(&single)?
+        Ok(solve(&single)?
             .into_iter()
             .map(|v| f64::from(v) * self.a)
             .collect())
