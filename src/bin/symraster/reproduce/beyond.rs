@@ -19,10 +19,10 @@ use symraster::{Format, Gpu, Matrix, Method, Options, baseline, problems};
 /// Cholesky): past it a run takes many seconds and the curve's slope is already plain.
 const FAITHFUL_MAX: (usize, usize) = (2048, 4096);
 /// The largest m the blocked method and the CPU are timed at there.
-const BLOCKED_MAX: usize = 8192;
-const CPU_MAX: usize = 8192;
+const BLOCKED_MAX: usize = 4096;
+const CPU_MAX: usize = 4096;
 /// The largest order the CPU inverts in the inversion figure.
-const CPU_INVERSE_MAX: usize = 4096;
+const CPU_INVERSE_MAX: usize = 2048;
 
 /// GPU seconds of the methods past the paper at one point of Fig 8 or 9 (`None` where the
 /// device does not run the method or the problem does not fit it).

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use symraster::error::{Error, InputError, Result};
+use symraster::error::{Error, InputError, NumericalError, Result};
 use symraster::gpu::{Gpu, Method};
 use symraster::least_squares::solve_normal_equations_faer;
 use symraster::least_squares::{SolveOptions, relative_error_vec};
@@ -77,6 +77,9 @@ pub struct TableRow {
     pub iterations: usize,
     /// Whether refinement reached ε.
     pub converged: bool,
+    /// The single-precision factor failed (AD²Aᵀ is not positive definite to f32 accuracy):
+    /// the column, and no solution (errors and times are NaN).
+    pub factor_failed: Option<usize>,
     /// Time to x⁰: upload, GPU assembly and factorization, reading L back, substitutions.
     pub gpu_x0_s: f64,
     /// Time of the refinement loop.
@@ -87,6 +90,27 @@ pub struct TableRow {
     pub cpu_s: f64,
     /// `cpu_s / gpu_total_s`.
     pub speedup: f64,
+}
+
+impl TableRow {
+    /// The row of a run whose single-precision factor failed at `column`.
+    fn failed(method: Method, m: usize, n: usize, column: usize, cpu_s: f64) -> Self {
+        Self {
+            method,
+            m,
+            n,
+            x0_error: f64::NAN,
+            refined_error: f64::NAN,
+            iterations: 0,
+            converged: false,
+            factor_failed: Some(column),
+            gpu_x0_s: f64::NAN,
+            refine_s: f64::NAN,
+            gpu_total_s: f64::NAN,
+            cpu_s,
+            speedup: f64::NAN,
+        }
+    }
 }
 
 /// One row of the paper's Tables 1 and 2.
@@ -172,7 +196,15 @@ pub fn measure(
         .iter()
         .map(|&method| {
             let options = options.gpu(options.gpu.method(method));
-            let solution = gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &options)?;
+            let solution = match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &options) {
+                Ok(solution) => solution,
+                // Too ill-conditioned for a single-precision factor: a row that says so.
+                Err(Error::Numerical(
+                    NumericalError::NotPositiveDefinite { column, .. }
+                    | NumericalError::NumericallySingular { column, .. },
+                )) => return Ok(TableRow::failed(method, m, p.a.cols(), column, cpu_s)),
+                Err(e) => return Err(e),
+            };
             let gpu_total_s = solution.timings.total.as_secs_f64();
             Ok(TableRow {
                 method,
@@ -182,6 +214,7 @@ pub fn measure(
                 refined_error: relative_error_vec(&solution.x, &x_cpu),
                 iterations: solution.iterations,
                 converged: solution.converged,
+                factor_failed: None,
                 gpu_x0_s: solution.timings.x0.as_secs_f64(),
                 refine_s: solution.timings.refine.as_secs_f64(),
                 gpu_total_s,
@@ -224,12 +257,12 @@ pub fn table(
 pub fn to_csv(rows: &[TableRow]) -> String {
     let mut out = String::from(
         "method,m,n,x0_relative_error,refined_relative_error,iterations,converged,\
-         gpu_x0_s,refine_s,gpu_total_s,cpu_s,speedup\n",
+         gpu_x0_s,refine_s,gpu_total_s,cpu_s,speedup,factor_failed_column\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{:.3e},{:.3e},{},{},{:.6},{:.6},{:.6},{:.6},{:.4}",
+            "{},{},{},{:.3e},{:.3e},{},{},{:.6},{:.6},{:.6},{:.6},{:.4},{}",
             r.method,
             r.m,
             r.n,
@@ -241,7 +274,8 @@ pub fn to_csv(rows: &[TableRow]) -> String {
             r.refine_s,
             r.gpu_total_s,
             r.cpu_s,
-            r.speedup
+            r.speedup,
+            r.factor_failed.map_or(String::new(), |c| c.to_string())
         );
     }
     out
@@ -278,10 +312,10 @@ pub fn to_markdown(
     );
     out.push_str(METHOD_HEADER);
     for r in rows {
-        let iterations = if r.converged {
-            r.iterations.to_string()
-        } else {
-            format!("{} (not converged)", r.iterations)
+        let iterations = match r.factor_failed {
+            Some(column) => format!("f32 factor failed (column {column})"),
+            None if r.converged => r.iterations.to_string(),
+            None => format!("{} (not converged)", r.iterations),
         };
         let _ = writeln!(
             out,
@@ -396,6 +430,7 @@ mod tests {
             refined_error: 1e-13,
             iterations: 3,
             converged: false,
+            factor_failed: None,
             gpu_x0_s: 0.5,
             refine_s: 0.01,
             gpu_total_s: 0.51,
