@@ -124,10 +124,22 @@ impl Gpu {
             (Some(_), Criterion::BackwardError) => backward_error <= tolerance,
             (Some(_), Criterion::Paper) => norm2(&equations.residual(&x)) <= tolerance * norm2(&x),
         };
-        let l64 = l.l().to_f64();
-        // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to.
-        let condition =
-            norm_c * c_scale * estimate_inverse_norm_1(m, |v| solve_with_factor(&l64, v));
+        // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
+        // few solves run where the factor is (its accuracy needs only a digit or two).
+        let inverse_norm = match &device_factor {
+            Some(f) => estimate_inverse_norm_1(m, |v| {
+                let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                match f.solve(&single) {
+                    Ok(z) => z.into_iter().map(f64::from).collect(),
+                    Err(_) => solve_with_factor(&l.l().to_f64(), v),
+                }
+            }),
+            None => {
+                let l64 = l.l().to_f64();
+                estimate_inverse_norm_1(m, |v| solve_with_factor(&l64, v))
+            }
+        };
+        let condition = norm_c * c_scale * inverse_norm;
         Ok(Solution {
             x,
             x0,

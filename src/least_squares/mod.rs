@@ -276,7 +276,9 @@ pub fn pivot_tolerance() -> f64 {
 
 /// The diagonal of AD²Aᵀ in f64: Σₖ A(j,k)² d(k), O(mn).
 pub fn product_diagonal(a: &Matrix<f64>, d: &[f64]) -> Vec<f64> {
+    use rayon::prelude::*;
     (0..a.rows())
+        .into_par_iter()
         .map(|j| a.row(j).iter().zip(d).map(|(a, d)| a * a * d).sum())
         .collect()
 }
