@@ -75,7 +75,7 @@ impl Sizes {
             fig9: (1..=16).map(|i| 256 * i).collect(),
             tables: vec![512, 1024, 1536, 2048, 4096],
             throughput: vec![1024, 2048, 4096, 8192, 16384],
-            inversion: vec![512, 1024, 2048, 4096, 8192],
+            inversion: vec![512, 1024, 2048, 4096, 8192, 16384],
         }
     }
 
