@@ -305,7 +305,11 @@ fn packed_runs_never_read_the_upper_triangle() {
         let unused: Vec<usize> = (0..w * h)
             .filter(|&p| layout.block_of_texel(p % w, p / w).is_none())
             .collect();
-        assert_eq!(unused.is_empty(), layout.texels() % (2 * KB) == 0, "m={m}");
+        assert_eq!(
+            unused.is_empty(),
+            layout.texels().is_multiple_of(2 * KB),
+            "m={m}"
+        );
         let check_unused = |run: &Execution<'_, Rgba32F>| {
             for tex in [run.pair().source().texture(), run.pair().target().texture()] {
                 let data = tex.download().unwrap();

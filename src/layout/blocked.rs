@@ -283,7 +283,7 @@ mod tests {
                 2 * w >= t && w <= t / 2 + l.block_column_texels() / 2,
                 "m={m}"
             );
-            if t % (2 * l.block_column_texels()) == 0 {
+            if t.is_multiple_of(2 * l.block_column_texels()) {
                 assert_eq!(w * h, t * (t + 1) / 2, "m={m}: exactly the lower blocks");
             }
             // A bijection from the lower blocks onto the used texels.
