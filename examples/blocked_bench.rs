@@ -3,10 +3,13 @@
 //! assembly (m x n, n = 2m) and Cholesky (m x m), printed as CSV.
 //!
 //! `cargo run --release --example blocked_bench -- [sizes] [repeats] [methods]`, e.g.
-//! `-- 256,512,1024 3 faithful,blocked` (the default). Each time is the median of `repeats`
-//! runs after one warm-up, methods alternating within a repeat. Columns: method, op, format,
+//! `-- 256,512,1024 3 faithful,blocked` (the default); a `-packed` suffix stores C and L in the
+//! rectangular packed format (`blocked,blocked-packed` compares the blocked method's two
+//! formats). Each time is the median of `repeats` runs after one warm-up, methods
+//! alternating within a repeat. Columns: method, op, format,
 //! m, n, ms (GPU), wall_ms (passes to glFinish), gflops (m²n for assembly, m³/3 for
-//! Cholesky, over the GPU time), rel_error against the f64 reference.
+//! Cholesky, over the GPU time), rel_error against the f64 reference, min_ms (the fastest
+//! repeat's GPU time, less sensitive than the median to other work on a shared machine).
 
 use symraster::execution::Execution;
 use symraster::gl::{GpuTimer, TexelFormat};
@@ -22,19 +25,25 @@ fn main() -> anyhow::Result<()> {
         .map(str::parse)
         .collect::<Result<_, _>>()?;
     let repeats: usize = args.get(1).map_or(Ok(3), |s| s.parse())?;
-    let methods: Vec<Method> = args
+    let methods: Vec<(Method, Format)> = args
         .get(2)
         .map_or("faithful,blocked", String::as_str)
         .split(',')
-        .map(|name| match name {
-            "faithful" => Ok(Method::Faithful),
-            "blocked" => Ok(Method::Blocked),
-            other => Err(anyhow::anyhow!("unknown method {other}")),
+        .map(|name| {
+            let (method, format) = match name.strip_suffix("-packed") {
+                Some(method) => (method, Format::Packed),
+                None => (name, Format::Full),
+            };
+            match method {
+                "faithful" => Ok((Method::Faithful, format)),
+                "blocked" => Ok((Method::Blocked, format)),
+                other => Err(anyhow::anyhow!("unknown method {other}")),
+            }
         })
         .collect::<Result<_, _>>()?;
     let gpu = Gpu::new()?;
     eprintln!("{} | {}", gpu.info().renderer, gpu.info().version);
-    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error");
+    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms");
     for &m in &sizes {
         let n = 2 * m;
         let mut rng = problems::rng(m as u64);
@@ -46,32 +55,32 @@ fn main() -> anyhow::Result<()> {
             &d.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
         );
         let l_ref = reference::cholesky(&spd.to_f64())?;
-        let full = |method| Options::new(Format::Full).method(method);
         // times[method][op] in ms: (gpu, wall), and the last result's error.
         let mut times: Vec<[Samples; 2]> = (0..methods.len()).map(|_| Default::default()).collect();
         for repeat in 0..=repeats {
-            for (i, &method) in methods.iter().enumerate() {
+            for (i, &(method, format)) in methods.iter().enumerate() {
+                let options = Options::new(format).method(method);
                 let results = match method {
                     Method::Blocked => [
                         measure(
-                            gpu.start_blocked_assembly(&a, &d)?,
+                            gpu.start_blocked_assembly_in(&a, &d, format)?,
                             |r| r.download_lower(),
                             &c_ref,
                         )?,
                         measure(
-                            gpu.start_blocked_cholesky(&spd)?,
+                            gpu.start_blocked_cholesky_in(&spd, format)?,
                             |r| r.download_lower(),
                             &l_ref,
                         )?,
                     ],
                     _ => [
                         measure(
-                            gpu.start_assembly(&a, &d, full(method))?,
+                            gpu.start_assembly(&a, &d, options)?,
                             |r| r.download_lower(),
                             &c_ref,
                         )?,
                         measure(
-                            gpu.start_cholesky(&spd, full(method))?,
+                            gpu.start_cholesky(&spd, options)?,
                             |r| r.download_lower(),
                             &l_ref,
                         )?,
@@ -87,10 +96,13 @@ fn main() -> anyhow::Result<()> {
             }
         }
         if std::env::var_os("BREAKDOWN").is_some() {
-            breakdown(&gpu, gpu.start_blocked_assembly(&a, &d)?, m)?;
-            breakdown(&gpu, gpu.start_blocked_cholesky(&spd)?, m)?;
+            for format in [Format::Full, Format::Packed] {
+                println!("# {format}");
+                breakdown(&gpu, gpu.start_blocked_assembly_in(&a, &d, format)?, m)?;
+                breakdown(&gpu, gpu.start_blocked_cholesky_in(&spd, format)?, m)?;
+            }
         }
-        for (i, method) in methods.iter().enumerate() {
+        for (i, (method, format)) in methods.iter().enumerate() {
             for (op, name) in ["assembly", "cholesky"].iter().enumerate() {
                 let (gpu_ms, wall_ms, err) = &times[i][op];
                 let ms = median(gpu_ms);
@@ -100,10 +112,11 @@ fn main() -> anyhow::Result<()> {
                     (m * m * m) as f64 / 3.0
                 };
                 println!(
-                    "{method},{name},full,{m},{},{ms:.3},{:.3},{:.3},{err:.3e}",
+                    "{method},{name},{format},{m},{},{ms:.3},{:.3},{:.3},{err:.3e},{:.3}",
                     if op == 0 { n } else { m },
                     median(wall_ms),
-                    flops / ms * 1e-6
+                    flops / ms * 1e-6,
+                    gpu_ms.iter().copied().fold(f64::INFINITY, f64::min)
                 );
             }
         }

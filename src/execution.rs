@@ -298,6 +298,7 @@ impl Execution<'_, Rgba32F> {
     /// The current state of a blocked run read back as the lower-triangular m x m matrix
     /// (upper triangle zero; the identity padding left out).
     pub fn download_lower(&self) -> Result<Matrix<f32>> {
-        Ok(BlockLayout::new(self.layout.order()).unpack(&self.download_texels()?))
+        let blocks = BlockLayout::in_format(self.layout.order(), self.layout.format());
+        Ok(blocks.unpack(&self.download_texels()?))
     }
 }

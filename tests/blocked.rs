@@ -12,7 +12,7 @@ use symraster::geometry::{Kernel, Pass};
 use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
 use symraster::{
-    Error, Format, Gpu, InputError, Matrix, Method, NumericalError, Options, problems, reference,
+    Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
     relative_error,
 };
 
@@ -336,14 +336,12 @@ fn not_positive_definite_names_the_failing_column_as_lapack() {
 fn method_selection_and_refusals() {
     let gpu = gpu();
     // Auto picks the fastest method the device runs in each format: tiled where there are
-    // compute shaders (llvmpipe has them), else blocked (full format only), else faithful.
-    let expected = |format| {
+    // compute shaders (llvmpipe has them), else blocked (full and packed), else faithful.
+    let expected = |_format| {
         if gpu.info().has_compute() {
             Method::Tiled
-        } else if format == Format::Full {
-            Method::Blocked
         } else {
-            Method::Faithful
+            Method::Blocked
         }
     };
     for format in [Format::Full, Format::Packed] {
@@ -353,12 +351,10 @@ fn method_selection_and_refusals() {
         );
     }
     let c = problems::well_conditioned_spd(&mut problems::rng(1), 5);
-    let e = gpu
-        .cholesky(&c, Options::new(Format::Packed).method(Method::Blocked))
-        .unwrap_err();
+    // The packed format is the blocked method's too (tests/blocked_packed.rs).
     assert!(
-        matches!(e, Error::Input(InputError::Unsupported(_))) && e.to_string().contains("packed"),
-        "{e}"
+        gpu.cholesky(&c, Options::new(Format::Packed).method(Method::Blocked))
+            .is_ok()
     );
     // Stepping over R32F textures is the faithful method's; blocked runs step as blocks.
     let e = gpu.start_cholesky(&c, blocked()).err().expect("refused");

@@ -20,6 +20,17 @@ fn blocked_sizes_beyond_the_texture_limit_are_refused() {
             && e.to_string().contains("largest m is 32"),
         "{e}"
     );
+    // Packed: W x (T+1) texels, so T + 1 ≤ 16 leaves T = 8 (one block column), m ≤ 16.
+    let packed = Options::new(Format::Packed).method(Method::Blocked);
+    let c = problems::well_conditioned_spd(&mut problems::rng(2), 16);
+    assert!(gpu.cholesky(&c, packed).is_ok());
+    let c = problems::well_conditioned_spd(&mut problems::rng(2), 17);
+    let e = gpu.cholesky(&c, packed).unwrap_err();
+    assert!(
+        matches!(e, Error::Input(InputError::Unsupported(_)))
+            && e.to_string().contains("largest m is 16"),
+        "{e}"
+    );
     // A's columns: 32 fit (16 texels of two), 33 need 64 after padding.
     let a = Matrix::<f32>::filled(4, 33, 1.0);
     let e = gpu.assemble(&a, &[1.0; 33], blocked).unwrap_err();

@@ -2,8 +2,10 @@
 // step): each fragment of the block's lower triangle factors the whole block, right-looking
 // over 2x2 blocks, reading only its lower triangle, and writes its own 2x2 piece. Loop
 // bounds are constants, so compilers unroll them and keep the blocks in registers.
-// T0 = (k+.5, .) names the block column k. A pivot that is not positive becomes NaN, and so
-// does everything computed from it.
+// T0 = (origin + .5, ±1): block (k+i, k+j) is texel origin ± (j, i), the origin that of
+// block (k, k) (the full format and the packed trapezoid +1, the packed corner -1, its blocks
+// rotated by 180°). A pivot that is not positive becomes NaN, and so does everything
+// computed from it.
 const int KB = 8;
 uniform sampler2D L;
 in vec3 T0;
@@ -16,11 +18,12 @@ float root(float p) {
 }
 void main() {
     ivec2 here = ivec2(gl_FragCoord.xy);
-    int k = int(floor(T0.x));
+    ivec2 o = texel(T0.xy);
+    int dir = T0.z < 0.0 ? -1 : 1;
     vec4 a[KB * (KB + 1) / 2];
     for (int i = 0; i < KB; ++i) {
         for (int j = 0; j <= i; ++j) {
-            a[at(i, j)] = texelFetch(L, ivec2(k + j, k + i), 0);
+            a[at(i, j)] = texelFetch(L, o + dir * ivec2(j, i), 0);
         }
     }
     for (int j = 0; j < KB; ++j) {
@@ -44,8 +47,8 @@ void main() {
             }
         }
     }
-    int ti = here.y - k;
-    int tj = here.x - k;
+    int ti = dir * (here.y - o.y);
+    int tj = dir * (here.x - o.x);
     vec4 block = vec4(0.0);
     for (int i = 0; i < KB; ++i) {
         for (int j = 0; j <= i; ++j) {

@@ -3,7 +3,8 @@
 // A and B hold texel (x, y) = rows 2x.., columns 2y.. (transposed, so that neighbouring
 // fragments read neighbouring texels): T0 = (k+.5, y), read .yx, is A's texel (I, k) and
 // T1 = (x, k+.5) B's texel (J, k).
-// The upper entry of a diagonal block is set to zero: C's strict upper triangle.
+// The upper entry of a diagonal block (I = J, wherever C's format puts it) is set to zero:
+// C's strict upper triangle.
 const int KB = 16;
 uniform sampler2D C;
 uniform sampler2D A;
@@ -19,7 +20,7 @@ void main() {
         sum += times_transpose(texelFetch(A, row + ivec2(0, t), 0),
                                texelFetch(B, col + ivec2(0, t), 0));
     }
-    if (here.x == here.y) {
+    if (row.x == col.x) {
         sum.y = 0.0;
     }
     result = sum;

@@ -2,9 +2,13 @@
 //! are in texels of the RGBA32F textures ([`BlockLayout`]), each texel a 2 x 2 block, so texel
 //! (x, y) is block row y, block column x. As in Figs 2(b) and 5, one triangle covers exactly
 //! the lower triangle of blocks of a region, and the texture coordinates on its vertices,
-//! interpolated by the rasterizer, name the blocks each fragment reads.
+//! interpolated by the rasterizer, name the blocks each fragment reads. The packed format's
+//! triangles (Figs 4, 6, 7 by blocks) are in [`packed`]; the plans serve both formats.
+
+pub mod packed;
 
 use super::{Kernel, Plan, Vertex, rectangle};
+use crate::layout::Format;
 use crate::layout::blocked::{ASSEMBLY_RANK, BlockLayout, TEXEL_BLOCK};
 
 /// Fig 2(a) by blocks: a rectangle over the whole of B (`width` x `height` texels, B and A
@@ -18,30 +22,40 @@ pub fn block_scaling(width: usize, height: usize) -> [Vertex; 6] {
 
 /// The oversized triangle of Figs 2(b) and 5 over the texels `from ≤ x ≤ y < to` (the lower
 /// triangle of blocks of the square from `from` to `to`), with T0 = (k+.5, y) naming block row
-/// y of texel column k and T1 = (x, k+.5), read .yx, block row x of column k. Every edge
-/// lies .5 away from the pixel centres or on texel borders, as in the paper.
+/// y of texel column k and T1 = (x, k+.5), read .yx, block row x of column k; T0.z = 1, the
+/// step from block column k to k+1. Every edge lies .5 away from the pixel centres or on
+/// texel borders, as in the paper.
 pub fn lower_blocks(from: usize, to: usize, k: usize) -> [Vertex; 3] {
     let (f, t, kc) = (from as f32, to as f32, k as f32 + 0.5);
     [
-        Vertex::new([f, f - 0.5], [kc, f - 0.5, 0.0], [f, kc]),
-        Vertex::new([f, t], [kc, t, 0.0], [f, kc]),
-        Vertex::new([t + 0.5, t], [kc, t, 0.0], [t + 0.5, kc]),
+        Vertex::new([f, f - 0.5], [kc, f - 0.5, 1.0], [f, kc]),
+        Vertex::new([f, t], [kc, t, 1.0], [f, kc]),
+        Vertex::new([t + 0.5, t], [kc, t, 1.0], [t + 0.5, kc]),
     ]
 }
 
+/// The diagonal block of texel columns `k .. k+width` ([`lower_blocks`]' triangle), every
+/// vertex carrying T0 = (k+.5, k+.5, 1): block (k+i, k+j) is texel (k, k) + (j, i).
+pub fn diagonal_block(k: usize, width: usize) -> [Vertex; 3] {
+    let kc = k as f32 + 0.5;
+    lower_blocks(k, k + width, k).map(|v| Vertex::new(v.position, [kc, kc, 1.0], [0.0; 2]))
+}
+
 /// The panel below the diagonal block of texel columns `k .. k+width`: the rectangle of texels
-/// k ≤ x < k+width, k+width ≤ y < `to`, T0 = (k+.5, y) and T1 = (x, k+.5) as in [`lower_blocks`].
+/// k ≤ x < k+width, k+width ≤ y < `to`, T0 = (k+.5, k+.5, 1) as in [`diagonal_block`].
 pub fn panel(k: usize, width: usize, to: usize) -> [Vertex; 6] {
     let kc = k as f32 + 0.5;
     let (x0, x1) = (k as f32, (k + width) as f32);
-    rectangle(x0, x1, x1, to as f32, |x, y| ([kc, y, 0.0], [x, kc]))
+    rectangle(x0, x1, x1, to as f32, |_, _| ([kc, kc, 1.0], [0.0; 2]))
 }
 
 /// Assembly by blocks: one scaling pass B = A·diag(d), then a rank-[`ASSEMBLY_RANK`] update of
 /// the lower triangle of blocks per pass over A's columns, ping-pong with a swap after each.
-/// `n` is A's column count; the sum ends in the source.
+/// `n` is A's column count; the sum ends in the source. Packed: each update draws Fig 4's two
+/// triangles ([`packed::addition`]) over the W x (T+1) texture.
 pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
     let t = layout.texels();
+    let viewport = layout.texture_size();
     let columns = BlockLayout::padded_columns(n);
     let per_pass = ASSEMBLY_RANK / TEXEL_BLOCK;
     let mut plan = Plan::default();
@@ -52,12 +66,11 @@ pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
         &block_scaling(t, columns / TEXEL_BLOCK),
     );
     for k in (0..columns / TEXEL_BLOCK).step_by(per_pass) {
-        plan.push(
-            Kernel::RankKAddition,
-            TEXEL_BLOCK * k,
-            (t, t),
-            &lower_blocks(0, t, k),
-        );
+        let triangles = match layout.format() {
+            Format::Full => lower_blocks(0, t, k).to_vec(),
+            Format::Packed => packed::addition(layout, k),
+        };
+        plan.push(Kernel::RankKAddition, TEXEL_BLOCK * k, viewport, &triangles);
         plan.swap_after_last();
     }
     plan
@@ -66,29 +79,37 @@ pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
 /// Cholesky by block columns (the Brook+ sample's three steps): factor the diagonal block and
 /// copy it back, solve the panel below it and copy it back, subtract the panel's rank-K
 /// product from the trailing triangle and swap. The last block column is factored and copied
-/// back only, so the factor ends in the source.
+/// back only, so the factor ends in the source. Packed: the same passes over Figs 6 and 7's
+/// regions by blocks ([`packed`]), the pivot block column in the trapezoid for k < W and in
+/// the rotated corner after.
 pub fn cholesky_plan(layout: BlockLayout) -> Plan {
     let (t, kb) = (layout.texels(), layout.block_column_texels());
-    let viewport = (t, t);
+    let viewport = layout.texture_size();
+    let full = layout.format() == Format::Full;
     let mut plan = Plan::default();
     for k in (0..t).step_by(kb) {
         let step = TEXEL_BLOCK * k;
-        plan.push(
-            Kernel::BlockFactor,
-            step,
-            viewport,
-            &lower_blocks(k, k + kb, k),
-        );
+        let factor = if full {
+            diagonal_block(k, kb)
+        } else {
+            packed::diagonal_block(layout, k)
+        };
+        plan.push(Kernel::BlockFactor, step, viewport, &factor);
         plan.push_copy_of_last();
         if k + kb < t {
-            plan.push(Kernel::BlockPanel, step, viewport, &panel(k, kb, t));
+            let solve = if full {
+                panel(k, kb, t)
+            } else {
+                packed::panel(layout, k)
+            };
+            plan.push(Kernel::BlockPanel, step, viewport, &solve);
             plan.push_copy_of_last();
-            plan.push(
-                Kernel::RankKSubtraction,
-                step,
-                viewport,
-                &lower_blocks(k + kb, t, k),
-            );
+            let update = if full {
+                lower_blocks(k + kb, t, k).to_vec()
+            } else {
+                packed::subtraction(layout, k)
+            };
+            plan.push(Kernel::RankKSubtraction, step, viewport, &update);
             plan.swap_after_last();
         }
     }
@@ -126,10 +147,35 @@ mod tests {
     #[test]
     fn triangles_interpolate_to_their_vertices_coordinates() {
         // T0.y follows y and T1.x follows x, exactly, at every vertex.
-        for v in lower_blocks(3, 11, 2).iter().chain(&panel(2, 4, 9)) {
+        for v in lower_blocks(3, 11, 2) {
             assert_eq!(v.t0[1], v.position[1]);
             assert_eq!(v.t1[0], v.position[0]);
-            assert_eq!((v.t0[0], v.t1[1]), (2.5, 2.5));
+            assert_eq!((v.t0[0], v.t0[2], v.t1[1]), (2.5, 1.0, 2.5));
+        }
+        // The factor and the panel read from the diagonal block's origin, forwards.
+        for v in diagonal_block(2, 4).iter().chain(&panel(2, 4, 9)) {
+            assert_eq!(v.t0, [2.5, 2.5, 1.0]);
+        }
+    }
+
+    #[test]
+    fn packed_plans_draw_on_the_packed_texture() {
+        for m in [1, 16, 17, 33, 64] {
+            let layout = BlockLayout::packed(m);
+            let full = cholesky_plan(BlockLayout::new(m));
+            let plan = cholesky_plan(layout);
+            let kernels = |p: &Plan| p.passes.iter().map(|p| p.kernel).collect::<Vec<_>>();
+            assert_eq!(kernels(&plan), kernels(&full), "m={m}: the same passes");
+            assert!(
+                plan.passes
+                    .iter()
+                    .all(|p| p.viewport == layout.texture_size())
+            );
+            let plan = assembly_plan(layout, 40);
+            assert_eq!(
+                plan.passes.len(),
+                assembly_plan(BlockLayout::new(m), 40).passes.len()
+            );
         }
     }
 }

@@ -1,14 +1,15 @@
 //! The blocked method (after the Brook+ blocked Cholesky sample): fragment passes over RGBA32F
 //! textures whose texels hold 2 x 2 blocks, each fragment applying a rank-K update instead of
 //! the paper's rank-1 update, over triangles that still cover only the lower triangle of blocks
-//! ([`geometry::blocked`]). Needs OpenGL 3.3 only. Full format; the matrix is padded with the
-//! identity to whole block columns ([`BlockLayout`]).
+//! ([`geometry::blocked`]). Needs OpenGL 3.3 only. Full and rectangular packed format (the
+//! lower triangle of blocks folded as in Fig 3); the matrix is padded with the identity to
+//! whole block columns ([`BlockLayout`]).
 
 use super::Gpu;
 use super::assembly::{check_assembly_inputs, check_finite_result, check_product_range};
 use super::cholesky::{check_lower_factor, product_diagonal};
 use super::factor::CholeskyFactor;
-use crate::error::{Error, InputError, Result};
+use crate::error::{InputError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry;
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
@@ -19,19 +20,30 @@ use crate::matrix::{Matrix, check_finite, check_square};
 impl Gpu {
     /// Uploads A and d as blocks and prepares blocked assembly without running it: one scaling
     /// pass, then one rank-K pass per [`ASSEMBLY_RANK`](crate::layout::blocked::ASSEMBLY_RANK)
-    /// columns of A. Step it or finish it; the result is in the pair's source.
+    /// columns of A. Step it or finish it; the result is in the pair's source. Full format.
     pub fn start_blocked_assembly(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
     ) -> Result<Execution<'_, Rgba32F>> {
+        self.start_blocked_assembly_in(a, d, Format::Full)
+    }
+
+    /// [`Gpu::start_blocked_assembly`] with C stored in `format`.
+    pub fn start_blocked_assembly_in(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+    ) -> Result<Execution<'_, Rgba32F>> {
         check_assembly_inputs(a, d)?;
         let (m, n) = a.shape();
-        let blocks = self.check_blocked_order(m, n)?;
+        let blocks = self.check_blocked_order(m, n, format)?;
         check_product_range(a, d)?;
         let ctx = self.context();
         let t = blocks.texels();
-        let pair = PingPong::<Rgba32F>::allocate(ctx, t, t)?;
+        let (w, h) = blocks.texture_size();
+        let pair = PingPong::<Rgba32F>::allocate(ctx, w, h)?;
         // C starts as zero with the identity padding, so the sum is C ⊕ I.
         pair.source().texture().upload(&blocks.padding())?;
         pair.target().texture().upload(&blocks.padding())?;
@@ -46,38 +58,47 @@ impl Gpu {
             ctx,
             self.kernels(),
             plan,
-            Layout::new(m, Format::Full),
+            Layout::new(m, format),
             pair,
             operands,
         )
     }
 
     /// Uploads the lower triangle of C as blocks (padded with the identity) and prepares the
-    /// blocked Cholesky factorization without running it.
+    /// blocked Cholesky factorization without running it. Full format.
     pub fn start_blocked_cholesky(&self, c: &Matrix<f32>) -> Result<Execution<'_, Rgba32F>> {
+        self.start_blocked_cholesky_in(c, Format::Full)
+    }
+
+    /// [`Gpu::start_blocked_cholesky`] with C and L stored in `format`.
+    pub fn start_blocked_cholesky_in(
+        &self,
+        c: &Matrix<f32>,
+        format: Format,
+    ) -> Result<Execution<'_, Rgba32F>> {
         check_square("C", c, "(a symmetric matrix)")?;
         let m = c.rows();
         check_finite("C (lower triangle)", &c.lower_triangle())?;
-        let blocks = self.check_blocked_order(m, 1)?;
-        let t = blocks.texels();
-        let pair = PingPong::<Rgba32F>::allocate(self.context(), t, t)?;
+        let blocks = self.check_blocked_order(m, 1, format)?;
+        let (w, h) = blocks.texture_size();
+        let pair = PingPong::<Rgba32F>::allocate(self.context(), w, h)?;
         pair.source().texture().upload(&blocks.pack(c, 0.0))?;
-        self.blocked_cholesky_on(m, pair)
+        self.blocked_cholesky_on(blocks, pair)
     }
 
     /// Prepares the blocked Cholesky factorization on a pair whose source holds C ⊕ I.
     fn blocked_cholesky_on(
         &self,
-        m: usize,
+        blocks: BlockLayout,
         pair: PingPong<Rgba32F>,
     ) -> Result<Execution<'_, Rgba32F>> {
         pair.target().texture().fill([0.0; 4])?;
-        let plan = geometry::blocked::cholesky_plan(BlockLayout::new(m));
+        let plan = geometry::blocked::cholesky_plan(blocks);
         Execution::new(
             self.context(),
             self.kernels(),
             plan,
-            Layout::new(m, Format::Full),
+            Layout::new(blocks.order(), blocks.format()),
             pair,
             Operands::PairOnly,
         )
@@ -90,8 +111,7 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<Matrix<f32>> {
-        check_blocked_format(format)?;
-        let mut run = self.start_blocked_assembly(a, d)?;
+        let mut run = self.start_blocked_assembly_in(a, d, format)?;
         run.finish()?;
         let c = run.download_lower()?;
         check_finite_result(c.as_slice(), c.cols())?;
@@ -104,8 +124,7 @@ impl Gpu {
         c: &Matrix<f32>,
         format: Format,
     ) -> Result<CholeskyFactor> {
-        check_blocked_format(format)?;
-        let mut run = self.start_blocked_cholesky(c)?;
+        let mut run = self.start_blocked_cholesky_in(c, format)?;
         run.finish()?;
         let l = run.download_lower()?;
         check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
@@ -119,10 +138,10 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<CholeskyFactor> {
-        check_blocked_format(format)?;
-        let mut run = self.start_blocked_assembly(a, d)?;
+        let mut run = self.start_blocked_assembly_in(a, d, format)?;
         run.finish()?;
-        let mut run = self.blocked_cholesky_on(a.rows(), run.into_pair())?;
+        let blocks = BlockLayout::in_format(a.rows(), format);
+        let mut run = self.blocked_cholesky_on(blocks, run.into_pair())?;
         run.finish()?;
         let l = run.download_lower()?;
         let diagonal = product_diagonal(a, d);
@@ -130,19 +149,30 @@ impl Gpu {
         Ok(CholeskyFactor::new(l))
     }
 
-    /// The block layout of an m x m matrix with n columns of A, if its textures fit this GPU.
-    pub(super) fn check_blocked_order(&self, m: usize, n: usize) -> Result<BlockLayout> {
-        let blocks = BlockLayout::new(m);
+    /// The block layout of an m x m matrix in `format` with n columns of A, if its textures
+    /// fit this GPU.
+    pub(super) fn check_blocked_order(
+        &self,
+        m: usize,
+        n: usize,
+        format: Format,
+    ) -> Result<BlockLayout> {
+        let blocks = BlockLayout::in_format(m, format);
         let limit = self.info().max_texture_size;
         let width = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
-        if blocks.texels() > limit {
-            // Full format's limit applies to the texture side in texels.
+        let (w, h) = blocks.texture_size();
+        if w > limit || h > limit {
+            // Texels per block column, and the most texels per side the format allows:
+            // T in full format, T + 1 (the packed height) in packed.
+            let kb = BlockLayout::new(1).padded_order() / TEXEL_BLOCK;
+            let most = match format {
+                Format::Full => limit,
+                Format::Packed => limit.saturating_sub(1),
+            };
             return Err(InputError::Unsupported(format!(
-                "the blocked method needs a {t}x{t} texture for m = {m}, and \
-                 GL_MAX_TEXTURE_SIZE is {limit}: the largest m is {}",
-                limit / (BlockLayout::new(1).padded_order() / TEXEL_BLOCK)
-                    * BlockLayout::new(1).padded_order(),
-                t = blocks.texels(),
+                "the blocked method needs a {w}x{h} texture for m = {m} in {format} format, \
+                 and GL_MAX_TEXTURE_SIZE is {limit}: the largest m is {}",
+                most / kb * kb * TEXEL_BLOCK,
             ))
             .into());
         }
@@ -157,17 +187,5 @@ impl Gpu {
             .into());
         }
         Ok(blocks)
-    }
-}
-
-/// The blocked method stores the full format only (so far).
-fn check_blocked_format(format: Format) -> Result<()> {
-    match format {
-        Format::Full => Ok(()),
-        Format::Packed => Err(Error::from(InputError::Unsupported(
-            "the blocked method has no packed format yet: use the full format or the \
-             faithful method"
-                .into(),
-        ))),
     }
 }

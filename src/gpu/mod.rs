@@ -36,7 +36,7 @@ pub enum Method {
     /// The paper's rasterized passes, one rank-1 update per draw (Algorithms 3 and 5).
     Faithful,
     /// Fragment passes over float4 blocks with rank-K updates (after the Brook+ sample):
-    /// OpenGL 3.3, full format (`gpu/blocked.rs`). Its runs step as RGBA32F blocks through
+    /// OpenGL 3.3, full and packed format (`gpu/blocked.rs`). Its runs step as RGBA32F blocks through
     /// [`Gpu::start_blocked_assembly`] and [`Gpu::start_blocked_cholesky`].
     Blocked,
     /// Compute shaders over tiles in storage buffers (after the CUDA course's tiled Cholesky):
@@ -70,10 +70,10 @@ impl Method {
         matches!(self, Method::Faithful | Method::Tiled | Method::Blocked)
     }
 
-    /// Whether the method can store the matrix in `format` (the blocked method has no packed
-    /// format yet).
+    /// Whether the method can store the matrix in `format` (every method has both formats;
+    /// the blocked method packs 2x2 blocks where the others pack entries).
     pub fn supports(self, format: Format) -> bool {
-        !matches!((self, format), (Method::Blocked, Format::Packed))
+        matches!(format, Format::Full | Format::Packed)
     }
 
     /// What the method needs of the device, or `None` when `info` has it.
@@ -285,7 +285,7 @@ impl Gpu {
             )?;
             crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
         } else if method == Method::Blocked {
-            self.check_blocked_order(m, n)?;
+            self.check_blocked_order(m, n, format)?;
         } else {
             self.check_order(m, options.format)?;
             let limit = self.info().max_texture_size;

@@ -5,7 +5,15 @@
 //! The matrix is padded to an order that is a whole number of block columns
 //! ([`BLOCK_COLUMN`] entries): the padding is the identity, so the padded matrix is C ⊕ I,
 //! positive definite exactly when C is, and its factor is L ⊕ I.
+//!
+//! Two formats, as in the paper (section 3.3, Fig 3) but with texel = block: full (block
+//! (I, J) at texel (J, I) of a T x T texture, T = padded order / 2) and rectangular packed
+//! (the lower triangle of blocks folded into W x (T+1) texels, about half: block columns
+//! J < W stay in place one row down, the triangle of columns J ≥ W is rotated by 180° into
+//! the free upper corner). T is even, so this is the paper's even-m case; the fold W is T/2
+//! rounded up to whole block columns, so that no block column straddles the fold.
 
+use super::Format;
 use crate::matrix::Matrix;
 
 /// Matrix entries per texel side: each RGBA32F texel holds a 2 x 2 block.
@@ -26,17 +34,85 @@ pub type Block = [f32; 4];
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockLayout {
     m: usize,
+    format: Format,
 }
 
 impl BlockLayout {
-    /// The layout of an m x m matrix.
+    /// The full-format layout of an m x m matrix.
     pub fn new(m: usize) -> Self {
-        Self { m }
+        Self::in_format(m, Format::Full)
+    }
+
+    /// The rectangular packed layout of an m x m matrix (blocks folded as in Fig 3).
+    pub fn packed(m: usize) -> Self {
+        Self::in_format(m, Format::Packed)
+    }
+
+    /// The layout of an m x m matrix in `format`.
+    pub fn in_format(m: usize, format: Format) -> Self {
+        Self { m, format }
     }
 
     /// The matrix order m.
     pub fn order(&self) -> usize {
         self.m
+    }
+
+    /// The storage format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Packed format's fold W: block columns J < W form the trapezoid, J ≥ W the rotated
+    /// corner. T/2 rounded up to whole block columns (T/2 itself when T is a multiple of
+    /// 2·[`BLOCK_COLUMN`] / 2 texels).
+    pub fn fold(&self) -> usize {
+        let kb = self.block_column_texels();
+        (self.texels() / 2).div_ceil(kb) * kb
+    }
+
+    /// Texture (width, height) in texels: (T, T) full; (W, T + 1) packed.
+    pub fn texture_size(&self) -> (usize, usize) {
+        let t = self.texels();
+        match self.format {
+            Format::Full => (t, t),
+            Format::Packed => (self.fold(), t + 1),
+        }
+    }
+
+    /// The texel (x, y) holding block (I, J), J ≤ I < T, of the padded matrix. Packed: the
+    /// trapezoid J < W at (J, I + 1), the corner J ≥ W rotated to (T-1-J, T-1-I), as the
+    /// paper's even-m mapping (section 3.3) with entries replaced by blocks.
+    pub fn texel_of_block(&self, bi: usize, bj: usize) -> (usize, usize) {
+        debug_assert!(bj <= bi && bi < self.texels(), "block ({bi}, {bj})");
+        let t = self.texels();
+        match self.format {
+            Format::Full => (bj, bi),
+            Format::Packed if bj < self.fold() => (bj, bi + 1),
+            Format::Packed => (t - 1 - bj, t - 1 - bi),
+        }
+    }
+
+    /// The block (I, J) held by texel (x, y), the inverse of [`BlockLayout::texel_of_block`];
+    /// `None` for texels outside the texture, above the diagonal (full), or in the packed
+    /// texture's unused part (x ≥ T - W with y ≤ x, empty when T/2 is whole block columns).
+    pub fn block_of_texel(&self, x: usize, y: usize) -> Option<(usize, usize)> {
+        let (w, h) = self.texture_size();
+        if x >= w || y >= h {
+            return None;
+        }
+        let t = self.texels();
+        match self.format {
+            Format::Full => (y >= x).then_some((y, x)),
+            Format::Packed if y > x => Some((y - 1, x)),
+            Format::Packed => (x < t - self.fold()).then(|| (t - 1 - y, t - 1 - x)),
+        }
+    }
+
+    /// The texel (x, y) and component holding entry (i, j), j ≤ i, of the padded matrix.
+    pub fn locate(&self, i: usize, j: usize) -> (usize, usize, usize) {
+        let (x, y) = self.texel_of_block(i / 2, j / 2);
+        (x, y, 2 * (i % 2) + j % 2)
     }
 
     /// The padded order: m rounded up to whole block columns (at least one).
@@ -59,7 +135,7 @@ impl BlockLayout {
         self.padded_order() / BLOCK_COLUMN
     }
 
-    /// The texel (x, y) and component holding entry (i, j) of the padded matrix.
+    /// The texel (x, y) and component holding entry (i, j) of the padded matrix in full format.
     pub fn texel_of(i: usize, j: usize) -> (usize, usize, usize) {
         (j / 2, i / 2, 2 * (i % 2) + j % 2)
     }
@@ -67,14 +143,16 @@ impl BlockLayout {
     /// The texture (row by row) holding the lower triangle of `c` padded with the identity.
     /// Entries of the strict upper triangle (whole texels above the diagonal and the upper
     /// entry of each diagonal texel) get `upper`.
+    /// Packed texels that hold no block get `upper` too.
     pub fn pack(&self, c: &Matrix<f32>, upper: f32) -> Vec<Block> {
         assert_eq!(c.shape(), (self.m, self.m));
-        let (p, t) = (self.padded_order(), self.texels());
-        let mut data = vec![[upper; 4]; t * t];
+        let p = self.padded_order();
+        let (w, h) = self.texture_size();
+        let mut data = vec![[upper; 4]; w * h];
         for i in 0..p {
             for j in 0..=i {
-                let (x, y, s) = Self::texel_of(i, j);
-                data[y * t + x][s] = if i < self.m {
+                let (x, y, s) = self.locate(i, j);
+                data[y * w + x][s] = if i < self.m {
                     c[(i, j)]
                 } else if i == j {
                     1.0
@@ -94,14 +172,14 @@ impl BlockLayout {
 
     /// The m x m lower triangle held by texture contents `data` (upper triangle zero).
     pub fn unpack(&self, data: &[Block]) -> Matrix<f32> {
-        let t = self.texels();
-        assert_eq!(data.len(), t * t);
+        let (w, h) = self.texture_size();
+        assert_eq!(data.len(), w * h);
         Matrix::from_fn(self.m, self.m, |i, j| {
             if j > i {
                 return 0.0;
             }
-            let (x, y, s) = Self::texel_of(i, j);
-            data[y * t + x][s]
+            let (x, y, s) = self.locate(i, j);
+            data[y * w + x][s]
         })
     }
 
@@ -158,6 +236,21 @@ mod tests {
     }
 
     #[test]
+    fn packed_pack_unpack_round_trip() {
+        for m in [1, 2, 3, 7, 16, 17, 33, 40] {
+            let c = Matrix::from_fn(m, m, |i, j| (i * 31 + j) as f32 + 1.0);
+            let l = BlockLayout::packed(m);
+            let data = l.pack(&c, f32::NAN);
+            assert_eq!(l.unpack(&data), c.lower_triangle(), "m={m}");
+            assert_eq!(
+                l.unpack(&l.padding()),
+                Matrix::zeros(m, m),
+                "m={m}: padding"
+            );
+        }
+    }
+
+    #[test]
     fn pack_unpack_round_trip_with_identity_padding() {
         for m in [1, 2, 3, 7, 16, 17, 33] {
             let c = Matrix::from_fn(m, m, |i, j| (i * 31 + j) as f32 + 1.0);
@@ -177,6 +270,62 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn packed_blocks_fold_into_about_half_the_texels() {
+        for m in [1, 16, 17, 32, 33, 48, 64, 100, 512, 1000] {
+            let l = BlockLayout::packed(m);
+            let (t, (w, h)) = (l.texels(), l.texture_size());
+            assert_eq!(h, t + 1);
+            assert_eq!(w % l.block_column_texels(), 0, "m={m}: the fold straddles");
+            assert!(
+                2 * w >= t && w <= t / 2 + l.block_column_texels() / 2,
+                "m={m}"
+            );
+            if t.is_multiple_of(2 * l.block_column_texels()) {
+                assert_eq!(w * h, t * (t + 1) / 2, "m={m}: exactly the lower blocks");
+            }
+            // A bijection from the lower blocks onto the used texels.
+            let mut seen = vec![false; w * h];
+            for bi in 0..t {
+                for bj in 0..=bi {
+                    let (x, y) = l.texel_of_block(bi, bj);
+                    assert!(x < w && y < h, "m={m}: ({bi}, {bj}) -> ({x}, {y})");
+                    assert!(!std::mem::replace(&mut seen[y * w + x], true));
+                    assert_eq!(l.block_of_texel(x, y), Some((bi, bj)));
+                }
+            }
+            let unused = seen.iter().filter(|s| !**s).count();
+            assert_eq!(unused, w * h - t * (t + 1) / 2);
+            for p in (0..w * h).filter(|&p| !seen[p]) {
+                assert_eq!(l.block_of_texel(p % w, p / w), None);
+            }
+        }
+    }
+
+    /// T = 8 (m ≤ 16): the fold is one whole block column, W = T, so the corner is empty.
+    /// T = 16 (m = 32): the paper's even-order fold, w = T/2, with blocks for entries.
+    #[test]
+    fn packed_block_mapping_matches_the_paper_for_even_order() {
+        let l = BlockLayout::packed(16);
+        assert_eq!((l.texels(), l.fold(), l.texture_size()), (8, 8, (8, 9)));
+        let l = BlockLayout::packed(32);
+        let (t, w) = (l.texels(), l.fold());
+        assert_eq!((t, w), (16, 8));
+        assert_eq!(l.texel_of_block(15, 15), (0, 0));
+        assert_eq!(l.texel_of_block(15, 8), (7, 0));
+        assert_eq!(l.texel_of_block(8, 8), (7, 7));
+        assert_eq!(l.texel_of_block(0, 0), (0, 1));
+        assert_eq!(l.texel_of_block(15, 7), (7, 16));
+        let pack = l.pack(
+            &Matrix::from_fn(32, 32, |i, j| (100 * i + j) as f32),
+            f32::NAN,
+        );
+        // Entry (31, 17): block (15, 8) at texel (7, 0), component 2·1 + 1.
+        assert_eq!(pack[7][3], 3117.0);
+        // The upper entry of a diagonal block is strict upper: `upper`.
+        assert!(pack[0][1].is_nan());
     }
 
     #[test]

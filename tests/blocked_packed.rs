@@ -1,0 +1,396 @@
+//! The blocked method in the rectangular packed format (the lower triangle of 2 x 2 blocks
+//! folded into W x (T+1) texels, Fig 3 with texel = block): geometry checked in software,
+//! every pass's writes checked on the GPU, results against the f64 reference and the full
+//! format's.
+
+mod common;
+
+use common::soft_raster::{rasterize, texel};
+use common::{U32, gpu, widen};
+use std::collections::BTreeSet;
+use symraster::execution::Execution;
+use symraster::geometry::blocked::{assembly_plan, cholesky_plan};
+use symraster::geometry::{Kernel, Pass};
+use symraster::gl::Rgba32F;
+use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
+use symraster::{
+    Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
+    relative_error,
+};
+
+fn packed() -> Options {
+    Options::new(Format::Packed).method(Method::Blocked)
+}
+
+fn full() -> Options {
+    Options::new(Format::Full).method(Method::Blocked)
+}
+
+const KB: usize = BLOCK_COLUMN / 2;
+
+/// Sizes with the fold at T/2 (T = 16, 32: m = 17, 64), past it (T = 24: m = 33, 35, 40),
+/// and with an empty corner (T = 8: m ≤ 16).
+const SIZES: [usize; 11] = [1, 2, 3, 4, 7, 16, 17, 33, 40, 64, 100];
+
+// ---- geometry, no GPU ----
+
+/// The lower blocks (I, J), from ≤ J ≤ I < to.
+fn lower_blocks(from: usize, to: usize) -> Vec<(usize, usize)> {
+    (from..to)
+        .flat_map(|i| (from..=i).map(move |j| (i, j)))
+        .collect()
+}
+
+/// The blocks (I, J) a blocked Cholesky or assembly pass must write.
+fn intended_blocks(layout: BlockLayout, pass: &Pass) -> Vec<(usize, usize)> {
+    let (t, k) = (layout.texels(), pass.step / 2);
+    match pass.kernel {
+        Kernel::RankKAddition => lower_blocks(0, t),
+        Kernel::BlockFactor => lower_blocks(k, k + KB),
+        Kernel::BlockPanel => (k + KB..t)
+            .flat_map(|i| (k..k + KB).map(move |j| (i, j)))
+            .collect(),
+        Kernel::RankKSubtraction => lower_blocks(k + KB, t),
+        other => panic!("{other:?} is not a blocked kernel on C"),
+    }
+}
+
+/// The texels those blocks lie at (B's texels for the scaling pass).
+fn intended(layout: BlockLayout, pass: &Pass, b_height: usize) -> BTreeSet<(usize, usize)> {
+    if pass.kernel == Kernel::BlockScaling {
+        let t = layout.texels();
+        return (0..b_height)
+            .flat_map(|y| (0..t).map(move |x| (x, y)))
+            .collect();
+    }
+    intended_blocks(layout, pass)
+        .into_iter()
+        .map(|(i, j)| layout.texel_of_block(i, j))
+        .collect()
+}
+
+fn at(layout: BlockLayout, i: usize, j: usize) -> (i64, i64) {
+    let (x, y) = layout.texel_of_block(i, j);
+    (x as i64, y as i64)
+}
+
+/// Every pass of the packed plans draws exactly its blocks' texels, once each, and every
+/// fragment's interpolated coordinates name the blocks the kernel must read: for the
+/// addition A's rows I and J; for the subtraction the texels of blocks (I, k) and (J, k)
+/// and the direction to (I, k+1); for the factor and panel the texel of block (k, k) and
+/// the direction to (k, k+1).
+#[test]
+fn packed_passes_cover_their_blocks_once_and_name_what_they_read() {
+    for m in [1, 16, 17, 33, 40, 64, 100] {
+        let layout = BlockLayout::packed(m);
+        let (w, h) = layout.texture_size();
+        let mut plans = vec![cholesky_plan(layout), assembly_plan(layout, 70)];
+        let b_height = BlockLayout::padded_columns(70) / 2;
+        for plan in plans.drain(..) {
+            for pass in plan.passes.iter().filter(|p| !p.kernel.is_copy()) {
+                let (vw, vh) = pass.viewport;
+                let frags = rasterize(plan.vertices_of(pass), vw, vh);
+                let got: BTreeSet<_> = frags.iter().map(|f| (f.x, f.y)).collect();
+                assert_eq!(got.len(), frags.len(), "m={m}: a texel drawn twice");
+                assert_eq!(got, intended(layout, pass, b_height), "m={m} {pass:?}");
+                if pass.kernel == Kernel::BlockScaling {
+                    continue;
+                }
+                assert_eq!((vw, vh), (w, h));
+                let k = pass.step / 2;
+                let dir = |i: usize| {
+                    let (a, b) = (at(layout, i, k), at(layout, i, k + 1));
+                    (b.0 - a.0) as f64
+                };
+                for f in frags {
+                    let (i, j) = layout.block_of_texel(f.x, f.y).expect("a block");
+                    let t0 = (texel(f.t0[0]), texel(f.t0[1]));
+                    let t1yx = (texel(f.t1[1]), texel(f.t1[0]));
+                    match pass.kernel {
+                        Kernel::RankKAddition => {
+                            assert_eq!(
+                                (t0.0, texel(f.t0[1]), texel(f.t1[0])),
+                                (k as i64, i as i64, j as i64)
+                            );
+                        }
+                        Kernel::RankKSubtraction => {
+                            assert_eq!(t0, at(layout, i, k), "m={m} ({i}, {j}) k={k}");
+                            assert_eq!(t1yx, at(layout, j, k), "m={m} ({i}, {j}) k={k}");
+                            assert_eq!(f.t0[2].signum(), dir(i));
+                        }
+                        _ => {
+                            assert_eq!(t0, at(layout, k, k), "m={m} ({i}, {j}) k={k}");
+                            assert_eq!(f.t0[2].signum(), dir(k + 1));
+                            // The row's panel blocks share the fragment's texel row.
+                            assert_eq!(at(layout, i, k).1, f.y as i64);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Each lower block is finished (factor or panel) exactly once and never updated after.
+#[test]
+fn packed_cholesky_plan_finishes_every_block_once() {
+    for m in [1, 17, 40, 64] {
+        let layout = BlockLayout::packed(m);
+        let plan = cholesky_plan(layout);
+        let mut finished = BTreeSet::new();
+        for pass in plan.passes.iter().filter(|p| !p.kernel.is_copy()) {
+            let blocks: BTreeSet<_> = intended_blocks(layout, pass).into_iter().collect();
+            if pass.kernel == Kernel::RankKSubtraction {
+                assert!(blocks.is_disjoint(&finished), "m={m}");
+            } else {
+                for b in blocks {
+                    assert!(finished.insert(b), "m={m}: {b:?} finished twice");
+                }
+            }
+        }
+        let all: BTreeSet<_> = lower_blocks(0, layout.texels()).into_iter().collect();
+        assert_eq!(finished, all, "m={m}");
+    }
+}
+
+// ---- on the GPU ----
+
+#[test]
+fn packed_assembly_matches_reference_and_the_full_format() {
+    let gpu = gpu();
+    let mut cases: Vec<(usize, usize)> = SIZES.iter().map(|&m| (m, 2 * m)).collect();
+    cases.extend([(3, 1), (33, 5), (20, 33), (64, 65), (5, 100)]);
+    for (m, n) in cases {
+        let mut rng = problems::rng(10 + m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
+        let c = gpu.assemble(&a, &d, packed()).unwrap();
+        let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
+        let err = relative_error(&c, &c_ref);
+        let tol = 2.0 * (n as f64 + 2.0) * U32;
+        assert!(err <= tol, "m={m} n={n}: {err:.3e} > {tol:.3e}");
+        assert_eq!(c, c.lower_triangle(), "m={m}: upper triangle not zero");
+        // The same arithmetic on the same blocks, only stored elsewhere.
+        assert_eq!(c, gpu.assemble(&a, &d, full()).unwrap(), "m={m} n={n}");
+    }
+}
+
+#[test]
+fn packed_cholesky_matches_reference_and_the_full_format() {
+    let gpu = gpu();
+    for m in SIZES {
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
+        let l = gpu.cholesky(&c, packed()).unwrap().into_l();
+        let l_ref = reference::cholesky(&c.to_f64()).unwrap();
+        let forward = relative_error(&l, &l_ref);
+        let backward = relative_error(
+            &reference::multiply_lower_by_transpose(&l.to_f64()),
+            &c.to_f64().symmetric_from_lower(),
+        );
+        let tol = 16.0 * (m as f64 + 2.0) * U32;
+        assert!(backward <= tol, "m={m}: backward {backward:.3e}");
+        assert!(forward <= tol, "m={m}: forward {forward:.3e}");
+        assert_eq!(l, l.lower_triangle(), "m={m}");
+        assert_eq!(l, gpu.cholesky(&c, full()).unwrap().into_l(), "m={m}");
+    }
+}
+
+#[test]
+fn packed_factor_product_matches() {
+    let gpu = gpu();
+    for m in [1, 5, 32, 47, 64] {
+        let mut rng = problems::rng(7 * m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, 2 * m);
+        let d = problems::uniform_vector(&mut rng, 2 * m);
+        let l = gpu.factor_product(&a, &d, packed()).unwrap().into_l();
+        let c = reference::assemble(&a.to_f64(), &widen(&d));
+        let backward = relative_error(
+            &reference::multiply_lower_by_transpose(&l.to_f64()),
+            &c.symmetric_from_lower(),
+        );
+        assert!(
+            backward <= 8.0 * (2.0 * m as f64 + 2.0) * U32,
+            "m={m}: {backward:.3e}"
+        );
+        assert_eq!(l, gpu.factor_product(&a, &d, full()).unwrap().into_l());
+    }
+}
+
+/// Runs every pass with its target poisoned with NaN first: the texels that come out not NaN
+/// must be exactly the intended ones, with all four entries written. The rest is restored.
+fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_height: usize) {
+    let layout = BlockLayout::packed(run.layout().order());
+    let mut last_drawn: Option<Pass> = None;
+    while let Some(pass) = run.next_pass().cloned() {
+        let target = run.target_of(&pass).unwrap();
+        let w = target.width();
+        let before = target.download().unwrap();
+        target.fill([f32::NAN; 4]).unwrap();
+        run.step().unwrap();
+        let target = if pass.swap_after {
+            run.pair().source().texture()
+        } else {
+            run.target_of(&pass).unwrap()
+        };
+        let after = target.download().unwrap();
+        let written: BTreeSet<(usize, usize)> = (0..after.len())
+            .filter(|&p| after[p].iter().any(|v| !v.is_nan()))
+            .map(|p| (p % w, p / w))
+            .collect();
+        for &(x, y) in &written {
+            assert!(
+                after[y * w + x].iter().all(|v| !v.is_nan()),
+                "({x}, {y}) partly"
+            );
+        }
+        let drawn = if pass.kernel.is_copy() {
+            last_drawn.clone().expect("a copy follows a pass")
+        } else {
+            pass.clone()
+        };
+        assert_eq!(
+            written,
+            intended(layout, &drawn, b_height),
+            "m={}: {} pass at step {} wrote the wrong texels",
+            layout.order(),
+            pass.kernel.name(),
+            pass.step
+        );
+        let merged: Vec<[f32; 4]> = after
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| if a[0].is_nan() { *b } else { *a })
+            .collect();
+        target.upload(&merged).unwrap();
+        if !pass.kernel.is_copy() {
+            last_drawn = Some(pass);
+        }
+    }
+}
+
+#[test]
+fn every_packed_pass_writes_exactly_its_blocks() {
+    let gpu = gpu();
+    for m in [1, 2, 3, 16, 17, 35, 64] {
+        let n = 40;
+        let mut rng = problems::rng(m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
+        let mut run = gpu
+            .start_blocked_assembly_in(&a, &d, Format::Packed)
+            .unwrap();
+        run_with_poisoned_targets(&mut run, BlockLayout::padded_columns(n) / 2);
+        let c = run.download_lower().unwrap();
+        let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
+        assert!(relative_error(&c, &c_ref) < 1e-5, "m={m}");
+
+        let spd = problems::well_conditioned_spd(&mut rng, m);
+        let mut run = gpu.start_blocked_cholesky_in(&spd, Format::Packed).unwrap();
+        run_with_poisoned_targets(&mut run, 0);
+        let l = run.download_lower().unwrap();
+        let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
+        assert!(relative_error(&l, &l_ref) < 1e-5, "m={m}");
+    }
+}
+
+/// NaN in every entry that holds no lower entry (the upper entry of each diagonal block and
+/// the unused texels when the fold is past T/2): assembly and Cholesky come out bit for bit
+/// as the clean runs, and the unused texels are never drawn.
+#[test]
+fn packed_runs_never_read_the_upper_triangle() {
+    let gpu = gpu();
+    for m in [2, 7, 33, 40, 64] {
+        let layout = BlockLayout::packed(m);
+        let (w, h) = layout.texture_size();
+        let unused: Vec<usize> = (0..w * h)
+            .filter(|&p| layout.block_of_texel(p % w, p / w).is_none())
+            .collect();
+        assert_eq!(
+            unused.is_empty(),
+            layout.texels().is_multiple_of(2 * KB),
+            "m={m}"
+        );
+        let check_unused = |run: &Execution<'_, Rgba32F>| {
+            for tex in [run.pair().source().texture(), run.pair().target().texture()] {
+                let data = tex.download().unwrap();
+                for &p in &unused {
+                    assert!(data[p].iter().all(|v| v.is_nan()), "m={m} texel {p}");
+                }
+            }
+        };
+
+        let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
+        let clean = gpu.cholesky(&c, packed()).unwrap().into_l();
+        let poisoned = layout.pack(&c, f32::NAN);
+        let mut run = gpu.start_blocked_cholesky_in(&c, Format::Packed).unwrap();
+        run.pair().source().texture().upload(&poisoned).unwrap();
+        run.pair().target().texture().upload(&poisoned).unwrap();
+        run.finish().unwrap();
+        assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
+        check_unused(&run);
+
+        let mut rng = problems::rng(m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, 40);
+        let d = problems::uniform_vector(&mut rng, 40);
+        let clean = gpu.assemble(&a, &d, packed()).unwrap();
+        let poisoned = layout.pack(&Matrix::zeros(m, m), f32::NAN);
+        let mut run = gpu
+            .start_blocked_assembly_in(&a, &d, Format::Packed)
+            .unwrap();
+        run.pair().source().texture().upload(&poisoned).unwrap();
+        run.pair().target().texture().upload(&poisoned).unwrap();
+        run.finish().unwrap();
+        assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
+        check_unused(&run);
+    }
+}
+
+#[test]
+fn packed_not_positive_definite_names_the_failing_column_as_lapack() {
+    let gpu = gpu();
+    // m = 64: block columns 0, 1 in the trapezoid, 2, 3 in the rotated corner.
+    let m = 64;
+    for column in [0, 1, 15, 16, 31, 32, 33, 47, 48, 63] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= 80.0;
+        let expected = match reference::cholesky(&c.to_f64()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
+                assert_eq!(got, column);
+                pivot
+            }
+            other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
+        };
+        match gpu.cholesky(&c, packed()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
+                assert_eq!(got, column);
+                assert!(
+                    (pivot - expected).abs() <= 1e-4 * expected.abs(),
+                    "pivot {pivot} against the reference's {expected}"
+                );
+            }
+            other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
+        }
+    }
+    for c in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)] {
+        assert!(matches!(
+            gpu.cholesky(&c, packed()),
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                column: 0,
+                ..
+            }))
+        ));
+    }
+}
+
+/// The packed textures hold about half the texels of the full ones.
+#[test]
+fn packed_textures_are_about_half() {
+    let gpu: Gpu = gpu();
+    let c = problems::well_conditioned_spd(&mut problems::rng(9), 64);
+    let run = gpu.start_blocked_cholesky_in(&c, Format::Packed).unwrap();
+    let tex = run.pair().source().texture();
+    assert_eq!((tex.width(), tex.height()), (16, 33));
+    let full = gpu.start_blocked_cholesky(&c).unwrap();
+    let tex = full.pair().source().texture();
+    assert_eq!((tex.width(), tex.height()), (32, 32));
+}
