@@ -115,6 +115,7 @@ fn figures_are_written_with_the_expected_columns() {
         "gpu_packed_s",
         "gpu_packed_wall_s",
         "gpu_blocked_full_s",
+        "gpu_blocked_packed_s",
         "gpu_tiled_full_s",
         "gpu_tiled_rfp_s",
         "cpu_faer_f32_s",

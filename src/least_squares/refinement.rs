@@ -40,18 +40,20 @@ impl<'a> NormalEquations<'a> {
         // t = D²·Aᵀx, by column blocks so that each thread sums its own part of t.
         let mut t = vec![0.0; n];
         const COLUMNS: usize = 512;
-        t.par_chunks_mut(COLUMNS).enumerate().for_each(|(block, t)| {
-            let j0 = block * COLUMNS;
-            for (i, &xi) in x.iter().enumerate() {
-                let row = &a.row(i)[j0..j0 + t.len()];
-                for (t, &aik) in t.iter_mut().zip(row) {
-                    *t += aik * xi;
+        t.par_chunks_mut(COLUMNS)
+            .enumerate()
+            .for_each(|(block, t)| {
+                let j0 = block * COLUMNS;
+                for (i, &xi) in x.iter().enumerate() {
+                    let row = &a.row(i)[j0..j0 + t.len()];
+                    for (t, &aik) in t.iter_mut().zip(row) {
+                        *t += aik * xi;
+                    }
                 }
-            }
-            for (t, &dk) in t.iter_mut().zip(&self.d[j0..]) {
-                *t *= dk;
-            }
-        });
+                for (t, &dk) in t.iter_mut().zip(&self.d[j0..]) {
+                    *t *= dk;
+                }
+            });
         rows_times(a, &t)
     }
 

@@ -50,9 +50,16 @@ pub fn assembly_times(
 ) -> Result<Times> {
     let (m, n) = a.shape();
     let mut t = Times::default();
-    if runs(gpu, Method::Blocked, m, n, Format::Full) {
-        let run = measure_gpu(reps, warm_up, || gpu.start_blocked_assembly(a, d))?;
-        t.blocked = Some(run.gpu);
+    for (format, slot) in [
+        (Format::Full, &mut t.blocked),
+        (Format::Packed, &mut t.blocked_packed),
+    ] {
+        if runs(gpu, Method::Blocked, m, n, format) {
+            let run = measure_gpu(reps, warm_up, || {
+                gpu.start_blocked_assembly_in(a, d, format)
+            })?;
+            *slot = Some(run.gpu);
+        }
     }
     for (format, slot) in [
         (Format::Full, &mut t.tiled_full),
@@ -71,8 +78,14 @@ pub fn assembly_times(
 pub fn cholesky_times(gpu: &Gpu, c: &Matrix<f32>, reps: usize, warm_up: bool) -> Result<Times> {
     let m = c.rows();
     let mut t = Times::default();
-    if runs(gpu, Method::Blocked, m, 0, Format::Full) {
-        t.blocked = Some(measure_gpu(reps, warm_up, || gpu.start_blocked_cholesky(c))?.gpu);
+    for (format, slot) in [
+        (Format::Full, &mut t.blocked),
+        (Format::Packed, &mut t.blocked_packed),
+    ] {
+        if runs(gpu, Method::Blocked, m, 0, format) {
+            let run = measure_gpu(reps, warm_up, || gpu.start_blocked_cholesky_in(c, format))?;
+            *slot = Some(run.gpu);
+        }
     }
     for (format, slot) in [
         (Format::Full, &mut t.tiled_full),
