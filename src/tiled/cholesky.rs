@@ -25,8 +25,104 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     potrf(k, c.buffer(), c.triangle(), 0)
 }
 
-/// The recursive factorization of `tri` in `buffer`; `column0` is its first global column.
+/// The factorization of `tri` in `buffer`; `column0` is its first global column. Blocked with
+/// inverted diagonal blocks where the kernels allow it ([`potrf_blocked`]), else recursive.
 pub fn potrf(k: &TiledKernels, buffer: &Buffer<f32>, tri: Triangle, column0: usize) -> Result<()> {
+    if !k.inverted_blocks() {
+        return potrf_recursive(k, buffer, tri, column0);
+    }
+    let op = |v: View| Operand::new(buffer, v);
+    match tri {
+        Triangle::Square(v) => potrf_blocked(k, buffer, v, column0),
+        Triangle::Blocks([b11, b21, b22]) => {
+            // spftrf: L11, L21 = B21·L11⁻ᵀ, B22 − L21·L21ᵀ, L22.
+            potrf_blocked(k, buffer, b11, column0)?;
+            trsm_inverted(k, op(b21), buffer, b11)?;
+            k.gemm(op(b22), op(b21), op(b21), None, -1.0, 1.0, true)?;
+            potrf_blocked(k, buffer, b22, column0 + b11.rows)
+        }
+    }
+}
+
+/// Right-looking blocked Cholesky of the square view `v` with block columns of the kernels'
+/// diag order, three dispatches each (MAGMA's inverted diagonal blocks): factor and invert
+/// B_kk in one work group, panel L_k = B_k·L_kk⁻ᵀ as one product, trailing update
+/// B ← B − L_k·L_kᵀ over the lower tiles. Leaves the inverses of the diagonal blocks in slots
+/// 0, 1, … for [`trsm_inverted`].
+pub fn potrf_blocked(
+    k: &TiledKernels,
+    buffer: &Buffer<f32>,
+    v: View,
+    column0: usize,
+) -> Result<()> {
+    let (d, n) = (k.diag(), v.rows);
+    k.reserve_inverses(n.div_ceil(d))?;
+    let op = |v: View| Operand::new(buffer, v);
+    let mut j = 0;
+    while j < n {
+        let b = d.min(n - j);
+        let slot = j / d;
+        k.potrf_inv_block(op(v.sub(j, j, b, b)), column0 + j, slot)?;
+        let rest = n - j - b;
+        if rest > 0 {
+            let panel = v.sub(j + b, j, rest, b);
+            k.multiply_by_inverse(op(panel), slot)?;
+            k.gemm(
+                op(v.sub(j + b, j + b, rest, rest)),
+                op(panel),
+                op(panel),
+                None,
+                -1.0,
+                1.0,
+                true,
+            )?;
+        }
+        j += b;
+    }
+    Ok(())
+}
+
+/// x ← x·L⁻ᵀ for the factor `l` (view of `l_buffer`) just factored by [`potrf_blocked`], whose
+/// diagonal blocks' inverses are in slots 0, 1, …: per block column one product with the
+/// inverse and one update of the columns right of it (right-looking).
+pub fn trsm_inverted(
+    k: &TiledKernels,
+    x: Operand<'_>,
+    l_buffer: &Buffer<f32>,
+    l: View,
+) -> Result<()> {
+    let (d, n, r) = (k.diag(), l.rows, x.view.rows);
+    let mut j = 0;
+    while j < n {
+        let b = d.min(n - j);
+        let xj = x.with(x.view.sub(0, j, r, b));
+        k.multiply_by_inverse(xj, j / d)?;
+        let rest = n - j - b;
+        if rest > 0 {
+            // X_rest ← X_rest − X_j·L_rest,jᵀ
+            k.gemm(
+                x.with(x.view.sub(0, j + b, r, rest)),
+                xj,
+                Operand::new(l_buffer, l.sub(j + b, j, rest, b)),
+                None,
+                -1.0,
+                1.0,
+                false,
+            )?;
+        }
+        j += b;
+    }
+    Ok(())
+}
+
+/// The recursive factorization (for kernels without inverted blocks): B11, the panel solve by
+/// substitution leaves, the lower-tile SYRK, B22.
+pub fn potrf_recursive(
+    k: &TiledKernels,
+    buffer: &Buffer<f32>,
+    tri: Triangle,
+    column0: usize,
+) -> Result<()> {
     let nb = k.config().nb;
     let Some([b11, b21, b22]) = tri.split(nb) else {
         let Triangle::Square(v) = tri else {
@@ -38,10 +134,10 @@ pub fn potrf(k: &TiledKernels, buffer: &Buffer<f32>, tri: Triangle, column0: usi
         return k.potrf_block(Operand::new(buffer, v), column0);
     };
     let op = |v: View| Operand::new(buffer, v);
-    potrf(k, buffer, Triangle::Square(b11), column0)?;
+    potrf_recursive(k, buffer, Triangle::Square(b11), column0)?;
     trsm(k, op(b21), buffer, b11, false)?;
     k.gemm(op(b22), op(b21), op(b21), None, -1.0, 1.0, true)?;
-    potrf(k, buffer, Triangle::Square(b22), column0 + b11.rows)
+    potrf_recursive(k, buffer, Triangle::Square(b22), column0 + b11.rows)
 }
 
 /// x ← x·L⁻ᵀ (`backward` false: each row solves L·yᵀ = xᵀ) or x ← x·L⁻¹ (true: Lᵀ·yᵀ = xᵀ) for

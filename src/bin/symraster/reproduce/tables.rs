@@ -416,7 +416,10 @@ mod tests {
             "test",
             &SolveOptions::paper(),
         );
-        assert!(md.contains("| 64 | faithful |") && md.contains("3 (not converged)"), "{md}");
+        assert!(
+            md.contains("| 64 | faithful |") && md.contains("3 (not converged)"),
+            "{md}"
+        );
         assert!(md.contains("| 2048 | 1.13e-1 | 3.41e-10 | 15 |"), "{md}");
     }
 }
