@@ -36,8 +36,9 @@ fn apply(llt: &Matrix<f64>, x: &Matrix<f32>) -> Matrix<f64> {
 }
 
 /// The orders that straddle a configuration's tile and leaf-block sizes and the inverted
-/// diagonal blocks' order `d` (several block columns; RFP halves of several blocks).
-fn orders(config: KernelConfig, d: usize) -> Vec<usize> {
+/// diagonal blocks' order `d` (several block columns; RFP halves of several blocks) and the
+/// outer block columns' width.
+fn orders(config: KernelConfig, d: usize, outer: usize) -> Vec<usize> {
     let (t, nb) = (config.bm(), config.nb);
     let mut v = vec![
         1,
@@ -54,6 +55,7 @@ fn orders(config: KernelConfig, d: usize) -> Vec<usize> {
         d,
         d + 1,
         3 * d + 7,
+        outer + d + 3,
     ];
     v.sort();
     v.dedup();
@@ -65,7 +67,7 @@ fn orders(config: KernelConfig, d: usize) -> Vec<usize> {
 fn check_config(gpu: &Gpu, config: KernelConfig, max_order: usize) {
     let k = TiledKernels::new(gpu.context(), config).unwrap();
     for storage in [Storage::Full, Storage::Rfp] {
-        for m in orders(config, k.diag())
+        for m in orders(config, k.diag(), k.outer())
             .into_iter()
             .filter(|&m| m <= max_order)
         {

@@ -44,11 +44,12 @@ pub fn potrf(k: &TiledKernels, buffer: &Buffer<f32>, tri: Triangle, column0: usi
     }
 }
 
-/// Right-looking blocked Cholesky of the square view `v` with block columns of the kernels'
-/// diag order, three dispatches each (MAGMA's inverted diagonal blocks): factor and invert
-/// B_kk in one work group, panel L_k = B_k·L_kk⁻ᵀ as one product, trailing update
-/// B ← B − L_k·L_kᵀ over the lower tiles. Leaves the inverses of the diagonal blocks in slots
-/// 0, 1, … for [`trsm_inverted`].
+/// Right-looking blocked Cholesky of the square view `v` on two levels (MAGMA's inverted
+/// diagonal blocks): outer block columns of the kernels' outer width, each factored in inner
+/// block columns of the diag order with three dispatches apiece — factor and invert B_jj in
+/// one work group, panel L_j = B_j·L_jj⁻ᵀ as one product, update of the outer block column's
+/// remaining columns — then one lower-tile SYRK of the outer rank on the trailing matrix.
+/// Leaves the inverses of the diagonal blocks in slots 0, 1, … for [`trsm_inverted`].
 pub fn potrf_blocked(
     k: &TiledKernels,
     buffer: &Buffer<f32>,
@@ -56,19 +57,42 @@ pub fn potrf_blocked(
     column0: usize,
 ) -> Result<()> {
     let (d, n) = (k.diag(), v.rows);
+    let outer = k.outer();
     k.reserve_inverses(n.div_ceil(d))?;
     let op = |v: View| Operand::new(buffer, v);
-    let mut j = 0;
-    while j < n {
-        let b = d.min(n - j);
-        let slot = j / d;
-        k.potrf_inv_block(op(v.sub(j, j, b, b)), column0 + j, slot)?;
-        let rest = n - j - b;
+    let mut j0 = 0;
+    while j0 < n {
+        let w = outer.min(n - j0);
+        let mut j = j0;
+        while j < j0 + w {
+            let b = d.min(j0 + w - j);
+            let slot = j / d;
+            k.potrf_inv_block(op(v.sub(j, j, b, b)), column0 + j, slot)?;
+            let below = n - j - b;
+            if below > 0 {
+                let panel = v.sub(j + b, j, below, b);
+                k.multiply_by_inverse(op(panel), slot)?;
+                let right = j0 + w - j - b;
+                if right > 0 {
+                    // The outer block column's columns right of this block, lower part.
+                    k.gemm(
+                        op(v.sub(j + b, j + b, below, right)),
+                        op(panel),
+                        op(v.sub(j + b, j, right, b)),
+                        None,
+                        -1.0,
+                        1.0,
+                        true,
+                    )?;
+                }
+            }
+            j += b;
+        }
+        let rest = n - j0 - w;
         if rest > 0 {
-            let panel = v.sub(j + b, j, rest, b);
-            k.multiply_by_inverse(op(panel), slot)?;
+            let panel = v.sub(j0 + w, j0, rest, w);
             k.gemm(
-                op(v.sub(j + b, j + b, rest, rest)),
+                op(v.sub(j0 + w, j0 + w, rest, rest)),
                 op(panel),
                 op(panel),
                 None,
@@ -77,7 +101,7 @@ pub fn potrf_blocked(
                 true,
             )?;
         }
-        j += b;
+        j0 += w;
     }
     Ok(())
 }

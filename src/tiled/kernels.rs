@@ -26,6 +26,13 @@ pub const DIAG_ENV: &str = "SYMRASTER_TILED_DIAG";
 /// group (its block-column width).
 pub const DIAG_BLOCK: usize = 64;
 
+/// Environment variable overriding the outer block-column width of the blocked Cholesky
+/// ([`OUTER_BLOCK`]; rounded up to a multiple of the diagonal blocks' order): for tuning runs.
+pub const OUTER_ENV: &str = "SYMRASTER_TILED_OUTER";
+
+/// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates.
+pub const OUTER_BLOCK: usize = 256;
+
 /// [`DIAG_BLOCK`], or [`DIAG_ENV`] when it holds a valid order.
 fn diag_block() -> usize {
     std::env::var(DIAG_ENV)
@@ -82,6 +89,8 @@ pub struct TiledKernels {
     potrf_inv_block: ComputeProgram,
     // Order of the inverted diagonal blocks (potrf_inv_block's NB).
     diag: usize,
+    // Outer block-column width of the blocked Cholesky (a multiple of diag).
+    outer: usize,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
@@ -112,6 +121,13 @@ impl TiledKernels {
                 &KernelConfig { nb: diag, ..config }.source(POTRF_INV_BLOCK),
             )?,
             diag,
+            outer: std::env::var(OUTER_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(OUTER_BLOCK)
+                .max(1)
+                .div_ceil(diag)
+                * diag,
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             status: Buffer::new(
@@ -295,6 +311,12 @@ impl TiledKernels {
     /// Order of the inverted diagonal blocks of the blocked Cholesky.
     pub fn diag(&self) -> usize {
         self.diag
+    }
+
+    /// Width of the outer block columns of the blocked Cholesky (a multiple of
+    /// [`TiledKernels::diag`]).
+    pub fn outer(&self) -> usize {
+        self.outer
     }
 
     /// Whether [`TiledKernels::multiply_by_inverse`] can run in place here: one product tile
