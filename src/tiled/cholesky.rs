@@ -107,8 +107,9 @@ pub fn potrf_blocked(
 }
 
 /// x ← x·L⁻ᵀ for the factor `l` (view of `l_buffer`) just factored by [`potrf_blocked`], whose
-/// diagonal blocks' inverses are in slots 0, 1, …: per block column one product with the
-/// inverse and one update of the columns right of it (right-looking).
+/// diagonal blocks' inverses are in slots 0, 1, …, on the same two levels: per inner block
+/// one product with the inverse and one update of the outer block's columns right of it, per
+/// outer block one update of all columns right of it (of the outer rank).
 pub fn trsm_inverted(
     k: &TiledKernels,
     x: Operand<'_>,
@@ -116,25 +117,39 @@ pub fn trsm_inverted(
     l: View,
 ) -> Result<()> {
     let (d, n, r) = (k.diag(), l.rows, x.view.rows);
-    let mut j = 0;
-    while j < n {
-        let b = d.min(n - j);
-        let xj = x.with(x.view.sub(0, j, r, b));
-        k.multiply_by_inverse(xj, j / d)?;
-        let rest = n - j - b;
+    let outer = k.outer();
+    let lo = |v: View| Operand::new(l_buffer, v);
+    let mut j0 = 0;
+    while j0 < n {
+        let w = outer.min(n - j0);
+        let mut j = j0;
+        while j < j0 + w {
+            let b = d.min(j0 + w - j);
+            let xj = x.with(x.view.sub(0, j, r, b));
+            k.multiply_by_inverse(xj, j / d)?;
+            let right = j0 + w - j - b;
+            if right > 0 {
+                // X_right ← X_right − X_j·L_right,jᵀ inside the outer block.
+                let c = x.with(x.view.sub(0, j + b, r, right));
+                k.gemm(c, xj, lo(l.sub(j + b, j, right, b)), None, -1.0, 1.0, false)?;
+            }
+            j += b;
+        }
+        let rest = n - j0 - w;
         if rest > 0 {
-            // X_rest ← X_rest − X_j·L_rest,jᵀ
+            let c = x.with(x.view.sub(0, j0 + w, r, rest));
+            let xj = x.with(x.view.sub(0, j0, r, w));
             k.gemm(
-                x.with(x.view.sub(0, j + b, r, rest)),
+                c,
                 xj,
-                Operand::new(l_buffer, l.sub(j + b, j, rest, b)),
+                lo(l.sub(j0 + w, j0, rest, w)),
                 None,
                 -1.0,
                 1.0,
                 false,
             )?;
         }
-        j += b;
+        j0 += w;
     }
     Ok(())
 }

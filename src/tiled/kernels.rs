@@ -23,15 +23,18 @@ const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.com
 pub const DIAG_ENV: &str = "SYMRASTER_TILED_DIAG";
 
 /// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
-/// group (its block-column width).
-pub const DIAG_BLOCK: usize = 64;
+/// group (its inner block-column width). Measured on the H200 at m = 8192 (full storage):
+/// 32 with outer 512: 16.0 ms; 64 with outer 256 / 512: 17.2 / 16.7 ms; one level (no outer
+/// blocks) 22.5 ms with 64, 28.7 with 32, 31.0 with 128.
+pub const DIAG_BLOCK: usize = 32;
 
 /// Environment variable overriding the outer block-column width of the blocked Cholesky
 /// ([`OUTER_BLOCK`]; rounded up to a multiple of the diagonal blocks' order): for tuning runs.
 pub const OUTER_ENV: &str = "SYMRASTER_TILED_OUTER";
 
-/// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates.
-pub const OUTER_BLOCK: usize = 256;
+/// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
+/// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
+pub const OUTER_BLOCK: usize = 512;
 
 /// [`DIAG_BLOCK`], or [`DIAG_ENV`] when it holds a valid order.
 fn diag_block() -> usize {
