@@ -1,8 +1,11 @@
-//! Blocked Cholesky in place, all on the GPU (the CUDA course's tiled Cholesky, recursively):
-//! factor B11, panel solve B21 ← B21·L11⁻ᵀ, trailing update B22 ← B22 − B21·B21ᵀ over the
-//! lower tiles only, then B22. For RFP the first split is LAPACK spftrf's (two half-size
-//! factorizations, a triangular solve and a SYRK on the rectangle). The diagonal blocks of
-//! order ≤ nb are factored by one work group each, which records the first failing pivot.
+//! Blocked Cholesky in place, all on the GPU (the CUDA course's tiled Cholesky with MAGMA's
+//! inverted diagonal blocks): right-looking on two levels — per inner block column, factor
+//! and invert the diagonal block in one work group, panel solve B21 ← B21·L11⁻ᵀ as one
+//! product, update of the outer block column; per outer block column, one trailing update
+//! B22 ← B22 − L21·L21ᵀ over the lower tiles only. For RFP the first split is LAPACK
+//! spftrf's (two half-size factorizations, a triangular solve and a SYRK on the rectangle).
+//! The diagonal-block kernels record the first failing pivot. Kernels without shared-memory
+//! tiles use the recursive variant (substitution leaves of order ≤ nb).
 
 use super::kernels::{Operand, TiledKernels};
 use super::storage::{TiledMatrix, Triangle};
