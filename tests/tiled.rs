@@ -35,10 +35,28 @@ fn apply(llt: &Matrix<f64>, x: &Matrix<f32>) -> Matrix<f64> {
     })
 }
 
-/// The orders that straddle a configuration's tile and leaf-block sizes.
-fn orders(config: KernelConfig) -> Vec<usize> {
+/// The orders that straddle a configuration's tile and leaf-block sizes and the inverted
+/// diagonal blocks' order `d` (several block columns; RFP halves of several blocks) and the
+/// outer block columns' width.
+fn orders(config: KernelConfig, d: usize, outer: usize) -> Vec<usize> {
     let (t, nb) = (config.bm(), config.nb);
-    let mut v = vec![1, 2, 3, t - 1, t, t + 1, nb - 1, nb, nb + 1, 2 * nb + 5];
+    let mut v = vec![
+        1,
+        2,
+        3,
+        t - 1,
+        t,
+        t + 1,
+        nb - 1,
+        nb,
+        nb + 1,
+        2 * nb + 5,
+        d - 1,
+        d,
+        d + 1,
+        3 * d + 7,
+        outer + d + 3,
+    ];
     v.sort();
     v.dedup();
     v
@@ -49,7 +67,10 @@ fn orders(config: KernelConfig) -> Vec<usize> {
 fn check_config(gpu: &Gpu, config: KernelConfig, max_order: usize) {
     let k = TiledKernels::new(gpu.context(), config).unwrap();
     for storage in [Storage::Full, Storage::Rfp] {
-        for m in orders(config).into_iter().filter(|&m| m <= max_order) {
+        for m in orders(config, k.diag(), k.outer())
+            .into_iter()
+            .filter(|&m| m <= max_order)
+        {
             let n = if m % 2 == 0 { m + 3 } else { 2 * m };
             let (a, d) = product(m, n, m as u64);
             let p = DeviceProduct::upload(&k, &a, &d, MAX).unwrap();

@@ -5,7 +5,7 @@
 use super::config::KernelConfig;
 use super::tiles::output_tiles;
 use super::view::View;
-use crate::error::{NumericalError, Result};
+use crate::error::{Error, NumericalError, Result};
 use crate::gl::{
     Buffer, BufferTarget, BufferUsage, ComputeLimits, ComputeProgram, Context, Uniform,
 };
@@ -16,6 +16,34 @@ use std::collections::hash_map::Entry;
 const GEMM: &str = include_str!("../../glsl/tiled/gemm.comp");
 const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
 const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
+const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
+
+/// Environment variable overriding the order of the inverted diagonal blocks of the blocked
+/// Cholesky ([`DIAG_BLOCK`]; a multiple of 16 up to 128): for tuning runs.
+pub const DIAG_ENV: &str = "SYMRASTER_TILED_DIAG";
+
+/// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
+/// group (its inner block-column width). Measured on the H200 at m = 8192 (full storage):
+/// 32 with outer 512: 16.0 ms; 64 with outer 256 / 512: 17.2 / 16.7 ms; one level (no outer
+/// blocks) 22.5 ms with 64, 28.7 with 32, 31.0 with 128.
+pub const DIAG_BLOCK: usize = 32;
+
+/// Environment variable overriding the outer block-column width of the blocked Cholesky
+/// ([`OUTER_BLOCK`]; rounded up to a multiple of the diagonal blocks' order): for tuning runs.
+pub const OUTER_ENV: &str = "SYMRASTER_TILED_OUTER";
+
+/// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
+/// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
+pub const OUTER_BLOCK: usize = 512;
+
+/// [`DIAG_BLOCK`], or [`DIAG_ENV`] when it holds a valid order.
+fn diag_block() -> usize {
+    std::env::var(DIAG_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&d| d > 0 && d % 16 == 0 && d <= 128)
+        .unwrap_or(DIAG_BLOCK)
+}
 
 /// Below this many full-size output tiles a product runs with the small-tile kernel.
 const SMALL_PRODUCT_TILES: usize = 264;
@@ -61,6 +89,13 @@ pub struct TiledKernels {
     gemm_small: Option<(ComputeProgram, KernelConfig)>,
     potrf_block: ComputeProgram,
     trsm_block: ComputeProgram,
+    potrf_inv_block: ComputeProgram,
+    // Order of the inverted diagonal blocks (potrf_inv_block's NB).
+    diag: usize,
+    // Outer block-column width of the blocked Cholesky (a multiple of diag).
+    outer: usize,
+    // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
+    inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
     status: Buffer<u32>,
     no_scaling: Buffer<f32>,
@@ -70,6 +105,7 @@ impl TiledKernels {
     /// Compiles the kernels with `config` (the context must have compute shaders).
     pub fn new(ctx: &Context, config: KernelConfig) -> Result<Self> {
         let limits = ComputeLimits::query(ctx)?;
+        let diag = diag_block();
         let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
         Ok(Self {
             gemm: program("tiled/gemm", GEMM)?,
@@ -82,6 +118,20 @@ impl TiledKernels {
             },
             potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
             trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
+            potrf_inv_block: ComputeProgram::new(
+                ctx,
+                "tiled/potrf_inv_block",
+                &KernelConfig { nb: diag, ..config }.source(POTRF_INV_BLOCK),
+            )?,
+            diag,
+            outer: std::env::var(OUTER_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(OUTER_BLOCK)
+                .max(1)
+                .div_ceil(diag)
+                * diag,
+            inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             status: Buffer::new(
                 ctx,
@@ -124,6 +174,22 @@ impl TiledKernels {
         beta: f32,
         lower: bool,
     ) -> Result<()> {
+        self.gemm_tiles(c, a, b, d, alpha, beta, lower, true)
+    }
+
+    /// [`TiledKernels::gemm`], with the small-tile kernel allowed for small products or not.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_tiles(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        d: Option<&Buffer<f32>>,
+        alpha: f32,
+        beta: f32,
+        lower: bool,
+        allow_small: bool,
+    ) -> Result<()> {
         let (cv, av, bv) = (c.view, a.view, b.view);
         debug_assert!(av.rows == cv.rows && bv.rows == cv.cols && av.cols == bv.cols);
         if cv.rows == 0 || cv.cols == 0 {
@@ -131,7 +197,9 @@ impl TiledKernels {
         }
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
         let (p, config) = match &self.gemm_small {
-            Some((small, config)) if full_tiles < SMALL_PRODUCT_TILES => (small, *config),
+            Some((small, config)) if allow_small && full_tiles < SMALL_PRODUCT_TILES => {
+                (small, *config)
+            }
             _ => (&self.gemm, self.config),
         };
         let key = (cv.rows, cv.cols, lower, config.bm(), config.bn());
@@ -241,6 +309,104 @@ impl TiledKernels {
             first += count;
         }
         Ok(())
+    }
+
+    /// Order of the inverted diagonal blocks of the blocked Cholesky.
+    pub fn diag(&self) -> usize {
+        self.diag
+    }
+
+    /// Width of the outer block columns of the blocked Cholesky (a multiple of
+    /// [`TiledKernels::diag`]).
+    pub fn outer(&self) -> usize {
+        self.outer
+    }
+
+    /// Whether [`TiledKernels::multiply_by_inverse`] can run in place here: one product tile
+    /// must span a whole block column (so no work group reads what another writes), which the
+    /// shared-memory kernels do (the small-tile kernel only where its tiles are wide enough)
+    /// and the register-only ones do not.
+    pub fn inverted_blocks(&self) -> bool {
+        self.config.shared && self.config.bn() >= self.diag
+    }
+
+    /// Makes room for `slots` inverted diagonal blocks (a larger buffer drops the ones held:
+    /// reserve before a factorization).
+    pub fn reserve_inverses(&self, slots: usize) -> Result<()> {
+        let len = slots.max(1) * self.diag * self.diag;
+        let mut inv = self.inverses.borrow_mut();
+        if inv.as_ref().is_none_or(|b| b.len() < len) {
+            *inv = Some(Buffer::uninitialized(
+                &self.ctx,
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                len,
+            )?);
+        }
+        Ok(())
+    }
+
+    /// Factors the diagonal block `c` (order ≤ diag) in place and writes the inverse of its
+    /// factor into slot `slot` (reserved with [`TiledKernels::reserve_inverses`]); `column0`
+    /// is its first column in the whole matrix, for the status word.
+    pub fn potrf_inv_block(&self, c: Operand<'_>, column0: usize, slot: usize) -> Result<()> {
+        let v = c.view;
+        debug_assert!(v.rows == v.cols && v.rows <= self.diag);
+        self.reserve_inverses(slot + 1)?;
+        let inv = self.inverses.borrow();
+        let inv = inv
+            .as_ref()
+            .ok_or_else(|| Error::shape("no inverse slots reserved"))?;
+        c.buffer.bind_base(0);
+        inv.bind_base(1);
+        self.status.bind_base(5);
+        let u = |v: usize| Uniform::U32(v as u32);
+        let p = &self.potrf_inv_block;
+        p.set_all(&[
+            ("n", u(v.rows)),
+            ("c_off", u(v.offset)),
+            ("c_rs", u(v.rs)),
+            ("c_cs", u(v.cs)),
+            ("column0", u(column0)),
+            ("inv_off", u(slot * self.diag * self.diag)),
+        ]);
+        p.dispatch([1, 1, 1]);
+        Ok(())
+    }
+
+    /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted diagonal block in slot `slot` (x has as many
+    /// columns as that block's order): the panel solve as one product. Needs
+    /// [`TiledKernels::inverted_blocks`].
+    pub fn multiply_by_inverse(&self, x: Operand<'_>, slot: usize) -> Result<()> {
+        debug_assert!(self.inverted_blocks() && x.view.cols <= self.diag);
+        let inv = self.inverses.borrow();
+        let inv = inv
+            .as_ref()
+            .filter(|inv| inv.len() >= (slot + 1) * self.diag * self.diag)
+            .ok_or_else(|| {
+                Error::shape("multiply_by_inverse: that inverse slot was never written")
+            })?;
+        let b = x.view.cols;
+        let linv = View {
+            offset: slot * self.diag * self.diag,
+            rs: self.diag,
+            cs: 1,
+            rows: b,
+            cols: b,
+        };
+        // C and A are the same entries: safe because each work group owns whole rows of x
+        // (one tile column) and writes them only after reading all of them.
+        let small_fits = self.gemm_small.as_ref().is_some_and(|(_, c)| c.bn() >= b);
+        self.gemm_tiles(
+            x,
+            x,
+            Operand::new(inv, linv),
+            None,
+            1.0,
+            0.0,
+            false,
+            small_fits,
+        )
     }
 
     /// Turns a GL error pending after a batch of dispatches into a typed error.

@@ -1,0 +1,107 @@
+// Cholesky of one diagonal block (n ≤ NB) AND the inverse of its factor, by one work group of
+// 16 x 16 invocations holding E x E entries each in registers (MAGMA's inverted diagonal
+// blocks): the panel solve of the blocked Cholesky then becomes one product with L⁻ᵀ instead
+// of a chain of substitution kernels. Factor: column by column (Algorithm 5's square root,
+// normalization and outer-product subtraction on the unscaled column and 1/pivot); the owners
+// of column j publish it through shared memory (double-buffered: one barrier per column).
+// Inverse: L·X = I by forward substitution over rows, the owners of row i of X and of column
+// i of L publishing them the same way. Only the lower triangle of C is read and written; the
+// inverse goes to `inv` as a full NB-strided row-major block (zeros above the diagonal). The
+// first pivot that is not positive (or NaN) is recorded in the status word with its global
+// column and its value before the square root, unless an earlier column already failed.
+layout(local_size_x = 16, local_size_y = 16) in;
+
+#define E (NB / 16)
+
+layout(std430, binding = 0) buffer CBuf { float c[]; };
+layout(std430, binding = 1) writeonly buffer InvBuf { float inv[]; };
+layout(std430, binding = 5) buffer Status { uint failed_column; float failed_pivot; };
+
+uniform uint n;
+uniform uint c_off;
+uniform uint c_rs;
+uniform uint c_cs;
+uniform uint column0;
+uniform uint inv_off;
+
+shared float col[2][NB];
+shared float row[2][NB];
+shared float piv[NB];
+
+void main() {
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    uint tid = ty * 16u + tx;
+    // s[a][b] is entry (ty + 16a, tx + 16b); outside the block the identity's.
+    float s[E][E];
+    for (int a = 0; a < E; a++)
+        for (int b = 0; b < E; b++) {
+            uint i = ty + 16u * uint(a);
+            uint k = tx + 16u * uint(b);
+            s[a][b] = (i < n && k <= i) ? c[c_off + i * c_rs + k * c_cs] : (i == k ? 1.0 : 0.0);
+        }
+    for (uint j = 0u; j < n; j++) {
+        uint buf = j & 1u;
+        for (int b = 0; b < E; b++)
+            if (tx + 16u * uint(b) == j)
+                for (int a = 0; a < E; a++) col[buf][ty + 16u * uint(a)] = s[a][b];
+        barrier();
+        float p = col[buf][j];
+        if (tid == 0u) {
+            piv[j] = p;
+            if (!(p > 0.0) && failed_column == 0xFFFFFFFFu) {
+                failed_column = column0 + j;
+                failed_pivot = p;
+            }
+        }
+        float ip = 1.0 / p;
+        for (int a = 0; a < E; a++) {
+            uint i = ty + 16u * uint(a);
+            float f = col[buf][i] * ip;
+            for (int b = 0; b < E; b++) {
+                uint k = tx + 16u * uint(b);
+                if (k > j && i >= k) s[a][b] -= f * col[buf][k];
+            }
+        }
+    }
+    barrier();
+    // Scale: L(i, k) = S(i, k) / sqrt(pivot k), L(i, i) = sqrt(pivot i); write L back.
+    for (int a = 0; a < E; a++)
+        for (int b = 0; b < E; b++) {
+            uint i = ty + 16u * uint(a);
+            uint k = tx + 16u * uint(b);
+            if (i < n && k <= i) {
+                s[a][b] = k == i ? sqrt(piv[i]) : s[a][b] / sqrt(piv[k]);
+                c[c_off + i * c_rs + k * c_cs] = s[a][b];
+            }
+        }
+    // y = I; step i: y(r, :) -= L(r, i) / L(i, i) · y(i, :) for r > i; then X(r, :) = y / L(r, r).
+    float y[E][E];
+    for (int a = 0; a < E; a++)
+        for (int b = 0; b < E; b++) y[a][b] = ty + 16u * uint(a) == tx + 16u * uint(b) ? 1.0 : 0.0;
+    for (uint i = 0u; i < n; i++) {
+        uint buf = i & 1u;
+        for (int b = 0; b < E; b++)
+            if (tx + 16u * uint(b) == i)
+                for (int a = 0; a < E; a++) col[buf][ty + 16u * uint(a)] = s[a][b];
+        for (int a = 0; a < E; a++)
+            if (ty + 16u * uint(a) == i)
+                for (int b = 0; b < E; b++) row[buf][tx + 16u * uint(b)] = y[a][b];
+        barrier();
+        float lii = col[buf][i];
+        for (int a = 0; a < E; a++) {
+            uint r = ty + 16u * uint(a);
+            if (r > i && r < n) {
+                float f = col[buf][r] / lii;
+                for (int b = 0; b < E; b++)
+                    if (tx + 16u * uint(b) <= i) y[a][b] -= f * row[buf][tx + 16u * uint(b)];
+            }
+        }
+    }
+    for (int a = 0; a < E; a++)
+        for (int b = 0; b < E; b++) {
+            uint r = ty + 16u * uint(a);
+            uint k = tx + 16u * uint(b);
+            if (r < n && k < n) inv[inv_off + r * uint(NB) + k] = k <= r ? y[a][b] / sqrt(piv[r]) : 0.0;
+        }
+}
