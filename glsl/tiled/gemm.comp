@@ -56,8 +56,19 @@ void main() {
     uint ty = gl_LocalInvocationID.y;
     // Invocation (tx, ty) owns rows 4(ty + g·WG_Y) + r and columns 4(tx + h·WG_X) + s.
     vec4 acc[TM][TN / 4];
-    for (int i = 0; i < TM; i++)
-        for (int h = 0; h < TN / 4; h++) acc[i][h] = vec4(0.0);
+    // An update C ± A·Bᵀ (beta = 1, alpha = ±1: the trailing updates) accumulates onto ±C itself,
+    // so each product is rounded against the running value as the paper's rank-1 passes do,
+    // instead of summing the products apart and cancelling against C at the end.
+    bool onto_c = beta == 1.0 && abs(alpha) == 1.0;
+    for (int g = 0; g < TM / 4; g++)
+        for (int r = 0; r < 4; r++)
+            for (int h = 0; h < TN / 4; h++)
+                for (int s = 0; s < 4; s++) {
+                    uint i = row0 + 4u * (ty + uint(g) * WG_Y) + uint(r);
+                    uint j = col0 + 4u * (tx + uint(h) * WG_X) + uint(s);
+                    bool inside = onto_c && i < rows && j < cols && (lower == 0 || j <= i);
+                    acc[g * 4 + r][h][s] = inside ? alpha * c[c_off + i * c_rs + j * c_cs] : 0.0;
+                }
 
 #if SHARED
     uint tid = ty * WG_X + tx;
@@ -118,7 +129,7 @@ void main() {
                     if (j >= cols || (lower != 0 && j > i)) continue;
                     uint at = c_off + i * c_rs + j * c_cs;
                     float v = alpha * acc[g * 4 + r][h][s];
-                    c[at] = beta == 0.0 ? v : v + beta * c[at];
+                    c[at] = onto_c ? v : (beta == 0.0 ? v : v + beta * c[at]);
                 }
         }
 }
