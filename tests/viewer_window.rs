@@ -100,6 +100,19 @@ fn view_steps_only_methods_that_draw_triangles() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("draws no triangles"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    // The blocked method's block passes are not shown (yet): said plainly, nothing written.
+    let out = headless()
+        .args(["view", "-m", "3", "--method", "blocked", "--record"])
+        .arg(dir.path().join("blocked"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot be shown yet") && err.contains("--method faithful"),
+        "{err}"
+    );
+    assert!(!dir.path().join("blocked").exists());
 }
 
 fn start_xvfb() -> Result<Xvfb, String> {

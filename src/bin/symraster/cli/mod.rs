@@ -115,7 +115,7 @@ impl From<FormatArg> for Format {
 
 /// Method on the command line ([`symraster::Method`]); `auto` takes the fastest the device
 /// runs, a method it cannot run is the library's error.
-#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum MethodArg {
     /// The paper's rasterized passes (Algorithms 3 and 5).
     Faithful,
