@@ -7,12 +7,16 @@
 //! within minutes.
 
 use super::figure::{Column, Figure, Key, Label};
-use super::{Config, Report, VendorRow, measure_cpu, measure_gpu, vendor_time};
-use faer::Mat;
+use super::{
+    Config, Report, VendorRow, cpu_assembly_seconds, cpu_cholesky_seconds, measure_cpu,
+    measure_gpu, vendor_time,
+};
 use faer::linalg::solvers::DenseSolveCore as _;
 use symraster::error::Result;
+use symraster::execution::Execution;
+use symraster::gl::Rgba32F;
 use symraster::inverse::{self, Inverter, Kind};
-use symraster::tiled::{Storage, bench as tiled_bench};
+use symraster::tiled::bench as tiled_bench;
 use symraster::{Format, Gpu, Matrix, Method, Options, baseline, problems};
 
 /// The largest m the faithful method is timed at in the throughput figures (assembly,
@@ -40,6 +44,50 @@ fn runs(gpu: &Gpu, method: Method, m: usize, n: usize, format: Format) -> bool {
         .is_ok()
 }
 
+/// The operation a tiled timing measures.
+#[derive(Clone, Copy)]
+enum Op {
+    Assembly,
+    Cholesky,
+}
+
+/// Tiled GPU seconds (full, RFP) of `op` at order m (n columns of A for assembly); `None`
+/// where the problem does not fit the storage buffers. The tiled benchmark times its own
+/// random problem.
+fn tiled_times(gpu: &Gpu, op: Op, m: usize, n: usize, reps: usize) -> Result<[Option<f64>; 2]> {
+    let mut out = [None; 2];
+    for (format, slot) in [Format::Full, Format::Packed].into_iter().zip(&mut out) {
+        if runs(gpu, Method::Tiled, m, n, format) {
+            let k = gpu.tiled_kernels()?;
+            let storage = symraster::gpu::storage_of(format);
+            let timing = match op {
+                Op::Assembly => tiled_bench::time_assembly(&k, m, n, storage, reps)?,
+                Op::Cholesky => tiled_bench::time_cholesky(&k, m, storage, reps)?,
+            };
+            *slot = Some(timing.ms / 1e3);
+        }
+    }
+    Ok(out)
+}
+
+/// Blocked GPU seconds (full, packed) of the runs `start` makes in each format.
+fn blocked_times<'g>(
+    gpu: &'g Gpu,
+    m: usize,
+    n: usize,
+    reps: usize,
+    warm_up: bool,
+    start: impl Fn(Format) -> Result<Execution<'g, Rgba32F>>,
+) -> Result<[Option<f64>; 2]> {
+    let mut out = [None; 2];
+    for (format, slot) in [Format::Full, Format::Packed].into_iter().zip(&mut out) {
+        if runs(gpu, Method::Blocked, m, n, format) {
+            *slot = Some(measure_gpu(reps, warm_up, || start(format))?.gpu);
+        }
+    }
+    Ok(out)
+}
+
 /// Times of assembling A·diag(d)·Aᵀ by the blocked and tiled methods.
 pub fn assembly_times(
     gpu: &Gpu,
@@ -49,55 +97,31 @@ pub fn assembly_times(
     warm_up: bool,
 ) -> Result<Times> {
     let (m, n) = a.shape();
-    let mut t = Times::default();
-    for (format, slot) in [
-        (Format::Full, &mut t.blocked),
-        (Format::Packed, &mut t.blocked_packed),
-    ] {
-        if runs(gpu, Method::Blocked, m, n, format) {
-            let run = measure_gpu(reps, warm_up, || {
-                gpu.start_blocked_assembly_in(a, d, format)
-            })?;
-            *slot = Some(run.gpu);
-        }
-    }
-    for (format, slot) in [
-        (Format::Full, &mut t.tiled_full),
-        (Format::Packed, &mut t.tiled_rfp),
-    ] {
-        if runs(gpu, Method::Tiled, m, n, format) {
-            let k = gpu.tiled_kernels()?;
-            let storage = symraster::gpu::storage_of(format);
-            *slot = Some(tiled_bench::time_assembly(&k, m, n, storage, reps)?.ms / 1e3);
-        }
-    }
-    Ok(t)
+    let [blocked, blocked_packed] = blocked_times(gpu, m, n, reps, warm_up, |format| {
+        gpu.start_blocked_assembly_in(a, d, format)
+    })?;
+    let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Assembly, m, n, reps)?;
+    Ok(Times {
+        blocked,
+        blocked_packed,
+        tiled_full,
+        tiled_rfp,
+    })
 }
 
 /// Times of factoring `c` by the blocked and tiled methods.
 pub fn cholesky_times(gpu: &Gpu, c: &Matrix<f32>, reps: usize, warm_up: bool) -> Result<Times> {
     let m = c.rows();
-    let mut t = Times::default();
-    for (format, slot) in [
-        (Format::Full, &mut t.blocked),
-        (Format::Packed, &mut t.blocked_packed),
-    ] {
-        if runs(gpu, Method::Blocked, m, 0, format) {
-            let run = measure_gpu(reps, warm_up, || gpu.start_blocked_cholesky_in(c, format))?;
-            *slot = Some(run.gpu);
-        }
-    }
-    for (format, slot) in [
-        (Format::Full, &mut t.tiled_full),
-        (Format::Packed, &mut t.tiled_rfp),
-    ] {
-        if runs(gpu, Method::Tiled, m, 0, format) {
-            let k = gpu.tiled_kernels()?;
-            let storage = symraster::gpu::storage_of(format);
-            *slot = Some(tiled_bench::time_cholesky(&k, m, storage, reps)?.ms / 1e3);
-        }
-    }
-    Ok(t)
+    let [blocked, blocked_packed] = blocked_times(gpu, m, 0, reps, warm_up, |format| {
+        gpu.start_blocked_cholesky_in(c, format)
+    })?;
+    let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
+    Ok(Times {
+        blocked,
+        blocked_packed,
+        tiled_full,
+        tiled_rfp,
+    })
 }
 
 /// One point of a throughput figure: GFLOP/s of each method at order m.
@@ -187,7 +211,8 @@ fn rate(flops: f64, seconds: Option<f64>) -> Option<f64> {
     seconds.filter(|&s| s > 0.0).map(|s| flops / s / 1e9)
 }
 
-/// The throughput figures: assembly (n = 2m) and Cholesky, GFLOP/s against m.
+/// The throughput figures: assembly (n = 2m) and Cholesky, GFLOP/s against m. The tiled method
+/// runs at every size that fits; the slower lines stop at their caps.
 pub fn throughput(
     gpu: &Gpu,
     config: &Config,
@@ -195,108 +220,63 @@ pub fn throughput(
     report: &mut Report,
 ) -> Result<()> {
     let reps = config.repetitions;
-    let par = baseline::par(config.threads);
     let (mut assembly, mut cholesky) = (Vec::new(), Vec::new());
     for &m in &config.sizes.throughput {
         let n = 2 * m;
-        // Assembly: the tiled method times its own random problem; the others share one.
-        let small = m <= BLOCKED_MAX.max(CPU_MAX);
-        let mut t = Times::default();
-        let (mut faithful, mut cpu) = (None, None);
-        if small {
+        let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Assembly, m, n, reps)?;
+        let (mut faithful_s, mut blocked, mut cpu) = (None, None, None);
+        if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.0) {
             let mut rng = problems::rng(12_000 + m as u64);
             let a = problems::uniform_matrix(&mut rng, m, n);
             let d = problems::uniform_vector(&mut rng, n);
-            t = assembly_times(gpu, &a, &d, reps, true)?;
-            if m > BLOCKED_MAX {
-                t.blocked = None;
+            if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, n, Format::Full) {
+                let run = measure_gpu(reps, true, || gpu.start_blocked_assembly(&a, &d))?;
+                blocked = Some(run.gpu);
             }
             if m <= FAITHFUL_MAX.0 && runs(gpu, Method::Faithful, m, n, Format::Full) {
-                let opts = Options::new(Format::Full).method(Method::Faithful);
-                faithful = Some(measure_gpu(reps, true, || gpu.start_assembly(&a, &d, opts))?.gpu);
+                let opts = super::faithful(Format::Full);
+                faithful_s =
+                    Some(measure_gpu(reps, true, || gpu.start_assembly(&a, &d, opts))?.gpu);
             }
             if m <= CPU_MAX {
-                let fa = baseline::to_faer(&a);
-                cpu = Some(measure_cpu(
-                    reps,
-                    || Mat::<f32>::zeros(m, m),
-                    |mut c| {
-                        let b = baseline::scale_columns(&fa, &d);
-                        baseline::assemble_lower_into(&mut c, &fa, &b, par);
-                    },
-                ));
-            }
-        } else {
-            let k = gpu.tiled_kernels()?;
-            for (storage, slot) in [
-                (Storage::Full, &mut t.tiled_full),
-                (Storage::Rfp, &mut t.tiled_rfp),
-            ] {
-                let format = if storage == Storage::Full {
-                    Format::Full
-                } else {
-                    Format::Packed
-                };
-                if runs(gpu, Method::Tiled, m, n, format) {
-                    *slot = Some(tiled_bench::time_assembly(&k, m, n, storage, reps)?.ms / 1e3);
-                }
+                cpu = Some(cpu_assembly_seconds(&a, &d, config));
             }
         }
         let flops = assembly_flops(m, n);
         assembly.push(RatePoint {
             m,
             n,
-            faithful: rate(flops, faithful),
-            blocked: rate(flops, t.blocked),
-            tiled_full: rate(flops, t.tiled_full),
-            tiled_rfp: rate(flops, t.tiled_rfp),
+            faithful: rate(flops, faithful_s),
+            blocked: rate(flops, blocked),
+            tiled_full: rate(flops, tiled_full),
+            tiled_rfp: rate(flops, tiled_rfp),
             cpu: rate(flops, cpu),
             vendor: rate(flops, vendor_time(vendor, "assembly", m)),
         });
 
-        // Cholesky.
-        let (mut faithful, mut cpu) = (None, None);
-        let t = if small {
+        let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
+        let (mut faithful_s, mut blocked, mut cpu) = (None, None, None);
+        if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.1) {
             let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
-            let mut t = cholesky_times(gpu, &c, reps, true)?;
-            if m > BLOCKED_MAX {
-                t.blocked = None;
+            if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, 0, Format::Full) {
+                blocked = Some(measure_gpu(reps, true, || gpu.start_blocked_cholesky(&c))?.gpu);
             }
             if m <= FAITHFUL_MAX.1 && runs(gpu, Method::Faithful, m, 0, Format::Full) {
-                let opts = Options::new(Format::Full).method(Method::Faithful);
-                faithful = Some(measure_gpu(reps, true, || gpu.start_cholesky(&c, opts))?.gpu);
+                let opts = super::faithful(Format::Full);
+                faithful_s = Some(measure_gpu(reps, true, || gpu.start_cholesky(&c, opts))?.gpu);
             }
             if m <= CPU_MAX {
-                let fc = baseline::to_faer(&c);
-                cpu = Some(measure_cpu(
-                    reps,
-                    || fc.clone(),
-                    |mut x| {
-                        baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
-                    },
-                ));
+                cpu = Some(cpu_cholesky_seconds(&c, config));
             }
-            t
-        } else {
-            let k = gpu.tiled_kernels()?;
-            let mut t = Times::default();
-            if runs(gpu, Method::Tiled, m, 0, Format::Full) {
-                t.tiled_full =
-                    Some(tiled_bench::time_cholesky(&k, m, Storage::Full, reps)?.ms / 1e3);
-            }
-            if runs(gpu, Method::Tiled, m, 0, Format::Packed) {
-                t.tiled_rfp = Some(tiled_bench::time_cholesky(&k, m, Storage::Rfp, reps)?.ms / 1e3);
-            }
-            t
-        };
+        }
         let flops = cholesky_flops(m);
         cholesky.push(RatePoint {
             m,
             n: m,
-            faithful: rate(flops, faithful),
-            blocked: rate(flops, t.blocked),
-            tiled_full: rate(flops, t.tiled_full),
-            tiled_rfp: rate(flops, t.tiled_rfp),
+            faithful: rate(flops, faithful_s),
+            blocked: rate(flops, blocked),
+            tiled_full: rate(flops, tiled_full),
+            tiled_rfp: rate(flops, tiled_rfp),
             cpu: rate(flops, cpu),
             vendor: rate(flops, vendor_time(vendor, "cholesky", m)),
         });

@@ -445,16 +445,7 @@ fn assembly_point(
     let packed = measure_gpu(reps, warm_up, || {
         gpu.start_assembly(&a, &d, faithful(Format::Packed))
     })?;
-    let par = baseline::par(config.threads);
-    let fa = baseline::to_faer(&a);
-    let cpu = measure_cpu(
-        reps,
-        || Mat::<f32>::zeros(m, m),
-        |mut c| {
-            let b = baseline::scale_columns(&fa, &d);
-            baseline::assemble_lower_into(&mut c, &fa, &b, par);
-        },
-    );
+    let cpu = cpu_assembly_seconds(&a, &d, config);
     let beyond = beyond::assembly_times(gpu, &a, &d, reps, warm_up)?;
     Ok(AssemblyPoint {
         m,
@@ -500,15 +491,7 @@ fn cholesky_point(
         gpu.start_cholesky(&c, faithful(Format::Packed))
     })?;
     let lu = measure_gpu(reps, warm_up, || gpu.start_lu(&c))?;
-    let par = baseline::par(config.threads);
-    let fc = baseline::to_faer(&c);
-    let cpu = measure_cpu(
-        reps,
-        || fc.clone(),
-        |mut x| {
-            baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
-        },
-    );
+    let cpu = cpu_cholesky_seconds(&c, config);
     let beyond = beyond::cholesky_times(gpu, &c, reps, warm_up)?;
     Ok(CholeskyPoint {
         m,
@@ -520,6 +503,34 @@ fn cholesky_point(
         vendor: vendor_time(vendor, "cholesky", m),
         vendor_lu: vendor_time(vendor, "lu", m),
     })
+}
+
+/// faer's time (median, all configured threads) for the lower triangle of A·diag(d)·Aᵀ in f32.
+fn cpu_assembly_seconds(a: &symraster::Matrix<f32>, d: &[f32], config: &Config) -> f64 {
+    let par = baseline::par(config.threads);
+    let fa = baseline::to_faer(a);
+    let m = a.rows();
+    measure_cpu(
+        config.repetitions,
+        || Mat::<f32>::zeros(m, m),
+        |mut c| {
+            let b = baseline::scale_columns(&fa, d);
+            baseline::assemble_lower_into(&mut c, &fa, &b, par);
+        },
+    )
+}
+
+/// faer's f32 Cholesky time (median) of the SPD `c`.
+fn cpu_cholesky_seconds(c: &symraster::Matrix<f32>, config: &Config) -> f64 {
+    let par = baseline::par(config.threads);
+    let fc = baseline::to_faer(c);
+    measure_cpu(
+        config.repetitions,
+        || fc.clone(),
+        |mut x| {
+            baseline::cholesky_in_place(&mut x, par).expect("the test matrix is SPD");
+        },
+    )
 }
 
 /// Writes a text file whole or not at all.
