@@ -124,14 +124,6 @@ impl ComputeProgram {
         }
     }
 
-    /// [`ComputeProgram::dispatch`], then a poll for GL errors naming this program (for
-    /// dispatches few enough that the poll costs nothing that matters).
-    pub fn dispatch_checked(&self, groups: [u32; 3]) -> Result<()> {
-        self.dispatch(groups);
-        self.ctx
-            .check(|| format!("dispatching {:?} groups of {}", groups, self.name))
-    }
-
     /// The program's name, for messages.
     pub fn name(&self) -> &str {
         &self.name

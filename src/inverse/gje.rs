@@ -24,6 +24,26 @@ pub struct PivotWork {
 }
 
 impl PivotWork {
+    /// Pivots and eliminates the panel's b columns from k0 one by one on the GPU: the panel
+    /// of Gauss-Jordan (`lu` false: every row) or of LU (`lu` true: the rows below the pivot).
+    #[allow(clippy::too_many_arguments)]
+    pub fn eliminate_panel(
+        &self,
+        inv: &Inverter,
+        a: &Buffer<f32>,
+        n: usize,
+        k0: usize,
+        b: usize,
+        tol: f32,
+        lu: bool,
+    ) -> Result<()> {
+        for p in k0..k0 + b {
+            inv.pivot(a, n, p, k0, b, &self.saved, &self.piv, tol)?;
+            inv.panel_step(a, n, p, k0, b, &self.saved, lu)?;
+        }
+        Ok(())
+    }
+
     /// Workspace for order n with block size b.
     pub fn new(inv: &Inverter, n: usize, block: usize) -> Result<Self> {
         Ok(Self {
@@ -46,10 +66,7 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
-        for p in k0..k0 + b {
-            inv.pivot(buf, n, p, k0, b, &w.saved, &w.piv, tol)?;
-            inv.panel_step(buf, n, p, k0, b, &w.saved, false)?;
-        }
+        w.eliminate_panel(inv, buf, n, k0, b, tol, false)?;
         let r = n - k0 - b;
         let wv = View::row_major(b, n);
         inv.copy(

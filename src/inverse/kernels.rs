@@ -145,7 +145,10 @@ impl Inverter {
             ("b", u(b)),
             ("tol", Uniform::F32(tol)),
         ]);
-        self.pivot.dispatch_checked([1, 1, 1])
+        // Not polled for GL errors (two dispatches per column): the status check after the
+        // sweep reads back through a checked download.
+        self.pivot.dispatch([1, 1, 1]);
+        Ok(())
     }
 
     /// The elimination step of column p on the panel (columns k0 .. k0+b) after [`pivot`]:
@@ -174,7 +177,8 @@ impl Inverter {
             ("lu", Uniform::I32(i32::from(lu))),
         ]);
         self.panel
-            .dispatch_checked([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1])
+            .dispatch([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1]);
+        Ok(())
     }
 
     /// dst ← alpha·mode(src) over two views of the same shape.
@@ -206,7 +210,8 @@ impl Inverter {
             ("alpha", Uniform::F32(alpha)),
         ]);
         self.copy
-            .dispatch_checked([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1])
+            .dispatch([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1]);
+        Ok(())
     }
 
     /// Clears the status word before an inversion.

@@ -22,10 +22,7 @@ pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
-        for p in k0..k0 + b {
-            inv.pivot(buf, n, p, k0, b, &w.saved, &w.piv, tol)?;
-            inv.panel_step(buf, n, p, k0, b, &w.saved, true)?;
-        }
+        w.eliminate_panel(inv, buf, n, k0, b, tol, true)?;
         let r = n - k0 - b;
         if r > 0 {
             // L11 with its unit diagonal, into the row-block workspace.
