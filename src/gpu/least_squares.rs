@@ -32,7 +32,9 @@ impl Gpu {
         options.validate()?;
         check_problem(a, d, b)?;
         let start = Instant::now();
-        let scaling = RangeScaling::of(a, d)?;
+        // C's diagonal, once: it sets the range scaling and checks the factor's pivots.
+        let diagonal = product_diagonal(a, d);
+        let scaling = RangeScaling::of(&diagonal, d)?;
         let a32 = a.map(|v| (v * scaling.a) as f32);
         let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
         check_finite(
@@ -56,10 +58,7 @@ impl Gpu {
             None => self.factor_product(&a32, &d32, options.gpu.method(method))?,
         };
         let c_scale = scaling.a * scaling.a * scaling.d;
-        let scaled_diagonal: Vec<f64> = product_diagonal(a, d)
-            .into_iter()
-            .map(|c| c * c_scale)
-            .collect();
+        let scaled_diagonal: Vec<f64> = diagonal.iter().map(|c| c * c_scale).collect();
         check_pivots(&l, &scaled_diagonal)?;
         let factor = start.elapsed();
 
@@ -179,7 +178,8 @@ struct RangeScaling {
 impl RangeScaling {
     /// Scales so the largest |d| and the largest diagonal entry of C' are near 1. Fails when
     /// the diagonal's own spread exceeds f32's range (no common scale fits it).
-    fn of(a: &Matrix<f64>, d: &[f64]) -> Result<Self> {
+    /// `c_diagonal` is the diagonal of the unscaled C = A·diag(d)·Aᵀ.
+    fn of(c_diagonal: &[f64], d: &[f64]) -> Result<Self> {
         let power = |x: f64| {
             if x > 0.0 {
                 2f64.powi(-(x.log2().round() as i32))
@@ -188,10 +188,7 @@ impl RangeScaling {
             }
         };
         let d_scale = power(d.iter().fold(0.0, |m: f64, v| m.max(v.abs())));
-        let diagonal: Vec<f64> = product_diagonal(a, d)
-            .into_iter()
-            .map(|c| c * d_scale)
-            .collect();
+        let diagonal: Vec<f64> = c_diagonal.iter().map(|c| c * d_scale).collect();
         let c_max = diagonal.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
         // sqrt keeps it a power of two: A is scaled by 2^e, C by 4^e.
         let a_scale = power(c_max).sqrt();
