@@ -457,4 +457,23 @@ mod tests {
         );
         assert!(md.contains("| 2048 | 1.13e-1 | 3.41e-10 | 15 |"), "{md}");
     }
+
+    #[test]
+    fn a_failed_single_precision_factor_is_a_row_that_says_so() {
+        let row = TableRow::failed(Method::Tiled, 4096, 8192, 3903, 1.25);
+        let csv = to_csv(&[row]);
+        let line = csv.lines().nth(1).unwrap();
+        assert!(
+            line.starts_with("tiled,4096,8192,NaN,NaN,0,false,"),
+            "{line}"
+        );
+        assert!(line.ends_with(",3903"), "{line}");
+        let md = to_markdown(
+            ProblemKind::IllConditioned,
+            &[row],
+            "test",
+            &SolveOptions::paper(),
+        );
+        assert!(md.contains("f32 factor failed (column 3903)"), "{md}");
+    }
 }
