@@ -350,6 +350,22 @@ fn gpu_and_cpu_residuals_agree() {
         close(&device.residual(&x).unwrap(), &eq.residual(&x), "r");
         // x = 0 leaves r = AD²b exactly.
         close(&device.residual(&vec![0.0; m]).unwrap(), eq.rhs(), "r(0)");
+        // The condition estimate's products: C·x.
+        let cx = eq.apply(&x);
+        let cx_scale = cx.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        for (i, (g, w)) in device.apply(&x).unwrap().iter().zip(&cx).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-13 * cx_scale.max(1.0),
+                "m = {m}, Cx[{i}]: GPU {g:e}, CPU {w:e}"
+            );
+        }
+        // A rounded to single precision on the GPU, scaled by powers of two, is the CPU's
+        // rounding exactly (the factor's input does not depend on where it was made).
+        for exponent in [0, -7, 12] {
+            let got = device.single_precision_a(exponent).unwrap().download().unwrap();
+            let want = p.a.map(|v| (v * 2f64.powi(exponent)) as f32);
+            assert_eq!(got.as_slice(), want.as_slice(), "m = {m}, 2^{exponent}·A");
+        }
         assert!(
             device.residual(&[1.0; 1000]).is_err(),
             "wrong length is refused"

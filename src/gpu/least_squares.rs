@@ -6,7 +6,7 @@ use crate::error::{NumericalError, Result};
 use crate::least_squares::{
     Criterion, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
     check_problem, estimate_inverse_norm_1, estimate_norm_1, norm_inf, norm2, product_diagonal,
-    refine, solve_normal_equations_faer, solve_with_factor,
+    refine, solve_normal_equations_faer,
 };
 use crate::matrix::{Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
@@ -32,36 +32,21 @@ impl Gpu {
         options.validate()?;
         check_problem(a, d, b)?;
         let start = Instant::now();
+        let mut phase = Phases::new(start);
         // C's diagonal, once: it sets the range scaling and checks the factor's pivots.
         let diagonal = product_diagonal(a, d);
         let scaling = RangeScaling::of(&diagonal, d)?;
-        let a32 = a.map(|v| (v * scaling.a) as f32);
         let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
-        check_finite(
-            "A (scaled and rounded to single precision for the GPU)",
-            &a32,
-        )?;
         check_finite_vec(
             "d (scaled and rounded to single precision for the GPU)",
             &d32,
         )?;
-        // The tiled method keeps C and L on the GPU: corrections are solved there, and the
-        // residuals are formed there in f64 where the device has room for A in f64; L comes
-        // back once, for the pivot check and the condition estimate.
         let method = self.check_problem_size(a.rows(), a.cols(), options.gpu)?;
-        let device_factor = match method {
-            Method::Tiled => Some(self.factor_product_tiled(&a32, &d32, options.gpu.format)?),
-            _ => None,
-        };
-        let l = match &device_factor {
-            Some(f) => f.download()?,
-            None => self.factor_product(&a32, &d32, options.gpu.method(method))?,
-        };
-        let c_scale = scaling.a * scaling.a * scaling.d;
-        let scaled_diagonal: Vec<f64> = diagonal.iter().map(|c| c * c_scale).collect();
-        check_pivots(&l, &scaled_diagonal)?;
-        let factor = start.elapsed();
-
+        phase.mark("diagonal, scaling");
+        // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
+        // is rounded to f32 there for the factor; C and L stay there, corrections are solved
+        // there; only L's diagonal comes back, for the pivot check. Where the device cannot
+        // hold A in f64, residuals run on the CPU and A goes up in f32.
         let device_residual = match method {
             Method::Tiled => match self.device_residual(a, d, b) {
                 Ok(r) => Some(r),
@@ -72,31 +57,89 @@ impl Gpu {
             },
             _ => None,
         };
-        let equations = NormalEquations::new(a, d, b);
-        let m = equations.order();
-        let correct = |r: &[f64]| match &device_factor {
-            Some(f) => scaling.correct_with(r, |v| f.solve(v)),
-            None => scaling.correct_with(r, |v| l.solve(v)),
+        phase.mark("A, d, b to the GPU in f64, AD²b");
+        let single_a = || {
+            let a32 = a.map(|v| (v * scaling.a) as f32);
+            check_finite(
+                "A (scaled and rounded to single precision for the GPU)",
+                &a32,
+            )?;
+            Ok::<_, crate::Error>(a32)
         };
-        let x0 = correct(equations.rhs())?;
-        let x0_time = start.elapsed();
+        let format = options.gpu.format;
+        let (device_factor, host_factor) = match (method, &device_residual) {
+            (Method::Tiled, Some(device)) if scaling.fits_single(max_abs(a)) => {
+                let exponent = scaling.a.log2() as i32;
+                let a32 = device.single_precision_a(exponent)?;
+                let f = self.factor_product_tiled_on_device(a32, a.shape(), &d32, format)?;
+                (Some(f), None)
+            }
+            (Method::Tiled, _) => (
+                Some(self.factor_product_tiled(&single_a()?, &d32, format)?),
+                None,
+            ),
+            _ => (
+                None,
+                Some(self.factor_product(&single_a()?, &d32, options.gpu.method(method))?),
+            ),
+        };
+        phase.mark("assembly, Cholesky (queued)");
+        let pivots: Vec<f32> = match (&device_factor, &host_factor) {
+            (Some(f), _) => self.tiled_diagonal(f)?,
+            (_, Some(l)) => (0..l.order()).map(|j| l.l()[(j, j)]).collect(),
+            _ => unreachable!("one of the two factors exists"),
+        };
+        let c_scale = scaling.a * scaling.a * scaling.d;
+        let scaled_diagonal: Vec<f64> = diagonal.iter().map(|c| c * c_scale).collect();
+        check_pivots(&pivots, &scaled_diagonal)?;
+        let factor = start.elapsed();
+        phase.mark("factor done, pivots checked");
 
-        let norm_c = estimate_norm_1(m, |v| equations.apply(v));
+        // The CPU's products, only where the GPU does not form them.
+        let host_equations = std::cell::OnceCell::new();
+        let equations = || host_equations.get_or_init(|| NormalEquations::new(a, d, b));
+        let rhs: &[f64] = match &device_residual {
+            Some(device) => device.rhs(),
+            None => equations().rhs(),
+        };
+        let m = a.rows();
+        let correct = |r: &[f64]| match (&device_factor, &host_factor) {
+            (Some(f), _) => scaling.correct_with(r, |v| f.solve(v)),
+            (_, Some(l)) => scaling.correct_with(r, |v| l.solve(v)),
+            _ => unreachable!("one of the two factors exists"),
+        };
+        let x0 = correct(rhs)?;
+        let x0_time = start.elapsed();
+        phase.mark("x⁰");
+
+        let mut failure = None;
+        let norm_c = estimate_norm_1(m, |v| match &device_residual {
+            Some(device) => device.apply(v).unwrap_or_else(|e| {
+                failure.get_or_insert(e);
+                vec![f64::NAN; m]
+            }),
+            None => equations().apply(v),
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        phase.mark("‖C‖₁ estimate");
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
             |x| match &device_residual {
                 Some(device) => device.residual(x),
-                None => Ok(equations.residual(x)),
+                None => Ok(equations().residual(x)),
             },
             correct,
             &x0,
             norm_c,
-            norm_inf(equations.rhs()),
+            norm_inf(rhs),
             options.criterion,
             tolerance,
             options.max_iterations,
         )?;
         let refine_time = start.elapsed() - x0_time;
+        phase.mark("refinement");
 
         let fallback = match refinement.stop {
             Stop::Converged => None,
@@ -113,32 +156,41 @@ impl Gpu {
                     refinement.backward_error
                 );
                 let x = solve_normal_equations_faer(a, d, b)?;
-                let eta = norm_inf(&equations.residual(&x))
-                    / (norm_c * norm_inf(&x) + norm_inf(equations.rhs()));
+                let eta =
+                    norm_inf(&equations().residual(&x)) / (norm_c * norm_inf(&x) + norm_inf(rhs));
                 (x, eta)
             }
         };
         let converged = match (fallback, options.criterion) {
             (None, _) => refinement.stop == Stop::Converged,
             (Some(_), Criterion::BackwardError) => backward_error <= tolerance,
-            (Some(_), Criterion::Paper) => norm2(&equations.residual(&x)) <= tolerance * norm2(&x),
+            (Some(_), Criterion::Paper) => {
+                norm2(&equations().residual(&x)) <= tolerance * norm2(&x)
+            }
         };
         // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
         // few solves run where the factor is (its accuracy needs only a digit or two).
-        let inverse_norm = match &device_factor {
-            Some(f) => estimate_inverse_norm_1(m, |v| {
-                let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-                match f.solve(&single) {
-                    Ok(z) => z.into_iter().map(f64::from).collect(),
-                    Err(_) => solve_with_factor(&l.l().to_f64(), v),
+        let mut failure = None;
+        let inverse_norm = estimate_inverse_norm_1(m, |v| {
+            let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+            let z = match (&device_factor, &host_factor) {
+                (Some(f), _) => f.solve(&single),
+                (_, Some(l)) => l.solve(&single),
+                _ => unreachable!("one of the two factors exists"),
+            };
+            match z {
+                Ok(z) => z.into_iter().map(f64::from).collect(),
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    vec![f64::NAN; m]
                 }
-            }),
-            None => {
-                let l64 = l.l().to_f64();
-                estimate_inverse_norm_1(m, |v| solve_with_factor(&l64, v))
             }
-        };
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
         let condition = norm_c * c_scale * inverse_norm;
+        phase.mark("‖C⁻¹‖₁ estimate");
         Ok(Solution {
             x,
             x0,
@@ -220,6 +272,11 @@ impl RangeScaling {
         })
     }
 
+    /// Whether 2^e·max|A| rounds to a finite single-precision number.
+    fn fits_single(&self, max_abs_a: f64) -> bool {
+        max_abs_a * self.a < f64::from(f32::MAX)
+    }
+
     /// z = C⁻¹·r through `solve`, the single-precision factor of C' (Algorithm 1's solve, on
     /// the CPU or the GPU): C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
     fn correct_with(
@@ -233,5 +290,35 @@ impl RangeScaling {
             .into_iter()
             .map(|v| f64::from(v) * self.a)
             .collect())
+    }
+}
+
+/// max |A(i,j)|, on all cores.
+fn max_abs(a: &Matrix<f64>) -> f64 {
+    use rayon::prelude::*;
+    a.as_slice()
+        .par_chunks(1 << 16)
+        .map(|c| c.iter().fold(0.0f64, |m, v| m.max(v.abs())))
+        .reduce(|| 0.0, f64::max)
+}
+
+/// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.
+struct Phases {
+    last: Instant,
+}
+
+impl Phases {
+    fn new(start: Instant) -> Self {
+        Self { last: start }
+    }
+
+    /// Logs the time since the last mark under `name`.
+    fn mark(&mut self, name: &str) {
+        let now = Instant::now();
+        log::debug!(
+            "least squares: {name}: {:.2} ms",
+            (now - self.last).as_secs_f64() * 1e3
+        );
+        self.last = now;
     }
 }

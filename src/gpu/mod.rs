@@ -138,6 +138,8 @@ pub struct Gpu {
     info: DeviceInfo,
     // The tiled method's compute kernels, compiled on first use.
     tiled: std::cell::RefCell<Option<std::rc::Rc<crate::tiled::TiledKernels>>>,
+    // The least-squares kernels (residuals in f64), compiled on first use.
+    least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
     // The EGL context when this Gpu made its own; declared last so it outlives the kernels.
     _headless: Option<HeadlessContext>,
 }
@@ -169,6 +171,7 @@ impl Gpu {
             context,
             info,
             tiled: Default::default(),
+            least_squares: Default::default(),
             _headless: None,
         })
     }

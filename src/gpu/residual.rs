@@ -1,32 +1,88 @@
 //! Algorithm 1's residual on the GPU in double precision: rᵏ = AD²b − A·D²·Aᵀ·xᵏ from A, d
 //! and b themselves (never from the single-precision C), with A, d and AD²b kept on the device
-//! so that each iteration moves only vectors of length m.
+//! so that each iteration moves only vectors of length m. The same upload of A feeds the
+//! single-precision assembly ([`DeviceResidual::single_precision_a`]), so A crosses the bus once.
 
 use super::Gpu;
 use crate::error::{DeviceError, Error, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use crate::matrix::Matrix;
+use std::rc::Rc;
 
 const TRANSPOSE_PRODUCT: &str =
     include_str!("../../glsl/least_squares/weighted_transpose_product.comp");
 const RESIDUAL: &str = include_str!("../../glsl/least_squares/residual.comp");
-/// Invocations per work group in both kernels (their `local_size_x`).
+const TO_SINGLE: &str = include_str!("../../glsl/least_squares/to_single.comp");
+const GATHER: &str = include_str!("../../glsl/least_squares/gather.comp");
+/// Invocations per work group in the product, residual and gather kernels (`local_size_x`).
 const GROUP: usize = 64;
-/// The most work groups one residual dispatch uses (rows beyond loop within a group).
-const MAX_ROW_GROUPS: usize = 65_535;
+/// Invocations per work group of the conversion kernel.
+const CONVERT_GROUP: usize = 256;
+/// The most work groups one dispatch uses (rows or entries beyond loop within a group).
+const MAX_GROUPS: usize = 65_535;
+
+/// The least-squares compute kernels of one context, compiled once (see [`Gpu`]).
+pub(crate) struct LeastSquaresKernels {
+    transpose_product: ComputeProgram,
+    residual: ComputeProgram,
+    to_single: ComputeProgram,
+    gather: ComputeProgram,
+}
+
+impl LeastSquaresKernels {
+    fn new(ctx: &Context) -> Result<Self> {
+        Ok(Self {
+            transpose_product: ComputeProgram::new(
+                ctx,
+                "weighted_transpose_product",
+                TRANSPOSE_PRODUCT,
+            )?,
+            residual: ComputeProgram::new(ctx, "residual", RESIDUAL)?,
+            to_single: ComputeProgram::new(ctx, "to_single", TO_SINGLE)?,
+            gather: ComputeProgram::new(ctx, "gather", GATHER)?,
+        })
+    }
+
+    /// `src[index[k]]` for every k, read back (a factor's diagonal without the rest).
+    pub(crate) fn gather(
+        &self,
+        ctx: &Context,
+        src: &Buffer<f32>,
+        index: &[u32],
+    ) -> Result<Vec<f32>> {
+        if index.is_empty() {
+            return Ok(Vec::new());
+        }
+        let index_buffer = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, index)?;
+        let out = Buffer::<f32>::uninitialized(
+            ctx,
+            BufferTarget::Storage,
+            BufferUsage::Stream,
+            index.len(),
+        )?;
+        self.gather.set("count", Uniform::U32(index.len() as u32));
+        src.bind_base(0);
+        index_buffer.bind_base(1);
+        out.bind_base(2);
+        self.gather
+            .dispatch([index.len().div_ceil(GROUP) as u32, 1, 1]);
+        out.download()
+    }
+}
 
 /// The problem's data on the GPU in f64, ready to evaluate residuals.
 pub struct DeviceResidual {
     m: usize,
     n: usize,
+    ctx: Context,
     a: Buffer<f64>,
     d: Buffer<f64>,
     f: Buffer<f64>,
+    zero: Buffer<f64>,
     x: Buffer<f64>,
     y: Buffer<f64>,
     r: Buffer<f64>,
-    transpose_product: ComputeProgram,
-    residual: ComputeProgram,
+    kernels: Rc<LeastSquaresKernels>,
     rhs: Vec<f64>,
 }
 
@@ -34,8 +90,9 @@ impl DeviceResidual {
     /// Uploads A (m x n), d and b in double precision and forms AD²b there. Needs compute
     /// shaders with GLSL doubles (OpenGL 4.3) and A within one storage buffer; otherwise
     /// [`DeviceError::Unsupported`], and the caller evaluates residuals on the CPU.
-    pub fn new(
+    fn new(
         ctx: &Context,
+        kernels: Rc<LeastSquaresKernels>,
         max_bytes: u64,
         a: &Matrix<f64>,
         d: &[f64],
@@ -67,24 +124,21 @@ impl DeviceResidual {
         let mut device = Self {
             m,
             n,
+            ctx: ctx.clone(),
             a: storage(a.as_slice())?,
             d: storage(d)?,
             f: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
+            zero: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
             x: scratch(m)?,
             y: scratch(n)?,
             r: scratch(m)?,
-            transpose_product: ComputeProgram::new(
-                ctx,
-                "weighted_transpose_product",
-                TRANSPOSE_PRODUCT,
-            )?,
-            residual: ComputeProgram::new(ctx, "residual", RESIDUAL)?,
+            kernels,
             rhs: Vec::new(),
         };
         // AD²b = −(0 − A·(d∘b)): the residual kernel with f = 0 and y = d∘b.
         let db: Vec<f64> = d.iter().zip(b).map(|(d, b)| d * b).collect();
         device.y.write(0, &db)?;
-        device.run_residual();
+        device.run_residual(&device.zero);
         let rhs: Vec<f64> = device
             .r
             .download_range(0, m)?
@@ -103,36 +157,74 @@ impl DeviceResidual {
 
     /// rᵏ = AD²b − A·D²·Aᵀ·x for an x of length m.
     pub fn residual(&self, x: &[f64]) -> Result<Vec<f64>> {
+        self.product("the residual", x, &self.f)
+    }
+
+    /// C·v = A·D²·Aᵀ·v in double precision (the condition estimate's products).
+    pub fn apply(&self, v: &[f64]) -> Result<Vec<f64>> {
+        Ok(self
+            .product("the product with C", v, &self.zero)?
+            .into_iter()
+            .map(|r| -r)
+            .collect())
+    }
+
+    /// 2^exponent·A rounded to single precision, row-major, formed on the GPU from the f64
+    /// copy (an exact scaling: the same values as the CPU's `(v·2^e) as f32` wherever those
+    /// are normal numbers). The caller checks that 2^exponent·max|A| fits f32's range.
+    pub fn single_precision_a(&self, exponent: i32) -> Result<Buffer<f32>> {
+        let len = self.m * self.n;
+        let out = Buffer::<f32>::uninitialized(
+            &self.ctx,
+            BufferTarget::Storage,
+            BufferUsage::Static,
+            len,
+        )?;
+        let k = &self.kernels.to_single;
+        k.set_all(&[
+            ("len", Uniform::U32(len as u32)),
+            ("exponent", Uniform::I32(exponent)),
+        ]);
+        self.a.bind_base(0);
+        out.bind_base(1);
+        k.dispatch([len.div_ceil(CONVERT_GROUP).min(MAX_GROUPS) as u32, 1, 1]);
+        self.ctx
+            .check(|| "converting A to single precision on the GPU".into())?;
+        Ok(out)
+    }
+
+    /// f − A·D²·Aᵀ·x for an x of length m.
+    fn product(&self, what: &str, x: &[f64], f: &Buffer<f64>) -> Result<Vec<f64>> {
         if x.len() != self.m {
             return Err(Error::shape(format!(
-                "the residual needs x of length {}, but it has {}",
+                "{what} needs a vector of length {}, but it has {}",
                 self.m,
                 x.len()
             )));
         }
         self.x.write(0, x)?;
         let sizes = self.sizes();
-        self.transpose_product.set_all(&sizes);
+        let k = &self.kernels.transpose_product;
+        k.set_all(&sizes);
         self.a.bind_base(0);
         self.d.bind_base(1);
         self.x.bind_base(2);
         self.y.bind_base(3);
-        self.transpose_product
-            .dispatch([self.n.div_ceil(GROUP) as u32, 1, 1]);
-        self.run_residual();
+        k.dispatch([self.n.div_ceil(GROUP) as u32, 1, 1]);
+        self.run_residual(f);
         self.r.download_range(0, self.m)
     }
 
     /// r = f − A·y with the buffers as they are (GL errors surface at the checked read-back
     /// that follows every call).
-    fn run_residual(&self) {
-        self.residual.set_all(&self.sizes());
+    fn run_residual(&self, f: &Buffer<f64>) {
+        let k = &self.kernels.residual;
+        k.set_all(&self.sizes());
         self.a.bind_base(0);
-        self.f.bind_base(1);
+        f.bind_base(1);
         self.y.bind_base(2);
         self.r.bind_base(3);
-        self.residual
-            .dispatch([self.m.min(MAX_ROW_GROUPS) as u32, 1, 1]);
+        k.dispatch([self.m.min(MAX_GROUPS) as u32, 1, 1]);
     }
 
     fn sizes(&self) -> [(&'static str, Uniform); 2] {
@@ -154,6 +246,23 @@ impl Gpu {
             }
             .into());
         }
-        DeviceResidual::new(self.context(), self.max_storage_bytes()?, a, d, b)
+        DeviceResidual::new(
+            self.context(),
+            self.least_squares_kernels()?,
+            self.max_storage_bytes()?,
+            a,
+            d,
+            b,
+        )
+    }
+
+    /// The least-squares kernels of this context, compiled on first use.
+    pub(crate) fn least_squares_kernels(&self) -> Result<Rc<LeastSquaresKernels>> {
+        if let Some(k) = self.least_squares.borrow().as_ref() {
+            return Ok(k.clone());
+        }
+        let k = Rc::new(LeastSquaresKernels::new(self.context())?);
+        *self.least_squares.borrow_mut() = Some(k.clone());
+        Ok(k)
     }
 }

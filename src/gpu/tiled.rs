@@ -184,6 +184,43 @@ impl Gpu {
         self.factor_on_gpu(k, c, max)
     }
 
+    /// [`Gpu::factor_product_tiled`] with A (m x n, row-major) already on the GPU, as the
+    /// least-squares solve makes it from its f64 copy: A crosses the bus once.
+    pub(crate) fn factor_product_tiled_on_device(
+        &self,
+        a: crate::gl::Buffer<f32>,
+        (m, n): (usize, usize),
+        d: &[f32],
+        format: Format,
+    ) -> Result<TiledFactor> {
+        let k = self.tiled_kernels()?;
+        let max = self.max_storage_bytes()?;
+        let storage = storage_of(format);
+        crate::tiled::storage::check_fits(
+            &format!("an order-{m} matrix in {} storage", storage.name()),
+            storage.len(m),
+            max,
+        )?;
+        let p = DeviceProduct::on_device(&k, a, d, (m, n))?;
+        let c = assembly::assemble_new(&k, &p, storage, max)?;
+        self.factor_on_gpu(k, c, max)
+    }
+
+    /// The diagonal of a factor kept on the GPU, gathered there and read back alone (m
+    /// values instead of L): the least-squares pivot check.
+    pub(crate) fn tiled_diagonal(&self, f: &TiledFactor) -> Result<Vec<f32>> {
+        let l = f.matrix();
+        let m = l.order();
+        let index: Vec<u32> = (0..m)
+            .map(|j| match l.storage() {
+                Storage::Full => j * (m + 1),
+                Storage::Rfp => rfp::index(m, j, j),
+            } as u32)
+            .collect();
+        self.least_squares_kernels()?
+            .gather(self.context(), l.buffer(), &index)
+    }
+
     fn factor_on_gpu(
         &self,
         k: Rc<TiledKernels>,

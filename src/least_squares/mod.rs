@@ -30,7 +30,7 @@ pub use normal_equations::{
 pub use refinement::{NormalEquations, Refinement, Stop, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
-use crate::gpu::{CholeskyFactor, Options};
+use crate::gpu::Options;
 use crate::layout::Format;
 use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
 use std::time::Duration;
@@ -284,12 +284,12 @@ pub fn product_diagonal(a: &Matrix<f64>, d: &[f64]) -> Vec<f64> {
 }
 
 /// Rejects a factor whose pivot ratio L(j,j)²/C(j,j) is at or below [`pivot_tolerance`]:
-/// [`NumericalError::NumericallySingular`] with the first such column.
-pub fn check_pivots(factor: &CholeskyFactor, diagonal: &[f64]) -> Result<()> {
-    let l = factor.l();
+/// [`NumericalError::NumericallySingular`] with the first such column. `pivots` is L's
+/// diagonal (read alone from a factor kept on the GPU), `diagonal` C's.
+pub fn check_pivots(pivots: &[f32], diagonal: &[f64]) -> Result<()> {
     let tolerance = pivot_tolerance();
-    for (j, &c) in diagonal.iter().enumerate().take(factor.order()) {
-        let pivot = f64::from(l[(j, j)]);
+    for (j, (&c, &pivot)) in diagonal.iter().zip(pivots).enumerate() {
+        let pivot = f64::from(pivot);
         let ratio = pivot * pivot / c;
         if ratio.is_nan() || ratio <= tolerance {
             return Err(NumericalError::NumericallySingular {

@@ -36,6 +36,19 @@ impl DeviceProduct {
         })
     }
 
+    /// Wraps A (rows x cols, row-major) already on the GPU and uploads d (n).
+    pub fn on_device(
+        k: &TiledKernels,
+        a: Buffer<f32>,
+        d: &[f32],
+        (rows, cols): (usize, usize),
+    ) -> Result<Self> {
+        assert_eq!(a.len(), rows * cols, "A's buffer holds rows x cols values");
+        assert_eq!(d.len(), cols, "d has one entry per column of A");
+        let d = Buffer::new(k.context(), BufferTarget::Storage, BufferUsage::Static, d)?;
+        Ok(Self { a, d, rows, cols })
+    }
+
     /// The order m of the product.
     pub fn order(&self) -> usize {
         self.rows
