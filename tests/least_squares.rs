@@ -362,7 +362,11 @@ fn gpu_and_cpu_residuals_agree() {
         // A rounded to single precision on the GPU, scaled by powers of two, is the CPU's
         // rounding exactly (the factor's input does not depend on where it was made).
         for exponent in [0, -7, 12] {
-            let got = device.single_precision_a(exponent).unwrap().download().unwrap();
+            let got = device
+                .single_precision_a(exponent)
+                .unwrap()
+                .download()
+                .unwrap();
             let want = p.a.map(|v| (v * 2f64.powi(exponent)) as f32);
             assert_eq!(got.as_slice(), want.as_slice(), "m = {m}, 2^{exponent}·A");
         }

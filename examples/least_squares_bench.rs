@@ -1,0 +1,48 @@
+//! Times the weighted least-squares solve (Table 1's problem, default options: the fastest
+//! method here) against faer's f64 solve, at the orders given (default 2048,4096), best of
+//! three after a warm-up. `RUST_LOG=symraster=debug` adds where the time goes, phase by phase.
+//!
+//!     cargo run --release --example least_squares_bench -- 2048,4096
+
+use std::time::Instant;
+use symraster::Gpu;
+use symraster::least_squares::{SolveOptions, relative_error_vec, solve_normal_equations_faer};
+use symraster::problems::random_least_squares;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::init();
+    let sizes: Vec<usize> = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "2048,4096".into())
+        .split(',')
+        .map(|s| s.trim().parse())
+        .collect::<Result<_, _>>()?;
+    let gpu = Gpu::new()?;
+    println!("# {}", gpu.info().renderer);
+    println!("m,n,gpu_s,faer_s,speedup,iterations,rel_error");
+    for m in sizes {
+        let p = random_least_squares(1, m);
+        let options = SolveOptions::paper();
+        let mut gpu_s = f64::INFINITY;
+        let mut solution = gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &options)?;
+        for _ in 0..3 {
+            solution = gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &options)?;
+            gpu_s = gpu_s.min(solution.timings.total.as_secs_f64());
+        }
+        let mut faer_s = f64::INFINITY;
+        let mut x_cpu = Vec::new();
+        for _ in 0..3 {
+            let t = Instant::now();
+            x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b)?;
+            faer_s = faer_s.min(t.elapsed().as_secs_f64());
+        }
+        println!(
+            "{m},{},{gpu_s:.4},{faer_s:.4},{:.2},{},{:.2e}",
+            2 * m,
+            faer_s / gpu_s,
+            solution.iterations,
+            relative_error_vec(&solution.x, &x_cpu)
+        );
+    }
+    Ok(())
+}
