@@ -329,7 +329,8 @@ fn gpu_and_cpu_residuals_agree() {
         eprintln!("skipped: no compute shaders on {}", gpu.info().renderer);
         return;
     }
-    for m in [1, 2, 3, 17, 64, 129] {
+    // m = 400 (n = 800) cuts Aᵀx into row chunks of several rows (262144 invocations aimed for).
+    for m in [1, 2, 3, 17, 64, 129, 400] {
         let p = random_least_squares(40 + m as u64, m);
         let eq = symraster::least_squares::NormalEquations::new(&p.a, &p.d, &p.b);
         let device = gpu.device_residual(&p.a, &p.d, &p.b).unwrap();

@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 const TRANSPOSE_PRODUCT: &str =
     include_str!("../../glsl/least_squares/weighted_transpose_product.comp");
+const SUM_CHUNKS: &str = include_str!("../../glsl/least_squares/sum_chunks.comp");
 const RESIDUAL: &str = include_str!("../../glsl/least_squares/residual.comp");
 const TO_SINGLE: &str = include_str!("../../glsl/least_squares/to_single.comp");
 const GATHER: &str = include_str!("../../glsl/least_squares/gather.comp");
@@ -21,9 +22,22 @@ const CONVERT_GROUP: usize = 256;
 /// The most work groups one dispatch uses (rows or entries beyond loop within a group).
 const MAX_GROUPS: usize = 65_535;
 
+/// Invocations the transposed product aims for (columns x row chunks), enough to keep a large
+/// GPU's memory system busy.
+const TRANSPOSE_INVOCATIONS: usize = 1 << 18;
+
+/// Row chunks of the transposed product for an m x n A: about [`TRANSPOSE_INVOCATIONS`]
+/// invocations in all, at least one row per chunk.
+fn row_chunks(m: usize, n: usize) -> usize {
+    TRANSPOSE_INVOCATIONS
+        .div_ceil(n.max(1))
+        .clamp(1, m.clamp(1, MAX_GROUPS))
+}
+
 /// The least-squares compute kernels of one context, compiled once (see [`Gpu`]).
 pub(crate) struct LeastSquaresKernels {
     transpose_product: ComputeProgram,
+    sum_chunks: ComputeProgram,
     residual: ComputeProgram,
     to_single: ComputeProgram,
     gather: ComputeProgram,
@@ -37,6 +51,7 @@ impl LeastSquaresKernels {
                 "weighted_transpose_product",
                 TRANSPOSE_PRODUCT,
             )?,
+            sum_chunks: ComputeProgram::new(ctx, "sum_chunks", SUM_CHUNKS)?,
             residual: ComputeProgram::new(ctx, "residual", RESIDUAL)?,
             to_single: ComputeProgram::new(ctx, "to_single", TO_SINGLE)?,
             gather: ComputeProgram::new(ctx, "gather", GATHER)?,
@@ -80,6 +95,7 @@ pub struct DeviceResidual {
     f: Buffer<f64>,
     zero: Buffer<f64>,
     x: Buffer<f64>,
+    partial: Buffer<f64>,
     y: Buffer<f64>,
     r: Buffer<f64>,
     kernels: Rc<LeastSquaresKernels>,
@@ -130,6 +146,7 @@ impl DeviceResidual {
             f: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
             zero: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
             x: scratch(m)?,
+            partial: scratch(row_chunks(m, n) * n)?,
             y: scratch(n)?,
             r: scratch(m)?,
             kernels,
@@ -203,14 +220,30 @@ impl DeviceResidual {
             )));
         }
         self.x.write(0, x)?;
-        let sizes = self.sizes();
+        let chunks = row_chunks(self.m, self.n);
         let k = &self.kernels.transpose_product;
-        k.set_all(&sizes);
+        k.set_all(&[
+            ("m", Uniform::U32(self.m as u32)),
+            ("n", Uniform::U32(self.n as u32)),
+            (
+                "rows_per_chunk",
+                Uniform::U32(self.m.div_ceil(chunks) as u32),
+            ),
+        ]);
         self.a.bind_base(0);
-        self.d.bind_base(1);
         self.x.bind_base(2);
+        self.partial.bind_base(3);
+        let column_groups = self.n.div_ceil(GROUP) as u32;
+        k.dispatch([column_groups, chunks as u32, 1]);
+        let k = &self.kernels.sum_chunks;
+        k.set_all(&[
+            ("n", Uniform::U32(self.n as u32)),
+            ("chunks", Uniform::U32(chunks as u32)),
+        ]);
+        self.d.bind_base(1);
+        self.partial.bind_base(2);
         self.y.bind_base(3);
-        k.dispatch([self.n.div_ceil(GROUP) as u32, 1, 1]);
+        k.dispatch([column_groups, 1, 1]);
         self.run_residual(f);
         self.r.download_range(0, self.m)
     }
