@@ -28,6 +28,8 @@ pub enum CopyMode {
     UnitLower = 2,
     /// The lower triangle of the source, zeros above.
     Lower = 3,
+    /// The lower triangle of the source; nothing above the diagonal is written.
+    LowerOnly = 4,
 }
 
 /// The kernels inversion runs on, compiled for one context.
