@@ -11,7 +11,7 @@
 //!
 //! The device computes in f32; [`refine`] polishes an inverse in f64 on the CPU (Newton-Schulz)
 //! when the f32 inverse is good enough for that to reach double accuracy. One job per file:
-//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`], [`refine`],
+//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`], [`newton`], [`refine`],
 //! [`sign`], [`lyapunov`], [`bench`] (GPU timings for the reproduction figure).
 
 pub mod bench;
@@ -19,6 +19,7 @@ pub mod gje;
 pub mod kernels;
 pub mod lu;
 pub mod lyapunov;
+pub mod newton;
 pub mod refine;
 pub mod rfp;
 pub mod sign;
