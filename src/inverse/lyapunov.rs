@@ -92,9 +92,15 @@ impl Operator<'_> {
     }
 }
 
-/// ‖Q − AX − XAᵀ‖_F / (‖A‖_F‖X‖_F) and the residual itself.
-fn residual(a: &Mat<f64>, q: &Mat<f64>, x: &Mat<f64>) -> (Mat<f64>, f64) {
-    let r = q - a * x - x * a.transpose();
+/// ‖Q − AX − XAᵀ‖_F / (‖A‖_F‖X‖_F) and the residual itself; for a symmetric X (`symmetric`)
+/// with one product, XAᵀ = (AX)ᵀ.
+fn residual(a: &Mat<f64>, q: &Mat<f64>, x: &Mat<f64>, symmetric: bool) -> (Mat<f64>, f64) {
+    let r = if symmetric {
+        let ax = a * x;
+        q - &ax - ax.transpose()
+    } else {
+        q - a * x - x * a.transpose()
+    };
     let scale = (a.norm_l2() * x.norm_l2()).max(f64::MIN_POSITIVE);
     let norm = r.norm_l2() / scale;
     (r, norm)
@@ -153,12 +159,21 @@ pub fn solve_continuous_lyapunov(
         t: square("a product of the Lyapunov iteration")?,
     };
     let (fa, fq) = (to_faer(a), to_faer(q));
-    let mut x = op.apply(&fq)?;
-    let (mut r, mut norm) = residual(&fa, &fq, &x);
+    // A symmetric Q has a symmetric X: kept exactly symmetric, its residual takes one product.
+    let symmetric = (0..n).all(|i| (0..i).all(|j| q[(i, j)] == q[(j, i)]));
+    let symmetrize = |x: Mat<f64>| {
+        if symmetric {
+            (&x + x.transpose()) * 0.5
+        } else {
+            x
+        }
+    };
+    let mut x = symmetrize(op.apply(&fq)?);
+    let (mut r, mut norm) = residual(&fa, &fq, &x, symmetric);
     let mut residuals = vec![norm];
     for _ in 0..refine_steps {
-        let next = &x + op.apply(&r)?;
-        let (r_next, norm_next) = residual(&fa, &fq, &next);
+        let next = symmetrize(&x + op.apply(&r)?);
+        let (r_next, norm_next) = residual(&fa, &fq, &next, symmetric);
         if norm_next.is_nan() || norm_next >= norm {
             break;
         }

@@ -173,27 +173,26 @@ fn iterate_on_host(
     Ok((x, iterations))
 }
 
-/// ‖I − S²‖_F.
-fn involution_residual(s: &Mat<f64>) -> f64 {
-    let n = s.nrows();
-    (Mat::<f64>::identity(n, n) - s * s).norm_l2()
-}
-
-/// Newton-Schulz steps S ← S(3I − S²)/2 in f64 while ‖I − S²‖_F drops (it converges
-/// quadratically once ‖I − S²‖ < 1); returns S, the steps taken and the final residual.
+/// Newton-Schulz steps S ← S(3I − S²)/2 = S + S·E/2 with E = I − S², in f64, while ‖E‖_F
+/// drops (it converges quadratically once ‖E‖ < 1): two products a step, as E of the new S
+/// is both the stopping test and the next step's factor. Returns S, the steps taken and the
+/// final ‖I − S²‖_F.
 fn polish(x: &Matrix<f64>, max_steps: usize) -> (Matrix<f64>, usize, f64) {
     let mut s = to_faer(x);
     let n = s.nrows();
-    let mut r = involution_residual(&s);
+    let id = Mat::<f64>::identity(n, n);
+    let mut e = &id - &s * &s;
+    let mut r = e.norm_l2();
     let mut steps = 0;
     while steps < max_steps && r < 1.0 {
-        let s2 = &s * &s;
-        let next = &s * (Mat::<f64>::identity(n, n) * 3.0 - s2) * 0.5;
-        let r_next = involution_residual(&next);
+        let next = &s + &s * &e * 0.5;
+        let e_next = &id - &next * &next;
+        let r_next = e_next.norm_l2();
         if r_next.is_nan() || r_next >= r {
             break;
         }
         s = next;
+        e = e_next;
         r = r_next;
         steps += 1;
     }
