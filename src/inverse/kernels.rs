@@ -1,7 +1,8 @@
 //! The inversion kernels: the tiled path's product, Cholesky and triangular solve (reused, not
-//! copied) plus three of this module's own (glsl/inverse/): partial pivoting with row swaps,
-//! the Gauss-Jordan / LU panel step, and a strided block copy. Also the square matrix in a
-//! storage buffer they all work on.
+//! copied) plus four of this module's own (glsl/inverse/): partial pivoting with row swaps,
+//! the Gauss-Jordan / LU panel step, a strided block copy, and the elementwise passes of the
+//! Newton iteration with partial sums. Also the square matrix in a storage buffer they all
+//! work on.
 
 use crate::Gpu;
 use crate::error::{DeviceError, Error, NumericalError, Result};
@@ -227,7 +228,7 @@ impl Inverter {
         (n * n).div_ceil(NEWTON_GROUP_ENTRIES).max(1)
     }
 
-    /// y(i, j) = w(i, perm[j]) over the order-n matrices `w` and `y` (the Gauss-Jordan result
+    /// y(i, j) = w(i, perm\[j\]) over the order-n matrices `w` and `y` (the Gauss-Jordan result
     /// with its columns put back); per work group (Σ y², 0, max |y|, 0) into `partial`
     /// ([`Inverter::newton_groups`] entries).
     pub fn newton_unscramble(

@@ -11,8 +11,9 @@
 //!
 //! The device computes in f32; [`refine`] polishes an inverse in f64 on the CPU (Newton-Schulz)
 //! when the f32 inverse is good enough for that to reach double accuracy. One job per file:
-//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`], [`newton`], [`refine`],
-//! [`sign`], [`lyapunov`], [`bench`] (GPU timings for the reproduction figure).
+//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`],
+//! [`newton`] (the sign iteration on the device), [`refine`], [`sign`], [`lyapunov`], [`bench`]
+//! (GPU timings for the reproduction figure).
 
 pub mod bench;
 pub mod gje;

@@ -39,8 +39,8 @@ fn sums(partial: &Buffer<[f32; 4]>, groups: usize) -> Result<(f64, f64, f64)> {
     }))
 }
 
-/// A with pivots in `piv` (row p swapped with piv[p] at step p): the column order putting
-/// (PA)⁻¹'s columns back, y(:, j) = w(:, perm[j]) (the swaps in reverse order).
+/// A with pivots in `piv` (row p swapped with piv\[p\] at step p): the column order putting
+/// (PA)⁻¹'s columns back, y(:, j) = w(:, perm\[j\]) (the swaps in reverse order).
 pub fn column_order(piv: &[u32]) -> Vec<u32> {
     let mut perm: Vec<u32> = (0..piv.len() as u32).collect();
     for p in (0..piv.len()).rev() {

@@ -4,8 +4,8 @@
 //! then the lower triangle of L⁻ᵀL⁻¹ in place (slauum: C11 = L11ᵀL11 + L21ᵀL21,
 //! C21 = L22ᵀL21 by a triangular product, C22 = L22ᵀL22). In RFP the strict upper triangle of
 //! a diagonal block holds other entries, so nothing here reads or writes it: products run on
-//! rectangles, and diagonal blocks of order ≤ nb (≤ [`TRMM_LEAF_BLOCKS`]·nb for the triangular product)
-//! are copied to a small workspace with zeros above. Memory: the RFP array, n(n+1)/2 values,
+//! rectangles, and diagonal blocks of order ≤ nb (≤ [`TRMM_LEAF_BLOCKS`]·nb for the triangular
+//! product) are copied to a small workspace with zeros above. Memory: the RFP array, n(n+1)/2 values,
 //! plus [`workspace_len`] (about 4·nb·n); s³ flops as the full-storage route.
 
 use super::kernels::{CopyMode, Inverter};
@@ -105,8 +105,8 @@ pub fn lauum(inv: &Inverter, a: &Buffer<f32>, tri: Triangle, w: &Buffer<f32>) ->
 
 /// X := Tᵀ·X in place for the lower-triangular view `t` of `t_buffer` (order = X's rows),
 /// recursively: with T = [A 0; B D] and X = [X1; X2], X1 := AᵀX1, X1 += BᵀX2, X2 := DᵀX2.
-/// Leaves of order ≤ [`TRMM_LEAF_BLOCKS`]·nb: T's lower triangle and X's rows copied to `w`, then one
-/// product. X must not overlap T.
+/// Leaves of order ≤ [`TRMM_LEAF_BLOCKS`]·nb: T's lower triangle and X's rows copied to `w`,
+/// then one product. X must not overlap T.
 pub fn trmm_transposed(
     inv: &Inverter,
     x: Operand<'_>,
