@@ -5,7 +5,7 @@
 //! −2Q (from sign(H)·H = H·sign(H)), so X = −Y/2. The Newton iteration on H keeps its block
 //! form: A_{k+1} = (μA_k + A_k⁻¹/μ)/2 and C_{k+1} = (μC_k + A_k⁻¹C_kA_k⁻ᵀ/μ)/2 with C₀ = Q,
 //! so only order-n inverses are needed (GPU Gauss-Jordan, f32). The A-iteration runs on the
-//! GPU with its iterate and inverses kept there ([`newton`](super::newton)); A_k → sign(A),
+//! GPU with its iterate and inverses kept there ([`newton`]); A_k → sign(A),
 //! which must be −I: otherwise A is not stable ([`NumericalError::NotStable`]). The C-update
 //! is linear in C and depends only on the recorded (μ_k, A_k⁻¹): applied to Q it gives X, and
 //! applied to the f64 residual Q − AX − XAᵀ (formed on the CPU) it refines X to double

@@ -12,8 +12,8 @@
 //! The device computes in f32; [`refine`] polishes an inverse in f64 on the CPU (Newton-Schulz)
 //! when the f32 inverse is good enough for that to reach double accuracy. One job per file:
 //! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`],
-//! [`newton`] (the sign iteration on the device), [`refine`], [`sign`], [`lyapunov`], [`bench`]
-//! (GPU timings for the reproduction figure).
+//! [`newton`] (the sign iteration on the device), [`refine`], [`sign`](mod@sign),
+//! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;
 pub mod gje;
