@@ -5,7 +5,7 @@
 use faer::linalg::solvers::DenseSolveCore;
 use std::time::Instant;
 use symraster::Gpu;
-use symraster::inverse::{Inverter, Kind, Method, bench};
+use symraster::inverse::{Inverter, Kind, Method, Storage, bench};
 
 /// faer's f32 inverse (LU with partial pivoting, or Cholesky for SPD), median wall ms of 3.
 fn faer_ms(kind: Kind, s: usize) -> f64 {
@@ -42,20 +42,22 @@ fn main() -> anyhow::Result<()> {
     let gpu = Gpu::new()?;
     let inv = Inverter::new(&gpu)?;
     println!("# {}", gpu.info().renderer);
-    println!("kind,method,s,block,gpu_ms,wall_ms,gflops");
+    println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops");
     for &s in &sizes {
-        for (kind, method) in [
-            (Kind::General, Method::Gje),
-            (Kind::General, Method::Lu),
-            (Kind::Spd, Method::Gje),
-            (Kind::Spd, Method::Cholesky),
+        for (kind, method, storage) in [
+            (Kind::General, Method::Gje, Storage::Full),
+            (Kind::General, Method::Lu, Storage::Full),
+            (Kind::Spd, Method::Gje, Storage::Full),
+            (Kind::Spd, Method::Cholesky, Storage::Full),
+            (Kind::Spd, Method::Cholesky, Storage::Rfp),
         ] {
             let reps = if s <= 1024 { 3 } else { 1 };
-            let t = bench::time_inverse(&inv, kind, method, s, None, reps)?;
+            let t = bench::time_inverse_in(&inv, kind, method, storage, s, None, reps)?;
             println!(
-                "{},{},{},{},{:.4},{:.3},{:.3}",
+                "{},{},{},{},{},{:.4},{:.3},{:.3}",
                 kind.name(),
                 method.name(),
+                storage.name(),
                 s,
                 t.block,
                 t.gpu_ms,
@@ -66,7 +68,7 @@ fn main() -> anyhow::Result<()> {
         for kind in [Kind::General, Kind::Spd] {
             let ms = faer_ms(kind, s);
             println!(
-                "{},faer-cpu,{},-,-,{:.3},{:.3}",
+                "{},faer-cpu,-,{},-,-,{:.3},{:.3}",
                 kind.name(),
                 s,
                 ms,

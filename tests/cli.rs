@@ -1094,6 +1094,9 @@ fn invert_sign_and_lyap() {
         vec!["--kind", "general", "--method", "lu"],
         vec!["--kind", "spd", "--method", "gje"],
         vec!["--kind", "spd", "--method", "cholesky"],
+        vec![
+            "--kind", "spd", "--method", "cholesky", "--format", "packed",
+        ],
     ] {
         let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> =
             vec![&"invert", &"--a", &m_path, &"-o", &out];
@@ -1108,6 +1111,51 @@ fn invert_sign_and_lyap() {
             }
         }
     }
+    // The SPD inverse as LAPACK's RFP array; RFP storage only for the Cholesky route.
+    let arf_path = w.path("inv_rfp.npy");
+    succeeds(run(
+        &[
+            &"invert",
+            &"--a",
+            &m_path,
+            &"--kind",
+            &"spd",
+            &"--method",
+            &"cholesky",
+            &"--format",
+            &"packed",
+            &"--rfp",
+            &"-o",
+            &arf_path,
+        ],
+        &[],
+    ));
+    let arf = io::read_vector(&arf_path, "X").unwrap();
+    let x = io::read_matrix(&out, "X").unwrap();
+    assert_eq!(arf.len(), 6);
+    for i in 0..3 {
+        for j in 0..=i {
+            let got = arf[symraster::rfp::index(3, i, j)];
+            assert!((got - x[(i, j)]).abs() < 1e-12, "RFP ({i},{j}) = {got}");
+        }
+    }
+    fails_with(
+        run(
+            &[
+                &"invert",
+                &"--a",
+                &m_path,
+                &"--kind",
+                &"spd",
+                &"--format",
+                &"packed",
+                &"-o",
+                &out,
+            ],
+            &[],
+        ),
+        &["RFP"],
+    );
     let singular = w.matrix(
         "s.npy",
         &Matrix::from_fn(2, 2, |i, j| ((i + 1) * (j + 1)) as f64),

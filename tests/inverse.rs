@@ -259,8 +259,9 @@ fn sign_by_eigen(a: &Matrix<f64>) -> Matrix<f64> {
 fn sign_matches_eigendecompositions() {
     let gpu = common::gpu();
     let inv = inverter(&gpu);
-    // Symmetric indefinite: spectrum on both sides of zero, kept away from it.
-    for n in [1, 2, 5, 24] {
+    // Symmetric indefinite: spectrum on both sides of zero, kept away from it. From n = 64 the
+    // device iteration's passes run in several work groups (4096 entries each).
+    for n in [1, 2, 5, 24, 90] {
         let mut a = spd(n, 40 + n as u64);
         for i in 0..n {
             a[(i, i)] -= if i % 2 == 0 { 3.0 } else { 0.0 };
@@ -411,6 +412,17 @@ fn lyapunov_matches_scipy_convention_and_the_kronecker_solve() {
             raw.residuals
         );
     }
+    // Larger than one work group of the device passes (4096 entries): the residual only (the
+    // Kronecker solve would be of order 4900).
+    let n = 70;
+    let (a, b) = (stable(n, 5), random(n, n, 6));
+    let q = matmul(&b, &b.transpose());
+    let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    assert!(
+        *got.residuals.last().unwrap() < 1e-13 && got.residuals[0] < 1e-4,
+        "n {n}: residuals {:?}",
+        got.residuals
+    );
     // A nonsymmetric Q is fine too (scipy does not ask for symmetry).
     let (a, q) = (stable(5, 9), random(5, 5, 10));
     let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();

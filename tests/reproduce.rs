@@ -323,6 +323,7 @@ fn throughput_and_inversion_figures() {
             &[
                 "spd_gje_gflops",
                 "spd_cholesky_gflops",
+                "spd_cholesky_rfp_gflops",
                 "general_gje_gflops",
                 "general_lu_gflops",
                 "cpu_general_gflops",

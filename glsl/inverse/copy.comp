@@ -1,6 +1,8 @@
 // dst ← alpha·f(src) over a rows x cols strided view (entry (i, j) at off + i·rs + j·cs):
 // mode 0 copies, 1 writes the identity (src unread), 2 the unit lower triangle of src (zeros
-// above, ones on the diagonal), 3 the lower triangle of src with zeros above.
+// above, ones on the diagonal), 3 the lower triangle of src with zeros above, 4 the lower
+// triangle of src with nothing above written (in RFP a diagonal block's upper triangle holds
+// other entries).
 layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(std430, binding = 0) buffer DstBuf { float dst[]; };
@@ -20,7 +22,7 @@ uniform float alpha;
 void main() {
     uint j = gl_GlobalInvocationID.x;
     uint i = gl_GlobalInvocationID.y;
-    if (i >= rows || j >= cols) return;
+    if (i >= rows || j >= cols || (mode == 4 && j > i)) return;
     float v;
     if (mode == 1 || (mode == 2 && i == j)) {
         v = (i == j) ? 1.0 : 0.0;

@@ -6,9 +6,10 @@
 
 use super::gje::PivotWork;
 use super::kernels::{DeviceSquare, Inverter};
-use super::{Kind, Method, gje, lu, pivot_tolerance, spd};
+use super::{Kind, Method, Storage, check_method, gje, lu, pivot_tolerance, rfp, spd};
 use crate::error::{InputError, Result};
 use crate::gl::GpuTimer;
+use crate::layout::rfp as rfp_layout;
 use crate::matrix::Matrix;
 use crate::timing::median;
 use std::time::Instant;
@@ -20,6 +21,8 @@ pub struct InverseTiming {
     pub kind: Kind,
     /// The method.
     pub method: Method,
+    /// Full or RFP storage.
+    pub storage: Storage,
     /// The order s.
     pub order: usize,
     /// The block size b.
@@ -37,6 +40,7 @@ pub struct InverseTiming {
 /// with entries in (−½, ½) plus s·I (diagonally dominant); for general, the same without
 /// symmetry and with the shift on the superdiagonal, so partial pivoting swaps rows.
 pub fn test_matrix(kind: Kind, s: usize) -> Matrix<f32> {
+    use rayon::prelude::*;
     let hash = |i: usize, j: usize| {
         let mut h =
             (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (j as u64).wrapping_add(0x632B_E59B);
@@ -45,10 +49,19 @@ pub fn test_matrix(kind: Kind, s: usize) -> Matrix<f32> {
         h ^= h >> 32;
         (h >> 40) as f32 / (1u64 << 24) as f32 - 0.5
     };
-    Matrix::from_fn(s, s, |i, j| match kind {
-        Kind::Spd => hash(i.max(j), i.min(j)) + if i == j { s as f32 } else { 0.0 },
-        Kind::General => hash(i, j) + if j == (i + 1) % s { s as f32 } else { 0.0 },
-    })
+    // Rows in parallel: at s = 16384 these are 2^28 entries per call of the timing entry.
+    let mut data = vec![0.0f32; s * s];
+    data.par_chunks_mut(s.max(1))
+        .enumerate()
+        .for_each(|(i, row)| {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = match kind {
+                    Kind::Spd => hash(i.max(j), i.min(j)) + if i == j { s as f32 } else { 0.0 },
+                    Kind::General => hash(i, j) + if j == (i + 1) % s { s as f32 } else { 0.0 },
+                };
+            }
+        });
+    Matrix::from_row_major(s, s, data).expect("s x s values")
 }
 
 /// Times `method` on an order-`s` matrix of `kind` with block size `block` (None: the
@@ -62,7 +75,21 @@ pub fn time_inverse(
     block: Option<usize>,
     reps: usize,
 ) -> Result<InverseTiming> {
-    if !method.supports(kind) || s == 0 {
+    time_inverse_in(inv, kind, method, Storage::Full, s, block, reps)
+}
+
+/// [`time_inverse`] in full or RFP storage (RFP: the SPD inverse via Cholesky only).
+pub fn time_inverse_in(
+    inv: &Inverter,
+    kind: Kind,
+    method: Method,
+    storage: Storage,
+    s: usize,
+    block: Option<usize>,
+    reps: usize,
+) -> Result<InverseTiming> {
+    check_method(kind, method, storage)?;
+    if s == 0 {
         return Err(InputError::Unsupported(format!(
             "timing {} inversion of an order-{s} {} matrix",
             method.name(),
@@ -75,10 +102,13 @@ pub fn time_inverse(
     let tol = pivot_tolerance(&a);
     let ctx = inv.context().clone();
     let timer = GpuTimer::new(&ctx)?;
+    if storage == Storage::Rfp {
+        return time_rfp(inv, &a, reps, &timer);
+    }
     let full = if kind == Kind::Spd && method == Method::Lu {
         a.symmetric_from_lower()
     } else {
-        a.clone()
+        a
     };
     let work = DeviceSquare::upload(inv, &full)?;
     let y = DeviceSquare {
@@ -122,8 +152,63 @@ pub fn time_inverse(
             wall.push(w);
         }
     }
-    let gpu_ms = median(&gpu);
-    let wall_ms = median(&wall);
+    Ok(summary(kind, method, Storage::Full, s, block, &gpu, &wall))
+}
+
+/// The SPD inverse via Cholesky in place in RFP storage, timed as [`time_inverse`].
+fn time_rfp(
+    inv: &Inverter,
+    a: &Matrix<f32>,
+    reps: usize,
+    timer: &GpuTimer,
+) -> Result<InverseTiming> {
+    let s = a.rows();
+    let ctx = inv.context().clone();
+    let arf = rfp_layout::from_lower(a)?;
+    let work = inv.buffer("an RFP matrix", arf.len())?;
+    let w = inv.buffer("the RFP inverse's workspace", rfp::workspace_len(inv, s))?;
+    let (mut gpu, mut wall) = (Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        work.write(0, &arf)?;
+        inv.tiled().reset_status()?;
+        ctx.finish();
+        let start = Instant::now();
+        timer.begin();
+        rfp::cholesky_inverse(inv, &work, s, &w)?;
+        timer.end();
+        ctx.finish();
+        let wall_ms = start.elapsed().as_secs_f64() * 1e3;
+        let gpu_ms = timer.elapsed()?.as_secs_f64() * 1e3;
+        inv.tiled().check_status()?;
+        if rep > 0 {
+            gpu.push(gpu_ms);
+            wall.push(wall_ms);
+        }
+    }
+    let block = inv.tiled().config().nb;
+    Ok(summary(
+        Kind::Spd,
+        Method::Cholesky,
+        Storage::Rfp,
+        s,
+        block,
+        &gpu,
+        &wall,
+    ))
+}
+
+/// Medians and the rate of one timed configuration.
+fn summary(
+    kind: Kind,
+    method: Method,
+    storage: Storage,
+    s: usize,
+    block: usize,
+    gpu: &[f64],
+    wall: &[f64],
+) -> InverseTiming {
+    let gpu_ms = median(gpu);
+    let wall_ms = median(wall);
     // llvmpipe's timer query does not count compute dispatches (it reports microseconds for
     // seconds of work): a GPU time under 1% of the wall time is not believed.
     let ms = if gpu_ms > 0.01 * wall_ms {
@@ -131,13 +216,14 @@ pub fn time_inverse(
     } else {
         wall_ms
     };
-    Ok(InverseTiming {
+    InverseTiming {
         kind,
         method,
+        storage,
         order: s,
         block,
         gpu_ms,
         wall_ms,
         gflops: kind.flops(s) / (ms * 1e6),
-    })
+    }
 }

@@ -1,7 +1,8 @@
 //! The inversion kernels: the tiled path's product, Cholesky and triangular solve (reused, not
-//! copied) plus three of this module's own (glsl/inverse/): partial pivoting with row swaps,
-//! the Gauss-Jordan / LU panel step, and a strided block copy. Also the square matrix in a
-//! storage buffer they all work on.
+//! copied) plus four of this module's own (glsl/inverse/): partial pivoting with row swaps,
+//! the Gauss-Jordan / LU panel step, a strided block copy, and the elementwise passes of the
+//! Newton iteration with partial sums. Also the square matrix in a storage buffer they all
+//! work on.
 
 use crate::Gpu;
 use crate::error::{DeviceError, Error, NumericalError, Result};
@@ -13,6 +14,10 @@ use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
 const PIVOT: &str = include_str!("../../glsl/inverse/pivot.comp");
 const PANEL: &str = include_str!("../../glsl/inverse/panel.comp");
 const COPY: &str = include_str!("../../glsl/inverse/copy.comp");
+const NEWTON: &str = include_str!("../../glsl/inverse/newton.comp");
+
+/// Entries one work group of the Newton pass covers (256 invocations x 16).
+const NEWTON_GROUP_ENTRIES: usize = 256 * 16;
 
 /// "No column failed" in the status word.
 const NO_FAILURE: u32 = u32::MAX;
@@ -28,6 +33,8 @@ pub enum CopyMode {
     UnitLower = 2,
     /// The lower triangle of the source, zeros above.
     Lower = 3,
+    /// The lower triangle of the source; nothing above the diagonal is written.
+    LowerOnly = 4,
 }
 
 /// The kernels inversion runs on, compiled for one context.
@@ -36,6 +43,7 @@ pub struct Inverter {
     pivot: ComputeProgram,
     panel: ComputeProgram,
     copy: ComputeProgram,
+    newton: ComputeProgram,
     status: Buffer<u32>,
     max_bytes: u64,
 }
@@ -66,6 +74,7 @@ impl Inverter {
             pivot: program("inverse/pivot", PIVOT)?,
             panel: program("inverse/panel", PANEL)?,
             copy: program("inverse/copy", COPY)?,
+            newton: program("inverse/newton", NEWTON)?,
             status: Buffer::new(
                 ctx,
                 BufferTarget::Storage,
@@ -211,6 +220,79 @@ impl Inverter {
         ]);
         self.copy
             .dispatch([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1]);
+        Ok(())
+    }
+
+    /// Work groups (and so partial sums) of a Newton pass over an order-n matrix.
+    pub fn newton_groups(n: usize) -> usize {
+        (n * n).div_ceil(NEWTON_GROUP_ENTRIES).max(1)
+    }
+
+    /// y(i, j) = w(i, perm\[j\]) over the order-n matrices `w` and `y` (the Gauss-Jordan result
+    /// with its columns put back); per work group (Σ y², 0, max |y|, 0) into `partial`
+    /// ([`Inverter::newton_groups`] entries).
+    pub fn newton_unscramble(
+        &self,
+        w: &Buffer<f32>,
+        perm: &Buffer<u32>,
+        y: &Buffer<f32>,
+        n: usize,
+        partial: &Buffer<[f32; 4]>,
+    ) -> Result<()> {
+        // x is not touched in this mode; bind y there too so every binding is a buffer.
+        self.newton_pass(0, y, w, perm, y, n, 0.0, 0.0, partial)
+    }
+
+    /// x ← a·x + b·y in place over order-n matrices; per work group (Σ (x_new − x)²,
+    /// Σ x_new², max |x_new|, 0) into `partial`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn newton_step(
+        &self,
+        x: &Buffer<f32>,
+        y: &Buffer<f32>,
+        n: usize,
+        a: f32,
+        b: f32,
+        perm: &Buffer<u32>,
+        partial: &Buffer<[f32; 4]>,
+    ) -> Result<()> {
+        self.newton_pass(1, x, y, perm, x, n, a, b, partial)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn newton_pass(
+        &self,
+        mode: i32,
+        x: &Buffer<f32>,
+        w: &Buffer<f32>,
+        perm: &Buffer<u32>,
+        y: &Buffer<f32>,
+        n: usize,
+        a: f32,
+        b: f32,
+        partial: &Buffer<[f32; 4]>,
+    ) -> Result<()> {
+        let groups = Self::newton_groups(n);
+        debug_assert!(partial.len() >= groups);
+        x.bind_base(0);
+        w.bind_base(1);
+        perm.bind_base(2);
+        partial.bind_base(3);
+        y.bind_base(4);
+        self.newton.set_all(&[
+            ("n", Uniform::U32(n as u32)),
+            ("mode", Uniform::I32(mode)),
+            ("a", Uniform::F32(a)),
+            ("b", Uniform::F32(b)),
+        ]);
+        let max = self.tiled.limits().max_groups_x.max(1) as usize;
+        let mut base = 0;
+        while base < groups {
+            let count = (groups - base).min(max);
+            self.newton.set("group_base", Uniform::U32(base as u32));
+            self.newton.dispatch([count as u32, 1, 1]);
+            base += count;
+        }
         Ok(())
     }
 

@@ -4,17 +4,20 @@
 //! For H = [[A, Q], [0, −Aᵀ]] with A stable, sign(H) = [[−I, Y], [0, I]] where A·Y + Y·Aᵀ =
 //! −2Q (from sign(H)·H = H·sign(H)), so X = −Y/2. The Newton iteration on H keeps its block
 //! form: A_{k+1} = (μA_k + A_k⁻¹/μ)/2 and C_{k+1} = (μC_k + A_k⁻¹C_kA_k⁻ᵀ/μ)/2 with C₀ = Q,
-//! so only order-n inverses are needed (GPU Gauss-Jordan, f32). A_k → sign(A), which must be
-//! −I: otherwise A is not stable ([`NumericalError::NotStable`]). The C-update is linear in C,
-//! so the recorded (μ_k, A_k⁻¹) give an approximate solution operator; iterative refinement
-//! with the f64 residual Q − AX − XAᵀ brings X to double accuracy when the f32 operator is
-//! accurate enough (κ·u₃₂ well below 1). The products of the C-update run in f64 on the CPU.
+//! so only order-n inverses are needed (GPU Gauss-Jordan, f32). The A-iteration runs on the
+//! GPU with its iterate and inverses kept there ([`newton`]); A_k → sign(A),
+//! which must be −I: otherwise A is not stable ([`NumericalError::NotStable`]). The C-update
+//! is linear in C and depends only on the recorded (μ_k, A_k⁻¹): applied to Q it gives X, and
+//! applied to the f64 residual Q − AX − XAᵀ (formed on the CPU) it refines X to double
+//! accuracy when the f32 operator is accurate enough (κ·u₃₂ well below 1). Its products
+//! (two per step, tiled GEMM) run on the GPU in f32; only the residual is in f64 on the CPU.
 
-use super::sign::{change, converged, iterate_inverse, scaling};
-use super::{Inverter, Kind, check_input};
+use super::kernels::{DeviceSquare, Inverter};
+use super::{Kind, check_input, newton};
 use crate::baseline::{from_faer, to_faer};
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
+use crate::tiled::View;
 use faer::Mat;
 
 /// The solution and how it was reached.
@@ -28,26 +31,76 @@ pub struct Lyapunov {
     pub residuals: Vec<f64>,
 }
 
-/// The recorded iteration: (μ_k, A_k⁻¹) in order.
-struct Operator {
-    steps: Vec<(f64, Mat<f64>)>,
+/// The recorded iteration on the device: (μ_k, A_k⁻¹) in order, and room for C and a product.
+struct Operator<'a> {
+    inv: &'a Inverter,
+    steps: Vec<(f64, DeviceSquare)>,
+    c: DeviceSquare,
+    t: DeviceSquare,
 }
 
-impl Operator {
-    /// X solving A·X + X·Aᵀ = R approximately: C₀ = R through the recorded steps, X = −C/2.
-    fn apply(&self, r: &Mat<f64>) -> Mat<f64> {
-        let mut c = r.clone();
-        for (mu, y) in &self.steps {
-            let ycy = y * &c * y.transpose();
-            c = (&c * *mu + ycy * (1.0 / mu)) * 0.5;
+impl Operator<'_> {
+    /// X solving A·X + X·Aᵀ = R approximately: C₀ = R through the recorded steps
+    /// C ← (μC + A_k⁻¹·C·A_k⁻ᵀ/μ)/2 on the GPU in f32, X = −C/2. R is scaled to a largest
+    /// entry of 1 for the trip through f32.
+    fn apply(&self, r: &Mat<f64>) -> Result<Mat<f64>> {
+        let n = r.nrows();
+        let scale = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .fold(0.0f64, |m, (i, j)| m.max(r[(i, j)].abs()));
+        if scale == 0.0 {
+            return Ok(Mat::zeros(n, n));
         }
-        c * -0.5
+        let r32: Vec<f32> = (0..n * n)
+            .map(|k| (r[(k / n, k % n)] / scale) as f32)
+            .collect();
+        self.c.buffer.write(0, &r32)?;
+        let k = self.inv.tiled();
+        let v = View::row_major(n, n);
+        for (mu, y) in &self.steps {
+            // T = Y·C, then C = T·Yᵀ/(2μ) + (μ/2)·C.
+            k.gemm(
+                self.t.op(v),
+                y.op(v),
+                self.c.op(v.t()),
+                None,
+                1.0,
+                0.0,
+                false,
+            )?;
+            k.gemm(
+                self.c.op(v),
+                self.t.op(v),
+                y.op(v),
+                None,
+                (0.5 / mu) as f32,
+                (0.5 * mu) as f32,
+                false,
+            )?;
+        }
+        let c = self.c.download()?;
+        if let Some(at) = c.as_slice().iter().position(|x| !x.is_finite()) {
+            return Err(NumericalError::NonFiniteResult {
+                row: at / n,
+                col: at % n,
+            }
+            .into());
+        }
+        Ok(Mat::from_fn(n, n, |i, j| {
+            -0.5 * scale * f64::from(c[(i, j)])
+        }))
     }
 }
 
-/// ‖Q − AX − XAᵀ‖_F / (‖A‖_F‖X‖_F) and the residual itself.
-fn residual(a: &Mat<f64>, q: &Mat<f64>, x: &Mat<f64>) -> (Mat<f64>, f64) {
-    let r = q - a * x - x * a.transpose();
+/// ‖Q − AX − XAᵀ‖_F / (‖A‖_F‖X‖_F) and the residual itself; for a symmetric X (`symmetric`)
+/// with one product, XAᵀ = (AX)ᵀ.
+fn residual(a: &Mat<f64>, q: &Mat<f64>, x: &Mat<f64>, symmetric: bool) -> (Mat<f64>, f64) {
+    let r = if symmetric {
+        let ax = a * x;
+        q - &ax - ax.transpose()
+    } else {
+        q - a * x - x * a.transpose()
+    };
     let scale = (a.norm_l2() * x.norm_l2()).max(f64::MIN_POSITIVE);
     let norm = r.norm_l2() / scale;
     (r, norm)
@@ -72,40 +125,8 @@ pub fn solve_continuous_lyapunov(
         )));
     }
     let options = super::SignOptions::default();
-    let mut ak = a.clone();
-    let mut steps = Vec::new();
-    let mut scale = true;
-    let mut previous = f64::INFINITY;
-    loop {
-        let k = steps.len();
-        if k == options.max_iterations {
-            return Err(NumericalError::SignNotConverged {
-                iterations: k,
-                why: format!("the Newton iteration did not converge in {k} iterations"),
-            }
-            .into());
-        }
-        let y = iterate_inverse(inv, &ak, k, false)?;
-        let mu = if scale { scaling(&ak, &y) } else { 1.0 };
-        let next = Matrix::from_fn(n, n, |i, j| 0.5 * (mu * ak[(i, j)] + y[(i, j)] / mu));
-        steps.push((mu, to_faer(&y)));
-        let delta = change(&next, &ak);
-        ak = next;
-        if !delta.is_finite() {
-            return Err(NumericalError::SignNotConverged {
-                iterations: k + 1,
-                why: "an iterate is not finite".into(),
-            }
-            .into());
-        }
-        if delta < 1e-2 {
-            scale = false;
-        }
-        if converged(delta, previous) {
-            break;
-        }
-        previous = delta;
-    }
+    let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
+    let ak = run.x.download()?.to_f64();
     // A_k → sign(A); stable A means sign(A) = −I.
     let trace: f64 = (0..n).map(|i| ak[(i, i)]).sum();
     let off = (0..n)
@@ -125,14 +146,34 @@ pub fn solve_continuous_lyapunov(
         }
         .into());
     }
-    let op = Operator { steps };
+    let square = |what: &str| -> Result<DeviceSquare> {
+        Ok(DeviceSquare {
+            buffer: inv.buffer(what, n * n)?,
+            n,
+        })
+    };
+    let op = Operator {
+        inv,
+        steps: run.inverses,
+        c: square("the Lyapunov iterate")?,
+        t: square("a product of the Lyapunov iteration")?,
+    };
     let (fa, fq) = (to_faer(a), to_faer(q));
-    let mut x = op.apply(&fq);
-    let (mut r, mut norm) = residual(&fa, &fq, &x);
+    // A symmetric Q has a symmetric X: kept exactly symmetric, its residual takes one product.
+    let symmetric = (0..n).all(|i| (0..i).all(|j| q[(i, j)] == q[(j, i)]));
+    let symmetrize = |x: Mat<f64>| {
+        if symmetric {
+            (&x + x.transpose()) * 0.5
+        } else {
+            x
+        }
+    };
+    let mut x = symmetrize(op.apply(&fq)?);
+    let (mut r, mut norm) = residual(&fa, &fq, &x, symmetric);
     let mut residuals = vec![norm];
     for _ in 0..refine_steps {
-        let next = &x + op.apply(&r);
-        let (r_next, norm_next) = residual(&fa, &fq, &next);
+        let next = symmetrize(&x + op.apply(&r)?);
+        let (r_next, norm_next) = residual(&fa, &fq, &next, symmetric);
         if norm_next.is_nan() || norm_next >= norm {
             break;
         }
@@ -143,7 +184,7 @@ pub fn solve_continuous_lyapunov(
     }
     Ok(Lyapunov {
         x: from_faer(&x),
-        iterations: op.steps.len(),
+        iterations: run.iterations,
         residuals,
     })
 }

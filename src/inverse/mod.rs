@@ -2,7 +2,8 @@
 //! function (eq. 1) and Lyapunov equations.
 //!
 //! - SPD matrices ([`Kind::Spd`], lower triangle read): [`Method::Cholesky`] (section 4.1) or
-//!   [`Method::Gje`] (Fig 3 right), s³ flops.
+//!   [`Method::Gje`] (Fig 3 right), s³ flops. The Cholesky route also runs in place in LAPACK's
+//!   RFP storage ([`Storage::Rfp`], about half the memory: [`rfp`], [`invert_rfp`]).
 //! - General matrices ([`Kind::General`]): [`Method::Gje`] (blocked Gauss-Jordan with partial
 //!   pivoting, Fig 3 left) or [`Method::Lu`] (LU with partial pivoting, section 3.1), 2s³ flops.
 //!   Symmetric indefinite matrices go through the general GJE, as the paper concludes (its
@@ -10,15 +11,18 @@
 //!
 //! The device computes in f32; [`refine`] polishes an inverse in f64 on the CPU (Newton-Schulz)
 //! when the f32 inverse is good enough for that to reach double accuracy. One job per file:
-//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`refine`],
-//! [`sign`], [`lyapunov`], [`bench`] (GPU timings for the reproduction figure).
+//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`],
+//! [`newton`] (the sign iteration on the device), [`refine`], [`sign`](mod@sign),
+//! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;
 pub mod gje;
 pub mod kernels;
 pub mod lu;
 pub mod lyapunov;
+pub mod newton;
 pub mod refine;
+pub mod rfp;
 pub mod sign;
 pub mod spd;
 
@@ -28,7 +32,9 @@ pub use refine::{Refined, refine_inverse};
 pub use sign::{Sign, SignOptions, sign};
 
 use crate::error::{Error, InputError, NumericalError, Result};
+use crate::layout::rfp as rfp_layout;
 use crate::matrix::Matrix;
+pub use crate::tiled::Storage;
 
 /// What is known about the matrix to invert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,6 +89,26 @@ impl Method {
     /// Whether this method inverts matrices of `kind` (Cholesky needs SPD).
     pub fn supports(self, kind: Kind) -> bool {
         !(self == Method::Cholesky && kind == Kind::General)
+    }
+}
+
+/// How [`invert_with`] runs: the block size b of the blocked algorithms (`None`: the
+/// default, [`Inverter::block`]) and the storage on the GPU ([`Storage::Rfp`]: the SPD inverse
+/// via Cholesky in place in LAPACK's RFP array; the other methods need full storage).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvertOptions {
+    /// The block size b (`None`: the default).
+    pub block: Option<usize>,
+    /// Full or RFP storage on the GPU.
+    pub storage: Storage,
+}
+
+impl Default for InvertOptions {
+    fn default() -> Self {
+        Self {
+            block: None,
+            storage: Storage::Full,
+        }
     }
 }
 
@@ -147,7 +173,16 @@ pub fn invert_with_block(
     method: Method,
     block: usize,
 ) -> Result<Matrix<f32>> {
-    check_input("A", a, kind)?;
+    let options = InvertOptions {
+        block: Some(block),
+        ..InvertOptions::default()
+    };
+    invert_with(inv, a, kind, method, options)
+}
+
+/// Refuses a method this kind of matrix or this storage cannot take: Cholesky for a general
+/// matrix, RFP storage for anything but the SPD inverse via Cholesky.
+pub fn check_method(kind: Kind, method: Method, storage: Storage) -> Result<()> {
     if !method.supports(kind) {
         return Err(InputError::Unsupported(format!(
             "the {} method inverts SPD matrices only; use gje or lu for a general matrix",
@@ -155,8 +190,36 @@ pub fn invert_with_block(
         ))
         .into());
     }
+    if storage == Storage::Rfp && (kind, method) != (Kind::Spd, Method::Cholesky) {
+        return Err(InputError::Unsupported(format!(
+            "RFP storage holds the {} {} inversion's matrix in full storage only; the SPD \
+             inverse via Cholesky runs in RFP",
+            kind.name(),
+            method.name()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// [`invert`] with explicit [`InvertOptions`] (block size, full or RFP storage).
+pub fn invert_with(
+    inv: &Inverter,
+    a: &Matrix<f32>,
+    kind: Kind,
+    method: Method,
+    options: InvertOptions,
+) -> Result<Matrix<f32>> {
+    check_input("A", a, kind)?;
+    check_method(kind, method, options.storage)?;
     let n = a.rows();
-    let block = block.max(1);
+    let block = options.block.unwrap_or_else(|| inv.block()).max(1);
+    if options.storage == Storage::Rfp {
+        let arf = rfp_inverse_on_device(inv, n, &rfp_layout::from_lower(a)?)?;
+        let x = rfp_layout::to_lower_of_order(n, &arf)?.symmetric_from_lower();
+        check_finite(&x)?;
+        return Ok(x);
+    }
     let x = match (kind, method) {
         (Kind::Spd, Method::Cholesky) => {
             let d = DeviceSquare::upload_lower(inv, a)?;
@@ -220,6 +283,64 @@ pub fn invert_with_block(
     Ok(x)
 }
 
+/// The SPD inverse via Cholesky from LAPACK's RFP array (TRANSR = 'N', UPLO = 'L') of A's
+/// lower triangle, as the RFP array of A⁻¹'s lower triangle, in place on the GPU (about half
+/// the memory of full storage).
+///
+/// Errors: [`InputError::Length`] for an array whose length is not n(n+1)/2,
+/// [`InputError::Empty`] for n = 0, non-finite entries, then as [`invert`].
+pub fn invert_rfp(inv: &Inverter, n: usize, arf: &[f32]) -> Result<Vec<f32>> {
+    if arf.len() != rfp_layout::len(n) {
+        return Err(InputError::Length {
+            what: "an RFP array".into(),
+            n,
+            expected: rfp_layout::len(n),
+            actual: arf.len(),
+        }
+        .into());
+    }
+    if n == 0 {
+        return Err(InputError::Empty {
+            input: "A".into(),
+            rows: 0,
+            cols: 0,
+        }
+        .into());
+    }
+    if let Some(k) = arf.iter().position(|v| !v.is_finite()) {
+        return Err(InputError::NonFinite {
+            input: "A".into(),
+            position: format!("RFP entry {k} (0-based)"),
+            value: f64::from(arf[k]),
+        }
+        .into());
+    }
+    let x = rfp_inverse_on_device(inv, n, arf)?;
+    if let Some(k) = x.iter().position(|v| !v.is_finite()) {
+        // Name the entry of the matrix, not of the array.
+        let (row, col) = (0..n)
+            .flat_map(|i| (0..=i).map(move |j| (i, j)))
+            .find(|&(i, j)| rfp_layout::index(n, i, j) == k)
+            .unwrap_or((0, 0));
+        return Err(NumericalError::NonFiniteResult { row, col }.into());
+    }
+    Ok(x)
+}
+
+/// Uploads the RFP array, inverts in place, reads it back (the status word checked).
+fn rfp_inverse_on_device(inv: &Inverter, n: usize, arf: &[f32]) -> Result<Vec<f32>> {
+    let mut a = inv.buffer(
+        &format!("an order-{n} matrix in RFP storage"),
+        rfp_layout::len(n),
+    )?;
+    a.upload(arf)?;
+    let w = inv.buffer("the RFP inverse's workspace", rfp::workspace_len(inv, n))?;
+    inv.tiled().reset_status()?;
+    rfp::cholesky_inverse(inv, &a, n, &w)?;
+    inv.tiled().check_status()?;
+    a.download_range(0, rfp_layout::len(n))
+}
+
 /// What the command line needs: A⁻¹ of an f64 matrix (from a .npy file) computed in f32 on the
 /// GPU, then refined in f64 by at most `refine_steps` Newton-Schulz steps ([`refine_inverse`];
 /// 0: the f32 inverse widened). For [`Kind::Spd`] only the lower triangle of `a` is read.
@@ -231,8 +352,21 @@ pub fn invert_f64(
     method: Method,
     refine_steps: usize,
 ) -> Result<Refined> {
+    invert_f64_with(inv, a, kind, method, InvertOptions::default(), refine_steps)
+}
+
+/// [`invert_f64`] with explicit [`InvertOptions`] (e.g. RFP storage for the SPD inverse via
+/// Cholesky).
+pub fn invert_f64_with(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    kind: Kind,
+    method: Method,
+    options: InvertOptions,
+    refine_steps: usize,
+) -> Result<Refined> {
     check_input("A", a, kind)?;
-    let x = invert(inv, &a.to_f32(), kind, method)?.to_f64();
+    let x = invert_with(inv, &a.to_f32(), kind, method, options)?.to_f64();
     if refine_steps == 0 {
         return Ok(Refined {
             x,

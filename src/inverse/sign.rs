@@ -2,11 +2,13 @@
 //! X₀ = A, X_{k+1} = (μ_k·X_k + X_k⁻¹/μ_k)/2 with Frobenius-norm scaling
 //! μ_k = (‖X_k⁻¹‖_F/‖X_k‖_F)^½ (switched off once the iteration is close), each inverse by the
 //! general GPU Gauss-Jordan in f32 (A need not be symmetric; a symmetric indefinite iterate
-//! goes through general GJE, as the paper advises). The iterates are kept in f64 on the CPU;
-//! once the f32 iteration has converged, Newton-Schulz steps X ← X(3I − X²)/2 in f64 (products
-//! only) make S an involution; with `refine_inverses` each inverse is first refined in f64 so S
-//! reaches double accuracy. A with eigenvalues on or near the imaginary axis makes an
-//! iterate singular or the iteration stall: [`NumericalError::SignNotConverged`], never NaN.
+//! goes through general GJE, as the paper advises). By default the iterate stays on the GPU in
+//! f32 ([`newton`](super::newton): per step only the pivots and a few partial sums come back);
+//! with `refine_inverses` the iterates are kept in f64 on the CPU and each inverse is refined
+//! in f64 so S reaches double accuracy. Once the iteration has converged, Newton-Schulz steps
+//! X ← X(3I − X²)/2 in f64 on the CPU (products only) make S an involution. A with eigenvalues
+//! on or near the imaginary axis makes an iterate singular or the iteration stall:
+//! [`NumericalError::SignNotConverged`], never NaN.
 
 use super::{Inverter, Kind, Method, check_input, invert};
 use crate::baseline::{from_faer, to_faer};
@@ -59,21 +61,15 @@ pub struct Sign {
     pub residual: f64,
 }
 
-/// The relative change below which the f32 Newton iteration has converged, and where scaling
-/// stops.
+/// The relative change below which the f32 Newton iteration has converged.
 const CONVERGED: f64 = 1e-4;
-const STOP_SCALING: f64 = 1e-2;
+use super::newton::STOP_SCALING;
 
-/// One iterate's GPU inverse in f64; a singular iterate is the sign function's failure.
-pub(crate) fn iterate_inverse(
-    inv: &Inverter,
-    x: &Matrix<f64>,
-    k: usize,
-    refine: bool,
-) -> Result<Matrix<f64>> {
+/// One iterate's GPU inverse refined in f64; a singular iterate is the sign function's
+/// failure.
+fn iterate_inverse(inv: &Inverter, x: &Matrix<f64>, k: usize) -> Result<Matrix<f64>> {
     match invert(inv, &x.to_f32(), Kind::General, Method::Gje) {
-        Ok(y) if refine => Ok(super::refine_inverse(x, &y.to_f64(), 3).x),
-        Ok(y) => Ok(y.to_f64()),
+        Ok(y) => Ok(super::refine_inverse(x, &y.to_f64(), 3).x),
         Err(Error::Numerical(e)) => Err(NumericalError::SignNotConverged {
             iterations: k,
             why: format!("Newton iterate {k} cannot be inverted ({e})"),
@@ -84,12 +80,12 @@ pub(crate) fn iterate_inverse(
 }
 
 /// The scaling μ = (‖Y‖_F/‖X‖_F)^½ for X and Y = X⁻¹.
-pub(crate) fn scaling(x: &Matrix<f64>, y: &Matrix<f64>) -> f64 {
+fn scaling(x: &Matrix<f64>, y: &Matrix<f64>) -> f64 {
     (y.frobenius_norm() / x.frobenius_norm()).sqrt()
 }
 
 /// ‖a − b‖_F / ‖a‖_F.
-pub(crate) fn change(a: &Matrix<f64>, b: &Matrix<f64>) -> f64 {
+fn change(a: &Matrix<f64>, b: &Matrix<f64>) -> f64 {
     let d: f64 = a
         .as_slice()
         .iter()
@@ -107,6 +103,35 @@ pub(crate) fn converged(delta: f64, previous: f64) -> bool {
 /// sign(A) for a square A without eigenvalues on the imaginary axis.
 pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sign> {
     check_input("A", a, Kind::General)?;
+    let (x, iterations) = if options.refine_inverses {
+        iterate_on_host(inv, a, options)?
+    } else {
+        let run = super::newton::iterate(inv, a, options.max_iterations, options.scaling, false)?;
+        (run.x.download()?.to_f64(), run.iterations)
+    };
+    let (s, polish_steps, residual) = polish(&x, options.polish_steps);
+    if residual.is_nan() || residual > 0.5 {
+        return Err(NumericalError::SignNotConverged {
+            iterations,
+            why: format!("the iterate is no involution: ‖I − S²‖_F = {residual:.2e}"),
+        }
+        .into());
+    }
+    Ok(Sign {
+        s,
+        iterations,
+        polish_steps,
+        residual,
+    })
+}
+
+/// The Newton iteration with f64 iterates on the CPU and each GPU inverse refined in f64:
+/// the last iterate and the iterations taken.
+fn iterate_on_host(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    options: SignOptions,
+) -> Result<(Matrix<f64>, usize)> {
     let n = a.rows();
     let mut x = a.clone();
     let mut scale = options.scaling;
@@ -124,7 +149,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
             }
             .into());
         }
-        let y = iterate_inverse(inv, &x, iterations, options.refine_inverses)?;
+        let y = iterate_inverse(inv, &x, iterations)?;
         let mu = if scale { scaling(&x, &y) } else { 1.0 };
         let next = Matrix::from_fn(n, n, |i, j| 0.5 * (mu * x[(i, j)] + y[(i, j)] / mu));
         iterations += 1;
@@ -145,43 +170,29 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         }
         previous = delta;
     }
-    let (s, polish_steps, residual) = polish(&x, options.polish_steps);
-    if residual.is_nan() || residual > 0.5 {
-        return Err(NumericalError::SignNotConverged {
-            iterations,
-            why: format!("the iterate is no involution: ‖I − S²‖_F = {residual:.2e}"),
-        }
-        .into());
-    }
-    Ok(Sign {
-        s,
-        iterations,
-        polish_steps,
-        residual,
-    })
+    Ok((x, iterations))
 }
 
-/// ‖I − S²‖_F.
-fn involution_residual(s: &Mat<f64>) -> f64 {
-    let n = s.nrows();
-    (Mat::<f64>::identity(n, n) - s * s).norm_l2()
-}
-
-/// Newton-Schulz steps S ← S(3I − S²)/2 in f64 while ‖I − S²‖_F drops (it converges
-/// quadratically once ‖I − S²‖ < 1); returns S, the steps taken and the final residual.
+/// Newton-Schulz steps S ← S(3I − S²)/2 = S + S·E/2 with E = I − S², in f64, while ‖E‖_F
+/// drops (it converges quadratically once ‖E‖ < 1): two products a step, as E of the new S
+/// is both the stopping test and the next step's factor. Returns S, the steps taken and the
+/// final ‖I − S²‖_F.
 fn polish(x: &Matrix<f64>, max_steps: usize) -> (Matrix<f64>, usize, f64) {
     let mut s = to_faer(x);
     let n = s.nrows();
-    let mut r = involution_residual(&s);
+    let id = Mat::<f64>::identity(n, n);
+    let mut e = &id - &s * &s;
+    let mut r = e.norm_l2();
     let mut steps = 0;
     while steps < max_steps && r < 1.0 {
-        let s2 = &s * &s;
-        let next = &s * (Mat::<f64>::identity(n, n) * 3.0 - s2) * 0.5;
-        let r_next = involution_residual(&next);
+        let next = &s + &s * &e * 0.5;
+        let e_next = &id - &next * &next;
+        let r_next = e_next.norm_l2();
         if r_next.is_nan() || r_next >= r {
             break;
         }
         s = next;
+        e = e_next;
         r = r_next;
         steps += 1;
     }

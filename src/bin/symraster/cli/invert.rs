@@ -1,12 +1,13 @@
 //! `invert`, `sign` and `lyap`: inversion on the GPU (after Benner et al.), the matrix sign
 //! function by the scaled Newton iteration, and continuous Lyapunov equations built on it.
 
+use super::FormatArg;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use symraster::inverse::{self, Inverter, Kind, SignOptions};
+use symraster::inverse::{self, InvertOptions, Inverter, Kind, SignOptions, Storage};
 use symraster::matrix::check_non_empty;
-use symraster::{Error, Gpu, io};
+use symraster::{Error, Gpu, io, rfp};
 
 /// Which matrices `invert` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -40,6 +41,14 @@ pub struct InvertArgs {
     /// The inversion method (`cholesky` needs --kind spd).
     #[arg(long, value_enum, default_value_t = InverseMethodArg::Gje)]
     method: InverseMethodArg,
+    /// Storage on the GPU (packed: LAPACK's RFP array, in place, about half the memory; for
+    /// --kind spd --method cholesky).
+    #[arg(long, value_enum, default_value_t = FormatArg::Full)]
+    format: FormatArg,
+    /// Write M⁻¹'s lower triangle as LAPACK's RFP array (TRANSR='N', UPLO='L'): 1-D,
+    /// m(m+1)/2 float64 (--kind spd).
+    #[arg(long)]
+    rfp: bool,
     /// Newton-Schulz steps in f64 on the CPU after the f32 GPU inverse (0: the GPU inverse as
     /// it is); taken only while they reduce ‖I − M·X‖.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=20))]
@@ -109,19 +118,40 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         InverseMethodArg::Cholesky => inverse::Method::Cholesky,
         InverseMethodArg::Lu => inverse::Method::Lu,
     };
+    let storage = match args.format {
+        FormatArg::Full => Storage::Full,
+        FormatArg::Packed => Storage::Rfp,
+    };
+    inverse::check_method(kind, method, storage)?;
+    if args.rfp && kind != Kind::Spd {
+        return Err(Error::from(symraster::InputError::Unsupported(
+            "--rfp writes a symmetric inverse's lower triangle: it needs --kind spd".into(),
+        ))
+        .into());
+    }
     let gpu = Gpu::new()?;
     let inv = Inverter::new(&gpu)?;
-    let r = inverse::invert_f64(&inv, &a, kind, method, args.refine as usize)?;
-    io::write_matrix(&args.output, &r.x)?;
+    let options = InvertOptions {
+        storage,
+        ..InvertOptions::default()
+    };
+    let r = inverse::invert_f64_with(&inv, &a, kind, method, options, args.refine as usize)?;
+    if args.rfp {
+        io::write_vector(&args.output, &rfp::from_lower(&r.x)?)?;
+    } else {
+        io::write_matrix(&args.output, &r.x)?;
+    }
     let s = a.rows();
     println!(
-        "M⁻¹: {s}x{s} ({} {}, on {}; ‖I − M·X‖_F {}) written to {}",
+        "M⁻¹: {s}x{s}{} ({} {}, {} storage, on {}; ‖I − M·X‖_F {}) written to {}",
+        if args.rfp { " as an RFP array" } else { "" },
         args.kind
             .to_possible_value()
             .map_or_else(String::new, |v| v.get_name().to_string()),
         args.method
             .to_possible_value()
             .map_or_else(String::new, |v| v.get_name().to_string()),
+        storage.name(),
         gpu.info().renderer,
         residual_text(&r.residuals, r.refined),
         io::display_path(&args.output)

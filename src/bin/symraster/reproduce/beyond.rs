@@ -305,6 +305,7 @@ struct InversePoint {
     s: usize,
     spd_gje: Option<f64>,
     spd_cholesky: Option<f64>,
+    spd_cholesky_rfp: Option<f64>,
     general_gje: Option<f64>,
     general_lu: Option<f64>,
     cpu_spd: Option<f64>,
@@ -331,6 +332,11 @@ const INVERSION: Figure<InversePoint> = Figure {
             header: "spd_cholesky_gflops",
             value: |p| p.spd_cholesky,
             curve: Some(Label::Fixed("GPU SPD, via Cholesky")),
+        },
+        Column {
+            header: "spd_cholesky_rfp_gflops",
+            value: |p| p.spd_cholesky_rfp,
+            curve: Some(Label::Fixed("GPU SPD, via Cholesky in RFP")),
         },
         Column {
             header: "general_gje_gflops",
@@ -379,15 +385,19 @@ pub fn inversion(
     let inv = Inverter::new(gpu)?;
     let reps = config.repetitions;
     let mut points = Vec::new();
+    let (full, rfp) = (inverse::Storage::Full, inverse::Storage::Rfp);
     for &s in &config.sizes.inversion {
-        let gpu_rate = |kind: Kind, method: inverse::Method| -> Result<Option<f64>> {
-            match inverse::bench::time_inverse(&inv, kind, method, s, None, reps) {
+        let gpu_rate = |kind: Kind,
+                        method: inverse::Method,
+                        storage: inverse::Storage|
+         -> Result<Option<f64>> {
+            match inverse::bench::time_inverse_in(&inv, kind, method, storage, s, None, reps) {
                 Ok(t) => Ok(Some(t.gflops)),
                 Err(e)
                     if e.kind() == symraster::ErrorKind::Device
                         || e.kind() == symraster::ErrorKind::Input =>
                 {
-                    log::warn!("inversion s = {s} {kind:?} {method:?}: {e}");
+                    log::warn!("inversion s = {s} {kind:?} {method:?} {storage:?}: {e}");
                     Ok(None)
                 }
                 Err(e) => Err(e),
@@ -420,10 +430,11 @@ pub fn inversion(
         };
         points.push(InversePoint {
             s,
-            spd_gje: gpu_rate(Kind::Spd, inverse::Method::Gje)?,
-            spd_cholesky: gpu_rate(Kind::Spd, inverse::Method::Cholesky)?,
-            general_gje: gpu_rate(Kind::General, inverse::Method::Gje)?,
-            general_lu: gpu_rate(Kind::General, inverse::Method::Lu)?,
+            spd_gje: gpu_rate(Kind::Spd, inverse::Method::Gje, full)?,
+            spd_cholesky: gpu_rate(Kind::Spd, inverse::Method::Cholesky, full)?,
+            spd_cholesky_rfp: gpu_rate(Kind::Spd, inverse::Method::Cholesky, rfp)?,
+            general_gje: gpu_rate(Kind::General, inverse::Method::Gje, full)?,
+            general_lu: gpu_rate(Kind::General, inverse::Method::Lu, full)?,
             cpu_spd,
             cpu_general,
             vendor_spd: rate(Kind::Spd.flops(s), vendor_time(vendor, "inverse_spd", s)),

@@ -1,0 +1,67 @@
+//! Wall times of the sign function and the Lyapunov solver at the orders given (default 64
+//! 256): a stable nonsymmetric A (−(shifted SPD) plus a skew part), Q = I; one line each with
+//! the Newton iterations and the accuracy reached. `cargo run --release --example sign_timing
+//! -- 1024 2048`.
+
+use std::time::Instant;
+use symraster::inverse::{self, Inverter, Kind, SignOptions, bench};
+use symraster::{Gpu, Matrix};
+
+/// −(the SPD test matrix)/s plus a skew part: eigenvalues with real parts in about [−1.5, −0.5].
+fn stable(s: usize) -> Matrix<f64> {
+    let spd = bench::test_matrix(Kind::Spd, s).symmetric_from_lower();
+    let skew = bench::test_matrix(Kind::General, s);
+    Matrix::from_fn(s, s, |i, j| {
+        let k = if (i + 1) % s == j || (j + 1) % s == i {
+            0.0
+        } else {
+            f64::from(skew[(i, j)] - skew[(j, i)])
+        };
+        -f64::from(spd[(i, j)]) / s as f64 + k / (s as f64).sqrt()
+    })
+}
+
+fn main() -> anyhow::Result<()> {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse())
+        .collect::<Result<_, _>>()?;
+    let sizes = if sizes.is_empty() {
+        vec![64, 256]
+    } else {
+        sizes
+    };
+    let gpu = Gpu::new()?;
+    let inv = Inverter::new(&gpu)?;
+    println!("# {}", gpu.info().renderer);
+    println!("what,s,iterations,wall_ms,accuracy");
+    for &s in &sizes {
+        let a = stable(s);
+        let t = Instant::now();
+        let sign = inverse::sign(&inv, &a, SignOptions::default())?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        // sign(A) = −I for stable A: the distance from it.
+        let off = sign
+            .s
+            .as_slice()
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                let want = if k / s == k % s { -1.0 } else { 0.0 };
+                (v - want).powi(2)
+            })
+            .sum::<f64>()
+            .sqrt();
+        println!("sign,{s},{},{ms:.1},{off:.2e}", sign.iterations);
+        let q = Matrix::from_fn(s, s, |i, j| if i == j { 1.0 } else { 0.0 });
+        let t = Instant::now();
+        let x = inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        println!(
+            "lyap,{s},{},{ms:.1},{:.2e}",
+            x.iterations,
+            x.residuals.last().copied().unwrap_or(f64::NAN)
+        );
+    }
+    Ok(())
+}

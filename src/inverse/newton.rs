@@ -1,0 +1,192 @@
+//! The scaled Newton iteration X_{k+1} = (μ_k·X_k + X_k⁻¹/μ_k)/2 (Benner et al. eq. 1) with
+//! the iterate kept on the GPU in f32: per step a device copy of X_k, the general Gauss-Jordan
+//! inverse in place (f32), one pass putting its columns back (with Σ y² for the scaling) and
+//! one pass forming X_{k+1} (with ‖X_{k+1} − X_k‖ and ‖X_{k+1}‖). Only the pivots (n values),
+//! the status word and per-work-group partial sums come back to the CPU per step; the
+//! scaling μ_k = (‖X_k⁻¹‖_F/‖X_k‖_F)^½ and the stopping test run there on those sums in f64.
+//! The inverses can be kept on the device (the Lyapunov solver reapplies them).
+
+use super::gje::PivotWork;
+use super::kernels::{DeviceSquare, Inverter};
+use super::sign::converged;
+use crate::error::{Error, NumericalError, Result};
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
+use crate::matrix::Matrix;
+use crate::tiled::View;
+
+/// Relative change below which the norm scaling is switched off.
+pub const STOP_SCALING: f64 = 1e-2;
+
+/// The finished iteration.
+pub struct NewtonRun {
+    /// The last iterate X_k (≈ sign(A)), on the device.
+    pub x: DeviceSquare,
+    /// Iterations taken (GPU inverses).
+    pub iterations: usize,
+    /// (μ_k, X_k⁻¹) of every step, when asked to keep them.
+    pub inverses: Vec<(f64, DeviceSquare)>,
+}
+
+/// Sums of the per-work-group partials: (Σ first, Σ second, max third) in f64.
+fn sums(partial: &Buffer<[f32; 4]>, groups: usize) -> Result<(f64, f64, f64)> {
+    let p = partial.download_range(0, groups)?;
+    Ok(p.iter().fold((0.0, 0.0, 0.0f64), |(s, t, m), v| {
+        (
+            s + f64::from(v[0]),
+            t + f64::from(v[1]),
+            m.max(f64::from(v[2])),
+        )
+    }))
+}
+
+/// A with pivots in `piv` (row p swapped with piv\[p\] at step p): the column order putting
+/// (PA)⁻¹'s columns back, y(:, j) = w(:, perm\[j\]) (the swaps in reverse order).
+pub fn column_order(piv: &[u32]) -> Vec<u32> {
+    let mut perm: Vec<u32> = (0..piv.len() as u32).collect();
+    for p in (0..piv.len()).rev() {
+        perm.swap(p, piv[p] as usize);
+    }
+    perm
+}
+
+/// Runs the iteration from X₀ = `a` until the relative change is small (or stalls), at most
+/// `max_iterations` steps, with norm scaling while `scaling` and the change is above
+/// [`STOP_SCALING`]; keeps every (μ_k, X_k⁻¹) when `keep_inverses`.
+///
+/// Errors: [`NumericalError::SignNotConverged`] for a singular iterate, a non-finite one, or
+/// no convergence within `max_iterations` (eigenvalues on or too near the imaginary axis).
+pub fn iterate(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    max_iterations: usize,
+    scaling: bool,
+    keep_inverses: bool,
+) -> Result<NewtonRun> {
+    let n = a.rows();
+    let x = DeviceSquare::upload(inv, &a.to_f32())?;
+    let w = DeviceSquare {
+        buffer: inv.buffer("the Newton step's inverse", n * n)?,
+        n,
+    };
+    let pivots = PivotWork::new(inv, n, inv.block())?;
+    let groups = Inverter::newton_groups(n);
+    let ctx = inv.context();
+    let partial: Buffer<[f32; 4]> =
+        Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, groups)?;
+    let mut perm: Buffer<u32> =
+        Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
+    let mut norm_x = a.frobenius_norm();
+    let mut max_x = a.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut scale = scaling;
+    let mut previous = f64::INFINITY;
+    let mut inverses = Vec::new();
+    let mut spare: Option<DeviceSquare> = None;
+    let mut iterations = 0;
+    loop {
+        if iterations == max_iterations {
+            return Err(NumericalError::SignNotConverged {
+                iterations,
+                why: format!(
+                    "the Newton iteration did not converge in {iterations} iterations (last \
+                     relative change {previous:.2e}; an eigenvalue at relative distance d from \
+                     the axis needs about log2(1/d) + 5)"
+                ),
+            }
+            .into());
+        }
+        // W = X_k, inverted in place: (P·X_k)⁻¹.
+        let v = View::row_major(n, n);
+        inv.copy(w.op(v), x.op(v), super::kernels::CopyMode::Copy, 1.0)?;
+        let tol = (n as f64 * f64::from(f32::EPSILON) * max_x) as f32;
+        inv.reset_status()?;
+        super::gje::invert_in_place(inv, &w, &pivots, tol)?;
+        if let Err(e) = inv.check_status(tol) {
+            return Err(match e {
+                Error::Numerical(e) => NumericalError::SignNotConverged {
+                    iterations,
+                    why: format!("Newton iterate {iterations} cannot be inverted ({e})"),
+                }
+                .into(),
+                e => e,
+            });
+        }
+        perm.upload(&column_order(&pivots.piv.download_range(0, n)?))?;
+        let y = match spare.take() {
+            Some(y) => y,
+            None => DeviceSquare {
+                buffer: inv.buffer("an inverse of the Newton iteration", n * n)?,
+                n,
+            },
+        };
+        inv.newton_unscramble(&w.buffer, &perm, &y.buffer, n, &partial)?;
+        let (yy, _, _) = sums(&partial, groups)?;
+        let mu = if scale {
+            (yy.sqrt() / norm_x).sqrt()
+        } else {
+            1.0
+        };
+        inv.newton_step(
+            &x.buffer,
+            &y.buffer,
+            n,
+            (0.5 * mu) as f32,
+            (0.5 / mu) as f32,
+            &perm,
+            &partial,
+        )?;
+        let (dd, xx, mx) = sums(&partial, groups)?;
+        iterations += 1;
+        let delta = dd.sqrt() / xx.sqrt().max(f64::MIN_POSITIVE);
+        if !delta.is_finite() || !mu.is_finite() {
+            return Err(NumericalError::SignNotConverged {
+                iterations,
+                why: "an iterate is not finite".into(),
+            }
+            .into());
+        }
+        if keep_inverses {
+            inverses.push((mu, y));
+        } else {
+            spare = Some(y);
+        }
+        norm_x = xx.sqrt();
+        max_x = mx;
+        if delta < STOP_SCALING {
+            scale = false;
+        }
+        if converged(delta, previous) {
+            break;
+        }
+        previous = delta;
+    }
+    Ok(NewtonRun {
+        x,
+        iterations,
+        inverses,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The column order equals applying the column swaps to the identity in reverse.
+    #[test]
+    fn column_order_undoes_the_row_pivots() {
+        let piv = [2u32, 3, 2, 3, 4];
+        let perm = column_order(&piv);
+        let mut cols: Vec<u32> = (0..5).collect();
+        for p in (0..5).rev() {
+            cols.swap(p, piv[p] as usize);
+        }
+        assert_eq!(perm, cols);
+        let mut x = Matrix::from_fn(5, 5, |i, j| (10 * i + j) as f32);
+        let w = x.clone();
+        super::super::gje::unscramble_columns(&mut x, &piv);
+        for i in 0..5 {
+            for j in 0..5 {
+                assert_eq!(x[(i, j)], w[(i, perm[j] as usize)]);
+            }
+        }
+    }
+}
