@@ -3,9 +3,10 @@
 //! assembly (m x n, n = 2m) and Cholesky (m x m), printed as CSV.
 //!
 //! `cargo run --release --example blocked_bench -- [sizes] [repeats] [methods]`, e.g.
-//! `-- 256,512,1024 3 faithful,blocked` (the default); a `-packed` suffix stores C and L in the
-//! rectangular packed format (`blocked,blocked-packed` compares the blocked method's two
-//! formats). Each time is the median of `repeats` runs after one warm-up, methods
+//! `-- 256,512,1024 3 faithful,blocked` (the default); `blocked` is the default blocking
+//! (4 x 4 blocks over four render targets), `blocked2` and `blocked4` name 2 x 2 and 4 x 4; a
+//! `-packed` suffix stores C and L in the rectangular packed format (`blocked,blocked-packed`
+//! compares the blocked method's two formats). Each time is the median of `repeats` runs after one warm-up, methods
 //! alternating within a repeat. Columns: method, op, format,
 //! m, n, ms (GPU), wall_ms (passes to glFinish), gflops (m²n for assembly, m³/3 for
 //! Cholesky, over the GPU time), rel_error against the f64 reference, min_ms (the fastest
@@ -14,7 +15,7 @@
 use symraster::execution::Execution;
 use symraster::gl::{GpuTimer, TexelFormat};
 use symraster::timing::{median, time_finish};
-use symraster::{Format, Gpu, Method, Options, problems, reference, relative_error};
+use symraster::{Blocking, Format, Gpu, Method, Options, problems, reference, relative_error};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,7 +26,7 @@ fn main() -> anyhow::Result<()> {
         .map(str::parse)
         .collect::<Result<_, _>>()?;
     let repeats: usize = args.get(1).map_or(Ok(3), |s| s.parse())?;
-    let methods: Vec<(Method, Format)> = args
+    let methods: Vec<(Method, Format, Blocking)> = args
         .get(2)
         .map_or("faithful,blocked", String::as_str)
         .split(',')
@@ -35,15 +36,17 @@ fn main() -> anyhow::Result<()> {
                 None => (name, Format::Full),
             };
             match method {
-                "faithful" => Ok((Method::Faithful, format)),
-                "blocked" => Ok((Method::Blocked, format)),
+                "faithful" => Ok((Method::Faithful, format, Blocking::default())),
+                "blocked" => Ok((Method::Blocked, format, Blocking::default())),
+                "blocked2" => Ok((Method::Blocked, format, Blocking::Two)),
+                "blocked4" => Ok((Method::Blocked, format, Blocking::Four)),
                 other => Err(anyhow::anyhow!("unknown method {other}")),
             }
         })
         .collect::<Result<_, _>>()?;
     let gpu = Gpu::new()?;
     eprintln!("{} | {}", gpu.info().renderer, gpu.info().version);
-    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms");
+    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms,blocking");
     for &m in &sizes {
         let n = 2 * m;
         let mut rng = problems::rng(m as u64);
@@ -58,17 +61,17 @@ fn main() -> anyhow::Result<()> {
         // times[method][op] in ms: (gpu, wall), and the last result's error.
         let mut times: Vec<[Samples; 2]> = (0..methods.len()).map(|_| Default::default()).collect();
         for repeat in 0..=repeats {
-            for (i, &(method, format)) in methods.iter().enumerate() {
+            for (i, &(method, format, blocking)) in methods.iter().enumerate() {
                 let options = Options::new(format).method(method);
                 let results = match method {
                     Method::Blocked => [
                         measure(
-                            gpu.start_blocked_assembly_in(&a, &d, format)?,
+                            gpu.start_blocked_assembly_with(&a, &d, format, blocking)?,
                             |r| r.download_lower(),
                             &c_ref,
                         )?,
                         measure(
-                            gpu.start_blocked_cholesky_in(&spd, format)?,
+                            gpu.start_blocked_cholesky_with(&spd, format, blocking)?,
                             |r| r.download_lower(),
                             &l_ref,
                         )?,
@@ -96,13 +99,17 @@ fn main() -> anyhow::Result<()> {
             }
         }
         if std::env::var_os("BREAKDOWN").is_some() {
-            for format in [Format::Full, Format::Packed] {
-                println!("# {format}");
-                breakdown(&gpu, gpu.start_blocked_assembly_in(&a, &d, format)?, m)?;
-                breakdown(&gpu, gpu.start_blocked_cholesky_in(&spd, format)?, m)?;
+            for blocking in Blocking::ALL {
+                for format in [Format::Full, Format::Packed] {
+                    println!("# {format} {blocking}");
+                    let run = gpu.start_blocked_assembly_with(&a, &d, format, blocking)?;
+                    breakdown(&gpu, run, m)?;
+                    let run = gpu.start_blocked_cholesky_with(&spd, format, blocking)?;
+                    breakdown(&gpu, run, m)?;
+                }
             }
         }
-        for (i, (method, format)) in methods.iter().enumerate() {
+        for (i, (method, format, blocking)) in methods.iter().enumerate() {
             for (op, name) in ["assembly", "cholesky"].iter().enumerate() {
                 let (gpu_ms, wall_ms, err) = &times[i][op];
                 let ms = median(gpu_ms);
@@ -111,8 +118,13 @@ fn main() -> anyhow::Result<()> {
                 } else {
                     (m * m * m) as f64 / 3.0
                 };
+                let blocking = if *method == Method::Blocked {
+                    blocking.name()
+                } else {
+                    "-"
+                };
                 println!(
-                    "{method},{name},{format},{m},{},{ms:.3},{:.3},{:.3},{err:.3e},{:.3}",
+                    "{method},{name},{format},{m},{},{ms:.3},{:.3},{:.3},{err:.3e},{:.3},{blocking}",
                     if op == 0 { n } else { m },
                     median(wall_ms),
                     flops / ms * 1e-6,

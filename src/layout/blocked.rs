@@ -1,23 +1,88 @@
-//! The blocked method's storage (after the Brook+ sample's float4 blocks): an RGBA32F texture
-//! whose texel (x, y) holds the 2 x 2 block of entries (2y..2y+2, 2x..2x+2), row by row, so
-//! entry (i, j) is component 2·(i mod 2) + (j mod 2) of texel (j/2, i/2).
+//! The blocked method's storage (after the Brook+ sample's float4 blocks), in two blockings
+//! ([`Blocking`]):
+//!
+//! - 2 x 2: one RGBA32F texture whose texel (x, y) holds the 2 x 2 block of entries
+//!   (2y..2y+2, 2x..2x+2), row by row, so entry (i, j) is component 2·(i mod 2) + (j mod 2)
+//!   of texel (j/2, i/2). A fragment writes one block.
+//! - 4 x 4 (the Brook+ sample's blocks over four render targets): four RGBA32F textures, texel
+//!   (x, y) of layer q holding column q of the 4 x 4 block of entries (4y..4y+4, 4x..4x+4), so
+//!   entry (i, j) is component i mod 4 of texel (j/4, i/4) of layer j mod 4. A fragment
+//!   writes one 4 x 4 block, its four columns into the four targets.
 //!
 //! The matrix is padded to an order that is a whole number of block columns
 //! ([`BLOCK_COLUMN`] entries): the padding is the identity, so the padded matrix is C ⊕ I,
 //! positive definite exactly when C is, and its factor is L ⊕ I.
 //!
 //! Two formats, as in the paper (section 3.3, Fig 3) but with texel = block: full (block
-//! (I, J) at texel (J, I) of a T x T texture, T = padded order / 2) and rectangular packed
-//! (the lower triangle of blocks folded into W x (T+1) texels, about half: block columns
-//! J < W stay in place one row down, the triangle of columns J ≥ W is rotated by 180° into
-//! the free upper corner). T is even, so this is the paper's even-m case; the fold W is T/2
-//! rounded up to whole block columns, so that no block column straddles the fold.
+//! (I, J) at texel (J, I) of a T x T texture, T = padded order / block side) and rectangular
+//! packed (the lower triangle of blocks folded into W x (T+1) texels, about half: block
+//! columns J < W stay in place one row down, the triangle of columns J ≥ W is rotated by 180°
+//! into the free upper corner; inside a block the entries keep their order). T is even, so
+//! this is the paper's even-m case; the fold W is T/2 rounded up to whole block columns, so
+//! that no block column straddles the fold.
 
 use super::Format;
 use crate::matrix::Matrix;
 
-/// Matrix entries per texel side: each RGBA32F texel holds a 2 x 2 block.
+/// Matrix entries per texel side in the 2 x 2 blocking: each RGBA32F texel holds a 2 x 2
+/// block.
 pub const TEXEL_BLOCK: usize = 2;
+
+/// What a fragment of the blocked method owns, and how it is stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Blocking {
+    /// A 2 x 2 block per RGBA32F texel of one texture (one render target).
+    Two,
+    /// A 4 x 4 block per fragment over four RGBA32F textures (four render targets, as the
+    /// Brook+ sample), layer q holding the block's column q: half the fetches per
+    /// multiply-add of [`Blocking::Two`] in the rank-K updates.
+    #[default]
+    Four,
+}
+
+impl Blocking {
+    /// Both, the default first.
+    pub const ALL: [Blocking; 2] = [Blocking::Four, Blocking::Two];
+
+    /// Matrix entries per block side.
+    pub fn side(self) -> usize {
+        match self {
+            Blocking::Two => 2,
+            Blocking::Four => 4,
+        }
+    }
+
+    /// Textures (render targets) per matrix.
+    pub fn layers(self) -> usize {
+        match self {
+            Blocking::Two => 1,
+            Blocking::Four => 4,
+        }
+    }
+
+    /// Columns of A (and B) per texel row of their textures: 2 x 2 blocks of A, or columns of
+    /// 4 rows.
+    pub fn a_columns_per_texel(self) -> usize {
+        match self {
+            Blocking::Two => 2,
+            Blocking::Four => 1,
+        }
+    }
+
+    /// The name in messages and CSV: "2x2" or "4x4".
+    pub fn name(self) -> &'static str {
+        match self {
+            Blocking::Two => "2x2",
+            Blocking::Four => "4x4",
+        }
+    }
+}
+
+impl std::fmt::Display for Blocking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Columns of one Cholesky block column (the panel width and the trailing update's rank): the
 /// padded order is a multiple of it. Must equal 2·KB of `glsl/blocked/*`'s Cholesky kernels.
@@ -35,22 +100,38 @@ pub type Block = [f32; 4];
 pub struct BlockLayout {
     m: usize,
     format: Format,
+    blocking: Blocking,
 }
 
 impl BlockLayout {
-    /// The full-format layout of an m x m matrix.
+    /// The full-format layout of an m x m matrix, 2 x 2 blocks.
     pub fn new(m: usize) -> Self {
         Self::in_format(m, Format::Full)
     }
 
-    /// The rectangular packed layout of an m x m matrix (blocks folded as in Fig 3).
+    /// The rectangular packed layout of an m x m matrix (blocks folded as in Fig 3), 2 x 2
+    /// blocks.
     pub fn packed(m: usize) -> Self {
         Self::in_format(m, Format::Packed)
     }
 
-    /// The layout of an m x m matrix in `format`.
+    /// The layout of an m x m matrix in `format`, 2 x 2 blocks.
     pub fn in_format(m: usize, format: Format) -> Self {
-        Self { m, format }
+        Self::with(m, format, Blocking::Two)
+    }
+
+    /// The layout of an m x m matrix in `format` with `blocking`.
+    pub fn with(m: usize, format: Format, blocking: Blocking) -> Self {
+        Self {
+            m,
+            format,
+            blocking,
+        }
+    }
+
+    /// The blocking.
+    pub fn blocking(&self) -> Blocking {
+        self.blocking
     }
 
     /// The matrix order m.
@@ -64,8 +145,8 @@ impl BlockLayout {
     }
 
     /// Packed format's fold W: block columns J < W form the trapezoid, J ≥ W the rotated
-    /// corner. T/2 rounded up to whole block columns (T/2 itself when T is a multiple of
-    /// 2·[`BLOCK_COLUMN`] / 2 texels).
+    /// corner. T/2 rounded up to whole block columns (T/2 itself when T is a multiple of two
+    /// block columns).
     pub fn fold(&self) -> usize {
         let kb = self.block_column_texels();
         (self.texels() / 2).div_ceil(kb) * kb
@@ -109,10 +190,15 @@ impl BlockLayout {
         }
     }
 
-    /// The texel (x, y) and component holding entry (i, j), j ≤ i, of the padded matrix.
-    pub fn locate(&self, i: usize, j: usize) -> (usize, usize, usize) {
-        let (x, y) = self.texel_of_block(i / 2, j / 2);
-        (x, y, 2 * (i % 2) + j % 2)
+    /// The texel (x, y), layer and component holding entry (i, j), j ≤ i, of the padded
+    /// matrix.
+    pub fn locate(&self, i: usize, j: usize) -> (usize, usize, usize, usize) {
+        let side = self.blocking.side();
+        let (x, y) = self.texel_of_block(i / side, j / side);
+        match self.blocking {
+            Blocking::Two => (x, y, 0, 2 * (i % 2) + j % 2),
+            Blocking::Four => (x, y, j % 4, i % 4),
+        }
     }
 
     /// The padded order: m rounded up to whole block columns (at least one).
@@ -120,14 +206,14 @@ impl BlockLayout {
         self.m.max(1).div_ceil(BLOCK_COLUMN) * BLOCK_COLUMN
     }
 
-    /// Texels per side of the square texture: padded order / 2.
+    /// Texels per side of the square texture: padded order / block side.
     pub fn texels(&self) -> usize {
-        self.padded_order() / TEXEL_BLOCK
+        self.padded_order() / self.blocking.side()
     }
 
     /// Texels per block column.
     pub fn block_column_texels(&self) -> usize {
-        BLOCK_COLUMN / TEXEL_BLOCK
+        BLOCK_COLUMN / self.blocking.side()
     }
 
     /// Number of block columns (Cholesky steps).
@@ -135,24 +221,32 @@ impl BlockLayout {
         self.padded_order() / BLOCK_COLUMN
     }
 
-    /// The texel (x, y) and component holding entry (i, j) of the padded matrix in full format.
+    /// The texel (x, y) and component holding entry (i, j) of the padded matrix in full format,
+    /// 2 x 2 blocks.
     pub fn texel_of(i: usize, j: usize) -> (usize, usize, usize) {
         (j / 2, i / 2, 2 * (i % 2) + j % 2)
     }
 
-    /// The texture (row by row) holding the lower triangle of `c` padded with the identity.
-    /// Entries of the strict upper triangle (whole texels above the diagonal and the upper
-    /// entry of each diagonal texel) get `upper`.
-    /// Packed texels that hold no block get `upper` too.
+    /// The texture (row by row) holding the lower triangle of `c` padded with the identity,
+    /// 2 x 2 blocks ([`BlockLayout::pack_layers`]' one layer).
     pub fn pack(&self, c: &Matrix<f32>, upper: f32) -> Vec<Block> {
+        assert_eq!(self.blocking.layers(), 1, "pack: one layer only");
+        self.pack_layers(c, upper).remove(0)
+    }
+
+    /// The textures (one per layer, row by row) holding the lower triangle of `c` padded with
+    /// the identity. Entries of the strict upper triangle (whole texels above the diagonal
+    /// and the upper entries of each diagonal block) get `upper`.
+    /// Packed texels that hold no block get `upper` too.
+    pub fn pack_layers(&self, c: &Matrix<f32>, upper: f32) -> Vec<Vec<Block>> {
         assert_eq!(c.shape(), (self.m, self.m));
         let p = self.padded_order();
         let (w, h) = self.texture_size();
-        let mut data = vec![[upper; 4]; w * h];
+        let mut data = vec![vec![[upper; 4]; w * h]; self.blocking.layers()];
         for i in 0..p {
             for j in 0..=i {
-                let (x, y, s) = self.locate(i, j);
-                data[y * w + x][s] = if i < self.m {
+                let (x, y, layer, s) = self.locate(i, j);
+                data[layer][y * w + x][s] = if i < self.m {
                     c[(i, j)]
                 } else if i == j {
                     1.0
@@ -165,21 +259,28 @@ impl BlockLayout {
     }
 
     /// The identity padding alone: the lower triangle zero except the padded diagonal, the
-    /// upper entries zero (assembly's starting C, so that C ⊕ I comes out).
-    pub fn padding(&self) -> Vec<Block> {
-        self.pack(&Matrix::zeros(self.m, self.m), 0.0)
+    /// upper entries zero (assembly's starting C, so that C ⊕ I comes out). One texture per
+    /// layer.
+    pub fn padding(&self) -> Vec<Vec<Block>> {
+        self.pack_layers(&Matrix::zeros(self.m, self.m), 0.0)
     }
 
-    /// The m x m lower triangle held by texture contents `data` (upper triangle zero).
+    /// The m x m lower triangle held by one-layer texture contents `data` (2 x 2 blocks).
     pub fn unpack(&self, data: &[Block]) -> Matrix<f32> {
+        self.unpack_layers(&[data])
+    }
+
+    /// The m x m lower triangle held by the layers' contents (upper triangle zero).
+    pub fn unpack_layers(&self, layers: &[&[Block]]) -> Matrix<f32> {
         let (w, h) = self.texture_size();
-        assert_eq!(data.len(), w * h);
+        assert_eq!(layers.len(), self.blocking.layers());
+        assert!(layers.iter().all(|data| data.len() == w * h));
         Matrix::from_fn(self.m, self.m, |i, j| {
             if j > i {
                 return 0.0;
             }
-            let (x, y, s) = self.locate(i, j);
-            data[y * w + x][s]
+            let (x, y, layer, s) = self.locate(i, j);
+            layers[layer][y * w + x][s]
         })
     }
 
@@ -188,13 +289,18 @@ impl BlockLayout {
         n.max(1).div_ceil(ASSEMBLY_RANK) * ASSEMBLY_RANK
     }
 
-    /// A (m x n) as the (padded m / 2) x (padded n / 2) texture whose texel (x, y) is the block
-    /// of rows 2x, 2x+1 and columns 2y, 2y+1 (blocks of A transposed, so the fragments of one
-    /// pass, which read neighbouring rows of A at the same columns, read neighbouring texels);
-    /// padding zero.
+    /// Texel rows of A's and B's textures for n columns of A.
+    pub fn a_height(&self, n: usize) -> usize {
+        Self::padded_columns(n) / self.blocking.a_columns_per_texel()
+    }
+
+    /// A (m x n) as the T x [`BlockLayout::a_height`] texture (blocks of A transposed, so
+    /// the fragments of one pass, which read neighbouring rows of A at the same columns, read
+    /// neighbouring texels); padding zero. 2 x 2: texel (x, y) is the block of rows 2x, 2x+1
+    /// and columns 2y, 2y+1, row by row. 4 x 4: texel (x, y) is rows 4x..4x+4 of column y.
     pub fn pack_a(&self, a: &Matrix<f32>) -> Vec<Block> {
         assert_eq!(a.rows(), self.m);
-        let (w, h) = (self.texels(), Self::padded_columns(a.cols()) / 2);
+        let (w, h) = (self.texels(), self.a_height(a.cols()));
         let at = |i: usize, k: usize| {
             if i < a.rows() && k < a.cols() {
                 a[(i, k)]
@@ -202,22 +308,30 @@ impl BlockLayout {
                 0.0
             }
         };
+        let blocking = self.blocking;
         (0..h)
             .flat_map(|y| {
-                (0..w).map(move |x| {
-                    let (i, k) = (2 * x, 2 * y);
-                    [at(i, k), at(i, k + 1), at(i + 1, k), at(i + 1, k + 1)]
+                (0..w).map(move |x| match blocking {
+                    Blocking::Two => {
+                        let (i, k) = (2 * x, 2 * y);
+                        [at(i, k), at(i, k + 1), at(i + 1, k), at(i + 1, k + 1)]
+                    }
+                    Blocking::Four => [0, 1, 2, 3].map(|r| at(4 * x + r, y)),
                 })
             })
             .collect()
     }
 
-    /// d as a (padded n / 2) x 1 texture: texel x holds (d(2x), d(2x+1), 0, 0); padding zero.
-    pub fn pack_d(d: &[f32]) -> Vec<Block> {
-        let w = Self::padded_columns(d.len()) / 2;
+    /// d as a [`BlockLayout::a_height`] x 1 texture, padding zero: 2 x 2, texel x holds
+    /// (d(2x), d(2x+1), 0, 0); 4 x 4, texel x holds d(x) in every component.
+    pub fn pack_d(&self, d: &[f32]) -> Vec<Block> {
+        let w = self.a_height(d.len());
         let at = |k: usize| d.get(k).copied().unwrap_or(0.0);
         (0..w)
-            .map(|x| [at(2 * x), at(2 * x + 1), 0.0, 0.0])
+            .map(|x| match self.blocking {
+                Blocking::Two => [at(2 * x), at(2 * x + 1), 0.0, 0.0],
+                Blocking::Four => [at(x); 4],
+            })
             .collect()
     }
 }
@@ -260,6 +374,9 @@ mod tests {
             let t = l.texels();
             for i in 0..l.padded_order() {
                 for j in 0..l.padded_order() {
+                    if j <= i {
+                        assert_eq!(l.locate(i, j).0, BlockLayout::texel_of(i, j).0);
+                    }
                     let (x, y, s) = BlockLayout::texel_of(i, j);
                     let v = data[y * t + x][s];
                     if j > i {
@@ -339,7 +456,39 @@ mod tests {
         assert_eq!(data[1], [20.0, 21.0, 0.0, 0.0]);
         assert_eq!(data[w], [2.0, 0.0, 12.0, 0.0]);
         assert_eq!(data[w + 1], [22.0, 0.0, 0.0, 0.0]);
-        let d = BlockLayout::pack_d(&[1.0, 2.0, 3.0]);
+        let d = BlockLayout::new(3).pack_d(&[1.0, 2.0, 3.0]);
         assert_eq!(&d[..2], &[[1.0, 2.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]]);
+        // 4 x 4: texel (x, y) is rows 4x.. of column y; d(y) in every component.
+        let four = BlockLayout::with(3, Format::Full, Blocking::Four);
+        let data = four.pack_a(&a);
+        let w = BLOCK_COLUMN / 4;
+        assert_eq!(data.len(), w * ASSEMBLY_RANK);
+        assert_eq!(data[0], [0.0, 10.0, 20.0, 0.0]);
+        assert_eq!(data[w], [1.0, 11.0, 21.0, 0.0]);
+        assert_eq!(data[1], [0.0; 4]);
+        let d = four.pack_d(&[1.0, 2.0, 3.0]);
+        assert_eq!(&d[..2], &[[1.0; 4], [2.0; 4]]);
+    }
+
+    #[test]
+    fn four_by_four_layers_hold_block_columns() {
+        for format in [Format::Full, Format::Packed] {
+            for m in [1, 3, 16, 17, 33, 40, 64] {
+                let l = BlockLayout::with(m, format, Blocking::Four);
+                let c = Matrix::from_fn(m, m, |i, j| (i * 31 + j) as f32 + 1.0);
+                let data = l.pack_layers(&c, f32::NAN);
+                assert_eq!(data.len(), 4);
+                let layers: Vec<&[Block]> = data.iter().map(Vec::as_slice).collect();
+                assert_eq!(l.unpack_layers(&layers), c.lower_triangle(), "m={m}");
+                let padding = l.padding();
+                let layers: Vec<&[Block]> = padding.iter().map(Vec::as_slice).collect();
+                assert_eq!(l.unpack_layers(&layers), Matrix::zeros(m, m));
+            }
+        }
+        // Entry (6, 5) of the full format: block (1, 1) at texel (1, 1), layer 1, component 2.
+        let l = BlockLayout::with(8, Format::Full, Blocking::Four);
+        assert_eq!(l.locate(6, 5), (1, 1, 1, 2));
+        assert_eq!(l.texels(), 4);
+        assert_eq!(l.block_column_texels(), 4);
     }
 }
