@@ -183,9 +183,15 @@ impl<'k, F: TexelFormat> Execution<'k, F> {
         }
     }
 
-    /// The texture `pass` draws into, given the pair's current orientation.
+    /// The texture `pass` draws into, given the pair's current orientation (its first layer).
     pub fn target_of(&self, pass: &Pass) -> Result<&Texture<F>> {
         Ok(self.render_texture(pass.target)?.texture())
+    }
+
+    /// Every layer `pass` draws into (several render targets), given the pair's current
+    /// orientation.
+    pub fn target_layers_of(&self, pass: &Pass) -> Result<&[Texture<F>]> {
+        Ok(self.render_texture(pass.target)?.layers())
     }
 
     /// The textures the samplers reading `input` get in `pass` (the pair's layers).

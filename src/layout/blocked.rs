@@ -357,7 +357,7 @@ mod tests {
             let data = l.pack(&c, f32::NAN);
             assert_eq!(l.unpack(&data), c.lower_triangle(), "m={m}");
             assert_eq!(
-                l.unpack(&l.padding()),
+                l.unpack(&l.padding()[0]),
                 Matrix::zeros(m, m),
                 "m={m}: padding"
             );
