@@ -11,7 +11,7 @@ use crate::layout::{BlockLayout, Blocking, Format, Layout, PackedMatrix};
 use crate::matrix::Matrix;
 
 /// The textures a run has besides its ping-pong pair, of the run's texel format `F` (R32F for
-/// the paper's passes, RGBA32F 2 x 2 blocks for the blocked method).
+/// the paper's passes, RGBA32F blocks for the blocked method).
 pub enum Operands<F: TexelFormat = R32F> {
     /// Cholesky and LU read and write only the pair.
     PairOnly,

@@ -71,7 +71,7 @@ impl Method {
     }
 
     /// Whether the method can store the matrix in `format` (every method has both formats;
-    /// the blocked method packs 2x2 blocks where the others pack entries).
+    /// the blocked method packs 2x2 or 4x4 blocks where the others pack entries).
     pub fn supports(self, format: Format) -> bool {
         matches!(format, Format::Full | Format::Packed)
     }

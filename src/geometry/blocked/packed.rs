@@ -1,5 +1,5 @@
 //! The blocked method's geometry in the rectangular packed format: Figs 4, 6 and 7 with texel =
-//! 2 x 2 block ([`BlockLayout::packed`]). T = texels per side of the padded matrix, W = the
+//! block, 2 x 2 or 4 x 4 ([`BlockLayout::packed`]). T = texels per side of the padded matrix, W = the
 //! fold, H = T + 1, the corner T - W wide. Block (I, J) lies at (J, I+1) in the trapezoid
 //! (J < W) and at (T-1-J, T-1-I) in the rotated corner (J ≥ W). Every pass over the lower
 //! triangle draws the trapezoid's triangle (clipped by the viewport at x = W, as Fig 4's) and

@@ -98,7 +98,7 @@ pub fn run(args: ViewArgs) -> Result<()> {
     if args.method == MethodArg::Blocked {
         bail!(
             "the viewer shows the faithful method's passes (one value per texel); the blocked \
-             method's passes over 2x2 blocks cannot be shown yet: use --method faithful"
+             method's passes over 2x2 and 4x4 blocks cannot be shown yet: use --method faithful"
         );
     }
     match &args.record {
