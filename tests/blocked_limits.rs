@@ -14,7 +14,7 @@ fn blocked_sizes_beyond_the_texture_limit_are_refused() {
     unsafe { std::env::set_var(symraster::gl::MAX_TEXTURE_SIZE_ENV, "32") };
     let gpu = Gpu::new().expect("an OpenGL device (llvmpipe is enough)");
     // (blocking, largest m full, largest m packed, most columns of A), with 32 texels a side:
-    // - 2 x 2: full T = m/2 ≤ 32; packed T + 1 ≤ 32 leaves T = 24 (whole block columns of 8
+    // - 2 x 2: full T = m/2 ≤ 32; packed T + 4 ≤ 32 leaves T = 24 (whole block columns of 8
     //   texels), m ≤ 48; A's texels hold two columns, 64 after padding to 32.
     // - 4 x 4: full T = m/4 ≤ 32; packed T = 28 (block columns of 4 texels), m ≤ 112; A's
     //   texel rows hold one column, 32.

@@ -14,7 +14,7 @@ use crate::error::{InputError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry;
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
-use crate::layout::blocked::ASSEMBLY_RANK;
+use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
 use crate::layout::{BlockLayout, Blocking, Format, Layout};
 use crate::matrix::{Matrix, check_finite, check_square};
 
@@ -197,11 +197,11 @@ impl Gpu {
         let (w, h) = blocks.texture_size();
         if w > limit || h > limit {
             // Texels per block column, and the most texels per side the format allows:
-            // T in full format, T + 1 (the packed height) in packed.
+            // T in full format, T + S (the packed height) in packed.
             let kb = blocks.block_column_texels();
             let most = match format {
                 Format::Full => limit,
-                Format::Packed => limit.saturating_sub(1),
+                Format::Packed => limit.saturating_sub(PACKED_ROW_OFFSET),
             };
             return Err(InputError::Unsupported(format!(
                 "the blocked method needs a {w}x{h} texture for m = {m} in {format} format, \

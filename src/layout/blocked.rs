@@ -15,9 +15,10 @@
 //!
 //! Two formats, as in the paper (section 3.3, Fig 3) but with texel = block: full (block
 //! (I, J) at texel (J, I) of a T x T texture, T = padded order / block side) and rectangular
-//! packed (the lower triangle of blocks folded into W x (T+1) texels, about half: block
-//! columns J < W stay in place one row down, the triangle of columns J ≥ W is rotated by 180°
-//! into the free upper corner; inside a block the entries keep their order). T is even, so
+//! packed (the lower triangle of blocks folded into W x (T+4) texels, about half: block
+//! columns J < W stay in place [`PACKED_ROW_OFFSET`] rows down (the paper has one row), the
+//! triangle of columns J ≥ W is rotated by 180° into the free upper corner; inside a block the
+//! entries keep their order). T is even, so
 //! this is the paper's even-m case; the fold W is T/2 rounded up to whole block columns, so
 //! that no block column straddles the fold.
 
@@ -92,6 +93,15 @@ pub const BLOCK_COLUMN: usize = 16;
 /// multiple of it. Must equal 2·KB of `glsl/blocked/rank_k_addition.frag`.
 pub const ASSEMBLY_RANK: usize = 32;
 
+/// Rows the packed format's trapezoid lies below its place in the full format (the paper's
+/// layout has 1). A multiple of 4, so that the fragments of a 2 x 2 quad, and of a 4-row group
+/// of a warp, read A's texels (whose x is the block row I = y - this) in aligned pairs and
+/// fours, as in the full format and the rotated corner. With 1, the trapezoid's quads read A
+/// across two 32-byte sectors: the likely cause of packed assembly taking 1.33x the full
+/// format's time on the H200 (packed Cholesky, reading its rows along y, took 1.00x); see
+/// docs/geometry.md. Costs 3W texels.
+pub const PACKED_ROW_OFFSET: usize = 4;
+
 /// One RGBA32F texel: the block [[a, b], [c, d]] as (a, b, c, d).
 pub type Block = [f32; 4];
 
@@ -152,24 +162,26 @@ impl BlockLayout {
         (self.texels() / 2).div_ceil(kb) * kb
     }
 
-    /// Texture (width, height) in texels: (T, T) full; (W, T + 1) packed.
+    /// Texture (width, height) in texels: (T, T) full; (W, T + S) packed, S =
+    /// [`PACKED_ROW_OFFSET`].
     pub fn texture_size(&self) -> (usize, usize) {
         let t = self.texels();
         match self.format {
             Format::Full => (t, t),
-            Format::Packed => (self.fold(), t + 1),
+            Format::Packed => (self.fold(), t + PACKED_ROW_OFFSET),
         }
     }
 
     /// The texel (x, y) holding block (I, J), J ≤ I < T, of the padded matrix. Packed: the
-    /// trapezoid J < W at (J, I + 1), the corner J ≥ W rotated to (T-1-J, T-1-I), as the
-    /// paper's even-m mapping (section 3.3) with entries replaced by blocks.
+    /// trapezoid J < W at (J, I + S), the corner J ≥ W rotated to (T-1-J, T-1-I), as the
+    /// paper's even-m mapping (section 3.3) with entries replaced by blocks and the trapezoid
+    /// S = [`PACKED_ROW_OFFSET`] rows down instead of 1.
     pub fn texel_of_block(&self, bi: usize, bj: usize) -> (usize, usize) {
         debug_assert!(bj <= bi && bi < self.texels(), "block ({bi}, {bj})");
         let t = self.texels();
         match self.format {
             Format::Full => (bj, bi),
-            Format::Packed if bj < self.fold() => (bj, bi + 1),
+            Format::Packed if bj < self.fold() => (bj, bi + PACKED_ROW_OFFSET),
             Format::Packed => (t - 1 - bj, t - 1 - bi),
         }
     }
@@ -185,8 +197,9 @@ impl BlockLayout {
         let t = self.texels();
         match self.format {
             Format::Full => (y >= x).then_some((y, x)),
-            Format::Packed if y > x => Some((y - 1, x)),
-            Format::Packed => (x < t - self.fold()).then(|| (t - 1 - y, t - 1 - x)),
+            Format::Packed if y >= x + PACKED_ROW_OFFSET => Some((y - PACKED_ROW_OFFSET, x)),
+            Format::Packed if y <= x => (x < t - self.fold()).then(|| (t - 1 - y, t - 1 - x)),
+            Format::Packed => None,
         }
     }
 
@@ -394,14 +407,18 @@ mod tests {
         for m in [1, 16, 17, 32, 33, 48, 64, 100, 512, 1000] {
             let l = BlockLayout::packed(m);
             let (t, (w, h)) = (l.texels(), l.texture_size());
-            assert_eq!(h, t + 1);
+            assert_eq!(h, t + PACKED_ROW_OFFSET);
             assert_eq!(w % l.block_column_texels(), 0, "m={m}: the fold straddles");
             assert!(
                 2 * w >= t && w <= t / 2 + l.block_column_texels() / 2,
                 "m={m}"
             );
             if t.is_multiple_of(2 * l.block_column_texels()) {
-                assert_eq!(w * h, t * (t + 1) / 2, "m={m}: exactly the lower blocks");
+                assert_eq!(
+                    w * h,
+                    t * (t + 1) / 2 + (PACKED_ROW_OFFSET - 1) * w,
+                    "m={m}: the lower blocks and the rows between trapezoid and corner"
+                );
             }
             // A bijection from the lower blocks onto the used texels.
             let mut seen = vec![false; w * h];
@@ -422,19 +439,23 @@ mod tests {
     }
 
     /// T = 8 (m ≤ 16): the fold is one whole block column, W = T, so the corner is empty.
-    /// T = 16 (m = 32): the paper's even-order fold, w = T/2, with blocks for entries.
+    /// T = 16 (m = 32): the paper's even-order fold, w = T/2, with blocks for entries (the
+    /// trapezoid 4 rows down where the paper has 1).
     #[test]
     fn packed_block_mapping_matches_the_paper_for_even_order() {
         let l = BlockLayout::packed(16);
-        assert_eq!((l.texels(), l.fold(), l.texture_size()), (8, 8, (8, 9)));
+        assert_eq!((l.texels(), l.fold(), l.texture_size()), (8, 8, (8, 12)));
         let l = BlockLayout::packed(32);
         let (t, w) = (l.texels(), l.fold());
         assert_eq!((t, w), (16, 8));
         assert_eq!(l.texel_of_block(15, 15), (0, 0));
         assert_eq!(l.texel_of_block(15, 8), (7, 0));
         assert_eq!(l.texel_of_block(8, 8), (7, 7));
-        assert_eq!(l.texel_of_block(0, 0), (0, 1));
-        assert_eq!(l.texel_of_block(15, 7), (7, 16));
+        assert_eq!(l.texel_of_block(0, 0), (0, 4));
+        assert_eq!(l.texel_of_block(15, 7), (7, 19));
+        // Between the corner's diagonal (y = x) and the trapezoid's (y = x + 4): nothing.
+        assert_eq!(l.block_of_texel(3, 5), None);
+        assert_eq!(l.block_of_texel(3, 7), Some((3, 3)));
         let pack = l.pack(
             &Matrix::from_fn(32, 32, |i, j| (100 * i + j) as f32),
             f32::NAN,
