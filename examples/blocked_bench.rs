@@ -2,19 +2,24 @@
 //! (GL_TIME_ELAPSED around the passes, no upload or readback, as the paper's Figs 8-9) of
 //! assembly (m x n, n = 2m) and Cholesky (m x m), printed as CSV.
 //!
-//! `cargo run --release --example blocked_bench -- [sizes] [repeats] [methods]`, e.g.
-//! `-- 256,512,1024 3 faithful,blocked` (the default); a `-packed` suffix stores C and L in the
-//! rectangular packed format (`blocked,blocked-packed` compares the blocked method's two
-//! formats). Each time is the median of `repeats` runs after one warm-up, methods
+//! `cargo run --release --example blocked_bench -- [sizes] [repeats] [methods] [ops]`, e.g.
+//! `-- 256,512,1024 3 faithful,blocked` (the default); `blocked` is the default blocking
+//! (4 x 4 blocks over four render targets), `blocked2` and `blocked4` name 2 x 2 and 4 x 4; a
+//! `-packed` suffix stores C and L in the rectangular packed format (`blocked,blocked-packed`
+//! compares the blocked method's two formats); `ops` is `assembly,cholesky` (the default) or
+//! either alone. Each time is the median of `repeats` runs after one warm-up, methods
 //! alternating within a repeat. Columns: method, op, format,
 //! m, n, ms (GPU), wall_ms (passes to glFinish), gflops (m²n for assembly, m³/3 for
-//! Cholesky, over the GPU time), rel_error against the f64 reference, min_ms (the fastest
-//! repeat's GPU time, less sensitive than the median to other work on a shared machine).
+//! Cholesky, over the GPU time), rel_error against the f64 reference (faer on every core),
+//! min_ms (the fastest repeat's GPU time, less sensitive than the median to other work on a
+//! shared machine), blocking (2x2 or 4x4 for the blocked method). The SPD matrix factored is
+//! `problems::well_conditioned_spd` up to m = 1024, `diagonally_dominant_spd` beyond.
 
+use symraster::baseline;
 use symraster::execution::Execution;
 use symraster::gl::{GpuTimer, TexelFormat};
 use symraster::timing::{median, time_finish};
-use symraster::{Format, Gpu, Method, Options, problems, reference, relative_error};
+use symraster::{Blocking, Format, Gpu, Method, Options, problems, relative_error};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,7 +30,7 @@ fn main() -> anyhow::Result<()> {
         .map(str::parse)
         .collect::<Result<_, _>>()?;
     let repeats: usize = args.get(1).map_or(Ok(3), |s| s.parse())?;
-    let methods: Vec<(Method, Format)> = args
+    let methods: Vec<(Method, Format, Blocking)> = args
         .get(2)
         .map_or("faithful,blocked", String::as_str)
         .split(',')
@@ -35,84 +40,115 @@ fn main() -> anyhow::Result<()> {
                 None => (name, Format::Full),
             };
             match method {
-                "faithful" => Ok((Method::Faithful, format)),
-                "blocked" => Ok((Method::Blocked, format)),
+                "faithful" => Ok((Method::Faithful, format, Blocking::default())),
+                "blocked" => Ok((Method::Blocked, format, Blocking::default())),
+                "blocked2" => Ok((Method::Blocked, format, Blocking::Two)),
+                "blocked4" => Ok((Method::Blocked, format, Blocking::Four)),
                 other => Err(anyhow::anyhow!("unknown method {other}")),
             }
         })
         .collect::<Result<_, _>>()?;
+    let ops = args.get(3).map_or("assembly,cholesky", String::as_str);
+    let (do_assembly, do_cholesky) = (ops.contains("assembly"), ops.contains("cholesky"));
     let gpu = Gpu::new()?;
     eprintln!("{} | {}", gpu.info().renderer, gpu.info().version);
-    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms");
+    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms,blocking");
     for &m in &sizes {
         let n = 2 * m;
         let mut rng = problems::rng(m as u64);
         let a = problems::uniform_matrix(&mut rng, m, n);
         let d = problems::uniform_vector(&mut rng, n);
-        let spd = problems::well_conditioned_spd(&mut rng, m);
-        let c_ref = reference::assemble(
-            &a.to_f64(),
-            &d.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
-        );
-        let l_ref = reference::cholesky(&spd.to_f64())?;
+        // Beyond m = 1024 the O(m²) diagonally dominant SPD matrix (the O(m³) well-conditioned
+        // one would take a minute to make at m = 4096).
+        let spd = if !do_cholesky {
+            symraster::Matrix::zeros(1, 1)
+        } else if m <= 1024 {
+            problems::well_conditioned_spd(&mut rng, m)
+        } else {
+            problems::diagonally_dominant_spd(&mut rng, m)
+        };
+        let all = baseline::par(0);
+        let c_ref = if do_assembly {
+            let d64: Vec<f64> = d.iter().map(|&v| f64::from(v)).collect();
+            baseline::assemble(&a.to_f64(), &d64, all)
+        } else {
+            symraster::Matrix::zeros(1, 1)
+        };
+        let l_ref = if do_cholesky {
+            baseline::cholesky(&spd.to_f64(), all)?
+        } else {
+            symraster::Matrix::zeros(1, 1)
+        };
         // times[method][op] in ms: (gpu, wall), and the last result's error.
         let mut times: Vec<[Samples; 2]> = (0..methods.len()).map(|_| Default::default()).collect();
         for repeat in 0..=repeats {
-            for (i, &(method, format)) in methods.iter().enumerate() {
+            for (i, &(method, format, blocking)) in methods.iter().enumerate() {
                 let options = Options::new(format).method(method);
-                let results = match method {
-                    Method::Blocked => [
-                        measure(
-                            gpu.start_blocked_assembly_in(&a, &d, format)?,
-                            |r| r.download_lower(),
-                            &c_ref,
-                        )?,
-                        measure(
-                            gpu.start_blocked_cholesky_in(&spd, format)?,
-                            |r| r.download_lower(),
-                            &l_ref,
-                        )?,
-                    ],
-                    _ => [
-                        measure(
-                            gpu.start_assembly(&a, &d, options)?,
-                            |r| r.download_lower(),
-                            &c_ref,
-                        )?,
-                        measure(
-                            gpu.start_cholesky(&spd, options)?,
-                            |r| r.download_lower(),
-                            &l_ref,
-                        )?,
-                    ],
-                };
+                let blocked = method == Method::Blocked;
+                let mut results = [None, None];
+                if do_assembly {
+                    results[0] = Some(if blocked {
+                        let run = gpu.start_blocked_assembly_with(&a, &d, format, blocking)?;
+                        measure(run, |r| r.download_lower(), &c_ref)?
+                    } else {
+                        let run = gpu.start_assembly(&a, &d, options)?;
+                        measure(run, |r| r.download_lower(), &c_ref)?
+                    });
+                }
+                if do_cholesky {
+                    results[1] = Some(if blocked {
+                        let run = gpu.start_blocked_cholesky_with(&spd, format, blocking)?;
+                        measure(run, |r| r.download_lower(), &l_ref)?
+                    } else {
+                        let run = gpu.start_cholesky(&spd, options)?;
+                        measure(run, |r| r.download_lower(), &l_ref)?
+                    });
+                }
                 if repeat > 0 {
-                    for (op, (ms, wall, err)) in results.into_iter().enumerate() {
-                        times[i][op].0.push(ms);
-                        times[i][op].1.push(wall);
-                        times[i][op].2 = err;
+                    for (op, result) in results.into_iter().enumerate() {
+                        if let Some((ms, wall, err)) = result {
+                            times[i][op].0.push(ms);
+                            times[i][op].1.push(wall);
+                            times[i][op].2 = err;
+                        }
                     }
                 }
             }
         }
         if std::env::var_os("BREAKDOWN").is_some() {
-            for format in [Format::Full, Format::Packed] {
-                println!("# {format}");
-                breakdown(&gpu, gpu.start_blocked_assembly_in(&a, &d, format)?, m)?;
-                breakdown(&gpu, gpu.start_blocked_cholesky_in(&spd, format)?, m)?;
+            for blocking in Blocking::ALL {
+                for format in [Format::Full, Format::Packed] {
+                    println!("# {format} {blocking}");
+                    if do_assembly {
+                        let run = gpu.start_blocked_assembly_with(&a, &d, format, blocking)?;
+                        breakdown(&gpu, run, m)?;
+                    }
+                    if do_cholesky {
+                        let run = gpu.start_blocked_cholesky_with(&spd, format, blocking)?;
+                        breakdown(&gpu, run, m)?;
+                    }
+                }
             }
         }
-        for (i, (method, format)) in methods.iter().enumerate() {
+        for (i, (method, format, blocking)) in methods.iter().enumerate() {
             for (op, name) in ["assembly", "cholesky"].iter().enumerate() {
                 let (gpu_ms, wall_ms, err) = &times[i][op];
+                if gpu_ms.is_empty() {
+                    continue;
+                }
                 let ms = median(gpu_ms);
                 let flops = if op == 0 {
                     (m * m * n) as f64
                 } else {
                     (m * m * m) as f64 / 3.0
                 };
+                let blocking = if *method == Method::Blocked {
+                    blocking.name()
+                } else {
+                    "-"
+                };
                 println!(
-                    "{method},{name},{format},{m},{},{ms:.3},{:.3},{:.3},{err:.3e},{:.3}",
+                    "{method},{name},{format},{m},{},{ms:.3},{:.3},{:.3},{err:.3e},{:.3},{blocking}",
                     if op == 0 { n } else { m },
                     median(wall_ms),
                     flops / ms * 1e-6,

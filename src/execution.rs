@@ -7,11 +7,11 @@ use crate::gl::{
     Context, PingPong, R32F, RenderTexture, Rgba32F, TexelFormat, Texture, VertexArray,
 };
 use crate::kernels::{Input, Kernel, Kernels, Target};
-use crate::layout::{BlockLayout, Format, Layout, PackedMatrix};
+use crate::layout::{BlockLayout, Blocking, Format, Layout, PackedMatrix};
 use crate::matrix::Matrix;
 
 /// The textures a run has besides its ping-pong pair, of the run's texel format `F` (R32F for
-/// the paper's passes, RGBA32F 2 x 2 blocks for the blocked method).
+/// the paper's passes, RGBA32F blocks for the blocked method).
 pub enum Operands<F: TexelFormat = R32F> {
     /// Cholesky and LU read and write only the pair.
     PairOnly,
@@ -69,7 +69,7 @@ pub struct Execution<'k, F: TexelFormat = R32F> {
 impl<'k, F: TexelFormat> Execution<'k, F> {
     /// Uploads the plan's geometry once; the pair's source must hold the input already.
     /// Fails if a pass needs a texture the run lacks (an assembly plan without A, say) or has
-    /// kernels of another texel format than the run's textures.
+    /// kernels of another texel format or layer count than the run's textures.
     pub fn new(
         ctx: &Context,
         kernels: &'k Kernels,
@@ -87,6 +87,17 @@ impl<'k, F: TexelFormat> Execution<'k, F> {
                     pass.step,
                     spec.texels.format_name(),
                     F::NAME
+                ))
+                .into());
+            }
+            let layers = pair.source().layers().len();
+            if spec.texels.pair_layers() != layers {
+                return Err(InputError::Unsupported(format!(
+                    "the {} pass at step {} draws into {} textures at once, and this run's \
+                     pair has {layers}",
+                    spec.name,
+                    pass.step,
+                    spec.texels.pair_layers(),
                 ))
                 .into());
             }
@@ -172,20 +183,30 @@ impl<'k, F: TexelFormat> Execution<'k, F> {
         }
     }
 
-    /// The texture `pass` draws into, given the pair's current orientation.
+    /// The texture `pass` draws into, given the pair's current orientation (its first layer).
     pub fn target_of(&self, pass: &Pass) -> Result<&Texture<F>> {
         Ok(self.render_texture(pass.target)?.texture())
     }
 
-    /// The texture a sampler reading `input` gets in `pass`.
-    fn input_of(&self, pass: &Pass, input: Input) -> Result<&Texture<F>> {
+    /// Every layer `pass` draws into (several render targets), given the pair's current
+    /// orientation.
+    pub fn target_layers_of(&self, pass: &Pass) -> Result<&[Texture<F>]> {
+        Ok(self.render_texture(pass.target)?.layers())
+    }
+
+    /// The textures the samplers reading `input` get in `pass` (the pair's layers).
+    fn input_of(&self, pass: &Pass, input: Input) -> Result<&[Texture<F>]> {
         match input {
-            Input::Pair => Ok(self.render_texture(pass.target.reads())?.texture()),
-            other => self.operands.texture(other).ok_or_else(|| {
-                Error::from(InputError::Unsupported(format!(
-                    "this run has no {other:?} texture"
-                )))
-            }),
+            Input::Pair => Ok(self.render_texture(pass.target.reads())?.layers()),
+            other => self
+                .operands
+                .texture(other)
+                .map(std::slice::from_ref)
+                .ok_or_else(|| {
+                    Error::from(InputError::Unsupported(format!(
+                        "this run has no {other:?} texture"
+                    )))
+                }),
         }
     }
 
@@ -221,9 +242,20 @@ impl<'k, F: TexelFormat> Execution<'k, F> {
         self.pair
     }
 
-    /// The pair's source texels as they are (the result once done), row by row.
+    /// The pair's source texels as they are (the result once done), row by row (its first
+    /// layer).
     pub fn download_texels(&self) -> Result<Vec<F::Texel>> {
         self.pair.source().texture().download()
+    }
+
+    /// Every layer of the pair's source, row by row.
+    pub fn download_layers(&self) -> Result<Vec<Vec<F::Texel>>> {
+        self.pair
+            .source()
+            .layers()
+            .iter()
+            .map(Texture::download)
+            .collect()
     }
 
     fn draw(&mut self, pass: &Pass) -> Result<()> {
@@ -234,8 +266,12 @@ impl<'k, F: TexelFormat> Execution<'k, F> {
             program.set_viewport(w as f32, h as f32);
             self.ctx.set_viewport(w, h);
         }
-        for (unit, (_, input)) in pass.kernel.spec().inputs.iter().enumerate() {
-            self.input_of(pass, *input)?.bind(unit as u32);
+        let mut unit = 0;
+        for (_, input) in pass.kernel.spec().inputs {
+            for texture in self.input_of(pass, *input)? {
+                texture.bind(unit);
+                unit += 1;
+            }
         }
         self.render_texture(pass.target)?.framebuffer().bind();
         self.vertex_array
@@ -295,10 +331,24 @@ impl Execution<'_, R32F> {
 }
 
 impl Execution<'_, Rgba32F> {
+    /// The blocking of this blocked run: 4 x 4 when its pair has four layers.
+    pub fn blocking(&self) -> Blocking {
+        match self.pair.source().layers().len() {
+            1 => Blocking::Two,
+            _ => Blocking::Four,
+        }
+    }
+
+    /// The block layout of this blocked run.
+    pub fn block_layout(&self) -> BlockLayout {
+        BlockLayout::with(self.layout.order(), self.layout.format(), self.blocking())
+    }
+
     /// The current state of a blocked run read back as the lower-triangular m x m matrix
     /// (upper triangle zero; the identity padding left out).
     pub fn download_lower(&self) -> Result<Matrix<f32>> {
-        let blocks = BlockLayout::in_format(self.layout.order(), self.layout.format());
-        Ok(blocks.unpack(&self.download_texels()?))
+        let layers = self.download_layers()?;
+        let layers: Vec<&[[f32; 4]]> = layers.iter().map(Vec::as_slice).collect();
+        Ok(self.block_layout().unpack_layers(&layers))
     }
 }

@@ -1,6 +1,7 @@
 //! The fragment kernels: each declared once, in [`Kernel::spec`], with its GLSL source, its
 //! texel format and the textures its samplers read by unit: the paper's Kernels 1-5 over R32F
-//! texels, and the blocked method's kernels over RGBA32F texels holding 2 x 2 blocks. Compiling ([`Kernels::new`]) and binding
+//! texels, and the blocked method's kernels over RGBA32F texels holding 2 x 2 blocks, or 4 x 4
+//! blocks over four render targets. Compiling ([`Kernels::new`]) and binding
 //! ([`crate::execution`]) both read that table, so a kernel's inputs cannot disagree between
 //! the two.
 
@@ -11,6 +12,9 @@ use crate::gl::{Context, Program};
 const COMMON: &str = include_str!("../glsl/common.glsl");
 /// GLSL prepended to every blocked kernel: the version, block helpers and a vec4 output.
 const BLOCK_COMMON: &str = include_str!("../glsl/blocked/common.glsl");
+/// GLSL prepended to every 4 x 4 blocked kernel: block fetches from the pair's four layers and
+/// four outputs.
+const BLOCK4_COMMON: &str = include_str!("../glsl/blocked4/common.glsl");
 /// The one vertex shader all passes share.
 const VERTEX: &str = include_str!("../glsl/pass.vert");
 
@@ -41,6 +45,18 @@ pub enum Kernel {
     RankKSubtraction,
     /// Copy of blocks back into the source.
     BlockCopy,
+    /// [`Kernel::BlockScaling`] for 4 x 4 blocks: B = A·diag(d), A and B in columns of 4 rows.
+    BlockScaling4,
+    /// [`Kernel::RankKAddition`] over 4 x 4 blocks (four render targets).
+    RankKAddition4,
+    /// [`Kernel::BlockFactor`] over 4 x 4 blocks.
+    BlockFactor4,
+    /// [`Kernel::BlockPanel`] over 4 x 4 blocks.
+    BlockPanel4,
+    /// [`Kernel::RankKSubtraction`] over 4 x 4 blocks.
+    RankKSubtraction4,
+    /// [`Kernel::BlockCopy`] of 4 x 4 blocks.
+    BlockCopy4,
 }
 
 /// What a kernel's texels hold, which decides its header and its render targets' format.
@@ -50,6 +66,9 @@ pub enum Texels {
     Scalar,
     /// A 2 x 2 block per RGBA32F texel (the blocked method).
     Block,
+    /// A 4 x 4 block per fragment, its columns in the same texel of four RGBA32F textures
+    /// (the blocked method over four render targets).
+    Block4,
 }
 
 impl Texels {
@@ -57,7 +76,25 @@ impl Texels {
     pub fn format_name(self) -> &'static str {
         match self {
             Texels::Scalar => "R32F",
-            Texels::Block => "RGBA32F",
+            Texels::Block | Texels::Block4 => "RGBA32F",
+        }
+    }
+
+    /// Textures (layers) per matrix held in the ping-pong pair: what the pair's samplers
+    /// read and the pair's render targets.
+    pub fn pair_layers(self) -> usize {
+        match self {
+            Texels::Block4 => 4,
+            _ => 1,
+        }
+    }
+
+    /// Layers of `input`, and the names of its samplers: `name` for one layer, `name0`,
+    /// `name1`, ... for several, on consecutive texture units.
+    pub fn samplers(self, name: &str, input: Input) -> Vec<String> {
+        match (input, self.pair_layers()) {
+            (Input::Pair, n) if n > 1 => (0..n).map(|q| format!("{name}{q}")).collect(),
+            _ => vec![name.to_string()],
         }
     }
 
@@ -66,6 +103,7 @@ impl Texels {
         match self {
             Texels::Scalar => COMMON,
             Texels::Block => BLOCK_COMMON,
+            Texels::Block4 => BLOCK4_COMMON,
         }
     }
 }
@@ -120,7 +158,7 @@ pub struct KernelSpec {
 }
 
 /// The table: one entry per kernel, in [`Kernel::ALL`]'s order.
-const SPECS: [KernelSpec; 12] = [
+const SPECS: [KernelSpec; 18] = [
     KernelSpec {
         name: "column scaling",
         fragment: include_str!("../glsl/column_scaling.frag"),
@@ -213,11 +251,57 @@ const SPECS: [KernelSpec; 12] = [
         target: Target::PairSource,
         texels: Texels::Block,
     },
+    KernelSpec {
+        name: "block scaling 4x4",
+        fragment: include_str!("../glsl/blocked4/block_scaling.frag"),
+        inputs: &[("A", Input::A), ("d", Input::D)],
+        target: Target::ScaledColumn,
+        texels: Texels::Block4,
+    },
+    KernelSpec {
+        name: "rank-K addition 4x4",
+        fragment: include_str!("../glsl/blocked4/rank_k_addition.frag"),
+        inputs: &[
+            ("L", Input::Pair),
+            ("A", Input::A),
+            ("B", Input::ScaledColumn),
+        ],
+        target: Target::PairTarget,
+        texels: Texels::Block4,
+    },
+    KernelSpec {
+        name: "block factor 4x4",
+        fragment: include_str!("../glsl/blocked4/block_factor.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block4,
+    },
+    KernelSpec {
+        name: "panel solve 4x4",
+        fragment: include_str!("../glsl/blocked4/block_panel.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block4,
+    },
+    KernelSpec {
+        name: "rank-K subtraction 4x4",
+        fragment: include_str!("../glsl/blocked4/rank_k_subtraction.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block4,
+    },
+    KernelSpec {
+        name: "block copy 4x4",
+        fragment: include_str!("../glsl/blocked4/block_copy.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairSource,
+        texels: Texels::Block4,
+    },
 ];
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 12] = [
+    pub const ALL: [Kernel; 18] = [
         Kernel::ColumnScaling,
         Kernel::OuterProductAddition,
         Kernel::SquareRoot,
@@ -230,6 +314,12 @@ impl Kernel {
         Kernel::BlockPanel,
         Kernel::RankKSubtraction,
         Kernel::BlockCopy,
+        Kernel::BlockScaling4,
+        Kernel::RankKAddition4,
+        Kernel::BlockFactor4,
+        Kernel::BlockPanel4,
+        Kernel::RankKSubtraction4,
+        Kernel::BlockCopy4,
     ];
 
     /// The kernel's entry in the table.
@@ -252,12 +342,13 @@ impl Kernel {
         match self.spec().texels {
             Texels::Scalar => Kernel::Copy,
             Texels::Block => Kernel::BlockCopy,
+            Texels::Block4 => Kernel::BlockCopy4,
         }
     }
 
     /// Whether this is a copy back into the source.
     pub fn is_copy(self) -> bool {
-        matches!(self, Kernel::Copy | Kernel::BlockCopy)
+        matches!(self, Kernel::Copy | Kernel::BlockCopy | Kernel::BlockCopy4)
     }
 }
 
@@ -275,8 +366,12 @@ impl Kernels {
                 let spec = kernel.spec();
                 let source = format!("{}{}", spec.texels.header(), spec.fragment);
                 let program = Program::new(ctx, spec.name, VERTEX, &source)?;
-                for (unit, (sampler, _)) in spec.inputs.iter().enumerate() {
-                    program.set_sampler(sampler, unit as u32)?;
+                let samplers = spec
+                    .inputs
+                    .iter()
+                    .flat_map(|(name, input)| spec.texels.samplers(name, *input));
+                for (unit, sampler) in samplers.enumerate() {
+                    program.set_sampler(&sampler, unit as u32)?;
                 }
                 Ok(program)
             })
@@ -299,13 +394,15 @@ mod tests {
         for (i, kernel) in Kernel::ALL.iter().enumerate() {
             assert_eq!(*kernel as usize, i);
             let spec = kernel.spec();
-            for (sampler, _) in spec.inputs {
-                assert!(
-                    spec.fragment
-                        .contains(&format!("uniform sampler2D {sampler};")),
-                    "{} does not declare sampler {sampler}",
-                    spec.name
-                );
+            let source = format!("{}{}", spec.texels.header(), spec.fragment);
+            for (name, input) in spec.inputs {
+                for sampler in spec.texels.samplers(name, *input) {
+                    assert!(
+                        source.contains(&format!("uniform sampler2D {sampler};")),
+                        "{} does not declare sampler {sampler}",
+                        spec.name
+                    );
+                }
             }
         }
     }
@@ -323,6 +420,16 @@ mod tests {
             Kernel::RankKSubtraction,
         ] {
             assert!(kernel.spec().fragment.contains(&column), "{kernel:?}");
+        }
+        let rank_4 = format!("const int KA = {};", ASSEMBLY_RANK);
+        assert!(Kernel::RankKAddition4.spec().fragment.contains(&rank_4));
+        let column_4 = format!("const int KB = {};", BLOCK_COLUMN / 4);
+        for kernel in [
+            Kernel::BlockFactor4,
+            Kernel::BlockPanel4,
+            Kernel::RankKSubtraction4,
+        ] {
+            assert!(kernel.spec().fragment.contains(&column_4), "{kernel:?}");
         }
         for kernel in Kernel::ALL {
             assert_eq!(kernel.copy().spec().texels, kernel.spec().texels);

@@ -1,23 +1,27 @@
-//! The blocked method (RGBA32F 2 x 2 blocks, rank-K passes) against the f64 reference, with
-//! its geometry checked in software and every pass's writes checked on the GPU.
+//! The blocked method (RGBA32F 2 x 2 blocks, or 4 x 4 blocks over four render targets;
+//! rank-K passes) against the f64 reference, with its geometry checked in software and every
+//! pass's writes checked on the GPU, in both blockings.
 
 mod common;
 
+use common::blocked::{BLOCKINGS, Role, pair_layers, role, upload_to_pair};
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
 use symraster::execution::Execution;
+use symraster::geometry::Pass;
 use symraster::geometry::blocked::{cholesky_plan, lower_blocks, panel};
-use symraster::geometry::{Kernel, Pass};
 use symraster::gl::Rgba32F;
-use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
+use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout, Blocking};
 use symraster::{
     Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
     relative_error,
 };
 
-fn blocked() -> Options {
-    Options::new(Format::Full).method(Method::Blocked)
+fn blocked(blocking: Blocking) -> Options {
+    Options::new(Format::Full)
+        .method(Method::Blocked)
+        .blocking(blocking)
 }
 
 const KB: usize = BLOCK_COLUMN / 2;
@@ -65,19 +69,18 @@ fn panel_rectangle_covers_the_blocks_below_the_diagonal_block_once() {
 
 /// Texels a blocked pass must write: the lower blocks of its region.
 fn intended(layout: BlockLayout, pass: &Pass, b_height: usize) -> BTreeSet<(usize, usize)> {
-    let t = layout.texels();
-    let k = pass.step / 2;
-    match pass.kernel {
-        Kernel::BlockScaling => (0..b_height)
+    let (t, kb) = (layout.texels(), layout.block_column_texels());
+    let k = pass.step / layout.blocking().side();
+    match role(pass.kernel) {
+        Role::Scaling => (0..b_height)
             .flat_map(|y| (0..t).map(move |x| (x, y)))
             .collect(),
-        Kernel::RankKAddition => lower_set(0, t),
-        Kernel::BlockFactor => lower_set(k, k + KB),
-        Kernel::BlockPanel => (k + KB..t)
-            .flat_map(|y| (k..k + KB).map(move |x| (x, y)))
+        Role::Addition => lower_set(0, t),
+        Role::Factor => lower_set(k, k + kb),
+        Role::Panel => (k + kb..t)
+            .flat_map(|y| (k..k + kb).map(move |x| (x, y)))
             .collect(),
-        Kernel::RankKSubtraction => lower_set(k + KB, t),
-        other => panic!("{other:?} is not a blocked kernel"),
+        Role::Subtraction => lower_set(k + kb, t),
     }
 }
 
@@ -85,8 +88,11 @@ fn intended(layout: BlockLayout, pass: &Pass, b_height: usize) -> BTreeSet<(usiz
 fn cholesky_plan_covers_every_lower_block_in_order() {
     // Each lower texel is factored (diagonal block) or solved (panel) exactly once, and
     // updated by every earlier block column.
-    for m in [1, 16, 17, 40] {
-        let layout = BlockLayout::new(m);
+    for (m, blocking) in [1, 16, 17, 40]
+        .into_iter()
+        .flat_map(|m| BLOCKINGS.map(|b| (m, b)))
+    {
+        let layout = BlockLayout::with(m, Format::Full, blocking);
         let plan = cholesky_plan(layout);
         let t = layout.texels();
         let mut finished = BTreeSet::new();
@@ -96,7 +102,7 @@ fn cholesky_plan_covers_every_lower_block_in_order() {
                 .map(|f| (f.x, f.y))
                 .collect();
             assert_eq!(frags, intended(layout, pass, 0), "m={m}");
-            if pass.kernel != Kernel::RankKSubtraction {
+            if role(pass.kernel) != Role::Subtraction {
                 for p in &frags {
                     assert!(finished.insert(*p), "m={m}: {p:?} finished twice");
                 }
@@ -115,17 +121,17 @@ fn cholesky_plan_covers_every_lower_block_in_order() {
 
 const SIZES: [usize; 10] = [1, 2, 3, 4, 7, 16, 17, 33, 64, 100];
 
-fn check_assembly(gpu: &Gpu, m: usize, n: usize, seed: u64) {
+fn check_assembly(gpu: &Gpu, m: usize, n: usize, seed: u64, blocking: Blocking) {
     let mut rng = problems::rng(seed);
     let a = problems::uniform_matrix(&mut rng, m, n);
     let d = problems::uniform_vector(&mut rng, n);
-    let c = gpu.assemble(&a, &d, blocked()).unwrap();
+    let c = gpu.assemble(&a, &d, blocked(blocking)).unwrap();
     let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
     let err = relative_error(&c, &c_ref);
     let tol = 2.0 * (n as f64 + 2.0) * U32;
     assert!(
         err <= tol,
-        "blocked assembly m={m} n={n}: {err:.3e} > {tol:.3e}"
+        "blocked {blocking} assembly m={m} n={n}: {err:.3e} > {tol:.3e}"
     );
     assert_eq!(c, c.lower_triangle(), "m={m}: upper triangle not zero");
 }
@@ -133,17 +139,19 @@ fn check_assembly(gpu: &Gpu, m: usize, n: usize, seed: u64) {
 #[test]
 fn assembly_matches_reference() {
     let gpu = gpu();
-    for m in SIZES {
-        check_assembly(&gpu, m, 2 * m, 10 + m as u64);
-    }
-    for (m, n) in [(3, 1), (33, 5), (20, 33), (64, 65), (5, 100)] {
-        check_assembly(&gpu, m, n, 99);
+    for blocking in BLOCKINGS {
+        for m in SIZES {
+            check_assembly(&gpu, m, 2 * m, 10 + m as u64, blocking);
+        }
+        for (m, n) in [(3, 1), (33, 5), (20, 33), (64, 65), (5, 100)] {
+            check_assembly(&gpu, m, n, 99, blocking);
+        }
     }
 }
 
-fn check_cholesky(gpu: &Gpu, c: &Matrix<f32>) -> Matrix<f32> {
+fn check_cholesky(gpu: &Gpu, c: &Matrix<f32>, blocking: Blocking) -> Matrix<f32> {
     let m = c.rows();
-    let l = gpu.cholesky(c, blocked()).unwrap().into_l();
+    let l = gpu.cholesky(c, blocked(blocking)).unwrap().into_l();
     let l_ref = reference::cholesky(&c.to_f64()).unwrap();
     let forward = relative_error(&l, &l_ref);
     let backward = relative_error(
@@ -153,7 +161,7 @@ fn check_cholesky(gpu: &Gpu, c: &Matrix<f32>) -> Matrix<f32> {
     let tol = 16.0 * (m as f64 + 2.0) * U32;
     assert!(
         backward <= tol,
-        "m={m}: backward {backward:.3e} > {tol:.3e}"
+        "{blocking} m={m}: backward {backward:.3e} > {tol:.3e}"
     );
     assert!(forward <= tol, "m={m}: forward {forward:.3e} > {tol:.3e}");
     assert_eq!(l, l.lower_triangle(), "m={m}: upper triangle of L not zero");
@@ -163,20 +171,28 @@ fn check_cholesky(gpu: &Gpu, c: &Matrix<f32>) -> Matrix<f32> {
 #[test]
 fn cholesky_matches_reference() {
     let gpu = gpu();
-    for m in SIZES {
-        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
-        check_cholesky(&gpu, &c);
+    for blocking in BLOCKINGS {
+        for m in SIZES {
+            let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
+            check_cholesky(&gpu, &c, blocking);
+        }
     }
 }
 
 #[test]
 fn factor_product_keeps_c_on_the_gpu_and_matches() {
     let gpu = gpu();
-    for m in [1, 5, 32, 47] {
+    for (m, blocking) in [1, 5, 32, 47]
+        .into_iter()
+        .flat_map(|m| BLOCKINGS.map(|b| (m, b)))
+    {
         let mut rng = problems::rng(7 * m as u64);
         let a = problems::uniform_matrix(&mut rng, m, 2 * m);
         let d = problems::uniform_vector(&mut rng, 2 * m);
-        let l = gpu.factor_product(&a, &d, blocked()).unwrap().into_l();
+        let l = gpu
+            .factor_product(&a, &d, blocked(blocking))
+            .unwrap()
+            .into_l();
         let c = reference::assemble(&a.to_f64(), &widen(&d));
         let backward = relative_error(
             &reference::multiply_lower_by_transpose(&l.to_f64()),
@@ -184,33 +200,41 @@ fn factor_product_keeps_c_on_the_gpu_and_matches() {
         );
         assert!(
             backward <= 8.0 * (2.0 * m as f64 + 2.0) * U32,
-            "m={m}: {backward:.3e}"
+            "{blocking} m={m}: {backward:.3e}"
         );
     }
 }
 
 /// Every pass with its target poisoned with NaN writes exactly its blocks.
 fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_height: usize) {
-    let layout = BlockLayout::new(run.layout().order());
+    let layout = run.block_layout();
     common::blocked::run_with_poisoned_blocks(run, |pass| intended(layout, pass, b_height));
 }
 
 #[test]
 fn every_pass_writes_exactly_its_blocks() {
     let gpu = gpu();
-    for m in [1, 2, 3, 16, 17, 35] {
+    for (m, blocking) in [1, 2, 3, 16, 17, 35]
+        .into_iter()
+        .flat_map(|m| BLOCKINGS.map(|b| (m, b)))
+    {
         let n = 40;
         let mut rng = problems::rng(m as u64);
         let a = problems::uniform_matrix(&mut rng, m, n);
         let d = problems::uniform_vector(&mut rng, n);
-        let mut run = gpu.start_blocked_assembly(&a, &d).unwrap();
-        run_with_poisoned_targets(&mut run, BlockLayout::padded_columns(n) / 2);
+        let mut run = gpu
+            .start_blocked_assembly_with(&a, &d, Format::Full, blocking)
+            .unwrap();
+        let b_height = run.block_layout().a_height(n);
+        run_with_poisoned_targets(&mut run, b_height);
         let c = run.download_lower().unwrap();
         let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         assert!(relative_error(&c, &c_ref) < 1e-5, "m={m}");
 
         let spd = problems::well_conditioned_spd(&mut rng, m);
-        let mut run = gpu.start_blocked_cholesky(&spd).unwrap();
+        let mut run = gpu
+            .start_blocked_cholesky_with(&spd, Format::Full, blocking)
+            .unwrap();
         run_with_poisoned_targets(&mut run, 0);
         let l = run.download_lower().unwrap();
         let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
@@ -219,24 +243,26 @@ fn every_pass_writes_exactly_its_blocks() {
 }
 
 /// NaN in every strict-upper entry of both textures (whole blocks above the diagonal and the
-/// upper entry of each diagonal block): the factor is the clean run's, bit for bit.
+/// upper entries of each diagonal block): the factor is the clean run's, bit for bit.
 #[test]
 fn cholesky_never_reads_the_upper_triangle() {
     let gpu = gpu();
-    for m in [2, 7, 33] {
+    for (m, blocking) in [2, 7, 33]
+        .into_iter()
+        .flat_map(|m| BLOCKINGS.map(|b| (m, b)))
+    {
         let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
-        let clean = gpu.cholesky(&c, blocked()).unwrap().into_l();
-        let layout = BlockLayout::new(m);
-        let poisoned = layout.pack(&c, f32::NAN);
-        let mut run = gpu.start_blocked_cholesky(&c).unwrap();
-        run.pair().source().texture().upload(&poisoned).unwrap();
-        run.pair().target().texture().upload(&poisoned).unwrap();
+        let clean = gpu.cholesky(&c, blocked(blocking)).unwrap().into_l();
+        let layout = BlockLayout::with(m, Format::Full, blocking);
+        let mut run = gpu
+            .start_blocked_cholesky_with(&c, Format::Full, blocking)
+            .unwrap();
+        upload_to_pair(&run, &layout.pack_layers(&c, f32::NAN));
         run.finish().unwrap();
-        assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
+        assert_eq!(run.download_lower().unwrap(), clean, "{blocking} m={m}");
         // The blocks above the diagonal were never drawn.
         let t = layout.texels();
-        for tex in [run.pair().source().texture(), run.pair().target().texture()] {
-            let data = tex.download().unwrap();
+        for data in pair_layers(&run) {
             for y in 0..t {
                 for x in y + 1..t {
                     assert!(
@@ -264,20 +290,28 @@ fn not_positive_definite_names_the_failing_column_as_lapack() {
             }
             other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
         };
-        match gpu.cholesky(&c, blocked()) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
-                assert_eq!(got, column);
-                assert!(
-                    (pivot - expected).abs() <= 1e-4 * expected.abs(),
-                    "pivot {pivot} against the reference's {expected}"
-                );
+        for blocking in BLOCKINGS {
+            match gpu.cholesky(&c, blocked(blocking)) {
+                Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                    column: got,
+                    pivot,
+                })) => {
+                    assert_eq!(got, column, "{blocking}");
+                    assert!(
+                        (pivot - expected).abs() <= 1e-4 * expected.abs(),
+                        "pivot {pivot} against the reference's {expected}"
+                    );
+                }
+                other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
             }
-            other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
         }
     }
-    for c in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)] {
+    for (c, blocking) in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)]
+        .into_iter()
+        .flat_map(|c| BLOCKINGS.map(|b| (c.clone(), b)))
+    {
         assert!(matches!(
-            gpu.cholesky(&c, blocked()),
+            gpu.cholesky(&c, blocked(blocking)),
             Err(Error::Numerical(NumericalError::NotPositiveDefinite {
                 column: 0,
                 ..
@@ -311,7 +345,10 @@ fn method_selection_and_refusals() {
             .is_ok()
     );
     // Stepping over R32F textures is the faithful method's; blocked runs step as blocks.
-    let e = gpu.start_cholesky(&c, blocked()).err().expect("refused");
+    let e = gpu
+        .start_cholesky(&c, blocked(Blocking::default()))
+        .err()
+        .expect("refused");
     assert!(e.to_string().contains("start_blocked_cholesky"), "{e}");
 }
 
@@ -320,26 +357,27 @@ fn method_selection_and_refusals() {
 #[test]
 fn assembly_never_reads_the_upper_triangle() {
     let gpu = gpu();
-    for m in [3, 18] {
+    for (m, blocking) in [3, 18].into_iter().flat_map(|m| BLOCKINGS.map(|b| (m, b))) {
         let mut rng = problems::rng(m as u64);
         let a = problems::uniform_matrix(&mut rng, m, 40);
         let d = problems::uniform_vector(&mut rng, 40);
-        let clean = gpu.assemble(&a, &d, blocked()).unwrap();
-        let layout = BlockLayout::new(m);
-        let poisoned = layout.pack(&Matrix::zeros(m, m), f32::NAN);
-        let mut run = gpu.start_blocked_assembly(&a, &d).unwrap();
-        run.pair().source().texture().upload(&poisoned).unwrap();
-        run.pair().target().texture().upload(&poisoned).unwrap();
+        let clean = gpu.assemble(&a, &d, blocked(blocking)).unwrap();
+        let layout = BlockLayout::with(m, Format::Full, blocking);
+        let mut run = gpu
+            .start_blocked_assembly_with(&a, &d, Format::Full, blocking)
+            .unwrap();
+        upload_to_pair(&run, &layout.pack_layers(&Matrix::zeros(m, m), f32::NAN));
         run.finish().unwrap();
-        assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
+        assert_eq!(run.download_lower().unwrap(), clean, "{blocking} m={m}");
         let t = layout.texels();
-        let data = run.pair().source().texture().download().unwrap();
-        for y in 0..t {
-            for x in y + 1..t {
-                assert!(
-                    data[y * t + x].iter().all(|v| v.is_nan()),
-                    "m={m} ({x}, {y})"
-                );
+        for data in pair_layers(&run) {
+            for y in 0..t {
+                for x in y + 1..t {
+                    assert!(
+                        data[y * t + x].iter().all(|v| v.is_nan()),
+                        "m={m} ({x}, {y})"
+                    );
+                }
             }
         }
     }

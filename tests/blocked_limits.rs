@@ -2,48 +2,50 @@
 //! the largest m. One test in its own binary: it lowers GL_MAX_TEXTURE_SIZE through the
 //! environment, which no other test may see.
 
-use symraster::{Error, Format, Gpu, InputError, Matrix, Method, Options, problems};
+use symraster::{Blocking, Error, Format, Gpu, InputError, Matrix, Method, Options, problems};
+
+fn refused(e: &Error, says: &str) -> bool {
+    matches!(e, Error::Input(InputError::Unsupported(_))) && e.to_string().contains(says)
+}
 
 #[test]
 fn blocked_sizes_beyond_the_texture_limit_are_refused() {
     // SAFETY: the only test of this binary, set before any thread reads the environment.
-    unsafe { std::env::set_var(symraster::gl::MAX_TEXTURE_SIZE_ENV, "16") };
+    unsafe { std::env::set_var(symraster::gl::MAX_TEXTURE_SIZE_ENV, "32") };
     let gpu = Gpu::new().expect("an OpenGL device (llvmpipe is enough)");
-    let blocked = Options::new(Format::Full).method(Method::Blocked);
-    // 16 texels of 2x2 blocks: m up to 32 (two block columns of 16).
-    let c = problems::well_conditioned_spd(&mut problems::rng(2), 32);
-    assert!(gpu.cholesky(&c, blocked).is_ok());
-    let c = Matrix::<f32>::filled(33, 33, 1.0);
-    let e = gpu.cholesky(&c, blocked).unwrap_err();
-    assert!(
-        matches!(e, Error::Input(InputError::Unsupported(_)))
-            && e.to_string().contains("largest m is 32"),
-        "{e}"
-    );
-    // Packed: W x (T+1) texels, so T + 1 ≤ 16 leaves T = 8 (one block column), m ≤ 16.
-    let packed = Options::new(Format::Packed).method(Method::Blocked);
-    let c = problems::well_conditioned_spd(&mut problems::rng(2), 16);
-    assert!(gpu.cholesky(&c, packed).is_ok());
-    let c = problems::well_conditioned_spd(&mut problems::rng(2), 17);
-    let e = gpu.cholesky(&c, packed).unwrap_err();
-    assert!(
-        matches!(e, Error::Input(InputError::Unsupported(_)))
-            && e.to_string().contains("largest m is 16"),
-        "{e}"
-    );
-    // A's columns: 32 fit (16 texels of two), 33 need 64 after padding.
-    let a = Matrix::<f32>::filled(4, 33, 1.0);
-    let e = gpu.assemble(&a, &[1.0; 33], blocked).unwrap_err();
-    assert!(
-        matches!(e, Error::Input(InputError::Unsupported(_)))
-            && e.to_string().contains("at most 32 columns"),
-        "{e}"
-    );
-    let a = Matrix::<f32>::filled(4, 32, 1.0);
-    assert!(gpu.assemble(&a, &[1.0; 32], blocked).is_ok());
-    // C as blocks: m = 32 fits where the faithful full format stops at 16.
-    let a = Matrix::<f32>::filled(32, 4, 1.0);
-    assert!(gpu.assemble(&a, &[1.0; 4], blocked).is_ok());
+    // (blocking, largest m full, largest m packed, most columns of A), with 32 texels a side:
+    // - 2 x 2: full T = m/2 ≤ 32; packed T + 4 ≤ 32 leaves T = 24 (whole block columns of 8
+    //   texels), m ≤ 48; A's texels hold two columns, 64 after padding to 32.
+    // - 4 x 4: full T = m/4 ≤ 32; packed T = 28 (block columns of 4 texels), m ≤ 112; A's
+    //   texel rows hold one column, 32.
+    for (blocking, full_m, packed_m, columns) in
+        [(Blocking::Two, 64, 48, 64), (Blocking::Four, 128, 112, 32)]
+    {
+        for (format, largest) in [(Format::Full, full_m), (Format::Packed, packed_m)] {
+            let options = Options::new(format)
+                .method(Method::Blocked)
+                .blocking(blocking);
+            let c = problems::well_conditioned_spd(&mut problems::rng(2), largest);
+            assert!(gpu.cholesky(&c, options).is_ok(), "{blocking} {format}");
+            let c = Matrix::<f32>::filled(largest + 1, largest + 1, 1.0);
+            let e = gpu.cholesky(&c, options).unwrap_err();
+            assert!(refused(&e, &format!("largest m is {largest}")), "{e}");
+        }
+        let blocked = Options::new(Format::Full)
+            .method(Method::Blocked)
+            .blocking(blocking);
+        let a = Matrix::<f32>::filled(4, columns + 1, 1.0);
+        let e = gpu
+            .assemble(&a, &vec![1.0; columns + 1], blocked)
+            .unwrap_err();
+        assert!(refused(&e, &format!("at most {columns} columns")), "{e}");
+        let a = Matrix::<f32>::filled(4, columns, 1.0);
+        assert!(gpu.assemble(&a, &vec![1.0; columns], blocked).is_ok());
+        // C as blocks: m = 64 fits where the faithful full format stops at 32.
+        let a = Matrix::<f32>::filled(64, 4, 1.0);
+        assert!(gpu.assemble(&a, &[1.0; 4], blocked).is_ok());
+    }
+    let a = Matrix::<f32>::filled(64, 4, 1.0);
     let faithful = Options::new(Format::Full).method(Method::Faithful);
     assert!(gpu.assemble(&a, &[1.0; 4], faithful).is_err());
 }

@@ -1,32 +1,51 @@
-//! The blocked method in the rectangular packed format (the lower triangle of 2 x 2 blocks
-//! folded into W x (T+1) texels, Fig 3 with texel = block): geometry checked in software,
-//! every pass's writes checked on the GPU, results against the f64 reference and the full
-//! format's.
+//! The blocked method in the rectangular packed format (the lower triangle of 2 x 2 or 4 x 4
+//! blocks folded into W x (T+4) texels, Fig 3 with texel = block): geometry checked in
+//! software, every pass's writes checked on the GPU, results against the f64 reference and
+//! the full format's, in both blockings.
 
 mod common;
 
+use common::blocked::{BLOCKINGS, Role, pair_layers, role, upload_to_pair};
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
 use symraster::execution::Execution;
+use symraster::geometry::Pass;
 use symraster::geometry::blocked::{assembly_plan, cholesky_plan};
-use symraster::geometry::{Kernel, Pass};
 use symraster::gl::Rgba32F;
-use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
+use symraster::layout::blocked::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
 use symraster::{
     Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
     relative_error,
 };
 
-fn packed() -> Options {
-    Options::new(Format::Packed).method(Method::Blocked)
+fn packed(blocking: Blocking) -> Options {
+    Options::new(Format::Packed)
+        .method(Method::Blocked)
+        .blocking(blocking)
 }
 
-fn full() -> Options {
-    Options::new(Format::Full).method(Method::Blocked)
+fn full(blocking: Blocking) -> Options {
+    Options::new(Format::Full)
+        .method(Method::Blocked)
+        .blocking(blocking)
 }
 
-const KB: usize = BLOCK_COLUMN / 2;
+/// Every size with both blockings.
+fn with_blockings(sizes: &[usize]) -> Vec<(usize, Blocking)> {
+    sizes
+        .iter()
+        .flat_map(|&m| BLOCKINGS.map(|b| (m, b)))
+        .collect()
+}
+
+/// The texel column of the pass's step: of A and B for the addition, of C otherwise.
+fn texel_step(layout: BlockLayout, pass: &Pass) -> usize {
+    match role(pass.kernel) {
+        Role::Addition => pass.step / layout.blocking().a_columns_per_texel(),
+        _ => pass.step / layout.blocking().side(),
+    }
+}
 
 /// Sizes with the fold at T/2 (T = 16, 32: m = 17, 64), past it (T = 24: m = 33, 35, 40),
 /// and with an empty corner (T = 8: m ≤ 16).
@@ -43,21 +62,25 @@ fn lower_blocks(from: usize, to: usize) -> Vec<(usize, usize)> {
 
 /// The blocks (I, J) a blocked Cholesky or assembly pass must write.
 fn intended_blocks(layout: BlockLayout, pass: &Pass) -> Vec<(usize, usize)> {
-    let (t, k) = (layout.texels(), pass.step / 2);
-    match pass.kernel {
-        Kernel::RankKAddition => lower_blocks(0, t),
-        Kernel::BlockFactor => lower_blocks(k, k + KB),
-        Kernel::BlockPanel => (k + KB..t)
-            .flat_map(|i| (k..k + KB).map(move |j| (i, j)))
+    let (t, k, kb) = (
+        layout.texels(),
+        texel_step(layout, pass),
+        layout.block_column_texels(),
+    );
+    match role(pass.kernel) {
+        Role::Addition => lower_blocks(0, t),
+        Role::Factor => lower_blocks(k, k + kb),
+        Role::Panel => (k + kb..t)
+            .flat_map(|i| (k..k + kb).map(move |j| (i, j)))
             .collect(),
-        Kernel::RankKSubtraction => lower_blocks(k + KB, t),
-        other => panic!("{other:?} is not a blocked kernel on C"),
+        Role::Subtraction => lower_blocks(k + kb, t),
+        Role::Scaling => panic!("the scaling pass draws B"),
     }
 }
 
 /// The texels those blocks lie at (B's texels for the scaling pass).
 fn intended(layout: BlockLayout, pass: &Pass, b_height: usize) -> BTreeSet<(usize, usize)> {
-    if pass.kernel == Kernel::BlockScaling {
+    if role(pass.kernel) == Role::Scaling {
         let t = layout.texels();
         return (0..b_height)
             .flat_map(|y| (0..t).map(move |x| (x, y)))
@@ -81,11 +104,11 @@ fn at(layout: BlockLayout, i: usize, j: usize) -> (i64, i64) {
 /// the direction to (k, k+1).
 #[test]
 fn packed_passes_cover_their_blocks_once_and_name_what_they_read() {
-    for m in [1, 16, 17, 33, 40, 64, 100] {
-        let layout = BlockLayout::packed(m);
+    for (m, blocking) in with_blockings(&[1, 16, 17, 33, 40, 64, 100]) {
+        let layout = BlockLayout::with(m, Format::Packed, blocking);
         let (w, h) = layout.texture_size();
         let mut plans = vec![cholesky_plan(layout), assembly_plan(layout, 70)];
-        let b_height = BlockLayout::padded_columns(70) / 2;
+        let b_height = layout.a_height(70);
         for plan in plans.drain(..) {
             for pass in plan.passes.iter().filter(|p| !p.kernel.is_copy()) {
                 let (vw, vh) = pass.viewport;
@@ -93,11 +116,11 @@ fn packed_passes_cover_their_blocks_once_and_name_what_they_read() {
                 let got: BTreeSet<_> = frags.iter().map(|f| (f.x, f.y)).collect();
                 assert_eq!(got.len(), frags.len(), "m={m}: a texel drawn twice");
                 assert_eq!(got, intended(layout, pass, b_height), "m={m} {pass:?}");
-                if pass.kernel == Kernel::BlockScaling {
+                if role(pass.kernel) == Role::Scaling {
                     continue;
                 }
                 assert_eq!((vw, vh), (w, h));
-                let k = pass.step / 2;
+                let k = texel_step(layout, pass);
                 let dir = |i: usize| {
                     let (a, b) = (at(layout, i, k), at(layout, i, k + 1));
                     (b.0 - a.0) as f64
@@ -106,14 +129,14 @@ fn packed_passes_cover_their_blocks_once_and_name_what_they_read() {
                     let (i, j) = layout.block_of_texel(f.x, f.y).expect("a block");
                     let t0 = (texel(f.t0[0]), texel(f.t0[1]));
                     let t1yx = (texel(f.t1[1]), texel(f.t1[0]));
-                    match pass.kernel {
-                        Kernel::RankKAddition => {
+                    match role(pass.kernel) {
+                        Role::Addition => {
                             assert_eq!(
                                 (t0.0, texel(f.t0[1]), texel(f.t1[0])),
                                 (k as i64, i as i64, j as i64)
                             );
                         }
-                        Kernel::RankKSubtraction => {
+                        Role::Subtraction => {
                             assert_eq!(t0, at(layout, i, k), "m={m} ({i}, {j}) k={k}");
                             assert_eq!(t1yx, at(layout, j, k), "m={m} ({i}, {j}) k={k}");
                             assert_eq!(f.t0[2].signum(), dir(i));
@@ -134,13 +157,13 @@ fn packed_passes_cover_their_blocks_once_and_name_what_they_read() {
 /// Each lower block is finished (factor or panel) exactly once and never updated after.
 #[test]
 fn packed_cholesky_plan_finishes_every_block_once() {
-    for m in [1, 17, 40, 64] {
-        let layout = BlockLayout::packed(m);
+    for (m, blocking) in with_blockings(&[1, 17, 40, 64]) {
+        let layout = BlockLayout::with(m, Format::Packed, blocking);
         let plan = cholesky_plan(layout);
         let mut finished = BTreeSet::new();
         for pass in plan.passes.iter().filter(|p| !p.kernel.is_copy()) {
             let blocks: BTreeSet<_> = intended_blocks(layout, pass).into_iter().collect();
-            if pass.kernel == Kernel::RankKSubtraction {
+            if role(pass.kernel) == Role::Subtraction {
                 assert!(blocks.is_disjoint(&finished), "m={m}");
             } else {
                 for b in blocks {
@@ -160,27 +183,31 @@ fn packed_assembly_matches_reference_and_the_full_format() {
     let gpu = gpu();
     let mut cases: Vec<(usize, usize)> = SIZES.iter().map(|&m| (m, 2 * m)).collect();
     cases.extend([(3, 1), (33, 5), (20, 33), (64, 65), (5, 100)]);
-    for (m, n) in cases {
+    for ((m, n), blocking) in cases.into_iter().flat_map(|c| BLOCKINGS.map(|b| (c, b))) {
         let mut rng = problems::rng(10 + m as u64);
         let a = problems::uniform_matrix(&mut rng, m, n);
         let d = problems::uniform_vector(&mut rng, n);
-        let c = gpu.assemble(&a, &d, packed()).unwrap();
+        let c = gpu.assemble(&a, &d, packed(blocking)).unwrap();
         let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         let err = relative_error(&c, &c_ref);
         let tol = 2.0 * (n as f64 + 2.0) * U32;
-        assert!(err <= tol, "m={m} n={n}: {err:.3e} > {tol:.3e}");
+        assert!(err <= tol, "{blocking} m={m} n={n}: {err:.3e} > {tol:.3e}");
         assert_eq!(c, c.lower_triangle(), "m={m}: upper triangle not zero");
         // The same arithmetic on the same blocks, only stored elsewhere.
-        assert_eq!(c, gpu.assemble(&a, &d, full()).unwrap(), "m={m} n={n}");
+        assert_eq!(
+            c,
+            gpu.assemble(&a, &d, full(blocking)).unwrap(),
+            "{blocking} m={m} n={n}"
+        );
     }
 }
 
 #[test]
 fn packed_cholesky_matches_reference_and_the_full_format() {
     let gpu = gpu();
-    for m in SIZES {
+    for (m, blocking) in with_blockings(&SIZES) {
         let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
-        let l = gpu.cholesky(&c, packed()).unwrap().into_l();
+        let l = gpu.cholesky(&c, packed(blocking)).unwrap().into_l();
         let l_ref = reference::cholesky(&c.to_f64()).unwrap();
         let forward = relative_error(&l, &l_ref);
         let backward = relative_error(
@@ -191,18 +218,25 @@ fn packed_cholesky_matches_reference_and_the_full_format() {
         assert!(backward <= tol, "m={m}: backward {backward:.3e}");
         assert!(forward <= tol, "m={m}: forward {forward:.3e}");
         assert_eq!(l, l.lower_triangle(), "m={m}");
-        assert_eq!(l, gpu.cholesky(&c, full()).unwrap().into_l(), "m={m}");
+        assert_eq!(
+            l,
+            gpu.cholesky(&c, full(blocking)).unwrap().into_l(),
+            "{blocking} m={m}"
+        );
     }
 }
 
 #[test]
 fn packed_factor_product_matches() {
     let gpu = gpu();
-    for m in [1, 5, 32, 47, 64] {
+    for (m, blocking) in with_blockings(&[1, 5, 32, 47, 64]) {
         let mut rng = problems::rng(7 * m as u64);
         let a = problems::uniform_matrix(&mut rng, m, 2 * m);
         let d = problems::uniform_vector(&mut rng, 2 * m);
-        let l = gpu.factor_product(&a, &d, packed()).unwrap().into_l();
+        let l = gpu
+            .factor_product(&a, &d, packed(blocking))
+            .unwrap()
+            .into_l();
         let c = reference::assemble(&a.to_f64(), &widen(&d));
         let backward = relative_error(
             &reference::multiply_lower_by_transpose(&l.to_f64()),
@@ -212,34 +246,40 @@ fn packed_factor_product_matches() {
             backward <= 8.0 * (2.0 * m as f64 + 2.0) * U32,
             "m={m}: {backward:.3e}"
         );
-        assert_eq!(l, gpu.factor_product(&a, &d, full()).unwrap().into_l());
+        assert_eq!(
+            l,
+            gpu.factor_product(&a, &d, full(blocking)).unwrap().into_l()
+        );
     }
 }
 
 /// Every pass with its target poisoned with NaN writes exactly its blocks.
 fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_height: usize) {
-    let layout = BlockLayout::packed(run.layout().order());
+    let layout = run.block_layout();
     common::blocked::run_with_poisoned_blocks(run, |pass| intended(layout, pass, b_height));
 }
 
 #[test]
 fn every_packed_pass_writes_exactly_its_blocks() {
     let gpu = gpu();
-    for m in [1, 2, 3, 16, 17, 35, 64] {
+    for (m, blocking) in with_blockings(&[1, 2, 3, 16, 17, 35, 64]) {
         let n = 40;
         let mut rng = problems::rng(m as u64);
         let a = problems::uniform_matrix(&mut rng, m, n);
         let d = problems::uniform_vector(&mut rng, n);
         let mut run = gpu
-            .start_blocked_assembly_in(&a, &d, Format::Packed)
+            .start_blocked_assembly_with(&a, &d, Format::Packed, blocking)
             .unwrap();
-        run_with_poisoned_targets(&mut run, BlockLayout::padded_columns(n) / 2);
+        let b_height = run.block_layout().a_height(n);
+        run_with_poisoned_targets(&mut run, b_height);
         let c = run.download_lower().unwrap();
         let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         assert!(relative_error(&c, &c_ref) < 1e-5, "m={m}");
 
         let spd = problems::well_conditioned_spd(&mut rng, m);
-        let mut run = gpu.start_blocked_cholesky_in(&spd, Format::Packed).unwrap();
+        let mut run = gpu
+            .start_blocked_cholesky_with(&spd, Format::Packed, blocking)
+            .unwrap();
         run_with_poisoned_targets(&mut run, 0);
         let l = run.download_lower().unwrap();
         let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
@@ -248,25 +288,25 @@ fn every_packed_pass_writes_exactly_its_blocks() {
 }
 
 /// NaN in every entry that holds no lower entry (the upper entry of each diagonal block and
-/// the unused texels when the fold is past T/2): assembly and Cholesky come out bit for bit
-/// as the clean runs, and the unused texels are never drawn.
+/// the unused texels: the rows between the two diagonals, and the corner's rest when the fold
+/// is past T/2): assembly and Cholesky come out bit for bit as the clean runs, and the unused
+/// texels are never drawn.
 #[test]
 fn packed_runs_never_read_the_upper_triangle() {
     let gpu = gpu();
-    for m in [2, 7, 33, 40, 64] {
-        let layout = BlockLayout::packed(m);
+    for (m, blocking) in with_blockings(&[2, 7, 33, 40, 64]) {
+        let layout = BlockLayout::with(m, Format::Packed, blocking);
         let (w, h) = layout.texture_size();
         let unused: Vec<usize> = (0..w * h)
             .filter(|&p| layout.block_of_texel(p % w, p / w).is_none())
             .collect();
-        assert_eq!(
-            unused.is_empty(),
-            layout.texels().is_multiple_of(2 * KB),
-            "m={m}"
-        );
+        // The rows between the corner's diagonal and the trapezoid's (PACKED_ROW_OFFSET - 1
+        // per texel column), and the corner's unused part when the fold is past T/2.
+        let t = layout.texels();
+        assert_eq!(unused.len(), w * h - t * (t + 1) / 2, "m={m}");
+        assert!(unused.len() >= (PACKED_ROW_OFFSET - 1) * w, "m={m}");
         let check_unused = |run: &Execution<'_, Rgba32F>| {
-            for tex in [run.pair().source().texture(), run.pair().target().texture()] {
-                let data = tex.download().unwrap();
+            for data in pair_layers(run) {
                 for &p in &unused {
                     assert!(data[p].iter().all(|v| v.is_nan()), "m={m} texel {p}");
                 }
@@ -274,11 +314,11 @@ fn packed_runs_never_read_the_upper_triangle() {
         };
 
         let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
-        let clean = gpu.cholesky(&c, packed()).unwrap().into_l();
-        let poisoned = layout.pack(&c, f32::NAN);
-        let mut run = gpu.start_blocked_cholesky_in(&c, Format::Packed).unwrap();
-        run.pair().source().texture().upload(&poisoned).unwrap();
-        run.pair().target().texture().upload(&poisoned).unwrap();
+        let clean = gpu.cholesky(&c, packed(blocking)).unwrap().into_l();
+        let mut run = gpu
+            .start_blocked_cholesky_with(&c, Format::Packed, blocking)
+            .unwrap();
+        upload_to_pair(&run, &layout.pack_layers(&c, f32::NAN));
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
         check_unused(&run);
@@ -286,13 +326,11 @@ fn packed_runs_never_read_the_upper_triangle() {
         let mut rng = problems::rng(m as u64);
         let a = problems::uniform_matrix(&mut rng, m, 40);
         let d = problems::uniform_vector(&mut rng, 40);
-        let clean = gpu.assemble(&a, &d, packed()).unwrap();
-        let poisoned = layout.pack(&Matrix::zeros(m, m), f32::NAN);
+        let clean = gpu.assemble(&a, &d, packed(blocking)).unwrap();
         let mut run = gpu
-            .start_blocked_assembly_in(&a, &d, Format::Packed)
+            .start_blocked_assembly_with(&a, &d, Format::Packed, blocking)
             .unwrap();
-        run.pair().source().texture().upload(&poisoned).unwrap();
-        run.pair().target().texture().upload(&poisoned).unwrap();
+        upload_to_pair(&run, &layout.pack_layers(&Matrix::zeros(m, m), f32::NAN));
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
         check_unused(&run);
@@ -314,20 +352,28 @@ fn packed_not_positive_definite_names_the_failing_column_as_lapack() {
             }
             other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
         };
-        match gpu.cholesky(&c, packed()) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
-                assert_eq!(got, column);
-                assert!(
-                    (pivot - expected).abs() <= 1e-4 * expected.abs(),
-                    "pivot {pivot} against the reference's {expected}"
-                );
+        for blocking in BLOCKINGS {
+            match gpu.cholesky(&c, packed(blocking)) {
+                Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                    column: got,
+                    pivot,
+                })) => {
+                    assert_eq!(got, column, "{blocking}");
+                    assert!(
+                        (pivot - expected).abs() <= 1e-4 * expected.abs(),
+                        "pivot {pivot} against the reference's {expected}"
+                    );
+                }
+                other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
             }
-            other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
         }
     }
-    for c in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)] {
+    for (c, blocking) in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)]
+        .into_iter()
+        .flat_map(|c| BLOCKINGS.map(|b| (c.clone(), b)))
+    {
         assert!(matches!(
-            gpu.cholesky(&c, packed()),
+            gpu.cholesky(&c, packed(blocking)),
             Err(Error::Numerical(NumericalError::NotPositiveDefinite {
                 column: 0,
                 ..
@@ -341,10 +387,21 @@ fn packed_not_positive_definite_names_the_failing_column_as_lapack() {
 fn packed_textures_are_about_half() {
     let gpu: Gpu = gpu();
     let c = problems::well_conditioned_spd(&mut problems::rng(9), 64);
-    let run = gpu.start_blocked_cholesky_in(&c, Format::Packed).unwrap();
-    let tex = run.pair().source().texture();
-    assert_eq!((tex.width(), tex.height()), (16, 33));
-    let full = gpu.start_blocked_cholesky(&c).unwrap();
-    let tex = full.pair().source().texture();
-    assert_eq!((tex.width(), tex.height()), (32, 32));
+    for (blocking, packed, full) in [
+        (Blocking::Two, (16, 36), (32, 32)),
+        (Blocking::Four, (8, 20), (16, 16)),
+    ] {
+        let run = gpu
+            .start_blocked_cholesky_with(&c, Format::Packed, blocking)
+            .unwrap();
+        for tex in run.pair().source().layers() {
+            assert_eq!((tex.width(), tex.height()), packed);
+        }
+        let run = gpu
+            .start_blocked_cholesky_with(&c, Format::Full, blocking)
+            .unwrap();
+        for tex in run.pair().source().layers() {
+            assert_eq!((tex.width(), tex.height()), full);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! Geometry of the blocked method: the paper's triangles at block granularity. Coordinates
-//! are in texels of the RGBA32F textures ([`BlockLayout`]), each texel a 2 x 2 block, so texel
-//! (x, y) is block row y, block column x. As in Figs 2(b) and 5, one triangle covers exactly
+//! are in texels of the RGBA32F textures ([`BlockLayout`]), each texel (of one texture, or of
+//! four drawn at once) a 2 x 2 or 4 x 4 block, so texel (x, y) is block row y, block column x.
+//! Both blockings draw the same triangles over their own texel grids. As in Figs 2(b) and 5, one triangle covers exactly
 //! the lower triangle of blocks of a region, and the texture coordinates on its vertices,
 //! interpolated by the rasterizer, name the blocks each fragment reads. The packed format's
 //! triangles (Figs 4, 6, 7 by blocks) are in [`packed`]; the plans serve both formats.
@@ -9,11 +10,39 @@ pub mod packed;
 
 use super::{Kernel, Plan, Vertex, rectangle};
 use crate::layout::Format;
-use crate::layout::blocked::{ASSEMBLY_RANK, BlockLayout, TEXEL_BLOCK};
+use crate::layout::blocked::{ASSEMBLY_RANK, BlockLayout, Blocking};
+
+/// The kernels of a blocking, by role.
+struct Roles {
+    scaling: Kernel,
+    addition: Kernel,
+    factor: Kernel,
+    panel: Kernel,
+    subtraction: Kernel,
+}
+
+fn roles(blocking: Blocking) -> Roles {
+    match blocking {
+        Blocking::Two => Roles {
+            scaling: Kernel::BlockScaling,
+            addition: Kernel::RankKAddition,
+            factor: Kernel::BlockFactor,
+            panel: Kernel::BlockPanel,
+            subtraction: Kernel::RankKSubtraction,
+        },
+        Blocking::Four => Roles {
+            scaling: Kernel::BlockScaling4,
+            addition: Kernel::RankKAddition4,
+            factor: Kernel::BlockFactor4,
+            panel: Kernel::BlockPanel4,
+            subtraction: Kernel::RankKSubtraction4,
+        },
+    }
+}
 
 /// Fig 2(a) by blocks: a rectangle over the whole of B (`width` x `height` texels, B and A
-/// stored with texel (x, y) = rows 2x.., columns 2y..), every vertex carrying T0 = (x, y, .5):
-/// A's block at T0.xy, d's pair at T0.yz.
+/// stored with texel (x, y) = rows 2x.., columns 2y.. (2 x 2) or rows 4x.., column y
+/// (4 x 4)), every vertex carrying T0 = (x, y, .5): A's texel at T0.xy, d's at T0.yz.
 pub fn block_scaling(width: usize, height: usize) -> [Vertex; 6] {
     rectangle(0.0, 0.0, width as f32, height as f32, |x, y| {
         ([x, y, 0.5], [0.0; 2])
@@ -52,25 +81,22 @@ pub fn panel(k: usize, width: usize, to: usize) -> [Vertex; 6] {
 /// Assembly by blocks: one scaling pass B = A·diag(d), then a rank-[`ASSEMBLY_RANK`] update of
 /// the lower triangle of blocks per pass over A's columns, ping-pong with a swap after each.
 /// `n` is A's column count; the sum ends in the source. Packed: each update draws Fig 4's two
-/// triangles ([`packed::addition`]) over the W x (T+1) texture.
+/// triangles ([`packed::addition`]) over the W x (T+1) texture. A pass's step is its first
+/// column of A; T0 and T1 name A's and B's texel row k holding it.
 pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
     let t = layout.texels();
     let viewport = layout.texture_size();
-    let columns = BlockLayout::padded_columns(n);
-    let per_pass = ASSEMBLY_RANK / TEXEL_BLOCK;
+    let kernels = roles(layout.blocking());
+    let per_texel = layout.blocking().a_columns_per_texel();
+    let height = layout.a_height(n);
     let mut plan = Plan::default();
-    plan.push(
-        Kernel::BlockScaling,
-        0,
-        (t, columns / TEXEL_BLOCK),
-        &block_scaling(t, columns / TEXEL_BLOCK),
-    );
-    for k in (0..columns / TEXEL_BLOCK).step_by(per_pass) {
+    plan.push(kernels.scaling, 0, (t, height), &block_scaling(t, height));
+    for k in (0..height).step_by(ASSEMBLY_RANK / per_texel) {
         let triangles = match layout.format() {
             Format::Full => lower_blocks(0, t, k).to_vec(),
             Format::Packed => packed::addition(layout, k),
         };
-        plan.push(Kernel::RankKAddition, TEXEL_BLOCK * k, viewport, &triangles);
+        plan.push(kernels.addition, per_texel * k, viewport, &triangles);
         plan.swap_after_last();
     }
     plan
@@ -81,20 +107,21 @@ pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
 /// product from the trailing triangle and swap. The last block column is factored and copied
 /// back only, so the factor ends in the source. Packed: the same passes over Figs 6 and 7's
 /// regions by blocks ([`packed`]), the pivot block column in the trapezoid for k < W and in
-/// the rotated corner after.
+/// the rotated corner after. A pass's step is the block column's first matrix column.
 pub fn cholesky_plan(layout: BlockLayout) -> Plan {
     let (t, kb) = (layout.texels(), layout.block_column_texels());
     let viewport = layout.texture_size();
     let full = layout.format() == Format::Full;
+    let kernels = roles(layout.blocking());
     let mut plan = Plan::default();
     for k in (0..t).step_by(kb) {
-        let step = TEXEL_BLOCK * k;
+        let step = layout.blocking().side() * k;
         let factor = if full {
             diagonal_block(k, kb)
         } else {
             packed::diagonal_block(layout, k)
         };
-        plan.push(Kernel::BlockFactor, step, viewport, &factor);
+        plan.push(kernels.factor, step, viewport, &factor);
         plan.push_copy_of_last();
         if k + kb < t {
             let solve = if full {
@@ -102,14 +129,14 @@ pub fn cholesky_plan(layout: BlockLayout) -> Plan {
             } else {
                 packed::panel(layout, k)
             };
-            plan.push(Kernel::BlockPanel, step, viewport, &solve);
+            plan.push(kernels.panel, step, viewport, &solve);
             plan.push_copy_of_last();
             let update = if full {
                 lower_blocks(k + kb, t, k).to_vec()
             } else {
                 packed::subtraction(layout, k)
             };
-            plan.push(Kernel::RankKSubtraction, step, viewport, &update);
+            plan.push(kernels.subtraction, step, viewport, &update);
             plan.swap_after_last();
         }
     }
@@ -142,6 +169,17 @@ mod tests {
         assert_eq!(plan.passes.len(), 3);
         assert_eq!(plan.passes[2].step, ASSEMBLY_RANK);
         assert!(plan.passes[1..].iter().all(|p| p.swap_after));
+        // 4 x 4: the same passes with the 4 x 4 kernels and steps in matrix columns.
+        let four = BlockLayout::with(2 * BLOCK_COLUMN + 1, Format::Full, Blocking::Four);
+        let plan4 = cholesky_plan(four);
+        assert_eq!(plan4.passes.len(), want.len());
+        assert_eq!(plan4.passes[5].kernel, BlockFactor4);
+        assert_eq!(plan4.passes[5].step, BLOCK_COLUMN);
+        let plan = assembly_plan(four, ASSEMBLY_RANK + 1);
+        assert_eq!(plan.passes.len(), 3);
+        assert_eq!(plan.passes[2].step, ASSEMBLY_RANK);
+        assert_eq!(plan.passes[2].kernel, RankKAddition4);
+        assert_eq!(plan.passes[0].viewport, (four.texels(), 2 * ASSEMBLY_RANK));
     }
 
     #[test]

@@ -24,10 +24,20 @@ impl PingPong<R32F> {
 impl<F: TexelFormat> PingPong<F> {
     /// Allocates both textures, of format `F`.
     pub fn allocate(ctx: &Context, width: usize, height: usize) -> Result<Self> {
+        Self::allocate_layers(ctx, width, height, 1)
+    }
+
+    /// Allocates both, each `layers` textures drawn at once (multiple render targets).
+    pub fn allocate_layers(
+        ctx: &Context,
+        width: usize,
+        height: usize,
+        layers: usize,
+    ) -> Result<Self> {
         Ok(Self {
             pair: [
-                RenderTexture::allocate(ctx, width, height)?,
-                RenderTexture::allocate(ctx, width, height)?,
+                RenderTexture::allocate_layers(ctx, width, height, layers)?,
+                RenderTexture::allocate_layers(ctx, width, height, layers)?,
             ],
             source: 0,
         })

@@ -1,4 +1,5 @@
-//! A texture with its framebuffer: an offscreen render target of any texel format.
+//! A texture with its framebuffer, or several textures drawn at once (multiple render
+//! targets): an offscreen render target of any texel format.
 
 use super::context::Context;
 use super::framebuffer::Framebuffer;
@@ -7,10 +8,12 @@ use crate::error::Result;
 
 /// A texture that can be rendered into (R32F unless named): the algorithms' targets, or an
 /// RGBA8 frame drawn offscreen and read back.
+///
+/// With several layers (equal textures), fragment output i draws into layer i.
 pub struct RenderTexture<F: TexelFormat = R32F> {
-    // Field order: the framebuffer goes before the texture it points at.
+    // Field order: the framebuffer goes before the textures it points at.
     framebuffer: Framebuffer,
-    texture: Texture<F>,
+    layers: Vec<Texture<F>>,
 }
 
 impl RenderTexture<R32F> {
@@ -25,11 +28,24 @@ impl<F: TexelFormat> RenderTexture<F> {
     /// incomplete framebuffer is [`DeviceError::FramebufferIncomplete`](crate::DeviceError::FramebufferIncomplete) naming the
     /// format.
     pub fn allocate(ctx: &Context, width: usize, height: usize) -> Result<Self> {
-        let texture = Texture::allocate(ctx, width, height)?;
-        let framebuffer = Framebuffer::new(ctx, &texture)?;
+        Self::allocate_layers(ctx, width, height, 1)
+    }
+
+    /// Allocates `layers` textures of `width` x `height` texels drawn by one framebuffer
+    /// (multiple render targets).
+    pub fn allocate_layers(
+        ctx: &Context,
+        width: usize,
+        height: usize,
+        layers: usize,
+    ) -> Result<Self> {
+        let layers = (0..layers.max(1))
+            .map(|_| Texture::allocate(ctx, width, height))
+            .collect::<Result<Vec<_>>>()?;
+        let framebuffer = Framebuffer::with_attachments(ctx, &layers.iter().collect::<Vec<_>>())?;
         Ok(Self {
             framebuffer,
-            texture,
+            layers,
         })
     }
 
@@ -49,9 +65,14 @@ impl<F: TexelFormat> RenderTexture<F> {
         })
     }
 
-    /// The texture.
+    /// The texture (the first layer).
     pub fn texture(&self) -> &Texture<F> {
-        &self.texture
+        &self.layers[0]
+    }
+
+    /// Every layer, in attachment order.
+    pub fn layers(&self) -> &[Texture<F>] {
+        &self.layers
     }
 
     /// The framebuffer drawing into it.
@@ -61,11 +82,11 @@ impl<F: TexelFormat> RenderTexture<F> {
 
     /// Width in texels.
     pub fn width(&self) -> usize {
-        self.texture.width()
+        self.layers[0].width()
     }
 
     /// Height in texels.
     pub fn height(&self) -> usize {
-        self.texture.height()
+        self.layers[0].height()
     }
 }

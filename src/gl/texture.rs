@@ -1,5 +1,5 @@
 //! 2-D textures over texel formats: R32F (every matrix and vector of the paper's kernels),
-//! RGBA32F (a 2 x 2 block per texel) and RGBA8 (images, such as the debugger's heatmaps).
+//! RGBA32F (a 2 x 2 block, or one column of a 4 x 4 block, per texel) and RGBA8 (images, such as the debugger's heatmaps).
 
 use super::context::Context;
 use super::pod::{self, Pod};

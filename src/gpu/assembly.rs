@@ -20,7 +20,9 @@ impl Gpu {
         let options = options.into();
         match self.check_problem_size(a.rows(), a.cols(), options)? {
             Method::Tiled => return self.assemble_tiled(a, d, options.format),
-            Method::Blocked => return self.assemble_blocked(a, d, options.format),
+            Method::Blocked => {
+                return self.assemble_blocked(a, d, options.format, options.blocking);
+            }
             _ => {}
         }
         let mut run = self.start_assembly(a, d, options)?;

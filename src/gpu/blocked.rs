@@ -1,6 +1,7 @@
 //! The blocked method (after the Brook+ blocked Cholesky sample): fragment passes over RGBA32F
-//! textures whose texels hold 2 x 2 blocks, each fragment applying a rank-K update instead of
-//! the paper's rank-1 update, over triangles that still cover only the lower triangle of blocks
+//! textures whose texels hold 2 x 2 blocks, or 4 x 4 blocks over four render targets as in the
+//! sample ([`Blocking`]), each fragment applying a rank-K update instead of the paper's rank-1
+//! update, over triangles that still cover only the lower triangle of blocks
 //! ([`geometry::blocked`]). Needs OpenGL 3.3 only. Full and rectangular packed format (the
 //! lower triangle of blocks folded as in Fig 3); the matrix is padded with the identity to
 //! whole block columns ([`BlockLayout`]).
@@ -13,14 +14,15 @@ use crate::error::{InputError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry;
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
-use crate::layout::blocked::{ASSEMBLY_RANK, TEXEL_BLOCK};
-use crate::layout::{BlockLayout, Format, Layout};
+use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
+use crate::layout::{BlockLayout, Blocking, Format, Layout};
 use crate::matrix::{Matrix, check_finite, check_square};
 
 impl Gpu {
     /// Uploads A and d as blocks and prepares blocked assembly without running it: one scaling
     /// pass, then one rank-K pass per [`ASSEMBLY_RANK`](crate::layout::blocked::ASSEMBLY_RANK)
-    /// columns of A. Step it or finish it; the result is in the pair's source. Full format.
+    /// columns of A. Step it or finish it; the result is in the pair's source. Full format,
+    /// the default blocking.
     pub fn start_blocked_assembly(
         &self,
         a: &Matrix<f32>,
@@ -29,28 +31,41 @@ impl Gpu {
         self.start_blocked_assembly_in(a, d, Format::Full)
     }
 
-    /// [`Gpu::start_blocked_assembly`] with C stored in `format`.
+    /// [`Gpu::start_blocked_assembly`] with C stored in `format`, the default blocking.
     pub fn start_blocked_assembly_in(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
         format: Format,
     ) -> Result<Execution<'_, Rgba32F>> {
+        self.start_blocked_assembly_with(a, d, format, Blocking::default())
+    }
+
+    /// [`Gpu::start_blocked_assembly`] with C stored in `format` as `blocking`'s blocks.
+    pub fn start_blocked_assembly_with(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        format: Format,
+        blocking: Blocking,
+    ) -> Result<Execution<'_, Rgba32F>> {
         check_assembly_inputs(a, d)?;
         let (m, n) = a.shape();
-        let blocks = self.check_blocked_order(m, n, format)?;
+        let blocks = self.check_blocked_order(m, n, format, blocking)?;
         check_product_range(a, d)?;
         let ctx = self.context();
         let t = blocks.texels();
         let (w, h) = blocks.texture_size();
-        let pair = PingPong::<Rgba32F>::allocate(ctx, w, h)?;
+        let pair = PingPong::<Rgba32F>::allocate_layers(ctx, w, h, blocking.layers())?;
         // C starts as zero with the identity padding, so the sum is C ⊕ I.
-        pair.source().texture().upload(&blocks.padding())?;
-        pair.target().texture().upload(&blocks.padding())?;
-        let height = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
+        for (layer, padding) in blocks.padding().iter().enumerate() {
+            pair.source().layers()[layer].upload(padding)?;
+            pair.target().layers()[layer].upload(padding)?;
+        }
+        let height = blocks.a_height(n);
         let operands = Operands::Assembly {
             a: Texture::with_texels(ctx, t, height, &blocks.pack_a(a))?,
-            d: Texture::with_texels(ctx, height, 1, &BlockLayout::pack_d(d))?,
+            d: Texture::with_texels(ctx, height, 1, &blocks.pack_d(d))?,
             b: RenderTexture::allocate(ctx, t, height)?,
         };
         let plan = geometry::blocked::assembly_plan(blocks, n);
@@ -65,24 +80,36 @@ impl Gpu {
     }
 
     /// Uploads the lower triangle of C as blocks (padded with the identity) and prepares the
-    /// blocked Cholesky factorization without running it. Full format.
+    /// blocked Cholesky factorization without running it. Full format, the default blocking.
     pub fn start_blocked_cholesky(&self, c: &Matrix<f32>) -> Result<Execution<'_, Rgba32F>> {
         self.start_blocked_cholesky_in(c, Format::Full)
     }
 
-    /// [`Gpu::start_blocked_cholesky`] with C and L stored in `format`.
+    /// [`Gpu::start_blocked_cholesky`] with C and L stored in `format`, the default blocking.
     pub fn start_blocked_cholesky_in(
         &self,
         c: &Matrix<f32>,
         format: Format,
     ) -> Result<Execution<'_, Rgba32F>> {
+        self.start_blocked_cholesky_with(c, format, Blocking::default())
+    }
+
+    /// [`Gpu::start_blocked_cholesky`] with C and L stored in `format` as `blocking`'s blocks.
+    pub fn start_blocked_cholesky_with(
+        &self,
+        c: &Matrix<f32>,
+        format: Format,
+        blocking: Blocking,
+    ) -> Result<Execution<'_, Rgba32F>> {
         check_square("C", c, "(a symmetric matrix)")?;
         let m = c.rows();
         check_finite("C (lower triangle)", &c.lower_triangle())?;
-        let blocks = self.check_blocked_order(m, 1, format)?;
+        let blocks = self.check_blocked_order(m, 1, format, blocking)?;
         let (w, h) = blocks.texture_size();
-        let pair = PingPong::<Rgba32F>::allocate(self.context(), w, h)?;
-        pair.source().texture().upload(&blocks.pack(c, 0.0))?;
+        let pair = PingPong::<Rgba32F>::allocate_layers(self.context(), w, h, blocking.layers())?;
+        for (layer, data) in blocks.pack_layers(c, 0.0).iter().enumerate() {
+            pair.source().layers()[layer].upload(data)?;
+        }
         self.blocked_cholesky_on(blocks, pair)
     }
 
@@ -92,7 +119,9 @@ impl Gpu {
         blocks: BlockLayout,
         pair: PingPong<Rgba32F>,
     ) -> Result<Execution<'_, Rgba32F>> {
-        pair.target().texture().fill([0.0; 4])?;
+        for layer in pair.target().layers() {
+            layer.fill([0.0; 4])?;
+        }
         let plan = geometry::blocked::cholesky_plan(blocks);
         Execution::new(
             self.context(),
@@ -110,8 +139,9 @@ impl Gpu {
         a: &Matrix<f32>,
         d: &[f32],
         format: Format,
+        blocking: Blocking,
     ) -> Result<Matrix<f32>> {
-        let mut run = self.start_blocked_assembly_in(a, d, format)?;
+        let mut run = self.start_blocked_assembly_with(a, d, format, blocking)?;
         run.finish()?;
         let c = run.download_lower()?;
         check_finite_result(c.as_slice(), c.cols())?;
@@ -123,8 +153,9 @@ impl Gpu {
         &self,
         c: &Matrix<f32>,
         format: Format,
+        blocking: Blocking,
     ) -> Result<CholeskyFactor> {
-        let mut run = self.start_blocked_cholesky_in(c, format)?;
+        let mut run = self.start_blocked_cholesky_with(c, format, blocking)?;
         run.finish()?;
         let l = run.download_lower()?;
         check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
@@ -137,10 +168,11 @@ impl Gpu {
         a: &Matrix<f32>,
         d: &[f32],
         format: Format,
+        blocking: Blocking,
     ) -> Result<CholeskyFactor> {
-        let mut run = self.start_blocked_assembly_in(a, d, format)?;
+        let mut run = self.start_blocked_assembly_with(a, d, format, blocking)?;
         run.finish()?;
-        let blocks = BlockLayout::in_format(a.rows(), format);
+        let blocks = BlockLayout::with(a.rows(), format, blocking);
         let mut run = self.blocked_cholesky_on(blocks, run.into_pair())?;
         run.finish()?;
         let l = run.download_lower()?;
@@ -149,39 +181,41 @@ impl Gpu {
         Ok(CholeskyFactor::new(l))
     }
 
-    /// The block layout of an m x m matrix in `format` with n columns of A, if its textures
-    /// fit this GPU.
+    /// The block layout of an m x m matrix in `format` as `blocking`'s blocks with n columns
+    /// of A, if its textures fit this GPU.
     pub(super) fn check_blocked_order(
         &self,
         m: usize,
         n: usize,
         format: Format,
+        blocking: Blocking,
     ) -> Result<BlockLayout> {
-        let blocks = BlockLayout::in_format(m, format);
+        let blocks = BlockLayout::with(m, format, blocking);
         let limit = self.info().max_texture_size;
-        let width = BlockLayout::padded_columns(n) / TEXEL_BLOCK;
+        let width = blocks.a_height(n);
+        let side = blocking.side();
         let (w, h) = blocks.texture_size();
         if w > limit || h > limit {
             // Texels per block column, and the most texels per side the format allows:
-            // T in full format, T + 1 (the packed height) in packed.
-            let kb = BlockLayout::new(1).padded_order() / TEXEL_BLOCK;
+            // T in full format, T + S (the packed height) in packed.
+            let kb = blocks.block_column_texels();
             let most = match format {
                 Format::Full => limit,
-                Format::Packed => limit.saturating_sub(1),
+                Format::Packed => limit.saturating_sub(PACKED_ROW_OFFSET),
             };
             return Err(InputError::Unsupported(format!(
                 "the blocked method needs a {w}x{h} texture for m = {m} in {format} format, \
                  and GL_MAX_TEXTURE_SIZE is {limit}: the largest m is {}",
-                most / kb * kb * TEXEL_BLOCK,
+                most / kb * kb * side,
             ))
             .into());
         }
         if width > limit {
             return Err(InputError::Unsupported(format!(
-                "A has {n} columns, and the blocked method stores A as texels of 2x2 blocks \
-                 {width} high (the columns padded to a multiple of {rank}); \
+                "A has {n} columns, and the blocked method ({blocking} blocks) stores A as \
+                 texels {width} high (the columns padded to a multiple of {rank}); \
                  GL_MAX_TEXTURE_SIZE is {limit}: at most {} columns",
-                limit / (ASSEMBLY_RANK / TEXEL_BLOCK) * ASSEMBLY_RANK,
+                limit / (ASSEMBLY_RANK / blocking.a_columns_per_texel()) * ASSEMBLY_RANK,
                 rank = ASSEMBLY_RANK,
             ))
             .into());

@@ -18,7 +18,7 @@ impl Gpu {
         let options = options.into();
         match self.check_problem_size(c.rows(), 0, options)? {
             Method::Tiled => return self.cholesky_tiled_host(c, options.format),
-            Method::Blocked => return self.cholesky_blocked(c, options.format),
+            Method::Blocked => return self.cholesky_blocked(c, options.format, options.blocking),
             _ => {}
         }
         let mut run = self.start_cholesky(c, options)?;
@@ -54,7 +54,9 @@ impl Gpu {
         let options = options.into();
         match self.check_problem_size(a.rows(), a.cols(), options)? {
             Method::Tiled => return self.factor_product_tiled_host(a, d, options.format),
-            Method::Blocked => return self.factor_product_blocked(a, d, options.format),
+            Method::Blocked => {
+                return self.factor_product_blocked(a, d, options.format, options.blocking);
+            }
             _ => {}
         }
         let mut run = self.start_assembly(a, d, options)?;

@@ -22,7 +22,7 @@ pub use tiled::{TiledFactor, storage_of};
 use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
 use crate::kernels::Kernels;
-use crate::layout::{Format, Layout, max_packed_order};
+use crate::layout::{Blocking, Format, Layout, max_packed_order};
 
 /// How a GPU operation is carried out: the paper's method, or the methods past it, each in its
 /// own module. [`Method::Auto`], the default, takes the fastest one the device runs.
@@ -71,7 +71,7 @@ impl Method {
     }
 
     /// Whether the method can store the matrix in `format` (every method has both formats;
-    /// the blocked method packs 2x2 blocks where the others pack entries).
+    /// the blocked method packs 2x2 or 4x4 blocks where the others pack entries).
     pub fn supports(self, format: Format) -> bool {
         matches!(format, Format::Full | Format::Packed)
     }
@@ -98,13 +98,15 @@ impl std::fmt::Display for Method {
     }
 }
 
-/// Options of an operation: storage format and method.
+/// Options of an operation: storage format and method (and the blocked method's blocking).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Full or rectangular packed storage.
     pub format: Format,
     /// How to compute.
     pub method: Method,
+    /// The blocked method's blocks: 4 x 4 over four render targets (the default) or 2 x 2.
+    pub blocking: Blocking,
 }
 
 impl Options {
@@ -113,7 +115,14 @@ impl Options {
         Self {
             format,
             method: Method::default(),
+            blocking: Blocking::default(),
         }
+    }
+
+    /// The same options with another blocking (used by the blocked method only).
+    pub fn blocking(mut self, blocking: Blocking) -> Self {
+        self.blocking = blocking;
+        self
     }
 
     /// The same options with another method.
@@ -255,9 +264,7 @@ impl Gpu {
     pub fn check_problem_size(&self, m: usize, n: usize, options: Options) -> Result<Method> {
         if options.method != Method::Auto {
             let method = self.resolve(options.method)?;
-            return self
-                .check_size_for(method, m, n, options.format)
-                .map(|()| method);
+            return self.check_size_for(method, m, n, options).map(|()| method);
         }
         let mut first_error = None;
         for method in self
@@ -265,7 +272,7 @@ impl Gpu {
             .into_iter()
             .filter(|m| m.supports(options.format))
         {
-            match self.check_size_for(method, m, n, options.format) {
+            match self.check_size_for(method, m, n, options) {
                 Ok(()) => return Ok(method),
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -276,8 +283,8 @@ impl Gpu {
     }
 
     /// Whether an m x m problem with n columns of A fits `method`'s storage here.
-    fn check_size_for(&self, method: Method, m: usize, n: usize, format: Format) -> Result<()> {
-        let options = Options::new(format);
+    fn check_size_for(&self, method: Method, m: usize, n: usize, options: Options) -> Result<()> {
+        let format = options.format;
         if method == Method::Tiled {
             let max = self.max_storage_bytes()?;
             let storage = storage_of(options.format);
@@ -288,7 +295,7 @@ impl Gpu {
             )?;
             crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
         } else if method == Method::Blocked {
-            self.check_blocked_order(m, n, format)?;
+            self.check_blocked_order(m, n, format, options.blocking)?;
         } else {
             self.check_order(m, options.format)?;
             let limit = self.info().max_texture_size;

@@ -1,23 +1,89 @@
-//! The blocked method's storage (after the Brook+ sample's float4 blocks): an RGBA32F texture
-//! whose texel (x, y) holds the 2 x 2 block of entries (2y..2y+2, 2x..2x+2), row by row, so
-//! entry (i, j) is component 2·(i mod 2) + (j mod 2) of texel (j/2, i/2).
+//! The blocked method's storage (after the Brook+ sample's float4 blocks), in two blockings
+//! ([`Blocking`]):
+//!
+//! - 2 x 2: one RGBA32F texture whose texel (x, y) holds the 2 x 2 block of entries
+//!   (2y..2y+2, 2x..2x+2), row by row, so entry (i, j) is component 2·(i mod 2) + (j mod 2)
+//!   of texel (j/2, i/2). A fragment writes one block.
+//! - 4 x 4 (the Brook+ sample's blocks over four render targets): four RGBA32F textures, texel
+//!   (x, y) of layer q holding column q of the 4 x 4 block of entries (4y..4y+4, 4x..4x+4), so
+//!   entry (i, j) is component i mod 4 of texel (j/4, i/4) of layer j mod 4. A fragment
+//!   writes one 4 x 4 block, its four columns into the four targets.
 //!
 //! The matrix is padded to an order that is a whole number of block columns
 //! ([`BLOCK_COLUMN`] entries): the padding is the identity, so the padded matrix is C ⊕ I,
 //! positive definite exactly when C is, and its factor is L ⊕ I.
 //!
 //! Two formats, as in the paper (section 3.3, Fig 3) but with texel = block: full (block
-//! (I, J) at texel (J, I) of a T x T texture, T = padded order / 2) and rectangular packed
-//! (the lower triangle of blocks folded into W x (T+1) texels, about half: block columns
-//! J < W stay in place one row down, the triangle of columns J ≥ W is rotated by 180° into
-//! the free upper corner). T is even, so this is the paper's even-m case; the fold W is T/2
-//! rounded up to whole block columns, so that no block column straddles the fold.
+//! (I, J) at texel (J, I) of a T x T texture, T = padded order / block side) and rectangular
+//! packed (the lower triangle of blocks folded into W x (T+4) texels, about half: block
+//! columns J < W stay in place [`PACKED_ROW_OFFSET`] rows down (the paper has one row), the
+//! triangle of columns J ≥ W is rotated by 180° into the free upper corner; inside a block the
+//! entries keep their order). T is even, so
+//! this is the paper's even-m case; the fold W is T/2 rounded up to whole block columns, so
+//! that no block column straddles the fold.
 
 use super::Format;
 use crate::matrix::Matrix;
 
-/// Matrix entries per texel side: each RGBA32F texel holds a 2 x 2 block.
+/// Matrix entries per texel side in the 2 x 2 blocking: each RGBA32F texel holds a 2 x 2
+/// block.
 pub const TEXEL_BLOCK: usize = 2;
+
+/// What a fragment of the blocked method owns, and how it is stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Blocking {
+    /// A 2 x 2 block per RGBA32F texel of one texture (one render target).
+    Two,
+    /// A 4 x 4 block per fragment over four RGBA32F textures (four render targets, as the
+    /// Brook+ sample), layer q holding the block's column q: half the fetches per
+    /// multiply-add of [`Blocking::Two`] in the rank-K updates.
+    #[default]
+    Four,
+}
+
+impl Blocking {
+    /// Both, the default first.
+    pub const ALL: [Blocking; 2] = [Blocking::Four, Blocking::Two];
+
+    /// Matrix entries per block side.
+    pub fn side(self) -> usize {
+        match self {
+            Blocking::Two => 2,
+            Blocking::Four => 4,
+        }
+    }
+
+    /// Textures (render targets) per matrix.
+    pub fn layers(self) -> usize {
+        match self {
+            Blocking::Two => 1,
+            Blocking::Four => 4,
+        }
+    }
+
+    /// Columns of A (and B) per texel row of their textures: 2 x 2 blocks of A, or columns of
+    /// 4 rows.
+    pub fn a_columns_per_texel(self) -> usize {
+        match self {
+            Blocking::Two => 2,
+            Blocking::Four => 1,
+        }
+    }
+
+    /// The name in messages and CSV: "2x2" or "4x4".
+    pub fn name(self) -> &'static str {
+        match self {
+            Blocking::Two => "2x2",
+            Blocking::Four => "4x4",
+        }
+    }
+}
+
+impl std::fmt::Display for Blocking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Columns of one Cholesky block column (the panel width and the trailing update's rank): the
 /// padded order is a multiple of it. Must equal 2·KB of `glsl/blocked/*`'s Cholesky kernels.
@@ -27,6 +93,15 @@ pub const BLOCK_COLUMN: usize = 16;
 /// multiple of it. Must equal 2·KB of `glsl/blocked/rank_k_addition.frag`.
 pub const ASSEMBLY_RANK: usize = 32;
 
+/// Rows the packed format's trapezoid lies below its place in the full format (the paper's
+/// layout has 1). A multiple of 4, so that the fragments of a 2 x 2 quad, and of a 4-row group
+/// of a warp, read A's texels (whose x is the block row I = y - this) in aligned pairs and
+/// fours, as in the full format and the rotated corner. With 1, the trapezoid's quads read A
+/// across two 32-byte sectors: the likely cause of packed assembly taking 1.33x the full
+/// format's time on the H200 (packed Cholesky, reading its rows along y, took 1.00x); see
+/// docs/geometry.md. Costs 3W texels.
+pub const PACKED_ROW_OFFSET: usize = 4;
+
 /// One RGBA32F texel: the block [[a, b], [c, d]] as (a, b, c, d).
 pub type Block = [f32; 4];
 
@@ -35,22 +110,38 @@ pub type Block = [f32; 4];
 pub struct BlockLayout {
     m: usize,
     format: Format,
+    blocking: Blocking,
 }
 
 impl BlockLayout {
-    /// The full-format layout of an m x m matrix.
+    /// The full-format layout of an m x m matrix, 2 x 2 blocks.
     pub fn new(m: usize) -> Self {
         Self::in_format(m, Format::Full)
     }
 
-    /// The rectangular packed layout of an m x m matrix (blocks folded as in Fig 3).
+    /// The rectangular packed layout of an m x m matrix (blocks folded as in Fig 3), 2 x 2
+    /// blocks.
     pub fn packed(m: usize) -> Self {
         Self::in_format(m, Format::Packed)
     }
 
-    /// The layout of an m x m matrix in `format`.
+    /// The layout of an m x m matrix in `format`, 2 x 2 blocks.
     pub fn in_format(m: usize, format: Format) -> Self {
-        Self { m, format }
+        Self::with(m, format, Blocking::Two)
+    }
+
+    /// The layout of an m x m matrix in `format` with `blocking`.
+    pub fn with(m: usize, format: Format, blocking: Blocking) -> Self {
+        Self {
+            m,
+            format,
+            blocking,
+        }
+    }
+
+    /// The blocking.
+    pub fn blocking(&self) -> Blocking {
+        self.blocking
     }
 
     /// The matrix order m.
@@ -64,31 +155,33 @@ impl BlockLayout {
     }
 
     /// Packed format's fold W: block columns J < W form the trapezoid, J ≥ W the rotated
-    /// corner. T/2 rounded up to whole block columns (T/2 itself when T is a multiple of
-    /// 2·[`BLOCK_COLUMN`] / 2 texels).
+    /// corner. T/2 rounded up to whole block columns (T/2 itself when T is a multiple of two
+    /// block columns).
     pub fn fold(&self) -> usize {
         let kb = self.block_column_texels();
         (self.texels() / 2).div_ceil(kb) * kb
     }
 
-    /// Texture (width, height) in texels: (T, T) full; (W, T + 1) packed.
+    /// Texture (width, height) in texels: (T, T) full; (W, T + S) packed, S =
+    /// [`PACKED_ROW_OFFSET`].
     pub fn texture_size(&self) -> (usize, usize) {
         let t = self.texels();
         match self.format {
             Format::Full => (t, t),
-            Format::Packed => (self.fold(), t + 1),
+            Format::Packed => (self.fold(), t + PACKED_ROW_OFFSET),
         }
     }
 
     /// The texel (x, y) holding block (I, J), J ≤ I < T, of the padded matrix. Packed: the
-    /// trapezoid J < W at (J, I + 1), the corner J ≥ W rotated to (T-1-J, T-1-I), as the
-    /// paper's even-m mapping (section 3.3) with entries replaced by blocks.
+    /// trapezoid J < W at (J, I + S), the corner J ≥ W rotated to (T-1-J, T-1-I), as the
+    /// paper's even-m mapping (section 3.3) with entries replaced by blocks and the trapezoid
+    /// S = [`PACKED_ROW_OFFSET`] rows down instead of 1.
     pub fn texel_of_block(&self, bi: usize, bj: usize) -> (usize, usize) {
         debug_assert!(bj <= bi && bi < self.texels(), "block ({bi}, {bj})");
         let t = self.texels();
         match self.format {
             Format::Full => (bj, bi),
-            Format::Packed if bj < self.fold() => (bj, bi + 1),
+            Format::Packed if bj < self.fold() => (bj, bi + PACKED_ROW_OFFSET),
             Format::Packed => (t - 1 - bj, t - 1 - bi),
         }
     }
@@ -104,15 +197,21 @@ impl BlockLayout {
         let t = self.texels();
         match self.format {
             Format::Full => (y >= x).then_some((y, x)),
-            Format::Packed if y > x => Some((y - 1, x)),
-            Format::Packed => (x < t - self.fold()).then(|| (t - 1 - y, t - 1 - x)),
+            Format::Packed if y >= x + PACKED_ROW_OFFSET => Some((y - PACKED_ROW_OFFSET, x)),
+            Format::Packed if y <= x => (x < t - self.fold()).then(|| (t - 1 - y, t - 1 - x)),
+            Format::Packed => None,
         }
     }
 
-    /// The texel (x, y) and component holding entry (i, j), j ≤ i, of the padded matrix.
-    pub fn locate(&self, i: usize, j: usize) -> (usize, usize, usize) {
-        let (x, y) = self.texel_of_block(i / 2, j / 2);
-        (x, y, 2 * (i % 2) + j % 2)
+    /// The texel (x, y), layer and component holding entry (i, j), j ≤ i, of the padded
+    /// matrix.
+    pub fn locate(&self, i: usize, j: usize) -> (usize, usize, usize, usize) {
+        let side = self.blocking.side();
+        let (x, y) = self.texel_of_block(i / side, j / side);
+        match self.blocking {
+            Blocking::Two => (x, y, 0, 2 * (i % 2) + j % 2),
+            Blocking::Four => (x, y, j % 4, i % 4),
+        }
     }
 
     /// The padded order: m rounded up to whole block columns (at least one).
@@ -120,14 +219,14 @@ impl BlockLayout {
         self.m.max(1).div_ceil(BLOCK_COLUMN) * BLOCK_COLUMN
     }
 
-    /// Texels per side of the square texture: padded order / 2.
+    /// Texels per side of the square texture: padded order / block side.
     pub fn texels(&self) -> usize {
-        self.padded_order() / TEXEL_BLOCK
+        self.padded_order() / self.blocking.side()
     }
 
     /// Texels per block column.
     pub fn block_column_texels(&self) -> usize {
-        BLOCK_COLUMN / TEXEL_BLOCK
+        BLOCK_COLUMN / self.blocking.side()
     }
 
     /// Number of block columns (Cholesky steps).
@@ -135,24 +234,32 @@ impl BlockLayout {
         self.padded_order() / BLOCK_COLUMN
     }
 
-    /// The texel (x, y) and component holding entry (i, j) of the padded matrix in full format.
+    /// The texel (x, y) and component holding entry (i, j) of the padded matrix in full format,
+    /// 2 x 2 blocks.
     pub fn texel_of(i: usize, j: usize) -> (usize, usize, usize) {
         (j / 2, i / 2, 2 * (i % 2) + j % 2)
     }
 
-    /// The texture (row by row) holding the lower triangle of `c` padded with the identity.
-    /// Entries of the strict upper triangle (whole texels above the diagonal and the upper
-    /// entry of each diagonal texel) get `upper`.
-    /// Packed texels that hold no block get `upper` too.
+    /// The texture (row by row) holding the lower triangle of `c` padded with the identity,
+    /// 2 x 2 blocks ([`BlockLayout::pack_layers`]' one layer).
     pub fn pack(&self, c: &Matrix<f32>, upper: f32) -> Vec<Block> {
+        assert_eq!(self.blocking.layers(), 1, "pack: one layer only");
+        self.pack_layers(c, upper).remove(0)
+    }
+
+    /// The textures (one per layer, row by row) holding the lower triangle of `c` padded with
+    /// the identity. Entries of the strict upper triangle (whole texels above the diagonal
+    /// and the upper entries of each diagonal block) get `upper`.
+    /// Packed texels that hold no block get `upper` too.
+    pub fn pack_layers(&self, c: &Matrix<f32>, upper: f32) -> Vec<Vec<Block>> {
         assert_eq!(c.shape(), (self.m, self.m));
         let p = self.padded_order();
         let (w, h) = self.texture_size();
-        let mut data = vec![[upper; 4]; w * h];
+        let mut data = vec![vec![[upper; 4]; w * h]; self.blocking.layers()];
         for i in 0..p {
             for j in 0..=i {
-                let (x, y, s) = self.locate(i, j);
-                data[y * w + x][s] = if i < self.m {
+                let (x, y, layer, s) = self.locate(i, j);
+                data[layer][y * w + x][s] = if i < self.m {
                     c[(i, j)]
                 } else if i == j {
                     1.0
@@ -165,21 +272,28 @@ impl BlockLayout {
     }
 
     /// The identity padding alone: the lower triangle zero except the padded diagonal, the
-    /// upper entries zero (assembly's starting C, so that C ⊕ I comes out).
-    pub fn padding(&self) -> Vec<Block> {
-        self.pack(&Matrix::zeros(self.m, self.m), 0.0)
+    /// upper entries zero (assembly's starting C, so that C ⊕ I comes out). One texture per
+    /// layer.
+    pub fn padding(&self) -> Vec<Vec<Block>> {
+        self.pack_layers(&Matrix::zeros(self.m, self.m), 0.0)
     }
 
-    /// The m x m lower triangle held by texture contents `data` (upper triangle zero).
+    /// The m x m lower triangle held by one-layer texture contents `data` (2 x 2 blocks).
     pub fn unpack(&self, data: &[Block]) -> Matrix<f32> {
+        self.unpack_layers(&[data])
+    }
+
+    /// The m x m lower triangle held by the layers' contents (upper triangle zero).
+    pub fn unpack_layers(&self, layers: &[&[Block]]) -> Matrix<f32> {
         let (w, h) = self.texture_size();
-        assert_eq!(data.len(), w * h);
+        assert_eq!(layers.len(), self.blocking.layers());
+        assert!(layers.iter().all(|data| data.len() == w * h));
         Matrix::from_fn(self.m, self.m, |i, j| {
             if j > i {
                 return 0.0;
             }
-            let (x, y, s) = self.locate(i, j);
-            data[y * w + x][s]
+            let (x, y, layer, s) = self.locate(i, j);
+            layers[layer][y * w + x][s]
         })
     }
 
@@ -188,13 +302,18 @@ impl BlockLayout {
         n.max(1).div_ceil(ASSEMBLY_RANK) * ASSEMBLY_RANK
     }
 
-    /// A (m x n) as the (padded m / 2) x (padded n / 2) texture whose texel (x, y) is the block
-    /// of rows 2x, 2x+1 and columns 2y, 2y+1 (blocks of A transposed, so the fragments of one
-    /// pass, which read neighbouring rows of A at the same columns, read neighbouring texels);
-    /// padding zero.
+    /// Texel rows of A's and B's textures for n columns of A.
+    pub fn a_height(&self, n: usize) -> usize {
+        Self::padded_columns(n) / self.blocking.a_columns_per_texel()
+    }
+
+    /// A (m x n) as the T x [`BlockLayout::a_height`] texture (blocks of A transposed, so
+    /// the fragments of one pass, which read neighbouring rows of A at the same columns, read
+    /// neighbouring texels); padding zero. 2 x 2: texel (x, y) is the block of rows 2x, 2x+1
+    /// and columns 2y, 2y+1, row by row. 4 x 4: texel (x, y) is rows 4x..4x+4 of column y.
     pub fn pack_a(&self, a: &Matrix<f32>) -> Vec<Block> {
         assert_eq!(a.rows(), self.m);
-        let (w, h) = (self.texels(), Self::padded_columns(a.cols()) / 2);
+        let (w, h) = (self.texels(), self.a_height(a.cols()));
         let at = |i: usize, k: usize| {
             if i < a.rows() && k < a.cols() {
                 a[(i, k)]
@@ -202,22 +321,30 @@ impl BlockLayout {
                 0.0
             }
         };
+        let blocking = self.blocking;
         (0..h)
             .flat_map(|y| {
-                (0..w).map(move |x| {
-                    let (i, k) = (2 * x, 2 * y);
-                    [at(i, k), at(i, k + 1), at(i + 1, k), at(i + 1, k + 1)]
+                (0..w).map(move |x| match blocking {
+                    Blocking::Two => {
+                        let (i, k) = (2 * x, 2 * y);
+                        [at(i, k), at(i, k + 1), at(i + 1, k), at(i + 1, k + 1)]
+                    }
+                    Blocking::Four => [0, 1, 2, 3].map(|r| at(4 * x + r, y)),
                 })
             })
             .collect()
     }
 
-    /// d as a (padded n / 2) x 1 texture: texel x holds (d(2x), d(2x+1), 0, 0); padding zero.
-    pub fn pack_d(d: &[f32]) -> Vec<Block> {
-        let w = Self::padded_columns(d.len()) / 2;
+    /// d as a [`BlockLayout::a_height`] x 1 texture, padding zero: 2 x 2, texel x holds
+    /// (d(2x), d(2x+1), 0, 0); 4 x 4, texel x holds d(x) in every component.
+    pub fn pack_d(&self, d: &[f32]) -> Vec<Block> {
+        let w = self.a_height(d.len());
         let at = |k: usize| d.get(k).copied().unwrap_or(0.0);
         (0..w)
-            .map(|x| [at(2 * x), at(2 * x + 1), 0.0, 0.0])
+            .map(|x| match self.blocking {
+                Blocking::Two => [at(2 * x), at(2 * x + 1), 0.0, 0.0],
+                Blocking::Four => [at(x); 4],
+            })
             .collect()
     }
 }
@@ -243,7 +370,7 @@ mod tests {
             let data = l.pack(&c, f32::NAN);
             assert_eq!(l.unpack(&data), c.lower_triangle(), "m={m}");
             assert_eq!(
-                l.unpack(&l.padding()),
+                l.unpack(&l.padding()[0]),
                 Matrix::zeros(m, m),
                 "m={m}: padding"
             );
@@ -260,6 +387,9 @@ mod tests {
             let t = l.texels();
             for i in 0..l.padded_order() {
                 for j in 0..l.padded_order() {
+                    if j <= i {
+                        assert_eq!(l.locate(i, j).0, BlockLayout::texel_of(i, j).0);
+                    }
                     let (x, y, s) = BlockLayout::texel_of(i, j);
                     let v = data[y * t + x][s];
                     if j > i {
@@ -277,14 +407,18 @@ mod tests {
         for m in [1, 16, 17, 32, 33, 48, 64, 100, 512, 1000] {
             let l = BlockLayout::packed(m);
             let (t, (w, h)) = (l.texels(), l.texture_size());
-            assert_eq!(h, t + 1);
+            assert_eq!(h, t + PACKED_ROW_OFFSET);
             assert_eq!(w % l.block_column_texels(), 0, "m={m}: the fold straddles");
             assert!(
                 2 * w >= t && w <= t / 2 + l.block_column_texels() / 2,
                 "m={m}"
             );
             if t.is_multiple_of(2 * l.block_column_texels()) {
-                assert_eq!(w * h, t * (t + 1) / 2, "m={m}: exactly the lower blocks");
+                assert_eq!(
+                    w * h,
+                    t * (t + 1) / 2 + (PACKED_ROW_OFFSET - 1) * w,
+                    "m={m}: the lower blocks and the rows between trapezoid and corner"
+                );
             }
             // A bijection from the lower blocks onto the used texels.
             let mut seen = vec![false; w * h];
@@ -305,19 +439,23 @@ mod tests {
     }
 
     /// T = 8 (m ≤ 16): the fold is one whole block column, W = T, so the corner is empty.
-    /// T = 16 (m = 32): the paper's even-order fold, w = T/2, with blocks for entries.
+    /// T = 16 (m = 32): the paper's even-order fold, w = T/2, with blocks for entries (the
+    /// trapezoid 4 rows down where the paper has 1).
     #[test]
     fn packed_block_mapping_matches_the_paper_for_even_order() {
         let l = BlockLayout::packed(16);
-        assert_eq!((l.texels(), l.fold(), l.texture_size()), (8, 8, (8, 9)));
+        assert_eq!((l.texels(), l.fold(), l.texture_size()), (8, 8, (8, 12)));
         let l = BlockLayout::packed(32);
         let (t, w) = (l.texels(), l.fold());
         assert_eq!((t, w), (16, 8));
         assert_eq!(l.texel_of_block(15, 15), (0, 0));
         assert_eq!(l.texel_of_block(15, 8), (7, 0));
         assert_eq!(l.texel_of_block(8, 8), (7, 7));
-        assert_eq!(l.texel_of_block(0, 0), (0, 1));
-        assert_eq!(l.texel_of_block(15, 7), (7, 16));
+        assert_eq!(l.texel_of_block(0, 0), (0, 4));
+        assert_eq!(l.texel_of_block(15, 7), (7, 19));
+        // Between the corner's diagonal (y = x) and the trapezoid's (y = x + 4): nothing.
+        assert_eq!(l.block_of_texel(3, 5), None);
+        assert_eq!(l.block_of_texel(3, 7), Some((3, 3)));
         let pack = l.pack(
             &Matrix::from_fn(32, 32, |i, j| (100 * i + j) as f32),
             f32::NAN,
@@ -339,7 +477,39 @@ mod tests {
         assert_eq!(data[1], [20.0, 21.0, 0.0, 0.0]);
         assert_eq!(data[w], [2.0, 0.0, 12.0, 0.0]);
         assert_eq!(data[w + 1], [22.0, 0.0, 0.0, 0.0]);
-        let d = BlockLayout::pack_d(&[1.0, 2.0, 3.0]);
+        let d = BlockLayout::new(3).pack_d(&[1.0, 2.0, 3.0]);
         assert_eq!(&d[..2], &[[1.0, 2.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]]);
+        // 4 x 4: texel (x, y) is rows 4x.. of column y; d(y) in every component.
+        let four = BlockLayout::with(3, Format::Full, Blocking::Four);
+        let data = four.pack_a(&a);
+        let w = BLOCK_COLUMN / 4;
+        assert_eq!(data.len(), w * ASSEMBLY_RANK);
+        assert_eq!(data[0], [0.0, 10.0, 20.0, 0.0]);
+        assert_eq!(data[w], [1.0, 11.0, 21.0, 0.0]);
+        assert_eq!(data[1], [0.0; 4]);
+        let d = four.pack_d(&[1.0, 2.0, 3.0]);
+        assert_eq!(&d[..2], &[[1.0; 4], [2.0; 4]]);
+    }
+
+    #[test]
+    fn four_by_four_layers_hold_block_columns() {
+        for format in [Format::Full, Format::Packed] {
+            for m in [1, 3, 16, 17, 33, 40, 64] {
+                let l = BlockLayout::with(m, format, Blocking::Four);
+                let c = Matrix::from_fn(m, m, |i, j| (i * 31 + j) as f32 + 1.0);
+                let data = l.pack_layers(&c, f32::NAN);
+                assert_eq!(data.len(), 4);
+                let layers: Vec<&[Block]> = data.iter().map(Vec::as_slice).collect();
+                assert_eq!(l.unpack_layers(&layers), c.lower_triangle(), "m={m}");
+                let padding = l.padding();
+                let layers: Vec<&[Block]> = padding.iter().map(Vec::as_slice).collect();
+                assert_eq!(l.unpack_layers(&layers), Matrix::zeros(m, m));
+            }
+        }
+        // Entry (6, 5) of the full format: block (1, 1) at texel (1, 1), layer 1, component 2.
+        let l = BlockLayout::with(8, Format::Full, Blocking::Four);
+        assert_eq!(l.locate(6, 5), (1, 1, 1, 2));
+        assert_eq!(l.texels(), 4);
+        assert_eq!(l.block_column_texels(), 4);
     }
 }

@@ -1,60 +1,115 @@
-//! The blocked method's pass-coverage check, shared by its full- and packed-format tests.
+//! The blocked method's shared test helpers: the pass-coverage check and the garbage upload,
+//! for its full- and packed-format tests and both blockings.
 
 use std::collections::BTreeSet;
 use symraster::execution::Execution;
-use symraster::geometry::Pass;
+use symraster::geometry::{Kernel, Pass};
 use symraster::gl::Rgba32F;
+use symraster::layout::blocked::{BlockLayout, Blocking};
 
-/// Runs every pass of a blocked (RGBA32F) run with its target poisoned with NaN first: the texels that come out not NaN
-/// must be exactly `intended(pass)`, with all four entries written. The rest is restored.
+/// What a blocked kernel does, whatever its blocking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Scaling,
+    Addition,
+    Factor,
+    Panel,
+    Subtraction,
+}
+
+/// The role of a blocked kernel (panics on others).
+pub fn role(kernel: Kernel) -> Role {
+    match kernel {
+        Kernel::BlockScaling | Kernel::BlockScaling4 => Role::Scaling,
+        Kernel::RankKAddition | Kernel::RankKAddition4 => Role::Addition,
+        Kernel::BlockFactor | Kernel::BlockFactor4 => Role::Factor,
+        Kernel::BlockPanel | Kernel::BlockPanel4 => Role::Panel,
+        Kernel::RankKSubtraction | Kernel::RankKSubtraction4 => Role::Subtraction,
+        other => panic!("{other:?} is not a blocked kernel"),
+    }
+}
+
+/// The layout a run uses.
+pub fn layout_of(run: &Execution<'_, Rgba32F>) -> BlockLayout {
+    run.block_layout()
+}
+
+/// Uploads `layers` (one texture's contents per layer) into both textures of the run's pair.
+pub fn upload_to_pair(run: &Execution<'_, Rgba32F>, layers: &[Vec<[f32; 4]>]) {
+    for texture in [run.pair().source(), run.pair().target()] {
+        for (layer, data) in texture.layers().iter().zip(layers) {
+            layer.upload(data).unwrap();
+        }
+    }
+}
+
+/// Every layer of both pair textures, downloaded.
+pub fn pair_layers(run: &Execution<'_, Rgba32F>) -> Vec<Vec<[f32; 4]>> {
+    [run.pair().source(), run.pair().target()]
+        .iter()
+        .flat_map(|t| t.layers().iter().map(|l| l.download().unwrap()))
+        .collect()
+}
+
+/// Runs every pass of a blocked (RGBA32F) run with its targets (every layer) poisoned with
+/// NaN first: the texels that come out not NaN must be exactly `intended(pass)` in every
+/// layer the pass draws, with all four entries written. The rest is restored.
 pub fn run_with_poisoned_blocks(
     run: &mut Execution<'_, Rgba32F>,
     intended: impl Fn(&Pass) -> BTreeSet<(usize, usize)>,
 ) {
     let mut last_drawn: Option<Pass> = None;
     while let Some(pass) = run.next_pass().cloned() {
-        let target = run.target_of(&pass).unwrap();
-        let w = target.width();
-        let before = target.download().unwrap();
-        target.fill([f32::NAN; 4]).unwrap();
-        run.step().unwrap();
-        let target = if pass.swap_after {
-            run.pair().source().texture()
-        } else {
-            run.target_of(&pass).unwrap()
-        };
-        let after = target.download().unwrap();
-        let written: BTreeSet<(usize, usize)> = (0..after.len())
-            .filter(|&p| after[p].iter().any(|v| !v.is_nan()))
-            .map(|p| (p % w, p / w))
-            .collect();
-        for &(x, y) in &written {
-            assert!(
-                after[y * w + x].iter().all(|v| !v.is_nan()),
-                "({x}, {y}) partly"
-            );
+        let targets = run.target_layers_of(&pass).unwrap();
+        let w = targets[0].width();
+        let before: Vec<_> = targets.iter().map(|t| t.download().unwrap()).collect();
+        for target in targets {
+            target.fill([f32::NAN; 4]).unwrap();
         }
+        run.step().unwrap();
+        let targets = if pass.swap_after {
+            run.pair().source().layers()
+        } else {
+            run.target_layers_of(&pass).unwrap()
+        };
         let drawn = if pass.kernel.is_copy() {
             last_drawn.clone().expect("a copy follows a pass")
         } else {
             pass.clone()
         };
-        assert_eq!(
-            written,
-            intended(&drawn),
-            "m={}: {} pass at step {} wrote the wrong texels",
-            run.layout().order(),
-            pass.kernel.name(),
-            pass.step
-        );
-        let merged: Vec<[f32; 4]> = after
-            .iter()
-            .zip(&before)
-            .map(|(a, b)| if a[0].is_nan() { *b } else { *a })
-            .collect();
-        target.upload(&merged).unwrap();
+        let want = intended(&drawn);
+        for (layer, target) in targets.iter().enumerate() {
+            let after = target.download().unwrap();
+            let written: BTreeSet<(usize, usize)> = (0..after.len())
+                .filter(|&p| after[p].iter().any(|v| !v.is_nan()))
+                .map(|p| (p % w, p / w))
+                .collect();
+            for &(x, y) in &written {
+                assert!(
+                    after[y * w + x].iter().all(|v| !v.is_nan()),
+                    "({x}, {y}) of layer {layer} partly"
+                );
+            }
+            assert_eq!(
+                written,
+                want,
+                "m={}: {} pass at step {} wrote the wrong texels of layer {layer}",
+                run.layout().order(),
+                pass.kernel.name(),
+                pass.step
+            );
+            let merged: Vec<[f32; 4]> = after
+                .iter()
+                .zip(&before[layer])
+                .map(|(a, b)| if a[0].is_nan() { *b } else { *a })
+                .collect();
+            target.upload(&merged).unwrap();
+        }
         if !pass.kernel.is_copy() {
             last_drawn = Some(pass);
         }
     }
 }
+
+/// Both blockings, for tests that run each.
+pub const BLOCKINGS: [Blocking; 2] = Blocking::ALL;

@@ -1,15 +1,16 @@
 //! The blocked method's geometry in the rectangular packed format: Figs 4, 6 and 7 with texel =
-//! 2 x 2 block ([`BlockLayout::packed`]). T = texels per side of the padded matrix, W = the
-//! fold, H = T + 1, the corner T - W wide. Block (I, J) lies at (J, I+1) in the trapezoid
-//! (J < W) and at (T-1-J, T-1-I) in the rotated corner (J ≥ W). Every pass over the lower
-//! triangle draws the trapezoid's triangle (clipped by the viewport at x = W, as Fig 4's) and
-//! the corner's, the corner's texture coordinates running backwards, so each fragment reads
-//! what it reads in the full format. A block column never straddles the fold, so the blocks a
-//! diagonal-factor or panel fragment reads lie along one direction from one origin: T0 =
-//! (origin + .5, ±1) for those kernels, and T0.z = ±1 walks the panel in the trailing update.
+//! block, 2 x 2 or 4 x 4 ([`BlockLayout::packed`]). T = texels per side of the padded matrix,
+//! W = the fold, S = [`PACKED_ROW_OFFSET`] (4), H = T + S, the corner T - W wide. Block (I, J)
+//! lies at (J, I+S) in the trapezoid (J < W) and at (T-1-J, T-1-I) in the rotated corner
+//! (J ≥ W). Every pass over the lower triangle draws the trapezoid's triangle (clipped by the
+//! viewport at x = W, as Fig 4's) and the corner's, the corner's texture coordinates running
+//! backwards, so each fragment reads what it reads in the full format. A block column never
+//! straddles the fold, so the blocks a diagonal-factor or panel fragment reads lie along one
+//! direction from one origin: T0 = (origin + .5, ±1) for those kernels, and T0.z = ±1 walks
+//! the panel in the trailing update.
 
 use super::super::{Vertex, rectangle};
-use crate::layout::blocked::BlockLayout;
+use crate::layout::blocked::{BlockLayout, PACKED_ROW_OFFSET};
 
 /// Texture coordinates as functions of the position, for the vertices of one triangle.
 fn with(positions: [[f32; 2]; 3], attrs: impl Fn(f32, f32) -> ([f32; 3], [f32; 2])) -> [Vertex; 3] {
@@ -19,12 +20,13 @@ fn with(positions: [[f32; 2]; 3], attrs: impl Fn(f32, f32) -> ([f32; 3], [f32; 2
     })
 }
 
-/// The trapezoid's texels f ≤ x, x + 1 ≤ y < T + 1 (blocks (I, J), J ≥ f, one row down):
-/// the full format's [`lower_blocks`](super::lower_blocks) triangle one row down, its right
-/// part clipped by the viewport at x = W.
+/// The trapezoid's texels f ≤ x, x + S ≤ y < T + S (blocks (I, J), J ≥ f, S rows down, S =
+/// [`PACKED_ROW_OFFSET`]): the full format's [`lower_blocks`](super::lower_blocks) triangle S
+/// rows down, its right part clipped by the viewport at x = W.
 fn trapezoid(f: usize, t: usize) -> [[f32; 2]; 3] {
-    let (f, h) = (f as f32, (t + 1) as f32);
-    [[f, f + 0.5], [f, h], [h - 0.5, h]]
+    let s = PACKED_ROW_OFFSET as f32;
+    let (f, h) = (f as f32, t as f32 + s);
+    [[f, f + s - 0.5], [f, h], [h - s + 0.5, h]]
 }
 
 /// The corner's texels lo ≤ y ≤ x < hi: the 180° rotation of a lower triangle of blocks.
@@ -35,12 +37,13 @@ fn corner(lo: usize, hi: usize) -> [[f32; 2]; 3] {
 
 /// Fig 4 by blocks: rank-K addition at texel column k of A and B over the whole packed
 /// triangle. T0.y and T1.x interpolate to the block row I and the block column J of each
-/// fragment (A and B are not packed): I = y - 1, J = x in the trapezoid; I = T-1-y,
+/// fragment (A and B are not packed): I = y - S, J = x in the trapezoid; I = T-1-y,
 /// J = T-1-x in the corner.
 pub fn addition(layout: BlockLayout, k: usize) -> Vec<Vertex> {
     let (t, w) = (layout.texels(), layout.fold());
     let (tf, kc) = (t as f32, k as f32 + 0.5);
-    let mut v = with(trapezoid(0, t), |x, y| ([kc, y - 1.0, 1.0], [x, kc])).to_vec();
+    let s = PACKED_ROW_OFFSET as f32;
+    let mut v = with(trapezoid(0, t), |x, y| ([kc, y - s, 1.0], [x, kc])).to_vec();
     if t > w {
         v.extend(with(corner(0, t - w), |x, y| {
             ([kc, tf - y, 1.0], [tf - x, kc])
@@ -77,7 +80,7 @@ pub fn panel(layout: BlockLayout, k: usize) -> [Vertex; 6] {
     let (t, kb) = (layout.texels(), layout.block_column_texels());
     let ([ox, oy], sign) = origin(layout, k);
     let (x0, y0, x1, y1) = if k < layout.fold() {
-        (k, k + kb + 1, k + kb, t + 1)
+        (k, k + kb + PACKED_ROW_OFFSET, k + kb, t + PACKED_ROW_OFFSET)
     } else {
         (t - k - kb, 0, t - k, t - k - kb)
     };
@@ -95,14 +98,15 @@ pub fn subtraction(layout: BlockLayout, k: usize) -> Vec<Vertex> {
     let (t, w, kb) = (layout.texels(), layout.fold(), layout.block_column_texels());
     let (tf, kc) = (t as f32, k as f32 + 0.5);
     let f = k + kb;
+    let s = PACKED_ROW_OFFSET as f32;
     let mut v = Vec::new();
     if k < w {
         if f < w {
-            v.extend(with(trapezoid(f, t), |x, y| ([kc, y, 1.0], [x + 1.0, kc])));
+            v.extend(with(trapezoid(f, t), |x, y| ([kc, y, 1.0], [x + s, kc])));
         }
         if t > w {
             v.extend(with(corner(0, t - w), |x, y| {
-                ([kc, tf + 1.0 - y, 1.0], [tf + 1.0 - x, kc])
+                ([kc, tf + s - y, 1.0], [tf + s - x, kc])
             }));
         }
     } else if f < t {

@@ -24,8 +24,9 @@ pub struct ViewArgs {
     /// Storage format.
     #[arg(long, value_enum, default_value_t = FormatArg::Full)]
     pub format: FormatArg,
-    /// How to compute: the viewer steps the faithful method (auto means faithful here; the
-    /// blocked method's block passes cannot be shown yet, and the tiled one draws nothing).
+    /// How to compute: the viewer steps the faithful method (auto means faithful here) or the
+    /// blocked one (4x4 blocks, each texel shown opened into its block); the tiled one draws
+    /// nothing.
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
     /// Seed of the random problem (R in the window picks the next one).
@@ -93,12 +94,6 @@ pub fn run(args: ViewArgs) -> Result<()> {
             "the viewer shows m from 1 to {MAX_ORDER} (it reads every texture back after each \
              pass); got m = {}",
             args.m
-        );
-    }
-    if args.method == MethodArg::Blocked {
-        bail!(
-            "the viewer shows the faithful method's passes (one value per texel); the blocked \
-             method's passes over 2x2 blocks cannot be shown yet: use --method faithful"
         );
     }
     match &args.record {

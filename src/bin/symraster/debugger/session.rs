@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use symraster::error::Result;
 use symraster::execution::Execution;
 use symraster::execution::Operands;
-use symraster::geometry::{Pass, Target, Vertex};
-use symraster::gpu::{Gpu, Options, check_factor};
-use symraster::layout::{Format, Layout};
+use symraster::geometry::{Pass, Plan, Target, Vertex};
+use symraster::gl::{Rgba32F, Texture};
+use symraster::gpu::{Gpu, Method, Options, check_factor};
+use symraster::layout::{BlockLayout, Blocking, Format, Layout};
 use symraster::matrix::{Matrix, relative_error};
 use symraster::{problems as testing, reference};
 
@@ -99,11 +100,96 @@ pub fn texel_entries(layout: Layout) -> Vec<Option<(usize, usize)>> {
     out
 }
 
+/// The blocked method's textures shown entry by entry: pixel (X, Y) of a panel is entry
+/// (row Y mod s, column X mod s) of the block at texel (X/s, Y/s), s the block side, so a
+/// panel is the texture with each texel opened into its s x s block.
+fn block_pixel(blocks: BlockLayout, x: usize, y: usize) -> (usize, usize, usize, usize) {
+    let s = blocks.blocking().side();
+    let (tx, ty, r, c) = (x / s, y / s, y % s, x % s);
+    match blocks.blocking() {
+        Blocking::Two => (tx, ty, 0, 2 * r + c),
+        Blocking::Four => (tx, ty, c, r),
+    }
+}
+
+/// For every pixel of a blocked panel ([`block_pixel`]), the lower-triangle entry (i, j),
+/// i < m, it holds, if any (the identity padding and the strict upper triangle are none).
+pub fn block_entries(blocks: BlockLayout) -> Vec<Option<(usize, usize)>> {
+    let s = blocks.blocking().side();
+    let (w, h) = blocks.texture_size();
+    let mut out = vec![None; w * s * h * s];
+    for y in 0..h * s {
+        for x in 0..w * s {
+            let (tx, ty, _, _) = block_pixel(blocks, x, y);
+            if let Some((bi, bj)) = blocks.block_of_texel(tx, ty) {
+                let (i, j) = (s * bi + y % s, s * bj + x % s);
+                if j <= i && i < blocks.order() {
+                    out[y * w * s + x] = Some((i, j));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The layers of a blocked texture opened into one value per pixel ([`block_pixel`]).
+fn open_blocks(blocks: BlockLayout, layers: &[Vec<[f32; 4]>]) -> Vec<f32> {
+    let s = blocks.blocking().side();
+    let (w, h) = blocks.texture_size();
+    (0..h * s)
+        .flat_map(|y| (0..w * s).map(move |x| (x, y)))
+        .map(|(x, y)| {
+            let (tx, ty, layer, component) = block_pixel(blocks, x, y);
+            layers[layer][ty * w + tx][component]
+        })
+        .collect()
+}
+
+/// A or B of a blocked assembly opened into pixel (k, i) = A(i, k), as the faithful panels
+/// show them: `texture` holds 2 x 2 blocks (texel (x, y) = rows 2x.., columns 2y..) or
+/// columns of 4 rows (texel (x, y) = rows 4x.. of column y).
+fn open_operand(
+    blocking: Blocking,
+    texture: &Texture<Rgba32F>,
+) -> Result<(usize, usize, Vec<f32>)> {
+    let data = texture.download()?;
+    let (w, h) = (texture.width(), texture.height());
+    let s = blocking.side();
+    let per_texel = blocking.a_columns_per_texel();
+    let (cols, rows) = (h * per_texel, w * s);
+    let values = (0..rows)
+        .flat_map(|i| (0..cols).map(move |k| (i, k)))
+        .map(|(i, k)| match blocking {
+            Blocking::Two => data[(k / 2) * w + i / 2][2 * (i % 2) + k % 2],
+            Blocking::Four => data[k * w + i / 4][i % 4],
+        })
+        .collect();
+    Ok((cols, rows, values))
+}
+
+/// The run watched: the paper's passes over R32F texels, or the blocked method's over
+/// RGBA32F blocks.
+enum Run<'g> {
+    Scalar(Execution<'g>),
+    Blocked(Execution<'g, Rgba32F>),
+}
+
+/// `f` applied to whichever execution `run` holds (the calls that do not depend on texels).
+macro_rules! with_run {
+    ($run:expr, $e:ident => $body:expr) => {
+        match $run {
+            Run::Scalar($e) => $body,
+            Run::Blocked($e) => $body,
+        }
+    };
+}
+
 /// What a panel shows: which texture, and how its texels map to entries.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PanelKind {
     /// One texture of the ping-pong pair (`index` 0 is the one that starts as source), holding
-    /// the lower triangle in `layout`; `entries` is [`texel_entries`] of it.
+    /// the lower triangle in `layout`; `entries` is [`texel_entries`] of it (blocked runs:
+    /// [`block_entries`], each texel opened into its block).
     Matrix {
         /// Which physical texture of the pair.
         index: usize,
@@ -164,7 +250,7 @@ impl Panel {
         let entry = match &self.kind {
             PanelKind::Matrix { entries, .. } => match entries[y * self.width + x] {
                 Some((i, j)) => format!("entry ({i}, {j})"),
-                None => "no entry (unused)".to_string(),
+                None => "no entry (unused, padding or strict upper)".to_string(),
             },
             PanelKind::A => format!("A({y}, {x})"),
             PanelKind::D => format!("d({x})"),
@@ -192,6 +278,8 @@ pub struct Snapshot {
     pub operation: Operation,
     /// The storage format.
     pub format: Format,
+    /// The method and, for the blocked method, its blocks: "faithful", "blocked 4x4".
+    pub method: String,
     /// Order m.
     pub m: usize,
     /// Passes run so far.
@@ -212,8 +300,8 @@ impl Snapshot {
     /// The status line: operation, format, m, pass number, step k and kernel.
     pub fn status(&self) -> String {
         let head = format!(
-            "{} {} m={} | pass {}/{}",
-            self.operation, self.format, self.m, self.position, self.passes
+            "{} {} {} m={} | pass {}/{}",
+            self.operation, self.format, self.method, self.m, self.position, self.passes
         );
         let pass = match &self.last_pass {
             Some(p) => {
@@ -235,13 +323,14 @@ impl Snapshot {
 }
 
 /// A run being watched: an [`Execution`] on a problem, with NaN-poisoned textures so texels
-/// no pass wrote stand out.
+/// no pass wrote stand out. The blocked method's runs are shown with each texel opened into
+/// its block (one entry per pixel).
 pub struct Session<'g> {
     gpu: &'g Gpu,
     operation: Operation,
     options: Options,
     problem: Problem,
-    run: Execution<'g>,
+    run: Run<'g>,
     last_pass: Option<Pass>,
 }
 
@@ -257,7 +346,11 @@ impl<'g> Session<'g> {
     ) -> Result<Self> {
         let options = options.into();
         let options = options.method(gpu.resolve_raster(options.method)?);
-        let run = start(gpu, operation, options, &problem)?;
+        let run = if options.method == Method::Blocked {
+            Run::Blocked(start_blocked(gpu, operation, options, &problem)?)
+        } else {
+            Run::Scalar(start(gpu, operation, options, &problem)?)
+        };
         Ok(Self {
             gpu,
             operation,
@@ -290,27 +383,35 @@ impl<'g> Session<'g> {
 
     /// Passes run so far.
     pub fn position(&self) -> usize {
-        self.run.position()
+        with_run!(&self.run, r => r.position())
     }
 
     /// Passes in the plan.
     pub fn pass_count(&self) -> usize {
-        self.run.plan().passes.len()
+        self.plan().passes.len()
     }
 
     /// True when every pass has run.
     pub fn is_done(&self) -> bool {
-        self.run.is_done()
+        with_run!(&self.run, r => r.is_done())
     }
 
-    /// The execution (plan, layout, textures).
-    pub fn execution(&self) -> &Execution<'g> {
-        &self.run
+    /// The run's plan.
+    pub fn plan(&self) -> &Plan {
+        with_run!(&self.run, r => r.plan())
+    }
+
+    /// The method and blocks shown: "faithful", "blocked 4x4".
+    pub fn method_label(&self) -> String {
+        match &self.run {
+            Run::Scalar(_) => self.options.method.to_string(),
+            Run::Blocked(r) => format!("blocked {}", r.blocking()),
+        }
     }
 
     /// Runs the next pass; false when there was none.
     pub fn step(&mut self) -> Result<bool> {
-        match self.run.step()? {
+        match with_run!(&mut self.run, r => r.step()?) {
             Some(pass) => {
                 self.last_pass = Some(pass);
                 Ok(true)
@@ -348,6 +449,7 @@ impl<'g> Session<'g> {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             operation: self.operation,
             format: self.options.format,
+            method: self.method_label(),
             m: self.problem.order(),
             position: self.position(),
             passes: self.pass_count(),
@@ -360,19 +462,36 @@ impl<'g> Session<'g> {
 
     /// The ping-pong pair's two textures, named by role (source or target) and index.
     fn matrix_panels(&self) -> Result<Vec<Panel>> {
-        let layout = self.run.layout();
-        let entries = texel_entries(layout);
-        let pair = self.run.pair();
+        let layout = with_run!(&self.run, r => r.layout());
+        let (entries, side) = match &self.run {
+            Run::Scalar(_) => (texel_entries(layout), 1),
+            Run::Blocked(r) => (block_entries(r.block_layout()), r.blocking().side()),
+        };
+        let source_index = with_run!(&self.run, r => r.pair().source_index());
         let mat = self.operation.matrix_name();
         let mut panels = Vec::new();
         for index in 0..2 {
-            let texture = pair.get(index).texture();
-            let (role, what) = if index == pair.source_index() {
+            let (role, what) = if index == source_index {
                 ("S", "source (passes read it)")
             } else {
                 ("T", "target (passes write it)")
             };
-            let data = texture.download()?;
+            let (width, height, data) = match &self.run {
+                Run::Scalar(r) => {
+                    let texture = r.pair().get(index).texture();
+                    (texture.width(), texture.height(), texture.download()?)
+                }
+                Run::Blocked(r) => {
+                    let texture = r.pair().get(index);
+                    let layers = texture
+                        .layers()
+                        .iter()
+                        .map(Texture::download)
+                        .collect::<Result<Vec<_>>>()?;
+                    let data = open_blocks(r.block_layout(), &layers);
+                    (texture.width() * side, texture.height() * side, data)
+                }
+            };
             let range = Range::of(
                 data.iter()
                     .zip(&entries)
@@ -387,8 +506,8 @@ impl<'g> Session<'g> {
                     layout,
                     entries: entries.clone(),
                 },
-                width: texture.width(),
-                height: texture.height(),
+                width,
+                height,
                 data,
                 range,
             });
@@ -398,7 +517,11 @@ impl<'g> Session<'g> {
 
     /// Assembly's inputs and its scaled column b (none for Cholesky).
     fn operand_panels(&self) -> Result<Vec<Panel>> {
-        let Operands::Assembly { a, d, b } = self.run.operands() else {
+        let run = match &self.run {
+            Run::Scalar(r) => r,
+            Run::Blocked(r) => return self.blocked_operand_panels(r),
+        };
+        let Operands::Assembly { a, d, b } = run.operands() else {
             return Ok(Vec::new());
         };
         let mut panels = Vec::new();
@@ -422,11 +545,72 @@ impl<'g> Session<'g> {
         Ok(panels)
     }
 
+    /// A blocked assembly's A, B (its scaled A) and d, opened into one entry per pixel as
+    /// the faithful panels show them.
+    fn blocked_operand_panels(&self, run: &Execution<'g, Rgba32F>) -> Result<Vec<Panel>> {
+        let Operands::Assembly { a, d, b } = run.operands() else {
+            return Ok(Vec::new());
+        };
+        let blocking = run.blocking();
+        let mut panels = Vec::new();
+        for (name, description, kind, texture) in [
+            ("A", "A, texel (k, i) = A(i, k)", PanelKind::A, a),
+            (
+                "B",
+                "B = A·diag(d), texel (k, i) = B(i, k)",
+                PanelKind::B,
+                b.texture(),
+            ),
+        ] {
+            let (width, height, data) = open_operand(blocking, texture)?;
+            let range = Range::of(data.iter().copied());
+            panels.push(Panel {
+                name: name.into(),
+                description: description.into(),
+                kind,
+                width,
+                height,
+                data,
+                range,
+            });
+        }
+        let values = d.download()?;
+        let data: Vec<f32> = match blocking {
+            Blocking::Two => values.iter().flat_map(|t| [t[0], t[1]]).collect(),
+            Blocking::Four => values.iter().map(|t| t[0]).collect(),
+        };
+        panels.push(Panel {
+            name: "d".into(),
+            description: "d, the diagonal of D^2".into(),
+            kind: PanelKind::D,
+            width: data.len(),
+            height: 1,
+            range: Range::of(data.iter().copied()),
+            data,
+        });
+        Ok(panels)
+    }
+
     /// The last pass's triangles on the panel it drew into (found by kind, after any swap
-    /// that followed the pass).
+    /// that followed the pass), in the panel's pixels (blocked runs: texels times the block
+    /// side; the scaling pass draws B, whose texel rows hold 2 or 1 columns of A).
     fn outline(&self, panels: &[Panel]) -> Option<Outline> {
         let pass = self.last_pass.as_ref()?;
-        let source = self.run.pair().source_index();
+        let source = with_run!(&self.run, r => r.pair().source_index());
+        let scale = match (&self.run, pass.target) {
+            (Run::Scalar(_), _) => [1.0, 1.0],
+            // B's panel is (k, i): texel (x, y) spans columns y·c.., rows x·s..; the
+            // scaling rectangle covers all of B, so its outline is the whole panel.
+            (Run::Blocked(r), Target::ScaledColumn) => {
+                let b = r.blocking();
+                [b.a_columns_per_texel() as f32, b.side() as f32]
+            }
+            (Run::Blocked(r), _) => [r.blocking().side() as f32; 2],
+        };
+        let transpose = matches!(
+            (&self.run, pass.target),
+            (Run::Blocked(_), Target::ScaledColumn)
+        );
         let drew_into = |texture: usize| move |p: &Panel| matches!(p.kind, PanelKind::Matrix { index, .. } if index == texture);
         let panel = match (&pass.target, pass.swap_after) {
             (Target::ScaledColumn, _) => panels.iter().position(|p| p.kind == PanelKind::B),
@@ -438,11 +622,18 @@ impl<'g> Session<'g> {
             }
         }?;
         let triangles = self
-            .run
             .plan()
             .vertices_of(pass)
             .iter()
-            .map(|v: &Vertex| v.position)
+            .map(|v: &Vertex| {
+                let [x, y] = v.position;
+                // Blocked B's texel (x, y) is rows of x, columns of y: shown as (k, i).
+                if transpose {
+                    [y * scale[0], x * scale[1]]
+                } else {
+                    [x * scale[0], y * scale[1]]
+                }
+            })
             .collect();
         Some(Outline { panel, triangles })
     }
@@ -450,7 +641,7 @@ impl<'g> Session<'g> {
     /// The relative error of the current result against the CPU f64 reference (NaN-poisoned
     /// texels that should have been written make it NaN).
     pub fn result_error(&self) -> Result<f64> {
-        let got = self.run.download_lower()?;
+        let got = with_run!(&self.run, r => r.download_lower()?);
         Ok(match self.operation {
             Operation::Assembly => {
                 let d: Vec<f64> = self.problem.d.iter().map(|&x| x as f64).collect();
@@ -465,6 +656,45 @@ impl<'g> Session<'g> {
             }
         })
     }
+}
+
+/// Starts the blocked method's execution (the options' format and blocking) and poisons with
+/// NaN every entry no input fills (the strict upper triangle, unused texels) and the targets.
+fn start_blocked<'g>(
+    gpu: &'g Gpu,
+    operation: Operation,
+    options: Options,
+    problem: &Problem,
+) -> Result<Execution<'g, Rgba32F>> {
+    let (format, blocking) = (options.format, options.blocking);
+    let m = problem.order();
+    let (run, source) = match operation {
+        Operation::Assembly => (
+            gpu.start_blocked_assembly_with(&problem.a, &problem.d, format, blocking)?,
+            Matrix::zeros(m, m),
+        ),
+        Operation::Cholesky => (
+            gpu.start_blocked_cholesky_with(&problem.c, format, blocking)?,
+            problem.c.clone(),
+        ),
+    };
+    let blocks = run.block_layout();
+    for (layer, data) in run
+        .pair()
+        .source()
+        .layers()
+        .iter()
+        .zip(blocks.pack_layers(&source, f32::NAN))
+    {
+        layer.upload(&data)?;
+    }
+    for layer in run.pair().target().layers() {
+        layer.fill([f32::NAN; 4])?;
+    }
+    if let Operands::Assembly { b, .. } = run.operands() {
+        b.texture().fill([f32::NAN; 4])?;
+    }
+    Ok(run)
 }
 
 /// Starts the library's execution and poisons every texel no input fills with NaN.

@@ -269,3 +269,82 @@ fn packed_view_starts_or_says_unsupported() {
         }
     }
 }
+
+/// Blocked runs in the viewer, both blockings and formats: each panel of the pair shows every
+/// lower entry of C or L exactly once (texels opened into their blocks), the first frame's
+/// target is all NaN, the last source holds the result, and stepping to the end matches the
+/// CPU reference.
+#[test]
+fn blocked_sessions_show_every_entry_once_and_end_at_the_reference() {
+    use super::session::PanelKind;
+    use symraster::{Blocking, Options};
+    let gpu = Gpu::new().unwrap();
+    for blocking in Blocking::ALL {
+        for format in [Format::Full, Format::Packed] {
+            for operation in [Operation::Cholesky, Operation::Assembly] {
+                for m in [3, 17] {
+                    let options = Options::new(format)
+                        .method(Method::Blocked)
+                        .blocking(blocking);
+                    let what = format!("{operation} {format} {blocking} m={m}");
+                    let mut session =
+                        Session::new(&gpu, operation, options, Problem::random(m, 2)).unwrap();
+                    let first = session.snapshot().unwrap();
+                    assert!(
+                        first.status().contains(&format!("blocked {blocking}")),
+                        "{what}"
+                    );
+                    let pair: Vec<_> = first
+                        .panels
+                        .iter()
+                        .filter(|p| matches!(p.kind, PanelKind::Matrix { .. }))
+                        .collect();
+                    assert_eq!(pair.len(), 2, "{what}");
+                    for panel in &pair {
+                        let PanelKind::Matrix { entries, .. } = &panel.kind else {
+                            unreachable!()
+                        };
+                        let mut seen: Vec<_> = entries.iter().flatten().copied().collect();
+                        seen.sort();
+                        let want: Vec<_> =
+                            (0..m).flat_map(|i| (0..=i).map(move |j| (i, j))).collect();
+                        assert_eq!(seen, want, "{what}: {}", panel.name);
+                    }
+                    let target = pair.iter().find(|p| p.name.ends_with("_T")).unwrap();
+                    assert!(target.data.iter().all(|v| v.is_nan()), "{what}");
+                    session.seek(session.pass_count()).unwrap();
+                    let last = session.snapshot().unwrap();
+                    let error = last.error.unwrap();
+                    assert!(error < 1e-5, "{what}: relative error {error}");
+                    // The source shows the result at its entries.
+                    let result = match operation {
+                        Operation::Cholesky => {
+                            reference::cholesky(&session.problem().c.to_f64()).unwrap()
+                        }
+                        Operation::Assembly => {
+                            let p = session.problem();
+                            let d: Vec<f64> = p.d.iter().map(|&x| x as f64).collect();
+                            reference::assemble(&p.a.to_f64(), &d)
+                        }
+                    };
+                    let source = last.panels.iter().find(|p| p.name.ends_with("_S")).unwrap();
+                    let PanelKind::Matrix { entries, .. } = &source.kind else {
+                        unreachable!()
+                    };
+                    for (p, entry) in entries.iter().enumerate() {
+                        if let Some((i, j)) = entry {
+                            let (got, want) = (source.data[p] as f64, result[(*i, *j)]);
+                            assert!(
+                                (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                                "{what}: ({i}, {j}) shows {got}, expected {want}"
+                            );
+                        }
+                    }
+                    // The last pass's outline is on a panel of the snapshot.
+                    let outline = last.outline.as_ref().unwrap();
+                    assert!(outline.panel < last.panels.len(), "{what}");
+                }
+            }
+        }
+    }
+}

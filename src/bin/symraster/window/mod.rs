@@ -429,7 +429,6 @@ impl Viewer {
                     // Land on the same step k of the new plan, to compare formats.
                     let p = self
                         .session
-                        .execution()
                         .plan()
                         .passes
                         .iter()
