@@ -201,8 +201,18 @@ impl Gpu {
     }
 
     /// The methods this device runs, fastest first.
+    ///
+    /// On GPUs that is tiled, blocked, faithful. Software renderers (Mesa's llvmpipe) run
+    /// compute shaders slowly and rasterize well, so there blocked comes first (measured on
+    /// llvmpipe at m = 1024: blocked assembly 0.48 s and Cholesky 0.17 s, tiled 2.1 s and
+    /// 0.70 s, faithful 14.4 s and 2.4 s).
     pub fn methods(&self) -> Vec<Method> {
-        Method::CONCRETE
+        let order = if self.info.software {
+            [Method::Blocked, Method::Tiled, Method::Faithful]
+        } else {
+            Method::CONCRETE
+        };
+        order
             .into_iter()
             .filter(|m| m.missing(&self.info).is_none())
             .collect()
