@@ -1,10 +1,10 @@
 //! A symmetric matrix's lower triangle held in one storage buffer, in full row-major storage or
 //! LAPACK's RFP (TRANSR = 'N', UPLO = 'L'), with the block views the factorization works on.
 
-use super::kernels::Operand;
+use super::parts::{Parts, Region};
 use super::view::{View, split_point};
 use crate::error::{DeviceError, Error, Result};
-use crate::gl::{Buffer, BufferTarget, BufferUsage, Context};
+use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeLimits, Context};
 use crate::layout::rfp;
 use crate::matrix::Matrix;
 
@@ -90,6 +90,54 @@ pub fn max_buffer_bytes(max_storage_block_bytes: u64) -> u64 {
     max_storage_block_bytes.min(i32::MAX as u64)
 }
 
+/// Environment variable lowering the bytes of one part of a split [`TiledMatrix`] (for tests
+/// and tuning: several buffers at small orders). It never raises the device's limit.
+pub const MAX_BUFFER_ENV: &str = "SYMRASTER_TILED_MAX_BUFFER_BYTES";
+
+/// The bytes of one part of a [`TiledMatrix`]: [`max_buffer_bytes`], lowered by
+/// [`MAX_BUFFER_ENV`] when set.
+pub fn part_bytes(max_storage_block_bytes: u64) -> Result<u64> {
+    let max = max_buffer_bytes(max_storage_block_bytes);
+    match std::env::var(MAX_BUFFER_ENV) {
+        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u64>() {
+            Ok(n) if n >= 4 => Ok(max.min(n)),
+            _ => Err(Error::from(DeviceError::BadEnvironment {
+                name: MAX_BUFFER_ENV,
+                value: v,
+                expected: "a number of bytes (≥ 4) for one storage buffer of a tiled matrix",
+            })),
+        },
+        _ => Ok(max),
+    }
+}
+
+/// Without GL_NVX_gpu_memory_info the GPU's memory is not known: the tiled matrices are then
+/// bounded by this many storage buffers of the device's largest size.
+pub const UNKNOWN_MEMORY_BUFFERS: u64 = 16;
+
+/// The bytes of GPU memory a tiled matrix may take, and where that bound comes from: the GPU's
+/// dedicated memory (GL_NVX_gpu_memory_info), else [`UNKNOWN_MEMORY_BUFFERS`] buffers.
+pub fn device_memory(limits: &ComputeLimits) -> (u64, String) {
+    match limits.device_memory_bytes {
+        Some(bytes) if bytes > 0 => (
+            bytes,
+            format!("the GPU has {bytes} bytes of memory (GL_NVX_gpu_memory_info)"),
+        ),
+        _ => {
+            let one = max_buffer_bytes(limits.max_storage_block_bytes);
+            let bytes = one * UNKNOWN_MEMORY_BUFFERS;
+            (
+                bytes,
+                format!(
+                    "the driver does not report the GPU's memory (no GL_NVX_gpu_memory_info), \
+                     so the tiled path uses at most {UNKNOWN_MEMORY_BUFFERS} storage buffers of \
+                     {one} bytes (GL_MAX_SHADER_STORAGE_BLOCK_SIZE): {bytes} bytes"
+                ),
+            )
+        }
+    }
+}
+
 /// The largest order whose storage fits in `max_bytes`.
 pub fn max_order(storage: Storage, max_bytes: u64) -> usize {
     let max_len = (max_bytes / 4) as usize;
@@ -115,37 +163,116 @@ pub fn check_fits(what: &str, len: usize, max_bytes: u64) -> Result<()> {
         why: format!(
             "one shader storage buffer holds at most {max_bytes} bytes here \
              (GL_MAX_SHADER_STORAGE_BLOCK_SIZE and 32-bit GL sizes); the largest symmetric \
-             matrix is m = {} in full storage and m = {} in RFP",
+             matrix in one buffer is m = {} in full storage and m = {} in RFP",
             max_order(Storage::Full, max_bytes),
             max_order(Storage::Rfp, max_bytes)
         ),
     }))
 }
 
-/// The lower triangle of a symmetric m x m matrix in a storage buffer.
+/// Refuses, before anything is allocated, an order-m matrix in `storage` that the GPU cannot
+/// hold: more bytes than [`device_memory`] allows, or a row (full) / RFP array column larger
+/// than one part of `part_bytes`.
+pub fn check_order(
+    m: usize,
+    storage: Storage,
+    part_bytes: u64,
+    limits: &ComputeLimits,
+) -> Result<()> {
+    let bytes = (storage.len(m) as u64).saturating_mul(4);
+    let (memory, source) = device_memory(limits);
+    if bytes <= memory {
+        return part_starts(m, storage, part_bytes).map(|_| ());
+    }
+    Err(Error::from(DeviceError::Unsupported {
+        what: format!(
+            "hold the m = {m} matrix in {} storage ({bytes} bytes)",
+            storage.name()
+        ),
+        why: format!(
+            "{source}; the largest symmetric matrix is m = {} in full storage and m = {} in RFP",
+            max_order(Storage::Full, memory),
+            max_order(Storage::Rfp, memory)
+        ),
+    }))
+}
+
+/// Order of the blocks that the boundaries between parts fall on, where a part holds that many
+/// rows (full) or RFP array columns: a multiple of every inner and outer block width the
+/// Cholesky uses by default, so no diagonal block and no outer block is cut.
+const PART_ALIGN: [usize; 6] = [512, 256, 128, 64, 32, 16];
+
+/// Where each part of an order-m matrix in `storage` starts (indices of the storage array),
+/// each part at most `part_bytes`: whole rows of full storage, whole columns of the RFP array
+/// (its L11 and L21 columns, its L22 rows), as many as fit, rounded down to a multiple of the
+/// largest of [`PART_ALIGN`] that fits. One part when the whole matrix fits.
+pub fn part_starts(m: usize, storage: Storage, part_bytes: u64) -> Result<Vec<usize>> {
+    let len = storage.len(m);
+    let max_len = (part_bytes / 4) as usize;
+    if len <= max_len {
+        return Ok(vec![0]);
+    }
+    // A unit: a row of full storage or a column of the RFP array.
+    let (unit, what) = match storage {
+        Storage::Full => (m, "row"),
+        Storage::Rfp => (
+            if m.is_multiple_of(2) { m + 1 } else { m },
+            "column of the RFP array",
+        ),
+    };
+    let per = max_len / unit;
+    if per == 0 {
+        return Err(Error::from(DeviceError::Unsupported {
+            what: format!(
+                "hold the m = {m} matrix in {} storage split over storage buffers",
+                storage.name()
+            ),
+            why: format!(
+                "one {what} ({} bytes) is larger than one storage buffer ({part_bytes} bytes)",
+                unit * 4
+            ),
+        }));
+    }
+    let per = PART_ALIGN
+        .iter()
+        .find(|&&a| a <= per)
+        .map_or(per, |&a| per / a * a);
+    Ok((0..len).step_by(per * unit).collect())
+}
+
+/// The lower triangle of a symmetric m x m matrix in storage buffers: one where it fits, else
+/// consecutive ranges of the storage array in several ([`part_starts`]).
 pub struct TiledMatrix {
-    buffer: Buffer<f32>,
+    buffers: Vec<Buffer<f32>>,
+    starts: Vec<usize>,
     order: usize,
     storage: Storage,
 }
 
 impl TiledMatrix {
-    /// Allocates an order-m matrix whose contents are undefined (checked against `max_bytes`).
+    /// Allocates an order-m matrix whose contents are undefined, in parts of at most
+    /// `part_bytes` each (refused before allocation where the GPU cannot hold it:
+    /// [`check_order`]).
     pub fn uninitialized(
         ctx: &Context,
         m: usize,
         storage: Storage,
-        max_bytes: u64,
+        part_bytes: u64,
     ) -> Result<Self> {
+        check_order(m, storage, part_bytes, &ComputeLimits::query(ctx)?)?;
         let len = storage.len(m);
-        check_fits(
-            &format!("an order-{m} matrix in {} storage", storage.name()),
-            len,
-            max_bytes,
-        )?;
-        let buffer = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, len)?;
+        let starts = part_starts(m, storage, part_bytes)?;
+        let buffers = starts
+            .iter()
+            .enumerate()
+            .map(|(p, &s)| {
+                let end = starts.get(p + 1).copied().unwrap_or(len);
+                Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, end - s)
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Self {
-            buffer,
+            buffers,
+            starts,
             order: m,
             storage,
         })
@@ -157,10 +284,10 @@ impl TiledMatrix {
         ctx: &Context,
         c: &Matrix<f32>,
         storage: Storage,
-        max_bytes: u64,
+        part_bytes: u64,
     ) -> Result<Self> {
         let m = c.rows();
-        let mut matrix = Self::uninitialized(ctx, m, storage, max_bytes)?;
+        let mut matrix = Self::uninitialized(ctx, m, storage, part_bytes)?;
         let data = match storage {
             Storage::Full => {
                 let mut data = c.as_slice().to_vec();
@@ -171,12 +298,12 @@ impl TiledMatrix {
             }
             Storage::Rfp => rfp::from_lower(c)?,
         };
-        matrix.buffer.upload(&data)?;
+        matrix.upload(&data)?;
         Ok(matrix)
     }
 
     /// Wraps a buffer holding an RFP array of order m.
-    pub fn from_rfp(ctx: &Context, m: usize, arf: &[f32], max_bytes: u64) -> Result<Self> {
+    pub fn from_rfp(ctx: &Context, m: usize, arf: &[f32], part_bytes: u64) -> Result<Self> {
         if arf.len() != rfp::len(m) {
             return Err(Error::from(crate::error::InputError::Length {
                 what: "an RFP array".into(),
@@ -185,9 +312,19 @@ impl TiledMatrix {
                 actual: arf.len(),
             }));
         }
-        let mut matrix = Self::uninitialized(ctx, m, Storage::Rfp, max_bytes)?;
-        matrix.buffer.upload(arf)?;
+        let mut matrix = Self::uninitialized(ctx, m, Storage::Rfp, part_bytes)?;
+        matrix.upload(arf)?;
         Ok(matrix)
+    }
+
+    /// Writes the whole storage array (row-major m x m, or the RFP array).
+    fn upload(&mut self, data: &[f32]) -> Result<()> {
+        let starts = self.starts.clone();
+        for (p, buffer) in self.buffers.iter_mut().enumerate() {
+            let s = starts[p];
+            buffer.upload(&data[s..s + buffer.len()])?;
+        }
+        Ok(())
     }
 
     /// The order m.
@@ -200,15 +337,43 @@ impl TiledMatrix {
         self.storage
     }
 
-    /// The buffer.
+    /// The buffer of a matrix held in one (the first part of a split one: see
+    /// [`TiledMatrix::parts`]).
     pub fn buffer(&self) -> &Buffer<f32> {
-        &self.buffer
+        debug_assert_eq!(self.buffers.len(), 1, "a split matrix has several buffers");
+        &self.buffers[0]
     }
 
-    /// Fills the whole buffer with `value` (NaN to poison it before a run).
+    /// The buffers holding the storage array, and where each one's range starts.
+    pub fn parts(&self) -> Parts<'_> {
+        Parts::new(&self.buffers, &self.starts)
+    }
+
+    /// How many buffers hold it.
+    pub fn part_count(&self) -> usize {
+        self.buffers.len()
+    }
+
+    /// Copies `src`'s contents (same order, storage and parts) on the GPU.
+    pub fn copy_from(&self, src: &TiledMatrix) -> Result<()> {
+        if src.starts != self.starts || src.order != self.order || src.storage != self.storage {
+            return Err(Error::shape(
+                "copy between tiled matrices of different layouts",
+            ));
+        }
+        for (dst, src) in self.buffers.iter().zip(&src.buffers) {
+            dst.copy_from(src)?;
+        }
+        Ok(())
+    }
+
+    /// Fills the whole storage with `value` (NaN to poison it before a run).
     pub fn fill(&mut self, value: f32) -> Result<()> {
-        let len = self.buffer.len();
-        self.buffer.upload(&vec![value; len])
+        for buffer in &mut self.buffers {
+            let len = buffer.len();
+            buffer.upload(&vec![value; len])?;
+        }
+        Ok(())
     }
 
     /// The whole matrix as a square view (full storage) or as RFP's blocks.
@@ -219,15 +384,15 @@ impl TiledMatrix {
         }
     }
 
-    /// `view` of this matrix's buffer.
-    pub fn operand(&self, view: View) -> Operand<'_> {
-        Operand::new(&self.buffer, view)
+    /// `view` of this matrix (indices of the whole storage array).
+    pub fn region(&self, view: View) -> Region<'_> {
+        self.parts().region(view)
     }
 
     /// The lower triangle (upper triangle zero), read back.
     pub fn download_lower(&self) -> Result<Matrix<f32>> {
         let m = self.order;
-        let data = self.buffer.download()?;
+        let data = self.download_raw()?;
         match self.storage {
             Storage::Full => {
                 let mut c = Matrix::from_row_major(m, m, data)?;
@@ -242,7 +407,11 @@ impl TiledMatrix {
 
     /// The raw contents: row-major m x m, or the RFP array.
     pub fn download_raw(&self) -> Result<Vec<f32>> {
-        self.buffer.download()
+        let mut data = Vec::with_capacity(self.storage.len(self.order));
+        for buffer in &self.buffers {
+            data.extend(buffer.download()?);
+        }
+        Ok(data)
     }
 }
 
@@ -282,5 +451,46 @@ mod tests {
             assert!(check_fits("x", s.len(m + 1), bytes).is_err());
         }
         assert_eq!(max_order(Storage::Full, bytes), 23170);
+    }
+
+    #[test]
+    fn parts_hold_whole_aligned_rows_and_rfp_columns() {
+        // m = 40000 full in 2^31 − 1 byte buffers: 13312 rows (26 outer blocks) each.
+        let starts = part_starts(40000, Storage::Full, i32::MAX as u64).unwrap();
+        assert_eq!(starts, [0, 13312 * 40000, 26624 * 40000, 39936 * 40000]);
+        let starts = part_starts(40000, Storage::Rfp, i32::MAX as u64).unwrap();
+        assert_eq!(starts, [0, 13312 * 40001]);
+        assert_eq!(
+            part_starts(23170, Storage::Full, i32::MAX as u64).unwrap(),
+            [0]
+        );
+        // Small parts: 256 KiB hold 93 rows of order 700, cut to 64.
+        let starts = part_starts(700, Storage::Full, 256 * 1024).unwrap();
+        assert_eq!(starts.len(), 11);
+        assert!(starts.iter().all(|s| s % (64 * 700) == 0));
+        let odd = part_starts(701, Storage::Rfp, 256 * 1024).unwrap();
+        assert!(odd.iter().all(|s| s % (64 * 701) == 0) && odd.len() == 6);
+        assert!(part_starts(700, Storage::Full, 2000).is_err());
+    }
+
+    #[test]
+    fn orders_beyond_the_gpu_memory_are_refused_naming_it() {
+        let limits = ComputeLimits {
+            max_storage_block_bytes: i32::MAX as u64,
+            max_shared_bytes: 49152,
+            max_invocations: 1024,
+            max_groups_x: 65535,
+            device_memory_bytes: Some(8 << 30),
+        };
+        assert!(check_order(40000, Storage::Full, i32::MAX as u64, &limits).is_ok());
+        let e = check_order(50000, Storage::Full, i32::MAX as u64, &limits).unwrap_err();
+        assert!(e.to_string().contains("GL_NVX_gpu_memory_info"), "{e}");
+        assert!(e.to_string().contains("m = 46340 in full storage"), "{e}");
+        let unknown = ComputeLimits {
+            device_memory_bytes: None,
+            ..limits
+        };
+        let e = check_order(200000, Storage::Rfp, i32::MAX as u64, &unknown).unwrap_err();
+        assert!(e.to_string().contains("16 storage buffers"), "{e}");
     }
 }
