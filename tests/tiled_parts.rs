@@ -176,3 +176,50 @@ fn orders_beyond_the_gpu_are_refused_before_allocation() {
     // A row longer than one part cannot be split.
     assert!(TiledMatrix::uninitialized(gpu.context(), 100, Storage::Full, 256).is_err());
 }
+
+/// spftrf's blocks where B21 does not continue B11's columns (three separate row-major blocks
+/// in one buffer): L21 then comes from the separate solve with L11's inverted blocks.
+#[test]
+fn separate_blocks_factor_through_the_inverted_solve() {
+    use symraster::gl::{Buffer, BufferTarget, BufferUsage};
+    use symraster::tiled::{Triangle, View};
+    let gpu = common::gpu();
+    let k = TiledKernels::new(gpu.context(), KernelConfig::for_device(gpu.info())).unwrap();
+    let (m, n1) = (150, 70);
+    let n2 = m - n1;
+    let c = problems::well_conditioned_spd(&mut problems::rng(8), m);
+    // [B11 (n1 x n1) | B22 (n2 x n2) | B21 (n2 x n1)], row-major each.
+    let mut data = Vec::new();
+    data.extend((0..n1 * n1).map(|e| c[(e / n1, e % n1)]));
+    data.extend((0..n2 * n2).map(|e| c[(n1 + e / n2, n1 + e % n2)]));
+    data.extend((0..n2 * n1).map(|e| c[(n1 + e / n1, e % n1)]));
+    let buffer = Buffer::new(
+        gpu.context(),
+        BufferTarget::Storage,
+        BufferUsage::Dynamic,
+        &data,
+    )
+    .unwrap();
+    let b11 = View::row_major(n1, n1);
+    let b22 = View {
+        offset: n1 * n1,
+        ..View::row_major(n2, n2)
+    };
+    let b21 = View {
+        offset: n1 * n1 + n2 * n2,
+        ..View::row_major(n2, n1)
+    };
+    k.reset_status().unwrap();
+    cholesky::potrf(&k, &buffer, Triangle::Blocks([b11, b21, b22]), 0).unwrap();
+    k.check_status().unwrap();
+    let got = buffer.download().unwrap();
+    let l_ref = reference::cholesky(&c.to_f64()).unwrap();
+    let l = Matrix::from_fn(m, m, |i, j| match (i < n1, j < n1) {
+        _ if j > i => 0.0,
+        (true, true) => got[b11.index(i, j)],
+        (false, true) => got[b21.index(i - n1, j)],
+        _ => got[b22.index(i - n1, j - n1)],
+    });
+    let e = relative_error(&l.to_f64(), &l_ref);
+    assert!(e < 1e-4, "{e}");
+}

@@ -3,7 +3,8 @@
 //! and invert the diagonal block in one work group, panel solve B21 ← B21·L11⁻ᵀ as one
 //! product, update of the outer block column; per outer block column, one trailing update
 //! B22 ← B22 − L21·L21ᵀ over the lower tiles only. For RFP the first split is LAPACK
-//! spftrf's (two half-size factorizations, a triangular solve and a SYRK on the rectangle).
+//! spftrf's (two half-size factorizations, a triangular solve and a SYRK on the rectangle),
+//! the first factorization and the solve run as one tall block column [B11; B21].
 //! The diagonal-block kernels record the first failing pivot. Kernels without shared-memory
 //! tiles use the recursive variant (substitution leaves of order ≤ nb). A matrix split over
 //! several buffers runs the same steps, each launch cut where its views change buffer.
@@ -54,9 +55,19 @@ pub fn potrf_parts(
     match tri {
         Triangle::Square(v) => potrf_blocked(k, r(v), column0),
         Triangle::Blocks([b11, b21, b22]) => {
-            // spftrf: L11, L21 = B21·L11⁻ᵀ, B22 − L21·L21ᵀ, L22.
-            potrf_blocked(k, r(b11), column0)?;
-            trsm_inverted(k, r(b21), r(b11))?;
+            // spftrf: L11, L21 = B21·L11⁻ᵀ, B22 − L21·L21ᵀ, L22. Where B21 continues B11's
+            // columns (RFP's column-major halves), L11 and L21 are one tall block column
+            // factored like full storage's first n1 columns (its panels run through both).
+            let tall = View {
+                rows: b11.rows + b21.rows,
+                ..b11
+            };
+            if (b21.rs, b21.cs) == (b11.rs, b11.cs) && tall.index(b11.rows, 0) == b21.offset {
+                potrf_blocked(k, r(tall), column0)?;
+            } else {
+                potrf_blocked(k, r(b11), column0)?;
+                trsm_inverted(k, r(b21), r(b11))?;
+            }
             product(k, r(b22), r(b21), r(b21), None, -1.0, 1.0, Some(0))?;
             potrf_blocked(k, r(b22), column0 + b11.rows)
         }
@@ -77,12 +88,12 @@ pub struct InnerBlock {
     pub slot: usize,
 }
 
-/// The inner blocks of the blocked Cholesky of the square view `v` held in parts starting at
-/// `starts`: outer block columns of width `outer`, inner ones of width `d`, an inner block cut
+/// The inner blocks of the blocked Cholesky of the view `v` (its leading square's columns)
+/// held in parts starting at `starts`: outer block columns of width `outer`, inner ones of width `d`, an inner block cut
 /// short where its diagonal block would span two buffers (never with the aligned parts of
 /// [`part_starts`](super::storage::part_starts) at the default block widths).
 pub fn inner_blocks(starts: &[usize], v: View, d: usize, outer: usize) -> Result<Vec<InnerBlock>> {
-    let n = v.rows;
+    let n = v.cols;
     let mut blocks = Vec::new();
     let mut j0 = 0;
     while j0 < n {
@@ -108,15 +119,17 @@ pub fn inner_blocks(starts: &[usize], v: View, d: usize, outer: usize) -> Result
     Ok(blocks)
 }
 
-/// Right-looking blocked Cholesky of the square region `v` on two levels (MAGMA's inverted
-/// diagonal blocks): outer block columns of the kernels' outer width, each factored in inner
-/// block columns of the diag order with three launches apiece — factor and invert B_jj in
-/// one work group, panel L_j = B_j·L_jj⁻ᵀ as one product, update of the outer block column's
-/// remaining columns — then one lower-tile SYRK of the outer rank on the trailing matrix
-/// (each cut into pieces where the region spans several buffers). Leaves the inverses of the
-/// diagonal blocks in the slots of [`inner_blocks`] for [`trsm_inverted`].
+/// Right-looking blocked Cholesky of the region `v` on two levels (MAGMA's inverted diagonal
+/// blocks): outer block columns of the kernels' outer width, each factored in inner block
+/// columns of the diag order with three launches apiece — factor and invert B_jj in one work
+/// group, panel L_j = B_j·L_jj⁻ᵀ as one product, update of the outer block column's remaining
+/// columns — then one lower-tile SYRK of the outer rank on the trailing matrix (each cut into
+/// pieces where the region spans several buffers). A tall `v` (rows > cols) is a block column
+/// [B11; B21]: L11 and L21 = B21·L11⁻ᵀ come out together (the trailing updates stop at its last
+/// column). Leaves the inverses of the diagonal blocks in the slots of [`inner_blocks`].
 pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<()> {
-    let n = v.view.rows;
+    let (rows, n) = (v.view.rows, v.view.cols);
+    debug_assert!(rows >= n);
     let blocks = inner_blocks(v.parts.starts(), v.view, k.diag(), k.outer())?;
     k.reserve_inverses(blocks.len())?;
     let sub = |i, j, r, c| v.with(v.view.sub(i, j, r, c));
@@ -129,7 +142,7 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
     {
         let diagonal = sub(j, j, b, b).resolve("a diagonal block")?;
         k.potrf_inv_block(diagonal, column0 + j, slot)?;
-        let below = n - j - b;
+        let below = rows - j - b;
         if below > 0 {
             let panel = sub(j + b, j, below, b);
             multiply_by_inverse(k, panel, slot)?;
@@ -149,18 +162,19 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
                 )?;
             }
         }
-        let rest = n - end;
+        let (rest_rows, rest) = (rows - end, n - end);
         if j + b == end && rest > 0 {
-            let panel = sub(end, j0, rest, end - j0);
-            let c = sub(end, end, rest, rest);
-            product(k, c, panel, panel, None, -1.0, 1.0, Some(0))?;
+            let w = end - j0;
+            let c = sub(end, end, rest_rows, rest);
+            let (a, bt) = (sub(end, j0, rest_rows, w), sub(end, j0, rest, w));
+            product(k, c, a, bt, None, -1.0, 1.0, Some(0))?;
         }
     }
     Ok(())
 }
 
-/// x ← x·L⁻ᵀ for the factor `l` just factored by [`potrf_blocked`], whose diagonal blocks'
-/// inverses are in the slots of [`inner_blocks`], on the same two levels: per inner block one
+/// x ← x·L⁻ᵀ for the square factor `l` just factored by [`potrf_blocked`], whose diagonal
+/// blocks' inverses are in the slots of [`inner_blocks`], on the same two levels: per inner block one
 /// product with the inverse and one update of the outer block's columns right of it, per
 /// outer block one update of all columns right of it (of the outer rank).
 pub fn trsm_inverted(k: &TiledKernels, x: Region<'_>, l: Region<'_>) -> Result<()> {
