@@ -11,17 +11,18 @@ use crate::matrix::Matrix;
 /// How the triangle is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Storage {
-    /// m x m row-major; the upper triangle is never read or written.
+    /// m x m row-major with row stride [`full_ld`]; the upper triangle (and the padding) is
+    /// never read or written.
     Full,
     /// LAPACK's rectangular full packed array (TRANSR = 'N', UPLO = 'L'), m(m+1)/2 values.
     Rfp,
 }
 
 impl Storage {
-    /// Values an order-m matrix needs.
+    /// Values an order-m matrix takes (full storage: m rows of [`full_ld`]).
     pub fn len(self, m: usize) -> usize {
         match self {
-            Storage::Full => m * m,
+            Storage::Full => m * full_ld(m),
             Storage::Rfp => rfp::len(m),
         }
     }
@@ -32,6 +33,29 @@ impl Storage {
             Storage::Full => "full",
             Storage::Rfp => "rfp",
         }
+    }
+}
+
+/// Environment variable setting the padding of full storage's rows (values added to the row
+/// stride, every order), for tuning runs; unset, [`full_ld`] pads only the orders whose rows
+/// are a multiple of 64 KiB.
+pub const LD_PAD_ENV: &str = "SYMRASTER_TILED_LD_PAD";
+
+/// Rows of full storage are padded by this many values where the row stride would be a
+/// multiple of 64 KiB (m = 16384: full storage ran 2.5× slower than RFP, whose stride is
+/// m + 1, in assembly and Cholesky on the H200 — suspected DRAM partition camping).
+pub const LD_PAD: usize = 32;
+
+/// The row stride of full storage of order m: m, or m + [`LD_PAD`] where m is a multiple of
+/// 16384 (64 KiB rows), or m + [`LD_PAD_ENV`] where set.
+pub fn full_ld(m: usize) -> usize {
+    let pad = std::env::var(LD_PAD_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    match pad {
+        Some(pad) => m + pad,
+        None if m > 0 && m.is_multiple_of(16384) => m + LD_PAD,
+        None => m,
     }
 }
 
@@ -214,7 +238,7 @@ pub fn part_starts(m: usize, storage: Storage, part_bytes: u64) -> Result<Vec<us
     }
     // A unit: a row of full storage or a column of the RFP array.
     let (unit, what) = match storage {
-        Storage::Full => (m, "row"),
+        Storage::Full => (full_ld(m), "row"),
         Storage::Rfp => (
             if m.is_multiple_of(2) { m + 1 } else { m },
             "column of the RFP array",
@@ -247,6 +271,8 @@ pub struct TiledMatrix {
     starts: Vec<usize>,
     order: usize,
     storage: Storage,
+    // Full storage's row stride (fixed at allocation).
+    ld: usize,
 }
 
 impl TiledMatrix {
@@ -275,6 +301,7 @@ impl TiledMatrix {
             starts,
             order: m,
             storage,
+            ld: full_ld(m),
         })
     }
 
@@ -290,9 +317,11 @@ impl TiledMatrix {
         let mut matrix = Self::uninitialized(ctx, m, storage, part_bytes)?;
         let data = match storage {
             Storage::Full => {
-                let mut data = c.as_slice().to_vec();
+                // The lower triangle; the upper one and the padding NaN.
+                let ld = matrix.ld;
+                let mut data = vec![f32::NAN; m * ld];
                 for i in 0..m {
-                    data[i * m + i + 1..(i + 1) * m].fill(f32::NAN);
+                    data[i * ld..i * ld + i + 1].copy_from_slice(&c.row(i)[..=i]);
                 }
                 data
             }
@@ -356,7 +385,8 @@ impl TiledMatrix {
 
     /// Copies `src`'s contents (same order, storage and parts) on the GPU.
     pub fn copy_from(&self, src: &TiledMatrix) -> Result<()> {
-        if src.starts != self.starts || src.order != self.order || src.storage != self.storage {
+        let layout = |t: &TiledMatrix| (t.starts.clone(), t.order, t.storage, t.ld);
+        if layout(src) != layout(self) {
             return Err(Error::shape(
                 "copy between tiled matrices of different layouts",
             ));
@@ -379,7 +409,10 @@ impl TiledMatrix {
     /// The whole matrix as a square view (full storage) or as RFP's blocks.
     pub fn triangle(&self) -> Triangle {
         match self.storage {
-            Storage::Full => Triangle::Square(View::row_major(self.order, self.order)),
+            Storage::Full => Triangle::Square(View {
+                rs: self.ld,
+                ..View::row_major(self.order, self.order)
+            }),
             Storage::Rfp => Triangle::Blocks(rfp_blocks(self.order)),
         }
     }
@@ -405,11 +438,15 @@ impl TiledMatrix {
         }
     }
 
-    /// The raw contents: row-major m x m, or the RFP array.
+    /// The raw contents: row-major m x m (the padding of the rows dropped), or the RFP array.
     pub fn download_raw(&self) -> Result<Vec<f32>> {
         let mut data = Vec::with_capacity(self.storage.len(self.order));
         for buffer in &self.buffers {
             data.extend(buffer.download()?);
+        }
+        let (m, ld) = (self.order, self.ld);
+        if self.storage == Storage::Full && ld != m {
+            data = data.chunks(ld).flat_map(|row| &row[..m]).copied().collect();
         }
         Ok(data)
     }
@@ -451,6 +488,19 @@ mod tests {
             assert!(check_fits("x", s.len(m + 1), bytes).is_err());
         }
         assert_eq!(max_order(Storage::Full, bytes), 23170);
+    }
+
+    #[test]
+    fn full_rows_are_padded_where_they_are_64_kib_apart() {
+        if std::env::var(LD_PAD_ENV).is_ok() {
+            return;
+        }
+        assert_eq!(full_ld(16384), 16384 + LD_PAD);
+        assert_eq!(full_ld(32768), 32768 + LD_PAD);
+        for m in [0, 1, 8192, 16383, 16385, 23170, 40000] {
+            assert_eq!(full_ld(m), m);
+        }
+        assert_eq!(Storage::Full.len(16384), 16384 * (16384 + LD_PAD));
     }
 
     #[test]
