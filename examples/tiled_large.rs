@@ -2,7 +2,7 @@
 //! from a seeded m x n A (no m x m host matrix), split over storage buffers where one cannot
 //! hold it, factored and solved on the GPU, the solution checked on the CPU through A. One
 //! line per order and storage: m,n,format,parts,bytes,assembly_ms,cholesky_ms,
-//! cholesky_tflops,solve_ms,residual,forward_error.
+//! cholesky_tflops,cholesky_launches,solve_ms,residual,forward_error.
 //!
 //! `cargo run --release --example tiled_large -- [--rank N] [--formats full,rfp] M...`
 //! (default 40000; N = 256). `SYMRASTER_TILED_MAX_BUFFER_BYTES` lowers the bytes per buffer.
@@ -41,14 +41,14 @@ fn main() -> anyhow::Result<()> {
     let k = gpu.tiled_kernels()?;
     eprintln!("{} ({})", gpu.info().renderer, gpu.info().version);
     println!(
-        "m,n,format,parts,bytes,assembly_ms,cholesky_ms,cholesky_tflops,solve_ms,residual,\
-         forward_error"
+        "m,n,format,parts,bytes,assembly_ms,cholesky_ms,cholesky_tflops,cholesky_launches,\
+         solve_ms,residual,forward_error"
     );
     for &m in &sizes {
         for &s in &formats {
             match bench::large_run(&k, m, rank, s) {
                 Ok(r) => println!(
-                    "{},{},{},{},{},{:.2},{:.2},{:.3},{:.2},{:.2e},{:.2e}",
+                    "{},{},{},{},{},{:.2},{:.2},{:.3},{},{:.2},{:.2e},{:.2e}",
                     r.m,
                     r.n,
                     s.name(),
@@ -57,6 +57,7 @@ fn main() -> anyhow::Result<()> {
                     r.assembly_ms,
                     r.factor_ms,
                     (m as f64).powi(3) / 3.0 / (r.factor_ms * 1e9),
+                    r.factor_launches,
                     r.solve_ms,
                     r.residual,
                     r.forward_error

@@ -171,6 +171,8 @@ pub struct LargeRun {
     pub assembly_ms: f64,
     /// Cholesky.
     pub factor_ms: f64,
+    /// Kernel launches of the Cholesky (the dependent chain; more where C is split).
+    pub factor_launches: u64,
     /// Solves.
     pub solve_ms: f64,
     /// ‖b − C·x̂‖ / ‖b‖ in f64, C applied on the CPU through A.
@@ -200,7 +202,9 @@ pub fn large_run(k: &TiledKernels, m: usize, n: usize, storage: Storage) -> Resu
         add_to_diagonal(k, &mut c, sigma)
     })?;
     k.reset_status()?;
+    let before = k.launches();
     let factor_ms = time_once(k, &timer, || factor_unchecked(k, &mut c))?;
+    let factor_launches = k.launches() - before;
     k.check_status()?;
     // b = C·x in f64 through A: A·(d ∘ (Aᵀ·x)) + σ·x.
     let x: Vec<f64> = (0..m).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
@@ -249,6 +253,7 @@ pub fn large_run(k: &TiledKernels, m: usize, n: usize, storage: Storage) -> Resu
         bytes: storage.len(m) as u64 * 4,
         assembly_ms,
         factor_ms,
+        factor_launches,
         solve_ms,
         residual,
         forward_error,

@@ -9,7 +9,7 @@ use crate::error::{Error, NumericalError, Result};
 use crate::gl::{
     Buffer, BufferTarget, BufferUsage, ComputeLimits, ComputeProgram, Context, Uniform,
 };
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -97,6 +97,8 @@ pub struct TiledKernels {
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
+    // Kernel launches so far (glDispatchCompute calls), for counting what an operation costs.
+    launches: Cell<u64>,
     status: Buffer<u32>,
     no_scaling: Buffer<f32>,
 }
@@ -133,6 +135,7 @@ impl TiledKernels {
                 * diag,
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
+            launches: Cell::new(0),
             status: Buffer::new(
                 ctx,
                 BufferTarget::Storage,
@@ -263,6 +266,7 @@ impl TiledKernels {
             let count = (tiles.len() - base).min(max);
             p.set("tile_base", u(base));
             p.dispatch([count as u32, 1, 1]);
+            self.launched();
             base += count;
         }
         Ok(())
@@ -285,6 +289,7 @@ impl TiledKernels {
             ("column0", u(column0)),
         ]);
         p.dispatch([1, 1, 1]);
+        self.launched();
         Ok(())
     }
 
@@ -323,9 +328,20 @@ impl TiledKernels {
                 ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
             ]);
             p.dispatch([count as u32, 1, 1]);
+            self.launched();
             first += count;
         }
         Ok(())
+    }
+
+    /// Kernel launches (glDispatchCompute calls) issued through these kernels so far: what an
+    /// operation costs in launches is the difference around it.
+    pub fn launches(&self) -> u64 {
+        self.launches.get()
+    }
+
+    fn launched(&self) {
+        self.launches.set(self.launches.get() + 1);
     }
 
     /// Order of the inverted diagonal blocks of the blocked Cholesky.
@@ -388,6 +404,7 @@ impl TiledKernels {
             ("inv_off", u(slot * self.diag * self.diag)),
         ]);
         p.dispatch([1, 1, 1]);
+        self.launched();
         Ok(())
     }
 
