@@ -14,7 +14,7 @@ use symraster::{Error, Matrix, NumericalError, problems, reference, relative_err
 
 const ONE: u64 = i32::MAX as u64;
 
-/// Parts of a third of the matrix (rounded to whole aligned rows or RFP columns: 3 to 5 parts).
+/// Parts of a third of the matrix (rounded to whole aligned rows or RFP columns: 3 to 6 parts).
 fn part(m: usize, s: Storage) -> u64 {
     (s.len(m) * 4 / 3) as u64
 }
@@ -94,7 +94,6 @@ fn check_config(config: KernelConfig, orders: &[usize]) {
 #[test]
 fn split_storage_computes_what_one_buffer_does() {
     let gpu = common::gpu();
-    // Full: parts of 64 rows (300 → 5 parts, 700 → 11), RFP: of 32 or 64 array columns.
     check_config(KernelConfig::for_device(gpu.info()), &[300, 301, 517, 700]);
 }
 

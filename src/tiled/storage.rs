@@ -221,15 +221,17 @@ pub fn check_order(
     }))
 }
 
-/// Order of the blocks that the boundaries between parts fall on, where a part holds that many
-/// rows (full) or RFP array columns: a multiple of every inner and outer block width the
-/// Cholesky uses by default, so no diagonal block and no outer block is cut.
-const PART_ALIGN: [usize; 6] = [512, 256, 128, 64, 32, 16];
+/// What the boundaries between parts fall on, in rows (full) or RFP array columns: multiples
+/// of the default diagonal blocks at least (so none is cut, and the results are one buffer's),
+/// of the outer block columns where that costs no extra part (so no launch inside an outer
+/// block is cut).
+const PART_ALIGN: [usize; 5] = [512, 256, 128, 64, 32];
 
 /// Where each part of an order-m matrix in `storage` starts (indices of the storage array),
 /// each part at most `part_bytes`: whole rows of full storage, whole columns of the RFP array
-/// (its L11 and L21 columns, its L22 rows), as many as fit, rounded down to a multiple of the
-/// largest of [`PART_ALIGN`] that fits. One part when the whole matrix fits.
+/// (its L11 and L21 columns, its L22 rows). As few parts as fit, of even size, their rows (or
+/// columns) a multiple of the largest of [`PART_ALIGN`] that keeps the parts that few. One
+/// part when the whole matrix fits.
 pub fn part_starts(m: usize, storage: Storage, part_bytes: u64) -> Result<Vec<usize>> {
     let len = storage.len(m);
     let max_len = (part_bytes / 4) as usize;
@@ -257,10 +259,16 @@ pub fn part_starts(m: usize, storage: Storage, part_bytes: u64) -> Result<Vec<us
             ),
         }));
     }
-    let per = PART_ALIGN
+    let units = len.div_ceil(unit);
+    // The fewest parts, then the largest alignment: parts of ceil(units / parts) rounded up to
+    // it (never past `per`, since `per` rounded down to it gives that many parts already).
+    let (parts, align) = PART_ALIGN
         .iter()
-        .find(|&&a| a <= per)
-        .map_or(per, |&a| per / a * a);
+        .filter(|&&a| a <= per)
+        .map(|&a| (units.div_ceil(per / a * a), a))
+        .min_by_key(|&(parts, a)| (parts, usize::MAX - a))
+        .unwrap_or((units.div_ceil(per), 1));
+    let per = units.div_ceil(parts).div_ceil(align) * align;
     Ok((0..len).step_by(per * unit).collect())
 }
 
@@ -505,21 +513,35 @@ mod tests {
 
     #[test]
     fn parts_hold_whole_aligned_rows_and_rfp_columns() {
-        // m = 40000 full in 2^31 − 1 byte buffers: 13312 rows (26 outer blocks) each.
-        let starts = part_starts(40000, Storage::Full, i32::MAX as u64).unwrap();
-        assert_eq!(starts, [0, 13312 * 40000, 26624 * 40000, 39936 * 40000]);
-        let starts = part_starts(40000, Storage::Rfp, i32::MAX as u64).unwrap();
-        assert_eq!(starts, [0, 13312 * 40001]);
-        assert_eq!(
-            part_starts(23170, Storage::Full, i32::MAX as u64).unwrap(),
-            [0]
-        );
-        // Small parts: 256 KiB hold 93 rows of order 700, cut to 64.
+        // m = 40000 full in 2^31 − 1 byte buffers (13421 rows each at most): 3 parts of 13376
+        // rows (a multiple of 64; 512 would take 4 parts); RFP: 2 of 10240 array columns.
+        let one = i32::MAX as u64;
+        let starts = part_starts(40000, Storage::Full, one).unwrap();
+        assert_eq!(starts, [0, 13376 * 40000, 26752 * 40000]);
+        let starts = part_starts(40000, Storage::Rfp, one).unwrap();
+        assert_eq!(starts, [0, 10240 * 40001]);
+        assert_eq!(part_starts(23170, Storage::Full, one).unwrap(), [0]);
+        // Small parts: 256 KiB hold 93 rows of order 700: parts of 64.
         let starts = part_starts(700, Storage::Full, 256 * 1024).unwrap();
         assert_eq!(starts.len(), 11);
         assert!(starts.iter().all(|s| s % (64 * 700) == 0));
         let odd = part_starts(701, Storage::Rfp, 256 * 1024).unwrap();
         assert!(odd.iter().all(|s| s % (64 * 701) == 0) && odd.len() == 6);
+        // Every part fits, whatever the order.
+        for m in [100, 333, 1000, 4097] {
+            for s in [Storage::Full, Storage::Rfp] {
+                let bytes = 40_000;
+                let starts = part_starts(m, s, bytes).unwrap();
+                let mut ends = starts[1..].to_vec();
+                ends.push(s.len(m));
+                assert!(
+                    starts
+                        .iter()
+                        .zip(&ends)
+                        .all(|(a, b)| (b - a) * 4 <= bytes as usize)
+                );
+            }
+        }
         assert!(part_starts(700, Storage::Full, 2000).is_err());
     }
 
