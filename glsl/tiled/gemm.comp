@@ -2,9 +2,10 @@
 // which), for C (rows x cols), A (rows x depth), B (cols x depth), each a strided view
 // (offset + i·rs + j·cs) into a storage buffer. With `lower` set only entries with
 // col ≤ row + shift are written: the SYRK of assembly (Algorithm 3 at tile granularity) and of
-// Cholesky's trailing update (shift 0), or a piece of one split over several buffers. Tile sizes come as #defines: BM x BN outputs per group, TM x TN per
-// invocation (in registers), k-slices of BK in shared memory (SHARED = 1), or read straight
-// from the buffers (SHARED = 0, the variant for CPU renderers).
+// Cholesky's trailing update (shift 0), or a piece of one split over several buffers. Tile
+// sizes come as #defines: BM x BN outputs per group, TM x TN per invocation (in registers),
+// k-slices of BK in shared memory (SHARED = 1), or read straight from the buffers (SHARED = 0,
+// the variant for CPU renderers).
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
 layout(std430, binding = 0) buffer CBuf { float c[]; };
