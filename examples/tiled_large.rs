@@ -4,8 +4,9 @@
 //! line per order and storage: m,n,format,parts,bytes,assembly_ms,cholesky_ms,
 //! cholesky_tflops,cholesky_launches,solve_ms,residual,forward_error.
 //!
-//! `cargo run --release --example tiled_large -- [--rank N] [--formats full,rfp] M...`
-//! (default 40000; N = 256). `SYMRASTER_TILED_MAX_BUFFER_BYTES` lowers the bytes per buffer.
+//! `cargo run --release --example tiled_large -- [--rank N] [--runs R] [--formats full,rfp]
+//! M...` (default 40000; N = 256; R = 1 timed run of assembly and Cholesky after a warm-up).
+//! `SYMRASTER_TILED_MAX_BUFFER_BYTES` lowers the bytes per buffer.
 
 use anyhow::{Context, bail};
 use symraster::Gpu;
@@ -13,12 +14,14 @@ use symraster::tiled::{Storage, bench};
 
 fn main() -> anyhow::Result<()> {
     let mut rank = 256;
+    let mut runs = 1;
     let mut formats = vec![Storage::Full, Storage::Rfp];
     let mut sizes = Vec::new();
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--rank" => rank = it.next().context("--rank needs a value")?.parse()?,
+            "--runs" => runs = it.next().context("--runs needs a value")?.parse()?,
             "--formats" => {
                 formats = it
                     .next()
@@ -46,7 +49,7 @@ fn main() -> anyhow::Result<()> {
     );
     for &m in &sizes {
         for &s in &formats {
-            match bench::large_run(&k, m, rank, s) {
+            match bench::large_run(&k, m, rank, s, runs) {
                 Ok(r) => println!(
                     "{},{},{},{},{},{:.2},{:.2},{:.3},{},{:.2},{:.2e},{:.2e}",
                     r.m,

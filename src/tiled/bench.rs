@@ -183,10 +183,16 @@ pub struct LargeRun {
 
 /// C = A·diag(d)·Aᵀ + m·I of order m (A seeded m x n, so C is made on the GPU without an m x m
 /// host matrix; its condition number is about n/4), assembled, factored and solved for one
-/// right side on the GPU, C split over storage buffers where one cannot hold it; each step
-/// timed once (no warm-up: these orders are for reaching sizes, not for tuning), the solution
-/// checked on the CPU through A.
-pub fn large_run(k: &TiledKernels, m: usize, n: usize, storage: Storage) -> Result<LargeRun> {
+/// right side on the GPU, C split over storage buffers where one cannot hold it; assembly and
+/// Cholesky `runs` times after a warm-up (median; the first run builds the launch tile lists),
+/// the solves once, the solution checked on the CPU through A.
+pub fn large_run(
+    k: &TiledKernels,
+    m: usize,
+    n: usize,
+    storage: Storage,
+    runs: usize,
+) -> Result<LargeRun> {
     let part = part_bytes(k.limits().max_storage_block_bytes)?;
     super::storage::check_order(m, storage, part, &k.limits())?;
     let mut rng = problems::rng(1);
@@ -197,15 +203,23 @@ pub fn large_run(k: &TiledKernels, m: usize, n: usize, storage: Storage) -> Resu
     let sigma = m as f32;
     let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
     let timer = GpuTimer::new(k.context())?;
-    let assembly_ms = time_once(k, &timer, || {
-        assemble(k, &p, &mut c)?;
-        add_to_diagonal(k, &mut c, sigma)
-    })?;
-    k.reset_status()?;
-    let before = k.launches();
-    let factor_ms = time_once(k, &timer, || factor_unchecked(k, &mut c))?;
-    let factor_launches = k.launches() - before;
-    k.check_status()?;
+    let (mut assembly, mut factoring, mut factor_launches) = (Vec::new(), Vec::new(), 0);
+    for run in 0..=runs.max(1) {
+        let assembly_ms = time_once(k, &timer, || {
+            assemble(k, &p, &mut c)?;
+            add_to_diagonal(k, &mut c, sigma)
+        })?;
+        k.reset_status()?;
+        let before = k.launches();
+        let factor_ms = time_once(k, &timer, || factor_unchecked(k, &mut c))?;
+        factor_launches = k.launches() - before;
+        k.check_status()?;
+        if run > 0 {
+            assembly.push(assembly_ms);
+            factoring.push(factor_ms);
+        }
+    }
+    let (assembly_ms, factor_ms) = (median(&assembly), median(&factoring));
     // b = C·x in f64 through A: A·(d ∘ (Aᵀ·x)) + σ·x.
     let x: Vec<f64> = (0..m).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
     let apply = |x: &[f64]| -> Vec<f64> {
