@@ -280,3 +280,32 @@ fn bad_inputs_are_refused_with_typed_errors() {
         .unwrap();
     assert!(matches!(f.solve(&[1.0]), Err(Error::Input(_))));
 }
+
+/// RFP's Cholesky issues the launches of the full format's (its L11 and L21 one tall block
+/// column, as full storage's first half is): the sequential chain that sets the time of both.
+#[test]
+fn rfp_cholesky_launches_what_the_full_one_does() {
+    let gpu = common::gpu();
+    let k = TiledKernels::new(gpu.context(), KernelConfig::for_device(gpu.info())).unwrap();
+    if !k.inverted_blocks() {
+        return;
+    }
+    for m in [1024, 700] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
+        let launches = |s: Storage| {
+            let mut l = TiledMatrix::from_lower(gpu.context(), &c, s, MAX).unwrap();
+            let before = k.launches();
+            cholesky::factor(&k, &mut l).unwrap();
+            k.launches() - before
+        };
+        let (full, rfp) = (launches(Storage::Full), launches(Storage::Rfp));
+        eprintln!("m {m}: {full} launches full, {rfp} RFP");
+        if m % (2 * k.outer()) == 0 {
+            assert_eq!(rfp, full, "m {m}");
+        }
+        assert!(
+            rfp * 100 <= full * 105,
+            "m {m}: {rfp} RFP against {full} full"
+        );
+    }
+}

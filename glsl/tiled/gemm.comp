@@ -1,10 +1,11 @@
 // C = alpha·A·diag(d)·Bᵀ + beta·C over one output tile per work group (the tile list says
 // which), for C (rows x cols), A (rows x depth), B (cols x depth), each a strided view
-// (offset + i·rs + j·cs) into a storage buffer. With `lower` set only entries with row ≥ col
-// are written: the SYRK of assembly (Algorithm 3 at tile granularity) and of Cholesky's
-// trailing update. Tile sizes come as #defines: BM x BN outputs per group, TM x TN per
-// invocation (in registers), k-slices of BK in shared memory (SHARED = 1), or read straight
-// from the buffers (SHARED = 0, the variant for CPU renderers).
+// (offset + i·rs + j·cs) into a storage buffer. With `lower` set only entries with
+// col ≤ row + shift are written: the SYRK of assembly (Algorithm 3 at tile granularity) and of
+// Cholesky's trailing update (shift 0), or a piece of one split over several buffers. Tile
+// sizes come as #defines: BM x BN outputs per group, TM x TN per invocation (in registers),
+// k-slices of BK in shared memory (SHARED = 1), or read straight from the buffers (SHARED = 0,
+// the variant for CPU renderers).
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
 layout(std430, binding = 0) buffer CBuf { float c[]; };
@@ -29,6 +30,7 @@ uniform float alpha;
 uniform float beta;
 uniform int use_d;
 uniform int lower;
+uniform int shift;
 uniform uint tile_base;
 
 float load_a(uint i, uint k) {
@@ -66,7 +68,7 @@ void main() {
                 for (int s = 0; s < 4; s++) {
                     uint i = row0 + 4u * (ty + uint(g) * WG_Y) + uint(r);
                     uint j = col0 + 4u * (tx + uint(h) * WG_X) + uint(s);
-                    bool inside = onto_c && i < rows && j < cols && (lower == 0 || j <= i);
+                    bool inside = onto_c && i < rows && j < cols && (lower == 0 || int(j) <= int(i) + shift);
                     acc[g * 4 + r][h][s] = inside ? alpha * c[c_off + i * c_rs + j * c_cs] : 0.0;
                 }
 
@@ -126,7 +128,7 @@ void main() {
             for (int h = 0; h < TN / 4; h++)
                 for (int s = 0; s < 4; s++) {
                     uint j = col0 + 4u * (tx + uint(h) * WG_X) + uint(s);
-                    if (j >= cols || (lower != 0 && j > i)) continue;
+                    if (j >= cols || (lower != 0 && int(j) > int(i) + shift)) continue;
                     uint at = c_off + i * c_rs + j * c_cs;
                     float v = alpha * acc[g * 4 + r][h][s];
                     c[at] = onto_c ? v : (beta == 0.0 ? v : v + beta * c[at]);

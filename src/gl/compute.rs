@@ -148,7 +148,13 @@ pub struct ComputeLimits {
     pub max_invocations: u32,
     /// GL_MAX_COMPUTE_WORK_GROUP_COUNT along x.
     pub max_groups_x: u32,
+    /// The GPU's dedicated memory in bytes where the driver says
+    /// (GL_NVX_gpu_memory_info's GPU_MEMORY_INFO_DEDICATED_VIDMEM_NVX), else `None`.
+    pub device_memory_bytes: Option<u64>,
 }
+
+/// GL_NVX_gpu_memory_info: dedicated video memory in KiB.
+const GPU_MEMORY_INFO_DEDICATED_VIDMEM_NVX: u32 = 0x9047;
 
 impl ComputeLimits {
     /// Asks the driver of `ctx` (which must have compute shaders).
@@ -168,6 +174,14 @@ impl ComputeLimits {
                 max_groups_x: gl
                     .get_parameter_indexed_i32(glow::MAX_COMPUTE_WORK_GROUP_COUNT, 0)
                     .max(0) as u32,
+                device_memory_bytes: gl
+                    .supported_extensions()
+                    .contains("GL_NVX_gpu_memory_info")
+                    .then(|| {
+                        gl.get_parameter_i32(GPU_MEMORY_INFO_DEDICATED_VIDMEM_NVX)
+                            .max(0) as u64
+                            * 1024
+                    }),
             }
         };
         ctx.check(|| "querying compute limits".into())?;

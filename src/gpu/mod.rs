@@ -297,12 +297,7 @@ impl Gpu {
         let format = options.format;
         if method == Method::Tiled {
             let max = self.max_storage_bytes()?;
-            let storage = storage_of(options.format);
-            crate::tiled::storage::check_fits(
-                &format!("the m = {m} matrix in {} storage", storage.name()),
-                storage.len(m),
-                max,
-            )?;
+            self.check_tiled_order(m, storage_of(options.format))?;
             crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
         } else if method == Method::Blocked {
             self.check_blocked_order(m, n, format, options.blocking)?;

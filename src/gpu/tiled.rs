@@ -7,7 +7,7 @@ use super::{CholeskyFactor, Gpu};
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
 use crate::matrix::{Matrix, check_finite, check_square};
-use crate::tiled::storage::max_buffer_bytes;
+use crate::tiled::storage::{check_order, max_buffer_bytes, part_bytes};
 use crate::tiled::{
     DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
     solve,
@@ -26,6 +26,7 @@ pub fn storage_of(format: Format) -> Storage {
 pub struct TiledFactor {
     kernels: Rc<TiledKernels>,
     l: TiledMatrix,
+    // The most bytes of one buffer (right-hand sides).
     max_bytes: u64,
 }
 
@@ -97,7 +98,22 @@ impl Gpu {
         ))
     }
 
-    /// The lower triangle of A·diag(d)·Aᵀ by the tiled method, in `storage` on the GPU.
+    /// The most bytes of one buffer of a tiled matrix split over several: the one-buffer
+    /// limit, lowered by `SYMRASTER_TILED_MAX_BUFFER_BYTES` when set.
+    pub fn tiled_part_bytes(&self) -> Result<u64> {
+        part_bytes(self.tiled_kernels()?.limits().max_storage_block_bytes)
+    }
+
+    /// Refuses, before allocation, an order-m matrix in `storage` beyond what the GPU holds
+    /// (its memory, or 16 buffers where the driver does not say: see
+    /// [`crate::tiled::storage::device_memory`]).
+    pub fn check_tiled_order(&self, m: usize, storage: Storage) -> Result<()> {
+        let k = self.tiled_kernels()?;
+        check_order(m, storage, self.tiled_part_bytes()?, &k.limits())
+    }
+
+    /// The lower triangle of A·diag(d)·Aᵀ by the tiled method, in `storage` on the GPU (split
+    /// over several storage buffers where one cannot hold it; A must fit in one).
     pub fn assemble_tiled_device(
         &self,
         a: &Matrix<f32>,
@@ -106,14 +122,9 @@ impl Gpu {
     ) -> Result<TiledMatrix> {
         super::assembly::check_assembly_inputs(a, d)?;
         let k = self.tiled_kernels()?;
-        let max = self.max_storage_bytes()?;
-        crate::tiled::storage::check_fits(
-            &format!("an order-{} matrix in {} storage", a.rows(), storage.name()),
-            storage.len(a.rows()),
-            max,
-        )?;
-        let p = DeviceProduct::upload(&k, a, d, max)?;
-        assembly::assemble_new(&k, &p, storage, max)
+        self.check_tiled_order(a.rows(), storage)?;
+        let p = DeviceProduct::upload(&k, a, d, self.max_storage_bytes()?)?;
+        assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)
     }
 
     /// [`Gpu::assemble`] by the tiled method.
@@ -148,9 +159,9 @@ impl Gpu {
         check_square("C", c, "(a symmetric matrix)")?;
         check_finite("C (lower triangle)", &c.lower_triangle())?;
         let k = self.tiled_kernels()?;
-        let max = self.max_storage_bytes()?;
-        let l = TiledMatrix::from_lower(self.context(), c, storage_of(format), max)?;
-        self.factor_on_gpu(k, l, max)
+        let part = self.tiled_part_bytes()?;
+        let l = TiledMatrix::from_lower(self.context(), c, storage_of(format), part)?;
+        self.factor_on_gpu(k, l)
     }
 
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
@@ -166,9 +177,8 @@ impl Gpu {
         }
         crate::matrix::check_finite_vec("C (RFP)", arf)?;
         let k = self.tiled_kernels()?;
-        let max = self.max_storage_bytes()?;
-        let l = TiledMatrix::from_rfp(self.context(), m, arf, max)?;
-        self.factor_on_gpu(k, l, max)
+        let l = TiledMatrix::from_rfp(self.context(), m, arf, self.tiled_part_bytes()?)?;
+        self.factor_on_gpu(k, l)
     }
 
     /// The factor of C = A·diag(d)·Aᵀ with C never leaving the GPU, kept there.
@@ -179,9 +189,7 @@ impl Gpu {
         format: Format,
     ) -> Result<TiledFactor> {
         let c = self.assemble_tiled_device(a, d, storage_of(format))?;
-        let k = self.tiled_kernels()?;
-        let max = self.max_storage_bytes()?;
-        self.factor_on_gpu(k, c, max)
+        self.factor_on_gpu(self.tiled_kernels()?, c)
     }
 
     /// [`Gpu::factor_product_tiled`] with A (m x n, row-major) already on the GPU, as the
@@ -194,16 +202,11 @@ impl Gpu {
         format: Format,
     ) -> Result<TiledFactor> {
         let k = self.tiled_kernels()?;
-        let max = self.max_storage_bytes()?;
         let storage = storage_of(format);
-        crate::tiled::storage::check_fits(
-            &format!("an order-{m} matrix in {} storage", storage.name()),
-            storage.len(m),
-            max,
-        )?;
+        self.check_tiled_order(m, storage)?;
         let p = DeviceProduct::on_device(&k, a, d, (m, n))?;
-        let c = assembly::assemble_new(&k, &p, storage, max)?;
-        self.factor_on_gpu(k, c, max)
+        let c = assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)?;
+        self.factor_on_gpu(k, c)
     }
 
     /// The diagonal of a factor kept on the GPU, gathered there and read back alone (m
@@ -211,27 +214,29 @@ impl Gpu {
     pub(crate) fn tiled_diagonal(&self, f: &TiledFactor) -> Result<Vec<f32>> {
         let l = f.matrix();
         let m = l.order();
-        let index: Vec<u32> = (0..m)
-            .map(|j| match l.storage() {
-                Storage::Full => j * (m + 1),
-                Storage::Rfp => rfp::index(m, j, j),
-            } as u32)
-            .collect();
-        self.least_squares_kernels()?
-            .gather(self.context(), l.buffer(), &index)
+        let kernels = self.least_squares_kernels()?;
+        let mut diagonal = vec![f32::NAN; m];
+        for (start, buffer) in l.buffers() {
+            let end = start + buffer.len();
+            let (columns, index): (Vec<usize>, Vec<u32>) = (0..m)
+                .map(|j| (j, l.index(j, j)))
+                .filter(|&(_, at)| (start..end).contains(&at))
+                .map(|(j, at)| (j, (at - start) as u32))
+                .unzip();
+            let values = kernels.gather(self.context(), buffer, &index)?;
+            for (j, v) in columns.into_iter().zip(values) {
+                diagonal[j] = v;
+            }
+        }
+        Ok(diagonal)
     }
 
-    fn factor_on_gpu(
-        &self,
-        k: Rc<TiledKernels>,
-        mut l: TiledMatrix,
-        max_bytes: u64,
-    ) -> Result<TiledFactor> {
+    fn factor_on_gpu(&self, k: Rc<TiledKernels>, mut l: TiledMatrix) -> Result<TiledFactor> {
         cholesky::factor(&k, &mut l)?;
         Ok(TiledFactor {
             kernels: k,
             l,
-            max_bytes,
+            max_bytes: self.max_storage_bytes()?,
         })
     }
 

@@ -3,6 +3,7 @@
 //! RFP, straight into the packed array as its three blocks (C11 and C22 lower, C21 whole).
 
 use super::kernels::{Operand, TiledKernels};
+use super::parts::{Region, product};
 use super::storage::{Storage, TiledMatrix, Triangle, check_fits};
 use super::view::View;
 use crate::error::Result;
@@ -56,24 +57,53 @@ impl DeviceProduct {
 }
 
 /// Writes the lower triangle of A·diag(d)·Aᵀ into `c` (of order m); nothing else of `c` is
-/// read or written.
+/// read or written. A split `c` is written piece by piece ([`product`]).
 pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Result<()> {
     debug_assert_eq!(c.order(), p.rows);
     let a = View::row_major(p.rows, p.cols);
-    let op_a = |v: View| Operand::new(&p.a, v);
+    let op_a = |v: View| Region::from(Operand::new(&p.a, v));
     let d = Some(&p.d);
     match c.triangle() {
-        Triangle::Square(v) => k.gemm(c.operand(v), op_a(a), op_a(a), d, 1.0, 0.0, true)?,
+        Triangle::Square(v) => product(k, c.region(v), op_a(a), op_a(a), d, 1.0, 0.0, Some(0))?,
         Triangle::Blocks([c11, c21, c22]) => {
             let n1 = c11.rows;
             let a1 = a.sub(0, 0, n1, p.cols);
             let a2 = a.sub(n1, 0, p.rows - n1, p.cols);
-            k.gemm(c.operand(c11), op_a(a1), op_a(a1), d, 1.0, 0.0, true)?;
-            k.gemm(c.operand(c21), op_a(a2), op_a(a1), d, 1.0, 0.0, false)?;
-            k.gemm(c.operand(c22), op_a(a2), op_a(a2), d, 1.0, 0.0, true)?;
+            product(k, c.region(c11), op_a(a1), op_a(a1), d, 1.0, 0.0, Some(0))?;
+            product(k, c.region(c21), op_a(a2), op_a(a1), d, 1.0, 0.0, None)?;
+            product(k, c.region(c22), op_a(a2), op_a(a2), d, 1.0, 0.0, Some(0))?;
         }
     }
     k.check("the tiled assembly")
+}
+
+/// Adds `sigma` to the diagonal of `c` (C + σ·I: a shift that makes a low-rank A·D·Aᵀ
+/// positive definite), on the GPU as σ·1·1ᵀ products onto the diagonal's strided views.
+pub fn add_to_diagonal(k: &TiledKernels, c: &mut TiledMatrix, sigma: f32) -> Result<()> {
+    let m = c.order();
+    let ones = Buffer::new(
+        k.context(),
+        BufferTarget::Storage,
+        BufferUsage::Static,
+        &vec![1.0f32; m.max(1)],
+    )?;
+    let diagonal = |v: View| View {
+        offset: v.offset,
+        rs: v.rs + v.cs,
+        cs: 1,
+        rows: v.rows,
+        cols: 1,
+    };
+    let blocks = match c.triangle() {
+        Triangle::Square(v) => vec![v],
+        Triangle::Blocks([b11, _, b22]) => vec![b11, b22],
+    };
+    for v in blocks {
+        let one = |rows| Region::from(Operand::new(&ones, View::row_major(rows, 1)));
+        let dv = diagonal(v);
+        product(k, c.region(dv), one(v.rows), one(1), None, sigma, 1.0, None)?;
+    }
+    k.check("adding to the diagonal")
 }
 
 /// Allocates C in `storage` and assembles it.

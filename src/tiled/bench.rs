@@ -2,13 +2,14 @@
 //! queries (wall time to glFinish where the driver's timer misses them) around the kernels only (uploads and readback excluded, as the paper's Figs 8-9),
 //! after a warm-up run, the median of several runs.
 
-use super::assembly::{DeviceProduct, assemble};
+use super::assembly::{DeviceProduct, add_to_diagonal, assemble};
 use super::cholesky::{factor, factor_unchecked};
 use super::kernels::TiledKernels;
 use super::solve::{DeviceRhs, solve_in_place};
-use super::storage::{Storage, TiledMatrix, max_buffer_bytes};
+use super::storage::{Storage, TiledMatrix, max_buffer_bytes, part_bytes};
 use crate::error::Result;
 use crate::gl::GpuTimer;
+use crate::matrix::Matrix;
 use crate::problems;
 use crate::timing::median;
 use std::time::Instant;
@@ -91,22 +92,26 @@ pub fn time_assembly(
     storage: Storage,
     runs: usize,
 ) -> Result<TiledTiming> {
-    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    let part = part_bytes(k.limits().max_storage_block_bytes)?;
     let p = random_product(k, m, n)?;
-    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, max)?;
+    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
     let ms = time_gpu(k, runs, || assemble(k, &p, &mut c))?;
     Ok(TiledTiming::new("assembly", storage, m, n, ms))
 }
 
-/// A well-conditioned SPD matrix of order m in `storage`, made on the GPU (A·diag(d)·Aᵀ, A
-/// random m x 2m or as wide as a buffer allows).
+/// A well-conditioned SPD matrix of order m in `storage`, made on the GPU: A·diag(d)·Aᵀ with A
+/// random m x 2m where one buffer holds A, else as wide as one buffer allows plus m·I where
+/// that leaves A no wider than m.
 fn spd(k: &TiledKernels, m: usize, storage: Storage) -> Result<TiledMatrix> {
     let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
-    // A is m x 2m where one buffer holds it, else as wide as one buffer allows (still > m).
     let n = (2 * m).min((max / 4) as usize / m.max(1));
     let p = random_product(k, m, n)?;
-    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, max)?;
+    let part = part_bytes(k.limits().max_storage_block_bytes)?;
+    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
     assemble(k, &p, &mut c)?;
+    if n <= m {
+        add_to_diagonal(k, &mut c, m as f32)?;
+    }
     Ok(c)
 }
 
@@ -118,15 +123,15 @@ pub fn time_cholesky(
     storage: Storage,
     runs: usize,
 ) -> Result<TiledTiming> {
-    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    let part = part_bytes(k.limits().max_storage_block_bytes)?;
     let c = spd(k, m, storage)?;
-    let mut work = TiledMatrix::uninitialized(k.context(), m, storage, max)?;
-    work.buffer().copy_from(c.buffer())?;
+    let mut work = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
+    work.copy_from(&c)?;
     factor(k, &mut work)?;
     let timer = GpuTimer::new(k.context())?;
     let mut ms = Vec::new();
     for _ in 0..runs.max(1) {
-        work.buffer().copy_from(c.buffer())?;
+        work.copy_from(&c)?;
         ms.push(time_once(k, &timer, || factor_unchecked(k, &mut work))?);
     }
     Ok(TiledTiming::new("cholesky", storage, m, m, median(&ms)))
@@ -147,4 +152,124 @@ pub fn time_solve(
     let mut x = DeviceRhs::upload(k, &b, max)?;
     let ms = time_gpu(k, runs, || solve_in_place(k, &l, &mut x))?;
     Ok(TiledTiming::new("solve", storage, m, rhs, ms))
+}
+
+/// One end-to-end run at a large order ([`large_run`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LargeRun {
+    /// Order.
+    pub m: usize,
+    /// Columns of A (the rank of the product before the shift).
+    pub n: usize,
+    /// Full or RFP.
+    pub storage: Storage,
+    /// Storage buffers holding C.
+    pub parts: usize,
+    /// Bytes of C.
+    pub bytes: u64,
+    /// GPU milliseconds: assembly with the shift, Cholesky, the two solves (one right side).
+    pub assembly_ms: f64,
+    /// Cholesky.
+    pub factor_ms: f64,
+    /// Kernel launches of the Cholesky (the dependent chain; more where C is split).
+    pub factor_launches: u64,
+    /// Solves.
+    pub solve_ms: f64,
+    /// ‖b − C·x̂‖ / ‖b‖ in f64, C applied on the CPU through A.
+    pub residual: f64,
+    /// ‖x̂ − x‖ / ‖x‖ against the x that made b.
+    pub forward_error: f64,
+}
+
+/// C = A·diag(d)·Aᵀ + m·I of order m (A seeded m x n, so C is made on the GPU without an m x m
+/// host matrix; its condition number is about n/4), assembled, factored and solved for one
+/// right side on the GPU, C split over storage buffers where one cannot hold it; assembly and
+/// Cholesky `runs` times after a warm-up (median; the first run builds the launch tile lists),
+/// the solves once, the solution checked on the CPU through A.
+pub fn large_run(
+    k: &TiledKernels,
+    m: usize,
+    n: usize,
+    storage: Storage,
+    runs: usize,
+) -> Result<LargeRun> {
+    let part = part_bytes(k.limits().max_storage_block_bytes)?;
+    super::storage::check_order(m, storage, part, &k.limits())?;
+    let mut rng = problems::rng(1);
+    let a = problems::uniform_matrix(&mut rng, m, n);
+    let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 4) as f32 * 0.25).collect();
+    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    let p = DeviceProduct::upload(k, &a, &d, max)?;
+    let sigma = m as f32;
+    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
+    let timer = GpuTimer::new(k.context())?;
+    let (mut assembly, mut factoring, mut factor_launches) = (Vec::new(), Vec::new(), 0);
+    for run in 0..=runs.max(1) {
+        let assembly_ms = time_once(k, &timer, || {
+            assemble(k, &p, &mut c)?;
+            add_to_diagonal(k, &mut c, sigma)
+        })?;
+        k.reset_status()?;
+        let before = k.launches();
+        let factor_ms = time_once(k, &timer, || factor_unchecked(k, &mut c))?;
+        factor_launches = k.launches() - before;
+        k.check_status()?;
+        if run > 0 {
+            assembly.push(assembly_ms);
+            factoring.push(factor_ms);
+        }
+    }
+    let (assembly_ms, factor_ms) = (median(&assembly), median(&factoring));
+    // b = C·x in f64 through A: A·(d ∘ (Aᵀ·x)) + σ·x.
+    let x: Vec<f64> = (0..m).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
+    let apply = |x: &[f64]| -> Vec<f64> {
+        let mut t = vec![0.0f64; n];
+        for (i, &xi) in x.iter().enumerate() {
+            for (tj, &aij) in t.iter_mut().zip(a.row(i)) {
+                *tj += f64::from(aij) * xi;
+            }
+        }
+        for (tj, &dj) in t.iter_mut().zip(&d) {
+            *tj *= f64::from(dj);
+        }
+        (0..m)
+            .map(|i| {
+                let ai: f64 = a
+                    .row(i)
+                    .iter()
+                    .zip(&t)
+                    .map(|(&v, tj)| f64::from(v) * tj)
+                    .sum();
+                ai + f64::from(sigma) * x[i]
+            })
+            .collect()
+    };
+    let b = apply(&x);
+    let b32 = Matrix::from_row_major(m, 1, b.iter().map(|&v| v as f32).collect())?;
+    let mut rhs = DeviceRhs::upload(k, &b32, max)?;
+    let solve_ms = time_once(k, &timer, || solve_in_place(k, &c, &mut rhs))?;
+    let xh: Vec<f64> = rhs
+        .download()?
+        .as_slice()
+        .iter()
+        .map(|&v| f64::from(v))
+        .collect();
+    let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|e| e * e).sum::<f64>().sqrt();
+    let cx = apply(&xh);
+    let residual = norm(&mut b.iter().zip(&cx).map(|(p, q)| p - q)) / norm(&mut b.iter().copied());
+    let forward_error =
+        norm(&mut x.iter().zip(&xh).map(|(p, q)| p - q)) / norm(&mut x.iter().copied());
+    Ok(LargeRun {
+        m,
+        n,
+        storage,
+        parts: c.part_count(),
+        bytes: storage.len(m) as u64 * 4,
+        assembly_ms,
+        factor_ms,
+        factor_launches,
+        solve_ms,
+        residual,
+        forward_error,
+    })
 }

@@ -3,14 +3,19 @@
 //! and invert the diagonal block in one work group, panel solve B21 ← B21·L11⁻ᵀ as one
 //! product, update of the outer block column; per outer block column, one trailing update
 //! B22 ← B22 − L21·L21ᵀ over the lower tiles only. For RFP the first split is LAPACK
-//! spftrf's (two half-size factorizations, a triangular solve and a SYRK on the rectangle).
+//! spftrf's (two half-size factorizations, a triangular solve and a SYRK on the rectangle),
+//! the first factorization and the solve run as one tall block column [B11; B21].
 //! The diagonal-block kernels record the first failing pivot. Kernels without shared-memory
-//! tiles use the recursive variant (substitution leaves of order ≤ nb).
+//! tiles use the recursive variant (substitution leaves of order ≤ nb). A matrix split over
+//! several buffers runs the same steps, each launch cut where its views change buffer.
 
 use super::kernels::{Operand, TiledKernels};
+use super::parts::{
+    Parts, Region, multiply_by_inverse, part_of_view, product, row_pieces, square_split,
+};
 use super::storage::{TiledMatrix, Triangle};
 use super::view::{View, split_point};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gl::Buffer;
 
 /// Factors `c` in place (C = L·Lᵀ, L in its lower triangle), then reads the status word once:
@@ -25,161 +30,215 @@ pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
 
 /// [`factor`] without the status read (for timing): the commands are queued, not waited for.
 pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
-    potrf(k, c.buffer(), c.triangle(), 0)
+    potrf_parts(k, c.parts(), c.triangle(), 0)
 }
 
-/// The factorization of `tri` in `buffer`; `column0` is its first global column. Blocked with
-/// inverted diagonal blocks where the kernels allow it ([`potrf_blocked`]), else recursive.
+/// The factorization of `tri` in `buffer`; `column0` is its first global column
+/// ([`potrf_parts`] for one buffer).
 pub fn potrf(k: &TiledKernels, buffer: &Buffer<f32>, tri: Triangle, column0: usize) -> Result<()> {
+    potrf_parts(k, Parts::one(buffer), tri, column0)
+}
+
+/// The factorization of `tri` held in `parts`; `column0` is its first global column. Blocked
+/// with inverted diagonal blocks where the kernels allow it ([`potrf_blocked`]), else
+/// recursive.
+pub fn potrf_parts(
+    k: &TiledKernels,
+    parts: Parts<'_>,
+    tri: Triangle,
+    column0: usize,
+) -> Result<()> {
     if !k.inverted_blocks() {
-        return potrf_recursive(k, buffer, tri, column0);
+        return potrf_recursive(k, parts, tri, column0);
     }
-    let op = |v: View| Operand::new(buffer, v);
+    let r = |v: View| parts.region(v);
     match tri {
-        Triangle::Square(v) => potrf_blocked(k, buffer, v, column0),
+        Triangle::Square(v) => potrf_blocked(k, r(v), column0),
         Triangle::Blocks([b11, b21, b22]) => {
-            // spftrf: L11, L21 = B21·L11⁻ᵀ, B22 − L21·L21ᵀ, L22.
-            potrf_blocked(k, buffer, b11, column0)?;
-            trsm_inverted(k, op(b21), buffer, b11)?;
-            k.gemm(op(b22), op(b21), op(b21), None, -1.0, 1.0, true)?;
-            potrf_blocked(k, buffer, b22, column0 + b11.rows)
+            // spftrf: L11, L21 = B21·L11⁻ᵀ, B22 − L21·L21ᵀ, L22. Where B21 continues B11's
+            // columns (RFP's column-major halves), L11 and L21 are one tall block column
+            // factored like full storage's first n1 columns (its panels run through both).
+            let tall = View {
+                rows: b11.rows + b21.rows,
+                ..b11
+            };
+            if (b21.rs, b21.cs) == (b11.rs, b11.cs) && tall.index(b11.rows, 0) == b21.offset {
+                potrf_blocked(k, r(tall), column0)?;
+            } else {
+                potrf_blocked(k, r(b11), column0)?;
+                trsm_inverted(k, r(b21), r(b11))?;
+            }
+            product(k, r(b22), r(b21), r(b21), None, -1.0, 1.0, Some(0))?;
+            potrf_blocked(k, r(b22), column0 + b11.rows)
         }
     }
 }
 
-/// Right-looking blocked Cholesky of the square view `v` on two levels (MAGMA's inverted
-/// diagonal blocks): outer block columns of the kernels' outer width, each factored in inner
-/// block columns of the diag order with three dispatches apiece — factor and invert B_jj in
-/// one work group, panel L_j = B_j·L_jj⁻ᵀ as one product, update of the outer block column's
-/// remaining columns — then one lower-tile SYRK of the outer rank on the trailing matrix.
-/// Leaves the inverses of the diagonal blocks in slots 0, 1, … for [`trsm_inverted`].
-pub fn potrf_blocked(
-    k: &TiledKernels,
-    buffer: &Buffer<f32>,
-    v: View,
-    column0: usize,
-) -> Result<()> {
-    let (d, n) = (k.diag(), v.rows);
-    let outer = k.outer();
-    k.reserve_inverses(n.div_ceil(d))?;
-    let op = |v: View| Operand::new(buffer, v);
+/// One inner block column of the blocked Cholesky: columns j..j + b of the view, inside the
+/// outer block column outer.0..outer.1, its inverted diagonal block in `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InnerBlock {
+    /// First column.
+    pub j: usize,
+    /// Width (the diag order, less at the end of an outer block or at a buffer boundary).
+    pub b: usize,
+    /// The outer block column's first column and end.
+    pub outer: (usize, usize),
+    /// Slot of the inverse of its diagonal block.
+    pub slot: usize,
+}
+
+/// The inner blocks of the blocked Cholesky of the view `v` (its leading square's columns)
+/// held in parts starting at `starts`: outer block columns of width `outer`, inner ones of width `d`, an inner block cut
+/// short where its diagonal block would span two buffers (never with the aligned parts of
+/// [`part_starts`](super::storage::part_starts) at the default block widths).
+pub fn inner_blocks(starts: &[usize], v: View, d: usize, outer: usize) -> Result<Vec<InnerBlock>> {
+    let n = v.cols;
+    let mut blocks = Vec::new();
     let mut j0 = 0;
     while j0 < n {
         let w = outer.min(n - j0);
         let mut j = j0;
         while j < j0 + w {
-            let b = d.min(j0 + w - j);
-            let slot = j / d;
-            k.potrf_inv_block(op(v.sub(j, j, b, b)), column0 + j, slot)?;
-            let below = n - j - b;
-            if below > 0 {
-                let panel = v.sub(j + b, j, below, b);
-                k.multiply_by_inverse(op(panel), slot)?;
-                let right = j0 + w - j - b;
-                if right > 0 {
-                    // The outer block column's columns right of this block, lower part.
-                    k.gemm(
-                        op(v.sub(j + b, j + b, below, right)),
-                        op(panel),
-                        op(v.sub(j + b, j, right, b)),
-                        None,
-                        -1.0,
-                        1.0,
-                        true,
-                    )?;
-                }
+            let mut b = d.min(j0 + w - j);
+            while part_of_view(starts, v.sub(j, j, b, b)).is_none() {
+                b = square_split(starts, v.sub(j, j, b, b)).ok_or_else(|| {
+                    Error::shape("a diagonal block spans two storage buffers and cannot be cut")
+                })?;
             }
+            blocks.push(InnerBlock {
+                j,
+                b,
+                outer: (j0, j0 + w),
+                slot: blocks.len(),
+            });
             j += b;
         }
-        let rest = n - j0 - w;
-        if rest > 0 {
-            let panel = v.sub(j0 + w, j0, rest, w);
-            k.gemm(
-                op(v.sub(j0 + w, j0 + w, rest, rest)),
-                op(panel),
-                op(panel),
-                None,
-                -1.0,
-                1.0,
-                true,
-            )?;
-        }
         j0 += w;
+    }
+    Ok(blocks)
+}
+
+/// Right-looking blocked Cholesky of the region `v` on two levels (MAGMA's inverted diagonal
+/// blocks): outer block columns of the kernels' outer width, each factored in inner block
+/// columns of the diag order with three launches apiece — factor and invert B_jj in one work
+/// group, panel L_j = B_j·L_jj⁻ᵀ as one product, update of the outer block column's remaining
+/// columns — then one lower-tile SYRK of the outer rank on the trailing matrix (each cut into
+/// pieces where the region spans several buffers). A tall `v` (rows > cols) is a block column
+/// [B11; B21]: L11 and L21 = B21·L11⁻ᵀ come out together (the trailing updates stop at its last
+/// column). Leaves the inverses of the diagonal blocks in the slots of [`inner_blocks`].
+pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<()> {
+    let (rows, n) = (v.view.rows, v.view.cols);
+    debug_assert!(rows >= n);
+    let blocks = inner_blocks(v.parts.starts(), v.view, k.diag(), k.outer())?;
+    k.reserve_inverses(blocks.len())?;
+    let sub = |i, j, r, c| v.with(v.view.sub(i, j, r, c));
+    for &InnerBlock {
+        j,
+        b,
+        outer: (j0, end),
+        slot,
+    } in &blocks
+    {
+        let diagonal = sub(j, j, b, b).resolve("a diagonal block")?;
+        k.potrf_inv_block(diagonal, column0 + j, slot)?;
+        let below = rows - j - b;
+        if below > 0 {
+            let panel = sub(j + b, j, below, b);
+            multiply_by_inverse(k, panel, slot)?;
+            let right = end - j - b;
+            if right > 0 {
+                // The outer block column's columns right of this block, lower part.
+                let c = sub(j + b, j + b, below, right);
+                product(
+                    k,
+                    c,
+                    panel,
+                    sub(j + b, j, right, b),
+                    None,
+                    -1.0,
+                    1.0,
+                    Some(0),
+                )?;
+            }
+        }
+        let (rest_rows, rest) = (rows - end, n - end);
+        if j + b == end && rest > 0 {
+            let w = end - j0;
+            let c = sub(end, end, rest_rows, rest);
+            let (a, bt) = (sub(end, j0, rest_rows, w), sub(end, j0, rest, w));
+            product(k, c, a, bt, None, -1.0, 1.0, Some(0))?;
+        }
     }
     Ok(())
 }
 
-/// x ← x·L⁻ᵀ for the factor `l` (view of `l_buffer`) just factored by [`potrf_blocked`], whose
-/// diagonal blocks' inverses are in slots 0, 1, …, on the same two levels: per inner block
-/// one product with the inverse and one update of the outer block's columns right of it, per
+/// x ← x·L⁻ᵀ for the square factor `l` just factored by [`potrf_blocked`], whose diagonal
+/// blocks' inverses are in the slots of [`inner_blocks`], on the same two levels: per inner block one
+/// product with the inverse and one update of the outer block's columns right of it, per
 /// outer block one update of all columns right of it (of the outer rank).
-pub fn trsm_inverted(
-    k: &TiledKernels,
-    x: Operand<'_>,
-    l_buffer: &Buffer<f32>,
-    l: View,
-) -> Result<()> {
-    let (d, n, r) = (k.diag(), l.rows, x.view.rows);
-    let outer = k.outer();
-    let lo = |v: View| Operand::new(l_buffer, v);
-    let mut j0 = 0;
-    while j0 < n {
-        let w = outer.min(n - j0);
-        let mut j = j0;
-        while j < j0 + w {
-            let b = d.min(j0 + w - j);
-            let xj = x.with(x.view.sub(0, j, r, b));
-            k.multiply_by_inverse(xj, j / d)?;
-            let right = j0 + w - j - b;
-            if right > 0 {
-                // X_right ← X_right − X_j·L_right,jᵀ inside the outer block.
-                let c = x.with(x.view.sub(0, j + b, r, right));
-                k.gemm(c, xj, lo(l.sub(j + b, j, right, b)), None, -1.0, 1.0, false)?;
-            }
-            j += b;
-        }
-        let rest = n - j0 - w;
-        if rest > 0 {
-            let c = x.with(x.view.sub(0, j0 + w, r, rest));
-            let xj = x.with(x.view.sub(0, j0, r, w));
-            k.gemm(
+pub fn trsm_inverted(k: &TiledKernels, x: Region<'_>, l: Region<'_>) -> Result<()> {
+    let (n, r) = (l.view.rows, x.view.rows);
+    let blocks = inner_blocks(l.parts.starts(), l.view, k.diag(), k.outer())?;
+    let xs = |j, w| x.with(x.view.sub(0, j, r, w));
+    let ls = |i, j, rows, cols| l.with(l.view.sub(i, j, rows, cols));
+    for &InnerBlock {
+        j,
+        b,
+        outer: (j0, end),
+        slot,
+    } in &blocks
+    {
+        multiply_by_inverse(k, xs(j, b), slot)?;
+        let right = end - j - b;
+        if right > 0 {
+            // X_right ← X_right − X_j·L_right,jᵀ inside the outer block.
+            let c = xs(j + b, right);
+            product(
+                k,
                 c,
-                xj,
-                lo(l.sub(j0 + w, j0, rest, w)),
+                xs(j, b),
+                ls(j + b, j, right, b),
                 None,
                 -1.0,
                 1.0,
-                false,
+                None,
             )?;
         }
-        j0 += w;
+        let rest = n - end;
+        if j + b == end && rest > 0 {
+            let (c, xj) = (xs(end, rest), xs(j0, end - j0));
+            product(k, c, xj, ls(end, j0, rest, end - j0), None, -1.0, 1.0, None)?;
+        }
     }
     Ok(())
 }
 
 /// The recursive factorization (for kernels without inverted blocks): B11, the panel solve by
-/// substitution leaves, the lower-tile SYRK, B22.
+/// substitution leaves, the lower-tile SYRK, B22. A leaf spanning two buffers is split where
+/// they meet.
 pub fn potrf_recursive(
     k: &TiledKernels,
-    buffer: &Buffer<f32>,
+    parts: Parts<'_>,
     tri: Triangle,
     column0: usize,
 ) -> Result<()> {
     let nb = k.config().nb;
-    let Some([b11, b21, b22]) = tri.split(nb) else {
-        let Triangle::Square(v) = tri else {
-            unreachable!("blocks always split")
-        };
-        if v.rows == 0 {
-            return Ok(());
-        }
-        return k.potrf_block(Operand::new(buffer, v), column0);
+    let [b11, b21, b22] = match tri {
+        Triangle::Square(v) if v.rows == 0 => return Ok(()),
+        Triangle::Square(v) if v.rows <= nb => match parts.resolve(v) {
+            Some(leaf) => return k.potrf_block(leaf, column0),
+            None => v.split(square_split(parts.starts(), v).ok_or_else(|| {
+                Error::shape("a diagonal block spans two storage buffers and cannot be cut")
+            })?),
+        },
+        _ => tri.split(nb).expect("larger than a leaf"),
     };
-    let op = |v: View| Operand::new(buffer, v);
-    potrf_recursive(k, buffer, Triangle::Square(b11), column0)?;
-    trsm(k, op(b21), buffer, b11, false)?;
-    k.gemm(op(b22), op(b21), op(b21), None, -1.0, 1.0, true)?;
-    potrf_recursive(k, buffer, Triangle::Square(b22), column0 + b11.rows)
+    let r = |v: View| parts.region(v);
+    potrf_recursive(k, parts, Triangle::Square(b11), column0)?;
+    trsm_regions(k, r(b21), r(b11), false)?;
+    product(k, r(b22), r(b21), r(b21), None, -1.0, 1.0, Some(0))?;
+    potrf_recursive(k, parts, Triangle::Square(b22), column0 + b11.rows)
 }
 
 /// x ← x·L⁻ᵀ (`backward` false: each row solves L·yᵀ = xᵀ) or x ← x·L⁻¹ (true: Lᵀ·yᵀ = xᵀ) for
@@ -192,14 +251,33 @@ pub fn trsm(
     l: View,
     backward: bool,
 ) -> Result<()> {
+    trsm_regions(k, x.into(), Parts::one(l_buffer).region(l), backward)
+}
+
+/// [`trsm`] for regions possibly spread over several buffers: a leaf spanning two is split
+/// where they meet, x's rows are cut where x changes buffer.
+pub fn trsm_regions(k: &TiledKernels, x: Region<'_>, l: Region<'_>, backward: bool) -> Result<()> {
     let nb = k.config().nb;
-    if l.rows <= nb {
-        if l.rows == 0 {
-            return Ok(());
-        }
-        return k.trsm_block(x, Operand::new(l_buffer, l), backward);
+    let n = l.view.rows;
+    if n == 0 {
+        return Ok(());
     }
-    trsm_blocks(k, x, l_buffer, l.split(split_point(l.rows, nb)), backward)
+    let split = if n <= nb {
+        match l.parts.resolve(l.view) {
+            Some(leaf) => {
+                for (_, v) in row_pieces(x.parts.starts(), x.view)? {
+                    k.trsm_block(x.with(v).resolve("right-hand sides")?, leaf, backward)?;
+                }
+                return Ok(());
+            }
+            None => square_split(l.parts.starts(), l.view).ok_or_else(|| {
+                Error::shape("a diagonal block spans two storage buffers and cannot be cut")
+            })?,
+        }
+    } else {
+        split_point(n, nb)
+    };
+    trsm_split(k, x, l.parts, l.view.split(split), backward)
 }
 
 /// [`trsm`] with L given as its blocks [L11; L21 L22] (RFP's, or a split square view).
@@ -207,27 +285,38 @@ pub fn trsm_blocks(
     k: &TiledKernels,
     x: Operand<'_>,
     l_buffer: &Buffer<f32>,
+    blocks: [View; 3],
+    backward: bool,
+) -> Result<()> {
+    trsm_split(k, x.into(), Parts::one(l_buffer), blocks, backward)
+}
+
+/// [`trsm_blocks`] for regions possibly spread over several buffers.
+pub fn trsm_split(
+    k: &TiledKernels,
+    x: Region<'_>,
+    parts: Parts<'_>,
     [l11, l21, l22]: [View; 3],
     backward: bool,
 ) -> Result<()> {
     let (r, n1, n2) = (x.view.rows, l11.rows, l22.rows);
     let x1 = x.with(x.view.sub(0, 0, r, n1));
     let x2 = x.with(x.view.sub(0, n1, r, n2));
-    let l = |v: View| Operand::new(l_buffer, v);
+    let l = |v: View| parts.region(v);
     if !backward {
         // [X1 X2]·[L11ᵀ L21ᵀ; 0 L22ᵀ] = [B1 B2]
-        trsm(k, x1, l_buffer, l11, false)?;
-        k.gemm(x2, x1, l(l21), None, -1.0, 1.0, false)?;
-        trsm(k, x2, l_buffer, l22, false)
+        trsm_regions(k, x1, l(l11), false)?;
+        product(k, x2, x1, l(l21), None, -1.0, 1.0, None)?;
+        trsm_regions(k, x2, l(l22), false)
     } else {
         // [X1 X2]·[L11 0; L21 L22] = [B1 B2]
-        trsm(k, x2, l_buffer, l22, true)?;
-        k.gemm(x1, x2, l(l21.t()), None, -1.0, 1.0, false)?;
-        trsm(k, x1, l_buffer, l11, true)
+        trsm_regions(k, x2, l(l22), true)?;
+        product(k, x1, x2, l(l21.t()), None, -1.0, 1.0, None)?;
+        trsm_regions(k, x1, l(l11), true)
     }
 }
 
-/// [`trsm`] against a factor held as a [`TiledMatrix`] (full or RFP).
+/// [`trsm`] against a factor held as a [`TiledMatrix`] (full or RFP, one buffer or several).
 pub fn trsm_factor(
     k: &TiledKernels,
     x: Operand<'_>,
@@ -235,7 +324,7 @@ pub fn trsm_factor(
     backward: bool,
 ) -> Result<()> {
     match l.triangle() {
-        Triangle::Square(v) => trsm(k, x, l.buffer(), v, backward),
-        Triangle::Blocks(b) => trsm_blocks(k, x, l.buffer(), b, backward),
+        Triangle::Square(v) => trsm_regions(k, x.into(), l.region(v), backward),
+        Triangle::Blocks(b) => trsm_split(k, x.into(), l.parts(), b, backward),
     }
 }

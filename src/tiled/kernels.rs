@@ -3,13 +3,13 @@
 //! records the first pivot that is not positive.
 
 use super::config::KernelConfig;
-use super::tiles::output_tiles;
+use super::tiles::output_tiles_below;
 use super::view::View;
 use crate::error::{Error, NumericalError, Result};
 use crate::gl::{
     Buffer, BufferTarget, BufferUsage, ComputeLimits, ComputeProgram, Context, Uniform,
 };
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -48,8 +48,8 @@ fn diag_block() -> usize {
 /// Below this many full-size output tiles a product runs with the small-tile kernel.
 const SMALL_PRODUCT_TILES: usize = 264;
 
-/// Launched tile lists by (rows, cols, lower, tile rows, tile cols).
-type TileLists = HashMap<(usize, usize, bool, usize, usize), Buffer<[u32; 2]>>;
+/// Launched tile lists by (rows, cols, mask shift, tile rows, tile cols).
+type TileLists = HashMap<(usize, usize, Option<isize>, usize, usize), Buffer<[u32; 2]>>;
 
 /// "No column failed" in the status word.
 const NO_FAILURE: u32 = u32::MAX;
@@ -97,6 +97,8 @@ pub struct TiledKernels {
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
+    // Kernel launches so far (glDispatchCompute calls), for counting what an operation costs.
+    launches: Cell<u64>,
     status: Buffer<u32>,
     no_scaling: Buffer<f32>,
 }
@@ -133,6 +135,7 @@ impl TiledKernels {
                 * diag,
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
+            launches: Cell::new(0),
             status: Buffer::new(
                 ctx,
                 BufferTarget::Storage,
@@ -174,7 +177,23 @@ impl TiledKernels {
         beta: f32,
         lower: bool,
     ) -> Result<()> {
-        self.gemm_tiles(c, a, b, d, alpha, beta, lower, true)
+        self.gemm_tiles(c, a, b, d, alpha, beta, lower.then_some(0), true)
+    }
+
+    /// [`TiledKernels::gemm`] writing only entries (i, j) with j ≤ i + shift (`None`: all):
+    /// a piece of a lower-triangular product whose diagonal is `shift` columns to the right.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_below(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        d: Option<&Buffer<f32>>,
+        alpha: f32,
+        beta: f32,
+        shift: Option<isize>,
+    ) -> Result<()> {
+        self.gemm_tiles(c, a, b, d, alpha, beta, shift, true)
     }
 
     /// [`TiledKernels::gemm`], with the small-tile kernel allowed for small products or not.
@@ -187,7 +206,7 @@ impl TiledKernels {
         d: Option<&Buffer<f32>>,
         alpha: f32,
         beta: f32,
-        lower: bool,
+        shift: Option<isize>,
         allow_small: bool,
     ) -> Result<()> {
         let (cv, av, bv) = (c.view, a.view, b.view);
@@ -202,12 +221,12 @@ impl TiledKernels {
             }
             _ => (&self.gemm, self.config),
         };
-        let key = (cv.rows, cv.cols, lower, config.bm(), config.bn());
+        let key = (cv.rows, cv.cols, shift, config.bm(), config.bn());
         let mut lists = self.tile_lists.borrow_mut();
         let tiles = match lists.entry(key) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
-                let tiles = output_tiles(cv.rows, cv.cols, config.bm(), config.bn(), lower);
+                let tiles = output_tiles_below(cv.rows, cv.cols, config.bm(), config.bn(), shift);
                 e.insert(Buffer::new(
                     &self.ctx,
                     BufferTarget::Storage,
@@ -238,7 +257,8 @@ impl TiledKernels {
             ("alpha", Uniform::F32(alpha)),
             ("beta", Uniform::F32(beta)),
             ("use_d", Uniform::I32(i32::from(d.is_some()))),
-            ("lower", Uniform::I32(i32::from(lower))),
+            ("lower", Uniform::I32(i32::from(shift.is_some()))),
+            ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ]);
         let max = self.limits.max_groups_x.max(1) as usize;
         let mut base = 0;
@@ -246,6 +266,7 @@ impl TiledKernels {
             let count = (tiles.len() - base).min(max);
             p.set("tile_base", u(base));
             p.dispatch([count as u32, 1, 1]);
+            self.launched();
             base += count;
         }
         Ok(())
@@ -268,6 +289,7 @@ impl TiledKernels {
             ("column0", u(column0)),
         ]);
         p.dispatch([1, 1, 1]);
+        self.launched();
         Ok(())
     }
 
@@ -306,9 +328,20 @@ impl TiledKernels {
                 ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
             ]);
             p.dispatch([count as u32, 1, 1]);
+            self.launched();
             first += count;
         }
         Ok(())
+    }
+
+    /// Kernel launches (glDispatchCompute calls) issued through these kernels so far: what an
+    /// operation costs in launches is the difference around it.
+    pub fn launches(&self) -> u64 {
+        self.launches.get()
+    }
+
+    fn launched(&self) {
+        self.launches.set(self.launches.get() + 1);
     }
 
     /// Order of the inverted diagonal blocks of the blocked Cholesky.
@@ -371,6 +404,7 @@ impl TiledKernels {
             ("inv_off", u(slot * self.diag * self.diag)),
         ]);
         p.dispatch([1, 1, 1]);
+        self.launched();
         Ok(())
     }
 
@@ -404,7 +438,7 @@ impl TiledKernels {
             None,
             1.0,
             0.0,
-            false,
+            None,
             small_fits,
         )
     }

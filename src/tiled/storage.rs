@@ -1,27 +1,28 @@
 //! A symmetric matrix's lower triangle held in one storage buffer, in full row-major storage or
 //! LAPACK's RFP (TRANSR = 'N', UPLO = 'L'), with the block views the factorization works on.
 
-use super::kernels::Operand;
+use super::parts::{Parts, Region};
 use super::view::{View, split_point};
 use crate::error::{DeviceError, Error, Result};
-use crate::gl::{Buffer, BufferTarget, BufferUsage, Context};
+use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeLimits, Context};
 use crate::layout::rfp;
 use crate::matrix::Matrix;
 
 /// How the triangle is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Storage {
-    /// m x m row-major; the upper triangle is never read or written.
+    /// m x m row-major with row stride [`full_ld`]; the upper triangle (and the padding) is
+    /// never read or written.
     Full,
     /// LAPACK's rectangular full packed array (TRANSR = 'N', UPLO = 'L'), m(m+1)/2 values.
     Rfp,
 }
 
 impl Storage {
-    /// Values an order-m matrix needs.
+    /// Values an order-m matrix takes (full storage: m rows of [`full_ld`]).
     pub fn len(self, m: usize) -> usize {
         match self {
-            Storage::Full => m * m,
+            Storage::Full => m * full_ld(m),
             Storage::Rfp => rfp::len(m),
         }
     }
@@ -32,6 +33,29 @@ impl Storage {
             Storage::Full => "full",
             Storage::Rfp => "rfp",
         }
+    }
+}
+
+/// Environment variable setting the padding of full storage's rows (values added to the row
+/// stride, every order), for tuning runs; unset, [`full_ld`] pads only the orders whose rows
+/// are a multiple of 64 KiB.
+pub const LD_PAD_ENV: &str = "SYMRASTER_TILED_LD_PAD";
+
+/// Rows of full storage are padded by this many values where the row stride would be a
+/// multiple of 64 KiB (m = 16384: full storage ran 2.5× slower than RFP, whose stride is
+/// m + 1, in assembly and Cholesky on the H200 — suspected DRAM partition camping).
+pub const LD_PAD: usize = 32;
+
+/// The row stride of full storage of order m: m, or m + [`LD_PAD`] where m is a multiple of
+/// 16384 (64 KiB rows), or m + [`LD_PAD_ENV`] where set.
+pub fn full_ld(m: usize) -> usize {
+    let pad = std::env::var(LD_PAD_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    match pad {
+        Some(pad) => m + pad,
+        None if m > 0 && m.is_multiple_of(16384) => m + LD_PAD,
+        None => m,
     }
 }
 
@@ -90,6 +114,54 @@ pub fn max_buffer_bytes(max_storage_block_bytes: u64) -> u64 {
     max_storage_block_bytes.min(i32::MAX as u64)
 }
 
+/// Environment variable lowering the bytes of one part of a split [`TiledMatrix`] (for tests
+/// and tuning: several buffers at small orders). It never raises the device's limit.
+pub const MAX_BUFFER_ENV: &str = "SYMRASTER_TILED_MAX_BUFFER_BYTES";
+
+/// The bytes of one part of a [`TiledMatrix`]: [`max_buffer_bytes`], lowered by
+/// [`MAX_BUFFER_ENV`] when set.
+pub fn part_bytes(max_storage_block_bytes: u64) -> Result<u64> {
+    let max = max_buffer_bytes(max_storage_block_bytes);
+    match std::env::var(MAX_BUFFER_ENV) {
+        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u64>() {
+            Ok(n) if n >= 4 => Ok(max.min(n)),
+            _ => Err(Error::from(DeviceError::BadEnvironment {
+                name: MAX_BUFFER_ENV,
+                value: v,
+                expected: "a number of bytes (≥ 4) for one storage buffer of a tiled matrix",
+            })),
+        },
+        _ => Ok(max),
+    }
+}
+
+/// Without GL_NVX_gpu_memory_info the GPU's memory is not known: the tiled matrices are then
+/// bounded by this many storage buffers of the device's largest size.
+pub const UNKNOWN_MEMORY_BUFFERS: u64 = 16;
+
+/// The bytes of GPU memory a tiled matrix may take, and where that bound comes from: the GPU's
+/// dedicated memory (GL_NVX_gpu_memory_info), else [`UNKNOWN_MEMORY_BUFFERS`] buffers.
+pub fn device_memory(limits: &ComputeLimits) -> (u64, String) {
+    match limits.device_memory_bytes {
+        Some(bytes) if bytes > 0 => (
+            bytes,
+            format!("the GPU has {bytes} bytes of memory (GL_NVX_gpu_memory_info)"),
+        ),
+        _ => {
+            let one = max_buffer_bytes(limits.max_storage_block_bytes);
+            let bytes = one * UNKNOWN_MEMORY_BUFFERS;
+            (
+                bytes,
+                format!(
+                    "the driver does not report the GPU's memory (no GL_NVX_gpu_memory_info), \
+                     so the tiled path uses at most {UNKNOWN_MEMORY_BUFFERS} storage buffers of \
+                     {one} bytes (GL_MAX_SHADER_STORAGE_BLOCK_SIZE): {bytes} bytes"
+                ),
+            )
+        }
+    }
+}
+
 /// The largest order whose storage fits in `max_bytes`.
 pub fn max_order(storage: Storage, max_bytes: u64) -> usize {
     let max_len = (max_bytes / 4) as usize;
@@ -115,39 +187,129 @@ pub fn check_fits(what: &str, len: usize, max_bytes: u64) -> Result<()> {
         why: format!(
             "one shader storage buffer holds at most {max_bytes} bytes here \
              (GL_MAX_SHADER_STORAGE_BLOCK_SIZE and 32-bit GL sizes); the largest symmetric \
-             matrix is m = {} in full storage and m = {} in RFP",
+             matrix in one buffer is m = {} in full storage and m = {} in RFP",
             max_order(Storage::Full, max_bytes),
             max_order(Storage::Rfp, max_bytes)
         ),
     }))
 }
 
-/// The lower triangle of a symmetric m x m matrix in a storage buffer.
+/// Refuses, before anything is allocated, an order-m matrix in `storage` that the GPU cannot
+/// hold: more bytes than [`device_memory`] allows, or a row (full) / RFP array column larger
+/// than one part of `part_bytes`.
+pub fn check_order(
+    m: usize,
+    storage: Storage,
+    part_bytes: u64,
+    limits: &ComputeLimits,
+) -> Result<()> {
+    let bytes = (storage.len(m) as u64).saturating_mul(4);
+    let (memory, source) = device_memory(limits);
+    if bytes <= memory {
+        return part_starts(m, storage, part_bytes).map(|_| ());
+    }
+    Err(Error::from(DeviceError::Unsupported {
+        what: format!(
+            "hold the m = {m} matrix in {} storage ({bytes} bytes)",
+            storage.name()
+        ),
+        why: format!(
+            "{source}; the largest symmetric matrix is m = {} in full storage and m = {} in RFP",
+            max_order(Storage::Full, memory),
+            max_order(Storage::Rfp, memory)
+        ),
+    }))
+}
+
+/// What the boundaries between parts fall on, in rows (full) or RFP array columns: multiples
+/// of the default diagonal blocks at least (so none is cut, and the results are one buffer's),
+/// of the outer block columns where that costs no extra part (so no launch inside an outer
+/// block is cut).
+const PART_ALIGN: [usize; 5] = [512, 256, 128, 64, 32];
+
+/// Where each part of an order-m matrix in `storage` starts (indices of the storage array),
+/// each part at most `part_bytes`: whole rows of full storage, whole columns of the RFP array
+/// (its L11 and L21 columns, its L22 rows). As few parts as fit, of even size, their rows (or
+/// columns) a multiple of the largest of [`PART_ALIGN`] that keeps the parts that few. One
+/// part when the whole matrix fits.
+pub fn part_starts(m: usize, storage: Storage, part_bytes: u64) -> Result<Vec<usize>> {
+    let len = storage.len(m);
+    let max_len = (part_bytes / 4) as usize;
+    if len <= max_len {
+        return Ok(vec![0]);
+    }
+    // A unit: a row of full storage or a column of the RFP array.
+    let (unit, what) = match storage {
+        Storage::Full => (full_ld(m), "row"),
+        Storage::Rfp => (
+            if m.is_multiple_of(2) { m + 1 } else { m },
+            "column of the RFP array",
+        ),
+    };
+    let per = max_len / unit;
+    if per == 0 {
+        return Err(Error::from(DeviceError::Unsupported {
+            what: format!(
+                "hold the m = {m} matrix in {} storage split over storage buffers",
+                storage.name()
+            ),
+            why: format!(
+                "one {what} ({} bytes) is larger than one storage buffer ({part_bytes} bytes)",
+                unit * 4
+            ),
+        }));
+    }
+    let units = len.div_ceil(unit);
+    // The fewest parts, then the largest alignment: parts of ceil(units / parts) rounded up to
+    // it (never past `per`, since `per` rounded down to it gives that many parts already).
+    let (parts, align) = PART_ALIGN
+        .iter()
+        .filter(|&&a| a <= per)
+        .map(|&a| (units.div_ceil(per / a * a), a))
+        .min_by_key(|&(parts, a)| (parts, usize::MAX - a))
+        .unwrap_or((units.div_ceil(per), 1));
+    let per = units.div_ceil(parts).div_ceil(align) * align;
+    Ok((0..len).step_by(per * unit).collect())
+}
+
+/// The lower triangle of a symmetric m x m matrix in storage buffers: one where it fits, else
+/// consecutive ranges of the storage array in several ([`part_starts`]).
 pub struct TiledMatrix {
-    buffer: Buffer<f32>,
+    buffers: Vec<Buffer<f32>>,
+    starts: Vec<usize>,
     order: usize,
     storage: Storage,
+    // Full storage's row stride (fixed at allocation).
+    ld: usize,
 }
 
 impl TiledMatrix {
-    /// Allocates an order-m matrix whose contents are undefined (checked against `max_bytes`).
+    /// Allocates an order-m matrix whose contents are undefined, in parts of at most
+    /// `part_bytes` each (refused before allocation where the GPU cannot hold it:
+    /// [`check_order`]).
     pub fn uninitialized(
         ctx: &Context,
         m: usize,
         storage: Storage,
-        max_bytes: u64,
+        part_bytes: u64,
     ) -> Result<Self> {
+        check_order(m, storage, part_bytes, &ComputeLimits::query(ctx)?)?;
         let len = storage.len(m);
-        check_fits(
-            &format!("an order-{m} matrix in {} storage", storage.name()),
-            len,
-            max_bytes,
-        )?;
-        let buffer = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, len)?;
+        let starts = part_starts(m, storage, part_bytes)?;
+        let buffers = starts
+            .iter()
+            .enumerate()
+            .map(|(p, &s)| {
+                let end = starts.get(p + 1).copied().unwrap_or(len);
+                Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, end - s)
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Self {
-            buffer,
+            buffers,
+            starts,
             order: m,
             storage,
+            ld: full_ld(m),
         })
     }
 
@@ -157,26 +319,28 @@ impl TiledMatrix {
         ctx: &Context,
         c: &Matrix<f32>,
         storage: Storage,
-        max_bytes: u64,
+        part_bytes: u64,
     ) -> Result<Self> {
         let m = c.rows();
-        let mut matrix = Self::uninitialized(ctx, m, storage, max_bytes)?;
+        let mut matrix = Self::uninitialized(ctx, m, storage, part_bytes)?;
         let data = match storage {
             Storage::Full => {
-                let mut data = c.as_slice().to_vec();
+                // The lower triangle; the upper one and the padding NaN.
+                let ld = matrix.ld;
+                let mut data = vec![f32::NAN; m * ld];
                 for i in 0..m {
-                    data[i * m + i + 1..(i + 1) * m].fill(f32::NAN);
+                    data[i * ld..i * ld + i + 1].copy_from_slice(&c.row(i)[..=i]);
                 }
                 data
             }
             Storage::Rfp => rfp::from_lower(c)?,
         };
-        matrix.buffer.upload(&data)?;
+        matrix.upload(&data)?;
         Ok(matrix)
     }
 
     /// Wraps a buffer holding an RFP array of order m.
-    pub fn from_rfp(ctx: &Context, m: usize, arf: &[f32], max_bytes: u64) -> Result<Self> {
+    pub fn from_rfp(ctx: &Context, m: usize, arf: &[f32], part_bytes: u64) -> Result<Self> {
         if arf.len() != rfp::len(m) {
             return Err(Error::from(crate::error::InputError::Length {
                 what: "an RFP array".into(),
@@ -185,9 +349,19 @@ impl TiledMatrix {
                 actual: arf.len(),
             }));
         }
-        let mut matrix = Self::uninitialized(ctx, m, Storage::Rfp, max_bytes)?;
-        matrix.buffer.upload(arf)?;
+        let mut matrix = Self::uninitialized(ctx, m, Storage::Rfp, part_bytes)?;
+        matrix.upload(arf)?;
         Ok(matrix)
+    }
+
+    /// Writes the whole storage array (row-major m x m, or the RFP array).
+    fn upload(&mut self, data: &[f32]) -> Result<()> {
+        let starts = self.starts.clone();
+        for (p, buffer) in self.buffers.iter_mut().enumerate() {
+            let s = starts[p];
+            buffer.upload(&data[s..s + buffer.len()])?;
+        }
+        Ok(())
     }
 
     /// The order m.
@@ -200,34 +374,80 @@ impl TiledMatrix {
         self.storage
     }
 
-    /// The buffer.
+    /// The buffer of a matrix held in one (the first part of a split one: see
+    /// [`TiledMatrix::parts`]).
     pub fn buffer(&self) -> &Buffer<f32> {
-        &self.buffer
+        debug_assert_eq!(self.buffers.len(), 1, "a split matrix has several buffers");
+        &self.buffers[0]
     }
 
-    /// Fills the whole buffer with `value` (NaN to poison it before a run).
+    /// The buffers holding the storage array, and where each one's range starts.
+    pub fn parts(&self) -> Parts<'_> {
+        Parts::new(&self.buffers, &self.starts)
+    }
+
+    /// The buffers holding the storage array, each with the index where its range starts.
+    pub fn buffers(&self) -> impl Iterator<Item = (usize, &Buffer<f32>)> {
+        self.starts.iter().copied().zip(&self.buffers)
+    }
+
+    /// The storage-array index of entry (i, j), j ≤ i, of the lower triangle.
+    pub fn index(&self, i: usize, j: usize) -> usize {
+        debug_assert!(j <= i && i < self.order);
+        match self.storage {
+            Storage::Full => i * self.ld + j,
+            Storage::Rfp => rfp::index(self.order, i, j),
+        }
+    }
+
+    /// How many buffers hold it.
+    pub fn part_count(&self) -> usize {
+        self.buffers.len()
+    }
+
+    /// Copies `src`'s contents (same order, storage and parts) on the GPU.
+    pub fn copy_from(&self, src: &TiledMatrix) -> Result<()> {
+        let layout = |t: &TiledMatrix| (t.starts.clone(), t.order, t.storage, t.ld);
+        if layout(src) != layout(self) {
+            return Err(Error::shape(
+                "copy between tiled matrices of different layouts",
+            ));
+        }
+        for (dst, src) in self.buffers.iter().zip(&src.buffers) {
+            dst.copy_from(src)?;
+        }
+        Ok(())
+    }
+
+    /// Fills the whole storage with `value` (NaN to poison it before a run).
     pub fn fill(&mut self, value: f32) -> Result<()> {
-        let len = self.buffer.len();
-        self.buffer.upload(&vec![value; len])
+        for buffer in &mut self.buffers {
+            let len = buffer.len();
+            buffer.upload(&vec![value; len])?;
+        }
+        Ok(())
     }
 
     /// The whole matrix as a square view (full storage) or as RFP's blocks.
     pub fn triangle(&self) -> Triangle {
         match self.storage {
-            Storage::Full => Triangle::Square(View::row_major(self.order, self.order)),
+            Storage::Full => Triangle::Square(View {
+                rs: self.ld,
+                ..View::row_major(self.order, self.order)
+            }),
             Storage::Rfp => Triangle::Blocks(rfp_blocks(self.order)),
         }
     }
 
-    /// `view` of this matrix's buffer.
-    pub fn operand(&self, view: View) -> Operand<'_> {
-        Operand::new(&self.buffer, view)
+    /// `view` of this matrix (indices of the whole storage array).
+    pub fn region(&self, view: View) -> Region<'_> {
+        self.parts().region(view)
     }
 
     /// The lower triangle (upper triangle zero), read back.
     pub fn download_lower(&self) -> Result<Matrix<f32>> {
         let m = self.order;
-        let data = self.buffer.download()?;
+        let data = self.download_raw()?;
         match self.storage {
             Storage::Full => {
                 let mut c = Matrix::from_row_major(m, m, data)?;
@@ -240,9 +460,17 @@ impl TiledMatrix {
         }
     }
 
-    /// The raw contents: row-major m x m, or the RFP array.
+    /// The raw contents: row-major m x m (the padding of the rows dropped), or the RFP array.
     pub fn download_raw(&self) -> Result<Vec<f32>> {
-        self.buffer.download()
+        let mut data = Vec::with_capacity(self.storage.len(self.order));
+        for buffer in &self.buffers {
+            data.extend(buffer.download()?);
+        }
+        let (m, ld) = (self.order, self.ld);
+        if self.storage == Storage::Full && ld != m {
+            data = data.chunks(ld).flat_map(|row| &row[..m]).copied().collect();
+        }
+        Ok(data)
     }
 }
 
@@ -282,5 +510,73 @@ mod tests {
             assert!(check_fits("x", s.len(m + 1), bytes).is_err());
         }
         assert_eq!(max_order(Storage::Full, bytes), 23170);
+    }
+
+    #[test]
+    fn full_rows_are_padded_where_they_are_64_kib_apart() {
+        if std::env::var(LD_PAD_ENV).is_ok() {
+            return;
+        }
+        assert_eq!(full_ld(16384), 16384 + LD_PAD);
+        assert_eq!(full_ld(32768), 32768 + LD_PAD);
+        for m in [0, 1, 8192, 16383, 16385, 23170, 40000] {
+            assert_eq!(full_ld(m), m);
+        }
+        assert_eq!(Storage::Full.len(16384), 16384 * (16384 + LD_PAD));
+    }
+
+    #[test]
+    fn parts_hold_whole_aligned_rows_and_rfp_columns() {
+        // m = 40000 full in 2^31 − 1 byte buffers (13421 rows each at most): 3 parts of 13376
+        // rows (a multiple of 64; 512 would take 4 parts); RFP: 2 of 10240 array columns.
+        let one = i32::MAX as u64;
+        let starts = part_starts(40000, Storage::Full, one).unwrap();
+        assert_eq!(starts, [0, 13376 * 40000, 26752 * 40000]);
+        let starts = part_starts(40000, Storage::Rfp, one).unwrap();
+        assert_eq!(starts, [0, 10240 * 40001]);
+        assert_eq!(part_starts(23170, Storage::Full, one).unwrap(), [0]);
+        // Small parts: 256 KiB hold 93 rows of order 700: parts of 64.
+        let starts = part_starts(700, Storage::Full, 256 * 1024).unwrap();
+        assert_eq!(starts.len(), 11);
+        assert!(starts.iter().all(|s| s % (64 * 700) == 0));
+        let odd = part_starts(701, Storage::Rfp, 256 * 1024).unwrap();
+        assert!(odd.iter().all(|s| s % (64 * 701) == 0) && odd.len() == 6);
+        // Every part fits, whatever the order.
+        for m in [100, 333, 1000, 4097] {
+            for s in [Storage::Full, Storage::Rfp] {
+                let bytes = 40_000;
+                let starts = part_starts(m, s, bytes).unwrap();
+                let mut ends = starts[1..].to_vec();
+                ends.push(s.len(m));
+                assert!(
+                    starts
+                        .iter()
+                        .zip(&ends)
+                        .all(|(a, b)| (b - a) * 4 <= bytes as usize)
+                );
+            }
+        }
+        assert!(part_starts(700, Storage::Full, 2000).is_err());
+    }
+
+    #[test]
+    fn orders_beyond_the_gpu_memory_are_refused_naming_it() {
+        let limits = ComputeLimits {
+            max_storage_block_bytes: i32::MAX as u64,
+            max_shared_bytes: 49152,
+            max_invocations: 1024,
+            max_groups_x: 65535,
+            device_memory_bytes: Some(8 << 30),
+        };
+        assert!(check_order(40000, Storage::Full, i32::MAX as u64, &limits).is_ok());
+        let e = check_order(50000, Storage::Full, i32::MAX as u64, &limits).unwrap_err();
+        assert!(e.to_string().contains("GL_NVX_gpu_memory_info"), "{e}");
+        assert!(e.to_string().contains("m = 46340 in full storage"), "{e}");
+        let unknown = ComputeLimits {
+            device_memory_bytes: None,
+            ..limits
+        };
+        let e = check_order(200000, Storage::Rfp, i32::MAX as u64, &unknown).unwrap_err();
+        assert!(e.to_string().contains("16 storage buffers"), "{e}");
     }
 }

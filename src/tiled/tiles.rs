@@ -5,14 +5,33 @@
 /// The (tile row, tile column) of every bm x bn tile of a rows x cols output that holds an
 /// entry (i, j) with i ≥ j when `lower`, else of every tile; row by row.
 pub fn output_tiles(rows: usize, cols: usize, bm: usize, bn: usize, lower: bool) -> Vec<[u32; 2]> {
+    output_tiles_below(rows, cols, bm, bn, lower.then_some(0))
+}
+
+/// [`output_tiles`] for the mask j ≤ i + shift (`None`: every tile): the lower triangle of a
+/// block of a larger matrix whose diagonal is `shift` columns right of the block's (the pieces
+/// of a product split over several storage buffers).
+pub fn output_tiles_below(
+    rows: usize,
+    cols: usize,
+    bm: usize,
+    bn: usize,
+    shift: Option<isize>,
+) -> Vec<[u32; 2]> {
     let (tr, tc) = (rows.div_ceil(bm), cols.div_ceil(bn));
     let mut tiles = Vec::new();
     for ti in 0..tr {
-        // The tile's last row is ti·bm + bm − 1: columns up to that one hold lower entries.
-        let last = if lower {
-            ((ti * bm + bm - 1) / bn + 1).min(tc)
-        } else {
-            tc
+        // Columns up to the tile's last row (+ shift) are written.
+        let last = match shift {
+            None => tc,
+            Some(s) => {
+                let j_last = (((ti + 1) * bm).min(rows) - 1) as isize + s;
+                if j_last < 0 {
+                    0
+                } else {
+                    (j_last as usize / bn + 1).min(tc)
+                }
+            }
         };
         tiles.extend((0..last).map(|tj| [ti as u32, tj as u32]));
     }
@@ -44,6 +63,25 @@ mod tests {
                     j_first <= i_last && j_first < cols,
                     "tile {ti},{tj} has no lower entry"
                 );
+            }
+        }
+    }
+
+    /// With a shift, exactly the tiles holding an entry with j ≤ i + shift are launched.
+    #[test]
+    fn shifted_masks_launch_the_tiles_with_written_entries() {
+        for shift in [-9isize, -3, 0, 2, 5, 12] {
+            let (rows, cols, bm, bn) = (10, 9, 4, 2);
+            let tiles = output_tiles_below(rows, cols, bm, bn, Some(shift));
+            for ti in 0..rows.div_ceil(bm) {
+                for tj in 0..cols.div_ceil(bn) {
+                    let holds = (ti * bm..((ti + 1) * bm).min(rows)).any(|i| {
+                        (tj * bn..((tj + 1) * bn).min(cols))
+                            .any(|j| j as isize <= i as isize + shift)
+                    });
+                    let launched = tiles.contains(&[ti as u32, tj as u32]);
+                    assert_eq!(holds, launched, "shift {shift} tile {ti},{tj}");
+                }
             }
         }
     }
