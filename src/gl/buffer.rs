@@ -109,7 +109,7 @@ impl<T: Pod> Buffer<T> {
             len: 0,
             _data: PhantomData,
         };
-        buffer.upload(data)?;
+        buffer.specify(data, true)?;
         Ok(buffer)
     }
 
@@ -185,13 +185,22 @@ impl<T: Pod> Buffer<T> {
 
     /// Replaces the whole contents with `data`, which may differ in length.
     pub fn upload(&mut self, data: &[T]) -> Result<()> {
+        self.specify(data, false)
+    }
+
+    /// Gives the buffer new storage holding `data`. A new buffer's large contents go through a
+    /// mapping (`mapped`); a buffer that had storage before is re-specified by glBufferData
+    /// alone: on the lent H200 a mapped re-specification of a 1 GiB buffer that had been
+    /// allocated before left the GPU reading zeros (the order-16384 inversion), while mapped
+    /// uploads into new buffers (least squares' A, up to 1 GiB) arrived whole.
+    fn specify(&mut self, data: &[T], mapped: bool) -> Result<()> {
         checked_bytes::<T>(data.len())?;
         let gl = self.ctx.gl();
         let target = self.target.gl();
         let bytes = pod::bytes(data);
         unsafe {
             gl.bind_buffer(target, Some(self.raw));
-            if bytes.len() < MAPPED_UPLOAD_BYTES || !mapped_uploads() {
+            if !mapped || bytes.len() < MAPPED_UPLOAD_BYTES || !mapped_uploads() {
                 gl.buffer_data_u8_slice(target, bytes, self.usage.gl());
             } else {
                 // Large uploads go through a mapping filled on all cores: one glBufferData
