@@ -37,26 +37,18 @@ impl Storage {
 }
 
 /// Environment variable setting the padding of full storage's rows (values added to the row
-/// stride, every order), for tuning runs; unset, [`full_ld`] pads only the orders whose rows
-/// are a multiple of 64 KiB.
+/// stride, every order), for tuning runs; unset, rows are not padded.
 pub const LD_PAD_ENV: &str = "SYMRASTER_TILED_LD_PAD";
 
-/// Rows of full storage are padded by this many values where the row stride would be a
-/// multiple of 64 KiB (m = 16384: full storage ran 2.5× slower than RFP, whose stride is
-/// m + 1, in assembly and Cholesky on the H200 — suspected DRAM partition camping).
-pub const LD_PAD: usize = 32;
-
-/// The row stride of full storage of order m: m, or m + [`LD_PAD`] where m is a multiple of
-/// 16384 (64 KiB rows), or m + [`LD_PAD_ENV`] where set.
+/// The row stride of full storage of order m: m, or m + [`LD_PAD_ENV`] where set. (Padding
+/// the rows was tried against full storage's slowness at m = 16384, 1.8× RFP's Cholesky time
+/// there: on the H200 a pad of 1, 4, 17, 32, 33 or 128 values changed nothing, 148–154 ms, so
+/// the stride is not the cause and rows are not padded by default.)
 pub fn full_ld(m: usize) -> usize {
     let pad = std::env::var(LD_PAD_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok());
-    match pad {
-        Some(pad) => m + pad,
-        None if m > 0 && m.is_multiple_of(16384) => m + LD_PAD,
-        None => m,
-    }
+    m + pad.unwrap_or(0)
 }
 
 /// A lower triangle split for the factorization: one square view (split anywhere), or the fixed
