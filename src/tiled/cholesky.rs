@@ -28,9 +28,50 @@ pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     k.check_status()
 }
 
+/// Environment variable setting the order from which full storage is factored with RFP's
+/// split ([`SPLIT_ORDER`] when unset), for tuning runs.
+pub const SPLIT_ENV: &str = "SYMRASTER_TILED_SPLIT";
+
+/// The order from which full storage is factored as spftrf factors RFP: [L11; L21] as one tall
+/// block column of m/2 columns, one rank-m/2 product on the trailing half, then its own
+/// factorization. Measured on the H200 at m = 16384: 152 ms right-looking over the whole
+/// triangle, 81 ms for RFP's split (its rank-m/2 product runs at the kernel's full rate, the
+/// rank-512 trailing updates of a 1 GiB matrix at about half of it); at m = 8192 the two are
+/// even (17.2 and 17.6 ms).
+pub const SPLIT_ORDER: usize = 12288;
+
+/// [`SPLIT_ORDER`], or [`SPLIT_ENV`] where set to an order.
+fn split_order() -> usize {
+    std::env::var(SPLIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(SPLIT_ORDER)
+}
+
+/// The triangle `factor` works on: full storage of order ≥ [`split_order`] as spftrf's three
+/// blocks of the same storage (aligned on diagonal blocks of `nb`), anything else as it is.
+pub fn factored_triangle(tri: Triangle, nb: usize, split: usize) -> Triangle {
+    match tri {
+        Triangle::Square(v) if v.rows >= split.max(2 * nb + 1) => {
+            let (m, n1) = (v.rows, (v.rows / 2).div_ceil(nb) * nb);
+            Triangle::Blocks([
+                v.sub(0, 0, n1, n1),
+                v.sub(n1, 0, m - n1, n1),
+                v.sub(n1, n1, m - n1, m - n1),
+            ])
+        }
+        t => t,
+    }
+}
+
 /// [`factor`] without the status read (for timing): the commands are queued, not waited for.
 pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
-    potrf_parts(k, c.parts(), c.triangle(), 0)
+    let tri = if k.inverted_blocks() {
+        factored_triangle(c.triangle(), k.config().nb, split_order())
+    } else {
+        c.triangle()
+    };
+    potrf_parts(k, c.parts(), tri, 0)
 }
 
 /// The factorization of `tri` in `buffer`; `column0` is its first global column
@@ -326,5 +367,34 @@ pub fn trsm_factor(
     match l.triangle() {
         Triangle::Square(v) => trsm_regions(k, x.into(), l.region(v), backward),
         Triangle::Blocks(b) => trsm_split(k, x.into(), l.parts(), b, backward),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_full_storage_is_split_as_rfp_small_is_not() {
+        let square = |m: usize| Triangle::Square(View::row_major(m, m));
+        // Below the split order, and at orders too small to split on diagonal blocks: as is.
+        assert_eq!(factored_triangle(square(12287), 32, 12288), square(12287));
+        assert_eq!(factored_triangle(square(64), 32, 10), square(64));
+        // From it on: [L11 (n1 x n1); L21; L22] of the same storage, n1 a multiple of 32.
+        for m in [12288, 16384, 16385, 40000] {
+            let Triangle::Blocks([b11, b21, b22]) = factored_triangle(square(m), 32, 12288) else {
+                panic!("m = {m} not split");
+            };
+            let n1 = b11.rows;
+            assert!(n1.is_multiple_of(32) && n1 >= m / 2 && n1 < m / 2 + 32);
+            assert_eq!((b11.cols, b21.rows, b21.cols), (n1, m - n1, n1));
+            assert_eq!((b22.rows, b22.cols), (m - n1, m - n1));
+            // Row-major addresses of the whole matrix.
+            assert_eq!((b21.offset, b22.offset), (n1 * m, n1 * m + n1));
+            assert!([b11, b21, b22].iter().all(|b| (b.rs, b.cs) == (m, 1)));
+        }
+        // RFP's blocks are left to spftrf's own split.
+        let rfp = Triangle::Blocks(crate::tiled::storage::rfp_blocks(20000));
+        assert_eq!(factored_triangle(rfp, 32, 12288), rfp);
     }
 }
