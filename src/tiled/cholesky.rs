@@ -34,11 +34,11 @@ pub const SPLIT_ENV: &str = "SYMRASTER_TILED_SPLIT";
 
 /// The order from which full storage is factored as spftrf factors RFP: [L11; L21] as one tall
 /// block column of m/2 columns, one rank-m/2 product on the trailing half, then its own
-/// factorization. Measured on the H200 at m = 16384: 152 ms right-looking over the whole
-/// triangle, 81 ms for RFP's split (its rank-m/2 product runs at the kernel's full rate, the
-/// rank-512 trailing updates of a 1 GiB matrix at about half of it); at m = 8192 the two are
-/// even (17.2 and 17.6 ms).
-pub const SPLIT_ORDER: usize = 12288;
+/// factorization. Measured on the H200: at m = 16384 125 ms split against 150 ms right-looking
+/// over the whole triangle (RFP: 81 ms), at m = 40000 3.44 s against 3.72 s; at m = 12288 the
+/// two are even (42.0 and 41.4 ms), at m = 8192 right-looking is as fast as RFP (17.1 and
+/// 17.6 ms).
+pub const SPLIT_ORDER: usize = 16384;
 
 /// [`SPLIT_ORDER`], or [`SPLIT_ENV`] where set to an order.
 fn split_order() -> usize {
