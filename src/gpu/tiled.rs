@@ -7,7 +7,7 @@ use super::{CholeskyFactor, Gpu};
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
 use crate::matrix::{Matrix, check_finite, check_square};
-use crate::tiled::storage::{check_order, max_buffer_bytes, part_bytes};
+use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
     DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
     solve,
@@ -102,6 +102,18 @@ impl Gpu {
     /// limit, lowered by `SYMRASTER_TILED_MAX_BUFFER_BYTES` when set.
     pub fn tiled_part_bytes(&self) -> Result<u64> {
         part_bytes(self.tiled_kernels()?.limits().max_storage_block_bytes)
+    }
+
+    /// The largest orders the tiled method holds here, in full storage and in RFP, and where
+    /// the bound comes from (the GPU's memory, or a number of storage buffers where the driver
+    /// does not report it).
+    pub fn max_tiled_order(&self) -> Result<(usize, usize, String)> {
+        let (memory, source) = device_memory(&self.tiled_kernels()?.limits());
+        Ok((
+            max_order(Storage::Full, memory),
+            max_order(Storage::Rfp, memory),
+            source,
+        ))
     }
 
     /// Refuses, before allocation, an order-m matrix in `storage` beyond what the GPU holds

@@ -34,6 +34,10 @@ pub fn info() -> Result<()> {
         if i.software { " (software)" } else { "" }
     );
     println!("largest m            {full} (full), {packed} (packed)");
+    if i.has_compute() {
+        let (full, rfp, source) = gpu.max_tiled_order()?;
+        println!("largest m, tiled     {full} (full), {rfp} (RFP): {source}");
+    }
     let methods: Vec<&str> = gpu.methods().into_iter().map(|m| m.name()).collect();
     println!(
         "methods              {} (auto: {})",
