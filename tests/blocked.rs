@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::blocked::{BLOCKINGS, Role, pair_layers, role, upload_to_pair};
+use common::blocked::{BLOCKINGS, Role, check_failing_columns, pair_layers, role, upload_to_pair};
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
@@ -13,10 +13,7 @@ use symraster::geometry::Pass;
 use symraster::geometry::blocked::{cholesky_plan, lower_blocks, panel};
 use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout, Blocking};
-use symraster::{
-    Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
-    relative_error,
-};
+use symraster::{Format, Gpu, Matrix, Method, Options, problems, reference, relative_error};
 
 fn blocked(blocking: Blocking) -> Options {
     Options::new(Format::Full)
@@ -277,47 +274,8 @@ fn cholesky_never_reads_the_upper_triangle() {
 
 #[test]
 fn not_positive_definite_names_the_failing_column_as_lapack() {
-    let gpu = gpu();
-    let m = 40;
     // Columns at the start, inside, at the edges of block columns and at the end.
-    for column in [0, 1, 5, 15, 16, 17, 31, 39] {
-        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
-        c[(column, column)] -= 50.0;
-        let expected = match reference::cholesky(&c.to_f64()) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
-                assert_eq!(got, column);
-                pivot
-            }
-            other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
-        };
-        for blocking in BLOCKINGS {
-            match gpu.cholesky(&c, blocked(blocking)) {
-                Err(Error::Numerical(NumericalError::NotPositiveDefinite {
-                    column: got,
-                    pivot,
-                })) => {
-                    assert_eq!(got, column, "{blocking}");
-                    assert!(
-                        (pivot - expected).abs() <= 1e-4 * expected.abs(),
-                        "pivot {pivot} against the reference's {expected}"
-                    );
-                }
-                other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
-            }
-        }
-    }
-    for (c, blocking) in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)]
-        .into_iter()
-        .flat_map(|c| BLOCKINGS.map(|b| (c.clone(), b)))
-    {
-        assert!(matches!(
-            gpu.cholesky(&c, blocked(blocking)),
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
-                column: 0,
-                ..
-            }))
-        ));
-    }
+    check_failing_columns(&gpu(), blocked, 40, &[0, 1, 5, 15, 16, 17, 31, 39], 50.0);
 }
 
 #[test]

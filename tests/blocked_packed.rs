@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::blocked::{BLOCKINGS, Role, pair_layers, role, upload_to_pair};
+use common::blocked::{BLOCKINGS, Role, check_failing_columns, pair_layers, role, upload_to_pair};
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
@@ -14,10 +14,7 @@ use symraster::geometry::Pass;
 use symraster::geometry::blocked::{assembly_plan, cholesky_plan};
 use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
-use symraster::{
-    Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
-    relative_error,
-};
+use symraster::{Format, Gpu, Matrix, Method, Options, problems, reference, relative_error};
 
 fn packed(blocking: Blocking) -> Options {
     Options::new(Format::Packed)
@@ -339,47 +336,9 @@ fn packed_runs_never_read_the_upper_triangle() {
 
 #[test]
 fn packed_not_positive_definite_names_the_failing_column_as_lapack() {
-    let gpu = gpu();
     // m = 64: block columns 0, 1 in the trapezoid, 2, 3 in the rotated corner.
-    let m = 64;
-    for column in [0, 1, 15, 16, 31, 32, 33, 47, 48, 63] {
-        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
-        c[(column, column)] -= 80.0;
-        let expected = match reference::cholesky(&c.to_f64()) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
-                assert_eq!(got, column);
-                pivot
-            }
-            other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
-        };
-        for blocking in BLOCKINGS {
-            match gpu.cholesky(&c, packed(blocking)) {
-                Err(Error::Numerical(NumericalError::NotPositiveDefinite {
-                    column: got,
-                    pivot,
-                })) => {
-                    assert_eq!(got, column, "{blocking}");
-                    assert!(
-                        (pivot - expected).abs() <= 1e-4 * expected.abs(),
-                        "pivot {pivot} against the reference's {expected}"
-                    );
-                }
-                other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
-            }
-        }
-    }
-    for (c, blocking) in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)]
-        .into_iter()
-        .flat_map(|c| BLOCKINGS.map(|b| (c.clone(), b)))
-    {
-        assert!(matches!(
-            gpu.cholesky(&c, packed(blocking)),
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
-                column: 0,
-                ..
-            }))
-        ));
-    }
+    let columns = [0, 1, 15, 16, 31, 32, 33, 47, 48, 63];
+    check_failing_columns(&gpu(), packed, 64, &columns, 80.0);
 }
 
 /// The packed textures hold about half the texels of the full ones.

@@ -6,6 +6,7 @@ use symraster::execution::Execution;
 use symraster::geometry::{Kernel, Pass};
 use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BlockLayout, Blocking};
+use symraster::{Error, Gpu, Matrix, NumericalError, Options, problems, reference};
 
 /// What a blocked kernel does, whatever its blocking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,3 +114,53 @@ pub fn run_with_poisoned_blocks(
 
 /// Both blockings, for tests that run each.
 pub const BLOCKINGS: [Blocking; 2] = Blocking::ALL;
+
+/// A Cholesky of order m made indefinite at each of `columns` (C(j,j) lowered by `drop`) names
+/// that column and the pivot before its square root as the f64 reference (LAPACK's INFO − 1)
+/// does, in both blockings (`options` per blocking); so do a zero matrix and a negative 1 x 1.
+pub fn check_failing_columns(
+    gpu: &Gpu,
+    options: impl Fn(Blocking) -> Options,
+    m: usize,
+    columns: &[usize],
+    drop: f32,
+) {
+    for &column in columns {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= drop;
+        let expected = match reference::cholesky(&c.to_f64()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, pivot })) => {
+                assert_eq!(got, column);
+                pivot
+            }
+            other => panic!("reference: expected NotPositiveDefinite, got {other:?}"),
+        };
+        for blocking in BLOCKINGS {
+            match gpu.cholesky(&c, options(blocking)) {
+                Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                    column: got,
+                    pivot,
+                })) => {
+                    assert_eq!(got, column, "{blocking}");
+                    assert!(
+                        (pivot - expected).abs() <= 1e-4 * expected.abs(),
+                        "pivot {pivot} against the reference's {expected}"
+                    );
+                }
+                other => panic!("column {column}: expected NotPositiveDefinite, got {other:?}"),
+            }
+        }
+    }
+    for (c, blocking) in [Matrix::zeros(4, 4), Matrix::filled(1, 1, -2.0f32)]
+        .into_iter()
+        .flat_map(|c| BLOCKINGS.map(|b| (c.clone(), b)))
+    {
+        assert!(matches!(
+            gpu.cholesky(&c, options(blocking)),
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                column: 0,
+                ..
+            }))
+        ));
+    }
+}
