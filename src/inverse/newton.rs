@@ -84,15 +84,7 @@ pub fn iterate(
     let mut iterations = 0;
     loop {
         if iterations == max_iterations {
-            return Err(NumericalError::SignNotConverged {
-                iterations,
-                why: format!(
-                    "the Newton iteration did not converge in {iterations} iterations (last \
-                     relative change {previous:.2e}; an eigenvalue at relative distance d from \
-                     the axis needs about log2(1/d) + 5)"
-                ),
-            }
-            .into());
+            return Err(super::sign::not_converged(iterations, previous));
         }
         // W = X_k, inverted in place: (P·X_k)⁻¹.
         let v = View::row_major(n, n);

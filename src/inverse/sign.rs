@@ -95,6 +95,20 @@ fn change(a: &Matrix<f64>, b: &Matrix<f64>) -> f64 {
     d.sqrt() / a.frobenius_norm().max(f64::MIN_POSITIVE)
 }
 
+/// The Newton iteration's error after `iterations` steps without converging (`previous`, the
+/// last relative change), on the host and on the device alike.
+pub(crate) fn not_converged(iterations: usize, previous: f64) -> Error {
+    NumericalError::SignNotConverged {
+        iterations,
+        why: format!(
+            "the Newton iteration did not converge in {iterations} iterations (last relative \
+             change {previous:.2e}; an eigenvalue at relative distance d from the axis needs \
+             about log2(1/d) + 5)"
+        ),
+    }
+    .into()
+}
+
 /// Whether the Newton loop should stop at relative change `delta` after `previous`.
 pub(crate) fn converged(delta: f64, previous: f64) -> bool {
     delta <= CONVERGED || (delta < STOP_SCALING && delta > 0.5 * previous)
@@ -139,15 +153,7 @@ fn iterate_on_host(
     let mut iterations = 0;
     loop {
         if iterations == options.max_iterations {
-            return Err(NumericalError::SignNotConverged {
-                iterations,
-                why: format!(
-                    "the Newton iteration did not converge in {iterations} iterations (last \
-                     relative change {previous:.2e}; an eigenvalue at relative distance d from \
-                     the axis needs about log2(1/d) + 5)"
-                ),
-            }
-            .into());
+            return Err(not_converged(iterations, previous));
         }
         let y = iterate_inverse(inv, &x, iterations)?;
         let mu = if scale { scaling(&x, &y) } else { 1.0 };
