@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::blocked::{BLOCKINGS, Role, check_failing_columns, pair_layers, role, upload_to_pair};
+use common::blocked::{
+    BLOCKINGS, Role, check_failing_columns, check_poisoned_runs, pair_layers, role, upload_to_pair,
+};
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
@@ -251,37 +253,9 @@ fn packed_factor_product_matches() {
 }
 
 /// Every pass with its target poisoned with NaN writes exactly its blocks.
-fn run_with_poisoned_targets(run: &mut Execution<'_, Rgba32F>, b_height: usize) {
-    let layout = run.block_layout();
-    common::blocked::run_with_poisoned_blocks(run, |pass| intended(layout, pass, b_height));
-}
-
 #[test]
 fn every_packed_pass_writes_exactly_its_blocks() {
-    let gpu = gpu();
-    for (m, blocking) in with_blockings(&[1, 2, 3, 16, 17, 35, 64]) {
-        let n = 40;
-        let mut rng = problems::rng(m as u64);
-        let a = problems::uniform_matrix(&mut rng, m, n);
-        let d = problems::uniform_vector(&mut rng, n);
-        let mut run = gpu
-            .start_blocked_assembly_with(&a, &d, Format::Packed, blocking)
-            .unwrap();
-        let b_height = run.block_layout().a_height(n);
-        run_with_poisoned_targets(&mut run, b_height);
-        let c = run.download_lower().unwrap();
-        let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
-        assert!(relative_error(&c, &c_ref) < 1e-5, "m={m}");
-
-        let spd = problems::well_conditioned_spd(&mut rng, m);
-        let mut run = gpu
-            .start_blocked_cholesky_with(&spd, Format::Packed, blocking)
-            .unwrap();
-        run_with_poisoned_targets(&mut run, 0);
-        let l = run.download_lower().unwrap();
-        let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
-        assert!(relative_error(&l, &l_ref) < 1e-5, "m={m}");
-    }
+    check_poisoned_runs(&gpu(), Format::Packed, &[1, 2, 3, 16, 17, 35, 64], intended);
 }
 
 /// NaN in every entry that holds no lower entry (the upper entry of each diagonal block and

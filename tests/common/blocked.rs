@@ -6,7 +6,9 @@ use symraster::execution::Execution;
 use symraster::geometry::{Kernel, Pass};
 use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BlockLayout, Blocking};
-use symraster::{Error, Gpu, Matrix, NumericalError, Options, problems, reference};
+use symraster::{
+    Error, Format, Gpu, Matrix, NumericalError, Options, problems, reference, relative_error,
+};
 
 /// What a blocked kernel does, whatever its blocking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,5 +164,43 @@ pub fn check_failing_columns(
                 ..
             }))
         ));
+    }
+}
+
+/// For each order and blocking: assembly (n = 40) and Cholesky in `format` with every pass's
+/// targets poisoned with NaN first ([`run_with_poisoned_blocks`]: each pass writes exactly
+/// `intended(layout, pass, b_height)`, b_height being A's texel rows for assembly and 0 for
+/// Cholesky), the results against the f64 reference.
+pub fn check_poisoned_runs(
+    gpu: &Gpu,
+    format: Format,
+    orders: &[usize],
+    intended: impl Fn(BlockLayout, &Pass, usize) -> BTreeSet<(usize, usize)>,
+) {
+    for (m, blocking) in orders.iter().flat_map(|&m| BLOCKINGS.map(|b| (m, b))) {
+        let n = 40;
+        let mut rng = problems::rng(m as u64);
+        let a = problems::uniform_matrix(&mut rng, m, n);
+        let d = problems::uniform_vector(&mut rng, n);
+        let mut run = gpu
+            .start_blocked_assembly_with(&a, &d, format, blocking)
+            .unwrap();
+        let layout = run.block_layout();
+        let b_height = layout.a_height(n);
+        run_with_poisoned_blocks(&mut run, |pass| intended(layout, pass, b_height));
+        let c = run.download_lower().unwrap();
+        let d64: Vec<f64> = d.iter().map(|&v| f64::from(v)).collect();
+        let c_ref = reference::assemble(&a.to_f64(), &d64);
+        assert!(relative_error(&c, &c_ref) < 1e-5, "{blocking} m={m}");
+
+        let spd = problems::well_conditioned_spd(&mut rng, m);
+        let mut run = gpu
+            .start_blocked_cholesky_with(&spd, format, blocking)
+            .unwrap();
+        let layout = run.block_layout();
+        run_with_poisoned_blocks(&mut run, |pass| intended(layout, pass, 0));
+        let l = run.download_lower().unwrap();
+        let l_ref = reference::cholesky(&spd.to_f64()).unwrap();
+        assert!(relative_error(&l, &l_ref) < 1e-5, "{blocking} m={m}");
     }
 }
