@@ -10,8 +10,10 @@ use common::blocked::{
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
+use symraster::execution::Execution;
 use symraster::geometry::Pass;
 use symraster::geometry::blocked::{cholesky_plan, lower_blocks, panel};
+use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout, Blocking};
 use symraster::{Format, Gpu, Matrix, Method, Options, problems, reference, relative_error};
 
@@ -208,6 +210,23 @@ fn every_pass_writes_exactly_its_blocks() {
     check_poisoned_runs(&gpu(), Format::Full, &[1, 2, 3, 16, 17, 35], intended);
 }
 
+/// Every texel above the diagonal of both textures of `run` (NaN-poisoned before it) is still
+/// NaN: no pass drew an upper block.
+fn assert_upper_blocks_untouched(run: &Execution<'_, Rgba32F>, layout: BlockLayout) {
+    let t = layout.texels();
+    for data in pair_layers(run) {
+        for y in 0..t {
+            for x in y + 1..t {
+                assert!(
+                    data[y * t + x].iter().all(|v| v.is_nan()),
+                    "m={} ({x}, {y})",
+                    layout.order()
+                );
+            }
+        }
+    }
+}
+
 /// NaN in every strict-upper entry of both textures (whole blocks above the diagonal and the
 /// upper entries of each diagonal block): the factor is the clean run's, bit for bit.
 #[test]
@@ -227,17 +246,7 @@ fn cholesky_never_reads_the_upper_triangle() {
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "{blocking} m={m}");
         // The blocks above the diagonal were never drawn.
-        let t = layout.texels();
-        for data in pair_layers(&run) {
-            for y in 0..t {
-                for x in y + 1..t {
-                    assert!(
-                        data[y * t + x].iter().all(|v| v.is_nan()),
-                        "m={m} ({x}, {y})"
-                    );
-                }
-            }
-        }
+        assert_upper_blocks_untouched(&run, layout);
     }
 }
 
@@ -297,16 +306,6 @@ fn assembly_never_reads_the_upper_triangle() {
         upload_to_pair(&run, &layout.pack_layers(&Matrix::zeros(m, m), f32::NAN));
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "{blocking} m={m}");
-        let t = layout.texels();
-        for data in pair_layers(&run) {
-            for y in 0..t {
-                for x in y + 1..t {
-                    assert!(
-                        data[y * t + x].iter().all(|v| v.is_nan()),
-                        "m={m} ({x}, {y})"
-                    );
-                }
-            }
-        }
+        assert_upper_blocks_untouched(&run, layout);
     }
 }
