@@ -966,12 +966,7 @@ fn solve_reports_backward_error_and_fallback_and_takes_the_paper_rule() {
                 "{criterion}: {needle} missing in {text}"
             );
         }
-        let name = if criterion == "backward" {
-            "backward"
-        } else {
-            "paper"
-        };
-        assert!(text.contains(name), "{text}");
+        assert!(text.contains(criterion), "{text}");
         assert_eq!(io::read_vector(&out, "x").unwrap().len(), m);
     }
     let o = run(
