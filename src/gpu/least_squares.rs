@@ -1,7 +1,7 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
-use super::{Gpu, Method};
+use super::{CholeskyFactor, Gpu, Method, TiledFactor};
 use crate::error::{NumericalError, Result};
 use crate::least_squares::{
     Criterion, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
@@ -67,27 +67,23 @@ impl Gpu {
             Ok::<_, crate::Error>(a32)
         };
         let format = options.gpu.format;
-        let (device_factor, host_factor) = match (method, &device_residual) {
+        let factor_l = match (method, &device_residual) {
             (Method::Tiled, Some(device)) if scaling.fits_single(max_abs(a)) => {
                 let exponent = scaling.a.log2() as i32;
                 let a32 = device.single_precision_a(exponent)?;
-                let f = self.factor_product_tiled_on_device(a32, a.shape(), &d32, format)?;
-                (Some(f), None)
+                Factor::Device(self.factor_product_tiled_on_device(a32, a.shape(), &d32, format)?)
             }
-            (Method::Tiled, _) => (
-                Some(self.factor_product_tiled(&single_a()?, &d32, format)?),
-                None,
-            ),
-            _ => (
-                None,
-                Some(self.factor_product(&single_a()?, &d32, options.gpu.method(method))?),
-            ),
+            (Method::Tiled, _) => {
+                Factor::Device(self.factor_product_tiled(&single_a()?, &d32, format)?)
+            }
+            _ => {
+                Factor::Host(self.factor_product(&single_a()?, &d32, options.gpu.method(method))?)
+            }
         };
         phase.mark("assembly, Cholesky (queued)");
-        let pivots: Vec<f32> = match (&device_factor, &host_factor) {
-            (Some(f), _) => self.tiled_diagonal(f)?,
-            (_, Some(l)) => (0..l.order()).map(|j| l.l()[(j, j)]).collect(),
-            _ => unreachable!("one of the two factors exists"),
+        let pivots = match &factor_l {
+            Factor::Device(f) => self.tiled_diagonal(f)?,
+            Factor::Host(l) => (0..l.order()).map(|j| l.l()[(j, j)]).collect(),
         };
         let c_scale = scaling.a * scaling.a * scaling.d;
         let scaled_diagonal: Vec<f64> = diagonal.iter().map(|c| c * c_scale).collect();
@@ -103,11 +99,7 @@ impl Gpu {
             None => equations().rhs(),
         };
         let m = a.rows();
-        let correct = |r: &[f64]| match (&device_factor, &host_factor) {
-            (Some(f), _) => scaling.correct_with(r, |v| f.solve(v)),
-            (_, Some(l)) => scaling.correct_with(r, |v| l.solve(v)),
-            _ => unreachable!("one of the two factors exists"),
-        };
+        let correct = |r: &[f64]| scaling.correct_with(r, |v| factor_l.solve(v));
         let x0 = correct(rhs)?;
         let x0_time = start.elapsed();
         phase.mark("x⁰");
@@ -173,12 +165,7 @@ impl Gpu {
         let mut failure = None;
         let inverse_norm = estimate_inverse_norm_1(m, |v| {
             let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-            let z = match (&device_factor, &host_factor) {
-                (Some(f), _) => f.solve(&single),
-                (_, Some(l)) => l.solve(&single),
-                _ => unreachable!("one of the two factors exists"),
-            };
-            match z {
+            match factor_l.solve(&single) {
                 Ok(z) => z.into_iter().map(f64::from).collect(),
                 Err(e) => {
                     failure.get_or_insert(e);
@@ -211,6 +198,23 @@ impl Gpu {
                 total: start.elapsed(),
             },
         })
+    }
+}
+
+/// The single-precision factor of C', kept on the GPU (tiled) or read back (the rasterizing
+/// methods): where x⁰, the corrections and the condition estimate's solves run.
+enum Factor {
+    Device(TiledFactor),
+    Host(CholeskyFactor),
+}
+
+impl Factor {
+    /// L·Lᵀ·x = b where the factor is.
+    fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
+        match self {
+            Factor::Device(f) => f.solve(b),
+            Factor::Host(l) => l.solve(b),
+        }
     }
 }
 
