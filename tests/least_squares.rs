@@ -4,7 +4,17 @@
 use symraster::least_squares::{Criterion, Fallback, relative_error_vec};
 use symraster::least_squares::{solve_normal_equations_faer, solve_normal_equations_reference};
 use symraster::problems::{ill_conditioned_least_squares, random_least_squares};
-use symraster::{Error, Format, Gpu, InputError, Matrix, NumericalError, SolveOptions};
+use symraster::{Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions};
+
+/// Every method this device runs, each with `options` (`auto` alone would cover one of them:
+/// tiled on GPUs, blocked on llvmpipe, and the tiled method's end-to-end GPU solve differs
+/// from the others' read-back factor).
+fn each_method(gpu: &Gpu, options: SolveOptions) -> Vec<(Method, SolveOptions)> {
+    gpu.methods()
+        .into_iter()
+        .map(|m| (m, options.gpu(options.gpu.method(m))))
+        .collect()
+}
 
 #[test]
 fn refined_solution_matches_double_cpu_solve() {
@@ -107,12 +117,16 @@ fn rank_deficient_a_is_reported_not_solved() {
         for k in 0..p.a.cols() {
             p.a[(row, k)] = p.a[(row - 1, k)];
         }
-        match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new()) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }))
-            | Err(Error::Numerical(NumericalError::NumericallySingular { column, .. })) => {
-                assert_eq!(column, row, "m = {m}: failing column")
+        for (method, opts) in each_method(&gpu, SolveOptions::new()) {
+            match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts) {
+                Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }))
+                | Err(Error::Numerical(NumericalError::NumericallySingular { column, .. })) => {
+                    assert_eq!(column, row, "{method} m = {m}: failing column")
+                }
+                other => panic!(
+                    "{method} m = {m}: expected a not-positive-definite error, got {other:?}"
+                ),
             }
-            other => panic!("m = {m}: expected a not-positive-definite error, got {other:?}"),
         }
     }
 }
@@ -182,19 +196,23 @@ fn packed_format_solves_too() {
     let gpu = Gpu::new().unwrap();
     for m in [33, 34] {
         let p = random_least_squares(61, m);
-        let opts = SolveOptions::new().format(Format::Packed);
-        let s = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts)
-            .unwrap();
         let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
-        let error = relative_error_vec(&s.x, &x_cpu);
-        let x0_error = relative_error_vec(&s.x0, &x_cpu);
-        assert!(s.converged, "m = {m}");
-        assert!(error <= 1e-10, "m = {m}: refined error {error:.2e}");
-        assert!(
-            x0_error > 1e-9 && x0_error < 1e-2,
-            "m = {m}: x⁰ error {x0_error:.2e}"
-        );
+        for (method, opts) in each_method(&gpu, SolveOptions::new().format(Format::Packed)) {
+            let s = gpu
+                .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts)
+                .unwrap();
+            let error = relative_error_vec(&s.x, &x_cpu);
+            let x0_error = relative_error_vec(&s.x0, &x_cpu);
+            assert!(s.converged, "{method} m = {m}");
+            assert!(
+                error <= 1e-10,
+                "{method} m = {m}: refined error {error:.2e}"
+            );
+            assert!(
+                x0_error > 1e-9 && x0_error < 1e-2,
+                "{method} m = {m}: x⁰ error {x0_error:.2e}"
+            );
+        }
     }
 }
 
@@ -206,47 +224,56 @@ fn default_stopping_rule_does_not_depend_on_scale() {
     let gpu = Gpu::new().unwrap();
     let base = ill_conditioned_least_squares(71, 48);
     let x_cpu = solve_normal_equations_faer(&base.a, &base.d, &base.b).unwrap();
-    let mut default_steps = Vec::new();
-    let mut paper_steps = Vec::new();
-    for exponent in [-6, -3, 0, 3, 6] {
-        let scale = 10f64.powi(exponent);
-        let mut p = base.clone();
-        for v in p.a.as_mut_slice() {
-            *v *= scale;
+    for (method, opts) in each_method(&gpu, SolveOptions::new()) {
+        let paper_opts = SolveOptions::paper().gpu(opts.gpu);
+        let mut default_steps = Vec::new();
+        let mut paper_steps = Vec::new();
+        for exponent in [-6, -3, 0, 3, 6] {
+            let scale = 10f64.powi(exponent);
+            let mut p = base.clone();
+            for v in p.a.as_mut_slice() {
+                *v *= scale;
+            }
+            let s = gpu
+                .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts)
+                .unwrap();
+            let expected: Vec<f64> = x_cpu.iter().map(|x| x / scale).collect();
+            let error = relative_error_vec(&s.x, &expected);
+            assert!(
+                s.converged && s.fallback.is_none(),
+                "{method} scale 1e{exponent}"
+            );
+            assert!(
+                s.backward_error <= s.tolerance,
+                "{method} scale 1e{exponent}"
+            );
+            // κ(C) ≈ 1e7 here: the f64 solve itself is good to about κ·u ≈ 1e-9.
+            assert!(
+                error <= 1e-8,
+                "{method} scale 1e{exponent}: relative error {error:.2e} (forward estimate {:.2e})",
+                s.forward_error_estimate
+            );
+            assert!(
+                s.forward_error_estimate >= error / 10.0,
+                "{method} scale 1e{exponent}: the estimate {:.2e} should bound the error {error:.2e}",
+                s.forward_error_estimate
+            );
+            default_steps.push(s.iterations);
+            let paper = gpu
+                .solve_weighted_least_squares(&p.a, &p.d, &p.b, &paper_opts)
+                .unwrap();
+            paper_steps.push(paper.iterations);
         }
-        let s = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
-            .unwrap();
-        let expected: Vec<f64> = x_cpu.iter().map(|x| x / scale).collect();
-        let error = relative_error_vec(&s.x, &expected);
-        assert!(s.converged && s.fallback.is_none(), "scale 1e{exponent}");
-        assert!(s.backward_error <= s.tolerance, "scale 1e{exponent}");
-        // κ(C) ≈ 1e7 here: the f64 solve itself is good to about κ·u ≈ 1e-9.
+        let spread = |v: &[usize]| v.iter().max().unwrap() - v.iter().min().unwrap();
         assert!(
-            error <= 1e-8,
-            "scale 1e{exponent}: relative error {error:.2e} (forward estimate {:.2e})",
-            s.forward_error_estimate
+            spread(&default_steps) <= 1,
+            "{method} steps by scale: {default_steps:?}"
         );
         assert!(
-            s.forward_error_estimate >= error / 10.0,
-            "scale 1e{exponent}: the estimate {:.2e} should bound the error {error:.2e}",
-            s.forward_error_estimate
+            spread(&paper_steps) >= 2,
+            "{method}: the paper's rule should depend on the scale: {paper_steps:?}"
         );
-        default_steps.push(s.iterations);
-        let paper = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::paper())
-            .unwrap();
-        paper_steps.push(paper.iterations);
     }
-    let spread = |v: &[usize]| v.iter().max().unwrap() - v.iter().min().unwrap();
-    assert!(
-        spread(&default_steps) <= 1,
-        "steps by scale: {default_steps:?}"
-    );
-    assert!(
-        spread(&paper_steps) >= 2,
-        "the paper's rule should depend on the scale: {paper_steps:?}"
-    );
 }
 
 /// Refinement that cannot reach its test hands over to an f64 Cholesky on the CPU and says so.
@@ -255,37 +282,34 @@ fn stagnation_and_the_limit_fall_back_to_double() {
     let gpu = Gpu::new().unwrap();
     let p = random_least_squares(81, 40);
     let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
-    // A zero tolerance cannot be met: the corrections stop shrinking at rounding level.
-    let s = gpu
-        .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new().tolerance(0.0))
-        .unwrap();
-    assert!(
-        matches!(s.fallback, Some(Fallback::Stagnated { .. })),
-        "{:?}",
-        s.fallback
-    );
-    assert!(s.iterations < 10 && !s.converged);
-    assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
-    // One step is not enough for the default test: the limit hands over, and the f64 solve meets it.
-    let s = gpu
-        .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new().max_iterations(1))
-        .unwrap();
-    assert_eq!(
-        (s.iterations, s.fallback),
-        (1, Some(Fallback::IterationLimit))
-    );
-    assert!(s.converged && s.backward_error <= s.tolerance);
-    assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
-    // Without the fallback the same call reports the limit instead.
-    let s = gpu
-        .solve_weighted_least_squares(
-            &p.a,
-            &p.d,
-            &p.b,
-            &SolveOptions::new().max_iterations(1).fallback(false),
-        )
-        .unwrap();
-    assert!(!s.converged && s.fallback.is_none());
+    for (method, opts) in each_method(&gpu, SolveOptions::new()) {
+        // A zero tolerance cannot be met: the corrections stop shrinking at rounding level.
+        let s = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts.tolerance(0.0))
+            .unwrap();
+        assert!(
+            matches!(s.fallback, Some(Fallback::Stagnated { .. })),
+            "{method}: {:?}",
+            s.fallback
+        );
+        assert!(s.iterations < 10 && !s.converged);
+        assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
+        // One step is not enough for the default test: the limit hands over, and the f64 solve meets it.
+        let s = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(1))
+            .unwrap();
+        assert_eq!(
+            (s.iterations, s.fallback),
+            (1, Some(Fallback::IterationLimit))
+        );
+        assert!(s.converged && s.backward_error <= s.tolerance);
+        assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
+        // Without the fallback the same call reports the limit instead.
+        let s = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(1).fallback(false))
+            .unwrap();
+        assert!(!s.converged && s.fallback.is_none());
+    }
 }
 
 /// Data whose C = AD²Aᵀ leaves f32's range (overflow at 1e20·A, underflow at 1e-25·A) is
@@ -303,19 +327,21 @@ fn data_outside_single_range_is_scaled_not_refused() {
         for v in &mut p.d {
             *v *= d_scale;
         }
-        let s = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
-            .unwrap();
         let expected: Vec<f64> = x_cpu.iter().map(|x| x / a_scale).collect();
-        let error = relative_error_vec(&s.x, &expected);
-        assert!(
-            s.converged && s.fallback.is_none(),
-            "A·{a_scale:e}, d·{d_scale:e}"
-        );
-        assert!(
-            error <= 1e-12,
-            "A·{a_scale:e}, d·{d_scale:e}: error {error:.2e}"
-        );
+        for (method, opts) in each_method(&gpu, SolveOptions::new()) {
+            let s = gpu
+                .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts)
+                .unwrap();
+            let error = relative_error_vec(&s.x, &expected);
+            assert!(
+                s.converged && s.fallback.is_none(),
+                "{method} A·{a_scale:e}, d·{d_scale:e}"
+            );
+            assert!(
+                error <= 1e-12,
+                "{method} A·{a_scale:e}, d·{d_scale:e}: error {error:.2e}"
+            );
+        }
     }
 }
 
