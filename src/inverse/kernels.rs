@@ -8,6 +8,7 @@ use crate::Gpu;
 use crate::error::{DeviceError, Error, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use crate::matrix::Matrix;
+use crate::tiled::status::StatusWord;
 use crate::tiled::storage::{check_fits, max_buffer_bytes};
 use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
 
@@ -18,9 +19,6 @@ const NEWTON: &str = include_str!("../../glsl/inverse/newton.comp");
 
 /// Entries one work group of the Newton pass covers (256 invocations x 16).
 const NEWTON_GROUP_ENTRIES: usize = 256 * 16;
-
-/// "No column failed" in the status word.
-const NO_FAILURE: u32 = u32::MAX;
 
 /// What [`Inverter::copy`] writes into the destination view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +42,7 @@ pub struct Inverter {
     panel: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
-    status: Buffer<u32>,
+    status: StatusWord,
     max_bytes: u64,
 }
 
@@ -75,12 +73,7 @@ impl Inverter {
             panel: program("inverse/panel", PANEL)?,
             copy: program("inverse/copy", COPY)?,
             newton: program("inverse/newton", NEWTON)?,
-            status: Buffer::new(
-                ctx,
-                BufferTarget::Storage,
-                BufferUsage::Dynamic,
-                &[NO_FAILURE, 0],
-            )?,
+            status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
         })
@@ -298,22 +291,20 @@ impl Inverter {
 
     /// Clears the status word before an inversion.
     pub fn reset_status(&self) -> Result<()> {
-        self.status.write(0, &[NO_FAILURE, 0])
+        self.status.reset()
     }
 
     /// Reads the status word: the first column without a usable pivot, as
     /// [`NumericalError::SingularMatrix`].
     pub fn check_status(&self, tol: f32) -> Result<()> {
-        let s = self.status.download()?;
-        if s[0] == NO_FAILURE {
-            Ok(())
-        } else {
-            Err(NumericalError::SingularMatrix {
-                column: s[0] as usize,
-                pivot: f64::from(f32::from_bits(s[1])),
+        match self.status.failure()? {
+            None => Ok(()),
+            Some((column, pivot)) => Err(NumericalError::SingularMatrix {
+                column,
+                pivot: f64::from(pivot),
                 tolerance: f64::from(tol),
             }
-            .into())
+            .into()),
         }
     }
 }

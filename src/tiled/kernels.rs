@@ -3,6 +3,7 @@
 //! records the first pivot that is not positive.
 
 use super::config::KernelConfig;
+use super::status::StatusWord;
 use super::tiles::output_tiles_below;
 use super::view::View;
 use crate::error::{Error, NumericalError, Result};
@@ -51,9 +52,6 @@ const SMALL_PRODUCT_TILES: usize = 264;
 /// Launched tile lists by (rows, cols, mask shift, tile rows, tile cols).
 type TileLists = HashMap<(usize, usize, Option<isize>, usize, usize), Buffer<[u32; 2]>>;
 
-/// "No column failed" in the status word.
-const NO_FAILURE: u32 = u32::MAX;
-
 /// A view of a storage buffer: what a kernel reads or writes.
 #[derive(Clone, Copy)]
 pub struct Operand<'a> {
@@ -99,7 +97,7 @@ pub struct TiledKernels {
     tile_lists: RefCell<TileLists>,
     // Kernel launches so far (glDispatchCompute calls), for counting what an operation costs.
     launches: Cell<u64>,
-    status: Buffer<u32>,
+    status: StatusWord,
     no_scaling: Buffer<f32>,
 }
 
@@ -136,12 +134,7 @@ impl TiledKernels {
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
-            status: Buffer::new(
-                ctx,
-                BufferTarget::Storage,
-                BufferUsage::Dynamic,
-                &[NO_FAILURE, 0],
-            )?,
+            status: StatusWord::new(ctx)?,
             no_scaling: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[1.0])?,
             ctx: ctx.clone(),
             config,
@@ -450,21 +443,19 @@ impl TiledKernels {
 
     /// Clears the status word before a factorization.
     pub fn reset_status(&self) -> Result<()> {
-        self.status.write(0, &[NO_FAILURE, 0])
+        self.status.reset()
     }
 
     /// Reads the status word: the first column whose pivot was not positive, as
     /// [`NumericalError::NotPositiveDefinite`] with the pivot before its square root.
     pub fn check_status(&self) -> Result<()> {
-        let s = self.status.download()?;
-        if s[0] == NO_FAILURE {
-            Ok(())
-        } else {
-            Err(NumericalError::NotPositiveDefinite {
-                column: s[0] as usize,
-                pivot: f64::from(f32::from_bits(s[1])),
+        match self.status.failure()? {
+            None => Ok(()),
+            Some((column, pivot)) => Err(NumericalError::NotPositiveDefinite {
+                column,
+                pivot: f64::from(pivot),
             }
-            .into())
+            .into()),
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod config;
 pub mod kernels;
 pub mod parts;
 pub mod solve;
+pub mod status;
 pub mod storage;
 pub mod tiles;
 pub mod view;
