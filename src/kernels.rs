@@ -57,6 +57,10 @@ pub enum Kernel {
     RankKSubtraction4,
     /// [`Kernel::BlockCopy`] of 4 x 4 blocks.
     BlockCopy4,
+    /// The inverse of the diagonal block's factor, drawn into the source for the panel.
+    BlockInverse,
+    /// [`Kernel::BlockInverse`] over 4 x 4 blocks.
+    BlockInverse4,
 }
 
 /// What a kernel's texels hold, which decides its header and its render targets' format.
@@ -158,7 +162,7 @@ pub struct KernelSpec {
 }
 
 /// The table: one entry per kernel, in [`Kernel::ALL`]'s order.
-const SPECS: [KernelSpec; 18] = [
+const SPECS: [KernelSpec; 20] = [
     KernelSpec {
         name: "column scaling",
         fragment: include_str!("../glsl/column_scaling.frag"),
@@ -297,11 +301,25 @@ const SPECS: [KernelSpec; 18] = [
         target: Target::PairSource,
         texels: Texels::Block4,
     },
+    KernelSpec {
+        name: "block inverse",
+        fragment: include_str!("../glsl/blocked/block_inverse.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairSource,
+        texels: Texels::Block,
+    },
+    KernelSpec {
+        name: "block inverse 4x4",
+        fragment: include_str!("../glsl/blocked4/block_inverse.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairSource,
+        texels: Texels::Block4,
+    },
 ];
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 18] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::ColumnScaling,
         Kernel::OuterProductAddition,
         Kernel::SquareRoot,
@@ -320,6 +338,8 @@ impl Kernel {
         Kernel::BlockPanel4,
         Kernel::RankKSubtraction4,
         Kernel::BlockCopy4,
+        Kernel::BlockInverse,
+        Kernel::BlockInverse4,
     ];
 
     /// The kernel's entry in the table.
@@ -416,6 +436,7 @@ mod tests {
         let column = format!("const int KB = {};", BLOCK_COLUMN / 2);
         for kernel in [
             Kernel::BlockFactor,
+            Kernel::BlockInverse,
             Kernel::BlockPanel,
             Kernel::RankKSubtraction,
         ] {
@@ -426,6 +447,7 @@ mod tests {
         let column_4 = format!("const int KB = {};", BLOCK_COLUMN / 4);
         for kernel in [
             Kernel::BlockFactor4,
+            Kernel::BlockInverse4,
             Kernel::BlockPanel4,
             Kernel::RankKSubtraction4,
         ] {

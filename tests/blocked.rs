@@ -75,7 +75,7 @@ fn intended(layout: BlockLayout, pass: &Pass, b_height: usize) -> BTreeSet<(usiz
             .flat_map(|y| (0..t).map(move |x| (x, y)))
             .collect(),
         Role::Addition => lower_set(0, t),
-        Role::Factor => lower_set(k, k + kb),
+        Role::Factor | Role::Inverse => lower_set(k, k + kb),
         Role::Panel => (k + kb..t)
             .flat_map(|y| (k..k + kb).map(move |x| (x, y)))
             .collect(),
@@ -86,7 +86,8 @@ fn intended(layout: BlockLayout, pass: &Pass, b_height: usize) -> BTreeSet<(usiz
 #[test]
 fn cholesky_plan_covers_every_lower_block_in_order() {
     // Each lower texel is factored (diagonal block) or solved (panel) exactly once, and
-    // updated by every earlier block column.
+    // updated by every earlier block column; the inverse is drawn over the block just
+    // factored, and each copy copies the block column just finished.
     for (m, blocking) in [1, 16, 17, 40]
         .into_iter()
         .flat_map(|m| BLOCKINGS.map(|b| (m, b)))
@@ -95,21 +96,29 @@ fn cholesky_plan_covers_every_lower_block_in_order() {
         let plan = cholesky_plan(layout);
         let t = layout.texels();
         let mut finished = BTreeSet::new();
-        for pass in plan.passes.iter().filter(|p| !p.kernel.is_copy()) {
+        let mut column = BTreeSet::new();
+        for pass in &plan.passes {
             let frags: BTreeSet<_> = rasterize(plan.vertices_of(pass), t, t)
                 .iter()
                 .map(|f| (f.x, f.y))
                 .collect();
+            if pass.kernel.is_copy() {
+                assert_eq!(frags, std::mem::take(&mut column), "m={m}: the copy");
+                continue;
+            }
             assert_eq!(frags, intended(layout, pass, 0), "m={m}");
-            if role(pass.kernel) != Role::Subtraction {
-                for p in &frags {
-                    assert!(finished.insert(*p), "m={m}: {p:?} finished twice");
-                }
-            } else {
-                assert!(
+            match role(pass.kernel) {
+                Role::Subtraction => assert!(
                     frags.is_disjoint(&finished),
                     "m={m}: update of a finished block"
-                );
+                ),
+                Role::Inverse => assert!(frags.is_subset(&column), "m={m}: the inverse"),
+                _ => {
+                    for p in &frags {
+                        assert!(finished.insert(*p), "m={m}: {p:?} finished twice");
+                    }
+                    column.extend(frags);
+                }
             }
         }
         assert_eq!(finished, lower_set(0, t), "m={m}");

@@ -8,7 +8,7 @@
 
 pub mod packed;
 
-use super::{Kernel, Plan, Vertex, rectangle};
+use super::{Kernel, Plan, Target, Vertex, rectangle};
 use crate::layout::Format;
 use crate::layout::blocked::{ASSEMBLY_RANK, BlockLayout, Blocking};
 
@@ -17,6 +17,7 @@ struct Roles {
     scaling: Kernel,
     addition: Kernel,
     factor: Kernel,
+    inverse: Kernel,
     panel: Kernel,
     subtraction: Kernel,
 }
@@ -27,6 +28,7 @@ fn roles(blocking: Blocking) -> Roles {
             scaling: Kernel::BlockScaling,
             addition: Kernel::RankKAddition,
             factor: Kernel::BlockFactor,
+            inverse: Kernel::BlockInverse,
             panel: Kernel::BlockPanel,
             subtraction: Kernel::RankKSubtraction,
         },
@@ -34,6 +36,7 @@ fn roles(blocking: Blocking) -> Roles {
             scaling: Kernel::BlockScaling4,
             addition: Kernel::RankKAddition4,
             factor: Kernel::BlockFactor4,
+            inverse: Kernel::BlockInverse4,
             panel: Kernel::BlockPanel4,
             subtraction: Kernel::RankKSubtraction4,
         },
@@ -102,12 +105,14 @@ pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
     plan
 }
 
-/// Cholesky by block columns (the Brook+ sample's three steps): factor the diagonal block and
-/// copy it back, solve the panel below it and copy it back, subtract the panel's rank-K
-/// product from the trailing triangle and swap. The last block column is factored and copied
-/// back only, so the factor ends in the source. Packed: the same passes over Figs 6 and 7's
-/// regions by blocks ([`packed`]), the pivot block column in the trapezoid for k < W and in
-/// the rotated corner after. A pass's step is the block column's first matrix column.
+/// Cholesky by block columns (the Brook+ sample's three steps): factor the diagonal block
+/// into the target; draw its inverse over the diagonal block of the source; solve the panel
+/// below it as a product with that inverse into the target; copy the block column (factor and
+/// panel) back; subtract the panel's rank-K product from the trailing triangle and swap. The
+/// last block column is factored and copied back only, so the factor ends in the source.
+/// Packed: the same passes over Figs 6 and 7's regions by blocks ([`packed`]), the pivot block
+/// column in the trapezoid for k < W and in the rotated corner after. A pass's step is the
+/// block column's first matrix column.
 pub fn cholesky_plan(layout: BlockLayout) -> Plan {
     let (t, kb) = (layout.texels(), layout.block_column_texels());
     let viewport = layout.texture_size();
@@ -122,15 +127,22 @@ pub fn cholesky_plan(layout: BlockLayout) -> Plan {
             packed::diagonal_block(layout, k)
         };
         plan.push(kernels.factor, step, viewport, &factor);
-        plan.push_copy_of_last();
         if k + kb < t {
+            plan.push(kernels.inverse, step, viewport, &factor);
             let solve = if full {
                 panel(k, kb, t)
             } else {
                 packed::panel(layout, k)
             };
             plan.push(kernels.panel, step, viewport, &solve);
-            plan.push_copy_of_last();
+            let column: Vec<Vertex> = factor.iter().chain(&solve).copied().collect();
+            plan.push_into(
+                kernels.factor.copy(),
+                Target::PairSource,
+                step,
+                viewport,
+                &column,
+            );
             let update = if full {
                 lower_blocks(k + kb, t, k).to_vec()
             } else {
@@ -138,6 +150,8 @@ pub fn cholesky_plan(layout: BlockLayout) -> Plan {
             };
             plan.push(kernels.subtraction, step, viewport, &update);
             plan.swap_after_last();
+        } else {
+            plan.push_copy_of_last();
         }
     }
     plan
@@ -156,7 +170,7 @@ mod tests {
         use Kernel::*;
         let step = [
             BlockFactor,
-            BlockCopy,
+            BlockInverse,
             BlockPanel,
             BlockCopy,
             RankKSubtraction,

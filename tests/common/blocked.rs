@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use symraster::execution::Execution;
-use symraster::geometry::{Kernel, Pass};
+use symraster::geometry::{Kernel, Pass, Target};
 use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BlockLayout, Blocking};
 use symraster::{
@@ -16,6 +16,9 @@ pub enum Role {
     Scaling,
     Addition,
     Factor,
+    /// The inverse of the diagonal block's factor, drawn into the source over the factor's
+    /// blocks.
+    Inverse,
     Panel,
     Subtraction,
 }
@@ -26,6 +29,7 @@ pub fn role(kernel: Kernel) -> Role {
         Kernel::BlockScaling | Kernel::BlockScaling4 => Role::Scaling,
         Kernel::RankKAddition | Kernel::RankKAddition4 => Role::Addition,
         Kernel::BlockFactor | Kernel::BlockFactor4 => Role::Factor,
+        Kernel::BlockInverse | Kernel::BlockInverse4 => Role::Inverse,
         Kernel::BlockPanel | Kernel::BlockPanel4 => Role::Panel,
         Kernel::RankKSubtraction | Kernel::RankKSubtraction4 => Role::Subtraction,
         other => panic!("{other:?} is not a blocked kernel"),
@@ -56,12 +60,13 @@ pub fn pair_layers(run: &Execution<'_, Rgba32F>) -> Vec<Vec<[f32; 4]>> {
 
 /// Runs every pass of a blocked (RGBA32F) run with its targets (every layer) poisoned with
 /// NaN first: the texels that come out not NaN must be exactly `intended(pass)` in every
-/// layer the pass draws, with all four entries written. The rest is restored.
+/// layer the pass draws, with all four entries written (for a copy: what the passes into the
+/// pair's target have drawn since the last swap). The rest is restored.
 pub fn run_with_poisoned_blocks(
     run: &mut Execution<'_, Rgba32F>,
     intended: impl Fn(&Pass) -> BTreeSet<(usize, usize)>,
 ) {
-    let mut last_drawn: Option<Pass> = None;
+    let mut drawn: Vec<Pass> = Vec::new();
     while let Some(pass) = run.next_pass().cloned() {
         let targets = run.target_layers_of(&pass).unwrap();
         let w = targets[0].width();
@@ -75,12 +80,12 @@ pub fn run_with_poisoned_blocks(
         } else {
             run.target_layers_of(&pass).unwrap()
         };
-        let drawn = if pass.kernel.is_copy() {
-            last_drawn.clone().expect("a copy follows a pass")
+        let want = if pass.kernel.is_copy() {
+            assert!(!drawn.is_empty(), "a copy follows a pass");
+            drawn.iter().flat_map(&intended).collect()
         } else {
-            pass.clone()
+            intended(&pass)
         };
-        let want = intended(&drawn);
         for (layer, target) in targets.iter().enumerate() {
             let after = target.download().unwrap();
             let written: BTreeSet<(usize, usize)> = (0..after.len())
@@ -108,8 +113,10 @@ pub fn run_with_poisoned_blocks(
                 .collect();
             target.upload(&merged).unwrap();
         }
-        if !pass.kernel.is_copy() {
-            last_drawn = Some(pass);
+        if pass.swap_after {
+            drawn.clear();
+        } else if pass.target == Target::PairTarget {
+            drawn.push(pass);
         }
     }
 }
