@@ -5,21 +5,25 @@
 //! `cargo run --release --example blocked_bench -- [sizes] [repeats] [methods] [ops]`, e.g.
 //! `-- 256,512,1024 3 faithful,blocked` (the default); `blocked` is the default blocking
 //! (4 x 4 blocks over four render targets), `blocked2` and `blocked4` name 2 x 2 and 4 x 4; a
-//! `-packed` suffix stores C and L in the rectangular packed format (`blocked,blocked-packed`
+//! `-32` suffix factors by block columns of 32 instead of 16 (`blocked4-32`); a `-packed`
+//! suffix, last, stores C and L in the rectangular packed format (`blocked,blocked-packed`
 //! compares the blocked method's two formats); `ops` is `assembly,cholesky` (the default) or
 //! either alone. Each time is the median of `repeats` runs after one warm-up, methods
 //! alternating within a repeat. Columns: method, op, format,
 //! m, n, ms (GPU), wall_ms (passes to glFinish), gflops (m²n for assembly, m³/3 for
 //! Cholesky, over the GPU time), rel_error against the f64 reference (faer on every core),
 //! min_ms (the fastest repeat's GPU time, less sensitive than the median to other work on a
-//! shared machine), blocking (2x2 or 4x4 for the blocked method). The SPD matrix factored is
+//! shared machine), blocking (2x2 or 4x4 for the blocked method), block_column (16 or 32 for
+//! the blocked method). `BREAKDOWN=1` then prints GPU ms per kernel for each blocked method
+//! listed, stepping pass by pass. The SPD matrix factored is
 //! `problems::well_conditioned_spd` up to m = 1024, `diagonally_dominant_spd` beyond.
 
 use symraster::baseline;
 use symraster::execution::Execution;
 use symraster::gl::{GpuTimer, TexelFormat};
+use symraster::layout::BlockLayout;
 use symraster::timing::{median, time_finish};
-use symraster::{Blocking, Format, Gpu, Method, Options, problems, relative_error};
+use symraster::{BlockColumn, Blocking, Format, Gpu, Method, Options, problems, relative_error};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,7 +34,7 @@ fn main() -> anyhow::Result<()> {
         .map(str::parse)
         .collect::<Result<_, _>>()?;
     let repeats: usize = args.get(1).map_or(Ok(3), |s| s.parse())?;
-    let methods: Vec<(Method, Format, Blocking)> = args
+    let methods: Vec<(Method, Format, Blocking, BlockColumn)> = args
         .get(2)
         .map_or("faithful,blocked", String::as_str)
         .split(',')
@@ -39,11 +43,15 @@ fn main() -> anyhow::Result<()> {
                 Some(method) => (method, Format::Packed),
                 None => (name, Format::Full),
             };
+            let (method, column) = match method.strip_suffix("-32") {
+                Some(method) => (method, BlockColumn::ThirtyTwo),
+                None => (method, BlockColumn::Sixteen),
+            };
             match method {
-                "faithful" => Ok((Method::Faithful, format, Blocking::default())),
-                "blocked" => Ok((Method::Blocked, format, Blocking::default())),
-                "blocked2" => Ok((Method::Blocked, format, Blocking::Two)),
-                "blocked4" => Ok((Method::Blocked, format, Blocking::Four)),
+                "faithful" => Ok((Method::Faithful, format, Blocking::default(), column)),
+                "blocked" => Ok((Method::Blocked, format, Blocking::default(), column)),
+                "blocked2" => Ok((Method::Blocked, format, Blocking::Two, column)),
+                "blocked4" => Ok((Method::Blocked, format, Blocking::Four, column)),
                 other => Err(anyhow::anyhow!("unknown method {other}")),
             }
         })
@@ -52,7 +60,7 @@ fn main() -> anyhow::Result<()> {
     let (do_assembly, do_cholesky) = (ops.contains("assembly"), ops.contains("cholesky"));
     let gpu = Gpu::new()?;
     eprintln!("{} | {}", gpu.info().renderer, gpu.info().version);
-    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms,blocking");
+    println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms,blocking,block_column");
     for &m in &sizes {
         let n = 2 * m;
         let mut rng = problems::rng(m as u64);
@@ -82,13 +90,14 @@ fn main() -> anyhow::Result<()> {
         // times[method][op] in ms: (gpu, wall), and the last result's error.
         let mut times: Vec<[Samples; 2]> = (0..methods.len()).map(|_| Default::default()).collect();
         for repeat in 0..=repeats {
-            for (i, &(method, format, blocking)) in methods.iter().enumerate() {
+            for (i, &(method, format, blocking, column)) in methods.iter().enumerate() {
                 let options = Options::new(format).method(method);
                 let blocked = method == Method::Blocked;
+                let blocks = BlockLayout::with(m, format, blocking).with_column(column);
                 let mut results = [None, None];
                 if do_assembly {
                     results[0] = Some(if blocked {
-                        let run = gpu.start_blocked_assembly_with(&a, &d, format, blocking)?;
+                        let run = gpu.start_blocked_assembly_as(&a, &d, blocks)?;
                         measure(run, |r| r.download_lower(), &c_ref)?
                     } else {
                         let run = gpu.start_assembly(&a, &d, options)?;
@@ -97,7 +106,7 @@ fn main() -> anyhow::Result<()> {
                 }
                 if do_cholesky {
                     results[1] = Some(if blocked {
-                        let run = gpu.start_blocked_cholesky_with(&spd, format, blocking)?;
+                        let run = gpu.start_blocked_cholesky_as(&spd, blocks)?;
                         measure(run, |r| r.download_lower(), &l_ref)?
                     } else {
                         let run = gpu.start_cholesky(&spd, options)?;
@@ -116,21 +125,23 @@ fn main() -> anyhow::Result<()> {
             }
         }
         if std::env::var_os("BREAKDOWN").is_some() {
-            for blocking in Blocking::ALL {
-                for format in [Format::Full, Format::Packed] {
-                    println!("# {format} {blocking}");
-                    if do_assembly {
-                        let run = gpu.start_blocked_assembly_with(&a, &d, format, blocking)?;
-                        breakdown(&gpu, run, m)?;
-                    }
-                    if do_cholesky {
-                        let run = gpu.start_blocked_cholesky_with(&spd, format, blocking)?;
-                        breakdown(&gpu, run, m)?;
-                    }
+            for &(method, format, blocking, column) in &methods {
+                if method != Method::Blocked {
+                    continue;
+                }
+                let blocks = BlockLayout::with(m, format, blocking).with_column(column);
+                println!("# {format} {blocking} block column {column}");
+                if do_assembly {
+                    let run = gpu.start_blocked_assembly_as(&a, &d, blocks)?;
+                    breakdown(&gpu, run, m)?;
+                }
+                if do_cholesky {
+                    let run = gpu.start_blocked_cholesky_as(&spd, blocks)?;
+                    breakdown(&gpu, run, m)?;
                 }
             }
         }
-        for (i, (method, format, blocking)) in methods.iter().enumerate() {
+        for (i, (method, format, blocking, column)) in methods.iter().enumerate() {
             for (op, name) in ["assembly", "cholesky"].iter().enumerate() {
                 let (gpu_ms, wall_ms, err) = &times[i][op];
                 if gpu_ms.is_empty() {
@@ -142,13 +153,13 @@ fn main() -> anyhow::Result<()> {
                 } else {
                     (m * m * m) as f64 / 3.0
                 };
-                let blocking = if *method == Method::Blocked {
-                    blocking.name()
+                let (blocking, column) = if *method == Method::Blocked {
+                    (blocking.name().to_string(), column.to_string())
                 } else {
-                    "-"
+                    ("-".to_string(), "-".to_string())
                 };
                 println!(
-                    "{method},{name},{format},{m},{},{ms:.3},{:.3},{:.3},{err:.3e},{:.3},{blocking}",
+                    "{method},{name},{format},{m},{},{ms:.3},{:.3},{:.3},{err:.3e},{:.3},{blocking},{column}",
                     if op == 0 { n } else { m },
                     median(wall_ms),
                     flops / ms * 1e-6,

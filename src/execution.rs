@@ -7,7 +7,7 @@ use crate::gl::{
     Context, PingPong, R32F, RenderTexture, Rgba32F, TexelFormat, Texture, VertexArray,
 };
 use crate::kernels::{Input, Kernel, Kernels, Target};
-use crate::layout::{BlockLayout, Blocking, Format, Layout, PackedMatrix};
+use crate::layout::{BlockColumn, BlockLayout, Blocking, Format, Layout, PackedMatrix};
 use crate::matrix::Matrix;
 
 /// The textures a run has besides its ping-pong pair, of the run's texel format `F` (R32F for
@@ -64,6 +64,8 @@ pub struct Execution<'k, F: TexelFormat = R32F> {
     /// The program and viewport set by the last pass of the current `step`/`finish` call, so
     /// consecutive passes of one kernel and size do not set them again.
     bound: Option<(Kernel, (usize, usize))>,
+    /// The blocked method's Cholesky block column (blocked runs only).
+    block_column: BlockColumn,
 }
 
 impl<'k, F: TexelFormat> Execution<'k, F> {
@@ -129,6 +131,7 @@ impl<'k, F: TexelFormat> Execution<'k, F> {
             operands,
             next: 0,
             bound: None,
+            block_column: BlockColumn::default(),
         })
     }
 
@@ -339,9 +342,18 @@ impl Execution<'_, Rgba32F> {
         }
     }
 
+    /// The same run with the blocked method's block column recorded (its plan's).
+    pub(crate) fn with_block_column(self, block_column: BlockColumn) -> Self {
+        Self {
+            block_column,
+            ..self
+        }
+    }
+
     /// The block layout of this blocked run.
     pub fn block_layout(&self) -> BlockLayout {
         BlockLayout::with(self.layout.order(), self.layout.format(), self.blocking())
+            .with_column(self.block_column)
     }
 
     /// The current state of a blocked run read back as the lower-triangular m x m matrix

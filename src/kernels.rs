@@ -61,6 +61,22 @@ pub enum Kernel {
     BlockInverse,
     /// [`Kernel::BlockInverse`] over 4 x 4 blocks.
     BlockInverse4,
+    /// [`Kernel::BlockFactor`] for block columns of 32.
+    BlockFactor32,
+    /// [`Kernel::BlockInverse`] for block columns of 32.
+    BlockInverse32,
+    /// [`Kernel::BlockPanel`] for block columns of 32.
+    BlockPanel32,
+    /// [`Kernel::RankKSubtraction`] for block columns of 32.
+    RankKSubtraction32,
+    /// [`Kernel::BlockFactor4`] for block columns of 32.
+    BlockFactor4x32,
+    /// [`Kernel::BlockInverse4`] for block columns of 32.
+    BlockInverse4x32,
+    /// [`Kernel::BlockPanel4`] for block columns of 32.
+    BlockPanel4x32,
+    /// [`Kernel::RankKSubtraction4`] for block columns of 32.
+    RankKSubtraction4x32,
 }
 
 /// What a kernel's texels hold, which decides its header and its render targets' format.
@@ -159,16 +175,20 @@ pub struct KernelSpec {
     pub target: Target,
     /// What its texels hold.
     pub texels: Texels,
+    /// Preprocessor definitions put between the header and the fragment shader (the block
+    /// column's KB for the blocked Cholesky kernels).
+    pub defines: &'static str,
 }
 
 /// The table: one entry per kernel, in [`Kernel::ALL`]'s order.
-const SPECS: [KernelSpec; 20] = [
+const SPECS: [KernelSpec; 28] = [
     KernelSpec {
         name: "column scaling",
         fragment: include_str!("../glsl/column_scaling.frag"),
         inputs: &[("A", Input::A), ("d", Input::D)],
         target: Target::ScaledColumn,
         texels: Texels::Scalar,
+        defines: "",
     },
     KernelSpec {
         name: "outer-product addition",
@@ -180,6 +200,7 @@ const SPECS: [KernelSpec; 20] = [
         ],
         target: Target::PairTarget,
         texels: Texels::Scalar,
+        defines: "",
     },
     KernelSpec {
         name: "square root",
@@ -187,6 +208,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Scalar,
+        defines: "",
     },
     KernelSpec {
         name: "normalization",
@@ -194,6 +216,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Scalar,
+        defines: "",
     },
     KernelSpec {
         name: "outer-product subtraction",
@@ -201,6 +224,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Scalar,
+        defines: "",
     },
     KernelSpec {
         name: "copy",
@@ -208,6 +232,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Scalar,
+        defines: "",
     },
     KernelSpec {
         name: "block scaling",
@@ -215,6 +240,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("A", Input::A), ("d", Input::D)],
         target: Target::ScaledColumn,
         texels: Texels::Block,
+        defines: "",
     },
     KernelSpec {
         name: "rank-K addition",
@@ -226,6 +252,7 @@ const SPECS: [KernelSpec; 20] = [
         ],
         target: Target::PairTarget,
         texels: Texels::Block,
+        defines: "",
     },
     KernelSpec {
         name: "block factor",
@@ -233,6 +260,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
+        defines: "#define KB 8\n",
     },
     KernelSpec {
         name: "panel solve",
@@ -240,6 +268,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
+        defines: "#define KB 8\n",
     },
     KernelSpec {
         name: "rank-K subtraction",
@@ -247,6 +276,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
+        defines: "#define KB 8\n",
     },
     KernelSpec {
         name: "block copy",
@@ -254,6 +284,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block,
+        defines: "",
     },
     KernelSpec {
         name: "block scaling 4x4",
@@ -261,6 +292,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("A", Input::A), ("d", Input::D)],
         target: Target::ScaledColumn,
         texels: Texels::Block4,
+        defines: "",
     },
     KernelSpec {
         name: "rank-K addition 4x4",
@@ -272,6 +304,7 @@ const SPECS: [KernelSpec; 20] = [
         ],
         target: Target::PairTarget,
         texels: Texels::Block4,
+        defines: "",
     },
     KernelSpec {
         name: "block factor 4x4",
@@ -279,6 +312,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
+        defines: "#define KB 4\n",
     },
     KernelSpec {
         name: "panel solve 4x4",
@@ -286,6 +320,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
+        defines: "#define KB 4\n",
     },
     KernelSpec {
         name: "rank-K subtraction 4x4",
@@ -293,6 +328,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
+        defines: "#define KB 4\n",
     },
     KernelSpec {
         name: "block copy 4x4",
@@ -300,6 +336,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block4,
+        defines: "",
     },
     KernelSpec {
         name: "block inverse",
@@ -307,6 +344,7 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block,
+        defines: "#define KB 8\n",
     },
     KernelSpec {
         name: "block inverse 4x4",
@@ -314,12 +352,84 @@ const SPECS: [KernelSpec; 20] = [
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block4,
+        defines: "#define KB 4\n",
+    },
+    KernelSpec {
+        name: "block factor 32",
+        fragment: include_str!("../glsl/blocked/block_factor.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block,
+        defines: "#define KB 16\n",
+    },
+    KernelSpec {
+        name: "block inverse 32",
+        fragment: include_str!("../glsl/blocked/block_inverse.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairSource,
+        texels: Texels::Block,
+        defines: "#define KB 16\n",
+    },
+    KernelSpec {
+        name: "panel solve 32",
+        fragment: include_str!("../glsl/blocked/block_panel.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block,
+        defines: "#define KB 16\n",
+    },
+    KernelSpec {
+        name: "rank-K subtraction 32",
+        fragment: include_str!("../glsl/blocked/rank_k_subtraction.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block,
+        defines: "#define KB 16\n",
+    },
+    KernelSpec {
+        name: "block factor 4x4 32",
+        fragment: include_str!("../glsl/blocked4/block_factor.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block4,
+        defines: "#define KB 8\n",
+    },
+    KernelSpec {
+        name: "block inverse 4x4 32",
+        fragment: include_str!("../glsl/blocked4/block_inverse.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairSource,
+        texels: Texels::Block4,
+        defines: "#define KB 8\n",
+    },
+    KernelSpec {
+        name: "panel solve 4x4 32",
+        fragment: include_str!("../glsl/blocked4/block_panel.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block4,
+        defines: "#define KB 8\n",
+    },
+    KernelSpec {
+        name: "rank-K subtraction 4x4 32",
+        fragment: include_str!("../glsl/blocked4/rank_k_subtraction.frag"),
+        inputs: &[("L", Input::Pair)],
+        target: Target::PairTarget,
+        texels: Texels::Block4,
+        defines: "#define KB 8\n",
     },
 ];
 
+impl KernelSpec {
+    /// The whole fragment shader: header, definitions, kernel.
+    pub fn source(&self) -> String {
+        format!("{}{}{}", self.texels.header(), self.defines, self.fragment)
+    }
+}
+
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 20] = [
+    pub const ALL: [Kernel; 28] = [
         Kernel::ColumnScaling,
         Kernel::OuterProductAddition,
         Kernel::SquareRoot,
@@ -340,6 +450,14 @@ impl Kernel {
         Kernel::BlockCopy4,
         Kernel::BlockInverse,
         Kernel::BlockInverse4,
+        Kernel::BlockFactor32,
+        Kernel::BlockInverse32,
+        Kernel::BlockPanel32,
+        Kernel::RankKSubtraction32,
+        Kernel::BlockFactor4x32,
+        Kernel::BlockInverse4x32,
+        Kernel::BlockPanel4x32,
+        Kernel::RankKSubtraction4x32,
     ];
 
     /// The kernel's entry in the table.
@@ -384,7 +502,7 @@ impl Kernels {
             .iter()
             .map(|kernel| {
                 let spec = kernel.spec();
-                let source = format!("{}{}", spec.texels.header(), spec.fragment);
+                let source = spec.source();
                 let program = Program::new(ctx, spec.name, VERTEX, &source)?;
                 let samplers = spec
                     .inputs
@@ -414,7 +532,7 @@ mod tests {
         for (i, kernel) in Kernel::ALL.iter().enumerate() {
             assert_eq!(*kernel as usize, i);
             let spec = kernel.spec();
-            let source = format!("{}{}", spec.texels.header(), spec.fragment);
+            let source = spec.source();
             for (name, input) in spec.inputs {
                 for sampler in spec.texels.samplers(name, *input) {
                     assert!(
@@ -430,28 +548,57 @@ mod tests {
     /// The block sizes compiled into the blocked kernels agree with the layout's constants.
     #[test]
     fn blocked_kernels_use_the_layout_block_sizes() {
-        use crate::layout::blocked::{ASSEMBLY_RANK, BLOCK_COLUMN};
+        use crate::layout::blocked::{ASSEMBLY_RANK, BlockColumn, Blocking};
         let rank_k = format!("const int KB = {};", ASSEMBLY_RANK / 2);
         assert!(Kernel::RankKAddition.spec().fragment.contains(&rank_k));
-        let column = format!("const int KB = {};", BLOCK_COLUMN / 2);
-        for kernel in [
-            Kernel::BlockFactor,
-            Kernel::BlockInverse,
-            Kernel::BlockPanel,
-            Kernel::RankKSubtraction,
-        ] {
-            assert!(kernel.spec().fragment.contains(&column), "{kernel:?}");
-        }
         let rank_4 = format!("const int KA = {};", ASSEMBLY_RANK);
         assert!(Kernel::RankKAddition4.spec().fragment.contains(&rank_4));
-        let column_4 = format!("const int KB = {};", BLOCK_COLUMN / 4);
-        for kernel in [
-            Kernel::BlockFactor4,
-            Kernel::BlockInverse4,
-            Kernel::BlockPanel4,
-            Kernel::RankKSubtraction4,
-        ] {
-            assert!(kernel.spec().fragment.contains(&column_4), "{kernel:?}");
+        use Kernel::*;
+        let cholesky = [
+            (
+                Blocking::Two,
+                BlockColumn::Sixteen,
+                [BlockFactor, BlockInverse, BlockPanel, RankKSubtraction],
+            ),
+            (
+                Blocking::Four,
+                BlockColumn::Sixteen,
+                [BlockFactor4, BlockInverse4, BlockPanel4, RankKSubtraction4],
+            ),
+            (
+                Blocking::Two,
+                BlockColumn::ThirtyTwo,
+                [
+                    BlockFactor32,
+                    BlockInverse32,
+                    BlockPanel32,
+                    RankKSubtraction32,
+                ],
+            ),
+            (
+                Blocking::Four,
+                BlockColumn::ThirtyTwo,
+                [
+                    BlockFactor4x32,
+                    BlockInverse4x32,
+                    BlockPanel4x32,
+                    RankKSubtraction4x32,
+                ],
+            ),
+        ];
+        for (blocking, column, kernels) in cholesky {
+            let define = format!("#define KB {}\n", column.entries() / blocking.side());
+            for kernel in kernels {
+                let spec = kernel.spec();
+                assert_eq!(spec.defines, define, "{kernel:?}");
+                assert!(!spec.fragment.contains("const int KB"), "{kernel:?}");
+                let texels = if blocking == Blocking::Four {
+                    Texels::Block4
+                } else {
+                    Texels::Block
+                };
+                assert_eq!(spec.texels, texels, "{kernel:?}");
+            }
         }
         for kernel in Kernel::ALL {
             assert_eq!(kernel.copy().spec().texels, kernel.spec().texels);

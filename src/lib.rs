@@ -47,6 +47,6 @@ pub use gpu::{
     CholeskyFactor, Gpu, LuFactors, Method, Options, TiledFactor, assembly_plan, check_factor,
     cholesky_plan,
 };
-pub use layout::{Blocking, Format, Layout, PackedMatrix, rfp};
+pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
 pub use matrix::{Matrix, relative_error};

@@ -5,7 +5,8 @@
 mod common;
 
 use common::blocked::{
-    BLOCKINGS, Role, check_failing_columns, check_poisoned_runs, pair_layers, role, upload_to_pair,
+    BLOCKINGS, Blocks, Role, check_failing_columns, check_poisoned_runs, pair_layers, role,
+    upload_to_pair,
 };
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
@@ -14,13 +15,11 @@ use symraster::execution::Execution;
 use symraster::geometry::Pass;
 use symraster::geometry::blocked::{cholesky_plan, lower_blocks, panel};
 use symraster::gl::Rgba32F;
-use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout, Blocking};
+use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
 use symraster::{Format, Gpu, Matrix, Method, Options, problems, reference, relative_error};
 
-fn blocked(blocking: Blocking) -> Options {
-    Options::new(Format::Full)
-        .method(Method::Blocked)
-        .blocking(blocking)
+fn blocked(blocks: Blocks) -> Options {
+    blocks.options(Format::Full)
 }
 
 const KB: usize = BLOCK_COLUMN / 2;
@@ -92,7 +91,7 @@ fn cholesky_plan_covers_every_lower_block_in_order() {
         .into_iter()
         .flat_map(|m| BLOCKINGS.map(|b| (m, b)))
     {
-        let layout = BlockLayout::with(m, Format::Full, blocking);
+        let layout = blocking.layout(m, Format::Full);
         let plan = cholesky_plan(layout);
         let t = layout.texels();
         let mut finished = BTreeSet::new();
@@ -127,9 +126,9 @@ fn cholesky_plan_covers_every_lower_block_in_order() {
 
 // ---- on the GPU ----
 
-const SIZES: [usize; 10] = [1, 2, 3, 4, 7, 16, 17, 33, 64, 100];
+const SIZES: [usize; 14] = [1, 2, 3, 4, 7, 16, 17, 31, 33, 63, 64, 65, 96, 100];
 
-fn check_assembly(gpu: &Gpu, m: usize, n: usize, seed: u64, blocking: Blocking) {
+fn check_assembly(gpu: &Gpu, m: usize, n: usize, seed: u64, blocking: Blocks) {
     let mut rng = problems::rng(seed);
     let a = problems::uniform_matrix(&mut rng, m, n);
     let d = problems::uniform_vector(&mut rng, n);
@@ -157,7 +156,7 @@ fn assembly_matches_reference() {
     }
 }
 
-fn check_cholesky(gpu: &Gpu, c: &Matrix<f32>, blocking: Blocking) -> Matrix<f32> {
+fn check_cholesky(gpu: &Gpu, c: &Matrix<f32>, blocking: Blocks) -> Matrix<f32> {
     let m = c.rows();
     let l = gpu.cholesky(c, blocked(blocking)).unwrap().into_l();
     let l_ref = reference::cholesky(&c.to_f64()).unwrap();
@@ -247,10 +246,8 @@ fn cholesky_never_reads_the_upper_triangle() {
     {
         let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
         let clean = gpu.cholesky(&c, blocked(blocking)).unwrap().into_l();
-        let layout = BlockLayout::with(m, Format::Full, blocking);
-        let mut run = gpu
-            .start_blocked_cholesky_with(&c, Format::Full, blocking)
-            .unwrap();
+        let layout = blocking.layout(m, Format::Full);
+        let mut run = gpu.start_blocked_cholesky_as(&c, layout).unwrap();
         upload_to_pair(&run, &layout.pack_layers(&c, f32::NAN));
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "{blocking} m={m}");
@@ -292,7 +289,7 @@ fn method_selection_and_refusals() {
     );
     // Stepping over R32F textures is the faithful method's; blocked runs step as blocks.
     let e = gpu
-        .start_cholesky(&c, blocked(Blocking::default()))
+        .start_cholesky(&c, blocked(BLOCKINGS[0]))
         .err()
         .expect("refused");
     assert!(e.to_string().contains("start_blocked_cholesky"), "{e}");
@@ -308,10 +305,8 @@ fn assembly_never_reads_the_upper_triangle() {
         let a = problems::uniform_matrix(&mut rng, m, 40);
         let d = problems::uniform_vector(&mut rng, 40);
         let clean = gpu.assemble(&a, &d, blocked(blocking)).unwrap();
-        let layout = BlockLayout::with(m, Format::Full, blocking);
-        let mut run = gpu
-            .start_blocked_assembly_with(&a, &d, Format::Full, blocking)
-            .unwrap();
+        let layout = blocking.layout(m, Format::Full);
+        let mut run = gpu.start_blocked_assembly_as(&a, &d, layout).unwrap();
         upload_to_pair(&run, &layout.pack_layers(&Matrix::zeros(m, m), f32::NAN));
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "{blocking} m={m}");

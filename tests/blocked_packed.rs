@@ -6,7 +6,8 @@
 mod common;
 
 use common::blocked::{
-    BLOCKINGS, Role, check_failing_columns, check_poisoned_runs, pair_layers, role, upload_to_pair,
+    BLOCKINGS, Blocks, Role, check_failing_columns, check_poisoned_runs, pair_layers, role,
+    upload_to_pair,
 };
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
@@ -16,22 +17,18 @@ use symraster::geometry::Pass;
 use symraster::geometry::blocked::{assembly_plan, cholesky_plan};
 use symraster::gl::Rgba32F;
 use symraster::layout::blocked::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
-use symraster::{Format, Gpu, Matrix, Method, Options, problems, reference, relative_error};
+use symraster::{Format, Gpu, Matrix, Options, problems, reference, relative_error};
 
-fn packed(blocking: Blocking) -> Options {
-    Options::new(Format::Packed)
-        .method(Method::Blocked)
-        .blocking(blocking)
+fn packed(blocks: Blocks) -> Options {
+    blocks.options(Format::Packed)
 }
 
-fn full(blocking: Blocking) -> Options {
-    Options::new(Format::Full)
-        .method(Method::Blocked)
-        .blocking(blocking)
+fn full(blocks: Blocks) -> Options {
+    blocks.options(Format::Full)
 }
 
 /// Every size with both blockings.
-fn with_blockings(sizes: &[usize]) -> Vec<(usize, Blocking)> {
+fn with_blockings(sizes: &[usize]) -> Vec<(usize, Blocks)> {
     sizes
         .iter()
         .flat_map(|&m| BLOCKINGS.map(|b| (m, b)))
@@ -104,7 +101,7 @@ fn at(layout: BlockLayout, i: usize, j: usize) -> (i64, i64) {
 #[test]
 fn packed_passes_cover_their_blocks_once_and_name_what_they_read() {
     for (m, blocking) in with_blockings(&[1, 16, 17, 33, 40, 64, 100]) {
-        let layout = BlockLayout::with(m, Format::Packed, blocking);
+        let layout = blocking.layout(m, Format::Packed);
         let (w, h) = layout.texture_size();
         let mut plans = vec![cholesky_plan(layout), assembly_plan(layout, 70)];
         let b_height = layout.a_height(70);
@@ -157,7 +154,7 @@ fn packed_passes_cover_their_blocks_once_and_name_what_they_read() {
 #[test]
 fn packed_cholesky_plan_finishes_every_block_once() {
     for (m, blocking) in with_blockings(&[1, 17, 40, 64]) {
-        let layout = BlockLayout::with(m, Format::Packed, blocking);
+        let layout = blocking.layout(m, Format::Packed);
         let plan = cholesky_plan(layout);
         let mut finished = BTreeSet::new();
         for pass in plan.passes.iter().filter(|p| !p.kernel.is_copy()) {
@@ -268,7 +265,7 @@ fn every_packed_pass_writes_exactly_its_blocks() {
 fn packed_runs_never_read_the_upper_triangle() {
     let gpu = gpu();
     for (m, blocking) in with_blockings(&[2, 7, 33, 40, 64]) {
-        let layout = BlockLayout::with(m, Format::Packed, blocking);
+        let layout = blocking.layout(m, Format::Packed);
         let (w, h) = layout.texture_size();
         let unused: Vec<usize> = (0..w * h)
             .filter(|&p| layout.block_of_texel(p % w, p / w).is_none())
@@ -288,9 +285,7 @@ fn packed_runs_never_read_the_upper_triangle() {
 
         let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
         let clean = gpu.cholesky(&c, packed(blocking)).unwrap().into_l();
-        let mut run = gpu
-            .start_blocked_cholesky_with(&c, Format::Packed, blocking)
-            .unwrap();
+        let mut run = gpu.start_blocked_cholesky_as(&c, layout).unwrap();
         upload_to_pair(&run, &layout.pack_layers(&c, f32::NAN));
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "m={m}");
@@ -300,9 +295,7 @@ fn packed_runs_never_read_the_upper_triangle() {
         let a = problems::uniform_matrix(&mut rng, m, 40);
         let d = problems::uniform_vector(&mut rng, 40);
         let clean = gpu.assemble(&a, &d, packed(blocking)).unwrap();
-        let mut run = gpu
-            .start_blocked_assembly_with(&a, &d, Format::Packed, blocking)
-            .unwrap();
+        let mut run = gpu.start_blocked_assembly_as(&a, &d, layout).unwrap();
         upload_to_pair(&run, &layout.pack_layers(&Matrix::zeros(m, m), f32::NAN));
         run.finish().unwrap();
         assert_eq!(run.download_lower().unwrap(), clean, "m={m}");

@@ -6,7 +6,7 @@
 // block (k, k) (the full format and the packed trapezoid +1, the packed corner -1, its blocks
 // rotated by 180°). A pivot that is not positive becomes NaN, and so does everything
 // computed from it.
-const int KB = 8;
+// KB, the texel columns of a block column, is #defined by the host (src/kernels.rs).
 uniform sampler2D L;
 in vec3 T0;
 // Index of lower block (i, j), j <= i, in the packed array.

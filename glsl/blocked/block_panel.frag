@@ -5,7 +5,7 @@
 // independent, with at most KB block products and no divisions. T0 = (origin + .5, ±1) as
 // in block_factor.frag: block (k+j, k+t) is texel origin ± (t, j), and block (I, k+t) of the
 // fragment's row is texel (origin.x ± t, y) (a block column never straddles the packed fold).
-const int KB = 8;
+// KB, the texel columns of a block column, is #defined by the host (src/kernels.rs).
 uniform sampler2D L;
 in vec3 T0;
 void main() {

@@ -3,7 +3,7 @@
 // T0.xy = the texel of block (I, k), T1.yx that of block (J, k), T0.z = ±1 the step from
 // block (I, k+t) to (I, k+t+1) (-1 in the packed format's rotated corner). The upper entry
 // of a diagonal block (I = J: the two fetched rows coincide) is set to zero.
-const int KB = 8;
+// KB, the texel columns of a block column, is #defined by the host (src/kernels.rs).
 uniform sampler2D L;
 in vec3 T0;
 in vec2 T1;

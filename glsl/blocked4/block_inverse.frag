@@ -5,7 +5,7 @@
 // Y_r = L_rr⁻¹·(δ_r,tj·I − Σ_{t<r} L_rt·Y_t) (zero above tj), and writes Y_ti. The copy after
 // the panel puts L_kk back. T0 = (origin + .5, ±1) as in block_factor.frag. A NaN pivot
 // (not positive definite) makes the inverse NaN, and so the panel.
-const int KB = 4;
+// KB, the texel columns of a block column, is #defined by the host (src/kernels.rs).
 in vec3 T0;
 // The inverse of a lower triangular 4 x 4 block (its upper entries are never read), column
 // by column: L·y = e_c.

@@ -6,7 +6,7 @@
 // as in block_factor.frag: block (k+j, k+t) is texel origin ± (t, j), and block (I, k+t) of
 // the fragment's row is texel (origin.x ± t, y) (a block column never straddles the packed
 // fold).
-const int KB = 4;
+// KB, the texel columns of a block column, is #defined by the host (src/kernels.rs).
 in vec3 T0;
 void main() {
     ivec2 here = ivec2(gl_FragCoord.xy);

@@ -3,7 +3,7 @@
 // columns. T0.xy = the texel of block (I, k), T1.yx that of block (J, k), T0.z = ±1 the step
 // from block (I, k+t) to (I, k+t+1) (-1 in the packed format's rotated corner). The strict
 // upper triangle of a diagonal block (I = J: the two fetched rows coincide) is set to zero.
-const int KB = 4;
+// KB, the texel columns of a block column, is #defined by the host (src/kernels.rs).
 in vec3 T0;
 in vec2 T1;
 void main() {

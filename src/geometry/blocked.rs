@@ -10,7 +10,7 @@ pub mod packed;
 
 use super::{Kernel, Plan, Target, Vertex, rectangle};
 use crate::layout::Format;
-use crate::layout::blocked::{ASSEMBLY_RANK, BlockLayout, Blocking};
+use crate::layout::blocked::{ASSEMBLY_RANK, BlockColumn, BlockLayout, Blocking};
 
 /// The kernels of a blocking, by role.
 struct Roles {
@@ -22,24 +22,46 @@ struct Roles {
     subtraction: Kernel,
 }
 
-fn roles(blocking: Blocking) -> Roles {
-    match blocking {
-        Blocking::Two => Roles {
-            scaling: Kernel::BlockScaling,
-            addition: Kernel::RankKAddition,
-            factor: Kernel::BlockFactor,
-            inverse: Kernel::BlockInverse,
-            panel: Kernel::BlockPanel,
-            subtraction: Kernel::RankKSubtraction,
-        },
-        Blocking::Four => Roles {
-            scaling: Kernel::BlockScaling4,
-            addition: Kernel::RankKAddition4,
-            factor: Kernel::BlockFactor4,
-            inverse: Kernel::BlockInverse4,
-            panel: Kernel::BlockPanel4,
-            subtraction: Kernel::RankKSubtraction4,
-        },
+/// The kernels of a layout's blocking and block column.
+fn roles(layout: BlockLayout) -> Roles {
+    use BlockColumn::{Sixteen, ThirtyTwo};
+    let (scaling, addition) = match layout.blocking() {
+        Blocking::Two => (Kernel::BlockScaling, Kernel::RankKAddition),
+        Blocking::Four => (Kernel::BlockScaling4, Kernel::RankKAddition4),
+    };
+    let [factor, inverse, panel, subtraction] = match (layout.blocking(), layout.column()) {
+        (Blocking::Two, Sixteen) => [
+            Kernel::BlockFactor,
+            Kernel::BlockInverse,
+            Kernel::BlockPanel,
+            Kernel::RankKSubtraction,
+        ],
+        (Blocking::Four, Sixteen) => [
+            Kernel::BlockFactor4,
+            Kernel::BlockInverse4,
+            Kernel::BlockPanel4,
+            Kernel::RankKSubtraction4,
+        ],
+        (Blocking::Two, ThirtyTwo) => [
+            Kernel::BlockFactor32,
+            Kernel::BlockInverse32,
+            Kernel::BlockPanel32,
+            Kernel::RankKSubtraction32,
+        ],
+        (Blocking::Four, ThirtyTwo) => [
+            Kernel::BlockFactor4x32,
+            Kernel::BlockInverse4x32,
+            Kernel::BlockPanel4x32,
+            Kernel::RankKSubtraction4x32,
+        ],
+    };
+    Roles {
+        scaling,
+        addition,
+        factor,
+        inverse,
+        panel,
+        subtraction,
     }
 }
 
@@ -89,7 +111,7 @@ pub fn panel(k: usize, width: usize, to: usize) -> [Vertex; 6] {
 pub fn assembly_plan(layout: BlockLayout, n: usize) -> Plan {
     let t = layout.texels();
     let viewport = layout.texture_size();
-    let kernels = roles(layout.blocking());
+    let kernels = roles(layout);
     let per_texel = layout.blocking().a_columns_per_texel();
     let height = layout.a_height(n);
     let mut plan = Plan::default();
@@ -117,7 +139,7 @@ pub fn cholesky_plan(layout: BlockLayout) -> Plan {
     let (t, kb) = (layout.texels(), layout.block_column_texels());
     let viewport = layout.texture_size();
     let full = layout.format() == Format::Full;
-    let kernels = roles(layout.blocking());
+    let kernels = roles(layout);
     let mut plan = Plan::default();
     for k in (0..t).step_by(kb) {
         let step = layout.blocking().side() * k;
@@ -194,6 +216,15 @@ mod tests {
         assert_eq!(plan.passes[2].step, ASSEMBLY_RANK);
         assert_eq!(plan.passes[2].kernel, RankKAddition4);
         assert_eq!(plan.passes[0].viewport, (four.texels(), 2 * ASSEMBLY_RANK));
+        // Block columns of 32: m = 33 pads to 64, two block columns, the 32 kernels.
+        let wide = four.with_column(BlockColumn::ThirtyTwo);
+        let plan32 = cholesky_plan(wide);
+        assert_eq!(plan32.passes.len(), 7);
+        assert_eq!(plan32.passes[0].kernel, BlockFactor4x32);
+        assert_eq!(plan32.passes[1].kernel, BlockInverse4x32);
+        assert_eq!(plan32.passes[2].kernel, BlockPanel4x32);
+        assert_eq!(plan32.passes[4].kernel, RankKSubtraction4x32);
+        assert_eq!(plan32.passes[5].step, 32);
     }
 
     #[test]

@@ -49,9 +49,22 @@ impl Gpu {
         format: Format,
         blocking: Blocking,
     ) -> Result<Execution<'_, Rgba32F>> {
+        self.start_blocked_assembly_as(a, d, BlockLayout::with(a.rows(), format, blocking))
+    }
+
+    /// [`Gpu::start_blocked_assembly`] into `blocks` (its order must be A's rows): C padded to
+    /// its block columns, ready for a Cholesky with them.
+    pub fn start_blocked_assembly_as(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        blocks: BlockLayout,
+    ) -> Result<Execution<'_, Rgba32F>> {
         check_assembly_inputs(a, d)?;
         let (m, n) = a.shape();
-        let blocks = self.check_blocked_order(m, n, format, blocking)?;
+        assert_eq!(blocks.order(), m, "the layout's order is A's rows");
+        let (format, blocking) = (blocks.format(), blocks.blocking());
+        let blocks = self.check_blocked_order(blocks, n)?;
         check_product_range(a, d)?;
         let ctx = self.context();
         let t = blocks.texels();
@@ -77,6 +90,7 @@ impl Gpu {
             pair,
             operands,
         )
+        .map(|run| run.with_block_column(blocks.column()))
     }
 
     /// Uploads the lower triangle of C as blocks (padded with the identity) and prepares the
@@ -101,10 +115,22 @@ impl Gpu {
         format: Format,
         blocking: Blocking,
     ) -> Result<Execution<'_, Rgba32F>> {
+        self.start_blocked_cholesky_as(c, BlockLayout::with(c.rows(), format, blocking))
+    }
+
+    /// [`Gpu::start_blocked_cholesky`] in `blocks` (format, blocking and block column; its
+    /// order must be C's).
+    pub fn start_blocked_cholesky_as(
+        &self,
+        c: &Matrix<f32>,
+        blocks: BlockLayout,
+    ) -> Result<Execution<'_, Rgba32F>> {
         check_square("C", c, "(a symmetric matrix)")?;
         let m = c.rows();
+        assert_eq!(blocks.order(), m, "the layout's order is C's");
         check_finite("C (lower triangle)", &c.lower_triangle())?;
-        let blocks = self.check_blocked_order(m, 1, format, blocking)?;
+        let blocking = blocks.blocking();
+        let blocks = self.check_blocked_order(blocks, 1)?;
         let (w, h) = blocks.texture_size();
         let pair = PingPong::<Rgba32F>::allocate_layers(self.context(), w, h, blocking.layers())?;
         for (layer, data) in blocks.pack_layers(c, 0.0).iter().enumerate() {
@@ -131,6 +157,7 @@ impl Gpu {
             pair,
             Operands::PairOnly,
         )
+        .map(|run| run.with_block_column(blocks.column()))
     }
 
     /// [`Gpu::assemble`] by the blocked method.
@@ -138,10 +165,9 @@ impl Gpu {
         &self,
         a: &Matrix<f32>,
         d: &[f32],
-        format: Format,
-        blocking: Blocking,
+        blocks: BlockLayout,
     ) -> Result<Matrix<f32>> {
-        let mut run = self.start_blocked_assembly_with(a, d, format, blocking)?;
+        let mut run = self.start_blocked_assembly_as(a, d, blocks)?;
         run.finish()?;
         let c = run.download_lower()?;
         check_finite_result(c.as_slice(), c.cols())?;
@@ -152,10 +178,9 @@ impl Gpu {
     pub(crate) fn cholesky_blocked(
         &self,
         c: &Matrix<f32>,
-        format: Format,
-        blocking: Blocking,
+        blocks: BlockLayout,
     ) -> Result<CholeskyFactor> {
-        let mut run = self.start_blocked_cholesky_with(c, format, blocking)?;
+        let mut run = self.start_blocked_cholesky_as(c, blocks)?;
         run.finish()?;
         let l = run.download_lower()?;
         check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
@@ -167,12 +192,10 @@ impl Gpu {
         &self,
         a: &Matrix<f32>,
         d: &[f32],
-        format: Format,
-        blocking: Blocking,
+        blocks: BlockLayout,
     ) -> Result<CholeskyFactor> {
-        let mut run = self.start_blocked_assembly_with(a, d, format, blocking)?;
+        let mut run = self.start_blocked_assembly_as(a, d, blocks)?;
         run.finish()?;
-        let blocks = BlockLayout::with(a.rows(), format, blocking);
         let mut run = self.blocked_cholesky_on(blocks, run.into_pair())?;
         run.finish()?;
         let l = run.download_lower()?;
@@ -181,16 +204,9 @@ impl Gpu {
         Ok(CholeskyFactor::new(l))
     }
 
-    /// The block layout of an m x m matrix in `format` as `blocking`'s blocks with n columns
-    /// of A, if its textures fit this GPU.
-    pub(super) fn check_blocked_order(
-        &self,
-        m: usize,
-        n: usize,
-        format: Format,
-        blocking: Blocking,
-    ) -> Result<BlockLayout> {
-        let blocks = BlockLayout::with(m, format, blocking);
+    /// `blocks` with n columns of A, if its textures fit this GPU.
+    pub(super) fn check_blocked_order(&self, blocks: BlockLayout, n: usize) -> Result<BlockLayout> {
+        let (m, format, blocking) = (blocks.order(), blocks.format(), blocks.blocking());
         let limit = self.info().max_texture_size;
         let width = blocks.a_height(n);
         let side = blocking.side();

@@ -22,7 +22,7 @@ pub use tiled::{TiledFactor, storage_of};
 use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
 use crate::kernels::Kernels;
-use crate::layout::{Blocking, Format, Layout, max_packed_order};
+use crate::layout::{BlockColumn, BlockLayout, Blocking, Format, Layout, max_packed_order};
 
 /// How a GPU operation is carried out: the paper's method, or the methods past it, each in its
 /// own module. [`Method::Auto`], the default, takes the fastest one the device runs.
@@ -107,6 +107,8 @@ pub struct Options {
     pub method: Method,
     /// The blocked method's blocks: 4 x 4 over four render targets (the default) or 2 x 2.
     pub blocking: Blocking,
+    /// The blocked method's Cholesky block column: 16 columns (the default) or 32.
+    pub block_column: BlockColumn,
 }
 
 impl Options {
@@ -116,13 +118,25 @@ impl Options {
             format,
             method: Method::default(),
             blocking: Blocking::default(),
+            block_column: BlockColumn::default(),
         }
+    }
+
+    /// The same options with another Cholesky block column (used by the blocked method only).
+    pub fn block_column(mut self, column: BlockColumn) -> Self {
+        self.block_column = column;
+        self
     }
 
     /// The same options with another blocking (used by the blocked method only).
     pub fn blocking(mut self, blocking: Blocking) -> Self {
         self.blocking = blocking;
         self
+    }
+
+    /// The blocked method's layout of an m x m matrix under these options.
+    pub fn blocks(&self, m: usize) -> BlockLayout {
+        BlockLayout::with(m, self.format, self.blocking).with_column(self.block_column)
     }
 
     /// The same options with another method.
@@ -300,7 +314,10 @@ impl Gpu {
             self.check_tiled_order(m, storage_of(options.format))?;
             crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
         } else if method == Method::Blocked {
-            self.check_blocked_order(m, n, format, options.blocking)?;
+            self.check_blocked_order(
+                BlockLayout::with(m, format, options.blocking).with_column(options.block_column),
+                n,
+            )?;
         } else {
             self.check_order(m, options.format)?;
             let limit = self.info().max_texture_size;

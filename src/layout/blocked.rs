@@ -10,7 +10,7 @@
 //!   writes one 4 x 4 block, its four columns into the four targets.
 //!
 //! The matrix is padded to an order that is a whole number of block columns
-//! ([`BLOCK_COLUMN`] entries): the padding is the identity, so the padded matrix is C ⊕ I,
+//! ([`BlockColumn`]: 16 or 32 entries): the padding is the identity, so the padded matrix is C ⊕ I,
 //! positive definite exactly when C is, and its factor is L ⊕ I.
 //!
 //! Two formats, as in the paper (section 3.3, Fig 3) but with texel = block: full (block
@@ -85,9 +85,48 @@ impl std::fmt::Display for Blocking {
     }
 }
 
-/// Columns of one Cholesky block column (the panel width and the trailing update's rank): the
-/// padded order is a multiple of it. Must equal 2·KB of `glsl/blocked/*`'s Cholesky kernels.
+/// Columns of one Cholesky block column of the default [`BlockColumn`] (the panel width and
+/// the trailing update's rank): the padded order is a multiple of it.
 pub const BLOCK_COLUMN: usize = 16;
+
+/// Columns per Cholesky block column, a per-run choice: the panel width, the trailing
+/// update's rank and the diagonal block factored in one fragment (16 x 16 or 32 x 32). 32
+/// halves the Cholesky's passes and doubles each trailing update's rank, at the cost of a
+/// diagonal factor four times the registers (and eight times the work) per fragment. The
+/// kernels get KB (texel columns per block column) as a `#define` ([`crate::kernels`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BlockColumn {
+    /// 16 columns (the default: on llvmpipe at m = 1024 as fast as 32, and measured on
+    /// the H200).
+    #[default]
+    Sixteen,
+    /// 32 columns.
+    ThirtyTwo,
+}
+
+impl BlockColumn {
+    /// Both, the default first.
+    pub const ALL: [BlockColumn; 2] = [BlockColumn::Sixteen, BlockColumn::ThirtyTwo];
+
+    /// Matrix columns per block column.
+    pub fn entries(self) -> usize {
+        match self {
+            BlockColumn::Sixteen => BLOCK_COLUMN,
+            BlockColumn::ThirtyTwo => 2 * BLOCK_COLUMN,
+        }
+    }
+
+    /// The block column of `entries` columns, if there is one.
+    pub fn of(entries: usize) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.entries() == entries)
+    }
+}
+
+impl std::fmt::Display for BlockColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.entries())
+    }
+}
 
 /// Columns of A applied by one assembly pass (the rank of its update). The padded n is a
 /// multiple of it. Must equal 2·KB of `glsl/blocked/rank_k_addition.frag`.
@@ -111,6 +150,7 @@ pub struct BlockLayout {
     m: usize,
     format: Format,
     blocking: Blocking,
+    column: BlockColumn,
 }
 
 impl BlockLayout {
@@ -130,13 +170,24 @@ impl BlockLayout {
         Self::with(m, format, Blocking::Two)
     }
 
-    /// The layout of an m x m matrix in `format` with `blocking`.
+    /// The layout of an m x m matrix in `format` with `blocking`, default block columns.
     pub fn with(m: usize, format: Format, blocking: Blocking) -> Self {
         Self {
             m,
             format,
             blocking,
+            column: BlockColumn::default(),
         }
+    }
+
+    /// The same layout with block columns of `column` (the padding and the packed fold follow).
+    pub fn with_column(self, column: BlockColumn) -> Self {
+        Self { column, ..self }
+    }
+
+    /// The Cholesky's block column.
+    pub fn column(&self) -> BlockColumn {
+        self.column
     }
 
     /// The blocking.
@@ -216,7 +267,8 @@ impl BlockLayout {
 
     /// The padded order: m rounded up to whole block columns (at least one).
     pub fn padded_order(&self) -> usize {
-        self.m.max(1).div_ceil(BLOCK_COLUMN) * BLOCK_COLUMN
+        let c = self.column.entries();
+        self.m.max(1).div_ceil(c) * c
     }
 
     /// Texels per side of the square texture: padded order / block side.
@@ -226,12 +278,12 @@ impl BlockLayout {
 
     /// Texels per block column.
     pub fn block_column_texels(&self) -> usize {
-        BLOCK_COLUMN / self.blocking.side()
+        self.column.entries() / self.blocking.side()
     }
 
     /// Number of block columns (Cholesky steps).
     pub fn block_columns(&self) -> usize {
-        self.padded_order() / BLOCK_COLUMN
+        self.padded_order() / self.column.entries()
     }
 
     /// The texel (x, y) and component holding entry (i, j) of the padded matrix in full format,
@@ -360,6 +412,37 @@ mod tests {
         assert_eq!(BlockLayout::new(17).padded_order(), 32);
         assert_eq!(BlockLayout::new(17).texels(), 16);
         assert_eq!(BlockLayout::padded_columns(33), 64);
+    }
+
+    #[test]
+    fn block_columns_of_32_pad_and_fold_by_32() {
+        let l = BlockLayout::with(33, Format::Packed, Blocking::Four)
+            .with_column(BlockColumn::ThirtyTwo);
+        assert_eq!(
+            (l.padded_order(), l.texels(), l.block_column_texels()),
+            (64, 16, 8)
+        );
+        assert_eq!((l.fold(), l.block_columns()), (8, 2));
+        // m = 48: T = 16 with 32, but T = 12 (fold 8, not T/2) with 16.
+        let l = BlockLayout::with(48, Format::Packed, Blocking::Four);
+        assert_eq!((l.texels(), l.fold()), (12, 8));
+        let l = l.with_column(BlockColumn::ThirtyTwo);
+        assert_eq!((l.texels(), l.fold()), (16, 8));
+        assert_eq!(BlockColumn::of(32), Some(BlockColumn::ThirtyTwo));
+        assert_eq!(BlockColumn::of(8), None);
+        for m in [1, 31, 32, 33, 63, 64, 65] {
+            for blocking in Blocking::ALL {
+                for format in [Format::Full, Format::Packed] {
+                    let l =
+                        BlockLayout::with(m, format, blocking).with_column(BlockColumn::ThirtyTwo);
+                    let c = Matrix::from_fn(m, m, |i, j| (i * 31 + j) as f32 + 1.0);
+                    let data = l.pack_layers(&c, f32::NAN);
+                    let layers: Vec<&[Block]> = data.iter().map(Vec::as_slice).collect();
+                    assert_eq!(l.unpack_layers(&layers), c.lower_triangle(), "m={m}");
+                    assert_eq!(l.texture_size().0 % l.block_column_texels(), 0);
+                }
+            }
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ pub mod blocked;
 mod packed;
 pub mod rfp;
 
-pub use blocked::{BlockLayout, Blocking};
+pub use blocked::{BlockColumn, BlockLayout, Blocking};
 pub use packed::PackedMatrix;
 
 use crate::error::{Error, InputError, Result};

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use symraster::execution::Execution;
 use symraster::geometry::{Kernel, Pass, Target};
 use symraster::gl::Rgba32F;
-use symraster::layout::blocked::{BlockLayout, Blocking};
+use symraster::layout::blocked::{BlockColumn, BlockLayout, Blocking};
 use symraster::{
     Error, Format, Gpu, Matrix, NumericalError, Options, problems, reference, relative_error,
 };
@@ -28,10 +28,22 @@ pub fn role(kernel: Kernel) -> Role {
     match kernel {
         Kernel::BlockScaling | Kernel::BlockScaling4 => Role::Scaling,
         Kernel::RankKAddition | Kernel::RankKAddition4 => Role::Addition,
-        Kernel::BlockFactor | Kernel::BlockFactor4 => Role::Factor,
-        Kernel::BlockInverse | Kernel::BlockInverse4 => Role::Inverse,
-        Kernel::BlockPanel | Kernel::BlockPanel4 => Role::Panel,
-        Kernel::RankKSubtraction | Kernel::RankKSubtraction4 => Role::Subtraction,
+        Kernel::BlockFactor
+        | Kernel::BlockFactor4
+        | Kernel::BlockFactor32
+        | Kernel::BlockFactor4x32 => Role::Factor,
+        Kernel::BlockInverse
+        | Kernel::BlockInverse4
+        | Kernel::BlockInverse32
+        | Kernel::BlockInverse4x32 => Role::Inverse,
+        Kernel::BlockPanel
+        | Kernel::BlockPanel4
+        | Kernel::BlockPanel32
+        | Kernel::BlockPanel4x32 => Role::Panel,
+        Kernel::RankKSubtraction
+        | Kernel::RankKSubtraction4
+        | Kernel::RankKSubtraction32
+        | Kernel::RankKSubtraction4x32 => Role::Subtraction,
         other => panic!("{other:?} is not a blocked kernel"),
     }
 }
@@ -121,15 +133,61 @@ pub fn run_with_poisoned_blocks(
     }
 }
 
-/// Both blockings, for tests that run each.
-pub const BLOCKINGS: [Blocking; 2] = Blocking::ALL;
+/// A blocked method's configuration: its blocking and its Cholesky block column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocks {
+    pub blocking: Blocking,
+    pub column: BlockColumn,
+}
+
+impl Blocks {
+    /// The layout of an m x m matrix in `format`.
+    pub fn layout(self, m: usize, format: Format) -> BlockLayout {
+        BlockLayout::with(m, format, self.blocking).with_column(self.column)
+    }
+
+    /// The blocked method's options in `format`.
+    pub fn options(self, format: Format) -> Options {
+        Options::new(format)
+            .method(symraster::Method::Blocked)
+            .blocking(self.blocking)
+            .block_column(self.column)
+    }
+}
+
+impl std::fmt::Display for Blocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} blocks, block column {}", self.blocking, self.column)
+    }
+}
+
+/// Both blockings with both block columns, the defaults first, for tests that run each.
+pub const BLOCKINGS: [Blocks; 4] = [
+    Blocks {
+        blocking: Blocking::Four,
+        column: BlockColumn::Sixteen,
+    },
+    Blocks {
+        blocking: Blocking::Two,
+        column: BlockColumn::Sixteen,
+    },
+    Blocks {
+        blocking: Blocking::Four,
+        column: BlockColumn::ThirtyTwo,
+    },
+    Blocks {
+        blocking: Blocking::Two,
+        column: BlockColumn::ThirtyTwo,
+    },
+];
 
 /// A Cholesky of order m made indefinite at each of `columns` (C(j,j) lowered by `drop`) names
 /// that column and the pivot before its square root as the f64 reference (LAPACK's INFO − 1)
-/// does, in both blockings (`options` per blocking); so do a zero matrix and a negative 1 x 1.
+/// does, in both blockings and block columns (`options` per configuration); so do a zero
+/// matrix and a negative 1 x 1.
 pub fn check_failing_columns(
     gpu: &Gpu,
-    options: impl Fn(Blocking) -> Options,
+    options: impl Fn(Blocks) -> Options,
     m: usize,
     columns: &[usize],
     drop: f32,
@@ -174,7 +232,7 @@ pub fn check_failing_columns(
     }
 }
 
-/// For each order and blocking: assembly (n = 40) and Cholesky in `format` with every pass's
+/// For each order, blocking and block column: assembly (n = 40) and Cholesky in `format` with every pass's
 /// targets poisoned with NaN first ([`run_with_poisoned_blocks`]: each pass writes exactly
 /// `intended(layout, pass, b_height)`, b_height being A's texel rows for assembly and 0 for
 /// Cholesky), the results against the f64 reference.
@@ -190,7 +248,7 @@ pub fn check_poisoned_runs(
         let a = problems::uniform_matrix(&mut rng, m, n);
         let d = problems::uniform_vector(&mut rng, n);
         let mut run = gpu
-            .start_blocked_assembly_with(&a, &d, format, blocking)
+            .start_blocked_assembly_as(&a, &d, blocking.layout(m, format))
             .unwrap();
         let layout = run.block_layout();
         let b_height = layout.a_height(n);
@@ -202,7 +260,7 @@ pub fn check_poisoned_runs(
 
         let spd = problems::well_conditioned_spd(&mut rng, m);
         let mut run = gpu
-            .start_blocked_cholesky_with(&spd, format, blocking)
+            .start_blocked_cholesky_as(&spd, blocking.layout(m, format))
             .unwrap();
         let layout = run.block_layout();
         run_with_poisoned_blocks(&mut run, |pass| intended(layout, pass, 0));
