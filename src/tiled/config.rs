@@ -4,7 +4,7 @@
 
 use crate::gl::DeviceInfo;
 
-/// Environment variable overriding the tile sizes, as "wg_x,wg_y,tm,tn,bk,shared,nb"
+/// Environment variable overriding the tile sizes, as "wg_x,wg_y,tm,tn,bk,reads,nb"
 /// (e.g. "16,16,8,8,16,1,32", [`KernelConfig::GPU`]): for tuning runs.
 pub const CONFIG_ENV: &str = "SYMRASTER_TILED_CONFIG";
 
@@ -24,6 +24,9 @@ pub struct KernelConfig {
     pub bk: usize,
     /// Whether k-slices go through shared memory (else each invocation reads the buffers).
     pub shared: bool,
+    /// Whether the product reads its operands through buffer textures (`gemm_texel.comp`,
+    /// no shared memory: the kernel for software renderers) instead of `gemm.comp`.
+    pub texel: bool,
     /// Order of the diagonal blocks factored and solved by one work group of 16 x 16 (a
     /// multiple of 16; the block and its padding live in shared memory).
     pub nb: usize,
@@ -40,6 +43,7 @@ impl KernelConfig {
         tn: 8,
         bk: 16,
         shared: true,
+        texel: false,
         nb: 32,
     };
 
@@ -53,6 +57,21 @@ impl KernelConfig {
         tn: 4,
         bk: 1,
         shared: false,
+        texel: false,
+        nb: 32,
+    };
+
+    /// Register tiles read through buffer textures, for software renderers: on llvmpipe a
+    /// storage-buffer or shared-memory read is a loop over the SIMD lanes while `texelFetch` is
+    /// one gather.
+    pub const TEXEL: KernelConfig = KernelConfig {
+        wg_x: 8,
+        wg_y: 8,
+        tm: 4,
+        tn: 4,
+        bk: 4,
+        shared: false,
+        texel: true,
         nb: 32,
     };
 
@@ -69,27 +88,31 @@ impl KernelConfig {
             .unwrap_or(default)
     }
 
-    /// Parses "wg_x,wg_y,tm,tn,bk,shared,nb" (shared 0 or 1), or `None` when the text is no
-    /// valid configuration.
+    /// Parses "wg_x,wg_y,tm,tn,bk,reads,nb" (reads: 0 straight from the buffers, 1 through
+    /// shared memory, 2 through buffer textures), or `None` when the text is no valid
+    /// configuration.
     pub fn parse(text: &str) -> Option<Self> {
         let v: Vec<usize> = text
             .split(',')
             .map(|s| s.trim().parse().ok())
             .collect::<Option<_>>()?;
-        let [wg_x, wg_y, tm, tn, bk, shared, nb] = v[..] else {
+        let [wg_x, wg_y, tm, tn, bk, reads, nb] = v[..] else {
             return None;
         };
+        if reads > 2 {
+            return None;
+        }
         let c = Self {
             wg_x,
             wg_y,
             tm,
             tn,
             bk,
-            shared: shared != 0,
+            shared: reads == 1,
+            texel: reads == 2,
             nb,
         };
-        let valid = tm % 4 == 0
-            && tn % 4 == 0
+        let valid = (c.texel || (tm % 4 == 0 && tn % 4 == 0))
             && tm > 0
             && tn > 0
             && bk > 0
