@@ -114,12 +114,12 @@ fn this_devices_kernels_match_the_reference_around_tile_sizes() {
 #[test]
 fn the_other_devices_kernels_match_the_reference() {
     let gpu = common::gpu();
-    let other = if gpu.info().software {
-        KernelConfig::GPU
-    } else {
-        KernelConfig::CPU
-    };
-    check_config(&gpu, other, 140);
+    let this = KernelConfig::for_device(gpu.info());
+    for other in [KernelConfig::GPU, KernelConfig::TEXEL, KernelConfig::CPU] {
+        if other != this {
+            check_config(&gpu, other, 140);
+        }
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ layout(std430, binding = 4) readonly buffer TileBuf { uvec2 tiles[]; };
 uniform samplerBuffer a_tex;
 uniform samplerBuffer b_tex;
 uniform samplerBuffer d_tex;
+uniform samplerBuffer c_tex;
 
 uniform uint rows;
 uniform uint cols;
@@ -50,7 +51,7 @@ void main() {
             uint j = col0 + uint(s);
             bool inside = onto_c && row0 + uint(r) < rows && j < cols
                 && (lower == 0 || int(j) <= int(row0) + r + shift);
-            acc[r][s] = inside ? alpha * c[c_off + (row0 + uint(r)) * c_rs + j * c_cs] : 0.0;
+            acc[r][s] = inside ? alpha * texelFetch(c_tex, int(c_off + (row0 + uint(r)) * c_rs + j * c_cs)).x : 0.0;
         }
     }
     for (int s = 0; s < TN; s++) bj[s] = int(b_off + min(col0 + uint(s), cols - 1u) * b_rs);

@@ -84,7 +84,7 @@ struct TexelProducts {
     // [in place][in fours along k].
     programs: [[ComputeProgram; 2]; 2],
     // The buffer textures of A, B and d (texture units 0, 1, 2).
-    textures: [BufferTexture; 3],
+    textures: [BufferTexture; 4],
     // GL_MAX_TEXTURE_BUFFER_SIZE: larger buffers go through the storage-buffer kernel.
     max_texels: usize,
 }
@@ -94,7 +94,10 @@ impl TexelProducts {
         let program = |in_place: bool, vec: usize| -> Result<ComputeProgram> {
             let p = ComputeProgram::new(
                 ctx,
-                &format!("tiled/gemm_texel (VEC {vec}, IN_PLACE {})", u8::from(in_place)),
+                &format!(
+                    "tiled/gemm_texel (VEC {vec}, IN_PLACE {})",
+                    u8::from(in_place)
+                ),
                 &config.source(&format!(
                     "#define VEC {vec}\n#define IN_PLACE {}\n{GEMM_TEXEL}",
                     u8::from(in_place)
@@ -104,6 +107,7 @@ impl TexelProducts {
                 ("a_tex", Uniform::I32(0)),
                 ("b_tex", Uniform::I32(1)),
                 ("d_tex", Uniform::I32(2)),
+                ("c_tex", Uniform::I32(3)),
             ]);
             Ok(p)
         };
@@ -113,6 +117,7 @@ impl TexelProducts {
                 [program(true, 1)?, program(true, 4)?],
             ],
             textures: [
+                BufferTexture::new(ctx)?,
                 BufferTexture::new(ctx)?,
                 BufferTexture::new(ctx)?,
                 BufferTexture::new(ctx)?,
@@ -268,16 +273,29 @@ impl TiledKernels {
         let texel = self
             .texel
             .as_ref()
-            .filter(|t| [a.buffer, b.buffer, d].iter().all(|x| x.len() <= t.max_texels))
+            .filter(|t| {
+                [a.buffer, b.buffer, d]
+                    .iter()
+                    .all(|x| x.len() <= t.max_texels)
+            })
             .map(|t| {
-                let aligned = |v: View| v.cs == 1 && v.offset % 4 == 0 && (v.rs % 4 == 0 || v.rows == 1);
+                let aligned =
+                    |v: View| v.cs == 1 && v.offset % 4 == 0 && (v.rs % 4 == 0 || v.rows == 1);
                 (t, aligned(av) && aligned(bv) && av.cols % 4 == 0)
             });
+        if in_place && texel.is_none() && !self.config.shared {
+            // Only shared memory (a barrier between reads and writes) or the texel kernel's
+            // in-place variant order the reads of a row before its writes.
+            return Err(Error::shape(
+                "an in-place product needs a buffer texture this large or shared memory",
+            ));
+        }
         let (p, config) = match (&self.gemm_small, texel) {
-            (_, Some((t, quads))) => (&t.programs[usize::from(in_place)][usize::from(quads)], self.config),
-            (Some((small, config)), None)
-                if allow_small && full_tiles < SMALL_PRODUCT_TILES =>
-            {
+            (_, Some((t, quads))) => (
+                &t.programs[usize::from(in_place)][usize::from(quads)],
+                self.config,
+            ),
+            (Some((small, config)), None) if allow_small && full_tiles < SMALL_PRODUCT_TILES => {
                 (small, *config)
             }
             _ => (&self.gemm, self.config),
@@ -302,10 +320,17 @@ impl TiledKernels {
         d.bind_base(3);
         tiles.bind_base(4);
         if let Some((t, quads)) = texel {
-            let width = if quads { TexelWidth::Four } else { TexelWidth::One };
-            for (unit, (texture, buffer)) in t.textures.iter().zip([a.buffer, b.buffer, d]).enumerate() {
+            let width = if quads {
+                TexelWidth::Four
+            } else {
+                TexelWidth::One
+            };
+            for (unit, (texture, buffer)) in
+                t.textures.iter().zip([a.buffer, b.buffer, d]).enumerate()
+            {
                 texture.attach(buffer, width, unit as u32);
             }
+            t.textures[3].attach(c.buffer, TexelWidth::One, 3);
         }
         let u = |v: usize| Uniform::U32(v as u32);
         p.set_all(&[
@@ -323,7 +348,10 @@ impl TiledKernels {
             ("b_cs", u(bv.cs)),
             ("alpha", Uniform::F32(alpha)),
             ("beta", Uniform::F32(beta)),
-            ("use_d", Uniform::I32(i32::from(!std::ptr::eq(d, &self.no_scaling)))),
+            (
+                "use_d",
+                Uniform::I32(i32::from(!std::ptr::eq(d, &self.no_scaling))),
+            ),
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ]);
