@@ -178,7 +178,10 @@ impl TiledKernels {
             potrf_inv_block: ComputeProgram::new(
                 ctx,
                 "tiled/potrf_inv_block",
-                &KernelConfig { nb: diag, ..config }.source(POTRF_INV_BLOCK),
+                &KernelConfig { nb: diag, ..config }.source(&format!(
+                    "{}{POTRF_INV_BLOCK}",
+                    config.diagonal_group_defines()
+                )),
             )?,
             diag,
             outer: std::env::var(OUTER_ENV)
@@ -279,8 +282,11 @@ impl TiledKernels {
                     .all(|x| x.len() <= t.max_texels)
             })
             .map(|t| {
-                let aligned =
-                    |v: View| v.cs == 1 && v.offset % 4 == 0 && (v.rs % 4 == 0 || v.rows == 1);
+                let aligned = |v: View| {
+                    v.cs == 1
+                        && v.offset.is_multiple_of(4)
+                        && (v.rs.is_multiple_of(4) || v.rows == 1)
+                };
                 (t, aligned(av) && aligned(bv) && av.cols % 4 == 0)
             });
         if in_place && texel.is_none() && !self.config.shared {
