@@ -4,8 +4,9 @@
 // of a chain of substitution kernels. Factor: column by column (Algorithm 5's square root,
 // normalization and outer-product subtraction on the unscaled column and 1/pivot); the owners
 // of column j publish it through shared memory (double-buffered: one barrier per column).
-// Inverse: L·X = I by forward substitution over rows, the owners of row i of X and of column
-// i of L publishing them the same way. Only the lower triangle of C is read and written; the
+// Inverse: the elimination's row operations applied to I in the same sweep (one barrier per
+// column for both: row j of the running inverse is published beside column j), scaled by the
+// pivots' square roots at the end. Only the lower triangle of C is read and written; the
 // inverse goes to `inv` as a full NB-strided row-major block (zeros above the diagonal). The
 // first pivot that is not positive (or NaN) is recorded in the status word with its global
 // column and its value before the square root, unless an earlier column already failed.
@@ -46,11 +47,20 @@ void main() {
             uint k = tx + uint(PX) * uint(b);
             s[a][b] = (i < n && k <= i) ? c[c_off + i * c_rs + k * c_cs] : (i == k ? 1.0 : 0.0);
         }
+    // y = L̃⁻¹ (L̃ the unit lower factor of the elimination, C = L̃·diag(pivots)·L̃ᵀ), built in the
+    // same sweep: step j applies its multipliers to y's rows below j as to S's, so one barrier
+    // per column publishes both column j of S and row j of y (final after step j − 1).
+    float y[EA][EB];
+    for (int a = 0; a < EA; a++)
+        for (int b = 0; b < EB; b++) y[a][b] = ty + uint(PY) * uint(a) == tx + uint(PX) * uint(b) ? 1.0 : 0.0;
     for (uint j = 0u; j < n; j++) {
         uint buf = j & 1u;
         for (int b = 0; b < EB; b++)
             if (tx + uint(PX) * uint(b) == j)
                 for (int a = 0; a < EA; a++) col[buf][ty + uint(PY) * uint(a)] = s[a][b];
+        for (int a = 0; a < EA; a++)
+            if (ty + uint(PY) * uint(a) == j)
+                for (int b = 0; b < EB; b++) row[buf][tx + uint(PX) * uint(b)] = y[a][b];
         barrier();
         float p = col[buf][j];
         if (tid == 0u) {
@@ -67,6 +77,7 @@ void main() {
             for (int b = 0; b < EB; b++) {
                 uint k = tx + uint(PX) * uint(b);
                 if (k > j && i >= k) s[a][b] -= f * col[buf][k];
+                if (i > j && i < n && k <= j) y[a][b] -= f * row[buf][k];
             }
         }
     }
@@ -81,29 +92,7 @@ void main() {
                 c[c_off + i * c_rs + k * c_cs] = s[a][b];
             }
         }
-    // y = I; step i: y(r, :) -= L(r, i) / L(i, i) · y(i, :) for r > i; then X(r, :) = y / L(r, r).
-    float y[EA][EB];
-    for (int a = 0; a < EA; a++)
-        for (int b = 0; b < EB; b++) y[a][b] = ty + uint(PY) * uint(a) == tx + uint(PX) * uint(b) ? 1.0 : 0.0;
-    for (uint i = 0u; i < n; i++) {
-        uint buf = i & 1u;
-        for (int b = 0; b < EB; b++)
-            if (tx + uint(PX) * uint(b) == i)
-                for (int a = 0; a < EA; a++) col[buf][ty + uint(PY) * uint(a)] = s[a][b];
-        for (int a = 0; a < EA; a++)
-            if (ty + uint(PY) * uint(a) == i)
-                for (int b = 0; b < EB; b++) row[buf][tx + uint(PX) * uint(b)] = y[a][b];
-        barrier();
-        float lii = col[buf][i];
-        for (int a = 0; a < EA; a++) {
-            uint r = ty + uint(PY) * uint(a);
-            if (r > i && r < n) {
-                float f = col[buf][r] / lii;
-                for (int b = 0; b < EB; b++)
-                    if (tx + uint(PX) * uint(b) <= i) y[a][b] -= f * row[buf][tx + uint(PX) * uint(b)];
-            }
-        }
-    }
+    // X = L⁻¹ = diag(pivots)^(-1/2)·y.
     for (int a = 0; a < EA; a++)
         for (int b = 0; b < EB; b++) {
             uint r = ty + uint(PY) * uint(a);
