@@ -6,9 +6,8 @@ use symraster::least_squares::{solve_normal_equations_faer, solve_normal_equatio
 use symraster::problems::{ill_conditioned_least_squares, random_least_squares};
 use symraster::{Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions};
 
-/// Every method this device runs, each with `options` (`auto` alone would cover one of them:
-/// tiled on GPUs, blocked on llvmpipe, and the tiled method's end-to-end GPU solve differs
-/// from the others' read-back factor).
+/// Every method this device runs, each with `options` (`auto` alone would cover one of them,
+/// and the tiled method's end-to-end GPU solve differs from the others' read-back factor).
 fn each_method(gpu: &Gpu, options: SolveOptions) -> Vec<(Method, SolveOptions)> {
     gpu.methods()
         .into_iter()

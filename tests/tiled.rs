@@ -114,21 +114,18 @@ fn this_devices_kernels_match_the_reference_around_tile_sizes() {
 #[test]
 fn the_other_devices_kernels_match_the_reference() {
     let gpu = common::gpu();
-    let other = if gpu.info().software {
-        KernelConfig::GPU
-    } else {
-        KernelConfig::CPU
-    };
-    check_config(&gpu, other, 140);
+    let this = KernelConfig::for_device(gpu.info());
+    for other in [KernelConfig::GPU, KernelConfig::TEXEL, KernelConfig::CPU] {
+        if other != this {
+            check_config(&gpu, other, 140);
+        }
+    }
 }
 
 #[test]
 fn auto_is_tiled_on_gpus_with_compute_shaders() {
     let gpu = common::gpu();
-    // Software renderers (llvmpipe) rasterize faster than they run compute shaders: blocked.
-    let expected = if gpu.info().software {
-        Method::Blocked
-    } else if gpu.info().has_compute() {
+    let expected = if gpu.info().has_compute() {
         Method::Tiled
     } else {
         Method::Faithful

@@ -293,6 +293,11 @@ impl<T: Pod> Buffer<T> {
             .check(|| format!("copying {} values between buffers", src.len))
     }
 
+    /// The GL name, for other GL objects in this module that refer to the buffer.
+    pub(super) fn raw(&self) -> glow::Buffer {
+        self.raw
+    }
+
     /// Binds it to its target.
     pub fn bind(&self) {
         unsafe { self.ctx.gl().bind_buffer(self.target.gl(), Some(self.raw)) }

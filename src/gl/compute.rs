@@ -106,7 +106,7 @@ impl ComputeProgram {
     }
 
     /// Runs `groups` work groups (binds the program first) and makes its storage-buffer
-    /// writes visible to later dispatches and buffer reads. GL errors are not polled here (a
+    /// writes visible to later dispatches, buffer reads and buffer-texture fetches. GL errors are not polled here (a
     /// poll per dispatch costs more than a small dispatch): check the context after a batch.
     pub fn dispatch(&self, groups: [u32; 3]) {
         if groups.contains(&0) {
@@ -119,7 +119,8 @@ impl ComputeProgram {
             gl.memory_barrier(
                 glow::SHADER_STORAGE_BARRIER_BIT
                     | glow::BUFFER_UPDATE_BARRIER_BIT
-                    | glow::UNIFORM_BARRIER_BIT,
+                    | glow::UNIFORM_BARRIER_BIT
+                    | glow::TEXTURE_FETCH_BARRIER_BIT,
             );
         }
     }

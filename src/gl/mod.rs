@@ -5,6 +5,7 @@
 //! vertex arrays over any [`VertexFormat`]; compute programs dispatch over storage buffers; a new kind of GL object gets its own file here.
 
 mod buffer;
+mod buffer_texture;
 mod compute;
 mod context;
 mod framebuffer;
@@ -18,6 +19,7 @@ mod timer;
 mod vertex_array;
 
 pub use buffer::{Buffer, BufferTarget, BufferUsage};
+pub use buffer_texture::{BufferTexture, TexelWidth};
 pub use compute::{ComputeLimits, ComputeProgram, Uniform};
 pub use context::{Context, DeviceInfo, MAX_TEXTURE_SIZE_ENV};
 pub use framebuffer::Framebuffer;

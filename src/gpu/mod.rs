@@ -214,19 +214,12 @@ impl Gpu {
         &self.kernels
     }
 
-    /// The methods this device runs, fastest first.
-    ///
-    /// On GPUs that is tiled, blocked, faithful. Software renderers (Mesa's llvmpipe) run
-    /// compute shaders slowly and rasterize well, so there blocked comes first (measured on
-    /// llvmpipe at m = 1024: blocked assembly 0.48 s and Cholesky 0.17 s, tiled 2.1 s and
-    /// 0.70 s, faithful 14.4 s and 2.4 s).
+    /// The methods this device runs, fastest first: tiled, blocked, faithful. (On Mesa's
+    /// llvmpipe too, since the tiled kernels read through buffer textures there: measured at
+    /// m = 1024 on one core, tiled assembly 0.25-0.37 s and Cholesky 0.09-0.14 s, blocked 0.45 s
+    /// and 0.15 s.)
     pub fn methods(&self) -> Vec<Method> {
-        let order = if self.info.software {
-            [Method::Blocked, Method::Tiled, Method::Faithful]
-        } else {
-            Method::CONCRETE
-        };
-        order
+        Method::CONCRETE
             .into_iter()
             .filter(|m| m.missing(&self.info).is_none())
             .collect()

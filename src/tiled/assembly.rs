@@ -16,24 +16,39 @@ pub struct DeviceProduct {
     d: Buffer<f32>,
     rows: usize,
     cols: usize,
+    // Row stride of A in the buffer: cols, or cols rounded up to 4 for the texel kernels
+    // (aligned rows are read four values per fetch).
+    lda: usize,
 }
 
 impl DeviceProduct {
     /// Uploads A (m x n, row-major) and d (n).
     pub fn upload(k: &TiledKernels, a: &Matrix<f32>, d: &[f32], max_bytes: u64) -> Result<Self> {
         let (rows, cols) = a.shape();
-        check_fits(&format!("A ({rows}x{cols})"), rows * cols, max_bytes)?;
+        let lda = if k.config().texel && rows > 1 {
+            cols.next_multiple_of(4)
+        } else {
+            cols
+        };
+        check_fits(&format!("A ({rows}x{cols})"), rows * lda, max_bytes)?;
         let ctx = k.context();
+        let padded;
+        let values = if lda == cols {
+            a.as_slice()
+        } else {
+            let mut v = vec![0.0f32; rows * lda];
+            for (row, src) in v.chunks_exact_mut(lda).zip(a.as_slice().chunks_exact(cols)) {
+                row[..cols].copy_from_slice(src);
+            }
+            padded = v;
+            &padded
+        };
         Ok(Self {
-            a: Buffer::new(
-                ctx,
-                BufferTarget::Storage,
-                BufferUsage::Static,
-                a.as_slice(),
-            )?,
+            a: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)?,
             d: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, d)?,
             rows,
             cols,
+            lda,
         })
     }
 
@@ -47,7 +62,13 @@ impl DeviceProduct {
         assert_eq!(a.len(), rows * cols, "A's buffer holds rows x cols values");
         assert_eq!(d.len(), cols, "d has one entry per column of A");
         let d = Buffer::new(k.context(), BufferTarget::Storage, BufferUsage::Static, d)?;
-        Ok(Self { a, d, rows, cols })
+        Ok(Self {
+            a,
+            d,
+            rows,
+            cols,
+            lda: cols,
+        })
     }
 
     /// The order m of the product.
@@ -60,7 +81,10 @@ impl DeviceProduct {
 /// read or written. A split `c` is written piece by piece ([`product`]).
 pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Result<()> {
     debug_assert_eq!(c.order(), p.rows);
-    let a = View::row_major(p.rows, p.cols);
+    let a = View {
+        rs: p.lda,
+        ..View::row_major(p.rows, p.cols)
+    };
     let op_a = |v: View| Region::from(Operand::new(&p.a, v));
     let d = Some(&p.d);
     match c.triangle() {

@@ -1,10 +1,11 @@
 //! Tile sizes of the compute kernels, compile-time constants injected into the GLSL sources,
-//! chosen per device: large shared-memory tiles for GPUs, small register-only ones for CPU
-//! renderers (llvmpipe runs barriers and shared memory slowly).
+//! chosen per device: large shared-memory tiles for GPUs, register tiles read through buffer
+//! textures for CPU renderers (llvmpipe runs barriers, shared memory and storage-buffer reads
+//! slowly: each of those reads is a loop over its SIMD lanes).
 
 use crate::gl::DeviceInfo;
 
-/// Environment variable overriding the tile sizes, as "wg_x,wg_y,tm,tn,bk,shared,nb"
+/// Environment variable overriding the tile sizes, as "wg_x,wg_y,tm,tn,bk,reads,nb"
 /// (e.g. "16,16,8,8,16,1,32", [`KernelConfig::GPU`]): for tuning runs.
 pub const CONFIG_ENV: &str = "SYMRASTER_TILED_CONFIG";
 
@@ -24,6 +25,9 @@ pub struct KernelConfig {
     pub bk: usize,
     /// Whether k-slices go through shared memory (else each invocation reads the buffers).
     pub shared: bool,
+    /// Whether the product reads its operands through buffer textures (`gemm_texel.comp`,
+    /// no shared memory: the kernel for software renderers) instead of `gemm.comp`.
+    pub texel: bool,
     /// Order of the diagonal blocks factored and solved by one work group of 16 x 16 (a
     /// multiple of 16; the block and its padding live in shared memory).
     pub nb: usize,
@@ -40,6 +44,7 @@ impl KernelConfig {
         tn: 8,
         bk: 16,
         shared: true,
+        texel: false,
         nb: 32,
     };
 
@@ -53,39 +58,62 @@ impl KernelConfig {
         tn: 4,
         bk: 1,
         shared: false,
+        texel: false,
+        nb: 32,
+    };
+
+    /// Register tiles read through buffer textures, for software renderers: on llvmpipe a
+    /// storage-buffer or shared-memory read is a loop over the SIMD lanes while `texelFetch` is
+    /// one gather.
+    pub const TEXEL: KernelConfig = KernelConfig {
+        wg_x: 8,
+        wg_y: 4,
+        tm: 8,
+        tn: 4,
+        bk: 4,
+        shared: false,
+        texel: true,
         nb: 32,
     };
 
     /// The configuration for this device: [`CONFIG_ENV`] when set (for tuning), else
-    /// [`KernelConfig::CPU`] on software renderers and [`KernelConfig::GPU`] elsewhere.
+    /// [`KernelConfig::TEXEL`] on software renderers and [`KernelConfig::GPU`] elsewhere.
     pub fn for_device(info: &DeviceInfo) -> Self {
-        // llvmpipe too runs the shared-memory tiles fastest (measured at m = 512: 1.0 GFLOP/s
-        // against 0.25 for the register-only CPU variant).
-        let _ = info.software;
-        let default = Self::GPU;
+        // llvmpipe, m = 512, n = 1024 assembly: 1.0 GFLOP/s with the shared-memory tiles, 0.25
+        // with the register-only ones, 6-11 with the texel kernel.
+        let default = if info.software {
+            Self::TEXEL
+        } else {
+            Self::GPU
+        };
         std::env::var(CONFIG_ENV)
             .ok()
             .and_then(|v| Self::parse(&v))
             .unwrap_or(default)
     }
 
-    /// Parses "wg_x,wg_y,tm,tn,bk,shared,nb" (shared 0 or 1), or `None` when the text is no
-    /// valid configuration.
+    /// Parses "wg_x,wg_y,tm,tn,bk,reads,nb" (reads: 0 straight from the buffers, 1 through
+    /// shared memory, 2 through buffer textures), or `None` when the text is no valid
+    /// configuration.
     pub fn parse(text: &str) -> Option<Self> {
         let v: Vec<usize> = text
             .split(',')
             .map(|s| s.trim().parse().ok())
             .collect::<Option<_>>()?;
-        let [wg_x, wg_y, tm, tn, bk, shared, nb] = v[..] else {
+        let [wg_x, wg_y, tm, tn, bk, reads, nb] = v[..] else {
             return None;
         };
+        if reads > 2 {
+            return None;
+        }
         let c = Self {
             wg_x,
             wg_y,
             tm,
             tn,
             bk,
-            shared: shared != 0,
+            shared: reads == 1,
+            texel: reads == 2,
             nb,
         };
         let valid = tm % 4 == 0
@@ -131,6 +159,18 @@ impl KernelConfig {
         }
     }
 
+    /// The work group of the diagonal block's factor-and-invert kernel as #defines: 16 x 16
+    /// (the shader's default) on GPUs, 8 x 4 with the texel kernels (llvmpipe runs a barrier
+    /// once per SIMD vector of 8 invocations: fewer vectors, fewer switches; measured on
+    /// llvmpipe, 32 blocks of 32 at m = 1024: 16.8 ms with 16 x 16, 12.3 ms with 8 x 4).
+    pub fn diagonal_group_defines(&self) -> &'static str {
+        if self.texel {
+            "#define PX 8\n#define PY 4\n"
+        } else {
+            ""
+        }
+    }
+
     /// `source` (a file of `glsl/tiled/`) with the version line and these constants in front.
     pub fn source(&self, source: &str) -> String {
         format!(
@@ -155,7 +195,7 @@ mod tests {
 
     #[test]
     fn tiles_are_whole_vec4_groups_and_fit_shared_memory() {
-        for c in [KernelConfig::GPU, KernelConfig::CPU] {
+        for c in [KernelConfig::GPU, KernelConfig::CPU, KernelConfig::TEXEL] {
             assert!(c.tm % 4 == 0 && c.tn % 4 == 0);
             assert!(c.shared_bytes() <= 48 * 1024);
             assert!(c.wg_x * c.wg_y <= 1024 && c.nb <= 1024);
@@ -171,6 +211,11 @@ mod tests {
         );
         assert_eq!(KernelConfig::parse("16,16,6,8,16,1,64"), None);
         assert_eq!(KernelConfig::parse("1,2"), None);
+        assert_eq!(
+            KernelConfig::parse("8,4,8,4,4,2,32"),
+            Some(KernelConfig::TEXEL)
+        );
+        assert_eq!(KernelConfig::parse("8,4,8,4,4,3,32"), None);
         assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
     }
 }

@@ -8,13 +8,15 @@ use super::tiles::output_tiles_below;
 use super::view::View;
 use crate::error::{Error, NumericalError, Result};
 use crate::gl::{
-    Buffer, BufferTarget, BufferUsage, ComputeLimits, ComputeProgram, Context, Uniform,
+    Buffer, BufferTarget, BufferTexture, BufferUsage, ComputeLimits, ComputeProgram, Context,
+    TexelWidth, Uniform,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 const GEMM: &str = include_str!("../../glsl/tiled/gemm.comp");
+const GEMM_TEXEL: &str = include_str!("../../glsl/tiled/gemm_texel.comp");
 const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
 const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
 const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
@@ -76,6 +78,55 @@ impl<'a> Operand<'a> {
     }
 }
 
+/// The product kernel that reads its operands through buffer textures ([`KernelConfig::texel`]):
+/// one float per texel for any view, four along k for aligned ones.
+struct TexelProducts {
+    // [in place][in fours along k].
+    programs: [[ComputeProgram; 2]; 2],
+    // The buffer textures of A, B and d (texture units 0, 1, 2).
+    textures: [BufferTexture; 4],
+    // GL_MAX_TEXTURE_BUFFER_SIZE: larger buffers go through the storage-buffer kernel.
+    max_texels: usize,
+}
+
+impl TexelProducts {
+    fn new(ctx: &Context, config: KernelConfig) -> Result<Self> {
+        let program = |in_place: bool, vec: usize| -> Result<ComputeProgram> {
+            let p = ComputeProgram::new(
+                ctx,
+                &format!(
+                    "tiled/gemm_texel (VEC {vec}, IN_PLACE {})",
+                    u8::from(in_place)
+                ),
+                &config.source(&format!(
+                    "#define VEC {vec}\n#define IN_PLACE {}\n{GEMM_TEXEL}",
+                    u8::from(in_place)
+                )),
+            )?;
+            p.set_all(&[
+                ("a_tex", Uniform::I32(0)),
+                ("b_tex", Uniform::I32(1)),
+                ("d_tex", Uniform::I32(2)),
+                ("c_tex", Uniform::I32(3)),
+            ]);
+            Ok(p)
+        };
+        Ok(Self {
+            programs: [
+                [program(false, 1)?, program(false, 4)?],
+                [program(true, 1)?, program(true, 4)?],
+            ],
+            textures: [
+                BufferTexture::new(ctx)?,
+                BufferTexture::new(ctx)?,
+                BufferTexture::new(ctx)?,
+                BufferTexture::new(ctx)?,
+            ],
+            max_texels: BufferTexture::max_texels(ctx),
+        })
+    }
+}
+
 /// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
 pub struct TiledKernels {
     ctx: Context,
@@ -85,6 +136,8 @@ pub struct TiledKernels {
     // The product kernel with quarter-size tiles, for products too small to fill the GPU
     // with full tiles (the panel updates of the recursion).
     gemm_small: Option<(ComputeProgram, KernelConfig)>,
+    // The product through buffer textures, with a texel configuration.
+    texel: Option<TexelProducts>,
     potrf_block: ComputeProgram,
     trsm_block: ComputeProgram,
     potrf_inv_block: ComputeProgram,
@@ -116,12 +169,19 @@ impl TiledKernels {
                 )),
                 None => None,
             },
+            texel: match config.texel {
+                true => Some(TexelProducts::new(ctx, config)?),
+                false => None,
+            },
             potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
             trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
                 ctx,
                 "tiled/potrf_inv_block",
-                &KernelConfig { nb: diag, ..config }.source(POTRF_INV_BLOCK),
+                &KernelConfig { nb: diag, ..config }.source(&format!(
+                    "{}{POTRF_INV_BLOCK}",
+                    config.diagonal_group_defines()
+                )),
             )?,
             diag,
             outer: std::env::var(OUTER_ENV)
@@ -170,7 +230,7 @@ impl TiledKernels {
         beta: f32,
         lower: bool,
     ) -> Result<()> {
-        self.gemm_tiles(c, a, b, d, alpha, beta, lower.then_some(0), true)
+        self.gemm_tiles(c, a, b, d, alpha, beta, lower.then_some(0), true, false)
     }
 
     /// [`TiledKernels::gemm`] writing only entries (i, j) with j ≤ i + shift (`None`: all):
@@ -186,10 +246,11 @@ impl TiledKernels {
         beta: f32,
         shift: Option<isize>,
     ) -> Result<()> {
-        self.gemm_tiles(c, a, b, d, alpha, beta, shift, true)
+        self.gemm_tiles(c, a, b, d, alpha, beta, shift, true, false)
     }
 
-    /// [`TiledKernels::gemm`], with the small-tile kernel allowed for small products or not.
+    /// [`TiledKernels::gemm`], with the small-tile kernel allowed for small products or not,
+    /// `in_place` when c and a are the same entries (one tile column).
     #[allow(clippy::too_many_arguments)]
     fn gemm_tiles(
         &self,
@@ -201,6 +262,7 @@ impl TiledKernels {
         beta: f32,
         shift: Option<isize>,
         allow_small: bool,
+        in_place: bool,
     ) -> Result<()> {
         let (cv, av, bv) = (c.view, a.view, b.view);
         debug_assert!(av.rows == cv.rows && bv.rows == cv.cols && av.cols == bv.cols);
@@ -208,8 +270,38 @@ impl TiledKernels {
             return Ok(());
         }
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
-        let (p, config) = match &self.gemm_small {
-            Some((small, config)) if allow_small && full_tiles < SMALL_PRODUCT_TILES => {
+        let d = d.unwrap_or(&self.no_scaling);
+        // The texel kernel where the buffers fit a buffer texture, in fours along k where both
+        // operands are k-contiguous with rows on 4-float boundaries.
+        let texel = self
+            .texel
+            .as_ref()
+            .filter(|t| {
+                [a.buffer, b.buffer, d]
+                    .iter()
+                    .all(|x| x.len() <= t.max_texels)
+            })
+            .map(|t| {
+                let aligned = |v: View| {
+                    v.cs == 1
+                        && v.offset.is_multiple_of(4)
+                        && (v.rs.is_multiple_of(4) || v.rows == 1)
+                };
+                (t, aligned(av) && aligned(bv) && av.cols % 4 == 0)
+            });
+        if in_place && texel.is_none() && !self.config.shared {
+            // Only shared memory (a barrier between reads and writes) or the texel kernel's
+            // in-place variant order the reads of a row before its writes.
+            return Err(Error::shape(
+                "an in-place product needs a buffer texture this large or shared memory",
+            ));
+        }
+        let (p, config) = match (&self.gemm_small, texel) {
+            (_, Some((t, quads))) => (
+                &t.programs[usize::from(in_place)][usize::from(quads)],
+                self.config,
+            ),
+            (Some((small, config)), None) if allow_small && full_tiles < SMALL_PRODUCT_TILES => {
                 (small, *config)
             }
             _ => (&self.gemm, self.config),
@@ -231,8 +323,21 @@ impl TiledKernels {
         c.buffer.bind_base(0);
         a.buffer.bind_base(1);
         b.buffer.bind_base(2);
-        d.unwrap_or(&self.no_scaling).bind_base(3);
+        d.bind_base(3);
         tiles.bind_base(4);
+        if let Some((t, quads)) = texel {
+            let width = if quads {
+                TexelWidth::Four
+            } else {
+                TexelWidth::One
+            };
+            for (unit, (texture, buffer)) in
+                t.textures.iter().zip([a.buffer, b.buffer, d]).enumerate()
+            {
+                texture.attach(buffer, width, unit as u32);
+            }
+            t.textures[3].attach(c.buffer, TexelWidth::One, 3);
+        }
         let u = |v: usize| Uniform::U32(v as u32);
         p.set_all(&[
             ("rows", u(cv.rows)),
@@ -249,7 +354,10 @@ impl TiledKernels {
             ("b_cs", u(bv.cs)),
             ("alpha", Uniform::F32(alpha)),
             ("beta", Uniform::F32(beta)),
-            ("use_d", Uniform::I32(i32::from(d.is_some()))),
+            (
+                "use_d",
+                Uniform::I32(i32::from(!std::ptr::eq(d, &self.no_scaling))),
+            ),
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ]);
@@ -353,7 +461,7 @@ impl TiledKernels {
     /// shared-memory kernels do (the small-tile kernel only where its tiles are wide enough)
     /// and the register-only ones do not.
     pub fn inverted_blocks(&self) -> bool {
-        self.config.shared && self.config.bn() >= self.diag
+        (self.config.shared || self.config.texel) && self.config.bn() >= self.diag
     }
 
     /// Makes room for `slots` inverted diagonal blocks (a larger buffer drops the ones held:
@@ -433,6 +541,7 @@ impl TiledKernels {
             0.0,
             None,
             small_fits,
+            true,
         )
     }
 
