@@ -21,7 +21,7 @@ impl Gpu {
         match self.check_problem_size(a.rows(), a.cols(), options)? {
             Method::Tiled => return self.assemble_tiled(a, d, options.format),
             Method::Blocked => {
-                return self.assemble_blocked(a, d, options.blocks(a.rows()));
+                return self.assemble_blocked(a, d, self.blocks(options, a.rows()));
             }
             _ => {}
         }

@@ -49,7 +49,11 @@ impl Gpu {
         format: Format,
         blocking: Blocking,
     ) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_assembly_as(a, d, BlockLayout::with(a.rows(), format, blocking))
+        self.start_blocked_assembly_as(
+            a,
+            d,
+            self.blocks(super::Options::new(format).blocking(blocking), a.rows()),
+        )
     }
 
     /// [`Gpu::start_blocked_assembly`] into `blocks` (its order must be A's rows): C padded to
@@ -115,7 +119,10 @@ impl Gpu {
         format: Format,
         blocking: Blocking,
     ) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_cholesky_as(c, BlockLayout::with(c.rows(), format, blocking))
+        self.start_blocked_cholesky_as(
+            c,
+            self.blocks(super::Options::new(format).blocking(blocking), c.rows()),
+        )
     }
 
     /// [`Gpu::start_blocked_cholesky`] in `blocks` (format, blocking and block column; its

@@ -18,7 +18,7 @@ impl Gpu {
         let options = options.into();
         match self.check_problem_size(c.rows(), 0, options)? {
             Method::Tiled => return self.cholesky_tiled_host(c, options.format),
-            Method::Blocked => return self.cholesky_blocked(c, options.blocks(c.rows())),
+            Method::Blocked => return self.cholesky_blocked(c, self.blocks(options, c.rows())),
             _ => {}
         }
         let mut run = self.start_cholesky(c, options)?;
@@ -55,7 +55,7 @@ impl Gpu {
         match self.check_problem_size(a.rows(), a.cols(), options)? {
             Method::Tiled => return self.factor_product_tiled_host(a, d, options.format),
             Method::Blocked => {
-                return self.factor_product_blocked(a, d, options.blocks(a.rows()));
+                return self.factor_product_blocked(a, d, self.blocks(options, a.rows()));
             }
             _ => {}
         }

@@ -107,8 +107,9 @@ pub struct Options {
     pub method: Method,
     /// The blocked method's blocks: 4 x 4 over four render targets (the default) or 2 x 2.
     pub blocking: Blocking,
-    /// The blocked method's Cholesky block column: 16 columns (the default) or 32.
-    pub block_column: BlockColumn,
+    /// The blocked method's Cholesky block column, 16 or 32 columns; `None` (the default): the
+    /// device's ([`BlockColumn::for_device`]).
+    pub block_column: Option<BlockColumn>,
 }
 
 impl Options {
@@ -118,13 +119,13 @@ impl Options {
             format,
             method: Method::default(),
             blocking: Blocking::default(),
-            block_column: BlockColumn::default(),
+            block_column: None,
         }
     }
 
     /// The same options with another Cholesky block column (used by the blocked method only).
     pub fn block_column(mut self, column: BlockColumn) -> Self {
-        self.block_column = column;
+        self.block_column = Some(column);
         self
     }
 
@@ -132,11 +133,6 @@ impl Options {
     pub fn blocking(mut self, blocking: Blocking) -> Self {
         self.blocking = blocking;
         self
-    }
-
-    /// The blocked method's layout of an m x m matrix under these options.
-    pub fn blocks(&self, m: usize) -> BlockLayout {
-        BlockLayout::with(m, self.format, self.blocking).with_column(self.block_column)
     }
 
     /// The same options with another method.
@@ -212,6 +208,17 @@ impl Gpu {
     /// The compiled fragment kernels.
     pub(crate) fn kernels(&self) -> &Kernels {
         &self.kernels
+    }
+
+    /// The blocked method's Cholesky block column on this device when the options name none.
+    pub fn block_column(&self) -> BlockColumn {
+        BlockColumn::for_device(self.info.software)
+    }
+
+    /// The blocked method's layout of an m x m matrix under `options` here.
+    pub fn blocks(&self, options: Options, m: usize) -> BlockLayout {
+        BlockLayout::with(m, options.format, options.blocking)
+            .with_column(options.block_column.unwrap_or(self.block_column()))
     }
 
     /// The methods this device runs, fastest first: tiled, blocked, faithful. (On Mesa's
@@ -301,16 +308,12 @@ impl Gpu {
 
     /// Whether an m x m problem with n columns of A fits `method`'s storage here.
     fn check_size_for(&self, method: Method, m: usize, n: usize, options: Options) -> Result<()> {
-        let format = options.format;
         if method == Method::Tiled {
             let max = self.max_storage_bytes()?;
             self.check_tiled_order(m, storage_of(options.format))?;
             crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
         } else if method == Method::Blocked {
-            self.check_blocked_order(
-                BlockLayout::with(m, format, options.blocking).with_column(options.block_column),
-                n,
-            )?;
+            self.check_blocked_order(self.blocks(options, m), n)?;
         } else {
             self.check_order(m, options.format)?;
             let limit = self.info().max_texture_size;
