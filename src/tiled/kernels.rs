@@ -20,6 +20,7 @@ const GEMM_TEXEL: &str = include_str!("../../glsl/tiled/gemm_texel.comp");
 const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
 const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
 const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
+const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
 
 /// Environment variable overriding the order of the inverted diagonal blocks of the blocked
 /// Cholesky ([`DIAG_BLOCK`]; a multiple of 16 up to 128): for tuning runs.
@@ -79,14 +80,87 @@ impl<'a> Operand<'a> {
 }
 
 /// The product kernel that reads its operands through buffer textures ([`KernelConfig::texel`]):
-/// one float per texel for any view, four along k for aligned ones.
+/// one float per texel for any view, four along k for aligned ones, and a packing kernel that
+/// makes the others aligned.
 struct TexelProducts {
     // [in place][in fours along k].
     programs: [[ComputeProgram; 2]; 2],
-    // The buffer textures of A, B and d (texture units 0, 1, 2).
+    // Copies an operand into rows of consecutive floats on 4-float boundaries (`pack.comp`).
+    pack: ComputeProgram,
+    // The buffer textures of A, B, d and C (texture units 0, 1, 2, 3).
     textures: [BufferTexture; 4],
+    // The packed A and B of the product being launched (grown as needed).
+    packed: [RefCell<Option<Buffer<f32>>>; 2],
     // GL_MAX_TEXTURE_BUFFER_SIZE: larger buffers go through the storage-buffer kernel.
     max_texels: usize,
+}
+
+/// Products of a smaller depth are read one float at a time rather than packed.
+const PACK_MIN_DEPTH: usize = 8;
+
+/// Work groups of the packing kernel along its rows: GL's least maximum (65535) of 4 rows.
+const PACK_MAX_ROWS: usize = 65535 * 4;
+
+/// `x` as the texel kernel reads it: itself, or where `packed` its copy in `buffer` (rows of
+/// `ld` floats).
+fn packed_operand<'a>(
+    x: Operand<'a>,
+    packed: bool,
+    buffer: Option<&'a Buffer<f32>>,
+    ld: usize,
+) -> Result<Operand<'a>> {
+    match (packed, buffer) {
+        (false, _) => Ok(x),
+        (true, Some(buffer)) => Ok(Operand::new(
+            buffer,
+            View {
+                offset: 0,
+                rs: ld,
+                cs: 1,
+                rows: x.view.rows,
+                cols: ld,
+            },
+        )),
+        (true, None) => Err(Error::shape("a packed operand was never written")),
+    }
+}
+
+/// How the texel kernel reads the operands A (rows x depth) and B (cols x depth) of a product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TexelReads {
+    /// One float per fetch, any strides.
+    Single,
+    /// Four consecutive k per fetch, straight from the operands' buffers.
+    Fours,
+    /// Four per fetch after copying the operands marked (`a`, `b`) into rows of `ld` floats,
+    /// zeros after the depth (`ld` is the depth rounded up to 4; both are packed when it grew).
+    Packed { a: bool, b: bool, ld: usize },
+}
+
+impl TexelReads {
+    /// Fours where both operands are k-contiguous with rows on 4-float boundaries and the depth
+    /// is a multiple of 4; else packed (column-major RFP blocks, orders off multiples of 4),
+    /// unless the depth is small, or d would be read past its end.
+    fn plan(av: View, bv: View, scaled: bool) -> Self {
+        let depth = av.cols;
+        let whole = depth.is_multiple_of(4);
+        let fours = |v: View| {
+            whole
+                && v.cs == 1
+                && v.offset.is_multiple_of(4)
+                && (v.rs.is_multiple_of(4) || v.rows == 1)
+        };
+        match (fours(av), fours(bv)) {
+            (true, true) => TexelReads::Fours,
+            _ if depth < PACK_MIN_DEPTH || (scaled && !whole) => TexelReads::Single,
+            _ if av.rows.max(bv.rows) > PACK_MAX_ROWS => TexelReads::Single,
+            (a, b) => TexelReads::Packed {
+                a: !a,
+                b: !b,
+                ld: depth.next_multiple_of(4),
+            },
+        }
+    }
 }
 
 impl TexelProducts {
@@ -111,19 +185,55 @@ impl TexelProducts {
             ]);
             Ok(p)
         };
+        let pack = ComputeProgram::new(ctx, "tiled/pack", &config.source(PACK))?;
+        pack.set("src", Uniform::I32(0));
         Ok(Self {
             programs: [
                 [program(false, 1)?, program(false, 4)?],
                 [program(true, 1)?, program(true, 4)?],
             ],
+            pack,
             textures: [
                 BufferTexture::new(ctx)?,
                 BufferTexture::new(ctx)?,
                 BufferTexture::new(ctx)?,
                 BufferTexture::new(ctx)?,
             ],
+            packed: [RefCell::new(None), RefCell::new(None)],
             max_texels: BufferTexture::max_texels(ctx),
         })
+    }
+
+    /// Copies `x` into packed operand `slot` as rows of `ld` floats (k-contiguous, zeros after
+    /// its columns): one launch.
+    fn pack(&self, ctx: &Context, slot: usize, x: Operand<'_>, ld: usize) -> Result<()> {
+        let v = x.view;
+        let mut packed = self.packed[slot].borrow_mut();
+        if packed.as_ref().is_none_or(|b| b.len() < v.rows * ld) {
+            *packed = None;
+            *packed = Some(Buffer::uninitialized(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                v.rows * ld,
+            )?);
+        }
+        if let Some(dst) = packed.as_ref() {
+            dst.bind_base(0);
+        }
+        self.textures[0].attach(x.buffer, TexelWidth::One, 0);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.pack.set_all(&[
+            ("rows", u(v.rows)),
+            ("cols", u(v.cols)),
+            ("ld", u(ld)),
+            ("s_off", u(v.offset)),
+            ("s_rs", u(v.rs)),
+            ("s_cs", u(v.cs)),
+        ]);
+        self.pack
+            .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1]);
+        Ok(())
     }
 }
 
@@ -150,6 +260,8 @@ pub struct TiledKernels {
     tile_lists: RefCell<TileLists>,
     // Kernel launches so far (glDispatchCompute calls), for counting what an operation costs.
     launches: Cell<u64>,
+    // Of those, the packing launches of the texel products ([`TexelReads::Packed`]).
+    packs: Cell<u64>,
     status: StatusWord,
     no_scaling: Buffer<f32>,
 }
@@ -194,6 +306,7 @@ impl TiledKernels {
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
+            packs: Cell::new(0),
             status: StatusWord::new(ctx)?,
             no_scaling: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[1.0])?,
             ctx: ctx.clone(),
@@ -270,9 +383,9 @@ impl TiledKernels {
             return Ok(());
         }
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        let scaled = d.is_some();
         let d = d.unwrap_or(&self.no_scaling);
-        // The texel kernel where the buffers fit a buffer texture, in fours along k where both
-        // operands are k-contiguous with rows on 4-float boundaries.
+        // The texel kernel where the buffers (and packed operands) fit a buffer texture.
         let texel = self
             .texel
             .as_ref()
@@ -281,13 +394,11 @@ impl TiledKernels {
                     .iter()
                     .all(|x| x.len() <= t.max_texels)
             })
-            .map(|t| {
-                let aligned = |v: View| {
-                    v.cs == 1
-                        && v.offset.is_multiple_of(4)
-                        && (v.rs.is_multiple_of(4) || v.rows == 1)
-                };
-                (t, aligned(av) && aligned(bv) && av.cols % 4 == 0)
+            .map(|t| match TexelReads::plan(av, bv, scaled) {
+                TexelReads::Packed { ld, .. } if av.rows.max(bv.rows) * ld > t.max_texels => {
+                    (t, TexelReads::Single)
+                }
+                reads => (t, reads),
             });
         if in_place && texel.is_none() && !self.config.shared {
             // Only shared memory (a barrier between reads and writes) or the texel kernel's
@@ -296,9 +407,37 @@ impl TiledKernels {
                 "an in-place product needs a buffer texture this large or shared memory",
             ));
         }
+        // Packed operands: copied first, then read in fours from their copies. B made of A's
+        // first rows (the panels of a SYRK) is read from A's copy.
+        let b_in_a = std::ptr::eq(a.buffer, b.buffer)
+            && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
+            && bv.rows <= av.rows;
+        if let Some((t, TexelReads::Packed { a: pa, b: pb, ld })) = texel {
+            let b_copy = pb && !(pa && b_in_a);
+            for (slot, x) in [(0, a), (1, b)]
+                .into_iter()
+                .filter(|&(s, _)| [pa, b_copy][s])
+            {
+                t.pack(&self.ctx, slot, x, ld)?;
+                self.launched();
+                self.packs.set(self.packs.get() + 1);
+            }
+        }
+        let packed = texel.map(|(t, _)| t.packed.each_ref().map(RefCell::borrow));
+        let (a, b) = match (texel, &packed) {
+            (Some((_, TexelReads::Packed { a: pa, b: pb, ld })), Some([pa_buf, pb_buf])) => {
+                let b_buf = if pa && b_in_a { pa_buf } else { pb_buf };
+                (
+                    packed_operand(a, pa, pa_buf.as_ref(), ld)?,
+                    packed_operand(b, pb, b_buf.as_ref(), ld)?,
+                )
+            }
+            _ => (a, b),
+        };
+        let (av, bv) = (a.view, b.view);
         let (p, config) = match (&self.gemm_small, texel) {
-            (_, Some((t, quads))) => (
-                &t.programs[usize::from(in_place)][usize::from(quads)],
+            (_, Some((t, reads))) => (
+                &t.programs[usize::from(in_place)][usize::from(reads != TexelReads::Single)],
                 self.config,
             ),
             (Some((small, config)), None) if allow_small && full_tiles < SMALL_PRODUCT_TILES => {
@@ -325,11 +464,11 @@ impl TiledKernels {
         b.buffer.bind_base(2);
         d.bind_base(3);
         tiles.bind_base(4);
-        if let Some((t, quads)) = texel {
-            let width = if quads {
-                TexelWidth::Four
-            } else {
+        if let Some((t, reads)) = texel {
+            let width = if reads == TexelReads::Single {
                 TexelWidth::One
+            } else {
+                TexelWidth::Four
             };
             for (unit, (texture, buffer)) in
                 t.textures.iter().zip([a.buffer, b.buffer, d]).enumerate()
@@ -439,6 +578,12 @@ impl TiledKernels {
     /// operation costs in launches is the difference around it.
     pub fn launches(&self) -> u64 {
         self.launches.get()
+    }
+
+    /// Of [`TiledKernels::launches`], those that packed a product's operands for the texel
+    /// kernel (software renderers: column-major RFP blocks, orders off multiples of 4).
+    pub fn packs(&self) -> u64 {
+        self.packs.get()
     }
 
     fn launched(&self) {
@@ -566,5 +711,64 @@ impl TiledKernels {
             }
             .into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texel_reads_pack_only_what_cannot_be_read_in_fours() {
+        let row_major = |rows, cols, ld| View {
+            offset: 0,
+            rs: ld,
+            cs: 1,
+            rows,
+            cols,
+        };
+        // Aligned row-major operands with a whole depth: straight in fours.
+        let (a, b) = (row_major(100, 64, 1024), row_major(40, 64, 512));
+        assert_eq!(TexelReads::plan(a, b, true), TexelReads::Fours);
+        // A row stride off 4 (order 1022), or a column-major block (RFP): that operand packed.
+        let a_odd = row_major(100, 64, 1022);
+        let expected = TexelReads::Packed {
+            a: true,
+            b: false,
+            ld: 64,
+        };
+        assert_eq!(TexelReads::plan(a_odd, b, false), expected);
+        let rfp = View::col_major(1, 100, 64, 1025);
+        assert_eq!(TexelReads::plan(rfp, b, true), expected);
+        // An offset off 4 alone.
+        let shifted = View { offset: 2, ..a };
+        assert_eq!(
+            TexelReads::plan(b, shifted, false),
+            TexelReads::Packed {
+                a: false,
+                b: true,
+                ld: 64
+            }
+        );
+        // A depth off 4: both packed, zero-padded to the next multiple of 4, unless d scales
+        // the product (it would be read past its end) or the depth is too small to pay.
+        let (a30, b30) = (row_major(100, 30, 1024), row_major(40, 30, 512));
+        assert_eq!(
+            TexelReads::plan(a30, b30, false),
+            TexelReads::Packed {
+                a: true,
+                b: true,
+                ld: 32
+            }
+        );
+        assert_eq!(TexelReads::plan(a30, b30, true), TexelReads::Single);
+        let (a6, b6) = (row_major(100, 6, 1024), row_major(40, 6, 512));
+        assert_eq!(TexelReads::plan(a6, b6, false), TexelReads::Single);
+        // One row: any row stride reads in fours.
+        let one = View {
+            rs: 3,
+            ..row_major(1, 64, 0)
+        };
+        assert_eq!(TexelReads::plan(one, b, false), TexelReads::Fours);
     }
 }
