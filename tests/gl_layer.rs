@@ -6,6 +6,7 @@ use symraster::gl::{
     Attribute, Buffer, BufferTarget, BufferUsage, DeviceInfo, Framebuffer, PingPong, Program, R32F,
     RenderTexture, Rgba8, Rgba32F, TexelFormat, Texture, VertexArray, VertexFormat,
 };
+use symraster::timing::Preheat;
 
 fn round_trip<F: TexelFormat>(gpu: &Gpu, texels: Vec<F::Texel>, fill: F::Texel)
 where
@@ -159,4 +160,27 @@ fn device_info_is_the_drivers() {
     if std::env::var_os(symraster::gl::MAX_TEXTURE_SIZE_ENV).is_none() {
         assert_eq!(info.max_texture_size, gpu.info().max_texture_size);
     }
+}
+
+/// The busy kernel that brings a GPU's clocks up before timed runs compiles and keeps the
+/// device busy for the time asked (on software renderers the timing code skips it; here it is
+/// run anyway, so CI compiles the shader the GPUs run).
+#[test]
+fn preheat_compiles_and_keeps_the_device_busy_for_the_time_asked() {
+    let gpu = Gpu::new().unwrap();
+    let ctx = gpu.context();
+    let forced = Preheat::on_any_device(ctx).unwrap();
+    assert_eq!(forced.is_active(), gpu.info().has_compute());
+    let ms = std::time::Duration::from_millis;
+    let spent = forced.run_with(ctx, ms(30), ms(10), ms(5000));
+    if forced.is_active() {
+        assert!(spent >= ms(30) && spent < ms(5000), "{spent:?}");
+    }
+    ctx.check(|| "preheating".into()).unwrap();
+    // The timing code's own: idle on software renderers, active on GPUs with compute.
+    let own = Preheat::new(ctx).unwrap();
+    assert_eq!(
+        own.is_active(),
+        gpu.info().has_compute() && !gpu.info().software
+    );
 }
