@@ -15,9 +15,9 @@ pub struct DeviceProduct {
     a: Buffer<f32>,
     d: Buffer<f32>,
     rows: usize,
-    cols: usize,
     // Row stride of A in the buffer: cols, or cols rounded up to 4 for the texel kernels
-    // (aligned rows are read four values per fetch).
+    // (aligned rows are read four values per fetch). The padding holds zeros, in A and in d,
+    // so the product runs over all lda columns (adding only zero terms) in fours.
     lda: usize,
 }
 
@@ -32,22 +32,22 @@ impl DeviceProduct {
         };
         check_fits(&format!("A ({rows}x{cols})"), rows * lda, max_bytes)?;
         let ctx = k.context();
-        let padded;
-        let values = if lda == cols {
-            a.as_slice()
+        let (padded, padded_d);
+        let (values, d) = if lda == cols {
+            (a.as_slice(), d)
         } else {
             let mut v = vec![0.0f32; rows * lda];
             for (row, src) in v.chunks_exact_mut(lda).zip(a.as_slice().chunks_exact(cols)) {
                 row[..cols].copy_from_slice(src);
             }
             padded = v;
-            &padded
+            padded_d = [d, &vec![0.0; lda - cols]].concat();
+            (&padded[..], &padded_d[..])
         };
         Ok(Self {
             a: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)?,
             d: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, d)?,
             rows,
-            cols,
             lda,
         })
     }
@@ -66,7 +66,6 @@ impl DeviceProduct {
             a,
             d,
             rows,
-            cols,
             lda: cols,
         })
     }
@@ -81,18 +80,16 @@ impl DeviceProduct {
 /// read or written. A split `c` is written piece by piece ([`product`]).
 pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Result<()> {
     debug_assert_eq!(c.order(), p.rows);
-    let a = View {
-        rs: p.lda,
-        ..View::row_major(p.rows, p.cols)
-    };
+    // All lda columns: the padding of A and d is zero.
+    let a = View::row_major(p.rows, p.lda);
     let op_a = |v: View| Region::from(Operand::new(&p.a, v));
     let d = Some(&p.d);
     match c.triangle() {
         Triangle::Square(v) => product(k, c.region(v), op_a(a), op_a(a), d, 1.0, 0.0, Some(0))?,
         Triangle::Blocks([c11, c21, c22]) => {
             let n1 = c11.rows;
-            let a1 = a.sub(0, 0, n1, p.cols);
-            let a2 = a.sub(n1, 0, p.rows - n1, p.cols);
+            let a1 = a.sub(0, 0, n1, p.lda);
+            let a2 = a.sub(n1, 0, p.rows - n1, p.lda);
             product(k, c.region(c11), op_a(a1), op_a(a1), d, 1.0, 0.0, Some(0))?;
             product(k, c.region(c21), op_a(a2), op_a(a1), d, 1.0, 0.0, None)?;
             product(k, c.region(c22), op_a(a2), op_a(a2), d, 1.0, 0.0, Some(0))?;
