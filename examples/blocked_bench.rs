@@ -22,7 +22,7 @@ use symraster::baseline;
 use symraster::execution::Execution;
 use symraster::gl::{GpuTimer, TexelFormat};
 use symraster::layout::BlockLayout;
-use symraster::timing::{median, time_finish};
+use symraster::timing::{Preheat, median, time_finish};
 use symraster::{BlockColumn, Blocking, Format, Gpu, Method, Options, problems, relative_error};
 
 fn main() -> anyhow::Result<()> {
@@ -98,19 +98,19 @@ fn main() -> anyhow::Result<()> {
                 if do_assembly {
                     results[0] = Some(if blocked {
                         let run = gpu.start_blocked_assembly_as(&a, &d, blocks)?;
-                        measure(run, |r| r.download_lower(), &c_ref)?
+                        measure(run, gpu.preheat(), |r| r.download_lower(), &c_ref)?
                     } else {
                         let run = gpu.start_assembly(&a, &d, options)?;
-                        measure(run, |r| r.download_lower(), &c_ref)?
+                        measure(run, gpu.preheat(), |r| r.download_lower(), &c_ref)?
                     });
                 }
                 if do_cholesky {
                     results[1] = Some(if blocked {
                         let run = gpu.start_blocked_cholesky_as(&spd, blocks)?;
-                        measure(run, |r| r.download_lower(), &l_ref)?
+                        measure(run, gpu.preheat(), |r| r.download_lower(), &l_ref)?
                     } else {
                         let run = gpu.start_cholesky(&spd, options)?;
-                        measure(run, |r| r.download_lower(), &l_ref)?
+                        measure(run, gpu.preheat(), |r| r.download_lower(), &l_ref)?
                     });
                 }
                 if repeat > 0 {
@@ -205,10 +205,11 @@ type Samples = (Vec<f64>, Vec<f64>, f64);
 /// downloaded result against `reference`).
 fn measure<F: TexelFormat>(
     mut run: Execution<'_, F>,
+    heat: &Preheat,
     download: impl Fn(&Execution<'_, F>) -> symraster::Result<symraster::Matrix<f32>>,
     reference: &symraster::Matrix<f64>,
 ) -> anyhow::Result<(f64, f64, f64)> {
-    let t = time_finish(&mut run)?;
+    let t = time_finish(&mut run, heat)?;
     let out = download(&run)?;
     Ok((
         t.gpu.as_secs_f64() * 1e3,

@@ -118,12 +118,12 @@ pub struct Timing {
     pub wall: Duration,
 }
 
-/// Runs the remaining passes of `run` under a timer query and glFinish, right after
-/// [`Preheat::run`] (the upload before it leaves the GPU idle).
-pub fn time_finish<F: TexelFormat>(run: &mut Execution<'_, F>) -> Result<Timing> {
+/// Runs the remaining passes of `run` under a timer query and glFinish, right after `heat`
+/// (the upload before it leaves the GPU idle; [`Gpu::preheat`](crate::Gpu::preheat)).
+pub fn time_finish<F: TexelFormat>(run: &mut Execution<'_, F>, heat: &Preheat) -> Result<Timing> {
     let ctx = run.context().clone();
     let timer = GpuTimer::new(&ctx)?;
-    Preheat::new(&ctx)?.run(&ctx);
+    heat.run(&ctx);
     ctx.finish();
     let start = Instant::now();
     timer.begin();

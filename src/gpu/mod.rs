@@ -23,6 +23,7 @@ use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
 use crate::kernels::Kernels;
 use crate::layout::{BlockColumn, BlockLayout, Blocking, Format, Layout, max_packed_order};
+use crate::timing::Preheat;
 
 /// How a GPU operation is carried out: the paper's method, or the methods past it, each in its
 /// own module. [`Method::Auto`], the default, takes the fastest one the device runs.
@@ -159,6 +160,8 @@ pub struct Gpu {
     tiled: std::cell::RefCell<Option<std::rc::Rc<crate::tiled::TiledKernels>>>,
     // The least-squares kernels (residuals in f64), compiled on first use.
     least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
+    // The busy work run before timed stretches (nothing compiled on software renderers).
+    preheat: Preheat,
     // The EGL context when this Gpu made its own; declared last so it outlives the kernels.
     _headless: Option<HeadlessContext>,
 }
@@ -185,12 +188,14 @@ impl Gpu {
     /// current on this thread and stay alive as long as this `Gpu`.
     pub fn from_context(context: Context, info: DeviceInfo) -> Result<Self> {
         let kernels = Kernels::new(&context)?;
+        let preheat = Preheat::new(&context)?;
         Ok(Self {
             kernels,
             context,
             info,
             tiled: Default::default(),
             least_squares: Default::default(),
+            preheat,
             _headless: None,
         })
     }
@@ -203,6 +208,12 @@ impl Gpu {
     /// The GL handle, for callers that drive textures themselves.
     pub fn context(&self) -> &Context {
         &self.context
+    }
+
+    /// The busy work that brings the GPU's clocks up before a timed stretch
+    /// ([`time_finish`](crate::timing::time_finish)).
+    pub fn preheat(&self) -> &Preheat {
+        &self.preheat
     }
 
     /// The compiled fragment kernels.

@@ -11,7 +11,6 @@ use crate::error::{InputError, Result};
 use crate::gl::GpuTimer;
 use crate::layout::rfp as rfp_layout;
 use crate::matrix::Matrix;
-use crate::timing::Preheat;
 use crate::timing::median;
 use std::time::Instant;
 
@@ -122,13 +121,12 @@ pub fn time_inverse_in(
     };
     let pw = PivotWork::new(inv, s, block)?;
     let leaf = inv.buffer("a diagonal block", inv.tiled().config().nb.pow(2))?;
-    let heat = Preheat::new(&ctx)?;
     let (mut gpu, mut wall) = (Vec::new(), Vec::new());
     for rep in 0..=reps {
         work.buffer.write(0, full.as_slice())?;
         inv.reset_status()?;
         inv.tiled().reset_status()?;
-        heat.run(&ctx);
+        inv.tiled().preheat().run(&ctx);
         ctx.finish();
         let start = Instant::now();
         timer.begin();
@@ -170,12 +168,11 @@ fn time_rfp(
     let arf = rfp_layout::from_lower(a)?;
     let work = inv.buffer("an RFP matrix", arf.len())?;
     let w = inv.buffer("the RFP inverse's workspace", rfp::workspace_len(inv, s))?;
-    let heat = Preheat::new(&ctx)?;
     let (mut gpu, mut wall) = (Vec::new(), Vec::new());
     for rep in 0..=reps {
         work.write(0, &arf)?;
         inv.tiled().reset_status()?;
-        heat.run(&ctx);
+        inv.tiled().preheat().run(&ctx);
         ctx.finish();
         let start = Instant::now();
         timer.begin();

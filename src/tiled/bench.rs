@@ -1,6 +1,6 @@
 //! GPU timings of the tiled method for benchmarks and the reproduction binary: GL timer
 //! queries (wall time to glFinish where the driver's timer misses them) around the kernels only (uploads and readback excluded, as the paper's Figs 8-9),
-//! after a warm-up run and [`Preheat`], the median of several runs back to back.
+//! after a warm-up run and [`TiledKernels::preheat`], the median of several runs back to back.
 
 use super::assembly::{DeviceProduct, add_to_diagonal, assemble};
 use super::cholesky::{factor, factor_unchecked};
@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::gl::GpuTimer;
 use crate::matrix::Matrix;
 use crate::problems;
-use crate::timing::{Preheat, median};
+use crate::timing::median;
 use std::time::Instant;
 
 /// One timed operation.
@@ -65,17 +65,11 @@ fn time_once(k: &TiledKernels, timer: &GpuTimer, work: impl FnOnce() -> Result<(
     Ok(if gpu >= 0.01 * wall { gpu } else { wall })
 }
 
-/// The GPU brought to its working clocks before a series of timed runs.
-fn preheat(k: &TiledKernels) -> Result<()> {
-    Preheat::new(k.context())?.run(k.context());
-    Ok(())
-}
-
 /// Median milliseconds of `runs` runs of `work` after one warm-up.
 fn time_gpu(k: &TiledKernels, runs: usize, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
     let timer = GpuTimer::new(k.context())?;
     work()?;
-    preheat(k)?;
+    k.preheat().run(k.context());
     let mut ms = Vec::new();
     for _ in 0..runs.max(1) {
         ms.push(time_once(k, &timer, &mut work)?);
@@ -136,7 +130,7 @@ pub fn time_cholesky(
     work.copy_from(&c)?;
     factor(k, &mut work)?;
     let timer = GpuTimer::new(k.context())?;
-    preheat(k)?;
+    k.preheat().run(k.context());
     let mut ms = Vec::new();
     for _ in 0..runs.max(1) {
         work.copy_from(&c)?;
@@ -212,7 +206,7 @@ pub fn large_run(
     let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
     let timer = GpuTimer::new(k.context())?;
     let (mut assembly, mut factoring, mut factor_launches) = (Vec::new(), Vec::new(), 0);
-    preheat(k)?;
+    k.preheat().run(k.context());
     for run in 0..=runs.max(1) {
         let assembly_ms = time_once(k, &timer, || {
             assemble(k, &p, &mut c)?;

@@ -82,7 +82,7 @@ fn blocked_times<'g>(
     let mut out = [None; 2];
     for (format, slot) in [Format::Full, Format::Packed].into_iter().zip(&mut out) {
         if runs(gpu, Method::Blocked, m, n, format) {
-            *slot = Some(measure_gpu(reps, warm_up, || start(format))?.gpu);
+            *slot = Some(measure_gpu(gpu, reps, warm_up, || start(format))?.gpu);
         }
     }
     Ok(out)
@@ -230,13 +230,13 @@ pub fn throughput(
             let a = problems::uniform_matrix(&mut rng, m, n);
             let d = problems::uniform_vector(&mut rng, n);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, n, Format::Full) {
-                let run = measure_gpu(reps, true, || gpu.start_blocked_assembly(&a, &d))?;
+                let run = measure_gpu(gpu, reps, true, || gpu.start_blocked_assembly(&a, &d))?;
                 blocked = Some(run.gpu);
             }
             if m <= FAITHFUL_MAX.0 && runs(gpu, Method::Faithful, m, n, Format::Full) {
                 let opts = super::faithful(Format::Full);
                 faithful_s =
-                    Some(measure_gpu(reps, true, || gpu.start_assembly(&a, &d, opts))?.gpu);
+                    Some(measure_gpu(gpu, reps, true, || gpu.start_assembly(&a, &d, opts))?.gpu);
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_assembly_seconds(&a, &d, config));
@@ -259,11 +259,13 @@ pub fn throughput(
         if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.1) {
             let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, 0, Format::Full) {
-                blocked = Some(measure_gpu(reps, true, || gpu.start_blocked_cholesky(&c))?.gpu);
+                blocked =
+                    Some(measure_gpu(gpu, reps, true, || gpu.start_blocked_cholesky(&c))?.gpu);
             }
             if m <= FAITHFUL_MAX.1 && runs(gpu, Method::Faithful, m, 0, Format::Full) {
                 let opts = super::faithful(Format::Full);
-                faithful_s = Some(measure_gpu(reps, true, || gpu.start_cholesky(&c, opts))?.gpu);
+                faithful_s =
+                    Some(measure_gpu(gpu, reps, true, || gpu.start_cholesky(&c, opts))?.gpu);
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_cholesky_seconds(&c, config));

@@ -190,8 +190,9 @@ struct Measured {
 }
 
 /// Times `make()`'s run: `warm_up` untimed runs first, then `reps` timed ones (fewer when a run
-/// takes over 20 s); the medians.
+/// takes over 20 s), each right after `gpu`'s preheat; the medians.
 fn measure_gpu<'g, F: symraster::gl::TexelFormat>(
+    gpu: &Gpu,
     reps: usize,
     warm_up: bool,
     mut make: impl FnMut() -> Result<symraster::execution::Execution<'g, F>>,
@@ -199,18 +200,18 @@ fn measure_gpu<'g, F: symraster::gl::TexelFormat>(
     if warm_up {
         make()?.finish()?;
     }
-    let (mut gpu, mut wall) = (Vec::new(), Vec::new());
+    let (mut times, mut wall) = (Vec::new(), Vec::new());
     for _ in 0..reps.max(1) {
         let mut run = make()?;
-        let t = time_finish(&mut run)?;
-        gpu.push(t.gpu.as_secs_f64());
+        let t = time_finish(&mut run, gpu.preheat())?;
+        times.push(t.gpu.as_secs_f64());
         wall.push(t.wall.as_secs_f64());
         if t.wall.as_secs_f64() > 20.0 {
             break;
         }
     }
     Ok(Measured {
-        gpu: median(&gpu),
+        gpu: median(&times),
         wall: median(&wall),
     })
 }
@@ -439,10 +440,10 @@ fn assembly_point(
     let a = testing::uniform_matrix(&mut rng, m, n);
     let d = testing::uniform_vector(&mut rng, n);
     let reps = config.repetitions;
-    let full = measure_gpu(reps, warm_up, || {
+    let full = measure_gpu(gpu, reps, warm_up, || {
         gpu.start_assembly(&a, &d, faithful(Format::Full))
     })?;
-    let packed = measure_gpu(reps, warm_up, || {
+    let packed = measure_gpu(gpu, reps, warm_up, || {
         gpu.start_assembly(&a, &d, faithful(Format::Packed))
     })?;
     let cpu = cpu_assembly_seconds(&a, &d, config);
@@ -484,13 +485,13 @@ fn cholesky_point(
 ) -> Result<CholeskyPoint> {
     let c = testing::diagonally_dominant_spd(&mut testing::rng(9_000 + m as u64), m);
     let reps = config.repetitions;
-    let full = measure_gpu(reps, warm_up, || {
+    let full = measure_gpu(gpu, reps, warm_up, || {
         gpu.start_cholesky(&c, faithful(Format::Full))
     })?;
-    let packed = measure_gpu(reps, warm_up, || {
+    let packed = measure_gpu(gpu, reps, warm_up, || {
         gpu.start_cholesky(&c, faithful(Format::Packed))
     })?;
-    let lu = measure_gpu(reps, warm_up, || gpu.start_lu(&c))?;
+    let lu = measure_gpu(gpu, reps, warm_up, || gpu.start_lu(&c))?;
     let cpu = cpu_cholesky_seconds(&c, config);
     let beyond = beyond::cholesky_times(gpu, &c, reps, warm_up)?;
     Ok(CholeskyPoint {
