@@ -4,18 +4,61 @@
 use super::pod;
 use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
+use std::cell::Cell;
 use std::rc::Rc;
 
 /// Environment variable that lowers the reported GL_MAX_TEXTURE_SIZE (it can never raise it),
 /// so that the size limits can be tested with small matrices on any driver.
 pub const MAX_TEXTURE_SIZE_ENV: &str = "SYMRASTER_MAX_TEXTURE_SIZE";
 
-/// A cloneable handle to the current GL context's function table.
+/// A cloneable handle to one GL context: its function table, its identity, and (for the
+/// contexts symraster makes itself) the means to make it current again.
+///
+/// Every GL object keeps a clone, and every GL call goes through [`Context::gl`], which makes
+/// this context current first if another one is (several `Gpu`s on one thread). A headless
+/// context lives as long as its last clone, so an object that outlives its `Gpu` still works
+/// on its own context and never on another's objects.
 ///
 /// Not `Send`: a GL context is current on one thread, and so is everything made from it.
 #[derive(Clone)]
 pub struct Context {
-    gl: Rc<glow::Context>,
+    inner: Rc<Inner>,
+}
+
+/// Makes a context current on this thread again.
+pub(crate) type MakeCurrent = Box<dyn Fn() -> std::result::Result<(), String>>;
+
+struct Inner {
+    gl: glow::Context,
+    // Unique among the contexts of this process.
+    id: u64,
+    // Makes the context current again; `None` for contexts made by the caller (a window's),
+    // which must stay current while used. Owns the EGL context of a headless one, which is
+    // destroyed with the last clone of the handle.
+    make_current: Option<MakeCurrent>,
+}
+
+thread_local! {
+    // The identity of the context current on this thread (0: none of ours).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
+}
+
+fn next_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The EGL context is destroyed with `make_current` after this; nothing of ours is
+        // current on this thread then.
+        CURRENT.with(|c| {
+            if c.get() == self.id {
+                c.set(0)
+            }
+        });
+    }
 }
 
 /// What the driver says about itself.
@@ -43,10 +86,30 @@ pub struct DeviceInfo {
 }
 
 impl Context {
-    /// Wraps a glow context that is current on this thread: the headless one, or a window's
-    /// (the viewer), so the kernels can run on whichever context will display their textures.
+    /// Wraps a glow context that is current on this thread and that the caller keeps current
+    /// while it is used (a window's, for the viewer), so the kernels can run on whichever
+    /// context will display their textures.
     pub fn new(gl: glow::Context) -> Self {
-        Self { gl: Rc::new(gl) }
+        Self::with_make_current(gl, None)
+    }
+
+    /// Wraps a glow context that is current on this thread, with the means to make it current
+    /// again (which also owns it: it is dropped with the last clone of this handle).
+    pub(crate) fn with_make_current(gl: glow::Context, make_current: Option<MakeCurrent>) -> Self {
+        let id = next_id();
+        CURRENT.with(|c| c.set(id));
+        Self {
+            inner: Rc::new(Inner {
+                gl,
+                id,
+                make_current,
+            }),
+        }
+    }
+
+    /// Whether `self` and `other` are handles of the same context.
+    pub fn same_as(&self, other: &Context) -> bool {
+        self.inner.id == other.inner.id
     }
 
     /// Loads the GL functions through `display` (EGL, GLX), one of whose contexts must be
@@ -61,20 +124,42 @@ impl Context {
         Self::new(gl)
     }
 
-    /// The raw glow context, for the GL objects of this module.
+    /// The raw glow context, for the GL objects of this module, made current on this thread
+    /// first when another context is (objects of two `Gpu`s used in turn).
+    ///
+    /// # Panics
+    ///
+    /// If another context is current and this one cannot be made current again (a caller's
+    /// window context that it did not keep current, or a driver failure): a GL call now would
+    /// act on the other context's objects.
     pub(crate) fn gl(&self) -> &glow::Context {
-        &self.gl
+        let id = self.inner.id;
+        if CURRENT.with(|c| c.get()) != id {
+            match &self.inner.make_current {
+                Some(make_current) => {
+                    if let Err(e) = make_current() {
+                        panic!("cannot make the OpenGL context current again: {e}");
+                    }
+                    CURRENT.with(|c| c.set(id));
+                }
+                None => panic!(
+                    "a GL object was used while another OpenGL context is current, and its own \
+                     context (made by the caller) cannot be made current again"
+                ),
+            }
+        }
+        &self.inner.gl
     }
 
     /// Turns a pending GL error into a typed error naming what was being done.
     pub fn check(&self, during: impl FnOnce() -> String) -> Result<()> {
-        let code = unsafe { self.gl.get_error() };
+        let code = unsafe { self.gl().get_error() };
         if code == glow::NO_ERROR {
             return Ok(());
         }
         // Drain any further queued errors so the next check starts clean.
         for _ in 0..16 {
-            if unsafe { self.gl.get_error() } == glow::NO_ERROR {
+            if unsafe { self.gl().get_error() } == glow::NO_ERROR {
                 break;
             }
         }
@@ -87,12 +172,12 @@ impl Context {
 
     /// Blocks until the GPU has finished all submitted work.
     pub fn finish(&self) {
-        unsafe { self.gl.finish() }
+        unsafe { self.gl().finish() }
     }
 
     /// Draws into the `width` x `height` rectangle at the bound framebuffer's origin.
     pub fn set_viewport(&self, width: usize, height: usize) {
-        unsafe { self.gl.viewport(0, 0, width as i32, height as i32) }
+        unsafe { self.gl().viewport(0, 0, width as i32, height as i32) }
     }
 
     /// Limits drawing to `rect` = (x, y, width, height) in pixels from the framebuffer's
@@ -101,10 +186,10 @@ impl Context {
         unsafe {
             match rect {
                 Some([x, y, w, h]) => {
-                    self.gl.enable(glow::SCISSOR_TEST);
-                    self.gl.scissor(x, y, w, h);
+                    self.gl().enable(glow::SCISSOR_TEST);
+                    self.gl().scissor(x, y, w, h);
                 }
-                None => self.gl.disable(glow::SCISSOR_TEST),
+                None => self.gl().disable(glow::SCISSOR_TEST),
             }
         }
     }
@@ -113,25 +198,25 @@ impl Context {
     /// the shader computed it (the state the kernels assume).
     pub fn set_plain_raster_state(&self) {
         unsafe {
-            self.gl.disable(glow::BLEND);
-            self.gl.disable(glow::DEPTH_TEST);
-            self.gl.disable(glow::SCISSOR_TEST);
+            self.gl().disable(glow::BLEND);
+            self.gl().disable(glow::DEPTH_TEST);
+            self.gl().disable(glow::SCISSOR_TEST);
         }
     }
 
     /// Fills the bound framebuffer (within the scissor, if set) with `rgba`.
     pub fn clear(&self, rgba: [f32; 4]) {
         unsafe {
-            self.gl.clear_color(rgba[0], rgba[1], rgba[2], rgba[3]);
-            self.gl.clear(glow::COLOR_BUFFER_BIT);
+            self.gl().clear_color(rgba[0], rgba[1], rgba[2], rgba[3]);
+            self.gl().clear(glow::COLOR_BUFFER_BIT);
         }
     }
 
     /// Binds no program and no vertex array, so later code starts from a clean slate.
     pub fn unbind_program_and_vertex_array(&self) {
         unsafe {
-            self.gl.bind_vertex_array(None);
-            self.gl.use_program(None);
+            self.gl().bind_vertex_array(None);
+            self.gl().use_program(None);
         }
     }
 
@@ -140,8 +225,8 @@ impl Context {
     pub fn read_pixels_rgba8(&self, width: usize, height: usize) -> Result<Vec<[u8; 4]>> {
         let mut data = pod::zeroed::<[u8; 4]>(width * height);
         unsafe {
-            self.gl.pixel_store_i32(glow::PACK_ALIGNMENT, 4);
-            self.gl.read_pixels(
+            self.gl().pixel_store_i32(glow::PACK_ALIGNMENT, 4);
+            self.gl().read_pixels(
                 0,
                 0,
                 width as i32,

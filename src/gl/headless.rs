@@ -1,6 +1,6 @@
 //! A windowless OpenGL context through EGL's device platform (no X, no Wayland).
 
-use super::context::{Context, DeviceInfo, texture_limit_override};
+use super::context::{Context, DeviceInfo, MakeCurrent, texture_limit_override};
 use crate::error::{DeviceError, Error, Result};
 use glutin::api::egl::{context::PossiblyCurrentContext, device::Device, display::Display};
 use glutin::config::{ConfigSurfaceTypes, ConfigTemplateBuilder};
@@ -15,12 +15,12 @@ pub const DEVICE_ENV: &str = "SYMRASTER_EGL_DEVICE";
 const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
 
 /// An EGL context current on this thread with no surface; rendering goes to our own framebuffers.
+///
+/// The EGL context itself is owned by the [`Context`] handle, so it lives as long as the last
+/// GL object made from it, and is made current again whenever one of them is used.
 pub struct HeadlessContext {
     context: Context,
     info: DeviceInfo,
-    // Kept alive for as long as the GL objects made from `context`.
-    _egl_context: PossiblyCurrentContext,
-    _display: Display,
 }
 
 impl HeadlessContext {
@@ -79,8 +79,14 @@ impl HeadlessContext {
         let mut failures = Vec::new();
         for i in order {
             match Self::create_on(&devices[i]) {
-                Ok((display, egl_context, gl)) => {
-                    let context = Context::new(gl);
+                Ok((_display, egl_context, gl)) => {
+                    // The EGL context keeps its display.
+                    let make_current: MakeCurrent = Box::new(move || {
+                        egl_context
+                            .make_current_surfaceless()
+                            .map_err(|e| e.to_string())
+                    });
+                    let context = Context::with_make_current(gl, Some(make_current));
                     let info = DeviceInfo {
                         egl_device_index: i,
                         egl_device_count: devices.len(),
@@ -94,12 +100,7 @@ impl HeadlessContext {
                         info.version,
                         info.max_texture_size
                     );
-                    return Ok(Self {
-                        context,
-                        info,
-                        _egl_context: egl_context,
-                        _display: display,
-                    });
+                    return Ok(Self { context, info });
                 }
                 Err(e) => failures.push(format!("device {i}: {e}")),
             }
