@@ -222,6 +222,15 @@ pub enum DeviceError {
         expected: &'static str,
     },
 
+    /// A tuning value the device cannot run, or that gives wrong results on it.
+    #[error("cannot use {what} on this device: {why}")]
+    BadTuning {
+        /// The value.
+        what: String,
+        /// Why not.
+        why: String,
+    },
+
     /// An OpenGL call reported an error.
     #[error("OpenGL error {code:#06x} ({name}) after {during}")]
     Gl {
@@ -243,7 +252,11 @@ pub enum DeviceError {
     },
 
     /// A shader did not compile: the numbered source and the driver's log.
-    #[error("shader {name} failed to compile:\n{log}\n--- source ---\n{numbered_source}")]
+    #[error(
+        "shader {name} failed to compile: {} (the driver's whole log and the numbered source \
+         are logged at debug level: RUST_LOG=symraster=debug)",
+        first_line(log)
+    )]
     ShaderCompile {
         /// The shader's name.
         name: String,
@@ -254,7 +267,11 @@ pub enum DeviceError {
     },
 
     /// A program did not link.
-    #[error("program {name} failed to link:\n{log}")]
+    #[error(
+        "program {name} failed to link: {} (the driver's whole log is logged at debug level: \
+         RUST_LOG=symraster=debug)",
+        first_line(log)
+    )]
     ProgramLink {
         /// The program's name.
         name: String,
@@ -445,5 +462,17 @@ mod tests {
         assert_eq!(Error::shape("A is 2x3").kind(), ErrorKind::Input);
         let e: Error = DeviceError::NoSuchDevice { index: 9, count: 1 }.into();
         assert_eq!(e.kind(), ErrorKind::Device);
+    }
+}
+
+/// The first non-empty line of a driver's log, and how many lines follow it.
+fn first_line(log: &str) -> String {
+    let mut lines = log.lines().map(str::trim).filter(|l| !l.is_empty());
+    match lines.next() {
+        None => "(the driver gave no log)".into(),
+        Some(first) => match lines.count() {
+            0 => first.to_string(),
+            more => format!("{first} (and {more} more lines)"),
+        },
     }
 }

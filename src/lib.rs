@@ -41,6 +41,7 @@ pub mod problems;
 pub mod reference;
 pub mod tiled;
 pub mod timing;
+pub mod tuning;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{

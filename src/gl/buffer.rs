@@ -68,7 +68,7 @@ const MAPPED_UPLOAD_BYTES: usize = 8 << 20;
 
 /// Whether large uploads go through a mapping (`SYMRASTER_MAPPED_UPLOAD=0` turns it off).
 fn mapped_uploads() -> bool {
-    std::env::var("SYMRASTER_MAPPED_UPLOAD").map_or(true, |v| v != "0")
+    crate::tuning::MAPPED_UPLOAD.value_or(1) != 0
 }
 
 /// Copies `src` to `dst` (a mapping of at least `src.len()` bytes) in chunks on all cores.

@@ -57,9 +57,11 @@ impl ComputeProgram {
             gl.detach_shader(raw, cs);
             gl.delete_shader(cs);
             if !gl.get_program_link_status(raw) {
+                let log = gl.get_program_info_log(raw);
+                log::debug!("program {name} failed to link:\n{log}");
                 return Err(Error::from(DeviceError::ProgramLink {
                     name: name.to_string(),
-                    log: gl.get_program_info_log(raw),
+                    log,
                 }));
             }
         }

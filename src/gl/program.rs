@@ -55,9 +55,11 @@ impl Program {
             gl.delete_shader(vs);
             gl.delete_shader(fs);
             if !gl.get_program_link_status(raw) {
+                let log = gl.get_program_info_log(raw);
+                log::debug!("program {name} failed to link:\n{log}");
                 return Err(Error::from(DeviceError::ProgramLink {
                     name: name.to_string(),
-                    log: gl.get_program_info_log(raw),
+                    log,
                 }));
             }
         }
@@ -122,6 +124,10 @@ pub(super) fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Res
         if !gl.get_shader_compile_status(shader) {
             let log = gl.get_shader_info_log(shader);
             gl.delete_shader(shader);
+            log::debug!(
+                "shader {name} failed to compile:\n{log}\n--- source ---\n{}",
+                numbered(source)
+            );
             return Err(Error::from(DeviceError::ShaderCompile {
                 name: name.to_string(),
                 log,

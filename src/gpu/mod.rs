@@ -187,6 +187,8 @@ impl Gpu {
     /// Compiles the kernels on an existing context (a window's, for the viewer), which must be
     /// current on this thread and stay alive as long as this `Gpu`.
     pub fn from_context(context: Context, info: DeviceInfo) -> Result<Self> {
+        // Every tuning variable by the one rule, before any work (src/tuning.rs).
+        crate::tuning::check_environment()?;
         let kernels = Kernels::new(&context)?;
         let preheat = Preheat::new(&context)?;
         Ok(Self {

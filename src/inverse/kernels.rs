@@ -59,7 +59,8 @@ impl Inverter {
                 ),
             }));
         }
-        let config = KernelConfig::for_device(gpu.info());
+        // The tiled kernels' configuration, checked against the device (src/tuning.rs).
+        let config = gpu.tiled_kernels()?.config();
         Self::with_config(gpu.context(), config)
     }
 

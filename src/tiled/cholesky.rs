@@ -30,7 +30,7 @@ pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
 
 /// Environment variable setting the order from which full storage is factored with RFP's
 /// split ([`SPLIT_ORDER`] when unset), for tuning runs.
-pub const SPLIT_ENV: &str = "SYMRASTER_TILED_SPLIT";
+pub const SPLIT_ENV: &str = crate::tuning::TILED_SPLIT.name;
 
 /// The order from which full storage is factored as spftrf factors RFP: [L11; L21] as one tall
 /// block column of m/2 columns, one rank-m/2 product on the trailing half, then its own
@@ -42,10 +42,7 @@ pub const SPLIT_ORDER: usize = 16384;
 
 /// [`SPLIT_ORDER`], or [`SPLIT_ENV`] where set to an order.
 fn split_order() -> usize {
-    std::env::var(SPLIT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(SPLIT_ORDER)
+    crate::tuning::TILED_SPLIT.value_or(SPLIT_ORDER as u64) as usize
 }
 
 /// The triangle `factor` works on: full storage of order ≥ [`split_order`] as spftrf's three

@@ -7,7 +7,7 @@ use crate::gl::DeviceInfo;
 
 /// Environment variable overriding the tile sizes, as "wg_x,wg_y,tm,tn,bk,reads,nb"
 /// (e.g. "16,16,8,8,16,1,32", [`KernelConfig::GPU`]): for tuning runs.
-pub const CONFIG_ENV: &str = "SYMRASTER_TILED_CONFIG";
+pub const CONFIG_ENV: &str = crate::tuning::TILED_CONFIG;
 
 /// The product kernel's tiling: BM x BN outputs per work group of WG_X x WG_Y invocations,
 /// TM x TN of them per invocation held in registers, k-slices of BK through shared memory.
@@ -86,9 +86,9 @@ impl KernelConfig {
         } else {
             Self::GPU
         };
-        std::env::var(CONFIG_ENV)
+        crate::tuning::kernel_config_from_env()
             .ok()
-            .and_then(|v| Self::parse(&v))
+            .flatten()
             .unwrap_or(default)
     }
 
@@ -116,16 +116,20 @@ impl KernelConfig {
             texel: reads == 2,
             nb,
         };
-        let valid = tm % 4 == 0
+        // Each value bounded first (so the products below cannot overflow): work groups of at
+        // most 1024 invocations, register tiles of at most 16 x 16 outputs, k-slices of at most
+        // 64, diagonal blocks of at most 128.
+        let valid = (1..=1024).contains(&wg_x)
+            && (1..=1024).contains(&wg_y)
+            && (4..=16).contains(&tm)
+            && (4..=16).contains(&tn)
+            && tm % 4 == 0
             && tn % 4 == 0
-            && tm > 0
-            && tn > 0
-            && bk > 0
-            && nb > 0
+            && (1..=64).contains(&bk)
+            && (16..=128).contains(&nb)
             && nb % 16 == 0
             && nb * (nb + 1) * 4 <= 40 * 1024
             && wg_x * wg_y <= 1024
-            && nb <= 1024
             && c.shared_bytes() <= 48 * 1024;
         valid.then_some(c)
     }
@@ -217,5 +221,11 @@ mod tests {
         );
         assert_eq!(KernelConfig::parse("8,4,8,4,4,3,32"), None);
         assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
+        assert_eq!(KernelConfig::parse("8,4,1024,4,4,2,32"), None);
+        assert_eq!(KernelConfig::parse("0,4,8,4,4,2,32"), None);
+        assert_eq!(
+            KernelConfig::parse("8,4,8,4,18446744073709551615,2,32"),
+            None
+        );
     }
 }

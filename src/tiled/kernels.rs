@@ -25,7 +25,7 @@ const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
 
 /// Environment variable overriding the order of the inverted diagonal blocks of the blocked
 /// Cholesky ([`DIAG_BLOCK`]; a multiple of 16 up to 128): for tuning runs.
-pub const DIAG_ENV: &str = "SYMRASTER_TILED_DIAG";
+pub const DIAG_ENV: &str = crate::tuning::TILED_DIAG.name;
 
 /// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
 /// group (its inner block-column width). Measured on the H200 at m = 8192 (full storage):
@@ -35,7 +35,7 @@ pub const DIAG_BLOCK: usize = 32;
 
 /// Environment variable overriding the outer block-column width of the blocked Cholesky
 /// ([`OUTER_BLOCK`]; rounded up to a multiple of the diagonal blocks' order): for tuning runs.
-pub const OUTER_ENV: &str = "SYMRASTER_TILED_OUTER";
+pub const OUTER_ENV: &str = crate::tuning::TILED_OUTER.name;
 
 /// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
 /// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
@@ -43,11 +43,7 @@ pub const OUTER_BLOCK: usize = 512;
 
 /// [`DIAG_BLOCK`], or [`DIAG_ENV`] when it holds a valid order.
 fn diag_block() -> usize {
-    std::env::var(DIAG_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&d| d > 0 && d % 16 == 0 && d <= 128)
-        .unwrap_or(DIAG_BLOCK)
+    crate::tuning::TILED_DIAG.value_or(DIAG_BLOCK as u64) as usize
 }
 
 /// Below this many full-size output tiles a product runs with the small-tile kernel.
@@ -274,6 +270,11 @@ impl TiledKernels {
     pub fn new(ctx: &Context, config: KernelConfig) -> Result<Self> {
         let limits = ComputeLimits::query(ctx)?;
         let diag = diag_block();
+        crate::tuning::check_kernel_config(
+            &config,
+            diag,
+            &crate::tuning::GroupLimits::query(ctx)?,
+        )?;
         let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
         Ok(Self {
             gemm: program("tiled/gemm", GEMM)?,
@@ -299,11 +300,7 @@ impl TiledKernels {
                 )),
             )?,
             diag,
-            outer: std::env::var(OUTER_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(OUTER_BLOCK)
-                .max(1)
+            outer: (crate::tuning::TILED_OUTER.value_or(OUTER_BLOCK as u64) as usize)
                 .div_ceil(diag)
                 * diag,
             inverses: RefCell::new(None),

@@ -38,17 +38,14 @@ impl Storage {
 
 /// Environment variable setting the padding of full storage's rows (values added to the row
 /// stride, every order), for tuning runs; unset, rows are not padded.
-pub const LD_PAD_ENV: &str = "SYMRASTER_TILED_LD_PAD";
+pub const LD_PAD_ENV: &str = crate::tuning::TILED_LD_PAD.name;
 
 /// The row stride of full storage of order m: m, or m + [`LD_PAD_ENV`] where set. (Padding
 /// the rows was tried against full storage's slowness at m = 16384, 1.8× RFP's Cholesky time
 /// there: on the H200 a pad of 1, 4, 17, 32, 33 or 128 values changed nothing, 148–154 ms, so
 /// the stride is not the cause and rows are not padded by default.)
 pub fn full_ld(m: usize) -> usize {
-    let pad = std::env::var(LD_PAD_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok());
-    m + pad.unwrap_or(0)
+    m + crate::tuning::TILED_LD_PAD.value_or(0) as usize
 }
 
 /// A lower triangle split for the factorization: one square view (split anywhere), or the fixed
@@ -108,23 +105,15 @@ pub fn max_buffer_bytes(max_storage_block_bytes: u64) -> u64 {
 
 /// Environment variable lowering the bytes of one part of a split [`TiledMatrix`] (for tests
 /// and tuning: several buffers at small orders). It never raises the device's limit.
-pub const MAX_BUFFER_ENV: &str = "SYMRASTER_TILED_MAX_BUFFER_BYTES";
+pub const MAX_BUFFER_ENV: &str = crate::tuning::TILED_MAX_BUFFER_BYTES.name;
 
 /// The bytes of one part of a [`TiledMatrix`]: [`max_buffer_bytes`], lowered by
 /// [`MAX_BUFFER_ENV`] when set.
 pub fn part_bytes(max_storage_block_bytes: u64) -> Result<u64> {
     let max = max_buffer_bytes(max_storage_block_bytes);
-    match std::env::var(MAX_BUFFER_ENV) {
-        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u64>() {
-            Ok(n) if n >= 4 => Ok(max.min(n)),
-            _ => Err(Error::from(DeviceError::BadEnvironment {
-                name: MAX_BUFFER_ENV,
-                value: v,
-                expected: "a number of bytes (≥ 4) for one storage buffer of a tiled matrix",
-            })),
-        },
-        _ => Ok(max),
-    }
+    Ok(crate::tuning::TILED_MAX_BUFFER_BYTES
+        .read()?
+        .map_or(max, |n| max.min(n)))
 }
 
 /// Without GL_NVX_gpu_memory_info the GPU's memory is not known: the tiled matrices are then
