@@ -46,7 +46,10 @@ fn wide_a_on_the_drawing_methods_matches_f64_and_the_unsplit_tiled_result() {
                 assert!(e <= n as f64 * U32, "{what}: relative error {e:.2e}");
                 if let Some(t) = &unsplit {
                     let e = symraster::relative_error(&c, t);
-                    assert!(e <= 4.0 * n as f64 * U32, "{what}: {e:.2e} from the tiled C");
+                    assert!(
+                        e <= 4.0 * n as f64 * U32,
+                        "{what}: {e:.2e} from the tiled C"
+                    );
                 }
                 let l = gpu
                     .factor_product(&a, &d, options)

@@ -5,9 +5,7 @@
 
 use super::Gpu;
 use crate::error::{DeviceError, Error, Result};
-use crate::gl::{
-    Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, LOOP_BUDGET, Uniform,
-};
+use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, LOOP_BUDGET, Uniform};
 use crate::matrix::Matrix;
 use std::rc::Rc;
 

@@ -35,7 +35,11 @@ impl DeviceProduct {
         let pad = k.config().texel && rows > 1;
         let max_cols = (max_bytes / 4 / rows.max(1) as u64) as usize / 4 * 4;
         // Not even four columns fit one buffer: the one-buffer error, naming the limit.
-        let width = if max_cols == 0 { cols } else { max_cols.min(cols) };
+        let width = if max_cols == 0 {
+            cols
+        } else {
+            max_cols.min(cols)
+        };
         let ctx = k.context();
         let mut blocks = Vec::new();
         for c0 in (0..cols).step_by(width.max(1)) {
@@ -43,7 +47,10 @@ impl DeviceProduct {
             let lda = if pad { w.next_multiple_of(4) } else { w };
             check_fits(&format!("A ({rows}x{cols})"), rows * lda, max_bytes)?;
             let mut values = vec![0.0f32; rows * lda];
-            for (row, src) in values.chunks_exact_mut(lda).zip(a.as_slice().chunks_exact(cols)) {
+            for (row, src) in values
+                .chunks_exact_mut(lda)
+                .zip(a.as_slice().chunks_exact(cols))
+            {
                 row[..w].copy_from_slice(&src[c0..c0 + w]);
             }
             let mut dv = vec![0.0f32; lda];

@@ -409,7 +409,18 @@ impl TiledKernels {
                 })
             }
             let beta = if k0 == 0 { beta } else { 1.0 };
-            self.gemm_launch(c, cut(a, k0, w), cut(b, k0, w), d, k0, alpha, beta, shift, allow_small, false)?;
+            self.gemm_launch(
+                c,
+                cut(a, k0, w),
+                cut(b, k0, w),
+                d,
+                k0,
+                alpha,
+                beta,
+                shift,
+                allow_small,
+                false,
+            )?;
         }
         Ok(())
     }
