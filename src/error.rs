@@ -107,11 +107,12 @@ pub enum InputError {
         cols: usize,
     },
 
-    /// A has more columns than the faithful path's n x m texture of A can hold.
+    /// A has more columns than one n x m texture of A holds in a run stepped pass by pass
+    /// (assemble, factor and solve split a wider A into column blocks instead).
     #[error(
         "A has {n} columns, but the faithful method stores A as an {n}x{m} texture and this \
-         GPU's GL_MAX_TEXTURE_SIZE is {limit}: at most {limit} columns (the tiled method has \
-         no such limit)"
+         GPU's GL_MAX_TEXTURE_SIZE is {limit}: a run stepped pass by pass takes at most {limit} \
+         columns (assemble, factor and solve split a wider A into blocks of columns)"
     )]
     TooWide {
         /// Columns of A.

@@ -1014,10 +1014,11 @@ fn sizes_beyond_the_device_are_refused_before_allocating() {
             &["m = 1000000000", "storage buffer"],
         );
     }
-    fails_with(
-        run(&[&"demo", &"-m", &"48", &"--method", &"faithful"], &limit),
-        &["96 columns"],
-    );
+    // A wider than its texture (96 columns, 64 texels) is assembled in column blocks.
+    succeeds(run(
+        &[&"demo", &"-m", &"48", &"--method", &"faithful"],
+        &limit,
+    ));
     let w = Workspace::new();
     let out = w.path("tables");
     fails_with(

@@ -11,6 +11,10 @@ layout(std430, binding = 3) writeonly buffer RBuf { double r[]; };
 
 uniform uint m;
 uniform uint n;
+// Columns col0 .. col1 of A in this launch (the host cuts n so that no invocation loops past
+// the software renderers' iteration limit); later launches read f = r.
+uniform uint col0;
+uniform uint col1;
 
 shared double partial[64];
 
@@ -19,7 +23,7 @@ void main() {
     // Rows are spread over the groups dispatched, however many there are.
     for (uint i = gl_WorkGroupID.x; i < m; i += gl_NumWorkGroups.x) {
         double sum = 0.0LF;
-        for (uint j = t; j < n; j += 64u) {
+        for (uint j = col0 + t; j < col1; j += 64u) {
             sum = fma(a[i * n + j], y[j], sum);
         }
         partial[t] = sum;

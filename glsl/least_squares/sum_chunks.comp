@@ -8,10 +8,12 @@ layout(std430, binding = 2) readonly buffer PartialBuf { double partial[]; };
 layout(std430, binding = 3) writeonly buffer YBuf { double y[]; };
 
 uniform uint n;
+// First column of this launch (launches of at most GL's work-group count).
+uniform uint col_base;
 uniform uint chunks;
 
 void main() {
-    uint j = gl_GlobalInvocationID.x;
+    uint j = col_base + gl_GlobalInvocationID.x;
     if (j >= n) return;
     double sum = 0.0LF;
     for (uint c = 0u; c < chunks; ++c) {

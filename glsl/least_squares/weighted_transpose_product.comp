@@ -13,10 +13,12 @@ layout(std430, binding = 3) writeonly buffer PartialBuf { double partial[]; };
 
 uniform uint m;
 uniform uint n;
+// First column of this launch (launches of at most GL's work-group count).
+uniform uint col_base;
 uniform uint rows_per_chunk;
 
 void main() {
-    uint j = gl_GlobalInvocationID.x;
+    uint j = col_base + gl_GlobalInvocationID.x;
     if (j >= n) return;
     uint c = gl_WorkGroupID.y;
     uint first = c * rows_per_chunk;

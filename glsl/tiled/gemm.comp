@@ -32,6 +32,8 @@ uniform int use_d;
 uniform int lower;
 uniform int shift;
 uniform uint tile_base;
+// First entry of d for this launch's depth.
+uniform uint d_off;
 
 float load_a(uint i, uint k) {
     return (i < rows && k < depth) ? a[a_off + i * a_rs + k * a_cs] : 0.0;
@@ -40,7 +42,7 @@ float load_a(uint i, uint k) {
 float load_b(uint j, uint k) {
     if (j >= cols || k >= depth) return 0.0;
     float v = b[b_off + j * b_rs + k * b_cs];
-    return use_d != 0 ? v * d[k] : v;
+    return use_d != 0 ? v * d[d_off + k] : v;
 }
 
 #if SHARED

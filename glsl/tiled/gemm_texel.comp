@@ -34,6 +34,8 @@ uniform int use_d;
 uniform int lower;
 uniform int shift;
 uniform uint tile_base;
+// First entry of d for this launch's depth (a multiple of 4).
+uniform uint d_off;
 
 void main() {
     uvec2 tile = tiles[tile_base + gl_WorkGroupID.x];
@@ -61,7 +63,7 @@ void main() {
     for (int s = 0; s < TN; s++) bj[s] >>= 2;
     int quads = int(depth) >> 2;
     for (int q = 0; q < quads; q++) {
-        vec4 dq = use_d != 0 ? texelFetch(d_tex, q) : vec4(1.0);
+        vec4 dq = use_d != 0 ? texelFetch(d_tex, int(d_off >> 2) + q) : vec4(1.0);
         vec4 av[TM];
         vec4 bv[TN];
         for (int r = 0; r < TM; r++) av[r] = texelFetch(a_tex, ai[r] + q);
@@ -78,7 +80,7 @@ void main() {
     }
 #else
     for (int k = 0; k < int(depth); k++) {
-        float dk = use_d != 0 ? texelFetch(d_tex, k).x : 1.0;
+        float dk = use_d != 0 ? texelFetch(d_tex, int(d_off) + k).x : 1.0;
         float av[TM];
         float bv[TN];
         for (int r = 0; r < TM; r++) av[r] = texelFetch(a_tex, ai[r] + k * int(a_cs)).x;

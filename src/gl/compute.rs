@@ -15,7 +15,19 @@ pub struct ComputeProgram {
     raw: glow::Program,
     name: String,
     locations: RefCell<HashMap<String, Option<glow::UniformLocation>>>,
+    // GL_MAX_COMPUTE_WORK_GROUP_COUNT in x, y and z: what one dispatch may launch.
+    max_groups: [u32; 3],
 }
+
+/// The most loop iterations one shader invocation may run on Mesa's llvmpipe: gallivm ends
+/// every loop of an invocation, silently, once all its loops together have run 65,535
+/// iterations (LP_MAX_TGSI_LOOP_ITERATIONS). Kernels whose loops grow with the problem take at
+/// most [`LOOP_BUDGET`] iterations per launch on every device; the host splits the rest.
+pub const LOOP_LIMIT: usize = 65535;
+
+/// The loop iterations a kernel may spend per launch on its size-dependent loops: a quarter of
+/// [`LOOP_LIMIT`], leaving room for the loops a compiler does not unroll.
+pub const LOOP_BUDGET: usize = 16384;
 
 /// A value for a scalar uniform.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,6 +56,7 @@ impl ComputeProgram {
             raw,
             name: name.to_string(),
             locations: RefCell::new(HashMap::new()),
+            max_groups: max_group_counts(ctx),
         };
         let cs = compile(
             ctx,
@@ -108,11 +121,22 @@ impl ComputeProgram {
     }
 
     /// Runs `groups` work groups (binds the program first) and makes its storage-buffer
-    /// writes visible to later dispatches, buffer reads and buffer-texture fetches. GL errors are not polled here (a
-    /// poll per dispatch costs more than a small dispatch): check the context after a batch.
-    pub fn dispatch(&self, groups: [u32; 3]) {
+    /// writes visible to later dispatches, buffer reads and buffer-texture fetches. Every
+    /// dispatch of the library goes through here: a count past GL_MAX_COMPUTE_WORK_GROUP_COUNT
+    /// in any dimension is [`DeviceError::Unsupported`] (GL would skip the launch silently);
+    /// split such launches with [`ComputeProgram::dispatch_rows`]. GL errors are not polled
+    /// here (a poll per dispatch costs more than a small dispatch): check the context after a
+    /// batch.
+    pub fn dispatch(&self, groups: [u32; 3]) -> Result<()> {
         if groups.contains(&0) {
-            return;
+            return Ok(());
+        }
+        if groups.iter().zip(self.max_groups).any(|(&g, max)| g > max) {
+            return Err(DeviceError::Unsupported {
+                what: format!("launch {} over {groups:?} work groups", self.name),
+                why: format!("one launch has at most {:?}", self.max_groups),
+            }
+            .into());
         }
         self.bind();
         let gl = self.ctx.gl();
@@ -125,6 +149,24 @@ impl ComputeProgram {
                     | glow::TEXTURE_FETCH_BARRIER_BIT,
             );
         }
+        Ok(())
+    }
+
+    /// Runs `groups[0]` x `total` work groups as launches of at most the device's y count,
+    /// the uniform `base` (a `uint`) set to each launch's first group along y: for kernels
+    /// that add `base` to `gl_WorkGroupID.y`. Returns the launches made.
+    pub fn dispatch_rows(&self, x: u32, total: usize, base: &str) -> Result<u64> {
+        let max = self.max_groups[1].max(1) as usize;
+        let mut first = 0;
+        let mut launches = 0;
+        while first < total {
+            let count = (total - first).min(max);
+            self.set(base, Uniform::U32(first as u32));
+            self.dispatch([x, count as u32, 1])?;
+            launches += 1;
+            first += count;
+        }
+        Ok(launches)
     }
 
     /// The program's name, for messages.
@@ -151,6 +193,7 @@ pub struct ComputeLimits {
     pub max_invocations: u32,
     /// GL_MAX_COMPUTE_WORK_GROUP_COUNT along x.
     pub max_groups_x: u32,
+
     /// The GPU's dedicated memory in bytes where the driver says
     /// (GL_NVX_gpu_memory_info's GPU_MEMORY_INFO_DEDICATED_VIDMEM_NVX), else `None`.
     pub device_memory_bytes: Option<u64>,
@@ -174,9 +217,7 @@ impl ComputeLimits {
                 max_invocations: gl
                     .get_parameter_i32(glow::MAX_COMPUTE_WORK_GROUP_INVOCATIONS)
                     .max(0) as u32,
-                max_groups_x: gl
-                    .get_parameter_indexed_i32(glow::MAX_COMPUTE_WORK_GROUP_COUNT, 0)
-                    .max(0) as u32,
+                max_groups_x: max_group_counts(ctx)[0],
                 device_memory_bytes: gl
                     .supported_extensions()
                     .contains("GL_NVX_gpu_memory_info")
@@ -190,4 +231,13 @@ impl ComputeLimits {
         ctx.check(|| "querying compute limits".into())?;
         Ok(limits)
     }
+}
+
+/// GL_MAX_COMPUTE_WORK_GROUP_COUNT in x, y and z (GL guarantees at least 65535 each).
+fn max_group_counts(ctx: &Context) -> [u32; 3] {
+    let gl = ctx.gl();
+    [0, 1, 2].map(|i| unsafe {
+        gl.get_parameter_indexed_i32(glow::MAX_COMPUTE_WORK_GROUP_COUNT, i)
+            .max(0) as u32
+    })
 }

@@ -5,6 +5,7 @@ use crate::error::{Error, InputError, NumericalError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::{PingPong, RenderTexture, Texture};
+use crate::layout::blocked::ASSEMBLY_RANK;
 use crate::layout::{Format, Layout, PackedMatrix};
 use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
 
@@ -18,7 +19,11 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Matrix<f32>> {
         let options = options.into();
-        match self.check_problem_size(a.rows(), a.cols(), options)? {
+        let method = self.check_problem_size(a.rows(), a.cols(), options)?;
+        if a.cols() > self.raster_a_columns(method, options) {
+            return self.assemble_wide(a, d, options.method(method));
+        }
+        match method {
             Method::Tiled => return self.assemble_tiled(a, d, options.format),
             Method::Blocked => {
                 return self.assemble_blocked(a, d, self.blocks(options, a.rows()));
@@ -29,6 +34,47 @@ impl Gpu {
         run.finish()?;
         let c = run.into_lower()?;
         check_finite_result(c.as_slice(), c.cols())?;
+        Ok(c)
+    }
+
+    /// The most columns of A one assembly by `method` takes: A is a texture for the methods
+    /// that draw (GL_MAX_TEXTURE_SIZE texels a side; the blocked method packs its columns
+    /// into rank-K texel rows), unbounded for the tiled method (it splits A itself).
+    pub(crate) fn raster_a_columns(&self, method: Method, options: Options) -> usize {
+        let limit = self.info().max_texture_size;
+        match method {
+            Method::Faithful => limit,
+            Method::Blocked => {
+                let per_texel = options.blocking.a_columns_per_texel();
+                limit / (ASSEMBLY_RANK / per_texel) * ASSEMBLY_RANK
+            }
+            _ => usize::MAX,
+        }
+    }
+
+    /// [`Gpu::assemble`] of an A wider than one texture holds (`options` name a concrete
+    /// method): C of each block of at most [`Gpu::raster_a_columns`] columns, each block's
+    /// passes as for a narrow A, summed in f64 and rounded to f32 once.
+    pub(crate) fn assemble_wide(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        options: Options,
+    ) -> Result<Matrix<f32>> {
+        check_assembly_inputs(a, d)?;
+        let (m, n) = a.shape();
+        let width = self.raster_a_columns(options.method, options).max(1);
+        let mut sum = vec![0.0f64; m * m];
+        for c0 in (0..n).step_by(width) {
+            let c1 = (c0 + width).min(n);
+            let block = Matrix::from_fn(m, c1 - c0, |i, j| a[(i, c0 + j)]);
+            let c = self.assemble(&block, &d[c0..c1], options)?;
+            for (s, v) in sum.iter_mut().zip(c.as_slice()) {
+                *s += f64::from(*v);
+            }
+        }
+        let c = Matrix::from_row_major(m, m, sum.into_iter().map(|v| v as f32).collect())?;
+        check_finite_result(c.as_slice(), m)?;
         Ok(c)
     }
 

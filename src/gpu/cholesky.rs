@@ -52,7 +52,13 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<CholeskyFactor> {
         let options = options.into();
-        match self.check_problem_size(a.rows(), a.cols(), options)? {
+        let method = self.check_problem_size(a.rows(), a.cols(), options)?;
+        if a.cols() > self.raster_a_columns(method, options) {
+            // A wider than its texture: C from A's column blocks, then factored.
+            let c = self.assemble_wide(a, d, options.method(method))?;
+            return self.cholesky(&c, options.method(method));
+        }
+        match method {
             Method::Tiled => return self.factor_product_tiled_host(a, d, options.format),
             Method::Blocked => {
                 return self.factor_product_blocked(a, d, self.blocks(options, a.rows()));

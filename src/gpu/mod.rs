@@ -322,17 +322,14 @@ impl Gpu {
     /// Whether an m x m problem with n columns of A fits `method`'s storage here.
     fn check_size_for(&self, method: Method, m: usize, n: usize, options: Options) -> Result<()> {
         if method == Method::Tiled {
-            let max = self.max_storage_bytes()?;
+            // A's columns split over as many buffers as they need (n is bounded by memory).
             self.check_tiled_order(m, storage_of(options.format))?;
-            crate::tiled::storage::check_fits(&format!("A ({m}x{n})"), m.saturating_mul(n), max)?;
         } else if method == Method::Blocked {
+            // A wider than its texture is assembled in column blocks (Gpu::assemble_wide).
+            let n = n.min(self.raster_a_columns(method, options));
             self.check_blocked_order(self.blocks(options, m), n)?;
         } else {
             self.check_order(m, options.format)?;
-            let limit = self.info().max_texture_size;
-            if n > limit {
-                return Err(InputError::TooWide { n, m, limit }.into());
-            }
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 
 use super::Gpu;
 use crate::error::{DeviceError, Error, Result};
-use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
+use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, LOOP_BUDGET, Uniform};
 use crate::matrix::Matrix;
 use std::rc::Rc;
 
@@ -80,7 +80,7 @@ impl LeastSquaresKernels {
         index_buffer.bind_base(1);
         out.bind_base(2);
         self.gather
-            .dispatch([index.len().div_ceil(GROUP) as u32, 1, 1]);
+            .dispatch([index.len().div_ceil(GROUP) as u32, 1, 1])?;
         out.download()
     }
 }
@@ -155,7 +155,7 @@ impl DeviceResidual {
         // AD²b = −(0 − A·(d∘b)): the residual kernel with f = 0 and y = d∘b.
         let db: Vec<f64> = d.iter().zip(b).map(|(d, b)| d * b).collect();
         device.y.write(0, &db)?;
-        device.run_residual(&device.zero);
+        device.run_residual(&device.zero)?;
         let rhs: Vec<f64> = device
             .r
             .download_range(0, m)?
@@ -204,7 +204,7 @@ impl DeviceResidual {
         ]);
         self.a.bind_base(0);
         out.bind_base(1);
-        k.dispatch([len.div_ceil(CONVERT_GROUP).min(MAX_GROUPS) as u32, 1, 1]);
+        k.dispatch([len.div_ceil(CONVERT_GROUP).min(MAX_GROUPS) as u32, 1, 1])?;
         self.ctx
             .check(|| "converting A to single precision on the GPU".into())?;
         Ok(out)
@@ -233,8 +233,7 @@ impl DeviceResidual {
         self.a.bind_base(0);
         self.x.bind_base(2);
         self.partial.bind_base(3);
-        let column_groups = self.n.div_ceil(GROUP) as u32;
-        k.dispatch([column_groups, chunks as u32, 1]);
+        self.over_columns(k, chunks as u32)?;
         let k = &self.kernels.sum_chunks;
         k.set_all(&[
             ("n", Uniform::U32(self.n as u32)),
@@ -243,21 +242,46 @@ impl DeviceResidual {
         self.d.bind_base(1);
         self.partial.bind_base(2);
         self.y.bind_base(3);
-        k.dispatch([column_groups, 1, 1]);
-        self.run_residual(f);
+        self.over_columns(k, 1)?;
+        self.run_residual(f)?;
         self.r.download_range(0, self.m)
     }
 
+    /// Runs `k`, one invocation per column of A (`col_base` its first), over all n columns in
+    /// launches of at most [`MAX_GROUPS`] groups along x, `y` groups along y.
+    fn over_columns(&self, k: &ComputeProgram, y: u32) -> Result<()> {
+        let per_launch = MAX_GROUPS * GROUP;
+        for col in (0..self.n).step_by(per_launch) {
+            k.set("col_base", Uniform::U32(col as u32));
+            let groups = (self.n - col).min(per_launch).div_ceil(GROUP);
+            k.dispatch([groups as u32, y, 1])?;
+        }
+        Ok(())
+    }
+
     /// r = f − A·y with the buffers as they are (GL errors surface at the checked read-back
-    /// that follows every call).
-    fn run_residual(&self, f: &Buffer<f64>) {
+    /// that follows every call). The columns go in launches whose invocations loop at most
+    /// [`LOOP_BUDGET`] times (rows per group times columns per invocation), each later one
+    /// subtracting from the r of the one before.
+    fn run_residual(&self, f: &Buffer<f64>) -> Result<()> {
         let k = &self.kernels.residual;
         k.set_all(&self.sizes());
         self.a.bind_base(0);
-        f.bind_base(1);
         self.y.bind_base(2);
         self.r.bind_base(3);
-        k.dispatch([self.m.min(MAX_GROUPS) as u32, 1, 1]);
+        let groups = self.m.min(MAX_GROUPS);
+        let rows_per_group = self.m.div_ceil(groups);
+        let per_launch = (LOOP_BUDGET / rows_per_group).max(1) * GROUP;
+        for col0 in (0..self.n).step_by(per_launch) {
+            let source = if col0 == 0 { f } else { &self.r };
+            source.bind_base(1);
+            k.set_all(&[
+                ("col0", Uniform::U32(col0 as u32)),
+                ("col1", Uniform::U32((col0 + per_launch).min(self.n) as u32)),
+            ]);
+            k.dispatch([groups as u32, 1, 1])?;
+        }
+        Ok(())
     }
 
     fn sizes(&self) -> [(&'static str, Uniform); 2] {

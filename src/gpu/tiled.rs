@@ -132,7 +132,7 @@ impl Gpu {
     }
 
     /// The lower triangle of A·diag(d)·Aᵀ by the tiled method, in `storage` on the GPU (split
-    /// over several storage buffers where one cannot hold it; A must fit in one).
+    /// over several storage buffers where one cannot hold it, A's columns likewise).
     pub fn assemble_tiled_device(
         &self,
         a: &Matrix<f32>,
@@ -142,7 +142,7 @@ impl Gpu {
         super::assembly::check_assembly_inputs(a, d)?;
         let k = self.tiled_kernels()?;
         self.check_tiled_order(a.rows(), storage)?;
-        let p = DeviceProduct::upload(&k, a, d, self.max_storage_bytes()?)?;
+        let p = DeviceProduct::upload(&k, a, d, self.tiled_part_bytes()?)?;
         assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)
     }
 

@@ -150,7 +150,7 @@ impl Inverter {
         ]);
         // Not polled for GL errors (two dispatches per column): the status check after the
         // sweep reads back through a checked download.
-        self.pivot.dispatch([1, 1, 1]);
+        self.pivot.dispatch([1, 1, 1])?;
         Ok(())
     }
 
@@ -180,7 +180,7 @@ impl Inverter {
             ("lu", Uniform::I32(i32::from(lu))),
         ]);
         self.panel
-            .dispatch([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1]);
+            .dispatch([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1])?;
         Ok(())
     }
 
@@ -213,7 +213,7 @@ impl Inverter {
             ("alpha", Uniform::F32(alpha)),
         ]);
         self.copy
-            .dispatch([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1]);
+            .dispatch([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1])?;
         Ok(())
     }
 
@@ -284,7 +284,7 @@ impl Inverter {
         while base < groups {
             let count = (groups - base).min(max);
             self.newton.set("group_base", Uniform::U32(base as u32));
-            self.newton.dispatch([count as u32, 1, 1]);
+            self.newton.dispatch([count as u32, 1, 1])?;
             base += count;
         }
         Ok(())

@@ -10,46 +10,58 @@ use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::matrix::Matrix;
 
-/// A and d on the GPU.
+/// A and d on the GPU, as blocks of A's columns each in its own storage buffers (one block
+/// where A fits one buffer): n, the number of observations, is bounded by memory alone.
 pub struct DeviceProduct {
+    blocks: Vec<ColumnBlock>,
+    rows: usize,
+}
+
+/// Some consecutive columns of A (row-major) and their entries of d.
+struct ColumnBlock {
     a: Buffer<f32>,
     d: Buffer<f32>,
-    rows: usize,
-    // Row stride of A in the buffer: cols, or cols rounded up to 4 for the texel kernels
-    // (aligned rows are read four values per fetch). The padding holds zeros, in A and in d,
-    // so the product runs over all lda columns (adding only zero terms) in fours.
+    // Row stride of A in the buffer: the block's width, or that rounded up to 4 for the texel
+    // kernels (aligned rows are read four values per fetch). The padding holds zeros, in A and
+    // in d, so the product runs over all lda columns (adding only zero terms) in fours.
     lda: usize,
 }
 
 impl DeviceProduct {
-    /// Uploads A (m x n, row-major) and d (n).
+    /// Uploads A (m x n, row-major) and d (n), A's columns cut into blocks of at most
+    /// `max_bytes` each (a multiple of 4 columns).
     pub fn upload(k: &TiledKernels, a: &Matrix<f32>, d: &[f32], max_bytes: u64) -> Result<Self> {
         let (rows, cols) = a.shape();
-        let lda = if k.config().texel && rows > 1 {
-            cols.next_multiple_of(4)
-        } else {
+        let pad = k.config().texel && rows > 1;
+        let max_cols = (max_bytes / 4 / rows.max(1) as u64) as usize / 4 * 4;
+        // Not even four columns fit one buffer: the one-buffer error, naming the limit.
+        let width = if max_cols == 0 {
             cols
-        };
-        check_fits(&format!("A ({rows}x{cols})"), rows * lda, max_bytes)?;
-        let ctx = k.context();
-        let (padded, padded_d);
-        let (values, d) = if lda == cols {
-            (a.as_slice(), d)
         } else {
-            let mut v = vec![0.0f32; rows * lda];
-            for (row, src) in v.chunks_exact_mut(lda).zip(a.as_slice().chunks_exact(cols)) {
-                row[..cols].copy_from_slice(src);
-            }
-            padded = v;
-            padded_d = [d, &vec![0.0; lda - cols]].concat();
-            (&padded[..], &padded_d[..])
+            max_cols.min(cols)
         };
-        Ok(Self {
-            a: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)?,
-            d: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, d)?,
-            rows,
-            lda,
-        })
+        let ctx = k.context();
+        let mut blocks = Vec::new();
+        for c0 in (0..cols).step_by(width.max(1)) {
+            let w = (cols - c0).min(width);
+            let lda = if pad { w.next_multiple_of(4) } else { w };
+            check_fits(&format!("A ({rows}x{cols})"), rows * lda, max_bytes)?;
+            let mut values = vec![0.0f32; rows * lda];
+            for (row, src) in values
+                .chunks_exact_mut(lda)
+                .zip(a.as_slice().chunks_exact(cols))
+            {
+                row[..w].copy_from_slice(&src[c0..c0 + w]);
+            }
+            let mut dv = vec![0.0f32; lda];
+            dv[..w].copy_from_slice(&d[c0..c0 + w]);
+            blocks.push(ColumnBlock {
+                a: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &values)?,
+                d: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &dv)?,
+                lda,
+            });
+        }
+        Ok(Self { blocks, rows })
     }
 
     /// Wraps A (rows x cols, row-major) already on the GPU and uploads d (n).
@@ -63,10 +75,8 @@ impl DeviceProduct {
         assert_eq!(d.len(), cols, "d has one entry per column of A");
         let d = Buffer::new(k.context(), BufferTarget::Storage, BufferUsage::Static, d)?;
         Ok(Self {
-            a,
-            d,
+            blocks: vec![ColumnBlock { a, d, lda: cols }],
             rows,
-            lda: cols,
         })
     }
 
@@ -74,25 +84,36 @@ impl DeviceProduct {
     pub fn order(&self) -> usize {
         self.rows
     }
+
+    /// How many buffers hold A (its column blocks).
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
 }
 
 /// Writes the lower triangle of A·diag(d)·Aᵀ into `c` (of order m); nothing else of `c` is
-/// read or written. A split `c` is written piece by piece ([`product`]).
+/// read or written. A split `c` is written piece by piece ([`product`]); A's column blocks
+/// add onto it one after another.
 pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Result<()> {
     debug_assert_eq!(c.order(), p.rows);
-    // All lda columns: the padding of A and d is zero.
-    let a = View::row_major(p.rows, p.lda);
-    let op_a = |v: View| Region::from(Operand::new(&p.a, v));
-    let d = Some(&p.d);
-    match c.triangle() {
-        Triangle::Square(v) => product(k, c.region(v), op_a(a), op_a(a), d, 1.0, 0.0, Some(0))?,
-        Triangle::Blocks([c11, c21, c22]) => {
-            let n1 = c11.rows;
-            let a1 = a.sub(0, 0, n1, p.lda);
-            let a2 = a.sub(n1, 0, p.rows - n1, p.lda);
-            product(k, c.region(c11), op_a(a1), op_a(a1), d, 1.0, 0.0, Some(0))?;
-            product(k, c.region(c21), op_a(a2), op_a(a1), d, 1.0, 0.0, None)?;
-            product(k, c.region(c22), op_a(a2), op_a(a2), d, 1.0, 0.0, Some(0))?;
+    for (i, block) in p.blocks.iter().enumerate() {
+        let beta = if i == 0 { 0.0 } else { 1.0 };
+        // All lda columns: the padding of A and d is zero.
+        let a = View::row_major(p.rows, block.lda);
+        let op_a = |v: View| Region::from(Operand::new(&block.a, v));
+        let d = Some(&block.d);
+        match c.triangle() {
+            Triangle::Square(v) => {
+                product(k, c.region(v), op_a(a), op_a(a), d, 1.0, beta, Some(0))?
+            }
+            Triangle::Blocks([c11, c21, c22]) => {
+                let n1 = c11.rows;
+                let a1 = a.sub(0, 0, n1, block.lda);
+                let a2 = a.sub(n1, 0, p.rows - n1, block.lda);
+                product(k, c.region(c11), op_a(a1), op_a(a1), d, 1.0, beta, Some(0))?;
+                product(k, c.region(c21), op_a(a2), op_a(a1), d, 1.0, beta, None)?;
+                product(k, c.region(c22), op_a(a2), op_a(a2), d, 1.0, beta, Some(0))?;
+            }
         }
     }
     k.check("the tiled assembly")

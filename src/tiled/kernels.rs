@@ -92,6 +92,12 @@ struct TexelProducts {
     max_texels: usize,
 }
 
+/// The most columns of depth one product launch covers: its kernels loop over the depth (at
+/// most one iteration per column), and llvmpipe ends an invocation's loops silently after
+/// [`crate::gl::LOOP_LIMIT`] iterations; deeper products run as several launches. A multiple of
+/// 4 (the texel kernel reads d in fours from its offset).
+pub const DEPTH_PER_LAUNCH: usize = crate::gl::LOOP_BUDGET;
+
 /// Products of a smaller depth are read one float at a time rather than packed.
 const PACK_MIN_DEPTH: usize = 8;
 
@@ -229,7 +235,7 @@ impl TexelProducts {
             ("s_cs", u(v.cs)),
         ]);
         self.pack
-            .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1]);
+            .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1])?;
         Ok(())
     }
 }
@@ -383,6 +389,56 @@ impl TiledKernels {
         if cv.rows == 0 || cv.cols == 0 {
             return Ok(());
         }
+        // The depth in launches of at most DEPTH_PER_LAUNCH (the kernels loop over it), each
+        // after the first adding onto the C the one before wrote.
+        let depth = av.cols;
+        if depth <= DEPTH_PER_LAUNCH || in_place {
+            return self.gemm_launch(c, a, b, d, 0, alpha, beta, shift, allow_small, in_place);
+        }
+        for k0 in (0..depth).step_by(DEPTH_PER_LAUNCH) {
+            let w = (depth - k0).min(DEPTH_PER_LAUNCH);
+            fn cut(x: Operand<'_>, k0: usize, w: usize) -> Operand<'_> {
+                let v = x.view;
+                x.with(View {
+                    offset: v.offset + k0 * v.cs,
+                    cols: w,
+                    ..v
+                })
+            }
+            let beta = if k0 == 0 { beta } else { 1.0 };
+            self.gemm_launch(
+                c,
+                cut(a, k0, w),
+                cut(b, k0, w),
+                d,
+                k0,
+                alpha,
+                beta,
+                shift,
+                allow_small,
+                false,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// One launch of [`TiledKernels::gemm_tiles`] (d read from entry `d_off` on, a multiple
+    /// of 4), its depth within [`DEPTH_PER_LAUNCH`] or in place.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_launch(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        d: Option<&Buffer<f32>>,
+        d_off: usize,
+        alpha: f32,
+        beta: f32,
+        shift: Option<isize>,
+        allow_small: bool,
+        in_place: bool,
+    ) -> Result<()> {
+        let (cv, av, bv) = (c.view, a.view, b.view);
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
         let scaled = d.is_some();
         let d = d.unwrap_or(&self.no_scaling);
@@ -503,13 +559,14 @@ impl TiledKernels {
             ),
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
+            ("d_off", u(d_off)),
         ]);
         let max = self.limits.max_groups_x.max(1) as usize;
         let mut base = 0;
         while base < tiles.len() {
             let count = (tiles.len() - base).min(max);
             p.set("tile_base", u(base));
-            p.dispatch([count as u32, 1, 1]);
+            p.dispatch([count as u32, 1, 1])?;
             self.launched();
             base += count;
         }
@@ -532,7 +589,7 @@ impl TiledKernels {
             ("c_cs", u(v.cs)),
             ("column0", u(column0)),
         ]);
-        p.dispatch([1, 1, 1]);
+        p.dispatch([1, 1, 1])?;
         self.launched();
         Ok(())
     }
@@ -571,7 +628,7 @@ impl TiledKernels {
                 ("rows", u(rows)),
                 ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
             ]);
-            p.dispatch([count as u32, 1, 1]);
+            p.dispatch([count as u32, 1, 1])?;
             self.launched();
             first += count;
         }
@@ -658,7 +715,7 @@ impl TiledKernels {
             ("column0", u(column0)),
             ("inv_off", u(slot * self.diag * self.diag)),
         ]);
-        p.dispatch([1, 1, 1]);
+        p.dispatch([1, 1, 1])?;
         self.launched();
         Ok(())
     }
