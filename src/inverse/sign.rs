@@ -10,7 +10,7 @@
 //! on or near the imaginary axis makes an iterate singular or the iteration stall:
 //! [`NumericalError::SignNotConverged`], never NaN.
 
-use super::{Inverter, Kind, Method, check_input, invert};
+use super::{Inverter, Kind, Method, check_input};
 use crate::baseline::{from_faer, to_faer};
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
@@ -68,7 +68,8 @@ use super::newton::STOP_SCALING;
 /// One iterate's GPU inverse refined in f64; a singular iterate is the sign function's
 /// failure.
 fn iterate_inverse(inv: &Inverter, x: &Matrix<f64>, k: usize) -> Result<Matrix<f64>> {
-    match invert(inv, &x.to_f32(), Kind::General, Method::Gje) {
+    let options = super::InvertOptions::default();
+    match super::invert_unchecked(inv, &x.to_f32(), Kind::General, Method::Gje, options) {
         Ok(y) => Ok(super::refine_inverse(x, &y.to_f64(), 3).x),
         Err(Error::Numerical(e)) => Err(NumericalError::SignNotConverged {
             iterations: k,

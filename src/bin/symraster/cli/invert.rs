@@ -153,20 +153,32 @@ pub fn invert(args: InvertArgs) -> Result<()> {
             .map_or_else(String::new, |v| v.get_name().to_string()),
         storage.name(),
         gpu.info().renderer,
-        residual_text(&r.residuals, r.refined),
+        residual_text(&r, args.refine > 0),
         io::display_path(&args.output)
     );
     Ok(())
 }
 
-fn residual_text(residuals: &[f64], refined: bool) -> String {
-    match (residuals.first(), residuals.last()) {
-        (Some(first), Some(last)) if refined && residuals.len() > 1 => format!(
-            "{first:.2e} from the GPU, {last:.2e} after {} f64 step(s)",
+/// What the printed line says about ‖I − M·X‖_F: from the GPU, after refinement, or of the
+/// f64 CPU fallback and why it ran.
+fn residual_text(r: &inverse::Refined, refine_asked: bool) -> String {
+    let residuals = &r.residuals;
+    let text = match (residuals.first(), residuals.last()) {
+        (Some(first), Some(last)) if r.refined && residuals.len() > 1 => format!(
+            "{first:.2e} from {}, {last:.2e} after {} f64 step(s)",
+            if r.fallback.is_some() { "faer's f64 inverse" } else { "the GPU" },
             residuals.len() - 1
         ),
+        (Some(first), _) if r.fallback.is_some() => format!("{first:.2e} from faer's f64 inverse"),
+        (Some(first), _) if !refine_asked => {
+            format!("≈ {first:.2e} by random probes, not refined")
+        }
         (Some(first), _) => format!("{first:.2e}, not refined"),
         _ => "not measured".into(),
+    };
+    match &r.fallback {
+        Some(why) => format!("{text}; the f64 CPU fallback, as {why}"),
+        None => text,
     }
 }
 
