@@ -57,8 +57,41 @@ pub struct Sign {
     pub iterations: usize,
     /// Newton-Schulz steps in f64.
     pub polish_steps: usize,
-    /// ‖I − S²‖_F at the end.
+    /// ‖I − S²‖_F at the end. Alone no error measure: an involution far from sign(A) has it
+    /// tiny too.
     pub residual: f64,
+    /// ‖A·S − S·A‖_F / (‖A‖_F·‖S‖_F): sign(A) commutes with A, and the f32 iteration's error
+    /// that the polish leaves shows here (a backward error; S's forward error is at most about
+    /// the sign function's condition number times it).
+    pub commutation: f64,
+}
+
+/// The power of two 2^k that brings the largest |entry| of `a` into [1, 2): scaling by it is
+/// exact, and sign(2^k·A) = sign(A), Lyapunov's X scales by 2^-k. 1 for a zero matrix.
+pub fn power_of_two_scale(a: &Matrix<f64>) -> f64 {
+    let max = a.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return 1.0;
+    }
+    let k = -(max.log2().floor() as i32);
+    // Exact powers of two in the normal range (max ≥ 2^-1074 needs at most 2^1074: two factors).
+    let pow = |e: i32| f64::from_bits(((e.clamp(-1022, 1023) + 1023) as u64) << 52);
+    let scale = pow(k / 2) * pow(k - k / 2);
+    // log2 may round across a power of two: one step back keeps max·scale in [1, 2).
+    if max * scale >= 2.0 {
+        scale * 0.5
+    } else if max * scale < 1.0 {
+        scale * 2.0
+    } else {
+        scale
+    }
+}
+
+/// ‖A·S − S·A‖_F / (‖A‖_F·‖S‖_F) in f64.
+pub fn commutation(a: &Matrix<f64>, s: &Matrix<f64>) -> f64 {
+    let (fa, fs) = (to_faer(a), to_faer(s));
+    let d = &fa * &fs - &fs * &fa;
+    d.norm_l2() / (fa.norm_l2() * fs.norm_l2()).max(f64::MIN_POSITIVE)
 }
 
 /// The relative change below which the f32 Newton iteration has converged.
@@ -116,8 +149,14 @@ pub(crate) fn converged(delta: f64, previous: f64) -> bool {
 }
 
 /// sign(A) for a square A without eigenvalues on the imaginary axis.
+///
+/// A is first scaled by a power of two (exact, [`power_of_two_scale`]) so its largest entry is
+/// in [1, 2): sign(cA) = sign(A) for c > 0, and the f32 iteration then neither overflows nor
+/// underflows, whatever A's scale; every test of the iteration is relative to ‖A‖.
 pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sign> {
     check_input("A", a, Kind::General)?;
+    let scale = power_of_two_scale(a);
+    let a = &a.map(|v| v * scale);
     let (x, iterations) = if options.refine_inverses {
         iterate_on_host(inv, a, options)?
     } else {
@@ -132,11 +171,13 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         }
         .into());
     }
+    let commutation = commutation(a, &s);
     Ok(Sign {
         s,
         iterations,
         polish_steps,
         residual,
+        commutation,
     })
 }
 
