@@ -94,6 +94,10 @@ pub fn commutation(a: &Matrix<f64>, s: &Matrix<f64>) -> f64 {
     d.norm_l2() / (fa.norm_l2() * fs.norm_l2()).max(f64::MIN_POSITIVE)
 }
 
+/// The commutation residual ‖AS − SA‖_F/(‖A‖_F‖S‖_F) above which S is no sign function (its
+/// error is at least about this large).
+const NOT_COMMUTING: f64 = 1e-2;
+
 /// The relative change below which the f32 Newton iteration has converged.
 const CONVERGED: f64 = 1e-4;
 use super::newton::STOP_SCALING;
@@ -172,6 +176,16 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         .into());
     }
     let commutation = commutation(a, &s);
+    if !(commutation <= NOT_COMMUTING) {
+        return Err(NumericalError::SignNotConverged {
+            iterations,
+            why: format!(
+                "S does not commute with A: ‖A·S − S·A‖_F/(‖A‖_F·‖S‖_F) = {commutation:.2e}, \
+                 above {NOT_COMMUTING:.0e}"
+            ),
+        }
+        .into());
+    }
     Ok(Sign {
         s,
         iterations,

@@ -196,11 +196,17 @@ pub fn sign(args: SignArgs) -> Result<()> {
     let s = inverse::sign(&inv, &a, options)?;
     io::write_matrix(&args.output, &s.s)?;
     println!(
-        "sign(A): {n}x{n} after {} Newton iterations and {} f64 polish step(s) (‖I − S²‖ {:.2e}) \
-         written to {}",
+        "sign(A): {n}x{n} after {} Newton iterations{} and {} f64 polish step(s) (‖I − S²‖_F \
+         {:.2e}, ‖A·S − S·A‖_F/(‖A‖_F·‖S‖_F) {:.2e}) written to {}",
         s.iterations,
+        if options.refine_inverses {
+            " with f64-refined inverses"
+        } else {
+            " in f32"
+        },
         s.polish_steps,
         s.residual,
+        s.commutation,
         io::display_path(&args.output),
         n = a.rows()
     );
