@@ -1076,19 +1076,29 @@ fn invert_never_writes_a_wrong_inverse() {
         eprintln!("skipped: no compute shaders");
         return;
     }
-    let h = w.matrix("h8.npy", &Matrix::from_fn(8, 8, |i, j| 1.0 / (i + j + 1) as f64));
+    let h = w.matrix(
+        "h8.npy",
+        &Matrix::from_fn(8, 8, |i, j| 1.0 / (i + j + 1) as f64),
+    );
     let out = w.path("inv.npy");
     let spd = [&"--kind" as &dyn AsRef<std::ffi::OsStr>, &"spd"];
     let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"invert", &"--a", &h, &"-o", &out];
     args.extend(spd);
     let mut no_refine = args.clone();
     no_refine.extend([&"--refine" as &dyn AsRef<std::ffi::OsStr>, &"0"]);
-    fails_with(run(&no_refine, &[]), &["too ill-conditioned for single precision"]);
+    fails_with(
+        run(&no_refine, &[]),
+        &["too ill-conditioned for single precision"],
+    );
     assert!(!out.exists(), "no output after an error");
     let said = succeeds(run(&args, &[]));
     assert!(said.contains("f64 CPU fallback"), "{said}");
     let x = io::read_matrix(&out, "X").unwrap();
-    assert!((x[(0, 0)] - 64.0).abs() < 1e-3 * 64.0, "H8⁻¹(0,0) = {}", x[(0, 0)]);
+    assert!(
+        (x[(0, 0)] - 64.0).abs() < 1e-3 * 64.0,
+        "H8⁻¹(0,0) = {}",
+        x[(0, 0)]
+    );
     let mut m = Matrix::from_fn(5, 5, |i, j| if i == j { 4.0 } else { 0.5 });
     m[(2, 2)] = -1.0;
     let m_path = w.matrix("indef.npy", &m);
@@ -1096,7 +1106,14 @@ fn invert_never_writes_a_wrong_inverse() {
         fails_with(
             run(
                 &[
-                    &"invert", &"--a", &m_path, &"--kind", &"spd", &"--method", &method, &"-o",
+                    &"invert",
+                    &"--a",
+                    &m_path,
+                    &"--kind",
+                    &"spd",
+                    &"--method",
+                    &method,
+                    &"-o",
                     &out,
                 ],
                 &[],

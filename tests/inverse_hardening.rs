@@ -150,7 +150,10 @@ fn every_spd_method_refuses_an_indefinite_matrix_at_the_same_column() {
     let arf = rfp::from_lower(&lower).unwrap();
     assert!(matches!(
         inverse::invert_rfp(&inv, n, &arf),
-        Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: 5, .. }))
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+            column: 5,
+            ..
+        }))
     ));
     // The first column itself: column 0.
     let mut b = a.clone();
@@ -166,7 +169,13 @@ fn every_spd_method_refuses_an_indefinite_matrix_at_the_same_column() {
     );
     // An SPD matrix through LU without pivoting still inverts (across blocks), and the
     // indefinite one through the general kind too.
-    let spd = Matrix::from_fn(70, 70, |i, j| if i == j { 4.0 } else { 1.0 / (1 + i + j) as f64 });
+    let spd = Matrix::from_fn(70, 70, |i, j| {
+        if i == j {
+            4.0
+        } else {
+            1.0 / (1 + i + j) as f64
+        }
+    });
     let want = of_faer(&faer_of(&spd).partial_piv_lu().inverse());
     let x = inverse::invert_with_block(&inv, &spd.to_f32(), Kind::Spd, Method::Lu, 16).unwrap();
     assert!(relative_error(&x.to_f64(), &want) < 70.0 * 50.0 * common::U32);
@@ -189,7 +198,8 @@ fn eigen_constructed(n: usize, seed: u64) -> (Matrix<f64>, Matrix<f64>) {
             }
         })
         .collect();
-    let diag = |f: &dyn Fn(f64) -> f64| Mat::from_fn(n, n, |i, j| if i == j { f(d[i]) } else { 0.0 });
+    let diag =
+        |f: &dyn Fn(f64) -> f64| Mat::from_fn(n, n, |i, j| if i == j { f(d[i]) } else { 0.0 });
     let a = &v * diag(&|x| x) * &vi;
     let s = &v * diag(&f64::signum) * &vi;
     (of_faer(&a), of_faer(&s))
@@ -239,7 +249,11 @@ fn sign_reports_an_honest_error_measure() {
     let got = inverse::sign(&inv, &a, o).unwrap();
     let e = relative_error(&got.s, &want);
     assert!(got.residual < 1e-12, "‖I − S²‖ {}", got.residual);
-    assert!(e > 1e3 * got.residual, "error {e} not above ‖I − S²‖ {}", got.residual);
+    assert!(
+        e > 1e3 * got.residual,
+        "error {e} not above ‖I − S²‖ {}",
+        got.residual
+    );
     // The commutation residual sees the error ‖I − S²‖ hides.
     assert!(
         got.commutation > 1e-3 * e,
@@ -249,7 +263,11 @@ fn sign_reports_an_honest_error_measure() {
     // The default reaches double accuracy.
     let got = inverse::sign(&inv, &a, SignOptions::default()).unwrap();
     let e = relative_error(&got.s, &want);
-    assert!(e < 1e-10 && got.commutation < 1e-12, "default: error {e}, {}", got.commutation);
+    assert!(
+        e < 1e-10 && got.commutation < 1e-12,
+        "default: error {e}, {}",
+        got.commutation
+    );
 }
 
 /// X with A·X + X·Aᵀ = Q by the Kronecker form, in f64.
@@ -290,18 +308,22 @@ fn lyapunov_solution_scales_exactly_with_a_and_q() {
         // A → 2^k·A: X → 2^-k·X, exactly.
         let got = inverse::solve_continuous_lyapunov(&inv, &a.map(|v| v * c), &q, 3)
             .unwrap_or_else(|e| panic!("A·2^{k}: {e}"));
-        assert_eq!(got.x.as_slice(), base.x.map(|v| v / c).as_slice(), "A·2^{k}");
+        assert_eq!(
+            got.x.as_slice(),
+            base.x.map(|v| v / c).as_slice(),
+            "A·2^{k}"
+        );
         assert!(relative_error(&got.x, &want.map(|v| v / c)) < 1e-11);
         // Q → 2^k·Q: X → 2^k·X, exactly; both at once cancel.
         let got = inverse::solve_continuous_lyapunov(&inv, &a, &q.map(|v| v * c), 3).unwrap();
-        assert_eq!(got.x.as_slice(), base.x.map(|v| v * c).as_slice(), "Q·2^{k}");
-        let both = inverse::solve_continuous_lyapunov(
-            &inv,
-            &a.map(|v| v * c),
-            &q.map(|v| v * c),
-            3,
-        )
-        .unwrap();
+        assert_eq!(
+            got.x.as_slice(),
+            base.x.map(|v| v * c).as_slice(),
+            "Q·2^{k}"
+        );
+        let both =
+            inverse::solve_continuous_lyapunov(&inv, &a.map(|v| v * c), &q.map(|v| v * c), 3)
+                .unwrap();
         assert_eq!(both.x.as_slice(), base.x.as_slice(), "A, Q·2^{k}");
     }
     // Decimal scales, not exact: to the reference's accuracy.

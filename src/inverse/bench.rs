@@ -107,11 +107,7 @@ pub fn time_inverse_in(
     if storage == Storage::Rfp {
         return time_rfp(inv, &a, reps, &timer);
     }
-    let full = if spd_lu {
-        a.symmetric_from_lower()
-    } else {
-        a
-    };
+    let full = if spd_lu { a.symmetric_from_lower() } else { a };
     let work = DeviceSquare::upload(inv, &full)?;
     let y = DeviceSquare {
         buffer: inv.buffer("workspace", s * s)?,

@@ -110,7 +110,11 @@ mod tests {
     #[test]
     fn the_estimate_sees_a_wrong_inverse_and_passes_a_right_one() {
         let n = 40;
-        let m = Matrix::from_fn(n, n, |i, j| if i == j { 2.0 } else { 0.01 * (i + j) as f64 });
+        let m = Matrix::from_fn(
+            n,
+            n,
+            |i, j| if i == j { 2.0 } else { 0.01 * (i + j) as f64 },
+        );
         let x = cpu_inverse(&m, Kind::General).unwrap();
         assert!(residual_estimate(&m, &x) < 1e-12);
         let id = Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)));
@@ -126,7 +130,10 @@ mod tests {
         bad[(3, 3)] = -5.0;
         assert!(matches!(
             cpu_inverse(&bad, Kind::Spd),
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: 3, .. }))
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                column: 3,
+                ..
+            }))
         ));
     }
 }

@@ -437,10 +437,12 @@ pub fn invert_f64_with(
                 _ => Fallback::Residual(r.residuals[0]),
             }
         }
-        Err(Error::Numerical(e @ (NumericalError::NotPositiveDefinite { .. }
-        | NumericalError::SingularMatrix { .. }
-        | NumericalError::ZeroPivot { .. }
-        | NumericalError::NonFiniteResult { .. }))) => Fallback::Failed(e),
+        Err(Error::Numerical(
+            e @ (NumericalError::NotPositiveDefinite { .. }
+            | NumericalError::SingularMatrix { .. }
+            | NumericalError::ZeroPivot { .. }
+            | NumericalError::NonFiniteResult { .. }),
+        )) => Fallback::Failed(e),
         Err(e) => return Err(e),
     };
     let x = match check::cpu_inverse(&full, kind) {
@@ -471,9 +473,9 @@ pub fn invert_f64_with(
         });
     }
     r.fallback = Some(match gpu_failure {
-        Fallback::Residual(residual) => format!(
-            "the GPU's float32 inverse had ‖I − M·X‖_F = {residual:.2e} (no inverse)"
-        ),
+        Fallback::Residual(residual) => {
+            format!("the GPU's float32 inverse had ‖I − M·X‖_F = {residual:.2e} (no inverse)")
+        }
         Fallback::Failed(e) => format!("the GPU's float32 inverse failed: {e}"),
     });
     Ok(r)

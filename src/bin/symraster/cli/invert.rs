@@ -166,7 +166,11 @@ fn residual_text(r: &inverse::Refined, refine_asked: bool) -> String {
     let text = match (residuals.first(), residuals.last()) {
         (Some(first), Some(last)) if r.refined && residuals.len() > 1 => format!(
             "{first:.2e} from {}, {last:.2e} after {} f64 step(s)",
-            if r.fallback.is_some() { "faer's f64 inverse" } else { "the GPU" },
+            if r.fallback.is_some() {
+                "faer's f64 inverse"
+            } else {
+                "the GPU"
+            },
             residuals.len() - 1
         ),
         (Some(first), _) if r.fallback.is_some() => format!("{first:.2e} from faer's f64 inverse"),
