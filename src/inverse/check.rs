@@ -14,6 +14,12 @@ use rayon::prelude::*;
 /// it, and X may be wrong in every digit.
 pub const NOT_AN_INVERSE: f64 = 0.5;
 
+/// Whether a residual ‖I − M·X‖_F (or its estimate) leaves X an inverse: below
+/// [`NOT_AN_INVERSE`] (NaN is not).
+pub fn is_inverse(residual: f64) -> bool {
+    residual < NOT_AN_INVERSE
+}
+
 /// Random ±1 probes of [`residual_estimate`].
 const PROBES: usize = 4;
 

@@ -230,7 +230,7 @@ fn full_matrix<T: Copy + Default>(a: &Matrix<T>, kind: Kind) -> Matrix<T> {
 /// [`NumericalError::IllConditioned`].
 fn checked<T: Copy + Into<f64> + Sync>(full: &Matrix<T>, x: Matrix<f32>) -> Result<Matrix<f32>> {
     let residual = check::residual_estimate(full, &x);
-    if residual < check::NOT_AN_INVERSE {
+    if check::is_inverse(residual) {
         Ok(x)
     } else {
         Err(check::single_precision_failed(full, &x, residual))
@@ -419,7 +419,7 @@ pub fn invert_f64_with(
     if refine_steps == 0 {
         let x = gpu?;
         let residual = check::residual_estimate(&full, &x);
-        if !(residual < check::NOT_AN_INVERSE) {
+        if !check::is_inverse(residual) {
             return Err(check::single_precision_failed(&full, &x, residual));
         }
         return Ok(Refined {
@@ -433,7 +433,7 @@ pub fn invert_f64_with(
         Ok(x) => {
             let r = refine_inverse(&full, &x.to_f64(), refine_steps);
             match r.residuals.last() {
-                Some(&last) if last < check::NOT_AN_INVERSE => return Ok(r),
+                Some(&last) if check::is_inverse(last) => return Ok(r),
                 _ => Fallback::Residual(r.residuals[0]),
             }
         }
@@ -457,7 +457,7 @@ pub fn invert_f64_with(
     };
     let mut r = refine_inverse(&full, &x, refine_steps);
     let last = r.residuals.last().copied().unwrap_or(f64::NAN);
-    if !(last < check::NOT_AN_INVERSE) {
+    if !check::is_inverse(last) {
         return Err(match gpu_failure {
             Fallback::Failed(g) => g.into(),
             Fallback::Residual(_) => NumericalError::IllConditioned {

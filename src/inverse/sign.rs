@@ -179,7 +179,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         .into());
     }
     let commutation = commutation(a, &s);
-    if !(commutation <= NOT_COMMUTING) {
+    if commutation.is_nan() || commutation > NOT_COMMUTING {
         return Err(NumericalError::SignNotConverged {
             iterations,
             why: format!(
