@@ -399,6 +399,26 @@ pub enum NumericalError {
         tolerance: f64,
     },
 
+    /// An inverse whose residual ‖I − M·X‖_F shows it is none: the matrix is too
+    /// ill-conditioned for the precision it was inverted in.
+    #[error(
+        "the matrix is too ill-conditioned for {precision} precision: ‖I − M·X‖_F = \
+         {residual:.2e} {after}, so X is no inverse (κ_F(M) ≈ ‖M‖_F·‖X‖_F = {condition:.1e}); \
+         {advice}"
+    )]
+    IllConditioned {
+        /// "single" (the GPU's f32 inverse) or "double" (the CPU's f64 fallback).
+        precision: &'static str,
+        /// ‖I − M·X‖_F (or its estimate).
+        residual: f64,
+        /// Which inverse and how the residual was measured.
+        after: String,
+        /// ‖M‖_F·‖X‖_F of the computed X.
+        condition: f64,
+        /// What to do about it.
+        advice: &'static str,
+    },
+
     /// The Newton iteration for the matrix sign function (Benner et al. eq. 1) failed: the
     /// matrix has eigenvalues on or near the imaginary axis.
     #[error(

@@ -1067,6 +1067,63 @@ fn signals_end_the_program_with_the_shell_status() {
     }
 }
 
+/// `invert` of Hilbert(8) (κ ≈ 1.5e10; its f32 inverse is wrong in every digit): an error
+/// without refinement, the f64 CPU fallback with it (said on stdout); an indefinite matrix
+/// under `--kind spd --method lu` is refused at its column, as by gje and cholesky.
+#[test]
+fn invert_never_writes_a_wrong_inverse() {
+    let w = Workspace::new();
+    if !succeeds(run(&[&"info"], &[])).contains("tiled") {
+        eprintln!("skipped: no compute shaders");
+        return;
+    }
+    let h = w.matrix(
+        "h8.npy",
+        &Matrix::from_fn(8, 8, |i, j| 1.0 / (i + j + 1) as f64),
+    );
+    let out = w.path("inv.npy");
+    let spd = [&"--kind" as &dyn AsRef<std::ffi::OsStr>, &"spd"];
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"invert", &"--a", &h, &"-o", &out];
+    args.extend(spd);
+    let mut no_refine = args.clone();
+    no_refine.extend([&"--refine" as &dyn AsRef<std::ffi::OsStr>, &"0"]);
+    fails_with(
+        run(&no_refine, &[]),
+        &["too ill-conditioned for single precision"],
+    );
+    assert!(!out.exists(), "no output after an error");
+    let said = succeeds(run(&args, &[]));
+    assert!(said.contains("f64 CPU fallback"), "{said}");
+    let x = io::read_matrix(&out, "X").unwrap();
+    assert!(
+        (x[(0, 0)] - 64.0).abs() < 1e-3 * 64.0,
+        "H8⁻¹(0,0) = {}",
+        x[(0, 0)]
+    );
+    let mut m = Matrix::from_fn(5, 5, |i, j| if i == j { 4.0 } else { 0.5 });
+    m[(2, 2)] = -1.0;
+    let m_path = w.matrix("indef.npy", &m);
+    for method in ["gje", "cholesky", "lu"] {
+        fails_with(
+            run(
+                &[
+                    &"invert",
+                    &"--a",
+                    &m_path,
+                    &"--kind",
+                    &"spd",
+                    &"--method",
+                    &method,
+                    &"-o",
+                    &out,
+                ],
+                &[],
+            ),
+            &["not positive definite", "column 2"],
+        );
+    }
+}
+
 /// `invert`, `sign` and `lyap` against what they promise: M·M⁻¹ = I, sign(A)² = I with the
 /// eigenvalues' signs, the Lyapunov residual; and the errors (singular, unstable, wrong method).
 #[test]

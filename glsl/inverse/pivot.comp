@@ -2,7 +2,9 @@
 // with the largest |a(r, p)| (smallest r on ties) is swapped with row p across all n columns,
 // r is recorded in piv[p], and column p and row p's panel part (columns k0 .. k0+b) are saved
 // to `saved` (n + b values) for the panel update that follows. A pivot at or below `tol` (or
-// NaN) records p and the pivot in the status word, once: the first singular column.
+// NaN) records p and the pivot in the status word, once: the first singular column. Without
+// `pivoting` (the LU of an SPD matrix) row p stays and a pivot at or below `tol` (not its
+// magnitude: a negative pivot fails) is recorded: the Cholesky pivot of that column.
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -15,6 +17,7 @@ uniform uint p;
 uniform uint k0;
 uniform uint b;
 uniform float tol;
+uniform int pivoting;
 
 shared float best_v[256];
 shared uint best_i[256];
@@ -23,7 +26,7 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     float bv = -1.0;
     uint bi = p;
-    for (uint r = p + t; r < n; r += 256u) {
+    for (uint r = p + t; pivoting != 0 && r < n; r += 256u) {
         float v = abs(a[r * n + p]);
         if (v > bv) {
             bv = v;
@@ -59,7 +62,8 @@ void main() {
     if (t == 0u) {
         piv[p] = r;
         float pv = a[p * n + p];
-        if (!(abs(pv) > tol) && status[0] == 0xFFFFFFFFu) {
+        float size = pivoting != 0 ? abs(pv) : pv;
+        if (!(size > tol) && status[0] == 0xFFFFFFFFu) {
             status[0] = p;
             status[1] = floatBitsToUint(pv);
         }

@@ -21,6 +21,9 @@ pub struct PivotWork {
     pub row_block: Buffer<f32>,
     /// The block size b.
     pub block: usize,
+    /// Partial pivoting (true); false for the LU of an SPD matrix, whose pivots are then its
+    /// Cholesky pivots (a non-positive one fails).
+    pub pivoting: bool,
 }
 
 impl PivotWork {
@@ -38,7 +41,7 @@ impl PivotWork {
         lu: bool,
     ) -> Result<()> {
         for p in k0..k0 + b {
-            inv.pivot(a, n, p, k0, b, &self.saved, &self.piv, tol)?;
+            inv.pivot(a, n, p, k0, b, &self.saved, &self.piv, tol, self.pivoting)?;
             inv.panel_step(a, n, p, k0, b, &self.saved, lu)?;
         }
         Ok(())
@@ -51,6 +54,7 @@ impl PivotWork {
             piv: inv.index_buffer(n)?,
             row_block: inv.buffer("a block row", block * n)?,
             block,
+            pivoting: true,
         })
     }
 }

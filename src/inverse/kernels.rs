@@ -123,7 +123,9 @@ impl Inverter {
 
     /// Pivots column `p` of the n x n row-major `a`: swaps in the largest candidate row,
     /// records it in `piv[p]`, saves column p and row p's panel part (columns k0 .. k0+b) in
-    /// `saved` (n + b values), and flags a pivot at or below `tol` in the status word.
+    /// `saved` (n + b values), and flags a pivot at or below `tol` in the status word. Without
+    /// `pivoting` (the LU of an SPD matrix) row p stays and a pivot (not its magnitude) at or
+    /// below `tol` is flagged.
     #[allow(clippy::too_many_arguments)]
     pub fn pivot(
         &self,
@@ -135,6 +137,7 @@ impl Inverter {
         saved: &Buffer<f32>,
         piv: &Buffer<u32>,
         tol: f32,
+        pivoting: bool,
     ) -> Result<()> {
         a.bind_base(0);
         saved.bind_base(1);
@@ -147,6 +150,7 @@ impl Inverter {
             ("k0", u(k0)),
             ("b", u(b)),
             ("tol", Uniform::F32(tol)),
+            ("pivoting", Uniform::I32(i32::from(pivoting))),
         ]);
         // Not polled for GL errors (two dispatches per column): the status check after the
         // sweep reads back through a checked download.
@@ -304,6 +308,19 @@ impl Inverter {
                 column,
                 pivot: f64::from(pivot),
                 tolerance: f64::from(tol),
+            }
+            .into()),
+        }
+    }
+
+    /// Reads the status word after the LU of an SPD matrix without pivoting: the first pivot
+    /// not positive, as [`NumericalError::NotPositiveDefinite`] (its Cholesky pivot).
+    pub fn check_status_positive(&self) -> Result<()> {
+        match self.status.failure()? {
+            None => Ok(()),
+            Some((column, pivot)) => Err(NumericalError::NotPositiveDefinite {
+                column,
+                pivot: f64::from(pivot),
             }
             .into()),
         }

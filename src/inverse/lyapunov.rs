@@ -13,6 +13,7 @@
 //! (two per step, tiled GEMM) run on the GPU in f32; only the residual is in f64 on the CPU.
 
 use super::kernels::{DeviceSquare, Inverter};
+use super::sign::power_of_two_scale;
 use super::{Kind, check_input, newton};
 use crate::baseline::{from_faer, to_faer};
 use crate::error::{Error, NumericalError, Result};
@@ -107,7 +108,8 @@ fn residual(a: &Mat<f64>, q: &Mat<f64>, x: &Mat<f64>, symmetric: bool) -> (Mat<f
 }
 
 /// Solves A·X + X·Aᵀ = Q (scipy's `solve_continuous_lyapunov(a, q)`) for stable A, with at
-/// most `refine_steps` refinement steps in f64.
+/// most `refine_steps` refinement steps in f64. A and Q may have any scale: both are scaled by
+/// powers of two first ([`power_of_two_scale`]), and X back, exactly.
 pub fn solve_continuous_lyapunov(
     inv: &Inverter,
     a: &Matrix<f64>,
@@ -124,6 +126,10 @@ pub fn solve_continuous_lyapunov(
             q.cols()
         )));
     }
+    // A and Q scaled by powers of two (exact) to largest entries in [1, 2): the f32 iteration
+    // then neither overflows nor underflows, and X = (sa/sq)·X' of the scaled equation, exactly.
+    let (sa, sq) = (power_of_two_scale(a), power_of_two_scale(q));
+    let (a, q) = (&a.map(|v| v * sa), &q.map(|v| v * sq));
     let options = super::SignOptions::default();
     let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
     let ak = run.x.download()?.to_f64();
@@ -182,8 +188,9 @@ pub fn solve_continuous_lyapunov(
         norm = norm_next;
         residuals.push(norm);
     }
+    let unscale = sa / sq;
     Ok(Lyapunov {
-        x: from_faer(&x),
+        x: from_faer(&x).map(|v| v * unscale),
         iterations: run.iterations,
         residuals,
     })

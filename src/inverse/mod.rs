@@ -11,11 +11,15 @@
 //!
 //! The device computes in f32; [`refine`] polishes an inverse in f64 on the CPU (Newton-Schulz)
 //! when the f32 inverse is good enough for that to reach double accuracy. One job per file:
+//! Every inverse is checked: one whose residual ‖I − M·X‖_F reaches 1/2 is an error
+//! ([`NumericalError::IllConditioned`]), never a result; with refinement asked for, the f64 CPU
+//! inverse is the fallback ([`check`]).
 //! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`],
 //! [`newton`] (the sign iteration on the device), [`refine`], [`sign`](mod@sign),
 //! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;
+pub mod check;
 pub mod gje;
 pub mod kernels;
 pub mod lu;
@@ -210,6 +214,38 @@ pub fn invert_with(
     method: Method,
     options: InvertOptions,
 ) -> Result<Matrix<f32>> {
+    let x = invert_unchecked(inv, a, kind, method, options)?;
+    checked(&full_matrix(a, kind), x)
+}
+
+/// The whole matrix: for [`Kind::Spd`] the symmetric one from the lower triangle.
+fn full_matrix<T: Copy + Default>(a: &Matrix<T>, kind: Kind) -> Matrix<T> {
+    match kind {
+        Kind::Spd => a.symmetric_from_lower(),
+        Kind::General => a.clone(),
+    }
+}
+
+/// `x` if its estimated residual ‖I − M·X‖_F is below [`check::NOT_AN_INVERSE`], else
+/// [`NumericalError::IllConditioned`].
+fn checked<T: Copy + Into<f64> + Sync>(full: &Matrix<T>, x: Matrix<f32>) -> Result<Matrix<f32>> {
+    let residual = check::residual_estimate(full, &x);
+    if check::is_inverse(residual) {
+        Ok(x)
+    } else {
+        Err(check::single_precision_failed(full, &x, residual))
+    }
+}
+
+/// [`invert_with`] without the residual check: pivots and finiteness only (the sign
+/// iteration's inner inverses, and the f64 entry, which measures the residual itself).
+pub(crate) fn invert_unchecked(
+    inv: &Inverter,
+    a: &Matrix<f32>,
+    kind: Kind,
+    method: Method,
+    options: InvertOptions,
+) -> Result<Matrix<f32>> {
     check_input("A", a, kind)?;
     check_method(kind, method, options.storage)?;
     let n = a.rows();
@@ -253,17 +289,21 @@ pub fn invert_with(
             x
         }
         (_, Method::Lu) => {
-            let full = if kind == Kind::Spd {
-                a.symmetric_from_lower()
-            } else {
-                a.clone()
-            };
-            let tol = pivot_tolerance(&full);
+            // An SPD matrix's LU needs no pivoting, and its pivots are the Cholesky pivots: the
+            // first one not positive names the column where it is not positive definite.
+            let spd = kind == Kind::Spd;
+            let full = full_matrix(a, kind);
+            let tol = if spd { 0.0 } else { pivot_tolerance(&full) };
             let d = DeviceSquare::upload(inv, &full)?;
-            let w = gje::PivotWork::new(inv, n, block)?;
+            let mut w = gje::PivotWork::new(inv, n, block)?;
+            w.pivoting = !spd;
             inv.reset_status()?;
             lu::factor_in_place(inv, &d, &w, tol)?;
-            inv.check_status(tol)?;
+            if spd {
+                inv.check_status_positive()?;
+            } else {
+                inv.check_status(tol)?;
+            }
             let l = DeviceSquare {
                 buffer: inv.buffer("the L factor", n * n)?,
                 n,
@@ -324,6 +364,9 @@ pub fn invert_rfp(inv: &Inverter, n: usize, arf: &[f32]) -> Result<Vec<f32>> {
             .unwrap_or((0, 0));
         return Err(NumericalError::NonFiniteResult { row, col }.into());
     }
+    let full = rfp_layout::to_lower_of_order(n, arf)?.symmetric_from_lower();
+    let xf = rfp_layout::to_lower_of_order(n, &x)?.symmetric_from_lower();
+    checked(&full, xf)?;
     Ok(x)
 }
 
@@ -343,8 +386,13 @@ fn rfp_inverse_on_device(inv: &Inverter, n: usize, arf: &[f32]) -> Result<Vec<f3
 
 /// What the command line needs: A⁻¹ of an f64 matrix (from a .npy file) computed in f32 on the
 /// GPU, then refined in f64 by at most `refine_steps` Newton-Schulz steps ([`refine_inverse`];
-/// 0: the f32 inverse widened). For [`Kind::Spd`] only the lower triangle of `a` is read.
-/// Entries beyond f32's range are refused as non-finite input.
+/// 0: the f32 inverse widened, its residual estimated). For [`Kind::Spd`] only the lower
+/// triangle of `a` is read. Entries beyond f32's range are refused as non-finite input.
+///
+/// The residual decides: an f32 inverse with ‖I − M·X‖_F ≥ 1/2 (or a pivot that fails in f32)
+/// is, with refinement asked for, replaced by faer's f64 inverse on the CPU, refined
+/// ([`Refined::fallback`]); without refinement, or when the f64 inverse fails too, it is an
+/// error ([`NumericalError::IllConditioned`], or the f32 pivot's error), never a result.
 pub fn invert_f64(
     inv: &Inverter,
     a: &Matrix<f64>,
@@ -366,20 +414,77 @@ pub fn invert_f64_with(
     refine_steps: usize,
 ) -> Result<Refined> {
     check_input("A", a, kind)?;
-    let x = invert_with(inv, &a.to_f32(), kind, method, options)?.to_f64();
+    let full = full_matrix(a, kind);
+    let gpu = invert_unchecked(inv, &a.to_f32(), kind, method, options);
     if refine_steps == 0 {
+        let x = gpu?;
+        let residual = check::residual_estimate(&full, &x);
+        if !check::is_inverse(residual) {
+            return Err(check::single_precision_failed(&full, &x, residual));
+        }
         return Ok(Refined {
-            x,
-            residuals: Vec::new(),
+            x: x.to_f64(),
+            residuals: vec![residual],
             refined: false,
+            fallback: None,
         });
     }
-    let full = if kind == Kind::Spd {
-        a.symmetric_from_lower()
-    } else {
-        a.clone()
+    let gpu_failure = match gpu {
+        Ok(x) => {
+            let r = refine_inverse(&full, &x.to_f64(), refine_steps);
+            match r.residuals.last() {
+                Some(&last) if check::is_inverse(last) => return Ok(r),
+                _ => Fallback::Residual(r.residuals[0]),
+            }
+        }
+        Err(Error::Numerical(
+            e @ (NumericalError::NotPositiveDefinite { .. }
+            | NumericalError::SingularMatrix { .. }
+            | NumericalError::ZeroPivot { .. }
+            | NumericalError::NonFiniteResult { .. }),
+        )) => Fallback::Failed(e),
+        Err(e) => return Err(e),
     };
-    Ok(refine_inverse(&full, &x, refine_steps))
+    let x = match check::cpu_inverse(&full, kind) {
+        Ok(x) => x,
+        Err(e) => {
+            return Err(match gpu_failure {
+                // The GPU's pivot error names the column the f32 sweep found.
+                Fallback::Failed(g) => g.into(),
+                Fallback::Residual(_) => e,
+            });
+        }
+    };
+    let mut r = refine_inverse(&full, &x, refine_steps);
+    let last = r.residuals.last().copied().unwrap_or(f64::NAN);
+    if !check::is_inverse(last) {
+        return Err(match gpu_failure {
+            Fallback::Failed(g) => g.into(),
+            Fallback::Residual(_) => NumericalError::IllConditioned {
+                precision: "double",
+                residual: last,
+                after: "for the CPU's float64 inverse, the fallback after the GPU's float32 \
+                        one failed"
+                    .into(),
+                condition: check::condition(&full, &r.x),
+                advice: "it is singular or nearly so",
+            }
+            .into(),
+        });
+    }
+    r.fallback = Some(match gpu_failure {
+        Fallback::Residual(residual) => {
+            format!("the GPU's float32 inverse had ‖I − M·X‖_F = {residual:.2e} (no inverse)")
+        }
+        Fallback::Failed(e) => format!("the GPU's float32 inverse failed: {e}"),
+    });
+    Ok(r)
+}
+
+/// Why the f64 fallback ran: the f32 inverse's residual, or its pivot error.
+enum Fallback {
+    Residual(f64),
+    Failed(NumericalError),
 }
 
 /// [`NumericalError::NonFiniteResult`] at the first entry of `x` that is not finite.

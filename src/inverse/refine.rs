@@ -18,6 +18,9 @@ pub struct Refined {
     pub residuals: Vec<f64>,
     /// Whether any step was taken (the starting residual was below 1/2).
     pub refined: bool,
+    /// Why X is the f64 CPU inverse (faer), refined, instead of the GPU's: the f32 inverse
+    /// failed ([`invert_f64`](super::invert_f64)); `None`: X is the GPU's.
+    pub fallback: Option<String>,
 }
 
 fn residual(a: &Mat<f64>, x: &Mat<f64>) -> (Mat<f64>, f64) {
@@ -56,5 +59,6 @@ pub fn refine_inverse(a: &Matrix<f64>, x: &Matrix<f64>, max_steps: usize) -> Ref
         x: from_faer(&fx),
         residuals,
         refined,
+        fallback: None,
     }
 }
