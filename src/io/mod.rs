@@ -1,7 +1,8 @@
 //! Reading and writing matrices and vectors as NumPy `.npy` or Matrix Market `.mtx` files.
 //!
 //! The file's extension picks the format. Readers take float32 or float64 data (C or Fortran
-//! order for .npy; `real general` or `real symmetric` arrays for .mtx) and widen it to f64;
+//! order for .npy; dense arrays or sparse coordinate lists, real, integer or pattern, general,
+//! symmetric or skew-symmetric, for .mtx) and widen it to f64;
 //! anything else is a typed [`Error`] that names the file and what was wrong. Writers go
 //! through a temporary file in the destination's folder that is renamed into place, so a
 //! failed write never leaves a partial file and never clobbers an existing one.
@@ -20,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub enum FileFormat {
     /// NumPy `.npy`.
     Npy,
-    /// Matrix Market `.mtx`, dense array form.
+    /// Matrix Market `.mtx`: dense array or sparse coordinate form (read into dense storage).
     MatrixMarket,
 }
 
