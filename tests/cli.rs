@@ -645,6 +645,7 @@ fn malformed_files_and_unsupported_types_name_the_file_and_the_fault() {
     };
     let int_header = header(b"<i8");
     let complex_header = header(b"<c8");
+    let bool_header = header(b"|b1");
     let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
         (
             "truncated.npy",
@@ -670,6 +671,11 @@ fn malformed_files_and_unsupported_types_name_the_file_and_the_fault() {
             ],
         ),
         (
+            "bool.npy",
+            bool_header,
+            vec!["dtype '|b1' (boolean) is not supported"],
+        ),
+        (
             "complex.npy",
             complex_header[..complex_header.len() - 16].to_vec(),
             vec!["dtype '<c8' (complex) is not supported"],
@@ -683,14 +689,14 @@ fn malformed_files_and_unsupported_types_name_the_file_and_the_fault() {
             ],
         ),
         (
-            "int.mtx",
-            b"%%MatrixMarket matrix array integer general\n2 2\n1\n2\n3\n4\n".to_vec(),
-            vec!["field 'integer' is not supported"],
+            "complex.mtx",
+            b"%%MatrixMarket matrix array complex general\n1 1\n1 0\n".to_vec(),
+            vec!["field 'complex' is not supported"],
         ),
         (
             "sparse.mtx",
-            b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n".to_vec(),
-            vec!["coordinate (sparse) format"],
+            b"%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n".to_vec(),
+            vec!["line 3: row index \"3\" is not in 1..=2"],
         ),
         (
             "word.mtx",
@@ -1039,11 +1045,12 @@ fn info_says_lowered_only_below_the_driver_limit() {
     assert!(!text.contains("lowered"), "{text}");
 }
 
-/// SIGTERM and SIGINT end the program with 128 + the signal, after removing the temporary
-/// file of any write under way (the removal itself is tested in the library's io module).
+/// SIGTERM, SIGINT and SIGHUP end the program with 128 + the signal, after removing the
+/// temporary file of any write under way (the removal itself is tested in the library's io
+/// module).
 #[test]
 fn signals_end_the_program_with_the_shell_status() {
-    for (signal, status) in [("TERM", 143), ("INT", 130)] {
+    for (signal, status) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
         let w = Workspace::new();
         // A demo large enough to be running when the signal comes.
         let mut child = Command::new(env!("CARGO_BIN_EXE_symraster"))

@@ -322,7 +322,9 @@ pub fn read_vector(path: &Path, role: &str) -> Result<Vec<f64>> {
 }
 
 /// Checks, before any work is done, that `path` names a known format in an existing folder and
-/// is not itself a folder, so that a long computation does not end in an unwritable path.
+/// is not itself a folder, that the folder takes new files and that the file system takes a
+/// name as long as its own (a probe file of that length is made and removed), so that a long
+/// computation does not end in an unwritable path.
 pub fn check_output_path(path: &Path) -> Result<FileFormat> {
     let error = |what: &str| Error::Write {
         path: path.to_path_buf(),
@@ -339,7 +341,28 @@ pub fn check_output_path(path: &Path) -> Result<FileFormat> {
             display_path(folder)
         )));
     }
+    let name_len = path.file_name().map_or(0, |n| n.len());
+    Partial::create(folder, name_len).map_err(|e| create_error(path, folder, name_len, e))?;
     Ok(format)
+}
+
+/// Why no file could be made in `folder` for `path`, naming an over-long name as such.
+fn create_error(path: &Path, folder: &Path, name_len: usize, e: std::io::Error) -> Error {
+    let cause = if e.kind() == std::io::ErrorKind::InvalidFilename {
+        std::io::Error::new(
+            e.kind(),
+            format!("its name ({name_len} bytes) is too long for the file system ({e})"),
+        )
+    } else {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot create a file in {}: {e}", display_path(folder)),
+        )
+    };
+    Error::Write {
+        path: path.to_path_buf(),
+        cause,
+    }
 }
 
 /// Writes a matrix; the format follows the extension.
@@ -375,15 +398,18 @@ pub fn write_atomically(
         cause,
     };
     let folder = parent_folder(path);
-    let mut temp = Partial::create(folder, path).map_err(|e| {
-        error(std::io::Error::new(
-            e.kind(),
-            format!("cannot create a file in {}: {e}", display_path(folder)),
-        ))
-    })?;
+    let mut temp = Partial::create(folder, 0).map_err(|e| create_error(path, folder, 0, e))?;
     {
         let mut w = BufWriter::new(&mut temp.file);
         fill(&mut w).and_then(|()| w.flush()).map_err(error)?;
+    }
+    // A replaced file keeps its permission bits (a new one has the umask's).
+    if let Ok(old) = std::fs::metadata(path)
+        && old.is_file()
+    {
+        temp.file
+            .set_permissions(old.permissions())
+            .map_err(error)?;
     }
     temp.file.sync_all().map_err(error)?;
     temp.rename_to(path).map_err(error)
@@ -424,15 +450,18 @@ struct Partial {
 }
 
 impl Partial {
-    /// Creates `.NAME.PID-N.partial` in `folder`, a name no other file has (create_new).
-    fn create(folder: &Path, destination: &Path) -> std::io::Result<Self> {
+    /// Creates `.sr-PID-N.tmp` in `folder`, a name no other file has (create_new), short so
+    /// that any name the destination may have leaves room for it; padded with `x` to `len`
+    /// bytes when that is longer (a probe of whether the file system takes such a name).
+    fn create(folder: &Path, len: usize) -> std::io::Result<Self> {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let name = destination
-            .file_name()
-            .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = folder.join(format!(".{name}.{}-{n}.partial", std::process::id()));
+            let mut name = format!(".sr-{}-{n}", std::process::id());
+            let pad = len.saturating_sub(name.len() + 4);
+            name.extend(std::iter::repeat_n('x', pad));
+            name.push_str(".tmp");
+            let path = folder.join(name);
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)

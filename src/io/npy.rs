@@ -330,7 +330,11 @@ fn parse_descr(descr: Literal) -> Result<(Precision, bool), ParseError> {
         (Some('e'), _) => unsupported("half precision"),
         (Some('g'), _) => unsupported("extended precision"),
         (Some('f'), Some(_)) => unsupported("a float size other than 4 or 8 bytes"),
-        (Some('i' | 'u' | 'b' | 'B' | 'h' | 'H' | 'l' | 'L' | 'q' | 'Q' | 'I'), _) => {
+        // In a type string 'b' with a size ('|b1') is numpy's boolean; the one-letter code
+        // 'b' alone is int8, and 'c' alone is a one-byte string ('S1').
+        (Some('b'), Some(_)) => unsupported("boolean"),
+        (Some('c'), None) => unsupported("text"),
+        (Some('i' | 'u' | 'b' | 'B' | 'h' | 'H' | 'l' | 'L' | 'q' | 'Q' | 'I' | 'p' | 'P'), _) => {
             unsupported("integer")
         }
         (Some('c' | 'F' | 'D' | 'G'), _) => unsupported("complex"),
@@ -704,6 +708,28 @@ mod tests {
         for (bytes, expected) in cases {
             let e = parse(&bytes).unwrap_err().to_string();
             assert!(e.contains(expected), "expected {expected:?} in {e:?}");
+        }
+        // Each kind of dtype is named as what it is.
+        for (descr, kind) in [
+            ("|b1", "boolean"),
+            ("?", "boolean"),
+            ("b", "integer"),
+            ("|u1", "integer"),
+            ("<i4", "integer"),
+            ("<c16", "complex"),
+            ("<U3", "text"),
+            ("|S5", "text"),
+            ("c", "text"),
+            ("|O", "Python objects"),
+            ("<M8[ns]", "date/time"),
+            ("|V8", "raw bytes"),
+        ] {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (1,), }}");
+            let e = parse(&npy(1, &header, &[0; 16])).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("dtype '{descr}' ({kind})")),
+                "{descr}: {e}"
+            );
         }
         // A header length past the end of the file.
         let mut bytes = npy(1, ok_header, &[0; 16]);

@@ -149,7 +149,7 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
     let method = gpu.check_problem_size(m, n, opts)?;
     let c = gpu.assemble(&a, &d, opts)?;
     io::write_matrix(&args.output, &c)?;
-    println!(
+    say!(
         "C = A·diag(d)·Aᵀ: {m}x{m} lower triangle (float32, {} format, {method} method on {}) \
          written to {}",
         opts.format,
@@ -181,7 +181,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     } else {
         io::write_matrix(&args.output, l.l())?;
     }
-    println!(
+    say!(
         "L with C = L·Lᵀ: {m}x{m}{} (float32, {} format, {method} method on {}) written to {}",
         if args.rfp { " as an RFP array" } else { "" },
         opts.format,
@@ -240,7 +240,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     }
     io::write_vector(&args.output, &outcome.x)?;
     print_solution(&outcome, residual);
-    println!(
+    say!(
         "x: {m} values (float64, {} format, {method} method on {}) written to {}",
         gpu_options.format,
         gpu.info().renderer,
@@ -252,24 +252,24 @@ pub fn solve(args: SolveArgs) -> Result<()> {
 /// What `solve` reports of a solution: iterations, the stopping test, the achieved backward
 /// error, the forward-error estimate and whether the f64 CPU solve took over.
 fn print_solution(outcome: &symraster::Solution, residual: f64) {
-    println!("iterations: {}", outcome.iterations);
-    println!(
+    say!("iterations: {}", outcome.iterations);
+    say!(
         "final residual: {residual:.3e} ({} test, tolerance {:.3e})",
         outcome.criterion.name(),
         outcome.tolerance
     );
-    println!("backward error: {:.3e}", outcome.backward_error);
-    println!(
+    say!("backward error: {:.3e}", outcome.backward_error);
+    say!(
         "forward error estimate: {:.3e} (condition estimate {:.3e})",
         outcome.forward_error_estimate, outcome.condition
     );
     match &outcome.fallback {
-        None => println!("f64 CPU fallback: no"),
-        Some(Fallback::Stagnated { iteration }) => println!(
+        None => say!("f64 CPU fallback: no"),
+        Some(Fallback::Stagnated { iteration }) => say!(
             "f64 CPU fallback: yes (the corrections stopped shrinking at step {iteration})"
         ),
         Some(Fallback::IterationLimit) => {
-            println!("f64 CPU fallback: yes (the iteration limit was reached)")
+            say!("f64 CPU fallback: yes (the iteration limit was reached)")
         }
     }
 }

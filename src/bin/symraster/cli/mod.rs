@@ -5,6 +5,7 @@ mod demo;
 mod files;
 mod info;
 mod invert;
+pub mod print;
 pub mod reproduce;
 pub mod view;
 

@@ -2,9 +2,9 @@
 //! `symraster tables` is `reproduce --only tables`.
 
 use crate::reproduce::{self, Config, Part, Sizes};
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use symraster::{Error, Format, Gpu, InputError, Method, Options};
 
 /// Arguments of `reproduce`.
@@ -72,15 +72,17 @@ fn parse_sizes(text: &str) -> Result<Sizes, String> {
 /// Runs the reproduction and lists the files written (and, for the tables alone, prints
 /// them). Every size is checked against the device's limits before anything is allocated.
 pub fn reproduce(args: ReproduceArgs) -> Result<()> {
+    // The folder first: a bad --out fails with one line, before the device or any progress.
+    prepare_folder(&args.out)?;
     let gpu = Gpu::new()?;
     let only = args.only;
     check_sizes(&gpu, &args.sizes, only)?;
-    eprintln!(
+    crate::cli::print::stderr_line(format_args!(
         "reproducing on {} ({}); writing into {}",
         gpu.info().renderer,
         gpu.info().version,
         args.out.display()
-    );
+    ));
     let config = Config {
         sizes: args.sizes,
         only: args.only.map(|p| match p {
@@ -97,7 +99,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
     };
     let report = reproduce::run(&gpu, &config).context("reproducing the paper's results")?;
     for f in &report.files {
-        println!("wrote {}", f.display());
+        say!("wrote {}", f.display());
     }
     if only == Some(PartArg::Tables) {
         for f in report
@@ -105,10 +107,21 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
             .iter()
             .filter(|f| f.extension().is_some_and(|e| e == "md"))
         {
-            println!("\n{}", std::fs::read_to_string(f)?);
+            say!("\n{}", std::fs::read_to_string(f)?);
         }
     }
     Ok(())
+}
+
+/// Creates the output folder (and its parents) unless it exists; a file in its place, or a
+/// folder that cannot be made, is a one-line error.
+fn prepare_folder(out: &Path) -> Result<()> {
+    let name = symraster::io::display_path(out);
+    if out.exists() && !out.is_dir() {
+        bail!("cannot write into {name}: it is not a folder (--out names the output folder)");
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| anyhow::anyhow!("cannot create the output folder {name}: {e}"))
 }
 
 /// Refuses a size the device cannot hold: the order in either format (Figs 8-9 run both), and
