@@ -261,7 +261,11 @@ pub fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()>
 /// Why `value` cannot go to the GPU in float32, if it cannot: NaN or an infinity is
 /// [`InputError::NonFinite`]; a finite f64 beyond float32's range (which would round to ±inf)
 /// is [`InputError::OutOfSinglePrecision`] with the value itself, never "inf".
-pub fn single_precision_error(input: &str, position: &dyn Fn() -> String, value: f64) -> Option<Error> {
+pub fn single_precision_error(
+    input: &str,
+    position: &dyn Fn() -> String,
+    value: f64,
+) -> Option<Error> {
     if !value.is_finite() {
         return Some(Error::from(InputError::NonFinite {
             input: input.to_string(),
@@ -336,12 +340,16 @@ mod tests {
         let e = check_finite("A", &m).unwrap_err().to_string();
         assert!(e.contains("row 1, column 0"), "{e}");
         let pos = || "index 3 (0-based)".to_string();
-        let e = single_precision_error("A (A.npy)", &pos, 1e39).unwrap().to_string();
+        let e = single_precision_error("A (A.npy)", &pos, 1e39)
+            .unwrap()
+            .to_string();
         assert!(
             e.starts_with("input A (A.npy) holds 1e39 at index 3 (0-based), beyond single"),
             "{e}"
         );
-        let e = single_precision_error("A", &pos, f64::NEG_INFINITY).unwrap().to_string();
+        let e = single_precision_error("A", &pos, f64::NEG_INFINITY)
+            .unwrap()
+            .to_string();
         assert!(e.contains("non-finite value (-inf)"), "{e}");
         assert!(single_precision_error("A", &pos, -f32::MAX as f64).is_none());
         assert!(

@@ -130,7 +130,13 @@ proptest! {
 
 /// A coordinate file listing `dense` (rows x cols, row-major) as the given symmetry lists it,
 /// in a shuffled order, each nonzero value split into two duplicate entries that sum to it.
-fn coordinate_text(rows: usize, cols: usize, dense: &[f64], symmetry: &str, order: &[usize]) -> String {
+fn coordinate_text(
+    rows: usize,
+    cols: usize,
+    dense: &[f64],
+    symmetry: &str,
+    order: &[usize],
+) -> String {
     let mut entries = Vec::new();
     for i in 0..rows {
         for j in 0..cols {

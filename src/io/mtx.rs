@@ -526,10 +526,7 @@ mod tests {
         let symmetric = "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n1 1 4\n\
                          3 1 -2\n3 2 7\n";
         let a = parse(symmetric.as_bytes()).unwrap();
-        assert_eq!(
-            a.data,
-            vec![4.0, 0.0, -2.0, 0.0, 0.0, 7.0, -2.0, 7.0, 0.0]
-        );
+        assert_eq!(a.data, vec![4.0, 0.0, -2.0, 0.0, 0.0, 7.0, -2.0, 7.0, 0.0]);
         // Skew-symmetric: mirrored with the sign flipped; a zero on the diagonal may be listed.
         let skew = "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 3\n1 1 0\n";
         assert_eq!(

@@ -261,13 +261,14 @@ fn print_solution(outcome: &symraster::Solution, residual: f64) {
     say!("backward error: {:.3e}", outcome.backward_error);
     say!(
         "forward error estimate: {:.3e} (condition estimate {:.3e})",
-        outcome.forward_error_estimate, outcome.condition
+        outcome.forward_error_estimate,
+        outcome.condition
     );
     match &outcome.fallback {
         None => say!("f64 CPU fallback: no"),
-        Some(Fallback::Stagnated { iteration }) => say!(
-            "f64 CPU fallback: yes (the corrections stopped shrinking at step {iteration})"
-        ),
+        Some(Fallback::Stagnated { iteration }) => {
+            say!("f64 CPU fallback: yes (the corrections stopped shrinking at step {iteration})")
+        }
         Some(Fallback::IterationLimit) => {
             say!("f64 CPU fallback: yes (the iteration limit was reached)")
         }
