@@ -68,6 +68,43 @@ proptest! {
         let _ = npy::parse(&bytes);
     }
 
+    /// The streaming float32 reader agrees with the whole-file parser: the same error or the
+    /// same values rounded (Fortran order too), the first value float32 cannot hold found, and
+    /// with `lower_only` the upper triangle zero.
+    #[test]
+    fn npy_read_f32_agrees_with_parse(
+        rows in 0usize..5, cols in 0usize..5, f32s in any::<bool>(), lower_only in any::<bool>(),
+        flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..3),
+        cut in any::<usize>(),
+    ) {
+        let mut bytes = valid_npy(rows, cols, f32s);
+        for (at, value) in flips {
+            let n = bytes.len();
+            bytes[at % n] = value;
+        }
+        let keep = bytes.len() - cut % 3;
+        let bytes = &bytes[..keep];
+        let streamed = npy::read_f32(&mut &bytes[..], bytes.len() as u64, lower_only);
+        match (npy::parse(bytes), streamed) {
+            (Ok(a), Ok(n)) if a.shape.len() == 2 => {
+                prop_assert_eq!(vec![n.rows, n.cols], a.shape.clone());
+                let mut unfit = None;
+                for (at, &v) in a.data.iter().enumerate() {
+                    let upper = lower_only && at % n.cols > at / n.cols;
+                    let expected = if upper { 0.0 } else { v as f32 };
+                    prop_assert!(n.data[at] == expected || (expected.is_nan() && n.data[at].is_nan()));
+                    if !upper && unfit.is_none() && (!v.is_finite() || v.abs() > f64::from(f32::MAX)) {
+                        unfit = Some(at);
+                    }
+                }
+                prop_assert_eq!(n.first_unfit.map(|(at, _)| at), unfit);
+            }
+            (Ok(a), Err(npy::ReadError::Rank(shape))) => prop_assert_eq!(a.shape, shape),
+            (Err(e), Err(npy::ReadError::Parse(f))) => prop_assert_eq!(e, f),
+            (a, n) => prop_assert!(false, "parse {:?} but read_f32 {:?}", a.map(|a| a.shape), n.map(|n| (n.rows, n.cols))),
+        }
+    }
+
     #[test]
     fn npy_round_trips(
         rows in 0usize..6, cols in 0usize..6,

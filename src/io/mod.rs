@@ -226,7 +226,12 @@ pub fn read_array(path: &Path) -> Result<Array> {
         FileFormat::Npy => npy::parse(&bytes),
         FileFormat::MatrixMarket => mtx::parse(&bytes),
     }
-    .map_err(|e| match e {
+    .map_err(|e| parse_error(path, format, e))
+}
+
+/// A reader's complaint about the file at `path`.
+fn parse_error(path: &Path, format: FileFormat, e: ParseError) -> Error {
+    match e {
         ParseError::Malformed(detail) => Error::Malformed {
             path: path.to_path_buf(),
             format,
@@ -240,12 +245,13 @@ pub fn read_array(path: &Path) -> Result<Array> {
             path: path.to_path_buf(),
             detail,
         },
-    })
+    }
 }
 
-/// The bytes of a regular file. Anything else is refused before it is opened: opening a FIFO
-/// with no writer blocks forever, and a character device (/dev/zero) never ends.
-fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
+/// A regular file opened for reading, with its length. Anything else is refused before it is
+/// opened: opening a FIFO with no writer blocks forever, and a character device (/dev/zero)
+/// never ends.
+fn open_regular_file(path: &Path) -> Result<(std::fs::File, u64)> {
     let read_error = |cause| Error::Read {
         path: path.to_path_buf(),
         cause,
@@ -257,9 +263,18 @@ fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
             kind: file_kind(&metadata.file_type()),
         });
     }
-    let mut file = std::fs::File::open(path).map_err(read_error)?;
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    Ok((file, metadata.len()))
+}
+
+/// The bytes of a regular file ([`open_regular_file`]).
+fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
+    let read_error = |cause| Error::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let (mut file, len) = open_regular_file(path)?;
     // Read no more than the size it had when checked (plus one byte, to notice growth).
-    let len = metadata.len();
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, len + 1), &mut bytes)
         .map_err(read_error)?;
@@ -302,6 +317,69 @@ pub fn read_matrix(path: &Path, role: &str) -> Result<Matrix<f64>> {
             role: role.into(),
             expected: "a 2-D array (a matrix)",
             shape: shape_text(&array.shape),
+        }),
+    }
+}
+
+/// A matrix read straight into float32 ([`read_matrix_f32`]), and the first value (row-major)
+/// that float32 cannot hold, if any: the caller names it (NaN, ±inf, or a finite float64
+/// beyond float32's range) after its own shape checks.
+#[derive(Debug)]
+pub struct SingleMatrix {
+    /// The values rounded to float32 (an unfit value becomes ±inf or NaN).
+    pub matrix: Matrix<f32>,
+    /// The row-major index and the value as the file holds it.
+    pub first_unfit: Option<(usize, f64)>,
+}
+
+/// Reads a 2-D array straight into float32, for a computation in float32: a .npy file is
+/// decoded a chunk at a time, so neither its bytes nor a float64 copy are held whole (the
+/// peak is the float32 matrix; a .mtx file is parsed as text first, then narrowed). With
+/// `lower_only`, entries above the diagonal are zero and not checked.
+pub fn read_matrix_f32(path: &Path, role: &str, lower_only: bool) -> Result<SingleMatrix> {
+    let format = FileFormat::of(path)?;
+    if format == FileFormat::MatrixMarket {
+        let m = read_matrix(path, role)?;
+        let (rows, cols) = m.shape();
+        let mut first_unfit = None;
+        let data = m
+            .into_vec()
+            .into_iter()
+            .enumerate()
+            .map(|(at, v)| {
+                let (i, j) = (at / cols, at % cols);
+                if lower_only && j > i {
+                    return 0.0;
+                }
+                if first_unfit.is_none() && (!v.is_finite() || v.abs() > f64::from(f32::MAX)) {
+                    first_unfit = Some((at, v));
+                }
+                v as f32
+            })
+            .collect();
+        let matrix = Matrix::from_row_major(rows, cols, data).expect("rows*cols values");
+        return Ok(SingleMatrix {
+            matrix,
+            first_unfit,
+        });
+    }
+    let (mut file, len) = open_regular_file(path)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, &mut file);
+    match npy::read_f32(&mut reader, len, lower_only) {
+        Ok(n) => Ok(SingleMatrix {
+            matrix: Matrix::from_row_major(n.rows, n.cols, n.data).expect("rows*cols values"),
+            first_unfit: n.first_unfit,
+        }),
+        Err(npy::ReadError::Parse(e)) => Err(parse_error(path, format, e)),
+        Err(npy::ReadError::Rank(shape)) => Err(Error::Rank {
+            path: path.to_path_buf(),
+            role: role.into(),
+            expected: "a 2-D array (a matrix)",
+            shape: shape_text(&shape),
+        }),
+        Err(npy::ReadError::Io(cause)) => Err(Error::Read {
+            path: path.to_path_buf(),
+            cause,
         }),
     }
 }

@@ -11,7 +11,8 @@ use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use symraster::least_squares::{Criterion, Fallback, MAX_ITERATIONS_LIMIT};
 use symraster::matrix::{
-    check_finite, check_finite_vec, check_non_empty, to_single_precision, to_single_precision_vec,
+    Matrix, check_finite, check_finite_vec, check_non_empty, single_precision_error,
+    to_single_precision_vec,
 };
 use symraster::{Error, Gpu, SolveOptions, io};
 
@@ -130,10 +131,11 @@ fn positive_finite(s: &str) -> Result<f64, String> {
 pub fn assemble(args: AssembleArgs) -> Result<()> {
     let a_name = role("A", &args.a);
     let d_name = role("d", &args.d);
-    let a = io::read_matrix(&args.a, "A")?;
+    // A straight into float32: the GPU computes in it, and no float64 copy is ever held.
+    let a = io::read_matrix_f32(&args.a, "A", false)?;
     let d = io::read_vector(&args.d, "d")?;
-    check_non_empty(&a_name, &a)?;
-    let (m, n) = a.shape();
+    check_non_empty(&a_name, &a.matrix)?;
+    let (m, n) = a.matrix.shape();
     if d.len() != n {
         return Err(Error::shape(format!(
             "{a_name} is {m}x{n}, so d needs {n} entries (one per column of A), but {d_name} has {}",
@@ -141,13 +143,15 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
         ))
         .into());
     }
-    let a = to_single_precision(&a_name, &a)?;
+    let a = fits_single_precision(&a_name, a)?;
     let d = to_single_precision_vec(&d_name, &d)?;
     io::check_output_path(&args.output)?;
     let gpu = Gpu::new()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, n, opts)?;
     let c = gpu.assemble(&a, &d, opts)?;
+    // The input is not needed while the output is written.
+    drop(a);
     io::write_matrix(&args.output, &c)?;
     say!(
         "C = A·diag(d)·Aᵀ: {m}x{m} lower triangle (float32, {} format, {method} method on {}) \
@@ -163,19 +167,22 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
 /// LAPACK's RFP array with `--rfp`).
 pub fn factor(args: FactorArgs) -> Result<()> {
     let c_name = role("C", &args.c);
-    let c = io::read_matrix(&args.c, "C")?;
-    check_non_empty(&c_name, &c)?;
-    let (m, n) = c.shape();
+    // Only the lower triangle is read, straight into float32: whatever the upper one holds is
+    // ignored, and no float64 copy is ever held.
+    let c = io::read_matrix_f32(&args.c, "C", true)?;
+    check_non_empty(&c_name, &c.matrix)?;
+    let (m, n) = c.matrix.shape();
     if m != n {
         return Err(Error::shape(format!("{c_name} must be square, but is {m}x{n}")).into());
     }
-    // Only the lower triangle is read: whatever the upper one holds is ignored.
-    let c = to_single_precision(&c_name, &c.lower_triangle())?;
+    let c = fits_single_precision(&c_name, c)?;
     io::check_output_path(&args.output)?;
     let gpu = Gpu::new()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, 0, opts)?;
     let l = gpu.cholesky(&c, opts)?;
+    // The input is not needed while the output is written.
+    drop(c);
     if args.rfp {
         io::write_vector(&args.output, &l.to_rfp())?;
     } else {
@@ -273,6 +280,19 @@ fn print_solution(outcome: &symraster::Solution, residual: f64) {
             say!("f64 CPU fallback: yes (the iteration limit was reached)")
         }
     }
+}
+
+/// The matrix, if every value read fits float32; else the first that does not, named as what
+/// it is (NaN or an infinity, or a finite value beyond float32's range).
+fn fits_single_precision(name: &str, read: io::SingleMatrix) -> Result<Matrix<f32>> {
+    if let Some((at, value)) = read.first_unfit {
+        let cols = read.matrix.cols();
+        let position = || format!("row {}, column {} (0-based)", at / cols, at % cols);
+        if let Some(e) = single_precision_error(name, &position, value) {
+            return Err(e.into());
+        }
+    }
+    Ok(read.matrix)
 }
 
 /// "A (path)": how an input is named in messages.
