@@ -246,6 +246,22 @@ pub fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<(
     Ok(())
 }
 
+/// [`check_finite`] of the lower triangle (with the diagonal) only, in place: no copy of the
+/// matrix is made to check it.
+pub fn check_finite_lower<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
+    for i in 0..m.rows {
+        let row = &m.data[i * m.cols..i * m.cols + m.cols.min(i + 1)];
+        if let Some(j) = row.iter().position(|&x| !x.into().is_finite()) {
+            return Err(Error::from(InputError::NonFinite {
+                input: input.to_string(),
+                position: format!("row {i}, column {j} (0-based)"),
+                value: row[j].into(),
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that every value of a vector is finite.
 pub fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()> {
     if let Some(p) = v.iter().position(|&x| !x.into().is_finite()) {
@@ -339,6 +355,11 @@ mod tests {
         let m = Matrix::from_row_major(2, 2, vec![1.0f32, 2.0, f32::NAN, 0.0]).unwrap();
         let e = check_finite("A", &m).unwrap_err().to_string();
         assert!(e.contains("row 1, column 0"), "{e}");
+        let mut upper_nan = Matrix::from_row_major(2, 2, vec![1.0f32, f32::NAN, 2.0, 3.0]).unwrap();
+        assert!(check_finite_lower("C", &upper_nan).is_ok());
+        upper_nan[(1, 1)] = f32::INFINITY;
+        let e = check_finite_lower("C", &upper_nan).unwrap_err().to_string();
+        assert!(e.contains("(inf) at row 1, column 1"), "{e}");
         let pos = || "index 3 (0-based)".to_string();
         let e = single_precision_error("A (A.npy)", &pos, 1e39)
             .unwrap()
