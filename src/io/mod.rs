@@ -466,7 +466,7 @@ pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Resu
 
 /// Writes a file whole or not at all: `fill` writes into a temporary file in the same folder,
 /// which is then renamed into place; on any failure the temporary file is removed and an
-/// existing file at `path` is left untouched.
+/// existing file at `path` is left untouched. A replaced file keeps its permission bits.
 pub fn write_atomically(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -496,8 +496,8 @@ pub fn write_atomically(
 /// The temporary files being written now, so that a signal handler can remove them.
 static PARTIALS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// Removes the temporary files of writes still in progress. For a program's SIGINT/SIGTERM
-/// handler, just before it exits: an interrupted write then leaves nothing behind (the
+/// Removes the temporary files of writes still in progress. For a program's
+/// SIGINT/SIGTERM/SIGHUP handler, just before it exits: an interrupted write then leaves nothing behind (the
 /// destination, if it existed, is untouched). Writes still running afterwards fail.
 pub fn remove_partial_files() {
     remove_partial_files_where(|_| true);

@@ -4,7 +4,7 @@
 use crate::reproduce::{self, Config, Part, Sizes};
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use symraster::{Error, Format, Gpu, InputError, Method, Options};
 
 /// Arguments of `reproduce`.
@@ -72,11 +72,17 @@ fn parse_sizes(text: &str) -> Result<Sizes, String> {
 /// Runs the reproduction and lists the files written (and, for the tables alone, prints
 /// them). Every size is checked against the device's limits before anything is allocated.
 pub fn reproduce(args: ReproduceArgs) -> Result<()> {
-    // The folder first: a bad --out fails with one line, before the device or any progress.
-    prepare_folder(&args.out)?;
+    // A bad --out fails with one line before the device is opened; the folder is made only
+    // once the sizes are known to fit, and before any progress line.
+    let name = symraster::io::display_path(&args.out);
+    if args.out.exists() && !args.out.is_dir() {
+        bail!("cannot write into {name}: it is not a folder (--out names the output folder)");
+    }
     let gpu = Gpu::new()?;
     let only = args.only;
     check_sizes(&gpu, &args.sizes, only)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| anyhow::anyhow!("cannot create the output folder {name}: {e}"))?;
     crate::cli::print::stderr_line(format_args!(
         "reproducing on {} ({}); writing into {}",
         gpu.info().renderer,
@@ -111,17 +117,6 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Creates the output folder (and its parents) unless it exists; a file in its place, or a
-/// folder that cannot be made, is a one-line error.
-fn prepare_folder(out: &Path) -> Result<()> {
-    let name = symraster::io::display_path(out);
-    if out.exists() && !out.is_dir() {
-        bail!("cannot write into {name}: it is not a folder (--out names the output folder)");
-    }
-    std::fs::create_dir_all(out)
-        .map_err(|e| anyhow::anyhow!("cannot create the output folder {name}: {e}"))
 }
 
 /// Refuses a size the device cannot hold: the order in either format (Figs 8-9 run both), and
