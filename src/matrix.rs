@@ -246,6 +246,22 @@ pub fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<(
     Ok(())
 }
 
+/// [`check_finite`] of the lower triangle (with the diagonal) only, in place: no copy of the
+/// matrix is made to check it.
+pub fn check_finite_lower<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
+    for i in 0..m.rows {
+        let row = &m.data[i * m.cols..i * m.cols + m.cols.min(i + 1)];
+        if let Some(j) = row.iter().position(|&x| !x.into().is_finite()) {
+            return Err(Error::from(InputError::NonFinite {
+                input: input.to_string(),
+                position: format!("row {i}, column {j} (0-based)"),
+                value: row[j].into(),
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that every value of a vector is finite.
 pub fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()> {
     if let Some(p) = v.iter().position(|&x| !x.into().is_finite()) {
@@ -256,6 +272,31 @@ pub fn check_finite_vec<T: Copy + Into<f64>>(input: &str, v: &[T]) -> Result<()>
         }));
     }
     Ok(())
+}
+
+/// Why `value` cannot go to the GPU in float32, if it cannot: NaN or an infinity is
+/// [`InputError::NonFinite`]; a finite f64 beyond float32's range (which would round to ±inf)
+/// is [`InputError::OutOfSinglePrecision`] with the value itself, never "inf".
+pub fn single_precision_error(
+    input: &str,
+    position: &dyn Fn() -> String,
+    value: f64,
+) -> Option<Error> {
+    if !value.is_finite() {
+        return Some(Error::from(InputError::NonFinite {
+            input: input.to_string(),
+            position: position(),
+            value,
+        }));
+    }
+    if value.abs() > f32::MAX as f64 {
+        return Some(Error::from(InputError::OutOfSinglePrecision {
+            input: input.to_string(),
+            position: position(),
+            value,
+        }));
+    }
+    None
 }
 
 /// The matrix rounded to f32 for the GPU, after checking that every value is finite and
@@ -314,6 +355,24 @@ mod tests {
         let m = Matrix::from_row_major(2, 2, vec![1.0f32, 2.0, f32::NAN, 0.0]).unwrap();
         let e = check_finite("A", &m).unwrap_err().to_string();
         assert!(e.contains("row 1, column 0"), "{e}");
+        let mut upper_nan = Matrix::from_row_major(2, 2, vec![1.0f32, f32::NAN, 2.0, 3.0]).unwrap();
+        assert!(check_finite_lower("C", &upper_nan).is_ok());
+        upper_nan[(1, 1)] = f32::INFINITY;
+        let e = check_finite_lower("C", &upper_nan).unwrap_err().to_string();
+        assert!(e.contains("(inf) at row 1, column 1"), "{e}");
+        let pos = || "index 3 (0-based)".to_string();
+        let e = single_precision_error("A (A.npy)", &pos, 1e39)
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("input A (A.npy) holds 1e39 at index 3 (0-based), beyond single"),
+            "{e}"
+        );
+        let e = single_precision_error("A", &pos, f64::NEG_INFINITY)
+            .unwrap()
+            .to_string();
+        assert!(e.contains("non-finite value (-inf)"), "{e}");
+        assert!(single_precision_error("A", &pos, -f32::MAX as f64).is_none());
         assert!(
             check_finite_vec("d", &[1.0f64, f64::INFINITY])
                 .unwrap_err()

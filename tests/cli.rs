@@ -645,6 +645,7 @@ fn malformed_files_and_unsupported_types_name_the_file_and_the_fault() {
     };
     let int_header = header(b"<i8");
     let complex_header = header(b"<c8");
+    let bool_header = header(b"|b1");
     let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
         (
             "truncated.npy",
@@ -670,6 +671,11 @@ fn malformed_files_and_unsupported_types_name_the_file_and_the_fault() {
             ],
         ),
         (
+            "bool.npy",
+            bool_header,
+            vec!["dtype '|b1' (boolean) is not supported"],
+        ),
+        (
             "complex.npy",
             complex_header[..complex_header.len() - 16].to_vec(),
             vec!["dtype '<c8' (complex) is not supported"],
@@ -683,14 +689,14 @@ fn malformed_files_and_unsupported_types_name_the_file_and_the_fault() {
             ],
         ),
         (
-            "int.mtx",
-            b"%%MatrixMarket matrix array integer general\n2 2\n1\n2\n3\n4\n".to_vec(),
-            vec!["field 'integer' is not supported"],
+            "complex.mtx",
+            b"%%MatrixMarket matrix array complex general\n1 1\n1 0\n".to_vec(),
+            vec!["field 'complex' is not supported"],
         ),
         (
             "sparse.mtx",
-            b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n".to_vec(),
-            vec!["coordinate (sparse) format"],
+            b"%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n".to_vec(),
+            vec!["line 3: row index \"3\" is not in 1..=2"],
         ),
         (
             "word.mtx",
@@ -1040,11 +1046,12 @@ fn info_says_lowered_only_below_the_driver_limit() {
     assert!(!text.contains("lowered"), "{text}");
 }
 
-/// SIGTERM and SIGINT end the program with 128 + the signal, after removing the temporary
-/// file of any write under way (the removal itself is tested in the library's io module).
+/// SIGTERM, SIGINT and SIGHUP end the program with 128 + the signal, after removing the
+/// temporary file of any write under way (the removal itself is tested in the library's io
+/// module).
 #[test]
 fn signals_end_the_program_with_the_shell_status() {
-    for (signal, status) in [("TERM", 143), ("INT", 130)] {
+    for (signal, status) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
         let w = Workspace::new();
         // A demo large enough to be running when the signal comes.
         let mut child = Command::new(env!("CARGO_BIN_EXE_symraster"))
@@ -1285,4 +1292,239 @@ fn invert_sign_and_lyap() {
         ),
         &["must be 2x2"],
     );
+}
+
+// ---------------------------------------------------------------- hardening round 2
+
+/// A SuiteSparse-style coordinate file (symmetric, lower triangle, entries in any order, one
+/// split into two duplicates) gives the same factor as the dense matrix it lists.
+#[test]
+fn factor_reads_a_coordinate_matrix_market_file() {
+    let w = Workspace::new();
+    let m = 12;
+    let c = problems::well_conditioned_spd(&mut problems::rng(5), m).to_f64();
+    let mut entries = Vec::new();
+    for j in 0..m {
+        for i in j..m {
+            if i == j {
+                // A duplicate pair summing to the diagonal entry.
+                entries.push(format!("{} {} {:e}", i + 1, j + 1, c[(i, j)] / 2.0));
+                entries.push(format!("{} {} {:e}", i + 1, j + 1, c[(i, j)] / 2.0));
+            } else {
+                entries.push(format!("{} {} {:e}", i + 1, j + 1, c[(i, j)]));
+            }
+        }
+    }
+    entries.reverse();
+    let text = format!(
+        "%%MatrixMarket matrix coordinate real symmetric\n% SuiteSparse-like\n{m} {m} {}\n{}\n",
+        entries.len(),
+        entries.join("\n")
+    );
+    let c_path = w.bytes("c.mtx", text.as_bytes());
+    let out = w.path("l.npy");
+    succeeds(run(&[&"factor", &"--c", &c_path, &"-o", &out], &[]));
+    let l = io::read_matrix(&out, "L").unwrap();
+    let backward = relative_error(&reference::multiply_lower_by_transpose(&l), &c);
+    assert!(
+        backward <= 10.0 * m as f64 * EPS32,
+        "backward error {backward:e}"
+    );
+}
+
+/// A program whose stdout is full (`> /dev/full`) or closed (`| true`) does not panic: a
+/// closed pipe is ignored (exit 0), a full stdout is one line on stderr (exit 1), and in both
+/// cases the output file is in place.
+#[test]
+fn a_full_or_closed_stdout_is_not_a_panic() {
+    let w = Workspace::new();
+    let c = problems::well_conditioned_spd(&mut problems::rng(6), 5);
+    let c_path = w.matrix("c.npy", &c);
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let out = w.path("l_full.npy");
+        let o = Command::new(env!("CARGO_BIN_EXE_symraster"))
+            .args([
+                &"factor" as &dyn AsRef<std::ffi::OsStr>,
+                &"--c",
+                &c_path,
+                &"-o",
+                &out,
+            ])
+            .stdout(full)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        fails_with(o, &["cannot write to standard output", "No space left"]);
+        assert_eq!(io::read_matrix(&out, "L").unwrap().shape(), (5, 5));
+    }
+    for args in [
+        vec!["info"],
+        vec!["factor", "--c", "c.npy", "-o", "l_pipe.npy"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_symraster"))
+            .args(&args)
+            .current_dir(w.dir.path())
+            .env_remove("RUST_LOG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the program prints anything (it opens the GPU first).
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {:?} {stderr}", o.status);
+        assert!(stderr.trim().is_empty(), "{args:?}: {stderr}");
+    }
+    assert_eq!(
+        io::read_matrix(&w.path("l_pipe.npy"), "L").unwrap().shape(),
+        (5, 5)
+    );
+}
+
+/// An output name as long as the file system takes works (the temporary name is short); a
+/// longer one is refused with one line before any computation (here the computation would
+/// fail: C is not positive definite).
+#[test]
+fn long_output_names_are_checked_before_computing() {
+    let w = Workspace::new();
+    let c = problems::well_conditioned_spd(&mut problems::rng(7), 4);
+    let c_path = w.matrix("c.npy", &c);
+    let long = format!("{}.npy", "a".repeat(232));
+    assert_eq!(long.len(), 236);
+    succeeds(run(
+        &[&"factor", &"--c", &c_path, &"-o", &w.path(&long)],
+        &[],
+    ));
+    assert_eq!(w.files(), vec![long.clone(), "c.npy".to_string()]);
+
+    let not_spd = w.matrix(
+        "bad.npy",
+        &Matrix::from_row_major(2, 2, vec![1.0f32, 2.0, 2.0, 1.0]).unwrap(),
+    );
+    let too_long = format!("{}.npy", "b".repeat(296));
+    fails_with(
+        run(
+            &[&"factor", &"--c", &not_spd, &"-o", &w.path(&too_long)],
+            &[],
+        ),
+        &[
+            "cannot write",
+            "its name (300 bytes) is too long for the file system",
+        ],
+    );
+    assert_eq!(
+        w.files(),
+        vec![long, "bad.npy".to_string(), "c.npy".to_string()]
+    );
+}
+
+/// A replaced output keeps its permission bits; a new one gets the umask's, as any new file.
+#[cfg(unix)]
+#[test]
+fn a_replaced_output_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = Workspace::new();
+    let c = problems::well_conditioned_spd(&mut problems::rng(8), 3);
+    let c_path = w.matrix("c.npy", &c);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let out = w.bytes("l.npy", b"old");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    succeeds(run(&[&"factor", &"--c", &c_path, &"-o", &out], &[]));
+    assert_eq!(io::read_matrix(&out, "L").unwrap().shape(), (3, 3));
+    assert_eq!(mode(&out), 0o600);
+
+    let fresh = w.path("fresh.npy");
+    succeeds(run(&[&"factor", &"--c", &c_path, &"-o", &fresh], &[]));
+    let plain = w.bytes("plain.txt", b"x");
+    assert_eq!(
+        mode(&fresh),
+        mode(&plain),
+        "a new output has the umask's mode"
+    );
+}
+
+/// Failing commands print exactly one line on stderr, and a successful one that notes
+/// something on the way (the solver's f64 fallback) prints nothing there at default verbosity.
+#[test]
+fn errors_are_one_line_and_no_log_line_comes_before_them() {
+    let w = Workspace::new();
+    let bin = env!("CARGO_BIN_EXE_symraster");
+    // `view` without a display.
+    let o = Command::new(bin)
+        .arg("view")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    fails_with(
+        o,
+        &["cannot open the viewer window", "--record", "xvfb-run"],
+    );
+    // `reproduce --out FILE`: refused before any progress line.
+    let file = w.bytes("not_a_folder", b"x");
+    let o = run(&[&"reproduce", &"--sizes", &"8", &"--out", &file], &[]);
+    assert!(o.stdout.is_empty());
+    fails_with(o, &["not_a_folder", "it is not a folder"]);
+    // A solve that falls back to the f64 CPU solve (one refinement step allowed): the report
+    // says so, stderr stays empty.
+    let a = w.matrix(
+        "a.npy",
+        &Matrix::from_row_major(2, 4, vec![1.0f64, 0.2, 0.7, 0.5, 0.3, 1.0, 0.1, 0.9]).unwrap(),
+    );
+    let d = w.vector("d.npy", &[1.0f64, 1e3, 1e-3, 3.0]);
+    let b = w.vector("b.npy", &[1.0f64, 2.0, 3.0, 4.0]);
+    let o = Command::new(bin)
+        .args([
+            &"solve" as &dyn AsRef<std::ffi::OsStr>,
+            &"--a",
+            &a,
+            &"--d",
+            &d,
+            &"--b",
+            &b,
+        ])
+        .args([
+            &"--max-iter" as &dyn AsRef<std::ffi::OsStr>,
+            &"1",
+            &"-o",
+            &w.path("x.npy"),
+        ])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(succeeds(o).contains("f64 CPU fallback: yes"));
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+/// A float64 input value beyond float32's range is named with its value, not as "inf".
+#[test]
+fn values_beyond_single_precision_are_named_as_such() {
+    let w = Workspace::new();
+    let a = w.matrix(
+        "a.npy",
+        &Matrix::from_row_major(2, 2, vec![1.0f64, 0.0, 1e39, 1.0]).unwrap(),
+    );
+    let d = w.vector("d.npy", &[1.0f64, 1.0]);
+    let out = w.path("out.npy");
+    let line = fails_with(
+        run(&[&"assemble", &"--a", &a, &"--d", &d, &"-o", &out], &[]),
+        &[
+            "a.npy",
+            "holds 1e39 at row 1, column 0",
+            "beyond single precision's range",
+        ],
+    );
+    assert!(!line.contains("inf"), "{line}");
+    let line = fails_with(
+        run(&[&"invert", &"--a", &a, &"-o", &out], &[]),
+        &[
+            "holds 1e39 at row 1, column 0",
+            "beyond single precision's range",
+        ],
+    );
+    assert!(!line.contains("inf"), "{line}");
+    assert!(!out.exists());
 }

@@ -16,7 +16,7 @@ use crate::geometry;
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
 use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
 use crate::layout::{BlockLayout, Blocking, Format, Layout};
-use crate::matrix::{Matrix, check_finite, check_square};
+use crate::matrix::{Matrix, check_finite_lower, check_square};
 
 impl Gpu {
     /// Uploads A and d as blocks and prepares blocked assembly without running it: one scaling
@@ -135,7 +135,7 @@ impl Gpu {
         check_square("C", c, "(a symmetric matrix)")?;
         let m = c.rows();
         assert_eq!(blocks.order(), m, "the layout's order is C's");
-        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        check_finite_lower("C (lower triangle)", c)?;
         let blocking = blocks.blocking();
         let blocks = self.check_blocked_order(blocks, 1)?;
         let (w, h) = blocks.texture_size();

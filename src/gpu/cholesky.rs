@@ -6,7 +6,7 @@ use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout, PackedMatrix};
-use crate::matrix::{Matrix, check_finite, check_finite_vec, check_square};
+use crate::matrix::{Matrix, check_finite_lower, check_finite_vec, check_square};
 
 impl Gpu {
     /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5). Only the lower
@@ -86,7 +86,7 @@ impl Gpu {
         let options = options.into();
         check_square("C", c, "(a symmetric matrix)")?;
         let m = c.rows();
-        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        check_finite_lower("C (lower triangle)", c)?;
         let layout = self.check_order(m, options.format)?;
         let method = self.resolve_raster(options.method)?;
         self.start_cholesky_texels(layout, method, &layout.pack(c, 0.0))

@@ -6,7 +6,7 @@ use super::cholesky::{check_factor_entries, product_diagonal};
 use super::{CholeskyFactor, Gpu};
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
-use crate::matrix::{Matrix, check_finite, check_square};
+use crate::matrix::{Matrix, check_finite_lower, check_square};
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
     DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
@@ -176,7 +176,7 @@ impl Gpu {
     /// The Cholesky factor of `c` (lower triangle read) by the tiled method, kept on the GPU.
     pub fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<TiledFactor> {
         check_square("C", c, "(a symmetric matrix)")?;
-        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        check_finite_lower("C (lower triangle)", c)?;
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
         let l = TiledMatrix::from_lower(self.context(), c, storage_of(format), part)?;

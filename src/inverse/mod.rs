@@ -37,7 +37,7 @@ pub use sign::{Sign, SignOptions, sign};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::layout::rfp as rfp_layout;
-use crate::matrix::Matrix;
+use crate::matrix::{Matrix, single_precision_error};
 pub use crate::tiled::Storage;
 
 /// What is known about the matrix to invert.
@@ -117,7 +117,7 @@ impl Default for InvertOptions {
 }
 
 /// Refuses a matrix that cannot be inverted as given: empty, not square, or holding NaN or an
-/// infinity (for SPD, in its lower triangle, the part read).
+/// infinity or a value beyond float32's range (for SPD, in its lower triangle, the part read).
 pub fn check_input<T: Copy + Into<f64>>(name: &str, a: &Matrix<T>, kind: Kind) -> Result<()> {
     let (r, c) = a.shape();
     if r == 0 || c == 0 {
@@ -136,14 +136,10 @@ pub fn check_input<T: Copy + Into<f64>>(name: &str, a: &Matrix<T>, kind: Kind) -
     for i in 0..r {
         let cols = if kind == Kind::Spd { i + 1 } else { c };
         for j in 0..cols {
-            let x: f64 = a[(i, j)].into();
-            if !x.is_finite() {
-                return Err(InputError::NonFinite {
-                    input: name.into(),
-                    position: format!("row {i}, column {j} (0-based)"),
-                    value: x,
-                }
-                .into());
+            // The GPU inverts in float32: a finite f64 beyond its range is named as such.
+            let position = || format!("row {i}, column {j} (0-based)");
+            if let Some(e) = single_precision_error(name, &position, a[(i, j)].into()) {
+                return Err(e);
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Reading and writing matrices and vectors as NumPy `.npy` or Matrix Market `.mtx` files.
 //!
 //! The file's extension picks the format. Readers take float32 or float64 data (C or Fortran
-//! order for .npy; `real general` or `real symmetric` arrays for .mtx) and widen it to f64;
+//! order for .npy; dense arrays or sparse coordinate lists, real, integer or pattern, general,
+//! symmetric or skew-symmetric, for .mtx) and widen it to f64;
 //! anything else is a typed [`Error`] that names the file and what was wrong. Writers go
 //! through a temporary file in the destination's folder that is renamed into place, so a
 //! failed write never leaves a partial file and never clobbers an existing one.
@@ -20,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub enum FileFormat {
     /// NumPy `.npy`.
     Npy,
-    /// Matrix Market `.mtx`, dense array form.
+    /// Matrix Market `.mtx`: dense array or sparse coordinate form (read into dense storage).
     MatrixMarket,
 }
 
@@ -225,7 +226,12 @@ pub fn read_array(path: &Path) -> Result<Array> {
         FileFormat::Npy => npy::parse(&bytes),
         FileFormat::MatrixMarket => mtx::parse(&bytes),
     }
-    .map_err(|e| match e {
+    .map_err(|e| parse_error(path, format, e))
+}
+
+/// A reader's complaint about the file at `path`.
+fn parse_error(path: &Path, format: FileFormat, e: ParseError) -> Error {
+    match e {
         ParseError::Malformed(detail) => Error::Malformed {
             path: path.to_path_buf(),
             format,
@@ -239,12 +245,13 @@ pub fn read_array(path: &Path) -> Result<Array> {
             path: path.to_path_buf(),
             detail,
         },
-    })
+    }
 }
 
-/// The bytes of a regular file. Anything else is refused before it is opened: opening a FIFO
-/// with no writer blocks forever, and a character device (/dev/zero) never ends.
-fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
+/// A regular file opened for reading, with its length. Anything else is refused before it is
+/// opened: opening a FIFO with no writer blocks forever, and a character device (/dev/zero)
+/// never ends.
+fn open_regular_file(path: &Path) -> Result<(std::fs::File, u64)> {
     let read_error = |cause| Error::Read {
         path: path.to_path_buf(),
         cause,
@@ -256,9 +263,18 @@ fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
             kind: file_kind(&metadata.file_type()),
         });
     }
-    let mut file = std::fs::File::open(path).map_err(read_error)?;
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    Ok((file, metadata.len()))
+}
+
+/// The bytes of a regular file ([`open_regular_file`]).
+fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
+    let read_error = |cause| Error::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let (mut file, len) = open_regular_file(path)?;
     // Read no more than the size it had when checked (plus one byte, to notice growth).
-    let len = metadata.len();
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, len + 1), &mut bytes)
         .map_err(read_error)?;
@@ -305,6 +321,69 @@ pub fn read_matrix(path: &Path, role: &str) -> Result<Matrix<f64>> {
     }
 }
 
+/// A matrix read straight into float32 ([`read_matrix_f32`]), and the first value (row-major)
+/// that float32 cannot hold, if any: the caller names it (NaN, ±inf, or a finite float64
+/// beyond float32's range) after its own shape checks.
+#[derive(Debug)]
+pub struct SingleMatrix {
+    /// The values rounded to float32 (an unfit value becomes ±inf or NaN).
+    pub matrix: Matrix<f32>,
+    /// The row-major index and the value as the file holds it.
+    pub first_unfit: Option<(usize, f64)>,
+}
+
+/// Reads a 2-D array straight into float32, for a computation in float32: a .npy file is
+/// decoded a chunk at a time, so neither its bytes nor a float64 copy are held whole (the
+/// peak is the float32 matrix; a .mtx file is parsed as text first, then narrowed). With
+/// `lower_only`, entries above the diagonal are zero and not checked.
+pub fn read_matrix_f32(path: &Path, role: &str, lower_only: bool) -> Result<SingleMatrix> {
+    let format = FileFormat::of(path)?;
+    if format == FileFormat::MatrixMarket {
+        let m = read_matrix(path, role)?;
+        let (rows, cols) = m.shape();
+        let mut first_unfit = None;
+        let data = m
+            .into_vec()
+            .into_iter()
+            .enumerate()
+            .map(|(at, v)| {
+                let (i, j) = (at / cols, at % cols);
+                if lower_only && j > i {
+                    return 0.0;
+                }
+                if first_unfit.is_none() && (!v.is_finite() || v.abs() > f64::from(f32::MAX)) {
+                    first_unfit = Some((at, v));
+                }
+                v as f32
+            })
+            .collect();
+        let matrix = Matrix::from_row_major(rows, cols, data).expect("rows*cols values");
+        return Ok(SingleMatrix {
+            matrix,
+            first_unfit,
+        });
+    }
+    let (mut file, len) = open_regular_file(path)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, &mut file);
+    match npy::read_f32(&mut reader, len, lower_only) {
+        Ok(n) => Ok(SingleMatrix {
+            matrix: Matrix::from_row_major(n.rows, n.cols, n.data).expect("rows*cols values"),
+            first_unfit: n.first_unfit,
+        }),
+        Err(npy::ReadError::Parse(e)) => Err(parse_error(path, format, e)),
+        Err(npy::ReadError::Rank(shape)) => Err(Error::Rank {
+            path: path.to_path_buf(),
+            role: role.into(),
+            expected: "a 2-D array (a matrix)",
+            shape: shape_text(&shape),
+        }),
+        Err(npy::ReadError::Io(cause)) => Err(Error::Read {
+            path: path.to_path_buf(),
+            cause,
+        }),
+    }
+}
+
 /// Reads a vector: a 1-D array, or a 2-D array with one row or one column.
 pub fn read_vector(path: &Path, role: &str) -> Result<Vec<f64>> {
     let array = read_array(path)?;
@@ -321,7 +400,9 @@ pub fn read_vector(path: &Path, role: &str) -> Result<Vec<f64>> {
 }
 
 /// Checks, before any work is done, that `path` names a known format in an existing folder and
-/// is not itself a folder, so that a long computation does not end in an unwritable path.
+/// is not itself a folder, that the folder takes new files and that the file system takes a
+/// name as long as its own (a probe file of that length is made and removed), so that a long
+/// computation does not end in an unwritable path.
 pub fn check_output_path(path: &Path) -> Result<FileFormat> {
     let error = |what: &str| Error::Write {
         path: path.to_path_buf(),
@@ -338,7 +419,28 @@ pub fn check_output_path(path: &Path) -> Result<FileFormat> {
             display_path(folder)
         )));
     }
+    let name_len = path.file_name().map_or(0, |n| n.len());
+    Partial::create(folder, name_len).map_err(|e| create_error(path, folder, name_len, e))?;
     Ok(format)
+}
+
+/// Why no file could be made in `folder` for `path`, naming an over-long name as such.
+fn create_error(path: &Path, folder: &Path, name_len: usize, e: std::io::Error) -> Error {
+    let cause = if e.kind() == std::io::ErrorKind::InvalidFilename {
+        std::io::Error::new(
+            e.kind(),
+            format!("its name ({name_len} bytes) is too long for the file system ({e})"),
+        )
+    } else {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot create a file in {}: {e}", display_path(folder)),
+        )
+    };
+    Error::Write {
+        path: path.to_path_buf(),
+        cause,
+    }
 }
 
 /// Writes a matrix; the format follows the extension.
@@ -364,7 +466,7 @@ pub fn write_array<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Resu
 
 /// Writes a file whole or not at all: `fill` writes into a temporary file in the same folder,
 /// which is then renamed into place; on any failure the temporary file is removed and an
-/// existing file at `path` is left untouched.
+/// existing file at `path` is left untouched. A replaced file keeps its permission bits.
 pub fn write_atomically(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -374,15 +476,18 @@ pub fn write_atomically(
         cause,
     };
     let folder = parent_folder(path);
-    let mut temp = Partial::create(folder, path).map_err(|e| {
-        error(std::io::Error::new(
-            e.kind(),
-            format!("cannot create a file in {}: {e}", display_path(folder)),
-        ))
-    })?;
+    let mut temp = Partial::create(folder, 0).map_err(|e| create_error(path, folder, 0, e))?;
     {
         let mut w = BufWriter::new(&mut temp.file);
         fill(&mut w).and_then(|()| w.flush()).map_err(error)?;
+    }
+    // A replaced file keeps its permission bits (a new one has the umask's).
+    if let Ok(old) = std::fs::metadata(path)
+        && old.is_file()
+    {
+        temp.file
+            .set_permissions(old.permissions())
+            .map_err(error)?;
     }
     temp.file.sync_all().map_err(error)?;
     temp.rename_to(path).map_err(error)
@@ -391,8 +496,8 @@ pub fn write_atomically(
 /// The temporary files being written now, so that a signal handler can remove them.
 static PARTIALS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// Removes the temporary files of writes still in progress. For a program's SIGINT/SIGTERM
-/// handler, just before it exits: an interrupted write then leaves nothing behind (the
+/// Removes the temporary files of writes still in progress. For a program's
+/// SIGINT/SIGTERM/SIGHUP handler, just before it exits: an interrupted write then leaves nothing behind (the
 /// destination, if it existed, is untouched). Writes still running afterwards fail.
 pub fn remove_partial_files() {
     remove_partial_files_where(|_| true);
@@ -423,15 +528,18 @@ struct Partial {
 }
 
 impl Partial {
-    /// Creates `.NAME.PID-N.partial` in `folder`, a name no other file has (create_new).
-    fn create(folder: &Path, destination: &Path) -> std::io::Result<Self> {
+    /// Creates `.sr-PID-N.tmp` in `folder`, a name no other file has (create_new), short so
+    /// that any name the destination may have leaves room for it; padded with `x` to `len`
+    /// bytes when that is longer (a probe of whether the file system takes such a name).
+    fn create(folder: &Path, len: usize) -> std::io::Result<Self> {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let name = destination
-            .file_name()
-            .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = folder.join(format!(".{name}.{}-{n}.partial", std::process::id()));
+            let mut name = format!(".sr-{}-{n}", std::process::id());
+            let pad = len.saturating_sub(name.len() + 4);
+            name.extend(std::iter::repeat_n('x', pad));
+            name.push_str(".tmp");
+            let path = folder.join(name);
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)

@@ -1,13 +1,56 @@
-//! Matrix Market's dense array format (`%%MatrixMarket matrix array real general|symmetric`):
-//! a reader that checks the banner, the size line and the count of values, and a writer of the
-//! `general` form.
+//! Matrix Market (`%%MatrixMarket matrix array|coordinate real|integer|pattern
+//! general|symmetric|skew-symmetric`): a reader into dense storage that checks the banner, the
+//! size line and every count and index, and a writer of the dense `array real general` form.
 //!
-//! Values are stored column by column; the `symmetric` form lists only the lower triangle with
-//! the diagonal, column by column. Every count is checked before anything is allocated from it,
-//! so arbitrary bytes give an error, never a panic (see the property tests).
+//! The array form stores values column by column (`symmetric`: the lower triangle with the
+//! diagonal; `skew-symmetric`: the strict lower triangle). The coordinate form (SuiteSparse's)
+//! lists `row column [value]` entries, 1-based: duplicates are summed, a symmetric entry is
+//! mirrored and a skew-symmetric one mirrored with its sign flipped. Every count is checked
+//! before anything is allocated from it, so arbitrary bytes give an error, never a panic.
 
 use super::{Array, Element, ParseError, Precision};
 use std::io::Write;
+
+/// The dense or the sparse layout of the values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    Array,
+    Coordinate,
+}
+
+/// What a value is: a real, an integer, or (coordinate only) absent, meaning 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Real,
+    Integer,
+    Pattern,
+}
+
+/// Which entries the file lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Symmetry {
+    General,
+    Symmetric,
+    Skew,
+}
+
+impl Symmetry {
+    fn name(self) -> &'static str {
+        match self {
+            Symmetry::General => "general",
+            Symmetry::Symmetric => "symmetric",
+            Symmetry::Skew => "skew-symmetric",
+        }
+    }
+}
+
+/// What the banner line says.
+#[derive(Clone, Copy, Debug)]
+struct Banner {
+    layout: Layout,
+    field: Field,
+    symmetry: Symmetry,
+}
 
 /// Parses a whole Matrix Market file held in memory.
 pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
@@ -21,107 +64,308 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = split_lines(text).enumerate();
     let banner = lines.next().map(|(_, l)| l).unwrap_or("");
-    let symmetric = parse_banner(banner)?;
+    let banner = parse_banner(banner)?;
 
     // Comment lines (starting with '%') and blank lines come before the size line.
     let (size_line_no, size_line) = lines
         .by_ref()
         .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('%'))
         .ok_or_else(|| malformed("truncated: no size line after the banner"))?;
+    let size_line_no = size_line_no + 1;
     let dims: Vec<&str> = size_line.split_whitespace().collect();
-    let [rows, cols] = dims[..] else {
-        return Err(malformed(format!(
-            "line {}: the size line of an array must hold two numbers (rows columns), found {:?}",
-            size_line_no + 1,
-            excerpt(size_line, 60)
-        )));
-    };
-    let parse_dim = |s: &str| {
+    let parse_count = |s: &str| {
         s.parse::<usize>().map_err(|_| {
             malformed(format!(
-                "line {}: {s:?} is not a row or column count",
-                size_line_no + 1
+                "line {size_line_no}: {s:?} is not a row, column or entry count"
             ))
         })
     };
-    let (rows, cols) = (parse_dim(rows)?, parse_dim(cols)?);
-    if symmetric && rows != cols {
+    let body = lines.map(|(no, l)| (no + 1, l.trim()));
+    let body = body.filter(|(_, l)| !l.is_empty() && !l.starts_with('%'));
+    match banner.layout {
+        Layout::Array => {
+            let [rows, cols] = dims[..] else {
+                return Err(malformed(format!(
+                    "line {size_line_no}: the size line of an array must hold two numbers (rows \
+                     columns), found {:?}",
+                    excerpt(size_line, 60)
+                )));
+            };
+            let (rows, cols) = (parse_count(rows)?, parse_count(cols)?);
+            check_square(banner.symmetry, rows, cols)?;
+            parse_array(banner, rows, cols, text.len(), body)
+        }
+        Layout::Coordinate => {
+            let [rows, cols, entries] = dims[..] else {
+                return Err(malformed(format!(
+                    "line {size_line_no}: the size line of a coordinate file must hold three \
+                     numbers (rows columns entries), found {:?}",
+                    excerpt(size_line, 60)
+                )));
+            };
+            let (rows, cols) = (parse_count(rows)?, parse_count(cols)?);
+            let entries = parse_count(entries)?;
+            check_square(banner.symmetry, rows, cols)?;
+            parse_coordinate(banner, rows, cols, entries, text.len(), body)
+        }
+    }
+}
+
+fn check_square(symmetry: Symmetry, rows: usize, cols: usize) -> Result<(), ParseError> {
+    if symmetry != Symmetry::General && rows != cols {
         return Err(malformed(format!(
-            "a symmetric matrix must be square, but the size line says {rows}x{cols}"
+            "a {} matrix must be square, but the size line says {rows}x{cols}",
+            symmetry.name()
         )));
     }
-    let expected = if symmetric {
-        rows.checked_add(1)
+    Ok(())
+}
+
+/// The dense array form: `values` column by column (of the lower triangle when symmetric).
+fn parse_array<'a>(
+    banner: Banner,
+    rows: usize,
+    cols: usize,
+    text_len: usize,
+    body: impl Iterator<Item = (usize, &'a str)>,
+) -> Result<Array, ParseError> {
+    let symmetry = banner.symmetry;
+    let expected = match symmetry {
+        Symmetry::General => rows.checked_mul(cols),
+        Symmetry::Symmetric => rows
+            .checked_add(1)
             .and_then(|r1| rows.checked_mul(r1))
-            .map(|x| x / 2)
-    } else {
-        rows.checked_mul(cols)
+            .map(|x| x / 2),
+        Symmetry::Skew => rows.checked_mul(rows.saturating_sub(1)).map(|x| x / 2),
     }
     .ok_or_else(|| malformed(format!("size {rows}x{cols} is too large to address")))?;
-
-    // Never allocate more than the text could hold: each value takes at least two bytes.
-    let mut values = Vec::with_capacity(expected.min(text.len() / 2 + 1));
-    for (line_no, line) in lines {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('%') {
-            continue;
-        }
+    if expected > text_len / 2 + 1 {
+        // Each value takes at least two bytes: the file cannot hold them all.
+        return Err(malformed(format!(
+            "truncated: a {rows}x{cols} {} array holds {expected} values, more than the \
+             {text_len}-byte file can hold",
+            symmetry.name()
+        )));
+    }
+    let mut values = Vec::with_capacity(expected);
+    for (line_no, line) in body {
         for token in line.split_whitespace() {
             if values.len() == expected {
                 return Err(malformed(format!(
-                    "line {}: more values than the {expected} that a {rows}x{cols} {} array holds",
-                    line_no + 1,
-                    if symmetric { "symmetric" } else { "general" }
+                    "line {line_no}: more values than the {expected} that a {rows}x{cols} {} \
+                     array holds",
+                    symmetry.name()
                 )));
             }
-            let v = token.parse::<f64>().map_err(|_| {
-                malformed(format!(
-                    "line {}: {token:?} is not a real number",
-                    line_no + 1
-                ))
-            })?;
-            values.push(v);
+            values.push(parse_value(banner.field, token, line_no)?);
         }
     }
     if values.len() < expected {
         return Err(malformed(format!(
             "truncated: a {rows}x{cols} {} array holds {expected} values, but the file has {}",
-            if symmetric { "symmetric" } else { "general" },
+            symmetry.name(),
             values.len()
         )));
     }
 
     // Column-major (or packed lower, column-major) to row-major. An empty array (a zero
     // dimension) has nothing to move, however large its other dimension.
-    let mut data = vec![0.0; rows * cols];
+    let mut data = dense_zeros(rows, cols)?;
     if data.is_empty() {
-        return Ok(Array {
-            shape: vec![rows, cols],
-            data,
-            precision: Precision::F64,
-        });
+        return Ok(dense(rows, cols, data));
     }
-    if symmetric {
-        let mut next = values.into_iter();
-        for j in 0..cols {
-            for i in j..rows {
-                let v = next.next().unwrap_or(0.0);
-                data[i * cols + j] = v;
-                data[j * cols + i] = v;
+    let mut next = values.into_iter();
+    match symmetry {
+        Symmetry::General => {
+            for j in 0..cols {
+                for i in 0..rows {
+                    data[i * cols + j] = next.next().unwrap_or(0.0);
+                }
             }
         }
-    } else {
-        for j in 0..cols {
-            for i in 0..rows {
-                data[i * cols + j] = values[j * rows + i];
+        Symmetry::Symmetric => {
+            for j in 0..cols {
+                for i in j..rows {
+                    let v = next.next().unwrap_or(0.0);
+                    data[i * cols + j] = v;
+                    data[j * cols + i] = v;
+                }
+            }
+        }
+        Symmetry::Skew => {
+            for j in 0..cols {
+                for i in j + 1..rows {
+                    let v = next.next().unwrap_or(0.0);
+                    data[i * cols + j] = v;
+                    data[j * cols + i] = -v;
+                }
             }
         }
     }
-    Ok(Array {
+    Ok(dense(rows, cols, data))
+}
+
+/// The coordinate form: `entries` lines of `row column [value]` (1-based) summed into a dense
+/// matrix; symmetric entries mirrored, skew-symmetric ones mirrored with the opposite sign.
+fn parse_coordinate<'a>(
+    banner: Banner,
+    rows: usize,
+    cols: usize,
+    entries: usize,
+    text_len: usize,
+    body: impl Iterator<Item = (usize, &'a str)>,
+) -> Result<Array, ParseError> {
+    let symmetry = banner.symmetry;
+    // Each entry line takes at least four bytes ("1 1\n"): refuse a count the file cannot hold
+    // before allocating the dense matrix.
+    if entries > text_len / 4 + 1 {
+        return Err(malformed(format!(
+            "truncated: the size line promises {entries} entries, more than the {text_len}-byte \
+             file can hold"
+        )));
+    }
+    let mut data = dense_zeros(rows, cols)?;
+    let tokens_per_entry = if banner.field == Field::Pattern { 2 } else { 3 };
+    let mut seen = 0usize;
+    // Which side of the diagonal a symmetric file's off-diagonal entries lie on (lower: true).
+    let mut side: Option<(bool, usize)> = None;
+    for (line_no, line) in body {
+        if seen == entries {
+            return Err(malformed(format!(
+                "line {line_no}: more entries than the {entries} the size line promises"
+            )));
+        }
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        if tokens.len() != tokens_per_entry {
+            return Err(malformed(format!(
+                "line {line_no}: an entry of a {} file is {}, found {:?}",
+                field_name(banner.field),
+                if tokens_per_entry == 2 {
+                    "'row column'"
+                } else {
+                    "'row column value'"
+                },
+                excerpt(line, 60)
+            )));
+        }
+        let index = |token: &str, what: &str, limit: usize| match token.parse::<usize>() {
+            Ok(k) if (1..=limit).contains(&k) => Ok(k - 1),
+            _ => Err(malformed(format!(
+                "line {line_no}: {what} index {:?} is not in 1..={limit}",
+                excerpt(token, 30)
+            ))),
+        };
+        let i = index(tokens[0], "row", rows)?;
+        let j = index(tokens[1], "column", cols)?;
+        let v = match tokens.get(2) {
+            Some(token) => parse_value(banner.field, token, line_no)?,
+            None => 1.0,
+        };
+        seen += 1;
+        if symmetry == Symmetry::General {
+            data[i * cols + j] += v;
+            continue;
+        }
+        if i == j {
+            if symmetry == Symmetry::Skew && v != 0.0 {
+                return Err(malformed(format!(
+                    "line {line_no}: a skew-symmetric matrix has zeros on its diagonal, but \
+                     entry ({}, {}) is {v:e}",
+                    i + 1,
+                    j + 1
+                )));
+            }
+            data[i * cols + j] += v;
+            continue;
+        }
+        // One triangle is listed; an entry on the other side too would be counted twice.
+        let lower = i > j;
+        match side {
+            None => side = Some((lower, line_no)),
+            Some((first, first_line)) if first != lower => {
+                return Err(malformed(format!(
+                    "line {line_no}: entry ({}, {}) lies {} the diagonal, but the entry on line \
+                     {first_line} lies {}: a {} file lists one triangle",
+                    i + 1,
+                    j + 1,
+                    if lower { "below" } else { "above" },
+                    if first { "below" } else { "above" },
+                    symmetry.name()
+                )));
+            }
+            Some(_) => {}
+        }
+        let mirror = if symmetry == Symmetry::Skew { -v } else { v };
+        data[i * cols + j] += v;
+        data[j * cols + i] += mirror;
+    }
+    if seen < entries {
+        return Err(malformed(format!(
+            "truncated: the size line promises {entries} entries, but the file has {seen}"
+        )));
+    }
+    Ok(dense(rows, cols, data))
+}
+
+/// The most entries a dense matrix read from a Matrix Market file may have (16 GiB as
+/// float64): a coordinate file of a few bytes can name any size, so its size is bounded here.
+pub const MAX_DENSE_ENTRIES: usize = 1 << 31;
+
+/// A rows x cols matrix of zeros, or an error (never an abort) when it cannot be addressed or
+/// allocated.
+fn dense_zeros(rows: usize, cols: usize) -> Result<Vec<f64>, ParseError> {
+    let len = rows
+        .checked_mul(cols)
+        .ok_or_else(|| malformed(format!("size {rows}x{cols} is too large to address")))?;
+    if len > MAX_DENSE_ENTRIES {
+        return Err(malformed(format!(
+            "size {rows}x{cols} is too large: a dense matrix here holds at most \
+             {MAX_DENSE_ENTRIES} entries"
+        )));
+    }
+    let mut data = Vec::new();
+    data.try_reserve_exact(len).map_err(|_| {
+        malformed(format!(
+            "a dense {rows}x{cols} matrix ({} bytes as float64) does not fit in memory",
+            len * 8
+        ))
+    })?;
+    data.resize(len, 0.0);
+    Ok(data)
+}
+
+fn dense(rows: usize, cols: usize, data: Vec<f64>) -> Array {
+    Array {
         shape: vec![rows, cols],
         data,
         precision: Precision::F64,
-    })
+    }
+}
+
+fn field_name(field: Field) -> &'static str {
+    match field {
+        Field::Real => "real",
+        Field::Integer => "integer",
+        Field::Pattern => "pattern",
+    }
+}
+
+/// One value as the banner's field says: a real number or a whole number.
+fn parse_value(field: Field, token: &str, line_no: usize) -> Result<f64, ParseError> {
+    match field {
+        Field::Integer => token.parse::<i64>().map(|k| k as f64).map_err(|_| {
+            malformed(format!(
+                "line {line_no}: {:?} is not an integer (the banner says integer)",
+                excerpt(token, 30)
+            ))
+        }),
+        _ => token.parse::<f64>().map_err(|_| {
+            malformed(format!(
+                "line {line_no}: {:?} is not a real number",
+                excerpt(token, 30)
+            ))
+        }),
+    }
 }
 
 /// Writes a `general` real array, column by column, each value in the shortest form that
@@ -176,8 +420,8 @@ fn malformed(detail: impl Into<String>) -> ParseError {
     ParseError::Malformed(detail.into())
 }
 
-/// Checks the `%%MatrixMarket` banner; returns whether the matrix is symmetric.
-fn parse_banner(banner: &str) -> Result<bool, ParseError> {
+/// Checks the `%%MatrixMarket` banner: the layout, the field and the symmetry.
+fn parse_banner(banner: &str) -> Result<Banner, ParseError> {
     let words: Vec<String> = banner
         .split_whitespace()
         .map(|w| w.to_ascii_lowercase())
@@ -187,10 +431,10 @@ fn parse_banner(banner: &str) -> Result<bool, ParseError> {
             "it does not start with a %%MatrixMarket banner line",
         ));
     }
-    let [_, object, format, field, symmetry] = &words[..] else {
+    let [_, object, layout, field, symmetry] = &words[..] else {
         return Err(malformed(format!(
-            "the banner must read '%%MatrixMarket matrix array real general' (or symmetric), \
-             found {:?}",
+            "the banner must read '%%MatrixMarket matrix array|coordinate real|integer|pattern \
+             general|symmetric|skew-symmetric', found {:?}",
             excerpt(banner, 80)
         )));
     };
@@ -199,43 +443,52 @@ fn parse_banner(banner: &str) -> Result<bool, ParseError> {
             "object {object:?} in the banner is not 'matrix'"
         )));
     }
-    match format.as_str() {
-        "array" => {}
-        "coordinate" => {
-            return Err(ParseError::Unsupported(
-                "the coordinate (sparse) format is not supported; write the matrix in the dense \
-                 array format ('%%MatrixMarket matrix array real general', values column by \
-                 column)"
-                    .into(),
+    let layout = match layout.as_str() {
+        "array" => Layout::Array,
+        "coordinate" => Layout::Coordinate,
+        other => {
+            return Err(malformed(format!(
+                "format {other:?} in the banner is not 'array' or 'coordinate'"
+            )));
+        }
+    };
+    let field = match field.as_str() {
+        "real" | "double" => Field::Real,
+        "integer" => Field::Integer,
+        "pattern" if layout == Layout::Coordinate => Field::Pattern,
+        "pattern" => {
+            return Err(malformed(
+                "field 'pattern' is only for the coordinate format, not for an array",
             ));
         }
+        "complex" => return Err(ParseError::UnsupportedType(format!("field '{field}'"))),
         other => {
             return Err(malformed(format!(
-                "format {other:?} in the banner is not 'array'"
+                "field {other:?} in the banner is not 'real', 'integer' or 'pattern'"
             )));
         }
-    }
-    match field.as_str() {
-        "real" | "double" => {}
-        "integer" | "complex" | "pattern" => {
-            return Err(ParseError::UnsupportedType(format!("field '{field}'")));
+    };
+    let symmetry = match symmetry.as_str() {
+        "general" => Symmetry::General,
+        "symmetric" => Symmetry::Symmetric,
+        "skew-symmetric" => Symmetry::Skew,
+        "hermitian" => {
+            return Err(ParseError::UnsupportedType(format!(
+                "symmetry '{symmetry}'"
+            )));
         }
         other => {
             return Err(malformed(format!(
-                "field {other:?} in the banner is not 'real'"
+                "symmetry {other:?} in the banner is not 'general', 'symmetric' or \
+                 'skew-symmetric'"
             )));
         }
-    }
-    match symmetry.as_str() {
-        "general" => Ok(false),
-        "symmetric" => Ok(true),
-        "skew-symmetric" | "hermitian" => Err(ParseError::UnsupportedType(format!(
-            "symmetry '{symmetry}'"
-        ))),
-        other => Err(malformed(format!(
-            "symmetry {other:?} in the banner is not 'general' or 'symmetric'"
-        ))),
-    }
+    };
+    Ok(Banner {
+        layout,
+        field,
+        symmetry,
+    })
 }
 
 #[cfg(test)]
@@ -254,6 +507,38 @@ mod tests {
         let a = parse(symmetric.as_bytes()).unwrap();
         assert_eq!(a.shape, vec![3, 3]);
         assert_eq!(a.data, vec![1.0, 2.0, 3.0, 2.0, 4.0, 5.0, 3.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn coordinate_entries_are_summed_and_mirrored() {
+        // General: duplicates summed, a pattern entry is 1, comments and blank lines skipped.
+        let general = "%%MatrixMarket matrix coordinate real general\n% c\n2 3 3\n1 3 2.5\n\n\
+                       2 1 -1\n1 3 0.5\n";
+        let a = parse(general.as_bytes()).unwrap();
+        assert_eq!(a.shape, vec![2, 3]);
+        assert_eq!(a.data, vec![0.0, 0.0, 3.0, -1.0, 0.0, 0.0]);
+        let pattern = "%%MatrixMarket matrix coordinate pattern general\n2 2 2\n1 2\n2 2\n";
+        assert_eq!(
+            parse(pattern.as_bytes()).unwrap().data,
+            vec![0.0, 1.0, 0.0, 1.0]
+        );
+        // Symmetric: mirrored (either triangle, not both); integer values.
+        let symmetric = "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n1 1 4\n\
+                         3 1 -2\n3 2 7\n";
+        let a = parse(symmetric.as_bytes()).unwrap();
+        assert_eq!(a.data, vec![4.0, 0.0, -2.0, 0.0, 0.0, 7.0, -2.0, 7.0, 0.0]);
+        // Skew-symmetric: mirrored with the sign flipped; a zero on the diagonal may be listed.
+        let skew = "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 3\n1 1 0\n";
+        assert_eq!(
+            parse(skew.as_bytes()).unwrap().data,
+            vec![0.0, -3.0, 3.0, 0.0]
+        );
+        // The array form of skew-symmetric lists the strict lower triangle.
+        let skew = "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n";
+        assert_eq!(
+            parse(skew.as_bytes()).unwrap().data,
+            vec![0.0, -1.0, -2.0, 1.0, 0.0, -3.0, 2.0, 3.0, 0.0]
+        );
     }
 
     #[test]
@@ -322,12 +607,44 @@ mod tests {
                 "banner must read",
             ),
             (
-                "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n",
-                "coordinate",
+                "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n",
+                "line 3: row index \"3\" is not in 1..=2",
             ),
             (
-                "%%MatrixMarket matrix array integer general\n1 1\n1\n",
-                "field 'integer'",
+                "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n",
+                "promises 2 entries, but the file has 1",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 1\n",
+                "line 4: more entries than the 1",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 1\n",
+                "'row column', found",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n",
+                "\"1.5\" is not an integer",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 2 1\n",
+                "line 3: a skew-symmetric matrix has zeros on its diagonal",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 1\n1 2 1\n",
+                "line 4: entry (1, 2) lies above the diagonal, but the entry on line 3 lies below",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real general\n2 2 99999999\n1 1 1\n",
+                "more than the",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real general\n99999999999 99999999999 1\n1 1 1\n",
+                "too large",
+            ),
+            (
+                "%%MatrixMarket matrix array pattern general\n1 1\n1\n",
+                "only for the coordinate format",
             ),
             (
                 "%%MatrixMarket matrix array complex general\n1 1\n1 0\n",
@@ -367,14 +684,6 @@ mod tests {
             let e = parse(text.as_bytes()).unwrap_err().to_string();
             assert!(e.contains(expected), "expected {expected:?} in {e:?}");
         }
-        let e = parse(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("the coordinate (sparse) format is not supported; write the matrix")
-                && !e.contains("symraster reads"),
-            "{e}"
-        );
         let long = format!("{}\n", "x".repeat(5000));
         let e = parse(long.as_bytes()).unwrap_err().to_string();
         assert!(e.len() < 200, "a long first line is not quoted whole: {e}");

@@ -6,7 +6,7 @@
 //! with a depth limit, so arbitrary bytes give an error, never a panic (see the property tests).
 
 use super::{Array, Element, ParseError, Precision};
-use std::io::Write;
+use std::io::{Read, Write};
 
 /// The six bytes every .npy file starts with.
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -15,6 +15,123 @@ const MAX_DEPTH: usize = 16;
 
 /// Parses a whole .npy file held in memory.
 pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
+    let (header, data_start) = preamble(bytes)?;
+    let payload = &bytes[data_start..];
+    let count = payload_count(&header, payload.len() as u64)?;
+    let mut values = Vec::with_capacity(count);
+    decode(&header, payload, |_, v| values.push(v));
+    let data = if header.fortran_order {
+        fortran_to_c(&header.shape, &values)
+    } else {
+        values
+    };
+    Ok(Array {
+        shape: header.shape,
+        data,
+        precision: header.precision,
+    })
+}
+
+/// A 2-D array read straight into float32 by [`read_f32`].
+#[derive(Debug)]
+pub struct Narrowed {
+    /// Rows and columns.
+    pub rows: usize,
+    pub cols: usize,
+    /// The values rounded to float32, row-major.
+    pub data: Vec<f32>,
+    /// The first value (row-major) that float32 cannot hold (NaN, ±inf, or beyond its range),
+    /// as the file stores it, with its row-major index.
+    pub first_unfit: Option<(usize, f64)>,
+}
+
+/// Why [`read_f32`] failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The bytes are not a valid file, or hold a type we do not read.
+    Parse(ParseError),
+    /// The array is not 2-D: its shape.
+    Rank(Vec<usize>),
+    /// Reading failed.
+    Io(std::io::Error),
+}
+
+impl From<ParseError> for ReadError {
+    fn from(e: ParseError) -> Self {
+        ReadError::Parse(e)
+    }
+}
+
+/// Bytes of the payload decoded at a time by [`read_f32`].
+const READ_CHUNK: usize = 1 << 20;
+
+/// Reads a 2-D .npy array of `len` bytes from `r` straight into float32, a chunk at a time:
+/// neither the file's bytes nor a float64 copy are ever held whole, so the peak is the float32
+/// matrix. With `lower_only`, entries above the diagonal are neither read into the matrix
+/// (they are zero) nor checked.
+pub fn read_f32(r: &mut impl Read, len: u64, lower_only: bool) -> Result<Narrowed, ReadError> {
+    // The fixed part (magic, version, header length), then the header it announces.
+    let mut prefix = Vec::new();
+    r.by_ref()
+        .take(12.min(len))
+        .read_to_end(&mut prefix)
+        .map_err(ReadError::Io)?;
+    let header_end = match (prefix.get(6), prefix.get(8..12)) {
+        (Some(1), _) if prefix.len() >= 10 => {
+            10 + u64::from(u16::from_le_bytes([prefix[8], prefix[9]]))
+        }
+        (Some(2 | 3), Some(b)) => 12 + u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        _ => prefix.len() as u64,
+    };
+    r.by_ref()
+        .take(header_end.min(len).saturating_sub(prefix.len() as u64))
+        .read_to_end(&mut prefix)
+        .map_err(ReadError::Io)?;
+    let (header, data_start) = preamble(&prefix)?;
+    let [rows, cols] = header.shape[..] else {
+        return Err(ReadError::Rank(header.shape));
+    };
+    let count = payload_count(&header, len - data_start as u64)?;
+    let mut data = vec![0f32; count];
+    let mut first_unfit: Option<(usize, f64)> = None;
+    let width = header.precision.bytes();
+    let mut chunk = vec![0u8; READ_CHUNK - READ_CHUNK % width];
+    let mut done = 0usize;
+    while done < count {
+        let n = chunk.len().min((count - done) * width);
+        r.read_exact(&mut chunk[..n]).map_err(ReadError::Io)?;
+        decode(&header, &chunk[..n], |k, v| {
+            let k = done + k;
+            // The row-major place of the k-th stored value.
+            let (i, j) = if header.fortran_order {
+                (k % rows, k / rows)
+            } else {
+                (k / cols, k % cols)
+            };
+            if lower_only && j > i {
+                return;
+            }
+            let at = i * cols + j;
+            if (!v.is_finite() || v.abs() > f64::from(f32::MAX))
+                && first_unfit.is_none_or(|(first, _)| at < first)
+            {
+                first_unfit = Some((at, v));
+            }
+            data[at] = v as f32;
+        });
+        done += n / width;
+    }
+    Ok(Narrowed {
+        rows,
+        cols,
+        data,
+        first_unfit,
+    })
+}
+
+/// Checks the magic, version and header of a .npy file whose first bytes are `bytes` (at least
+/// up to the data, or the whole file); returns the header and where the data starts.
+fn preamble(bytes: &[u8]) -> Result<(Header, usize), ParseError> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err(malformed(
             "it does not start with the .npy magic bytes \\x93NUMPY",
@@ -48,7 +165,12 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
     })?;
     let header = std::str::from_utf8(header)
         .map_err(|e| malformed(format!("the header is not text ({e})")))?;
-    let header = Header::parse(header)?;
+    Ok((Header::parse(header)?, data_start))
+}
+
+/// The number of values, after checking that the payload's length is exactly what the
+/// header's shape and type need.
+fn payload_count(header: &Header, payload_len: u64) -> Result<usize, ParseError> {
     let precision = header.precision;
     let count = header
         .shape
@@ -61,58 +183,53 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
                 shape_text(&header.shape)
             ))
         })?;
-    let payload = &bytes[data_start..];
-    let need = count * precision.bytes();
-    if payload.len() < need {
+    let need = (count * precision.bytes()) as u64;
+    if payload_len < need {
         return Err(malformed(format!(
-            "truncated: shape {} of {} needs {need} bytes of data, but only {} follow the header",
+            "truncated: shape {} of {} needs {need} bytes of data, but only {payload_len} follow \
+             the header",
             shape_text(&header.shape),
             precision.numpy_name(),
-            payload.len()
         )));
     }
-    if payload.len() > need {
+    if payload_len > need {
         return Err(malformed(format!(
             "{} unexpected bytes after the {need} bytes of data that shape {} of {} needs",
-            payload.len() - need,
+            payload_len - need,
             shape_text(&header.shape),
             precision.numpy_name()
         )));
     }
-    let values: Vec<f64> = match precision {
-        Precision::F32 => payload
-            .chunks_exact(4)
-            .map(|c| {
+    Ok(count)
+}
+
+/// Calls `each(k, value)` for the values in `bytes` (whole values of the header's type and
+/// byte order), k counting from 0 in the file's order.
+fn decode(header: &Header, bytes: &[u8], mut each: impl FnMut(usize, f64)) {
+    match header.precision {
+        Precision::F32 => {
+            for (k, c) in bytes.chunks_exact(4).enumerate() {
                 let b = [c[0], c[1], c[2], c[3]];
-                f64::from(if header.big_endian {
+                let v = if header.big_endian {
                     f32::from_be_bytes(b)
                 } else {
                     f32::from_le_bytes(b)
-                })
-            })
-            .collect(),
-        Precision::F64 => payload
-            .chunks_exact(8)
-            .map(|c| {
+                };
+                each(k, f64::from(v));
+            }
+        }
+        Precision::F64 => {
+            for (k, c) in bytes.chunks_exact(8).enumerate() {
                 let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
-                if header.big_endian {
+                let v = if header.big_endian {
                     f64::from_be_bytes(b)
                 } else {
                     f64::from_le_bytes(b)
-                }
-            })
-            .collect(),
-    };
-    let data = if header.fortran_order {
-        fortran_to_c(&header.shape, &values)
-    } else {
-        values
-    };
-    Ok(Array {
-        shape: header.shape,
-        data,
-        precision,
-    })
+                };
+                each(k, v);
+            }
+        }
+    }
 }
 
 /// Writes a little-endian, C-order .npy (version 1.0) array of the given shape.
@@ -330,7 +447,11 @@ fn parse_descr(descr: Literal) -> Result<(Precision, bool), ParseError> {
         (Some('e'), _) => unsupported("half precision"),
         (Some('g'), _) => unsupported("extended precision"),
         (Some('f'), Some(_)) => unsupported("a float size other than 4 or 8 bytes"),
-        (Some('i' | 'u' | 'b' | 'B' | 'h' | 'H' | 'l' | 'L' | 'q' | 'Q' | 'I'), _) => {
+        // In a type string 'b' with a size ('|b1') is numpy's boolean; the one-letter code
+        // 'b' alone is int8, and 'c' alone is a one-byte string ('S1').
+        (Some('b'), Some(_)) => unsupported("boolean"),
+        (Some('c'), None) => unsupported("text"),
+        (Some('i' | 'u' | 'b' | 'B' | 'h' | 'H' | 'l' | 'L' | 'q' | 'Q' | 'I' | 'p' | 'P'), _) => {
             unsupported("integer")
         }
         (Some('c' | 'F' | 'D' | 'G'), _) => unsupported("complex"),
@@ -536,6 +657,44 @@ mod tests {
         out
     }
 
+    #[test]
+    fn read_f32_streams_fortran_and_big_endian_and_finds_the_first_unfit_value() {
+        // 3x2, column by column: rows [1, 4], [1e39, 5], [3, NaN]; stored big-endian, Fortran.
+        let columns = [1.0, 1e39, 3.0, 4.0, 5.0, f64::NAN];
+        for version in [1, 2, 3] {
+            let header = "{'descr': '>f8', 'fortran_order': True, 'shape': (3, 2), }";
+            let bytes = npy(version, header, &f64_bytes(&columns, true));
+            let n = read_f32(&mut &bytes[..], bytes.len() as u64, false).unwrap();
+            assert_eq!((n.rows, n.cols), (3, 2));
+            assert_eq!(&n.data[..3], &[1.0, 4.0, f32::INFINITY]);
+            assert_eq!(n.data[3], 5.0);
+            // Row-major first: (1, 0) = 1e39 comes before (2, 1) = NaN.
+            assert_eq!(n.first_unfit, Some((2, 1e39)));
+            // Lower triangle only: (0, 1) = 4 is zero, and the unfit values below still count.
+            let n = read_f32(&mut &bytes[..], bytes.len() as u64, true).unwrap();
+            assert_eq!(n.data[1], 0.0);
+            assert_eq!(n.first_unfit, Some((2, 1e39)));
+        }
+        // A file shorter or longer than its header says, or of another rank.
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
+        let bytes = npy(1, header, &f64_bytes(&[1.0; 3], false));
+        let e = read_f32(&mut &bytes[..], bytes.len() as u64, false).unwrap_err();
+        assert!(format!("{e:?}").contains("needs 32 bytes"), "{e:?}");
+        let bytes = npy(1, header, &f64_bytes(&[1.0; 5], false));
+        let e = read_f32(&mut &bytes[..], bytes.len() as u64, false).unwrap_err();
+        assert!(format!("{e:?}").contains("8 unexpected bytes"), "{e:?}");
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }";
+        let bytes = npy(1, header, &f64_bytes(&[1.0; 4], false));
+        let e = read_f32(&mut &bytes[..], bytes.len() as u64, false).unwrap_err();
+        assert!(matches!(e, ReadError::Rank(ref s) if s == &[4]), "{e:?}");
+        // A file that shrank after its length was taken: an I/O error, not a panic.
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }";
+        let bytes = npy(1, header, &f64_bytes(&[1.0; 4], false));
+        let short = &bytes[..bytes.len() - 8];
+        let e = read_f32(&mut &short[..], bytes.len() as u64, false).unwrap_err();
+        assert!(matches!(e, ReadError::Io(_)), "{e:?}");
+    }
+
     fn f64_bytes(v: &[f64], big: bool) -> Vec<u8> {
         v.iter()
             .flat_map(|x| {
@@ -704,6 +863,28 @@ mod tests {
         for (bytes, expected) in cases {
             let e = parse(&bytes).unwrap_err().to_string();
             assert!(e.contains(expected), "expected {expected:?} in {e:?}");
+        }
+        // Each kind of dtype is named as what it is.
+        for (descr, kind) in [
+            ("|b1", "boolean"),
+            ("?", "boolean"),
+            ("b", "integer"),
+            ("|u1", "integer"),
+            ("<i4", "integer"),
+            ("<c16", "complex"),
+            ("<U3", "text"),
+            ("|S5", "text"),
+            ("c", "text"),
+            ("|O", "Python objects"),
+            ("<M8[ns]", "date/time"),
+            ("|V8", "raw bytes"),
+        ] {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (1,), }}");
+            let e = parse(&npy(1, &header, &[0; 16])).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("dtype '{descr}' ({kind})")),
+                "{descr}: {e}"
+            );
         }
         // A header length past the end of the file.
         let mut bytes = npy(1, ok_header, &[0; 16]);

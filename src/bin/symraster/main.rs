@@ -2,6 +2,13 @@
 //! ([`debugger`]), its window ([`window`], with the `window` feature) and the paper's
 //! reproduction ([`reproduce`]). Everything here is a client of the `symraster` library.
 
+/// `println!` that never panics: see [`cli::print`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::print::line(format_args!($($arg)*))
+    };
+}
+
 mod cli;
 mod debugger;
 mod reproduce;
@@ -11,20 +18,34 @@ mod window;
 use clap::Parser;
 
 fn main() {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    // By default only errors are logged, so that a failing command prints its one error line
+    // and nothing before it (what the library notes on the way, such as the solver's f64
+    // fallback, is in the command's report or its error); the reproduction's own notes stay
+    // visible. RUST_LOG=warn (or info, debug) shows the rest.
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("error,symraster::reproduce=warn"),
+    )
+    .init();
     remove_partial_files_on_signals();
-    if let Err(e) = cli::run(cli::Cli::parse()) {
-        eprintln!("error: {e:#}");
+    let result = cli::run(cli::Cli::parse());
+    // A report that could not be printed (stdout full) is an error, after the output is in
+    // place; a closed pipe is not.
+    let result = result.and_then(|()| match cli::print::failure() {
+        Some(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),
+        None => Ok(()),
+    });
+    if let Err(e) = result {
+        cli::print::stderr_line(format_args!("error: {e:#}"));
         std::process::exit(1);
     }
 }
 
-/// On SIGINT or SIGTERM, removes the temporary file of any write under way (outputs are
-/// written whole or not at all) and exits with status 128 + the signal (130, 143), as a
-/// shell does.
+/// On SIGINT, SIGTERM or SIGHUP (the terminal closed), removes the temporary file of any
+/// write under way (outputs are written whole or not at all) and exits with status 128 + the
+/// signal (130, 143, 129), as a shell does.
 fn remove_partial_files_on_signals() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
         Ok(mut signals) => {
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {
@@ -34,7 +55,8 @@ fn remove_partial_files_on_signals() {
             });
         }
         Err(e) => log::warn!(
-            "cannot watch for SIGINT/SIGTERM ({e}); an interrupted write may leave a .partial file"
+            "cannot watch for SIGINT/SIGTERM/SIGHUP ({e}); an interrupted write may leave a \
+             temporary file"
         ),
     }
 }

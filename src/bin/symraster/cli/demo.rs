@@ -30,7 +30,7 @@ pub fn demo(args: DemoArgs) -> Result<()> {
     let opts = options(args.format, args.method);
     let (m, n) = (args.m, args.m.saturating_mul(2));
     let method = gpu.check_problem_size(m, n, opts)?;
-    println!(
+    say!(
         "device: {} ({}), method {method}",
         gpu.info().renderer,
         gpu.info().version
@@ -58,7 +58,7 @@ fn assemble(
         &a.to_f64(),
         &d.iter().map(|&x| x as f64).collect::<Vec<_>>(),
     );
-    println!(
+    say!(
         "assembly   m={m} n={n} {format}: {:8.3} s   relative error vs CPU f64 {:.2e}",
         elapsed.as_secs_f64(),
         relative_error(&c, &c_ref)
@@ -76,7 +76,7 @@ fn factor(gpu: &Gpu, c: &symraster::Matrix<f32>, opts: Options) -> Result<()> {
     let elapsed = t.elapsed();
     let l_ref = reference::cholesky(&c.to_f64()).context("CPU reference Cholesky")?;
     let llt = reference::multiply_lower_by_transpose(&l.to_f64());
-    println!(
+    say!(
         "Cholesky   m={m} {format}:       {:8.3} s   relative error vs CPU f64 {:.2e}, backward error ‖LLᵀ−C‖/‖C‖ {:.2e}",
         elapsed.as_secs_f64(),
         relative_error(&l, &l_ref),

@@ -11,7 +11,8 @@ use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use symraster::least_squares::{Criterion, Fallback, MAX_ITERATIONS_LIMIT};
 use symraster::matrix::{
-    check_finite, check_finite_vec, check_non_empty, to_single_precision, to_single_precision_vec,
+    Matrix, check_finite, check_finite_vec, check_non_empty, single_precision_error,
+    to_single_precision_vec,
 };
 use symraster::{Error, Gpu, SolveOptions, io};
 
@@ -130,10 +131,11 @@ fn positive_finite(s: &str) -> Result<f64, String> {
 pub fn assemble(args: AssembleArgs) -> Result<()> {
     let a_name = role("A", &args.a);
     let d_name = role("d", &args.d);
-    let a = io::read_matrix(&args.a, "A")?;
+    // A straight into float32: the GPU computes in it, and no float64 copy is ever held.
+    let a = io::read_matrix_f32(&args.a, "A", false)?;
     let d = io::read_vector(&args.d, "d")?;
-    check_non_empty(&a_name, &a)?;
-    let (m, n) = a.shape();
+    check_non_empty(&a_name, &a.matrix)?;
+    let (m, n) = a.matrix.shape();
     if d.len() != n {
         return Err(Error::shape(format!(
             "{a_name} is {m}x{n}, so d needs {n} entries (one per column of A), but {d_name} has {}",
@@ -141,15 +143,17 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
         ))
         .into());
     }
-    let a = to_single_precision(&a_name, &a)?;
+    let a = fits_single_precision(&a_name, a)?;
     let d = to_single_precision_vec(&d_name, &d)?;
     io::check_output_path(&args.output)?;
     let gpu = Gpu::new()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, n, opts)?;
     let c = gpu.assemble(&a, &d, opts)?;
+    // The input is not needed while the output is written.
+    drop(a);
     io::write_matrix(&args.output, &c)?;
-    println!(
+    say!(
         "C = A·diag(d)·Aᵀ: {m}x{m} lower triangle (float32, {} format, {method} method on {}) \
          written to {}",
         opts.format,
@@ -163,25 +167,28 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
 /// LAPACK's RFP array with `--rfp`).
 pub fn factor(args: FactorArgs) -> Result<()> {
     let c_name = role("C", &args.c);
-    let c = io::read_matrix(&args.c, "C")?;
-    check_non_empty(&c_name, &c)?;
-    let (m, n) = c.shape();
+    // Only the lower triangle is read, straight into float32: whatever the upper one holds is
+    // ignored, and no float64 copy is ever held.
+    let c = io::read_matrix_f32(&args.c, "C", true)?;
+    check_non_empty(&c_name, &c.matrix)?;
+    let (m, n) = c.matrix.shape();
     if m != n {
         return Err(Error::shape(format!("{c_name} must be square, but is {m}x{n}")).into());
     }
-    // Only the lower triangle is read: whatever the upper one holds is ignored.
-    let c = to_single_precision(&c_name, &c.lower_triangle())?;
+    let c = fits_single_precision(&c_name, c)?;
     io::check_output_path(&args.output)?;
     let gpu = Gpu::new()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, 0, opts)?;
     let l = gpu.cholesky(&c, opts)?;
+    // The input is not needed while the output is written.
+    drop(c);
     if args.rfp {
         io::write_vector(&args.output, &l.to_rfp())?;
     } else {
         io::write_matrix(&args.output, l.l())?;
     }
-    println!(
+    say!(
         "L with C = L·Lᵀ: {m}x{m}{} (float32, {} format, {method} method on {}) written to {}",
         if args.rfp { " as an RFP array" } else { "" },
         opts.format,
@@ -240,7 +247,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     }
     io::write_vector(&args.output, &outcome.x)?;
     print_solution(&outcome, residual);
-    println!(
+    say!(
         "x: {m} values (float64, {} format, {method} method on {}) written to {}",
         gpu_options.format,
         gpu.info().renderer,
@@ -252,26 +259,40 @@ pub fn solve(args: SolveArgs) -> Result<()> {
 /// What `solve` reports of a solution: iterations, the stopping test, the achieved backward
 /// error, the forward-error estimate and whether the f64 CPU solve took over.
 fn print_solution(outcome: &symraster::Solution, residual: f64) {
-    println!("iterations: {}", outcome.iterations);
-    println!(
+    say!("iterations: {}", outcome.iterations);
+    say!(
         "final residual: {residual:.3e} ({} test, tolerance {:.3e})",
         outcome.criterion.name(),
         outcome.tolerance
     );
-    println!("backward error: {:.3e}", outcome.backward_error);
-    println!(
+    say!("backward error: {:.3e}", outcome.backward_error);
+    say!(
         "forward error estimate: {:.3e} (condition estimate {:.3e})",
-        outcome.forward_error_estimate, outcome.condition
+        outcome.forward_error_estimate,
+        outcome.condition
     );
     match &outcome.fallback {
-        None => println!("f64 CPU fallback: no"),
-        Some(Fallback::Stagnated { iteration }) => println!(
-            "f64 CPU fallback: yes (the corrections stopped shrinking at step {iteration})"
-        ),
+        None => say!("f64 CPU fallback: no"),
+        Some(Fallback::Stagnated { iteration }) => {
+            say!("f64 CPU fallback: yes (the corrections stopped shrinking at step {iteration})")
+        }
         Some(Fallback::IterationLimit) => {
-            println!("f64 CPU fallback: yes (the iteration limit was reached)")
+            say!("f64 CPU fallback: yes (the iteration limit was reached)")
         }
     }
+}
+
+/// The matrix, if every value read fits float32; else the first that does not, named as what
+/// it is (NaN or an infinity, or a finite value beyond float32's range).
+fn fits_single_precision(name: &str, read: io::SingleMatrix) -> Result<Matrix<f32>> {
+    if let Some((at, value)) = read.first_unfit {
+        let cols = read.matrix.cols();
+        let position = || format!("row {}, column {} (0-based)", at / cols, at % cols);
+        if let Some(e) = single_precision_error(name, &position, value) {
+            return Err(e.into());
+        }
+    }
+    Ok(read.matrix)
 }
 
 /// "A (path)": how an input is named in messages.

@@ -11,14 +11,14 @@ pub fn info() -> Result<()> {
     let gpu = Gpu::new()?;
     let i = gpu.info();
     let (full, packed) = gpu.max_order();
-    println!("GL_VENDOR            {}", i.vendor);
-    println!("GL_RENDERER          {}", i.renderer);
-    println!("GL_VERSION           {}", i.version);
-    println!(
+    say!("GL_VENDOR            {}", i.vendor);
+    say!("GL_RENDERER          {}", i.renderer);
+    say!("GL_VERSION           {}", i.version);
+    say!(
         "GL_MAX_TEXTURE_SIZE  {} (driver)",
         i.driver_max_texture_size
     );
-    println!(
+    say!(
         "texture limit        {}{}",
         i.max_texture_size,
         if i.max_texture_size < i.driver_max_texture_size {
@@ -27,25 +27,25 @@ pub fn info() -> Result<()> {
             String::new()
         }
     );
-    println!(
+    say!(
         "EGL device           {} of {}{}",
         i.egl_device_index,
         i.egl_device_count,
         if i.software { " (software)" } else { "" }
     );
-    println!("largest m            {full} (full), {packed} (packed)");
+    say!("largest m            {full} (full), {packed} (packed)");
     if i.has_compute() {
         let (full, rfp, source) = gpu.max_tiled_order()?;
-        println!("largest m, tiled     {full} (full), {rfp} (RFP): {source}");
+        say!("largest m, tiled     {full} (full), {rfp} (RFP): {source}");
     }
     let methods: Vec<&str> = gpu.methods().into_iter().map(|m| m.name()).collect();
-    println!(
+    say!(
         "methods              {} (auto: {})",
         methods.join(", "),
         gpu.resolve(symraster::Method::Auto)?
     );
-    println!("CPU                  {}", cpu_model());
-    println!(
+    say!("CPU                  {}", cpu_model());
+    say!(
         "CPU threads          {}",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );

@@ -147,7 +147,7 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         io::write_matrix(&args.output, &r.x)?;
     }
     let s = a.rows();
-    println!(
+    say!(
         "M⁻¹: {s}x{s}{} ({} {}, {} storage, on {}; ‖I − M·X‖_F {}) written to {}",
         if args.rfp { " as an RFP array" } else { "" },
         args.kind
@@ -204,7 +204,7 @@ pub fn sign(args: SignArgs) -> Result<()> {
     };
     let s = inverse::sign(&inv, &a, options)?;
     io::write_matrix(&args.output, &s.s)?;
-    println!(
+    say!(
         "sign(A): {n}x{n} after {} Newton iterations{} and {} f64 polish step(s) (‖I − S²‖_F \
          {:.2e}, ‖A·S − S·A‖_F/(‖A‖_F·‖S‖_F) {:.2e}) written to {}",
         s.iterations,
@@ -241,7 +241,7 @@ pub fn lyap(args: LyapArgs) -> Result<()> {
     let inv = Inverter::new(&gpu)?;
     let x = inverse::solve_continuous_lyapunov(&inv, &a, &q, args.refine as usize)?;
     io::write_matrix(&args.output, &x.x)?;
-    println!(
+    say!(
         "X with A·X + X·Aᵀ = Q: {n}x{n} after {} sign iterations (relative residual {}) written \
          to {}",
         x.iterations,

@@ -5,6 +5,7 @@ mod demo;
 mod files;
 mod info;
 mod invert;
+pub mod print;
 pub mod reproduce;
 pub mod view;
 
@@ -78,7 +79,7 @@ enum Command {
 }
 
 /// What every file command says about files.
-const FILES_HELP: &str = "Files: .npy (float32 or float64, C or Fortran order) or Matrix Market .mtx (array real general or symmetric); vectors may be 1-D or a single row or column. The output's format follows its extension. Outputs are written only after the computation succeeds, through a temporary file renamed into place: a failed run leaves no file and does not touch an existing one. Exit status 0 on success, 1 with one line on stderr on error.";
+const FILES_HELP: &str = "Files: .npy (float32 or float64, C or Fortran order) or Matrix Market .mtx (array or coordinate; real, integer or pattern; general, symmetric or skew-symmetric; read as dense); vectors may be 1-D or a single row or column. The output's format follows its extension. Outputs are written only after the computation succeeds, through a temporary file renamed into place: a failed run leaves no file and does not touch an existing one. Exit status 0 on success, 1 with one line on stderr on error.";
 
 /// Runs one subcommand.
 pub fn run(cli: Cli) -> Result<()> {

@@ -2,7 +2,7 @@
 //! `symraster tables` is `reproduce --only tables`.
 
 use crate::reproduce::{self, Config, Part, Sizes};
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use symraster::{Error, Format, Gpu, InputError, Method, Options};
@@ -72,15 +72,23 @@ fn parse_sizes(text: &str) -> Result<Sizes, String> {
 /// Runs the reproduction and lists the files written (and, for the tables alone, prints
 /// them). Every size is checked against the device's limits before anything is allocated.
 pub fn reproduce(args: ReproduceArgs) -> Result<()> {
+    // A bad --out fails with one line before the device is opened; the folder is made only
+    // once the sizes are known to fit, and before any progress line.
+    let name = symraster::io::display_path(&args.out);
+    if args.out.exists() && !args.out.is_dir() {
+        bail!("cannot write into {name}: it is not a folder (--out names the output folder)");
+    }
     let gpu = Gpu::new()?;
     let only = args.only;
     check_sizes(&gpu, &args.sizes, only)?;
-    eprintln!(
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| anyhow::anyhow!("cannot create the output folder {name}: {e}"))?;
+    crate::cli::print::stderr_line(format_args!(
         "reproducing on {} ({}); writing into {}",
         gpu.info().renderer,
         gpu.info().version,
         args.out.display()
-    );
+    ));
     let config = Config {
         sizes: args.sizes,
         only: args.only.map(|p| match p {
@@ -97,7 +105,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
     };
     let report = reproduce::run(&gpu, &config).context("reproducing the paper's results")?;
     for f in &report.files {
-        println!("wrote {}", f.display());
+        say!("wrote {}", f.display());
     }
     if only == Some(PartArg::Tables) {
         for f in report
@@ -105,7 +113,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
             .iter()
             .filter(|f| f.extension().is_some_and(|e| e == "md"))
         {
-            println!("\n{}", std::fs::read_to_string(f)?);
+            say!("\n{}", std::fs::read_to_string(f)?);
         }
     }
     Ok(())

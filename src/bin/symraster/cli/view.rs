@@ -120,7 +120,7 @@ fn record(args: &ViewArgs, dir: PathBuf) -> Result<()> {
             recording.operation, recording.format, recording.m
         )
     })?;
-    println!(
+    say!(
         "wrote {} frames ({} passes + the initial state) to {}{}; final relative error vs CPU \
          f64 {:.2e} ({})",
         done.frames.len(),
@@ -136,14 +136,13 @@ fn record(args: &ViewArgs, dir: PathBuf) -> Result<()> {
     Ok(())
 }
 
-/// Why no window can be opened, with what to do instead.
+/// Why no window can be opened, with what to do instead, on one line.
 pub fn no_display(reason: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "cannot open the viewer window: {reason}.\n  \
-         Without a display, record the frames as PNG files instead:\n    \
-         symraster view --record frames/ [--gif run.gif]\n  \
-         or give the window a virtual X server (Debian: apt-get install xvfb):\n    \
-         xvfb-run -a -s '-screen 0 1280x800x24' symraster view"
+        "cannot open the viewer window: {reason}; without a display, record the frames as PNG \
+         files (`symraster view --record frames/ [--gif run.gif]`) or give the window a virtual \
+         X server (`xvfb-run -a -s '-screen 0 1280x800x24' symraster view`; Debian: apt-get \
+         install xvfb)"
     )
 }
 

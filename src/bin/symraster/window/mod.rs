@@ -100,7 +100,7 @@ impl ApplicationHandler for App {
         match open(event_loop, &self.args) {
             Ok(running) => {
                 running.window.request_redraw();
-                println!("{}", running.viewer.snapshot.status());
+                say!("{}", running.viewer.snapshot.status());
                 self.running = Some(running);
             }
             Err(e) => {
@@ -214,7 +214,7 @@ impl ApplicationHandler for App {
             });
             if v.session.is_done() {
                 v.playing = false;
-                println!("{}", v.snapshot.status());
+                say!("{}", v.snapshot.status());
             }
             v.next_tick = now + interval;
             r.window.set_title(&v.title());
@@ -286,7 +286,7 @@ fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
     let (window, surface, context, display) = window_and_context(event_loop, args)?;
     let ctx = Context::load(&display);
     let info = DeviceInfo::query(&ctx)?;
-    println!(
+    say!(
         "window: {}x{} on {} ({}, {})",
         window.inner_size().width,
         window.inner_size().height,
@@ -357,7 +357,7 @@ impl Running {
                 image
                     .save(&*path)
                     .with_context(|| format!("writing the screenshot {}", path.display()))?;
-                println!(
+                say!(
                     "screenshot {} ({}x{}): {}",
                     path.display(),
                     size.0,
@@ -400,7 +400,7 @@ impl Viewer {
             Err(e) => {
                 self.playing = false;
                 self.message = e.to_string();
-                eprintln!("{e}");
+                crate::cli::print::stderr_line(format_args!("{e}"));
             }
         }
         self.update_hint();
@@ -438,7 +438,7 @@ impl Viewer {
                 } else {
                     self.act(|_| Ok(()));
                 }
-                println!("{}", self.snapshot.status());
+                say!("{}", self.snapshot.status());
             }
             Err(e) => {
                 let why = match &e {
@@ -448,7 +448,7 @@ impl Viewer {
                     ),
                     _ => format!("cannot start {operation} in {format} format: {e}"),
                 };
-                eprintln!("{why}");
+                crate::cli::print::stderr_line(format_args!("{why}"));
                 self.message = why;
                 self.update_hint();
             }
@@ -526,7 +526,7 @@ impl Viewer {
             _ => {}
         }
         if !self.playing {
-            println!("{}", self.snapshot.status());
+            say!("{}", self.snapshot.status());
         }
         false
     }
