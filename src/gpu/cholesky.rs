@@ -2,6 +2,7 @@
 
 use super::{CholeskyFactor, Gpu, Method, Options};
 use crate::error::{Error, InputError, NumericalError, Result};
+use crate::least_squares::{exponent_of, times_power_of_two};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::PingPong;
@@ -12,9 +13,56 @@ impl Gpu {
     /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5). Only the lower
     /// triangle of `c` is read.
     ///
+    /// C is scaled by an even power of two 4^k (exact) so that its largest diagonal entry is
+    /// near 1 and L' is scaled back by 2^-k (exact): tiny or huge SPD matrices (1e-39·I,
+    /// 1e30·I) factor as well as unit-scale ones, on every method and format.
+    ///
     /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column
-    /// (0-based, LAPACK's INFO − 1).
+    /// (0-based, LAPACK's INFO − 1) and the pivot in C's own units.
     pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
+        check_square("C", c, "(a symmetric matrix)")?;
+        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        let k = factor_exponent((0..c.rows()).map(|j| f64::from(c[(j, j)])));
+        let scaled = (k != 0).then(|| {
+            let factor = times_power_of_two(1.0, 2 * k);
+            c.map(|v| (f64::from(v) * factor) as f32)
+        });
+        match scaled {
+            // Off-diagonal entries beyond the diagonal's reach (not SPD) could overflow: factor
+            // C as given, which names the failing column.
+            Some(scaled) if scaled.lower_triangle().as_slice().iter().all(|v| v.is_finite()) => {
+                let l = self
+                    .cholesky_unscaled(&scaled, options)
+                    .map_err(|e| unscale_pivot(e, k))?;
+                unscale_factor(l.l(), k)
+            }
+            _ => self.cholesky_unscaled(c, options),
+        }
+    }
+
+    /// [`Gpu::cholesky`] of an f64 C (as the command line reads it): scaled by 4^k in f64
+    /// before rounding to f32, so that C of any finite scale factors wherever L fits in f32;
+    /// an L outside f32's range is [`NumericalError::OutOfRange`].
+    pub fn cholesky_f64(
+        &self,
+        input: &str,
+        c: &Matrix<f64>,
+        options: impl Into<Options>,
+    ) -> Result<CholeskyFactor> {
+        check_square(input, c, "(a symmetric matrix)")?;
+        let lower = c.lower_triangle();
+        check_finite(input, &lower)?;
+        let k = factor_exponent((0..c.rows()).map(|j| c[(j, j)]));
+        let factor = times_power_of_two(1.0, 2 * k);
+        let scaled = crate::matrix::to_single_precision(input, &lower.map(|v| v * factor))?;
+        let l = self
+            .cholesky_unscaled(&scaled, options)
+            .map_err(|e| unscale_pivot(e, k))?;
+        unscale_factor(l.l(), k)
+    }
+
+    /// Algorithm 5 (or the blocked or tiled Cholesky) on `c` as given.
+    fn cholesky_unscaled(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
         let options = options.into();
         match self.check_problem_size(c.rows(), 0, options)? {
             Method::Tiled => return self.cholesky_tiled_host(c, options.format),
@@ -129,6 +177,66 @@ impl Gpu {
             Operands::PairOnly,
         )
     }
+}
+
+/// The k with 4^k·max C(j,j) near 1 (0 where the diagonal has no positive entry).
+fn factor_exponent(diagonal: impl Iterator<Item = f64>) -> i32 {
+    let c_max = diagonal.fold(0.0f64, f64::max);
+    if c_max > 0.0 && c_max.is_finite() {
+        -(exponent_of(c_max) + 1).div_euclid(2)
+    } else {
+        0
+    }
+}
+
+/// A failing pivot of 4^k·C reported in C's units.
+fn unscale_pivot(e: Error, k: i32) -> Error {
+    match e {
+        Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
+            NumericalError::NotPositiveDefinite {
+                column,
+                pivot: times_power_of_two(pivot, -2 * k),
+            }
+            .into()
+        }
+        e => e,
+    }
+}
+
+/// L = 2^-k·L', L' the factor of 4^k·C, in f32; a diagonal entry that leaves f32's range
+/// (infinite, or below its smallest normal number) is [`NumericalError::OutOfRange`].
+fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
+    for j in 0..scaled.rows() {
+        let value = times_power_of_two(f64::from(scaled[(j, j)]), -k);
+        let (why, fix) = if value > f64::from(f32::MAX) {
+            (
+                format!("above float32's largest value {:.3e}", f32::MAX),
+                "divide C by a power of four",
+            )
+        } else if value < f64::from(f32::MIN_POSITIVE) {
+            (
+                format!(
+                    "below float32's smallest normal value {:.3e}",
+                    f32::MIN_POSITIVE
+                ),
+                "multiply C by a power of four",
+            )
+        } else {
+            continue;
+        };
+        return Err(NumericalError::OutOfRange {
+            what: "L (C = L·Lᵀ)",
+            row: j,
+            col: j,
+            value,
+            why,
+            fix,
+        }
+        .into());
+    }
+    Ok(CholeskyFactor::new(scaled.map(|v| {
+        times_power_of_two(f64::from(v), -k) as f32
+    })))
 }
 
 /// The plan of Algorithm 5 for this layout (Fig 5 full, Figs 6-7 packed).

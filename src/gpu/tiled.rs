@@ -42,7 +42,9 @@ impl TiledFactor {
     }
 
     /// Solves L·Lᵀ·X = B on the GPU for the columns of B (m x r).
+    /// B must be finite ([`InputError::NonFinite`] otherwise).
     pub fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
+        check_finite("B (the right sides)", b)?;
         let mut x = DeviceRhs::upload(&self.kernels, b, self.max_bytes)?;
         solve::solve_in_place(&self.kernels, &self.l, &mut x)?;
         x.download()
@@ -57,6 +59,7 @@ impl TiledFactor {
                 b.len()
             )));
         }
+        crate::matrix::check_finite_vec("b (the right side)", b)?;
         Ok(self
             .solve_many(&Matrix::from_row_major(m, 1, b.to_vec())?)?
             .into_vec())

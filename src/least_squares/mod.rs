@@ -20,10 +20,12 @@
 //! falls back to an f64 Cholesky on the CPU and says so in [`Solution::fallback`].
 
 mod condition;
+mod double;
 pub mod normal_equations;
 mod refinement;
 
 pub use condition::{estimate_inverse_norm_1, estimate_norm_1};
+pub use double::DoubleFactor;
 pub use normal_equations::{
     solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,
 };
@@ -209,6 +211,13 @@ pub enum Fallback {
     },
     /// The iteration limit was reached first.
     IterationLimit,
+    /// The GPU's f32 Cholesky failed (not positive definite, or a pivot at rounding level, in
+    /// single precision) at this column (0-based), though C may be SPD in f64: x comes from an
+    /// f64 Cholesky on the CPU, refined in f64.
+    SingleFactorFailed {
+        /// The f32 factor's failing column.
+        column: usize,
+    },
 }
 
 /// The result of [`crate::Gpu::solve_weighted_least_squares`].
@@ -264,6 +273,17 @@ pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
     check_finite_vec("b", b)
 }
 
+/// Refuses, before any work, an AD²Aᵀ that is singular by its shape or weights: n < m, or
+/// fewer than m non-zero entries of d ([`NumericalError::SingularProduct`]).
+pub fn check_rank(a: &Matrix<f64>, d: &[f64]) -> Result<()> {
+    let (m, n) = a.shape();
+    let nonzero = d.iter().filter(|&&v| v != 0.0).count();
+    if n < m || nonzero < m {
+        return Err(NumericalError::SingularProduct { m, n, nonzero }.into());
+    }
+    Ok(())
+}
+
 /// The tolerance under which a single-precision pivot ratio L(j,j)²/C(j,j) means AD²Aᵀ is
 /// numerically singular: 32·2⁻²⁴ ≈ 1.9e-6. A pivot of an exactly singular C (say, two equal
 /// rows of A) is rounding noise of a few 2⁻²⁴·C(j,j); the paper's ill-conditioned problems keep
@@ -276,10 +296,22 @@ pub fn pivot_tolerance() -> f64 {
 
 /// The diagonal of AD²Aᵀ in f64: Σₖ A(j,k)² d(k), O(mn).
 pub fn product_diagonal(a: &Matrix<f64>, d: &[f64]) -> Vec<f64> {
+    product_diagonal_scaled(a, d, 1.0, 1.0)
+}
+
+/// The diagonal of (s·A)·diag(t·d)·(s·A)ᵀ in f64, s and t powers of two chosen by the caller
+/// so that it neither overflows nor underflows where AD²Aᵀ's own would.
+pub fn product_diagonal_scaled(a: &Matrix<f64>, d: &[f64], s: f64, t: f64) -> Vec<f64> {
     use rayon::prelude::*;
     (0..a.rows())
         .into_par_iter()
-        .map(|j| a.row(j).iter().zip(d).map(|(a, d)| a * a * d).sum())
+        .map(|j| {
+            a.row(j)
+                .iter()
+                .zip(d)
+                .map(|(a, d)| (a * s).powi(2) * (d * t))
+                .sum()
+        })
         .collect()
 }
 
@@ -324,8 +356,32 @@ pub(crate) fn norm2(v: &[f64]) -> f64 {
     scale * v.iter().map(|v| (v / scale).powi(2)).sum::<f64>().sqrt()
 }
 
+/// max |vᵢ|, NaN if any entry is NaN (`f64::max` alone would skip it and let a NaN vector
+/// read as small).
 pub(crate) fn norm_inf(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |m, v| m.max(v.abs()))
+    v.iter().fold(0.0, |m: f64, v| {
+        if m.is_nan() || v.is_nan() {
+            f64::NAN
+        } else {
+            m.max(v.abs())
+        }
+    })
+}
+
+/// The exponent k with 2^k·x in [1, 2) for a finite x ≠ 0 (subnormals included).
+pub(crate) fn exponent_of(x: f64) -> i32 {
+    let x = x.abs();
+    if x < f64::MIN_POSITIVE {
+        return exponent_of(x * 2f64.powi(64)) - 64;
+    }
+    ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
+}
+
+/// v·2^k, exact wherever the result is a normal number (k split in two so that 2^k itself
+/// need not be representable: |k| up to about 2100).
+pub(crate) fn times_power_of_two(v: f64, k: i32) -> f64 {
+    let half = k / 2;
+    v * 2f64.powi(half) * 2f64.powi(k - half)
 }
 
 #[cfg(test)]

@@ -169,13 +169,14 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     if m != n {
         return Err(Error::shape(format!("{c_name} must be square, but is {m}x{n}")).into());
     }
-    // Only the lower triangle is read: whatever the upper one holds is ignored.
-    let c = to_single_precision(&c_name, &c.lower_triangle())?;
+    // Only the lower triangle is read: whatever the upper one holds is ignored. C is scaled
+    // by a power of four in f64 before rounding to f32, so tiny or huge SPD C factor too.
+    check_finite(&c_name, &c.lower_triangle())?;
     io::check_output_path(&args.output)?;
     let gpu = Gpu::new()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, 0, opts)?;
-    let l = gpu.cholesky(&c, opts)?;
+    let l = gpu.cholesky_f64(&c_name, &c, opts)?;
     if args.rfp {
         io::write_vector(&args.output, &l.to_rfp())?;
     } else {
@@ -271,6 +272,10 @@ fn print_solution(outcome: &symraster::Solution, residual: f64) {
         Some(Fallback::IterationLimit) => {
             println!("f64 CPU fallback: yes (the iteration limit was reached)")
         }
+        Some(Fallback::SingleFactorFailed { column }) => println!(
+            "f64 CPU fallback: yes (the GPU's float32 Cholesky failed at column {column}; \
+             factored in float64 on the CPU)"
+        ),
     }
 }
 
