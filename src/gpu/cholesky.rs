@@ -239,6 +239,34 @@ fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
     })))
 }
 
+/// A [`NumericalError::NotPositiveDefinite`] from the tiled kernels (whose status word can
+/// name a later column, or a NaN pivot, when a pivot underflows f32) restated from an f64
+/// Cholesky of C's leading j + 1 columns on the CPU (O(j³), on failure only): the first column
+/// whose f64 pivot is not positive, or else the first whose pivot is below f32's smallest
+/// normal number, or else the GPU's column; each with its f64 pivot. `lower(i, j)` reads C
+/// (i ≥ j). Other errors pass through.
+pub(crate) fn restate_failure(e: Error, lower: impl Fn(usize, usize) -> f64) -> Error {
+    let Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }) = e else {
+        return e;
+    };
+    let leading = Matrix::from_fn(column + 1, column + 1, |i, j| {
+        if i >= j { lower(i, j) } else { 0.0 }
+    });
+    let mut c = crate::baseline::to_faer(&leading);
+    if let Err(e) = crate::baseline::cholesky_in_place(&mut c, faer::Par::Seq) {
+        return e;
+    }
+    let pivot = |j: usize| c[(j, j)].powi(2);
+    let column = (0..=column)
+        .find(|&j| pivot(j) < f64::from(f32::MIN_POSITIVE))
+        .unwrap_or(column);
+    NumericalError::NotPositiveDefinite {
+        column,
+        pivot: pivot(column),
+    }
+    .into()
+}
+
 /// The plan of Algorithm 5 for this layout (Fig 5 full, Figs 6-7 packed).
 pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
     match (layout.format(), method) {

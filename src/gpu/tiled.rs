@@ -2,7 +2,7 @@
 //! kernels of [`crate::tiled`], sized by the storage-buffer limits instead of textures, and
 //! [`TiledFactor`], a factor that stays on the GPU for device-side solves.
 
-use super::cholesky::{check_factor_entries, product_diagonal};
+use super::cholesky::{check_factor_entries, product_diagonal, restate_failure};
 use super::{CholeskyFactor, Gpu};
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
@@ -177,6 +177,7 @@ impl Gpu {
         let part = self.tiled_part_bytes()?;
         let l = TiledMatrix::from_lower(self.context(), c, storage_of(format), part)?;
         self.factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, |i, j| f64::from(c[(i, j)])))
     }
 
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
@@ -193,7 +194,11 @@ impl Gpu {
         crate::matrix::check_finite_vec("C (RFP)", arf)?;
         let k = self.tiled_kernels()?;
         let l = TiledMatrix::from_rfp(self.context(), m, arf, self.tiled_part_bytes()?)?;
-        self.factor_on_gpu(k, l)
+        self.factor_on_gpu(k, l).map_err(|e| {
+            restate_failure(e, |i, j| {
+                f64::from(arf[rfp::index(m, i, j)])
+            })
+        })
     }
 
     /// The factor of C = A·diag(d)·Aᵀ with C never leaving the GPU, kept there.
