@@ -6,14 +6,14 @@ use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::{
     Criterion, DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings,
     check_pivots, check_problem, check_rank, estimate_inverse_norm_1, estimate_norm_1,
-    exponent_of, norm_inf, norm2, product_diagonal_scaled, refine, times_power_of_two,
+    exponent_of, norm_inf, norm2, refine, times_power_of_two,
 };
 use crate::matrix::{Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
 
 /// Above this, the condition estimate through the f32 factor says little about C itself
-/// (κ·u₃₂ ≥ 1: the factor may belong to a singular neighbour of C): the solve checks C with
-/// an f64 factor on the CPU and reports that factor's estimate instead.
+/// (κ·u₃₂ ≥ 1: the factor may belong to a singular neighbour of C): with the fallback on, the
+/// solve checks C with an f64 factor on the CPU (O(m³)) and reports that factor's estimate.
 const SINGLE_CONDITION_LIMIT: f64 = 2.0 / f32::EPSILON as f64;
 
 impl Gpu {
@@ -77,11 +77,10 @@ impl Gpu {
     ) -> Result<Solution> {
         let start = Instant::now();
         let mut phase = Phases::new(start);
-        // C's diagonal, once, of A and d pre-scaled so that it cannot overflow: it sets the
-        // range scaling and checks the factor's pivots.
-        let pre = RangeScaling::pre(a, d);
-        let pre_diagonal = product_diagonal_scaled(a, d, pre.a, pre.d);
-        let scaling = RangeScaling::of(&pre_diagonal, d, &pre)?;
+        // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow
+        // or underflow: it sets the range scaling and checks the factor's pivots.
+        let diagonal = DiagonalParts::of(a, d);
+        let scaling = RangeScaling::of(&diagonal, d)?;
         let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
         check_finite_vec(
             "d (scaled and rounded to single precision for the GPU)",
@@ -90,8 +89,7 @@ impl Gpu {
         let method = self.check_problem_size(a.rows(), a.cols(), options.gpu)?;
         // C' = 4^e·2^f·C, the matrix the factors belong to, and its diagonal.
         let c_scale = scaling.a * scaling.a * scaling.d;
-        let to_final = (scaling.a / pre.a).powi(2) * (scaling.d / pre.d);
-        let scaled_diagonal: Vec<f64> = pre_diagonal.iter().map(|c| c * to_final).collect();
+        let scaled_diagonal = diagonal.scaled(scaling.exponent);
         phase.mark("diagonal, scaling");
         // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
         // is rounded to f32 there for the factor; C and L stay there, corrections are solved
@@ -266,10 +264,11 @@ impl Gpu {
             return Err(e);
         }
         let mut condition = norm_c * c_scale * inverse_norm;
-        if !(condition < SINGLE_CONDITION_LIMIT) {
-            // Past 1/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
+        if options.fallback && !(condition < SINGLE_CONDITION_LIMIT) {
+            // Past 2/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
             // singular one (refinement converges on a consistent singular system too): an f64
-            // factor decides, and its estimate is the one reported.
+            // factor decides, and its estimate is the one reported. (Off with the fallback, as
+            // in the paper's settings: there the estimate is the f32 factor's, a lower bound.)
             let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
             condition = norm_c * c_scale * double.inverse_norm_scaled();
             double.check_singular(condition, &scaled_diagonal)?;
@@ -406,69 +405,86 @@ struct RangeScaling {
     a: f64,
     /// 2^f.
     d: f64,
+    /// 2e + f: C' = 2^(2e+f)·C.
+    exponent: i32,
 }
 
-/// Powers of two 2^-p and 2^-q with max|A|·2^-p and max|d|·2^-q in [1, 2): C's diagonal of
-/// A and d scaled by them cannot overflow f64 whatever A's and d's scale.
-struct PreScaling {
-    /// p.
-    a_exponent: i32,
-    /// q.
-    d_exponent: i32,
-    /// 2^-p.
-    a: f64,
-    /// 2^-q.
-    d: f64,
+/// C's diagonal without overflow or underflow: C(j,j) = vⱼ·2^kⱼ, vⱼ = Σₖ (A(j,k)·2^-pⱼ)²·
+/// d(k)·2^-q with max|A(j,·)|·2^-pⱼ and max|d|·2^-q in [1, 2), kⱼ = 2pⱼ + q.
+struct DiagonalParts {
+    parts: Vec<(f64, i32)>,
+}
+
+impl DiagonalParts {
+    /// The parts of AD²Aᵀ's diagonal, O(mn) on all cores.
+    fn of(a: &Matrix<f64>, d: &[f64]) -> Self {
+        use rayon::prelude::*;
+        let exponent = |x: f64| if x > 0.0 { exponent_of(x) } else { 0 };
+        let q = exponent(norm_inf(d));
+        let d: Vec<f64> = d.iter().map(|&v| times_power_of_two(v, -q)).collect();
+        let parts = (0..a.rows())
+            .into_par_iter()
+            .map(|j| {
+                let p = exponent(norm_inf(a.row(j)));
+                let v = a
+                    .row(j)
+                    .iter()
+                    .zip(&d)
+                    .map(|(&a, d)| times_power_of_two(a, -p).powi(2) * d)
+                    .sum::<f64>();
+                (v, 2 * p + q)
+            })
+            .collect();
+        Self { parts }
+    }
+
+    /// The diagonal of 2^s·C in f64.
+    fn scaled(&self, s: i32) -> Vec<f64> {
+        self.parts
+            .iter()
+            .map(|&(v, k)| times_power_of_two(v, k + s))
+            .collect()
+    }
 }
 
 impl RangeScaling {
-    /// The pre-scaling of C's diagonal for `of`.
-    fn pre(a: &Matrix<f64>, d: &[f64]) -> PreScaling {
-        let exponent = |x: f64| if x > 0.0 { exponent_of(x) } else { 0 };
-        let (p, q) = (exponent(max_abs(a)), exponent(norm_inf(d)));
-        PreScaling {
-            a_exponent: p,
-            d_exponent: q,
-            a: times_power_of_two(1.0, -p),
-            d: times_power_of_two(1.0, -q),
-        }
-    }
-
     /// Scales so the largest |d| and the largest diagonal entry of C' are near 1. Fails when
     /// the diagonal's own spread exceeds f32's range (no common scale fits it).
-    /// `pre_diagonal` is the diagonal of (2^-p·A)·diag(2^-q·d)·(2^-p·A)ᵀ = 4^-p·2^-q·C.
-    fn of(pre_diagonal: &[f64], d: &[f64], pre: &PreScaling) -> Result<Self> {
-        // log2 of the unscaled C's entries, from the pre-scaled ones.
-        let offset = 2 * pre.a_exponent + pre.d_exponent;
-        let log2_c = |c: f64| c.log2() + f64::from(offset);
+    fn of(diagonal: &DiagonalParts, d: &[f64]) -> Result<Self> {
+        let log2_c = |&(v, k): &(f64, i32)| v.abs().log2() + f64::from(k);
         let d_max = norm_inf(d);
         let d_exponent = if d_max > 0.0 {
             -(d_max.log2().round() as i32)
         } else {
             0
         };
-        let c_max = pre_diagonal.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
+        let largest = diagonal
+            .parts
+            .iter()
+            .filter(|(v, _)| *v != 0.0)
+            .max_by(|x, y| log2_c(x).total_cmp(&log2_c(y)));
         // C·2^f's largest diagonal entry near 1, then A by 2^e with 4^e·2^f·c_max near 1.
-        let a_exponent = if c_max > 0.0 {
-            let exponent = -(log2_c(c_max) + f64::from(d_exponent)).round();
-            (exponent / 2.0).round() as i32
-        } else {
-            0
+        let a_exponent = match largest {
+            Some(c) => {
+                let exponent = -(log2_c(c) + f64::from(d_exponent)).round();
+                (exponent / 2.0).round() as i32
+            }
+            None => 0,
         };
-        // From the pre-scaled diagonal to C' = 4^e·2^f·C.
-        let shift = 2 * (a_exponent + pre.a_exponent) + d_exponent + pre.d_exponent;
-        if let Some((j, &c)) = pre_diagonal.iter().enumerate().find(|(_, c)| {
-            **c != 0.0 && times_power_of_two(c.abs(), shift) < f64::from(f32::MIN_POSITIVE)
+        let exponent = 2 * a_exponent + d_exponent;
+        if let Some((j, &(v, k))) = diagonal.parts.iter().enumerate().find(|(_, (v, k))| {
+            *v != 0.0 && times_power_of_two(v.abs(), k + exponent) < f64::from(f32::MIN_POSITIVE)
         }) {
+            let &(c_max, c_max_exponent) = largest.expect("a non-zero entry exists");
             return Err(NumericalError::OutOfRange {
                 what: "C = A·diag(d)·Aᵀ",
                 row: j,
                 col: j,
-                value: times_power_of_two(c, offset),
+                value: times_power_of_two(v, k),
                 why: format!(
                     "more than float32's range ({:.0e}) below its largest diagonal entry {}",
                     f64::from(f32::MAX) / f64::from(f32::MIN_POSITIVE),
-                    format_scaled(c_max, offset)
+                    format_scaled(c_max, c_max_exponent)
                 ),
                 fix: "scale the rows of A to similar norms",
             }
@@ -477,6 +493,7 @@ impl RangeScaling {
         Ok(Self {
             a: times_power_of_two(1.0, a_exponent),
             d: times_power_of_two(1.0, d_exponent),
+            exponent,
         })
     }
 

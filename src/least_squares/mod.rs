@@ -296,22 +296,10 @@ pub fn pivot_tolerance() -> f64 {
 
 /// The diagonal of AD²Aᵀ in f64: Σₖ A(j,k)² d(k), O(mn).
 pub fn product_diagonal(a: &Matrix<f64>, d: &[f64]) -> Vec<f64> {
-    product_diagonal_scaled(a, d, 1.0, 1.0)
-}
-
-/// The diagonal of (s·A)·diag(t·d)·(s·A)ᵀ in f64, s and t powers of two chosen by the caller
-/// so that it neither overflows nor underflows where AD²Aᵀ's own would.
-pub fn product_diagonal_scaled(a: &Matrix<f64>, d: &[f64], s: f64, t: f64) -> Vec<f64> {
     use rayon::prelude::*;
     (0..a.rows())
         .into_par_iter()
-        .map(|j| {
-            a.row(j)
-                .iter()
-                .zip(d)
-                .map(|(a, d)| (a * s).powi(2) * (d * t))
-                .sum()
-        })
+        .map(|j| a.row(j).iter().zip(d).map(|(a, d)| a * a * d).sum())
         .collect()
 }
 
