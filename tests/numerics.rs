@@ -299,6 +299,34 @@ fn tiny_and_huge_spd_matrices_factor() {
                 let got = f64::from(l.l()[(m - 1, m - 1)]);
                 assert!((got / want - 1.0).abs() < 1e-5, "{method} {format} {s:e}");
             }
+            // The packed, tiled (kept on the GPU) and RFP entries scale too.
+            for s in [1e-39f64, 1e30] {
+                let c = base.map(|v| (v * s) as f32);
+                let check = |l: &Matrix<f32>, what: &str| {
+                    for j in 0..m {
+                        let want = l_ref[(j, j)] * s.sqrt();
+                        let got = f64::from(l[(j, j)]);
+                        assert!((got / want - 1.0).abs() < 1e-5, "{what} {s:e}: {got:e}");
+                    }
+                };
+                let packed = symraster::PackedMatrix::from_lower(&c).unwrap();
+                check(&gpu.cholesky_packed_raw(&packed).unwrap().to_lower(), "packed raw");
+                if gpu.info().has_compute() {
+                    let f = gpu.cholesky_tiled(&c, format).unwrap();
+                    check(f.download().unwrap().l(), "tiled");
+                    // C·x = s·1: x = base⁻¹·1, of order 1 at any s.
+                    let b = vec![s as f32; m];
+                    let x = f.solve(&b).unwrap();
+                    let x_ref = symraster::least_squares::solve_with_factor(&l_ref, &vec![1.0; m]);
+                    let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+                    assert!(relative_error_vec(&x64, &x_ref) < 1e-5, "tiled solve {s:e}");
+                    let arf = symraster::rfp::from_lower(&c).unwrap();
+                    let f = gpu.cholesky_rfp_tiled(m, &arf).unwrap();
+                    check(f.download().unwrap().l(), "rfp");
+                    let l_rfp = symraster::rfp::to_lower(&f.download_rfp().unwrap()).unwrap();
+                    check(&l_rfp, "rfp download");
+                }
+            }
             // An L outside f32's range is the range error.
             let c = base.map(|v| v * 1e-90);
             assert!(

@@ -22,22 +22,14 @@ impl Gpu {
     pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
         check_square("C", c, "(a symmetric matrix)")?;
         check_finite("C (lower triangle)", &c.lower_triangle())?;
-        let k = factor_exponent((0..c.rows()).map(|j| f64::from(c[(j, j)])));
-        let scaled = (k != 0).then(|| {
-            let factor = times_power_of_two(1.0, 2 * k);
-            c.map(|v| (f64::from(v) * factor) as f32)
-        });
-        match scaled {
-            // Off-diagonal entries beyond the diagonal's reach (not SPD) could overflow: factor
-            // C as given, which names the failing column.
-            Some(scaled) if scaled.lower_triangle().as_slice().iter().all(|v| v.is_finite()) => {
-                let l = self
-                    .cholesky_unscaled(&scaled, options)
-                    .map_err(|e| unscale_pivot(e, k))?;
-                unscale_factor(l.l(), k)
-            }
-            _ => self.cholesky_unscaled(c, options),
+        let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])));
+        let l = self
+            .cholesky_unscaled(&scaled, options)
+            .map_err(|e| unscale_pivot(e, k))?;
+        if k == 0 {
+            return Ok(l);
         }
+        unscale_factor(l.l(), k)
     }
 
     /// [`Gpu::cholesky`] of an f64 C (as the command line reads it): scaled by 4^k in f64
@@ -52,7 +44,7 @@ impl Gpu {
         check_square(input, c, "(a symmetric matrix)")?;
         let lower = c.lower_triangle();
         check_finite(input, &lower)?;
-        let k = factor_exponent((0..c.rows()).map(|j| c[(j, j)]));
+        let k = scale_exponent((0..c.rows()).map(|j| c[(j, j)]));
         let factor = times_power_of_two(1.0, 2 * k);
         let scaled = crate::matrix::to_single_precision(input, &lower.map(|v| v * factor))?;
         let l = self
@@ -77,8 +69,37 @@ impl Gpu {
     }
 
     /// The Cholesky factor of a packed C, left packed (half the storage of the full format).
-    /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column.
+    /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column. C is
+    /// scaled by 4^k into range first, as [`Gpu::cholesky`] does.
     pub fn cholesky_packed_raw(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
+        check_finite_vec("C (packed)", c.as_slice())?;
+        let m = c.order();
+        let k = scale_exponent((0..m).map(|j| c.get(j, j).map_or(0.0, f64::from)));
+        let factor = times_power_of_two(1.0, 2 * k);
+        let data: Vec<f32> = c
+            .as_slice()
+            .iter()
+            .map(|&v| (f64::from(v) * factor) as f32)
+            .collect();
+        if k == 0 || data.iter().any(|v| !v.is_finite()) {
+            return self.cholesky_packed_unscaled(c);
+        }
+        let scaled = PackedMatrix::from_raw(m, data)?;
+        let l = self
+            .cholesky_packed_unscaled(&scaled)
+            .map_err(|e| unscale_pivot(e, k))?;
+        // Every entry back by 2^-k; the diagonal checked against f32's range.
+        check_factor_range((0..m).map(|j| l.get(j, j).unwrap_or(f32::NAN)), k)?;
+        let data = l
+            .as_slice()
+            .iter()
+            .map(|&v| times_power_of_two(f64::from(v), -k) as f32)
+            .collect();
+        PackedMatrix::from_raw(m, data)
+    }
+
+    /// [`Gpu::cholesky_packed_raw`] of C as given.
+    fn cholesky_packed_unscaled(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
         let mut run = self.start_cholesky_packed(c)?;
         run.finish()?;
         let l = run.download_packed()?;
@@ -179,8 +200,28 @@ impl Gpu {
     }
 }
 
+/// 4^k·C with k from [`scale_exponent`] of C's diagonal, or (0, C) where the scaled C would
+/// not be finite (off-diagonal entries beyond the diagonal's reach: not SPD, and C as given
+/// names its failing column).
+pub(crate) fn scaled_by_four(
+    c: &Matrix<f32>,
+    diagonal: impl Iterator<Item = f64>,
+) -> (i32, Matrix<f32>) {
+    let k = scale_exponent(diagonal);
+    if k == 0 {
+        return (0, c.clone());
+    }
+    let factor = times_power_of_two(1.0, 2 * k);
+    let scaled = c.map(|v| (f64::from(v) * factor) as f32);
+    if scaled.as_slice().iter().all(|v| v.is_finite()) {
+        (k, scaled)
+    } else {
+        (0, c.clone())
+    }
+}
+
 /// The k with 4^k·max C(j,j) near 1 (0 where the diagonal has no positive entry).
-fn factor_exponent(diagonal: impl Iterator<Item = f64>) -> i32 {
+pub(crate) fn scale_exponent(diagonal: impl Iterator<Item = f64>) -> i32 {
     let c_max = diagonal.fold(0.0f64, f64::max);
     if c_max > 0.0 && c_max.is_finite() {
         -(exponent_of(c_max) + 1).div_euclid(2)
@@ -203,11 +244,20 @@ fn unscale_pivot(e: Error, k: i32) -> Error {
     }
 }
 
-/// L = 2^-k·L', L' the factor of 4^k·C, in f32; a diagonal entry that leaves f32's range
-/// (infinite, or below its smallest normal number) is [`NumericalError::OutOfRange`].
-fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
-    for j in 0..scaled.rows() {
-        let value = times_power_of_two(f64::from(scaled[(j, j)]), -k);
+/// L = 2^-k·L', L' the factor of 4^k·C, in f32; a diagonal entry that leaves f32's range is
+/// [`NumericalError::OutOfRange`] ([`check_factor_range`]).
+pub(crate) fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
+    check_factor_range((0..scaled.rows()).map(|j| scaled[(j, j)]), k)?;
+    Ok(CholeskyFactor::new(scaled.map(|v| {
+        times_power_of_two(f64::from(v), -k) as f32
+    })))
+}
+
+/// Refuses a factor whose diagonal, L'(j,j)·2^-k, is infinite or below f32's smallest normal
+/// number: [`NumericalError::OutOfRange`], as `assemble` refuses a C out of range.
+fn check_factor_range(diagonal: impl Iterator<Item = f32>, k: i32) -> Result<()> {
+    for (j, scaled) in diagonal.enumerate() {
+        let value = times_power_of_two(f64::from(scaled), -k);
         let (why, fix) = if value > f64::from(f32::MAX) {
             (
                 format!("above float32's largest value {:.3e}", f32::MAX),
@@ -234,9 +284,7 @@ fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
         }
         .into());
     }
-    Ok(CholeskyFactor::new(scaled.map(|v| {
-        times_power_of_two(f64::from(v), -k) as f32
-    })))
+    Ok(())
 }
 
 /// A [`NumericalError::NotPositiveDefinite`] from the tiled kernels (whose status word can
