@@ -1241,7 +1241,11 @@ fn numerics_tiny_factors_huge_right_sides_and_singular_products() {
     succeeds(run(&[&"factor", &"--c", &c_path, &"-o", &out], &[]));
     let l = io::read_matrix(&out, "L").unwrap();
     for j in 0..5 {
-        assert!((l[(j, j)] / 1e-25 - 1.0).abs() < 1e-6, "L({j},{j}) = {}", l[(j, j)]);
+        assert!(
+            (l[(j, j)] / 1e-25 - 1.0).abs() < 1e-6,
+            "L({j},{j}) = {}",
+            l[(j, j)]
+        );
     }
     let vanishing = w.matrix("c_1e-90.npy", &tiny.map(|v| v * 1e-40));
     let out2 = w.path("l2.npy");
@@ -1266,14 +1270,19 @@ fn numerics_tiny_factors_huge_right_sides_and_singular_products() {
     let (x_out, big_out) = (w.path("x.npy"), w.path("x_big.npy"));
     for (b, out) in [(&b_path, &x_out), (&big_path, &big_out)] {
         succeeds(run(
-            &[&"solve", &"--a", &a_path, &"--d", &d_path, &"--b", b, &"-o", out],
+            &[
+                &"solve", &"--a", &a_path, &"--d", &d_path, &"--b", b, &"-o", out,
+            ],
             &[],
         ));
     }
     let x = io::read_vector(&x_out, "x").unwrap();
     let x_big = io::read_vector(&big_out, "x").unwrap();
     for (x, x_big) in x.iter().zip(&x_big) {
-        assert!(x_big.is_finite() && (x_big / (x * 1e39) - 1.0).abs() < 1e-12, "{x_big}");
+        assert!(
+            x_big.is_finite() && (x_big / (x * 1e39) - 1.0).abs() < 1e-12,
+            "{x_big}"
+        );
     }
     let mut sparse = d.clone();
     for v in sparse.iter_mut().skip(3) {
@@ -1283,7 +1292,17 @@ fn numerics_tiny_factors_huge_right_sides_and_singular_products() {
     let out3 = w.path("x3.npy");
     fails_with(
         run(
-            &[&"solve", &"--a", &a_path, &"--d", &sparse_path, &"--b", &b_path, &"-o", &out3],
+            &[
+                &"solve",
+                &"--a",
+                &a_path,
+                &"--d",
+                &sparse_path,
+                &"--b",
+                &b_path,
+                &"-o",
+                &out3,
+            ],
             &[],
         ),
         &["AD²Aᵀ is singular: only 3 of d's 8 entries are non-zero, fewer than m = 4"],

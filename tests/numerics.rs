@@ -39,7 +39,10 @@ fn right_sides_of_any_scale_solve_and_scale_exactly() {
             let b: Vec<f64> = p.b.iter().map(|&v| times_two_to(v, k)).collect();
             let s = solve(&b);
             let expected: Vec<f64> = base.x.iter().map(|&v| times_two_to(v, k)).collect();
-            assert!(s.converged && s.backward_error <= s.tolerance, "{method} 2^{k}");
+            assert!(
+                s.converged && s.backward_error <= s.tolerance,
+                "{method} 2^{k}"
+            );
             assert_eq!(s.x, expected, "{method}: x(2^{k}·b) is not 2^{k}·x(b)");
         }
         // b = 1e-310·b₀ (subnormal): the same as solving 2^1074·b and scaling x back.
@@ -56,7 +59,10 @@ fn right_sides_of_any_scale_solve_and_scale_exactly() {
         let big: Vec<f64> = p.b.iter().map(|&v| v * 1e39).collect();
         let s = solve(&big);
         let reference: Vec<f64> = x_cpu.iter().map(|v| v * 1e39).collect();
-        assert!(s.converged && relative_error_vec(&s.x, &reference) < 1e-12, "{method}");
+        assert!(
+            s.converged && relative_error_vec(&s.x, &reference) < 1e-12,
+            "{method}"
+        );
     }
 }
 
@@ -91,7 +97,12 @@ fn non_finite_right_sides_are_refused() {
             f.solve(&b),
             Err(Error::Input(InputError::NonFinite { .. }))
         ));
-        assert!(f.solve(&[1.0, 2.0, 3.0, 4.0]).unwrap().iter().all(|v| v.is_finite()));
+        assert!(
+            f.solve(&[1.0, 2.0, 3.0, 4.0])
+                .unwrap()
+                .iter()
+                .all(|v| v.is_finite())
+        );
     }
 }
 
@@ -181,7 +192,9 @@ fn graded(seed: u64, m: usize, n: usize, decades: f64) -> Matrix<f64> {
     let sigma: Vec<f64> = (0..m)
         .map(|k| 10f64.powf(-decades / 2.0 * k as f64 / (m - 1) as f64))
         .collect();
-    Matrix::from_fn(m, n, |i, j| (0..m).map(|k| u[k][i] * sigma[k] * v[k][j]).sum())
+    Matrix::from_fn(m, n, |i, j| {
+        (0..m).map(|k| u[k][i] * sigma[k] * v[k][j]).sum()
+    })
 }
 
 /// Weighted least squares whose C has condition 1e10: the f32 factor fails (not positive
@@ -310,7 +323,10 @@ fn tiny_and_huge_spd_matrices_factor() {
                     }
                 };
                 let packed = symraster::PackedMatrix::from_lower(&c).unwrap();
-                check(&gpu.cholesky_packed_raw(&packed).unwrap().to_lower(), "packed raw");
+                check(
+                    &gpu.cholesky_packed_raw(&packed).unwrap().to_lower(),
+                    "packed raw",
+                );
                 if gpu.info().has_compute() {
                     let f = gpu.cholesky_tiled(&c, format).unwrap();
                     check(f.download().unwrap().l(), "tiled");
@@ -353,7 +369,10 @@ fn indefinite_matrices_name_the_right_column() {
                 let mut c = Matrix::from_fn(m, m, |i, j| if i == j { 2.0 * s } else { 0.0 });
                 c[(6, 6)] = -s;
                 match gpu.cholesky(&c, opts) {
-                    Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+                    Err(Error::Numerical(NumericalError::NotPositiveDefinite {
+                        column,
+                        pivot,
+                    })) => {
                         assert_eq!(column, 6, "{method} {format} {s:e}");
                         assert!(
                             pivot <= 0.0 && pivot.is_finite(),

@@ -2,11 +2,11 @@
 
 use super::{CholeskyFactor, Gpu, Method, Options};
 use crate::error::{Error, InputError, NumericalError, Result};
-use crate::least_squares::{exponent_of, times_power_of_two};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout, PackedMatrix};
+use crate::least_squares::{exponent_of, times_power_of_two};
 use crate::matrix::{Matrix, check_finite, check_finite_vec, check_square};
 
 impl Gpu {
@@ -54,7 +54,11 @@ impl Gpu {
     }
 
     /// Algorithm 5 (or the blocked or tiled Cholesky) on `c` as given.
-    fn cholesky_unscaled(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
+    fn cholesky_unscaled(
+        &self,
+        c: &Matrix<f32>,
+        options: impl Into<Options>,
+    ) -> Result<CholeskyFactor> {
         let options = options.into();
         match self.check_problem_size(c.rows(), 0, options)? {
             Method::Tiled => return self.cholesky_tiled_host(c, options.format),
@@ -248,9 +252,9 @@ fn unscale_pivot(e: Error, k: i32) -> Error {
 /// [`NumericalError::OutOfRange`] ([`check_factor_range`]).
 pub(crate) fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
     check_factor_range((0..scaled.rows()).map(|j| scaled[(j, j)]), k)?;
-    Ok(CholeskyFactor::new(scaled.map(|v| {
-        times_power_of_two(f64::from(v), -k) as f32
-    })))
+    Ok(CholeskyFactor::new(
+        scaled.map(|v| times_power_of_two(f64::from(v), -k) as f32),
+    ))
 }
 
 /// Refuses a factor whose diagonal, L'(j,j)·2^-k, is infinite or below f32's smallest normal

@@ -5,8 +5,8 @@ use super::{CholeskyFactor, Gpu, Method, TiledFactor};
 use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::{
     Criterion, DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings,
-    check_pivots, check_problem, check_rank, estimate_inverse_norm_1, estimate_norm_1,
-    exponent_of, norm_inf, norm2, refine, times_power_of_two,
+    check_pivots, check_problem, check_rank, estimate_inverse_norm_1, estimate_norm_1, exponent_of,
+    norm_inf, norm2, refine, times_power_of_two,
 };
 use crate::matrix::{Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
@@ -120,9 +120,12 @@ impl Gpu {
                 (Method::Tiled, Some(device)) if scaling.fits_single(max_abs(a)) => {
                     let exponent = scaling.a.log2() as i32;
                     let a32 = device.single_precision_a(exponent)?;
-                    Factor::Device(
-                        self.factor_product_tiled_on_device(a32, a.shape(), &d32, format)?,
-                    )
+                    Factor::Device(self.factor_product_tiled_on_device(
+                        a32,
+                        a.shape(),
+                        &d32,
+                        format,
+                    )?)
                 }
                 (Method::Tiled, _) => {
                     Factor::Device(self.factor_product_tiled(&single_a()?, &d32, format)?)

@@ -6,11 +6,11 @@ use super::cholesky::{
     check_factor_entries, product_diagonal, restate_failure, scale_exponent, scaled_by_four,
     unscale_factor,
 };
-use crate::error::NumericalError;
-use crate::least_squares::times_power_of_two;
 use super::{CholeskyFactor, Gpu};
+use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
+use crate::least_squares::times_power_of_two;
 use crate::matrix::{Matrix, check_finite, check_square};
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
@@ -258,9 +258,9 @@ impl Gpu {
         };
         let k = self.tiled_kernels()?;
         let l = TiledMatrix::from_rfp(self.context(), m, &scaled, self.tiled_part_bytes()?)?;
-        let mut f = self.factor_on_gpu(k, l).map_err(|e| {
-            restate_failure(e, |i, j| f64::from(arf[rfp::index(m, i, j)]))
-        })?;
+        let mut f = self
+            .factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, |i, j| f64::from(arf[rfp::index(m, i, j)])))?;
         f.shift = shift;
         Ok(f)
     }

@@ -17,7 +17,13 @@
 //! ‖r‖₂/‖x‖₂ ≤ ε, is [`Criterion::Paper`]; it depends on the data's scale and is kept for
 //! reproducing Tables 1-2. When the corrections stop shrinking (stagnation: C is too
 //! ill-conditioned for a single-precision factor) or the iteration limit is reached, the solve
-//! falls back to an f64 Cholesky on the CPU and says so in [`Solution::fallback`].
+//! falls back to an f64 Cholesky on the CPU and says so in [`Solution::fallback`]; so it does
+//! when the f32 factor itself fails (as LAPACK's dsposv does).
+//!
+//! **No silent wrong answer.** b is scaled by a power of two (exact) and so is every residual
+//! before it is rounded to f32, so any finite b solves and x(2^k·b) = 2^k·x(b) exactly; norms
+//! propagate NaN; n < m or fewer than m non-zero weights is an error up front; a C singular to
+//! double precision is [`NumericalError::SingularToDouble`], never a solution.
 
 mod condition;
 mod double;
@@ -86,7 +92,8 @@ pub struct SolveOptions {
     pub tolerance: Option<f64>,
     /// Stop after this many refinement steps at the latest (1 ..= [`MAX_ITERATIONS_LIMIT`]).
     pub max_iterations: usize,
-    /// On stagnation or at the iteration limit, solve again with an f64 Cholesky on the CPU.
+    /// On stagnation, at the iteration limit, or when the f32 factor fails, solve with an f64
+    /// Cholesky on the CPU (and, past 2/u₃₂, check C's condition with one).
     pub fallback: bool,
 }
 
@@ -228,7 +235,8 @@ pub enum Fallback {
 pub struct Solution {
     /// The solution x (double precision): refined, or from the f64 fallback.
     pub x: Vec<f64>,
-    /// The single-precision solution x⁰ from the GPU factor (widened to f64).
+    /// The single-precision solution x⁰ from the GPU factor (widened to f64), or the f64
+    /// factor's first solution where the f32 factor failed ([`Fallback::SingleFactorFailed`]).
     pub x0: Vec<f64>,
     /// Refinement steps taken.
     pub iterations: usize,
@@ -245,7 +253,8 @@ pub struct Solution {
     pub converged: bool,
     /// The normwise backward error η of the final x.
     pub backward_error: f64,
-    /// An estimate of κ₁(C) = ‖C‖₁·‖C⁻¹‖₁ (Hager's estimator through the factor).
+    /// An estimate of κ₁(C) = ‖C‖₁·‖C⁻¹‖₁ (Hager's estimator through the factor: the f64
+    /// one wherever it ran, which it does with the fallback on past 2/u₃₂).
     pub condition: f64,
     /// An estimate of the relative forward error ‖x − x*‖∞/‖x‖∞, about κ₁(C)·η.
     pub forward_error_estimate: f64,
@@ -408,6 +417,39 @@ mod tests {
         assert!((t - 10.0 * UNIT_ROUNDOFF).abs() < 1e-30);
         let o = SolveOptions::new().epsilon(1e-6);
         assert_eq!((o.criterion, o.tolerance_for(9)), (Criterion::Paper, 1e-6));
+    }
+
+    #[test]
+    fn norms_see_nan_and_powers_of_two_are_exact() {
+        assert!(norm_inf(&[1.0, f64::NAN, 3.0]).is_nan());
+        assert!(norm_inf(&[f64::NAN, 1.0]).is_nan());
+        assert!(norm2(&[f64::NAN; 3]).is_nan());
+        assert_eq!(norm_inf(&[-4.0, 2.0]), 4.0);
+        for x in [1.0, 1.5, 1e-310, 3e300, f64::MIN_POSITIVE, 5e-324] {
+            let k = exponent_of(x);
+            let y = times_power_of_two(x, -k);
+            assert!((1.0..2.0).contains(&y), "{x:e}: 2^{k}");
+            assert_eq!(times_power_of_two(y, k), x, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn singular_shapes_and_weights_are_refused() {
+        let p = random_least_squares(2, 3);
+        assert!(check_rank(&p.a, &p.d).is_ok());
+        let mut d = p.d.clone();
+        d[..4].fill(0.0);
+        assert!(matches!(
+            check_rank(&p.a, &d),
+            Err(Error::Numerical(NumericalError::SingularProduct {
+                m: 3,
+                n: 6,
+                nonzero: 2
+            }))
+        ));
+        let wide = Matrix::<f64>::zeros(3, 2);
+        let e = check_rank(&wide, &[1.0, 1.0]).unwrap_err();
+        assert!(e.to_string().contains("because n < m"), "{e}");
     }
 
     #[test]
