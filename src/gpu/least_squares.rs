@@ -267,7 +267,7 @@ impl Gpu {
             return Err(e);
         }
         let mut condition = norm_c * c_scale * inverse_norm;
-        if options.fallback && !(condition < SINGLE_CONDITION_LIMIT) {
+        if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
             // singular one (refinement converges on a consistent singular system too): an f64
             // factor decides, and its estimate is the one reported. (Off with the fallback, as

@@ -86,7 +86,9 @@ impl DoubleFactor {
                     best
                 }
             });
-        if !(condition * f64::EPSILON < 1.0) || !(ratio > PIVOT_RATIO_LIMIT) {
+        let singular = condition.is_nan() || condition * f64::EPSILON >= 1.0;
+        let noise = ratio.is_nan() || ratio <= PIVOT_RATIO_LIMIT;
+        if singular || noise {
             let condition = if condition.is_nan() || ratio.is_nan() {
                 f64::INFINITY
             } else {
