@@ -66,6 +66,35 @@ fn right_sides_of_any_scale_solve_and_scale_exactly() {
     }
 }
 
+/// b = 0 gives x = 0 exactly; an x beyond f64's range once scaled back is an error naming
+/// the entry, not infinities in an `Ok`.
+#[test]
+fn zero_right_sides_and_solutions_beyond_double() {
+    let gpu = Gpu::new().unwrap();
+    let p = random_least_squares(107, 6);
+    let mut tiny_a = p.a.clone();
+    for v in tiny_a.as_mut_slice() {
+        *v *= 1e-160;
+    }
+    let huge_b: Vec<f64> = p.b.iter().map(|v| v * 1e300).collect();
+    for (method, opts) in each_method(&gpu, SolveOptions::new()) {
+        let s = gpu
+            .solve_weighted_least_squares(&p.a, &p.d, &[0.0; 12], &opts)
+            .unwrap();
+        assert!(
+            s.converged && s.x.iter().all(|&v| v == 0.0),
+            "{method}: {:?}",
+            s.x
+        );
+        match gpu.solve_weighted_least_squares(&tiny_a, &p.d, &huge_b, &opts) {
+            Err(e @ Error::Numerical(NumericalError::SolutionOutOfRange { .. })) => {
+                assert!(e.to_string().contains("double precision's range"), "{e}")
+            }
+            other => panic!("{method}: x of about 1e460: {other:?}"),
+        }
+    }
+}
+
 /// NaN or Inf in b is an input error for the solve and for both factors' solves.
 #[test]
 fn non_finite_right_sides_are_refused() {

@@ -88,7 +88,7 @@ impl Gpu {
         )?;
         let method = self.check_problem_size(a.rows(), a.cols(), options.gpu)?;
         // C' = 4^e·2^f·C, the matrix the factors belong to, and its diagonal.
-        let c_scale = scaling.a * scaling.a * scaling.d;
+        let c_exponent = scaling.exponent;
         let scaled_diagonal = diagonal.scaled(scaling.exponent);
         phase.mark("diagonal, scaling");
         // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
@@ -160,7 +160,7 @@ impl Gpu {
                     &NormalEquations::new(a, d, b),
                     &double,
                     &Scaled {
-                        c_scale,
+                        exponent: c_exponent,
                         diagonal: &scaled_diagonal,
                     },
                     options,
@@ -187,13 +187,14 @@ impl Gpu {
         phase.mark("x⁰");
 
         let mut failure = None;
-        let norm_c = estimate_norm_1(m, |v| match &device_residual {
+        let norm_c_scaled = scaled_norm(m, c_exponent, |v| match &device_residual {
             Some(device) => device.apply(v).unwrap_or_else(|e| {
                 failure.get_or_insert(e);
                 vec![f64::NAN; m]
             }),
             None => equations().apply(v),
         });
+        let norm_c = times_power_of_two(norm_c_scaled, -c_exponent);
         if let Some(e) = failure {
             return Err(e);
         }
@@ -222,7 +223,7 @@ impl Gpu {
             Stop::IterationLimit => Some(Fallback::IterationLimit),
         };
         let scaled = Scaled {
-            c_scale,
+            exponent: c_exponent,
             diagonal: &scaled_diagonal,
         };
         if let Some(reason) = fallback {
@@ -266,14 +267,14 @@ impl Gpu {
         if let Some(e) = failure {
             return Err(e);
         }
-        let mut condition = norm_c * c_scale * inverse_norm;
+        let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
             // singular one (refinement converges on a consistent singular system too): an f64
             // factor decides, and its estimate is the one reported. (Off with the fallback, as
             // in the paper's settings: there the estimate is the f32 factor's, a lower bound.)
             let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
-            condition = norm_c * c_scale * double.inverse_norm_scaled();
+            condition = norm_c_scaled * double.inverse_norm_scaled();
             double.check_singular(condition, &scaled_diagonal)?;
         }
         phase.mark("‖C⁻¹‖₁ estimate");
@@ -308,9 +309,9 @@ impl Gpu {
     }
 }
 
-/// C's scale and diagonal as the factors see them: C' = `c_scale`·C, C'’s diagonal.
+/// C's scale and diagonal as the factors see them: C' = 2^`exponent`·C, C'’s diagonal.
 struct Scaled<'a> {
-    c_scale: f64,
+    exponent: i32,
     diagonal: &'a [f64],
 }
 
@@ -326,8 +327,9 @@ fn solve_in_double(
     (start, factor): (Instant, std::time::Duration),
 ) -> Result<Solution> {
     let m = equations.order();
-    let norm_c = estimate_norm_1(m, |v| equations.apply(v));
-    let condition = norm_c * scaled.c_scale * double.inverse_norm_scaled();
+    let norm_c_scaled = scaled_norm(m, scaled.exponent, |v| equations.apply(v));
+    let norm_c = times_power_of_two(norm_c_scaled, -scaled.exponent);
+    let condition = norm_c_scaled * double.inverse_norm_scaled();
     double.check_singular(condition, scaled.diagonal)?;
     let rhs = equations.rhs();
     let x0 = double.correct(rhs);
@@ -531,6 +533,20 @@ impl RangeScaling {
             .map(|v| times_power_of_two(f64::from(v) * out, -t))
             .collect())
     }
+}
+
+/// An estimate of ‖C'‖₁ = ‖2^s·C‖₁ from products with C (`apply`), each taken as
+/// 2^(s−h)·C·(2^h·v), h = s/2, so that neither the product nor its input leaves f64's range
+/// where C itself lies near its edges (the ‖C‖₁ of the condition estimate κ₁ = ‖C'‖₁·‖C'⁻¹‖₁).
+fn scaled_norm(m: usize, s: i32, mut apply: impl FnMut(&[f64]) -> Vec<f64>) -> f64 {
+    let h = s / 2;
+    estimate_norm_1(m, |v| {
+        let w: Vec<f64> = v.iter().map(|&x| times_power_of_two(x, h)).collect();
+        apply(&w)
+            .into_iter()
+            .map(|y| times_power_of_two(y, s - h))
+            .collect()
+    })
 }
 
 /// max |A(i,j)|, on all cores (NaN if A holds one).
