@@ -1,12 +1,14 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
+use super::range::{DiagonalParts, RangeScaling, max_abs};
 use super::{CholeskyFactor, Gpu, Method, TiledFactor};
 use crate::error::{Error, NumericalError, Result};
+use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
-    Criterion, DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings,
-    check_pivots, check_problem, check_rank, estimate_inverse_norm_1, estimate_norm_1, exponent_of,
-    norm_inf, norm2, refine, times_power_of_two,
+    DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
+    check_problem, check_rank, estimate_inverse_norm_1, exponent_of, norm_inf, refine,
+    times_power_of_two,
 };
 use crate::matrix::{Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
@@ -309,79 +311,6 @@ impl Gpu {
     }
 }
 
-/// C's scale and diagonal as the factors see them: C' = 2^`exponent`·C, C'’s diagonal.
-struct Scaled<'a> {
-    exponent: i32,
-    diagonal: &'a [f64],
-}
-
-/// The solve through an f64 factor on the CPU (the fallback): x⁰ = C⁻¹g, refined in f64
-/// against the same test, C checked for singularity to double precision first. `times` are
-/// the solve's start and the time its factor was ready.
-fn solve_in_double(
-    equations: &NormalEquations<'_>,
-    double: &DoubleFactor,
-    scaled: &Scaled<'_>,
-    options: &SolveOptions,
-    reason: Fallback,
-    (start, factor): (Instant, std::time::Duration),
-) -> Result<Solution> {
-    let m = equations.order();
-    let norm_c_scaled = scaled_norm(m, scaled.exponent, |v| equations.apply(v));
-    let norm_c = times_power_of_two(norm_c_scaled, -scaled.exponent);
-    let condition = norm_c_scaled * double.inverse_norm_scaled();
-    double.check_singular(condition, scaled.diagonal)?;
-    let rhs = equations.rhs();
-    let x0 = double.correct(rhs);
-    let x0_time = start.elapsed();
-    let tolerance = options.tolerance_for(m);
-    let refinement = refine(
-        |x| Ok(equations.residual(x)),
-        |r| Ok(double.correct(r)),
-        &x0,
-        norm_c,
-        norm_inf(rhs),
-        options.criterion,
-        tolerance,
-        options.max_iterations,
-    )?;
-    // Refinement in f64 may stop on stagnation at rounding level: the test decides.
-    let converged = match options.criterion {
-        Criterion::BackwardError => refinement.backward_error <= tolerance,
-        Criterion::Paper => {
-            let r = norm2(&equations.residual(&refinement.x));
-            r <= tolerance * norm2(&refinement.x)
-        }
-    };
-    if !refinement.backward_error.is_finite() {
-        return Err(NumericalError::RefinementDiverged {
-            iteration: refinement.iterations,
-            residual: refinement.backward_error,
-        }
-        .into());
-    }
-    Ok(Solution {
-        x: refinement.x,
-        x0,
-        iterations: refinement.iterations,
-        residuals: refinement.residuals,
-        criteria: refinement.criteria,
-        criterion: options.criterion,
-        tolerance,
-        converged,
-        backward_error: refinement.backward_error,
-        condition,
-        forward_error_estimate: condition * refinement.backward_error,
-        fallback: Some(reason),
-        timings: Timings {
-            factor,
-            x0: x0_time,
-            refine: start.elapsed() - x0_time,
-            total: start.elapsed(),
-        },
-    })
-}
-
 /// The single-precision factor of C', kept on the GPU (tiled) or read back (the rasterizing
 /// methods): where x⁰, the corrections and the condition estimate's solves run.
 enum Factor {
@@ -397,177 +326,6 @@ impl Factor {
             Factor::Host(l) => l.solve(b),
         }
     }
-}
-
-/// Powers of two that bring A and d, and so C = A·diag(d)·Aᵀ, into f32's range for the GPU:
-/// A' = 2^e·A and d' = 2^f·d give C' = 4^e·2^f·C. Scaling by powers of two is exact, so
-/// wherever the unscaled data would have fit, every f32 result is the exact scaled image of
-/// the unscaled one (the paper's tables do not change); where it would not, the solve works
-/// instead of overflowing or flushing to zero. The refinement itself runs on the unscaled
-/// f64 data.
-struct RangeScaling {
-    /// 2^e.
-    a: f64,
-    /// 2^f.
-    d: f64,
-    /// 2e + f: C' = 2^(2e+f)·C.
-    exponent: i32,
-}
-
-/// C's diagonal without overflow or underflow: C(j,j) = vⱼ·2^kⱼ, vⱼ = Σₖ (A(j,k)·2^-pⱼ)²·
-/// d(k)·2^-q with max|A(j,·)|·2^-pⱼ and max|d|·2^-q in [1, 2), kⱼ = 2pⱼ + q.
-struct DiagonalParts {
-    parts: Vec<(f64, i32)>,
-}
-
-impl DiagonalParts {
-    /// The parts of AD²Aᵀ's diagonal, O(mn) on all cores.
-    fn of(a: &Matrix<f64>, d: &[f64]) -> Self {
-        use rayon::prelude::*;
-        let exponent = |x: f64| if x > 0.0 { exponent_of(x) } else { 0 };
-        let q = exponent(norm_inf(d));
-        let d: Vec<f64> = d.iter().map(|&v| times_power_of_two(v, -q)).collect();
-        let parts = (0..a.rows())
-            .into_par_iter()
-            .map(|j| {
-                let p = exponent(norm_inf(a.row(j)));
-                let v = a
-                    .row(j)
-                    .iter()
-                    .zip(&d)
-                    .map(|(&a, d)| times_power_of_two(a, -p).powi(2) * d)
-                    .sum::<f64>();
-                (v, 2 * p + q)
-            })
-            .collect();
-        Self { parts }
-    }
-
-    /// The diagonal of 2^s·C in f64.
-    fn scaled(&self, s: i32) -> Vec<f64> {
-        self.parts
-            .iter()
-            .map(|&(v, k)| times_power_of_two(v, k + s))
-            .collect()
-    }
-}
-
-impl RangeScaling {
-    /// Scales so the largest |d| and the largest diagonal entry of C' are near 1. Fails when
-    /// the diagonal's own spread exceeds f32's range (no common scale fits it).
-    fn of(diagonal: &DiagonalParts, d: &[f64]) -> Result<Self> {
-        let log2_c = |&(v, k): &(f64, i32)| v.abs().log2() + f64::from(k);
-        let d_max = norm_inf(d);
-        let d_exponent = if d_max > 0.0 {
-            -(d_max.log2().round() as i32)
-        } else {
-            0
-        };
-        let largest = diagonal
-            .parts
-            .iter()
-            .filter(|(v, _)| *v != 0.0)
-            .max_by(|x, y| log2_c(x).total_cmp(&log2_c(y)));
-        // C·2^f's largest diagonal entry near 1, then A by 2^e with 4^e·2^f·c_max near 1.
-        let a_exponent = match largest {
-            Some(c) => {
-                let exponent = -(log2_c(c) + f64::from(d_exponent)).round();
-                (exponent / 2.0).round() as i32
-            }
-            None => 0,
-        };
-        let exponent = 2 * a_exponent + d_exponent;
-        if let Some((j, &(v, k))) = diagonal.parts.iter().enumerate().find(|(_, (v, k))| {
-            *v != 0.0 && times_power_of_two(v.abs(), k + exponent) < f64::from(f32::MIN_POSITIVE)
-        }) {
-            let &(c_max, c_max_exponent) = largest.expect("a non-zero entry exists");
-            return Err(NumericalError::OutOfRange {
-                what: "C = A·diag(d)·Aᵀ",
-                row: j,
-                col: j,
-                value: times_power_of_two(v, k),
-                why: format!(
-                    "more than float32's range ({:.0e}) below its largest diagonal entry {}",
-                    f64::from(f32::MAX) / f64::from(f32::MIN_POSITIVE),
-                    format_scaled(c_max, c_max_exponent)
-                ),
-                fix: "scale the rows of A to similar norms",
-            }
-            .into());
-        }
-        Ok(Self {
-            a: times_power_of_two(1.0, a_exponent),
-            d: times_power_of_two(1.0, d_exponent),
-            exponent,
-        })
-    }
-
-    /// Whether 2^e·max|A| rounds to a finite single-precision number.
-    fn fits_single(&self, max_abs_a: f64) -> bool {
-        max_abs_a * self.a < f64::from(f32::MAX)
-    }
-
-    /// z = C⁻¹·r through `solve`, the single-precision factor of C' (Algorithm 1's solve, on
-    /// the CPU or the GPU): C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
-    fn correct_with(
-        &self,
-        r: &[f64],
-        solve: impl FnOnce(&[f32]) -> Result<Vec<f32>>,
-    ) -> Result<Vec<f64>> {
-        // r itself by a power of two 2^t into [1, 2) before rounding: the residuals shrink by
-        // orders of magnitude per step and would otherwise underflow f32 (or overflow it).
-        let into = self.a * self.d;
-        let r_max = norm_inf(r) * into;
-        let t = if r_max > 0.0 && r_max.is_finite() {
-            -exponent_of(r_max)
-        } else {
-            0
-        };
-        let single: Vec<f32> = r
-            .iter()
-            .map(|&v| times_power_of_two(v * into, t) as f32)
-            .collect();
-        let out = self.a;
-        Ok(solve(&single)?
-            .into_iter()
-            .map(|v| times_power_of_two(f64::from(v) * out, -t))
-            .collect())
-    }
-}
-
-/// An estimate of ‖C'‖₁ = ‖2^s·C‖₁ from products with C (`apply`), each taken as
-/// 2^(s−h)·C·(2^h·v), h = s/2, so that neither the product nor its input leaves f64's range
-/// where C itself lies near its edges (the ‖C‖₁ of the condition estimate κ₁ = ‖C'‖₁·‖C'⁻¹‖₁).
-fn scaled_norm(m: usize, s: i32, mut apply: impl FnMut(&[f64]) -> Vec<f64>) -> f64 {
-    let h = s / 2;
-    estimate_norm_1(m, |v| {
-        let w: Vec<f64> = v.iter().map(|&x| times_power_of_two(x, h)).collect();
-        apply(&w)
-            .into_iter()
-            .map(|y| times_power_of_two(y, s - h))
-            .collect()
-    })
-}
-
-/// max |A(i,j)|, on all cores (NaN if A holds one).
-fn max_abs(a: &Matrix<f64>) -> f64 {
-    use rayon::prelude::*;
-    a.as_slice()
-        .par_chunks(1 << 16)
-        .map(norm_inf)
-        .reduce(|| 0.0, |x, y| if x.is_nan() { x } else { x.max(y) })
-}
-
-/// x·2^k in decimal, also where it leaves f64's range ("1.234e400").
-fn format_scaled(x: f64, k: i32) -> String {
-    let v = times_power_of_two(x, k);
-    if v.is_normal() {
-        return format!("{v:.3e}");
-    }
-    let log10 = x.abs().log10() + f64::from(k) * 2f64.log10();
-    let exponent = log10.floor();
-    let sign = if x < 0.0 { "-" } else { "" };
-    format!("{sign}{:.3}e{exponent}", 10f64.powf(log10 - exponent))
 }
 
 /// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.

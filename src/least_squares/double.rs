@@ -3,13 +3,17 @@
 //! refinement stagnates (as LAPACK's dsposv falls back to dpotrf), with its own singularity
 //! test so that a singular C is an error instead of a solution.
 
-use super::estimate_inverse_norm_1;
+use super::{
+    Criterion, Fallback, NormalEquations, Solution, SolveOptions, Timings, estimate_inverse_norm_1,
+    estimate_norm_1, norm_inf, norm2, refine, times_power_of_two,
+};
 use crate::baseline;
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;
 use faer::Mat;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
+use std::time::{Duration, Instant};
 
 /// A pivot ratio L(j,j)²/C(j,j) at or below this is f64 rounding noise: C is singular to
 /// double precision (64·ε ≈ 1.4e-14).
@@ -103,4 +107,91 @@ impl DoubleFactor {
         }
         Ok(())
     }
+}
+
+/// C's scale and diagonal as the factors see them: C' = 2^`exponent`·C, C'’s diagonal.
+pub(crate) struct Scaled<'a> {
+    pub(crate) exponent: i32,
+    pub(crate) diagonal: &'a [f64],
+}
+
+/// The solve through an f64 factor on the CPU (the fallback): x⁰ = C⁻¹g, refined in f64
+/// against the same test, C checked for singularity to double precision first. `times` are
+/// the solve's start and the time its factor was ready.
+pub(crate) fn solve_in_double(
+    equations: &NormalEquations<'_>,
+    double: &DoubleFactor,
+    scaled: &Scaled<'_>,
+    options: &SolveOptions,
+    reason: Fallback,
+    (start, factor): (Instant, Duration),
+) -> Result<Solution> {
+    let m = equations.order();
+    let norm_c_scaled = scaled_norm(m, scaled.exponent, |v| equations.apply(v));
+    let norm_c = times_power_of_two(norm_c_scaled, -scaled.exponent);
+    let condition = norm_c_scaled * double.inverse_norm_scaled();
+    double.check_singular(condition, scaled.diagonal)?;
+    let rhs = equations.rhs();
+    let x0 = double.correct(rhs);
+    let x0_time = start.elapsed();
+    let tolerance = options.tolerance_for(m);
+    let refinement = refine(
+        |x| Ok(equations.residual(x)),
+        |r| Ok(double.correct(r)),
+        &x0,
+        norm_c,
+        norm_inf(rhs),
+        options.criterion,
+        tolerance,
+        options.max_iterations,
+    )?;
+    // Refinement in f64 may stop on stagnation at rounding level: the test decides.
+    let converged = match options.criterion {
+        Criterion::BackwardError => refinement.backward_error <= tolerance,
+        Criterion::Paper => {
+            let r = norm2(&equations.residual(&refinement.x));
+            r <= tolerance * norm2(&refinement.x)
+        }
+    };
+    if !refinement.backward_error.is_finite() {
+        return Err(NumericalError::RefinementDiverged {
+            iteration: refinement.iterations,
+            residual: refinement.backward_error,
+        }
+        .into());
+    }
+    Ok(Solution {
+        x: refinement.x,
+        x0,
+        iterations: refinement.iterations,
+        residuals: refinement.residuals,
+        criteria: refinement.criteria,
+        criterion: options.criterion,
+        tolerance,
+        converged,
+        backward_error: refinement.backward_error,
+        condition,
+        forward_error_estimate: condition * refinement.backward_error,
+        fallback: Some(reason),
+        timings: Timings {
+            factor,
+            x0: x0_time,
+            refine: start.elapsed() - x0_time,
+            total: start.elapsed(),
+        },
+    })
+}
+
+/// An estimate of ‖C'‖₁ = ‖2^s·C‖₁ from products with C (`apply`), each taken as
+/// 2^(s−h)·C·(2^h·v), h = s/2, so that neither the product nor its input leaves f64's range
+/// where C itself lies near its edges (the ‖C‖₁ of the condition estimate κ₁ = ‖C'‖₁·‖C'⁻¹‖₁).
+pub(crate) fn scaled_norm(m: usize, s: i32, mut apply: impl FnMut(&[f64]) -> Vec<f64>) -> f64 {
+    let h = s / 2;
+    estimate_norm_1(m, |v| {
+        let w: Vec<f64> = v.iter().map(|&x| times_power_of_two(x, h)).collect();
+        apply(&w)
+            .into_iter()
+            .map(|y| times_power_of_two(y, s - h))
+            .collect()
+    })
 }

@@ -26,7 +26,7 @@
 //! double precision is [`NumericalError::SingularToDouble`], never a solution.
 
 mod condition;
-mod double;
+pub(crate) mod double;
 pub mod normal_equations;
 mod refinement;
 
