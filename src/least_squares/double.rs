@@ -116,8 +116,8 @@ pub(crate) struct Scaled<'a> {
 }
 
 /// The solve through an f64 factor on the CPU (the fallback): x⁰ = C⁻¹g, refined in f64
-/// against the same test, C checked for singularity to double precision first. `times` are
-/// the solve's start and the time its factor was ready.
+/// against the same test, C checked for singularity to double precision first. `start` is
+/// the solve's start and `factor` the time its factor was ready.
 pub(crate) fn solve_in_double(
     equations: &NormalEquations<'_>,
     double: &DoubleFactor,
