@@ -447,6 +447,49 @@ pub enum NumericalError {
         trace: f64,
     },
 
+    /// AD²Aᵀ is singular by its shape or its weights alone: fewer observations (columns of A)
+    /// than unknowns, or fewer than m non-zero weights d.
+    #[error("{}", singular_product(*m, *n, *nonzero))]
+    SingularProduct {
+        /// Rows of A (unknowns).
+        m: usize,
+        /// Columns of A (observations).
+        n: usize,
+        /// Non-zero entries of d.
+        nonzero: usize,
+    },
+
+    /// The f64 factor of AD²Aᵀ (the fallback when the f32 one fails) exists, but C is singular
+    /// to double precision: its condition estimate reaches 1/ε (ε = 2⁻⁵²) or a pivot is
+    /// rounding noise.
+    #[error(
+        "AD²Aᵀ is singular to double precision: condition estimate {condition:.2e} (limit \
+         1/ε = {limit:.2e}), smallest pivot L(j,j)² = {ratio:.2e}·C(j,j) in column {column} \
+         (0-based; limit {pivot_limit:.1e}); check that A has full row rank",
+        limit = 1.0 / f64::EPSILON,
+        pivot_limit = 64.0 * f64::EPSILON
+    )]
+    SingularToDouble {
+        /// The estimate of κ₁(C) (at least C(j,j)/L(j,j)² of the column below).
+        condition: f64,
+        /// The column with the smallest pivot ratio, 0-based.
+        column: usize,
+        /// Its L(j,j)² / C(j,j).
+        ratio: f64,
+    },
+
+    /// The solution is finite in the scaled problem but leaves f64's range once scaled back.
+    #[error(
+        "the solution x leaves double precision's range: entry {index} (0-based) is {value} once \
+         scaled back to the data's units; scale b down or A up"
+    )]
+    SolutionOutOfRange {
+        /// The first entry that is not finite.
+        index: usize,
+        /// Its value (±inf).
+        value: f64,
+    },
+
     /// Iterative refinement (Algorithm 1) produced a non-finite residual or iterate.
     #[error(
         "iterative refinement diverged at iteration {iteration}: the residual norm became {residual}; \
@@ -458,6 +501,21 @@ pub enum NumericalError {
         /// ‖r‖₂ at that iteration.
         residual: f64,
     },
+}
+
+/// The message of [`NumericalError::SingularProduct`]: why AD²Aᵀ is singular.
+fn singular_product(m: usize, n: usize, nonzero: usize) -> String {
+    if n < m {
+        format!(
+            "AD²Aᵀ is singular because n < m: A is {m}x{n}, so {n} observations cannot determine \
+             {m} unknowns; least squares needs at least as many columns as rows"
+        )
+    } else {
+        format!(
+            "AD²Aᵀ is singular: only {nonzero} of d's {n} entries are non-zero, fewer than \
+             m = {m} (the unknowns); give at least m observations a non-zero weight"
+        )
+    }
 }
 
 /// Result with the library's error.

@@ -1528,3 +1528,84 @@ fn values_beyond_single_precision_are_named_as_such() {
     assert!(!line.contains("inf"), "{line}");
     assert!(!out.exists());
 }
+
+/// Numerics on the command line (issue 23): a tiny SPD C factors (scaled in f64 before
+/// rounding), an L beyond f32 is the range error, b beyond f32 solves, and too few non-zero
+/// weights is the singular-product error.
+#[test]
+fn numerics_tiny_factors_huge_right_sides_and_singular_products() {
+    let w = Workspace::new();
+    let tiny = Matrix::from_fn(5, 5, |i, j| if i == j { 1e-50f64 } else { 0.0 });
+    let c_path = w.matrix("c_tiny.npy", &tiny);
+    let out = w.path("l.npy");
+    succeeds(run(&[&"factor", &"--c", &c_path, &"-o", &out], &[]));
+    let l = io::read_matrix(&out, "L").unwrap();
+    for j in 0..5 {
+        assert!(
+            (l[(j, j)] / 1e-25 - 1.0).abs() < 1e-6,
+            "L({j},{j}) = {}",
+            l[(j, j)]
+        );
+    }
+    let vanishing = w.matrix("c_1e-90.npy", &tiny.map(|v| v * 1e-40));
+    let out2 = w.path("l2.npy");
+    fails_with(
+        run(&[&"factor", &"--c", &vanishing, &"-o", &out2], &[]),
+        &["L (C = L·Lᵀ) leaves single precision's range"],
+    );
+    assert!(!out2.exists());
+
+    let (m, n) = (4, 8);
+    let mut rng = problems::rng(23);
+    let a = problems::uniform_matrix(&mut rng, m, n).to_f64();
+    let d = widen(&problems::uniform_vector(&mut rng, n));
+    let b = widen(&problems::uniform_vector(&mut rng, n));
+    let big: Vec<f64> = b.iter().map(|v| v * 1e39).collect();
+    let (a_path, d_path, b_path, big_path) = (
+        w.matrix("a.npy", &a),
+        w.vector("d.npy", &d),
+        w.vector("b.npy", &b),
+        w.vector("b_big.npy", &big),
+    );
+    let (x_out, big_out) = (w.path("x.npy"), w.path("x_big.npy"));
+    for (b, out) in [(&b_path, &x_out), (&big_path, &big_out)] {
+        succeeds(run(
+            &[
+                &"solve", &"--a", &a_path, &"--d", &d_path, &"--b", b, &"-o", out,
+            ],
+            &[],
+        ));
+    }
+    let x = io::read_vector(&x_out, "x").unwrap();
+    let x_big = io::read_vector(&big_out, "x").unwrap();
+    for (x, x_big) in x.iter().zip(&x_big) {
+        assert!(
+            x_big.is_finite() && (x_big / (x * 1e39) - 1.0).abs() < 1e-12,
+            "{x_big}"
+        );
+    }
+    let mut sparse = d.clone();
+    for v in sparse.iter_mut().skip(3) {
+        *v = 0.0;
+    }
+    let sparse_path = w.vector("d_sparse.npy", &sparse);
+    let out3 = w.path("x3.npy");
+    fails_with(
+        run(
+            &[
+                &"solve",
+                &"--a",
+                &a_path,
+                &"--d",
+                &sparse_path,
+                &"--b",
+                &b_path,
+                &"-o",
+                &out3,
+            ],
+            &[],
+        ),
+        &["AD²Aᵀ is singular: only 3 of d's 8 entries are non-zero, fewer than m = 4"],
+    );
+    assert!(!out3.exists());
+}

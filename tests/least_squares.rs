@@ -119,7 +119,8 @@ fn rank_deficient_a_is_reported_not_solved() {
         for (method, opts) in each_method(&gpu, SolveOptions::new()) {
             match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts) {
                 Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }))
-                | Err(Error::Numerical(NumericalError::NumericallySingular { column, .. })) => {
+                | Err(Error::Numerical(NumericalError::NumericallySingular { column, .. }))
+                | Err(Error::Numerical(NumericalError::SingularToDouble { column, .. })) => {
                     assert_eq!(column, row, "{method} m = {m}: failing column")
                 }
                 other => panic!(
@@ -292,7 +293,8 @@ fn stagnation_and_the_limit_fall_back_to_double() {
             s.fallback
         );
         assert!(s.iterations < 10 && !s.converged);
-        assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
+        // x from the f64 factor, refined in f64: as good as faer's x_CPU (κ·u ≈ 1e-13).
+        assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-12);
         // One step is not enough for the default test: the limit hands over, and the f64 solve meets it.
         let s = gpu
             .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(1))
@@ -302,7 +304,7 @@ fn stagnation_and_the_limit_fall_back_to_double() {
             (1, Some(Fallback::IterationLimit))
         );
         assert!(s.converged && s.backward_error <= s.tolerance);
-        assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-14);
+        assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-12);
         // Without the fallback the same call reports the limit instead.
         let s = gpu
             .solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(1).fallback(false))

@@ -6,15 +6,59 @@ use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout, PackedMatrix};
-use crate::matrix::{Matrix, check_finite_lower, check_finite_vec, check_square};
+use crate::least_squares::{exponent_of, times_power_of_two};
+use crate::matrix::{Matrix, check_finite, check_finite_lower, check_finite_vec, check_square};
 
 impl Gpu {
     /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5). Only the lower
     /// triangle of `c` is read.
     ///
+    /// C is scaled by an even power of two 4^k (exact) so that its largest diagonal entry is
+    /// near 1 and L' is scaled back by 2^-k (exact): tiny or huge SPD matrices (1e-39·I,
+    /// 1e30·I) factor as well as unit-scale ones, on every method and format.
+    ///
     /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column
-    /// (0-based, LAPACK's INFO − 1).
+    /// (0-based, LAPACK's INFO − 1) and the pivot in C's own units.
     pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
+        check_square("C", c, "(a symmetric matrix)")?;
+        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])));
+        let l = self
+            .cholesky_unscaled(&scaled, options)
+            .map_err(|e| unscale_pivot(e, k))?;
+        if k == 0 {
+            return Ok(l);
+        }
+        unscale_factor(l.l(), k)
+    }
+
+    /// [`Gpu::cholesky`] of an f64 C (as the command line reads it): scaled by 4^k in f64
+    /// before rounding to f32, so that C of any finite scale factors wherever L fits in f32;
+    /// an L outside f32's range is [`NumericalError::OutOfRange`].
+    pub fn cholesky_f64(
+        &self,
+        input: &str,
+        c: &Matrix<f64>,
+        options: impl Into<Options>,
+    ) -> Result<CholeskyFactor> {
+        check_square(input, c, "(a symmetric matrix)")?;
+        let lower = c.lower_triangle();
+        check_finite(input, &lower)?;
+        let k = scale_exponent((0..c.rows()).map(|j| c[(j, j)]));
+        let factor = times_power_of_two(1.0, 2 * k);
+        let scaled = crate::matrix::to_single_precision(input, &lower.map(|v| v * factor))?;
+        let l = self
+            .cholesky_unscaled(&scaled, options)
+            .map_err(|e| unscale_pivot(e, k))?;
+        unscale_factor(l.l(), k)
+    }
+
+    /// Algorithm 5 (or the blocked or tiled Cholesky) on `c` as given.
+    fn cholesky_unscaled(
+        &self,
+        c: &Matrix<f32>,
+        options: impl Into<Options>,
+    ) -> Result<CholeskyFactor> {
         let options = options.into();
         match self.check_problem_size(c.rows(), 0, options)? {
             Method::Tiled => return self.cholesky_tiled_host(c, options.format),
@@ -29,8 +73,37 @@ impl Gpu {
     }
 
     /// The Cholesky factor of a packed C, left packed (half the storage of the full format).
-    /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column.
+    /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column. C is
+    /// scaled by 4^k into range first, as [`Gpu::cholesky`] does.
     pub fn cholesky_packed_raw(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
+        check_finite_vec("C (packed)", c.as_slice())?;
+        let m = c.order();
+        let k = scale_exponent((0..m).map(|j| c.get(j, j).map_or(0.0, f64::from)));
+        let factor = times_power_of_two(1.0, 2 * k);
+        let data: Vec<f32> = c
+            .as_slice()
+            .iter()
+            .map(|&v| (f64::from(v) * factor) as f32)
+            .collect();
+        if k == 0 || data.iter().any(|v| !v.is_finite()) {
+            return self.cholesky_packed_unscaled(c);
+        }
+        let scaled = PackedMatrix::from_raw(m, data)?;
+        let l = self
+            .cholesky_packed_unscaled(&scaled)
+            .map_err(|e| unscale_pivot(e, k))?;
+        // Every entry back by 2^-k; the diagonal checked against f32's range.
+        check_factor_range((0..m).map(|j| l.get(j, j).unwrap_or(f32::NAN)), k)?;
+        let data = l
+            .as_slice()
+            .iter()
+            .map(|&v| times_power_of_two(f64::from(v), -k) as f32)
+            .collect();
+        PackedMatrix::from_raw(m, data)
+    }
+
+    /// [`Gpu::cholesky_packed_raw`] of C as given.
+    fn cholesky_packed_unscaled(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
         let mut run = self.start_cholesky_packed(c)?;
         run.finish()?;
         let l = run.download_packed()?;
@@ -135,6 +208,121 @@ impl Gpu {
             Operands::PairOnly,
         )
     }
+}
+
+/// 4^k·C with k from [`scale_exponent`] of C's diagonal, or (0, C) where the scaled C would
+/// not be finite (off-diagonal entries beyond the diagonal's reach: not SPD, and C as given
+/// names its failing column).
+pub(crate) fn scaled_by_four(
+    c: &Matrix<f32>,
+    diagonal: impl Iterator<Item = f64>,
+) -> (i32, Matrix<f32>) {
+    let k = scale_exponent(diagonal);
+    if k == 0 {
+        return (0, c.clone());
+    }
+    let factor = times_power_of_two(1.0, 2 * k);
+    let scaled = c.map(|v| (f64::from(v) * factor) as f32);
+    if scaled.as_slice().iter().all(|v| v.is_finite()) {
+        (k, scaled)
+    } else {
+        (0, c.clone())
+    }
+}
+
+/// The k with 4^k·max C(j,j) near 1 (0 where the diagonal has no positive entry).
+pub(crate) fn scale_exponent(diagonal: impl Iterator<Item = f64>) -> i32 {
+    let c_max = diagonal.fold(0.0f64, f64::max);
+    if c_max > 0.0 && c_max.is_finite() {
+        -(exponent_of(c_max) + 1).div_euclid(2)
+    } else {
+        0
+    }
+}
+
+/// A failing pivot of 4^k·C reported in C's units.
+fn unscale_pivot(e: Error, k: i32) -> Error {
+    match e {
+        Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
+            NumericalError::NotPositiveDefinite {
+                column,
+                pivot: times_power_of_two(pivot, -2 * k),
+            }
+            .into()
+        }
+        e => e,
+    }
+}
+
+/// L = 2^-k·L', L' the factor of 4^k·C, in f32; a diagonal entry that leaves f32's range is
+/// [`NumericalError::OutOfRange`] ([`check_factor_range`]).
+pub(crate) fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
+    check_factor_range((0..scaled.rows()).map(|j| scaled[(j, j)]), k)?;
+    Ok(CholeskyFactor::new(
+        scaled.map(|v| times_power_of_two(f64::from(v), -k) as f32),
+    ))
+}
+
+/// Refuses a factor whose diagonal, L'(j,j)·2^-k, is infinite or below f32's smallest normal
+/// number: [`NumericalError::OutOfRange`], as `assemble` refuses a C out of range.
+fn check_factor_range(diagonal: impl Iterator<Item = f32>, k: i32) -> Result<()> {
+    for (j, scaled) in diagonal.enumerate() {
+        let value = times_power_of_two(f64::from(scaled), -k);
+        let (why, fix) = if value > f64::from(f32::MAX) {
+            (
+                format!("above float32's largest value {:.3e}", f32::MAX),
+                "divide C by a power of four",
+            )
+        } else if value < f64::from(f32::MIN_POSITIVE) {
+            (
+                format!(
+                    "below float32's smallest normal value {:.3e}",
+                    f32::MIN_POSITIVE
+                ),
+                "multiply C by a power of four",
+            )
+        } else {
+            continue;
+        };
+        return Err(NumericalError::OutOfRange {
+            what: "L (C = L·Lᵀ)",
+            row: j,
+            col: j,
+            value,
+            why,
+            fix,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// A [`NumericalError::NotPositiveDefinite`] from the tiled kernels (whose status word can
+/// name a later column, or a NaN pivot, when a pivot underflows f32) restated from an f64
+/// Cholesky of C's leading j + 1 columns on the CPU (O(j³), on failure only): the first column
+/// whose f64 pivot is not positive, or else the first whose pivot is below f32's smallest
+/// normal number, or else the GPU's column; each with its f64 pivot. `lower(i, j)` reads C
+/// (i ≥ j). Other errors pass through.
+pub(crate) fn restate_failure(e: Error, lower: impl Fn(usize, usize) -> f64) -> Error {
+    let Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }) = e else {
+        return e;
+    };
+    let leading = Matrix::from_fn(column + 1, column + 1, |i, j| {
+        if i >= j { lower(i, j) } else { 0.0 }
+    });
+    let mut c = crate::baseline::to_faer(&leading);
+    if let Err(e) = crate::baseline::cholesky_in_place(&mut c, faer::Par::Seq) {
+        return e;
+    }
+    let pivot = |j: usize| c[(j, j)].powi(2);
+    let column = (0..=column)
+        .find(|&j| pivot(j) < f64::from(f32::MIN_POSITIVE))
+        .unwrap_or(column);
+    NumericalError::NotPositiveDefinite {
+        column,
+        pivot: pivot(column),
+    }
+    .into()
 }
 
 /// The plan of Algorithm 5 for this layout (Fig 5 full, Figs 6-7 packed).

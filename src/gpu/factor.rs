@@ -44,7 +44,8 @@ impl CholeskyFactor {
 
     /// Solves L·Lᵀ·x = b in f32 arithmetic: forward substitution L·y = b from the first
     /// equation to the last, then back substitution Lᵀ·x = y from the last to the first
-    /// (section 2). `b` must have m entries.
+    /// (section 2). `b` must have m finite entries ([`crate::InputError::NonFinite`] otherwise:
+    /// a NaN would make x all NaN).
     pub fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
         let mut x = b.to_vec();
         self.solve_in_place(&mut x)?;
@@ -60,6 +61,7 @@ impl CholeskyFactor {
                 b.len()
             )));
         }
+        crate::matrix::check_finite_vec("b (the right side)", b)?;
         for i in 0..m {
             let s: f32 = l.row(i)[..i].iter().zip(&b[..i]).map(|(a, b)| a * b).sum();
             b[i] = (b[i] - s) / l[(i, i)];

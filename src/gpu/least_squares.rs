@@ -1,27 +1,39 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
+use super::range::{DiagonalParts, RangeScaling, max_abs};
 use super::{CholeskyFactor, Gpu, Method, TiledFactor};
-use crate::error::{NumericalError, Result};
+use crate::error::{Error, NumericalError, Result};
+use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
-    Criterion, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
-    check_problem, estimate_inverse_norm_1, estimate_norm_1, norm_inf, norm2, product_diagonal,
-    refine, solve_normal_equations_faer,
+    DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
+    check_problem, check_rank, estimate_inverse_norm_1, exponent_of, norm_inf, refine,
+    times_power_of_two,
 };
 use crate::matrix::{Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
+
+/// Above this, the condition estimate through the f32 factor says little about C itself
+/// (κ·u₃₂ ≥ 1: the factor may belong to a singular neighbour of C): with the fallback on, the
+/// solve checks C with an f64 factor on the CPU (O(m³)) and reports that factor's estimate.
+const SINGLE_CONDITION_LIMIT: f64 = 2.0 / f32::EPSILON as f64;
 
 impl Gpu {
     /// Solves min ‖D(b − Aᵀx)‖₂ (section 2): C = AD²Aᵀ and its factor L on the GPU in single
     /// precision, x⁰ by forward and back substitution, then Algorithm 1's mixed-precision
     /// refinement until the options' test holds (see the [module docs](crate::least_squares)
     /// for where each step runs and when it stops). Stagnation or the iteration limit hand over
-    /// to an f64 Cholesky on the CPU unless `options.fallback` is off; the solution says so.
+    /// to an f64 Cholesky on the CPU unless `options.fallback` is off, and so does an f32
+    /// factor that fails (C may still be SPD in f64, as LAPACK's dsposv assumes); the solution
+    /// says so in [`Solution::fallback`].
     ///
     /// `a` is m x n (m ≤ n for a unique solution), `d` the n diagonal entries of D² (the
-    /// paper's texture d), `b` the n observations. A singular or numerically singular AD²Aᵀ
-    /// gives [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite) or
-    /// [`NumericallySingular`](crate::NumericalError::NumericallySingular).
+    /// paper's texture d), `b` the n observations (any finite f64: b is scaled by a power of
+    /// two, so x(2^k·b) = 2^k·x(b) exactly). n < m or fewer than m non-zero weights is
+    /// [`SingularProduct`](crate::NumericalError::SingularProduct); a singular or numerically
+    /// singular AD²Aᵀ gives [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite),
+    /// [`NumericallySingular`](crate::NumericalError::NumericallySingular) (no fallback) or
+    /// [`SingularToDouble`](crate::NumericalError::SingularToDouble).
     pub fn solve_weighted_least_squares(
         &self,
         a: &Matrix<f64>,
@@ -31,10 +43,45 @@ impl Gpu {
     ) -> Result<Solution> {
         options.validate()?;
         check_problem(a, d, b)?;
+        check_rank(a, d)?;
+        // b by a power of two so that its largest entry lies in [1, 2): exact, so b and 2^k·b
+        // give the same scaled problem bit for bit, and AD²b and the residuals stay clear of
+        // f64's and f32's range edges whatever b's scale.
+        let b_max = norm_inf(b);
+        let k = if b_max == 0.0 { 0 } else { -exponent_of(b_max) };
+        let scaled_b: Vec<f64> = b.iter().map(|&v| times_power_of_two(v, k)).collect();
+        let mut solution = self.solve_scaled(a, d, &scaled_b, options)?;
+        for v in solution
+            .x
+            .iter_mut()
+            .chain(&mut solution.x0)
+            .chain(&mut solution.residuals)
+        {
+            *v = times_power_of_two(*v, -k);
+        }
+        if let Some(index) = solution.x.iter().position(|v| !v.is_finite()) {
+            return Err(NumericalError::SolutionOutOfRange {
+                index,
+                value: solution.x[index],
+            }
+            .into());
+        }
+        Ok(solution)
+    }
+
+    /// [`Gpu::solve_weighted_least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
+    fn solve_scaled(
+        &self,
+        a: &Matrix<f64>,
+        d: &[f64],
+        b: &[f64],
+        options: &SolveOptions,
+    ) -> Result<Solution> {
         let start = Instant::now();
         let mut phase = Phases::new(start);
-        // C's diagonal, once: it sets the range scaling and checks the factor's pivots.
-        let diagonal = product_diagonal(a, d);
+        // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow
+        // or underflow: it sets the range scaling and checks the factor's pivots.
+        let diagonal = DiagonalParts::of(a, d);
         let scaling = RangeScaling::of(&diagonal, d)?;
         let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
         check_finite_vec(
@@ -42,6 +89,9 @@ impl Gpu {
             &d32,
         )?;
         let method = self.check_problem_size(a.rows(), a.cols(), options.gpu)?;
+        // C' = 4^e·2^f·C, the matrix the factors belong to, and its diagonal.
+        let c_exponent = scaling.exponent;
+        let scaled_diagonal = diagonal.scaled(scaling.exponent);
         phase.mark("diagonal, scaling");
         // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
         // is rounded to f32 there for the factor; C and L stay there, corrections are solved
@@ -67,27 +117,61 @@ impl Gpu {
             Ok::<_, crate::Error>(a32)
         };
         let format = options.gpu.format;
-        let factor_l = match (method, &device_residual) {
-            (Method::Tiled, Some(device)) if scaling.fits_single(max_abs(a)) => {
-                let exponent = scaling.a.log2() as i32;
-                let a32 = device.single_precision_a(exponent)?;
-                Factor::Device(self.factor_product_tiled_on_device(a32, a.shape(), &d32, format)?)
+        let factored = (|| {
+            let factor_l = match (method, &device_residual) {
+                (Method::Tiled, Some(device)) if scaling.fits_single(max_abs(a)) => {
+                    let exponent = scaling.a.log2() as i32;
+                    let a32 = device.single_precision_a(exponent)?;
+                    Factor::Device(self.factor_product_tiled_on_device(
+                        a32,
+                        a.shape(),
+                        &d32,
+                        format,
+                    )?)
+                }
+                (Method::Tiled, _) => {
+                    Factor::Device(self.factor_product_tiled(&single_a()?, &d32, format)?)
+                }
+                _ => Factor::Host(self.factor_product(
+                    &single_a()?,
+                    &d32,
+                    options.gpu.method(method),
+                )?),
+            };
+            let pivots = match &factor_l {
+                Factor::Device(f) => self.tiled_diagonal(f)?,
+                Factor::Host(l) => (0..l.order()).map(|j| l.l()[(j, j)]).collect(),
+            };
+            check_pivots(&pivots, &scaled_diagonal)?;
+            Ok::<_, Error>(factor_l)
+        })();
+        let factor_l = match factored {
+            Ok(f) => f,
+            Err(Error::Numerical(
+                NumericalError::NotPositiveDefinite { column, .. }
+                | NumericalError::NumericallySingular { column, .. }
+                | NumericalError::NonFiniteResult { col: column, .. },
+            )) if options.fallback => {
+                log::warn!(
+                    "the f32 factor failed at column {column}: solving with an f64 Cholesky on \
+                     the CPU"
+                );
+                let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
+                let factor = start.elapsed();
+                return solve_in_double(
+                    &NormalEquations::new(a, d, b),
+                    &double,
+                    &Scaled {
+                        exponent: c_exponent,
+                        diagonal: &scaled_diagonal,
+                    },
+                    options,
+                    Fallback::SingleFactorFailed { column },
+                    (start, factor),
+                );
             }
-            (Method::Tiled, _) => {
-                Factor::Device(self.factor_product_tiled(&single_a()?, &d32, format)?)
-            }
-            _ => {
-                Factor::Host(self.factor_product(&single_a()?, &d32, options.gpu.method(method))?)
-            }
+            Err(e) => return Err(e),
         };
-        phase.mark("assembly, Cholesky (queued)");
-        let pivots = match &factor_l {
-            Factor::Device(f) => self.tiled_diagonal(f)?,
-            Factor::Host(l) => (0..l.order()).map(|j| l.l()[(j, j)]).collect(),
-        };
-        let c_scale = scaling.a * scaling.a * scaling.d;
-        let scaled_diagonal: Vec<f64> = diagonal.iter().map(|c| c * c_scale).collect();
-        check_pivots(&pivots, &scaled_diagonal)?;
         let factor = start.elapsed();
         phase.mark("factor done, pivots checked");
 
@@ -105,13 +189,14 @@ impl Gpu {
         phase.mark("x⁰");
 
         let mut failure = None;
-        let norm_c = estimate_norm_1(m, |v| match &device_residual {
+        let norm_c_scaled = scaled_norm(m, c_exponent, |v| match &device_residual {
             Some(device) => device.apply(v).unwrap_or_else(|e| {
                 failure.get_or_insert(e);
                 vec![f64::NAN; m]
             }),
             None => equations().apply(v),
         });
+        let norm_c = times_power_of_two(norm_c_scaled, -c_exponent);
         if let Some(e) = failure {
             return Err(e);
         }
@@ -139,27 +224,35 @@ impl Gpu {
             Stop::Stagnated { iteration } => Some(Fallback::Stagnated { iteration }),
             Stop::IterationLimit => Some(Fallback::IterationLimit),
         };
-        let (x, backward_error) = match fallback {
-            None => (refinement.x, refinement.backward_error),
-            Some(reason) => {
-                log::warn!(
-                    "refinement stopped ({reason:?}) at backward error {:.2e}: solving again \
-                     with an f64 Cholesky on the CPU",
-                    refinement.backward_error
-                );
-                let x = solve_normal_equations_faer(a, d, b)?;
-                let eta =
-                    norm_inf(&equations().residual(&x)) / (norm_c * norm_inf(&x) + norm_inf(rhs));
-                (x, eta)
-            }
+        let scaled = Scaled {
+            exponent: c_exponent,
+            diagonal: &scaled_diagonal,
         };
-        let converged = match (fallback, options.criterion) {
-            (None, _) => refinement.stop == Stop::Converged,
-            (Some(_), Criterion::BackwardError) => backward_error <= tolerance,
-            (Some(_), Criterion::Paper) => {
-                norm2(&equations().residual(&x)) <= tolerance * norm2(&x)
-            }
-        };
+        if let Some(reason) = fallback {
+            log::warn!(
+                "refinement stopped ({reason:?}) at backward error {:.2e}: solving again with an \
+                 f64 Cholesky on the CPU",
+                refinement.backward_error
+            );
+            let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
+            let mut solution = solve_in_double(
+                equations(),
+                &double,
+                &scaled,
+                options,
+                reason,
+                (start, factor),
+            )?;
+            // The history is refinement's own (the steps on the f32 factor); x, its backward
+            // error and the condition estimate come from the f64 factor.
+            solution.x0 = x0;
+            solution.iterations = refinement.iterations;
+            solution.residuals = refinement.residuals;
+            solution.criteria = refinement.criteria;
+            solution.timings.x0 = x0_time;
+            solution.timings.refine = start.elapsed() - x0_time;
+            return Ok(solution);
+        }
         // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
         // few solves run where the factor is (its accuracy needs only a digit or two).
         let mut failure = None;
@@ -176,10 +269,27 @@ impl Gpu {
         if let Some(e) = failure {
             return Err(e);
         }
-        let condition = norm_c * c_scale * inverse_norm;
+        let mut condition = norm_c_scaled * inverse_norm;
+        if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
+            // Past 2/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
+            // singular one (refinement converges on a consistent singular system too): an f64
+            // factor decides, and its estimate is the one reported. (Off with the fallback, as
+            // in the paper's settings: there the estimate is the f32 factor's, a lower bound.)
+            let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
+            condition = norm_c_scaled * double.inverse_norm_scaled();
+            double.check_singular(condition, &scaled_diagonal)?;
+        }
         phase.mark("‖C⁻¹‖₁ estimate");
+        if !refinement.backward_error.is_finite() || !condition.is_finite() {
+            return Err(NumericalError::RefinementDiverged {
+                iteration: refinement.iterations,
+                residual: refinement.backward_error,
+            }
+            .into());
+        }
+        let converged = refinement.stop == Stop::Converged;
         Ok(Solution {
-            x,
+            x: refinement.x,
             x0,
             iterations: refinement.iterations,
             residuals: refinement.residuals,
@@ -187,9 +297,9 @@ impl Gpu {
             criterion: options.criterion,
             tolerance,
             converged,
-            backward_error,
+            backward_error: refinement.backward_error,
             condition,
-            forward_error_estimate: condition * backward_error,
+            forward_error_estimate: condition * refinement.backward_error,
             fallback,
             timings: Timings {
                 factor,
@@ -216,94 +326,6 @@ impl Factor {
             Factor::Host(l) => l.solve(b),
         }
     }
-}
-
-/// Powers of two that bring A and d, and so C = A·diag(d)·Aᵀ, into f32's range for the GPU:
-/// A' = 2^e·A and d' = 2^f·d give C' = 4^e·2^f·C. Scaling by powers of two is exact, so
-/// wherever the unscaled data would have fit, every f32 result is the exact scaled image of
-/// the unscaled one (the paper's tables do not change); where it would not, the solve works
-/// instead of overflowing or flushing to zero. The refinement itself runs on the unscaled
-/// f64 data.
-struct RangeScaling {
-    /// 2^e.
-    a: f64,
-    /// 2^f.
-    d: f64,
-}
-
-impl RangeScaling {
-    /// Scales so the largest |d| and the largest diagonal entry of C' are near 1. Fails when
-    /// the diagonal's own spread exceeds f32's range (no common scale fits it).
-    /// `c_diagonal` is the diagonal of the unscaled C = A·diag(d)·Aᵀ.
-    fn of(c_diagonal: &[f64], d: &[f64]) -> Result<Self> {
-        let power = |x: f64| {
-            if x > 0.0 {
-                2f64.powi(-(x.log2().round() as i32))
-            } else {
-                1.0
-            }
-        };
-        let d_scale = power(d.iter().fold(0.0, |m: f64, v| m.max(v.abs())));
-        let diagonal: Vec<f64> = c_diagonal.iter().map(|c| c * d_scale).collect();
-        let c_max = diagonal.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
-        // sqrt keeps it a power of two: A is scaled by 2^e, C by 4^e.
-        let a_scale = power(c_max).sqrt();
-        let a_scale = 2f64.powi(a_scale.log2().round() as i32);
-        let c_scale = a_scale * a_scale;
-        if let Some((j, &c)) = diagonal
-            .iter()
-            .enumerate()
-            .find(|(_, c)| **c != 0.0 && (c.abs() * c_scale) < f64::from(f32::MIN_POSITIVE))
-        {
-            return Err(NumericalError::OutOfRange {
-                what: "C = A·diag(d)·Aᵀ",
-                row: j,
-                col: j,
-                value: c / d_scale,
-                why: format!(
-                    "more than float32's range ({:.0e}) below its largest diagonal entry \
-                     {:.3e}",
-                    f64::from(f32::MAX) / f64::from(f32::MIN_POSITIVE),
-                    c_max / d_scale
-                ),
-                fix: "scale the rows of A to similar norms",
-            }
-            .into());
-        }
-        Ok(Self {
-            a: a_scale,
-            d: d_scale,
-        })
-    }
-
-    /// Whether 2^e·max|A| rounds to a finite single-precision number.
-    fn fits_single(&self, max_abs_a: f64) -> bool {
-        max_abs_a * self.a < f64::from(f32::MAX)
-    }
-
-    /// z = C⁻¹·r through `solve`, the single-precision factor of C' (Algorithm 1's solve, on
-    /// the CPU or the GPU): C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
-    fn correct_with(
-        &self,
-        r: &[f64],
-        solve: impl FnOnce(&[f32]) -> Result<Vec<f32>>,
-    ) -> Result<Vec<f64>> {
-        let into = self.a * self.d;
-        let single: Vec<f32> = r.iter().map(|&v| (v * into) as f32).collect();
-        Ok(solve(&single)?
-            .into_iter()
-            .map(|v| f64::from(v) * self.a)
-            .collect())
-    }
-}
-
-/// max |A(i,j)|, on all cores.
-fn max_abs(a: &Matrix<f64>) -> f64 {
-    use rayon::prelude::*;
-    a.as_slice()
-        .par_chunks(1 << 16)
-        .map(|c| c.iter().fold(0.0f64, |m, v| m.max(v.abs())))
-        .reduce(|| 0.0, f64::max)
 }
 
 /// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.

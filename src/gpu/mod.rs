@@ -9,6 +9,7 @@ mod cholesky;
 mod factor;
 mod least_squares;
 mod lu;
+mod range;
 mod residual;
 mod tiled;
 

@@ -2,11 +2,16 @@
 //! kernels of [`crate::tiled`], sized by the storage-buffer limits instead of textures, and
 //! [`TiledFactor`], a factor that stays on the GPU for device-side solves.
 
-use super::cholesky::{check_factor_entries, product_diagonal};
+use super::cholesky::{
+    check_factor_entries, product_diagonal, restate_failure, scale_exponent, scaled_by_four,
+    unscale_factor,
+};
 use super::{CholeskyFactor, Gpu};
+use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
-use crate::matrix::{Matrix, check_finite_lower, check_square};
+use crate::least_squares::times_power_of_two;
+use crate::matrix::{Matrix, check_finite, check_square};
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
     DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
@@ -28,6 +33,8 @@ pub struct TiledFactor {
     l: TiledMatrix,
     // The most bytes of one buffer (right-hand sides).
     max_bytes: u64,
+    // k: the storage holds the factor L' = 2^k·L of 4^k·C (see `Gpu::cholesky_tiled`).
+    shift: i32,
 }
 
 impl TiledFactor {
@@ -36,16 +43,46 @@ impl TiledFactor {
         self.l.order()
     }
 
-    /// The factor's storage on the GPU.
+    /// The factor's storage on the GPU: L' = 2^k·L, the factor of 4^k·C, k =
+    /// [`TiledFactor::shift`] (0 unless C was scaled into range).
     pub fn matrix(&self) -> &TiledMatrix {
         &self.l
     }
 
+    /// k of [`TiledFactor::matrix`]: the power of four C was scaled by before factoring.
+    pub fn shift(&self) -> i32 {
+        self.shift
+    }
+
+    /// The storage, for callers that know its shift is 0.
+    fn storage(&self) -> &TiledMatrix {
+        &self.l
+    }
+
     /// Solves L·Lᵀ·X = B on the GPU for the columns of B (m x r).
+    /// B must be finite ([`InputError::NonFinite`] otherwise).
     pub fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
+        check_finite("B (the right sides)", b)?;
         let mut x = DeviceRhs::upload(&self.kernels, b, self.max_bytes)?;
         solve::solve_in_place(&self.kernels, &self.l, &mut x)?;
-        x.download()
+        let x = x.download()?;
+        if self.shift == 0 {
+            return Ok(x);
+        }
+        // C⁻¹ = 4^k·(4^k·C)⁻¹.
+        let x = x.map(|v| times_power_of_two(f64::from(v), 2 * self.shift) as f32);
+        if let Some(p) = x.as_slice().iter().position(|v| !v.is_finite()) {
+            return Err(NumericalError::OutOfRange {
+                what: "X = C⁻¹·B",
+                row: p / x.cols(),
+                col: p % x.cols(),
+                value: f64::INFINITY,
+                why: format!("above float32's largest value {:.3e}", f32::MAX),
+                fix: "divide B by a power of two",
+            }
+            .into());
+        }
+        Ok(x)
     }
 
     /// Solves L·Lᵀ·x = b on the GPU.
@@ -57,6 +94,7 @@ impl TiledFactor {
                 b.len()
             )));
         }
+        crate::matrix::check_finite_vec("b (the right side)", b)?;
         Ok(self
             .solve_many(&Matrix::from_row_major(m, 1, b.to_vec())?)?
             .into_vec())
@@ -64,13 +102,14 @@ impl TiledFactor {
 
     /// L read back as a host [`CholeskyFactor`].
     pub fn download(&self) -> Result<CholeskyFactor> {
-        Ok(CholeskyFactor::new(self.l.download_lower()?))
+        unscale_factor(&self.l.download_lower()?, self.shift)
     }
 
     /// L read back as LAPACK's RFP array (RFP storage as is; full storage converted).
     pub fn download_rfp(&self) -> Result<Vec<f32>> {
         match self.l.storage() {
-            Storage::Rfp => self.l.download_raw(),
+            Storage::Rfp if self.shift == 0 => self.l.download_raw(),
+            Storage::Rfp => rfp::from_lower(self.download()?.l()),
             Storage::Full => rfp::from_lower(&self.l.download_lower()?),
         }
     }
@@ -174,13 +213,21 @@ impl Gpu {
     }
 
     /// The Cholesky factor of `c` (lower triangle read) by the tiled method, kept on the GPU.
+    /// C is scaled by 4^k (exact) so that its largest diagonal entry is near 1, as
+    /// [`Gpu::cholesky`] does; the factor's solves and downloads undo it.
     pub fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<TiledFactor> {
         check_square("C", c, "(a symmetric matrix)")?;
-        check_finite_lower("C (lower triangle)", c)?;
+        let lower = c.lower_triangle();
+        check_finite("C (lower triangle)", &lower)?;
+        let (shift, scaled) = scaled_by_four(&lower, (0..c.rows()).map(|j| f64::from(c[(j, j)])));
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
-        let l = TiledMatrix::from_lower(self.context(), c, storage_of(format), part)?;
-        self.factor_on_gpu(k, l)
+        let l = TiledMatrix::from_lower(self.context(), &scaled, storage_of(format), part)?;
+        let mut f = self
+            .factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, |i, j| f64::from(c[(i, j)])))?;
+        f.shift = shift;
+        Ok(f)
     }
 
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
@@ -195,9 +242,34 @@ impl Gpu {
             .into());
         }
         crate::matrix::check_finite_vec("C (RFP)", arf)?;
+        if arf.len() != rfp::len(m) {
+            return Err(InputError::Length {
+                what: "an RFP array".into(),
+                n: m,
+                expected: rfp::len(m),
+                actual: arf.len(),
+            }
+            .into());
+        }
+        let diagonal = (0..m).map(|j| f64::from(arf[rfp::index(m, j, j)]));
+        let shift = scale_exponent(diagonal);
+        let factor = times_power_of_two(1.0, 2 * shift);
+        let scaled: Vec<f32> = arf
+            .iter()
+            .map(|&v| (f64::from(v) * factor) as f32)
+            .collect();
+        let (shift, scaled) = if scaled.iter().all(|v| v.is_finite()) {
+            (shift, scaled)
+        } else {
+            (0, arf.to_vec())
+        };
         let k = self.tiled_kernels()?;
-        let l = TiledMatrix::from_rfp(self.context(), m, arf, self.tiled_part_bytes()?)?;
-        self.factor_on_gpu(k, l)
+        let l = TiledMatrix::from_rfp(self.context(), m, &scaled, self.tiled_part_bytes()?)?;
+        let mut f = self
+            .factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, |i, j| f64::from(arf[rfp::index(m, i, j)])))?;
+        f.shift = shift;
+        Ok(f)
     }
 
     /// The factor of C = A·diag(d)·Aᵀ with C never leaving the GPU, kept there.
@@ -231,7 +303,8 @@ impl Gpu {
     /// The diagonal of a factor kept on the GPU, gathered there and read back alone (m
     /// values instead of L): the least-squares pivot check.
     pub(crate) fn tiled_diagonal(&self, f: &TiledFactor) -> Result<Vec<f32>> {
-        let l = f.matrix();
+        let l = f.storage();
+        debug_assert_eq!(f.shift, 0, "a product's factor is not scaled here");
         let m = l.order();
         let kernels = self.least_squares_kernels()?;
         let mut diagonal = vec![f32::NAN; m];
@@ -256,6 +329,7 @@ impl Gpu {
             kernels: k,
             l,
             max_bytes: self.max_storage_bytes()?,
+            shift: 0,
         })
     }
 

@@ -49,6 +49,10 @@ pub fn estimate_norm_1(m: usize, mut apply: impl FnMut(&[f64]) -> Vec<f64>) -> f
         .collect();
     let y = apply(&alt);
     let alt_estimate = 2.0 * y.iter().map(|v| v.abs()).sum::<f64>() / (3.0 * m as f64);
+    // NaN-propagating: a NaN product must not read as a small norm.
+    if alt_estimate.is_nan() {
+        return alt_estimate;
+    }
     estimate.max(alt_estimate)
 }
 

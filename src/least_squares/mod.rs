@@ -17,13 +17,21 @@
 //! ‖r‖₂/‖x‖₂ ≤ ε, is [`Criterion::Paper`]; it depends on the data's scale and is kept for
 //! reproducing Tables 1-2. When the corrections stop shrinking (stagnation: C is too
 //! ill-conditioned for a single-precision factor) or the iteration limit is reached, the solve
-//! falls back to an f64 Cholesky on the CPU and says so in [`Solution::fallback`].
+//! falls back to an f64 Cholesky on the CPU and says so in [`Solution::fallback`]; so it does
+//! when the f32 factor itself fails (as LAPACK's dsposv does).
+//!
+//! **No silent wrong answer.** b is scaled by a power of two (exact) and so is every residual
+//! before it is rounded to f32, so any finite b solves and x(2^k·b) = 2^k·x(b) exactly; norms
+//! propagate NaN; n < m or fewer than m non-zero weights is an error up front; a C singular to
+//! double precision is [`NumericalError::SingularToDouble`], never a solution.
 
 mod condition;
+pub(crate) mod double;
 pub mod normal_equations;
 mod refinement;
 
 pub use condition::{estimate_inverse_norm_1, estimate_norm_1};
+pub use double::DoubleFactor;
 pub use normal_equations::{
     solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,
 };
@@ -84,7 +92,8 @@ pub struct SolveOptions {
     pub tolerance: Option<f64>,
     /// Stop after this many refinement steps at the latest (1 ..= [`MAX_ITERATIONS_LIMIT`]).
     pub max_iterations: usize,
-    /// On stagnation or at the iteration limit, solve again with an f64 Cholesky on the CPU.
+    /// On stagnation, at the iteration limit, or when the f32 factor fails, solve with an f64
+    /// Cholesky on the CPU (and, past 2/u₃₂, check C's condition with one).
     pub fallback: bool,
 }
 
@@ -209,6 +218,13 @@ pub enum Fallback {
     },
     /// The iteration limit was reached first.
     IterationLimit,
+    /// The GPU's f32 Cholesky failed (not positive definite, or a pivot at rounding level, in
+    /// single precision) at this column (0-based), though C may be SPD in f64: x comes from an
+    /// f64 Cholesky on the CPU, refined in f64.
+    SingleFactorFailed {
+        /// The f32 factor's failing column.
+        column: usize,
+    },
 }
 
 /// The result of [`crate::Gpu::solve_weighted_least_squares`].
@@ -219,7 +235,8 @@ pub enum Fallback {
 pub struct Solution {
     /// The solution x (double precision): refined, or from the f64 fallback.
     pub x: Vec<f64>,
-    /// The single-precision solution x⁰ from the GPU factor (widened to f64).
+    /// The single-precision solution x⁰ from the GPU factor (widened to f64), or the f64
+    /// factor's first solution where the f32 factor failed ([`Fallback::SingleFactorFailed`]).
     pub x0: Vec<f64>,
     /// Refinement steps taken.
     pub iterations: usize,
@@ -236,7 +253,8 @@ pub struct Solution {
     pub converged: bool,
     /// The normwise backward error η of the final x.
     pub backward_error: f64,
-    /// An estimate of κ₁(C) = ‖C‖₁·‖C⁻¹‖₁ (Hager's estimator through the factor).
+    /// An estimate of κ₁(C) = ‖C‖₁·‖C⁻¹‖₁ (Hager's estimator through the factor: the f64
+    /// one wherever it ran, which it does with the fallback on past 2/u₃₂).
     pub condition: f64,
     /// An estimate of the relative forward error ‖x − x*‖∞/‖x‖∞, about κ₁(C)·η.
     pub forward_error_estimate: f64,
@@ -262,6 +280,17 @@ pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
     check_finite("A", a)?;
     check_finite_vec("d", d)?;
     check_finite_vec("b", b)
+}
+
+/// Refuses, before any work, an AD²Aᵀ that is singular by its shape or weights: n < m, or
+/// fewer than m non-zero entries of d ([`NumericalError::SingularProduct`]).
+pub fn check_rank(a: &Matrix<f64>, d: &[f64]) -> Result<()> {
+    let (m, n) = a.shape();
+    let nonzero = d.iter().filter(|&&v| v != 0.0).count();
+    if n < m || nonzero < m {
+        return Err(NumericalError::SingularProduct { m, n, nonzero }.into());
+    }
+    Ok(())
 }
 
 /// The tolerance under which a single-precision pivot ratio L(j,j)²/C(j,j) means AD²Aᵀ is
@@ -324,8 +353,32 @@ pub(crate) fn norm2(v: &[f64]) -> f64 {
     scale * v.iter().map(|v| (v / scale).powi(2)).sum::<f64>().sqrt()
 }
 
+/// max |vᵢ|, NaN if any entry is NaN (`f64::max` alone would skip it and let a NaN vector
+/// read as small).
 pub(crate) fn norm_inf(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |m, v| m.max(v.abs()))
+    v.iter().fold(0.0, |m: f64, v| {
+        if m.is_nan() || v.is_nan() {
+            f64::NAN
+        } else {
+            m.max(v.abs())
+        }
+    })
+}
+
+/// The exponent k with 2^k·x in [1, 2) for a finite x ≠ 0 (subnormals included).
+pub(crate) fn exponent_of(x: f64) -> i32 {
+    let x = x.abs();
+    if x < f64::MIN_POSITIVE {
+        return exponent_of(x * 2f64.powi(64)) - 64;
+    }
+    ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
+}
+
+/// v·2^k, exact wherever the result is a normal number (k split in two so that 2^k itself
+/// need not be representable: |k| up to about 2100).
+pub(crate) fn times_power_of_two(v: f64, k: i32) -> f64 {
+    let half = k / 2;
+    v * 2f64.powi(half) * 2f64.powi(k - half)
 }
 
 #[cfg(test)]
@@ -364,6 +417,39 @@ mod tests {
         assert!((t - 10.0 * UNIT_ROUNDOFF).abs() < 1e-30);
         let o = SolveOptions::new().epsilon(1e-6);
         assert_eq!((o.criterion, o.tolerance_for(9)), (Criterion::Paper, 1e-6));
+    }
+
+    #[test]
+    fn norms_see_nan_and_powers_of_two_are_exact() {
+        assert!(norm_inf(&[1.0, f64::NAN, 3.0]).is_nan());
+        assert!(norm_inf(&[f64::NAN, 1.0]).is_nan());
+        assert!(norm2(&[f64::NAN; 3]).is_nan());
+        assert_eq!(norm_inf(&[-4.0, 2.0]), 4.0);
+        for x in [1.0, 1.5, 1e-310, 3e300, f64::MIN_POSITIVE, 5e-324] {
+            let k = exponent_of(x);
+            let y = times_power_of_two(x, -k);
+            assert!((1.0..2.0).contains(&y), "{x:e}: 2^{k}");
+            assert_eq!(times_power_of_two(y, k), x, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn singular_shapes_and_weights_are_refused() {
+        let p = random_least_squares(2, 3);
+        assert!(check_rank(&p.a, &p.d).is_ok());
+        let mut d = p.d.clone();
+        d[..4].fill(0.0);
+        assert!(matches!(
+            check_rank(&p.a, &d),
+            Err(Error::Numerical(NumericalError::SingularProduct {
+                m: 3,
+                n: 6,
+                nonzero: 2
+            }))
+        ));
+        let wide = Matrix::<f64>::zeros(3, 2);
+        let e = check_rank(&wide, &[1.0, 1.0]).unwrap_err();
+        assert!(e.to_string().contains("because n < m"), "{e}");
     }
 
     #[test]

@@ -175,12 +175,25 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     if m != n {
         return Err(Error::shape(format!("{c_name} must be square, but is {m}x{n}")).into());
     }
-    let c = fits_single_precision(&c_name, c)?;
+    // A C beyond float32's range, or so small that its diagonal rounds to zero or subnormals
+    // there, is read again in float64 and scaled by a power of four before rounding
+    // (`Gpu::cholesky_f64`); any other C is factored from the float32 copy (which
+    // `Gpu::cholesky` scales itself).
+    let tiny = (0..m).all(|j| c.matrix[(j, j)].abs() < f32::MIN_POSITIVE);
+    let c = if c.first_unfit.is_some() || tiny {
+        drop(c);
+        Err(io::read_matrix(&args.c, "C")?)
+    } else {
+        Ok(c.matrix)
+    };
     io::check_output_path(&args.output)?;
     let gpu = Gpu::new()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, 0, opts)?;
-    let l = gpu.cholesky(&c, opts)?;
+    let l = match &c {
+        Ok(single) => gpu.cholesky(single, opts)?,
+        Err(double) => gpu.cholesky_f64(&c_name, double, opts)?,
+    };
     // The input is not needed while the output is written.
     drop(c);
     if args.rfp {
@@ -279,6 +292,10 @@ fn print_solution(outcome: &symraster::Solution, residual: f64) {
         Some(Fallback::IterationLimit) => {
             say!("f64 CPU fallback: yes (the iteration limit was reached)")
         }
+        Some(Fallback::SingleFactorFailed { column }) => say!(
+            "f64 CPU fallback: yes (the GPU's float32 Cholesky failed at column {column}; \
+             factored in float64 on the CPU)"
+        ),
     }
 }
 

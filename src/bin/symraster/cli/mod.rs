@@ -42,14 +42,16 @@ enum Command {
     ///
     /// Reads only the lower triangle of C. Writes L as float32: an m x m lower-triangular
     /// matrix, or with --rfp LAPACK's RFP array (1-D). A matrix that is not positive definite
-    /// is named by its first failing column.
+    /// is named by its first failing column. C is scaled by a power of four (exact) before it
+    /// is rounded to float32, so tiny or huge SPD matrices factor wherever L fits in float32.
     #[command(after_help = FILES_HELP)]
     Factor(files::FactorArgs),
     /// Weighted least squares min ‖D(b − Aᵀx)‖ (paper eq. 2), refined; writes float64.
     ///
     /// Solves A·D²·Aᵀ·x = A·D²·b through the GPU's Cholesky factor, refined in f64. d holds
     /// the diagonal of D². Writes x as float64 (length m); prints the iterations, the achieved
-    /// backward error, a forward-error estimate and whether the f64 CPU fallback ran.
+    /// backward error, a forward-error estimate and whether the f64 CPU fallback ran (on
+    /// stagnation, at the iteration limit, or when the float32 factor fails).
     #[command(after_help = FILES_HELP)]
     Solve(files::SolveArgs),
     /// Invert a square matrix on the GPU (Gauss-Jordan, or via Cholesky or LU), refined in

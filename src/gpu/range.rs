@@ -1,0 +1,163 @@
+//! Powers of two that bring the least-squares data into f32's range for the GPU (exact
+//! scaling), and C = AD²Aᵀ's diagonal computed without overflow or underflow.
+
+use crate::error::{NumericalError, Result};
+use crate::least_squares::{exponent_of, norm_inf, times_power_of_two};
+use crate::matrix::Matrix;
+
+/// Powers of two that bring A and d, and so C = A·diag(d)·Aᵀ, into f32's range for the GPU:
+/// A' = 2^e·A and d' = 2^f·d give C' = 4^e·2^f·C. Scaling by powers of two is exact, so
+/// wherever the unscaled data would have fit, every f32 result is the exact scaled image of
+/// the unscaled one (the paper's tables do not change); where it would not, the solve works
+/// instead of overflowing or flushing to zero. The refinement itself runs on the unscaled
+/// f64 data.
+pub(super) struct RangeScaling {
+    /// 2^e.
+    pub(super) a: f64,
+    /// 2^f.
+    pub(super) d: f64,
+    /// 2e + f: C' = 2^(2e+f)·C.
+    pub(super) exponent: i32,
+}
+
+/// C's diagonal without overflow or underflow: C(j,j) = vⱼ·2^kⱼ, vⱼ = Σₖ (A(j,k)·2^-pⱼ)²·
+/// d(k)·2^-q with max|A(j,·)|·2^-pⱼ and max|d|·2^-q in [1, 2), kⱼ = 2pⱼ + q.
+pub(super) struct DiagonalParts {
+    parts: Vec<(f64, i32)>,
+}
+
+impl DiagonalParts {
+    /// The parts of AD²Aᵀ's diagonal, O(mn) on all cores.
+    pub(super) fn of(a: &Matrix<f64>, d: &[f64]) -> Self {
+        use rayon::prelude::*;
+        let exponent = |x: f64| if x > 0.0 { exponent_of(x) } else { 0 };
+        let q = exponent(norm_inf(d));
+        let d: Vec<f64> = d.iter().map(|&v| times_power_of_two(v, -q)).collect();
+        let parts = (0..a.rows())
+            .into_par_iter()
+            .map(|j| {
+                let p = exponent(norm_inf(a.row(j)));
+                let v = a
+                    .row(j)
+                    .iter()
+                    .zip(&d)
+                    .map(|(&a, d)| times_power_of_two(a, -p).powi(2) * d)
+                    .sum::<f64>();
+                (v, 2 * p + q)
+            })
+            .collect();
+        Self { parts }
+    }
+
+    /// The diagonal of 2^s·C in f64.
+    pub(super) fn scaled(&self, s: i32) -> Vec<f64> {
+        self.parts
+            .iter()
+            .map(|&(v, k)| times_power_of_two(v, k + s))
+            .collect()
+    }
+}
+
+impl RangeScaling {
+    /// Scales so the largest |d| and the largest diagonal entry of C' are near 1. Fails when
+    /// the diagonal's own spread exceeds f32's range (no common scale fits it).
+    pub(super) fn of(diagonal: &DiagonalParts, d: &[f64]) -> Result<Self> {
+        let log2_c = |&(v, k): &(f64, i32)| v.abs().log2() + f64::from(k);
+        let d_max = norm_inf(d);
+        let d_exponent = if d_max > 0.0 {
+            -(d_max.log2().round() as i32)
+        } else {
+            0
+        };
+        let largest = diagonal
+            .parts
+            .iter()
+            .filter(|(v, _)| *v != 0.0)
+            .max_by(|x, y| log2_c(x).total_cmp(&log2_c(y)));
+        // C·2^f's largest diagonal entry near 1, then A by 2^e with 4^e·2^f·c_max near 1.
+        let a_exponent = match largest {
+            Some(c) => {
+                let exponent = -(log2_c(c) + f64::from(d_exponent)).round();
+                (exponent / 2.0).round() as i32
+            }
+            None => 0,
+        };
+        let exponent = 2 * a_exponent + d_exponent;
+        if let Some((j, &(v, k))) = diagonal.parts.iter().enumerate().find(|(_, (v, k))| {
+            *v != 0.0 && times_power_of_two(v.abs(), k + exponent) < f64::from(f32::MIN_POSITIVE)
+        }) {
+            let &(c_max, c_max_exponent) = largest.expect("a non-zero entry exists");
+            return Err(NumericalError::OutOfRange {
+                what: "C = A·diag(d)·Aᵀ",
+                row: j,
+                col: j,
+                value: times_power_of_two(v, k),
+                why: format!(
+                    "more than float32's range ({:.0e}) below its largest diagonal entry {}",
+                    f64::from(f32::MAX) / f64::from(f32::MIN_POSITIVE),
+                    format_scaled(c_max, c_max_exponent)
+                ),
+                fix: "scale the rows of A to similar norms",
+            }
+            .into());
+        }
+        Ok(Self {
+            a: times_power_of_two(1.0, a_exponent),
+            d: times_power_of_two(1.0, d_exponent),
+            exponent,
+        })
+    }
+
+    /// Whether 2^e·max|A| rounds to a finite single-precision number.
+    pub(super) fn fits_single(&self, max_abs_a: f64) -> bool {
+        max_abs_a * self.a < f64::from(f32::MAX)
+    }
+
+    /// z = C⁻¹·r through `solve`, the single-precision factor of C' (Algorithm 1's solve, on
+    /// the CPU or the GPU): C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
+    pub(super) fn correct_with(
+        &self,
+        r: &[f64],
+        solve: impl FnOnce(&[f32]) -> Result<Vec<f32>>,
+    ) -> Result<Vec<f64>> {
+        // r itself by a power of two 2^t into [1, 2) before rounding: the residuals shrink by
+        // orders of magnitude per step and would otherwise underflow f32 (or overflow it).
+        let into = self.a * self.d;
+        let r_max = norm_inf(r) * into;
+        let t = if r_max > 0.0 && r_max.is_finite() {
+            -exponent_of(r_max)
+        } else {
+            0
+        };
+        let single: Vec<f32> = r
+            .iter()
+            .map(|&v| times_power_of_two(v * into, t) as f32)
+            .collect();
+        let out = self.a;
+        Ok(solve(&single)?
+            .into_iter()
+            .map(|v| times_power_of_two(f64::from(v) * out, -t))
+            .collect())
+    }
+}
+
+/// max |A(i,j)|, on all cores (NaN if A holds one).
+pub(super) fn max_abs(a: &Matrix<f64>) -> f64 {
+    use rayon::prelude::*;
+    a.as_slice()
+        .par_chunks(1 << 16)
+        .map(norm_inf)
+        .reduce(|| 0.0, |x, y| if x.is_nan() { x } else { x.max(y) })
+}
+
+/// x·2^k in decimal, also where it leaves f64's range ("1.234e400").
+fn format_scaled(x: f64, k: i32) -> String {
+    let v = times_power_of_two(x, k);
+    if v.is_normal() {
+        return format!("{v:.3e}");
+    }
+    let log10 = x.abs().log10() + f64::from(k) * 2f64.log10();
+    let exponent = log10.floor();
+    let sign = if x < 0.0 { "-" } else { "" };
+    format!("{sign}{:.3}e{exponent}", 10f64.powf(log10 - exponent))
+}

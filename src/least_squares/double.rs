@@ -1,0 +1,197 @@
+//! The f64 Cholesky factor of C = AD²Aᵀ on the CPU (faer), formed from A and d scaled by
+//! powers of two (exact) as the GPU's f32 factor is: the fallback when that factor fails or
+//! refinement stagnates (as LAPACK's dsposv falls back to dpotrf), with its own singularity
+//! test so that a singular C is an error instead of a solution.
+
+use super::{
+    Criterion, Fallback, NormalEquations, Solution, SolveOptions, Timings, estimate_inverse_norm_1,
+    estimate_norm_1, norm_inf, norm2, refine, times_power_of_two,
+};
+use crate::baseline;
+use crate::error::{NumericalError, Result};
+use crate::matrix::Matrix;
+use faer::Mat;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt;
+use std::time::{Duration, Instant};
+
+/// A pivot ratio L(j,j)²/C(j,j) at or below this is f64 rounding noise: C is singular to
+/// double precision (64·ε ≈ 1.4e-14).
+const PIVOT_RATIO_LIMIT: f64 = 64.0 * f64::EPSILON;
+
+/// L with C' = L·Lᵀ in f64, C' = (2^e·A)·diag(2^f·d)·(2^e·A)ᵀ = 4^e·2^f·C.
+pub struct DoubleFactor {
+    l: Mat<f64>,
+    /// 2^e.
+    a_scale: f64,
+    /// 2^f.
+    d_scale: f64,
+}
+
+impl DoubleFactor {
+    /// Forms C' in f64 (all cores) and factors it. A pivot that is not positive is
+    /// [`NumericalError::NotPositiveDefinite`] with the f64 failing column.
+    pub fn of(a: &Matrix<f64>, d: &[f64], a_scale: f64, d_scale: f64) -> Result<Self> {
+        let m = a.rows();
+        let par = faer::get_global_parallelism();
+        let a_mat = Mat::from_fn(m, a.cols(), |i, k| a[(i, k)] * a_scale);
+        let scaled_d: Vec<f64> = d.iter().map(|v| v * d_scale).collect();
+        let scaled = baseline::scale_columns(&a_mat, &scaled_d);
+        let mut c = Mat::<f64>::zeros(m, m);
+        baseline::assemble_lower_into(&mut c, &a_mat, &scaled, par);
+        baseline::cholesky_in_place(&mut c, par)?;
+        Ok(Self {
+            l: c,
+            a_scale,
+            d_scale,
+        })
+    }
+
+    /// z = C⁻¹·r in f64 (C unscaled): C·z = r ⇔ C'·(z/2^e) = 2^e·2^f·r.
+    pub fn correct(&self, r: &[f64]) -> Vec<f64> {
+        let into = self.a_scale * self.d_scale;
+        let v: Vec<f64> = r.iter().map(|v| v * into).collect();
+        self.solve_scaled(&v)
+            .into_iter()
+            .map(|z| z * self.a_scale)
+            .collect()
+    }
+
+    /// C'⁻¹·v in f64.
+    pub fn solve_scaled(&self, v: &[f64]) -> Vec<f64> {
+        let m = self.l.nrows();
+        let par = faer::get_global_parallelism();
+        let mut rhs = Mat::from_fn(m, 1, |i, _| v[i]);
+        let mut buffer = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, 1, par));
+        llt::solve::solve_in_place(
+            self.l.as_ref(),
+            rhs.as_mut(),
+            par,
+            MemStack::new(&mut buffer),
+        );
+        (0..m).map(|i| rhs[(i, 0)]).collect()
+    }
+
+    /// An estimate of ‖C'⁻¹‖₁ (Hager, through f64 solves).
+    pub fn inverse_norm_scaled(&self) -> f64 {
+        estimate_inverse_norm_1(self.l.nrows(), |v| self.solve_scaled(v))
+    }
+
+    /// Refuses a C singular to double precision: a condition estimate `condition` (κ₁ of C)
+    /// at or beyond 1/ε, or a pivot ratio L(j,j)²/C'(j,j) at rounding level.
+    /// `scaled_diagonal` is C'’s diagonal.
+    pub fn check_singular(&self, condition: f64, scaled_diagonal: &[f64]) -> Result<()> {
+        let (column, ratio) = (0..self.l.nrows())
+            .map(|j| (j, self.l[(j, j)].powi(2) / scaled_diagonal[j]))
+            .fold((0, f64::INFINITY), |best, (j, r)| {
+                if r.is_nan() || r < best.1 {
+                    (j, r)
+                } else {
+                    best
+                }
+            });
+        let singular = condition.is_nan() || condition * f64::EPSILON >= 1.0;
+        let noise = ratio.is_nan() || ratio <= PIVOT_RATIO_LIMIT;
+        if singular || noise {
+            let condition = if condition.is_nan() || ratio.is_nan() {
+                f64::INFINITY
+            } else {
+                condition.max(1.0 / ratio)
+            };
+            return Err(NumericalError::SingularToDouble {
+                condition,
+                column,
+                ratio,
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// C's scale and diagonal as the factors see them: C' = 2^`exponent`·C, C'’s diagonal.
+pub(crate) struct Scaled<'a> {
+    pub(crate) exponent: i32,
+    pub(crate) diagonal: &'a [f64],
+}
+
+/// The solve through an f64 factor on the CPU (the fallback): x⁰ = C⁻¹g, refined in f64
+/// against the same test, C checked for singularity to double precision first. `start` is
+/// the solve's start and `factor` the time its factor was ready.
+pub(crate) fn solve_in_double(
+    equations: &NormalEquations<'_>,
+    double: &DoubleFactor,
+    scaled: &Scaled<'_>,
+    options: &SolveOptions,
+    reason: Fallback,
+    (start, factor): (Instant, Duration),
+) -> Result<Solution> {
+    let m = equations.order();
+    let norm_c_scaled = scaled_norm(m, scaled.exponent, |v| equations.apply(v));
+    let norm_c = times_power_of_two(norm_c_scaled, -scaled.exponent);
+    let condition = norm_c_scaled * double.inverse_norm_scaled();
+    double.check_singular(condition, scaled.diagonal)?;
+    let rhs = equations.rhs();
+    let x0 = double.correct(rhs);
+    let x0_time = start.elapsed();
+    let tolerance = options.tolerance_for(m);
+    let refinement = refine(
+        |x| Ok(equations.residual(x)),
+        |r| Ok(double.correct(r)),
+        &x0,
+        norm_c,
+        norm_inf(rhs),
+        options.criterion,
+        tolerance,
+        options.max_iterations,
+    )?;
+    // Refinement in f64 may stop on stagnation at rounding level: the test decides.
+    let converged = match options.criterion {
+        Criterion::BackwardError => refinement.backward_error <= tolerance,
+        Criterion::Paper => {
+            let r = norm2(&equations.residual(&refinement.x));
+            r <= tolerance * norm2(&refinement.x)
+        }
+    };
+    if !refinement.backward_error.is_finite() {
+        return Err(NumericalError::RefinementDiverged {
+            iteration: refinement.iterations,
+            residual: refinement.backward_error,
+        }
+        .into());
+    }
+    Ok(Solution {
+        x: refinement.x,
+        x0,
+        iterations: refinement.iterations,
+        residuals: refinement.residuals,
+        criteria: refinement.criteria,
+        criterion: options.criterion,
+        tolerance,
+        converged,
+        backward_error: refinement.backward_error,
+        condition,
+        forward_error_estimate: condition * refinement.backward_error,
+        fallback: Some(reason),
+        timings: Timings {
+            factor,
+            x0: x0_time,
+            refine: start.elapsed() - x0_time,
+            total: start.elapsed(),
+        },
+    })
+}
+
+/// An estimate of ‖C'‖₁ = ‖2^s·C‖₁ from products with C (`apply`), each taken as
+/// 2^(s−h)·C·(2^h·v), h = s/2, so that neither the product nor its input leaves f64's range
+/// where C itself lies near its edges (the ‖C‖₁ of the condition estimate κ₁ = ‖C'‖₁·‖C'⁻¹‖₁).
+pub(crate) fn scaled_norm(m: usize, s: i32, mut apply: impl FnMut(&[f64]) -> Vec<f64>) -> f64 {
+    let h = s / 2;
+    estimate_norm_1(m, |v| {
+        let w: Vec<f64> = v.iter().map(|&x| times_power_of_two(x, h)).collect();
+        apply(&w)
+            .into_iter()
+            .map(|y| times_power_of_two(y, s - h))
+            .collect()
+    })
+}
