@@ -58,7 +58,7 @@ fn main() -> anyhow::Result<()> {
         .collect::<Result<_, _>>()?;
     let ops = args.get(3).map_or("assembly,cholesky", String::as_str);
     let (do_assembly, do_cholesky) = (ops.contains("assembly"), ops.contains("cholesky"));
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     eprintln!("{} | {}", gpu.info().renderer, gpu.info().version);
     println!("method,op,format,m,n,ms,wall_ms,gflops,rel_error,min_ms,blocking,block_column");
     for &m in &sizes {

@@ -39,7 +39,7 @@ fn main() -> anyhow::Result<()> {
     } else {
         sizes
     };
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let inv = Inverter::new(&gpu)?;
     println!("# {}", gpu.info().renderer);
     println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops");

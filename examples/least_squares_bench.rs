@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .split(',')
         .map(|s| s.trim().parse())
         .collect::<Result<_, _>>()?;
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     println!("# {}", gpu.info().renderer);
     println!("m,n,gpu_s,faer_s,speedup,iterations,rel_error");
     for m in sizes {

@@ -20,7 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let m = args.first().copied().unwrap_or(512);
     let n = args.get(1).copied().unwrap_or(2 * m);
     let repeats = args.get(2).copied().unwrap_or(3).max(1);
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     println!("{} | m = {m}, n = {n}", gpu.info().renderer);
 
     let mut rng = testing::rng(1);

@@ -31,7 +31,7 @@ fn main() -> anyhow::Result<()> {
     } else {
         sizes
     };
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let inv = Inverter::new(&gpu)?;
     println!("# {}", gpu.info().renderer);
     println!("what,s,iterations,wall_ms,accuracy");

@@ -77,7 +77,7 @@ fn parse() -> anyhow::Result<Args> {
 
 fn main() -> anyhow::Result<()> {
     let args = parse()?;
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let k = gpu.tiled_kernels()?;
     eprintln!(
         "# {} | {} | kernels {:?} | max storage block {} bytes",

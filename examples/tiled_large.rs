@@ -40,7 +40,7 @@ fn main() -> anyhow::Result<()> {
     if sizes.is_empty() {
         sizes.push(40000);
     }
-    let gpu = Gpu::new()?;
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let k = gpu.tiled_kernels()?;
     eprintln!("{} ({})", gpu.info().renderer, gpu.info().version);
     println!(

@@ -45,9 +45,10 @@ pub mod tuning;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{
-    CholeskyFactor, Gpu, LuFactors, Method, Options, TiledFactor, assembly_plan, check_factor,
-    cholesky_plan,
+    CholeskyFactor, Gpu, GpuBuilder, LuFactors, Method, Options, TiledFactor, assembly_plan,
+    check_factor, cholesky_plan,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
 pub use matrix::{Matrix, relative_error};
+pub use tuning::{KernelShape, Tuning};

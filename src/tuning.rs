@@ -1,17 +1,77 @@
-//! The tuning values the methods take from the environment, declared once with their ranges,
-//! and one rule that checks them all: a number in its knob's range, then the product kernel's
-//! tiles against the device's limits. A bad value is a one-line
-//! [`DeviceError::BadEnvironment`] or [`DeviceError::BadTuning`] before any work is done, never
-//! a hang, a panic or a wrong result.
+//! Tuning of the methods as typed parameters ([`Tuning`], given to [`GpuBuilder::tuning`]):
+//! the product kernel's shape, the tiled Cholesky's block sizes and split order, the size of one
+//! storage buffer, mapped uploads, a lowered texture limit. `None` (the default) leaves each to
+//! the device. Every value is checked by one rule ([`Tuning::validate`]: its range, then the
+//! kernels' work groups and shared memory against the device's limits) when the `Gpu` is made,
+//! and a tiling other than the device's default is tried on a small problem against the f64
+//! reference before it is used ([`self_check`]). The library reads no environment variable:
+//! the program maps its `SYMRASTER_*` variables onto a `Tuning` with [`Tuning::set`], the same
+//! rule ([`GpuBuilder::vars`]).
+//!
+//! [`GpuBuilder::tuning`]: crate::gpu::GpuBuilder::tuning
+//! [`GpuBuilder::vars`]: crate::gpu::GpuBuilder::vars
 
 use crate::error::{DeviceError, Error, Result};
-use crate::gl::Context;
+use crate::gl::{Context, DeviceInfo};
 use crate::tiled::KernelConfig;
 
-/// A numeric tuning variable: its name, what it means, and the values it may take.
+/// The product kernel's shape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KernelShape {
+    /// The device's: shared-memory tiles on GPUs, texel tiles on software renderers.
+    #[default]
+    Auto,
+    /// 128 x 128 output tiles through shared memory ([`KernelConfig::GPU`]).
+    SharedTiles,
+    /// Register-only tiles with no shared memory or barriers ([`KernelConfig::CPU`]).
+    RegisterTiles,
+    /// Register tiles read through buffer textures ([`KernelConfig::TEXEL`]).
+    TexelTiles,
+    /// Explicit tile sizes.
+    Custom(KernelConfig),
+}
+
+impl KernelShape {
+    /// The tile sizes this shape stands for on a device.
+    pub fn config(self, info: &DeviceInfo) -> KernelConfig {
+        match self {
+            KernelShape::Auto => KernelConfig::for_device(info),
+            KernelShape::SharedTiles => KernelConfig::GPU,
+            KernelShape::RegisterTiles => KernelConfig::CPU,
+            KernelShape::TexelTiles => KernelConfig::TEXEL,
+            KernelShape::Custom(c) => c,
+        }
+    }
+}
+
+/// The tuning of a `Gpu`'s methods; `None` leaves a value to the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tuning {
+    /// The product kernel's shape.
+    pub kernel: KernelShape,
+    /// The order of the diagonal blocks the tiled Cholesky factors and inverts in one work
+    /// group (a multiple of 16 from 16 to 128; default 32).
+    pub diagonal_block: Option<usize>,
+    /// The tiled Cholesky's outer block-column width, the rank of its trailing updates (1 to
+    /// 65536, rounded up to a multiple of the diagonal blocks; default 512).
+    pub outer_block: Option<usize>,
+    /// The order from which full storage is factored with RFP's split (default 16384).
+    pub split_order: Option<usize>,
+    /// The most bytes of one storage buffer of a tiled matrix or of A's column blocks (at
+    /// least 4; it never raises the device's limit): several buffers at small orders.
+    pub max_buffer_bytes: Option<u64>,
+    /// Whether uploads of 8 MiB or more into new buffers go through a mapping filled on all
+    /// cores (default yes).
+    pub mapped_upload: Option<bool>,
+    /// A texture limit below the driver's GL_MAX_TEXTURE_SIZE (it can never raise it), so that
+    /// the size limits can be tried with small matrices.
+    pub max_texture_size: Option<usize>,
+}
+
+/// A tuning value's name as the program takes it, its meaning and range.
 #[derive(Clone, Copy, Debug)]
 pub struct Knob {
-    /// The environment variable.
+    /// The environment variable the program maps onto it.
     pub name: &'static str,
     /// What its value must be, for the error message.
     pub expected: &'static str,
@@ -21,148 +81,244 @@ pub struct Knob {
     pub max: u64,
     /// A multiple the value must be of (1: any).
     pub multiple_of: u64,
+    // Where the value goes.
+    field: Field,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    DiagonalBlock,
+    OuterBlock,
+    SplitOrder,
+    MaxBufferBytes,
+    MappedUpload,
+    MaxTextureSize,
 }
 
 impl Knob {
-    /// The value when the variable is set, checked against the knob's range; `None` when unset
-    /// or empty.
-    pub fn read(&self) -> Result<Option<u64>> {
-        match std::env::var(self.name) {
-            Ok(v) if !v.trim().is_empty() => self.parse(&v).map(Some),
-            Err(std::env::VarError::NotUnicode(v)) => Err(self.bad(v.to_string_lossy().into())),
-            _ => Ok(None),
-        }
-    }
-
-    /// `text` as a value of this knob.
+    /// `text` as a value of this knob: a number in its range, else a one-line
+    /// [`DeviceError::BadEnvironment`].
     pub fn parse(&self, text: &str) -> Result<u64> {
         match text.trim().parse::<u64>() {
             Ok(n) if (self.min..=self.max).contains(&n) && n % self.multiple_of == 0 => Ok(n),
-            _ => Err(self.bad(text.to_string())),
+            _ => Err(DeviceError::BadEnvironment {
+                name: self.name,
+                value: text.to_string(),
+                expected: self.expected,
+            }
+            .into()),
         }
     }
 
-    /// The value where it is set and valid, else `default` (for the places that read a knob
-    /// after [`check_environment`] has refused a bad one).
-    pub fn value_or(&self, default: u64) -> u64 {
-        self.read().ok().flatten().unwrap_or(default)
+    fn get(&self, t: &Tuning) -> Option<u64> {
+        match self.field {
+            Field::DiagonalBlock => t.diagonal_block.map(|v| v as u64),
+            Field::OuterBlock => t.outer_block.map(|v| v as u64),
+            Field::SplitOrder => t.split_order.map(|v| v as u64),
+            Field::MaxBufferBytes => t.max_buffer_bytes,
+            Field::MappedUpload => t.mapped_upload.map(u64::from),
+            Field::MaxTextureSize => t.max_texture_size.map(|v| v as u64),
+        }
     }
 
-    fn bad(&self, value: String) -> Error {
-        DeviceError::BadEnvironment {
-            name: self.name,
-            value,
-            expected: self.expected,
+    fn put(&self, t: &mut Tuning, v: u64) {
+        let n = usize::try_from(v).unwrap_or(usize::MAX);
+        match self.field {
+            Field::DiagonalBlock => t.diagonal_block = Some(n),
+            Field::OuterBlock => t.outer_block = Some(n),
+            Field::SplitOrder => t.split_order = Some(n),
+            Field::MaxBufferBytes => t.max_buffer_bytes = Some(v),
+            Field::MappedUpload => t.mapped_upload = Some(v != 0),
+            Field::MaxTextureSize => t.max_texture_size = Some(n),
         }
-        .into()
     }
 }
 
-/// `SYMRASTER_TILED_DIAG`: the order of the diagonal blocks the tiled Cholesky factors and
-/// inverts in one work group.
+/// [`Tuning::diagonal_block`].
 pub const TILED_DIAG: Knob = Knob {
     name: "SYMRASTER_TILED_DIAG",
     expected: "a multiple of 16 from 16 to 128 (the order of the tiled Cholesky's diagonal blocks)",
     min: 16,
     max: 128,
     multiple_of: 16,
+    field: Field::DiagonalBlock,
 };
 
-/// `SYMRASTER_TILED_OUTER`: the tiled Cholesky's outer block-column width (rounded up to a
-/// multiple of the diagonal blocks' order).
+/// [`Tuning::outer_block`].
 pub const TILED_OUTER: Knob = Knob {
     name: "SYMRASTER_TILED_OUTER",
     expected: "a number of columns from 1 to 65536 (the tiled Cholesky's outer block columns)",
     min: 1,
     max: 65536,
     multiple_of: 1,
+    field: Field::OuterBlock,
 };
 
-/// `SYMRASTER_TILED_SPLIT`: the order from which full storage is factored with RFP's split.
+/// [`Tuning::split_order`].
 pub const TILED_SPLIT: Knob = Knob {
     name: "SYMRASTER_TILED_SPLIT",
     expected: "an order from 1 to 4294967295 (where full storage is factored with RFP's split)",
     min: 1,
     max: u32::MAX as u64,
     multiple_of: 1,
+    field: Field::SplitOrder,
 };
 
-/// `SYMRASTER_TILED_LD_PAD`: values added to full storage's row stride.
-pub const TILED_LD_PAD: Knob = Knob {
-    name: "SYMRASTER_TILED_LD_PAD",
-    expected: "a number of values from 0 to 65536 (the padding of full storage's rows)",
-    min: 0,
-    max: 65536,
-    multiple_of: 1,
-};
-
-/// `SYMRASTER_TILED_MAX_BUFFER_BYTES`: lowers the bytes of one storage buffer of a split
-/// matrix (it never raises the device's limit).
+/// [`Tuning::max_buffer_bytes`].
 pub const TILED_MAX_BUFFER_BYTES: Knob = Knob {
     name: "SYMRASTER_TILED_MAX_BUFFER_BYTES",
     expected: "a number of bytes (≥ 4) for one storage buffer of a tiled matrix",
     min: 4,
     max: u64::MAX,
     multiple_of: 1,
+    field: Field::MaxBufferBytes,
 };
 
-/// `SYMRASTER_MAPPED_UPLOAD`: 0 turns off uploads through a mapping, 1 keeps them.
+/// [`Tuning::mapped_upload`].
 pub const MAPPED_UPLOAD: Knob = Knob {
     name: "SYMRASTER_MAPPED_UPLOAD",
     expected: "0 or 1 (whether large uploads go through a mapping)",
     min: 0,
     max: 1,
     multiple_of: 1,
+    field: Field::MappedUpload,
 };
 
-/// `SYMRASTER_TILED_CONFIG`: the product kernel's tiles, "wg_x,wg_y,tm,tn,bk,reads,nb".
+/// [`Tuning::max_texture_size`].
+pub const MAX_TEXTURE_SIZE: Knob = Knob {
+    name: "SYMRASTER_MAX_TEXTURE_SIZE",
+    expected: "a positive texture size in texels (it can only lower the driver's limit)",
+    min: 1,
+    max: u32::MAX as u64,
+    multiple_of: 1,
+    field: Field::MaxTextureSize,
+};
+
+/// [`Tuning::kernel`] as "wg_x,wg_y,tm,tn,bk,reads,nb".
 pub const TILED_CONFIG: &str = "SYMRASTER_TILED_CONFIG";
 
 /// What [`TILED_CONFIG`] must hold.
 const CONFIG_EXPECTED: &str = "\"wg_x,wg_y,tm,tn,bk,reads,nb\" with tm and tn multiples of 4 \
-     (at most 16 each), reads 0, 1 or 2, nb a multiple of 16 up to 128 (e.g. 16,16,8,8,16,1,32)";
+     (at most 16 each), reads 0, 1 or 2, nb a multiple of 16 up to 96 (e.g. 16,16,8,8,16,1,32)";
 
 /// The numeric knobs, in the order they are checked.
 pub const KNOBS: [Knob; 6] = [
     TILED_DIAG,
     TILED_OUTER,
     TILED_SPLIT,
-    TILED_LD_PAD,
     TILED_MAX_BUFFER_BYTES,
     MAPPED_UPLOAD,
+    MAX_TEXTURE_SIZE,
 ];
 
-/// The product kernel's tiles from [`TILED_CONFIG`] when set and valid in itself (its limits
-/// on this device are checked by [`check_kernel_config`]).
-pub fn kernel_config_from_env() -> Result<Option<KernelConfig>> {
-    match std::env::var(TILED_CONFIG) {
-        Ok(v) if !v.trim().is_empty() => match KernelConfig::parse(&v) {
-            Some(c) => Ok(Some(c)),
-            None => Err(DeviceError::BadEnvironment {
-                name: TILED_CONFIG,
-                value: v,
-                expected: CONFIG_EXPECTED,
-            }
-            .into()),
-        },
-        Err(std::env::VarError::NotUnicode(v)) => Err(DeviceError::BadEnvironment {
-            name: TILED_CONFIG,
-            value: v.to_string_lossy().into(),
-            expected: CONFIG_EXPECTED,
+impl Tuning {
+    /// Sets the value a program variable names (a [`KNOBS`] name or [`TILED_CONFIG`]) from its
+    /// text, by the one rule; a name that is no tuning value is
+    /// [`DeviceError::BadEnvironment`] too.
+    pub fn set(&mut self, name: &str, text: &str) -> Result<()> {
+        if name == TILED_CONFIG {
+            return match KernelConfig::parse(text) {
+                Some(c) => {
+                    self.kernel = KernelShape::Custom(c);
+                    Ok(())
+                }
+                None => Err(DeviceError::BadEnvironment {
+                    name: TILED_CONFIG,
+                    value: text.to_string(),
+                    expected: CONFIG_EXPECTED,
+                }
+                .into()),
+            };
         }
-        .into()),
-        _ => Ok(None),
+        match KNOBS.iter().find(|k| k.name == name) {
+            Some(knob) => {
+                let v = knob.parse(text)?;
+                knob.put(self, v);
+                Ok(())
+            }
+            None => Err(Error::from(crate::error::InputError::Unsupported(format!(
+                "{name} is no tuning value (they are {TILED_CONFIG}, {}; SYMRASTER_EGL_DEVICE \
+                 picks the device)",
+                KNOBS.map(|k| k.name).join(", ")
+            )))),
+        }
     }
-}
 
-/// Every tuning variable checked by the one rule: each numeric knob in its range, the
-/// product kernel's tiles parsed. Run when a `Gpu` is made, so a bad value stops everything
-/// before work starts.
-pub fn check_environment() -> Result<()> {
-    for knob in KNOBS {
-        knob.read()?;
+    /// Whether `name` is a tuning value's name.
+    pub fn is_knob(name: &str) -> bool {
+        name == TILED_CONFIG || KNOBS.iter().any(|k| k.name == name)
     }
-    kernel_config_from_env().map(|_| ())
+
+    /// Checks every value by the one rule: each in its knob's range, then the product kernel's
+    /// tiles against the device's limits (where it has compute shaders).
+    pub fn validate(&self, ctx: &Context, info: &DeviceInfo) -> Result<()> {
+        for knob in KNOBS {
+            if let Some(v) = knob.get(self) {
+                knob.parse(&v.to_string())?;
+            }
+        }
+        if let KernelShape::Custom(c) = self.kernel {
+            KernelConfig::parse(&format!(
+                "{},{},{},{},{},{},{}",
+                c.wg_x,
+                c.wg_y,
+                c.tm,
+                c.tn,
+                c.bk,
+                if c.texel { 2 } else { u8::from(c.shared) },
+                c.nb
+            ))
+            .ok_or_else(|| {
+                Error::from(DeviceError::BadTuning {
+                    what: format!("the product kernel's tiles {c:?}"),
+                    why: CONFIG_EXPECTED.into(),
+                })
+            })?;
+        }
+        if info.has_compute() {
+            check_kernel_config(
+                &self.kernel.config(info),
+                self.diagonal_block(),
+                &GroupLimits::query(ctx)?,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether anything of the tiled kernels differs from the device's choice (so
+    /// [`self_check`] runs).
+    pub fn tiles_tuned(&self) -> bool {
+        self.kernel != KernelShape::Auto
+            || self.diagonal_block.is_some()
+            || self.outer_block.is_some()
+    }
+
+    /// [`Tuning::diagonal_block`] or its default.
+    pub fn diagonal_block(&self) -> usize {
+        self.diagonal_block
+            .unwrap_or(crate::tiled::kernels::DIAG_BLOCK)
+    }
+
+    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks.
+    pub fn outer_block(&self) -> usize {
+        let diag = self.diagonal_block();
+        self.outer_block
+            .unwrap_or(crate::tiled::kernels::OUTER_BLOCK)
+            .max(1)
+            .div_ceil(diag)
+            * diag
+    }
+
+    /// [`Tuning::split_order`] or its default.
+    pub fn split_order(&self) -> usize {
+        self.split_order
+            .unwrap_or(crate::tiled::cholesky::SPLIT_ORDER)
+    }
+
+    /// [`Tuning::mapped_upload`] or its default (yes).
+    pub fn mapped_upload(&self) -> bool {
+        self.mapped_upload.unwrap_or(true)
+    }
 }
 
 /// The compute limits a kernel configuration must respect on this device.
@@ -263,13 +419,6 @@ pub fn check_kernel_config(config: &KernelConfig, diag: usize, limits: &GroupLim
     Ok(())
 }
 
-/// Whether any tuning variable of the tiled kernels is set (so [`self_check`] runs).
-pub fn tiled_tuning_set() -> bool {
-    [TILED_CONFIG, TILED_DIAG.name, TILED_OUTER.name]
-        .iter()
-        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
-}
-
 /// Runs a small assembly and Cholesky factorization with the tuned tiled kernels and compares
 /// them with the f64 reference: a tiling that compiles but computes wrong (registers the
 /// compiler cannot hold, a work group the driver runs wrongly) is refused here, before it
@@ -287,8 +436,10 @@ pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
     let wrong = |what: &str, error: f64| -> Result<()> {
         Err(DeviceError::BadTuning {
             what: format!(
-                "the tiled kernels' tuning ({TILED_CONFIG}, {}, {})",
-                TILED_DIAG.name, TILED_OUTER.name
+                "the tiled kernels' tuning (kernel {:?}, diagonal blocks {}, outer blocks {})",
+                gpu.tuning().kernel,
+                gpu.tuning().diagonal_block(),
+                gpu.tuning().outer_block()
             ),
             why: format!(
                 "a check {what} of order {m} came out wrong (relative error {error:.1e} against                  the f64 reference)"
@@ -342,14 +493,40 @@ mod tests {
                 "{e}"
             );
         }
-        assert!(TILED_LD_PAD.parse("18446744073709551615").is_err());
-        assert_eq!(TILED_LD_PAD.parse("0").unwrap(), 0);
+        assert!(TILED_SPLIT.parse("18446744073709551615").is_err());
         assert_eq!(TILED_DIAG.parse("64").unwrap(), 64);
         for bad in ["8", "40", "144", "0"] {
             assert!(TILED_DIAG.parse(bad).is_err(), "{bad}");
         }
         assert!(MAPPED_UPLOAD.parse("2").is_err());
         assert!(TILED_MAX_BUFFER_BYTES.parse("3").is_err());
+    }
+
+    #[test]
+    fn program_variables_map_onto_the_tuning_by_the_one_rule() {
+        let mut t = Tuning::default();
+        t.set("SYMRASTER_TILED_SPLIT", "65").unwrap();
+        t.set("SYMRASTER_TILED_CONFIG", "4,4,4,4,1,0,32").unwrap();
+        t.set("SYMRASTER_MAPPED_UPLOAD", "0").unwrap();
+        assert_eq!(t.split_order(), 65);
+        assert_eq!(t.kernel, KernelShape::Custom(KernelConfig::CPU));
+        assert!(!t.mapped_upload());
+        assert!(t.tiles_tuned());
+        for (name, value) in [
+            ("SYMRASTER_TILED_OUTER", "18446744073709551615"),
+            ("SYMRASTER_TILED_CONFIG", "8,4,1024,4,4,2,32"),
+            ("SYMRASTER_TILED_LD_PAD", "3"),
+        ] {
+            let e = t.set(name, value).unwrap_err().to_string();
+            assert!(e.contains(name) && !e.contains('\n'), "{e}");
+        }
+        assert_eq!(Tuning::default().outer_block(), 512);
+        let t = Tuning {
+            diagonal_block: Some(64),
+            outer_block: Some(100),
+            ..Tuning::default()
+        };
+        assert_eq!(t.outer_block(), 128);
     }
 
     #[test]

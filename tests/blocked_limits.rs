@@ -1,8 +1,9 @@
 //! The blocked method refuses textures beyond the device's limit before allocating, naming
-//! the largest m. One test in its own binary: it lowers GL_MAX_TEXTURE_SIZE through the
-//! environment, which no other test may see.
+//! the largest m, with GL_MAX_TEXTURE_SIZE lowered through the tuning.
 
-use symraster::{Blocking, Error, Format, Gpu, InputError, Matrix, Method, Options, problems};
+use symraster::{
+    Blocking, Error, Format, Gpu, InputError, Matrix, Method, Options, Tuning, problems,
+};
 
 fn refused(e: &Error, says: &str) -> bool {
     matches!(e, Error::Input(InputError::Unsupported(_))) && e.to_string().contains(says)
@@ -10,9 +11,14 @@ fn refused(e: &Error, says: &str) -> bool {
 
 #[test]
 fn blocked_sizes_beyond_the_texture_limit_are_refused() {
-    // SAFETY: the only test of this binary, set before any thread reads the environment.
-    unsafe { std::env::set_var(symraster::gl::MAX_TEXTURE_SIZE_ENV, "32") };
-    let gpu = Gpu::new().expect("an OpenGL device (llvmpipe is enough)");
+    let tuning = Tuning {
+        max_texture_size: Some(32),
+        ..Tuning::default()
+    };
+    let gpu = Gpu::builder()
+        .tuning(tuning)
+        .build()
+        .expect("an OpenGL device (llvmpipe is enough)");
     // (blocking, largest m full, largest m packed, most columns of A), with 32 texels a side:
     // - 2 x 2: full T = m/2 ≤ 32; packed T + 4 ≤ 32 leaves T = 24 (whole block columns of 8
     //   texels), m ≤ 48; A's texels hold two columns, 64 after padding to 32.

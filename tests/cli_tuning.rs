@@ -1,5 +1,5 @@
-//! The tuning variables through the program: every value checked by one rule before any work
-//! (src/tuning.rs), a bad one a one-line error with exit status 1 — never a hang, a panic, a
+//! The tuning variables through the program, which maps them onto the library's `Tuning`:
+//! every value checked by one rule before any work (src/tuning.rs), a bad one a one-line error with exit status 1 — never a hang, a panic, a
 //! wrong result or a page of shader log — and a valid tuning that differs from the device's
 //! default checked against the f64 reference before it is used.
 
@@ -53,6 +53,8 @@ fn bad_tuning_values_are_one_line_errors() {
         ("SYMRASTER_TILED_CONFIG", "8,4,1024,4,4,2,32"),
         ("SYMRASTER_TILED_CONFIG", "16,16,8,8,16,1"),
         ("SYMRASTER_TILED_CONFIG", "4096,4096,8,8,16,1,32"),
+        // Misspelt or retired: an error, not a setting silently ignored.
+        ("SYMRASTER_TILED_OUTR", "512"),
     ] {
         one_line_error(&demo_with(name, value), name);
     }
@@ -65,7 +67,7 @@ fn a_valid_tuning_other_than_the_default_is_checked_and_used() {
         ("SYMRASTER_TILED_CONFIG", "4,4,4,4,1,0,32"),
         ("SYMRASTER_TILED_DIAG", "64"),
         ("SYMRASTER_TILED_OUTER", "100"),
-        ("SYMRASTER_TILED_LD_PAD", "3"),
+        ("SYMRASTER_TILED_SPLIT", "20"),
     ] {
         let o = demo_with(name, value);
         assert!(

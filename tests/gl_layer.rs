@@ -157,9 +157,21 @@ fn device_info_is_the_drivers() {
     let gpu = Gpu::new().unwrap();
     let info = DeviceInfo::query(gpu.context()).unwrap();
     assert_eq!(info.renderer, gpu.info().renderer);
-    if std::env::var_os(symraster::gl::MAX_TEXTURE_SIZE_ENV).is_none() {
-        assert_eq!(info.max_texture_size, gpu.info().max_texture_size);
-    }
+    assert_eq!(info.max_texture_size, gpu.info().max_texture_size);
+    // A lowered limit is the tuning's, never the driver's.
+    let tuning = symraster::Tuning {
+        max_texture_size: Some(64),
+        ..symraster::Tuning::default()
+    };
+    let lowered = Gpu::builder().tuning(tuning).build().unwrap();
+    assert_eq!(
+        lowered.info().max_texture_size,
+        64.min(info.max_texture_size)
+    );
+    assert_eq!(
+        lowered.info().driver_max_texture_size,
+        info.max_texture_size
+    );
 }
 
 /// The busy kernel that brings a GPU's clocks up before timed runs compiles and keeps the

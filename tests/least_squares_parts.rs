@@ -1,19 +1,18 @@
 //! Weighted least squares through the tiled method with C and L split over several storage
-//! buffers (the per-buffer limit lowered by its environment variable, which is why this test
-//! has its own process): the pivot check gathers L's diagonal from every buffer, and the
+//! buffers (the per-buffer limit lowered through the tuning): the pivot check gathers L's diagonal from every buffer, and the
 //! solution is the one-buffer solve's.
 
 use symraster::least_squares::{SolveOptions, relative_error_vec, solve_normal_equations_faer};
 use symraster::problems::random_least_squares;
-use symraster::tiled::storage::MAX_BUFFER_ENV;
-use symraster::{Format, Gpu, Method};
+use symraster::{Format, Gpu, Method, Tuning};
 
 #[test]
 fn split_storage_solves_as_one_buffer_does() {
-    // SAFETY: this test binary has this one test, and it sets the variable before any thread
-    // or GL context exists.
-    unsafe { std::env::set_var(MAX_BUFFER_ENV, (120 * 1024).to_string()) };
-    let gpu = Gpu::new().unwrap();
+    let tuning = Tuning {
+        max_buffer_bytes: Some(120 * 1024),
+        ..Tuning::default()
+    };
+    let gpu = Gpu::builder().tuning(tuning).build().unwrap();
     if !gpu.info().has_compute() {
         eprintln!("skipped: no compute shaders on {}", gpu.info().renderer);
         return;

@@ -1,31 +1,32 @@
 //! Full storage factored with RFP's split (a tall block column of m/2 columns, one rank-m/2
 //! product, the trailing half's factorization), which large orders take: the split order
-//! lowered by its environment variable (this test's own process) so that small matrices take
-//! it, in one buffer and over several; L against the f64 reference and against the
+//! lowered through the tuning so that small matrices take it, in one buffer and over several; L against the f64 reference and against the
 //! unsplit RFP factor, the first failing column in either half equal to the reference's.
 
 mod common;
 
 use common::widen;
-use symraster::tiled::cholesky::SPLIT_ENV;
 use symraster::tiled::{
     DeviceProduct, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
 };
-use symraster::{Error, NumericalError, problems, reference, relative_error};
+use symraster::{Error, NumericalError, Tuning, problems, reference, relative_error};
 
 const MAX: u64 = i32::MAX as u64;
 
 #[test]
 fn full_storage_split_as_rfp_matches_the_reference() {
-    // SAFETY: no other test of this binary reads the environment (the shared helpers' tests
-    // are pure), and no GL context exists yet.
-    unsafe { std::env::set_var(SPLIT_ENV, "65") };
     let gpu = common::gpu();
     if !gpu.info().has_compute() {
         eprintln!("skipped: no compute shaders on {}", gpu.info().renderer);
         return;
     }
-    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    let split_at = |order| Tuning {
+        split_order: Some(order),
+        ..Tuning::default()
+    };
+    let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &split_at(65)).unwrap();
+    let unsplit_k =
+        TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &split_at(1_000_000)).unwrap();
     let mut differs = false;
     for (m, part_bytes) in [
         (65, MAX),
@@ -57,17 +58,15 @@ fn full_storage_split_as_rfp_matches_the_reference() {
         }
         // The split is taken: its launches differ from the right-looking factor's (below one
         // outer block column of 512 the counts can coincide; over several buffers they do not).
-        let launches = |split: &str| {
-            // SAFETY: as above; the factor reads the variable when it starts.
-            unsafe { std::env::set_var(SPLIT_ENV, split) };
+        let launches = |k: &TiledKernels| {
             let mut c =
                 TiledMatrix::uninitialized(gpu.context(), m, Storage::Full, part_bytes).unwrap();
-            assembly::assemble(&k, &p, &mut c).unwrap();
+            assembly::assemble(k, &p, &mut c).unwrap();
             let before = k.launches();
-            cholesky::factor(&k, &mut c).unwrap();
+            cholesky::factor(k, &mut c).unwrap();
             k.launches() - before
         };
-        let (unsplit, split) = (launches("1000000"), launches("65"));
+        let (unsplit, split) = (launches(&unsplit_k), launches(&k));
         differs |= unsplit != split;
         let e = relative_error(&factors[0], &factors[1]);
         assert!(e < 1e-5, "m {m}: split full against RFP {e}");

@@ -1,5 +1,5 @@
 //! A wider than a texture on the methods that draw: with GL_MAX_TEXTURE_SIZE lowered to 64
-//! (this whole binary), A's columns go in blocks (64 columns for the faithful method, 256
+//! (through the tuning), A's columns go in blocks (64 columns for the faithful method, 256
 //! for the blocked one), and assembly, factor and least squares match the f64 reference and
 //! the tiled method's unsplit result to within rounding.
 
@@ -10,9 +10,11 @@ use symraster::least_squares::{relative_error_vec, solve_normal_equations_refere
 use symraster::{Format, Matrix, Method, Options, SolveOptions, problems, reference};
 
 fn gpu() -> symraster::Gpu {
-    // SAFETY: every test of this binary sets the same value before making its context.
-    unsafe { std::env::set_var(symraster::gl::MAX_TEXTURE_SIZE_ENV, "64") };
-    common::gpu()
+    let tuning = symraster::Tuning {
+        max_texture_size: Some(64),
+        ..symraster::Tuning::default()
+    };
+    symraster::Gpu::builder().tuning(tuning).build().unwrap()
 }
 
 fn product(m: usize, n: usize, seed: u64) -> (Matrix<f32>, Vec<f32>) {

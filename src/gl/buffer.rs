@@ -66,11 +66,6 @@ pub struct Buffer<T: Pod> {
 /// Uploads of at least this many bytes are copied through a mapping on all cores.
 const MAPPED_UPLOAD_BYTES: usize = 8 << 20;
 
-/// Whether large uploads go through a mapping (`SYMRASTER_MAPPED_UPLOAD=0` turns it off).
-fn mapped_uploads() -> bool {
-    crate::tuning::MAPPED_UPLOAD.value_or(1) != 0
-}
-
 /// Copies `src` to `dst` (a mapping of at least `src.len()` bytes) in chunks on all cores.
 ///
 /// # Safety
@@ -200,7 +195,7 @@ impl<T: Pod> Buffer<T> {
         let bytes = pod::bytes(data);
         unsafe {
             gl.bind_buffer(target, Some(self.raw));
-            if !mapped || bytes.len() < MAPPED_UPLOAD_BYTES || !mapped_uploads() {
+            if !mapped || bytes.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
                 gl.buffer_data_u8_slice(target, bytes, self.usage.gl());
             } else {
                 // Large uploads go through a mapping filled on all cores: one glBufferData

@@ -7,10 +7,6 @@ use glow::HasContext;
 use std::cell::Cell;
 use std::rc::Rc;
 
-/// Environment variable that lowers the reported GL_MAX_TEXTURE_SIZE (it can never raise it),
-/// so that the size limits can be tested with small matrices on any driver.
-pub const MAX_TEXTURE_SIZE_ENV: &str = "SYMRASTER_MAX_TEXTURE_SIZE";
-
 /// A cloneable handle to one GL context: its function table, its identity, and (for the
 /// contexts symraster makes itself) the means to make it current again.
 ///
@@ -36,6 +32,8 @@ struct Inner {
     // which must stay current while used. Owns the EGL context of a headless one, which is
     // destroyed with the last clone of the handle.
     make_current: Option<MakeCurrent>,
+    // Whether large uploads into new buffers go through a mapping (the tuning's choice).
+    mapped_uploads: Cell<bool>,
 }
 
 thread_local! {
@@ -72,8 +70,8 @@ pub struct DeviceInfo {
     pub version: String,
     /// GL_MAJOR_VERSION and GL_MINOR_VERSION.
     pub gl_version: (u32, u32),
-    /// GL_MAX_TEXTURE_SIZE as symraster uses it: the driver's, or lower where
-    /// `SYMRASTER_MAX_TEXTURE_SIZE` says so.
+    /// GL_MAX_TEXTURE_SIZE as symraster uses it: the driver's, or lower where the tuning says
+    /// so ([`Tuning::max_texture_size`](crate::tuning::Tuning::max_texture_size)).
     pub max_texture_size: usize,
     /// GL_MAX_TEXTURE_SIZE as the driver reports it.
     pub driver_max_texture_size: usize,
@@ -103,8 +101,20 @@ impl Context {
                 gl,
                 id,
                 make_current,
+                mapped_uploads: Cell::new(true),
             }),
         }
+    }
+
+    /// Whether uploads of 8 MiB or more into new buffers go through a mapping filled on all
+    /// cores ([`Tuning::mapped_upload`](crate::tuning::Tuning::mapped_upload)).
+    pub(crate) fn mapped_uploads(&self) -> bool {
+        self.inner.mapped_uploads.get()
+    }
+
+    /// Sets [`Context::mapped_uploads`].
+    pub(crate) fn set_mapped_uploads(&self, on: bool) {
+        self.inner.mapped_uploads.set(on)
     }
 
     /// Whether `self` and `other` are handles of the same context.
@@ -253,7 +263,6 @@ impl DeviceInfo {
     /// context not picked from EGL's device list (a window's) counts as device 0 of 1, and as
     /// software when its renderer is Mesa's llvmpipe or softpipe.
     pub fn query(ctx: &Context) -> Result<Self> {
-        let limit = texture_limit_override()?;
         let gl = ctx.gl();
         let (vendor, renderer, version, max_texture_size, major, minor) = unsafe {
             (
@@ -271,26 +280,11 @@ impl DeviceInfo {
             renderer,
             version,
             gl_version: (major, minor),
-            max_texture_size: limit.map_or(max_texture_size, |l| max_texture_size.min(l)),
+            max_texture_size,
             driver_max_texture_size: max_texture_size,
             egl_device_index: 0,
             egl_device_count: 1,
         })
-    }
-}
-
-/// The limit set by `SYMRASTER_MAX_TEXTURE_SIZE`, if any.
-pub(crate) fn texture_limit_override() -> Result<Option<usize>> {
-    match std::env::var(MAX_TEXTURE_SIZE_ENV) {
-        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
-            Ok(n) if n > 0 => Ok(Some(n)),
-            _ => Err(Error::from(DeviceError::BadEnvironment {
-                name: MAX_TEXTURE_SIZE_ENV,
-                value: v,
-                expected: "a positive texture size in texels (it can only lower the driver's limit)",
-            })),
-        },
-        _ => Ok(None),
     }
 }
 

@@ -1,15 +1,12 @@
 //! A windowless OpenGL context through EGL's device platform (no X, no Wayland).
 
-use super::context::{Context, DeviceInfo, MakeCurrent, texture_limit_override};
+use super::context::{Context, DeviceInfo, MakeCurrent};
 use crate::error::{DeviceError, Error, Result};
 use glutin::api::egl::{context::PossiblyCurrentContext, device::Device, display::Display};
 use glutin::config::{ConfigSurfaceTypes, ConfigTemplateBuilder};
 use glutin::context::{ContextApi, ContextAttributesBuilder, GlProfile, Version};
 use glutin::prelude::*;
 use std::ffi::CString;
-
-/// Environment variable that picks an EGL device by index, overriding the automatic choice.
-pub const DEVICE_ENV: &str = "SYMRASTER_EGL_DEVICE";
 
 /// The GL versions asked for, newest first: llvmpipe refuses 4.6 and gives 4.5.
 const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
@@ -24,30 +21,13 @@ pub struct HeadlessContext {
 }
 
 impl HeadlessContext {
-    /// Creates a context on the device named by `SYMRASTER_EGL_DEVICE`, or else on the first
-    /// hardware device, or else on Mesa's software device.
+    /// Creates a context on the first hardware device, or else on Mesa's software device.
     pub fn new() -> Result<Self> {
-        let index = match std::env::var(DEVICE_ENV) {
-            Ok(v) if !v.trim().is_empty() => {
-                Some(
-                    v.trim()
-                        .parse::<usize>()
-                        .map_err(|_| DeviceError::BadEnvironment {
-                            name: DEVICE_ENV,
-                            value: v.clone(),
-                            expected: "a device index (0, 1, ...)",
-                        })?,
-                )
-            }
-            _ => None,
-        };
-        Self::with_device_index(index)
+        Self::with_device_index(None)
     }
 
     /// Creates a context on EGL device `index`, or on the preferred device when `None`.
     pub fn with_device_index(index: Option<usize>) -> Result<Self> {
-        // A bad SYMRASTER_MAX_TEXTURE_SIZE is reported before any device is tried.
-        texture_limit_override()?;
         let devices: Vec<Device> = Device::query_devices()
             .map_err(|e| {
                 Error::from(DeviceError::NoDevice {

@@ -5,6 +5,7 @@
 
 mod assembly;
 mod blocked;
+mod builder;
 mod cholesky;
 mod factor;
 mod least_squares;
@@ -14,6 +15,7 @@ mod residual;
 mod tiled;
 
 pub use assembly::assembly_plan;
+pub use builder::{DEVICE_VAR, GpuBuilder};
 pub use cholesky::{check_factor, cholesky_plan};
 pub use factor::CholeskyFactor;
 pub use lu::LuFactors;
@@ -163,33 +165,38 @@ pub struct Gpu {
     least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
     // The busy work run before timed stretches (nothing compiled on software renderers).
     preheat: Preheat,
+    // The methods' tuning, checked against the device.
+    tuning: crate::tuning::Tuning,
     // The EGL context when this Gpu made its own; declared last so it outlives the kernels.
     _headless: Option<HeadlessContext>,
 }
 
 impl Gpu {
-    /// Opens the device named by `SYMRASTER_EGL_DEVICE`, else the first hardware device, else
-    /// Mesa's software rasterizer.
+    /// Opens the first hardware device, else Mesa's software rasterizer, with the device's
+    /// own tuning ([`Gpu::builder`] chooses the device and the tuning).
     pub fn new() -> Result<Self> {
-        Self::from_headless(HeadlessContext::new()?)
+        Self::builder().build()
+    }
+
+    /// How to open a `Gpu`: the device and the tuning of its methods.
+    pub fn builder() -> GpuBuilder {
+        GpuBuilder::default()
     }
 
     /// Opens EGL device `index` (as enumerated by EGL).
     pub fn with_device(index: usize) -> Result<Self> {
-        Self::from_headless(HeadlessContext::with_device_index(Some(index))?)
-    }
-
-    fn from_headless(headless: HeadlessContext) -> Result<Self> {
-        let mut gpu = Self::from_context(headless.context().clone(), headless.info().clone())?;
-        gpu._headless = Some(headless);
-        Ok(gpu)
+        Self::builder().device(index).build()
     }
 
     /// Compiles the kernels on an existing context (a window's, for the viewer), which must be
-    /// current on this thread and stay alive as long as this `Gpu`.
+    /// current on this thread and stay alive as long as this `Gpu`, with the device's own
+    /// tuning ([`GpuBuilder::build_on`] takes one).
     pub fn from_context(context: Context, info: DeviceInfo) -> Result<Self> {
-        // Every tuning variable by the one rule, before any work (src/tuning.rs).
-        crate::tuning::check_environment()?;
+        Self::builder().build_on(context, info)
+    }
+
+    /// Compiles the kernels (the tuning checked against the device already).
+    fn compile(context: Context, info: DeviceInfo, tuning: crate::tuning::Tuning) -> Result<Self> {
         let kernels = Kernels::new(&context)?;
         let preheat = Preheat::new(&context)?;
         Ok(Self {
@@ -199,8 +206,14 @@ impl Gpu {
             tiled: Default::default(),
             least_squares: Default::default(),
             preheat,
+            tuning,
             _headless: None,
         })
+    }
+
+    /// The methods' tuning.
+    pub(crate) fn tuning(&self) -> &crate::tuning::Tuning {
+        &self.tuning
     }
 
     /// What the driver reported: vendor, renderer, version, texture limit.

@@ -14,8 +14,7 @@ use crate::least_squares::times_power_of_two;
 use crate::matrix::{Matrix, check_finite, check_square};
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
-    DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
-    solve,
+    DeviceProduct, DeviceRhs, Storage, TiledKernels, TiledMatrix, assembly, cholesky, solve,
 };
 use std::rc::Rc;
 
@@ -121,12 +120,13 @@ impl Gpu {
         if let Some(k) = self.tiled.borrow().as_ref() {
             return Ok(k.clone());
         }
-        let k = Rc::new(TiledKernels::new(
+        let k = Rc::new(TiledKernels::tuned(
             self.context(),
-            KernelConfig::for_device(self.info()),
+            self.tuning().kernel.config(self.info()),
+            self.tuning(),
         )?);
         *self.tiled.borrow_mut() = Some(k.clone());
-        if crate::tuning::tiled_tuning_set() {
+        if self.tuning().tiles_tuned() {
             if let Err(e) = crate::tuning::self_check(self) {
                 // Tuned kernels that compute wrong are not kept.
                 *self.tiled.borrow_mut() = None;
@@ -147,7 +147,10 @@ impl Gpu {
     /// The most bytes of one buffer of a tiled matrix split over several: the one-buffer
     /// limit, lowered by `SYMRASTER_TILED_MAX_BUFFER_BYTES` when set.
     pub fn tiled_part_bytes(&self) -> Result<u64> {
-        part_bytes(self.tiled_kernels()?.limits().max_storage_block_bytes)
+        Ok(part_bytes(
+            self.tiled_kernels()?.limits().max_storage_block_bytes,
+            self.tuning().max_buffer_bytes,
+        ))
     }
 
     /// The largest orders the tiled method holds here, in full storage and in RFP, and where

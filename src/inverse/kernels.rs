@@ -61,12 +61,21 @@ impl Inverter {
         }
         // The tiled kernels' configuration, checked against the device (src/tuning.rs).
         let config = gpu.tiled_kernels()?.config();
-        Self::with_config(gpu.context(), config)
+        Self::tuned(gpu.context(), config, gpu.tuning())
     }
 
     /// Compiles the kernels with an explicit tile configuration.
     pub fn with_config(ctx: &Context, config: KernelConfig) -> Result<Self> {
-        let tiled = TiledKernels::new(ctx, config)?;
+        Self::tuned(ctx, config, &crate::tuning::Tuning::default())
+    }
+
+    /// Compiles the kernels with an explicit tile configuration and the Cholesky's tuning.
+    pub(crate) fn tuned(
+        ctx: &Context,
+        config: KernelConfig,
+        tuning: &crate::tuning::Tuning,
+    ) -> Result<Self> {
+        let tiled = TiledKernels::tuned(ctx, config, tuning)?;
         let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
         let max_bytes = max_buffer_bytes(tiled.limits().max_storage_block_bytes);
         Ok(Self {

@@ -93,7 +93,7 @@ pub fn time_assembly(
     storage: Storage,
     runs: usize,
 ) -> Result<TiledTiming> {
-    let part = part_bytes(k.limits().max_storage_block_bytes)?;
+    let part = part_bytes(k.limits().max_storage_block_bytes, None);
     let p = random_product(k, m, n)?;
     let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
     let ms = time_gpu(k, runs, || assemble(k, &p, &mut c))?;
@@ -107,7 +107,7 @@ fn spd(k: &TiledKernels, m: usize, storage: Storage) -> Result<TiledMatrix> {
     let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
     let n = (2 * m).min((max / 4) as usize / m.max(1));
     let p = random_product(k, m, n)?;
-    let part = part_bytes(k.limits().max_storage_block_bytes)?;
+    let part = part_bytes(k.limits().max_storage_block_bytes, None);
     let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
     assemble(k, &p, &mut c)?;
     if n <= m {
@@ -124,7 +124,7 @@ pub fn time_cholesky(
     storage: Storage,
     runs: usize,
 ) -> Result<TiledTiming> {
-    let part = part_bytes(k.limits().max_storage_block_bytes)?;
+    let part = part_bytes(k.limits().max_storage_block_bytes, None);
     let c = spd(k, m, storage)?;
     let mut work = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
     work.copy_from(&c)?;
@@ -195,7 +195,7 @@ pub fn large_run(
     storage: Storage,
     runs: usize,
 ) -> Result<LargeRun> {
-    let part = part_bytes(k.limits().max_storage_block_bytes)?;
+    let part = part_bytes(k.limits().max_storage_block_bytes, None);
     super::storage::check_order(m, storage, part, &k.limits())?;
     let mut rng = problems::rng(1);
     let a = problems::uniform_matrix(&mut rng, m, n);

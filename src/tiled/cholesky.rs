@@ -28,10 +28,6 @@ pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     k.check_status()
 }
 
-/// Environment variable setting the order from which full storage is factored with RFP's
-/// split ([`SPLIT_ORDER`] when unset), for tuning runs.
-pub const SPLIT_ENV: &str = crate::tuning::TILED_SPLIT.name;
-
 /// The order from which full storage is factored as spftrf factors RFP: [L11; L21] as one tall
 /// block column of m/2 columns, one rank-m/2 product on the trailing half, then its own
 /// factorization. Measured on the H200: at m = 16384 125 ms split against 150 ms right-looking
@@ -40,12 +36,7 @@ pub const SPLIT_ENV: &str = crate::tuning::TILED_SPLIT.name;
 /// 17.6 ms).
 pub const SPLIT_ORDER: usize = 16384;
 
-/// [`SPLIT_ORDER`], or [`SPLIT_ENV`] where set to an order.
-fn split_order() -> usize {
-    crate::tuning::TILED_SPLIT.value_or(SPLIT_ORDER as u64) as usize
-}
-
-/// The triangle `factor` works on: full storage of order ≥ [`split_order`] as spftrf's three
+/// The triangle `factor` works on: full storage of order ≥ the split order ([`TiledKernels::split_order`]) as spftrf's three
 /// blocks of the same storage (aligned on diagonal blocks of `nb`), anything else as it is.
 pub fn factored_triangle(tri: Triangle, nb: usize, split: usize) -> Triangle {
     match tri {
@@ -64,7 +55,7 @@ pub fn factored_triangle(tri: Triangle, nb: usize, split: usize) -> Triangle {
 /// [`factor`] without the status read (for timing): the commands are queued, not waited for.
 pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     let tri = if k.inverted_blocks() {
-        factored_triangle(c.triangle(), k.config().nb, split_order())
+        factored_triangle(c.triangle(), k.config().nb, k.split_order())
     } else {
         c.triangle()
     };

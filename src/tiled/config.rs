@@ -5,10 +5,6 @@
 
 use crate::gl::DeviceInfo;
 
-/// Environment variable overriding the tile sizes, as "wg_x,wg_y,tm,tn,bk,reads,nb"
-/// (e.g. "16,16,8,8,16,1,32", [`KernelConfig::GPU`]): for tuning runs.
-pub const CONFIG_ENV: &str = crate::tuning::TILED_CONFIG;
-
 /// The product kernel's tiling: BM x BN outputs per work group of WG_X x WG_Y invocations,
 /// TM x TN of them per invocation held in registers, k-slices of BK through shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,20 +72,16 @@ impl KernelConfig {
         nb: 32,
     };
 
-    /// The configuration for this device: [`CONFIG_ENV`] when set (for tuning), else
-    /// [`KernelConfig::TEXEL`] on software renderers and [`KernelConfig::GPU`] elsewhere.
+    /// The configuration for this device: [`KernelConfig::TEXEL`] on software renderers and
+    /// [`KernelConfig::GPU`] elsewhere.
     pub fn for_device(info: &DeviceInfo) -> Self {
         // llvmpipe, m = 512, n = 1024 assembly: 1.0 GFLOP/s with the shared-memory tiles, 0.25
         // with the register-only ones, 6-11 with the texel kernel.
-        let default = if info.software {
+        if info.software {
             Self::TEXEL
         } else {
             Self::GPU
-        };
-        crate::tuning::kernel_config_from_env()
-            .ok()
-            .flatten()
-            .unwrap_or(default)
+        }
     }
 
     /// Parses "wg_x,wg_y,tm,tn,bk,reads,nb" (reads: 0 straight from the buffers, 1 through

@@ -23,28 +23,15 @@ const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
 const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
 const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
 
-/// Environment variable overriding the order of the inverted diagonal blocks of the blocked
-/// Cholesky ([`DIAG_BLOCK`]; a multiple of 16 up to 128): for tuning runs.
-pub const DIAG_ENV: &str = crate::tuning::TILED_DIAG.name;
-
 /// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
 /// group (its inner block-column width). Measured on the H200 at m = 8192 (full storage):
 /// 32 with outer 512: 16.0 ms; 64 with outer 256 / 512: 17.2 / 16.7 ms; one level (no outer
 /// blocks) 22.5 ms with 64, 28.7 with 32, 31.0 with 128.
 pub const DIAG_BLOCK: usize = 32;
 
-/// Environment variable overriding the outer block-column width of the blocked Cholesky
-/// ([`OUTER_BLOCK`]; rounded up to a multiple of the diagonal blocks' order): for tuning runs.
-pub const OUTER_ENV: &str = crate::tuning::TILED_OUTER.name;
-
 /// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
 /// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
 pub const OUTER_BLOCK: usize = 512;
-
-/// [`DIAG_BLOCK`], or [`DIAG_ENV`] when it holds a valid order.
-fn diag_block() -> usize {
-    crate::tuning::TILED_DIAG.value_or(DIAG_BLOCK as u64) as usize
-}
 
 /// Below this many full-size output tiles a product runs with the small-tile kernel.
 const SMALL_PRODUCT_TILES: usize = 264;
@@ -258,6 +245,8 @@ pub struct TiledKernels {
     diag: usize,
     // Outer block-column width of the blocked Cholesky (a multiple of diag).
     outer: usize,
+    // The order from which full storage is factored with RFP's split.
+    split: usize,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
@@ -272,10 +261,21 @@ pub struct TiledKernels {
 }
 
 impl TiledKernels {
-    /// Compiles the kernels with `config` (the context must have compute shaders).
+    /// Compiles the kernels with `config` and the default block sizes (the context must have
+    /// compute shaders).
     pub fn new(ctx: &Context, config: KernelConfig) -> Result<Self> {
+        Self::tuned(ctx, config, &crate::tuning::Tuning::default())
+    }
+
+    /// Compiles the kernels with `config` and the Cholesky's block sizes and split order of
+    /// `tuning` (the context must have compute shaders).
+    pub fn tuned(
+        ctx: &Context,
+        config: KernelConfig,
+        tuning: &crate::tuning::Tuning,
+    ) -> Result<Self> {
         let limits = ComputeLimits::query(ctx)?;
-        let diag = diag_block();
+        let diag = tuning.diagonal_block();
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -306,9 +306,8 @@ impl TiledKernels {
                 )),
             )?,
             diag,
-            outer: (crate::tuning::TILED_OUTER.value_or(OUTER_BLOCK as u64) as usize)
-                .div_ceil(diag)
-                * diag,
+            outer: tuning.outer_block(),
+            split: tuning.split_order(),
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
@@ -330,6 +329,11 @@ impl TiledKernels {
     /// The tile sizes compiled in.
     pub fn config(&self) -> KernelConfig {
         self.config
+    }
+
+    /// The order from which full storage is factored with RFP's split.
+    pub fn split_order(&self) -> usize {
+        self.split
     }
 
     /// The device's compute limits.

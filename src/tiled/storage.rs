@@ -36,16 +36,11 @@ impl Storage {
     }
 }
 
-/// Environment variable setting the padding of full storage's rows (values added to the row
-/// stride, every order), for tuning runs; unset, rows are not padded.
-pub const LD_PAD_ENV: &str = crate::tuning::TILED_LD_PAD.name;
-
-/// The row stride of full storage of order m: m, or m + [`LD_PAD_ENV`] where set. (Padding
-/// the rows was tried against full storage's slowness at m = 16384, 1.8× RFP's Cholesky time
-/// there: on the H200 a pad of 1, 4, 17, 32, 33 or 128 values changed nothing, 148–154 ms, so
-/// the stride is not the cause and rows are not padded by default.)
+/// The row stride of full storage of order m: m. (Padding the rows was tried against full
+/// storage's slowness at m = 16384, 1.8× RFP's Cholesky time there: on the H200 a pad of 1, 4,
+/// 17, 32, 33 or 128 values changed nothing, 148–154 ms, so rows are not padded.)
 pub fn full_ld(m: usize) -> usize {
-    m + crate::tuning::TILED_LD_PAD.value_or(0) as usize
+    m
 }
 
 /// A lower triangle split for the factorization: one square view (split anywhere), or the fixed
@@ -103,17 +98,13 @@ pub fn max_buffer_bytes(max_storage_block_bytes: u64) -> u64 {
     max_storage_block_bytes.min(i32::MAX as u64)
 }
 
-/// Environment variable lowering the bytes of one part of a split [`TiledMatrix`] (for tests
-/// and tuning: several buffers at small orders). It never raises the device's limit.
-pub const MAX_BUFFER_ENV: &str = crate::tuning::TILED_MAX_BUFFER_BYTES.name;
-
-/// The bytes of one part of a [`TiledMatrix`]: [`max_buffer_bytes`], lowered by
-/// [`MAX_BUFFER_ENV`] when set.
-pub fn part_bytes(max_storage_block_bytes: u64) -> Result<u64> {
+/// The bytes of one part of a [`TiledMatrix`] (and of one block of A's columns):
+/// [`max_buffer_bytes`], lowered to `limit` where the tuning sets one
+/// ([`Tuning::max_buffer_bytes`](crate::tuning::Tuning::max_buffer_bytes): several buffers at
+/// small orders).
+pub fn part_bytes(max_storage_block_bytes: u64, limit: Option<u64>) -> u64 {
     let max = max_buffer_bytes(max_storage_block_bytes);
-    Ok(crate::tuning::TILED_MAX_BUFFER_BYTES
-        .read()?
-        .map_or(max, |n| max.min(n)))
+    limit.map_or(max, |n| max.min(n.max(4)))
 }
 
 /// Without GL_NVX_gpu_memory_info the GPU's memory is not known: the tiled matrices are then
@@ -494,10 +485,7 @@ mod tests {
     }
 
     #[test]
-    fn full_rows_are_not_padded_by_default() {
-        if std::env::var(LD_PAD_ENV).is_ok() {
-            return;
-        }
+    fn full_rows_are_not_padded() {
         for m in [0, 1, 8192, 16383, 16384, 16385, 23170, 32768, 40000] {
             assert_eq!(full_ld(m), m);
         }

@@ -26,7 +26,7 @@ pub struct DemoArgs {
 
 /// Runs the demo: m is checked against the device's limits before anything is allocated.
 pub fn demo(args: DemoArgs) -> Result<()> {
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
     let (m, n) = (args.m, args.m.saturating_mul(2));
     let method = gpu.check_problem_size(m, n, opts)?;

@@ -14,7 +14,7 @@ use symraster::matrix::{
     Matrix, check_finite, check_finite_vec, check_non_empty, single_precision_error,
     to_single_precision_vec,
 };
-use symraster::{Error, Gpu, SolveOptions, io};
+use symraster::{Error, SolveOptions, io};
 
 /// Arguments of `symraster assemble`.
 #[derive(Args)]
@@ -146,7 +146,7 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
     let a = fits_single_precision(&a_name, a)?;
     let d = to_single_precision_vec(&d_name, &d)?;
     io::check_output_path(&args.output)?;
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, n, opts)?;
     let c = gpu.assemble(&a, &d, opts)?;
@@ -187,7 +187,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
         Ok(c.matrix)
     };
     io::check_output_path(&args.output)?;
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
     let method = gpu.check_problem_size(m, 0, opts)?;
     let l = match &c {
@@ -234,7 +234,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     check_finite_vec(&d_name, &d)?;
     check_finite_vec(&b_name, &b)?;
     io::check_output_path(&args.output)?;
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let gpu_options = options(args.format, args.method);
     let method = gpu.check_problem_size(m, n, gpu_options)?;
     let mut solve_options = SolveOptions::new()

@@ -2,13 +2,12 @@
 
 use crate::reproduce::cpu_model;
 use anyhow::Result;
-use symraster::Gpu;
-use symraster::gl::MAX_TEXTURE_SIZE_ENV;
+use symraster::tuning::MAX_TEXTURE_SIZE;
 
 /// Prints the GL device, version, texture limits (the driver's and the effective one), the
 /// largest m per format and the methods this device runs.
 pub fn info() -> Result<()> {
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let i = gpu.info();
     let (full, packed) = gpu.max_order();
     say!("GL_VENDOR            {}", i.vendor);
@@ -22,7 +21,7 @@ pub fn info() -> Result<()> {
         "texture limit        {}{}",
         i.max_texture_size,
         if i.max_texture_size < i.driver_max_texture_size {
-            format!(" (lowered by {MAX_TEXTURE_SIZE_ENV})")
+            format!(" (lowered by {})", MAX_TEXTURE_SIZE.name)
         } else {
             String::new()
         }

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use symraster::inverse::{self, InvertOptions, Inverter, Kind, SignOptions, Storage};
 use symraster::matrix::check_non_empty;
-use symraster::{Error, Gpu, io, rfp};
+use symraster::{Error, io, rfp};
 
 /// Which matrices `invert` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -134,7 +134,7 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         ))
         .into());
     }
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let inv = Inverter::new(&gpu)?;
     let options = InvertOptions {
         storage,
@@ -195,7 +195,7 @@ fn residual_text(r: &inverse::Refined, refine_asked: bool) -> String {
 pub fn sign(args: SignArgs) -> Result<()> {
     let a = read_square(&args.a, "A")?;
     io::check_output_path(&args.output)?;
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let inv = Inverter::new(&gpu)?;
     let options = SignOptions {
         scaling: !args.no_scaling,
@@ -237,7 +237,7 @@ pub fn lyap(args: LyapArgs) -> Result<()> {
         .into());
     }
     io::check_output_path(&args.output)?;
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let inv = Inverter::new(&gpu)?;
     let x = inverse::solve_continuous_lyapunov(&inv, &a, &q, args.refine as usize)?;
     io::write_matrix(&args.output, &x.x)?;

@@ -11,7 +11,14 @@ pub mod view;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
-use symraster::{Format, Method, Options};
+use symraster::{Format, Gpu, Method, Options};
+
+/// Opens the GPU with the device and tuning the `SYMRASTER_*` variables name
+/// (`SYMRASTER_EGL_DEVICE`, the tuning values of `symraster::tuning`), each checked by the
+/// library's one rule.
+pub fn open_gpu() -> symraster::Result<Gpu> {
+    Gpu::builder().vars(std::env::vars())?.build()
+}
 
 #[derive(Parser)]
 #[command(

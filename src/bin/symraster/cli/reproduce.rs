@@ -78,7 +78,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
     if args.out.exists() && !args.out.is_dir() {
         bail!("cannot write into {name}: it is not a folder (--out names the output folder)");
     }
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let only = args.only;
     check_sizes(&gpu, &args.sizes, only)?;
     std::fs::create_dir_all(&args.out)

@@ -7,7 +7,7 @@ use crate::debugger::{self, Operation, Recording};
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use symraster::{Format, Gpu};
+use symraster::Format;
 
 /// The largest m the viewer accepts: it reads every texture back after each pass.
 const MAX_ORDER: usize = 1024;
@@ -103,7 +103,7 @@ pub fn run(args: ViewArgs) -> Result<()> {
 }
 
 fn record(args: &ViewArgs, dir: PathBuf) -> Result<()> {
-    let gpu = Gpu::new()?;
+    let gpu = super::open_gpu()?;
     let recording = Recording {
         operation: args.op.into(),
         format: Format::from(args.format),

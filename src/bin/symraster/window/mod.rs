@@ -295,7 +295,11 @@ fn open(event_loop: &ActiveEventLoop, args: &ViewArgs) -> Result<Running> {
         display.version_string()
     );
     // The kernels live as long as the process: sessions borrow them for the window's life.
-    let gpu: &'static Gpu = Box::leak(Box::new(Gpu::from_context(ctx.clone(), info)?));
+    let gpu: &'static Gpu = Box::leak(Box::new(
+        Gpu::builder()
+            .vars(std::env::vars())?
+            .build_on(ctx.clone(), info)?,
+    ));
     let problem = Problem::random(args.m, args.seed);
     let operation: Operation = args.op.into();
     let options = crate::cli::options(args.format, args.method);
