@@ -126,12 +126,12 @@ impl Gpu {
             self.tuning(),
         )?);
         *self.tiled.borrow_mut() = Some(k.clone());
-        if self.tuning().tiles_tuned() {
-            if let Err(e) = crate::tuning::self_check(self) {
-                // Tuned kernels that compute wrong are not kept.
-                *self.tiled.borrow_mut() = None;
-                return Err(e);
-            }
+        if self.tuning().tiles_tuned()
+            && let Err(e) = crate::tuning::self_check(self)
+        {
+            // Tuned kernels that compute wrong are not kept.
+            *self.tiled.borrow_mut() = None;
+            return Err(e);
         }
         Ok(k)
     }
