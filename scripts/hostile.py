@@ -236,9 +236,9 @@ def main():
     entries = [(i, j, spd[i, j]) for i in range(6) for j in range(i + 1)]
     entries.sort(key=lambda e: e[0] == e[1])  # off-diagonal entries first
     for i, j, v in entries[1:20]:
-        lines.append(f"{i + 1} {j + 1} {v!r}")
+        lines.append(f"{i + 1} {j + 1} {float(v)!r}")
     i, j, v = entries[20]
-    lines += [f"{i + 1} {j + 1} {v / 2!r}", f"{i + 1} {j + 1} {v / 2!r}"]
+    lines += [f"{i + 1} {j + 1} {float(v) / 2!r}"] * 2
     spd_file = spd.copy()
     i, j, _ = entries[0]
     spd_file[i, j] = spd_file[j, i] = 0.0
