@@ -163,6 +163,23 @@ impl KernelConfig {
         }
     }
 
+    /// Shared memory of the packed-panel product kernel (`gemm_panel.comp`) in bytes: two
+    /// k-slices of both operands (double-buffered), no padding (its stores are along rows).
+    pub fn panel_shared_bytes(&self) -> usize {
+        2 * self.bk * (self.bm() / 4 + self.bn() / 4) * 16
+    }
+
+    /// Whether products may run on packed panels with these tiles: shared-memory tiles (not
+    /// the texel or register-only kernels) of power-of-two sides, whose two k-slices fit in
+    /// `max_shared_bytes`.
+    pub fn panels(&self, max_shared_bytes: u64) -> bool {
+        self.shared
+            && !self.texel
+            && self.bm().is_power_of_two()
+            && self.bn().is_power_of_two()
+            && self.panel_shared_bytes() as u64 <= max_shared_bytes
+    }
+
     /// The work group of the diagonal block's factor-and-invert kernel as #defines: 16 x 16
     /// (the shader's default) on GPUs, 8 x 4 with the texel kernels (llvmpipe runs a barrier
     /// once per SIMD vector of 8 invocations: fewer vectors, fewer switches; measured on

@@ -22,6 +22,14 @@ const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
 const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
 const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
 const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
+const GEMM_PANEL: &str = include_str!("../../glsl/tiled/gemm_panel.comp");
+const PACK_PANEL: &str = include_str!("../../glsl/tiled/pack_panel.comp");
+
+/// Products of at least this depth run on packed panels ([`PanelProducts`]) where the kernels
+/// have them: the assembly and the outer-rank updates of the Cholesky and its solves. The
+/// inner-block updates (depth = the diagonal blocks' order) stay on the general kernel: a
+/// packing launch before each would add a dependent dispatch per block for little gain.
+pub const PANEL_MIN_DEPTH: usize = 64;
 
 /// Environment variable overriding the order of the inverted diagonal blocks of the blocked
 /// Cholesky ([`DIAG_BLOCK`]; a multiple of 16 up to 128): for tuning runs.
@@ -234,6 +242,48 @@ impl TexelProducts {
     }
 }
 
+/// The row stride of a k-major panel of `rows` rows read in tiles of at most `tile` rows
+/// (a power of two): whole tiles, a multiple of 32 (the packing kernel's width), moved off
+/// multiples of 512 floats so that the k-rows of one slice do not fall on the same memory
+/// channels (the power-of-two strides of m = 8192).
+pub fn panel_ld(rows: usize, tile: usize) -> usize {
+    let ld = rows.max(1).next_multiple_of(tile.max(32));
+    if ld.is_multiple_of(512) { ld + 32 } else { ld }
+}
+
+/// The product on packed panels (`pack_panel.comp`, `gemm_panel.comp`): each operand copied
+/// once per product into a k-major panel, zero-padded to whole tiles and k-slices, d folded
+/// into B's; then the product reads only vec4s with no bounds checks, prefetching the next
+/// k-slice into registers while it multiplies the current one (double-buffered shared memory).
+struct PanelProducts {
+    pack: ComputeProgram,
+    // The full-size tiles and, for products with few of them, the quarter-size tiles.
+    gemm: (ComputeProgram, KernelConfig),
+    small: Option<(ComputeProgram, KernelConfig)>,
+    // The panels of A and B (grown as needed, kept for the next product).
+    panels: [RefCell<Option<Buffer<f32>>>; 2],
+}
+
+impl PanelProducts {
+    fn new(ctx: &Context, config: KernelConfig, limits: &ComputeLimits) -> Result<Option<Self>> {
+        if !config.panels(limits.max_shared_bytes) {
+            return Ok(None);
+        }
+        let gemm = |c: KernelConfig, name: &str| -> Result<(ComputeProgram, KernelConfig)> {
+            Ok((ComputeProgram::new(ctx, name, &c.source(GEMM_PANEL))?, c))
+        };
+        Ok(Some(Self {
+            pack: ComputeProgram::new(ctx, "tiled/pack_panel", &config.source(PACK_PANEL))?,
+            gemm: gemm(config, "tiled/gemm_panel")?,
+            small: match config.small().filter(|s| s.panels(limits.max_shared_bytes)) {
+                Some(s) => Some(gemm(s, "tiled/gemm_panel (small tiles)")?),
+                None => None,
+            },
+            panels: [RefCell::new(None), RefCell::new(None)],
+        }))
+    }
+}
+
 /// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
 pub struct TiledKernels {
     ctx: Context,
@@ -245,6 +295,8 @@ pub struct TiledKernels {
     gemm_small: Option<(ComputeProgram, KernelConfig)>,
     // The product through buffer textures, with a texel configuration.
     texel: Option<TexelProducts>,
+    // The product on packed panels, with shared-memory tiles that allow it.
+    panel: Option<PanelProducts>,
     potrf_block: ComputeProgram,
     trsm_block: ComputeProgram,
     potrf_inv_block: ComputeProgram,
@@ -289,6 +341,7 @@ impl TiledKernels {
                 true => Some(TexelProducts::new(ctx, config)?),
                 false => None,
             },
+            panel: PanelProducts::new(ctx, config, &limits)?,
             potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
             trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -384,6 +437,17 @@ impl TiledKernels {
             return Ok(());
         }
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        if let Some(panel) = self.panel.as_ref().filter(|_| !in_place) {
+            let (p, config) = match &panel.small {
+                Some(small) if allow_small && full_tiles < SMALL_PRODUCT_TILES => small,
+                _ => &panel.gemm,
+            };
+            if av.cols >= PANEL_MIN_DEPTH
+                && self.gemm_panel(panel, (p, *config), c, a, b, d, alpha, beta, shift)?
+            {
+                return Ok(());
+            }
+        }
         let scaled = d.is_some();
         let d = d.unwrap_or(&self.no_scaling);
         // The texel kernel where the buffers (and packed operands) fit a buffer texture.
@@ -449,25 +513,10 @@ impl TiledKernels {
             }
             _ => (&self.gemm, self.config),
         };
-        let key = (cv.rows, cv.cols, shift, config.bm(), config.bn());
-        let mut lists = self.tile_lists.borrow_mut();
-        let tiles = match lists.entry(key) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => {
-                let tiles = output_tiles_below(cv.rows, cv.cols, config.bm(), config.bn(), shift);
-                e.insert(Buffer::new(
-                    &self.ctx,
-                    BufferTarget::Storage,
-                    BufferUsage::Static,
-                    &tiles,
-                )?)
-            }
-        };
         c.buffer.bind_base(0);
         a.buffer.bind_base(1);
         b.buffer.bind_base(2);
         d.bind_base(3);
-        tiles.bind_base(4);
         if let Some((t, reads)) = texel {
             let width = if reads == TexelReads::Single {
                 TexelWidth::One
@@ -504,15 +553,156 @@ impl TiledKernels {
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ]);
+        self.dispatch_tiles(p, config, cv, shift)
+    }
+
+    /// Launches `p` over the output tiles of `cv` (of `config`'s size) that hold an entry with
+    /// j ≤ i + shift (all where `None`), the tile list bound at binding 4; several dispatches
+    /// where the tiles outnumber the device's work-group count.
+    fn dispatch_tiles(
+        &self,
+        p: &ComputeProgram,
+        config: KernelConfig,
+        cv: View,
+        shift: Option<isize>,
+    ) -> Result<()> {
+        let key = (cv.rows, cv.cols, shift, config.bm(), config.bn());
+        let mut lists = self.tile_lists.borrow_mut();
+        let tiles = match lists.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let tiles = output_tiles_below(cv.rows, cv.cols, config.bm(), config.bn(), shift);
+                e.insert(Buffer::new(
+                    &self.ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Static,
+                    &tiles,
+                )?)
+            }
+        };
+        tiles.bind_base(4);
         let max = self.limits.max_groups_x.max(1) as usize;
         let mut base = 0;
         while base < tiles.len() {
             let count = (tiles.len() - base).min(max);
-            p.set("tile_base", u(base));
+            p.set("tile_base", Uniform::U32(base as u32));
             p.dispatch([count as u32, 1, 1]);
             self.launched();
             base += count;
         }
+        Ok(())
+    }
+
+    /// The product on packed panels: A into panel 0, B·diag(d) into panel 1 (or B read from
+    /// A's panel where it is A's first rows and unscaled: the SYRKs), then one launch over the
+    /// lower tiles. `Ok(false)` (nothing launched) where a panel would not fit one storage
+    /// buffer or the packing launch the device's work-group counts.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_panel(
+        &self,
+        panel: &PanelProducts,
+        (p, config): (&ComputeProgram, KernelConfig),
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        d: Option<&Buffer<f32>>,
+        alpha: f32,
+        beta: f32,
+        shift: Option<isize>,
+    ) -> Result<bool> {
+        let (cv, av, bv) = (c.view, a.view, b.view);
+        let tile = config.bm().max(config.bn());
+        let kp = av.cols.next_multiple_of(config.bk);
+        let (lda, ldb) = (panel_ld(cv.rows, tile), panel_ld(cv.cols, tile));
+        let b_in_a = d.is_none()
+            && std::ptr::eq(a.buffer, b.buffer)
+            && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
+            && bv.rows <= av.rows;
+        let max_len = (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes)
+            / 4) as usize;
+        let max_groups = self.limits.max_groups_x as usize;
+        if lda.max(ldb) * kp > max_len || lda.max(ldb) / 32 > max_groups || kp / 32 >= max_groups
+        {
+            return Ok(false);
+        }
+        self.pack_panel(panel, 0, a, None, lda, kp)?;
+        if !b_in_a {
+            self.pack_panel(panel, 1, b, d, ldb, kp)?;
+        }
+        let panels = panel.panels.each_ref().map(RefCell::borrow);
+        let (Some(pa), pb) = (panels[0].as_ref(), panels[1].as_ref()) else {
+            return Err(Error::shape("a packed panel was never written"));
+        };
+        let (pb, ldb) = match (b_in_a, pb) {
+            (true, _) => (pa, lda),
+            (false, Some(pb)) => (pb, ldb),
+            (false, None) => return Err(Error::shape("a packed panel was never written")),
+        };
+        c.buffer.bind_base(0);
+        pa.bind_base(1);
+        pb.bind_base(2);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("rows", u(cv.rows)),
+            ("cols", u(cv.cols)),
+            ("slices", u(kp / config.bk)),
+            ("lda4", u(lda / 4)),
+            ("ldb4", u(ldb / 4)),
+            ("c_off", u(cv.offset)),
+            ("c_rs", u(cv.rs)),
+            ("c_cs", u(cv.cs)),
+            ("alpha", Uniform::F32(alpha)),
+            ("beta", Uniform::F32(beta)),
+            ("lower", Uniform::I32(i32::from(shift.is_some()))),
+            ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
+        ]);
+        self.dispatch_tiles(p, config, cv, shift)?;
+        Ok(true)
+    }
+
+    /// Packs `x` (scaled by `d` along its depth where given) into panel `slot`: k-major, rows of
+    /// `ld`, `kp` of them, zeros past its entries. One launch.
+    fn pack_panel(
+        &self,
+        panel: &PanelProducts,
+        slot: usize,
+        x: Operand<'_>,
+        d: Option<&Buffer<f32>>,
+        ld: usize,
+        kp: usize,
+    ) -> Result<()> {
+        let v = x.view;
+        let mut buffer = panel.panels[slot].borrow_mut();
+        if buffer.as_ref().is_none_or(|b| b.len() < ld * kp) {
+            *buffer = None;
+            *buffer = Some(Buffer::uninitialized(
+                &self.ctx,
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                ld * kp,
+            )?);
+        }
+        if let Some(dst) = buffer.as_ref() {
+            dst.bind_base(0);
+        }
+        x.buffer.bind_base(1);
+        d.unwrap_or(&self.no_scaling).bind_base(3);
+        let u = |v: usize| Uniform::U32(v as u32);
+        panel.pack.set_all(&[
+            ("rows", u(v.rows)),
+            ("depth", u(v.cols)),
+            ("ld", u(ld)),
+            ("kp", u(kp)),
+            ("x_off", u(v.offset)),
+            ("x_rs", u(v.rs)),
+            ("x_cs", u(v.cs)),
+            ("use_d", Uniform::I32(i32::from(d.is_some()))),
+        ]);
+        panel
+            .pack
+            .dispatch([(ld / 32) as u32, kp.div_ceil(32) as u32, 1]);
+        self.launched();
+        self.packs.set(self.packs.get() + 1);
         Ok(())
     }
 
