@@ -1,6 +1,7 @@
 // C = alpha·A·Bᵀ + beta·C over one BM x BN output tile per work group (the tile list says
-// which), A and B read from k-major zero-padded panels (pack_panel.comp: a[k·lda4 + i/4] holds
-// rows i..i+3 at depth k, d already folded into one of them). The panels are padded to whole
+// which), A and B read from k-major zero-padded panels in blocks of PT rows (pack_panel.comp:
+// vec4 (i / PT)·block4 + k·PT/4 + (i % PT)/4 holds rows i..i+3 at depth k, d already folded
+// into one of them), so a work group streams one contiguous range of each. The panels are padded to whole
 // tiles and whole k-slices, so the loop has no bounds checks or strides: each k-slice of BK is
 // one vec4 load per invocation per operand (BK·BM/4 vec4s over the group), fetched into
 // registers while the previous slice is multiplied out of shared memory (two shared buffers:
@@ -17,8 +18,8 @@ layout(std430, binding = 4) readonly buffer TileBuf { uvec2 tiles[]; };
 uniform uint rows;
 uniform uint cols;
 uniform uint slices;
-uniform uint lda4;
-uniform uint ldb4;
+uniform uint block4;
+uniform uint pt;
 uniform uint c_off;
 uniform uint c_rs;
 uniform uint c_cs;
@@ -60,15 +61,16 @@ void main() {
     // Element e of a slice: k-row e / (BM/4), vec4 e % (BM/4) of the tile's rows.
     vec4 pa[A_LOADS];
     vec4 pb[B_LOADS];
-    uint a_base = row0 / 4u;
-    uint b_base = col0 / 4u;
+    uint ld4 = pt / 4u;
+    uint a_base = (row0 / pt) * block4 + (row0 % pt) / 4u;
+    uint b_base = (col0 / pt) * block4 + (col0 % pt) / 4u;
     for (uint l = 0u; l < A_LOADS; l++) {
         uint e = tid + l * THREADS;
-        if (e < A_VECS) pa[l] = a4[(e / (BM / 4u)) * lda4 + a_base + e % (BM / 4u)];
+        if (e < A_VECS) pa[l] = a4[(e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
     }
     for (uint l = 0u; l < B_LOADS; l++) {
         uint e = tid + l * THREADS;
-        if (e < B_VECS) pb[l] = b4[(e / (BN / 4u)) * ldb4 + b_base + e % (BN / 4u)];
+        if (e < B_VECS) pb[l] = b4[(e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
     }
     for (uint l = 0u; l < A_LOADS; l++) {
         uint e = tid + l * THREADS;
@@ -87,11 +89,11 @@ void main() {
             uint k0 = (s + 1u) * BK;
             for (uint l = 0u; l < A_LOADS; l++) {
                 uint e = tid + l * THREADS;
-                if (e < A_VECS) pa[l] = a4[(k0 + e / (BM / 4u)) * lda4 + a_base + e % (BM / 4u)];
+                if (e < A_VECS) pa[l] = a4[(k0 + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
             }
             for (uint l = 0u; l < B_LOADS; l++) {
                 uint e = tid + l * THREADS;
-                if (e < B_VECS) pb[l] = b4[(k0 + e / (BN / 4u)) * ldb4 + b_base + e % (BN / 4u)];
+                if (e < B_VECS) pb[l] = b4[(k0 + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
             }
         }
         for (uint kk = 0u; kk < BK; kk++) {

@@ -1,8 +1,10 @@
 // Packs an operand of gemm_panel.comp: the rows x depth view of `x` (entry (i, k) at
-// off + i·rs + k·cs), each column k scaled by d[k] where use_d is set, goes to `p` k-major,
-// p[k·ld + i], zeros for i ≥ rows and rows ≤ i < ld, and for depth ≤ k < kp. The product
-// kernel then reads whole k-rows of a tile with vec4 loads, no bounds checks and no strides,
-// and d is applied once per entry instead of once per tile that reads it. A 32 x 32 transpose
+// off + i·rs + k·cs), each column k scaled by d[k] where use_d is set, goes to `p` in blocks
+// of `tile` rows, each block k-major and contiguous: entry (i, k) at
+// (i / tile)·kp·tile + k·tile + i % tile, zeros for rows ≥ `rows` and for depth ≤ k < kp. A
+// work group of the product then streams two contiguous ranges (its rows' block and its
+// columns' block), reads whole k-rows with vec4 loads, no bounds checks and no strides, and d
+// is applied once per entry instead of once per tile that reads it. A 32 x 32 transpose
 // through shared memory keeps both the reads (along k, where rows are k-contiguous) and the
 // writes (along i) coalesced.
 layout(local_size_x = 32, local_size_y = 8) in;
@@ -13,7 +15,7 @@ layout(std430, binding = 3) readonly buffer DBuf { float d[]; };
 
 uniform uint rows;
 uniform uint depth;
-uniform uint ld;
+uniform uint tile;
 uniform uint kp;
 uniform uint x_off;
 uniform uint x_rs;
@@ -42,6 +44,7 @@ void main() {
     barrier();
     for (uint r = 0u; r < 32u; r += 8u) {
         uint k = k0 + ty + r;
-        if (k < kp) p[k * ld + i0 + tx] = T[tx][ty + r];
+        uint i = i0 + tx;
+        if (k < kp) p[(i / tile) * kp * tile + k * tile + i % tile] = T[tx][ty + r];
     }
 }

@@ -242,13 +242,10 @@ impl TexelProducts {
     }
 }
 
-/// The row stride of a k-major panel of `rows` rows read in tiles of at most `tile` rows
-/// (a power of two): whole tiles, a multiple of 32 (the packing kernel's width), moved off
-/// multiples of 512 floats so that the k-rows of one slice do not fall on the same memory
-/// channels (the power-of-two strides of m = 8192).
-pub fn panel_ld(rows: usize, tile: usize) -> usize {
-    let ld = rows.max(1).next_multiple_of(tile.max(32));
-    if ld.is_multiple_of(512) { ld + 32 } else { ld }
+/// The rows a packed panel of `rows` rows takes for tiles of at most `tile` rows (a power of
+/// two, at least 32: the packing kernel's width): whole blocks of `tile`.
+pub fn panel_rows(rows: usize, tile: usize) -> usize {
+    rows.max(1).next_multiple_of(tile)
 }
 
 /// The product on packed panels (`pack_panel.comp`, `gemm_panel.comp`): each operand copied
@@ -270,6 +267,7 @@ impl PanelProducts {
             return Ok(None);
         }
         let gemm = |c: KernelConfig, name: &str| -> Result<(ComputeProgram, KernelConfig)> {
+            let c = c.panel();
             Ok((ComputeProgram::new(ctx, name, &c.source(GEMM_PANEL))?, c))
         };
         Ok(Some(Self {
@@ -611,9 +609,9 @@ impl TiledKernels {
         shift: Option<isize>,
     ) -> Result<bool> {
         let (cv, av, bv) = (c.view, a.view, b.view);
-        let tile = config.bm().max(config.bn());
+        let tile = config.bm().max(config.bn()).max(32);
         let kp = av.cols.next_multiple_of(config.bk);
-        let (lda, ldb) = (panel_ld(cv.rows, tile), panel_ld(cv.cols, tile));
+        let (ra, rb) = (panel_rows(cv.rows, tile), panel_rows(cv.cols, tile));
         let b_in_a = d.is_none()
             && std::ptr::eq(a.buffer, b.buffer)
             && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
@@ -621,21 +619,20 @@ impl TiledKernels {
         let max_len = (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes)
             / 4) as usize;
         let max_groups = self.limits.max_groups_x as usize;
-        if lda.max(ldb) * kp > max_len || lda.max(ldb) / 32 > max_groups || kp / 32 >= max_groups
-        {
+        if ra.max(rb) * kp > max_len || ra.max(rb) / 32 > max_groups || kp / 32 >= max_groups {
             return Ok(false);
         }
-        self.pack_panel(panel, 0, a, None, lda, kp)?;
+        self.pack_panel(panel, 0, a, None, (ra, tile), kp)?;
         if !b_in_a {
-            self.pack_panel(panel, 1, b, d, ldb, kp)?;
+            self.pack_panel(panel, 1, b, d, (rb, tile), kp)?;
         }
         let panels = panel.panels.each_ref().map(RefCell::borrow);
         let (Some(pa), pb) = (panels[0].as_ref(), panels[1].as_ref()) else {
             return Err(Error::shape("a packed panel was never written"));
         };
-        let (pb, ldb) = match (b_in_a, pb) {
-            (true, _) => (pa, lda),
-            (false, Some(pb)) => (pb, ldb),
+        let pb = match (b_in_a, pb) {
+            (true, _) => pa,
+            (false, Some(pb)) => pb,
             (false, None) => return Err(Error::shape("a packed panel was never written")),
         };
         c.buffer.bind_base(0);
@@ -646,8 +643,8 @@ impl TiledKernels {
             ("rows", u(cv.rows)),
             ("cols", u(cv.cols)),
             ("slices", u(kp / config.bk)),
-            ("lda4", u(lda / 4)),
-            ("ldb4", u(ldb / 4)),
+            ("block4", u(kp * tile / 4)),
+            ("pt", u(tile)),
             ("c_off", u(cv.offset)),
             ("c_rs", u(cv.rs)),
             ("c_cs", u(cv.cs)),
@@ -660,26 +657,27 @@ impl TiledKernels {
         Ok(true)
     }
 
-    /// Packs `x` (scaled by `d` along its depth where given) into panel `slot`: k-major, rows of
-    /// `ld`, `kp` of them, zeros past its entries. One launch.
+    /// Packs `x` (scaled by `d` along its depth where given) into panel `slot`: `rows` rows
+    /// (x's padded to whole blocks) in k-major blocks of `tile` rows, `kp` k each, zeros past
+    /// its entries. One launch.
     fn pack_panel(
         &self,
         panel: &PanelProducts,
         slot: usize,
         x: Operand<'_>,
         d: Option<&Buffer<f32>>,
-        ld: usize,
+        (rows, tile): (usize, usize),
         kp: usize,
     ) -> Result<()> {
         let v = x.view;
         let mut buffer = panel.panels[slot].borrow_mut();
-        if buffer.as_ref().is_none_or(|b| b.len() < ld * kp) {
+        if buffer.as_ref().is_none_or(|b| b.len() < rows * kp) {
             *buffer = None;
             *buffer = Some(Buffer::uninitialized(
                 &self.ctx,
                 BufferTarget::Storage,
                 BufferUsage::Dynamic,
-                ld * kp,
+                rows * kp,
             )?);
         }
         if let Some(dst) = buffer.as_ref() {
@@ -691,7 +689,7 @@ impl TiledKernels {
         panel.pack.set_all(&[
             ("rows", u(v.rows)),
             ("depth", u(v.cols)),
-            ("ld", u(ld)),
+            ("tile", u(tile)),
             ("kp", u(kp)),
             ("x_off", u(v.offset)),
             ("x_rs", u(v.rs)),
@@ -700,7 +698,7 @@ impl TiledKernels {
         ]);
         panel
             .pack
-            .dispatch([(ld / 32) as u32, kp.div_ceil(32) as u32, 1]);
+            .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1]);
         self.launched();
         self.packs.set(self.packs.get() + 1);
         Ok(())
