@@ -109,25 +109,26 @@ def parity(args):
         b = a * cupy.sqrt(d)
         c = cupy.zeros((m, m), dtype=cupy.float32)
         ms = cuda_ms(lambda: cupy.cublas.syrk("N", b, out=c, lower=True), args.reps)
-        add("assembly", m, n, "", "cuBLAS SSYRK (CuPy, lower, fp32)", ms, ("assembly", m, n))
+        add("assembly", m, n, "", "cuBLAS SSYRK (CuPy; lower; fp32)", ms, ("assembly", m, n))
         del a, b, c
         cupy.get_default_memory_pool().free_all_blocks()
     for m in sizes(args.parity):
         x = torch.rand(m, m, device="cuda") - 0.5
         spd = torch.tril(x, -1) + torch.tril(x, -1).T + m * torch.eye(m, device="cuda")
         ms = cuda_ms(lambda: torch.linalg.cholesky(spd), args.reps)
-        add("cholesky", m, m, "", "cuSOLVER potrf (torch.linalg.cholesky, fp32)", ms, ("cholesky", m, m))
+        add("cholesky", m, m, "", "cuSOLVER potrf (torch.linalg.cholesky; fp32)", ms, ("cholesky", m, m))
         if m == args.solve_m:
             low = torch.linalg.cholesky(spd)
             for r in (1, 16):
                 rhs = torch.rand(m, r, device="cuda")
                 ms = cuda_ms(lambda: torch.cholesky_solve(rhs, low), args.reps)
-                add("cholesky_solve", m, m, r, "cuSOLVER potrs (torch.cholesky_solve, fp32)", ms, ("solve", m, r))
+                add("cholesky_solve", m, m, r, "cuSOLVER potrs (torch.cholesky_solve; fp32)", ms, ("solve", m, r))
         del x, spd
         torch.cuda.empty_cache()
     with open(args.parity_out, "w") as f:
         f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
-        f.write("\n".join(rows) + "\n")
+        order = ("assembly", "cholesky", "cholesky_solve")
+        f.write("\n".join(sorted(rows, key=lambda r: order.index(r.split(",")[0]))) + "\n")
     print(f"wrote {args.parity_out} ({name}, torch {torch.__version__}, cupy {cupy.__version__})", file=sys.stderr)
 
 

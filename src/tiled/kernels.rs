@@ -440,7 +440,11 @@ impl TiledKernels {
                 Some(small) if allow_small && full_tiles < SMALL_PRODUCT_TILES => small,
                 _ => &panel.gemm,
             };
+            // Packing pays where each panel is read by several tiles: C more than one tile
+            // each way (not the few right-hand sides of a solve, whose L blocks are read once).
             if av.cols >= PANEL_MIN_DEPTH
+                && cv.rows > config.bm()
+                && cv.cols > config.bn()
                 && self.gemm_panel(panel, (p, *config), c, a, b, d, alpha, beta, shift)?
             {
                 return Ok(());
