@@ -53,6 +53,7 @@ fn parse() -> anyhow::Result<Args> {
                         "a" | "assembly" => Ok("assembly".to_string()),
                         "c" | "cholesky" => Ok("cholesky".to_string()),
                         "s" | "solve" => Ok("solve".to_string()),
+                        "p" | "profile" => Ok("profile".to_string()),
                         other => bail!("unknown op {other}"),
                     })
                     .collect::<anyhow::Result<_>>()?
@@ -101,7 +102,12 @@ fn main() -> anyhow::Result<()> {
     println!("method,op,format,m,n,ms,gflops");
     for &(m, n) in &args.sizes {
         for &storage in &args.formats {
-            let runs = args.ops.iter().flat_map(|op| match op.as_str() {
+            if args.ops.iter().any(|o| o == "profile") && storage == Storage::Full {
+                for (name, n, gpu, submit) in bench::dispatch_profile(&k, m, 256)? {
+                    eprintln!("# profile {name}: {n} dispatches, {gpu:.2} us GPU and {submit:.2} us to issue each");
+                }
+            }
+            let runs = args.ops.iter().filter(|o| *o != "profile").flat_map(|op| match op.as_str() {
                 "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
                 _ => vec![(op.as_str(), 0)],
             });
