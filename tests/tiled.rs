@@ -158,6 +158,17 @@ fn products_on_packed_panels_match_the_reference() {
             cholesky::factor(&k, &mut c).unwrap();
             let e = relative_error(&c.download_lower().unwrap().to_f64(), &l_ref);
             assert!(e < 1e-3, "{storage:?} m {m}: Cholesky error {e}");
+            // The solves as products with inverted diagonal blocks (blocks of 128, RFP's
+            // halves apart), one and several right-hand sides.
+            assert!(k.solves_by_inverses());
+            let llt = reference::multiply_lower_by_transpose(&l_ref);
+            for r in [1, 5] {
+                let b = problems::uniform_matrix(&mut problems::rng(r as u64), m, r);
+                let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
+                solve::solve_in_place(&k, &c, &mut x).unwrap();
+                let e = relative_error(&apply(&llt, &x.download().unwrap()), &b.to_f64());
+                assert!(e < 1e-2, "{storage:?} m {m} rhs {r}: solve residual {e}");
+            }
         }
     }
 }

@@ -24,6 +24,11 @@ const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.com
 const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
 const GEMM_PANEL: &str = include_str!("../../glsl/tiled/gemm_panel.comp");
 const PACK_PANEL: &str = include_str!("../../glsl/tiled/pack_panel.comp");
+const TRTRI_BLOCKS: &str = include_str!("../../glsl/tiled/trtri_blocks.comp");
+
+/// Order of the diagonal blocks the triangular solves invert ([`TiledKernels::invert_blocks`])
+/// and then apply as products: 128, the largest a work group of 16 x 16 holds in registers.
+pub const SOLVE_BLOCK: usize = 128;
 
 /// Products of at least this depth run on packed panels ([`PanelProducts`]) where the kernels
 /// have them: the assembly and the outer-rank updates of the Cholesky and its solves. The
@@ -295,6 +300,8 @@ pub struct TiledKernels {
     texel: Option<TexelProducts>,
     // The product on packed panels, with shared-memory tiles that allow it.
     panel: Option<PanelProducts>,
+    // Inverts diagonal blocks of order SOLVE_BLOCK for the solves (shared-memory tiles only).
+    trtri: Option<ComputeProgram>,
     potrf_block: ComputeProgram,
     trsm_block: ComputeProgram,
     potrf_inv_block: ComputeProgram,
@@ -340,6 +347,18 @@ impl TiledKernels {
                 false => None,
             },
             panel: PanelProducts::new(ctx, config, &limits)?,
+            trtri: match config.shared && !config.texel {
+                true => Some(ComputeProgram::new(
+                    ctx,
+                    "tiled/trtri_blocks",
+                    &KernelConfig {
+                        nb: SOLVE_BLOCK,
+                        ..config
+                    }
+                    .source(TRTRI_BLOCKS),
+                )?),
+                false => None,
+            },
             potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
             trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -767,6 +786,40 @@ impl TiledKernels {
             self.launched();
             first += count;
         }
+        Ok(())
+    }
+
+    /// Whether the triangular solves can run as products with inverted diagonal blocks
+    /// ([`TiledKernels::invert_blocks`]): kernels with shared-memory tiles.
+    pub fn solves_by_inverses(&self) -> bool {
+        self.trtri.is_some()
+    }
+
+    /// Inverts the diagonal blocks of order [`SOLVE_BLOCK`] of the lower-triangular `l` (its
+    /// leading square; the last block may be smaller) into `inv`, block g at slot `slot0 + g`
+    /// (SOLVE_BLOCK² values each, row-major, zeros above the diagonal). One launch.
+    pub fn invert_blocks(&self, l: Operand<'_>, slot0: usize, inv: &Buffer<f32>) -> Result<()> {
+        let p = self
+            .trtri
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
+        let n = l.view.cols;
+        let blocks = n.div_ceil(SOLVE_BLOCK);
+        if inv.len() < (slot0 + blocks) * SOLVE_BLOCK * SOLVE_BLOCK {
+            return Err(Error::shape("too few slots for the inverted diagonal blocks"));
+        }
+        l.buffer.bind_base(0);
+        inv.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("n", u(n)),
+            ("l_off", u(l.view.offset)),
+            ("l_rs", u(l.view.rs)),
+            ("l_cs", u(l.view.cs)),
+            ("slot0", u(slot0)),
+        ]);
+        p.dispatch([blocks as u32, 1, 1]);
+        self.launched();
         Ok(())
     }
 
