@@ -21,6 +21,7 @@ const GEMM_TEXEL: &str = include_str!("../../glsl/tiled/gemm_texel.comp");
 const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
 const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
 const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
+const POTRF_INV_FN: &str = include_str!("../../glsl/tiled/potrf_inv_fn.glsl");
 const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
 const GEMM_PANEL: &str = include_str!("../../glsl/tiled/gemm_panel.comp");
 const PACK_PANEL: &str = include_str!("../../glsl/tiled/pack_panel.comp");
@@ -302,6 +303,9 @@ pub struct TiledKernels {
     panel: Option<PanelProducts>,
     // Inverts diagonal blocks of order SOLVE_BLOCK for the solves (shared-memory tiles only).
     trtri: Option<ComputeProgram>,
+    // The product kernel (full and small tiles) that then factors the diagonal block at its
+    // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
+    fused: Option<[(ComputeProgram, KernelConfig); 2]>,
     potrf_block: ComputeProgram,
     trsm_block: ComputeProgram,
     potrf_inv_block: ComputeProgram,
@@ -347,6 +351,27 @@ impl TiledKernels {
                 false => None,
             },
             panel: PanelProducts::new(ctx, config, &limits)?,
+            fused: match (config.small(), config.shared && !config.texel) {
+                (Some(small), true)
+                    if config.wg_x == 16
+                        && config.wg_y == 16
+                        && small.bm().min(small.bn()) >= diag =>
+                {
+                    let fused = |c: KernelConfig, name: &str| -> Result<_> {
+                        let source = format!(
+                            "#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
+                            GEMM.replace("// FUSED_DIAG_FUNCTION", POTRF_INV_FN)
+                        );
+                        let c = KernelConfig { nb: diag, ..c };
+                        Ok((ComputeProgram::new(ctx, name, &c.source(&source))?, c))
+                    };
+                    Some([
+                        fused(config, "tiled/gemm (then the diagonal block)")?,
+                        fused(small, "tiled/gemm (small tiles, then the diagonal block)")?,
+                    ])
+                }
+                _ => None,
+            },
             trtri: match config.shared && !config.texel {
                 true => Some(ComputeProgram::new(
                     ctx,
@@ -365,7 +390,7 @@ impl TiledKernels {
                 ctx,
                 "tiled/potrf_inv_block",
                 &KernelConfig { nb: diag, ..config }.source(&format!(
-                    "{}{POTRF_INV_BLOCK}",
+                    "{}{POTRF_INV_FN}{POTRF_INV_BLOCK}",
                     config.diagonal_group_defines()
                 )),
             )?,
@@ -787,6 +812,72 @@ impl TiledKernels {
             first += count;
         }
         Ok(())
+    }
+
+    /// c ← c − a·bᵀ on the entries with j ≤ i (the blocked Cholesky's inner update of an
+    /// outer block column), and in the same launch the diagonal block of order `n` at c's
+    /// corner factored and its inverse written to `slot`, as [`TiledKernels::potrf_inv_block`]
+    /// would (`column0`: its first global column). `Ok(false)`, nothing launched, where these
+    /// kernels cannot (buffer-texture or register-only tiles, a product they would pack, a
+    /// block larger than a tile): then run the two apart.
+    pub fn update_and_factor(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        (n, column0, slot): (usize, usize, usize),
+    ) -> Result<bool> {
+        let (cv, av, bv) = (c.view, a.view, b.view);
+        debug_assert!(av.rows == cv.rows && bv.rows == cv.cols && av.cols == bv.cols);
+        let Some(fused) = &self.fused else {
+            return Ok(false);
+        };
+        let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        let (p, config) = &fused[usize::from(full_tiles < SMALL_PRODUCT_TILES)];
+        if av.cols >= PANEL_MIN_DEPTH
+            || n == 0
+            || n > self.diag
+            || n > config.bm().min(config.bn())
+            || n > cv.rows.min(cv.cols)
+        {
+            return Ok(false);
+        }
+        self.reserve_inverses(slot + 1)?;
+        let inv = self.inverses.borrow();
+        let inv = inv
+            .as_ref()
+            .ok_or_else(|| Error::shape("no inverse slots reserved"))?;
+        c.buffer.bind_base(0);
+        a.buffer.bind_base(1);
+        b.buffer.bind_base(2);
+        self.no_scaling.bind_base(3);
+        self.status.bind_base(5);
+        inv.bind_base(6);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("rows", u(cv.rows)),
+            ("cols", u(cv.cols)),
+            ("depth", u(av.cols)),
+            ("c_off", u(cv.offset)),
+            ("c_rs", u(cv.rs)),
+            ("c_cs", u(cv.cs)),
+            ("a_off", u(av.offset)),
+            ("a_rs", u(av.rs)),
+            ("a_cs", u(av.cs)),
+            ("b_off", u(bv.offset)),
+            ("b_rs", u(bv.rs)),
+            ("b_cs", u(bv.cs)),
+            ("alpha", Uniform::F32(-1.0)),
+            ("beta", Uniform::F32(1.0)),
+            ("use_d", Uniform::I32(0)),
+            ("lower", Uniform::I32(1)),
+            ("shift", Uniform::I32(0)),
+            ("diag_n", u(n)),
+            ("diag_column0", u(column0)),
+            ("diag_inv_off", u(slot * self.diag * self.diag)),
+        ]);
+        self.dispatch_tiles(p, *config, cv, Some(0))?;
+        Ok(true)
     }
 
     /// Whether the triangular solves can run as products with inverted diagonal blocks
