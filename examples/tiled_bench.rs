@@ -104,13 +104,19 @@ fn main() -> anyhow::Result<()> {
         for &storage in &args.formats {
             if args.ops.iter().any(|o| o == "profile") && storage == Storage::Full {
                 for (name, n, gpu, submit) in bench::dispatch_profile(&k, m, 256)? {
-                    eprintln!("# profile {name}: {n} dispatches, {gpu:.2} us GPU and {submit:.2} us to issue each");
+                    eprintln!(
+                        "# profile {name}: {n} dispatches, {gpu:.2} us GPU and {submit:.2} us to issue each"
+                    );
                 }
             }
-            let runs = args.ops.iter().filter(|o| *o != "profile").flat_map(|op| match op.as_str() {
-                "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
-                _ => vec![(op.as_str(), 0)],
-            });
+            let runs =
+                args.ops
+                    .iter()
+                    .filter(|o| *o != "profile")
+                    .flat_map(|op| match op.as_str() {
+                        "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
+                        _ => vec![(op.as_str(), 0)],
+                    });
             for (op, rhs) in runs {
                 let t = match op {
                     "assembly" => bench::time_assembly(&k, m, n, storage, args.runs),

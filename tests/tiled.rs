@@ -149,7 +149,10 @@ fn products_on_packed_panels_match_the_reference() {
             let packs = k.packs();
             assembly::assemble(&k, &p, &mut c).unwrap();
             assert!(k.packs() > packs, "{storage:?} m {m}: no panel packed");
-            let e = relative_error(&c.download_lower().unwrap().to_f64(), &want.lower_triangle());
+            let e = relative_error(
+                &c.download_lower().unwrap().to_f64(),
+                &want.lower_triangle(),
+            );
             assert!(e < 1e-5, "{storage:?} m {m}: assembly error {e}");
             if storage == Storage::Full {
                 let raw = c.download_raw().unwrap();

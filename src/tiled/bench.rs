@@ -5,9 +5,9 @@
 use super::assembly::{DeviceProduct, add_to_diagonal, assemble};
 use super::cholesky::{factor, factor_unchecked};
 use super::kernels::{Operand, TiledKernels};
-use super::view::View;
 use super::solve::{DeviceRhs, solve_in_place};
 use super::storage::{Storage, TiledMatrix, max_buffer_bytes, part_bytes};
+use super::view::View;
 use crate::error::Result;
 use crate::gl::GpuTimer;
 use crate::matrix::Matrix;
@@ -146,7 +146,11 @@ pub fn time_cholesky(
 /// means the GPU waits on the CPU). First the whole Cholesky of order m (full storage), then
 /// `reps` back-to-back launches of each kernel it chains (on the same blocks: only the time
 /// means anything) and of a 1 x 1 product (the fixed cost of a dispatch).
-pub fn dispatch_profile(k: &TiledKernels, m: usize, reps: usize) -> Result<Vec<(String, u64, f64, f64)>> {
+pub fn dispatch_profile(
+    k: &TiledKernels,
+    m: usize,
+    reps: usize,
+) -> Result<Vec<(String, u64, f64, f64)>> {
     let part = part_bytes(k.limits().max_storage_block_bytes)?;
     let c = spd(k, m, Storage::Full)?;
     let mut work = TiledMatrix::uninitialized(k.context(), m, Storage::Full, part)?;
@@ -170,7 +174,9 @@ pub fn dispatch_profile(k: &TiledKernels, m: usize, reps: usize) -> Result<Vec<(
         Ok(())
     };
     work.copy_from(&c)?;
-    measure(format!("cholesky m={m}"), &mut || factor_unchecked(k, &mut work))?;
+    measure(format!("cholesky m={m}"), &mut || {
+        factor_unchecked(k, &mut work)
+    })?;
     let v = View::row_major(m, m);
     let buffer = work.buffer();
     let (d, reps) = (k.diag(), reps.max(1));

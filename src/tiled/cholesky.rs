@@ -173,12 +173,15 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
     let sub = |i, j, r, c| v.with(v.view.sub(i, j, r, c));
     // The slot whose diagonal block the last inner update already factored.
     let mut factored = None;
-    for (index, &InnerBlock {
-        j,
-        b,
-        outer: (j0, end),
-        slot,
-    }) in blocks.iter().enumerate()
+    for (
+        index,
+        &InnerBlock {
+            j,
+            b,
+            outer: (j0, end),
+            slot,
+        },
+    ) in blocks.iter().enumerate()
     {
         if factored != Some(slot) {
             let diagonal = sub(j, j, b, b).resolve("a diagonal block")?;
@@ -196,9 +199,15 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
                 // where the kernels can.
                 let (c, bt) = (sub(j + b, j + b, below, right), sub(j + b, j, right, b));
                 let next = blocks.get(index + 1).filter(|n| n.j == j + b);
-                let fused = match (next, c.parts.resolve(c.view), panel.parts.resolve(panel.view)) {
+                let fused = match (
+                    next,
+                    c.parts.resolve(c.view),
+                    panel.parts.resolve(panel.view),
+                ) {
                     (Some(n), Some(co), Some(po)) => match bt.parts.resolve(bt.view) {
-                        Some(bo) => k.update_and_factor(co, po, bo, (n.b, column0 + n.j, n.slot))?,
+                        Some(bo) => {
+                            k.update_and_factor(co, po, bo, (n.b, column0 + n.j, n.slot))?
+                        }
                         None => false,
                     },
                     _ => false,

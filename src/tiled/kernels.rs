@@ -664,8 +664,8 @@ impl TiledKernels {
             && std::ptr::eq(a.buffer, b.buffer)
             && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
             && bv.rows <= av.rows;
-        let max_len = (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes)
-            / 4) as usize;
+        let max_len =
+            (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes) / 4) as usize;
         let max_groups = self.limits.max_groups_x as usize;
         if ra.max(rb) * kp > max_len || ra.max(rb) / 32 > max_groups || kp / 32 >= max_groups {
             return Ok(false);
@@ -897,7 +897,9 @@ impl TiledKernels {
         let n = l.view.cols;
         let blocks = n.div_ceil(SOLVE_BLOCK);
         if inv.len() < (slot0 + blocks) * SOLVE_BLOCK * SOLVE_BLOCK {
-            return Err(Error::shape("too few slots for the inverted diagonal blocks"));
+            return Err(Error::shape(
+                "too few slots for the inverted diagonal blocks",
+            ));
         }
         l.buffer.bind_base(0);
         inv.bind_base(1);

@@ -162,11 +162,27 @@ fn solve_by_inverses(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> Re
     // so far would be a few long-running work groups).
     for &(s0, n, slot) in &blocks {
         let e = s0 + n;
-        k.gemm(ys(s0, n), xs(s0, n), inverse(slot, n), None, 1.0, 0.0, false)?;
+        k.gemm(
+            ys(s0, n),
+            xs(s0, n),
+            inverse(slot, n),
+            None,
+            1.0,
+            0.0,
+            false,
+        )?;
         if e < m {
             for (lv, ro, co) in factor_pieces(tri, (e, s0), (m - e, n)) {
                 let c = xs(e + ro, lv.rows);
-                k.gemm(c, ys(s0 + co, lv.cols), Operand::new(lb, lv), None, -1.0, 1.0, false)?;
+                k.gemm(
+                    c,
+                    ys(s0 + co, lv.cols),
+                    Operand::new(lb, lv),
+                    None,
+                    -1.0,
+                    1.0,
+                    false,
+                )?;
             }
         }
     }
