@@ -4,7 +4,9 @@
 //! path beside it. CSV on stdout: method,op,format,m,n,ms,gflops.
 //!
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s]
-//!  [--formats full,rfp] SIZE...` where SIZE is `m` (n = 2m) or `mxn`; default 1024.
+//!  [--formats full,rfp] [--rhs 1,16] SIZE...` where SIZE is `m` (n = 2m) or `mxn`; default
+//! 1024. Solves are timed for each count of right-hand sides in `--rhs` (default 16; the n
+//! column holds it).
 
 use anyhow::{Context, bail};
 use symraster::tiled::{Storage, bench};
@@ -16,6 +18,7 @@ struct Args {
     faithful: bool,
     ops: Vec<String>,
     formats: Vec<Storage>,
+    rhs: Vec<usize>,
     sizes: Vec<(usize, usize)>,
 }
 
@@ -25,6 +28,7 @@ fn parse() -> anyhow::Result<Args> {
         faithful: false,
         ops: vec!["assembly".into(), "cholesky".into(), "solve".into()],
         formats: vec![Storage::Full, Storage::Rfp],
+        rhs: vec![16],
         sizes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -32,6 +36,14 @@ fn parse() -> anyhow::Result<Args> {
         match a.as_str() {
             "--runs" => args.runs = it.next().context("--runs needs a value")?.parse()?,
             "--faithful" => args.faithful = true,
+            "--rhs" => {
+                args.rhs = it
+                    .next()
+                    .context("--rhs needs a list")?
+                    .split(',')
+                    .map(|s| s.parse())
+                    .collect::<Result<_, _>>()?
+            }
             "--ops" => {
                 args.ops = it
                     .next()
@@ -41,6 +53,7 @@ fn parse() -> anyhow::Result<Args> {
                         "a" | "assembly" => Ok("assembly".to_string()),
                         "c" | "cholesky" => Ok("cholesky".to_string()),
                         "s" | "solve" => Ok("solve".to_string()),
+                        "p" | "profile" => Ok("profile".to_string()),
                         other => bail!("unknown op {other}"),
                     })
                     .collect::<anyhow::Result<_>>()?
@@ -89,11 +102,26 @@ fn main() -> anyhow::Result<()> {
     println!("method,op,format,m,n,ms,gflops");
     for &(m, n) in &args.sizes {
         for &storage in &args.formats {
-            for op in &args.ops {
-                let t = match op.as_str() {
+            if args.ops.iter().any(|o| o == "profile") && storage == Storage::Full {
+                for (name, n, gpu, submit) in bench::dispatch_profile(&k, m, 256)? {
+                    eprintln!(
+                        "# profile {name}: {n} dispatches, {gpu:.2} us GPU and {submit:.2} us to issue each"
+                    );
+                }
+            }
+            let runs =
+                args.ops
+                    .iter()
+                    .filter(|o| *o != "profile")
+                    .flat_map(|op| match op.as_str() {
+                        "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
+                        _ => vec![(op.as_str(), 0)],
+                    });
+            for (op, rhs) in runs {
+                let t = match op {
                     "assembly" => bench::time_assembly(&k, m, n, storage, args.runs),
                     "cholesky" => bench::time_cholesky(&k, m, storage, args.runs),
-                    _ => bench::time_solve(&k, m, 16, storage, args.runs),
+                    _ => bench::time_solve(&k, m, rhs, storage, args.runs),
                 };
                 match t {
                     Ok(t) => println!(

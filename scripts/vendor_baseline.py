@@ -10,6 +10,15 @@ numpy and torch. --inverse adds torch.linalg.inv (general) and torch.cholesky_in
 torch.linalg.cholesky (SPD) for the inversion figure; sizes in several lists are timed once.
 
     python3 scripts/vendor_baseline.py --fig8 256,512 --fig9 256,512,1024 --inverse 256 --out figures/vendor.csv
+
+--parity SIZES (with --ours CSV from examples/tiled_bench.rs and --parity-out) times the vendor
+op for op instead, with CUDA events (median of --reps after a warm-up, TF32 off): cuBLAS SSYRK
+through CuPy on b = A·sqrt(d) (the lower triangle of A·diag(d)·Aᵀ, n = 2m), cuSOLVER's Cholesky
+(torch.linalg.cholesky) and torch.cholesky_solve with 1 and 16 right-hand sides at --solve-m,
+and writes op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio (ratio = ours / vendor; for the
+Cholesky ours is the faster of full and RFP storage, named in the vendor column's note).
+
+    python3 scripts/vendor_baseline.py --parity 4096,8192,16384 --ours ours.csv --parity-out vendor_parity.csv
 """
 import argparse
 import os
@@ -46,6 +55,83 @@ def timed(fn, device, reps):
     return statistics.median(out)
 
 
+def cuda_ms(fn, reps):
+    """Median milliseconds of fn() between CUDA events (torch's current stream; CuPy's calls
+    here run on the same legacy default stream), after two warm-up calls."""
+    fn()
+    fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        out.append(start.elapsed_time(end))
+    return statistics.median(out)
+
+
+def parity(args):
+    """The vendor's time for each op of issue 25 beside ours (from --ours), as one CSV."""
+    import cupy
+    import cupy.cublas
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    name = torch.cuda.get_device_name(0)
+    ours = {}
+    with open(args.ours) as f:
+        header = f.readline().strip().split(",")
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            row = dict(zip(header, line.strip().split(",")))
+            if row.get("method") != "tiled":
+                continue
+            key = (row["op"], int(row["m"]), int(row["n"]))
+            ours.setdefault(key, []).append((float(row["ms"]), row["format"]))
+    rows = []
+
+    def add(op, m, n, rhs, vendor, vendor_ms, key):
+        best = min(ours.get(key, []), default=None)
+        mine = "" if best is None else f"{best[0]:.4f}"
+        ratio = "" if best is None else f"{best[0] / vendor_ms:.3f}"
+        note = vendor if best is None or op != "cholesky" else f"{vendor} (ours {best[1]})"
+        rows.append(f"{op},{m},{n},{rhs},{mine},{note},{vendor_ms:.4f},{ratio}")
+        print(rows[-1], file=sys.stderr, flush=True)
+
+    rng = np.random.default_rng(1)
+    for m in sizes(args.parity):
+        n = 2 * m
+        a = cupy.asarray(rng.random((m, n), dtype=np.float32))
+        d = cupy.asarray(rng.random(n, dtype=np.float32) + 0.5)
+        b = a * cupy.sqrt(d)
+        c = cupy.zeros((m, m), dtype=cupy.float32)
+        ms = cuda_ms(lambda: cupy.cublas.syrk("N", b, out=c, lower=True), args.reps)
+        add("assembly", m, n, "", "cuBLAS SSYRK (CuPy; lower; fp32)", ms, ("assembly", m, n))
+        del a, b, c
+        cupy.get_default_memory_pool().free_all_blocks()
+    for m in sizes(args.parity):
+        x = torch.rand(m, m, device="cuda") - 0.5
+        spd = torch.tril(x, -1) + torch.tril(x, -1).T + m * torch.eye(m, device="cuda")
+        ms = cuda_ms(lambda: torch.linalg.cholesky(spd), args.reps)
+        add("cholesky", m, m, "", "cuSOLVER potrf (torch.linalg.cholesky; fp32)", ms, ("cholesky", m, m))
+        if m == args.solve_m:
+            low = torch.linalg.cholesky(spd)
+            for r in (1, 16):
+                rhs = torch.rand(m, r, device="cuda")
+                ms = cuda_ms(lambda: torch.cholesky_solve(rhs, low), args.reps)
+                add("cholesky_solve", m, m, r, "cuSOLVER potrs (torch.cholesky_solve; fp32)", ms, ("solve", m, r))
+        del x, spd
+        torch.cuda.empty_cache()
+    with open(args.parity_out, "w") as f:
+        f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
+        order = ("assembly", "cholesky", "cholesky_solve")
+        f.write("\n".join(sorted(rows, key=lambda r: order.index(r.split(",")[0]))) + "\n")
+    print(f"wrote {args.parity_out} ({name}, torch {torch.__version__}, cupy {cupy.__version__})", file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fig8", default="paper", help="sizes m for assembly (n = 2m), or 'paper'")
@@ -53,7 +139,14 @@ def main():
     p.add_argument("--inverse", default="", help="orders s for the inversions")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--out", default="figures/vendor.csv")
+    p.add_argument("--parity", default="", help="orders m for the op-for-op comparison")
+    p.add_argument("--ours", default="", help="examples/tiled_bench.rs CSV for --parity")
+    p.add_argument("--parity-out", default="figures/h200/vendor_parity.csv")
+    p.add_argument("--solve-m", type=int, default=8192, help="order of the --parity solves")
     args = p.parse_args()
+    if args.parity:
+        parity(args)
+        return
     fig8 = sizes(args.fig8)
     fig9 = sizes(args.fig9)
     fig8 = [256 * i for i in range(1, 9)] if fig8 is None else fig8

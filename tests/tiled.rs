@@ -122,6 +122,60 @@ fn the_other_devices_kernels_match_the_reference() {
     }
 }
 
+/// The products on packed panels (k-major, zero-padded, d folded in; double-buffered k-slices)
+/// in both tile sizes: a configuration with 32 x 32 tiles of 8 x 8 per invocation (its
+/// assembly at m = 600 has enough tiles for the full-size kernel, the Cholesky's outer-rank
+/// update few enough for the small one), full and RFP (RFP's C21 packs A and B·d apart).
+#[test]
+fn products_on_packed_panels_match_the_reference() {
+    let gpu = common::gpu();
+    let config = KernelConfig {
+        wg_x: 4,
+        wg_y: 4,
+        tm: 8,
+        tn: 8,
+        bk: 8,
+        ..KernelConfig::GPU
+    };
+    let k = TiledKernels::new(gpu.context(), config).unwrap();
+    for m in [40, 130, 600] {
+        let (a, d) = product(m, m + 64, m as u64);
+        let want = reference::assemble(&a.to_f64(), &widen(&d));
+        let l_ref = reference::cholesky(&want).unwrap();
+        let p = DeviceProduct::upload(&k, &a, &d, MAX).unwrap();
+        for storage in [Storage::Full, Storage::Rfp] {
+            let mut c = TiledMatrix::uninitialized(gpu.context(), m, storage, MAX).unwrap();
+            c.fill(f32::NAN).unwrap();
+            let packs = k.packs();
+            assembly::assemble(&k, &p, &mut c).unwrap();
+            assert!(k.packs() > packs, "{storage:?} m {m}: no panel packed");
+            let e = relative_error(
+                &c.download_lower().unwrap().to_f64(),
+                &want.lower_triangle(),
+            );
+            assert!(e < 1e-5, "{storage:?} m {m}: assembly error {e}");
+            if storage == Storage::Full {
+                let raw = c.download_raw().unwrap();
+                assert!((0..m).all(|i| (i + 1..m).all(|j| raw[i * m + j].is_nan())));
+            }
+            cholesky::factor(&k, &mut c).unwrap();
+            let e = relative_error(&c.download_lower().unwrap().to_f64(), &l_ref);
+            assert!(e < 1e-3, "{storage:?} m {m}: Cholesky error {e}");
+            // The solves as products with inverted diagonal blocks (blocks of 128, RFP's
+            // halves apart), one and several right-hand sides.
+            assert!(k.solves_by_inverses());
+            let llt = reference::multiply_lower_by_transpose(&l_ref);
+            for r in [1, 5] {
+                let b = problems::uniform_matrix(&mut problems::rng(r as u64), m, r);
+                let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
+                solve::solve_in_place(&k, &c, &mut x).unwrap();
+                let e = relative_error(&apply(&llt, &x.download().unwrap()), &b.to_f64());
+                assert!(e < 1e-2, "{storage:?} m {m} rhs {r}: solve residual {e}");
+            }
+        }
+    }
+}
+
 #[test]
 fn auto_is_tiled_on_gpus_with_compute_shaders() {
     let gpu = common::gpu();

@@ -5,7 +5,9 @@
 // Cholesky's trailing update (shift 0), or a piece of one split over several buffers. Tile
 // sizes come as #defines: BM x BN outputs per group, TM x TN per invocation (in registers),
 // k-slices of BK in shared memory (SHARED = 1), or read straight from the buffers (SHARED = 0,
-// the variant for CPU renderers).
+// the variant for CPU renderers). With FUSED_DIAG (potrf_inv_fn.glsl inserted at the marker
+// below) the work group of tile (0, 0) then factors and inverts the diagonal block at C's
+// corner: the blocked Cholesky's inner update and its next diagonal block in one dispatch.
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
 layout(std430, binding = 0) buffer CBuf { float c[]; };
@@ -34,6 +36,14 @@ uniform int shift;
 uniform uint tile_base;
 // First entry of d for this launch's depth.
 uniform uint d_off;
+#ifdef FUSED_DIAG
+// The diagonal block at C's corner to factor and invert after the update (diag_n = 0: none),
+// its first global column (status word) and its inverse's offset.
+uniform uint diag_n;
+uniform uint diag_column0;
+uniform uint diag_inv_off;
+#endif
+// FUSED_DIAG_FUNCTION
 
 float load_a(uint i, uint k) {
     return (i < rows && k < depth) ? a[a_off + i * a_rs + k * a_cs] : 0.0;
@@ -136,4 +146,13 @@ void main() {
                     c[at] = onto_c ? v : (beta == 0.0 ? v : v + beta * c[at]);
                 }
         }
+#ifdef FUSED_DIAG
+    // The work group of the corner tile factors the diagonal block there once its own writes
+    // are visible to it (no other work group writes those entries).
+    if (diag_n > 0u && tile.x == 0u && tile.y == 0u) {
+        memoryBarrierBuffer();
+        barrier();
+        factor_block(diag_n, c_off, c_rs, c_cs, diag_column0, diag_inv_off);
+    }
+#endif
 }

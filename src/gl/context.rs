@@ -259,7 +259,7 @@ impl DeviceInfo {
     }
 
     /// Asks the driver of `ctx` (current on this thread) for its vendor, renderer, version and
-    /// GL_MAX_TEXTURE_SIZE, the limit lowered by `SYMRASTER_MAX_TEXTURE_SIZE` when set. A
+    /// GL_MAX_TEXTURE_SIZE (as the driver says it; a `Gpu` lowers it where its tuning does). A
     /// context not picked from EGL's device list (a window's) counts as device 0 of 1, and as
     /// software when its renderer is Mesa's llvmpipe or softpipe.
     pub fn query(ctx: &Context) -> Result<Self> {

@@ -145,7 +145,7 @@ impl Gpu {
     }
 
     /// The most bytes of one buffer of a tiled matrix split over several: the one-buffer
-    /// limit, lowered by `SYMRASTER_TILED_MAX_BUFFER_BYTES` when set.
+    /// limit, lowered where the tuning says ([`Tuning::max_buffer_bytes`](crate::Tuning::max_buffer_bytes)).
     pub fn tiled_part_bytes(&self) -> Result<u64> {
         Ok(part_bytes(
             self.tiled_kernels()?.limits().max_storage_block_bytes,

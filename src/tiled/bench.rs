@@ -4,9 +4,10 @@
 
 use super::assembly::{DeviceProduct, add_to_diagonal, assemble};
 use super::cholesky::{factor, factor_unchecked};
-use super::kernels::TiledKernels;
+use super::kernels::{Operand, TiledKernels};
 use super::solve::{DeviceRhs, solve_in_place};
 use super::storage::{Storage, TiledMatrix, max_buffer_bytes, part_bytes};
+use super::view::View;
 use crate::error::Result;
 use crate::gl::GpuTimer;
 use crate::matrix::Matrix;
@@ -137,6 +138,68 @@ pub fn time_cholesky(
         ms.push(time_once(k, &timer, || factor_unchecked(k, &mut work))?);
     }
     Ok(TiledTiming::new("cholesky", storage, m, m, median(&ms)))
+}
+
+/// Where a factorization's time goes, per kind of dispatch: for each entry, its name, the
+/// dispatches timed, GPU microseconds per dispatch and CPU microseconds per dispatch to issue
+/// them (glDispatchCompute returns before the GPU runs it: issuing slower than the GPU runs
+/// means the GPU waits on the CPU). First the whole Cholesky of order m (full storage), then
+/// `reps` back-to-back launches of each kernel it chains (on the same blocks: only the time
+/// means anything) and of a 1 x 1 product (the fixed cost of a dispatch).
+pub fn dispatch_profile(
+    k: &TiledKernels,
+    m: usize,
+    reps: usize,
+) -> Result<Vec<(String, u64, f64, f64)>> {
+    let part = part_bytes(k.limits().max_storage_block_bytes, None);
+    let c = spd(k, m, Storage::Full)?;
+    let mut work = TiledMatrix::uninitialized(k.context(), m, Storage::Full, part)?;
+    work.copy_from(&c)?;
+    factor(k, &mut work)?;
+    let timer = GpuTimer::new(k.context())?;
+    k.preheat().run(k.context());
+    let mut out = Vec::new();
+    let mut measure = |name: String, work: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        k.context().finish();
+        let before = k.launches();
+        let start = Instant::now();
+        timer.begin();
+        work()?;
+        timer.end();
+        let submit = start.elapsed().as_secs_f64() * 1e6;
+        k.context().finish();
+        let gpu = timer.elapsed()?.as_secs_f64() * 1e6;
+        let n = (k.launches() - before).max(1);
+        out.push((name, n, gpu / n as f64, submit / n as f64));
+        Ok(())
+    };
+    work.copy_from(&c)?;
+    measure(format!("cholesky m={m}"), &mut || {
+        factor_unchecked(k, &mut work)
+    })?;
+    let v = View::row_major(m, m);
+    let buffer = work.buffer();
+    let (d, reps) = (k.diag(), reps.max(1));
+    let diagonal = Operand::new(buffer, v.sub(0, 0, d, d));
+    measure(format!("potrf_inv_block {d}"), &mut || {
+        (0..reps).try_for_each(|_| k.potrf_inv_block(diagonal, 0, 0))
+    })?;
+    let panel = Operand::new(buffer, v.sub(d, 0, m - d, d));
+    measure(format!("multiply_by_inverse {}x{d}", m - d), &mut || {
+        (0..reps).try_for_each(|_| k.multiply_by_inverse(panel, 0))
+    })?;
+    let w = k.outer() - d;
+    let update = Operand::new(buffer, v.sub(d, d, m - d, w));
+    let right = Operand::new(buffer, v.sub(d, 0, w, d));
+    measure(format!("update {}x{w} depth {d}", m - d), &mut || {
+        (0..reps).try_for_each(|_| k.gemm_below(update, panel, right, None, -1.0, 1.0, Some(0)))
+    })?;
+    let one = Operand::new(buffer, v.sub(m - 1, 0, 1, 1));
+    measure("product 1x1x1".into(), &mut || {
+        (0..reps).try_for_each(|_| k.gemm(one, one, one, None, 1.0, 0.0, false))
+    })?;
+    k.check("the dispatch profile")?;
+    Ok(out)
 }
 
 /// GPU time of the two triangular solves with a factor of order m for `rhs` right-hand sides.

@@ -162,33 +162,52 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
     let blocks = inner_blocks(v.parts.starts(), v.view, k.diag(), k.outer())?;
     k.reserve_inverses(blocks.len())?;
     let sub = |i, j, r, c| v.with(v.view.sub(i, j, r, c));
-    for &InnerBlock {
-        j,
-        b,
-        outer: (j0, end),
-        slot,
-    } in &blocks
+    // The slot whose diagonal block the last inner update already factored.
+    let mut factored = None;
+    for (
+        index,
+        &InnerBlock {
+            j,
+            b,
+            outer: (j0, end),
+            slot,
+        },
+    ) in blocks.iter().enumerate()
     {
-        let diagonal = sub(j, j, b, b).resolve("a diagonal block")?;
-        k.potrf_inv_block(diagonal, column0 + j, slot)?;
+        if factored != Some(slot) {
+            let diagonal = sub(j, j, b, b).resolve("a diagonal block")?;
+            k.potrf_inv_block(diagonal, column0 + j, slot)?;
+        }
+        factored = None;
         let below = rows - j - b;
         if below > 0 {
             let panel = sub(j + b, j, below, b);
             multiply_by_inverse(k, panel, slot)?;
             let right = end - j - b;
             if right > 0 {
-                // The outer block column's columns right of this block, lower part.
-                let c = sub(j + b, j + b, below, right);
-                product(
-                    k,
-                    c,
-                    panel,
-                    sub(j + b, j, right, b),
-                    None,
-                    -1.0,
-                    1.0,
-                    Some(0),
-                )?;
+                // The outer block column's columns right of this block, lower part; the next
+                // inner block's diagonal block (at its corner) factored in the same launch
+                // where the kernels can.
+                let (c, bt) = (sub(j + b, j + b, below, right), sub(j + b, j, right, b));
+                let next = blocks.get(index + 1).filter(|n| n.j == j + b);
+                let fused = match (
+                    next,
+                    c.parts.resolve(c.view),
+                    panel.parts.resolve(panel.view),
+                ) {
+                    (Some(n), Some(co), Some(po)) => match bt.parts.resolve(bt.view) {
+                        Some(bo) => {
+                            k.update_and_factor(co, po, bo, (n.b, column0 + n.j, n.slot))?
+                        }
+                        None => false,
+                    },
+                    _ => false,
+                };
+                if fused {
+                    factored = next.map(|n| n.slot);
+                } else {
+                    product(k, c, panel, bt, None, -1.0, 1.0, Some(0))?;
+                }
             }
         }
         let (rest_rows, rest) = (rows - end, n - end);

@@ -5,6 +5,12 @@
 
 use crate::gl::DeviceInfo;
 
+/// Depth of the packed-panel kernel's k-slices: the next slice is already in registers, so
+/// thin slices (one barrier per 4 steps) cost little and leave shared memory for more work
+/// groups per multiprocessor; 4 was the fastest of 4, 8 and 16 on the H200 (README, "Past
+/// the paper").
+pub const PANEL_SLICE: usize = 4;
+
 /// The product kernel's tiling: BM x BN outputs per work group of WG_X x WG_Y invocations,
 /// TM x TN of them per invocation held in registers, k-slices of BK through shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,9 +36,10 @@ pub struct KernelConfig {
 }
 
 impl KernelConfig {
-    /// For GPUs: 128 x 128 output tiles, 8 x 8 per invocation, k-slices of 16 (16.5 KiB of
-    /// shared memory with padding; the H200 gives 48 KiB), diagonal blocks of 32 (measured on
-    /// the H200 at m = 8192: Cholesky 33 ms with 32, 43 ms with 64, 68 ms with 96).
+    /// For GPUs: 128 x 128 output tiles, 8 x 8 per invocation, k-slices of 16 in the general
+    /// kernel (16.5 KiB of shared memory with padding; the H200 gives 48 KiB; the packed-panel
+    /// kernel takes slices of [`PANEL_SLICE`]), diagonal blocks of 32. Timings of the tilings
+    /// tried are in the README ("Past the paper").
     pub const GPU: KernelConfig = KernelConfig {
         wg_x: 16,
         wg_y: 16,
@@ -153,6 +160,32 @@ impl KernelConfig {
         } else {
             0
         }
+    }
+
+    /// The packed-panel product kernel's tiles (`gemm_panel.comp`): these, with k-slices of
+    /// [`PANEL_SLICE`].
+    pub fn panel(&self) -> Self {
+        Self {
+            bk: PANEL_SLICE,
+            ..*self
+        }
+    }
+
+    /// Shared memory of the packed-panel product kernel in bytes: two k-slices of both
+    /// operands (double-buffered), no padding (its stores are along rows).
+    pub fn panel_shared_bytes(&self) -> usize {
+        2 * PANEL_SLICE * (self.bm() / 4 + self.bn() / 4) * 16
+    }
+
+    /// Whether products may run on packed panels with these tiles: shared-memory tiles (not
+    /// the texel or register-only kernels) of power-of-two sides, whose two k-slices fit in
+    /// `max_shared_bytes`.
+    pub fn panels(&self, max_shared_bytes: u64) -> bool {
+        self.shared
+            && !self.texel
+            && self.bm().is_power_of_two()
+            && self.bn().is_power_of_two()
+            && self.panel_shared_bytes() as u64 <= max_shared_bytes
     }
 
     /// The work group of the diagonal block's factor-and-invert kernel as #defines: 16 x 16

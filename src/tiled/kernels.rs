@@ -21,7 +21,21 @@ const GEMM_TEXEL: &str = include_str!("../../glsl/tiled/gemm_texel.comp");
 const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
 const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
 const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
+const POTRF_INV_FN: &str = include_str!("../../glsl/tiled/potrf_inv_fn.glsl");
 const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
+const GEMM_PANEL: &str = include_str!("../../glsl/tiled/gemm_panel.comp");
+const PACK_PANEL: &str = include_str!("../../glsl/tiled/pack_panel.comp");
+const TRTRI_BLOCKS: &str = include_str!("../../glsl/tiled/trtri_blocks.comp");
+
+/// Order of the diagonal blocks the triangular solves invert ([`TiledKernels::invert_blocks`])
+/// and then apply as products: 128, the largest a work group of 16 x 16 holds in registers.
+pub const SOLVE_BLOCK: usize = 128;
+
+/// Products of at least this depth run on packed panels ([`PanelProducts`]) where the kernels
+/// have them: the assembly and the outer-rank updates of the Cholesky and its solves. The
+/// inner-block updates (depth = the diagonal blocks' order) stay on the general kernel: a
+/// packing launch before each would add a dependent dispatch per block for little gain.
+pub const PANEL_MIN_DEPTH: usize = 64;
 
 /// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
 /// group (its inner block-column width). Measured on the H200 at m = 8192 (full storage):
@@ -227,6 +241,46 @@ impl TexelProducts {
     }
 }
 
+/// The rows a packed panel of `rows` rows takes for tiles of at most `tile` rows (a power of
+/// two, at least 32: the packing kernel's width): whole blocks of `tile`.
+pub fn panel_rows(rows: usize, tile: usize) -> usize {
+    rows.max(1).next_multiple_of(tile)
+}
+
+/// The product on packed panels (`pack_panel.comp`, `gemm_panel.comp`): each operand copied
+/// once per product into a k-major panel, zero-padded to whole tiles and k-slices, d folded
+/// into B's; then the product reads only vec4s with no bounds checks, prefetching the next
+/// k-slice into registers while it multiplies the current one (double-buffered shared memory).
+struct PanelProducts {
+    pack: ComputeProgram,
+    // The full-size tiles and, for products with few of them, the quarter-size tiles.
+    gemm: (ComputeProgram, KernelConfig),
+    small: Option<(ComputeProgram, KernelConfig)>,
+    // The panels of A and B (grown as needed, kept for the next product).
+    panels: [RefCell<Option<Buffer<f32>>>; 2],
+}
+
+impl PanelProducts {
+    fn new(ctx: &Context, config: KernelConfig, limits: &ComputeLimits) -> Result<Option<Self>> {
+        if !config.panels(limits.max_shared_bytes) {
+            return Ok(None);
+        }
+        let gemm = |c: KernelConfig, name: &str| -> Result<(ComputeProgram, KernelConfig)> {
+            let c = c.panel();
+            Ok((ComputeProgram::new(ctx, name, &c.source(GEMM_PANEL))?, c))
+        };
+        Ok(Some(Self {
+            pack: ComputeProgram::new(ctx, "tiled/pack_panel", &config.source(PACK_PANEL))?,
+            gemm: gemm(config, "tiled/gemm_panel")?,
+            small: match config.small().filter(|s| s.panels(limits.max_shared_bytes)) {
+                Some(s) => Some(gemm(s, "tiled/gemm_panel (small tiles)")?),
+                None => None,
+            },
+            panels: [RefCell::new(None), RefCell::new(None)],
+        }))
+    }
+}
+
 /// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
 pub struct TiledKernels {
     ctx: Context,
@@ -238,6 +292,13 @@ pub struct TiledKernels {
     gemm_small: Option<(ComputeProgram, KernelConfig)>,
     // The product through buffer textures, with a texel configuration.
     texel: Option<TexelProducts>,
+    // The product on packed panels, with shared-memory tiles that allow it.
+    panel: Option<PanelProducts>,
+    // Inverts diagonal blocks of order SOLVE_BLOCK for the solves (shared-memory tiles only).
+    trtri: Option<ComputeProgram>,
+    // The product kernel (full and small tiles) that then factors the diagonal block at its
+    // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
+    fused: Option<[(ComputeProgram, KernelConfig); 2]>,
     potrf_block: ComputeProgram,
     trsm_block: ComputeProgram,
     potrf_inv_block: ComputeProgram,
@@ -295,13 +356,47 @@ impl TiledKernels {
                 true => Some(TexelProducts::new(ctx, config)?),
                 false => None,
             },
+            panel: PanelProducts::new(ctx, config, &limits)?,
+            fused: match (config.small(), config.shared && !config.texel) {
+                (Some(small), true)
+                    if config.wg_x == 16
+                        && config.wg_y == 16
+                        && small.bm().min(small.bn()) >= diag =>
+                {
+                    let fused = |c: KernelConfig, name: &str| -> Result<_> {
+                        let source = format!(
+                            "#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
+                            GEMM.replace("// FUSED_DIAG_FUNCTION", POTRF_INV_FN)
+                        );
+                        let c = KernelConfig { nb: diag, ..c };
+                        Ok((ComputeProgram::new(ctx, name, &c.source(&source))?, c))
+                    };
+                    Some([
+                        fused(config, "tiled/gemm (then the diagonal block)")?,
+                        fused(small, "tiled/gemm (small tiles, then the diagonal block)")?,
+                    ])
+                }
+                _ => None,
+            },
+            trtri: match config.shared && !config.texel {
+                true => Some(ComputeProgram::new(
+                    ctx,
+                    "tiled/trtri_blocks",
+                    &KernelConfig {
+                        nb: SOLVE_BLOCK,
+                        ..config
+                    }
+                    .source(TRTRI_BLOCKS),
+                )?),
+                false => None,
+            },
             potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
             trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
                 ctx,
                 "tiled/potrf_inv_block",
                 &KernelConfig { nb: diag, ..config }.source(&format!(
-                    "{}{POTRF_INV_BLOCK}",
+                    "{}{POTRF_INV_FN}{POTRF_INV_BLOCK}",
                     config.diagonal_group_defines()
                 )),
             )?,
@@ -444,6 +539,21 @@ impl TiledKernels {
     ) -> Result<()> {
         let (cv, av, bv) = (c.view, a.view, b.view);
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        if let Some(panel) = self.panel.as_ref().filter(|_| !in_place) {
+            let (p, config) = match &panel.small {
+                Some(small) if allow_small && full_tiles < SMALL_PRODUCT_TILES => small,
+                _ => &panel.gemm,
+            };
+            // Packing pays where each panel is read by several tiles: C more than one tile
+            // each way (not the few right-hand sides of a solve, whose L blocks are read once).
+            if av.cols >= PANEL_MIN_DEPTH
+                && cv.rows > config.bm()
+                && cv.cols > config.bn()
+                && self.gemm_panel(panel, (p, *config), c, a, b, (d, d_off), alpha, beta, shift)?
+            {
+                return Ok(());
+            }
+        }
         let scaled = d.is_some();
         let d = d.unwrap_or(&self.no_scaling);
         // The texel kernel where the buffers (and packed operands) fit a buffer texture.
@@ -509,25 +619,10 @@ impl TiledKernels {
             }
             _ => (&self.gemm, self.config),
         };
-        let key = (cv.rows, cv.cols, shift, config.bm(), config.bn());
-        let mut lists = self.tile_lists.borrow_mut();
-        let tiles = match lists.entry(key) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => {
-                let tiles = output_tiles_below(cv.rows, cv.cols, config.bm(), config.bn(), shift);
-                e.insert(Buffer::new(
-                    &self.ctx,
-                    BufferTarget::Storage,
-                    BufferUsage::Static,
-                    &tiles,
-                )?)
-            }
-        };
         c.buffer.bind_base(0);
         a.buffer.bind_base(1);
         b.buffer.bind_base(2);
         d.bind_base(3);
-        tiles.bind_base(4);
         if let Some((t, reads)) = texel {
             let width = if reads == TexelReads::Single {
                 TexelWidth::One
@@ -565,15 +660,157 @@ impl TiledKernels {
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
             ("d_off", u(d_off)),
         ]);
+        self.dispatch_tiles(p, config, cv, shift)
+    }
+
+    /// Launches `p` over the output tiles of `cv` (of `config`'s size) that hold an entry with
+    /// j ≤ i + shift (all where `None`), the tile list bound at binding 4; several dispatches
+    /// where the tiles outnumber the device's work-group count.
+    fn dispatch_tiles(
+        &self,
+        p: &ComputeProgram,
+        config: KernelConfig,
+        cv: View,
+        shift: Option<isize>,
+    ) -> Result<()> {
+        let key = (cv.rows, cv.cols, shift, config.bm(), config.bn());
+        let mut lists = self.tile_lists.borrow_mut();
+        let tiles = match lists.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let tiles = output_tiles_below(cv.rows, cv.cols, config.bm(), config.bn(), shift);
+                e.insert(Buffer::new(
+                    &self.ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Static,
+                    &tiles,
+                )?)
+            }
+        };
+        tiles.bind_base(4);
         let max = self.limits.max_groups_x.max(1) as usize;
         let mut base = 0;
         while base < tiles.len() {
             let count = (tiles.len() - base).min(max);
-            p.set("tile_base", u(base));
+            p.set("tile_base", Uniform::U32(base as u32));
             p.dispatch([count as u32, 1, 1])?;
             self.launched();
             base += count;
         }
+        Ok(())
+    }
+
+    /// The product on packed panels: A into panel 0, B·diag(d) into panel 1 (or B read from
+    /// A's panel where it is A's first rows and unscaled: the SYRKs), then one launch over the
+    /// lower tiles. `Ok(false)` (nothing launched) where a panel would not fit one storage
+    /// buffer or the packing launch the device's work-group counts.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_panel(
+        &self,
+        panel: &PanelProducts,
+        (p, config): (&ComputeProgram, KernelConfig),
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        (d, d_off): (Option<&Buffer<f32>>, usize),
+        alpha: f32,
+        beta: f32,
+        shift: Option<isize>,
+    ) -> Result<bool> {
+        let (cv, av, bv) = (c.view, a.view, b.view);
+        let tile = config.bm().max(config.bn()).max(32);
+        let kp = av.cols.next_multiple_of(config.bk);
+        let (ra, rb) = (panel_rows(cv.rows, tile), panel_rows(cv.cols, tile));
+        let b_in_a = d.is_none()
+            && std::ptr::eq(a.buffer, b.buffer)
+            && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
+            && bv.rows <= av.rows;
+        let max_len =
+            (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes) / 4) as usize;
+        let max_groups = self.limits.max_groups_x as usize;
+        if ra.max(rb) * kp > max_len || ra.max(rb) / 32 > max_groups || kp / 32 >= max_groups {
+            return Ok(false);
+        }
+        self.pack_panel(panel, 0, a, (None, 0), (ra, tile), kp)?;
+        if !b_in_a {
+            self.pack_panel(panel, 1, b, (d, d_off), (rb, tile), kp)?;
+        }
+        let panels = panel.panels.each_ref().map(RefCell::borrow);
+        let (Some(pa), pb) = (panels[0].as_ref(), panels[1].as_ref()) else {
+            return Err(Error::shape("a packed panel was never written"));
+        };
+        let pb = match (b_in_a, pb) {
+            (true, _) => pa,
+            (false, Some(pb)) => pb,
+            (false, None) => return Err(Error::shape("a packed panel was never written")),
+        };
+        c.buffer.bind_base(0);
+        pa.bind_base(1);
+        pb.bind_base(2);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("rows", u(cv.rows)),
+            ("cols", u(cv.cols)),
+            ("slices", u(kp / config.bk)),
+            ("block4", u(kp * tile / 4)),
+            ("pt", u(tile)),
+            ("c_off", u(cv.offset)),
+            ("c_rs", u(cv.rs)),
+            ("c_cs", u(cv.cs)),
+            ("alpha", Uniform::F32(alpha)),
+            ("beta", Uniform::F32(beta)),
+            ("lower", Uniform::I32(i32::from(shift.is_some()))),
+            ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
+        ]);
+        self.dispatch_tiles(p, config, cv, shift)?;
+        Ok(true)
+    }
+
+    /// Packs `x` (scaled by `d` along its depth where given, from entry `d_off` on) into panel
+    /// `slot`: `rows` rows (x's padded to whole blocks) in k-major blocks of `tile` rows, `kp`
+    /// k each, zeros past its entries. One launch.
+    fn pack_panel(
+        &self,
+        panel: &PanelProducts,
+        slot: usize,
+        x: Operand<'_>,
+        (d, d_off): (Option<&Buffer<f32>>, usize),
+        (rows, tile): (usize, usize),
+        kp: usize,
+    ) -> Result<()> {
+        let v = x.view;
+        let mut buffer = panel.panels[slot].borrow_mut();
+        if buffer.as_ref().is_none_or(|b| b.len() < rows * kp) {
+            *buffer = None;
+            *buffer = Some(Buffer::uninitialized(
+                &self.ctx,
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                rows * kp,
+            )?);
+        }
+        if let Some(dst) = buffer.as_ref() {
+            dst.bind_base(0);
+        }
+        x.buffer.bind_base(1);
+        d.unwrap_or(&self.no_scaling).bind_base(3);
+        let u = |v: usize| Uniform::U32(v as u32);
+        panel.pack.set_all(&[
+            ("rows", u(v.rows)),
+            ("depth", u(v.cols)),
+            ("tile", u(tile)),
+            ("kp", u(kp)),
+            ("x_off", u(v.offset)),
+            ("x_rs", u(v.rs)),
+            ("x_cs", u(v.cs)),
+            ("use_d", Uniform::I32(i32::from(d.is_some()))),
+            ("d_off", Uniform::U32(d_off as u32)),
+        ]);
+        panel
+            .pack
+            .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
+        self.launched();
+        self.packs.set(self.packs.get() + 1);
         Ok(())
     }
 
@@ -636,6 +873,108 @@ impl TiledKernels {
             self.launched();
             first += count;
         }
+        Ok(())
+    }
+
+    /// c ← c − a·bᵀ on the entries with j ≤ i (the blocked Cholesky's inner update of an
+    /// outer block column), and in the same launch the diagonal block of order `n` at c's
+    /// corner factored and its inverse written to `slot`, as [`TiledKernels::potrf_inv_block`]
+    /// would (`column0`: its first global column). `Ok(false)`, nothing launched, where these
+    /// kernels cannot (buffer-texture or register-only tiles, a product they would pack, a
+    /// block larger than a tile): then run the two apart.
+    pub fn update_and_factor(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        (n, column0, slot): (usize, usize, usize),
+    ) -> Result<bool> {
+        let (cv, av, bv) = (c.view, a.view, b.view);
+        debug_assert!(av.rows == cv.rows && bv.rows == cv.cols && av.cols == bv.cols);
+        let Some(fused) = &self.fused else {
+            return Ok(false);
+        };
+        let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        let (p, config) = &fused[usize::from(full_tiles < SMALL_PRODUCT_TILES)];
+        if av.cols >= PANEL_MIN_DEPTH
+            || n == 0
+            || n > self.diag
+            || n > config.bm().min(config.bn())
+            || n > cv.rows.min(cv.cols)
+        {
+            return Ok(false);
+        }
+        self.reserve_inverses(slot + 1)?;
+        let inv = self.inverses.borrow();
+        let inv = inv
+            .as_ref()
+            .ok_or_else(|| Error::shape("no inverse slots reserved"))?;
+        c.buffer.bind_base(0);
+        a.buffer.bind_base(1);
+        b.buffer.bind_base(2);
+        self.no_scaling.bind_base(3);
+        self.status.bind_base(5);
+        inv.bind_base(6);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("rows", u(cv.rows)),
+            ("cols", u(cv.cols)),
+            ("depth", u(av.cols)),
+            ("c_off", u(cv.offset)),
+            ("c_rs", u(cv.rs)),
+            ("c_cs", u(cv.cs)),
+            ("a_off", u(av.offset)),
+            ("a_rs", u(av.rs)),
+            ("a_cs", u(av.cs)),
+            ("b_off", u(bv.offset)),
+            ("b_rs", u(bv.rs)),
+            ("b_cs", u(bv.cs)),
+            ("alpha", Uniform::F32(-1.0)),
+            ("beta", Uniform::F32(1.0)),
+            ("use_d", Uniform::I32(0)),
+            ("lower", Uniform::I32(1)),
+            ("shift", Uniform::I32(0)),
+            ("diag_n", u(n)),
+            ("diag_column0", u(column0)),
+            ("diag_inv_off", u(slot * self.diag * self.diag)),
+        ]);
+        self.dispatch_tiles(p, *config, cv, Some(0))?;
+        Ok(true)
+    }
+
+    /// Whether the triangular solves can run as products with inverted diagonal blocks
+    /// ([`TiledKernels::invert_blocks`]): kernels with shared-memory tiles.
+    pub fn solves_by_inverses(&self) -> bool {
+        self.trtri.is_some()
+    }
+
+    /// Inverts the diagonal blocks of order [`SOLVE_BLOCK`] of the lower-triangular `l` (its
+    /// leading square; the last block may be smaller) into `inv`, block g at slot `slot0 + g`
+    /// (SOLVE_BLOCK² values each, row-major, zeros above the diagonal). One launch.
+    pub fn invert_blocks(&self, l: Operand<'_>, slot0: usize, inv: &Buffer<f32>) -> Result<()> {
+        let p = self
+            .trtri
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
+        let n = l.view.cols;
+        let blocks = n.div_ceil(SOLVE_BLOCK);
+        if inv.len() < (slot0 + blocks) * SOLVE_BLOCK * SOLVE_BLOCK {
+            return Err(Error::shape(
+                "too few slots for the inverted diagonal blocks",
+            ));
+        }
+        l.buffer.bind_base(0);
+        inv.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("n", u(n)),
+            ("l_off", u(l.view.offset)),
+            ("l_rs", u(l.view.rs)),
+            ("l_cs", u(l.view.cs)),
+            ("slot0", u(slot0)),
+        ]);
+        p.dispatch([blocks as u32, 1, 1])?;
+        self.launched();
         Ok(())
     }
 

@@ -3,8 +3,8 @@
 //! end to end on the device.
 
 use super::cholesky::trsm_factor;
-use super::kernels::{Operand, TiledKernels};
-use super::storage::{TiledMatrix, check_fits};
+use super::kernels::{Operand, SOLVE_BLOCK, TiledKernels};
+use super::storage::{TiledMatrix, Triangle, check_fits};
 use super::view::View;
 use crate::error::{Error, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
@@ -56,7 +56,149 @@ pub fn solve_in_place(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> R
         )));
     }
     // L·Y = B  ⇔  Yᵀ = Bᵀ·L⁻ᵀ;  Lᵀ·X = Y  ⇔  Xᵀ = Yᵀ·L⁻¹.
-    trsm_factor(k, b.transposed(), l, false)?;
-    trsm_factor(k, b.transposed(), l, true)?;
+    if k.solves_by_inverses() && l.part_count() == 1 {
+        solve_by_inverses(k, l, b)?;
+    } else {
+        trsm_factor(k, b.transposed(), l, false)?;
+        trsm_factor(k, b.transposed(), l, true)?;
+    }
     k.check("the tiled triangular solves")
+}
+
+/// The diagonal blocks the solves invert: (first row, order, inverse slot), blocks of
+/// [`SOLVE_BLOCK`] that never straddle RFP's halves.
+fn solve_blocks(tri: Triangle) -> Vec<(usize, usize, usize)> {
+    let halves = match tri {
+        Triangle::Square(v) => vec![(0, v.rows)],
+        Triangle::Blocks([b11, _, b22]) => vec![(0, b11.rows), (b11.rows, b22.rows)],
+    };
+    let mut blocks = Vec::new();
+    for (start, n) in halves {
+        for j in (0..n).step_by(SOLVE_BLOCK) {
+            blocks.push((start + j, SOLVE_BLOCK.min(n - j), blocks.len()));
+        }
+    }
+    blocks
+}
+
+/// The entries rows i0.., columns j0.. (rows x cols, on or below the diagonal) of the factor
+/// in `tri` as views of its storage: (view, first row, first column) within the block, cut
+/// where RFP's blocks meet.
+fn factor_pieces(
+    tri: Triangle,
+    (i0, j0): (usize, usize),
+    (rows, cols): (usize, usize),
+) -> Vec<(View, usize, usize)> {
+    let [b11, b21, b22] = match tri {
+        Triangle::Square(v) => return vec![(v.sub(i0, j0, rows, cols), 0, 0)],
+        Triangle::Blocks(b) => b,
+    };
+    let n1 = b11.rows;
+    let cut = |a: usize, len: usize| {
+        if a < n1 && a + len > n1 {
+            vec![(a, n1 - a), (n1, a + len - n1)]
+        } else {
+            vec![(a, len)]
+        }
+    };
+    let mut out = Vec::new();
+    for (i, r) in cut(i0, rows) {
+        for (j, c) in cut(j0, cols) {
+            let v = match (i >= n1, j >= n1) {
+                (false, false) => b11.sub(i, j, r, c),
+                (true, false) => b21.sub(i - n1, j, r, c),
+                (true, true) => b22.sub(i - n1, j - n1, r, c),
+                (false, true) => continue,
+            };
+            out.push((v, i - i0, j - j0));
+        }
+    }
+    out
+}
+
+/// Both solves as products with the inverses of the factor's diagonal blocks of
+/// [`SOLVE_BLOCK`] (one launch inverts them all): per block, one product with its inverse and
+/// one update of the rest, each way — about four launches per 128 rows where substitution
+/// takes a chain per 32. Y is kept apart from B, and X overwrites B.
+fn solve_by_inverses(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> Result<()> {
+    let (m, r) = (b.rows, b.cols);
+    if m == 0 || r == 0 {
+        return Ok(());
+    }
+    let tri = l.triangle();
+    let blocks = solve_blocks(tri);
+    let ctx = k.context();
+    let new = |len: usize| {
+        Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, len)
+    };
+    let inv = new(blocks.len() * SOLVE_BLOCK * SOLVE_BLOCK)?;
+    let y = new(r * m)?;
+    let lb = l.buffer();
+    match tri {
+        Triangle::Square(v) => k.invert_blocks(Operand::new(lb, v), 0, &inv)?,
+        Triangle::Blocks([b11, _, b22]) => {
+            k.invert_blocks(Operand::new(lb, b11), 0, &inv)?;
+            k.invert_blocks(Operand::new(lb, b22), b11.rows.div_ceil(SOLVE_BLOCK), &inv)?;
+        }
+    }
+    let x = b.transposed();
+    let xs = |j, w| x.with(x.view.sub(0, j, r, w));
+    let yv = View::row_major(r, m);
+    let ys = |j, w| Operand::new(&y, yv.sub(0, j, r, w));
+    let inverse = |slot: usize, n: usize| {
+        Operand::new(
+            &inv,
+            View {
+                offset: slot * SOLVE_BLOCK * SOLVE_BLOCK,
+                rs: SOLVE_BLOCK,
+                cs: 1,
+                rows: n,
+                cols: n,
+            },
+        )
+    };
+    // Forward, right-looking: Yᵀ_J = Bᵀ_J·L_JJ⁻ᵀ, then Bᵀ_K −= Yᵀ_J·L_KJᵀ for every K below
+    // J in one product (wide and shallow: it fills the GPU where a sum over the blocks solved
+    // so far would be a few long-running work groups).
+    for &(s0, n, slot) in &blocks {
+        let e = s0 + n;
+        k.gemm(
+            ys(s0, n),
+            xs(s0, n),
+            inverse(slot, n),
+            None,
+            1.0,
+            0.0,
+            false,
+        )?;
+        if e < m {
+            for (lv, ro, co) in factor_pieces(tri, (e, s0), (m - e, n)) {
+                let c = xs(e + ro, lv.rows);
+                k.gemm(
+                    c,
+                    ys(s0 + co, lv.cols),
+                    Operand::new(lb, lv),
+                    None,
+                    -1.0,
+                    1.0,
+                    false,
+                )?;
+            }
+        }
+    }
+    // Backward, from the last block: Xᵀ_J = Yᵀ_J·L_JJ⁻¹, then Yᵀ_K −= Xᵀ_J·L_JK for every K
+    // above J.
+    for &(s0, n, slot) in blocks.iter().rev() {
+        let zinv = inverse(slot, n);
+        let zinv = zinv.with(zinv.view.t());
+        k.gemm(xs(s0, n), ys(s0, n), zinv, None, 1.0, 0.0, false)?;
+        if s0 > 0 {
+            for (lv, ro, co) in factor_pieces(tri, (s0, 0), (n, s0)) {
+                let c = ys(co, lv.cols);
+                let b = Operand::new(lb, lv.t());
+                k.gemm(c, xs(s0 + ro, lv.rows), b, None, -1.0, 1.0, false)?;
+            }
+        }
+    }
+    Ok(())
 }

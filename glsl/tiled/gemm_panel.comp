@@ -1,0 +1,136 @@
+// C = alpha·A·Bᵀ + beta·C over one BM x BN output tile per work group (the tile list says
+// which), A and B read from k-major zero-padded panels in blocks of PT rows (pack_panel.comp:
+// vec4 (i / PT)·block4 + k·PT/4 + (i % PT)/4 holds rows i..i+3 at depth k, d already folded
+// into one of them), so a work group streams one contiguous range of each. The panels are padded to whole
+// tiles and whole k-slices, so the loop has no bounds checks or strides: each k-slice of BK is
+// one vec4 load per invocation per operand (BK·BM/4 vec4s over the group), fetched into
+// registers while the previous slice is multiplied out of shared memory (two shared buffers:
+// one barrier per slice). With `lower` set only entries with col ≤ row + shift are written (the
+// SYRK of assembly and of the trailing updates). An update C ± A·Bᵀ (beta = 1, alpha = ±1)
+// accumulates onto ±C itself, as gemm.comp does, so the results match the general kernel's.
+layout(local_size_x = WG_X, local_size_y = WG_Y) in;
+
+layout(std430, binding = 0) buffer CBuf { float c[]; };
+layout(std430, binding = 1) readonly buffer ABuf { vec4 a4[]; };
+layout(std430, binding = 2) readonly buffer BBuf { vec4 b4[]; };
+layout(std430, binding = 4) readonly buffer TileBuf { uvec2 tiles[]; };
+
+uniform uint rows;
+uniform uint cols;
+uniform uint slices;
+uniform uint block4;
+uniform uint pt;
+uniform uint c_off;
+uniform uint c_rs;
+uniform uint c_cs;
+uniform float alpha;
+uniform float beta;
+uniform int lower;
+uniform int shift;
+uniform uint tile_base;
+
+#define THREADS (WG_X * WG_Y)
+#define A_VECS (BK * BM / 4u)
+#define B_VECS (BK * BN / 4u)
+#define A_LOADS ((A_VECS + THREADS - 1u) / THREADS)
+#define B_LOADS ((B_VECS + THREADS - 1u) / THREADS)
+
+shared vec4 As[2][BK][BM / 4u];
+shared vec4 Bs[2][BK][BN / 4u];
+
+void main() {
+    uvec2 tile = tiles[tile_base + gl_WorkGroupID.x];
+    uint row0 = tile.x * BM;
+    uint col0 = tile.y * BN;
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    uint tid = ty * WG_X + tx;
+    // Invocation (tx, ty) owns rows 4(ty + g·WG_Y) + r and columns 4(tx + h·WG_X) + s.
+    vec4 acc[TM][TN / 4];
+    bool onto_c = beta == 1.0 && abs(alpha) == 1.0;
+    for (int g = 0; g < TM / 4; g++)
+        for (int r = 0; r < 4; r++)
+            for (int h = 0; h < TN / 4; h++)
+                for (int s = 0; s < 4; s++) {
+                    uint i = row0 + 4u * (ty + uint(g) * WG_Y) + uint(r);
+                    uint j = col0 + 4u * (tx + uint(h) * WG_X) + uint(s);
+                    bool inside = onto_c && i < rows && j < cols && (lower == 0 || int(j) <= int(i) + shift);
+                    acc[g * 4 + r][h][s] = inside ? alpha * c[c_off + i * c_rs + j * c_cs] : 0.0;
+                }
+
+    // Element e of a slice: k-row e / (BM/4), vec4 e % (BM/4) of the tile's rows.
+    vec4 pa[A_LOADS];
+    vec4 pb[B_LOADS];
+    uint ld4 = pt / 4u;
+    uint a_base = (row0 / pt) * block4 + (row0 % pt) / 4u;
+    uint b_base = (col0 / pt) * block4 + (col0 % pt) / 4u;
+    for (uint l = 0u; l < A_LOADS; l++) {
+        uint e = tid + l * THREADS;
+        if (e < A_VECS) pa[l] = a4[(e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
+    }
+    for (uint l = 0u; l < B_LOADS; l++) {
+        uint e = tid + l * THREADS;
+        if (e < B_VECS) pb[l] = b4[(e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
+    }
+    for (uint l = 0u; l < A_LOADS; l++) {
+        uint e = tid + l * THREADS;
+        if (e < A_VECS) As[0][e / (BM / 4u)][e % (BM / 4u)] = pa[l];
+    }
+    for (uint l = 0u; l < B_LOADS; l++) {
+        uint e = tid + l * THREADS;
+        if (e < B_VECS) Bs[0][e / (BN / 4u)][e % (BN / 4u)] = pb[l];
+    }
+    barrier();
+    for (uint s = 0u; s < slices; s++) {
+        uint cur = s & 1u;
+        bool more = s + 1u < slices;
+        if (more) {
+            // The next slice into registers: its loads are in flight during the products.
+            uint k0 = (s + 1u) * BK;
+            for (uint l = 0u; l < A_LOADS; l++) {
+                uint e = tid + l * THREADS;
+                if (e < A_VECS) pa[l] = a4[(k0 + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
+            }
+            for (uint l = 0u; l < B_LOADS; l++) {
+                uint e = tid + l * THREADS;
+                if (e < B_VECS) pb[l] = b4[(k0 + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
+            }
+        }
+        for (uint kk = 0u; kk < BK; kk++) {
+            vec4 av[TM / 4];
+            vec4 bv[TN / 4];
+            for (int g = 0; g < TM / 4; g++) av[g] = As[cur][kk][ty + uint(g) * WG_Y];
+            for (int h = 0; h < TN / 4; h++) bv[h] = Bs[cur][kk][tx + uint(h) * WG_X];
+            for (int g = 0; g < TM / 4; g++)
+                for (int r = 0; r < 4; r++)
+                    for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h];
+        }
+        if (more) {
+            // The other buffer was last read in the previous slice, before the last barrier.
+            uint nxt = cur ^ 1u;
+            for (uint l = 0u; l < A_LOADS; l++) {
+                uint e = tid + l * THREADS;
+                if (e < A_VECS) As[nxt][e / (BM / 4u)][e % (BM / 4u)] = pa[l];
+            }
+            for (uint l = 0u; l < B_LOADS; l++) {
+                uint e = tid + l * THREADS;
+                if (e < B_VECS) Bs[nxt][e / (BN / 4u)][e % (BN / 4u)] = pb[l];
+            }
+        }
+        barrier();
+    }
+
+    for (int g = 0; g < TM / 4; g++)
+        for (int r = 0; r < 4; r++) {
+            uint i = row0 + 4u * (ty + uint(g) * WG_Y) + uint(r);
+            if (i >= rows) continue;
+            for (int h = 0; h < TN / 4; h++)
+                for (int s = 0; s < 4; s++) {
+                    uint j = col0 + 4u * (tx + uint(h) * WG_X) + uint(s);
+                    if (j >= cols || (lower != 0 && int(j) > int(i) + shift)) continue;
+                    uint at = c_off + i * c_rs + j * c_cs;
+                    float v = alpha * acc[g * 4 + r][h][s];
+                    c[at] = onto_c ? v : (beta == 0.0 ? v : v + beta * c[at]);
+                }
+        }
+}
