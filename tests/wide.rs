@@ -140,3 +140,27 @@ fn a_launch_past_the_work_group_limit_is_an_error_not_a_skip() {
     let e = p.dispatch([max + 1, 1, 1]).unwrap_err();
     assert!(e.to_string().contains("work groups"), "{e}");
 }
+
+/// The GPU's packed-panel product (forced here with the shared-memory tiles) on a product cut
+/// along its depth: each launch's panels take d from that launch's first column on.
+#[test]
+fn panel_products_cut_along_their_depth_take_their_part_of_d() {
+    let tuning = symraster::Tuning {
+        kernel: symraster::KernelShape::SharedTiles,
+        ..symraster::Tuning::default()
+    };
+    let gpu = Gpu::builder().tuning(tuning).build().unwrap();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    // C spans two 128-row tiles each way (the panels' condition), depth past two launches.
+    let (m, n) = (136, 2 * 16384 + 21);
+    let (a, _) = product(m, n, 3);
+    // Weights that grow along the depth, so a launch reading another stretch's is far off.
+    let d: Vec<f32> = (0..n).map(|j| 0.25 + 4.0 * j as f32 / n as f32).collect();
+    let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
+    let options = Options::new(Format::Full).method(Method::Tiled);
+    let c = gpu.assemble(&a, &d, options).unwrap();
+    let e = error(&c, &c_ref);
+    assert!(e <= tolerance(n), "relative error {e:.2e}");
+}
