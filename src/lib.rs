@@ -31,6 +31,8 @@ pub mod execution;
 pub mod geometry;
 pub mod gl;
 pub mod gpu;
+#[doc(hidden)]
+pub mod internal;
 pub mod inverse;
 pub mod io;
 pub mod kernels;
@@ -45,9 +47,8 @@ pub mod tuning;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{
-    CholeskyFactor, Gpu, LuFactors, Method, Options, TiledFactor, assembly_plan, check_factor,
-    cholesky_plan,
+    Cholesky, Gpu, LuFactors, Method, Operation, Options, Run, assembly_plan, check_factor, cholesky_plan,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
-pub use matrix::{Matrix, relative_error};
+pub use matrix::{Element, Matrix, relative_error};

@@ -25,7 +25,7 @@ fn split_storage_solves_as_one_buffer_does() {
         let mut options = SolveOptions::new().format(format);
         options.gpu = options.gpu.method(Method::Tiled);
         let s = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &options)
+            .least_squares(&p.a, &p.d, &p.b, &options)
             .unwrap();
         assert!(s.converged && s.fallback.is_none(), "{format}: {s:?}");
         let e = relative_error_vec(&s.x, &x_cpu);

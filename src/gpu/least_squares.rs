@@ -2,7 +2,8 @@
 //! itself is in [`crate::least_squares`].
 
 use super::range::{DiagonalParts, RangeScaling, max_abs};
-use super::{CholeskyFactor, Gpu, Method, TiledFactor};
+use super::tiled::DeviceFactor;
+use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
@@ -34,7 +35,7 @@ impl Gpu {
     /// singular AD²Aᵀ gives [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite),
     /// [`NumericallySingular`](crate::NumericalError::NumericallySingular) (no fallback) or
     /// [`SingularToDouble`](crate::NumericalError::SingularToDouble).
-    pub fn solve_weighted_least_squares(
+    pub fn least_squares(
         &self,
         a: &Matrix<f64>,
         d: &[f64],
@@ -69,7 +70,7 @@ impl Gpu {
         Ok(solution)
     }
 
-    /// [`Gpu::solve_weighted_least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
+    /// [`Gpu::least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
     fn solve_scaled(
         &self,
         a: &Matrix<f64>,
@@ -132,7 +133,7 @@ impl Gpu {
                 (Method::Tiled, _) => {
                     Factor::Device(self.factor_product_tiled(&single_a()?, &d32, format)?)
                 }
-                _ => Factor::Host(self.factor_product(
+                _ => Factor::Host(self.factor_product_single(
                     &single_a()?,
                     &d32,
                     options.gpu.method(method),
@@ -140,7 +141,10 @@ impl Gpu {
             };
             let pivots = match &factor_l {
                 Factor::Device(f) => self.tiled_diagonal(f)?,
-                Factor::Host(l) => (0..l.order()).map(|j| l.l()[(j, j)]).collect(),
+                Factor::Host(l) => {
+                    let l = l.l()?;
+                    (0..l.rows()).map(|j| l[(j, j)]).collect()
+                }
             };
             check_pivots(&pivots, &scaled_diagonal)?;
             Ok::<_, Error>(factor_l)
@@ -314,8 +318,8 @@ impl Gpu {
 /// The single-precision factor of C', kept on the GPU (tiled) or read back (the rasterizing
 /// methods): where x⁰, the corrections and the condition estimate's solves run.
 enum Factor {
-    Device(TiledFactor),
-    Host(CholeskyFactor),
+    Device(DeviceFactor),
+    Host(Cholesky),
 }
 
 impl Factor {

@@ -80,7 +80,7 @@ impl Criterion {
 /// The unit roundoff of f64, 2⁻⁵³ (LAPACK's dlamch('E')).
 pub const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 
-/// Options of [`crate::Gpu::solve_weighted_least_squares`]: the GPU's format and method, the
+/// Options of [`crate::Gpu::least_squares`]: the GPU's format and method, the
 /// stopping test, the iteration limit and whether to fall back to f64 on the CPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SolveOptions {
@@ -227,7 +227,7 @@ pub enum Fallback {
     },
 }
 
-/// The result of [`crate::Gpu::solve_weighted_least_squares`].
+/// The result of [`crate::Gpu::least_squares`].
 ///
 /// `converged == false` means the test was not met even after the fallback (if enabled): `x`
 /// is then the best iterate, and `backward_error` shows how far from the tolerance it stopped.

@@ -194,7 +194,8 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::CholeskyFactor;
+    use crate::gpu::{Cholesky, Method};
+    use crate::layout::Format;
     use crate::least_squares::{UNIT_ROUNDOFF, relative_error_vec, to_single};
     use crate::problems::random_least_squares;
     use crate::reference;
@@ -217,10 +218,14 @@ mod tests {
     fn single_factor(
         eq: &NormalEquations<'_>,
         p: &crate::problems::LeastSquaresProblem,
-    ) -> CholeskyFactor {
+    ) -> Cholesky {
         let _ = eq;
         let c = reference::assemble(&p.a, &p.d);
-        CholeskyFactor::new(reference::cholesky(&c).unwrap().to_f32())
+        Cholesky::host(
+            reference::cholesky(&c).unwrap().to_f32(),
+            Method::Faithful,
+            Format::Full,
+        )
     }
 
     fn run(criterion: Criterion, tolerance: f64, max: usize) -> (Refinement, Vec<f64>, Vec<f64>) {

@@ -5,6 +5,7 @@
 //! writes the output through a temporary file renamed into place (`symraster::io`): a failure
 //! at any step leaves no file behind and an existing output untouched.
 
+use symraster::internal::GpuInternals;
 use super::{FormatArg, MethodArg, options};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
@@ -192,14 +193,14 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     let method = gpu.check_problem_size(m, 0, opts)?;
     let l = match &c {
         Ok(single) => gpu.cholesky(single, opts)?,
-        Err(double) => gpu.cholesky_f64(&c_name, double, opts)?,
+        Err(double) => gpu.cholesky(double, opts)?,
     };
     // The input is not needed while the output is written.
     drop(c);
     if args.rfp {
-        io::write_vector(&args.output, &l.to_rfp())?;
+        io::write_vector(&args.output, &l.to_rfp()?)?;
     } else {
-        io::write_matrix(&args.output, l.l())?;
+        io::write_matrix(&args.output, &l.l()?)?;
     }
     say!(
         "L with C = L·Lᵀ: {m}x{m}{} (float32, {} format, {method} method on {}) written to {}",
@@ -244,7 +245,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     if let Some(tol) = args.tol {
         solve_options = solve_options.tolerance(tol);
     }
-    let outcome = gpu.solve_weighted_least_squares(&a, &d, &b, &solve_options)?;
+    let outcome = gpu.least_squares(&a, &d, &b, &solve_options)?;
     // The stopping test's last value (η, or the paper's ‖rᵏ‖₂/‖xᵏ⁺¹‖₂), the one --tol bounds.
     let residual = outcome.criteria.last().copied().unwrap_or(f64::NAN);
     if !outcome.converged {

@@ -1,5 +1,6 @@
 //! `symraster info`: the device, its limits and the methods it runs.
 
+use symraster::internal::GpuInternals;
 use crate::reproduce::cpu_model;
 use anyhow::Result;
 use symraster::Gpu;

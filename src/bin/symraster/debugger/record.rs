@@ -1,6 +1,7 @@
 //! Recording without a display: every pass's frame rendered into an offscreen framebuffer on
 //! the headless context and written as numbered PNGs (and optionally one animated GIF).
 
+use symraster::internal::GpuInternals;
 use super::render::{Renderer, ViewState, read_pixels};
 use super::session::{Operation, Problem, Session};
 use image::codecs::gif::{GifEncoder, Repeat};

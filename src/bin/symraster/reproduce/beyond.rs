@@ -6,6 +6,7 @@
 //! the slow ones (the faithful method, the CPU) stop at the caps below so that one run stays
 //! within minutes.
 
+use symraster::internal::GpuInternals;
 use super::figure::{Column, Figure, Key, Label};
 use super::{
     Config, Report, VendorRow, cpu_assembly_seconds, cpu_cholesky_seconds, measure_cpu,
@@ -98,7 +99,7 @@ pub fn assembly_times(
 ) -> Result<Times> {
     let (m, n) = a.shape();
     let [blocked, blocked_packed] = blocked_times(gpu, m, n, reps, warm_up, |format| {
-        gpu.start_blocked_assembly_in(a, d, format)
+        gpu.step(symraster::Operation::Assembly { a, d }, symraster::Options::new(format).method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks)
     })?;
     let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Assembly, m, n, reps)?;
     Ok(Times {
@@ -113,7 +114,7 @@ pub fn assembly_times(
 pub fn cholesky_times(gpu: &Gpu, c: &Matrix<f32>, reps: usize, warm_up: bool) -> Result<Times> {
     let m = c.rows();
     let [blocked, blocked_packed] = blocked_times(gpu, m, 0, reps, warm_up, |format| {
-        gpu.start_blocked_cholesky_in(c, format)
+        gpu.step(symraster::Operation::Cholesky(c), symraster::Options::new(format).method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks)
     })?;
     let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
     Ok(Times {
@@ -230,13 +231,13 @@ pub fn throughput(
             let a = problems::uniform_matrix(&mut rng, m, n);
             let d = problems::uniform_vector(&mut rng, n);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, n, Format::Full) {
-                let run = measure_gpu(gpu, reps, true, || gpu.start_blocked_assembly(&a, &d))?;
+                let run = measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Assembly { a: &a, d: &d }, symraster::Options::default().method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks))?;
                 blocked = Some(run.gpu);
             }
             if m <= FAITHFUL_MAX.0 && runs(gpu, Method::Faithful, m, n, Format::Full) {
                 let opts = super::faithful(Format::Full);
                 faithful_s =
-                    Some(measure_gpu(gpu, reps, true, || gpu.start_assembly(&a, &d, opts))?.gpu);
+                    Some(measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Assembly { a: &a, d: &d }, opts).and_then(symraster::Run::into_texels))?.gpu);
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_assembly_seconds(&a, &d, config));
@@ -260,12 +261,12 @@ pub fn throughput(
             let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, 0, Format::Full) {
                 blocked =
-                    Some(measure_gpu(gpu, reps, true, || gpu.start_blocked_cholesky(&c))?.gpu);
+                    Some(measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Cholesky(&c), symraster::Options::default().method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks))?.gpu);
             }
             if m <= FAITHFUL_MAX.1 && runs(gpu, Method::Faithful, m, 0, Format::Full) {
                 let opts = super::faithful(Format::Full);
                 faithful_s =
-                    Some(measure_gpu(gpu, reps, true, || gpu.start_cholesky(&c, opts))?.gpu);
+                    Some(measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Cholesky(&c), opts).and_then(symraster::Run::into_texels))?.gpu);
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_cholesky_seconds(&c, config));
