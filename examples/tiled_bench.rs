@@ -7,6 +7,7 @@
 //!  [--formats full,rfp] SIZE...` where SIZE is `m` (n = 2m) or `mxn`; default 1024.
 
 use anyhow::{Context, bail};
+use symraster::internal::GpuInternals;
 use symraster::tiled::{Storage, bench};
 use symraster::timing::{Timing, time_finish};
 use symraster::{Format, Gpu, Method, Options, problems};

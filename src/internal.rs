@@ -4,7 +4,8 @@
 //! to call them as methods. Nothing here is stable.
 
 use crate::error::Result;
-use crate::gl::Context;
+use crate::execution::Execution;
+use crate::gl::{Context, Rgba32F};
 use crate::gpu::{Cholesky, DeviceResidual, Gpu, Method, Options};
 use crate::layout::{BlockColumn, BlockLayout, Format, Layout, PackedMatrix};
 use crate::matrix::Matrix;
@@ -31,13 +32,36 @@ pub trait GpuInternals {
     fn tiled_part_bytes(&self) -> Result<u64>;
     fn max_tiled_order(&self) -> Result<(usize, usize, String)>;
     fn check_tiled_order(&self, m: usize, storage: Storage) -> Result<()>;
-    fn assemble_tiled_device(&self, a: &Matrix<f32>, d: &[f32], storage: Storage)
-    -> Result<TiledMatrix>;
+    fn assemble_tiled_device(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        storage: Storage,
+    ) -> Result<TiledMatrix>;
     fn assemble_rfp(&self, a: &Matrix<f32>, d: &[f32]) -> Result<Vec<f32>>;
     fn assemble_packed_raw(&self, a: &Matrix<f32>, d: &[f32]) -> Result<PackedMatrix>;
     fn cholesky_packed_raw(&self, c: &PackedMatrix) -> Result<PackedMatrix>;
     /// The tiled Cholesky of an RFP array of order m, kept on the GPU.
     fn cholesky_rfp(&self, m: usize, arf: &[f32]) -> Result<Cholesky>;
+    /// [`Gpu::step`] of assembly by the faithful method.
+    fn start_assembly(&self, a: &Matrix<f32>, d: &[f32], options: Options)
+    -> Result<Execution<'_>>;
+    fn start_cholesky(&self, c: &Matrix<f32>, options: Options) -> Result<Execution<'_>>;
+    fn start_cholesky_packed(&self, c: &PackedMatrix) -> Result<Execution<'_>>;
+    fn start_lu(&self, a: &Matrix<f32>) -> Result<Execution<'_>>;
+    /// Blocked assembly into an explicit block layout.
+    fn start_blocked_assembly_as(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        blocks: BlockLayout,
+    ) -> Result<Execution<'_, Rgba32F>>;
+    /// The blocked Cholesky in an explicit block layout.
+    fn start_blocked_cholesky_as(
+        &self,
+        c: &Matrix<f32>,
+        blocks: BlockLayout,
+    ) -> Result<Execution<'_, Rgba32F>>;
 }
 
 impl GpuInternals for Gpu {
@@ -111,5 +135,37 @@ impl GpuInternals for Gpu {
             Gpu::cholesky_rfp_tiled(self, m, arf)?,
             Format::Packed,
         ))
+    }
+    fn start_assembly(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        options: Options,
+    ) -> Result<Execution<'_>> {
+        Gpu::start_assembly(self, a, d, options)
+    }
+    fn start_cholesky(&self, c: &Matrix<f32>, options: Options) -> Result<Execution<'_>> {
+        Gpu::start_cholesky(self, c, options)
+    }
+    fn start_cholesky_packed(&self, c: &PackedMatrix) -> Result<Execution<'_>> {
+        Gpu::start_cholesky_packed(self, c)
+    }
+    fn start_lu(&self, a: &Matrix<f32>) -> Result<Execution<'_>> {
+        Gpu::start_lu(self, a)
+    }
+    fn start_blocked_assembly_as(
+        &self,
+        a: &Matrix<f32>,
+        d: &[f32],
+        blocks: BlockLayout,
+    ) -> Result<Execution<'_, Rgba32F>> {
+        Gpu::start_blocked_assembly_as(self, a, d, blocks)
+    }
+    fn start_blocked_cholesky_as(
+        &self,
+        c: &Matrix<f32>,
+        blocks: BlockLayout,
+    ) -> Result<Execution<'_, Rgba32F>> {
+        Gpu::start_blocked_cholesky_as(self, c, blocks)
     }
 }

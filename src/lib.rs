@@ -47,7 +47,8 @@ pub mod tuning;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{
-    Cholesky, Gpu, LuFactors, Method, Operation, Options, Run, assembly_plan, check_factor, cholesky_plan,
+    Cholesky, Gpu, LuFactors, Method, Operation, Options, Run, assembly_plan, check_factor,
+    cholesky_plan,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};

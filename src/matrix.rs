@@ -415,7 +415,8 @@ where
 
     /// [`Matrix::matmul`]; panics where the inner sizes differ.
     fn mul(self, other: &Matrix<T>) -> Matrix<T> {
-        self.matmul(other).expect("matrix product: inner sizes differ")
+        self.matmul(other)
+            .expect("matrix product: inner sizes differ")
     }
 }
 

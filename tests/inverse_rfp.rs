@@ -8,6 +8,7 @@ mod common;
 
 use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
+use symraster::internal::GpuInternals;
 use symraster::inverse::{self, InvertOptions, Inverter, Kind, Method, Storage};
 use symraster::layout::rfp;
 use symraster::tiled::KernelConfig;

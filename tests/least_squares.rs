@@ -1,6 +1,7 @@
 //! Weighted least squares on the GPU with mixed-precision refinement (Algorithm 1, section 5.3),
 //! checked against double-precision CPU solves.
 
+use symraster::internal::GpuInternals;
 use symraster::least_squares::{Criterion, Fallback, relative_error_vec};
 use symraster::least_squares::{solve_normal_equations_faer, solve_normal_equations_reference};
 use symraster::problems::{ill_conditioned_least_squares, random_least_squares};
@@ -83,9 +84,7 @@ fn ill_conditioned_needs_more_iterations() {
     let s_random = gpu
         .least_squares(&random.a, &random.d, &random.b, &opts)
         .unwrap();
-    let s_ill = gpu
-        .least_squares(&ill.a, &ill.d, &ill.b, &opts)
-        .unwrap();
+    let s_ill = gpu.least_squares(&ill.a, &ill.d, &ill.b, &opts).unwrap();
     assert!(s_random.converged && s_ill.converged);
     assert!(
         s_ill.iterations > s_random.iterations,
@@ -139,9 +138,7 @@ fn reaching_the_limit_is_reported() {
         .epsilon(1e-300)
         .max_iterations(1)
         .fallback(false);
-    let s = gpu
-        .least_squares(&p.a, &p.d, &p.b, &opts)
-        .unwrap();
+    let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
     assert!(!s.converged);
     assert_eq!(s.fallback, None);
     assert_eq!(s.iterations, 1);
@@ -198,9 +195,7 @@ fn packed_format_solves_too() {
         let p = random_least_squares(61, m);
         let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
         for (method, opts) in each_method(&gpu, SolveOptions::new().format(Format::Packed)) {
-            let s = gpu
-                .least_squares(&p.a, &p.d, &p.b, &opts)
-                .unwrap();
+            let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
             let error = relative_error_vec(&s.x, &x_cpu);
             let x0_error = relative_error_vec(&s.x0, &x_cpu);
             assert!(s.converged, "{method} m = {m}");
@@ -234,9 +229,7 @@ fn default_stopping_rule_does_not_depend_on_scale() {
             for v in p.a.as_mut_slice() {
                 *v *= scale;
             }
-            let s = gpu
-                .least_squares(&p.a, &p.d, &p.b, &opts)
-                .unwrap();
+            let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
             let expected: Vec<f64> = x_cpu.iter().map(|x| x / scale).collect();
             let error = relative_error_vec(&s.x, &expected);
             assert!(
@@ -259,9 +252,7 @@ fn default_stopping_rule_does_not_depend_on_scale() {
                 s.forward_error_estimate
             );
             default_steps.push(s.iterations);
-            let paper = gpu
-                .least_squares(&p.a, &p.d, &p.b, &paper_opts)
-                .unwrap();
+            let paper = gpu.least_squares(&p.a, &p.d, &p.b, &paper_opts).unwrap();
             paper_steps.push(paper.iterations);
         }
         let spread = |v: &[usize]| v.iter().max().unwrap() - v.iter().min().unwrap();
@@ -330,9 +321,7 @@ fn data_outside_single_range_is_scaled_not_refused() {
         }
         let expected: Vec<f64> = x_cpu.iter().map(|x| x / a_scale).collect();
         for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-            let s = gpu
-                .least_squares(&p.a, &p.d, &p.b, &opts)
-                .unwrap();
+            let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
             let error = relative_error_vec(&s.x, &expected);
             assert!(
                 s.converged && s.fallback.is_none(),

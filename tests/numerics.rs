@@ -2,6 +2,7 @@
 //! finite scale, non-finite inputs, singular and ill-conditioned AD²Aᵀ, tiny and huge SPD
 //! matrices. Each test compares against an f64 reference or asserts the typed error.
 
+use symraster::internal::GpuInternals;
 use symraster::least_squares::{Fallback, relative_error_vec, solve_normal_equations_faer};
 use symraster::problems::random_least_squares;
 use symraster::{Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions};
@@ -78,9 +79,7 @@ fn zero_right_sides_and_solutions_beyond_double() {
     }
     let huge_b: Vec<f64> = p.b.iter().map(|v| v * 1e300).collect();
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        let s = gpu
-            .least_squares(&p.a, &p.d, &[0.0; 12], &opts)
-            .unwrap();
+        let s = gpu.least_squares(&p.a, &p.d, &[0.0; 12], &opts).unwrap();
         assert!(
             s.converged && s.x.iter().all(|&v| v == 0.0),
             "{method}: {:?}",
@@ -121,7 +120,12 @@ fn non_finite_right_sides_are_refused() {
         Err(Error::Input(InputError::NonFinite { .. }))
     ));
     if gpu.info().has_compute() {
-        let f = gpu.cholesky_tiled(&c, Format::Full).unwrap();
+        let f = gpu
+            .cholesky(
+                &c,
+                symraster::Options::new(Format::Full).method(symraster::Method::Tiled),
+            )
+            .unwrap();
         assert!(matches!(
             f.solve(&b),
             Err(Error::Input(InputError::NonFinite { .. }))
@@ -323,7 +327,7 @@ fn tiny_and_huge_spd_matrices_factor() {
                 for i in 0..m {
                     for j in 0..=i {
                         let want = l_ref[(i, j)] * s.sqrt();
-                        let got = f64::from(l.l()[(i, j)]);
+                        let got = f64::from(l.l().unwrap()[(i, j)]);
                         assert!(
                             (got - want).abs() <= 1e-5 * s.sqrt() * 2.0,
                             "{method} {format} {s:e}: L({i},{j}) = {got:e}, not {want:e}"
@@ -335,10 +339,10 @@ fn tiny_and_huge_spd_matrices_factor() {
             for s in [1e-50f64, 1e60] {
                 let c = base.map(|v| v * s);
                 let l = gpu
-                    .cholesky_f64("C", &c, opts)
+                    .cholesky(&c, opts)
                     .unwrap_or_else(|e| panic!("{method} {format} {s:e}: {e}"));
                 let want = l_ref[(m - 1, m - 1)] * s.sqrt();
-                let got = f64::from(l.l()[(m - 1, m - 1)]);
+                let got = f64::from(l.l().unwrap()[(m - 1, m - 1)]);
                 assert!((got / want - 1.0).abs() < 1e-5, "{method} {format} {s:e}");
             }
             // The packed, tiled (kept on the GPU) and RFP entries scale too.
@@ -357,8 +361,13 @@ fn tiny_and_huge_spd_matrices_factor() {
                     "packed raw",
                 );
                 if gpu.info().has_compute() {
-                    let f = gpu.cholesky_tiled(&c, format).unwrap();
-                    check(f.download().unwrap().l(), "tiled");
+                    let f = gpu
+                        .cholesky(
+                            &c,
+                            symraster::Options::new(format).method(symraster::Method::Tiled),
+                        )
+                        .unwrap();
+                    check(&f.l().unwrap(), "tiled");
                     // C·x = s·1: x = base⁻¹·1, of order 1 at any s.
                     let b = vec![s as f32; m];
                     let x = f.solve(&b).unwrap();
@@ -366,9 +375,9 @@ fn tiny_and_huge_spd_matrices_factor() {
                     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
                     assert!(relative_error_vec(&x64, &x_ref) < 1e-5, "tiled solve {s:e}");
                     let arf = symraster::rfp::from_lower(&c).unwrap();
-                    let f = gpu.cholesky_rfp_tiled(m, &arf).unwrap();
-                    check(f.download().unwrap().l(), "rfp");
-                    let l_rfp = symraster::rfp::to_lower(&f.download_rfp().unwrap()).unwrap();
+                    let f = gpu.cholesky_rfp(m, &arf).unwrap();
+                    check(&f.l().unwrap(), "rfp");
+                    let l_rfp = symraster::rfp::to_lower(&f.to_rfp().unwrap()).unwrap();
                     check(&l_rfp, "rfp download");
                 }
             }
@@ -376,7 +385,7 @@ fn tiny_and_huge_spd_matrices_factor() {
             let c = base.map(|v| v * 1e-90);
             assert!(
                 matches!(
-                    gpu.cholesky_f64("C", &c, opts),
+                    gpu.cholesky(&c, opts),
                     Err(Error::Numerical(NumericalError::OutOfRange { .. }))
                 ),
                 "{method} {format}"

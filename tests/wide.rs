@@ -6,6 +6,7 @@
 mod common;
 
 use common::{U32, widen};
+use symraster::internal::GpuInternals;
 use symraster::least_squares::{relative_error_vec, solve_normal_equations_reference};
 use symraster::tiled::{DeviceProduct, Storage, assembly};
 use symraster::{Format, Gpu, Matrix, Method, Options, SolveOptions, problems, reference};

@@ -38,6 +38,13 @@ impl std::fmt::Debug for Cholesky {
 }
 
 impl Cholesky {
+    /// Wraps a lower-triangular L computed elsewhere (the upper triangle is ignored), held on
+    /// the host; a non-square L is [`crate::InputError::Shape`].
+    pub fn from_l(l: Matrix<f32>) -> Result<Self> {
+        crate::matrix::check_square("L", &l, "(a Cholesky factor)")?;
+        Ok(Self::host(l, Method::Faithful, Format::Full))
+    }
+
     /// A factor held on the host (the upper triangle of `l` is ignored).
     pub(crate) fn host(l: Matrix<f32>, method: Method, format: Format) -> Self {
         Self {
@@ -251,7 +258,7 @@ mod tests {
             .unwrap();
         assert_eq!(many.as_slice(), &got[..]);
         let inv = f.inverse().unwrap().to_f64();
-        let e = crate::relative_error(&llt.matmul(&inv).unwrap(), &Matrix::identity(3));
+        let e = crate::relative_error(&llt.matmul(&inv).unwrap(), &Matrix::<f64>::identity(3));
         assert!(e < 1e-5, "{e}");
     }
 

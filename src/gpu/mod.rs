@@ -301,7 +301,12 @@ impl Gpu {
     /// [`Method::Auto`] takes the fastest method that can hold the problem (on llvmpipe, whose
     /// storage buffers are small, a large matrix goes to the texture-based methods); when none
     /// can, the error is the fastest method's.
-    pub(crate) fn check_problem_size(&self, m: usize, n: usize, options: Options) -> Result<Method> {
+    pub(crate) fn check_problem_size(
+        &self,
+        m: usize,
+        n: usize,
+        options: Options,
+    ) -> Result<Method> {
         if options.method != Method::Auto {
             let method = self.resolve(options.method)?;
             return self.check_size_for(method, m, n, options).map(|()| method);

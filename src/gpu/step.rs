@@ -81,9 +81,7 @@ impl Gpu {
             Operation::Assembly { a, d } if blocked => Ok(Run::Blocks(
                 self.start_blocked_assembly_as(a, d, self.blocks(options, a.rows()))?,
             )),
-            Operation::Assembly { a, d } => {
-                Ok(Run::Texels(self.start_assembly(a, d, options)?))
-            }
+            Operation::Assembly { a, d } => Ok(Run::Texels(self.start_assembly(a, d, options)?)),
             Operation::Cholesky(c) if blocked => Ok(Run::Blocks(
                 self.start_blocked_cholesky_as(c, self.blocks(options, c.rows()))?,
             )),

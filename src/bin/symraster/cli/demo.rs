@@ -1,11 +1,11 @@
 //! `symraster demo`: a random problem assembled and factored on the GPU, checked against the
 //! CPU reference.
 
-use symraster::internal::GpuInternals;
 use super::{FormatArg, MethodArg, options};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use std::time::Instant;
+use symraster::internal::GpuInternals;
 use symraster::{Format, Gpu, Options, problems, reference, relative_error};
 
 /// Arguments of `symraster demo`.

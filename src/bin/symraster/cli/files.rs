@@ -5,11 +5,11 @@
 //! writes the output through a temporary file renamed into place (`symraster::io`): a failure
 //! at any step leaves no file behind and an existing output untouched.
 
-use symraster::internal::GpuInternals;
 use super::{FormatArg, MethodArg, options};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+use symraster::internal::GpuInternals;
 use symraster::least_squares::{Criterion, Fallback, MAX_ITERATIONS_LIMIT};
 use symraster::matrix::{
     Matrix, check_finite, check_finite_vec, check_non_empty, single_precision_error,

@@ -1,10 +1,10 @@
 //! `symraster info`: the device, its limits and the methods it runs.
 
-use symraster::internal::GpuInternals;
 use crate::reproduce::cpu_model;
 use anyhow::Result;
 use symraster::Gpu;
 use symraster::gl::MAX_TEXTURE_SIZE_ENV;
+use symraster::internal::GpuInternals;
 
 /// Prints the GL device, version, texture limits (the driver's and the effective one), the
 /// largest m per format and the methods this device runs.

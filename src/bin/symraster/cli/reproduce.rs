@@ -1,11 +1,11 @@
 //! `symraster reproduce`: the paper's Figs 8-9 and Tables 1-2 regenerated into a folder;
 //! `symraster tables` is `reproduce --only tables`.
 
-use symraster::internal::GpuInternals;
 use crate::reproduce::{self, Config, Part, Sizes};
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use symraster::internal::GpuInternals;
 use symraster::{Error, Format, Gpu, InputError, Method, Options};
 
 /// Arguments of `reproduce`.

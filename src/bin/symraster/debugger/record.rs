@@ -1,7 +1,6 @@
 //! Recording without a display: every pass's frame rendered into an offscreen framebuffer on
 //! the headless context and written as numbered PNGs (and optionally one animated GIF).
 
-use symraster::internal::GpuInternals;
 use super::render::{Renderer, ViewState, read_pixels};
 use super::session::{Operation, Problem, Session};
 use image::codecs::gif::{GifEncoder, Repeat};
@@ -10,6 +9,7 @@ use std::path::{Path, PathBuf};
 use symraster::error::{Error, InputError, Result};
 use symraster::gl::{Context, RenderTexture, Rgba8};
 use symraster::gpu::{Gpu, Method, Options};
+use symraster::internal::GpuInternals;
 use symraster::layout::Format;
 
 /// File names of frames: `frame_00000.png` is the state before the first pass, frame p the

@@ -1,6 +1,5 @@
 //! A run of assembly or Cholesky that can be stepped, rewound and inspected texture by texture.
 
-use symraster::internal::GpuInternals;
 use super::colormap::Range;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,6 +9,7 @@ use symraster::execution::Operands;
 use symraster::geometry::{Pass, Plan, Target, Vertex};
 use symraster::gl::{Rgba32F, Texture};
 use symraster::gpu::{Gpu, Method, Options, check_factor};
+use symraster::internal::GpuInternals;
 use symraster::layout::{BlockLayout, Blocking, Format, Layout};
 use symraster::matrix::{Matrix, relative_error};
 use symraster::{problems as testing, reference};

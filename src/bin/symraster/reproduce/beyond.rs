@@ -6,7 +6,6 @@
 //! the slow ones (the faithful method, the CPU) stop at the caps below so that one run stays
 //! within minutes.
 
-use symraster::internal::GpuInternals;
 use super::figure::{Column, Figure, Key, Label};
 use super::{
     Config, Report, VendorRow, cpu_assembly_seconds, cpu_cholesky_seconds, measure_cpu,
@@ -16,6 +15,7 @@ use faer::linalg::solvers::DenseSolveCore as _;
 use symraster::error::Result;
 use symraster::execution::Execution;
 use symraster::gl::Rgba32F;
+use symraster::internal::GpuInternals;
 use symraster::inverse::{self, Inverter, Kind};
 use symraster::tiled::bench as tiled_bench;
 use symraster::{Format, Gpu, Matrix, Method, Options, baseline, problems};
@@ -99,7 +99,11 @@ pub fn assembly_times(
 ) -> Result<Times> {
     let (m, n) = a.shape();
     let [blocked, blocked_packed] = blocked_times(gpu, m, n, reps, warm_up, |format| {
-        gpu.step(symraster::Operation::Assembly { a, d }, symraster::Options::new(format).method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks)
+        gpu.step(
+            symraster::Operation::Assembly { a, d },
+            symraster::Options::new(format).method(symraster::Method::Blocked),
+        )
+        .and_then(symraster::Run::into_blocks)
     })?;
     let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Assembly, m, n, reps)?;
     Ok(Times {
@@ -114,7 +118,11 @@ pub fn assembly_times(
 pub fn cholesky_times(gpu: &Gpu, c: &Matrix<f32>, reps: usize, warm_up: bool) -> Result<Times> {
     let m = c.rows();
     let [blocked, blocked_packed] = blocked_times(gpu, m, 0, reps, warm_up, |format| {
-        gpu.step(symraster::Operation::Cholesky(c), symraster::Options::new(format).method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks)
+        gpu.step(
+            symraster::Operation::Cholesky(c),
+            symraster::Options::new(format).method(symraster::Method::Blocked),
+        )
+        .and_then(symraster::Run::into_blocks)
     })?;
     let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
     Ok(Times {
@@ -231,13 +239,24 @@ pub fn throughput(
             let a = problems::uniform_matrix(&mut rng, m, n);
             let d = problems::uniform_vector(&mut rng, n);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, n, Format::Full) {
-                let run = measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Assembly { a: &a, d: &d }, symraster::Options::default().method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks))?;
+                let run = measure_gpu(gpu, reps, true, || {
+                    gpu.step(
+                        symraster::Operation::Assembly { a: &a, d: &d },
+                        symraster::Options::default().method(symraster::Method::Blocked),
+                    )
+                    .and_then(symraster::Run::into_blocks)
+                })?;
                 blocked = Some(run.gpu);
             }
             if m <= FAITHFUL_MAX.0 && runs(gpu, Method::Faithful, m, n, Format::Full) {
                 let opts = super::faithful(Format::Full);
-                faithful_s =
-                    Some(measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Assembly { a: &a, d: &d }, opts).and_then(symraster::Run::into_texels))?.gpu);
+                faithful_s = Some(
+                    measure_gpu(gpu, reps, true, || {
+                        gpu.step(symraster::Operation::Assembly { a: &a, d: &d }, opts)
+                            .and_then(symraster::Run::into_texels)
+                    })?
+                    .gpu,
+                );
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_assembly_seconds(&a, &d, config));
@@ -260,13 +279,26 @@ pub fn throughput(
         if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.1) {
             let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, 0, Format::Full) {
-                blocked =
-                    Some(measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Cholesky(&c), symraster::Options::default().method(symraster::Method::Blocked)).and_then(symraster::Run::into_blocks))?.gpu);
+                blocked = Some(
+                    measure_gpu(gpu, reps, true, || {
+                        gpu.step(
+                            symraster::Operation::Cholesky(&c),
+                            symraster::Options::default().method(symraster::Method::Blocked),
+                        )
+                        .and_then(symraster::Run::into_blocks)
+                    })?
+                    .gpu,
+                );
             }
             if m <= FAITHFUL_MAX.1 && runs(gpu, Method::Faithful, m, 0, Format::Full) {
                 let opts = super::faithful(Format::Full);
-                faithful_s =
-                    Some(measure_gpu(gpu, reps, true, || gpu.step(symraster::Operation::Cholesky(&c), opts).and_then(symraster::Run::into_texels))?.gpu);
+                faithful_s = Some(
+                    measure_gpu(gpu, reps, true, || {
+                        gpu.step(symraster::Operation::Cholesky(&c), opts)
+                            .and_then(symraster::Run::into_texels)
+                    })?
+                    .gpu,
+                );
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_cholesky_seconds(&c, config));

@@ -1,7 +1,6 @@
 //! The viewer's window: winit 0.30 with a glutin (EGL or GLX) context on which both the
 //! library's passes and the heatmaps are drawn, since GL objects belong to one context.
 
-use symraster::internal::GpuInternals;
 use crate::cli::view::{ViewArgs, no_display};
 use crate::debugger::{
     FrameLayout, Operation, Problem, Renderer, Selection, Session, Snapshot, ViewState,
@@ -22,6 +21,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use symraster::InputError;
 use symraster::gl::{Context, DeviceInfo};
+use symraster::internal::GpuInternals;
 use symraster::{Error, Format, Gpu, Options};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
