@@ -17,7 +17,7 @@ use std::time::Instant;
 /// Above this, the condition estimate through the f32 factor says little about C itself
 /// (κ·u₃₂ ≥ 1: the factor may belong to a singular neighbour of C): with the fallback on, the
 /// solve checks C with an f64 factor on the CPU (O(m³)) and reports that factor's estimate.
-const SINGLE_CONDITION_LIMIT: f64 = 2.0 / f32::EPSILON as f64;
+pub(super) const SINGLE_CONDITION_LIMIT: f64 = 2.0 / f32::EPSILON as f64;
 
 impl Gpu {
     /// Solves min ‖D(b − Aᵀx)‖₂ (section 2): C = AD²Aᵀ and its factor L on the GPU in single

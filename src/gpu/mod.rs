@@ -11,6 +11,7 @@ mod least_squares;
 mod lu;
 mod range;
 mod residual;
+mod spd_solve;
 mod step;
 mod tiled;
 

@@ -35,6 +35,17 @@ pub use double::DoubleFactor;
 pub use normal_equations::{
     solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,
 };
+pub(crate) use refinement::SymmetricEquations;
+
+/// C·x through any [`refinement::Equations`] (for the solves outside this module).
+pub(crate) fn refinement_apply(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
+    e.apply(x)
+}
+
+/// g − C·x through any [`refinement::Equations`].
+pub(crate) fn refinement_residual(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
+    e.residual(x)
+}
 pub use refinement::{NormalEquations, Refinement, Stop, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
