@@ -50,6 +50,7 @@ pub use gpu::{
     Cholesky, Gpu, LuFactors, Method, Operation, Options, Run, assembly_plan, check_factor,
     cholesky_plan,
 };
+pub use inverse::{InverseMethod, InvertOptions, LyapunovOptions, SignOptions};
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
 pub use matrix::{Element, Matrix, relative_error};

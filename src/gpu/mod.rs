@@ -7,6 +7,7 @@ mod assembly;
 mod blocked;
 mod cholesky;
 mod factor;
+mod inverse;
 mod least_squares;
 mod lu;
 mod range;
@@ -162,6 +163,8 @@ pub struct Gpu {
     info: DeviceInfo,
     // The tiled method's compute kernels, compiled on first use.
     tiled: std::cell::RefCell<Option<std::rc::Rc<crate::tiled::TiledKernels>>>,
+    // The inversion kernels, compiled on first use.
+    inverter: std::cell::RefCell<Option<std::rc::Rc<crate::inverse::Inverter>>>,
     // The least-squares kernels (residuals in f64), compiled on first use.
     least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
     // The busy work run before timed stretches (nothing compiled on software renderers).
@@ -200,6 +203,7 @@ impl Gpu {
             context,
             info,
             tiled: Default::default(),
+            inverter: Default::default(),
             least_squares: Default::default(),
             preheat,
             _headless: None,

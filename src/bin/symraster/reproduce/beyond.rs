@@ -423,7 +423,7 @@ pub fn inversion(
     let (full, rfp) = (inverse::Storage::Full, inverse::Storage::Rfp);
     for &s in &config.sizes.inversion {
         let gpu_rate = |kind: Kind,
-                        method: inverse::Method,
+                        method: inverse::InverseMethod,
                         storage: inverse::Storage|
          -> Result<Option<f64>> {
             match inverse::bench::time_inverse_in(&inv, kind, method, storage, s, None, reps) {
@@ -465,11 +465,11 @@ pub fn inversion(
         };
         points.push(InversePoint {
             s,
-            spd_gje: gpu_rate(Kind::Spd, inverse::Method::Gje, full)?,
-            spd_cholesky: gpu_rate(Kind::Spd, inverse::Method::Cholesky, full)?,
-            spd_cholesky_rfp: gpu_rate(Kind::Spd, inverse::Method::Cholesky, rfp)?,
-            general_gje: gpu_rate(Kind::General, inverse::Method::Gje, full)?,
-            general_lu: gpu_rate(Kind::General, inverse::Method::Lu, full)?,
+            spd_gje: gpu_rate(Kind::Spd, inverse::InverseMethod::Gje, full)?,
+            spd_cholesky: gpu_rate(Kind::Spd, inverse::InverseMethod::Cholesky, full)?,
+            spd_cholesky_rfp: gpu_rate(Kind::Spd, inverse::InverseMethod::Cholesky, rfp)?,
+            general_gje: gpu_rate(Kind::General, inverse::InverseMethod::Gje, full)?,
+            general_lu: gpu_rate(Kind::General, inverse::InverseMethod::Lu, full)?,
             cpu_spd,
             cpu_general,
             vendor_spd: rate(Kind::Spd.flops(s), vendor_time(vendor, "inverse_spd", s)),
