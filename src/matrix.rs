@@ -420,6 +420,27 @@ where
     }
 }
 
+macro_rules! elementwise {
+    ($trait:ident, $method:ident, $op:tt, $doc:literal) => {
+        impl<T: Copy + std::ops::$trait<Output = T>> std::ops::$trait for &Matrix<T> {
+            type Output = Matrix<T>;
+
+            #[doc = $doc]
+            fn $method(self, other: &Matrix<T>) -> Matrix<T> {
+                assert_eq!(self.shape(), other.shape(), "matrix shapes differ");
+                Matrix {
+                    rows: self.rows,
+                    cols: self.cols,
+                    data: self.data.iter().zip(&other.data).map(|(&a, &b)| a $op b).collect(),
+                }
+            }
+        }
+    };
+}
+
+elementwise!(Add, add, +, "The entrywise sum; panics where the shapes differ.");
+elementwise!(Sub, sub, -, "The entrywise difference; panics where the shapes differ.");
+
 impl<T: Copy + Into<f64>> Matrix<T> {
     /// The largest |entry| (0 for an empty matrix; NaN where an entry is NaN).
     pub fn max_abs(&self) -> f64 {
