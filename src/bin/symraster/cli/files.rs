@@ -223,7 +223,11 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     let method = gpu.check_problem_size(m, 0, opts)?;
     let l = match &c {
         Ok(single) => gpu.cholesky(single, opts)?,
-        Err(double) => gpu.cholesky(double, opts)?,
+        Err(double) => {
+            // Named by its file here; the library names it "C".
+            check_finite(&c_name, &double.lower_triangle())?;
+            gpu.cholesky(double, opts)?
+        }
     };
     // The input is not needed while the output is written.
     drop(c);
