@@ -99,6 +99,7 @@
 //! reproduction) lives in `src/bin/symraster/` behind the `cli` feature.
 
 pub mod baseline;
+pub mod blocked;
 pub mod error;
 pub mod execution;
 pub mod geometry;

@@ -11,12 +11,12 @@ use common::blocked::{
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
+use symraster::blocked::geometry::{cholesky_plan, lower_blocks, panel};
+use symraster::blocked::layout::{BLOCK_COLUMN, BlockLayout};
 use symraster::execution::Execution;
 use symraster::geometry::Pass;
-use symraster::geometry::blocked::{cholesky_plan, lower_blocks, panel};
 use symraster::gl::Rgba32F;
 use symraster::internal::GpuInternals;
-use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
 use symraster::{Format, Gpu, Matrix, Method, Options, problems, reference, relative_error};
 
 fn blocked(blocks: Blocks) -> Options {

@@ -12,12 +12,12 @@ use common::blocked::{
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
+use symraster::blocked::geometry::{assembly_plan, cholesky_plan};
+use symraster::blocked::layout::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
 use symraster::execution::Execution;
 use symraster::geometry::Pass;
-use symraster::geometry::blocked::{assembly_plan, cholesky_plan};
 use symraster::gl::Rgba32F;
 use symraster::internal::GpuInternals;
-use symraster::layout::blocked::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
 use symraster::{Format, Gpu, Matrix, Options, problems, reference, relative_error};
 
 fn packed(blocks: Blocks) -> Options {

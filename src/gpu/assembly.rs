@@ -1,11 +1,11 @@
 //! C = A·D²·Aᵀ on the GPU (Algorithm 3): the lower triangle only, full or packed.
 
 use super::{Gpu, Method, Options};
+use crate::blocked::layout::ASSEMBLY_RANK;
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::{PingPong, RenderTexture, Texture};
-use crate::layout::blocked::ASSEMBLY_RANK;
 use crate::layout::{Format, Layout, PackedMatrix};
 use crate::matrix::{Element, Matrix, check_finite, check_finite_vec, check_non_empty};
 

@@ -2,7 +2,7 @@
 //! textures whose texels hold 2 x 2 blocks, or 4 x 4 blocks over four render targets as in the
 //! sample ([`Blocking`]), each fragment applying a rank-K update instead of the paper's rank-1
 //! update, over triangles that still cover only the lower triangle of blocks
-//! ([`geometry::blocked`]). Needs OpenGL 3.3 only. Full and rectangular packed format (the
+//! ([`crate::blocked::geometry`]). Needs OpenGL 3.3 only. Full and rectangular packed format (the
 //! lower triangle of blocks folded as in Fig 3); the matrix is padded with the identity to
 //! whole block columns ([`BlockLayout`]).
 
@@ -10,18 +10,17 @@ use super::Gpu;
 use super::assembly::{check_assembly_inputs, check_finite_result, check_product_range};
 use super::cholesky::{check_lower_factor, product_diagonal};
 use super::{Cholesky, Method};
+use crate::blocked::layout::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
 use crate::error::{InputError, Result};
 use crate::execution::{Execution, Operands};
-use crate::geometry;
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
-use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
 use crate::layout::{BlockLayout, Format, Layout};
 use crate::matrix::{Matrix, check_finite_lower, check_square};
 
 impl Gpu {
     /// Uploads A and d as blocks into `blocks` (its order must be A's rows) and prepares
     /// blocked assembly without running it: one scaling pass, then one rank-K pass per
-    /// [`ASSEMBLY_RANK`](crate::layout::blocked::ASSEMBLY_RANK) columns of A. Step it or
+    /// [`ASSEMBLY_RANK`](crate::blocked::layout::ASSEMBLY_RANK) columns of A. Step it or
     /// finish it; the result, C padded to its block columns, is in the pair's source.
     pub(crate) fn start_blocked_assembly_as(
         &self,
@@ -50,7 +49,7 @@ impl Gpu {
             d: Texture::with_texels(ctx, height, 1, &blocks.pack_d(d))?,
             b: RenderTexture::allocate(ctx, t, height)?,
         };
-        let plan = geometry::blocked::assembly_plan(blocks, n);
+        let plan = crate::blocked::geometry::assembly_plan(blocks, n);
         Execution::new(
             ctx,
             self.kernels(),
@@ -93,7 +92,7 @@ impl Gpu {
         for layer in pair.target().layers() {
             layer.fill([0.0; 4])?;
         }
-        let plan = geometry::blocked::cholesky_plan(blocks);
+        let plan = crate::blocked::geometry::cholesky_plan(blocks);
         Execution::new(
             self.context(),
             self.kernels(),
