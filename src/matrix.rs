@@ -481,6 +481,28 @@ impl From<Matrix<f64>> for faer::Mat<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn products_sums_norms_and_faer_conversions() {
+        let a = Matrix::from_row_major(2, 3, vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let at = a.transpose();
+        let p = a.matmul(&at).unwrap();
+        assert_eq!(p.as_slice(), &[14.0, 32.0, 32.0, 77.0]);
+        assert_eq!(&a * &at, p);
+        assert_eq!(a.mul_vec(&[1.0, 0.0, -1.0]).unwrap(), vec![-2.0, -2.0]);
+        assert!(a.matmul(&a).is_err());
+        assert!(a.mul_vec(&[1.0]).is_err());
+        let i = Matrix::<f64>::identity(2);
+        assert_eq!(i.matmul(&a).unwrap(), a);
+        assert_eq!((&p - &p).max_abs(), 0.0);
+        assert_eq!((&i + &i).as_slice(), &[2.0, 0.0, 0.0, 2.0]);
+        assert_eq!(a.max_abs(), 6.0);
+        let f: faer::Mat<f64> = (&a).into();
+        assert_eq!((f.nrows(), f.ncols(), f[(1, 2)]), (2, 3, 6.0));
+        assert_eq!(Matrix::from(f), a);
+        let single = Matrix::<f32>::identity(3);
+        assert_eq!(single.matmul(&single).unwrap(), single);
+    }
+
     use super::*;
 
     #[test]

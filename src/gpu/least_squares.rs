@@ -11,7 +11,7 @@ use crate::least_squares::{
     check_problem, check_rank, estimate_inverse_norm_1, exponent_of, norm_inf, refine,
     times_power_of_two,
 };
-use crate::matrix::{Matrix, check_finite, check_finite_vec};
+use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
 
 /// Above this, the condition estimate through the f32 factor says little about C itself
@@ -35,7 +35,21 @@ impl Gpu {
     /// singular AD²Aᵀ gives [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite),
     /// [`NumericallySingular`](crate::NumericalError::NumericallySingular) (no fallback) or
     /// [`SingularToDouble`](crate::NumericalError::SingularToDouble).
-    pub fn least_squares(
+    ///
+    /// f32 input is widened to f64 (exactly); x is f64, to the options' tolerance.
+    pub fn least_squares<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        d: &[T],
+        b: &[T],
+        options: &SolveOptions,
+    ) -> Result<Solution> {
+        let (a, d, b) = (double(a), double_vec(d), double_vec(b));
+        self.least_squares_f64(&a, &d, &b, options)
+    }
+
+    /// [`Gpu::least_squares`] in f64.
+    fn least_squares_f64(
         &self,
         a: &Matrix<f64>,
         d: &[f64],
@@ -351,4 +365,17 @@ impl Phases {
         );
         self.last = now;
     }
+}
+
+/// `m` in f64: borrowed where it is already, widened (exactly) from f32.
+pub(super) fn double<T: Element>(m: &Matrix<T>) -> std::borrow::Cow<'_, Matrix<f64>> {
+    match T::as_double(m) {
+        Some(m) => std::borrow::Cow::Borrowed(m),
+        None => std::borrow::Cow::Owned(m.map(Into::into)),
+    }
+}
+
+/// `v` in f64 (widened exactly from f32).
+pub(super) fn double_vec<T: Element>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|&x| x.into()).collect()
 }

@@ -4,6 +4,7 @@
 
 use super::cholesky::scale_exponent;
 use super::least_squares::SINGLE_CONDITION_LIMIT;
+use super::least_squares::{double, double_vec};
 use super::{Cholesky, Gpu};
 use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
@@ -11,13 +12,15 @@ use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, Stop, SymmetricEquations, Timings,
     check_pivots, estimate_inverse_norm_1, exponent_of, norm_inf, refine, times_power_of_two,
 };
-use crate::matrix::{Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square};
+use crate::matrix::{
+    Element, Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square,
+};
 use std::time::Instant;
 
 impl Gpu {
     /// Solves C·x = b for a symmetric positive definite C (only its lower triangle is read),
-    /// f64 in and f64 out, as LAPACK's dsposv: C scaled by a power of four and rounded to f32
-    /// once, factored on the GPU (`options.gpu` picks the method and format), x⁰ from that
+    /// f64 (or f32, widened exactly) in and f64 out, as LAPACK's dsposv: C scaled by a power of
+    /// four and rounded to f32 once, factored on the GPU (`options.gpu` picks the method and format), x⁰ from that
     /// factor, then Algorithm 1's mixed-precision refinement with residuals in f64 until
     /// `options`' test holds. Stagnation, the iteration limit, or an f32 factor that fails (C
     /// may still be SPD in f64) hand over to an f64 Cholesky on the CPU unless
@@ -39,12 +42,14 @@ impl Gpu {
     /// assert!(s.converged && r.iter().all(|r| r.abs() < 1e-13));
     /// # Ok::<(), symraster::Error>(())
     /// ```
-    pub fn spd_solve(
+    pub fn spd_solve<T: Element>(
         &self,
-        c: &Matrix<f64>,
-        b: &[f64],
+        c: &Matrix<T>,
+        b: &[T],
         options: &SolveOptions,
     ) -> Result<Solution> {
+        let (c, b) = (double(c), double_vec(b));
+        let (c, b) = (&*c, &b[..]);
         options.validate()?;
         check_non_empty("C", c)?;
         check_square("C", c, "(a symmetric matrix)")?;
