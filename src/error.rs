@@ -521,6 +521,18 @@ fn singular_product(m: usize, n: usize, nonzero: usize) -> String {
 /// Result with the library's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The first non-empty line of a driver's log, and how many lines follow it.
+fn first_line(log: &str) -> String {
+    let mut lines = log.lines().map(str::trim).filter(|l| !l.is_empty());
+    match lines.next() {
+        None => "(the driver gave no log)".into(),
+        Some(first) => match lines.count() {
+            0 => first.to_string(),
+            more => format!("{first} (and {more} more lines)"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,17 +553,5 @@ mod tests {
         assert_eq!(Error::shape("A is 2x3").kind(), ErrorKind::Input);
         let e: Error = DeviceError::NoSuchDevice { index: 9, count: 1 }.into();
         assert_eq!(e.kind(), ErrorKind::Device);
-    }
-}
-
-/// The first non-empty line of a driver's log, and how many lines follow it.
-fn first_line(log: &str) -> String {
-    let mut lines = log.lines().map(str::trim).filter(|l| !l.is_empty());
-    match lines.next() {
-        None => "(the driver gave no log)".into(),
-        Some(first) => match lines.count() {
-            0 => first.to_string(),
-            more => format!("{first} (and {more} more lines)"),
-        },
     }
 }

@@ -520,8 +520,8 @@ fn f64_entry_refines_spd_and_general() {
             .invert(
                 m,
                 InvertOptions {
-                    kind: kind,
-                    method: method,
+                    kind,
+                    method,
                     refine_steps: 3,
                     ..Default::default()
                 },

@@ -88,7 +88,7 @@ fn an_inverse_whose_residual_shows_it_is_none_is_never_a_result() {
                 &h,
                 InvertOptions {
                     kind: Kind::Spd,
-                    method: method,
+                    method,
                     refine_steps: 0,
                     ..o
                 },
@@ -112,7 +112,7 @@ fn an_inverse_whose_residual_shows_it_is_none_is_never_a_result() {
                 &h,
                 InvertOptions {
                     kind: Kind::Spd,
-                    method: method,
+                    method,
                     refine_steps: 2,
                     ..o
                 },
@@ -175,7 +175,7 @@ fn every_spd_method_refuses_an_indefinite_matrix_at_the_same_column() {
                     &a,
                     InvertOptions {
                         kind: Kind::Spd,
-                        method: method,
+                        method,
                         refine_steps: 2,
                         ..o
                     },

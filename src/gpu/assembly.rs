@@ -31,7 +31,7 @@ impl Gpu {
         d: &[T],
         options: impl Into<Options>,
     ) -> Result<Matrix<f32>> {
-        self.assemble_single(&*T::single("A", a)?, &*T::single_vec("d", d)?, options)
+        self.assemble_single(&*T::single("A", a)?, &T::single_vec("d", d)?, options)
     }
 
     /// [`Gpu::assemble`] of f32 A and d.

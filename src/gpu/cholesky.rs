@@ -149,7 +149,7 @@ impl Gpu {
         d: &[T],
         options: impl Into<Options>,
     ) -> Result<Cholesky> {
-        self.factor_product_single(&*T::single("A", a)?, &*T::single_vec("d", d)?, options)
+        self.factor_product_single(&*T::single("A", a)?, &T::single_vec("d", d)?, options)
     }
 
     /// [`Gpu::factor_product`] of f32 A and d.

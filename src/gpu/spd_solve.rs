@@ -251,10 +251,10 @@ impl Gpu {
 
 /// L's diagonal, read alone where L is on the GPU unscaled, else from L.
 fn factor_diagonal(gpu: &Gpu, l: &Cholesky) -> Result<Vec<f32>> {
-    if let Some(f) = l.on_device() {
-        if f.shift() == 0 {
-            return gpu.tiled_diagonal(f);
-        }
+    if let Some(f) = l.on_device()
+        && f.shift() == 0
+    {
+        return gpu.tiled_diagonal(f);
     }
     let l = l.l()?;
     Ok((0..l.rows()).map(|j| l[(j, j)]).collect())

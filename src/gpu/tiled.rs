@@ -136,12 +136,12 @@ impl Gpu {
             KernelConfig::for_device(self.info()),
         )?);
         *self.tiled.borrow_mut() = Some(k.clone());
-        if crate::tuning::tiled_tuning_set() {
-            if let Err(e) = crate::tuning::self_check(self) {
-                // Tuned kernels that compute wrong are not kept.
-                *self.tiled.borrow_mut() = None;
-                return Err(e);
-            }
+        if crate::tuning::tiled_tuning_set()
+            && let Err(e) = crate::tuning::self_check(self)
+        {
+            // Tuned kernels that compute wrong are not kept.
+            *self.tiled.borrow_mut() = None;
+            return Err(e);
         }
         Ok(k)
     }
