@@ -21,6 +21,7 @@
 use symraster::baseline;
 use symraster::execution::Execution;
 use symraster::gl::{GpuTimer, TexelFormat};
+use symraster::internal::GpuInternals;
 use symraster::layout::BlockLayout;
 use symraster::timing::{Preheat, median, time_finish};
 use symraster::{BlockColumn, Blocking, Format, Gpu, Method, Options, problems, relative_error};

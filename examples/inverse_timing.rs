@@ -5,7 +5,7 @@
 use faer::linalg::solvers::DenseSolveCore;
 use std::time::Instant;
 use symraster::Gpu;
-use symraster::inverse::{Inverter, Kind, Method, Storage, bench};
+use symraster::inverse::{InverseMethod as Method, Inverter, Kind, Storage, bench};
 
 /// faer's f32 inverse (LU with partial pivoting, or Cholesky for SPD), median wall ms of 3.
 fn faer_ms(kind: Kind, s: usize) -> f64 {

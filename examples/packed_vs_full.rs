@@ -8,6 +8,7 @@
 use std::time::{Duration, Instant};
 use symraster::execution::Execution;
 use symraster::gl::GpuTimer;
+use symraster::internal::GpuInternals;
 use symraster::{
     Format, Gpu, Matrix, Method, Options, problems as testing, reference, relative_error,
 };

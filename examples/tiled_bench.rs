@@ -9,6 +9,7 @@
 //! column holds it).
 
 use anyhow::{Context, bail};
+use symraster::internal::GpuInternals;
 use symraster::tiled::{Storage, bench};
 use symraster::timing::{Timing, time_finish};
 use symraster::{Format, Gpu, Method, Options, problems};

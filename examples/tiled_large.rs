@@ -10,6 +10,7 @@
 
 use anyhow::{Context, bail};
 use symraster::Gpu;
+use symraster::internal::GpuInternals;
 use symraster::tiled::{Storage, bench};
 
 fn main() -> anyhow::Result<()> {

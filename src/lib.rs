@@ -5,18 +5,91 @@
 //! (Algorithm 5) computed by OpenGL fragment shaders over triangles that cover exactly the
 //! lower triangle, with a plain CPU reference (Algorithms 2 and 4).
 //!
-//! ```no_run
-//! use symraster::{Format, Gpu, Matrix};
+//! One [`Gpu`] (a headless OpenGL context on this thread) has one method per operation; the
+//! method (faithful, blocked, tiled) and the storage format are [`Options`], [`Method::Auto`]
+//! (the default) taking the fastest the device runs. Inputs may be `f32` or `f64`
+//! ([`Element`]): the GPU computes in f32, and each operation's docs say what precision its
+//! result carries.
+//!
+//! Factor and solve (every Cholesky gives one [`Cholesky`], L kept on the GPU where the
+//! method computed it there, its solves run where L is):
+//!
+//! ```
+//! use symraster::{Format, Gpu, Matrix, Options};
 //! let gpu = Gpu::new()?;
 //! let a = Matrix::from_fn(3, 6, |i, j| ((i * 6 + j) % 5) as f32 + 1.0);
 //! let d = vec![1.0f32; 6];
-//! let c = gpu.assemble(&a, &d, Format::Full)?;      // lower triangle of A·diag(d)·Aᵀ
-//! let l = gpu.cholesky(&c, Format::Full)?;          // C = L·Lᵀ
-//! let x = l.solve(&[1.0, 2.0, 3.0])?;               // C·x = b
+//! let c = gpu.assemble(&a, &d, Format::Full)?;       // lower triangle of A·diag(d)·Aᵀ
+//! let l = gpu.cholesky(&c, Options::default())?;     // C = L·Lᵀ
+//! let x = l.solve(&[1.0, 2.0, 3.0])?;                // C·x = b, in f32
+//! let l2 = gpu.factor_product(&a, &d, Format::Packed)?; // the same L, C never leaving the GPU
+//! assert_eq!(l2.order(), 3);
+//! let r = c.to_f64().symmetric_from_lower().mul_vec(&x.iter().map(|&v| v.into()).collect::<Vec<f64>>())?;
+//! assert!((r[2] - 3.0).abs() < 1e-3);
 //! # Ok::<(), symraster::Error>(())
 //! ```
 //!
-//! Where things are: [`gpu`] is the API ([`Gpu`], one file per operation); [`geometry`] the
+//! The SPD solve, f64 in and f64 out (LAPACK's dsposv: the f32 factor on the GPU, refinement
+//! in f64, an f64 CPU fallback where that does not reach the tolerance):
+//!
+//! ```
+//! use symraster::{Gpu, Matrix, SolveOptions};
+//! let gpu = Gpu::new()?;
+//! let c = Matrix::from_row_major(2, 2, vec![4.0, 1.0, 1.0, 3.0])?;
+//! let s = gpu.spd_solve(&c, &[1.0, 2.0], &SolveOptions::default())?;
+//! assert!(s.converged && s.backward_error < 1e-15);
+//! println!("x = {:?} after {} steps, κ ≈ {:.1}", s.x, s.iterations, s.condition);
+//! # Ok::<(), symraster::Error>(())
+//! ```
+//!
+//! Weighted least squares min ‖D(b − Aᵀx)‖₂ (section 5.3), the same refinement:
+//!
+//! ```
+//! use symraster::{Gpu, Matrix, SolveOptions};
+//! let gpu = Gpu::new()?;
+//! let a = Matrix::from_fn(2, 5, |i, j| (i + j) as f64 + (i * j) as f64 * 0.5 + 1.0);
+//! let (d, b) = (vec![1.0; 5], vec![1.0, 2.0, 0.0, -1.0, 3.0]);
+//! let s = gpu.least_squares(&a, &d, &b, &SolveOptions::default())?;
+//! assert!(s.converged && s.x.len() == 2);
+//! # Ok::<(), symraster::Error>(())
+//! ```
+//!
+//! Inversion, the sign function and Lyapunov equations (compute shaders; f64 results):
+//!
+//! ```
+//! use symraster::{Gpu, InvertOptions, Matrix};
+//! let gpu = Gpu::new()?;
+//! let m = Matrix::from_row_major(2, 2, vec![4.0, 1.0, 1.0, 3.0])?;
+//! let inv = gpu.invert(&m, InvertOptions::spd())?.x;           // M⁻¹ (lower triangle read)
+//! assert!(m.matmul(&inv)?.max_abs() < 1.0 + 1e-12);
+//! let a = Matrix::from_row_major(2, 2, vec![-2.0, 1.0, 0.0, 3.0])?;
+//! let s = gpu.sign(&a, Default::default())?.s;                 // sign(A)
+//! assert!((s.matmul(&s)?[(0, 0)] - 1.0).abs() < 1e-10);
+//! let stable = Matrix::from_row_major(2, 2, vec![-2.0, 1.0, 0.0, -3.0])?;
+//! let x = gpu.lyapunov(&stable, &Matrix::identity(2), Default::default())?.x; // A·X + X·Aᵀ = I
+//! let r = &(&stable * &x) + &(&x * &stable.transpose());
+//! assert!((r[(0, 0)] - 1.0).abs() < 1e-10 && r[(0, 1)].abs() < 1e-10);
+//! # Ok::<(), symraster::Error>(())
+//! ```
+//!
+//! Errors are typed: [`Error::Input`] (bad input), [`Error::Device`] (the GPU cannot), and
+//! [`Error::Numerical`] (no trustworthy result), each with a one-line message:
+//!
+//! ```
+//! use symraster::{Error, Gpu, Matrix, NumericalError, Options};
+//! let gpu = Gpu::new()?;
+//! let c = Matrix::from_row_major(2, 2, vec![1.0f32, 2.0, 2.0, 1.0])?; // indefinite
+//! match gpu.cholesky(&c, Options::default()) {
+//!     Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
+//!         assert_eq!(column, 1)
+//!     }
+//!     other => panic!("expected NotPositiveDefinite, got {other:?}"),
+//! }
+//! # Ok::<(), symraster::Error>(())
+//! ```
+//!
+//! Where things are: [`gpu`] is the API ([`Gpu`], one file per operation; [`Gpu::step`] runs
+//! an operation pass by pass for the debugger); [`geometry`] the
 //! paper's draw geometry as data, [`kernels`] the fragment kernel table, [`execution`] the pass
 //! runner; [`tiled`] the tiled compute path (GL compute kernels over storage buffers);
 //! [`inverse`] inversion, the sign function and Lyapunov equations on the tiled kernels; [`gl`]
@@ -26,11 +99,14 @@
 //! reproduction) lives in `src/bin/symraster/` behind the `cli` feature.
 
 pub mod baseline;
+pub mod blocked;
 pub mod error;
 pub mod execution;
 pub mod geometry;
 pub mod gl;
 pub mod gpu;
+#[doc(hidden)]
+pub mod internal;
 pub mod inverse;
 pub mod io;
 pub mod kernels;
@@ -45,10 +121,11 @@ pub mod tuning;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gpu::{
-    CholeskyFactor, Gpu, GpuBuilder, LuFactors, Method, Options, TiledFactor, assembly_plan,
+    Cholesky, Gpu, GpuBuilder, LuFactors, Method, Operation, Options, Run, assembly_plan,
     check_factor, cholesky_plan,
 };
+pub use inverse::{InverseMethod, InvertOptions, LyapunovOptions, SignOptions};
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
-pub use matrix::{Matrix, relative_error};
+pub use matrix::{Element, Matrix, relative_error};
 pub use tuning::{KernelShape, Tuning};

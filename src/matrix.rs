@@ -326,8 +326,183 @@ pub fn to_single_precision_vec(input: &str, v: &[f64]) -> Result<Vec<f32>> {
     Ok(v.iter().map(|&x| x as f32).collect())
 }
 
+/// The element types the GPU operations accept: `f32`, used as given, and `f64`, rounded to
+/// f32 once on the way in (after the operation's power-of-two range scaling where it has one)
+/// with a value beyond f32's range an [`InputError::OutOfSinglePrecision`]. Sealed.
+pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + 'static {
+    /// The matrix in single precision: `f32` borrowed as is, `f64` rounded (range checked).
+    fn single<'a>(input: &str, m: &'a Matrix<Self>) -> Result<std::borrow::Cow<'a, Matrix<f32>>>;
+    /// [`Element::single`] for a vector.
+    fn single_vec<'a>(input: &str, v: &'a [Self]) -> Result<std::borrow::Cow<'a, [f32]>>;
+    /// The matrix in double precision, when it is one (no copy).
+    fn as_double(m: &Matrix<Self>) -> Option<&Matrix<f64>>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+impl Element for f32 {
+    fn single<'a>(_: &str, m: &'a Matrix<f32>) -> Result<std::borrow::Cow<'a, Matrix<f32>>> {
+        Ok(std::borrow::Cow::Borrowed(m))
+    }
+    fn single_vec<'a>(_: &str, v: &'a [f32]) -> Result<std::borrow::Cow<'a, [f32]>> {
+        Ok(std::borrow::Cow::Borrowed(v))
+    }
+    fn as_double(_: &Matrix<f32>) -> Option<&Matrix<f64>> {
+        None
+    }
+}
+
+impl Element for f64 {
+    fn single<'a>(input: &str, m: &'a Matrix<f64>) -> Result<std::borrow::Cow<'a, Matrix<f32>>> {
+        to_single_precision(input, m).map(std::borrow::Cow::Owned)
+    }
+    fn single_vec<'a>(input: &str, v: &'a [f64]) -> Result<std::borrow::Cow<'a, [f32]>> {
+        to_single_precision_vec(input, v).map(std::borrow::Cow::Owned)
+    }
+    fn as_double(m: &Matrix<f64>) -> Option<&Matrix<f64>> {
+        Some(m)
+    }
+}
+
+impl<T: Copy + Default + From<u8>> Matrix<T> {
+    /// The n x n identity.
+    pub fn identity(n: usize) -> Self {
+        Self::from_fn(n, n, |i, j| T::from((i == j) as u8))
+    }
+}
+
+impl<T> Matrix<T>
+where
+    T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    /// The product self·other (rows of self by columns of other); a shape mismatch is
+    /// [`InputError::Shape`].
+    pub fn matmul(&self, other: &Matrix<T>) -> Result<Matrix<T>> {
+        if self.cols != other.rows {
+            return Err(Error::shape(format!(
+                "a {}x{} matrix times a {}x{} one: the inner sizes differ",
+                self.rows, self.cols, other.rows, other.cols
+            )));
+        }
+        let mut out = Matrix::zeros(self.rows, other.cols);
+        for i in 0..self.rows {
+            let row = &mut out.data[i * other.cols..(i + 1) * other.cols];
+            for (k, &a) in self.row(i).iter().enumerate() {
+                for (o, &b) in row.iter_mut().zip(other.row(k)) {
+                    *o = *o + a * b;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The product with a vector, self·v; a length mismatch is [`InputError::Shape`].
+    pub fn mul_vec(&self, v: &[T]) -> Result<Vec<T>> {
+        let v = Matrix::from_row_major(v.len(), 1, v.to_vec())?;
+        Ok(self.matmul(&v)?.into_vec())
+    }
+}
+
+impl<T> std::ops::Mul for &Matrix<T>
+where
+    T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    type Output = Matrix<T>;
+
+    /// [`Matrix::matmul`]; panics where the inner sizes differ.
+    fn mul(self, other: &Matrix<T>) -> Matrix<T> {
+        self.matmul(other)
+            .expect("matrix product: inner sizes differ")
+    }
+}
+
+macro_rules! elementwise {
+    ($trait:ident, $method:ident, $op:tt, $doc:literal) => {
+        impl<T: Copy + std::ops::$trait<Output = T>> std::ops::$trait for &Matrix<T> {
+            type Output = Matrix<T>;
+
+            #[doc = $doc]
+            fn $method(self, other: &Matrix<T>) -> Matrix<T> {
+                assert_eq!(self.shape(), other.shape(), "matrix shapes differ");
+                Matrix {
+                    rows: self.rows,
+                    cols: self.cols,
+                    data: self.data.iter().zip(&other.data).map(|(&a, &b)| a $op b).collect(),
+                }
+            }
+        }
+    };
+}
+
+elementwise!(Add, add, +, "The entrywise sum; panics where the shapes differ.");
+elementwise!(Sub, sub, -, "The entrywise difference; panics where the shapes differ.");
+
+impl<T: Copy + Into<f64>> Matrix<T> {
+    /// The largest |entry| (0 for an empty matrix; NaN where an entry is NaN).
+    pub fn max_abs(&self) -> f64 {
+        self.data.iter().fold(0.0, |m: f64, &v| {
+            let v: f64 = v.into();
+            if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(v.abs())
+            }
+        })
+    }
+}
+
+impl From<&faer::Mat<f64>> for Matrix<f64> {
+    fn from(m: &faer::Mat<f64>) -> Self {
+        Matrix::from_fn(m.nrows(), m.ncols(), |i, j| m[(i, j)])
+    }
+}
+
+impl From<faer::Mat<f64>> for Matrix<f64> {
+    fn from(m: faer::Mat<f64>) -> Self {
+        Matrix::from(&m)
+    }
+}
+
+impl From<&Matrix<f64>> for faer::Mat<f64> {
+    fn from(m: &Matrix<f64>) -> Self {
+        faer::Mat::from_fn(m.rows, m.cols, |i, j| m[(i, j)])
+    }
+}
+
+impl From<Matrix<f64>> for faer::Mat<f64> {
+    fn from(m: Matrix<f64>) -> Self {
+        faer::Mat::from(&m)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn products_sums_norms_and_faer_conversions() {
+        let a = Matrix::from_row_major(2, 3, vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let at = a.transpose();
+        let p = a.matmul(&at).unwrap();
+        assert_eq!(p.as_slice(), &[14.0, 32.0, 32.0, 77.0]);
+        assert_eq!(&a * &at, p);
+        assert_eq!(a.mul_vec(&[1.0, 0.0, -1.0]).unwrap(), vec![-2.0, -2.0]);
+        assert!(a.matmul(&a).is_err());
+        assert!(a.mul_vec(&[1.0]).is_err());
+        let i = Matrix::<f64>::identity(2);
+        assert_eq!(i.matmul(&a).unwrap(), a);
+        assert_eq!((&p - &p).max_abs(), 0.0);
+        assert_eq!((&i + &i).as_slice(), &[2.0, 0.0, 0.0, 2.0]);
+        assert_eq!(a.max_abs(), 6.0);
+        let f: faer::Mat<f64> = (&a).into();
+        assert_eq!((f.nrows(), f.ncols(), f[(1, 2)]), (2, 3, 6.0));
+        assert_eq!(Matrix::from(f), a);
+        let single = Matrix::<f32>::identity(3);
+        assert_eq!(single.matmul(&single).unwrap(), single);
+    }
+
     use super::*;
 
     #[test]

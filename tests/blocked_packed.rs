@@ -12,11 +12,12 @@ use common::blocked::{
 use common::soft_raster::{rasterize, texel};
 use common::{U32, gpu, widen};
 use std::collections::BTreeSet;
+use symraster::blocked::geometry::{assembly_plan, cholesky_plan};
+use symraster::blocked::layout::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
 use symraster::execution::Execution;
 use symraster::geometry::Pass;
-use symraster::geometry::blocked::{assembly_plan, cholesky_plan};
 use symraster::gl::Rgba32F;
-use symraster::layout::blocked::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
+use symraster::internal::GpuInternals;
 use symraster::{Format, Gpu, Matrix, Options, problems, reference, relative_error};
 
 fn packed(blocks: Blocks) -> Options {
@@ -205,7 +206,11 @@ fn packed_cholesky_matches_reference_and_the_full_format() {
     let gpu = gpu();
     for (m, blocking) in with_blockings(&SIZES) {
         let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
-        let l = gpu.cholesky(&c, packed(blocking)).unwrap().into_l();
+        let l = gpu
+            .cholesky(&c, packed(blocking))
+            .unwrap()
+            .into_l()
+            .unwrap();
         let l_ref = reference::cholesky(&c.to_f64()).unwrap();
         let forward = relative_error(&l, &l_ref);
         let backward = relative_error(
@@ -218,7 +223,7 @@ fn packed_cholesky_matches_reference_and_the_full_format() {
         assert_eq!(l, l.lower_triangle(), "m={m}");
         assert_eq!(
             l,
-            gpu.cholesky(&c, full(blocking)).unwrap().into_l(),
+            gpu.cholesky(&c, full(blocking)).unwrap().into_l().unwrap(),
             "{blocking} m={m}"
         );
     }
@@ -234,7 +239,8 @@ fn packed_factor_product_matches() {
         let l = gpu
             .factor_product(&a, &d, packed(blocking))
             .unwrap()
-            .into_l();
+            .into_l()
+            .unwrap();
         let c = reference::assemble(&a.to_f64(), &widen(&d));
         let backward = relative_error(
             &reference::multiply_lower_by_transpose(&l.to_f64()),
@@ -246,7 +252,10 @@ fn packed_factor_product_matches() {
         );
         assert_eq!(
             l,
-            gpu.factor_product(&a, &d, full(blocking)).unwrap().into_l()
+            gpu.factor_product(&a, &d, full(blocking))
+                .unwrap()
+                .into_l()
+                .unwrap()
         );
     }
 }
@@ -284,7 +293,11 @@ fn packed_runs_never_read_the_upper_triangle() {
         };
 
         let c = problems::well_conditioned_spd(&mut problems::rng(3), m);
-        let clean = gpu.cholesky(&c, packed(blocking)).unwrap().into_l();
+        let clean = gpu
+            .cholesky(&c, packed(blocking))
+            .unwrap()
+            .into_l()
+            .unwrap();
         let mut run = gpu.start_blocked_cholesky_as(&c, layout).unwrap();
         upload_to_pair(&run, &layout.pack_layers(&c, f32::NAN));
         run.finish().unwrap();
@@ -320,13 +333,25 @@ fn packed_textures_are_about_half() {
         (Blocking::Four, (8, 20), (16, 16)),
     ] {
         let run = gpu
-            .start_blocked_cholesky_with(&c, Format::Packed, blocking)
+            .step(
+                symraster::Operation::Cholesky(&c),
+                symraster::Options::new(Format::Packed)
+                    .blocking(blocking)
+                    .method(symraster::Method::Blocked),
+            )
+            .and_then(symraster::Run::into_blocks)
             .unwrap();
         for tex in run.pair().source().layers() {
             assert_eq!((tex.width(), tex.height()), packed);
         }
         let run = gpu
-            .start_blocked_cholesky_with(&c, Format::Full, blocking)
+            .step(
+                symraster::Operation::Cholesky(&c),
+                symraster::Options::new(Format::Full)
+                    .blocking(blocking)
+                    .method(symraster::Method::Blocked),
+            )
+            .and_then(symraster::Run::into_blocks)
             .unwrap();
         for tex in run.pair().source().layers() {
             assert_eq!((tex.width(), tex.height()), full);

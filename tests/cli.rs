@@ -1609,3 +1609,50 @@ fn numerics_tiny_factors_huge_right_sides_and_singular_products() {
     );
     assert!(!out3.exists());
 }
+
+#[test]
+fn spd_solve_matches_the_cpu_reference_and_names_a_bad_b() {
+    let w = Workspace::new();
+    let m = 9;
+    let c = problems::well_conditioned_spd(&mut problems::rng(31), m).to_f64();
+    let b = widen(&problems::uniform_vector(&mut problems::rng(32), m));
+    let l = reference::cholesky(&c).unwrap();
+    let x_ref = symraster::least_squares::solve_with_factor(&l, &b);
+    // Garbage above the diagonal: only the lower triangle is read.
+    let mut stored = c.clone();
+    stored[(0, m - 1)] = 1e30;
+    let (c_path, b_path, out) = (
+        w.matrix("c.npy", &stored),
+        w.vector("b.npy", &b),
+        w.path("x.npy"),
+    );
+    let text = succeeds(run(
+        &[&"spd-solve", &"--c", &c_path, &"--b", &b_path, &"-o", &out],
+        &[],
+    ));
+    assert!(text.contains("iterations: "), "{text}");
+    assert!(text.contains("backward error: "), "{text}");
+    assert!(text.contains("f64 CPU fallback: no"), "{text}");
+    assert_eq!(npy_descr(&out), "<f8", "spd-solve writes float64");
+    let x = io::read_vector(&out, "x").unwrap();
+    let err = symraster::least_squares::relative_error_vec(&x, &x_ref);
+    assert!(err <= 1e-12, "relative error {err:e}");
+    let b_short = w.vector("b_short.npy", &b[..m - 1]);
+    let out2 = w.path("x2.npy");
+    fails_with(
+        run(
+            &[
+                &"spd-solve",
+                &"--c",
+                &c_path,
+                &"--b",
+                &b_short,
+                &"-o",
+                &out2,
+            ],
+            &[],
+        ),
+        &["b needs 9 entries", "b_short.npy"],
+    );
+    assert!(!out2.exists(), "nothing written on failure");
+}

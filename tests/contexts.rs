@@ -4,6 +4,7 @@
 //! objects made from it).
 
 use symraster::gl::{Buffer, BufferTarget, BufferUsage};
+use symraster::internal::GpuInternals;
 use symraster::problems::{rng, well_conditioned_spd};
 use symraster::{Format, Gpu, Matrix};
 
@@ -43,10 +44,20 @@ fn factors_kept_on_the_gpu_answer_right_beside_another_gpu_and_after_theirs_is_g
     let (c2, b2) = problem(2, 45);
     for format in [Format::Full, Format::Packed] {
         let first = Gpu::new().unwrap();
-        let f1 = first.cholesky_tiled(&c1, format).unwrap();
+        let f1 = first
+            .cholesky(
+                &c1,
+                symraster::Options::new(format).method(symraster::Method::Tiled),
+            )
+            .unwrap();
         // A second context on this thread, with objects of its own in the same GL names.
         let second = Gpu::new().unwrap();
-        let f2 = second.cholesky_tiled(&c2, format).unwrap();
+        let f2 = second
+            .cholesky(
+                &c2,
+                symraster::Options::new(format).method(symraster::Method::Tiled),
+            )
+            .unwrap();
         for _ in 0..2 {
             let x1 = f1.solve(&b1).unwrap();
             assert!(
@@ -66,7 +77,7 @@ fn factors_kept_on_the_gpu_answer_right_beside_another_gpu_and_after_theirs_is_g
             backward_error(&c1, &x1, &b1) < 1e-6,
             "{format:?}: after drop"
         );
-        let l1 = f1.download().unwrap();
+        let l1 = symraster::Cholesky::from_l(f1.l().unwrap()).unwrap();
         let x1 = l1.solve(&b1).unwrap();
         assert!(
             backward_error(&c1, &x1, &b1) < 1e-6,

@@ -3,6 +3,7 @@
 mod common;
 
 use common::{U32, faithful, gpu, run_with_poisoned_targets, widen};
+use symraster::internal::GpuInternals;
 use symraster::{
     Error, Format, InputError, Matrix, NumericalError, problems, reference, relative_error,
 };
@@ -61,7 +62,11 @@ fn assembly_with_a_fresh_seed() {
 /// Cholesky of a well-conditioned SPD matrix against Algorithm 4, forward and backward error.
 fn check_cholesky(gpu: &symraster::Gpu, c: &Matrix<f32>, label: &str) -> (f64, f64) {
     let m = c.rows();
-    let l = gpu.cholesky(c, faithful(Format::Full)).unwrap().into_l();
+    let l = gpu
+        .cholesky(c, faithful(Format::Full))
+        .unwrap()
+        .into_l()
+        .unwrap();
     let l_ref = reference::cholesky(&c.to_f64()).unwrap();
     let forward = relative_error(&l, &l_ref);
     let backward = relative_error(
@@ -119,7 +124,8 @@ fn cholesky_never_reads_the_upper_triangle() {
         let clean = gpu
             .cholesky(&c.lower_triangle(), faithful(Format::Full))
             .unwrap()
-            .into_l();
+            .into_l()
+            .unwrap();
         let mut garbage = c.clone();
         for i in 0..m {
             for j in i + 1..m {
@@ -129,7 +135,8 @@ fn cholesky_never_reads_the_upper_triangle() {
         let l = gpu
             .cholesky(&garbage, faithful(Format::Full))
             .unwrap()
-            .into_l();
+            .into_l()
+            .unwrap();
         assert_eq!(
             l, clean,
             "m={m}: garbage in the upper triangle changed the factor"
@@ -173,7 +180,7 @@ fn not_positive_definite_names_the_failing_column() {
         }
     }
     // A zero matrix fails at column 0; an m = 1 negative at column 0.
-    let zero = Matrix::zeros(4, 4);
+    let zero = Matrix::<f32>::zeros(4, 4);
     assert!(matches!(
         gpu.cholesky(&zero, faithful(Format::Full)),
         Err(Error::Numerical(NumericalError::NotPositiveDefinite {
@@ -203,7 +210,11 @@ fn bad_inputs_get_specific_errors() {
         "{e}"
     );
     let e = gpu
-        .assemble(&Matrix::zeros(0, 4), &[1.0; 4], faithful(Format::Full))
+        .assemble(
+            &Matrix::<f32>::zeros(0, 4),
+            &[1.0; 4],
+            faithful(Format::Full),
+        )
         .unwrap_err();
     assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
     let mut bad = a.clone();
@@ -224,7 +235,7 @@ fn bad_inputs_get_specific_errors() {
         .unwrap_err();
     assert!(e.to_string().contains("square"), "{e}");
     let e = gpu
-        .cholesky(&Matrix::zeros(0, 0), faithful(Format::Full))
+        .cholesky(&Matrix::<f32>::zeros(0, 0), faithful(Format::Full))
         .unwrap_err();
     assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
     let mut c = Matrix::filled(3, 3, 1.0f32);

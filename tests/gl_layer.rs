@@ -6,6 +6,7 @@ use symraster::gl::{
     Attribute, Buffer, BufferTarget, BufferUsage, DeviceInfo, Framebuffer, PingPong, Program, R32F,
     RenderTexture, Rgba8, Rgba32F, TexelFormat, Texture, VertexArray, VertexFormat,
 };
+use symraster::internal::GpuInternals;
 use symraster::timing::Preheat;
 
 fn round_trip<F: TexelFormat>(gpu: &Gpu, texels: Vec<F::Texel>, fill: F::Texel)

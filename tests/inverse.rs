@@ -7,7 +7,9 @@ mod common;
 
 use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
-use symraster::inverse::{self, Inverter, Kind, Method};
+use symraster::InvertOptions;
+use symraster::LyapunovOptions;
+use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind};
 use symraster::{Error, Matrix, NumericalError, relative_error};
 
 fn inverter(gpu: &symraster::Gpu) -> Inverter {
@@ -258,7 +260,6 @@ fn sign_by_eigen(a: &Matrix<f64>) -> Matrix<f64> {
 #[test]
 fn sign_matches_eigendecompositions() {
     let gpu = common::gpu();
-    let inv = inverter(&gpu);
     // Symmetric indefinite: spectrum on both sides of zero, kept away from it. From n = 64 the
     // device iteration's passes run in several work groups (4096 entries each).
     for n in [1, 2, 5, 24, 90] {
@@ -267,7 +268,7 @@ fn sign_matches_eigendecompositions() {
             a[(i, i)] -= if i % 2 == 0 { 3.0 } else { 0.0 };
         }
         let want = sign_by_eigen(&a);
-        let got = inverse::sign(&inv, &a, Default::default()).unwrap();
+        let got = gpu.sign(&a, Default::default()).unwrap();
         let e = relative_error(&got.s, &want);
         assert!(
             e < 1e-5,
@@ -275,27 +276,27 @@ fn sign_matches_eigendecompositions() {
             got.iterations
         );
         assert!(got.residual < 1e-13, "not an involution: {}", got.residual);
-        let refined = inverse::sign(
-            &inv,
-            &a,
-            inverse::SignOptions {
-                refine_inverses: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let refined = gpu
+            .sign(
+                &a,
+                inverse::SignOptions {
+                    refine_inverses: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
         let e = relative_error(&refined.s, &want);
         assert!(e < 1e-12, "symmetric n {n}, refined inverses: error {e}");
-        let plain = inverse::sign(
-            &inv,
-            &a,
-            inverse::SignOptions {
-                scaling: false,
-                polish_steps: 0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let plain = gpu
+            .sign(
+                &a,
+                inverse::SignOptions {
+                    scaling: false,
+                    polish_steps: 0,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
         let e = relative_error(&plain.s, &want);
         assert!(e < 1e-4, "unscaled f32 n {n}: error {e}");
         assert!(plain.iterations >= got.iterations);
@@ -320,14 +321,14 @@ fn sign_matches_eigendecompositions() {
         |f: &dyn Fn(f64) -> f64| Matrix::from_fn(n, n, |i, j| if i == j { f(d[i]) } else { 0.0 });
     let a = matmul(&matmul(&v, &diag(&|x| x)), &vinv);
     let want = matmul(&matmul(&v, &diag(&f64::signum)), &vinv);
-    let got = inverse::sign(&inv, &a, Default::default()).unwrap();
+    let got = gpu.sign(&a, Default::default()).unwrap();
     let e = relative_error(&got.s, &want);
     assert!(e < 1e-4, "nonsymmetric: error {e}");
     let options = inverse::SignOptions {
         refine_inverses: true,
         ..Default::default()
     };
-    let got = inverse::sign(&inv, &a, options).unwrap();
+    let got = gpu.sign(&a, options).unwrap();
     let e = relative_error(&got.s, &want);
     assert!(e < 1e-11, "nonsymmetric, refined inverses: error {e}");
 }
@@ -335,7 +336,6 @@ fn sign_matches_eigendecompositions() {
 #[test]
 fn sign_refuses_eigenvalues_on_the_imaginary_axis() {
     let gpu = common::gpu();
-    let inv = inverter(&gpu);
     // Eigenvalues ±i (a rotation) beside a stable block; and a singular matrix (eigenvalue 0).
     let mut a = Matrix::from_fn(
         4,
@@ -353,7 +353,7 @@ fn sign_refuses_eigenvalues_on_the_imaginary_axis() {
     }
     let singular = Matrix::from_fn(3, 3, |i, j| (i + j) as f64);
     for m in [a, singular] {
-        let err = inverse::sign(&inv, &m, Default::default()).unwrap_err();
+        let err = gpu.sign(&m, Default::default()).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -393,19 +393,22 @@ fn stable(n: usize, seed: u64) -> Matrix<f64> {
 #[test]
 fn lyapunov_matches_scipy_convention_and_the_kronecker_solve() {
     let gpu = common::gpu();
-    let inv = inverter(&gpu);
     for n in [1, 2, 7, 16] {
         let a = stable(n, 300 + n as u64);
         let b = random(n, n, 400 + n as u64);
         let q = matmul(&b, &b.transpose());
         let want = lyapunov_by_kronecker(&a, &q);
-        let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+        let got = gpu
+            .lyapunov(&a, &q, LyapunovOptions { refine_steps: 3 })
+            .unwrap();
         let e = relative_error(&got.x, &want);
         let r = *got.residuals.last().unwrap();
         assert!(r < 1e-13, "n {n}: residual {:?}", got.residuals);
         assert!(e < 1e-11, "n {n}: error {e} against the Kronecker solve");
         // Without refinement the f32 operator alone: single-precision accuracy.
-        let raw = inverse::solve_continuous_lyapunov(&inv, &a, &q, 0).unwrap();
+        let raw = gpu
+            .lyapunov(&a, &q, LyapunovOptions { refine_steps: 0 })
+            .unwrap();
         assert!(
             raw.residuals[0] < 1e-4,
             "n {n}: f32 residual {:?}",
@@ -417,7 +420,9 @@ fn lyapunov_matches_scipy_convention_and_the_kronecker_solve() {
     let n = 70;
     let (a, b) = (stable(n, 5), random(n, n, 6));
     let q = matmul(&b, &b.transpose());
-    let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    let got = gpu
+        .lyapunov(&a, &q, LyapunovOptions { refine_steps: 3 })
+        .unwrap();
     assert!(
         *got.residuals.last().unwrap() < 1e-13 && got.residuals[0] < 1e-4,
         "n {n}: residuals {:?}",
@@ -425,19 +430,23 @@ fn lyapunov_matches_scipy_convention_and_the_kronecker_solve() {
     );
     // A nonsymmetric Q is fine too (scipy does not ask for symmetry).
     let (a, q) = (stable(5, 9), random(5, 5, 10));
-    let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    let got = gpu
+        .lyapunov(&a, &q, LyapunovOptions { refine_steps: 3 })
+        .unwrap();
     assert!(relative_error(&got.x, &lyapunov_by_kronecker(&a, &q)) < 1e-11);
 }
 
 #[test]
 fn lyapunov_refuses_unstable_a_and_bad_shapes() {
     let gpu = common::gpu();
-    let inv = inverter(&gpu);
     let n = 6;
     let mut a = stable(n, 3);
     a[(0, 0)] += 10.0; // one eigenvalue pushed into the right half-plane
     let q = Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)));
-    match inverse::solve_continuous_lyapunov(&inv, &a, &q, 1).unwrap_err() {
+    match gpu
+        .lyapunov(&a, &q, LyapunovOptions { refine_steps: 1 })
+        .unwrap_err()
+    {
         Error::Numerical(NumericalError::NotStable {
             unstable, order, ..
         }) => {
@@ -449,10 +458,12 @@ fn lyapunov_refuses_unstable_a_and_bad_shapes() {
     let rot = Matrix::from_fn(2, 2, |i, j| [[0.0, 1.0], [-1.0, 0.0]][i][j]);
     let eye2 = Matrix::from_fn(2, 2, |i, j| f64::from(u8::from(i == j)));
     assert!(matches!(
-        inverse::solve_continuous_lyapunov(&inv, &rot, &eye2, 1),
+        gpu.lyapunov(&rot, &eye2, LyapunovOptions { refine_steps: 1 }),
         Err(Error::Numerical(NumericalError::SignNotConverged { .. }))
     ));
-    let err = inverse::solve_continuous_lyapunov(&inv, &stable(3, 1), &eye2, 1).unwrap_err();
+    let err = gpu
+        .lyapunov(&stable(3, 1), &eye2, LyapunovOptions { refine_steps: 1 })
+        .unwrap_err();
     assert_eq!(err.kind(), symraster::ErrorKind::Input);
 }
 
@@ -494,7 +505,6 @@ fn timing_entry_runs_every_method_on_a_matrix_it_inverts() {
 #[test]
 fn f64_entry_refines_spd_and_general() {
     let gpu = common::gpu();
-    let inv = inverter(&gpu);
     let a = spd(30, 8);
     let mut lower_only = a.clone();
     for i in 0..30 {
@@ -506,7 +516,17 @@ fn f64_entry_refines_spd_and_general() {
         (&lower_only, Kind::Spd, Method::Cholesky),
         (&a, Kind::General, Method::Lu),
     ] {
-        let r = inverse::invert_f64(&inv, m, kind, method, 3).unwrap();
+        let r = gpu
+            .invert(
+                m,
+                InvertOptions {
+                    kind,
+                    method,
+                    refine_steps: 3,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
         let e = relative_error(&r.x, &cpu_inverse(&a));
         assert!(
             r.refined && e < 1e-12,

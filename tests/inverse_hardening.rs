@@ -8,7 +8,10 @@ mod common;
 
 use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
-use symraster::inverse::{self, InvertOptions, Inverter, Kind, Method, SignOptions, Storage};
+use symraster::LyapunovOptions;
+use symraster::inverse::{
+    self, InverseMethod as Method, InvertOptions, Inverter, Kind, SignOptions, Storage,
+};
 use symraster::layout::rfp;
 use symraster::{Error, Matrix, NumericalError, relative_error};
 
@@ -81,7 +84,16 @@ fn an_inverse_whose_residual_shows_it_is_none_is_never_a_result() {
         // The f32 result alone, and the f64 entry without refinement: an error naming why.
         for err in [
             inverse::invert_with(&inv, &h.to_f32(), Kind::Spd, method, o).map(|_| ()),
-            inverse::invert_f64_with(&inv, &h, Kind::Spd, method, o, 0).map(|_| ()),
+            gpu.invert(
+                &h,
+                InvertOptions {
+                    kind: Kind::Spd,
+                    method,
+                    refine_steps: 0,
+                    ..o
+                },
+            )
+            .map(|_| ()),
         ] {
             match err {
                 Err(Error::Numerical(NumericalError::IllConditioned {
@@ -95,7 +107,17 @@ fn an_inverse_whose_residual_shows_it_is_none_is_never_a_result() {
             }
         }
         // With refinement: the f64 CPU inverse, refined, to f64's accuracy for κ(H8).
-        let r = inverse::invert_f64_with(&inv, &h, Kind::Spd, method, o, 2).unwrap();
+        let r = gpu
+            .invert(
+                &h,
+                InvertOptions {
+                    kind: Kind::Spd,
+                    method,
+                    refine_steps: 2,
+                    ..o
+                },
+            )
+            .unwrap();
         assert!(r.fallback.is_some(), "{what}: {:?}", r.residuals);
         let e = relative_error(&r.x, &want);
         let bound = 10.0 * n as f64 * kappa * f64::EPSILON;
@@ -107,7 +129,17 @@ fn an_inverse_whose_residual_shows_it_is_none_is_never_a_result() {
     for i in 0..6 {
         singular[(i, 3)] = singular[(i, 0)] + singular[(i, 1)];
     }
-    let err = inverse::invert_f64(&inv, &singular, Kind::General, Method::Gje, 2).unwrap_err();
+    let err = gpu
+        .invert(
+            &singular,
+            InvertOptions {
+                kind: Kind::General,
+                method: Method::Gje,
+                refine_steps: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
     assert!(
         matches!(
             err,
@@ -131,11 +163,24 @@ fn every_spd_method_refuses_an_indefinite_matrix_at_the_same_column() {
     let lower = a.to_f32().lower_triangle();
     for (method, storage) in SPD_ROUTES {
         for block in [Some(2), Some(4), None] {
-            let o = InvertOptions { block, storage };
+            let o = InvertOptions {
+                block,
+                storage,
+                ..Default::default()
+            };
             let what = format!("{method:?} {storage:?} b {block:?}");
             for err in [
                 inverse::invert_with(&inv, &lower, Kind::Spd, method, o).map(|_| ()),
-                inverse::invert_f64_with(&inv, &a, Kind::Spd, method, o, 2).map(|_| ()),
+                gpu.invert(
+                    &a,
+                    InvertOptions {
+                        kind: Kind::Spd,
+                        method,
+                        refine_steps: 2,
+                        ..o
+                    },
+                )
+                .map(|_| ()),
             ] {
                 match err {
                     Err(Error::Numerical(NumericalError::NotPositiveDefinite {
@@ -208,7 +253,6 @@ fn eigen_constructed(n: usize, seed: u64) -> (Matrix<f64>, Matrix<f64>) {
 #[test]
 fn sign_does_not_depend_on_the_scale_of_a() {
     let gpu = common::gpu();
-    let inv = Inverter::new(&gpu).unwrap();
     let n = 24;
     let (a, want) = eigen_constructed(n, 3);
     for refine_inverses in [false, true] {
@@ -216,13 +260,14 @@ fn sign_does_not_depend_on_the_scale_of_a() {
             refine_inverses,
             ..SignOptions::default()
         };
-        let base = inverse::sign(&inv, &a, o).unwrap();
+        let base = gpu.sign(&a, o).unwrap();
         let tol = if refine_inverses { 1e-10 } else { 1e-4 };
         let e = relative_error(&base.s, &want);
         assert!(e < tol, "refine {refine_inverses}: error {e}");
         for c in [2f64.powi(63), 2f64.powi(-63), 1e19, 1e-19] {
             let scaled = a.map(|v| v * c);
-            let got = inverse::sign(&inv, &scaled, o)
+            let got = gpu
+                .sign(&scaled, o)
                 .unwrap_or_else(|e| panic!("c {c:e}, refine {refine_inverses}: {e}"));
             let e = relative_error(&got.s, &want);
             assert!(e < tol, "c {c:e}, refine {refine_inverses}: error {e}");
@@ -237,7 +282,6 @@ fn sign_does_not_depend_on_the_scale_of_a() {
 #[test]
 fn sign_reports_an_honest_error_measure() {
     let gpu = common::gpu();
-    let inv = Inverter::new(&gpu).unwrap();
     // Eigenvalues near the axis relative to the spread: the f32 iteration's S is an involution
     // to f64's precision (‖I − S²‖ tiny) but off from sign(A) by far more.
     let n = 48;
@@ -246,7 +290,7 @@ fn sign_reports_an_honest_error_measure() {
         refine_inverses: false,
         ..SignOptions::default()
     };
-    let got = inverse::sign(&inv, &a, o).unwrap();
+    let got = gpu.sign(&a, o).unwrap();
     let e = relative_error(&got.s, &want);
     assert!(got.residual < 1e-12, "‖I − S²‖ {}", got.residual);
     assert!(
@@ -261,7 +305,7 @@ fn sign_reports_an_honest_error_measure() {
         got.commutation
     );
     // The default reaches double accuracy.
-    let got = inverse::sign(&inv, &a, SignOptions::default()).unwrap();
+    let got = gpu.sign(&a, SignOptions::default()).unwrap();
     let e = relative_error(&got.s, &want);
     assert!(
         e < 1e-10 && got.commutation < 1e-12,
@@ -292,7 +336,6 @@ fn lyapunov_by_kronecker(a: &Matrix<f64>, q: &Matrix<f64>) -> Matrix<f64> {
 #[test]
 fn lyapunov_solution_scales_exactly_with_a_and_q() {
     let gpu = common::gpu();
-    let inv = Inverter::new(&gpu).unwrap();
     let n = 9;
     let r = random(n, 21);
     let a = Matrix::from_fn(n, n, |i, j| {
@@ -301,12 +344,15 @@ fn lyapunov_solution_scales_exactly_with_a_and_q() {
     let b = random(n, 22);
     let q = of_faer(&(faer_of(&b) * faer_of(&b).transpose()));
     let want = lyapunov_by_kronecker(&a, &q);
-    let base = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    let base = gpu
+        .lyapunov(&a, &q, LyapunovOptions { refine_steps: 3 })
+        .unwrap();
     assert!(relative_error(&base.x, &want) < 1e-11);
     for k in [63, -63] {
         let c = 2f64.powi(k);
         // A → 2^k·A: X → 2^-k·X, exactly.
-        let got = inverse::solve_continuous_lyapunov(&inv, &a.map(|v| v * c), &q, 3)
+        let got = gpu
+            .lyapunov(&a.map(|v| v * c), &q, LyapunovOptions { refine_steps: 3 })
             .unwrap_or_else(|e| panic!("A·2^{k}: {e}"));
         assert_eq!(
             got.x.as_slice(),
@@ -315,20 +361,28 @@ fn lyapunov_solution_scales_exactly_with_a_and_q() {
         );
         assert!(relative_error(&got.x, &want.map(|v| v / c)) < 1e-11);
         // Q → 2^k·Q: X → 2^k·X, exactly; both at once cancel.
-        let got = inverse::solve_continuous_lyapunov(&inv, &a, &q.map(|v| v * c), 3).unwrap();
+        let got = gpu
+            .lyapunov(&a, &q.map(|v| v * c), LyapunovOptions { refine_steps: 3 })
+            .unwrap();
         assert_eq!(
             got.x.as_slice(),
             base.x.map(|v| v * c).as_slice(),
             "Q·2^{k}"
         );
-        let both =
-            inverse::solve_continuous_lyapunov(&inv, &a.map(|v| v * c), &q.map(|v| v * c), 3)
-                .unwrap();
+        let both = gpu
+            .lyapunov(
+                &a.map(|v| v * c),
+                &q.map(|v| v * c),
+                LyapunovOptions { refine_steps: 3 },
+            )
+            .unwrap();
         assert_eq!(both.x.as_slice(), base.x.as_slice(), "A, Q·2^{k}");
     }
     // Decimal scales, not exact: to the reference's accuracy.
     for c in [1e19, 1e-19] {
-        let got = inverse::solve_continuous_lyapunov(&inv, &a.map(|v| v * c), &q, 3).unwrap();
+        let got = gpu
+            .lyapunov(&a.map(|v| v * c), &q, LyapunovOptions { refine_steps: 3 })
+            .unwrap();
         let e = relative_error(&got.x, &want.map(|v| v / c));
         assert!(e < 1e-11, "A·{c:e}: error {e}");
     }

@@ -8,7 +8,8 @@ mod common;
 
 use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
-use symraster::inverse::{self, InvertOptions, Inverter, Kind, Method, Storage};
+use symraster::internal::GpuInternals;
+use symraster::inverse::{self, InverseMethod as Method, InvertOptions, Inverter, Kind, Storage};
 use symraster::layout::rfp;
 use symraster::tiled::KernelConfig;
 use symraster::{Error, ErrorKind, Matrix, NumericalError, relative_error};
@@ -153,10 +154,18 @@ fn rfp_names_the_failing_column_and_refuses_other_methods() {
 #[test]
 fn rfp_f64_entry_refines_to_double_accuracy() {
     let gpu = common::gpu();
-    let inv = Inverter::new(&gpu).unwrap();
     let a = spd(45, 3);
-    let r =
-        inverse::invert_f64_with(&inv, &a, Kind::Spd, Method::Cholesky, rfp_options(), 3).unwrap();
+    let r = gpu
+        .invert(
+            &a,
+            InvertOptions {
+                kind: Kind::Spd,
+                method: Method::Cholesky,
+                refine_steps: 3,
+                ..rfp_options()
+            },
+        )
+        .unwrap();
     assert!(r.refined);
     let e = relative_error(&r.x, &cpu_inverse(&a));
     assert!(e < 1e-12, "error {e}");

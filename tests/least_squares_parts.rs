@@ -23,9 +23,7 @@ fn split_storage_solves_as_one_buffer_does() {
     for format in [Format::Full, Format::Packed] {
         let mut options = SolveOptions::new().format(format);
         options.gpu = options.gpu.method(Method::Tiled);
-        let s = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &p.b, &options)
-            .unwrap();
+        let s = gpu.least_squares(&p.a, &p.d, &p.b, &options).unwrap();
         assert!(s.converged && s.fallback.is_none(), "{format}: {s:?}");
         let e = relative_error_vec(&s.x, &x_cpu);
         assert!(e < 1e-10, "{format}: error {e:.2e} against the f64 solve");
@@ -33,10 +31,16 @@ fn split_storage_solves_as_one_buffer_does() {
     // The split is real: C of order 301 in f32 needs 3 or more 120 KiB buffers.
     let a32 = p.a.map(|v| v as f32);
     let d32: Vec<f32> = p.d.iter().map(|&v| v as f32).collect();
-    let f = gpu.factor_product_tiled(&a32, &d32, Format::Full).unwrap();
+    let f = gpu
+        .factor_product(
+            &a32,
+            &d32,
+            symraster::Options::new(Format::Full).method(symraster::Method::Tiled),
+        )
+        .unwrap();
     assert!(
-        f.matrix().part_count() >= 3,
+        f.gpu_parts().unwrap() >= 3,
         "{} parts",
-        f.matrix().part_count()
+        f.gpu_parts().unwrap()
     );
 }

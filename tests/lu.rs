@@ -43,7 +43,7 @@ fn lu_zero_pivot_is_an_error() {
         }))
     ));
     assert!(matches!(
-        gpu.lu(&Matrix::zeros(2, 3)),
+        gpu.lu(&Matrix::<f32>::zeros(2, 3)),
         Err(Error::Input(InputError::Shape(_)))
     ));
 }

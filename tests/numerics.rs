@@ -2,6 +2,7 @@
 //! finite scale, non-finite inputs, singular and ill-conditioned AD²Aᵀ, tiny and huge SPD
 //! matrices. Each test compares against an f64 reference or asserts the typed error.
 
+use symraster::internal::GpuInternals;
 use symraster::least_squares::{Fallback, relative_error_vec, solve_normal_equations_faer};
 use symraster::problems::random_least_squares;
 use symraster::{Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions};
@@ -29,7 +30,7 @@ fn right_sides_of_any_scale_solve_and_scale_exactly() {
     let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
         let solve = |b: &[f64]| {
-            gpu.solve_weighted_least_squares(&p.a, &p.d, b, &opts)
+            gpu.least_squares(&p.a, &p.d, b, &opts)
                 .unwrap_or_else(|e| panic!("{method}: {e}"))
         };
         let base = solve(&p.b);
@@ -78,15 +79,13 @@ fn zero_right_sides_and_solutions_beyond_double() {
     }
     let huge_b: Vec<f64> = p.b.iter().map(|v| v * 1e300).collect();
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        let s = gpu
-            .solve_weighted_least_squares(&p.a, &p.d, &[0.0; 12], &opts)
-            .unwrap();
+        let s = gpu.least_squares(&p.a, &p.d, &[0.0; 12], &opts).unwrap();
         assert!(
             s.converged && s.x.iter().all(|&v| v == 0.0),
             "{method}: {:?}",
             s.x
         );
-        match gpu.solve_weighted_least_squares(&tiny_a, &p.d, &huge_b, &opts) {
+        match gpu.least_squares(&tiny_a, &p.d, &huge_b, &opts) {
             Err(e @ Error::Numerical(NumericalError::SolutionOutOfRange { .. })) => {
                 assert!(e.to_string().contains("double precision's range"), "{e}")
             }
@@ -106,7 +105,7 @@ fn non_finite_right_sides_are_refused() {
         for (method, opts) in each_method(&gpu, SolveOptions::new()) {
             assert!(
                 matches!(
-                    gpu.solve_weighted_least_squares(&p.a, &p.d, &b, &opts),
+                    gpu.least_squares(&p.a, &p.d, &b, &opts),
                     Err(Error::Input(InputError::NonFinite { .. }))
                 ),
                 "{method}: b with {bad}"
@@ -121,7 +120,12 @@ fn non_finite_right_sides_are_refused() {
         Err(Error::Input(InputError::NonFinite { .. }))
     ));
     if gpu.info().has_compute() {
-        let f = gpu.cholesky_tiled(&c, Format::Full).unwrap();
+        let f = gpu
+            .cholesky(
+                &c,
+                symraster::Options::new(Format::Full).method(symraster::Method::Tiled),
+            )
+            .unwrap();
         assert!(matches!(
             f.solve(&b),
             Err(Error::Input(InputError::NonFinite { .. }))
@@ -147,13 +151,13 @@ fn singular_products_are_refused_up_front() {
     }
     let wide = Matrix::from_fn(12, 10, |i, j| p.a[(i, j)]);
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        match gpu.solve_weighted_least_squares(&p.a, &d, &p.b, &opts) {
+        match gpu.least_squares(&p.a, &d, &p.b, &opts) {
             Err(e @ Error::Numerical(NumericalError::SingularProduct { nonzero: 9, .. })) => {
                 assert!(e.to_string().contains("only 9 of d's 24 entries"), "{e}")
             }
             other => panic!("{method}: 9 non-zero weights, m = 12: {other:?}"),
         }
-        match gpu.solve_weighted_least_squares(&wide, &p.d[..10], &p.b[..10], &opts) {
+        match gpu.least_squares(&wide, &p.d[..10], &p.b[..10], &opts) {
             Err(e @ Error::Numerical(NumericalError::SingularProduct { m: 12, n: 10, .. })) => {
                 assert!(e.to_string().contains("because n < m"), "{e}")
             }
@@ -172,7 +176,7 @@ fn a_dependent_row_is_an_error() {
         p.a[(10, k)] = p.a[(3, k)] + p.a[(7, k)];
     }
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &opts) {
+        match gpu.least_squares(&p.a, &p.d, &p.b, &opts) {
             Err(Error::Numerical(
                 NumericalError::NotPositiveDefinite { .. }
                 | NumericalError::NumericallySingular { .. }
@@ -242,7 +246,7 @@ fn ill_conditioned_spd_falls_back_to_double() {
         .collect();
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
         let s = gpu
-            .solve_weighted_least_squares(&a, &d, &b, &opts)
+            .least_squares(&a, &d, &b, &opts)
             .unwrap_or_else(|e| panic!("{method}: {e}"));
         assert!(
             matches!(s.fallback, Some(Fallback::SingleFactorFailed { .. })),
@@ -261,7 +265,7 @@ fn ill_conditioned_spd_falls_back_to_double() {
         assert!(s.forward_error_estimate >= error / 10.0, "{method}");
         // Without the fallback the f32 failure is the error.
         assert!(
-            gpu.solve_weighted_least_squares(&a, &d, &b, &opts.fallback(false))
+            gpu.least_squares(&a, &d, &b, &opts.fallback(false))
                 .is_err(),
             "{method}"
         );
@@ -288,7 +292,7 @@ fn indefinite_product_names_its_column_after_the_fallback() {
     let mut d = p.d[..16].to_vec();
     d[15] = -1.0;
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        match gpu.solve_weighted_least_squares(&a, &d, &p.b[..16], &opts) {
+        match gpu.least_squares(&a, &d, &p.b[..16], &opts) {
             Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
                 assert_eq!(column, 5, "{method}");
                 assert!(pivot < 0.0, "{method}: pivot {pivot}");
@@ -323,7 +327,7 @@ fn tiny_and_huge_spd_matrices_factor() {
                 for i in 0..m {
                     for j in 0..=i {
                         let want = l_ref[(i, j)] * s.sqrt();
-                        let got = f64::from(l.l()[(i, j)]);
+                        let got = f64::from(l.l().unwrap()[(i, j)]);
                         assert!(
                             (got - want).abs() <= 1e-5 * s.sqrt() * 2.0,
                             "{method} {format} {s:e}: L({i},{j}) = {got:e}, not {want:e}"
@@ -335,10 +339,10 @@ fn tiny_and_huge_spd_matrices_factor() {
             for s in [1e-50f64, 1e60] {
                 let c = base.map(|v| v * s);
                 let l = gpu
-                    .cholesky_f64("C", &c, opts)
+                    .cholesky(&c, opts)
                     .unwrap_or_else(|e| panic!("{method} {format} {s:e}: {e}"));
                 let want = l_ref[(m - 1, m - 1)] * s.sqrt();
-                let got = f64::from(l.l()[(m - 1, m - 1)]);
+                let got = f64::from(l.l().unwrap()[(m - 1, m - 1)]);
                 assert!((got / want - 1.0).abs() < 1e-5, "{method} {format} {s:e}");
             }
             // The packed, tiled (kept on the GPU) and RFP entries scale too.
@@ -357,8 +361,13 @@ fn tiny_and_huge_spd_matrices_factor() {
                     "packed raw",
                 );
                 if gpu.info().has_compute() {
-                    let f = gpu.cholesky_tiled(&c, format).unwrap();
-                    check(f.download().unwrap().l(), "tiled");
+                    let f = gpu
+                        .cholesky(
+                            &c,
+                            symraster::Options::new(format).method(symraster::Method::Tiled),
+                        )
+                        .unwrap();
+                    check(&f.l().unwrap(), "tiled");
                     // C·x = s·1: x = base⁻¹·1, of order 1 at any s.
                     let b = vec![s as f32; m];
                     let x = f.solve(&b).unwrap();
@@ -366,9 +375,9 @@ fn tiny_and_huge_spd_matrices_factor() {
                     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
                     assert!(relative_error_vec(&x64, &x_ref) < 1e-5, "tiled solve {s:e}");
                     let arf = symraster::rfp::from_lower(&c).unwrap();
-                    let f = gpu.cholesky_rfp_tiled(m, &arf).unwrap();
-                    check(f.download().unwrap().l(), "rfp");
-                    let l_rfp = symraster::rfp::to_lower(&f.download_rfp().unwrap()).unwrap();
+                    let f = gpu.cholesky_rfp(m, &arf).unwrap();
+                    check(&f.l().unwrap(), "rfp");
+                    let l_rfp = symraster::rfp::to_lower(&f.to_rfp().unwrap()).unwrap();
                     check(&l_rfp, "rfp download");
                 }
             }
@@ -376,7 +385,7 @@ fn tiny_and_huge_spd_matrices_factor() {
             let c = base.map(|v| v * 1e-90);
             assert!(
                 matches!(
-                    gpu.cholesky_f64("C", &c, opts),
+                    gpu.cholesky(&c, opts),
                     Err(Error::Numerical(NumericalError::OutOfRange { .. }))
                 ),
                 "{method} {format}"

@@ -6,6 +6,7 @@
 mod common;
 
 use common::widen;
+use symraster::internal::GpuInternals;
 use symraster::tiled::{
     DeviceProduct, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
 };

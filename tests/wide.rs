@@ -6,6 +6,7 @@
 mod common;
 
 use common::{U32, widen};
+use symraster::internal::GpuInternals;
 use symraster::least_squares::{relative_error_vec, solve_normal_equations_reference};
 use symraster::tiled::{DeviceProduct, Storage, assembly};
 use symraster::{Format, Gpu, Matrix, Method, Options, SolveOptions, problems, reference};
@@ -110,7 +111,7 @@ fn least_squares_with_300000_observations_converges_to_f64() {
         for format in [Format::Full, Format::Packed] {
             let options = SolveOptions::new().gpu(Options::new(format).method(method));
             let s = gpu
-                .solve_weighted_least_squares(&a, &d, &b, &options)
+                .least_squares(&a, &d, &b, &options)
                 .unwrap_or_else(|e| panic!("{method} {format:?}: {e}"));
             let e = relative_error_vec(&s.x, &x_ref);
             assert!(

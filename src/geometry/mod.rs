@@ -6,7 +6,6 @@
 //! (j, i). `docs/geometry.md` holds the figures' vertex tables these functions reproduce.
 
 pub mod assembly;
-pub mod blocked;
 pub mod cholesky;
 pub mod lu;
 pub mod packed;

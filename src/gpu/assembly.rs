@@ -1,18 +1,41 @@
 //! C = A·D²·Aᵀ on the GPU (Algorithm 3): the lower triangle only, full or packed.
 
 use super::{Gpu, Method, Options};
+use crate::blocked::layout::ASSEMBLY_RANK;
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::{PingPong, RenderTexture, Texture};
-use crate::layout::blocked::ASSEMBLY_RANK;
 use crate::layout::{Format, Layout, PackedMatrix};
-use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
+use crate::matrix::{Element, Matrix, check_finite, check_finite_vec, check_non_empty};
 
 impl Gpu {
     /// The lower triangle (with diagonal) of C = A·diag(d)·Aᵀ, the upper triangle zero
-    /// (Algorithm 3). `a` is m x n, `d` holds the n diagonal entries of D².
-    pub fn assemble(
+    /// (Algorithm 3, or the blocked or tiled assembly as `options` choose). `a` is m x n, `d`
+    /// holds the n diagonal entries of D². f64 A and d are rounded to f32 once (a value beyond
+    /// f32's range is [`InputError::OutOfSinglePrecision`]); C is summed and returned in f32,
+    /// and a C beyond f32's range is [`NumericalError::OutOfRange`].
+    ///
+    /// ```
+    /// use symraster::{Format, Gpu, Matrix};
+    /// let gpu = Gpu::new()?;
+    /// let a = Matrix::from_fn(3, 6, |i, j| ((i * 6 + j) % 5) as f64 + 1.0);
+    /// let c = gpu.assemble(&a, &[1.0; 6], Format::Full)?; // lower triangle of A·Aᵀ
+    /// let want = a.matmul(&a.transpose())?;
+    /// assert!((f64::from(c[(2, 1)]) - want[(2, 1)]).abs() < 1e-4 * want.max_abs());
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn assemble<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        d: &[T],
+        options: impl Into<Options>,
+    ) -> Result<Matrix<f32>> {
+        self.assemble_single(&*T::single("A", a)?, &T::single_vec("d", d)?, options)
+    }
+
+    /// [`Gpu::assemble`] of f32 A and d.
+    pub(crate) fn assemble_single(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
@@ -68,7 +91,7 @@ impl Gpu {
         for c0 in (0..n).step_by(width) {
             let c1 = (c0 + width).min(n);
             let block = Matrix::from_fn(m, c1 - c0, |i, j| a[(i, c0 + j)]);
-            let c = self.assemble(&block, &d[c0..c1], options)?;
+            let c = self.assemble_single(&block, &d[c0..c1], options)?;
             for (s, v) in sum.iter_mut().zip(c.as_slice()) {
                 *s += f64::from(*v);
             }
@@ -80,7 +103,7 @@ impl Gpu {
 
     /// Algorithm 3 in packed format, the result left packed: the lower triangle of
     /// A·diag(d)·Aᵀ as a w x h [`PackedMatrix`].
-    pub fn assemble_packed_raw(&self, a: &Matrix<f32>, d: &[f32]) -> Result<PackedMatrix> {
+    pub(crate) fn assemble_packed_raw(&self, a: &Matrix<f32>, d: &[f32]) -> Result<PackedMatrix> {
         let mut run = self.start_assembly(a, d, Format::Packed)?;
         run.finish()?;
         let c = run.download_packed()?;
@@ -92,7 +115,7 @@ impl Gpu {
     }
 
     /// Uploads A and d and prepares Algorithm 3 without running it; step it or finish it.
-    pub fn start_assembly(
+    pub(crate) fn start_assembly(
         &self,
         a: &Matrix<f32>,
         d: &[f32],

@@ -2,63 +2,27 @@
 //! textures whose texels hold 2 x 2 blocks, or 4 x 4 blocks over four render targets as in the
 //! sample ([`Blocking`]), each fragment applying a rank-K update instead of the paper's rank-1
 //! update, over triangles that still cover only the lower triangle of blocks
-//! ([`geometry::blocked`]). Needs OpenGL 3.3 only. Full and rectangular packed format (the
+//! ([`crate::blocked::geometry`]). Needs OpenGL 3.3 only. Full and rectangular packed format (the
 //! lower triangle of blocks folded as in Fig 3); the matrix is padded with the identity to
 //! whole block columns ([`BlockLayout`]).
 
 use super::Gpu;
 use super::assembly::{check_assembly_inputs, check_finite_result, check_product_range};
 use super::cholesky::{check_lower_factor, product_diagonal};
-use super::factor::CholeskyFactor;
+use super::{Cholesky, Method};
+use crate::blocked::layout::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
 use crate::error::{InputError, Result};
 use crate::execution::{Execution, Operands};
-use crate::geometry;
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
-use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
-use crate::layout::{BlockLayout, Blocking, Format, Layout};
+use crate::layout::{BlockLayout, Format, Layout};
 use crate::matrix::{Matrix, check_finite_lower, check_square};
 
 impl Gpu {
-    /// Uploads A and d as blocks and prepares blocked assembly without running it: one scaling
-    /// pass, then one rank-K pass per [`ASSEMBLY_RANK`](crate::layout::blocked::ASSEMBLY_RANK)
-    /// columns of A. Step it or finish it; the result is in the pair's source. Full format,
-    /// the default blocking.
-    pub fn start_blocked_assembly(
-        &self,
-        a: &Matrix<f32>,
-        d: &[f32],
-    ) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_assembly_in(a, d, Format::Full)
-    }
-
-    /// [`Gpu::start_blocked_assembly`] with C stored in `format`, the default blocking.
-    pub fn start_blocked_assembly_in(
-        &self,
-        a: &Matrix<f32>,
-        d: &[f32],
-        format: Format,
-    ) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_assembly_with(a, d, format, Blocking::default())
-    }
-
-    /// [`Gpu::start_blocked_assembly`] with C stored in `format` as `blocking`'s blocks.
-    pub fn start_blocked_assembly_with(
-        &self,
-        a: &Matrix<f32>,
-        d: &[f32],
-        format: Format,
-        blocking: Blocking,
-    ) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_assembly_as(
-            a,
-            d,
-            self.blocks(super::Options::new(format).blocking(blocking), a.rows()),
-        )
-    }
-
-    /// [`Gpu::start_blocked_assembly`] into `blocks` (its order must be A's rows): C padded to
-    /// its block columns, ready for a Cholesky with them.
-    pub fn start_blocked_assembly_as(
+    /// Uploads A and d as blocks into `blocks` (its order must be A's rows) and prepares
+    /// blocked assembly without running it: one scaling pass, then one rank-K pass per
+    /// [`ASSEMBLY_RANK`](crate::blocked::layout::ASSEMBLY_RANK) columns of A. Step it or
+    /// finish it; the result, C padded to its block columns, is in the pair's source.
+    pub(crate) fn start_blocked_assembly_as(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
@@ -85,7 +49,7 @@ impl Gpu {
             d: Texture::with_texels(ctx, height, 1, &blocks.pack_d(d))?,
             b: RenderTexture::allocate(ctx, t, height)?,
         };
-        let plan = geometry::blocked::assembly_plan(blocks, n);
+        let plan = crate::blocked::geometry::assembly_plan(blocks, n);
         Execution::new(
             ctx,
             self.kernels(),
@@ -97,37 +61,10 @@ impl Gpu {
         .map(|run| run.with_block_column(blocks.column()))
     }
 
-    /// Uploads the lower triangle of C as blocks (padded with the identity) and prepares the
-    /// blocked Cholesky factorization without running it. Full format, the default blocking.
-    pub fn start_blocked_cholesky(&self, c: &Matrix<f32>) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_cholesky_in(c, Format::Full)
-    }
-
-    /// [`Gpu::start_blocked_cholesky`] with C and L stored in `format`, the default blocking.
-    pub fn start_blocked_cholesky_in(
-        &self,
-        c: &Matrix<f32>,
-        format: Format,
-    ) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_cholesky_with(c, format, Blocking::default())
-    }
-
-    /// [`Gpu::start_blocked_cholesky`] with C and L stored in `format` as `blocking`'s blocks.
-    pub fn start_blocked_cholesky_with(
-        &self,
-        c: &Matrix<f32>,
-        format: Format,
-        blocking: Blocking,
-    ) -> Result<Execution<'_, Rgba32F>> {
-        self.start_blocked_cholesky_as(
-            c,
-            self.blocks(super::Options::new(format).blocking(blocking), c.rows()),
-        )
-    }
-
-    /// [`Gpu::start_blocked_cholesky`] in `blocks` (format, blocking and block column; its
-    /// order must be C's).
-    pub fn start_blocked_cholesky_as(
+    /// Uploads the lower triangle of C as blocks (padded with the identity) in `blocks`
+    /// (format, blocking and block column; its order must be C's) and prepares the blocked
+    /// Cholesky factorization without running it.
+    pub(crate) fn start_blocked_cholesky_as(
         &self,
         c: &Matrix<f32>,
         blocks: BlockLayout,
@@ -155,7 +92,7 @@ impl Gpu {
         for layer in pair.target().layers() {
             layer.fill([0.0; 4])?;
         }
-        let plan = geometry::blocked::cholesky_plan(blocks);
+        let plan = crate::blocked::geometry::cholesky_plan(blocks);
         Execution::new(
             self.context(),
             self.kernels(),
@@ -186,12 +123,12 @@ impl Gpu {
         &self,
         c: &Matrix<f32>,
         blocks: BlockLayout,
-    ) -> Result<CholeskyFactor> {
+    ) -> Result<Cholesky> {
         let mut run = self.start_blocked_cholesky_as(c, blocks)?;
         run.finish()?;
         let l = run.download_lower()?;
         check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
-        Ok(CholeskyFactor::new(l))
+        Ok(Cholesky::host(l, Method::Blocked, blocks.format()))
     }
 
     /// [`Gpu::factor_product`] by the blocked method: C stays on the GPU between the two.
@@ -200,7 +137,7 @@ impl Gpu {
         a: &Matrix<f32>,
         d: &[f32],
         blocks: BlockLayout,
-    ) -> Result<CholeskyFactor> {
+    ) -> Result<Cholesky> {
         let mut run = self.start_blocked_assembly_as(a, d, blocks)?;
         run.finish()?;
         let mut run = self.blocked_cholesky_on(blocks, run.into_pair())?;
@@ -208,7 +145,7 @@ impl Gpu {
         let l = run.download_lower()?;
         let diagonal = product_diagonal(a, d);
         check_lower_factor(&l, |j| diagonal[j])?;
-        Ok(CholeskyFactor::new(l))
+        Ok(Cholesky::host(l, Method::Blocked, blocks.format()))
     }
 
     /// `blocks` with n columns of A, if its textures fit this GPU.

@@ -1,46 +1,74 @@
 //! C = L·Lᵀ on the GPU (Algorithm 5), full or packed, reading only C's lower triangle.
 
-use super::{CholeskyFactor, Gpu, Method, Options};
+use super::{Cholesky, Gpu, Method, Options};
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout, PackedMatrix};
 use crate::least_squares::{exponent_of, times_power_of_two};
-use crate::matrix::{Matrix, check_finite, check_finite_lower, check_finite_vec, check_square};
+use crate::matrix::{
+    Element, Matrix, check_finite, check_finite_lower, check_finite_vec, check_square,
+};
 
 impl Gpu {
-    /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5). Only the lower
-    /// triangle of `c` is read.
+    /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5, or the blocked
+    /// or tiled Cholesky as `options` choose). Only the lower triangle of `c` is read. An f64 C
+    /// is scaled in f64 before it is rounded to f32 once, so C of any finite scale factors
+    /// wherever L fits in f32. L carries f32's accuracy; the tiled method keeps it on the GPU.
     ///
     /// C is scaled by an even power of two 4^k (exact) so that its largest diagonal entry is
     /// near 1 and L' is scaled back by 2^-k (exact): tiny or huge SPD matrices (1e-39·I,
-    /// 1e30·I) factor as well as unit-scale ones, on every method and format.
+    /// 1e30·I) factor as well as unit-scale ones, on every method and format; an L outside
+    /// f32's range is [`NumericalError::OutOfRange`].
     ///
     /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column
     /// (0-based, LAPACK's INFO − 1) and the pivot in C's own units.
-    pub fn cholesky(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<CholeskyFactor> {
+    ///
+    /// ```
+    /// use symraster::{Gpu, Matrix, Options};
+    /// let gpu = Gpu::new()?;
+    /// let c = Matrix::from_row_major(2, 2, vec![4.0f64, 2.0, 2.0, 3.0])?;
+    /// let l = gpu.cholesky(&c, Options::default())?;
+    /// let x = l.solve(&[6.0, 5.0])?; // C·x = b
+    /// assert!((x[0] - 1.0).abs() < 1e-5 && (x[1] - 1.0).abs() < 1e-5);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn cholesky<T: Element>(
+        &self,
+        c: &Matrix<T>,
+        options: impl Into<Options>,
+    ) -> Result<Cholesky> {
+        match T::as_double(c) {
+            Some(c) => self.cholesky_f64("C", c, options),
+            None => self.cholesky_single(&*T::single("C", c)?, options),
+        }
+    }
+
+    /// [`Gpu::cholesky`] of an f32 C.
+    pub(crate) fn cholesky_single(
+        &self,
+        c: &Matrix<f32>,
+        options: impl Into<Options>,
+    ) -> Result<Cholesky> {
         check_square("C", c, "(a symmetric matrix)")?;
         check_finite("C (lower triangle)", &c.lower_triangle())?;
         let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])));
         let l = self
             .cholesky_unscaled(&scaled, options)
             .map_err(|e| unscale_pivot(e, k))?;
-        if k == 0 {
-            return Ok(l);
-        }
-        unscale_factor(l.l(), k)
+        unscale_cholesky(l, k)
     }
 
     /// [`Gpu::cholesky`] of an f64 C (as the command line reads it): scaled by 4^k in f64
     /// before rounding to f32, so that C of any finite scale factors wherever L fits in f32;
     /// an L outside f32's range is [`NumericalError::OutOfRange`].
-    pub fn cholesky_f64(
+    pub(crate) fn cholesky_f64(
         &self,
         input: &str,
         c: &Matrix<f64>,
         options: impl Into<Options>,
-    ) -> Result<CholeskyFactor> {
+    ) -> Result<Cholesky> {
         check_square(input, c, "(a symmetric matrix)")?;
         let lower = c.lower_triangle();
         check_finite(input, &lower)?;
@@ -50,15 +78,11 @@ impl Gpu {
         let l = self
             .cholesky_unscaled(&scaled, options)
             .map_err(|e| unscale_pivot(e, k))?;
-        unscale_factor(l.l(), k)
+        unscale_cholesky(l, k)
     }
 
     /// Algorithm 5 (or the blocked or tiled Cholesky) on `c` as given.
-    fn cholesky_unscaled(
-        &self,
-        c: &Matrix<f32>,
-        options: impl Into<Options>,
-    ) -> Result<CholeskyFactor> {
+    fn cholesky_unscaled(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<Cholesky> {
         let options = options.into();
         match self.check_problem_size(c.rows(), 0, options)? {
             Method::Tiled => return self.cholesky_tiled_host(c, options.format),
@@ -69,13 +93,13 @@ impl Gpu {
         run.finish()?;
         let l = run.into_lower()?;
         check_lower_factor(&l, |j| f64::from(c[(j, j)]))?;
-        Ok(CholeskyFactor::new(l))
+        Ok(Cholesky::host(l, Method::Faithful, options.format))
     }
 
     /// The Cholesky factor of a packed C, left packed (half the storage of the full format).
     /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column. C is
     /// scaled by 4^k into range first, as [`Gpu::cholesky`] does.
-    pub fn cholesky_packed_raw(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
+    pub(crate) fn cholesky_packed_raw(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
         check_finite_vec("C (packed)", c.as_slice())?;
         let m = c.order();
         let k = scale_exponent((0..m).map(|j| c.get(j, j).map_or(0.0, f64::from)));
@@ -115,21 +139,32 @@ impl Gpu {
         Ok(l)
     }
 
-    /// The Cholesky factor of C = A·diag(d)·Aᵀ with C kept on the GPU: Algorithm 3, then
-    /// Algorithm 5 on the same textures, so only A and d go up and only L comes back (the GPU
-    /// part of section 5.3's least-squares solve).
-    pub fn factor_product(
+    /// The Cholesky factor of C = A·diag(d)·Aᵀ with C kept on the GPU: assembly, then the
+    /// factorization on the same textures or buffers, so only A and d go up (the GPU part of
+    /// section 5.3's least-squares solve). f64 A and d are rounded to f32 once (range checked);
+    /// L carries f32's accuracy and stays on the GPU for the tiled method.
+    pub fn factor_product<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        d: &[T],
+        options: impl Into<Options>,
+    ) -> Result<Cholesky> {
+        self.factor_product_single(&*T::single("A", a)?, &T::single_vec("d", d)?, options)
+    }
+
+    /// [`Gpu::factor_product`] of f32 A and d.
+    pub(crate) fn factor_product_single(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
         options: impl Into<Options>,
-    ) -> Result<CholeskyFactor> {
+    ) -> Result<Cholesky> {
         let options = options.into();
         let method = self.check_problem_size(a.rows(), a.cols(), options)?;
         if a.cols() > self.raster_a_columns(method, options) {
             // A wider than its texture: C from A's column blocks, then factored.
             let c = self.assemble_wide(a, d, options.method(method))?;
-            return self.cholesky(&c, options.method(method));
+            return self.cholesky_single(&c, options.method(method));
         }
         match method {
             Method::Tiled => return self.factor_product_tiled_host(a, d, options.format),
@@ -147,11 +182,11 @@ impl Gpu {
         let l = run.into_lower()?;
         let diagonal = product_diagonal(a, d);
         check_lower_factor(&l, |j| diagonal[j])?;
-        Ok(CholeskyFactor::new(l))
+        Ok(Cholesky::host(l, method, options.format))
     }
 
     /// Uploads C into L_S and prepares Algorithm 5 without running it.
-    pub fn start_cholesky(
+    pub(crate) fn start_cholesky(
         &self,
         c: &Matrix<f32>,
         options: impl Into<Options>,
@@ -167,7 +202,7 @@ impl Gpu {
 
     /// Uploads a packed C into L_S and prepares Algorithm 5 in packed format (Figs 6 and 7)
     /// without running it; the host never holds the m x m matrix.
-    pub fn start_cholesky_packed(&self, c: &PackedMatrix) -> Result<Execution<'_>> {
+    pub(crate) fn start_cholesky_packed(&self, c: &PackedMatrix) -> Result<Execution<'_>> {
         let m = c.order();
         if m == 0 {
             return Err(InputError::Empty {
@@ -256,11 +291,27 @@ fn unscale_pivot(e: Error, k: i32) -> Error {
 
 /// L = 2^-k·L', L' the factor of 4^k·C, in f32; a diagonal entry that leaves f32's range is
 /// [`NumericalError::OutOfRange`] ([`check_factor_range`]).
-pub(crate) fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<CholeskyFactor> {
+pub(crate) fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<Matrix<f32>> {
     check_factor_range((0..scaled.rows()).map(|j| scaled[(j, j)]), k)?;
-    Ok(CholeskyFactor::new(
-        scaled.map(|v| times_power_of_two(f64::from(v), -k) as f32),
-    ))
+    Ok(scaled.map(|v| times_power_of_two(f64::from(v), -k) as f32))
+}
+
+/// [`unscale_factor`] of a factor wherever it is: on the GPU the shift is recorded (and the
+/// range checked) and undone by its solves and downloads.
+fn unscale_cholesky(l: Cholesky, k: i32) -> Result<Cholesky> {
+    if k == 0 {
+        return Ok(l);
+    }
+    let (method, format) = (l.method(), l.format());
+    match l.into_place() {
+        Ok(host) => Ok(Cholesky::host(unscale_factor(&host, k)?, method, format)),
+        Err(mut device) => {
+            let scaled = device.download_scaled()?;
+            check_factor_range((0..scaled.rows()).map(|j| scaled[(j, j)]), k)?;
+            device.set_shift(device.shift() + k);
+            Ok(Cholesky::device(device, format))
+        }
+    }
 }
 
 /// Refuses a factor whose diagonal, L'(j,j)·2^-k, is infinite or below f32's smallest normal

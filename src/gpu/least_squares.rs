@@ -2,7 +2,8 @@
 //! itself is in [`crate::least_squares`].
 
 use super::range::{DiagonalParts, RangeScaling, max_abs};
-use super::{CholeskyFactor, Gpu, Method, TiledFactor};
+use super::tiled::DeviceFactor;
+use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
@@ -10,13 +11,13 @@ use crate::least_squares::{
     check_problem, check_rank, estimate_inverse_norm_1, exponent_of, norm_inf, refine,
     times_power_of_two,
 };
-use crate::matrix::{Matrix, check_finite, check_finite_vec};
+use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
 
 /// Above this, the condition estimate through the f32 factor says little about C itself
 /// (κ·u₃₂ ≥ 1: the factor may belong to a singular neighbour of C): with the fallback on, the
 /// solve checks C with an f64 factor on the CPU (O(m³)) and reports that factor's estimate.
-const SINGLE_CONDITION_LIMIT: f64 = 2.0 / f32::EPSILON as f64;
+pub(super) const SINGLE_CONDITION_LIMIT: f64 = 2.0 / f32::EPSILON as f64;
 
 impl Gpu {
     /// Solves min ‖D(b − Aᵀx)‖₂ (section 2): C = AD²Aᵀ and its factor L on the GPU in single
@@ -34,7 +35,21 @@ impl Gpu {
     /// singular AD²Aᵀ gives [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite),
     /// [`NumericallySingular`](crate::NumericalError::NumericallySingular) (no fallback) or
     /// [`SingularToDouble`](crate::NumericalError::SingularToDouble).
-    pub fn solve_weighted_least_squares(
+    ///
+    /// f32 input is widened to f64 (exactly); x is f64, to the options' tolerance.
+    pub fn least_squares<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        d: &[T],
+        b: &[T],
+        options: &SolveOptions,
+    ) -> Result<Solution> {
+        let (a, d, b) = (double(a), double_vec(d), double_vec(b));
+        self.least_squares_f64(&a, &d, &b, options)
+    }
+
+    /// [`Gpu::least_squares`] in f64.
+    fn least_squares_f64(
         &self,
         a: &Matrix<f64>,
         d: &[f64],
@@ -69,7 +84,7 @@ impl Gpu {
         Ok(solution)
     }
 
-    /// [`Gpu::solve_weighted_least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
+    /// [`Gpu::least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
     fn solve_scaled(
         &self,
         a: &Matrix<f64>,
@@ -132,7 +147,7 @@ impl Gpu {
                 (Method::Tiled, _) => {
                     Factor::Device(self.factor_product_tiled(&single_a()?, &d32, format)?)
                 }
-                _ => Factor::Host(self.factor_product(
+                _ => Factor::Host(self.factor_product_single(
                     &single_a()?,
                     &d32,
                     options.gpu.method(method),
@@ -140,7 +155,10 @@ impl Gpu {
             };
             let pivots = match &factor_l {
                 Factor::Device(f) => self.tiled_diagonal(f)?,
-                Factor::Host(l) => (0..l.order()).map(|j| l.l()[(j, j)]).collect(),
+                Factor::Host(l) => {
+                    let l = l.l()?;
+                    (0..l.rows()).map(|j| l[(j, j)]).collect()
+                }
             };
             check_pivots(&pivots, &scaled_diagonal)?;
             Ok::<_, Error>(factor_l)
@@ -314,8 +332,8 @@ impl Gpu {
 /// The single-precision factor of C', kept on the GPU (tiled) or read back (the rasterizing
 /// methods): where x⁰, the corrections and the condition estimate's solves run.
 enum Factor {
-    Device(TiledFactor),
-    Host(CholeskyFactor),
+    Device(DeviceFactor),
+    Host(Cholesky),
 }
 
 impl Factor {
@@ -347,4 +365,17 @@ impl Phases {
         );
         self.last = now;
     }
+}
+
+/// `m` in f64: borrowed where it is already, widened (exactly) from f32.
+pub(super) fn double<T: Element>(m: &Matrix<T>) -> std::borrow::Cow<'_, Matrix<f64>> {
+    match T::as_double(m) {
+        Some(m) => std::borrow::Cow::Borrowed(m),
+        None => std::borrow::Cow::Owned(m.map(Into::into)),
+    }
+}
+
+/// `v` in f64 (widened exactly from f32).
+pub(super) fn double_vec<T: Element>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|&x| x.into()).collect()
 }

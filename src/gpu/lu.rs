@@ -7,7 +7,7 @@ use crate::execution::{Execution, Operands};
 use crate::geometry;
 use crate::gl::PingPong;
 use crate::layout::Format;
-use crate::matrix::{Matrix, check_finite, check_square};
+use crate::matrix::{Element, Matrix, check_finite, check_square};
 
 /// A combined LU factor: unit-lower L strictly below the diagonal, U on and above it.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,7 +41,11 @@ impl LuFactors {
 impl Gpu {
     /// LU without pivoting of the square `a` (full format only). Meant for matrices that need
     /// no pivoting (diagonally dominant ones); a zero pivot gives [`NumericalError::ZeroPivot`].
-    pub fn lu(&self, a: &Matrix<f32>) -> Result<LuFactors> {
+    ///
+    /// f64 input is rounded to f32 once (range checked); the factors carry f32's accuracy.
+    pub fn lu<T: Element>(&self, a: &Matrix<T>) -> Result<LuFactors> {
+        let a = T::single("A", a)?;
+        let a = &*a;
         let mut run = self.start_lu(a)?;
         run.finish()?;
         let m = a.rows();
@@ -62,7 +66,7 @@ impl Gpu {
     }
 
     /// Uploads `a` and prepares the LU passes without running them.
-    pub fn start_lu(&self, a: &Matrix<f32>) -> Result<Execution<'_>> {
+    pub(crate) fn start_lu(&self, a: &Matrix<f32>) -> Result<Execution<'_>> {
         check_square("A", a, "for LU")?;
         let m = a.rows();
         check_finite("A", a)?;

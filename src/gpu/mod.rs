@@ -1,6 +1,6 @@
 //! The user-facing entry point: a GPU context with the operations as methods, one file per
 //! operation (`assembly.rs`, `cholesky.rs`, `lu.rs`, `least_squares.rs`; `tiled.rs` routes them
-//! to the tiled compute path and holds [`TiledFactor`]), and the method and format choice
+//! to the tiled compute path; `factor.rs` holds [`Cholesky`], what every Cholesky returns), and the method and format choice
 //! ([`Options`]) that picks how each runs.
 
 mod assembly;
@@ -8,19 +8,23 @@ mod blocked;
 mod builder;
 mod cholesky;
 mod factor;
+mod inverse;
 mod least_squares;
 mod lu;
 mod range;
 mod residual;
+mod spd_solve;
+mod step;
 mod tiled;
 
 pub use assembly::assembly_plan;
 pub use builder::{DEVICE_VAR, GpuBuilder};
 pub use cholesky::{check_factor, cholesky_plan};
-pub use factor::CholeskyFactor;
+pub use factor::Cholesky;
 pub use lu::LuFactors;
 pub use residual::DeviceResidual;
-pub use tiled::{TiledFactor, storage_of};
+pub use step::{Operation, Run};
+pub use tiled::storage_of;
 
 use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
@@ -161,6 +165,8 @@ pub struct Gpu {
     info: DeviceInfo,
     // The tiled method's compute kernels, compiled on first use.
     tiled: std::cell::RefCell<Option<std::rc::Rc<crate::tiled::TiledKernels>>>,
+    // The inversion kernels, compiled on first use.
+    inverter: std::cell::RefCell<Option<std::rc::Rc<crate::inverse::Inverter>>>,
     // The least-squares kernels (residuals in f64), compiled on first use.
     least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
     // The busy work run before timed stretches (nothing compiled on software renderers).
@@ -178,14 +184,10 @@ impl Gpu {
         Self::builder().build()
     }
 
-    /// How to open a `Gpu`: the device and the tuning of its methods.
+    /// How to open a `Gpu`: the device (`Gpu::builder().device(1).build()`) and the tuning
+    /// of its methods.
     pub fn builder() -> GpuBuilder {
         GpuBuilder::default()
-    }
-
-    /// Opens EGL device `index` (as enumerated by EGL).
-    pub fn with_device(index: usize) -> Result<Self> {
-        Self::builder().device(index).build()
     }
 
     /// Compiles the kernels on an existing context (a window's, for the viewer), which must be
@@ -204,6 +206,7 @@ impl Gpu {
             context,
             info,
             tiled: Default::default(),
+            inverter: Default::default(),
             least_squares: Default::default(),
             preheat,
             tuning,
@@ -222,13 +225,13 @@ impl Gpu {
     }
 
     /// The GL handle, for callers that drive textures themselves.
-    pub fn context(&self) -> &Context {
+    pub(crate) fn context(&self) -> &Context {
         &self.context
     }
 
     /// The busy work that brings the GPU's clocks up before a timed stretch
     /// ([`time_finish`](crate::timing::time_finish)).
-    pub fn preheat(&self) -> &Preheat {
+    pub(crate) fn preheat(&self) -> &Preheat {
         &self.preheat
     }
 
@@ -238,12 +241,12 @@ impl Gpu {
     }
 
     /// The blocked method's Cholesky block column on this device when the options name none.
-    pub fn block_column(&self) -> BlockColumn {
+    pub(crate) fn block_column(&self) -> BlockColumn {
         BlockColumn::for_device(self.info.software)
     }
 
     /// The blocked method's layout of an m x m matrix under `options` here.
-    pub fn blocks(&self, options: Options, m: usize) -> BlockLayout {
+    pub(crate) fn blocks(&self, options: Options, m: usize) -> BlockLayout {
         BlockLayout::with(m, options.format, options.blocking)
             .with_column(options.block_column.unwrap_or(self.block_column()))
     }
@@ -262,7 +265,7 @@ impl Gpu {
     /// The concrete method `method` stands for here: [`Method::Auto`] becomes the fastest one
     /// the device runs; a concrete method the device cannot run is
     /// [`DeviceError::Unsupported`] saying what it lacks.
-    pub fn resolve(&self, method: Method) -> Result<Method> {
+    pub(crate) fn resolve(&self, method: Method) -> Result<Method> {
         match method {
             Method::Auto => Ok(self.methods()[0]),
             m => match m.missing(&self.info) {
@@ -278,7 +281,7 @@ impl Gpu {
 
     /// [`Gpu::resolve`] for an operation in `format`: [`Method::Auto`] becomes the fastest
     /// method the device runs that has that format.
-    pub fn resolve_for(&self, options: Options) -> Result<Method> {
+    pub(crate) fn resolve_for(&self, options: Options) -> Result<Method> {
         match options.method {
             Method::Auto => Ok(*self
                 .methods()
@@ -293,7 +296,7 @@ impl Gpu {
     /// over R32F textures: [`Method::Auto`] is the faithful method here; blocked runs step
     /// over RGBA32F blocks through [`Gpu::start_blocked_assembly`] and
     /// [`Gpu::start_blocked_cholesky`]).
-    pub fn resolve_raster(&self, method: Method) -> Result<Method> {
+    pub(crate) fn resolve_raster(&self, method: Method) -> Result<Method> {
         match method {
             Method::Auto => Ok(Method::Faithful),
             m if !m.rasterizes() => Err(InputError::Unsupported(format!(
@@ -312,7 +315,12 @@ impl Gpu {
     /// [`Method::Auto`] takes the fastest method that can hold the problem (on llvmpipe, whose
     /// storage buffers are small, a large matrix goes to the texture-based methods); when none
     /// can, the error is the fastest method's.
-    pub fn check_problem_size(&self, m: usize, n: usize, options: Options) -> Result<Method> {
+    pub(crate) fn check_problem_size(
+        &self,
+        m: usize,
+        n: usize,
+        options: Options,
+    ) -> Result<Method> {
         if options.method != Method::Auto {
             let method = self.resolve(options.method)?;
             return self.check_size_for(method, m, n, options).map(|()| method);
@@ -349,7 +357,7 @@ impl Gpu {
     }
 
     /// The largest m in each format: (full, packed).
-    pub fn max_order(&self) -> (usize, usize) {
+    pub(crate) fn max_order(&self) -> (usize, usize) {
         let limit = self.info().max_texture_size;
         (limit, max_packed_order(limit))
     }
@@ -357,7 +365,7 @@ impl Gpu {
     /// The layout of an m x m matrix in `format` if it fits this GPU's textures, else
     /// [`InputError::TooLarge`](crate::InputError::TooLarge) naming GL_MAX_TEXTURE_SIZE and the
     /// largest m in each format.
-    pub fn check_order(&self, m: usize, format: Format) -> Result<Layout> {
+    pub(crate) fn check_order(&self, m: usize, format: Format) -> Result<Layout> {
         Layout::checked(m, format, self.info().max_texture_size)
     }
 }

@@ -295,7 +295,12 @@ impl DeviceResidual {
 impl Gpu {
     /// The least-squares problem's data on this GPU for residuals in f64
     /// ([`DeviceResidual`]), or why not (no compute shaders, A too large for one buffer).
-    pub fn device_residual(&self, a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<DeviceResidual> {
+    pub(crate) fn device_residual(
+        &self,
+        a: &Matrix<f64>,
+        d: &[f64],
+        b: &[f64],
+    ) -> Result<DeviceResidual> {
         if !self.info().has_compute() {
             return Err(DeviceError::Unsupported {
                 what: "evaluate residuals on the GPU".into(),

@@ -1,12 +1,12 @@
 //! The tiled method behind the `Gpu` API: assembly, Cholesky and solves through the compute
 //! kernels of [`crate::tiled`], sized by the storage-buffer limits instead of textures, and
-//! [`TiledFactor`], a factor that stays on the GPU for device-side solves.
+//! the factor that stays on the GPU for device-side solves (inside [`super::Cholesky`]).
 
 use super::cholesky::{
     check_factor_entries, product_diagonal, restate_failure, scale_exponent, scaled_by_four,
     unscale_factor,
 };
-use super::{CholeskyFactor, Gpu};
+use super::{Cholesky, Gpu};
 use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
@@ -27,7 +27,7 @@ pub fn storage_of(format: Format) -> Storage {
 }
 
 /// A Cholesky factor kept on the GPU (full or RFP storage) with solves run there.
-pub struct TiledFactor {
+pub(crate) struct DeviceFactor {
     kernels: Rc<TiledKernels>,
     l: TiledMatrix,
     // The most bytes of one buffer (right-hand sides).
@@ -36,20 +36,20 @@ pub struct TiledFactor {
     shift: i32,
 }
 
-impl TiledFactor {
+impl DeviceFactor {
     /// The order m.
-    pub fn order(&self) -> usize {
+    pub(crate) fn order(&self) -> usize {
         self.l.order()
     }
 
     /// The factor's storage on the GPU: L' = 2^k·L, the factor of 4^k·C, k =
-    /// [`TiledFactor::shift`] (0 unless C was scaled into range).
-    pub fn matrix(&self) -> &TiledMatrix {
+    /// [`DeviceFactor::shift`] (0 unless C was scaled into range).
+    pub(crate) fn matrix(&self) -> &TiledMatrix {
         &self.l
     }
 
-    /// k of [`TiledFactor::matrix`]: the power of four C was scaled by before factoring.
-    pub fn shift(&self) -> i32 {
+    /// k of [`DeviceFactor::matrix`]: the power of four C was scaled by before factoring.
+    pub(crate) fn shift(&self) -> i32 {
         self.shift
     }
 
@@ -60,7 +60,7 @@ impl TiledFactor {
 
     /// Solves L·Lᵀ·X = B on the GPU for the columns of B (m x r).
     /// B must be finite ([`InputError::NonFinite`] otherwise).
-    pub fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
+    pub(crate) fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
         check_finite("B (the right sides)", b)?;
         let mut x = DeviceRhs::upload(&self.kernels, b, self.max_bytes)?;
         solve::solve_in_place(&self.kernels, &self.l, &mut x)?;
@@ -85,7 +85,7 @@ impl TiledFactor {
     }
 
     /// Solves L·Lᵀ·x = b on the GPU.
-    pub fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
+    pub(crate) fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
         let m = self.order();
         if b.len() != m {
             return Err(Error::shape(format!(
@@ -99,16 +99,26 @@ impl TiledFactor {
             .into_vec())
     }
 
-    /// L read back as a host [`CholeskyFactor`].
-    pub fn download(&self) -> Result<CholeskyFactor> {
+    /// L' = 2^k·L as stored, read back.
+    pub(crate) fn download_scaled(&self) -> Result<Matrix<f32>> {
+        self.l.download_lower()
+    }
+
+    /// Records a further scaling: the storage now holds the factor of 4^`shift`·C.
+    pub(crate) fn set_shift(&mut self, shift: i32) {
+        self.shift = shift;
+    }
+
+    /// L read back to the host.
+    pub(crate) fn download(&self) -> Result<Matrix<f32>> {
         unscale_factor(&self.l.download_lower()?, self.shift)
     }
 
     /// L read back as LAPACK's RFP array (RFP storage as is; full storage converted).
-    pub fn download_rfp(&self) -> Result<Vec<f32>> {
+    pub(crate) fn download_rfp(&self) -> Result<Vec<f32>> {
         match self.l.storage() {
             Storage::Rfp if self.shift == 0 => self.l.download_raw(),
-            Storage::Rfp => rfp::from_lower(self.download()?.l()),
+            Storage::Rfp => rfp::from_lower(&self.download()?),
             Storage::Full => rfp::from_lower(&self.l.download_lower()?),
         }
     }
@@ -116,7 +126,7 @@ impl TiledFactor {
 
 impl Gpu {
     /// The tiled kernels of this context, compiled on first use.
-    pub fn tiled_kernels(&self) -> Result<Rc<TiledKernels>> {
+    pub(crate) fn tiled_kernels(&self) -> Result<Rc<TiledKernels>> {
         if let Some(k) = self.tiled.borrow().as_ref() {
             return Ok(k.clone());
         }
@@ -138,7 +148,7 @@ impl Gpu {
 
     /// The most bytes one storage buffer may hold on this device (the tiled method's size
     /// limit: GL_MAX_SHADER_STORAGE_BLOCK_SIZE, within GL's 32-bit sizes).
-    pub fn max_storage_bytes(&self) -> Result<u64> {
+    pub(crate) fn max_storage_bytes(&self) -> Result<u64> {
         Ok(max_buffer_bytes(
             self.tiled_kernels()?.limits().max_storage_block_bytes,
         ))
@@ -146,7 +156,7 @@ impl Gpu {
 
     /// The most bytes of one buffer of a tiled matrix split over several: the one-buffer
     /// limit, lowered where the tuning says ([`Tuning::max_buffer_bytes`](crate::Tuning::max_buffer_bytes)).
-    pub fn tiled_part_bytes(&self) -> Result<u64> {
+    pub(crate) fn tiled_part_bytes(&self) -> Result<u64> {
         Ok(part_bytes(
             self.tiled_kernels()?.limits().max_storage_block_bytes,
             self.tuning().max_buffer_bytes,
@@ -156,7 +166,7 @@ impl Gpu {
     /// The largest orders the tiled method holds here, in full storage and in RFP, and where
     /// the bound comes from (the GPU's memory, or a number of storage buffers where the driver
     /// does not report it).
-    pub fn max_tiled_order(&self) -> Result<(usize, usize, String)> {
+    pub(crate) fn max_tiled_order(&self) -> Result<(usize, usize, String)> {
         let (memory, source) = device_memory(&self.tiled_kernels()?.limits());
         Ok((
             max_order(Storage::Full, memory),
@@ -168,14 +178,14 @@ impl Gpu {
     /// Refuses, before allocation, an order-m matrix in `storage` beyond what the GPU holds
     /// (its memory, or 16 buffers where the driver does not say: see
     /// [`crate::tiled::storage::device_memory`]).
-    pub fn check_tiled_order(&self, m: usize, storage: Storage) -> Result<()> {
+    pub(crate) fn check_tiled_order(&self, m: usize, storage: Storage) -> Result<()> {
         let k = self.tiled_kernels()?;
         check_order(m, storage, self.tiled_part_bytes()?, &k.limits())
     }
 
     /// The lower triangle of A·diag(d)·Aᵀ by the tiled method, in `storage` on the GPU (split
     /// over several storage buffers where one cannot hold it, A's columns likewise).
-    pub fn assemble_tiled_device(
+    pub(crate) fn assemble_tiled_device(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
@@ -204,7 +214,7 @@ impl Gpu {
 
     /// The lower triangle of A·diag(d)·Aᵀ as LAPACK's RFP array (TRANSR = 'N', UPLO = 'L'),
     /// assembled straight into RFP by the tiled method.
-    pub fn assemble_rfp(&self, a: &Matrix<f32>, d: &[f32]) -> Result<Vec<f32>> {
+    pub(crate) fn assemble_rfp(&self, a: &Matrix<f32>, d: &[f32]) -> Result<Vec<f32>> {
         let c = self
             .assemble_tiled_device(a, d, Storage::Rfp)?
             .download_raw()?;
@@ -218,7 +228,7 @@ impl Gpu {
     /// The Cholesky factor of `c` (lower triangle read) by the tiled method, kept on the GPU.
     /// C is scaled by 4^k (exact) so that its largest diagonal entry is near 1, as
     /// [`Gpu::cholesky`] does; the factor's solves and downloads undo it.
-    pub fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<TiledFactor> {
+    pub(crate) fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<DeviceFactor> {
         check_square("C", c, "(a symmetric matrix)")?;
         let lower = c.lower_triangle();
         check_finite("C (lower triangle)", &lower)?;
@@ -235,7 +245,7 @@ impl Gpu {
 
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
     /// RFP on the GPU as LAPACK's spftrf does, kept on the GPU.
-    pub fn cholesky_rfp_tiled(&self, m: usize, arf: &[f32]) -> Result<TiledFactor> {
+    pub(crate) fn cholesky_rfp_tiled(&self, m: usize, arf: &[f32]) -> Result<DeviceFactor> {
         if m == 0 {
             return Err(InputError::Empty {
                 input: "C".into(),
@@ -276,12 +286,12 @@ impl Gpu {
     }
 
     /// The factor of C = A·diag(d)·Aᵀ with C never leaving the GPU, kept there.
-    pub fn factor_product_tiled(
+    pub(crate) fn factor_product_tiled(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
         format: Format,
-    ) -> Result<TiledFactor> {
+    ) -> Result<DeviceFactor> {
         let c = self.assemble_tiled_device(a, d, storage_of(format))?;
         self.factor_on_gpu(self.tiled_kernels()?, c)
     }
@@ -294,7 +304,7 @@ impl Gpu {
         (m, n): (usize, usize),
         d: &[f32],
         format: Format,
-    ) -> Result<TiledFactor> {
+    ) -> Result<DeviceFactor> {
         let k = self.tiled_kernels()?;
         let storage = storage_of(format);
         self.check_tiled_order(m, storage)?;
@@ -305,7 +315,7 @@ impl Gpu {
 
     /// The diagonal of a factor kept on the GPU, gathered there and read back alone (m
     /// values instead of L): the least-squares pivot check.
-    pub(crate) fn tiled_diagonal(&self, f: &TiledFactor) -> Result<Vec<f32>> {
+    pub(crate) fn tiled_diagonal(&self, f: &DeviceFactor) -> Result<Vec<f32>> {
         let l = f.storage();
         debug_assert_eq!(f.shift, 0, "a product's factor is not scaled here");
         let m = l.order();
@@ -326,9 +336,9 @@ impl Gpu {
         Ok(diagonal)
     }
 
-    fn factor_on_gpu(&self, k: Rc<TiledKernels>, mut l: TiledMatrix) -> Result<TiledFactor> {
+    fn factor_on_gpu(&self, k: Rc<TiledKernels>, mut l: TiledMatrix) -> Result<DeviceFactor> {
         cholesky::factor(&k, &mut l)?;
-        Ok(TiledFactor {
+        Ok(DeviceFactor {
             kernels: k,
             l,
             max_bytes: self.max_storage_bytes()?,
@@ -337,26 +347,26 @@ impl Gpu {
     }
 
     /// [`Gpu::cholesky`] by the tiled method: factored on the GPU, read back and checked.
-    pub(crate) fn cholesky_tiled_host(
-        &self,
-        c: &Matrix<f32>,
-        format: Format,
-    ) -> Result<CholeskyFactor> {
-        let l = self.cholesky_tiled(c, format)?.download()?;
-        check_factor_entries(l.order(), |i, j| l.l()[(i, j)], |j| f64::from(c[(j, j)]))?;
-        Ok(l)
+    /// L is read back once for the entry check and kept on the GPU for the solves.
+    pub(crate) fn cholesky_tiled_host(&self, c: &Matrix<f32>, format: Format) -> Result<Cholesky> {
+        let f = self.cholesky_tiled(c, format)?;
+        let l = f.download()?;
+        check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| f64::from(c[(j, j)]))?;
+        Ok(Cholesky::device(f, format))
     }
 
-    /// [`Gpu::factor_product`] by the tiled method.
+    /// [`Gpu::factor_product`] by the tiled method (L read back once for the check, kept on
+    /// the GPU).
     pub(crate) fn factor_product_tiled_host(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
         format: Format,
-    ) -> Result<CholeskyFactor> {
-        let l = self.factor_product_tiled(a, d, format)?.download()?;
+    ) -> Result<Cholesky> {
+        let f = self.factor_product_tiled(a, d, format)?;
+        let l = f.download()?;
         let diagonal = product_diagonal(a, d);
-        check_factor_entries(l.order(), |i, j| l.l()[(i, j)], |j| diagonal[j])?;
-        Ok(l)
+        check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| diagonal[j])?;
+        Ok(Cholesky::device(f, format))
     }
 }

@@ -6,7 +6,7 @@
 
 use super::gje::PivotWork;
 use super::kernels::{DeviceSquare, Inverter};
-use super::{Kind, Method, Storage, check_method, gje, lu, pivot_tolerance, rfp, spd};
+use super::{InverseMethod, Kind, Storage, check_method, gje, lu, pivot_tolerance, rfp, spd};
 use crate::error::{InputError, Result};
 use crate::gl::GpuTimer;
 use crate::layout::rfp as rfp_layout;
@@ -20,7 +20,7 @@ pub struct InverseTiming {
     /// SPD or general.
     pub kind: Kind,
     /// The method.
-    pub method: Method,
+    pub method: InverseMethod,
     /// Full or RFP storage.
     pub storage: Storage,
     /// The order s.
@@ -70,7 +70,7 @@ pub fn test_matrix(kind: Kind, s: usize) -> Matrix<f32> {
 pub fn time_inverse(
     inv: &Inverter,
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     s: usize,
     block: Option<usize>,
     reps: usize,
@@ -82,7 +82,7 @@ pub fn time_inverse(
 pub fn time_inverse_in(
     inv: &Inverter,
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     storage: Storage,
     s: usize,
     block: Option<usize>,
@@ -100,7 +100,7 @@ pub fn time_inverse_in(
     let block = block.unwrap_or_else(|| inv.block()).max(1);
     let a = test_matrix(kind, s);
     // The LU of an SPD matrix runs without pivoting, failing on a pivot not positive.
-    let spd_lu = kind == Kind::Spd && method == Method::Lu;
+    let spd_lu = kind == Kind::Spd && method == InverseMethod::Lu;
     let tol = if spd_lu { 0.0 } else { pivot_tolerance(&a) };
     let ctx = inv.context().clone();
     let timer = GpuTimer::new(&ctx)?;
@@ -130,16 +130,16 @@ pub fn time_inverse_in(
         let start = Instant::now();
         timer.begin();
         match (kind, method) {
-            (Kind::Spd, Method::Cholesky) => spd::cholesky_inverse(inv, &work, &y, &leaf)?,
-            (Kind::Spd, Method::Gje) => {
+            (Kind::Spd, InverseMethod::Cholesky) => spd::cholesky_inverse(inv, &work, &y, &leaf)?,
+            (Kind::Spd, InverseMethod::Gje) => {
                 spd::gje_negative_inverse(inv, &work, &pw.row_block, block)?
             }
-            (_, Method::Gje) => gje::invert_in_place(inv, &work, &pw, tol)?,
-            (_, Method::Lu) => {
+            (_, InverseMethod::Gje) => gje::invert_in_place(inv, &work, &pw, tol)?,
+            (_, InverseMethod::Lu) => {
                 lu::factor_in_place(inv, &work, &pw, tol)?;
                 lu::inverse_from_factors(inv, &work, &y, &x)?;
             }
-            (Kind::General, Method::Cholesky) => unreachable!("refused above"),
+            (Kind::General, InverseMethod::Cholesky) => unreachable!("refused above"),
         }
         timer.end();
         ctx.finish();
@@ -193,7 +193,7 @@ fn time_rfp(
     let block = inv.tiled().config().nb;
     Ok(summary(
         Kind::Spd,
-        Method::Cholesky,
+        InverseMethod::Cholesky,
         Storage::Rfp,
         s,
         block,
@@ -205,7 +205,7 @@ fn time_rfp(
 /// Medians and the rate of one timed configuration.
 fn summary(
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     storage: Storage,
     s: usize,
     block: usize,

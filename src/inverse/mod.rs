@@ -1,11 +1,11 @@
 //! Matrix inversion on the GPU after Benner et al. (2012), and what it serves: the matrix sign
 //! function (eq. 1) and Lyapunov equations.
 //!
-//! - SPD matrices ([`Kind::Spd`], lower triangle read): [`Method::Cholesky`] (section 4.1) or
-//!   [`Method::Gje`] (Fig 3 right), s³ flops. The Cholesky route also runs in place in LAPACK's
+//! - SPD matrices ([`Kind::Spd`], lower triangle read): [`InverseMethod::Cholesky`] (section 4.1) or
+//!   [`InverseMethod::Gje`] (Fig 3 right), s³ flops. The Cholesky route also runs in place in LAPACK's
 //!   RFP storage ([`Storage::Rfp`], about half the memory: [`rfp`], [`invert_rfp`]).
-//! - General matrices ([`Kind::General`]): [`Method::Gje`] (blocked Gauss-Jordan with partial
-//!   pivoting, Fig 3 left) or [`Method::Lu`] (LU with partial pivoting, section 3.1), 2s³ flops.
+//! - General matrices ([`Kind::General`]): [`InverseMethod::Gje`] (blocked Gauss-Jordan with partial
+//!   pivoting, Fig 3 left) or [`InverseMethod::Lu`] (LU with partial pivoting, section 3.1), 2s³ flops.
 //!   Symmetric indefinite matrices go through the general GJE, as the paper concludes (its
 //!   LDLᵀ inversion is slower than general GJE despite half the flops).
 //!
@@ -51,7 +51,7 @@ pub enum Kind {
 
 /// How to invert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
+pub enum InverseMethod {
     /// Gauss-Jordan elimination (Fig 3): one sweep, rich in large products.
     Gje,
     /// Cholesky, triangular inverse, L⁻ᵀL⁻¹ (SPD only).
@@ -80,39 +80,75 @@ impl Kind {
     }
 }
 
-impl Method {
+impl InverseMethod {
     /// The name on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Method::Gje => "gje",
-            Method::Cholesky => "cholesky",
-            Method::Lu => "lu",
+            InverseMethod::Gje => "gje",
+            InverseMethod::Cholesky => "cholesky",
+            InverseMethod::Lu => "lu",
         }
     }
 
     /// Whether this method inverts matrices of `kind` (Cholesky needs SPD).
     pub fn supports(self, kind: Kind) -> bool {
-        !(self == Method::Cholesky && kind == Kind::General)
+        !(self == InverseMethod::Cholesky && kind == Kind::General)
     }
 }
 
-/// How [`invert_with`] runs: the block size b of the blocked algorithms (`None`: the
-/// default, [`Inverter::block`]) and the storage on the GPU ([`Storage::Rfp`]: the SPD inverse
-/// via Cholesky in place in LAPACK's RFP array; the other methods need full storage).
+/// How [`Gpu::invert`](crate::Gpu::invert) (and [`invert_with`]) runs: what the matrix is,
+/// the method, the block size b of the blocked algorithms (`None`: the default,
+/// [`Inverter::block`]), the storage on the GPU ([`Storage::Rfp`]: the SPD inverse via
+/// Cholesky in place in LAPACK's RFP array; the other methods need full storage), and the
+/// Newton-Schulz steps in f64 after the f32 inverse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvertOptions {
+    /// What the matrix is (default: general).
+    pub kind: Kind,
+    /// How to invert (default: Gauss-Jordan).
+    pub method: InverseMethod,
     /// The block size b (`None`: the default).
     pub block: Option<usize>,
     /// Full or RFP storage on the GPU.
     pub storage: Storage,
+    /// Newton-Schulz steps in f64 on the CPU after the f32 GPU inverse (0: the f32 inverse
+    /// widened, its residual checked; default 2), taken while they reduce ‖I − M·X‖.
+    pub refine_steps: usize,
 }
 
 impl Default for InvertOptions {
     fn default() -> Self {
         Self {
+            kind: Kind::General,
+            method: InverseMethod::Gje,
             block: None,
             storage: Storage::Full,
+            refine_steps: 2,
         }
+    }
+}
+
+impl InvertOptions {
+    /// Options for an SPD matrix (lower triangle read) inverted via Cholesky.
+    pub fn spd() -> Self {
+        Self {
+            kind: Kind::Spd,
+            method: InverseMethod::Cholesky,
+            ..Self::default()
+        }
+    }
+}
+
+/// How [`Gpu::lyapunov`](crate::Gpu::lyapunov) runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LyapunovOptions {
+    /// Refinement steps in f64 after the sign iteration (default 3).
+    pub refine_steps: usize,
+}
+
+impl Default for LyapunovOptions {
+    fn default() -> Self {
+        Self { refine_steps: 3 }
     }
 }
 
@@ -161,7 +197,12 @@ pub fn pivot_tolerance(a: &Matrix<f32>) -> f32 {
 /// kind that is not; [`NumericalError::SingularMatrix`] (first column without a usable pivot)
 /// for a singular general matrix; [`NumericalError::NonFiniteResult`] if the inverse
 /// overflows f32.
-pub fn invert(inv: &Inverter, a: &Matrix<f32>, kind: Kind, method: Method) -> Result<Matrix<f32>> {
+pub fn invert(
+    inv: &Inverter,
+    a: &Matrix<f32>,
+    kind: Kind,
+    method: InverseMethod,
+) -> Result<Matrix<f32>> {
     invert_with_block(inv, a, kind, method, inv.block())
 }
 
@@ -170,7 +211,7 @@ pub fn invert_with_block(
     inv: &Inverter,
     a: &Matrix<f32>,
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     block: usize,
 ) -> Result<Matrix<f32>> {
     let options = InvertOptions {
@@ -182,7 +223,7 @@ pub fn invert_with_block(
 
 /// Refuses a method this kind of matrix or this storage cannot take: Cholesky for a general
 /// matrix, RFP storage for anything but the SPD inverse via Cholesky.
-pub fn check_method(kind: Kind, method: Method, storage: Storage) -> Result<()> {
+pub fn check_method(kind: Kind, method: InverseMethod, storage: Storage) -> Result<()> {
     if !method.supports(kind) {
         return Err(InputError::Unsupported(format!(
             "the {} method inverts SPD matrices only; use gje or lu for a general matrix",
@@ -190,7 +231,7 @@ pub fn check_method(kind: Kind, method: Method, storage: Storage) -> Result<()> 
         ))
         .into());
     }
-    if storage == Storage::Rfp && (kind, method) != (Kind::Spd, Method::Cholesky) {
+    if storage == Storage::Rfp && (kind, method) != (Kind::Spd, InverseMethod::Cholesky) {
         return Err(InputError::Unsupported(format!(
             "RFP storage holds the {} {} inversion's matrix in full storage only; the SPD \
              inverse via Cholesky runs in RFP",
@@ -207,7 +248,7 @@ pub fn invert_with(
     inv: &Inverter,
     a: &Matrix<f32>,
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     options: InvertOptions,
 ) -> Result<Matrix<f32>> {
     let x = invert_unchecked(inv, a, kind, method, options)?;
@@ -239,7 +280,7 @@ pub(crate) fn invert_unchecked(
     inv: &Inverter,
     a: &Matrix<f32>,
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     options: InvertOptions,
 ) -> Result<Matrix<f32>> {
     check_input("A", a, kind)?;
@@ -253,7 +294,7 @@ pub(crate) fn invert_unchecked(
         return Ok(x);
     }
     let x = match (kind, method) {
-        (Kind::Spd, Method::Cholesky) => {
+        (Kind::Spd, InverseMethod::Cholesky) => {
             let d = DeviceSquare::upload_lower(inv, a)?;
             let y = DeviceSquare {
                 buffer: inv.buffer("the triangular inverse", n * n)?,
@@ -265,7 +306,7 @@ pub(crate) fn invert_unchecked(
             inv.tiled().check_status()?;
             d.download()?.symmetric_from_lower()
         }
-        (Kind::Spd, Method::Gje) => {
+        (Kind::Spd, InverseMethod::Gje) => {
             let d = DeviceSquare::upload_lower(inv, a)?;
             let s = inv.buffer("a diagonal block", block * block)?;
             inv.tiled().reset_status()?;
@@ -273,7 +314,7 @@ pub(crate) fn invert_unchecked(
             inv.tiled().check_status()?;
             d.download()?.symmetric_from_lower().map(|v| -v)
         }
-        (_, Method::Gje) => {
+        (_, InverseMethod::Gje) => {
             let tol = pivot_tolerance(a);
             let d = DeviceSquare::upload(inv, a)?;
             let w = gje::PivotWork::new(inv, n, block)?;
@@ -284,7 +325,7 @@ pub(crate) fn invert_unchecked(
             gje::unscramble_columns(&mut x, &w.piv.download_range(0, n)?);
             x
         }
-        (_, Method::Lu) => {
+        (_, InverseMethod::Lu) => {
             // An SPD matrix's LU needs no pivoting, and its pivots are the Cholesky pivots: the
             // first one not positive names the column where it is not positive definite.
             let spd = kind == Kind::Spd;
@@ -313,7 +354,7 @@ pub(crate) fn invert_unchecked(
             gje::unscramble_columns(&mut x, &w.piv.download_range(0, n)?);
             x
         }
-        (Kind::General, Method::Cholesky) => unreachable!("refused above"),
+        (Kind::General, InverseMethod::Cholesky) => unreachable!("refused above"),
     };
     check_finite(&x)?;
     Ok(x)
@@ -393,7 +434,7 @@ pub fn invert_f64(
     inv: &Inverter,
     a: &Matrix<f64>,
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     refine_steps: usize,
 ) -> Result<Refined> {
     invert_f64_with(inv, a, kind, method, InvertOptions::default(), refine_steps)
@@ -405,7 +446,7 @@ pub fn invert_f64_with(
     inv: &Inverter,
     a: &Matrix<f64>,
     kind: Kind,
-    method: Method,
+    method: InverseMethod,
     options: InvertOptions,
     refine_steps: usize,
 ) -> Result<Refined> {

@@ -10,7 +10,7 @@
 //! on or near the imaginary axis makes an iterate singular or the iteration stall:
 //! [`NumericalError::SignNotConverged`], never NaN.
 
-use super::{Inverter, Kind, Method, check_input};
+use super::{InverseMethod, Inverter, Kind, check_input};
 use crate::baseline::{from_faer, to_faer};
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
@@ -109,7 +109,7 @@ use super::newton::STOP_SCALING;
 /// failure.
 fn iterate_inverse(inv: &Inverter, x: &Matrix<f64>, k: usize) -> Result<Matrix<f64>> {
     let options = super::InvertOptions::default();
-    match super::invert_unchecked(inv, &x.to_f32(), Kind::General, Method::Gje, options) {
+    match super::invert_unchecked(inv, &x.to_f32(), Kind::General, InverseMethod::Gje, options) {
         Ok(y) => Ok(super::refine_inverse(x, &y.to_f64(), 3).x),
         Err(Error::Numerical(e)) => Err(NumericalError::SignNotConverged {
             iterations: k,

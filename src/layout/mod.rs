@@ -2,11 +2,10 @@
 //! rectangular packed texture layouts (sections 3.2-3.3), the host-side [`PackedMatrix`], and
 //! LAPACK's RFP format ([`rfp`]).
 
-pub mod blocked;
 mod packed;
 pub mod rfp;
 
-pub use blocked::{BlockColumn, BlockLayout, Blocking};
+pub use crate::blocked::layout::{BlockColumn, BlockLayout, Blocking};
 pub use packed::PackedMatrix;
 
 use crate::error::{Error, InputError, Result};

@@ -3,9 +3,10 @@
 //! refinement stagnates (as LAPACK's dsposv falls back to dpotrf), with its own singularity
 //! test so that a singular C is an error instead of a solution.
 
+use super::refinement::Equations;
 use super::{
-    Criterion, Fallback, NormalEquations, Solution, SolveOptions, Timings, estimate_inverse_norm_1,
-    estimate_norm_1, norm_inf, norm2, refine, times_power_of_two,
+    Criterion, Fallback, Solution, SolveOptions, Timings, estimate_inverse_norm_1, estimate_norm_1,
+    norm_inf, norm2, refine, times_power_of_two,
 };
 use crate::baseline;
 use crate::error::{NumericalError, Result};
@@ -44,6 +45,19 @@ impl DoubleFactor {
             l: c,
             a_scale,
             d_scale,
+        })
+    }
+
+    /// Factors C' = `scale`·C in f64 (C symmetric, its lower triangle read; `scale` a power of
+    /// two). A pivot that is not positive is [`NumericalError::NotPositiveDefinite`].
+    pub(crate) fn of_symmetric(c: &Matrix<f64>, scale: f64) -> Result<Self> {
+        let m = c.rows();
+        let mut l = Mat::from_fn(m, m, |i, j| if i >= j { c[(i, j)] * scale } else { 0.0 });
+        baseline::cholesky_in_place(&mut l, faer::get_global_parallelism())?;
+        Ok(Self {
+            l,
+            a_scale: 1.0,
+            d_scale: scale,
         })
     }
 
@@ -119,7 +133,7 @@ pub(crate) struct Scaled<'a> {
 /// against the same test, C checked for singularity to double precision first. `start` is
 /// the solve's start and `factor` the time its factor was ready.
 pub(crate) fn solve_in_double(
-    equations: &NormalEquations<'_>,
+    equations: &impl Equations,
     double: &DoubleFactor,
     scaled: &Scaled<'_>,
     options: &SolveOptions,

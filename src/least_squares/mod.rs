@@ -35,6 +35,17 @@ pub use double::DoubleFactor;
 pub use normal_equations::{
     solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,
 };
+pub(crate) use refinement::SymmetricEquations;
+
+/// C·x through any [`refinement::Equations`] (for the solves outside this module).
+pub(crate) fn refinement_apply(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
+    e.apply(x)
+}
+
+/// g − C·x through any [`refinement::Equations`].
+pub(crate) fn refinement_residual(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
+    e.residual(x)
+}
 pub use refinement::{NormalEquations, Refinement, Stop, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
@@ -80,7 +91,7 @@ impl Criterion {
 /// The unit roundoff of f64, 2⁻⁵³ (LAPACK's dlamch('E')).
 pub const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 
-/// Options of [`crate::Gpu::solve_weighted_least_squares`]: the GPU's format and method, the
+/// Options of [`crate::Gpu::least_squares`]: the GPU's format and method, the
 /// stopping test, the iteration limit and whether to fall back to f64 on the CPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SolveOptions {
@@ -227,7 +238,7 @@ pub enum Fallback {
     },
 }
 
-/// The result of [`crate::Gpu::solve_weighted_least_squares`].
+/// The result of [`crate::Gpu::least_squares`].
 ///
 /// `converged == false` means the test was not met even after the fallback (if enabled): `x`
 /// is then the best iterate, and `backward_error` shows how far from the tolerance it stopped.

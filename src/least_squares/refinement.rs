@@ -67,6 +67,72 @@ impl<'a> NormalEquations<'a> {
     }
 }
 
+/// A system C·x = g that refinement and the f64 fallback work on: C applied in f64 from
+/// whatever defines it (A and d for the normal equations, C itself for an SPD solve).
+pub(crate) trait Equations {
+    /// The order m of C.
+    fn order(&self) -> usize;
+    /// The right side g.
+    fn rhs(&self) -> &[f64];
+    /// C·x in f64.
+    fn apply(&self, x: &[f64]) -> Vec<f64>;
+    /// g − C·x in f64.
+    fn residual(&self, x: &[f64]) -> Vec<f64> {
+        self.rhs()
+            .iter()
+            .zip(self.apply(x))
+            .map(|(g, cx)| g - cx)
+            .collect()
+    }
+}
+
+impl Equations for NormalEquations<'_> {
+    fn order(&self) -> usize {
+        NormalEquations::order(self)
+    }
+    fn rhs(&self) -> &[f64] {
+        NormalEquations::rhs(self)
+    }
+    fn apply(&self, x: &[f64]) -> Vec<f64> {
+        NormalEquations::apply(self, x)
+    }
+}
+
+/// C·x = b for a symmetric C given by its lower triangle, applied in f64 (O(m²) per product,
+/// rows over all cores).
+pub(crate) struct SymmetricEquations<'a> {
+    c: &'a Matrix<f64>,
+    b: &'a [f64],
+}
+
+impl<'a> SymmetricEquations<'a> {
+    /// The system of C (lower triangle read) and b; the caller has checked the shapes.
+    pub(crate) fn new(c: &'a Matrix<f64>, b: &'a [f64]) -> Self {
+        Self { c, b }
+    }
+}
+
+impl Equations for SymmetricEquations<'_> {
+    fn order(&self) -> usize {
+        self.c.rows()
+    }
+    fn rhs(&self) -> &[f64] {
+        self.b
+    }
+    fn apply(&self, x: &[f64]) -> Vec<f64> {
+        use rayon::prelude::*;
+        let c = self.c;
+        (0..c.rows())
+            .into_par_iter()
+            .map(|i| {
+                let lower = dot(&c.row(i)[..=i], &x[..=i]);
+                let upper: f64 = (i + 1..c.rows()).map(|j| c[(j, i)] * x[j]).sum();
+                lower + upper
+            })
+            .collect()
+    }
+}
+
 /// Why refinement stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -194,7 +260,8 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::CholeskyFactor;
+    use crate::gpu::{Cholesky, Method};
+    use crate::layout::Format;
     use crate::least_squares::{UNIT_ROUNDOFF, relative_error_vec, to_single};
     use crate::problems::random_least_squares;
     use crate::reference;
@@ -217,10 +284,14 @@ mod tests {
     fn single_factor(
         eq: &NormalEquations<'_>,
         p: &crate::problems::LeastSquaresProblem,
-    ) -> CholeskyFactor {
+    ) -> Cholesky {
         let _ = eq;
         let c = reference::assemble(&p.a, &p.d);
-        CholeskyFactor::new(reference::cholesky(&c).unwrap().to_f32())
+        Cholesky::host(
+            reference::cholesky(&c).unwrap().to_f32(),
+            Method::Faithful,
+            Format::Full,
+        )
     }
 
     fn run(criterion: Criterion, tolerance: f64, max: usize) -> (Refinement, Vec<f64>, Vec<f64>) {

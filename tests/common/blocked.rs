@@ -2,10 +2,11 @@
 //! for its full- and packed-format tests and both blockings.
 
 use std::collections::BTreeSet;
+use symraster::blocked::layout::{BlockColumn, BlockLayout, Blocking};
 use symraster::execution::Execution;
 use symraster::geometry::{Kernel, Pass, Target};
 use symraster::gl::Rgba32F;
-use symraster::layout::blocked::{BlockColumn, BlockLayout, Blocking};
+use symraster::internal::GpuInternals;
 use symraster::{
     Error, Format, Gpu, Matrix, NumericalError, Options, problems, reference, relative_error,
 };

@@ -5,6 +5,7 @@ use super::{FormatArg, MethodArg, options};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use std::time::Instant;
+use symraster::internal::GpuInternals;
 use symraster::{Format, Gpu, Options, problems, reference, relative_error};
 
 /// Arguments of `symraster demo`.
@@ -72,7 +73,7 @@ fn factor(gpu: &Gpu, c: &symraster::Matrix<f32>, opts: Options) -> Result<()> {
     let l = gpu
         .cholesky(c, opts)
         .context("Cholesky on the GPU")?
-        .into_l();
+        .into_l()?;
     let elapsed = t.elapsed();
     let l_ref = reference::cholesky(&c.to_f64()).context("CPU reference Cholesky")?;
     let llt = reference::multiply_lower_by_transpose(&l.to_f64());

@@ -9,6 +9,7 @@ use super::{FormatArg, MethodArg, options};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+use symraster::internal::GpuInternals;
 use symraster::least_squares::{Criterion, Fallback, MAX_ITERATIONS_LIMIT};
 use symraster::matrix::{
     Matrix, check_finite, check_finite_vec, check_non_empty, single_precision_error,
@@ -76,6 +77,36 @@ pub struct SolveArgs {
     pub method: MethodArg,
     /// The stopping test: `backward` (normwise backward error, as LAPACK's dsposv; does not
     /// depend on the scale of the data) or `paper` (‖rᵏ‖₂/‖xᵏ⁺¹‖₂, the paper's rule).
+    #[arg(long, value_enum, default_value_t = CriterionArg::Backward)]
+    pub criterion: CriterionArg,
+    /// The stopping test's tolerance (default: √m·2⁻⁵³ for backward, 1e-8 for paper).
+    #[arg(long, value_parser = positive_finite)]
+    pub tol: Option<f64>,
+    /// At most this many refinement iterations (1 to 10000).
+    #[arg(long = "max-iter", default_value_t = 100, value_parser = iteration_limit)]
+    pub max_iter: usize,
+    /// Output x (float64, length m); .npy or .mtx by extension.
+    #[arg(short = 'o', long = "output", value_name = "x.npy")]
+    pub output: PathBuf,
+}
+
+/// The arguments of `spd-solve`.
+#[derive(Debug, Args)]
+pub struct SpdSolveArgs {
+    /// C, a symmetric positive definite m x m matrix (.npy or .mtx; float32 or float64; only
+    /// its lower triangle is read).
+    #[arg(long = "c", value_name = "C.npy")]
+    pub c: PathBuf,
+    /// b, the m right-hand-side entries.
+    #[arg(long = "b", value_name = "b.npy")]
+    pub b: PathBuf,
+    /// Storage format of the factor on the GPU.
+    #[arg(long, value_enum, default_value_t = FormatArg::Full)]
+    pub format: FormatArg,
+    /// How to compute (auto: the fastest this device runs).
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// The stopping test (as for `solve`).
     #[arg(long, value_enum, default_value_t = CriterionArg::Backward)]
     pub criterion: CriterionArg,
     /// The stopping test's tolerance (default: √m·2⁻⁵³ for backward, 1e-8 for paper).
@@ -192,14 +223,18 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     let method = gpu.check_problem_size(m, 0, opts)?;
     let l = match &c {
         Ok(single) => gpu.cholesky(single, opts)?,
-        Err(double) => gpu.cholesky_f64(&c_name, double, opts)?,
+        Err(double) => {
+            // Named by its file here; the library names it "C".
+            check_finite(&c_name, &double.lower_triangle())?;
+            gpu.cholesky(double, opts)?
+        }
     };
     // The input is not needed while the output is written.
     drop(c);
     if args.rfp {
-        io::write_vector(&args.output, &l.to_rfp())?;
+        io::write_vector(&args.output, &l.to_rfp()?)?;
     } else {
-        io::write_matrix(&args.output, l.l())?;
+        io::write_matrix(&args.output, &l.l()?)?;
     }
     say!(
         "L with C = L·Lᵀ: {m}x{m}{} (float32, {} format, {method} method on {}) written to {}",
@@ -244,8 +279,66 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     if let Some(tol) = args.tol {
         solve_options = solve_options.tolerance(tol);
     }
-    let outcome = gpu.solve_weighted_least_squares(&a, &d, &b, &solve_options)?;
+    let outcome = gpu.least_squares(&a, &d, &b, &solve_options)?;
     // The stopping test's last value (η, or the paper's ‖rᵏ‖₂/‖xᵏ⁺¹‖₂), the one --tol bounds.
+    let residual = outcome.criteria.last().copied().unwrap_or(f64::NAN);
+    if !outcome.converged {
+        bail!(
+            "refinement did not meet the {} test at tolerance {:e} in {} iterations (final \
+             value {residual:.3e}, backward error {:.3e}); nothing written: raise --max-iter or \
+             --tol",
+            outcome.criterion.name(),
+            outcome.tolerance,
+            outcome.iterations,
+            outcome.backward_error
+        );
+    }
+    io::write_vector(&args.output, &outcome.x)?;
+    print_solution(&outcome, residual);
+    say!(
+        "x: {m} values (float64, {} format, {method} method on {}) written to {}",
+        gpu_options.format,
+        gpu.info().renderer,
+        args.output.display()
+    );
+    Ok(())
+}
+
+/// `spd-solve`: C·x = b with mixed-precision refinement; x written as float64.
+pub fn spd_solve(args: SpdSolveArgs) -> Result<()> {
+    let c_name = role("C", &args.c);
+    let b_name = role("b", &args.b);
+    let c = io::read_matrix(&args.c, "C")?;
+    let b = io::read_vector(&args.b, "b")?;
+    check_non_empty(&c_name, &c)?;
+    let (m, n) = c.shape();
+    if m != n {
+        return Err(Error::shape(format!(
+            "{c_name} is {m}x{n}, but a symmetric matrix is square"
+        ))
+        .into());
+    }
+    if b.len() != m {
+        return Err(Error::shape(format!(
+            "{c_name} is {m}x{m}, so b needs {m} entries, but {b_name} has {}",
+            b.len()
+        ))
+        .into());
+    }
+    check_finite(&c_name, &c.lower_triangle())?;
+    check_finite_vec(&b_name, &b)?;
+    io::check_output_path(&args.output)?;
+    let gpu = super::open_gpu()?;
+    let gpu_options = options(args.format, args.method);
+    let method = gpu.check_problem_size(m, 0, gpu_options)?;
+    let mut solve_options = SolveOptions::new()
+        .gpu(gpu_options)
+        .criterion(args.criterion.into())
+        .max_iterations(args.max_iter);
+    if let Some(tol) = args.tol {
+        solve_options = solve_options.tolerance(tol);
+    }
+    let outcome = gpu.spd_solve(&c, &b, &solve_options)?;
     let residual = outcome.criteria.last().copied().unwrap_or(f64::NAN);
     if !outcome.converged {
         bail!(

@@ -2,6 +2,7 @@
 
 use crate::reproduce::cpu_model;
 use anyhow::Result;
+use symraster::internal::GpuInternals;
 use symraster::tuning::MAX_TEXTURE_SIZE;
 
 /// Prints the GL device, version, texture limits (the driver's and the effective one), the

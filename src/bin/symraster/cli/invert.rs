@@ -5,7 +5,7 @@ use super::FormatArg;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use symraster::inverse::{self, InvertOptions, Inverter, Kind, SignOptions, Storage};
+use symraster::inverse::{self, InvertOptions, Kind, LyapunovOptions, SignOptions, Storage};
 use symraster::matrix::check_non_empty;
 use symraster::{Error, io, rfp};
 
@@ -119,9 +119,9 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         KindArg::General => Kind::General,
     };
     let method = match args.method {
-        InverseMethodArg::Gje => inverse::Method::Gje,
-        InverseMethodArg::Cholesky => inverse::Method::Cholesky,
-        InverseMethodArg::Lu => inverse::Method::Lu,
+        InverseMethodArg::Gje => inverse::InverseMethod::Gje,
+        InverseMethodArg::Cholesky => inverse::InverseMethod::Cholesky,
+        InverseMethodArg::Lu => inverse::InverseMethod::Lu,
     };
     let storage = match args.format {
         FormatArg::Full => Storage::Full,
@@ -135,12 +135,14 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         .into());
     }
     let gpu = super::open_gpu()?;
-    let inv = Inverter::new(&gpu)?;
     let options = InvertOptions {
+        kind,
+        method,
         storage,
-        ..InvertOptions::default()
+        block: None,
+        refine_steps: args.refine as usize,
     };
-    let r = inverse::invert_f64_with(&inv, &a, kind, method, options, args.refine as usize)?;
+    let r = gpu.invert(&a, options)?;
     if args.rfp {
         io::write_vector(&args.output, &rfp::from_lower(&r.x)?)?;
     } else {
@@ -196,13 +198,12 @@ pub fn sign(args: SignArgs) -> Result<()> {
     let a = read_square(&args.a, "A")?;
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
-    let inv = Inverter::new(&gpu)?;
     let options = SignOptions {
         scaling: !args.no_scaling,
         refine_inverses: args.refine_inverses || !args.no_refine_inverses,
         ..SignOptions::default()
     };
-    let s = inverse::sign(&inv, &a, options)?;
+    let s = gpu.sign(&a, options)?;
     io::write_matrix(&args.output, &s.s)?;
     say!(
         "sign(A): {n}x{n} after {} Newton iterations{} and {} f64 polish step(s) (‖I − S²‖_F \
@@ -238,8 +239,13 @@ pub fn lyap(args: LyapArgs) -> Result<()> {
     }
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
-    let inv = Inverter::new(&gpu)?;
-    let x = inverse::solve_continuous_lyapunov(&inv, &a, &q, args.refine as usize)?;
+    let x = gpu.lyapunov(
+        &a,
+        &q,
+        LyapunovOptions {
+            refine_steps: args.refine as usize,
+        },
+    )?;
     io::write_matrix(&args.output, &x.x)?;
     say!(
         "X with A·X + X·Aᵀ = Q: {n}x{n} after {} sign iterations (relative residual {}) written \

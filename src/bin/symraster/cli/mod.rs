@@ -61,6 +61,13 @@ enum Command {
     /// stagnation, at the iteration limit, or when the float32 factor fails).
     #[command(after_help = FILES_HELP)]
     Solve(files::SolveArgs),
+    /// C·x = b for a symmetric positive definite C, mixed precision (as LAPACK's dsposv);
+    /// writes float64.
+    ///
+    /// Reads only the lower triangle of C. Factors C in float32 on the GPU and refines x in
+    /// float64 (Algorithm 1) with the same stopping tests, fallback and report as `solve`.
+    #[command(name = "spd-solve", after_help = FILES_HELP)]
+    SpdSolve(files::SpdSolveArgs),
     /// Invert a square matrix on the GPU (Gauss-Jordan, or via Cholesky or LU), refined in
     /// f64; writes float64.
     ///
@@ -98,6 +105,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Assemble(args) => files::assemble(args),
         Command::Factor(args) => files::factor(args),
         Command::Solve(args) => files::solve(args),
+        Command::SpdSolve(args) => files::spd_solve(args),
         Command::Invert(args) => invert::invert(args),
         Command::Sign(args) => invert::sign(args),
         Command::Lyap(args) => invert::lyap(args),

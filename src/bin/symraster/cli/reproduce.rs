@@ -5,6 +5,7 @@ use crate::reproduce::{self, Config, Part, Sizes};
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use symraster::internal::GpuInternals;
 use symraster::{Error, Format, Gpu, InputError, Method, Options};
 
 /// Arguments of `reproduce`.

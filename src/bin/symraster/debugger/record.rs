@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use symraster::error::{Error, InputError, Result};
 use symraster::gl::{Context, RenderTexture, Rgba8};
 use symraster::gpu::{Gpu, Method, Options};
+use symraster::internal::GpuInternals;
 use symraster::layout::Format;
 
 /// File names of frames: `frame_00000.png` is the state before the first pass, frame p the

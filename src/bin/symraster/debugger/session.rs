@@ -9,6 +9,7 @@ use symraster::execution::Operands;
 use symraster::geometry::{Pass, Plan, Target, Vertex};
 use symraster::gl::{Rgba32F, Texture};
 use symraster::gpu::{Gpu, Method, Options, check_factor};
+use symraster::internal::GpuInternals;
 use symraster::layout::{BlockLayout, Blocking, Format, Layout};
 use symraster::matrix::{Matrix, relative_error};
 use symraster::{problems as testing, reference};
@@ -670,11 +671,26 @@ fn start_blocked<'g>(
     let m = problem.order();
     let (run, source) = match operation {
         Operation::Assembly => (
-            gpu.start_blocked_assembly_with(&problem.a, &problem.d, format, blocking)?,
+            gpu.step(
+                symraster::Operation::Assembly {
+                    a: &problem.a,
+                    d: &problem.d,
+                },
+                Options::new(format)
+                    .blocking(blocking)
+                    .method(symraster::Method::Blocked),
+            )?
+            .into_blocks()?,
             Matrix::zeros(m, m),
         ),
         Operation::Cholesky => (
-            gpu.start_blocked_cholesky_with(&problem.c, format, blocking)?,
+            gpu.step(
+                symraster::Operation::Cholesky(&problem.c),
+                Options::new(format)
+                    .blocking(blocking)
+                    .method(symraster::Method::Blocked),
+            )?
+            .into_blocks()?,
             problem.c.clone(),
         ),
     };
@@ -705,8 +721,18 @@ fn start<'g>(
     problem: &Problem,
 ) -> Result<Execution<'g>> {
     let run = match operation {
-        Operation::Assembly => gpu.start_assembly(&problem.a, &problem.d, options)?,
-        Operation::Cholesky => gpu.start_cholesky(&problem.c, options)?,
+        Operation::Assembly => gpu
+            .step(
+                symraster::Operation::Assembly {
+                    a: &problem.a,
+                    d: &problem.d,
+                },
+                options,
+            )?
+            .into_texels()?,
+        Operation::Cholesky => gpu
+            .step(symraster::Operation::Cholesky(&problem.c), options)?
+            .into_texels()?,
     };
     // The source keeps what the library uploaded (zero for assembly, C for Cholesky) at the
     // texels that hold entries; every other texel, and the whole target, becomes NaN.

@@ -15,6 +15,7 @@ use faer::linalg::solvers::DenseSolveCore as _;
 use symraster::error::Result;
 use symraster::execution::Execution;
 use symraster::gl::Rgba32F;
+use symraster::internal::GpuInternals;
 use symraster::inverse::{self, Inverter, Kind};
 use symraster::tiled::bench as tiled_bench;
 use symraster::{Format, Gpu, Matrix, Method, Options, baseline, problems};
@@ -98,7 +99,11 @@ pub fn assembly_times(
 ) -> Result<Times> {
     let (m, n) = a.shape();
     let [blocked, blocked_packed] = blocked_times(gpu, m, n, reps, warm_up, |format| {
-        gpu.start_blocked_assembly_in(a, d, format)
+        gpu.step(
+            symraster::Operation::Assembly { a, d },
+            symraster::Options::new(format).method(symraster::Method::Blocked),
+        )
+        .and_then(symraster::Run::into_blocks)
     })?;
     let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Assembly, m, n, reps)?;
     Ok(Times {
@@ -113,7 +118,11 @@ pub fn assembly_times(
 pub fn cholesky_times(gpu: &Gpu, c: &Matrix<f32>, reps: usize, warm_up: bool) -> Result<Times> {
     let m = c.rows();
     let [blocked, blocked_packed] = blocked_times(gpu, m, 0, reps, warm_up, |format| {
-        gpu.start_blocked_cholesky_in(c, format)
+        gpu.step(
+            symraster::Operation::Cholesky(c),
+            symraster::Options::new(format).method(symraster::Method::Blocked),
+        )
+        .and_then(symraster::Run::into_blocks)
     })?;
     let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
     Ok(Times {
@@ -230,13 +239,24 @@ pub fn throughput(
             let a = problems::uniform_matrix(&mut rng, m, n);
             let d = problems::uniform_vector(&mut rng, n);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, n, Format::Full) {
-                let run = measure_gpu(gpu, reps, true, || gpu.start_blocked_assembly(&a, &d))?;
+                let run = measure_gpu(gpu, reps, true, || {
+                    gpu.step(
+                        symraster::Operation::Assembly { a: &a, d: &d },
+                        symraster::Options::default().method(symraster::Method::Blocked),
+                    )
+                    .and_then(symraster::Run::into_blocks)
+                })?;
                 blocked = Some(run.gpu);
             }
             if m <= FAITHFUL_MAX.0 && runs(gpu, Method::Faithful, m, n, Format::Full) {
                 let opts = super::faithful(Format::Full);
-                faithful_s =
-                    Some(measure_gpu(gpu, reps, true, || gpu.start_assembly(&a, &d, opts))?.gpu);
+                faithful_s = Some(
+                    measure_gpu(gpu, reps, true, || {
+                        gpu.step(symraster::Operation::Assembly { a: &a, d: &d }, opts)
+                            .and_then(symraster::Run::into_texels)
+                    })?
+                    .gpu,
+                );
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_assembly_seconds(&a, &d, config));
@@ -259,13 +279,26 @@ pub fn throughput(
         if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.1) {
             let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
             if m <= BLOCKED_MAX && runs(gpu, Method::Blocked, m, 0, Format::Full) {
-                blocked =
-                    Some(measure_gpu(gpu, reps, true, || gpu.start_blocked_cholesky(&c))?.gpu);
+                blocked = Some(
+                    measure_gpu(gpu, reps, true, || {
+                        gpu.step(
+                            symraster::Operation::Cholesky(&c),
+                            symraster::Options::default().method(symraster::Method::Blocked),
+                        )
+                        .and_then(symraster::Run::into_blocks)
+                    })?
+                    .gpu,
+                );
             }
             if m <= FAITHFUL_MAX.1 && runs(gpu, Method::Faithful, m, 0, Format::Full) {
                 let opts = super::faithful(Format::Full);
-                faithful_s =
-                    Some(measure_gpu(gpu, reps, true, || gpu.start_cholesky(&c, opts))?.gpu);
+                faithful_s = Some(
+                    measure_gpu(gpu, reps, true, || {
+                        gpu.step(symraster::Operation::Cholesky(&c), opts)
+                            .and_then(symraster::Run::into_texels)
+                    })?
+                    .gpu,
+                );
             }
             if m <= CPU_MAX {
                 cpu = Some(cpu_cholesky_seconds(&c, config));
@@ -390,7 +423,7 @@ pub fn inversion(
     let (full, rfp) = (inverse::Storage::Full, inverse::Storage::Rfp);
     for &s in &config.sizes.inversion {
         let gpu_rate = |kind: Kind,
-                        method: inverse::Method,
+                        method: inverse::InverseMethod,
                         storage: inverse::Storage|
          -> Result<Option<f64>> {
             match inverse::bench::time_inverse_in(&inv, kind, method, storage, s, None, reps) {
@@ -432,11 +465,11 @@ pub fn inversion(
         };
         points.push(InversePoint {
             s,
-            spd_gje: gpu_rate(Kind::Spd, inverse::Method::Gje, full)?,
-            spd_cholesky: gpu_rate(Kind::Spd, inverse::Method::Cholesky, full)?,
-            spd_cholesky_rfp: gpu_rate(Kind::Spd, inverse::Method::Cholesky, rfp)?,
-            general_gje: gpu_rate(Kind::General, inverse::Method::Gje, full)?,
-            general_lu: gpu_rate(Kind::General, inverse::Method::Lu, full)?,
+            spd_gje: gpu_rate(Kind::Spd, inverse::InverseMethod::Gje, full)?,
+            spd_cholesky: gpu_rate(Kind::Spd, inverse::InverseMethod::Cholesky, full)?,
+            spd_cholesky_rfp: gpu_rate(Kind::Spd, inverse::InverseMethod::Cholesky, rfp)?,
+            general_gje: gpu_rate(Kind::General, inverse::InverseMethod::Gje, full)?,
+            general_lu: gpu_rate(Kind::General, inverse::InverseMethod::Lu, full)?,
             cpu_spd,
             cpu_general,
             vendor_spd: rate(Kind::Spd.flops(s), vendor_time(vendor, "inverse_spd", s)),

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use symraster::baseline;
 use symraster::error::{Error, InputError, Result};
+use symraster::internal::GpuInternals;
 use symraster::{Format, Gpu, Method, Options, problems as testing};
 use timing::{median, time_finish};
 
@@ -441,10 +442,18 @@ fn assembly_point(
     let d = testing::uniform_vector(&mut rng, n);
     let reps = config.repetitions;
     let full = measure_gpu(gpu, reps, warm_up, || {
-        gpu.start_assembly(&a, &d, faithful(Format::Full))
+        gpu.step(
+            symraster::Operation::Assembly { a: &a, d: &d },
+            faithful(Format::Full),
+        )
+        .and_then(symraster::Run::into_texels)
     })?;
     let packed = measure_gpu(gpu, reps, warm_up, || {
-        gpu.start_assembly(&a, &d, faithful(Format::Packed))
+        gpu.step(
+            symraster::Operation::Assembly { a: &a, d: &d },
+            faithful(Format::Packed),
+        )
+        .and_then(symraster::Run::into_texels)
     })?;
     let cpu = cpu_assembly_seconds(&a, &d, config);
     let beyond = beyond::assembly_times(gpu, &a, &d, reps, warm_up)?;
@@ -486,12 +495,17 @@ fn cholesky_point(
     let c = testing::diagonally_dominant_spd(&mut testing::rng(9_000 + m as u64), m);
     let reps = config.repetitions;
     let full = measure_gpu(gpu, reps, warm_up, || {
-        gpu.start_cholesky(&c, faithful(Format::Full))
+        gpu.step(symraster::Operation::Cholesky(&c), faithful(Format::Full))
+            .and_then(symraster::Run::into_texels)
     })?;
     let packed = measure_gpu(gpu, reps, warm_up, || {
-        gpu.start_cholesky(&c, faithful(Format::Packed))
+        gpu.step(symraster::Operation::Cholesky(&c), faithful(Format::Packed))
+            .and_then(symraster::Run::into_texels)
     })?;
-    let lu = measure_gpu(gpu, reps, warm_up, || gpu.start_lu(&c))?;
+    let lu = measure_gpu(gpu, reps, warm_up, || {
+        gpu.step(symraster::Operation::Lu(&c), symraster::Options::default())
+            .and_then(symraster::Run::into_texels)
+    })?;
     let cpu = cpu_cholesky_seconds(&c, config);
     let beyond = beyond::cholesky_times(gpu, &c, reps, warm_up)?;
     Ok(CholeskyPoint {

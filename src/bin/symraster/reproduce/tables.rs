@@ -196,7 +196,7 @@ pub fn measure(
         .iter()
         .map(|&method| {
             let options = options.gpu(options.gpu.method(method));
-            let solution = match gpu.solve_weighted_least_squares(&p.a, &p.d, &p.b, &options) {
+            let solution = match gpu.least_squares(&p.a, &p.d, &p.b, &options) {
                 Ok(solution) => solution,
                 // Too ill-conditioned for a single-precision factor: a row that says so.
                 Err(Error::Numerical(

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use symraster::InputError;
 use symraster::gl::{Context, DeviceInfo};
+use symraster::internal::GpuInternals;
 use symraster::{Error, Format, Gpu, Options};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;

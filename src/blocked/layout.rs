@@ -22,7 +22,7 @@
 //! this is the paper's even-m case; the fold W is T/2 rounded up to whole block columns, so
 //! that no block column straddles the fold.
 
-use super::Format;
+use crate::layout::Format;
 use crate::matrix::Matrix;
 
 /// Matrix entries per texel side in the 2 x 2 blocking: each RGBA32F texel holds a 2 x 2

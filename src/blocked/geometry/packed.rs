@@ -9,8 +9,8 @@
 //! direction from one origin: T0 = (origin + .5, ±1) for those kernels, and T0.z = ±1 walks
 //! the panel in the trailing update.
 
-use super::super::{Vertex, rectangle};
-use crate::layout::blocked::{BlockLayout, PACKED_ROW_OFFSET};
+use crate::blocked::layout::{BlockLayout, PACKED_ROW_OFFSET};
+use crate::geometry::{Vertex, rectangle};
 
 /// Texture coordinates as functions of the position, for the vertices of one triangle.
 fn with(positions: [[f32; 2]; 3], attrs: impl Fn(f32, f32) -> ([f32; 3], [f32; 2])) -> [Vertex; 3] {

@@ -1,0 +1,102 @@
+//! Inversion, the matrix sign function and Lyapunov equations as `Gpu` operations: the
+//! compute kernels of [`crate::inverse`] (compiled once per `Gpu`, on first use) in f32, the
+//! results refined and returned in f64.
+
+use super::Gpu;
+use crate::error::Result;
+use crate::inverse::{
+    InvertOptions, Inverter, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+};
+use crate::matrix::{Element, Matrix};
+use std::rc::Rc;
+
+impl Gpu {
+    /// The inversion kernels of this context, compiled on first use.
+    pub(crate) fn inverter(&self) -> Result<Rc<Inverter>> {
+        if let Some(inv) = self.inverter.borrow().as_ref() {
+            return Ok(inv.clone());
+        }
+        let inv = Rc::new(Inverter::new(self)?);
+        *self.inverter.borrow_mut() = Some(inv.clone());
+        Ok(inv)
+    }
+
+    /// M⁻¹ of the square `a` (after Benner et al.): `options` say what M is (for an SPD M only
+    /// the lower triangle is read), the method (Gauss-Jordan, Cholesky or LU), the storage and
+    /// how many Newton-Schulz steps in f64 follow the f32 GPU inverse. The result is f64: with
+    /// refinement to about double accuracy for a well-conditioned M, else the f32 inverse
+    /// widened (f32 accuracy, about κ(M)·2⁻²⁴).
+    ///
+    /// Every inverse is checked: one whose residual ‖I − M·X‖_F reaches 1/2 is
+    /// [`IllConditioned`](crate::NumericalError::IllConditioned), never a result; with
+    /// refinement asked for, faer's f64 inverse on the CPU is the fallback
+    /// ([`Refined::fallback`]). Needs compute shaders (OpenGL 4.3).
+    ///
+    /// ```
+    /// use symraster::{Gpu, Matrix, inverse::InvertOptions};
+    /// let gpu = Gpu::new()?;
+    /// let m = Matrix::from_row_major(2, 2, vec![4.0, 1.0, 2.0, 3.0])?;
+    /// let x = gpu.invert(&m, InvertOptions::default())?.x;
+    /// let e = m.matmul(&x)?;
+    /// assert!((e[(0, 0)] - 1.0).abs() < 1e-12 && e[(0, 1)].abs() < 1e-12);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn invert<T: Element>(&self, a: &Matrix<T>, options: InvertOptions) -> Result<Refined> {
+        let a = a.map(Into::into);
+        crate::inverse::check_method(options.kind, options.method, options.storage)?;
+        crate::inverse::invert_f64_with(
+            &*self.inverter()?,
+            &a,
+            options.kind,
+            options.method,
+            options,
+            options.refine_steps,
+        )
+    }
+
+    /// sign(A) by the scaled Newton iteration on GPU inverses (eq. 1), polished in f64;
+    /// A of any scale (scaled by a power of two first). An eigenvalue on or too near the
+    /// imaginary axis is an error. With `options.refine_inverses` (the default) S is right to
+    /// about 1e-13 for a well-conditioned problem; without, to f32's accuracy
+    /// ([`Sign::commutation`] shows it).
+    ///
+    /// ```
+    /// use symraster::{Gpu, Matrix};
+    /// let gpu = Gpu::new()?;
+    /// let a = Matrix::from_row_major(2, 2, vec![-3.0, 1.0, 0.0, 2.0])?;
+    /// let s = gpu.sign(&a, Default::default())?.s;
+    /// assert!((s[(0, 0)] + 1.0).abs() < 1e-10 && (s[(1, 1)] - 1.0).abs() < 1e-10);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn sign<T: Element>(&self, a: &Matrix<T>, options: SignOptions) -> Result<Sign> {
+        crate::inverse::sign(&*self.inverter()?, &a.map(Into::into), options)
+    }
+
+    /// X with A·X + X·Aᵀ = Q for stable A (scipy's `solve_continuous_lyapunov(a, q)`), through
+    /// the sign function on the GPU, then refined in f64 (`options.refine_steps`); A and Q of
+    /// any scale. X is f64, to about double accuracy for a well-conditioned equation
+    /// ([`Lyapunov::residuals`] shows the relative residual per step).
+    ///
+    /// ```
+    /// use symraster::{Gpu, Matrix};
+    /// let gpu = Gpu::new()?;
+    /// let a = Matrix::from_row_major(2, 2, vec![-2.0, 0.0, 0.0, -1.0])?;
+    /// let q = Matrix::from_row_major(2, 2, vec![4.0, 0.0, 0.0, 2.0])?;
+    /// let x = gpu.lyapunov(&a, &q, Default::default())?.x; // X = −diag(1, 1)
+    /// assert!((x[(0, 0)] + 1.0).abs() < 1e-10 && (x[(1, 1)] + 1.0).abs() < 1e-10);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn lyapunov<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        q: &Matrix<T>,
+        options: LyapunovOptions,
+    ) -> Result<Lyapunov> {
+        crate::inverse::solve_continuous_lyapunov(
+            &*self.inverter()?,
+            &a.map(Into::into),
+            &q.map(Into::into),
+            options.refine_steps,
+        )
+    }
+}

@@ -1,0 +1,261 @@
+//! C·x = b for a symmetric positive definite C in f64, as LAPACK's dsposv: the factor in f32
+//! on the GPU, then Algorithm 1's refinement in f64 with the least-squares solve's stopping
+//! tests, fallback to an f64 Cholesky and diagnostics ([`crate::least_squares`]).
+
+use super::cholesky::scale_exponent;
+use super::least_squares::SINGLE_CONDITION_LIMIT;
+use super::least_squares::{double, double_vec};
+use super::{Cholesky, Gpu};
+use crate::error::{Error, NumericalError, Result};
+use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
+use crate::least_squares::{
+    DoubleFactor, Fallback, Solution, SolveOptions, Stop, SymmetricEquations, Timings,
+    check_pivots, estimate_inverse_norm_1, exponent_of, norm_inf, refine, times_power_of_two,
+};
+use crate::matrix::{
+    Element, Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square,
+};
+use std::time::Instant;
+
+impl Gpu {
+    /// Solves C·x = b for a symmetric positive definite C (only its lower triangle is read),
+    /// f64 (or f32, widened exactly) in and f64 out, as LAPACK's dsposv: C scaled by a power of
+    /// four and rounded to f32 once, factored on the GPU (`options.gpu` picks the method and format), x⁰ from that
+    /// factor, then Algorithm 1's mixed-precision refinement with residuals in f64 until
+    /// `options`' test holds. Stagnation, the iteration limit, or an f32 factor that fails (C
+    /// may still be SPD in f64) hand over to an f64 Cholesky on the CPU unless
+    /// `options.fallback` is off; [`Solution::fallback`] says so. x carries f64 accuracy up to
+    /// κ(C) ([`Solution::forward_error_estimate`]).
+    ///
+    /// A C that is not positive definite is
+    /// [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite) (or, with the
+    /// fallback on, [`SingularToDouble`](crate::NumericalError::SingularToDouble) where it is
+    /// singular in f64 too); b is scaled by a power of two, so any finite b works.
+    ///
+    /// ```
+    /// use symraster::{Gpu, Matrix, SolveOptions};
+    /// let gpu = Gpu::new()?;
+    /// let c = Matrix::from_row_major(3, 3, vec![4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0])?;
+    /// let b = [1.0, 2.0, 3.0];
+    /// let s = gpu.spd_solve(&c, &b, &SolveOptions::default())?;
+    /// let r: Vec<f64> = c.mul_vec(&s.x)?.iter().zip(&b).map(|(cx, b)| cx - b).collect();
+    /// assert!(s.converged && r.iter().all(|r| r.abs() < 1e-13));
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn spd_solve<T: Element>(
+        &self,
+        c: &Matrix<T>,
+        b: &[T],
+        options: &SolveOptions,
+    ) -> Result<Solution> {
+        let (c, b) = (double(c), double_vec(b));
+        let (c, b) = (&*c, &b[..]);
+        options.validate()?;
+        check_non_empty("C", c)?;
+        check_square("C", c, "(a symmetric matrix)")?;
+        check_finite_lower("C (lower triangle)", c)?;
+        let m = c.rows();
+        if b.len() != m {
+            return Err(Error::shape(format!(
+                "C is {m}x{m}, so b needs {m} entries, but has {}",
+                b.len()
+            )));
+        }
+        check_finite_vec("b", b)?;
+        // b by a power of two into [1, 2) (exact), as the least-squares solve does.
+        let b_max = norm_inf(b);
+        let k = if b_max == 0.0 { 0 } else { -exponent_of(b_max) };
+        let scaled_b: Vec<f64> = b.iter().map(|&v| times_power_of_two(v, k)).collect();
+        let mut solution = self.spd_solve_scaled(c, &scaled_b, options)?;
+        for v in solution
+            .x
+            .iter_mut()
+            .chain(&mut solution.x0)
+            .chain(&mut solution.residuals)
+        {
+            *v = times_power_of_two(*v, -k);
+        }
+        if let Some(index) = solution.x.iter().position(|v| !v.is_finite()) {
+            return Err(NumericalError::SolutionOutOfRange {
+                index,
+                value: solution.x[index],
+            }
+            .into());
+        }
+        Ok(solution)
+    }
+
+    /// [`Gpu::spd_solve`] for b already scaled (max |b| in [1, 2) or b = 0).
+    fn spd_solve_scaled(
+        &self,
+        c: &Matrix<f64>,
+        b: &[f64],
+        options: &SolveOptions,
+    ) -> Result<Solution> {
+        let start = Instant::now();
+        let m = c.rows();
+        let equations = SymmetricEquations::new(c, b);
+        // C' = 4^s·C with its largest diagonal entry near 1 (exact): the matrix the factors
+        // belong to.
+        let s = scale_exponent((0..m).map(|j| c[(j, j)]));
+        let exponent = 2 * s;
+        let scale = times_power_of_two(1.0, exponent);
+        let scaled_diagonal: Vec<f64> = (0..m).map(|j| c[(j, j)] * scale).collect();
+        let scaled = Scaled {
+            exponent,
+            diagonal: &scaled_diagonal,
+        };
+        let double = |reason| -> Result<Solution> {
+            let factor = DoubleFactor::of_symmetric(c, scale)?;
+            solve_in_double(
+                &equations,
+                &factor,
+                &scaled,
+                options,
+                reason,
+                (start, start.elapsed()),
+            )
+        };
+        let factored = (|| {
+            let lower = c.lower_triangle().map(|v| v * scale);
+            let c32 = crate::matrix::to_single_precision(
+                "C (scaled and rounded to single precision for the GPU)",
+                &lower,
+            )?;
+            let l = self.cholesky_single(&c32, options.gpu)?;
+            check_pivots(&factor_diagonal(self, &l)?, &scaled_diagonal)?;
+            Ok::<_, Error>(l)
+        })();
+        let l = match factored {
+            Ok(l) => l,
+            Err(Error::Numerical(
+                NumericalError::NotPositiveDefinite { column, .. }
+                | NumericalError::NumericallySingular { column, .. }
+                | NumericalError::NonFiniteResult { col: column, .. },
+            )) if options.fallback => {
+                log::warn!(
+                    "the f32 factor failed at column {column}: solving with an f64 Cholesky on \
+                     the CPU"
+                );
+                return double(Fallback::SingleFactorFailed { column });
+            }
+            Err(e) => return Err(e),
+        };
+        let factor = start.elapsed();
+        // z = C⁻¹·r through the f32 factor of C' = 2^e·C: r by 2^t into [1, 2) before rounding
+        // (residuals shrink by orders of magnitude per step), z = 2^(e−t)·C'⁻¹·(2^t·r).
+        let correct = |r: &[f64]| -> Result<Vec<f64>> {
+            let r_max = norm_inf(r);
+            let t = if r_max > 0.0 && r_max.is_finite() {
+                -exponent_of(r_max)
+            } else {
+                0
+            };
+            let single: Vec<f32> = r.iter().map(|&v| times_power_of_two(v, t) as f32).collect();
+            Ok(l.solve(&single)?
+                .into_iter()
+                .map(|z| times_power_of_two(f64::from(z), exponent - t))
+                .collect())
+        };
+        let x0 = correct(b)?;
+        let x0_time = start.elapsed();
+        let norm_c_scaled = scaled_norm(m, exponent, |v| {
+            crate::least_squares::refinement_apply(&equations, v)
+        });
+        let norm_c = times_power_of_two(norm_c_scaled, -exponent);
+        let tolerance = options.tolerance_for(m);
+        let refinement = refine(
+            |x| Ok(crate::least_squares::refinement_residual(&equations, x)),
+            correct,
+            &x0,
+            norm_c,
+            norm_inf(b),
+            options.criterion,
+            tolerance,
+            options.max_iterations,
+        )?;
+        let refine_time = start.elapsed() - x0_time;
+        let fallback = match refinement.stop {
+            Stop::Converged => None,
+            _ if !options.fallback => None,
+            Stop::Stagnated { iteration } => Some(Fallback::Stagnated { iteration }),
+            Stop::IterationLimit => Some(Fallback::IterationLimit),
+        };
+        if let Some(reason) = fallback {
+            log::warn!(
+                "refinement stopped ({reason:?}) at backward error {:.2e}: solving again with an \
+                 f64 Cholesky on the CPU",
+                refinement.backward_error
+            );
+            let mut solution = double(reason)?;
+            solution.x0 = x0;
+            solution.iterations = refinement.iterations;
+            solution.residuals = refinement.residuals;
+            solution.criteria = refinement.criteria;
+            solution.timings.factor = factor;
+            solution.timings.x0 = x0_time;
+            solution.timings.refine = start.elapsed() - x0_time;
+            return Ok(solution);
+        }
+        // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough).
+        let mut failure = None;
+        let inverse_norm = estimate_inverse_norm_1(m, |v| {
+            let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+            match l.solve(&single) {
+                Ok(z) => z.into_iter().map(f64::from).collect(),
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    vec![f64::NAN; m]
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let mut condition = norm_c_scaled * inverse_norm;
+        if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
+            // Past 2/u₃₂ an f64 factor decides whether C is singular, and its estimate counts.
+            let factor = DoubleFactor::of_symmetric(c, scale)?;
+            condition = norm_c_scaled * factor.inverse_norm_scaled();
+            factor.check_singular(condition, &scaled_diagonal)?;
+        }
+        if !refinement.backward_error.is_finite() || !condition.is_finite() {
+            return Err(NumericalError::RefinementDiverged {
+                iteration: refinement.iterations,
+                residual: refinement.backward_error,
+            }
+            .into());
+        }
+        Ok(Solution {
+            converged: refinement.stop == Stop::Converged,
+            x: refinement.x,
+            x0,
+            iterations: refinement.iterations,
+            residuals: refinement.residuals,
+            criteria: refinement.criteria,
+            criterion: options.criterion,
+            tolerance,
+            backward_error: refinement.backward_error,
+            condition,
+            forward_error_estimate: condition * refinement.backward_error,
+            fallback: None,
+            timings: Timings {
+                factor,
+                x0: x0_time,
+                refine: refine_time,
+                total: start.elapsed(),
+            },
+        })
+    }
+}
+
+/// L's diagonal, read alone where L is on the GPU unscaled, else from L.
+fn factor_diagonal(gpu: &Gpu, l: &Cholesky) -> Result<Vec<f32>> {
+    if let Some(f) = l.on_device()
+        && f.shift() == 0
+    {
+        return gpu.tiled_diagonal(f);
+    }
+    let l = l.l()?;
+    Ok((0..l.rows()).map(|j| l[(j, j)]).collect())
+}
