@@ -97,7 +97,7 @@ def parity(args):
         best = min(ours.get(key, []), default=None)
         mine = "" if best is None else f"{best[0]:.4f}"
         ratio = "" if best is None else f"{best[0] / vendor_ms:.3f}"
-        note = vendor if best is None or op != "cholesky" else f"{vendor} (ours {best[1]})"
+        note = vendor if best is None or op == "cholesky_solve" else f"{vendor} (ours {best[1]})"
         rows.append(f"{op},{m},{n},{rhs},{mine},{note},{vendor_ms:.4f},{ratio}")
         print(rows[-1], file=sys.stderr, flush=True)
 
