@@ -89,42 +89,60 @@
 //! ```
 //!
 //! Where things are: [`gpu`] is the API ([`Gpu`], one file per operation; [`Gpu::step`] runs
-//! an operation pass by pass for the debugger); [`geometry`] the
-//! paper's draw geometry as data, [`kernels`] the fragment kernel table, [`execution`] the pass
-//! runner; [`tiled`] the tiled compute path (GL compute kernels over storage buffers);
-//! [`inverse`] inversion, the sign function and Lyapunov equations on the tiled kernels; [`gl`]
-//! the RAII OpenGL layer; [`layout`] the storage formats; [`reference`] and [`baseline`] the
-//! CPU references; [`least_squares`] Algorithm 1; [`io`] .npy and .mtx files; [`problems`]
-//! the random test problems (seeded). The `symraster` program (command line, debugger, window,
-//! reproduction) lives in `src/bin/symraster/` behind the `cli` feature.
+//! an operation pass by pass for the debugger); [`least_squares`] the refined solves'
+//! options and results (Algorithm 1); [`tuning`] the methods' tuning; [`layout`] the storage
+//! formats (the paper's packed format, LAPACK's RFP); [`io`] .npy and .mtx files; [`reference`](mod@reference)
+//! the f64 CPU references; [`error`] the typed errors. The rest is internal and hidden from
+//! these docs (reachable for the program, the benchmarks and the tests of the internals): the
+//! paper's draw geometry as data (`geometry`), the fragment kernel table (`kernels`) and pass
+//! runner (`execution`), the blocked and tiled methods (`blocked`, `tiled`), inversion, sign
+//! and Lyapunov on the tiled kernels (`inverse`), the RAII OpenGL layer (`gl`), the timing and
+//! CPU baselines of the benchmarks (`timing`, `baseline`) and the seeded test problems
+//! (`problems`). The `symraster` program (command line, debugger, window, reproduction) lives
+//! in `src/bin/symraster/` behind the `cli` feature.
 
+#![warn(missing_docs)]
+
+#[doc(hidden)]
 pub mod baseline;
+#[doc(hidden)]
 pub mod blocked;
 pub mod error;
+#[doc(hidden)]
 pub mod execution;
+#[doc(hidden)]
 pub mod geometry;
+#[doc(hidden)]
 pub mod gl;
 pub mod gpu;
 #[doc(hidden)]
 pub mod internal;
+#[doc(hidden)]
 pub mod inverse;
 pub mod io;
+#[doc(hidden)]
 pub mod kernels;
 pub mod layout;
 pub mod least_squares;
 pub mod matrix;
+#[doc(hidden)]
 pub mod problems;
 pub mod reference;
+#[doc(hidden)]
 pub mod tiled;
+#[doc(hidden)]
 pub mod timing;
 pub mod tuning;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
+pub use gl::{Context, DeviceInfo};
 pub use gpu::{
     Cholesky, Gpu, GpuBuilder, LuFactors, Method, Operation, Options, Run, assembly_plan,
     check_factor, cholesky_plan,
 };
-pub use inverse::{InverseMethod, InvertOptions, LyapunovOptions, SignOptions};
+pub use inverse::{
+    InverseMethod, InvertOptions, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+};
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
 pub use matrix::{Element, Matrix, relative_error};

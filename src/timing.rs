@@ -120,7 +120,7 @@ pub struct Timing {
 }
 
 /// Runs the remaining passes of `run` under a timer query and glFinish, right after `heat`
-/// (the upload before it leaves the GPU idle; [`Gpu::preheat`](crate::Gpu::preheat)).
+/// (the upload before it leaves the GPU idle; `Gpu::preheat`).
 pub fn time_finish<F: TexelFormat>(run: &mut Execution<'_, F>, heat: &Preheat) -> Result<Timing> {
     let ctx = run.context().clone();
     let timer = GpuTimer::new(&ctx)?;

@@ -10,7 +10,7 @@ use std::rc::Rc;
 /// A cloneable handle to one GL context: its function table, its identity, and (for the
 /// contexts symraster makes itself) the means to make it current again.
 ///
-/// Every GL object keeps a clone, and every GL call goes through [`Context::gl`], which makes
+/// Every GL object keeps a clone, and every GL call goes through `Context::gl`, which makes
 /// this context current first if another one is (several `Gpu`s on one thread). A headless
 /// context lives as long as its last clone, so an object that outlives its `Gpu` still works
 /// on its own context and never on another's objects.

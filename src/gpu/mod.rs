@@ -38,14 +38,14 @@ use crate::timing::Preheat;
 #[non_exhaustive]
 pub enum Method {
     /// The fastest method this device runs: tiled where there are compute shaders (OpenGL
-    /// ≥ 4.3), else blocked, else faithful ([`Gpu::resolve`]).
+    /// ≥ 4.3), else blocked, else faithful.
     #[default]
     Auto,
     /// The paper's rasterized passes, one rank-1 update per draw (Algorithms 3 and 5).
     Faithful,
     /// Fragment passes over float4 blocks with rank-K updates (after the Brook+ sample):
     /// OpenGL 3.3, full and packed format (`gpu/blocked.rs`). Its runs step as RGBA32F blocks through
-    /// [`Gpu::start_blocked_assembly`] and [`Gpu::start_blocked_cholesky`].
+    /// [`Gpu::step`].
     Blocked,
     /// Compute shaders over tiles in storage buffers (after the CUDA course's tiled Cholesky):
     /// OpenGL 4.3.
@@ -279,7 +279,7 @@ impl Gpu {
         }
     }
 
-    /// [`Gpu::resolve`] for an operation in `format`: [`Method::Auto`] becomes the fastest
+    /// `Gpu::resolve` for an operation in `format`: [`Method::Auto`] becomes the fastest
     /// method the device runs that has that format.
     pub(crate) fn resolve_for(&self, options: Options) -> Result<Method> {
         match options.method {
@@ -292,10 +292,9 @@ impl Gpu {
         }
     }
 
-    /// [`Gpu::resolve`] among the methods that draw triangles (for runs stepped pass by pass
+    /// `Gpu::resolve` among the methods that draw triangles (for runs stepped pass by pass
     /// over R32F textures: [`Method::Auto`] is the faithful method here; blocked runs step
-    /// over RGBA32F blocks through [`Gpu::start_blocked_assembly`] and
-    /// [`Gpu::start_blocked_cholesky`]).
+    /// over RGBA32F blocks through [`Gpu::step`] too).
     pub(crate) fn resolve_raster(&self, method: Method) -> Result<Method> {
         match method {
             Method::Auto => Ok(Method::Faithful),

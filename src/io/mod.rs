@@ -113,18 +113,28 @@ pub enum Error {
     /// The file could not be read at all.
     #[error("cannot read {}: {cause}", display_path(path))]
     Read {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         cause: std::io::Error,
     },
     /// The path names something other than a regular file (a FIFO, a device, a folder), which
     /// could block or never end.
     #[error("cannot read {}: it is {kind}, not a regular file", display_path(path))]
-    NotAFile { path: PathBuf, kind: &'static str },
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+        /// What the path names instead.
+        kind: &'static str,
+    },
     /// The file's bytes are not a valid file of its format.
     #[error("{}: not a valid {format} file: {detail}", display_path(path))]
     Malformed {
+        /// The file.
         path: PathBuf,
+        /// The format its extension names.
         format: FileFormat,
+        /// What is wrong, or what is not read.
         detail: String,
     },
     /// The file is well formed but holds a type symraster does not take.
@@ -132,19 +142,33 @@ pub enum Error {
         "{}: {what} is not supported; symraster reads real float32 or float64 values",
         display_path(path)
     )]
-    UnsupportedType { path: PathBuf, what: String },
+    UnsupportedType {
+        /// The file.
+        path: PathBuf,
+        /// The type found.
+        what: String,
+    },
     /// The file is well formed but in a form symraster does not read.
     #[error("{}: {detail}", display_path(path))]
-    Unsupported { path: PathBuf, detail: String },
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, or what is not read.
+        detail: String,
+    },
     /// The array has the wrong number of dimensions for its role.
     #[error(
         "{}: {role} must be {expected}, but the file holds an array of shape {shape}",
         display_path(path)
     )]
     Rank {
+        /// The file.
         path: PathBuf,
+        /// The input's role (A, d, b, C).
         role: String,
+        /// The shape the role needs.
         expected: &'static str,
+        /// The shape the file holds.
         shape: String,
     },
     /// The extension names no format we read or write.
@@ -152,11 +176,16 @@ pub enum Error {
         "{}: unknown file type; use the extension .npy (NumPy) or .mtx (Matrix Market)",
         display_path(path)
     )]
-    Extension { path: PathBuf },
+    Extension {
+        /// The file.
+        path: PathBuf,
+    },
     /// The output could not be written.
     #[error("cannot write {}: {cause}", display_path(path))]
     Write {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         cause: std::io::Error,
     },
 }

@@ -35,8 +35,9 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
 /// A 2-D array read straight into float32 by [`read_f32`].
 #[derive(Debug)]
 pub struct Narrowed {
-    /// Rows and columns.
+    /// Rows.
     pub rows: usize,
+    /// Columns.
     pub cols: usize,
     /// The values rounded to float32, row-major.
     pub data: Vec<f32>,

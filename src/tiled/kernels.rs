@@ -31,7 +31,7 @@ const TRTRI_BLOCKS: &str = include_str!("../../glsl/tiled/trtri_blocks.comp");
 /// and then apply as products: 128, the largest a work group of 16 x 16 holds in registers.
 pub const SOLVE_BLOCK: usize = 128;
 
-/// Products of at least this depth run on packed panels ([`PanelProducts`]) where the kernels
+/// Products of at least this depth run on packed panels (`PanelProducts`) where the kernels
 /// have them: the assembly and the outer-rank updates of the Cholesky and its solves. The
 /// inner-block updates (depth = the diagonal blocks' order) stay on the general kernel: a
 /// packing launch before each would add a dependent dispatch per block for little gain.

@@ -202,7 +202,7 @@ const PART_ALIGN: [usize; 5] = [512, 256, 128, 64, 32];
 /// Where each part of an order-m matrix in `storage` starts (indices of the storage array),
 /// each part at most `part_bytes`: whole rows of full storage, whole columns of the RFP array
 /// (its L11 and L21 columns, its L22 rows). As few parts as fit, of even size, their rows (or
-/// columns) a multiple of the largest of [`PART_ALIGN`] that keeps the parts that few. One
+/// columns) a multiple of the largest of `PART_ALIGN` that keeps the parts that few. One
 /// part when the whole matrix fits.
 pub fn part_starts(m: usize, storage: Storage, part_bytes: u64) -> Result<Vec<usize>> {
     let len = storage.len(m);
