@@ -295,6 +295,18 @@ pub enum DeviceError {
         format: &'static str,
     },
 
+    /// A compute program disagrees with its kernel's declaration (`src/compute_kernels.rs`): an
+    /// undeclared uniform active or set, or a declared one missing.
+    #[error(
+        "compute kernel {kernel}: {problem} (an internal error: its declaration and its shader disagree)"
+    )]
+    KernelInterface {
+        /// The kernel (and its variant).
+        kernel: String,
+        /// What disagrees, naming the uniform.
+        problem: String,
+    },
+
     /// The device lacks what a method needs (compute shaders, a GL version, a limit).
     #[error("this device cannot {what}: {why}")]
     Unsupported {

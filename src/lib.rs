@@ -107,6 +107,8 @@
 pub mod baseline;
 #[doc(hidden)]
 pub mod blocked;
+#[doc(hidden)]
+pub mod compute_kernels;
 pub mod error;
 #[doc(hidden)]
 pub mod execution;

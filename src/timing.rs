@@ -10,8 +10,6 @@ use crate::gl::{
 };
 use std::time::{Duration, Instant};
 
-const PREHEAT: &str = include_str!("../glsl/preheat.comp");
-
 /// [`Preheat::run`] keeps the GPU busy at least this long, and then until its rounds of busy
 /// work have not got faster for [`PREHEAT_SETTLE`] (the clocks are up), at most
 /// [`PREHEAT_MAX`]. Measured on the H200 (SM clock sampled every 20-50 ms): after the
@@ -48,7 +46,12 @@ impl Preheat {
     pub fn on_any_device(ctx: &Context) -> Result<Self> {
         let kernel = if DeviceInfo::query(ctx)?.has_compute() {
             Some((
-                ComputeProgram::new(ctx, "preheat", &format!("#version 430\n{PREHEAT}"))?,
+                ComputeProgram::new(
+                    ctx,
+                    &crate::compute_kernels::PREHEAT,
+                    "",
+                    &format!("#version 430\n{}", crate::compute_kernels::PREHEAT.source),
+                )?,
                 Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[0.0f32])?,
             ))
         } else {
@@ -88,7 +91,10 @@ impl Preheat {
         let (mut best, mut improved) = (f64::INFINITY, start);
         loop {
             let round = Instant::now();
-            program.set("iterations", Uniform::U32(iterations));
+            // Best effort, as the dispatches: a failure ends the busy work.
+            if program.set("iterations", Uniform::U32(iterations)).is_err() {
+                return start.elapsed();
+            }
             for _ in 0..8 {
                 // Busy work of a fixed size GL always allows.
                 let _ = program.dispatch([1024, 1, 1]);

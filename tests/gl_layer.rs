@@ -197,3 +197,106 @@ fn preheat_compiles_and_keeps_the_device_busy_for_the_time_asked() {
         gpu.info().has_compute() && !gpu.info().software
     );
 }
+
+/// A kernel that declares `count` (and optionally `scale`) and binds `Out` at 0, for the
+/// interface checks below.
+static COUNTER: symraster::gl::ComputeKernel = symraster::gl::ComputeKernel {
+    name: "test/counter",
+    source: "layout(local_size_x = 1) in;\n\
+             layout(std430, binding = 0) buffer Out { uint out_[]; };\n\
+             uniform uint count;\n\
+             void main() { out_[0] = count; }\n",
+    buffers: &[("Out", 0)],
+    uniforms: &["count"],
+    optional: &["scale"],
+};
+
+fn counter(gpu: &Gpu, source: &str) -> symraster::Result<symraster::gl::ComputeProgram> {
+    symraster::gl::ComputeProgram::new(
+        gpu.context(),
+        &COUNTER,
+        "",
+        &format!("#version 430\n{source}"),
+    )
+}
+
+#[test]
+fn a_misspelt_uniform_is_an_error_when_linked_and_when_set() {
+    let gpu = Gpu::new().unwrap();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    // As declared: links; declared names set (the optional one inactive: skipped); a
+    // misspelt name is an error naming kernel and uniform.
+    let p = counter(&gpu, COUNTER.source).unwrap();
+    p.set("count", symraster::gl::Uniform::U32(3)).unwrap();
+    p.set("scale", symraster::gl::Uniform::U32(1)).unwrap();
+    for e in [
+        p.set("cuont", symraster::gl::Uniform::U32(3)).unwrap_err(),
+        p.set_all(&[
+            ("count", symraster::gl::Uniform::U32(3)),
+            ("cuont", symraster::gl::Uniform::U32(3)),
+        ])
+        .unwrap_err(),
+    ] {
+        let m = e.to_string();
+        assert!(m.contains("test/counter") && m.contains("cuont"), "{m}");
+        assert!(!m.contains('\n'), "{m}");
+    }
+    // The shader misspells it: active but undeclared, and the declared one missing.
+    let e = counter(&gpu, &COUNTER.source.replace("count", "cuont"))
+        .err()
+        .expect("a misspelt uniform links");
+    let m = e.to_string();
+    assert!(m.contains("test/counter") && m.contains("cuont"), "{m}");
+    assert!(matches!(
+        e,
+        symraster::Error::Device(symraster::error::DeviceError::KernelInterface { .. })
+    ));
+    // A declared uniform the shader does not use.
+    let e = counter(
+        &gpu,
+        &COUNTER.source.replace("out_[0] = count;", "out_[0] = 1u;"),
+    )
+    .err()
+    .expect("an unused declared uniform links");
+    assert!(e.to_string().contains("count"), "{e}");
+    // A block at another binding than declared is bound where the table says.
+    let p = counter(&gpu, &COUNTER.source.replace("binding = 0", "binding = 2")).unwrap();
+    let out = Buffer::new(
+        gpu.context(),
+        BufferTarget::Storage,
+        BufferUsage::Dynamic,
+        &[0u32],
+    )
+    .unwrap();
+    out.bind_base(0);
+    p.set("count", symraster::gl::Uniform::U32(7)).unwrap();
+    p.dispatch([1, 1, 1]).unwrap();
+    assert_eq!(out.download().unwrap(), [7]);
+}
+
+/// Every kernel of the compute-kernel table links with its declared uniforms and bindings,
+/// in the tiled configurations llvmpipe runs (texel) and the GPU's (which compiles here too).
+#[test]
+fn every_compute_kernel_links_as_declared() {
+    use symraster::tiled::{KernelConfig, TiledKernels};
+    let gpu = Gpu::new().unwrap();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let ctx = gpu.context();
+    for config in [KernelConfig::TEXEL, KernelConfig::GPU] {
+        TiledKernels::new(ctx, config).unwrap_or_else(|e| panic!("{config:?}: {e}"));
+        symraster::inverse::Inverter::with_config(ctx, config)
+            .unwrap_or_else(|e| panic!("{config:?}: {e}"));
+    }
+    let a = symraster::Matrix::from_fn(2, 3, |i, j| (i + j) as f64 + 1.0);
+    gpu.device_residual(&a, &[1.0; 3], &[1.0; 3]).unwrap();
+    Preheat::on_any_device(ctx).unwrap();
+    let names: std::collections::HashSet<_> = symraster::compute_kernels::ALL
+        .iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(names.len(), symraster::compute_kernels::ALL.len());
+}

@@ -128,9 +128,17 @@ fn least_squares_with_300000_observations_converges_to_f64() {
 fn a_launch_past_the_work_group_limit_is_an_error_not_a_skip() {
     let gpu = common::gpu();
     let ctx = gpu.context();
+    static EMPTY: symraster::gl::ComputeKernel = symraster::gl::ComputeKernel {
+        name: "empty",
+        source: "",
+        buffers: &[],
+        uniforms: &[],
+        optional: &[],
+    };
     let p = symraster::gl::ComputeProgram::new(
         ctx,
-        "empty",
+        &EMPTY,
+        "",
         "#version 430\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
     )
     .unwrap();

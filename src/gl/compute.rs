@@ -1,20 +1,44 @@
-//! Compute programs (OpenGL 4.3): one compute shader linked alone, with uniforms set by name,
-//! dispatches, and the memory barrier that orders one dispatch's storage writes before the
-//! next one's reads.
+//! Compute programs (OpenGL 4.3): one compute shader linked alone, checked against its
+//! declaration ([`ComputeKernel`], the table is `crate::compute_kernels`), with uniforms set by
+//! declared name, dispatches, and the memory barrier that orders one dispatch's storage writes
+//! before the next one's reads.
 
 use super::context::Context;
 use super::program::compile;
 use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
-use std::cell::RefCell;
 use std::collections::HashMap;
+
+/// A compute kernel declared once: its `.comp` file, the storage blocks it binds and the
+/// uniforms it reads. [`ComputeProgram::new`] checks the linked program against it.
+#[derive(Debug)]
+pub struct ComputeKernel {
+    /// The kernel's name (its file under `glsl/` without `.comp`), for messages.
+    pub name: &'static str,
+    /// The file's text; callers put the version line and their defines in front.
+    pub source: &'static str,
+    /// Storage blocks by name and binding point (set on the linked program).
+    pub buffers: &'static [(&'static str, u32)],
+    /// Uniforms the program must have active (samplers included).
+    pub uniforms: &'static [&'static str],
+    /// Uniforms that may be set but that some variants (#defines) leave inactive.
+    pub optional: &'static [&'static str],
+}
+
+impl ComputeKernel {
+    /// Whether `name` is one of this kernel's uniforms.
+    pub fn declares(&self, name: &str) -> bool {
+        self.uniforms.contains(&name) || self.optional.contains(&name)
+    }
+}
 
 /// A linked compute program; deleted on drop.
 pub struct ComputeProgram {
     ctx: Context,
     raw: glow::Program,
     name: String,
-    locations: RefCell<HashMap<String, Option<glow::UniformLocation>>>,
+    // Every declared uniform's location (`None`: an optional one the variant left out).
+    locations: HashMap<&'static str, Option<glow::UniformLocation>>,
     // GL_MAX_COMPUTE_WORK_GROUP_COUNT in x, y and z: what one dispatch may launch.
     max_groups: [u32; 3],
 }
@@ -41,8 +65,22 @@ pub enum Uniform {
 }
 
 impl ComputeProgram {
-    /// Compiles and links `source`; a failure carries the numbered source and the driver's log.
-    pub fn new(ctx: &Context, name: &str, source: &str) -> Result<Self> {
+    /// Compiles and links `source` (`kernel`'s text with the caller's header; `variant` names
+    /// the defines in messages, or is empty); a failure carries the numbered source and the
+    /// driver's log. The linked program must match `kernel`: every active uniform declared,
+    /// every required one active, else [`DeviceError::KernelInterface`]; declared storage
+    /// blocks are bound at their declared binding.
+    pub fn new(
+        ctx: &Context,
+        kernel: &'static ComputeKernel,
+        variant: &str,
+        source: &str,
+    ) -> Result<Self> {
+        let name = match variant {
+            "" => kernel.name.to_string(),
+            v => format!("{} ({v})", kernel.name),
+        };
+        let name = name.as_str();
         let gl = ctx.gl();
         let raw = unsafe { gl.create_program() }.map_err(|message| {
             Error::from(DeviceError::GlCreate {
@@ -55,7 +93,7 @@ impl ComputeProgram {
             ctx: ctx.clone(),
             raw,
             name: name.to_string(),
-            locations: RefCell::new(HashMap::new()),
+            locations: HashMap::new(),
             max_groups: max_group_counts(ctx),
         };
         let cs = compile(
@@ -79,6 +117,9 @@ impl ComputeProgram {
             }
         }
         ctx.check(|| format!("linking compute program {name}"))?;
+        let mut program = program;
+        program.locations = check_interface(ctx, raw, kernel, name)?;
+        ctx.check(|| format!("checking compute program {name}"))?;
         Ok(program)
     }
 
@@ -87,37 +128,51 @@ impl ComputeProgram {
         unsafe { self.ctx.gl().use_program(Some(self.raw)) }
     }
 
-    /// Sets the scalar uniform `name` of this program (binds it). A uniform the compiler
-    /// removed as unused is skipped, as GL does for location −1.
-    pub fn set(&self, name: &str, value: Uniform) {
+    /// Sets the scalar uniform `name` of this program (binds it). An optional uniform this
+    /// variant left inactive is skipped; a name the kernel does not declare is
+    /// [`DeviceError::KernelInterface`] (an internal error), set nowhere.
+    pub fn set(&self, name: &str, value: Uniform) -> Result<()> {
         self.bind();
-        self.set_bound(name, value);
+        self.set_bound(name, value)
     }
 
-    /// Sets several uniforms (binding the program once).
-    pub fn set_all(&self, values: &[(&str, Uniform)]) {
+    /// Sets several uniforms (binding the program once); fails as [`ComputeProgram::set`]
+    /// before setting any.
+    pub fn set_all(&self, values: &[(&str, Uniform)]) -> Result<()> {
+        for &(name, _) in values {
+            self.location(name)?;
+        }
         self.bind();
         for &(name, value) in values {
-            self.set_bound(name, value);
+            self.set_bound(name, value)?;
+        }
+        Ok(())
+    }
+
+    /// The location of declared uniform `name`.
+    fn location(&self, name: &str) -> Result<Option<&glow::UniformLocation>> {
+        match self.locations.get(name) {
+            Some(loc) => Ok(loc.as_ref()),
+            None => Err(DeviceError::KernelInterface {
+                kernel: self.name.clone(),
+                problem: format!("uniform {name} is set but not declared"),
+            }
+            .into()),
         }
     }
 
     /// [`ComputeProgram::set`] on the bound program.
-    fn set_bound(&self, name: &str, value: Uniform) {
+    fn set_bound(&self, name: &str, value: Uniform) -> Result<()> {
         let gl = self.ctx.gl();
-        let mut cache = self.locations.borrow_mut();
-        if !cache.contains_key(name) {
-            let loc = unsafe { gl.get_uniform_location(self.raw, name) };
-            cache.insert(name.to_string(), loc);
-        }
-        let loc = &cache[name];
+        let loc = self.location(name)?;
         unsafe {
             match value {
-                Uniform::I32(v) => gl.uniform_1_i32(loc.as_ref(), v),
-                Uniform::U32(v) => gl.uniform_1_u32(loc.as_ref(), v),
-                Uniform::F32(v) => gl.uniform_1_f32(loc.as_ref(), v),
+                Uniform::I32(v) => gl.uniform_1_i32(loc, v),
+                Uniform::U32(v) => gl.uniform_1_u32(loc, v),
+                Uniform::F32(v) => gl.uniform_1_f32(loc, v),
             }
         }
+        Ok(())
     }
 
     /// Runs `groups` work groups (binds the program first) and makes its storage-buffer
@@ -161,7 +216,7 @@ impl ComputeProgram {
         let mut launches = 0;
         while first < total {
             let count = (total - first).min(max);
-            self.set(base, Uniform::U32(first as u32));
+            self.set(base, Uniform::U32(first as u32))?;
             self.dispatch([x, count as u32, 1])?;
             launches += 1;
             first += count;
@@ -179,6 +234,53 @@ impl Drop for ComputeProgram {
     fn drop(&mut self) {
         unsafe { self.ctx.gl().delete_program(self.raw) }
     }
+}
+
+/// Checks linked program `raw` against `kernel` (see [`ComputeProgram::new`]) and returns the
+/// locations of its declared uniforms.
+fn check_interface(
+    ctx: &Context,
+    raw: glow::Program,
+    kernel: &ComputeKernel,
+    name: &str,
+) -> Result<HashMap<&'static str, Option<glow::UniformLocation>>> {
+    let gl = ctx.gl();
+    let fail = |problem: String| {
+        Error::from(DeviceError::KernelInterface {
+            kernel: name.to_string(),
+            problem,
+        })
+    };
+    let count = unsafe { gl.get_active_uniforms(raw) };
+    for index in 0..count {
+        let Some(active) = (unsafe { gl.get_active_uniform(raw, index) }) else {
+            continue;
+        };
+        let base = active.name.trim_end_matches("[0]");
+        if !kernel.declares(base) {
+            return Err(fail(format!(
+                "the program has uniform {base}, which is not declared"
+            )));
+        }
+    }
+    let mut locations = HashMap::new();
+    for &uniform in kernel.uniforms.iter().chain(kernel.optional) {
+        let loc = unsafe { gl.get_uniform_location(raw, uniform) };
+        if loc.is_none() && kernel.uniforms.contains(&uniform) {
+            return Err(fail(format!(
+                "declared uniform {uniform} is not active in the program"
+            )));
+        }
+        locations.insert(uniform, loc);
+    }
+    // The table's binding is the one the program uses, whatever the layout says (glow 0.18's
+    // get_program_resource_i32 reads nothing back, so the layout's cannot be compared).
+    for &(block, binding) in kernel.buffers {
+        if let Some(index) = unsafe { gl.get_shader_storage_block_index(raw, block) } {
+            unsafe { gl.shader_storage_block_binding(raw, index, binding) };
+        }
+    }
+    Ok(locations)
 }
 
 /// What the device allows compute work (queried once per context).

@@ -4,17 +4,14 @@
 //! single-precision assembly ([`DeviceResidual::single_precision_a`]), so A crosses the bus once.
 
 use super::Gpu;
+use crate::compute_kernels as table;
 use crate::error::{DeviceError, Error, Result};
-use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, LOOP_BUDGET, Uniform};
+use crate::gl::{
+    Buffer, BufferTarget, BufferUsage, ComputeKernel, ComputeProgram, Context, LOOP_BUDGET, Uniform,
+};
 use crate::matrix::Matrix;
 use std::rc::Rc;
 
-const TRANSPOSE_PRODUCT: &str =
-    include_str!("../../glsl/least_squares/weighted_transpose_product.comp");
-const SUM_CHUNKS: &str = include_str!("../../glsl/least_squares/sum_chunks.comp");
-const RESIDUAL: &str = include_str!("../../glsl/least_squares/residual.comp");
-const TO_SINGLE: &str = include_str!("../../glsl/least_squares/to_single.comp");
-const GATHER: &str = include_str!("../../glsl/least_squares/gather.comp");
 /// Invocations per work group in the product, residual and gather kernels (`local_size_x`).
 const GROUP: usize = 64;
 /// Invocations per work group of the conversion kernel.
@@ -45,16 +42,15 @@ pub(crate) struct LeastSquaresKernels {
 
 impl LeastSquaresKernels {
     fn new(ctx: &Context) -> Result<Self> {
+        // The files carry their own version line.
+        let program =
+            |kernel: &'static ComputeKernel| ComputeProgram::new(ctx, kernel, "", kernel.source);
         Ok(Self {
-            transpose_product: ComputeProgram::new(
-                ctx,
-                "weighted_transpose_product",
-                TRANSPOSE_PRODUCT,
-            )?,
-            sum_chunks: ComputeProgram::new(ctx, "sum_chunks", SUM_CHUNKS)?,
-            residual: ComputeProgram::new(ctx, "residual", RESIDUAL)?,
-            to_single: ComputeProgram::new(ctx, "to_single", TO_SINGLE)?,
-            gather: ComputeProgram::new(ctx, "gather", GATHER)?,
+            transpose_product: program(&table::WEIGHTED_TRANSPOSE_PRODUCT)?,
+            sum_chunks: program(&table::SUM_CHUNKS)?,
+            residual: program(&table::RESIDUAL)?,
+            to_single: program(&table::TO_SINGLE)?,
+            gather: program(&table::GATHER)?,
         })
     }
 
@@ -75,7 +71,7 @@ impl LeastSquaresKernels {
             BufferUsage::Stream,
             index.len(),
         )?;
-        self.gather.set("count", Uniform::U32(index.len() as u32));
+        self.gather.set("count", Uniform::U32(index.len() as u32))?;
         src.bind_base(0);
         index_buffer.bind_base(1);
         out.bind_base(2);
@@ -201,7 +197,7 @@ impl DeviceResidual {
         k.set_all(&[
             ("len", Uniform::U32(len as u32)),
             ("exponent", Uniform::I32(exponent)),
-        ]);
+        ])?;
         self.a.bind_base(0);
         out.bind_base(1);
         k.dispatch([len.div_ceil(CONVERT_GROUP).min(MAX_GROUPS) as u32, 1, 1])?;
@@ -229,7 +225,7 @@ impl DeviceResidual {
                 "rows_per_chunk",
                 Uniform::U32(self.m.div_ceil(chunks) as u32),
             ),
-        ]);
+        ])?;
         self.a.bind_base(0);
         self.x.bind_base(2);
         self.partial.bind_base(3);
@@ -238,7 +234,7 @@ impl DeviceResidual {
         k.set_all(&[
             ("n", Uniform::U32(self.n as u32)),
             ("chunks", Uniform::U32(chunks as u32)),
-        ]);
+        ])?;
         self.d.bind_base(1);
         self.partial.bind_base(2);
         self.y.bind_base(3);
@@ -252,7 +248,7 @@ impl DeviceResidual {
     fn over_columns(&self, k: &ComputeProgram, y: u32) -> Result<()> {
         let per_launch = MAX_GROUPS * GROUP;
         for col in (0..self.n).step_by(per_launch) {
-            k.set("col_base", Uniform::U32(col as u32));
+            k.set("col_base", Uniform::U32(col as u32))?;
             let groups = (self.n - col).min(per_launch).div_ceil(GROUP);
             k.dispatch([groups as u32, y, 1])?;
         }
@@ -265,7 +261,7 @@ impl DeviceResidual {
     /// subtracting from the r of the one before.
     fn run_residual(&self, f: &Buffer<f64>) -> Result<()> {
         let k = &self.kernels.residual;
-        k.set_all(&self.sizes());
+        k.set_all(&self.sizes())?;
         self.a.bind_base(0);
         self.y.bind_base(2);
         self.r.bind_base(3);
@@ -278,7 +274,7 @@ impl DeviceResidual {
             k.set_all(&[
                 ("col0", Uniform::U32(col0 as u32)),
                 ("col1", Uniform::U32((col0 + per_launch).min(self.n) as u32)),
-            ]);
+            ])?;
             k.dispatch([groups as u32, 1, 1])?;
         }
         Ok(())

@@ -12,11 +12,6 @@ use crate::tiled::status::StatusWord;
 use crate::tiled::storage::{check_fits, max_buffer_bytes};
 use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
 
-const PIVOT: &str = include_str!("../../glsl/inverse/pivot.comp");
-const PANEL: &str = include_str!("../../glsl/inverse/panel.comp");
-const COPY: &str = include_str!("../../glsl/inverse/copy.comp");
-const NEWTON: &str = include_str!("../../glsl/inverse/newton.comp");
-
 /// Entries one work group of the Newton pass covers (256 invocations x 16).
 const NEWTON_GROUP_ENTRIES: usize = 256 * 16;
 
@@ -76,13 +71,15 @@ impl Inverter {
         tuning: &crate::tuning::Tuning,
     ) -> Result<Self> {
         let tiled = TiledKernels::tuned(ctx, config, tuning)?;
-        let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
+        let program = |kernel: &'static crate::gl::ComputeKernel| {
+            ComputeProgram::new(ctx, kernel, "", &config.source(kernel.source))
+        };
         let max_bytes = max_buffer_bytes(tiled.limits().max_storage_block_bytes);
         Ok(Self {
-            pivot: program("inverse/pivot", PIVOT)?,
-            panel: program("inverse/panel", PANEL)?,
-            copy: program("inverse/copy", COPY)?,
-            newton: program("inverse/newton", NEWTON)?,
+            pivot: program(&crate::compute_kernels::PIVOT)?,
+            panel: program(&crate::compute_kernels::PANEL)?,
+            copy: program(&crate::compute_kernels::COPY)?,
+            newton: program(&crate::compute_kernels::NEWTON)?,
             status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
@@ -160,7 +157,7 @@ impl Inverter {
             ("b", u(b)),
             ("tol", Uniform::F32(tol)),
             ("pivoting", Uniform::I32(i32::from(pivoting))),
-        ]);
+        ])?;
         // Not polled for GL errors (two dispatches per column): the status check after the
         // sweep reads back through a checked download.
         self.pivot.dispatch([1, 1, 1])?;
@@ -191,7 +188,7 @@ impl Inverter {
             ("k0", u(k0)),
             ("b", u(b)),
             ("lu", Uniform::I32(i32::from(lu))),
-        ]);
+        ])?;
         self.panel
             .dispatch([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1])?;
         Ok(())
@@ -224,7 +221,7 @@ impl Inverter {
             ("s_cs", u(s.cs)),
             ("mode", Uniform::I32(mode as i32)),
             ("alpha", Uniform::F32(alpha)),
-        ]);
+        ])?;
         self.copy
             .dispatch([d.cols.div_ceil(16) as u32, d.rows.div_ceil(16) as u32, 1])?;
         Ok(())
@@ -291,12 +288,12 @@ impl Inverter {
             ("mode", Uniform::I32(mode)),
             ("a", Uniform::F32(a)),
             ("b", Uniform::F32(b)),
-        ]);
+        ])?;
         let max = self.tiled.limits().max_groups_x.max(1) as usize;
         let mut base = 0;
         while base < groups {
             let count = (groups - base).min(max);
-            self.newton.set("group_base", Uniform::U32(base as u32));
+            self.newton.set("group_base", Uniform::U32(base as u32))?;
             self.newton.dispatch([count as u32, 1, 1])?;
             base += count;
         }

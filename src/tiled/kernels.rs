@@ -16,16 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-const GEMM: &str = include_str!("../../glsl/tiled/gemm.comp");
-const GEMM_TEXEL: &str = include_str!("../../glsl/tiled/gemm_texel.comp");
-const POTRF_BLOCK: &str = include_str!("../../glsl/tiled/potrf_block.comp");
-const TRSM_BLOCK: &str = include_str!("../../glsl/tiled/trsm_block.comp");
-const POTRF_INV_BLOCK: &str = include_str!("../../glsl/tiled/potrf_inv_block.comp");
-const POTRF_INV_FN: &str = include_str!("../../glsl/tiled/potrf_inv_fn.glsl");
-const PACK: &str = include_str!("../../glsl/tiled/pack.comp");
-const GEMM_PANEL: &str = include_str!("../../glsl/tiled/gemm_panel.comp");
-const PACK_PANEL: &str = include_str!("../../glsl/tiled/pack_panel.comp");
-const TRTRI_BLOCKS: &str = include_str!("../../glsl/tiled/trtri_blocks.comp");
+use crate::compute_kernels as table;
 
 /// Order of the diagonal blocks the triangular solves invert ([`TiledKernels::invert_blocks`])
 /// and then apply as products: 128, the largest a work group of 16 x 16 holds in registers.
@@ -170,27 +161,26 @@ impl TexelReads {
 impl TexelProducts {
     fn new(ctx: &Context, config: KernelConfig) -> Result<Self> {
         let program = |in_place: bool, vec: usize| -> Result<ComputeProgram> {
+            let defines = format!(
+                "#define VEC {vec}\n#define IN_PLACE {}\n",
+                u8::from(in_place)
+            );
             let p = ComputeProgram::new(
                 ctx,
-                &format!(
-                    "tiled/gemm_texel (VEC {vec}, IN_PLACE {})",
-                    u8::from(in_place)
-                ),
-                &config.source(&format!(
-                    "#define VEC {vec}\n#define IN_PLACE {}\n{GEMM_TEXEL}",
-                    u8::from(in_place)
-                )),
+                &table::GEMM_TEXEL,
+                &format!("VEC {vec}, IN_PLACE {}", u8::from(in_place)),
+                &config.source(&format!("{defines}{}", table::GEMM_TEXEL.source)),
             )?;
             p.set_all(&[
                 ("a_tex", Uniform::I32(0)),
                 ("b_tex", Uniform::I32(1)),
                 ("d_tex", Uniform::I32(2)),
                 ("c_tex", Uniform::I32(3)),
-            ]);
+            ])?;
             Ok(p)
         };
-        let pack = ComputeProgram::new(ctx, "tiled/pack", &config.source(PACK))?;
-        pack.set("src", Uniform::I32(0));
+        let pack = ComputeProgram::new(ctx, &table::PACK, "", &config.source(table::PACK.source))?;
+        pack.set("src", Uniform::I32(0))?;
         Ok(Self {
             programs: [
                 [program(false, 1)?, program(false, 4)?],
@@ -234,7 +224,7 @@ impl TexelProducts {
             ("s_off", u(v.offset)),
             ("s_rs", u(v.rs)),
             ("s_cs", u(v.cs)),
-        ]);
+        ])?;
         self.pack
             .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1])?;
         Ok(())
@@ -265,15 +255,20 @@ impl PanelProducts {
         if !config.panels(limits.max_shared_bytes) {
             return Ok(None);
         }
-        let gemm = |c: KernelConfig, name: &str| -> Result<(ComputeProgram, KernelConfig)> {
+        let gemm = |c: KernelConfig, variant: &str| -> Result<(ComputeProgram, KernelConfig)> {
             let c = c.panel();
-            Ok((ComputeProgram::new(ctx, name, &c.source(GEMM_PANEL))?, c))
+            let k = &table::GEMM_PANEL;
+            Ok((
+                ComputeProgram::new(ctx, k, variant, &c.source(k.source))?,
+                c,
+            ))
         };
+        let pack = &table::PACK_PANEL;
         Ok(Some(Self {
-            pack: ComputeProgram::new(ctx, "tiled/pack_panel", &config.source(PACK_PANEL))?,
-            gemm: gemm(config, "tiled/gemm_panel")?,
+            pack: ComputeProgram::new(ctx, pack, "", &config.source(pack.source))?,
+            gemm: gemm(config, "")?,
             small: match config.small().filter(|s| s.panels(limits.max_shared_bytes)) {
-                Some(s) => Some(gemm(s, "tiled/gemm_panel (small tiles)")?),
+                Some(s) => Some(gemm(s, "small tiles")?),
                 None => None,
             },
             panels: [RefCell::new(None), RefCell::new(None)],
@@ -342,12 +337,19 @@ impl TiledKernels {
             diag,
             &crate::tuning::GroupLimits::query(ctx)?,
         )?;
-        let program = |name, source| ComputeProgram::new(ctx, name, &config.source(source));
+        let program = |kernel: &'static crate::gl::ComputeKernel| {
+            ComputeProgram::new(ctx, kernel, "", &config.source(kernel.source))
+        };
         Ok(Self {
-            gemm: program("tiled/gemm", GEMM)?,
+            gemm: program(&table::GEMM)?,
             gemm_small: match config.small() {
                 Some(small) => Some((
-                    ComputeProgram::new(ctx, "tiled/gemm (small tiles)", &small.source(GEMM))?,
+                    ComputeProgram::new(
+                        ctx,
+                        &table::GEMM,
+                        "small tiles",
+                        &small.source(table::GEMM.source),
+                    )?,
                     small,
                 )),
                 None => None,
@@ -363,41 +365,44 @@ impl TiledKernels {
                         && config.wg_y == 16
                         && small.bm().min(small.bn()) >= diag =>
                 {
-                    let fused = |c: KernelConfig, name: &str| -> Result<_> {
+                    let fused = |c: KernelConfig, variant: &str| -> Result<_> {
+                        let k = &table::GEMM_FUSED;
                         let source = format!(
                             "#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
-                            GEMM.replace("// FUSED_DIAG_FUNCTION", POTRF_INV_FN)
+                            k.source
+                                .replace("// FUSED_DIAG_FUNCTION", table::POTRF_INV_FN)
                         );
                         let c = KernelConfig { nb: diag, ..c };
-                        Ok((ComputeProgram::new(ctx, name, &c.source(&source))?, c))
+                        Ok((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c))
                     };
-                    Some([
-                        fused(config, "tiled/gemm (then the diagonal block)")?,
-                        fused(small, "tiled/gemm (small tiles, then the diagonal block)")?,
-                    ])
+                    Some([fused(config, "")?, fused(small, "small tiles")?])
                 }
                 _ => None,
             },
             trtri: match config.shared && !config.texel {
                 true => Some(ComputeProgram::new(
                     ctx,
-                    "tiled/trtri_blocks",
+                    &table::TRTRI_BLOCKS,
+                    "",
                     &KernelConfig {
                         nb: SOLVE_BLOCK,
                         ..config
                     }
-                    .source(TRTRI_BLOCKS),
+                    .source(table::TRTRI_BLOCKS.source),
                 )?),
                 false => None,
             },
-            potrf_block: program("tiled/potrf_block", POTRF_BLOCK)?,
-            trsm_block: program("tiled/trsm_block", TRSM_BLOCK)?,
+            potrf_block: program(&table::POTRF_BLOCK)?,
+            trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
                 ctx,
-                "tiled/potrf_inv_block",
+                &table::POTRF_INV_BLOCK,
+                "",
                 &KernelConfig { nb: diag, ..config }.source(&format!(
-                    "{}{POTRF_INV_FN}{POTRF_INV_BLOCK}",
-                    config.diagonal_group_defines()
+                    "{}{}{}",
+                    config.diagonal_group_defines(),
+                    table::POTRF_INV_FN,
+                    table::POTRF_INV_BLOCK.source
                 )),
             )?,
             diag,
@@ -659,7 +664,7 @@ impl TiledKernels {
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
             ("d_off", u(d_off)),
-        ]);
+        ])?;
         self.dispatch_tiles(p, config, cv, shift)
     }
 
@@ -692,7 +697,7 @@ impl TiledKernels {
         let mut base = 0;
         while base < tiles.len() {
             let count = (tiles.len() - base).min(max);
-            p.set("tile_base", Uniform::U32(base as u32));
+            p.set("tile_base", Uniform::U32(base as u32))?;
             p.dispatch([count as u32, 1, 1])?;
             self.launched();
             base += count;
@@ -761,7 +766,7 @@ impl TiledKernels {
             ("beta", Uniform::F32(beta)),
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
-        ]);
+        ])?;
         self.dispatch_tiles(p, config, cv, shift)?;
         Ok(true)
     }
@@ -805,7 +810,7 @@ impl TiledKernels {
             ("x_cs", u(v.cs)),
             ("use_d", Uniform::I32(i32::from(d.is_some()))),
             ("d_off", Uniform::U32(d_off as u32)),
-        ]);
+        ])?;
         panel
             .pack
             .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
@@ -829,7 +834,7 @@ impl TiledKernels {
             ("c_rs", u(v.rs)),
             ("c_cs", u(v.cs)),
             ("column0", u(column0)),
-        ]);
+        ])?;
         p.dispatch([1, 1, 1])?;
         self.launched();
         Ok(())
@@ -857,7 +862,7 @@ impl TiledKernels {
             ("l_rs", u(lv.rs)),
             ("l_cs", u(lv.cs)),
             ("backward", Uniform::I32(i32::from(backward))),
-        ]);
+        ])?;
         let groups = xv.rows.div_ceil(self.config.nb);
         let max = self.limits.max_groups_x.max(1) as usize;
         // One dispatch per at most max groups of rows.
@@ -868,7 +873,7 @@ impl TiledKernels {
             p.set_all(&[
                 ("rows", u(rows)),
                 ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
-            ]);
+            ])?;
             p.dispatch([count as u32, 1, 1])?;
             self.launched();
             first += count;
@@ -937,7 +942,7 @@ impl TiledKernels {
             ("diag_n", u(n)),
             ("diag_column0", u(column0)),
             ("diag_inv_off", u(slot * self.diag * self.diag)),
-        ]);
+        ])?;
         self.dispatch_tiles(p, *config, cv, Some(0))?;
         Ok(true)
     }
@@ -972,7 +977,7 @@ impl TiledKernels {
             ("l_rs", u(l.view.rs)),
             ("l_cs", u(l.view.cs)),
             ("slot0", u(slot0)),
-        ]);
+        ])?;
         p.dispatch([blocks as u32, 1, 1])?;
         self.launched();
         Ok(())
@@ -1057,7 +1062,7 @@ impl TiledKernels {
             ("c_cs", u(v.cs)),
             ("column0", u(column0)),
             ("inv_off", u(slot * self.diag * self.diag)),
-        ]);
+        ])?;
         p.dispatch([1, 1, 1])?;
         self.launched();
         Ok(())

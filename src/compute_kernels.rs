@@ -1,0 +1,300 @@
+//! The compute kernels: each `.comp` file declared once, with its storage blocks (by binding)
+//! and its uniforms, as [`crate::kernels`] does for the fragment kernels. A program is linked
+//! from its entry here ([`ComputeProgram::new`]), which checks the driver's active uniforms and
+//! blocks against the declaration, and only declared uniforms can be set: a misspelt name is an
+//! error, not a silent no-op.
+//!
+//! [`ComputeProgram::new`]: crate::gl::ComputeProgram::new
+
+use crate::gl::ComputeKernel;
+
+/// The product's scalar uniforms shared by `gemm.comp` and `gemm_texel.comp`.
+macro_rules! product_uniforms {
+    ($($extra:literal),*) => {
+        &[
+            "rows", "cols", "depth", "c_off", "c_rs", "c_cs", "a_off", "a_rs", "a_cs", "b_off",
+            "b_rs", "b_cs", "alpha", "beta", "use_d", "lower", "shift", "tile_base", "d_off"
+            $(, $extra)*
+        ]
+    };
+}
+
+/// The diagonal block's factor-and-invert as a function (included by [`POTRF_INV_BLOCK`] and
+/// by [`GEMM_FUSED`] in place of its `// FUSED_DIAG_FUNCTION` line).
+pub const POTRF_INV_FN: &str = include_str!("../glsl/tiled/potrf_inv_fn.glsl");
+
+/// `gemm.comp`, for [`GEMM`] and [`GEMM_FUSED`].
+const GEMM_SOURCE: &str = include_str!("../glsl/tiled/gemm.comp");
+
+/// The tiled product C = beta·C + alpha·A·D²·Bᵀ over storage buffers (optionally lower tiles).
+pub static GEMM: ComputeKernel = ComputeKernel {
+    name: "tiled/gemm",
+    source: GEMM_SOURCE,
+    buffers: &[
+        ("CBuf", 0),
+        ("ABuf", 1),
+        ("BBuf", 2),
+        ("DBuf", 3),
+        ("TileBuf", 4),
+    ],
+    uniforms: product_uniforms!(),
+    optional: &[],
+};
+
+/// [`GEMM`] with FUSED_DIAG (and INV_BINDING 6): then factors and inverts the diagonal block
+/// at its output's corner.
+pub static GEMM_FUSED: ComputeKernel = ComputeKernel {
+    name: "tiled/gemm (then the diagonal block)",
+    source: GEMM_SOURCE,
+    buffers: &[
+        ("CBuf", 0),
+        ("ABuf", 1),
+        ("BBuf", 2),
+        ("DBuf", 3),
+        ("TileBuf", 4),
+        ("Status", 5),
+        ("InvBuf", 6),
+    ],
+    uniforms: product_uniforms!("diag_n", "diag_column0", "diag_inv_off"),
+    optional: &[],
+};
+
+/// The product reading its operands through buffer textures (units 0-3: A, B, d, C).
+pub static GEMM_TEXEL: ComputeKernel = ComputeKernel {
+    name: "tiled/gemm_texel",
+    source: include_str!("../glsl/tiled/gemm_texel.comp"),
+    buffers: &[("CBuf", 0), ("TileBuf", 4)],
+    uniforms: &[
+        "rows",
+        "cols",
+        "depth",
+        "c_off",
+        "c_rs",
+        "c_cs",
+        "a_off",
+        "a_rs",
+        "b_off",
+        "b_rs",
+        "alpha",
+        "beta",
+        "use_d",
+        "lower",
+        "shift",
+        "tile_base",
+        "d_off",
+        "a_tex",
+        "b_tex",
+        "d_tex",
+    ],
+    // Strides along k are read only by the one-float reads (VEC 1); C through its texture
+    // only where the variant reads it.
+    optional: &["a_cs", "b_cs", "c_tex"],
+};
+
+/// Copies an operand (a buffer texture) into rows of `ld` floats for the texel product.
+pub static PACK: ComputeKernel = ComputeKernel {
+    name: "tiled/pack",
+    source: include_str!("../glsl/tiled/pack.comp"),
+    buffers: &[("DstBuf", 0)],
+    uniforms: &["src", "rows", "cols", "ld", "s_off", "s_rs", "s_cs"],
+    optional: &[],
+};
+
+/// The product on packed k-major panels.
+pub static GEMM_PANEL: ComputeKernel = ComputeKernel {
+    name: "tiled/gemm_panel",
+    source: include_str!("../glsl/tiled/gemm_panel.comp"),
+    buffers: &[("CBuf", 0), ("ABuf", 1), ("BBuf", 2), ("TileBuf", 4)],
+    uniforms: &[
+        "rows",
+        "cols",
+        "slices",
+        "block4",
+        "pt",
+        "c_off",
+        "c_rs",
+        "c_cs",
+        "alpha",
+        "beta",
+        "lower",
+        "shift",
+        "tile_base",
+    ],
+    optional: &[],
+};
+
+/// Packs an operand (d folded in) into a panel for [`GEMM_PANEL`].
+pub static PACK_PANEL: ComputeKernel = ComputeKernel {
+    name: "tiled/pack_panel",
+    source: include_str!("../glsl/tiled/pack_panel.comp"),
+    buffers: &[("PanelBuf", 0), ("XBuf", 1), ("DBuf", 3)],
+    uniforms: &[
+        "rows", "depth", "tile", "kp", "x_off", "x_rs", "x_cs", "use_d", "d_off",
+    ],
+    optional: &[],
+};
+
+/// Inverts the diagonal blocks of a factor for the triangular solves.
+pub static TRTRI_BLOCKS: ComputeKernel = ComputeKernel {
+    name: "tiled/trtri_blocks",
+    source: include_str!("../glsl/tiled/trtri_blocks.comp"),
+    buffers: &[("LBuf", 0), ("InvBuf", 1)],
+    uniforms: &["n", "l_off", "l_rs", "l_cs", "slot0"],
+    optional: &[],
+};
+
+/// The Cholesky of one diagonal block by one work group.
+pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
+    name: "tiled/potrf_block",
+    source: include_str!("../glsl/tiled/potrf_block.comp"),
+    buffers: &[("CBuf", 0), ("Status", 5)],
+    uniforms: &["n", "c_off", "c_rs", "c_cs", "column0"],
+    optional: &[],
+};
+
+/// The triangular solve with one diagonal block.
+pub static TRSM_BLOCK: ComputeKernel = ComputeKernel {
+    name: "tiled/trsm_block",
+    source: include_str!("../glsl/tiled/trsm_block.comp"),
+    buffers: &[("XBuf", 0), ("LBuf", 1)],
+    uniforms: &[
+        "rows", "n", "x_off", "x_rs", "x_cs", "l_off", "l_rs", "l_cs", "backward",
+    ],
+    optional: &[],
+};
+
+/// The Cholesky of one diagonal block and its factor's inverse ([`POTRF_INV_FN`] in front).
+pub static POTRF_INV_BLOCK: ComputeKernel = ComputeKernel {
+    name: "tiled/potrf_inv_block",
+    source: include_str!("../glsl/tiled/potrf_inv_block.comp"),
+    buffers: &[("CBuf", 0), ("InvBuf", 1), ("Status", 5)],
+    uniforms: &["n", "c_off", "c_rs", "c_cs", "column0", "inv_off"],
+    optional: &[],
+};
+
+/// Gauss-Jordan / LU: the pivot search and the pivot row's elimination.
+pub static PIVOT: ComputeKernel = ComputeKernel {
+    name: "inverse/pivot",
+    source: include_str!("../glsl/inverse/pivot.comp"),
+    buffers: &[
+        ("ABuf", 0),
+        ("SavedBuf", 1),
+        ("PivBuf", 2),
+        ("StatusBuf", 3),
+    ],
+    uniforms: &["n", "p", "k0", "b", "tol", "pivoting"],
+    optional: &[],
+};
+
+/// Gauss-Jordan / LU: the update of the panel's rows.
+pub static PANEL: ComputeKernel = ComputeKernel {
+    name: "inverse/panel",
+    source: include_str!("../glsl/inverse/panel.comp"),
+    buffers: &[("ABuf", 0), ("SavedBuf", 1)],
+    uniforms: &["n", "p", "k0", "b", "lu"],
+    optional: &[],
+};
+
+/// Scaled, permuted or transposed copies between views.
+pub static COPY: ComputeKernel = ComputeKernel {
+    name: "inverse/copy",
+    source: include_str!("../glsl/inverse/copy.comp"),
+    buffers: &[("DstBuf", 0), ("SrcBuf", 1)],
+    uniforms: &[
+        "rows", "cols", "d_off", "d_rs", "d_cs", "s_off", "s_rs", "s_cs", "mode", "alpha",
+    ],
+    optional: &[],
+};
+
+/// The Newton iterations' elementwise steps and partial norms.
+pub static NEWTON: ComputeKernel = ComputeKernel {
+    name: "inverse/newton",
+    source: include_str!("../glsl/inverse/newton.comp"),
+    buffers: &[
+        ("XBuf", 0),
+        ("WBuf", 1),
+        ("PermBuf", 2),
+        ("PartialBuf", 3),
+        ("YBuf", 4),
+    ],
+    uniforms: &["n", "mode", "a", "b", "group_base"],
+    optional: &[],
+};
+
+/// Least squares: partial sums of Aᵀ·x by row chunks, in f64.
+pub static WEIGHTED_TRANSPOSE_PRODUCT: ComputeKernel = ComputeKernel {
+    name: "least_squares/weighted_transpose_product",
+    source: include_str!("../glsl/least_squares/weighted_transpose_product.comp"),
+    buffers: &[("ABuf", 0), ("XBuf", 2), ("PartialBuf", 3)],
+    uniforms: &["m", "n", "col_base", "rows_per_chunk"],
+    optional: &[],
+};
+
+/// Least squares: the chunks' sums, weighted by d², in f64.
+pub static SUM_CHUNKS: ComputeKernel = ComputeKernel {
+    name: "least_squares/sum_chunks",
+    source: include_str!("../glsl/least_squares/sum_chunks.comp"),
+    buffers: &[("DBuf", 1), ("PartialBuf", 2), ("YBuf", 3)],
+    uniforms: &["n", "col_base", "chunks"],
+    optional: &[],
+};
+
+/// Least squares: r = f − A·y over a range of columns, in f64.
+pub static RESIDUAL: ComputeKernel = ComputeKernel {
+    name: "least_squares/residual",
+    source: include_str!("../glsl/least_squares/residual.comp"),
+    buffers: &[("ABuf", 0), ("FBuf", 1), ("YBuf", 2), ("RBuf", 3)],
+    uniforms: &["m", "n", "col0", "col1"],
+    optional: &[],
+};
+
+/// Least squares: A (f64) scaled by a power of two and rounded to f32.
+pub static TO_SINGLE: ComputeKernel = ComputeKernel {
+    name: "least_squares/to_single",
+    source: include_str!("../glsl/least_squares/to_single.comp"),
+    buffers: &[("ABuf", 0), ("OutBuf", 1)],
+    uniforms: &["len", "exponent"],
+    optional: &[],
+};
+
+/// `src[index[k]]` for every k (a factor's diagonal).
+pub static GATHER: ComputeKernel = ComputeKernel {
+    name: "least_squares/gather",
+    source: include_str!("../glsl/least_squares/gather.comp"),
+    buffers: &[("SrcBuf", 0), ("IndexBuf", 1), ("OutBuf", 2)],
+    uniforms: &["count"],
+    optional: &[],
+};
+
+/// Busy work that brings a GPU's clocks up before timed stretches.
+pub static PREHEAT: ComputeKernel = ComputeKernel {
+    name: "preheat",
+    source: include_str!("../glsl/preheat.comp"),
+    buffers: &[("Sink", 0)],
+    uniforms: &["iterations"],
+    optional: &[],
+};
+
+/// Every kernel of the table.
+pub static ALL: &[&ComputeKernel] = &[
+    &GEMM,
+    &GEMM_FUSED,
+    &GEMM_TEXEL,
+    &PACK,
+    &GEMM_PANEL,
+    &PACK_PANEL,
+    &TRTRI_BLOCKS,
+    &POTRF_BLOCK,
+    &TRSM_BLOCK,
+    &POTRF_INV_BLOCK,
+    &PIVOT,
+    &PANEL,
+    &COPY,
+    &NEWTON,
+    &WEIGHTED_TRANSPOSE_PRODUCT,
+    &SUM_CHUNKS,
+    &RESIDUAL,
+    &TO_SINGLE,
+    &GATHER,
+    &PREHEAT,
+];
