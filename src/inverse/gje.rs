@@ -9,6 +9,7 @@
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
 use crate::gl::Buffer;
+use crate::tiled::Product;
 use crate::tiled::{Operand, View};
 
 /// Workspace of the pivoted sweeps: saved column/row, pivots, copied block row.
@@ -87,17 +88,9 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
                 continue;
             }
             let w1 = Operand::new(&w.row_block, wv.sub(0, j0, b, width).t());
-            k.gemm(op(v.sub(0, j0, k0, width)), t01, w1, None, 1.0, 1.0, false)?;
-            k.gemm(
-                op(v.sub(k0 + b, j0, r, width)),
-                t21,
-                w1,
-                None,
-                1.0,
-                1.0,
-                false,
-            )?;
-            k.gemm(op(v.sub(k0, j0, b, width)), t11, w1, None, 1.0, 0.0, false)?;
+            k.gemm(Product::new(op(v.sub(0, j0, k0, width)), t01, w1).accumulate())?;
+            k.gemm(Product::new(op(v.sub(k0 + b, j0, r, width)), t21, w1).accumulate())?;
+            k.gemm(Product::new(op(v.sub(k0, j0, b, width)), t11, w1))?;
         }
         k0 += b;
     }

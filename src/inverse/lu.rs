@@ -8,6 +8,7 @@
 use super::gje::PivotWork;
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
+use crate::tiled::Product;
 use crate::tiled::cholesky::trsm;
 use crate::tiled::{Operand, View};
 
@@ -32,13 +33,12 @@ pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
             // A12ᵀ ← A12ᵀ·L11⁻ᵀ, i.e. A12 := L11⁻¹·A12.
             trsm(k, op(v.sub(k0, k0 + b, b, r).t()), &w.row_block, lv, false)?;
             k.gemm(
-                op(v.sub(k0 + b, k0 + b, r, r)),
-                op(v.sub(k0 + b, k0, r, b)),
-                op(v.sub(k0, k0 + b, b, r).t()),
-                None,
-                -1.0,
-                1.0,
-                false,
+                Product::new(
+                    op(v.sub(k0 + b, k0 + b, r, r)),
+                    op(v.sub(k0 + b, k0, r, b)),
+                    op(v.sub(k0, k0 + b, b, r).t()),
+                )
+                .subtract(),
             )?;
         }
         k0 += b;

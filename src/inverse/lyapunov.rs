@@ -19,6 +19,7 @@ use crate::baseline::{from_faer, to_faer};
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::tiled::View;
+use crate::tiled::{Product, Update};
 use faer::Mat;
 
 /// The solution and how it was reached.
@@ -60,23 +61,12 @@ impl Operator<'_> {
         let v = View::row_major(n, n);
         for (mu, y) in &self.steps {
             // T = Y·C, then C = T·Yᵀ/(2μ) + (μ/2)·C.
+            k.gemm(Product::new(self.t.op(v), y.op(v), self.c.op(v.t())))?;
             k.gemm(
-                self.t.op(v),
-                y.op(v),
-                self.c.op(v.t()),
-                None,
-                1.0,
-                0.0,
-                false,
-            )?;
-            k.gemm(
-                self.c.op(v),
-                self.t.op(v),
-                y.op(v),
-                None,
-                (0.5 / mu) as f32,
-                (0.5 * mu) as f32,
-                false,
+                Product::new(self.c.op(v), self.t.op(v), y.op(v)).update(Update::Scaled {
+                    alpha: (0.5 / mu) as f32,
+                    beta: (0.5 * mu) as f32,
+                }),
             )?;
         }
         let c = self.c.download()?;

@@ -11,6 +11,7 @@
 use super::kernels::{CopyMode, Inverter};
 use crate::error::Result;
 use crate::gl::Buffer;
+use crate::tiled::Product;
 use crate::tiled::cholesky::{potrf, trsm};
 use crate::tiled::storage::rfp_blocks;
 use crate::tiled::view::split_point;
@@ -85,19 +86,15 @@ pub fn lauum(inv: &Inverter, a: &Buffer<f32>, tri: Triangle, w: &Buffer<f32>) ->
         let sv = View::row_major(v.rows, v.rows);
         let so = Operand::new(w, sv);
         inv.copy(so, op(v), CopyMode::Lower, 1.0)?;
-        return k.gemm(
-            op(v),
-            so.with(sv.t()),
-            so.with(sv.t()),
-            None,
-            1.0,
-            0.0,
-            true,
-        );
+        return k.gemm(Product::new(op(v), so.with(sv.t()), so.with(sv.t())).lower());
     };
     lauum(inv, a, Triangle::Square(y11), w)?;
     if y21.rows > 0 {
-        k.gemm(op(y11), op(y21.t()), op(y21.t()), None, 1.0, 1.0, true)?;
+        k.gemm(
+            Product::new(op(y11), op(y21.t()), op(y21.t()))
+                .accumulate()
+                .lower(),
+        )?;
         trmm_transposed(inv, op(y21), a, y22, w)?;
     }
     lauum(inv, a, Triangle::Square(y22), w)
@@ -130,21 +127,13 @@ pub fn trmm_transposed(
         let (so, xo) = (Operand::new(w, sv), Operand::new(w, xv));
         inv.copy(so, Operand::new(t_buffer, t), CopyMode::Lower, 1.0)?;
         inv.copy(xo, x, CopyMode::Copy, 1.0)?;
-        return k.gemm(x, so.with(sv.t()), xo.with(xv.t()), None, 1.0, 0.0, false);
+        return k.gemm(Product::new(x, so.with(sv.t()), xo.with(xv.t())));
     }
     let r1 = split_point(r, leaf);
     let [a, b, d] = t.split(r1);
     let x1 = x.with(x.view.sub(0, 0, r1, c));
     let x2 = x.with(x.view.sub(r1, 0, r - r1, c));
     trmm_transposed(inv, x1, t_buffer, a, w)?;
-    k.gemm(
-        x1,
-        Operand::new(t_buffer, b.t()),
-        x2.with(x2.view.t()),
-        None,
-        1.0,
-        1.0,
-        false,
-    )?;
+    k.gemm(Product::new(x1, Operand::new(t_buffer, b.t()), x2.with(x2.view.t())).accumulate())?;
     trmm_transposed(inv, x2, t_buffer, d, w)
 }

@@ -12,6 +12,7 @@
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
 use crate::gl::Buffer;
+use crate::tiled::Product;
 use crate::tiled::cholesky::{potrf, trsm};
 use crate::tiled::view::split_point;
 use crate::tiled::{Operand, Triangle, View};
@@ -65,12 +66,16 @@ pub fn lauum(inv: &Inverter, c: &Buffer<f32>, y: &Buffer<f32>, v: View) -> Resul
     let nb = k.config().nb;
     let (oc, oy) = (|w: View| Operand::new(c, w), |w: View| Operand::new(y, w));
     if v.rows <= nb {
-        return k.gemm(oc(v), oy(v.t()), oy(v.t()), None, 1.0, 0.0, true);
+        return k.gemm(Product::new(oc(v), oy(v.t()), oy(v.t())).lower());
     }
     let [v11, v21, v22] = v.split(split_point(v.rows, nb));
     lauum(inv, c, y, v11)?;
-    k.gemm(oc(v11), oy(v21.t()), oy(v21.t()), None, 1.0, 1.0, true)?;
-    k.gemm(oc(v21), oy(v22.t()), oy(v21.t()), None, 1.0, 0.0, false)?;
+    k.gemm(
+        Product::new(oc(v11), oy(v21.t()), oy(v21.t()))
+            .accumulate()
+            .lower(),
+    )?;
+    k.gemm(Product::new(oc(v21), oy(v22.t()), oy(v21.t())))?;
     lauum(inv, c, y, v22)
 }
 
@@ -97,16 +102,16 @@ pub fn gje_negative_inverse(
         let y2 = op(v.sub(k0 + b, k0, r, b));
         trsm(k, y0, buf, a11, false)?;
         trsm(k, y2, buf, a11, false)?;
-        k.gemm(op(v.sub(0, 0, k0, k0)), y0, y0, None, -1.0, 1.0, true)?;
-        k.gemm(op(v.sub(k0 + b, 0, r, k0)), y2, y0, None, -1.0, 1.0, false)?;
         k.gemm(
-            op(v.sub(k0 + b, k0 + b, r, r)),
-            y2,
-            y2,
-            None,
-            -1.0,
-            1.0,
-            true,
+            Product::new(op(v.sub(0, 0, k0, k0)), y0, y0)
+                .subtract()
+                .lower(),
+        )?;
+        k.gemm(Product::new(op(v.sub(k0 + b, 0, r, k0)), y2, y0).subtract())?;
+        k.gemm(
+            Product::new(op(v.sub(k0 + b, k0 + b, r, r)), y2, y2)
+                .subtract()
+                .lower(),
         )?;
         trsm(k, y0, buf, a11, true)?;
         trsm(k, y2, buf, a11, true)?;
@@ -115,13 +120,9 @@ pub fn gje_negative_inverse(
         inv.copy(so, so, CopyMode::Identity, 1.0)?;
         trsm(k, so, buf, a11, true)?;
         k.gemm(
-            op(a11),
-            so.with(sv.t()),
-            so.with(sv.t()),
-            None,
-            -1.0,
-            0.0,
-            true,
+            Product::new(op(a11), so.with(sv.t()), so.with(sv.t()))
+                .negate()
+                .lower(),
         )?;
         k0 += b;
     }

@@ -4,6 +4,7 @@
 
 use super::kernels::{Operand, TiledKernels};
 use super::parts::{Region, product};
+use super::product::{Product, Update};
 use super::storage::{Storage, TiledMatrix, Triangle, check_fits};
 use super::view::View;
 use crate::error::Result;
@@ -97,22 +98,48 @@ impl DeviceProduct {
 pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Result<()> {
     debug_assert_eq!(c.order(), p.rows);
     for (i, block) in p.blocks.iter().enumerate() {
-        let beta = if i == 0 { 0.0 } else { 1.0 };
+        // The first block replaces C (not read), the others add onto it.
+        let update = if i == 0 {
+            Update::Replace
+        } else {
+            Update::Accumulate
+        };
         // All lda columns: the padding of A and d is zero.
         let a = View::row_major(p.rows, block.lda);
         let op_a = |v: View| Region::from(Operand::new(&block.a, v));
         let d = Some(&block.d);
         match c.triangle() {
-            Triangle::Square(v) => {
-                product(k, c.region(v), op_a(a), op_a(a), d, 1.0, beta, Some(0))?
-            }
+            Triangle::Square(v) => product(
+                k,
+                Product::new(c.region(v), op_a(a), op_a(a))
+                    .scaled(d)
+                    .update(update)
+                    .lower(),
+            )?,
             Triangle::Blocks([c11, c21, c22]) => {
                 let n1 = c11.rows;
                 let a1 = a.sub(0, 0, n1, block.lda);
                 let a2 = a.sub(n1, 0, p.rows - n1, block.lda);
-                product(k, c.region(c11), op_a(a1), op_a(a1), d, 1.0, beta, Some(0))?;
-                product(k, c.region(c21), op_a(a2), op_a(a1), d, 1.0, beta, None)?;
-                product(k, c.region(c22), op_a(a2), op_a(a2), d, 1.0, beta, Some(0))?;
+                product(
+                    k,
+                    Product::new(c.region(c11), op_a(a1), op_a(a1))
+                        .scaled(d)
+                        .update(update)
+                        .lower(),
+                )?;
+                product(
+                    k,
+                    Product::new(c.region(c21), op_a(a2), op_a(a1))
+                        .scaled(d)
+                        .update(update),
+                )?;
+                product(
+                    k,
+                    Product::new(c.region(c22), op_a(a2), op_a(a2))
+                        .scaled(d)
+                        .update(update)
+                        .lower(),
+                )?;
             }
         }
     }
@@ -143,7 +170,13 @@ pub fn add_to_diagonal(k: &TiledKernels, c: &mut TiledMatrix, sigma: f32) -> Res
     for v in blocks {
         let one = |rows| Region::from(Operand::new(&ones, View::row_major(rows, 1)));
         let dv = diagonal(v);
-        product(k, c.region(dv), one(v.rows), one(1), None, sigma, 1.0, None)?;
+        product(
+            k,
+            Product::new(c.region(dv), one(v.rows), one(1)).update(Update::Scaled {
+                alpha: sigma,
+                beta: 1.0,
+            }),
+        )?;
     }
     k.check("adding to the diagonal")
 }

@@ -5,6 +5,7 @@
 use super::assembly::{DeviceProduct, add_to_diagonal, assemble};
 use super::cholesky::{factor, factor_unchecked};
 use super::kernels::{Operand, TiledKernels};
+use super::product::Product;
 use super::solve::{DeviceRhs, solve_in_place};
 use super::storage::{Storage, TiledMatrix, max_buffer_bytes, part_bytes};
 use super::view::View;
@@ -192,11 +193,11 @@ pub fn dispatch_profile(
     let update = Operand::new(buffer, v.sub(d, d, m - d, w));
     let right = Operand::new(buffer, v.sub(d, 0, w, d));
     measure(format!("update {}x{w} depth {d}", m - d), &mut || {
-        (0..reps).try_for_each(|_| k.gemm_below(update, panel, right, None, -1.0, 1.0, Some(0)))
+        (0..reps).try_for_each(|_| k.gemm(Product::new(update, panel, right).subtract().lower()))
     })?;
     let one = Operand::new(buffer, v.sub(m - 1, 0, 1, 1));
     measure("product 1x1x1".into(), &mut || {
-        (0..reps).try_for_each(|_| k.gemm(one, one, one, None, 1.0, 0.0, false))
+        (0..reps).try_for_each(|_| k.gemm(Product::new(one, one, one)))
     })?;
     k.check("the dispatch profile")?;
     Ok(out)

@@ -13,6 +13,7 @@ use super::kernels::{Operand, TiledKernels};
 use super::parts::{
     Parts, Region, multiply_by_inverse, part_of_view, product, row_pieces, square_split,
 };
+use super::product::Product;
 use super::storage::{TiledMatrix, Triangle};
 use super::view::{View, split_point};
 use crate::error::{Error, Result};
@@ -97,7 +98,7 @@ pub fn potrf_parts(
                 potrf_blocked(k, r(b11), column0)?;
                 trsm_inverted(k, r(b21), r(b11))?;
             }
-            product(k, r(b22), r(b21), r(b21), None, -1.0, 1.0, Some(0))?;
+            product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
             potrf_blocked(k, r(b22), column0 + b11.rows)
         }
     }
@@ -206,7 +207,7 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
                 if fused {
                     factored = next.map(|n| n.slot);
                 } else {
-                    product(k, c, panel, bt, None, -1.0, 1.0, Some(0))?;
+                    product(k, Product::new(c, panel, bt).subtract().lower())?;
                 }
             }
         }
@@ -215,7 +216,7 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
             let w = end - j0;
             let c = sub(end, end, rest_rows, rest);
             let (a, bt) = (sub(end, j0, rest_rows, w), sub(end, j0, rest, w));
-            product(k, c, a, bt, None, -1.0, 1.0, Some(0))?;
+            product(k, Product::new(c, a, bt).subtract().lower())?;
         }
     }
     Ok(())
@@ -244,19 +245,16 @@ pub fn trsm_inverted(k: &TiledKernels, x: Region<'_>, l: Region<'_>) -> Result<(
             let c = xs(j + b, right);
             product(
                 k,
-                c,
-                xs(j, b),
-                ls(j + b, j, right, b),
-                None,
-                -1.0,
-                1.0,
-                None,
+                Product::new(c, xs(j, b), ls(j + b, j, right, b)).subtract(),
             )?;
         }
         let rest = n - end;
         if j + b == end && rest > 0 {
             let (c, xj) = (xs(end, rest), xs(j0, end - j0));
-            product(k, c, xj, ls(end, j0, rest, end - j0), None, -1.0, 1.0, None)?;
+            product(
+                k,
+                Product::new(c, xj, ls(end, j0, rest, end - j0)).subtract(),
+            )?;
         }
     }
     Ok(())
@@ -285,7 +283,7 @@ pub fn potrf_recursive(
     let r = |v: View| parts.region(v);
     potrf_recursive(k, parts, Triangle::Square(b11), column0)?;
     trsm_regions(k, r(b21), r(b11), false)?;
-    product(k, r(b22), r(b21), r(b21), None, -1.0, 1.0, Some(0))?;
+    product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
     potrf_recursive(k, parts, Triangle::Square(b22), column0 + b11.rows)
 }
 
@@ -354,12 +352,12 @@ pub fn trsm_split(
     if !backward {
         // [X1 X2]·[L11ᵀ L21ᵀ; 0 L22ᵀ] = [B1 B2]
         trsm_regions(k, x1, l(l11), false)?;
-        product(k, x2, x1, l(l21), None, -1.0, 1.0, None)?;
+        product(k, Product::new(x2, x1, l(l21)).subtract())?;
         trsm_regions(k, x2, l(l22), false)
     } else {
         // [X1 X2]·[L11 0; L21 L22] = [B1 B2]
         trsm_regions(k, x2, l(l22), true)?;
-        product(k, x1, x2, l(l21.t()), None, -1.0, 1.0, None)?;
+        product(k, Product::new(x1, x2, l(l21.t())).subtract())?;
         trsm_regions(k, x1, l(l11), true)
     }
 }

@@ -3,6 +3,7 @@
 //! records the first pivot that is not positive.
 
 use super::config::KernelConfig;
+use super::product::Product;
 use super::status::StatusWord;
 use super::tiles::output_tiles_below;
 use super::view::View;
@@ -441,53 +442,21 @@ impl TiledKernels {
         self.limits
     }
 
-    /// c ← alpha·a·diag(d)·bᵀ + beta·c (d = 1 when `None`), over c's lower triangle only when
-    /// `lower`. With beta = 0, c is not read (it may hold anything, NaN included).
-    #[allow(clippy::too_many_arguments)]
-    pub fn gemm(
-        &self,
-        c: Operand<'_>,
-        a: Operand<'_>,
-        b: Operand<'_>,
-        d: Option<&Buffer<f32>>,
-        alpha: f32,
-        beta: f32,
-        lower: bool,
-    ) -> Result<()> {
-        self.gemm_tiles(c, a, b, d, alpha, beta, lower.then_some(0), true, false)
-    }
-
-    /// [`TiledKernels::gemm`] writing only entries (i, j) with j ≤ i + shift (`None`: all):
-    /// a piece of a lower-triangular product whose diagonal is `shift` columns to the right.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gemm_below(
-        &self,
-        c: Operand<'_>,
-        a: Operand<'_>,
-        b: Operand<'_>,
-        d: Option<&Buffer<f32>>,
-        alpha: f32,
-        beta: f32,
-        shift: Option<isize>,
-    ) -> Result<()> {
-        self.gemm_tiles(c, a, b, d, alpha, beta, shift, true, false)
+    /// The product `p` (c ← α·a·diag(d)·bᵀ + β·c over `p.mask`'s entries). Where it
+    /// replaces c, c is not read (it may hold anything, NaN included).
+    pub fn gemm(&self, p: Product<'_, Operand<'_>>) -> Result<()> {
+        self.gemm_tiles(p, true, false)
     }
 
     /// [`TiledKernels::gemm`], with the small-tile kernel allowed for small products or not,
     /// `in_place` when c and a are the same entries (one tile column).
-    #[allow(clippy::too_many_arguments)]
     fn gemm_tiles(
         &self,
-        c: Operand<'_>,
-        a: Operand<'_>,
-        b: Operand<'_>,
-        d: Option<&Buffer<f32>>,
-        alpha: f32,
-        beta: f32,
-        shift: Option<isize>,
+        p: Product<'_, Operand<'_>>,
         allow_small: bool,
         in_place: bool,
     ) -> Result<()> {
+        let (c, a, b) = (p.c, p.a, p.b);
         let (cv, av, bv) = (c.view, a.view, b.view);
         debug_assert!(av.rows == cv.rows && bv.rows == cv.cols && av.cols == bv.cols);
         if cv.rows == 0 || cv.cols == 0 {
@@ -497,7 +466,7 @@ impl TiledKernels {
         // after the first adding onto the C the one before wrote.
         let depth = av.cols;
         if depth <= DEPTH_PER_LAUNCH || in_place {
-            return self.gemm_launch(c, a, b, d, 0, alpha, beta, shift, allow_small, in_place);
+            return self.gemm_launch(p, 0, allow_small, in_place);
         }
         for k0 in (0..depth).step_by(DEPTH_PER_LAUNCH) {
             let w = (depth - k0).min(DEPTH_PER_LAUNCH);
@@ -509,39 +478,25 @@ impl TiledKernels {
                     ..v
                 })
             }
-            let beta = if k0 == 0 { beta } else { 1.0 };
-            self.gemm_launch(
-                c,
-                cut(a, k0, w),
-                cut(b, k0, w),
-                d,
-                k0,
-                alpha,
-                beta,
-                shift,
-                allow_small,
-                false,
-            )?;
+            let update = if k0 == 0 { p.update } else { p.update.onto_c() };
+            let slice = p.with(c, cut(a, k0, w), cut(b, k0, w)).update(update);
+            self.gemm_launch(slice, k0, allow_small, false)?;
         }
         Ok(())
     }
 
     /// One launch of [`TiledKernels::gemm_tiles`] (d read from entry `d_off` on, a multiple
     /// of 4), its depth within [`DEPTH_PER_LAUNCH`] or in place.
-    #[allow(clippy::too_many_arguments)]
     fn gemm_launch(
         &self,
-        c: Operand<'_>,
-        a: Operand<'_>,
-        b: Operand<'_>,
-        d: Option<&Buffer<f32>>,
+        product: Product<'_, Operand<'_>>,
         d_off: usize,
-        alpha: f32,
-        beta: f32,
-        shift: Option<isize>,
         allow_small: bool,
         in_place: bool,
     ) -> Result<()> {
+        let Product { c, a, b, d, .. } = product;
+        let (alpha, beta) = product.update.alpha_beta();
+        let shift = product.mask.shift();
         let (cv, av, bv) = (c.view, a.view, b.view);
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
         if let Some(panel) = self.panel.as_ref().filter(|_| !in_place) {
@@ -554,7 +509,7 @@ impl TiledKernels {
             if av.cols >= PANEL_MIN_DEPTH
                 && cv.rows > config.bm()
                 && cv.cols > config.bn()
-                && self.gemm_panel(panel, (p, *config), c, a, b, (d, d_off), alpha, beta, shift)?
+                && self.gemm_panel(panel, (p, *config), product, d_off)?
             {
                 return Ok(());
             }
@@ -709,19 +664,16 @@ impl TiledKernels {
     /// A's panel where it is A's first rows and unscaled: the SYRKs), then one launch over the
     /// lower tiles. `Ok(false)` (nothing launched) where a panel would not fit one storage
     /// buffer or the packing launch the device's work-group counts.
-    #[allow(clippy::too_many_arguments)]
     fn gemm_panel(
         &self,
         panel: &PanelProducts,
         (p, config): (&ComputeProgram, KernelConfig),
-        c: Operand<'_>,
-        a: Operand<'_>,
-        b: Operand<'_>,
-        (d, d_off): (Option<&Buffer<f32>>, usize),
-        alpha: f32,
-        beta: f32,
-        shift: Option<isize>,
+        product: Product<'_, Operand<'_>>,
+        d_off: usize,
     ) -> Result<bool> {
+        let Product { c, a, b, d, .. } = product;
+        let (alpha, beta) = product.update.alpha_beta();
+        let shift = product.mask.shift();
         let (cv, av, bv) = (c.view, a.view, b.view);
         let tile = config.bm().max(config.bn()).max(32);
         let kp = av.cols.next_multiple_of(config.bk);
@@ -1092,13 +1044,7 @@ impl TiledKernels {
         // (one tile column) and writes them only after reading all of them.
         let small_fits = self.gemm_small.as_ref().is_some_and(|(_, c)| c.bn() >= b);
         self.gemm_tiles(
-            x,
-            x,
-            Operand::new(inv, linv),
-            None,
-            1.0,
-            0.0,
-            None,
+            Product::new(x, x, Operand::new(inv, linv)),
             small_fits,
             true,
         )

@@ -6,6 +6,7 @@
 //! results are those of one buffer.
 
 use super::kernels::{Operand, TiledKernels};
+use super::product::{Mask, Product};
 use super::view::View;
 use crate::error::{Error, Result};
 use crate::gl::Buffer;
@@ -294,51 +295,42 @@ pub fn row_pieces(starts: &[usize], v: View) -> Result<Vec<(usize, View)>> {
     Ok(out)
 }
 
-/// C ← α·A·diag(d)·Bᵀ + β·C over the entries with j ≤ i + shift (`None`: all), each operand
+/// The product `p` (C ← α·A·diag(d)·Bᵀ + β·C over `p.mask`'s entries), each operand
 /// possibly spread over several buffers: launched as the pieces of [`plan_product`]. d may
 /// only scale a depth that is not cut (A and B each in one buffer along the depth).
-#[allow(clippy::too_many_arguments)]
-pub fn product(
-    k: &TiledKernels,
-    c: Region<'_>,
-    a: Region<'_>,
-    b: Region<'_>,
-    d: Option<&Buffer<f32>>,
-    alpha: f32,
-    beta: f32,
-    shift: Option<isize>,
-) -> Result<()> {
+pub fn product(k: &TiledKernels, p: Product<'_, Region<'_>>) -> Result<()> {
+    let (c, a, b) = (p.c, p.a, p.b);
     let starts = ProductParts {
         c: c.parts.starts(),
         a: a.parts.starts(),
         b: b.parts.starts(),
     };
     if starts.c.len() == 1 && starts.a.len() == 1 && starts.b.len() == 1 {
-        return k.gemm_below(
+        return k.gemm(p.with(
             Operand::new(&c.parts.buffers[0], c.view),
             Operand::new(&a.parts.buffers[0], a.view),
             Operand::new(&b.parts.buffers[0], b.view),
-            d,
-            alpha,
-            beta,
-            shift,
-        );
+        ));
     }
-    for piece in plan_product(starts, c.view, a.view, b.view, shift)? {
-        if d.is_some() && piece.depth0 > 0 {
+    for piece in plan_product(starts, c.view, a.view, b.view, p.mask.shift())? {
+        if p.d.is_some() && piece.depth0 > 0 {
             return Err(Error::shape(
                 "a scaled product's depth spans two storage buffers",
             ));
         }
-        let beta = if piece.depth0 > 0 { 1.0 } else { beta };
-        k.gemm_below(
-            c.with(piece.c).resolve("C")?,
-            a.with(piece.a).resolve("A")?,
-            b.with(piece.b).resolve("B")?,
-            d,
-            alpha,
-            beta,
-            piece.shift,
+        let update = if piece.depth0 > 0 {
+            p.update.onto_c()
+        } else {
+            p.update
+        };
+        k.gemm(
+            p.with(
+                c.with(piece.c).resolve("C")?,
+                a.with(piece.a).resolve("A")?,
+                b.with(piece.b).resolve("B")?,
+            )
+            .update(update)
+            .mask(Mask::from_shift(piece.shift)),
         )?;
     }
     Ok(())

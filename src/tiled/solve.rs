@@ -4,6 +4,7 @@
 
 use super::cholesky::trsm_factor;
 use super::kernels::{Operand, SOLVE_BLOCK, TiledKernels};
+use super::product::Product;
 use super::storage::{TiledMatrix, Triangle, check_fits};
 use super::view::View;
 use crate::error::{Error, Result};
@@ -162,27 +163,11 @@ fn solve_by_inverses(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> Re
     // so far would be a few long-running work groups).
     for &(s0, n, slot) in &blocks {
         let e = s0 + n;
-        k.gemm(
-            ys(s0, n),
-            xs(s0, n),
-            inverse(slot, n),
-            None,
-            1.0,
-            0.0,
-            false,
-        )?;
+        k.gemm(Product::new(ys(s0, n), xs(s0, n), inverse(slot, n)))?;
         if e < m {
             for (lv, ro, co) in factor_pieces(tri, (e, s0), (m - e, n)) {
                 let c = xs(e + ro, lv.rows);
-                k.gemm(
-                    c,
-                    ys(s0 + co, lv.cols),
-                    Operand::new(lb, lv),
-                    None,
-                    -1.0,
-                    1.0,
-                    false,
-                )?;
+                k.gemm(Product::new(c, ys(s0 + co, lv.cols), Operand::new(lb, lv)).subtract())?;
             }
         }
     }
@@ -191,12 +176,12 @@ fn solve_by_inverses(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> Re
     for &(s0, n, slot) in blocks.iter().rev() {
         let zinv = inverse(slot, n);
         let zinv = zinv.with(zinv.view.t());
-        k.gemm(xs(s0, n), ys(s0, n), zinv, None, 1.0, 0.0, false)?;
+        k.gemm(Product::new(xs(s0, n), ys(s0, n), zinv))?;
         if s0 > 0 {
             for (lv, ro, co) in factor_pieces(tri, (s0, 0), (n, s0)) {
                 let c = ys(co, lv.cols);
                 let b = Operand::new(lb, lv.t());
-                k.gemm(c, xs(s0 + ro, lv.rows), b, None, -1.0, 1.0, false)?;
+                k.gemm(Product::new(c, xs(s0 + ro, lv.rows), b).subtract())?;
             }
         }
     }
