@@ -62,26 +62,7 @@ impl Gpu {
         // b by a power of two so that its largest entry lies in [1, 2): exact, so b and 2^k·b
         // give the same scaled problem bit for bit, and AD²b and the residuals stay clear of
         // f64's and f32's range edges whatever b's scale.
-        let b_max = norm_inf(b);
-        let k = if b_max == 0.0 { 0 } else { -exponent_of(b_max) };
-        let scaled_b: Vec<f64> = b.iter().map(|&v| times_power_of_two(v, k)).collect();
-        let mut solution = self.solve_scaled(a, d, &scaled_b, options)?;
-        for v in solution
-            .x
-            .iter_mut()
-            .chain(&mut solution.x0)
-            .chain(&mut solution.residuals)
-        {
-            *v = times_power_of_two(*v, -k);
-        }
-        if let Some(index) = solution.x.iter().position(|v| !v.is_finite()) {
-            return Err(NumericalError::SolutionOutOfRange {
-                index,
-                value: solution.x[index],
-            }
-            .into());
-        }
-        Ok(solution)
+        with_scaled_rhs(b, |scaled_b| self.solve_scaled(a, d, scaled_b, options))
     }
 
     /// [`Gpu::least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
@@ -273,20 +254,7 @@ impl Gpu {
         }
         // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
         // few solves run where the factor is (its accuracy needs only a digit or two).
-        let mut failure = None;
-        let inverse_norm = estimate_inverse_norm_1(m, |v| {
-            let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-            match factor_l.solve(&single) {
-                Ok(z) => z.into_iter().map(f64::from).collect(),
-                Err(e) => {
-                    failure.get_or_insert(e);
-                    vec![f64::NAN; m]
-                }
-            }
-        });
-        if let Some(e) = failure {
-            return Err(e);
-        }
+        let inverse_norm = inverse_norm_through(m, |v| factor_l.solve(v))?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
@@ -378,4 +346,56 @@ pub(super) fn double<T: Element>(m: &Matrix<T>) -> std::borrow::Cow<'_, Matrix<f
 /// `v` in f64 (widened exactly from f32).
 pub(super) fn double_vec<T: Element>(v: &[T]) -> Vec<f64> {
     v.iter().map(|&x| x.into()).collect()
+}
+
+/// Runs `solve` on b scaled by a power of two so that its largest entry lies in [1, 2) (exact),
+/// then scales x, x⁰ and the residual history back; an x that leaves f64's range then is
+/// [`NumericalError::SolutionOutOfRange`]. Shared by the least-squares and SPD solves.
+pub(super) fn with_scaled_rhs(
+    b: &[f64],
+    solve: impl FnOnce(&[f64]) -> Result<Solution>,
+) -> Result<Solution> {
+    let b_max = norm_inf(b);
+    let k = if b_max == 0.0 { 0 } else { -exponent_of(b_max) };
+    let scaled_b: Vec<f64> = b.iter().map(|&v| times_power_of_two(v, k)).collect();
+    let mut solution = solve(&scaled_b)?;
+    for v in solution
+        .x
+        .iter_mut()
+        .chain(&mut solution.x0)
+        .chain(&mut solution.residuals)
+    {
+        *v = times_power_of_two(*v, -k);
+    }
+    if let Some(index) = solution.x.iter().position(|v| !v.is_finite()) {
+        return Err(NumericalError::SolutionOutOfRange {
+            index,
+            value: solution.x[index],
+        }
+        .into());
+    }
+    Ok(solution)
+}
+
+/// ‖C'⁻¹‖₁ estimated through an f32 factor's `solve` (a digit or two is enough); a failed
+/// solve is its error, never a NaN estimate.
+pub(super) fn inverse_norm_through(
+    m: usize,
+    solve: impl Fn(&[f32]) -> Result<Vec<f32>>,
+) -> Result<f64> {
+    let mut failure = None;
+    let inverse_norm = estimate_inverse_norm_1(m, |v| {
+        let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        match solve(&single) {
+            Ok(z) => z.into_iter().map(f64::from).collect(),
+            Err(e) => {
+                failure.get_or_insert(e);
+                vec![f64::NAN; m]
+            }
+        }
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(inverse_norm),
+    }
 }

@@ -4,13 +4,13 @@
 
 use super::cholesky::scale_exponent;
 use super::least_squares::SINGLE_CONDITION_LIMIT;
-use super::least_squares::{double, double_vec};
+use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
 use super::{Cholesky, Gpu};
 use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, Stop, SymmetricEquations, Timings,
-    check_pivots, estimate_inverse_norm_1, exponent_of, norm_inf, refine, times_power_of_two,
+    check_pivots, exponent_of, norm_inf, refine, times_power_of_two,
 };
 use crate::matrix::{
     Element, Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square,
@@ -63,26 +63,7 @@ impl Gpu {
         }
         check_finite_vec("b", b)?;
         // b by a power of two into [1, 2) (exact), as the least-squares solve does.
-        let b_max = norm_inf(b);
-        let k = if b_max == 0.0 { 0 } else { -exponent_of(b_max) };
-        let scaled_b: Vec<f64> = b.iter().map(|&v| times_power_of_two(v, k)).collect();
-        let mut solution = self.spd_solve_scaled(c, &scaled_b, options)?;
-        for v in solution
-            .x
-            .iter_mut()
-            .chain(&mut solution.x0)
-            .chain(&mut solution.residuals)
-        {
-            *v = times_power_of_two(*v, -k);
-        }
-        if let Some(index) = solution.x.iter().position(|v| !v.is_finite()) {
-            return Err(NumericalError::SolutionOutOfRange {
-                index,
-                value: solution.x[index],
-            }
-            .into());
-        }
-        Ok(solution)
+        with_scaled_rhs(b, |scaled_b| self.spd_solve_scaled(c, scaled_b, options))
     }
 
     /// [`Gpu::spd_solve`] for b already scaled (max |b| in [1, 2) or b = 0).
@@ -198,20 +179,7 @@ impl Gpu {
             return Ok(solution);
         }
         // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough).
-        let mut failure = None;
-        let inverse_norm = estimate_inverse_norm_1(m, |v| {
-            let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-            match l.solve(&single) {
-                Ok(z) => z.into_iter().map(f64::from).collect(),
-                Err(e) => {
-                    failure.get_or_insert(e);
-                    vec![f64::NAN; m]
-                }
-            }
-        });
-        if let Some(e) = failure {
-            return Err(e);
-        }
+        let inverse_norm = inverse_norm_through(m, |v| l.solve(v))?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ an f64 factor decides whether C is singular, and its estimate counts.
