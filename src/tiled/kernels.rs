@@ -597,19 +597,8 @@ impl TiledKernels {
             t.textures[3].attach(c.buffer, TexelWidth::One, 3);
         }
         let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&product_views(cv, av, bv))?;
         p.set_all(&[
-            ("rows", u(cv.rows)),
-            ("cols", u(cv.cols)),
-            ("depth", u(av.cols)),
-            ("c_off", u(cv.offset)),
-            ("c_rs", u(cv.rs)),
-            ("c_cs", u(cv.cs)),
-            ("a_off", u(av.offset)),
-            ("a_rs", u(av.rs)),
-            ("a_cs", u(av.cs)),
-            ("b_off", u(bv.offset)),
-            ("b_rs", u(bv.rs)),
-            ("b_cs", u(bv.cs)),
             ("alpha", Uniform::F32(alpha)),
             ("beta", Uniform::F32(beta)),
             (
@@ -873,19 +862,8 @@ impl TiledKernels {
         self.status.bind_base(5);
         inv.bind_base(6);
         let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&product_views(cv, av, bv))?;
         p.set_all(&[
-            ("rows", u(cv.rows)),
-            ("cols", u(cv.cols)),
-            ("depth", u(av.cols)),
-            ("c_off", u(cv.offset)),
-            ("c_rs", u(cv.rs)),
-            ("c_cs", u(cv.cs)),
-            ("a_off", u(av.offset)),
-            ("a_rs", u(av.rs)),
-            ("a_cs", u(av.cs)),
-            ("b_off", u(bv.offset)),
-            ("b_rs", u(bv.rs)),
-            ("b_cs", u(bv.cs)),
             ("alpha", Uniform::F32(-1.0)),
             ("beta", Uniform::F32(1.0)),
             ("use_d", Uniform::I32(0)),
@@ -1072,6 +1050,26 @@ impl TiledKernels {
             .into()),
         }
     }
+}
+
+/// The general product kernels' view uniforms: C's, A's and B's offsets and strides, and the
+/// product's shape (rows and columns of C, depth of A).
+fn product_views(cv: View, av: View, bv: View) -> [(&'static str, Uniform); 12] {
+    let u = |v: usize| Uniform::U32(v as u32);
+    [
+        ("rows", u(cv.rows)),
+        ("cols", u(cv.cols)),
+        ("depth", u(av.cols)),
+        ("c_off", u(cv.offset)),
+        ("c_rs", u(cv.rs)),
+        ("c_cs", u(cv.cs)),
+        ("a_off", u(av.offset)),
+        ("a_rs", u(av.rs)),
+        ("a_cs", u(av.cs)),
+        ("b_off", u(bv.offset)),
+        ("b_rs", u(bv.rs)),
+        ("b_cs", u(bv.cs)),
+    ]
 }
 
 #[cfg(test)]
