@@ -132,6 +132,73 @@ def parity(args):
     print(f"wrote {args.parity_out} ({name}, torch {torch.__version__}, cupy {cupy.__version__})", file=sys.stderr)
 
 
+def apps(args):
+    """Issue 26's end-to-end solves beside ours (--apps-ours, from examples/solve_bench.rs):
+    torch f64 on the GPU from host arrays, transfers included (wall time, median of --reps
+    after a warm-up): weighted least squares (C = (A·d)·Aᵀ, potrf, potrs on A·(d·b), x back;
+    A, d, b uniform in (0, 1), n = 2m) and the SPD solve (C up, potrf, potrs, x back)."""
+    ours = {}
+    with open(args.apps_ours) as f:
+        header = None
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            if header is None:
+                header = line.strip().split(",")
+                continue
+            row = dict(zip(header, line.strip().split(",")))
+            ours[(row["op"], int(row["m"]))] = float(row["median_ms"])
+    rng = np.random.default_rng(3)
+    rows = []
+
+    def wall_ms(fn):
+        fn()
+        torch.cuda.synchronize()
+        out = []
+        for _ in range(args.reps):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(out)
+
+    def add(op, m, n, vendor, vendor_ms, key):
+        mine = ours.get(key)
+        rows.append(f"{op},{m},{n},1,{'' if mine is None else f'{mine:.3f}'},{vendor},{vendor_ms:.3f},"
+                    f"{'' if mine is None else f'{mine / vendor_ms:.3f}'}")
+        print(rows[-1], file=sys.stderr, flush=True)
+
+    for m in sizes(args.apps):
+        n = 2 * m
+        a = rng.random((m, n))
+        d = rng.random(n)
+        b = rng.random(n)
+
+        def wls():
+            ag = torch.from_numpy(a).cuda()
+            dg = torch.from_numpy(d).cuda()
+            bg = torch.from_numpy(b).cuda()
+            low = torch.linalg.cholesky((ag * dg) @ ag.T)
+            return torch.cholesky_solve((ag @ (dg * bg))[:, None], low).cpu().numpy()
+
+        add("wls", m, n, "torch f64 on the GPU from host arrays (matmul; potrf; potrs)", wall_ms(wls), ("wls", m))
+        del a
+    for m in sizes(args.apps_spd):
+        c = rng.uniform(-1, 1, (m, m))
+        c = np.tril(c, -1) + np.tril(c, -1).T + m * np.eye(m)
+        b = rng.random(m)
+
+        def spd():
+            low = torch.linalg.cholesky(torch.from_numpy(c).cuda())
+            return torch.cholesky_solve(torch.from_numpy(b).cuda()[:, None], low).cpu().numpy()
+
+        add("spd_solve", m, m, "torch f64 on the GPU from host arrays (potrf; potrs)", wall_ms(spd), ("spd", m))
+        del c
+        torch.cuda.empty_cache()
+    with open(args.apps_out, "w") as f:
+        f.write("\n".join(rows) + "\n")
+    print(f"wrote {args.apps_out}", file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fig8", default="paper", help="sizes m for assembly (n = 2m), or 'paper'")
@@ -143,7 +210,14 @@ def main():
     p.add_argument("--ours", default="", help="examples/tiled_bench.rs CSV for --parity")
     p.add_argument("--parity-out", default="figures/h200/vendor_parity.csv")
     p.add_argument("--solve-m", type=int, default=8192, help="order of the --parity solves")
+    p.add_argument("--apps", default="", help="orders m for the end-to-end least-squares rows")
+    p.add_argument("--apps-spd", default="", help="orders m for the end-to-end SPD-solve rows")
+    p.add_argument("--apps-ours", default="", help="examples/solve_bench.rs CSV for --apps")
+    p.add_argument("--apps-out", default="apps_parity.csv", help="rows (no header) for --apps")
     args = p.parse_args()
+    if args.apps or args.apps_spd:
+        apps(args)
+        return
     if args.parity:
         parity(args)
         return

@@ -143,6 +143,32 @@ pub static TRTRI_BLOCKS: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// One triangular solve with one right-hand side in one launch, the blocks chained through
+/// flags (the diagonal blocks inverted by [`TRTRI_BLOCKS`]).
+pub static TRSV_CHAIN: ComputeKernel = ComputeKernel {
+    name: "tiled/trsv_chain",
+    source: include_str!("../glsl/tiled/trsv_chain.comp"),
+    buffers: &[("LBuf", 0), ("InvBuf", 1), ("XBuf", 2), ("Sync", 3)],
+    uniforms: &[
+        "m",
+        "n1",
+        "blocks1",
+        "blocks",
+        "transposed",
+        "spin_limit",
+        "off0",
+        "rs0",
+        "cs0",
+        "off1",
+        "rs1",
+        "cs1",
+        "off2",
+        "rs2",
+        "cs2",
+    ],
+    optional: &[],
+};
+
 /// The Cholesky of one diagonal block by one work group.
 pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
     name: "tiled/potrf_block",
@@ -284,6 +310,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &GEMM_PANEL,
     &PACK_PANEL,
     &TRTRI_BLOCKS,
+    &TRSV_CHAIN,
     &POTRF_BLOCK,
     &TRSM_BLOCK,
     &POTRF_INV_BLOCK,

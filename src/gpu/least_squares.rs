@@ -315,20 +315,27 @@ impl Factor {
 }
 
 /// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.
-struct Phases {
+pub(super) struct Phases {
     last: Instant,
+    what: &'static str,
 }
 
 impl Phases {
-    fn new(start: Instant) -> Self {
-        Self { last: start }
+    pub(super) fn new(start: Instant) -> Self {
+        Self::named("least squares", start)
+    }
+
+    /// Phases of the operation `what`.
+    pub(super) fn named(what: &'static str, start: Instant) -> Self {
+        Self { last: start, what }
     }
 
     /// Logs the time since the last mark under `name`.
-    fn mark(&mut self, name: &str) {
+    pub(super) fn mark(&mut self, name: &str) {
         let now = Instant::now();
         log::debug!(
-            "least squares: {name}: {:.2} ms",
+            "{}: {name}: {:.2} ms",
+            self.what,
             (now - self.last).as_secs_f64() * 1e3
         );
         self.last = now;

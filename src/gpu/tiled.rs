@@ -34,6 +34,8 @@ pub(crate) struct DeviceFactor {
     max_bytes: u64,
     // k: the storage holds the factor L' = 2^k·L of 4^k·C (see `Gpu::cholesky_tiled`).
     shift: i32,
+    // The solves' inverted diagonal blocks, made by the first solve.
+    solves: solve::SolveCache,
 }
 
 impl DeviceFactor {
@@ -63,7 +65,7 @@ impl DeviceFactor {
     pub(crate) fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
         check_finite("B (the right sides)", b)?;
         let mut x = DeviceRhs::upload(&self.kernels, b, self.max_bytes)?;
-        solve::solve_in_place(&self.kernels, &self.l, &mut x)?;
+        solve::solve_in_place_cached(&self.kernels, &self.l, &self.solves, &mut x)?;
         let x = x.download()?;
         if self.shift == 0 {
             return Ok(x);
@@ -243,6 +245,24 @@ impl Gpu {
         Ok(f)
     }
 
+    /// The tiled Cholesky of the order-m C whose lower triangle `row(i, out)` writes in f32
+    /// (in range, scaled as the caller wants: the factor carries no shift), in `format`'s
+    /// storage straight from the rows ([`TiledMatrix::from_rows`]), factored and kept on the
+    /// GPU. `original(i, j)` is C's entry for the messages of a failure.
+    pub(crate) fn cholesky_tiled_rows(
+        &self,
+        m: usize,
+        format: Format,
+        row: impl Fn(usize, &mut [f32]) + Sync,
+        original: impl Fn(usize, usize) -> f64,
+    ) -> Result<DeviceFactor> {
+        let k = self.tiled_kernels()?;
+        let part = self.tiled_part_bytes()?;
+        let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, row)?;
+        self.factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, original))
+    }
+
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
     /// RFP on the GPU as LAPACK's spftrf does, kept on the GPU.
     pub(crate) fn cholesky_rfp_tiled(&self, m: usize, arf: &[f32]) -> Result<DeviceFactor> {
@@ -343,6 +363,7 @@ impl Gpu {
             l,
             max_bytes: self.max_storage_bytes()?,
             shift: 0,
+            solves: Default::default(),
         })
     }
 
