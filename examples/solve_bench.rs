@@ -68,7 +68,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let options = &options;
                     (m, Box::new(move || gpu.spd_solve(&c, &b, options)))
                 }
-                other => return Err(format!("unknown op {other} (wls, spd)").into()),
+                "solve" => {
+                    // One solve with a factor kept on the GPU (what each refinement step and
+                    // each of the condition estimate's solves costs), C as for "spd".
+                    let mut c = Matrix::from_fn(m, m, |_, _| rng.random_range(-1.0f32..1.0));
+                    for i in 0..m {
+                        c[(i, i)] = m as f32;
+                    }
+                    let l = gpu.cholesky(&c, symraster::Options::default())?;
+                    let b: Vec<f32> = (0..m).map(|_| rng.random_range(0.0..1.0)).collect();
+                    l.solve(&b)?;
+                    let mut times = Vec::new();
+                    for _ in 0..reps {
+                        let t = Instant::now();
+                        l.solve(&b)?;
+                        times.push(t.elapsed().as_secs_f64() * 1e3);
+                    }
+                    times.sort_by(f64::total_cmp);
+                    println!(
+                        "solve,{m},{m},{:.3},{:.3},,,",
+                        times[times.len() / 2],
+                        times[0]
+                    );
+                    let two = Matrix::from_fn(m, 2, |i, _| b[i]);
+                    l.solve_many(&two)?;
+                    let mut times = Vec::new();
+                    for _ in 0..reps {
+                        let t = Instant::now();
+                        l.solve_many(&two)?;
+                        times.push(t.elapsed().as_secs_f64() * 1e3);
+                    }
+                    times.sort_by(f64::total_cmp);
+                    println!(
+                        "solve_blocked_2rhs,{m},{m},{:.3},{:.3},,,",
+                        times[times.len() / 2],
+                        times[0]
+                    );
+                    {
+                        use symraster::internal::GpuInternals;
+                        let chained = gpu.tiled_kernels()?.chained_solves();
+                        eprintln!("# m = {m}: {chained} solves chained so far");
+                    }
+                    continue;
+                }
+                other => return Err(format!("unknown op {other} (wls, spd, solve)").into()),
             };
             let mut solution = run()?;
             let mut times = Vec::new();

@@ -17,6 +17,7 @@ use crate::tiled::{
     DeviceProduct, DeviceRhs, Storage, TiledKernels, TiledMatrix, assembly, cholesky, solve,
 };
 use std::rc::Rc;
+use std::time::Instant;
 
 /// The tiled storage for a format: the paper's packed format becomes LAPACK's RFP.
 pub fn storage_of(format: Format) -> Storage {
@@ -256,11 +257,16 @@ impl Gpu {
         row: impl Fn(usize, &mut [f32]) + Sync,
         original: impl Fn(usize, usize) -> f64,
     ) -> Result<DeviceFactor> {
+        let mut phase = super::least_squares::Phases::named("SPD factor", Instant::now());
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
         let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, row)?;
-        self.factor_on_gpu(k, l)
-            .map_err(|e| restate_failure(e, original))
+        phase.mark_finished(self, "rows rounded, up");
+        let f = self
+            .factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, original));
+        phase.mark_finished(self, "Cholesky");
+        f
     }
 
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
@@ -325,12 +331,17 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<DeviceFactor> {
+        let mut phase = super::least_squares::Phases::named("factor of A·D²·Aᵀ", Instant::now());
         let k = self.tiled_kernels()?;
         let storage = storage_of(format);
         self.check_tiled_order(m, storage)?;
         let p = DeviceProduct::on_device(&k, a, d, (m, n))?;
+        phase.mark_finished(self, "A in f32, d up");
         let c = assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)?;
-        self.factor_on_gpu(k, c)
+        phase.mark_finished(self, "assembly");
+        let f = self.factor_on_gpu(k, c);
+        phase.mark_finished(self, "Cholesky");
+        f
     }
 
     /// The diagonal of a factor kept on the GPU, gathered there and read back alone (m
