@@ -227,6 +227,25 @@ pub static NEWTON: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// Sign and Lyapunov: the double-precision product C = α·A·B + β·D + γ·I (tile sums of C²).
+pub static DGEMM: ComputeKernel = ComputeKernel {
+    name: "inverse/dgemm",
+    source: include_str!("../glsl/inverse/dgemm.comp"),
+    buffers: &[
+        ("CBuf", 0),
+        ("ABuf", 1),
+        ("BBuf", 2),
+        ("DBuf", 3),
+        ("PartialBuf", 4),
+    ],
+    uniforms: &[
+        "rows", "cols", "k0", "k1", "c_off", "c_rs", "c_cs", "a_off", "a_rs", "a_cs", "b_off",
+        "b_rs", "b_cs", "d_off", "d_rs", "d_cs", "alpha_lo", "alpha_hi", "beta_lo", "beta_hi",
+        "gamma_lo", "gamma_hi", "sums",
+    ],
+    optional: &[],
+};
+
 /// Least squares: partial sums of Aᵀ·x by row chunks, in f64.
 pub static WEIGHTED_TRANSPOSE_PRODUCT: ComputeKernel = ComputeKernel {
     name: "least_squares/weighted_transpose_product",
@@ -297,6 +316,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &PERMUTE,
     &COPY,
     &NEWTON,
+    &DGEMM,
     &WEIGHTED_TRANSPOSE_PRODUCT,
     &SUM_CHUNKS,
     &RESIDUAL,

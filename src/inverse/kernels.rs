@@ -39,6 +39,7 @@ pub struct Inverter {
     permute: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
+    dgemm: ComputeProgram,
     status: StatusWord,
     max_bytes: u64,
 }
@@ -82,6 +83,7 @@ impl Inverter {
             permute: program(&crate::compute_kernels::PERMUTE)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
+            dgemm: program(&crate::compute_kernels::DGEMM)?,
             status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
@@ -101,6 +103,11 @@ impl Inverter {
     /// The default block size b of the blocked algorithms: twice the diagonal-block order.
     pub fn block(&self) -> usize {
         2 * self.tiled.config().nb
+    }
+
+    /// The f64 product's program ([`super::double`]).
+    pub(crate) fn dgemm_program(&self) -> &ComputeProgram {
+        &self.dgemm
     }
 
     /// The most bytes one storage buffer may hold.

@@ -16,11 +16,12 @@
 //! inverse is the fallback ([`check`]).
 //! [`kernels`] (the kernels and the device matrix), [`panel`] (the pivoted panel of both
 //! general methods), [`gje`], [`lu`], [`spd`], [`rfp`],
-//! [`newton`] (the sign iteration on the device), [`refine`], [`sign`](mod@sign),
+//! [`newton`] (the sign iteration on the device), [`double`] (f64 products on the device), [`refine`], [`sign`](mod@sign),
 //! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;
 pub mod check;
+pub mod double;
 pub mod gje;
 pub mod kernels;
 pub mod lu;
