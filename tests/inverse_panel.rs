@@ -150,3 +150,33 @@ fn a_singular_column_inside_a_later_leaf_is_named() {
         }
     }
 }
+
+#[test]
+fn double_products_match_the_cpu_across_tiles_and_depth_launches() {
+    use symraster::inverse::double::{DoubleProduct, DoubleSquare};
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    // 600: ten tiles a side and two depth launches of 512.
+    for n in [1, 5, 64, 65, 600] {
+        let (a, b, d) = (random(n, 1), random(n, 2), random(n, 3));
+        let up = |m: &Matrix<f64>| DoubleSquare::upload(&inv, "a test matrix", m).unwrap();
+        let (ga, gb, gd) = (up(&a), up(&b), up(&d));
+        let c = DoubleSquare::new(&inv, "the product", n).unwrap();
+        c.write(&Matrix::filled(n, n, f64::NAN)).unwrap();
+        // C = −2·A·Bᵀ + 0.5·D + 3·I, and ‖C‖_F².
+        let p = DoubleProduct::new(c.op(false), ga.op(false), gb.op(true))
+            .alpha(-2.0)
+            .plus(0.5, gd.op(false))
+            .plus_identity(3.0);
+        let sum = inv.dgemm(p, true).unwrap();
+        let want = Matrix::from_fn(n, n, |i, j| {
+            let dot: f64 = (0..n).map(|k| a[(i, k)] * b[(j, k)]).sum();
+            -2.0 * dot + 0.5 * d[(i, j)] + if i == j { 3.0 } else { 0.0 }
+        });
+        let got = c.download().unwrap();
+        let e = relative_error(&got, &want);
+        assert!(e < 1e-14, "n {n}: error {e}");
+        let norm2 = want.frobenius_norm().powi(2);
+        assert!((sum - norm2).abs() <= 1e-12 * norm2, "n {n}: Σ C² {sum} against {norm2}");
+    }
+}
