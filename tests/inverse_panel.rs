@@ -177,6 +177,9 @@ fn double_products_match_the_cpu_across_tiles_and_depth_launches() {
         let e = relative_error(&got, &want);
         assert!(e < 1e-14, "n {n}: error {e}");
         let norm2 = want.frobenius_norm().powi(2);
-        assert!((sum - norm2).abs() <= 1e-12 * norm2, "n {n}: Σ C² {sum} against {norm2}");
+        assert!(
+            (sum - norm2).abs() <= 1e-12 * norm2,
+            "n {n}: Σ C² {sum} against {norm2}"
+        );
     }
 }

@@ -242,57 +242,42 @@ impl Inverter {
         (n * n).div_ceil(NEWTON_GROUP_ENTRIES).max(1)
     }
 
-    /// y(i, j) = w(i, perm\[j\]) over the order-n matrices `w` and `y` (the Gauss-Jordan result
-    /// with its columns put back); per work group (Σ y², 0, max |y|, 0) into `partial`
-    /// ([`Inverter::newton_groups`] entries).
-    pub fn newton_unscramble(
-        &self,
-        w: &Buffer<f32>,
-        perm: &Buffer<u32>,
-        y: &Buffer<f32>,
-        n: usize,
-        partial: &Buffer<[f32; 4]>,
-    ) -> Result<()> {
+    /// y(i, j) = w(i, perm\[j\]) over the order-n matrices `w` and `y` of `pass` (the
+    /// Gauss-Jordan result with its columns put back); per work group (Σ y², 0, max |y|, 0)
+    /// into `pass.partial` ([`Inverter::newton_groups`] entries).
+    pub fn newton_unscramble(&self, w: &Buffer<f32>, pass: &NewtonPass<'_>) -> Result<()> {
         // x is not touched in this mode; bind y there too so every binding is a buffer.
-        self.newton_pass(0, y, w, perm, y, n, 0.0, 0.0, partial)
+        self.newton_pass(0, pass.y, w, pass, [0.0, 0.0])
     }
 
-    /// x ← a·x + b·y in place over order-n matrices; per work group (Σ (x_new − x)²,
-    /// Σ x_new², max |x_new|, 0) into `partial`.
-    #[allow(clippy::too_many_arguments)]
+    /// x ← a·x + b·y in place over the order-n matrices of `pass`; per work group
+    /// (Σ (x_new − x)², Σ x_new², max |x_new|, 0) into `pass.partial`.
     pub fn newton_step(
         &self,
         x: &Buffer<f32>,
-        y: &Buffer<f32>,
-        n: usize,
+        pass: &NewtonPass<'_>,
         a: f32,
         b: f32,
-        perm: &Buffer<u32>,
-        partial: &Buffer<[f32; 4]>,
     ) -> Result<()> {
-        self.newton_pass(1, x, y, perm, x, n, a, b, partial)
+        self.newton_pass(1, x, pass.y, pass, [a, b])
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn newton_pass(
         &self,
         mode: i32,
         x: &Buffer<f32>,
         w: &Buffer<f32>,
-        perm: &Buffer<u32>,
-        y: &Buffer<f32>,
-        n: usize,
-        a: f32,
-        b: f32,
-        partial: &Buffer<[f32; 4]>,
+        pass: &NewtonPass<'_>,
+        [a, b]: [f32; 2],
     ) -> Result<()> {
+        let n = pass.n;
         let groups = Self::newton_groups(n);
-        debug_assert!(partial.len() >= groups);
+        debug_assert!(pass.partial.len() >= groups);
         x.bind_base(0);
         w.bind_base(1);
-        perm.bind_base(2);
-        partial.bind_base(3);
-        y.bind_base(4);
+        pass.perm.bind_base(2);
+        pass.partial.bind_base(3);
+        pass.y.bind_base(4);
         self.newton.set_all(&[
             ("n", Uniform::U32(n as u32)),
             ("mode", Uniform::I32(mode)),
@@ -341,6 +326,19 @@ impl Inverter {
             .into()),
         }
     }
+}
+
+/// What the Newton iteration's elementwise passes work on: the order, the column order putting
+/// the inverse back, its result `y` (the unscrambled inverse), the per-group partial sums.
+pub struct NewtonPass<'a> {
+    /// The order n.
+    pub n: usize,
+    /// The column order y(:, j) = w(:, perm\[j\]).
+    pub perm: &'a Buffer<u32>,
+    /// The unscrambled inverse (written by the unscramble pass, read by the step).
+    pub y: &'a Buffer<f32>,
+    /// Per-work-group sums ([`Inverter::newton_groups`] entries).
+    pub partial: &'a Buffer<[f32; 4]>,
 }
 
 /// An n x n matrix, row-major, in one storage buffer.
