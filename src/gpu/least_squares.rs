@@ -1,7 +1,7 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
-use super::range::{DiagonalParts, RangeScaling, max_abs};
+use super::range::{DiagonalParts, RangeScaling};
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
@@ -119,7 +119,7 @@ impl Gpu {
         let format = options.gpu.format;
         let mut factored = || {
             let factor_l = match (method, &device_residual) {
-                (Method::Tiled, Some(device)) if scaling.fits_single(max_abs(a)) => {
+                (Method::Tiled, Some(device)) if scaling.fits_single(diagonal.largest_entry()) => {
                     let exponent = scaling.a.log2() as i32;
                     let a32 = device.single_precision_a(exponent)?;
                     Factor::Device(self.factor_product_tiled_on_device(

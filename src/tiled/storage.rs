@@ -325,12 +325,17 @@ impl TiledMatrix {
         let mut matrix = Self::uninitialized(ctx, m, storage, part_bytes)?;
         let data = match storage {
             Storage::Full => {
+                // Zeroed pages come free from the allocator; each task then touches its own
+                // rows (a NaN fill here would be one thread writing all of it first).
                 let ld = matrix.ld;
-                let mut data = vec![f32::NAN; m * ld];
+                let mut data = vec![0.0f32; m * ld];
                 data.par_chunks_mut(ld.max(1))
                     .take(m)
                     .enumerate()
-                    .for_each(|(i, r)| row(i, &mut r[..=i]));
+                    .for_each(|(i, r)| {
+                        row(i, &mut r[..=i]);
+                        r[i + 1..].fill(f32::NAN);
+                    });
                 data
             }
             Storage::Rfp => {
