@@ -90,7 +90,31 @@ void main() {
         uint nJ = block_size(J);
         if (t < nJ) xs[t] = x[sJ + t];
         barrier();
-        if (transposed == 0u) {
+        bool whole = nI == NB && nJ == NB;
+        if (whole) {
+            // A whole tile: every load issued before any product (no bounds to test, so the
+            // loads do not wait on each other), then the products.
+            float v[RQ * CK];
+            if (transposed == 0u) {
+                uvec3 a = tile(sI, sJ);
+                for (uint k = 0u; k < CK; k++)
+                    for (uint q = 0u; q < RQ; q++)
+                        v[k * RQ + q] = l[a.x + (ty + 8u * q) * a.y + (tx + 32u * k) * a.z];
+                for (uint k = 0u; k < CK; k++) {
+                    float xc = xs[tx + 32u * k];
+                    for (uint q = 0u; q < RQ; q++) acc[q] += v[k * RQ + q] * xc;
+                }
+            } else {
+                uvec3 a = tile(sJ, sI);
+                for (uint q = 0u; q < RQ; q++)
+                    for (uint k = 0u; k < CK; k++)
+                        v[q * CK + k] = l[a.x + (ty + 8u * q) * a.y + (tx + 32u * k) * a.z];
+                for (uint q = 0u; q < RQ; q++) {
+                    float xr = xs[ty + 8u * q];
+                    for (uint k = 0u; k < CK; k++) acc[k] += v[q * CK + k] * xr;
+                }
+            }
+        } else if (transposed == 0u) {
             // acc[q] += L(sI + r, sJ + c)·x_J(c), r = ty + 8q, c = tx + 32k.
             uvec3 a = tile(sI, sJ);
             for (uint k = 0u; k < CK; k++) {
