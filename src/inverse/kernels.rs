@@ -126,6 +126,21 @@ impl Inverter {
         )
     }
 
+    /// A new buffer holding `data` (large ones through a mapping on all cores: see
+    /// [`Buffer::new`]), size-checked as [`Inverter::buffer`] does.
+    pub fn buffer_with(&self, what: &str, data: &[f32]) -> Result<Buffer<f32>> {
+        check_fits(what, data.len(), self.max_bytes)?;
+        if data.is_empty() {
+            return self.buffer(what, 0);
+        }
+        Buffer::new(
+            self.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            data,
+        )
+    }
+
     /// A buffer of `len` u32 values (pivot indices).
     pub fn index_buffer(&self, len: usize) -> Result<Buffer<u32>> {
         Buffer::uninitialized(
@@ -353,8 +368,7 @@ impl DeviceSquare {
     /// Uploads `a` (square).
     pub fn upload(inv: &Inverter, a: &Matrix<f32>) -> Result<Self> {
         let n = a.rows();
-        let mut buffer = inv.buffer(&format!("an order-{n} matrix"), n * n)?;
-        buffer.upload(a.as_slice())?;
+        let buffer = inv.buffer_with(&format!("an order-{n} matrix"), a.as_slice())?;
         Ok(Self { buffer, n })
     }
 
@@ -366,8 +380,7 @@ impl DeviceSquare {
         for i in 0..n {
             data[i * n + i + 1..(i + 1) * n].fill(f32::NAN);
         }
-        let mut buffer = inv.buffer(&format!("an order-{n} matrix"), n * n)?;
-        buffer.upload(&data)?;
+        let buffer = inv.buffer_with(&format!("an order-{n} matrix"), &data)?;
         Ok(Self { buffer, n })
     }
 
