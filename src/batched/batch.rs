@@ -115,9 +115,10 @@ impl<T: Copy> Batch<T> {
 
 impl<T: Element> Batch<T> {
     /// The values in f32 for the GPU, after checking that each is finite and within float32's
-    /// range (naming the input, the problem and the position); with `lower_only`, entries
-    /// above the diagonal are neither read nor checked (they become 0).
-    pub(crate) fn single(&self, input: &str, lower_only: bool) -> Result<Vec<f32>> {
+    /// range (naming `input`, the problem and the position); with `lower_only`, entries
+    /// above the diagonal are neither read nor checked (they become 0). The operations call
+    /// it; a caller may too, to check a batch before the GPU is opened.
+    pub fn single(&self, input: &str, lower_only: bool) -> Result<Vec<f32>> {
         let (rows, cols) = (self.rows, self.cols);
         let size = (rows * cols).max(1);
         let mut out = Vec::with_capacity(self.data.len());
