@@ -50,12 +50,19 @@ fn relative_error(x: &[f64], reference: &[f64]) -> f64 {
         .zip(reference)
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max);
-    diff / reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE)
+    diff / reference
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE)
 }
 
 /// x solving the f64 normal equations of problem p (the f32 data widened exactly).
 fn least_squares_reference(a: &Batch<f32>, d: &Batch<f32>, b: &Batch<f32>, p: usize) -> Vec<f64> {
-    let (am, dp, bp) = (a.matrix(p).to_f64(), widen(d.problem(p)), widen(b.problem(p)));
+    let (am, dp, bp) = (
+        a.matrix(p).to_f64(),
+        widen(d.problem(p)),
+        widen(b.problem(p)),
+    );
     let c = reference::assemble(&am, &dp);
     let (n, k) = am.shape();
     let g: Vec<f64> = (0..n)
@@ -115,8 +122,14 @@ fn least_squares_matches_the_f64_reference_per_problem() {
             let e0 = relative_error(unrefined.x.problem(p), &x_ref);
             let e1 = relative_error(s.x.problem(p), &x_ref);
             // f32 factor: about κ·2⁻²⁴; one step with the residual in f64: about its square.
-            assert!(e0 < 1e-4 * (n as f64).max(4.0), "n {n} p {p}: unrefined {e0:.2e}");
-            assert!(e1 < 1e-8 * (n as f64).max(4.0), "n {n} p {p}: refined {e1:.2e}");
+            assert!(
+                e0 < 1e-4 * (n as f64).max(4.0),
+                "n {n} p {p}: unrefined {e0:.2e}"
+            );
+            assert!(
+                e1 < 1e-8 * (n as f64).max(4.0),
+                "n {n} p {p}: refined {e1:.2e}"
+            );
             assert!(e1 <= e0, "n {n} p {p}: {e1:.2e} > {e0:.2e}");
         }
         let failed = if b_count > 1 { vec![1] } else { vec![] };
@@ -157,9 +170,9 @@ fn cholesky_matches_the_reference_and_reads_only_the_lower_triangle() {
         let (c, lower) = spd_batch(10 * n as u64, b_count, n);
         let f = batched::cholesky(&kernels, &c, Poison::Nan).unwrap();
         assert_eq!(f.l.shape(), (b_count, n, n));
-        for p in 0..b_count {
+        for (p, low) in lower.iter().enumerate() {
             // the f32 matrix as the GPU holds it
-            let c32 = lower[p].to_f32().to_f64();
+            let c32 = low.to_f32().to_f64();
             match reference::cholesky(&c32) {
                 Ok(l_ref) => {
                     assert_eq!(f.info[p], 0, "n {n} p {p}");
@@ -197,10 +210,10 @@ fn spd_solve_matches_the_reference_with_refinement() {
         let b_count = count(n);
         let (c, lower) = spd_batch(20 * n as u64, b_count, n);
         let rhs = Batch::vectors(b_count, n, widen(&signed(n as u64, b_count * n))).unwrap();
-        let s = batched::spd_solve(&kernels, &c, &rhs, &BatchOptions::default(), Poison::Nan)
-            .unwrap();
-        for p in 0..b_count {
-            let c32 = lower[p].to_f32().to_f64();
+        let s =
+            batched::spd_solve(&kernels, &c, &rhs, &BatchOptions::default(), Poison::Nan).unwrap();
+        for (p, low) in lower.iter().enumerate() {
+            let c32 = low.to_f32().to_f64();
             let b64 = rhs.problem(p).to_vec();
             match reference::cholesky(&c32) {
                 Ok(l) => {
@@ -290,10 +303,13 @@ fn the_public_api_takes_f64_and_reports_per_problem() {
         .unwrap();
     assert_eq!(s.failed(), vec![1]);
     assert_eq!(s.x.shape(), (3, 4, 1));
-    let c = gpu.batched().assemble(&a, &d, BatchOptions::default()).unwrap();
+    let c = gpu
+        .batched()
+        .assemble(&a, &d, BatchOptions::default())
+        .unwrap();
     let f = gpu.batched().cholesky(&c, BatchOptions::default()).unwrap();
     assert_eq!(f.info, vec![0, 3, 0]);
-    assert_eq!(f.failure(1).unwrap().to_string().contains("column 2"), true);
+    assert!(f.failure(1).unwrap().to_string().contains("column 2"));
 }
 
 #[test]
@@ -301,7 +317,10 @@ fn empty_batches_give_empty_results() {
     let gpu = common::gpu();
     let c = Batch::<f32>::new(0, 3, 3, vec![]).unwrap();
     let b = Batch::<f32>::vectors(0, 3, vec![]).unwrap();
-    let s = gpu.batched().spd_solve(&c, &b, BatchOptions::default()).unwrap();
+    let s = gpu
+        .batched()
+        .spd_solve(&c, &b, BatchOptions::default())
+        .unwrap();
     assert!(s.x.as_slice().is_empty() && s.info.is_empty());
 }
 
@@ -323,8 +342,7 @@ fn bad_input_gets_one_line_errors() {
     );
     let rect = Batch::new(1, 2, 3, vec![1.0f32; 6]).unwrap();
     assert!(
-        message(bat.cholesky(&rect, opts).unwrap_err())
-            .contains("C must hold square matrices")
+        message(bat.cholesky(&rect, opts).unwrap_err()).contains("C must hold square matrices")
     );
     let mut nan = c.clone().into_vec();
     nan[6] = f32::NAN;
@@ -336,20 +354,22 @@ fn bad_input_gets_one_line_errors() {
     // above the diagonal is never read
     let mut upper = c.clone().into_vec();
     upper[5] = f32::NAN;
-    bat.cholesky(&Batch::new(2, 2, 2, upper).unwrap(), opts).unwrap();
+    bat.cholesky(&Batch::new(2, 2, 2, upper).unwrap(), opts)
+        .unwrap();
     let big = Batch::new(1, 257, 257, vec![0.0f32; 257 * 257]).unwrap();
     assert!(message(bat.cholesky(&big, opts).unwrap_err()).contains("orders n up to 256"));
     assert!(
-        message(
-            bat.cholesky(&c, opts.method(Method::Faithful))
-                .unwrap_err()
-        )
-        .contains("the faithful method has no batched form")
+        message(bat.cholesky(&c, opts.method(Method::Faithful)).unwrap_err())
+            .contains("the faithful method has no batched form")
     );
     assert!(
         message(
-            bat.spd_solve(&c, &Batch::vectors(2, 2, vec![1.0f32; 4]).unwrap(), opts.refinement_steps(9))
-                .unwrap_err()
+            bat.spd_solve(
+                &c,
+                &Batch::vectors(2, 2, vec![1.0f32; 4]).unwrap(),
+                opts.refinement_steps(9)
+            )
+            .unwrap_err()
         )
         .contains("0 to 8 refinement steps")
     );

@@ -32,7 +32,11 @@ fn fails_with(o: Output, needle: &str) {
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{stderr:?}");
-    assert!(lines[0].starts_with("error: ") && lines[0].contains(needle), "{}", lines[0]);
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains(needle),
+        "{}",
+        lines[0]
+    );
 }
 
 /// The int32 values of a .npy file written by `--info`.
@@ -117,9 +121,8 @@ fn least_squares_writes_x_and_info_per_problem() {
             .collect();
         let x_ref =
             symraster::least_squares::solve_with_factor(&reference::cholesky(&c).unwrap(), &g);
-        for i in 0..n {
-            let got = x.data[p * n + i];
-            assert!((got - x_ref[i]).abs() < 1e-8 * x_ref[i].abs().max(1.0), "{p} {i}");
+        for (i, (got, want)) in x.data[p * n..(p + 1) * n].iter().zip(&x_ref).enumerate() {
+            assert!((got - want).abs() < 1e-8 * want.abs().max(1.0), "{p} {i}");
         }
     }
     assert!(x.data[n..2 * n].iter().all(|v| v.is_nan()));
@@ -143,19 +146,38 @@ fn cholesky_and_spd_solve_read_only_the_lower_triangles() {
     }
     let pc = files.array("C.npy", &[count, n, n], &c);
     let (pl, pi) = (files.path("L.npy"), files.path("info.npy"));
-    let out = succeeds(run(&[&"--op", &"cholesky", &"--c", &pc, &"-o", &pl, &"--info", &pi]));
+    let out = succeeds(run(&[
+        &"--op",
+        &"cholesky",
+        &"--c",
+        &pc,
+        &"-o",
+        &pl,
+        &"--info",
+        &pi,
+    ]));
     assert!(out.contains("0 of 3 problems failed"), "{out}");
     assert_eq!(read_info(&pi), vec![0; 3]);
     let l = io::read_array(&pl).unwrap();
     assert_eq!(l.shape, vec![count, n, n]);
     for (p, low) in lower.iter().enumerate() {
         let l_ref = reference::cholesky(&low.to_f32().to_f64()).unwrap();
-        let got = Matrix::from_row_major(n, n, l.data[p * n * n..(p + 1) * n * n].to_vec()).unwrap();
+        let got =
+            Matrix::from_row_major(n, n, l.data[p * n * n..(p + 1) * n * n].to_vec()).unwrap();
         assert!(symraster::relative_error(&got, &l_ref) < 1e-5);
     }
     let pb = files.array("b.npy", &[count, n], &vec![1.0; count * n]);
     let px = files.path("x.npy");
-    succeeds(run(&[&"--op", &"spd-solve", &"--c", &pc, &"--b", &pb, &"-o", &px]));
+    succeeds(run(&[
+        &"--op",
+        &"spd-solve",
+        &"--c",
+        &pc,
+        &"--b",
+        &pb,
+        &"-o",
+        &px,
+    ]));
     assert_eq!(io::read_array(&px).unwrap().shape, vec![count, n]);
 }
 

@@ -166,10 +166,9 @@ pub(crate) fn check_shape<T: Copy>(
         } else {
             format!("({}, {}, {})", batch.count, batch.rows, batch.cols)
         };
-        return Err(InputError::Shape(format!(
-            "{input} must be {want} ({what}), but is {got}"
-        ))
-        .into());
+        return Err(
+            InputError::Shape(format!("{input} must be {want} ({what}), but is {got}")).into(),
+        );
     }
     Ok(())
 }

@@ -9,11 +9,14 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// What tells one compiled program from another: job, order, storage, refinement steps.
+type ProgramKey = (Job, usize, WorkStorage, usize);
+
 /// The compiled batched programs of one context.
 pub struct BatchedKernels {
     ctx: Context,
     limits: ComputeLimits,
-    programs: RefCell<HashMap<(Job, usize, WorkStorage, usize), Rc<ComputeProgram>>>,
+    programs: RefCell<HashMap<ProgramKey, Rc<ComputeProgram>>>,
 }
 
 impl BatchedKernels {

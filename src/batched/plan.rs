@@ -136,10 +136,7 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) ->
     let blocks = k.div_ceil(kc);
     let stage = per(n * kc) + 1;
     let assembly = per(packed(n)) + blocks * (stage + per(packed(n)) * kc + kc);
-    let factor: usize = (0..n)
-        .map(|j| per(packed(n - j - 1)) + 1)
-        .sum::<usize>()
-        + per(packed(n));
+    let factor: usize = (0..n).map(|j| per(packed(n - j - 1)) + 1).sum::<usize>() + per(packed(n));
     let solve = 2 * n + 2;
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
@@ -158,7 +155,13 @@ impl Plan {
     /// The plan for B problems of order n with k observations (jobs that read C: k = 0) on a
     /// device with `limits`; an order past [`MAX_ORDER`], or a problem whose loops exceed
     /// [`LOOP_BUDGET`], is [`InputError::Unsupported`] saying what to do instead.
-    pub fn new(job: Job, n: usize, k: usize, refine: usize, limits: &ComputeLimits) -> Result<Self> {
+    pub fn new(
+        job: Job,
+        n: usize,
+        k: usize,
+        refine: usize,
+        limits: &ComputeLimits,
+    ) -> Result<Self> {
         if n > MAX_ORDER {
             return Err(InputError::Unsupported(format!(
                 "{} takes orders n up to {MAX_ORDER} (one work group per problem), but n = {n}; \

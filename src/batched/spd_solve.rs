@@ -21,8 +21,21 @@ pub fn spd_solve<T: Element>(
     options.check()?;
     let n = square_order("C", c)?;
     let count = c.count();
-    check_shape("b", b, count, n, 1, "one right side of length n per matrix of C")?;
-    let plan = Plan::new(Job::SpdSolve, n, 0, options.refinement_steps, kernels.limits())?;
+    check_shape(
+        "b",
+        b,
+        count,
+        n,
+        1,
+        "one right side of length n per matrix of C",
+    )?;
+    let plan = Plan::new(
+        Job::SpdSolve,
+        n,
+        0,
+        options.refinement_steps,
+        kernels.limits(),
+    )?;
     let (c32, b32) = (c.single("C", true)?, b.single("b", false)?);
     let inputs = Inputs {
         c: Some(&c32),

@@ -66,7 +66,9 @@ fn needed<'a>(path: &'a Option<PathBuf>, name: &str, op: BatchOp) -> Result<&'a 
         Some(p) => Ok(p),
         None => bail!(
             "batched --op {} needs --{} (a .npy array with a leading batch axis)",
-            op.to_possible_value().expect("no skipped values").get_name(),
+            op.to_possible_value()
+                .expect("no skipped values")
+                .get_name(),
             name.to_lowercase()
         ),
     }
@@ -83,7 +85,11 @@ fn read_batch(path: &Path, name: &str, rank: usize) -> Result<Batch<f64>> {
             "{}: {name} must be a {rank}-D array with the batch axis first ({}), but the file \
              holds an array of shape {}",
             io::display_path(path),
-            if rank == 3 { "B, rows, cols" } else { "B, length" },
+            if rank == 3 {
+                "B, rows, cols"
+            } else {
+                "B, length"
+            },
             io::shape_text(&array.shape)
         ),
     };
@@ -132,7 +138,10 @@ fn report_failures(info: &[i32]) {
 /// Runs `symraster batched`.
 pub fn batched(args: BatchedArgs) -> Result<()> {
     if args.refine > MAX_REFINEMENT_STEPS {
-        bail!("--refine takes 0 to {MAX_REFINEMENT_STEPS} steps, not {}", args.refine);
+        bail!(
+            "--refine takes 0 to {MAX_REFINEMENT_STEPS} steps, not {}",
+            args.refine
+        );
     }
     let op = args.op;
     // Every input read and checked (shapes by the library, values here with the file names)
