@@ -379,3 +379,22 @@ fn bad_input_gets_one_line_errors() {
             .contains("beyond single precision's range")
     );
 }
+
+#[test]
+fn a_problem_that_leaves_float32s_range_fails_alone() {
+    let gpu = common::gpu();
+    let (a, d, b) = least_squares_batch(9, 3, 3);
+    // problem 2's A·diag(d)·Aᵀ is about 1e40: +inf in f32
+    let mut big = a.clone().into_vec();
+    big[2 * 18..3 * 18].iter_mut().for_each(|v| *v = 1e20 + *v);
+    let a = Batch::new(3, 3, 6, big).unwrap();
+    let s = gpu
+        .batched()
+        .least_squares(&a, &d, &b, BatchOptions::default())
+        .unwrap();
+    assert_eq!(s.info[2], -1);
+    assert_eq!(s.failure(2), Some(Failure::Overflow));
+    assert!(s.x.problem(2).iter().all(|v| v.is_nan()));
+    assert_eq!(s.info[0], 0);
+    assert!(s.x.problem(0).iter().all(|v| v.is_finite()));
+}
