@@ -30,6 +30,15 @@ f64 polish, commutation test and f64 residual refinement), and writes
 op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio (ours: the faster of our methods, named).
 
     python3 scripts/vendor_baseline.py --applications --ours-inverse inv.csv --ours-sign sign.csv --applications-out applications.csv
+
+--batched N:B,... (with --ours CSV from examples/batched_bench.rs and --parity-out) times the
+torch pipeline for B weighted least-squares problems of n unknowns and 2n observations (issue
+28): (A·diag(w))·Aᵀ and (A·diag(w))·b by bmm, torch.linalg.cholesky and torch.cholesky_solve
+on (B, n, n), fp32, CUDA events, median of --reps after warm-up; once with the data already on
+the GPU (op batched_wls) and once with the host-to-device copy of A, w and b counted
+(batched_wls_with_upload). Rows as --parity's, the order n in column m and B in column n.
+
+    python3 scripts/vendor_baseline.py --batched 8:100000,16:100000,32:20000,128:1000 --ours batched.csv --parity-out batched_parity.csv
 """
 import argparse
 import os
@@ -409,6 +418,51 @@ def applications(args):
     print(f"wrote {args.applications_out} ({name}, torch {torch.__version__})", file=sys.stderr)
 
 
+def batched(args):
+    """The torch pipeline for many small weighted least-squares problems beside ours."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    name = torch.cuda.get_device_name(0)
+    ours = {}
+    with open(args.ours) as f:
+        header = f.readline().strip().split(",")
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            row = dict(zip(header, line.strip().split(",")))
+            ours[(row["op"], int(row["m"]), int(row["n"]))] = float(row["ms"])
+    rows = []
+    vendor = "torch bmm + linalg.cholesky + cholesky_solve (fp32)"
+    rng = np.random.default_rng(1)
+    for item in args.batched.split(","):
+        n, count = (int(v) for v in item.split(":"))
+        k = 2 * n
+        a_host = torch.tensor(rng.uniform(-1, 1, (count, n, k)).astype(np.float32))
+        w_host = torch.tensor(rng.uniform(0.5, 1.5, (count, k)).astype(np.float32))
+        b_host = torch.tensor(rng.uniform(0, 1, (count, k)).astype(np.float32))
+
+        def pipeline(a, w, b):
+            aw = a * w[:, None, :]
+            c = torch.bmm(aw, a.transpose(1, 2))
+            g = torch.bmm(aw, b[:, :, None])
+            low = torch.linalg.cholesky(c)
+            return torch.cholesky_solve(g, low)
+
+        a, w, b = a_host.cuda(), w_host.cuda(), b_host.cuda()
+        resident = cuda_ms(lambda: pipeline(a, w, b), args.reps)
+        uploaded = cuda_ms(lambda: pipeline(a_host.cuda(), w_host.cuda(), b_host.cuda()), args.reps)
+        for op, ms in (("batched_wls", resident), ("batched_wls_with_upload", uploaded)):
+            mine = ours.get((op, n, count))
+            rows.append(f"{op},{n},{count},,{'' if mine is None else f'{mine:.4f}'},{vendor},{ms:.4f},"
+                        f"{'' if mine is None else f'{mine / ms:.3f}'}")
+            print(rows[-1], file=sys.stderr, flush=True)
+        del a, w, b, a_host, w_host, b_host
+        torch.cuda.empty_cache()
+    with open(args.parity_out, "w") as f:
+        f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
+        f.write("\n".join(rows) + "\n")
+    print(f"wrote {args.parity_out} ({name}, torch {torch.__version__})", file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fig8", default="paper", help="sizes m for assembly (n = 2m), or 'paper'")
@@ -430,12 +484,16 @@ def main():
     p.add_argument("--ours-inverse", default="", help="examples/inverse_timing.rs CSV for --applications")
     p.add_argument("--ours-sign", default="", help="examples/sign_timing.rs CSV for --applications")
     p.add_argument("--applications-out", default="figures/h200/applications.csv")
+    p.add_argument("--batched", default="", help="N:B pairs for the batched least-squares comparison")
     args = p.parse_args()
     if args.apps or args.apps_spd:
         apps(args)
         return
     if args.applications:
         applications(args)
+        return
+    if args.batched:
+        batched(args)
         return
     if args.parity:
         parity(args)

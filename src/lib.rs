@@ -105,6 +105,7 @@
 
 #[doc(hidden)]
 pub mod baseline;
+pub mod batched;
 #[doc(hidden)]
 pub mod blocked;
 #[doc(hidden)]
@@ -136,10 +137,11 @@ pub mod tiled;
 pub mod timing;
 pub mod tuning;
 
+pub use batched::{Batch, BatchFactor, BatchOptions, BatchSolution, Failure};
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gl::{Context, DeviceInfo};
 pub use gpu::{
-    Cholesky, Gpu, GpuBuilder, LuFactors, Method, Operation, Options, Run, assembly_plan,
+    Batched, Cholesky, Gpu, GpuBuilder, LuFactors, Method, Operation, Options, Run, assembly_plan,
     check_factor, cholesky_plan,
 };
 pub use inverse::{

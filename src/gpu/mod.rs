@@ -4,6 +4,7 @@
 //! ([`Options`]) that picks how each runs.
 
 mod assembly;
+mod batched;
 mod blocked;
 mod builder;
 mod cholesky;
@@ -18,6 +19,7 @@ mod step;
 mod tiled;
 
 pub use assembly::assembly_plan;
+pub use batched::Batched;
 pub use builder::{DEVICE_VAR, GpuBuilder};
 pub use cholesky::{check_factor, cholesky_plan};
 pub use factor::Cholesky;
@@ -169,6 +171,8 @@ pub struct Gpu {
     inverter: std::cell::RefCell<Option<std::rc::Rc<crate::inverse::Inverter>>>,
     // The least-squares kernels (residuals in f64), compiled on first use.
     least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
+    // The batched kernels (issue 28), compiled on first use.
+    batched: std::cell::RefCell<Option<std::rc::Rc<crate::batched::kernels::BatchedKernels>>>,
     // The busy work run before timed stretches (nothing compiled on software renderers).
     preheat: Preheat,
     // The methods' tuning, checked against the device.
@@ -208,6 +212,7 @@ impl Gpu {
             tiled: Default::default(),
             inverter: Default::default(),
             least_squares: Default::default(),
+            batched: Default::default(),
             preheat,
             tuning,
             _headless: None,

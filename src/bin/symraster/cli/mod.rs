@@ -1,6 +1,7 @@
 //! The command line: the subcommands and the options they share. Each subcommand is a
 //! function over the library; `tables` is `reproduce --only tables` under its own name.
 
+mod batched;
 mod demo;
 mod files;
 mod info;
@@ -68,6 +69,14 @@ enum Command {
     /// float64 (Algorithm 1) with the same stopping tests, fallback and report as `solve`.
     #[command(name = "spd-solve", after_help = FILES_HELP)]
     SpdSolve(files::SpdSolveArgs),
+    /// Many small problems of one order at once (.npy arrays with a leading batch axis):
+    /// weighted least squares (fused), the SPD solve, Cholesky or assembly, one GPU work group
+    /// per problem, with LAPACK's INFO per problem.
+    ///
+    /// A problem that is not positive definite does not fail the run: its output is NaN, its
+    /// INFO (--info, int32) says at which column, and the others are right.
+    #[command(after_help = FILES_HELP)]
+    Batched(batched::BatchedArgs),
     /// Invert a square matrix on the GPU (Gauss-Jordan, or via Cholesky or LU), refined in
     /// f64; writes float64.
     ///
@@ -106,6 +115,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Factor(args) => files::factor(args),
         Command::Solve(args) => files::solve(args),
         Command::SpdSolve(args) => files::spd_solve(args),
+        Command::Batched(args) => batched::batched(args),
         Command::Invert(args) => invert::invert(args),
         Command::Sign(args) => invert::sign(args),
         Command::Lyap(args) => invert::lyap(args),

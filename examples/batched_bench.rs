@@ -1,0 +1,150 @@
+//! Benchmark of the batched weighted least squares (issue 28): B problems of n unknowns and
+//! 2n observations, fused in one dispatch (assembly, factor, both solves, one refinement step
+//! with the residual in f64). Two times per size, the median of --runs after a warm-up:
+//! `batched_wls`, GPU time (GL_TIME_ELAPSED) of the launch with the data already on the GPU,
+//! and `batched_wls_with_upload`, wall time from the upload of A, d and b to the end of
+//! glFinish (no read-back). CSV on stdout: op,m,n,ms (m: the order n, n: the batch size B, as
+//! `figures/h200/vendor_parity.csv` puts them). Each size's result is checked against an f64
+//! reference on a few problems (stderr).
+//!
+//! `cargo run --release --example batched_bench -- [--runs R] [N:B ...]`; default
+//! 8:100000 16:100000 32:20000 128:1000 (the issue's sizes).
+
+use symraster::batched::device::{Inputs, Poison, Resident};
+use symraster::batched::plan::{Job, Plan};
+use symraster::gl::GpuTimer;
+use symraster::internal::GpuInternals;
+use symraster::timing::median;
+use symraster::{BatchOptions, Gpu, problems, reference};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Result<()> {
+    let mut runs = 10;
+    let mut sizes = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--runs" {
+            runs = args.next().ok_or("--runs needs a value")?.parse()?;
+        } else {
+            let (n, b) = a.split_once(':').ok_or("sizes are N:B")?;
+            sizes.push((n.parse::<usize>()?, b.parse::<usize>()?));
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![(8, 100_000), (16, 100_000), (32, 20_000), (128, 1000)];
+    }
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
+    let kernels = gpu.batched().internal_kernels(&BatchOptions::default())?;
+    let ctx = gpu.context().clone();
+    eprintln!(
+        "# {} | {} | {:?}",
+        gpu.info().renderer,
+        gpu.info().version,
+        kernels.limits()
+    );
+    println!("op,m,n,ms");
+    for (n, count) in sizes {
+        let k = 2 * n;
+        let mut rng = problems::rng(n as u64);
+        let a: Vec<f32> = problems::uniform_vector(&mut rng, count * n * k)
+            .iter()
+            .map(|v| 2.0 * v - 1.0)
+            .collect();
+        let d: Vec<f32> = problems::uniform_vector(&mut rng, count * k)
+            .iter()
+            .map(|v| v + 0.5)
+            .collect();
+        let b = problems::uniform_vector(&mut rng, count * k);
+        let plan = Plan::new(Job::LeastSquares, n, k, 1, kernels.limits())?;
+        if plan.chunk < count {
+            eprintln!(
+                "# n {n} B {count}: one buffer takes {} problems here; skipped",
+                plan.chunk
+            );
+            continue;
+        }
+        let inputs = Inputs {
+            a: Some(&a),
+            d: Some(&d),
+            b: Some(&b),
+            ..Inputs::default()
+        };
+        // Data on the GPU: the launch alone.
+        let resident = Resident::upload(&kernels, &plan, &inputs, 0..count, Poison::No)?;
+        resident.launch()?;
+        let out = resident.read()?;
+        check(&a, &d, &b, n, count, &out)?;
+        gpu.preheat().run(&ctx);
+        let timer = GpuTimer::new(&ctx)?;
+        let mut gpu_ms = Vec::new();
+        for _ in 0..runs {
+            let start = std::time::Instant::now();
+            timer.begin();
+            resident.launch()?;
+            timer.end();
+            ctx.finish();
+            let wall = start.elapsed().as_secs_f64() * 1e3;
+            // A software renderer's timer reads (about) 0: its wall time is its GPU time.
+            let gpu_time = timer.elapsed()?.as_secs_f64() * 1e3;
+            gpu_ms.push(if gpu.info().software { wall } else { gpu_time });
+        }
+        drop(resident);
+        // The upload counted: new buffers filled from host memory, the launch, glFinish.
+        let mut wall_ms = Vec::new();
+        for run in 0..=runs {
+            ctx.finish();
+            let start = std::time::Instant::now();
+            let r = Resident::upload(&kernels, &plan, &inputs, 0..count, Poison::No)?;
+            r.launch()?;
+            ctx.finish();
+            if run > 0 {
+                wall_ms.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        println!("batched_wls,{n},{count},{:.4}", median(&gpu_ms));
+        println!(
+            "batched_wls_with_upload,{n},{count},{:.4}",
+            median(&wall_ms)
+        );
+    }
+    Ok(())
+}
+
+/// Every INFO 0, and the first problems' x against the f64 normal equations (stderr).
+fn check(
+    a: &[f32],
+    d: &[f32],
+    b: &[f32],
+    n: usize,
+    count: usize,
+    out: &symraster::batched::device::Outputs,
+) -> Result<()> {
+    let k = 2 * n;
+    let failed = out.info.iter().filter(|&&s| s != 0).count();
+    let mut worst = 0.0f64;
+    for p in 0..count.min(4) {
+        let am = symraster::Matrix::from_fn(n, k, |i, j| f64::from(a[p * n * k + i * k + j]));
+        let dp: Vec<f64> = d[p * k..(p + 1) * k].iter().map(|&v| v.into()).collect();
+        let c = reference::assemble(&am, &dp);
+        let g: Vec<f64> = (0..n)
+            .map(|i| {
+                (0..k)
+                    .map(|j| am[(i, j)] * dp[j] * f64::from(b[p * k + j]))
+                    .sum()
+            })
+            .collect();
+        let x = symraster::least_squares::solve_with_factor(&reference::cholesky(&c)?, &g);
+        let scale = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (got, want) in out.x[p * n..(p + 1) * n].iter().zip(&x) {
+            worst = worst.max((got - want).abs() / scale);
+        }
+    }
+    eprintln!(
+        "# n {n} B {count}: {failed} problems failed; relative error {worst:.2e} on the first 4"
+    );
+    if failed > 0 || worst.is_nan() || worst >= 1e-6 {
+        return Err(format!("n {n}: wrong results ({failed} failed, error {worst:.2e})").into());
+    }
+    Ok(())
+}

@@ -1,0 +1,15 @@
+// Batched assembly: the lower triangle of Cₚ = Aₚ·diag(dₚ)·Aₚᵀ for every problem p of the
+// launch, one work group per problem (common.glsl, observations.glsl), written to C in full
+// storage (N x N per problem, the batch outer) with zeros above the diagonal.
+layout(std430, binding = 3) writeonly buffer CBuf { float c[]; };
+
+void main() {
+    if (!start()) return;
+    assemble();
+    uint base = problem * uint(N * N);
+    for (uint e = t; e < uint(N * N); e += uint(T)) {
+        uint i = e / uint(N);
+        uint k = e % uint(N);
+        c[base + e] = k <= i ? S(lower_index(i, k)) : 0.0;
+    }
+}

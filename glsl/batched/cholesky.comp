@@ -1,0 +1,24 @@
+// Batched Cholesky: Cₚ = Lₚ·Lₚᵀ for every problem p of the launch, one work group per problem
+// (common.glsl). Reads only the lower triangle of C (full storage, N x N per problem, the
+// batch outer); writes L in full storage with zeros above the diagonal, and LAPACK's INFO per
+// problem. A problem that fails has L all NaN, so no partial factor passes for one.
+layout(std430, binding = 3) readonly buffer CBuf { float c[]; };
+layout(std430, binding = 4) writeonly buffer LBuf { float l[]; };
+
+void main() {
+    if (!start()) return;
+    uint base = problem * uint(N * N);
+    for (uint e = t; e < uint(NP); e += uint(T)) {
+        uvec2 ik = triangle_entry(e);
+        S(e) = c[base + ik.x * uint(N) + ik.y];
+    }
+    sync();
+    int status = factor();
+    float nan = uintBitsToFloat(0x7FC00000u);
+    for (uint e = t; e < uint(N * N); e += uint(T)) {
+        uint i = e / uint(N);
+        uint k = e % uint(N);
+        l[base + e] = status != 0 ? nan : (k <= i ? S(lower_index(i, k)) : 0.0);
+    }
+    if (t == 0u) info[problem] = status;
+}

@@ -1,0 +1,81 @@
+// Batched weighted least squares min ‖Dₚ(bₚ − Aₚᵀxₚ)‖₂ in one pass, one work group per
+// problem (common.glsl, observations.glsl): Cₚ = Aₚ·diag(dₚ)·Aₚᵀ and gₚ = Aₚ·diag(dₚ)·bₚ
+// formed on chip (Algorithm 3), factored (Algorithm 5), both triangular solves, then REFINE
+// steps of Algorithm 1's refinement: the residual Aₚ·Dₚ²·(bₚ − Aₚᵀxₚ) from A, d and b
+// themselves in f64, the correction solved with the f32 factor, x kept in f64. Writes x (f64)
+// and LAPACK's INFO; a problem that fails has x all NaN.
+layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
+layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
+
+shared float Bs[KC];
+shared double X[N];
+shared double Sk[KC];
+
+// Stages b's columns k0 .. k0 + KC beside A's and d's.
+void stage_b(uint k0) {
+    if (t < uint(KC)) {
+        uint k = k0 + t;
+        Bs[t] = k < observations ? b[problem * observations + k] : 0.0;
+    }
+}
+
+void main() {
+    if (!start()) return;
+    // C and g together, one staging of each column block.
+    for (uint e = t; e < uint(NP); e += uint(T)) S(e) = 0.0;
+    float g = 0.0;
+    for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
+        stage_b(k0);
+        stage(k0);
+        for (uint e = t; e < uint(NP); e += uint(T)) {
+            uvec2 ik = triangle_entry(e);
+            float sum = 0.0;
+            for (int kk = 0; kk < KC; kk++) sum = fma(As[ik.x][kk] * Ds[kk], As[ik.y][kk], sum);
+            S(e) += sum;
+        }
+        if (t < uint(N)) {
+            for (int kk = 0; kk < KC; kk++) g = fma(As[t][kk] * Ds[kk], Bs[kk], g);
+        }
+        sync();
+    }
+    if (t < uint(N)) V[t] = g;
+    sync();
+    int status = factor();
+    if (status == 0) {
+        solve_in_place();
+        if (t < uint(N)) X[t] = double(V[t]);
+        sync();
+        for (int step = 0; step < REFINE; step++) {
+            // r = A·D²·(b − Aᵀx), column block by column block, in f64.
+            double r = 0.0LF;
+            for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
+                stage_b(k0);
+                stage(k0);
+                if (t < uint(KC)) {
+                    double s = double(Bs[t]);
+                    for (uint i = 0u; i < uint(N); i++) s -= double(As[i][t]) * X[i];
+                    Sk[t] = double(Ds[t]) * s;
+                }
+                sync();
+                if (t < uint(N)) {
+                    for (int kk = 0; kk < KC; kk++) r += double(As[t][kk]) * Sk[kk];
+                }
+                sync();
+            }
+            if (t < uint(N)) V[t] = float(r);
+            sync();
+            solve_in_place();
+            if (t < uint(N)) X[t] += double(V[t]);
+            sync();
+        }
+        if (t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
+    }
+    if (t < uint(N)) V[t] = status == -1 ? 1.0 : 0.0;
+    sync();
+    bool overflow = false;
+    for (uint i = 0u; i < uint(N); i++) overflow = overflow || V[i] != 0.0;
+    if (overflow) status = -1;
+    double nan = double(uintBitsToFloat(0x7FC00000u));
+    if (t < uint(N)) x[problem * uint(N) + t] = status != 0 ? nan : X[t];
+    if (t == 0u) info[problem] = status;
+}

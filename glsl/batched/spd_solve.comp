@@ -1,0 +1,51 @@
+// Batched SPD solve Cₚ·xₚ = bₚ, one work group per problem (common.glsl): C's lower triangle
+// (full storage, N x N per problem) factored in f32, both triangular solves, then REFINE
+// steps of iterative refinement with the residual bₚ − Cₚ·xₚ in f64 (from C as given, the
+// upper triangle never read) and x kept in f64. Writes x (f64) and LAPACK's INFO; a problem
+// that fails has x all NaN.
+layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
+layout(std430, binding = 3) readonly buffer CBuf { float c[]; };
+layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
+
+shared double X[N];
+
+void main() {
+    if (!start()) return;
+    uint base = problem * uint(N * N);
+    for (uint e = t; e < uint(NP); e += uint(T)) {
+        uvec2 ik = triangle_entry(e);
+        S(e) = c[base + ik.x * uint(N) + ik.y];
+    }
+    if (t < uint(N)) V[t] = b[problem * uint(N) + t];
+    sync();
+    int status = factor();
+    if (status == 0) {
+        solve_in_place();
+        if (t < uint(N)) X[t] = double(V[t]);
+        sync();
+        for (int step = 0; step < REFINE; step++) {
+            if (t < uint(N)) {
+                double r = double(b[problem * uint(N) + t]);
+                for (uint k = 0u; k < uint(N); k++) {
+                    float cik = k <= t ? c[base + t * uint(N) + k] : c[base + k * uint(N) + t];
+                    r -= double(cik) * X[k];
+                }
+                V[t] = float(r);
+            }
+            sync();
+            solve_in_place();
+            if (t < uint(N)) X[t] += double(V[t]);
+            sync();
+        }
+        if (t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
+    }
+    // Any invocation that saw a non-finite x marks the problem (shared so all agree).
+    if (t < uint(N)) V[t] = status == -1 ? 1.0 : 0.0;
+    sync();
+    bool overflow = false;
+    for (uint i = 0u; i < uint(N); i++) overflow = overflow || V[i] != 0.0;
+    if (overflow) status = -1;
+    double nan = double(uintBitsToFloat(0x7FC00000u));
+    if (t < uint(N)) x[problem * uint(N) + t] = status != 0 ? nan : X[t];
+    if (t == 0u) info[problem] = status;
+}

@@ -1,0 +1,174 @@
+//! [`Batch`]: B problems' matrices (or vectors) of one shape in one contiguous row-major
+//! array, the batch outer, as NumPy's (B, rows, cols) and (B, len) arrays.
+
+use crate::error::{Error, InputError, Result};
+use crate::matrix::{Element, Matrix, single_precision_error};
+
+/// B matrices of `rows` x `cols` (a vector is a matrix of one column), stored one after the
+/// other, each row-major: entry (p, i, j) at `(p·rows + i)·cols + j`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Batch<T = f32> {
+    count: usize,
+    rows: usize,
+    cols: usize,
+    data: Vec<T>,
+}
+
+impl<T: Copy> Batch<T> {
+    /// `count` matrices of `rows` x `cols` from `data` (row-major, the batch outer); a length
+    /// other than count·rows·cols is [`InputError::Shape`].
+    pub fn new(count: usize, rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
+        let expected = count
+            .checked_mul(rows)
+            .and_then(|v| v.checked_mul(cols))
+            .ok_or_else(|| {
+                Error::shape(format!(
+                    "a batch of {count} matrices of {rows}x{cols} is too large to address"
+                ))
+            })?;
+        if data.len() != expected {
+            return Err(Error::shape(format!(
+                "a batch of {count} matrices of {rows}x{cols} holds {expected} values, but \
+                 {} were given",
+                data.len()
+            )));
+        }
+        Ok(Self {
+            count,
+            rows,
+            cols,
+            data,
+        })
+    }
+
+    /// `count` vectors of `len` entries (shape (count, len)), as [`Batch::new`] with one
+    /// column.
+    pub fn vectors(count: usize, len: usize, data: Vec<T>) -> Result<Self> {
+        Self::new(count, len, 1, data)
+    }
+
+    /// The batch of these matrices, which must all have one shape (at least one matrix).
+    pub fn from_matrices(matrices: &[Matrix<T>]) -> Result<Self> {
+        let Some(first) = matrices.first() else {
+            return Err(Error::shape(
+                "a batch made from matrices needs at least one (use Batch::new for an empty one)",
+            ));
+        };
+        let (rows, cols) = first.shape();
+        let mut data = Vec::with_capacity(matrices.len() * rows * cols);
+        for (p, m) in matrices.iter().enumerate() {
+            if m.shape() != (rows, cols) {
+                return Err(Error::shape(format!(
+                    "a batch holds matrices of one shape, but matrix 0 is {rows}x{cols} and \
+                     matrix {p} is {}x{}",
+                    m.rows(),
+                    m.cols()
+                )));
+            }
+            data.extend_from_slice(m.as_slice());
+        }
+        Self::new(matrices.len(), rows, cols, data)
+    }
+
+    /// B, the number of problems.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Rows of each matrix (a vector's length).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns of each matrix (1 for vectors).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// (count, rows, cols).
+    pub fn shape(&self) -> (usize, usize, usize) {
+        (self.count, self.rows, self.cols)
+    }
+
+    /// All values, row-major, the batch outer.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The values, consumed.
+    pub fn into_vec(self) -> Vec<T> {
+        self.data
+    }
+
+    /// Problem p's values (rows·cols of them).
+    pub fn problem(&self, p: usize) -> &[T] {
+        let size = self.rows * self.cols;
+        &self.data[p * size..(p + 1) * size]
+    }
+
+    /// Problem p's matrix.
+    pub fn matrix(&self, p: usize) -> Matrix<T> {
+        Matrix::from_row_major(self.rows, self.cols, self.problem(p).to_vec())
+            .expect("rows*cols values")
+    }
+}
+
+impl<T: Element> Batch<T> {
+    /// The values in f32 for the GPU, after checking that each is finite and within float32's
+    /// range (naming `input`, the problem and the position); with `lower_only`, entries
+    /// above the diagonal are neither read nor checked (they become 0). The operations call
+    /// it; a caller may too, to check a batch before the GPU is opened.
+    pub fn single(&self, input: &str, lower_only: bool) -> Result<Vec<f32>> {
+        let (rows, cols) = (self.rows, self.cols);
+        let size = (rows * cols).max(1);
+        let mut out = Vec::with_capacity(self.data.len());
+        for (at, &v) in self.data.iter().enumerate() {
+            let (p, i, j) = (at / size, at % size / cols.max(1), at % cols.max(1));
+            if lower_only && j > i {
+                out.push(0.0);
+                continue;
+            }
+            let value: f64 = v.into();
+            let position = || {
+                if cols == 1 {
+                    format!("problem {p}, index {i} (0-based)")
+                } else {
+                    format!("problem {p}, row {i}, column {j} (0-based)")
+                }
+            };
+            if let Some(e) = single_precision_error(input, &position, value) {
+                return Err(e);
+            }
+            out.push(value as f32);
+        }
+        Ok(out)
+    }
+}
+
+/// Checks that `batch` holds `count` problems of `rows` x `cols`, naming `input` and `what`
+/// the shape follows from.
+pub(crate) fn check_shape<T: Copy>(
+    input: &str,
+    batch: &Batch<T>,
+    count: usize,
+    rows: usize,
+    cols: usize,
+    what: &str,
+) -> Result<()> {
+    if batch.shape() != (count, rows, cols) {
+        let want = if cols == 1 {
+            format!("({count}, {rows})")
+        } else {
+            format!("({count}, {rows}, {cols})")
+        };
+        let got = if batch.cols == 1 {
+            format!("({}, {})", batch.count, batch.rows)
+        } else {
+            format!("({}, {}, {})", batch.count, batch.rows, batch.cols)
+        };
+        return Err(
+            InputError::Shape(format!("{input} must be {want} ({what}), but is {got}")).into(),
+        );
+    }
+    Ok(())
+}

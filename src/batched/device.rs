@@ -1,0 +1,239 @@
+//! One chunk of a batch on the GPU: its inputs uploaded, its outputs allocated (NaN-poisoned
+//! on request, so that an entry a kernel failed to write shows), the launches that run it and
+//! the read-back. [`run`] takes a whole batch through in chunks of [`Plan::chunk`] problems.
+
+use super::kernels::BatchedKernels;
+use super::plan::{Job, Plan, WorkStorage, packed};
+use crate::error::Result;
+use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
+use std::ops::Range;
+use std::rc::Rc;
+
+/// A whole batch's inputs in f32, row-major with the batch outer (what a job does not read is
+/// `None`): A (B·n·k), d (B·k), b (B·k for least squares, B·n for the SPD solve), C (B·n·n).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inputs<'a> {
+    /// A, n x k per problem.
+    pub a: Option<&'a [f32]>,
+    /// d, k per problem.
+    pub d: Option<&'a [f32]>,
+    /// b.
+    pub b: Option<&'a [f32]>,
+    /// C, n x n per problem (only the lower triangle is read).
+    pub c: Option<&'a [f32]>,
+}
+
+/// A chunk's (or a batch's) results on the host.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outputs {
+    /// C or L, n x n per problem (assembly, Cholesky).
+    pub matrix: Vec<f32>,
+    /// x, n per problem (solves).
+    pub x: Vec<f64>,
+    /// INFO per problem (Cholesky, solves).
+    pub info: Vec<i32>,
+}
+
+/// Whether outputs are filled with NaN (INFO with i32::MIN) before the launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poison {
+    /// Outputs allocated and left to the kernels.
+    No,
+    /// Outputs filled first (tests: an entry left unwritten shows).
+    Nan,
+}
+
+/// One chunk of problems on the GPU.
+pub struct Resident {
+    ctx: Context,
+    plan: Plan,
+    program: Rc<ComputeProgram>,
+    count: usize,
+    inputs: Vec<(u32, Buffer<f32>)>,
+    matrix: Option<Buffer<f32>>,
+    x: Option<Buffer<f64>>,
+    info: Option<Buffer<i32>>,
+    work: Option<Buffer<f32>>,
+}
+
+/// Slice `range` of problems of a batch array with `size` values per problem.
+fn problems<'a>(data: &'a [f32], range: &Range<usize>, size: usize) -> &'a [f32] {
+    &data[range.start * size..range.end * size]
+}
+
+impl Resident {
+    /// Uploads problems `range` of `inputs` and allocates the outputs for `plan`.
+    pub fn upload(
+        kernels: &BatchedKernels,
+        plan: &Plan,
+        inputs: &Inputs<'_>,
+        range: Range<usize>,
+        poison: Poison,
+    ) -> Result<Self> {
+        let ctx = kernels.context();
+        let (n, k) = (plan.n, plan.k);
+        let count = range.len();
+        let storage =
+            |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
+        let mut uploaded = Vec::new();
+        let missing = |what: &str| -> ! { panic!("{} needs {what}", plan.job.name()) };
+        if plan.job.reads_observations() {
+            let a = inputs.a.unwrap_or_else(|| missing("A"));
+            let d = inputs.d.unwrap_or_else(|| missing("d"));
+            uploaded.push((0, storage(problems(a, &range, n * k))?));
+            uploaded.push((1, storage(problems(d, &range, k))?));
+        } else {
+            let c = inputs.c.unwrap_or_else(|| missing("C"));
+            uploaded.push((3, storage(problems(c, &range, n * n))?));
+        }
+        if plan.job.solves() {
+            let b = inputs.b.unwrap_or_else(|| missing("b"));
+            let len = if plan.job == Job::LeastSquares { k } else { n };
+            uploaded.push((2, storage(problems(b, &range, len))?));
+        }
+        let f32_out = |len: usize| -> Result<Buffer<f32>> {
+            match poison {
+                Poison::No => Buffer::uninitialized(
+                    ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Stream,
+                    len.max(1),
+                ),
+                Poison::Nan => storage(&vec![f32::NAN; len.max(1)]),
+            }
+        };
+        let matrix = match plan.job {
+            Job::Assemble | Job::Cholesky => Some(f32_out(count * n * n)?),
+            _ => None,
+        };
+        let x = if plan.job.solves() {
+            let len = (count * n).max(1);
+            Some(match poison {
+                Poison::No => {
+                    Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, len)?
+                }
+                Poison::Nan => Buffer::new(
+                    ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Stream,
+                    &vec![f64::NAN; len],
+                )?,
+            })
+        } else {
+            None
+        };
+        let info = if plan.job == Job::Assemble {
+            None
+        } else {
+            Some(Buffer::new(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Stream,
+                &vec![i32::MIN; count.max(1)],
+            )?)
+        };
+        let work = match plan.storage {
+            WorkStorage::Shared => None,
+            WorkStorage::Global => Some(Buffer::uninitialized(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Stream,
+                (count * packed(n)).max(1),
+            )?),
+        };
+        Ok(Self {
+            ctx: ctx.clone(),
+            plan: *plan,
+            program: kernels.program(plan)?,
+            count,
+            inputs: uploaded,
+            matrix,
+            x,
+            info,
+            work,
+        })
+    }
+
+    /// Problems held.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Runs the job on every problem held: one work group per problem, in launches of at most
+    /// [`Plan::launch`] groups. Returns the launches made.
+    pub fn launch(&self) -> Result<usize> {
+        for (binding, buffer) in &self.inputs {
+            buffer.bind_base(*binding);
+        }
+        // L is written at binding 4 by the Cholesky, C at 3 by the assembly.
+        if let Some(m) = &self.matrix {
+            m.bind_base(if self.plan.job == Job::Assemble { 3 } else { 4 });
+        }
+        if let Some(x) = &self.x {
+            x.bind_base(4);
+        }
+        if let Some(info) = &self.info {
+            info.bind_base(5);
+        }
+        if let Some(work) = &self.work {
+            work.bind_base(6);
+        }
+        let p = &self.program;
+        p.set("count", Uniform::U32(self.count as u32))?;
+        if self.plan.job.reads_observations() {
+            p.set("observations", Uniform::U32(self.plan.k as u32))?;
+        }
+        let mut first = 0;
+        let mut launches = 0;
+        while first < self.count {
+            let groups = (self.count - first).min(self.plan.launch);
+            p.set("problem0", Uniform::U32(first as u32))?;
+            p.dispatch([groups as u32, 1, 1])?;
+            first += groups;
+            launches += 1;
+        }
+        Ok(launches)
+    }
+
+    /// Reads the outputs back (waits for the GPU) and checks the context.
+    pub fn read(&self) -> Result<Outputs> {
+        let n = self.plan.n;
+        let mut out = Outputs::default();
+        if let Some(m) = &self.matrix {
+            out.matrix = m.download_range(0, self.count * n * n)?;
+        }
+        if let Some(x) = &self.x {
+            out.x = x.download_range(0, self.count * n)?;
+        }
+        if let Some(info) = &self.info {
+            out.info = info.download_range(0, self.count)?;
+        }
+        self.ctx
+            .check(|| format!("running the {}", self.plan.job.name()))?;
+        Ok(out)
+    }
+}
+
+/// Runs `plan` on all `count` problems of `inputs`, a chunk of [`Plan::chunk`] problems at a
+/// time, and gathers the results.
+pub fn run(
+    kernels: &BatchedKernels,
+    plan: &Plan,
+    inputs: &Inputs<'_>,
+    count: usize,
+    poison: Poison,
+) -> Result<Outputs> {
+    let mut out = Outputs::default();
+    let mut first = 0;
+    while first < count {
+        let range = first..(first + plan.chunk).min(count);
+        first = range.end;
+        let chunk = Resident::upload(kernels, plan, inputs, range, poison)?;
+        chunk.launch()?;
+        let part = chunk.read()?;
+        out.matrix.extend(part.matrix);
+        out.x.extend(part.x);
+        out.info.extend(part.info);
+    }
+    Ok(out)
+}

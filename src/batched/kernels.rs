@@ -1,0 +1,73 @@
+//! The batched kernels of one context, compiled per job, order, storage and refinement on
+//! first use and kept (a batch of one shape runs one program).
+
+use super::plan::{Job, Plan, WorkStorage};
+use crate::compute_kernels as table;
+use crate::error::Result;
+use crate::gl::{ComputeLimits, ComputeProgram, Context};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// What tells one compiled program from another: job, order, storage, refinement steps.
+type ProgramKey = (Job, usize, WorkStorage, usize);
+
+/// The compiled batched programs of one context.
+pub struct BatchedKernels {
+    ctx: Context,
+    limits: ComputeLimits,
+    programs: RefCell<HashMap<ProgramKey, Rc<ComputeProgram>>>,
+}
+
+impl BatchedKernels {
+    /// Nothing compiled yet; the device's compute limits queried (needs compute shaders).
+    pub fn new(ctx: &Context) -> Result<Self> {
+        Ok(Self {
+            ctx: ctx.clone(),
+            limits: ComputeLimits::query(ctx)?,
+            programs: RefCell::default(),
+        })
+    }
+
+    /// The device's compute limits.
+    pub fn limits(&self) -> &ComputeLimits {
+        &self.limits
+    }
+
+    /// The context the programs belong to.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// The program for `plan`, compiled now if it is the first of its kind.
+    pub fn program(&self, plan: &Plan) -> Result<Rc<ComputeProgram>> {
+        let key = (plan.job, plan.n, plan.storage, plan.refine);
+        if let Some(p) = self.programs.borrow().get(&key) {
+            return Ok(p.clone());
+        }
+        let kernel = plan.job.kernel();
+        let observations = if plan.job.reads_observations() {
+            table::BATCHED_OBSERVATIONS
+        } else {
+            ""
+        };
+        let source = format!(
+            "#version 430\n{}{}\n{}\n{}",
+            plan.defines(),
+            table::BATCHED_COMMON,
+            observations,
+            kernel.source
+        );
+        let variant = format!(
+            "n = {}, {} work",
+            plan.n,
+            match plan.storage {
+                WorkStorage::Shared => "shared",
+                WorkStorage::Global => "global",
+            }
+        );
+        let program = Rc::new(ComputeProgram::new(&self.ctx, kernel, &variant, &source)?);
+        self.programs.borrow_mut().insert(key, program.clone());
+        Ok(program)
+    }
+}

@@ -1,0 +1,60 @@
+//! Batched weighted least squares min ‖Dₚ(bₚ − Aₚᵀxₚ)‖₂ in one dispatch: assembly of
+//! Cₚ = Aₚ·diag(dₚ)·Aₚᵀ and Aₚ·diag(dₚ)·bₚ on chip, factor, both solves and refinement.
+
+use super::BatchOptions;
+use super::batch::{Batch, check_shape};
+use super::device::{Inputs, Poison, run};
+use super::kernels::BatchedKernels;
+use super::plan::{Job, Plan};
+use super::result::BatchSolution;
+use crate::error::{InputError, Result};
+use crate::matrix::Element;
+
+/// x (B, n) in f64 for A (B, n, k: n unknowns, k observations, as the single-problem
+/// `Gpu::least_squares`), d (B, k) the weights (the diagonal of D²) and b (B, k), with INFO
+/// per problem (a problem whose A·D²·Aᵀ is not positive definite in f32 fails alone).
+pub fn least_squares<T: Element>(
+    kernels: &BatchedKernels,
+    a: &Batch<T>,
+    d: &Batch<T>,
+    b: &Batch<T>,
+    options: &BatchOptions,
+    poison: Poison,
+) -> Result<BatchSolution> {
+    options.check()?;
+    let (count, n, k) = a.shape();
+    if n == 0 || k == 0 {
+        return Err(InputError::Empty {
+            input: "A".into(),
+            rows: n,
+            cols: k,
+        }
+        .into());
+    }
+    check_shape("d", d, count, k, 1, "one weight per column of A")?;
+    check_shape("b", b, count, k, 1, "one observation per column of A")?;
+    let plan = Plan::new(
+        Job::LeastSquares,
+        n,
+        k,
+        options.refinement_steps,
+        kernels.limits(),
+    )?;
+    let (a32, d32, b32) = (
+        a.single("A", false)?,
+        d.single("d", false)?,
+        b.single("b", false)?,
+    );
+    let inputs = Inputs {
+        a: Some(&a32),
+        d: Some(&d32),
+        b: Some(&b32),
+        ..Inputs::default()
+    };
+    let out = run(kernels, &plan, &inputs, count, poison)?;
+    Ok(BatchSolution {
+        x: Batch::vectors(count, n, out.x)?,
+        info: out.info,
+        refinement_steps: options.refinement_steps,
+    })
+}

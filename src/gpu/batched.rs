@@ -1,0 +1,122 @@
+//! [`Gpu::batched`]: the batched operations (issue 28), B small problems of one order at once
+//! on the compute kernels of `crate::batched`.
+
+use super::{Gpu, Method};
+use crate::batched::kernels::BatchedKernels;
+use crate::batched::{self, Batch, BatchFactor, BatchOptions, BatchSolution, device::Poison};
+use crate::error::{InputError, Result};
+use crate::matrix::Element;
+use std::rc::Rc;
+
+/// The batched operations of one [`Gpu`] ([`Gpu::batched`]): each takes B problems of one
+/// order n (1 ≤ n ≤ 256) as [`Batch`]es, the batch outer, and runs them in one dispatch (cut
+/// only at the device's limits). Inputs f32 or f64, rounded once to f32 for the GPU (each
+/// value checked finite and within float32's range); the operations' docs say what precision
+/// their results carry.
+pub struct Batched<'g> {
+    gpu: &'g Gpu,
+}
+
+impl Gpu {
+    /// The batched operations: [`Batched::assemble`], [`Batched::cholesky`],
+    /// [`Batched::spd_solve`] and [`Batched::least_squares`] over many small problems at once,
+    /// with a status per problem.
+    ///
+    /// ```
+    /// use symraster::{Batch, BatchOptions, Gpu};
+    /// let gpu = Gpu::new()?;
+    /// // two 2x2 problems; the second is not positive definite
+    /// let c = Batch::new(2, 2, 2, vec![4.0f32, 0.0, 1.0, 3.0, 1.0, 0.0, 2.0, 1.0])?;
+    /// let b = Batch::vectors(2, 2, vec![1.0f32, 2.0, 1.0, 1.0])?;
+    /// let s = gpu.batched().spd_solve(&c, &b, BatchOptions::default())?;
+    /// assert_eq!(s.info, vec![0, 2]);                 // LAPACK's INFO: column 1 failed
+    /// assert_eq!(s.failed(), vec![1]);
+    /// assert!((4.0 * s.x.problem(0)[0] + s.x.problem(0)[1] - 1.0).abs() < 1e-6);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn batched(&self) -> Batched<'_> {
+        Batched { gpu: self }
+    }
+
+    /// The batched kernels, made on first use.
+    fn batched_kernels(&self) -> Result<Rc<BatchedKernels>> {
+        if let Some(k) = self.batched.borrow().as_ref() {
+            return Ok(k.clone());
+        }
+        let kernels = Rc::new(BatchedKernels::new(self.context())?);
+        *self.batched.borrow_mut() = Some(kernels.clone());
+        Ok(kernels)
+    }
+}
+
+impl Batched<'_> {
+    /// The compute kernels for `options`' method: [`Method::Auto`] and [`Method::Tiled`] run
+    /// them (where the device has compute shaders, else [`crate::DeviceError::Unsupported`]);
+    /// the fragment methods have no batched form ([`InputError::Unsupported`]).
+    fn kernels(&self, options: &BatchOptions) -> Result<Rc<BatchedKernels>> {
+        match options.method {
+            Method::Auto | Method::Tiled => {
+                self.gpu.resolve(Method::Tiled)?;
+                self.gpu.batched_kernels()
+            }
+            m => Err(InputError::Unsupported(format!(
+                "the batched operations run on compute shaders (the tiled method, one work \
+                 group per problem); the {m} method has no batched form: use the tiled or auto \
+                 method"
+            ))
+            .into()),
+        }
+    }
+
+    /// The lower triangle of Cₚ = Aₚ·diag(dₚ)·Aₚᵀ for A (B, n, k) and d (B, k) (the diagonal
+    /// of D² per problem, as [`Gpu::assemble`]): f32, (B, n, n), zeros above the diagonal.
+    pub fn assemble<T: Element>(
+        &self,
+        a: &Batch<T>,
+        d: &Batch<T>,
+        options: BatchOptions,
+    ) -> Result<Batch<f32>> {
+        batched::assemble(&*self.kernels(&options)?, a, d, Poison::No)
+    }
+
+    /// Cₚ = Lₚ·Lₚᵀ for C (B, n, n; each lower triangle read, the upper never): L in f32,
+    /// (B, n, n), zeros above the diagonal, and INFO per problem (0, or k > 0 when column
+    /// k − 1's pivot is not positive; that problem's L is NaN and the others are right).
+    pub fn cholesky<T: Element>(&self, c: &Batch<T>, options: BatchOptions) -> Result<BatchFactor> {
+        batched::cholesky(&*self.kernels(&options)?, c, Poison::No)
+    }
+
+    /// Cₚ·xₚ = bₚ for C (B, n, n; lower triangles read) and b (B, n): the f32 factor, both
+    /// solves and `options.refinement_steps` refinement steps with the residual in f64, in one
+    /// dispatch; x in f64 (see [`BatchSolution`] for what it achieves) and INFO per problem.
+    pub fn spd_solve<T: Element>(
+        &self,
+        c: &Batch<T>,
+        b: &Batch<T>,
+        options: BatchOptions,
+    ) -> Result<BatchSolution> {
+        batched::spd_solve(&*self.kernels(&options)?, c, b, &options, Poison::No)
+    }
+
+    /// min ‖Dₚ(bₚ − Aₚᵀxₚ)‖₂ for A (B, n, k: n unknowns, k ≥ n observations, as
+    /// [`Gpu::least_squares`]), d (B, k; the diagonal of D²) and b (B, k), fused in one
+    /// dispatch: Aₚ·diag(dₚ)·Aₚᵀ and Aₚ·diag(dₚ)·bₚ formed on chip, factored, both solves and
+    /// the refinement steps (residual from A, d and b in f64). x (B, n) in f64 and INFO per
+    /// problem.
+    pub fn least_squares<T: Element>(
+        &self,
+        a: &Batch<T>,
+        d: &Batch<T>,
+        b: &Batch<T>,
+        options: BatchOptions,
+    ) -> Result<BatchSolution> {
+        batched::least_squares(&*self.kernels(&options)?, a, d, b, &options, Poison::No)
+    }
+
+    /// The kernels themselves, for the benchmarks and the tests of the internals (runs with
+    /// NaN-poisoned outputs, resident batches); not API.
+    #[doc(hidden)]
+    pub fn internal_kernels(&self, options: &BatchOptions) -> Result<Rc<BatchedKernels>> {
+        self.kernels(options)
+    }
+}
