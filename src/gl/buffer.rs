@@ -112,7 +112,8 @@ impl<T: Pod> Buffer<T> {
     /// undefined). Large buffers are mapped and `fill` writes the mapping itself (it may do
     /// so on all cores): no host copy and no glBufferData from pageable memory, which ran at
     /// about 1.2 GB/s on the lent H200. Small ones, or where mapped uploads are off, go
-    /// through a host vector.
+    /// through a host vector. Use [`BufferUsage::Static`] for data the GPU then works on:
+    /// on the lent H200 a mapped `Dynamic` buffer was read about 20x slower (host memory).
     pub fn filled(
         ctx: &Context,
         target: BufferTarget,

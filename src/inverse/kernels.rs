@@ -133,10 +133,11 @@ impl Inverter {
         if data.is_empty() {
             return self.buffer(what, 0);
         }
+        // Static: mapped Dynamic buffers may land in host memory (see TiledMatrix::from_rows).
         Buffer::new(
             self.context(),
             BufferTarget::Storage,
-            BufferUsage::Dynamic,
+            BufferUsage::Static,
             data,
         )
     }

@@ -326,10 +326,12 @@ impl TiledMatrix {
         if storage == Storage::Full && matrix.buffers.len() == 1 {
             // One buffer: the rows are written straight into its mapping, on all cores.
             let ld = matrix.ld;
+            // Static: a mapped Dynamic buffer was placed where the Cholesky read it 20x
+            // slower on the H200 (host memory); Static ones (as least squares' A) stay fast.
             matrix.buffers[0] = Buffer::filled(
                 ctx,
                 BufferTarget::Storage,
-                BufferUsage::Dynamic,
+                BufferUsage::Static,
                 storage.len(m),
                 |data| {
                     data.par_chunks_mut(ld.max(1))
@@ -399,7 +401,7 @@ impl TiledMatrix {
             *buffer = Buffer::new(
                 ctx,
                 BufferTarget::Storage,
-                BufferUsage::Dynamic,
+                BufferUsage::Static,
                 &data[s..s + len],
             )?;
         }
