@@ -103,47 +103,64 @@
 
 #![warn(missing_docs)]
 
-#[doc(hidden)]
-pub mod baseline;
-#[doc(hidden)]
-pub mod blocked;
-#[doc(hidden)]
-pub mod compute_kernels;
+/// Declares the internal modules: `pub` (hidden from the docs) with the `internals` feature,
+/// for the program's debugger, viewer and reproduction, the benchmarks and the tests of the
+/// internals; `pub(crate)` without it, so the library's API is only what the docs show.
+/// Without the feature, the items only those users call (benchmark timings, seeded problems,
+/// raw-storage entry points) look unused to the compiler: `dead_code` and `unused_imports` are
+/// allowed there, in these modules only, and checked as usual with the feature (the default
+/// build, through `cli`).
+macro_rules! internal_modules {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unused_imports)]
+        pub(crate) mod $name;
+    )*};
+}
+
+internal_modules! {
+    baseline;
+    blocked;
+    compute_kernels;
+    execution;
+    geometry;
+    gl;
+    inverse;
+    kernels;
+    problems;
+    tiled;
+    timing;
+}
+
 pub mod error;
-#[doc(hidden)]
-pub mod execution;
-#[doc(hidden)]
-pub mod geometry;
-#[doc(hidden)]
-pub mod gl;
 pub mod gpu;
+/// Not part of the API: the `Gpu` internals as a trait, with the `internals` feature only.
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internal;
-#[doc(hidden)]
-pub mod inverse;
 pub mod io;
-#[doc(hidden)]
-pub mod kernels;
 pub mod layout;
 pub mod least_squares;
 pub mod matrix;
-#[doc(hidden)]
-pub mod problems;
 pub mod reference;
-#[doc(hidden)]
-pub mod tiled;
-#[doc(hidden)]
-pub mod timing;
 pub mod tuning;
 
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gl::{Context, DeviceInfo};
 pub use gpu::{
-    Cholesky, Gpu, GpuBuilder, LuFactors, Method, Operation, Options, Run, assembly_plan,
-    check_factor, cholesky_plan,
+    Cholesky, Gpu, GpuBuilder, Limits, LuFactors, Method, Operation, Options, Run, TiledLimits,
 };
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use gpu::{assembly_plan, check_factor, cholesky_plan};
 pub use inverse::{
-    InverseMethod, InvertOptions, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+    InverseMethod, InvertOptions, Kind, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+    Storage,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};

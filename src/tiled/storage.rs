@@ -11,7 +11,7 @@ use crate::matrix::Matrix;
 /// How the triangle is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Storage {
-    /// m x m row-major with row stride [`full_ld`]; the upper triangle (and the padding) is
+    /// m x m row-major with row stride `full_ld`; the upper triangle (and the padding) is
     /// never read or written.
     Full,
     /// LAPACK's rectangular full packed array (TRANSR = 'N', UPLO = 'L'), m(m+1)/2 values.
@@ -19,7 +19,7 @@ pub enum Storage {
 }
 
 impl Storage {
-    /// Values an order-m matrix takes (full storage: m rows of [`full_ld`]).
+    /// Values an order-m matrix takes (full storage: m rows of `full_ld`).
     pub fn len(self, m: usize) -> usize {
         match self {
             Storage::Full => m * full_ld(m),

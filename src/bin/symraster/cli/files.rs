@@ -9,7 +9,6 @@ use super::{FormatArg, MethodArg, options};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use symraster::internal::GpuInternals;
 use symraster::least_squares::{Criterion, Fallback, MAX_ITERATIONS_LIMIT};
 use symraster::matrix::{
     Matrix, check_finite, check_finite_vec, check_non_empty, single_precision_error,
@@ -179,7 +178,7 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, n, opts)?;
+    let method = opts.method_on(&gpu, m, n)?;
     let c = gpu.assemble(&a, &d, opts)?;
     // The input is not needed while the output is written.
     drop(a);
@@ -220,7 +219,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, 0, opts)?;
+    let method = opts.method_on(&gpu, m, 0)?;
     let l = match &c {
         Ok(single) => gpu.cholesky(single, opts)?,
         Err(double) => {
@@ -271,7 +270,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let gpu_options = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, n, gpu_options)?;
+    let method = gpu_options.method_on(&gpu, m, n)?;
     let mut solve_options = SolveOptions::new()
         .gpu(gpu_options)
         .criterion(args.criterion.into())
@@ -330,7 +329,7 @@ pub fn spd_solve(args: SpdSolveArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let gpu_options = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, 0, gpu_options)?;
+    let method = gpu_options.method_on(&gpu, m, 0)?;
     let mut solve_options = SolveOptions::new()
         .gpu(gpu_options)
         .criterion(args.criterion.into())
