@@ -21,7 +21,7 @@
 //! let d = vec![1.0f32; 6];
 //! let c = gpu.assemble(&a, &d, Format::Full)?;       // lower triangle of A·diag(d)·Aᵀ
 //! let l = gpu.cholesky(&c, Options::default())?;     // C = L·Lᵀ
-//! let x = l.solve(&[1.0, 2.0, 3.0])?;                // C·x = b, in f32
+//! let x = l.solve(&[1.0, 2.0, 3.0])?;                // C·x = b: f64 in and out, f32-accurate
 //! let l2 = gpu.factor_product(&a, &d, Format::Packed)?; // the same L, C never leaving the GPU
 //! assert_eq!(l2.order(), 3);
 //! let r = c.to_f64().symmetric_from_lower().mul_vec(&x.iter().map(|&v| v.into()).collect::<Vec<f64>>())?;
@@ -92,8 +92,10 @@
 //! an operation pass by pass for the debugger); [`least_squares`] the refined solves'
 //! options and results (Algorithm 1); [`tuning`] the methods' tuning; [`layout`] the storage
 //! formats (the paper's packed format, LAPACK's RFP); [`io`] .npy and .mtx files; [`reference`](mod@reference)
-//! the f64 CPU references; [`error`] the typed errors. The rest is internal and hidden from
-//! these docs (reachable for the program, the benchmarks and the tests of the internals): the
+//! the f64 CPU references; [`error`] the typed errors. The rest is internal: `pub(crate)`,
+//! and public but hidden from these docs only with the `internals` feature (not API, nothing
+//! there is stable: for the program's debugger and reproduction, the benchmarks and the tests
+//! of the internals): the
 //! paper's draw geometry as data (`geometry`), the fragment kernel table (`kernels`) and pass
 //! runner (`execution`), the blocked and tiled methods (`blocked`, `tiled`), inversion, sign
 //! and Lyapunov on the tiled kernels (`inverse`), the RAII OpenGL layer (`gl`), the timing and

@@ -336,6 +336,8 @@ pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + 'static {
     fn single_vec<'a>(input: &str, v: &'a [Self]) -> Result<std::borrow::Cow<'a, [f32]>>;
     /// The matrix in double precision, when it is one (no copy).
     fn as_double(m: &Matrix<Self>) -> Option<&Matrix<f64>>;
+    /// An f64 value in this type: `f32` rounded (±inf beyond its range), `f64` as is.
+    fn from_double(v: f64) -> Self;
 }
 
 mod sealed {
@@ -354,6 +356,9 @@ impl Element for f32 {
     fn as_double(_: &Matrix<f32>) -> Option<&Matrix<f64>> {
         None
     }
+    fn from_double(v: f64) -> Self {
+        v as f32
+    }
 }
 
 impl Element for f64 {
@@ -365,6 +370,9 @@ impl Element for f64 {
     }
     fn as_double(m: &Matrix<f64>) -> Option<&Matrix<f64>> {
         Some(m)
+    }
+    fn from_double(v: f64) -> Self {
+        v
     }
 }
 

@@ -309,7 +309,7 @@ impl Factor {
     fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
         match self {
             Factor::Device(f) => f.solve(b),
-            Factor::Host(l) => l.solve(b),
+            Factor::Host(l) => l.solve_single(b),
         }
     }
 }

@@ -133,7 +133,7 @@ impl Gpu {
                 0
             };
             let single: Vec<f32> = r.iter().map(|&v| times_power_of_two(v, t) as f32).collect();
-            Ok(l.solve(&single)?
+            Ok(l.solve_single(&single)?
                 .into_iter()
                 .map(|z| times_power_of_two(f64::from(z), exponent - t))
                 .collect())
@@ -179,7 +179,7 @@ impl Gpu {
             return Ok(solution);
         }
         // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough).
-        let inverse_norm = inverse_norm_through(m, |v| l.solve(v))?;
+        let inverse_norm = inverse_norm_through(m, |v| l.solve_single(v))?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ an f64 factor decides whether C is singular, and its estimate counts.
