@@ -210,9 +210,7 @@ impl Gpu {
             &x0,
             norm_c,
             norm_inf(rhs),
-            options.criterion,
-            tolerance,
-            options.max_iterations,
+            options.stopping(m),
         )?;
         let refine_time = start.elapsed() - x0_time;
         phase.mark("refinement");

@@ -151,9 +151,7 @@ impl Gpu {
             &x0,
             norm_c,
             norm_inf(b),
-            options.criterion,
-            tolerance,
-            options.max_iterations,
+            options.stopping(m),
         )?;
         let refine_time = start.elapsed() - x0_time;
         let fallback = match refinement.stop {

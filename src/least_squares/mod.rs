@@ -46,7 +46,7 @@ pub(crate) fn refinement_apply(e: &impl refinement::Equations, x: &[f64]) -> Vec
 pub(crate) fn refinement_residual(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
     e.residual(x)
 }
-pub use refinement::{NormalEquations, Refinement, Stop, refine};
+pub use refinement::{NormalEquations, Refinement, Stop, Stopping, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gpu::Options;
@@ -181,6 +181,15 @@ impl SolveOptions {
     pub fn tolerance_for(&self, m: usize) -> f64 {
         self.tolerance
             .unwrap_or_else(|| self.criterion.default_tolerance(m))
+    }
+
+    /// When refinement of a system of order m stops: the test, its tolerance, the most steps.
+    pub fn stopping(&self, m: usize) -> Stopping {
+        Stopping {
+            criterion: self.criterion,
+            tolerance: self.tolerance_for(m),
+            max_iterations: self.max_iterations,
+        }
     }
 
     /// Checks that the tolerance is finite and not negative and the iteration limit in range.
