@@ -30,7 +30,7 @@ impl Gpu {
     /// let gpu = Gpu::new()?;
     /// let c = Matrix::from_row_major(2, 2, vec![4.0f64, 2.0, 2.0, 3.0])?;
     /// let l = gpu.cholesky(&c, Options::default())?;
-    /// let x = l.solve(&[6.0, 5.0])?; // C·x = b
+    /// let x = l.solve(&[6.0f64, 5.0])?; // C·x = b (f32-accurate)
     /// assert!((x[0] - 1.0).abs() < 1e-5 && (x[1] - 1.0).abs() < 1e-5);
     /// # Ok::<(), symraster::Error>(())
     /// ```

@@ -387,18 +387,21 @@ mod tests {
         }
         // f32 in, f32 out, the same values.
         let x32 = f.solve(&[0.0f32, -4.0]).unwrap();
-        assert_eq!(x32, f.solve(&b).unwrap().iter().map(|&v| v as f32).collect::<Vec<_>>());
+        assert_eq!(
+            x32,
+            f.solve(&b)
+                .unwrap()
+                .iter()
+                .map(|&v| v as f32)
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn an_x_beyond_range_is_an_error_and_b_is_left_alone() {
         let diagonal = |v: f32| host(Matrix::from_fn(2, 2, |i, j| if i == j { v } else { 0.0 }));
-        let out_of_range = |r: Result<()>| {
-            matches!(
-                r,
-                Err(Error::Numerical(NumericalError::OutOfRange { .. }))
-            )
-        };
+        let out_of_range =
+            |r: Result<()>| matches!(r, Err(Error::Numerical(NumericalError::OutOfRange { .. })));
         // C = 1e-20·I: x = 1e20·b fits f32 in the solve (b scaled into [1, 2)), but 1e50 does
         // not once scaled back; in f64 it does.
         let f = diagonal(1e-10);

@@ -164,11 +164,16 @@ impl Options {
     /// [`DeviceInfo::limits`]).
     ///
     /// ```
-    /// use symraster::{Gpu, Options};
+    /// use symraster::{Format, Gpu, Method, Options};
     /// let gpu = Gpu::new()?;
     /// let method = Options::default().method_on(&gpu, 100, 200)?;
     /// assert!(gpu.methods().contains(&method));
-    /// assert!(Options::default().method_on(&gpu, usize::MAX / 2, 0).is_err());
+    /// for method in [Method::Auto, Method::Tiled, Method::Blocked, Method::Faithful] {
+    ///     for format in [Format::Full, Format::Packed] {
+    ///         let options = Options::new(format).method(method);
+    ///         assert!(options.method_on(&gpu, usize::MAX / 2, usize::MAX).is_err());
+    ///     }
+    /// }
     /// # Ok::<(), symraster::Error>(())
     /// ```
     pub fn method_on(&self, gpu: &Gpu, m: usize, n: usize) -> Result<Method> {

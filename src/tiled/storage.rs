@@ -175,7 +175,12 @@ pub fn check_order(
     part_bytes: u64,
     limits: &ComputeLimits,
 ) -> Result<()> {
-    let bytes = (storage.len(m) as u64).saturating_mul(4);
+    // Counted in u128: an m whose storage overflows usize is refused here, never a panic.
+    let len = match storage {
+        Storage::Full => m as u128 * full_ld(m) as u128,
+        Storage::Rfp => m as u128 * (m as u128 + 1) / 2,
+    };
+    let bytes = u64::try_from(len * 4).unwrap_or(u64::MAX);
     let (memory, source) = device_memory(limits);
     if bytes <= memory {
         return part_starts(m, storage, part_bytes).map(|_| ());

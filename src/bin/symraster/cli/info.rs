@@ -34,12 +34,15 @@ pub fn info() -> Result<()> {
     );
     say!(
         "largest m            {} (full), {} (packed)",
-        limits.full, limits.packed
+        limits.full,
+        limits.packed
     );
     if let Some(tiled) = &limits.tiled {
         say!(
             "largest m, tiled     {} (full), {} (RFP): {}",
-            tiled.full, tiled.rfp, tiled.bound
+            tiled.full,
+            tiled.rfp,
+            tiled.bound
         );
     }
     let methods = gpu.methods();
