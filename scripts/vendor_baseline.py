@@ -19,6 +19,17 @@ and writes op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio (ratio = ours / vendor
 Cholesky ours is the faster of full and RFP storage, named in the vendor column's note).
 
     python3 scripts/vendor_baseline.py --parity 4096,8192,16384 --ours ours.csv --parity-out vendor_parity.csv
+
+--applications (issue 26; with --inverse-sizes, --sign-sizes, --ours-inverse from
+examples/inverse_timing.rs, --ours-sign from examples/sign_timing.rs and --applications-out)
+times, with CUDA events (median of --reps after warm-up, TF32 off): torch.linalg.inv
+(inverse_general), torch.cholesky_inverse after torch.linalg.cholesky (inverse_spd), and the
+scaled Newton sign iteration and the Lyapunov solver written in torch as src/inverse/ runs them
+(sign, lyapunov: f32 iterates with torch.linalg.inv per step, the same scaling, stopping rule,
+f64 polish, commutation test and f64 residual refinement), and writes
+op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio (ours: the faster of our methods, named).
+
+    python3 scripts/vendor_baseline.py --applications --ours-inverse inv.csv --ours-sign sign.csv --applications-out applications.csv
 """
 import argparse
 import os
@@ -132,6 +143,272 @@ def parity(args):
     print(f"wrote {args.parity_out} ({name}, torch {torch.__version__}, cupy {cupy.__version__})", file=sys.stderr)
 
 
+def apps(args):
+    """Issue 26's end-to-end solves beside ours (--apps-ours, from examples/solve_bench.rs):
+    torch f64 on the GPU from host arrays, transfers included (wall time, median of --reps
+    after a warm-up): weighted least squares (C = (A·d)·Aᵀ, potrf, potrs on A·(d·b), x back;
+    A, d, b uniform in (0, 1), n = 2m) and the SPD solve (C up, potrf, potrs, x back)."""
+    ours = {}
+    with open(args.apps_ours) as f:
+        header = None
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            if header is None:
+                header = line.strip().split(",")
+                continue
+            row = dict(zip(header, line.strip().split(",")))
+            ours[(row["op"], int(row["m"]))] = float(row["median_ms"])
+    rng = np.random.default_rng(3)
+    rows = []
+
+    def wall_ms(fn):
+        fn()
+        torch.cuda.synchronize()
+        out = []
+        for _ in range(args.reps):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(out)
+
+    def add(op, m, n, vendor, vendor_ms, key):
+        mine = ours.get(key)
+        rows.append(f"{op},{m},{n},1,{'' if mine is None else f'{mine:.3f}'},{vendor},{vendor_ms:.3f},"
+                    f"{'' if mine is None else f'{mine / vendor_ms:.3f}'}")
+        print(rows[-1], file=sys.stderr, flush=True)
+
+    for m in sizes(args.apps):
+        n = 2 * m
+        a = rng.random((m, n))
+        d = rng.random(n)
+        b = rng.random(n)
+
+        def wls():
+            ag = torch.from_numpy(a).cuda()
+            dg = torch.from_numpy(d).cuda()
+            bg = torch.from_numpy(b).cuda()
+            low = torch.linalg.cholesky((ag * dg) @ ag.T)
+            return torch.cholesky_solve((ag @ (dg * bg))[:, None], low).cpu().numpy()
+
+        add("wls", m, n, "torch f64 on the GPU from host arrays (matmul; potrf; potrs)", wall_ms(wls), ("wls", m))
+        del a
+    for m in sizes(args.apps_spd):
+        c = rng.uniform(-1, 1, (m, m))
+        c = np.tril(c, -1) + np.tril(c, -1).T + m * np.eye(m)
+        b = rng.random(m)
+
+        def spd():
+            low = torch.linalg.cholesky(torch.from_numpy(c).cuda())
+            return torch.cholesky_solve(torch.from_numpy(b).cuda()[:, None], low).cpu().numpy()
+
+        add("spd_solve", m, m, "torch f64 on the GPU from host arrays (potrf; potrs)", wall_ms(spd), ("spd", m))
+        del c
+        torch.cuda.empty_cache()
+    with open(args.apps_out, "w") as f:
+        f.write("\n".join(rows) + "\n")
+    print(f"wrote {args.apps_out}", file=sys.stderr)
+
+
+# The Newton iteration's constants (src/inverse/newton.rs STOP_SCALING, src/inverse/sign.rs
+# CONVERGED and SignOptions::default).
+STOP_SCALING = 1e-2
+CONVERGED = 1e-4
+MAX_ITERATIONS = 20
+POLISH_STEPS = 6
+
+
+def power_of_two_scale(a):
+    """2^k bringing the largest |entry| into [1, 2) (src/inverse/sign.rs)."""
+    m = a.abs().max().item()
+    if m == 0 or not np.isfinite(m):
+        return 1.0
+    k = -int(np.floor(np.log2(m)))
+    scale = 2.0 ** k
+    if m * scale >= 2:
+        scale *= 0.5
+    elif m * scale < 1:
+        scale *= 2
+    return scale
+
+
+def newton(a32, keep):
+    """The scaled Newton iteration on f32 iterates (src/inverse/newton.rs): returns the last
+    iterate and, with keep, every (mu, X_k^-1)."""
+    x = a32.clone()
+    norm_x = torch.linalg.matrix_norm(x).item()
+    scale, previous, inverses = True, float("inf"), []
+    for it in range(MAX_ITERATIONS):
+        y = torch.linalg.inv(x)
+        mu = (torch.linalg.matrix_norm(y).item() / norm_x) ** 0.5 if scale else 1.0
+        nxt = (0.5 * mu) * x + (0.5 / mu) * y
+        delta = (torch.linalg.matrix_norm(nxt - x) / torch.linalg.matrix_norm(nxt)).item()
+        x = nxt
+        norm_x = torch.linalg.matrix_norm(x).item()
+        if keep:
+            inverses.append((mu, y))
+        if not np.isfinite(delta):
+            raise RuntimeError("an iterate is not finite")
+        if delta < STOP_SCALING:
+            scale = False
+        if delta <= CONVERGED or (delta < STOP_SCALING and delta > 0.5 * previous):
+            return x, inverses
+        previous = delta
+    raise RuntimeError("the Newton iteration did not converge")
+
+
+def torch_sign(a64):
+    """sign(A) as src/inverse/sign.rs with refine_inverses off (examples/sign_timing.rs): f32
+    Newton iteration, then Newton-Schulz polish S <- S + S(I - S^2)/2 in f64 while ||I - S^2||
+    drops, then ||AS - SA||_F / (||A|| ||S||) in f64."""
+    a64 = a64 * power_of_two_scale(a64)
+    x, _ = newton(a64.float(), False)
+    s = x.double()
+    eye = torch.eye(s.shape[0], dtype=torch.float64, device=s.device)
+    e = eye - s @ s
+    r = torch.linalg.matrix_norm(e).item()
+    for _ in range(POLISH_STEPS):
+        if r >= 1:
+            break
+        nxt = s + 0.5 * (s @ e)
+        e_next = eye - nxt @ nxt
+        r_next = torch.linalg.matrix_norm(e_next).item()
+        if not np.isfinite(r_next) or r_next >= r:
+            break
+        s, e, r = nxt, e_next, r_next
+    c = torch.linalg.matrix_norm(a64 @ s - s @ a64) / (torch.linalg.matrix_norm(a64) * torch.linalg.matrix_norm(s))
+    return s, c.item()
+
+
+def torch_lyapunov(a64, q64, refine_steps):
+    """A X + X A^T = Q as src/inverse/lyapunov.rs: the A-iteration in f32 keeping (mu, A_k^-1),
+    the C-iteration C <- (mu C + A_k^-1 C A_k^-T / mu)/2 in f32 applied to Q and to the f64
+    residual Q - AX - XA^T, X = -C/2, refined while the residual drops."""
+    sa, sq = power_of_two_scale(a64), power_of_two_scale(q64)
+    a, q = a64 * sa, q64 * sq
+    ak, steps = newton(a.float(), True)
+
+    def apply(r):
+        scale = r.abs().max().item()
+        if scale == 0:
+            return torch.zeros_like(r)
+        c = (r / scale).float()
+        for mu, y in steps:
+            c = (0.5 / mu) * ((y @ c) @ y.T) + (0.5 * mu) * c
+        return -0.5 * scale * c.double()
+
+    def residual(x):
+        r = q - a @ x - x @ a.T
+        return r, (torch.linalg.matrix_norm(r) / (torch.linalg.matrix_norm(a) * torch.linalg.matrix_norm(x))).item()
+
+    x = apply(q)
+    x = 0.5 * (x + x.T)
+    r, norm = residual(x)
+    for _ in range(refine_steps):
+        nxt = x + apply(r)
+        nxt = 0.5 * (nxt + nxt.T)
+        r_next, norm_next = residual(nxt)
+        if not np.isfinite(norm_next) or norm_next >= norm:
+            break
+        x, r, norm = nxt, r_next, norm_next
+    return x * (sa / sq), norm
+
+
+def test_hash(s):
+    """src/inverse/bench.rs test_matrix's hash of (i, j) for all i, j < s, as f32 in (-1/2, 1/2)."""
+    with np.errstate(over="ignore"):
+        i = np.arange(s, dtype=np.uint64)[:, None]
+        j = np.arange(s, dtype=np.uint64)[None, :]
+        h = (i * np.uint64(0x9E3779B97F4A7C15)) ^ (j + np.uint64(0x632BE59B))
+        h ^= h >> np.uint64(29)
+        h = h * np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(32)
+    return ((h >> np.uint64(40)).astype(np.float32) / np.float32(1 << 24) - np.float32(0.5)).astype(np.float32)
+
+
+def stable(s, device):
+    """examples/sign_timing.rs's stable A, -(the SPD test matrix)/s plus a skew part, in f64,
+    entry for entry."""
+    h = test_hash(s)
+    lower = np.tril(h)  # hash(max(i, j), min(i, j)): the lower triangle mirrored
+    spd = (lower + np.tril(h, -1).T + np.float32(s) * np.eye(s, dtype=np.float32)).astype(np.float32)
+    k = (h - h.T).astype(np.float32).astype(np.float64)
+    idx = np.arange(s)
+    k[idx, (idx + 1) % s] = 0.0
+    k[(idx + 1) % s, idx] = 0.0
+    a = -spd.astype(np.float64) / s + k / np.sqrt(s)
+    return torch.tensor(a, dtype=torch.float64, device=device)
+
+
+def applications(args):
+    """Issue 26's rows: the vendor's time for the inverses, sign and Lyapunov beside ours."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    name = torch.cuda.get_device_name(0)
+    dev = torch.device("cuda")
+    ours = {}
+    if args.ours_inverse:
+        with open(args.ours_inverse) as f:
+            header = None
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                if header is None:
+                    header = line.strip().split(",")
+                    continue
+                row = dict(zip(header, line.strip().split(",")))
+                if row.get("gpu_ms", "-") == "-":
+                    continue
+                op = "inverse_spd" if row["kind"] == "spd" else "inverse_general"
+                label = f"{row['method']} {row['storage']}"
+                ours.setdefault((op, int(row["s"])), []).append((float(row["gpu_ms"]), label))
+    if args.ours_sign:
+        with open(args.ours_sign) as f:
+            for line in f:
+                parts = line.strip().split(",")
+                if len(parts) == 5 and parts[0] in ("sign", "lyap"):
+                    op = "sign" if parts[0] == "sign" else "lyapunov"
+                    ours.setdefault((op, int(parts[1])), []).append((float(parts[3]), f"{parts[2]} iterations, wall"))
+    rows = []
+
+    def add(op, m, vendor, vendor_ms):
+        best = min(ours.get((op, m), []), default=None)
+        mine = "" if best is None else f"{best[0]:.4f}"
+        ratio = "" if best is None else f"{best[0] / vendor_ms:.3f}"
+        note = vendor if best is None else f"{vendor} (ours {best[1]})"
+        rows.append(f"{op},{m},{m},,{mine},{note},{vendor_ms:.4f},{ratio}")
+        print(rows[-1], file=sys.stderr, flush=True)
+
+    rng = np.random.default_rng(1)
+    for s in sizes(args.inverse_sizes):
+        x = rng.uniform(-0.5, 0.5, (s, s)).astype(np.float32)
+        general = torch.tensor(x + s * np.eye(s, k=1, dtype=np.float32), device=dev)
+        spd = torch.tensor(np.tril(x) + np.tril(x, -1).T + s * np.eye(s, dtype=np.float32), device=dev)
+        add("inverse_general", s, "torch.linalg.inv (cuSOLVER getrf + getrs; fp32)",
+            cuda_ms(lambda: torch.linalg.inv(general), args.reps))
+        add("inverse_spd", s, "torch.cholesky_inverse after torch.linalg.cholesky (fp32)",
+            cuda_ms(lambda: torch.cholesky_inverse(torch.linalg.cholesky(spd)), args.reps))
+        del general, spd
+        torch.cuda.empty_cache()
+    reps = max(1, min(args.reps, 3))
+    for s in sizes(args.sign_sizes):
+        a = stable(s, dev)
+        _, c = torch_sign(a)
+        add("sign", s, f"scaled Newton in torch (f32 torch.linalg.inv per step, f64 polish; commutation {c:.1e})",
+            cuda_ms(lambda: torch_sign(a), reps))
+        q = torch.eye(s, dtype=torch.float64, device=dev)
+        _, r = torch_lyapunov(a, q, 2)
+        add("lyapunov", s, f"Newton sign-function Lyapunov in torch (f32 iteration, f64 residual; residual {r:.1e})",
+            cuda_ms(lambda: torch_lyapunov(a, q, 2), reps))
+        del a, q
+        torch.cuda.empty_cache()
+    with open(args.applications_out, "w") as f:
+        f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
+        order = ("inverse_general", "inverse_spd", "sign", "lyapunov")
+        f.write("\n".join(sorted(rows, key=lambda r: (order.index(r.split(",")[0]), int(r.split(",")[1])))) + "\n")
+    print(f"wrote {args.applications_out} ({name}, torch {torch.__version__})", file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fig8", default="paper", help="sizes m for assembly (n = 2m), or 'paper'")
@@ -143,7 +420,23 @@ def main():
     p.add_argument("--ours", default="", help="examples/tiled_bench.rs CSV for --parity")
     p.add_argument("--parity-out", default="figures/h200/vendor_parity.csv")
     p.add_argument("--solve-m", type=int, default=8192, help="order of the --parity solves")
+    p.add_argument("--apps", default="", help="orders m for the end-to-end least-squares rows")
+    p.add_argument("--apps-spd", default="", help="orders m for the end-to-end SPD-solve rows")
+    p.add_argument("--apps-ours", default="", help="examples/solve_bench.rs CSV for --apps")
+    p.add_argument("--apps-out", default="apps_parity.csv", help="rows (no header) for --apps")
+    p.add_argument("--applications", action="store_true", help="issue 26's inverse, sign and Lyapunov rows")
+    p.add_argument("--inverse-sizes", default="4096,8192", help="orders of --applications' inverses")
+    p.add_argument("--sign-sizes", default="1024,4096", help="orders of --applications' sign and Lyapunov")
+    p.add_argument("--ours-inverse", default="", help="examples/inverse_timing.rs CSV for --applications")
+    p.add_argument("--ours-sign", default="", help="examples/sign_timing.rs CSV for --applications")
+    p.add_argument("--applications-out", default="figures/h200/applications.csv")
     args = p.parse_args()
+    if args.apps or args.apps_spd:
+        apps(args)
+        return
+    if args.applications:
+        applications(args)
+        return
     if args.parity:
         parity(args)
         return

@@ -143,6 +143,32 @@ pub static TRTRI_BLOCKS: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// One triangular solve with one right-hand side in one launch, the blocks chained through
+/// flags (the diagonal blocks inverted by [`TRTRI_BLOCKS`]).
+pub static TRSV_CHAIN: ComputeKernel = ComputeKernel {
+    name: "tiled/trsv_chain",
+    source: include_str!("../glsl/tiled/trsv_chain.comp"),
+    buffers: &[("LBuf", 0), ("InvBuf", 1), ("XBuf", 2), ("Sync", 3)],
+    uniforms: &[
+        "m",
+        "n1",
+        "blocks1",
+        "blocks",
+        "transposed",
+        "spin_limit",
+        "off0",
+        "rs0",
+        "cs0",
+        "off1",
+        "rs1",
+        "cs1",
+        "off2",
+        "rs2",
+        "cs2",
+    ],
+    optional: &[],
+};
+
 /// The Cholesky of one diagonal block by one work group.
 pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
     name: "tiled/potrf_block",
@@ -172,26 +198,32 @@ pub static POTRF_INV_BLOCK: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// Gauss-Jordan / LU: the pivot search and the pivot row's elimination.
-pub static PIVOT: ComputeKernel = ComputeKernel {
-    name: "inverse/pivot",
-    source: include_str!("../glsl/inverse/pivot.comp"),
+/// Gauss-Jordan / LU: one column step of a pivoted leaf panel (pivot, update, candidates).
+pub static LEAF: ComputeKernel = ComputeKernel {
+    name: "inverse/leaf",
+    source: include_str!("../glsl/inverse/leaf.comp"),
     buffers: &[
         ("ABuf", 0),
-        ("SavedBuf", 1),
-        ("PivBuf", 2),
-        ("StatusBuf", 3),
+        ("PartIn", 1),
+        ("PartOut", 2),
+        ("ChosenBuf", 3),
+        ("StatusBuf", 4),
     ],
-    uniforms: &["n", "p", "k0", "b", "tol", "pivoting"],
+    uniforms: &["n", "c0", "w", "p", "groups", "tol", "pivoting", "start"],
     optional: &[],
 };
 
-/// Gauss-Jordan / LU: the update of the panel's rows.
-pub static PANEL: ComputeKernel = ComputeKernel {
-    name: "inverse/panel",
-    source: include_str!("../glsl/inverse/panel.comp"),
-    buffers: &[("ABuf", 0), ("SavedBuf", 1)],
-    uniforms: &["n", "p", "k0", "b", "lu"],
+/// Gauss-Jordan / LU: a leaf's row interchanges across all columns.
+pub static PERMUTE: ComputeKernel = ComputeKernel {
+    name: "inverse/permute",
+    source: include_str!("../glsl/inverse/permute.comp"),
+    buffers: &[
+        ("ABuf", 0),
+        ("MovedBuf", 1),
+        ("ChosenBuf", 2),
+        ("PivBuf", 3),
+    ],
+    uniforms: &["n", "c0", "w", "mode"],
     optional: &[],
 };
 
@@ -218,6 +250,25 @@ pub static NEWTON: ComputeKernel = ComputeKernel {
         ("YBuf", 4),
     ],
     uniforms: &["n", "mode", "a", "b", "group_base"],
+    optional: &[],
+};
+
+/// Sign and Lyapunov: the double-precision product C = α·A·B + β·D + γ·I (tile sums of C²).
+pub static DGEMM: ComputeKernel = ComputeKernel {
+    name: "inverse/dgemm",
+    source: include_str!("../glsl/inverse/dgemm.comp"),
+    buffers: &[
+        ("CBuf", 0),
+        ("ABuf", 1),
+        ("BBuf", 2),
+        ("DBuf", 3),
+        ("PartialBuf", 4),
+    ],
+    uniforms: &[
+        "rows", "cols", "k0", "k1", "c_off", "c_rs", "c_cs", "a_off", "a_rs", "a_cs", "b_off",
+        "b_rs", "b_cs", "d_off", "d_rs", "d_cs", "alpha_lo", "alpha_hi", "beta_lo", "beta_hi",
+        "gamma_lo", "gamma_hi", "sums",
+    ],
     optional: &[],
 };
 
@@ -284,13 +335,15 @@ pub static ALL: &[&ComputeKernel] = &[
     &GEMM_PANEL,
     &PACK_PANEL,
     &TRTRI_BLOCKS,
+    &TRSV_CHAIN,
     &POTRF_BLOCK,
     &TRSM_BLOCK,
     &POTRF_INV_BLOCK,
-    &PIVOT,
-    &PANEL,
+    &LEAF,
+    &PERMUTE,
     &COPY,
     &NEWTON,
+    &DGEMM,
     &WEIGHTED_TRANSPOSE_PRODUCT,
     &SUM_CHUNKS,
     &RESIDUAL,

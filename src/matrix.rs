@@ -234,8 +234,8 @@ pub fn check_square<T>(input: &str, m: &Matrix<T>, what: &str) -> Result<()> {
 }
 
 /// Checks that every value is finite, naming the input and the first bad position.
-pub fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
-    if let Some(p) = m.as_slice().iter().position(|&x| !x.into().is_finite()) {
+pub fn check_finite<T: Copy + Into<f64> + Sync>(input: &str, m: &Matrix<T>) -> Result<()> {
+    if let Some(p) = first_non_finite(m.as_slice()) {
         let (i, j) = (p / m.cols, p % m.cols);
         return Err(Error::from(InputError::NonFinite {
             input: input.to_string(),
@@ -246,11 +246,34 @@ pub fn check_finite<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<(
     Ok(())
 }
 
+/// Whether every value is finite: one pass with no early exit, which the compiler vectorizes.
+fn all_finite<T: Copy + Into<f64>>(c: &[T]) -> bool {
+    !c.iter().fold(false, |bad, &x| bad | !x.into().is_finite())
+}
+
+/// The index of the first non-finite value: chunks over all cores checked by [`all_finite`],
+/// the position searched only in a chunk that has one.
+fn first_non_finite<T: Copy + Into<f64> + Sync>(v: &[T]) -> Option<usize> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 15;
+    let chunk = v.par_chunks(CHUNK).position_first(|c| !all_finite(c))?;
+    let start = chunk * CHUNK;
+    v[start..]
+        .iter()
+        .position(|&x| !x.into().is_finite())
+        .map(|p| start + p)
+}
+
 /// [`check_finite`] of the lower triangle (with the diagonal) only, in place: no copy of the
 /// matrix is made to check it.
-pub fn check_finite_lower<T: Copy + Into<f64>>(input: &str, m: &Matrix<T>) -> Result<()> {
-    for i in 0..m.rows {
-        let row = &m.data[i * m.cols..i * m.cols + m.cols.min(i + 1)];
+pub fn check_finite_lower<T: Copy + Into<f64> + Sync>(input: &str, m: &Matrix<T>) -> Result<()> {
+    use rayon::prelude::*;
+    let row = |i: usize| &m.data[i * m.cols..i * m.cols + m.cols.min(i + 1)];
+    let bad = (0..m.rows)
+        .into_par_iter()
+        .position_first(|i| !all_finite(row(i)));
+    if let Some(i) = bad {
+        let row = row(i);
         if let Some(j) = row.iter().position(|&x| !x.into().is_finite()) {
             return Err(Error::from(InputError::NonFinite {
                 input: input.to_string(),
@@ -329,7 +352,7 @@ pub fn to_single_precision_vec(input: &str, v: &[f64]) -> Result<Vec<f32>> {
 /// The element types the GPU operations accept: `f32`, used as given, and `f64`, rounded to
 /// f32 once on the way in (after the operation's power-of-two range scaling where it has one)
 /// with a value beyond f32's range an [`InputError::OutOfSinglePrecision`]. Sealed.
-pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + 'static {
+pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + Send + Sync + 'static {
     /// The matrix in single precision: `f32` borrowed as is, `f64` rounded (range checked).
     fn single<'a>(input: &str, m: &'a Matrix<Self>) -> Result<std::borrow::Cow<'a, Matrix<f32>>>;
     /// [`Element::single`] for a vector.

@@ -53,6 +53,15 @@ pub const LOOP_LIMIT: usize = 65535;
 /// [`LOOP_LIMIT`], leaving room for the loops a compiler does not unroll.
 pub const LOOP_BUDGET: usize = 16384;
 
+/// Compute launches issued by this process (all contexts), for counting an operation's
+/// dispatches: read [`dispatches`] before and after.
+static DISPATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The compute launches this process has issued so far.
+pub fn dispatches() -> u64 {
+    DISPATCHES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A value for a scalar uniform.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Uniform {
@@ -194,6 +203,7 @@ impl ComputeProgram {
             .into());
         }
         self.bind();
+        DISPATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let gl = self.ctx.gl();
         unsafe {
             gl.dispatch_compute(groups[0], groups[1], groups[2]);

@@ -20,7 +20,9 @@ mod vertex_array;
 
 pub use buffer::{Buffer, BufferTarget, BufferUsage};
 pub use buffer_texture::{BufferTexture, TexelWidth};
-pub use compute::{ComputeKernel, ComputeLimits, ComputeProgram, LOOP_BUDGET, LOOP_LIMIT, Uniform};
+pub use compute::{
+    ComputeKernel, ComputeLimits, ComputeProgram, LOOP_BUDGET, LOOP_LIMIT, Uniform, dispatches,
+};
 pub use context::{Context, DeviceInfo};
 pub use framebuffer::Framebuffer;
 pub use headless::HeadlessContext;

@@ -1,7 +1,7 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
-use super::range::{DiagonalParts, RangeScaling, max_abs};
+use super::range::{DiagonalParts, RangeScaling};
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
@@ -56,13 +56,17 @@ impl Gpu {
         b: &[f64],
         options: &SolveOptions,
     ) -> Result<Solution> {
+        let mut phase = Phases::new(Instant::now());
         options.validate()?;
         check_problem(a, d, b)?;
         check_rank(a, d)?;
+        phase.mark("checks");
         // b by a power of two so that its largest entry lies in [1, 2): exact, so b and 2^k·b
         // give the same scaled problem bit for bit, and AD²b and the residuals stay clear of
         // f64's and f32's range edges whatever b's scale.
-        with_scaled_rhs(b, |scaled_b| self.solve_scaled(a, d, scaled_b, options))
+        let solution = with_scaled_rhs(b, |scaled_b| self.solve_scaled(a, d, scaled_b, options));
+        phase.mark("the solve, its buffers freed");
+        solution
     }
 
     /// [`Gpu::least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
@@ -113,9 +117,9 @@ impl Gpu {
             Ok::<_, crate::Error>(a32)
         };
         let format = options.gpu.format;
-        let factored = (|| {
+        let mut factored = || {
             let factor_l = match (method, &device_residual) {
-                (Method::Tiled, Some(device)) if scaling.fits_single(max_abs(a)) => {
+                (Method::Tiled, Some(device)) if scaling.fits_single(diagonal.largest_entry()) => {
                     let exponent = scaling.a.log2() as i32;
                     let a32 = device.single_precision_a(exponent)?;
                     Factor::Device(self.factor_product_tiled_on_device(
@@ -134,6 +138,7 @@ impl Gpu {
                     options.gpu.method(method),
                 )?),
             };
+            phase.mark("C and L on the GPU");
             let pivots = match &factor_l {
                 Factor::Device(f) => self.tiled_diagonal(f)?,
                 Factor::Host(l) => {
@@ -143,7 +148,8 @@ impl Gpu {
             };
             check_pivots(&pivots, &scaled_diagonal)?;
             Ok::<_, Error>(factor_l)
-        })();
+        };
+        let factored = factored();
         let factor_l = match factored {
             Ok(f) => f,
             Err(Error::Numerical(
@@ -313,20 +319,36 @@ impl Factor {
 }
 
 /// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.
-struct Phases {
+pub(super) struct Phases {
     last: Instant,
+    what: &'static str,
 }
 
 impl Phases {
-    fn new(start: Instant) -> Self {
-        Self { last: start }
+    pub(super) fn new(start: Instant) -> Self {
+        Self::named("least squares", start)
+    }
+
+    /// Phases of the operation `what`.
+    pub(super) fn named(what: &'static str, start: Instant) -> Self {
+        Self { last: start, what }
     }
 
     /// Logs the time since the last mark under `name`.
-    fn mark(&mut self, name: &str) {
+    /// [`Phases::mark`] once the GPU has finished the phase's work (a glFinish, only when
+    /// the debug log is on: the phases' GPU share, not only the time to issue it).
+    pub(super) fn mark_finished(&mut self, gpu: &Gpu, name: &str) {
+        if log::log_enabled!(log::Level::Debug) {
+            gpu.context().finish();
+            self.mark(name);
+        }
+    }
+
+    pub(super) fn mark(&mut self, name: &str) {
         let now = Instant::now();
         log::debug!(
-            "least squares: {name}: {:.2} ms",
+            "{}: {name}: {:.2} ms",
+            self.what,
             (now - self.last).as_secs_f64() * 1e3
         );
         self.last = now;

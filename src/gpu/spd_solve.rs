@@ -3,11 +3,12 @@
 //! tests, fallback to an f64 Cholesky and diagnostics ([`crate::least_squares`]).
 
 use super::cholesky::scale_exponent;
-use super::least_squares::SINGLE_CONDITION_LIMIT;
+use super::least_squares::{Phases, SINGLE_CONDITION_LIMIT};
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
-use super::{Cholesky, Gpu};
+use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
-use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
+use crate::least_squares::double::{Scaled, solve_in_double};
+use crate::least_squares::symmetric_norm_1;
 use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, Stop, SymmetricEquations, Timings,
     check_pivots, exponent_of, norm_inf, refine, times_power_of_two,
@@ -74,6 +75,7 @@ impl Gpu {
         options: &SolveOptions,
     ) -> Result<Solution> {
         let start = Instant::now();
+        let mut phase = Phases::named("SPD solve", start);
         let m = c.rows();
         let equations = SymmetricEquations::new(c, b);
         // C' = 4^s·C with its largest diagonal entry near 1 (exact): the matrix the factors
@@ -97,13 +99,35 @@ impl Gpu {
                 (start, start.elapsed()),
             )
         };
+        // ‖C‖₁ exactly, in one pass over the lower triangle: it also bounds every entry.
+        let norm_c = symmetric_norm_1(c);
+        let norm_c_scaled = times_power_of_two(norm_c, exponent);
+        phase.mark("checks, ‖C‖₁");
         let factored = (|| {
-            let lower = c.lower_triangle().map(|v| v * scale);
-            let c32 = crate::matrix::to_single_precision(
-                "C (scaled and rounded to single precision for the GPU)",
-                &lower,
-            )?;
-            let l = self.cholesky_single(&c32, options.gpu)?;
+            let method = self.check_problem_size(m, 0, options.gpu)?;
+            let l = if method == Method::Tiled && norm_c_scaled <= f64::from(f32::MAX) {
+                // Rows scaled and rounded over all cores straight into the GPU's storage
+                // (no entry can leave f32's range: each is at most ‖C'‖₁); L stays there.
+                let format = options.gpu.format;
+                let f = self.cholesky_tiled_rows(
+                    m,
+                    format,
+                    |i, out| {
+                        for (o, &v) in out.iter_mut().zip(c.row(i)) {
+                            *o = (v * scale) as f32;
+                        }
+                    },
+                    |i, j| c[(i, j)],
+                )?;
+                Cholesky::device(f, format)
+            } else {
+                let lower = c.lower_triangle().map(|v| v * scale);
+                let c32 = crate::matrix::to_single_precision(
+                    "C (scaled and rounded to single precision for the GPU)",
+                    &lower,
+                )?;
+                self.cholesky_single(&c32, options.gpu)?
+            };
             check_pivots(&factor_diagonal(self, &l)?, &scaled_diagonal)?;
             Ok::<_, Error>(l)
         })();
@@ -123,6 +147,7 @@ impl Gpu {
             Err(e) => return Err(e),
         };
         let factor = start.elapsed();
+        phase.mark("C rounded, up, factored, pivots checked");
         // z = C⁻¹·r through the f32 factor of C' = 2^e·C: r by 2^t into [1, 2) before rounding
         // (residuals shrink by orders of magnitude per step), z = 2^(e−t)·C'⁻¹·(2^t·r).
         let correct = |r: &[f64]| -> Result<Vec<f64>> {
@@ -140,10 +165,7 @@ impl Gpu {
         };
         let x0 = correct(b)?;
         let x0_time = start.elapsed();
-        let norm_c_scaled = scaled_norm(m, exponent, |v| {
-            crate::least_squares::refinement_apply(&equations, v)
-        });
-        let norm_c = times_power_of_two(norm_c_scaled, -exponent);
+        phase.mark("x⁰");
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
             |x| Ok(crate::least_squares::refinement_residual(&equations, x)),
@@ -154,6 +176,7 @@ impl Gpu {
             options.stopping(m),
         )?;
         let refine_time = start.elapsed() - x0_time;
+        phase.mark("refinement");
         let fallback = match refinement.stop {
             Stop::Converged => None,
             _ if !options.fallback => None,
@@ -185,6 +208,7 @@ impl Gpu {
             condition = norm_c_scaled * factor.inverse_norm_scaled();
             factor.check_singular(condition, &scaled_diagonal)?;
         }
+        phase.mark("‖C⁻¹‖₁ estimate");
         if !refinement.backward_error.is_finite() || !condition.is_finite() {
             return Err(NumericalError::RefinementDiverged {
                 iteration: refinement.iterations,

@@ -17,6 +17,7 @@ use crate::tiled::{
     DeviceProduct, DeviceRhs, Storage, TiledKernels, TiledMatrix, assembly, cholesky, solve,
 };
 use std::rc::Rc;
+use std::time::Instant;
 
 /// The tiled storage for a format: the paper's packed format becomes LAPACK's RFP.
 pub fn storage_of(format: Format) -> Storage {
@@ -34,6 +35,8 @@ pub(crate) struct DeviceFactor {
     max_bytes: u64,
     // k: the storage holds the factor L' = 2^k·L of 4^k·C (see `Gpu::cholesky_tiled`).
     shift: i32,
+    // The solves' inverted diagonal blocks, made by the first solve.
+    solves: solve::SolveCache,
 }
 
 impl DeviceFactor {
@@ -63,7 +66,7 @@ impl DeviceFactor {
     pub(crate) fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
         check_finite("B (the right sides)", b)?;
         let mut x = DeviceRhs::upload(&self.kernels, b, self.max_bytes)?;
-        solve::solve_in_place(&self.kernels, &self.l, &mut x)?;
+        solve::solve_in_place_cached(&self.kernels, &self.l, &self.solves, &mut x)?;
         let x = x.download()?;
         if self.shift == 0 {
             return Ok(x);
@@ -247,6 +250,29 @@ impl Gpu {
         Ok(f)
     }
 
+    /// The tiled Cholesky of the order-m C whose lower triangle `row(i, out)` writes in f32
+    /// (in range, scaled as the caller wants: the factor carries no shift), in `format`'s
+    /// storage straight from the rows ([`TiledMatrix::from_rows`]), factored and kept on the
+    /// GPU. `original(i, j)` is C's entry for the messages of a failure.
+    pub(crate) fn cholesky_tiled_rows(
+        &self,
+        m: usize,
+        format: Format,
+        row: impl Fn(usize, &mut [f32]) + Sync,
+        original: impl Fn(usize, usize) -> f64,
+    ) -> Result<DeviceFactor> {
+        let mut phase = super::least_squares::Phases::named("SPD factor", Instant::now());
+        let k = self.tiled_kernels()?;
+        let part = self.tiled_part_bytes()?;
+        let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, row)?;
+        phase.mark_finished(self, "rows rounded, up");
+        let f = self
+            .factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, original));
+        phase.mark_finished(self, "Cholesky");
+        f
+    }
+
     // Reached only through `internal::GpuInternals` (the `internals` feature).
     #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
@@ -311,12 +337,17 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<DeviceFactor> {
+        let mut phase = super::least_squares::Phases::named("factor of A·D²·Aᵀ", Instant::now());
         let k = self.tiled_kernels()?;
         let storage = storage_of(format);
         self.check_tiled_order(m, storage)?;
         let p = DeviceProduct::on_device(&k, a, d, (m, n))?;
+        phase.mark_finished(self, "A in f32, d up");
         let c = assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)?;
-        self.factor_on_gpu(k, c)
+        phase.mark_finished(self, "assembly");
+        let f = self.factor_on_gpu(k, c);
+        phase.mark_finished(self, "Cholesky");
+        f
     }
 
     /// The diagonal of a factor kept on the GPU, gathered there and read back alone (m
@@ -349,6 +380,7 @@ impl Gpu {
             l,
             max_bytes: self.max_storage_bytes()?,
             shift: 0,
+            solves: Default::default(),
         })
     }
 

@@ -1,64 +1,20 @@
 //! General inverse by blocked Gauss-Jordan elimination with partial pivoting (Benner et al.
 //! Fig 3 left, after Quintana-Ortí et al.): per block of b columns, the panel [A01; A11; A21]
-//! is transformed column by column on the GPU (pivot search and whole-row swaps, then the
-//! Gauss-Jordan step), then the six products A00 += A01·A10, A20 += A21·A10, A10 := A11·A10,
+//! is transformed as the unblocked sweep would, A11 := A11⁻¹, A01 := −A01·A11⁻¹,
+//! A21 := −A21·A11⁻¹, by way of the pivoted LU of [A11; A21] ([`super::panel`]: whole-row
+//! interchanges, P·[A11; A21] = [L11; L21]·U11, so A21·A11⁻¹ = L21·L11⁻¹ and
+//! A11⁻¹ = U11⁻¹·L11⁻¹, all triangular solves), then the six products A00 += A01·A10, A20 += A21·A10, A10 := A11·A10,
 //! A02 += A01·A12, A22 += A21·A12, A12 := A11·A12 (block row 1 copied first, as the last
 //! product of each pair overwrites it). 2s³ flops, one sweep; the inverse of PA is in place
 //! and the columns are unscrambled on download.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
+pub use super::panel::PivotWork;
+use super::panel::factor_panel;
 use crate::error::Result;
-use crate::gl::Buffer;
 use crate::tiled::Product;
+use crate::tiled::cholesky::trsm;
 use crate::tiled::{Operand, View};
-
-/// Workspace of the pivoted sweeps: saved column/row, pivots, copied block row.
-pub struct PivotWork {
-    /// Column p and row p's panel part.
-    pub saved: Buffer<f32>,
-    /// Row swapped with row p at step p.
-    pub piv: Buffer<u32>,
-    /// A b x n copy of the panel's block row.
-    pub row_block: Buffer<f32>,
-    /// The block size b.
-    pub block: usize,
-    /// Partial pivoting (true); false for the LU of an SPD matrix, whose pivots are then its
-    /// Cholesky pivots (a non-positive one fails).
-    pub pivoting: bool,
-}
-
-impl PivotWork {
-    /// Pivots and eliminates the panel's b columns from k0 one by one on the GPU: the panel
-    /// of Gauss-Jordan (`lu` false: every row) or of LU (`lu` true: the rows below the pivot).
-    #[allow(clippy::too_many_arguments)]
-    pub fn eliminate_panel(
-        &self,
-        inv: &Inverter,
-        a: &Buffer<f32>,
-        n: usize,
-        k0: usize,
-        b: usize,
-        tol: f32,
-        lu: bool,
-    ) -> Result<()> {
-        for p in k0..k0 + b {
-            inv.pivot(a, n, p, k0, b, &self.saved, &self.piv, tol, self.pivoting)?;
-            inv.panel_step(a, n, p, k0, b, &self.saved, lu)?;
-        }
-        Ok(())
-    }
-
-    /// Workspace for order n with block size b.
-    pub fn new(inv: &Inverter, n: usize, block: usize) -> Result<Self> {
-        Ok(Self {
-            saved: inv.buffer("the saved pivot column", n + block)?,
-            piv: inv.index_buffer(n)?,
-            row_block: inv.buffer("a block row", block * n)?,
-            block,
-            pivoting: true,
-        })
-    }
-}
 
 /// Inverts `a` in place up to the column order (the result is (PA)⁻¹ = A⁻¹Pᵀ; see
 /// [`unscramble_columns`]). Queues the work; the status word says whether a pivot failed.
@@ -71,7 +27,8 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
-        w.eliminate_panel(inv, buf, n, k0, b, tol, false)?;
+        factor_panel(inv, a, w, k0, b, tol)?;
+        transform_panel(inv, a, w, k0, b)?;
         let r = n - k0 - b;
         let wv = View::row_major(b, n);
         inv.copy(
@@ -95,6 +52,45 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
         k0 += b;
     }
     Ok(())
+}
+
+/// The factored panel (columns k0 .. k0+b: L11\U11 and L21 below, A01 above) turned into the
+/// Gauss-Jordan panel: A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹.
+fn transform_panel(
+    inv: &Inverter,
+    a: &DeviceSquare,
+    w: &PivotWork,
+    k0: usize,
+    b: usize,
+) -> Result<()> {
+    let (n, v, k) = (a.n, a.view(), inv.tiled());
+    let r = n - k0 - b;
+    let a11 = v.sub(k0, k0, b, b);
+    // L11 with its unit diagonal, and the identity, side by side in the square workspace.
+    let lv = View::row_major(b, b);
+    let sv = View {
+        offset: b * b,
+        ..lv
+    };
+    let (l11, s) = (Operand::new(&w.square, lv), Operand::new(&w.square, sv));
+    inv.copy(l11, a.op(a11), CopyMode::UnitLower, 1.0)?;
+    inv.copy(s, s, CopyMode::Identity, 1.0)?;
+    // Uᵀ is the lower triangle of A11's transposed view: X·U⁻¹ = X·(Uᵀ)⁻ᵀ.
+    for (rows, first) in [(k0, 0), (r, k0 + b)] {
+        if rows == 0 {
+            continue;
+        }
+        let x = a.op(v.sub(first, k0, rows, b));
+        if first == 0 {
+            trsm(k, x, &a.buffer, a11.t(), false)?;
+        }
+        trsm(k, x, &w.square, lv, true)?;
+        inv.copy(x, x, CopyMode::Copy, -1.0)?;
+    }
+    // S := L11⁻¹, then Sᵀ := Sᵀ·(U11ᵀ)⁻¹, i.e. S := U11⁻¹·L11⁻¹.
+    trsm(k, s, &w.square, lv, true)?;
+    trsm(k, s.with(sv.t()), &a.buffer, a11.t(), true)?;
+    inv.copy(a.op(a11), s, CopyMode::Copy, 1.0)
 }
 
 /// A⁻¹ from (PA)⁻¹: the column swaps of the row pivots, in reverse order.

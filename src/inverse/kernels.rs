@@ -1,6 +1,6 @@
 //! The inversion kernels: the tiled path's product, Cholesky and triangular solve (reused, not
-//! copied) plus four of this module's own (glsl/inverse/): partial pivoting with row swaps,
-//! the Gauss-Jordan / LU panel step, a strided block copy, and the elementwise passes of the
+//! copied) plus four of this module's own (glsl/inverse/): the pivoted panel's column step
+//! and its row interchanges ([`super::panel`]), a strided block copy, and the elementwise passes of the
 //! Newton iteration with partial sums. Also the square matrix in a storage buffer they all
 //! work on.
 
@@ -11,6 +11,8 @@ use crate::matrix::Matrix;
 use crate::tiled::status::StatusWord;
 use crate::tiled::storage::{check_fits, max_buffer_bytes};
 use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
+
+use super::panel::{Leaf, PivotWork};
 
 /// Entries one work group of the Newton pass covers (256 invocations x 16).
 const NEWTON_GROUP_ENTRIES: usize = 256 * 16;
@@ -33,10 +35,11 @@ pub enum CopyMode {
 /// The kernels inversion runs on, compiled for one context.
 pub struct Inverter {
     tiled: TiledKernels,
-    pivot: ComputeProgram,
-    panel: ComputeProgram,
+    leaf: ComputeProgram,
+    permute: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
+    dgemm: ComputeProgram,
     status: StatusWord,
     max_bytes: u64,
 }
@@ -76,10 +79,11 @@ impl Inverter {
         };
         let max_bytes = max_buffer_bytes(tiled.limits().max_storage_block_bytes);
         Ok(Self {
-            pivot: program(&crate::compute_kernels::PIVOT)?,
-            panel: program(&crate::compute_kernels::PANEL)?,
+            leaf: program(&crate::compute_kernels::LEAF)?,
+            permute: program(&crate::compute_kernels::PERMUTE)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
+            dgemm: program(&crate::compute_kernels::DGEMM)?,
             status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
@@ -99,6 +103,11 @@ impl Inverter {
     /// The default block size b of the blocked algorithms: twice the diagonal-block order.
     pub fn block(&self) -> usize {
         2 * self.tiled.config().nb
+    }
+
+    /// The f64 product's program ([`super::double`]).
+    pub(crate) fn dgemm_program(&self) -> &ComputeProgram {
+        &self.dgemm
     }
 
     /// The most bytes one storage buffer may hold.
@@ -127,70 +136,71 @@ impl Inverter {
         )
     }
 
-    /// Pivots column `p` of the n x n row-major `a`: swaps in the largest candidate row,
-    /// records it in `piv[p]`, saves column p and row p's panel part (columns k0 .. k0+b) in
-    /// `saved` (n + b values), and flags a pivot at or below `tol` in the status word. Without
-    /// `pivoting` (the LU of an SPD matrix) row p stays and a pivot (not its magnitude) at or
-    /// below `tol` is flagged.
-    #[allow(clippy::too_many_arguments)]
-    pub fn pivot(
-        &self,
-        a: &Buffer<f32>,
-        n: usize,
-        p: usize,
-        k0: usize,
-        b: usize,
-        saved: &Buffer<f32>,
-        piv: &Buffer<u32>,
-        tol: f32,
-        pivoting: bool,
-    ) -> Result<()> {
-        a.bind_base(0);
-        saved.bind_base(1);
-        piv.bind_base(2);
-        self.status.bind_base(3);
-        let u = |v: usize| Uniform::U32(v as u32);
-        self.pivot.set_all(&[
-            ("n", u(n)),
-            ("p", u(p)),
-            ("k0", u(k0)),
-            ("b", u(b)),
-            ("tol", Uniform::F32(tol)),
-            ("pivoting", Uniform::I32(i32::from(pivoting))),
-        ])?;
-        // Not polled for GL errors (two dispatches per column): the status check after the
-        // sweep reads back through a checked download.
-        self.pivot.dispatch([1, 1, 1])?;
-        Ok(())
+    /// A buffer of `len` value pairs (the leaf's pivot candidates).
+    pub fn pair_buffer(&self, len: usize) -> Result<Buffer<[u32; 2]>> {
+        Buffer::uninitialized(
+            self.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            len.max(1),
+        )
     }
 
-    /// The elimination step of column p on the panel (columns k0 .. k0+b) after [`pivot`]:
-    /// Gauss-Jordan over all rows (`lu` false) or LU below row p (`lu` true).
-    ///
-    /// [`pivot`]: Self::pivot
-    #[allow(clippy::too_many_arguments)]
-    pub fn panel_step(
+    /// The leaf's first pivot candidates: per work group the largest |a(i, c0)| of its rows.
+    pub fn leaf_start(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<()> {
+        self.leaf_launch(a, leaf, None, w)
+    }
+
+    /// The leaf's column step p: the pivot from the previous step's candidates, the rows not
+    /// yet chosen updated in place, the next column's candidates (glsl/inverse/leaf.comp).
+    pub fn leaf_step(&self, a: &Buffer<f32>, leaf: Leaf, p: usize, w: &PivotWork) -> Result<()> {
+        self.leaf_launch(a, leaf, Some(p), w)
+    }
+
+    fn leaf_launch(
         &self,
         a: &Buffer<f32>,
-        n: usize,
-        p: usize,
-        k0: usize,
-        b: usize,
-        saved: &Buffer<f32>,
-        lu: bool,
+        leaf: Leaf,
+        step: Option<usize>,
+        w: &PivotWork,
     ) -> Result<()> {
+        // Step p reads the candidates step p − 1 (or the start) wrote.
+        let k = step.map_or(0, |p| p - leaf.c0 + 1);
         a.bind_base(0);
-        saved.bind_base(1);
+        w.candidates[(k + 1) % 2].bind_base(1);
+        w.candidates[k % 2].bind_base(2);
+        w.chosen.bind_base(3);
+        self.status.bind_base(4);
         let u = |v: usize| Uniform::U32(v as u32);
-        self.panel.set_all(&[
-            ("n", u(n)),
-            ("p", u(p)),
-            ("k0", u(k0)),
-            ("b", u(b)),
-            ("lu", Uniform::I32(i32::from(lu))),
+        let groups = leaf.groups();
+        self.leaf.set_all(&[
+            ("n", u(leaf.n)),
+            ("c0", u(leaf.c0)),
+            ("w", u(leaf.width)),
+            ("p", u(step.unwrap_or(leaf.c0))),
+            ("groups", u(groups)),
+            ("tol", Uniform::F32(leaf.tol)),
+            ("pivoting", Uniform::I32(i32::from(leaf.pivoting))),
+            ("start", Uniform::I32(i32::from(step.is_none()))),
         ])?;
-        self.panel
-            .dispatch([b.div_ceil(16) as u32, n.div_ceil(16) as u32, 1])?;
+        self.leaf.dispatch([groups as u32, 1, 1])
+    }
+
+    /// Moves the leaf's chosen rows into place across all n columns (LAPACK's interchanges,
+    /// recorded in `w.piv`): two launches through `w.moved` (glsl/inverse/permute.comp).
+    pub fn leaf_interchanges(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<()> {
+        a.bind_base(0);
+        w.moved.bind_base(1);
+        w.chosen.bind_base(2);
+        w.piv.bind_base(3);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.permute
+            .set_all(&[("n", u(leaf.n)), ("c0", u(leaf.c0)), ("w", u(leaf.width))])?;
+        let groups = [leaf.n.div_ceil(256) as u32, 2 * leaf.width as u32, 1];
+        for mode in [0, 1] {
+            self.permute.set("mode", Uniform::I32(mode))?;
+            self.permute.dispatch(groups)?;
+        }
         Ok(())
     }
 
@@ -232,57 +242,42 @@ impl Inverter {
         (n * n).div_ceil(NEWTON_GROUP_ENTRIES).max(1)
     }
 
-    /// y(i, j) = w(i, perm\[j\]) over the order-n matrices `w` and `y` (the Gauss-Jordan result
-    /// with its columns put back); per work group (Σ y², 0, max |y|, 0) into `partial`
-    /// ([`Inverter::newton_groups`] entries).
-    pub fn newton_unscramble(
-        &self,
-        w: &Buffer<f32>,
-        perm: &Buffer<u32>,
-        y: &Buffer<f32>,
-        n: usize,
-        partial: &Buffer<[f32; 4]>,
-    ) -> Result<()> {
+    /// y(i, j) = w(i, perm\[j\]) over the order-n matrices `w` and `y` of `pass` (the
+    /// Gauss-Jordan result with its columns put back); per work group (Σ y², 0, max |y|, 0)
+    /// into `pass.partial` ([`Inverter::newton_groups`] entries).
+    pub fn newton_unscramble(&self, w: &Buffer<f32>, pass: &NewtonPass<'_>) -> Result<()> {
         // x is not touched in this mode; bind y there too so every binding is a buffer.
-        self.newton_pass(0, y, w, perm, y, n, 0.0, 0.0, partial)
+        self.newton_pass(0, pass.y, w, pass, [0.0, 0.0])
     }
 
-    /// x ← a·x + b·y in place over order-n matrices; per work group (Σ (x_new − x)²,
-    /// Σ x_new², max |x_new|, 0) into `partial`.
-    #[allow(clippy::too_many_arguments)]
+    /// x ← a·x + b·y in place over the order-n matrices of `pass`; per work group
+    /// (Σ (x_new − x)², Σ x_new², max |x_new|, 0) into `pass.partial`.
     pub fn newton_step(
         &self,
         x: &Buffer<f32>,
-        y: &Buffer<f32>,
-        n: usize,
+        pass: &NewtonPass<'_>,
         a: f32,
         b: f32,
-        perm: &Buffer<u32>,
-        partial: &Buffer<[f32; 4]>,
     ) -> Result<()> {
-        self.newton_pass(1, x, y, perm, x, n, a, b, partial)
+        self.newton_pass(1, x, pass.y, pass, [a, b])
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn newton_pass(
         &self,
         mode: i32,
         x: &Buffer<f32>,
         w: &Buffer<f32>,
-        perm: &Buffer<u32>,
-        y: &Buffer<f32>,
-        n: usize,
-        a: f32,
-        b: f32,
-        partial: &Buffer<[f32; 4]>,
+        pass: &NewtonPass<'_>,
+        [a, b]: [f32; 2],
     ) -> Result<()> {
+        let n = pass.n;
         let groups = Self::newton_groups(n);
-        debug_assert!(partial.len() >= groups);
+        debug_assert!(pass.partial.len() >= groups);
         x.bind_base(0);
         w.bind_base(1);
-        perm.bind_base(2);
-        partial.bind_base(3);
-        y.bind_base(4);
+        pass.perm.bind_base(2);
+        pass.partial.bind_base(3);
+        pass.y.bind_base(4);
         self.newton.set_all(&[
             ("n", Uniform::U32(n as u32)),
             ("mode", Uniform::I32(mode)),
@@ -331,6 +326,19 @@ impl Inverter {
             .into()),
         }
     }
+}
+
+/// What the Newton iteration's elementwise passes work on: the order, the column order putting
+/// the inverse back, its result `y` (the unscrambled inverse), the per-group partial sums.
+pub struct NewtonPass<'a> {
+    /// The order n.
+    pub n: usize,
+    /// The column order y(:, j) = w(:, perm\[j\]).
+    pub perm: &'a Buffer<u32>,
+    /// The unscrambled inverse (written by the unscramble pass, read by the step).
+    pub y: &'a Buffer<f32>,
+    /// Per-work-group sums ([`Inverter::newton_groups`] entries).
+    pub partial: &'a Buffer<[f32; 4]>,
 }
 
 /// An n x n matrix, row-major, in one storage buffer.

@@ -10,8 +10,10 @@
 //! is linear in C and depends only on the recorded (μ_k, A_k⁻¹): applied to Q it gives X, and
 //! applied to the f64 residual Q − AX − XAᵀ (formed on the CPU) it refines X to double
 //! accuracy when the f32 operator is accurate enough (κ·u₃₂ well below 1). Its products
-//! (two per step, tiled GEMM) run on the GPU in f32; only the residual is in f64 on the CPU.
+//! (two per step, tiled GEMM) run on the GPU in f32, the residual's two in f64 on the GPU
+//! ([`double`](super::double)): no product runs on the CPU.
 
+use super::double::DoubleWork;
 use super::kernels::{DeviceSquare, Inverter};
 use super::sign::power_of_two_scale;
 use super::{Kind, check_input, newton};
@@ -83,18 +85,17 @@ impl Operator<'_> {
     }
 }
 
-/// ‖Q − AX − XAᵀ‖_F / (‖A‖_F‖X‖_F) and the residual itself; for a symmetric X (`symmetric`)
-/// with one product, XAᵀ = (AX)ᵀ.
-fn residual(a: &Mat<f64>, q: &Mat<f64>, x: &Mat<f64>, symmetric: bool) -> (Mat<f64>, f64) {
-    let r = if symmetric {
-        let ax = a * x;
-        q - &ax - ax.transpose()
-    } else {
-        q - a * x - x * a.transpose()
-    };
-    let scale = (a.norm_l2() * x.norm_l2()).max(f64::MIN_POSITIVE);
-    let norm = r.norm_l2() / scale;
-    (r, norm)
+/// ‖Q − AX − XAᵀ‖_F / (‖A‖_F‖X‖_F) and the residual itself, its products in f64 on the GPU
+/// (A and Q already in `work`).
+fn residual(
+    inv: &Inverter,
+    work: &mut DoubleWork,
+    norm_a: f64,
+    x: &Mat<f64>,
+) -> Result<(Mat<f64>, f64)> {
+    let (r, norm) = work.lyapunov_residual(inv, &from_faer(x))?;
+    let scale = (norm_a * x.norm_l2()).max(f64::MIN_POSITIVE);
+    Ok((to_faer(&r), norm / scale))
 }
 
 /// Solves A·X + X·Aᵀ = Q (scipy's `solve_continuous_lyapunov(a, q)`) for stable A, with at
@@ -164,12 +165,16 @@ pub fn solve_continuous_lyapunov(
             x
         }
     };
+    let mut work = DoubleWork::new(inv, n)?;
+    work.m.write(a)?;
+    work.r.write(q)?;
+    let norm_a = fa.norm_l2();
     let mut x = symmetrize(op.apply(&fq)?);
-    let (mut r, mut norm) = residual(&fa, &fq, &x, symmetric);
+    let (mut r, mut norm) = residual(inv, &mut work, norm_a, &x)?;
     let mut residuals = vec![norm];
     for _ in 0..refine_steps {
         let next = symmetrize(&x + op.apply(&r)?);
-        let (r_next, norm_next) = residual(&fa, &fq, &next, symmetric);
+        let (r_next, norm_next) = residual(inv, &mut work, norm_a, &next)?;
         if norm_next.is_nan() || norm_next >= norm {
             break;
         }

@@ -14,17 +14,20 @@
 //! Every inverse is checked: one whose residual ‖I − M·X‖_F reaches 1/2 is an error
 //! ([`NumericalError::IllConditioned`]), never a result; with refinement asked for, the f64 CPU
 //! inverse is the fallback ([`check`]).
-//! [`kernels`] (the kernels and the device matrix), [`gje`], [`lu`], [`spd`], [`rfp`],
-//! [`newton`] (the sign iteration on the device), [`refine`], [`sign`](mod@sign),
+//! [`kernels`] (the kernels and the device matrix), [`panel`] (the pivoted panel of both
+//! general methods), [`gje`], [`lu`], [`spd`], [`rfp`],
+//! [`newton`] (the sign iteration on the device), [`double`] (f64 products on the device), [`refine`], [`sign`](mod@sign),
 //! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;
 pub mod check;
+pub mod double;
 pub mod gje;
 pub mod kernels;
 pub mod lu;
 pub mod lyapunov;
 pub mod newton;
+pub mod panel;
 pub mod refine;
 pub mod rfp;
 pub mod sign;

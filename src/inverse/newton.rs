@@ -7,7 +7,7 @@
 //! The inverses can be kept on the device (the Lyapunov solver reapplies them).
 
 use super::gje::PivotWork;
-use super::kernels::{DeviceSquare, Inverter};
+use super::kernels::{DeviceSquare, Inverter, NewtonPass};
 use super::sign::converged;
 use crate::error::{Error, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
@@ -110,22 +110,20 @@ pub fn iterate(
                 n,
             },
         };
-        inv.newton_unscramble(&w.buffer, &perm, &y.buffer, n, &partial)?;
+        let pass = NewtonPass {
+            n,
+            perm: &perm,
+            y: &y.buffer,
+            partial: &partial,
+        };
+        inv.newton_unscramble(&w.buffer, &pass)?;
         let (yy, _, _) = sums(&partial, groups)?;
         let mu = if scale {
             (yy.sqrt() / norm_x).sqrt()
         } else {
             1.0
         };
-        inv.newton_step(
-            &x.buffer,
-            &y.buffer,
-            n,
-            (0.5 * mu) as f32,
-            (0.5 / mu) as f32,
-            &perm,
-            &partial,
-        )?;
+        inv.newton_step(&x.buffer, &pass, (0.5 * mu) as f32, (0.5 / mu) as f32)?;
         let (dd, xx, mx) = sums(&partial, groups)?;
         iterations += 1;
         let delta = dd.sqrt() / xx.sqrt().max(f64::MIN_POSITIVE);

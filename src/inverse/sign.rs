@@ -3,18 +3,21 @@
 //! μ_k = (‖X_k⁻¹‖_F/‖X_k‖_F)^½ (switched off once the iteration is close), each inverse by the
 //! general GPU Gauss-Jordan in f32 (A need not be symmetric; a symmetric indefinite iterate
 //! goes through general GJE, as the paper advises). By default (`refine_inverses`) the
-//! iterates are kept in f64 on the CPU and each GPU inverse is refined in f64 so S reaches
-//! double accuracy; without it the iterate stays on the GPU in f32 ([`newton`](super::newton):
-//! per step only the pivots and a few partial sums come back). Once the iteration has converged, Newton-Schulz steps
-//! X ← X(3I − X²)/2 in f64 on the CPU (products only) make S an involution. A with eigenvalues
+//! iterates are kept in f64 and each GPU inverse is refined in f64 by Newton-Schulz products
+//! on the GPU ([`double`](super::double)) so S reaches double accuracy; without it the
+//! iterate stays on the GPU in f32 ([`newton`](super::newton): per step only the pivots and a
+//! few partial sums come back). Once the iteration has converged, Newton-Schulz steps
+//! X ← X(3I − X²)/2 with f64 products on the GPU make S an involution, and the commutation
+//! test ‖A·S − S·A‖ runs there too: no product of the iteration runs on the CPU (only O(s²)
+//! scalings and norms do). A with eigenvalues
 //! on or near the imaginary axis makes an iterate singular or the iteration stall:
 //! [`NumericalError::SignNotConverged`], never NaN.
 
+use super::double::DoubleWork;
 use super::{InverseMethod, Inverter, Kind, check_input};
-use crate::baseline::{from_faer, to_faer};
+use crate::baseline::to_faer;
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
-use faer::Mat;
 
 /// How to run the iteration.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,7 +91,8 @@ pub fn power_of_two_scale(a: &Matrix<f64>) -> f64 {
     }
 }
 
-/// ‖A·S − S·A‖_F / (‖A‖_F·‖S‖_F) in f64.
+/// ‖A·S − S·A‖_F / (‖A‖_F·‖S‖_F) in f64 on the CPU (the reference for the device's, which
+/// [`sign`] uses).
 pub fn commutation(a: &Matrix<f64>, s: &Matrix<f64>) -> f64 {
     let (fa, fs) = (to_faer(a), to_faer(s));
     let d = &fa * &fs - &fs * &fa;
@@ -103,12 +107,17 @@ const NOT_COMMUTING: f64 = 1e-2;
 const CONVERGED: f64 = 1e-4;
 use super::newton::STOP_SCALING;
 
-/// One iterate's GPU inverse refined in f64; a singular iterate is the sign function's
-/// failure.
-fn iterate_inverse(inv: &Inverter, x: &Matrix<f64>, k: usize) -> Result<Matrix<f64>> {
+/// One iterate's GPU inverse refined in f64 on the device; a singular iterate is the sign
+/// function's failure.
+fn iterate_inverse(
+    inv: &Inverter,
+    work: &mut DoubleWork,
+    x: &Matrix<f64>,
+    k: usize,
+) -> Result<Matrix<f64>> {
     let options = super::InvertOptions::default();
     match super::invert_unchecked(inv, &x.to_f32(), Kind::General, InverseMethod::Gje, options) {
-        Ok(y) => Ok(super::refine_inverse(x, &y.to_f64(), 3).x),
+        Ok(y) => Ok(work.refine_inverse(inv, x, &y.to_f64(), 3)?.x),
         Err(Error::Numerical(e)) => Err(NumericalError::SignNotConverged {
             iterations: k,
             why: format!("Newton iterate {k} cannot be inverted ({e})"),
@@ -162,13 +171,14 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
     check_input("A", a, Kind::General)?;
     let scale = power_of_two_scale(a);
     let a = &a.map(|v| v * scale);
+    let mut work = DoubleWork::new(inv, a.rows())?;
     let (x, iterations) = if options.refine_inverses {
-        iterate_on_host(inv, a, options)?
+        iterate_on_host(inv, &mut work, a, options)?
     } else {
         let run = super::newton::iterate(inv, a, options.max_iterations, options.scaling, false)?;
         (run.x.download()?.to_f64(), run.iterations)
     };
-    let (s, polish_steps, residual) = polish(&x, options.polish_steps);
+    let (s, polish_steps, residual) = work.polish(inv, &x, options.polish_steps)?;
     if residual.is_nan() || residual > 0.5 {
         return Err(NumericalError::SignNotConverged {
             iterations,
@@ -176,7 +186,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         }
         .into());
     }
-    let commutation = commutation(a, &s);
+    let commutation = work.commutation(inv, a, &s)?;
     if commutation.is_nan() || commutation > NOT_COMMUTING {
         return Err(NumericalError::SignNotConverged {
             iterations,
@@ -200,6 +210,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
 /// the last iterate and the iterations taken.
 fn iterate_on_host(
     inv: &Inverter,
+    work: &mut DoubleWork,
     a: &Matrix<f64>,
     options: SignOptions,
 ) -> Result<(Matrix<f64>, usize)> {
@@ -212,7 +223,7 @@ fn iterate_on_host(
         if iterations == options.max_iterations {
             return Err(not_converged(iterations, previous));
         }
-        let y = iterate_inverse(inv, &x, iterations)?;
+        let y = iterate_inverse(inv, work, &x, iterations)?;
         let mu = if scale { scaling(&x, &y) } else { 1.0 };
         let next = Matrix::from_fn(n, n, |i, j| 0.5 * (mu * x[(i, j)] + y[(i, j)] / mu));
         iterations += 1;
@@ -234,30 +245,4 @@ fn iterate_on_host(
         previous = delta;
     }
     Ok((x, iterations))
-}
-
-/// Newton-Schulz steps S ← S(3I − S²)/2 = S + S·E/2 with E = I − S², in f64, while ‖E‖_F
-/// drops (it converges quadratically once ‖E‖ < 1): two products a step, as E of the new S
-/// is both the stopping test and the next step's factor. Returns S, the steps taken and the
-/// final ‖I − S²‖_F.
-fn polish(x: &Matrix<f64>, max_steps: usize) -> (Matrix<f64>, usize, f64) {
-    let mut s = to_faer(x);
-    let n = s.nrows();
-    let id = Mat::<f64>::identity(n, n);
-    let mut e = &id - &s * &s;
-    let mut r = e.norm_l2();
-    let mut steps = 0;
-    while steps < max_steps && r < 1.0 {
-        let next = &s + &s * &e * 0.5;
-        let e_next = &id - &next * &next;
-        let r_next = e_next.norm_l2();
-        if r_next.is_nan() || r_next >= r {
-            break;
-        }
-        s = next;
-        e = e_next;
-        r = r_next;
-        steps += 1;
-    }
-    (from_faer(&s), steps, r)
 }

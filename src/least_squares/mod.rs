@@ -37,15 +37,11 @@ pub use normal_equations::{
 };
 pub(crate) use refinement::SymmetricEquations;
 
-/// C·x through any [`refinement::Equations`] (for the solves outside this module).
-pub(crate) fn refinement_apply(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
-    e.apply(x)
-}
-
 /// g − C·x through any [`refinement::Equations`].
 pub(crate) fn refinement_residual(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
     e.residual(x)
 }
+pub(crate) use refinement::symmetric_norm_1;
 pub use refinement::{NormalEquations, Refinement, Stop, Stopping, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};

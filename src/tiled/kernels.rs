@@ -23,6 +23,33 @@ use crate::compute_kernels as table;
 /// and then apply as products: 128, the largest a work group of 16 x 16 holds in registers.
 pub const SOLVE_BLOCK: usize = 128;
 
+/// Polls a work group of the chained solve spends waiting (in all) before it gives up and the
+/// solve runs the blocked way: within llvmpipe's loop limit ([`crate::gl::LOOP_LIMIT`]) with
+/// room for the kernel's other loops.
+pub const CHAIN_SPIN_LIMIT: usize = 40_000;
+
+/// What a chained solve ([`TiledKernels::trsv_chain`]) works on.
+pub(crate) struct ChainSolve<'a> {
+    /// The factor's storage.
+    pub l: &'a Buffer<f32>,
+    /// Its inverted diagonal blocks, slot = block.
+    pub inv: &'a Buffer<f32>,
+    /// b in, the solution out.
+    pub x: &'a Buffer<f32>,
+    /// Tickets, the gave-up word and the blocks' ready flags, zeroed.
+    pub sync: &'a Buffer<u32>,
+    /// The order.
+    pub m: usize,
+    /// Rows of view 0 (m for one view).
+    pub n1: usize,
+    /// Blocks in the first n1 rows.
+    pub blocks1: usize,
+    /// All blocks.
+    pub blocks: usize,
+    /// L's entries: rows below n1; rows from n1, columns below; both from n1.
+    pub views: [View; 3],
+}
+
 /// Products of at least this depth run on packed panels (`PanelProducts`) where the kernels
 /// have them: the assembly and the outer-rank updates of the Cholesky and its solves. The
 /// inner-block updates (depth = the diagonal blocks' order) stay on the general kernel: a
@@ -292,6 +319,10 @@ pub struct TiledKernels {
     panel: Option<PanelProducts>,
     // Inverts diagonal blocks of order SOLVE_BLOCK for the solves (shared-memory tiles only).
     trtri: Option<ComputeProgram>,
+    // One solve with one right-hand side in one launch, on those inverses.
+    trsv_chain: Option<ComputeProgram>,
+    // Solves that ran chained (tests check the chain itself ran).
+    chained: Cell<u64>,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
     fused: Option<[(ComputeProgram, KernelConfig); 2]>,
@@ -393,6 +424,19 @@ impl TiledKernels {
                 )?),
                 false => None,
             },
+            trsv_chain: match config.shared && !config.texel {
+                true => Some(ComputeProgram::new(
+                    ctx,
+                    &table::TRSV_CHAIN,
+                    "",
+                    &KernelConfig {
+                        nb: SOLVE_BLOCK,
+                        ..config
+                    }
+                    .source(table::TRSV_CHAIN.source),
+                )?),
+                false => None,
+            },
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -412,6 +456,7 @@ impl TiledKernels {
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
+            chained: Cell::new(0),
             packs: Cell::new(0),
             status: StatusWord::new(ctx)?,
             no_scaling: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[1.0])?,
@@ -913,6 +958,48 @@ impl TiledKernels {
         Ok(())
     }
 
+    /// One triangular solve of L·y = b (`transposed` false) or Lᵀ·x = y over `x` (one
+    /// right-hand side, overwritten) in one launch, L given by up to three views (see
+    /// glsl/tiled/trsv_chain.comp) and its diagonal blocks inverted in `inv`; `sync` holds
+    /// 2 + blocks zeroed words. Whether the chain gave up is in `sync[1]`.
+    pub(crate) fn trsv_chain(&self, chain: &ChainSolve<'_>, transposed: bool) -> Result<()> {
+        let p = self
+            .trsv_chain
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels have no chained solve"))?;
+        chain.l.bind_base(0);
+        chain.inv.bind_base(1);
+        chain.x.bind_base(2);
+        chain.sync.bind_base(3);
+        let u = |v: usize| Uniform::U32(v as u32);
+        let [v0, v1, v2] = chain.views;
+        p.set_all(&[
+            ("m", u(chain.m)),
+            ("n1", u(chain.n1)),
+            ("blocks1", u(chain.blocks1)),
+            ("blocks", u(chain.blocks)),
+            ("transposed", u(usize::from(transposed))),
+            ("spin_limit", u(CHAIN_SPIN_LIMIT)),
+            ("off0", u(v0.offset)),
+            ("rs0", u(v0.rs)),
+            ("cs0", u(v0.cs)),
+            ("off1", u(v1.offset)),
+            ("rs1", u(v1.rs)),
+            ("cs1", u(v1.cs)),
+            ("off2", u(v2.offset)),
+            ("rs2", u(v2.rs)),
+            ("cs2", u(v2.cs)),
+        ])?;
+        p.dispatch([chain.blocks as u32, 1, 1])?;
+        self.launched();
+        Ok(())
+    }
+
+    /// Whether one-right-hand-side solves can run as one chained launch each way.
+    pub fn solves_by_chain(&self) -> bool {
+        self.trsv_chain.is_some()
+    }
+
     /// Kernel launches (glDispatchCompute calls) issued through these kernels so far: what an
     /// operation costs in launches is the difference around it.
     pub fn launches(&self) -> u64 {
@@ -928,6 +1015,15 @@ impl TiledKernels {
     /// kernel (software renderers: column-major RFP blocks, orders off multiples of 4).
     pub fn packs(&self) -> u64 {
         self.packs.get()
+    }
+
+    /// Solves that ran as one chained launch each way ([`TiledKernels::trsv_chain`]) so far.
+    pub fn chained_solves(&self) -> u64 {
+        self.chained.get()
+    }
+
+    pub(crate) fn chained(&self) {
+        self.chained.set(self.chained.get() + 1);
     }
 
     fn launched(&self) {

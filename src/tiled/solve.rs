@@ -3,13 +3,14 @@
 //! end to end on the device.
 
 use super::cholesky::trsm_factor;
-use super::kernels::{Operand, SOLVE_BLOCK, TiledKernels};
+use super::kernels::{ChainSolve, Operand, SOLVE_BLOCK, TiledKernels};
 use super::product::Product;
 use super::storage::{TiledMatrix, Triangle, check_fits};
 use super::view::View;
 use crate::error::{Error, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::matrix::Matrix;
+use std::cell::OnceCell;
 
 /// Right-hand sides on the GPU: an m x r row-major block.
 pub struct DeviceRhs {
@@ -47,8 +48,24 @@ impl DeviceRhs {
     }
 }
 
+/// What a factor keeps between its solves: the inverted diagonal blocks, made by the first.
+#[derive(Default)]
+pub struct SolveCache {
+    inverted: OnceCell<Buffer<f32>>,
+}
+
 /// Overwrites B with X = (L·Lᵀ)⁻¹·B, L the factor in `l`.
 pub fn solve_in_place(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> Result<()> {
+    solve_in_place_cached(k, l, &SolveCache::default(), b)
+}
+
+/// [`solve_in_place`] with what earlier solves with the same (unchanged) `l` kept in `cache`.
+pub fn solve_in_place_cached(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    b: &mut DeviceRhs,
+) -> Result<()> {
     if b.rows != l.order() {
         return Err(Error::shape(format!(
             "the factor is {m}x{m}, so the right-hand sides need {m} rows, but have {}",
@@ -58,7 +75,16 @@ pub fn solve_in_place(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> R
     }
     // L·Y = B  ⇔  Yᵀ = Bᵀ·L⁻ᵀ;  Lᵀ·X = Y  ⇔  Xᵀ = Yᵀ·L⁻¹.
     if k.solves_by_inverses() && l.part_count() == 1 {
-        solve_by_inverses(k, l, b)?;
+        let inv = match cache.inverted.get() {
+            Some(inv) => inv,
+            None => {
+                let inv = inverted_blocks(k, l)?;
+                cache.inverted.get_or_init(|| inv)
+            }
+        };
+        if !(b.cols == 1 && k.solves_by_chain() && solve_by_chain(k, l, inv, b)?) {
+            solve_by_inverses(k, l, inv, b)?;
+        }
     } else {
         trsm_factor(k, b.transposed(), l, false)?;
         trsm_factor(k, b.transposed(), l, true)?;
@@ -117,23 +143,17 @@ fn factor_pieces(
     out
 }
 
-/// Both solves as products with the inverses of the factor's diagonal blocks of
-/// [`SOLVE_BLOCK`] (one launch inverts them all): per block, one product with its inverse and
-/// one update of the rest, each way — about four launches per 128 rows where substitution
-/// takes a chain per 32. Y is kept apart from B, and X overwrites B.
-fn solve_by_inverses(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> Result<()> {
-    let (m, r) = (b.rows, b.cols);
-    if m == 0 || r == 0 {
-        return Ok(());
-    }
+/// The factor's diagonal blocks of [`SOLVE_BLOCK`] inverted (one launch per triangle), slot =
+/// block in [`solve_blocks`]' order.
+fn inverted_blocks(k: &TiledKernels, l: &TiledMatrix) -> Result<Buffer<f32>> {
     let tri = l.triangle();
-    let blocks = solve_blocks(tri);
-    let ctx = k.context();
-    let new = |len: usize| {
-        Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, len)
-    };
-    let inv = new(blocks.len() * SOLVE_BLOCK * SOLVE_BLOCK)?;
-    let y = new(r * m)?;
+    let blocks = solve_blocks(tri).len();
+    let inv = Buffer::<f32>::uninitialized(
+        k.context(),
+        BufferTarget::Storage,
+        BufferUsage::Dynamic,
+        (blocks * SOLVE_BLOCK * SOLVE_BLOCK).max(1),
+    )?;
     let lb = l.buffer();
     match tri {
         Triangle::Square(v) => k.invert_blocks(Operand::new(lb, v), 0, &inv)?,
@@ -142,13 +162,89 @@ fn solve_by_inverses(k: &TiledKernels, l: &TiledMatrix, b: &mut DeviceRhs) -> Re
             k.invert_blocks(Operand::new(lb, b22), b11.rows.div_ceil(SOLVE_BLOCK), &inv)?;
         }
     }
+    Ok(inv)
+}
+
+/// Both solves for one right-hand side as one chained launch each way
+/// (glsl/tiled/trsv_chain.comp): the blocks' dependences wait on flags on the GPU instead of
+/// between launches. False (b as it was) where a work group gave up waiting (a software
+/// renderer's loop limit): the caller solves the blocked way.
+fn solve_by_chain(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    inv: &Buffer<f32>,
+    b: &mut DeviceRhs,
+) -> Result<bool> {
+    let m = b.rows;
+    if m == 0 {
+        return Ok(true);
+    }
+    let tri = l.triangle();
+    let (n1, views) = match tri {
+        Triangle::Square(v) => (m, [v, v, v]),
+        Triangle::Blocks(views) => (views[0].rows, views),
+    };
+    let blocks1 = n1.div_ceil(SOLVE_BLOCK);
+    let blocks = solve_blocks(tri).len();
+    let ctx = k.context();
+    let zeros = vec![0u32; 2 + blocks];
+    let sync = |data: &[u32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
+    let (forward, backward) = (sync(&zeros)?, sync(&zeros)?);
+    let saved = Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, m)?;
+    saved.copy_from(&b.buffer)?;
+    let chain = |sync| ChainSolve {
+        l: l.buffer(),
+        inv,
+        x: &b.buffer,
+        sync,
+        m,
+        n1,
+        blocks1,
+        blocks,
+        views,
+    };
+    k.trsv_chain(&chain(&forward), false)?;
+    k.trsv_chain(&chain(&backward), true)?;
+    let gave_up = forward.download_range(1, 1)?[0] | backward.download_range(1, 1)?[0];
+    if gave_up != 0 {
+        log::debug!("the chained solve gave up waiting: solving the blocked way");
+        b.buffer.copy_from(&saved)?;
+        return Ok(false);
+    }
+    k.chained();
+    Ok(true)
+}
+
+/// Both solves as products with the inverses of the factor's diagonal blocks of
+/// [`SOLVE_BLOCK`] (`inv`, [`inverted_blocks`]): per block, one product with its inverse and
+/// one update of the rest, each way — about four launches per 128 rows where substitution
+/// takes a chain per 32. Y is kept apart from B, and X overwrites B.
+fn solve_by_inverses(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    inv: &Buffer<f32>,
+    b: &mut DeviceRhs,
+) -> Result<()> {
+    let (m, r) = (b.rows, b.cols);
+    if m == 0 || r == 0 {
+        return Ok(());
+    }
+    let tri = l.triangle();
+    let blocks = solve_blocks(tri);
+    let y = Buffer::<f32>::uninitialized(
+        k.context(),
+        BufferTarget::Storage,
+        BufferUsage::Dynamic,
+        r * m,
+    )?;
+    let lb = l.buffer();
     let x = b.transposed();
     let xs = |j, w| x.with(x.view.sub(0, j, r, w));
     let yv = View::row_major(r, m);
     let ys = |j, w| Operand::new(&y, yv.sub(0, j, r, w));
     let inverse = |slot: usize, n: usize| {
         Operand::new(
-            &inv,
+            inv,
             View {
                 offset: slot * SOLVE_BLOCK * SOLVE_BLOCK,
                 rs: SOLVE_BLOCK,

@@ -316,6 +316,47 @@ impl TiledMatrix {
         Ok(matrix)
     }
 
+    /// An order-m matrix whose lower triangle `row(i, out)` writes (out = row i's entries
+    /// 0..=i), rows over all cores: straight into full storage (the upper triangle NaN), or
+    /// through a lower triangle for RFP. One upload, no other copy.
+    pub fn from_rows(
+        ctx: &Context,
+        m: usize,
+        storage: Storage,
+        part_bytes: u64,
+        row: impl Fn(usize, &mut [f32]) + Sync,
+    ) -> Result<Self> {
+        use rayon::prelude::*;
+        let mut matrix = Self::uninitialized(ctx, m, storage, part_bytes)?;
+        let data = match storage {
+            Storage::Full => {
+                // Zeroed pages come free from the allocator; each task then touches its own
+                // rows (a NaN fill here would be one thread writing all of it first).
+                let ld = matrix.ld;
+                let mut data = vec![0.0f32; m * ld];
+                data.par_chunks_mut(ld.max(1))
+                    .take(m)
+                    .enumerate()
+                    .for_each(|(i, r)| {
+                        row(i, &mut r[..=i]);
+                        r[i + 1..].fill(f32::NAN);
+                    });
+                data
+            }
+            Storage::Rfp => {
+                let mut lower = Matrix::zeros(m, m);
+                lower
+                    .as_mut_slice()
+                    .par_chunks_mut(m.max(1))
+                    .enumerate()
+                    .for_each(|(i, r)| row(i, &mut r[..=i]));
+                rfp::from_lower(&lower)?
+            }
+        };
+        matrix.upload(&data)?;
+        Ok(matrix)
+    }
+
     /// Wraps a buffer holding an RFP array of order m.
     pub fn from_rfp(ctx: &Context, m: usize, arf: &[f32], part_bytes: u64) -> Result<Self> {
         if arf.len() != rfp::len(m) {

@@ -1,0 +1,360 @@
+//! Double-precision products on the GPU (glsl/inverse/dgemm.comp) for what the sign function
+//! and the Lyapunov solver need in f64: the Newton-Schulz refinement of each inverse and the
+//! polish of S (where I − S² and I − M·X cancel to f64's last digits), the commutation test
+//! ‖A·S − S·A‖_F and the Lyapunov residual Q − A·X − X·Aᵀ. Only the matrices' values and
+//! per-tile sums of squares cross to the CPU; no product runs there.
+
+use super::kernels::Inverter;
+use crate::error::Result;
+use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
+use crate::matrix::Matrix;
+use crate::tiled::View;
+
+/// Depth per launch: 32 slices of 16, about 10,000 loop iterations per invocation, within the
+/// software renderers' budget ([`crate::gl::LOOP_BUDGET`]).
+const DEPTH_PER_LAUNCH: usize = 512;
+
+/// Output tile of one work group (64 x 64).
+const TILE: usize = 64;
+
+/// An order-n matrix of f64 in a storage buffer, row-major.
+pub struct DoubleSquare {
+    /// The buffer.
+    pub buffer: Buffer<f64>,
+    /// The order.
+    pub n: usize,
+}
+
+impl DoubleSquare {
+    /// Room for an order-n matrix (unwritten).
+    pub fn new(inv: &Inverter, what: &str, n: usize) -> Result<Self> {
+        crate::tiled::storage::check_fits(what, 2 * n * n, inv.max_bytes())?;
+        Ok(Self {
+            buffer: Buffer::uninitialized(
+                inv.context(),
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                (n * n).max(1),
+            )?,
+            n,
+        })
+    }
+
+    /// Uploads the square `a`.
+    pub fn upload(inv: &Inverter, what: &str, a: &Matrix<f64>) -> Result<Self> {
+        let mut d = Self::new(inv, what, a.rows())?;
+        d.buffer.upload(a.as_slice())?;
+        Ok(d)
+    }
+
+    /// Overwrites the values with `a` (of the same order).
+    pub fn write(&self, a: &Matrix<f64>) -> Result<()> {
+        self.buffer.write(0, a.as_slice())
+    }
+
+    /// The whole matrix, or (`transposed`) its transpose, as an operand.
+    pub fn op(&self, transposed: bool) -> DoubleOperand<'_> {
+        let v = View::row_major(self.n, self.n);
+        DoubleOperand {
+            buffer: &self.buffer,
+            view: if transposed { v.t() } else { v },
+        }
+    }
+
+    /// Reads the matrix back.
+    pub fn download(&self) -> Result<Matrix<f64>> {
+        Matrix::from_row_major(
+            self.n,
+            self.n,
+            self.buffer.download_range(0, self.n * self.n)?,
+        )
+    }
+}
+
+/// A strided view of a buffer of f64.
+#[derive(Clone, Copy)]
+pub struct DoubleOperand<'a> {
+    /// The buffer.
+    pub buffer: &'a Buffer<f64>,
+    /// Which entries, as for the f32 kernels.
+    pub view: View,
+}
+
+/// C = α·A·B + β·D + γ·I in f64 (A rows x depth, B depth x cols; D: C's shape, read only where
+/// β ≠ 0), optionally returning ‖C‖_F².
+#[derive(Clone, Copy)]
+pub struct DoubleProduct<'a> {
+    /// The result (must not overlap A or B).
+    pub c: DoubleOperand<'a>,
+    /// The left factor.
+    pub a: DoubleOperand<'a>,
+    /// The right factor.
+    pub b: DoubleOperand<'a>,
+    /// The term scaled by β (C itself allowed).
+    pub d: DoubleOperand<'a>,
+    /// α.
+    pub alpha: f64,
+    /// β (0: D unread).
+    pub beta: f64,
+    /// γ, added on C's diagonal.
+    pub gamma: f64,
+}
+
+impl<'a> DoubleProduct<'a> {
+    /// C = A·B.
+    pub fn new(c: DoubleOperand<'a>, a: DoubleOperand<'a>, b: DoubleOperand<'a>) -> Self {
+        Self {
+            c,
+            a,
+            b,
+            d: c,
+            alpha: 1.0,
+            beta: 0.0,
+            gamma: 0.0,
+        }
+    }
+
+    /// α in place of 1.
+    pub fn alpha(self, alpha: f64) -> Self {
+        Self { alpha, ..self }
+    }
+
+    /// Adds β·D.
+    pub fn plus(self, beta: f64, d: DoubleOperand<'a>) -> Self {
+        Self { beta, d, ..self }
+    }
+
+    /// Adds γ·I.
+    pub fn plus_identity(self, gamma: f64) -> Self {
+        Self { gamma, ..self }
+    }
+}
+
+/// The two 32-bit halves of `v`, as the kernel unpacks them.
+fn halves(v: f64) -> (Uniform, Uniform) {
+    let bits = v.to_bits();
+    (Uniform::U32(bits as u32), Uniform::U32((bits >> 32) as u32))
+}
+
+impl Inverter {
+    /// Runs the f64 product `p`; with `sums`, returns ‖C‖_F² (per-tile sums added on the
+    /// CPU), else 0.
+    pub fn dgemm(&self, p: DoubleProduct<'_>, sums: bool) -> Result<f64> {
+        let (c, a, b) = (p.c.view, p.a.view, p.b.view);
+        debug_assert!(a.rows == c.rows && b.cols == c.cols && a.cols == b.rows);
+        if c.rows == 0 || c.cols == 0 {
+            return Ok(0.0);
+        }
+        let groups = [c.cols.div_ceil(TILE), c.rows.div_ceil(TILE)];
+        let partial: Buffer<f64> = Buffer::uninitialized(
+            self.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            groups[0] * groups[1],
+        )?;
+        let prog = self.dgemm_program();
+        let u = |v: usize| Uniform::U32(v as u32);
+        let depth = a.cols;
+        let mut k0 = 0;
+        loop {
+            let k1 = (k0 + DEPTH_PER_LAUNCH).min(depth);
+            let last = k1 == depth;
+            // Later slices add onto C.
+            let (d, beta, gamma) = if k0 == 0 {
+                (p.d, p.beta, p.gamma)
+            } else {
+                (p.c, 1.0, 0.0)
+            };
+            p.c.buffer.bind_base(0);
+            p.a.buffer.bind_base(1);
+            p.b.buffer.bind_base(2);
+            d.buffer.bind_base(3);
+            partial.bind_base(4);
+            let (al, ah) = halves(p.alpha);
+            let (bl, bh) = halves(beta);
+            let (gl, gh) = halves(gamma);
+            let dv = d.view;
+            prog.set_all(&[
+                ("rows", u(c.rows)),
+                ("cols", u(c.cols)),
+                ("k0", u(k0)),
+                ("k1", u(k1)),
+                ("c_off", u(c.offset)),
+                ("c_rs", u(c.rs)),
+                ("c_cs", u(c.cs)),
+                ("a_off", u(a.offset)),
+                ("a_rs", u(a.rs)),
+                ("a_cs", u(a.cs)),
+                ("b_off", u(b.offset)),
+                ("b_rs", u(b.rs)),
+                ("b_cs", u(b.cs)),
+                ("d_off", u(dv.offset)),
+                ("d_rs", u(dv.rs)),
+                ("d_cs", u(dv.cs)),
+                ("alpha_lo", al),
+                ("alpha_hi", ah),
+                ("beta_lo", bl),
+                ("beta_hi", bh),
+                ("gamma_lo", gl),
+                ("gamma_hi", gh),
+                ("sums", Uniform::I32(i32::from(sums && last))),
+            ])?;
+            prog.dispatch([groups[0] as u32, groups[1] as u32, 1])?;
+            if last {
+                break;
+            }
+            k0 = k1;
+        }
+        if !sums {
+            return Ok(0.0);
+        }
+        Ok(partial
+            .download_range(0, groups[0] * groups[1])?
+            .iter()
+            .sum())
+    }
+}
+
+/// Four order-n f64 matrices on the device: what the sign function's refinement, polish and
+/// commutation test and the Lyapunov residual work in (allocated once per call).
+pub struct DoubleWork {
+    /// The matrix refined against (M, A).
+    pub m: DoubleSquare,
+    /// The matrix being refined or polished (X, S).
+    pub x: DoubleSquare,
+    /// The residual (I − M·X, I − S², Q).
+    pub r: DoubleSquare,
+    /// The next iterate or a product.
+    pub t: DoubleSquare,
+}
+
+impl DoubleWork {
+    /// Room for order n.
+    pub fn new(inv: &Inverter, n: usize) -> Result<Self> {
+        let square = |what: &str| DoubleSquare::new(inv, what, n);
+        Ok(Self {
+            m: square("the f64 matrix")?,
+            x: square("the f64 iterate")?,
+            r: square("the f64 residual")?,
+            t: square("the next f64 iterate")?,
+        })
+    }
+
+    /// Newton-Schulz steps X ← X + X·(I − M·X) on the device, as
+    /// [`refine_inverse`](super::refine_inverse) takes them on the CPU (only from ‖I − M·X‖_F
+    /// below 1/2, while the residual drops, stopping once it no longer halves); `m` and `x`
+    /// are uploaded, the refined X read back.
+    pub fn refine_inverse(
+        &mut self,
+        inv: &Inverter,
+        m: &Matrix<f64>,
+        x: &Matrix<f64>,
+        max_steps: usize,
+    ) -> Result<super::Refined> {
+        self.m.write(m)?;
+        self.x.write(x)?;
+        let residual = |w: &Self, x: &DoubleSquare| -> Result<f64> {
+            let p = DoubleProduct::new(w.r.op(false), w.m.op(false), x.op(false))
+                .alpha(-1.0)
+                .plus_identity(1.0);
+            Ok(inv.dgemm(p, true)?.sqrt())
+        };
+        let mut norm = residual(self, &self.x)?;
+        let mut residuals = vec![norm];
+        let mut refined = false;
+        if norm < 0.5 {
+            for _ in 0..max_steps {
+                let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
+                    .plus(1.0, self.x.op(false));
+                inv.dgemm(p, false)?;
+                let next = residual(self, &self.t)?;
+                if next.is_nan() || next >= norm {
+                    break;
+                }
+                refined = true;
+                residuals.push(next);
+                std::mem::swap(&mut self.x, &mut self.t);
+                let halves = next <= 0.5 * norm;
+                norm = next;
+                if !halves {
+                    break;
+                }
+            }
+        }
+        Ok(super::Refined {
+            x: self.x.download()?,
+            residuals,
+            refined,
+            fallback: None,
+        })
+    }
+
+    /// Newton-Schulz steps S ← S + S·E/2 with E = I − S² on the device, while ‖E‖_F drops
+    /// (from below 1): S uploaded from `x`, left in `self.x`; returns S, the steps and the
+    /// final ‖I − S²‖_F.
+    pub fn polish(
+        &mut self,
+        inv: &Inverter,
+        x: &Matrix<f64>,
+        max_steps: usize,
+    ) -> Result<(Matrix<f64>, usize, f64)> {
+        self.x.write(x)?;
+        let involution = |w: &Self, s: &DoubleSquare| -> Result<f64> {
+            let p = DoubleProduct::new(w.r.op(false), s.op(false), s.op(false))
+                .alpha(-1.0)
+                .plus_identity(1.0);
+            Ok(inv.dgemm(p, true)?.sqrt())
+        };
+        let mut r = involution(self, &self.x)?;
+        let mut steps = 0;
+        while steps < max_steps && r < 1.0 {
+            let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
+                .alpha(0.5)
+                .plus(1.0, self.x.op(false));
+            inv.dgemm(p, false)?;
+            let next = involution(self, &self.t)?;
+            if next.is_nan() || next >= r {
+                break;
+            }
+            std::mem::swap(&mut self.x, &mut self.t);
+            r = next;
+            steps += 1;
+        }
+        Ok((self.x.download()?, steps, r))
+    }
+
+    /// ‖A·S − S·A‖_F / (‖A‖_F·‖S‖_F) for S in `self.x` (after [`DoubleWork::polish`]), A
+    /// uploaded into `self.m`.
+    pub fn commutation(&mut self, inv: &Inverter, a: &Matrix<f64>, s: &Matrix<f64>) -> Result<f64> {
+        self.m.write(a)?;
+        let (am, sx) = (self.m.op(false), self.x.op(false));
+        inv.dgemm(DoubleProduct::new(self.t.op(false), am, sx), false)?;
+        let p = DoubleProduct::new(self.t.op(false), sx, am)
+            .alpha(-1.0)
+            .plus(1.0, self.t.op(false));
+        let d = inv.dgemm(p, true)?.sqrt();
+        Ok(d / (a.frobenius_norm() * s.frobenius_norm()).max(f64::MIN_POSITIVE))
+    }
+
+    /// R = Q − A·X − X·Aᵀ with A in `self.m` and Q in `self.r` (uploaded by the caller), X
+    /// uploaded into `self.x`, R into `self.t`: R read back and ‖R‖_F.
+    pub fn lyapunov_residual(
+        &mut self,
+        inv: &Inverter,
+        x: &Matrix<f64>,
+    ) -> Result<(Matrix<f64>, f64)> {
+        self.x.write(x)?;
+        let (a, xo, q, t) = (
+            self.m.op(false),
+            self.x.op(false),
+            self.r.op(false),
+            self.t.op(false),
+        );
+        inv.dgemm(DoubleProduct::new(t, a, xo).alpha(-1.0).plus(1.0, q), false)?;
+        let p = DoubleProduct::new(t, xo, self.m.op(true))
+            .alpha(-1.0)
+            .plus(1.0, t);
+        let norm = inv.dgemm(p, true)?.sqrt();
+        Ok((self.t.download()?, norm))
+    }
+}

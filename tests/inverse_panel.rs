@@ -1,0 +1,185 @@
+//! The general inverses' pivoted panel (src/inverse/panel.rs: leaves of 32 columns, one
+//! dispatch per column, rows moved once per leaf) against f64 CPU references: the inverse of
+//! matrices whose order and block size fall around the leaf width, LAPACK's pivot sequence
+//! (row q swapped with piv\[q\] at step q) against a plain partial-pivoting LU in f64, and the
+//! singular column found inside a later leaf.
+
+mod common;
+
+use faer::Mat;
+use faer::linalg::solvers::DenseSolveCore;
+use symraster::inverse::panel::{LEAF, PivotWork};
+use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
+use symraster::{Error, Matrix, NumericalError, relative_error};
+
+fn random(n: usize, seed: u64) -> Matrix<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Matrix::from_fn(n, n, |_, _| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    })
+}
+
+/// Random with a small diagonal and a shifted superdiagonal: every step pivots.
+fn general(n: usize, seed: u64) -> Matrix<f64> {
+    let mut a = random(n, seed);
+    for i in 0..n {
+        a[(i, i)] *= 1e-3;
+        a[(i, (i + 1) % n)] += 2.0;
+    }
+    a
+}
+
+fn cpu_inverse(a: &Matrix<f64>) -> Matrix<f64> {
+    let m = Mat::from_fn(a.rows(), a.cols(), |i, j| a[(i, j)]);
+    let x = m.partial_piv_lu().inverse();
+    Matrix::from_fn(a.rows(), a.cols(), |i, j| x[(i, j)])
+}
+
+/// LAPACK's pivots of the unblocked LU with partial pivoting in f64 (largest magnitude,
+/// smallest row on ties).
+fn cpu_pivots(a: &Matrix<f64>) -> Vec<u32> {
+    let n = a.rows();
+    let mut m = a.clone();
+    let mut piv = Vec::with_capacity(n);
+    for p in 0..n {
+        let r = (p..n).fold(p, |best, i| {
+            if m[(i, p)].abs() > m[(best, p)].abs() {
+                i
+            } else {
+                best
+            }
+        });
+        piv.push(r as u32);
+        for j in 0..n {
+            let t = m[(p, j)];
+            m[(p, j)] = m[(r, j)];
+            m[(r, j)] = t;
+        }
+        for i in p + 1..n {
+            let l = m[(i, p)] / m[(p, p)];
+            m[(i, p)] = l;
+            for j in p + 1..n {
+                m[(i, j)] -= l * m[(p, j)];
+            }
+        }
+    }
+    piv
+}
+
+#[test]
+fn inverses_around_the_leaf_width_match_the_cpu() {
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    assert_eq!(LEAF, 32);
+    for n in [31, 32, 33, 63, 65, 96, 130] {
+        let a = general(n, 7 + n as u64);
+        let want = cpu_inverse(&a);
+        let kappa = a.frobenius_norm() * want.frobenius_norm();
+        for method in [Method::Gje, Method::Lu] {
+            for block in [1, 16, 32, 33, 40, 64, 100] {
+                let x = inverse::invert_with_block(&inv, &a.to_f32(), Kind::General, method, block)
+                    .unwrap();
+                let e = relative_error(&x.to_f64(), &want);
+                let bound = (50.0 * kappa * common::U32).max(1e-5);
+                assert!(
+                    e < bound,
+                    "{method:?} n {n} b {block}: error {e}, bound {bound}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn pivots_are_lapacks_partial_pivoting() {
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    for (n, block) in [(70, 64), (70, 40), (45, 7)] {
+        let a = random(n, 99 + n as u64);
+        let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
+        let w = PivotWork::new(&inv, n, block).unwrap();
+        inv.reset_status().unwrap();
+        lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
+        inv.check_status(0.0).unwrap();
+        let got = w.piv.download_range(0, n).unwrap();
+        assert_eq!(got, cpu_pivots(&a), "n {n} b {block}");
+        // The factors: P·A = L·U to single precision.
+        let f = d.download().unwrap().to_f64();
+        let mut pa = a.clone();
+        for (p, &r) in got.iter().enumerate() {
+            for j in 0..n {
+                let t = pa[(p, j)];
+                pa[(p, j)] = pa[(r as usize, j)];
+                pa[(r as usize, j)] = t;
+            }
+        }
+        let lu = Matrix::from_fn(n, n, |i, j| {
+            (0..=i.min(j))
+                .map(|k| {
+                    let l = if k == i { 1.0 } else { f[(i, k)] };
+                    l * f[(k, j)]
+                })
+                .sum::<f64>()
+        });
+        let e = relative_error(&lu, &pa);
+        assert!(e < 1e-5, "n {n} b {block}: ‖PA − LU‖ {e}");
+    }
+}
+
+#[test]
+fn a_singular_column_inside_a_later_leaf_is_named() {
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    // Column 45 (in the second leaf) repeats column 2.
+    let n = 70;
+    let mut a = general(n, 3);
+    for i in 0..n {
+        a[(i, 45)] = a[(i, 2)];
+    }
+    for method in [Method::Gje, Method::Lu] {
+        for block in [64, 16] {
+            match inverse::invert_with_block(&inv, &a.to_f32(), Kind::General, method, block) {
+                Err(Error::Numerical(NumericalError::SingularMatrix { column, .. })) => {
+                    assert_eq!(column, 45, "{method:?} b {block}")
+                }
+                other => panic!("{method:?} b {block}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn double_products_match_the_cpu_across_tiles_and_depth_launches() {
+    use symraster::inverse::double::{DoubleProduct, DoubleSquare};
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    // 600: ten tiles a side and two depth launches of 512.
+    for n in [1, 5, 64, 65, 600] {
+        let (a, b, d) = (random(n, 1), random(n, 2), random(n, 3));
+        let up = |m: &Matrix<f64>| DoubleSquare::upload(&inv, "a test matrix", m).unwrap();
+        let (ga, gb, gd) = (up(&a), up(&b), up(&d));
+        let c = DoubleSquare::new(&inv, "the product", n).unwrap();
+        c.write(&Matrix::filled(n, n, f64::NAN)).unwrap();
+        // C = −2·A·Bᵀ + 0.5·D + 3·I, and ‖C‖_F².
+        let p = DoubleProduct::new(c.op(false), ga.op(false), gb.op(true))
+            .alpha(-2.0)
+            .plus(0.5, gd.op(false))
+            .plus_identity(3.0);
+        let sum = inv.dgemm(p, true).unwrap();
+        let want = Matrix::from_fn(n, n, |i, j| {
+            let dot: f64 = (0..n).map(|k| a[(i, k)] * b[(j, k)]).sum();
+            -2.0 * dot + 0.5 * d[(i, j)] + if i == j { 3.0 } else { 0.0 }
+        });
+        let got = c.download().unwrap();
+        let e = relative_error(&got, &want);
+        assert!(e < 1e-14, "n {n}: error {e}");
+        let norm2 = want.frobenius_norm().powi(2);
+        assert!(
+            (sum - norm2).abs() <= 1e-12 * norm2,
+            "n {n}: Σ C² {sum} against {norm2}"
+        );
+    }
+}
