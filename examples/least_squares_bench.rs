@@ -4,10 +4,28 @@
 //!
 //!     cargo run --release --example least_squares_bench -- 2048,4096
 
+use rand::{Rng, SeedableRng};
 use std::time::Instant;
-use symraster::Gpu;
 use symraster::least_squares::{SolveOptions, relative_error_vec, solve_normal_equations_faer};
-use symraster::problems::random_least_squares;
+use symraster::{Gpu, Matrix};
+
+/// Table 1's problem of order m: A m x 2m, d and b, uniform in (0, 1), seeded (the same draws
+/// as the library's own seeded problems).
+struct Problem {
+    a: Matrix<f64>,
+    d: Vec<f64>,
+    b: Vec<f64>,
+}
+
+fn random_least_squares(seed: u64, m: usize) -> Problem {
+    let n = 2 * m;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut uniform = || rng.random_range(f64::MIN_POSITIVE..1.0);
+    let a = Matrix::from_fn(m, n, |_, _| uniform());
+    let d = (0..n).map(|_| uniform()).collect();
+    let b = (0..n).map(|_| uniform()).collect();
+    Problem { a, d, b }
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();

@@ -142,6 +142,9 @@ pub enum Input {
 }
 
 /// The texture a pass renders into.
+// `PairTarget` names the pair's target texture (as the paper's C_T), not the enum; clippy
+// checks the names only where the module is private (without the `internals` feature).
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
     /// The m x 1 texture b of Algorithm 3.

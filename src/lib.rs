@@ -21,7 +21,7 @@
 //! let d = vec![1.0f32; 6];
 //! let c = gpu.assemble(&a, &d, Format::Full)?;       // lower triangle of A·diag(d)·Aᵀ
 //! let l = gpu.cholesky(&c, Options::default())?;     // C = L·Lᵀ
-//! let x = l.solve(&[1.0, 2.0, 3.0])?;                // C·x = b, in f32
+//! let x = l.solve(&[1.0, 2.0, 3.0])?;                // C·x = b: f64 in and out, f32-accurate
 //! let l2 = gpu.factor_product(&a, &d, Format::Packed)?; // the same L, C never leaving the GPU
 //! assert_eq!(l2.order(), 3);
 //! let r = c.to_f64().symmetric_from_lower().mul_vec(&x.iter().map(|&v| v.into()).collect::<Vec<f64>>())?;
@@ -92,8 +92,10 @@
 //! an operation pass by pass for the debugger); [`least_squares`] the refined solves'
 //! options and results (Algorithm 1); [`tuning`] the methods' tuning; [`layout`] the storage
 //! formats (the paper's packed format, LAPACK's RFP); [`io`] .npy and .mtx files; [`reference`](mod@reference)
-//! the f64 CPU references; [`error`] the typed errors. The rest is internal and hidden from
-//! these docs (reachable for the program, the benchmarks and the tests of the internals): the
+//! the f64 CPU references; [`error`] the typed errors. The rest is internal: `pub(crate)`,
+//! and public but hidden from these docs only with the `internals` feature (not API, nothing
+//! there is stable: for the program's debugger and reproduction, the benchmarks and the tests
+//! of the internals): the
 //! paper's draw geometry as data (`geometry`), the fragment kernel table (`kernels`) and pass
 //! runner (`execution`), the blocked and tiled methods (`blocked`, `tiled`), inversion, sign
 //! and Lyapunov on the tiled kernels (`inverse`), the RAII OpenGL layer (`gl`), the timing and
@@ -103,49 +105,67 @@
 
 #![warn(missing_docs)]
 
-#[doc(hidden)]
-pub mod baseline;
+/// Declares the internal modules: `pub` (hidden from the docs) with the `internals` feature,
+/// for the program's debugger, viewer and reproduction, the benchmarks and the tests of the
+/// internals; `pub(crate)` without it, so the library's API is only what the docs show.
+/// Without the feature, the items only those users call (benchmark timings, seeded problems,
+/// raw-storage entry points) look unused to the compiler: `dead_code` and `unused_imports` are
+/// allowed there, in these modules only, and checked as usual with the feature (the default
+/// build, through `cli`).
+macro_rules! internal_modules {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unused_imports)]
+        pub(crate) mod $name;
+    )*};
+}
+
+internal_modules! {
+    baseline;
+    blocked;
+    compute_kernels;
+    execution;
+    geometry;
+    gl;
+    inverse;
+    kernels;
+    problems;
+    tiled;
+    timing;
+}
+
 pub mod batched;
-#[doc(hidden)]
-pub mod blocked;
-#[doc(hidden)]
-pub mod compute_kernels;
 pub mod error;
-#[doc(hidden)]
-pub mod execution;
-#[doc(hidden)]
-pub mod geometry;
-#[doc(hidden)]
-pub mod gl;
 pub mod gpu;
+/// Not part of the API: the `Gpu` internals as a trait, with the `internals` feature only.
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internal;
-#[doc(hidden)]
-pub mod inverse;
 pub mod io;
-#[doc(hidden)]
-pub mod kernels;
 pub mod layout;
 pub mod least_squares;
 pub mod matrix;
-#[doc(hidden)]
-pub mod problems;
 pub mod reference;
-#[doc(hidden)]
-pub mod tiled;
-#[doc(hidden)]
-pub mod timing;
 pub mod tuning;
 
 pub use batched::{Batch, BatchFactor, BatchOptions, BatchSolution, Failure};
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gl::{Context, DeviceInfo};
 pub use gpu::{
-    Batched, Cholesky, Gpu, GpuBuilder, LuFactors, Method, Operation, Options, Run, assembly_plan,
-    check_factor, cholesky_plan,
+    Batched, Cholesky, Gpu, GpuBuilder, Limits, LuFactors, Method, Operation, Options, Run,
+    TiledLimits,
 };
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use gpu::{assembly_plan, check_factor, cholesky_plan};
 pub use inverse::{
-    InverseMethod, InvertOptions, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+    InverseMethod, InvertOptions, Kind, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+    Storage,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};

@@ -352,13 +352,15 @@ pub fn to_single_precision_vec(input: &str, v: &[f64]) -> Result<Vec<f32>> {
 /// The element types the GPU operations accept: `f32`, used as given, and `f64`, rounded to
 /// f32 once on the way in (after the operation's power-of-two range scaling where it has one)
 /// with a value beyond f32's range an [`InputError::OutOfSinglePrecision`]. Sealed.
-pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + 'static {
+pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + Send + Sync + 'static {
     /// The matrix in single precision: `f32` borrowed as is, `f64` rounded (range checked).
     fn single<'a>(input: &str, m: &'a Matrix<Self>) -> Result<std::borrow::Cow<'a, Matrix<f32>>>;
     /// [`Element::single`] for a vector.
     fn single_vec<'a>(input: &str, v: &'a [Self]) -> Result<std::borrow::Cow<'a, [f32]>>;
     /// The matrix in double precision, when it is one (no copy).
     fn as_double(m: &Matrix<Self>) -> Option<&Matrix<f64>>;
+    /// An f64 value in this type: `f32` rounded (±inf beyond its range), `f64` as is.
+    fn from_double(v: f64) -> Self;
 }
 
 mod sealed {
@@ -377,6 +379,9 @@ impl Element for f32 {
     fn as_double(_: &Matrix<f32>) -> Option<&Matrix<f64>> {
         None
     }
+    fn from_double(v: f64) -> Self {
+        v as f32
+    }
 }
 
 impl Element for f64 {
@@ -388,6 +393,9 @@ impl Element for f64 {
     }
     fn as_double(m: &Matrix<f64>) -> Option<&Matrix<f64>> {
         Some(m)
+    }
+    fn from_double(v: f64) -> Self {
+        v
     }
 }
 

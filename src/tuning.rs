@@ -21,11 +21,11 @@ pub enum KernelShape {
     /// The device's: shared-memory tiles on GPUs, texel tiles on software renderers.
     #[default]
     Auto,
-    /// 128 x 128 output tiles through shared memory ([`KernelConfig::GPU`]).
+    /// 128 x 128 output tiles through shared memory (`KernelConfig::GPU`).
     SharedTiles,
-    /// Register-only tiles with no shared memory or barriers ([`KernelConfig::CPU`]).
+    /// Register-only tiles with no shared memory or barriers (`KernelConfig::CPU`).
     RegisterTiles,
-    /// Register tiles read through buffer textures ([`KernelConfig::TEXEL`]).
+    /// Register tiles read through buffer textures (`KernelConfig::TEXEL`).
     TexelTiles,
     /// Explicit tile sizes.
     Custom(KernelConfig),

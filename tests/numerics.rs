@@ -131,7 +131,7 @@ fn non_finite_right_sides_are_refused() {
             Err(Error::Input(InputError::NonFinite { .. }))
         ));
         assert!(
-            f.solve(&[1.0, 2.0, 3.0, 4.0])
+            f.solve(&[1.0f32, 2.0, 3.0, 4.0])
                 .unwrap()
                 .iter()
                 .all(|v| v.is_finite())

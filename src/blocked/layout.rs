@@ -93,7 +93,7 @@ pub const BLOCK_COLUMN: usize = 16;
 /// update's rank and the diagonal block factored in one fragment (16 x 16 or 32 x 32). 32
 /// halves the Cholesky's passes and doubles each trailing update's rank, at the cost of a
 /// diagonal factor four times the registers (and eight times the work) per fragment. The
-/// kernels get KB (texel columns per block column) as a `#define` ([`crate::kernels`]).
+/// kernels get KB (texel columns per block column) as a `#define` (`src/kernels.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BlockColumn {
     /// 16 columns (the default on software renderers: on llvmpipe at m = 1024 the 32 x 32
@@ -224,7 +224,7 @@ impl BlockLayout {
     }
 
     /// Texture (width, height) in texels: (T, T) full; (W, T + S) packed, S =
-    /// [`PACKED_ROW_OFFSET`].
+    /// `PACKED_ROW_OFFSET`.
     pub fn texture_size(&self) -> (usize, usize) {
         let t = self.texels();
         match self.format {
@@ -236,7 +236,7 @@ impl BlockLayout {
     /// The texel (x, y) holding block (I, J), J ≤ I < T, of the padded matrix. Packed: the
     /// trapezoid J < W at (J, I + S), the corner J ≥ W rotated to (T-1-J, T-1-I), as the
     /// paper's even-m mapping (section 3.3) with entries replaced by blocks and the trapezoid
-    /// S = [`PACKED_ROW_OFFSET`] rows down instead of 1.
+    /// S = `PACKED_ROW_OFFSET` rows down instead of 1.
     pub fn texel_of_block(&self, bi: usize, bj: usize) -> (usize, usize) {
         debug_assert!(bj <= bi && bi < self.texels(), "block ({bi}, {bj})");
         let t = self.texels();

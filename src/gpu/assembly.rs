@@ -101,6 +101,8 @@ impl Gpu {
         Ok(c)
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// Algorithm 3 in packed format, the result left packed: the lower triangle of
     /// A·diag(d)·Aᵀ as a w x h [`PackedMatrix`].
     pub(crate) fn assemble_packed_raw(&self, a: &Matrix<f32>, d: &[f32]) -> Result<PackedMatrix> {

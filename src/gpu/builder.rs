@@ -98,6 +98,7 @@ impl GpuBuilder {
         if let Some(limit) = tuning.max_texture_size {
             info.max_texture_size = info.driver_max_texture_size.min(limit);
         }
+        info.limits = super::Limits::query(&context, &info)?;
         context.set_mapped_uploads(tuning.mapped_upload());
         Gpu::compile(context, info, tuning)
     }

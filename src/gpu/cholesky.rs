@@ -30,7 +30,7 @@ impl Gpu {
     /// let gpu = Gpu::new()?;
     /// let c = Matrix::from_row_major(2, 2, vec![4.0f64, 2.0, 2.0, 3.0])?;
     /// let l = gpu.cholesky(&c, Options::default())?;
-    /// let x = l.solve(&[6.0, 5.0])?; // C·x = b
+    /// let x = l.solve(&[6.0f64, 5.0])?; // C·x = b (f32-accurate)
     /// assert!((x[0] - 1.0).abs() < 1e-5 && (x[1] - 1.0).abs() < 1e-5);
     /// # Ok::<(), symraster::Error>(())
     /// ```
@@ -96,6 +96,8 @@ impl Gpu {
         Ok(Cholesky::host(l, Method::Faithful, options.format))
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The Cholesky factor of a packed C, left packed (half the storage of the full format).
     /// A pivot ≤ 0 or NaN gives [`NumericalError::NotPositiveDefinite`] with its column. C is
     /// scaled by 4^k into range first, as [`Gpu::cholesky`] does.
@@ -126,6 +128,8 @@ impl Gpu {
         PackedMatrix::from_raw(m, data)
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// [`Gpu::cholesky_packed_raw`] of C as given.
     fn cholesky_packed_unscaled(&self, c: &PackedMatrix) -> Result<PackedMatrix> {
         let mut run = self.start_cholesky_packed(c)?;
@@ -385,6 +389,8 @@ pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
     }
 }
 
+// The debugger's check (the `internals` feature).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 /// Finds the first column whose pivot is not positive (like LAPACK's potrf INFO, but 0-based)
 /// or, failing that, the first non-finite entry. Without C at hand, the error's pivot is the
 /// value on the factor's diagonal (NaN where the GPU took the square root of a negative).

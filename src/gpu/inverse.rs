@@ -33,7 +33,7 @@ impl Gpu {
     /// ([`Refined::fallback`]). Needs compute shaders (OpenGL 4.3).
     ///
     /// ```
-    /// use symraster::{Gpu, Matrix, inverse::InvertOptions};
+    /// use symraster::{Gpu, InvertOptions, Matrix};
     /// let gpu = Gpu::new()?;
     /// let m = Matrix::from_row_major(2, 2, vec![4.0, 1.0, 2.0, 3.0])?;
     /// let x = gpu.invert(&m, InvertOptions::default())?.x;

@@ -216,9 +216,7 @@ impl Gpu {
             &x0,
             norm_c,
             norm_inf(rhs),
-            options.criterion,
-            tolerance,
-            options.max_iterations,
+            options.stopping(m),
         )?;
         let refine_time = start.elapsed() - x0_time;
         phase.mark("refinement");
@@ -315,7 +313,7 @@ impl Factor {
     fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
         match self {
             Factor::Device(f) => f.solve(b),
-            Factor::Host(l) => l.solve(b),
+            Factor::Host(l) => l.solve_single(b),
         }
     }
 }

@@ -11,6 +11,7 @@ mod cholesky;
 mod factor;
 mod inverse;
 mod least_squares;
+mod limits;
 mod lu;
 mod range;
 mod residual;
@@ -18,20 +19,27 @@ mod spd_solve;
 mod step;
 mod tiled;
 
-pub use assembly::assembly_plan;
 pub use batched::Batched;
 pub use builder::{DEVICE_VAR, GpuBuilder};
-pub use cholesky::{check_factor, cholesky_plan};
 pub use factor::Cholesky;
+pub use limits::{Limits, TiledLimits};
 pub use lu::LuFactors;
-pub use residual::DeviceResidual;
 pub use step::{Operation, Run};
-pub use tiled::storage_of;
+// Not API: the plans, the factor check, the device residual and the tiled storage of a format,
+// for the debugger and the tests of the internals.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use {
+    assembly::assembly_plan,
+    cholesky::{check_factor, cholesky_plan},
+    residual::DeviceResidual,
+    tiled::storage_of,
+};
 
 use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
 use crate::kernels::Kernels;
-use crate::layout::{BlockColumn, BlockLayout, Blocking, Format, Layout, max_packed_order};
+use crate::layout::{BlockColumn, BlockLayout, Blocking, Format, Layout};
 use crate::timing::Preheat;
 
 /// How a GPU operation is carried out: the paper's method, or the methods past it, each in its
@@ -68,9 +76,8 @@ impl Method {
         }
     }
 
-    /// Whether the method draws triangles (and so runs as a stepping [`Execution`]).
-    ///
-    /// [`Execution`]: crate::execution::Execution
+    /// Whether the method draws triangles (and so has passes to step through:
+    /// [`Gpu::step`]).
     pub fn rasterizes(self) -> bool {
         matches!(self, Method::Faithful | Method::Blocked)
     }
@@ -150,6 +157,30 @@ impl Options {
         self.method = method;
         self
     }
+
+    /// The concrete method these options run on `gpu` for an m x m matrix, with A m x n for
+    /// the operations that take one (n = 0 for the others): [`Method::Auto`] becomes the
+    /// fastest method that holds the problem. The error is the one the operation would give
+    /// before any work: a method the device lacks ([`DeviceError::Unsupported`]), a problem
+    /// beyond its limits ([`InputError::TooLarge`], [`InputError::TooWide`]; see
+    /// [`DeviceInfo::limits`]).
+    ///
+    /// ```
+    /// use symraster::{Format, Gpu, Method, Options};
+    /// let gpu = Gpu::new()?;
+    /// let method = Options::default().method_on(&gpu, 100, 200)?;
+    /// assert!(gpu.methods().contains(&method));
+    /// for method in [Method::Auto, Method::Tiled, Method::Blocked, Method::Faithful] {
+    ///     for format in [Format::Full, Format::Packed] {
+    ///         let options = Options::new(format).method(method);
+    ///         assert!(options.method_on(&gpu, usize::MAX / 2, usize::MAX).is_err());
+    ///     }
+    /// }
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn method_on(&self, gpu: &Gpu, m: usize, n: usize) -> Result<Method> {
+        gpu.check_problem_size(m, n, *self)
+    }
 }
 
 impl From<Format> for Options {
@@ -173,7 +204,9 @@ pub struct Gpu {
     least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
     // The batched kernels (issue 28), compiled on first use.
     batched: std::cell::RefCell<Option<std::rc::Rc<crate::batched::kernels::BatchedKernels>>>,
-    // The busy work run before timed stretches (nothing compiled on software renderers).
+    // The busy work run before timed stretches (nothing compiled on software renderers); the
+    // timings reach it through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     preheat: Preheat,
     // The methods' tuning, checked against the device.
     tuning: crate::tuning::Tuning,
@@ -192,13 +225,6 @@ impl Gpu {
     /// of its methods.
     pub fn builder() -> GpuBuilder {
         GpuBuilder::default()
-    }
-
-    /// Compiles the kernels on an existing context (a window's, for the viewer), which must be
-    /// current on this thread and stay alive as long as this `Gpu`, with the device's own
-    /// tuning ([`GpuBuilder::build_on`] takes one).
-    pub fn from_context(context: Context, info: DeviceInfo) -> Result<Self> {
-        Self::builder().build_on(context, info)
     }
 
     /// Compiles the kernels (the tuning checked against the device already).
@@ -224,7 +250,8 @@ impl Gpu {
         &self.tuning
     }
 
-    /// What the driver reported: vendor, renderer, version, texture limit.
+    /// What the driver reported (vendor, renderer, version, texture limit) and the largest
+    /// problem each method holds here ([`DeviceInfo::limits`]).
     pub fn info(&self) -> &DeviceInfo {
         &self.info
     }
@@ -234,6 +261,8 @@ impl Gpu {
         &self.context
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The busy work that brings the GPU's clocks up before a timed stretch
     /// ([`time_finish`](crate::timing::time_finish)).
     pub(crate) fn preheat(&self) -> &Preheat {
@@ -284,6 +313,8 @@ impl Gpu {
         }
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// `Gpu::resolve` for an operation in `format`: [`Method::Auto`] becomes the fastest
     /// method the device runs that has that format.
     pub(crate) fn resolve_for(&self, options: Options) -> Result<Method> {
@@ -349,7 +380,7 @@ impl Gpu {
     fn check_size_for(&self, method: Method, m: usize, n: usize, options: Options) -> Result<()> {
         if method == Method::Tiled {
             // A's columns split over as many buffers as they need (n is bounded by memory).
-            self.check_tiled_order(m, storage_of(options.format))?;
+            self.check_tiled_order(m, tiled::storage_of(options.format))?;
         } else if method == Method::Blocked {
             // A wider than its texture is assembled in column blocks (Gpu::assemble_wide).
             let n = n.min(self.raster_a_columns(method, options));
@@ -360,10 +391,11 @@ impl Gpu {
         Ok(())
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The largest m in each format: (full, packed).
     pub(crate) fn max_order(&self) -> (usize, usize) {
-        let limit = self.info().max_texture_size;
-        (limit, max_packed_order(limit))
+        (self.info.limits.full, self.info.limits.packed)
     }
 
     /// The layout of an m x m matrix in `format` if it fits this GPU's textures, else

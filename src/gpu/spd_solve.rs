@@ -158,7 +158,7 @@ impl Gpu {
                 0
             };
             let single: Vec<f32> = r.iter().map(|&v| times_power_of_two(v, t) as f32).collect();
-            Ok(l.solve(&single)?
+            Ok(l.solve_single(&single)?
                 .into_iter()
                 .map(|z| times_power_of_two(f64::from(z), exponent - t))
                 .collect())
@@ -173,9 +173,7 @@ impl Gpu {
             &x0,
             norm_c,
             norm_inf(b),
-            options.criterion,
-            tolerance,
-            options.max_iterations,
+            options.stopping(m),
         )?;
         let refine_time = start.elapsed() - x0_time;
         phase.mark("refinement");
@@ -202,7 +200,7 @@ impl Gpu {
             return Ok(solution);
         }
         // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough).
-        let inverse_norm = inverse_norm_through(m, |v| l.solve(v))?;
+        let inverse_norm = inverse_norm_through(m, |v| l.solve_single(v))?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ an f64 factor decides whether C is singular, and its estimate counts.

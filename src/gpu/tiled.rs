@@ -166,6 +166,8 @@ impl Gpu {
         ))
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The largest orders the tiled method holds here, in full storage and in RFP, and where
     /// the bound comes from (the GPU's memory, or a number of storage buffers where the driver
     /// does not report it).
@@ -215,6 +217,8 @@ impl Gpu {
         Ok(c)
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The lower triangle of A·diag(d)·Aᵀ as LAPACK's RFP array (TRANSR = 'N', UPLO = 'L'),
     /// assembled straight into RFP by the tiled method.
     pub(crate) fn assemble_rfp(&self, a: &Matrix<f32>, d: &[f32]) -> Result<Vec<f32>> {
@@ -269,6 +273,8 @@ impl Gpu {
         f
     }
 
+    // Reached only through `internal::GpuInternals` (the `internals` feature).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The Cholesky factor of an RFP array (TRANSR = 'N', UPLO = 'L') of order m, factored in
     /// RFP on the GPU as LAPACK's spftrf does, kept on the GPU.
     pub(crate) fn cholesky_rfp_tiled(&self, m: usize, arf: &[f32]) -> Result<DeviceFactor> {

@@ -99,9 +99,9 @@ impl InverseMethod {
     }
 }
 
-/// How [`Gpu::invert`](crate::Gpu::invert) (and [`invert_with`]) runs: what the matrix is,
+/// How [`Gpu::invert`](crate::Gpu::invert) (and `invert_with`) runs: what the matrix is,
 /// the method, the block size b of the blocked algorithms (`None`: the default,
-/// [`Inverter::block`]), the storage on the GPU ([`Storage::Rfp`]: the SPD inverse via
+/// `Inverter::block`), the storage on the GPU ([`Storage::Rfp`]: the SPD inverse via
 /// Cholesky in place in LAPACK's RFP array; the other methods need full storage), and the
 /// Newton-Schulz steps in f64 after the f32 inverse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

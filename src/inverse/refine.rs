@@ -19,7 +19,7 @@ pub struct Refined {
     /// Whether any step was taken (the starting residual was below 1/2).
     pub refined: bool,
     /// Why X is the f64 CPU inverse (faer), refined, instead of the GPU's: the f32 inverse
-    /// failed ([`invert_f64`](super::invert_f64)); `None`: X is the GPU's.
+    /// failed (`invert_f64`); `None`: X is the GPU's.
     pub fallback: Option<String>,
 }
 

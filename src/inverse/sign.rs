@@ -29,15 +29,13 @@ pub struct SignOptions {
     /// wanders until rounding pushes it off (to an arbitrary side), so more than this is
     /// refused as "on or too near the axis" (20: d below about 1e-5, too close for f32 inverses).
     pub max_iterations: usize,
-    /// Refine each GPU inverse in f64 (Newton-Schulz, [`refine_inverse`]) so the iteration runs
+    /// Refine each GPU inverse in f64 (Newton-Schulz, `refine_inverse`) so the iteration runs
     /// in effect in double precision: S to double accuracy for well-conditioned iterates, at
     /// 4s³ CPU flops per iteration. Off: the iterate stays on the GPU in f32, with the f32
     /// iteration's accuracy (about κ_sign·u₃₂; the polish makes S an involution but does not
     /// remove that error, which [`Sign::commutation`] shows). On by default: on llvmpipe
     /// (s = 64, 128) as fast as the f32 device iteration, and S is then right to about
     /// 1e-13 instead of 1e-5; on a fast GPU at large s the f32 device iteration is faster.
-    ///
-    /// [`refine_inverse`]: super::refine_inverse
     pub refine_inverses: bool,
     /// Newton-Schulz steps in f64 after the f32 iteration (0: the f32 result as is).
     pub polish_steps: usize,

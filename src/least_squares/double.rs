@@ -155,9 +155,7 @@ pub(crate) fn solve_in_double(
         &x0,
         norm_c,
         norm_inf(rhs),
-        options.criterion,
-        tolerance,
-        options.max_iterations,
+        options.stopping(m),
     )?;
     // Refinement in f64 may stop on stagnation at rounding level: the test decides.
     let converged = match options.criterion {

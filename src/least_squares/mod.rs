@@ -42,7 +42,7 @@ pub(crate) fn refinement_residual(e: &impl refinement::Equations, x: &[f64]) -> 
     e.residual(x)
 }
 pub(crate) use refinement::symmetric_norm_1;
-pub use refinement::{NormalEquations, Refinement, Stop, refine};
+pub use refinement::{NormalEquations, Refinement, Stop, Stopping, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gpu::Options;
@@ -177,6 +177,15 @@ impl SolveOptions {
     pub fn tolerance_for(&self, m: usize) -> f64 {
         self.tolerance
             .unwrap_or_else(|| self.criterion.default_tolerance(m))
+    }
+
+    /// When refinement of a system of order m stops: the test, its tolerance, the most steps.
+    pub fn stopping(&self, m: usize) -> Stopping {
+        Stopping {
+            criterion: self.criterion,
+            tolerance: self.tolerance_for(m),
+            max_iterations: self.max_iterations,
+        }
     }
 
     /// Checks that the tolerance is finite and not negative and the iteration limit in range.

@@ -236,23 +236,37 @@ pub struct Refinement {
 /// Corrections must shrink at least by this factor per step, else refinement has stagnated.
 const STAGNATION_RATIO: f64 = 0.5;
 
+/// When [`refine`] stops: its test at a tolerance, or a number of steps
+/// ([`SolveOptions::stopping`](super::SolveOptions::stopping) for a system of order m).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stopping {
+    /// The test.
+    pub criterion: Criterion,
+    /// Its tolerance.
+    pub tolerance: f64,
+    /// The most steps.
+    pub max_iterations: usize,
+}
+
 /// Algorithm 1 from x⁰: repeat rᵏ = g − C·xᵏ in f64 (`residual`), zᵏ ≈ C⁻¹·rᵏ through the
-/// single-precision factor (`correct`), xᵏ⁺¹ = xᵏ + zᵏ, until `criterion` holds at
-/// `tolerance`, the corrections stagnate, or `max_iterations` steps. `norm_c` and `norm_g` are
-/// ‖C‖∞ (an estimate) and ‖g‖∞ for the backward error η = ‖r‖∞/(‖C‖∞‖x‖∞ + ‖g‖∞).
+/// single-precision factor (`correct`), xᵏ⁺¹ = xᵏ + zᵏ, until `stopping`'s test holds, the
+/// corrections stagnate, or its number of steps have run. `norm_c` and `norm_g` are ‖C‖∞ (an
+/// estimate) and ‖g‖∞ for the backward error η = ‖r‖∞/(‖C‖∞‖x‖∞ + ‖g‖∞).
 ///
 /// A non-finite residual or iterate is [`NumericalError::RefinementDiverged`].
-#[allow(clippy::too_many_arguments)]
 pub fn refine(
     mut residual: impl FnMut(&[f64]) -> Result<Vec<f64>>,
     mut correct: impl FnMut(&[f64]) -> Result<Vec<f64>>,
     x0: &[f64],
     norm_c: f64,
     norm_g: f64,
-    criterion: Criterion,
-    tolerance: f64,
-    max_iterations: usize,
+    stopping: Stopping,
 ) -> Result<Refinement> {
+    let Stopping {
+        criterion,
+        tolerance,
+        max_iterations,
+    } = stopping;
     let eta = |r: &[f64], x: &[f64]| {
         let denominator = norm_c * norm_inf(x) + norm_g;
         if denominator == 0.0 {
@@ -404,9 +418,11 @@ mod tests {
             &x0,
             norm_c,
             norm_inf(eq.rhs()),
-            criterion,
-            tolerance,
-            max,
+            Stopping {
+                criterion,
+                tolerance,
+                max_iterations: max,
+            },
         )
         .unwrap();
         (out, x0, x_ref)

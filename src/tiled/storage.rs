@@ -11,7 +11,7 @@ use crate::matrix::Matrix;
 /// How the triangle is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Storage {
-    /// m x m row-major with row stride [`full_ld`]; the upper triangle (and the padding) is
+    /// m x m row-major with row stride `full_ld`; the upper triangle (and the padding) is
     /// never read or written.
     Full,
     /// LAPACK's rectangular full packed array (TRANSR = 'N', UPLO = 'L'), m(m+1)/2 values.
@@ -19,7 +19,7 @@ pub enum Storage {
 }
 
 impl Storage {
-    /// Values an order-m matrix takes (full storage: m rows of [`full_ld`]).
+    /// Values an order-m matrix takes (full storage: m rows of `full_ld`).
     pub fn len(self, m: usize) -> usize {
         match self {
             Storage::Full => m * full_ld(m),
@@ -175,7 +175,12 @@ pub fn check_order(
     part_bytes: u64,
     limits: &ComputeLimits,
 ) -> Result<()> {
-    let bytes = (storage.len(m) as u64).saturating_mul(4);
+    // Counted in u128: an m whose storage overflows usize is refused here, never a panic.
+    let len = match storage {
+        Storage::Full => m as u128 * full_ld(m) as u128,
+        Storage::Rfp => m as u128 * (m as u128 + 1) / 2,
+    };
+    let bytes = u64::try_from(len * 4).unwrap_or(u64::MAX);
     let (memory, source) = device_memory(limits);
     if bytes <= memory {
         return part_starts(m, storage, part_bytes).map(|_| ());

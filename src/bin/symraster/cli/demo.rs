@@ -4,9 +4,9 @@
 use super::{FormatArg, MethodArg, options};
 use anyhow::{Context as _, Result};
 use clap::Args;
+use rand::{Rng, SeedableRng};
 use std::time::Instant;
-use symraster::internal::GpuInternals;
-use symraster::{Format, Gpu, Options, problems, reference, relative_error};
+use symraster::{Format, Gpu, Matrix, Options, reference, relative_error};
 
 /// Arguments of `symraster demo`.
 #[derive(Args)]
@@ -30,15 +30,19 @@ pub fn demo(args: DemoArgs) -> Result<()> {
     let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
     let (m, n) = (args.m, args.m.saturating_mul(2));
-    let method = gpu.check_problem_size(m, n, opts)?;
+    let method = opts.method_on(&gpu, m, n)?;
     say!(
         "device: {} ({}), method {method}",
         gpu.info().renderer,
         gpu.info().version
     );
-    let mut rng = problems::rng(args.seed);
-    let a = problems::uniform_matrix(&mut rng, m, n);
-    let d = problems::uniform_vector(&mut rng, n);
+    // Uniform in (0, 1), as the paper's random problems (the same draws as the library's
+    // seeded test problems).
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed);
+    let a = Matrix::from_fn(m, n, |_, _| rng.random_range(f32::EPSILON..1.0));
+    let d: Vec<f32> = (0..n)
+        .map(|_| rng.random_range(f32::EPSILON..1.0))
+        .collect();
     let c = assemble(&gpu, &a, &d, opts)?;
     factor(&gpu, &c, opts)?;
     Ok(())

@@ -9,7 +9,6 @@ use super::{FormatArg, MethodArg, options};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use symraster::internal::GpuInternals;
 use symraster::least_squares::{Criterion, Fallback, MAX_ITERATIONS_LIMIT};
 use symraster::matrix::{
     Matrix, check_finite, check_finite_vec, check_non_empty, single_precision_error,
@@ -75,6 +74,17 @@ pub struct SolveArgs {
     /// How to compute (auto: the fastest this device runs).
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
+    /// The refinement's stopping test.
+    #[command(flatten)]
+    pub refinement: RefinementArgs,
+    /// Output x (float64, length m); .npy or .mtx by extension.
+    #[arg(short = 'o', long = "output", value_name = "x.npy")]
+    pub output: PathBuf,
+}
+
+/// The refinement flags `solve` and `spd-solve` share.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct RefinementArgs {
     /// The stopping test: `backward` (normwise backward error, as LAPACK's dsposv; does not
     /// depend on the scale of the data) or `paper` (‖rᵏ‖₂/‖xᵏ⁺¹‖₂, the paper's rule).
     #[arg(long, value_enum, default_value_t = CriterionArg::Backward)]
@@ -85,9 +95,20 @@ pub struct SolveArgs {
     /// At most this many refinement iterations (1 to 10000).
     #[arg(long = "max-iter", default_value_t = 100, value_parser = iteration_limit)]
     pub max_iter: usize,
-    /// Output x (float64, length m); .npy or .mtx by extension.
-    #[arg(short = 'o', long = "output", value_name = "x.npy")]
-    pub output: PathBuf,
+}
+
+impl RefinementArgs {
+    /// The solve's options: these flags on the GPU options.
+    fn options(self, gpu: symraster::Options) -> SolveOptions {
+        let options = SolveOptions::new()
+            .gpu(gpu)
+            .criterion(self.criterion.into())
+            .max_iterations(self.max_iter);
+        match self.tol {
+            Some(tol) => options.tolerance(tol),
+            None => options,
+        }
+    }
 }
 
 /// The arguments of `spd-solve`.
@@ -106,15 +127,9 @@ pub struct SpdSolveArgs {
     /// How to compute (auto: the fastest this device runs).
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
-    /// The stopping test (as for `solve`).
-    #[arg(long, value_enum, default_value_t = CriterionArg::Backward)]
-    pub criterion: CriterionArg,
-    /// The stopping test's tolerance (default: √m·2⁻⁵³ for backward, 1e-8 for paper).
-    #[arg(long, value_parser = positive_finite)]
-    pub tol: Option<f64>,
-    /// At most this many refinement iterations (1 to 10000).
-    #[arg(long = "max-iter", default_value_t = 100, value_parser = iteration_limit)]
-    pub max_iter: usize,
+    /// The refinement's stopping test (as for `solve`).
+    #[command(flatten)]
+    pub refinement: RefinementArgs,
     /// Output x (float64, length m); .npy or .mtx by extension.
     #[arg(short = 'o', long = "output", value_name = "x.npy")]
     pub output: PathBuf,
@@ -179,7 +194,7 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, n, opts)?;
+    let method = opts.method_on(&gpu, m, n)?;
     let c = gpu.assemble(&a, &d, opts)?;
     // The input is not needed while the output is written.
     drop(a);
@@ -220,7 +235,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, 0, opts)?;
+    let method = opts.method_on(&gpu, m, 0)?;
     let l = match &c {
         Ok(single) => gpu.cholesky(single, opts)?,
         Err(double) => {
@@ -271,14 +286,8 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let gpu_options = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, n, gpu_options)?;
-    let mut solve_options = SolveOptions::new()
-        .gpu(gpu_options)
-        .criterion(args.criterion.into())
-        .max_iterations(args.max_iter);
-    if let Some(tol) = args.tol {
-        solve_options = solve_options.tolerance(tol);
-    }
+    let method = gpu_options.method_on(&gpu, m, n)?;
+    let solve_options = args.refinement.options(gpu_options);
     let outcome = gpu.least_squares(&a, &d, &b, &solve_options)?;
     // The stopping test's last value (η, or the paper's ‖rᵏ‖₂/‖xᵏ⁺¹‖₂), the one --tol bounds.
     let residual = outcome.criteria.last().copied().unwrap_or(f64::NAN);
@@ -330,14 +339,8 @@ pub fn spd_solve(args: SpdSolveArgs) -> Result<()> {
     io::check_output_path(&args.output)?;
     let gpu = super::open_gpu()?;
     let gpu_options = options(args.format, args.method);
-    let method = gpu.check_problem_size(m, 0, gpu_options)?;
-    let mut solve_options = SolveOptions::new()
-        .gpu(gpu_options)
-        .criterion(args.criterion.into())
-        .max_iterations(args.max_iter);
-    if let Some(tol) = args.tol {
-        solve_options = solve_options.tolerance(tol);
-    }
+    let method = gpu_options.method_on(&gpu, m, 0)?;
+    let solve_options = args.refinement.options(gpu_options);
     let outcome = gpu.spd_solve(&c, &b, &solve_options)?;
     let residual = outcome.criteria.last().copied().unwrap_or(f64::NAN);
     if !outcome.converged {

@@ -2,7 +2,6 @@
 
 use crate::reproduce::cpu_model;
 use anyhow::Result;
-use symraster::internal::GpuInternals;
 use symraster::tuning::MAX_TEXTURE_SIZE;
 
 /// Prints the GL device, version, texture limits (the driver's and the effective one), the
@@ -10,7 +9,7 @@ use symraster::tuning::MAX_TEXTURE_SIZE;
 pub fn info() -> Result<()> {
     let gpu = super::open_gpu()?;
     let i = gpu.info();
-    let (full, packed) = gpu.max_order();
+    let limits = &i.limits;
     say!("GL_VENDOR            {}", i.vendor);
     say!("GL_RENDERER          {}", i.renderer);
     say!("GL_VERSION           {}", i.version);
@@ -33,16 +32,26 @@ pub fn info() -> Result<()> {
         i.egl_device_count,
         if i.software { " (software)" } else { "" }
     );
-    say!("largest m            {full} (full), {packed} (packed)");
-    if i.has_compute() {
-        let (full, rfp, source) = gpu.max_tiled_order()?;
-        say!("largest m, tiled     {full} (full), {rfp} (RFP): {source}");
+    say!(
+        "largest m            {} (full), {} (packed)",
+        limits.full,
+        limits.packed
+    );
+    if let Some(tiled) = &limits.tiled {
+        say!(
+            "largest m, tiled     {} (full), {} (RFP): {}",
+            tiled.full,
+            tiled.rfp,
+            tiled.bound
+        );
     }
-    let methods: Vec<&str> = gpu.methods().into_iter().map(|m| m.name()).collect();
+    let methods = gpu.methods();
+    let names: Vec<&str> = methods.iter().map(|m| m.name()).collect();
+    // Method::Auto is the fastest method the device runs: the first of the list.
     say!(
         "methods              {} (auto: {})",
-        methods.join(", "),
-        gpu.resolve(symraster::Method::Auto)?
+        names.join(", "),
+        methods[0]
     );
     say!("CPU                  {}", cpu_model());
     say!(

@@ -5,9 +5,11 @@ use super::FormatArg;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use symraster::inverse::{self, InvertOptions, Kind, LyapunovOptions, SignOptions, Storage};
 use symraster::matrix::check_non_empty;
-use symraster::{Error, io, rfp};
+use symraster::{
+    Error, InverseMethod, InvertOptions, Kind, LyapunovOptions, Refined, SignOptions, Storage, io,
+    rfp,
+};
 
 /// Which matrices `invert` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,15 +121,15 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         KindArg::General => Kind::General,
     };
     let method = match args.method {
-        InverseMethodArg::Gje => inverse::InverseMethod::Gje,
-        InverseMethodArg::Cholesky => inverse::InverseMethod::Cholesky,
-        InverseMethodArg::Lu => inverse::InverseMethod::Lu,
+        InverseMethodArg::Gje => InverseMethod::Gje,
+        InverseMethodArg::Cholesky => InverseMethod::Cholesky,
+        InverseMethodArg::Lu => InverseMethod::Lu,
     };
     let storage = match args.format {
         FormatArg::Full => Storage::Full,
         FormatArg::Packed => Storage::Rfp,
     };
-    inverse::check_method(kind, method, storage)?;
+    // The method, kind and storage are checked by `Gpu::invert` before any work.
     if args.rfp && kind != Kind::Spd {
         return Err(Error::from(symraster::InputError::Unsupported(
             "--rfp writes a symmetric inverse's lower triangle: it needs --kind spd".into(),
@@ -168,7 +170,7 @@ pub fn invert(args: InvertArgs) -> Result<()> {
 
 /// What the printed line says about ‖I − M·X‖_F: from the GPU, after refinement, or of the
 /// f64 CPU fallback and why it ran.
-fn residual_text(r: &inverse::Refined, refine_asked: bool) -> String {
+fn residual_text(r: &Refined, refine_asked: bool) -> String {
     let residuals = &r.residuals;
     let text = match (residuals.first(), residuals.last()) {
         (Some(first), Some(last)) if r.refined && residuals.len() > 1 => format!(

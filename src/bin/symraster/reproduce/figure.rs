@@ -100,7 +100,6 @@ impl<P> Figure<P> {
     }
 
     /// Writes `stem.csv`, `stem.svg` and `stem.png` under `out`.
-    #[allow(clippy::too_many_arguments)]
     pub fn write(
         &self,
         out: &Path,
