@@ -108,57 +108,6 @@ impl<T: Pod> Buffer<T> {
         Ok(buffer)
     }
 
-    /// Creates a buffer of `len` values that `fill` writes (all of them: what it leaves is
-    /// undefined). Large buffers are mapped and `fill` writes the mapping itself (it may do
-    /// so on all cores): no host copy and no glBufferData from pageable memory, which ran at
-    /// about 1.2 GB/s on the lent H200. Small ones, or where mapped uploads are off, go
-    /// through a host vector. Use [`BufferUsage::Static`] for data the GPU then works on:
-    /// on the lent H200 a mapped `Dynamic` buffer was read about 20x slower (host memory).
-    pub fn filled(
-        ctx: &Context,
-        target: BufferTarget,
-        usage: BufferUsage,
-        len: usize,
-        fill: impl FnOnce(&mut [T]),
-    ) -> Result<Self> {
-        let bytes = checked_bytes::<T>(len)?;
-        if (bytes as usize) < MAPPED_UPLOAD_BYTES || !ctx.mapped_uploads() {
-            let mut data = pod::zeroed::<T>(len);
-            fill(&mut data);
-            return Self::new(ctx, target, usage, &data);
-        }
-        let buffer = Self::uninitialized(ctx, target, usage, len)?;
-        let gl = ctx.gl();
-        let ptr = unsafe {
-            gl.bind_buffer(target.gl(), Some(buffer.raw));
-            gl.map_buffer_range(
-                target.gl(),
-                0,
-                bytes,
-                glow::MAP_WRITE_BIT | glow::MAP_INVALIDATE_BUFFER_BIT,
-            )
-        };
-        if ptr.is_null() || !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
-            if !ptr.is_null() {
-                unsafe { gl.unmap_buffer(target.gl()) };
-            }
-            let mut data = pod::zeroed::<T>(len);
-            fill(&mut data);
-            buffer.write(0, &data)?;
-            return Ok(buffer);
-        }
-        // SAFETY: the mapping holds `len` values of T (aligned, checked above), is ours until
-        // unmapped, and nothing else refers to it.
-        let mapped = unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, len) };
-        fill(mapped);
-        unsafe {
-            gl.bind_buffer(target.gl(), Some(buffer.raw));
-            gl.unmap_buffer(target.gl());
-        }
-        ctx.check(|| format!("filling a mapped {target:?} buffer of {len} values"))?;
-        Ok(buffer)
-    }
-
     /// Creates a buffer of `len` zeros.
     pub fn zeroed(
         ctx: &Context,

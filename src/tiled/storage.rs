@@ -317,8 +317,8 @@ impl TiledMatrix {
     }
 
     /// An order-m matrix whose lower triangle `row(i, out)` writes (out = row i's entries
-    /// 0..=i), rows over all cores: straight into full storage (the upper triangle NaN), or
-    /// through a lower triangle for RFP. One upload, no other copy.
+    /// 0..=i), rows over all cores into the storage array (full storage's upper triangle NaN),
+    /// or through a lower triangle for RFP; then one upload through a mapping.
     pub fn from_rows(
         ctx: &Context,
         m: usize,
@@ -328,28 +328,6 @@ impl TiledMatrix {
     ) -> Result<Self> {
         use rayon::prelude::*;
         let mut matrix = Self::uninitialized(ctx, m, storage, part_bytes)?;
-        if storage == Storage::Full && matrix.buffers.len() == 1 {
-            // One buffer: the rows are written straight into its mapping, on all cores.
-            let ld = matrix.ld;
-            // Static: a mapped Dynamic buffer was placed where the Cholesky read it 20x
-            // slower on the H200 (host memory); Static ones (as least squares' A) stay fast.
-            matrix.buffers[0] = Buffer::filled(
-                ctx,
-                BufferTarget::Storage,
-                BufferUsage::Static,
-                storage.len(m),
-                |data| {
-                    data.par_chunks_mut(ld.max(1))
-                        .take(m)
-                        .enumerate()
-                        .for_each(|(i, r)| {
-                            row(i, &mut r[..=i]);
-                            r[i + 1..].fill(f32::NAN);
-                        })
-                },
-            )?;
-            return Ok(matrix);
-        }
         let data = match storage {
             Storage::Full => {
                 // Zeroed pages come free from the allocator; each task then touches its own
