@@ -300,3 +300,41 @@ fn every_compute_kernel_links_as_declared() {
         .collect();
     assert_eq!(names.len(), symraster::compute_kernels::ALL.len());
 }
+
+/// Large freed buffers are kept and handed to the next uninitialized buffer of their size and
+/// usage: it works as a fresh one (written and read whole), and a zeroed buffer of the same
+/// size never takes a kept one's contents.
+#[test]
+fn freed_large_buffers_are_reused_and_zeroed_ones_are_zero() {
+    use symraster::gl::{Buffer, BufferTarget, BufferUsage};
+    let gpu = Gpu::new().unwrap();
+    let ctx = gpu.context();
+    let len = (16 << 20) / 4;
+    let pattern: Vec<f32> = (0..len).map(|i| (i % 1000) as f32 + 0.5).collect();
+    for round in 0..3 {
+        let b = Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len)
+            .unwrap();
+        b.write(0, &pattern).unwrap();
+        assert_eq!(b.download().unwrap(), pattern, "round {round}");
+    }
+    let z = Buffer::<f32>::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, len).unwrap();
+    assert!(z.download().unwrap().iter().all(|&v| v == 0.0));
+    // Many at once, more than are kept: each holds its own values.
+    let many: Vec<_> = (0..10)
+        .map(|k| {
+            let b =
+                Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len)
+                    .unwrap();
+            b.write(0, &vec![k as f32; len]).unwrap();
+            b
+        })
+        .collect();
+    for (k, b) in many.iter().enumerate() {
+        assert!(
+            b.download_range(len - 3, 3)
+                .unwrap()
+                .iter()
+                .all(|&v| v == k as f32)
+        );
+    }
+}

@@ -128,6 +128,31 @@ impl<T: Pod> Buffer<T> {
         len: usize,
     ) -> Result<Self> {
         let bytes = checked_bytes::<T>(len)?;
+        if let Some(raw) = ctx.take_spare(bytes, usage.gl()) {
+            return Ok(Self {
+                ctx: ctx.clone(),
+                raw,
+                target,
+                usage,
+                len,
+                _data: PhantomData,
+            });
+        }
+        match Self::allocate(ctx, target, usage, len, bytes) {
+            // The GPU refused: the kept buffers' memory back, and once more.
+            Err(_) if ctx.release_spares() => Self::allocate(ctx, target, usage, len, bytes),
+            other => other,
+        }
+    }
+
+    /// [`Buffer::uninitialized`] with fresh storage.
+    fn allocate(
+        ctx: &Context,
+        target: BufferTarget,
+        usage: BufferUsage,
+        len: usize,
+        bytes: i32,
+    ) -> Result<Self> {
         let raw = unsafe { ctx.gl().create_buffer() }.map_err(|message| {
             Error::from(DeviceError::GlCreate {
                 what: "buffer",
@@ -342,7 +367,14 @@ fn checked_bytes<T: Pod>(len: usize) -> Result<i32> {
 }
 
 impl<T: Pod> Drop for Buffer<T> {
+    /// Large buffers go to the context's spares for reuse by [`Buffer::uninitialized`]; the
+    /// rest are deleted.
     fn drop(&mut self) {
-        unsafe { self.ctx.gl().delete_buffer(self.raw) }
+        let bytes = self.len.saturating_mul(size_of::<T>());
+        let kept = i32::try_from(bytes)
+            .is_ok_and(|bytes| self.ctx.keep_spare(self.raw, bytes, self.usage.gl()));
+        if !kept {
+            unsafe { self.ctx.gl().delete_buffer(self.raw) }
+        }
     }
 }
