@@ -1,0 +1,60 @@
+//! The library's typed errors as Python exceptions, as scipy raises them: bad input is
+//! `ValueError` (an unsupported option `NotImplementedError`), a matrix that is not positive
+//! definite is `symraster.NotPositiveDefiniteError` (a `numpy.linalg.LinAlgError` with
+//! `.column`, LAPACK's INFO − 1), other numerical failures `symraster.NumericalError` (a
+//! `LinAlgError` too), the device's `symraster.DeviceError` (a `RuntimeError`). The classes
+//! are defined in Python (`symraster/_errors.py`) so that they subclass numpy's.
+
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use symraster::{Error, InputError, NumericalError};
+
+use crate::worker::Outcome;
+
+/// An instance of the class `name` of `symraster._errors` built from `args`, as a `PyErr`.
+fn python_error<'py, A>(py: Python<'py>, name: &str, args: A) -> PyErr
+where
+    A: pyo3::call::PyCallArgs<'py>,
+{
+    let made = py
+        .import("symraster._errors")
+        .and_then(|m| m.getattr(name))
+        .and_then(|class| class.call1(args));
+    match made {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(e) => e,
+    }
+}
+
+/// The Python exception for a library error.
+pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    let message = e.to_string();
+    match e {
+        Error::Input(InputError::Unsupported(_)) => PyNotImplementedError::new_err(message),
+        Error::Input(_) => PyValueError::new_err(message),
+        Error::Device(_) => python_error(py, "DeviceError", (message,)),
+        Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }) => {
+            python_error(py, "NotPositiveDefiniteError", (message, column))
+        }
+        Error::Numerical(
+            NumericalError::SingularMatrix { column, .. } | NumericalError::ZeroPivot { column, .. },
+        ) => python_error(py, "NumericalError", (message, Some(column))),
+        Error::Numerical(_) => python_error(py, "NumericalError", (message, None::<usize>)),
+        _ => PyRuntimeError::new_err(message),
+    }
+}
+
+/// A job's outcome as a Python result: the library's error mapped by [`to_py`], a panic as
+/// `RuntimeError` (never an abort), with the job's own seconds beside the value.
+pub fn finish<R>(py: Python<'_>, outcome: Outcome<R>) -> PyResult<(R, f64)> {
+    match outcome {
+        Outcome::Done(Ok(r), seconds) => Ok((r, seconds)),
+        Outcome::Done(Err(e), _) => Err(to_py(py, e)),
+        Outcome::Panicked(message) => Err(PyRuntimeError::new_err(format!(
+            "internal error in symraster (a Rust panic, caught; please report it): {message}"
+        ))),
+        Outcome::Gone => Err(PyRuntimeError::new_err(
+            "symraster's GPU worker thread is gone",
+        )),
+    }
+}
