@@ -44,11 +44,25 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
+thread_local! {
+    /// Seconds the library's calls took on the worker for this calling thread since the last
+    /// [`take_api_seconds`]: what the binding's overhead is measured against.
+    static API_SECONDS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// The seconds spent inside the library for this thread's calls since the last take, reset.
+pub fn take_api_seconds() -> f64 {
+    API_SECONDS.with(|s| s.replace(0.0))
+}
+
 /// A job's outcome as a Python result: the library's error mapped by [`to_py`], a panic as
 /// `RuntimeError` (never an abort), with the job's own seconds beside the value.
 pub fn finish<R>(py: Python<'_>, outcome: Outcome<R>) -> PyResult<(R, f64)> {
     match outcome {
-        Outcome::Done(Ok(r), seconds) => Ok((r, seconds)),
+        Outcome::Done(Ok(r), seconds) => {
+            API_SECONDS.with(|s| s.set(s.get() + seconds));
+            Ok((r, seconds))
+        }
         Outcome::Done(Err(e), _) => Err(to_py(py, e)),
         Outcome::Panicked(message) => Err(PyRuntimeError::new_err(format!(
             "internal error in symraster (a Rust panic, caught; please report it): {message}"

@@ -32,13 +32,30 @@ enum Vector {
 }
 
 /// Copies a 2-D view into a row-major `Matrix` (of its transpose with `transpose`): one
-/// memcpy where the view is contiguous in that order, else one strided pass.
+/// memcpy where the view is contiguous in that order, else one pass in 64 x 64 tiles (a C
+/// array read transposed, for the upper triangle, stays within the caches).
 fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Result<Matrix<T>> {
+    const TILE: usize = 64;
     let view = if transpose { view.reversed_axes() } else { view };
     let (rows, cols) = view.dim();
     let data = match view.as_slice() {
         Some(s) => s.to_vec(),
-        None => view.iter().copied().collect(),
+        None => {
+            let mut data = Vec::with_capacity(rows * cols);
+            let spare = data.spare_capacity_mut();
+            for i0 in (0..rows).step_by(TILE) {
+                for j0 in (0..cols).step_by(TILE) {
+                    for i in i0..(i0 + TILE).min(rows) {
+                        for j in j0..(j0 + TILE).min(cols) {
+                            spare[i * cols + j].write(view[[i, j]]);
+                        }
+                    }
+                }
+            }
+            // SAFETY: the tiles cover every (i, j) of the rows x cols matrix once.
+            unsafe { data.set_len(rows * cols) };
+            data
+        }
     };
     Matrix::from_row_major(rows, cols, data)
 }
@@ -177,12 +194,14 @@ fn cholesky<'py>(
         factor.into_l()
     });
     let (l, _) = finish(py, outcome)?;
-    let l = if upper { l.transpose() } else { l };
-    Ok(if double {
-        array_of(py, l.map(f64::from)).into_any()
+    // U = Lᵀ as the transposed view of L: no copy.
+    let l = if double {
+        let l = py.detach(|| l.map(f64::from));
+        array_of(py, l).into_any()
     } else {
         array_of(py, l).into_any()
-    })
+    };
+    if upper { l.getattr("T") } else { Ok(l) }
 }
 
 /// Factors `a` (as [`cholesky`] reads it) and keeps the factor on the worker (on the GPU for
@@ -445,6 +464,14 @@ fn lyapunov<'py>(
     Ok((array_of(py, l.x), d))
 }
 
+/// The seconds this thread's calls spent inside the Rust library (on the worker, timed there)
+/// since the last call of this function, which resets them: for measuring the binding's
+/// overhead (python/benchmarks/overhead.py).
+#[pyfunction]
+fn take_api_seconds() -> f64 {
+    errors::take_api_seconds()
+}
+
 /// A job that panics on the worker, for the test that a Rust panic becomes an exception.
 #[pyfunction]
 fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
@@ -472,6 +499,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(invert, m)?)?;
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(lyapunov, m)?)?;
+    m.add_function(wrap_pyfunction!(take_api_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }
