@@ -37,7 +37,8 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
             python_error(py, "NotPositiveDefiniteError", (message, column))
         }
         Error::Numerical(
-            NumericalError::SingularMatrix { column, .. } | NumericalError::ZeroPivot { column, .. },
+            NumericalError::SingularMatrix { column, .. }
+            | NumericalError::ZeroPivot { column, .. },
         ) => python_error(py, "NumericalError", (message, Some(column))),
         Error::Numerical(_) => python_error(py, "NumericalError", (message, None::<usize>)),
         _ => PyRuntimeError::new_err(message),

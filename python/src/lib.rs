@@ -36,7 +36,11 @@ enum Vector {
 /// array read transposed, for the upper triangle, stays within the caches).
 fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Result<Matrix<T>> {
     const TILE: usize = 64;
-    let view = if transpose { view.reversed_axes() } else { view };
+    let view = if transpose {
+        view.reversed_axes()
+    } else {
+        view
+    };
     let (rows, cols) = view.dim();
     let data = match view.as_slice() {
         Some(s) => s.to_vec(),
@@ -315,9 +319,11 @@ fn spd_solve<'py>(
         match (&c, &b) {
             (Mat::F64(c), Vector::F64(b)) => gpu.spd_solve(c, b, &solve),
             (Mat::F32(c), Vector::F32(b)) => gpu.spd_solve(c, b, &solve),
-            (Mat::F64(c), Vector::F32(b)) => {
-                gpu.spd_solve(c, &b.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(), &solve)
-            }
+            (Mat::F64(c), Vector::F32(b)) => gpu.spd_solve(
+                c,
+                &b.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
+                &solve,
+            ),
             (Mat::F32(c), Vector::F64(b)) => gpu.spd_solve(&c.to_f64(), b, &solve),
         }
     });
@@ -375,7 +381,9 @@ fn assemble<'py>(
         match (&a, &d) {
             (Mat::F64(a), Vector::F64(d)) => gpu.assemble(a, d, opts),
             (Mat::F32(a), Vector::F32(d)) => gpu.assemble(a, d, opts),
-            _ => Err(symraster::InputError::InvalidOption("a and d must share one dtype".into()).into()),
+            _ => Err(
+                symraster::InputError::InvalidOption("a and d must share one dtype".into()).into(),
+            ),
         }
     });
     Ok(array_of(py, finish(py, outcome)?.0))
@@ -453,7 +461,9 @@ fn lyapunov<'py>(
         match (&a, &q) {
             (Mat::F64(a), Mat::F64(q)) => gpu.lyapunov(a, q, Default::default()),
             (Mat::F32(a), Mat::F32(q)) => gpu.lyapunov(a, q, Default::default()),
-            _ => Err(symraster::InputError::InvalidOption("a and q must share one dtype".into()).into()),
+            _ => Err(
+                symraster::InputError::InvalidOption("a and q must share one dtype".into()).into(),
+            ),
         }
     });
     let (l, seconds) = finish(py, outcome)?;
