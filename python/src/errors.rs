@@ -71,5 +71,15 @@ pub fn finish<R>(py: Python<'_>, outcome: Outcome<R>) -> PyResult<(R, f64)> {
         Outcome::Gone => Err(PyRuntimeError::new_err(
             "symraster's GPU worker thread is gone",
         )),
+        Outcome::Forked => Err(python_error(
+            py,
+            "DeviceError",
+            (
+                "this process was forked from one that had opened symraster's GPU, whose OpenGL \
+              context cannot be used in the child; start worker processes with \
+              multiprocessing's 'spawn' or 'forkserver' method, or fork before the first \
+              symraster call",
+            ),
+        )),
     }
 }

@@ -49,19 +49,24 @@ pub enum Outcome<R> {
     Panicked(String),
     /// The worker thread is gone (it cannot be, short of the process ending).
     Gone,
+    /// This process was forked from one whose worker had started: its OpenGL state is the
+    /// parent's and cannot be used here (EGL in a forked child hangs), so nothing runs.
+    Forked,
 }
 
 /// The worker's channel and the process it was started in: after `os.fork()` the child has
-/// no worker thread, so it starts its own.
+/// no worker thread and inherits the parent's OpenGL/EGL state, which it cannot use.
 static WORKER: Mutex<Option<(u32, mpsc::Sender<Job>)>> = Mutex::new(None);
 
-/// The channel to this process's worker, started on first use.
-fn sender() -> mpsc::Sender<Job> {
+/// The channel to this process's worker, started on first use; `None` in a child forked
+/// after the parent's worker started.
+fn sender() -> Option<mpsc::Sender<Job>> {
     let mut worker = WORKER.lock().unwrap_or_else(|e| e.into_inner());
     let pid = std::process::id();
     match &*worker {
-        Some((owner, tx)) if *owner == pid => tx.clone(),
-        _ => {
+        Some((owner, tx)) if *owner == pid => Some(tx.clone()),
+        Some(_) => None,
+        None => {
             let (tx, rx) = mpsc::channel::<Job>();
             std::thread::Builder::new()
                 .name("symraster-gpu".into())
@@ -77,7 +82,7 @@ fn sender() -> mpsc::Sender<Job> {
                 })
                 .expect("spawning the GPU worker thread");
             *worker = Some((pid, tx.clone()));
-            tx
+            Some(tx)
         }
     }
 }
@@ -100,7 +105,10 @@ where
         let _ = tx.send(outcome);
     });
     py.detach(move || {
-        if sender().send(job).is_err() {
+        let Some(tx) = sender() else {
+            return Outcome::Forked;
+        };
+        if tx.send(job).is_err() {
             return Outcome::Gone;
         }
         rx.recv().unwrap_or(Outcome::Gone)
@@ -115,7 +123,9 @@ where
     let job: Job = Box::new(move |state| {
         let _ = catch_unwind(AssertUnwindSafe(|| f(state)));
     });
-    let _ = sender().send(job);
+    if let Some(tx) = sender() {
+        let _ = tx.send(job);
+    }
 }
 
 /// The text of a panic's payload.

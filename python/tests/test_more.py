@@ -8,7 +8,7 @@ import pytest
 import scipy.linalg as sla
 
 import symraster as la
-from conftest import DTYPES, SIZES, SMALL_SIZES, rel, stable, tol, tol32
+from conftest import DTYPES, SIZES, SMALL_SIZES, rel, spd, stable, tol, tol32
 
 
 @pytest.mark.parametrize("m", SMALL_SIZES + [64])
@@ -137,3 +137,60 @@ def test_threads(rng):
         results = list(pool.map(work, problems * 2))
     assert all(results)
     assert threading.active_count() >= 1
+
+
+def test_gil_released_during_gpu_work(rng):
+    """While one native call runs on the worker, another Python thread keeps running for
+    most of it (with the GIL held it would get at most one switch interval, 5 ms)."""
+    import time
+
+    from symraster import _native
+
+    a = spd(rng, 301)
+    done = threading.Event()
+    ticks = [0]
+
+    def count():
+        while not done.is_set():
+            ticks[0] += 1
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        time.sleep(0.05)
+        start, before = time.perf_counter(), ticks[0]
+        time.sleep(0.1)
+        rate = (ticks[0] - before) / (time.perf_counter() - start)  # loops per second
+        start, before = time.perf_counter(), ticks[0]
+        _native.invert(a, True, False, False)  # one native call
+        seconds, during = time.perf_counter() - start, ticks[0] - before
+    finally:
+        done.set()
+        counter.join()
+    assert seconds > 0.02, "the call is long enough to tell"
+    assert during > 0.3 * rate * seconds, (
+        f"the other thread ran {during} loops in {seconds:.3f} s, at {rate:.0f}/s alone")
+
+
+def test_fork_after_use_refuses_clearly():
+    """A child forked after the GPU opened gets DeviceError, never a hang."""
+    import multiprocessing
+
+    la.cholesky(np.eye(2))  # the worker has started in this process
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+
+    def child(q):
+        try:
+            la.cholesky(np.eye(2))
+            q.put("ran")
+        except la.DeviceError as e:
+            q.put(f"DeviceError: {e}")
+
+    p = ctx.Process(target=child, args=(queue,))
+    p.start()
+    p.join(60)
+    if p.exitcode is None:
+        p.kill()
+    assert p.exitcode == 0
+    assert queue.get(timeout=5).startswith("DeviceError: this process was forked")
