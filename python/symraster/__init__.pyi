@@ -23,8 +23,9 @@ OpenGL device ``DeviceError`` (a ``RuntimeError``). A Rust panic becomes a ``Run
 Threads: one worker thread owns the OpenGL context (a context is current on one thread at a
 time and the library's ``Gpu`` is not ``Send``). Calls from any number of Python threads are
 queued to it and run one at a time; the GIL is released while a call waits and while its
-arrays are copied, so other Python threads run meanwhile. After ``os.fork()`` the child starts
-its own worker.
+arrays are copied, so other Python threads run meanwhile. A child process forked after the
+parent's first call cannot use its OpenGL context and raises ``DeviceError``: use
+multiprocessing's "spawn" or "forkserver" start method (a child forked before opens its own).
 
 ``method`` picks how the GPU computes: ``"auto"`` (the fastest this device runs), ``"tiled"``
 (compute shaders, OpenGL 4.3), ``"blocked"`` or ``"faithful"`` (the paper's passes);
