@@ -20,7 +20,10 @@ def test_signm(rng, m, dtype):
     a = (q @ np.diag(lam) @ q.T + rng.standard_normal((m, m)) * 0.05 / np.sqrt(m)).astype(dtype)
     s = la.signm(a)
     want = sla.signm(a)
-    assert s.dtype == want.dtype
+    # float32 in, float32 out; scipy's own signm returns float64 for float32 input whenever
+    # its funm estimate is poor and it falls back to a Newton iteration, so its dtype depends
+    # on the data
+    assert s.dtype == dtype
     assert rel(s, want) < (1e-9 if dtype == np.float64 else 1e-4)
     s2, errest = la.signm(a, disp=False)
     assert np.array_equal(s2, s) and errest < 1e-6
@@ -85,7 +88,10 @@ def test_weighted_lstsq(rng, m, dtype):
     want = sla.lstsq(x.astype(np.float64) * sw[:, None], y * sw)[0]
     assert r.x.dtype == dtype and r.x.shape == (m,)
     assert rel(r.x, want) < tol(dtype, m)
-    assert r.converged and r.iterations >= 0 and r.backward_error < 1e-12
+    # The library's test is η ≤ √m·2⁻⁵³; at m = 1 rounding can leave η a hair above it
+    # (1.13e-16 against 1.11e-16) with x right, and `converged` then says so honestly.
+    assert r.backward_error < 1e-15 and (r.converged or m == 1)
+    assert r.iterations >= 0
     assert r.condition > 0.99 and r.fallback_ran is (r.fallback is not None)
 
 
