@@ -1,0 +1,515 @@
+//! `symraster._native`: the thin layer between numpy arrays and symraster's public API. The
+//! scipy conventions (argument names, dtype rules, which triangle is read, check_finite) live
+//! in the Python package (`symraster/__init__.py`); this module copies arrays in once (any
+//! order or strides, straight into the library's row-major `Matrix`), runs the operation on
+//! the GPU worker thread (`worker.rs`) with the GIL released, and hands results back without
+//! a copy.
+
+mod errors;
+mod worker;
+
+use numpy::ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use symraster::{
+    Format, InverseMethod, InvertOptions, Matrix, Method, Options, Solution, SolveOptions,
+};
+
+use errors::finish;
+
+/// A matrix from Python in the precision it came in.
+enum Mat {
+    F32(Matrix<f32>),
+    F64(Matrix<f64>),
+}
+
+/// A vector from Python in the precision it came in.
+enum Vector {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// Copies a 2-D view into a row-major `Matrix` (of its transpose with `transpose`): one
+/// memcpy where the view is contiguous in that order, else one pass in 64 x 64 tiles (a C
+/// array read transposed, for the upper triangle, stays within the caches).
+fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Result<Matrix<T>> {
+    const TILE: usize = 64;
+    let view = if transpose {
+        view.reversed_axes()
+    } else {
+        view
+    };
+    let (rows, cols) = view.dim();
+    let data = match view.as_slice() {
+        Some(s) => s.to_vec(),
+        None => {
+            let mut data = Vec::with_capacity(rows * cols);
+            let spare = data.spare_capacity_mut();
+            for i0 in (0..rows).step_by(TILE) {
+                for j0 in (0..cols).step_by(TILE) {
+                    for i in i0..(i0 + TILE).min(rows) {
+                        for j in j0..(j0 + TILE).min(cols) {
+                            spare[i * cols + j].write(view[[i, j]]);
+                        }
+                    }
+                }
+            }
+            // SAFETY: the tiles cover every (i, j) of the rows x cols matrix once.
+            unsafe { data.set_len(rows * cols) };
+            data
+        }
+    };
+    Matrix::from_row_major(rows, cols, data)
+}
+
+/// Copies a 1-D view into a `Vec`.
+fn vec_of<T: Copy>(view: ArrayView1<'_, T>) -> Vec<T> {
+    match view.as_slice() {
+        Some(s) => s.to_vec(),
+        None => view.iter().copied().collect(),
+    }
+}
+
+/// Reads a float32 or float64 2-D array (the Python layer has cast every other dtype),
+/// copying with the GIL released.
+fn read_matrix(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResult<Mat> {
+    let copied = if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f64>>() {
+        let view = a.as_array();
+        py.detach(|| matrix_of(view, transpose)).map(Mat::F64)
+    } else if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f32>>() {
+        let view = a.as_array();
+        py.detach(|| matrix_of(view, transpose)).map(Mat::F32)
+    } else {
+        return Err(PyTypeError::new_err(
+            "expected a 2-D float32 or float64 numpy array",
+        ));
+    };
+    copied.map_err(|e| errors::to_py(py, e))
+}
+
+/// Reads a float32 or float64 1-D array.
+fn read_vector(a: &Bound<'_, PyAny>) -> PyResult<Vector> {
+    if let Ok(a) = a.extract::<PyReadonlyArray1<'_, f64>>() {
+        Ok(Vector::F64(vec_of(a.as_array())))
+    } else if let Ok(a) = a.extract::<PyReadonlyArray1<'_, f32>>() {
+        Ok(Vector::F32(vec_of(a.as_array())))
+    } else {
+        Err(PyTypeError::new_err(
+            "expected a 1-D float32 or float64 numpy array",
+        ))
+    }
+}
+
+/// A `Matrix` as a numpy array, without a copy.
+fn array_of<T: numpy::Element + Copy>(py: Python<'_>, m: Matrix<T>) -> Bound<'_, PyArray2<T>> {
+    let (rows, cols) = m.shape();
+    Array2::from_shape_vec((rows, cols), m.into_vec())
+        .expect("a Matrix's data fills its shape")
+        .into_pyarray(py)
+}
+
+/// The method and storage keywords as `Options`.
+fn options(method: &str, storage: &str) -> PyResult<Options> {
+    let method = match method {
+        "auto" => Method::Auto,
+        "tiled" => Method::Tiled,
+        "blocked" => Method::Blocked,
+        "faithful" => Method::Faithful,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "method must be 'auto', 'tiled', 'blocked' or 'faithful', not {other:?}"
+            )));
+        }
+    };
+    let format = match storage {
+        "full" => Format::Full,
+        "packed" | "rfp" => Format::Packed,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "storage must be 'full' or 'packed' (LAPACK's RFP for the tiled method), not \
+                 {other:?}"
+            )));
+        }
+    };
+    Ok(Options::new(format).method(method))
+}
+
+/// The mixed-precision solves' diagnostics as a dict.
+fn solution_dict<'py>(py: Python<'py>, s: &Solution, seconds: f64) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("iterations", s.iterations)?;
+    d.set_item("backward_error", s.backward_error)?;
+    d.set_item("condition", s.condition)?;
+    d.set_item("forward_error_estimate", s.forward_error_estimate)?;
+    d.set_item("converged", s.converged)?;
+    d.set_item("fallback", s.fallback.as_ref().map(|f| format!("{f:?}")))?;
+    d.set_item("residuals", s.residuals.clone())?;
+    d.set_item("tolerance", s.tolerance)?;
+    d.set_item("api_seconds", seconds)?;
+    Ok(d)
+}
+
+/// The device, its OpenGL version and the methods it runs, as `symraster info` lists them.
+#[pyfunction]
+fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let outcome = worker::run(py, |state| {
+        let gpu = state.gpu()?;
+        let methods: Vec<String> = gpu.methods().iter().map(|m| m.name().to_string()).collect();
+        Ok((gpu.info().clone(), methods))
+    });
+    let ((i, methods), _) = finish(py, outcome)?;
+    let d = PyDict::new(py);
+    d.set_item("vendor", i.vendor)?;
+    d.set_item("renderer", i.renderer)?;
+    d.set_item("version", i.version)?;
+    d.set_item("gl_version", i.gl_version)?;
+    d.set_item("max_texture_size", i.max_texture_size)?;
+    d.set_item("driver_max_texture_size", i.driver_max_texture_size)?;
+    d.set_item("egl_device_index", i.egl_device_index)?;
+    d.set_item("egl_device_count", i.egl_device_count)?;
+    d.set_item("software", i.software)?;
+    d.set_item("auto", methods.first().cloned())?;
+    d.set_item("methods", methods)?;
+    Ok(d)
+}
+
+/// The Cholesky factor of `a` (its lower triangle, or with `upper` its upper one) in `a`'s
+/// dtype: L lower, or with `upper` U = Lᵀ, the other triangle zero. Computed in float32.
+#[pyfunction]
+fn cholesky<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    upper: bool,
+    method: &str,
+    storage: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let opts = options(method, storage)?;
+    let input = read_matrix(py, a, upper)?;
+    let double = matches!(input, Mat::F64(_));
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        let factor = match &input {
+            Mat::F32(c) => gpu.cholesky(c, opts)?,
+            Mat::F64(c) => gpu.cholesky(c, opts)?,
+        };
+        drop(input);
+        factor.into_l()
+    });
+    let (l, _) = finish(py, outcome)?;
+    // U = Lᵀ as the transposed view of L: no copy.
+    let l = if double {
+        let l = py.detach(|| l.map(f64::from));
+        array_of(py, l).into_any()
+    } else {
+        array_of(py, l).into_any()
+    };
+    if upper { l.getattr("T") } else { Ok(l) }
+}
+
+/// Factors `a` (as [`cholesky`] reads it) and keeps the factor on the worker (on the GPU for
+/// the tiled method): (id, order, method, storage, on_gpu).
+#[pyfunction]
+fn factor(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    upper: bool,
+    method: &str,
+    storage: &str,
+) -> PyResult<(u64, usize, String, String, bool)> {
+    let opts = options(method, storage)?;
+    let input = read_matrix(py, a, upper)?;
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        let factor = match &input {
+            Mat::F32(c) => gpu.cholesky(c, opts)?,
+            Mat::F64(c) => gpu.cholesky(c, opts)?,
+        };
+        let about = (
+            factor.order(),
+            factor.method().name().to_string(),
+            factor.format().to_string(),
+            factor.on_gpu(),
+        );
+        Ok((state.keep(factor), about))
+    });
+    let ((id, (order, method, format, on_gpu)), _) = finish(py, outcome)?;
+    Ok((id, order, method, format, on_gpu))
+}
+
+/// Keeps a lower-triangular L computed elsewhere (float32, the upper triangle ignored) as a
+/// factor on the host, for `cho_solve`: its id.
+#[pyfunction]
+fn factor_from_l(py: Python<'_>, l: PyReadonlyArray2<'_, f32>) -> PyResult<u64> {
+    let view = l.as_array();
+    let l = py
+        .detach(|| matrix_of(view, false))
+        .map_err(|e| errors::to_py(py, e))?;
+    let outcome = worker::run(py, move |state| {
+        let factor = symraster::Cholesky::from_l(l)?;
+        Ok(state.keep(factor))
+    });
+    Ok(finish(py, outcome)?.0)
+}
+
+/// A kept factor's id, or the error for one that is gone.
+fn kept(state: &worker::State, id: u64) -> symraster::Result<&symraster::Cholesky> {
+    state.factors.get(&id).ok_or_else(|| {
+        symraster::InputError::InvalidOption(format!("the factor {id} has been released")).into()
+    })
+}
+
+/// X with L·Lᵀ·X = B (B float32, m x k) through the kept factor `id`, in float32.
+#[pyfunction]
+fn factor_solve<'py>(
+    py: Python<'py>,
+    id: u64,
+    b: PyReadonlyArray2<'py, f32>,
+) -> PyResult<(Bound<'py, PyArray2<f32>>, f64)> {
+    let view = b.as_array();
+    let b = py
+        .detach(|| matrix_of(view, false))
+        .map_err(|e| errors::to_py(py, e))?;
+    let outcome = worker::run(py, move |state| kept(state, id)?.solve_many(&b));
+    let (x, seconds) = finish(py, outcome)?;
+    Ok((array_of(py, x), seconds))
+}
+
+/// The kept factor's L (float32, lower triangular).
+#[pyfunction]
+fn factor_l(py: Python<'_>, id: u64) -> PyResult<Bound<'_, PyArray2<f32>>> {
+    let outcome = worker::run(py, move |state| kept(state, id)?.l());
+    Ok(array_of(py, finish(py, outcome)?.0))
+}
+
+/// C⁻¹ through the kept factor (float32, symmetric).
+#[pyfunction]
+fn factor_inverse(py: Python<'_>, id: u64) -> PyResult<Bound<'_, PyArray2<f32>>> {
+    let outcome = worker::run(py, move |state| kept(state, id)?.inverse());
+    Ok(array_of(py, finish(py, outcome)?.0))
+}
+
+/// Releases the kept factor `id` (without waiting).
+#[pyfunction]
+fn factor_drop(id: u64) {
+    worker::post(move |state| {
+        state.factors.remove(&id);
+    });
+}
+
+/// C·x = b for SPD C (its lower triangle, or with `upper` its upper one), f64 accurate: the
+/// library's `spd_solve` (dsposv). Returns x (float64) and the diagnostics.
+#[pyfunction]
+fn spd_solve<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    upper: bool,
+    method: &str,
+    storage: &str,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
+    let solve = SolveOptions {
+        gpu: options(method, storage)?,
+        ..SolveOptions::default()
+    };
+    let (c, b) = (read_matrix(py, a, upper)?, read_vector(b)?);
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        match (&c, &b) {
+            (Mat::F64(c), Vector::F64(b)) => gpu.spd_solve(c, b, &solve),
+            (Mat::F32(c), Vector::F32(b)) => gpu.spd_solve(c, b, &solve),
+            (Mat::F64(c), Vector::F32(b)) => gpu.spd_solve(
+                c,
+                &b.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
+                &solve,
+            ),
+            (Mat::F32(c), Vector::F64(b)) => gpu.spd_solve(&c.to_f64(), b, &solve),
+        }
+    });
+    let (s, seconds) = finish(py, outcome)?;
+    let d = solution_dict(py, &s, seconds)?;
+    Ok((Array1::from_vec(s.x).into_pyarray(py), d))
+}
+
+/// min ‖diag(√w)(y − x·β)‖₂ with x observations × unknowns (read as the library's A = xᵀ),
+/// f64 accurate. Returns β (float64) and the diagnostics.
+#[pyfunction]
+fn least_squares<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    w: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    method: &str,
+    storage: &str,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
+    let solve = SolveOptions {
+        gpu: options(method, storage)?,
+        ..SolveOptions::default()
+    };
+    let a = read_matrix(py, x, true)?;
+    let (w, y) = (read_vector(w)?, read_vector(y)?);
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        match (&a, &w, &y) {
+            (Mat::F64(a), Vector::F64(w), Vector::F64(y)) => gpu.least_squares(a, w, y, &solve),
+            (Mat::F32(a), Vector::F32(w), Vector::F32(y)) => gpu.least_squares(a, w, y, &solve),
+            _ => Err(symraster::InputError::InvalidOption(
+                "x, w and y must share one dtype".into(),
+            )
+            .into()),
+        }
+    });
+    let (s, seconds) = finish(py, outcome)?;
+    let d = solution_dict(py, &s, seconds)?;
+    Ok((Array1::from_vec(s.x).into_pyarray(py), d))
+}
+
+/// The lower triangle of A·diag(d)·Aᵀ (float32, upper triangle zero): the paper's assembly.
+#[pyfunction]
+fn assemble<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    d: &Bound<'py, PyAny>,
+    method: &str,
+    storage: &str,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let opts = options(method, storage)?;
+    let (a, d) = (read_matrix(py, a, false)?, read_vector(d)?);
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        match (&a, &d) {
+            (Mat::F64(a), Vector::F64(d)) => gpu.assemble(a, d, opts),
+            (Mat::F32(a), Vector::F32(d)) => gpu.assemble(a, d, opts),
+            _ => Err(
+                symraster::InputError::InvalidOption("a and d must share one dtype".into()).into(),
+            ),
+        }
+    });
+    Ok(array_of(py, finish(py, outcome)?.0))
+}
+
+/// M⁻¹ in float64 (refined): general (Gauss-Jordan, or with `lu` LU with partial pivoting)
+/// or, with `spd`, SPD through Cholesky reading the lower triangle (with `upper` the upper).
+/// Returns X and the diagnostics.
+#[pyfunction]
+fn invert<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    spd: bool,
+    upper: bool,
+    lu: bool,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+    let mut opts = if spd {
+        InvertOptions::spd()
+    } else {
+        InvertOptions::default()
+    };
+    if lu && !spd {
+        opts.method = InverseMethod::Lu;
+    }
+    let a = read_matrix(py, a, upper && spd)?;
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        match &a {
+            Mat::F64(a) => gpu.invert(a, opts),
+            Mat::F32(a) => gpu.invert(a, opts),
+        }
+    });
+    let (r, seconds) = finish(py, outcome)?;
+    let d = PyDict::new(py);
+    d.set_item("residuals", r.residuals)?;
+    d.set_item("refined", r.refined)?;
+    d.set_item("fallback", r.fallback)?;
+    d.set_item("api_seconds", seconds)?;
+    Ok((array_of(py, r.x), d))
+}
+
+/// sign(A) in float64 and the diagnostics.
+#[pyfunction]
+fn sign<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+    let a = read_matrix(py, a, false)?;
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        match &a {
+            Mat::F64(a) => gpu.sign(a, Default::default()),
+            Mat::F32(a) => gpu.sign(a, Default::default()),
+        }
+    });
+    let (s, seconds) = finish(py, outcome)?;
+    let d = PyDict::new(py);
+    d.set_item("iterations", s.iterations)?;
+    d.set_item("residual", s.residual)?;
+    d.set_item("commutation", s.commutation)?;
+    d.set_item("api_seconds", seconds)?;
+    Ok((array_of(py, s.s), d))
+}
+
+/// X with A·X + X·Aᵀ = Q in float64 and the diagnostics.
+#[pyfunction]
+fn lyapunov<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    q: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+    let (a, q) = (read_matrix(py, a, false)?, read_matrix(py, q, false)?);
+    let outcome = worker::run(py, move |state| {
+        let gpu = state.gpu()?;
+        match (&a, &q) {
+            (Mat::F64(a), Mat::F64(q)) => gpu.lyapunov(a, q, Default::default()),
+            (Mat::F32(a), Mat::F32(q)) => gpu.lyapunov(a, q, Default::default()),
+            _ => Err(
+                symraster::InputError::InvalidOption("a and q must share one dtype".into()).into(),
+            ),
+        }
+    });
+    let (l, seconds) = finish(py, outcome)?;
+    let d = PyDict::new(py);
+    d.set_item("iterations", l.iterations)?;
+    d.set_item("residuals", l.residuals)?;
+    d.set_item("api_seconds", seconds)?;
+    Ok((array_of(py, l.x), d))
+}
+
+/// The seconds this thread's calls spent inside the Rust library (on the worker, timed there)
+/// since the last call of this function, which resets them: for measuring the binding's
+/// overhead (python/benchmarks/overhead.py).
+#[pyfunction]
+fn take_api_seconds() -> f64 {
+    errors::take_api_seconds()
+}
+
+/// A job that panics on the worker, for the test that a Rust panic becomes an exception.
+#[pyfunction]
+fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
+    let outcome = worker::run(py, |_| -> symraster::Result<()> {
+        panic!("a deliberate panic (symraster._native._panic_for_tests)")
+    });
+    finish(py, outcome).map(|_| ())
+}
+
+/// The module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(cholesky, m)?)?;
+    m.add_function(wrap_pyfunction!(factor, m)?)?;
+    m.add_function(wrap_pyfunction!(factor_from_l, m)?)?;
+    m.add_function(wrap_pyfunction!(factor_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(factor_l, m)?)?;
+    m.add_function(wrap_pyfunction!(factor_inverse, m)?)?;
+    m.add_function(wrap_pyfunction!(factor_drop, m)?)?;
+    m.add_function(wrap_pyfunction!(spd_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(least_squares, m)?)?;
+    m.add_function(wrap_pyfunction!(assemble, m)?)?;
+    m.add_function(wrap_pyfunction!(invert, m)?)?;
+    m.add_function(wrap_pyfunction!(sign, m)?)?;
+    m.add_function(wrap_pyfunction!(lyapunov, m)?)?;
+    m.add_function(wrap_pyfunction!(take_api_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! The one thread that owns the `Gpu`. An OpenGL context is current on one thread at a time
+//! and `symraster::Gpu` is not `Send`, so every GPU job of every Python thread runs here, one
+//! after another: the calling thread sends a closure over a channel and waits for its answer
+//! with the GIL released. Factors kept on the GPU (`Cholesky` objects) live in this thread's
+//! table and are named by id from Python.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use pyo3::prelude::*;
+use symraster::{Cholesky, Gpu};
+
+/// What the worker thread holds: the GPU (opened on the first job) and the kept factors.
+pub struct State {
+    gpu: Option<Gpu>,
+    /// Factors kept on the GPU, by the id their Python object holds.
+    pub factors: HashMap<u64, Cholesky>,
+    next_id: u64,
+}
+
+impl State {
+    /// The GPU, opened on first use (an open that failed is tried again by the next job).
+    pub fn gpu(&mut self) -> symraster::Result<&Gpu> {
+        if self.gpu.is_none() {
+            self.gpu = Some(Gpu::new()?);
+        }
+        Ok(self.gpu.as_ref().expect("opened above"))
+    }
+
+    /// Keeps `factor` and gives its id.
+    pub fn keep(&mut self, factor: Cholesky) -> u64 {
+        self.next_id += 1;
+        self.factors.insert(self.next_id, factor);
+        self.next_id
+    }
+}
+
+/// A job: runs on the worker thread with its state.
+type Job = Box<dyn FnOnce(&mut State) + Send>;
+
+/// How a job ended.
+pub enum Outcome<R> {
+    /// The library's answer, and the seconds the job itself took on the worker.
+    Done(symraster::Result<R>, f64),
+    /// The job panicked (caught on the worker, which lives on): the panic's message.
+    Panicked(String),
+    /// The worker thread is gone (it cannot be, short of the process ending).
+    Gone,
+    /// This process was forked from one whose worker had started: its OpenGL state is the
+    /// parent's and cannot be used here (EGL in a forked child hangs), so nothing runs.
+    Forked,
+}
+
+/// The worker's channel and the process it was started in: after `os.fork()` the child has
+/// no worker thread and inherits the parent's OpenGL/EGL state, which it cannot use.
+static WORKER: Mutex<Option<(u32, mpsc::Sender<Job>)>> = Mutex::new(None);
+
+/// The channel to this process's worker, started on first use; `None` in a child forked
+/// after the parent's worker started.
+fn sender() -> Option<mpsc::Sender<Job>> {
+    let mut worker = WORKER.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    match &*worker {
+        Some((owner, tx)) if *owner == pid => Some(tx.clone()),
+        Some(_) => None,
+        None => {
+            let (tx, rx) = mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("symraster-gpu".into())
+                .spawn(move || {
+                    let mut state = State {
+                        gpu: None,
+                        factors: HashMap::new(),
+                        next_id: 0,
+                    };
+                    while let Ok(job) = rx.recv() {
+                        job(&mut state);
+                    }
+                })
+                .expect("spawning the GPU worker thread");
+            *worker = Some((pid, tx.clone()));
+            Some(tx)
+        }
+    }
+}
+
+/// Runs `f` on the worker thread and waits for it with the GIL released. A panic inside `f`
+/// is caught there and comes back as [`Outcome::Panicked`].
+pub fn run<R, F>(py: Python<'_>, f: F) -> Outcome<R>
+where
+    R: Send + 'static,
+    F: FnOnce(&mut State) -> symraster::Result<R> + Send + 'static,
+{
+    let (tx, rx) = mpsc::sync_channel(1);
+    let job: Job = Box::new(move |state| {
+        let start = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| f(state)));
+        let outcome = match result {
+            Ok(r) => Outcome::Done(r, start.elapsed().as_secs_f64()),
+            Err(payload) => Outcome::Panicked(panic_message(&*payload)),
+        };
+        let _ = tx.send(outcome);
+    });
+    py.detach(move || {
+        let Some(tx) = sender() else {
+            return Outcome::Forked;
+        };
+        if tx.send(job).is_err() {
+            return Outcome::Gone;
+        }
+        rx.recv().unwrap_or(Outcome::Gone)
+    })
+}
+
+/// Sends `f` to the worker without waiting (dropping a kept factor).
+pub fn post<F>(f: F)
+where
+    F: FnOnce(&mut State) + Send + 'static,
+{
+    let job: Job = Box::new(move |state| {
+        let _ = catch_unwind(AssertUnwindSafe(|| f(state)));
+    });
+    if let Some(tx) = sender() {
+        let _ = tx.send(job);
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}

@@ -1,0 +1,565 @@
+"""symraster: dense symmetric linear algebra on an OpenGL GPU, with scipy.linalg's conventions.
+
+``import symraster as la`` in place of ``import scipy.linalg as la`` works for ``cholesky``,
+``cho_factor``, ``cho_solve``, ``solve``, ``inv``, ``signm`` and ``solve_continuous_lyapunov``
+on real float32/float64 arrays: same names, signatures, defaults, return types and errors.
+``syrk``, ``weighted_lstsq`` and ``Cholesky`` are symraster's own. The GPU computes in float32;
+each function's docstring (see ``__init__.pyi``) says what accuracy its result carries.
+
+Threads: one worker thread owns the OpenGL context (a context is current on one thread at a
+time); every call from any Python thread runs there in turn, the GIL released while it waits.
+"""
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _native
+from ._errors import DeviceError, NotPositiveDefiniteError, NumericalError
+
+__version__ = _native.__version__
+
+__all__ = [
+    "AccuracyWarning",
+    "Cholesky",
+    "DeviceError",
+    "LstsqResult",
+    "NotPositiveDefiniteError",
+    "NumericalError",
+    "cho_factor",
+    "cho_solve",
+    "cholesky",
+    "info",
+    "inv",
+    "signm",
+    "solve",
+    "solve_continuous_lyapunov",
+    "syrk",
+    "weighted_lstsq",
+]
+
+
+class AccuracyWarning(RuntimeWarning):
+    """A float64 result did not reach float64 accuracy (the float32 factor's refinement did
+    not converge: the matrix is too ill-conditioned for it)."""
+
+
+# --- input handling (scipy's rules) -------------------------------------------------------
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _lapack_dtype(dtype):
+    """The float dtype scipy's LAPACK wrappers compute in: float32 for float16/float32 and the
+    small integers and bool, float64 for the rest (as scipy's cholesky and inv convert)."""
+    dtype = np.dtype(dtype)
+    if dtype in _FLOATS:
+        return dtype
+    promoted = np.result_type(dtype, np.float32)
+    return promoted if promoted in _FLOATS else np.dtype(np.float64)
+
+
+def _solve_dtype(dtype):
+    """scipy's solve: integers and bool become float64, float16 float32."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    return _lapack_dtype(dtype)
+
+
+def _real(a, name, rule=_lapack_dtype):
+    """``a`` as an array of a float dtype by ``rule``; complex and non-numeric refused."""
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        raise TypeError(
+            f"{name} is complex ({a.dtype}); symraster works on real float32 and float64 "
+            "arrays (use scipy.linalg for complex matrices)"
+        )
+    if a.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} has dtype {a.dtype}; symraster works on real float32 and float64 arrays"
+        )
+    dtype = rule(a.dtype)
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
+def _finite(a, check_finite):
+    if check_finite and not np.isfinite(a).all():
+        raise ValueError("array must not contain infs or NaNs")
+
+
+def _matrix(a, name, check_finite, rule=_lapack_dtype):
+    """A 2-D float array (as scipy checks it, before its squareness)."""
+    a = _real(a, name, rule)
+    if a.ndim > 2:
+        raise NotImplementedError(
+            f"{name} has shape {a.shape}: symraster takes one 2-D matrix at a time (scipy's "
+            "batched arrays are not supported; loop over the leading axes)"
+        )
+    if a.ndim < 2:
+        raise ValueError(f"expected a 2-D array, but {name} has shape {a.shape}")
+    _finite(a, check_finite)
+    return a
+
+
+def _square(a, name="a", check_finite=True, rule=_lapack_dtype):
+    a = _matrix(a, name, check_finite, rule)
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(
+            f"Input array is expected to be square but has the shape: {a.shape}."
+        )
+    return a
+
+
+def _symmetric(a, lower):
+    """The symmetric matrix whose `lower` (else upper) triangle ``a`` holds."""
+    if lower:
+        s = np.tril(a)
+        s += np.tril(a, -1).T
+    else:
+        s = np.triu(a)
+        s += np.triu(a, 1).T
+    return s
+
+
+def _options(method, storage):
+    if method not in ("auto", "tiled", "blocked", "faithful"):
+        raise ValueError(
+            f"method must be 'auto', 'tiled', 'blocked' or 'faithful', not {method!r}"
+        )
+    if storage not in ("full", "packed", "rfp"):
+        raise ValueError(f"storage must be 'full' or 'packed', not {storage!r}")
+    return method, storage
+
+
+# --- the device ------------------------------------------------------------------------------
+
+
+class DeviceInfo(dict):
+    """What ``info()`` returns: a dict (vendor, renderer, version, gl_version, methods, ...)
+    that prints as ``symraster info`` does."""
+
+    def __str__(self):
+        lines = [
+            f"GL_VENDOR            {self['vendor']}",
+            f"GL_RENDERER          {self['renderer']}",
+            f"GL_VERSION           {self['version']}",
+            f"GL_MAX_TEXTURE_SIZE  {self['driver_max_texture_size']} (driver)",
+            f"texture limit        {self['max_texture_size']}",
+            f"EGL device           {self['egl_device_index']} of {self['egl_device_count']}"
+            + (" (software)" if self["software"] else ""),
+            f"methods              {', '.join(self['methods'])} (auto: {self['auto']})",
+        ]
+        return "\n".join(lines)
+
+
+def info():
+    """The GPU symraster runs on: a dict that prints as the command line's ``info``."""
+    return DeviceInfo(_native.info())
+
+
+# --- Cholesky --------------------------------------------------------------------------------
+
+
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="auto",
+             storage="full"):
+    a = _square(a, "a", check_finite)
+    method, storage = _options(method, storage)
+    if a.shape[0] == 0:
+        return np.empty((0, 0), dtype=a.dtype)
+    return _native.cholesky(a, not lower, method, storage)
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, method="auto",
+               storage="full"):
+    given = a
+    a = _square(a, "a", check_finite)
+    method, storage = _options(method, storage)
+    m = a.shape[0]
+    if m == 0:
+        return np.empty((0, 0), dtype=a.dtype), lower
+    factor = _native.cholesky(a, not lower, method, storage)
+    if overwrite_a and a is given and a.flags.writeable:
+        c = a
+    else:
+        c = np.array(a, dtype=a.dtype, order="C", copy=True)
+    mask = np.tri(m, dtype=bool)
+    np.copyto(c, factor, where=mask if lower else mask.T)
+    return c, lower
+
+
+def _pow2_scale(r):
+    """A power of two that brings max |r| into [1, 2) (1 for r = 0): exact, and keeps r
+    within float32's range on its way to the GPU."""
+    top = float(np.max(np.abs(r))) if r.size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        return 1.0
+    return float(np.ldexp(1.0, -int(np.floor(np.log2(top)))))
+
+
+def _solve32(fid, r):
+    """X with L·Lᵀ·X = R (R 2-D, any float) through the kept factor ``fid``, in float64 from
+    float32: R scaled by a power of two on its way."""
+    s = _pow2_scale(r)
+    x, _ = _native.factor_solve(fid, np.asarray(r * s, dtype=np.float32))
+    return x.astype(np.float64) / s
+
+
+def _refine(matvec, fid, b, max_iter=30):
+    """Mixed-precision iterative refinement (Algorithm 1, dsposv's loop) of C·X = B (B 2-D
+    float64): corrections from the float32 factor ``fid``, residuals in float64 through
+    ``matvec``; stops at the normwise backward error √m·2⁻⁵³ or when corrections stop
+    shrinking. Returns (X, converged)."""
+    m = b.shape[0]
+    tolerance = np.sqrt(m) * np.finfo(np.float64).eps
+    x = _solve32(fid, b)
+    b_norm = np.max(np.abs(b), axis=0)
+    c_norm = None
+    previous = np.inf
+    for _ in range(max_iter):
+        r = b - matvec(x)
+        if c_norm is None:
+            c_norm = matvec.norm_inf
+        eta = np.max(
+            np.max(np.abs(r), axis=0) / (c_norm * np.max(np.abs(x), axis=0) + b_norm + 1e-300)
+        )
+        if eta <= tolerance:
+            return x, True
+        dx = _solve32(fid, r)
+        step = float(np.max(np.abs(dx)))
+        if not step < 0.5 * previous and previous != np.inf:
+            return x, False
+        previous = step
+        x += dx
+    return x, False
+
+
+class _Product:
+    """x ↦ C·x for a dense C in float64, with ‖C‖∞."""
+
+    def __init__(self, c):
+        self.c = c
+        self.norm_inf = float(np.max(np.sum(np.abs(c), axis=1))) if c.size else 0.0
+
+    def __call__(self, x):
+        return self.c @ x
+
+
+class _Factored:
+    """x ↦ L·(Lᵀ·x) for a triangular L in float64, with ‖L·Lᵀ‖∞ bounded by ‖L‖∞·‖Lᵀ‖∞."""
+
+    def __init__(self, l):
+        self.l = l
+        self.norm_inf = float(np.max(np.sum(np.abs(l), axis=1)) * np.max(np.sum(np.abs(l), axis=0)))
+
+    def __call__(self, x):
+        return self.l @ (self.l.T @ x)
+
+
+def _right_side(b, m, name="b", rule=_lapack_dtype, check_finite=True):
+    b = _real(b, name, rule)
+    if b.ndim not in (1, 2) or b.shape[0] != m:
+        raise ValueError(f"incompatible dimensions ({(m, m)} and {b.shape})")
+    _finite(b, check_finite)
+    return b
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    (c, lower) = c_and_lower
+    c = _square(c, "c", check_finite)
+    m = c.shape[0]
+    b = _right_side(b, m, check_finite=check_finite)
+    dtype = np.result_type(c.dtype, b.dtype)
+    if m == 0 or b.size == 0:
+        return np.empty(b.shape, dtype=dtype)
+    l = np.tril(c) if lower else np.triu(c).T
+    fid = _native.factor_from_l(np.asarray(l, dtype=np.float32))
+    try:
+        b2 = b.reshape(m, -1)
+        if dtype == np.float32:
+            x, _ = _native.factor_solve(fid, np.asarray(b2 * _pow2_scale(b2), np.float32))
+            x = x / np.float32(_pow2_scale(b2))
+        else:
+            x, converged = _refine(_Factored(l.astype(np.float64)), fid, b2.astype(np.float64))
+            if not converged:
+                warnings.warn(
+                    "cho_solve: the float32 copy of the factor is too ill-conditioned for "
+                    "refinement to reach float64 accuracy", AccuracyWarning, stacklevel=2)
+    finally:
+        _native.factor_drop(fid)
+    return x.astype(dtype, copy=False).reshape(b.shape)
+
+
+class Cholesky:
+    """The Cholesky factor of an SPD matrix, kept on the GPU (tiled method) for repeated
+    solves. See ``__init__.pyi`` for the full docs."""
+
+    def __init__(self, a, lower=False, *, method="auto", storage="full", check_finite=True):
+        a = _square(a, "a", check_finite)
+        method, storage = _options(method, storage)
+        if a.shape[0] == 0:
+            raise ValueError("a is empty (0x0); a Cholesky factor needs at least one row")
+        self.dtype = a.dtype
+        self.lower = bool(lower)
+        (self._id, self.order, self.method, self.storage, self.on_gpu) = _native.factor(
+            a, not lower, method, storage)
+        self._finalizer = weakref.finalize(self, _native.factor_drop, self._id)
+        # float64: C itself, for the refinement that makes solves float64-accurate.
+        self._c = _Product(_symmetric(a, lower)) if a.dtype == np.float64 else None
+
+    def __repr__(self):
+        return (f"Cholesky(order={self.order}, dtype={self.dtype}, method={self.method!r}, "
+                f"storage={self.storage!r}, on_gpu={self.on_gpu})")
+
+    def _live(self):
+        if not self._finalizer.alive:
+            raise ValueError("this Cholesky factor has been released (close())")
+        return self._id
+
+    def solve(self, b, check_finite=True):
+        fid = self._live()
+        b = _right_side(b, self.order, check_finite=check_finite)
+        dtype = np.result_type(self.dtype, b.dtype)
+        if b.size == 0:
+            return np.empty(b.shape, dtype=dtype)
+        b2 = b.reshape(self.order, -1)
+        if self._c is not None:
+            x, converged = _refine(self._c, fid, b2.astype(np.float64))
+            if not converged:
+                warnings.warn(
+                    "Cholesky.solve: refinement with the float32 factor did not reach float64 "
+                    "accuracy (the matrix is too ill-conditioned); use solve(a, b, "
+                    "assume_a='pos'), which falls back to a float64 factor",
+                    AccuracyWarning, stacklevel=2)
+        else:
+            x = _solve32(fid, b2)
+        return x.astype(dtype, copy=False).reshape(b.shape)
+
+    @property
+    def factor(self):
+        """L (``lower=True``) or U = Lᵀ, in the input's dtype (float32 accuracy)."""
+        l = _native.factor_l(self._live()).astype(self.dtype, copy=False)
+        return l if self.lower else l.T
+
+    def inv(self):
+        """C⁻¹ through the factor (float32 accuracy), in the input's dtype."""
+        return _native.factor_inverse(self._live()).astype(self.dtype, copy=False)
+
+    def close(self):
+        """Releases the factor's GPU memory now (else when the object is collected)."""
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# --- solve and inv ---------------------------------------------------------------------------
+
+_GENERAL = {None, "gen", "general"}
+_SYMMETRIC = {"sym", "symmetric", "her", "hermitian"}
+_POSITIVE = {"pos", "positive definite"}
+_ELSEWHERE = {"diagonal", "tridiagonal", "banded", "upper triangular", "lower triangular"}
+
+
+def _structure(assume_a, function):
+    if assume_a in _GENERAL:
+        return "gen"
+    if assume_a in _SYMMETRIC:
+        return "sym"
+    if assume_a in _POSITIVE:
+        return "pos"
+    if assume_a in _ELSEWHERE:
+        raise NotImplementedError(
+            f"{function}: assume_a={assume_a!r} is not implemented in symraster; "
+            "'gen' (general, LU on the GPU refined in float64), 'sym' and 'pos' (the "
+            "mixed-precision SPD solve) are"
+        )
+    raise ValueError(f"{assume_a} is not a recognized matrix structure")
+
+
+def _general_solve(a64, b64, max_iter=10):
+    """X with A·X = B in float64: the GPU's LU inverse with partial pivoting, refined in
+    float64, then iterative refinement of X with it."""
+    inverse, _ = _native.invert(a64, False, False, True)
+    x = inverse @ b64
+    a_norm = float(np.max(np.sum(np.abs(a64), axis=1)))
+    b_norm = np.max(np.abs(b64), axis=0)
+    tolerance = np.sqrt(a64.shape[0]) * np.finfo(np.float64).eps
+    for _ in range(max_iter):
+        r = b64 - a64 @ x
+        eta = np.max(np.max(np.abs(r), axis=0)
+                     / (a_norm * np.max(np.abs(x), axis=0) + b_norm + 1e-300))
+        if eta <= tolerance:
+            break
+        x += inverse @ r
+    return x
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+          assume_a=None, transposed=False, *, method="auto", storage="full"):
+    structure = _structure(assume_a, "solve")
+    a = _square(a, "a", check_finite, _solve_dtype)
+    m = a.shape[0]
+    b = _real(b, "b", _solve_dtype)
+    if b.ndim not in (1, 2) or b.shape[0] != m:
+        b1 = b.reshape(-1, 1) if b.ndim == 1 else b
+        raise ValueError(f"incompatible shapes: a1.shape={a.shape} and b1.shape={b1.shape}")
+    _finite(b, check_finite)
+    method, storage = _options(method, storage)
+    dtype = np.result_type(a.dtype, b.dtype)
+    if m == 0 or b.size == 0:
+        return np.empty(b.shape, dtype=dtype)
+    if structure == "pos":
+        x = _pos_solve(a, b, lower, method, storage)
+    else:
+        a64 = a.astype(np.float64, copy=False)
+        if structure == "sym":
+            a64 = _symmetric(a64, lower)
+        elif transposed:
+            a64 = a64.T
+        x = _general_solve(a64, b.reshape(m, -1).astype(np.float64)).reshape(b.shape)
+    return x.astype(dtype, copy=False)
+
+
+def _pos_solve(a, b, lower, method, storage):
+    """The SPD solve: the library's spd_solve (dsposv) per right side; several right sides
+    share one GPU factor and refine together, falling back to spd_solve where that stalls."""
+    m = a.shape[0]
+    if b.ndim == 1 or b.shape[1] == 1:
+        x, _ = _native.spd_solve(a, _same(b.reshape(m), b.dtype), not lower, method, storage)
+        return x.reshape(b.shape)
+    b64 = b.astype(np.float64)
+    try:
+        factor = Cholesky(a, lower, method=method, storage=storage, check_finite=False)
+    except NotPositiveDefiniteError:
+        factor = None  # maybe SPD in float64 still: spd_solve's fallback decides
+    if factor is not None:
+        with factor:
+            c = factor._c if factor._c is not None else _Product(
+                _symmetric(a.astype(np.float64), lower))
+            x, converged = _refine(c, factor._id, b64)
+        if converged:
+            return x
+    columns = [
+        _native.spd_solve(a, _same(b[:, j], b.dtype), not lower, method, storage)[0]
+        for j in range(b.shape[1])
+    ]
+    return np.stack(columns, axis=1)
+
+
+def _same(v, dtype):
+    return np.ascontiguousarray(v, dtype=dtype)
+
+
+def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    structure = _structure(assume_a, "inv")
+    a = _square(a, "a", check_finite)
+    if a.shape[0] == 0:
+        return np.empty((0, 0), dtype=a.dtype)
+    if structure == "pos":
+        x, _ = _native.invert(a, True, not lower, False)
+    else:
+        if structure == "sym":
+            a = _symmetric(a, lower)
+        x, _ = _native.invert(a, False, False, False)
+    return x.astype(a.dtype, copy=False)
+
+
+# --- sign and Lyapunov -----------------------------------------------------------------------
+
+
+def signm(A, disp=True):
+    a = _square(A, "A", True)
+    if a.shape[0] == 0:
+        s, residual = np.empty((0, 0), dtype=a.dtype), 0.0
+    else:
+        s, diagnostics = _native.sign(a)
+        s, residual = s.astype(a.dtype, copy=False), diagnostics["residual"]
+    return s if disp else (s, residual)
+
+
+def solve_continuous_lyapunov(a, q):
+    a = _square(a, "a", True)
+    q = _square(q, "q", True)
+    if a.shape != q.shape:
+        raise ValueError(
+            f"a and q must have the same shape, but are {a.shape} and {q.shape}")
+    dtype = np.result_type(a.dtype, q.dtype)
+    if a.shape[0] == 0:
+        return np.empty((0, 0), dtype=dtype)
+    x, _ = _native.lyapunov(a.astype(dtype, copy=False), q.astype(dtype, copy=False))
+    return x.astype(dtype, copy=False)
+
+
+# --- ours: assembly and weighted least squares -----------------------------------------------
+
+
+def syrk(a, d=None, lower=True, *, method="auto", storage="full", check_finite=True):
+    a = _matrix(a, "a", check_finite)
+    m, n = a.shape
+    method, storage = _options(method, storage)
+    if d is None:
+        d = np.ones(n, dtype=a.dtype)
+    d = _real(d, "d")
+    if d.ndim != 1 or d.shape[0] != n:
+        raise ValueError(
+            f"shape mismatch: a is {m}x{n}, so d needs {n} entries (one per column of a), "
+            f"but has shape {d.shape}")
+    _finite(d, check_finite)
+    dtype = np.result_type(a.dtype, d.dtype)
+    if m == 0 or n == 0:
+        return np.zeros((m, m), dtype=dtype)
+    c = _native.assemble(a.astype(dtype, copy=False), _same(d, dtype), method, storage)
+    c = c.astype(dtype, copy=False)
+    return c if lower else c.T
+
+
+class LstsqResult:
+    """What ``weighted_lstsq`` returns: ``x`` and the refined solve's diagnostics."""
+
+    __slots__ = ("x", "iterations", "backward_error", "condition", "forward_error_estimate",
+                 "converged", "fallback", "residuals", "tolerance", "api_seconds")
+
+    def __init__(self, x, diagnostics):
+        self.x = x
+        for key in self.__slots__[1:]:
+            setattr(self, key, diagnostics[key])
+
+    @property
+    def fallback_ran(self):
+        """Whether the float64 CPU fallback produced x."""
+        return self.fallback is not None
+
+    def __repr__(self):
+        return (f"LstsqResult(x=<{self.x.shape[0]} values>, iterations={self.iterations}, "
+                f"backward_error={self.backward_error:.2e}, condition={self.condition:.2e}, "
+                f"converged={self.converged}, fallback={self.fallback!r})")
+
+
+def weighted_lstsq(x, y, w=None, *, method="auto", storage="full", check_finite=True):
+    x = _matrix(x, "x", check_finite)
+    n, m = x.shape
+    y = _real(y, "y")
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(
+            f"shape mismatch: x is {n}x{m} (observations x unknowns), so y needs {n} "
+            f"entries, but has shape {y.shape}")
+    if w is None:
+        w = np.ones(n, dtype=x.dtype)
+    w = _real(w, "w")
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(
+            f"shape mismatch: x is {n}x{m}, so w needs {n} weights, but has shape {w.shape}")
+    _finite(y, check_finite)
+    _finite(w, check_finite)
+    if np.any(w < 0):
+        raise ValueError("weights w must be non-negative")
+    method, storage = _options(method, storage)
+    dtype = np.result_type(x.dtype, y.dtype, w.dtype)
+    beta, diagnostics = _native.least_squares(
+        x.astype(dtype, copy=False), _same(w, dtype), _same(y, dtype), method, storage)
+    return LstsqResult(beta.astype(dtype, copy=False), diagnostics)

@@ -1,0 +1,292 @@
+"""symraster: dense symmetric linear algebra on an OpenGL GPU, with scipy.linalg's conventions.
+
+``import symraster as la`` in place of ``import scipy.linalg as la`` works for ``cholesky``,
+``cho_factor``, ``cho_solve``, ``solve``, ``inv``, ``signm`` and ``solve_continuous_lyapunov``
+on real float32 and float64 arrays (C or Fortran order, strided views): the same names,
+signatures, defaults, return dtypes and exceptions. Integer and bool inputs are converted as
+scipy converts them; complex input raises ``TypeError``. ``syrk``, ``weighted_lstsq`` and
+``Cholesky`` are symraster's own.
+
+Precision: the GPU computes in float32. ``solve`` (every ``assume_a``), ``cho_solve`` of a
+float64 factor, ``Cholesky.solve`` of a float64 matrix, ``inv``, ``signm``,
+``solve_continuous_lyapunov`` and ``weighted_lstsq`` refine in float64 and give float64
+accuracy for float64 input (up to the condition number); ``cholesky``, ``cho_factor`` and
+``syrk`` return the float32 GPU result in the input's dtype (float32 accuracy, about
+κ·6e-8 relative, for float64 input too).
+
+Errors: a matrix that is not positive definite raises ``NotPositiveDefiniteError`` (a
+``numpy.linalg.LinAlgError``) with ``.column``, the first failing column, 0-based (LAPACK's
+INFO − 1); other numerical failures (singular, too ill-conditioned) ``NumericalError``, also a
+``LinAlgError``; bad shapes and non-finite values ``ValueError`` as scipy raises them; no usable
+OpenGL device ``DeviceError`` (a ``RuntimeError``). A Rust panic becomes a ``RuntimeError``.
+
+Threads: one worker thread owns the OpenGL context (a context is current on one thread at a
+time and the library's ``Gpu`` is not ``Send``). Calls from any number of Python threads are
+queued to it and run one at a time; the GIL is released while a call waits and while its
+arrays are copied, so other Python threads run meanwhile. A child process forked after the
+parent's first call cannot use its OpenGL context and raises ``DeviceError``: use
+multiprocessing's "spawn" or "forkserver" start method (a child forked before opens its own).
+
+``method`` picks how the GPU computes: ``"auto"`` (the fastest this device runs), ``"tiled"``
+(compute shaders, OpenGL 4.3), ``"blocked"`` or ``"faithful"`` (the paper's passes);
+``storage`` is ``"full"`` or ``"packed"`` (the paper's rectangular packed format; LAPACK's RFP
+for the tiled method).
+"""
+
+from typing import Literal, Optional, Tuple, overload
+
+import numpy as np
+from numpy.linalg import LinAlgError
+from numpy.typing import ArrayLike, NDArray
+
+__version__: str
+
+_Method = Literal["auto", "tiled", "blocked", "faithful"]
+_Storage = Literal["full", "packed", "rfp"]
+
+class NumericalError(LinAlgError):
+    """The computation met a matrix it cannot handle (singular, too ill-conditioned for the
+    precision, a result out of range). ``column``: the failing column (0-based) where the
+    error names one, else ``None``."""
+
+    column: Optional[int]
+    def __init__(self, message: str, column: Optional[int] = None) -> None: ...
+
+class NotPositiveDefiniteError(NumericalError):
+    """The matrix is not positive definite. ``column`` is the first column whose pivot is not
+    positive, 0-based: LAPACK's ``INFO − 1``, scipy's "(column+1)-th leading minor"."""
+
+    column: int
+    def __init__(self, message: str, column: int) -> None: ...
+
+class DeviceError(RuntimeError):
+    """OpenGL, the device or its configuration failed (no EGL or OpenGL 3.3 device, for one:
+    install ``libegl1 libegl-mesa0 libgl1-mesa-dri`` or the GPU vendor's driver)."""
+
+class AccuracyWarning(RuntimeWarning):
+    """A float64 result did not reach float64 accuracy: refinement with the float32 factor
+    did not converge (the matrix is too ill-conditioned for it)."""
+
+class DeviceInfo(dict):
+    """``info()``'s result: ``vendor``, ``renderer``, ``version``, ``gl_version`` (major,
+    minor), ``max_texture_size``, ``driver_max_texture_size``, ``egl_device_index``,
+    ``egl_device_count``, ``software``, ``methods`` (fastest first) and ``auto``. ``str()``
+    gives the lines of ``symraster info``."""
+
+def info() -> DeviceInfo:
+    """The OpenGL device symraster runs on, its GL version and the methods it runs (opens
+    the device on first use).
+
+    >>> import symraster
+    >>> print(symraster.info())  # doctest: +SKIP
+    GL_VENDOR            Mesa
+    GL_RENDERER          llvmpipe (LLVM 15.0.6, 256 bits)
+    ...
+    """
+
+def cholesky(
+    a: ArrayLike,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    *,
+    method: _Method = "auto",
+    storage: _Storage = "full",
+) -> NDArray[np.floating]:
+    """The Cholesky factor of a symmetric positive definite matrix, as ``scipy.linalg.cholesky``.
+
+    Returns U with ``a = U.T @ U`` (default) or, with ``lower=True``, L with ``a = L @ L.T``;
+    the other triangle is zero. Only the triangle named by ``lower`` is read. The result has
+    the input's dtype (float32 for float32, float64 for float64 and the wider integers) and
+    float32 accuracy: the factor is computed on the GPU in float32. ``overwrite_a`` is
+    accepted and ignored (the input is never modified).
+
+    Raises ``NotPositiveDefiniteError`` (a ``LinAlgError``, ``.column`` 0-based) when the
+    matrix is not positive definite, ``ValueError`` for a non-square or non-finite input.
+    """
+
+def cho_factor(
+    a: ArrayLike,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    *,
+    method: _Method = "auto",
+    storage: _Storage = "full",
+) -> Tuple[NDArray[np.floating], bool]:
+    """``(c, lower)`` for ``cho_solve``, as ``scipy.linalg.cho_factor``: ``c`` holds the factor
+    in the triangle named by ``lower`` and ``a``'s own entries in the other (scipy's "random
+    data"). With ``overwrite_a=True`` and a writeable array of the computing dtype, ``a``
+    itself is overwritten and returned. The factor carries float32 accuracy; ``cho_solve``
+    refines float64 solves against it."""
+
+def cho_solve(
+    c_and_lower: Tuple[ArrayLike, bool],
+    b: ArrayLike,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> NDArray[np.floating]:
+    """x with ``(L @ L.T) @ x = b`` from a factor ``(c, lower)``, as ``scipy.linalg.cho_solve``
+    (only the factor's triangle of ``c`` is read; it may come from scipy too). ``b`` is 1-D
+    or 2-D; x has its shape and the common dtype. float32: one float32 solve. float64: the
+    float32 solve refined in float64 against the factor itself, so x is float64-accurate for
+    the matrix the float64 factor represents (an ``AccuracyWarning`` where the factor is too
+    ill-conditioned for float32)."""
+
+def solve(
+    a: ArrayLike,
+    b: ArrayLike,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+    assume_a: Optional[str] = None,
+    transposed: bool = False,
+    *,
+    method: _Method = "auto",
+    storage: _Storage = "full",
+) -> NDArray[np.floating]:
+    """x with ``a @ x = b``, as ``scipy.linalg.solve``; b 1-D or 2-D, x of b's shape.
+
+    ``assume_a``:
+
+    - ``"pos"`` (``"positive definite"``): the mixed-precision SPD solve (LAPACK's dsposv):
+      the float32 Cholesky factor on the GPU, refinement in float64, a float64 CPU fallback
+      where that stalls. float64 input gives float64 accuracy. Reads the triangle named by
+      ``lower``. Not positive definite: ``NotPositiveDefiniteError``.
+    - ``None``, ``"gen"``: a general matrix through the GPU's LU with partial pivoting (its
+      inverse, refined in float64), then iterative refinement of x in float64.
+      ``transposed=True`` solves ``a.T @ x = b``. Singular: ``NumericalError``.
+    - ``"sym"``, ``"her"``: the symmetric matrix from the triangle named by ``lower``, solved as
+      a general one.
+    - ``"diagonal"``, ``"tridiagonal"``, ``"banded"``, ``"upper triangular"``,
+      ``"lower triangular"``: ``NotImplementedError`` naming the structures that work; any
+      other value ``ValueError``, as scipy.
+
+    dtypes as scipy's: float32 with float32 gives float32, integers float64.
+    """
+
+def inv(
+    a: ArrayLike,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    *,
+    assume_a: Optional[str] = None,
+    lower: bool = False,
+) -> NDArray[np.floating]:
+    """``a``⁻¹, as ``scipy.linalg.inv``: general (Gauss-Jordan with partial pivoting on the
+    GPU) or, with ``assume_a="pos"``, SPD through the GPU Cholesky (the triangle named by
+    ``lower`` read; ``NotPositiveDefiniteError`` if it is not), refined by Newton-Schulz steps
+    in float64 (float64 accuracy for a well-conditioned float64 input); ``"sym"`` inverts the
+    symmetric matrix from that triangle. A singular or too ill-conditioned matrix raises
+    ``NumericalError`` (a ``LinAlgError``)."""
+
+@overload
+def signm(A: ArrayLike, disp: Literal[True] = True) -> NDArray[np.floating]: ...
+@overload
+def signm(A: ArrayLike, disp: Literal[False]) -> Tuple[NDArray[np.floating], float]: ...
+def signm(A: ArrayLike, disp: bool = True):
+    """The matrix sign function, as ``scipy.linalg.signm``: the scaled Newton iteration on GPU
+    inverses, polished in float64. With ``disp=False``, ``(S, errest)`` with errest
+    ‖I − S²‖_F. An eigenvalue on or too near the imaginary axis raises ``NumericalError``."""
+
+def solve_continuous_lyapunov(a: ArrayLike, q: ArrayLike) -> NDArray[np.floating]:
+    """X with ``a @ X + X @ a.T = q``, as ``scipy.linalg.solve_continuous_lyapunov``, for a
+    stable ``a`` (eigenvalues in the open left half plane): through the sign function on the
+    GPU, refined in float64. An ``a`` that is not stable raises ``NumericalError``."""
+
+def syrk(
+    a: ArrayLike,
+    d: Optional[ArrayLike] = None,
+    lower: bool = True,
+    *,
+    method: _Method = "auto",
+    storage: _Storage = "full",
+    check_finite: bool = True,
+) -> NDArray[np.floating]:
+    """The lower triangle (``lower=False``: upper) of ``a @ diag(d) @ a.T``, the other
+    triangle zero: the paper's assembly (Algorithm 3), ``a`` m x n, ``d`` n weights (default
+    ones). Computed on the GPU in float32 and returned in the input's dtype (float32
+    accuracy)."""
+
+class LstsqResult:
+    """``weighted_lstsq``'s result."""
+
+    x: NDArray[np.floating]
+    """β, the unknowns (float64 accuracy; float32 dtype for float32 input)."""
+    iterations: int
+    """Refinement steps taken."""
+    backward_error: float
+    """The normwise backward error of the final x on the normal equations."""
+    condition: float
+    """An estimate of κ₁(xᵀ·diag(w)·x)."""
+    forward_error_estimate: float
+    """About condition × backward_error."""
+    converged: bool
+    """Whether the stopping test (backward error ≤ √m·2⁻⁵³) holds."""
+    fallback: Optional[str]
+    """Why the float64 CPU fallback produced x, or None where refinement did."""
+    residuals: list
+    """‖r‖₂ of each refinement step."""
+    tolerance: float
+    api_seconds: float
+    """Seconds spent in the Rust library's call."""
+    @property
+    def fallback_ran(self) -> bool:
+        """Whether the float64 fallback ran."""
+
+def weighted_lstsq(
+    x: ArrayLike,
+    y: ArrayLike,
+    w: Optional[ArrayLike] = None,
+    *,
+    method: _Method = "auto",
+    storage: _Storage = "full",
+    check_finite: bool = True,
+) -> LstsqResult:
+    """β minimising ‖diag(√w)·(y − x @ β)‖₂, ``x`` observations × unknowns (n x m, n ≥ m),
+    ``y`` and ``w`` n entries (w ≥ 0, default ones): the paper's section 5.3, the normal
+    equations' matrix xᵀ·diag(w)·x assembled and factored on the GPU in float32, refined in
+    float64 (Algorithm 1) with a float64 fallback. Returns ``LstsqResult`` (``.x`` and the
+    diagnostics). Fewer non-zero weights than unknowns raises ``NumericalError``."""
+
+class Cholesky:
+    """The Cholesky factor of an SPD matrix kept on the GPU (the tiled method keeps it there;
+    the other methods hold it on the host) for repeated solves.
+
+    >>> f = Cholesky(c)            # doctest: +SKIP
+    >>> x1, x2 = f.solve(b1), f.solve(b2)
+
+    ``lower`` names the triangle of ``a`` read. For float64 ``a`` the object keeps the
+    symmetric matrix (one float64 copy) and ``solve`` refines in float64 (float64 accuracy);
+    for float32 it solves in float32. ``close()`` (or ``with``) frees the GPU memory at once.
+    """
+
+    dtype: np.dtype
+    lower: bool
+    order: int
+    method: str
+    """The method that computed the factor (``"tiled"``, ``"blocked"``, ``"faithful"``)."""
+    storage: str
+    on_gpu: bool
+    """Whether the factor is held on the GPU (solves run there)."""
+    def __init__(
+        self,
+        a: ArrayLike,
+        lower: bool = False,
+        *,
+        method: _Method = "auto",
+        storage: _Storage = "full",
+        check_finite: bool = True,
+    ) -> None: ...
+    def solve(self, b: ArrayLike, check_finite: bool = True) -> NDArray[np.floating]:
+        """x with ``a @ x = b``, b 1-D or 2-D."""
+    @property
+    def factor(self) -> NDArray[np.floating]:
+        """L (``lower=True``) or U = Lᵀ, in the input's dtype (float32 accuracy)."""
+    def inv(self) -> NDArray[np.floating]:
+        """a⁻¹ through the factor (float32 accuracy)."""
+    def close(self) -> None:
+        """Frees the factor now; later use raises ``ValueError``."""
+    def __enter__(self) -> "Cholesky": ...
+    def __exit__(self, *exc: object) -> None: ...

@@ -1,0 +1,33 @@
+"""The exceptions symraster raises beyond ValueError/TypeError/NotImplementedError.
+
+The Rust layer (``src/errors.rs``) builds these from the library's typed errors, so that they
+subclass numpy's ``LinAlgError`` as scipy's errors do.
+"""
+
+from numpy.linalg import LinAlgError
+
+
+class NumericalError(LinAlgError):
+    """The computation met a matrix it cannot handle (singular, ill-conditioned, overflow).
+
+    ``column`` is the failing column (0-based) where the error names one, else ``None``.
+    """
+
+    def __init__(self, message, column=None):
+        super().__init__(message)
+        self.column = column
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.column))
+
+
+class NotPositiveDefiniteError(NumericalError):
+    """A matrix that is not positive definite: ``column`` is the first failing column,
+    0-based (LAPACK's INFO − 1), as the Rust library's ``NotPositiveDefinite`` carries it."""
+
+    def __init__(self, message, column):
+        super().__init__(message, column)
+
+
+class DeviceError(RuntimeError):
+    """OpenGL, the device or its configuration failed (no usable GPU or EGL, for one)."""

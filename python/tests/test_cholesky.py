@@ -1,0 +1,158 @@
+"""cholesky, cho_factor, cho_solve and the Cholesky object against scipy."""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+import symraster as la
+from conftest import DTYPES, SIZES, rel, spd, tol, tol32
+
+
+@pytest.mark.parametrize("m", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [False, True])
+def test_cholesky_matches_scipy(rng, m, dtype, lower):
+    a = spd(rng, m, dtype)
+    ours, theirs = la.cholesky(a, lower=lower), sla.cholesky(a, lower=lower)
+    assert ours.dtype == theirs.dtype == dtype
+    assert ours.shape == (m, m)
+    assert rel(ours, theirs) < tol32(m)
+    other = np.triu(ours, 1) if lower else np.tril(ours, -1)
+    assert not other.any(), "the other triangle is zero"
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_cholesky_reads_only_its_triangle(rng, lower):
+    a = spd(rng, 20)
+    garbage = a.copy()
+    if lower:
+        garbage[np.triu_indices(20, 1)] = np.nan
+    else:
+        garbage[np.tril_indices(20, -1)] = 1e30
+    ours = la.cholesky(garbage, lower=lower, check_finite=False)
+    assert rel(ours, sla.cholesky(a, lower=lower)) < tol32(20)
+
+
+@pytest.mark.parametrize("order", ["C", "F", "strided", "negative"])
+def test_cholesky_any_layout(rng, order):
+    m = 33
+    a = spd(rng, m)
+    if order == "F":
+        given = np.asfortranarray(a)
+    elif order == "strided":
+        big = np.zeros((2 * m, 3 * m))
+        big[::2, ::3] = a
+        given = big[::2, ::3]
+    elif order == "negative":
+        given = a[::-1, ::-1].copy()[::-1, ::-1]  # a view with negative strides
+        assert given.strides[0] < 0
+    else:
+        given = a
+    assert rel(la.cholesky(given), sla.cholesky(a)) < tol32(m)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64,
+                                   np.float16, bool])
+def test_dtype_conversion_as_scipy(dtype):
+    a = (np.eye(3) * 4 + 1).astype(dtype) if dtype is not bool else np.eye(3, dtype=bool)
+    ours, theirs = la.cholesky(a), sla.cholesky(a)
+    assert ours.dtype == theirs.dtype
+    assert rel(ours, theirs) < tol32(3)
+
+
+def test_complex_refused():
+    with pytest.raises(TypeError, match="complex"):
+        la.cholesky(np.eye(2, dtype=complex))
+    with pytest.raises(TypeError, match="complex"):
+        la.solve(np.eye(2), np.ones(2, dtype=np.complex64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_not_positive_definite(rng, dtype):
+    m = 7
+    a = spd(rng, m, dtype)
+    a[4, 4] = -1.0  # the leading 5x5 minor fails first
+    with pytest.raises(np.linalg.LinAlgError) as theirs:
+        sla.cholesky(a, lower=True)
+    with pytest.raises(la.NotPositiveDefiniteError) as ours:
+        la.cholesky(a, lower=True)
+    assert isinstance(ours.value, np.linalg.LinAlgError)
+    # scipy: "5-th leading minor of the array is not positive definite" (INFO = 5)
+    info = int(str(theirs.value).split("-th")[0])
+    assert ours.value.column == info - 1 == 4
+    for f in (lambda: la.cho_factor(a), lambda: la.Cholesky(a),
+              lambda: la.solve(np.tril(a) + np.tril(a, -1).T, np.ones(m), assume_a="pos")):
+        with pytest.raises(la.NotPositiveDefiniteError) as e:
+            f()
+        assert e.value.column == 4
+
+
+def test_shape_and_finite_errors():
+    with pytest.raises(ValueError, match="square"):
+        la.cholesky(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        la.cholesky(np.array([[np.nan, 0.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        la.cholesky(np.array([[1.0, np.inf], [np.inf, 1.0]]))
+    with pytest.raises(ValueError):
+        # check_finite=False: the library still refuses a NaN in the triangle it reads
+        la.cholesky(np.array([[np.nan, 0.0], [0.0, 1.0]]), check_finite=False)
+    with pytest.raises(ValueError):
+        la.cholesky(np.ones(3))
+    with pytest.raises(NotImplementedError, match="2-D"):
+        la.cholesky(np.ones((2, 3, 3)))
+    assert la.cholesky(np.zeros((0, 0))).shape == (0, 0)
+
+
+@pytest.mark.parametrize("m", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [False, True])
+def test_cho_factor_and_solve(rng, m, dtype, lower):
+    a = spd(rng, m, dtype)
+    b = rng.standard_normal((m, 3)).astype(dtype)
+    c, low = la.cho_factor(a, lower=lower)
+    assert low == lower and c.dtype == dtype
+    sc, _ = sla.cho_factor(a, lower=lower)
+    mask = np.tri(m, dtype=bool) if lower else np.tri(m, dtype=bool).T
+    assert rel(c[mask], sc[mask]) < tol32(m)
+    assert np.array_equal(c[~mask], a[~mask]), "the other triangle keeps a's entries"
+    x = la.cho_solve((c, low), b)
+    assert x.dtype == dtype and x.shape == b.shape
+    want = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+    assert rel(x, want) < tol32(m)
+    # scipy's factor through our cho_solve: float64 accurate for float64
+    x = la.cho_solve(sla.cho_factor(a, lower=lower), b[:, 0])
+    assert x.shape == (m,)
+    assert rel(x, sla.cho_solve(sla.cho_factor(a, lower=lower), b[:, 0])) < tol(dtype, m)
+
+
+def test_cho_factor_overwrite_a(rng):
+    a = spd(rng, 9)
+    c, _ = la.cho_factor(a, overwrite_a=True)
+    assert c is a
+    c, _ = la.cho_factor(a.astype(np.float32), overwrite_a=True)
+    assert c is not a
+
+
+def test_cho_solve_shape_error(rng):
+    c = la.cho_factor(spd(rng, 4))
+    with pytest.raises(ValueError, match="incompatible dimensions"):
+        la.cho_solve(c, np.ones(5))
+
+
+@pytest.mark.parametrize("m", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cholesky_object(rng, m, dtype):
+    a = spd(rng, m, dtype)
+    with la.Cholesky(a, lower=True) as f:
+        assert f.order == m and f.method in ("tiled", "blocked", "faithful")
+        for k in (1, 4):
+            b = rng.standard_normal((m, k)).astype(dtype)
+            x = f.solve(b[:, 0] if k == 1 else b)
+            want = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+            assert x.dtype == dtype
+            assert rel(x, want[:, 0] if k == 1 else want) < tol(dtype, m)
+        assert rel(f.factor, sla.cholesky(a, lower=True)) < tol32(m)
+        assert rel(f.inv(), np.linalg.inv(a.astype(np.float64))) < 10 * tol32(m)
+    with pytest.raises(ValueError, match="released"):
+        f.solve(np.ones(m))

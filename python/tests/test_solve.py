@@ -1,0 +1,143 @@
+"""solve and inv against scipy, every assume_a, and their errors."""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+import symraster as la
+from conftest import DTYPES, SIZES, general, rel, spd, tol
+
+
+@pytest.mark.parametrize("m", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("k", [None, 1, 3])
+def test_solve_pos(rng, m, dtype, lower, k):
+    a = spd(rng, m, dtype)
+    b = rng.standard_normal(m if k is None else (m, k)).astype(dtype)
+    x = la.solve(a, b, lower=lower, assume_a="pos")
+    want = sla.solve(a, b, lower=lower, assume_a="pos")
+    assert x.dtype == want.dtype == dtype and x.shape == b.shape
+    exact = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+    assert rel(x, exact) < tol(dtype, m)
+
+
+def test_solve_pos_reads_its_triangle(rng):
+    a = spd(rng, 30)
+    b = rng.standard_normal(30)
+    upper_only = np.triu(a)
+    upper_only[np.tril_indices(30, -1)] = 7.0  # garbage below: not read
+    assert rel(la.solve(upper_only, b, assume_a="pos"), np.linalg.solve(a, b)) < 1e-12
+    assert rel(la.solve(upper_only.T, b, lower=True, assume_a="pos"),
+               np.linalg.solve(a, b)) < 1e-12
+
+
+def test_solve_pos_f64_accuracy_beyond_f32(rng):
+    # κ ≈ 1e5: float32 alone gives about 1e-3; the refinement gives float64's accuracy.
+    m = 64
+    q, _ = np.linalg.qr(rng.standard_normal((m, m)))
+    a = q @ np.diag(np.logspace(0, 5, m)) @ q.T
+    a = (a + a.T) / 2
+    b = rng.standard_normal((m, 2))
+    exact = np.linalg.solve(a, b)
+    assert rel(la.solve(a, b[:, 0], assume_a="pos"), exact[:, 0]) < 1e-10
+    assert rel(la.solve(a, b, assume_a="pos"), exact) < 1e-10
+
+
+@pytest.mark.parametrize("m", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("assume_a", [None, "gen", "general"])
+def test_solve_general(rng, m, dtype, assume_a):
+    a = general(rng, m, dtype)
+    b = rng.standard_normal((m, 2)).astype(dtype)
+    x = la.solve(a, b, assume_a=assume_a)
+    want = sla.solve(a, b, assume_a=assume_a)
+    assert x.dtype == want.dtype and x.shape == want.shape
+    assert rel(x, np.linalg.solve(a.astype(np.float64), b.astype(np.float64))) < tol(dtype, m)
+
+
+def test_solve_transposed_and_symmetric(rng):
+    m = 17
+    a, b = general(rng, m), rng.standard_normal(m)
+    assert rel(la.solve(a, b, transposed=True), np.linalg.solve(a.T, b)) < 1e-12
+    s = a + a.T  # symmetric indefinite
+    for assume_a in ("sym", "her"):
+        for lower in (False, True):
+            half = np.tril(s) if lower else np.triu(s)
+            x = la.solve(half, b, lower=lower, assume_a=assume_a)
+            assert rel(x, sla.solve(half, b, lower=lower, assume_a=assume_a)) < 1e-11
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.float16, bool])
+def test_solve_dtype_conversion_as_scipy(dtype):
+    a = (np.eye(3) * 4 + 1).astype(dtype) if dtype is not bool else np.eye(3, dtype=bool)
+    b = np.ones(3, dtype=dtype)
+    ours, theirs = la.solve(a, b), sla.solve(a, b)
+    assert ours.dtype == theirs.dtype
+    assert rel(ours, theirs) < 1e-3
+    assert la.solve(a, b, assume_a="pos").dtype == sla.solve(a, b, assume_a="pos").dtype
+
+
+def test_solve_mixed_dtypes(rng):
+    a = spd(rng, 5, np.float32)
+    b = rng.standard_normal(5)
+    assert la.solve(a, b).dtype == sla.solve(a, b).dtype == np.float64
+    assert la.solve(a, b, assume_a="pos").dtype == np.float64
+
+
+def test_solve_errors(rng):
+    a = spd(rng, 4)
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        la.solve(a, np.ones(5))
+    with pytest.raises(ValueError, match="square"):
+        la.solve(np.ones((3, 4)), np.ones(3))
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        la.solve(a, np.array([1.0, np.nan, 0.0, 0.0]))
+    for structure in ("banded", "tridiagonal", "diagonal", "upper triangular"):
+        with pytest.raises(NotImplementedError, match="'gen'"):
+            la.solve(a, np.ones(4), assume_a=structure)
+    with pytest.raises(ValueError, match="not a recognized matrix structure"):
+        la.solve(a, np.ones(4), assume_a="foo")
+    with pytest.raises(np.linalg.LinAlgError):
+        la.solve(np.zeros((3, 3)), np.ones(3))
+    with pytest.raises(np.linalg.LinAlgError):
+        la.solve(np.array([[1.0, 2.0], [2.0, 4.0]]), np.ones(2))
+    assert la.solve(np.zeros((0, 0)), np.ones(0)).shape == (0,)
+    assert la.solve(a, np.ones((4, 0))).shape == (4, 0)
+
+
+@pytest.mark.parametrize("m", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_inv(rng, m, dtype):
+    a = general(rng, m, dtype)
+    x = la.inv(a)
+    want = sla.inv(a)
+    assert x.dtype == want.dtype == dtype
+    assert rel(x, np.linalg.inv(a.astype(np.float64))) < tol(dtype, m)
+
+
+@pytest.mark.parametrize("m", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [False, True])
+def test_inv_pos(rng, m, dtype, lower):
+    a = spd(rng, m, dtype)
+    half = np.tril(a) if lower else np.triu(a)
+    x = la.inv(half, assume_a="pos", lower=lower)
+    assert x.dtype == sla.inv(a).dtype  # (scipy < 1.16 has no assume_a)
+    assert rel(x, np.linalg.inv(a.astype(np.float64))) < tol(dtype, m)
+
+
+def test_inv_errors(rng):
+    with pytest.raises(la.NumericalError) as e:
+        la.inv(np.zeros((3, 3)))
+    assert isinstance(e.value, np.linalg.LinAlgError)
+    a = spd(rng, 6)
+    a[2, 2] = -5.0
+    with pytest.raises(la.NotPositiveDefiniteError) as e:
+        la.inv(a, assume_a="pos", lower=True)
+    assert e.value.column == 2
+    with pytest.raises(ValueError, match="square"):
+        la.inv(np.ones((2, 3)))
+    with pytest.raises(NotImplementedError):
+        la.inv(np.eye(3), assume_a="banded")
+    assert la.inv(np.zeros((0, 0))).shape == (0, 0)
