@@ -59,8 +59,8 @@ pub const MAX_ORDER: usize = 256;
 /// Observations staged per step (KC in the kernels).
 pub const STAGED_COLUMNS: usize = 16;
 
-/// The loop iterations one invocation may run in one launch: half of llvmpipe's
-/// [`LOOP_LIMIT`], the rest left for loops the estimate does not count.
+/// The loop iterations one invocation may run in one launch: half of llvmpipe's loop limit
+/// (65,535 in all), the rest left for loops the estimate does not count.
 pub const LOOP_BUDGET: usize = LOOP_LIMIT / 2;
 
 /// Where a problem's matrix lives while its work group runs.
