@@ -73,8 +73,11 @@ impl Resident {
         let ctx = kernels.context();
         let (n, k) = (plan.n, plan.k);
         let count = range.len();
+        // Inputs go into new Static buffers (mapped and copied on all cores when large): a
+        // mapped Stream or Dynamic buffer may be placed in host memory, which the kernels then
+        // read over the bus (about 20x slower on the lent H200).
         let storage =
-            |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
+            |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, data);
         let mut uploaded = Vec::new();
         let missing = |what: &str| -> ! { panic!("{} needs {what}", plan.job.name()) };
         if plan.job.reads_observations() {
@@ -115,7 +118,7 @@ impl Resident {
                 Poison::Nan => Buffer::new(
                     ctx,
                     BufferTarget::Storage,
-                    BufferUsage::Stream,
+                    BufferUsage::Static,
                     &vec![f64::NAN; len],
                 )?,
             })
