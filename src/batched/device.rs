@@ -99,7 +99,7 @@ impl Resident {
                 Poison::No => Buffer::uninitialized(
                     ctx,
                     BufferTarget::Storage,
-                    BufferUsage::Stream,
+                    BufferUsage::Static,
                     len.max(1),
                 ),
                 Poison::Nan => storage(&vec![f32::NAN; len.max(1)]),
@@ -113,7 +113,7 @@ impl Resident {
             let len = (count * n).max(1);
             Some(match poison {
                 Poison::No => {
-                    Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, len)?
+                    Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len)?
                 }
                 Poison::Nan => Buffer::new(
                     ctx,
@@ -131,7 +131,7 @@ impl Resident {
             Some(Buffer::new(
                 ctx,
                 BufferTarget::Storage,
-                BufferUsage::Stream,
+                BufferUsage::Static,
                 &vec![i32::MIN; count.max(1)],
             )?)
         };
@@ -140,7 +140,7 @@ impl Resident {
             WorkStorage::Global => Some(Buffer::uninitialized(
                 ctx,
                 BufferTarget::Storage,
-                BufferUsage::Stream,
+                BufferUsage::Static,
                 (count * packed(n)).max(1),
             )?),
         };
