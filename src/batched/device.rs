@@ -125,15 +125,22 @@ impl Resident {
         } else {
             None
         };
-        let info = if plan.job == Job::Assemble {
-            None
-        } else {
-            Some(Buffer::new(
+        // INFO is written for every problem; filled first only when poisoning (a fill is a
+        // glBufferData from pageable memory, slow for large batches on the lent H200).
+        let info = match (plan.job, poison) {
+            (Job::Assemble, _) => None,
+            (_, Poison::No) => Some(Buffer::uninitialized(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Static,
+                count.max(1),
+            )?),
+            (_, Poison::Nan) => Some(Buffer::new(
                 ctx,
                 BufferTarget::Storage,
                 BufferUsage::Static,
                 &vec![i32::MIN; count.max(1)],
-            )?)
+            )?),
         };
         let work = match plan.storage {
             WorkStorage::Shared => None,

@@ -138,7 +138,7 @@ impl<T: Pod> Buffer<T> {
                 glow::MAP_WRITE_BIT | glow::MAP_INVALIDATE_BUFFER_BIT,
             )
         };
-        if ptr.is_null() || (ptr as usize) % std::mem::align_of::<T>() != 0 {
+        if ptr.is_null() || !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
             if !ptr.is_null() {
                 unsafe { gl.unmap_buffer(target.gl()) };
             }
