@@ -8,9 +8,11 @@ layout(std430, binding = 4) writeonly buffer LBuf { float l[]; };
 void main() {
     if (!start()) return;
     uint base = problem * uint(N * N);
-    for (uint e = t; e < uint(NP); e += uint(T)) {
-        uvec2 ik = triangle_entry(e);
-        S(e) = c[base + ik.x * uint(N) + ik.y];
+    // C's lower triangle into packed storage (full rows read, so the reads are contiguous).
+    for (uint e = t; e < uint(N * N); e += uint(T)) {
+        uint i = e / uint(N);
+        uint k = e % uint(N);
+        if (k <= i) S(lower_index(i, k)) = c[base + e];
     }
     sync();
     int status = factor();

@@ -49,14 +49,16 @@ uint lower_index(uint i, uint k) {
     return i * (i + 1u) / 2u + k;
 }
 
-// Row and column (i, k), k ≤ i, of entry e of a packed lower triangle stored row by row.
-uvec2 triangle_entry(uint e) {
-    uint i = uint((sqrt(8.0 * float(e) + 1.0) - 1.0) * 0.5);
-    // The float square root is off by at most one either way at these sizes.
-    if (i * (i + 1u) / 2u > e) i--;
-    if ((i + 1u) * (i + 2u) / 2u <= e) i++;
-    return uvec2(i, e - i * (i + 1u) / 2u);
-}
+// Rows are dealt out in pairs (p, N − 1 − p), which together hold N + 1 entries of the
+// triangle (and N − 1 − 2j of column j's trailing update), so every pair has the same work;
+// G invocations share a pair, taking every G-th entry of each row. No index arithmetic
+// beyond products (the former square root per entry is gone).
+#define PAIRS ((N + 1) / 2)
+#define G (T / PAIRS)
+
+// This invocation's pair p (≥ PAIRS: none), its partner row q = N − 1 − p, and lane h < G.
+uint pair_p() { return t / uint(G); }
+uint pair_h() { return t % uint(G); }
 
 // The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 column by column: column
 // j's rank-1 update of the trailing triangle uses the unscaled column and 1/pivot, so one
@@ -65,22 +67,35 @@ uvec2 triangle_entry(uint e) {
 // when a pivot is +inf (the problem left float32's range). Every invocation reads the same
 // pivot, so the early return is uniform over the group.
 int factor() {
+    uint p = pair_p();
+    uint h = pair_h();
+    uint q = uint(N) - 1u - p;
+    bool owner = p < uint(PAIRS);
     for (uint j = 0u; j < uint(N); j++) {
-        float p = S(lower_index(j, j));
-        if (!(p > 0.0)) return int(j) + 1;
-        if (isinf(p)) return -1;
-        float inv = 1.0 / p;
-        uint r = uint(N) - j - 1u;
-        uint entries = r * (r + 1u) / 2u;
-        for (uint e = t; e < entries; e += uint(T)) {
-            uvec2 ik = triangle_entry(e) + uvec2(j + 1u);
-            S(lower_index(ik.x, ik.y)) -= S(lower_index(ik.x, j)) * inv * S(lower_index(ik.y, j));
+        float piv = S(lower_index(j, j));
+        if (!(piv > 0.0)) return int(j) + 1;
+        if (isinf(piv)) return -1;
+        float inv = 1.0 / piv;
+        if (owner) {
+            // Row p's entries j+1 .. p, then row q's j+1 .. q (q = p only once).
+            uint np = p > j ? p - j : 0u;
+            uint nq = (q > j && q != p) ? q - j : 0u;
+            for (uint c = h; c < np + nq; c += uint(G)) {
+                uint i = c < np ? p : q;
+                uint k = j + 1u + (c < np ? c : c - np);
+                S(lower_index(i, k)) -= S(lower_index(i, j)) * inv * S(lower_index(k, j));
+            }
         }
         sync();
     }
-    for (uint e = t; e < uint(NP); e += uint(T)) {
-        uvec2 ik = triangle_entry(e);
-        if (ik.x != ik.y) S(e) /= sqrt(S(lower_index(ik.y, ik.y)));
+    if (owner) {
+        uint np = p + 1u;
+        uint nq = q != p ? q + 1u : 0u;
+        for (uint c = h; c < np + nq; c += uint(G)) {
+            uint i = c < np ? p : q;
+            uint k = c < np ? c : c - np;
+            if (k != i) S(lower_index(i, k)) /= sqrt(S(lower_index(k, k)));
+        }
     }
     sync();
     if (t < uint(N)) S(lower_index(t, t)) = sqrt(S(lower_index(t, t)));

@@ -10,6 +10,8 @@ layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
 shared float Bs[KC];
 shared double X[N];
 shared double Sk[KC];
+// Parts of the block's sums Aᵀx, one per invocation.
+shared double Part[T];
 
 // Stages b's columns k0 .. k0 + KC beside A's and d's.
 void stage_b(uint k0) {
@@ -27,12 +29,7 @@ void main() {
     for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
         stage_b(k0);
         stage(k0);
-        for (uint e = t; e < uint(NP); e += uint(T)) {
-            uvec2 ik = triangle_entry(e);
-            float sum = 0.0;
-            for (int kk = 0; kk < KC; kk++) sum = fma(As[ik.x][kk] * Ds[kk], As[ik.y][kk], sum);
-            S(e) += sum;
-        }
+        accumulate();
         if (t < uint(N)) {
             for (int kk = 0; kk < KC; kk++) g = fma(As[t][kk] * Ds[kk], Bs[kk], g);
         }
@@ -51,9 +48,20 @@ void main() {
             for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
                 stage_b(k0);
                 stage(k0);
+                // (Aᵀx) for the block's columns: T / KC invocations per column, each a
+                // strided part of the sum over the N rows, then one adds the parts up.
+                {
+                    uint kk = t % uint(KC);
+                    double s = 0.0LF;
+                    for (uint i = t / uint(KC); i < uint(N); i += uint(T / KC)) {
+                        s += double(As[i][kk]) * X[i];
+                    }
+                    Part[t] = s;
+                }
+                sync();
                 if (t < uint(KC)) {
                     double s = double(Bs[t]);
-                    for (uint i = 0u; i < uint(N); i++) s -= double(As[i][t]) * X[i];
+                    for (uint part = 0u; part < uint(T / KC); part++) s -= Part[part * uint(KC) + t];
                     Sk[t] = double(Ds[t]) * s;
                 }
                 sync();

@@ -25,18 +25,34 @@ void stage(uint k0) {
     sync();
 }
 
+// Adds the staged block's part of row i of A·diag(d)·Aᵀ, entries k = h, h + G, … ≤ i, into S:
+// row i of A·diag(d) held in registers, so each product reads one value from shared memory.
+void accumulate_row(uint i, uint h) {
+    float ad[KC];
+    for (int kk = 0; kk < KC; kk++) ad[kk] = As[i][kk] * Ds[kk];
+    for (uint k = h; k <= i; k += uint(G)) {
+        float sum = 0.0;
+        for (int kk = 0; kk < KC; kk++) sum = fma(ad[kk], As[k][kk], sum);
+        S(lower_index(i, k)) += sum;
+    }
+}
+
+// The staged block's part of the invocation's pair of rows (common.glsl: equal work for all).
+void accumulate() {
+    uint p = pair_p();
+    if (p >= uint(PAIRS)) return;
+    uint q = uint(N) - 1u - p;
+    accumulate_row(p, pair_h());
+    if (q != p) accumulate_row(q, pair_h());
+}
+
 // S ← the lower triangle of A·diag(d)·Aᵀ (Algorithm 3's sum, KC columns per step), every
-// invocation adding into the entries it owns.
+// invocation adding into the entries of its pair of rows.
 void assemble() {
     for (uint e = t; e < uint(NP); e += uint(T)) S(e) = 0.0;
     for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
         stage(k0);
-        for (uint e = t; e < uint(NP); e += uint(T)) {
-            uvec2 ik = triangle_entry(e);
-            float sum = 0.0;
-            for (int kk = 0; kk < KC; kk++) sum = fma(As[ik.x][kk] * Ds[kk], As[ik.y][kk], sum);
-            S(e) += sum;
-        }
+        accumulate();
         sync();
     }
 }

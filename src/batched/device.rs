@@ -73,8 +73,11 @@ impl Resident {
         let ctx = kernels.context();
         let (n, k) = (plan.n, plan.k);
         let count = range.len();
+        // Inputs go into new Static buffers (mapped and copied on all cores when large): a
+        // mapped Stream or Dynamic buffer may be placed in host memory, which the kernels then
+        // read over the bus (about 20x slower on the lent H200).
         let storage =
-            |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
+            |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, data);
         let mut uploaded = Vec::new();
         let missing = |what: &str| -> ! { panic!("{} needs {what}", plan.job.name()) };
         if plan.job.reads_observations() {
@@ -96,7 +99,7 @@ impl Resident {
                 Poison::No => Buffer::uninitialized(
                     ctx,
                     BufferTarget::Storage,
-                    BufferUsage::Stream,
+                    BufferUsage::Static,
                     len.max(1),
                 ),
                 Poison::Nan => storage(&vec![f32::NAN; len.max(1)]),
@@ -110,34 +113,41 @@ impl Resident {
             let len = (count * n).max(1);
             Some(match poison {
                 Poison::No => {
-                    Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, len)?
+                    Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len)?
                 }
                 Poison::Nan => Buffer::new(
                     ctx,
                     BufferTarget::Storage,
-                    BufferUsage::Stream,
+                    BufferUsage::Static,
                     &vec![f64::NAN; len],
                 )?,
             })
         } else {
             None
         };
-        let info = if plan.job == Job::Assemble {
-            None
-        } else {
-            Some(Buffer::new(
+        // INFO is written for every problem; filled first only when poisoning (a fill is a
+        // glBufferData from pageable memory, slow for large batches on the lent H200).
+        let info = match (plan.job, poison) {
+            (Job::Assemble, _) => None,
+            (_, Poison::No) => Some(Buffer::uninitialized(
                 ctx,
                 BufferTarget::Storage,
-                BufferUsage::Stream,
+                BufferUsage::Static,
+                count.max(1),
+            )?),
+            (_, Poison::Nan) => Some(Buffer::new(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Static,
                 &vec![i32::MIN; count.max(1)],
-            )?)
+            )?),
         };
         let work = match plan.storage {
             WorkStorage::Shared => None,
             WorkStorage::Global => Some(Buffer::uninitialized(
                 ctx,
                 BufferTarget::Storage,
-                BufferUsage::Stream,
+                BufferUsage::Static,
                 (count * packed(n)).max(1),
             )?),
         };

@@ -124,9 +124,15 @@ fn shared_bytes(job: Job, n: usize, storage: WorkStorage) -> usize {
         bytes += 8 * n; // X
     }
     if job == Job::LeastSquares {
-        bytes += 4 * kc + 8 * kc; // Bs, Sk
+        bytes += 4 * kc + 8 * kc + 8 * threads(n); // Bs, Sk, Part
     }
     bytes
+}
+
+/// Invocations sharing a pair of rows (p, n − 1 − p) in the kernels' loops over the triangle
+/// (G in glsl/batched/common.glsl).
+fn pair_lanes(n: usize) -> usize {
+    (threads(n) / n.div_ceil(2).max(1)).max(1)
 }
 
 /// An upper estimate of the loop iterations one invocation runs (all loops together).
@@ -135,12 +141,15 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) ->
     let kc = STAGED_COLUMNS;
     let blocks = k.div_ceil(kc);
     let stage = per(n * kc) + 1;
-    let assembly = per(packed(n)) + blocks * (stage + per(packed(n)) * kc + kc);
-    let factor: usize = (0..n).map(|j| per(packed(n - j - 1)) + 1).sum::<usize>() + per(packed(n));
+    let g = pair_lanes(n);
+    // A pair's two rows, G lanes each: at most ⌈(p+1)/G⌉ + ⌈(n−p)/G⌉ entries per lane.
+    let pair_entries = (n + 1) / g + 2;
+    let assembly = per(packed(n)) + blocks * (stage + 2 * kc + pair_entries * (kc + 1));
+    let factor = n * (n / g + 2) + pair_entries;
     let solve = 2 * n + 2;
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
-        Job::LeastSquares => blocks * (stage + n + kc),
+        Job::LeastSquares => blocks * (stage + n.div_ceil(t / kc) + t / kc + kc),
         _ => n,
     };
     match job {
