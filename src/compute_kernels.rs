@@ -299,6 +299,15 @@ pub static RESIDUAL: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// Least squares: C = A·D²·Aᵀ's diagonal as mantissa and exponent parts, row by row.
+pub static DIAGONAL_PARTS: ComputeKernel = ComputeKernel {
+    name: "least_squares/diagonal",
+    source: include_str!("../glsl/least_squares/diagonal.comp"),
+    buffers: &[("ABuf", 0), ("DBuf", 1), ("PartsBuf", 2)],
+    uniforms: &["n", "row_base", "q"],
+    optional: &[],
+};
+
 /// Least squares: A (f64) scaled by a power of two and rounded to f32.
 pub static TO_SINGLE: ComputeKernel = ComputeKernel {
     name: "least_squares/to_single",
@@ -411,6 +420,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &WEIGHTED_TRANSPOSE_PRODUCT,
     &SUM_CHUNKS,
     &RESIDUAL,
+    &DIAGONAL_PARTS,
     &TO_SINGLE,
     &GATHER,
     &PREHEAT,

@@ -79,20 +79,7 @@ impl Gpu {
     ) -> Result<Solution> {
         let start = Instant::now();
         let mut phase = Phases::new(start);
-        // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow
-        // or underflow: it sets the range scaling and checks the factor's pivots.
-        let diagonal = DiagonalParts::of(a, d);
-        let scaling = RangeScaling::of(&diagonal, d)?;
-        let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
-        check_finite_vec(
-            "d (scaled and rounded to single precision for the GPU)",
-            &d32,
-        )?;
         let method = self.check_problem_size(a.rows(), a.cols(), options.gpu)?;
-        // C' = 4^e·2^f·C, the matrix the factors belong to, and its diagonal.
-        let c_exponent = scaling.exponent;
-        let scaled_diagonal = diagonal.scaled(scaling.exponent);
-        phase.mark("diagonal, scaling");
         // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
         // is rounded to f32 there for the factor; C and L stay there, corrections are solved
         // there; only L's diagonal comes back, for the pivot check. Where the device cannot
@@ -108,6 +95,27 @@ impl Gpu {
             _ => None,
         };
         phase.mark("A, d, b to the GPU in f64, AD²b");
+        // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow
+        // or underflow: it sets the range scaling and checks the factor's pivots. From A's
+        // copy on the GPU where there is one (a pass over A on the host otherwise).
+        let on_device = match &device_residual {
+            Some(device) => device.diagonal_parts(DiagonalParts::d_exponent(d))?,
+            None => None,
+        };
+        let diagonal = match on_device {
+            Some(rows) => DiagonalParts::from_rows(rows),
+            None => DiagonalParts::of(a, d),
+        };
+        let scaling = RangeScaling::of(&diagonal, d)?;
+        let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
+        check_finite_vec(
+            "d (scaled and rounded to single precision for the GPU)",
+            &d32,
+        )?;
+        // C' = 4^e·2^f·C, the matrix the factors belong to, and its diagonal.
+        let c_exponent = scaling.exponent;
+        let scaled_diagonal = diagonal.scaled(scaling.exponent);
+        phase.mark("diagonal, scaling");
         let single_a = || {
             let a32 = a.map(|v| (v * scaling.a) as f32);
             check_finite(

@@ -33,7 +33,7 @@ impl DiagonalParts {
     pub(super) fn of(a: &Matrix<f64>, d: &[f64]) -> Self {
         use rayon::prelude::*;
         let exponent = |x: f64| if x > 0.0 { exponent_of(x) } else { 0 };
-        let q = exponent(norm_inf(d));
+        let q = Self::d_exponent(d);
         let d: Vec<f64> = d.iter().map(|&v| times_power_of_two(v, -q)).collect();
         let parts = (0..a.rows())
             .into_par_iter()
@@ -72,6 +72,29 @@ impl DiagonalParts {
             parts: parts.into_iter().map(|(p, _)| p).collect(),
             largest,
         }
+    }
+
+    /// The parts as the GPU computed them ([`DeviceResidual::diagonal_parts`]).
+    ///
+    /// [`DeviceResidual::diagonal_parts`]: super::residual::DeviceResidual::diagonal_parts
+    pub(super) fn from_rows(rows: Vec<(f64, i32, f64)>) -> Self {
+        let largest = rows.iter().map(|r| r.2).fold(0.0, f64::max);
+        Self {
+            parts: rows.into_iter().map(|(v, k, _)| (v, k)).collect(),
+            largest,
+        }
+    }
+
+    /// The binary exponent q of max |d| that the parts use (d·2^-q in [1, 2)).
+    pub(super) fn d_exponent(d: &[f64]) -> i32 {
+        let max = norm_inf(d);
+        if max > 0.0 { exponent_of(max) } else { 0 }
+    }
+
+    /// The (v_j, k_j) of each row, C(j,j) = v_j·2^k_j.
+    #[cfg(test)]
+    pub(super) fn raw(&self) -> &[(f64, i32)] {
+        &self.parts
     }
 
     /// max |A(j, k)|, NaN where A has one.

@@ -38,6 +38,7 @@ pub(crate) struct LeastSquaresKernels {
     residual: ComputeProgram,
     to_single: ComputeProgram,
     gather: ComputeProgram,
+    diagonal: ComputeProgram,
 }
 
 impl LeastSquaresKernels {
@@ -51,6 +52,7 @@ impl LeastSquaresKernels {
             residual: program(&table::RESIDUAL)?,
             to_single: program(&table::TO_SINGLE)?,
             gather: program(&table::GATHER)?,
+            diagonal: program(&table::DIAGONAL_PARTS)?,
         })
     }
 
@@ -166,6 +168,33 @@ impl DeviceResidual {
     /// AD²b, formed on the GPU in double precision.
     pub fn rhs(&self) -> &[f64] {
         &self.rhs
+    }
+
+    /// C's diagonal from the copy of A and d on the GPU, row j as (v_j, k_j, max_k |A(j,k)|)
+    /// with C(j,j) = v_j·2^k_j (glsl/least_squares/diagonal.comp; `q` the binary exponent of
+    /// max |d|), or `None` where a row is too long for one launch's loop budget.
+    pub(crate) fn diagonal_parts(&self, q: i32) -> Result<Option<Vec<(f64, i32, f64)>>> {
+        if 2 * self.n.div_ceil(256) > LOOP_BUDGET {
+            return Ok(None);
+        }
+        let parts = Buffer::<f64>::uninitialized(
+            &self.ctx,
+            BufferTarget::Storage,
+            BufferUsage::Stream,
+            3 * self.m,
+        )?;
+        let k = &self.kernels.diagonal;
+        k.set_all(&[("n", Uniform::U32(self.n as u32)), ("q", Uniform::I32(q))])?;
+        self.a.bind_base(0);
+        self.d.bind_base(1);
+        parts.bind_base(2);
+        k.dispatch_rows(1, self.m, "row_base")?;
+        let raw = parts.download()?;
+        Ok(Some(
+            raw.chunks_exact(3)
+                .map(|p| (p[0], p[1] as i32, p[2]))
+                .collect(),
+        ))
     }
 
     /// rᵏ = AD²b − A·D²·Aᵀ·x for an x of length m.
@@ -322,5 +351,46 @@ impl Gpu {
         let k = Rc::new(LeastSquaresKernels::new(self.context())?);
         *self.least_squares.borrow_mut() = Some(k.clone());
         Ok(k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::range::DiagonalParts;
+    use crate::gpu::Gpu;
+    use crate::matrix::Matrix;
+
+    /// The GPU's diagonal parts equal the host's: rows from 1e-300 to 1e300 (subnormal entries
+    /// among them), zeros, weights over many orders; the exponents exactly, the mantissas to
+    /// rounding.
+    #[test]
+    fn diagonal_parts_on_the_gpu_match_the_host() {
+        let gpu = Gpu::new().unwrap();
+        if !gpu.info().has_compute() {
+            return;
+        }
+        let (m, n) = (7, 300);
+        let scale = [1e-300, 1e300, 1.0, 3e-310, 1e-20, 7.5, 1e150];
+        let a = Matrix::from_fn(m, n, |i, j| {
+            let v = ((i * 31 + j * 17) % 23) as f64 - 11.0;
+            if (i + j) % 5 == 0 { 0.0 } else { v * scale[i] }
+        });
+        let d: Vec<f64> = (0..n).map(|j| 10f64.powi((j % 9) as i32 - 4)).collect();
+        let b = vec![1.0; n];
+        let device = gpu.device_residual(&a, &d, &b).unwrap();
+        let rows = device
+            .diagonal_parts(DiagonalParts::d_exponent(&d))
+            .unwrap()
+            .expect("a short row fits one launch");
+        let gpu_parts = DiagonalParts::from_rows(rows.clone());
+        let host = DiagonalParts::of(&a, &d);
+        assert_eq!(gpu_parts.largest_entry(), host.largest_entry());
+        for (j, ((gv, gk), (hv, hk))) in gpu_parts.raw().iter().zip(host.raw()).enumerate() {
+            assert_eq!(gk, hk, "row {j}: exponent");
+            assert!(
+                (gv - hv).abs() <= 1e-13 * hv.abs(),
+                "row {j}: {gv} against {hv}"
+            );
+        }
     }
 }
