@@ -2,7 +2,8 @@
 // problem of order N (T ≥ N, so invocation i < N owns row i of the vectors), the problem's
 // matrix in packed lower storage (row i starts at i(i+1)/2) in shared memory, or, where that
 // does not fit (GLOBAL_WORK), in a global work buffer of NP floats per problem. The host puts
-// `#version`, N, T, KC (observations staged per step) and GLOBAL_WORK in front.
+// `#version`, N, T, KC (observations staged per step), SB (rows per block
+// of the triangular solves) and GLOBAL_WORK in front.
 layout(local_size_x = T) in;
 
 #define NP (N * (N + 1) / 2)
@@ -29,9 +30,14 @@ shared float V[N];
 uint problem;
 uint t;
 
-// Orders every write of the group (shared and buffer) before the barrier's later reads.
+// Orders the group's writes to its work storage (shared memory, or the work buffer where
+// GLOBAL_WORK) before the barrier's later reads; the kernels write other buffers only at the end.
 void sync() {
+#ifdef GLOBAL_WORK
     groupMemoryBarrier();
+#else
+    memoryBarrierShared();
+#endif
     barrier();
 }
 
@@ -60,6 +66,18 @@ uint lower_index(uint i, uint k) {
 uint pair_p() { return t / uint(G); }
 uint pair_h() { return t % uint(G); }
 
+// Column j's rank-1 update of row i (row start `base`): entries k = j + 1 + h, j + 1 + h + G,
+// … ≤ i, with the row's multiplier S(i, j)/pivot in a register and S(k, j)'s index stepped
+// without products ((k + G)(k + G + 1)/2 − k(k + 1)/2 = G·k + G(G + 1)/2).
+void update_row(uint base, uint i, uint j, uint h, float inv) {
+    float m = S(base + j) * inv;
+    uint kj = lower_index(j + 1u + h, j);
+    for (uint k = j + 1u + h; k <= i; k += uint(G)) {
+        S(base + k) -= m * S(kj);
+        kj += uint(G) * k + uint(G * (G + 1) / 2);
+    }
+}
+
 // The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 column by column: column
 // j's rank-1 update of the trailing triangle uses the unscaled column and 1/pivot, so one
 // barrier per column suffices; the columns are scaled at the end. Returns LAPACK's INFO:
@@ -71,6 +89,8 @@ int factor() {
     uint h = pair_h();
     uint q = uint(N) - 1u - p;
     bool owner = p < uint(PAIRS);
+    uint base_p = lower_index(p, 0u);
+    uint base_q = lower_index(q, 0u);
     for (uint j = 0u; j < uint(N); j++) {
         float piv = S(lower_index(j, j));
         if (!(piv > 0.0)) return int(j) + 1;
@@ -78,13 +98,8 @@ int factor() {
         float inv = 1.0 / piv;
         if (owner) {
             // Row p's entries j+1 .. p, then row q's j+1 .. q (q = p only once).
-            uint np = p > j ? p - j : 0u;
-            uint nq = (q > j && q != p) ? q - j : 0u;
-            for (uint c = h; c < np + nq; c += uint(G)) {
-                uint i = c < np ? p : q;
-                uint k = j + 1u + (c < np ? c : c - np);
-                S(lower_index(i, k)) -= S(lower_index(i, j)) * inv * S(lower_index(k, j));
-            }
+            if (p > j) update_row(base_p, p, j, h, inv);
+            if (q > j && q != p) update_row(base_q, q, j, h, inv);
         }
         sync();
     }
@@ -103,22 +118,71 @@ int factor() {
     return 0;
 }
 
-// V ← L⁻ᵀ·L⁻¹·V: the forward and the backward solve with the factor in S, one barrier per
-// column (invocation i updates its own row; the column's value is read unscaled).
-void solve_in_place() {
-    for (uint j = 0u; j < uint(N); j++) {
-        float yj = V[j] / S(lower_index(j, j));
-        if (t > j && t < uint(N)) V[t] -= S(lower_index(t, j)) * yj;
+// Rows per block of the triangular solves (SB, from the host: 1 gives one barrier per row).
+#define SOLVE_BLOCKS ((N + SB - 1) / SB)
+
+// x = L⁻ᵀ·L⁻¹·v with the factor in S, where v is row t's value (0 past row N − 1); returns row
+// t's x (0 past row N − 1). SB rows at a time, one barrier per block: the block's rows publish
+// their values through V, every invocation solves the block's SB x SB triangle itself (the
+// same values everywhere, read from shared memory as broadcasts), and each row still to come
+// subtracts the block's part from its own value, held in a register. V is scratch; the caller
+// syncs before V is next written.
+float solve(float v) {
+    bool row = t < uint(N);
+    uint base = lower_index(row ? t : 0u, 0u);
+    float mine = 0.0;
+    // Forward: L·y = v.
+    for (uint s = 0u; s < uint(N); s += uint(SB)) {
+        bool in_block = row && t >= s && t < s + uint(SB);
+        if (in_block) V[t] = v;
         sync();
+        float y[SB];
+        for (int i = 0; i < SB; i++) {
+            uint r = s + uint(i);
+            float yi = 0.0;
+            if (r < uint(N)) {
+                uint rb = lower_index(r, 0u);
+                yi = V[r];
+                for (int j = 0; j < i; j++) yi -= S(rb + s + uint(j)) * y[j];
+                yi /= S(rb + r);
+            }
+            y[i] = yi;
+            if (t == r) mine = yi;
+        }
+        if (row && t >= s + uint(SB)) {
+            for (int j = 0; j < SB; j++) v -= S(base + s + uint(j)) * y[j];
+        }
+        if (in_block) v = mine;
     }
-    if (t < uint(N)) V[t] /= S(lower_index(t, t));
+    // Every read of the forward sweep done before the backward sweep writes V.
     sync();
-    for (uint jj = 0u; jj < uint(N); jj++) {
-        uint j = uint(N) - 1u - jj;
-        float xj = V[j] / S(lower_index(j, j));
-        if (t < j) V[t] -= S(lower_index(j, t)) * xj;
+    // Backward: Lᵀ·x = y, the last block first.
+    for (uint bb = 0u; bb < uint(SOLVE_BLOCKS); bb++) {
+        uint s = (uint(SOLVE_BLOCKS) - 1u - bb) * uint(SB);
+        bool in_block = row && t >= s && t < s + uint(SB);
+        if (in_block) V[t] = v;
         sync();
+        float x[SB];
+        for (int ii = 0; ii < SB; ii++) {
+            int i = SB - 1 - ii;
+            uint r = s + uint(i);
+            float xi = 0.0;
+            if (r < uint(N)) {
+                xi = V[r];
+                for (int j = i + 1; j < SB; j++) {
+                    if (s + uint(j) < uint(N)) xi -= S(lower_index(s + uint(j), r)) * x[j];
+                }
+                xi /= S(lower_index(r, r));
+            }
+            x[i] = xi;
+            if (t == r) mine = xi;
+        }
+        if (row && t < s) {
+            for (int j = 0; j < SB; j++) {
+                if (s + uint(j) < uint(N)) v -= S(lower_index(s + uint(j), t)) * x[j];
+            }
+        }
+        if (in_block) v = mine;
     }
-    if (t < uint(N)) V[t] /= S(lower_index(t, t));
-    sync();
+    return v;
 }

@@ -35,12 +35,10 @@ void main() {
         }
         sync();
     }
-    if (t < uint(N)) V[t] = g;
-    sync();
     int status = factor();
     if (status == 0) {
-        solve_in_place();
-        if (t < uint(N)) X[t] = double(V[t]);
+        float x0 = solve(g);
+        if (t < uint(N)) X[t] = double(x0);
         sync();
         for (int step = 0; step < REFINE; step++) {
             // r = A·D²·(b − Aᵀx), column block by column block, in f64.
@@ -70,10 +68,8 @@ void main() {
                 }
                 sync();
             }
-            if (t < uint(N)) V[t] = float(r);
-            sync();
-            solve_in_place();
-            if (t < uint(N)) X[t] += double(V[t]);
+            float dx = solve(float(r));
+            if (t < uint(N)) X[t] += double(dx);
             sync();
         }
         if (t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
