@@ -66,24 +66,34 @@ uint lower_index(uint i, uint k) {
 uint pair_p() { return t / uint(G); }
 uint pair_h() { return t % uint(G); }
 
-// Column j's rank-1 update of row i (row start `base`): entries k = j + 1 + h, j + 1 + h + G,
-// … ≤ i, with the row's multiplier S(i, j)/pivot in a register and S(k, j)'s index stepped
-// without products ((k + G)(k + G + 1)/2 − k(k + 1)/2 = G·k + G(G + 1)/2).
-void update_row(uint base, uint i, uint j, uint h, float inv) {
-    float m = S(base + j) * inv;
-    uint kj = lower_index(j + 1u + h, j);
-    for (uint k = j + 1u + h; k <= i; k += uint(G)) {
-        S(base + k) -= m * S(kj);
-        kj += uint(G) * k + uint(G * (G + 1) / 2);
+// Columns j and j + 1's rank-2 update of row i (row start `base`): entries k = j + 2 + h,
+// j + 2 + h + G, … ≤ i lose S(i, j)·S(k, j)/d + b_i·b_k/d₂, where b is column j + 1 after
+// column j's update (b_k = S(k, j + 1) − S(k, j)·c, c = S(j + 1, j)/d) and d₂ its pivot; the
+// row's multipliers in registers and the index of row k stepped without products
+// ((k + G)(k + G + 1)/2 − k(k + 1)/2 = G·k + G(G + 1)/2). Returns b_i.
+float update_rows2(uint base, uint i, uint j, uint h, float inv, float c, float inv2) {
+    float ai = S(base + j);
+    float bi = S(base + j + 1u) - ai * c;
+    float ma = ai * inv;
+    float mb = bi * inv2;
+    uint kb = lower_index(j + 2u + h, 0u);
+    for (uint k = j + 2u + h; k <= i; k += uint(G)) {
+        float ak = S(kb + j);
+        float bk = S(kb + j + 1u) - ak * c;
+        S(base + k) -= ma * ak + mb * bk;
+        kb += uint(G) * k + uint(G * (G + 1) / 2);
     }
+    return bi;
 }
 
-// The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 column by column: column
-// j's rank-1 update of the trailing triangle uses the unscaled column and 1/pivot, so one
-// barrier per column suffices; the columns are scaled at the end. Returns LAPACK's INFO:
-// 0, or j + 1 when column j's pivot (before its square root) is not positive (or NaN), or −1
-// when a pivot is +inf (the problem left float32's range). Every invocation reads the same
-// pivot, so the early return is uniform over the group.
+// The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 two columns at a time:
+// columns j and j + 1's rank-2 update of the trailing triangle uses the unscaled columns and
+// 1/pivot, so one barrier per two columns suffices (column j + 1 itself, after column j's
+// update, is written after that barrier, when no one reads it any more); the columns are
+// scaled at the end. Returns LAPACK's INFO: 0, or j + 1 when column j's pivot (before its
+// square root) is not positive (or NaN), or −1 when a pivot is +inf (the problem left
+// float32's range). Every invocation computes the same pivots, so the early returns are
+// uniform over the group.
 int factor() {
     uint p = pair_p();
     uint h = pair_h();
@@ -91,18 +101,30 @@ int factor() {
     bool owner = p < uint(PAIRS);
     uint base_p = lower_index(p, 0u);
     uint base_q = lower_index(q, 0u);
-    for (uint j = 0u; j < uint(N); j++) {
+    for (uint j = 0u; j < uint(N); j += 2u) {
         float piv = S(lower_index(j, j));
         if (!(piv > 0.0)) return int(j) + 1;
         if (isinf(piv)) return -1;
+        if (j + 1u == uint(N)) break;
         float inv = 1.0 / piv;
-        if (owner) {
-            // Row p's entries j+1 .. p, then row q's j+1 .. q (q = p only once).
-            if (p > j) update_row(base_p, p, j, h, inv);
-            if (q > j && q != p) update_row(base_q, q, j, h, inv);
-        }
+        uint next = lower_index(j + 1u, 0u);
+        float c = S(next + j) * inv;
+        float piv2 = S(next + j + 1u) - c * S(next + j);
+        if (!(piv2 > 0.0)) return int(j) + 2;
+        if (isinf(piv2)) return -1;
+        float inv2 = 1.0 / piv2;
+        // Row p's entries j+2 .. p, then row q's j+2 .. q (q = p only once).
+        float bp = 0.0;
+        float bq = 0.0;
+        if (owner && p > j) bp = update_rows2(base_p, p, j, h, inv, c, inv2);
+        if (owner && q > j && q != p) bq = update_rows2(base_q, q, j, h, inv, c, inv2);
         sync();
+        if (owner && h == 0u) {
+            if (p > j) S(base_p + j + 1u) = bp;
+            if (q > j && q != p) S(base_q + j + 1u) = bq;
+        }
     }
+    sync();
     if (owner) {
         uint np = p + 1u;
         uint nq = q != p ? q + 1u : 0u;
