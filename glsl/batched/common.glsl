@@ -125,13 +125,17 @@ int factor() {
         }
     }
     sync();
+    // Column k scaled by 1/√pivot (V holds them; it is scratch until the solves).
+    if (t < uint(N)) V[t] = inversesqrt(S(lower_index(t, t)));
+    sync();
     if (owner) {
         uint np = p + 1u;
         uint nq = q != p ? q + 1u : 0u;
         for (uint c = h; c < np + nq; c += uint(G)) {
             uint i = c < np ? p : q;
             uint k = c < np ? c : c - np;
-            if (k != i) S(lower_index(i, k)) /= sqrt(S(lower_index(k, k)));
+            uint e = (c < np ? base_p : base_q) + k;
+            if (k != i) S(e) *= V[k];
         }
     }
     sync();
@@ -159,7 +163,8 @@ float solve(float v) {
         if (in_block) V[t] = v;
         sync();
         float y[SB];
-        for (int i = 0; i < SB; i++) {
+        // Only the block's rows and the rows after it need the block's values.
+        if (row && t >= s) for (int i = 0; i < SB; i++) {
             uint r = s + uint(i);
             float yi = 0.0;
             if (r < uint(N)) {
@@ -185,7 +190,8 @@ float solve(float v) {
         if (in_block) V[t] = v;
         sync();
         float x[SB];
-        for (int ii = 0; ii < SB; ii++) {
+        // Only the block's rows and the rows before it need the block's values.
+        if (row && t < s + uint(SB)) for (int ii = 0; ii < SB; ii++) {
             int i = SB - 1 - ii;
             uint r = s + uint(i);
             float xi = 0.0;
