@@ -13,7 +13,7 @@ use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
 use symraster::{Batch, Error, Failure, Matrix, Method, reference};
 
-const ORDERS: [usize; 9] = [1, 2, 3, 7, 8, 16, 31, 64, 129];
+const ORDERS: [usize; 10] = [1, 2, 3, 7, 8, 16, 31, 64, 128, 129];
 
 /// A few problems per order (llvmpipe is slow at large n).
 fn count(n: usize) -> usize {
