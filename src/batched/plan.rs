@@ -126,7 +126,7 @@ fn shared_bytes(job: Job, n: usize, storage: WorkStorage) -> usize {
         bytes += 8 * n; // X
     }
     if job == Job::LeastSquares {
-        bytes += 4 * kc + 8 * kc + 8 * threads(n); // Bs, Sk, Part
+        bytes += 4 * kc + 8 * threads(n); // Bs, Part
     }
     bytes
 }
@@ -162,7 +162,8 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) ->
     let solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
-        Job::LeastSquares => blocks * (stage + n.div_ceil(t / kc) + t / kc + kc),
+        // Per T observations a column of n rows, then per staged block its KC products.
+        Job::LeastSquares => k.div_ceil(t) * (n + 2) + blocks * (stage + kc + 1),
         _ => n,
     };
     match job {
