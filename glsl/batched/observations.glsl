@@ -38,13 +38,19 @@ void accumulate_row(uint i, uint h) {
 }
 
 // The staged block's part of the invocation's pair of rows p < q (common.glsl: equal work for
-// all): both rows of A·diag(d) in registers, so for k ≤ p one read of A's row k serves two
-// entries, (p, k) and (q, k).
+// all). Past n = 64, where the triangle in shared memory already limits the groups per
+// multiprocessor, both rows of A·diag(d) are held in registers, so for k ≤ p one read of A's
+// row k serves two entries, (p, k) and (q, k); below, one row at a time (fewer registers, so
+// more groups fit).
 void accumulate() {
     uint p = pair_p();
     if (p >= uint(PAIRS)) return;
     uint q = uint(N) - 1u - p;
     uint h = pair_h();
+#if N <= 64
+    accumulate_row(p, h);
+    if (q != p) accumulate_row(q, h);
+#else
     if (q == p) {
         accumulate_row(p, h);
         return;
@@ -74,6 +80,7 @@ void accumulate() {
         for (int kk = 0; kk < KC; kk++) sq = fma(aq[kk], As[k][kk], sq);
         S(base_q + k) += sq;
     }
+#endif
 }
 
 // S ← the lower triangle of A·diag(d)·Aᵀ (Algorithm 3's sum, KC columns per step), every

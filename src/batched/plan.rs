@@ -94,15 +94,13 @@ pub struct Plan {
 }
 
 /// Invocations per work group for order n: at least n (invocation i owns row i) and enough
-/// to spread the triangle's n(n+1)/2 entries. Past n = 64 the triangle fills most of a
-/// group's shared memory, so few groups share a multiprocessor: 512 invocations each keep it
-/// busy (8 per pair of rows).
+/// to spread the triangle's n(n+1)/2 entries.
 pub fn threads(n: usize) -> usize {
     match n {
         0..=8 => 32,
         9..=32 => 64,
         33..=64 => 128,
-        65..=128 => 512,
+        65..=128 => 256,
         _ => 1024,
     }
 }
