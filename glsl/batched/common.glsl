@@ -125,8 +125,13 @@ int factor() {
         }
     }
     sync();
-    // Column k scaled by 1/√pivot (V holds them; it is scratch until the solves).
-    if (t < uint(N)) V[t] = inversesqrt(S(lower_index(t, t)));
+    // Column k scaled by 1/√pivot (V holds them; it is scratch until the solves); the
+    // diagonal, read by no one in the scaling, becomes √pivot at once.
+    if (t < uint(N)) {
+        float pivot = S(lower_index(t, t));
+        V[t] = inversesqrt(pivot);
+        S(lower_index(t, t)) = sqrt(pivot);
+    }
     sync();
     if (owner) {
         uint np = p + 1u;
@@ -138,8 +143,6 @@ int factor() {
             if (k != i) S(e) *= V[k];
         }
     }
-    sync();
-    if (t < uint(N)) S(lower_index(t, t)) = sqrt(S(lower_index(t, t)));
     sync();
     return 0;
 }
