@@ -66,34 +66,57 @@ uint lower_index(uint i, uint k) {
 uint pair_p() { return t / uint(G); }
 uint pair_h() { return t % uint(G); }
 
-// Columns j and j + 1's rank-2 update of row i (row start `base`): entries k = j + 2 + h,
-// j + 2 + h + G, … ≤ i lose S(i, j)·S(k, j)/d + b_i·b_k/d₂, where b is column j + 1 after
-// column j's update (b_k = S(k, j + 1) − S(k, j)·c, c = S(j + 1, j)/d) and d₂ its pivot; the
-// row's multipliers in registers and the index of row k stepped without products
-// ((k + G)(k + G + 1)/2 − k(k + 1)/2 = G·k + G(G + 1)/2). Returns b_i.
-float update_rows2(uint base, uint i, uint j, uint h, float inv, float c, float inv2) {
-    float ai = S(base + j);
-    float bi = S(base + j + 1u) - ai * c;
-    float ma = ai * inv;
-    float mb = bi * inv2;
-    uint kb = lower_index(j + 2u + h, 0u);
-    for (uint k = j + 2u + h; k <= i; k += uint(G)) {
-        float ak = S(kb + j);
-        float bk = S(kb + j + 1u) - ak * c;
-        S(base + k) -= ma * ak + mb * bk;
-        kb += uint(G) * k + uint(G * (G + 1) / 2);
-    }
-    return bi;
+// The pivot block of columns j .. j + 3 (rows past N − 1 absent), eliminated as Algorithm 5
+// would column by column, without square roots: d[m] the pivots, c[m][l] (l < m) the
+// multipliers u_l(j + m)/d[l], where u_l(x) is row x's entry in column j + l after the
+// updates of columns j .. j + l − 1.
+struct PivotBlock {
+    vec4 d;
+    float c10, c20, c21, c30, c31, c32;
+};
+
+// Row x's entries in columns j .. j + 3 after the block's own updates (u_0 .. u_3), from its
+// row start `base`; columns past x (or past N − 1) give 0.
+vec4 eliminated(uint base, uint x, uint j, PivotBlock b) {
+    float u0 = S(base + j);
+    float u1 = j + 1u <= x ? S(base + j + 1u) - u0 * b.c10 : 0.0;
+    float u2 = j + 2u <= x ? S(base + j + 2u) - u0 * b.c20 - u1 * b.c21 : 0.0;
+    float u3 = j + 3u <= x ? S(base + j + 3u) - u0 * b.c30 - u1 * b.c31 - u2 * b.c32 : 0.0;
+    return vec4(u0, u1, u2, u3);
 }
 
-// The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 two columns at a time:
-// columns j and j + 1's rank-2 update of the trailing triangle uses the unscaled columns and
-// 1/pivot, so one barrier per two columns suffices (column j + 1 itself, after column j's
-// update, is written after that barrier, when no one reads it any more); the columns are
-// scaled at the end. Returns LAPACK's INFO: 0, or j + 1 when column j's pivot (before its
-// square root) is not positive (or NaN), or −1 when a pivot is +inf (the problem left
-// float32's range). Every invocation computes the same pivots, so the early returns are
-// uniform over the group.
+// Columns j .. j + 3's rank-4 update of row i (row start `base`): entries k = j + 4 + h,
+// j + 4 + h + G, … ≤ i lose Σ_l u_l(i)·u_l(k)/d[l], the row's multipliers in registers and the
+// index of row k stepped without products ((k + G)(k + G + 1)/2 − k(k + 1)/2 = G·k +
+// G(G + 1)/2). Returns u(i), whose columns j + 1 .. j + 3 are written after the barrier.
+vec4 update_rows4(uint base, uint i, uint j, uint h, PivotBlock b, vec4 inv) {
+    vec4 ui = eliminated(base, i, j, b);
+    vec4 m = ui * inv;
+    uint kb = lower_index(j + 4u + h, 0u);
+    for (uint k = j + 4u + h; k <= i; k += uint(G)) {
+        S(base + k) -= dot(m, eliminated(kb, k, j, b));
+        kb += uint(G) * k + uint(G * (G + 1) / 2);
+    }
+    return ui;
+}
+
+// Checks column j + m's pivot: 0 when it passes, else LAPACK's INFO (j + m + 1 when not
+// positive or NaN, −1 when +inf: the problem left float32's range).
+int pivot_status(float piv, uint col) {
+    if (!(piv > 0.0)) return int(col) + 1;
+    if (isinf(piv)) return -1;
+    return 0;
+}
+
+// The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 four columns at a time:
+// every invocation eliminates the 4 x 4 pivot block itself (the same values everywhere), then
+// columns j .. j + 3's rank-4 update of the trailing triangle uses the unscaled columns and
+// 1/pivot, so one barrier per four columns suffices (columns j + 1 .. j + 3 themselves, after
+// the block's updates, are written after that barrier, when no one reads them any more); the
+// columns are scaled at the end. Returns LAPACK's INFO: 0, or j + 1 when column j's pivot
+// (before its square root) is not positive (or NaN), or −1 when a pivot is +inf (the problem
+// left float32's range). The pivots are the same in every invocation, so the early returns
+// are uniform over the group.
 int factor() {
     uint p = pair_p();
     uint h = pair_h();
@@ -101,27 +124,65 @@ int factor() {
     bool owner = p < uint(PAIRS);
     uint base_p = lower_index(p, 0u);
     uint base_q = lower_index(q, 0u);
-    for (uint j = 0u; j < uint(N); j += 2u) {
-        float piv = S(lower_index(j, j));
-        if (!(piv > 0.0)) return int(j) + 1;
-        if (isinf(piv)) return -1;
-        if (j + 1u == uint(N)) break;
-        float inv = 1.0 / piv;
-        uint next = lower_index(j + 1u, 0u);
-        float c = S(next + j) * inv;
-        float piv2 = S(next + j + 1u) - c * S(next + j);
-        if (!(piv2 > 0.0)) return int(j) + 2;
-        if (isinf(piv2)) return -1;
-        float inv2 = 1.0 / piv2;
-        // Row p's entries j+2 .. p, then row q's j+2 .. q (q = p only once).
-        float bp = 0.0;
-        float bq = 0.0;
-        if (owner && p > j) bp = update_rows2(base_p, p, j, h, inv, c, inv2);
-        if (owner && q > j && q != p) bq = update_rows2(base_q, q, j, h, inv, c, inv2);
+    for (uint j = 0u; j < uint(N); j += 4u) {
+        PivotBlock b;
+        b.c10 = 0.0;
+        b.c20 = 0.0;
+        b.c21 = 0.0;
+        b.c30 = 0.0;
+        b.c31 = 0.0;
+        b.c32 = 0.0;
+        b.d = vec4(1.0);
+        vec4 inv = vec4(0.0);
+        // Row j + m of the block eliminated by the columns before it, its pivot checked.
+        b.d.x = S(lower_index(j, j));
+        int status = pivot_status(b.d.x, j);
+        if (status != 0) return status;
+        inv.x = 1.0 / b.d.x;
+        if (j + 1u < uint(N)) {
+            vec4 u = eliminated(lower_index(j + 1u, 0u), j + 1u, j, b);
+            b.c10 = u.x * inv.x;
+            b.d.y = u.y - u.x * b.c10;
+            status = pivot_status(b.d.y, j + 1u);
+            if (status != 0) return status;
+            inv.y = 1.0 / b.d.y;
+        }
+        if (j + 2u < uint(N)) {
+            vec4 u = eliminated(lower_index(j + 2u, 0u), j + 2u, j, b);
+            b.c20 = u.x * inv.x;
+            b.c21 = u.y * inv.y;
+            b.d.z = u.z - u.x * b.c20 - u.y * b.c21;
+            status = pivot_status(b.d.z, j + 2u);
+            if (status != 0) return status;
+            inv.z = 1.0 / b.d.z;
+        }
+        if (j + 3u < uint(N)) {
+            vec4 u = eliminated(lower_index(j + 3u, 0u), j + 3u, j, b);
+            b.c30 = u.x * inv.x;
+            b.c31 = u.y * inv.y;
+            b.c32 = u.z * inv.z;
+            b.d.w = u.w - u.x * b.c30 - u.y * b.c31 - u.z * b.c32;
+            status = pivot_status(b.d.w, j + 3u);
+            if (status != 0) return status;
+            inv.w = 1.0 / b.d.w;
+        }
+        // Row p's entries j+4 .. p, then row q's j+4 .. q (q = p only once).
+        vec4 up = vec4(0.0);
+        vec4 uq = vec4(0.0);
+        if (owner && p > j) up = update_rows4(base_p, p, j, h, b, inv);
+        if (owner && q > j && q != p) uq = update_rows4(base_q, q, j, h, b, inv);
         sync();
         if (owner && h == 0u) {
-            if (p > j) S(base_p + j + 1u) = bp;
-            if (q > j && q != p) S(base_q + j + 1u) = bq;
+            if (p > j) {
+                if (j + 1u <= p) S(base_p + j + 1u) = up.y;
+                if (j + 2u <= p) S(base_p + j + 2u) = up.z;
+                if (j + 3u <= p) S(base_p + j + 3u) = up.w;
+            }
+            if (q > j && q != p) {
+                if (j + 1u <= q) S(base_q + j + 1u) = uq.y;
+                if (j + 2u <= q) S(base_q + j + 2u) = uq.z;
+                if (j + 3u <= q) S(base_q + j + 3u) = uq.w;
+            }
         }
     }
     sync();
