@@ -13,7 +13,7 @@ use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
 use symraster::{Batch, Error, Failure, Matrix, Method, reference};
 
-const ORDERS: [usize; 9] = [1, 2, 3, 7, 8, 16, 31, 64, 129];
+const ORDERS: [usize; 10] = [1, 2, 3, 7, 8, 16, 31, 64, 128, 129];
 
 /// A few problems per order (llvmpipe is slow at large n).
 fn count(n: usize) -> usize {
@@ -134,6 +134,30 @@ fn least_squares_matches_the_f64_reference_per_problem() {
         }
         let failed = if b_count > 1 { vec![1] } else { vec![] };
         assert_eq!(s.failed(), failed, "n {n}");
+    }
+}
+
+#[test]
+fn least_squares_with_many_observations_per_invocation_matches_the_reference() {
+    // k past the group's invocations (32 at n ≤ 8, 64 at n ≤ 32) and not a multiple of them or
+    // of the 16 staged columns: the residual runs over several chunks, the last one partial.
+    let gpu = common::gpu();
+    let kernels = gpu
+        .batched()
+        .internal_kernels(&BatchOptions::default())
+        .unwrap();
+    for (n, k) in [(3, 101), (8, 70), (20, 150)] {
+        let b_count = 2;
+        let a = Batch::new(b_count, n, k, signed(n as u64, b_count * n * k)).unwrap();
+        let d = Batch::vectors(b_count, k, weights(n as u64 + 1, b_count * k)).unwrap();
+        let b = Batch::vectors(b_count, k, signed(n as u64 + 2, b_count * k)).unwrap();
+        let s = batched::least_squares(&kernels, &a, &d, &b, &BatchOptions::default(), Poison::Nan)
+            .unwrap();
+        for p in 0..b_count {
+            assert_eq!(s.info[p], 0, "n {n} k {k} p {p}");
+            let e = relative_error(s.x.problem(p), &least_squares_reference(&a, &d, &b, p));
+            assert!(e < 1e-8 * (n as f64).max(4.0), "n {n} k {k} p {p}: {e:.2e}");
+        }
     }
 }
 

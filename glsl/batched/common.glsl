@@ -2,7 +2,8 @@
 // problem of order N (T ≥ N, so invocation i < N owns row i of the vectors), the problem's
 // matrix in packed lower storage (row i starts at i(i+1)/2) in shared memory, or, where that
 // does not fit (GLOBAL_WORK), in a global work buffer of NP floats per problem. The host puts
-// `#version`, N, T, KC (observations staged per step) and GLOBAL_WORK in front.
+// `#version`, N, T, KC (observations staged per step), SB (rows per block
+// of the triangular solves) and GLOBAL_WORK in front.
 layout(local_size_x = T) in;
 
 #define NP (N * (N + 1) / 2)
@@ -29,9 +30,14 @@ shared float V[N];
 uint problem;
 uint t;
 
-// Orders every write of the group (shared and buffer) before the barrier's later reads.
+// Orders the group's writes to its work storage (shared memory, or the work buffer where
+// GLOBAL_WORK) before the barrier's later reads; the kernels write other buffers only at the end.
 void sync() {
+#ifdef GLOBAL_WORK
     groupMemoryBarrier();
+#else
+    memoryBarrierShared();
+#endif
     barrier();
 }
 
@@ -60,65 +66,215 @@ uint lower_index(uint i, uint k) {
 uint pair_p() { return t / uint(G); }
 uint pair_h() { return t % uint(G); }
 
-// The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 column by column: column
-// j's rank-1 update of the trailing triangle uses the unscaled column and 1/pivot, so one
-// barrier per column suffices; the columns are scaled at the end. Returns LAPACK's INFO:
-// 0, or j + 1 when column j's pivot (before its square root) is not positive (or NaN), or −1
-// when a pivot is +inf (the problem left float32's range). Every invocation reads the same
-// pivot, so the early return is uniform over the group.
+// The pivot block of columns j .. j + 3 (rows past N − 1 absent), eliminated as Algorithm 5
+// would column by column, without square roots: d[m] the pivots, c[m][l] (l < m) the
+// multipliers u_l(j + m)/d[l], where u_l(x) is row x's entry in column j + l after the
+// updates of columns j .. j + l − 1.
+struct PivotBlock {
+    vec4 d;
+    float c10, c20, c21, c30, c31, c32;
+};
+
+// Row x's entries in columns j .. j + 3 after the block's own updates (u_0 .. u_3), from its
+// row start `base`; columns past x (or past N − 1) give 0.
+vec4 eliminated(uint base, uint x, uint j, PivotBlock b) {
+    float u0 = S(base + j);
+    float u1 = j + 1u <= x ? S(base + j + 1u) - u0 * b.c10 : 0.0;
+    float u2 = j + 2u <= x ? S(base + j + 2u) - u0 * b.c20 - u1 * b.c21 : 0.0;
+    float u3 = j + 3u <= x ? S(base + j + 3u) - u0 * b.c30 - u1 * b.c31 - u2 * b.c32 : 0.0;
+    return vec4(u0, u1, u2, u3);
+}
+
+// Columns j .. j + 3's rank-4 update of row i (row start `base`): entries k = j + 4 + h,
+// j + 4 + h + G, … ≤ i lose Σ_l u_l(i)·u_l(k)/d[l], the row's multipliers in registers and the
+// index of row k stepped without products ((k + G)(k + G + 1)/2 − k(k + 1)/2 = G·k +
+// G(G + 1)/2). Returns u(i), whose columns j + 1 .. j + 3 are written after the barrier.
+vec4 update_rows4(uint base, uint i, uint j, uint h, PivotBlock b, vec4 inv) {
+    vec4 ui = eliminated(base, i, j, b);
+    vec4 m = ui * inv;
+    uint kb = lower_index(j + 4u + h, 0u);
+    for (uint k = j + 4u + h; k <= i; k += uint(G)) {
+        S(base + k) -= dot(m, eliminated(kb, k, j, b));
+        kb += uint(G) * k + uint(G * (G + 1) / 2);
+    }
+    return ui;
+}
+
+// Checks column j + m's pivot: 0 when it passes, else LAPACK's INFO (j + m + 1 when not
+// positive or NaN, −1 when +inf: the problem left float32's range).
+int pivot_status(float piv, uint col) {
+    if (!(piv > 0.0)) return int(col) + 1;
+    if (isinf(piv)) return -1;
+    return 0;
+}
+
+// The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 four columns at a time:
+// every invocation eliminates the 4 x 4 pivot block itself (the same values everywhere), then
+// columns j .. j + 3's rank-4 update of the trailing triangle uses the unscaled columns and
+// 1/pivot, so one barrier per four columns suffices (columns j + 1 .. j + 3 themselves, after
+// the block's updates, are written after that barrier, when no one reads them any more); the
+// columns are scaled at the end. Returns LAPACK's INFO: 0, or j + 1 when column j's pivot
+// (before its square root) is not positive (or NaN), or −1 when a pivot is +inf (the problem
+// left float32's range). The pivots are the same in every invocation, so the early returns
+// are uniform over the group.
 int factor() {
     uint p = pair_p();
     uint h = pair_h();
     uint q = uint(N) - 1u - p;
     bool owner = p < uint(PAIRS);
-    for (uint j = 0u; j < uint(N); j++) {
-        float piv = S(lower_index(j, j));
-        if (!(piv > 0.0)) return int(j) + 1;
-        if (isinf(piv)) return -1;
-        float inv = 1.0 / piv;
-        if (owner) {
-            // Row p's entries j+1 .. p, then row q's j+1 .. q (q = p only once).
-            uint np = p > j ? p - j : 0u;
-            uint nq = (q > j && q != p) ? q - j : 0u;
-            for (uint c = h; c < np + nq; c += uint(G)) {
-                uint i = c < np ? p : q;
-                uint k = j + 1u + (c < np ? c : c - np);
-                S(lower_index(i, k)) -= S(lower_index(i, j)) * inv * S(lower_index(k, j));
+    uint base_p = lower_index(p, 0u);
+    uint base_q = lower_index(q, 0u);
+    for (uint j = 0u; j < uint(N); j += 4u) {
+        PivotBlock b;
+        b.c10 = 0.0;
+        b.c20 = 0.0;
+        b.c21 = 0.0;
+        b.c30 = 0.0;
+        b.c31 = 0.0;
+        b.c32 = 0.0;
+        b.d = vec4(1.0);
+        vec4 inv = vec4(0.0);
+        // Row j + m of the block eliminated by the columns before it, its pivot checked.
+        b.d.x = S(lower_index(j, j));
+        int status = pivot_status(b.d.x, j);
+        if (status != 0) return status;
+        inv.x = 1.0 / b.d.x;
+        if (j + 1u < uint(N)) {
+            vec4 u = eliminated(lower_index(j + 1u, 0u), j + 1u, j, b);
+            b.c10 = u.x * inv.x;
+            b.d.y = u.y - u.x * b.c10;
+            status = pivot_status(b.d.y, j + 1u);
+            if (status != 0) return status;
+            inv.y = 1.0 / b.d.y;
+        }
+        if (j + 2u < uint(N)) {
+            vec4 u = eliminated(lower_index(j + 2u, 0u), j + 2u, j, b);
+            b.c20 = u.x * inv.x;
+            b.c21 = u.y * inv.y;
+            b.d.z = u.z - u.x * b.c20 - u.y * b.c21;
+            status = pivot_status(b.d.z, j + 2u);
+            if (status != 0) return status;
+            inv.z = 1.0 / b.d.z;
+        }
+        if (j + 3u < uint(N)) {
+            vec4 u = eliminated(lower_index(j + 3u, 0u), j + 3u, j, b);
+            b.c30 = u.x * inv.x;
+            b.c31 = u.y * inv.y;
+            b.c32 = u.z * inv.z;
+            b.d.w = u.w - u.x * b.c30 - u.y * b.c31 - u.z * b.c32;
+            status = pivot_status(b.d.w, j + 3u);
+            if (status != 0) return status;
+            inv.w = 1.0 / b.d.w;
+        }
+        // Row p's entries j+4 .. p, then row q's j+4 .. q (q = p only once).
+        vec4 up = vec4(0.0);
+        vec4 uq = vec4(0.0);
+        if (owner && p > j) up = update_rows4(base_p, p, j, h, b, inv);
+        if (owner && q > j && q != p) uq = update_rows4(base_q, q, j, h, b, inv);
+        sync();
+        if (owner && h == 0u) {
+            if (p > j) {
+                if (j + 1u <= p) S(base_p + j + 1u) = up.y;
+                if (j + 2u <= p) S(base_p + j + 2u) = up.z;
+                if (j + 3u <= p) S(base_p + j + 3u) = up.w;
+            }
+            if (q > j && q != p) {
+                if (j + 1u <= q) S(base_q + j + 1u) = uq.y;
+                if (j + 2u <= q) S(base_q + j + 2u) = uq.z;
+                if (j + 3u <= q) S(base_q + j + 3u) = uq.w;
             }
         }
-        sync();
     }
+    sync();
+    // Column k scaled by 1/√pivot (V holds them; it is scratch until the solves); the
+    // diagonal, read by no one in the scaling, becomes √pivot at once.
+    if (t < uint(N)) {
+        float pivot = S(lower_index(t, t));
+        V[t] = inversesqrt(pivot);
+        S(lower_index(t, t)) = sqrt(pivot);
+    }
+    sync();
     if (owner) {
         uint np = p + 1u;
         uint nq = q != p ? q + 1u : 0u;
         for (uint c = h; c < np + nq; c += uint(G)) {
             uint i = c < np ? p : q;
             uint k = c < np ? c : c - np;
-            if (k != i) S(lower_index(i, k)) /= sqrt(S(lower_index(k, k)));
+            uint e = (c < np ? base_p : base_q) + k;
+            if (k != i) S(e) *= V[k];
         }
     }
-    sync();
-    if (t < uint(N)) S(lower_index(t, t)) = sqrt(S(lower_index(t, t)));
     sync();
     return 0;
 }
 
-// V ← L⁻ᵀ·L⁻¹·V: the forward and the backward solve with the factor in S, one barrier per
-// column (invocation i updates its own row; the column's value is read unscaled).
-void solve_in_place() {
-    for (uint j = 0u; j < uint(N); j++) {
-        float yj = V[j] / S(lower_index(j, j));
-        if (t > j && t < uint(N)) V[t] -= S(lower_index(t, j)) * yj;
+// Rows per block of the triangular solves (SB, from the host: 1 gives one barrier per row).
+#define SOLVE_BLOCKS ((N + SB - 1) / SB)
+
+// x = L⁻ᵀ·L⁻¹·v with the factor in S, where v is row t's value (0 past row N − 1); returns row
+// t's x (0 past row N − 1). SB rows at a time, one barrier per block: the block's rows publish
+// their values through V, every invocation solves the block's SB x SB triangle itself (the
+// same values everywhere, read from shared memory as broadcasts), and each row still to come
+// subtracts the block's part from its own value, held in a register. V is scratch; the caller
+// syncs before V is next written.
+float solve(float v) {
+    bool row = t < uint(N);
+    uint base = lower_index(row ? t : 0u, 0u);
+    float mine = 0.0;
+    // Forward: L·y = v.
+    for (uint s = 0u; s < uint(N); s += uint(SB)) {
+        bool in_block = row && t >= s && t < s + uint(SB);
+        if (in_block) V[t] = v;
         sync();
+        float y[SB];
+        // Only the block's rows and the rows after it need the block's values.
+        if (row && t >= s) for (int i = 0; i < SB; i++) {
+            uint r = s + uint(i);
+            float yi = 0.0;
+            if (r < uint(N)) {
+                uint rb = lower_index(r, 0u);
+                yi = V[r];
+                for (int j = 0; j < i; j++) yi -= S(rb + s + uint(j)) * y[j];
+                yi /= S(rb + r);
+            }
+            y[i] = yi;
+            if (t == r) mine = yi;
+        }
+        if (row && t >= s + uint(SB)) {
+            for (int j = 0; j < SB; j++) v -= S(base + s + uint(j)) * y[j];
+        }
+        if (in_block) v = mine;
     }
-    if (t < uint(N)) V[t] /= S(lower_index(t, t));
+    // Every read of the forward sweep done before the backward sweep writes V.
     sync();
-    for (uint jj = 0u; jj < uint(N); jj++) {
-        uint j = uint(N) - 1u - jj;
-        float xj = V[j] / S(lower_index(j, j));
-        if (t < j) V[t] -= S(lower_index(j, t)) * xj;
+    // Backward: Lᵀ·x = y, the last block first.
+    for (uint bb = 0u; bb < uint(SOLVE_BLOCKS); bb++) {
+        uint s = (uint(SOLVE_BLOCKS) - 1u - bb) * uint(SB);
+        bool in_block = row && t >= s && t < s + uint(SB);
+        if (in_block) V[t] = v;
         sync();
+        float x[SB];
+        // Only the block's rows and the rows before it need the block's values.
+        if (row && t < s + uint(SB)) for (int ii = 0; ii < SB; ii++) {
+            int i = SB - 1 - ii;
+            uint r = s + uint(i);
+            float xi = 0.0;
+            if (r < uint(N)) {
+                xi = V[r];
+                for (int j = i + 1; j < SB; j++) {
+                    if (s + uint(j) < uint(N)) xi -= S(lower_index(s + uint(j), r)) * x[j];
+                }
+                xi /= S(lower_index(r, r));
+            }
+            x[i] = xi;
+            if (t == r) mine = xi;
+        }
+        if (row && t < s) {
+            for (int j = 0; j < SB; j++) {
+                if (s + uint(j) < uint(N)) v -= S(lower_index(s + uint(j), t)) * x[j];
+            }
+        }
+        if (in_block) v = mine;
     }
-    if (t < uint(N)) V[t] /= S(lower_index(t, t));
-    sync();
+    return v;
 }

@@ -9,8 +9,7 @@ layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
 
 shared float Bs[KC];
 shared double X[N];
-shared double Sk[KC];
-// Parts of the block's sums Aᵀx, one per invocation.
+// The weighted residuals dₖ·(bₖ − (Aᵀx)ₖ) of T observations, one per invocation.
 shared double Part[T];
 
 // Stages b's columns k0 .. k0 + KC beside A's and d's.
@@ -35,45 +34,43 @@ void main() {
         }
         sync();
     }
-    if (t < uint(N)) V[t] = g;
-    sync();
     int status = factor();
     if (status == 0) {
-        solve_in_place();
-        if (t < uint(N)) X[t] = double(V[t]);
+        float x0 = solve(g);
+        if (t < uint(N)) X[t] = double(x0);
         sync();
         for (int step = 0; step < REFINE; step++) {
-            // r = A·D²·(b − Aᵀx), column block by column block, in f64.
+            // r = A·D²·(b − Aᵀx) in f64, T observations at a time: invocation t forms
+            // observation k0 + t's weighted residual from A's column in global memory (the
+            // group's reads contiguous), then the rows sum them over staged column blocks.
             double r = 0.0LF;
-            for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
-                stage_b(k0);
-                stage(k0);
-                // (Aᵀx) for the block's columns: T / KC invocations per column, each a
-                // strided part of the sum over the N rows, then one adds the parts up.
+            uint a_base = problem * uint(N) * observations;
+            for (uint k0 = 0u; k0 < observations; k0 += uint(T)) {
                 {
-                    uint kk = t % uint(KC);
+                    uint k = k0 + t;
                     double s = 0.0LF;
-                    for (uint i = t / uint(KC); i < uint(N); i += uint(T / KC)) {
-                        s += double(As[i][kk]) * X[i];
+                    if (k < observations) {
+                        s = double(b[problem * observations + k]);
+                        for (uint i = 0u; i < uint(N); i++) {
+                            s -= double(a[a_base + i * observations + k]) * X[i];
+                        }
+                        s *= double(d[problem * observations + k]);
                     }
                     Part[t] = s;
                 }
                 sync();
-                if (t < uint(KC)) {
-                    double s = double(Bs[t]);
-                    for (uint part = 0u; part < uint(T / KC); part++) s -= Part[part * uint(KC) + t];
-                    Sk[t] = double(Ds[t]) * s;
+                for (uint kb = 0u; kb < uint(T) && k0 + kb < observations; kb += uint(KC)) {
+                    stage(k0 + kb);
+                    if (t < uint(N)) {
+                        for (int kk = 0; kk < KC; kk++) {
+                            r += double(As[t][kk]) * Part[kb + uint(kk)];
+                        }
+                    }
+                    sync();
                 }
-                sync();
-                if (t < uint(N)) {
-                    for (int kk = 0; kk < KC; kk++) r += double(As[t][kk]) * Sk[kk];
-                }
-                sync();
             }
-            if (t < uint(N)) V[t] = float(r);
-            sync();
-            solve_in_place();
-            if (t < uint(N)) X[t] += double(V[t]);
+            float dx = solve(float(r));
+            if (t < uint(N)) X[t] += double(dx);
             sync();
         }
         if (t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;

@@ -37,13 +37,50 @@ void accumulate_row(uint i, uint h) {
     }
 }
 
-// The staged block's part of the invocation's pair of rows (common.glsl: equal work for all).
+// The staged block's part of the invocation's pair of rows p < q (common.glsl: equal work for
+// all). Past n = 64, where the triangle in shared memory already limits the groups per
+// multiprocessor, both rows of A·diag(d) are held in registers, so for k ≤ p one read of A's
+// row k serves two entries, (p, k) and (q, k); below, one row at a time (fewer registers, so
+// more groups fit).
 void accumulate() {
     uint p = pair_p();
     if (p >= uint(PAIRS)) return;
     uint q = uint(N) - 1u - p;
-    accumulate_row(p, pair_h());
-    if (q != p) accumulate_row(q, pair_h());
+    uint h = pair_h();
+#if N <= 64
+    accumulate_row(p, h);
+    if (q != p) accumulate_row(q, h);
+#else
+    if (q == p) {
+        accumulate_row(p, h);
+        return;
+    }
+    float ap[KC];
+    float aq[KC];
+    for (int kk = 0; kk < KC; kk++) {
+        ap[kk] = As[p][kk] * Ds[kk];
+        aq[kk] = As[q][kk] * Ds[kk];
+    }
+    uint base_p = lower_index(p, 0u);
+    uint base_q = lower_index(q, 0u);
+    uint k = h;
+    for (; k <= p; k += uint(G)) {
+        float sp = 0.0;
+        float sq = 0.0;
+        for (int kk = 0; kk < KC; kk++) {
+            float akk = As[k][kk];
+            sp = fma(ap[kk], akk, sp);
+            sq = fma(aq[kk], akk, sq);
+        }
+        S(base_p + k) += sp;
+        S(base_q + k) += sq;
+    }
+    for (; k <= q; k += uint(G)) {
+        float sq = 0.0;
+        for (int kk = 0; kk < KC; kk++) sq = fma(aq[kk], As[k][kk], sq);
+        S(base_q + k) += sq;
+    }
+#endif
 }
 
 // S ← the lower triangle of A·diag(d)·Aᵀ (Algorithm 3's sum, KC columns per step), every

@@ -18,25 +18,24 @@ void main() {
         uint k = e % uint(N);
         if (k <= i) S(lower_index(i, k)) = c[base + e];
     }
-    if (t < uint(N)) V[t] = b[problem * uint(N) + t];
     sync();
     int status = factor();
     if (status == 0) {
-        solve_in_place();
-        if (t < uint(N)) X[t] = double(V[t]);
+        float x0 = solve(t < uint(N) ? b[problem * uint(N) + t] : 0.0);
+        if (t < uint(N)) X[t] = double(x0);
         sync();
         for (int step = 0; step < REFINE; step++) {
+            float rt = 0.0;
             if (t < uint(N)) {
                 double r = double(b[problem * uint(N) + t]);
                 for (uint k = 0u; k < uint(N); k++) {
                     float cik = k <= t ? c[base + t * uint(N) + k] : c[base + k * uint(N) + t];
                     r -= double(cik) * X[k];
                 }
-                V[t] = float(r);
+                rt = float(r);
             }
-            sync();
-            solve_in_place();
-            if (t < uint(N)) X[t] += double(V[t]);
+            float dx = solve(rt);
+            if (t < uint(N)) X[t] += double(dx);
             sync();
         }
         if (t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;

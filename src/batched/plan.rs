@@ -124,9 +124,17 @@ fn shared_bytes(job: Job, n: usize, storage: WorkStorage) -> usize {
         bytes += 8 * n; // X
     }
     if job == Job::LeastSquares {
-        bytes += 4 * kc + 8 * kc + 8 * threads(n); // Bs, Sk, Part
+        bytes += 4 * kc + 8 * threads(n); // Bs, Part
     }
     bytes
+}
+
+/// Rows per block of the triangular solves (SB in the kernels): one barrier per block of 8 rows,
+/// each invocation solving the block's small triangle itself; one row per block past order
+/// 128, where the repeated small solves would cost more than the barriers they save (and
+/// llvmpipe's loop budget, with many refinement steps).
+pub fn solve_block(n: usize) -> usize {
+    if n <= 128 { 8 } else { 1 }
 }
 
 /// Invocations sharing a pair of rows (p, n − 1 − p) in the kernels' loops over the triangle
@@ -146,10 +154,14 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) ->
     let pair_entries = (n + 1) / g + 2;
     let assembly = per(packed(n)) + blocks * (stage + 2 * kc + pair_entries * (kc + 1));
     let factor = n * (n / g + 2) + pair_entries;
-    let solve = 2 * n + 2;
+    // Both sweeps: per block its loop, the small triangle (sb rows, sb(sb − 1)/2 products)
+    // and the later rows' update.
+    let sb = solve_block(n);
+    let solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
-        Job::LeastSquares => blocks * (stage + n.div_ceil(t / kc) + t / kc + kc),
+        // Per T observations a column of n rows, then per staged block its KC products.
+        Job::LeastSquares => k.div_ceil(t) * (n + 2) + blocks * (stage + kc + 1),
         _ => n,
     };
     match job {
@@ -233,8 +245,12 @@ impl Plan {
     /// The `#define`s in front of the kernel (after `#version`).
     pub fn defines(&self) -> String {
         let mut text = format!(
-            "#define N {}\n#define T {}\n#define KC {}\n#define REFINE {}\n",
-            self.n, self.threads, STAGED_COLUMNS, self.refine
+            "#define N {}\n#define T {}\n#define KC {}\n#define REFINE {}\n#define SB {}\n",
+            self.n,
+            self.threads,
+            STAGED_COLUMNS,
+            self.refine,
+            solve_block(self.n)
         );
         if self.storage == WorkStorage::Global {
             text.push_str("#define GLOBAL_WORK\n");
