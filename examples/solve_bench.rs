@@ -2,8 +2,9 @@
 //! squares (section 5.3's random problem: n = 2m, A, d, b uniform in (0, 1)) and the SPD solve
 //! (C symmetric with entries uniform in (−1, 1) off the diagonal and m on it), one right-hand
 //! side, default options. Prints `op,m,n,median_ms,min_ms,iterations,backward_error,fallback`
-//! (wall times, the median of `--reps` runs after one warm-up); `RUST_LOG=symraster=debug`
-//! adds the phases of each run.
+//! (wall times, the median of `--reps` runs after one warm-up, the GPU's clocks brought up
+//! before each size as the kernel benchmarks do); `RUST_LOG=symraster=debug` adds the phases
+//! of each run.
 //!
 //!     cargo run --release --example solve_bench -- --ops wls,spd --reps 5 2048,4096
 
@@ -78,6 +79,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let l = gpu.cholesky(&c, symraster::Options::default())?;
                     let b: Vec<f32> = (0..m).map(|_| rng.random_range(0.0..1.0)).collect();
                     l.solve(&b)?;
+                    {
+                        use symraster::internal::GpuInternals;
+                        gpu.preheat().run(gpu.context());
+                    }
                     let mut times = Vec::new();
                     for _ in 0..reps {
                         let t = Instant::now();
@@ -114,6 +119,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 other => return Err(format!("unknown op {other} (wls, spd, solve)").into()),
             };
             let mut solution = run()?;
+            {
+                use symraster::internal::GpuInternals;
+                gpu.preheat().run(gpu.context());
+            }
             let mut times = Vec::new();
             for _ in 0..reps {
                 let t = Instant::now();
