@@ -100,6 +100,29 @@ fn spd_inverses_match_the_cpu_across_block_boundaries() {
     }
 }
 
+/// The Cholesky route with the shared-memory tile kernels (the GPUs' default), where the
+/// triangular inverse is the diagonal blocks of 128 inverted in one launch and joined by
+/// products: orders around one, two and several blocks, odd and even, garbage above the
+/// diagonal.
+#[test]
+fn spd_inverses_by_joined_block_inverses_match_the_cpu() {
+    let tuning = symraster::Tuning {
+        kernel: symraster::KernelShape::SharedTiles,
+        ..symraster::Tuning::default()
+    };
+    let gpu = symraster::Gpu::builder().tuning(tuning).build().unwrap();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let inv = inverter(&gpu);
+    assert!(inv.tiled().solves_by_inverses());
+    for n in [1, 2, 127, 128, 129, 256, 300, 385, 520] {
+        let a = spd(n, 7 + n as u64);
+        let x = inverse::invert(&inv, &garbage_above(&a), Kind::Spd, Method::Cholesky).unwrap();
+        check(&x, &a, &format!("spd Cholesky (joined blocks) n {n}"));
+    }
+}
+
 #[test]
 fn general_inverses_pivot_and_match_the_cpu() {
     let gpu = common::gpu();

@@ -15,6 +15,7 @@ use crate::gl::Buffer;
 use crate::tiled::Product;
 use crate::tiled::cholesky::{potrf, trsm};
 use crate::tiled::view::split_point;
+use crate::tiled::kernels::SOLVE_BLOCK;
 use crate::tiled::{Operand, Triangle, View};
 
 /// The lower triangle of A⁻¹ by Cholesky, into `a` (its lower triangle holds A on entry);
@@ -32,8 +33,76 @@ pub fn cholesky_inverse(
     let v = a.view();
     potrf(k, &a.buffer, Triangle::Square(v), 0)?;
     inv.copy(y.op(v), a.op(v), CopyMode::Lower, 1.0)?;
-    trtri(inv, &y.buffer, v, s)?;
+    if k.solves_by_inverses() {
+        trtri_by_blocks(inv, &y.buffer, v)?;
+    } else {
+        trtri(inv, &y.buffer, v, s)?;
+    }
     lauum(inv, &a.buffer, &y.buffer, v)
+}
+
+/// The lower-triangular `v` of `y` (zeros above, as a full square) replaced by its inverse:
+/// every diagonal block of [`SOLVE_BLOCK`] inverted in one launch (`trtri_blocks.comp`, as the
+/// triangular solves use), then joined bottom-up by products,
+/// inv([A 0; B C]) = [A⁻¹ 0; −C⁻¹·B·A⁻¹ C⁻¹]: two products per join where [`trtri`] runs
+/// triangular solves (chains of substitution launches) at every level.
+pub fn trtri_by_blocks(inv: &Inverter, y: &Buffer<f32>, v: View) -> Result<()> {
+    let k = inv.tiled();
+    let n = v.rows;
+    if n == 0 {
+        return Ok(());
+    }
+    let blocks = n.div_ceil(SOLVE_BLOCK);
+    let inverted = inv.buffer(
+        "the inverted diagonal blocks",
+        blocks * SOLVE_BLOCK * SOLVE_BLOCK,
+    )?;
+    k.invert_blocks(Operand::new(y, v), 0, &inverted)?;
+    for b in 0..blocks {
+        let (s0, nb) = (b * SOLVE_BLOCK, SOLVE_BLOCK.min(n - b * SOLVE_BLOCK));
+        let slot = View {
+            offset: b * SOLVE_BLOCK * SOLVE_BLOCK,
+            rs: SOLVE_BLOCK,
+            cs: 1,
+            rows: nb,
+            cols: nb,
+        };
+        inv.copy(
+            Operand::new(y, v.sub(s0, s0, nb, nb)),
+            Operand::new(&inverted, slot),
+            CopyMode::Lower,
+            1.0,
+        )?;
+    }
+    if blocks == 1 {
+        return Ok(());
+    }
+    let n1 = join_point(n);
+    let t = inv.buffer("the triangular inverse's work space", (n - n1) * n1)?;
+    join_inverses(inv, y, v, &t)
+}
+
+/// Where [`join_inverses`] splits an order-n triangle: half its diagonal blocks, rounded down
+/// (so every leaf is one of the inverted blocks).
+fn join_point(n: usize) -> usize {
+    n.div_ceil(SOLVE_BLOCK) / 2 * SOLVE_BLOCK
+}
+
+/// Y21 := −Y22⁻¹·Y21·Y11⁻¹ at every level, the halves first (their diagonal blocks already
+/// inverted); `t` holds the product in between.
+fn join_inverses(inv: &Inverter, y: &Buffer<f32>, v: View, t: &Buffer<f32>) -> Result<()> {
+    if v.rows <= SOLVE_BLOCK {
+        return Ok(());
+    }
+    let k = inv.tiled();
+    let [y11, y21, y22] = v.split(join_point(v.rows));
+    join_inverses(inv, y, y11, t)?;
+    join_inverses(inv, y, y22, t)?;
+    let tv = View::row_major(y21.rows, y21.cols);
+    let op = |w: View| Operand::new(y, w);
+    // Products take B transposed: C = A·Bᵀ.
+    k.gemm(Product::new(Operand::new(t, tv), op(y21), op(y11.t())))?;
+    k.gemm(Product::new(op(y21), op(y22), Operand::new(t, tv.t())).negate())
 }
 
 /// The lower-triangular `v` of `y` (zeros above) replaced by its inverse, recursively:
