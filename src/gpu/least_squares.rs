@@ -7,9 +7,9 @@ use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
-    DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Stop, Timings, check_pivots,
+    DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
     check_problem, check_rank, estimate_inverse_norm_1, exponent_of, norm_inf, refine,
-    times_power_of_two,
+    single_factor_failure, times_power_of_two,
 };
 use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
@@ -157,14 +157,11 @@ impl Gpu {
             check_pivots(&pivots, &scaled_diagonal)?;
             Ok::<_, Error>(factor_l)
         };
-        let factored = factored();
+        // The failing column where the f32 factor failed and C may still be SPD in f64.
+        let factored = factored().map_err(|e| (single_factor_failure(&e), e));
         let factor_l = match factored {
             Ok(f) => f,
-            Err(Error::Numerical(
-                NumericalError::NotPositiveDefinite { column, .. }
-                | NumericalError::NumericallySingular { column, .. }
-                | NumericalError::NonFiniteResult { col: column, .. },
-            )) if options.fallback => {
+            Err((Some(column), _)) if options.fallback => {
                 log::warn!(
                     "the f32 factor failed at column {column}: solving with an f64 Cholesky on \
                      the CPU"
@@ -183,7 +180,7 @@ impl Gpu {
                     (start, factor),
                 );
             }
-            Err(e) => return Err(e),
+            Err((_, e)) => return Err(e),
         };
         let factor = start.elapsed();
         phase.mark("factor done, pivots checked");
@@ -229,12 +226,7 @@ impl Gpu {
         let refine_time = start.elapsed() - x0_time;
         phase.mark("refinement");
 
-        let fallback = match refinement.stop {
-            Stop::Converged => None,
-            _ if !options.fallback => None,
-            Stop::Stagnated { iteration } => Some(Fallback::Stagnated { iteration }),
-            Stop::IterationLimit => Some(Fallback::IterationLimit),
-        };
+        let fallback = Fallback::after(refinement.stop, options.fallback);
         let scaled = Scaled {
             exponent: c_exponent,
             diagonal: &scaled_diagonal,
@@ -246,7 +238,7 @@ impl Gpu {
                 refinement.backward_error
             );
             let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
-            let mut solution = solve_in_double(
+            let solution = solve_in_double(
                 equations(),
                 &double,
                 &scaled,
@@ -254,15 +246,7 @@ impl Gpu {
                 reason,
                 (start, factor),
             )?;
-            // The history is refinement's own (the steps on the f32 factor); x, its backward
-            // error and the condition estimate come from the f64 factor.
-            solution.x0 = x0;
-            solution.iterations = refinement.iterations;
-            solution.residuals = refinement.residuals;
-            solution.criteria = refinement.criteria;
-            solution.timings.x0 = x0_time;
-            solution.timings.refine = start.elapsed() - x0_time;
-            return Ok(solution);
+            return Ok(solution.after_single(x0, refinement, (x0_time, start.elapsed() - x0_time)));
         }
         // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
         // few solves run where the factor is (its accuracy needs only a digit or two).
@@ -278,34 +262,15 @@ impl Gpu {
             double.check_singular(condition, &scaled_diagonal)?;
         }
         phase.mark("‖C⁻¹‖₁ estimate");
-        if !refinement.backward_error.is_finite() || !condition.is_finite() {
-            return Err(NumericalError::RefinementDiverged {
-                iteration: refinement.iterations,
-                residual: refinement.backward_error,
-            }
-            .into());
-        }
-        let converged = refinement.stop == Stop::Converged;
-        Ok(Solution {
-            x: refinement.x,
-            x0,
-            iterations: refinement.iterations,
-            residuals: refinement.residuals,
-            criteria: refinement.criteria,
-            criterion: options.criterion,
-            tolerance,
-            converged,
-            backward_error: refinement.backward_error,
-            condition,
-            forward_error_estimate: condition * refinement.backward_error,
-            fallback,
-            timings: Timings {
-                factor,
-                x0: x0_time,
-                refine: refine_time,
-                total: start.elapsed(),
-            },
-        })
+        let timings = Timings {
+            factor,
+            x0: x0_time,
+            refine: refine_time,
+            total: start.elapsed(),
+        };
+        Solution::refined(
+            refinement, x0, options, tolerance, condition, fallback, timings,
+        )
     }
 }
 

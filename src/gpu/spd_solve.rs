@@ -6,12 +6,12 @@ use super::cholesky::scale_exponent;
 use super::least_squares::{Phases, SINGLE_CONDITION_LIMIT};
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
 use super::{Cholesky, Gpu, Method};
-use crate::error::{Error, NumericalError, Result};
+use crate::error::{Error, Result};
 use crate::least_squares::double::{Scaled, solve_in_double};
 use crate::least_squares::symmetric_norm_1;
 use crate::least_squares::{
-    DoubleFactor, Fallback, Solution, SolveOptions, Stop, SymmetricEquations, Timings,
-    check_pivots, exponent_of, norm_inf, refine, times_power_of_two,
+    DoubleFactor, Fallback, Solution, SolveOptions, SymmetricEquations, Timings, check_pivots,
+    exponent_of, norm_inf, refine, single_factor_failure, times_power_of_two,
 };
 use crate::matrix::{
     Element, Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square,
@@ -131,20 +131,16 @@ impl Gpu {
             check_pivots(&factor_diagonal(self, &l)?, &scaled_diagonal)?;
             Ok::<_, Error>(l)
         })();
-        let l = match factored {
+        let l = match factored.map_err(|e| (single_factor_failure(&e), e)) {
             Ok(l) => l,
-            Err(Error::Numerical(
-                NumericalError::NotPositiveDefinite { column, .. }
-                | NumericalError::NumericallySingular { column, .. }
-                | NumericalError::NonFiniteResult { col: column, .. },
-            )) if options.fallback => {
+            Err((Some(column), _)) if options.fallback => {
                 log::warn!(
                     "the f32 factor failed at column {column}: solving with an f64 Cholesky on \
                      the CPU"
                 );
                 return double(Fallback::SingleFactorFailed { column });
             }
-            Err(e) => return Err(e),
+            Err((_, e)) => return Err(e),
         };
         let factor = start.elapsed();
         phase.mark("C rounded, up, factored, pivots checked");
@@ -177,26 +173,15 @@ impl Gpu {
         )?;
         let refine_time = start.elapsed() - x0_time;
         phase.mark("refinement");
-        let fallback = match refinement.stop {
-            Stop::Converged => None,
-            _ if !options.fallback => None,
-            Stop::Stagnated { iteration } => Some(Fallback::Stagnated { iteration }),
-            Stop::IterationLimit => Some(Fallback::IterationLimit),
-        };
-        if let Some(reason) = fallback {
+        if let Some(reason) = Fallback::after(refinement.stop, options.fallback) {
             log::warn!(
                 "refinement stopped ({reason:?}) at backward error {:.2e}: solving again with an \
                  f64 Cholesky on the CPU",
                 refinement.backward_error
             );
-            let mut solution = double(reason)?;
-            solution.x0 = x0;
-            solution.iterations = refinement.iterations;
-            solution.residuals = refinement.residuals;
-            solution.criteria = refinement.criteria;
+            let mut solution =
+                double(reason)?.after_single(x0, refinement, (x0_time, start.elapsed() - x0_time));
             solution.timings.factor = factor;
-            solution.timings.x0 = x0_time;
-            solution.timings.refine = start.elapsed() - x0_time;
             return Ok(solution);
         }
         // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough).
@@ -209,33 +194,13 @@ impl Gpu {
             factor.check_singular(condition, &scaled_diagonal)?;
         }
         phase.mark("‖C⁻¹‖₁ estimate");
-        if !refinement.backward_error.is_finite() || !condition.is_finite() {
-            return Err(NumericalError::RefinementDiverged {
-                iteration: refinement.iterations,
-                residual: refinement.backward_error,
-            }
-            .into());
-        }
-        Ok(Solution {
-            converged: refinement.stop == Stop::Converged,
-            x: refinement.x,
-            x0,
-            iterations: refinement.iterations,
-            residuals: refinement.residuals,
-            criteria: refinement.criteria,
-            criterion: options.criterion,
-            tolerance,
-            backward_error: refinement.backward_error,
-            condition,
-            forward_error_estimate: condition * refinement.backward_error,
-            fallback: None,
-            timings: Timings {
-                factor,
-                x0: x0_time,
-                refine: refine_time,
-                total: start.elapsed(),
-            },
-        })
+        let timings = Timings {
+            factor,
+            x0: x0_time,
+            refine: refine_time,
+            total: start.elapsed(),
+        };
+        Solution::refined(refinement, x0, options, tolerance, condition, None, timings)
     }
 }
 

@@ -165,32 +165,24 @@ pub(crate) fn solve_in_double(
             r <= tolerance * norm2(&refinement.x)
         }
     };
-    if !refinement.backward_error.is_finite() {
-        return Err(NumericalError::RefinementDiverged {
-            iteration: refinement.iterations,
-            residual: refinement.backward_error,
-        }
-        .into());
-    }
-    Ok(Solution {
-        x: refinement.x,
+    let timings = Timings {
+        factor,
+        x0: x0_time,
+        refine: start.elapsed() - x0_time,
+        total: start.elapsed(),
+    };
+    let solution = Solution::refined(
+        refinement,
         x0,
-        iterations: refinement.iterations,
-        residuals: refinement.residuals,
-        criteria: refinement.criteria,
-        criterion: options.criterion,
+        options,
         tolerance,
-        converged,
-        backward_error: refinement.backward_error,
         condition,
-        forward_error_estimate: condition * refinement.backward_error,
-        fallback: Some(reason),
-        timings: Timings {
-            factor,
-            x0: x0_time,
-            refine: start.elapsed() - x0_time,
-            total: start.elapsed(),
-        },
+        Some(reason),
+        timings,
+    )?;
+    Ok(Solution {
+        converged,
+        ..solution
     })
 }
 

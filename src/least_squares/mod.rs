@@ -28,6 +28,7 @@
 mod condition;
 pub(crate) mod double;
 pub mod normal_equations;
+mod outcome;
 mod refinement;
 
 pub use condition::{estimate_inverse_norm_1, estimate_norm_1};
@@ -35,6 +36,7 @@ pub use double::DoubleFactor;
 pub use normal_equations::{
     solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,
 };
+pub(crate) use outcome::single_factor_failure;
 pub(crate) use refinement::SymmetricEquations;
 
 /// g − C·x through any [`refinement::Equations`].
