@@ -28,6 +28,25 @@ pub const SOLVE_BLOCK: usize = 128;
 /// room for the kernel's other loops.
 pub const CHAIN_SPIN_LIMIT: usize = 40_000;
 
+/// Loop iterations (counted as if nothing were unrolled) one invocation of the chained solve
+/// runs per block it subtracts, and for the rest of its work.
+const CHAIN_LOOPS_PER_BLOCK: usize = 160;
+const CHAIN_LOOPS_FIXED: usize = 1024;
+
+/// The fewest polls worth a chained solve: below, it would give up too soon to be of use.
+const CHAIN_MIN_SPINS: usize = 4096;
+
+/// The polls a chained solve over `blocks` diagonal blocks may spend waiting so that, with its
+/// tile loops, no invocation passes [`crate::gl::LOOP_LIMIT`] (where llvmpipe would end its
+/// loops silently): at most [`CHAIN_SPIN_LIMIT`]; `None` where too few are left, and the
+/// solve runs the blocked way.
+pub fn chain_spin_limit(blocks: usize) -> Option<usize> {
+    let rest = crate::gl::LOOP_LIMIT
+        .checked_sub(blocks.saturating_mul(CHAIN_LOOPS_PER_BLOCK) + CHAIN_LOOPS_FIXED)?;
+    let limit = rest.min(CHAIN_SPIN_LIMIT);
+    (limit >= CHAIN_MIN_SPINS).then_some(limit)
+}
+
 /// What a chained solve ([`TiledKernels::trsv_chain`]) works on.
 pub(crate) struct ChainSolve<'a> {
     /// The factor's storage.
@@ -46,6 +65,8 @@ pub(crate) struct ChainSolve<'a> {
     pub blocks1: usize,
     /// All blocks.
     pub blocks: usize,
+    /// Polls a work group may spend waiting in all ([`chain_spin_limit`]).
+    pub spin_limit: usize,
     /// L's entries: rows below n1; rows from n1, columns below; both from n1.
     pub views: [View; 3],
 }
@@ -979,7 +1000,7 @@ impl TiledKernels {
             ("blocks1", u(chain.blocks1)),
             ("blocks", u(chain.blocks)),
             ("transposed", u(usize::from(transposed))),
-            ("spin_limit", u(CHAIN_SPIN_LIMIT)),
+            ("spin_limit", u(chain.spin_limit)),
             ("off0", u(v0.offset)),
             ("rs0", u(v0.rs)),
             ("cs0", u(v0.cs)),
@@ -1171,6 +1192,23 @@ fn product_views(cv: View, av: View, bv: View) -> [(&'static str, Uniform); 12] 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chained_solve_stays_within_the_loop_limit_or_is_not_started() {
+        assert_eq!(chain_spin_limit(1), Some(CHAIN_SPIN_LIMIT));
+        assert_eq!(chain_spin_limit(64), Some(CHAIN_SPIN_LIMIT));
+        for blocks in [1, 64, 200, 313, 378, 379, 400, 10_000] {
+            match chain_spin_limit(blocks) {
+                Some(spins) => {
+                    assert!(spins >= CHAIN_MIN_SPINS, "{blocks} blocks");
+                    let loops = blocks * CHAIN_LOOPS_PER_BLOCK + CHAIN_LOOPS_FIXED + spins;
+                    assert!(loops <= crate::gl::LOOP_LIMIT, "{blocks} blocks: {loops}");
+                }
+                None => assert!(blocks > 300, "{blocks} blocks refused"),
+            }
+        }
+        assert_eq!(chain_spin_limit(10_000), None);
+    }
 
     #[test]
     fn texel_reads_pack_only_what_cannot_be_read_in_fours() {

@@ -3,7 +3,7 @@
 //! end to end on the device.
 
 use super::cholesky::trsm_factor;
-use super::kernels::{ChainSolve, Operand, SOLVE_BLOCK, TiledKernels};
+use super::kernels::{ChainSolve, Operand, SOLVE_BLOCK, TiledKernels, chain_spin_limit};
 use super::product::Product;
 use super::storage::{TiledMatrix, Triangle, check_fits};
 use super::view::View;
@@ -82,7 +82,7 @@ pub fn solve_in_place_cached(
                 cache.inverted.get_or_init(|| inv)
             }
         };
-        if !(b.cols == 1 && k.solves_by_chain() && solve_by_chain(k, l, inv, b)?) {
+        if !(b.cols == 1 && k.solves_by_chain() && solve_by_chain(k, l, inv, b, false)?) {
             solve_by_inverses(k, l, inv, b)?;
         }
     } else {
@@ -169,17 +169,23 @@ fn inverted_blocks(k: &TiledKernels, l: &TiledMatrix) -> Result<Buffer<f32>> {
 /// (glsl/tiled/trsv_chain.comp): the blocks' dependences wait on flags on the GPU instead of
 /// between launches. False (b as it was) where a work group gave up waiting (a software
 /// renderer's loop limit): the caller solves the blocked way.
+/// A chain over more blocks than [`chain_spin_limit`] allows is not started (false).
+/// `given_up` marks the chain as given up before it runs (the tests' way onto that path).
 fn solve_by_chain(
     k: &TiledKernels,
     l: &TiledMatrix,
     inv: &Buffer<f32>,
     b: &mut DeviceRhs,
+    given_up: bool,
 ) -> Result<bool> {
     let m = b.rows;
     if m == 0 {
         return Ok(true);
     }
     let tri = l.triangle();
+    let Some(spin_limit) = chain_spin_limit(solve_blocks(tri).len()) else {
+        return Ok(false);
+    };
     let (n1, views) = match tri {
         Triangle::Square(v) => (m, [v, v, v]),
         Triangle::Blocks(views) => (views[0].rows, views),
@@ -187,9 +193,11 @@ fn solve_by_chain(
     let blocks1 = n1.div_ceil(SOLVE_BLOCK);
     let blocks = solve_blocks(tri).len();
     let ctx = k.context();
-    let zeros = vec![0u32; 2 + blocks];
+    let mut zeros = vec![0u32; 2 + blocks];
     let sync = |data: &[u32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
-    let (forward, backward) = (sync(&zeros)?, sync(&zeros)?);
+    let backward = sync(&zeros)?;
+    zeros[1] = u32::from(given_up);
+    let forward = sync(&zeros)?;
     let saved = Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, m)?;
     saved.copy_from(&b.buffer)?;
     let chain = |sync| ChainSolve {
@@ -201,6 +209,7 @@ fn solve_by_chain(
         n1,
         blocks1,
         blocks,
+        spin_limit,
         views,
     };
     k.trsv_chain(&chain(&forward), false)?;
@@ -213,6 +222,22 @@ fn solve_by_chain(
     }
     k.chained();
     Ok(true)
+}
+
+/// [`solve_in_place`] with one right-hand side where the chained solve is told, before it
+/// runs, that a work group gave up: the path a long wait on a software renderer takes (b
+/// restored, then solved the blocked way). For the tests.
+#[doc(hidden)]
+pub fn solve_after_chain_gives_up(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    b: &mut DeviceRhs,
+) -> Result<()> {
+    let inv = inverted_blocks(k, l)?;
+    if !solve_by_chain(k, l, &inv, b, true)? {
+        solve_by_inverses(k, l, &inv, b)?;
+    }
+    k.check("the tiled triangular solves")
 }
 
 /// Both solves as products with the inverses of the factor's diagonal blocks of
