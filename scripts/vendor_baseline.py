@@ -58,6 +58,20 @@ def sizes(text):
     return [int(s) for s in text.split(",") if s.strip()]
 
 
+def csv_rows(path):
+    """The rows of one of our benchmarks' CSV files as dicts: its first line that is neither
+    blank nor a '#' comment is the header."""
+    header = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            if header is None:
+                header = line.strip().split(",")
+                continue
+            yield dict(zip(header, line.strip().split(",")))
+
+
 def timed(fn, device, reps):
     """Median seconds of fn() over reps runs after one warm-up, synchronizing on CUDA."""
     def sync():
@@ -101,16 +115,11 @@ def parity(args):
     torch.backends.cudnn.allow_tf32 = False
     name = torch.cuda.get_device_name(0)
     ours = {}
-    with open(args.ours) as f:
-        header = f.readline().strip().split(",")
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            row = dict(zip(header, line.strip().split(",")))
-            if row.get("method") != "tiled":
-                continue
-            key = (row["op"], int(row["m"]), int(row["n"]))
-            ours.setdefault(key, []).append((float(row["ms"]), row["format"]))
+    for row in csv_rows(args.ours):
+        if row.get("method") != "tiled":
+            continue
+        key = (row["op"], int(row["m"]), int(row["n"]))
+        ours.setdefault(key, []).append((float(row["ms"]), row["format"]))
     rows = []
 
     def add(op, m, n, rhs, vendor, vendor_ms, key):
@@ -157,17 +166,7 @@ def apps(args):
     torch f64 on the GPU from host arrays, transfers included (wall time, median of --reps
     after a warm-up): weighted least squares (C = (A·d)·Aᵀ, potrf, potrs on A·(d·b), x back;
     A, d, b uniform in (0, 1), n = 2m) and the SPD solve (C up, potrf, potrs, x back)."""
-    ours = {}
-    with open(args.apps_ours) as f:
-        header = None
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            if header is None:
-                header = line.strip().split(",")
-                continue
-            row = dict(zip(header, line.strip().split(",")))
-            ours[(row["op"], int(row["m"]))] = float(row["median_ms"])
+    ours = {(row["op"], int(row["m"])): float(row["median_ms"]) for row in csv_rows(args.apps_ours)}
     rng = np.random.default_rng(3)
     rows = []
 
@@ -357,20 +356,12 @@ def applications(args):
     dev = torch.device("cuda")
     ours = {}
     if args.ours_inverse:
-        with open(args.ours_inverse) as f:
-            header = None
-            for line in f:
-                if line.startswith("#") or not line.strip():
-                    continue
-                if header is None:
-                    header = line.strip().split(",")
-                    continue
-                row = dict(zip(header, line.strip().split(",")))
-                if row.get("gpu_ms", "-") == "-":
-                    continue
-                op = "inverse_spd" if row["kind"] == "spd" else "inverse_general"
-                label = f"{row['method']} {row['storage']}"
-                ours.setdefault((op, int(row["s"])), []).append((float(row["gpu_ms"]), label))
+        for row in csv_rows(args.ours_inverse):
+            if row.get("gpu_ms", "-") == "-":
+                continue
+            op = "inverse_spd" if row["kind"] == "spd" else "inverse_general"
+            label = f"{row['method']} {row['storage']}"
+            ours.setdefault((op, int(row["s"])), []).append((float(row["gpu_ms"]), label))
     if args.ours_sign:
         with open(args.ours_sign) as f:
             for line in f:
@@ -422,14 +413,7 @@ def batched(args):
     """The torch pipeline for many small weighted least-squares problems beside ours."""
     torch.backends.cuda.matmul.allow_tf32 = False
     name = torch.cuda.get_device_name(0)
-    ours = {}
-    with open(args.ours) as f:
-        header = f.readline().strip().split(",")
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            row = dict(zip(header, line.strip().split(",")))
-            ours[(row["op"], int(row["m"]), int(row["n"]))] = float(row["ms"])
+    ours = {(row["op"], int(row["m"]), int(row["n"])): float(row["ms"]) for row in csv_rows(args.ours)}
     rows = []
     vendor = "torch bmm + linalg.cholesky + cholesky_solve (fp32)"
     rng = np.random.default_rng(1)

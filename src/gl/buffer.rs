@@ -129,14 +129,22 @@ impl<T: Pod> Buffer<T> {
     ) -> Result<Self> {
         let bytes = checked_bytes::<T>(len)?;
         if let Some(raw) = ctx.take_spare(bytes, usage.gl()) {
-            return Ok(Self {
+            let buffer = Self {
                 ctx: ctx.clone(),
                 raw,
                 target,
                 usage,
                 len,
                 _data: PhantomData,
-            });
+            };
+            // Debug builds poison reused storage (all bits set: NaN as f32 and f64).
+            #[cfg(debug_assertions)]
+            unsafe {
+                let gl = ctx.gl();
+                gl.bind_buffer(target.gl(), Some(raw));
+                gl.buffer_sub_data_u8_slice(target.gl(), 0, &vec![0xFF; bytes as usize]);
+            }
+            return Ok(buffer);
         }
         match Self::allocate(ctx, target, usage, len, bytes) {
             // The GPU refused: the kept buffers' memory back, and once more.

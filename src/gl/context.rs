@@ -47,8 +47,15 @@ struct Spare {
 
 /// Buffers of at least this many bytes are kept for reuse when freed: allocating fresh GPU
 /// storage cost about 60 ms per GiB on the lent H200 (the refined solves allocate A's f32 copy,
-/// C and the panels on every call), where reusing it costs nothing.
+/// C and the panels on every call), where reusing it costs nothing. Debug builds (the tests)
+/// keep buffers from 64 KiB and hand them out filled with NaN ([`Buffer::uninitialized`]), so
+/// that code relying on fresh storage being zero fails there.
+///
+/// [`Buffer::uninitialized`]: super::Buffer::uninitialized
+#[cfg(not(debug_assertions))]
 pub(crate) const SPARE_MIN_BYTES: i32 = 8 << 20;
+#[cfg(debug_assertions)]
+pub(crate) const SPARE_MIN_BYTES: i32 = 64 << 10;
 
 /// The most freed buffers kept at once (the oldest goes first).
 const SPARE_COUNT: usize = 8;
