@@ -3,8 +3,9 @@
 //! in the Python package (`symraster/__init__.py`); this module copies arrays in once (any
 //! order or strides, straight into the library's row-major `Matrix`), runs the operation on
 //! the GPU worker thread (`worker.rs`) with the GIL released, and hands results back without
-//! a copy.
+//! a copy. The batched operations (numpy's stacked arrays) are in `batched.rs`.
 
+mod batched;
 mod errors;
 mod worker;
 
@@ -31,10 +32,22 @@ enum Vector {
     F64(Vec<f64>),
 }
 
-/// Copies a 2-D view into a row-major `Matrix` (of its transpose with `transpose`): one
-/// memcpy where the view is contiguous in that order, else one pass in 64 x 64 tiles (a C
-/// array read transposed, for the upper triangle, stays within the caches).
+/// Copies a 2-D view into a row-major `Matrix` (of its transpose with `transpose`).
 fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Result<Matrix<T>> {
+    let (rows, cols) = if transpose {
+        (view.ncols(), view.nrows())
+    } else {
+        view.dim()
+    };
+    let mut data = Vec::with_capacity(rows * cols);
+    append_row_major(&mut data, view, transpose);
+    Matrix::from_row_major(rows, cols, data)
+}
+
+/// Appends a 2-D view to `data` row-major (its transpose with `transpose`): one memcpy where
+/// the view is contiguous in that order, else one pass in 64 x 64 tiles (a C array read
+/// transposed, for the upper triangle, stays within the caches).
+fn append_row_major<T: Copy>(data: &mut Vec<T>, view: ArrayView2<'_, T>, transpose: bool) {
     const TILE: usize = 64;
     let view = if transpose {
         view.reversed_axes()
@@ -42,26 +55,24 @@ fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Re
         view
     };
     let (rows, cols) = view.dim();
-    let data = match view.as_slice() {
-        Some(s) => s.to_vec(),
-        None => {
-            let mut data = Vec::with_capacity(rows * cols);
-            let spare = data.spare_capacity_mut();
-            for i0 in (0..rows).step_by(TILE) {
-                for j0 in (0..cols).step_by(TILE) {
-                    for i in i0..(i0 + TILE).min(rows) {
-                        for j in j0..(j0 + TILE).min(cols) {
-                            spare[i * cols + j].write(view[[i, j]]);
-                        }
-                    }
+    if let Some(s) = view.as_slice() {
+        data.extend_from_slice(s);
+        return;
+    }
+    let start = data.len();
+    data.reserve(rows * cols);
+    let spare = data.spare_capacity_mut();
+    for i0 in (0..rows).step_by(TILE) {
+        for j0 in (0..cols).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(rows) {
+                for j in j0..(j0 + TILE).min(cols) {
+                    spare[i * cols + j].write(view[[i, j]]);
                 }
             }
-            // SAFETY: the tiles cover every (i, j) of the rows x cols matrix once.
-            unsafe { data.set_len(rows * cols) };
-            data
         }
-    };
-    Matrix::from_row_major(rows, cols, data)
+    }
+    // SAFETY: the tiles cover every (i, j) of the rows x cols matrix once.
+    unsafe { data.set_len(start + rows * cols) };
 }
 
 /// Copies a 1-D view into a `Vec`.
@@ -510,6 +521,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(lyapunov, m)?)?;
     m.add_function(wrap_pyfunction!(take_api_seconds, m)?)?;
+    m.add("BATCH_MAX_ORDER", batched::MAX_ORDER)?;
+    m.add_function(wrap_pyfunction!(batched::batched_assemble, m)?)?;
+    m.add_function(wrap_pyfunction!(batched::batched_cholesky, m)?)?;
+    m.add_function(wrap_pyfunction!(batched::batched_spd_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(batched::batched_least_squares, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

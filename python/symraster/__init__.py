@@ -3,13 +3,17 @@
 ``import symraster as la`` in place of ``import scipy.linalg as la`` works for ``cholesky``,
 ``cho_factor``, ``cho_solve``, ``solve``, ``inv``, ``signm`` and ``solve_continuous_lyapunov``
 on real float32/float64 arrays: same names, signatures, defaults, return types and errors.
-``syrk``, ``weighted_lstsq`` and ``Cholesky`` are symraster's own. The GPU computes in float32;
+``syrk``, ``weighted_lstsq`` and ``Cholesky`` are symraster's own, and so are the batched
+functions (``batched_syrk``, ``batched_cholesky``, ``batched_solve``,
+``batched_weighted_lstsq``: many small problems at once, numpy's stacked arrays with the batch
+axis first, a status per problem). The GPU computes in float32;
 each function's docstring (see ``__init__.pyi``) says what accuracy its result carries.
 
 Threads: one worker thread owns the OpenGL context (a context is current on one thread at a
 time); every call from any Python thread runs there in turn, the GIL released while it waits.
 """
 
+import operator
 import warnings
 import weakref
 
@@ -22,11 +26,16 @@ __version__ = _native.__version__
 
 __all__ = [
     "AccuracyWarning",
+    "BATCH_MAX_ORDER",
     "Cholesky",
     "DeviceError",
     "LstsqResult",
     "NotPositiveDefiniteError",
     "NumericalError",
+    "batched_cholesky",
+    "batched_solve",
+    "batched_syrk",
+    "batched_weighted_lstsq",
     "cho_factor",
     "cho_solve",
     "cholesky",
@@ -94,8 +103,9 @@ def _matrix(a, name, check_finite, rule=_lapack_dtype):
     a = _real(a, name, rule)
     if a.ndim > 2:
         raise NotImplementedError(
-            f"{name} has shape {a.shape}: symraster takes one 2-D matrix at a time (scipy's "
-            "batched arrays are not supported; loop over the leading axes)"
+            f"{name} has shape {a.shape}: symraster takes one 2-D matrix at a time here (scipy's "
+            "batched arrays are not supported; loop over the leading axes, or use the "
+            "batched_* functions for stacks of small problems)"
         )
     if a.ndim < 2:
         raise ValueError(f"expected a 2-D array, but {name} has shape {a.shape}")
@@ -164,6 +174,8 @@ def info():
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="auto",
              storage="full"):
+    if np.ndim(a) > 2:
+        return _stacked_cholesky(_real(a, "a"), lower, check_finite, method, storage)
     a = _square(a, "a", check_finite)
     method, storage = _options(method, storage)
     if a.shape[0] == 0:
@@ -563,3 +575,149 @@ def weighted_lstsq(x, y, w=None, *, method="auto", storage="full", check_finite=
     beta, diagnostics = _native.least_squares(
         x.astype(dtype, copy=False), _same(w, dtype), _same(y, dtype), method, storage)
     return LstsqResult(beta.astype(dtype, copy=False), diagnostics)
+
+
+# --- ours: batched, many small problems at once (issue 28) ---------------------------------
+
+BATCH_MAX_ORDER = _native.BATCH_MAX_ORDER
+
+
+def _stack(a, name, ndim, layout, check_finite, rule=_lapack_dtype):
+    """``a`` as a float array of ``ndim`` dimensions, the batch axis first, with at least
+    one problem and no empty axis (``layout`` names the axes in the messages)."""
+    a = _real(a, name, rule)
+    if a.ndim != ndim:
+        raise ValueError(
+            f"{name} must be a {ndim}-D array {layout} with the batch axis first, but has "
+            f"shape {a.shape}")
+    if a.shape[0] == 0:
+        raise ValueError(
+            f"{name} is an empty batch (shape {a.shape}); a batch needs at least one problem")
+    if 0 in a.shape:
+        raise ValueError(
+            f"{name} has shape {a.shape}: each problem needs at least one row and one column")
+    _finite(a, check_finite)
+    return a
+
+
+def _batch_shape(name, v, shape, why):
+    if v.shape != shape:
+        raise ValueError(f"shape mismatch: {name} must be {shape} ({why}), but is {v.shape}")
+
+
+def _steps(refinement_steps):
+    try:
+        steps = operator.index(refinement_steps)
+    except TypeError:
+        raise TypeError(
+            "refinement_steps must be an integer, not "
+            f"{type(refinement_steps).__name__}") from None
+    if steps < 0:
+        raise ValueError(f"refinement_steps must be 0 or more, not {steps}")
+    return steps
+
+
+def _square_stack(c, name, check_finite, rule=_lapack_dtype):
+    c = _stack(c, name, 3, "(B, n, n)", check_finite, rule)
+    if c.shape[1] != c.shape[2]:
+        raise ValueError(
+            f"{name} must hold square matrices (B, n, n), but has shape {c.shape}")
+    return c
+
+
+def batched_syrk(a, d=None, *, check_finite=True):
+    a = _stack(a, "a", 3, "(B, n, k)", check_finite)
+    count, _, k = a.shape
+    if d is None:
+        d = np.ones((count, k), dtype=a.dtype)
+    d = _stack(d, "d", 2, "(B, k)", check_finite)
+    _batch_shape("d", d, (count, k), "one weight per column of each matrix of a")
+    dtype = np.result_type(a.dtype, d.dtype)
+    c = _native.batched_assemble(a.astype(dtype, copy=False), d.astype(dtype, copy=False))
+    return c.astype(dtype, copy=False)
+
+
+def batched_cholesky(c, lower=True, *, check_finite=True):
+    c = _square_stack(c, "c", check_finite)
+    l, info = _native.batched_cholesky(c, not lower)
+    return (l if lower else l.transpose(0, 2, 1)), info
+
+
+def batched_solve(c, b, refinement_steps=1, *, lower=True, check_finite=True):
+    steps = _steps(refinement_steps)
+    c = _square_stack(c, "c", check_finite, _solve_dtype)
+    count, n, _ = c.shape
+    b = _stack(b, "b", 2, "(B, n)", check_finite, _solve_dtype)
+    _batch_shape("b", b, (count, n), "one right side of length n per matrix of c")
+    dtype = np.result_type(c.dtype, b.dtype)
+    x, info = _native.batched_spd_solve(
+        c.astype(dtype, copy=False), b.astype(dtype, copy=False), not lower, steps)
+    return x.astype(dtype, copy=False), info
+
+
+def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
+    steps = _steps(refinement_steps)
+    a = _stack(a, "a", 3, "(B, k, n) of observations x unknowns", check_finite)
+    count, k, _ = a.shape
+    d = _stack(d, "d", 2, "(B, k)", check_finite)
+    _batch_shape("d", d, (count, k), "one weight per observation, a row of a")
+    b = _stack(b, "b", 2, "(B, k)", check_finite)
+    _batch_shape("b", b, (count, k), "one value per observation, a row of a")
+    if np.any(d < 0):
+        raise ValueError("weights d must be non-negative")
+    dtype = np.result_type(a.dtype, d.dtype, b.dtype)
+    x, info = _native.batched_least_squares(
+        a.astype(dtype, copy=False), d.astype(dtype, copy=False), b.astype(dtype, copy=False),
+        steps)
+    return x.astype(dtype, copy=False), info
+
+
+def _member(p, batch_shape):
+    """Problem p (flat) of a stack as its index: an int for one batch axis, else a tuple."""
+    if len(batch_shape) == 1:
+        return p
+    return tuple(int(i) for i in np.unravel_index(p, batch_shape))
+
+
+def _stacked_cholesky(a, lower, check_finite, method, storage):
+    """``cholesky`` of a stack (..., n, n), as numpy's and scipy's: the batched kernels where
+    they apply (n up to BATCH_MAX_ORDER, the tiled method, full storage), else one matrix at
+    a time; the first matrix that is not positive definite raises, naming its index."""
+    method, storage = _options(method, storage)
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError(
+            f"Input array is expected to be square but has the shape: {a.shape}.")
+    _finite(a, check_finite)
+    n = a.shape[-1]
+    batch_shape = a.shape[:-2]
+    stack = a.reshape((-1, n, n))
+    if stack.shape[0] == 0 or n == 0:
+        return np.empty(a.shape, dtype=a.dtype)
+    if n <= BATCH_MAX_ORDER and method in ("auto", "tiled") and storage == "full":
+        factors, info = _native.batched_cholesky(stack, not lower)
+        failed = np.flatnonzero(info)
+        if failed.size:
+            p = int(failed[0])
+            where = _member(p, batch_shape)
+            others = (f" ({failed.size} of {info.size} matrices fail)" if failed.size > 1
+                      else "")
+            if info[p] > 0:
+                column = int(info[p]) - 1
+                raise NotPositiveDefiniteError(
+                    f"matrix {where} of the stack is not positive definite: the pivot of "
+                    f"column {column} (0-based) is not positive{others}", column, where)
+            raise NumericalError(
+                f"matrix {where} of the stack leaves single precision's range in its "
+                f"Cholesky factor (scale its data){others}")
+        if not lower:
+            factors = factors.transpose(0, 2, 1)
+    else:
+        factors = np.empty(stack.shape, dtype=a.dtype)
+        for p in range(stack.shape[0]):
+            try:
+                factors[p] = _native.cholesky(stack[p], not lower, method, storage)
+            except NotPositiveDefiniteError as e:
+                where = _member(p, batch_shape)
+                raise NotPositiveDefiniteError(
+                    f"matrix {where} of the stack: {e}", e.column, where) from None
+    return factors.reshape(a.shape)

@@ -23,10 +23,15 @@ class NumericalError(LinAlgError):
 
 class NotPositiveDefiniteError(NumericalError):
     """A matrix that is not positive definite: ``column`` is the first failing column,
-    0-based (LAPACK's INFO − 1), as the Rust library's ``NotPositiveDefinite`` carries it."""
+    0-based (LAPACK's INFO − 1), as the Rust library's ``NotPositiveDefinite`` carries it;
+    ``problem`` is the failing matrix's index in a stack (``None`` for a single matrix)."""
 
-    def __init__(self, message, column):
+    def __init__(self, message, column, problem=None):
         super().__init__(message, column)
+        self.problem = problem
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.column, self.problem))
 
 
 class DeviceError(RuntimeError):

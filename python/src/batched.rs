@@ -1,0 +1,225 @@
+//! The batched operations (`Gpu::batched`, issue 28) for numpy's stacked arrays: (B, n, n)
+//! matrices and (B, n) vectors, the batch axis first, each copied once into the library's
+//! `Batch` (row-major, the batch outer) with the GIL released. A problem that fails comes
+//! back as its INFO (LAPACK's and cuSOLVER's: 0, k > 0 column k − 1 not positive definite,
+//! −1 overflow) beside NaN outputs, never as an exception.
+
+use numpy::ndarray::{Array1, Array2, Array3, ArrayView2, ArrayView3, Axis};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray2, PyReadonlyArray3};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use symraster::{Batch, BatchOptions, Error, InputError};
+
+use crate::errors::{self, finish};
+use crate::{append_row_major, worker};
+
+/// The largest order n the batched operations take (one work group per problem).
+pub const MAX_ORDER: usize = symraster::batched::plan::MAX_ORDER;
+
+/// A batch from Python in the precision it came in.
+enum Stack {
+    F32(Batch<f32>),
+    F64(Batch<f64>),
+}
+
+/// Copies a 3-D view (B, rows, cols) into a `Batch` (of each problem's transpose with
+/// `transpose`): one memcpy where the whole view is C-contiguous, else problem by problem.
+fn batch_of<T: Copy>(view: ArrayView3<'_, T>, transpose: bool) -> symraster::Result<Batch<T>> {
+    let (count, rows, cols) = view.dim();
+    let (rows, cols) = if transpose { (cols, rows) } else { (rows, cols) };
+    let data = match view.as_slice() {
+        Some(s) if !transpose => s.to_vec(),
+        _ => {
+            let mut data = Vec::with_capacity(count * rows * cols);
+            for problem in view.axis_iter(Axis(0)) {
+                append_row_major(&mut data, problem, transpose);
+            }
+            data
+        }
+    };
+    Batch::new(count, rows, cols, data)
+}
+
+/// Copies a 2-D view (B, len) into a `Batch` of vectors.
+fn vectors_of<T: Copy>(view: ArrayView2<'_, T>) -> symraster::Result<Batch<T>> {
+    let (count, len) = view.dim();
+    let mut data = Vec::with_capacity(count * len);
+    append_row_major(&mut data, view, false);
+    Batch::vectors(count, len, data)
+}
+
+/// Reads a float32 or float64 3-D array (the Python layer has cast every other dtype).
+fn read_stack(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResult<Stack> {
+    let copied = if let Ok(a) = a.extract::<PyReadonlyArray3<'_, f64>>() {
+        let view = a.as_array();
+        py.detach(|| batch_of(view, transpose)).map(Stack::F64)
+    } else if let Ok(a) = a.extract::<PyReadonlyArray3<'_, f32>>() {
+        let view = a.as_array();
+        py.detach(|| batch_of(view, transpose)).map(Stack::F32)
+    } else {
+        return Err(PyTypeError::new_err(
+            "expected a 3-D float32 or float64 numpy array (B, rows, cols)",
+        ));
+    };
+    copied.map_err(|e| errors::to_py(py, e))
+}
+
+/// Reads a float32 or float64 2-D array (B, len) as B vectors.
+fn read_vectors(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Stack> {
+    let copied = if let Ok(v) = v.extract::<PyReadonlyArray2<'_, f64>>() {
+        let view = v.as_array();
+        py.detach(|| vectors_of(view)).map(Stack::F64)
+    } else if let Ok(v) = v.extract::<PyReadonlyArray2<'_, f32>>() {
+        let view = v.as_array();
+        py.detach(|| vectors_of(view)).map(Stack::F32)
+    } else {
+        return Err(PyTypeError::new_err(
+            "expected a 2-D float32 or float64 numpy array (B, len)",
+        ));
+    };
+    copied.map_err(|e| errors::to_py(py, e))
+}
+
+/// A `Batch` of matrices as a (B, rows, cols) numpy array, without a copy.
+fn array3_of<T: numpy::Element + Copy>(py: Python<'_>, b: Batch<T>) -> Bound<'_, PyArray3<T>> {
+    let shape = b.shape();
+    Array3::from_shape_vec(shape, b.into_vec())
+        .expect("a Batch's data fills its shape")
+        .into_pyarray(py)
+}
+
+/// The options of a batched solve with `refinement_steps` steps.
+fn solve_options(refinement_steps: usize) -> BatchOptions {
+    BatchOptions::default().refinement_steps(refinement_steps)
+}
+
+/// The dtype mismatch the Python layer rules out, should it reach here.
+fn mixed(names: &str) -> Error {
+    InputError::InvalidOption(format!("{names} must share one dtype")).into()
+}
+
+/// A job's outcome as [`finish`] gives it, except that the batched kernels' limits (the
+/// order past [`MAX_ORDER`], a problem too long for one launch) are `ValueError`: they are
+/// limits of the input's shape, not options that other code implements.
+fn finish_batched<R>(py: Python<'_>, outcome: worker::Outcome<R>) -> PyResult<R> {
+    match outcome {
+        worker::Outcome::Done(Err(Error::Input(InputError::Unsupported(message))), _) => Err(
+            PyValueError::new_err(format!("not supported: {message}")),
+        ),
+        outcome => Ok(finish(py, outcome)?.0),
+    }
+}
+
+/// The info vector as an int32 array.
+fn info_array(py: Python<'_>, info: Vec<i32>) -> Bound<'_, PyArray1<i32>> {
+    Array1::from_vec(info).into_pyarray(py)
+}
+
+/// The lower triangles of Aₚ·diag(dₚ)·Aₚᵀ for A (B, n, k) and d (B, k): float32 (B, n, n),
+/// zeros above the diagonal.
+#[pyfunction]
+pub fn batched_assemble<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    d: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray3<f32>>> {
+    let (a, d) = (read_stack(py, a, false)?, read_vectors(py, d)?);
+    let outcome = worker::run(py, move |state| {
+        let batched = state.gpu()?.batched();
+        match (&a, &d) {
+            (Stack::F64(a), Stack::F64(d)) => batched.assemble(a, d, BatchOptions::default()),
+            (Stack::F32(a), Stack::F32(d)) => batched.assemble(a, d, BatchOptions::default()),
+            _ => Err(mixed("a and d")),
+        }
+    });
+    Ok(array3_of(py, finish_batched(py, outcome)?))
+}
+
+/// Cₚ = Lₚ·Lₚᵀ for C (B, n, n; each lower triangle read, with `upper` each upper one), in
+/// float32: (L (B, n, n) lower triangular in C's dtype, INFO int32 (B,)).
+#[pyfunction]
+pub fn batched_cholesky<'py>(
+    py: Python<'py>,
+    c: &Bound<'py, PyAny>,
+    upper: bool,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyArray1<i32>>)> {
+    let c = read_stack(py, c, upper)?;
+    let double = matches!(c, Stack::F64(_));
+    let outcome = worker::run(py, move |state| {
+        let batched = state.gpu()?.batched();
+        match &c {
+            Stack::F64(c) => batched.cholesky(c, BatchOptions::default()),
+            Stack::F32(c) => batched.cholesky(c, BatchOptions::default()),
+        }
+    });
+    let factor = finish_batched(py, outcome)?;
+    let l = if double {
+        let (count, rows, cols) = factor.l.shape();
+        let l = py.detach(|| {
+            let data = factor.l.into_vec().into_iter().map(f64::from).collect();
+            Batch::new(count, rows, cols, data).expect("the same shape")
+        });
+        array3_of(py, l).into_any()
+    } else {
+        array3_of(py, factor.l).into_any()
+    };
+    Ok((l, info_array(py, factor.info)))
+}
+
+/// Cₚ·xₚ = bₚ for SPD C (B, n, n; lower triangles read, with `upper` the upper ones) and b
+/// (B, n): (x float64 (B, n), INFO int32 (B,)).
+#[pyfunction]
+pub fn batched_spd_solve<'py>(
+    py: Python<'py>,
+    c: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    upper: bool,
+    refinement_steps: usize,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i32>>)> {
+    let (c, b) = (read_stack(py, c, upper)?, read_vectors(py, b)?);
+    let options = solve_options(refinement_steps);
+    let outcome = worker::run(py, move |state| {
+        let batched = state.gpu()?.batched();
+        match (&c, &b) {
+            (Stack::F64(c), Stack::F64(b)) => batched.spd_solve(c, b, options),
+            (Stack::F32(c), Stack::F32(b)) => batched.spd_solve(c, b, options),
+            _ => Err(mixed("c and b")),
+        }
+    });
+    let s = finish_batched(py, outcome)?;
+    let (count, n, _) = s.x.shape();
+    let x = Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
+    Ok((x.into_pyarray(py), info_array(py, s.info)))
+}
+
+/// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read as
+/// the library's A = xₚᵀ), w and y (B, k): (β float64 (B, n), INFO int32 (B,)).
+#[pyfunction]
+pub fn batched_least_squares<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    w: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    refinement_steps: usize,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i32>>)> {
+    let a = read_stack(py, x, true)?;
+    let (w, y) = (read_vectors(py, w)?, read_vectors(py, y)?);
+    let options = solve_options(refinement_steps);
+    let outcome = worker::run(py, move |state| {
+        let batched = state.gpu()?.batched();
+        match (&a, &w, &y) {
+            (Stack::F64(a), Stack::F64(w), Stack::F64(y)) => {
+                batched.least_squares(a, w, y, options)
+            }
+            (Stack::F32(a), Stack::F32(w), Stack::F32(y)) => {
+                batched.least_squares(a, w, y, options)
+            }
+            _ => Err(mixed("x, w and y")),
+        }
+    });
+    let s = finish_batched(py, outcome)?;
+    let (count, n, _) = s.x.shape();
+    let beta =
+        Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
+    Ok((beta.into_pyarray(py), info_array(py, s.info)))
+}
