@@ -8,7 +8,7 @@ use numpy::ndarray::{Array1, Array2, Array3, ArrayView2, ArrayView3, Axis};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use symraster::{Batch, BatchOptions, Error, InputError};
+use symraster::{Batch, BatchOptions, BatchSolution, Error, InputError};
 
 use crate::errors::{self, finish};
 use crate::{append_row_major, worker};
@@ -26,7 +26,11 @@ enum Stack {
 /// `transpose`): one memcpy where the whole view is C-contiguous, else problem by problem.
 fn batch_of<T: Copy>(view: ArrayView3<'_, T>, transpose: bool) -> symraster::Result<Batch<T>> {
     let (count, rows, cols) = view.dim();
-    let (rows, cols) = if transpose { (cols, rows) } else { (rows, cols) };
+    let (rows, cols) = if transpose {
+        (cols, rows)
+    } else {
+        (rows, cols)
+    };
     let data = match view.as_slice() {
         Some(s) if !transpose => s.to_vec(),
         _ => {
@@ -103,9 +107,9 @@ fn mixed(names: &str) -> Error {
 /// limits of the input's shape, not options that other code implements.
 fn finish_batched<R>(py: Python<'_>, outcome: worker::Outcome<R>) -> PyResult<R> {
     match outcome {
-        worker::Outcome::Done(Err(Error::Input(InputError::Unsupported(message))), _) => Err(
-            PyValueError::new_err(format!("not supported: {message}")),
-        ),
+        worker::Outcome::Done(Err(Error::Input(InputError::Unsupported(message))), _) => {
+            Err(PyValueError::new_err(format!("not supported: {message}")))
+        }
         outcome => Ok(finish(py, outcome)?.0),
     }
 }
@@ -113,6 +117,16 @@ fn finish_batched<R>(py: Python<'_>, outcome: worker::Outcome<R>) -> PyResult<R>
 /// The info vector as an int32 array.
 fn info_array(py: Python<'_>, info: Vec<i32>) -> Bound<'_, PyArray1<i32>> {
     Array1::from_vec(info).into_pyarray(py)
+}
+
+/// A batched solve's result for Python: x (B, n) float64 and INFO int32 (B,).
+type Solved<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i32>>);
+
+/// A `BatchSolution` as [`Solved`], without a copy.
+fn solved(py: Python<'_>, s: BatchSolution) -> Solved<'_> {
+    let (count, n, _) = s.x.shape();
+    let x = Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
+    (x.into_pyarray(py), info_array(py, s.info))
 }
 
 /// The lower triangles of Aₚ·diag(dₚ)·Aₚᵀ for A (B, n, k) and d (B, k): float32 (B, n, n),
@@ -175,7 +189,7 @@ pub fn batched_spd_solve<'py>(
     b: &Bound<'py, PyAny>,
     upper: bool,
     refinement_steps: usize,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i32>>)> {
+) -> PyResult<Solved<'py>> {
     let (c, b) = (read_stack(py, c, upper)?, read_vectors(py, b)?);
     let options = solve_options(refinement_steps);
     let outcome = worker::run(py, move |state| {
@@ -186,10 +200,7 @@ pub fn batched_spd_solve<'py>(
             _ => Err(mixed("c and b")),
         }
     });
-    let s = finish_batched(py, outcome)?;
-    let (count, n, _) = s.x.shape();
-    let x = Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
-    Ok((x.into_pyarray(py), info_array(py, s.info)))
+    Ok(solved(py, finish_batched(py, outcome)?))
 }
 
 /// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read as
@@ -201,7 +212,7 @@ pub fn batched_least_squares<'py>(
     w: &Bound<'py, PyAny>,
     y: &Bound<'py, PyAny>,
     refinement_steps: usize,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i32>>)> {
+) -> PyResult<Solved<'py>> {
     let a = read_stack(py, x, true)?;
     let (w, y) = (read_vectors(py, w)?, read_vectors(py, y)?);
     let options = solve_options(refinement_steps);
@@ -217,9 +228,5 @@ pub fn batched_least_squares<'py>(
             _ => Err(mixed("x, w and y")),
         }
     });
-    let s = finish_batched(py, outcome)?;
-    let (count, n, _) = s.x.shape();
-    let beta =
-        Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
-    Ok((beta.into_pyarray(py), info_array(py, s.info)))
+    Ok(solved(py, finish_batched(py, outcome)?))
 }

@@ -5,7 +5,11 @@
 on real float32 and float64 arrays (C or Fortran order, strided views): the same names,
 signatures, defaults, return dtypes and exceptions. Integer and bool inputs are converted as
 scipy converts them; complex input raises ``TypeError``. ``syrk``, ``weighted_lstsq`` and
-``Cholesky`` are symraster's own.
+``Cholesky`` are symraster's own, and so are the batched functions (``batched_syrk``,
+``batched_cholesky``, ``batched_solve``, ``batched_weighted_lstsq``): many small problems of
+one order n ≤ ``BATCH_MAX_ORDER`` at once, as numpy's stacked arrays (the batch axis first),
+with LAPACK's INFO per problem instead of an exception. ``cholesky`` also takes a stack
+(..., n, n), as numpy's and scipy's do.
 
 Precision: the GPU computes in float32. ``solve`` (every ``assume_a``), ``cho_solve`` of a
 float64 factor, ``Cholesky.solve`` of a float64 matrix, ``inv``, ``signm``,
@@ -33,7 +37,7 @@ multiprocessing's "spawn" or "forkserver" start method (a child forked before op
 for the tiled method).
 """
 
-from typing import Literal, Optional, Tuple, overload
+from typing import Literal, Optional, Tuple, Union, overload
 
 import numpy as np
 from numpy.linalg import LinAlgError
@@ -54,10 +58,18 @@ class NumericalError(LinAlgError):
 
 class NotPositiveDefiniteError(NumericalError):
     """The matrix is not positive definite. ``column`` is the first column whose pivot is not
-    positive, 0-based: LAPACK's ``INFO − 1``, scipy's "(column+1)-th leading minor"."""
+    positive, 0-based: LAPACK's ``INFO − 1``, scipy's "(column+1)-th leading minor".
+    ``problem``: for a stack given to ``cholesky``, the index of the first failing matrix (an
+    int for one batch axis, a tuple for several); ``None`` for a single matrix."""
 
     column: int
-    def __init__(self, message: str, column: int) -> None: ...
+    problem: Optional[Union[int, Tuple[int, ...]]]
+    def __init__(
+        self,
+        message: str,
+        column: int,
+        problem: Optional[Union[int, Tuple[int, ...]]] = None,
+    ) -> None: ...
 
 class DeviceError(RuntimeError):
     """OpenGL, the device or its configuration failed (no EGL or OpenGL 3.3 device, for one:
@@ -103,6 +115,12 @@ def cholesky(
 
     Raises ``NotPositiveDefiniteError`` (a ``LinAlgError``, ``.column`` 0-based) when the
     matrix is not positive definite, ``ValueError`` for a non-square or non-finite input.
+
+    A stack (..., n, n), as numpy's and scipy's ``cholesky`` take it, gives the stack of
+    factors: through the batched kernels (``batched_cholesky``) for n ≤ ``BATCH_MAX_ORDER``
+    with the ``"auto"``/``"tiled"`` method and full storage, else one matrix at a time. If any
+    matrix is not positive definite, ``NotPositiveDefiniteError`` names the first one
+    (``.problem``, its index in the stack) and its ``.column``.
     """
 
 def cho_factor(
@@ -290,3 +308,61 @@ class Cholesky:
         """Frees the factor now; later use raises ``ValueError``."""
     def __enter__(self) -> "Cholesky": ...
     def __exit__(self, *exc: object) -> None: ...
+
+BATCH_MAX_ORDER: int
+"""The largest order n the batched functions take (256: one GPU work group per problem)."""
+
+def batched_syrk(
+    a: ArrayLike, d: Optional[ArrayLike] = None, *, check_finite: bool = True
+) -> NDArray[np.floating]:
+    """The lower triangles of ``a[p] @ diag(d[p]) @ a[p].T`` for every problem p: ``a``
+    (B, n, k), ``d`` (B, k) weights (default ones); returns (B, n, n), zeros above each
+    diagonal, in the inputs' dtype (computed on the GPU in float32: float32 accuracy).
+    n ≤ ``BATCH_MAX_ORDER``."""
+
+def batched_cholesky(
+    c: ArrayLike, lower: bool = True, *, check_finite: bool = True
+) -> Tuple[NDArray[np.floating], NDArray[np.int32]]:
+    """``(L, info)``: the Cholesky factors of the SPD matrices ``c`` (B, n, n), L (B, n, n)
+    with ``c[p] = L[p] @ L[p].T`` and zeros above each diagonal (``lower=False``: U = Lᵀ per
+    problem, zeros below), in ``c``'s dtype with float32 accuracy. Only the triangle named by
+    ``lower`` is read. ``info`` (int32, (B,)) is LAPACK's and cuSOLVER's INFO per problem: 0,
+    k > 0 when column k − 1's pivot is not positive (the matrix is not positive definite), −1
+    when the factor leaves float32's range. A failed problem's L is all NaN and raises
+    nothing; the others are right. n ≤ ``BATCH_MAX_ORDER``."""
+
+def batched_solve(
+    c: ArrayLike,
+    b: ArrayLike,
+    refinement_steps: int = 1,
+    *,
+    lower: bool = True,
+    check_finite: bool = True,
+) -> Tuple[NDArray[np.floating], NDArray[np.int32]]:
+    """``(x, info)`` with ``c[p] @ x[p] = b[p]`` for SPD ``c`` (B, n, n) (the triangle named by
+    ``lower`` read) and ``b`` (B, n): x (B, n), ``info`` as ``batched_cholesky``'s (a failed
+    problem's x is NaN). dtypes as ``solve``'s: float32 with float32 gives float32, float64
+    (or integers) float64.
+
+    Precision: the float32 factor, then ``refinement_steps`` (0 to 8) steps of iterative
+    refinement with the residual in float64 on the GPU, x kept in float64. Each step shrinks
+    the error by about κ·2⁻²⁴, so x comes close to the exact solution of the data as rounded
+    once to float32; float64 input keeps that rounding (about κ·6e-8 relative). For float64
+    accuracy use ``solve(a, b, assume_a="pos")`` per problem."""
+
+def batched_weighted_lstsq(
+    a: ArrayLike,
+    d: ArrayLike,
+    b: ArrayLike,
+    refinement_steps: int = 1,
+    *,
+    check_finite: bool = True,
+) -> Tuple[NDArray[np.floating], NDArray[np.int32]]:
+    """``(x, info)``: x[p] minimising ‖diag(√d[p])·(b[p] − a[p] @ x[p])‖₂ for every problem,
+    each ``a[p]`` observations × unknowns as in ``weighted_lstsq`` (``a`` (B, k, n), k ≥ n),
+    ``d`` (B, k) non-negative weights and ``b`` (B, k) observations: x (B, n). The normal
+    equations a[p]ᵀ·diag(d[p])·a[p] are formed, factored and solved on the GPU in one pass,
+    with ``refinement_steps`` refinement steps (residual in float64) as ``batched_solve``'s,
+    with the same precision. ``info`` per problem as ``batched_cholesky``'s (k > 0: the
+    normal matrix is singular at unknown k − 1, e.g. an unknown no observation with a
+    non-zero weight determines); a failed problem's x is NaN. dtype: the inputs'."""
