@@ -103,7 +103,7 @@ def _matrix(a, name, check_finite, rule=_lapack_dtype):
     a = _real(a, name, rule)
     if a.ndim > 2:
         raise NotImplementedError(
-            f"{name} has shape {a.shape}: symraster takes one 2-D matrix at a time here (scipy's "
+            f"{name} has shape {a.shape}: symraster takes one 2-D matrix at a time (scipy's "
             "batched arrays are not supported; loop over the leading axes, or use the "
             "batched_* functions for stacks of small problems)"
         )
