@@ -22,10 +22,14 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 fn main() -> Result<()> {
     let mut runs = 10;
     let mut sizes = Vec::new();
+    let mut profile: Option<Vec<usize>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--runs" {
             runs = args.next().ok_or("--runs needs a value")?.parse()?;
+        } else if a == "--profile" {
+            let list = args.next().ok_or("--profile needs invocation counts (0: default)")?;
+            profile = Some(list.split(',').map(|t| t.parse()).collect::<std::result::Result<_, _>>()?);
         } else {
             let (n, b) = a.split_once(':').ok_or("sizes are N:B")?;
             sizes.push((n.parse::<usize>()?, b.parse::<usize>()?));
@@ -43,6 +47,9 @@ fn main() -> Result<()> {
         gpu.info().version,
         kernels.limits()
     );
+    if let Some(threads) = profile {
+        return profile_jobs(&gpu, &kernels, &sizes, &threads, runs);
+    }
     println!("op,m,n,ms");
     for (n, count) in sizes {
         let k = 2 * n;
@@ -145,6 +152,95 @@ fn check(
     );
     if failed > 0 || worst.is_nan() || worst >= 1e-6 {
         return Err(format!("n {n}: wrong results ({failed} failed, error {worst:.2e})").into());
+    }
+    Ok(())
+}
+
+/// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
+/// invocation count (0: the plan's own), data on the GPU: where the fused solve's time goes.
+/// CSV `job,n,count,threads,refine,ms`.
+fn profile_jobs(
+    gpu: &Gpu,
+    kernels: &symraster::batched::kernels::BatchedKernels,
+    sizes: &[(usize, usize)],
+    threads: &[usize],
+    runs: usize,
+) -> Result<()> {
+    let ctx = gpu.context().clone();
+    let timer = GpuTimer::new(&ctx)?;
+    println!("job,n,count,threads,refine,ms");
+    for &(n, count) in sizes {
+        let k = 2 * n;
+        let mut rng = problems::rng(n as u64);
+        let a: Vec<f32> = problems::uniform_vector(&mut rng, count * n * k)
+            .iter()
+            .map(|v| 2.0 * v - 1.0)
+            .collect();
+        let d: Vec<f32> = problems::uniform_vector(&mut rng, count * k)
+            .iter()
+            .map(|v| v + 0.5)
+            .collect();
+        let b = problems::uniform_vector(&mut rng, count * k);
+        // C from the batched assembly itself (lower triangles; the upper is never read).
+        let plan = Plan::new(Job::Assemble, n, k, 0, kernels.limits())?;
+        let inputs = Inputs {
+            a: Some(&a),
+            d: Some(&d),
+            ..Inputs::default()
+        };
+        let c = symraster::batched::device::run(kernels, &plan, &inputs, count, Poison::No)?.matrix;
+        let bn = &b[..count * n];
+        let jobs = [
+            (Job::Assemble, 0),
+            (Job::Cholesky, 0),
+            (Job::SpdSolve, 0),
+            (Job::SpdSolve, 1),
+            (Job::LeastSquares, 0),
+            (Job::LeastSquares, 1),
+            (Job::LeastSquares, 2),
+        ];
+        for &t in threads {
+            for (job, refine) in jobs {
+                let kk = if job.reads_observations() { k } else { 0 };
+                let mut plan = Plan::new(job, n, kk, refine, kernels.limits())?;
+                if t != 0 {
+                    match plan.with_threads(t, kernels.limits()) {
+                        Ok(p) => plan = p,
+                        Err(_) => continue,
+                    }
+                }
+                if plan.chunk < count {
+                    continue;
+                }
+                let inputs = Inputs {
+                    a: Some(&a),
+                    d: Some(&d),
+                    b: Some(if job == Job::SpdSolve { bn } else { &b }),
+                    c: Some(&c),
+                };
+                let resident = Resident::upload(kernels, &plan, &inputs, 0..count, Poison::No)?;
+                resident.launch()?;
+                let out = resident.read()?;
+                let failed = out.info.iter().filter(|&&s| s != 0).count();
+                let ms_ = std::time::Duration::from_millis;
+                gpu.preheat().run_with(&ctx, ms_(150), ms_(50), ms_(400));
+                let mut ms = Vec::new();
+                for _ in 0..runs {
+                    timer.begin();
+                    resident.launch()?;
+                    timer.end();
+                    ctx.finish();
+                    ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
+                }
+                println!(
+                    "{},{n},{count},{},{refine},{:.4}{}",
+                    job.name().replace(' ', "_"),
+                    plan.threads,
+                    median(&ms),
+                    if failed > 0 { format!(",{failed} failed") } else { String::new() }
+                );
+            }
+        }
     }
     Ok(())
 }

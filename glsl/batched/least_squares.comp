@@ -12,12 +12,12 @@ shared double X[N];
 // The weighted residuals dₖ·(bₖ − (Aᵀx)ₖ) of T observations, one per invocation.
 shared double Part[T];
 
-// Stages b's columns k0 .. k0 + KC beside A's and d's.
-void stage_b(uint k0) {
-    if (t < uint(KC)) {
-        uint k = k0 + t;
-        Bs[t] = k < observations ? b[problem * observations + k] : 0.0;
-    }
+// b's columns k0 .. k0 + KC, fetched beside A's and d's.
+float fetched_b;
+
+void fetch_b(uint k0) {
+    uint k = k0 + t;
+    fetched_b = t < uint(KC) && k < observations ? b[problem * observations + k] : 0.0;
 }
 
 void main() {
@@ -25,9 +25,14 @@ void main() {
     // C and g together, one staging of each column block.
     for (uint e = t; e < uint(NP); e += uint(T)) S(e) = 0.0;
     float g = 0.0;
+    fetch(0u);
+    fetch_b(0u);
     for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
-        stage_b(k0);
-        stage(k0);
+        if (t < uint(KC)) Bs[t] = fetched_b;
+        store_fetched();
+        // The next block's loads in flight during this block's products.
+        fetch(k0 + uint(KC));
+        fetch_b(k0 + uint(KC));
         accumulate();
         if (t < uint(N)) {
             for (int kk = 0; kk < KC; kk++) g = fma(As[t][kk] * Ds[kk], Bs[kk], g);
@@ -51,16 +56,26 @@ void main() {
                     double s = 0.0LF;
                     if (k < observations) {
                         s = double(b[problem * observations + k]);
-                        for (uint i = 0u; i < uint(N); i++) {
-                            s -= double(a[a_base + i * observations + k]) * X[i];
+                        // Eight loads of the column issued together, then their products.
+                        for (uint i0 = 0u; i0 < uint(N); i0 += 8u) {
+                            float col[8];
+                            for (uint u = 0u; u < 8u; u++) {
+                                uint i = min(i0 + u, uint(N) - 1u);
+                                col[u] = a[a_base + i * observations + k];
+                            }
+                            for (uint u = 0u; u < 8u && i0 + u < uint(N); u++) {
+                                s -= double(col[u]) * X[i0 + u];
+                            }
                         }
                         s *= double(d[problem * observations + k]);
                     }
                     Part[t] = s;
                 }
                 sync();
+                fetch(k0);
                 for (uint kb = 0u; kb < uint(T) && k0 + kb < observations; kb += uint(KC)) {
-                    stage(k0 + kb);
+                    store_fetched();
+                    fetch(k0 + kb + uint(KC));
                     if (t < uint(N)) {
                         for (int kk = 0; kk < KC; kk++) {
                             r += double(As[t][kk]) * Part[kb + uint(kk)];

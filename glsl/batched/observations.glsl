@@ -9,20 +9,40 @@ uniform uint observations;
 shared float As[N][KC + 1];
 shared float Ds[KC];
 
+// A staged block's values per invocation, fetched into registers all at once (independent
+// loads in flight together, not one load's latency after another) before they are stored.
+#define SPT ((N * KC + T - 1) / T)
+float fetched_a[SPT];
+float fetched_d;
+
+// Loads columns k0 .. k0 + KC of the problem's A and d into registers (zero past the last
+// column); the loads may still be in flight when this returns.
+void fetch(uint k0) {
+    uint base = problem * uint(N) * observations;
+    for (int s = 0; s < SPT; s++) {
+        uint e = t + uint(s * T);
+        uint i = e / uint(KC);
+        uint k = k0 + e % uint(KC);
+        fetched_a[s] = e < uint(N * KC) && k < observations ? a[base + i * observations + k] : 0.0;
+    }
+    uint k = k0 + t;
+    fetched_d = t < uint(KC) && k < observations ? d[problem * observations + k] : 0.0;
+}
+
+// Stores the fetched block into As and Ds (then syncs).
+void store_fetched() {
+    for (int s = 0; s < SPT; s++) {
+        uint e = t + uint(s * T);
+        if (e < uint(N * KC)) As[e / uint(KC)][e % uint(KC)] = fetched_a[s];
+    }
+    if (t < uint(KC)) Ds[t] = fetched_d;
+    sync();
+}
+
 // Stages columns k0 .. k0 + KC of the problem's A and d (then syncs).
 void stage(uint k0) {
-    uint base = problem * uint(N) * observations;
-    for (uint e = t; e < uint(N * KC); e += uint(T)) {
-        uint i = e / uint(KC);
-        uint kk = e % uint(KC);
-        uint k = k0 + kk;
-        As[i][kk] = k < observations ? a[base + i * observations + k] : 0.0;
-    }
-    if (t < uint(KC)) {
-        uint k = k0 + t;
-        Ds[t] = k < observations ? d[problem * observations + k] : 0.0;
-    }
-    sync();
+    fetch(k0);
+    store_fetched();
 }
 
 // Adds the staged block's part of row i of A·diag(d)·Aᵀ, entries k = h, h + G, … ≤ i, into S:
@@ -85,10 +105,13 @@ void accumulate() {
 
 // S ← the lower triangle of A·diag(d)·Aᵀ (Algorithm 3's sum, KC columns per step), every
 // invocation adding into the entries of its pair of rows.
+// The next block's loads are issued before this block's products, so they overlap.
 void assemble() {
     for (uint e = t; e < uint(NP); e += uint(T)) S(e) = 0.0;
+    fetch(0u);
     for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
-        stage(k0);
+        store_fetched();
+        fetch(k0 + uint(KC));
         accumulate();
         sync();
     }

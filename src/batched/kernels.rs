@@ -9,8 +9,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// What tells one compiled program from another: job, order, storage, refinement steps.
-type ProgramKey = (Job, usize, WorkStorage, usize);
+/// What tells one compiled program from another: job, order, storage, refinement steps,
+/// invocations per work group.
+type ProgramKey = (Job, usize, WorkStorage, usize, usize);
 
 /// The compiled batched programs of one context.
 pub struct BatchedKernels {
@@ -41,7 +42,13 @@ impl BatchedKernels {
 
     /// The program for `plan`, compiled now if it is the first of its kind.
     pub fn program(&self, plan: &Plan) -> Result<Rc<ComputeProgram>> {
-        let key = (plan.job, plan.n, plan.storage, plan.refine);
+        let key = (
+            plan.job,
+            plan.n,
+            plan.storage,
+            plan.refine,
+            plan.threads,
+        );
         if let Some(p) = self.programs.borrow().get(&key) {
             return Ok(p.clone());
         }

@@ -93,12 +93,21 @@ pub struct Plan {
     pub launch: usize,
 }
 
+/// Where the problem's matrix lives: shared memory when everything fits there.
+fn storage_for(job: Job, n: usize, threads: usize, limits: &ComputeLimits) -> WorkStorage {
+    if shared_bytes(job, n, threads, WorkStorage::Shared) as u64 <= limits.max_shared_bytes {
+        WorkStorage::Shared
+    } else {
+        WorkStorage::Global
+    }
+}
+
 /// Invocations per work group for order n: at least n (invocation i owns row i) and enough
 /// to spread the triangle's n(n+1)/2 entries.
 pub fn threads(n: usize) -> usize {
     match n {
-        0..=8 => 32,
-        9..=32 => 64,
+        0..=16 => 32,
+        17..=32 => 64,
         33..=64 => 128,
         65..=128 => 256,
         _ => 1024,
@@ -111,7 +120,7 @@ pub fn packed(n: usize) -> usize {
 }
 
 /// Shared memory the job's kernel declares at order n (bytes), with the triangle there or not.
-fn shared_bytes(job: Job, n: usize, storage: WorkStorage) -> usize {
+fn shared_bytes(job: Job, n: usize, threads: usize, storage: WorkStorage) -> usize {
     let kc = STAGED_COLUMNS;
     let mut bytes = 4 * n; // V
     if storage == WorkStorage::Shared {
@@ -124,7 +133,7 @@ fn shared_bytes(job: Job, n: usize, storage: WorkStorage) -> usize {
         bytes += 8 * n; // X
     }
     if job == Job::LeastSquares {
-        bytes += 4 * kc + 8 * threads(n); // Bs, Part
+        bytes += 4 * kc + 8 * threads; // Bs, Part
     }
     bytes
 }
@@ -213,12 +222,7 @@ impl Plan {
             ))
             .into());
         }
-        let storage = if shared_bytes(job, n, WorkStorage::Shared) as u64 <= limits.max_shared_bytes
-        {
-            WorkStorage::Shared
-        } else {
-            WorkStorage::Global
-        };
+        let storage = storage_for(job, n, threads, limits);
         // The largest buffer one problem needs, in bytes: every buffer of a chunk stays within
         // one storage block and GL's 32-bit sizes.
         let mut per_problem = 4 * n * n.max(1);
@@ -242,6 +246,29 @@ impl Plan {
         })
     }
 
+    /// The same plan with `threads` invocations per work group instead of [`threads`]'s
+    /// choice (the benchmarks' tuning): at least n (one row each) and [`STAGED_COLUMNS`], at
+    /// most the device's limit, and within the loop budget.
+    pub fn with_threads(self, threads: usize, limits: &ComputeLimits) -> Result<Self> {
+        let t = threads;
+        let fits = t >= self.n.max(STAGED_COLUMNS) && t as u64 <= u64::from(limits.max_invocations);
+        if !fits || loop_iterations(self.job, self.n, self.k, t, self.refine) > LOOP_BUDGET {
+            return Err(InputError::InvalidOption(format!(
+                "{} at order n = {} cannot run {t} invocations per work group (at least \
+                 max(n, {STAGED_COLUMNS}), at most {}, within the loop budget)",
+                self.job.name(),
+                self.n,
+                limits.max_invocations
+            ))
+            .into());
+        }
+        Ok(Self {
+            threads: t,
+            storage: storage_for(self.job, self.n, t, limits),
+            ..self
+        })
+    }
+
     /// The `#define`s in front of the kernel (after `#version`).
     pub fn defines(&self) -> String {
         let mut text = format!(
@@ -255,6 +282,7 @@ impl Plan {
         if self.storage == WorkStorage::Global {
             text.push_str("#define GLOBAL_WORK\n");
         }
+
         text
     }
 }

@@ -46,7 +46,9 @@ struct Operator<'a> {
 impl Operator<'_> {
     /// X solving A·X + X·Aᵀ = R approximately: C₀ = R through the recorded steps
     /// C ← (μC + A_k⁻¹·C·A_k⁻ᵀ/μ)/2 on the GPU in f32, X = −C/2. R is scaled to a largest
-    /// entry of 1 for the trip through f32.
+    /// entry of 1 for the trip through f32. The device holds W = Cᵀ, so both products of a
+    /// step read their operands along rows, as the tiled product (C ← A·Bᵀ) is fastest:
+    /// U = Y·C = Y·Wᵀ, then W ← (μW + Y·Uᵀ/μ)/2 (the transpose of C's update).
     fn apply(&self, r: &Mat<f64>) -> Result<Mat<f64>> {
         let n = r.nrows();
         let scale = (0..n)
@@ -55,23 +57,25 @@ impl Operator<'_> {
         if scale == 0.0 {
             return Ok(Mat::zeros(n, n));
         }
-        let r32: Vec<f32> = (0..n * n)
-            .map(|k| (r[(k / n, k % n)] / scale) as f32)
+        // W₀ = Rᵀ, row-major.
+        let w32: Vec<f32> = (0..n * n)
+            .map(|k| (r[(k % n, k / n)] / scale) as f32)
             .collect();
-        self.c.buffer.write(0, &r32)?;
+        self.c.buffer.write(0, &w32)?;
         let k = self.inv.tiled();
         let v = View::row_major(n, n);
         for (mu, y) in &self.steps {
-            // T = Y·C, then C = T·Yᵀ/(2μ) + (μ/2)·C.
-            k.gemm(Product::new(self.t.op(v), y.op(v), self.c.op(v.t())))?;
+            // U = Y·Wᵀ (= Y·C), then W = Y·Uᵀ/(2μ) + (μ/2)·W.
+            k.gemm(Product::new(self.t.op(v), y.op(v), self.c.op(v)))?;
             k.gemm(
-                Product::new(self.c.op(v), self.t.op(v), y.op(v)).update(Update::Scaled {
+                Product::new(self.c.op(v), y.op(v), self.t.op(v)).update(Update::Scaled {
                     alpha: (0.5 / mu) as f32,
                     beta: (0.5 * mu) as f32,
                 }),
             )?;
         }
-        let c = self.c.download()?;
+        // C = Wᵀ.
+        let c = self.c.download()?.transpose();
         if let Some(at) = c.as_slice().iter().position(|x| !x.is_finite()) {
             return Err(NumericalError::NonFiniteResult {
                 row: at / n,

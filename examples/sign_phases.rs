@@ -1,0 +1,94 @@
+//! Where the sign function's and the Lyapunov solver's time goes (issue 26): wall times of
+//! their phases at the orders given (default 256), each after a warm-up at the same order —
+//! the f32 Newton iteration on the device (newton::iterate, with and without keeping the
+//! inverses), one f32 Gauss-Jordan and one LU inverse, the f64 polish, the commutation test,
+//! one f64 product and one Lyapunov residual. CSV `phase,s,ms,detail` on stdout.
+//! `cargo run --release --example sign_phases -- 1024 4096`.
+
+use std::time::Instant;
+use symraster::inverse::double::DoubleWork;
+use symraster::inverse::{self, InverseMethod, Inverter, Kind, bench, newton};
+use symraster::{Gpu, Matrix};
+
+/// −(the SPD test matrix)/s plus a skew part (as examples/sign_timing.rs).
+fn stable(s: usize) -> Matrix<f64> {
+    let spd = bench::test_matrix(Kind::Spd, s).symmetric_from_lower();
+    let skew = bench::test_matrix(Kind::General, s);
+    Matrix::from_fn(s, s, |i, j| {
+        let k = if (i + 1) % s == j || (j + 1) % s == i {
+            0.0
+        } else {
+            f64::from(skew[(i, j)] - skew[(j, i)])
+        };
+        -f64::from(spd[(i, j)]) / s as f64 + k / (s as f64).sqrt()
+    })
+}
+
+/// The wall time of `f` in ms after `f` once (warm-up), finishing the GPU's work both times.
+fn timed<T>(inv: &Inverter, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(f64, T)> {
+    let t = Instant::now();
+    f()?;
+    inv.context().finish();
+    eprintln!("warm-up {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    let t = Instant::now();
+    let out = f()?;
+    inv.context().finish();
+    Ok((t.elapsed().as_secs_f64() * 1e3, out))
+}
+
+fn main() -> anyhow::Result<()> {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse())
+        .collect::<Result<_, _>>()?;
+    let sizes = if sizes.is_empty() { vec![256] } else { sizes };
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
+    let inv = Inverter::new(&gpu)?;
+    println!("# {}", gpu.info().renderer);
+    println!("phase,s,ms,detail");
+    for &s in &sizes {
+        let a = stable(s);
+        let scale = inverse::sign::power_of_two_scale(&a);
+        let a = a.map(|v| v * scale);
+        let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, false)?))?;
+        println!("newton_iterate,{s},{ms:.2},{} iterations", run.iterations);
+        let x = run.x.download()?.to_f64();
+        let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, true)?))?;
+        println!("newton_iterate_keep,{s},{ms:.2},{} iterations", run.iterations);
+        drop(run);
+        let a32 = a.to_f32();
+        for method in [InverseMethod::Gje, InverseMethod::Lu] {
+            let (ms, _) = timed(&inv, || Ok(inverse::invert(&inv, &a32, Kind::General, method)?))?;
+            println!("invert_{},{s},{ms:.2},host in and out", method.name());
+        }
+        let mut work = DoubleWork::new(&inv, s)?;
+        let (ms, (sm, steps, r)) = timed(&inv, || Ok(work.polish(&inv, &x, 6)?))?;
+        println!("polish,{s},{ms:.2},{steps} steps; residual {r:.1e}");
+        let (ms, c) = timed(&inv, || Ok(work.commutation(&inv, &a, &sm)?))?;
+        println!("commutation,{s},{ms:.2},{c:.1e}");
+        let (ms, _) = timed(&inv, || {
+            let p = inverse::double::DoubleProduct::new(work.t.op(false), work.m.op(false), work.x.op(false));
+            Ok(inv.dgemm(p, false)?)
+        })?;
+        println!("dgemm,{s},{ms:.2},{:.2} TFLOP/s", 2.0 * (s as f64).powi(3) / ms / 1e9);
+        let (ms, _) = timed(&inv, || {
+            let p = inverse::double::DoubleProduct::new(work.t.op(false), work.m.op(false), work.x.op(true));
+            Ok(inv.dgemm(p, false)?)
+        })?;
+        println!("dgemm_bt,{s},{ms:.2},{:.2} TFLOP/s", 2.0 * (s as f64).powi(3) / ms / 1e9);
+        let q = Matrix::from_fn(s, s, |i, j| if i == j { 1.0 } else { 0.0 });
+        work.m.write(&a)?;
+        work.r.write(&q)?;
+        let (ms, _) = timed(&inv, || Ok(work.lyapunov_residual(&inv, &x)?))?;
+        println!("lyapunov_residual,{s},{ms:.2},2 dgemm + up/down");
+        let (ms, l) = timed(&inv, || Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?))?;
+        println!("lyapunov_total,{s},{ms:.2},{} residuals", l.residuals.len());
+        let options = inverse::SignOptions {
+            refine_inverses: false,
+            ..Default::default()
+        };
+        let (ms, _) = timed(&inv, || Ok(inverse::sign(&inv, &a, options)?))?;
+        println!("sign_total,{s},{ms:.2},f32 iteration");
+    }
+    Ok(())
+}
