@@ -3,13 +3,15 @@
 //! 4096), as CSV `what,n,ms,tflops` (2n³ flops each, median of 5 after a warm-up): A·B, A·Bᵀ
 //! (the Lyapunov residual's X·Aᵀ), A·B with the Σ C² sums; then the f32 tiled product
 //! C = A·Bᵀ with B plain and with B a transposed view (the Lyapunov C-iteration's Y·C).
+//! Rows `dgemm_ab_<tile>` / `dgemm_abt_<tile>` time each work-group tile the f64 product has
+//! (the others use the one `DoubleTile::for_product` picks).
 //! `cargo run --release --example dgemm_bench -- 1024 2048 4096`.
 
 use std::time::Instant;
 use symraster::Gpu;
 use symraster::gl::GpuTimer;
 use symraster::inverse::Inverter;
-use symraster::inverse::double::{DoubleProduct, DoubleSquare};
+use symraster::inverse::double::{DoubleProduct, DoubleSquare, DoubleTile};
 use symraster::matrix::Matrix;
 use symraster::tiled::{Operand, Product, View};
 
@@ -99,6 +101,13 @@ fn main() -> anyhow::Result<()> {
             "dgemm_ab_sums",
             median_ms(&inv, &timer, || inv.dgemm(ab, true).map(drop))?,
         );
+        // Each tile on both shapes, for choosing DoubleTile::for_product's rule.
+        for tile in DoubleTile::ALL {
+            for (what, p) in [("ab", ab), ("abt", abt)] {
+                let ms = median_ms(&inv, &timer, || inv.dgemm_with(p, false, tile).map(drop))?;
+                row(&format!("dgemm_{what}_{}", tile.name()), ms);
+            }
+        }
         drop((ga, gb, gc));
 
         let to_f32 = |m: &Matrix<f64>| m.as_slice().iter().map(|&x| x as f32).collect::<Vec<_>>();
