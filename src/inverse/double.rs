@@ -62,13 +62,17 @@ impl DoubleTile {
         self.shape().bn
     }
 
-    /// The tile for a C of `rows` x `cols`: the largest that still launches [`MIN_GROUPS`]
-    /// work groups, else the smallest.
+    /// The tile for a C of `rows` x `cols`: the largest that fits inside C and still launches
+    /// [`MIN_GROUPS`] work groups, else the smallest.
     pub fn for_product(rows: usize, cols: usize) -> Self {
-        let groups = |t: DoubleTile| rows.div_ceil(t.rows()) * cols.div_ceil(t.cols());
+        let fits = |t: DoubleTile| {
+            rows >= t.rows()
+                && cols >= t.cols()
+                && rows.div_ceil(t.rows()) * cols.div_ceil(t.cols()) >= MIN_GROUPS
+        };
         [DoubleTile::Large, DoubleTile::Medium]
             .into_iter()
-            .find(|&t| groups(t) >= MIN_GROUPS)
+            .find(|&t| fits(t))
             .unwrap_or(DoubleTile::Small)
     }
 
@@ -482,5 +486,51 @@ impl DoubleWork {
             .plus(1.0, t);
         let norm = inv.dgemm(p, true)?.sqrt();
         Ok((self.t.download()?, norm))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_fit_the_kernel_and_shared_memory() {
+        for tile in DoubleTile::ALL {
+            let s = tile.shape();
+            let threads = (s.bm / s.tm) * (s.bn / s.tn);
+            assert_eq!(threads, 256, "{tile:?}");
+            // Whole staging loads per invocation, and room in As for the tile's sum.
+            assert_eq!(s.bm * s.bk % threads, 0, "{tile:?}");
+            assert_eq!(s.bk * s.bn % threads, 0, "{tile:?}");
+            assert!(s.bm * s.bk >= threads, "{tile:?}");
+            // The swizzle: rows of whole 16-double bank groups, 16/BK columns per half-warp.
+            assert!(s.bm % 16 == 0 && s.bn % 16 == 0 && 16 % s.bk == 0, "{tile:?}");
+            // Two buffers of both slices within GL's least maximum of shared memory.
+            assert!(2 * s.bk * (s.bm + s.bn) * 8 <= 32768, "{tile:?}");
+        }
+    }
+
+    #[test]
+    fn a_launch_takes_the_most_depth_its_loop_budget_allows() {
+        for tile in DoubleTile::ALL {
+            let bk = tile.shape().bk;
+            let per = tile.depth_per_launch();
+            let iterations = |depth: usize| depth.div_ceil(bk) * (bk + 1);
+            assert_eq!(per % bk, 0, "{tile:?}");
+            assert!(iterations(per) <= crate::gl::LOOP_BUDGET, "{tile:?}");
+            assert!(iterations(per + 1) > crate::gl::LOOP_BUDGET, "{tile:?}");
+        }
+    }
+
+    #[test]
+    fn small_products_keep_small_tiles() {
+        assert_eq!(DoubleTile::for_product(1, 1), DoubleTile::Small);
+        assert_eq!(DoubleTile::for_product(1024, 1024), DoubleTile::Small);
+        assert_eq!(DoubleTile::for_product(1500, 1500), DoubleTile::Medium);
+        assert_eq!(DoubleTile::for_product(2048, 2048), DoubleTile::Large);
+        assert_eq!(DoubleTile::for_product(4096, 4096), DoubleTile::Large);
+        // Enough work groups either way round.
+        assert_eq!(DoubleTile::for_product(64, 1 << 16), DoubleTile::Small);
+        assert_eq!(DoubleTile::for_product(256, 1 << 14), DoubleTile::Large);
     }
 }
