@@ -135,8 +135,12 @@ void main() {
         for (uint kk = 0u; kk < BK; ++kk) {
             double x[TM];
             double y[TN];
-            for (uint u = 0u; u < TM; ++u) x[u] = As[cur][kk][swizzle(kk, ty + WG_Y * u)];
-            for (uint v = 0u; v < TN; ++v) y[v] = Bs[cur][kk][swizzle(kk, tx + WG_X * v)];
+            // swizzle(kk, t + 16m) = swizzle(kk, t) + 16m (it changes the low four bits
+            // only), so with WG_X and WG_Y multiples of 16 each row needs one XOR.
+            uint xa = swizzle(kk, ty);
+            uint xb = swizzle(kk, tx);
+            for (uint u = 0u; u < TM; ++u) x[u] = As[cur][kk][xa + WG_Y * u];
+            for (uint v = 0u; v < TN; ++v) y[v] = Bs[cur][kk][xb + WG_X * v];
             for (uint u = 0u; u < TM; ++u)
                 for (uint v = 0u; v < TN; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);
         }

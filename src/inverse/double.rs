@@ -499,6 +499,8 @@ mod tests {
             let s = tile.shape();
             let threads = (s.bm / s.tm) * (s.bn / s.tn);
             assert_eq!(threads, 256, "{tile:?}");
+            // The reads' swizzle: one XOR per row of a slice.
+            assert!((s.bm / s.tm) % 16 == 0 && (s.bn / s.tn) % 16 == 0, "{tile:?}");
             // Whole staging loads per invocation, and room in As for the tile's sum.
             assert_eq!(s.bm * s.bk % threads, 0, "{tile:?}");
             assert_eq!(s.bk * s.bn % threads, 0, "{tile:?}");
