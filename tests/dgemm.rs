@@ -1,6 +1,7 @@
 //! The f64 product of the sign function and the Lyapunov solver (`Inverter::dgemm`,
 //! glsl/inverse/dgemm.comp) against faer's f64 product: every work-group tile at shapes around
-//! its widths, each operand plain and transposed, views with offsets and padded rows, C
+//! its widths, each operand plain and transposed (and with no unit stride), views with offsets
+//! and padded rows, C
 //! poisoned with NaN before the product, the Σ C² sums, and the depth cut into launches.
 
 mod common;
@@ -35,22 +36,35 @@ fn random(rows: usize, cols: usize, seed: u64) -> Mat<f64> {
     Mat::from_fn(rows, cols, |i, j| values[i * cols + j])
 }
 
-/// `m` laid into a buffer's contents: after `offset` NaNs, row-major with `pad` NaNs after each
-/// row, or (`transposed`) its transpose laid so and viewed through [`View::t`].
-fn lay(m: &Mat<f64>, transposed: bool, offset: usize, pad: usize) -> (Vec<f64>, View) {
+/// How an operand lies in its buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lay {
+    /// Row-major (column stride 1).
+    Plain,
+    /// Its transpose row-major, viewed through [`View::t`] (row stride 1).
+    Transposed,
+    /// Row-major in every other entry (neither stride 1).
+    Spread,
+}
+
+/// `m` laid into a buffer's contents after `offset` NaNs as `how` says, with `pad` NaNs after
+/// each stored row (NaN between spread entries too).
+fn lay(m: &Mat<f64>, how: Lay, offset: usize, pad: usize) -> (Vec<f64>, View) {
+    let transposed = how == Lay::Transposed;
     let (rows, cols) = if transposed {
         (m.ncols(), m.nrows())
     } else {
         (m.nrows(), m.ncols())
     };
+    let cs = if how == Lay::Spread { 2 } else { 1 };
     let stored = View {
         offset,
-        rs: cols + pad,
-        cs: 1,
+        rs: cs * cols + pad,
+        cs,
         rows,
         cols,
     };
-    let mut data = vec![f64::NAN; offset + rows * (cols + pad) + 1];
+    let mut data = vec![f64::NAN; offset + rows * stored.rs + 1];
     for i in 0..rows {
         for j in 0..cols {
             data[stored.index(i, j)] = if transposed { m[(j, i)] } else { m[(i, j)] };
@@ -76,10 +90,10 @@ struct Case {
     rows: usize,
     cols: usize,
     depth: usize,
-    /// A stored as its transpose.
-    ta: bool,
-    /// B stored as its transpose.
-    tb: bool,
+    /// How A lies.
+    ta: Lay,
+    /// How B lies (D: transposed where exactly one of A and B is).
+    tb: Lay,
     alpha: f64,
     /// 0: D is C itself (NaN-poisoned: it must not be read).
     beta: f64,
@@ -106,7 +120,12 @@ fn check(inv: &Inverter, tile: Option<DoubleTile>, case: Case, seed: u64) -> u64
     let d = random(rows, cols, seed + 2);
     let (a_data, a_view) = lay(&a, ta, 3, 5);
     let (b_data, b_view) = lay(&b, tb, 1, 2);
-    let (d_data, d_view) = lay(&d, ta != tb, 2, 1);
+    let d_lay = if (ta == Lay::Transposed) != (tb == Lay::Transposed) {
+        Lay::Transposed
+    } else {
+        Lay::Plain
+    };
+    let (d_data, d_view) = lay(&d, d_lay, 2, 1);
     let c_view = View {
         offset: 4,
         rs: cols + 3,
@@ -218,8 +237,16 @@ fn every_shape(tile: Option<DoubleTile>) {
                 rows,
                 cols,
                 depth,
-                ta: o & 1 == 1,
-                tb: o & 2 == 2,
+                ta: if o & 1 == 1 {
+                    Lay::Transposed
+                } else {
+                    Lay::Plain
+                },
+                tb: if o & 2 == 2 {
+                    Lay::Transposed
+                } else {
+                    Lay::Plain
+                },
                 alpha: -1.75,
                 beta: if (s + o) % 2 == 0 { 0.625 } else { 0.0 },
                 gamma: 3.25,
@@ -245,6 +272,30 @@ fn large_tile_products_match_faer() {
 }
 
 #[test]
+fn operands_with_no_unit_stride_match_faer() {
+    let _serial = serial();
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    for tile in DoubleTile::ALL {
+        for (rows, cols, depth) in [(3, 2, 5), (65, 129, 17), (130, 64, 66)] {
+            for (ta, tb) in [(Lay::Spread, Lay::Plain), (Lay::Transposed, Lay::Spread)] {
+                let case = Case {
+                    rows,
+                    cols,
+                    depth,
+                    ta,
+                    tb,
+                    alpha: 2.5,
+                    beta: -0.5,
+                    gamma: -1.0,
+                };
+                check(&inv, Some(tile), case, rows as u64);
+            }
+        }
+    }
+}
+
+#[test]
 fn products_with_the_chosen_tile_match_faer() {
     let _serial = serial();
     let gpu = common::gpu();
@@ -253,12 +304,12 @@ fn products_with_the_chosen_tile_match_faer() {
     // work groups result), both orientations of the Lyapunov residual's X·Aᵀ.
     for (rows, cols) in [(96, 96), (1500, 1500)] {
         let tile = DoubleTile::for_product(rows, cols);
-        for tb in [false, true] {
+        for tb in [Lay::Plain, Lay::Transposed] {
             let case = Case {
                 rows,
                 cols,
                 depth: 17,
-                ta: false,
+                ta: Lay::Plain,
                 tb,
                 alpha: -1.0,
                 beta: 1.0,
@@ -284,8 +335,12 @@ fn depth_past_one_launch_is_cut_and_matches_faer() {
                 rows: 70,
                 cols: 20,
                 depth,
-                ta: t == 1,
-                tb: depth > per,
+                ta: if t == 1 { Lay::Transposed } else { Lay::Plain },
+                tb: if depth > per {
+                    Lay::Transposed
+                } else {
+                    Lay::Plain
+                },
                 alpha: 0.75,
                 beta: -2.0,
                 gamma: 1.5,
