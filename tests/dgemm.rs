@@ -1,8 +1,8 @@
 //! The f64 product of the sign function and the Lyapunov solver (`Inverter::dgemm`,
 //! glsl/inverse/dgemm.comp) against faer's f64 product: every work-group tile at shapes around
 //! its widths, each operand plain and transposed (and with no unit stride), views with offsets
-//! and padded rows, C
-//! poisoned with NaN before the product, the Σ C² sums, and the depth cut into launches.
+//! and padded rows, C poisoned with NaN before the product, the Σ C² sums, and the depth cut
+//! into launches.
 
 mod common;
 
