@@ -291,6 +291,20 @@ fn every_compute_kernel_links_as_declared() {
         symraster::inverse::Inverter::with_config(ctx, config)
             .unwrap_or_else(|e| panic!("{config:?}: {e}"));
     }
+    // The f64 product's tiles, compiled on first use.
+    {
+        use symraster::inverse::double::{DoubleProduct, DoubleSquare, DoubleTile};
+        let inv = symraster::inverse::Inverter::new(&gpu).unwrap();
+        let x = DoubleSquare::upload(&inv, "x", &symraster::Matrix::filled(1, 1, 2.0)).unwrap();
+        let c = DoubleSquare::new(&inv, "c", 1).unwrap();
+        for tile in DoubleTile::ALL {
+            let p = DoubleProduct::new(c.op(false), x.op(false), x.op(false));
+            let sum = inv
+                .dgemm_with(p, true, tile)
+                .unwrap_or_else(|e| panic!("{tile:?}: {e}"));
+            assert_eq!(sum, 16.0, "{tile:?}");
+        }
+    }
     let a = symraster::Matrix::from_fn(2, 3, |i, j| (i + j) as f64 + 1.0);
     gpu.device_residual(&a, &[1.0; 3], &[1.0; 3]).unwrap();
     Preheat::on_any_device(ctx).unwrap();

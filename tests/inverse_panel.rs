@@ -156,7 +156,7 @@ fn double_products_match_the_cpu_across_tiles_and_depth_launches() {
     use symraster::inverse::double::{DoubleProduct, DoubleSquare};
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
-    // 600: ten tiles a side and two depth launches of 512.
+    // 600: ten 64 x 64 tiles a side (the depth cut into launches: tests/dgemm.rs).
     for n in [1, 5, 64, 65, 600] {
         let (a, b, d) = (random(n, 1), random(n, 2), random(n, 3));
         let up = |m: &Matrix<f64>| DoubleSquare::upload(&inv, "a test matrix", m).unwrap();

@@ -2,12 +2,20 @@
 // C = alpha·A·B + beta·D + gamma·I over strided views (entry (i, k) of A at
 // a_off + i·a_rs + k·a_cs, likewise B, C, D), for k in k0 .. k1 of this launch (the host cuts
 // the depth so no invocation loops past the software renderers' limit; later launches pass
-// D = C, beta = 1, gamma = 0). 64 x 64 tiles of C per work group of 16 x 16 invocations, each
-// holding 4 x 4 entries in registers, depth slices of 16 through shared memory. With
-// `sums`, each work group also writes Σ C² over its tile to partial[group] (a Frobenius norm
-// without reading C back). The scalars come as
-// their two 32-bit halves (packDouble2x32).
-layout(local_size_x = 16, local_size_y = 16) in;
+// D = C, beta = 1, gamma = 0). Tile sizes come as #defines (src/inverse/double.rs,
+// DoubleTile): BM x BN entries of C per work group of WG_X x WG_Y invocations, each holding
+// TM x TN of them in registers (rows ty + WG_Y·u, columns tx + WG_X·v), depth slices of BK
+// through shared memory. Each slice is staged with consecutive invocations on consecutive
+// addresses whichever stride of the operand is 1 (a uniform choice), fetched into registers
+// while the slice before it is multiplied out of the other of two shared buffers (one barrier
+// per slice); entry (k, r) of a shared slice sits at column r ^ swizzle(k), so the depth-major
+// stores of a half-warp fall on distinct 64-bit banks (and the row reads stay on 16 distinct
+// ones) without padding: both buffers of the largest tile then fill GL's least maximum of
+// 32 KiB of shared memory (llvmpipe's). Bounds are checked only in tiles over
+// C's edge and the slice over the depth's end. With `sums`, each work group also writes Σ C²
+// over its tile to partial[group] (a Frobenius norm without reading C back). The scalars come
+// as their two 32-bit halves (packDouble2x32).
+layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
 layout(std430, binding = 0) buffer CBuf { double c[]; };
 layout(std430, binding = 1) readonly buffer ABuf { double a[]; };
@@ -39,56 +47,116 @@ uniform uint gamma_lo;
 uniform uint gamma_hi;
 uniform int sums;
 
-shared double As[16][65];
-shared double Bs[16][65];
-shared double tile_sum[256];
+#define THREADS (WG_X * WG_Y)
+// Entries of a slice each invocation stages (the host keeps these whole).
+#define A_LOADS (BM * BK / THREADS)
+#define B_LOADS (BK * BN / THREADS)
+
+shared double As[2][BK][BM];
+shared double Bs[2][BK][BN];
+
+// The next slice, in registers while the current one is multiplied.
+double pa[A_LOADS];
+double pb[B_LOADS];
+
+// The column of row k where entry (k, r) of a slice is stored. A half-warp's depth-major
+// stores cover the BK depths of 16/BK consecutive columns; XORing the low four bits of the
+// column with (k·16/BK) mod 16 puts them on 16 distinct 64-bit banks. Within each aligned 16
+// columns this is a permutation, so reads of 16 consecutive columns still hit 16 banks.
+uint swizzle(uint k, uint r) {
+    return r ^ ((k * (16u / BK)) & 15u);
+}
+
+// Staged entry e of A's slice: (row, depth) within the tile. Depth-major where A's depth is
+// contiguous (a_cs = 1: A plain), row-major otherwise (A transposed: a_rs = 1).
+uvec2 a_entry(uint e) {
+    return a_cs == 1u ? uvec2(e / BK, e % BK) : uvec2(e % BM, e / BM);
+}
+
+// Staged entry e of B's slice: (depth, column) within the tile. Column-major where B's
+// columns are contiguous (b_cs = 1: B plain), depth-major otherwise (B transposed: b_rs = 1).
+uvec2 b_entry(uint e) {
+    return b_cs == 1u ? uvec2(e / BN, e % BN) : uvec2(e % BK, e / BK);
+}
+
+// Loads the slice at depth ks into pa and pb; `check`: some of it may lie outside A, B or
+// the launch's depth (read as zeros).
+void fetch(uint tid, uint row0, uint col0, uint ks, bool check) {
+    for (uint l = 0u; l < A_LOADS; ++l) {
+        uvec2 rk = a_entry(tid + l * THREADS);
+        uint i = row0 + rk.x;
+        uint k = ks + rk.y;
+        if (check && (i >= rows || k >= k1)) pa[l] = 0.0LF;
+        else pa[l] = a[a_off + i * a_rs + k * a_cs];
+    }
+    for (uint l = 0u; l < B_LOADS; ++l) {
+        uvec2 kj = b_entry(tid + l * THREADS);
+        uint k = ks + kj.x;
+        uint j = col0 + kj.y;
+        if (check && (j >= cols || k >= k1)) pb[l] = 0.0LF;
+        else pb[l] = b[b_off + k * b_rs + j * b_cs];
+    }
+}
+
+// Stores pa and pb into shared buffer `buf`.
+void stage(uint tid, uint buf) {
+    for (uint l = 0u; l < A_LOADS; ++l) {
+        uvec2 rk = a_entry(tid + l * THREADS);
+        As[buf][rk.y][swizzle(rk.y, rk.x)] = pa[l];
+    }
+    for (uint l = 0u; l < B_LOADS; ++l) {
+        uvec2 kj = b_entry(tid + l * THREADS);
+        Bs[buf][kj.x][swizzle(kj.x, kj.y)] = pb[l];
+    }
+}
 
 void main() {
     uint tx = gl_LocalInvocationID.x;
     uint ty = gl_LocalInvocationID.y;
-    uint t = ty * 16u + tx;
-    uint i0 = gl_WorkGroupID.y * 64u;
-    uint j0 = gl_WorkGroupID.x * 64u;
-    double acc[4][4];
-    for (uint u = 0u; u < 4u; ++u)
-        for (uint v = 0u; v < 4u; ++v) acc[u][v] = 0.0LF;
-    for (uint ks = k0; ks < k1; ks += 16u) {
-        // 64 x 16 of A and 16 x 64 of B, four entries each per invocation.
-        for (uint q = 0u; q < 4u; ++q) {
-            uint e = t + 256u * q;
-            uint r = e / 16u;
-            uint kk = e % 16u;
-            uint gi = i0 + r;
-            uint gk = ks + kk;
-            As[kk][r] = (gi < rows && gk < k1) ? a[a_off + gi * a_rs + gk * a_cs] : 0.0LF;
-            uint cj = e % 64u;
-            uint kb = e / 64u;
-            uint gj = j0 + cj;
-            uint gkb = ks + kb;
-            Bs[kb][cj] = (gj < cols && gkb < k1) ? b[b_off + gkb * b_rs + gj * b_cs] : 0.0LF;
+    uint tid = ty * WG_X + tx;
+    uint row0 = gl_WorkGroupID.y * BM;
+    uint col0 = gl_WorkGroupID.x * BN;
+    // No bounds checks in tiles wholly inside C (uniform over the work group).
+    bool edge = row0 + BM > rows || col0 + BN > cols;
+    double acc[TM][TN];
+    for (uint u = 0u; u < TM; ++u)
+        for (uint v = 0u; v < TN; ++v) acc[u][v] = 0.0LF;
+    uint slices = (k1 - k0 + BK - 1u) / BK;
+    fetch(tid, row0, col0, k0, edge || k0 + BK > k1);
+    stage(tid, 0u);
+    barrier();
+    for (uint s = 0u; s < slices; ++s) {
+        uint cur = s & 1u;
+        bool more = s + 1u < slices;
+        if (more) {
+            uint ks = k0 + (s + 1u) * BK;
+            fetch(tid, row0, col0, ks, edge || ks + BK > k1);
         }
-        barrier();
-        for (uint kk = 0u; kk < 16u; ++kk) {
-            double x[4];
-            double y[4];
-            for (uint u = 0u; u < 4u; ++u) {
-                x[u] = As[kk][ty + 16u * u];
-                y[u] = Bs[kk][tx + 16u * u];
-            }
-            for (uint u = 0u; u < 4u; ++u)
-                for (uint v = 0u; v < 4u; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);
+        for (uint kk = 0u; kk < BK; ++kk) {
+            double x[TM];
+            double y[TN];
+            // swizzle(kk, t + 16m) = swizzle(kk, t) + 16m (it changes the low four bits
+            // only), so with WG_X and WG_Y multiples of 16 each row needs one XOR.
+            uint xa = swizzle(kk, ty);
+            uint xb = swizzle(kk, tx);
+            for (uint u = 0u; u < TM; ++u) x[u] = As[cur][kk][xa + WG_Y * u];
+            for (uint v = 0u; v < TN; ++v) y[v] = Bs[cur][kk][xb + WG_X * v];
+            for (uint u = 0u; u < TM; ++u)
+                for (uint v = 0u; v < TN; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);
         }
+        // The other buffer was last read in the slice before, ahead of the last barrier.
+        if (more) stage(tid, cur ^ 1u);
         barrier();
     }
     double al = packDouble2x32(uvec2(alpha_lo, alpha_hi));
     double be = packDouble2x32(uvec2(beta_lo, beta_hi));
     double ga = packDouble2x32(uvec2(gamma_lo, gamma_hi));
     double s = 0.0LF;
-    for (uint u = 0u; u < 4u; ++u) {
-        for (uint v = 0u; v < 4u; ++v) {
-            uint i = i0 + ty + 16u * u;
-            uint j = j0 + tx + 16u * v;
-            if (i >= rows || j >= cols) continue;
+    for (uint u = 0u; u < TM; ++u) {
+        uint i = row0 + ty + WG_Y * u;
+        for (uint v = 0u; v < TN; ++v) {
+            uint j = col0 + tx + WG_X * v;
+            if (edge && (i >= rows || j >= cols)) continue;
             double val = al * acc[u][v];
             if (be != 0.0LF) val += be * d[d_off + i * d_rs + j * d_cs];
             if (i == j) val += ga;
@@ -97,11 +165,12 @@ void main() {
         }
     }
     if (sums == 0) return;
-    tile_sum[t] = s;
+    // The tile's sum through As (free since the last slice's barrier; BK·BM ≥ THREADS).
+    As[0][tid / BM][tid % BM] = s;
     barrier();
-    for (uint h = 128u; h > 0u; h >>= 1) {
-        if (t < h) tile_sum[t] += tile_sum[t + h];
+    for (uint h = THREADS / 2u; h > 0u; h >>= 1) {
+        if (tid < h) As[0][tid / BM][tid % BM] += As[0][(tid + h) / BM][(tid + h) % BM];
         barrier();
     }
-    if (t == 0u) partial[gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x] = tile_sum[0];
+    if (tid == 0u) partial[gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x] = As[0][0][0];
 }

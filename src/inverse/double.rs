@@ -6,16 +6,140 @@
 
 use super::kernels::Inverter;
 use crate::error::Result;
-use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
+use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
+use std::cell::OnceCell;
 use crate::matrix::Matrix;
 use crate::tiled::View;
 
-/// Depth per launch: 32 slices of 16, about 10,000 loop iterations per invocation, within the
-/// software renderers' budget ([`crate::gl::LOOP_BUDGET`]).
-const DEPTH_PER_LAUNCH: usize = 512;
+/// Work groups a product should launch before a larger tile is taken: enough for every
+/// multiprocessor of a large GPU (132 on the H100/H200) to hold about two.
+const MIN_GROUPS: usize = 256;
 
-/// Output tile of one work group (64 x 64).
-const TILE: usize = 64;
+/// The work-group tile of the f64 product (glsl/inverse/dgemm.comp): how many entries of C one
+/// work group of 16 x 16 invocations computes, and how many each invocation holds in
+/// registers. Larger tiles read less per flop; smaller ones give small products enough work
+/// groups ([`DoubleTile::for_product`] picks by C's shape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DoubleTile {
+    /// 64 x 64, 4 x 4 per invocation, depth slices of 16.
+    Small,
+    /// 128 x 64, 8 x 4 per invocation, depth slices of 8.
+    Medium,
+    /// 128 x 128, 8 x 8 per invocation, depth slices of 8.
+    Large,
+}
+
+/// A tile's sizes: BM x BN per work group, TM x TN per invocation, depth slices of BK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TileShape {
+    bm: usize,
+    bn: usize,
+    tm: usize,
+    tn: usize,
+    bk: usize,
+}
+
+impl DoubleTile {
+    /// Every tile, smallest first.
+    pub const ALL: [DoubleTile; 3] = [DoubleTile::Small, DoubleTile::Medium, DoubleTile::Large];
+
+    fn shape(self) -> TileShape {
+        let (bm, bn, tm, tn, bk) = match self {
+            DoubleTile::Small => (64, 64, 4, 4, 16),
+            DoubleTile::Medium => (128, 64, 8, 4, 8),
+            DoubleTile::Large => (128, 128, 8, 8, 8),
+        };
+        TileShape { bm, bn, tm, tn, bk }
+    }
+
+    /// Rows of C per work group.
+    pub fn rows(self) -> usize {
+        self.shape().bm
+    }
+
+    /// Columns of C per work group.
+    pub fn cols(self) -> usize {
+        self.shape().bn
+    }
+
+    /// The tile for a C of `rows` x `cols`: the largest that fits inside C and still launches
+    /// [`MIN_GROUPS`] work groups, else the smallest.
+    pub fn for_product(rows: usize, cols: usize) -> Self {
+        let fits = |t: DoubleTile| {
+            rows >= t.rows()
+                && cols >= t.cols()
+                && rows.div_ceil(t.rows()) * cols.div_ceil(t.cols()) >= MIN_GROUPS
+        };
+        [DoubleTile::Large, DoubleTile::Medium]
+            .into_iter()
+            .find(|&t| fits(t))
+            .unwrap_or(DoubleTile::Small)
+    }
+
+    /// The depth one launch covers: each invocation runs a loop over its slices and one over
+    /// each slice's BK depths (the loops inside are unrolled), together within
+    /// [`crate::gl::LOOP_BUDGET`] iterations for the software renderers' limit.
+    pub fn depth_per_launch(self) -> usize {
+        let bk = self.shape().bk;
+        crate::gl::LOOP_BUDGET / (bk + 1) * bk
+    }
+
+    /// "BMxBN", for messages and benchmarks.
+    pub fn name(self) -> &'static str {
+        match self {
+            DoubleTile::Small => "64x64",
+            DoubleTile::Medium => "128x64",
+            DoubleTile::Large => "128x128",
+        }
+    }
+
+    /// The kernel's source with this tile's #defines.
+    fn source(self) -> String {
+        let s = self.shape();
+        format!(
+            "#version 430\n#define WG_X {}\n#define WG_Y {}\n#define BM {}u\n#define BN {}u\n\
+             #define TM {}u\n#define TN {}u\n#define BK {}u\n{}",
+            s.bn / s.tn,
+            s.bm / s.tm,
+            s.bm,
+            s.bn,
+            s.tm,
+            s.tn,
+            s.bk,
+            crate::compute_kernels::DGEMM.source
+        )
+    }
+}
+
+/// The f64 product's programs, one per [`DoubleTile`], each compiled on first use.
+pub struct DoublePrograms {
+    programs: [OnceCell<ComputeProgram>; 3],
+}
+
+impl DoublePrograms {
+    /// None compiled yet.
+    pub fn new() -> Self {
+        Self {
+            programs: Default::default(),
+        }
+    }
+
+    /// The program of `tile` on `ctx`.
+    fn get(&self, ctx: &Context, tile: DoubleTile) -> Result<&ComputeProgram> {
+        let cell = &self.programs[tile as usize];
+        if let Some(p) = cell.get() {
+            return Ok(p);
+        }
+        let p = ComputeProgram::new(ctx, &crate::compute_kernels::DGEMM, tile.name(), &tile.source())?;
+        Ok(cell.get_or_init(|| p))
+    }
+}
+
+impl Default for DoublePrograms {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// An order-n matrix of f64 in a storage buffer, row-major.
 pub struct DoubleSquare {
@@ -138,26 +262,32 @@ fn halves(v: f64) -> (Uniform, Uniform) {
 
 impl Inverter {
     /// Runs the f64 product `p`; with `sums`, returns ‖C‖_F² (per-tile sums added on the
-    /// CPU), else 0.
+    /// CPU), else 0. The tile is [`DoubleTile::for_product`]'s.
     pub fn dgemm(&self, p: DoubleProduct<'_>, sums: bool) -> Result<f64> {
+        let tile = DoubleTile::for_product(p.c.view.rows, p.c.view.cols);
+        self.dgemm_with(p, sums, tile)
+    }
+
+    /// [`Inverter::dgemm`] with work-group tile `tile`.
+    pub fn dgemm_with(&self, p: DoubleProduct<'_>, sums: bool, tile: DoubleTile) -> Result<f64> {
         let (c, a, b) = (p.c.view, p.a.view, p.b.view);
         debug_assert!(a.rows == c.rows && b.cols == c.cols && a.cols == b.rows);
         if c.rows == 0 || c.cols == 0 {
             return Ok(0.0);
         }
-        let groups = [c.cols.div_ceil(TILE), c.rows.div_ceil(TILE)];
+        let groups = [c.cols.div_ceil(tile.cols()), c.rows.div_ceil(tile.rows())];
         let partial: Buffer<f64> = Buffer::uninitialized(
             self.context(),
             BufferTarget::Storage,
             BufferUsage::Dynamic,
             groups[0] * groups[1],
         )?;
-        let prog = self.dgemm_program();
+        let prog = self.dgemm_programs().get(self.context(), tile)?;
         let u = |v: usize| Uniform::U32(v as u32);
         let depth = a.cols;
         let mut k0 = 0;
         loop {
-            let k1 = (k0 + DEPTH_PER_LAUNCH).min(depth);
+            let k1 = (k0 + tile.depth_per_launch()).min(depth);
             let last = k1 == depth;
             // Later slices add onto C.
             let (d, beta, gamma) = if k0 == 0 {
@@ -356,5 +486,53 @@ impl DoubleWork {
             .plus(1.0, t);
         let norm = inv.dgemm(p, true)?.sqrt();
         Ok((self.t.download()?, norm))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_fit_the_kernel_and_shared_memory() {
+        for tile in DoubleTile::ALL {
+            let s = tile.shape();
+            let threads = (s.bm / s.tm) * (s.bn / s.tn);
+            assert_eq!(threads, 256, "{tile:?}");
+            // The reads' swizzle: one XOR per row of a slice.
+            assert!((s.bm / s.tm) % 16 == 0 && (s.bn / s.tn) % 16 == 0, "{tile:?}");
+            // Whole staging loads per invocation, and room in As for the tile's sum.
+            assert_eq!(s.bm * s.bk % threads, 0, "{tile:?}");
+            assert_eq!(s.bk * s.bn % threads, 0, "{tile:?}");
+            assert!(s.bm * s.bk >= threads, "{tile:?}");
+            // The swizzle: rows of whole 16-double bank groups, 16/BK columns per half-warp.
+            assert!(s.bm % 16 == 0 && s.bn % 16 == 0 && 16 % s.bk == 0, "{tile:?}");
+            // Two buffers of both slices within GL's least maximum of shared memory.
+            assert!(2 * s.bk * (s.bm + s.bn) * 8 <= 32768, "{tile:?}");
+        }
+    }
+
+    #[test]
+    fn a_launch_takes_the_most_depth_its_loop_budget_allows() {
+        for tile in DoubleTile::ALL {
+            let bk = tile.shape().bk;
+            let per = tile.depth_per_launch();
+            let iterations = |depth: usize| depth.div_ceil(bk) * (bk + 1);
+            assert_eq!(per % bk, 0, "{tile:?}");
+            assert!(iterations(per) <= crate::gl::LOOP_BUDGET, "{tile:?}");
+            assert!(iterations(per + 1) > crate::gl::LOOP_BUDGET, "{tile:?}");
+        }
+    }
+
+    #[test]
+    fn small_products_keep_small_tiles() {
+        assert_eq!(DoubleTile::for_product(1, 1), DoubleTile::Small);
+        assert_eq!(DoubleTile::for_product(1024, 1024), DoubleTile::Small);
+        assert_eq!(DoubleTile::for_product(1500, 1500), DoubleTile::Medium);
+        assert_eq!(DoubleTile::for_product(2048, 2048), DoubleTile::Large);
+        assert_eq!(DoubleTile::for_product(4096, 4096), DoubleTile::Large);
+        // Enough work groups either way round.
+        assert_eq!(DoubleTile::for_product(64, 1 << 16), DoubleTile::Small);
+        assert_eq!(DoubleTile::for_product(256, 1 << 14), DoubleTile::Large);
     }
 }

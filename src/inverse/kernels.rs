@@ -39,7 +39,7 @@ pub struct Inverter {
     permute: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
-    dgemm: ComputeProgram,
+    dgemm: super::double::DoublePrograms,
     status: StatusWord,
     max_bytes: u64,
 }
@@ -83,7 +83,7 @@ impl Inverter {
             permute: program(&crate::compute_kernels::PERMUTE)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
-            dgemm: program(&crate::compute_kernels::DGEMM)?,
+            dgemm: super::double::DoublePrograms::new(),
             status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
@@ -105,8 +105,8 @@ impl Inverter {
         2 * self.tiled.config().nb
     }
 
-    /// The f64 product's program ([`super::double`]).
-    pub(crate) fn dgemm_program(&self) -> &ComputeProgram {
+    /// The f64 product's programs ([`super::double`]), compiled on first use.
+    pub(crate) fn dgemm_programs(&self) -> &super::double::DoublePrograms {
         &self.dgemm
     }
 
