@@ -28,8 +28,14 @@ fn main() -> Result<()> {
         if a == "--runs" {
             runs = args.next().ok_or("--runs needs a value")?.parse()?;
         } else if a == "--profile" {
-            let list = args.next().ok_or("--profile needs invocation counts (0: default)")?;
-            profile = Some(list.split(',').map(|t| t.parse()).collect::<std::result::Result<_, _>>()?);
+            let list = args
+                .next()
+                .ok_or("--profile needs invocation counts (0: default)")?;
+            profile = Some(
+                list.split(',')
+                    .map(|t| t.parse())
+                    .collect::<std::result::Result<_, _>>()?,
+            );
         } else {
             let (n, b) = a.split_once(':').ok_or("sizes are N:B")?;
             sizes.push((n.parse::<usize>()?, b.parse::<usize>()?));
@@ -237,7 +243,11 @@ fn profile_jobs(
                     job.name().replace(' ', "_"),
                     plan.threads,
                     median(&ms),
-                    if failed > 0 { format!(",{failed} failed") } else { String::new() }
+                    if failed > 0 {
+                        format!(",{failed} failed")
+                    } else {
+                        String::new()
+                    }
                 );
             }
         }

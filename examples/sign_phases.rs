@@ -54,11 +54,16 @@ fn main() -> anyhow::Result<()> {
         println!("newton_iterate,{s},{ms:.2},{} iterations", run.iterations);
         let x = run.x.download()?.to_f64();
         let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, true)?))?;
-        println!("newton_iterate_keep,{s},{ms:.2},{} iterations", run.iterations);
+        println!(
+            "newton_iterate_keep,{s},{ms:.2},{} iterations",
+            run.iterations
+        );
         drop(run);
         let a32 = a.to_f32();
         for method in [InverseMethod::Gje, InverseMethod::Lu] {
-            let (ms, _) = timed(&inv, || Ok(inverse::invert(&inv, &a32, Kind::General, method)?))?;
+            let (ms, _) = timed(&inv, || {
+                Ok(inverse::invert(&inv, &a32, Kind::General, method)?)
+            })?;
             println!("invert_{},{s},{ms:.2},host in and out", method.name());
         }
         let mut work = DoubleWork::new(&inv, s)?;
@@ -67,21 +72,37 @@ fn main() -> anyhow::Result<()> {
         let (ms, c) = timed(&inv, || Ok(work.commutation(&inv, &a, &sm)?))?;
         println!("commutation,{s},{ms:.2},{c:.1e}");
         let (ms, _) = timed(&inv, || {
-            let p = inverse::double::DoubleProduct::new(work.t.op(false), work.m.op(false), work.x.op(false));
+            let p = inverse::double::DoubleProduct::new(
+                work.t.op(false),
+                work.m.op(false),
+                work.x.op(false),
+            );
             Ok(inv.dgemm(p, false)?)
         })?;
-        println!("dgemm,{s},{ms:.2},{:.2} TFLOP/s", 2.0 * (s as f64).powi(3) / ms / 1e9);
+        println!(
+            "dgemm,{s},{ms:.2},{:.2} TFLOP/s",
+            2.0 * (s as f64).powi(3) / ms / 1e9
+        );
         let (ms, _) = timed(&inv, || {
-            let p = inverse::double::DoubleProduct::new(work.t.op(false), work.m.op(false), work.x.op(true));
+            let p = inverse::double::DoubleProduct::new(
+                work.t.op(false),
+                work.m.op(false),
+                work.x.op(true),
+            );
             Ok(inv.dgemm(p, false)?)
         })?;
-        println!("dgemm_bt,{s},{ms:.2},{:.2} TFLOP/s", 2.0 * (s as f64).powi(3) / ms / 1e9);
+        println!(
+            "dgemm_bt,{s},{ms:.2},{:.2} TFLOP/s",
+            2.0 * (s as f64).powi(3) / ms / 1e9
+        );
         let q = Matrix::from_fn(s, s, |i, j| if i == j { 1.0 } else { 0.0 });
         work.m.write(&a)?;
         work.r.write(&q)?;
         let (ms, _) = timed(&inv, || Ok(work.lyapunov_residual(&inv, &x)?))?;
         println!("lyapunov_residual,{s},{ms:.2},2 dgemm + up/down");
-        let (ms, l) = timed(&inv, || Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?))?;
+        let (ms, l) = timed(&inv, || {
+            Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?)
+        })?;
         println!("lyapunov_total,{s},{ms:.2},{} residuals", l.residuals.len());
         let options = inverse::SignOptions {
             refine_inverses: false,

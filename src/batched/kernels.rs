@@ -42,13 +42,7 @@ impl BatchedKernels {
 
     /// The program for `plan`, compiled now if it is the first of its kind.
     pub fn program(&self, plan: &Plan) -> Result<Rc<ComputeProgram>> {
-        let key = (
-            plan.job,
-            plan.n,
-            plan.storage,
-            plan.refine,
-            plan.threads,
-        );
+        let key = (plan.job, plan.n, plan.storage, plan.refine, plan.threads);
         if let Some(p) = self.programs.borrow().get(&key) {
             return Ok(p.clone());
         }

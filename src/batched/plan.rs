@@ -103,13 +103,14 @@ fn storage_for(job: Job, n: usize, threads: usize, limits: &ComputeLimits) -> Wo
 }
 
 /// Invocations per work group for order n: at least n (invocation i owns row i) and enough
-/// to spread the triangle's n(n+1)/2 entries.
+/// to spread the triangle's n(n+1)/2 entries; the fastest of 32 to 512 in the fused least
+/// squares on the H200 (`batched_bench --profile`: 32 for n = 16, 128 for n = 32, 512 for
+/// n = 128).
 pub fn threads(n: usize) -> usize {
     match n {
         0..=16 => 32,
-        17..=32 => 64,
-        33..=64 => 128,
-        65..=128 => 256,
+        17..=64 => 128,
+        65..=128 => 512,
         _ => 1024,
     }
 }

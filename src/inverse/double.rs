@@ -62,18 +62,21 @@ impl DoubleTile {
         self.shape().bn
     }
 
-    /// The tile for a C of `rows` x `cols`: the largest that fits inside C and still launches
-    /// [`MIN_GROUPS`] work groups, else the smallest.
+    /// The tile for a C of `rows` x `cols`: 128 x 64 where it fits inside C and still launches
+    /// [`MIN_GROUPS`] work groups, else the smallest. The 128 x 128 tile only when asked
+    /// ([`Inverter::dgemm_with`]): its 8 x 8 doubles per invocation spill on the H200 (3.5
+    /// against 128 x 64's 14.1 TFLOP/s at order 4096, figures/h200/dgemm.csv).
     pub fn for_product(rows: usize, cols: usize) -> Self {
         let fits = |t: DoubleTile| {
             rows >= t.rows()
                 && cols >= t.cols()
                 && rows.div_ceil(t.rows()) * cols.div_ceil(t.cols()) >= MIN_GROUPS
         };
-        [DoubleTile::Large, DoubleTile::Medium]
-            .into_iter()
-            .find(|&t| fits(t))
-            .unwrap_or(DoubleTile::Small)
+        if fits(DoubleTile::Medium) {
+            DoubleTile::Medium
+        } else {
+            DoubleTile::Small
+        }
     }
 
     /// The depth one launch covers: each invocation runs a loop over its slices and one over
@@ -154,10 +157,12 @@ impl DoubleSquare {
     pub fn new(inv: &Inverter, what: &str, n: usize) -> Result<Self> {
         crate::tiled::storage::check_fits(what, 2 * n * n, inv.max_bytes())?;
         Ok(Self {
+            // Static: the values are written from the host, and a Dynamic buffer written so
+            // may be placed in host memory, where the products would read it over the bus.
             buffer: Buffer::uninitialized(
                 inv.context(),
                 BufferTarget::Storage,
-                BufferUsage::Dynamic,
+                BufferUsage::Static,
                 (n * n).max(1),
             )?,
             n,
@@ -529,10 +534,10 @@ mod tests {
         assert_eq!(DoubleTile::for_product(1, 1), DoubleTile::Small);
         assert_eq!(DoubleTile::for_product(1024, 1024), DoubleTile::Small);
         assert_eq!(DoubleTile::for_product(1500, 1500), DoubleTile::Medium);
-        assert_eq!(DoubleTile::for_product(2048, 2048), DoubleTile::Large);
-        assert_eq!(DoubleTile::for_product(4096, 4096), DoubleTile::Large);
+        assert_eq!(DoubleTile::for_product(2048, 2048), DoubleTile::Medium);
+        assert_eq!(DoubleTile::for_product(4096, 4096), DoubleTile::Medium);
         // Enough work groups either way round.
         assert_eq!(DoubleTile::for_product(64, 1 << 16), DoubleTile::Small);
-        assert_eq!(DoubleTile::for_product(256, 1 << 14), DoubleTile::Large);
+        assert_eq!(DoubleTile::for_product(256, 1 << 14), DoubleTile::Medium);
     }
 }

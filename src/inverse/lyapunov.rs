@@ -35,11 +35,10 @@ pub struct Lyapunov {
     pub residuals: Vec<f64>,
 }
 
-/// The recorded iteration on the device: (μ_k, A_k⁻¹) in order, and room for C and a product.
+/// The recorded iteration on the device: (μ_k, A_k⁻¹) in order, and room for a product.
 struct Operator<'a> {
     inv: &'a Inverter,
     steps: Vec<(f64, DeviceSquare)>,
-    c: DeviceSquare,
     t: DeviceSquare,
 }
 
@@ -61,21 +60,26 @@ impl Operator<'_> {
         let w32: Vec<f32> = (0..n * n)
             .map(|k| (r[(k % n, k / n)] / scale) as f32)
             .collect();
-        self.c.buffer.write(0, &w32)?;
+        // A new Static buffer: a Dynamic one written from the host may be placed in host
+        // memory, where the products would read it over the bus.
+        let c = DeviceSquare {
+            buffer: self.inv.buffer_with("the Lyapunov iterate", &w32)?,
+            n,
+        };
         let k = self.inv.tiled();
         let v = View::row_major(n, n);
         for (mu, y) in &self.steps {
             // U = Y·Wᵀ (= Y·C), then W = Y·Uᵀ/(2μ) + (μ/2)·W.
-            k.gemm(Product::new(self.t.op(v), y.op(v), self.c.op(v)))?;
+            k.gemm(Product::new(self.t.op(v), y.op(v), c.op(v)))?;
             k.gemm(
-                Product::new(self.c.op(v), y.op(v), self.t.op(v)).update(Update::Scaled {
+                Product::new(c.op(v), y.op(v), self.t.op(v)).update(Update::Scaled {
                     alpha: (0.5 / mu) as f32,
                     beta: (0.5 * mu) as f32,
                 }),
             )?;
         }
         // C = Wᵀ.
-        let c = self.c.download()?.transpose();
+        let c = c.download()?.transpose();
         if let Some(at) = c.as_slice().iter().position(|x| !x.is_finite()) {
             return Err(NumericalError::NonFiniteResult {
                 row: at / n,
@@ -156,7 +160,6 @@ pub fn solve_continuous_lyapunov(
     let op = Operator {
         inv,
         steps: run.inverses,
-        c: square("the Lyapunov iterate")?,
         t: square("a product of the Lyapunov iteration")?,
     };
     let (fa, fq) = (to_faer(a), to_faer(q));
