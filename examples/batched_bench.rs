@@ -59,16 +59,7 @@ fn main() -> Result<()> {
     println!("op,m,n,ms");
     for (n, count) in sizes {
         let k = 2 * n;
-        let mut rng = problems::rng(n as u64);
-        let a: Vec<f32> = problems::uniform_vector(&mut rng, count * n * k)
-            .iter()
-            .map(|v| 2.0 * v - 1.0)
-            .collect();
-        let d: Vec<f32> = problems::uniform_vector(&mut rng, count * k)
-            .iter()
-            .map(|v| v + 0.5)
-            .collect();
-        let b = problems::uniform_vector(&mut rng, count * k);
+        let (a, d, b) = observations(n, count);
         let plan = Plan::new(Job::LeastSquares, n, k, 1, kernels.limits())?;
         if plan.chunk < count {
             eprintln!(
@@ -177,16 +168,7 @@ fn profile_jobs(
     println!("job,n,count,threads,refine,ms");
     for &(n, count) in sizes {
         let k = 2 * n;
-        let mut rng = problems::rng(n as u64);
-        let a: Vec<f32> = problems::uniform_vector(&mut rng, count * n * k)
-            .iter()
-            .map(|v| 2.0 * v - 1.0)
-            .collect();
-        let d: Vec<f32> = problems::uniform_vector(&mut rng, count * k)
-            .iter()
-            .map(|v| v + 0.5)
-            .collect();
-        let b = problems::uniform_vector(&mut rng, count * k);
+        let (a, d, b) = observations(n, count);
         // C from the batched assembly itself (lower triangles; the upper is never read).
         let plan = Plan::new(Job::Assemble, n, k, 0, kernels.limits())?;
         let inputs = Inputs {
@@ -253,4 +235,21 @@ fn profile_jobs(
         }
     }
     Ok(())
+}
+
+/// A (entries in [−1, 1)), d (in [0.5, 1.5)) and b of `count` problems of n unknowns and 2n
+/// observations, seeded by n.
+fn observations(n: usize, count: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let k = 2 * n;
+    let mut rng = problems::rng(n as u64);
+    let a = problems::uniform_vector(&mut rng, count * n * k)
+        .iter()
+        .map(|v| 2.0 * v - 1.0)
+        .collect();
+    let d = problems::uniform_vector(&mut rng, count * k)
+        .iter()
+        .map(|v| v + 0.5)
+        .collect();
+    let b = problems::uniform_vector(&mut rng, count * k);
+    (a, d, b)
 }

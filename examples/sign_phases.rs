@@ -10,20 +10,6 @@ use symraster::inverse::double::DoubleWork;
 use symraster::inverse::{self, InverseMethod, Inverter, Kind, bench, newton};
 use symraster::{Gpu, Matrix};
 
-/// −(the SPD test matrix)/s plus a skew part (as examples/sign_timing.rs).
-fn stable(s: usize) -> Matrix<f64> {
-    let spd = bench::test_matrix(Kind::Spd, s).symmetric_from_lower();
-    let skew = bench::test_matrix(Kind::General, s);
-    Matrix::from_fn(s, s, |i, j| {
-        let k = if (i + 1) % s == j || (j + 1) % s == i {
-            0.0
-        } else {
-            f64::from(skew[(i, j)] - skew[(j, i)])
-        };
-        -f64::from(spd[(i, j)]) / s as f64 + k / (s as f64).sqrt()
-    })
-}
-
 /// The wall time of `f` in ms after `f` once (warm-up), finishing the GPU's work both times.
 fn timed<T>(inv: &Inverter, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(f64, T)> {
     let t = Instant::now();
@@ -47,7 +33,7 @@ fn main() -> anyhow::Result<()> {
     println!("# {}", gpu.info().renderer);
     println!("phase,s,ms,detail");
     for &s in &sizes {
-        let a = stable(s);
+        let a = bench::stable_test_matrix(s);
         let scale = inverse::sign::power_of_two_scale(&a);
         let a = a.map(|v| v * scale);
         let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, false)?))?;

@@ -5,22 +5,8 @@
 //! -- 1024 2048`.
 
 use std::time::Instant;
-use symraster::inverse::{self, Inverter, Kind, SignOptions, bench};
+use symraster::inverse::{self, Inverter, SignOptions, bench};
 use symraster::{Gpu, Matrix};
-
-/// −(the SPD test matrix)/s plus a skew part: eigenvalues with real parts in about [−1.5, −0.5].
-fn stable(s: usize) -> Matrix<f64> {
-    let spd = bench::test_matrix(Kind::Spd, s).symmetric_from_lower();
-    let skew = bench::test_matrix(Kind::General, s);
-    Matrix::from_fn(s, s, |i, j| {
-        let k = if (i + 1) % s == j || (j + 1) % s == i {
-            0.0
-        } else {
-            f64::from(skew[(i, j)] - skew[(j, i)])
-        };
-        -f64::from(spd[(i, j)]) / s as f64 + k / (s as f64).sqrt()
-    })
-}
 
 fn main() -> anyhow::Result<()> {
     let sizes: Vec<usize> = std::env::args()
@@ -37,7 +23,7 @@ fn main() -> anyhow::Result<()> {
     println!("# {}", gpu.info().renderer);
     println!("what,s,iterations,wall_ms,accuracy");
     for &s in &sizes {
-        let a = stable(s);
+        let a = bench::stable_test_matrix(s);
         let options = SignOptions {
             refine_inverses: false,
             ..SignOptions::default()

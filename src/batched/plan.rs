@@ -287,3 +287,35 @@ impl Plan {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> ComputeLimits {
+        ComputeLimits {
+            max_storage_block_bytes: 1 << 27,
+            max_shared_bytes: 32 << 10,
+            max_invocations: 1024,
+            max_groups_x: 65535,
+            device_memory_bytes: None,
+        }
+    }
+
+    /// Fewer invocations than rows or staged columns, or more than the device runs, are
+    /// refused; an accepted count is kept and the storage chosen for it.
+    #[test]
+    fn with_threads_checks_the_count() {
+        let l = limits();
+        let plan = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        for bad in [8, 15, 63, 2048] {
+            assert!(plan.with_threads(bad, &l).is_err(), "{bad}");
+        }
+        let p = plan.with_threads(256, &l).unwrap();
+        assert_eq!(p.threads, 256);
+        assert_eq!(p.storage, storage_for(Job::LeastSquares, 64, 256, &l));
+        let small = Plan::new(Job::Cholesky, 8, 0, 0, &l).unwrap();
+        assert!(small.with_threads(8, &l).is_err());
+        assert_eq!(small.with_threads(16, &l).unwrap().threads, 16);
+    }
+}

@@ -36,6 +36,22 @@ pub struct InverseTiming {
     pub gflops: f64,
 }
 
+/// A stable nonsymmetric test matrix of order s for the sign function and Lyapunov
+/// (examples/sign_timing.rs, sign_phases.rs): −(the SPD test matrix)/s plus a skew part, with
+/// eigenvalues' real parts in about [−1.5, −0.5].
+pub fn stable_test_matrix(s: usize) -> Matrix<f64> {
+    let spd = test_matrix(Kind::Spd, s).symmetric_from_lower();
+    let skew = test_matrix(Kind::General, s);
+    Matrix::from_fn(s, s, |i, j| {
+        let k = if (i + 1) % s == j || (j + 1) % s == i {
+            0.0
+        } else {
+            f64::from(skew[(i, j)] - skew[(j, i)])
+        };
+        -f64::from(spd[(i, j)]) / s as f64 + k / (s as f64).sqrt()
+    })
+}
+
 /// A deterministic test matrix of order s that inverts without trouble: for SPD, symmetric
 /// with entries in (−½, ½) plus s·I (diagonally dominant); for general, the same without
 /// symmetry and with the shift on the superdiagonal, so partial pivoting swaps rows.

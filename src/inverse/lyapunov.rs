@@ -35,10 +35,13 @@ pub struct Lyapunov {
     pub residuals: Vec<f64>,
 }
 
-/// The recorded iteration on the device: (μ_k, A_k⁻¹) in order, and room for a product.
+/// The recorded iteration on the device: (μ_k, A_k⁻¹) in order, and room for the iterate
+/// (W = Cᵀ, written from the host each application: a Static buffer, as a Dynamic one so
+/// written may be placed in host memory) and a product.
 struct Operator<'a> {
     inv: &'a Inverter,
     steps: Vec<(f64, DeviceSquare)>,
+    c: DeviceSquare,
     t: DeviceSquare,
 }
 
@@ -60,12 +63,8 @@ impl Operator<'_> {
         let w32: Vec<f32> = (0..n * n)
             .map(|k| (r[(k % n, k / n)] / scale) as f32)
             .collect();
-        // A new Static buffer: a Dynamic one written from the host may be placed in host
-        // memory, where the products would read it over the bus.
-        let c = DeviceSquare {
-            buffer: self.inv.buffer_with("the Lyapunov iterate", &w32)?,
-            n,
-        };
+        self.c.buffer.write(0, &w32)?;
+        let c = &self.c;
         let k = self.inv.tiled();
         let v = View::row_major(n, n);
         for (mu, y) in &self.steps {
@@ -160,6 +159,15 @@ pub fn solve_continuous_lyapunov(
     let op = Operator {
         inv,
         steps: run.inverses,
+        c: DeviceSquare {
+            buffer: crate::gl::Buffer::uninitialized(
+                inv.context(),
+                crate::gl::BufferTarget::Storage,
+                crate::gl::BufferUsage::Static,
+                (n * n).max(1),
+            )?,
+            n,
+        },
         t: square("a product of the Lyapunov iteration")?,
     };
     let (fa, fq) = (to_faer(a), to_faer(q));
