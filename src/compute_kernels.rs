@@ -227,6 +227,33 @@ pub static PERMUTE: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// Gauss-Jordan / LU: one round of a leaf's tournament pivoting (CALU's candidate rows).
+pub static TOURNAMENT: ComputeKernel = ComputeKernel {
+    name: "inverse/tournament",
+    source: include_str!("../glsl/inverse/tournament.comp"),
+    buffers: &[("ABuf", 0), ("CandIn", 1), ("CandOut", 2)],
+    uniforms: &["n", "c0", "w", "mode", "chunk", "sets", "fan"],
+    optional: &[],
+};
+
+/// Gauss-Jordan / LU: a tournament-pivoted leaf's L11\U11 and L21 = A21·U11⁻¹.
+pub static LEAF_APPLY: ComputeKernel = ComputeKernel {
+    name: "inverse/leaf_apply",
+    source: include_str!("../glsl/inverse/leaf_apply.comp"),
+    buffers: &[("ABuf", 0), ("StatusBuf", 1)],
+    uniforms: &["n", "c0", "w", "tol"],
+    optional: &[],
+};
+
+/// Gauss-Jordan: the panel's L11⁻¹ and U11⁻¹·L11⁻¹ in one work group (b ≤ 64).
+pub static PANEL_INVERSE: ComputeKernel = ComputeKernel {
+    name: "inverse/panel_inverse",
+    source: include_str!("../glsl/inverse/panel_inverse.comp"),
+    buffers: &[("ABuf", 0), ("LinvBuf", 1)],
+    uniforms: &["n", "off", "b"],
+    optional: &[],
+};
+
 /// Scaled, permuted or transposed copies between views.
 pub static COPY: ComputeKernel = ComputeKernel {
     name: "inverse/copy",
@@ -414,6 +441,9 @@ pub static ALL: &[&ComputeKernel] = &[
     &POTRF_INV_BLOCK,
     &LEAF,
     &PERMUTE,
+    &TOURNAMENT,
+    &LEAF_APPLY,
+    &PANEL_INVERSE,
     &COPY,
     &NEWTON,
     &DGEMM,

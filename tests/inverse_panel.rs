@@ -8,7 +8,7 @@ mod common;
 
 use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
-use symraster::inverse::panel::{LEAF, PivotWork};
+use symraster::inverse::panel::{LEAF, PivotWork, Pivoting};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
 use symraster::{Error, Matrix, NumericalError, relative_error};
 
@@ -100,7 +100,8 @@ fn pivots_are_lapacks_partial_pivoting() {
     for (n, block) in [(70, 64), (70, 40), (45, 7)] {
         let a = random(n, 99 + n as u64);
         let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
-        let w = PivotWork::new(&inv, n, block).unwrap();
+        let mut w = PivotWork::new(&inv, n, block).unwrap();
+        w.pivots = Pivoting::Partial;
         inv.reset_status().unwrap();
         lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
         inv.check_status(0.0).unwrap();

@@ -2,11 +2,11 @@
 // mode 0 copies, 1 writes the identity (src unread), 2 the unit lower triangle of src (zeros
 // above, ones on the diagonal), 3 the lower triangle of src with zeros above, 4 the lower
 // triangle of src with nothing above written (in RFP a diagonal block's upper triangle holds
-// other entries).
+// other entries), 5 copies and writes zeros over the source (a move).
 layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(std430, binding = 0) buffer DstBuf { float dst[]; };
-layout(std430, binding = 1) readonly buffer SrcBuf { float src[]; };
+layout(std430, binding = 1) buffer SrcBuf { float src[]; };
 
 uniform uint rows;
 uniform uint cols;
@@ -30,6 +30,7 @@ void main() {
         v = 0.0;
     } else {
         v = src[s_off + i * s_rs + j * s_cs];
+        if (mode == 5) src[s_off + i * s_rs + j * s_cs] = 0.0;
     }
     dst[d_off + i * d_rs + j * d_cs] = alpha * v;
 }

@@ -1,12 +1,12 @@
-//! General inverse by blocked Gauss-Jordan elimination with partial pivoting (Benner et al.
-//! Fig 3 left, after Quintana-Ortí et al.): per block of b columns, the panel [A01; A11; A21]
-//! is transformed as the unblocked sweep would, A11 := A11⁻¹, A01 := −A01·A11⁻¹,
+//! General inverse by blocked Gauss-Jordan elimination with pivoting (Benner et al. Fig 3
+//! left, after Quintana-Ortí et al.): per block of b columns, the panel [A01; A11; A21] is
+//! transformed as the unblocked sweep would, A11 := A11⁻¹, A01 := −A01·A11⁻¹,
 //! A21 := −A21·A11⁻¹, by way of the pivoted LU of [A11; A21] ([`super::panel`]: whole-row
 //! interchanges, P·[A11; A21] = [L11; L21]·U11, so A21·A11⁻¹ = L21·L11⁻¹ and
-//! A11⁻¹ = U11⁻¹·L11⁻¹, all triangular solves), then the six products A00 += A01·A10, A20 += A21·A10, A10 := A11·A10,
-//! A02 += A01·A12, A22 += A21·A12, A12 := A11·A12 (block row 1 copied first, as the last
-//! product of each pair overwrites it). 2s³ flops, one sweep; the inverse of PA is in place
-//! and the columns are unscrambled on download.
+//! A11⁻¹ = U11⁻¹·L11⁻¹: both b x b inverses in one dispatch, then two products), then the
+//! products A00 += A01·A10, A20 += A21·A10, A10 := A11·A10 as one (block row 1 moved out
+//! first, zeros left, so all n rows accumulate), the same for A02, A22, A12. 2s³ flops, one
+//! sweep; the inverse of PA is in place and the columns are unscrambled on download.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::panel::PivotWork;
@@ -15,6 +15,9 @@ use crate::error::Result;
 use crate::tiled::Product;
 use crate::tiled::cholesky::trsm;
 use crate::tiled::{Operand, View};
+
+/// The largest block whose inverses [`Inverter::panel_inverse`] forms in one work group.
+pub const PANEL_INVERSE_MAX: usize = 64;
 
 /// Inverts `a` in place up to the column order (the result is (PA)⁻¹ = A⁻¹Pᵀ; see
 /// [`unscramble_columns`]). Queues the work; the status word says whether a pivot failed.
@@ -30,24 +33,30 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
         factor_panel(inv, a, w, k0, b, tol)?;
         transform_panel(inv, a, w, k0, b)?;
         let r = n - k0 - b;
+        // Block row 1 moved out (zeros left) left and right of the panel, so one product over
+        // all n rows per side updates A0j and A2j and writes A1j := A11⁻¹·A1j:
+        // Aij += Ti1·W1j with T the transformed panel column.
         let wv = View::row_major(b, n);
-        inv.copy(
-            Operand::new(&w.row_block, wv),
-            op(v.sub(k0, 0, b, n)),
-            CopyMode::Copy,
-            1.0,
-        )?;
-        let t01 = op(v.sub(0, k0, k0, b));
-        let t11 = op(v.sub(k0, k0, b, b));
-        let t21 = op(v.sub(k0 + b, k0, r, b));
+        let t = op(v.sub(0, k0, n, b));
         for (j0, width) in [(0, k0), (k0 + b, r)] {
             if width == 0 {
                 continue;
             }
-            let w1 = Operand::new(&w.row_block, wv.sub(0, j0, b, width).t());
-            k.gemm(Product::new(op(v.sub(0, j0, k0, width)), t01, w1).accumulate())?;
-            k.gemm(Product::new(op(v.sub(k0 + b, j0, r, width)), t21, w1).accumulate())?;
-            k.gemm(Product::new(op(v.sub(k0, j0, b, width)), t11, w1))?;
+            let w1 = wv.sub(0, j0, b, width);
+            inv.copy(
+                Operand::new(&w.row_block, w1),
+                op(v.sub(k0, j0, b, width)),
+                CopyMode::Move,
+                1.0,
+            )?;
+            k.gemm(
+                Product::new(
+                    op(v.sub(0, j0, n, width)),
+                    t,
+                    Operand::new(&w.row_block, w1.t()),
+                )
+                .accumulate(),
+            )?;
         }
         k0 += b;
     }
@@ -55,8 +64,42 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
 }
 
 /// The factored panel (columns k0 .. k0+b: L11\U11 and L21 below, A01 above) turned into the
-/// Gauss-Jordan panel: A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹.
+/// Gauss-Jordan panel: A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹. Up
+/// to [`PANEL_INVERSE_MAX`] columns: the column copied, both b x b inverses in one dispatch,
+/// two products; wider: triangular solves in place.
 fn transform_panel(
+    inv: &Inverter,
+    a: &DeviceSquare,
+    w: &PivotWork,
+    k0: usize,
+    b: usize,
+) -> Result<()> {
+    if b > PANEL_INVERSE_MAX {
+        return transform_panel_by_solves(inv, a, w, k0, b);
+    }
+    let (n, v, k) = (a.n, a.view(), inv.tiled());
+    let r = n - k0 - b;
+    let a11 = v.sub(k0, k0, b, b);
+    // The column's copy (n x b) in the row-block workspace: the products read it, write A.
+    let cv = View::row_major(n, b);
+    let col = |first, rows| Operand::new(&w.row_block, cv.sub(first, 0, rows, b));
+    inv.copy(col(0, n), a.op(v.sub(0, k0, n, b)), CopyMode::Copy, 1.0)?;
+    let lv = View::row_major(b, b);
+    inv.panel_inverse(&a.buffer, n, k0 * n + k0, b, &w.square)?;
+    if k0 > 0 {
+        let c = a.op(v.sub(0, k0, k0, b));
+        k.gemm(Product::new(c, col(0, k0), a.op(a11.t())).negate())?;
+    }
+    if r > 0 {
+        let c = a.op(v.sub(k0 + b, k0, r, b));
+        let linv = Operand::new(&w.square, lv.t());
+        k.gemm(Product::new(c, col(k0 + b, r), linv).negate())?;
+    }
+    Ok(())
+}
+
+/// [`transform_panel`] by triangular solves in place (any b).
+fn transform_panel_by_solves(
     inv: &Inverter,
     a: &DeviceSquare,
     w: &PivotWork,

@@ -12,7 +12,7 @@ use crate::tiled::status::StatusWord;
 use crate::tiled::storage::{check_fits, max_buffer_bytes};
 use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
 
-use super::panel::{Leaf, PivotWork};
+use super::panel::{LEAF, Leaf, PanelSettings, PivotWork, TOURNAMENT_ROWS};
 
 /// Entries one work group of the Newton pass covers (256 invocations x 16).
 const NEWTON_GROUP_ENTRIES: usize = 256 * 16;
@@ -30,6 +30,8 @@ pub enum CopyMode {
     Lower = 3,
     /// The lower triangle of the source; nothing above the diagonal is written.
     LowerOnly = 4,
+    /// The source, then zeros written over it (a move; the views must not overlap).
+    Move = 5,
 }
 
 /// The kernels inversion runs on, compiled for one context.
@@ -37,11 +39,16 @@ pub struct Inverter {
     tiled: TiledKernels,
     leaf: ComputeProgram,
     permute: ComputeProgram,
+    tournament: ComputeProgram,
+    leaf_apply: ComputeProgram,
+    panel_inverse: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
     dgemm: super::double::DoublePrograms,
     status: StatusWord,
     max_bytes: u64,
+    panel: PanelSettings,
+    tournament_rows: usize,
 }
 
 impl Inverter {
@@ -78,16 +85,54 @@ impl Inverter {
             ComputeProgram::new(ctx, kernel, "", &config.source(kernel.source))
         };
         let max_bytes = max_buffer_bytes(tiled.limits().max_storage_block_bytes);
+        // 256 rows of 32 columns need about 37 KiB of shared memory; GL promises 32.
+        let tournament_rows = if tiled.limits().max_shared_bytes >= 40 * 1024 {
+            TOURNAMENT_ROWS
+        } else {
+            TOURNAMENT_ROWS / 2
+        };
+        let tournament_source = format!(
+            "#define ROWS {tournament_rows}u\n{}",
+            crate::compute_kernels::TOURNAMENT.source
+        );
         Ok(Self {
             leaf: program(&crate::compute_kernels::LEAF)?,
             permute: program(&crate::compute_kernels::PERMUTE)?,
+            tournament: ComputeProgram::new(
+                ctx,
+                &crate::compute_kernels::TOURNAMENT,
+                "",
+                &config.source(&tournament_source),
+            )?,
+            leaf_apply: program(&crate::compute_kernels::LEAF_APPLY)?,
+            panel_inverse: program(&crate::compute_kernels::PANEL_INVERSE)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
             dgemm: super::double::DoublePrograms::new(),
             status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
+            panel: PanelSettings::default(),
+            tournament_rows,
         })
+    }
+
+    /// These kernels with the general inverses' panel choices `panel` (pivoting, tournament
+    /// rows, block size), for every [`PivotWork`] made from them.
+    pub fn with_panel(mut self, panel: PanelSettings) -> Self {
+        self.panel = panel;
+        self
+    }
+
+    /// The general inverses' panel choices.
+    pub fn panel(&self) -> PanelSettings {
+        self.panel
+    }
+
+    /// The most rows a tournament work group holds on this device: [`TOURNAMENT_ROWS`], or
+    /// half that where shared memory is GL's least (32 KiB, as on llvmpipe).
+    pub fn tournament_rows(&self) -> usize {
+        self.tournament_rows
     }
 
     /// The tiled path's kernels (product, Cholesky, triangular solve).
@@ -100,9 +145,10 @@ impl Inverter {
         self.tiled.context()
     }
 
-    /// The default block size b of the blocked algorithms: twice the diagonal-block order.
+    /// The default block size b of the blocked algorithms: the panel settings' block where
+    /// set, else twice the diagonal-block order.
     pub fn block(&self) -> usize {
-        2 * self.tiled.config().nb
+        self.panel.block.unwrap_or(2 * self.tiled.config().nb).max(1)
     }
 
     /// The f64 product's programs ([`super::double`]), compiled on first use.
@@ -202,12 +248,95 @@ impl Inverter {
         self.leaf.dispatch([groups as u32, 1, 1])
     }
 
+    /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
+    /// `w.chunk_rows` rows, then merges of up to [`Inverter::tournament_rows`] / 32
+    /// candidate sets a group until one set is left; returns which of `w.rounds` holds the winners, in pivot order.
+    pub fn leaf_tournament(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<usize> {
+        let u = |v: usize| Uniform::U32(v as u32);
+        let fan = self.tournament_rows / LEAF;
+        let chunk = w.chunk_rows.clamp(1, self.tournament_rows);
+        let mut sets = (leaf.n - leaf.c0).div_ceil(chunk);
+        a.bind_base(0);
+        self.tournament.set_all(&[
+            ("n", u(leaf.n)),
+            ("c0", u(leaf.c0)),
+            ("w", u(leaf.width)),
+            ("mode", Uniform::I32(0)),
+            ("chunk", u(chunk)),
+            ("sets", u(sets)),
+            ("fan", u(fan)),
+        ])?;
+        w.rounds[1].bind_base(1);
+        w.rounds[0].bind_base(2);
+        self.tournament.dispatch([sets as u32, 1, 1])?;
+        let mut out = 0;
+        while sets > 1 {
+            let groups = sets.div_ceil(fan);
+            self.tournament
+                .set_all(&[("mode", Uniform::I32(1)), ("sets", u(sets))])?;
+            w.rounds[out].bind_base(1);
+            w.rounds[1 - out].bind_base(2);
+            self.tournament.dispatch([groups as u32, 1, 1])?;
+            out = 1 - out;
+            sets = groups;
+        }
+        Ok(out)
+    }
+
+    /// The tournament-pivoted leaf's last step, its winners in place: L11\U11 and
+    /// L21 = A21·U11⁻¹ (glsl/inverse/leaf_apply.comp), a failing pivot into the status word.
+    pub fn leaf_apply(&self, a: &Buffer<f32>, leaf: Leaf) -> Result<()> {
+        a.bind_base(0);
+        self.status.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.leaf_apply.set_all(&[
+            ("n", u(leaf.n)),
+            ("c0", u(leaf.c0)),
+            ("w", u(leaf.width)),
+            ("tol", Uniform::F32(leaf.tol)),
+        ])?;
+        let groups = (leaf.n - leaf.c0 - leaf.width).div_ceil(128).max(1);
+        self.leaf_apply.dispatch([groups as u32, 1, 1])
+    }
+
+    /// The Gauss-Jordan panel's inverses from the factored b x b block at `off` (row stride
+    /// n, b ≤ 64): L11⁻¹ into `linv` (b x b), the block := U11⁻¹·L11⁻¹ in place
+    /// (glsl/inverse/panel_inverse.comp, one work group).
+    pub fn panel_inverse(
+        &self,
+        a: &Buffer<f32>,
+        n: usize,
+        off: usize,
+        b: usize,
+        linv: &Buffer<f32>,
+    ) -> Result<()> {
+        debug_assert!(b <= 64);
+        a.bind_base(0);
+        linv.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.panel_inverse
+            .set_all(&[("n", u(n)), ("off", u(off)), ("b", u(b))])?;
+        self.panel_inverse.dispatch([1, 1, 1])
+    }
+
     /// Moves the leaf's chosen rows into place across all n columns (LAPACK's interchanges,
     /// recorded in `w.piv`): two launches through `w.moved` (glsl/inverse/permute.comp).
     pub fn leaf_interchanges(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<()> {
+        self.leaf_interchanges_of(a, leaf, &w.chosen, w)
+    }
+
+    /// [`Inverter::leaf_interchanges`] for the rows listed in `chosen` (the step's pivot
+    /// rows in order, the leaf's width of them).
+    pub fn leaf_interchanges_of(
+        &self,
+        a: &Buffer<f32>,
+        leaf: Leaf,
+        chosen: &Buffer<u32>,
+        w: &PivotWork,
+    ) -> Result<()> {
         a.bind_base(0);
         w.moved.bind_base(1);
-        w.chosen.bind_base(2);
+        chosen.bind_base(2);
         w.piv.bind_base(3);
         let u = |v: usize| Uniform::U32(v as u32);
         self.permute

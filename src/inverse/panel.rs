@@ -1,11 +1,21 @@
-//! The pivoted panel of the general inverses (LU and Gauss-Jordan): LU with partial pivoting of
-//! the rows k0 .. n of b columns, blocked in leaves of at most [`LEAF`] columns. A leaf costs
-//! one dispatch per column (glsl/inverse/leaf.comp: the pivot found from the previous
-//! dispatch's per-group maxima, the rows updated in place, nothing moved) and two that move the
-//! chosen rows into place across all n columns (glsl/inverse/permute.comp, LAPACK's row
-//! interchanges); the panel's columns right of a leaf are updated by a triangular solve and
-//! one product. The pivots are LAPACK's: row q was swapped with `piv[q]` at step q, whole
-//! rows, the largest |candidate| (the smallest row on ties).
+//! The pivoted panel of the general inverses (LU and Gauss-Jordan): LU of the rows k0 .. n of b
+//! columns, blocked in leaves of at most [`LEAF`] columns, with one of two pivot choices
+//! ([`Pivoting`]):
+//!
+//! - [`Pivoting::Tournament`] (the default; CALU, Grigori, Demmel & Xiang 2011): work groups
+//!   of at most 256 rows each choose 32 candidate rows by partial pivoting in shared memory,
+//!   rounds of merges choose among the candidates (glsl/inverse/tournament.comp), the winners
+//!   move into place (glsl/inverse/permute.comp) and one dispatch writes L11\U11 and
+//!   L21 = A21·U11⁻¹ (glsl/inverse/leaf_apply.comp): about six dispatches a leaf at 4096.
+//!   Where one group holds all the leaf's rows (order at most 256 past the leaf) the
+//!   tournament is partial pivoting itself.
+//! - [`Pivoting::Partial`] (LAPACK's pivots): one dispatch per column
+//!   (glsl/inverse/leaf.comp: the pivot found from the previous dispatch's per-group maxima,
+//!   the rows updated in place, nothing moved), then the same interchanges.
+//!
+//! The pivots are recorded as LAPACK's: row q was swapped with `piv[q]` at step q, whole rows
+//! (partial pivoting: the largest |candidate|, the smallest row on ties). The panel's columns
+//! right of a leaf are updated by a triangular solve and one product.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
@@ -19,6 +29,60 @@ pub const LEAF: usize = 32;
 
 /// Rows per work group of the leaf's column steps.
 const LEAF_GROUP_ROWS: usize = 256;
+
+/// The most rows a tournament work group holds (glsl/inverse/tournament.comp's shared arrays;
+/// half on devices with GL's least shared memory: [`Inverter::tournament_rows`]).
+pub const TOURNAMENT_ROWS: usize = 256;
+
+/// How a pivoted panel chooses its pivot rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pivoting {
+    /// LAPACK's partial pivoting: one dispatch per column.
+    Partial,
+    /// Tournament pivoting (CALU): a few dispatches per leaf; partial pivoting within each
+    /// group of rows, then among the groups' winners.
+    Tournament,
+}
+
+impl Pivoting {
+    /// The name in the examples' flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pivoting::Partial => "partial",
+            Pivoting::Tournament => "tournament",
+        }
+    }
+
+    /// The choice named `name` ("partial" or "tournament").
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Pivoting::Partial, Pivoting::Tournament]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
+}
+
+/// The general inverses' panel choices an [`Inverter`] gives every [`PivotWork`] it makes
+/// (the timing examples compare them): the pivoting, the rows a tournament group takes first,
+/// and the block size b (`None`: [`Inverter::block`]'s default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PanelSettings {
+    /// How pivots are chosen.
+    pub pivoting: Pivoting,
+    /// Rows per work group of the tournament's first round (1 ..= [`TOURNAMENT_ROWS`]).
+    pub chunk_rows: usize,
+    /// The block size b of the general inverses (`None`: the default).
+    pub block: Option<usize>,
+}
+
+impl Default for PanelSettings {
+    fn default() -> Self {
+        Self {
+            pivoting: Pivoting::Tournament,
+            chunk_rows: TOURNAMENT_ROWS,
+            block: None,
+        }
+    }
+}
 
 /// Workspace of the pivoted sweeps.
 pub struct PivotWork {
@@ -36,16 +100,27 @@ pub struct PivotWork {
     pub moved: Buffer<f32>,
     /// The block size b.
     pub block: usize,
-    /// Partial pivoting (true); false for the LU of an SPD matrix, whose pivots are then its
+    /// Pivoting (true); false for the LU of an SPD matrix, whose pivots are then its
     /// Cholesky pivots (a non-positive one fails).
     pub pivoting: bool,
+    /// How pivots are chosen when `pivoting`.
+    pub pivots: Pivoting,
+    /// Rows per work group of the tournament's first round (1 ..= [`TOURNAMENT_ROWS`]).
+    pub chunk_rows: usize,
+    /// The tournament's candidate sets (32 rows each), written and read alternately by its
+    /// rounds.
+    pub rounds: [Buffer<u32>; 2],
 }
 
 impl PivotWork {
-    /// Workspace for order n with block size b.
+    /// Workspace for order n with block size b, pivoting as `inv`'s [`PanelSettings`] say.
     pub fn new(inv: &Inverter, n: usize, block: usize) -> Result<Self> {
         let groups = n.div_ceil(LEAF_GROUP_ROWS).max(1);
         let candidates = || inv.pair_buffer(groups);
+        let settings = inv.panel();
+        let chunk_rows = settings.chunk_rows.clamp(1, inv.tournament_rows());
+        // The first round's sets, 32 rows each (later rounds have fewer).
+        let sets = || inv.index_buffer(LEAF * n.div_ceil(chunk_rows).max(1));
         Ok(Self {
             piv: inv.index_buffer(n)?,
             row_block: inv.buffer("a block row", block * n)?,
@@ -55,6 +130,9 @@ impl PivotWork {
             moved: inv.buffer("the rows a leaf moves", 2 * LEAF * n)?,
             block,
             pivoting: true,
+            pivots: settings.pivoting,
+            chunk_rows,
+            rounds: [sets()?, sets()?],
         })
     }
 }
@@ -103,11 +181,17 @@ pub fn factor_panel(
             tol,
             pivoting: w.pivoting,
         };
-        inv.leaf_start(&a.buffer, leaf, w)?;
-        for p in c0..c0 + leaf.width {
-            inv.leaf_step(&a.buffer, leaf, p, w)?;
+        if w.pivoting && w.pivots == Pivoting::Tournament {
+            let winners = inv.leaf_tournament(&a.buffer, leaf, w)?;
+            inv.leaf_interchanges_of(&a.buffer, leaf, &w.rounds[winners], w)?;
+            inv.leaf_apply(&a.buffer, leaf)?;
+        } else {
+            inv.leaf_start(&a.buffer, leaf, w)?;
+            for p in c0..c0 + leaf.width {
+                inv.leaf_step(&a.buffer, leaf, p, w)?;
+            }
+            inv.leaf_interchanges(&a.buffer, leaf, w)?;
         }
-        inv.leaf_interchanges(&a.buffer, leaf, w)?;
         update_right(inv, a, w, c0, leaf.width, end)?;
         c0 += leaf.width;
     }

@@ -1,0 +1,114 @@
+// Tournament pivoting of a leaf panel (CALU: Grigori, Demmel & Xiang 2011, "CALU: a
+// communication optimal LU factorization algorithm"): the leaf's columns c0 .. c0+w (w <= 32)
+// over rows c0 .. n of an n x n row-major matrix, nothing written to the matrix. Each work group
+// takes at most ROWS rows (256, or 128 where shared memory
+// is 32 KiB; defined by the host) into shared memory and runs LU with partial pivoting on their w
+// columns (the largest |value|, the smaller original row on ties, NaN as the largest), writing
+// the original rows it chose, in its pivot order, as its candidate set (32 slots, NONE past the
+// rows it had): mode 0 takes `chunk` consecutive rows from c0 on, mode 1 the rows of `fan`
+// candidate sets of the previous round (`sets` of them in cand_in). The round with one group
+// left chooses the leaf's pivots; with one group over all rows that is partial pivoting itself.
+// A zero pivot inside a round multiplies by 0 (the final LU judges singularity: leaf_apply.comp).
+layout(local_size_x = ROWS) in;
+
+layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
+layout(std430, binding = 1) readonly buffer CandIn { uint cand_in[]; };
+layout(std430, binding = 2) writeonly buffer CandOut { uint cand_out[]; };
+
+uniform uint n;
+uniform uint c0;
+uniform uint w;
+uniform int mode;
+uniform uint chunk;
+uniform uint sets;
+uniform uint fan;
+
+const uint NONE = 0xFFFFFFFFu;
+// Partial maxima: ROWS / 16 invocations scan 16 candidates each.
+const uint PARTS = ROWS / 16u;
+const uint STRIDE = 33u;
+
+// The rows' leaf columns (padded rows: no bank conflicts along a column), their original rows.
+shared float v[ROWS * STRIDE];
+shared uint row_of[ROWS];
+shared float best_v[ROWS];
+shared uint best_s[ROWS];
+shared float part_v[PARTS];
+shared uint part_s[PARTS];
+shared uint pivot_slot;
+
+float magnitude(float x) {
+    return isnan(x) ? 3.0e38 : abs(x);
+}
+
+// Whether slot s (value x) beats slot bs (value bx): larger, or equal from a smaller row.
+bool beats(float x, uint s, float bx, uint bs) {
+    if (s == NONE) return false;
+    if (bs == NONE) return true;
+    return x > bx || (x == bx && row_of[s] < row_of[bs]);
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint g = gl_WorkGroupID.x;
+    if (mode == 0) {
+        uint r = c0 + g * chunk + t;
+        row_of[t] = (t < chunk && r < n) ? r : NONE;
+    } else {
+        uint s = g * fan + t / 32u;
+        uint e = t % 32u;
+        row_of[t] = (t < fan * 32u && s < sets && e < w) ? cand_in[s * 32u + e] : NONE;
+    }
+    barrier();
+    for (uint e = t; e < ROWS * 32u; e += ROWS) {
+        uint s = e / 32u;
+        uint j = e % 32u;
+        uint r = row_of[s];
+        v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
+    }
+    barrier();
+    bool live = row_of[t] != NONE;
+    for (uint k = 0u; k < w; ++k) {
+        best_v[t] = live ? magnitude(v[t * STRIDE + k]) : -1.0;
+        best_s[t] = live ? t : NONE;
+        barrier();
+        if (t < PARTS) {
+            float bv = -1.0;
+            uint bs = NONE;
+            for (uint q = t * 16u; q < t * 16u + 16u; ++q) {
+                if (beats(best_v[q], best_s[q], bv, bs)) {
+                    bv = best_v[q];
+                    bs = best_s[q];
+                }
+            }
+            part_v[t] = bv;
+            part_s[t] = bs;
+        }
+        barrier();
+        if (t == 0u) {
+            float bv = -1.0;
+            uint bs = NONE;
+            for (uint q = 0u; q < PARTS; ++q) {
+                if (beats(part_v[q], part_s[q], bv, bs)) {
+                    bv = part_v[q];
+                    bs = part_s[q];
+                }
+            }
+            pivot_slot = bs;
+            cand_out[g * 32u + k] = bs == NONE ? NONE : row_of[bs];
+        }
+        barrier();
+        uint p = pivot_slot;
+        if (p != NONE) {
+            if (t == p) live = false;
+            if (live) {
+                float piv = v[p * STRIDE + k];
+                float l = piv != 0.0 ? v[t * STRIDE + k] / piv : 0.0;
+                for (uint j = k + 1u; j < w; ++j) {
+                    v[t * STRIDE + j] -= l * v[p * STRIDE + j];
+                }
+            }
+        }
+    }
+    if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
+}
