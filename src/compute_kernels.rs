@@ -231,8 +231,8 @@ pub static PERMUTE: ComputeKernel = ComputeKernel {
 pub static TOURNAMENT: ComputeKernel = ComputeKernel {
     name: "inverse/tournament",
     source: include_str!("../glsl/inverse/tournament.comp"),
-    buffers: &[("ABuf", 0), ("CandIn", 1), ("CandOut", 2)],
-    uniforms: &["n", "c0", "w", "mode", "chunk", "sets", "fan"],
+    buffers: &[("ABuf", 0), ("CandIn", 1), ("CandOut", 2), ("Lu11Buf", 3)],
+    uniforms: &["n", "c0", "w", "mode", "chunk", "sets", "fan", "last"],
     optional: &[],
 };
 
@@ -240,7 +240,7 @@ pub static TOURNAMENT: ComputeKernel = ComputeKernel {
 pub static LEAF_APPLY: ComputeKernel = ComputeKernel {
     name: "inverse/leaf_apply",
     source: include_str!("../glsl/inverse/leaf_apply.comp"),
-    buffers: &[("ABuf", 0), ("StatusBuf", 1)],
+    buffers: &[("ABuf", 0), ("StatusBuf", 1), ("Lu11Buf", 2)],
     uniforms: &["n", "c0", "w", "tol"],
     optional: &[],
 };

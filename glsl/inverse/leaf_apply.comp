@@ -1,14 +1,15 @@
 // The last dispatch of a tournament-pivoted leaf (tournament.comp, then permute.comp moved the
 // winners to rows c0 .. c0+w): the leaf's columns c0 .. c0+w of rows c0 .. n become
-// L11\U11 (LU without pivoting of the winners' block, in their order: the tournament's own
-// pivots) and L21 = A21·U11⁻¹ below, each work group 128 rows of A21, every group factoring
-// the w x w block in shared memory alike and group 0 writing it back. A pivot whose magnitude
+// L11\U11 (the tournament's last round left it in lu11, row stride 32; group 0 writes it) and
+// L21 = A21·U11⁻¹ below, each work group 128 rows of A21 (reading only its own rows of A, so
+// no group reads what another writes). A pivot whose magnitude
 // is at or below `tol` (or NaN) records its column and value in the status word, once: the
 // first singular column.
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
 layout(std430, binding = 1) buffer StatusBuf { uint status[]; };
+layout(std430, binding = 2) readonly buffer Lu11Buf { float lu11[]; };
 
 uniform uint n;
 uniform uint c0;
@@ -27,7 +28,7 @@ void main() {
     for (uint e = t; e < 32u * 32u; e += 128u) {
         uint i = e / 32u;
         uint j = e % 32u;
-        u[i * STRIDE + j] = (i < w && j < w) ? a[(c0 + i) * n + c0 + j] : 0.0;
+        u[i * STRIDE + j] = lu11[e];
     }
     uint first = c0 + w + g * 128u;
     for (uint e = t; e < 128u * 32u; e += 128u) {
@@ -37,17 +38,6 @@ void main() {
         x[s * STRIDE + j] = (r < n && j < w) ? a[r * n + c0 + j] : 0.0;
     }
     barrier();
-    // LU of the block without pivoting, a row per invocation.
-    for (uint k = 0u; k < w; ++k) {
-        if (t > k && t < w) {
-            float l = u[t * STRIDE + k] / u[k * STRIDE + k];
-            u[t * STRIDE + k] = l;
-            for (uint j = k + 1u; j < w; ++j) {
-                u[t * STRIDE + j] -= l * u[k * STRIDE + j];
-            }
-        }
-        barrier();
-    }
     if (g == 0u && t == 0u) {
         for (uint k = 0u; k < w; ++k) {
             float piv = u[k * STRIDE + k];

@@ -8,12 +8,15 @@
 // rows it had): mode 0 takes `chunk` consecutive rows from c0 on, mode 1 the rows of `fan`
 // candidate sets of the previous round (`sets` of them in cand_in). The round with one group
 // left chooses the leaf's pivots; with one group over all rows that is partial pivoting itself.
-// A zero pivot inside a round multiplies by 0 (the final LU judges singularity: leaf_apply.comp).
+// That round (`last`) also writes the winners' packed LU rows, L11\U11 (w x w, row stride 32),
+// into lu11: the eliminated row chosen at step k holds row k of U11 with step k's multipliers
+// to its left. A zero pivot inside a round multiplies by 0 (leaf_apply.comp judges the last).
 layout(local_size_x = ROWS) in;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 1) readonly buffer CandIn { uint cand_in[]; };
 layout(std430, binding = 2) writeonly buffer CandOut { uint cand_out[]; };
+layout(std430, binding = 3) writeonly buffer Lu11Buf { float lu11[]; };
 
 uniform uint n;
 uniform uint c0;
@@ -22,6 +25,7 @@ uniform int mode;
 uniform uint chunk;
 uniform uint sets;
 uniform uint fan;
+uniform int last;
 
 const uint NONE = 0xFFFFFFFFu;
 // Partial maxima: ROWS / 16 invocations scan 16 candidates each.
@@ -36,6 +40,7 @@ shared uint best_s[ROWS];
 shared float part_v[PARTS];
 shared uint part_s[PARTS];
 shared uint pivot_slot;
+shared uint won[32];
 
 float magnitude(float x) {
     return isnan(x) ? 3.0e38 : abs(x);
@@ -95,6 +100,7 @@ void main() {
                 }
             }
             pivot_slot = bs;
+            won[k] = bs;
             cand_out[g * 32u + k] = bs == NONE ? NONE : row_of[bs];
         }
         barrier();
@@ -104,6 +110,7 @@ void main() {
             if (live) {
                 float piv = v[p * STRIDE + k];
                 float l = piv != 0.0 ? v[t * STRIDE + k] / piv : 0.0;
+                v[t * STRIDE + k] = l;
                 for (uint j = k + 1u; j < w; ++j) {
                     v[t * STRIDE + j] -= l * v[p * STRIDE + j];
                 }
@@ -111,4 +118,13 @@ void main() {
         }
     }
     if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
+    barrier();
+    if (last != 0) {
+        for (uint e = t; e < 32u * 32u; e += ROWS) {
+            uint k = e / 32u;
+            uint j = e % 32u;
+            uint s = k < w ? won[k] : NONE;
+            lu11[e] = (s != NONE && j < w) ? v[s * STRIDE + j] : 0.0;
+        }
+    }
 }

@@ -265,15 +265,20 @@ impl Inverter {
             ("chunk", u(chunk)),
             ("sets", u(sets)),
             ("fan", u(fan)),
+            ("last", Uniform::I32(i32::from(sets == 1))),
         ])?;
+        w.lu11.bind_base(3);
         w.rounds[1].bind_base(1);
         w.rounds[0].bind_base(2);
         self.tournament.dispatch([sets as u32, 1, 1])?;
         let mut out = 0;
         while sets > 1 {
             let groups = sets.div_ceil(fan);
-            self.tournament
-                .set_all(&[("mode", Uniform::I32(1)), ("sets", u(sets))])?;
+            self.tournament.set_all(&[
+                ("mode", Uniform::I32(1)),
+                ("sets", u(sets)),
+                ("last", Uniform::I32(i32::from(groups == 1))),
+            ])?;
             w.rounds[out].bind_base(1);
             w.rounds[1 - out].bind_base(2);
             self.tournament.dispatch([groups as u32, 1, 1])?;
@@ -283,11 +288,13 @@ impl Inverter {
         Ok(out)
     }
 
-    /// The tournament-pivoted leaf's last step, its winners in place: L11\U11 and
-    /// L21 = A21·U11⁻¹ (glsl/inverse/leaf_apply.comp), a failing pivot into the status word.
-    pub fn leaf_apply(&self, a: &Buffer<f32>, leaf: Leaf) -> Result<()> {
+    /// The tournament-pivoted leaf's last step, its winners in place: L11\U11 (from
+    /// `w.lu11`, the tournament's last round) and L21 = A21·U11⁻¹
+    /// (glsl/inverse/leaf_apply.comp), a failing pivot into the status word.
+    pub fn leaf_apply(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<()> {
         a.bind_base(0);
         self.status.bind_base(1);
+        w.lu11.bind_base(2);
         let u = |v: usize| Uniform::U32(v as u32);
         self.leaf_apply.set_all(&[
             ("n", u(leaf.n)),

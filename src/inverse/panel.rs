@@ -110,6 +110,8 @@ pub struct PivotWork {
     /// The tournament's candidate sets (32 rows each), written and read alternately by its
     /// rounds.
     pub rounds: [Buffer<u32>; 2],
+    /// The tournament winners' packed LU, L11\U11 ([`LEAF`] x [`LEAF`]).
+    pub lu11: Buffer<f32>,
 }
 
 impl PivotWork {
@@ -133,6 +135,7 @@ impl PivotWork {
             pivots: settings.pivoting,
             chunk_rows,
             rounds: [sets()?, sets()?],
+            lu11: inv.buffer("a leaf's diagonal block", LEAF * LEAF)?,
         })
     }
 }
@@ -184,7 +187,7 @@ pub fn factor_panel(
         if w.pivoting && w.pivots == Pivoting::Tournament {
             let winners = inv.leaf_tournament(&a.buffer, leaf, w)?;
             inv.leaf_interchanges_of(&a.buffer, leaf, &w.rounds[winners], w)?;
-            inv.leaf_apply(&a.buffer, leaf)?;
+            inv.leaf_apply(&a.buffer, leaf, w)?;
         } else {
             inv.leaf_start(&a.buffer, leaf, w)?;
             for p in c0..c0 + leaf.width {

@@ -1,0 +1,297 @@
+//! The general inverses with tournament pivoting (CALU; src/inverse/panel.rs, the default)
+//! against f64 references: the residual ‖A·X − I‖_F relative to ‖A‖_F·‖X‖_F, with a
+//! tolerance growing with the order, at orders around the leaf (32) and tournament-group
+//! widths and one of several hundred; first rounds of few rows, so that the tournaments run
+//! several merge rounds at these orders; matrices where the pivot choice matters (a zero
+//! diagonal, each column's largest entry in another group's rows, ties everywhere); singular
+//! matrices refused with their column; workspaces poisoned before the sweep; and the pivots
+//! themselves: LAPACK's where one group holds every row, P·A = L·U always.
+
+mod common;
+
+use faer::Mat;
+use faer::linalg::solvers::DenseSolveCore;
+use symraster::inverse::panel::{PanelSettings, PivotWork, Pivoting};
+use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje, lu};
+use symraster::{Error, Matrix, NumericalError, relative_error};
+
+fn random(n: usize, seed: u64) -> Matrix<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Matrix::from_fn(n, n, |_, _| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    })
+}
+
+/// Random with a small diagonal and a shifted superdiagonal: every step pivots.
+fn general(n: usize, seed: u64) -> Matrix<f64> {
+    let mut a = random(n, seed);
+    for i in 0..n {
+        a[(i, i)] *= 1e-3;
+        a[(i, (i + 1) % n)] += 2.0;
+    }
+    a
+}
+
+/// The kernels with tournament pivoting whose first round takes `chunk_rows` rows a group.
+fn tournament(gpu: &symraster::Gpu, chunk_rows: usize) -> Inverter {
+    Inverter::new(gpu).unwrap().with_panel(PanelSettings {
+        pivoting: Pivoting::Tournament,
+        chunk_rows,
+        block: None,
+    })
+}
+
+/// ‖A·X − I‖_F / (‖A‖_F·‖X‖_F) in f64 (A as the GPU saw it, rounded to f32).
+fn residual(a: &Matrix<f64>, x: &Matrix<f32>) -> f64 {
+    let n = a.rows();
+    let a32 = a.to_f32().to_f64();
+    let x = x.to_f64();
+    let am = Mat::from_fn(n, n, |i, j| a32[(i, j)]);
+    let xm = Mat::from_fn(n, n, |i, j| x[(i, j)]);
+    let r = &am * &xm - Mat::<f64>::identity(n, n);
+    r.norm_l2() / (a32.frobenius_norm() * x.frobenius_norm())
+}
+
+/// The residual bound at order n: a few n·u₃₂, at least 1e-6.
+fn residual_bound(n: usize) -> f64 {
+    (4.0 * n as f64 * common::U32).max(1e-6)
+}
+
+/// The forward error against faer's f64 inverse, within 50·κ·u₃₂ (as tests/inverse.rs).
+fn check_forward(a: &Matrix<f64>, x: &Matrix<f32>, what: &str) {
+    let m = Mat::from_fn(a.rows(), a.cols(), |i, j| a[(i, j)]);
+    let w = m.partial_piv_lu().inverse();
+    let want = Matrix::from_fn(a.rows(), a.cols(), |i, j| w[(i, j)]);
+    let kappa = a.frobenius_norm() * want.frobenius_norm();
+    let e = relative_error(&x.to_f64(), &want);
+    let bound = (50.0 * kappa * common::U32).max(1e-5);
+    assert!(e < bound, "{what}: error {e}, bound {bound}");
+}
+
+fn check_both(inv: &Inverter, a: &Matrix<f64>, what: &str) {
+    for method in [Method::Gje, Method::Lu] {
+        let x = inverse::invert(inv, &a.to_f32(), Kind::General, method).unwrap();
+        let r = residual(a, &x);
+        let bound = residual_bound(a.rows());
+        assert!(r < bound, "{what} {method:?}: residual {r}, bound {bound}");
+        check_forward(a, &x, &format!("{what} {method:?}"));
+    }
+}
+
+#[test]
+fn residuals_across_orders_and_first_rounds() {
+    let gpu = common::gpu();
+    for chunk in [16, 256] {
+        let inv = tournament(&gpu, chunk);
+        for n in [1, 2, 3, 31, 32, 33, 63, 64, 65, 255, 256, 257, 700] {
+            check_both(&inv, &general(n, 11 + n as u64), &format!("chunk {chunk} n {n}"));
+        }
+    }
+}
+
+#[test]
+fn partial_pivoting_stays_selectable() {
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap().with_panel(PanelSettings {
+        pivoting: Pivoting::Partial,
+        ..PanelSettings::default()
+    });
+    for n in [3, 65, 257] {
+        check_both(&inv, &general(n, 5 + n as u64), &format!("partial n {n}"));
+    }
+}
+
+/// Matrices whose pivots matter: a zero diagonal, each column's largest entry many groups
+/// below its diagonal, and ±1 everywhere (Sylvester's Hadamard matrix: every column ties).
+#[test]
+fn matrices_where_the_pivots_matter() {
+    let gpu = common::gpu();
+    let inv = tournament(&gpu, 16);
+    for n in [33, 130, 300] {
+        let mut zero_diagonal = random(n, 3 + n as u64);
+        for i in 0..n {
+            zero_diagonal[(i, i)] = 0.0;
+            zero_diagonal[(i, (i + 1) % n)] += 1.0;
+        }
+        check_both(&inv, &zero_diagonal, &format!("zero diagonal n {n}"));
+        // Column j's largest entry in row (j + 5·16 + 3) mod n: another group's rows.
+        let mut far = random(n, 9 + n as u64);
+        for j in 0..n {
+            far[((j + 83) % n, j)] = 4.0 + (j % 3) as f64;
+        }
+        check_both(&inv, &far, &format!("far pivots n {n}"));
+    }
+    for n in [64, 256] {
+        let h = Matrix::from_fn(n, n, |i, j| {
+            if (i & j).count_ones() % 2 == 0 {
+                1.0
+            } else {
+                -1.0
+            }
+        });
+        check_both(&inv, &h, &format!("Hadamard n {n}"));
+        // H⁻¹ = Hᵀ/n exactly.
+        let x = inverse::invert(&inv, &h.to_f32(), Kind::General, Method::Gje).unwrap();
+        let want = Matrix::from_fn(n, n, |i, j| h[(j, i)] / n as f64);
+        let e = relative_error(&x.to_f64(), &want);
+        assert!(e < 1e-5, "Hadamard n {n}: error {e}");
+    }
+}
+
+#[test]
+fn singular_matrices_are_refused_with_their_column() {
+    let gpu = common::gpu();
+    for chunk in [16, 256] {
+        let inv = tournament(&gpu, chunk);
+        // Column 45 (second leaf) repeats column 2; order 300 spans many groups.
+        for n in [70, 300] {
+            let mut a = general(n, 3);
+            for i in 0..n {
+                a[(i, 45)] = a[(i, 2)];
+            }
+            for method in [Method::Gje, Method::Lu] {
+                match inverse::invert(&inv, &a.to_f32(), Kind::General, method) {
+                    Err(Error::Numerical(NumericalError::SingularMatrix { column, .. })) => {
+                        assert_eq!(column, 45, "chunk {chunk} n {n} {method:?}")
+                    }
+                    other => panic!("chunk {chunk} n {n} {method:?}: {other:?}"),
+                }
+            }
+            // A zero row: the last pivot vanishes.
+            let mut z = general(n, 4);
+            for j in 0..n {
+                z[(n / 2, j)] = 0.0;
+            }
+            match inverse::invert(&inv, &z.to_f32(), Kind::General, Method::Gje) {
+                Err(Error::Numerical(NumericalError::SingularMatrix { column, .. })) => {
+                    assert_eq!(column, n - 1, "zero row, chunk {chunk} n {n}")
+                }
+                other => panic!("zero row, chunk {chunk} n {n}: {other:?}"),
+            }
+        }
+        let zero = Matrix::filled(40, 40, 0.0f32);
+        assert!(matches!(
+            inverse::invert(&inv, &zero, Kind::General, Method::Gje),
+            Err(Error::Numerical(NumericalError::SingularMatrix {
+                column: 0,
+                ..
+            }))
+        ));
+    }
+}
+
+/// The sweep with every workspace poisoned first (NaN values, candidate rows all naming row
+/// 0): a read of anything the sweep did not write shows in the inverse.
+#[test]
+fn poisoned_workspaces_do_not_show() {
+    let gpu = common::gpu();
+    let inv = tournament(&gpu, 16);
+    for (n, block) in [(257, 64), (150, 40), (100, 100)] {
+        let a = general(n, 21 + n as u64);
+        let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
+        let mut w = PivotWork::new(&inv, n, block).unwrap();
+        w.row_block
+            .upload(&vec![f32::NAN; block * n])
+            .unwrap();
+        w.square
+            .upload(&vec![f32::NAN; 2 * block * block])
+            .unwrap();
+        w.moved.upload(&vec![f32::NAN; 2 * 32 * n]).unwrap();
+        for r in &mut w.rounds {
+            let len = r.len();
+            r.upload(&vec![0u32; len]).unwrap();
+        }
+        let tol = inverse::pivot_tolerance(&a.to_f32());
+        inv.reset_status().unwrap();
+        gje::invert_in_place(&inv, &d, &w, tol).unwrap();
+        inv.check_status(tol).unwrap();
+        let mut x = d.download().unwrap();
+        gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
+        assert!(x.as_slice().iter().all(|v| v.is_finite()), "n {n} b {block}");
+        let r = residual(&a, &x);
+        assert!(r < residual_bound(n), "n {n} b {block}: residual {r}");
+    }
+}
+
+/// LAPACK's pivots of the unblocked LU with partial pivoting in f64 (largest magnitude,
+/// smallest row on ties).
+fn cpu_pivots(a: &Matrix<f64>) -> Vec<u32> {
+    let n = a.rows();
+    let mut m = a.clone();
+    let mut piv = Vec::with_capacity(n);
+    for p in 0..n {
+        let r = (p..n).fold(p, |best, i| {
+            if m[(i, p)].abs() > m[(best, p)].abs() {
+                i
+            } else {
+                best
+            }
+        });
+        piv.push(r as u32);
+        for j in 0..n {
+            let t = m[(p, j)];
+            m[(p, j)] = m[(r, j)];
+            m[(r, j)] = t;
+        }
+        for i in p + 1..n {
+            let l = m[(i, p)] / m[(p, p)];
+            m[(i, p)] = l;
+            for j in p + 1..n {
+                m[(i, j)] -= l * m[(p, j)];
+            }
+        }
+    }
+    piv
+}
+
+/// One group over all the leaf's rows is partial pivoting: LAPACK's pivots; with groups of 16
+/// rows the pivots differ but P·A = L·U holds to single precision.
+#[test]
+fn tournament_pivots_factor_the_matrix() {
+    let gpu = common::gpu();
+    for (chunk, n, block) in [(256, 70, 64), (256, 45, 7), (16, 70, 64), (16, 200, 40)] {
+        let inv = tournament(&gpu, chunk);
+        let a = random(n, 99 + n as u64);
+        let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
+        let w = PivotWork::new(&inv, n, block).unwrap();
+        inv.reset_status().unwrap();
+        lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
+        inv.check_status(0.0).unwrap();
+        let got = w.piv.download_range(0, n).unwrap();
+        let one_group = n <= inv.tournament_rows().min(chunk);
+        if one_group {
+            assert_eq!(got, cpu_pivots(&a), "chunk {chunk} n {n} b {block}");
+        }
+        assert!(
+            got.iter().enumerate().all(|(q, &r)| r as usize >= q && (r as usize) < n),
+            "chunk {chunk} n {n}: {got:?}"
+        );
+        let f = d.download().unwrap().to_f64();
+        let mut pa = a.clone();
+        for (p, &r) in got.iter().enumerate() {
+            for j in 0..n {
+                let t = pa[(p, j)];
+                pa[(p, j)] = pa[(r as usize, j)];
+                pa[(r as usize, j)] = t;
+            }
+        }
+        let lu = Matrix::from_fn(n, n, |i, j| {
+            (0..=i.min(j))
+                .map(|k| {
+                    let l = if k == i { 1.0 } else { f[(i, k)] };
+                    l * f[(k, j)]
+                })
+                .sum::<f64>()
+        });
+        let e = relative_error(&lu, &pa);
+        assert!(e < 1e-5, "chunk {chunk} n {n} b {block}: ‖PA − LU‖ {e}");
+        // Tournament multipliers stay small (|l| ≤ a few; partial pivoting's are ≤ 1).
+        let lmax = (0..n)
+            .flat_map(|i| (0..i).map(move |j| (i, j)))
+            .fold(0.0f64, |m, (i, j)| m.max(f[(i, j)].abs()));
+        assert!(lmax < 8.0, "chunk {chunk} n {n}: largest multiplier {lmax}");
+    }
+}
