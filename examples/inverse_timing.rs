@@ -1,11 +1,17 @@
 //! GPU timings of every inversion method at the orders given (default 128 256 512), one line
 //! each: kind, method, s, block, GPU ms, wall ms, GFLOP/s (standard counts). For the
-//! reproduction figure; `cargo run --release --example inverse_timing -- 1024 2048`.
+//! reproduction figure; `cargo run --release --example inverse_timing -- 1024 2048`. The
+//! general inverse's panel flags (examples/common/panel_flags.rs: `--pivoting
+//! partial,tournament --chunk 128,256 --block 64,128`) repeat the general rows per combination
+//! (column `panel`; the SPD rows run with the first).
 
 use faer::linalg::solvers::DenseSolveCore;
 use std::time::Instant;
 use symraster::Gpu;
 use symraster::inverse::{InverseMethod as Method, Inverter, Kind, Storage, bench};
+
+#[path = "common/panel_flags.rs"]
+mod panel_flags;
 
 /// faer's f32 inverse (LU with partial pivoting, or Cholesky for SPD), median wall ms of 3.
 fn faer_ms(kind: Kind, s: usize) -> f64 {
@@ -30,31 +36,35 @@ fn faer_ms(kind: Kind, s: usize) -> f64 {
 }
 
 fn main() -> anyhow::Result<()> {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
+    let (sizes, panels) = panel_flags::parse(std::env::args().skip(1))?;
     let sizes = if sizes.is_empty() {
         vec![128, 256, 512]
     } else {
         sizes
     };
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
-    let inv = Inverter::new(&gpu)?;
+    let inverters = panels
+        .iter()
+        .map(|p| Ok((Inverter::new(&gpu)?.with_panel(*p), panel_flags::label(p))))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     println!("# {}", gpu.info().renderer);
-    println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops");
+    println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel");
     for &s in &sizes {
-        for (kind, method, storage) in [
-            (Kind::General, Method::Gje, Storage::Full),
-            (Kind::General, Method::Lu, Storage::Full),
+        let general = inverters.iter().flat_map(|(inv, label)| {
+            [Method::Gje, Method::Lu].map(|m| (inv, label.as_str(), Kind::General, m, Storage::Full))
+        });
+        let (inv0, _) = &inverters[0];
+        let spd = [
             (Kind::Spd, Method::Gje, Storage::Full),
             (Kind::Spd, Method::Cholesky, Storage::Full),
             (Kind::Spd, Method::Cholesky, Storage::Rfp),
-        ] {
+        ]
+        .map(|(k, m, st)| (inv0, "-", k, m, st));
+        for (inv, label, kind, method, storage) in general.chain(spd) {
             let reps = if s <= 1024 { 3 } else { 1 };
-            let t = bench::time_inverse_in(&inv, kind, method, storage, s, None, reps)?;
+            let t = bench::time_inverse_in(inv, kind, method, storage, s, None, reps)?;
             println!(
-                "{},{},{},{},{},{:.4},{:.3},{:.3}",
+                "{},{},{},{},{},{:.4},{:.3},{:.3},{label}",
                 kind.name(),
                 method.name(),
                 storage.name(),
@@ -68,7 +78,7 @@ fn main() -> anyhow::Result<()> {
         for kind in [Kind::General, Kind::Spd] {
             let ms = faer_ms(kind, s);
             println!(
-                "{},faer-cpu,-,{},-,-,{:.3},{:.3}",
+                "{},faer-cpu,-,{},-,-,{:.3},{:.3},-",
                 kind.name(),
                 s,
                 ms,

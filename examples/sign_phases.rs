@@ -3,12 +3,18 @@
 //! the f32 Newton iteration on the device (newton::iterate, with and without keeping the
 //! inverses), one f32 Gauss-Jordan and one LU inverse, the f64 polish, the commutation test,
 //! one f64 product and one Lyapunov residual. CSV `phase,s,ms,detail` on stdout.
-//! `cargo run --release --example sign_phases -- 1024 4096`.
+//! `cargo run --release --example sign_phases -- 1024 4096`; the general inverse's panel
+//! flags (examples/common/panel_flags.rs: `--pivoting partial,tournament --chunk 128,256
+//! --block 64,128`) repeat the Newton and inverse phases per combination (detail: the panel),
+//! the rest runs with the first.
 
 use std::time::Instant;
 use symraster::inverse::double::DoubleWork;
 use symraster::inverse::{self, InverseMethod, Inverter, Kind, bench, newton};
 use symraster::{Gpu, Matrix};
+
+#[path = "common/panel_flags.rs"]
+mod panel_flags;
 
 /// The wall time of `f` in ms after `f` once (warm-up), finishing the GPU's work both times.
 fn timed<T>(inv: &Inverter, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(f64, T)> {
@@ -23,35 +29,44 @@ fn timed<T>(inv: &Inverter, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow:
 }
 
 fn main() -> anyhow::Result<()> {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
+    let (sizes, panels) = panel_flags::parse(std::env::args().skip(1))?;
     let sizes = if sizes.is_empty() { vec![256] } else { sizes };
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
-    let inv = Inverter::new(&gpu)?;
     println!("# {}", gpu.info().renderer);
     println!("phase,s,ms,detail");
     for &s in &sizes {
         let a = bench::stable_test_matrix(s);
         let scale = inverse::sign::power_of_two_scale(&a);
         let a = a.map(|v| v * scale);
-        let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, false)?))?;
-        println!("newton_iterate,{s},{ms:.2},{} iterations", run.iterations);
-        let x = run.x.download()?.to_f64();
-        let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, true)?))?;
-        println!(
-            "newton_iterate_keep,{s},{ms:.2},{} iterations",
-            run.iterations
-        );
-        drop(run);
-        let a32 = a.to_f32();
-        for method in [InverseMethod::Gje, InverseMethod::Lu] {
-            let (ms, _) = timed(&inv, || {
-                Ok(inverse::invert(&inv, &a32, Kind::General, method)?)
-            })?;
-            println!("invert_{},{s},{ms:.2},host in and out", method.name());
+        let mut first = None;
+        for panel in &panels {
+            let inv = Inverter::new(&gpu)?.with_panel(*panel);
+            let label = panel_flags::label(panel);
+            let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, false)?))?;
+            println!(
+                "newton_iterate,{s},{ms:.2},{} iterations; panel {label}",
+                run.iterations
+            );
+            let x = run.x.download()?.to_f64();
+            let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, true)?))?;
+            println!(
+                "newton_iterate_keep,{s},{ms:.2},{} iterations; panel {label}",
+                run.iterations
+            );
+            drop(run);
+            let a32 = a.to_f32();
+            for method in [InverseMethod::Gje, InverseMethod::Lu] {
+                let (ms, _) = timed(&inv, || {
+                    Ok(inverse::invert(&inv, &a32, Kind::General, method)?)
+                })?;
+                println!(
+                    "invert_{},{s},{ms:.2},host in and out; panel {label}",
+                    method.name()
+                );
+            }
+            first.get_or_insert((inv, x));
         }
+        let (inv, x) = first.expect("at least one panel setting");
         let mut work = DoubleWork::new(&inv, s)?;
         let (ms, (sm, steps, r)) = timed(&inv, || Ok(work.polish(&inv, &x, 6)?))?;
         println!("polish,{s},{ms:.2},{steps} steps; residual {r:.1e}");

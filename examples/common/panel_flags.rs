@@ -1,0 +1,62 @@
+//! The general inverses' panel flags of the timing examples (issue 26's tuning): `--pivoting
+//! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
+//! round), `--block 64,128` (the block size b); each takes a comma-separated list and every
+//! combination runs. The other arguments are the orders.
+
+use symraster::inverse::panel::{PanelSettings, Pivoting};
+
+/// The orders and the panel settings given by `args` (program name excluded).
+pub fn parse(args: impl Iterator<Item = String>) -> anyhow::Result<(Vec<usize>, Vec<PanelSettings>)> {
+    let mut sizes = vec![];
+    let mut pivoting: Vec<Pivoting> = vec![];
+    let mut chunk: Vec<usize> = vec![];
+    let mut block: Vec<Option<usize>> = vec![];
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let Some(flag) = arg.strip_prefix("--") else {
+            sizes.push(arg.parse()?);
+            continue;
+        };
+        let value = args
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("--{flag} needs a value"))?;
+        for v in value.split(',') {
+            match flag {
+                "pivoting" => pivoting.push(Pivoting::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!("--pivoting takes partial or tournament, not {v}")
+                })?),
+                "chunk" => chunk.push(v.parse()?),
+                "block" => block.push(Some(v.parse()?)),
+                _ => anyhow::bail!("unknown flag --{flag} (--pivoting, --chunk, --block)"),
+            }
+        }
+    }
+    let default = PanelSettings::default();
+    fn or<T>(v: &mut Vec<T>, d: T) {
+        if v.is_empty() {
+            v.push(d)
+        }
+    }
+    or(&mut pivoting, default.pivoting);
+    or(&mut chunk, default.chunk_rows);
+    or(&mut block, default.block);
+    let mut settings = vec![];
+    for &pivoting in &pivoting {
+        for &chunk_rows in &chunk {
+            for &block in &block {
+                settings.push(PanelSettings {
+                    pivoting,
+                    chunk_rows,
+                    block,
+                });
+            }
+        }
+    }
+    Ok((sizes, settings))
+}
+
+/// The settings in one CSV field: pivoting/chunk/block ("-": the default block).
+pub fn label(s: &PanelSettings) -> String {
+    let block = s.block.map_or("-".to_string(), |b| b.to_string());
+    format!("{}/{}/{block}", s.pivoting.name(), s.chunk_rows)
+}
