@@ -51,7 +51,8 @@ fn main() -> anyhow::Result<()> {
     println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel");
     for &s in &sizes {
         let general = inverters.iter().flat_map(|(inv, label)| {
-            [Method::Gje, Method::Lu].map(|m| (inv, label.as_str(), Kind::General, m, Storage::Full))
+            [Method::Gje, Method::Lu]
+                .map(|m| (inv, label.as_str(), Kind::General, m, Storage::Full))
         });
         let (inv0, _) = &inverters[0];
         let spd = [

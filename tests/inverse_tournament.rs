@@ -87,7 +87,11 @@ fn residuals_across_orders_and_first_rounds() {
     for chunk in [16, 256] {
         let inv = tournament(&gpu, chunk);
         for n in [1, 2, 3, 31, 32, 33, 63, 64, 65, 255, 256, 257, 700] {
-            check_both(&inv, &general(n, 11 + n as u64), &format!("chunk {chunk} n {n}"));
+            check_both(
+                &inv,
+                &general(n, 11 + n as u64),
+                &format!("chunk {chunk} n {n}"),
+            );
         }
     }
 }
@@ -193,12 +197,8 @@ fn poisoned_workspaces_do_not_show() {
         let a = general(n, 21 + n as u64);
         let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
         let mut w = PivotWork::new(&inv, n, block).unwrap();
-        w.row_block
-            .upload(&vec![f32::NAN; block * n])
-            .unwrap();
-        w.square
-            .upload(&vec![f32::NAN; 2 * block * block])
-            .unwrap();
+        w.row_block.upload(&vec![f32::NAN; block * n]).unwrap();
+        w.square.upload(&vec![f32::NAN; 2 * block * block]).unwrap();
         w.moved.upload(&vec![f32::NAN; 2 * 32 * n]).unwrap();
         for r in &mut w.rounds {
             let len = r.len();
@@ -210,7 +210,10 @@ fn poisoned_workspaces_do_not_show() {
         inv.check_status(tol).unwrap();
         let mut x = d.download().unwrap();
         gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
-        assert!(x.as_slice().iter().all(|v| v.is_finite()), "n {n} b {block}");
+        assert!(
+            x.as_slice().iter().all(|v| v.is_finite()),
+            "n {n} b {block}"
+        );
         let r = residual(&a, &x);
         assert!(r < residual_bound(n), "n {n} b {block}: residual {r}");
     }
@@ -266,7 +269,9 @@ fn tournament_pivots_factor_the_matrix() {
             assert_eq!(got, cpu_pivots(&a), "chunk {chunk} n {n} b {block}");
         }
         assert!(
-            got.iter().enumerate().all(|(q, &r)| r as usize >= q && (r as usize) < n),
+            got.iter()
+                .enumerate()
+                .all(|(q, &r)| r as usize >= q && (r as usize) < n),
             "chunk {chunk} n {n}: {got:?}"
         );
         let f = d.download().unwrap().to_f64();

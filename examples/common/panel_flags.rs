@@ -6,7 +6,9 @@
 use symraster::inverse::panel::{PanelSettings, Pivoting};
 
 /// The orders and the panel settings given by `args` (program name excluded).
-pub fn parse(args: impl Iterator<Item = String>) -> anyhow::Result<(Vec<usize>, Vec<PanelSettings>)> {
+pub fn parse(
+    args: impl Iterator<Item = String>,
+) -> anyhow::Result<(Vec<usize>, Vec<PanelSettings>)> {
     let mut sizes = vec![];
     let mut pivoting: Vec<Pivoting> = vec![];
     let mut chunk: Vec<usize> = vec![];

@@ -1,8 +1,8 @@
 //! The inversion kernels: the tiled path's product, Cholesky and triangular solve (reused, not
-//! copied) plus four of this module's own (glsl/inverse/): the pivoted panel's column step
-//! and its row interchanges ([`super::panel`]), a strided block copy, and the elementwise passes of the
-//! Newton iteration with partial sums. Also the square matrix in a storage buffer they all
-//! work on.
+//! copied) plus this module's own (glsl/inverse/): the pivoted panel's column step, tournament
+//! rounds, leaf update and row interchanges ([`super::panel`]), the Gauss-Jordan panel's
+//! inverses, a strided block copy, and the elementwise passes of the Newton iteration with
+//! partial sums. Also the square matrix in a storage buffer they all work on.
 
 use crate::Gpu;
 use crate::error::{DeviceError, Error, NumericalError, Result};

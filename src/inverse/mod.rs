@@ -4,8 +4,9 @@
 //! - SPD matrices ([`Kind::Spd`], lower triangle read): [`InverseMethod::Cholesky`] (section 4.1) or
 //!   [`InverseMethod::Gje`] (Fig 3 right), s³ flops. The Cholesky route also runs in place in LAPACK's
 //!   RFP storage ([`Storage::Rfp`], about half the memory: [`rfp`], [`invert_rfp`]).
-//! - General matrices ([`Kind::General`]): [`InverseMethod::Gje`] (blocked Gauss-Jordan with partial
-//!   pivoting, Fig 3 left) or [`InverseMethod::Lu`] (LU with partial pivoting, section 3.1), 2s³ flops.
+//! - General matrices ([`Kind::General`]): [`InverseMethod::Gje`] (blocked Gauss-Jordan with
+//!   pivoting, Fig 3 left) or [`InverseMethod::Lu`] (LU with pivoting, section 3.1), 2s³ flops;
+//!   tournament pivoting by default, partial pivoting selectable ([`panel::Pivoting`]).
 //!   Symmetric indefinite matrices go through the general GJE, as the paper concludes (its
 //!   LDLᵀ inversion is slower than general GJE despite half the flops).
 //!
