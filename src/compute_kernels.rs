@@ -231,17 +231,31 @@ pub static PERMUTE: ComputeKernel = ComputeKernel {
 pub static TOURNAMENT: ComputeKernel = ComputeKernel {
     name: "inverse/tournament",
     source: include_str!("../glsl/inverse/tournament.comp"),
-    buffers: &[("ABuf", 0), ("CandIn", 1), ("CandOut", 2), ("Lu11Buf", 3)],
+    buffers: &[
+        ("ABuf", 0),
+        ("CandIn", 1),
+        ("CandOut", 2),
+        ("Lu11Buf", 3),
+        ("StashBuf", 4),
+    ],
     uniforms: &["n", "c0", "w", "mode", "chunk", "sets", "fan", "last"],
     optional: &[],
 };
 
-/// Gauss-Jordan / LU: a tournament-pivoted leaf's L11\U11 and L21 = A21·U11⁻¹.
-pub static LEAF_APPLY: ComputeKernel = ComputeKernel {
-    name: "inverse/leaf_apply",
-    source: include_str!("../glsl/inverse/leaf_apply.comp"),
-    buffers: &[("ABuf", 0), ("StatusBuf", 1), ("Lu11Buf", 2)],
-    uniforms: &["n", "c0", "w", "tol"],
+/// Gauss-Jordan / LU: a tournament-pivoted leaf's interchanges, L11\U11 and L21 = A21·U11⁻¹.
+pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
+    name: "inverse/leaf_finish",
+    source: include_str!("../glsl/inverse/leaf_finish.comp"),
+    buffers: &[
+        ("ABuf", 0),
+        ("ChosenBuf", 1),
+        ("PivBuf", 2),
+        ("StatusBuf", 3),
+        ("Lu11Buf", 4),
+        ("StashBuf", 5),
+        ("UnitLBuf", 6),
+    ],
+    uniforms: &["n", "c0", "w", "tol", "col_groups"],
     optional: &[],
 };
 
@@ -442,7 +456,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &LEAF,
     &PERMUTE,
     &TOURNAMENT,
-    &LEAF_APPLY,
+    &LEAF_FINISH,
     &PANEL_INVERSE,
     &COPY,
     &NEWTON,

@@ -3,7 +3,7 @@
 // work group in shared memory: L11⁻¹ into `linv` (b x b row-major) and A11 := U11⁻¹·L11⁻¹ in
 // place. L11⁻¹ by forward elimination on the identity, a step per column; then the rows scaled
 // by U11's diagonal and back substitution with the unit upper D⁻¹·U11, a step per column.
-// A zero pivot gives infinities; the status word has named it already (leaf_apply.comp).
+// A zero pivot gives infinities; the status word has named it already (leaf_finish.comp).
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };

@@ -9,14 +9,17 @@
 // candidate sets of the previous round (`sets` of them in cand_in). The round with one group
 // left chooses the leaf's pivots; with one group over all rows that is partial pivoting itself.
 // That round (`last`) also writes the winners' packed LU rows, L11\U11 (w x w, row stride 32),
-// into lu11: the eliminated row chosen at step k holds row k of U11 with step k's multipliers
-// to its left. A zero pivot inside a round multiplies by 0 (leaf_apply.comp judges the last).
+// into lu11 (the eliminated row chosen at step k holds row k of U11 with step k's multipliers
+// to its left), and the leaf columns of the rows the interchanges will touch into `stash` (32
+// a row; slot s < w: row c0+s, slot w+k: the k-th winner), for leaf_finish.comp. A zero pivot
+// inside a round multiplies by 0 (leaf_finish.comp judges the last round's).
 layout(local_size_x = ROWS) in;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 1) readonly buffer CandIn { uint cand_in[]; };
 layout(std430, binding = 2) writeonly buffer CandOut { uint cand_out[]; };
 layout(std430, binding = 3) writeonly buffer Lu11Buf { float lu11[]; };
+layout(std430, binding = 4) writeonly buffer StashBuf { float stash[]; };
 
 uniform uint n;
 uniform uint c0;
@@ -125,6 +128,17 @@ void main() {
             uint j = e % 32u;
             uint s = k < w ? won[k] : NONE;
             lu11[e] = (s != NONE && j < w) ? v[s * STRIDE + j] : 0.0;
+        }
+        for (uint e = t; e < 64u * 32u; e += ROWS) {
+            uint s = e / 32u;
+            uint j = e % 32u;
+            uint row = NONE;
+            if (s < w) {
+                row = c0 + s;
+            } else if (s < 2u * w && won[s - w] != NONE) {
+                row = row_of[won[s - w]];
+            }
+            if (row != NONE && j < w) stash[e] = a[row * n + c0 + j];
         }
     }
 }

@@ -40,7 +40,7 @@ pub struct Inverter {
     leaf: ComputeProgram,
     permute: ComputeProgram,
     tournament: ComputeProgram,
-    leaf_apply: ComputeProgram,
+    leaf_finish: ComputeProgram,
     panel_inverse: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
@@ -104,7 +104,7 @@ impl Inverter {
                 "",
                 &config.source(&tournament_source),
             )?,
-            leaf_apply: program(&crate::compute_kernels::LEAF_APPLY)?,
+            leaf_finish: program(&crate::compute_kernels::LEAF_FINISH)?,
             panel_inverse: program(&crate::compute_kernels::PANEL_INVERSE)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
@@ -268,6 +268,7 @@ impl Inverter {
             ("last", Uniform::I32(i32::from(sets == 1))),
         ])?;
         w.lu11.bind_base(3);
+        w.stash.bind_base(4);
         w.rounds[1].bind_base(1);
         w.rounds[0].bind_base(2);
         self.tournament.dispatch([sets as u32, 1, 1])?;
@@ -288,22 +289,37 @@ impl Inverter {
         Ok(out)
     }
 
-    /// The tournament-pivoted leaf's last step, its winners in place: L11\U11 (from
-    /// `w.lu11`, the tournament's last round) and L21 = A21·U11⁻¹
-    /// (glsl/inverse/leaf_apply.comp), a failing pivot into the status word.
-    pub fn leaf_apply(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<()> {
+    /// The tournament-pivoted leaf's last launch, its winners listed in `chosen`: the rows
+    /// interchanged (recorded in `w.piv`), L11\U11 (from `w.lu11`) and L21 = A21·U11⁻¹
+    /// written, the unit lower L11 into `w.row_block` (w x w) for the solve right of the leaf,
+    /// a failing pivot into the status word (glsl/inverse/leaf_finish.comp).
+    pub fn leaf_finish(
+        &self,
+        a: &Buffer<f32>,
+        leaf: Leaf,
+        chosen: &Buffer<u32>,
+        w: &PivotWork,
+    ) -> Result<()> {
         a.bind_base(0);
-        self.status.bind_base(1);
-        w.lu11.bind_base(2);
+        chosen.bind_base(1);
+        w.piv.bind_base(2);
+        self.status.bind_base(3);
+        w.lu11.bind_base(4);
+        w.stash.bind_base(5);
+        w.row_block.bind_base(6);
         let u = |v: usize| Uniform::U32(v as u32);
-        self.leaf_apply.set_all(&[
+        // 64 columns outside the leaf per group, then 128 rows below it per group.
+        let col_groups = (leaf.n - leaf.width).div_ceil(64);
+        let row_groups = (leaf.n - leaf.c0 - leaf.width).div_ceil(128).max(1);
+        self.leaf_finish.set_all(&[
             ("n", u(leaf.n)),
             ("c0", u(leaf.c0)),
             ("w", u(leaf.width)),
             ("tol", Uniform::F32(leaf.tol)),
+            ("col_groups", u(col_groups)),
         ])?;
-        let groups = (leaf.n - leaf.c0 - leaf.width).div_ceil(128).max(1);
-        self.leaf_apply.dispatch([groups as u32, 1, 1])
+        self.leaf_finish
+            .dispatch([(col_groups + row_groups) as u32, 1, 1])
     }
 
     /// The Gauss-Jordan panel's inverses from the factored b x b block at `off` (row stride
@@ -329,21 +345,9 @@ impl Inverter {
     /// Moves the leaf's chosen rows into place across all n columns (LAPACK's interchanges,
     /// recorded in `w.piv`): two launches through `w.moved` (glsl/inverse/permute.comp).
     pub fn leaf_interchanges(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<()> {
-        self.leaf_interchanges_of(a, leaf, &w.chosen, w)
-    }
-
-    /// [`Inverter::leaf_interchanges`] for the rows listed in `chosen` (the step's pivot
-    /// rows in order, the leaf's width of them).
-    pub fn leaf_interchanges_of(
-        &self,
-        a: &Buffer<f32>,
-        leaf: Leaf,
-        chosen: &Buffer<u32>,
-        w: &PivotWork,
-    ) -> Result<()> {
         a.bind_base(0);
         w.moved.bind_base(1);
-        chosen.bind_base(2);
+        w.chosen.bind_base(2);
         w.piv.bind_base(3);
         let u = |v: usize| Uniform::U32(v as u32);
         self.permute

@@ -4,9 +4,9 @@
 //!
 //! - [`Pivoting::Tournament`] (the default; CALU, Grigori, Demmel & Xiang 2011): work groups
 //!   of at most 256 rows each choose 32 candidate rows by partial pivoting in shared memory,
-//!   rounds of merges choose among the candidates (glsl/inverse/tournament.comp), the winners
-//!   move into place (glsl/inverse/permute.comp) and one dispatch writes L11\U11 and
-//!   L21 = A21·U11⁻¹ (glsl/inverse/leaf_apply.comp): about six dispatches a leaf at 4096.
+//!   rounds of merges choose among the candidates (glsl/inverse/tournament.comp), and one
+//!   launch moves the winners into place and writes L11\U11 and L21 = A21·U11⁻¹
+//!   (glsl/inverse/leaf_finish.comp): three or four launches a leaf at 4096.
 //!   Where one group holds all the leaf's rows (order at most 256 past the leaf) the
 //!   tournament is partial pivoting itself.
 //! - [`Pivoting::Partial`] (LAPACK's pivots): one dispatch per column
@@ -112,6 +112,9 @@ pub struct PivotWork {
     pub rounds: [Buffer<u32>; 2],
     /// The tournament winners' packed LU, L11\U11 ([`LEAF`] x [`LEAF`]).
     pub lu11: Buffer<f32>,
+    /// The leaf columns of the rows a tournament leaf's interchanges touch (2·[`LEAF`] rows
+    /// of [`LEAF`]).
+    pub stash: Buffer<f32>,
 }
 
 impl PivotWork {
@@ -136,6 +139,7 @@ impl PivotWork {
             chunk_rows,
             rounds: [sets()?, sets()?],
             lu11: inv.buffer("a leaf's diagonal block", LEAF * LEAF)?,
+            stash: inv.buffer("the rows a leaf moves", 2 * LEAF * LEAF)?,
         })
     }
 }
@@ -186,16 +190,17 @@ pub fn factor_panel(
         };
         if w.pivoting && w.pivots == Pivoting::Tournament {
             let winners = inv.leaf_tournament(&a.buffer, leaf, w)?;
-            inv.leaf_interchanges_of(&a.buffer, leaf, &w.rounds[winners], w)?;
-            inv.leaf_apply(&a.buffer, leaf, w)?;
+            inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w)?;
+            // The unit lower L11 is in the row-block workspace already.
+            update_right_after(inv, a, w, c0, leaf.width, end)?;
         } else {
             inv.leaf_start(&a.buffer, leaf, w)?;
             for p in c0..c0 + leaf.width {
                 inv.leaf_step(&a.buffer, leaf, p, w)?;
             }
             inv.leaf_interchanges(&a.buffer, leaf, w)?;
+            update_right(inv, a, w, c0, leaf.width, end)?;
         }
-        update_right(inv, a, w, c0, leaf.width, end)?;
         c0 += leaf.width;
     }
     Ok(())
@@ -211,20 +216,36 @@ pub fn update_right(
     b: usize,
     end: usize,
 ) -> Result<()> {
+    let (v, cols) = (a.view(), end - k0 - b);
+    if cols == 0 {
+        return Ok(());
+    }
+    // L11 with its unit diagonal, into the row-block workspace.
+    inv.copy(
+        Operand::new(&w.row_block, View::row_major(b, b)),
+        a.op(v.sub(k0, k0, b, b)),
+        CopyMode::UnitLower,
+        1.0,
+    )?;
+    update_right_after(inv, a, w, k0, b, end)
+}
+
+/// [`update_right`] with the unit lower L11 (b x b, row-major) in `w.row_block` already.
+fn update_right_after(
+    inv: &Inverter,
+    a: &DeviceSquare,
+    w: &PivotWork,
+    k0: usize,
+    b: usize,
+    end: usize,
+) -> Result<()> {
     let (n, v, k) = (a.n, a.view(), inv.tiled());
     let cols = end - k0 - b;
     if cols == 0 {
         return Ok(());
     }
     let rows = n - k0 - b;
-    // L11 with its unit diagonal, into the row-block workspace.
     let lv = View::row_major(b, b);
-    inv.copy(
-        Operand::new(&w.row_block, lv),
-        a.op(v.sub(k0, k0, b, b)),
-        CopyMode::UnitLower,
-        1.0,
-    )?;
     let a12 = v.sub(k0, k0 + b, b, cols);
     // A12ᵀ ← A12ᵀ·L11⁻ᵀ, i.e. A12 := L11⁻¹·A12.
     trsm(k, a.op(a12.t()), &w.row_block, lv, false)?;

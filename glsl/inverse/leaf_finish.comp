@@ -1,0 +1,167 @@
+// The last launch of a tournament-pivoted leaf (tournament.comp chose the w <= 32 pivot rows
+// `chosen` of columns c0 .. c0+w, in order, and left the winners' L11\U11 in lu11, row stride
+// 32, and the leaf columns of the 2w rows the interchanges touch in `stash`): in one launch the
+// chosen rows go to rows c0 .. c0+w as LAPACK's interchanges would put them (row q swapped with
+// piv[q] at step q, recorded by the first row group), and the leaf's columns become
+// L11\U11 over L21 = A21·U11⁻¹. Every group replays the interchanges in shared memory over
+// the touched rows as permute.comp does (slot s < w: row c0+s; slot w+t: row chosen[t] when it
+// lies below the leaf). The first `col_groups` groups move the touched rows' entries outside
+// the leaf's columns, 64 columns each (all reads before all writes, no column shared between
+// groups); the rest take 128 rows of A21 each, reading a moved row's leaf entries from the
+// stash (no group reads what another writes). The first row group also writes L11\U11, the
+// unit lower L11 (unit_l, w x w) for the solve right of the leaf, and a pivot whose magnitude
+// is at or below `tol` (or NaN) with its column into the status word, once.
+layout(local_size_x = 128) in;
+
+layout(std430, binding = 0) buffer ABuf { float a[]; };
+layout(std430, binding = 1) readonly buffer ChosenBuf { uint chosen[]; };
+layout(std430, binding = 2) writeonly buffer PivBuf { uint piv[]; };
+layout(std430, binding = 3) buffer StatusBuf { uint status[]; };
+layout(std430, binding = 4) readonly buffer Lu11Buf { float lu11[]; };
+layout(std430, binding = 5) readonly buffer StashBuf { float stash[]; };
+layout(std430, binding = 6) writeonly buffer UnitLBuf { float unit_l[]; };
+
+uniform uint n;
+uniform uint c0;
+uniform uint w;
+uniform float tol;
+uniform uint col_groups;
+
+const uint NONE = 0xFFFFFFFFu;
+const uint STRIDE = 33u;
+const uint COLS = 64u;
+
+shared uint picked[32];
+// The row each slot stands for, the row whose content it holds now, where each slot's
+// original row is now.
+shared uint row_of[64];
+shared uint content[64];
+shared uint where_now[64];
+shared uint src_slot[128];
+shared float u[32u * STRIDE];
+// Column groups: 64 slots x 64 columns; row groups: 128 rows x 32 leaf columns.
+shared float buf[128u * STRIDE];
+
+uint slot(uint row) {
+    if (row < c0 + w) return row - c0;
+    uint s = NONE;
+    for (uint t = 0u; t < w; ++t) {
+        if (picked[t] == row) s = w + t;
+    }
+    return s;
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint g = gl_WorkGroupID.x;
+    if (t < w) picked[t] = chosen[t];
+    barrier();
+    if (t < 2u * w) {
+        uint row = t < w ? c0 + t : picked[t - w];
+        // A chosen row inside the leaf already has its slot below w: this slot is unused.
+        row_of[t] = (t >= w && row < c0 + w) ? NONE : row;
+        content[t] = row;
+        where_now[t] = row;
+    }
+    barrier();
+    if (t == 0u) {
+        for (uint k = 0u; k < w; ++k) {
+            uint q = c0 + k;
+            uint r = picked[k];
+            uint at = where_now[slot(r)];
+            if (g == col_groups) piv[q] = at;
+            if (at != q) {
+                uint rq = content[slot(q)];
+                content[slot(q)] = r;
+                content[slot(at)] = rq;
+                where_now[slot(r)] = q;
+                where_now[slot(rq)] = at;
+            }
+        }
+    }
+    barrier();
+    if (g < col_groups) {
+        // The touched rows' entries outside the leaf: columns g·64 .. of the n − w others.
+        for (uint e = t; e < 64u * COLS; e += 128u) {
+            uint s = e / COLS;
+            uint jp = g * COLS + e % COLS;
+            uint j = jp < c0 ? jp : jp + w;
+            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content[s] != row_of[s]) {
+                buf[e] = a[content[s] * n + j];
+            }
+        }
+        barrier();
+        for (uint e = t; e < 64u * COLS; e += 128u) {
+            uint s = e / COLS;
+            uint jp = g * COLS + e % COLS;
+            uint j = jp < c0 ? jp : jp + w;
+            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content[s] != row_of[s]) {
+                a[row_of[s] * n + j] = buf[e];
+            }
+        }
+        return;
+    }
+    uint gr = g - col_groups;
+    for (uint e = t; e < 32u * 32u; e += 128u) {
+        u[(e / 32u) * STRIDE + e % 32u] = lu11[e];
+    }
+    // Where row first + t's new leaf entries come from: the stash slot of the row moved there,
+    // or NONE (not moved: its own entries in A).
+    uint first = c0 + w + gr * 128u;
+    uint r = first + t;
+    uint from = NONE;
+    for (uint k = 0u; k < w; ++k) {
+        if (picked[k] == r) from = slot(content[w + k]);
+    }
+    src_slot[t] = from;
+    barrier();
+    for (uint e = t; e < 128u * 32u; e += 128u) {
+        uint s = e / 32u;
+        uint j = e % 32u;
+        uint row = first + s;
+        float v = 0.0;
+        if (row < n && j < w) {
+            uint q = src_slot[s];
+            v = q != NONE ? stash[q * 32u + j] : a[row * n + c0 + j];
+        }
+        buf[s * STRIDE + j] = v;
+    }
+    barrier();
+    // L21 = A21·U11⁻¹, a row per invocation (the elimination's own operations).
+    for (uint k = 0u; k < w; ++k) {
+        float l = buf[t * STRIDE + k] / u[k * STRIDE + k];
+        buf[t * STRIDE + k] = l;
+        for (uint j = k + 1u; j < w; ++j) {
+            buf[t * STRIDE + j] -= l * u[k * STRIDE + j];
+        }
+    }
+    barrier();
+    for (uint e = t; e < 128u * 32u; e += 128u) {
+        uint s = e / 32u;
+        uint j = e % 32u;
+        uint row = first + s;
+        if (row < n && j < w) a[row * n + c0 + j] = buf[s * STRIDE + j];
+    }
+    if (gr != 0u) return;
+    for (uint e = t; e < 32u * 32u; e += 128u) {
+        uint i = e / 32u;
+        uint j = e % 32u;
+        if (i < w && j < w) {
+            float v = u[i * STRIDE + j];
+            a[(c0 + i) * n + c0 + j] = v;
+            unit_l[i * w + j] = i == j ? 1.0 : (j < i ? v : 0.0);
+        }
+    }
+    if (t == 0u) {
+        for (uint k = 0u; k < w; ++k) {
+            float piv = u[k * STRIDE + k];
+            if (!(abs(piv) > tol)) {
+                if (status[0] == NONE) {
+                    status[0] = c0 + k;
+                    status[1] = floatBitsToUint(piv);
+                }
+                break;
+            }
+        }
+    }
+}
