@@ -268,6 +268,15 @@ pub static PANEL_INVERSE: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// Gauss-Jordan: the panel column copied and block row 1 moved out before a block's products.
+pub static PANEL_SPLIT: ComputeKernel = ComputeKernel {
+    name: "inverse/panel_split",
+    source: include_str!("../glsl/inverse/panel_split.comp"),
+    buffers: &[("ABuf", 0), ("ColBuf", 1), ("RowBuf", 2)],
+    uniforms: &["n", "k0", "b", "base"],
+    optional: &[],
+};
+
 /// Scaled, permuted or transposed copies between views.
 pub static COPY: ComputeKernel = ComputeKernel {
     name: "inverse/copy",
@@ -458,6 +467,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &TOURNAMENT,
     &LEAF_FINISH,
     &PANEL_INVERSE,
+    &PANEL_SPLIT,
     &COPY,
     &NEWTON,
     &DGEMM,

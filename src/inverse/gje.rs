@@ -5,7 +5,8 @@
 //! interchanges, P·[A11; A21] = [L11; L21]·U11, so A21·A11⁻¹ = L21·L11⁻¹ and
 //! A11⁻¹ = U11⁻¹·L11⁻¹: both b x b inverses in one dispatch, then two products), then the
 //! products A00 += A01·A10, A20 += A21·A10, A10 := A11·A10 as one (block row 1 moved out
-//! first, zeros left, so all n rows accumulate), the same for A02, A22, A12. 2s³ flops, one
+//! first, zeros left, so all n rows accumulate; one launch with the column's copy), the same
+//! for A02, A22, A12. 2s³ flops, one
 //! sweep; the inverse of PA is in place and the columns are unscrambled on download.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
@@ -31,32 +32,20 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     while k0 < n {
         let b = w.block.min(n - k0);
         factor_panel(inv, a, w, k0, b, tol)?;
+        // The panel column copied (the transform reads it), block row 1 moved out (zeros
+        // left) outside the panel, so one product over all n rows per side updates A0j and
+        // A2j and writes A1j := A11⁻¹·A1j: Aij += Ti1·W1j with T the transformed panel column.
+        inv.panel_split(buf, n, k0, b, &w.row_block, &w.block_row)?;
         transform_panel(inv, a, w, k0, b)?;
         let r = n - k0 - b;
-        // Block row 1 moved out (zeros left) left and right of the panel, so one product over
-        // all n rows per side updates A0j and A2j and writes A1j := A11⁻¹·A1j:
-        // Aij += Ti1·W1j with T the transformed panel column.
         let wv = View::row_major(b, n);
         let t = op(v.sub(0, k0, n, b));
         for (j0, width) in [(0, k0), (k0 + b, r)] {
             if width == 0 {
                 continue;
             }
-            let w1 = wv.sub(0, j0, b, width);
-            inv.copy(
-                Operand::new(&w.row_block, w1),
-                op(v.sub(k0, j0, b, width)),
-                CopyMode::Move,
-                1.0,
-            )?;
-            k.gemm(
-                Product::new(
-                    op(v.sub(0, j0, n, width)),
-                    t,
-                    Operand::new(&w.row_block, w1.t()),
-                )
-                .accumulate(),
-            )?;
+            let w1 = Operand::new(&w.block_row, wv.sub(0, j0, b, width).t());
+            k.gemm(Product::new(op(v.sub(0, j0, n, width)), t, w1).accumulate())?;
         }
         k0 += b;
     }
@@ -65,8 +54,8 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
 
 /// The factored panel (columns k0 .. k0+b: L11\U11 and L21 below, A01 above) turned into the
 /// Gauss-Jordan panel: A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹. Up
-/// to [`PANEL_INVERSE_MAX`] columns: the column copied, both b x b inverses in one dispatch,
-/// two products; wider: triangular solves in place.
+/// to [`PANEL_INVERSE_MAX`] columns: both b x b inverses in one dispatch, two products from
+/// the column's copy in `w.row_block` (n x b); wider: triangular solves in place.
 fn transform_panel(
     inv: &Inverter,
     a: &DeviceSquare,
@@ -80,10 +69,9 @@ fn transform_panel(
     let (n, v, k) = (a.n, a.view(), inv.tiled());
     let r = n - k0 - b;
     let a11 = v.sub(k0, k0, b, b);
-    // The column's copy (n x b) in the row-block workspace: the products read it, write A.
+    // The column's copy (n x b, by Inverter::panel_split): the products read it, write A.
     let cv = View::row_major(n, b);
     let col = |first, rows| Operand::new(&w.row_block, cv.sub(first, 0, rows, b));
-    inv.copy(col(0, n), a.op(v.sub(0, k0, n, b)), CopyMode::Copy, 1.0)?;
     let lv = View::row_major(b, b);
     inv.panel_inverse(&a.buffer, n, k0 * n + k0, b, &w.square)?;
     if k0 > 0 {

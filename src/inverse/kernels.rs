@@ -42,6 +42,7 @@ pub struct Inverter {
     tournament: ComputeProgram,
     leaf_finish: ComputeProgram,
     panel_inverse: ComputeProgram,
+    panel_split: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
     dgemm: super::double::DoublePrograms,
@@ -106,6 +107,7 @@ impl Inverter {
             )?,
             leaf_finish: program(&crate::compute_kernels::LEAF_FINISH)?,
             panel_inverse: program(&crate::compute_kernels::PANEL_INVERSE)?,
+            panel_split: program(&crate::compute_kernels::PANEL_SPLIT)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
             dgemm: super::double::DoublePrograms::new(),
@@ -340,6 +342,37 @@ impl Inverter {
         self.panel_inverse
             .set_all(&[("n", u(n)), ("off", u(off)), ("b", u(b))])?;
         self.panel_inverse.dispatch([1, 1, 1])
+    }
+
+    /// Before a Gauss-Jordan block's products: the panel column (columns k0 .. k0+b, all n
+    /// rows) copied into `col` (n x b) and block row 1 outside the panel moved into `row`
+    /// (b x n; the panel's columns unwritten), zeros left in `a`
+    /// (glsl/inverse/panel_split.comp).
+    pub fn panel_split(
+        &self,
+        a: &Buffer<f32>,
+        n: usize,
+        k0: usize,
+        b: usize,
+        col: &Buffer<f32>,
+        row: &Buffer<f32>,
+    ) -> Result<()> {
+        a.bind_base(0);
+        col.bind_base(1);
+        row.bind_base(2);
+        let u = |v: usize| Uniform::U32(v as u32);
+        self.panel_split
+            .set_all(&[("n", u(n)), ("k0", u(k0)), ("b", u(b))])?;
+        let groups = (n * b).div_ceil(256);
+        let max = self.tiled.limits().max_groups_x.max(1) as usize;
+        let mut base = 0;
+        while base < groups {
+            let count = (groups - base).min(max);
+            self.panel_split.set("base", u(base))?;
+            self.panel_split.dispatch([count as u32, 1, 1])?;
+            base += count;
+        }
+        Ok(())
     }
 
     /// Moves the leaf's chosen rows into place across all n columns (LAPACK's interchanges,

@@ -88,8 +88,10 @@ impl Default for PanelSettings {
 pub struct PivotWork {
     /// Row swapped with row p at step p (LAPACK's ipiv, 0-based).
     pub piv: Buffer<u32>,
-    /// A b x n copy of the panel's block row (Gauss-Jordan), or L11 with its unit diagonal (LU).
+    /// An n x b copy of the panel column (Gauss-Jordan), or L11 with its unit diagonal.
     pub row_block: Buffer<f32>,
+    /// Gauss-Jordan's block row 1 (b x n), moved out before the block's products.
+    pub block_row: Buffer<f32>,
     /// Two b x b workspaces (the Gauss-Jordan panel's L11⁻¹ and A11⁻¹).
     pub square: Buffer<f32>,
     /// The per-group pivot candidates, (|value|, row) as bits, written and read alternately.
@@ -128,7 +130,8 @@ impl PivotWork {
         let sets = || inv.index_buffer(LEAF * n.div_ceil(chunk_rows).max(1));
         Ok(Self {
             piv: inv.index_buffer(n)?,
-            row_block: inv.buffer("a block row", block * n)?,
+            row_block: inv.buffer("a block column", block * n)?,
+            block_row: inv.buffer("a block row", block * n)?,
             square: inv.buffer("the panel's inverses", 2 * block * block)?,
             candidates: [candidates()?, candidates()?],
             chosen: inv.index_buffer(LEAF)?,
