@@ -5,7 +5,7 @@
 // piv[q] at step q, recorded by the first row group), and the leaf's columns become
 // L11\U11 over L21 = A21·U11⁻¹. Every group replays the interchanges in shared memory over
 // the touched rows as permute.comp does (slot s < w: row c0+s; slot w+t: row chosen[t] when it
-// lies below the leaf). The first `col_groups` groups move the touched rows' entries outside
+// lies below the leaf), in O(w) steps on slots. The first `col_groups` groups move the touched rows' entries outside
 // the leaf's columns, 64 columns each (all reads before all writes, no column shared between
 // groups); the rest take 128 rows of A21 each, reading a moved row's leaf entries from the
 // stash (no group reads what another writes). The first row group also writes L11\U11, the
@@ -32,23 +32,20 @@ const uint STRIDE = 33u;
 const uint COLS = 64u;
 
 shared uint picked[32];
-// The row each slot stands for, the row whose content it holds now, where each slot's
-// original row is now.
+// By slot: the row it stands for (NONE: unused), the slot whose original content it holds
+// now, the slot where its original content is now; each winner's slot.
 shared uint row_of[64];
-shared uint content[64];
-shared uint where_now[64];
+shared uint content_slot[64];
+shared uint where_slot[64];
+shared uint picked_slot[32];
 shared uint src_slot[128];
 shared float u[32u * STRIDE];
 // Column groups: 64 slots x 64 columns; row groups: 128 rows x 32 leaf columns.
 shared float buf[128u * STRIDE];
 
-uint slot(uint row) {
-    if (row < c0 + w) return row - c0;
-    uint s = NONE;
-    for (uint t = 0u; t < w; ++t) {
-        if (picked[t] == row) s = w + t;
-    }
-    return s;
+// The row slot s stands for.
+uint row_at(uint s) {
+    return s < w ? c0 + s : picked[s - w];
 }
 
 void main() {
@@ -56,26 +53,31 @@ void main() {
     uint g = gl_WorkGroupID.x;
     if (t < w) picked[t] = chosen[t];
     barrier();
+    if (t < w) {
+        uint r = picked[t];
+        picked_slot[t] = r < c0 + w ? r - c0 : w + t;
+    }
     if (t < 2u * w) {
-        uint row = t < w ? c0 + t : picked[t - w];
+        uint row = row_at(t);
         // A chosen row inside the leaf already has its slot below w: this slot is unused.
         row_of[t] = (t >= w && row < c0 + w) ? NONE : row;
-        content[t] = row;
-        where_now[t] = row;
+        content_slot[t] = t;
+        where_slot[t] = t;
     }
     barrier();
+    // The interchanges replayed on slots: step k swaps row c0+k (slot k) with where the k-th
+    // winner's content is now.
     if (t == 0u) {
         for (uint k = 0u; k < w; ++k) {
-            uint q = c0 + k;
-            uint r = picked[k];
-            uint at = where_now[slot(r)];
-            if (g == col_groups) piv[q] = at;
-            if (at != q) {
-                uint rq = content[slot(q)];
-                content[slot(q)] = r;
-                content[slot(at)] = rq;
-                where_now[slot(r)] = q;
-                where_now[slot(rq)] = at;
+            uint rs = picked_slot[k];
+            uint at = where_slot[rs];
+            if (g == col_groups) piv[c0 + k] = row_at(at);
+            if (at != k) {
+                uint qs = content_slot[k];
+                content_slot[k] = rs;
+                content_slot[at] = qs;
+                where_slot[rs] = k;
+                where_slot[qs] = at;
             }
         }
     }
@@ -86,8 +88,8 @@ void main() {
             uint s = e / COLS;
             uint jp = g * COLS + e % COLS;
             uint j = jp < c0 ? jp : jp + w;
-            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content[s] != row_of[s]) {
-                buf[e] = a[content[s] * n + j];
+            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content_slot[s] != s) {
+                buf[e] = a[row_at(content_slot[s]) * n + j];
             }
         }
         barrier();
@@ -95,7 +97,7 @@ void main() {
             uint s = e / COLS;
             uint jp = g * COLS + e % COLS;
             uint j = jp < c0 ? jp : jp + w;
-            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content[s] != row_of[s]) {
+            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content_slot[s] != s) {
                 a[row_of[s] * n + j] = buf[e];
             }
         }
@@ -111,7 +113,7 @@ void main() {
     uint r = first + t;
     uint from = NONE;
     for (uint k = 0u; k < w; ++k) {
-        if (picked[k] == r) from = slot(content[w + k]);
+        if (picked[k] == r) from = content_slot[w + k];
     }
     src_slot[t] = from;
     barrier();

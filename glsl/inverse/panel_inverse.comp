@@ -1,9 +1,10 @@
 // The Gauss-Jordan panel's b x b inverses (b <= 64) from the factored block A11 = L11\U11 (unit
 // lower L11 below the diagonal, U11 on and above; row stride n, first entry at `off`), in one
 // work group in shared memory: L11⁻¹ into `linv` (b x b row-major) and A11 := U11⁻¹·L11⁻¹ in
-// place. L11⁻¹ by forward elimination on the identity, a step per column; then the rows scaled
-// by U11's diagonal and back substitution with the unit upper D⁻¹·U11, a step per column.
-// A zero pivot gives infinities; the status word has named it already (leaf_finish.comp).
+// place. One invocation per column j, no barrier after the load: column j of L11⁻¹ by forward
+// substitution on e_j, then column j of U11⁻¹·L11⁻¹ by back substitution on it (two partial
+// sums each, to shorten the dependent chains). A zero pivot gives infinities; the status word
+// has named it already (leaf_finish.comp).
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -13,8 +14,8 @@ uniform uint n;
 uniform uint off;
 uniform uint b;
 
-// Unpadded: 32 KiB, the least shared memory GL promises (consecutive invocations take
-// consecutive columns, so rows need no padding).
+// Unpadded: 32 KiB, the least shared memory GL promises (the invocations take consecutive
+// columns of x, and read m's entries all alike).
 const uint STRIDE = 64u;
 
 shared float m[64u * STRIDE];
@@ -22,40 +23,40 @@ shared float x[64u * STRIDE];
 
 void main() {
     uint t = gl_LocalInvocationID.x;
-    uint bb = b * b;
-    for (uint e = t; e < bb; e += 256u) {
+    for (uint e = t; e < b * b; e += 256u) {
         uint i = e / b;
-        uint j = e % b;
-        m[i * STRIDE + j] = a[off + i * n + j];
-        x[i * STRIDE + j] = i == j ? 1.0 : 0.0;
+        m[i * STRIDE + e % b] = a[off + i * n + e % b];
     }
     barrier();
-    // X := L11⁻¹: at step k, rows below k lose L(i, k) times row k (nonzero in columns <= k).
-    for (uint k = 0u; k + 1u < b; ++k) {
-        for (uint e = t; e < bb; e += 256u) {
-            uint i = e / b;
-            uint j = e % b;
-            if (i > k && j <= k) x[i * STRIDE + j] -= m[i * STRIDE + k] * x[k * STRIDE + j];
+    if (t >= b) return;
+    uint j = t;
+    // x = L11⁻¹·e_j: zero above j, one at j, x_i = −Σ_{j <= k < i} L(i, k)·x_k below.
+    for (uint i = 0u; i < j; ++i) x[i * STRIDE + j] = 0.0;
+    x[j * STRIDE + j] = 1.0;
+    for (uint i = j + 1u; i < b; ++i) {
+        float s0 = 0.0;
+        float s1 = 0.0;
+        uint k = j;
+        for (; k + 1u < i; k += 2u) {
+            s0 += m[i * STRIDE + k] * x[k * STRIDE + j];
+            s1 += m[i * STRIDE + k + 1u] * x[(k + 1u) * STRIDE + j];
         }
-        barrier();
+        if (k < i) s0 += m[i * STRIDE + k] * x[k * STRIDE + j];
+        x[i * STRIDE + j] = -(s0 + s1);
     }
-    for (uint e = t; e < bb; e += 256u) {
-        uint i = e / b;
-        uint j = e % b;
-        linv[e] = x[i * STRIDE + j];
-        x[i * STRIDE + j] /= m[i * STRIDE + i];
-    }
-    barrier();
-    // X := (D⁻¹·U11)⁻¹·X, rows above k losing U(i, k)/U(i, i) times row k.
-    for (uint k = b - 1u; k > 0u; --k) {
-        for (uint e = t; e < k * b; e += 256u) {
-            uint i = e / b;
-            uint j = e % b;
-            x[i * STRIDE + j] -= (m[i * STRIDE + k] / m[i * STRIDE + i]) * x[k * STRIDE + j];
+    for (uint i = 0u; i < b; ++i) linv[i * b + j] = x[i * STRIDE + j];
+    // x := U11⁻¹·x: x_i = (x_i − Σ_{k > i} U(i, k)·x_k) / U(i, i), bottom up.
+    for (uint ii = b; ii > 0u; --ii) {
+        uint i = ii - 1u;
+        float s0 = x[i * STRIDE + j];
+        float s1 = 0.0;
+        uint k = i + 1u;
+        for (; k + 1u < b; k += 2u) {
+            s0 -= m[i * STRIDE + k] * x[k * STRIDE + j];
+            s1 += m[i * STRIDE + k + 1u] * x[(k + 1u) * STRIDE + j];
         }
-        barrier();
+        if (k < b) s0 -= m[i * STRIDE + k] * x[k * STRIDE + j];
+        x[i * STRIDE + j] = (s0 - s1) / m[i * STRIDE + i];
     }
-    for (uint e = t; e < bb; e += 256u) {
-        a[off + (e / b) * n + e % b] = x[(e / b) * STRIDE + e % b];
-    }
+    for (uint i = 0u; i < b; ++i) a[off + i * n + j] = x[i * STRIDE + j];
 }
