@@ -255,7 +255,7 @@ pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
         ("StashBuf", 5),
         ("UnitLBuf", 6),
     ],
-    uniforms: &["n", "c0", "w", "tol", "col_groups"],
+    uniforms: &["n", "c0", "w", "tol", "col_groups", "right"],
     optional: &[],
 };
 

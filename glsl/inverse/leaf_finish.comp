@@ -5,12 +5,14 @@
 // piv[q] at step q, recorded by the first row group), and the leaf's columns become
 // L11\U11 over L21 = A21·U11⁻¹. Every group replays the interchanges in shared memory over
 // the touched rows as permute.comp does (slot s < w: row c0+s; slot w+t: row chosen[t] when it
-// lies below the leaf), in O(w) steps on slots. The first `col_groups` groups move the touched rows' entries outside
-// the leaf's columns, 64 columns each (all reads before all writes, no column shared between
-// groups); the rest take 128 rows of A21 each, reading a moved row's leaf entries from the
-// stash (no group reads what another writes). The first row group also writes L11\U11, the
-// unit lower L11 (unit_l, w x w) for the solve right of the leaf, and a pivot whose magnitude
-// is at or below `tol` (or NaN) with its column into the status word, once.
+// lies below the leaf), in O(w) steps on slots. The first `col_groups` groups move the touched
+// rows' entries outside the leaf's columns and the `right` (<= 32) columns after it, 64 columns
+// each (all reads before all writes, no column shared between groups); the rest take 128 rows
+// of A21 each, reading a moved row's leaf entries from the stash (no group reads what another
+// writes). The first row group also writes L11\U11, the unit lower L11 (unit_l, w x w) for a
+// solve right of the leaf, the `right` columns' moves and U12 = L11⁻¹·A12 there (the panel's
+// update then needs only A22 −= L21·U12), and a pivot whose magnitude is at or below `tol` (or
+// NaN) with its column into the status word, once.
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -26,6 +28,7 @@ uniform uint c0;
 uniform uint w;
 uniform float tol;
 uniform uint col_groups;
+uniform uint right;
 
 const uint NONE = 0xFFFFFFFFu;
 const uint STRIDE = 33u;
@@ -87,8 +90,8 @@ void main() {
         for (uint e = t; e < 64u * COLS; e += 128u) {
             uint s = e / COLS;
             uint jp = g * COLS + e % COLS;
-            uint j = jp < c0 ? jp : jp + w;
-            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content_slot[s] != s) {
+            uint j = jp < c0 ? jp : jp + w + right;
+            if (s < 2u * w && jp < n - w - right && row_of[s] != NONE && content_slot[s] != s) {
                 buf[e] = a[row_at(content_slot[s]) * n + j];
             }
         }
@@ -96,8 +99,8 @@ void main() {
         for (uint e = t; e < 64u * COLS; e += 128u) {
             uint s = e / COLS;
             uint jp = g * COLS + e % COLS;
-            uint j = jp < c0 ? jp : jp + w;
-            if (s < 2u * w && jp < n - w && row_of[s] != NONE && content_slot[s] != s) {
+            uint j = jp < c0 ? jp : jp + w + right;
+            if (s < 2u * w && jp < n - w - right && row_of[s] != NONE && content_slot[s] != s) {
                 a[row_of[s] * n + j] = buf[e];
             }
         }
@@ -152,6 +155,34 @@ void main() {
             float v = u[i * STRIDE + j];
             a[(c0 + i) * n + c0 + j] = v;
             unit_l[i * w + j] = i == j ? 1.0 : (j < i ? v : 0.0);
+        }
+    }
+    if (right > 0u) {
+        // The `right` block columns after the leaf: the touched rows' entries interchanged
+        // here, rows c0 .. c0+w turned into U12 = L11⁻¹·A12 (a column per invocation).
+        barrier();
+        for (uint e = t; e < 64u * 32u; e += 128u) {
+            uint s = e / 32u;
+            uint jj = e % 32u;
+            if (s < 2u * w && jj < right && row_of[s] != NONE) {
+                buf[s * STRIDE + jj] = a[row_at(content_slot[s]) * n + c0 + w + jj];
+            }
+        }
+        barrier();
+        if (t < right) {
+            for (uint i = 1u; i < w; ++i) {
+                float v = buf[i * STRIDE + t];
+                for (uint k = 0u; k < i; ++k) v -= u[i * STRIDE + k] * buf[k * STRIDE + t];
+                buf[i * STRIDE + t] = v;
+            }
+        }
+        barrier();
+        for (uint e = t; e < 64u * 32u; e += 128u) {
+            uint s = e / 32u;
+            uint jj = e % 32u;
+            if (s < 2u * w && jj < right && row_of[s] != NONE) {
+                a[row_of[s] * n + c0 + w + jj] = buf[s * STRIDE + jj];
+            }
         }
     }
     if (t == 0u) {

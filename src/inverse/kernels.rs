@@ -258,6 +258,12 @@ impl Inverter {
         let fan = self.tournament_rows / LEAF;
         let chunk = w.chunk_rows.clamp(1, self.tournament_rows);
         let mut sets = (leaf.n - leaf.c0).div_ceil(chunk);
+        if sets * LEAF > w.rounds[0].len() {
+            return Err(Error::shape(format!(
+                "a tournament of {sets} candidate sets needs more than the workspace's {} rows                  (chunk_rows changed after PivotWork::new?)",
+                w.rounds[0].len()
+            )));
+        }
         a.bind_base(0);
         self.tournament.set_all(&[
             ("n", u(leaf.n)),
@@ -293,15 +299,18 @@ impl Inverter {
 
     /// The tournament-pivoted leaf's last launch, its winners listed in `chosen`: the rows
     /// interchanged (recorded in `w.piv`), L11\U11 (from `w.lu11`) and L21 = A21·U11⁻¹
-    /// written, the unit lower L11 into `w.row_block` (w x w) for the solve right of the leaf,
-    /// a failing pivot into the status word (glsl/inverse/leaf_finish.comp).
+    /// written, the unit lower L11 into `w.row_block` (w x w) for a solve right of the leaf,
+    /// a failing pivot into the status word (glsl/inverse/leaf_finish.comp). The `right` ≤ 32
+    /// columns after the leaf become U12 = L11⁻¹·A12 in the same launch (rows c0 .. c0+w).
     pub fn leaf_finish(
         &self,
         a: &Buffer<f32>,
         leaf: Leaf,
         chosen: &Buffer<u32>,
         w: &PivotWork,
+        right: usize,
     ) -> Result<()> {
+        debug_assert!(right <= LEAF && leaf.c0 + leaf.width + right <= leaf.n);
         a.bind_base(0);
         chosen.bind_base(1);
         w.piv.bind_base(2);
@@ -311,7 +320,7 @@ impl Inverter {
         w.row_block.bind_base(6);
         let u = |v: usize| Uniform::U32(v as u32);
         // 64 columns outside the leaf per group, then 128 rows below it per group.
-        let col_groups = (leaf.n - leaf.width).div_ceil(64);
+        let col_groups = (leaf.n - leaf.width - right).div_ceil(64);
         let row_groups = (leaf.n - leaf.c0 - leaf.width).div_ceil(128).max(1);
         self.leaf_finish.set_all(&[
             ("n", u(leaf.n)),
@@ -319,6 +328,7 @@ impl Inverter {
             ("w", u(leaf.width)),
             ("tol", Uniform::F32(leaf.tol)),
             ("col_groups", u(col_groups)),
+            ("right", u(right)),
         ])?;
         self.leaf_finish
             .dispatch([(col_groups + row_groups) as u32, 1, 1])

@@ -193,9 +193,16 @@ pub fn factor_panel(
         };
         if w.pivoting && w.pivots == Pivoting::Tournament {
             let winners = inv.leaf_tournament(&a.buffer, leaf, w)?;
-            inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w)?;
-            // The unit lower L11 is in the row-block workspace already.
-            update_right_after(inv, a, w, c0, leaf.width, end)?;
+            // Up to a leaf's width of columns right of it: U12 in the same launch, then one
+            // product; more: the solve from the unit L11 it leaves in the row-block workspace.
+            let cols = end - c0 - leaf.width;
+            let right = if cols <= LEAF { cols } else { 0 };
+            inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w, right)?;
+            if right > 0 {
+                update_below(inv, a, c0, leaf.width, right)?;
+            } else {
+                update_right_after(inv, a, w, c0, leaf.width, end)?;
+            }
         } else {
             inv.leaf_start(&a.buffer, leaf, w)?;
             for p in c0..c0 + leaf.width {
@@ -231,6 +238,24 @@ pub fn update_right(
         1.0,
     )?;
     update_right_after(inv, a, w, k0, b, end)
+}
+
+/// A22 −= L21·U12 for the `cols` columns after the factored columns k0 .. k0+b (rows below
+/// them), U12 in place already.
+fn update_below(inv: &Inverter, a: &DeviceSquare, k0: usize, b: usize, cols: usize) -> Result<()> {
+    let (n, v) = (a.n, a.view());
+    let rows = n - k0 - b;
+    if rows == 0 || cols == 0 {
+        return Ok(());
+    }
+    inv.tiled().gemm(
+        Product::new(
+            a.op(v.sub(k0 + b, k0 + b, rows, cols)),
+            a.op(v.sub(k0 + b, k0, rows, b)),
+            a.op(v.sub(k0, k0 + b, b, cols).t()),
+        )
+        .subtract(),
+    )
 }
 
 /// [`update_right`] with the unit lower L11 (b x b, row-major) in `w.row_block` already.
