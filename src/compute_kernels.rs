@@ -259,12 +259,12 @@ pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// Gauss-Jordan: the panel's L11⁻¹ and U11⁻¹·L11⁻¹ in one work group (b ≤ 64).
+/// Gauss-Jordan: the panel's L11⁻¹ and U11⁻¹·L11⁻¹, stacked, in one work group (b ≤ 64).
 pub static PANEL_INVERSE: ComputeKernel = ComputeKernel {
     name: "inverse/panel_inverse",
     source: include_str!("../glsl/inverse/panel_inverse.comp"),
-    buffers: &[("ABuf", 0), ("LinvBuf", 1)],
-    uniforms: &["n", "off", "b"],
+    buffers: &[("SrcBuf", 0), ("OutBuf", 1)],
+    uniforms: &["stride", "off", "b"],
     optional: &[],
 };
 
@@ -273,7 +273,7 @@ pub static PANEL_SPLIT: ComputeKernel = ComputeKernel {
     name: "inverse/panel_split",
     source: include_str!("../glsl/inverse/panel_split.comp"),
     buffers: &[("ABuf", 0), ("ColBuf", 1), ("RowBuf", 2)],
-    uniforms: &["n", "k0", "b", "base"],
+    uniforms: &["n", "k0", "b", "base", "whole"],
     optional: &[],
 };
 

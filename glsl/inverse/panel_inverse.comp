@@ -1,16 +1,17 @@
-// The Gauss-Jordan panel's b x b inverses (b <= 64) from the factored block A11 = L11\U11 (unit
-// lower L11 below the diagonal, U11 on and above; row stride n, first entry at `off`), in one
-// work group in shared memory: L11⁻¹ into `linv` (b x b row-major) and A11 := U11⁻¹·L11⁻¹ in
-// place. One invocation per column j, no barrier after the load: column j of L11⁻¹ by forward
-// substitution on e_j, then column j of U11⁻¹·L11⁻¹ by back substitution on it (two partial
-// sums each, to shorten the dependent chains). A zero pivot gives infinities; the status word
-// has named it already (leaf_finish.comp).
+// The Gauss-Jordan panel's b x b inverses (b <= 64) from the factored block L11\U11 (unit lower
+// L11 below the diagonal, U11 on and above; at `off` in `src`, row stride `stride`: the panel
+// column's copy), in one work group in shared memory: [L11⁻¹; U11⁻¹·L11⁻¹] stacked into `out`
+// (2b x b row-major), and −I written over the block in `src` (so the block's products write
+// block row 1 as the other rows: src/inverse/gje.rs). One invocation per column j, no barrier
+// after the load: column j of L11⁻¹ by forward substitution on e_j, then column j of
+// U11⁻¹·L11⁻¹ by back substitution on it (two partial sums each, to shorten the dependent
+// chains). A zero pivot gives infinities; the status word has named it (leaf_finish.comp).
 layout(local_size_x = 256) in;
 
-layout(std430, binding = 0) buffer ABuf { float a[]; };
-layout(std430, binding = 1) writeonly buffer LinvBuf { float linv[]; };
+layout(std430, binding = 0) buffer SrcBuf { float src[]; };
+layout(std430, binding = 1) writeonly buffer OutBuf { float out_[]; };
 
-uniform uint n;
+uniform uint stride;
 uniform uint off;
 uniform uint b;
 
@@ -25,7 +26,7 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     for (uint e = t; e < b * b; e += 256u) {
         uint i = e / b;
-        m[i * STRIDE + e % b] = a[off + i * n + e % b];
+        m[i * STRIDE + e % b] = src[off + i * stride + e % b];
     }
     barrier();
     if (t >= b) return;
@@ -44,7 +45,7 @@ void main() {
         if (k < i) s0 += m[i * STRIDE + k] * x[k * STRIDE + j];
         x[i * STRIDE + j] = -(s0 + s1);
     }
-    for (uint i = 0u; i < b; ++i) linv[i * b + j] = x[i * STRIDE + j];
+    for (uint i = 0u; i < b; ++i) out_[i * b + j] = x[i * STRIDE + j];
     // x := U11⁻¹·x: x_i = (x_i − Σ_{k > i} U(i, k)·x_k) / U(i, i), bottom up.
     for (uint ii = b; ii > 0u; --ii) {
         uint i = ii - 1u;
@@ -58,5 +59,8 @@ void main() {
         if (k < b) s0 -= m[i * STRIDE + k] * x[k * STRIDE + j];
         x[i * STRIDE + j] = (s0 - s1) / m[i * STRIDE + i];
     }
-    for (uint i = 0u; i < b; ++i) a[off + i * n + j] = x[i * STRIDE + j];
+    for (uint i = 0u; i < b; ++i) {
+        out_[(b + i) * b + j] = x[i * STRIDE + j];
+        src[off + i * stride + j] = i == j ? -1.0 : 0.0;
+    }
 }

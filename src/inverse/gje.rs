@@ -3,10 +3,10 @@
 //! transformed as the unblocked sweep would, A11 := A11⁻¹, A01 := −A01·A11⁻¹,
 //! A21 := −A21·A11⁻¹, by way of the pivoted LU of [A11; A21] ([`super::panel`]: whole-row
 //! interchanges, P·[A11; A21] = [L11; L21]·U11, so A21·A11⁻¹ = L21·L11⁻¹ and
-//! A11⁻¹ = U11⁻¹·L11⁻¹: both b x b inverses in one dispatch, then two products), then the
-//! products A00 += A01·A10, A20 += A21·A10, A10 := A11·A10 as one (block row 1 moved out
-//! first, zeros left, so all n rows accumulate; one launch with the column's copy), the same
-//! for A02, A22, A12. 2s³ flops, one
+//! A11⁻¹ = U11⁻¹·L11⁻¹), then A0j += A01·A1j, A2j += A21·A1j, A1j := A11⁻¹·A1j. Up to
+//! [`PANEL_INVERSE_MAX`] columns a block takes five launches after its panel (the column and
+//! block row moved out, both b x b inverses in one work group, three products:
+//! [`block_update`]); wider blocks transform the panel by triangular solves. 2s³ flops, one
 //! sweep; the inverse of PA is in place and the columns are unscrambled on download.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
@@ -24,69 +24,76 @@ pub const PANEL_INVERSE_MAX: usize = 64;
 /// [`unscramble_columns`]). Queues the work; the status word says whether a pivot failed.
 pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
-    let v = a.view();
-    let k = inv.tiled();
-    let buf = &a.buffer;
-    let op = |view: View| Operand::new(buf, view);
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
         factor_panel(inv, a, w, k0, b, tol)?;
-        // The panel column copied (the transform reads it), block row 1 moved out (zeros
-        // left) outside the panel, so one product over all n rows per side updates A0j and
-        // A2j and writes A1j := A11⁻¹·A1j: Aij += Ti1·W1j with T the transformed panel column.
-        inv.panel_split(buf, n, k0, b, &w.row_block, &w.block_row)?;
-        transform_panel(inv, a, w, k0, b)?;
-        let r = n - k0 - b;
-        let wv = View::row_major(b, n);
-        let t = op(v.sub(0, k0, n, b));
-        for (j0, width) in [(0, k0), (k0 + b, r)] {
-            if width == 0 {
-                continue;
-            }
-            let w1 = Operand::new(&w.block_row, wv.sub(0, j0, b, width).t());
-            k.gemm(Product::new(op(v.sub(0, j0, n, width)), t, w1).accumulate())?;
+        if b <= PANEL_INVERSE_MAX {
+            block_update(inv, a, w, k0, b)?;
+        } else {
+            block_update_by_solves(inv, a, w, k0, b)?;
         }
         k0 += b;
     }
     Ok(())
 }
 
-/// The factored panel (columns k0 .. k0+b: L11\U11 and L21 below, A01 above) turned into the
-/// Gauss-Jordan panel: A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹. Up
-/// to [`PANEL_INVERSE_MAX`] columns: both b x b inverses in one dispatch, two products from
-/// the column's copy in `w.row_block` (n x b); wider: triangular solves in place.
-fn transform_panel(
+/// One block's Gauss-Jordan update (b ≤ [`PANEL_INVERSE_MAX`]), the panel factored (columns
+/// k0 .. k0+b: L11\U11 and L21 below, A01 above): with C the panel column's copy and W1
+/// block row 1 with the identity in the panel's columns, both moved out (zeros left), and
+/// Y = [L11⁻¹; U11⁻¹·L11⁻¹]·W1, rows 0 .. k0+b get −C·(U11⁻¹·L11⁻¹·W1) with −I in C's block
+/// rows and the rows below −C·(L11⁻¹·W1): A01 := −A01·A11⁻¹, A11 := A11⁻¹, A21 := −L21·L11⁻¹,
+/// A0j += A01·A1j, A1j := A11⁻¹·A1j and A2j += A21·A1j in five launches.
+pub fn block_update(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, b: usize) -> Result<()> {
+    let (n, v, k) = (a.n, a.view(), inv.tiled());
+    let r = n - k0 - b;
+    inv.panel_split(&a.buffer, n, k0, b, &w.row_block, &w.block_row, true)?;
+    inv.panel_inverse(&w.row_block, b, k0 * b, b, &w.square)?;
+    let cv = View::row_major(n, b);
+    let col = |first, rows| Operand::new(&w.row_block, cv.sub(first, 0, rows, b));
+    let yv = View::row_major(2 * b, n);
+    let y = |first| Operand::new(&w.spread, yv.sub(first, 0, b, n).t());
+    k.gemm(Product::new(
+        Operand::new(&w.spread, yv),
+        Operand::new(&w.square, View::row_major(2 * b, b)),
+        Operand::new(&w.block_row, View::row_major(b, n).t()),
+    ))?;
+    k.gemm(Product::new(a.op(v.sub(0, 0, k0 + b, n)), col(0, k0 + b), y(b)).subtract())?;
+    if r > 0 {
+        k.gemm(Product::new(a.op(v.sub(k0 + b, 0, r, n)), col(k0 + b, r), y(0)).subtract())?;
+    }
+    Ok(())
+}
+
+/// One block's Gauss-Jordan update for wider blocks: the panel transformed by triangular
+/// solves in place (A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹), block
+/// row 1 moved out (zeros left) and one product per side over all rows, Aij += Ti1·W1j.
+pub fn block_update_by_solves(
     inv: &Inverter,
     a: &DeviceSquare,
     w: &PivotWork,
     k0: usize,
     b: usize,
 ) -> Result<()> {
-    if b > PANEL_INVERSE_MAX {
-        return transform_panel_by_solves(inv, a, w, k0, b);
-    }
     let (n, v, k) = (a.n, a.view(), inv.tiled());
     let r = n - k0 - b;
-    let a11 = v.sub(k0, k0, b, b);
-    // The column's copy (n x b, by Inverter::panel_split): the products read it, write A.
-    let cv = View::row_major(n, b);
-    let col = |first, rows| Operand::new(&w.row_block, cv.sub(first, 0, rows, b));
-    let lv = View::row_major(b, b);
-    inv.panel_inverse(&a.buffer, n, k0 * n + k0, b, &w.square)?;
-    if k0 > 0 {
-        let c = a.op(v.sub(0, k0, k0, b));
-        k.gemm(Product::new(c, col(0, k0), a.op(a11.t())).negate())?;
-    }
-    if r > 0 {
-        let c = a.op(v.sub(k0 + b, k0, r, b));
-        let linv = Operand::new(&w.square, lv.t());
-        k.gemm(Product::new(c, col(k0 + b, r), linv).negate())?;
+    inv.panel_split(&a.buffer, n, k0, b, &w.row_block, &w.block_row, false)?;
+    transform_panel_by_solves(inv, a, w, k0, b)?;
+    let wv = View::row_major(b, n);
+    let t = a.op(v.sub(0, k0, n, b));
+    for (j0, width) in [(0, k0), (k0 + b, r)] {
+        if width == 0 {
+            continue;
+        }
+        let w1 = Operand::new(&w.block_row, wv.sub(0, j0, b, width).t());
+        k.gemm(Product::new(a.op(v.sub(0, j0, n, width)), t, w1).accumulate())?;
     }
     Ok(())
 }
 
-/// [`transform_panel`] by triangular solves in place (any b).
+/// The factored panel (columns k0 .. k0+b: L11\U11 and L21 below, A01 above) turned into the
+/// Gauss-Jordan panel by triangular solves in place (any b): A01 := −A01·U11⁻¹·L11⁻¹,
+/// A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹.
 fn transform_panel_by_solves(
     inv: &Inverter,
     a: &DeviceSquare,

@@ -334,30 +334,32 @@ impl Inverter {
             .dispatch([(col_groups + row_groups) as u32, 1, 1])
     }
 
-    /// The Gauss-Jordan panel's inverses from the factored b x b block at `off` (row stride
-    /// n, b ≤ 64): L11⁻¹ into `linv` (b x b), the block := U11⁻¹·L11⁻¹ in place
-    /// (glsl/inverse/panel_inverse.comp, one work group).
+    /// The Gauss-Jordan panel's inverses from the factored b x b block L11\U11 at `off` in
+    /// `src` (row stride `stride`, b ≤ 64): [L11⁻¹; U11⁻¹·L11⁻¹] stacked into `out`
+    /// (2b x b), −I written over the block (glsl/inverse/panel_inverse.comp, one work group).
     pub fn panel_inverse(
         &self,
-        a: &Buffer<f32>,
-        n: usize,
+        src: &Buffer<f32>,
+        stride: usize,
         off: usize,
         b: usize,
-        linv: &Buffer<f32>,
+        out: &Buffer<f32>,
     ) -> Result<()> {
         debug_assert!(b <= 64);
-        a.bind_base(0);
-        linv.bind_base(1);
+        src.bind_base(0);
+        out.bind_base(1);
         let u = |v: usize| Uniform::U32(v as u32);
         self.panel_inverse
-            .set_all(&[("n", u(n)), ("off", u(off)), ("b", u(b))])?;
+            .set_all(&[("stride", u(stride)), ("off", u(off)), ("b", u(b))])?;
         self.panel_inverse.dispatch([1, 1, 1])
     }
 
     /// Before a Gauss-Jordan block's products: the panel column (columns k0 .. k0+b, all n
     /// rows) copied into `col` (n x b) and block row 1 outside the panel moved into `row`
-    /// (b x n; the panel's columns unwritten), zeros left in `a`
+    /// (b x n), zeros left in `a`; with `whole`, the panel column of `a` zeroed too and the
+    /// identity in the panel's columns of `row` (else those are unwritten)
     /// (glsl/inverse/panel_split.comp).
+    #[allow(clippy::too_many_arguments)]
     pub fn panel_split(
         &self,
         a: &Buffer<f32>,
@@ -366,13 +368,18 @@ impl Inverter {
         b: usize,
         col: &Buffer<f32>,
         row: &Buffer<f32>,
+        whole: bool,
     ) -> Result<()> {
         a.bind_base(0);
         col.bind_base(1);
         row.bind_base(2);
         let u = |v: usize| Uniform::U32(v as u32);
-        self.panel_split
-            .set_all(&[("n", u(n)), ("k0", u(k0)), ("b", u(b))])?;
+        self.panel_split.set_all(&[
+            ("n", u(n)),
+            ("k0", u(k0)),
+            ("b", u(b)),
+            ("whole", Uniform::I32(i32::from(whole))),
+        ])?;
         let groups = (n * b).div_ceil(256);
         let max = self.tiled.limits().max_groups_x.max(1) as usize;
         let mut base = 0;

@@ -92,7 +92,9 @@ pub struct PivotWork {
     pub row_block: Buffer<f32>,
     /// Gauss-Jordan's block row 1 (b x n), moved out before the block's products.
     pub block_row: Buffer<f32>,
-    /// Two b x b workspaces (the Gauss-Jordan panel's L11⁻¹ and A11⁻¹).
+    /// Gauss-Jordan's [L11⁻¹; U11⁻¹·L11⁻¹]·W1 (2b x n).
+    pub spread: Buffer<f32>,
+    /// Two b x b workspaces (the Gauss-Jordan panel's L11⁻¹ and A11⁻¹, stacked).
     pub square: Buffer<f32>,
     /// The per-group pivot candidates, (|value|, row) as bits, written and read alternately.
     pub candidates: [Buffer<[u32; 2]>; 2],
@@ -132,6 +134,7 @@ impl PivotWork {
             piv: inv.index_buffer(n)?,
             row_block: inv.buffer("a block column", block * n)?,
             block_row: inv.buffer("a block row", block * n)?,
+            spread: inv.buffer("two block rows", 2 * block * n)?,
             square: inv.buffer("the panel's inverses", 2 * block * block)?,
             candidates: [candidates()?, candidates()?],
             chosen: inv.index_buffer(LEAF)?,
