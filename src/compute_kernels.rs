@@ -259,20 +259,12 @@ pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// Gauss-Jordan: the panel's L11⁻¹ and U11⁻¹·L11⁻¹, stacked, in one work group (b ≤ 64).
-pub static PANEL_INVERSE: ComputeKernel = ComputeKernel {
-    name: "inverse/panel_inverse",
-    source: include_str!("../glsl/inverse/panel_inverse.comp"),
-    buffers: &[("SrcBuf", 0), ("OutBuf", 1)],
-    uniforms: &["stride", "off", "b"],
-    optional: &[],
-};
-
-/// Gauss-Jordan: the panel column copied and block row 1 moved out before a block's products.
+/// Gauss-Jordan: the panel column copied and block row 1 moved out before a block's products,
+/// the panel's b x b inverses formed alongside (b ≤ 64).
 pub static PANEL_SPLIT: ComputeKernel = ComputeKernel {
     name: "inverse/panel_split",
     source: include_str!("../glsl/inverse/panel_split.comp"),
-    buffers: &[("ABuf", 0), ("ColBuf", 1), ("RowBuf", 2)],
+    buffers: &[("ABuf", 0), ("ColBuf", 1), ("RowBuf", 2), ("OutBuf", 3)],
     uniforms: &["n", "k0", "b", "base", "whole"],
     optional: &[],
 };
@@ -466,7 +458,6 @@ pub static ALL: &[&ComputeKernel] = &[
     &PERMUTE,
     &TOURNAMENT,
     &LEAF_FINISH,
-    &PANEL_INVERSE,
     &PANEL_SPLIT,
     &COPY,
     &NEWTON,

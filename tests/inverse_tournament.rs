@@ -197,9 +197,18 @@ fn poisoned_workspaces_do_not_show() {
         let a = general(n, 21 + n as u64);
         let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
         let mut w = PivotWork::new(&inv, n, block).unwrap();
-        w.row_block.upload(&vec![f32::NAN; block * n]).unwrap();
-        w.square.upload(&vec![f32::NAN; 2 * block * block]).unwrap();
-        w.moved.upload(&vec![f32::NAN; 2 * 32 * n]).unwrap();
+        for buffer in [
+            &mut w.row_block,
+            &mut w.block_row,
+            &mut w.spread,
+            &mut w.square,
+            &mut w.moved,
+            &mut w.lu11,
+            &mut w.stash,
+        ] {
+            let len = buffer.len();
+            buffer.upload(&vec![f32::NAN; len]).unwrap();
+        }
         for r in &mut w.rounds {
             let len = r.len();
             r.upload(&vec![0u32; len]).unwrap();

@@ -1,16 +1,22 @@
 // Before a Gauss-Jordan block's products (src/inverse/gje.rs): copies the panel column
-// (columns k0 .. k0+b of all n rows) into `col` (n x b, row-major; the panel's transform reads
-// it) and moves block row 1 outside the panel (rows k0 .. k0+b, columns not in k0 .. k0+b)
-// into `row` (b x n, row-major), leaving zeros in A, so one product over all rows per side
-// both updates the other rows and writes block row 1. With `whole` set, the panel column of A
-// is zeroed too and `row` gets the identity in the panel's columns, so the products also write
-// the transformed panel (src/inverse/gje.rs); else the panel's columns of `row` are unwritten.
-// One invocation per entry of each part (b·n of them).
+// (columns k0 .. k0+b of all n rows) into `col` (n x b, row-major) and moves block row 1
+// outside the panel (rows k0 .. k0+b, columns not in k0 .. k0+b) into `row` (b x n,
+// row-major), leaving zeros in A, so one product over all rows per side both updates the other
+// rows and writes block row 1; one invocation per entry of each part (b·n of them). With
+// `whole` set (b <= 64) the products also write the transformed panel: the panel column of A is
+// zeroed too, `row` gets the identity in the panel's columns, and work group 0 forms the
+// panel's b x b inverses from L11\U11 (unit lower L11 below the diagonal, U11 on and above)
+// in shared memory, [L11⁻¹; U11⁻¹·L11⁻¹] stacked into `out_` (2b x b), with −I for the block's
+// rows of `col` (the element groups leave those rows to it). One invocation per column there,
+// no barrier after the load: column j of L11⁻¹ by forward substitution on e_j, then of
+// U11⁻¹·L11⁻¹ by back substitution on it (two partial sums each, to shorten the dependent
+// chains). A zero pivot gives infinities; the status word has named it (leaf_finish.comp).
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
 layout(std430, binding = 1) writeonly buffer ColBuf { float col[]; };
 layout(std430, binding = 2) writeonly buffer RowBuf { float row[]; };
+layout(std430, binding = 3) writeonly buffer OutBuf { float out_[]; };
 
 uniform uint n;
 uniform uint k0;
@@ -18,14 +24,78 @@ uniform uint b;
 uniform uint base;
 uniform int whole;
 
+// Unpadded: 32 KiB, the least shared memory GL promises (the invocations take consecutive
+// columns of x, and read m's entries all alike).
+const uint STRIDE = 64u;
+
+shared float m[64u * STRIDE];
+shared float x[64u * STRIDE];
+
+// Work group 0 with `whole`: the panel's inverses.
+void inverses() {
+    uint t = gl_LocalInvocationID.x;
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+    }
+    barrier();
+    if (t >= b) return;
+    uint j = t;
+    // x = L11⁻¹·e_j: zero above j, one at j, x_i = −Σ_{j <= k < i} L(i, k)·x_k below.
+    for (uint i = 0u; i < j; ++i) x[i * STRIDE + j] = 0.0;
+    x[j * STRIDE + j] = 1.0;
+    for (uint i = j + 1u; i < b; ++i) {
+        float s0 = 0.0;
+        float s1 = 0.0;
+        uint k = j;
+        for (; k + 1u < i; k += 2u) {
+            s0 += m[i * STRIDE + k] * x[k * STRIDE + j];
+            s1 += m[i * STRIDE + k + 1u] * x[(k + 1u) * STRIDE + j];
+        }
+        if (k < i) s0 += m[i * STRIDE + k] * x[k * STRIDE + j];
+        x[i * STRIDE + j] = -(s0 + s1);
+    }
+    for (uint i = 0u; i < b; ++i) out_[i * b + j] = x[i * STRIDE + j];
+    // x := U11⁻¹·x: x_i = (x_i − Σ_{k > i} U(i, k)·x_k) / U(i, i), bottom up.
+    for (uint ii = b; ii > 0u; --ii) {
+        uint i = ii - 1u;
+        float s0 = x[i * STRIDE + j];
+        float s1 = 0.0;
+        uint k = i + 1u;
+        for (; k + 1u < b; k += 2u) {
+            s0 -= m[i * STRIDE + k] * x[k * STRIDE + j];
+            s1 += m[i * STRIDE + k + 1u] * x[(k + 1u) * STRIDE + j];
+        }
+        if (k < b) s0 -= m[i * STRIDE + k] * x[k * STRIDE + j];
+        x[i * STRIDE + j] = (s0 - s1) / m[i * STRIDE + i];
+    }
+    for (uint i = 0u; i < b; ++i) {
+        out_[(b + i) * b + j] = x[i * STRIDE + j];
+        col[(k0 + i) * b + j] = i == j ? -1.0 : 0.0;
+        a[(k0 + i) * n + k0 + j] = 0.0;
+    }
+}
+
 void main() {
-    uint e = (base + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    uint g = base + gl_WorkGroupID.x;
+    if (whole != 0) {
+        if (g == 0u) {
+            inverses();
+            return;
+        }
+        g -= 1u;
+    }
+    uint e = g * 256u + gl_LocalInvocationID.x;
     if (e >= n * b) return;
     uint ci = e / b;
     uint cj = e % b;
     uint from = ci * n + k0 + cj;
-    col[e] = a[from];
-    if (whole != 0) a[from] = 0.0;
+    if (whole == 0) {
+        col[e] = a[from];
+    } else if (ci < k0 || ci >= k0 + b) {
+        col[e] = a[from];
+        a[from] = 0.0;
+    }
     uint ri = e / n;
     uint rj = e % n;
     if (rj < k0 || rj >= k0 + b) {

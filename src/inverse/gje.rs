@@ -4,8 +4,8 @@
 //! A21 := −A21·A11⁻¹, by way of the pivoted LU of [A11; A21] ([`super::panel`]: whole-row
 //! interchanges, P·[A11; A21] = [L11; L21]·U11, so A21·A11⁻¹ = L21·L11⁻¹ and
 //! A11⁻¹ = U11⁻¹·L11⁻¹), then A0j += A01·A1j, A2j += A21·A1j, A1j := A11⁻¹·A1j. Up to
-//! [`PANEL_INVERSE_MAX`] columns a block takes five launches after its panel (the column and
-//! block row moved out, both b x b inverses in one work group, three products:
+//! [`PANEL_INVERSE_MAX`] columns a block takes four launches after its panel (the column and
+//! block row moved out and both b x b inverses formed in one, three products:
 //! [`block_update`]); wider blocks transform the panel by triangular solves. 2s³ flops, one
 //! sweep; the inverse of PA is in place and the columns are unscrambled on download.
 
@@ -17,7 +17,7 @@ use crate::tiled::Product;
 use crate::tiled::cholesky::trsm;
 use crate::tiled::{Operand, View};
 
-/// The largest block whose inverses [`Inverter::panel_inverse`] forms in one work group.
+/// The largest block whose inverses [`Inverter::panel_split`] forms in one work group.
 pub const PANEL_INVERSE_MAX: usize = 64;
 
 /// Inverts `a` in place up to the column order (the result is (PA)⁻¹ = A⁻¹Pᵀ; see
@@ -43,12 +43,12 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
 /// block row 1 with the identity in the panel's columns, both moved out (zeros left), and
 /// Y = [L11⁻¹; U11⁻¹·L11⁻¹]·W1, rows 0 .. k0+b get −C·(U11⁻¹·L11⁻¹·W1) with −I in C's block
 /// rows and the rows below −C·(L11⁻¹·W1): A01 := −A01·A11⁻¹, A11 := A11⁻¹, A21 := −L21·L11⁻¹,
-/// A0j += A01·A1j, A1j := A11⁻¹·A1j and A2j += A21·A1j in five launches.
+/// A0j += A01·A1j, A1j := A11⁻¹·A1j and A2j += A21·A1j in four launches.
 pub fn block_update(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, b: usize) -> Result<()> {
     let (n, v, k) = (a.n, a.view(), inv.tiled());
     let r = n - k0 - b;
-    inv.panel_split(&a.buffer, n, k0, b, &w.row_block, &w.block_row, true)?;
-    inv.panel_inverse(&w.row_block, b, k0 * b, b, &w.square)?;
+    let (col_copy, row) = (&w.row_block, &w.block_row);
+    inv.panel_split(&a.buffer, n, k0, b, col_copy, row, Some(&w.square))?;
     let cv = View::row_major(n, b);
     let col = |first, rows| Operand::new(&w.row_block, cv.sub(first, 0, rows, b));
     let yv = View::row_major(2 * b, n);
@@ -77,7 +77,7 @@ pub fn block_update_by_solves(
 ) -> Result<()> {
     let (n, v, k) = (a.n, a.view(), inv.tiled());
     let r = n - k0 - b;
-    inv.panel_split(&a.buffer, n, k0, b, &w.row_block, &w.block_row, false)?;
+    inv.panel_split(&a.buffer, n, k0, b, &w.row_block, &w.block_row, None)?;
     transform_panel_by_solves(inv, a, w, k0, b)?;
     let wv = View::row_major(b, n);
     let t = a.op(v.sub(0, k0, n, b));

@@ -41,7 +41,6 @@ pub struct Inverter {
     permute: ComputeProgram,
     tournament: ComputeProgram,
     leaf_finish: ComputeProgram,
-    panel_inverse: ComputeProgram,
     panel_split: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
@@ -106,7 +105,6 @@ impl Inverter {
                 &config.source(&tournament_source),
             )?,
             leaf_finish: program(&crate::compute_kernels::LEAF_FINISH)?,
-            panel_inverse: program(&crate::compute_kernels::PANEL_INVERSE)?,
             panel_split: program(&crate::compute_kernels::PANEL_SPLIT)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
@@ -334,30 +332,12 @@ impl Inverter {
             .dispatch([(col_groups + row_groups) as u32, 1, 1])
     }
 
-    /// The Gauss-Jordan panel's inverses from the factored b x b block L11\U11 at `off` in
-    /// `src` (row stride `stride`, b ≤ 64): [L11⁻¹; U11⁻¹·L11⁻¹] stacked into `out`
-    /// (2b x b), −I written over the block (glsl/inverse/panel_inverse.comp, one work group).
-    pub fn panel_inverse(
-        &self,
-        src: &Buffer<f32>,
-        stride: usize,
-        off: usize,
-        b: usize,
-        out: &Buffer<f32>,
-    ) -> Result<()> {
-        debug_assert!(b <= 64);
-        src.bind_base(0);
-        out.bind_base(1);
-        let u = |v: usize| Uniform::U32(v as u32);
-        self.panel_inverse
-            .set_all(&[("stride", u(stride)), ("off", u(off)), ("b", u(b))])?;
-        self.panel_inverse.dispatch([1, 1, 1])
-    }
-
     /// Before a Gauss-Jordan block's products: the panel column (columns k0 .. k0+b, all n
     /// rows) copied into `col` (n x b) and block row 1 outside the panel moved into `row`
-    /// (b x n), zeros left in `a`; with `whole`, the panel column of `a` zeroed too and the
-    /// identity in the panel's columns of `row` (else those are unwritten)
+    /// (b x n), zeros left in `a`. With `inverses` (b ≤ 64), the panel column of `a` zeroed
+    /// too, the identity in the panel's columns of `row` (else those are unwritten), and one
+    /// more work group forming the panel's inverses from L11\U11: [L11⁻¹; U11⁻¹·L11⁻¹]
+    /// stacked into it (2b x b), −I in the block's rows of `col`
     /// (glsl/inverse/panel_split.comp).
     #[allow(clippy::too_many_arguments)]
     pub fn panel_split(
@@ -368,19 +348,22 @@ impl Inverter {
         b: usize,
         col: &Buffer<f32>,
         row: &Buffer<f32>,
-        whole: bool,
+        inverses: Option<&Buffer<f32>>,
     ) -> Result<()> {
+        debug_assert!(inverses.is_none() || b <= 64);
         a.bind_base(0);
         col.bind_base(1);
         row.bind_base(2);
+        // Bound to something in any case.
+        inverses.unwrap_or(row).bind_base(3);
         let u = |v: usize| Uniform::U32(v as u32);
         self.panel_split.set_all(&[
             ("n", u(n)),
             ("k0", u(k0)),
             ("b", u(b)),
-            ("whole", Uniform::I32(i32::from(whole))),
+            ("whole", Uniform::I32(i32::from(inverses.is_some()))),
         ])?;
-        let groups = (n * b).div_ceil(256);
+        let groups = (n * b).div_ceil(256) + usize::from(inverses.is_some());
         let max = self.tiled.limits().max_groups_x.max(1) as usize;
         let mut base = 0;
         while base < groups {

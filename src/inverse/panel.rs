@@ -6,7 +6,7 @@
 //!   of at most 256 rows each choose 32 candidate rows by partial pivoting in shared memory,
 //!   rounds of merges choose among the candidates (glsl/inverse/tournament.comp), and one
 //!   launch moves the winners into place and writes L11\U11 and L21 = A21·U11⁻¹
-//!   (glsl/inverse/leaf_finish.comp): three or four launches a leaf at 4096.
+//!   (glsl/inverse/leaf_finish.comp): two to four launches a leaf at 4096.
 //!   Where one group holds all the leaf's rows (order at most 256 past the leaf) the
 //!   tournament is partial pivoting itself.
 //! - [`Pivoting::Partial`] (LAPACK's pivots): one dispatch per column
