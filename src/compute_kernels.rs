@@ -238,7 +238,7 @@ pub static TOURNAMENT: ComputeKernel = ComputeKernel {
         ("Lu11Buf", 3),
         ("StashBuf", 4),
     ],
-    uniforms: &["n", "c0", "w", "mode", "chunk", "sets", "fan", "last"],
+    uniforms: &["n", "c0", "w", "mode", "chunk", "sets", "fan", "last", "pend"],
     optional: &[],
 };
 
@@ -255,7 +255,7 @@ pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
         ("StashBuf", 5),
         ("UnitLBuf", 6),
     ],
-    uniforms: &["n", "c0", "w", "tol", "col_groups", "right"],
+    uniforms: &["n", "c0", "w", "tol", "col_groups", "right", "pend"],
     optional: &[],
 };
 

@@ -12,7 +12,8 @@
 // writes). The first row group also writes L11\U11, the unit lower L11 (unit_l, w x w) for a
 // solve right of the leaf, the `right` columns' moves and U12 = L11⁻¹·A12 there (the panel's
 // update then needs only A22 −= L21·U12), and a pivot whose magnitude is at or below `tol` (or
-// NaN) with its column into the status word, once.
+// NaN) with its column into the status word, once. With `pend` > 0 the previous leaf's product
+// on these columns is applied to the rows read from A first (see tournament.comp).
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -29,6 +30,7 @@ uniform uint w;
 uniform float tol;
 uniform uint col_groups;
 uniform uint right;
+uniform uint pend;
 
 const uint NONE = 0xFFFFFFFFu;
 const uint STRIDE = 33u;
@@ -43,6 +45,9 @@ shared uint where_slot[64];
 shared uint picked_slot[32];
 shared uint src_slot[128];
 shared float u[32u * STRIDE];
+// The previous leaf's U12 where its product on this leaf's columns is pending
+// (tournament.comp): applied to the rows read from A here.
+shared float u12[32u * STRIDE];
 // Column groups: 64 slots x 64 columns; row groups: 128 rows x 32 leaf columns.
 shared float buf[128u * STRIDE];
 
@@ -109,6 +114,9 @@ void main() {
     uint gr = g - col_groups;
     for (uint e = t; e < 32u * 32u; e += 128u) {
         u[(e / 32u) * STRIDE + e % 32u] = lu11[e];
+        uint k = e / 32u;
+        uint j = e % 32u;
+        u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
     }
     // Where row first + t's new leaf entries come from: the stash slot of the row moved there,
     // or NONE (not moved: its own entries in A).
@@ -132,6 +140,14 @@ void main() {
         buf[s * STRIDE + j] = v;
     }
     barrier();
+    // The pending product on rows read from A (a moved row's stash has it already).
+    if (pend > 0u && first + t < n && src_slot[t] == NONE) {
+        uint row = first + t;
+        for (uint k = 0u; k < pend; ++k) {
+            float l = a[row * n + c0 - pend + k];
+            for (uint j = 0u; j < w; ++j) buf[t * STRIDE + j] -= l * u12[k * STRIDE + j];
+        }
+    }
     // L21 = A21·U11⁻¹, a row per invocation (the elimination's own operations).
     for (uint k = 0u; k < w; ++k) {
         float l = buf[t * STRIDE + k] / u[k * STRIDE + k];

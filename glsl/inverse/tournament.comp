@@ -12,7 +12,9 @@
 // into lu11 (the eliminated row chosen at step k holds row k of U11 with step k's multipliers
 // to its left), and the leaf columns of the rows the interchanges will touch into `stash` (32
 // a row; slot s < w: row c0+s, slot w+k: the k-th winner), for leaf_finish.comp. A zero pivot
-// inside a round multiplies by 0 (leaf_finish.comp judges the last round's).
+// inside a round multiplies by 0 (leaf_finish.comp judges the last round's). With `pend` > 0 the
+// previous leaf's product A22 −= L21·U12 on these columns was left out (leaf_finish.comp wrote
+// U12): every row read here has it applied first.
 layout(local_size_x = ROWS) in;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
@@ -29,6 +31,7 @@ uniform uint chunk;
 uniform uint sets;
 uniform uint fan;
 uniform int last;
+uniform uint pend;
 
 const uint NONE = 0xFFFFFFFFu;
 // Partial maxima: ROWS / 16 invocations scan 16 candidates each.
@@ -44,6 +47,16 @@ shared float part_v[PARTS];
 shared uint part_s[PARTS];
 shared uint pivot_slot;
 shared uint won[32];
+// The previous leaf's U12 (pend x w: rows c0−pend .. c0, this leaf's columns) where its
+// product A22 −= L21·U12 is still pending: applied to every row as it is loaded.
+shared float u12[32u * STRIDE];
+
+// Row r's entry in this leaf's column c0 + j, with the pending product applied.
+float entry(uint r, uint j) {
+    float x = a[r * n + c0 + j];
+    for (uint k = 0u; k < pend; ++k) x -= a[r * n + c0 - pend + k] * u12[k * STRIDE + j];
+    return x;
+}
 
 float magnitude(float x) {
     return isnan(x) ? 3.0e38 : abs(x);
@@ -67,12 +80,26 @@ void main() {
         uint e = t % 32u;
         row_of[t] = (t < fan * 32u && s < sets && e < w) ? cand_in[s * 32u + e] : NONE;
     }
+    for (uint e = t; e < 32u * 32u; e += ROWS) {
+        uint k = e / 32u;
+        uint j = e % 32u;
+        u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+    }
     barrier();
     for (uint e = t; e < ROWS * 32u; e += ROWS) {
         uint s = e / 32u;
         uint j = e % 32u;
         uint r = row_of[s];
         v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
+    }
+    barrier();
+    // The pending product, a row per invocation (its entries of the previous leaf's columns).
+    if (pend > 0u && row_of[t] != NONE) {
+        uint r = row_of[t];
+        for (uint k = 0u; k < pend; ++k) {
+            float l = a[r * n + c0 - pend + k];
+            for (uint j = 0u; j < w; ++j) v[t * STRIDE + j] -= l * u12[k * STRIDE + j];
+        }
     }
     barrier();
     bool live = row_of[t] != NONE;
@@ -138,7 +165,7 @@ void main() {
             } else if (s < 2u * w && won[s - w] != NONE) {
                 row = row_of[won[s - w]];
             }
-            if (row != NONE && j < w) stash[e] = a[row * n + c0 + j];
+            if (row != NONE && j < w) stash[e] = entry(row, j);
         }
     }
 }

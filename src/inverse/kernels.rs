@@ -250,8 +250,17 @@ impl Inverter {
 
     /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
     /// `w.chunk_rows` rows, then merges of up to [`Inverter::tournament_rows`] / 32
-    /// candidate sets a group until one set is left; returns which of `w.rounds` holds the winners, in pivot order.
-    pub fn leaf_tournament(&self, a: &Buffer<f32>, leaf: Leaf, w: &PivotWork) -> Result<usize> {
+    /// candidate sets a group until one set is left; returns which of `w.rounds` holds the
+    /// winners, in pivot order. `pend` > 0: the previous leaf's product on these columns (its
+    /// `pend` columns' L21 times the U12 above this leaf) is applied to every row as read.
+    pub fn leaf_tournament(
+        &self,
+        a: &Buffer<f32>,
+        leaf: Leaf,
+        pend: usize,
+        w: &PivotWork,
+    ) -> Result<usize> {
+        debug_assert!(pend <= LEAF && pend <= leaf.c0);
         let u = |v: usize| Uniform::U32(v as u32);
         let fan = self.tournament_rows / LEAF;
         let chunk = w.chunk_rows.clamp(1, self.tournament_rows);
@@ -272,6 +281,7 @@ impl Inverter {
             ("sets", u(sets)),
             ("fan", u(fan)),
             ("last", Uniform::I32(i32::from(sets == 1))),
+            ("pend", u(pend)),
         ])?;
         w.lu11.bind_base(3);
         w.stash.bind_base(4);
@@ -299,7 +309,9 @@ impl Inverter {
     /// interchanged (recorded in `w.piv`), L11\U11 (from `w.lu11`) and L21 = A21·U11⁻¹
     /// written, the unit lower L11 into `w.row_block` (w x w) for a solve right of the leaf,
     /// a failing pivot into the status word (glsl/inverse/leaf_finish.comp). The `right` ≤ 32
-    /// columns after the leaf become U12 = L11⁻¹·A12 in the same launch (rows c0 .. c0+w).
+    /// columns after the leaf become U12 = L11⁻¹·A12 in the same launch (rows c0 .. c0+w);
+    /// `pend` as in [`Inverter::leaf_tournament`].
+    #[allow(clippy::too_many_arguments)]
     pub fn leaf_finish(
         &self,
         a: &Buffer<f32>,
@@ -307,6 +319,7 @@ impl Inverter {
         chosen: &Buffer<u32>,
         w: &PivotWork,
         right: usize,
+        pend: usize,
     ) -> Result<()> {
         debug_assert!(right <= LEAF && leaf.c0 + leaf.width + right <= leaf.n);
         a.bind_base(0);
@@ -327,6 +340,7 @@ impl Inverter {
             ("tol", Uniform::F32(leaf.tol)),
             ("col_groups", u(col_groups)),
             ("right", u(right)),
+            ("pend", u(pend)),
         ])?;
         self.leaf_finish
             .dispatch([(col_groups + row_groups) as u32, 1, 1])

@@ -186,6 +186,8 @@ pub fn factor_panel(
 ) -> Result<()> {
     let end = k0 + b;
     let mut c0 = k0;
+    // Columns of the previous leaf whose product A22 −= L21·U12 on this leaf's is pending.
+    let mut pend = 0;
     while c0 < end {
         let leaf = Leaf {
             n: a.n,
@@ -195,17 +197,18 @@ pub fn factor_panel(
             pivoting: w.pivoting,
         };
         if w.pivoting && w.pivots == Pivoting::Tournament {
-            let winners = inv.leaf_tournament(&a.buffer, leaf, w)?;
-            // Up to a leaf's width of columns right of it: U12 in the same launch, then one
-            // product; more: the solve from the unit L11 it leaves in the row-block workspace.
+            let winners = inv.leaf_tournament(&a.buffer, leaf, pend, w)?;
+            // Up to a leaf's width of columns right of it (then the block's last leaf): U12 in
+            // this leaf's last launch, the product A22 −= L21·U12 applied by the next leaf's
+            // launches to each row they read; more: the solve from the unit L11 this leaf
+            // leaves in the row-block workspace, then one product.
             let cols = end - c0 - leaf.width;
             let right = if cols <= LEAF { cols } else { 0 };
-            inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w, right)?;
-            if right > 0 {
-                update_below(inv, a, c0, leaf.width, right)?;
-            } else {
+            inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w, right, pend)?;
+            if right == 0 {
                 update_right_after(inv, a, w, c0, leaf.width, end)?;
             }
+            pend = if right > 0 { leaf.width } else { 0 };
         } else {
             inv.leaf_start(&a.buffer, leaf, w)?;
             for p in c0..c0 + leaf.width {
@@ -241,24 +244,6 @@ pub fn update_right(
         1.0,
     )?;
     update_right_after(inv, a, w, k0, b, end)
-}
-
-/// A22 −= L21·U12 for the `cols` columns after the factored columns k0 .. k0+b (rows below
-/// them), U12 in place already.
-fn update_below(inv: &Inverter, a: &DeviceSquare, k0: usize, b: usize, cols: usize) -> Result<()> {
-    let (n, v) = (a.n, a.view());
-    let rows = n - k0 - b;
-    if rows == 0 || cols == 0 {
-        return Ok(());
-    }
-    inv.tiled().gemm(
-        Product::new(
-            a.op(v.sub(k0 + b, k0 + b, rows, cols)),
-            a.op(v.sub(k0 + b, k0, rows, b)),
-            a.op(v.sub(k0, k0 + b, b, cols).t()),
-        )
-        .subtract(),
-    )
 }
 
 /// [`update_right`] with the unit lower L11 (b x b, row-major) in `w.row_block` already.
