@@ -15,7 +15,10 @@
 //!
 //! The pivots are recorded as LAPACK's: row q was swapped with `piv[q]` at step q, whole rows
 //! (partial pivoting: the largest |candidate|, the smallest row on ties). The panel's columns
-//! right of a leaf are updated by a triangular solve and one product.
+//! right of a leaf are updated by a triangular solve and one product; with tournament pivoting
+//! and at most a leaf's width of them (the block's last leaf, as for b ≤ 64) the leaf's last
+//! launch forms U12 = L11⁻¹·A12 and the next leaf's launches apply A22 −= L21·U12 to each row
+//! they read, so a block of two leaves costs no launch between them.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
@@ -88,7 +91,8 @@ impl Default for PanelSettings {
 pub struct PivotWork {
     /// Row swapped with row p at step p (LAPACK's ipiv, 0-based).
     pub piv: Buffer<u32>,
-    /// An n x b copy of the panel column (Gauss-Jordan), or L11 with its unit diagonal.
+    /// An n x b copy of the panel column (Gauss-Jordan), or L11 with its unit diagonal (the
+    /// solve right of a leaf).
     pub row_block: Buffer<f32>,
     /// Gauss-Jordan's block row 1 (b x n), moved out before the block's products.
     pub block_row: Buffer<f32>,
@@ -96,11 +100,12 @@ pub struct PivotWork {
     pub spread: Buffer<f32>,
     /// Two b x b workspaces (the Gauss-Jordan panel's L11⁻¹ and A11⁻¹, stacked).
     pub square: Buffer<f32>,
-    /// The per-group pivot candidates, (|value|, row) as bits, written and read alternately.
+    /// Partial pivoting's per-group candidates, (|value|, row) as bits, written and read
+    /// alternately.
     pub candidates: [Buffer<[u32; 2]>; 2],
-    /// The rows chosen as pivots in the current leaf.
+    /// The rows chosen as pivots in the current leaf (partial pivoting).
     pub chosen: Buffer<u32>,
-    /// The rows the leaf's interchanges move (2·[`LEAF`] rows of n).
+    /// The rows the leaf's interchanges move (2·[`LEAF`] rows of n; partial pivoting).
     pub moved: Buffer<f32>,
     /// The block size b.
     pub block: usize,
