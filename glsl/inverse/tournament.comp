@@ -45,7 +45,6 @@ shared float best_v[ROWS];
 shared uint best_s[ROWS];
 shared float part_v[PARTS];
 shared uint part_s[PARTS];
-shared uint pivot_slot;
 shared uint won[32];
 // The previous leaf's U12 (pend x w: rows c0−pend .. c0, this leaf's columns) where its
 // product A22 −= L21·U12 is still pending: applied to every row as it is loaded.
@@ -103,10 +102,13 @@ void main() {
     }
     barrier();
     bool live = row_of[t] != NONE;
+    // Two barriers a column: the candidates (each invocation its row's) reduced by PARTS
+    // invocations, then every invocation takes the pivot from their partial maxima itself,
+    // eliminates its row and posts its next candidate.
+    best_v[t] = live ? magnitude(v[t * STRIDE]) : -1.0;
+    best_s[t] = live ? t : NONE;
+    barrier();
     for (uint k = 0u; k < w; ++k) {
-        best_v[t] = live ? magnitude(v[t * STRIDE + k]) : -1.0;
-        best_s[t] = live ? t : NONE;
-        barrier();
         if (t < PARTS) {
             float bv = -1.0;
             uint bs = NONE;
@@ -120,21 +122,18 @@ void main() {
             part_s[t] = bs;
         }
         barrier();
-        if (t == 0u) {
-            float bv = -1.0;
-            uint bs = NONE;
-            for (uint q = 0u; q < PARTS; ++q) {
-                if (beats(part_v[q], part_s[q], bv, bs)) {
-                    bv = part_v[q];
-                    bs = part_s[q];
-                }
+        float pv = -1.0;
+        uint p = NONE;
+        for (uint q = 0u; q < PARTS; ++q) {
+            if (beats(part_v[q], part_s[q], pv, p)) {
+                pv = part_v[q];
+                p = part_s[q];
             }
-            pivot_slot = bs;
-            won[k] = bs;
-            cand_out[g * 32u + k] = bs == NONE ? NONE : row_of[bs];
         }
-        barrier();
-        uint p = pivot_slot;
+        if (t == 0u) {
+            won[k] = p;
+            cand_out[g * 32u + k] = p == NONE ? NONE : row_of[p];
+        }
         if (p != NONE) {
             if (t == p) live = false;
             if (live) {
@@ -146,6 +145,10 @@ void main() {
                 }
             }
         }
+        bool next = live && k + 1u < w;
+        best_v[t] = next ? magnitude(v[t * STRIDE + k + 1u]) : -1.0;
+        best_s[t] = next ? t : NONE;
+        barrier();
     }
     if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
     barrier();
