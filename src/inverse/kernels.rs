@@ -249,7 +249,7 @@ impl Inverter {
     }
 
     /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
-    /// `w.chunk_rows` rows, then merges of up to [`Inverter::tournament_rows`] / 32
+    /// `w.chunk_rows()` rows, then merges of up to [`Inverter::tournament_rows`] / 32
     /// candidate sets a group until one set is left; returns which of `w.rounds` holds the
     /// winners, in pivot order. `pend` > 0: the previous leaf's product on these columns (its
     /// `pend` columns' L21 times the U12 above this leaf) is applied to every row as read.
@@ -263,14 +263,9 @@ impl Inverter {
         debug_assert!(pend <= LEAF && pend <= leaf.c0);
         let u = |v: usize| Uniform::U32(v as u32);
         let fan = self.tournament_rows / LEAF;
-        let chunk = w.chunk_rows.clamp(1, self.tournament_rows);
+        let chunk = w.chunk_rows().clamp(1, self.tournament_rows);
         let mut sets = (leaf.n - leaf.c0).div_ceil(chunk);
-        if sets * LEAF > w.rounds[0].len() {
-            return Err(Error::shape(format!(
-                "a tournament of {sets} candidate sets needs more than the workspace's {} rows                  (chunk_rows changed after PivotWork::new?)",
-                w.rounds[0].len()
-            )));
-        }
+        debug_assert!(sets * LEAF <= w.rounds[0].len());
         a.bind_base(0);
         self.tournament.set_all(&[
             ("n", u(leaf.n)),

@@ -114,8 +114,9 @@ pub struct PivotWork {
     pub pivoting: bool,
     /// How pivots are chosen when `pivoting`.
     pub pivots: Pivoting,
-    /// Rows per work group of the tournament's first round (1 ..= [`TOURNAMENT_ROWS`]).
-    pub chunk_rows: usize,
+    /// Rows per work group of the tournament's first round (fixed here: `rounds` is sized
+    /// for it).
+    chunk_rows: usize,
     /// The tournament's candidate sets (32 rows each), written and read alternately by its
     /// rounds.
     pub rounds: [Buffer<u32>; 2],
@@ -127,6 +128,12 @@ pub struct PivotWork {
 }
 
 impl PivotWork {
+    /// Rows per work group of the tournament's first round (1 ..= [`TOURNAMENT_ROWS`], from
+    /// the [`PanelSettings`] at [`PivotWork::new`]).
+    pub fn chunk_rows(&self) -> usize {
+        self.chunk_rows
+    }
+
     /// Workspace for order n with block size b, pivoting as `inv`'s [`PanelSettings`] say.
     pub fn new(inv: &Inverter, n: usize, block: usize) -> Result<Self> {
         let groups = n.div_ceil(LEAF_GROUP_ROWS).max(1);
