@@ -1,8 +1,9 @@
-//! The general inverses' pivoted panel (src/inverse/panel.rs: leaves of 32 columns, one
-//! dispatch per column, rows moved once per leaf) against f64 CPU references: the inverse of
-//! matrices whose order and block size fall around the leaf width, LAPACK's pivot sequence
-//! (row q swapped with piv\[q\] at step q) against a plain partial-pivoting LU in f64, and the
-//! singular column found inside a later leaf.
+//! The general inverses' pivoted panel (src/inverse/panel.rs: leaves of 32 columns, tournament
+//! pivoting by default) against f64 CPU references: the inverse of matrices whose order and
+//! block size fall around the leaf width, LAPACK's pivot sequence (row q swapped with piv\[q\]
+//! at step q) from `Pivoting::Partial` (one dispatch per column) against a plain
+//! partial-pivoting LU in f64, and the singular column found inside a later leaf. Tournament
+//! pivoting's own tests: tests/inverse_tournament.rs.
 
 mod common;
 
