@@ -23,6 +23,7 @@ fn timed<T>(inv: &Inverter, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow:
 }
 
 fn main() -> anyhow::Result<()> {
+    env_logger::init();
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .map(|a| a.parse())

@@ -272,6 +272,19 @@ pub static DGEMM: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// Sign and Lyapunov: f64 ↔ f32 between strided views (narrow, widen-and-add with Σ out²,
+/// symmetrize in place).
+pub static CONVERT: ComputeKernel = ComputeKernel {
+    name: "inverse/convert",
+    source: include_str!("../glsl/inverse/convert.comp"),
+    buffers: &[("OutBuf", 0), ("SingleBuf", 1), ("InBuf", 2), ("PartialBuf", 3)],
+    uniforms: &[
+        "rows", "cols", "d_off", "d_rs", "d_cs", "s_off", "s_rs", "s_cs", "mode", "alpha_lo",
+        "alpha_hi", "beta_lo", "beta_hi",
+    ],
+    optional: &[],
+};
+
 /// Least squares: partial sums of Aᵀ·x by row chunks, in f64.
 pub static WEIGHTED_TRANSPOSE_PRODUCT: ComputeKernel = ComputeKernel {
     name: "least_squares/weighted_transpose_product",
@@ -417,6 +430,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &COPY,
     &NEWTON,
     &DGEMM,
+    &CONVERT,
     &WEIGHTED_TRANSPOSE_PRODUCT,
     &SUM_CHUNKS,
     &RESIDUAL,

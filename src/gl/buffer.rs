@@ -82,6 +82,35 @@ unsafe fn parallel_copy(src: &[u8], dst: *mut u8) {
     });
 }
 
+/// Storage flags of the staging buffers: host-side memory the GPU copies to or from by DMA.
+const STAGING_READ: u32 = glow::MAP_READ_BIT | glow::CLIENT_STORAGE_BIT;
+const STAGING_WRITE: u32 = glow::MAP_WRITE_BIT | glow::CLIENT_STORAGE_BIT;
+
+/// A staging buffer of at least `bytes` bytes with storage flags `flags` (the context's kept
+/// one where it is large enough), bound to `target`; None where the context has no
+/// glBufferStorage (GL 4.4) or the allocation fails. Returns the buffer and its size.
+fn staging(ctx: &Context, bytes: i32, flags: u32, target: u32) -> Option<(glow::Buffer, i32)> {
+    let gl = ctx.gl();
+    let v = gl.version();
+    if (v.major, v.minor) < (4, 4) || v.is_embedded {
+        return None;
+    }
+    if let Some((raw, size)) = ctx.take_staging(bytes, flags) {
+        unsafe { gl.bind_buffer(target, Some(raw)) };
+        return Some((raw, size));
+    }
+    unsafe {
+        let raw = gl.create_buffer().ok()?;
+        gl.bind_buffer(target, Some(raw));
+        gl.buffer_storage(target, bytes, None, flags);
+        if gl.get_error() != glow::NO_ERROR {
+            gl.delete_buffer(raw);
+            return None;
+        }
+        Some((raw, bytes))
+    }
+}
+
 impl<T: Pod> Buffer<T> {
     /// Creates a buffer holding a copy of `data`.
     pub fn new(
@@ -192,15 +221,17 @@ impl<T: Pod> Buffer<T> {
             self.len
         );
         let mut out = pod::zeroed::<T>(len);
-        let gl = self.ctx.gl();
-        let target = self.target.gl();
-        unsafe {
-            gl.bind_buffer(target, Some(self.raw));
-            gl.get_buffer_sub_data(
-                target,
-                (offset * size_of::<T>()) as i32,
-                pod::bytes_mut(&mut out),
-            );
+        if !self.download_staged(offset, &mut out) {
+            let gl = self.ctx.gl();
+            let target = self.target.gl();
+            unsafe {
+                gl.bind_buffer(target, Some(self.raw));
+                gl.get_buffer_sub_data(
+                    target,
+                    (offset * size_of::<T>()) as i32,
+                    pod::bytes_mut(&mut out),
+                );
+            }
         }
         self.ctx.check(|| {
             format!(
@@ -266,11 +297,13 @@ impl<T: Pod> Buffer<T> {
             data.len(),
             self.len
         );
-        let gl = self.ctx.gl();
-        let target = self.target.gl();
-        unsafe {
-            gl.bind_buffer(target, Some(self.raw));
-            gl.buffer_sub_data_u8_slice(target, (offset * size_of::<T>()) as i32, pod::bytes(data));
+        if !self.write_staged(offset, data) {
+            let gl = self.ctx.gl();
+            let target = self.target.gl();
+            unsafe {
+                gl.bind_buffer(target, Some(self.raw));
+                gl.buffer_sub_data_u8_slice(target, (offset * size_of::<T>()) as i32, pod::bytes(data));
+            }
         }
         self.ctx.check(|| {
             format!(
@@ -281,14 +314,92 @@ impl<T: Pod> Buffer<T> {
         })
     }
 
+    /// Large reads (8 MiB or more, where mapped transfers are on) through a staging buffer:
+    /// the GPU copies into host memory, the mapping is copied out on all cores. On the lent
+    /// H200 glGetBufferSubData ran at about 1 GB/s. False (nothing read) where no staging
+    /// buffer could be had.
+    fn download_staged(&self, offset: usize, out: &mut [T]) -> bool {
+        let dst = pod::bytes_mut(out);
+        let Ok(bytes) = i32::try_from(dst.len()) else {
+            return false;
+        };
+        if dst.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+            return false;
+        }
+        let gl = self.ctx.gl();
+        let Some((stage, size)) = staging(&self.ctx, bytes, STAGING_READ, glow::COPY_WRITE_BUFFER)
+        else {
+            return false;
+        };
+        let done = unsafe {
+            gl.bind_buffer(glow::COPY_READ_BUFFER, Some(self.raw));
+            gl.copy_buffer_sub_data(
+                glow::COPY_READ_BUFFER,
+                glow::COPY_WRITE_BUFFER,
+                (offset * size_of::<T>()) as i32,
+                0,
+                bytes,
+            );
+            let ptr = gl.map_buffer_range(glow::COPY_WRITE_BUFFER, 0, bytes, glow::MAP_READ_BIT);
+            if ptr.is_null() {
+                false
+            } else {
+                parallel_copy(std::slice::from_raw_parts(ptr, dst.len()), dst.as_mut_ptr());
+                gl.unmap_buffer(glow::COPY_WRITE_BUFFER);
+                true
+            }
+        };
+        self.ctx.keep_staging(stage, size, STAGING_READ);
+        done
+    }
+
+    /// Large writes through a staging buffer (as [`Buffer::download_staged`]); false (nothing
+    /// written) where none could be had.
+    fn write_staged(&self, offset: usize, data: &[T]) -> bool {
+        let src = pod::bytes(data);
+        let Ok(bytes) = i32::try_from(src.len()) else {
+            return false;
+        };
+        if src.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+            return false;
+        }
+        let gl = self.ctx.gl();
+        let Some((stage, size)) = staging(&self.ctx, bytes, STAGING_WRITE, glow::COPY_READ_BUFFER)
+        else {
+            return false;
+        };
+        let done = unsafe {
+            let ptr = gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, bytes, glow::MAP_WRITE_BIT);
+            if ptr.is_null() {
+                false
+            } else {
+                parallel_copy(src, ptr);
+                gl.unmap_buffer(glow::COPY_READ_BUFFER);
+                gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(self.raw));
+                gl.copy_buffer_sub_data(
+                    glow::COPY_READ_BUFFER,
+                    glow::COPY_WRITE_BUFFER,
+                    0,
+                    (offset * size_of::<T>()) as i32,
+                    bytes,
+                );
+                true
+            }
+        };
+        self.ctx.keep_staging(stage, size, STAGING_WRITE);
+        done
+    }
+
     /// Reads the whole contents back (waits for the GPU).
     pub fn download(&self) -> Result<Vec<T>> {
         let mut out = pod::zeroed::<T>(self.len);
-        let gl = self.ctx.gl();
-        let target = self.target.gl();
-        unsafe {
-            gl.bind_buffer(target, Some(self.raw));
-            gl.get_buffer_sub_data(target, 0, pod::bytes_mut(&mut out));
+        if !self.download_staged(0, &mut out) {
+            let gl = self.ctx.gl();
+            let target = self.target.gl();
+            unsafe {
+                gl.bind_buffer(target, Some(self.raw));
+                gl.get_buffer_sub_data(target, 0, pod::bytes_mut(&mut out));
+            }
         }
         self.ctx.check(|| {
             format!(
