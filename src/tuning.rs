@@ -55,6 +55,9 @@ pub struct Tuning {
     /// The tiled Cholesky's outer block-column width, the rank of its trailing updates (1 to
     /// 65536, rounded up to a multiple of the diagonal blocks; default 512).
     pub outer_block: Option<usize>,
+    /// Whether the tiled Cholesky's inner updates also factor the next diagonal block in the
+    /// same launch where the kernels can (one dependent launch fewer per block; default yes).
+    pub fused_diagonal: Option<bool>,
     /// The order from which full storage is factored with RFP's split (default 16384).
     pub split_order: Option<usize>,
     /// The most bytes of one storage buffer of a tiled matrix or of A's column blocks (at
@@ -89,6 +92,7 @@ pub struct Knob {
 enum Field {
     DiagonalBlock,
     OuterBlock,
+    FusedDiagonal,
     SplitOrder,
     MaxBufferBytes,
     MappedUpload,
@@ -114,6 +118,7 @@ impl Knob {
         match self.field {
             Field::DiagonalBlock => t.diagonal_block.map(|v| v as u64),
             Field::OuterBlock => t.outer_block.map(|v| v as u64),
+            Field::FusedDiagonal => t.fused_diagonal.map(u64::from),
             Field::SplitOrder => t.split_order.map(|v| v as u64),
             Field::MaxBufferBytes => t.max_buffer_bytes,
             Field::MappedUpload => t.mapped_upload.map(u64::from),
@@ -126,6 +131,7 @@ impl Knob {
         match self.field {
             Field::DiagonalBlock => t.diagonal_block = Some(n),
             Field::OuterBlock => t.outer_block = Some(n),
+            Field::FusedDiagonal => t.fused_diagonal = Some(v != 0),
             Field::SplitOrder => t.split_order = Some(n),
             Field::MaxBufferBytes => t.max_buffer_bytes = Some(v),
             Field::MappedUpload => t.mapped_upload = Some(v != 0),
@@ -152,6 +158,16 @@ pub const TILED_OUTER: Knob = Knob {
     max: 65536,
     multiple_of: 1,
     field: Field::OuterBlock,
+};
+
+/// [`Tuning::fused_diagonal`].
+pub const TILED_FUSED: Knob = Knob {
+    name: "SYMRASTER_TILED_FUSED",
+    expected: "0 or 1 (whether the tiled Cholesky's inner updates factor the next diagonal block)",
+    min: 0,
+    max: 1,
+    multiple_of: 1,
+    field: Field::FusedDiagonal,
 };
 
 /// [`Tuning::split_order`].
@@ -202,9 +218,10 @@ const CONFIG_EXPECTED: &str = "\"wg_x,wg_y,tm,tn,bk,reads,nb\" with tm and tn mu
      (at most 16 each), reads 0, 1 or 2, nb a multiple of 16 up to 96 (e.g. 16,16,8,8,16,1,32)";
 
 /// The numeric knobs, in the order they are checked.
-pub const KNOBS: [Knob; 6] = [
+pub const KNOBS: [Knob; 7] = [
     TILED_DIAG,
     TILED_OUTER,
+    TILED_FUSED,
     TILED_SPLIT,
     TILED_MAX_BUFFER_BYTES,
     MAPPED_UPLOAD,
@@ -291,6 +308,7 @@ impl Tuning {
         self.kernel != KernelShape::Auto
             || self.diagonal_block.is_some()
             || self.outer_block.is_some()
+            || self.fused_diagonal.is_some()
     }
 
     /// [`Tuning::diagonal_block`] or its default.
@@ -307,6 +325,11 @@ impl Tuning {
             .max(1)
             .div_ceil(diag)
             * diag
+    }
+
+    /// [`Tuning::fused_diagonal`] or its default (yes).
+    pub fn fused_diagonal(&self) -> bool {
+        self.fused_diagonal.unwrap_or(true)
     }
 
     /// [`Tuning::split_order`] or its default.
@@ -394,6 +417,14 @@ pub fn check_kernel_config(config: &KernelConfig, diag: usize, limits: &GroupLim
             "a work group of {wx} x {wy} exceeds this device's GL_MAX_COMPUTE_WORK_GROUP_SIZE \
              of {} x {}",
             limits.size[0], limits.size[1]
+        ));
+    }
+    let (dx, dy) = config.diagonal_group(diag);
+    if (dx * dy) as u64 > limits.invocations {
+        return bad(format!(
+            "the diagonal blocks' work group of {dx} x {dy} invocations exceeds this device's \
+             GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS of {}",
+            limits.invocations
         ));
     }
     let shared = config.shared_bytes() as u64;

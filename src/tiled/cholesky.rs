@@ -10,6 +10,7 @@
 //! several buffers runs the same steps, each launch cut where its views change buffer.
 
 use super::kernels::{Operand, TiledKernels};
+use super::launches::LaunchKind;
 use super::parts::{
     Parts, Region, multiply_by_inverse, part_of_view, product, row_pieces, square_split,
 };
@@ -60,7 +61,10 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     } else {
         c.triangle()
     };
-    potrf_parts(k, c.parts(), tri, 0)
+    let kind = k.set_launch_kind(LaunchKind::Other);
+    let done = potrf_parts(k, c.parts(), tri, 0);
+    k.set_launch_kind(kind);
+    done
 }
 
 /// The factorization of `tri` in `buffer`; `column0` is its first global column
@@ -96,8 +100,10 @@ pub fn potrf_parts(
                 potrf_blocked(k, r(tall), column0)?;
             } else {
                 potrf_blocked(k, r(b11), column0)?;
+                k.set_launch_kind(LaunchKind::PanelSolve);
                 trsm_inverted(k, r(b21), r(b11))?;
             }
+            k.set_launch_kind(LaunchKind::TrailingUpdate);
             product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
             potrf_blocked(k, r(b22), column0 + b11.rows)
         }
@@ -177,13 +183,16 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
     {
         if factored != Some(slot) {
             let diagonal = sub(j, j, b, b).resolve("a diagonal block")?;
+            k.set_launch_kind(LaunchKind::DiagonalBlock);
             k.potrf_inv_block(diagonal, column0 + j, slot)?;
         }
         factored = None;
         let below = rows - j - b;
         if below > 0 {
             let panel = sub(j + b, j, below, b);
+            k.set_launch_kind(LaunchKind::PanelSolve);
             multiply_by_inverse(k, panel, slot)?;
+            k.set_launch_kind(LaunchKind::InnerUpdate);
             let right = end - j - b;
             if right > 0 {
                 // The outer block column's columns right of this block, lower part; the next
@@ -216,6 +225,7 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
             let w = end - j0;
             let c = sub(end, end, rest_rows, rest);
             let (a, bt) = (sub(end, j0, rest_rows, w), sub(end, j0, rest, w));
+            k.set_launch_kind(LaunchKind::TrailingUpdate);
             product(k, Product::new(c, a, bt).subtract().lower())?;
         }
     }
@@ -273,7 +283,10 @@ pub fn potrf_recursive(
     let [b11, b21, b22] = match tri {
         Triangle::Square(v) if v.rows == 0 => return Ok(()),
         Triangle::Square(v) if v.rows <= nb => match parts.resolve(v) {
-            Some(leaf) => return k.potrf_block(leaf, column0),
+            Some(leaf) => {
+                k.set_launch_kind(LaunchKind::DiagonalBlock);
+                return k.potrf_block(leaf, column0);
+            }
             None => v.split(square_split(parts.starts(), v).ok_or_else(|| {
                 Error::shape("a diagonal block spans two storage buffers and cannot be cut")
             })?),
@@ -282,7 +295,9 @@ pub fn potrf_recursive(
     };
     let r = |v: View| parts.region(v);
     potrf_recursive(k, parts, Triangle::Square(b11), column0)?;
+    k.set_launch_kind(LaunchKind::PanelSolve);
     trsm_regions(k, r(b21), r(b11), false)?;
+    k.set_launch_kind(LaunchKind::TrailingUpdate);
     product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
     potrf_recursive(k, parts, Triangle::Square(b22), column0 + b11.rows)
 }

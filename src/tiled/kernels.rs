@@ -3,6 +3,7 @@
 //! records the first pivot that is not positive.
 
 use super::config::KernelConfig;
+use super::launches::{LaunchCounts, LaunchKind};
 use super::product::Product;
 use super::status::StatusWord;
 use super::tiles::output_tiles_below;
@@ -249,7 +250,7 @@ impl TexelProducts {
 
     /// Copies `x` into packed operand `slot` as rows of `ld` floats (k-contiguous, zeros after
     /// its columns): one launch.
-    fn pack(&self, ctx: &Context, slot: usize, x: Operand<'_>, ld: usize) -> Result<()> {
+    fn pack(&self, ctx: &Context, slot: usize, x: Operand<'_>, ld: usize, dry: bool) -> Result<()> {
         let v = x.view;
         let mut packed = self.packed[slot].borrow_mut();
         if packed.as_ref().is_none_or(|b| b.len() < v.rows * ld) {
@@ -274,8 +275,10 @@ impl TexelProducts {
             ("s_rs", u(v.rs)),
             ("s_cs", u(v.cs)),
         ])?;
-        self.pack
-            .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1])?;
+        if !dry {
+            self.pack
+                .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1])?;
+        }
         Ok(())
     }
 }
@@ -361,8 +364,12 @@ pub struct TiledKernels {
     tile_lists: RefCell<TileLists>,
     // Kernel launches so far (glDispatchCompute calls), for counting what an operation costs.
     launches: Cell<u64>,
-    // Of those, the packing launches of the texel products ([`TexelReads::Packed`]).
+    // Of those, the packing launches of the products (texel and panel).
     packs: Cell<u64>,
+    // The launches by kind, the kind the caller declared, and whether launches are skipped.
+    by_kind: Cell<LaunchCounts>,
+    kind: Cell<LaunchKind>,
+    dry_run: Cell<bool>,
     status: StatusWord,
     no_scaling: Buffer<f32>,
     // The busy work run before timed stretches (nothing compiled on software renderers).
@@ -414,7 +421,8 @@ impl TiledKernels {
             panel: PanelProducts::new(ctx, config, &limits)?,
             fused: match (config.small(), config.shared && !config.texel) {
                 (Some(small), true)
-                    if config.wg_x == 16
+                    if tuning.fused_diagonal()
+                        && config.wg_x == 16
                         && config.wg_y == 16
                         && small.bm().min(small.bn()) >= diag =>
                 {
@@ -466,7 +474,7 @@ impl TiledKernels {
                 "",
                 &KernelConfig { nb: diag, ..config }.source(&format!(
                     "{}{}{}",
-                    config.diagonal_group_defines(),
+                    config.diagonal_group_defines(diag),
                     table::POTRF_INV_FN,
                     table::POTRF_INV_BLOCK.source
                 )),
@@ -479,6 +487,9 @@ impl TiledKernels {
             launches: Cell::new(0),
             chained: Cell::new(0),
             packs: Cell::new(0),
+            by_kind: Cell::new(LaunchCounts::default()),
+            kind: Cell::new(LaunchKind::Other),
+            dry_run: Cell::new(false),
             status: StatusWord::new(ctx)?,
             no_scaling: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[1.0])?,
             preheat: Preheat::new(ctx)?,
@@ -611,9 +622,8 @@ impl TiledKernels {
             && bv.rows <= av.rows;
         if let Some((t, TexelReads::Packed { a: pa, b: pb, ld })) = texel {
             let pack = |slot, x| -> Result<()> {
-                t.pack(&self.ctx, slot, x, ld)?;
-                self.launched();
-                self.packs.set(self.packs.get() + 1);
+                t.pack(&self.ctx, slot, x, ld, self.dry_run.get())?;
+                self.launched_pack();
                 Ok(())
             };
             if pa {
@@ -708,8 +718,7 @@ impl TiledKernels {
         while base < tiles.len() {
             let count = (tiles.len() - base).min(max);
             p.set("tile_base", Uniform::U32(base as u32))?;
-            p.dispatch([count as u32, 1, 1])?;
-            self.launched();
+            self.run(p, [count as u32, 1, 1])?;
             base += count;
         }
         Ok(())
@@ -818,11 +827,12 @@ impl TiledKernels {
             ("use_d", Uniform::I32(i32::from(d.is_some()))),
             ("d_off", Uniform::U32(d_off as u32)),
         ])?;
-        panel
-            .pack
-            .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
-        self.launched();
-        self.packs.set(self.packs.get() + 1);
+        if !self.dry_run.get() {
+            panel
+                .pack
+                .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
+        }
+        self.launched_pack();
         Ok(())
     }
 
@@ -842,8 +852,7 @@ impl TiledKernels {
             ("c_cs", u(v.cs)),
             ("column0", u(column0)),
         ])?;
-        p.dispatch([1, 1, 1])?;
-        self.launched();
+        self.run(p, [1, 1, 1])?;
         Ok(())
     }
 
@@ -881,8 +890,7 @@ impl TiledKernels {
                 ("rows", u(rows)),
                 ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
             ])?;
-            p.dispatch([count as u32, 1, 1])?;
-            self.launched();
+            self.run(p, [count as u32, 1, 1])?;
             first += count;
         }
         Ok(())
@@ -974,8 +982,7 @@ impl TiledKernels {
             ("l_cs", u(l.view.cs)),
             ("slot0", u(slot0)),
         ])?;
-        p.dispatch([blocks as u32, 1, 1])?;
-        self.launched();
+        self.run(p, [blocks as u32, 1, 1])?;
         Ok(())
     }
 
@@ -1011,8 +1018,7 @@ impl TiledKernels {
             ("rs2", u(v2.rs)),
             ("cs2", u(v2.cs)),
         ])?;
-        p.dispatch([chain.blocks as u32, 1, 1])?;
-        self.launched();
+        self.run(p, [chain.blocks as u32, 1, 1])?;
         Ok(())
     }
 
@@ -1047,8 +1053,47 @@ impl TiledKernels {
         self.chained.set(self.chained.get() + 1);
     }
 
+    // One launch of the current kind counted.
     fn launched(&self) {
         self.launches.set(self.launches.get() + 1);
+        let mut counts = self.by_kind.get();
+        counts.add(self.kind.get());
+        self.by_kind.set(counts);
+    }
+
+    // One packing launch counted (as a copy, whatever the current kind).
+    fn launched_pack(&self) {
+        self.launches.set(self.launches.get() + 1);
+        self.packs.set(self.packs.get() + 1);
+        let mut counts = self.by_kind.get();
+        counts.add(LaunchKind::Copy);
+        self.by_kind.set(counts);
+    }
+
+    // Dispatches `p` (unless this is a dry run) and counts it.
+    fn run(&self, p: &ComputeProgram, groups: [u32; 3]) -> Result<()> {
+        if !self.dry_run.get() {
+            p.dispatch(groups)?;
+        }
+        self.launched();
+        Ok(())
+    }
+
+    /// The launches so far per kind ([`TiledKernels::set_launch_kind`]).
+    pub fn launch_counts(&self) -> LaunchCounts {
+        self.by_kind.get()
+    }
+
+    /// Declares what the following launches do (for [`TiledKernels::launch_counts`]);
+    /// returns the kind declared before.
+    pub fn set_launch_kind(&self, kind: LaunchKind) -> LaunchKind {
+        self.kind.replace(kind)
+    }
+
+    /// With `on`, launches are counted but not issued (nothing is computed: for counting what
+    /// an operation launches at sizes the device could not run quickly).
+    pub fn set_dry_run(&self, on: bool) {
+        self.dry_run.set(on);
     }
 
     /// Order of the inverted diagonal blocks of the blocked Cholesky.
@@ -1110,8 +1155,7 @@ impl TiledKernels {
             ("column0", u(column0)),
             ("inv_off", u(slot * self.diag * self.diag)),
         ])?;
-        p.dispatch([1, 1, 1])?;
-        self.launched();
+        self.run(p, [1, 1, 1])?;
         Ok(())
     }
 
