@@ -583,7 +583,7 @@ impl TiledKernels {
             };
             // Packing pays where each panel is read by several tiles: C more than one tile
             // each way (not the few right-hand sides of a solve, whose L blocks are read once).
-            if av.cols >= PANEL_MIN_DEPTH
+            if av.cols >= self.panel_min_depth()
                 && cv.rows > config.bm()
                 && cv.cols > config.bn()
                 && self.gemm_panel(panel, (p, *config), product, d_off)?
@@ -916,7 +916,7 @@ impl TiledKernels {
         };
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
         let (p, config) = &fused[usize::from(full_tiles < SMALL_PRODUCT_TILES)];
-        if av.cols >= PANEL_MIN_DEPTH
+        if av.cols >= self.panel_min_depth()
             || n == 0
             || n > self.diag
             || n > config.bm().min(config.bn())
@@ -1094,6 +1094,13 @@ impl TiledKernels {
     /// an operation launches at sizes the device could not run quickly).
     pub fn set_dry_run(&self, on: bool) {
         self.dry_run.set(on);
+    }
+
+    /// The least depth of a product run on packed panels: [`PANEL_MIN_DEPTH`], and more than
+    /// the diagonal blocks' order, so that the inner updates of the blocked Cholesky (of that
+    /// depth) are never packed (a packing launch each) and can factor the next block.
+    pub fn panel_min_depth(&self) -> usize {
+        PANEL_MIN_DEPTH.max(self.diag + 1)
     }
 
     /// Order of the inverted diagonal blocks of the blocked Cholesky.
