@@ -14,11 +14,11 @@ use symraster::{Error, Matrix, NumericalError, Tuning, problems, reference, rela
 
 const MAX: u64 = i32::MAX as u64;
 
-/// The GPUs' kernels with diagonal blocks of `diag`, outer blocks of twice that, fused or not.
-fn kernels(gpu: &symraster::Gpu, diag: usize, fused: bool) -> TiledKernels {
+/// The GPUs' kernels with diagonal blocks of `diag`, outer blocks of `outer`, fused or not.
+fn kernels(gpu: &symraster::Gpu, diag: usize, outer: usize, fused: bool) -> TiledKernels {
     let tuning = Tuning {
         diagonal_block: Some(diag),
-        outer_block: Some(2 * diag),
+        outer_block: Some(outer),
         fused_diagonal: Some(fused),
         ..Tuning::default()
     };
@@ -33,9 +33,20 @@ fn spd(m: usize) -> Matrix<f32> {
 #[test]
 fn larger_diagonal_blocks_match_the_reference_around_their_widths() {
     let gpu = common::gpu();
-    for (diag, fused) in [(64, true), (64, false), (128, true)] {
-        let k = kernels(&gpu, diag, fused);
-        for m in [1, 2, 3, diag - 1, diag, diag + 1, 2 * diag + 1] {
+    // Blocks of 32 in outer blocks of 64: trailing updates deep enough to pack, fused with the
+    // next diagonal block (m = 193: all but the last, of one column).
+    for (diag, outer, fused) in [
+        (32, 64, true),
+        (64, 128, true),
+        (64, 128, false),
+        (128, 256, true),
+    ] {
+        let k = kernels(&gpu, diag, outer, fused);
+        let mut orders = vec![1, 2, 3, diag - 1, diag, diag + 1, 2 * diag + 1];
+        if diag == 32 {
+            orders.push(193);
+        }
+        for m in orders {
             let c = spd(m);
             let l_ref = reference::cholesky(&c.to_f64()).unwrap();
             for storage in [Storage::Full, Storage::Rfp] {
@@ -69,6 +80,10 @@ fn larger_diagonal_blocks_match_the_reference_around_their_widths() {
                         "diag {diag} m {m}: no fused update ({launches})"
                     );
                 }
+                if (diag, m, storage) == (32, 193, Storage::Full) {
+                    assert_eq!(diagonal, 2, "{launches}");
+                    assert_eq!(launches.of(LaunchKind::Copy), 2, "{launches}");
+                }
                 // No product of the diagonal blocks' depth is packed.
                 if m <= 2 * diag {
                     assert_eq!(launches.of(LaunchKind::Copy), 0, "m {m}: {launches}");
@@ -81,10 +96,16 @@ fn larger_diagonal_blocks_match_the_reference_around_their_widths() {
 #[test]
 fn a_matrix_not_positive_definite_fails_at_lapacks_column_with_larger_blocks() {
     let gpu = common::gpu();
-    let m = 2 * 64 + 1;
-    for (diag, fused) in [(64, true), (128, true), (64, false)] {
-        let k = kernels(&gpu, diag, fused);
-        for column in [0, 1, 63, 64, 65, 127, 128] {
+    // Columns that start blocks factored by fused inner and trailing updates, and others.
+    let m = 3 * 64 + 1;
+    for (diag, outer, fused) in [
+        (32, 64, true),
+        (64, 128, true),
+        (128, 256, true),
+        (64, 128, false),
+    ] {
+        let k = kernels(&gpu, diag, outer, fused);
+        for column in [0, 1, 63, 64, 65, 127, 128, 160, 192] {
             let mut c = spd(m);
             c[(column, column)] -= 1000.0;
             let Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: want, .. })) =
@@ -110,7 +131,7 @@ fn a_matrix_not_positive_definite_fails_at_lapacks_column_with_larger_blocks() {
 #[test]
 fn a_dry_run_counts_the_launches_of_a_real_factorization() {
     let gpu = common::gpu();
-    let k = kernels(&gpu, 64, true);
+    let k = kernels(&gpu, 32, 64, true);
     let m = 3 * 64 + 5;
     let c = spd(m);
     let mut l = TiledMatrix::from_lower(gpu.context(), &c, Storage::Full, MAX).unwrap();

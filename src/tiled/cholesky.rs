@@ -160,7 +160,9 @@ pub fn inner_blocks(starts: &[usize], v: View, d: usize, outer: usize) -> Result
 /// columns of the diag order with three launches apiece — factor and invert B_jj in one work
 /// group, panel L_j = B_j·L_jj⁻ᵀ as one product, update of the outer block column's remaining
 /// columns — then one lower-tile SYRK of the outer rank on the trailing matrix (each cut into
-/// pieces where the region spans several buffers). A tall `v` (rows > cols) is a block column
+/// pieces where the region spans several buffers). Where the kernels fuse them, each update
+/// (inner and trailing) also factors the next diagonal block: two dependent launches per
+/// inner block, and a packing launch per outer block. A tall `v` (rows > cols) is a block column
 /// [B11; B21]: L11 and L21 = B21·L11⁻ᵀ come out together (the trailing updates stop at its last
 /// column). Leaves the inverses of the diagonal blocks in the slots of [`inner_blocks`].
 pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<()> {
@@ -226,7 +228,25 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
             let c = sub(end, end, rest_rows, rest);
             let (a, bt) = (sub(end, j0, rest_rows, w), sub(end, j0, rest, w));
             k.set_launch_kind(LaunchKind::TrailingUpdate);
-            product(k, Product::new(c, a, bt).subtract().lower())?;
+            // The next block column's first diagonal block (at C's corner) factored in the
+            // same launch where the kernels can.
+            let next = blocks.get(index + 1).filter(|n| n.j == end);
+            let fused = match (
+                next,
+                c.parts.resolve(c.view),
+                a.parts.resolve(a.view),
+                bt.parts.resolve(bt.view),
+            ) {
+                (Some(n), Some(co), Some(ao), Some(bo)) => {
+                    k.trailing_and_factor(co, ao, bo, (n.b, column0 + n.j, n.slot))?
+                }
+                _ => false,
+            };
+            if fused {
+                factored = next.map(|n| n.slot);
+            } else {
+                product(k, Product::new(c, a, bt).subtract().lower())?;
+            }
         }
     }
     Ok(())

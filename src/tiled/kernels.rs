@@ -298,12 +298,26 @@ struct PanelProducts {
     // The full-size tiles and, for products with few of them, the quarter-size tiles.
     gemm: (ComputeProgram, KernelConfig),
     small: Option<(ComputeProgram, KernelConfig)>,
+    // Both with FUSED_DIAG for diagonal blocks of the given order (the Cholesky's trailing
+    // update then factors the next diagonal block), where the tiles allow it.
+    fused: Option<(usize, FusedPanels)>,
     // The panels of A and B (grown as needed, kept for the next product).
     panels: [RefCell<Option<Buffer<f32>>>; 2],
 }
 
+/// The packed-panel products with FUSED_DIAG: full-size tiles and, where they exist,
+/// quarter-size ones.
+type FusedPanels = [Option<(ComputeProgram, KernelConfig)>; 2];
+
 impl PanelProducts {
-    fn new(ctx: &Context, config: KernelConfig, limits: &ComputeLimits) -> Result<Option<Self>> {
+    /// The panel kernels of `config`, with fused variants for diagonal blocks of order `diag`
+    /// where given.
+    fn new(
+        ctx: &Context,
+        config: KernelConfig,
+        limits: &ComputeLimits,
+        diag: Option<usize>,
+    ) -> Result<Option<Self>> {
         if !config.panels(limits.max_shared_bytes) {
             return Ok(None);
         }
@@ -315,12 +329,43 @@ impl PanelProducts {
                 c,
             ))
         };
+        let small = config.small().filter(|s| s.panels(limits.max_shared_bytes));
+        // The fused variants: a 16 x 16 work group (potrf_inv_fn's default) whose tile holds
+        // the block, of order at most 64 (4 x 4 entries per invocation: a block of 128 in
+        // 16 x 16 invocations ran out of registers, README).
+        let fused = |c: KernelConfig, diag: usize, variant: &str| -> Result<_> {
+            let c = c.panel();
+            if (c.wg_x, c.wg_y) != (16, 16) || c.bm().min(c.bn()) < diag || diag > 64 {
+                return Ok(None);
+            }
+            let k = &table::GEMM_PANEL_FUSED;
+            let source = format!(
+                "#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
+                k.source
+                    .replace("// FUSED_DIAG_FUNCTION", table::POTRF_INV_FN)
+            );
+            let c = KernelConfig { nb: diag, ..c };
+            Ok(Some((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c)))
+        };
         let pack = &table::PACK_PANEL;
         Ok(Some(Self {
             pack: ComputeProgram::new(ctx, pack, "", &config.source(pack.source))?,
             gemm: gemm(config, "")?,
-            small: match config.small().filter(|s| s.panels(limits.max_shared_bytes)) {
+            small: match small {
                 Some(s) => Some(gemm(s, "small tiles")?),
+                None => None,
+            },
+            fused: match diag {
+                Some(d) => Some((
+                    d,
+                    [
+                        fused(config, d, "")?,
+                        match small {
+                            Some(s) => fused(s, d, "small tiles")?,
+                            None => None,
+                        },
+                    ],
+                )),
                 None => None,
             },
             panels: [RefCell::new(None), RefCell::new(None)],
@@ -418,7 +463,12 @@ impl TiledKernels {
                 true => Some(TexelProducts::new(ctx, config)?),
                 false => None,
             },
-            panel: PanelProducts::new(ctx, config, &limits)?,
+            panel: PanelProducts::new(
+                ctx,
+                config,
+                &limits,
+                tuning.fused_diagonal().then_some(diag),
+            )?,
             fused: match (config.small(), config.shared && !config.texel) {
                 (Some(small), true)
                     if tuning.fused_diagonal()
@@ -586,7 +636,7 @@ impl TiledKernels {
             if av.cols >= self.panel_min_depth()
                 && cv.rows > config.bm()
                 && cv.cols > config.bn()
-                && self.gemm_panel(panel, (p, *config), product, d_off)?
+                && self.gemm_panel(panel, (p, *config), product, d_off, None)?
             {
                 return Ok(());
             }
@@ -734,6 +784,7 @@ impl TiledKernels {
         (p, config): (&ComputeProgram, KernelConfig),
         product: Product<'_, Operand<'_>>,
         d_off: usize,
+        diag: Option<(usize, usize, usize)>,
     ) -> Result<bool> {
         let Product { c, a, b, d, .. } = product;
         let (alpha, beta) = product.update.alpha_beta();
@@ -783,6 +834,22 @@ impl TiledKernels {
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ])?;
+        // The fused variant: the diagonal block (order, global column, slot) at C's corner
+        // factored after the update, its inverse into its slot.
+        let inverses = self.inverses.borrow();
+        if let Some((n, column0, slot)) = diag {
+            let inv = inverses
+                .as_ref()
+                .filter(|inv| inv.len() >= (slot + 1) * self.diag * self.diag)
+                .ok_or_else(|| Error::shape("no inverse slots reserved"))?;
+            self.status.bind_base(5);
+            inv.bind_base(6);
+            p.set_all(&[
+                ("diag_n", u(n)),
+                ("diag_column0", u(column0)),
+                ("diag_inv_off", u(slot * self.diag * self.diag)),
+            ])?;
+        }
         self.dispatch_tiles(p, config, cv, shift)?;
         Ok(true)
     }
@@ -949,6 +1016,49 @@ impl TiledKernels {
         ])?;
         self.dispatch_tiles(p, *config, cv, Some(0))?;
         Ok(true)
+    }
+
+    /// c ← c − a·aᵀ on the lower tiles (the blocked Cholesky's trailing update, `b` the first
+    /// rows of `a`) on packed panels, and in the same launch the diagonal block of order `n` at
+    /// c's corner factored and its inverse written to `slot` (`column0`: its first global
+    /// column). `Ok(false)`, nothing launched, where these kernels cannot (no fused panel
+    /// kernel, a block larger than its tiles, a product too shallow or too small to pack, a
+    /// panel past a buffer): then run the two apart.
+    pub fn trailing_and_factor(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        (n, column0, slot): (usize, usize, usize),
+    ) -> Result<bool> {
+        let (cv, av) = (c.view, a.view);
+        let Some(panel) = &self.panel else {
+            return Ok(false);
+        };
+        let Some((diag, fused)) = &panel.fused else {
+            return Ok(false);
+        };
+        let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        let choice = match (&fused[1], full_tiles < SMALL_PRODUCT_TILES) {
+            (Some(small), true) => Some(small),
+            _ => fused[0].as_ref(),
+        };
+        let Some((p, config)) = choice else {
+            return Ok(false);
+        };
+        if n == 0
+            || n > *diag
+            || n > config.bm().min(config.bn())
+            || n > cv.rows.min(cv.cols)
+            || av.cols < self.panel_min_depth()
+            || cv.rows <= config.bm()
+            || cv.cols <= config.bn()
+        {
+            return Ok(false);
+        }
+        self.reserve_inverses(slot + 1)?;
+        let product = Product::new(c, a, b).subtract().lower();
+        self.gemm_panel(panel, (p, *config), product, 0, Some((n, column0, slot)))
     }
 
     /// Whether the triangular solves can run as products with inverted diagonal blocks
