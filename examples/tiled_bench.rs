@@ -181,15 +181,17 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                     fused_diagonal: f,
                     ..base
                 };
-                let label = format!(
-                    "tiled-d{}-o{}-f{}",
-                    t.diagonal_block(),
-                    t.outer_block(),
-                    u8::from(t.fused_diagonal())
-                );
                 match TiledKernels::tuned(gpu.context(), t.kernel.config(gpu.info()), &t) {
-                    Ok(k) => out.push((label, k)),
-                    Err(e) => eprintln!("# {label}: {e}"),
+                    Ok(k) => {
+                        let label = format!(
+                            "tiled-d{}-o{}-f{}",
+                            k.diag(),
+                            k.outer(),
+                            u8::from(t.fused_diagonal())
+                        );
+                        out.push((label, k))
+                    }
+                    Err(e) => eprintln!("# {diag:?} {outer:?} {f:?}: {e}"),
                 }
             }
         }

@@ -50,7 +50,8 @@ pub struct Tuning {
     /// The product kernel's shape.
     pub kernel: KernelShape,
     /// The order of the diagonal blocks the tiled Cholesky factors and inverts in one work
-    /// group (a multiple of 16 from 16 to 128; default 32).
+    /// group (a multiple of 16 from 16 to 128; default 64 with the GPUs' kernels, 32 with
+    /// software renderers': [`KernelConfig::default_diagonal_block`]).
     pub diagonal_block: Option<usize>,
     /// The tiled Cholesky's outer block-column width, the rank of its trailing updates (1 to
     /// 65536, rounded up to a multiple of the diagonal blocks; default 512).
@@ -293,9 +294,10 @@ impl Tuning {
             })?;
         }
         if info.has_compute() {
+            let config = self.kernel.config(info);
             check_kernel_config(
-                &self.kernel.config(info),
-                self.diagonal_block(),
+                &config,
+                self.diagonal_block_for(&config),
                 &GroupLimits::query(ctx)?,
             )?;
         }
@@ -311,16 +313,33 @@ impl Tuning {
             || self.fused_diagonal.is_some()
     }
 
-    /// [`Tuning::diagonal_block`] or its default.
+    /// [`Tuning::diagonal_block`] or the default of kernels that do not fuse blocks of 64
+    /// (32; [`Tuning::diagonal_block_for`] gives a configuration's).
     pub fn diagonal_block(&self) -> usize {
         self.diagonal_block
             .unwrap_or(crate::tiled::kernels::DIAG_BLOCK)
     }
 
-    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks.
+    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of
+    /// [`Tuning::diagonal_block`].
     pub fn outer_block(&self) -> usize {
-        let diag = self.diagonal_block();
-        self.outer_block
+        Self::whole_blocks(self.outer_block, self.diagonal_block())
+    }
+
+    /// [`Tuning::diagonal_block`] or the default of the kernels of `config`.
+    pub fn diagonal_block_for(&self, config: &KernelConfig) -> usize {
+        self.diagonal_block
+            .unwrap_or(config.default_diagonal_block())
+    }
+
+    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of the
+    /// kernels of `config`.
+    pub fn outer_block_for(&self, config: &KernelConfig) -> usize {
+        Self::whole_blocks(self.outer_block, self.diagonal_block_for(config))
+    }
+
+    fn whole_blocks(outer: Option<usize>, diag: usize) -> usize {
+        outer
             .unwrap_or(crate::tiled::kernels::OUTER_BLOCK)
             .max(1)
             .div_ceil(diag)
@@ -459,7 +478,7 @@ pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
     let k = gpu.tiled_kernels()?;
     let config = k.config();
     // Several product tiles each way, and several diagonal blocks.
-    let m = (2 * config.bm().max(config.bn()) + 5).max(3 * config.nb + 5);
+    let m = (2 * config.bm().max(config.bn()) + 5).max(3 * config.nb.max(k.diag()) + 5);
     let n = 4 * config.bk + 3;
     let a = crate::Matrix::from_fn(m, n, |i, j| (((i * 7 + j * 13) % 17) as f32 - 8.0) / 8.0);
     let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 5) as f32 / 4.0).collect();
@@ -469,8 +488,8 @@ pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
             what: format!(
                 "the tiled kernels' tuning (kernel {:?}, diagonal blocks {}, outer blocks {})",
                 gpu.tuning().kernel,
-                gpu.tuning().diagonal_block(),
-                gpu.tuning().outer_block()
+                k.diag(),
+                k.outer()
             ),
             why: format!(
                 "a check {what} of order {m} came out wrong (relative error {error:.1e} against                  the f64 reference)"
@@ -558,6 +577,18 @@ mod tests {
             ..Tuning::default()
         };
         assert_eq!(t.outer_block(), 128);
+        // Blocks of 64 with the GPUs' kernels, 32 with the others.
+        let t = Tuning::default();
+        assert_eq!(t.diagonal_block_for(&KernelConfig::GPU), 64);
+        assert_eq!(t.diagonal_block_for(&KernelConfig::TEXEL), 32);
+        assert_eq!(t.diagonal_block_for(&KernelConfig::CPU), 32);
+        assert_eq!(t.outer_block_for(&KernelConfig::GPU), 512);
+        let t = Tuning {
+            outer_block: Some(100),
+            ..Tuning::default()
+        };
+        assert_eq!(t.outer_block_for(&KernelConfig::GPU), 128);
+        assert_eq!(t.outer_block_for(&KernelConfig::TEXEL), 128);
     }
 
     #[test]

@@ -188,6 +188,20 @@ impl KernelConfig {
             && self.panel_shared_bytes() as u64 <= max_shared_bytes
     }
 
+    /// The order of the tiled Cholesky's diagonal blocks where the tuning leaves it:
+    /// [`GPU_DIAG_BLOCK`](super::kernels::GPU_DIAG_BLOCK) with 16 x 16 shared-memory tiles of
+    /// at least 128 x 128 (the kernels that fuse updates with blocks of that order and multiply
+    /// their panels in place), else [`DIAG_BLOCK`](super::kernels::DIAG_BLOCK).
+    pub fn default_diagonal_block(&self) -> usize {
+        use super::kernels::{DIAG_BLOCK, GPU_DIAG_BLOCK};
+        let fuses = self.shared && !self.texel && (self.wg_x, self.wg_y) == (16, 16);
+        if fuses && self.bm().min(self.bn()) >= 2 * GPU_DIAG_BLOCK {
+            GPU_DIAG_BLOCK
+        } else {
+            DIAG_BLOCK
+        }
+    }
+
     /// The work group (x, y) of the factor-and-invert kernel of diagonal blocks of order
     /// `diag`: 8 x 4 with the texel kernels (llvmpipe runs a barrier once per SIMD vector of 8
     /// invocations: fewer vectors, fewer switches; measured on llvmpipe, 32 blocks of 32 at

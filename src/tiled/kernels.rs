@@ -79,10 +79,19 @@ pub(crate) struct ChainSolve<'a> {
 pub const PANEL_MIN_DEPTH: usize = 64;
 
 /// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
-/// group (its inner block-column width). Measured on the H200 at m = 8192 (full storage):
+/// group (its inner block-column width), for kernels other than the GPUs' (software
+/// renderers: see [`GPU_DIAG_BLOCK`]). Measured on the H200 at m = 8192 (full storage):
 /// 32 with outer 512: 16.0 ms; 64 with outer 256 / 512: 17.2 / 16.7 ms; one level (no outer
 /// blocks) 22.5 ms with 64, 28.7 with 32, 31.0 with 128.
 pub const DIAG_BLOCK: usize = 32;
+
+/// The diagonal blocks' order with the GPUs' kernels ([`KernelConfig::default_diagonal_block`]):
+/// an estimate, not yet timed. The measurements of 64 above (slower than 32) ran a schedule
+/// that packed its inner updates (depth 64) and so never fused them with the next block: 245
+/// launches at m = 4096 where 32 took 269; now 64 takes 134 and 32 takes 262, and the diagonal
+/// factor's cost per column, not the block's order, sets the serial part (H200 profile: about
+/// 0.4 µs a column at 32). `scripts/h200_cholesky.sh` times 32, 64 and 128 in one run.
+pub const GPU_DIAG_BLOCK: usize = 64;
 
 /// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
 /// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
@@ -436,7 +445,7 @@ impl TiledKernels {
         tuning: &crate::tuning::Tuning,
     ) -> Result<Self> {
         let limits = ComputeLimits::query(ctx)?;
-        let diag = tuning.diagonal_block();
+        let diag = tuning.diagonal_block_for(&config);
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -530,7 +539,7 @@ impl TiledKernels {
                 )),
             )?,
             diag,
-            outer: tuning.outer_block(),
+            outer: tuning.outer_block_for(&config),
             split: tuning.split_order(),
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
