@@ -16,8 +16,10 @@
 //! is 2147483647); `p` profiles the dispatches.
 
 use anyhow::{Context, bail};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::{Storage, TiledKernels, bench};
+use symraster::tiled::{Storage, TiledKernels, TiledMatrix, bench};
 use symraster::timing::{Timing, time_finish};
 use symraster::tuning::Tuning;
 use symraster::{Format, Gpu, Method, Options, problems};
@@ -133,11 +135,13 @@ fn main() -> anyhow::Result<()> {
     println!("method,op,format,m,n,ms,gflops");
     let sweeps = sweep(&gpu, &args)?;
     for &(m, n) in &args.sizes {
+        // The SPD matrices factored, made once per size for all the kernels timed on them.
+        let mut spd = HashMap::new();
         if sweeps.is_empty() {
-            run_size(&k, "tiled", &args, m, n)?;
+            run_size(&k, "tiled", &args, (m, n), &mut spd)?;
         }
         for (label, kernels) in &sweeps {
-            run_size(kernels, label, &args, m, n)?;
+            run_size(kernels, label, &args, (m, n), &mut spd)?;
         }
         if args.faithful {
             faithful(&gpu, m, n, &args.ops)?;
@@ -199,8 +203,15 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     Ok(out)
 }
 
-/// The ops of `args` at one size with kernels `k`, rows labelled `label`.
-fn run_size(k: &TiledKernels, label: &str, args: &Args, m: usize, n: usize) -> anyhow::Result<()> {
+/// The ops of `args` at one size with kernels `k`, rows labelled `label`; the Cholesky's SPD
+/// matrices taken from `spd` (made there when missing).
+fn run_size(
+    k: &TiledKernels,
+    label: &str,
+    args: &Args,
+    (m, n): (usize, usize),
+    spd: &mut HashMap<Storage, TiledMatrix>,
+) -> anyhow::Result<()> {
     for &storage in &args.formats {
         if args.ops.iter().any(|o| o == "count") {
             match bench::count_cholesky(k, m, storage, args.block_bytes) {
@@ -226,7 +237,11 @@ fn run_size(k: &TiledKernels, label: &str, args: &Args, m: usize, n: usize) -> a
         for (op, rhs) in runs {
             let t = match op {
                 "assembly" => bench::time_assembly(k, m, n, storage, args.runs),
-                "cholesky" => bench::time_cholesky(k, m, storage, args.runs),
+                "cholesky" => match spd.entry(storage) {
+                    Entry::Occupied(c) => Ok(c.into_mut()),
+                    Entry::Vacant(e) => bench::spd_matrix(k, m, storage).map(|c| e.insert(c)),
+                }
+                .and_then(|c| bench::time_cholesky_of(k, c, args.runs)),
                 _ => bench::time_solve(k, m, rhs, storage, args.runs),
             };
             match t {

@@ -12,7 +12,8 @@
 # (cargo build --release --example tiled_bench; carry target/release/examples/tiled_bench):
 #
 #     scripts/h200_cholesky.sh [OUT]      (BENCH=… another build, SIZES="4096 8192 16384",
-#                                          DIAG=32,64,128 OUTER=256,512,1024 FUSED=0,1 RUNS=7)
+#                                          DIAG=32,64,128 OUTER=256,512,1024 FUSED=0,1 RUNS=7,
+#                                          OLD_BENCH=… a build of the old main: its rows as `main`)
 set -u
 out=${1:-${OUT:-figures/h200}}
 sizes=${SIZES:-4096 8192 16384}
@@ -29,6 +30,11 @@ timeout 360 "$bench" --runs "$runs" --ops c,n --formats full,rfp \
     --diag "${DIAG:-32,64,128}" --outer "${OUTER:-256,512,1024}" --fused "${FUSED:-0,1}" $sizes \
     2>> "$out/cholesky_counts.txt" | tail -n +2 >> "$out/cholesky_sweep.csv"
 echo "sweep: exit $?"
+if [ -n "${OLD_BENCH:-}" ] && [ -x "$OLD_BENCH" ]; then
+    timeout 200 "$OLD_BENCH" --runs "$runs" --ops c --formats full,rfp $sizes 2> /dev/null \
+        | tail -n +2 | sed 's/^tiled,/main,/' >> "$out/cholesky_sweep.csv"
+    echo "old main: exit $?"
+fi
 cat "$out/cholesky_counts.txt"
 timeout 180 python3 scripts/vendor_baseline.py --parity "${sizes// /,}" --reps 20 \
     --ours "$out/cholesky_sweep.csv" --parity-out "$out/cholesky_parity.csv" 2>&1 | tail -1

@@ -127,16 +127,27 @@ pub fn time_cholesky(
     storage: Storage,
     runs: usize,
 ) -> Result<TiledTiming> {
+    time_cholesky_of(k, &spd(k, m, storage)?, runs)
+}
+
+/// The SPD matrix [`time_cholesky`] factors (made once, for timing several kernels' tunings on
+/// it with [`time_cholesky_of`]: at m = 16384 making it takes seconds).
+pub fn spd_matrix(k: &TiledKernels, m: usize, storage: Storage) -> Result<TiledMatrix> {
+    spd(k, m, storage)
+}
+
+/// [`time_cholesky`] of a copy of `c` (left as it is), with the kernels `k` (of its context).
+pub fn time_cholesky_of(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Result<TiledTiming> {
+    let (m, storage) = (c.order(), c.storage());
     let part = part_bytes(k.limits().max_storage_block_bytes, None);
-    let c = spd(k, m, storage)?;
     let mut work = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
-    work.copy_from(&c)?;
+    work.copy_from(c)?;
     factor(k, &mut work)?;
     let timer = GpuTimer::new(k.context())?;
     k.preheat().run(k.context());
     let mut ms = Vec::new();
     for _ in 0..runs.max(1) {
-        work.copy_from(&c)?;
+        work.copy_from(c)?;
         ms.push(time_once(k, &timer, || factor_unchecked(k, &mut work))?);
     }
     Ok(TiledTiming::new("cholesky", storage, m, m, median(&ms)))
