@@ -3,8 +3,8 @@
 //! next diagonal block, or not fused) against the f64 reference, with the shared-memory
 //! kernels the GPUs run: orders around the block widths (nb − 1, nb, nb + 1, 2nb + 1) and tiny
 //! ones, full and RFP, the upper triangle NaN (never read) and staying NaN, the factor's
-//! launches counted per kind, and a matrix that is not positive definite failing at LAPACK's
-//! column.
+//! launches counted per kind, the storage split over several buffers, and a matrix that is not
+//! positive definite failing at LAPACK's column.
 
 mod common;
 
@@ -146,4 +146,27 @@ fn a_dry_run_counts_the_launches_of_a_real_factorization() {
         &reference::cholesky(&c.to_f64()).unwrap(),
     );
     assert!(e < 1e-4, "{e}");
+}
+
+/// Split over several storage buffers (about a third of the matrix each), the fused updates
+/// run where their operands lie in one buffer and the plain products elsewhere: the factor
+/// still matches the reference, full and RFP.
+#[test]
+fn larger_blocks_over_several_buffers_match_the_reference() {
+    let gpu = common::gpu();
+    for (diag, outer) in [(32, 64), (64, 128)] {
+        let k = kernels(&gpu, diag, outer, true);
+        for m in [193, 261] {
+            let c = spd(m);
+            let l_ref = reference::cholesky(&c.to_f64()).unwrap();
+            for storage in [Storage::Full, Storage::Rfp] {
+                let part = (storage.len(m) as u64 * 4).div_ceil(3);
+                let mut l = TiledMatrix::from_lower(gpu.context(), &c, storage, part).unwrap();
+                assert!(l.part_count() > 1, "{storage:?} m {m}: one buffer");
+                cholesky::factor(&k, &mut l).unwrap();
+                let e = relative_error(&l.download_lower().unwrap().to_f64(), &l_ref);
+                assert!(e < 1e-4, "diag {diag} {storage:?} m {m}: error {e}");
+            }
+        }
+    }
 }
