@@ -123,6 +123,40 @@ pub static GEMM_PANEL: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// [`GEMM_PANEL`] with FUSED_DIAG (and INV_BINDING 6): then factors and inverts the diagonal
+/// block at its output's corner (the trailing update of the tiled Cholesky).
+pub static GEMM_PANEL_FUSED: ComputeKernel = ComputeKernel {
+    name: "tiled/gemm_panel (then the diagonal block)",
+    source: include_str!("../glsl/tiled/gemm_panel.comp"),
+    buffers: &[
+        ("CBuf", 0),
+        ("ABuf", 1),
+        ("BBuf", 2),
+        ("TileBuf", 4),
+        ("Status", 5),
+        ("InvBuf", 6),
+    ],
+    uniforms: &[
+        "rows",
+        "cols",
+        "slices",
+        "block4",
+        "pt",
+        "c_off",
+        "c_rs",
+        "c_cs",
+        "alpha",
+        "beta",
+        "lower",
+        "shift",
+        "tile_base",
+        "diag_n",
+        "diag_column0",
+        "diag_inv_off",
+    ],
+    optional: &[],
+};
+
 /// Packs an operand (d folded in) into a panel for [`GEMM_PANEL`].
 pub static PACK_PANEL: ComputeKernel = ComputeKernel {
     name: "tiled/pack_panel",
@@ -419,6 +453,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &GEMM_TEXEL,
     &PACK,
     &GEMM_PANEL,
+    &GEMM_PANEL_FUSED,
     &PACK_PANEL,
     &TRTRI_BLOCKS,
     &TRSV_CHAIN,
