@@ -9,9 +9,15 @@
 //!
 //! `cargo run --release --example batched_bench -- [--runs R] [N:B ...]`; default
 //! 8:100000 16:100000 32:20000 128:1000 (the sizes).
+//!
+//! `--profile T,...` times each job alone per group shape instead: T invocations per problem
+//! (0: the plan's own), with `--problems-per-group P,...` (0: the plan's own) and
+//! `--staged-loads scalar,vector,default` (the assembly's shared loads), every combination
+//! the device runs; `--fused-only` times only the fused least squares with one refinement
+//! step (what `batched_wls` times).
 
 use symraster::batched::device::{Inputs, Poison, Resident};
-use symraster::batched::plan::{Job, Plan};
+use symraster::batched::plan::{Job, Plan, StagedLoads};
 use symraster::gl::GpuTimer;
 use symraster::internal::GpuInternals;
 use symraster::timing::median;
@@ -23,6 +29,11 @@ fn main() -> Result<()> {
     let mut runs = 10;
     let mut sizes = Vec::new();
     let mut profile: Option<Vec<usize>> = None;
+    let mut shapes = Shapes {
+        problems: vec![0],
+        loads: vec![None],
+        fused_only: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--runs" {
@@ -36,6 +47,29 @@ fn main() -> Result<()> {
                     .map(|t| t.parse())
                     .collect::<std::result::Result<_, _>>()?,
             );
+        } else if a == "--problems-per-group" {
+            let list = args
+                .next()
+                .ok_or("--problems-per-group needs counts (0: the plan's own)")?;
+            shapes.problems = list
+                .split(',')
+                .map(|p| p.parse())
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--staged-loads" {
+            let list = args
+                .next()
+                .ok_or("--staged-loads needs scalar, vector or default (comma-separated)")?;
+            shapes.loads = list
+                .split(',')
+                .map(|l| match l {
+                    "scalar" => Ok(Some(StagedLoads::Scalar)),
+                    "vector" => Ok(Some(StagedLoads::Vector)),
+                    "default" => Ok(None),
+                    other => Err(format!("--staged-loads: unknown {other}")),
+                })
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--fused-only" {
+            shapes.fused_only = true;
         } else {
             let (n, b) = a.split_once(':').ok_or("sizes are N:B")?;
             sizes.push((n.parse::<usize>()?, b.parse::<usize>()?));
@@ -54,7 +88,7 @@ fn main() -> Result<()> {
         kernels.limits()
     );
     if let Some(threads) = profile {
-        return profile_jobs(&gpu, &kernels, &sizes, &threads, runs);
+        return profile_jobs(&gpu, &kernels, &sizes, &threads, &shapes, runs);
     }
     println!("op,m,n,ms");
     for (n, count) in sizes {
@@ -153,24 +187,61 @@ fn check(
     Ok(())
 }
 
+/// The group shapes `--profile` compares (beside its invocation counts).
+struct Shapes {
+    /// Problems per work group (0: the plan's own).
+    problems: Vec<usize>,
+    /// The assembly's staged loads (None: the plan's own).
+    loads: Vec<Option<StagedLoads>>,
+    /// Only the fused least squares with one refinement step.
+    fused_only: bool,
+}
+
+/// `plan` with `threads` invocations per problem, `problems` per group and `loads` (0 and
+/// None: the plan's own); None where the device does not run that shape.
+fn shaped(
+    plan: Plan,
+    threads: usize,
+    problems: usize,
+    loads: Option<StagedLoads>,
+    limits: &symraster::gl::ComputeLimits,
+) -> Option<Plan> {
+    let mut plan = plan;
+    if let Some(l) = loads {
+        plan = plan.with_staged_loads(l, limits).ok()?;
+    }
+    let problems = if problems == 0 {
+        plan.problems_per_group
+    } else {
+        problems
+    };
+    if threads != 0 {
+        plan = plan.with_problems_per_group(1, limits).ok()?;
+        plan = plan.with_threads(threads, limits).ok()?;
+    }
+    plan.with_problems_per_group(problems, limits).ok()
+}
+
 /// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
-/// invocation count (0: the plan's own), data on the GPU: where the fused solve's time goes.
-/// CSV `job,n,count,threads,refine,ms`.
+/// group shape, data on the GPU: where the fused solve's time goes. CSV
+/// `job,n,count,threads,problems_per_group,staged_loads,refine,ms`.
 fn profile_jobs(
     gpu: &Gpu,
     kernels: &symraster::batched::kernels::BatchedKernels,
     sizes: &[(usize, usize)],
     threads: &[usize],
+    shapes: &Shapes,
     runs: usize,
 ) -> Result<()> {
     let ctx = gpu.context().clone();
     let timer = GpuTimer::new(&ctx)?;
-    println!("job,n,count,threads,refine,ms");
+    let limits = kernels.limits();
+    println!("job,n,count,threads,problems_per_group,staged_loads,refine,ms");
     for &(n, count) in sizes {
         let k = 2 * n;
         let (a, d, b) = observations(n, count);
         // C from the batched assembly itself (lower triangles; the upper is never read).
-        let plan = Plan::new(Job::Assemble, n, k, 0, kernels.limits())?;
+        let plan = Plan::new(Job::Assemble, n, k, 0, limits)?;
         let inputs = Inputs {
             a: Some(&a),
             d: Some(&d),
@@ -178,7 +249,7 @@ fn profile_jobs(
         };
         let c = symraster::batched::device::run(kernels, &plan, &inputs, count, Poison::No)?.matrix;
         let bn = &b[..count * n];
-        let jobs = [
+        let all_jobs = [
             (Job::Assemble, 0),
             (Job::Cholesky, 0),
             (Job::SpdSolve, 0),
@@ -187,50 +258,61 @@ fn profile_jobs(
             (Job::LeastSquares, 1),
             (Job::LeastSquares, 2),
         ];
+        let fused = [(Job::LeastSquares, 1)];
+        let jobs: &[(Job, usize)] = if shapes.fused_only { &fused } else { &all_jobs };
+        let mut seen = std::collections::HashSet::new();
         for &t in threads {
-            for (job, refine) in jobs {
-                let kk = if job.reads_observations() { k } else { 0 };
-                let mut plan = Plan::new(job, n, kk, refine, kernels.limits())?;
-                if t != 0 {
-                    match plan.with_threads(t, kernels.limits()) {
-                        Ok(p) => plan = p,
-                        Err(_) => continue,
+            for &problems in &shapes.problems {
+                for &loads in &shapes.loads {
+                    for &(job, refine) in jobs {
+                        let kk = if job.reads_observations() { k } else { 0 };
+                        let base = Plan::new(job, n, kk, refine, limits)?;
+                        let Some(plan) = shaped(base, t, problems, loads, limits) else {
+                            continue;
+                        };
+                        // Loads matter only to the jobs that stage A; each shape once.
+                        let loads_key = job.reads_observations().then_some(plan.staged_loads);
+                        if plan.chunk < count
+                            || !seen.insert((job, refine, plan.threads, plan.problems_per_group, loads_key))
+                        {
+                            continue;
+                        }
+                        let inputs = Inputs {
+                            a: Some(&a),
+                            d: Some(&d),
+                            b: Some(if job == Job::SpdSolve { bn } else { &b }),
+                            c: Some(&c),
+                        };
+                        let resident =
+                            Resident::upload(kernels, &plan, &inputs, 0..count, Poison::No)?;
+                        resident.launch()?;
+                        let out = resident.read()?;
+                        let failed = out.info.iter().filter(|&&s| s != 0).count();
+                        let ms_ = std::time::Duration::from_millis;
+                        gpu.preheat().run_with(&ctx, ms_(150), ms_(50), ms_(400));
+                        let mut ms = Vec::new();
+                        for _ in 0..runs {
+                            timer.begin();
+                            resident.launch()?;
+                            timer.end();
+                            ctx.finish();
+                            ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
+                        }
+                        println!(
+                            "{},{n},{count},{},{},{:?},{refine},{:.4}{}",
+                            job.name().replace(' ', "_"),
+                            plan.threads,
+                            plan.problems_per_group,
+                            plan.staged_loads,
+                            median(&ms),
+                            if failed > 0 {
+                                format!(",{failed} failed")
+                            } else {
+                                String::new()
+                            }
+                        );
                     }
                 }
-                if plan.chunk < count {
-                    continue;
-                }
-                let inputs = Inputs {
-                    a: Some(&a),
-                    d: Some(&d),
-                    b: Some(if job == Job::SpdSolve { bn } else { &b }),
-                    c: Some(&c),
-                };
-                let resident = Resident::upload(kernels, &plan, &inputs, 0..count, Poison::No)?;
-                resident.launch()?;
-                let out = resident.read()?;
-                let failed = out.info.iter().filter(|&&s| s != 0).count();
-                let ms_ = std::time::Duration::from_millis;
-                gpu.preheat().run_with(&ctx, ms_(150), ms_(50), ms_(400));
-                let mut ms = Vec::new();
-                for _ in 0..runs {
-                    timer.begin();
-                    resident.launch()?;
-                    timer.end();
-                    ctx.finish();
-                    ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
-                }
-                println!(
-                    "{},{n},{count},{},{refine},{:.4}{}",
-                    job.name().replace(' ', "_"),
-                    plan.threads,
-                    median(&ms),
-                    if failed > 0 {
-                        format!(",{failed} failed")
-                    } else {
-                        String::new()
-                    }
-                );
             }
         }
     }

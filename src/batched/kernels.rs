@@ -1,7 +1,7 @@
 //! The batched kernels of one context, compiled per job, order, storage and refinement on
 //! first use and kept (a batch of one shape runs one program).
 
-use super::plan::{Job, Plan, WorkStorage};
+use super::plan::{Job, Plan, StagedLoads, WorkStorage};
 use crate::compute_kernels as table;
 use crate::error::Result;
 use crate::gl::{ComputeLimits, ComputeProgram, Context};
@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// What tells one compiled program from another: job, order, storage, refinement steps,
-/// invocations per work group.
-type ProgramKey = (Job, usize, WorkStorage, usize, usize);
+/// invocations per problem, problems per group, staged loads.
+type ProgramKey = (Job, usize, WorkStorage, usize, usize, usize, StagedLoads);
 
 /// The compiled batched programs of one context.
 pub struct BatchedKernels {
@@ -42,7 +42,15 @@ impl BatchedKernels {
 
     /// The program for `plan`, compiled now if it is the first of its kind.
     pub fn program(&self, plan: &Plan) -> Result<Rc<ComputeProgram>> {
-        let key = (plan.job, plan.n, plan.storage, plan.refine, plan.threads);
+        let key = (
+            plan.job,
+            plan.n,
+            plan.storage,
+            plan.refine,
+            plan.threads,
+            plan.problems_per_group,
+            plan.staged_loads,
+        );
         if let Some(p) = self.programs.borrow().get(&key) {
             return Ok(p.clone());
         }
@@ -60,8 +68,9 @@ impl BatchedKernels {
             kernel.source
         );
         let variant = format!(
-            "n = {}, {} work",
+            "n = {}, {} per group, {} work",
             plan.n,
+            plan.problems_per_group,
             match plan.storage {
                 WorkStorage::Shared => "shared",
                 WorkStorage::Global => "global",

@@ -72,6 +72,32 @@ pub enum WorkStorage {
     Global,
 }
 
+/// How the assembly reads a staged block of A from shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StagedLoads {
+    /// One float per load (rows padded to KC + 1 floats).
+    Scalar,
+    /// Four floats per load (rows of KC/4 vec4, swizzled rather than padded): a quarter of
+    /// the shared loads per product, which bound the assembly at every order.
+    Vector,
+}
+
+impl StagedLoads {
+    /// Floats per staged row of A in shared memory (with its padding).
+    fn row_floats(self) -> usize {
+        match self {
+            StagedLoads::Scalar => STAGED_COLUMNS + 1,
+            StagedLoads::Vector => STAGED_COLUMNS,
+        }
+    }
+}
+
+/// The staged loads a plan takes unless told otherwise (one line to switch).
+pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Vector;
+
+/// The most problems one work group holds ([`Plan::with_problems_per_group`]).
+pub const MAX_PROBLEMS_PER_GROUP: usize = 8;
+
 /// One batch's launch plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Plan {
@@ -81,8 +107,13 @@ pub struct Plan {
     pub n: usize,
     /// Observations per problem (columns of A; 0 for jobs that read C).
     pub k: usize,
-    /// Invocations per work group (≥ n).
+    /// Invocations per problem (≥ n); a work group runs `threads · problems_per_group`.
     pub threads: usize,
+    /// Problems per work group (each with `threads` invocations and its own shared memory;
+    /// more than one only with [`WorkStorage::Shared`]).
+    pub problems_per_group: usize,
+    /// How the assembly reads staged blocks of A.
+    pub staged_loads: StagedLoads,
     /// Where the matrix lives.
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
@@ -93,23 +124,46 @@ pub struct Plan {
     pub launch: usize,
 }
 
-/// Where the problem's matrix lives: shared memory when everything fits there.
-fn storage_for(job: Job, n: usize, threads: usize, limits: &ComputeLimits) -> WorkStorage {
-    if shared_bytes(job, n, threads, WorkStorage::Shared) as u64 <= limits.max_shared_bytes {
+/// The shape of one work group: invocations per problem, problems per group, staged loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GroupShape {
+    threads: usize,
+    problems: usize,
+    loads: StagedLoads,
+}
+
+/// Where the problems' matrices live: shared memory when everything of all the group's
+/// problems fits there.
+fn storage_for(job: Job, n: usize, shape: GroupShape, limits: &ComputeLimits) -> WorkStorage {
+    let bytes = shape.problems * shared_bytes(job, n, shape, WorkStorage::Shared);
+    if bytes as u64 <= limits.max_shared_bytes {
         WorkStorage::Shared
     } else {
         WorkStorage::Global
     }
 }
 
-/// Invocations per work group for order n: at least n (invocation i owns row i) and enough
-/// to spread the triangle's n(n+1)/2 entries; the fastest of 32 to 512 in the fused least
-/// squares on the H200 (`batched_bench --profile`: 32 for n = 16, 128 for n = 32, 512 for
-/// n = 128).
+/// Problems per work group for order n (with [`threads`] invocations each): 2 for n 17-32,
+/// whose groups are short chains of barriers, so two problems share each barrier and twice
+/// the problems run per multiprocessor (64 invocations each instead of one problem on 128);
+/// else 1. (`batched_bench --profile ... --problems-per-group 1,2,4` compares.)
+pub fn problems_per_group(n: usize) -> usize {
+    match n {
+        17..=32 => 2,
+        _ => 1,
+    }
+}
+
+/// Invocations per problem for order n with [`problems_per_group`]'s choice: at least n
+/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries; the fastest
+/// of 32 to 512 in the fused least squares on the H200 with one problem per group
+/// (`batched_bench --profile`: 32 for n = 16, 128 for n = 32, 512 for n = 128), and 64 for
+/// n 17-32 with two problems per group (a group of 128 as before).
 pub fn threads(n: usize) -> usize {
     match n {
         0..=16 => 32,
-        17..=64 => 128,
+        17..=32 => 64,
+        33..=64 => 128,
         65..=128 => 512,
         _ => 1024,
     }
@@ -120,15 +174,17 @@ pub fn packed(n: usize) -> usize {
     n * (n + 1) / 2
 }
 
-/// Shared memory the job's kernel declares at order n (bytes), with the triangle there or not.
-fn shared_bytes(job: Job, n: usize, threads: usize, storage: WorkStorage) -> usize {
+/// Shared memory the job's kernel declares per problem at order n (bytes), with the triangle
+/// there or not.
+fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> usize {
+    let threads = shape.threads;
     let kc = STAGED_COLUMNS;
     let mut bytes = 4 * n; // V
     if storage == WorkStorage::Shared {
         bytes += 4 * packed(n);
     }
     if job.reads_observations() {
-        bytes += 4 * n * (kc + 1) + 4 * kc; // As, Ds
+        bytes += 4 * n * shape.loads.row_floats() + 4 * kc; // As, Ds
     }
     if job.solves() {
         bytes += 8 * n; // X
@@ -149,8 +205,8 @@ pub fn solve_block(n: usize) -> usize {
 
 /// Invocations sharing a pair of rows (p, n − 1 − p) in the kernels' loops over the triangle
 /// (G in glsl/batched/common.glsl).
-fn pair_lanes(n: usize) -> usize {
-    (threads(n) / n.div_ceil(2).max(1)).max(1)
+fn pair_lanes(n: usize, threads: usize) -> usize {
+    (threads / n.div_ceil(2).max(1)).max(1)
 }
 
 /// An upper estimate of the loop iterations one invocation runs (all loops together).
@@ -159,7 +215,7 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) ->
     let kc = STAGED_COLUMNS;
     let blocks = k.div_ceil(kc);
     let stage = per(n * kc) + 1;
-    let g = pair_lanes(n);
+    let g = pair_lanes(n, t);
     // A pair's two rows, G lanes each: at most ⌈(p+1)/G⌉ + ⌈(n−p)/G⌉ entries per lane.
     let pair_entries = (n + 1) / g + 2;
     let assembly = per(packed(n)) + blocks * (stage + 2 * kc + pair_entries * (kc + 1));
@@ -223,7 +279,18 @@ impl Plan {
             ))
             .into());
         }
-        let storage = storage_for(job, n, threads, limits);
+        // The default problems per group where they all fit in shared memory, else one.
+        let mut shape = GroupShape {
+            threads,
+            problems: problems_per_group(n),
+            loads: DEFAULT_STAGED_LOADS,
+        };
+        let grouped = shape.problems * threads <= limits.max_invocations as usize
+            && storage_for(job, n, shape, limits) == WorkStorage::Shared;
+        if !grouped {
+            shape.problems = 1;
+        }
+        let storage = storage_for(job, n, shape, limits);
         // The largest buffer one problem needs, in bytes: every buffer of a chunk stays within
         // one storage block and GL's 32-bit sizes.
         let mut per_problem = 4 * n * n.max(1);
@@ -240,6 +307,8 @@ impl Plan {
             n,
             k,
             threads,
+            problems_per_group: shape.problems,
+            staged_loads: shape.loads,
             storage,
             refine,
             chunk,
@@ -247,41 +316,121 @@ impl Plan {
         })
     }
 
-    /// The same plan with `threads` invocations per work group instead of [`threads`]'s
-    /// choice (the benchmarks' tuning): at least n (one row each) and [`STAGED_COLUMNS`], at
-    /// most the device's limit, and within the loop budget.
-    pub fn with_threads(self, threads: usize, limits: &ComputeLimits) -> Result<Self> {
-        let t = threads;
-        let fits = t >= self.n.max(STAGED_COLUMNS) && t as u64 <= u64::from(limits.max_invocations);
-        if !fits || loop_iterations(self.job, self.n, self.k, t, self.refine) > LOOP_BUDGET {
-            return Err(InputError::InvalidOption(format!(
-                "{} at order n = {} cannot run {t} invocations per work group (at least \
-                 max(n, {STAGED_COLUMNS}), at most {}, within the loop budget)",
-                self.job.name(),
-                self.n,
-                limits.max_invocations
-            ))
-            .into());
+    fn shape(&self) -> GroupShape {
+        GroupShape {
+            threads: self.threads,
+            problems: self.problems_per_group,
+            loads: self.staged_loads,
         }
-        Ok(Self {
-            threads: t,
-            storage: storage_for(self.job, self.n, t, limits),
+    }
+
+    /// The same plan with another group shape, if the device runs it: the group's
+    /// invocations within the device's limit, and several problems per group only where all
+    /// of them fit in shared memory.
+    fn reshaped(self, shape: GroupShape, limits: &ComputeLimits) -> Option<Self> {
+        let group = shape.threads * shape.problems;
+        if group as u64 > u64::from(limits.max_invocations) {
+            return None;
+        }
+        let storage = storage_for(self.job, self.n, shape, limits);
+        if shape.problems > 1 && storage != WorkStorage::Shared {
+            return None;
+        }
+        Some(Self {
+            threads: shape.threads,
+            problems_per_group: shape.problems,
+            staged_loads: shape.loads,
+            storage,
             ..self
         })
+    }
+
+    /// The same plan with `threads` invocations per problem instead of [`threads`]'s choice
+    /// (the benchmarks' tuning): at least n (one row each), a multiple of [`STAGED_COLUMNS`]
+    /// (the residual stages T observations in such blocks), the group (times the problems per
+    /// group) at most the device's limit, and within the loop budget.
+    pub fn with_threads(self, threads: usize, limits: &ComputeLimits) -> Result<Self> {
+        let t = threads;
+        // The residual stages T observations in blocks of KC: T a multiple of KC.
+        let reshaped = (t >= self.n.max(STAGED_COLUMNS)
+            && t % STAGED_COLUMNS == 0
+            && loop_iterations(self.job, self.n, self.k, t, self.refine) <= LOOP_BUDGET)
+            .then(|| self.reshaped(GroupShape { threads: t, ..self.shape() }, limits))
+            .flatten();
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} cannot run {t} invocations per problem with {} problems \
+                 per work group (at least n, a multiple of {STAGED_COLUMNS}, at most {} in a \
+                 group, within the loop budget)",
+                self.job.name(),
+                self.n,
+                self.problems_per_group,
+                limits.max_invocations
+            ))
+            .into()
+        })
+    }
+
+    /// The same plan with `problems` problems per work group instead of
+    /// [`problems_per_group`]'s choice (the benchmarks' tuning): 1 to
+    /// [`MAX_PROBLEMS_PER_GROUP`], the group's invocations within the device's limit, and
+    /// all the group's problems in shared memory (more than one problem never takes the
+    /// global work buffer).
+    pub fn with_problems_per_group(self, problems: usize, limits: &ComputeLimits) -> Result<Self> {
+        let reshaped = (1..=MAX_PROBLEMS_PER_GROUP)
+            .contains(&problems)
+            .then(|| self.reshaped(GroupShape { problems, ..self.shape() }, limits))
+            .flatten();
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} cannot run {problems} problems per work group of {} \
+                 invocations each (1 to {MAX_PROBLEMS_PER_GROUP}, at most {} invocations in a \
+                 group, and all the problems in {} bytes of shared memory)",
+                self.job.name(),
+                self.n,
+                self.threads,
+                limits.max_invocations,
+                limits.max_shared_bytes
+            ))
+            .into()
+        })
+    }
+
+    /// The same plan with the assembly's staged loads `loads` instead of
+    /// [`DEFAULT_STAGED_LOADS`] (the benchmarks' tuning); refused where the group's problems
+    /// would no longer fit in shared memory together.
+    pub fn with_staged_loads(self, loads: StagedLoads, limits: &ComputeLimits) -> Result<Self> {
+        self.reshaped(GroupShape { loads, ..self.shape() }, limits)
+            .ok_or_else(|| {
+                InputError::InvalidOption(format!(
+                    "{} at order n = {} with {} problems per work group cannot take \
+                     {loads:?} staged loads (the problems no longer fit in shared memory)",
+                    self.job.name(),
+                    self.n,
+                    self.problems_per_group
+                ))
+                .into()
+            })
     }
 
     /// The `#define`s in front of the kernel (after `#version`).
     pub fn defines(&self) -> String {
         let mut text = format!(
-            "#define N {}\n#define T {}\n#define KC {}\n#define REFINE {}\n#define SB {}\n",
+            "#define N {}\n#define T {}\n#define P {}\n#define GROUP {}\n#define KC {}\n\
+             #define REFINE {}\n#define SB {}\n",
             self.n,
             self.threads,
+            self.problems_per_group,
+            self.threads * self.problems_per_group,
             STAGED_COLUMNS,
             self.refine,
             solve_block(self.n)
         );
         if self.storage == WorkStorage::Global {
             text.push_str("#define GLOBAL_WORK\n");
+        }
+        if self.staged_loads == StagedLoads::Vector {
+            text.push_str("#define VEC4_STAGE\n");
         }
 
         text
@@ -308,14 +457,86 @@ mod tests {
     fn with_threads_checks_the_count() {
         let l = limits();
         let plan = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
-        for bad in [8, 15, 63, 2048] {
+        for bad in [8, 15, 63, 72, 2048] {
             assert!(plan.with_threads(bad, &l).is_err(), "{bad}");
         }
         let p = plan.with_threads(256, &l).unwrap();
         assert_eq!(p.threads, 256);
-        assert_eq!(p.storage, storage_for(Job::LeastSquares, 64, 256, &l));
+        assert_eq!(p.storage, storage_for(Job::LeastSquares, 64, p.shape(), &l));
         let small = Plan::new(Job::Cholesky, 8, 0, 0, &l).unwrap();
         assert!(small.with_threads(8, &l).is_err());
         assert_eq!(small.with_threads(16, &l).unwrap().threads, 16);
+        // The group (invocations per problem times problems) within the device's limit.
+        let grouped = small.with_problems_per_group(4, &l).unwrap();
+        assert!(grouped.with_threads(512, &l).is_err());
+        assert_eq!(grouped.with_threads(256, &l).unwrap().threads, 256);
+    }
+
+    /// Problems per group: 1 to MAX_PROBLEMS_PER_GROUP, the group within the device's
+    /// invocations, all its problems in shared memory (never the global work buffer); the
+    /// defaults fall back to one problem where several do not fit.
+    #[test]
+    fn with_problems_per_group_checks_the_count() {
+        let l = limits();
+        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(plan.problems_per_group, problems_per_group(32));
+        assert_eq!(plan.threads * plan.problems_per_group, 128);
+        for bad in [0, MAX_PROBLEMS_PER_GROUP + 1] {
+            assert!(plan.with_problems_per_group(bad, &l).is_err(), "{bad}");
+        }
+        // 32 x 64 invocations pass the device's 1024.
+        let wide = plan.with_problems_per_group(1, &l).unwrap();
+        let wide = wide.with_threads(64, &l).unwrap();
+        assert!(wide.with_problems_per_group(32, &l).is_err());
+        let p = wide.with_problems_per_group(4, &l).unwrap();
+        assert_eq!((p.problems_per_group, p.storage), (4, WorkStorage::Shared));
+        assert!(p.defines().contains("#define P 4\n#define GROUP 256\n"));
+        // n = 64: four problems (about 14 KiB each) pass 32 KiB of shared memory.
+        let big = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        assert!(big.with_problems_per_group(4, &l).is_err());
+        assert_eq!(big.with_problems_per_group(1, &l).unwrap().problems_per_group, 1);
+        // n = 129 takes the global work buffer: one problem per group only.
+        let global = Plan::new(Job::Cholesky, 129, 0, 0, &l).unwrap();
+        assert_eq!(global.storage, WorkStorage::Global);
+        assert!(global.with_problems_per_group(2, &l).is_err());
+        // A default that does not fit falls back to one problem per group.
+        let tight = ComputeLimits {
+            max_shared_bytes: 6 << 10,
+            ..l
+        };
+        let fallback = Plan::new(Job::LeastSquares, 32, 64, 1, &tight).unwrap();
+        assert_eq!(fallback.problems_per_group, 1);
+    }
+
+    /// Both staged loads are accepted where the problems fit, named in the defines, and
+    /// refused where the larger layout would no longer fit the group's shared memory.
+    #[test]
+    fn with_staged_loads_checks_the_fit() {
+        let l = limits();
+        let plan = Plan::new(Job::LeastSquares, 16, 32, 1, &l).unwrap();
+        assert_eq!(plan.staged_loads, DEFAULT_STAGED_LOADS);
+        let v = plan.with_staged_loads(StagedLoads::Vector, &l).unwrap();
+        assert!(v.defines().contains("#define VEC4_STAGE"));
+        let s = plan.with_staged_loads(StagedLoads::Scalar, &l).unwrap();
+        assert!(!s.defines().contains("VEC4_STAGE"));
+        // Problems per group chosen to fill shared memory with vector loads exactly; the
+        // scalar layout's padding then overflows it.
+        let shape = GroupShape {
+            threads: 32,
+            problems: 2,
+            loads: StagedLoads::Vector,
+        };
+        let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
+        let exact = ComputeLimits {
+            max_shared_bytes: bytes as u64,
+            ..l
+        };
+        let fits = Plan::new(Job::LeastSquares, 16, 32, 1, &exact)
+            .unwrap()
+            .with_staged_loads(StagedLoads::Vector, &exact)
+            .unwrap()
+            .with_problems_per_group(2, &exact)
+            .unwrap();
+        assert!(fits.with_staged_loads(StagedLoads::Scalar, &exact).is_err());
     }
 }
