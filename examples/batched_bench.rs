@@ -12,7 +12,8 @@
 //!
 //! `--profile T,...` times each job alone per group shape instead: T invocations per problem
 //! (0: the plan's own), with `--problems-per-group P,...` (0: the plan's own) and
-//! `--staged-loads scalar,vector,default` (the assembly's shared loads), every combination
+//! `--staged-loads scalar,vector,default` (the assembly's shared loads) and `--solve-block
+//! SB,...` (rows per barrier of the triangular solves; 0: the plan's own), every combination
 //! the device runs; `--fused-only` times only the fused least squares with one refinement
 //! step (what `batched_wls` times).
 
@@ -32,6 +33,7 @@ fn main() -> Result<()> {
     let mut shapes = Shapes {
         problems: vec![0],
         loads: vec![None],
+        solve_blocks: vec![0],
         fused_only: false,
     };
     let mut args = std::env::args().skip(1);
@@ -67,6 +69,14 @@ fn main() -> Result<()> {
                     "default" => Ok(None),
                     other => Err(format!("--staged-loads: unknown {other}")),
                 })
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--solve-block" {
+            let list = args
+                .next()
+                .ok_or("--solve-block needs rows per block (0: the plan's own)")?;
+            shapes.solve_blocks = list
+                .split(',')
+                .map(|p| p.parse())
                 .collect::<std::result::Result<_, _>>()?;
         } else if a == "--fused-only" {
             shapes.fused_only = true;
@@ -193,6 +203,8 @@ struct Shapes {
     problems: Vec<usize>,
     /// The assembly's staged loads (None: the plan's own).
     loads: Vec<Option<StagedLoads>>,
+    /// Rows per block of the triangular solves (0: the plan's own).
+    solve_blocks: Vec<usize>,
     /// Only the fused least squares with one refinement step.
     fused_only: bool,
 }
@@ -224,7 +236,7 @@ fn shaped(
 
 /// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
 /// group shape, data on the GPU: where the fused solve's time goes. CSV
-/// `job,n,count,threads,problems_per_group,staged_loads,refine,ms`.
+/// `job,n,count,threads,problems_per_group,staged_loads,solve_block,refine,ms`.
 fn profile_jobs(
     gpu: &Gpu,
     kernels: &symraster::batched::kernels::BatchedKernels,
@@ -236,7 +248,7 @@ fn profile_jobs(
     let ctx = gpu.context().clone();
     let timer = GpuTimer::new(&ctx)?;
     let limits = kernels.limits();
-    println!("job,n,count,threads,problems_per_group,staged_loads,refine,ms");
+    println!("job,n,count,threads,problems_per_group,staged_loads,solve_block,refine,ms");
     for &(n, count) in sizes {
         let k = 2 * n;
         let (a, d, b) = observations(n, count);
@@ -263,18 +275,26 @@ fn profile_jobs(
         let mut seen = std::collections::HashSet::new();
         for &t in threads {
             for &problems in &shapes.problems {
-                for &loads in &shapes.loads {
+                for (&loads, &sb) in shapes
+                    .loads
+                    .iter()
+                    .flat_map(|l| shapes.solve_blocks.iter().map(move |b| (l, b)))
+                {
                     for &(job, refine) in jobs {
                         let kk = if job.reads_observations() { k } else { 0 };
                         let base = Plan::new(job, n, kk, refine, limits)?;
-                        let Some(plan) = shaped(base, t, problems, loads, limits) else {
+                        let Some(mut plan) = shaped(base, t, problems, loads, limits) else {
                             continue;
                         };
-                        // Loads matter only to the jobs that stage A; each shape once.
-                        let loads_key = job.reads_observations().then_some(plan.staged_loads);
-                        if plan.chunk < count
-                            || !seen.insert((job, refine, plan.threads, plan.problems_per_group, loads_key))
-                        {
+                        if sb != 0 {
+                            let Ok(p) = plan.with_solve_block(sb) else {
+                                continue;
+                            };
+                            plan = p;
+                        }
+                        // Each program once (loads matter only to the jobs that stage A, the
+                        // solve's blocks only to the solves).
+                        if plan.chunk < count || !seen.insert((job, plan.defines())) {
                             continue;
                         }
                         let inputs = Inputs {
@@ -299,11 +319,12 @@ fn profile_jobs(
                             ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
                         }
                         println!(
-                            "{},{n},{count},{},{},{:?},{refine},{:.4}{}",
+                            "{},{n},{count},{},{},{:?},{},{refine},{:.4}{}",
                             job.name().replace(' ', "_"),
                             plan.threads,
                             plan.problems_per_group,
                             plan.staged_loads,
+                            plan.solve_block,
                             median(&ms),
                             if failed > 0 {
                                 format!(",{failed} failed")

@@ -436,7 +436,7 @@ fn every_group_shape_matches_the_reference() {
         .unwrap();
     let limits = kernels.limits();
     let b_count = 5;
-    for n in [3, 17, 32, 33] {
+    for n in [3, 17, 33] {
         let (a, d, b) = least_squares_batch(40 + n as u64, b_count, n);
         let inputs = Inputs {
             a: Some(a.as_slice()),

@@ -1,7 +1,7 @@
 //! The batched kernels of one context, compiled per job, order, storage and refinement on
 //! first use and kept (a batch of one shape runs one program).
 
-use super::plan::{Job, Plan, StagedLoads, WorkStorage};
+use super::plan::{Job, Plan, WorkStorage};
 use crate::compute_kernels as table;
 use crate::error::Result;
 use crate::gl::{ComputeLimits, ComputeProgram, Context};
@@ -9,9 +9,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// What tells one compiled program from another: job, order, storage, refinement steps,
-/// invocations per problem, problems per group, staged loads.
-type ProgramKey = (Job, usize, WorkStorage, usize, usize, usize, StagedLoads);
+/// What tells one compiled program from another: the job and the plan's `#define`s (order,
+/// storage, refinement steps, the group's shape, the solve's blocks).
+type ProgramKey = (Job, String);
 
 /// The compiled batched programs of one context.
 pub struct BatchedKernels {
@@ -42,15 +42,7 @@ impl BatchedKernels {
 
     /// The program for `plan`, compiled now if it is the first of its kind.
     pub fn program(&self, plan: &Plan) -> Result<Rc<ComputeProgram>> {
-        let key = (
-            plan.job,
-            plan.n,
-            plan.storage,
-            plan.refine,
-            plan.threads,
-            plan.problems_per_group,
-            plan.staged_loads,
-        );
+        let key = (plan.job, plan.defines());
         if let Some(p) = self.programs.borrow().get(&key) {
             return Ok(p.clone());
         }

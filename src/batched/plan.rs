@@ -118,6 +118,8 @@ pub struct Plan {
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
     pub refine: usize,
+    /// Rows per block of the triangular solves (one barrier per block).
+    pub solve_block: usize,
     /// Problems per set of buffers (a batch past it runs in chunks).
     pub chunk: usize,
     /// Work groups per dispatch (GL_MAX_COMPUTE_WORK_GROUP_COUNT along x).
@@ -203,14 +205,25 @@ pub fn solve_block(n: usize) -> usize {
     if n <= 128 { 8 } else { 1 }
 }
 
+/// The most rows per block of the triangular solves ([`Plan::with_solve_block`]).
+pub const MAX_SOLVE_BLOCK: usize = 16;
+
 /// Invocations sharing a pair of rows (p, n − 1 − p) in the kernels' loops over the triangle
 /// (G in glsl/batched/common.glsl).
 fn pair_lanes(n: usize, threads: usize) -> usize {
     (threads / n.div_ceil(2).max(1)).max(1)
 }
 
-/// An upper estimate of the loop iterations one invocation runs (all loops together).
-pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) -> usize {
+/// An upper estimate of the loop iterations one invocation runs (all loops together)
+/// (`sb` rows per block of the triangular solves).
+pub fn loop_iterations(
+    job: Job,
+    n: usize,
+    k: usize,
+    t: usize,
+    sb: usize,
+    refine: usize,
+) -> usize {
     let per = |entries: usize| entries.div_ceil(t);
     let kc = STAGED_COLUMNS;
     let blocks = k.div_ceil(kc);
@@ -222,7 +235,6 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) ->
     let factor = n * (n / g + 2) + pair_entries;
     // Both sweeps: per block its loop, the small triangle (sb rows, sb(sb − 1)/2 products)
     // and the later rows' update.
-    let sb = solve_block(n);
     let solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
@@ -268,7 +280,7 @@ impl Plan {
             ))
             .into());
         }
-        let iterations = loop_iterations(job, n, k, threads, refine);
+        let iterations = loop_iterations(job, n, k, threads, solve_block(n), refine);
         if iterations > LOOP_BUDGET {
             return Err(InputError::Unsupported(format!(
                 "{} at order n = {n} with {k} observations per problem runs about {iterations} \
@@ -311,9 +323,36 @@ impl Plan {
             staged_loads: shape.loads,
             storage,
             refine,
+            solve_block: solve_block(n),
             chunk,
             launch: (limits.max_groups_x as usize).max(1),
         })
+    }
+
+    /// Whether `threads` invocations per problem and `sb` rows per solve block stay within
+    /// [`LOOP_BUDGET`].
+    fn loops_fit(&self, threads: usize, sb: usize) -> bool {
+        loop_iterations(self.job, self.n, self.k, threads, sb, self.refine) <= LOOP_BUDGET
+    }
+
+    /// The same plan with `rows` rows per block of the triangular solves instead of
+    /// [`solve_block`]'s choice (the benchmarks' tuning): 1 to [`MAX_SOLVE_BLOCK`] (one barrier
+    /// per block; each invocation solves the block's small triangle itself), within the loop
+    /// budget.
+    pub fn with_solve_block(self, rows: usize) -> Result<Self> {
+        if (1..=MAX_SOLVE_BLOCK).contains(&rows) && self.loops_fit(self.threads, rows) {
+            return Ok(Self {
+                solve_block: rows,
+                ..self
+            });
+        }
+        Err(InputError::InvalidOption(format!(
+            "{} at order n = {} cannot solve in blocks of {rows} rows (1 to \
+             {MAX_SOLVE_BLOCK}, within the loop budget)",
+            self.job.name(),
+            self.n
+        ))
+        .into())
     }
 
     fn shape(&self) -> GroupShape {
@@ -354,7 +393,7 @@ impl Plan {
         // The residual stages T observations in blocks of KC: T a multiple of KC.
         let reshaped = (t >= self.n.max(STAGED_COLUMNS)
             && t % STAGED_COLUMNS == 0
-            && loop_iterations(self.job, self.n, self.k, t, self.refine) <= LOOP_BUDGET)
+            && self.loops_fit(t, self.solve_block))
             .then(|| self.reshaped(GroupShape { threads: t, ..self.shape() }, limits))
             .flatten();
         reshaped.ok_or_else(|| {
@@ -424,12 +463,12 @@ impl Plan {
             self.threads * self.problems_per_group,
             STAGED_COLUMNS,
             self.refine,
-            solve_block(self.n)
+            self.solve_block
         );
         if self.storage == WorkStorage::Global {
             text.push_str("#define GLOBAL_WORK\n");
         }
-        if self.staged_loads == StagedLoads::Vector {
+        if self.job.reads_observations() && self.staged_loads == StagedLoads::Vector {
             text.push_str("#define VEC4_STAGE\n");
         }
 
@@ -506,6 +545,18 @@ mod tests {
         };
         let fallback = Plan::new(Job::LeastSquares, 32, 64, 1, &tight).unwrap();
         assert_eq!(fallback.problems_per_group, 1);
+    }
+
+    /// Rows per solve block: 1 to MAX_SOLVE_BLOCK, named in the defines.
+    #[test]
+    fn with_solve_block_checks_the_rows() {
+        let plan = Plan::new(Job::SpdSolve, 40, 0, 2, &limits()).unwrap();
+        assert_eq!(plan.solve_block, solve_block(40));
+        for bad in [0, MAX_SOLVE_BLOCK + 1] {
+            assert!(plan.with_solve_block(bad).is_err(), "{bad}");
+        }
+        let p = plan.with_solve_block(16).unwrap();
+        assert!(p.defines().contains("#define SB 16\n"));
     }
 
     /// Both staged loads are accepted where the problems fit, named in the defines, and
