@@ -13,12 +13,13 @@
 //! `--profile T,...` times each job alone per group shape instead: T invocations per problem
 //! (0: the plan's own), with `--problems-per-group P,...` (0: the plan's own) and
 //! `--staged-loads scalar,vector,default` (the assembly's shared loads) and `--solve-block
-//! SB,...` (rows per barrier of the triangular solves; 0: the plan's own), every combination
+//! SB,...` (rows per barrier of the triangular solves; 0: the plan's own) and
+//! `--assembly-rows single,pair,default` (rows of A·diag(d) in registers), every combination
 //! the device runs; `--fused-only` times only the fused least squares with one refinement
 //! step (what `batched_wls` times).
 
 use symraster::batched::device::{Inputs, Poison, Resident};
-use symraster::batched::plan::{Job, Plan, StagedLoads};
+use symraster::batched::plan::{AssemblyRows, Job, Plan, StagedLoads};
 use symraster::gl::GpuTimer;
 use symraster::internal::GpuInternals;
 use symraster::timing::median;
@@ -34,6 +35,7 @@ fn main() -> Result<()> {
         problems: vec![0],
         loads: vec![None],
         solve_blocks: vec![0],
+        rows: vec![None],
         fused_only: false,
     };
     let mut args = std::env::args().skip(1);
@@ -77,6 +79,19 @@ fn main() -> Result<()> {
             shapes.solve_blocks = list
                 .split(',')
                 .map(|p| p.parse())
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--assembly-rows" {
+            let list = args
+                .next()
+                .ok_or("--assembly-rows needs single, pair or default (comma-separated)")?;
+            shapes.rows = list
+                .split(',')
+                .map(|l| match l {
+                    "single" => Ok(Some(AssemblyRows::Single)),
+                    "pair" => Ok(Some(AssemblyRows::Pair)),
+                    "default" => Ok(None),
+                    other => Err(format!("--assembly-rows: unknown {other}")),
+                })
                 .collect::<std::result::Result<_, _>>()?;
         } else if a == "--fused-only" {
             shapes.fused_only = true;
@@ -205,6 +220,8 @@ struct Shapes {
     loads: Vec<Option<StagedLoads>>,
     /// Rows per block of the triangular solves (0: the plan's own).
     solve_blocks: Vec<usize>,
+    /// Rows of A·diag(d) per invocation in the assembly (None: the plan's own).
+    rows: Vec<Option<AssemblyRows>>,
     /// Only the fused least squares with one refinement step.
     fused_only: bool,
 }
@@ -236,7 +253,7 @@ fn shaped(
 
 /// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
 /// group shape, data on the GPU: where the fused solve's time goes. CSV
-/// `job,n,count,threads,problems_per_group,staged_loads,solve_block,refine,ms`.
+/// `job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms`.
 fn profile_jobs(
     gpu: &Gpu,
     kernels: &symraster::batched::kernels::BatchedKernels,
@@ -248,7 +265,9 @@ fn profile_jobs(
     let ctx = gpu.context().clone();
     let timer = GpuTimer::new(&ctx)?;
     let limits = kernels.limits();
-    println!("job,n,count,threads,problems_per_group,staged_loads,solve_block,refine,ms");
+    println!(
+        "job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms"
+    );
     for &(n, count) in sizes {
         let k = 2 * n;
         let (a, d, b) = observations(n, count);
@@ -275,17 +294,22 @@ fn profile_jobs(
         let mut seen = std::collections::HashSet::new();
         for &t in threads {
             for &problems in &shapes.problems {
-                for (&loads, &sb) in shapes
-                    .loads
-                    .iter()
-                    .flat_map(|l| shapes.solve_blocks.iter().map(move |b| (l, b)))
-                {
+                let variants = shapes.loads.iter().flat_map(|l| {
+                    shapes
+                        .solve_blocks
+                        .iter()
+                        .flat_map(move |b| shapes.rows.iter().map(move |r| (*l, *b, *r)))
+                });
+                for (loads, sb, rows) in variants {
                     for &(job, refine) in jobs {
                         let kk = if job.reads_observations() { k } else { 0 };
                         let base = Plan::new(job, n, kk, refine, limits)?;
                         let Some(mut plan) = shaped(base, t, problems, loads, limits) else {
                             continue;
                         };
+                        if let Some(r) = rows {
+                            plan = plan.with_assembly_rows(r);
+                        }
                         if sb != 0 {
                             let Ok(p) = plan.with_solve_block(sb) else {
                                 continue;
@@ -319,11 +343,12 @@ fn profile_jobs(
                             ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
                         }
                         println!(
-                            "{},{n},{count},{},{},{:?},{},{refine},{:.4}{}",
+                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4}{}",
                             job.name().replace(' ', "_"),
                             plan.threads,
                             plan.problems_per_group,
                             plan.staged_loads,
+                            plan.assembly_rows,
                             plan.solve_block,
                             median(&ms),
                             if failed > 0 {

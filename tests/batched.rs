@@ -7,7 +7,7 @@
 mod common;
 
 use symraster::batched::device::{Inputs, Poison, run};
-use symraster::batched::plan::{Job, Plan, StagedLoads, WorkStorage};
+use symraster::batched::plan::{AssemblyRows, Job, Plan, StagedLoads, WorkStorage};
 use symraster::batched::{self, BatchOptions};
 use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
@@ -424,7 +424,7 @@ fn a_problem_that_leaves_float32s_range_fails_alone() {
 }
 
 /// Every group shape the plans can take (problems per group, staged loads, invocations per
-/// problem) gives the f64 reference's answers, with a batch that does not fill its last
+/// problem, rows per invocation in the assembly) gives the f64 reference's answers, with a batch that does not fill its last
 /// group, a member that is not positive definite among the others of its group, and
 /// NaN-poisoned outputs.
 #[test]
@@ -436,6 +436,14 @@ fn every_group_shape_matches_the_reference() {
         .unwrap();
     let limits = kernels.limits();
     let b_count = 5;
+    // Both assemblies at every order (the default takes pairs only past n = 64).
+    let rows = |problems: usize| {
+        if problems == 4 {
+            AssemblyRows::Single
+        } else {
+            AssemblyRows::Pair
+        }
+    };
     for n in [3, 17, 33] {
         let (a, d, b) = least_squares_batch(40 + n as u64, b_count, n);
         let inputs = Inputs {
@@ -460,8 +468,12 @@ fn every_group_shape_matches_the_reference() {
                         .with_threads(threads.max(n.next_multiple_of(16)), limits)
                         .unwrap()
                         .with_problems_per_group(problems, limits)
-                        .unwrap();
-                    let shape = format!("n {n} {loads:?} {problems} x {}", plan.threads);
+                        .unwrap()
+                        .with_assembly_rows(rows(problems));
+                    let shape = format!(
+                        "n {n} {loads:?} {:?} {problems} x {}",
+                        plan.assembly_rows, plan.threads
+                    );
                     let out = run(&kernels, &plan, &inputs, b_count, Poison::Nan).unwrap();
                     assert_eq!(out.info[1], n as i32 / 2 + 1, "{shape}");
                     assert!(out.x[n..2 * n].iter().all(|v| v.is_nan()), "{shape}");

@@ -4,10 +4,10 @@
 // matrix in packed lower storage (row i starts at i(i+1)/2) in shared memory, or, where that
 // does not fit (GLOBAL_WORK), in a global work buffer of NP floats per problem. The host puts
 // `#version`, N, T, P, GROUP (T·P as a literal), KC (observations staged per step), SB (rows
-// per block of the triangular solves), GLOBAL_WORK (only with P = 1) and VEC4_STAGE
-// (observations.glsl) in front. Barriers span the
-// whole group, so no invocation leaves early: every problem runs every loop (a failed one on
-// its garbage), and only the writes of results depend on the problem.
+// per block of the triangular solves), GLOBAL_WORK (only with P = 1), VEC4_STAGE and
+// PAIR_ROWS (observations.glsl) in front. Barriers span the whole group, so no invocation
+// leaves early: every problem runs every loop (a failed one on its garbage), and only the
+// writes of results depend on the problem.
 layout(local_size_x = GROUP) in;
 
 #define NP (N * (N + 1) / 2)

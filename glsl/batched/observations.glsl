@@ -90,16 +90,16 @@ void accumulate_row(uint i, uint h) {
 }
 
 // The staged block's part of the invocation's pair of rows p < q (common.glsl: equal work for
-// all). Past n = 64, where the triangle in shared memory already limits the groups per
-// multiprocessor, both rows of A·diag(d) are held in registers, so for k ≤ p one read of A's
-// row k serves two entries, (p, k) and (q, k); below, one row at a time (fewer registers, so
-// more groups fit).
+// all). With PAIR_ROWS (the host's choice; past n = 64 by default, where the triangle in
+// shared memory already limits the groups per multiprocessor) both rows of A·diag(d) are held
+// in registers, so for k ≤ p one read of A's row k serves two entries, (p, k) and (q, k);
+// else one row at a time (fewer registers, so more groups fit).
 void accumulate() {
     uint p = pair_p();
     if (p >= uint(PAIRS)) return;
     uint q = uint(N) - 1u - p;
     uint h = pair_h();
-#if N <= 64
+#ifndef PAIR_ROWS
     accumulate_row(p, h);
     if (q != p) accumulate_row(q, h);
 #else

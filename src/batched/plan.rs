@@ -92,6 +92,25 @@ impl StagedLoads {
     }
 }
 
+/// How many rows of A·diag(d) an invocation of the assembly holds in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AssemblyRows {
+    /// One row at a time (fewer registers, so more groups per multiprocessor).
+    Single,
+    /// Both rows of the invocation's pair at once (one read of A's row serves two entries).
+    Pair,
+}
+
+/// The assembly's rows per read for order n unless told otherwise: pairs past n = 64, where
+/// the triangle in shared memory already limits the groups per multiprocessor.
+pub fn assembly_rows(n: usize) -> AssemblyRows {
+    if n > 64 {
+        AssemblyRows::Pair
+    } else {
+        AssemblyRows::Single
+    }
+}
+
 /// The staged loads a plan takes unless told otherwise (one line to switch).
 pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Vector;
 
@@ -114,6 +133,8 @@ pub struct Plan {
     pub problems_per_group: usize,
     /// How the assembly reads staged blocks of A.
     pub staged_loads: StagedLoads,
+    /// Rows of A·diag(d) the assembly holds per invocation.
+    pub assembly_rows: AssemblyRows,
     /// Where the matrix lives.
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
@@ -321,6 +342,7 @@ impl Plan {
             threads,
             problems_per_group: shape.problems,
             staged_loads: shape.loads,
+            assembly_rows: assembly_rows(n),
             storage,
             refine,
             solve_block: solve_block(n),
@@ -353,6 +375,15 @@ impl Plan {
             self.n
         ))
         .into())
+    }
+
+    /// The same plan with the assembly holding `rows` rows of A·diag(d) per invocation
+    /// instead of [`assembly_rows`]' choice (the benchmarks' tuning; every order takes both).
+    pub fn with_assembly_rows(self, rows: AssemblyRows) -> Self {
+        Self {
+            assembly_rows: rows,
+            ..self
+        }
     }
 
     fn shape(&self) -> GroupShape {
@@ -471,6 +502,9 @@ impl Plan {
         if self.job.reads_observations() && self.staged_loads == StagedLoads::Vector {
             text.push_str("#define VEC4_STAGE\n");
         }
+        if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
+            text.push_str("#define PAIR_ROWS\n");
+        }
 
         text
     }
@@ -557,6 +591,23 @@ mod tests {
         }
         let p = plan.with_solve_block(16).unwrap();
         assert!(p.defines().contains("#define SB 16\n"));
+    }
+
+    /// The assembly's rows per invocation: pairs past n = 64 by default, named in the defines
+    /// of the jobs that assemble.
+    #[test]
+    fn assembly_rows_are_named_in_the_defines() {
+        let l = limits();
+        let small = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        assert_eq!(small.assembly_rows, AssemblyRows::Single);
+        assert!(!small.defines().contains("PAIR_ROWS"));
+        let paired = small.with_assembly_rows(AssemblyRows::Pair);
+        assert!(paired.defines().contains("#define PAIR_ROWS\n"));
+        let large = Plan::new(Job::Assemble, 65, 130, 0, &l).unwrap();
+        assert_eq!(large.assembly_rows, AssemblyRows::Pair);
+        assert!(large.defines().contains("#define PAIR_ROWS\n"));
+        let factor = Plan::new(Job::Cholesky, 65, 0, 0, &l).unwrap();
+        assert!(!factor.defines().contains("PAIR_ROWS"));
     }
 
     /// Both staged loads are accepted where the problems fit, named in the defines, and
