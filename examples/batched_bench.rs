@@ -16,7 +16,8 @@
 //! SB,...` (rows per barrier of the triangular solves; 0: the plan's own) and
 //! `--assembly-rows single,pair,default` (rows of A·diag(d) in registers), every combination
 //! the device runs; `--fused-only` times only the fused least squares with one refinement
-//! step (what `batched_wls` times).
+//! step (what `batched_wls` times). Each shape's least-squares answers are checked (a wrong
+//! one is marked WRONG in its row).
 
 use symraster::batched::device::{Inputs, Poison, Resident};
 use symraster::batched::plan::{AssemblyRows, Job, Plan, StagedLoads};
@@ -174,7 +175,8 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Every INFO 0, and the first problems' x against the f64 normal equations (stderr).
+/// Every INFO 0, and the first and last problems' x against the f64 normal equations
+/// (stderr).
 fn check(
     a: &[f32],
     d: &[f32],
@@ -186,7 +188,12 @@ fn check(
     let k = 2 * n;
     let failed = out.info.iter().filter(|&&s| s != 0).count();
     let mut worst = 0.0f64;
-    for p in 0..count.min(4) {
+    // The first and the last problems (the last group's slots where it is not full).
+    let mut checked: Vec<usize> = (0..count.min(4))
+        .chain(count.saturating_sub(4)..count)
+        .collect();
+    checked.dedup();
+    for p in checked {
         let am = symraster::Matrix::from_fn(n, k, |i, j| f64::from(a[p * n * k + i * k + j]));
         let dp: Vec<f64> = d[p * k..(p + 1) * k].iter().map(|&v| v.into()).collect();
         let c = reference::assemble(&am, &dp);
@@ -204,7 +211,8 @@ fn check(
         }
     }
     eprintln!(
-        "# n {n} B {count}: {failed} problems failed; relative error {worst:.2e} on the first 4"
+        "# n {n} B {count}: {failed} problems failed; relative error {worst:.2e} on the first \
+         and last 4"
     );
     if failed > 0 || worst.is_nan() || worst >= 1e-6 {
         return Err(format!("n {n}: wrong results ({failed} failed, error {worst:.2e})").into());
@@ -332,6 +340,10 @@ fn profile_jobs(
                         resident.launch()?;
                         let out = resident.read()?;
                         let failed = out.info.iter().filter(|&&s| s != 0).count();
+                        // Every shape's answers checked (a shape that is wrong says so).
+                        let wrong = job == Job::LeastSquares
+                            && refine > 0
+                            && check(&a, &d, &b, n, count, &out).is_err();
                         let ms_ = std::time::Duration::from_millis;
                         gpu.preheat().run_with(&ctx, ms_(150), ms_(50), ms_(400));
                         let mut ms = Vec::new();
@@ -351,7 +363,9 @@ fn profile_jobs(
                             plan.assembly_rows,
                             plan.solve_block,
                             median(&ms),
-                            if failed > 0 {
+                            if wrong {
+                                format!(",WRONG ({failed} failed)")
+                            } else if failed > 0 {
                                 format!(",{failed} failed")
                             } else {
                                 String::new()

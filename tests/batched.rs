@@ -497,7 +497,10 @@ fn every_group_shape_matches_the_reference() {
             let c_ref = reference::assemble(&a.matrix(p).to_f64(), &widen(d.problem(p)));
             let got = Matrix::from_fn(n, n, |i, j| f64::from(c[p * n * n + i * n + j]));
             let e = symraster::relative_error(&got, &c_ref);
-            assert!(e < 1e-6 * (2.0 * n as f64).sqrt(), "assembly n {n} p {p}: {e:.2e}");
+            assert!(
+                e < 1e-6 * (2.0 * n as f64).sqrt(),
+                "assembly n {n} p {p}: {e:.2e}"
+            );
         }
         let (spd, lower) = spd_batch(50 + n as u64, b_count, n);
         let spd32: Vec<f32> = spd.as_slice().iter().map(|&v| v as f32).collect();
@@ -530,7 +533,10 @@ fn every_group_shape_matches_the_reference() {
                     let x_ref = solve_with_factor(&l_ref, &widen(&rhs[p * n..(p + 1) * n]));
                     relative_error(&out.x[p * n..(p + 1) * n], &x_ref)
                 };
-                assert!(e < 1e-6 * (n as f64).max(4.0), "{job:?} n {n} p {p}: {e:.2e}");
+                assert!(
+                    e < 1e-6 * (n as f64).max(4.0),
+                    "{job:?} n {n} p {p}: {e:.2e}"
+                );
             }
         }
     }

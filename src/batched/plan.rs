@@ -237,14 +237,7 @@ fn pair_lanes(n: usize, threads: usize) -> usize {
 
 /// An upper estimate of the loop iterations one invocation runs (all loops together)
 /// (`sb` rows per block of the triangular solves).
-pub fn loop_iterations(
-    job: Job,
-    n: usize,
-    k: usize,
-    t: usize,
-    sb: usize,
-    refine: usize,
-) -> usize {
+pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, sb: usize, refine: usize) -> usize {
     let per = |entries: usize| entries.div_ceil(t);
     let kc = STAGED_COLUMNS;
     let blocks = k.div_ceil(kc);
@@ -425,8 +418,16 @@ impl Plan {
         let reshaped = (t >= self.n.max(STAGED_COLUMNS)
             && t % STAGED_COLUMNS == 0
             && self.loops_fit(t, self.solve_block))
-            .then(|| self.reshaped(GroupShape { threads: t, ..self.shape() }, limits))
-            .flatten();
+        .then(|| {
+            self.reshaped(
+                GroupShape {
+                    threads: t,
+                    ..self.shape()
+                },
+                limits,
+            )
+        })
+        .flatten();
         reshaped.ok_or_else(|| {
             InputError::InvalidOption(format!(
                 "{} at order n = {} cannot run {t} invocations per problem with {} problems \
@@ -449,7 +450,15 @@ impl Plan {
     pub fn with_problems_per_group(self, problems: usize, limits: &ComputeLimits) -> Result<Self> {
         let reshaped = (1..=MAX_PROBLEMS_PER_GROUP)
             .contains(&problems)
-            .then(|| self.reshaped(GroupShape { problems, ..self.shape() }, limits))
+            .then(|| {
+                self.reshaped(
+                    GroupShape {
+                        problems,
+                        ..self.shape()
+                    },
+                    limits,
+                )
+            })
             .flatten();
         reshaped.ok_or_else(|| {
             InputError::InvalidOption(format!(
@@ -470,17 +479,23 @@ impl Plan {
     /// [`DEFAULT_STAGED_LOADS`] (the benchmarks' tuning); refused where the group's problems
     /// would no longer fit in shared memory together.
     pub fn with_staged_loads(self, loads: StagedLoads, limits: &ComputeLimits) -> Result<Self> {
-        self.reshaped(GroupShape { loads, ..self.shape() }, limits)
-            .ok_or_else(|| {
-                InputError::InvalidOption(format!(
-                    "{} at order n = {} with {} problems per work group cannot take \
+        self.reshaped(
+            GroupShape {
+                loads,
+                ..self.shape()
+            },
+            limits,
+        )
+        .ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} with {} problems per work group cannot take \
                      {loads:?} staged loads (the problems no longer fit in shared memory)",
-                    self.job.name(),
-                    self.n,
-                    self.problems_per_group
-                ))
-                .into()
-            })
+                self.job.name(),
+                self.n,
+                self.problems_per_group
+            ))
+            .into()
+        })
     }
 
     /// The `#define`s in front of the kernel (after `#version`).
@@ -567,7 +582,12 @@ mod tests {
         // n = 64: four problems (about 14 KiB each) pass 32 KiB of shared memory.
         let big = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
         assert!(big.with_problems_per_group(4, &l).is_err());
-        assert_eq!(big.with_problems_per_group(1, &l).unwrap().problems_per_group, 1);
+        assert_eq!(
+            big.with_problems_per_group(1, &l)
+                .unwrap()
+                .problems_per_group,
+            1
+        );
         // n = 129 takes the global work buffer: one problem per group only.
         let global = Plan::new(Job::Cholesky, 129, 0, 0, &l).unwrap();
         assert_eq!(global.storage, WorkStorage::Global);
