@@ -15,8 +15,8 @@ uniform uint observations;
 #ifdef VEC4_STAGE
 shared vec4 As4_[P][N][KC / 4];
 #define As4 As4_[sub]
-#define SWZ(i) (((i) >> 1) & uint(KC / 4 - 1))
-#define AS(i, kk) As4[i][uint((kk) >> 2) ^ SWZ(i)][(kk) & 3]
+#define SWZ(i) ((uint(i) >> 1u) & uint(KC / 4 - 1))
+#define AS(i, kk) As4[i][(uint(kk) >> 2u) ^ SWZ(i)][uint(kk) & 3u]
 // Row i's vec4 c (columns 4c .. 4c + 3).
 #define AS4(i, c) As4[i][uint(c) ^ SWZ(i)]
 #else

@@ -416,7 +416,7 @@ impl Plan {
         let t = threads;
         // The residual stages T observations in blocks of KC: T a multiple of KC.
         let reshaped = (t >= self.n.max(STAGED_COLUMNS)
-            && t % STAGED_COLUMNS == 0
+            && t.is_multiple_of(STAGED_COLUMNS)
             && self.loops_fit(t, self.solve_block))
         .then(|| {
             self.reshaped(
