@@ -1,7 +1,8 @@
-//! How a batch runs on the compute kernels: the job's kernel, the work group per problem
-//! (T ≥ n invocations), where the problem's matrix lives (shared memory where it fits, else a
-//! global work buffer), the per-invocation loop count checked against llvmpipe's limit, and
-//! how many problems one set of buffers and one dispatch take.
+//! How a batch runs on the compute kernels: the job's kernel, the work group's shape (T ≥ n
+//! invocations per problem, problems per group, the assembly's loads and rows, the solves'
+//! blocks: typed choices with defaults here), where the problem's matrix lives (shared memory
+//! where it fits, else a global work buffer), the per-invocation loop count checked against
+//! llvmpipe's limit, and how many problems one set of buffers and one dispatch take.
 
 use crate::compute_kernels as table;
 use crate::error::{InputError, Result};
