@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 28's group shapes on the H200, one run (examples/batched_bench.rs --profile): the fused
 # least squares' GPU time per shape, data on the GPU, to choose the defaults in
-# src/batched/plan.rs (threads, problems_per_group, DEFAULT_STAGED_LOADS, assembly_rows,
-# solve_block). Writes under OUT (default $OUT):
+# src/batched/plan.rs (DEFAULT_SHAPES, DEFAULT_STAGED_LOADS, assembly_rows, solve_block).
+# Writes under OUT (default $OUT):
 #   shapes_small.csv  n = 8, 16, 32: invocations per problem x problems per group x loads
 #   shapes_128.csv    n = 128: invocations x loads x assembly rows x rows per solve block
 #   jobs_default.csv  each job alone with the defaults (where the time goes)

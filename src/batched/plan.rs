@@ -167,30 +167,39 @@ fn storage_for(job: Job, n: usize, shape: GroupShape, limits: &ComputeLimits) ->
     }
 }
 
-/// Problems per work group for order n (with [`threads`] invocations each): 2 for n 17-32,
-/// whose groups are short chains of barriers, so two problems share each barrier and twice
-/// the problems run per multiprocessor (64 invocations each instead of one problem on 128);
-/// else 1. (`batched_bench --profile ... --problems-per-group 1,2,4` compares.)
-pub fn problems_per_group(n: usize) -> usize {
-    match n {
-        17..=32 => 2,
-        _ => 1,
-    }
+/// The default group shapes, one row per range of orders (one line to switch a range):
+/// (largest order n, invocations per problem, problems per group). Invocations: at least n
+/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries, the fastest
+/// of 32 to 512 in the fused least squares on the H200 with one problem per group
+/// (`batched_bench --profile`: 32 for n = 16, 128 for n = 32, 512 for n = 128). n 17-32 takes
+/// two problems of 64 invocations per group instead of one of 128: its groups are short chains
+/// of barriers, so two problems share each barrier and twice the problems run per
+/// multiprocessor (not yet measured; `batched_bench --profile 32,64,128 --problems-per-group
+/// 1,2,4` compares).
+const DEFAULT_SHAPES: [(usize, usize, usize); 5] = [
+    (16, 32, 1),
+    (32, 64, 2),
+    (64, 128, 1),
+    (128, 512, 1),
+    (MAX_ORDER, 1024, 1),
+];
+
+/// The default shape's row for order n.
+fn default_shape(n: usize) -> (usize, usize, usize) {
+    DEFAULT_SHAPES
+        .into_iter()
+        .find(|&(largest, _, _)| n <= largest)
+        .unwrap_or(DEFAULT_SHAPES[DEFAULT_SHAPES.len() - 1])
 }
 
-/// Invocations per problem for order n with [`problems_per_group`]'s choice: at least n
-/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries; the fastest
-/// of 32 to 512 in the fused least squares on the H200 with one problem per group
-/// (`batched_bench --profile`: 32 for n = 16, 128 for n = 32, 512 for n = 128), and 64 for
-/// n 17-32 with two problems per group (a group of 128 as before).
+/// Problems per work group for order n by default ([`DEFAULT_SHAPES`]).
+pub fn problems_per_group(n: usize) -> usize {
+    default_shape(n).2
+}
+
+/// Invocations per problem for order n by default ([`DEFAULT_SHAPES`]).
 pub fn threads(n: usize) -> usize {
-    match n {
-        0..=16 => 32,
-        17..=32 => 64,
-        33..=64 => 128,
-        65..=128 => 512,
-        _ => 1024,
-    }
+    default_shape(n).1
 }
 
 /// Packed entries of an order-n triangle.
@@ -559,6 +568,22 @@ mod tests {
         let grouped = small.with_problems_per_group(4, &l).unwrap();
         assert!(grouped.with_threads(512, &l).is_err());
         assert_eq!(grouped.with_threads(256, &l).unwrap().threads, 256);
+    }
+
+    /// Every order's default shape is one the plans accept: invocations at least n and a
+    /// multiple of the staged columns, the group within 1024 invocations.
+    #[test]
+    fn default_shapes_cover_every_order() {
+        for n in 1..=MAX_ORDER {
+            let (t, p) = (threads(n), problems_per_group(n));
+            assert!(t >= n && t.is_multiple_of(STAGED_COLUMNS), "n {n}: {t}");
+            assert!(
+                (1..=MAX_PROBLEMS_PER_GROUP).contains(&p) && t * p <= 1024,
+                "n {n}"
+            );
+        }
+        assert_eq!((threads(16), threads(32), threads(128)), (32, 64, 512));
+        assert_eq!((problems_per_group(32), problems_per_group(128)), (2, 1));
     }
 
     /// Problems per group: 1 to MAX_PROBLEMS_PER_GROUP, the group within the device's
