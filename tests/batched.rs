@@ -303,8 +303,13 @@ fn batches_split_over_chunks_and_launches_give_the_same_results() {
     for (x, y) in split.x.iter().zip(whole.x.as_slice()) {
         assert!(x == y || (x.is_nan() && y.is_nan()));
     }
-    // The global work buffer gives what shared memory gives.
+    // The global work buffer gives what shared memory gives (one problem per group there;
+    // several are refused).
     plan.storage = WorkStorage::Global;
+    if plan.problems_per_group > 1 {
+        assert!(run(&kernels, &plan, &inputs, b_count, Poison::Nan).is_err());
+        plan.problems_per_group = 1;
+    }
     let global = run(&kernels, &plan, &inputs, b_count, Poison::Nan).unwrap();
     assert_eq!(global.info, whole.info);
     for (x, y) in global.x.iter().zip(whole.x.as_slice()) {

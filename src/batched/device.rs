@@ -237,6 +237,15 @@ pub fn run(
     count: usize,
     poison: Poison,
 ) -> Result<Outputs> {
+    if plan.problems_per_group > 1 && plan.storage == WorkStorage::Global {
+        return Err(crate::error::DeviceError::Unsupported {
+            what: format!("{} problems per work group", plan.problems_per_group),
+            why: "several problems share a group only in shared memory, not in the global work \
+                  buffer"
+                .into(),
+        }
+        .into());
+    }
     let mut out = Outputs::default();
     let mut first = 0;
     while first < count {

@@ -112,8 +112,10 @@ pub fn assembly_rows(n: usize) -> AssemblyRows {
     }
 }
 
-/// The staged loads a plan takes unless told otherwise (one line to switch).
-pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Vector;
+/// The staged loads a plan takes unless told otherwise (one line to switch): scalar reads
+/// were faster at every order and group shape of the H200 sweep (n = 128: 1.30 against
+/// 1.58 ms; n = 32: 0.775 against 0.955 ms).
+pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Scalar;
 
 /// The most problems one work group holds ([`Plan::with_problems_per_group`]).
 pub const MAX_PROBLEMS_PER_GROUP: usize = 8;
@@ -169,16 +171,15 @@ fn storage_for(job: Job, n: usize, shape: GroupShape, limits: &ComputeLimits) ->
 
 /// The default group shapes, one row per range of orders (one line to switch a range):
 /// (largest order n, invocations per problem, problems per group). Invocations: at least n
-/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries, the fastest
-/// of 32 to 512 in the fused least squares on the H200 with one problem per group
-/// (`batched_bench --profile`: 32 for n = 16, 128 for n = 32, 512 for n = 128). n 17-32 takes
-/// two problems of 64 invocations per group instead of one of 128: its groups are short chains
-/// of barriers, so two problems share each barrier and twice the problems run per
-/// multiprocessor (not yet measured; `batched_bench --profile 32,64,128 --problems-per-group
-/// 1,2,4` compares).
-const DEFAULT_SHAPES: [(usize, usize, usize); 5] = [
+/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries. From one
+/// H200 sweep of the fused least squares (`batched_bench --profile 32,64,128
+/// --problems-per-group 1,2,4`, figures/h200/batched_shapes.csv): n = 8 runs fastest as two
+/// problems of 32 invocations per group (0.228 against 0.250 ms for one), n = 16 as one of 32
+/// (0.907; two: 1.18), n = 32 as one of 128 (0.775; two of 64: 0.852), n = 128 as one of 512.
+const DEFAULT_SHAPES: [(usize, usize, usize); 6] = [
+    (8, 32, 2),
     (16, 32, 1),
-    (32, 64, 2),
+    (32, 128, 1),
     (64, 128, 1),
     (128, 512, 1),
     (MAX_ORDER, 1024, 1),
@@ -582,8 +583,8 @@ mod tests {
                 "n {n}"
             );
         }
-        assert_eq!((threads(16), threads(32), threads(128)), (32, 64, 512));
-        assert_eq!((problems_per_group(32), problems_per_group(128)), (2, 1));
+        assert_eq!((threads(16), threads(32), threads(128)), (32, 128, 512));
+        assert_eq!((problems_per_group(8), problems_per_group(32)), (2, 1));
     }
 
     /// Problems per group: 1 to MAX_PROBLEMS_PER_GROUP, the group within the device's
