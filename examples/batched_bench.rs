@@ -9,9 +9,18 @@
 //!
 //! `cargo run --release --example batched_bench -- [--runs R] [N:B ...]`; default
 //! 8:100000 16:100000 32:20000 128:1000 (the issue's sizes).
+//!
+//! `--profile T,...` times each job alone per group shape instead: T invocations per problem
+//! (0: the plan's own), with `--problems-per-group P,...` (0: the plan's own) and
+//! `--staged-loads scalar,vector,default` (the assembly's shared loads) and `--solve-block
+//! SB,...` (rows per barrier of the triangular solves; 0: the plan's own) and
+//! `--assembly-rows single,pair,default` (rows of A·diag(d) in registers), every combination
+//! the device runs; `--fused-only` times only the fused least squares with one refinement
+//! step (what `batched_wls` times). Each shape's least-squares answers are checked (a wrong
+//! one is marked WRONG in its row).
 
 use symraster::batched::device::{Inputs, Poison, Resident};
-use symraster::batched::plan::{Job, Plan};
+use symraster::batched::plan::{AssemblyRows, Job, Plan, StagedLoads};
 use symraster::gl::GpuTimer;
 use symraster::internal::GpuInternals;
 use symraster::timing::median;
@@ -23,6 +32,13 @@ fn main() -> Result<()> {
     let mut runs = 10;
     let mut sizes = Vec::new();
     let mut profile: Option<Vec<usize>> = None;
+    let mut shapes = Shapes {
+        problems: vec![0],
+        loads: vec![None],
+        solve_blocks: vec![0],
+        rows: vec![None],
+        fused_only: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--runs" {
@@ -36,6 +52,50 @@ fn main() -> Result<()> {
                     .map(|t| t.parse())
                     .collect::<std::result::Result<_, _>>()?,
             );
+        } else if a == "--problems-per-group" {
+            let list = args
+                .next()
+                .ok_or("--problems-per-group needs counts (0: the plan's own)")?;
+            shapes.problems = list
+                .split(',')
+                .map(|p| p.parse())
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--staged-loads" {
+            let list = args
+                .next()
+                .ok_or("--staged-loads needs scalar, vector or default (comma-separated)")?;
+            shapes.loads = list
+                .split(',')
+                .map(|l| match l {
+                    "scalar" => Ok(Some(StagedLoads::Scalar)),
+                    "vector" => Ok(Some(StagedLoads::Vector)),
+                    "default" => Ok(None),
+                    other => Err(format!("--staged-loads: unknown {other}")),
+                })
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--solve-block" {
+            let list = args
+                .next()
+                .ok_or("--solve-block needs rows per block (0: the plan's own)")?;
+            shapes.solve_blocks = list
+                .split(',')
+                .map(|p| p.parse())
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--assembly-rows" {
+            let list = args
+                .next()
+                .ok_or("--assembly-rows needs single, pair or default (comma-separated)")?;
+            shapes.rows = list
+                .split(',')
+                .map(|l| match l {
+                    "single" => Ok(Some(AssemblyRows::Single)),
+                    "pair" => Ok(Some(AssemblyRows::Pair)),
+                    "default" => Ok(None),
+                    other => Err(format!("--assembly-rows: unknown {other}")),
+                })
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--fused-only" {
+            shapes.fused_only = true;
         } else {
             let (n, b) = a.split_once(':').ok_or("sizes are N:B")?;
             sizes.push((n.parse::<usize>()?, b.parse::<usize>()?));
@@ -54,7 +114,7 @@ fn main() -> Result<()> {
         kernels.limits()
     );
     if let Some(threads) = profile {
-        return profile_jobs(&gpu, &kernels, &sizes, &threads, runs);
+        return profile_jobs(&gpu, &kernels, &sizes, &threads, &shapes, runs);
     }
     println!("op,m,n,ms");
     for (n, count) in sizes {
@@ -115,7 +175,8 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Every INFO 0, and the first problems' x against the f64 normal equations (stderr).
+/// Every INFO 0, and the first and last problems' x against the f64 normal equations
+/// (stderr).
 fn check(
     a: &[f32],
     d: &[f32],
@@ -127,7 +188,12 @@ fn check(
     let k = 2 * n;
     let failed = out.info.iter().filter(|&&s| s != 0).count();
     let mut worst = 0.0f64;
-    for p in 0..count.min(4) {
+    // The first and the last problems (the last group's slots where it is not full).
+    let mut checked: Vec<usize> = (0..count.min(4))
+        .chain(count.saturating_sub(4)..count)
+        .collect();
+    checked.dedup();
+    for p in checked {
         let am = symraster::Matrix::from_fn(n, k, |i, j| f64::from(a[p * n * k + i * k + j]));
         let dp: Vec<f64> = d[p * k..(p + 1) * k].iter().map(|&v| v.into()).collect();
         let c = reference::assemble(&am, &dp);
@@ -145,7 +211,8 @@ fn check(
         }
     }
     eprintln!(
-        "# n {n} B {count}: {failed} problems failed; relative error {worst:.2e} on the first 4"
+        "# n {n} B {count}: {failed} problems failed; relative error {worst:.2e} on the first \
+         and last 4"
     );
     if failed > 0 || worst.is_nan() || worst >= 1e-6 {
         return Err(format!("n {n}: wrong results ({failed} failed, error {worst:.2e})").into());
@@ -153,24 +220,67 @@ fn check(
     Ok(())
 }
 
+/// The group shapes `--profile` compares (beside its invocation counts).
+struct Shapes {
+    /// Problems per work group (0: the plan's own).
+    problems: Vec<usize>,
+    /// The assembly's staged loads (None: the plan's own).
+    loads: Vec<Option<StagedLoads>>,
+    /// Rows per block of the triangular solves (0: the plan's own).
+    solve_blocks: Vec<usize>,
+    /// Rows of A·diag(d) per invocation in the assembly (None: the plan's own).
+    rows: Vec<Option<AssemblyRows>>,
+    /// Only the fused least squares with one refinement step.
+    fused_only: bool,
+}
+
+/// `plan` with `threads` invocations per problem, `problems` per group and `loads` (0 and
+/// None: the plan's own); None where the device does not run that shape.
+fn shaped(
+    plan: Plan,
+    threads: usize,
+    problems: usize,
+    loads: Option<StagedLoads>,
+    limits: &symraster::gl::ComputeLimits,
+) -> Option<Plan> {
+    let mut plan = plan;
+    if let Some(l) = loads {
+        plan = plan.with_staged_loads(l, limits).ok()?;
+    }
+    let problems = if problems == 0 {
+        plan.problems_per_group
+    } else {
+        problems
+    };
+    if threads != 0 {
+        plan = plan.with_problems_per_group(1, limits).ok()?;
+        plan = plan.with_threads(threads, limits).ok()?;
+    }
+    plan.with_problems_per_group(problems, limits).ok()
+}
+
 /// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
-/// invocation count (0: the plan's own), data on the GPU: where the fused solve's time goes.
-/// CSV `job,n,count,threads,refine,ms`.
+/// group shape, data on the GPU: where the fused solve's time goes. CSV
+/// `job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms`.
 fn profile_jobs(
     gpu: &Gpu,
     kernels: &symraster::batched::kernels::BatchedKernels,
     sizes: &[(usize, usize)],
     threads: &[usize],
+    shapes: &Shapes,
     runs: usize,
 ) -> Result<()> {
     let ctx = gpu.context().clone();
     let timer = GpuTimer::new(&ctx)?;
-    println!("job,n,count,threads,refine,ms");
+    let limits = kernels.limits();
+    println!(
+        "job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms"
+    );
     for &(n, count) in sizes {
         let k = 2 * n;
         let (a, d, b) = observations(n, count);
         // C from the batched assembly itself (lower triangles; the upper is never read).
-        let plan = Plan::new(Job::Assemble, n, k, 0, kernels.limits())?;
+        let plan = Plan::new(Job::Assemble, n, k, 0, limits)?;
         let inputs = Inputs {
             a: Some(&a),
             d: Some(&d),
@@ -178,7 +288,7 @@ fn profile_jobs(
         };
         let c = symraster::batched::device::run(kernels, &plan, &inputs, count, Poison::No)?.matrix;
         let bn = &b[..count * n];
-        let jobs = [
+        let all_jobs = [
             (Job::Assemble, 0),
             (Job::Cholesky, 0),
             (Job::SpdSolve, 0),
@@ -187,50 +297,82 @@ fn profile_jobs(
             (Job::LeastSquares, 1),
             (Job::LeastSquares, 2),
         ];
+        let fused = [(Job::LeastSquares, 1)];
+        let jobs: &[(Job, usize)] = if shapes.fused_only { &fused } else { &all_jobs };
+        let mut seen = std::collections::HashSet::new();
         for &t in threads {
-            for (job, refine) in jobs {
-                let kk = if job.reads_observations() { k } else { 0 };
-                let mut plan = Plan::new(job, n, kk, refine, kernels.limits())?;
-                if t != 0 {
-                    match plan.with_threads(t, kernels.limits()) {
-                        Ok(p) => plan = p,
-                        Err(_) => continue,
+            for &problems in &shapes.problems {
+                let variants = shapes.loads.iter().flat_map(|l| {
+                    shapes
+                        .solve_blocks
+                        .iter()
+                        .flat_map(move |b| shapes.rows.iter().map(move |r| (*l, *b, *r)))
+                });
+                for (loads, sb, rows) in variants {
+                    for &(job, refine) in jobs {
+                        let kk = if job.reads_observations() { k } else { 0 };
+                        let base = Plan::new(job, n, kk, refine, limits)?;
+                        let Some(mut plan) = shaped(base, t, problems, loads, limits) else {
+                            continue;
+                        };
+                        if let Some(r) = rows {
+                            plan = plan.with_assembly_rows(r);
+                        }
+                        if sb != 0 {
+                            let Ok(p) = plan.with_solve_block(sb) else {
+                                continue;
+                            };
+                            plan = p;
+                        }
+                        // Each program once (loads matter only to the jobs that stage A, the
+                        // solve's blocks only to the solves).
+                        if plan.chunk < count || !seen.insert((job, plan.defines())) {
+                            continue;
+                        }
+                        let inputs = Inputs {
+                            a: Some(&a),
+                            d: Some(&d),
+                            b: Some(if job == Job::SpdSolve { bn } else { &b }),
+                            c: Some(&c),
+                        };
+                        let resident =
+                            Resident::upload(kernels, &plan, &inputs, 0..count, Poison::No)?;
+                        resident.launch()?;
+                        let out = resident.read()?;
+                        let failed = out.info.iter().filter(|&&s| s != 0).count();
+                        // Every shape's answers checked (a shape that is wrong says so).
+                        let wrong = job == Job::LeastSquares
+                            && refine > 0
+                            && check(&a, &d, &b, n, count, &out).is_err();
+                        let ms_ = std::time::Duration::from_millis;
+                        gpu.preheat().run_with(&ctx, ms_(150), ms_(50), ms_(400));
+                        let mut ms = Vec::new();
+                        for _ in 0..runs {
+                            timer.begin();
+                            resident.launch()?;
+                            timer.end();
+                            ctx.finish();
+                            ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
+                        }
+                        println!(
+                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4}{}",
+                            job.name().replace(' ', "_"),
+                            plan.threads,
+                            plan.problems_per_group,
+                            plan.staged_loads,
+                            plan.assembly_rows,
+                            plan.solve_block,
+                            median(&ms),
+                            if wrong {
+                                format!(",WRONG ({failed} failed)")
+                            } else if failed > 0 {
+                                format!(",{failed} failed")
+                            } else {
+                                String::new()
+                            }
+                        );
                     }
                 }
-                if plan.chunk < count {
-                    continue;
-                }
-                let inputs = Inputs {
-                    a: Some(&a),
-                    d: Some(&d),
-                    b: Some(if job == Job::SpdSolve { bn } else { &b }),
-                    c: Some(&c),
-                };
-                let resident = Resident::upload(kernels, &plan, &inputs, 0..count, Poison::No)?;
-                resident.launch()?;
-                let out = resident.read()?;
-                let failed = out.info.iter().filter(|&&s| s != 0).count();
-                let ms_ = std::time::Duration::from_millis;
-                gpu.preheat().run_with(&ctx, ms_(150), ms_(50), ms_(400));
-                let mut ms = Vec::new();
-                for _ in 0..runs {
-                    timer.begin();
-                    resident.launch()?;
-                    timer.end();
-                    ctx.finish();
-                    ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
-                }
-                println!(
-                    "{},{n},{count},{},{refine},{:.4}{}",
-                    job.name().replace(' ', "_"),
-                    plan.threads,
-                    median(&ms),
-                    if failed > 0 {
-                        format!(",{failed} failed")
-                    } else {
-                        String::new()
-                    }
-                );
             }
         }
     }

@@ -29,6 +29,7 @@ fn timed<T>(inv: &Inverter, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow:
 }
 
 fn main() -> anyhow::Result<()> {
+    env_logger::init();
     let (sizes, panels) = panel_flags::parse(std::env::args().skip(1))?;
     let sizes = if sizes.is_empty() { vec![256] } else { sizes };
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;

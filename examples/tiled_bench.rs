@@ -3,15 +3,25 @@
 //! Cholesky and the two triangular solves, in full and RFP storage; optionally the faithful
 //! path beside it. CSV on stdout: method,op,format,m,n,ms,gflops.
 //!
-//! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s]
-//!  [--formats full,rfp] [--rhs 1,16] SIZE...` where SIZE is `m` (n = 2m) or `mxn`; default
-//! 1024. Solves are timed for each count of right-hand sides in `--rhs` (default 16; the n
-//! column holds it).
+//! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
+//!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1] SIZE...`
+//! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
+//! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
+//! `--nb`) and `--fused` sweep the Cholesky's tuning (diagonal-block order, outer block width,
+//! whether inner updates factor the next diagonal block): every combination gets its own
+//! kernels and rows whose method is `tiled-d<diag>-o<outer>-f<0|1>`; without them the rows are
+//! the device's defaults (method `tiled`). Op `n` counts the launches of one factorization per
+//! kind (a dry run, nothing computed) on stderr, the matrix cut into buffers as on a device
+//! whose GL_MAX_SHADER_STORAGE_BLOCK_SIZE is `--block-bytes` (default: this device's; the H200's
+//! is 2147483647); `p` profiles the dispatches.
 
 use anyhow::{Context, bail};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::{Storage, bench};
+use symraster::tiled::{Storage, TiledKernels, TiledMatrix, bench};
 use symraster::timing::{Timing, time_finish};
+use symraster::tuning::Tuning;
 use symraster::{Format, Gpu, Method, Options, problems};
 
 struct Args {
@@ -20,7 +30,20 @@ struct Args {
     ops: Vec<String>,
     formats: Vec<Storage>,
     rhs: Vec<usize>,
+    diag: Vec<usize>,
+    outer: Vec<usize>,
+    fused: Vec<bool>,
+    block_bytes: Option<u64>,
     sizes: Vec<(usize, usize)>,
+}
+
+fn list(it: &mut impl Iterator<Item = String>, flag: &str) -> anyhow::Result<Vec<usize>> {
+    Ok(it
+        .next()
+        .with_context(|| format!("{flag} needs a list"))?
+        .split(',')
+        .map(|s| s.trim().parse())
+        .collect::<Result<_, _>>()?)
 }
 
 fn parse() -> anyhow::Result<Args> {
@@ -30,6 +53,10 @@ fn parse() -> anyhow::Result<Args> {
         ops: vec!["assembly".into(), "cholesky".into(), "solve".into()],
         formats: vec![Storage::Full, Storage::Rfp],
         rhs: vec![16],
+        diag: Vec::new(),
+        outer: Vec::new(),
+        fused: Vec::new(),
+        block_bytes: None,
         sizes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -37,13 +64,17 @@ fn parse() -> anyhow::Result<Args> {
         match a.as_str() {
             "--runs" => args.runs = it.next().context("--runs needs a value")?.parse()?,
             "--faithful" => args.faithful = true,
-            "--rhs" => {
-                args.rhs = it
-                    .next()
-                    .context("--rhs needs a list")?
-                    .split(',')
-                    .map(|s| s.parse())
-                    .collect::<Result<_, _>>()?
+            "--rhs" => args.rhs = list(&mut it, "--rhs")?,
+            "--diag" => args.diag = list(&mut it, "--diag")?,
+            "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
+            "--block-bytes" => {
+                args.block_bytes = Some(it.next().context("--block-bytes needs a value")?.parse()?)
+            }
+            "--fused" => {
+                args.fused = list(&mut it, "--fused")?
+                    .into_iter()
+                    .map(|f| f != 0)
+                    .collect()
             }
             "--ops" => {
                 args.ops = it
@@ -55,6 +86,7 @@ fn parse() -> anyhow::Result<Args> {
                         "c" | "cholesky" => Ok("cholesky".to_string()),
                         "s" | "solve" => Ok("solve".to_string()),
                         "p" | "profile" => Ok("profile".to_string()),
+                        "n" | "count" => Ok("count".to_string()),
                         other => bail!("unknown op {other}"),
                     })
                     .collect::<anyhow::Result<_>>()?
@@ -101,45 +133,129 @@ fn main() -> anyhow::Result<()> {
         k.limits().max_storage_block_bytes
     );
     println!("method,op,format,m,n,ms,gflops");
+    let sweeps = sweep(&gpu, &args)?;
     for &(m, n) in &args.sizes {
-        for &storage in &args.formats {
-            if args.ops.iter().any(|o| o == "profile") && storage == Storage::Full {
-                for (name, n, gpu, submit) in bench::dispatch_profile(&k, m, 256)? {
-                    eprintln!(
-                        "# profile {name}: {n} dispatches, {gpu:.2} us GPU and {submit:.2} us to issue each"
-                    );
-                }
-            }
-            let runs =
-                args.ops
-                    .iter()
-                    .filter(|o| *o != "profile")
-                    .flat_map(|op| match op.as_str() {
-                        "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
-                        _ => vec![(op.as_str(), 0)],
-                    });
-            for (op, rhs) in runs {
-                let t = match op {
-                    "assembly" => bench::time_assembly(&k, m, n, storage, args.runs),
-                    "cholesky" => bench::time_cholesky(&k, m, storage, args.runs),
-                    _ => bench::time_solve(&k, m, rhs, storage, args.runs),
-                };
-                match t {
-                    Ok(t) => println!(
-                        "tiled,{},{},{},{},{:.4},{:.2}",
-                        t.op,
-                        t.storage.name(),
-                        t.m,
-                        t.n,
-                        t.ms,
-                        t.gflops
-                    ),
-                    Err(e) => eprintln!("# tiled {op} {} m {m} n {n}: {e}", storage.name()),
-                }
-            }
+        // The SPD matrices factored, made once per size for all the kernels timed on them.
+        let mut spd = HashMap::new();
+        if sweeps.is_empty() {
+            run_size(&k, "tiled", &args, (m, n), &mut spd)?;
+        }
+        for (label, kernels) in &sweeps {
+            run_size(kernels, label, &args, (m, n), &mut spd)?;
         }
         if args.faithful {
             faithful(&gpu, m, n, &args.ops)?;
+        }
+    }
+    Ok(())
+}
+
+/// The kernels of every combination of `--diag`, `--outer` and `--fused` (the device's value
+/// where a list is empty), with their method labels; none without those flags.
+fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> {
+    if args.diag.is_empty() && args.outer.is_empty() && args.fused.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut base = Tuning::default();
+    for (name, value) in std::env::vars() {
+        if name.starts_with("SYMRASTER_") && name != "SYMRASTER_DEVICE" && !value.trim().is_empty()
+        {
+            base.set(&name, &value)?;
+        }
+    }
+    let or = |v: &[usize], d: Option<usize>| -> Vec<Option<usize>> {
+        if v.is_empty() {
+            vec![d]
+        } else {
+            v.iter().map(|&x| Some(x)).collect()
+        }
+    };
+    let fused: Vec<Option<bool>> = if args.fused.is_empty() {
+        vec![base.fused_diagonal]
+    } else {
+        args.fused.iter().map(|&f| Some(f)).collect()
+    };
+    let mut out = Vec::new();
+    for diag in or(&args.diag, base.diagonal_block) {
+        for outer in or(&args.outer, base.outer_block) {
+            for &f in &fused {
+                let t = Tuning {
+                    diagonal_block: diag,
+                    outer_block: outer,
+                    fused_diagonal: f,
+                    ..base
+                };
+                match TiledKernels::tuned(gpu.context(), t.kernel.config(gpu.info()), &t) {
+                    Ok(k) => {
+                        let label = format!(
+                            "tiled-d{}-o{}-f{}",
+                            k.diag(),
+                            k.outer(),
+                            u8::from(t.fused_diagonal())
+                        );
+                        out.push((label, k))
+                    }
+                    Err(e) => eprintln!("# {diag:?} {outer:?} {f:?}: {e}"),
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The ops of `args` at one size with kernels `k`, rows labelled `label`; the Cholesky's SPD
+/// matrices taken from `spd` (made there when missing).
+fn run_size(
+    k: &TiledKernels,
+    label: &str,
+    args: &Args,
+    (m, n): (usize, usize),
+    spd: &mut HashMap<Storage, TiledMatrix>,
+) -> anyhow::Result<()> {
+    for &storage in &args.formats {
+        if args.ops.iter().any(|o| o == "count") {
+            match bench::count_cholesky(k, m, storage, args.block_bytes) {
+                Ok(c) => eprintln!("# {label} cholesky {} m={m}: {c}", storage.name()),
+                Err(e) => eprintln!("# {label} count {} m {m}: {e}", storage.name()),
+            }
+        }
+        if args.ops.iter().any(|o| o == "profile") && storage == Storage::Full {
+            for (name, n, gpu, submit) in bench::dispatch_profile(k, m, 256)? {
+                eprintln!(
+                    "# {label} profile {name}: {n} dispatches, {gpu:.2} us GPU and {submit:.2} us to issue each"
+                );
+            }
+        }
+        let runs = args
+            .ops
+            .iter()
+            .filter(|o| *o != "profile" && *o != "count")
+            .flat_map(|op| match op.as_str() {
+                "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
+                _ => vec![(op.as_str(), 0)],
+            });
+        for (op, rhs) in runs {
+            let t = match op {
+                "assembly" => bench::time_assembly(k, m, n, storage, args.runs),
+                "cholesky" => match spd.entry(storage) {
+                    Entry::Occupied(c) => Ok(c.into_mut()),
+                    Entry::Vacant(e) => bench::spd_matrix(k, m, storage).map(|c| e.insert(c)),
+                }
+                .and_then(|c| bench::time_cholesky_of(k, c, args.runs)),
+                _ => bench::time_solve(k, m, rhs, storage, args.runs),
+            };
+            match t {
+                Ok(t) => println!(
+                    "{label},{},{},{},{},{:.4},{:.2}",
+                    t.op,
+                    t.storage.name(),
+                    t.m,
+                    t.n,
+                    t.ms,
+                    t.gflops
+                ),
+                Err(e) => eprintln!("# {label} {op} {} m {m} n {n}: {e}", storage.name()),
+            }
         }
     }
     Ok(())

@@ -123,6 +123,40 @@ pub static GEMM_PANEL: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// [`GEMM_PANEL`] with FUSED_DIAG (and INV_BINDING 6): then factors and inverts the diagonal
+/// block at its output's corner (the trailing update of the tiled Cholesky).
+pub static GEMM_PANEL_FUSED: ComputeKernel = ComputeKernel {
+    name: "tiled/gemm_panel (then the diagonal block)",
+    source: include_str!("../glsl/tiled/gemm_panel.comp"),
+    buffers: &[
+        ("CBuf", 0),
+        ("ABuf", 1),
+        ("BBuf", 2),
+        ("TileBuf", 4),
+        ("Status", 5),
+        ("InvBuf", 6),
+    ],
+    uniforms: &[
+        "rows",
+        "cols",
+        "slices",
+        "block4",
+        "pt",
+        "c_off",
+        "c_rs",
+        "c_cs",
+        "alpha",
+        "beta",
+        "lower",
+        "shift",
+        "tile_base",
+        "diag_n",
+        "diag_column0",
+        "diag_inv_off",
+    ],
+    optional: &[],
+};
+
 /// Packs an operand (d folded in) into a panel for [`GEMM_PANEL`].
 pub static PACK_PANEL: ComputeKernel = ComputeKernel {
     name: "tiled/pack_panel",
@@ -314,6 +348,19 @@ pub static DGEMM: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// Sign and Lyapunov: f64 ↔ f32 between strided views (narrow, widen-and-add with Σ out²,
+/// symmetrize in place).
+pub static CONVERT: ComputeKernel = ComputeKernel {
+    name: "inverse/convert",
+    source: include_str!("../glsl/inverse/convert.comp"),
+    buffers: &[("OutBuf", 0), ("SingleBuf", 1), ("InBuf", 2), ("PartialBuf", 3)],
+    uniforms: &[
+        "rows", "cols", "d_off", "d_rs", "d_cs", "s_off", "s_rs", "s_cs", "mode", "alpha_lo",
+        "alpha_hi", "beta_lo", "beta_hi",
+    ],
+    optional: &[],
+};
+
 /// Least squares: partial sums of Aᵀ·x by row chunks, in f64.
 pub static WEIGHTED_TRANSPOSE_PRODUCT: ComputeKernel = ComputeKernel {
     name: "least_squares/weighted_transpose_product",
@@ -448,6 +495,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &GEMM_TEXEL,
     &PACK,
     &GEMM_PANEL,
+    &GEMM_PANEL_FUSED,
     &PACK_PANEL,
     &TRTRI_BLOCKS,
     &TRSV_CHAIN,
@@ -462,6 +510,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &COPY,
     &NEWTON,
     &DGEMM,
+    &CONVERT,
     &WEIGHTED_TRANSPOSE_PRODUCT,
     &SUM_CHUNKS,
     &RESIDUAL,

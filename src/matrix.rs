@@ -100,6 +100,29 @@ impl<T: Copy> Matrix<T> {
         }
     }
 
+    /// [`Matrix::map`] on all cores for large matrices (the order of calls is unspecified): the
+    /// host passes around the GPU's work (scaling, rounding) of order-4096 and larger inputs.
+    pub fn par_map<U: Copy + Send>(&self, f: impl Fn(T) -> U + Sync + Send) -> Matrix<U>
+    where
+        T: Sync,
+    {
+        use rayon::prelude::*;
+        let data = if self.data.len() < 1 << 18 {
+            self.data.iter().map(|&x| f(x)).collect()
+        } else {
+            self.data
+                .par_iter()
+                .with_min_len(1 << 16)
+                .map(|&x| f(x))
+                .collect()
+        };
+        Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data,
+        }
+    }
+
     /// The transpose.
     pub fn transpose(&self) -> Self {
         Self::from_fn(self.cols, self.rows, |i, j| self[(j, i)])
@@ -141,14 +164,14 @@ impl<T: Copy + Default> Matrix<T> {
 impl Matrix<f32> {
     /// Widens every entry to f64.
     pub fn to_f64(&self) -> Matrix<f64> {
-        self.map(f64::from)
+        self.par_map(f64::from)
     }
 }
 
 impl Matrix<f64> {
     /// Rounds every entry to f32.
     pub fn to_f32(&self) -> Matrix<f32> {
-        self.map(|x| x as f32)
+        self.par_map(|x| x as f32)
     }
 
     /// Frobenius norm.
@@ -544,6 +567,15 @@ mod tests {
         assert_eq!(Matrix::from_col_major(2, 3, &m.to_col_major()).unwrap(), m);
         assert_eq!(m.transpose()[(2, 1)], 6);
         assert!(Matrix::from_row_major(2, 3, vec![1; 5]).is_err());
+    }
+
+    #[test]
+    fn par_map_is_map_below_and_above_the_parallel_size() {
+        for (rows, cols) in [(3, 5), (700, 600)] {
+            let m = Matrix::from_fn(rows, cols, |i, j| (i * cols + j) as f64 * 0.5 - 7.0);
+            assert_eq!(m.par_map(|v| (v * 3.0) as f32), m.map(|v| (v * 3.0) as f32));
+            assert_eq!(m.to_f32().to_f64(), m.map(|v| f64::from(v as f32)));
+        }
     }
 
     #[test]

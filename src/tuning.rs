@@ -50,11 +50,17 @@ pub struct Tuning {
     /// The product kernel's shape.
     pub kernel: KernelShape,
     /// The order of the diagonal blocks the tiled Cholesky factors and inverts in one work
-    /// group (a multiple of 16 from 16 to 128; default 32).
+    /// group (a multiple of 16 from 16 to 128; default 64 with the GPUs' kernels, 32 with
+    /// software renderers': [`KernelConfig::default_diagonal_block`]).
     pub diagonal_block: Option<usize>,
     /// The tiled Cholesky's outer block-column width, the rank of its trailing updates (1 to
     /// 65536, rounded up to a multiple of the diagonal blocks; default 512).
     pub outer_block: Option<usize>,
+    /// Whether the tiled Cholesky's inner updates also factor the next diagonal block in the
+    /// same launch where the kernels can (one dependent launch fewer per block; default no:
+    /// with the GPUs' blocks of 64 the fused launch was slower on the H200, 5.57 against
+    /// 4.61 ms at m = 4096).
+    pub fused_diagonal: Option<bool>,
     /// The order from which full storage is factored with RFP's split (default 16384).
     pub split_order: Option<usize>,
     /// The most bytes of one storage buffer of a tiled matrix or of A's column blocks (at
@@ -89,6 +95,7 @@ pub struct Knob {
 enum Field {
     DiagonalBlock,
     OuterBlock,
+    FusedDiagonal,
     SplitOrder,
     MaxBufferBytes,
     MappedUpload,
@@ -114,6 +121,7 @@ impl Knob {
         match self.field {
             Field::DiagonalBlock => t.diagonal_block.map(|v| v as u64),
             Field::OuterBlock => t.outer_block.map(|v| v as u64),
+            Field::FusedDiagonal => t.fused_diagonal.map(u64::from),
             Field::SplitOrder => t.split_order.map(|v| v as u64),
             Field::MaxBufferBytes => t.max_buffer_bytes,
             Field::MappedUpload => t.mapped_upload.map(u64::from),
@@ -126,6 +134,7 @@ impl Knob {
         match self.field {
             Field::DiagonalBlock => t.diagonal_block = Some(n),
             Field::OuterBlock => t.outer_block = Some(n),
+            Field::FusedDiagonal => t.fused_diagonal = Some(v != 0),
             Field::SplitOrder => t.split_order = Some(n),
             Field::MaxBufferBytes => t.max_buffer_bytes = Some(v),
             Field::MappedUpload => t.mapped_upload = Some(v != 0),
@@ -152,6 +161,16 @@ pub const TILED_OUTER: Knob = Knob {
     max: 65536,
     multiple_of: 1,
     field: Field::OuterBlock,
+};
+
+/// [`Tuning::fused_diagonal`].
+pub const TILED_FUSED: Knob = Knob {
+    name: "SYMRASTER_TILED_FUSED",
+    expected: "0 or 1 (whether the tiled Cholesky's inner updates factor the next diagonal block)",
+    min: 0,
+    max: 1,
+    multiple_of: 1,
+    field: Field::FusedDiagonal,
 };
 
 /// [`Tuning::split_order`].
@@ -202,9 +221,10 @@ const CONFIG_EXPECTED: &str = "\"wg_x,wg_y,tm,tn,bk,reads,nb\" with tm and tn mu
      (at most 16 each), reads 0, 1 or 2, nb a multiple of 16 up to 96 (e.g. 16,16,8,8,16,1,32)";
 
 /// The numeric knobs, in the order they are checked.
-pub const KNOBS: [Knob; 6] = [
+pub const KNOBS: [Knob; 7] = [
     TILED_DIAG,
     TILED_OUTER,
+    TILED_FUSED,
     TILED_SPLIT,
     TILED_MAX_BUFFER_BYTES,
     MAPPED_UPLOAD,
@@ -276,9 +296,10 @@ impl Tuning {
             })?;
         }
         if info.has_compute() {
+            let config = self.kernel.config(info);
             check_kernel_config(
-                &self.kernel.config(info),
-                self.diagonal_block(),
+                &config,
+                self.diagonal_block_for(&config),
                 &GroupLimits::query(ctx)?,
             )?;
         }
@@ -291,22 +312,45 @@ impl Tuning {
         self.kernel != KernelShape::Auto
             || self.diagonal_block.is_some()
             || self.outer_block.is_some()
+            || self.fused_diagonal.is_some()
     }
 
-    /// [`Tuning::diagonal_block`] or its default.
+    /// [`Tuning::diagonal_block`] or the default of kernels that do not fuse blocks of 64
+    /// (32; [`Tuning::diagonal_block_for`] gives a configuration's).
     pub fn diagonal_block(&self) -> usize {
         self.diagonal_block
             .unwrap_or(crate::tiled::kernels::DIAG_BLOCK)
     }
 
-    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks.
+    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of
+    /// [`Tuning::diagonal_block`].
     pub fn outer_block(&self) -> usize {
-        let diag = self.diagonal_block();
-        self.outer_block
+        Self::whole_blocks(self.outer_block, self.diagonal_block())
+    }
+
+    /// [`Tuning::diagonal_block`] or the default of the kernels of `config`.
+    pub fn diagonal_block_for(&self, config: &KernelConfig) -> usize {
+        self.diagonal_block
+            .unwrap_or(config.default_diagonal_block())
+    }
+
+    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of the
+    /// kernels of `config`.
+    pub fn outer_block_for(&self, config: &KernelConfig) -> usize {
+        Self::whole_blocks(self.outer_block, self.diagonal_block_for(config))
+    }
+
+    fn whole_blocks(outer: Option<usize>, diag: usize) -> usize {
+        outer
             .unwrap_or(crate::tiled::kernels::OUTER_BLOCK)
             .max(1)
             .div_ceil(diag)
             * diag
+    }
+
+    /// [`Tuning::fused_diagonal`] or its default (no).
+    pub fn fused_diagonal(&self) -> bool {
+        self.fused_diagonal.unwrap_or(false)
     }
 
     /// [`Tuning::split_order`] or its default.
@@ -396,6 +440,14 @@ pub fn check_kernel_config(config: &KernelConfig, diag: usize, limits: &GroupLim
             limits.size[0], limits.size[1]
         ));
     }
+    let (dx, dy) = config.diagonal_group(diag);
+    if (dx * dy) as u64 > limits.invocations {
+        return bad(format!(
+            "the diagonal blocks' work group of {dx} x {dy} invocations exceeds this device's \
+             GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS of {}",
+            limits.invocations
+        ));
+    }
     let shared = config.shared_bytes() as u64;
     // The blocks of order nb factored and solved in shared memory (potrf_block, trsm_block:
     // the block padded, and two columns), and the inverted diagonal blocks' columns, rows and
@@ -428,7 +480,7 @@ pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
     let k = gpu.tiled_kernels()?;
     let config = k.config();
     // Several product tiles each way, and several diagonal blocks.
-    let m = (2 * config.bm().max(config.bn()) + 5).max(3 * config.nb + 5);
+    let m = (2 * config.bm().max(config.bn()) + 5).max(3 * config.nb.max(k.diag()) + 5);
     let n = 4 * config.bk + 3;
     let a = crate::Matrix::from_fn(m, n, |i, j| (((i * 7 + j * 13) % 17) as f32 - 8.0) / 8.0);
     let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 5) as f32 / 4.0).collect();
@@ -438,8 +490,8 @@ pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
             what: format!(
                 "the tiled kernels' tuning (kernel {:?}, diagonal blocks {}, outer blocks {})",
                 gpu.tuning().kernel,
-                gpu.tuning().diagonal_block(),
-                gpu.tuning().outer_block()
+                k.diag(),
+                k.outer()
             ),
             why: format!(
                 "a check {what} of order {m} came out wrong (relative error {error:.1e} against                  the f64 reference)"
@@ -527,6 +579,18 @@ mod tests {
             ..Tuning::default()
         };
         assert_eq!(t.outer_block(), 128);
+        // Blocks of 64 with the GPUs' kernels, 32 with the others.
+        let t = Tuning::default();
+        assert_eq!(t.diagonal_block_for(&KernelConfig::GPU), 64);
+        assert_eq!(t.diagonal_block_for(&KernelConfig::TEXEL), 32);
+        assert_eq!(t.diagonal_block_for(&KernelConfig::CPU), 32);
+        assert_eq!(t.outer_block_for(&KernelConfig::GPU), 512);
+        let t = Tuning {
+            outer_block: Some(100),
+            ..Tuning::default()
+        };
+        assert_eq!(t.outer_block_for(&KernelConfig::GPU), 128);
+        assert_eq!(t.outer_block_for(&KernelConfig::TEXEL), 128);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 mod common;
 
 use symraster::batched::device::{Inputs, Poison, run};
-use symraster::batched::plan::{Job, Plan, WorkStorage};
+use symraster::batched::plan::{AssemblyRows, Job, Plan, StagedLoads, WorkStorage};
 use symraster::batched::{self, BatchOptions};
 use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
@@ -303,8 +303,13 @@ fn batches_split_over_chunks_and_launches_give_the_same_results() {
     for (x, y) in split.x.iter().zip(whole.x.as_slice()) {
         assert!(x == y || (x.is_nan() && y.is_nan()));
     }
-    // The global work buffer gives what shared memory gives.
+    // The global work buffer gives what shared memory gives (one problem per group there;
+    // several are refused).
     plan.storage = WorkStorage::Global;
+    if plan.problems_per_group > 1 {
+        assert!(run(&kernels, &plan, &inputs, b_count, Poison::Nan).is_err());
+        plan.problems_per_group = 1;
+    }
     let global = run(&kernels, &plan, &inputs, b_count, Poison::Nan).unwrap();
     assert_eq!(global.info, whole.info);
     for (x, y) in global.x.iter().zip(whole.x.as_slice()) {
@@ -421,4 +426,123 @@ fn a_problem_that_leaves_float32s_range_fails_alone() {
     assert!(s.x.problem(2).iter().all(|v| v.is_nan()));
     assert_eq!(s.info[0], 0);
     assert!(s.x.problem(0).iter().all(|v| v.is_finite()));
+}
+
+/// Every group shape the plans can take (problems per group, staged loads, invocations per
+/// problem, rows per invocation in the assembly) gives the f64 reference's answers, with a batch that does not fill its last
+/// group, a member that is not positive definite among the others of its group, and
+/// NaN-poisoned outputs.
+#[test]
+fn every_group_shape_matches_the_reference() {
+    let gpu = common::gpu();
+    let kernels = gpu
+        .batched()
+        .internal_kernels(&BatchOptions::default())
+        .unwrap();
+    let limits = kernels.limits();
+    let b_count = 5;
+    // Both assemblies at every order (the default takes pairs only past n = 64).
+    let rows = |problems: usize| {
+        if problems == 4 {
+            AssemblyRows::Single
+        } else {
+            AssemblyRows::Pair
+        }
+    };
+    for n in [3, 17, 33] {
+        let (a, d, b) = least_squares_batch(40 + n as u64, b_count, n);
+        let inputs = Inputs {
+            a: Some(a.as_slice()),
+            d: Some(d.as_slice()),
+            b: Some(b.as_slice()),
+            ..Inputs::default()
+        };
+        let refs: Vec<_> = (0..b_count)
+            .filter(|&p| p != 1)
+            .map(|p| (p, least_squares_reference(&a, &d, &b, p)))
+            .collect();
+        for loads in [StagedLoads::Scalar, StagedLoads::Vector] {
+            for problems in [1, 3, 4] {
+                for threads in [32, 64] {
+                    let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits)
+                        .unwrap()
+                        .with_staged_loads(loads, limits)
+                        .unwrap()
+                        .with_problems_per_group(1, limits)
+                        .unwrap()
+                        .with_threads(threads.max(n.next_multiple_of(16)), limits)
+                        .unwrap()
+                        .with_problems_per_group(problems, limits)
+                        .unwrap()
+                        .with_assembly_rows(rows(problems));
+                    let shape = format!(
+                        "n {n} {loads:?} {:?} {problems} x {}",
+                        plan.assembly_rows, plan.threads
+                    );
+                    let out = run(&kernels, &plan, &inputs, b_count, Poison::Nan).unwrap();
+                    assert_eq!(out.info[1], n as i32 / 2 + 1, "{shape}");
+                    assert!(out.x[n..2 * n].iter().all(|v| v.is_nan()), "{shape}");
+                    for (p, x_ref) in &refs {
+                        assert_eq!(out.info[*p], 0, "{shape} p {p}");
+                        let e = relative_error(&out.x[p * n..(p + 1) * n], x_ref);
+                        assert!(e < 1e-8 * (n as f64).max(4.0), "{shape} p {p}: {e:.2e}");
+                    }
+                }
+            }
+        }
+        // The other jobs with three problems per group (the last group one problem short).
+        let assembly = Plan::new(Job::Assemble, n, 2 * n, 0, limits)
+            .unwrap()
+            .with_problems_per_group(3, limits)
+            .unwrap();
+        let c = run(&kernels, &assembly, &inputs, b_count, Poison::Nan)
+            .unwrap()
+            .matrix;
+        for p in 0..b_count {
+            let c_ref = reference::assemble(&a.matrix(p).to_f64(), &widen(d.problem(p)));
+            let got = Matrix::from_fn(n, n, |i, j| f64::from(c[p * n * n + i * n + j]));
+            let e = symraster::relative_error(&got, &c_ref);
+            assert!(
+                e < 1e-6 * (2.0 * n as f64).sqrt(),
+                "assembly n {n} p {p}: {e:.2e}"
+            );
+        }
+        let (spd, lower) = spd_batch(50 + n as u64, b_count, n);
+        let spd32: Vec<f32> = spd.as_slice().iter().map(|&v| v as f32).collect();
+        let rhs = signed(n as u64, b_count * n);
+        let c_inputs = Inputs {
+            c: Some(&spd32),
+            b: Some(&rhs),
+            ..Inputs::default()
+        };
+        for job in [Job::Cholesky, Job::SpdSolve] {
+            let refine = usize::from(job == Job::SpdSolve);
+            let plan = Plan::new(job, n, 0, refine, limits)
+                .unwrap()
+                .with_problems_per_group(3, limits)
+                .unwrap();
+            let out = run(&kernels, &plan, &c_inputs, b_count, Poison::Nan).unwrap();
+            for (p, low) in lower.iter().enumerate() {
+                let c32 = low.to_f32().to_f64();
+                let Ok(l_ref) = reference::cholesky(&c32) else {
+                    assert_eq!(p, 2, "{job:?} n {n}");
+                    assert_eq!(out.info[p], n as i32, "{job:?} n {n}");
+                    continue;
+                };
+                assert_eq!(out.info[p], 0, "{job:?} n {n} p {p}");
+                let e = if job == Job::Cholesky {
+                    let got =
+                        Matrix::from_fn(n, n, |i, j| f64::from(out.matrix[p * n * n + i * n + j]));
+                    symraster::relative_error(&got, &l_ref)
+                } else {
+                    let x_ref = solve_with_factor(&l_ref, &widen(&rhs[p * n..(p + 1) * n]));
+                    relative_error(&out.x[p * n..(p + 1) * n], &x_ref)
+                };
+                assert!(
+                    e < 1e-6 * (n as f64).max(4.0),
+                    "{job:?} n {n} p {p}: {e:.2e}"
+                );
+            }
+        }
+    }
 }

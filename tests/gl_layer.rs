@@ -304,6 +304,9 @@ fn every_compute_kernel_links_as_declared() {
                 .unwrap_or_else(|e| panic!("{tile:?}: {e}"));
             assert_eq!(sum, 16.0, "{tile:?}");
         }
+        // The f64 ↔ f32 conversions, also compiled on first use.
+        inv.symmetrize(&x).unwrap();
+        assert_eq!(x.download().unwrap()[(0, 0)], 2.0);
     }
     let a = symraster::Matrix::from_fn(2, 3, |i, j| (i + j) as f64 + 1.0);
     gpu.device_residual(&a, &[1.0; 3], &[1.0; 3]).unwrap();
@@ -313,6 +316,41 @@ fn every_compute_kernel_links_as_declared() {
         .map(|k| k.name)
         .collect();
     assert_eq!(names.len(), symraster::compute_kernels::ALL.len());
+}
+
+/// Writes and reads of 8 MiB or more go through a kept staging buffer: they land whole at
+/// their offset, whatever the sizes before them (a larger staging buffer serves a smaller
+/// transfer, a smaller one is replaced), and the rest of the buffer is untouched.
+#[test]
+fn large_writes_and_reads_through_staging_land_whole() {
+    use symraster::gl::{Buffer, BufferTarget, BufferUsage};
+    let gpu = Gpu::new().unwrap();
+    let ctx = gpu.context();
+    let len = (40 << 20) / 4;
+    let b = Buffer::<f32>::new(
+        ctx,
+        BufferTarget::Storage,
+        BufferUsage::Static,
+        &vec![-1.0f32; len],
+    )
+    .unwrap();
+    let mut want = vec![-1.0f32; len];
+    for (round, (offset, count)) in [(0, 3 << 20), (5, 9 << 20), (7 << 20, 2 << 20), (3, len - 3)]
+        .into_iter()
+        .enumerate()
+    {
+        let data: Vec<f32> = (0..count)
+            .map(|i| (i % 4093) as f32 + round as f32)
+            .collect();
+        b.write(offset, &data).unwrap();
+        want[offset..offset + count].copy_from_slice(&data);
+        assert!(b.download().unwrap() == want, "round {round}: whole buffer");
+        let part = b.download_range(offset + 1, count - 1).unwrap();
+        assert!(
+            part == want[offset + 1..offset + count],
+            "round {round}: range"
+        );
+    }
 }
 
 /// Large freed buffers are kept and handed to the next uninitialized buffer of their size and

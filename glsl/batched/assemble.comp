@@ -4,10 +4,10 @@
 layout(std430, binding = 3) writeonly buffer CBuf { float c[]; };
 
 void main() {
-    if (!start()) return;
+    start();
     assemble();
     uint base = problem * uint(N * N);
-    for (uint e = t; e < uint(N * N); e += uint(T)) {
+    for (uint e = t; occupied && e < uint(N * N); e += uint(T)) {
         uint i = e / uint(N);
         uint k = e % uint(N);
         c[base + e] = k <= i ? S(lower_index(i, k)) : 0.0;

@@ -6,7 +6,7 @@ layout(std430, binding = 3) readonly buffer CBuf { float c[]; };
 layout(std430, binding = 4) writeonly buffer LBuf { float l[]; };
 
 void main() {
-    if (!start()) return;
+    start();
     uint base = problem * uint(N * N);
     // C's lower triangle into packed storage (full rows read, so the reads are contiguous).
     for (uint e = t; e < uint(N * N); e += uint(T)) {
@@ -17,10 +17,10 @@ void main() {
     sync();
     int status = factor();
     float nan = uintBitsToFloat(0x7FC00000u);
-    for (uint e = t; e < uint(N * N); e += uint(T)) {
+    for (uint e = t; occupied && e < uint(N * N); e += uint(T)) {
         uint i = e / uint(N);
         uint k = e % uint(N);
         l[base + e] = status != 0 ? nan : (k <= i ? S(lower_index(i, k)) : 0.0);
     }
-    if (t == 0u) info[problem] = status;
+    if (occupied && t == 0u) info[problem] = status;
 }

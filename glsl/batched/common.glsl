@@ -1,15 +1,19 @@
-// Shared by the batched kernels (glsl/batched/*.comp): one work group of T invocations per
-// problem of order N (T ≥ N, so invocation i < N owns row i of the vectors), the problem's
+// Shared by the batched kernels (glsl/batched/*.comp): P problems per work group, T
+// invocations per problem of order N (T ≥ N, so invocation i < N owns row i of the vectors;
+// the group's invocations sub·T .. sub·T + T − 1 hold its problem `sub`), each problem's
 // matrix in packed lower storage (row i starts at i(i+1)/2) in shared memory, or, where that
 // does not fit (GLOBAL_WORK), in a global work buffer of NP floats per problem. The host puts
-// `#version`, N, T, KC (observations staged per step), SB (rows per block
-// of the triangular solves) and GLOBAL_WORK in front.
-layout(local_size_x = T) in;
+// `#version`, N, T, P, GROUP (T·P as a literal), KC (observations staged per step), SB (rows
+// per block of the triangular solves), GLOBAL_WORK (only with P = 1), VEC4_STAGE and
+// PAIR_ROWS (observations.glsl) in front. Barriers span the whole group, so no invocation
+// leaves early: every problem runs every loop (a failed one on its garbage), and only the
+// writes of results depend on the problem.
+layout(local_size_x = GROUP) in;
 
 #define NP (N * (N + 1) / 2)
 
-// The problems of this launch: the group's problem is problem0 + gl_WorkGroupID.x of the
-// `count` problems in the buffers (launches are cut to GL_MAX_COMPUTE_WORK_GROUP_COUNT).
+// The problems of this launch: the group's problems are problem0 + P·gl_WorkGroupID.x + sub
+// of the `count` problems in the buffers (launches are cut to GL_MAX_COMPUTE_WORK_GROUP_COUNT).
 uniform uint problem0;
 uniform uint count;
 
@@ -20,15 +24,21 @@ layout(std430, binding = 6) coherent buffer WorkBuf { float work[]; };
 uint work_base;
 #define S(e) work[work_base + (e)]
 #else
-shared float S_[NP];
-#define S(e) S_[e]
+shared float S_[P][NP];
+#define S(e) S_[sub][e]
 #endif
 
 // The right side, then y, then x (f32), one entry per row.
-shared float V[N];
+shared float V_[P][N];
+#define V V_[sub]
 
 uint problem;
+// The invocation's index within its problem, and its problem's slot in the group.
 uint t;
+uint sub;
+// Whether the slot holds a problem: the last group of a batch may have empty slots, which
+// compute the batch's last problem again (so their barriers are met) but write nothing.
+bool occupied;
 
 // Orders the group's writes to its work storage (shared memory, or the work buffer where
 // GLOBAL_WORK) before the barrier's later reads; the kernels write other buffers only at the end.
@@ -41,14 +51,16 @@ void sync() {
     barrier();
 }
 
-// Sets the group's problem; false (for the whole group) past the last one.
-bool start() {
-    t = gl_LocalInvocationID.x;
-    problem = problem0 + gl_WorkGroupID.x;
+// Sets the invocation's problem (an empty slot: the last one, with `occupied` false).
+void start() {
+    t = gl_LocalInvocationID.x % uint(T);
+    sub = gl_LocalInvocationID.x / uint(T);
+    problem = problem0 + gl_WorkGroupID.x * uint(P) + sub;
+    occupied = problem < count;
+    if (!occupied) problem = count - 1u;
 #ifdef GLOBAL_WORK
     work_base = problem * uint(NP);
 #endif
-    return problem < count;
 }
 
 uint lower_index(uint i, uint k) {
@@ -115,9 +127,10 @@ int pivot_status(float piv, uint col) {
 // the block's updates, are written after that barrier, when no one reads them any more); the
 // columns are scaled at the end. Returns LAPACK's INFO: 0, or j + 1 when column j's pivot
 // (before its square root) is not positive (or NaN), or −1 when a pivot is +inf (the problem
-// left float32's range). The pivots are the same in every invocation, so the early returns
-// are uniform over the group.
+// left float32's range). The first failing pivot's status is kept and the elimination goes
+// on (on garbage) to the end, so every problem of the group meets every barrier.
 int factor() {
+    int failed = 0;
     uint p = pair_p();
     uint h = pair_h();
     uint q = uint(N) - 1u - p;
@@ -136,15 +149,13 @@ int factor() {
         vec4 inv = vec4(0.0);
         // Row j + m of the block eliminated by the columns before it, its pivot checked.
         b.d.x = S(lower_index(j, j));
-        int status = pivot_status(b.d.x, j);
-        if (status != 0) return status;
+        if (failed == 0) failed = pivot_status(b.d.x, j);
         inv.x = 1.0 / b.d.x;
         if (j + 1u < uint(N)) {
             vec4 u = eliminated(lower_index(j + 1u, 0u), j + 1u, j, b);
             b.c10 = u.x * inv.x;
             b.d.y = u.y - u.x * b.c10;
-            status = pivot_status(b.d.y, j + 1u);
-            if (status != 0) return status;
+            if (failed == 0) failed = pivot_status(b.d.y, j + 1u);
             inv.y = 1.0 / b.d.y;
         }
         if (j + 2u < uint(N)) {
@@ -152,8 +163,7 @@ int factor() {
             b.c20 = u.x * inv.x;
             b.c21 = u.y * inv.y;
             b.d.z = u.z - u.x * b.c20 - u.y * b.c21;
-            status = pivot_status(b.d.z, j + 2u);
-            if (status != 0) return status;
+            if (failed == 0) failed = pivot_status(b.d.z, j + 2u);
             inv.z = 1.0 / b.d.z;
         }
         if (j + 3u < uint(N)) {
@@ -162,8 +172,7 @@ int factor() {
             b.c31 = u.y * inv.y;
             b.c32 = u.z * inv.z;
             b.d.w = u.w - u.x * b.c30 - u.y * b.c31 - u.z * b.c32;
-            status = pivot_status(b.d.w, j + 3u);
-            if (status != 0) return status;
+            if (failed == 0) failed = pivot_status(b.d.w, j + 3u);
             inv.w = 1.0 / b.d.w;
         }
         // Row p's entries j+4 .. p, then row q's j+4 .. q (q = p only once).
@@ -205,7 +214,7 @@ int factor() {
         }
     }
     sync();
-    return 0;
+    return failed;
 }
 
 // Rows per block of the triangular solves (SB, from the host: 1 gives one barrier per row).

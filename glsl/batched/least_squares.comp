@@ -7,10 +7,13 @@
 layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
 
-shared float Bs[KC];
-shared double X[N];
+shared float Bs_[P][KC];
+#define Bs Bs_[sub]
+shared double X_[P][N];
+#define X X_[sub]
 // The weighted residuals dₖ·(bₖ − (Aᵀx)ₖ) of T observations, one per invocation.
-shared double Part[T];
+shared double Part_[P][T];
+#define Part Part_[sub]
 
 // b's columns k0 .. k0 + KC, fetched beside A's and d's.
 float fetched_b;
@@ -21,7 +24,7 @@ void fetch_b(uint k0) {
 }
 
 void main() {
-    if (!start()) return;
+    start();
     // C and g together, one staging of each column block.
     for (uint e = t; e < uint(NP); e += uint(T)) S(e) = 0.0;
     float g = 0.0;
@@ -35,12 +38,14 @@ void main() {
         fetch_b(k0 + uint(KC));
         accumulate();
         if (t < uint(N)) {
-            for (int kk = 0; kk < KC; kk++) g = fma(As[t][kk] * Ds[kk], Bs[kk], g);
+            for (int kk = 0; kk < KC; kk++) g = fma(AS(t, kk) * Ds[kk], Bs[kk], g);
         }
         sync();
     }
+    // A failed problem runs the solves too (on garbage, its x never written): the group's
+    // other problems meet the same barriers.
     int status = factor();
-    if (status == 0) {
+    {
         float x0 = solve(g);
         if (t < uint(N)) X[t] = double(x0);
         sync();
@@ -78,7 +83,7 @@ void main() {
                     fetch(k0 + kb + uint(KC));
                     if (t < uint(N)) {
                         for (int kk = 0; kk < KC; kk++) {
-                            r += double(As[t][kk]) * Part[kb + uint(kk)];
+                            r += double(AS(t, kk)) * Part[kb + uint(kk)];
                         }
                     }
                     sync();
@@ -88,7 +93,7 @@ void main() {
             if (t < uint(N)) X[t] += double(dx);
             sync();
         }
-        if (t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
+        if (status == 0 && t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
     }
     if (t < uint(N)) V[t] = status == -1 ? 1.0 : 0.0;
     sync();
@@ -96,6 +101,6 @@ void main() {
     for (uint i = 0u; i < uint(N); i++) overflow = overflow || V[i] != 0.0;
     if (overflow) status = -1;
     double nan = double(uintBitsToFloat(0x7FC00000u));
-    if (t < uint(N)) x[problem * uint(N) + t] = status != 0 ? nan : X[t];
-    if (t == 0u) info[problem] = status;
+    if (occupied && t < uint(N)) x[problem * uint(N) + t] = status != 0 ? nan : X[t];
+    if (occupied && t == 0u) info[problem] = status;
 }

@@ -6,8 +6,30 @@ layout(std430, binding = 1) readonly buffer DBuf { float d[]; };
 
 uniform uint observations;
 
-shared float As[N][KC + 1];
-shared float Ds[KC];
+// Per problem slot (common.glsl's P): A's staged block, row-major; with VEC4_STAGE as KC/4
+// vec4 per row, so the products read 16 bytes per shared load instead of 4 (the assembly is
+// bound by shared-memory load instructions, one load per one or two products otherwise).
+// Row i's vec4 c lies at c ^ ((i >> 1) & (KC/4 − 1)), so the 8 consecutive rows a warp's lanes
+// read lie in distinct banks without padding (at n = 128 the group's shared memory is within
+// a few hundred bytes of 48 KiB).
+#ifdef VEC4_STAGE
+shared vec4 As4_[P][N][KC / 4];
+#define As4 As4_[sub]
+#define SWZ(i) ((uint(i) >> 1u) & uint(KC / 4 - 1))
+#define AS(i, kk) As4[i][(uint(kk) >> 2u) ^ SWZ(i)][uint(kk) & 3u]
+// Row i's vec4 c (columns 4c .. 4c + 3).
+#define AS4(i, c) As4[i][uint(c) ^ SWZ(i)]
+#else
+shared float As_[P][N][KC + 1];
+#define AS(i, kk) As_[sub][i][kk]
+#endif
+shared float Ds_[P][KC];
+#define Ds Ds_[sub]
+
+// The staged weights kk = 4c .. 4c + 3.
+vec4 ds4(int c) {
+    return vec4(Ds[4 * c], Ds[4 * c + 1], Ds[4 * c + 2], Ds[4 * c + 3]);
+}
 
 // A staged block's values per invocation, fetched into registers all at once (independent
 // loads in flight together, not one load's latency after another) before they are stored.
@@ -33,7 +55,7 @@ void fetch(uint k0) {
 void store_fetched() {
     for (int s = 0; s < SPT; s++) {
         uint e = t + uint(s * T);
-        if (e < uint(N * KC)) As[e / uint(KC)][e % uint(KC)] = fetched_a[s];
+        if (e < uint(N * KC)) AS(e / uint(KC), e % uint(KC)) = fetched_a[s];
     }
     if (t < uint(KC)) Ds[t] = fetched_d;
     sync();
@@ -48,26 +70,36 @@ void stage(uint k0) {
 // Adds the staged block's part of row i of A·diag(d)·Aᵀ, entries k = h, h + G, … ≤ i, into S:
 // row i of A·diag(d) held in registers, so each product reads one value from shared memory.
 void accumulate_row(uint i, uint h) {
+#ifdef VEC4_STAGE
+    vec4 ad[KC / 4];
+    for (int c = 0; c < KC / 4; c++) ad[c] = AS4(i, c) * ds4(c);
+    for (uint k = h; k <= i; k += uint(G)) {
+        vec4 sum = vec4(0.0);
+        for (int c = 0; c < KC / 4; c++) sum = fma(ad[c], AS4(k, c), sum);
+        S(lower_index(i, k)) += (sum.x + sum.y) + (sum.z + sum.w);
+    }
+#else
     float ad[KC];
-    for (int kk = 0; kk < KC; kk++) ad[kk] = As[i][kk] * Ds[kk];
+    for (int kk = 0; kk < KC; kk++) ad[kk] = AS(i, kk) * Ds[kk];
     for (uint k = h; k <= i; k += uint(G)) {
         float sum = 0.0;
-        for (int kk = 0; kk < KC; kk++) sum = fma(ad[kk], As[k][kk], sum);
+        for (int kk = 0; kk < KC; kk++) sum = fma(ad[kk], AS(k, kk), sum);
         S(lower_index(i, k)) += sum;
     }
+#endif
 }
 
 // The staged block's part of the invocation's pair of rows p < q (common.glsl: equal work for
-// all). Past n = 64, where the triangle in shared memory already limits the groups per
-// multiprocessor, both rows of A·diag(d) are held in registers, so for k ≤ p one read of A's
-// row k serves two entries, (p, k) and (q, k); below, one row at a time (fewer registers, so
-// more groups fit).
+// all). With PAIR_ROWS (the host's choice; past n = 64 by default, where the triangle in
+// shared memory already limits the groups per multiprocessor) both rows of A·diag(d) are held
+// in registers, so for k ≤ p one read of A's row k serves two entries, (p, k) and (q, k);
+// else one row at a time (fewer registers, so more groups fit).
 void accumulate() {
     uint p = pair_p();
     if (p >= uint(PAIRS)) return;
     uint q = uint(N) - 1u - p;
     uint h = pair_h();
-#if N <= 64
+#ifndef PAIR_ROWS
     accumulate_row(p, h);
     if (q != p) accumulate_row(q, h);
 #else
@@ -75,20 +107,45 @@ void accumulate() {
         accumulate_row(p, h);
         return;
     }
-    float ap[KC];
-    float aq[KC];
-    for (int kk = 0; kk < KC; kk++) {
-        ap[kk] = As[p][kk] * Ds[kk];
-        aq[kk] = As[q][kk] * Ds[kk];
-    }
     uint base_p = lower_index(p, 0u);
     uint base_q = lower_index(q, 0u);
     uint k = h;
+#ifdef VEC4_STAGE
+    vec4 ap[KC / 4];
+    vec4 aq[KC / 4];
+    for (int c = 0; c < KC / 4; c++) {
+        vec4 dc = ds4(c);
+        ap[c] = AS4(p, c) * dc;
+        aq[c] = AS4(q, c) * dc;
+    }
+    for (; k <= p; k += uint(G)) {
+        vec4 sp = vec4(0.0);
+        vec4 sq = vec4(0.0);
+        for (int c = 0; c < KC / 4; c++) {
+            vec4 akc = AS4(k, c);
+            sp = fma(ap[c], akc, sp);
+            sq = fma(aq[c], akc, sq);
+        }
+        S(base_p + k) += (sp.x + sp.y) + (sp.z + sp.w);
+        S(base_q + k) += (sq.x + sq.y) + (sq.z + sq.w);
+    }
+    for (; k <= q; k += uint(G)) {
+        vec4 sq = vec4(0.0);
+        for (int c = 0; c < KC / 4; c++) sq = fma(aq[c], AS4(k, c), sq);
+        S(base_q + k) += (sq.x + sq.y) + (sq.z + sq.w);
+    }
+#else
+    float ap[KC];
+    float aq[KC];
+    for (int kk = 0; kk < KC; kk++) {
+        ap[kk] = AS(p, kk) * Ds[kk];
+        aq[kk] = AS(q, kk) * Ds[kk];
+    }
     for (; k <= p; k += uint(G)) {
         float sp = 0.0;
         float sq = 0.0;
         for (int kk = 0; kk < KC; kk++) {
-            float akk = As[k][kk];
+            float akk = AS(k, kk);
             sp = fma(ap[kk], akk, sp);
             sq = fma(aq[kk], akk, sq);
         }
@@ -97,9 +154,10 @@ void accumulate() {
     }
     for (; k <= q; k += uint(G)) {
         float sq = 0.0;
-        for (int kk = 0; kk < KC; kk++) sq = fma(aq[kk], As[k][kk], sq);
+        for (int kk = 0; kk < KC; kk++) sq = fma(aq[kk], AS(k, kk), sq);
         S(base_q + k) += sq;
     }
+#endif
 #endif
 }
 

@@ -7,10 +7,11 @@ layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 3) readonly buffer CBuf { float c[]; };
 layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
 
-shared double X[N];
+shared double X_[P][N];
+#define X X_[sub]
 
 void main() {
-    if (!start()) return;
+    start();
     uint base = problem * uint(N * N);
     // C's lower triangle into packed storage (full rows read, so the reads are contiguous).
     for (uint e = t; e < uint(N * N); e += uint(T)) {
@@ -19,8 +20,10 @@ void main() {
         if (k <= i) S(lower_index(i, k)) = c[base + e];
     }
     sync();
+    // A failed problem runs the solves too (on garbage, its x never written): the group's
+    // other problems meet the same barriers.
     int status = factor();
-    if (status == 0) {
+    {
         float x0 = solve(t < uint(N) ? b[problem * uint(N) + t] : 0.0);
         if (t < uint(N)) X[t] = double(x0);
         sync();
@@ -38,7 +41,7 @@ void main() {
             if (t < uint(N)) X[t] += double(dx);
             sync();
         }
-        if (t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
+        if (status == 0 && t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
     }
     // Any invocation that saw a non-finite x marks the problem (shared so all agree).
     if (t < uint(N)) V[t] = status == -1 ? 1.0 : 0.0;
@@ -47,6 +50,6 @@ void main() {
     for (uint i = 0u; i < uint(N); i++) overflow = overflow || V[i] != 0.0;
     if (overflow) status = -1;
     double nan = double(uintBitsToFloat(0x7FC00000u));
-    if (t < uint(N)) x[problem * uint(N) + t] = status != 0 ? nan : X[t];
-    if (t == 0u) info[problem] = status;
+    if (occupied && t < uint(N)) x[problem * uint(N) + t] = status != 0 ? nan : X[t];
+    if (occupied && t == 0u) info[problem] = status;
 }

@@ -8,6 +8,9 @@
 // one barrier per slice). With `lower` set only entries with col ≤ row + shift are written (the
 // SYRK of assembly and of the trailing updates). An update C ± A·Bᵀ (beta = 1, alpha = ±1)
 // accumulates onto ±C itself, as gemm.comp does, so the results match the general kernel's.
+// With FUSED_DIAG (potrf_inv_fn.glsl inserted at the marker) the work group of the corner tile
+// then factors and inverts the diagonal block there, as gemm.comp's does: the trailing update
+// of the blocked Cholesky also factors the next block column's first diagonal block.
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
 layout(std430, binding = 0) buffer CBuf { float c[]; };
@@ -28,6 +31,16 @@ uniform float beta;
 uniform int lower;
 uniform int shift;
 uniform uint tile_base;
+
+#ifdef FUSED_DIAG
+// The diagonal block at C's corner to factor and invert after the update (diag_n = 0: none),
+// its first global column (for the status word) and where its inverse goes.
+uniform uint diag_n;
+uniform uint diag_column0;
+uniform uint diag_inv_off;
+
+// FUSED_DIAG_FUNCTION
+#endif
 
 #define THREADS (WG_X * WG_Y)
 #define A_VECS (BK * BM / 4u)
@@ -133,4 +146,13 @@ void main() {
                     c[at] = onto_c ? v : (beta == 0.0 ? v : v + beta * c[at]);
                 }
         }
+#ifdef FUSED_DIAG
+    // The work group of the corner tile factors the diagonal block there once its own writes
+    // are visible to it (no other work group writes those entries).
+    if (diag_n > 0u && tile.x == 0u && tile.y == 0u) {
+        memoryBarrierBuffer();
+        barrier();
+        factor_block(diag_n, c_off, c_rs, c_cs, diag_column0, diag_inv_off);
+    }
+#endif
 }

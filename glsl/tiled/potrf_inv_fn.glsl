@@ -65,6 +65,9 @@ void factor_block(uint n, uint c_off, uint c_rs, uint c_cs, uint column0, uint i
         float ip = 1.0 / p;
         for (int a = 0; a < EA; a++) {
             uint i = ty + uint(PY) * uint(a);
+            // Both updates touch rows below j only: rows at or above it (whole warps of them
+            // as j grows) skip the column.
+            if (i <= j) continue;
             float f = col[buf][i] * ip;
             for (int b = 0; b < EB; b++) {
                 uint k = tx + uint(PX) * uint(b);

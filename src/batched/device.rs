@@ -169,8 +169,8 @@ impl Resident {
         self.count
     }
 
-    /// Runs the job on every problem held: one work group per problem, in launches of at most
-    /// [`Plan::launch`] groups. Returns the launches made.
+    /// Runs the job on every problem held: one work group per [`Plan::problems_per_group`]
+    /// problems, in launches of at most [`Plan::launch`] groups. Returns the launches made.
     pub fn launch(&self) -> Result<usize> {
         for (binding, buffer) in &self.inputs {
             buffer.bind_base(*binding);
@@ -193,13 +193,17 @@ impl Resident {
         if self.plan.job.reads_observations() {
             p.set("observations", Uniform::U32(self.plan.k as u32))?;
         }
+        // Plan::problems_per_group problems per group; the last group's empty slots write nothing.
+        let per_group = self.plan.problems_per_group.max(1);
         let mut first = 0;
         let mut launches = 0;
         while first < self.count {
-            let groups = (self.count - first).min(self.plan.launch);
+            let groups = (self.count - first)
+                .div_ceil(per_group)
+                .min(self.plan.launch);
             p.set("problem0", Uniform::U32(first as u32))?;
             p.dispatch([groups as u32, 1, 1])?;
-            first += groups;
+            first += groups * per_group;
             launches += 1;
         }
         Ok(launches)
@@ -233,6 +237,15 @@ pub fn run(
     count: usize,
     poison: Poison,
 ) -> Result<Outputs> {
+    if plan.problems_per_group > 1 && plan.storage == WorkStorage::Global {
+        return Err(crate::error::DeviceError::Unsupported {
+            what: format!("{} problems per work group", plan.problems_per_group),
+            why: "several problems share a group only in shared memory, not in the global work \
+                  buffer"
+                .into(),
+        }
+        .into());
+    }
     let mut out = Outputs::default();
     let mut first = 0;
     while first < count {

@@ -9,9 +9,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// What tells one compiled program from another: job, order, storage, refinement steps,
-/// invocations per work group.
-type ProgramKey = (Job, usize, WorkStorage, usize, usize);
+/// What tells one compiled program from another: the job and the plan's `#define`s (order,
+/// storage, refinement steps, the group's shape, the solve's blocks).
+type ProgramKey = (Job, String);
 
 /// The compiled batched programs of one context.
 pub struct BatchedKernels {
@@ -42,7 +42,7 @@ impl BatchedKernels {
 
     /// The program for `plan`, compiled now if it is the first of its kind.
     pub fn program(&self, plan: &Plan) -> Result<Rc<ComputeProgram>> {
-        let key = (plan.job, plan.n, plan.storage, plan.refine, plan.threads);
+        let key = (plan.job, plan.defines());
         if let Some(p) = self.programs.borrow().get(&key) {
             return Ok(p.clone());
         }
@@ -60,8 +60,9 @@ impl BatchedKernels {
             kernel.source
         );
         let variant = format!(
-            "n = {}, {} work",
+            "n = {}, {} per group, {} work",
             plan.n,
+            plan.problems_per_group,
             match plan.storage {
                 WorkStorage::Shared => "shared",
                 WorkStorage::Global => "global",

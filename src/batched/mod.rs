@@ -1,7 +1,8 @@
 //! Many small problems at once (issue 28): assembly, Cholesky, the SPD solve and weighted
 //! least squares over a [`Batch`] of B problems of one order n, one compute work group per
-//! problem with its matrix on chip (packed lower storage in shared memory; a global work
-//! buffer where it does not fit), each operation one dispatch (cut only at the device's
+//! problem (or per few, where their matrices fit in shared memory together) with its matrix
+//! on chip (packed lower storage in shared memory; a global work buffer where it does not
+//! fit), each operation one dispatch (cut only at the device's
 //! work-group count and one buffer's size). A problem that is not positive definite does not
 //! fail the batch: each result carries LAPACK's/cuSOLVER's INFO per problem
 //! ([`BatchFactor::info`], [`BatchSolution::info`]) and the others are right.

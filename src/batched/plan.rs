@@ -1,7 +1,8 @@
-//! How a batch runs on the compute kernels: the job's kernel, the work group per problem
-//! (T ≥ n invocations), where the problem's matrix lives (shared memory where it fits, else a
-//! global work buffer), the per-invocation loop count checked against llvmpipe's limit, and
-//! how many problems one set of buffers and one dispatch take.
+//! How a batch runs on the compute kernels: the job's kernel, the work group's shape (T ≥ n
+//! invocations per problem, problems per group, the assembly's loads and rows, the solves'
+//! blocks: typed choices with defaults here), where the problem's matrix lives (shared memory
+//! where it fits, else a global work buffer), the per-invocation loop count checked against
+//! llvmpipe's limit, and how many problems one set of buffers and one dispatch take.
 
 use crate::compute_kernels as table;
 use crate::error::{InputError, Result};
@@ -72,6 +73,53 @@ pub enum WorkStorage {
     Global,
 }
 
+/// How the assembly reads a staged block of A from shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StagedLoads {
+    /// One float per load (rows padded to KC + 1 floats).
+    Scalar,
+    /// Four floats per load (rows of KC/4 vec4, swizzled rather than padded): a quarter of
+    /// the shared loads per product, which bound the assembly at every order.
+    Vector,
+}
+
+impl StagedLoads {
+    /// Floats per staged row of A in shared memory (with its padding).
+    fn row_floats(self) -> usize {
+        match self {
+            StagedLoads::Scalar => STAGED_COLUMNS + 1,
+            StagedLoads::Vector => STAGED_COLUMNS,
+        }
+    }
+}
+
+/// How many rows of A·diag(d) an invocation of the assembly holds in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AssemblyRows {
+    /// One row at a time (fewer registers, so more groups per multiprocessor).
+    Single,
+    /// Both rows of the invocation's pair at once (one read of A's row serves two entries).
+    Pair,
+}
+
+/// The assembly's rows per read for order n unless told otherwise: pairs past n = 64, where
+/// the triangle in shared memory already limits the groups per multiprocessor.
+pub fn assembly_rows(n: usize) -> AssemblyRows {
+    if n > 64 {
+        AssemblyRows::Pair
+    } else {
+        AssemblyRows::Single
+    }
+}
+
+/// The staged loads a plan takes unless told otherwise (one line to switch): scalar reads
+/// were faster at every order and group shape of the H200 sweep (n = 128: 1.30 against
+/// 1.58 ms; n = 32: 0.775 against 0.955 ms).
+pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Scalar;
+
+/// The most problems one work group holds ([`Plan::with_problems_per_group`]).
+pub const MAX_PROBLEMS_PER_GROUP: usize = 8;
+
 /// One batch's launch plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Plan {
@@ -81,38 +129,78 @@ pub struct Plan {
     pub n: usize,
     /// Observations per problem (columns of A; 0 for jobs that read C).
     pub k: usize,
-    /// Invocations per work group (≥ n).
+    /// Invocations per problem (≥ n); a work group runs `threads · problems_per_group`.
     pub threads: usize,
+    /// Problems per work group (each with `threads` invocations and its own shared memory;
+    /// more than one only with [`WorkStorage::Shared`]).
+    pub problems_per_group: usize,
+    /// How the assembly reads staged blocks of A.
+    pub staged_loads: StagedLoads,
+    /// Rows of A·diag(d) the assembly holds per invocation.
+    pub assembly_rows: AssemblyRows,
     /// Where the matrix lives.
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
     pub refine: usize,
+    /// Rows per block of the triangular solves (one barrier per block).
+    pub solve_block: usize,
     /// Problems per set of buffers (a batch past it runs in chunks).
     pub chunk: usize,
     /// Work groups per dispatch (GL_MAX_COMPUTE_WORK_GROUP_COUNT along x).
     pub launch: usize,
 }
 
-/// Where the problem's matrix lives: shared memory when everything fits there.
-fn storage_for(job: Job, n: usize, threads: usize, limits: &ComputeLimits) -> WorkStorage {
-    if shared_bytes(job, n, threads, WorkStorage::Shared) as u64 <= limits.max_shared_bytes {
+/// The shape of one work group: invocations per problem, problems per group, staged loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GroupShape {
+    threads: usize,
+    problems: usize,
+    loads: StagedLoads,
+}
+
+/// Where the problems' matrices live: shared memory when everything of all the group's
+/// problems fits there.
+fn storage_for(job: Job, n: usize, shape: GroupShape, limits: &ComputeLimits) -> WorkStorage {
+    let bytes = shape.problems * shared_bytes(job, n, shape, WorkStorage::Shared);
+    if bytes as u64 <= limits.max_shared_bytes {
         WorkStorage::Shared
     } else {
         WorkStorage::Global
     }
 }
 
-/// Invocations per work group for order n: at least n (invocation i owns row i) and enough
-/// to spread the triangle's n(n+1)/2 entries; the fastest of 32 to 512 in the fused least
-/// squares on the H200 (`batched_bench --profile`: 32 for n = 16, 128 for n = 32, 512 for
-/// n = 128).
+/// The default group shapes, one row per range of orders (one line to switch a range):
+/// (largest order n, invocations per problem, problems per group). Invocations: at least n
+/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries. From one
+/// H200 sweep of the fused least squares (`batched_bench --profile 32,64,128
+/// --problems-per-group 1,2,4`, figures/h200/batched_shapes.csv): n = 8 runs fastest as two
+/// problems of 32 invocations per group (0.228 against 0.250 ms for one), n = 16 as one of 32
+/// (0.907; two: 1.18), n = 32 as one of 128 (0.775; two of 64: 0.852), n = 128 as one of 512.
+const DEFAULT_SHAPES: [(usize, usize, usize); 6] = [
+    (8, 32, 2),
+    (16, 32, 1),
+    (32, 128, 1),
+    (64, 128, 1),
+    (128, 512, 1),
+    (MAX_ORDER, 1024, 1),
+];
+
+/// The default shape's row for order n.
+fn default_shape(n: usize) -> (usize, usize, usize) {
+    DEFAULT_SHAPES
+        .into_iter()
+        .find(|&(largest, _, _)| n <= largest)
+        .unwrap_or(DEFAULT_SHAPES[DEFAULT_SHAPES.len() - 1])
+}
+
+/// Problems per work group for order n by default ([`DEFAULT_SHAPES`]).
+pub fn problems_per_group(n: usize) -> usize {
+    default_shape(n).2
+}
+
+/// Invocations per problem for order n by default ([`DEFAULT_SHAPES`]).
 pub fn threads(n: usize) -> usize {
-    match n {
-        0..=16 => 32,
-        17..=64 => 128,
-        65..=128 => 512,
-        _ => 1024,
-    }
+    default_shape(n).1
 }
 
 /// Packed entries of an order-n triangle.
@@ -120,15 +208,17 @@ pub fn packed(n: usize) -> usize {
     n * (n + 1) / 2
 }
 
-/// Shared memory the job's kernel declares at order n (bytes), with the triangle there or not.
-fn shared_bytes(job: Job, n: usize, threads: usize, storage: WorkStorage) -> usize {
+/// Shared memory the job's kernel declares per problem at order n (bytes), with the triangle
+/// there or not.
+fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> usize {
+    let threads = shape.threads;
     let kc = STAGED_COLUMNS;
     let mut bytes = 4 * n; // V
     if storage == WorkStorage::Shared {
         bytes += 4 * packed(n);
     }
     if job.reads_observations() {
-        bytes += 4 * n * (kc + 1) + 4 * kc; // As, Ds
+        bytes += 4 * n * shape.loads.row_floats() + 4 * kc; // As, Ds
     }
     if job.solves() {
         bytes += 8 * n; // X
@@ -147,26 +237,29 @@ pub fn solve_block(n: usize) -> usize {
     if n <= 128 { 8 } else { 1 }
 }
 
+/// The most rows per block of the triangular solves ([`Plan::with_solve_block`]).
+pub const MAX_SOLVE_BLOCK: usize = 16;
+
 /// Invocations sharing a pair of rows (p, n − 1 − p) in the kernels' loops over the triangle
 /// (G in glsl/batched/common.glsl).
-fn pair_lanes(n: usize) -> usize {
-    (threads(n) / n.div_ceil(2).max(1)).max(1)
+fn pair_lanes(n: usize, threads: usize) -> usize {
+    (threads / n.div_ceil(2).max(1)).max(1)
 }
 
-/// An upper estimate of the loop iterations one invocation runs (all loops together).
-pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, refine: usize) -> usize {
+/// An upper estimate of the loop iterations one invocation runs (all loops together)
+/// (`sb` rows per block of the triangular solves).
+pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, sb: usize, refine: usize) -> usize {
     let per = |entries: usize| entries.div_ceil(t);
     let kc = STAGED_COLUMNS;
     let blocks = k.div_ceil(kc);
     let stage = per(n * kc) + 1;
-    let g = pair_lanes(n);
+    let g = pair_lanes(n, t);
     // A pair's two rows, G lanes each: at most ⌈(p+1)/G⌉ + ⌈(n−p)/G⌉ entries per lane.
     let pair_entries = (n + 1) / g + 2;
     let assembly = per(packed(n)) + blocks * (stage + 2 * kc + pair_entries * (kc + 1));
     let factor = n * (n / g + 2) + pair_entries;
     // Both sweeps: per block its loop, the small triangle (sb rows, sb(sb − 1)/2 products)
     // and the later rows' update.
-    let sb = solve_block(n);
     let solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
@@ -212,7 +305,7 @@ impl Plan {
             ))
             .into());
         }
-        let iterations = loop_iterations(job, n, k, threads, refine);
+        let iterations = loop_iterations(job, n, k, threads, solve_block(n), refine);
         if iterations > LOOP_BUDGET {
             return Err(InputError::Unsupported(format!(
                 "{} at order n = {n} with {k} observations per problem runs about {iterations} \
@@ -223,7 +316,18 @@ impl Plan {
             ))
             .into());
         }
-        let storage = storage_for(job, n, threads, limits);
+        // The default problems per group where they all fit in shared memory, else one.
+        let mut shape = GroupShape {
+            threads,
+            problems: problems_per_group(n),
+            loads: DEFAULT_STAGED_LOADS,
+        };
+        let grouped = shape.problems * threads <= limits.max_invocations as usize
+            && storage_for(job, n, shape, limits) == WorkStorage::Shared;
+        if !grouped {
+            shape.problems = 1;
+        }
+        let storage = storage_for(job, n, shape, limits);
         // The largest buffer one problem needs, in bytes: every buffer of a chunk stays within
         // one storage block and GL's 32-bit sizes.
         let mut per_problem = 4 * n * n.max(1);
@@ -240,48 +344,192 @@ impl Plan {
             n,
             k,
             threads,
+            problems_per_group: shape.problems,
+            staged_loads: shape.loads,
+            assembly_rows: assembly_rows(n),
             storage,
             refine,
+            solve_block: solve_block(n),
             chunk,
             launch: (limits.max_groups_x as usize).max(1),
         })
     }
 
-    /// The same plan with `threads` invocations per work group instead of [`threads`]'s
-    /// choice (the benchmarks' tuning): at least n (one row each) and [`STAGED_COLUMNS`], at
-    /// most the device's limit, and within the loop budget.
+    /// Whether `threads` invocations per problem and `sb` rows per solve block stay within
+    /// [`LOOP_BUDGET`].
+    fn loops_fit(&self, threads: usize, sb: usize) -> bool {
+        loop_iterations(self.job, self.n, self.k, threads, sb, self.refine) <= LOOP_BUDGET
+    }
+
+    /// The same plan with `rows` rows per block of the triangular solves instead of
+    /// [`solve_block`]'s choice (the benchmarks' tuning): 1 to [`MAX_SOLVE_BLOCK`] (one barrier
+    /// per block; each invocation solves the block's small triangle itself), within the loop
+    /// budget.
+    pub fn with_solve_block(self, rows: usize) -> Result<Self> {
+        if (1..=MAX_SOLVE_BLOCK).contains(&rows) && self.loops_fit(self.threads, rows) {
+            return Ok(Self {
+                solve_block: rows,
+                ..self
+            });
+        }
+        Err(InputError::InvalidOption(format!(
+            "{} at order n = {} cannot solve in blocks of {rows} rows (1 to \
+             {MAX_SOLVE_BLOCK}, within the loop budget)",
+            self.job.name(),
+            self.n
+        ))
+        .into())
+    }
+
+    /// The same plan with the assembly holding `rows` rows of A·diag(d) per invocation
+    /// instead of [`assembly_rows`]' choice (the benchmarks' tuning; every order takes both).
+    pub fn with_assembly_rows(self, rows: AssemblyRows) -> Self {
+        Self {
+            assembly_rows: rows,
+            ..self
+        }
+    }
+
+    fn shape(&self) -> GroupShape {
+        GroupShape {
+            threads: self.threads,
+            problems: self.problems_per_group,
+            loads: self.staged_loads,
+        }
+    }
+
+    /// The same plan with another group shape, if the device runs it: the group's
+    /// invocations within the device's limit, and several problems per group only where all
+    /// of them fit in shared memory.
+    fn reshaped(self, shape: GroupShape, limits: &ComputeLimits) -> Option<Self> {
+        let group = shape.threads * shape.problems;
+        if group as u64 > u64::from(limits.max_invocations) {
+            return None;
+        }
+        let storage = storage_for(self.job, self.n, shape, limits);
+        if shape.problems > 1 && storage != WorkStorage::Shared {
+            return None;
+        }
+        Some(Self {
+            threads: shape.threads,
+            problems_per_group: shape.problems,
+            staged_loads: shape.loads,
+            storage,
+            ..self
+        })
+    }
+
+    /// The same plan with `threads` invocations per problem instead of [`threads`]'s choice
+    /// (the benchmarks' tuning): at least n (one row each), a multiple of [`STAGED_COLUMNS`]
+    /// (the residual stages T observations in such blocks), the group (times the problems per
+    /// group) at most the device's limit, and within the loop budget.
     pub fn with_threads(self, threads: usize, limits: &ComputeLimits) -> Result<Self> {
         let t = threads;
-        let fits = t >= self.n.max(STAGED_COLUMNS) && t as u64 <= u64::from(limits.max_invocations);
-        if !fits || loop_iterations(self.job, self.n, self.k, t, self.refine) > LOOP_BUDGET {
-            return Err(InputError::InvalidOption(format!(
-                "{} at order n = {} cannot run {t} invocations per work group (at least \
-                 max(n, {STAGED_COLUMNS}), at most {}, within the loop budget)",
+        // The residual stages T observations in blocks of KC: T a multiple of KC.
+        let reshaped = (t >= self.n.max(STAGED_COLUMNS)
+            && t.is_multiple_of(STAGED_COLUMNS)
+            && self.loops_fit(t, self.solve_block))
+        .then(|| {
+            self.reshaped(
+                GroupShape {
+                    threads: t,
+                    ..self.shape()
+                },
+                limits,
+            )
+        })
+        .flatten();
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} cannot run {t} invocations per problem with {} problems \
+                 per work group (at least n, a multiple of {STAGED_COLUMNS}, at most {} in a \
+                 group, within the loop budget)",
                 self.job.name(),
                 self.n,
+                self.problems_per_group,
                 limits.max_invocations
             ))
-            .into());
-        }
-        Ok(Self {
-            threads: t,
-            storage: storage_for(self.job, self.n, t, limits),
-            ..self
+            .into()
+        })
+    }
+
+    /// The same plan with `problems` problems per work group instead of
+    /// [`problems_per_group`]'s choice (the benchmarks' tuning): 1 to
+    /// [`MAX_PROBLEMS_PER_GROUP`], the group's invocations within the device's limit, and
+    /// all the group's problems in shared memory (more than one problem never takes the
+    /// global work buffer).
+    pub fn with_problems_per_group(self, problems: usize, limits: &ComputeLimits) -> Result<Self> {
+        let reshaped = (1..=MAX_PROBLEMS_PER_GROUP)
+            .contains(&problems)
+            .then(|| {
+                self.reshaped(
+                    GroupShape {
+                        problems,
+                        ..self.shape()
+                    },
+                    limits,
+                )
+            })
+            .flatten();
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} cannot run {problems} problems per work group of {} \
+                 invocations each (1 to {MAX_PROBLEMS_PER_GROUP}, at most {} invocations in a \
+                 group, and all the problems in {} bytes of shared memory)",
+                self.job.name(),
+                self.n,
+                self.threads,
+                limits.max_invocations,
+                limits.max_shared_bytes
+            ))
+            .into()
+        })
+    }
+
+    /// The same plan with the assembly's staged loads `loads` instead of
+    /// [`DEFAULT_STAGED_LOADS`] (the benchmarks' tuning); refused where the group's problems
+    /// would no longer fit in shared memory together.
+    pub fn with_staged_loads(self, loads: StagedLoads, limits: &ComputeLimits) -> Result<Self> {
+        self.reshaped(
+            GroupShape {
+                loads,
+                ..self.shape()
+            },
+            limits,
+        )
+        .ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} with {} problems per work group cannot take \
+                     {loads:?} staged loads (the problems no longer fit in shared memory)",
+                self.job.name(),
+                self.n,
+                self.problems_per_group
+            ))
+            .into()
         })
     }
 
     /// The `#define`s in front of the kernel (after `#version`).
     pub fn defines(&self) -> String {
         let mut text = format!(
-            "#define N {}\n#define T {}\n#define KC {}\n#define REFINE {}\n#define SB {}\n",
+            "#define N {}\n#define T {}\n#define P {}\n#define GROUP {}\n#define KC {}\n\
+             #define REFINE {}\n#define SB {}\n",
             self.n,
             self.threads,
+            self.problems_per_group,
+            self.threads * self.problems_per_group,
             STAGED_COLUMNS,
             self.refine,
-            solve_block(self.n)
+            self.solve_block
         );
         if self.storage == WorkStorage::Global {
             text.push_str("#define GLOBAL_WORK\n");
+        }
+        if self.job.reads_observations() && self.staged_loads == StagedLoads::Vector {
+            text.push_str("#define VEC4_STAGE\n");
+        }
+        if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
+            text.push_str("#define PAIR_ROWS\n");
         }
 
         text
@@ -308,14 +556,136 @@ mod tests {
     fn with_threads_checks_the_count() {
         let l = limits();
         let plan = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
-        for bad in [8, 15, 63, 2048] {
+        for bad in [8, 15, 63, 72, 2048] {
             assert!(plan.with_threads(bad, &l).is_err(), "{bad}");
         }
         let p = plan.with_threads(256, &l).unwrap();
         assert_eq!(p.threads, 256);
-        assert_eq!(p.storage, storage_for(Job::LeastSquares, 64, 256, &l));
+        assert_eq!(p.storage, storage_for(Job::LeastSquares, 64, p.shape(), &l));
         let small = Plan::new(Job::Cholesky, 8, 0, 0, &l).unwrap();
         assert!(small.with_threads(8, &l).is_err());
         assert_eq!(small.with_threads(16, &l).unwrap().threads, 16);
+        // The group (invocations per problem times problems) within the device's limit.
+        let grouped = small.with_problems_per_group(4, &l).unwrap();
+        assert!(grouped.with_threads(512, &l).is_err());
+        assert_eq!(grouped.with_threads(256, &l).unwrap().threads, 256);
+    }
+
+    /// Every order's default shape is one the plans accept: invocations at least n and a
+    /// multiple of the staged columns, the group within 1024 invocations.
+    #[test]
+    fn default_shapes_cover_every_order() {
+        for n in 1..=MAX_ORDER {
+            let (t, p) = (threads(n), problems_per_group(n));
+            assert!(t >= n && t.is_multiple_of(STAGED_COLUMNS), "n {n}: {t}");
+            assert!(
+                (1..=MAX_PROBLEMS_PER_GROUP).contains(&p) && t * p <= 1024,
+                "n {n}"
+            );
+        }
+        assert_eq!((threads(16), threads(32), threads(128)), (32, 128, 512));
+        assert_eq!((problems_per_group(8), problems_per_group(32)), (2, 1));
+    }
+
+    /// Problems per group: 1 to MAX_PROBLEMS_PER_GROUP, the group within the device's
+    /// invocations, all its problems in shared memory (never the global work buffer); the
+    /// defaults fall back to one problem where several do not fit.
+    #[test]
+    fn with_problems_per_group_checks_the_count() {
+        let l = limits();
+        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(plan.problems_per_group, problems_per_group(32));
+        assert_eq!(plan.threads * plan.problems_per_group, 128);
+        for bad in [0, MAX_PROBLEMS_PER_GROUP + 1] {
+            assert!(plan.with_problems_per_group(bad, &l).is_err(), "{bad}");
+        }
+        // 32 x 64 invocations pass the device's 1024.
+        let wide = plan.with_problems_per_group(1, &l).unwrap();
+        let wide = wide.with_threads(64, &l).unwrap();
+        assert!(wide.with_problems_per_group(32, &l).is_err());
+        let p = wide.with_problems_per_group(4, &l).unwrap();
+        assert_eq!((p.problems_per_group, p.storage), (4, WorkStorage::Shared));
+        assert!(p.defines().contains("#define P 4\n#define GROUP 256\n"));
+        // n = 64: four problems (about 14 KiB each) pass 32 KiB of shared memory.
+        let big = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        assert!(big.with_problems_per_group(4, &l).is_err());
+        assert_eq!(
+            big.with_problems_per_group(1, &l)
+                .unwrap()
+                .problems_per_group,
+            1
+        );
+        // n = 129 takes the global work buffer: one problem per group only.
+        let global = Plan::new(Job::Cholesky, 129, 0, 0, &l).unwrap();
+        assert_eq!(global.storage, WorkStorage::Global);
+        assert!(global.with_problems_per_group(2, &l).is_err());
+        // A default that does not fit falls back to one problem per group.
+        let tight = ComputeLimits {
+            max_shared_bytes: 6 << 10,
+            ..l
+        };
+        let fallback = Plan::new(Job::LeastSquares, 32, 64, 1, &tight).unwrap();
+        assert_eq!(fallback.problems_per_group, 1);
+    }
+
+    /// Rows per solve block: 1 to MAX_SOLVE_BLOCK, named in the defines.
+    #[test]
+    fn with_solve_block_checks_the_rows() {
+        let plan = Plan::new(Job::SpdSolve, 40, 0, 2, &limits()).unwrap();
+        assert_eq!(plan.solve_block, solve_block(40));
+        for bad in [0, MAX_SOLVE_BLOCK + 1] {
+            assert!(plan.with_solve_block(bad).is_err(), "{bad}");
+        }
+        let p = plan.with_solve_block(16).unwrap();
+        assert!(p.defines().contains("#define SB 16\n"));
+    }
+
+    /// The assembly's rows per invocation: pairs past n = 64 by default, named in the defines
+    /// of the jobs that assemble.
+    #[test]
+    fn assembly_rows_are_named_in_the_defines() {
+        let l = limits();
+        let small = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        assert_eq!(small.assembly_rows, AssemblyRows::Single);
+        assert!(!small.defines().contains("PAIR_ROWS"));
+        let paired = small.with_assembly_rows(AssemblyRows::Pair);
+        assert!(paired.defines().contains("#define PAIR_ROWS\n"));
+        let large = Plan::new(Job::Assemble, 65, 130, 0, &l).unwrap();
+        assert_eq!(large.assembly_rows, AssemblyRows::Pair);
+        assert!(large.defines().contains("#define PAIR_ROWS\n"));
+        let factor = Plan::new(Job::Cholesky, 65, 0, 0, &l).unwrap();
+        assert!(!factor.defines().contains("PAIR_ROWS"));
+    }
+
+    /// Both staged loads are accepted where the problems fit, named in the defines, and
+    /// refused where the larger layout would no longer fit the group's shared memory.
+    #[test]
+    fn with_staged_loads_checks_the_fit() {
+        let l = limits();
+        let plan = Plan::new(Job::LeastSquares, 16, 32, 1, &l).unwrap();
+        assert_eq!(plan.staged_loads, DEFAULT_STAGED_LOADS);
+        let v = plan.with_staged_loads(StagedLoads::Vector, &l).unwrap();
+        assert!(v.defines().contains("#define VEC4_STAGE"));
+        let s = plan.with_staged_loads(StagedLoads::Scalar, &l).unwrap();
+        assert!(!s.defines().contains("VEC4_STAGE"));
+        // Problems per group chosen to fill shared memory with vector loads exactly; the
+        // scalar layout's padding then overflows it.
+        let shape = GroupShape {
+            threads: 32,
+            problems: 2,
+            loads: StagedLoads::Vector,
+        };
+        let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
+        let exact = ComputeLimits {
+            max_shared_bytes: bytes as u64,
+            ..l
+        };
+        let fits = Plan::new(Job::LeastSquares, 16, 32, 1, &exact)
+            .unwrap()
+            .with_staged_loads(StagedLoads::Vector, &exact)
+            .unwrap()
+            .with_problems_per_group(2, &exact)
+            .unwrap();
+        assert!(fits.with_staged_loads(StagedLoads::Scalar, &exact).is_err());
     }
 }

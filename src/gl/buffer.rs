@@ -82,6 +82,55 @@ unsafe fn parallel_copy(src: &[u8], dst: *mut u8) {
     });
 }
 
+/// Storage flags of the staging buffers: host-side memory the GPU copies to or from by DMA.
+const STAGING_READ: u32 = glow::MAP_READ_BIT | glow::CLIENT_STORAGE_BIT;
+const STAGING_WRITE: u32 = glow::MAP_WRITE_BIT | glow::CLIENT_STORAGE_BIT;
+
+/// Bytes per staged chunk: the host fills (or empties) one staging buffer while the GPU copies
+/// the other's chunk.
+const STAGING_CHUNK: usize = 32 << 20;
+
+/// The two staging buffers of a transfer with storage flags `flags`, each of at least `bytes`
+/// bytes (the context's kept ones where large enough); None where the context has no
+/// glBufferStorage (GL 4.4) or an allocation fails. Give them back with [`keep_pair`].
+fn staging_pair(ctx: &Context, bytes: i32, flags: u32) -> Option<[(glow::Buffer, i32); 2]> {
+    let gl = ctx.gl();
+    let v = gl.version();
+    if (v.major, v.minor) < (4, 4) || v.is_embedded {
+        return None;
+    }
+    let one = |slot: u32| -> Option<(glow::Buffer, i32)> {
+        if let Some(kept) = ctx.take_staging(bytes, flags | slot << 20) {
+            return Some(kept);
+        }
+        unsafe {
+            let raw = gl.create_buffer().ok()?;
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(raw));
+            gl.buffer_storage(glow::COPY_WRITE_BUFFER, bytes, None, flags);
+            if gl.get_error() != glow::NO_ERROR {
+                gl.delete_buffer(raw);
+                return None;
+            }
+            Some((raw, bytes))
+        }
+    };
+    let first = one(0)?;
+    match one(1) {
+        Some(second) => Some([first, second]),
+        None => {
+            unsafe { gl.delete_buffer(first.0) };
+            None
+        }
+    }
+}
+
+/// Keeps a transfer's staging buffers in the context for the next one.
+fn keep_pair(ctx: &Context, pair: [(glow::Buffer, i32); 2], flags: u32) {
+    for (slot, (raw, size)) in pair.into_iter().enumerate() {
+        ctx.keep_staging(raw, size, flags | (slot as u32) << 20);
+    }
+}
+
 impl<T: Pod> Buffer<T> {
     /// Creates a buffer holding a copy of `data`.
     pub fn new(
@@ -192,15 +241,17 @@ impl<T: Pod> Buffer<T> {
             self.len
         );
         let mut out = pod::zeroed::<T>(len);
-        let gl = self.ctx.gl();
-        let target = self.target.gl();
-        unsafe {
-            gl.bind_buffer(target, Some(self.raw));
-            gl.get_buffer_sub_data(
-                target,
-                (offset * size_of::<T>()) as i32,
-                pod::bytes_mut(&mut out),
-            );
+        if !self.download_staged(offset, &mut out) {
+            let gl = self.ctx.gl();
+            let target = self.target.gl();
+            unsafe {
+                gl.bind_buffer(target, Some(self.raw));
+                gl.get_buffer_sub_data(
+                    target,
+                    (offset * size_of::<T>()) as i32,
+                    pod::bytes_mut(&mut out),
+                );
+            }
         }
         self.ctx.check(|| {
             format!(
@@ -231,9 +282,13 @@ impl<T: Pod> Buffer<T> {
             if !mapped || bytes.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
                 gl.buffer_data_u8_slice(target, bytes, self.usage.gl());
             } else {
-                // Large uploads go through a mapping filled on all cores: one glBufferData
-                // from pageable memory ran at about 1.2 GB/s on the lent H200.
+                // Large uploads go through staging buffers ([`Buffer::write_staged`]), else a
+                // mapping filled on all cores: on the lent H200 one glBufferData from pageable
+                // memory ran at about 1.2 GB/s, the mapping at 8 GB/s, staging at 17 GB/s.
                 gl.buffer_data_size(target, bytes.len() as i32, self.usage.gl());
+                if self.write_staged(0, data) {
+                    gl.bind_buffer(target, Some(self.raw));
+                } else {
                 let ptr = gl.map_buffer_range(
                     target,
                     0,
@@ -245,6 +300,7 @@ impl<T: Pod> Buffer<T> {
                 } else {
                     parallel_copy(bytes, ptr);
                     gl.unmap_buffer(target);
+                }
                 }
             }
         }
@@ -266,11 +322,13 @@ impl<T: Pod> Buffer<T> {
             data.len(),
             self.len
         );
-        let gl = self.ctx.gl();
-        let target = self.target.gl();
-        unsafe {
-            gl.bind_buffer(target, Some(self.raw));
-            gl.buffer_sub_data_u8_slice(target, (offset * size_of::<T>()) as i32, pod::bytes(data));
+        if !self.write_staged(offset, data) {
+            let gl = self.ctx.gl();
+            let target = self.target.gl();
+            unsafe {
+                gl.bind_buffer(target, Some(self.raw));
+                gl.buffer_sub_data_u8_slice(target, (offset * size_of::<T>()) as i32, pod::bytes(data));
+            }
         }
         self.ctx.check(|| {
             format!(
@@ -281,14 +339,111 @@ impl<T: Pod> Buffer<T> {
         })
     }
 
+    /// Large reads (8 MiB or more, where mapped transfers are on) through two staging
+    /// buffers in host memory: the GPU copies chunk k+1 into one while the host copies chunk k
+    /// out of the other's mapping on all cores. On the lent H200 glGetBufferSubData ran at
+    /// about 1 GB/s. False (nothing read) where no staging buffers could be had.
+    fn download_staged(&self, offset: usize, out: &mut [T]) -> bool {
+        let dst = pod::bytes_mut(out);
+        if dst.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+            return false;
+        }
+        let gl = self.ctx.gl();
+        let chunk = STAGING_CHUNK.min(dst.len());
+        let Some(pair) = staging_pair(&self.ctx, chunk as i32, STAGING_READ) else {
+            return false;
+        };
+        let base = offset * size_of::<T>();
+        let total = dst.len();
+        let chunks = total.div_ceil(chunk);
+        let len = |k: usize| chunk.min(total - k * chunk);
+        let copy = |k: usize| unsafe {
+            gl.bind_buffer(glow::COPY_READ_BUFFER, Some(self.raw));
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(pair[k % 2].0));
+            gl.copy_buffer_sub_data(
+                glow::COPY_READ_BUFFER,
+                glow::COPY_WRITE_BUFFER,
+                (base + k * chunk) as i32,
+                0,
+                len(k) as i32,
+            );
+            gl.flush();
+        };
+        copy(0);
+        let mut done = true;
+        for k in 0..chunks {
+            if k + 1 < chunks {
+                copy(k + 1);
+            }
+            unsafe {
+                gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(pair[k % 2].0));
+                let ptr =
+                    gl.map_buffer_range(glow::COPY_WRITE_BUFFER, 0, len(k) as i32, glow::MAP_READ_BIT);
+                if ptr.is_null() {
+                    done = false;
+                    break;
+                }
+                let target = &mut dst[k * chunk..k * chunk + len(k)];
+                parallel_copy(std::slice::from_raw_parts(ptr, len(k)), target.as_mut_ptr());
+                gl.unmap_buffer(glow::COPY_WRITE_BUFFER);
+            }
+        }
+        keep_pair(&self.ctx, pair, STAGING_READ);
+        done
+    }
+
+    /// Large writes through two staging buffers (as [`Buffer::download_staged`], the host
+    /// filling one while the GPU copies out of the other); false (nothing written) where none
+    /// could be had.
+    fn write_staged(&self, offset: usize, data: &[T]) -> bool {
+        let src = pod::bytes(data);
+        if src.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+            return false;
+        }
+        let gl = self.ctx.gl();
+        let chunk = STAGING_CHUNK.min(src.len());
+        let Some(pair) = staging_pair(&self.ctx, chunk as i32, STAGING_WRITE) else {
+            return false;
+        };
+        let base = offset * size_of::<T>();
+        let mut done = true;
+        for (k, part) in src.chunks(chunk).enumerate() {
+            unsafe {
+                // Mapping waits for the copy out of this buffer two chunks ago, not the last.
+                gl.bind_buffer(glow::COPY_READ_BUFFER, Some(pair[k % 2].0));
+                let ptr =
+                    gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, part.len() as i32, glow::MAP_WRITE_BIT);
+                if ptr.is_null() {
+                    done = false;
+                    break;
+                }
+                parallel_copy(part, ptr);
+                gl.unmap_buffer(glow::COPY_READ_BUFFER);
+                gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(self.raw));
+                gl.copy_buffer_sub_data(
+                    glow::COPY_READ_BUFFER,
+                    glow::COPY_WRITE_BUFFER,
+                    0,
+                    (base + k * chunk) as i32,
+                    part.len() as i32,
+                );
+                gl.flush();
+            }
+        }
+        keep_pair(&self.ctx, pair, STAGING_WRITE);
+        done
+    }
+
     /// Reads the whole contents back (waits for the GPU).
     pub fn download(&self) -> Result<Vec<T>> {
         let mut out = pod::zeroed::<T>(self.len);
-        let gl = self.ctx.gl();
-        let target = self.target.gl();
-        unsafe {
-            gl.bind_buffer(target, Some(self.raw));
-            gl.get_buffer_sub_data(target, 0, pod::bytes_mut(&mut out));
+        if !self.download_staged(0, &mut out) {
+            let gl = self.ctx.gl();
+            let target = self.target.gl();
+            unsafe {
+                gl.bind_buffer(target, Some(self.raw));
+                gl.get_buffer_sub_data(target, 0, pod::bytes_mut(&mut out));
+            }
         }
         self.ctx.check(|| {
             format!(

@@ -36,6 +36,9 @@ struct Inner {
     mapped_uploads: Cell<bool>,
     // Large buffers freed and kept for reuse (see `Context::take_spare`).
     spares: RefCell<Vec<Spare>>,
+    // Staging buffers of large transfers (immutable storage, `usage` holding their storage
+    // flags), at most one per flags, kept for the next transfer of at most their size.
+    staging: RefCell<Vec<Spare>>,
 }
 
 /// A freed buffer's storage kept for a later buffer of the same size and usage.
@@ -78,7 +81,8 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // The kept buffers go with the context: ours is made current first; a caller's only
         // where it is current (else its storage goes when the caller destroys it).
-        let spares = std::mem::take(self.spares.get_mut());
+        let mut spares = std::mem::take(self.spares.get_mut());
+        spares.append(self.staging.get_mut());
         let current = || match &self.make_current {
             Some(make_current) => make_current().is_ok(),
             None => CURRENT.with(|c| c.get() == self.id),
@@ -147,6 +151,7 @@ impl Context {
                 make_current,
                 mapped_uploads: Cell::new(true),
                 spares: RefCell::new(Vec::new()),
+                staging: RefCell::new(Vec::new()),
             }),
         }
     }
@@ -183,12 +188,39 @@ impl Context {
     /// Deletes every kept buffer (before retrying an allocation the GPU refused); whether
     /// there were any.
     pub(crate) fn release_spares(&self) -> bool {
-        let spares: Vec<Spare> = self.inner.spares.borrow_mut().drain(..).collect();
+        let mut spares: Vec<Spare> = self.inner.spares.borrow_mut().drain(..).collect();
+        spares.append(&mut self.inner.staging.borrow_mut());
         let any = !spares.is_empty();
         for s in spares {
             unsafe { self.gl().delete_buffer(s.raw) };
         }
         any
+    }
+
+    /// The kept staging buffer of storage flags `flags` and at least `bytes` bytes, if any,
+    /// with its size.
+    pub(crate) fn take_staging(&self, bytes: i32, flags: u32) -> Option<(glow::Buffer, i32)> {
+        let mut staging = self.inner.staging.borrow_mut();
+        let i = staging
+            .iter()
+            .position(|s| s.bytes >= bytes && s.usage == flags)?;
+        let s = staging.remove(i);
+        Some((s.raw, s.bytes))
+    }
+
+    /// Keeps a staging buffer for the next transfer, deleting the one of the same flags kept
+    /// before.
+    pub(crate) fn keep_staging(&self, raw: glow::Buffer, bytes: i32, flags: u32) {
+        let mut staging = self.inner.staging.borrow_mut();
+        if let Some(i) = staging.iter().position(|s| s.usage == flags) {
+            let old = staging.remove(i);
+            unsafe { self.gl().delete_buffer(old.raw) };
+        }
+        staging.push(Spare {
+            raw,
+            bytes,
+            usage: flags,
+        });
     }
 
     pub(crate) fn mapped_uploads(&self) -> bool {

@@ -114,9 +114,11 @@ impl DoubleTile {
     }
 }
 
-/// The f64 product's programs, one per [`DoubleTile`], each compiled on first use.
+/// The f64 product's programs, one per [`DoubleTile`], and the f64 ↔ f32 conversions
+/// ([`super::convert`]), each compiled on first use.
 pub struct DoublePrograms {
     programs: [OnceCell<ComputeProgram>; 3],
+    convert: OnceCell<ComputeProgram>,
 }
 
 impl DoublePrograms {
@@ -124,7 +126,18 @@ impl DoublePrograms {
     pub fn new() -> Self {
         Self {
             programs: Default::default(),
+            convert: OnceCell::new(),
         }
+    }
+
+    /// The conversions' program on `ctx`.
+    pub(crate) fn convert(&self, ctx: &Context) -> Result<&ComputeProgram> {
+        if let Some(p) = self.convert.get() {
+            return Ok(p);
+        }
+        let kernel = &crate::compute_kernels::CONVERT;
+        let p = ComputeProgram::new(ctx, kernel, kernel.name, &format!("#version 430\n{}", kernel.source))?;
+        Ok(self.convert.get_or_init(|| p))
     }
 
     /// The program of `tile` on `ctx`.
@@ -260,7 +273,7 @@ impl<'a> DoubleProduct<'a> {
 }
 
 /// The two 32-bit halves of `v`, as the kernel unpacks them.
-fn halves(v: f64) -> (Uniform, Uniform) {
+pub(crate) fn halves(v: f64) -> (Uniform, Uniform) {
     let bits = v.to_bits();
     (Uniform::U32(bits as u32), Uniform::U32((bits >> 32) as u32))
 }
@@ -434,6 +447,15 @@ impl DoubleWork {
         max_steps: usize,
     ) -> Result<(Matrix<f64>, usize, f64)> {
         self.x.write(x)?;
+        self.polish_in_place(inv, max_steps)
+    }
+
+    /// [`DoubleWork::polish`] from the S already in `self.x`.
+    pub fn polish_in_place(
+        &mut self,
+        inv: &Inverter,
+        max_steps: usize,
+    ) -> Result<(Matrix<f64>, usize, f64)> {
         let involution = |w: &Self, s: &DoubleSquare| -> Result<f64> {
             let p = DoubleProduct::new(w.r.op(false), s.op(false), s.op(false))
                 .alpha(-1.0)
@@ -479,18 +501,24 @@ impl DoubleWork {
         x: &Matrix<f64>,
     ) -> Result<(Matrix<f64>, f64)> {
         self.x.write(x)?;
-        let (a, xo, q, t) = (
-            self.m.op(false),
-            self.x.op(false),
-            self.r.op(false),
-            self.t.op(false),
-        );
+        let norm = self.lyapunov_residual_of(inv, &self.x, &self.t)?;
+        Ok((self.t.download()?, norm))
+    }
+
+    /// R = Q − A·X − X·Aᵀ on the device with A in `self.m` and Q in `self.r`, X and R any
+    /// other squares of the order (R must not be X): R into `r`, returns ‖R‖_F.
+    pub fn lyapunov_residual_of(
+        &self,
+        inv: &Inverter,
+        x: &DoubleSquare,
+        r: &DoubleSquare,
+    ) -> Result<f64> {
+        let (a, xo, q, t) = (self.m.op(false), x.op(false), self.r.op(false), r.op(false));
         inv.dgemm(DoubleProduct::new(t, a, xo).alpha(-1.0).plus(1.0, q), false)?;
         let p = DoubleProduct::new(t, xo, self.m.op(true))
             .alpha(-1.0)
             .plus(1.0, t);
-        let norm = inv.dgemm(p, true)?.sqrt();
-        Ok((self.t.download()?, norm))
+        Ok(inv.dgemm(p, true)?.sqrt())
     }
 }
 

@@ -8,21 +8,20 @@
 //! GPU with its iterate and inverses kept there ([`newton`]); A_k → sign(A),
 //! which must be −I: otherwise A is not stable ([`NumericalError::NotStable`]). The C-update
 //! is linear in C and depends only on the recorded (μ_k, A_k⁻¹): applied to Q it gives X, and
-//! applied to the f64 residual Q − AX − XAᵀ (formed on the CPU) it refines X to double
-//! accuracy when the f32 operator is accurate enough (κ·u₃₂ well below 1). Its products
-//! (two per step, tiled GEMM) run on the GPU in f32, the residual's two in f64 on the GPU
-//! ([`double`](super::double)): no product runs on the CPU.
+//! applied to the f64 residual Q − AX − XAᵀ it refines X to double accuracy when the f32
+//! operator is accurate enough (κ·u₃₂ well below 1). Its products (two per step, tiled GEMM)
+//! run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::double)),
+//! and X, R and the iterate stay there between them ([`convert`](super::convert)): A and Q go
+//! up once and X comes back once.
 
-use super::double::DoubleWork;
+use super::double::{DoubleSquare, DoubleWork};
 use super::kernels::{DeviceSquare, Inverter};
 use super::sign::power_of_two_scale;
 use super::{Kind, check_input, newton};
-use crate::baseline::{from_faer, to_faer};
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::tiled::View;
 use crate::tiled::{Product, Update};
-use faer::Mat;
 
 /// The solution and how it was reached.
 #[derive(Clone, Debug)]
@@ -35,74 +34,81 @@ pub struct Lyapunov {
     pub residuals: Vec<f64>,
 }
 
-/// The recorded iteration on the device: (μ_k, A_k⁻¹) in order, and room for the iterate
-/// (W = Cᵀ, written from the host each application: a Static buffer, as a Dynamic one so
-/// written may be placed in host memory) and a product.
+/// The recorded iteration on the device: (μ_k, A_k⁻¹) in order, and room for the f32 iterate
+/// W = Cᵀ and a product.
 struct Operator<'a> {
     inv: &'a Inverter,
     steps: Vec<(f64, DeviceSquare)>,
-    c: DeviceSquare,
-    t: DeviceSquare,
+    w: DeviceSquare,
+    u: DeviceSquare,
 }
 
 impl Operator<'_> {
-    /// X solving A·X + X·Aᵀ = R approximately: C₀ = R through the recorded steps
-    /// C ← (μC + A_k⁻¹·C·A_k⁻ᵀ/μ)/2 on the GPU in f32, X = −C/2. R is scaled to a largest
-    /// entry of 1 for the trip through f32. The device holds W = Cᵀ, so both products of a
-    /// step read their operands along rows, as the tiled product (C ← A·Bᵀ) is fastest:
-    /// U = Y·C = Y·Wᵀ, then W ← (μW + Y·Uᵀ/μ)/2 (the transpose of C's update).
-    fn apply(&self, r: &Mat<f64>) -> Result<Mat<f64>> {
-        let n = r.nrows();
-        let scale = (0..n)
-            .flat_map(|i| (0..n).map(move |j| (i, j)))
-            .fold(0.0f64, |m, (i, j)| m.max(r[(i, j)].abs()));
-        if scale == 0.0 {
-            return Ok(Mat::zeros(n, n));
-        }
-        // W₀ = Rᵀ, row-major.
-        let w32: Vec<f32> = (0..n * n)
-            .map(|k| (r[(k % n, k / n)] / scale) as f32)
-            .collect();
-        self.c.buffer.write(0, &w32)?;
-        let c = &self.c;
-        let k = self.inv.tiled();
+    /// out = base − C/2·s with C the recorded steps C ← (μC + A_k⁻¹·C·A_k⁻ᵀ/μ)/2 applied in
+    /// f32 to C₀ = R/s (s ≥ max |R|, so the trip through f32 neither overflows nor
+    /// underflows): out approximately solves A·Δ + Δ·Aᵀ = R, plus `base`. All on the device:
+    /// W₀ = Rᵀ/s narrowed from the f64 R, the products on W = Cᵀ (both then read their
+    /// operands along rows, as the tiled product C ← A·Bᵀ is fastest: U = Y·C = Y·Wᵀ, then
+    /// W ← (μW + Y·Uᵀ/μ)/2, the transpose of C's update), Cᵀ widened onto base. Returns
+    /// ‖out‖_F²; a non-finite result is an error naming its first entry.
+    fn apply(
+        &self,
+        r: &DoubleSquare,
+        s: f64,
+        out: &DoubleSquare,
+        base: Option<&DoubleSquare>,
+    ) -> Result<f64> {
+        let n = r.n;
         let v = View::row_major(n, n);
+        let inv = self.inv;
+        let w = &self.w;
+        let start = std::time::Instant::now();
+        inv.narrow(w.op(v), r.op(true), 1.0 / s)?;
+        phase(inv, start, "operator: R narrowed");
+        let k = inv.tiled();
         for (mu, y) in &self.steps {
-            // U = Y·Wᵀ (= Y·C), then W = Y·Uᵀ/(2μ) + (μ/2)·W.
-            k.gemm(Product::new(self.t.op(v), y.op(v), c.op(v)))?;
+            k.gemm(Product::new(self.u.op(v), y.op(v), w.op(v)))?;
             k.gemm(
-                Product::new(c.op(v), y.op(v), self.t.op(v)).update(Update::Scaled {
+                Product::new(w.op(v), y.op(v), self.u.op(v)).update(Update::Scaled {
                     alpha: (0.5 / mu) as f32,
                     beta: (0.5 * mu) as f32,
                 }),
             )?;
         }
-        // C = Wᵀ.
-        let c = c.download()?.transpose();
-        if let Some(at) = c.as_slice().iter().position(|x| !x.is_finite()) {
+        phase(inv, start, "operator: products");
+        let sum = inv.widen(out.op(false), w.op(v.t()), -0.5 * s, base.map(|b| (1.0, &b.buffer)))?;
+        phase(inv, start, "operator: widened");
+        if !sum.is_finite() {
+            let x = out.download()?;
+            let at = x.as_slice().iter().position(|x| !x.is_finite()).unwrap_or(0);
             return Err(NumericalError::NonFiniteResult {
                 row: at / n,
                 col: at % n,
             }
             .into());
         }
-        Ok(Mat::from_fn(n, n, |i, j| {
-            -0.5 * scale * f64::from(c[(i, j)])
-        }))
+        Ok(sum)
     }
 }
 
-/// ‖Q − AX − XAᵀ‖_F / (‖A‖_F‖X‖_F) and the residual itself, its products in f64 on the GPU
-/// (A and Q already in `work`).
-fn residual(
-    inv: &Inverter,
-    work: &mut DoubleWork,
-    norm_a: f64,
-    x: &Mat<f64>,
-) -> Result<(Mat<f64>, f64)> {
-    let (r, norm) = work.lyapunov_residual(inv, &from_faer(x))?;
-    let scale = (norm_a * x.norm_l2()).max(f64::MIN_POSITIVE);
-    Ok((to_faer(&r), norm / scale))
+/// Logs (at debug level) the wall time since `start` at the end of `phase`, after the GPU's
+/// work has finished (only when debug logging is on: the wait costs time).
+fn phase(inv: &Inverter, start: std::time::Instant, phase: &str) {
+    if log::log_enabled!(log::Level::Debug) {
+        inv.context().finish();
+        log::debug!("lyapunov: {phase} done at {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    }
+}
+
+/// Whether `q` equals its transpose exactly (compared in 64 x 64 blocks, for the cache).
+fn is_symmetric(q: &Matrix<f64>) -> bool {
+    let n = q.rows();
+    let s = q.as_slice();
+    (0..n).step_by(64).all(|i0| {
+        (0..=i0).step_by(64).all(|j0| {
+            (i0..(i0 + 64).min(n)).all(|i| (j0..(j0 + 64).min(i)).all(|j| s[i * n + j] == s[j * n + i]))
+        })
+    })
 }
 
 /// Solves A·X + X·Aᵀ = Q (scipy's `solve_continuous_lyapunov(a, q)`) for stable A, with at
@@ -127,16 +133,19 @@ pub fn solve_continuous_lyapunov(
     // A and Q scaled by powers of two (exact) to largest entries in [1, 2): the f32 iteration
     // then neither overflows nor underflows, and X = (sa/sq)·X' of the scaled equation, exactly.
     let (sa, sq) = (power_of_two_scale(a), power_of_two_scale(q));
-    let (a, q) = (&a.map(|v| v * sa), &q.map(|v| v * sq));
+    let (a, q) = (&a.par_map(|v| v * sa), &q.par_map(|v| v * sq));
     let options = super::SignOptions::default();
+    let start = std::time::Instant::now();
     let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
-    let ak = run.x.download()?.to_f64();
-    // A_k → sign(A); stable A means sign(A) = −I.
-    let trace: f64 = (0..n).map(|i| ak[(i, i)]).sum();
-    let off = (0..n)
-        .flat_map(|i| (0..n).map(move |j| (i, j)))
-        .map(|(i, j)| {
-            let e = ak[(i, j)] + f64::from(u8::from(i == j));
+    phase(inv, start, "Newton iteration");
+    let ak = run.x.download()?;
+    let ak = ak.as_slice();
+    let trace: f64 = (0..n).map(|i| f64::from(ak[i * n + i])).sum();
+    let off = ak
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| {
+            let e = f64::from(v) + f64::from(u8::from(k % (n + 1) == 0));
             e * e
         })
         .sum::<f64>()
@@ -159,48 +168,62 @@ pub fn solve_continuous_lyapunov(
     let op = Operator {
         inv,
         steps: run.inverses,
-        c: DeviceSquare {
-            buffer: crate::gl::Buffer::uninitialized(
-                inv.context(),
-                crate::gl::BufferTarget::Storage,
-                crate::gl::BufferUsage::Static,
-                (n * n).max(1),
-            )?,
-            n,
-        },
-        t: square("a product of the Lyapunov iteration")?,
+        w: square("the Lyapunov iterate")?,
+        u: square("a product of the Lyapunov iteration")?,
     };
-    let (fa, fq) = (to_faer(a), to_faer(q));
-    // A symmetric Q has a symmetric X: kept exactly symmetric, its residual takes one product.
-    let symmetric = (0..n).all(|i| (0..i).all(|j| q[(i, j)] == q[(j, i)]));
-    let symmetrize = |x: Mat<f64>| {
-        if symmetric {
-            (&x + x.transpose()) * 0.5
-        } else {
-            x
-        }
-    };
+    // A symmetric Q has a symmetric X: kept exactly symmetric.
+    let symmetric = is_symmetric(q);
+    // A in m, Q in r, X in x and its residual in t; the next X and residual beside them.
     let mut work = DoubleWork::new(inv, n)?;
     work.m.write(a)?;
     work.r.write(q)?;
-    let norm_a = fa.norm_l2();
-    let mut x = symmetrize(op.apply(&fq)?);
-    let (mut r, mut norm) = residual(inv, &mut work, norm_a, &x)?;
-    let mut residuals = vec![norm];
+    let mut x_next = DoubleSquare::new(inv, "the next Lyapunov iterate", n)?;
+    let mut r_next = DoubleSquare::new(inv, "the next Lyapunov residual", n)?;
+    phase(inv, start, "stability test, A and Q up");
+    let norm_a = a.frobenius_norm();
+    let relative = |norm: f64, x2: f64| norm / (norm_a * x2.sqrt()).max(f64::MIN_POSITIVE);
+    let q_max = q.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if q_max == 0.0 {
+        return Ok(Lyapunov {
+            x: Matrix::from_fn(n, n, |_, _| 0.0),
+            iterations: run.iterations,
+            residuals: vec![0.0],
+        });
+    }
+    let mut x2 = op.apply(&work.r, q_max, &work.x, None)?;
+    if symmetric {
+        inv.symmetrize(&work.x)?;
+    }
+    phase(inv, start, "X₀");
+    let mut norm = work.lyapunov_residual_of(inv, &work.x, &work.t)?;
+    phase(inv, start, "residual");
+    let mut residuals = vec![relative(norm, x2)];
     for _ in 0..refine_steps {
-        let next = symmetrize(&x + op.apply(&r)?);
-        let (r_next, norm_next) = residual(inv, &mut work, norm_a, &next)?;
+        if norm == 0.0 {
+            break;
+        }
+        // ‖R‖_F ≥ max |R|: R/‖R‖_F fits f32.
+        let x2_next = op.apply(&work.t, norm, &x_next, Some(&work.x))?;
+        if symmetric {
+            inv.symmetrize(&x_next)?;
+        }
+        phase(inv, start, "refinement step");
+        let norm_next = work.lyapunov_residual_of(inv, &x_next, &r_next)?;
+        phase(inv, start, "residual");
         if norm_next.is_nan() || norm_next >= norm {
             break;
         }
-        x = next;
-        r = r_next;
+        std::mem::swap(&mut work.x, &mut x_next);
+        std::mem::swap(&mut work.t, &mut r_next);
         norm = norm_next;
-        residuals.push(norm);
+        x2 = x2_next;
+        residuals.push(relative(norm, x2));
     }
+    let x = work.x.download()?;
+    phase(inv, start, "X down");
     let unscale = sa / sq;
     Ok(Lyapunov {
-        x: from_faer(&x).map(|v| v * unscale),
+        x: x.par_map(|v| v * unscale),
         iterations: run.iterations,
         residuals,
     })

@@ -170,15 +170,20 @@ pub(crate) fn converged(delta: f64, previous: f64) -> bool {
 pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sign> {
     check_input("A", a, Kind::General)?;
     let scale = power_of_two_scale(a);
-    let a = &a.map(|v| v * scale);
+    let a = &a.par_map(|v| v * scale);
     let mut work = DoubleWork::new(inv, a.rows())?;
-    let (x, iterations) = if options.refine_inverses {
-        iterate_on_host(inv, &mut work, a, options)?
+    let (s, polish_steps, residual, iterations) = if options.refine_inverses {
+        let (x, iterations) = iterate_on_host(inv, &mut work, a, options)?;
+        let (s, steps, residual) = work.polish(inv, &x, options.polish_steps)?;
+        (s, steps, residual, iterations)
     } else {
         let run = super::newton::iterate(inv, a, options.max_iterations, options.scaling, false)?;
-        (run.x.download()?.to_f64(), run.iterations)
+        // The f32 iterate widened into the polish's f64 S on the device.
+        let v = crate::tiled::View::row_major(run.x.n, run.x.n);
+        inv.widen(work.x.op(false), run.x.op(v), 1.0, None)?;
+        let (s, steps, residual) = work.polish_in_place(inv, options.polish_steps)?;
+        (s, steps, residual, run.iterations)
     };
-    let (s, polish_steps, residual) = work.polish(inv, &x, options.polish_steps)?;
     if residual.is_nan() || residual > 0.5 {
         return Err(NumericalError::SignNotConverged {
             iterations,

@@ -5,6 +5,7 @@
 use super::assembly::{DeviceProduct, add_to_diagonal, assemble};
 use super::cholesky::{factor, factor_unchecked};
 use super::kernels::{Operand, TiledKernels};
+use super::launches::LaunchCounts;
 use super::product::Product;
 use super::solve::{DeviceRhs, solve_in_place};
 use super::storage::{Storage, TiledMatrix, max_buffer_bytes, part_bytes};
@@ -126,19 +127,52 @@ pub fn time_cholesky(
     storage: Storage,
     runs: usize,
 ) -> Result<TiledTiming> {
+    time_cholesky_of(k, &spd(k, m, storage)?, runs)
+}
+
+/// The SPD matrix [`time_cholesky`] factors (made once, for timing several kernels' tunings on
+/// it with [`time_cholesky_of`]: at m = 16384 making it takes seconds).
+pub fn spd_matrix(k: &TiledKernels, m: usize, storage: Storage) -> Result<TiledMatrix> {
+    spd(k, m, storage)
+}
+
+/// [`time_cholesky`] of a copy of `c` (left as it is), with the kernels `k` (of its context).
+pub fn time_cholesky_of(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Result<TiledTiming> {
+    let (m, storage) = (c.order(), c.storage());
     let part = part_bytes(k.limits().max_storage_block_bytes, None);
-    let c = spd(k, m, storage)?;
     let mut work = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
-    work.copy_from(&c)?;
+    work.copy_from(c)?;
     factor(k, &mut work)?;
     let timer = GpuTimer::new(k.context())?;
     k.preheat().run(k.context());
     let mut ms = Vec::new();
     for _ in 0..runs.max(1) {
-        work.copy_from(&c)?;
+        work.copy_from(c)?;
         ms.push(time_once(k, &timer, || factor_unchecked(k, &mut work))?);
     }
     Ok(TiledTiming::new("cholesky", storage, m, m, median(&ms)))
+}
+
+/// The launches of one Cholesky factorization of order m in `storage`, per kind, counted in a
+/// dry run (nothing is launched or computed: any device counts the schedule of these kernels,
+/// at any order whose buffers it can allocate). `max_storage_block_bytes` stands for the
+/// device's where given: the matrix is cut into buffers as on a device with that limit, so a
+/// software renderer counts a GPU's schedule.
+pub fn count_cholesky(
+    k: &TiledKernels,
+    m: usize,
+    storage: Storage,
+    max_storage_block_bytes: Option<u64>,
+) -> Result<LaunchCounts> {
+    let block = max_storage_block_bytes.unwrap_or(k.limits().max_storage_block_bytes);
+    let part = part_bytes(block, None);
+    let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
+    let before = k.launch_counts();
+    k.set_dry_run(true);
+    let done = factor_unchecked(k, &mut c);
+    k.set_dry_run(false);
+    done?;
+    Ok(k.launch_counts().since(&before))
 }
 
 /// Where a factorization's time goes, per kind of dispatch: for each entry, its name, the

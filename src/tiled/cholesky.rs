@@ -10,6 +10,7 @@
 //! several buffers runs the same steps, each launch cut where its views change buffer.
 
 use super::kernels::{Operand, TiledKernels};
+use super::launches::LaunchKind;
 use super::parts::{
     Parts, Region, multiply_by_inverse, part_of_view, product, row_pieces, square_split,
 };
@@ -60,7 +61,10 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     } else {
         c.triangle()
     };
-    potrf_parts(k, c.parts(), tri, 0)
+    let kind = k.set_launch_kind(LaunchKind::Other);
+    let done = potrf_parts(k, c.parts(), tri, 0);
+    k.set_launch_kind(kind);
+    done
 }
 
 /// The factorization of `tri` in `buffer`; `column0` is its first global column
@@ -96,8 +100,10 @@ pub fn potrf_parts(
                 potrf_blocked(k, r(tall), column0)?;
             } else {
                 potrf_blocked(k, r(b11), column0)?;
+                k.set_launch_kind(LaunchKind::PanelSolve);
                 trsm_inverted(k, r(b21), r(b11))?;
             }
+            k.set_launch_kind(LaunchKind::TrailingUpdate);
             product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
             potrf_blocked(k, r(b22), column0 + b11.rows)
         }
@@ -154,7 +160,9 @@ pub fn inner_blocks(starts: &[usize], v: View, d: usize, outer: usize) -> Result
 /// columns of the diag order with three launches apiece — factor and invert B_jj in one work
 /// group, panel L_j = B_j·L_jj⁻ᵀ as one product, update of the outer block column's remaining
 /// columns — then one lower-tile SYRK of the outer rank on the trailing matrix (each cut into
-/// pieces where the region spans several buffers). A tall `v` (rows > cols) is a block column
+/// pieces where the region spans several buffers). Where the kernels fuse them, each update
+/// (inner and trailing) also factors the next diagonal block: two dependent launches per
+/// inner block, and a packing launch per outer block. A tall `v` (rows > cols) is a block column
 /// [B11; B21]: L11 and L21 = B21·L11⁻ᵀ come out together (the trailing updates stop at its last
 /// column). Leaves the inverses of the diagonal blocks in the slots of [`inner_blocks`].
 pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<()> {
@@ -177,13 +185,16 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
     {
         if factored != Some(slot) {
             let diagonal = sub(j, j, b, b).resolve("a diagonal block")?;
+            k.set_launch_kind(LaunchKind::DiagonalBlock);
             k.potrf_inv_block(diagonal, column0 + j, slot)?;
         }
         factored = None;
         let below = rows - j - b;
         if below > 0 {
             let panel = sub(j + b, j, below, b);
+            k.set_launch_kind(LaunchKind::PanelSolve);
             multiply_by_inverse(k, panel, slot)?;
+            k.set_launch_kind(LaunchKind::InnerUpdate);
             let right = end - j - b;
             if right > 0 {
                 // The outer block column's columns right of this block, lower part; the next
@@ -216,7 +227,26 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
             let w = end - j0;
             let c = sub(end, end, rest_rows, rest);
             let (a, bt) = (sub(end, j0, rest_rows, w), sub(end, j0, rest, w));
-            product(k, Product::new(c, a, bt).subtract().lower())?;
+            k.set_launch_kind(LaunchKind::TrailingUpdate);
+            // The next block column's first diagonal block (at C's corner) factored in the
+            // same launch where the kernels can.
+            let next = blocks.get(index + 1).filter(|n| n.j == end);
+            let fused = match (
+                next,
+                c.parts.resolve(c.view),
+                a.parts.resolve(a.view),
+                bt.parts.resolve(bt.view),
+            ) {
+                (Some(n), Some(co), Some(ao), Some(bo)) => {
+                    k.trailing_and_factor(co, ao, bo, (n.b, column0 + n.j, n.slot))?
+                }
+                _ => false,
+            };
+            if fused {
+                factored = next.map(|n| n.slot);
+            } else {
+                product(k, Product::new(c, a, bt).subtract().lower())?;
+            }
         }
     }
     Ok(())
@@ -273,7 +303,10 @@ pub fn potrf_recursive(
     let [b11, b21, b22] = match tri {
         Triangle::Square(v) if v.rows == 0 => return Ok(()),
         Triangle::Square(v) if v.rows <= nb => match parts.resolve(v) {
-            Some(leaf) => return k.potrf_block(leaf, column0),
+            Some(leaf) => {
+                k.set_launch_kind(LaunchKind::DiagonalBlock);
+                return k.potrf_block(leaf, column0);
+            }
             None => v.split(square_split(parts.starts(), v).ok_or_else(|| {
                 Error::shape("a diagonal block spans two storage buffers and cannot be cut")
             })?),
@@ -282,7 +315,9 @@ pub fn potrf_recursive(
     };
     let r = |v: View| parts.region(v);
     potrf_recursive(k, parts, Triangle::Square(b11), column0)?;
+    k.set_launch_kind(LaunchKind::PanelSolve);
     trsm_regions(k, r(b21), r(b11), false)?;
+    k.set_launch_kind(LaunchKind::TrailingUpdate);
     product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
     potrf_recursive(k, parts, Triangle::Square(b22), column0 + b11.rows)
 }

@@ -188,15 +188,41 @@ impl KernelConfig {
             && self.panel_shared_bytes() as u64 <= max_shared_bytes
     }
 
-    /// The work group of the diagonal block's factor-and-invert kernel as #defines: 16 x 16
-    /// (the shader's default) on GPUs, 8 x 4 with the texel kernels (llvmpipe runs a barrier
-    /// once per SIMD vector of 8 invocations: fewer vectors, fewer switches; measured on
-    /// llvmpipe, 32 blocks of 32 at m = 1024: 16.8 ms with 16 x 16, 12.3 ms with 8 x 4).
-    pub fn diagonal_group_defines(&self) -> &'static str {
-        if self.texel {
-            "#define PX 8\n#define PY 4\n"
+    /// The order of the tiled Cholesky's diagonal blocks where the tuning leaves it:
+    /// [`GPU_DIAG_BLOCK`](super::kernels::GPU_DIAG_BLOCK) with 16 x 16 shared-memory tiles of
+    /// at least 128 x 128 (the kernels that fuse updates with blocks of that order and multiply
+    /// their panels in place), else [`DIAG_BLOCK`](super::kernels::DIAG_BLOCK).
+    pub fn default_diagonal_block(&self) -> usize {
+        use super::kernels::{DIAG_BLOCK, GPU_DIAG_BLOCK};
+        let fuses = self.shared && !self.texel && (self.wg_x, self.wg_y) == (16, 16);
+        if fuses && self.bm().min(self.bn()) >= 2 * GPU_DIAG_BLOCK {
+            GPU_DIAG_BLOCK
         } else {
-            ""
+            DIAG_BLOCK
+        }
+    }
+
+    /// The work group (x, y) of the factor-and-invert kernel of diagonal blocks of order
+    /// `diag`: 8 x 4 with the texel kernels (llvmpipe runs a barrier once per SIMD vector of 8
+    /// invocations: fewer vectors, fewer switches; measured on llvmpipe, 32 blocks of 32 at
+    /// m = 1024: 16.8 ms with 16 x 16, 12.3 ms with 8 x 4); on GPUs 32 x 32 for orders of 64
+    /// and more that 32 divides (each invocation then holds 2 x 2 entries of a block of 64 and
+    /// 4 x 4 of 128: with 16 x 16 the 128 block ran out of registers, README), else 16 x 16.
+    pub fn diagonal_group(&self, diag: usize) -> (usize, usize) {
+        if self.texel {
+            (8, 4)
+        } else if diag >= 64 && diag.is_multiple_of(32) {
+            (32, 32)
+        } else {
+            (16, 16)
+        }
+    }
+
+    /// [`KernelConfig::diagonal_group`] as #defines (none for the shader's default 16 x 16).
+    pub fn diagonal_group_defines(&self, diag: usize) -> String {
+        match self.diagonal_group(diag) {
+            (16, 16) => String::new(),
+            (x, y) => format!("#define PX {x}\n#define PY {y}\n"),
         }
     }
 

@@ -3,6 +3,7 @@
 //! records the first pivot that is not positive.
 
 use super::config::KernelConfig;
+use super::launches::{LaunchCounts, LaunchKind};
 use super::product::Product;
 use super::status::StatusWord;
 use super::tiles::output_tiles_below;
@@ -78,10 +79,19 @@ pub(crate) struct ChainSolve<'a> {
 pub const PANEL_MIN_DEPTH: usize = 64;
 
 /// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
-/// group (its inner block-column width). Measured on the H200 at m = 8192 (full storage):
+/// group (its inner block-column width), for kernels other than the GPUs' (software
+/// renderers: see [`GPU_DIAG_BLOCK`]). Measured on the H200 at m = 8192 (full storage):
 /// 32 with outer 512: 16.0 ms; 64 with outer 256 / 512: 17.2 / 16.7 ms; one level (no outer
 /// blocks) 22.5 ms with 64, 28.7 with 32, 31.0 with 128.
 pub const DIAG_BLOCK: usize = 32;
+
+/// The diagonal blocks' order with the GPUs' kernels ([`KernelConfig::default_diagonal_block`]):
+/// an estimate, not yet timed. The measurements of 64 above (slower than 32) ran a schedule
+/// that packed its inner updates (depth 64) and so never fused them with the next block: 245
+/// launches at m = 4096 where 32 took 269; now 64 takes 134 and 32 takes 262, and the diagonal
+/// factor's cost per column, not the block's order, sets the serial part (H200 profile: about
+/// 0.4 µs a column at 32). `scripts/h200_cholesky.sh` times 32, 64 and 128 in one run.
+pub const GPU_DIAG_BLOCK: usize = 64;
 
 /// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
 /// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
@@ -249,7 +259,7 @@ impl TexelProducts {
 
     /// Copies `x` into packed operand `slot` as rows of `ld` floats (k-contiguous, zeros after
     /// its columns): one launch.
-    fn pack(&self, ctx: &Context, slot: usize, x: Operand<'_>, ld: usize) -> Result<()> {
+    fn pack(&self, ctx: &Context, slot: usize, x: Operand<'_>, ld: usize, dry: bool) -> Result<()> {
         let v = x.view;
         let mut packed = self.packed[slot].borrow_mut();
         if packed.as_ref().is_none_or(|b| b.len() < v.rows * ld) {
@@ -274,8 +284,10 @@ impl TexelProducts {
             ("s_rs", u(v.rs)),
             ("s_cs", u(v.cs)),
         ])?;
-        self.pack
-            .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1])?;
+        if !dry {
+            self.pack
+                .dispatch([ld.div_ceil(16) as u32, v.rows.div_ceil(4) as u32, 1])?;
+        }
         Ok(())
     }
 }
@@ -295,12 +307,26 @@ struct PanelProducts {
     // The full-size tiles and, for products with few of them, the quarter-size tiles.
     gemm: (ComputeProgram, KernelConfig),
     small: Option<(ComputeProgram, KernelConfig)>,
+    // Both with FUSED_DIAG for diagonal blocks of the given order (the Cholesky's trailing
+    // update then factors the next diagonal block), where the tiles allow it.
+    fused: Option<(usize, FusedPanels)>,
     // The panels of A and B (grown as needed, kept for the next product).
     panels: [RefCell<Option<Buffer<f32>>>; 2],
 }
 
+/// The packed-panel products with FUSED_DIAG: full-size tiles and, where they exist,
+/// quarter-size ones.
+type FusedPanels = [Option<(ComputeProgram, KernelConfig)>; 2];
+
 impl PanelProducts {
-    fn new(ctx: &Context, config: KernelConfig, limits: &ComputeLimits) -> Result<Option<Self>> {
+    /// The panel kernels of `config`, with fused variants for diagonal blocks of order `diag`
+    /// where given.
+    fn new(
+        ctx: &Context,
+        config: KernelConfig,
+        limits: &ComputeLimits,
+        diag: Option<usize>,
+    ) -> Result<Option<Self>> {
         if !config.panels(limits.max_shared_bytes) {
             return Ok(None);
         }
@@ -312,12 +338,43 @@ impl PanelProducts {
                 c,
             ))
         };
+        let small = config.small().filter(|s| s.panels(limits.max_shared_bytes));
+        // The fused variants: a 16 x 16 work group (potrf_inv_fn's default) whose tile holds
+        // the block, of order at most 64 (4 x 4 entries per invocation: a block of 128 in
+        // 16 x 16 invocations ran out of registers, README).
+        let fused = |c: KernelConfig, diag: usize, variant: &str| -> Result<_> {
+            let c = c.panel();
+            if (c.wg_x, c.wg_y) != (16, 16) || c.bm().min(c.bn()) < diag || diag > 64 {
+                return Ok(None);
+            }
+            let k = &table::GEMM_PANEL_FUSED;
+            let source = format!(
+                "#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
+                k.source
+                    .replace("// FUSED_DIAG_FUNCTION", table::POTRF_INV_FN)
+            );
+            let c = KernelConfig { nb: diag, ..c };
+            Ok(Some((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c)))
+        };
         let pack = &table::PACK_PANEL;
         Ok(Some(Self {
             pack: ComputeProgram::new(ctx, pack, "", &config.source(pack.source))?,
             gemm: gemm(config, "")?,
-            small: match config.small().filter(|s| s.panels(limits.max_shared_bytes)) {
+            small: match small {
                 Some(s) => Some(gemm(s, "small tiles")?),
+                None => None,
+            },
+            fused: match diag {
+                Some(d) => Some((
+                    d,
+                    [
+                        fused(config, d, "")?,
+                        match small {
+                            Some(s) => fused(s, d, "small tiles")?,
+                            None => None,
+                        },
+                    ],
+                )),
                 None => None,
             },
             panels: [RefCell::new(None), RefCell::new(None)],
@@ -361,8 +418,12 @@ pub struct TiledKernels {
     tile_lists: RefCell<TileLists>,
     // Kernel launches so far (glDispatchCompute calls), for counting what an operation costs.
     launches: Cell<u64>,
-    // Of those, the packing launches of the texel products ([`TexelReads::Packed`]).
+    // Of those, the packing launches of the products (texel and panel).
     packs: Cell<u64>,
+    // The launches by kind, the kind the caller declared, and whether launches are skipped.
+    by_kind: Cell<LaunchCounts>,
+    kind: Cell<LaunchKind>,
+    dry_run: Cell<bool>,
     status: StatusWord,
     no_scaling: Buffer<f32>,
     // The busy work run before timed stretches (nothing compiled on software renderers).
@@ -384,7 +445,7 @@ impl TiledKernels {
         tuning: &crate::tuning::Tuning,
     ) -> Result<Self> {
         let limits = ComputeLimits::query(ctx)?;
-        let diag = tuning.diagonal_block();
+        let diag = tuning.diagonal_block_for(&config);
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -411,10 +472,16 @@ impl TiledKernels {
                 true => Some(TexelProducts::new(ctx, config)?),
                 false => None,
             },
-            panel: PanelProducts::new(ctx, config, &limits)?,
+            panel: PanelProducts::new(
+                ctx,
+                config,
+                &limits,
+                tuning.fused_diagonal().then_some(diag),
+            )?,
             fused: match (config.small(), config.shared && !config.texel) {
                 (Some(small), true)
-                    if config.wg_x == 16
+                    if tuning.fused_diagonal()
+                        && config.wg_x == 16
                         && config.wg_y == 16
                         && small.bm().min(small.bn()) >= diag =>
                 {
@@ -466,19 +533,22 @@ impl TiledKernels {
                 "",
                 &KernelConfig { nb: diag, ..config }.source(&format!(
                     "{}{}{}",
-                    config.diagonal_group_defines(),
+                    config.diagonal_group_defines(diag),
                     table::POTRF_INV_FN,
                     table::POTRF_INV_BLOCK.source
                 )),
             )?,
             diag,
-            outer: tuning.outer_block(),
+            outer: tuning.outer_block_for(&config),
             split: tuning.split_order(),
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
             chained: Cell::new(0),
             packs: Cell::new(0),
+            by_kind: Cell::new(LaunchCounts::default()),
+            kind: Cell::new(LaunchKind::Other),
+            dry_run: Cell::new(false),
             status: StatusWord::new(ctx)?,
             no_scaling: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[1.0])?,
             preheat: Preheat::new(ctx)?,
@@ -572,10 +642,10 @@ impl TiledKernels {
             };
             // Packing pays where each panel is read by several tiles: C more than one tile
             // each way (not the few right-hand sides of a solve, whose L blocks are read once).
-            if av.cols >= PANEL_MIN_DEPTH
+            if av.cols >= self.panel_min_depth()
                 && cv.rows > config.bm()
                 && cv.cols > config.bn()
-                && self.gemm_panel(panel, (p, *config), product, d_off)?
+                && self.gemm_panel(panel, (p, *config), product, d_off, None)?
             {
                 return Ok(());
             }
@@ -611,9 +681,8 @@ impl TiledKernels {
             && bv.rows <= av.rows;
         if let Some((t, TexelReads::Packed { a: pa, b: pb, ld })) = texel {
             let pack = |slot, x| -> Result<()> {
-                t.pack(&self.ctx, slot, x, ld)?;
-                self.launched();
-                self.packs.set(self.packs.get() + 1);
+                t.pack(&self.ctx, slot, x, ld, self.dry_run.get())?;
+                self.launched_pack();
                 Ok(())
             };
             if pa {
@@ -708,8 +777,7 @@ impl TiledKernels {
         while base < tiles.len() {
             let count = (tiles.len() - base).min(max);
             p.set("tile_base", Uniform::U32(base as u32))?;
-            p.dispatch([count as u32, 1, 1])?;
-            self.launched();
+            self.run(p, [count as u32, 1, 1])?;
             base += count;
         }
         Ok(())
@@ -725,6 +793,7 @@ impl TiledKernels {
         (p, config): (&ComputeProgram, KernelConfig),
         product: Product<'_, Operand<'_>>,
         d_off: usize,
+        diag: Option<(usize, usize, usize)>,
     ) -> Result<bool> {
         let Product { c, a, b, d, .. } = product;
         let (alpha, beta) = product.update.alpha_beta();
@@ -774,6 +843,22 @@ impl TiledKernels {
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ])?;
+        // The fused variant: the diagonal block (order, global column, slot) at C's corner
+        // factored after the update, its inverse into its slot.
+        let inverses = self.inverses.borrow();
+        if let Some((n, column0, slot)) = diag {
+            let inv = inverses
+                .as_ref()
+                .filter(|inv| inv.len() >= (slot + 1) * self.diag * self.diag)
+                .ok_or_else(|| Error::shape("no inverse slots reserved"))?;
+            self.status.bind_base(5);
+            inv.bind_base(6);
+            p.set_all(&[
+                ("diag_n", u(n)),
+                ("diag_column0", u(column0)),
+                ("diag_inv_off", u(slot * self.diag * self.diag)),
+            ])?;
+        }
         self.dispatch_tiles(p, config, cv, shift)?;
         Ok(true)
     }
@@ -818,11 +903,12 @@ impl TiledKernels {
             ("use_d", Uniform::I32(i32::from(d.is_some()))),
             ("d_off", Uniform::U32(d_off as u32)),
         ])?;
-        panel
-            .pack
-            .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
-        self.launched();
-        self.packs.set(self.packs.get() + 1);
+        if !self.dry_run.get() {
+            panel
+                .pack
+                .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
+        }
+        self.launched_pack();
         Ok(())
     }
 
@@ -842,8 +928,7 @@ impl TiledKernels {
             ("c_cs", u(v.cs)),
             ("column0", u(column0)),
         ])?;
-        p.dispatch([1, 1, 1])?;
-        self.launched();
+        self.run(p, [1, 1, 1])?;
         Ok(())
     }
 
@@ -881,8 +966,7 @@ impl TiledKernels {
                 ("rows", u(rows)),
                 ("x_off", u(xv.offset + first * self.config.nb * xv.rs)),
             ])?;
-            p.dispatch([count as u32, 1, 1])?;
-            self.launched();
+            self.run(p, [count as u32, 1, 1])?;
             first += count;
         }
         Ok(())
@@ -908,7 +992,7 @@ impl TiledKernels {
         };
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
         let (p, config) = &fused[usize::from(full_tiles < SMALL_PRODUCT_TILES)];
-        if av.cols >= PANEL_MIN_DEPTH
+        if av.cols >= self.panel_min_depth()
             || n == 0
             || n > self.diag
             || n > config.bm().min(config.bn())
@@ -943,6 +1027,49 @@ impl TiledKernels {
         Ok(true)
     }
 
+    /// c ← c − a·aᵀ on the lower tiles (the blocked Cholesky's trailing update, `b` the first
+    /// rows of `a`) on packed panels, and in the same launch the diagonal block of order `n` at
+    /// c's corner factored and its inverse written to `slot` (`column0`: its first global
+    /// column). `Ok(false)`, nothing launched, where these kernels cannot (no fused panel
+    /// kernel, a block larger than its tiles, a product too shallow or too small to pack, a
+    /// panel past a buffer): then run the two apart.
+    pub fn trailing_and_factor(
+        &self,
+        c: Operand<'_>,
+        a: Operand<'_>,
+        b: Operand<'_>,
+        (n, column0, slot): (usize, usize, usize),
+    ) -> Result<bool> {
+        let (cv, av) = (c.view, a.view);
+        let Some(panel) = &self.panel else {
+            return Ok(false);
+        };
+        let Some((diag, fused)) = &panel.fused else {
+            return Ok(false);
+        };
+        let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
+        let choice = match (&fused[1], full_tiles < SMALL_PRODUCT_TILES) {
+            (Some(small), true) => Some(small),
+            _ => fused[0].as_ref(),
+        };
+        let Some((p, config)) = choice else {
+            return Ok(false);
+        };
+        if n == 0
+            || n > *diag
+            || n > config.bm().min(config.bn())
+            || n > cv.rows.min(cv.cols)
+            || av.cols < self.panel_min_depth()
+            || cv.rows <= config.bm()
+            || cv.cols <= config.bn()
+        {
+            return Ok(false);
+        }
+        self.reserve_inverses(slot + 1)?;
+        let product = Product::new(c, a, b).subtract().lower();
+        self.gemm_panel(panel, (p, *config), product, 0, Some((n, column0, slot)))
+    }
+
     /// Whether the triangular solves can run as products with inverted diagonal blocks
     /// ([`TiledKernels::invert_blocks`]): kernels with shared-memory tiles.
     pub fn solves_by_inverses(&self) -> bool {
@@ -974,8 +1101,7 @@ impl TiledKernels {
             ("l_cs", u(l.view.cs)),
             ("slot0", u(slot0)),
         ])?;
-        p.dispatch([blocks as u32, 1, 1])?;
-        self.launched();
+        self.run(p, [blocks as u32, 1, 1])?;
         Ok(())
     }
 
@@ -1011,8 +1137,7 @@ impl TiledKernels {
             ("rs2", u(v2.rs)),
             ("cs2", u(v2.cs)),
         ])?;
-        p.dispatch([chain.blocks as u32, 1, 1])?;
-        self.launched();
+        self.run(p, [chain.blocks as u32, 1, 1])?;
         Ok(())
     }
 
@@ -1047,8 +1172,54 @@ impl TiledKernels {
         self.chained.set(self.chained.get() + 1);
     }
 
+    // One launch of the current kind counted.
     fn launched(&self) {
         self.launches.set(self.launches.get() + 1);
+        let mut counts = self.by_kind.get();
+        counts.add(self.kind.get());
+        self.by_kind.set(counts);
+    }
+
+    // One packing launch counted (as a copy, whatever the current kind).
+    fn launched_pack(&self) {
+        self.launches.set(self.launches.get() + 1);
+        self.packs.set(self.packs.get() + 1);
+        let mut counts = self.by_kind.get();
+        counts.add(LaunchKind::Copy);
+        self.by_kind.set(counts);
+    }
+
+    // Dispatches `p` (unless this is a dry run) and counts it.
+    fn run(&self, p: &ComputeProgram, groups: [u32; 3]) -> Result<()> {
+        if !self.dry_run.get() {
+            p.dispatch(groups)?;
+        }
+        self.launched();
+        Ok(())
+    }
+
+    /// The launches so far per kind ([`TiledKernels::set_launch_kind`]).
+    pub fn launch_counts(&self) -> LaunchCounts {
+        self.by_kind.get()
+    }
+
+    /// Declares what the following launches do (for [`TiledKernels::launch_counts`]);
+    /// returns the kind declared before.
+    pub fn set_launch_kind(&self, kind: LaunchKind) -> LaunchKind {
+        self.kind.replace(kind)
+    }
+
+    /// With `on`, launches are counted but not issued (nothing is computed: for counting what
+    /// an operation launches at sizes the device could not run quickly).
+    pub fn set_dry_run(&self, on: bool) {
+        self.dry_run.set(on);
+    }
+
+    /// The least depth of a product run on packed panels: [`PANEL_MIN_DEPTH`], and more than
+    /// the diagonal blocks' order, so that the inner updates of the blocked Cholesky (of that
+    /// depth) are never packed (a packing launch each) and can factor the next block.
+    pub fn panel_min_depth(&self) -> usize {
+        PANEL_MIN_DEPTH.max(self.diag + 1)
     }
 
     /// Order of the inverted diagonal blocks of the blocked Cholesky.
@@ -1110,8 +1281,7 @@ impl TiledKernels {
             ("column0", u(column0)),
             ("inv_off", u(slot * self.diag * self.diag)),
         ])?;
-        p.dispatch([1, 1, 1])?;
-        self.launched();
+        self.run(p, [1, 1, 1])?;
         Ok(())
     }
 

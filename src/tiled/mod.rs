@@ -4,7 +4,8 @@
 //! (Algorithm 5), and LAPACK's RFP packed storage runs at the full format's speed (section 3.3).
 //!
 //! One job per file: [`view`] strided blocks, [`tiles`] the launched tile lists, [`config`]
-//! tile sizes per device, [`kernels`] the compiled kernels, [`storage`] matrices in buffers
+//! tile sizes per device, [`kernels`] the compiled kernels, [`launches`] what
+//! they launched, [`storage`] matrices in buffers
 //! (full and RFP), [`assembly`], [`cholesky`], [`solve`], [`bench`] GPU timings.
 
 pub mod assembly;
@@ -12,6 +13,7 @@ pub mod bench;
 pub mod cholesky;
 pub mod config;
 pub mod kernels;
+pub mod launches;
 pub mod parts;
 pub mod product;
 pub mod solve;
@@ -23,6 +25,7 @@ pub mod view;
 pub use assembly::DeviceProduct;
 pub use config::KernelConfig;
 pub use kernels::{Operand, TiledKernels};
+pub use launches::{LaunchCounts, LaunchKind};
 pub use parts::{Parts, Region};
 pub use product::{Mask, Product, Update};
 pub use solve::DeviceRhs;

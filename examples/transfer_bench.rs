@@ -1,0 +1,58 @@
+//! Host ↔ GPU transfer rates of the buffer layer (src/gl/buffer.rs) at the sizes the solvers
+//! move: a new buffer's upload (glBufferData + a mapping filled on all cores), a write into
+//! an existing buffer and a read back (both through the staged, double-buffered path from
+//! 8 MiB), and the same read in pieces below the staged size (glGetBufferSubData).
+//! CSV `what,mib,ms,gb_s` on stdout. `cargo run --release --example transfer_bench -- 64 256 1024`.
+
+use std::time::Instant;
+use symraster::Gpu;
+use symraster::gl::{Buffer, BufferTarget, BufferUsage};
+
+fn main() -> anyhow::Result<()> {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse())
+        .collect::<Result<_, _>>()?;
+    let sizes = if sizes.is_empty() { vec![64] } else { sizes };
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
+    let inv = symraster::inverse::Inverter::new(&gpu)?;
+    let ctx = inv.context();
+    println!("# {}", gpu.info().renderer);
+    println!("what,mib,ms,gb_s");
+    for &mib in &sizes {
+        let len = (mib << 20) / 8;
+        let data: Vec<f64> = (0..len).map(|i| i as f64).collect();
+        let report = |what: &str, ms: f64| {
+            println!("{what},{mib},{ms:.2},{:.1}", (mib << 20) as f64 / ms / 1e6);
+        };
+        for round in 0..3 {
+            let t = Instant::now();
+            let b = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &data)?;
+            ctx.finish();
+            let new_ms = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            b.write(0, &data)?;
+            ctx.finish();
+            let write_ms = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let back = b.download()?;
+            let read_ms = t.elapsed().as_secs_f64() * 1e3;
+            anyhow::ensure!(back == data, "the read back differs");
+            let piece = (4 << 20) / 8;
+            let t = Instant::now();
+            let mut pieces = Vec::with_capacity(len);
+            for start in (0..len).step_by(piece) {
+                pieces.extend(b.download_range(start, piece.min(len - start))?);
+            }
+            let pieces_ms = t.elapsed().as_secs_f64() * 1e3;
+            anyhow::ensure!(pieces == data, "the read in pieces differs");
+            if round > 0 {
+                report("new_buffer_mapped", new_ms);
+                report("write_staged", write_ms);
+                report("read_staged", read_ms);
+                report("read_4mib_pieces", pieces_ms);
+            }
+        }
+    }
+    Ok(())
+}
