@@ -36,6 +36,7 @@ fn faer_ms(kind: Kind, s: usize) -> f64 {
 }
 
 fn main() -> anyhow::Result<()> {
+    env_logger::init();
     let (sizes, panels) = panel_flags::parse(std::env::args().skip(1))?;
     let sizes = if sizes.is_empty() {
         vec![128, 256, 512]

@@ -15,6 +15,13 @@
 // inside a round multiplies by 0 (leaf_finish.comp judges the last round's). With `pend` > 0 the
 // previous leaf's product A22 −= L21·U12 on these columns was left out (leaf_finish.comp wrote
 // U12): every row read here has it applied first.
+// Where the driver has GL_KHR_shader_subgroup (the H200's does), each column's pivot is found
+// by subgroup reductions and one barrier; elsewhere by shared-memory partial maxima and two.
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#if defined(GL_KHR_shader_subgroup_arithmetic) && !defined(NO_SUBGROUPS)
+#define SUBGROUPS 1
+#endif
 layout(local_size_x = ROWS) in;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
@@ -46,6 +53,11 @@ shared uint best_s[ROWS];
 shared float part_v[PARTS];
 shared uint part_s[PARTS];
 shared uint won[32];
+#ifdef SUBGROUPS
+// Each subgroup's best candidate of a column (magnitude, slot), for columns alternately.
+shared float sub_v[2][ROWS];
+shared uint sub_s[2][ROWS];
+#endif
 // The previous leaf's U12 (pend x w: rows c0−pend .. c0, this leaf's columns) where its
 // product A22 −= L21·U12 is still pending: applied to every row as it is loaded.
 shared float u12[32u * STRIDE];
@@ -102,6 +114,49 @@ void main() {
     }
     barrier();
     bool live = row_of[t] != NONE;
+#ifdef SUBGROUPS
+    // One barrier a column: each subgroup reduces its invocations' candidates (the largest
+    // magnitude, then the smallest original row among those, then its slot), every
+    // invocation takes the pivot from the subgroups' bests itself, eliminates its row and
+    // forms its next candidate in a register. The bests alternate between two arrays, so a
+    // column's writes never meet the previous column's reads.
+    float cand = live ? magnitude(v[t * STRIDE]) : -1.0;
+    for (uint k = 0u; k < w; ++k) {
+        uint mine = live ? row_of[t] : NONE;
+        float m = subgroupMax(cand);
+        uint r = subgroupMin(cand == m ? mine : NONE);
+        uint sl = subgroupMin((cand == m && mine == r && r != NONE) ? t : NONE);
+        if (subgroupElect()) {
+            sub_v[k & 1u][gl_SubgroupID] = sl == NONE ? -1.0 : m;
+            sub_s[k & 1u][gl_SubgroupID] = sl;
+        }
+        barrier();
+        float pv = -1.0;
+        uint p = NONE;
+        for (uint q = 0u; q < gl_NumSubgroups; ++q) {
+            if (beats(sub_v[k & 1u][q], sub_s[k & 1u][q], pv, p)) {
+                pv = sub_v[k & 1u][q];
+                p = sub_s[k & 1u][q];
+            }
+        }
+        if (t == 0u) {
+            won[k] = p;
+            cand_out[g * 32u + k] = p == NONE ? NONE : row_of[p];
+        }
+        if (p != NONE) {
+            if (t == p) live = false;
+            if (live) {
+                float piv = v[p * STRIDE + k];
+                float l = piv != 0.0 ? v[t * STRIDE + k] / piv : 0.0;
+                v[t * STRIDE + k] = l;
+                for (uint j = k + 1u; j < w; ++j) {
+                    v[t * STRIDE + j] -= l * v[p * STRIDE + j];
+                }
+            }
+        }
+        cand = (live && k + 1u < w) ? magnitude(v[t * STRIDE + k + 1u]) : -1.0;
+    }
+#else
     // Two barriers a column: the candidates (each invocation its row's) reduced by PARTS
     // invocations, then every invocation takes the pivot from their partial maxima itself,
     // eliminates its row and posts its next candidate.
@@ -150,6 +205,7 @@ void main() {
         best_s[t] = next ? t : NONE;
         barrier();
     }
+#endif
     if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
     barrier();
     if (last != 0) {

@@ -24,16 +24,32 @@ pub const PANEL_INVERSE_MAX: usize = 64;
 /// [`unscramble_columns`]). Queues the work; the status word says whether a pivot failed.
 pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
+    // With debug logging on, the wall time of the panels and of the updates, each waited for.
+    let timed = log::log_enabled!(log::Level::Debug);
+    let (mut panels, mut updates) = (0.0, 0.0);
+    let wait = |total: &mut f64, start: std::time::Instant| {
+        if timed {
+            inv.context().finish();
+            *total += start.elapsed().as_secs_f64() * 1e3;
+        }
+    };
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
+        let start = std::time::Instant::now();
         factor_panel(inv, a, w, k0, b, tol)?;
+        wait(&mut panels, start);
+        let start = std::time::Instant::now();
         if b <= PANEL_INVERSE_MAX {
-            block_update(inv, a, w, k0, b)?;
+            inv.traced(|| format!("block update at {k0}"), || block_update(inv, a, w, k0, b))?;
         } else {
             block_update_by_solves(inv, a, w, k0, b)?;
         }
+        wait(&mut updates, start);
         k0 += b;
+    }
+    if timed {
+        log::debug!("Gauss-Jordan inverse of order {n}: panels {panels:.2} ms, updates {updates:.2} ms");
     }
     Ok(())
 }

@@ -248,6 +248,38 @@ impl Inverter {
         self.leaf.dispatch([groups as u32, 1, 1])
     }
 
+    /// Runs `f`; with trace logging on, logs the GPU time of what it queued (two GL_TIMESTAMP
+    /// queries, which may sit inside a GL_TIME_ELAPSED one) as `what`.
+    pub(crate) fn traced<T>(&self, what: impl FnOnce() -> String, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if !log::log_enabled!(log::Level::Trace) {
+            return f();
+        }
+        use glow::HasContext;
+        let gl = self.context().gl();
+        let stamp = || -> Option<glow::Query> {
+            let q = unsafe { gl.create_query() }.ok()?;
+            unsafe { gl.query_counter(q, glow::TIMESTAMP) };
+            Some(q)
+        };
+        let first = stamp();
+        let out = f()?;
+        let second = stamp();
+        if let (Some(a), Some(b)) = (first, second) {
+            let (t0, t1) = unsafe {
+                (
+                    gl.get_query_parameter_u64(a, glow::QUERY_RESULT),
+                    gl.get_query_parameter_u64(b, glow::QUERY_RESULT),
+                )
+            };
+            log::trace!("{}: {:.1} µs", what(), t1.saturating_sub(t0) as f64 / 1e3);
+            unsafe {
+                gl.delete_query(a);
+                gl.delete_query(b);
+            }
+        }
+        Ok(out)
+    }
+
     /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
     /// `w.chunk_rows()` rows, then merges of up to [`Inverter::tournament_rows`] / 32
     /// candidate sets a group until one set is left; returns which of `w.rounds` holds the
@@ -282,7 +314,10 @@ impl Inverter {
         w.stash.bind_base(4);
         w.rounds[1].bind_base(1);
         w.rounds[0].bind_base(2);
-        self.tournament.dispatch([sets as u32, 1, 1])?;
+        self.traced(
+            || format!("round first {sets} groups pend {pend}"),
+            || self.tournament.dispatch([sets as u32, 1, 1]),
+        )?;
         let mut out = 0;
         while sets > 1 {
             let groups = sets.div_ceil(fan);
@@ -293,7 +328,10 @@ impl Inverter {
             ])?;
             w.rounds[out].bind_base(1);
             w.rounds[1 - out].bind_base(2);
-            self.tournament.dispatch([groups as u32, 1, 1])?;
+            self.traced(
+                || format!("round merge {groups} groups last {}", groups == 1),
+                || self.tournament.dispatch([groups as u32, 1, 1]),
+            )?;
             out = 1 - out;
             sets = groups;
         }

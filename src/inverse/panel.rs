@@ -218,7 +218,10 @@ pub fn factor_panel(
             let right = if cols <= LEAF { cols } else { 0 };
             // A leaf with a pending product is its block's last: nothing right of it.
             debug_assert!(pend == 0 || right == 0);
-            inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w, right, pend)?;
+            inv.traced(
+                || format!("leaf finish at {c0}"),
+                || inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w, right, pend),
+            )?;
             if right == 0 {
                 update_right_after(inv, a, w, c0, leaf.width, end)?;
             }
