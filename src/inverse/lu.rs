@@ -18,7 +18,7 @@ pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     while k0 < n {
         let b = w.block.min(n - k0);
         factor_panel(inv, a, w, k0, b, tol)?;
-        update_right(inv, a, w, k0, b, n)?;
+        inv.traced(|| format!("lu update at {k0}"), || update_right(inv, a, w, k0, b, n))?;
         k0 += b;
     }
     Ok(())
@@ -36,7 +36,10 @@ pub fn inverse_from_factors(
     inv.copy(l.op(v), lu.op(v), CopyMode::UnitLower, 1.0)?;
     inv.copy(x.op(v), x.op(v), CopyMode::Identity, 1.0)?;
     // X ← X·L⁻¹ = L⁻¹.
-    trsm(k, x.op(v), &l.buffer, v, true)?;
+    inv.traced(|| "lu solve with L".into(), || trsm(k, x.op(v), &l.buffer, v, true))?;
     // Xᵀ ← Xᵀ·(Uᵀ)⁻¹, i.e. X := U⁻¹·X, with Uᵀ the lower-triangular transposed view.
-    trsm(k, x.op(v.t()), &lu.buffer, v.t(), true)
+    inv.traced(
+        || "lu solve with U".into(),
+        || trsm(k, x.op(v.t()), &lu.buffer, v.t(), true),
+    )
 }
