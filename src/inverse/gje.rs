@@ -24,8 +24,8 @@ pub const PANEL_INVERSE_MAX: usize = 64;
 /// [`unscramble_columns`]). Queues the work; the status word says whether a pivot failed.
 pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
-    // With debug logging on, the wall time of the panels and of the updates, each waited for.
-    let timed = log::log_enabled!(log::Level::Debug);
+    // With trace logging on, the wall time of the panels and of the updates, each waited for.
+    let timed = log::log_enabled!(log::Level::Trace);
     let (mut panels, mut updates) = (0.0, 0.0);
     let wait = |total: &mut f64, start: std::time::Instant| {
         if timed {
@@ -49,7 +49,7 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
         k0 += b;
     }
     if timed {
-        log::debug!("Gauss-Jordan inverse of order {n}: panels {panels:.2} ms, updates {updates:.2} ms");
+        log::trace!("Gauss-Jordan inverse of order {n}: panels {panels:.2} ms, updates {updates:.2} ms");
     }
     Ok(())
 }
