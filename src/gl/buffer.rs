@@ -72,7 +72,7 @@ const MAPPED_UPLOAD_BYTES: usize = 8 << 20;
 /// `dst` must be valid for writes of `src.len()` bytes and not overlap `src`.
 unsafe fn parallel_copy(src: &[u8], dst: *mut u8) {
     use rayon::prelude::*;
-    const CHUNK: usize = 4 << 20;
+    const CHUNK: usize = 1 << 20;
     let dst = dst as usize;
     src.par_chunks(CHUNK).enumerate().for_each(|(i, chunk)| {
         // SAFETY: chunks are disjoint ranges of dst, which the caller guarantees is valid.
@@ -132,13 +132,20 @@ fn keep_pair(ctx: &Context, pair: [(glow::Buffer, i32); 2], flags: u32) {
 }
 
 impl<T: Pod> Buffer<T> {
-    /// Creates a buffer holding a copy of `data`.
+    /// Creates a buffer holding a copy of `data`. Large data (8 MiB or more, where mapped
+    /// transfers are on) goes into a kept buffer of its size where there is one (no new
+    /// allocation) through the staging buffers.
     pub fn new(
         ctx: &Context,
         target: BufferTarget,
         usage: BufferUsage,
         data: &[T],
     ) -> Result<Self> {
+        if size_of_val(data) >= MAPPED_UPLOAD_BYTES && ctx.mapped_uploads() {
+            let buffer = Self::uninitialized(ctx, target, usage, data.len())?;
+            buffer.write(0, data)?;
+            return Ok(buffer);
+        }
         let raw = unsafe { ctx.gl().create_buffer() }.map_err(|message| {
             Error::from(DeviceError::GlCreate {
                 what: "buffer",
@@ -260,6 +267,77 @@ impl<T: Pod> Buffer<T> {
             )
         })?;
         Ok(out)
+    }
+
+    /// A new buffer of `len` values computed by `fill(first, out)` (out: the values from
+    /// index `first` on, of any length up to 256 Ki values) on all cores: where there are
+    /// staging buffers, straight into their mappings (no host copy of the whole), else into a
+    /// host vector that is then uploaded. For large data computed on the fly (a rounded
+    /// matrix): it saves the host allocation, its first touch and one copy of every byte.
+    pub fn filled(
+        ctx: &Context,
+        target: BufferTarget,
+        usage: BufferUsage,
+        len: usize,
+        fill: impl Fn(usize, &mut [T]) + Sync,
+    ) -> Result<Self>
+    where
+        T: Send,
+    {
+        use rayon::prelude::*;
+        const PIECE: usize = 1 << 18;
+        let buffer = Self::uninitialized(ctx, target, usage, len)?;
+        let bytes = len * size_of::<T>();
+        let chunk_values = STAGING_CHUNK / size_of::<T>().max(1);
+        let pair = (bytes >= MAPPED_UPLOAD_BYTES && ctx.mapped_uploads())
+            .then(|| staging_pair(ctx, (chunk_values.min(len) * size_of::<T>()) as i32, STAGING_WRITE))
+            .flatten();
+        if let Some(pair) = pair {
+            let gl = ctx.gl();
+            let mut done = true;
+            for (k, first) in (0..len).step_by(chunk_values).enumerate() {
+                let count = chunk_values.min(len - first);
+                let part = (count * size_of::<T>()) as i32;
+                unsafe {
+                    gl.bind_buffer(glow::COPY_READ_BUFFER, Some(pair[k % 2].0));
+                    let ptr = gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, part, glow::MAP_WRITE_BIT);
+                    if ptr.is_null() || (ptr as usize) % align_of::<T>() != 0 {
+                        if !ptr.is_null() {
+                            gl.unmap_buffer(glow::COPY_READ_BUFFER);
+                        }
+                        done = false;
+                        break;
+                    }
+                    // SAFETY: the mapping holds `count` values of T, aligned (checked above),
+                    // and nothing else touches it until it is unmapped below.
+                    let out = std::slice::from_raw_parts_mut(ptr as *mut T, count);
+                    out.par_chunks_mut(PIECE)
+                        .enumerate()
+                        .for_each(|(i, piece)| fill(first + i * PIECE, piece));
+                    gl.unmap_buffer(glow::COPY_READ_BUFFER);
+                    gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer.raw));
+                    gl.copy_buffer_sub_data(
+                        glow::COPY_READ_BUFFER,
+                        glow::COPY_WRITE_BUFFER,
+                        0,
+                        (first * size_of::<T>()) as i32,
+                        part,
+                    );
+                    gl.flush();
+                }
+            }
+            keep_pair(ctx, pair, STAGING_WRITE);
+            if done {
+                ctx.check(|| format!("filling a {target:?} buffer of {len} values"))?;
+                return Ok(buffer);
+            }
+        }
+        let mut data = pod::zeroed::<T>(len);
+        data.par_chunks_mut(PIECE)
+            .enumerate()
+            .for_each(|(i, piece)| fill(i * PIECE, piece));
+        buffer.write(0, &data)?;
+        Ok(buffer)
     }
 
     /// Replaces the whole contents with `data`, which may differ in length.

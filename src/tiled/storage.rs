@@ -327,33 +327,61 @@ impl TiledMatrix {
         row: impl Fn(usize, &mut [f32]) + Sync,
     ) -> Result<Self> {
         use rayon::prelude::*;
+        if storage == Storage::Full {
+            // Each part's values computed straight into the upload's staging memory
+            // ([`Buffer::filled`]): row i's lower triangle from `row`, NaN above it and in the
+            // padding.
+            check_order(m, storage, part_bytes, &ComputeLimits::query(ctx)?)?;
+            let (len, ld) = (storage.len(m), full_ld(m));
+            let starts = part_starts(m, storage, part_bytes)?;
+            let fill = |first: usize, out: &mut [f32]| {
+                let mut values = vec![f32::NAN; ld];
+                let (mut e, mut o) = (first, 0);
+                while o < out.len() {
+                    let (i, j0) = (e / ld, e % ld);
+                    let take = (ld - j0).min(out.len() - o);
+                    if i < m {
+                        values.fill(f32::NAN);
+                        row(i, &mut values[..=i]);
+                        out[o..o + take].copy_from_slice(&values[j0..j0 + take]);
+                    } else {
+                        out[o..o + take].fill(f32::NAN);
+                    }
+                    e += take;
+                    o += take;
+                }
+            };
+            let buffers = starts
+                .iter()
+                .enumerate()
+                .map(|(p, &s)| {
+                    let end = starts.get(p + 1).copied().unwrap_or(len);
+                    Buffer::filled(
+                        ctx,
+                        BufferTarget::Storage,
+                        BufferUsage::Static,
+                        end - s,
+                        |first, out| fill(s + first, out),
+                    )
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Self {
+                buffers,
+                starts,
+                order: m,
+                storage,
+                ld,
+            });
+        }
+        // RFP: the lower triangle on the host, rearranged.
         let mut matrix = Self::uninitialized(ctx, m, storage, part_bytes)?;
-        let data = match storage {
-            Storage::Full => {
-                // Zeroed pages come free from the allocator; each task then touches its own
-                // rows (a NaN fill here would be one thread writing all of it first).
-                let ld = matrix.ld;
-                let mut data = vec![0.0f32; m * ld];
-                data.par_chunks_mut(ld.max(1))
-                    .take(m)
-                    .enumerate()
-                    .for_each(|(i, r)| {
-                        row(i, &mut r[..=i]);
-                        r[i + 1..].fill(f32::NAN);
-                    });
-                data
-            }
-            Storage::Rfp => {
-                let mut lower = Matrix::zeros(m, m);
-                lower
-                    .as_mut_slice()
-                    .par_chunks_mut(m.max(1))
-                    .enumerate()
-                    .for_each(|(i, r)| row(i, &mut r[..=i]));
-                rfp::from_lower(&lower)?
-            }
-        };
-        matrix.upload(ctx, &data)?;
+        let mut lower = Matrix::zeros(m, m);
+        lower
+            .as_mut_slice()
+            .par_chunks_mut(m.max(1))
+            .enumerate()
+            .for_each(|(i, r)| row(i, &mut r[..=i]));
+        matrix.upload(ctx, &rfp::from_lower(&lower)?)?;
         Ok(matrix)
     }
 
