@@ -301,7 +301,7 @@ impl<T: Pod> Buffer<T> {
                 unsafe {
                     gl.bind_buffer(glow::COPY_READ_BUFFER, Some(pair[k % 2].0));
                     let ptr = gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, part, glow::MAP_WRITE_BIT);
-                    if ptr.is_null() || (ptr as usize) % align_of::<T>() != 0 {
+                    if ptr.is_null() || !(ptr as usize).is_multiple_of(align_of::<T>()) {
                         if !ptr.is_null() {
                             gl.unmap_buffer(glow::COPY_READ_BUFFER);
                         }
