@@ -185,9 +185,16 @@ fn preheat_compiles_and_keeps_the_device_busy_for_the_time_asked() {
     let forced = Preheat::on_any_device(ctx).unwrap();
     assert_eq!(forced.is_active(), gpu.info().has_compute());
     let ms = std::time::Duration::from_millis;
+    let before = symraster::gl::GpuTimestamp::now(ctx).unwrap();
     let spent = forced.run_with(ctx, ms(30), ms(10), ms(5000));
+    // GL_TIMESTAMP queries around the busy work see the GPU's time pass.
+    let stamped = symraster::gl::GpuTimestamp::now(ctx)
+        .unwrap()
+        .since(&before)
+        .unwrap();
     if forced.is_active() {
         assert!(spent >= ms(30) && spent < ms(5000), "{spent:?}");
+        assert!(stamped >= ms(15) && stamped < ms(10_000), "{stamped:?}");
     }
     ctx.check(|| "preheating".into()).unwrap();
     // The timing code's own: idle on software renderers, active on GPUs with compute.

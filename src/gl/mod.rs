@@ -31,5 +31,5 @@ pub use pod::Pod;
 pub use program::Program;
 pub use render_texture::RenderTexture;
 pub use texture::{R32F, Rgba8, Rgba32F, TexelFormat, Texture};
-pub use timer::GpuTimer;
+pub use timer::{GpuTimer, GpuTimestamp};
 pub use vertex_array::{Attribute, VertexArray, VertexFormat};

@@ -248,35 +248,20 @@ impl Inverter {
         self.leaf.dispatch([groups as u32, 1, 1])
     }
 
-    /// Runs `f`; with trace logging on, logs the GPU time of what it queued (two GL_TIMESTAMP
-    /// queries, which may sit inside a GL_TIME_ELAPSED one) as `what`.
-    pub(crate) fn traced<T>(&self, what: impl FnOnce() -> String, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    /// Runs `f`; with trace logging on, logs the GPU time of what it queued as `what` (two
+    /// GL_TIMESTAMP queries, which may sit inside a GL_TIME_ELAPSED one; each waits for the GPU).
+    pub(crate) fn traced<T>(
+        &self,
+        what: impl FnOnce() -> String,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
         if !log::log_enabled!(log::Level::Trace) {
             return f();
         }
-        use glow::HasContext;
-        let gl = self.context().gl();
-        let stamp = || -> Option<glow::Query> {
-            let q = unsafe { gl.create_query() }.ok()?;
-            unsafe { gl.query_counter(q, glow::TIMESTAMP) };
-            Some(q)
-        };
-        let first = stamp();
+        let first = crate::gl::GpuTimestamp::now(self.context())?;
         let out = f()?;
-        let second = stamp();
-        if let (Some(a), Some(b)) = (first, second) {
-            let (t0, t1) = unsafe {
-                (
-                    gl.get_query_parameter_u64(a, glow::QUERY_RESULT),
-                    gl.get_query_parameter_u64(b, glow::QUERY_RESULT),
-                )
-            };
-            log::trace!("{}: {:.1} µs", what(), t1.saturating_sub(t0) as f64 / 1e3);
-            unsafe {
-                gl.delete_query(a);
-                gl.delete_query(b);
-            }
-        }
+        let time = crate::gl::GpuTimestamp::now(self.context())?.since(&first)?;
+        log::trace!("{}: {:.1} µs", what(), time.as_secs_f64() * 1e6);
         Ok(out)
     }
 
