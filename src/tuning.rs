@@ -379,22 +379,12 @@ pub struct GroupLimits {
 impl GroupLimits {
     /// Asks the driver of `ctx` (which must have compute shaders).
     pub fn query(ctx: &Context) -> Result<Self> {
-        use glow::HasContext;
-        let gl = ctx.gl();
-        let get = |name, i| unsafe { gl.get_parameter_indexed_i32(name, i).max(0) as u64 };
+        let compute = crate::gl::ComputeLimits::query(ctx)?;
+        let size = crate::gl::max_group_size(ctx);
         let limits = Self {
-            invocations: unsafe {
-                gl.get_parameter_i32(glow::MAX_COMPUTE_WORK_GROUP_INVOCATIONS)
-                    .max(0) as u64
-            },
-            size: [
-                get(glow::MAX_COMPUTE_WORK_GROUP_SIZE, 0),
-                get(glow::MAX_COMPUTE_WORK_GROUP_SIZE, 1),
-            ],
-            shared_bytes: unsafe {
-                gl.get_parameter_i32(glow::MAX_COMPUTE_SHARED_MEMORY_SIZE)
-                    .max(0) as u64
-            },
+            invocations: u64::from(compute.max_invocations),
+            size: [u64::from(size[0]), u64::from(size[1])],
+            shared_bytes: compute.max_shared_bytes,
         };
         ctx.check(|| "querying compute work group limits".into())?;
         Ok(limits)

@@ -345,6 +345,16 @@ impl ComputeLimits {
     }
 }
 
+/// GL_MAX_COMPUTE_WORK_GROUP_SIZE in x, y and z: the most invocations a work group may have
+/// along each dimension.
+pub fn max_group_size(ctx: &Context) -> [u32; 3] {
+    let gl = ctx.gl();
+    [0, 1, 2].map(|i| unsafe {
+        gl.get_parameter_indexed_i32(glow::MAX_COMPUTE_WORK_GROUP_SIZE, i)
+            .max(0) as u32
+    })
+}
+
 /// GL_MAX_COMPUTE_WORK_GROUP_COUNT in x, y and z (GL guarantees at least 65535 each).
 fn max_group_counts(ctx: &Context) -> [u32; 3] {
     let gl = ctx.gl();

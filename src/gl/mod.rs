@@ -22,6 +22,7 @@ pub use buffer::{Buffer, BufferTarget, BufferUsage};
 pub use buffer_texture::{BufferTexture, TexelWidth};
 pub use compute::{
     ComputeKernel, ComputeLimits, ComputeProgram, LOOP_BUDGET, LOOP_LIMIT, Uniform, dispatches,
+    max_group_size,
 };
 pub use context::{Context, DeviceInfo};
 pub use framebuffer::Framebuffer;
