@@ -39,37 +39,6 @@ fn cpu_inverse(a: &Matrix<f64>) -> Matrix<f64> {
     Matrix::from_fn(a.rows(), a.cols(), |i, j| x[(i, j)])
 }
 
-/// LAPACK's pivots of the unblocked LU with partial pivoting in f64 (largest magnitude,
-/// smallest row on ties).
-fn cpu_pivots(a: &Matrix<f64>) -> Vec<u32> {
-    let n = a.rows();
-    let mut m = a.clone();
-    let mut piv = Vec::with_capacity(n);
-    for p in 0..n {
-        let r = (p..n).fold(p, |best, i| {
-            if m[(i, p)].abs() > m[(best, p)].abs() {
-                i
-            } else {
-                best
-            }
-        });
-        piv.push(r as u32);
-        for j in 0..n {
-            let t = m[(p, j)];
-            m[(p, j)] = m[(r, j)];
-            m[(r, j)] = t;
-        }
-        for i in p + 1..n {
-            let l = m[(i, p)] / m[(p, p)];
-            m[(i, p)] = l;
-            for j in p + 1..n {
-                m[(i, j)] -= l * m[(p, j)];
-            }
-        }
-    }
-    piv
-}
-
 #[test]
 fn inverses_around_the_leaf_width_match_the_cpu() {
     let gpu = common::gpu();
@@ -107,7 +76,7 @@ fn pivots_are_lapacks_partial_pivoting() {
         lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
         inv.check_status(0.0).unwrap();
         let got = w.piv.download_range(0, n).unwrap();
-        assert_eq!(got, cpu_pivots(&a), "n {n} b {block}");
+        assert_eq!(got, common::cpu_pivots(&a), "n {n} b {block}");
         // The factors: P·A = L·U to single precision.
         let f = d.download().unwrap().to_f64();
         let mut pa = a.clone();

@@ -228,37 +228,6 @@ fn poisoned_workspaces_do_not_show() {
     }
 }
 
-/// LAPACK's pivots of the unblocked LU with partial pivoting in f64 (largest magnitude,
-/// smallest row on ties).
-fn cpu_pivots(a: &Matrix<f64>) -> Vec<u32> {
-    let n = a.rows();
-    let mut m = a.clone();
-    let mut piv = Vec::with_capacity(n);
-    for p in 0..n {
-        let r = (p..n).fold(p, |best, i| {
-            if m[(i, p)].abs() > m[(best, p)].abs() {
-                i
-            } else {
-                best
-            }
-        });
-        piv.push(r as u32);
-        for j in 0..n {
-            let t = m[(p, j)];
-            m[(p, j)] = m[(r, j)];
-            m[(r, j)] = t;
-        }
-        for i in p + 1..n {
-            let l = m[(i, p)] / m[(p, p)];
-            m[(i, p)] = l;
-            for j in p + 1..n {
-                m[(i, j)] -= l * m[(p, j)];
-            }
-        }
-    }
-    piv
-}
-
 /// One group over all the leaf's rows is partial pivoting: LAPACK's pivots; with groups of 16
 /// rows the pivots differ but P·A = L·U holds to single precision.
 #[test]
@@ -275,7 +244,7 @@ fn tournament_pivots_factor_the_matrix() {
         let got = w.piv.download_range(0, n).unwrap();
         let one_group = n <= inv.tournament_rows().min(chunk);
         if one_group {
-            assert_eq!(got, cpu_pivots(&a), "chunk {chunk} n {n} b {block}");
+            assert_eq!(got, common::cpu_pivots(&a), "chunk {chunk} n {n} b {block}");
         }
         assert!(
             got.iter()

@@ -16,6 +16,28 @@ use symraster::{Matrix, least_squares, problems, reference, relative_error};
 
 const MAX: u64 = i32::MAX as u64;
 
+/// A factored test problem of order m in `storage`: C = A·diag(d)·Aᵀ assembled into a
+/// NaN-filled matrix (the upper triangle stays NaN) and factored, L read back in f64, and a
+/// right-hand side b.
+fn factored(
+    gpu: &symraster::Gpu,
+    k: &TiledKernels,
+    rng: &mut impl rand::Rng,
+    m: usize,
+    storage: Storage,
+) -> (TiledMatrix, Matrix<f64>, Matrix<f32>) {
+    let a = problems::uniform_matrix(rng, m, m + 64);
+    let d: Vec<f32> = (0..m + 64).map(|j| 0.5 + (j % 3) as f32).collect();
+    let p = DeviceProduct::upload(k, &a, &d, MAX).unwrap();
+    let mut c = TiledMatrix::uninitialized(gpu.context(), m, storage, MAX).unwrap();
+    c.fill(f32::NAN).unwrap();
+    assembly::assemble(k, &p, &mut c).unwrap();
+    cholesky::factor(k, &mut c).unwrap();
+    let l = c.download_lower().unwrap().to_f64();
+    let b = problems::uniform_matrix(rng, m, 1);
+    (c, l, b)
+}
+
 #[test]
 fn chained_solves_match_the_double_solve_with_the_same_factor() {
     // SAFETY: set before this binary's only test creates a context; nothing else reads it.
@@ -28,16 +50,8 @@ fn chained_solves_match_the_double_solve_with_the_same_factor() {
     assert!(k.solves_by_chain());
     for m in [1, 2, 3, 127, 128, 129, 257, 600] {
         let mut rng = problems::rng(m as u64);
-        let a = problems::uniform_matrix(&mut rng, m, m + 64);
-        let d: Vec<f32> = (0..m + 64).map(|j| 0.5 + (j % 3) as f32).collect();
-        let p = DeviceProduct::upload(&k, &a, &d, MAX).unwrap();
         for storage in [Storage::Full, Storage::Rfp] {
-            let mut c = TiledMatrix::uninitialized(gpu.context(), m, storage, MAX).unwrap();
-            c.fill(f32::NAN).unwrap();
-            assembly::assemble(&k, &p, &mut c).unwrap();
-            cholesky::factor(&k, &mut c).unwrap();
-            let l = c.download_lower().unwrap().to_f64();
-            let b = problems::uniform_matrix(&mut rng, m, 1);
+            let (c, l, b) = factored(&gpu, &k, &mut rng, m, storage);
             let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
             let chained = k.chained_solves();
             solve::solve_in_place(&k, &c, &mut x).unwrap();
@@ -80,16 +94,8 @@ fn a_chain_that_gave_up_is_solved_the_blocked_way() {
     let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
     for m in [129, 300] {
         let mut rng = problems::rng(40 + m as u64);
-        let a = problems::uniform_matrix(&mut rng, m, m + 64);
-        let d: Vec<f32> = (0..m + 64).map(|j| 0.5 + (j % 3) as f32).collect();
-        let p = DeviceProduct::upload(&k, &a, &d, MAX).unwrap();
         for storage in [Storage::Full, Storage::Rfp] {
-            let mut c = TiledMatrix::uninitialized(gpu.context(), m, storage, MAX).unwrap();
-            c.fill(f32::NAN).unwrap();
-            assembly::assemble(&k, &p, &mut c).unwrap();
-            cholesky::factor(&k, &mut c).unwrap();
-            let l = c.download_lower().unwrap().to_f64();
-            let b = problems::uniform_matrix(&mut rng, m, 1);
+            let (c, l, b) = factored(&gpu, &k, &mut rng, m, storage);
             let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
             let chained = k.chained_solves();
             solve::solve_after_chain_gives_up(&k, &c, &mut x).unwrap();

@@ -90,6 +90,9 @@ const STAGING_WRITE: u32 = glow::MAP_WRITE_BIT | glow::CLIENT_STORAGE_BIT;
 /// the other's chunk.
 const STAGING_CHUNK: usize = 32 << 20;
 
+/// Values per task when the host fills a staging buffer on all cores.
+const STAGING_PIECE: usize = 1 << 18;
+
 /// The two staging buffers of a transfer with storage flags `flags`, each of at least `bytes`
 /// bytes (the context's kept ones where large enough); None where the context has no
 /// glBufferStorage (GL 4.4) or an allocation fails. Give them back with [`keep_pair`].
@@ -280,62 +283,17 @@ impl<T: Pod> Buffer<T> {
         usage: BufferUsage,
         len: usize,
         fill: impl Fn(usize, &mut [T]) + Sync,
-    ) -> Result<Self>
-    where
-        T: Send,
-    {
+    ) -> Result<Self> {
         use rayon::prelude::*;
-        const PIECE: usize = 1 << 18;
         let buffer = Self::uninitialized(ctx, target, usage, len)?;
-        let bytes = len * size_of::<T>();
-        let chunk_values = STAGING_CHUNK / size_of::<T>().max(1);
-        let pair = (bytes >= MAPPED_UPLOAD_BYTES && ctx.mapped_uploads())
-            .then(|| staging_pair(ctx, (chunk_values.min(len) * size_of::<T>()) as i32, STAGING_WRITE))
-            .flatten();
-        if let Some(pair) = pair {
-            let gl = ctx.gl();
-            let mut done = true;
-            for (k, first) in (0..len).step_by(chunk_values).enumerate() {
-                let count = chunk_values.min(len - first);
-                let part = (count * size_of::<T>()) as i32;
-                unsafe {
-                    gl.bind_buffer(glow::COPY_READ_BUFFER, Some(pair[k % 2].0));
-                    let ptr = gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, part, glow::MAP_WRITE_BIT);
-                    if ptr.is_null() || !(ptr as usize).is_multiple_of(align_of::<T>()) {
-                        if !ptr.is_null() {
-                            gl.unmap_buffer(glow::COPY_READ_BUFFER);
-                        }
-                        done = false;
-                        break;
-                    }
-                    // SAFETY: the mapping holds `count` values of T, aligned (checked above),
-                    // and nothing else touches it until it is unmapped below.
-                    let out = std::slice::from_raw_parts_mut(ptr as *mut T, count);
-                    out.par_chunks_mut(PIECE)
-                        .enumerate()
-                        .for_each(|(i, piece)| fill(first + i * PIECE, piece));
-                    gl.unmap_buffer(glow::COPY_READ_BUFFER);
-                    gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer.raw));
-                    gl.copy_buffer_sub_data(
-                        glow::COPY_READ_BUFFER,
-                        glow::COPY_WRITE_BUFFER,
-                        0,
-                        (first * size_of::<T>()) as i32,
-                        part,
-                    );
-                    gl.flush();
-                }
-            }
-            keep_pair(ctx, pair, STAGING_WRITE);
-            if done {
-                ctx.check(|| format!("filling a {target:?} buffer of {len} values"))?;
-                return Ok(buffer);
-            }
+        if buffer.fill_staged(0, len, &fill) {
+            ctx.check(|| format!("filling a {target:?} buffer of {len} values"))?;
+            return Ok(buffer);
         }
         let mut data = pod::zeroed::<T>(len);
-        data.par_chunks_mut(PIECE)
+        data.par_chunks_mut(STAGING_PIECE)
             .enumerate()
-            .for_each(|(i, piece)| fill(i * PIECE, piece));
+            .for_each(|(i, piece)| fill(i * STAGING_PIECE, piece));
         buffer.write(0, &data)?;
         Ok(buffer)
     }
@@ -474,36 +432,56 @@ impl<T: Pod> Buffer<T> {
     /// filling one while the GPU copies out of the other); false (nothing written) where none
     /// could be had.
     fn write_staged(&self, offset: usize, data: &[T]) -> bool {
-        let src = pod::bytes(data);
-        if src.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+        self.fill_staged(offset, data.len(), &|first, out| {
+            out.copy_from_slice(&data[first..first + out.len()])
+        })
+    }
+
+    /// Writes `len` values from index `offset` on, computed by `fill(first, out)` (`out`: the
+    /// values from index `first` of the range on, at most [`STAGING_PIECE`]) on all cores into
+    /// the two staging buffers in turn, the host filling one while the GPU copies the other
+    /// into place. Only for 8 MiB or more where mapped transfers are on; false (the range not
+    /// all written) where no staging buffers or mappings could be had.
+    fn fill_staged(&self, offset: usize, len: usize, fill: &(dyn Fn(usize, &mut [T]) + Sync)) -> bool {
+        use rayon::prelude::*;
+        if len * size_of::<T>() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
             return false;
         }
-        let gl = self.ctx.gl();
-        let chunk = STAGING_CHUNK.min(src.len());
-        let Some(pair) = staging_pair(&self.ctx, chunk as i32, STAGING_WRITE) else {
+        let chunk = STAGING_CHUNK / size_of::<T>();
+        let bytes = |values: usize| (values * size_of::<T>()) as i32;
+        let Some(pair) = staging_pair(&self.ctx, bytes(chunk.min(len)), STAGING_WRITE) else {
             return false;
         };
-        let base = offset * size_of::<T>();
+        let gl = self.ctx.gl();
         let mut done = true;
-        for (k, part) in src.chunks(chunk).enumerate() {
+        for (k, first) in (0..len).step_by(chunk).enumerate() {
+            let count = chunk.min(len - first);
             unsafe {
                 // Mapping waits for the copy out of this buffer two chunks ago, not the last.
                 gl.bind_buffer(glow::COPY_READ_BUFFER, Some(pair[k % 2].0));
                 let ptr =
-                    gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, part.len() as i32, glow::MAP_WRITE_BIT);
-                if ptr.is_null() {
+                    gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, bytes(count), glow::MAP_WRITE_BIT);
+                if ptr.is_null() || !(ptr as usize).is_multiple_of(align_of::<T>()) {
+                    if !ptr.is_null() {
+                        gl.unmap_buffer(glow::COPY_READ_BUFFER);
+                    }
                     done = false;
                     break;
                 }
-                parallel_copy(part, ptr);
+                // SAFETY: the mapping holds `count` values of T, aligned (checked above), and
+                // nothing else touches it until it is unmapped below.
+                let out = std::slice::from_raw_parts_mut(ptr as *mut T, count);
+                out.par_chunks_mut(STAGING_PIECE)
+                    .enumerate()
+                    .for_each(|(i, piece)| fill(first + i * STAGING_PIECE, piece));
                 gl.unmap_buffer(glow::COPY_READ_BUFFER);
                 gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(self.raw));
                 gl.copy_buffer_sub_data(
                     glow::COPY_READ_BUFFER,
                     glow::COPY_WRITE_BUFFER,
                     0,
-                    (base + k * chunk) as i32,
-                    part.len() as i32,
+                    bytes(offset + first),
+                    bytes(count),
                 );
                 gl.flush();
             }

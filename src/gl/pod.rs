@@ -10,7 +10,7 @@ mod sealed {
 /// Implemented here, and only here, for the numbers GL stores and arrays of them; a vertex
 /// type describes itself as one of these (see [`VertexFormat`](super::VertexFormat)), so
 /// code outside `gl` never needs `unsafe`.
-pub trait Pod: sealed::Sealed + Copy + 'static {}
+pub trait Pod: sealed::Sealed + Copy + Send + Sync + 'static {}
 
 macro_rules! pod {
     ($($t:ty),*) => {$(

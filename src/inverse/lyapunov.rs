@@ -50,7 +50,7 @@ impl Operator<'_> {
     /// W₀ = Rᵀ/s narrowed from the f64 R, the products on W = Cᵀ (both then read their
     /// operands along rows, as the tiled product C ← A·Bᵀ is fastest: U = Y·C = Y·Wᵀ, then
     /// W ← (μW + Y·Uᵀ/μ)/2, the transpose of C's update), Cᵀ widened onto base. Returns
-    /// ‖out‖_F²; a non-finite result is an error naming its first entry.
+    /// ‖out‖_F; a non-finite result is an error naming its first entry.
     fn apply(
         &self,
         r: &DoubleSquare,
@@ -78,16 +78,22 @@ impl Operator<'_> {
         phase(inv, start, "operator: products");
         let sum = inv.widen(out.op(false), w.op(v.t()), -0.5 * s, base.map(|b| (1.0, &b.buffer)))?;
         phase(inv, start, "operator: widened");
-        if !sum.is_finite() {
-            let x = out.download()?;
-            let at = x.as_slice().iter().position(|x| !x.is_finite()).unwrap_or(0);
+        if sum.is_finite() {
+            return Ok(sum.sqrt());
+        }
+        // A non-finite entry, or finite entries whose squares overflow the sum: the norm from
+        // the entries scaled by the largest.
+        let x = out.download()?;
+        if let Some(at) = x.as_slice().iter().position(|x| !x.is_finite()) {
             return Err(NumericalError::NonFiniteResult {
                 row: at / n,
                 col: at % n,
             }
             .into());
         }
-        Ok(sum)
+        let max = x.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scaled: f64 = x.as_slice().iter().map(|v| (v / max) * (v / max)).sum();
+        Ok(max * scaled.sqrt())
     }
 }
 
@@ -181,7 +187,7 @@ pub fn solve_continuous_lyapunov(
     let mut r_next = DoubleSquare::new(inv, "the next Lyapunov residual", n)?;
     phase(inv, start, "stability test, A and Q up");
     let norm_a = a.frobenius_norm();
-    let relative = |norm: f64, x2: f64| norm / (norm_a * x2.sqrt()).max(f64::MIN_POSITIVE);
+    let relative = |norm: f64, norm_x: f64| norm / (norm_a * norm_x).max(f64::MIN_POSITIVE);
     let q_max = q.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if q_max == 0.0 {
         return Ok(Lyapunov {
@@ -190,20 +196,20 @@ pub fn solve_continuous_lyapunov(
             residuals: vec![0.0],
         });
     }
-    let mut x2 = op.apply(&work.r, q_max, &work.x, None)?;
+    let mut norm_x = op.apply(&work.r, q_max, &work.x, None)?;
     if symmetric {
         inv.symmetrize(&work.x)?;
     }
     phase(inv, start, "X₀");
     let mut norm = work.lyapunov_residual_of(inv, &work.x, &work.t)?;
     phase(inv, start, "residual");
-    let mut residuals = vec![relative(norm, x2)];
+    let mut residuals = vec![relative(norm, norm_x)];
     for _ in 0..refine_steps {
         if norm == 0.0 {
             break;
         }
         // ‖R‖_F ≥ max |R|: R/‖R‖_F fits f32.
-        let x2_next = op.apply(&work.t, norm, &x_next, Some(&work.x))?;
+        let norm_x_next = op.apply(&work.t, norm, &x_next, Some(&work.x))?;
         if symmetric {
             inv.symmetrize(&x_next)?;
         }
@@ -216,8 +222,8 @@ pub fn solve_continuous_lyapunov(
         std::mem::swap(&mut work.x, &mut x_next);
         std::mem::swap(&mut work.t, &mut r_next);
         norm = norm_next;
-        x2 = x2_next;
-        residuals.push(relative(norm, x2));
+        norm_x = norm_x_next;
+        residuals.push(relative(norm, norm_x));
     }
     let x = work.x.download()?;
     phase(inv, start, "X down");

@@ -97,3 +97,34 @@ pub fn run_with_poisoned_targets(run: &mut Execution<'_>) {
         }
     }
 }
+
+/// LAPACK's pivots of the unblocked LU with partial pivoting in f64 (largest magnitude,
+/// smallest row on ties).
+pub fn cpu_pivots(a: &symraster::Matrix<f64>) -> Vec<u32> {
+    let n = a.rows();
+    let mut m = a.clone();
+    let mut piv = Vec::with_capacity(n);
+    for p in 0..n {
+        let r = (p..n).fold(p, |best, i| {
+            if m[(i, p)].abs() > m[(best, p)].abs() {
+                i
+            } else {
+                best
+            }
+        });
+        piv.push(r as u32);
+        for j in 0..n {
+            let t = m[(p, j)];
+            m[(p, j)] = m[(r, j)];
+            m[(r, j)] = t;
+        }
+        for i in p + 1..n {
+            let l = m[(i, p)] / m[(p, p)];
+            m[(i, p)] = l;
+            for j in p + 1..n {
+                m[(i, j)] -= l * m[(p, j)];
+            }
+        }
+    }
+    piv
+}
