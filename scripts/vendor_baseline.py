@@ -268,7 +268,8 @@ def newton(a32, keep):
 def torch_sign(a64):
     """sign(A) as src/inverse/sign.rs with refine_inverses off (examples/sign_timing.rs): f32
     Newton iteration, then Newton-Schulz polish S <- S + S(I - S^2)/2 in f64 while ||I - S^2||
-    drops, then ||AS - SA||_F / (||A|| ||S||) in f64."""
+    drops, stopping after the first step that does not halve it, then ||AS - SA||_F / (||A|| ||S||)
+    in f64."""
     a64 = a64 * power_of_two_scale(a64)
     x, _ = newton(a64.float(), False)
     s = x.double()
@@ -283,7 +284,10 @@ def torch_sign(a64):
         r_next = torch.linalg.matrix_norm(e_next).item()
         if not np.isfinite(r_next) or r_next >= r:
             break
+        halves = r_next <= 0.5 * r
         s, e, r = nxt, e_next, r_next
+        if not halves:
+            break
     c = torch.linalg.matrix_norm(a64 @ s - s @ a64) / (torch.linalg.matrix_norm(a64) * torch.linalg.matrix_norm(s))
     return s, c.item()
 

@@ -174,9 +174,17 @@ impl Matrix<f64> {
         self.par_map(|x| x as f32)
     }
 
-    /// Frobenius norm.
+    /// Frobenius norm. Large matrices are summed in fixed chunks on all cores and the chunk
+    /// sums added in order, so the result does not depend on the thread count.
     pub fn frobenius_norm(&self) -> f64 {
-        self.data.iter().map(|x| x * x).sum::<f64>().sqrt()
+        use rayon::prelude::*;
+        const CHUNK: usize = 1 << 16;
+        let sum = |c: &[f64]| c.iter().map(|x| x * x).sum::<f64>();
+        if self.data.len() <= CHUNK {
+            return sum(&self.data).sqrt();
+        }
+        let sums: Vec<f64> = self.data.par_chunks(CHUNK).map(sum).collect();
+        sums.iter().sum::<f64>().sqrt()
     }
 }
 

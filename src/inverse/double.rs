@@ -438,8 +438,9 @@ impl DoubleWork {
     }
 
     /// Newton-Schulz steps S ← S + S·E/2 with E = I − S² on the device, while ‖E‖_F drops
-    /// (from below 1): S uploaded from `x`, left in `self.x`; returns S, the steps and the
-    /// final ‖I − S²‖_F.
+    /// (from below 1), stopping after the first step that no longer halves it (the quadratic
+    /// convergence has reached rounding): S uploaded from `x`, left in `self.x`; returns S,
+    /// the steps and the final ‖I − S²‖_F.
     pub fn polish(
         &mut self,
         inv: &Inverter,
@@ -474,8 +475,12 @@ impl DoubleWork {
                 break;
             }
             std::mem::swap(&mut self.x, &mut self.t);
+            let halves = next <= 0.5 * r;
             r = next;
             steps += 1;
+            if !halves {
+                break;
+            }
         }
         Ok((self.x.download()?, steps, r))
     }

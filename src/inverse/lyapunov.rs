@@ -106,6 +106,32 @@ fn phase(inv: &Inverter, start: std::time::Instant, phase: &str) {
     }
 }
 
+/// tr(A_k) and ‖A_k + I‖_F of the Newton iterate (−I for a stable A), by rows on all cores
+/// (the row sums added in order).
+fn trace_and_distance_from_minus_identity(ak: &Matrix<f32>) -> (f64, f64) {
+    use rayon::prelude::*;
+    let n = ak.rows();
+    let rows: Vec<(f64, f64)> = ak
+        .as_slice()
+        .par_chunks(n.max(1))
+        .enumerate()
+        .with_min_len(64)
+        .map(|(i, row)| {
+            let squares = row
+                .iter()
+                .enumerate()
+                .map(|(j, &v)| {
+                    let e = f64::from(v) + f64::from(u8::from(i == j));
+                    e * e
+                })
+                .sum::<f64>();
+            (f64::from(row[i]), squares)
+        })
+        .collect();
+    let trace = rows.iter().map(|r| r.0).sum();
+    (trace, rows.iter().map(|r| r.1).sum::<f64>().sqrt())
+}
+
 /// Whether `q` equals its transpose exactly (compared in 64 x 64 blocks, for the cache).
 fn is_symmetric(q: &Matrix<f64>) -> bool {
     let n = q.rows();
@@ -145,17 +171,8 @@ pub fn solve_continuous_lyapunov(
     let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
     phase(inv, start, "Newton iteration");
     let ak = run.x.download()?;
-    let ak = ak.as_slice();
-    let trace: f64 = (0..n).map(|i| f64::from(ak[i * n + i])).sum();
-    let off = ak
-        .iter()
-        .enumerate()
-        .map(|(k, &v)| {
-            let e = f64::from(v) + f64::from(u8::from(k % (n + 1) == 0));
-            e * e
-        })
-        .sum::<f64>()
-        .sqrt();
+    phase(inv, start, "A_k down");
+    let (trace, off) = trace_and_distance_from_minus_identity(&ak);
     if off > 0.1 * (n as f64).sqrt() {
         let unstable = ((n as f64 + trace) / 2.0).round().clamp(0.0, n as f64) as usize;
         return Err(NumericalError::NotStable {
@@ -180,12 +197,14 @@ pub fn solve_continuous_lyapunov(
     // A symmetric Q has a symmetric X: kept exactly symmetric.
     let symmetric = is_symmetric(q);
     // A in m, Q in r, X in x and its residual in t; the next X and residual beside them.
+    phase(inv, start, "stability test");
     let mut work = DoubleWork::new(inv, n)?;
-    work.m.write(a)?;
-    work.r.write(q)?;
     let mut x_next = DoubleSquare::new(inv, "the next Lyapunov iterate", n)?;
     let mut r_next = DoubleSquare::new(inv, "the next Lyapunov residual", n)?;
-    phase(inv, start, "stability test, A and Q up");
+    phase(inv, start, "f64 squares allocated");
+    work.m.write(a)?;
+    work.r.write(q)?;
+    phase(inv, start, "A and Q up");
     let norm_a = a.frobenius_norm();
     let relative = |norm: f64, norm_x: f64| norm / (norm_a * norm_x).max(f64::MIN_POSITIVE);
     let q_max = q.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
