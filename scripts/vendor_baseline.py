@@ -39,6 +39,13 @@ the GPU (op batched_wls) and once with the host-to-device copy of A, w and b cou
 (batched_wls_with_upload). Rows as --parity's, the order n in column m and B in column n.
 
     python3 scripts/vendor_baseline.py --batched 8:100000,16:100000,32:20000,128:1000 --ours batched.csv --parity-out batched_parity.csv
+
+--wls SIZES times torch f64 on the GPU solving the tables' weighted least squares (m x 2m, from
+host arrays: C = (A·d)·Aᵀ, potrf, potrs, x back; wall time, median of --reps after a warm-up)
+and merges the rows `wls,m,seconds,label` into --out (other rows kept), where `reproduce`'s
+Tables 1-2 find them for their torch columns.
+
+    python3 scripts/vendor_baseline.py --wls 512,1024,1536,2048,4096 --out figures/h200/vendor.csv
 """
 import argparse
 import os
@@ -224,6 +231,44 @@ STOP_SCALING = 1e-2
 CONVERGED = 1e-4
 MAX_ITERATIONS = 20
 POLISH_STEPS = 6
+
+
+def wls_rows(args):
+    """--wls: torch f64's end-to-end weighted least-squares time per m, merged into --out."""
+    rng = np.random.default_rng(5)
+    label = f"torch {torch.__version__} f64 on {torch.cuda.get_device_name(0)}"
+    rows = []
+    for m in sizes(args.wls):
+        n = 2 * m
+        a, d, b = rng.random((m, n)), rng.random(n), rng.random(n)
+
+        def wls():
+            ag = torch.from_numpy(a).cuda()
+            dg = torch.from_numpy(d).cuda()
+            bg = torch.from_numpy(b).cuda()
+            low, _ = torch.linalg.cholesky_ex((ag * dg) @ ag.T)
+            return torch.cholesky_solve((ag @ (dg * bg))[:, None], low).cpu().numpy()
+
+        wls()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.reps):
+            t = time.perf_counter()
+            wls()
+            times.append(time.perf_counter() - t)
+        rows.append(f"wls,{m},{statistics.median(times):.6e},{label}")
+        print(rows[-1], file=sys.stderr, flush=True)
+    kept = []
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            kept = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("wls,")]
+    if not kept:
+        kept = ["op,m,seconds,label"]
+    tmp = args.out + ".partial"
+    with open(tmp, "w") as f:
+        f.write("\n".join(kept + rows) + "\n")
+    os.replace(tmp, args.out)
+    print(f"merged {len(rows)} wls rows into {args.out}", file=sys.stderr)
 
 
 def power_of_two_scale(a):
@@ -473,7 +518,11 @@ def main():
     p.add_argument("--ours-sign", default="", help="examples/sign_timing.rs CSV for --applications")
     p.add_argument("--applications-out", default="figures/h200/applications.csv")
     p.add_argument("--batched", default="", help="N:B pairs for the batched least-squares comparison")
+    p.add_argument("--wls", default="", help="orders m for the tables' torch f64 least-squares times (merged into --out)")
     args = p.parse_args()
+    if args.wls:
+        wls_rows(args)
+        return
     if args.apps or args.apps_spd:
         apps(args)
         return

@@ -163,6 +163,7 @@ pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
             &config.out,
             &symraster::SolveOptions::paper(),
             tables::DEFAULT_SEED,
+            &|m| vendor_time(&vendor, "wls", m),
         )?;
         report.files.extend(tables.files);
         progress.done(config.sizes.tables.iter().map(|&m| cost_tables(m)).sum());

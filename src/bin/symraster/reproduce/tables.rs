@@ -90,6 +90,17 @@ pub struct TableRow {
     pub cpu_s: f64,
     /// `cpu_s / gpu_total_s`.
     pub speedup: f64,
+    /// torch f64 on the same GPU solving a problem of this shape from host arrays (C =
+    /// (A·d)·Aᵀ, potrf, potrs, x back), from `vendor.csv`'s `wls` rows
+    /// (`scripts/vendor_baseline.py --wls`), when measured.
+    pub torch_s: Option<f64>,
+}
+
+impl TableRow {
+    /// `torch_s / gpu_total_s`: above 1 where ours is faster.
+    pub fn speedup_torch(&self) -> Option<f64> {
+        self.torch_s.map(|t| t / self.gpu_total_s)
+    }
 }
 
 impl TableRow {
@@ -109,6 +120,7 @@ impl TableRow {
             gpu_total_s: f64::NAN,
             cpu_s,
             speedup: f64::NAN,
+            torch_s: None,
         }
     }
 }
@@ -220,6 +232,7 @@ pub fn measure(
                 gpu_total_s,
                 cpu_s,
                 speedup: cpu_s / gpu_total_s,
+                torch_s: None,
             })
         })
         .collect()
@@ -257,12 +270,13 @@ pub fn table(
 pub fn to_csv(rows: &[TableRow]) -> String {
     let mut out = String::from(
         "method,m,n,x0_relative_error,refined_relative_error,iterations,converged,\
-         gpu_x0_s,refine_s,gpu_total_s,cpu_s,speedup,factor_failed_column\n",
+         gpu_x0_s,refine_s,gpu_total_s,cpu_s,speedup,factor_failed_column,torch_s,\
+         speedup_torch\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{:.3e},{:.3e},{},{},{:.6},{:.6},{:.6},{:.6},{:.4},{}",
+            "{},{},{},{:.3e},{:.3e},{},{},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{}",
             r.method,
             r.m,
             r.n,
@@ -275,7 +289,10 @@ pub fn to_csv(rows: &[TableRow]) -> String {
             r.gpu_total_s,
             r.cpu_s,
             r.speedup,
-            r.factor_failed.map_or(String::new(), |c| c.to_string())
+            r.factor_failed.map_or(String::new(), |c| c.to_string()),
+            r.torch_s.map_or(String::new(), |t| format!("{t:.6}")),
+            r.speedup_torch()
+                .map_or(String::new(), |t| format!("{t:.4}"))
         );
     }
     out
@@ -287,8 +304,8 @@ const HEADER: &str = "| m | Rel. error x⁰_sgl | Rel. error refined | Refinemen
 
 const METHOD_HEADER: &str = "| m | method | Rel. error x⁰_sgl | Rel. error refined | Refinement \
                              iterations | GPU x⁰_sgl (s) | GPU refine (s) | GPU total (s) | CPU (s) \
-                             | Speed-up |\n\
-                             |---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+                             | Speed-up | torch f64 GPU (s) | Speed-up vs torch |\n\
+                             |---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 
 /// The table in Markdown with the paper's columns, followed by the paper's own numbers.
 /// `device` names the GPU and CPU measured.
@@ -302,6 +319,9 @@ pub fn to_markdown(
         "## Table {}: {}\n\nMeasured here: {device}. n = 2m; ε = {:e}, at most {} iterations, \
          {} format; relative errors against x_CPU (faer, f64); CPU time is faer's f64 solve \
          (forming AD²Aᵀ, Cholesky, substitutions), best of three; speed-up = CPU / GPU total. \
+         torch f64 GPU is torch in double on the same GPU from host arrays (C = (A·d)·Aᵀ, \
+         Cholesky, both solves, x back; median after a warm-up, `scripts/vendor_baseline.py \
+         --wls`; — where not measured), speed-up vs torch = torch / GPU total. \
          `faithful` is the paper's method (rasterized passes); `tiled` forms and factors AD²Aᵀ \
          with compute shaders; refinement runs the same way for both.\n\n",
         kind.number(),
@@ -319,7 +339,7 @@ pub fn to_markdown(
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {:.2e} | {:.2e} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {:.2e} | {:.2e} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.m,
             r.method,
             r.x0_error,
@@ -329,7 +349,9 @@ pub fn to_markdown(
             short(r.refine_s),
             short(r.gpu_total_s),
             short(r.cpu_s),
-            short(r.speedup)
+            short(r.speedup),
+            r.torch_s.map_or("—".into(), short),
+            r.speedup_torch().map_or("—".into(), short)
         );
     }
     let _ = write!(
@@ -382,6 +404,7 @@ pub fn write_tables(
     out_dir: &Path,
     options: &SolveOptions,
     seed: u64,
+    torch_s: &dyn Fn(usize) -> Option<f64>,
 ) -> Result<Tables> {
     if sizes.is_empty() {
         return Err(Error::from(InputError::InvalidOption(
@@ -402,7 +425,10 @@ pub fn write_tables(
     );
     let mut files = Vec::new();
     for kind in [ProblemKind::Random, ProblemKind::IllConditioned] {
-        let rows = table(gpu, kind, sizes, options, seed)?;
+        let mut rows = table(gpu, kind, sizes, options, seed)?;
+        for r in &mut rows {
+            r.torch_s = torch_s(r.m);
+        }
         let stem = format!("table{}", kind.number());
         for (ext, text) in [
             ("md", to_markdown(kind, &rows, &device, options)),
@@ -436,6 +462,7 @@ mod tests {
             gpu_total_s: 0.51,
             cpu_s: 0.001,
             speedup: 0.002,
+            torch_s: Some(0.102),
         };
         let csv = to_csv(&[row, row]);
         assert_eq!(csv.lines().count(), 3);
@@ -456,6 +483,12 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| 2048 | 1.13e-1 | 3.41e-10 | 15 |"), "{md}");
+        // torch's time and the speed-up against it: 0.102 / 0.51.
+        assert!(md.contains("| 0.10 | 0.20 |"), "{md}");
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(",0.102000,0.2000"),
+            "{csv}"
+        );
     }
 
     #[test]
@@ -467,7 +500,7 @@ mod tests {
             line.starts_with("tiled,4096,8192,NaN,NaN,0,false,"),
             "{line}"
         );
-        assert!(line.ends_with(",3903"), "{line}");
+        assert!(line.ends_with(",3903,,"), "{line}");
         let md = to_markdown(
             ProblemKind::IllConditioned,
             &[row],
