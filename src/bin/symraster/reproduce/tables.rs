@@ -184,8 +184,8 @@ pub const PAPER_TABLE_2: &[PaperRow] = &[
     paper_row(2048, 1.13e-1, 3.41e-10, 15, [3.00, 0.66, 3.66, 7.98, 2.18]),
 ];
 
-/// Solves the problem of kind `kind` and order m on the GPU with each of `methods` and with
-/// faer in f64 (once, best of three), and measures: one row per method.
+/// Solves the problem of kind `kind` and order m on the GPU with each of `methods` (the faster
+/// of two solves) and with faer in f64 (best of three), and measures: one row per method.
 ///
 /// Not converging is recorded in the row (`converged`), not an error; a singular matrix is.
 pub fn measure(
@@ -208,7 +208,17 @@ pub fn measure(
         .iter()
         .map(|&method| {
             let options = options.gpu(options.gpu.method(method));
-            let solution = match gpu.least_squares(&p.a, &p.d, &p.b, &options) {
+            // The faster of two solves (as the CPU's best of three): the first at a new size
+            // also pays for first-touch allocations and kernel variants compiled for it.
+            let solve = || gpu.least_squares(&p.a, &p.d, &p.b, &options);
+            let solution = match solve().and_then(|first| {
+                let second = solve()?;
+                Ok(if second.timings.total < first.timings.total {
+                    second
+                } else {
+                    first
+                })
+            }) {
                 Ok(solution) => solution,
                 // Too ill-conditioned for a single-precision factor: a row that says so.
                 Err(Error::Numerical(
@@ -318,7 +328,8 @@ pub fn to_markdown(
     let mut out = format!(
         "## Table {}: {}\n\nMeasured here: {device}. n = 2m; ε = {:e}, at most {} iterations, \
          {} format; relative errors against x_CPU (faer, f64); CPU time is faer's f64 solve \
-         (forming AD²Aᵀ, Cholesky, substitutions), best of three; speed-up = CPU / GPU total. \
+         (forming AD²Aᵀ, Cholesky, substitutions), best of three; GPU times are the faster of \
+         two solves; speed-up = CPU / GPU total. \
          torch f64 GPU is torch in double on the same GPU from host arrays (C = (A·d)·Aᵀ, \
          Cholesky, both solves, x back; median after a warm-up, `scripts/vendor_baseline.py \
          --wls`; — where not measured), speed-up vs torch = torch / GPU total. \
