@@ -503,17 +503,26 @@ macro_rules! elementwise {
 elementwise!(Add, add, +, "The entrywise sum; panics where the shapes differ.");
 elementwise!(Sub, sub, -, "The entrywise difference; panics where the shapes differ.");
 
-impl<T: Copy + Into<f64>> Matrix<T> {
-    /// The largest |entry| (0 for an empty matrix; NaN where an entry is NaN).
+impl<T: Copy + Into<f64> + Sync> Matrix<T> {
+    /// The largest |entry| (0 for an empty matrix; NaN where an entry is NaN), on all cores
+    /// for large matrices.
     pub fn max_abs(&self) -> f64 {
-        self.data.iter().fold(0.0, |m: f64, &v| {
-            let v: f64 = v.into();
+        use rayon::prelude::*;
+        let nan_max = |m: f64, v: f64| {
             if v.is_nan() || m.is_nan() {
                 f64::NAN
             } else {
                 m.max(v.abs())
             }
-        })
+        };
+        let max = |c: &[T]| c.iter().fold(0.0, |m, &v| nan_max(m, v.into()));
+        if self.data.len() <= 1 << 16 {
+            return max(&self.data);
+        }
+        self.data
+            .par_chunks(1 << 16)
+            .map(max)
+            .reduce(|| 0.0, nan_max)
     }
 }
 
@@ -584,6 +593,20 @@ mod tests {
             assert_eq!(m.par_map(|v| (v * 3.0) as f32), m.map(|v| (v * 3.0) as f32));
             assert_eq!(m.to_f32().to_f64(), m.map(|v| f64::from(v as f32)));
         }
+    }
+
+    #[test]
+    fn max_abs_and_norm_agree_below_and_above_the_parallel_size() {
+        for (rows, cols) in [(3, 5), (700, 600)] {
+            let mut m = Matrix::from_fn(rows, cols, |i, j| ((i * cols + j) % 97) as f64 - 48.5);
+            m[(rows - 1, 1)] = -1e3;
+            assert_eq!(m.max_abs(), 1e3);
+            let serial = m.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!((m.frobenius_norm() - serial).abs() <= 1e-12 * serial);
+            m[(rows / 2, 0)] = f64::NAN;
+            assert!(m.max_abs().is_nan(), "a NaN entry makes the maximum NaN");
+        }
+        assert_eq!(Matrix::<f64>::from_fn(0, 0, |_, _| 1.0).max_abs(), 0.0);
     }
 
     #[test]

@@ -91,7 +91,7 @@ impl Operator<'_> {
             }
             .into());
         }
-        let max = x.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let max = x.max_abs();
         let scaled: f64 = x.as_slice().iter().map(|v| (v / max) * (v / max)).sum();
         Ok(max * scaled.sqrt())
     }
@@ -132,11 +132,13 @@ fn trace_and_distance_from_minus_identity(ak: &Matrix<f32>) -> (f64, f64) {
     (trace, rows.iter().map(|r| r.1).sum::<f64>().sqrt())
 }
 
-/// Whether `q` equals its transpose exactly (compared in 64 x 64 blocks, for the cache).
+/// Whether `q` equals its transpose exactly (compared in 64 x 64 blocks, for the cache; block
+/// rows on all cores).
 fn is_symmetric(q: &Matrix<f64>) -> bool {
+    use rayon::prelude::*;
     let n = q.rows();
     let s = q.as_slice();
-    (0..n).step_by(64).all(|i0| {
+    (0..n.div_ceil(64)).into_par_iter().map(|b| b * 64).all(|i0| {
         (0..=i0).step_by(64).all(|j0| {
             (i0..(i0 + 64).min(n)).all(|i| (j0..(j0 + 64).min(i)).all(|j| s[i * n + j] == s[j * n + i]))
         })
@@ -207,7 +209,7 @@ pub fn solve_continuous_lyapunov(
     phase(inv, start, "A and Q up");
     let norm_a = a.frobenius_norm();
     let relative = |norm: f64, norm_x: f64| norm / (norm_a * norm_x).max(f64::MIN_POSITIVE);
-    let q_max = q.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let q_max = q.max_abs();
     if q_max == 0.0 {
         return Ok(Lyapunov {
             x: Matrix::from_fn(n, n, |_, _| 0.0),

@@ -76,7 +76,7 @@ pub fn iterate(
     let mut perm: Buffer<u32> =
         Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
     let mut norm_x = a.frobenius_norm();
-    let mut max_x = a.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut max_x = a.max_abs();
     let mut scale = scaling;
     let mut previous = f64::INFINITY;
     let mut inverses = Vec::new();

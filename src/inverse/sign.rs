@@ -73,7 +73,7 @@ pub struct Sign {
 /// The power of two 2^k that brings the largest |entry| of `a` into [1, 2): scaling by it is
 /// exact, and sign(2^k·A) = sign(A), Lyapunov's X scales by 2^-k. 1 for a zero matrix.
 pub fn power_of_two_scale(a: &Matrix<f64>) -> f64 {
-    let max = a.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let max = a.max_abs();
     if max == 0.0 || !max.is_finite() {
         return 1.0;
     }
