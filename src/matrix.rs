@@ -174,6 +174,16 @@ impl Matrix<f64> {
         self.par_map(|x| x as f32)
     }
 
+    /// `self` times `c`, borrowed as it is where `c` is 1 (no copy of a large input for the
+    /// power-of-two scalings that are usually exact no-ops).
+    pub fn scaled(&self, c: f64) -> std::borrow::Cow<'_, Matrix<f64>> {
+        if c == 1.0 {
+            std::borrow::Cow::Borrowed(self)
+        } else {
+            std::borrow::Cow::Owned(self.par_map(|v| v * c))
+        }
+    }
+
     /// Frobenius norm. Large matrices are summed in fixed chunks on all cores and the chunk
     /// sums added in order, so the result does not depend on the thread count.
     pub fn frobenius_norm(&self) -> f64 {

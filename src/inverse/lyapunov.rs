@@ -167,7 +167,7 @@ pub fn solve_continuous_lyapunov(
     // A and Q scaled by powers of two (exact) to largest entries in [1, 2): the f32 iteration
     // then neither overflows nor underflows, and X = (sa/sq)·X' of the scaled equation, exactly.
     let (sa, sq) = (power_of_two_scale(a), power_of_two_scale(q));
-    let (a, q) = (&a.par_map(|v| v * sa), &q.par_map(|v| v * sq));
+    let (a, q) = (&*a.scaled(sa), &*q.scaled(sq));
     let options = super::SignOptions::default();
     let start = std::time::Instant::now();
     let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
@@ -250,7 +250,11 @@ pub fn solve_continuous_lyapunov(
     phase(inv, start, "X down");
     let unscale = sa / sq;
     Ok(Lyapunov {
-        x: x.par_map(|v| v * unscale),
+        x: if unscale == 1.0 {
+            x
+        } else {
+            x.par_map(|v| v * unscale)
+        },
         iterations: run.iterations,
         residuals,
     })

@@ -170,7 +170,7 @@ pub(crate) fn converged(delta: f64, previous: f64) -> bool {
 pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sign> {
     check_input("A", a, Kind::General)?;
     let scale = power_of_two_scale(a);
-    let a = &a.par_map(|v| v * scale);
+    let a = &*a.scaled(scale);
     let mut work = DoubleWork::new(inv, a.rows())?;
     let (s, polish_steps, residual, iterations) = if options.refine_inverses {
         let (x, iterations) = iterate_on_host(inv, &mut work, a, options)?;
