@@ -272,16 +272,6 @@ fn large_tile_products_match_faer() {
 }
 
 #[test]
-fn deep_single_buffered_tile_products_match_faer() {
-    every_shape(Some(DoubleTile::Deep));
-}
-
-#[test]
-fn wide_tile_products_match_faer() {
-    every_shape(Some(DoubleTile::Wide));
-}
-
-#[test]
 fn operands_with_no_unit_stride_match_faer() {
     let _serial = serial();
     let gpu = common::gpu();

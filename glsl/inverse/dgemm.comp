@@ -5,10 +5,10 @@
 // D = C, beta = 1, gamma = 0). Tile sizes come as #defines (src/inverse/double.rs,
 // DoubleTile): BM x BN entries of C per work group of WG_X x WG_Y invocations, each holding
 // TM x TN of them in registers (rows ty + WG_Y·u, columns tx + WG_X·v), depth slices of BK
-// through shared memory, in BUFFERS (2 or 1) buffers. Each slice is staged with consecutive invocations on consecutive
+// through shared memory. Each slice is staged with consecutive invocations on consecutive
 // addresses whichever stride of the operand is 1 (a uniform choice), fetched into registers
 // while the slice before it is multiplied out of the other of two shared buffers (one barrier
-// per slice; with one buffer, a barrier before and after each staging); entry (k, r) of a shared slice sits at column r ^ swizzle(k), so the depth-major
+// per slice); entry (k, r) of a shared slice sits at column r ^ swizzle(k), so the depth-major
 // stores of a half-warp fall on distinct 64-bit banks (and the row reads stay on 16 distinct
 // ones) without padding: both buffers of the largest tile then fill GL's least maximum of
 // 32 KiB of shared memory (llvmpipe's). Bounds are checked only in tiles over
@@ -52,8 +52,8 @@ uniform int sums;
 #define A_LOADS (BM * BK / THREADS)
 #define B_LOADS (BK * BN / THREADS)
 
-shared double As[BUFFERS][BK][BM];
-shared double Bs[BUFFERS][BK][BN];
+shared double As[2][BK][BM];
+shared double Bs[2][BK][BN];
 
 // The next slice, in registers while the current one is multiplied.
 double pa[A_LOADS];
@@ -126,7 +126,7 @@ void main() {
     stage(tid, 0u);
     barrier();
     for (uint s = 0u; s < slices; ++s) {
-        uint cur = BUFFERS == 2u ? s & 1u : 0u;
+        uint cur = s & 1u;
         bool more = s + 1u < slices;
         if (more) {
             uint ks = k0 + (s + 1u) * BK;
@@ -144,14 +144,8 @@ void main() {
             for (uint u = 0u; u < TM; ++u)
                 for (uint v = 0u; v < TN; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);
         }
-#if BUFFERS == 2
         // The other buffer was last read in the slice before, ahead of the last barrier.
         if (more) stage(tid, cur ^ 1u);
-#else
-        // One buffer: every read of this slice done before it is overwritten.
-        barrier();
-        if (more) stage(tid, 0u);
-#endif
         barrier();
     }
     double al = packDouble2x32(uvec2(alpha_lo, alpha_hi));

@@ -27,11 +27,6 @@ pub enum DoubleTile {
     Medium,
     /// 128 x 128, 8 x 8 per invocation, depth slices of 8.
     Large,
-    /// 128 x 64, 8 x 4 per invocation, depth slices of 16 through one shared buffer (half the
-    /// slices, and barriers, of `Medium`, in the same shared memory).
-    Deep,
-    /// 64 x 128, 4 x 8 per invocation, depth slices of 8 (`Medium` turned: wider rows of B).
-    Wide,
 }
 
 /// A tile's sizes: BM x BN per work group, TM x TN per invocation, depth slices of BK.
@@ -42,37 +37,19 @@ struct TileShape {
     tm: usize,
     tn: usize,
     bk: usize,
-    /// Shared buffers per operand: 2 (the next slice staged while this one is multiplied, one
-    /// barrier per slice) or 1 (two barriers per slice).
-    buffers: usize,
 }
 
 impl DoubleTile {
     /// Every tile, smallest first.
-    pub const ALL: [DoubleTile; 5] = [
-        DoubleTile::Small,
-        DoubleTile::Medium,
-        DoubleTile::Large,
-        DoubleTile::Deep,
-        DoubleTile::Wide,
-    ];
+    pub const ALL: [DoubleTile; 3] = [DoubleTile::Small, DoubleTile::Medium, DoubleTile::Large];
 
     fn shape(self) -> TileShape {
-        let (bm, bn, tm, tn, bk, buffers) = match self {
-            DoubleTile::Small => (64, 64, 4, 4, 16, 2),
-            DoubleTile::Medium => (128, 64, 8, 4, 8, 2),
-            DoubleTile::Large => (128, 128, 8, 8, 8, 2),
-            DoubleTile::Deep => (128, 64, 8, 4, 16, 1),
-            DoubleTile::Wide => (64, 128, 4, 8, 8, 2),
+        let (bm, bn, tm, tn, bk) = match self {
+            DoubleTile::Small => (64, 64, 4, 4, 16),
+            DoubleTile::Medium => (128, 64, 8, 4, 8),
+            DoubleTile::Large => (128, 128, 8, 8, 8),
         };
-        TileShape {
-            bm,
-            bn,
-            tm,
-            tn,
-            bk,
-            buffers,
-        }
+        TileShape { bm, bn, tm, tn, bk }
     }
 
     /// Rows of C per work group.
@@ -116,8 +93,6 @@ impl DoubleTile {
             DoubleTile::Small => "64x64",
             DoubleTile::Medium => "128x64",
             DoubleTile::Large => "128x128",
-            DoubleTile::Deep => "128x64k16",
-            DoubleTile::Wide => "64x128",
         }
     }
 
@@ -126,7 +101,7 @@ impl DoubleTile {
         let s = self.shape();
         format!(
             "#version 430\n#define WG_X {}\n#define WG_Y {}\n#define BM {}u\n#define BN {}u\n\
-             #define TM {}u\n#define TN {}u\n#define BK {}u\n#define BUFFERS {}u\n{}",
+             #define TM {}u\n#define TN {}u\n#define BK {}u\n{}",
             s.bn / s.tn,
             s.bm / s.tm,
             s.bm,
@@ -134,7 +109,6 @@ impl DoubleTile {
             s.tm,
             s.tn,
             s.bk,
-            s.buffers,
             crate::compute_kernels::DGEMM.source
         )
     }
@@ -143,7 +117,7 @@ impl DoubleTile {
 /// The f64 product's programs, one per [`DoubleTile`], and the f64 ↔ f32 conversions
 /// ([`super::convert`]), each compiled on first use.
 pub struct DoublePrograms {
-    programs: [OnceCell<ComputeProgram>; 5],
+    programs: [OnceCell<ComputeProgram>; 3],
     convert: OnceCell<ComputeProgram>,
 }
 
@@ -571,9 +545,8 @@ mod tests {
             assert!(s.bm * s.bk >= threads, "{tile:?}");
             // The swizzle: rows of whole 16-double bank groups, 16/BK columns per half-warp.
             assert!(s.bm % 16 == 0 && s.bn % 16 == 0 && 16 % s.bk == 0, "{tile:?}");
-            // The buffers of both slices within GL's least maximum of shared memory.
-            assert!(s.buffers * s.bk * (s.bm + s.bn) * 8 <= 32768, "{tile:?}");
-            assert!(s.buffers == 1 || s.buffers == 2, "{tile:?}");
+            // Two buffers of both slices within GL's least maximum of shared memory.
+            assert!(2 * s.bk * (s.bm + s.bn) * 8 <= 32768, "{tile:?}");
         }
     }
 
