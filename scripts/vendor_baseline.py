@@ -313,7 +313,8 @@ def newton(a32, keep):
 def torch_sign(a64):
     """sign(A) as src/inverse/sign.rs with refine_inverses off (examples/sign_timing.rs): f32
     Newton iteration, then Newton-Schulz polish S <- S + S(I - S^2)/2 in f64 while ||I - S^2||
-    drops, stopping after the first step that does not halve it, then ||AS - SA||_F / (||A|| ||S||)
+    drops and is above eps*sqrt(n) (= eps*||I||_F), stopping after the first step that does not
+    halve it, then ||AS - SA||_F / (||A|| ||S||)
     in f64."""
     a64 = a64 * power_of_two_scale(a64)
     x, _ = newton(a64.float(), False)
@@ -321,8 +322,9 @@ def torch_sign(a64):
     eye = torch.eye(s.shape[0], dtype=torch.float64, device=s.device)
     e = eye - s @ s
     r = torch.linalg.matrix_norm(e).item()
+    done = np.finfo(np.float64).eps * np.sqrt(s.shape[0])
     for _ in range(POLISH_STEPS):
-        if r >= 1:
+        if r >= 1 or r <= done:
             break
         nxt = s + 0.5 * (s @ e)
         e_next = eye - nxt @ nxt

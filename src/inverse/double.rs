@@ -438,8 +438,8 @@ impl DoubleWork {
     }
 
     /// Newton-Schulz steps S ← S + S·E/2 with E = I − S² on the device, while ‖E‖_F drops
-    /// (from below 1), stopping after the first step that no longer halves it (the quadratic
-    /// convergence has reached rounding): S uploaded from `x`, left in `self.x`; returns S,
+    /// (from below 1) and is above ε·‖I‖_F, stopping after the first step that no longer
+    /// halves it (the quadratic convergence has reached rounding): S uploaded from `x`, left in `self.x`; returns S,
     /// the steps and the final ‖I − S²‖_F.
     pub fn polish(
         &mut self,
@@ -465,7 +465,9 @@ impl DoubleWork {
         };
         let mut r = involution(self, &self.x)?;
         let mut steps = 0;
-        while steps < max_steps && r < 1.0 {
+        // Done once S is an involution to working precision: ‖I − S²‖_F at most ε·‖I‖_F.
+        let done = f64::EPSILON * (self.x.n as f64).sqrt();
+        while steps < max_steps && r < 1.0 && r > done {
             let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
                 .alpha(0.5)
                 .plus(1.0, self.x.op(false));
