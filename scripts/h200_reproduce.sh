@@ -15,9 +15,10 @@ fig9=256,512,768,1024,1280,1536,1792,2048,2304,2560,2816,3072,3328,3584,3840,409
 big=512,1024,2048,4096,8192,16384
 [ -n "${NO_VENDOR:-}" ] || timeout 90 python3 scripts/vendor_baseline.py --fig8 "$fig8,$big" --fig9 "$fig9,$big" \
     --inverse "$big" --reps 5 --out "$out/vendor.csv" 2>&1 | tail -1
-# torch f64's least-squares times at the tables' sizes, merged into vendor.csv for their columns.
-[ -n "${NO_VENDOR:-}" ] || timeout 90 python3 scripts/vendor_baseline.py --wls 512,1024,1536,2048,4096 \
-    --reps 3 --out "$out/vendor.csv" 2>&1 | tail -1
+# torch f64's least-squares times at the tables' sizes (their torch columns) and cuBLAS SSYRK's
+# (the throughput figure's SSYRK line), merged into vendor.csv.
+[ -n "${NO_VENDOR:-}" ] || timeout 120 python3 scripts/vendor_baseline.py --wls 512,1024,1536,2048,4096 \
+    --syrk "$fig8,$big" --reps 3 --out "$out/vendor.csv" 2>&1 | tail -1
 for part in ${PARTS:-fig8:60 fig9:150 tables:100 throughput:150 inversion:240}; do
     name=${part%%:*}
     limit=${part##*:}

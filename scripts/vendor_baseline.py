@@ -46,6 +46,9 @@ and merges the rows `wls,m,seconds,label` into --out (other rows kept), where `r
 Tables 1-2 find them for their torch columns.
 
     python3 scripts/vendor_baseline.py --wls 512,1024,1536,2048,4096 --out figures/h200/vendor.csv
+
+--syrk SIZES likewise merges cuBLAS SSYRK's times (op syrk: the lower triangle of b·bᵀ, b = A·sqrt(d),
+n = 2m; CuPy, CUDA events) for the throughput figure's SSYRK line.
 """
 import argparse
 import os
@@ -258,17 +261,44 @@ def wls_rows(args):
             times.append(time.perf_counter() - t)
         rows.append(f"wls,{m},{statistics.median(times):.6e},{label}")
         print(rows[-1], file=sys.stderr, flush=True)
+    merge_rows(args.out, "wls", rows)
+
+
+def syrk_rows(args):
+    """--syrk: cuBLAS SSYRK's time per m (lower triangle of b·bᵀ with b = A·sqrt(d), n = 2m,
+    CuPy, CUDA events, TF32 off), merged into --out as op syrk for the throughput figure."""
+    import cupy
+    import cupy.cublas
+    label = f"cuBLAS SSYRK via CuPy {cupy.__version__}"
+    rng = np.random.default_rng(1)
+    rows = []
+    for m in sizes(args.syrk):
+        n = 2 * m
+        a = cupy.asarray(rng.random((m, n), dtype=np.float32))
+        d = cupy.asarray(rng.random(n, dtype=np.float32) + 0.5)
+        b = a * cupy.sqrt(d)
+        c = cupy.zeros((m, m), dtype=cupy.float32)
+        ms = cuda_ms(lambda: cupy.cublas.syrk("N", b, out=c, lower=True), args.reps)
+        rows.append(f"syrk,{m},{ms / 1e3:.6e},{label}")
+        print(rows[-1], file=sys.stderr, flush=True)
+        del a, b, c
+        cupy.get_default_memory_pool().free_all_blocks()
+    merge_rows(args.out, "syrk", rows)
+
+
+def merge_rows(path, op, rows):
+    """Replaces the rows of `op` in the vendor CSV at `path` (created if missing) by `rows`."""
     kept = []
-    if os.path.exists(args.out):
-        with open(args.out) as f:
-            kept = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("wls,")]
+    if os.path.exists(path):
+        with open(path) as f:
+            kept = [line.rstrip("\n") for line in f if line.strip() and not line.startswith(op + ",")]
     if not kept:
         kept = ["op,m,seconds,label"]
-    tmp = args.out + ".partial"
+    tmp = path + ".partial"
     with open(tmp, "w") as f:
         f.write("\n".join(kept + rows) + "\n")
-    os.replace(tmp, args.out)
-    print(f"merged {len(rows)} wls rows into {args.out}", file=sys.stderr)
+    os.replace(tmp, path)
+    print(f"merged {len(rows)} {op} rows into {path}", file=sys.stderr)
 
 
 def power_of_two_scale(a):
@@ -521,9 +551,13 @@ def main():
     p.add_argument("--applications-out", default="figures/h200/applications.csv")
     p.add_argument("--batched", default="", help="N:B pairs for the batched least-squares comparison")
     p.add_argument("--wls", default="", help="orders m for the tables' torch f64 least-squares times (merged into --out)")
+    p.add_argument("--syrk", default="", help="orders m for cuBLAS SSYRK's times (n = 2m; merged into --out)")
     args = p.parse_args()
-    if args.wls:
-        wls_rows(args)
+    if args.wls or args.syrk:
+        if args.wls:
+            wls_rows(args)
+        if args.syrk:
+            syrk_rows(args)
         return
     if args.apps or args.apps_spd:
         apps(args)

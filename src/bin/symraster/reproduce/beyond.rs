@@ -143,6 +143,9 @@ struct RatePoint {
     tiled_rfp: Option<f64>,
     cpu: Option<f64>,
     vendor: Option<f64>,
+    /// The vendor's lower-triangle-only operation (cuBLAS SSYRK for the assembly), where
+    /// `vendor.csv` has it.
+    vendor_lower: Option<f64>,
 }
 
 macro_rules! rate_figure {
@@ -191,13 +194,21 @@ macro_rules! rate_figure {
                     value: |p: &RatePoint| p.vendor,
                     curve: Some(Label::Vendor($vendor)),
                 },
+                Column {
+                    header: "vendor_lower_gflops",
+                    value: |p: &RatePoint| p.vendor_lower,
+                    curve: Some(Label::Fixed(
+                        "vendor library: cuBLAS SSYRK fp32, lower triangle (CuPy)",
+                    )),
+                },
             ],
         }
     };
 }
 
 /// Assembly's throughput: useful flops m(m+1)·n (the lower triangle with the diagonal, a
-/// multiply and an add per term) for every line, the vendor's full product included.
+/// multiply and an add per term) for every line, the vendor's full product included; cuBLAS
+/// SSYRK (the same lower-triangle operation as ours) from `vendor.csv`'s `syrk` rows.
 const THROUGHPUT_ASSEMBLY: Figure<RatePoint> =
     rate_figure!("throughput_assembly", "CPU faer f32", "torch fp32 (A·d)·Aᵀ");
 /// Cholesky's throughput: m³/3 flops.
@@ -272,6 +283,7 @@ pub fn throughput(
             tiled_rfp: rate(flops, tiled_rfp),
             cpu: rate(flops, cpu),
             vendor: rate(flops, vendor_time(vendor, "assembly", m)),
+            vendor_lower: rate(flops, vendor_time(vendor, "syrk", m)),
         });
 
         let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
@@ -314,6 +326,7 @@ pub fn throughput(
             tiled_rfp: rate(flops, tiled_rfp),
             cpu: rate(flops, cpu),
             vendor: rate(flops, vendor_time(vendor, "cholesky", m)),
+            vendor_lower: None,
         });
     }
     let device = &gpu.info().renderer;
