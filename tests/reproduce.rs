@@ -279,7 +279,8 @@ fn throughput_and_inversion_figures() {
     std::fs::write(
         dir.path().join("vendor.csv"),
         "op,m,seconds,label\nassembly,16,1e-5,torch test\ncholesky,32,2e-5,torch test\n\
-         inverse_general,16,1e-5,torch test\ninverse_spd,32,1e-5,torch test\n",
+         inverse_general,16,1e-5,torch test\ninverse_spd,32,1e-5,torch test\n\
+         syrk,16,2e-5,cupy test\n",
     )
     .unwrap();
     for only in ["throughput", "inversion"] {
@@ -332,4 +333,11 @@ fn throughput_and_inversion_figures() {
     let vendor = h.iter().position(|c| c == "vendor_gflops").unwrap();
     // 16·17·32 flops in 1e-5 s.
     assert_eq!(rows[0][vendor], "8.704000e-1");
+    // cuBLAS SSYRK's line from the syrk row: the same flops in 2e-5 s; none for Cholesky.
+    let syrk = h.iter().position(|c| c == "vendor_lower_gflops").unwrap();
+    assert_eq!(rows[0][syrk], "4.352000e-1");
+    assert_svg_and_png(&dir.path().join("throughput_assembly"), &["cuBLAS SSYRK"]);
+    let (h, rows) = read_csv(&dir.path().join("throughput_cholesky.csv"));
+    let syrk = h.iter().position(|c| c == "vendor_lower_gflops").unwrap();
+    assert!(rows.iter().all(|r| r[syrk].is_empty()), "{rows:?}");
 }
