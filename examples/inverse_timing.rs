@@ -95,7 +95,10 @@ fn main() -> anyhow::Result<()> {
                 t.gflops
             );
         }
-        for kind in [Kind::General, Kind::Spd].into_iter().filter(|_| !general_only) {
+        for kind in [Kind::General, Kind::Spd]
+            .into_iter()
+            .filter(|_| !general_only)
+        {
             let ms = faer_ms(kind, s);
             println!(
                 "{},faer-cpu,-,{},-,-,{:.3},{:.3},-,-",
