@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Issue 26's block updates on the GPU machine: the general inverses (Gauss-Jordan and LU) at
 # 1024, 4096 and 8192 with the earlier tiled products and with the rank-b kernel
-# (src/inverse/rank.rs: its tile by size, 64 x 64 and 128 x 128), GL timer queries; the residual
-# of each inverse estimated at 1024 and 4096; then one traced run at 4096 on the rank kernel
-# (RUST_LOG=symraster::inverse=trace: GPU time per launch group, stderr kept). From the
+# (src/inverse/rank.rs: its tile by size, 64 x 64 and 128 x 128), and the LU's L⁻¹ by the
+# solve with the identity (earlier) and by the triangular inverse (src/inverse/lu.rs), GL timer
+# queries (the panel column reads pivoting/chunk/block/update/lower; Gauss-Jordan does not
+# depend on `lower`); the residual of each inverse estimated at 1024 and 4096; then one traced
+# run at 4096 with the defaults (rank, triangular; RUST_LOG=symraster::inverse=trace: GPU time
+# per launch group, stderr kept). The earlier path is products/solve, the new rank/triangular.
+# From the
 # repository root with the release example carried in .k25/ex/:
 #
 #     bash scripts/h200_inverse_update.sh
 #
-# writes under $OUT: inverse_update.csv (columns of examples/inverse_timing.rs; `panel` ends in
-# the update kernel's name), inverse_update_check.csv (the same at 1024 and 4096 with column
+# writes under $OUT: inverse_update.csv (columns of examples/inverse_timing.rs),
+# inverse_update_check.csv (the same at 1024 and 4096 with column
 # `residual`), inverse_update_trace.csv and inverse_update_trace.log (the trace), and
 # inverse_update_summary.txt (the trace's per-block GPU µs summed by kind).
 set -u
@@ -18,13 +22,15 @@ ex=${EXAMPLES:-.k25/ex}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv > "$out/inverse_update_gpu.txt" 2>&1
 updates=products,rank,rank64,rank128
-timeout 300 "$ex/inverse_timing" 1024 4096 8192 --general --update "$updates" \
+timeout 270 "$ex/inverse_timing" 1024 4096 8192 --general --update "$updates" \
+    --lower solve,triangular \
     > "$out/inverse_update.csv" 2> "$out/inverse_update.log"
 echo "timing: exit $?"
-timeout 120 "$ex/inverse_timing" 1024 4096 --general --check --update products,rank \
+timeout 130 "$ex/inverse_timing" 1024 4096 --general --check --update products,rank \
+    --lower solve,triangular \
     > "$out/inverse_update_check.csv" 2> "$out/inverse_update_check.log"
 echo "check: exit $?"
-RUST_LOG=symraster::inverse=trace timeout 120 "$ex/inverse_timing" 4096 --general --update rank \
+RUST_LOG=symraster::inverse=trace timeout 90 "$ex/inverse_timing" 4096 --general --update rank \
     > "$out/inverse_update_trace.csv" 2> "$out/inverse_update_trace.log"
 echo "trace: exit $?"
 # Per kind of traced launch group ("block update at 128: 52.1 µs" -> "block update"), the sum

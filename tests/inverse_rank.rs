@@ -8,6 +8,8 @@ mod common;
 
 use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
+use symraster::internal::GpuInternals;
+use symraster::inverse::lu::LowerInverse;
 use symraster::inverse::panel::{PanelSettings, PivotWork};
 use symraster::inverse::rank::{BlockUpdate, RankProduct, RankTile, rank_update};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje};
@@ -246,6 +248,39 @@ fn inverses_on_each_block_update_match_f64() {
     }
 }
 
+/// The LU inverse with L⁻¹ by the solve with the identity and by the triangular inverse, on
+/// this device's kernels and on the GPUs' (shared-memory tiles: the diagonal blocks inverted
+/// in one launch and joined by products).
+#[test]
+fn lu_inverses_with_each_lower_inverse_match_f64() {
+    let gpu = common::gpu();
+    let gpu_tiles = symraster::tiled::KernelConfig::GPU;
+    for lower in [LowerInverse::Solve, LowerInverse::Triangular] {
+        let panel = PanelSettings {
+            lower,
+            ..PanelSettings::default()
+        };
+        for inv in [
+            Inverter::new(&gpu).unwrap().with_panel(panel),
+            Inverter::with_config(gpu.context(), gpu_tiles)
+                .unwrap()
+                .with_panel(panel),
+        ] {
+            for n in [1, 2, 3, 63, 64, 65, 127, 129, 200, 300] {
+                let a = general(n, 90 + n as u64);
+                let x = inverse::invert(&inv, &a.to_f32(), Kind::General, Method::Lu).unwrap();
+                let what = format!(
+                    "{lower:?} n {n} (blocks inverted: {})",
+                    inv.tiled().solves_by_inverses()
+                );
+                let r = residual(&a, &x);
+                assert!(r < residual_bound(n), "{what}: residual {r}");
+                check_forward(&a, &x, &what);
+            }
+        }
+    }
+}
+
 /// Blocks of 32 and 48 (the last block narrower), so block rows and the split fall off the
 /// tile and vec4 boundaries.
 #[test]
@@ -312,6 +347,10 @@ fn block_update_names_round_trip() {
     }
     assert_eq!(BlockUpdate::from_name("gemm"), None);
     assert_eq!(PanelSettings::default().update, BlockUpdate::Rank);
+    assert_eq!(PanelSettings::default().lower, LowerInverse::Triangular);
+    for l in [LowerInverse::Solve, LowerInverse::Triangular] {
+        assert_eq!(LowerInverse::from_name(l.name()), Some(l));
+    }
     // Deep updates stay on the tiled product.
     assert_eq!(BlockUpdate::Rank.tile(4096, 4096, 1024), None);
     assert_eq!(

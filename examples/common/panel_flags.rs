@@ -1,9 +1,11 @@
 //! The general inverses' panel flags of the timing examples (issue 26's tuning): `--pivoting
 //! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
 //! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128` (the
-//! kernel of the block updates: src/inverse/rank.rs); each takes a comma-separated list and
-//! every combination runs. The other arguments are the orders.
+//! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular` (how the LU
+//! inverse forms L⁻¹: src/inverse/lu.rs); each takes a comma-separated list and every
+//! combination runs. The other arguments are the orders.
 
+use symraster::inverse::lu::LowerInverse;
 use symraster::inverse::panel::{PanelSettings, Pivoting};
 use symraster::inverse::rank::BlockUpdate;
 
@@ -16,6 +18,7 @@ pub fn parse(
     let mut chunk: Vec<usize> = vec![];
     let mut block: Vec<Option<usize>> = vec![];
     let mut update: Vec<BlockUpdate> = vec![];
+    let mut lower: Vec<LowerInverse> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -35,9 +38,12 @@ pub fn parse(
                 "update" => update.push(BlockUpdate::from_name(v).ok_or_else(|| {
                     anyhow::anyhow!("--update takes products, rank, rank64 or rank128, not {v}")
                 })?),
-                _ => {
-                    anyhow::bail!("unknown flag --{flag} (--pivoting, --chunk, --block, --update)")
-                }
+                "lower" => lower.push(LowerInverse::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!("--lower takes solve or triangular, not {v}")
+                })?),
+                _ => anyhow::bail!(
+                    "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower)"
+                ),
             }
         }
     }
@@ -51,17 +57,21 @@ pub fn parse(
     or(&mut chunk, default.chunk_rows);
     or(&mut block, default.block);
     or(&mut update, default.update);
+    or(&mut lower, default.lower);
     let mut settings = vec![];
     for &pivoting in &pivoting {
         for &chunk_rows in &chunk {
             for &block in &block {
                 for &update in &update {
-                    settings.push(PanelSettings {
-                        pivoting,
-                        chunk_rows,
-                        block,
-                        update,
-                    });
+                    for &lower in &lower {
+                        settings.push(PanelSettings {
+                            pivoting,
+                            chunk_rows,
+                            block,
+                            update,
+                            lower,
+                        });
+                    }
                 }
             }
         }
@@ -69,13 +79,14 @@ pub fn parse(
     Ok((sizes, settings))
 }
 
-/// The settings in one CSV field: pivoting/chunk/block/update ("-": the default block).
+/// The settings in one CSV field: pivoting/chunk/block/update/lower ("-": the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
-        "{}/{}/{block}/{}",
+        "{}/{}/{block}/{}/{}",
         s.pivoting.name(),
         s.chunk_rows,
-        s.update.name()
+        s.update.name(),
+        s.lower.name()
     )
 }

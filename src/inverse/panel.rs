@@ -21,6 +21,7 @@
 //! they read, so a block of two leaves costs no launch between them.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
+use super::lu::LowerInverse;
 use super::rank::{BlockUpdate, RankProduct, rank_update};
 use crate::error::Result;
 use crate::gl::Buffer;
@@ -67,8 +68,8 @@ impl Pivoting {
 
 /// The general inverses' panel choices an [`Inverter`] gives every [`PivotWork`] it makes
 /// (the timing examples compare them): the pivoting, the rows a tournament group takes first,
-/// the block size b (`None`: [`Inverter::block`]'s default) and the kernel of the block
-/// updates.
+/// the block size b (`None`: [`Inverter::block`]'s default), the kernel of the block
+/// updates, and how the LU inverse forms L⁻¹.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PanelSettings {
     /// How pivots are chosen.
@@ -79,6 +80,8 @@ pub struct PanelSettings {
     pub block: Option<usize>,
     /// The kernel of the blocks' rank-b updates (default: [`BlockUpdate::Rank`]).
     pub update: BlockUpdate,
+    /// How the LU inverse forms L⁻¹ (default: [`LowerInverse::Triangular`]).
+    pub lower: LowerInverse,
 }
 
 impl Default for PanelSettings {
@@ -88,6 +91,7 @@ impl Default for PanelSettings {
             chunk_rows: TOURNAMENT_ROWS,
             block: None,
             update: BlockUpdate::Rank,
+            lower: LowerInverse::Triangular,
         }
     }
 }
