@@ -260,11 +260,11 @@ fn lu_inverses_with_each_lower_inverse_match_f64() {
             lower,
             ..PanelSettings::default()
         };
+        let on_gpu_tiles = Inverter::with_config(gpu.context(), gpu_tiles).unwrap();
+        assert!(on_gpu_tiles.tiled().solves_by_inverses());
         for inv in [
             Inverter::new(&gpu).unwrap().with_panel(panel),
-            Inverter::with_config(gpu.context(), gpu_tiles)
-                .unwrap()
-                .with_panel(panel),
+            on_gpu_tiles.with_panel(panel),
         ] {
             for n in [1, 2, 3, 63, 64, 65, 127, 129, 200, 300] {
                 let a = general(n, 90 + n as u64);
