@@ -2,13 +2,15 @@
 //! each: kind, method, s, block, GPU ms, wall ms, GFLOP/s (standard counts). For the
 //! reproduction figure; `cargo run --release --example inverse_timing -- 1024 2048`. The
 //! general inverse's panel flags (examples/common/panel_flags.rs: `--pivoting
-//! partial,tournament --chunk 128,256 --block 64,128`) repeat the general rows per combination
-//! (column `panel`; the SPD rows run with the first).
+//! partial,tournament --chunk 128,256 --block 64,128 --update products,rank`) repeat the general
+//! rows per combination (column `panel`; the SPD rows run with the first). `--general`: the
+//! general rows only (no SPD, no CPU rows); `--check`: each general row's inverse also formed
+//! whole (upload, sweep, download) and its residual ‖I − A·X‖_F estimated (column `residual`).
 
 use faer::linalg::solvers::DenseSolveCore;
 use std::time::Instant;
 use symraster::Gpu;
-use symraster::inverse::{InverseMethod as Method, Inverter, Kind, Storage, bench};
+use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind, Storage, bench, check};
 
 #[path = "common/panel_flags.rs"]
 mod panel_flags;
@@ -37,7 +39,13 @@ fn faer_ms(kind: Kind, s: usize) -> f64 {
 
 fn main() -> anyhow::Result<()> {
     env_logger::init();
-    let (sizes, panels) = panel_flags::parse(std::env::args().skip(1))?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let general_only = args.iter().any(|a| a == "--general");
+    let check = args.iter().any(|a| a == "--check");
+    let rest = args
+        .into_iter()
+        .filter(|a| a != "--general" && a != "--check");
+    let (sizes, panels) = panel_flags::parse(rest)?;
     let sizes = if sizes.is_empty() {
         vec![128, 256, 512]
     } else {
@@ -49,7 +57,7 @@ fn main() -> anyhow::Result<()> {
         .map(|p| Ok((Inverter::new(&gpu)?.with_panel(*p), panel_flags::label(p))))
         .collect::<anyhow::Result<Vec<_>>>()?;
     println!("# {}", gpu.info().renderer);
-    println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel");
+    println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel,residual");
     for &s in &sizes {
         let general = inverters.iter().flat_map(|(inv, label)| {
             [Method::Gje, Method::Lu]
@@ -62,11 +70,21 @@ fn main() -> anyhow::Result<()> {
             (Kind::Spd, Method::Cholesky, Storage::Rfp),
         ]
         .map(|(k, m, st)| (inv0, "-", k, m, st));
+        let spd = spd.into_iter().filter(|_| !general_only);
         for (inv, label, kind, method, storage) in general.chain(spd) {
             let reps = if s <= 1024 { 3 } else { 1 };
             let t = bench::time_inverse_in(inv, kind, method, storage, s, None, reps)?;
+            let residual = if check && kind == Kind::General {
+                let a = bench::test_matrix(kind, s);
+                match inverse::invert(inv, &a, kind, method) {
+                    Ok(x) => format!("{:.3e}", check::residual_estimate(&a, &x)),
+                    Err(e) => format!("failed: {}", e.to_string().replace(',', ";")),
+                }
+            } else {
+                "-".into()
+            };
             println!(
-                "{},{},{},{},{},{:.4},{:.3},{:.3},{label}",
+                "{},{},{},{},{},{:.4},{:.3},{:.3},{label},{residual}",
                 kind.name(),
                 method.name(),
                 storage.name(),
@@ -77,10 +95,13 @@ fn main() -> anyhow::Result<()> {
                 t.gflops
             );
         }
-        for kind in [Kind::General, Kind::Spd] {
+        for kind in [Kind::General, Kind::Spd]
+            .into_iter()
+            .filter(|_| !general_only)
+        {
             let ms = faer_ms(kind, s);
             println!(
-                "{},faer-cpu,-,{},-,-,{:.3},{:.3},-",
+                "{},faer-cpu,-,{},-,-,{:.3},{:.3},-,-",
                 kind.name(),
                 s,
                 ms,

@@ -303,6 +303,19 @@ pub static PANEL_SPLIT: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// The general inverses' rank-b updates C ← β·C + α·X·Y over row-major blocks (TM, TN and
+/// VEC4 defined by src/inverse/rank.rs).
+pub static RANK_UPDATE: ComputeKernel = ComputeKernel {
+    name: "inverse/rank_update",
+    source: include_str!("../glsl/inverse/rank_update.comp"),
+    buffers: &[("CBuf", 0), ("XBuf", 1), ("YBuf", 2)],
+    uniforms: &[
+        "rows", "cols", "depth", "split", "c_off", "c_ld", "x_off", "x_ld", "y_off", "y_off2",
+        "y_ld", "alpha", "beta", "row_base",
+    ],
+    optional: &[],
+};
+
 /// Scaled, permuted or transposed copies between views.
 pub static COPY: ComputeKernel = ComputeKernel {
     name: "inverse/copy",
@@ -507,6 +520,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &TOURNAMENT,
     &LEAF_FINISH,
     &PANEL_SPLIT,
+    &RANK_UPDATE,
     &COPY,
     &NEWTON,
     &DGEMM,

@@ -40,7 +40,7 @@ fn tournament(gpu: &symraster::Gpu, chunk_rows: usize) -> Inverter {
     Inverter::new(gpu).unwrap().with_panel(PanelSettings {
         pivoting: Pivoting::Tournament,
         chunk_rows,
-        block: None,
+        ..PanelSettings::default()
     })
 }
 

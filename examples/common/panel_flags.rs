@@ -1,9 +1,13 @@
 //! The general inverses' panel flags of the timing examples (issue 26's tuning): `--pivoting
 //! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
-//! round), `--block 64,128` (the block size b); each takes a comma-separated list and every
+//! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128` (the
+//! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular` (how the LU
+//! inverse forms L⁻¹: src/inverse/lu.rs); each takes a comma-separated list and every
 //! combination runs. The other arguments are the orders.
 
+use symraster::inverse::lu::LowerInverse;
 use symraster::inverse::panel::{PanelSettings, Pivoting};
+use symraster::inverse::rank::BlockUpdate;
 
 /// The orders and the panel settings given by `args` (program name excluded).
 pub fn parse(
@@ -13,6 +17,8 @@ pub fn parse(
     let mut pivoting: Vec<Pivoting> = vec![];
     let mut chunk: Vec<usize> = vec![];
     let mut block: Vec<Option<usize>> = vec![];
+    let mut update: Vec<BlockUpdate> = vec![];
+    let mut lower: Vec<LowerInverse> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -29,7 +35,15 @@ pub fn parse(
                 })?),
                 "chunk" => chunk.push(v.parse()?),
                 "block" => block.push(Some(v.parse()?)),
-                _ => anyhow::bail!("unknown flag --{flag} (--pivoting, --chunk, --block)"),
+                "update" => update.push(BlockUpdate::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!("--update takes products, rank, rank64 or rank128, not {v}")
+                })?),
+                "lower" => lower.push(LowerInverse::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!("--lower takes solve or triangular, not {v}")
+                })?),
+                _ => anyhow::bail!(
+                    "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower)"
+                ),
             }
         }
     }
@@ -42,23 +56,37 @@ pub fn parse(
     or(&mut pivoting, default.pivoting);
     or(&mut chunk, default.chunk_rows);
     or(&mut block, default.block);
+    or(&mut update, default.update);
+    or(&mut lower, default.lower);
     let mut settings = vec![];
     for &pivoting in &pivoting {
         for &chunk_rows in &chunk {
             for &block in &block {
-                settings.push(PanelSettings {
-                    pivoting,
-                    chunk_rows,
-                    block,
-                });
+                for &update in &update {
+                    for &lower in &lower {
+                        settings.push(PanelSettings {
+                            pivoting,
+                            chunk_rows,
+                            block,
+                            update,
+                            lower,
+                        });
+                    }
+                }
             }
         }
     }
     Ok((sizes, settings))
 }
 
-/// The settings in one CSV field: pivoting/chunk/block ("-": the default block).
+/// The settings in one CSV field: pivoting/chunk/block/update/lower ("-": the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
-    format!("{}/{}/{block}", s.pivoting.name(), s.chunk_rows)
+    format!(
+        "{}/{}/{block}/{}/{}",
+        s.pivoting.name(),
+        s.chunk_rows,
+        s.update.name(),
+        s.lower.name()
+    )
 }

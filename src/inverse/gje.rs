@@ -13,9 +13,9 @@ use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::panel::PivotWork;
 use super::panel::factor_panel;
 use crate::error::Result;
-use crate::tiled::Product;
+use super::rank::{RankProduct, RankTile, rank_update};
 use crate::tiled::cholesky::trsm;
-use crate::tiled::{Operand, View};
+use crate::tiled::{Operand, Product, Update, View};
 
 /// The largest block whose inverses [`Inverter::panel_split`] forms in one work group.
 pub const PANEL_INVERSE_MAX: usize = 64;
@@ -65,6 +65,9 @@ pub fn block_update(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, 
     let r = n - k0 - b;
     let (col_copy, row) = (&w.row_block, &w.block_row);
     inv.panel_split(&a.buffer, n, k0, b, col_copy, row, Some(&w.square))?;
+    if let Some(tile) = w.update.tile(n, n, b) {
+        return rank_block_update(inv, a, w, k0, b, tile);
+    }
     let cv = View::row_major(n, b);
     let col = |first, rows| Operand::new(&w.row_block, cv.sub(first, 0, rows, b));
     let yv = View::row_major(2 * b, n);
@@ -79,6 +82,37 @@ pub fn block_update(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, 
         k.gemm(Product::new(a.op(v.sub(k0 + b, 0, r, n)), col(k0 + b, r), y(0)).subtract())?;
     }
     Ok(())
+}
+
+/// [`block_update`]'s two products after the split on the rank kernel ([`super::rank`]):
+/// Y = [L11⁻¹; U11⁻¹·L11⁻¹]·W1 (2b x n), then A −= C·Y over all rows in one launch, rows
+/// 0 .. k0+b taking Y's second half and the rows below its first.
+fn rank_block_update(
+    inv: &Inverter,
+    a: &DeviceSquare,
+    w: &PivotWork,
+    k0: usize,
+    b: usize,
+    tile: RankTile,
+) -> Result<()> {
+    let n = a.n;
+    let yv = View::row_major(2 * b, n);
+    let spread = RankProduct {
+        c: Operand::new(&w.spread, yv),
+        x: Operand::new(&w.square, View::row_major(2 * b, b)),
+        y: Operand::new(&w.block_row, View::row_major(b, n)),
+        below: None,
+        update: Update::Replace,
+    };
+    rank_update(inv, spread, w.update.tile(2 * b, n, b).unwrap_or(tile))?;
+    let update = RankProduct {
+        c: a.op(a.view()),
+        x: Operand::new(&w.row_block, View::row_major(n, b)),
+        y: Operand::new(&w.spread, yv.sub(b, 0, b, n)),
+        below: Some((k0 + b, yv.sub(0, 0, b, n))),
+        update: Update::Subtract,
+    };
+    rank_update(inv, update, tile)
 }
 
 /// One block's Gauss-Jordan update for wider blocks: the panel transformed by triangular

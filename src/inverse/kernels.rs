@@ -45,6 +45,7 @@ pub struct Inverter {
     copy: ComputeProgram,
     newton: ComputeProgram,
     dgemm: super::double::DoublePrograms,
+    rank: super::rank::RankPrograms,
     status: StatusWord,
     max_bytes: u64,
     panel: PanelSettings,
@@ -109,6 +110,7 @@ impl Inverter {
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
             dgemm: super::double::DoublePrograms::new(),
+            rank: super::rank::RankPrograms::default(),
             status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
@@ -154,6 +156,11 @@ impl Inverter {
     /// The f64 product's programs ([`super::double`]), compiled on first use.
     pub(crate) fn dgemm_programs(&self) -> &super::double::DoublePrograms {
         &self.dgemm
+    }
+
+    /// The rank-b update's programs ([`super::rank`]), compiled on first use.
+    pub(crate) fn rank_programs(&self) -> &super::rank::RankPrograms {
+        &self.rank
     }
 
     /// The most bytes one storage buffer may hold.

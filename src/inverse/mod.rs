@@ -16,7 +16,7 @@
 //! ([`NumericalError::IllConditioned`]), never a result; with refinement asked for, the f64 CPU
 //! inverse is the fallback ([`check`]).
 //! [`kernels`] (the kernels and the device matrix), [`panel`] (the pivoted panel of both
-//! general methods), [`gje`], [`lu`], [`spd`], [`rfp`],
+//! general methods), [`rank`] (their rank-b block updates), [`gje`], [`lu`], [`spd`], [`rfp`],
 //! [`newton`] (the sign iteration on the device), [`double`] (f64 products on the device), [`refine`], [`sign`](mod@sign),
 //! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
@@ -30,6 +30,7 @@ pub mod lu;
 pub mod lyapunov;
 pub mod newton;
 pub mod panel;
+pub mod rank;
 pub mod refine;
 pub mod rfp;
 pub mod sign;

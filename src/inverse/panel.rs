@@ -21,9 +21,11 @@
 //! they read, so a block of two leaves costs no launch between them.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
+use super::lu::LowerInverse;
+use super::rank::{BlockUpdate, RankProduct, rank_update};
 use crate::error::Result;
 use crate::gl::Buffer;
-use crate::tiled::Product;
+use crate::tiled::{Product, Update};
 use crate::tiled::cholesky::trsm;
 use crate::tiled::{Operand, View};
 
@@ -66,7 +68,8 @@ impl Pivoting {
 
 /// The general inverses' panel choices an [`Inverter`] gives every [`PivotWork`] it makes
 /// (the timing examples compare them): the pivoting, the rows a tournament group takes first,
-/// and the block size b (`None`: [`Inverter::block`]'s default).
+/// the block size b (`None`: [`Inverter::block`]'s default), the kernel of the block
+/// updates, and how the LU inverse forms L⁻¹.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PanelSettings {
     /// How pivots are chosen.
@@ -75,6 +78,10 @@ pub struct PanelSettings {
     pub chunk_rows: usize,
     /// The block size b of the general inverses (`None`: the default).
     pub block: Option<usize>,
+    /// The kernel of the blocks' rank-b updates (default: [`BlockUpdate::Rank`]).
+    pub update: BlockUpdate,
+    /// How the LU inverse forms L⁻¹ (default: [`LowerInverse::Triangular`]).
+    pub lower: LowerInverse,
 }
 
 impl Default for PanelSettings {
@@ -83,6 +90,8 @@ impl Default for PanelSettings {
             pivoting: Pivoting::Tournament,
             chunk_rows: TOURNAMENT_ROWS,
             block: None,
+            update: BlockUpdate::Rank,
+            lower: LowerInverse::Triangular,
         }
     }
 }
@@ -114,6 +123,8 @@ pub struct PivotWork {
     pub pivoting: bool,
     /// How pivots are chosen when `pivoting`.
     pub pivots: Pivoting,
+    /// The kernel of the blocks' rank-b updates.
+    pub update: BlockUpdate,
     /// Rows per work group of the tournament's first round (fixed here: `rounds` is sized
     /// for it).
     chunk_rows: usize,
@@ -154,6 +165,7 @@ impl PivotWork {
             block,
             pivoting: true,
             pivots: settings.pivoting,
+            update: settings.update,
             chunk_rows,
             rounds: [sets()?, sets()?],
             lu11: inv.buffer("a leaf's diagonal block", LEAF * LEAF)?,
@@ -282,15 +294,23 @@ fn update_right_after(
     let a12 = v.sub(k0, k0 + b, b, cols);
     // A12ᵀ ← A12ᵀ·L11⁻ᵀ, i.e. A12 := L11⁻¹·A12.
     trsm(k, a.op(a12.t()), &w.row_block, lv, false)?;
-    if rows > 0 {
-        k.gemm(
-            Product::new(
-                a.op(v.sub(k0 + b, k0 + b, rows, cols)),
-                a.op(v.sub(k0 + b, k0, rows, b)),
-                a.op(a12.t()),
-            )
-            .subtract(),
-        )?;
+    if rows == 0 {
+        return Ok(());
     }
-    Ok(())
+    let (c, l21) = (v.sub(k0 + b, k0 + b, rows, cols), v.sub(k0 + b, k0, rows, b));
+    match w.update.tile(rows, cols, b) {
+        // A22 −= L21·A12 with A12 read by rows.
+        Some(tile) => rank_update(
+            inv,
+            RankProduct {
+                c: a.op(c),
+                x: a.op(l21),
+                y: a.op(a12),
+                below: None,
+                update: Update::Subtract,
+            },
+            tile,
+        ),
+        None => k.gemm(Product::new(a.op(c), a.op(l21), a.op(a12.t())).subtract()),
+    }
 }
