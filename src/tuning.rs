@@ -61,6 +61,10 @@ pub struct Tuning {
     /// with the GPUs' blocks of 64 the fused launch was slower on the H200, 5.57 against
     /// 4.61 ms at m = 4096).
     pub fused_diagonal: Option<bool>,
+    /// How the tiled Cholesky factors and inverts its diagonal blocks (default
+    /// [`KernelConfig::default_diagonal_factor`]: in panels on GPUs, column by column on
+    /// software renderers).
+    pub diagonal_factor: Option<crate::tiled::DiagonalFactor>,
     /// The order from which full storage is factored with RFP's split (default 16384).
     pub split_order: Option<usize>,
     /// The most bytes of one storage buffer of a tiled matrix or of A's column blocks (at
@@ -313,6 +317,7 @@ impl Tuning {
             || self.diagonal_block.is_some()
             || self.outer_block.is_some()
             || self.fused_diagonal.is_some()
+            || self.diagonal_factor.is_some()
     }
 
     /// [`Tuning::diagonal_block`] or the default of kernels that do not fuse blocks of 64
@@ -346,6 +351,12 @@ impl Tuning {
             .max(1)
             .div_ceil(diag)
             * diag
+    }
+
+    /// [`Tuning::diagonal_factor`] or the default of the kernels of `config`.
+    pub fn diagonal_factor_for(&self, config: &KernelConfig) -> crate::tiled::DiagonalFactor {
+        self.diagonal_factor
+            .unwrap_or(config.default_diagonal_factor())
     }
 
     /// [`Tuning::fused_diagonal`] or its default (no).
@@ -441,10 +452,14 @@ pub fn check_kernel_config(config: &KernelConfig, diag: usize, limits: &GroupLim
     let shared = config.shared_bytes() as u64;
     // The blocks of order nb factored and solved in shared memory (potrf_block, trsm_block:
     // the block padded, and two columns), and the inverted diagonal blocks' columns, rows and
-    // pivots (potrf_inv_block: five vectors of `diag`).
+    // pivots (potrf_inv_block: five vectors of `diag`; more with the panels' factor).
     let nb = config.nb as u64;
     let blocks = (nb * (nb + 1) + 2 * nb) * 4;
-    let inverted = 5 * diag as u64 * 4;
+    let inverted = crate::tiled::DiagonalFactor::ALL
+        .map(|f| f.shared_bytes(diag) as u64)
+        .into_iter()
+        .max()
+        .unwrap_or(0);
     for (what, bytes) in [
         ("the product's k-slices", shared),
         ("the diagonal blocks", blocks),
