@@ -203,11 +203,13 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         args.factor.iter().map(|&f| Some(f)).collect()
     };
     let combos = factors.iter().flat_map(|&factor| {
-        or(&args.diag, base.diagonal_block).into_iter().flat_map(move |diag| {
-            or(&args.outer, base.outer_block)
-                .into_iter()
-                .map(move |outer| (factor, diag, outer))
-        })
+        or(&args.diag, base.diagonal_block)
+            .into_iter()
+            .flat_map(move |diag| {
+                or(&args.outer, base.outer_block)
+                    .into_iter()
+                    .map(move |outer| (factor, diag, outer))
+            })
     });
     let mut out = Vec::new();
     for (factor, diag, outer) in combos {

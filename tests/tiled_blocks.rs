@@ -254,9 +254,9 @@ fn a_matrix_not_positive_definite_fails_at_lapacks_column_with_larger_blocks() {
                         column: got,
                         ..
                     })) => assert_eq!(got, want, "{factor:?} diag {diag} {storage:?}"),
-                    other => panic!(
-                        "{factor:?} diag {diag} {storage:?} column {column}: got {other:?}"
-                    ),
+                    other => {
+                        panic!("{factor:?} diag {diag} {storage:?} column {column}: got {other:?}")
+                    }
                 }
             }
         }
