@@ -4,12 +4,15 @@
 //! path beside it. CSV on stdout: method,op,format,m,n,ms,gflops.
 //!
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
-//!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1] SIZE...`
+//!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
+//!  [--factor columns,panels] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
-//! `--nb`) and `--fused` sweep the Cholesky's tuning (diagonal-block order, outer block width,
-//! whether inner updates factor the next diagonal block): every combination gets its own
-//! kernels and rows whose method is `tiled-d<diag>-o<outer>-f<0|1>`; without them the rows are
+//! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
+//! block width, whether inner updates factor the next diagonal block, how the diagonal blocks
+//! are factored: `columns` one barrier per column, `panels` in panels of 16 by one subgroup):
+//! every combination gets its own kernels and rows whose method is
+//! `tiled-d<diag>-o<outer>-f<0|1>` (with `-<factor>` after it where `--factor` is given); without them the rows are
 //! the device's defaults (method `tiled`). Op `n` counts the launches of one factorization per
 //! kind (a dry run, nothing computed) on stderr, the matrix cut into buffers as on a device
 //! whose GL_MAX_SHADER_STORAGE_BLOCK_SIZE is `--block-bytes` (default: this device's; the H200's
@@ -19,7 +22,7 @@ use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::{Storage, TiledKernels, TiledMatrix, bench};
+use symraster::tiled::{DiagonalFactor, Storage, TiledKernels, TiledMatrix, bench};
 use symraster::timing::{Timing, time_finish};
 use symraster::tuning::Tuning;
 use symraster::{Format, Gpu, Method, Options, problems};
@@ -33,6 +36,7 @@ struct Args {
     diag: Vec<usize>,
     outer: Vec<usize>,
     fused: Vec<bool>,
+    factor: Vec<DiagonalFactor>,
     block_bytes: Option<u64>,
     sizes: Vec<(usize, usize)>,
 }
@@ -56,6 +60,7 @@ fn parse() -> anyhow::Result<Args> {
         diag: Vec::new(),
         outer: Vec::new(),
         fused: Vec::new(),
+        factor: Vec::new(),
         block_bytes: None,
         sizes: Vec::new(),
     };
@@ -75,6 +80,19 @@ fn parse() -> anyhow::Result<Args> {
                     .into_iter()
                     .map(|f| f != 0)
                     .collect()
+            }
+            "--factor" => {
+                args.factor = it
+                    .next()
+                    .context("--factor needs a list")?
+                    .split(',')
+                    .map(|s| {
+                        DiagonalFactor::ALL
+                            .into_iter()
+                            .find(|f| f.name() == s.trim())
+                            .with_context(|| format!("unknown factor {s} (columns or panels)"))
+                    })
+                    .collect::<anyhow::Result<_>>()?
             }
             "--ops" => {
                 args.ops = it
@@ -150,10 +168,14 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The kernels of every combination of `--diag`, `--outer` and `--fused` (the device's value
+/// The kernels of every combination of `--diag`, `--outer`, `--fused` and `--factor` (the device's value
 /// where a list is empty), with their method labels; none without those flags.
 fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> {
-    if args.diag.is_empty() && args.outer.is_empty() && args.fused.is_empty() {
+    if args.diag.is_empty()
+        && args.outer.is_empty()
+        && args.fused.is_empty()
+        && args.factor.is_empty()
+    {
         return Ok(Vec::new());
     }
     let mut base = Tuning::default();
@@ -175,28 +197,44 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.fused.iter().map(|&f| Some(f)).collect()
     };
+    let factors: Vec<Option<DiagonalFactor>> = if args.factor.is_empty() {
+        vec![base.diagonal_factor]
+    } else {
+        args.factor.iter().map(|&f| Some(f)).collect()
+    };
+    let combos = factors.iter().flat_map(|&factor| {
+        or(&args.diag, base.diagonal_block)
+            .into_iter()
+            .flat_map(move |diag| {
+                or(&args.outer, base.outer_block)
+                    .into_iter()
+                    .map(move |outer| (factor, diag, outer))
+            })
+    });
     let mut out = Vec::new();
-    for diag in or(&args.diag, base.diagonal_block) {
-        for outer in or(&args.outer, base.outer_block) {
-            for &f in &fused {
-                let t = Tuning {
-                    diagonal_block: diag,
-                    outer_block: outer,
-                    fused_diagonal: f,
-                    ..base
-                };
-                match TiledKernels::tuned(gpu.context(), t.kernel.config(gpu.info()), &t) {
-                    Ok(k) => {
-                        let label = format!(
-                            "tiled-d{}-o{}-f{}",
-                            k.diag(),
-                            k.outer(),
-                            u8::from(t.fused_diagonal())
-                        );
-                        out.push((label, k))
+    for (factor, diag, outer) in combos {
+        for &f in &fused {
+            let t = Tuning {
+                diagonal_block: diag,
+                outer_block: outer,
+                fused_diagonal: f,
+                diagonal_factor: factor,
+                ..base
+            };
+            match TiledKernels::tuned(gpu.context(), t.kernel.config(gpu.info()), &t) {
+                Ok(k) => {
+                    let mut label = format!(
+                        "tiled-d{}-o{}-f{}",
+                        k.diag(),
+                        k.outer(),
+                        u8::from(t.fused_diagonal())
+                    );
+                    if !args.factor.is_empty() {
+                        label = format!("{label}-{}", k.diagonal_factor().name());
                     }
-                    Err(e) => eprintln!("# {diag:?} {outer:?} {f:?}: {e}"),
+                    out.push((label, k))
                 }
+                Err(e) => eprintln!("# {factor:?} {diag:?} {outer:?} {f:?}: {e}"),
             }
         }
     }

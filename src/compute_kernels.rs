@@ -23,6 +23,14 @@ macro_rules! product_uniforms {
 /// by [`GEMM_FUSED`] in place of its `// FUSED_DIAG_FUNCTION` line).
 pub const POTRF_INV_FN: &str = include_str!("../glsl/tiled/potrf_inv_fn.glsl");
 
+/// The diagonal block's factor-and-invert in panels with few barriers (the same function as
+/// [`POTRF_INV_FN`], chosen by [`crate::tiled::config::DiagonalFactor`]).
+pub const POTRF_INV_PANELS_FN: &str = include_str!("../glsl/tiled/potrf_inv_panels.glsl");
+
+/// The subgroup extension's directives (defines SUBGROUPS where the driver has it), put in
+/// front of a kernel's source before any other token.
+pub const SUBGROUPS_HEADER: &str = include_str!("../glsl/tiled/subgroups.glsl");
+
 /// `gemm.comp`, for [`GEMM`] and [`GEMM_FUSED`].
 const GEMM_SOURCE: &str = include_str!("../glsl/tiled/gemm.comp");
 

@@ -61,6 +61,10 @@ pub struct Tuning {
     /// with the GPUs' blocks of 64 the fused launch was slower on the H200, 5.57 against
     /// 4.61 ms at m = 4096).
     pub fused_diagonal: Option<bool>,
+    /// How the tiled Cholesky factors and inverts its diagonal blocks (default
+    /// [`KernelConfig::default_diagonal_factor`]: in panels on GPUs, column by column on
+    /// software renderers).
+    pub diagonal_factor: Option<crate::tiled::DiagonalFactor>,
     /// The order from which full storage is factored with RFP's split (default 16384).
     pub split_order: Option<usize>,
     /// The most bytes of one storage buffer of a tiled matrix or of A's column blocks (at
@@ -96,6 +100,7 @@ enum Field {
     DiagonalBlock,
     OuterBlock,
     FusedDiagonal,
+    DiagonalFactor,
     SplitOrder,
     MaxBufferBytes,
     MappedUpload,
@@ -122,6 +127,9 @@ impl Knob {
             Field::DiagonalBlock => t.diagonal_block.map(|v| v as u64),
             Field::OuterBlock => t.outer_block.map(|v| v as u64),
             Field::FusedDiagonal => t.fused_diagonal.map(u64::from),
+            Field::DiagonalFactor => t
+                .diagonal_factor
+                .map(|f| u64::from(f == crate::tiled::DiagonalFactor::Panels)),
             Field::SplitOrder => t.split_order.map(|v| v as u64),
             Field::MaxBufferBytes => t.max_buffer_bytes,
             Field::MappedUpload => t.mapped_upload.map(u64::from),
@@ -135,6 +143,13 @@ impl Knob {
             Field::DiagonalBlock => t.diagonal_block = Some(n),
             Field::OuterBlock => t.outer_block = Some(n),
             Field::FusedDiagonal => t.fused_diagonal = Some(v != 0),
+            Field::DiagonalFactor => {
+                t.diagonal_factor = Some(if v != 0 {
+                    crate::tiled::DiagonalFactor::Panels
+                } else {
+                    crate::tiled::DiagonalFactor::Columns
+                })
+            }
             Field::SplitOrder => t.split_order = Some(n),
             Field::MaxBufferBytes => t.max_buffer_bytes = Some(v),
             Field::MappedUpload => t.mapped_upload = Some(v != 0),
@@ -171,6 +186,16 @@ pub const TILED_FUSED: Knob = Knob {
     max: 1,
     multiple_of: 1,
     field: Field::FusedDiagonal,
+};
+
+/// [`Tuning::diagonal_factor`].
+pub const TILED_PANELS: Knob = Knob {
+    name: "SYMRASTER_TILED_PANELS",
+    expected: "0 or 1 (whether the tiled Cholesky factors its diagonal blocks in panels)",
+    min: 0,
+    max: 1,
+    multiple_of: 1,
+    field: Field::DiagonalFactor,
 };
 
 /// [`Tuning::split_order`].
@@ -221,10 +246,11 @@ const CONFIG_EXPECTED: &str = "\"wg_x,wg_y,tm,tn,bk,reads,nb\" with tm and tn mu
      (at most 16 each), reads 0, 1 or 2, nb a multiple of 16 up to 96 (e.g. 16,16,8,8,16,1,32)";
 
 /// The numeric knobs, in the order they are checked.
-pub const KNOBS: [Knob; 7] = [
+pub const KNOBS: [Knob; 8] = [
     TILED_DIAG,
     TILED_OUTER,
     TILED_FUSED,
+    TILED_PANELS,
     TILED_SPLIT,
     TILED_MAX_BUFFER_BYTES,
     MAPPED_UPLOAD,
@@ -313,6 +339,7 @@ impl Tuning {
             || self.diagonal_block.is_some()
             || self.outer_block.is_some()
             || self.fused_diagonal.is_some()
+            || self.diagonal_factor.is_some()
     }
 
     /// [`Tuning::diagonal_block`] or the default of kernels that do not fuse blocks of 64
@@ -346,6 +373,12 @@ impl Tuning {
             .max(1)
             .div_ceil(diag)
             * diag
+    }
+
+    /// [`Tuning::diagonal_factor`] or the default of the kernels of `config`.
+    pub fn diagonal_factor_for(&self, config: &KernelConfig) -> crate::tiled::DiagonalFactor {
+        self.diagonal_factor
+            .unwrap_or(config.default_diagonal_factor())
     }
 
     /// [`Tuning::fused_diagonal`] or its default (no).
@@ -441,10 +474,14 @@ pub fn check_kernel_config(config: &KernelConfig, diag: usize, limits: &GroupLim
     let shared = config.shared_bytes() as u64;
     // The blocks of order nb factored and solved in shared memory (potrf_block, trsm_block:
     // the block padded, and two columns), and the inverted diagonal blocks' columns, rows and
-    // pivots (potrf_inv_block: five vectors of `diag`).
+    // pivots (potrf_inv_block: five vectors of `diag`; more with the panels' factor).
     let nb = config.nb as u64;
     let blocks = (nb * (nb + 1) + 2 * nb) * 4;
-    let inverted = 5 * diag as u64 * 4;
+    let inverted = crate::tiled::DiagonalFactor::ALL
+        .map(|f| f.shared_bytes(diag) as u64)
+        .into_iter()
+        .max()
+        .unwrap_or(0);
     for (what, bytes) in [
         ("the product's k-slices", shared),
         ("the diagonal blocks", blocks),
@@ -554,6 +591,26 @@ mod tests {
         assert_eq!(t.kernel, KernelShape::Custom(KernelConfig::CPU));
         assert!(!t.mapped_upload());
         assert!(t.tiles_tuned());
+        // The diagonal factor: 0 column by column, 1 in panels; the default by the kernels.
+        use crate::tiled::DiagonalFactor;
+        assert_eq!(
+            Tuning::default().diagonal_factor_for(&KernelConfig::GPU),
+            DiagonalFactor::Panels
+        );
+        assert_eq!(
+            Tuning::default().diagonal_factor_for(&KernelConfig::TEXEL),
+            DiagonalFactor::Columns
+        );
+        for (text, want) in [
+            ("0", DiagonalFactor::Columns),
+            ("1", DiagonalFactor::Panels),
+        ] {
+            let mut p = Tuning::default();
+            p.set("SYMRASTER_TILED_PANELS", text).unwrap();
+            assert_eq!(p.diagonal_factor_for(&KernelConfig::TEXEL), want);
+            assert!(p.tiles_tuned());
+        }
+        assert!(TILED_PANELS.parse("2").is_err());
         for (name, value) in [
             ("SYMRASTER_TILED_OUTER", "18446744073709551615"),
             ("SYMRASTER_TILED_CONFIG", "8,4,1024,4,4,2,32"),

@@ -10,6 +10,8 @@
 // inverse goes to `inv` as a full NB-strided row-major block (zeros above the diagonal). The
 // first pivot that is not positive (or NaN) is recorded in the status word with its global
 // column and its value before the square root, unless an earlier column already failed.
+// factor_block is potrf_inv_fn.glsl's (the above) or potrf_inv_panels.glsl's (the same in
+// panels of 16 columns, few barriers), as DiagonalFactor chooses, put in front of this file.
 layout(local_size_x = PX, local_size_y = PY) in;
 
 uniform uint n;

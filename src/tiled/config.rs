@@ -11,6 +11,56 @@ use crate::gl::DeviceInfo;
 /// the paper").
 pub const PANEL_SLICE: usize = 4;
 
+/// How the tiled Cholesky factors and inverts its diagonal blocks in one work group
+/// ([`Tuning::diagonal_factor`](crate::Tuning::diagonal_factor)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DiagonalFactor {
+    /// Column by column, one barrier per column (`potrf_inv_fn.glsl`).
+    Columns,
+    /// Right-looking in panels of [`DIAGONAL_PANEL`] columns, each factored by one subgroup
+    /// where the driver has subgroups, four barriers per panel (`potrf_inv_panels.glsl`).
+    #[default]
+    Panels,
+}
+
+/// Width of the panels of [`DiagonalFactor::Panels`] (it divides every diagonal-block order).
+pub const DIAGONAL_PANEL: usize = 16;
+
+impl DiagonalFactor {
+    /// Both, for sweeps and tests.
+    pub const ALL: [DiagonalFactor; 2] = [DiagonalFactor::Columns, DiagonalFactor::Panels];
+
+    /// A short name for reports and benchmark labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            DiagonalFactor::Columns => "columns",
+            DiagonalFactor::Panels => "panels",
+        }
+    }
+
+    /// The factor's GLSL function `factor_block` (inserted where a kernel runs it).
+    pub fn function(self) -> &'static str {
+        match self {
+            DiagonalFactor::Columns => crate::compute_kernels::POTRF_INV_FN,
+            DiagonalFactor::Panels => crate::compute_kernels::POTRF_INV_PANELS_FN,
+        }
+    }
+
+    /// Shared memory of the factor of a block of order `diag` in bytes, in its own launch (at
+    /// most: the fused product kernels hold the panels' columns once).
+    pub fn shared_bytes(self, diag: usize) -> usize {
+        let p = DIAGONAL_PANEL;
+        let floats = match self {
+            DiagonalFactor::Columns => 5 * diag,
+            DiagonalFactor::Panels => {
+                let bufs = if diag <= 64 { 2 } else { 1 };
+                bufs * diag * (p + 1) + 2 * p * diag + p * (p + 1) + 2 * diag
+            }
+        };
+        floats * 4
+    }
+}
+
 /// The product kernel's tiling: BM x BN outputs per work group of WG_X x WG_Y invocations,
 /// TM x TN of them per invocation held in registers, k-slices of BK through shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -215,6 +265,17 @@ impl KernelConfig {
             (32, 32)
         } else {
             (16, 16)
+        }
+    }
+
+    /// The diagonal-block factor where the tuning leaves it: column by column with the texel
+    /// kernels (software renderers have no subgroups: the panels' fallback takes more barriers
+    /// than the columns), in panels elsewhere.
+    pub fn default_diagonal_factor(&self) -> DiagonalFactor {
+        if self.texel {
+            DiagonalFactor::Columns
+        } else {
+            DiagonalFactor::Panels
         }
     }
 

@@ -2,7 +2,7 @@
 //! launched tile lists (cached by shape) and the status word where the diagonal-block factor
 //! records the first pivot that is not positive.
 
-use super::config::KernelConfig;
+use super::config::{DiagonalFactor, KernelConfig};
 use super::launches::{LaunchCounts, LaunchKind};
 use super::product::Product;
 use super::status::StatusWord;
@@ -326,6 +326,7 @@ impl PanelProducts {
         config: KernelConfig,
         limits: &ComputeLimits,
         diag: Option<usize>,
+        factor: DiagonalFactor,
     ) -> Result<Option<Self>> {
         if !config.panels(limits.max_shared_bytes) {
             return Ok(None);
@@ -348,11 +349,7 @@ impl PanelProducts {
                 return Ok(None);
             }
             let k = &table::GEMM_PANEL_FUSED;
-            let source = format!(
-                "#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
-                k.source
-                    .replace("// FUSED_DIAG_FUNCTION", table::POTRF_INV_FN)
-            );
+            let source = fused_source(k, factor);
             let c = KernelConfig { nb: diag, ..c };
             Ok(Some((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c)))
         };
@@ -382,6 +379,18 @@ impl PanelProducts {
     }
 }
 
+/// The source of a product kernel with FUSED_DIAG that then factors the diagonal block at its
+/// output's corner with `factor` (its function at the kernel's `// FUSED_DIAG_FUNCTION` line,
+/// the subgroup directives first).
+fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String {
+    format!(
+        "{}#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
+        table::SUBGROUPS_HEADER,
+        k.source
+            .replace("// FUSED_DIAG_FUNCTION", factor.function())
+    )
+}
+
 /// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
 pub struct TiledKernels {
     ctx: Context,
@@ -409,6 +418,8 @@ pub struct TiledKernels {
     potrf_inv_block: ComputeProgram,
     // Order of the inverted diagonal blocks (potrf_inv_block's NB).
     diag: usize,
+    // How the diagonal blocks are factored and inverted (potrf_inv_block and the fused kernels).
+    factor: DiagonalFactor,
     // Outer block-column width of the blocked Cholesky (a multiple of diag).
     outer: usize,
     // The order from which full storage is factored with RFP's split.
@@ -446,6 +457,7 @@ impl TiledKernels {
     ) -> Result<Self> {
         let limits = ComputeLimits::query(ctx)?;
         let diag = tuning.diagonal_block_for(&config);
+        let factor = tuning.diagonal_factor_for(&config);
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -477,6 +489,7 @@ impl TiledKernels {
                 config,
                 &limits,
                 tuning.fused_diagonal().then_some(diag),
+                factor,
             )?,
             fused: match (config.small(), config.shared && !config.texel) {
                 (Some(small), true)
@@ -487,11 +500,7 @@ impl TiledKernels {
                 {
                     let fused = |c: KernelConfig, variant: &str| -> Result<_> {
                         let k = &table::GEMM_FUSED;
-                        let source = format!(
-                            "#define FUSED_DIAG\n#define INV_BINDING 6\n{}",
-                            k.source
-                                .replace("// FUSED_DIAG_FUNCTION", table::POTRF_INV_FN)
-                        );
+                        let source = fused_source(k, factor);
                         let c = KernelConfig { nb: diag, ..c };
                         Ok((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c))
                     };
@@ -532,13 +541,15 @@ impl TiledKernels {
                 &table::POTRF_INV_BLOCK,
                 "",
                 &KernelConfig { nb: diag, ..config }.source(&format!(
-                    "{}{}{}",
+                    "{}{}{}{}",
+                    table::SUBGROUPS_HEADER,
                     config.diagonal_group_defines(diag),
-                    table::POTRF_INV_FN,
+                    factor.function(),
                     table::POTRF_INV_BLOCK.source
                 )),
             )?,
             diag,
+            factor,
             outer: tuning.outer_block_for(&config),
             split: tuning.split_order(),
             inverses: RefCell::new(None),
@@ -1227,6 +1238,11 @@ impl TiledKernels {
         self.diag
     }
 
+    /// How the blocked Cholesky factors and inverts its diagonal blocks.
+    pub fn diagonal_factor(&self) -> DiagonalFactor {
+        self.factor
+    }
+
     /// Width of the outer block columns of the blocked Cholesky (a multiple of
     /// [`TiledKernels::diag`]).
     pub fn outer(&self) -> usize {
@@ -1283,6 +1299,26 @@ impl TiledKernels {
         ])?;
         self.run(p, [1, 1, 1])?;
         Ok(())
+    }
+
+    /// The inverse of the diagonal block in slot `slot` (diag x diag, row-major), as
+    /// [`TiledKernels::potrf_inv_block`] left it: for tests, with [`TiledKernels::poison_inverses`].
+    pub fn inverse_block(&self, slot: usize) -> Result<Vec<f32>> {
+        let d2 = self.diag * self.diag;
+        match self.inverses.borrow().as_ref() {
+            Some(inv) if inv.len() >= (slot + 1) * d2 => inv.download_range(slot * d2, d2),
+            _ => Err(Error::shape("no inverted diagonal block in that slot")),
+        }
+    }
+
+    /// Fills the inverted diagonal blocks' slots with NaN (at least `slots` of them), so that
+    /// entries a factor leaves unwritten show.
+    pub fn poison_inverses(&self, slots: usize) -> Result<()> {
+        self.reserve_inverses(slots)?;
+        match self.inverses.borrow().as_ref() {
+            Some(inv) => inv.write(0, &vec![f32::NAN; inv.len()]),
+            None => Ok(()),
+        }
     }
 
     /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted diagonal block in slot `slot` (x has as many
