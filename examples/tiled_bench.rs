@@ -13,13 +13,19 @@
 //! the device's defaults (method `tiled`). Op `n` counts the launches of one factorization per
 //! kind (a dry run, nothing computed) on stderr, the matrix cut into buffers as on a device
 //! whose GL_MAX_SHADER_STORAGE_BLOCK_SIZE is `--block-bytes` (default: this device's; the H200's
-//! is 2147483647); `p` profiles the dispatches.
+//! is 2147483647); `p` profiles the dispatches. `--tiles "16,16,8,8,16,1,32;16,16,8,16,16,1,32"`
+//! (SYMRASTER_TILED_CONFIG's form, ';' between them) and `--panel "4,1,0,0;8,8,1,1"` (the
+//! packed-panel product's slice,group,pad,regbuf: `PanelVariant::parse`) sweep the product
+//! kernel: every combination with the others gets its own kernels, methods
+//! `tiled[-d..-o..-f..][-t<wg_x>x<wg_y>x<tm>x<tn>][-s<slice>g<group>p<pad>r<regbuf>]`.
+//! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product there
+//! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
 
 use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::{Storage, TiledKernels, TiledMatrix, bench};
+use symraster::tiled::{KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench};
 use symraster::timing::{Timing, time_finish};
 use symraster::tuning::Tuning;
 use symraster::{Format, Gpu, Method, Options, problems};
@@ -33,7 +39,10 @@ struct Args {
     diag: Vec<usize>,
     outer: Vec<usize>,
     fused: Vec<bool>,
+    tiles: Vec<KernelConfig>,
+    panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
+    dump: Option<std::path::PathBuf>,
     sizes: Vec<(usize, usize)>,
 }
 
@@ -56,7 +65,10 @@ fn parse() -> anyhow::Result<Args> {
         diag: Vec::new(),
         outer: Vec::new(),
         fused: Vec::new(),
+        tiles: Vec::new(),
+        panel: Vec::new(),
         block_bytes: None,
+        dump: None,
         sizes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -67,6 +79,23 @@ fn parse() -> anyhow::Result<Args> {
             "--rhs" => args.rhs = list(&mut it, "--rhs")?,
             "--diag" => args.diag = list(&mut it, "--diag")?,
             "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
+            "--tiles" => {
+                args.tiles = it
+                    .next()
+                    .context("--tiles needs a list")?
+                    .split(';')
+                    .map(|t| KernelConfig::parse(t).with_context(|| format!("bad tiles {t}")))
+                    .collect::<anyhow::Result<_>>()?
+            }
+            "--panel" => {
+                args.panel = it
+                    .next()
+                    .context("--panel needs a list")?
+                    .split(';')
+                    .map(|t| PanelVariant::parse(t).with_context(|| format!("bad variant {t}")))
+                    .collect::<anyhow::Result<_>>()?
+            }
+            "--dump" => args.dump = Some(it.next().context("--dump needs a folder")?.into()),
             "--block-bytes" => {
                 args.block_bytes = Some(it.next().context("--block-bytes needs a value")?.parse()?)
             }
@@ -134,6 +163,19 @@ fn main() -> anyhow::Result<()> {
     );
     println!("method,op,format,m,n,ms,gflops");
     let sweeps = sweep(&gpu, &args)?;
+    if let Some(dir) = &args.dump {
+        std::fs::create_dir_all(dir)?;
+        let sets: Vec<(&str, &TiledKernels)> = if sweeps.is_empty() {
+            vec![("tiled", &*k)]
+        } else {
+            sweeps.iter().map(|(l, k)| (l.as_str(), k)).collect()
+        };
+        for (label, kernels) in sets {
+            for (name, bytes) in kernels.panel_binaries() {
+                std::fs::write(dir.join(format!("{label}.{name}.bin")), bytes)?;
+            }
+        }
+    }
     for &(m, n) in &args.sizes {
         // The SPD matrices factored, made once per size for all the kernels timed on them.
         let mut spd = HashMap::new();
@@ -150,10 +192,12 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The kernels of every combination of `--diag`, `--outer` and `--fused` (the device's value
-/// where a list is empty), with their method labels; none without those flags.
+/// The kernels of every combination of `--diag`, `--outer`, `--fused`, `--tiles` and
+/// `--panel` (the device's value where a list is empty), with their method labels; none
+/// without those flags.
 fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> {
-    if args.diag.is_empty() && args.outer.is_empty() && args.fused.is_empty() {
+    let blocks = !(args.diag.is_empty() && args.outer.is_empty() && args.fused.is_empty());
+    if !blocks && args.tiles.is_empty() && args.panel.is_empty() {
         return Ok(Vec::new());
     }
     let mut base = Tuning::default();
@@ -175,27 +219,56 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.fused.iter().map(|&f| Some(f)).collect()
     };
+    let tiles: Vec<Option<KernelConfig>> = if args.tiles.is_empty() {
+        vec![None]
+    } else {
+        args.tiles.iter().map(|&c| Some(c)).collect()
+    };
+    let panels: Vec<Option<PanelVariant>> = if args.panel.is_empty() {
+        vec![base.panel]
+    } else {
+        args.panel.iter().map(|&v| Some(v)).collect()
+    };
     let mut out = Vec::new();
     for diag in or(&args.diag, base.diagonal_block) {
         for outer in or(&args.outer, base.outer_block) {
             for &f in &fused {
-                let t = Tuning {
-                    diagonal_block: diag,
-                    outer_block: outer,
-                    fused_diagonal: f,
-                    ..base
-                };
-                match TiledKernels::tuned(gpu.context(), t.kernel.config(gpu.info()), &t) {
-                    Ok(k) => {
-                        let label = format!(
-                            "tiled-d{}-o{}-f{}",
-                            k.diag(),
-                            k.outer(),
-                            u8::from(t.fused_diagonal())
-                        );
-                        out.push((label, k))
+                for &config in &tiles {
+                    for &panel in &panels {
+                        let t = Tuning {
+                            diagonal_block: diag,
+                            outer_block: outer,
+                            fused_diagonal: f,
+                            panel,
+                            ..base
+                        };
+                        let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
+                        match TiledKernels::tuned(gpu.context(), config, &t) {
+                            Ok(k) => {
+                                let mut label = "tiled".to_string();
+                                if blocks {
+                                    label += &format!(
+                                        "-d{}-o{}-f{}",
+                                        k.diag(),
+                                        k.outer(),
+                                        u8::from(t.fused_diagonal())
+                                    );
+                                }
+                                if !args.tiles.is_empty() {
+                                    let c = k.config();
+                                    label +=
+                                        &format!("-t{}x{}x{}x{}", c.wg_x, c.wg_y, c.tm, c.tn);
+                                }
+                                if !args.panel.is_empty() {
+                                    label += &format!("-{}", panel.unwrap_or_default().label());
+                                }
+                                out.push((label, k))
+                            }
+                            Err(e) => eprintln!(
+                                "# {diag:?} {outer:?} {f:?} {config:?} {panel:?}: {e}"
+                            ),
+                        }
                     }
-                    Err(e) => eprintln!("# {diag:?} {outer:?} {f:?}: {e}"),
                 }
             }
         }

@@ -1,0 +1,130 @@
+//! The packed-panel product's variants (`PanelVariant`: k-slice depth, tile order in bands,
+//! padded panel blocks, register double buffering) and register tiles of 8 x 16, on the
+//! assembly C = A·diag(d)·Aᵀ against the f64 reference: full and RFP storage, C poisoned
+//! with NaN first (the full format's upper triangle must stay NaN: never written), orders and
+//! depths around every tile width and slice depth, A in one buffer and cut into column
+//! blocks. A variant changes only the order of loads and launches, so it must give the
+//! default variant's bits.
+
+mod common;
+
+use common::{U32, widen};
+use symraster::internal::GpuInternals;
+use symraster::tiled::{
+    DeviceProduct, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, assembly,
+};
+use symraster::{Matrix, Tuning, problems, reference, relative_error};
+
+const ONE: u64 = i32::MAX as u64;
+
+fn product(m: usize, n: usize, seed: u64) -> (Matrix<f32>, Vec<f32>) {
+    let mut rng = problems::rng(seed);
+    let a = problems::uniform_matrix(&mut rng, m, n);
+    let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 3) as f32).collect();
+    (a, d)
+}
+
+/// The variants tried: the default and each change alone and together.
+fn variants() -> Vec<PanelVariant> {
+    ["4,1,0,0", "8,3,1,1", "16,2,0,1", "4,8,1,0", "8,1,0,1,1"]
+        .iter()
+        .map(|t| PanelVariant::parse(t).unwrap())
+        .collect()
+}
+
+/// The assembly with `k`, A cut into blocks of `max` bytes, C poisoned first: C's raw storage,
+/// its lower triangle, and how many packing launches ran (the panels were used).
+fn assemble(
+    k: &TiledKernels,
+    a: &Matrix<f32>,
+    d: &[f32],
+    s: Storage,
+    max: u64,
+) -> (Vec<f32>, Matrix<f32>, u64) {
+    let p = DeviceProduct::upload(k, a, d, max).unwrap();
+    let mut c = TiledMatrix::uninitialized(k.context(), a.rows(), s, ONE).unwrap();
+    c.fill(f32::NAN).unwrap();
+    let packs = k.packs();
+    assembly::assemble(k, &p, &mut c).unwrap();
+    let raw = c.download_raw().unwrap();
+    (raw, c.download_lower().unwrap(), k.packs() - packs)
+}
+
+/// NaN-equal bit patterns.
+fn same_bits(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+}
+
+/// Every variant with `config` at orders `orders` and depths `depths` (each at least the
+/// panels' least depth): the f64 reference's lower triangle within n·u, the full format's upper
+/// triangle still NaN, the default variant's bits, and the panels used.
+fn check(config: KernelConfig, orders: &[usize], depths: &[usize]) {
+    let gpu = common::gpu();
+    let kernels: Vec<(PanelVariant, TiledKernels)> = variants()
+        .into_iter()
+        .map(|v| {
+            let t = Tuning {
+                panel: Some(v),
+                ..Tuning::default()
+            };
+            (v, TiledKernels::tuned(gpu.context(), config, &t).unwrap())
+        })
+        .collect();
+    for &m in orders {
+        for &n in depths {
+            let (a, d) = product(m, n, 11 + (m * n) as u64);
+            let c_ref = reference::assemble(&a.to_f64(), &widen(&d)).lower_triangle();
+            // A in one buffer, and in column blocks of about half its columns (those of
+            // less than the panels' depth run on the general kernel, onto the same C).
+            let half = (m * n.div_ceil(2).next_multiple_of(4) * 4) as u64;
+            for s in [Storage::Full, Storage::Rfp] {
+                for max in [ONE, half] {
+                    let mut first: Option<Vec<f32>> = None;
+                    for (v, k) in &kernels {
+                        let what = format!("{config:?} {v:?} {s:?} m {m} n {n} blocks of {max}");
+                        let (raw, c, packs) = assemble(k, &a, &d, s, max);
+                        assert!(max < ONE || packs > 0, "{what}: the panels were not used");
+                        let e = relative_error(&c.lower_triangle().to_f64(), &c_ref);
+                        assert!(e <= n as f64 * U32, "{what}: relative error {e:.2e}");
+                        if s == Storage::Full {
+                            let upper_written = (0..m)
+                                .flat_map(|i| (i + 1..m).map(move |j| (i, j)))
+                                .any(|(i, j)| !raw[i * m + j].is_nan());
+                            assert!(!upper_written, "{what}: the upper triangle was written");
+                        }
+                        match &first {
+                            None => first = Some(raw),
+                            Some(f) => assert!(same_bits(f, &raw), "{what}: bits differ"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn small_panel_tiles_of_32_match_f64_in_every_variant() {
+    // 8 x 8 invocations of 4 x 4: 32 x 32 tiles with no smaller kernel, so every product
+    // with more than one tile each way runs on the panels.
+    let config = KernelConfig::parse("8,8,4,4,16,1,32").unwrap();
+    check(config, &[33, 63, 64, 65, 97], &[64, 67, 130]);
+}
+
+#[test]
+fn register_tiles_of_8_by_16_match_f64_in_every_variant() {
+    // 64 x 128 tiles (8 x 16 outputs per invocation); products this small run their quarter
+    // tiles, 32 x 64 (4 x 8 per invocation).
+    let config = KernelConfig::parse("8,8,8,16,16,1,32").unwrap();
+    check(config, &[65, 129, 130], &[65, 132]);
+}
+
+#[test]
+fn gpu_tiles_match_f64_in_every_variant() {
+    // The GPUs' default tiles (their quarter-size 64 x 64 panels at these orders), the
+    // Cholesky's diagonal blocks of 64 so a depth past 64.
+    check(KernelConfig::GPU, &[129, 192, 257], &[65, 131]);
+}
