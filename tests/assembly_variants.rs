@@ -1,9 +1,9 @@
 //! The packed-panel product's variants (`PanelVariant`: k-slice depth, tile order in bands,
-//! padded panel blocks, register double buffering) and register tiles of 8 x 16, on the
-//! assembly C = A·diag(d)·Aᵀ against the f64 reference: full and RFP storage, C poisoned
-//! with NaN first (the full format's upper triangle must stay NaN: never written), orders and
-//! depths around every tile width and slice depth, A in one buffer and cut into column
-//! blocks. A variant changes only the order of loads and launches, so it must give the
+//! padded panel blocks, register double buffering, the unroll pragma) and register tiles of
+//! 8 x 16, on the assembly C = A·diag(d)·Aᵀ against the f64 reference: full and RFP storage,
+//! C poisoned with NaN first (the full format's upper triangle must stay NaN: never written),
+//! orders and depths around every tile width and slice depth, A in one buffer and cut into
+//! column blocks. A variant changes only the order of loads and launches, so it must give the
 //! default variant's bits.
 
 mod common;
@@ -111,7 +111,11 @@ fn check(config: KernelConfig, tile: usize, orders: &[usize], depths: &[usize]) 
             }
         }
     }
-    assert_eq!(panels_in.len(), 2, "{config:?}: panels used only in {panels_in:?}");
+    assert_eq!(
+        panels_in.len(),
+        2,
+        "{config:?}: panels used only in {panels_in:?}"
+    );
 }
 
 #[test]

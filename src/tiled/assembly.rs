@@ -224,7 +224,7 @@ mod tests {
         // Below one launch: equal blocks of whole fours, none wider than the limit.
         for (cols, max) in [(10, 4), (1001, 100), (65537, 16380), (300_003, 65_536)] {
             let w = block_width(cols, max);
-            assert!(w <= max && w % 4 == 0, "{cols} {max}: {w}");
+            assert!(w <= max && w.is_multiple_of(4), "{cols} {max}: {w}");
             assert_eq!(cols.div_ceil(w), cols.div_ceil(max), "{cols} {max}: {w}");
         }
         assert_eq!(block_width(300_003, 65_536), 65_536);
