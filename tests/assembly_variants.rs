@@ -140,3 +140,47 @@ fn gpu_tiles_match_f64_in_every_variant() {
     // Cholesky's diagonal blocks of 64 so a depth past 64.
     check(KernelConfig::GPU, 64, &[129, 192, 257], &[65, 131]);
 }
+
+#[test]
+fn the_cholesky_on_every_variant_gives_the_default_bits() {
+    // The variants also run the Cholesky's trailing updates (rank 128 here, past the panels'
+    // least depth of 65): its factor must not change, full and RFP.
+    let gpu = common::gpu();
+    let kernels: Vec<(PanelVariant, TiledKernels)> = variants()
+        .into_iter()
+        .map(|v| {
+            let t = Tuning {
+                panel: Some(v),
+                outer_block: Some(128),
+                ..Tuning::default()
+            };
+            let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap();
+            (v, k)
+        })
+        .collect();
+    let m = 300;
+    let (a, d) = product(m, m + 7, 5);
+    for s in [Storage::Full, Storage::Rfp] {
+        let k0 = &kernels[0].1;
+        let p = DeviceProduct::upload(k0, &a, &d, ONE).unwrap();
+        let mut c = TiledMatrix::uninitialized(k0.context(), m, s, ONE).unwrap();
+        c.fill(f32::NAN).unwrap();
+        assembly::assemble(k0, &p, &mut c).unwrap();
+        let mut first: Option<Vec<f32>> = None;
+        for (v, k) in &kernels {
+            let mut l = TiledMatrix::uninitialized(k.context(), m, s, ONE).unwrap();
+            l.copy_from(&c).unwrap();
+            let packs = k.packs();
+            symraster::tiled::cholesky::factor(k, &mut l).unwrap();
+            assert!(
+                k.packs() > packs,
+                "{v:?} {s:?}: no update ran on the panels"
+            );
+            let raw = l.download_raw().unwrap();
+            match &first {
+                None => first = Some(raw),
+                Some(f) => assert!(same_bits(f, &raw), "{v:?} {s:?}: the factor differs"),
+            }
+        }
+    }
+}
