@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 25's product kernel on the H200: the assembly C = A·diag(d)·Aᵀ (m x n A, n = 2m, lower
 # triangle) at m = 4096, 8192 and 16384, full and RFP storage, for the default kernel and each
-# variant: the packed-panel product's PanelVariant (slice,group,pad,regbuf[,unroll]; examples/
-# tiled_bench.rs --panel) and register tiles of 8 x 16 / 16 x 8 (--tiles). Writes under OUT:
+# variant: the packed-panel product's PanelVariant (slice,group,pad,regbuf[,unroll[,root_d]];
+# examples/tiled_bench.rs --panel) and register tiles of 8 x 16 / 16 x 8 (--tiles). Writes
+# under OUT:
 #   assembly_sweep.csv   config,method,op,format,m,n,ms,gflops (GPU time, median of RUNS)
 #   assembly_best.txt    per size and format: the fastest rows, TFLOP/s (m²n / time) and the
 #                        ratio to cuBLAS SSYRK (figures/h200/vendor_parity.csv's vendor_ms)
@@ -27,11 +28,11 @@ runs=${RUNS:-5}
 runs_large=${RUNS_LARGE:-3}
 # The default variant first (it is also the method `tiled` of the other benchmarks), then each
 # change alone, then combinations.
-panels="4,1,0,0;4,8,0,0;4,16,0,0;4,1,1,0;4,1,0,1;4,1,0,0,1;8,1,0,1;8,8,1,1,1"
+panels="4,1,0,0;4,8,0,0;4,16,0,0;4,1,1,0;4,1,0,1;4,1,0,0,1;4,1,0,0,0,1;8,1,0,1;8,8,1,1,1,1"
 # Register tiles of 8 x 16 and 16 x 8 per invocation (128 x 256 and 256 x 128 tiles), and
 # 64 x 256 tiles from 32 x 8 invocations of 8 x 8, against the default 128 x 128 (8 x 8).
 tiles="16,16,8,16,16,1,32;16,16,16,8,16,1,32;32,8,8,8,16,1,32"
-tile_panels="4,1,0,0;4,1,0,0,1;4,8,0,1,1"
+tile_panels="4,1,0,0;4,1,0,0,1;4,8,0,1,1,1"
 csv="$out/assembly_sweep.csv"
 log="$out/assembly_log.txt"
 echo "config,method,op,format,m,n,ms,gflops" > "$csv"

@@ -4,7 +4,8 @@
 //! C poisoned with NaN first (the full format's upper triangle must stay NaN: never written),
 //! orders and depths around every tile width and slice depth, A in one buffer and cut into
 //! column blocks. A variant changes only the order of loads and launches, so it must give the
-//! default variant's bits.
+//! default variant's bits; those that pack A·√d once (`root_d`) round differently, so they must
+//! give each other's, one packing launch fewer, and the default's where some d < 0.
 
 mod common;
 
@@ -26,10 +27,18 @@ fn product(m: usize, n: usize, seed: u64) -> (Matrix<f32>, Vec<f32>) {
 
 /// The variants tried: the default and each change alone and together.
 fn variants() -> Vec<PanelVariant> {
-    ["4,1,0,0", "8,3,1,1", "16,2,0,1", "4,8,1,0", "8,1,0,1,1"]
-        .iter()
-        .map(|t| PanelVariant::parse(t).unwrap())
-        .collect()
+    [
+        "4,1,0,0",
+        "8,3,1,1",
+        "16,2,0,1",
+        "4,8,1,0",
+        "8,1,0,1,1",
+        "4,1,0,0,0,1",
+        "8,8,1,1,1,1",
+    ]
+    .iter()
+    .map(|t| PanelVariant::parse(t).unwrap())
+    .collect()
 }
 
 /// The assembly with `k`, A cut into blocks of `max` bytes, C poisoned first: C's raw storage,
@@ -85,7 +94,8 @@ fn check(config: KernelConfig, tile: usize, orders: &[usize], depths: &[usize]) 
             let half = (m * n.div_ceil(2).next_multiple_of(4) * 4) as u64;
             for s in [Storage::Full, Storage::Rfp] {
                 for max in [ONE, half] {
-                    let mut first: Option<Vec<f32>> = None;
+                    // The first result of each rounding: A·(D·Aᵀ), then (A√D)(A√D)ᵀ.
+                    let mut first: [Option<Vec<f32>>; 2] = [None, None];
                     for (v, k) in &kernels {
                         let what = format!("{config:?} {v:?} {s:?} m {m} n {n} blocks of {max}");
                         let (raw, c, packs) = assemble(k, &a, &d, s, max);
@@ -93,6 +103,10 @@ fn check(config: KernelConfig, tile: usize, orders: &[usize], depths: &[usize]) 
                         if max == ONE && block > tile {
                             assert!(packs > 0, "{what}: the panels were not used");
                             panels_in.insert(s.name());
+                            if s == Storage::Full {
+                                let want = if v.root_d { 1 } else { 2 };
+                                assert_eq!(packs, want, "{what}: packing launches");
+                            }
                         }
                         let e = relative_error(&c.lower_triangle().to_f64(), &c_ref);
                         assert!(e <= n as f64 * U32, "{what}: relative error {e:.2e}");
@@ -102,8 +116,8 @@ fn check(config: KernelConfig, tile: usize, orders: &[usize], depths: &[usize]) 
                                 .any(|(i, j)| !raw[i * m + j].is_nan());
                             assert!(!upper_written, "{what}: the upper triangle was written");
                         }
-                        match &first {
-                            None => first = Some(raw),
+                        match &first[usize::from(v.root_d)] {
+                            None => first[usize::from(v.root_d)] = Some(raw),
                             Some(f) => assert!(same_bits(f, &raw), "{what}: bits differ"),
                         }
                     }
@@ -181,6 +195,36 @@ fn the_cholesky_on_every_variant_gives_the_default_bits() {
                 None => first = Some(raw),
                 Some(f) => assert!(same_bits(f, &raw), "{v:?} {s:?}: the factor differs"),
             }
+        }
+    }
+}
+
+#[test]
+fn a_negative_weight_packs_a_and_a_d_apart_as_the_default_does() {
+    // √d exists only for d ≥ 0: with one weight below zero the root_d variant must run the
+    // default's two panels and give its bits.
+    let gpu = common::gpu();
+    let config = KernelConfig::parse("8,8,4,4,16,1,32").unwrap();
+    let kernels = |v: &str| {
+        let t = Tuning {
+            panel: PanelVariant::parse(v),
+            ..Tuning::default()
+        };
+        TiledKernels::tuned(gpu.context(), config, &t).unwrap()
+    };
+    let (default, root) = (kernels("4,1,0,0"), kernels("4,1,0,0,0,1"));
+    let (m, n) = (97, 130);
+    let (a, mut d) = product(m, n, 3);
+    d[77] = -0.25;
+    for s in [Storage::Full, Storage::Rfp] {
+        let (want, _, _) = assemble(&default, &a, &d, s, ONE);
+        let (got, _, packs) = assemble(&root, &a, &d, s, ONE);
+        assert!(
+            same_bits(&want, &got),
+            "{s:?}: bits differ from the default"
+        );
+        if s == Storage::Full {
+            assert_eq!(packs, 2, "A and A·d packed apart");
         }
     }
 }

@@ -1,5 +1,6 @@
 // Packs an operand of gemm_panel.comp: the rows x depth view of `x` (entry (i, k) at
-// off + i·rs + k·cs), each column k scaled by d[k] where use_d is set, goes to `p` in blocks
+// off + i·rs + k·cs), each column k scaled by d[k] where use_d is 1 (by √d[k] where 2: the
+// caller knows d ≥ 0 and reads this one panel as both operands of a SYRK), goes to `p` in blocks
 // of `tile` rows, each block k-major and contiguous: entry (i, k) at
 // (i / tile)·block + k·tile + i % tile (block = kp·tile, or more where the blocks are padded
 // off power-of-two strides), zeros for rows ≥ `rows` and for depth ≤ k < kp. A
@@ -41,7 +42,8 @@ void main() {
         float v = 0.0;
         if (i < rows && k < depth) {
             v = x[x_off + i * x_rs + k * x_cs];
-            if (use_d != 0) v *= d[d_off + k];
+            if (use_d == 1) v *= d[d_off + k];
+            if (use_d == 2) v *= sqrt(d[d_off + k]);
         }
         if (k_contiguous) T[ty + r][tx] = v; else T[tx][ty + r] = v;
     }

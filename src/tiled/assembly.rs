@@ -26,6 +26,9 @@ struct ColumnBlock {
     // kernels (aligned rows are read four values per fetch). The padding holds zeros, in A and
     // in d, so the product runs over all lda columns (adding only zero terms) in fours.
     lda: usize,
+    // Whether every entry of d is ≥ 0 (checked on upload; NaN is not): then A·√d may be
+    // packed once for both operands (`PanelVariant::root_d`).
+    d_nonnegative: bool,
 }
 
 impl DeviceProduct {
@@ -60,6 +63,7 @@ impl DeviceProduct {
                 a: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &values)?,
                 d: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &dv)?,
                 lda,
+                d_nonnegative: dv.iter().all(|&x| x >= 0.0),
             });
         }
         Ok(Self { blocks, rows })
@@ -74,9 +78,15 @@ impl DeviceProduct {
     ) -> Result<Self> {
         assert_eq!(a.len(), rows * cols, "A's buffer holds rows x cols values");
         assert_eq!(d.len(), cols, "d has one entry per column of A");
+        let d_nonnegative = d.iter().all(|&x| x >= 0.0);
         let d = Buffer::new(k.context(), BufferTarget::Storage, BufferUsage::Static, d)?;
         Ok(Self {
-            blocks: vec![ColumnBlock { a, d, lda: cols }],
+            blocks: vec![ColumnBlock {
+                a,
+                d,
+                lda: cols,
+                d_nonnegative,
+            }],
             rows,
         })
     }
@@ -131,6 +141,7 @@ pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Res
                 k,
                 Product::new(c.region(v), op_a(a), op_a(a))
                     .scaled(d)
+                    .nonnegative(block.d_nonnegative)
                     .update(update)
                     .lower(),
             )?,
@@ -142,6 +153,7 @@ pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Res
                     k,
                     Product::new(c.region(c11), op_a(a1), op_a(a1))
                         .scaled(d)
+                        .nonnegative(block.d_nonnegative)
                         .update(update)
                         .lower(),
                 )?;
@@ -149,12 +161,14 @@ pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Res
                     k,
                     Product::new(c.region(c21), op_a(a2), op_a(a1))
                         .scaled(d)
+                        .nonnegative(block.d_nonnegative)
                         .update(update),
                 )?;
                 product(
                     k,
                     Product::new(c.region(c22), op_a(a2), op_a(a2))
                         .scaled(d)
+                        .nonnegative(block.d_nonnegative)
                         .update(update)
                         .lower(),
                 )?;

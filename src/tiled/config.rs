@@ -35,6 +35,11 @@ pub struct PanelVariant {
     /// ran 15× slower than 8 x 8 (README), as if their accumulators were indexed at run time
     /// and so kept in local memory.
     pub unroll: bool,
+    /// Whether a SYRK scaled by a d known to be ≥ 0 (the assembly's, where every weight is)
+    /// packs A·√d once and reads it as both operands: one packing launch and one panel
+    /// fewer, C = (A√D)(A√D)ᵀ exactly symmetric; rounded differently from A·(D·Aᵀ), so not
+    /// the default's bits.
+    pub root_d: bool,
 }
 
 impl Default for PanelVariant {
@@ -52,29 +57,31 @@ impl PanelVariant {
         pad: false,
         regbuf: false,
         unroll: false,
+        root_d: false,
     };
 
-    /// Parses "slice,group,pad,regbuf[,unroll]" (e.g. "4,8,1,0"): slice 4, 8 or 16, group 1
-    /// to 64, pad, regbuf and unroll 0 or 1 (unroll 0 where left out); `None` when the text is
-    /// no valid variant.
+    /// Parses "slice,group,pad,regbuf[,unroll[,root_d]]" (e.g. "4,8,1,0"): slice 4, 8 or 16,
+    /// group 1 to 64, the others 0 or 1 (0 where left out); `None` when the text is no valid
+    /// variant.
     pub fn parse(text: &str) -> Option<Self> {
         let v: Vec<usize> = text
             .split(',')
             .map(|s| s.trim().parse().ok())
             .collect::<Option<_>>()?;
-        let (slice, group, pad, regbuf, unroll) = match v[..] {
-            [s, g, p, r] => (s, g, p, r, 0),
-            [s, g, p, r, u] => (s, g, p, r, u),
+        let (slice, group, flags) = match v[..] {
+            [s, g, ref flags @ ..] if (2..=4).contains(&flags.len()) => (s, g, flags),
             _ => return None,
         };
+        let flag = |i: usize| flags.get(i).copied().unwrap_or(0);
         let v = Self {
             slice,
             group,
-            pad: pad == 1,
-            regbuf: regbuf == 1,
-            unroll: unroll == 1,
+            pad: flag(0) == 1,
+            regbuf: flag(1) == 1,
+            unroll: flag(2) == 1,
+            root_d: flag(3) == 1,
         };
-        (pad <= 1 && regbuf <= 1 && unroll <= 1 && v.is_valid()).then_some(v)
+        (flags.iter().all(|&f| f <= 1) && v.is_valid()).then_some(v)
     }
 
     /// Whether the values lie in the ranges [`PanelVariant::parse`] takes.
@@ -83,15 +90,16 @@ impl PanelVariant {
     }
 
     /// A short name for labels (no commas, for CSV): "s<slice>g<group>p<pad>r<regbuf>", then
-    /// "u1" where unrolled.
+    /// "u1" where unrolled and "q1" where A·√d is packed once.
     pub fn label(&self) -> String {
         format!(
-            "s{}g{}p{}r{}{}",
+            "s{}g{}p{}r{}{}{}",
             self.slice,
             self.group,
             u8::from(self.pad),
             u8::from(self.regbuf),
-            if self.unroll { "u1" } else { "" }
+            if self.unroll { "u1" } else { "" },
+            if self.root_d { "q1" } else { "" }
         )
     }
 
@@ -388,7 +396,18 @@ mod tests {
         assert_eq!(v.label(), "s8g8p1r1");
         let u = PanelVariant::parse("4,1,0,0,1").unwrap();
         assert!(u.unroll && u.label() == "s4g1p0r0u1" && u.defines().contains("unroll all"));
-        for bad in ["5,1,0,0", "4,0,0,0", "4,65,0,0", "4,1,2,0", "4,1,0", "4,1,0,0,2", ""] {
+        let q = PanelVariant::parse("4,1,0,0,0,1").unwrap();
+        assert!(q.root_d && !q.unroll && q.label() == "s4g1p0r0q1");
+        for bad in [
+            "5,1,0,0",
+            "4,0,0,0",
+            "4,65,0,0",
+            "4,1,2,0",
+            "4,1,0",
+            "4,1,0,0,2",
+            "4,1,0,0,0,0,0",
+            "",
+        ] {
             assert_eq!(PanelVariant::parse(bad), None, "{bad}");
         }
         assert_eq!(KernelConfig::parse("8,4,1024,4,4,2,32"), None);

@@ -846,10 +846,12 @@ impl TiledKernels {
         let (ra, rb) = (panel_rows(cv.rows, tile), panel_rows(cv.cols, tile));
         // Floats per block of `tile` rows: kp k-rows, and one more where padded.
         let block = (kp + usize::from(panel.variant.pad)) * tile;
-        let b_in_a = d.is_none()
-            && std::ptr::eq(a.buffer, b.buffer)
+        let same_rows = std::ptr::eq(a.buffer, b.buffer)
             && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
             && bv.rows <= av.rows;
+        // A·√d packed once for both operands where the variant asks and d is known ≥ 0.
+        let root_d = same_rows && d.is_some() && panel.variant.root_d && product.d_nonnegative;
+        let b_in_a = same_rows && (d.is_none() || root_d);
         let max_len =
             (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes) / 4) as usize;
         let max_groups = self.limits.max_groups_x as usize;
@@ -859,9 +861,10 @@ impl TiledKernels {
         {
             return Ok(false);
         }
-        self.pack_panel(panel, 0, a, (None, 0), (ra, tile), (kp, block))?;
+        let a_scale = if root_d { (d, d_off, true) } else { (None, 0, false) };
+        self.pack_panel(panel, 0, a, a_scale, (ra, tile), (kp, block))?;
         if !b_in_a {
-            self.pack_panel(panel, 1, b, (d, d_off), (rb, tile), (kp, block))?;
+            self.pack_panel(panel, 1, b, (d, d_off, false), (rb, tile), (kp, block))?;
         }
         let panels = panel.panels.each_ref().map(RefCell::borrow);
         let (Some(pa), pb) = (panels[0].as_ref(), panels[1].as_ref()) else {
@@ -910,15 +913,16 @@ impl TiledKernels {
         Ok(true)
     }
 
-    /// Packs `x` (scaled by `d` along its depth where given, from entry `d_off` on) into panel
-    /// `slot`: `rows` rows (x's padded to whole blocks) in k-major blocks of `tile` rows, `kp`
-    /// k each, `block` floats apart, zeros past its entries. One launch.
+    /// Packs `x` (scaled by `d` along its depth where given, from entry `d_off` on, by √d
+    /// where `root`) into panel `slot`: `rows` rows (x's padded to whole blocks) in k-major
+    /// blocks of `tile` rows, `kp` k each, `block` floats apart, zeros past its entries. One
+    /// launch.
     fn pack_panel(
         &self,
         panel: &PanelProducts,
         slot: usize,
         x: Operand<'_>,
-        (d, d_off): (Option<&Buffer<f32>>, usize),
+        (d, d_off, root): (Option<&Buffer<f32>>, usize, bool),
         (rows, tile): (usize, usize),
         (kp, block): (usize, usize),
     ) -> Result<()> {
@@ -949,7 +953,14 @@ impl TiledKernels {
             ("x_off", u(v.offset)),
             ("x_rs", u(v.rs)),
             ("x_cs", u(v.cs)),
-            ("use_d", Uniform::I32(i32::from(d.is_some()))),
+            (
+                "use_d",
+                Uniform::I32(match (d.is_some(), root) {
+                    (false, _) => 0,
+                    (true, false) => 1,
+                    (true, true) => 2,
+                }),
+            ),
             ("d_off", Uniform::U32(d_off as u32)),
         ])?;
         if !self.dry_run.get() {
