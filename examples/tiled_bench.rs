@@ -16,13 +16,21 @@
 //! the device's defaults (method `tiled`). Op `n` counts the launches of one factorization per
 //! kind (a dry run, nothing computed) on stderr, the matrix cut into buffers as on a device
 //! whose GL_MAX_SHADER_STORAGE_BLOCK_SIZE is `--block-bytes` (default: this device's; the H200's
-//! is 2147483647); `p` profiles the dispatches.
+//! is 2147483647); `p` profiles the dispatches. `--tiles "16,16,8,8,16,1,32;16,16,8,16,16,1,32"`
+//! (SYMRASTER_TILED_CONFIG's form, ';' between them) and `--panel "4,1,0,0;8,8,1,1,1"` (the
+//! packed-panel product's slice,group,pad,regbuf[,unroll[,root_d]]: `PanelVariant::parse`)
+//! sweep the product kernel: every combination with the others gets its own kernels, methods
+//! `tiled[-d..-o..-f..][-t<wg_x>x<wg_y>x<tm>x<tn>][-s<slice>g<group>p<pad>r<regbuf>[u1][q1]]`.
+//! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product there
+//! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
 
 use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::{DiagonalFactor, Storage, TiledKernels, TiledMatrix, bench};
+use symraster::tiled::{
+    DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
+};
 use symraster::timing::{Timing, time_finish};
 use symraster::tuning::Tuning;
 use symraster::{Format, Gpu, Method, Options, problems};
@@ -37,7 +45,10 @@ struct Args {
     outer: Vec<usize>,
     fused: Vec<bool>,
     factor: Vec<DiagonalFactor>,
+    tiles: Vec<KernelConfig>,
+    panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
+    dump: Option<std::path::PathBuf>,
     sizes: Vec<(usize, usize)>,
 }
 
@@ -61,7 +72,10 @@ fn parse() -> anyhow::Result<Args> {
         outer: Vec::new(),
         fused: Vec::new(),
         factor: Vec::new(),
+        tiles: Vec::new(),
+        panel: Vec::new(),
         block_bytes: None,
+        dump: None,
         sizes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -72,6 +86,23 @@ fn parse() -> anyhow::Result<Args> {
             "--rhs" => args.rhs = list(&mut it, "--rhs")?,
             "--diag" => args.diag = list(&mut it, "--diag")?,
             "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
+            "--tiles" => {
+                args.tiles = it
+                    .next()
+                    .context("--tiles needs a list")?
+                    .split(';')
+                    .map(|t| KernelConfig::parse(t).with_context(|| format!("bad tiles {t}")))
+                    .collect::<anyhow::Result<_>>()?
+            }
+            "--panel" => {
+                args.panel = it
+                    .next()
+                    .context("--panel needs a list")?
+                    .split(';')
+                    .map(|t| PanelVariant::parse(t).with_context(|| format!("bad variant {t}")))
+                    .collect::<anyhow::Result<_>>()?
+            }
+            "--dump" => args.dump = Some(it.next().context("--dump needs a folder")?.into()),
             "--block-bytes" => {
                 args.block_bytes = Some(it.next().context("--block-bytes needs a value")?.parse()?)
             }
@@ -152,6 +183,19 @@ fn main() -> anyhow::Result<()> {
     );
     println!("method,op,format,m,n,ms,gflops");
     let sweeps = sweep(&gpu, &args)?;
+    if let Some(dir) = &args.dump {
+        std::fs::create_dir_all(dir)?;
+        let sets: Vec<(&str, &TiledKernels)> = if sweeps.is_empty() {
+            vec![("tiled", &*k)]
+        } else {
+            sweeps.iter().map(|(l, k)| (l.as_str(), k)).collect()
+        };
+        for (label, kernels) in sets {
+            for (name, bytes) in kernels.panel_binaries() {
+                std::fs::write(dir.join(format!("{label}.{name}.bin")), bytes)?;
+            }
+        }
+    }
     for &(m, n) in &args.sizes {
         // The SPD matrices factored, made once per size for all the kernels timed on them.
         let mut spd = HashMap::new();
@@ -168,14 +212,15 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The kernels of every combination of `--diag`, `--outer`, `--fused` and `--factor` (the device's value
-/// where a list is empty), with their method labels; none without those flags.
+/// The kernels of every combination of `--diag`, `--outer`, `--fused`, `--factor`, `--tiles`
+/// and `--panel` (the device's value where a list is empty), with their method labels; none
+/// without those flags.
 fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> {
-    if args.diag.is_empty()
+    let blocks = !(args.diag.is_empty()
         && args.outer.is_empty()
         && args.fused.is_empty()
-        && args.factor.is_empty()
-    {
+        && args.factor.is_empty());
+    if !blocks && args.tiles.is_empty() && args.panel.is_empty() {
         return Ok(Vec::new());
     }
     let mut base = Tuning::default();
@@ -202,39 +247,63 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.factor.iter().map(|&f| Some(f)).collect()
     };
-    let combos = factors.iter().flat_map(|&factor| {
-        or(&args.diag, base.diagonal_block)
-            .into_iter()
-            .flat_map(move |diag| {
-                or(&args.outer, base.outer_block)
-                    .into_iter()
-                    .map(move |outer| (factor, diag, outer))
-            })
-    });
+    let tiles: Vec<Option<KernelConfig>> = if args.tiles.is_empty() {
+        vec![None]
+    } else {
+        args.tiles.iter().map(|&c| Some(c)).collect()
+    };
+    let panels: Vec<Option<PanelVariant>> = if args.panel.is_empty() {
+        vec![base.panel]
+    } else {
+        args.panel.iter().map(|&v| Some(v)).collect()
+    };
     let mut out = Vec::new();
-    for (factor, diag, outer) in combos {
-        for &f in &fused {
-            let t = Tuning {
-                diagonal_block: diag,
-                outer_block: outer,
-                fused_diagonal: f,
-                diagonal_factor: factor,
-                ..base
-            };
-            match TiledKernels::tuned(gpu.context(), t.kernel.config(gpu.info()), &t) {
-                Ok(k) => {
-                    let mut label = format!(
-                        "tiled-d{}-o{}-f{}",
-                        k.diag(),
-                        k.outer(),
-                        u8::from(t.fused_diagonal())
-                    );
-                    if !args.factor.is_empty() {
-                        label = format!("{label}-{}", k.diagonal_factor().name());
+    for &factor in &factors {
+        for diag in or(&args.diag, base.diagonal_block) {
+            for outer in or(&args.outer, base.outer_block) {
+                for &f in &fused {
+                    for &config in &tiles {
+                        for &panel in &panels {
+                            let t = Tuning {
+                                diagonal_block: diag,
+                                outer_block: outer,
+                                fused_diagonal: f,
+                                diagonal_factor: factor,
+                                panel,
+                                ..base
+                            };
+                            let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
+                            match TiledKernels::tuned(gpu.context(), config, &t) {
+                                Ok(k) => {
+                                    let mut label = "tiled".to_string();
+                                    if blocks {
+                                        label += &format!(
+                                            "-d{}-o{}-f{}",
+                                            k.diag(),
+                                            k.outer(),
+                                            u8::from(t.fused_diagonal())
+                                        );
+                                    }
+                                    if !args.factor.is_empty() {
+                                        label += &format!("-{}", k.diagonal_factor().name());
+                                    }
+                                    if !args.tiles.is_empty() {
+                                        let c = k.config();
+                                        label +=
+                                            &format!("-t{}x{}x{}x{}", c.wg_x, c.wg_y, c.tm, c.tn);
+                                    }
+                                    if !args.panel.is_empty() {
+                                        label += &format!("-{}", panel.unwrap_or_default().label());
+                                    }
+                                    out.push((label, k))
+                                }
+                                Err(e) => eprintln!(
+                                    "# {factor:?} {diag:?} {outer:?} {f:?} {config:?} {panel:?}: {e}"
+                                ),
+                            }
+                        }
                     }
-                    out.push((label, k))
                 }
-                Err(e) => eprintln!("# {factor:?} {diag:?} {outer:?} {f:?}: {e}"),
             }
         }
     }

@@ -171,7 +171,7 @@ pub static PACK_PANEL: ComputeKernel = ComputeKernel {
     source: include_str!("../glsl/tiled/pack_panel.comp"),
     buffers: &[("PanelBuf", 0), ("XBuf", 1), ("DBuf", 3)],
     uniforms: &[
-        "rows", "depth", "tile", "kp", "x_off", "x_rs", "x_cs", "use_d", "d_off",
+        "rows", "depth", "tile", "kp", "block", "x_off", "x_rs", "x_cs", "use_d", "d_off",
     ],
     optional: &[],
 };

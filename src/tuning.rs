@@ -76,6 +76,9 @@ pub struct Tuning {
     /// A texture limit below the driver's GL_MAX_TEXTURE_SIZE (it can never raise it), so that
     /// the size limits can be tried with small matrices.
     pub max_texture_size: Option<usize>,
+    /// The packed-panel product's variant (k-slice depth, tile order, padded panels, register
+    /// double buffering; default [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
+    pub panel: Option<crate::tiled::PanelVariant>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -340,6 +343,7 @@ impl Tuning {
             || self.outer_block.is_some()
             || self.fused_diagonal.is_some()
             || self.diagonal_factor.is_some()
+            || self.panel.is_some()
     }
 
     /// [`Tuning::diagonal_block`] or the default of kernels that do not fuse blocks of 64

@@ -1,7 +1,9 @@
 // C = alpha·A·Bᵀ + beta·C over one BM x BN output tile per work group (the tile list says
 // which), A and B read from k-major zero-padded panels in blocks of PT rows (pack_panel.comp:
 // vec4 (i / PT)·block4 + k·PT/4 + (i % PT)/4 holds rows i..i+3 at depth k, d already folded
-// into one of them), so a work group streams one contiguous range of each. The panels are padded to whole
+// into one of them; block4 > kp·PT/4 where the blocks are padded off power-of-two strides), so
+// a work group streams one contiguous range of each. With REGBUF the next k-step's operands
+// are read from shared memory before the current step's products. The panels are padded to whole
 // tiles and whole k-slices, so the loop has no bounds checks or strides: each k-slice of BK is
 // one vec4 load per invocation per operand (BK·BM/4 vec4s over the group), fetched into
 // registers while the previous slice is multiplied out of shared memory (two shared buffers:
@@ -109,6 +111,26 @@ void main() {
                 if (e < B_VECS) pb[l] = b4[(k0 + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
             }
         }
+#ifdef REGBUF
+        // Register double buffering: step kk + 1's operands are read from shared memory
+        // before step kk's products (the last step re-reads its own: no branch).
+        vec4 av[TM / 4];
+        vec4 bv[TN / 4];
+        for (int g = 0; g < TM / 4; g++) av[g] = As[cur][0][ty + uint(g) * WG_Y];
+        for (int h = 0; h < TN / 4; h++) bv[h] = Bs[cur][0][tx + uint(h) * WG_X];
+        for (uint kk = 0u; kk < BK; kk++) {
+            uint kn = min(kk + 1u, BK - 1u);
+            vec4 an[TM / 4];
+            vec4 bn[TN / 4];
+            for (int g = 0; g < TM / 4; g++) an[g] = As[cur][kn][ty + uint(g) * WG_Y];
+            for (int h = 0; h < TN / 4; h++) bn[h] = Bs[cur][kn][tx + uint(h) * WG_X];
+            for (int g = 0; g < TM / 4; g++)
+                for (int r = 0; r < 4; r++)
+                    for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h];
+            av = an;
+            bv = bn;
+        }
+#else
         for (uint kk = 0u; kk < BK; kk++) {
             vec4 av[TM / 4];
             vec4 bv[TN / 4];
@@ -118,6 +140,7 @@ void main() {
                 for (int r = 0; r < 4; r++)
                     for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h];
         }
+#endif
         if (more) {
             // The other buffer was last read in the previous slice, before the last barrier.
             uint nxt = cur ^ 1u;

@@ -1,7 +1,9 @@
 // Packs an operand of gemm_panel.comp: the rows x depth view of `x` (entry (i, k) at
-// off + i·rs + k·cs), each column k scaled by d[k] where use_d is set, goes to `p` in blocks
+// off + i·rs + k·cs), each column k scaled by d[k] where use_d is 1 (by √d[k] where 2: the
+// caller knows d ≥ 0 and reads this one panel as both operands of a SYRK), goes to `p` in blocks
 // of `tile` rows, each block k-major and contiguous: entry (i, k) at
-// (i / tile)·kp·tile + k·tile + i % tile, zeros for rows ≥ `rows` and for depth ≤ k < kp. A
+// (i / tile)·block + k·tile + i % tile (block = kp·tile, or more where the blocks are padded
+// off power-of-two strides), zeros for rows ≥ `rows` and for depth ≤ k < kp. A
 // work group of the product then streams two contiguous ranges (its rows' block and its
 // columns' block), reads whole k-rows with vec4 loads, no bounds checks and no strides, and d
 // is applied once per entry instead of once per tile that reads it. A 32 x 32 transpose
@@ -17,6 +19,7 @@ uniform uint rows;
 uniform uint depth;
 uniform uint tile;
 uniform uint kp;
+uniform uint block;
 uniform uint x_off;
 uniform uint x_rs;
 uniform uint x_cs;
@@ -39,7 +42,8 @@ void main() {
         float v = 0.0;
         if (i < rows && k < depth) {
             v = x[x_off + i * x_rs + k * x_cs];
-            if (use_d != 0) v *= d[d_off + k];
+            if (use_d == 1) v *= d[d_off + k];
+            if (use_d == 2) v *= sqrt(d[d_off + k]);
         }
         if (k_contiguous) T[ty + r][tx] = v; else T[tx][ty + r] = v;
     }
@@ -47,6 +51,6 @@ void main() {
     for (uint r = 0u; r < 32u; r += 8u) {
         uint k = k0 + ty + r;
         uint i = i0 + tx;
-        if (k < kp) p[(i / tile) * kp * tile + k * tile + i % tile] = T[tx][ty + r];
+        if (k < kp) p[(i / tile) * block + k * tile + i % tile] = T[tx][ty + r];
     }
 }

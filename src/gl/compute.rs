@@ -238,6 +238,14 @@ impl ComputeProgram {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The driver's binary of the linked program (glGetProgramBinary: its format and bytes),
+    /// where it gives one: NVIDIA's holds the program's assembly as text, for checking a
+    /// kernel's unrolling and local-memory use on the device.
+    pub fn binary(&self) -> Option<(u32, Vec<u8>)> {
+        let b = unsafe { self.ctx.gl().get_program_binary(self.raw) }?;
+        Some((b.format, b.buffer))
+    }
 }
 
 impl Drop for ComputeProgram {

@@ -2,7 +2,7 @@
 //! granularity): one launch of the product kernel over the lower tiles for full storage; for
 //! RFP, straight into the packed array as its three blocks (C11 and C22 lower, C21 whole).
 
-use super::kernels::{Operand, TiledKernels};
+use super::kernels::{DEPTH_PER_LAUNCH, Operand, TiledKernels};
 use super::parts::{Region, product};
 use super::product::{Product, Update};
 use super::storage::{Storage, TiledMatrix, Triangle, check_fits};
@@ -26,6 +26,9 @@ struct ColumnBlock {
     // kernels (aligned rows are read four values per fetch). The padding holds zeros, in A and
     // in d, so the product runs over all lda columns (adding only zero terms) in fours.
     lda: usize,
+    // Whether every entry of d is ≥ 0 (checked on upload; NaN is not): then A·√d may be
+    // packed once for both operands (`PanelVariant::root_d`).
+    d_nonnegative: bool,
 }
 
 impl DeviceProduct {
@@ -39,7 +42,7 @@ impl DeviceProduct {
         let width = if max_cols == 0 {
             cols
         } else {
-            max_cols.min(cols)
+            block_width(cols, max_cols)
         };
         let ctx = k.context();
         let mut blocks = Vec::new();
@@ -60,6 +63,7 @@ impl DeviceProduct {
                 a: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &values)?,
                 d: Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &dv)?,
                 lda,
+                d_nonnegative: dv.iter().all(|&x| x >= 0.0),
             });
         }
         Ok(Self { blocks, rows })
@@ -74,9 +78,15 @@ impl DeviceProduct {
     ) -> Result<Self> {
         assert_eq!(a.len(), rows * cols, "A's buffer holds rows x cols values");
         assert_eq!(d.len(), cols, "d has one entry per column of A");
+        let d_nonnegative = d.iter().all(|&x| x >= 0.0);
         let d = Buffer::new(k.context(), BufferTarget::Storage, BufferUsage::Static, d)?;
         Ok(Self {
-            blocks: vec![ColumnBlock { a, d, lda: cols }],
+            blocks: vec![ColumnBlock {
+                a,
+                d,
+                lda: cols,
+                d_nonnegative,
+            }],
             rows,
         })
     }
@@ -90,6 +100,24 @@ impl DeviceProduct {
     pub fn block_count(&self) -> usize {
         self.blocks.len()
     }
+}
+
+/// The width of A's column blocks where one buffer holds at most `max_cols` columns (a
+/// positive multiple of 4): as many blocks as needed, of equal width rounded up to whole
+/// depth launches ([`DEPTH_PER_LAUNCH`]) where a buffer holds one, else to 4. Widths cut to
+/// the buffer's limit left a sliver (m = 16384, n = 32768: 32764 columns, then 4, a third pass
+/// over C and two depth launches for the first block); equal blocks of whole launches cut the
+/// sums where one buffer's launches do, so the bits are those of one buffer.
+pub fn block_width(cols: usize, max_cols: usize) -> usize {
+    if cols <= max_cols {
+        return cols;
+    }
+    let (unit, most) = if max_cols >= DEPTH_PER_LAUNCH {
+        (DEPTH_PER_LAUNCH, max_cols / DEPTH_PER_LAUNCH * DEPTH_PER_LAUNCH)
+    } else {
+        (4, max_cols)
+    };
+    cols.div_ceil(cols.div_ceil(most)).next_multiple_of(unit)
 }
 
 /// Writes the lower triangle of A·diag(d)·Aᵀ into `c` (of order m); nothing else of `c` is
@@ -113,6 +141,7 @@ pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Res
                 k,
                 Product::new(c.region(v), op_a(a), op_a(a))
                     .scaled(d)
+                    .nonnegative(block.d_nonnegative)
                     .update(update)
                     .lower(),
             )?,
@@ -124,6 +153,7 @@ pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Res
                     k,
                     Product::new(c.region(c11), op_a(a1), op_a(a1))
                         .scaled(d)
+                        .nonnegative(block.d_nonnegative)
                         .update(update)
                         .lower(),
                 )?;
@@ -131,12 +161,14 @@ pub fn assemble(k: &TiledKernels, p: &DeviceProduct, c: &mut TiledMatrix) -> Res
                     k,
                     Product::new(c.region(c21), op_a(a2), op_a(a1))
                         .scaled(d)
+                        .nonnegative(block.d_nonnegative)
                         .update(update),
                 )?;
                 product(
                     k,
                     Product::new(c.region(c22), op_a(a2), op_a(a2))
                         .scaled(d)
+                        .nonnegative(block.d_nonnegative)
                         .update(update)
                         .lower(),
                 )?;
@@ -191,4 +223,25 @@ pub fn assemble_new(
     let mut c = TiledMatrix::uninitialized(k.context(), p.rows, storage, max_bytes)?;
     assemble(k, p, &mut c)?;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_blocks_are_equal_whole_launches_within_the_limit() {
+        // m = 16384, n = 32768 on a 2 GiB - 1 buffer: two blocks of 16384, not 32764 + 4.
+        let max_cols = (i32::MAX as usize / 4 / 16384) / 4 * 4;
+        assert_eq!(block_width(32768, max_cols), 16384);
+        assert_eq!(block_width(1000, 4096), 1000);
+        // Below one launch: equal blocks of whole fours, none wider than the limit.
+        for (cols, max) in [(10, 4), (1001, 100), (65537, 16380), (300_003, 65_536)] {
+            let w = block_width(cols, max);
+            assert!(w <= max && w.is_multiple_of(4), "{cols} {max}: {w}");
+            assert_eq!(cols.div_ceil(w), cols.div_ceil(max), "{cols} {max}: {w}");
+        }
+        assert_eq!(block_width(300_003, 65_536), 65_536);
+        assert_eq!(block_width(50_000, 20_000), 16_384);
+    }
 }

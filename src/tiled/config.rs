@@ -61,6 +61,111 @@ impl DiagonalFactor {
     }
 }
 
+/// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
+/// choices, for sweeping on a GPU; [`PanelVariant::DEFAULT`] is the kernel as it was measured
+/// (README, "Past the paper"). None changes what is computed, only the order of loads and
+/// launches: every variant gives the default's bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PanelVariant {
+    /// Depth of the k-slices through shared memory (4, 8 or 16; default [`PANEL_SLICE`]).
+    pub slice: usize,
+    /// Output tiles launched in bands of this many tile rows, each band column by column
+    /// (1: row by row, the default), so the work groups in flight share A's and B's panel
+    /// blocks in L2: at m = 16384 a row of tiles reads 128 B blocks of 8 MiB each.
+    pub group: usize,
+    /// Whether the panels' blocks are padded by one k-row of the tile (their stride then no
+    /// power of two: at kp = 16384 the blocks lie 8 MiB apart, every work group of a k-step
+    /// on the same address bits).
+    pub pad: bool,
+    /// Whether the next k-step's shared-memory operands are read into registers while the
+    /// current one is multiplied (register double buffering).
+    pub regbuf: bool,
+    /// Whether the kernel asks NVIDIA's compiler to unroll every loop
+    /// (`#pragma optionNV(unroll all)`; other compilers ignore it): register tiles of 16 x 8
+    /// ran 15× slower than 8 x 8 (README), as if their accumulators were indexed at run time
+    /// and so kept in local memory.
+    pub unroll: bool,
+    /// Whether a SYRK scaled by a d known to be ≥ 0 (the assembly's, where every weight is)
+    /// packs A·√d once and reads it as both operands: one packing launch and one panel
+    /// fewer, C = (A√D)(A√D)ᵀ exactly symmetric; rounded differently from A·(D·Aᵀ), so not
+    /// the default's bits.
+    pub root_d: bool,
+}
+
+impl Default for PanelVariant {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl PanelVariant {
+    /// The kernel as measured: slices of [`PANEL_SLICE`], tiles row by row, no padding, no
+    /// register double buffering.
+    pub const DEFAULT: PanelVariant = PanelVariant {
+        slice: PANEL_SLICE,
+        group: 1,
+        pad: false,
+        regbuf: false,
+        unroll: false,
+        root_d: false,
+    };
+
+    /// Parses "slice,group,pad,regbuf[,unroll[,root_d]]" (e.g. "4,8,1,0"): slice 4, 8 or 16,
+    /// group 1 to 64, the others 0 or 1 (0 where left out); `None` when the text is no valid
+    /// variant.
+    pub fn parse(text: &str) -> Option<Self> {
+        let v: Vec<usize> = text
+            .split(',')
+            .map(|s| s.trim().parse().ok())
+            .collect::<Option<_>>()?;
+        let (slice, group, flags) = match v[..] {
+            [s, g, ref flags @ ..] if (2..=4).contains(&flags.len()) => (s, g, flags),
+            _ => return None,
+        };
+        let flag = |i: usize| flags.get(i).copied().unwrap_or(0);
+        let v = Self {
+            slice,
+            group,
+            pad: flag(0) == 1,
+            regbuf: flag(1) == 1,
+            unroll: flag(2) == 1,
+            root_d: flag(3) == 1,
+        };
+        (flags.iter().all(|&f| f <= 1) && v.is_valid()).then_some(v)
+    }
+
+    /// Whether the values lie in the ranges [`PanelVariant::parse`] takes.
+    pub fn is_valid(&self) -> bool {
+        [4, 8, 16].contains(&self.slice) && (1..=64).contains(&self.group)
+    }
+
+    /// A short name for labels (no commas, for CSV): "s<slice>g<group>p<pad>r<regbuf>", then
+    /// "u1" where unrolled and "q1" where A·√d is packed once.
+    pub fn label(&self) -> String {
+        format!(
+            "s{}g{}p{}r{}{}{}",
+            self.slice,
+            self.group,
+            u8::from(self.pad),
+            u8::from(self.regbuf),
+            if self.unroll { "u1" } else { "" },
+            if self.root_d { "q1" } else { "" }
+        )
+    }
+
+    /// The #defines and pragmas this variant puts in front of `gemm_panel.comp`.
+    pub fn defines(&self) -> String {
+        let mut s = String::new();
+        if self.unroll {
+            s += "#pragma optionNV(unroll all)\n";
+        }
+        if self.regbuf {
+            s += "#define REGBUF\n";
+        }
+        s
+    }
+}
+
 /// The product kernel's tiling: BM x BN outputs per work group of WG_X x WG_Y invocations,
 /// TM x TN of them per invocation held in registers, k-slices of BK through shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -215,27 +320,40 @@ impl KernelConfig {
     /// The packed-panel product kernel's tiles (`gemm_panel.comp`): these, with k-slices of
     /// [`PANEL_SLICE`].
     pub fn panel(&self) -> Self {
-        Self {
-            bk: PANEL_SLICE,
-            ..*self
-        }
+        self.panel_sliced(PANEL_SLICE)
+    }
+
+    /// The packed-panel product kernel's tiles with k-slices of `slice`
+    /// ([`PanelVariant::slice`]).
+    pub fn panel_sliced(&self, slice: usize) -> Self {
+        Self { bk: slice, ..*self }
     }
 
     /// Shared memory of the packed-panel product kernel in bytes: two k-slices of both
     /// operands (double-buffered), no padding (its stores are along rows).
     pub fn panel_shared_bytes(&self) -> usize {
-        2 * PANEL_SLICE * (self.bm() / 4 + self.bn() / 4) * 16
+        self.panel_shared_bytes_sliced(PANEL_SLICE)
+    }
+
+    /// [`KernelConfig::panel_shared_bytes`] with k-slices of `slice`.
+    pub fn panel_shared_bytes_sliced(&self, slice: usize) -> usize {
+        2 * slice * (self.bm() / 4 + self.bn() / 4) * 16
     }
 
     /// Whether products may run on packed panels with these tiles: shared-memory tiles (not
     /// the texel or register-only kernels) of power-of-two sides, whose two k-slices fit in
     /// `max_shared_bytes`.
     pub fn panels(&self, max_shared_bytes: u64) -> bool {
+        self.panels_sliced(max_shared_bytes, PANEL_SLICE)
+    }
+
+    /// [`KernelConfig::panels`] with k-slices of `slice`.
+    pub fn panels_sliced(&self, max_shared_bytes: u64, slice: usize) -> bool {
         self.shared
             && !self.texel
             && self.bm().is_power_of_two()
             && self.bn().is_power_of_two()
-            && self.panel_shared_bytes() as u64 <= max_shared_bytes
+            && self.panel_shared_bytes_sliced(slice) as u64 <= max_shared_bytes
     }
 
     /// The order of the tiled Cholesky's diagonal blocks where the tuning leaves it:
@@ -333,6 +451,26 @@ mod tests {
         );
         assert_eq!(KernelConfig::parse("8,4,8,4,4,3,32"), None);
         assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
+        assert_eq!(PanelVariant::parse("4,1,0,0"), Some(PanelVariant::DEFAULT));
+        let v = PanelVariant::parse("8, 8,1,1").unwrap();
+        assert_eq!((v.slice, v.group, v.pad, v.regbuf), (8, 8, true, true));
+        assert_eq!(v.label(), "s8g8p1r1");
+        let u = PanelVariant::parse("4,1,0,0,1").unwrap();
+        assert!(u.unroll && u.label() == "s4g1p0r0u1" && u.defines().contains("unroll all"));
+        let q = PanelVariant::parse("4,1,0,0,0,1").unwrap();
+        assert!(q.root_d && !q.unroll && q.label() == "s4g1p0r0q1");
+        for bad in [
+            "5,1,0,0",
+            "4,0,0,0",
+            "4,65,0,0",
+            "4,1,2,0",
+            "4,1,0",
+            "4,1,0,0,2",
+            "4,1,0,0,0,0,0",
+            "",
+        ] {
+            assert_eq!(PanelVariant::parse(bad), None, "{bad}");
+        }
         assert_eq!(KernelConfig::parse("8,4,1024,4,4,2,32"), None);
         assert_eq!(KernelConfig::parse("0,4,8,4,4,2,32"), None);
         assert_eq!(

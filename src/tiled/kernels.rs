@@ -2,11 +2,11 @@
 //! launched tile lists (cached by shape) and the status word where the diagonal-block factor
 //! records the first pivot that is not positive.
 
-use super::config::{DiagonalFactor, KernelConfig};
+use super::config::{DiagonalFactor, KernelConfig, PanelVariant};
 use super::launches::{LaunchCounts, LaunchKind};
 use super::product::Product;
 use super::status::StatusWord;
-use super::tiles::output_tiles_below;
+use super::tiles::{grouped, output_tiles_below};
 use super::view::View;
 use crate::error::{Error, NumericalError, Result};
 use crate::gl::{
@@ -100,8 +100,8 @@ pub const OUTER_BLOCK: usize = 512;
 /// Below this many full-size output tiles a product runs with the small-tile kernel.
 const SMALL_PRODUCT_TILES: usize = 264;
 
-/// Launched tile lists by (rows, cols, mask shift, tile rows, tile cols).
-type TileLists = HashMap<(usize, usize, Option<isize>, usize, usize), Buffer<[u32; 2]>>;
+/// Launched tile lists by (rows, cols, mask shift, tile rows, tile cols, band of tile rows).
+type TileLists = HashMap<(usize, usize, Option<isize>, usize, usize, usize), Buffer<[u32; 2]>>;
 
 /// A view of a storage buffer: what a kernel reads or writes.
 #[derive(Clone, Copy)]
@@ -312,6 +312,8 @@ struct PanelProducts {
     fused: Option<(usize, FusedPanels)>,
     // The panels of A and B (grown as needed, kept for the next product).
     panels: [RefCell<Option<Buffer<f32>>>; 2],
+    // The slice depth, tile order, padding and register buffering compiled in.
+    variant: PanelVariant,
 }
 
 /// The packed-panel products with FUSED_DIAG: full-size tiles and, where they exist,
@@ -327,29 +329,37 @@ impl PanelProducts {
         limits: &ComputeLimits,
         diag: Option<usize>,
         factor: DiagonalFactor,
+        panel: PanelVariant,
     ) -> Result<Option<Self>> {
-        if !config.panels(limits.max_shared_bytes) {
+        if !panel.is_valid() {
+            return Err(crate::error::DeviceError::BadTuning {
+                what: format!("the packed-panel product's variant {panel:?}"),
+                why: "slices of 4, 8 or 16 and bands of 1 to 64 tile rows".into(),
+            }
+            .into());
+        }
+        let fits = |c: &KernelConfig| c.panels_sliced(limits.max_shared_bytes, panel.slice);
+        if !fits(&config) {
             return Ok(None);
         }
+        let defines = panel.defines();
         let gemm = |c: KernelConfig, variant: &str| -> Result<(ComputeProgram, KernelConfig)> {
-            let c = c.panel();
+            let c = c.panel_sliced(panel.slice);
             let k = &table::GEMM_PANEL;
-            Ok((
-                ComputeProgram::new(ctx, k, variant, &c.source(k.source))?,
-                c,
-            ))
+            let source = format!("{defines}{}", k.source);
+            Ok((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c))
         };
-        let small = config.small().filter(|s| s.panels(limits.max_shared_bytes));
+        let small = config.small().filter(fits);
         // The fused variants: a 16 x 16 work group (potrf_inv_fn's default) whose tile holds
         // the block, of order at most 64 (4 x 4 entries per invocation: a block of 128 in
         // 16 x 16 invocations ran out of registers, README).
         let fused = |c: KernelConfig, diag: usize, variant: &str| -> Result<_> {
-            let c = c.panel();
+            let c = c.panel_sliced(panel.slice);
             if (c.wg_x, c.wg_y) != (16, 16) || c.bm().min(c.bn()) < diag || diag > 64 {
                 return Ok(None);
             }
             let k = &table::GEMM_PANEL_FUSED;
-            let source = fused_source(k, factor);
+            let source = format!("{defines}{}", fused_source(k, factor));
             let c = KernelConfig { nb: diag, ..c };
             Ok(Some((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c)))
         };
@@ -375,6 +385,7 @@ impl PanelProducts {
                 None => None,
             },
             panels: [RefCell::new(None), RefCell::new(None)],
+            variant: panel,
         }))
     }
 }
@@ -490,6 +501,7 @@ impl TiledKernels {
                 &limits,
                 tuning.fused_diagonal().then_some(diag),
                 factor,
+                tuning.panel.unwrap_or_default(),
             )?,
             fused: match (config.small(), config.shared && !config.texel) {
                 (Some(small), true)
@@ -567,6 +579,20 @@ impl TiledKernels {
             config,
             limits,
         })
+    }
+
+    /// The driver's binaries ([`ComputeProgram::binary`]) of the packed-panel product kernels
+    /// (full-size tiles, then the quarter-size ones where compiled): for reading on the device
+    /// what the compiler made of a variant.
+    pub fn panel_binaries(&self) -> Vec<(String, Vec<u8>)> {
+        let Some(panel) = &self.panel else {
+            return Vec::new();
+        };
+        [Some(("gemm_panel", &panel.gemm)), panel.small.as_ref().map(|s| ("gemm_panel_small", s))]
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, (p, _))| p.binary().map(|(_, bytes)| (name.to_string(), bytes)))
+            .collect()
     }
 
     /// The context the kernels run on.
@@ -768,12 +794,28 @@ impl TiledKernels {
         cv: View,
         shift: Option<isize>,
     ) -> Result<()> {
-        let key = (cv.rows, cv.cols, shift, config.bm(), config.bn());
+        self.dispatch_tiles_grouped(p, config, cv, shift, 1)
+    }
+
+    /// [`TiledKernels::dispatch_tiles`] with the tiles in bands of `group` tile rows
+    /// ([`grouped`]).
+    fn dispatch_tiles_grouped(
+        &self,
+        p: &ComputeProgram,
+        config: KernelConfig,
+        cv: View,
+        shift: Option<isize>,
+        group: usize,
+    ) -> Result<()> {
+        let key = (cv.rows, cv.cols, shift, config.bm(), config.bn(), group);
         let mut lists = self.tile_lists.borrow_mut();
         let tiles = match lists.entry(key) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
-                let tiles = output_tiles_below(cv.rows, cv.cols, config.bm(), config.bn(), shift);
+                let tiles = grouped(
+                    output_tiles_below(cv.rows, cv.cols, config.bm(), config.bn(), shift),
+                    group,
+                );
                 e.insert(Buffer::new(
                     &self.ctx,
                     BufferTarget::Storage,
@@ -813,19 +855,27 @@ impl TiledKernels {
         let tile = config.bm().max(config.bn()).max(32);
         let kp = av.cols.next_multiple_of(config.bk);
         let (ra, rb) = (panel_rows(cv.rows, tile), panel_rows(cv.cols, tile));
-        let b_in_a = d.is_none()
-            && std::ptr::eq(a.buffer, b.buffer)
+        // Floats per block of `tile` rows: kp k-rows, and one more where padded.
+        let block = (kp + usize::from(panel.variant.pad)) * tile;
+        let same_rows = std::ptr::eq(a.buffer, b.buffer)
             && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
             && bv.rows <= av.rows;
+        // A·√d packed once for both operands where the variant asks and d is known ≥ 0.
+        let root_d = same_rows && d.is_some() && panel.variant.root_d && product.d_nonnegative;
+        let b_in_a = same_rows && (d.is_none() || root_d);
         let max_len =
             (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes) / 4) as usize;
         let max_groups = self.limits.max_groups_x as usize;
-        if ra.max(rb) * kp > max_len || ra.max(rb) / 32 > max_groups || kp / 32 >= max_groups {
+        if ra.max(rb) / tile * block > max_len
+            || ra.max(rb) / 32 > max_groups
+            || kp / 32 >= max_groups
+        {
             return Ok(false);
         }
-        self.pack_panel(panel, 0, a, (None, 0), (ra, tile), kp)?;
+        let a_scale = if root_d { (d, d_off, true) } else { (None, 0, false) };
+        self.pack_panel(panel, 0, a, a_scale, (ra, tile), (kp, block))?;
         if !b_in_a {
-            self.pack_panel(panel, 1, b, (d, d_off), (rb, tile), kp)?;
+            self.pack_panel(panel, 1, b, (d, d_off, false), (rb, tile), (kp, block))?;
         }
         let panels = panel.panels.each_ref().map(RefCell::borrow);
         let (Some(pa), pb) = (panels[0].as_ref(), panels[1].as_ref()) else {
@@ -844,7 +894,7 @@ impl TiledKernels {
             ("rows", u(cv.rows)),
             ("cols", u(cv.cols)),
             ("slices", u(kp / config.bk)),
-            ("block4", u(kp * tile / 4)),
+            ("block4", u(block / 4)),
             ("pt", u(tile)),
             ("c_off", u(cv.offset)),
             ("c_rs", u(cv.rs)),
@@ -870,31 +920,33 @@ impl TiledKernels {
                 ("diag_inv_off", u(slot * self.diag * self.diag)),
             ])?;
         }
-        self.dispatch_tiles(p, config, cv, shift)?;
+        self.dispatch_tiles_grouped(p, config, cv, shift, panel.variant.group)?;
         Ok(true)
     }
 
-    /// Packs `x` (scaled by `d` along its depth where given, from entry `d_off` on) into panel
-    /// `slot`: `rows` rows (x's padded to whole blocks) in k-major blocks of `tile` rows, `kp`
-    /// k each, zeros past its entries. One launch.
+    /// Packs `x` (scaled by `d` along its depth where given, from entry `d_off` on, by √d
+    /// where `root`) into panel `slot`: `rows` rows (x's padded to whole blocks) in k-major
+    /// blocks of `tile` rows, `kp` k each, `block` floats apart, zeros past its entries. One
+    /// launch.
     fn pack_panel(
         &self,
         panel: &PanelProducts,
         slot: usize,
         x: Operand<'_>,
-        (d, d_off): (Option<&Buffer<f32>>, usize),
+        (d, d_off, root): (Option<&Buffer<f32>>, usize, bool),
         (rows, tile): (usize, usize),
-        kp: usize,
+        (kp, block): (usize, usize),
     ) -> Result<()> {
         let v = x.view;
+        let len = rows / tile * block;
         let mut buffer = panel.panels[slot].borrow_mut();
-        if buffer.as_ref().is_none_or(|b| b.len() < rows * kp) {
+        if buffer.as_ref().is_none_or(|b| b.len() < len) {
             *buffer = None;
             *buffer = Some(Buffer::uninitialized(
                 &self.ctx,
                 BufferTarget::Storage,
                 BufferUsage::Dynamic,
-                rows * kp,
+                len,
             )?);
         }
         if let Some(dst) = buffer.as_ref() {
@@ -908,10 +960,18 @@ impl TiledKernels {
             ("depth", u(v.cols)),
             ("tile", u(tile)),
             ("kp", u(kp)),
+            ("block", u(block)),
             ("x_off", u(v.offset)),
             ("x_rs", u(v.rs)),
             ("x_cs", u(v.cs)),
-            ("use_d", Uniform::I32(i32::from(d.is_some()))),
+            (
+                "use_d",
+                Uniform::I32(match (d.is_some(), root) {
+                    (false, _) => 0,
+                    (true, false) => 1,
+                    (true, true) => 2,
+                }),
+            ),
             ("d_off", Uniform::U32(d_off as u32)),
         ])?;
         if !self.dry_run.get() {

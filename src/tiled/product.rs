@@ -72,6 +72,9 @@ pub struct Product<'a, T> {
     pub b: T,
     /// The diagonal scaling of the depth (`None`: 1).
     pub d: Option<&'a Buffer<f32>>,
+    /// Whether every entry of `d` is known (checked by the caller) to be ≥ 0, so a SYRK may
+    /// pack A·√d once for both operands ([`PanelVariant::root_d`](super::PanelVariant)).
+    pub d_nonnegative: bool,
     pub update: Update,
     pub mask: Mask,
 }
@@ -84,6 +87,7 @@ impl<'a, T> Product<'a, T> {
             a,
             b,
             d: None,
+            d_nonnegative: false,
             update: Update::Replace,
             mask: Mask::Full,
         }
@@ -92,6 +96,14 @@ impl<'a, T> Product<'a, T> {
     /// The depth scaled by `d` (`None`: not scaled).
     pub fn scaled(self, d: Option<&'a Buffer<f32>>) -> Self {
         Product { d, ..self }
+    }
+
+    /// `d`'s entries declared ≥ 0 (the caller checked them) or not.
+    pub fn nonnegative(self, d_nonnegative: bool) -> Self {
+        Product {
+            d_nonnegative,
+            ..self
+        }
     }
 
     /// C updated as `update` says.
@@ -131,6 +143,7 @@ impl<'a, T> Product<'a, T> {
             a,
             b,
             d: self.d,
+            d_nonnegative: self.d_nonnegative,
             update: self.update,
             mask: self.mask,
         }

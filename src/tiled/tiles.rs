@@ -38,9 +38,40 @@ pub fn output_tiles_below(
     tiles
 }
 
+/// `tiles` (as [`output_tiles_below`] lists them) reordered in bands of `group` tile rows,
+/// each band column by column, its rows in order within a column: the work groups in flight
+/// then read a few of A's row blocks and a window of B's instead of one A block and a whole
+/// row of B blocks (a launch order only; `group` 1 leaves the rows as they are).
+pub fn grouped(mut tiles: Vec<[u32; 2]>, group: usize) -> Vec<[u32; 2]> {
+    if group > 1 {
+        let g = group as u32;
+        tiles.sort_by_key(|&[ti, tj]| (ti / g, tj, ti));
+    }
+    tiles
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grouped_tiles_are_the_same_tiles_band_by_band() {
+        let tiles = output_tiles_below(100, 100, 8, 8, Some(0));
+        for g in [1, 2, 3, 8, 64] {
+            let mut got = grouped(tiles.clone(), g);
+            if g > 1 {
+                assert_eq!(got[..2], [[0, 0], [1, 0]], "group {g}");
+            }
+            for w in got.windows(2) {
+                assert!(w[0][0] / g as u32 <= w[1][0] / g as u32, "group {g}: {w:?}");
+            }
+            got.sort();
+            let mut want = tiles.clone();
+            want.sort();
+            assert_eq!(got, want, "group {g}");
+        }
+        assert_eq!(grouped(tiles.clone(), 1), tiles);
+    }
 
     /// Every lower entry lies in exactly one launched tile, and every launched tile holds one.
     #[test]
