@@ -11,7 +11,7 @@ mod common;
 use common::widen;
 use symraster::batched::device::{Inputs, Poison, run};
 use symraster::batched::plan::{
-    AssemblyTiling, Job, MAX_TILES_PER_INVOCATION, Plan, StagedLoads, tile_split,
+    AssemblyTiling, Job, MAX_TILE_SUMS, Plan, StagedLoads, tile_split,
 };
 use symraster::batched::{self, BatchOptions};
 use symraster::gl::ComputeLimits;
@@ -223,10 +223,11 @@ fn every_tile_split_matches_the_reference() {
                     else {
                         // Refused only past the device's invocations or past the tiles one
                         // invocation holds.
-                        let held = tile_split(n, tiling.tile().unwrap(), threads).1;
+                        let tile = tiling.tile().unwrap();
+                        let held = tile_split(n, tile, threads).1;
                         assert!(
                             threads * problems_per_group > limits.max_invocations as usize
-                                || held > MAX_TILES_PER_INVOCATION,
+                                || held * tile * tile > MAX_TILE_SUMS,
                             "n {n} {tiling:?} T {threads}"
                         );
                         continue;

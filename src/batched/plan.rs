@@ -139,8 +139,9 @@ pub fn assembly_tiling(_n: usize) -> AssemblyTiling {
     AssemblyTiling::Rows
 }
 
-/// The most tiles one invocation holds in registers ([`Plan::with_assembly_tiling`]).
-pub const MAX_TILES_PER_INVOCATION: usize = 4;
+/// The most tile sums one invocation holds in registers ([`Plan::with_assembly_tiling`]):
+/// eight 2 x 2 tiles, two 4 x 4.
+pub const MAX_TILE_SUMS: usize = 32;
 
 /// The most invocations sharing one tile's staged columns (their parts add into shared
 /// memory in turn, one barrier each).
@@ -488,17 +489,17 @@ impl Plan {
         loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET
     }
 
-    /// Whether the register tiles of order `tile` fit `threads` invocations: at most
-    /// [`MAX_TILES_PER_INVOCATION`] each.
+    /// Whether the register tiles of `tiling` fit `threads` invocations: at most
+    /// [`MAX_TILE_SUMS`] sums each.
     fn tiles_fit(&self, threads: usize, tiling: AssemblyTiling) -> bool {
         tiling
             .tile()
-            .is_none_or(|tile| tile_split(self.n, tile, threads).1 <= MAX_TILES_PER_INVOCATION)
+            .is_none_or(|tile| tile_split(self.n, tile, threads).1 * tile * tile <= MAX_TILE_SUMS)
     }
 
     /// The same plan with the assembly shared out by `tiling` instead of [`assembly_tiling`]'s
-    /// choice (the benchmarks' tuning): register tiles take at most
-    /// [`MAX_TILES_PER_INVOCATION`] per invocation, within the loop budget. Jobs that do not
+    /// choice (the benchmarks' tuning): register tiles take at most [`MAX_TILE_SUMS`] sums
+    /// per invocation, within the loop budget. Jobs that do not
     /// assemble keep any tiling (it changes nothing there).
     pub fn with_assembly_tiling(self, tiling: AssemblyTiling) -> Result<Self> {
         let shape = self.loop_shape(self.threads, self.solve_block, self.staged_columns, tiling);
@@ -512,7 +513,7 @@ impl Plan {
         }
         Err(InputError::InvalidOption(format!(
             "{} at order n = {} cannot assemble by {tiling:?} with {} invocations per problem \
-             (at most {MAX_TILES_PER_INVOCATION} tiles per invocation, within the loop budget)",
+             (at most {MAX_TILE_SUMS} tile sums per invocation, within the loop budget)",
             self.job.name(),
             self.n,
             self.threads
@@ -625,8 +626,8 @@ impl Plan {
     /// The same plan with `threads` invocations per problem instead of [`threads`]'s choice
     /// (the benchmarks' tuning): at least n (one row each), a multiple of the staged columns
     /// (the residual stages T observations in such blocks), the group (times the problems per
-    /// group) at most the device's limit, the assembly's tiles at most
-    /// [`MAX_TILES_PER_INVOCATION`] each, and within the loop budget.
+    /// group) at most the device's limit, the assembly's tiles at most [`MAX_TILE_SUMS`] sums
+    /// each, and within the loop budget.
     pub fn with_threads(self, threads: usize, limits: &ComputeLimits) -> Result<Self> {
         let t = threads;
         let kc = self.staged_columns;
@@ -649,7 +650,7 @@ impl Plan {
             InputError::InvalidOption(format!(
                 "{} at order n = {} cannot run {t} invocations per problem with {} problems \
                  per work group (at least n, a multiple of {kc}, at most {} in a group, at \
-                 most {MAX_TILES_PER_INVOCATION} assembly tiles each, within the loop budget)",
+                 most {MAX_TILE_SUMS} assembly tile sums each, within the loop budget)",
                 self.job.name(),
                 self.n,
                 self.problems_per_group,
@@ -895,17 +896,22 @@ mod tests {
         let factor = Plan::new(Job::Cholesky, 32, 0, 0, &l).unwrap();
         let factor = factor.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
         assert!(!factor.defines().contains("TILE"));
-        // n = 256 in 2 x 2 tiles: 8,256 tiles on 1,024 invocations, 9 each.
+        // n = 256 on 1,024 invocations: 2 x 2 tiles 9 each (36 sums), 4 x 4 tiles 3 each (48
+        // sums): both refused; n = 129: 2 x 2 tiles 3 each, 4 x 4 one each.
         let big = Plan::new(Job::Assemble, 256, 16, 0, &l).unwrap();
         assert!(big.with_assembly_tiling(AssemblyTiling::Tiles2).is_err());
-        assert!(big.with_assembly_tiling(AssemblyTiling::Tiles4).is_ok());
-        // Fewer invocations that would hold too many tiles are refused.
-        let small = Plan::new(Job::LeastSquares, 32, 64, 1, &l)
+        assert!(big.with_assembly_tiling(AssemblyTiling::Tiles4).is_err());
+        let edge = Plan::new(Job::Assemble, 129, 16, 0, &l).unwrap();
+        assert!(edge.with_assembly_tiling(AssemblyTiling::Tiles2).is_ok());
+        assert!(edge.with_assembly_tiling(AssemblyTiling::Tiles4).is_ok());
+        // Fewer invocations that would hold too many sums are refused: n = 64 in 4 x 4 tiles
+        // (136) on 64 invocations, 3 each.
+        let small = Plan::new(Job::LeastSquares, 64, 128, 1, &l)
             .unwrap()
-            .with_assembly_tiling(AssemblyTiling::Tiles2)
+            .with_assembly_tiling(AssemblyTiling::Tiles4)
             .unwrap();
-        assert!(small.with_threads(32, &l).is_err());
-        assert_eq!(small.with_threads(64, &l).unwrap().threads, 64);
+        assert!(small.with_threads(64, &l).is_err());
+        assert_eq!(small.with_threads(80, &l).unwrap().threads, 80);
     }
 
     /// Staged columns: one of the choices, dividing the invocations, the problems in the
