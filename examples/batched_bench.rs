@@ -14,13 +14,15 @@
 //! (0: the plan's own), with `--problems-per-group P,...` (0: the plan's own) and
 //! `--staged-loads scalar,vector,default` (the assembly's shared loads) and `--solve-block
 //! SB,...` (rows per barrier of the triangular solves; 0: the plan's own) and
-//! `--assembly-rows single,pair,default` (rows of A·diag(d) in registers), every combination
-//! the device runs; `--fused-only` times only the fused least squares with one refinement
+//! `--assembly-rows single,pair,default` (rows of A·diag(d) in registers) and
+//! `--assembly-tiling rows,tiles2,tiles4,default` (pairs of rows, or 2 x 2 / 4 x 4 register
+//! tiles of C per invocation) and `--staged-columns KC,...` (observations staged per step; 0:
+//! the plan's own), every combination the device runs; `--fused-only` times only the fused least squares with one refinement
 //! step (what `batched_wls` times). Each shape's least-squares answers are checked (a wrong
 //! one is marked WRONG in its row).
 
 use symraster::batched::device::{Inputs, Poison, Resident};
-use symraster::batched::plan::{AssemblyRows, Job, Plan, StagedLoads};
+use symraster::batched::plan::{AssemblyRows, AssemblyTiling, Job, Plan, StagedLoads};
 use symraster::gl::GpuTimer;
 use symraster::internal::GpuInternals;
 use symraster::timing::median;
@@ -37,6 +39,8 @@ fn main() -> Result<()> {
         loads: vec![None],
         solve_blocks: vec![0],
         rows: vec![None],
+        tilings: vec![None],
+        columns: vec![0],
         fused_only: false,
     };
     let mut args = std::env::args().skip(1);
@@ -93,6 +97,28 @@ fn main() -> Result<()> {
                     "default" => Ok(None),
                     other => Err(format!("--assembly-rows: unknown {other}")),
                 })
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--assembly-tiling" {
+            let list = args.next().ok_or(
+                "--assembly-tiling needs rows, tiles2, tiles4 or default (comma-separated)",
+            )?;
+            shapes.tilings = list
+                .split(',')
+                .map(|l| match l {
+                    "rows" => Ok(Some(AssemblyTiling::Rows)),
+                    "tiles2" => Ok(Some(AssemblyTiling::Tiles2)),
+                    "tiles4" => Ok(Some(AssemblyTiling::Tiles4)),
+                    "default" => Ok(None),
+                    other => Err(format!("--assembly-tiling: unknown {other}")),
+                })
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--staged-columns" {
+            let list = args
+                .next()
+                .ok_or("--staged-columns needs counts (0: the plan's own)")?;
+            shapes.columns = list
+                .split(',')
+                .map(|p| p.parse())
                 .collect::<std::result::Result<_, _>>()?;
         } else if a == "--fused-only" {
             shapes.fused_only = true;
@@ -230,6 +256,10 @@ struct Shapes {
     solve_blocks: Vec<usize>,
     /// Rows of A·diag(d) per invocation in the assembly (None: the plan's own).
     rows: Vec<Option<AssemblyRows>>,
+    /// The assembly's tiling (None: the plan's own).
+    tilings: Vec<Option<AssemblyTiling>>,
+    /// Observations staged per step (0: the plan's own).
+    columns: Vec<usize>,
     /// Only the fused least squares with one refinement step.
     fused_only: bool,
 }
@@ -261,7 +291,8 @@ fn shaped(
 
 /// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
 /// group shape, data on the GPU: where the fused solve's time goes. CSV
-/// `job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms`.
+/// `job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms,
+/// assembly_tiling,staged_columns[,failures]`.
 fn profile_jobs(
     gpu: &Gpu,
     kernels: &symraster::batched::kernels::BatchedKernels,
@@ -274,7 +305,8 @@ fn profile_jobs(
     let timer = GpuTimer::new(&ctx)?;
     let limits = kernels.limits();
     println!(
-        "job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms"
+        "job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms,\
+         assembly_tiling,staged_columns"
     );
     for &(n, count) in sizes {
         let k = 2 * n;
@@ -303,12 +335,15 @@ fn profile_jobs(
         for &t in threads {
             for &problems in &shapes.problems {
                 let variants = shapes.loads.iter().flat_map(|l| {
-                    shapes
-                        .solve_blocks
-                        .iter()
-                        .flat_map(move |b| shapes.rows.iter().map(move |r| (*l, *b, *r)))
+                    shapes.solve_blocks.iter().flat_map(move |b| {
+                        shapes.rows.iter().flat_map(move |r| {
+                            shapes.tilings.iter().flat_map(move |tl| {
+                                shapes.columns.iter().map(move |c| (*l, *b, *r, *tl, *c))
+                            })
+                        })
+                    })
                 });
-                for (loads, sb, rows) in variants {
+                for (loads, sb, rows, tiling, columns) in variants {
                     for &(job, refine) in jobs {
                         let kk = if job.reads_observations() { k } else { 0 };
                         let base = Plan::new(job, n, kk, refine, limits)?;
@@ -320,6 +355,18 @@ fn profile_jobs(
                         }
                         if sb != 0 {
                             let Ok(p) = plan.with_solve_block(sb) else {
+                                continue;
+                            };
+                            plan = p;
+                        }
+                        if columns != 0 {
+                            let Ok(p) = plan.with_staged_columns(columns, limits) else {
+                                continue;
+                            };
+                            plan = p;
+                        }
+                        if let Some(tl) = tiling {
+                            let Ok(p) = plan.with_assembly_tiling(tl) else {
                                 continue;
                             };
                             plan = p;
@@ -355,7 +402,7 @@ fn profile_jobs(
                             ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
                         }
                         println!(
-                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4}{}",
+                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4},{:?},{}{}",
                             job.name().replace(' ', "_"),
                             plan.threads,
                             plan.problems_per_group,
@@ -363,6 +410,8 @@ fn profile_jobs(
                             plan.assembly_rows,
                             plan.solve_block,
                             median(&ms),
+                            plan.assembly_tiling,
+                            plan.staged_columns,
                             if wrong {
                                 format!(",WRONG ({failed} failed)")
                             } else if failed > 0 {

@@ -453,6 +453,10 @@ pub const BATCHED_COMMON: &str = include_str!("../glsl/batched/common.glsl");
 /// column blocks, and the assembly of A·diag(d)·Aᵀ from them.
 pub const BATCHED_OBSERVATIONS: &str = include_str!("../glsl/batched/observations.glsl");
 
+/// The batched assembly by register tiles (`glsl/batched/tiles.glsl`, after
+/// [`BATCHED_OBSERVATIONS`]; empty unless the plan defines `ASSEMBLY_TILES`).
+pub const BATCHED_TILES: &str = include_str!("../glsl/batched/tiles.glsl");
+
 /// The uniforms every batched kernel has: its launch's first problem and the problems held.
 macro_rules! batch_uniforms {
     ($($extra:literal),*) => { &["problem0", "count" $(, $extra)*] };

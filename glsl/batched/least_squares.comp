@@ -26,7 +26,7 @@ void fetch_b(uint k0) {
 void main() {
     start();
     // C and g together, one staging of each column block.
-    for (uint e = t; e < uint(NP); e += uint(T)) S(e) = 0.0;
+    assembly_begin();
     float g = 0.0;
     fetch(0u);
     fetch_b(0u);
@@ -36,12 +36,13 @@ void main() {
         // The next block's loads in flight during this block's products.
         fetch(k0 + uint(KC));
         fetch_b(k0 + uint(KC));
-        accumulate();
+        assembly_step();
         if (t < uint(N)) {
             for (int kk = 0; kk < KC; kk++) g = fma(AS(t, kk) * Ds[kk], Bs[kk], g);
         }
         sync();
     }
+    assembly_end();
     // A failed problem runs the solves too (on garbage, its x never written): the group's
     // other problems meet the same barriers.
     int status = factor();

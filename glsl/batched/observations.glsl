@@ -161,16 +161,50 @@ void accumulate() {
 #endif
 }
 
-// S ← the lower triangle of A·diag(d)·Aᵀ (Algorithm 3's sum, KC columns per step), every
-// invocation adding into the entries of its pair of rows.
-// The next block's loads are issued before this block's products, so they overlap.
-void assemble() {
+#ifdef ASSEMBLY_TILES
+// The register tiles' assembly (tiles.glsl, after this file).
+void tiles_start();
+void tiles_accumulate();
+void tiles_store();
+#endif
+
+// Before the first staged block: S zeroed for the rows' assembly (synced by the first
+// block's staging), the register tiles' sums zeroed for the tiles'.
+void assembly_begin() {
+#ifdef ASSEMBLY_TILES
+    tiles_start();
+#else
     for (uint e = t; e < uint(NP); e += uint(T)) S(e) = 0.0;
+#endif
+}
+
+// The staged block's part of C: into S by pairs of rows, or into the register tiles.
+void assembly_step() {
+#ifdef ASSEMBLY_TILES
+    tiles_accumulate();
+#else
+    accumulate();
+#endif
+}
+
+// After the last staged block (and its barrier): the register tiles into S (then synced).
+void assembly_end() {
+#ifdef ASSEMBLY_TILES
+    tiles_store();
+#endif
+}
+
+// S ← the lower triangle of A·diag(d)·Aᵀ (Algorithm 3's sum, KC columns per step), by the
+// plan's assembly (pairs of rows, or register tiles). The next block's loads are issued
+// before this block's products, so they overlap.
+void assemble() {
+    assembly_begin();
     fetch(0u);
     for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
         store_fetched();
         fetch(k0 + uint(KC));
-        accumulate();
+        assembly_step();
         sync();
     }
+    assembly_end();
 }

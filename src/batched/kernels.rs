@@ -47,16 +47,17 @@ impl BatchedKernels {
             return Ok(p.clone());
         }
         let kernel = plan.job.kernel();
-        let observations = if plan.job.reads_observations() {
-            table::BATCHED_OBSERVATIONS
+        let (observations, tiles) = if plan.job.reads_observations() {
+            (table::BATCHED_OBSERVATIONS, table::BATCHED_TILES)
         } else {
-            ""
+            ("", "")
         };
         let source = format!(
-            "#version 430\n{}{}\n{}\n{}",
+            "#version 430\n{}{}\n{}\n{}\n{}",
             plan.defines(),
             table::BATCHED_COMMON,
             observations,
+            tiles,
             kernel.source
         );
         let variant = format!(

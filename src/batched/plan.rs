@@ -57,8 +57,13 @@ impl Job {
 /// take the single-problem operations, one call per problem).
 pub const MAX_ORDER: usize = 256;
 
-/// Observations staged per step (KC in the kernels).
+/// Observations staged per step (KC in the kernels) unless told otherwise
+/// ([`Plan::with_staged_columns`]).
 pub const STAGED_COLUMNS: usize = 16;
+
+/// The staged columns a plan may take ([`Plan::with_staged_columns`]): multiples of 4 whose
+/// quarter is a power of two (the vector loads' swizzle masks by it).
+pub const STAGED_COLUMN_CHOICES: [usize; 3] = [16, 32, 64];
 
 /// The loop iterations one invocation may run in one launch: half of llvmpipe's loop limit
 /// (65,535 in all), the rest left for loops the estimate does not count.
@@ -84,11 +89,11 @@ pub enum StagedLoads {
 }
 
 impl StagedLoads {
-    /// Floats per staged row of A in shared memory (with its padding).
-    fn row_floats(self) -> usize {
+    /// Floats per staged row of A of `columns` columns in shared memory (with its padding).
+    fn row_floats(self, columns: usize) -> usize {
         match self {
-            StagedLoads::Scalar => STAGED_COLUMNS + 1,
-            StagedLoads::Vector => STAGED_COLUMNS,
+            StagedLoads::Scalar => columns + 1,
+            StagedLoads::Vector => columns,
         }
     }
 }
@@ -100,6 +105,60 @@ pub enum AssemblyRows {
     Single,
     /// Both rows of the invocation's pair at once (one read of A's row serves two entries).
     Pair,
+}
+
+/// How the assembly shares C's lower triangle among a problem's invocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AssemblyTiling {
+    /// Pairs of rows (p, n − 1 − p), a few invocations per pair, each entry's sum over a
+    /// staged block added into shared memory ([`AssemblyRows`] in registers): one shared read
+    /// of A per product.
+    Rows,
+    /// 2 x 2 tiles of C per invocation, their sums in registers over all the staged blocks:
+    /// four reads of A per four products.
+    Tiles2,
+    /// 4 x 4 tiles of C per invocation, their sums in registers over all the staged blocks:
+    /// eight reads of A per sixteen products.
+    Tiles4,
+}
+
+impl AssemblyTiling {
+    /// The tile's order (None for rows).
+    pub fn tile(self) -> Option<usize> {
+        match self {
+            AssemblyTiling::Rows => None,
+            AssemblyTiling::Tiles2 => Some(2),
+            AssemblyTiling::Tiles4 => Some(4),
+        }
+    }
+}
+
+/// The assembly's tiling for order n unless told otherwise (one line to switch): pairs of
+/// rows at every order, the choice the H200 sweeps so far were run with.
+pub fn assembly_tiling(_n: usize) -> AssemblyTiling {
+    AssemblyTiling::Rows
+}
+
+/// The most tile sums one invocation holds in registers ([`Plan::with_assembly_tiling`]):
+/// eight 2 x 2 tiles, two 4 x 4.
+pub const MAX_TILE_SUMS: usize = 32;
+
+/// The most invocations sharing one tile's staged columns (their parts add into shared
+/// memory in turn, one barrier each).
+pub const MAX_TILE_SPLIT: usize = 4;
+
+/// How the register tiles of order `tile` are dealt out to `threads` invocations at order n:
+/// (invocations per tile, tiles per invocation) — the tile's staged columns split among up
+/// to [`MAX_TILE_SPLIT`] invocations where the tiles are fewer than the invocations, else
+/// several tiles per invocation.
+pub fn tile_split(n: usize, tile: usize, threads: usize) -> (usize, usize) {
+    let rows = n.div_ceil(tile);
+    let tiles = rows * (rows + 1) / 2;
+    if tiles <= threads {
+        ((threads / tiles).min(MAX_TILE_SPLIT), 1)
+    } else {
+        (1, tiles.div_ceil(threads))
+    }
 }
 
 /// The assembly's rows per read for order n unless told otherwise: pairs past n = 64, where
@@ -136,8 +195,12 @@ pub struct Plan {
     pub problems_per_group: usize,
     /// How the assembly reads staged blocks of A.
     pub staged_loads: StagedLoads,
-    /// Rows of A·diag(d) the assembly holds per invocation.
+    /// Rows of A·diag(d) the assembly holds per invocation (with [`AssemblyTiling::Rows`]).
     pub assembly_rows: AssemblyRows,
+    /// How the assembly shares C among the invocations.
+    pub assembly_tiling: AssemblyTiling,
+    /// Observations staged per step of the assembly and the residual (KC in the kernels).
+    pub staged_columns: usize,
     /// Where the matrix lives.
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
@@ -150,12 +213,14 @@ pub struct Plan {
     pub launch: usize,
 }
 
-/// The shape of one work group: invocations per problem, problems per group, staged loads.
+/// The shape of one work group: invocations per problem, problems per group, staged loads
+/// and columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct GroupShape {
     threads: usize,
     problems: usize,
     loads: StagedLoads,
+    columns: usize,
 }
 
 /// Where the problems' matrices live: shared memory when everything of all the group's
@@ -212,13 +277,13 @@ pub fn packed(n: usize) -> usize {
 /// there or not.
 fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> usize {
     let threads = shape.threads;
-    let kc = STAGED_COLUMNS;
+    let kc = shape.columns;
     let mut bytes = 4 * n; // V
     if storage == WorkStorage::Shared {
         bytes += 4 * packed(n);
     }
     if job.reads_observations() {
-        bytes += 4 * n * shape.loads.row_floats() + 4 * kc; // As, Ds
+        bytes += 4 * n * shape.loads.row_floats(kc) + 4 * kc; // As, Ds
     }
     if job.solves() {
         bytes += 8 * n; // X
@@ -246,17 +311,46 @@ fn pair_lanes(n: usize, threads: usize) -> usize {
     (threads / n.div_ceil(2).max(1)).max(1)
 }
 
-/// An upper estimate of the loop iterations one invocation runs (all loops together)
-/// (`sb` rows per block of the triangular solves).
-pub fn loop_iterations(job: Job, n: usize, k: usize, t: usize, sb: usize, refine: usize) -> usize {
+/// The loops one invocation runs (for [`loop_iterations`]): the staged columns per step and
+/// the assembly's tiling beside the order, observations and invocations.
+#[derive(Clone, Copy, Debug)]
+pub struct LoopShape {
+    /// Invocations per problem.
+    pub threads: usize,
+    /// Observations staged per step.
+    pub columns: usize,
+    /// The assembly's tiling.
+    pub tiling: AssemblyTiling,
+    /// Rows per block of the triangular solves.
+    pub solve_block: usize,
+}
+
+/// An upper estimate of the loop iterations one invocation runs (all loops together).
+pub fn loop_iterations(job: Job, n: usize, k: usize, shape: LoopShape, refine: usize) -> usize {
+    let LoopShape {
+        threads: t,
+        columns: kc,
+        tiling,
+        solve_block: sb,
+    } = shape;
     let per = |entries: usize| entries.div_ceil(t);
-    let kc = STAGED_COLUMNS;
     let blocks = k.div_ceil(kc);
     let stage = per(n * kc) + 1;
     let g = pair_lanes(n, t);
     // A pair's two rows, G lanes each: at most ⌈(p+1)/G⌉ + ⌈(n−p)/G⌉ entries per lane.
     let pair_entries = (n + 1) / g + 2;
-    let assembly = per(packed(n)) + blocks * (stage + 2 * kc + pair_entries * (kc + 1));
+    let assembly = match tiling.tile() {
+        None => per(packed(n)) + blocks * (stage + 2 * kc + pair_entries * (kc + 1)),
+        // Per tile and staged column: the column's loop, the reads, the products; then the
+        // parts' stores in turn.
+        Some(tile) => {
+            let (split, held) = tile_split(n, tile, t);
+            let per_column = 1 + 3 * tile + tile * tile;
+            held * (tile * tile + 2)
+                + blocks * (stage + held * (2 * tile + kc.div_ceil(split) * per_column))
+                + split * held * (tile + tile * tile)
+        }
+    };
     let factor = n * (n / g + 2) + pair_entries;
     // Both sweeps: per block its loop, the small triangle (sb rows, sb(sb − 1)/2 products)
     // and the later rows' update.
@@ -305,7 +399,13 @@ impl Plan {
             ))
             .into());
         }
-        let iterations = loop_iterations(job, n, k, threads, solve_block(n), refine);
+        let loops = LoopShape {
+            threads,
+            columns: STAGED_COLUMNS,
+            tiling: AssemblyTiling::Rows,
+            solve_block: solve_block(n),
+        };
+        let iterations = loop_iterations(job, n, k, loops, refine);
         if iterations > LOOP_BUDGET {
             return Err(InputError::Unsupported(format!(
                 "{} at order n = {n} with {k} observations per problem runs about {iterations} \
@@ -321,6 +421,7 @@ impl Plan {
             threads,
             problems: problems_per_group(n),
             loads: DEFAULT_STAGED_LOADS,
+            columns: STAGED_COLUMNS,
         };
         let grouped = shape.problems * threads <= limits.max_invocations as usize
             && storage_for(job, n, shape, limits) == WorkStorage::Shared;
@@ -339,7 +440,7 @@ impl Plan {
         }
         let block = limits.max_storage_block_bytes.min(i32::MAX as u64) as usize;
         let chunk = (block / per_problem.max(1)).max(1);
-        Ok(Self {
+        let plan = Self {
             job,
             n,
             k,
@@ -347,18 +448,114 @@ impl Plan {
             problems_per_group: shape.problems,
             staged_loads: shape.loads,
             assembly_rows: assembly_rows(n),
+            assembly_tiling: AssemblyTiling::Rows,
+            staged_columns: STAGED_COLUMNS,
             storage,
             refine,
             solve_block: solve_block(n),
             chunk,
             launch: (limits.max_groups_x as usize).max(1),
+        };
+        // The default tiling where it differs and the device runs it, else the rows.
+        let tiling = assembly_tiling(n);
+        Ok(if job.reads_observations() && tiling != plan.assembly_tiling {
+            plan.with_assembly_tiling(tiling).unwrap_or(plan)
+        } else {
+            plan
         })
     }
 
+    /// The plan's loops with `threads` invocations per problem, `sb` rows per solve block,
+    /// `columns` staged columns and `tiling`.
+    fn loop_shape(
+        &self,
+        threads: usize,
+        sb: usize,
+        columns: usize,
+        tiling: AssemblyTiling,
+    ) -> LoopShape {
+        LoopShape {
+            threads,
+            columns,
+            tiling,
+            solve_block: sb,
+        }
+    }
+
     /// Whether `threads` invocations per problem and `sb` rows per solve block stay within
-    /// [`LOOP_BUDGET`].
+    /// [`LOOP_BUDGET`] (with the plan's staged columns and tiling).
     fn loops_fit(&self, threads: usize, sb: usize) -> bool {
-        loop_iterations(self.job, self.n, self.k, threads, sb, self.refine) <= LOOP_BUDGET
+        let shape = self.loop_shape(threads, sb, self.staged_columns, self.assembly_tiling);
+        loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET
+    }
+
+    /// Whether the register tiles of `tiling` fit `threads` invocations: at most
+    /// [`MAX_TILE_SUMS`] sums each.
+    fn tiles_fit(&self, threads: usize, tiling: AssemblyTiling) -> bool {
+        tiling
+            .tile()
+            .is_none_or(|tile| tile_split(self.n, tile, threads).1 * tile * tile <= MAX_TILE_SUMS)
+    }
+
+    /// The same plan with the assembly shared out by `tiling` instead of [`assembly_tiling`]'s
+    /// choice (the benchmarks' tuning): register tiles take at most [`MAX_TILE_SUMS`] sums
+    /// per invocation, within the loop budget. Jobs that do not
+    /// assemble keep any tiling (it changes nothing there).
+    pub fn with_assembly_tiling(self, tiling: AssemblyTiling) -> Result<Self> {
+        let shape = self.loop_shape(self.threads, self.solve_block, self.staged_columns, tiling);
+        let fits = self.tiles_fit(self.threads, tiling)
+            && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET;
+        if fits {
+            return Ok(Self {
+                assembly_tiling: tiling,
+                ..self
+            });
+        }
+        Err(InputError::InvalidOption(format!(
+            "{} at order n = {} cannot assemble by {tiling:?} with {} invocations per problem \
+             (at most {MAX_TILE_SUMS} tile sums per invocation, within the loop budget)",
+            self.job.name(),
+            self.n,
+            self.threads
+        ))
+        .into())
+    }
+
+    /// The same plan with `columns` observations staged per step instead of
+    /// [`STAGED_COLUMNS`] (the benchmarks' tuning: fewer steps and barriers, more shared
+    /// memory): one of [`STAGED_COLUMN_CHOICES`], the invocations per problem a multiple of
+    /// it (the residual stages T observations in such blocks), the group's problems still in
+    /// the storage they had, within the loop budget.
+    pub fn with_staged_columns(self, columns: usize, limits: &ComputeLimits) -> Result<Self> {
+        let shape = self.loop_shape(self.threads, self.solve_block, columns, self.assembly_tiling);
+        let reshaped = (STAGED_COLUMN_CHOICES.contains(&columns)
+            && self.threads.is_multiple_of(columns)
+            && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET)
+            .then(|| {
+                self.reshaped(
+                    GroupShape {
+                        columns,
+                        ..self.shape()
+                    },
+                    limits,
+                )
+            })
+            .flatten()
+            .filter(|plan| plan.storage == self.storage);
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} cannot stage {columns} observations per step with {} \
+                 invocations per problem and {} per work group (one of \
+                 {STAGED_COLUMN_CHOICES:?}, dividing the invocations, the problems still in \
+                 {:?} storage, within the loop budget)",
+                self.job.name(),
+                self.n,
+                self.threads,
+                self.problems_per_group,
+                self.storage
+            ))
+            .into()
+        })
     }
 
     /// The same plan with `rows` rows per block of the triangular solves instead of
@@ -395,6 +592,7 @@ impl Plan {
             threads: self.threads,
             problems: self.problems_per_group,
             loads: self.staged_loads,
+            columns: self.staged_columns,
         }
     }
 
@@ -410,24 +608,33 @@ impl Plan {
         if shape.problems > 1 && storage != WorkStorage::Shared {
             return None;
         }
+        // What stays in shared memory with the triangle in the work buffer (the staged
+        // blocks, the vectors) must fit too.
+        if shared_bytes(self.job, self.n, shape, storage) as u64 > limits.max_shared_bytes {
+            return None;
+        }
         Some(Self {
             threads: shape.threads,
             problems_per_group: shape.problems,
             staged_loads: shape.loads,
+            staged_columns: shape.columns,
             storage,
             ..self
         })
     }
 
     /// The same plan with `threads` invocations per problem instead of [`threads`]'s choice
-    /// (the benchmarks' tuning): at least n (one row each), a multiple of [`STAGED_COLUMNS`]
+    /// (the benchmarks' tuning): at least n (one row each), a multiple of the staged columns
     /// (the residual stages T observations in such blocks), the group (times the problems per
-    /// group) at most the device's limit, and within the loop budget.
+    /// group) at most the device's limit, the assembly's tiles at most [`MAX_TILE_SUMS`] sums
+    /// each, and within the loop budget.
     pub fn with_threads(self, threads: usize, limits: &ComputeLimits) -> Result<Self> {
         let t = threads;
+        let kc = self.staged_columns;
         // The residual stages T observations in blocks of KC: T a multiple of KC.
-        let reshaped = (t >= self.n.max(STAGED_COLUMNS)
-            && t.is_multiple_of(STAGED_COLUMNS)
+        let reshaped = (t >= self.n.max(kc)
+            && t.is_multiple_of(kc)
+            && self.tiles_fit(t, self.assembly_tiling)
             && self.loops_fit(t, self.solve_block))
         .then(|| {
             self.reshaped(
@@ -442,8 +649,8 @@ impl Plan {
         reshaped.ok_or_else(|| {
             InputError::InvalidOption(format!(
                 "{} at order n = {} cannot run {t} invocations per problem with {} problems \
-                 per work group (at least n, a multiple of {STAGED_COLUMNS}, at most {} in a \
-                 group, within the loop budget)",
+                 per work group (at least n, a multiple of {kc}, at most {} in a group, at \
+                 most {MAX_TILE_SUMS} assembly tile sums each, within the loop budget)",
                 self.job.name(),
                 self.n,
                 self.problems_per_group,
@@ -518,7 +725,7 @@ impl Plan {
             self.threads,
             self.problems_per_group,
             self.threads * self.problems_per_group,
-            STAGED_COLUMNS,
+            self.staged_columns,
             self.refine,
             self.solve_block
         );
@@ -530,6 +737,15 @@ impl Plan {
         }
         if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
             text.push_str("#define PAIR_ROWS\n");
+        }
+        if let Some(tile) = self.assembly_tiling.tile()
+            && self.job.reads_observations()
+        {
+            let (split, held) = tile_split(self.n, tile, self.threads);
+            text.push_str(&format!(
+                "#define ASSEMBLY_TILES\n#define TILE {tile}\n#define TSPLIT {split}\n\
+                 #define TPL {held}\n"
+            ));
         }
 
         text
@@ -657,6 +873,82 @@ mod tests {
         assert!(!factor.defines().contains("PAIR_ROWS"));
     }
 
+    /// The register tiles' split: the staged columns shared by up to MAX_TILE_SPLIT
+    /// invocations where the tiles are fewer than the invocations, else several tiles each;
+    /// the defines name them for the jobs that assemble, and too many tiles per invocation
+    /// are refused.
+    #[test]
+    fn tilings_are_dealt_out_and_named_in_the_defines() {
+        let l = limits();
+        assert_eq!(tile_split(32, 4, 128), (3, 1));
+        assert_eq!(tile_split(32, 4, 144), (4, 1));
+        assert_eq!(tile_split(32, 2, 128), (1, 2));
+        assert_eq!(tile_split(128, 4, 512), (1, 2));
+        assert_eq!(tile_split(128, 4, 528), (1, 1));
+        assert_eq!(tile_split(1, 4, 16), (MAX_TILE_SPLIT, 1));
+        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(plan.assembly_tiling, assembly_tiling(32));
+        let tiled = plan.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
+        let defines = tiled.defines();
+        assert!(defines.contains("#define ASSEMBLY_TILES\n#define TILE 4\n#define TSPLIT 3\n#define TPL 1\n"));
+        assert!(!plan.with_assembly_tiling(AssemblyTiling::Rows).unwrap().defines().contains("TILE"));
+        // The factor assembles nothing: no tiles in its defines.
+        let factor = Plan::new(Job::Cholesky, 32, 0, 0, &l).unwrap();
+        let factor = factor.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
+        assert!(!factor.defines().contains("TILE"));
+        // n = 256 on 1,024 invocations: 2 x 2 tiles 9 each (36 sums), 4 x 4 tiles 3 each (48
+        // sums): both refused; n = 129: 2 x 2 tiles 3 each, 4 x 4 one each.
+        let big = Plan::new(Job::Assemble, 256, 16, 0, &l).unwrap();
+        assert!(big.with_assembly_tiling(AssemblyTiling::Tiles2).is_err());
+        assert!(big.with_assembly_tiling(AssemblyTiling::Tiles4).is_err());
+        let edge = Plan::new(Job::Assemble, 129, 16, 0, &l).unwrap();
+        assert!(edge.with_assembly_tiling(AssemblyTiling::Tiles2).is_ok());
+        assert!(edge.with_assembly_tiling(AssemblyTiling::Tiles4).is_ok());
+        // Fewer invocations that would hold too many sums are refused: n = 64 in 4 x 4 tiles
+        // (136) on 64 invocations, 3 each.
+        let small = Plan::new(Job::LeastSquares, 64, 128, 1, &l)
+            .unwrap()
+            .with_assembly_tiling(AssemblyTiling::Tiles4)
+            .unwrap();
+        assert!(small.with_threads(64, &l).is_err());
+        assert_eq!(small.with_threads(80, &l).unwrap().threads, 80);
+    }
+
+    /// Staged columns: one of the choices, dividing the invocations, the problems in the
+    /// storage they had and everything left in shared memory within the device's; named KC.
+    #[test]
+    fn with_staged_columns_checks_the_fit() {
+        let l = limits();
+        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(plan.staged_columns, STAGED_COLUMNS);
+        for bad in [0, 8, 48, 128] {
+            assert!(plan.with_staged_columns(bad, &l).is_err(), "{bad}");
+        }
+        let wide = plan.with_staged_columns(64, &l).unwrap();
+        assert!(wide.defines().contains("#define KC 64\n"));
+        assert_eq!(wide.storage, WorkStorage::Shared);
+        // 32 invocations do not divide into 64 columns (n = 8).
+        let eight = Plan::new(Job::LeastSquares, 8, 16, 1, &l).unwrap();
+        assert!(eight.with_staged_columns(64, &l).is_err());
+        assert_eq!(eight.with_staged_columns(32, &l).unwrap().staged_columns, 32);
+        // Threads then must stay a multiple of the columns.
+        assert!(wide.with_threads(96, &l).is_err());
+        // n = 129 in the work buffer: 64 staged columns of 129 rows are past 32 KiB.
+        let global = Plan::new(Job::LeastSquares, 129, 258, 1, &l).unwrap();
+        assert_eq!(global.storage, WorkStorage::Global);
+        assert!(global.with_staged_columns(64, &l).is_err());
+        assert!(global.with_staged_columns(32, &l).is_ok());
+        // n = 64 fits with 64 columns (about 27 KiB); n = 80's triangle would be pushed out
+        // to the work buffer: refused.
+        let fits = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        let fits = fits.with_staged_columns(64, &l).unwrap();
+        assert_eq!(fits.storage, WorkStorage::Shared);
+        let mid = Plan::new(Job::LeastSquares, 80, 160, 1, &l).unwrap();
+        assert_eq!(mid.storage, WorkStorage::Shared);
+        assert!(mid.with_staged_columns(64, &l).is_err());
+        assert!(mid.with_staged_columns(32, &l).is_ok());
+    }
+
     /// Both staged loads are accepted where the problems fit, named in the defines, and
     /// refused where the larger layout would no longer fit the group's shared memory.
     #[test]
@@ -674,6 +966,7 @@ mod tests {
             threads: 32,
             problems: 2,
             loads: StagedLoads::Vector,
+            columns: STAGED_COLUMNS,
         };
         let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
         let exact = ComputeLimits {

@@ -1,0 +1,320 @@
+//! The batched assembly's register tiles and wider staged blocks (issue 28's fourth pass:
+//! `Plan::with_assembly_tiling`, `Plan::with_staged_columns`) against f64 references problem
+//! by problem, in the fused least squares and the assembly alone: n ∈ {1, 2, 3, 7, 8, 16, 31,
+//! 32, 33, 64, 129} (129 in the global work buffer on llvmpipe), a singular member (a zero row
+//! of A: pivot exactly 0) and an indefinite one (negative weights) failing alone among the
+//! others, outputs NaN-poisoned before the launch, k not a multiple of the staged columns and
+//! k < n, several problems per group with the last group not full, both staged loads.
+
+mod common;
+
+use common::widen;
+use symraster::batched::device::{Inputs, Poison, run};
+use symraster::batched::plan::{
+    AssemblyTiling, Job, MAX_TILE_SUMS, Plan, StagedLoads, tile_split,
+};
+use symraster::batched::{self, BatchOptions};
+use symraster::gl::ComputeLimits;
+use symraster::least_squares::solve_with_factor;
+use symraster::problems::{rng, uniform_vector};
+use symraster::{Batch, Matrix, reference};
+
+const ORDERS: [usize; 11] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 129];
+
+/// The new choices: (tiling, staged columns).
+const CHOICES: [(AssemblyTiling, usize); 6] = [
+    (AssemblyTiling::Rows, 64),
+    (AssemblyTiling::Tiles2, 16),
+    (AssemblyTiling::Tiles2, 64),
+    (AssemblyTiling::Tiles4, 16),
+    (AssemblyTiling::Tiles4, 32),
+    (AssemblyTiling::Tiles4, 64),
+];
+
+/// Values uniform in [−1, 1), exactly representable in f32.
+fn signed(seed: u64, len: usize) -> Vec<f32> {
+    uniform_vector(&mut rng(seed), len)
+        .iter()
+        .map(|&v| 2.0 * v - 1.0)
+        .collect()
+}
+
+fn relative_error(x: &[f64], reference: &[f64]) -> f64 {
+    let diff = x
+        .iter()
+        .zip(reference)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    diff / reference
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE)
+}
+
+/// A batch of `count` problems of order n with k observations: problem 1 has A's row n/2
+/// zero (C singular: INFO n/2 + 1), problem 3 negative weights (C negative definite: INFO
+/// 1); the others weights in [0.5, 1.5).
+struct Problems {
+    n: usize,
+    k: usize,
+    a: Vec<f32>,
+    d: Vec<f32>,
+    b: Vec<f32>,
+}
+
+impl Problems {
+    fn new(seed: u64, count: usize, n: usize, k: usize) -> Self {
+        let mut a = signed(seed, count * n * k);
+        if count > 1 {
+            let row = n / 2;
+            a[(n + row) * k..(n + row + 1) * k].fill(0.0);
+        }
+        let mut d: Vec<f32> = uniform_vector(&mut rng(seed + 1), count * k)
+            .iter()
+            .map(|&v| v + 0.5)
+            .collect();
+        if count > 3 {
+            d[3 * k..4 * k].iter_mut().for_each(|w| *w = -*w);
+        }
+        let b = signed(seed + 2, count * k);
+        Self { n, k, a, d, b }
+    }
+
+    fn inputs(&self) -> Inputs<'_> {
+        Inputs {
+            a: Some(&self.a),
+            d: Some(&self.d),
+            b: Some(&self.b),
+            ..Inputs::default()
+        }
+    }
+
+    /// Problem p's A (n x k) and weights in f64.
+    fn widened(&self, p: usize) -> (Matrix<f64>, Vec<f64>) {
+        let (n, k) = (self.n, self.k);
+        let a = Matrix::from_fn(n, k, |i, j| f64::from(self.a[p * n * k + i * k + j]));
+        (a, widen(&self.d[p * k..(p + 1) * k]))
+    }
+
+    /// The INFO problem p must report (0: positive definite).
+    fn info(&self, p: usize) -> i32 {
+        match p {
+            1 => self.n as i32 / 2 + 1,
+            3 => 1,
+            _ => 0,
+        }
+    }
+
+    /// x solving problem p's f64 normal equations.
+    fn x(&self, p: usize) -> Vec<f64> {
+        let (a, d) = self.widened(p);
+        let c = reference::assemble(&a, &d);
+        let k = self.k;
+        let b = widen(&self.b[p * k..(p + 1) * k]);
+        let g: Vec<f64> = (0..self.n)
+            .map(|i| (0..k).map(|j| a[(i, j)] * d[j] * b[j]).sum())
+            .collect();
+        solve_with_factor(&reference::cholesky(&c).unwrap(), &g)
+    }
+}
+
+/// `plan` with `tiling` and `columns`, or None where wider staged blocks are refused (the
+/// invocations not a multiple of them, or the blocks past shared memory: the message says
+/// so); the tilings themselves and 16 columns are never refused at these orders.
+fn chosen(plan: Plan, tiling: AssemblyTiling, columns: usize, limits: &ComputeLimits) -> Option<Plan> {
+    let plan = plan.with_assembly_tiling(tiling).unwrap();
+    match plan.with_staged_columns(columns, limits) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            assert_ne!(columns, 16, "n {}: {e}", plan.n);
+            assert!(
+                e.to_string().contains("cannot stage"),
+                "n {} {tiling:?} {columns}: {e}",
+                plan.n
+            );
+            None
+        }
+    }
+}
+
+/// Runs a least-squares plan on `problems` (poisoned outputs) and checks every member: the
+/// failing ones' INFO and NaN x, the others' x against the f64 reference after one step.
+fn check_least_squares(problems: &Problems, count: usize, plan: &Plan, kernels_run: &Runner) {
+    let n = problems.n;
+    let shape = format!(
+        "n {n} k {} {:?} KC {} T {} P {} {:?}",
+        problems.k,
+        plan.assembly_tiling,
+        plan.staged_columns,
+        plan.threads,
+        plan.problems_per_group,
+        plan.staged_loads
+    );
+    let out = kernels_run(plan, &problems.inputs(), count);
+    assert_eq!(out.info.len(), count, "{shape}");
+    for p in 0..count {
+        let info = problems.info(p);
+        assert_eq!(out.info[p], info, "{shape} p {p}");
+        let x = &out.x[p * n..(p + 1) * n];
+        if info != 0 {
+            assert!(x.iter().all(|v| v.is_nan()), "{shape} p {p}");
+            continue;
+        }
+        let e = relative_error(x, &problems.x(p));
+        assert!(e < 1e-8 * (n as f64).max(4.0), "{shape} p {p}: {e:.2e}");
+    }
+}
+
+type Runner<'a> = dyn Fn(&Plan, &Inputs<'_>, usize) -> symraster::batched::device::Outputs + 'a;
+
+#[test]
+fn tiled_least_squares_matches_the_reference_per_problem() {
+    let gpu = common::gpu();
+    let kernels = gpu
+        .batched()
+        .internal_kernels(&BatchOptions::default())
+        .unwrap();
+    let limits = kernels.limits();
+    let runner = |plan: &Plan, inputs: &Inputs<'_>, count: usize| {
+        run(&kernels, plan, inputs, count, Poison::Nan).unwrap()
+    };
+    for n in ORDERS {
+        let count = if n > 64 { 4 } else { 5 };
+        let problems = Problems::new(n as u64, count, n, 2 * n);
+        let base = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
+        for (tiling, columns) in CHOICES {
+            if let Some(plan) = chosen(base, tiling, columns, limits) {
+                check_least_squares(&problems, count, &plan, &runner);
+            }
+        }
+    }
+}
+
+/// The tiles dealt out both ways at one order: the staged columns split among up to four
+/// invocations per tile (more invocations than tiles), and several tiles per invocation
+/// (fewer), with three problems per group and both staged loads.
+#[test]
+fn every_tile_split_matches_the_reference() {
+    let gpu = common::gpu();
+    let kernels = gpu
+        .batched()
+        .internal_kernels(&BatchOptions::default())
+        .unwrap();
+    let limits = kernels.limits();
+    let runner = |plan: &Plan, inputs: &Inputs<'_>, count: usize| {
+        run(&kernels, plan, inputs, count, Poison::Nan).unwrap()
+    };
+    let count = 5;
+    for n in [17, 32] {
+        let problems = Problems::new(60 + n as u64, count, n, 2 * n + 5);
+        let mut splits = std::collections::HashSet::new();
+        for tiling in [AssemblyTiling::Tiles2, AssemblyTiling::Tiles4] {
+            for threads in [32, 64, 128, 144] {
+                for (problems_per_group, loads) in [(1, StagedLoads::Scalar), (3, StagedLoads::Vector)] {
+                    let Ok(plan) = Plan::new(Job::LeastSquares, n, 2 * n + 5, 1, limits)
+                        .unwrap()
+                        .with_staged_loads(loads, limits)
+                        .unwrap()
+                        .with_problems_per_group(1, limits)
+                        .unwrap()
+                        .with_threads(threads, limits)
+                        .and_then(|p| p.with_assembly_tiling(tiling))
+                        .and_then(|p| p.with_problems_per_group(problems_per_group, limits))
+                    else {
+                        // Refused only past the device's invocations or past the tiles one
+                        // invocation holds.
+                        let tile = tiling.tile().unwrap();
+                        let held = tile_split(n, tile, threads).1;
+                        assert!(
+                            threads * problems_per_group > limits.max_invocations as usize
+                                || held * tile * tile > MAX_TILE_SUMS,
+                            "n {n} {tiling:?} T {threads}"
+                        );
+                        continue;
+                    };
+                    splits.insert(tile_split(n, tiling.tile().unwrap(), plan.threads));
+                    check_least_squares(&problems, count, &plan, &runner);
+                }
+            }
+        }
+        // Both ways of dealing the tiles ran: a split past one, and several tiles held.
+        assert!(splits.iter().any(|&(split, _)| split > 1), "n {n}: {splits:?}");
+        assert!(splits.iter().any(|&(_, held)| held > 1), "n {n}: {splits:?}");
+    }
+}
+
+#[test]
+fn tiled_assembly_matches_the_reference() {
+    let gpu = common::gpu();
+    let kernels = gpu
+        .batched()
+        .internal_kernels(&BatchOptions::default())
+        .unwrap();
+    let limits = kernels.limits();
+    for n in ORDERS {
+        let count = 3;
+        // k not a multiple of the staged columns, and k < n too.
+        for k in [2 * n + 3, n.div_ceil(2)] {
+            let problems = Problems::new(100 + n as u64, count, n, k);
+            let base = Plan::new(Job::Assemble, n, k, 0, limits).unwrap();
+            for (tiling, columns) in CHOICES {
+                let Some(plan) = chosen(base, tiling, columns, limits) else {
+                    continue;
+                };
+                let c = run(&kernels, &plan, &problems.inputs(), count, Poison::Nan)
+                    .unwrap()
+                    .matrix;
+                for p in 0..count {
+                    let (a, d) = problems.widened(p);
+                    let c_ref = reference::assemble(&a, &d);
+                    let got = Matrix::from_fn(n, n, |i, j| f64::from(c[p * n * n + i * n + j]));
+                    // Every entry written: zeros above the diagonal, the lower triangle right.
+                    for i in 0..n {
+                        for j in i + 1..n {
+                            assert_eq!(got[(i, j)], 0.0, "n {n} {tiling:?} ({i}, {j})");
+                        }
+                    }
+                    let e = symraster::relative_error(&got, &c_ref);
+                    assert!(
+                        e < 1e-6 * (k as f64).sqrt().max(1.0),
+                        "n {n} k {k} {tiling:?} KC {columns} p {p}: {e:.2e}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The public API still runs the default plan (the tiles are the benchmarks' choice until
+/// measured) and gives the same answers as the tiled plan to within rounding.
+#[test]
+fn the_tiled_plan_agrees_with_the_default() {
+    let gpu = common::gpu();
+    let kernels = gpu
+        .batched()
+        .internal_kernels(&BatchOptions::default())
+        .unwrap();
+    let limits = kernels.limits();
+    let (n, count) = (32, 4);
+    let problems = Problems::new(7, count, n, 2 * n);
+    let a = Batch::new(count, n, 2 * n, problems.a.clone()).unwrap();
+    let d = Batch::vectors(count, 2 * n, problems.d.clone()).unwrap();
+    let b = Batch::vectors(count, 2 * n, problems.b.clone()).unwrap();
+    let default =
+        batched::least_squares(&kernels, &a, &d, &b, &BatchOptions::default(), Poison::Nan)
+            .unwrap();
+    let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits)
+        .unwrap()
+        .with_assembly_tiling(AssemblyTiling::Tiles4)
+        .unwrap();
+    let tiled = run(&kernels, &plan, &problems.inputs(), count, Poison::Nan).unwrap();
+    assert_eq!(tiled.info, default.info);
+    for p in 0..count {
+        let (x, y) = (&tiled.x[p * n..(p + 1) * n], default.x.problem(p));
+        if default.info[p] != 0 {
+            assert!(x.iter().chain(y).all(|v| v.is_nan()), "p {p}");
+        } else {
+            assert!(relative_error(x, y) < 1e-9, "p {p}");
+        }
+    }
+}
