@@ -117,7 +117,8 @@ fn rank_block_update(
 
 /// One block's Gauss-Jordan update for wider blocks: the panel transformed by triangular
 /// solves in place (A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹), block
-/// row 1 moved out (zeros left) and one product per side over all rows, Aij += Ti1·W1j.
+/// row 1 moved out (zeros left) and one product per side over all rows, Aij += Ti1·W1j (on
+/// the rank kernel up to [`super::rank::RANK_MAX_DEPTH`] columns).
 pub fn block_update_by_solves(
     inv: &Inverter,
     a: &DeviceSquare,
@@ -135,8 +136,24 @@ pub fn block_update_by_solves(
         if width == 0 {
             continue;
         }
-        let w1 = Operand::new(&w.block_row, wv.sub(0, j0, b, width).t());
-        k.gemm(Product::new(a.op(v.sub(0, j0, n, width)), t, w1).accumulate())?;
+        let (c, w1) = (a.op(v.sub(0, j0, n, width)), wv.sub(0, j0, b, width));
+        match w.update.tile(n, width, b) {
+            Some(tile) => {
+                let y = Operand::new(&w.block_row, w1);
+                let product = RankProduct {
+                    c,
+                    x: t,
+                    y,
+                    below: None,
+                    update: Update::Accumulate,
+                };
+                rank_update(inv, product, tile)?;
+            }
+            None => {
+                let w1 = Operand::new(&w.block_row, w1.t());
+                k.gemm(Product::new(c, t, w1).accumulate())?;
+            }
+        }
     }
     Ok(())
 }
