@@ -12,6 +12,9 @@
 #
 #     bash scripts/h200_inverse_update.sh
 #
+# (the example built by `cargo build --release --example inverse_timing` and copied to
+# .k25/ex/inverse_timing; EXAMPLES, SIZES, CHECK_SIZES and TRACE_SIZE override the defaults
+# for a trial elsewhere).
 # writes under $OUT: inverse_update.csv (columns of examples/inverse_timing.rs),
 # inverse_update_check.csv (the same at 1024 and 4096 with column
 # `residual`), inverse_update_trace.csv and inverse_update_trace.log (the trace), and
@@ -19,18 +22,22 @@
 set -u
 out=${OUT:-figures/h200}
 ex=${EXAMPLES:-.k25/ex}
+# Orders (overridable for a trial run elsewhere).
+sizes=${SIZES:-1024 4096 8192}
+check_sizes=${CHECK_SIZES:-1024 4096}
+trace_size=${TRACE_SIZE:-4096}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv > "$out/inverse_update_gpu.txt" 2>&1
 updates=products,rank,rank64,rank128
-timeout 270 "$ex/inverse_timing" 1024 4096 8192 --general --update "$updates" \
+timeout 270 "$ex/inverse_timing" $sizes --general --update "$updates" \
     --lower solve,triangular \
     > "$out/inverse_update.csv" 2> "$out/inverse_update.log"
 echo "timing: exit $?"
-timeout 130 "$ex/inverse_timing" 1024 4096 --general --check --update products,rank \
+timeout 130 "$ex/inverse_timing" $check_sizes --general --check --update products,rank \
     --lower solve,triangular \
     > "$out/inverse_update_check.csv" 2> "$out/inverse_update_check.log"
 echo "check: exit $?"
-RUST_LOG=symraster::inverse=trace timeout 90 "$ex/inverse_timing" 4096 --general --update rank \
+RUST_LOG=symraster::inverse=trace timeout 90 "$ex/inverse_timing" "$trace_size" --general --update rank \
     > "$out/inverse_update_trace.csv" 2> "$out/inverse_update_trace.log"
 echo "trace: exit $?"
 # Per kind of traced launch group ("block update at 128: 52.1 µs" -> "block update"), the sum

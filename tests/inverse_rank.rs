@@ -282,11 +282,12 @@ fn lu_inverses_with_each_lower_inverse_match_f64() {
 }
 
 /// Blocks of 32 and 48 (the last block narrower), so block rows and the split fall off the
-/// tile and vec4 boundaries.
+/// tile and vec4 boundaries, and of 96 and 128 (the panel transformed by solves, its two
+/// products on the rank kernel).
 #[test]
 fn other_blocks_on_the_rank_kernel() {
     let gpu = common::gpu();
-    for block in [32, 48] {
+    for block in [32, 48, 96, 128] {
         let inv = Inverter::new(&gpu).unwrap().with_panel(PanelSettings {
             block: Some(block),
             update: BlockUpdate::Rank,

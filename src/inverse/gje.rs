@@ -4,10 +4,11 @@
 //! A21 := −A21·A11⁻¹, by way of the pivoted LU of [A11; A21] ([`super::panel`]: whole-row
 //! interchanges, P·[A11; A21] = [L11; L21]·U11, so A21·A11⁻¹ = L21·L11⁻¹ and
 //! A11⁻¹ = U11⁻¹·L11⁻¹), then A0j += A01·A1j, A2j += A21·A1j, A1j := A11⁻¹·A1j. Up to
-//! [`PANEL_INVERSE_MAX`] columns a block takes four launches after its panel (the column and
-//! block row moved out and both b x b inverses formed in one, three products:
-//! [`block_update`]); wider blocks transform the panel by triangular solves. 2s³ flops, one
-//! sweep; the inverse of PA is in place and the columns are unscrambled on download.
+//! [`PANEL_INVERSE_MAX`] columns a block takes three launches after its panel (the column and
+//! block row moved out and both b x b inverses formed in one, then two on the rank kernel of
+//! [`super::rank`]; [`BlockUpdate::Products`](super::rank::BlockUpdate::Products): three tiled
+//! products: [`block_update`]); wider blocks transform the panel by triangular solves. 2s³
+//! flops, one sweep; the inverse of PA is in place and the columns are unscrambled on download.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::panel::PivotWork;
@@ -59,7 +60,8 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
 /// block row 1 with the identity in the panel's columns, both moved out (zeros left), and
 /// Y = [L11⁻¹; U11⁻¹·L11⁻¹]·W1, rows 0 .. k0+b get −C·(U11⁻¹·L11⁻¹·W1) with −I in C's block
 /// rows and the rows below −C·(L11⁻¹·W1): A01 := −A01·A11⁻¹, A11 := A11⁻¹, A21 := −L21·L11⁻¹,
-/// A0j += A01·A1j, A1j := A11⁻¹·A1j and A2j += A21·A1j in four launches.
+/// A0j += A01·A1j, A1j := A11⁻¹·A1j and A2j += A21·A1j in three launches on the rank kernel
+/// (four with the tiled products, more where they pack an operand).
 pub fn block_update(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, b: usize) -> Result<()> {
     let (n, v, k) = (a.n, a.view(), inv.tiled());
     let r = n - k0 - b;
@@ -117,7 +119,8 @@ fn rank_block_update(
 
 /// One block's Gauss-Jordan update for wider blocks: the panel transformed by triangular
 /// solves in place (A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹), block
-/// row 1 moved out (zeros left) and one product per side over all rows, Aij += Ti1·W1j.
+/// row 1 moved out (zeros left) and one product per side over all rows, Aij += Ti1·W1j (on
+/// the rank kernel up to [`super::rank::RANK_MAX_DEPTH`] columns).
 pub fn block_update_by_solves(
     inv: &Inverter,
     a: &DeviceSquare,
@@ -135,8 +138,24 @@ pub fn block_update_by_solves(
         if width == 0 {
             continue;
         }
-        let w1 = Operand::new(&w.block_row, wv.sub(0, j0, b, width).t());
-        k.gemm(Product::new(a.op(v.sub(0, j0, n, width)), t, w1).accumulate())?;
+        let (c, w1) = (a.op(v.sub(0, j0, n, width)), wv.sub(0, j0, b, width));
+        match w.update.tile(n, width, b) {
+            Some(tile) => {
+                let y = Operand::new(&w.block_row, w1);
+                let product = RankProduct {
+                    c,
+                    x: t,
+                    y,
+                    below: None,
+                    update: Update::Accumulate,
+                };
+                rank_update(inv, product, tile)?;
+            }
+            None => {
+                let w1 = Operand::new(&w.block_row, w1.t());
+                k.gemm(Product::new(c, t, w1).accumulate())?;
+            }
+        }
     }
     Ok(())
 }

@@ -63,8 +63,8 @@ impl DiagonalFactor {
 
 /// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
 /// choices, for sweeping on a GPU; [`PanelVariant::DEFAULT`] is the kernel as it was measured
-/// (README, "Past the paper"). None changes what is computed, only the order of loads and
-/// launches: every variant gives the default's bits.
+/// (README, "Past the paper"). All but [`PanelVariant::root_d`] change only the order of loads
+/// and launches, so they give the default's bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PanelVariant {
     /// Depth of the k-slices through shared memory (4, 8 or 16; default [`PANEL_SLICE`]).
