@@ -275,6 +275,11 @@ fn check_interface(
             continue;
         };
         let base = active.name.trim_end_matches("[0]");
+        // Built-in inputs some drivers list as active uniforms (NVIDIA: gl_SubgroupSize)
+        // belong to no kernel's declaration.
+        if base.starts_with("gl_") {
+            continue;
+        }
         if !kernel.declares(base) {
             return Err(fail(format!(
                 "the program has uniform {base}, which is not declared"
