@@ -72,7 +72,8 @@ void factor_block(uint n, uint c_off, uint c_rs, uint c_cs, uint column0, uint i
 #ifdef SUBGROUPS
     bool worker = gl_SubgroupID == 0u;
     uint lane = gl_SubgroupInvocationID;
-    uint lanes = gl_SubgroupSize;
+    // (A work group smaller than a subgroup fills only part of it.)
+    uint lanes = min(gl_SubgroupSize, uint(PX * PY));
 #else
     bool worker = true;
     uint lane = tid;
