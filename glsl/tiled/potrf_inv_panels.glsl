@@ -72,7 +72,8 @@ void factor_block(uint n, uint c_off, uint c_rs, uint c_cs, uint column0, uint i
 #ifdef SUBGROUPS
     bool worker = gl_SubgroupID == 0u;
     uint lane = gl_SubgroupInvocationID;
-    uint lanes = gl_SubgroupSize;
+    // (A work group smaller than a subgroup fills only part of it.)
+    uint lanes = min(gl_SubgroupSize, uint(PX * PY));
 #else
     bool worker = true;
     uint lane = tid;
@@ -119,10 +120,14 @@ void factor_block(uint n, uint c_off, uint c_rs, uint c_cs, uint column0, uint i
                         failed_pivot = d;
                     }
                 }
+                // Column j's entries in the panel's rows, once per step (constant indices once
+                // the loops are unrolled: registers); those above j are not used.
+                float cj[PANEL];
+                for (int k = 0; k < PANEL; k++) cj[k] = panel_cols[buf][p + uint(k)][j];
                 for (uint i = p + j + 1u + lane; i < uint(NB); i += lanes) {
                     float f = panel_cols[buf][i][j] * ip;
-                    for (uint k = j + 1u; k < uint(PANEL); k++)
-                        if (p + k <= i) panel_cols[buf][i][k] -= f * panel_cols[buf][p + k][j];
+                    for (int k = 0; k < PANEL; k++)
+                        if (uint(k) > j && p + uint(k) <= i) panel_cols[buf][i][k] -= f * cj[k];
                     if (i < e)
                         for (uint k = 0u; k <= j; k++) panel_inv[i - p][k] -= f * panel_inv[j][k];
                 }
