@@ -10,9 +10,7 @@ mod common;
 
 use common::widen;
 use symraster::batched::device::{Inputs, Poison, run};
-use symraster::batched::plan::{
-    AssemblyTiling, Job, MAX_TILE_SUMS, Plan, StagedLoads, tile_split,
-};
+use symraster::batched::plan::{AssemblyTiling, Job, MAX_TILE_SUMS, Plan, StagedLoads, tile_split};
 use symraster::batched::{self, BatchOptions};
 use symraster::gl::ComputeLimits;
 use symraster::least_squares::solve_with_factor;
@@ -121,7 +119,12 @@ impl Problems {
 /// `plan` with `tiling` and `columns`, or None where wider staged blocks are refused (the
 /// invocations not a multiple of them, or the blocks past shared memory: the message says
 /// so); the tilings themselves and 16 columns are never refused at these orders.
-fn chosen(plan: Plan, tiling: AssemblyTiling, columns: usize, limits: &ComputeLimits) -> Option<Plan> {
+fn chosen(
+    plan: Plan,
+    tiling: AssemblyTiling,
+    columns: usize,
+    limits: &ComputeLimits,
+) -> Option<Plan> {
     let plan = plan.with_assembly_tiling(tiling).unwrap();
     match plan.with_staged_columns(columns, limits) {
         Ok(p) => Some(p),
@@ -210,7 +213,9 @@ fn every_tile_split_matches_the_reference() {
         let mut splits = std::collections::HashSet::new();
         for tiling in [AssemblyTiling::Tiles2, AssemblyTiling::Tiles4] {
             for threads in [32, 64, 128, 144] {
-                for (problems_per_group, loads) in [(1, StagedLoads::Scalar), (3, StagedLoads::Vector)] {
+                for (problems_per_group, loads) in
+                    [(1, StagedLoads::Scalar), (3, StagedLoads::Vector)]
+                {
                     let Ok(plan) = Plan::new(Job::LeastSquares, n, 2 * n + 5, 1, limits)
                         .unwrap()
                         .with_staged_loads(loads, limits)
@@ -238,8 +243,14 @@ fn every_tile_split_matches_the_reference() {
             }
         }
         // Both ways of dealing the tiles ran: a split past one, and several tiles held.
-        assert!(splits.iter().any(|&(split, _)| split > 1), "n {n}: {splits:?}");
-        assert!(splits.iter().any(|&(_, held)| held > 1), "n {n}: {splits:?}");
+        assert!(
+            splits.iter().any(|&(split, _)| split > 1),
+            "n {n}: {splits:?}"
+        );
+        assert!(
+            splits.iter().any(|&(_, held)| held > 1),
+            "n {n}: {splits:?}"
+        );
     }
 }
 

@@ -458,11 +458,13 @@ impl Plan {
         };
         // The default tiling where it differs and the device runs it, else the rows.
         let tiling = assembly_tiling(n);
-        Ok(if job.reads_observations() && tiling != plan.assembly_tiling {
-            plan.with_assembly_tiling(tiling).unwrap_or(plan)
-        } else {
-            plan
-        })
+        Ok(
+            if job.reads_observations() && tiling != plan.assembly_tiling {
+                plan.with_assembly_tiling(tiling).unwrap_or(plan)
+            } else {
+                plan
+            },
+        )
     }
 
     /// The plan's loops with `threads` invocations per problem, `sb` rows per solve block,
@@ -527,7 +529,12 @@ impl Plan {
     /// it (the residual stages T observations in such blocks), the group's problems still in
     /// the storage they had, within the loop budget.
     pub fn with_staged_columns(self, columns: usize, limits: &ComputeLimits) -> Result<Self> {
-        let shape = self.loop_shape(self.threads, self.solve_block, columns, self.assembly_tiling);
+        let shape = self.loop_shape(
+            self.threads,
+            self.solve_block,
+            columns,
+            self.assembly_tiling,
+        );
         let reshaped = (STAGED_COLUMN_CHOICES.contains(&columns)
             && self.threads.is_multiple_of(columns)
             && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET)
@@ -890,8 +897,18 @@ mod tests {
         assert_eq!(plan.assembly_tiling, assembly_tiling(32));
         let tiled = plan.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
         let defines = tiled.defines();
-        assert!(defines.contains("#define ASSEMBLY_TILES\n#define TILE 4\n#define TSPLIT 3\n#define TPL 1\n"));
-        assert!(!plan.with_assembly_tiling(AssemblyTiling::Rows).unwrap().defines().contains("TILE"));
+        assert!(
+            defines.contains(
+                "#define ASSEMBLY_TILES\n#define TILE 4\n#define TSPLIT 3\n#define TPL 1\n"
+            )
+        );
+        assert!(
+            !plan
+                .with_assembly_tiling(AssemblyTiling::Rows)
+                .unwrap()
+                .defines()
+                .contains("TILE")
+        );
         // The factor assembles nothing: no tiles in its defines.
         let factor = Plan::new(Job::Cholesky, 32, 0, 0, &l).unwrap();
         let factor = factor.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
@@ -899,7 +916,14 @@ mod tests {
         // n = 256 on 1,024 invocations: 2 x 2 tiles 9 each (36 sums), 4 x 4 tiles 3 each (48
         // sums): both refused; n = 129: 2 x 2 tiles 3 each, 4 x 4 one each.
         let big = Plan::new(Job::Assemble, 256, 16, 0, &l).unwrap();
-        assert!(big.with_assembly_tiling(AssemblyTiling::Tiles2).is_err());
+        assert_eq!(
+            big.with_assembly_tiling(AssemblyTiling::Tiles2)
+                .unwrap_err()
+                .to_string(),
+            "invalid option: batched assembly at order n = 256 cannot assemble by Tiles2 with \
+             1024 invocations per problem (at most 32 tile sums per invocation, within the loop \
+             budget)"
+        );
         assert!(big.with_assembly_tiling(AssemblyTiling::Tiles4).is_err());
         let edge = Plan::new(Job::Assemble, 129, 16, 0, &l).unwrap();
         assert!(edge.with_assembly_tiling(AssemblyTiling::Tiles2).is_ok());
@@ -929,8 +953,17 @@ mod tests {
         assert_eq!(wide.storage, WorkStorage::Shared);
         // 32 invocations do not divide into 64 columns (n = 8).
         let eight = Plan::new(Job::LeastSquares, 8, 16, 1, &l).unwrap();
-        assert!(eight.with_staged_columns(64, &l).is_err());
-        assert_eq!(eight.with_staged_columns(32, &l).unwrap().staged_columns, 32);
+        assert_eq!(
+            eight.with_staged_columns(64, &l).unwrap_err().to_string(),
+            "invalid option: batched least squares at order n = 8 cannot stage 64 observations \
+             per step with 32 invocations per problem and 2 per work group (one of [16, 32, \
+             64], dividing the invocations, the problems still in Shared storage, within the \
+             loop budget)"
+        );
+        assert_eq!(
+            eight.with_staged_columns(32, &l).unwrap().staged_columns,
+            32
+        );
         // Threads then must stay a multiple of the columns.
         assert!(wide.with_threads(96, &l).is_err());
         // n = 129 in the work buffer: 64 staged columns of 129 rows are past 32 KiB.
