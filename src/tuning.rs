@@ -62,8 +62,7 @@ pub struct Tuning {
     /// 4.61 ms at m = 4096).
     pub fused_diagonal: Option<bool>,
     /// How the tiled Cholesky factors and inverts its diagonal blocks (default
-    /// [`KernelConfig::default_diagonal_factor`]: in panels on GPUs, column by column on
-    /// software renderers).
+    /// [`KernelConfig::default_diagonal_factor`]: column by column).
     pub diagonal_factor: Option<crate::tiled::DiagonalFactor>,
     /// The order from which full storage is factored with RFP's split (default 16384).
     pub split_order: Option<usize>,
@@ -77,7 +76,8 @@ pub struct Tuning {
     /// the size limits can be tried with small matrices.
     pub max_texture_size: Option<usize>,
     /// The packed-panel product's variant (k-slice depth, tile order, padded panels, register
-    /// double buffering; default [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
+    /// double buffering, unroll pragma, A·√d packed once; default
+    /// [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
     pub panel: Option<crate::tiled::PanelVariant>,
 }
 
@@ -595,11 +595,11 @@ mod tests {
         assert_eq!(t.kernel, KernelShape::Custom(KernelConfig::CPU));
         assert!(!t.mapped_upload());
         assert!(t.tiles_tuned());
-        // The diagonal factor: 0 column by column, 1 in panels; the default by the kernels.
+        // The diagonal factor: 0 column by column, 1 in panels; the default column by column.
         use crate::tiled::DiagonalFactor;
         assert_eq!(
             Tuning::default().diagonal_factor_for(&KernelConfig::GPU),
-            DiagonalFactor::Panels
+            DiagonalFactor::Columns
         );
         assert_eq!(
             Tuning::default().diagonal_factor_for(&KernelConfig::TEXEL),

@@ -62,9 +62,9 @@ impl DiagonalFactor {
 }
 
 /// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
-/// choices, for sweeping on a GPU; [`PanelVariant::DEFAULT`] is the kernel as it was measured
+/// choices, for sweeping on a GPU; [`PanelVariant::PLAIN`] is the kernel as it was first measured
 /// (README, "Past the paper"). All but [`PanelVariant::root_d`] change only the order of loads
-/// and launches, so they give the default's bits.
+/// and launches, so they give the same bits as PLAIN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PanelVariant {
     /// Depth of the k-slices through shared memory (4, 8 or 16; default [`PANEL_SLICE`]).
@@ -99,15 +99,24 @@ impl Default for PanelVariant {
 }
 
 impl PanelVariant {
-    /// The kernel as measured: slices of [`PANEL_SLICE`], tiles row by row, no padding, no
-    /// register double buffering.
-    pub const DEFAULT: PanelVariant = PanelVariant {
+    /// The kernel before the variants: slices of [`PANEL_SLICE`], tiles row by row, no
+    /// padding, no register double buffering, no unroll pragma, A·(D·Aᵀ).
+    pub const PLAIN: PanelVariant = PanelVariant {
         slice: PANEL_SLICE,
         group: 1,
         pad: false,
         regbuf: false,
         unroll: false,
         root_d: false,
+    };
+
+    /// The default: [`PanelVariant::PLAIN`] with the unroll pragma and A·√d packed once, each
+    /// of which was faster alone in the H200 sweep (`figures/h200/assembly_sweep.csv`: 3-5%
+    /// at m = 4096-16384); the others were not faster there.
+    pub const DEFAULT: PanelVariant = PanelVariant {
+        unroll: true,
+        root_d: true,
+        ..Self::PLAIN
     };
 
     /// Parses "slice,group,pad,regbuf[,unroll[,root_d]]" (e.g. "4,8,1,0"): slice 4, 8 or 16,
@@ -386,15 +395,12 @@ impl KernelConfig {
         }
     }
 
-    /// The diagonal-block factor where the tuning leaves it: column by column with the texel
-    /// kernels (software renderers have no subgroups: the panels' fallback takes more barriers
-    /// than the columns), in panels elsewhere.
+    /// The diagonal-block factor where the tuning leaves it: column by column. The panels were
+    /// slower on the H200 at every size and block (`figures/h200/cholesky_diag_sweep.csv`:
+    /// 8.55 against 4.60 ms at m = 4096 with blocks of 64), and on software renderers, which
+    /// have no subgroups, their fallback takes more barriers than the columns.
     pub fn default_diagonal_factor(&self) -> DiagonalFactor {
-        if self.texel {
-            DiagonalFactor::Columns
-        } else {
-            DiagonalFactor::Panels
-        }
+        DiagonalFactor::Columns
     }
 
     /// [`KernelConfig::diagonal_group`] as #defines (none for the shader's default 16 x 16).
@@ -451,7 +457,8 @@ mod tests {
         );
         assert_eq!(KernelConfig::parse("8,4,8,4,4,3,32"), None);
         assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
-        assert_eq!(PanelVariant::parse("4,1,0,0"), Some(PanelVariant::DEFAULT));
+        assert_eq!(PanelVariant::parse("4,1,0,0"), Some(PanelVariant::PLAIN));
+        assert_eq!(PanelVariant::parse("4,1,0,0,1,1"), Some(PanelVariant::DEFAULT));
         let v = PanelVariant::parse("8, 8,1,1").unwrap();
         assert_eq!((v.slice, v.group, v.pad, v.regbuf), (8, 8, true, true));
         assert_eq!(v.label(), "s8g8p1r1");
