@@ -181,7 +181,7 @@ pub static TRTRI_BLOCKS: ComputeKernel = ComputeKernel {
     name: "tiled/trtri_blocks",
     source: include_str!("../glsl/tiled/trtri_blocks.comp"),
     buffers: &[("LBuf", 0), ("InvBuf", 1)],
-    uniforms: &["n", "l_off", "l_rs", "l_cs", "slot0"],
+    uniforms: &["n", "l_off", "l_rs", "l_cs", "slot0", "in_place"],
     optional: &[],
 };
 

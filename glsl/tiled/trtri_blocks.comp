@@ -2,7 +2,8 @@
 // invocations holding EA x EB entries each in registers: block g is the order-n_g lower
 // triangle at view offset + g·NB·(rs + cs) (n_g = NB but for the last block, n − g·NB), its
 // inverse goes to inv[(slot0 + g)·NB² ...] as a full NB-strided row-major block (zeros above
-// the diagonal and past n_g). Row by row (L·Y = I): row j of Y is final once the rows above
+// the diagonal and past n_g), or, with in_place, over block g's own lower triangle (InvBuf then
+// bound to L's buffer: every invocation writes only the entries it read). Row by row (L·Y = I): row j of Y is final once the rows above
 // have been subtracted; its owners divide it by L(j,j) and publish it beside column j of L
 // (double-buffered shared memory, one barrier per row), then every invocation subtracts
 // L(i,j)·Y(j,:) from its rows below j. The triangular solves then run as products with these
@@ -20,6 +21,7 @@ uniform uint l_off;
 uniform uint l_rs;
 uniform uint l_cs;
 uniform uint slot0;
+uniform int in_place;
 
 shared float col[2][NB];
 shared float row[2][NB];
@@ -65,6 +67,10 @@ void main() {
         for (int b = 0; b < EB; b++) {
             uint i = ty + 16u * uint(a);
             uint k = tx + 16u * uint(b);
-            inv[(slot0 + g) * uint(NB * NB) + i * uint(NB) + k] = (i < nb && k <= i) ? y[a][b] : 0.0;
+            if (in_place != 0) {
+                if (i < nb && k <= i) inv[off + i * l_rs + k * l_cs] = y[a][b];
+            } else {
+                inv[(slot0 + g) * uint(NB * NB) + i * uint(NB) + k] = (i < nb && k <= i) ? y[a][b] : 0.0;
+            }
         }
 }

@@ -54,8 +54,8 @@ pub fn cholesky_inverse(
 }
 
 /// The lower-triangular `v` of `y` (zeros above, as a full square) replaced by its inverse:
-/// every diagonal block of [`SOLVE_BLOCK`] inverted in one launch (`trtri_blocks.comp`, as the
-/// triangular solves use), then joined bottom-up by products,
+/// every diagonal block of [`SOLVE_BLOCK`] inverted in place in one launch (`trtri_blocks.comp`,
+/// as the triangular solves use), then joined bottom-up by products,
 /// inv([A 0; B C]) = [A⁻¹ 0; −C⁻¹·B·A⁻¹ C⁻¹]: two products per join where [`trtri`] runs
 /// triangular solves (chains of substitution launches) at every level.
 pub fn trtri_by_blocks(inv: &Inverter, y: &Buffer<f32>, v: View) -> Result<()> {
@@ -65,27 +65,7 @@ pub fn trtri_by_blocks(inv: &Inverter, y: &Buffer<f32>, v: View) -> Result<()> {
         return Ok(());
     }
     let blocks = n.div_ceil(SOLVE_BLOCK);
-    let inverted = inv.buffer(
-        "the inverted diagonal blocks",
-        blocks * SOLVE_BLOCK * SOLVE_BLOCK,
-    )?;
-    k.invert_blocks(Operand::new(y, v), 0, &inverted)?;
-    for b in 0..blocks {
-        let (s0, nb) = (b * SOLVE_BLOCK, SOLVE_BLOCK.min(n - b * SOLVE_BLOCK));
-        let slot = View {
-            offset: b * SOLVE_BLOCK * SOLVE_BLOCK,
-            rs: SOLVE_BLOCK,
-            cs: 1,
-            rows: nb,
-            cols: nb,
-        };
-        inv.copy(
-            Operand::new(y, v.sub(s0, s0, nb, nb)),
-            Operand::new(&inverted, slot),
-            CopyMode::Lower,
-            1.0,
-        )?;
-    }
+    k.invert_blocks_in_place(Operand::new(y, v))?;
     if blocks == 1 {
         return Ok(());
     }

@@ -1162,15 +1162,40 @@ impl TiledKernels {
                 "too few slots for the inverted diagonal blocks",
             ));
         }
+        self.launch_trtri(p, l, slot0, inv, false)
+    }
+
+    /// Every diagonal block of [`SOLVE_BLOCK`] of the lower-triangular `l` replaced by its
+    /// inverse in place (the entries above the blocks' diagonals untouched), in one launch.
+    pub fn invert_blocks_in_place(&self, l: Operand<'_>) -> Result<()> {
+        let p = self
+            .trtri
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
+        self.launch_trtri(p, l, 0, l.buffer, true)
+    }
+
+    /// One launch of `trtri_blocks.comp` over `l`'s diagonal blocks, into `inv`'s slots from
+    /// `slot0` or (`in_place`, `inv` being `l`'s buffer) over the blocks themselves.
+    fn launch_trtri(
+        &self,
+        p: &ComputeProgram,
+        l: Operand<'_>,
+        slot0: usize,
+        inv: &Buffer<f32>,
+        in_place: bool,
+    ) -> Result<()> {
+        let blocks = l.view.cols.div_ceil(SOLVE_BLOCK);
         l.buffer.bind_base(0);
         inv.bind_base(1);
         let u = |v: usize| Uniform::U32(v as u32);
         p.set_all(&[
-            ("n", u(n)),
+            ("n", u(l.view.cols)),
             ("l_off", u(l.view.offset)),
             ("l_rs", u(l.view.rs)),
             ("l_cs", u(l.view.cs)),
             ("slot0", u(slot0)),
+            ("in_place", Uniform::I32(i32::from(in_place))),
         ])?;
         self.run(p, [blocks as u32, 1, 1])?;
         Ok(())
