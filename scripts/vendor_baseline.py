@@ -142,15 +142,8 @@ def parity(args):
 
     rng = np.random.default_rng(1)
     for m in sizes(args.parity):
-        n = 2 * m
-        a = cupy.asarray(rng.random((m, n), dtype=np.float32))
-        d = cupy.asarray(rng.random(n, dtype=np.float32) + 0.5)
-        b = a * cupy.sqrt(d)
-        c = cupy.zeros((m, m), dtype=cupy.float32)
-        ms = cuda_ms(lambda: cupy.cublas.syrk("N", b, out=c, lower=True), args.reps)
-        add("assembly", m, n, "", "cuBLAS SSYRK (CuPy; lower; fp32)", ms, ("assembly", m, n))
-        del a, b, c
-        cupy.get_default_memory_pool().free_all_blocks()
+        ms = syrk_ms(m, rng, args.reps)
+        add("assembly", m, 2 * m, "", "cuBLAS SSYRK (CuPy; lower; fp32)", ms, ("assembly", m, 2 * m))
     for m in sizes(args.parity):
         x = torch.rand(m, m, device="cuda") - 0.5
         spd = torch.tril(x, -1) + torch.tril(x, -1).T + m * torch.eye(m, device="cuda")
@@ -268,22 +261,29 @@ def syrk_rows(args):
     """--syrk: cuBLAS SSYRK's time per m (lower triangle of b·bᵀ with b = A·sqrt(d), n = 2m,
     CuPy, CUDA events, TF32 off), merged into --out as op syrk for the throughput figure."""
     import cupy
-    import cupy.cublas
     label = f"cuBLAS SSYRK via CuPy {cupy.__version__}"
     rng = np.random.default_rng(1)
     rows = []
     for m in sizes(args.syrk):
-        n = 2 * m
-        a = cupy.asarray(rng.random((m, n), dtype=np.float32))
-        d = cupy.asarray(rng.random(n, dtype=np.float32) + 0.5)
-        b = a * cupy.sqrt(d)
-        c = cupy.zeros((m, m), dtype=cupy.float32)
-        ms = cuda_ms(lambda: cupy.cublas.syrk("N", b, out=c, lower=True), args.reps)
-        rows.append(f"syrk,{m},{ms / 1e3:.6e},{label}")
+        rows.append(f"syrk,{m},{syrk_ms(m, rng, args.reps) / 1e3:.6e},{label}")
         print(rows[-1], file=sys.stderr, flush=True)
-        del a, b, c
-        cupy.get_default_memory_pool().free_all_blocks()
     merge_rows(args.out, "syrk", rows)
+
+
+def syrk_ms(m, rng, reps):
+    """cuBLAS SSYRK's median ms (CuPy, CUDA events) for the lower triangle of b·bᵀ with
+    b = A·sqrt(d), A m x 2m and d uniform (d + 0.5 > 0)."""
+    import cupy
+    import cupy.cublas
+    n = 2 * m
+    a = cupy.asarray(rng.random((m, n), dtype=np.float32))
+    d = cupy.asarray(rng.random(n, dtype=np.float32) + 0.5)
+    b = a * cupy.sqrt(d)
+    c = cupy.zeros((m, m), dtype=cupy.float32)
+    ms = cuda_ms(lambda: cupy.cublas.syrk("N", b, out=c, lower=True), reps)
+    del a, b, c
+    cupy.get_default_memory_pool().free_all_blocks()
+    return ms
 
 
 def merge_rows(path, op, rows):

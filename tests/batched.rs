@@ -44,17 +44,7 @@ fn widen(v: &[f32]) -> Vec<f64> {
     v.iter().map(|&x| f64::from(x)).collect()
 }
 
-fn relative_error(x: &[f64], reference: &[f64]) -> f64 {
-    let diff = x
-        .iter()
-        .zip(reference)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
-    diff / reference
-        .iter()
-        .fold(0.0f64, |m, v| m.max(v.abs()))
-        .max(f64::MIN_POSITIVE)
-}
+use common::max_relative_error as relative_error;
 
 /// x solving the f64 normal equations of problem p (the f32 data widened exactly).
 fn least_squares_reference(a: &Batch<f32>, d: &Batch<f32>, b: &Batch<f32>, p: usize) -> Vec<f64> {

@@ -37,17 +37,7 @@ fn signed(seed: u64, len: usize) -> Vec<f32> {
         .collect()
 }
 
-fn relative_error(x: &[f64], reference: &[f64]) -> f64 {
-    let diff = x
-        .iter()
-        .zip(reference)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
-    diff / reference
-        .iter()
-        .fold(0.0f64, |m, v| m.max(v.abs()))
-        .max(f64::MIN_POSITIVE)
-}
+use common::max_relative_error as relative_error;
 
 /// A batch of `count` problems of order n with k observations: problem 1 has A's row n/2
 /// zero (C singular: INFO n/2 + 1), problem 3 negative weights (C negative definite: INFO

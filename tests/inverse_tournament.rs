@@ -197,22 +197,7 @@ fn poisoned_workspaces_do_not_show() {
         let a = general(n, 21 + n as u64);
         let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
         let mut w = PivotWork::new(&inv, n, block).unwrap();
-        for buffer in [
-            &mut w.row_block,
-            &mut w.block_row,
-            &mut w.spread,
-            &mut w.square,
-            &mut w.moved,
-            &mut w.lu11,
-            &mut w.stash,
-        ] {
-            let len = buffer.len();
-            buffer.upload(&vec![f32::NAN; len]).unwrap();
-        }
-        for r in &mut w.rounds {
-            let len = r.len();
-            r.upload(&vec![0u32; len]).unwrap();
-        }
+        common::poison_pivot_work(&mut w);
         let tol = inverse::pivot_tolerance(&a.to_f32());
         inv.reset_status().unwrap();
         gje::invert_in_place(&inv, &d, &w, tol).unwrap();

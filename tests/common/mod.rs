@@ -128,3 +128,37 @@ pub fn cpu_pivots(a: &symraster::Matrix<f64>) -> Vec<u32> {
     }
     piv
 }
+
+/// max |x − reference| / max |reference| (per problem of the batched tests).
+pub fn max_relative_error(x: &[f64], reference: &[f64]) -> f64 {
+    let diff = x
+        .iter()
+        .zip(reference)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    diff / reference
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE)
+}
+
+/// Every workspace of a general inverse's pivoting poisoned: NaN values, candidate rows all
+/// naming row 0, so a read of anything the sweep did not write shows in the inverse.
+pub fn poison_pivot_work(w: &mut symraster::inverse::panel::PivotWork) {
+    for buffer in [
+        &mut w.row_block,
+        &mut w.block_row,
+        &mut w.spread,
+        &mut w.square,
+        &mut w.moved,
+        &mut w.lu11,
+        &mut w.stash,
+    ] {
+        let len = buffer.len();
+        buffer.upload(&vec![f32::NAN; len]).unwrap();
+    }
+    for r in &mut w.rounds {
+        let len = r.len();
+        r.upload(&vec![0u32; len]).unwrap();
+    }
+}
