@@ -66,7 +66,10 @@ pub fn block_update(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, 
     let (n, v, k) = (a.n, a.view(), inv.tiled());
     let r = n - k0 - b;
     let (col_copy, row) = (&w.row_block, &w.block_row);
-    inv.panel_split(&a.buffer, n, k0, b, col_copy, row, Some(&w.square))?;
+    inv.traced(
+        || format!("gje split at {k0}"),
+        || inv.panel_split(&a.buffer, n, k0, b, col_copy, row, Some(&w.square)),
+    )?;
     if let Some(tile) = w.update.tile(n, n, b) {
         return rank_block_update(inv, a, w, k0, b, tile);
     }
@@ -106,7 +109,10 @@ fn rank_block_update(
         below: None,
         update: Update::Replace,
     };
-    rank_update(inv, spread, w.update.tile(2 * b, n, b).unwrap_or(tile))?;
+    inv.traced(
+        || format!("gje y product at {k0}"),
+        || rank_update(inv, spread, w.update.tile(2 * b, n, b).unwrap_or(tile)),
+    )?;
     let update = RankProduct {
         c: a.op(a.view()),
         x: Operand::new(&w.row_block, View::row_major(n, b)),
@@ -114,7 +120,10 @@ fn rank_block_update(
         below: Some((k0 + b, yv.sub(0, 0, b, n))),
         update: Update::Subtract,
     };
-    rank_update(inv, update, tile)
+    inv.traced(
+        || format!("gje rank update at {k0}"),
+        || rank_update(inv, update, tile),
+    )
 }
 
 /// One block's Gauss-Jordan update for wider blocks: the panel transformed by triangular
