@@ -386,8 +386,15 @@ def torch_lyapunov(a64, q64, refine_steps):
             c = (0.5 / mu) * ((y @ c) @ y.T) + (0.5 * mu) * c
         return -0.5 * scale * c.double()
 
+    symmetric = bool(torch.equal(q, q.T))
+
     def residual(x):
-        r = q - a @ x - x @ a.T
+        # A symmetric Q keeps X symmetric, so X·Aᵀ = (A·X)ᵀ: one product, as ours takes it.
+        if symmetric:
+            t = a @ x
+            r = q - t - t.T
+        else:
+            r = q - a @ x - x @ a.T
         return r, (torch.linalg.matrix_norm(r) / (torch.linalg.matrix_norm(a) * torch.linalg.matrix_norm(x))).item()
 
     x = apply(q)

@@ -1,5 +1,5 @@
 //! The f64 ↔ f32 hand-over of the sign function and the Lyapunov solver
-//! (`Inverter::{narrow, widen, symmetrize}`, glsl/inverse/convert.comp) against the same
+//! (`Inverter::{narrow, widen, symmetrize, symmetric_residual}`, glsl/inverse/convert.comp) against the same
 //! arithmetic on the CPU: shapes around the 16 x 16 work group, transposed views and views with
 //! offsets and padded rows, outputs poisoned with NaN (entries outside the view must stay NaN),
 //! the input unread when β = 0, and the Σ out² it returns.
@@ -180,5 +180,44 @@ fn symmetrize_averages_both_triangles_in_place() {
                 assert_eq!(got[(i, j)], want, "({i}, {j}) of {n}");
             }
         }
+    }
+}
+
+/// The Lyapunov residual of a symmetric Q finished in place from R = Q − A·X: R + Rᵀ − Q, both
+/// triangles, exactly (the same three f64 terms as the CPU's, in the same order), and Σ R² over
+/// the whole square; Q unchanged.
+#[test]
+fn symmetric_residual_adds_the_transpose_and_removes_q() {
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    for n in [1, 2, 3, 16, 17, 45] {
+        let r = values(n * n, 7 + n as u64, false);
+        let q0 = values(n * n, 90 + n as u64, false);
+        let q: Vec<f64> = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                q0[i.max(j) * n + i.min(j)]
+            })
+            .collect();
+        let mut rs = DoubleSquare::new(&inv, "a test residual", n).unwrap();
+        rs.buffer.upload(&r).unwrap();
+        let mut qs = DoubleSquare::new(&inv, "a test Q", n).unwrap();
+        qs.buffer.upload(&q).unwrap();
+        let sum = inv.symmetric_residual(&rs, &qs).unwrap();
+        let got = rs.download().unwrap();
+        let mut want_sum = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                let (a, b) = (i.max(j), i.min(j));
+                let want = r[a * n + b] + r[b * n + a] - q[a * n + b];
+                assert_eq!(got[(i, j)], want, "({i}, {j}) of {n}");
+                want_sum += want * want;
+            }
+        }
+        assert!(
+            (sum - want_sum).abs() <= 1e-12 * want_sum,
+            "n {n}: Σ R² {sum} against {want_sum}"
+        );
+        assert_eq!(qs.download().unwrap().as_slice(), &q[..], "Q changed");
     }
 }

@@ -6,6 +6,10 @@
 //   1 widen:   out ← beta·in + alpha·double(single) (in unread when beta = 0; out may be in),
 //              each work group writing Σ out² over its entries to partial[group]
 //   2 symmetrize the f64 square in place: (i, j) and (j, i) ← their mean, for i > j.
+//   3 the Lyapunov residual of a symmetric Q and X from R = Q − A·X in the f64 square in
+//     place: (i, j) and (j, i) ← R(i, j) + R(j, i) − Q(i, j) (Q in `in`, read over the same
+//     view) = Q − A·X − X·Aᵀ, since X·Aᵀ = (A·X)ᵀ = Q − Rᵀ; with Σ over the whole square of
+//     the result's squares per work group, as mode 1.
 // The f64 scalars come as their two 32-bit halves (packDouble2x32).
 layout(local_size_x = 16, local_size_y = 16) in;
 
@@ -50,7 +54,20 @@ void main() {
     } else {
         double beta = packDouble2x32(uvec2(beta_lo, beta_hi));
         double v = 0.0;
-        if (inside) {
+        // Entries this invocation adds to Σ: one, or both of a symmetric pair.
+        double weight = 1.0;
+        if (mode == 3) {
+            if (inside && i >= j) {
+                uint p = d_off + i * d_rs + j * d_cs;
+                uint q = d_off + j * d_rs + i * d_cs;
+                v = dout[p] + dout[q] - din[p];
+                dout[p] = v;
+                if (i != j) {
+                    dout[q] = v;
+                    weight = 2.0;
+                }
+            }
+        } else if (inside) {
             uint p = d_off + i * d_rs + j * d_cs;
             v = alpha * double(single[s_off + i * s_rs + j * s_cs]);
             if (beta != 0.0) {
@@ -59,7 +76,7 @@ void main() {
             dout[p] = v;
         }
         uint t = gl_LocalInvocationIndex;
-        sums[t] = v * v;
+        sums[t] = weight * v * v;
         barrier();
         for (uint h = 128u; h > 0u; h >>= 1) {
             if (t < h) {

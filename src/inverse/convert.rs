@@ -1,7 +1,8 @@
 //! The hand-over between the f32 iterations and the f64 refinement on the device
 //! (glsl/inverse/convert.comp): a residual narrowed to f32 for the Lyapunov operator, its f32
-//! result widened and added onto the f64 iterate, the sign iterate widened for the polish, and
-//! an f64 square made exactly symmetric. Nothing crosses to the host but per-group sums.
+//! result widened and added onto the f64 iterate, the sign iterate widened for the polish, an
+//! f64 square made exactly symmetric, and the Lyapunov residual of symmetric Q and X finished
+//! from one product. Nothing crosses to the host but per-group sums.
 
 use super::double::{DoubleOperand, DoubleSquare, halves};
 use super::kernels::Inverter;
@@ -46,7 +47,11 @@ impl Inverter {
             self.context(),
             BufferTarget::Storage,
             BufferUsage::Dynamic,
-            if mode == 1 { groups[0] * groups[1] } else { 1 },
+            if mode == 1 || mode == 3 {
+                groups[0] * groups[1]
+            } else {
+                1
+            },
         )?;
         partial.bind_base(3);
         let u = |v: usize| Uniform::U32(v as u32);
@@ -68,7 +73,7 @@ impl Inverter {
             ("beta_hi", bh),
         ])?;
         prog.dispatch([groups[0] as u32, groups[1] as u32, 1])?;
-        if mode != 1 {
+        if mode != 1 && mode != 3 {
             return Ok(None);
         }
         let sum = partial
@@ -96,6 +101,20 @@ impl Inverter {
         let (beta, buffer) = input.map_or((0.0, None), |(b, buf)| (b, Some(buf)));
         Ok(self
             .convert(1, out, Some(single), buffer, (alpha, beta))?
+            .unwrap_or(0.0))
+    }
+
+    /// R ← R + Rᵀ − Q in place, for R = Q − A·X with Q and X symmetric: the Lyapunov residual
+    /// Q − A·X − X·Aᵀ from one product (X·Aᵀ = (A·X)ᵀ = Q − Rᵀ), exactly symmetric; returns
+    /// ‖R‖_F².
+    pub fn symmetric_residual(&self, r: &DoubleSquare, q: &DoubleSquare) -> Result<f64> {
+        debug_assert_eq!(r.n, q.n);
+        let op = DoubleOperand {
+            buffer: &r.buffer,
+            view: View::row_major(r.n, r.n),
+        };
+        Ok(self
+            .convert(3, op, None, Some(&q.buffer), (1.0, 0.0))?
             .unwrap_or(0.0))
     }
 

@@ -512,6 +512,23 @@ impl DoubleWork {
         Ok((self.t.download()?, norm))
     }
 
+    /// R = Q − A·X − X·Aᵀ on the device for a symmetric Q (in `self.r`) and X, A in `self.m`,
+    /// R any other square of the order: one f64 product R = Q − A·X, then R ← R + Rᵀ − Q
+    /// ([`Inverter::symmetric_residual`]), half the products of
+    /// [`DoubleWork::lyapunov_residual_of`]; returns ‖R‖_F.
+    pub fn symmetric_lyapunov_residual_of(
+        &self,
+        inv: &Inverter,
+        x: &DoubleSquare,
+        r: &DoubleSquare,
+    ) -> Result<f64> {
+        let p = DoubleProduct::new(r.op(false), self.m.op(false), x.op(false))
+            .alpha(-1.0)
+            .plus(1.0, self.r.op(false));
+        inv.dgemm(p, false)?;
+        Ok(inv.symmetric_residual(r, &self.r)?.sqrt())
+    }
+
     /// R = Q − A·X − X·Aᵀ on the device with A in `self.m` and Q in `self.r`, X and R any
     /// other squares of the order (R must not be X): R into `r`, returns ‖R‖_F.
     pub fn lyapunov_residual_of(

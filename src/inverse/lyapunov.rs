@@ -10,7 +10,8 @@
 //! is linear in C and depends only on the recorded (μ_k, A_k⁻¹): applied to Q it gives X, and
 //! applied to the f64 residual Q − AX − XAᵀ it refines X to double accuracy when the f32
 //! operator is accurate enough (κ·u₃₂ well below 1). Its products (two per step, tiled GEMM)
-//! run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::double)),
+//! run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::double);
+//! one where Q is symmetric, and X with it: X·Aᵀ = (A·X)ᵀ),
 //! and X, R and the iterate stay there between them ([`convert`](super::convert)): A and Q go
 //! up once and X comes back once.
 
@@ -222,7 +223,15 @@ pub fn solve_continuous_lyapunov(
         inv.symmetrize(&work.x)?;
     }
     phase(inv, start, "X₀");
-    let mut norm = work.lyapunov_residual_of(inv, &work.x, &work.t)?;
+    // A symmetric Q and X: the residual from one f64 product.
+    let residual = |w: &DoubleWork, x: &DoubleSquare, r: &DoubleSquare| {
+        if symmetric {
+            w.symmetric_lyapunov_residual_of(inv, x, r)
+        } else {
+            w.lyapunov_residual_of(inv, x, r)
+        }
+    };
+    let mut norm = residual(&work, &work.x, &work.t)?;
     phase(inv, start, "residual");
     let mut residuals = vec![relative(norm, norm_x)];
     for _ in 0..refine_steps {
@@ -235,7 +244,7 @@ pub fn solve_continuous_lyapunov(
             inv.symmetrize(&x_next)?;
         }
         phase(inv, start, "refinement step");
-        let norm_next = work.lyapunov_residual_of(inv, &x_next, &r_next)?;
+        let norm_next = residual(&work, &x_next, &r_next)?;
         phase(inv, start, "residual");
         if norm_next.is_nan() || norm_next >= norm {
             break;
