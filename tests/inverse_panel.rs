@@ -79,23 +79,7 @@ fn pivots_are_lapacks_partial_pivoting() {
         assert_eq!(got, common::cpu_pivots(&a), "n {n} b {block}");
         // The factors: P·A = L·U to single precision.
         let f = d.download().unwrap().to_f64();
-        let mut pa = a.clone();
-        for (p, &r) in got.iter().enumerate() {
-            for j in 0..n {
-                let t = pa[(p, j)];
-                pa[(p, j)] = pa[(r as usize, j)];
-                pa[(r as usize, j)] = t;
-            }
-        }
-        let lu = Matrix::from_fn(n, n, |i, j| {
-            (0..=i.min(j))
-                .map(|k| {
-                    let l = if k == i { 1.0 } else { f[(i, k)] };
-                    l * f[(k, j)]
-                })
-                .sum::<f64>()
-        });
-        let e = relative_error(&lu, &pa);
+        let e = common::lu_error(&a, &f, &got);
         assert!(e < 1e-5, "n {n} b {block}: ‖PA − LU‖ {e}");
     }
 }

@@ -6,15 +6,13 @@
 
 mod common;
 
-use faer::Mat;
-use faer::linalg::solvers::DenseSolveCore;
+use symraster::Matrix;
 use symraster::internal::GpuInternals;
 use symraster::inverse::lu::LowerInverse;
 use symraster::inverse::panel::{PanelSettings, PivotWork};
 use symraster::inverse::rank::{BlockUpdate, RankProduct, RankTile, rank_update};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje};
 use symraster::tiled::{Operand, Update, View};
-use symraster::{Matrix, relative_error};
 
 fn values(len: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -204,32 +202,6 @@ fn rank_updates_match_f64_products() {
     }
 }
 
-/// ‖A·X − I‖_F / (‖A‖_F·‖X‖_F) in f64 (A as the GPU saw it, rounded to f32).
-fn residual(a: &Matrix<f64>, x: &Matrix<f32>) -> f64 {
-    let n = a.rows();
-    let a32 = a.to_f32().to_f64();
-    let am = Mat::from_fn(n, n, |i, j| a32[(i, j)]);
-    let xm = Mat::from_fn(n, n, |i, j| f64::from(x[(i, j)]));
-    let r = &am * &xm - Mat::<f64>::identity(n, n);
-    r.norm_l2() / (a32.frobenius_norm() * x.to_f64().frobenius_norm())
-}
-
-/// The residual bound at order n: a few n·u₃₂, at least 1e-6.
-fn residual_bound(n: usize) -> f64 {
-    (4.0 * n as f64 * common::U32).max(1e-6)
-}
-
-/// The forward error against faer's f64 inverse, within 50·κ·u₃₂.
-fn check_forward(a: &Matrix<f64>, x: &Matrix<f32>, what: &str) {
-    let m = Mat::from_fn(a.rows(), a.cols(), |i, j| a[(i, j)]);
-    let w = m.partial_piv_lu().inverse();
-    let want = Matrix::from_fn(a.rows(), a.cols(), |i, j| w[(i, j)]);
-    let kappa = a.frobenius_norm() * want.frobenius_norm();
-    let e = relative_error(&x.to_f64(), &want);
-    let bound = (50.0 * kappa * common::U32).max(1e-5);
-    assert!(e < bound, "{what}: error {e}, bound {bound}");
-}
-
 #[test]
 fn inverses_on_each_block_update_match_f64() {
     let gpu = common::gpu();
@@ -240,9 +212,12 @@ fn inverses_on_each_block_update_match_f64() {
             for method in [Method::Gje, Method::Lu] {
                 let what = format!("{update:?} n {n} {method:?}");
                 let x = inverse::invert(&inv, &a.to_f32(), Kind::General, method).unwrap();
-                let r = residual(&a, &x);
-                assert!(r < residual_bound(n), "{what}: residual {r}");
-                check_forward(&a, &x, &what);
+                let r = common::inverse_residual(&a, &x);
+                assert!(
+                    r < common::inverse_residual_bound(n),
+                    "{what}: residual {r}"
+                );
+                common::check_inverse_forward(&a, &x, &what);
             }
         }
     }
@@ -273,9 +248,12 @@ fn lu_inverses_with_each_lower_inverse_match_f64() {
                     "{lower:?} n {n} (blocks inverted: {})",
                     inv.tiled().solves_by_inverses()
                 );
-                let r = residual(&a, &x);
-                assert!(r < residual_bound(n), "{what}: residual {r}");
-                check_forward(&a, &x, &what);
+                let r = common::inverse_residual(&a, &x);
+                assert!(
+                    r < common::inverse_residual_bound(n),
+                    "{what}: residual {r}"
+                );
+                common::check_inverse_forward(&a, &x, &what);
             }
         }
     }
@@ -298,8 +276,11 @@ fn other_blocks_on_the_rank_kernel() {
             for method in [Method::Gje, Method::Lu] {
                 let x = inverse::invert(&inv, &a.to_f32(), Kind::General, method).unwrap();
                 let what = format!("block {block} n {n} {method:?}");
-                assert!(residual(&a, &x) < residual_bound(n), "{what}");
-                check_forward(&a, &x, &what);
+                assert!(
+                    common::inverse_residual(&a, &x) < common::inverse_residual_bound(n),
+                    "{what}"
+                );
+                common::check_inverse_forward(&a, &x, &what);
             }
         }
     }
@@ -325,7 +306,10 @@ fn poisoned_workspaces_do_not_show_on_the_rank_kernel() {
             gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
             let what = format!("{update:?} n {n} b {block}");
             assert!(x.as_slice().iter().all(|v| v.is_finite()), "{what}");
-            assert!(residual(&a, &x) < residual_bound(n), "{what}");
+            assert!(
+                common::inverse_residual(&a, &x) < common::inverse_residual_bound(n),
+                "{what}"
+            );
         }
     }
 }

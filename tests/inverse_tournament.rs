@@ -9,8 +9,6 @@
 
 mod common;
 
-use faer::Mat;
-use faer::linalg::solvers::DenseSolveCore;
 use symraster::inverse::panel::{PanelSettings, PivotWork, Pivoting};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje, lu};
 use symraster::{Error, Matrix, NumericalError, relative_error};
@@ -44,40 +42,13 @@ fn tournament(gpu: &symraster::Gpu, chunk_rows: usize) -> Inverter {
     })
 }
 
-/// ‖A·X − I‖_F / (‖A‖_F·‖X‖_F) in f64 (A as the GPU saw it, rounded to f32).
-fn residual(a: &Matrix<f64>, x: &Matrix<f32>) -> f64 {
-    let n = a.rows();
-    let a32 = a.to_f32().to_f64();
-    let x = x.to_f64();
-    let am = Mat::from_fn(n, n, |i, j| a32[(i, j)]);
-    let xm = Mat::from_fn(n, n, |i, j| x[(i, j)]);
-    let r = &am * &xm - Mat::<f64>::identity(n, n);
-    r.norm_l2() / (a32.frobenius_norm() * x.frobenius_norm())
-}
-
-/// The residual bound at order n: a few n·u₃₂, at least 1e-6.
-fn residual_bound(n: usize) -> f64 {
-    (4.0 * n as f64 * common::U32).max(1e-6)
-}
-
-/// The forward error against faer's f64 inverse, within 50·κ·u₃₂ (as tests/inverse.rs).
-fn check_forward(a: &Matrix<f64>, x: &Matrix<f32>, what: &str) {
-    let m = Mat::from_fn(a.rows(), a.cols(), |i, j| a[(i, j)]);
-    let w = m.partial_piv_lu().inverse();
-    let want = Matrix::from_fn(a.rows(), a.cols(), |i, j| w[(i, j)]);
-    let kappa = a.frobenius_norm() * want.frobenius_norm();
-    let e = relative_error(&x.to_f64(), &want);
-    let bound = (50.0 * kappa * common::U32).max(1e-5);
-    assert!(e < bound, "{what}: error {e}, bound {bound}");
-}
-
 fn check_both(inv: &Inverter, a: &Matrix<f64>, what: &str) {
     for method in [Method::Gje, Method::Lu] {
         let x = inverse::invert(inv, &a.to_f32(), Kind::General, method).unwrap();
-        let r = residual(a, &x);
-        let bound = residual_bound(a.rows());
+        let r = common::inverse_residual(a, &x);
+        let bound = common::inverse_residual_bound(a.rows());
         assert!(r < bound, "{what} {method:?}: residual {r}, bound {bound}");
-        check_forward(a, &x, &format!("{what} {method:?}"));
+        common::check_inverse_forward(a, &x, &format!("{what} {method:?}"));
     }
 }
 
@@ -208,8 +179,11 @@ fn poisoned_workspaces_do_not_show() {
             x.as_slice().iter().all(|v| v.is_finite()),
             "n {n} b {block}"
         );
-        let r = residual(&a, &x);
-        assert!(r < residual_bound(n), "n {n} b {block}: residual {r}");
+        let r = common::inverse_residual(&a, &x);
+        assert!(
+            r < common::inverse_residual_bound(n),
+            "n {n} b {block}: residual {r}"
+        );
     }
 }
 
@@ -238,23 +212,7 @@ fn tournament_pivots_factor_the_matrix() {
             "chunk {chunk} n {n}: {got:?}"
         );
         let f = d.download().unwrap().to_f64();
-        let mut pa = a.clone();
-        for (p, &r) in got.iter().enumerate() {
-            for j in 0..n {
-                let t = pa[(p, j)];
-                pa[(p, j)] = pa[(r as usize, j)];
-                pa[(r as usize, j)] = t;
-            }
-        }
-        let lu = Matrix::from_fn(n, n, |i, j| {
-            (0..=i.min(j))
-                .map(|k| {
-                    let l = if k == i { 1.0 } else { f[(i, k)] };
-                    l * f[(k, j)]
-                })
-                .sum::<f64>()
-        });
-        let e = relative_error(&lu, &pa);
+        let e = common::lu_error(&a, &f, &got);
         assert!(e < 1e-5, "chunk {chunk} n {n} b {block}: ‖PA − LU‖ {e}");
         // Tournament multipliers stay small (|l| ≤ a few; partial pivoting's are ≤ 1).
         let lmax = (0..n)

@@ -162,3 +162,57 @@ pub fn poison_pivot_work(w: &mut symraster::inverse::panel::PivotWork) {
         r.upload(&vec![0u32; len]).unwrap();
     }
 }
+
+/// ‖A·X − I‖_F / (‖A‖_F·‖X‖_F) in f64 (A as the GPU saw it, rounded to f32): the general
+/// inverses' residual.
+pub fn inverse_residual(a: &symraster::Matrix<f64>, x: &symraster::Matrix<f32>) -> f64 {
+    use faer::Mat;
+    let n = a.rows();
+    let a32 = a.to_f32().to_f64();
+    let x = x.to_f64();
+    let am = Mat::from_fn(n, n, |i, j| a32[(i, j)]);
+    let xm = Mat::from_fn(n, n, |i, j| x[(i, j)]);
+    let r = &am * &xm - Mat::<f64>::identity(n, n);
+    r.norm_l2() / (a32.frobenius_norm() * x.frobenius_norm())
+}
+
+/// [`inverse_residual`]'s bound at order n: a few n·u₃₂, at least 1e-6.
+pub fn inverse_residual_bound(n: usize) -> f64 {
+    (4.0 * n as f64 * U32).max(1e-6)
+}
+
+/// X's forward error against faer's f64 inverse of A, within 50·κ·u₃₂.
+pub fn check_inverse_forward(a: &symraster::Matrix<f64>, x: &symraster::Matrix<f32>, what: &str) {
+    use faer::Mat;
+    use faer::linalg::solvers::DenseSolveCore;
+    let m = Mat::from_fn(a.rows(), a.cols(), |i, j| a[(i, j)]);
+    let w = m.partial_piv_lu().inverse();
+    let want = symraster::Matrix::from_fn(a.rows(), a.cols(), |i, j| w[(i, j)]);
+    let kappa = a.frobenius_norm() * want.frobenius_norm();
+    let e = symraster::relative_error(&x.to_f64(), &want);
+    let bound = (50.0 * kappa * U32).max(1e-5);
+    assert!(e < bound, "{what}: error {e}, bound {bound}");
+}
+
+/// ‖P·A − L·U‖ / ‖P·A‖ for the factors `f` (unit-lower L below the diagonal, U on and above)
+/// of A with the row swaps `piv` (row p swapped with piv\[p\] at step p).
+pub fn lu_error(a: &symraster::Matrix<f64>, f: &symraster::Matrix<f64>, piv: &[u32]) -> f64 {
+    let n = a.rows();
+    let mut pa = a.clone();
+    for (p, &r) in piv.iter().enumerate() {
+        for j in 0..n {
+            let t = pa[(p, j)];
+            pa[(p, j)] = pa[(r as usize, j)];
+            pa[(r as usize, j)] = t;
+        }
+    }
+    let lu = symraster::Matrix::from_fn(n, n, |i, j| {
+        (0..=i.min(j))
+            .map(|k| {
+                let l = if k == i { 1.0 } else { f[(i, k)] };
+                l * f[(k, j)]
+            })
+            .sum::<f64>()
+    });
+    symraster::relative_error(&lu, &pa)
+}
