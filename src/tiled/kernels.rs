@@ -1151,40 +1151,34 @@ impl TiledKernels {
     /// leading square; the last block may be smaller) into `inv`, block g at slot `slot0 + g`
     /// (SOLVE_BLOCK² values each, row-major, zeros above the diagonal). One launch.
     pub fn invert_blocks(&self, l: Operand<'_>, slot0: usize, inv: &Buffer<f32>) -> Result<()> {
-        let p = self
-            .trtri
-            .as_ref()
-            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
-        let n = l.view.cols;
-        let blocks = n.div_ceil(SOLVE_BLOCK);
+        let blocks = l.view.cols.div_ceil(SOLVE_BLOCK);
         if inv.len() < (slot0 + blocks) * SOLVE_BLOCK * SOLVE_BLOCK {
             return Err(Error::shape(
                 "too few slots for the inverted diagonal blocks",
             ));
         }
-        self.launch_trtri(p, l, slot0, inv, false)
+        self.launch_trtri(l, slot0, inv, false)
     }
 
     /// Every diagonal block of [`SOLVE_BLOCK`] of the lower-triangular `l` replaced by its
     /// inverse in place (the entries above the blocks' diagonals untouched), in one launch.
     pub fn invert_blocks_in_place(&self, l: Operand<'_>) -> Result<()> {
-        let p = self
-            .trtri
-            .as_ref()
-            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
-        self.launch_trtri(p, l, 0, l.buffer, true)
+        self.launch_trtri(l, 0, l.buffer, true)
     }
 
     /// One launch of `trtri_blocks.comp` over `l`'s diagonal blocks, into `inv`'s slots from
     /// `slot0` or (`in_place`, `inv` being `l`'s buffer) over the blocks themselves.
     fn launch_trtri(
         &self,
-        p: &ComputeProgram,
         l: Operand<'_>,
         slot0: usize,
         inv: &Buffer<f32>,
         in_place: bool,
     ) -> Result<()> {
+        let p = self
+            .trtri
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
         let blocks = l.view.cols.div_ceil(SOLVE_BLOCK);
         l.buffer.bind_base(0);
         inv.bind_base(1);
