@@ -286,8 +286,8 @@ fn tiled_assembly_matches_the_reference() {
     }
 }
 
-/// The public API still runs the default plan (the tiles are the benchmarks' choice until
-/// measured) and gives the same answers as the tiled plan to within rounding.
+/// The public API runs the default plan (the tiles, slower on the H200, are the benchmarks'
+/// choice) and gives the same answers as the tiled plan to within rounding.
 #[test]
 fn the_tiled_plan_agrees_with_the_default() {
     let gpu = common::gpu();

@@ -58,7 +58,7 @@ impl Job {
 pub const MAX_ORDER: usize = 256;
 
 /// Observations staged per step (KC in the kernels) unless told otherwise
-/// ([`Plan::with_staged_columns`]).
+/// ([`Plan::with_staged_columns`]; 32 and 64 were slower on the H200).
 pub const STAGED_COLUMNS: usize = 16;
 
 /// The staged columns a plan may take ([`Plan::with_staged_columns`]): multiples of 4 whose
@@ -134,7 +134,8 @@ impl AssemblyTiling {
 }
 
 /// The assembly's tiling for order n unless told otherwise (one line to switch): pairs of
-/// rows at every order, the choice the H200 sweeps so far were run with.
+/// rows at every order; the register tiles were slower at every order in the H200 sweep
+/// (`figures/h200/batched_tiles.csv`).
 pub fn assembly_tiling(_n: usize) -> AssemblyTiling {
     AssemblyTiling::Rows
 }

@@ -86,7 +86,8 @@ pub const PANEL_MIN_DEPTH: usize = 64;
 pub const DIAG_BLOCK: usize = 32;
 
 /// The diagonal blocks' order with the GPUs' kernels ([`KernelConfig::default_diagonal_block`]):
-/// an estimate, not yet timed. The measurements of 64 above (slower than 32) ran a schedule
+/// the fastest of 32, 64 and 128 in the H200 sweep (`figures/h200/cholesky_sweep.csv`,
+/// unfused: 4.61 / 13.6 / 63.2 ms at m = 4096 / 8192 / 16384). The measurements of 64 above (slower than 32) ran a schedule
 /// that packed its inner updates (depth 64) and so never fused them with the next block: 245
 /// launches at m = 4096 where 32 took 269; now 64 takes 134 and 32 takes 262, and the diagonal
 /// factor's cost per column, not the block's order, sets the serial part (H200 profile: about
