@@ -173,16 +173,6 @@ def apps(args):
     rng = np.random.default_rng(3)
     rows = []
 
-    def wall_ms(fn):
-        fn()
-        torch.cuda.synchronize()
-        out = []
-        for _ in range(args.reps):
-            t = time.perf_counter()
-            fn()
-            out.append((time.perf_counter() - t) * 1e3)
-        return statistics.median(out)
-
     def add(op, m, n, vendor, vendor_ms, key):
         mine = ours.get(key)
         rows.append(f"{op},{m},{n},1,{'' if mine is None else f'{mine:.3f}'},{vendor},{vendor_ms:.3f},"
@@ -194,15 +184,8 @@ def apps(args):
         a = rng.random((m, n))
         d = rng.random(n)
         b = rng.random(n)
-
-        def wls():
-            ag = torch.from_numpy(a).cuda()
-            dg = torch.from_numpy(d).cuda()
-            bg = torch.from_numpy(b).cuda()
-            low = torch.linalg.cholesky((ag * dg) @ ag.T)
-            return torch.cholesky_solve((ag @ (dg * bg))[:, None], low).cpu().numpy()
-
-        add("wls", m, n, "torch f64 on the GPU from host arrays (matmul; potrf; potrs)", wall_ms(wls), ("wls", m))
+        ms = median_wall_ms(lambda: torch_wls(a, d, b), args.reps)
+        add("wls", m, n, "torch f64 on the GPU from host arrays (matmul; potrf; potrs)", ms, ("wls", m))
         del a
     for m in sizes(args.apps_spd):
         c = rng.uniform(-1, 1, (m, m))
@@ -213,7 +196,7 @@ def apps(args):
             low = torch.linalg.cholesky(torch.from_numpy(c).cuda())
             return torch.cholesky_solve(torch.from_numpy(b).cuda()[:, None], low).cpu().numpy()
 
-        add("spd_solve", m, m, "torch f64 on the GPU from host arrays (potrf; potrs)", wall_ms(spd), ("spd", m))
+        add("spd_solve", m, m, "torch f64 on the GPU from host arrays (potrf; potrs)", median_wall_ms(spd, args.reps), ("spd", m))
         del c
         torch.cuda.empty_cache()
     with open(args.apps_out, "w") as f:
@@ -229,6 +212,29 @@ MAX_ITERATIONS = 20
 POLISH_STEPS = 6
 
 
+def median_wall_ms(fn, reps):
+    """Median wall milliseconds of fn() over `reps` calls after one warm-up call."""
+    fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(out)
+
+
+def torch_wls(a, d, b):
+    """Weighted least squares in torch f64 on the GPU from host arrays: C = (A·d)·Aᵀ, potrf
+    (cholesky_ex: no exception where C is not positive definite in f64), potrs on A·(d·b),
+    x back to the host."""
+    ag = torch.from_numpy(a).cuda()
+    dg = torch.from_numpy(d).cuda()
+    bg = torch.from_numpy(b).cuda()
+    low, _ = torch.linalg.cholesky_ex((ag * dg) @ ag.T)
+    return torch.cholesky_solve((ag @ (dg * bg))[:, None], low).cpu().numpy()
+
+
 def wls_rows(args):
     """--wls: torch f64's end-to-end weighted least-squares time per m, merged into --out."""
     rng = np.random.default_rng(5)
@@ -238,21 +244,8 @@ def wls_rows(args):
         n = 2 * m
         a, d, b = rng.random((m, n)), rng.random(n), rng.random(n)
 
-        def wls():
-            ag = torch.from_numpy(a).cuda()
-            dg = torch.from_numpy(d).cuda()
-            bg = torch.from_numpy(b).cuda()
-            low, _ = torch.linalg.cholesky_ex((ag * dg) @ ag.T)
-            return torch.cholesky_solve((ag @ (dg * bg))[:, None], low).cpu().numpy()
-
-        wls()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(args.reps):
-            t = time.perf_counter()
-            wls()
-            times.append(time.perf_counter() - t)
-        rows.append(f"wls,{m},{statistics.median(times):.6e},{label}")
+        ms = median_wall_ms(lambda: torch_wls(a, d, b), args.reps)
+        rows.append(f"wls,{m},{ms / 1e3:.6e},{label}")
         print(rows[-1], file=sys.stderr, flush=True)
     merge_rows(args.out, "wls", rows)
 
