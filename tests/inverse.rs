@@ -438,19 +438,21 @@ fn lyapunov_matches_scipy_convention_and_the_kronecker_solve() {
             raw.residuals
         );
     }
-    // Larger than one work group of the device passes (4096 entries): the residual only (the
-    // Kronecker solve would be of order 4900).
-    let n = 70;
-    let (a, b) = (stable(n, 5), random(n, n, 6));
-    let q = matmul(&b, &b.transpose());
-    let got = gpu
-        .lyapunov(&a, &q, LyapunovOptions { refine_steps: 3 })
-        .unwrap();
-    assert!(
-        *got.residuals.last().unwrap() < 1e-13 && got.residuals[0] < 1e-4,
-        "n {n}: residuals {:?}",
-        got.residuals
-    );
+    // Larger than one work group of the device passes (4096 entries), and than two product
+    // tiles each way (the symmetric operator's lower-only products on packed panels): the
+    // residual only (the Kronecker solve would be of order 4900 and more).
+    for n in [70, 300] {
+        let (a, b) = (stable(n, 5), random(n, n, 6));
+        let q = matmul(&b, &b.transpose());
+        let got = gpu
+            .lyapunov(&a, &q, LyapunovOptions { refine_steps: 3 })
+            .unwrap();
+        assert!(
+            *got.residuals.last().unwrap() < 1e-13 && got.residuals[0] < 1e-4,
+            "n {n}: residuals {:?}",
+            got.residuals
+        );
+    }
     // A nonsymmetric Q is fine too (scipy does not ask for symmetry).
     let (a, q) = (stable(5, 9), random(5, 5, 10));
     let got = gpu

@@ -9,14 +9,14 @@
 //! which must be −I: otherwise A is not stable ([`NumericalError::NotStable`]). The C-update
 //! is linear in C and depends only on the recorded (μ_k, A_k⁻¹): applied to Q it gives X, and
 //! applied to the f64 residual Q − AX − XAᵀ it refines X to double accuracy when the f32
-//! operator is accurate enough (κ·u₃₂ well below 1). Its products (two per step, tiled GEMM)
-//! run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::double);
+//! operator is accurate enough (κ·u₃₂ well below 1). Its products (two per step, tiled GEMM;
+//! the second only its lower triangle, mirrored, where Q is symmetric) run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::double);
 //! one where Q is symmetric, and X with it: X·Aᵀ = (A·X)ᵀ),
 //! and X, R and the iterate stay there between them ([`convert`](super::convert)): A and Q go
 //! up once and X comes back once.
 
 use super::double::{DoubleSquare, DoubleWork};
-use super::kernels::{DeviceSquare, Inverter};
+use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use super::sign::power_of_two_scale;
 use super::{Kind, check_input, newton};
 use crate::error::{Error, NumericalError, Result};
@@ -42,6 +42,9 @@ struct Operator<'a> {
     steps: Vec<(f64, DeviceSquare)>,
     w: DeviceSquare,
     u: DeviceSquare,
+    /// Whether the operator is only applied to symmetric R (a symmetric Q): every C is then
+    /// symmetric, so each step's second product forms only its lower triangle, mirrored.
+    symmetric: bool,
 }
 
 impl Operator<'_> {
@@ -69,12 +72,18 @@ impl Operator<'_> {
         let k = inv.tiled();
         for (mu, y) in &self.steps {
             k.gemm(Product::new(self.u.op(v), y.op(v), w.op(v)))?;
-            k.gemm(
-                Product::new(w.op(v), y.op(v), self.u.op(v)).update(Update::Scaled {
-                    alpha: (0.5 / mu) as f32,
-                    beta: (0.5 * mu) as f32,
-                }),
-            )?;
+            let update = Product::new(w.op(v), y.op(v), self.u.op(v)).update(Update::Scaled {
+                alpha: (0.5 / mu) as f32,
+                beta: (0.5 * mu) as f32,
+            });
+            if self.symmetric {
+                // Y·C·Yᵀ of a symmetric C is symmetric: its lower triangle, mirrored up (the
+                // transposed view's lower triangle is W's upper one).
+                k.gemm(update.lower())?;
+                inv.copy(w.op(v.t()), w.op(v), CopyMode::LowerOnly, 1.0)?;
+            } else {
+                k.gemm(update)?;
+            }
         }
         phase(inv, start, "operator: products");
         let sum = inv.widen(out.op(false), w.op(v.t()), -0.5 * s, base.map(|b| (1.0, &b.buffer)))?;
@@ -191,14 +200,15 @@ pub fn solve_continuous_lyapunov(
             n,
         })
     };
+    // A symmetric Q has a symmetric X: kept exactly symmetric.
+    let symmetric = is_symmetric(q);
     let op = Operator {
         inv,
         steps: run.inverses,
         w: square("the Lyapunov iterate")?,
         u: square("a product of the Lyapunov iteration")?,
+        symmetric,
     };
-    // A symmetric Q has a symmetric X: kept exactly symmetric.
-    let symmetric = is_symmetric(q);
     // A in m, Q in r, X in x and its residual in t; the next X and residual beside them.
     phase(inv, start, "stability test");
     let mut work = DoubleWork::new(inv, n)?;
