@@ -479,6 +479,26 @@ fn lyapunov_refuses_unstable_a_and_bad_shapes() {
         }
         e => panic!("{e}"),
     }
+    // Past one work group of the stability test's sums (4096 entries): a stable block of
+    // order 97 beside the eigenvalues 1, 2 and 3.
+    let s97 = stable(97, 4);
+    let a = Matrix::from_fn(100, 100, |i, j| match (i < 97, j < 97) {
+        (true, true) => s97[(i, j)],
+        (false, false) if i == j => (i - 96) as f64,
+        _ => 0.0,
+    });
+    let q = Matrix::from_fn(100, 100, |i, j| f64::from(u8::from(i == j)));
+    match gpu
+        .lyapunov(&a, &q, LyapunovOptions { refine_steps: 1 })
+        .unwrap_err()
+    {
+        Error::Numerical(NumericalError::NotStable {
+            unstable, order, ..
+        }) => {
+            assert_eq!((unstable, order), (3, 100))
+        }
+        e => panic!("{e}"),
+    }
     // Eigenvalues ±i: on the axis.
     let rot = Matrix::from_fn(2, 2, |i, j| [[0.0, 1.0], [-1.0, 0.0]][i][j]);
     let eye2 = Matrix::from_fn(2, 2, |i, j| f64::from(u8::from(i == j)));

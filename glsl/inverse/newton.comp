@@ -3,7 +3,9 @@
 // mode 0 (unscramble): y(i, j) = w(i, perm[j]) (the Gauss-Jordan result (PA)^-1 with its
 //   columns put back), partial = (sum y^2, 0, max |y|, 0);
 // mode 1 (step): x <- a*x + b*y in place, partial = (sum (x_new - x)^2, sum x_new^2,
-//   max |x_new|, 0).
+//   max |x_new|, 0);
+// mode 2 (the Lyapunov solver's stability test): x read only, partial = (sum (x + I)^2,
+//   trace x, 0, 0).
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer XBuf { float x[]; };
@@ -39,6 +41,12 @@ void main() {
             y[idx] = v;
             acc.x += v * v;
             acc.z = max(acc.z, abs(v));
+        } else if (mode == 2) {
+            uint i = idx / n;
+            bool diagonal = idx - i * n == i;
+            float v = x[idx] + (diagonal ? 1.0 : 0.0);
+            acc.x += v * v;
+            if (diagonal) acc.y += x[idx];
         } else {
             float old = x[idx];
             float v = a * old + b * w[idx];

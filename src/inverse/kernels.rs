@@ -490,6 +490,17 @@ impl Inverter {
         self.newton_pass(1, x, pass.y, pass, [a, b])
     }
 
+    /// The Lyapunov solver's stability test of the last Newton iterate `x` (order n of
+    /// `pass`, whose y and perm are not read): per work group (Σ (x + I)², tr x, 0, 0) into
+    /// `pass.partial`, so that only the sums come back.
+    pub fn newton_distance_from_minus_identity(
+        &self,
+        x: &Buffer<f32>,
+        pass: &NewtonPass<'_>,
+    ) -> Result<()> {
+        self.newton_pass(2, x, x, pass, [0.0, 0.0])
+    }
+
     fn newton_pass(
         &self,
         mode: i32,

@@ -116,32 +116,6 @@ fn phase(inv: &Inverter, start: std::time::Instant, phase: &str) {
     }
 }
 
-/// tr(A_k) and ‖A_k + I‖_F of the Newton iterate (−I for a stable A), by rows on all cores
-/// (the row sums added in order).
-fn trace_and_distance_from_minus_identity(ak: &Matrix<f32>) -> (f64, f64) {
-    use rayon::prelude::*;
-    let n = ak.rows();
-    let rows: Vec<(f64, f64)> = ak
-        .as_slice()
-        .par_chunks(n.max(1))
-        .enumerate()
-        .with_min_len(64)
-        .map(|(i, row)| {
-            let squares = row
-                .iter()
-                .enumerate()
-                .map(|(j, &v)| {
-                    let e = f64::from(v) + f64::from(u8::from(i == j));
-                    e * e
-                })
-                .sum::<f64>();
-            (f64::from(row[i]), squares)
-        })
-        .collect();
-    let trace = rows.iter().map(|r| r.0).sum();
-    (trace, rows.iter().map(|r| r.1).sum::<f64>().sqrt())
-}
-
 /// Whether `q` equals its transpose exactly (compared in 64 x 64 blocks, for the cache; block
 /// rows on all cores).
 fn is_symmetric(q: &Matrix<f64>) -> bool {
@@ -182,9 +156,7 @@ pub fn solve_continuous_lyapunov(
     let start = std::time::Instant::now();
     let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
     phase(inv, start, "Newton iteration");
-    let ak = run.x.download()?;
-    phase(inv, start, "A_k down");
-    let (trace, off) = trace_and_distance_from_minus_identity(&ak);
+    let (trace, off) = newton::trace_and_distance_from_minus_identity(inv, &run.x)?;
     if off > 0.1 * (n as f64).sqrt() {
         let unstable = ((n as f64 + trace) / 2.0).round().clamp(0.0, n as f64) as usize;
         return Err(NumericalError::NotStable {

@@ -156,6 +156,26 @@ pub fn iterate(
     })
 }
 
+/// tr(X) and ‖X + I‖_F of an order-n iterate on the device (−I and 0 for the sign of a
+/// stable matrix), from per-work-group sums: nothing but the sums comes back.
+pub fn trace_and_distance_from_minus_identity(inv: &Inverter, x: &DeviceSquare) -> Result<(f64, f64)> {
+    let n = x.n;
+    let groups = Inverter::newton_groups(n);
+    let ctx = inv.context();
+    let partial: Buffer<[f32; 4]> =
+        Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, groups)?;
+    let perm: Buffer<u32> = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, 1)?;
+    let pass = NewtonPass {
+        n,
+        perm: &perm,
+        y: &x.buffer,
+        partial: &partial,
+    };
+    inv.newton_distance_from_minus_identity(&x.buffer, &pass)?;
+    let (squares, trace, _) = sums(&partial, groups)?;
+    Ok((trace, squares.sqrt()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
