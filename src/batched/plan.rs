@@ -177,6 +177,42 @@ pub fn assembly_rows(n: usize) -> AssemblyRows {
 /// 1.58 ms; n = 32: 0.775 against 0.955 ms).
 pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Scalar;
 
+/// Where the refinement's residual reads A, d and b (the fused least squares), and so how
+/// the assembly stages them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Residual {
+    /// From global memory: each step reads A's columns once to form the weighted residuals
+    /// and stages them again in blocks of KC for the rows' sums (two barriers per block);
+    /// the assembly stages A block by block (two barriers per block).
+    Restaged,
+    /// A, d and b (all k columns, rounded up to KC) staged in shared memory once by the
+    /// assembly and kept: the assembly takes two barriers in all, each residual step two and
+    /// no global reads. Only where they fit beside the triangle, with scalar staged loads
+    /// and pairs of rows.
+    Resident,
+}
+
+/// The staged A's bytes up to which [`residual`] keeps A resident by default (n = 32 with
+/// 64 observations: 8 KiB, about 12 KiB per problem in all).
+pub const RESIDENT_DEFAULT_BYTES: usize = 8 << 10;
+
+/// Where the residual reads A unless told otherwise (one line to switch): resident in shared
+/// memory where the staged A (k rounded up to the staged columns) takes at most
+/// [`RESIDENT_DEFAULT_BYTES`], else restaged from global memory.
+pub fn residual(n: usize, k: usize) -> Residual {
+    if 4 * n * resident_columns(k, STAGED_COLUMNS) <= RESIDENT_DEFAULT_BYTES {
+        Residual::Resident
+    } else {
+        Residual::Restaged
+    }
+}
+
+/// The columns a resident A takes (KR in the kernels): k rounded up to `columns`, at least
+/// one block.
+pub fn resident_columns(k: usize, columns: usize) -> usize {
+    k.div_ceil(columns).max(1) * columns
+}
+
 /// The most problems one work group holds ([`Plan::with_problems_per_group`]).
 pub const MAX_PROBLEMS_PER_GROUP: usize = 8;
 
@@ -202,6 +238,8 @@ pub struct Plan {
     pub assembly_tiling: AssemblyTiling,
     /// Observations staged per step of the assembly and the residual (KC in the kernels).
     pub staged_columns: usize,
+    /// Where the residual reads A (and how the assembly stages it).
+    pub residual: Residual,
     /// Where the matrix lives.
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
@@ -222,6 +260,8 @@ struct GroupShape {
     problems: usize,
     loads: StagedLoads,
     columns: usize,
+    /// The observations k where A stays resident (None: staged block by block).
+    resident: Option<usize>,
 }
 
 /// Where the problems' matrices live: shared memory when everything of all the group's
@@ -279,18 +319,21 @@ pub fn packed(n: usize) -> usize {
 fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> usize {
     let threads = shape.threads;
     let kc = shape.columns;
+    // Columns of A, d and b in shared memory: one block, or all of them.
+    let staged = shape.resident.map_or(kc, |k| resident_columns(k, kc));
     let mut bytes = 4 * n; // V
     if storage == WorkStorage::Shared {
         bytes += 4 * packed(n);
     }
     if job.reads_observations() {
-        bytes += 4 * n * shape.loads.row_floats(kc) + 4 * kc; // As, Ds
+        bytes += 4 * n * shape.loads.row_floats(staged) + 4 * staged; // As, Ds
     }
     if job.solves() {
         bytes += 8 * n; // X
     }
     if job == Job::LeastSquares {
-        bytes += 4 * kc + 8 * threads; // Bs, Part
+        // Bs, Part (T residuals, or all of them where resident)
+        bytes += 4 * staged + 8 * shape.resident.map_or(threads, |_| staged);
     }
     bytes
 }
@@ -423,6 +466,7 @@ impl Plan {
             problems: problems_per_group(n),
             loads: DEFAULT_STAGED_LOADS,
             columns: STAGED_COLUMNS,
+            resident: None,
         };
         let grouped = shape.problems * threads <= limits.max_invocations as usize
             && storage_for(job, n, shape, limits) == WorkStorage::Shared;
@@ -451,6 +495,7 @@ impl Plan {
             assembly_rows: assembly_rows(n),
             assembly_tiling: AssemblyTiling::Rows,
             staged_columns: STAGED_COLUMNS,
+            residual: Residual::Restaged,
             storage,
             refine,
             solve_block: solve_block(n),
@@ -459,13 +504,18 @@ impl Plan {
         };
         // The default tiling where it differs and the device runs it, else the rows.
         let tiling = assembly_tiling(n);
-        Ok(
-            if job.reads_observations() && tiling != plan.assembly_tiling {
-                plan.with_assembly_tiling(tiling).unwrap_or(plan)
-            } else {
-                plan
-            },
-        )
+        let plan = if job.reads_observations() && tiling != plan.assembly_tiling {
+            plan.with_assembly_tiling(tiling).unwrap_or(plan)
+        } else {
+            plan
+        };
+        // The default residual where it fits, else restaged.
+        let resident = residual(n, k);
+        Ok(if job.reads_observations() && resident != plan.residual {
+            plan.with_residual(resident, limits).unwrap_or(plan)
+        } else {
+            plan
+        })
     }
 
     /// The plan's loops with `threads` invocations per problem, `sb` rows per solve block,
@@ -509,8 +559,15 @@ impl Plan {
         let fits = self.tiles_fit(self.threads, tiling)
             && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET;
         if fits {
+            // The register tiles stage A block by block (never resident).
+            let residual = if tiling == AssemblyTiling::Rows {
+                self.residual
+            } else {
+                Residual::Restaged
+            };
             return Ok(Self {
                 assembly_tiling: tiling,
+                residual,
                 ..self
             });
         }
@@ -601,6 +658,7 @@ impl Plan {
             problems: self.problems_per_group,
             loads: self.staged_loads,
             columns: self.staged_columns,
+            resident: (self.residual == Residual::Resident).then_some(self.k),
         }
     }
 
@@ -626,6 +684,11 @@ impl Plan {
             problems_per_group: shape.problems,
             staged_loads: shape.loads,
             staged_columns: shape.columns,
+            residual: if shape.resident.is_some() {
+                Residual::Resident
+            } else {
+                Residual::Restaged
+            },
             storage,
             ..self
         })
@@ -704,11 +767,16 @@ impl Plan {
     /// The same plan with the assembly's staged loads `loads` instead of
     /// [`DEFAULT_STAGED_LOADS`] (the benchmarks' tuning); refused where the group's problems
     /// would no longer fit in shared memory together.
+    /// Vector loads stage A block by block: a resident plan takes [`Residual::Restaged`]
+    /// with them.
     pub fn with_staged_loads(self, loads: StagedLoads, limits: &ComputeLimits) -> Result<Self> {
+        let shape = self.shape();
+        let resident = shape.resident.filter(|_| loads == StagedLoads::Scalar);
         self.reshaped(
             GroupShape {
                 loads,
-                ..self.shape()
+                resident,
+                ..shape
             },
             limits,
         )
@@ -719,6 +787,55 @@ impl Plan {
                 self.job.name(),
                 self.n,
                 self.problems_per_group
+            ))
+            .into()
+        })
+    }
+
+    /// The same plan with the residual read as `residual` says instead of [`residual`]'s
+    /// choice (the benchmarks' tuning): [`Residual::Resident`] only for the jobs that read
+    /// observations, with scalar staged loads and pairs of rows, and with all the group's
+    /// problems (their whole A, d and b) still in the shared memory and storage they had.
+    pub fn with_residual(self, residual: Residual, limits: &ComputeLimits) -> Result<Self> {
+        let resident = residual == Residual::Resident;
+        if !resident {
+            return Ok(self
+                .reshaped(
+                    GroupShape {
+                        resident: None,
+                        ..self.shape()
+                    },
+                    limits,
+                )
+                .filter(|plan| plan.storage == self.storage)
+                .unwrap_or(Self { residual, ..self }));
+        }
+        let reshaped = (self.job.reads_observations()
+            && self.staged_loads == StagedLoads::Scalar
+            && self.assembly_tiling == AssemblyTiling::Rows)
+            .then(|| {
+                self.reshaped(
+                    GroupShape {
+                        resident: Some(self.k),
+                        ..self.shape()
+                    },
+                    limits,
+                )
+            })
+            .flatten()
+            .filter(|plan| plan.storage == self.storage);
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} with {} observations and {} problems per work group cannot \
+                 keep A resident (only for the jobs that read A, with scalar staged loads and \
+                 pairs of rows, all of A, d and b in {} bytes of shared memory and the \
+                 triangle in {:?} storage)",
+                self.job.name(),
+                self.n,
+                self.k,
+                self.problems_per_group,
+                limits.max_shared_bytes,
+                self.storage
             ))
             .into()
         })
@@ -742,6 +859,12 @@ impl Plan {
         }
         if self.job.reads_observations() && self.staged_loads == StagedLoads::Vector {
             text.push_str("#define VEC4_STAGE\n");
+        }
+        if self.job.reads_observations() && self.residual == Residual::Resident {
+            text.push_str(&format!(
+                "#define RESIDENT\n#define KR {}\n",
+                resident_columns(self.k, self.staged_columns)
+            ));
         }
         if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
             text.push_str("#define PAIR_ROWS\n");
@@ -1001,6 +1124,7 @@ mod tests {
             problems: 2,
             loads: StagedLoads::Vector,
             columns: STAGED_COLUMNS,
+            resident: None,
         };
         let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
         let exact = ComputeLimits {
