@@ -1,6 +1,7 @@
-//! The fused least squares' residual with A resident in shared memory (issue 28's fifth pass:
-//! `Plan::with_residual`, Residual::Resident: A, d and b staged once, the residual from shared
-//! memory) against f64 references problem by problem, beside the restaged residual, in the
+//! The fused least squares' residual with A resident in shared memory or read directly (issue
+//! 28's fifth pass: `Plan::with_residual`; Residual::Resident: A, d and b staged once, the
+//! residual from shared memory; Residual::Direct: the rows' sums from global memory without
+//! staging) against f64 references problem by problem, beside the restaged residual, in the
 //! fused least squares and the assembly alone: n ∈ {1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 128,
 //! 129} (where A does not fit in llvmpipe's shared memory the refusal is checked), a singular
 //! member (a zero row of A: pivot exactly 0) and an indefinite one (negative weights)
@@ -23,7 +24,7 @@ use symraster::{Batch, Matrix, reference};
 
 const ORDERS: [usize; 12] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 128, 129];
 
-const RESIDUALS: [Residual; 2] = [Residual::Restaged, Residual::Resident];
+const RESIDUALS: [Residual; 3] = [Residual::Restaged, Residual::Resident, Residual::Direct];
 
 /// Values uniform in [−1, 1), exactly representable in f32.
 fn signed(seed: u64, len: usize) -> Vec<f32> {
@@ -109,6 +110,10 @@ fn chosen(plan: Plan, residual: Residual, limits: &ComputeLimits) -> Option<Plan
             assert_eq!(
                 p.defines().contains("#define RESIDENT\n"),
                 residual == Residual::Resident
+            );
+            assert_eq!(
+                p.defines().contains("#define DIRECT_RESIDUAL\n"),
+                residual == Residual::Direct
             );
             Some(p)
         }
@@ -200,8 +205,10 @@ fn resident_least_squares_matches_the_reference_per_problem() {
     }
 }
 
-/// Several problems per group (the last group not full), other invocation counts and wider
-/// staged blocks, three refinement steps, all with A resident.
+/// Several problems per group (the last group not full), other invocation counts (T/n not
+/// whole) and wider staged blocks, three refinement steps, with A resident and read
+/// directly; the direct residual also with more observations than invocations (several
+/// blocks of T).
 #[test]
 fn resident_group_shapes_match_the_reference() {
     let gpu = common::gpu();
@@ -215,11 +222,12 @@ fn resident_group_shapes_match_the_reference() {
     };
     let count = 5;
     let mut ran = 0;
-    for n in [8, 17, 32] {
-        let k = 2 * n + 3;
+    for (n, k) in [(8, 19), (8, 75), (17, 37), (17, 150), (32, 67)] {
         let problems = Problems::new(300 + n as u64, count, n, k);
-        for (threads, problems_per_group, columns) in
-            [(32, 3, 16), (64, 2, 16), (128, 1, 32), (64, 1, 64)]
+        let shapes = [(32, 3, 16), (64, 2, 16), (128, 1, 32), (64, 1, 64)];
+        for ((threads, problems_per_group, columns), residual) in shapes
+            .into_iter()
+            .flat_map(|s| [(s, Residual::Resident), (s, Residual::Direct)])
         {
             let Ok(plan) = Plan::new(Job::LeastSquares, n, k, 3, limits)
                 .unwrap()
@@ -230,14 +238,14 @@ fn resident_group_shapes_match_the_reference() {
             else {
                 continue;
             };
-            let Some(plan) = chosen(plan, Residual::Resident, limits) else {
+            let Some(plan) = chosen(plan, residual, limits) else {
                 continue;
             };
             ran += 1;
             check_least_squares(&problems, count, &plan, &runner);
         }
     }
-    assert!(ran >= 8, "{ran} shapes ran");
+    assert!(ran >= 20, "{ran} shapes ran");
 }
 
 /// The assembly alone with A resident: every entry written (zeros above the diagonal), the
@@ -322,8 +330,23 @@ fn the_resident_default_agrees_with_the_restaged_residual() {
     let tiled = plan.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
     assert_eq!(tiled.residual, Residual::Restaged);
     assert!(tiled.with_residual(Residual::Resident, limits).is_err());
-    // The factor reads no observations: never resident.
+    // The factor reads no observations: never resident; the assembly has no residual to read
+    // directly.
     let factor = Plan::new(Job::Cholesky, n, 0, 0, limits).unwrap();
     assert_eq!(factor.residual, Residual::Restaged);
     assert!(factor.with_residual(Residual::Resident, limits).is_err());
+    let assembly = Plan::new(Job::Assemble, n, 2 * n, 0, limits).unwrap();
+    assert!(assembly.with_residual(Residual::Direct, limits).is_err());
+    // Past the resident default's size the fused least squares reads A directly, and the
+    // restaged residual stays selectable.
+    assert_eq!(residual(128, 256), Residual::Direct);
+    let big = Plan::new(Job::LeastSquares, 128, 256, 1, limits).unwrap();
+    assert_eq!(big.residual, Residual::Direct);
+    assert!(
+        big.defines()
+            .contains("#define DIRECT_RESIDUAL\n#define RL 4\n")
+    );
+    let back = big.with_residual(Residual::Restaged, limits).unwrap();
+    assert_eq!(back.residual, Residual::Restaged);
+    assert!(!back.defines().contains("RESIDUAL"));
 }

@@ -5,7 +5,9 @@
 // themselves in f64, the correction solved with the f32 factor, x kept in f64. Writes x (f64)
 // and LAPACK's INFO; a problem that fails has x all NaN. With RESIDENT (the plan's
 // Residual::Resident) A, d and b are staged once and the residual reads them from shared
-// memory (no second read of A, two barriers per step rather than two per staged block).
+// memory (no second read of A, two barriers per step rather than two per staged block);
+// with DIRECT_RESIDUAL (Residual::Direct) the rows' sums read A from global memory without
+// staging it (three barriers per step where the observations are at most T).
 layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
 
@@ -129,6 +131,26 @@ void main() {
                     Part[t] = s;
                 }
                 sync();
+#ifdef DIRECT_RESIDUAL
+                // Row i = t / RL's part of the sum read straight from global memory, no
+                // staging: lane h takes the block's runs of 4 observations h, h + RL, …
+                // (a row's RL lanes read 16·RL contiguous bytes together); the lanes' parts
+                // add up after the last block.
+                if (t < uint(N * RL)) {
+                    uint i = t / uint(RL);
+                    uint row = a_base + i * observations;
+                    for (uint c = t % uint(RL); 4u * c < uint(T); c += uint(RL)) {
+                        float v[4];
+                        for (uint u = 0u; u < 4u; u++) {
+                            uint k = k0 + 4u * c + u;
+                            v[u] = k < observations ? a[row + k] : 0.0;
+                        }
+                        for (uint u = 0u; u < 4u; u++) r += double(v[u]) * Part[4u * c + u];
+                    }
+                }
+                // Every read of Part done before the next block (or the parts) writes it.
+                sync();
+#else
                 fetch(k0);
                 for (uint kb = 0u; kb < uint(T) && k0 + kb < observations; kb += uint(KC)) {
                     store_fetched();
@@ -140,7 +162,17 @@ void main() {
                     }
                     sync();
                 }
+#endif
             }
+#ifdef DIRECT_RESIDUAL
+            // Row t's RL parts summed (in lane order).
+            Part[t] = r;
+            sync();
+            r = 0.0LF;
+            if (t < uint(N)) {
+                for (uint h = 0u; h < uint(RL); h++) r += Part[t * uint(RL) + h];
+            }
+#endif
 #endif
             float dx = solve(float(r));
             if (t < uint(N)) X[t] += double(dx);

@@ -190,6 +190,11 @@ pub enum Residual {
     /// no global reads. Only where they fit beside the triangle, with scalar staged loads
     /// and pairs of rows.
     Resident,
+    /// As restaged for the weighted residuals, but the rows' sums read A straight from
+    /// global memory (T/n invocations per row, runs of 4 observations each) with no staging:
+    /// three barriers per step where the observations are at most T, rather than two per
+    /// staged block. The fused least squares only.
+    Direct,
 }
 
 /// The staged A's bytes up to which [`residual`] keeps A resident by default (n = 32 with
@@ -198,13 +203,21 @@ pub const RESIDENT_DEFAULT_BYTES: usize = 8 << 10;
 
 /// Where the residual reads A unless told otherwise (one line to switch): resident in shared
 /// memory where the staged A (k rounded up to the staged columns) takes at most
-/// [`RESIDENT_DEFAULT_BYTES`], else restaged from global memory.
+/// [`RESIDENT_DEFAULT_BYTES`], else straight from global memory ([`Residual::Direct`]; the
+/// jobs other than the fused least squares restage). Chosen by the barriers they save, not
+/// yet timed on the H200 (`scripts/h200_batched_residual.sh` times all three).
 pub fn residual(n: usize, k: usize) -> Residual {
     if 4 * n * resident_columns(k, STAGED_COLUMNS) <= RESIDENT_DEFAULT_BYTES {
         Residual::Resident
     } else {
-        Residual::Restaged
+        Residual::Direct
     }
+}
+
+/// Invocations per row of the direct residual's sums (RL in the kernels): T/n, at most T/4
+/// (each takes runs of 4 observations).
+pub fn residual_lanes(n: usize, threads: usize) -> usize {
+    (threads / n.max(1)).clamp(1, (threads / 4).max(1))
 }
 
 /// The columns a resident A takes (KR in the kernels): k rounded up to `columns`, at least
@@ -560,10 +573,11 @@ impl Plan {
             && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET;
         if fits {
             // The register tiles stage A block by block (never resident).
-            let residual = if tiling == AssemblyTiling::Rows {
-                self.residual
-            } else {
+            let residual = if tiling != AssemblyTiling::Rows && self.residual == Residual::Resident
+            {
                 Residual::Restaged
+            } else {
+                self.residual
             };
             return Ok(Self {
                 assembly_tiling: tiling,
@@ -684,10 +698,10 @@ impl Plan {
             problems_per_group: shape.problems,
             staged_loads: shape.loads,
             staged_columns: shape.columns,
-            residual: if shape.resident.is_some() {
-                Residual::Resident
-            } else {
-                Residual::Restaged
+            residual: match (shape.resident, self.residual) {
+                (Some(_), _) => Residual::Resident,
+                (None, Residual::Resident) => Residual::Restaged,
+                (None, other) => other,
             },
             storage,
             ..self
@@ -795,8 +809,23 @@ impl Plan {
     /// The same plan with the residual read as `residual` says instead of [`residual`]'s
     /// choice (the benchmarks' tuning): [`Residual::Resident`] only for the jobs that read
     /// observations, with scalar staged loads and pairs of rows, and with all the group's
-    /// problems (their whole A, d and b) still in the shared memory and storage they had.
+    /// problems (their whole A, d and b) still in the shared memory and storage they had;
+    /// [`Residual::Direct`] only for the fused least squares.
     pub fn with_residual(self, residual: Residual, limits: &ComputeLimits) -> Result<Self> {
+        if residual == Residual::Direct {
+            if self.job != Job::LeastSquares {
+                return Err(InputError::InvalidOption(format!(
+                    "{} reads no residual: Direct is for the batched least squares only",
+                    self.job.name()
+                ))
+                .into());
+            }
+            let restaged = self.with_residual(Residual::Restaged, limits)?;
+            return Ok(Self {
+                residual,
+                ..restaged
+            });
+        }
         let resident = residual == Residual::Resident;
         if !resident {
             return Ok(self
@@ -808,7 +837,7 @@ impl Plan {
                     limits,
                 )
                 .filter(|plan| plan.storage == self.storage)
-                .unwrap_or(Self { residual, ..self }));
+                .map_or(Self { residual, ..self }, |plan| Self { residual, ..plan }));
         }
         let reshaped = (self.job.reads_observations()
             && self.staged_loads == StagedLoads::Scalar
@@ -864,6 +893,12 @@ impl Plan {
             text.push_str(&format!(
                 "#define RESIDENT\n#define KR {}\n",
                 resident_columns(self.k, self.staged_columns)
+            ));
+        }
+        if self.job == Job::LeastSquares && self.residual == Residual::Direct {
+            text.push_str(&format!(
+                "#define DIRECT_RESIDUAL\n#define RL {}\n",
+                residual_lanes(self.n, self.threads)
             ));
         }
         if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
