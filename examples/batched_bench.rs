@@ -17,9 +17,9 @@
 //! `--assembly-rows single,pair,default` (rows of A·diag(d) in registers) and
 //! `--assembly-tiling rows,tiles2,tiles4,default` (pairs of rows, or 2 x 2 / 4 x 4 register
 //! tiles of C per invocation) and `--staged-columns KC,...` (observations staged per step; 0:
-//! the plan's own) and `--residual restaged,resident,default` (the residual from A restaged
-//! out of global memory, or A, d and b kept in shared memory from the assembly), every
-//! combination the device runs; `--fused-only` times only the fused least squares with one refinement
+//! the plan's own) and `--residual restaged,resident,direct,default` (the residual from A
+//! restaged out of global memory, A, d and b kept in shared memory from the assembly, or the
+//! rows' sums read from global memory unstaged), every combination the device runs; `--fused-only` times only the fused least squares with one refinement
 //! step (what `batched_wls` times). Each shape's least-squares answers are checked (a wrong
 //! one is marked WRONG in its row).
 
@@ -126,12 +126,13 @@ fn main() -> Result<()> {
         } else if a == "--residual" {
             let list = args
                 .next()
-                .ok_or("--residual needs restaged, resident or default (comma-separated)")?;
+                .ok_or("--residual needs restaged, resident, direct or default (comma-separated)")?;
             shapes.residuals = list
                 .split(',')
                 .map(|r| match r {
                     "restaged" => Ok(Some(Residual::Restaged)),
                     "resident" => Ok(Some(Residual::Resident)),
+                    "direct" => Ok(Some(Residual::Direct)),
                     "default" => Ok(None),
                     other => Err(format!("--residual: unknown {other}")),
                 })
