@@ -124,9 +124,9 @@ fn main() -> Result<()> {
                 .map(|p| p.parse())
                 .collect::<std::result::Result<_, _>>()?;
         } else if a == "--residual" {
-            let list = args
-                .next()
-                .ok_or("--residual needs restaged, resident, direct or default (comma-separated)")?;
+            let list = args.next().ok_or(
+                "--residual needs restaged, resident, direct or default (comma-separated)",
+            )?;
             shapes.residuals = list
                 .split(',')
                 .map(|r| match r {

@@ -1174,4 +1174,62 @@ mod tests {
             .unwrap();
         assert!(fits.with_staged_loads(StagedLoads::Scalar, &exact).is_err());
     }
+
+    /// The residual's sources: resident by default where the staged A is small, direct past
+    /// it; the resident columns (KR) and the direct lanes (RL) named in the defines; a
+    /// resident A that passes shared memory refused; reshaping keeps the source.
+    #[test]
+    fn residuals_are_chosen_and_named_in_the_defines() {
+        let l = limits();
+        for n in [1, 8, 16, 32] {
+            assert_eq!(residual(n, 2 * n), Residual::Resident, "n {n}");
+        }
+        for n in [33, 64, 128, 256] {
+            assert_eq!(residual(n, 2 * n), Residual::Direct, "n {n}");
+        }
+        assert_eq!(resident_columns(67, 16), 80);
+        assert_eq!(resident_columns(0, 16), 16);
+        assert_eq!(residual_lanes(128, 512), 4);
+        assert_eq!(residual_lanes(33, 128), 3);
+        assert_eq!(residual_lanes(1, 32), 8);
+        let plan = Plan::new(Job::LeastSquares, 32, 67, 1, &l).unwrap();
+        assert_eq!(plan.residual, Residual::Resident);
+        assert!(plan.defines().contains("#define RESIDENT\n#define KR 80\n"));
+        let wide = plan.with_staged_columns(32, &l).unwrap();
+        assert_eq!(wide.residual, Residual::Resident);
+        assert!(wide.defines().contains("#define KR 96\n"));
+        // Resident takes more shared memory than restaged, and the threads keep the source.
+        let shape = plan.shape();
+        let restaged = GroupShape {
+            resident: None,
+            ..shape
+        };
+        assert!(
+            shared_bytes(Job::LeastSquares, 32, shape, WorkStorage::Shared)
+                > shared_bytes(Job::LeastSquares, 32, restaged, WorkStorage::Shared)
+        );
+        assert_eq!(
+            plan.with_threads(64, &l).unwrap().residual,
+            Residual::Resident
+        );
+        // Direct survives reshaping too, and is named with its lanes.
+        let direct = plan.with_residual(Residual::Direct, &l).unwrap();
+        assert!(
+            direct
+                .defines()
+                .contains("#define DIRECT_RESIDUAL\n#define RL 4\n")
+        );
+        let direct = direct.with_threads(64, &l).unwrap();
+        assert_eq!(direct.residual, Residual::Direct);
+        assert!(direct.defines().contains("#define RL 2\n"));
+        // n = 64 with 128 observations: A alone is 32 KiB, past the device's shared memory.
+        let big = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        assert_eq!(big.residual, Residual::Direct);
+        let e = big.with_residual(Residual::Resident, &l).unwrap_err();
+        assert!(e.to_string().contains("cannot keep A resident"), "{e}");
+        assert_eq!(
+            big.with_residual(Residual::Restaged, &l).unwrap().residual,
+            Residual::Restaged
+        );
+    }
 }
