@@ -975,7 +975,16 @@ mod tests {
     #[test]
     fn with_problems_per_group_checks_the_count() {
         let l = limits();
-        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        // A resident A (about 12 KiB per problem) fits two problems in 32 KiB, not three.
+        let resident = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(resident.residual, Residual::Resident);
+        let resident = resident.with_threads(64, &l).unwrap();
+        assert!(resident.with_problems_per_group(2, &l).is_ok());
+        assert!(resident.with_problems_per_group(3, &l).is_err());
+        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l)
+            .unwrap()
+            .with_residual(Residual::Restaged, &l)
+            .unwrap();
         assert_eq!(plan.problems_per_group, problems_per_group(32));
         assert_eq!(plan.threads * plan.problems_per_group, 128);
         for bad in [0, MAX_PROBLEMS_PER_GROUP + 1] {
@@ -1192,7 +1201,11 @@ mod tests {
         assert_eq!(residual_lanes(128, 512), 4);
         assert_eq!(residual_lanes(33, 128), 3);
         assert_eq!(residual_lanes(1, 32), 8);
+        // 67 observations take 80 resident columns: 10 KiB of A, past the default's 8 KiB.
+        assert_eq!(residual(32, 67), Residual::Direct);
         let plan = Plan::new(Job::LeastSquares, 32, 67, 1, &l).unwrap();
+        assert_eq!(plan.residual, Residual::Direct);
+        let plan = plan.with_residual(Residual::Resident, &l).unwrap();
         assert_eq!(plan.residual, Residual::Resident);
         assert!(plan.defines().contains("#define RESIDENT\n#define KR 80\n"));
         let wide = plan.with_staged_columns(32, &l).unwrap();
