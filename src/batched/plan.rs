@@ -226,6 +226,37 @@ pub fn resident_columns(k: usize, columns: usize) -> usize {
     k.div_ceil(columns).max(1) * columns
 }
 
+/// How the batched solves apply the factor (every solve: the first and each refinement
+/// step's correction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TriangularSolves {
+    /// Forward and backward substitution with L, [`Plan::solve_block`] rows per barrier:
+    /// 2·⌈n/SB⌉ + 1 barriers per solve.
+    Substitution,
+    /// Products with L⁻¹, formed by the factor in the same sweep (each pivot block's
+    /// multipliers applied to L̃⁻¹'s rows as to C's, as glsl/tiled/potrf_inv_fn.glsl does):
+    /// 2 barriers per solve, no more in the factor, an n(n+1)/2 triangle more storage (shared
+    /// memory where it fits, else the work buffer). Not backward stable in general; the
+    /// refinement's f64 residual mends it.
+    Inverse,
+}
+
+/// The smallest order whose solves take L⁻¹ by default ([`triangular_solves`]; one line to
+/// switch): past one block of substitution rows (8), where a solve takes 5 barriers or more
+/// against the products' 2. Chosen by counting barriers, not yet timed on the H200
+/// (`scripts/h200_batched_inverse.sh` times both).
+pub const INVERSE_FROM_ORDER: usize = 9;
+
+/// The triangular solves for order n unless told otherwise: products with L⁻¹ from
+/// [`INVERSE_FROM_ORDER`] on, else substitution.
+pub fn triangular_solves(n: usize) -> TriangularSolves {
+    if n >= INVERSE_FROM_ORDER {
+        TriangularSolves::Inverse
+    } else {
+        TriangularSolves::Substitution
+    }
+}
+
 /// The most problems one work group holds ([`Plan::with_problems_per_group`]).
 pub const MAX_PROBLEMS_PER_GROUP: usize = 8;
 
@@ -259,6 +290,10 @@ pub struct Plan {
     pub refine: usize,
     /// Rows per block of the triangular solves (one barrier per block).
     pub solve_block: usize,
+    /// How the solves apply the factor (solves only).
+    pub solves: TriangularSolves,
+    /// Where L⁻¹ lives with [`TriangularSolves::Inverse`].
+    pub inverse_storage: WorkStorage,
     /// Problems per set of buffers (a batch past it runs in chunks).
     pub chunk: usize,
     /// Work groups per dispatch (GL_MAX_COMPUTE_WORK_GROUP_COUNT along x).
@@ -275,13 +310,32 @@ struct GroupShape {
     columns: usize,
     /// The observations k where A stays resident (None: staged block by block).
     resident: Option<usize>,
+    /// Whether the solves take L⁻¹ ([`TriangularSolves::Inverse`]).
+    inverse: bool,
 }
 
 /// Where the problems' matrices live: shared memory when everything of all the group's
-/// problems fits there.
+/// problems fits there (L⁻¹ apart: see [`inverse_storage_for`]).
 fn storage_for(job: Job, n: usize, shape: GroupShape, limits: &ComputeLimits) -> WorkStorage {
     let bytes = shape.problems * shared_bytes(job, n, shape, WorkStorage::Shared);
     if bytes as u64 <= limits.max_shared_bytes {
+        WorkStorage::Shared
+    } else {
+        WorkStorage::Global
+    }
+}
+
+/// Where L⁻¹ lives beside the factor in `storage`: shared memory when it fits there too for
+/// all the group's problems, else the work buffer (the factor keeps its place).
+fn inverse_storage_for(
+    job: Job,
+    n: usize,
+    shape: GroupShape,
+    storage: WorkStorage,
+    limits: &ComputeLimits,
+) -> WorkStorage {
+    let bytes = shape.problems * (shared_bytes(job, n, shape, storage) + 4 * packed(n));
+    if shape.inverse && bytes as u64 <= limits.max_shared_bytes {
         WorkStorage::Shared
     } else {
         WorkStorage::Global
@@ -343,6 +397,9 @@ fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> 
     }
     if job.solves() {
         bytes += 8 * n; // X
+        if shape.inverse {
+            bytes += 4 * n; // W (L⁻¹ itself: inverse_storage_for)
+        }
     }
     if job == Job::LeastSquares {
         // Bs, Part (T residuals, or all of them where resident)
@@ -380,6 +437,8 @@ pub struct LoopShape {
     pub tiling: AssemblyTiling,
     /// Rows per block of the triangular solves.
     pub solve_block: usize,
+    /// Whether the solves take L⁻¹ (formed in the factor's sweep).
+    pub inverse: bool,
 }
 
 /// An upper estimate of the loop iterations one invocation runs (all loops together).
@@ -389,6 +448,7 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, shape: LoopShape, refine: u
         columns: kc,
         tiling,
         solve_block: sb,
+        inverse,
     } = shape;
     let per = |entries: usize| entries.div_ceil(t);
     let blocks = k.div_ceil(kc);
@@ -408,10 +468,15 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, shape: LoopShape, refine: u
                 + split * held * (tile + tile * tile)
         }
     };
-    let factor = n * (n / g + 2) + pair_entries;
+    let mut factor = n * (n / g + 2) + pair_entries;
     // Both sweeps: per block its loop, the small triangle (sb rows, sb(sb − 1)/2 products)
-    // and the later rows' update.
-    let solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
+    // and the later rows' update; with L⁻¹ two products of n.
+    let mut solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
+    if inverse && job.solves() {
+        // Per pivot block: two rows' entries before the block's end, the block's columns.
+        factor += n.div_ceil(4) * (2 * ((n + 4) / g + 1) + (n + 4) / t + 1);
+        solve = 2 * n + 2;
+    }
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
         // Per T observations a column of n rows, then per staged block its KC products.
@@ -461,6 +526,7 @@ impl Plan {
             columns: STAGED_COLUMNS,
             tiling: AssemblyTiling::Rows,
             solve_block: solve_block(n),
+            inverse: false,
         };
         let iterations = loop_iterations(job, n, k, loops, refine);
         if iterations > LOOP_BUDGET {
@@ -480,6 +546,7 @@ impl Plan {
             loads: DEFAULT_STAGED_LOADS,
             columns: STAGED_COLUMNS,
             resident: None,
+            inverse: false,
         };
         let grouped = shape.problems * threads <= limits.max_invocations as usize
             && storage_for(job, n, shape, limits) == WorkStorage::Shared;
@@ -512,6 +579,8 @@ impl Plan {
             storage,
             refine,
             solve_block: solve_block(n),
+            solves: TriangularSolves::Substitution,
+            inverse_storage: WorkStorage::Shared,
             chunk,
             launch: (limits.max_groups_x as usize).max(1),
         };
@@ -524,11 +593,82 @@ impl Plan {
         };
         // The default residual where it fits, else restaged.
         let resident = residual(n, k);
-        Ok(if job.reads_observations() && resident != plan.residual {
+        let plan = if job.reads_observations() && resident != plan.residual {
             plan.with_residual(resident, limits).unwrap_or(plan)
         } else {
             plan
+        };
+        // The default solves where the device runs them, else substitution.
+        let solves = triangular_solves(n);
+        Ok(if job.solves() && solves != plan.solves {
+            plan.with_solves(solves, limits).unwrap_or(plan)
+        } else {
+            plan
         })
+    }
+
+    /// The same plan with the solves applying the factor as `solves` says instead of
+    /// [`triangular_solves`]' choice (the benchmarks' tuning): for the jobs that solve,
+    /// within the loop budget, L⁻¹ in shared memory where it fits beside everything else,
+    /// else in the work buffer (the factor's triangle keeps its storage).
+    pub fn with_solves(self, solves: TriangularSolves, limits: &ComputeLimits) -> Result<Self> {
+        let inverse = solves == TriangularSolves::Inverse;
+        let shape = LoopShape {
+            inverse,
+            ..self.loop_shape(
+                self.threads,
+                self.solve_block,
+                self.staged_columns,
+                self.assembly_tiling,
+            )
+        };
+        let reshaped = (self.job.solves()
+            && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET)
+            .then(|| {
+                self.reshaped(
+                    GroupShape {
+                        inverse,
+                        ..self.shape()
+                    },
+                    limits,
+                )
+            })
+            .flatten()
+            .filter(|plan| plan.storage == self.storage)
+            .map(|plan| {
+                // A chunk's work buffer within one storage block and GL's 32-bit sizes.
+                let block = limits.max_storage_block_bytes.min(i32::MAX as u64) as usize;
+                let bytes = 4 * plan.work_floats().max(1);
+                Self {
+                    chunk: plan.chunk.min(block / bytes).max(1),
+                    ..plan
+                }
+            });
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} cannot take {solves:?} triangular solves (only the jobs \
+                 that solve, the factor's triangle still in {:?} storage, within the loop \
+                 budget)",
+                self.job.name(),
+                self.n,
+                self.storage
+            ))
+            .into()
+        })
+    }
+
+    /// Floats of the global work buffer per problem: the factor's triangle where it is not
+    /// in shared memory, L⁻¹'s where it is not (after all the factors' triangles).
+    pub fn work_floats(&self) -> usize {
+        let mut floats = 0;
+        if self.storage == WorkStorage::Global {
+            floats += packed(self.n);
+        }
+        if self.solves == TriangularSolves::Inverse && self.inverse_storage == WorkStorage::Global
+        {
+            floats += packed(self.n);
+        }
+        floats
     }
 
     /// The plan's loops with `threads` invocations per problem, `sb` rows per solve block,
@@ -545,6 +685,7 @@ impl Plan {
             columns,
             tiling,
             solve_block: sb,
+            inverse: self.solves == TriangularSolves::Inverse,
         }
     }
 
@@ -673,6 +814,7 @@ impl Plan {
             loads: self.staged_loads,
             columns: self.staged_columns,
             resident: (self.residual == Residual::Resident).then_some(self.k),
+            inverse: self.solves == TriangularSolves::Inverse,
         }
     }
 
@@ -693,6 +835,7 @@ impl Plan {
         if shared_bytes(self.job, self.n, shape, storage) as u64 > limits.max_shared_bytes {
             return None;
         }
+        let inverse = shape.inverse && self.job.solves();
         Some(Self {
             threads: shape.threads,
             problems_per_group: shape.problems,
@@ -704,6 +847,12 @@ impl Plan {
                 (None, other) => other,
             },
             storage,
+            solves: if inverse {
+                TriangularSolves::Inverse
+            } else {
+                TriangularSolves::Substitution
+            },
+            inverse_storage: inverse_storage_for(self.job, self.n, shape, storage, limits),
             ..self
         })
     }
@@ -900,6 +1049,12 @@ impl Plan {
                 "#define DIRECT_RESIDUAL\n#define RL {}\n",
                 residual_lanes(self.n, self.threads)
             ));
+        }
+        if self.job.solves() && self.solves == TriangularSolves::Inverse {
+            text.push_str("#define INVERSE_SOLVE\n");
+            if self.inverse_storage == WorkStorage::Global {
+                text.push_str("#define INVERSE_GLOBAL\n");
+            }
         }
         if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
             text.push_str("#define PAIR_ROWS\n");
@@ -1169,6 +1324,7 @@ mod tests {
             loads: StagedLoads::Vector,
             columns: STAGED_COLUMNS,
             resident: None,
+            inverse: false,
         };
         let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
         let exact = ComputeLimits {
