@@ -217,8 +217,8 @@ fn conditioned_spd(seed: u64, n: usize, kappa: f64) -> Matrix<f64> {
         // H·m·H with H = I − 2uuᵀ/uᵀu.
         let s = 2.0 / u.iter().map(|x| x * x).sum::<f64>();
         let h = Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)) - s * u[i] * u[j]);
-        let hm = Matrix::from_fn(n, n, |i, j| (0..n).map(|l| h[(i, l)] * m[(l, j)]).sum());
-        Matrix::from_fn(n, n, |i, j| (0..n).map(|l| hm[(i, l)] * h[(l, j)]).sum())
+        let hm = Matrix::from_fn(n, n, |i, j| (0..n).map(|l| h[(i, l)] * m[(l, j)]).sum::<f64>());
+        Matrix::from_fn(n, n, |i, j| (0..n).map(|l| hm[(i, l)] * h[(l, j)]).sum::<f64>())
     };
     let lambda = |i: usize| kappa.powf(-(i as f64) / (n - 1) as f64);
     let d = Matrix::from_fn(n, n, |i, j| if i == j { lambda(i) } else { 0.0 });

@@ -35,7 +35,7 @@ shared float S_[P][NP];
 // L⁻¹ (the plan's TriangularSolves::Inverse) in packed lower storage beside the factor: built
 // by factor() in the same sweep as L (as glsl/tiled/potrf_inv_fn.glsl does for the tiled
 // path's diagonal blocks), so each solve is two products, one barrier each. In the work buffer
-// after the factors' triangles (if there) where it does not fit in shared memory.
+// after the factors' triangles (if there) where it does not fit in shared memory, by slot.
 #ifdef INVERSE_GLOBAL
 uint inverse_base;
 #define Y(e) work[inverse_base + (e)]
@@ -76,17 +76,19 @@ void start() {
     t = gl_LocalInvocationID.x % uint(T);
     sub = gl_LocalInvocationID.x / uint(T);
     problem = problem0 + gl_WorkGroupID.x * uint(P) + sub;
-    occupied = problem < count;
-    if (!occupied) problem = count - 1u;
-#ifdef GLOBAL_WORK
-    work_base = problem * uint(NP);
-#endif
 #ifdef INVERSE_GLOBAL
+    // By slot, not problem: an empty slot's L⁻¹ must not race its problem's (the buffer
+    // holds the problems rounded up to P).
 #ifdef GLOBAL_WORK
     inverse_base = (count + problem) * uint(NP);
 #else
     inverse_base = problem * uint(NP);
 #endif
+#endif
+    occupied = problem < count;
+    if (!occupied) problem = count - 1u;
+#ifdef GLOBAL_WORK
+    work_base = problem * uint(NP);
 #endif
 }
 
@@ -149,21 +151,21 @@ int pivot_status(float piv, uint col) {
 
 #ifdef INVERSE_SOLVE
 // Row r of Y = L̃⁻¹ (L̃ the unit lower factor of the elimination) at column k as it stands
-// before the pivot block of row r: stored for k < r (final for the columns before the block),
-// the unit diagonal, 0 above it and past row N − 1.
-float y_old(uint r, uint k) {
-    if (r >= uint(N) || k > r) return 0.0;
-    return k == r ? 1.0 : Y(lower_index(r, k));
+// before the pivot block j .. j + 3 that holds row r: stored for k < j (set by the blocks
+// before), else the identity's (nothing stored there yet); 0 past row N − 1.
+float y_old(uint r, uint k, uint j) {
+    if (r >= uint(N)) return 0.0;
+    return k < j ? Y(lower_index(r, k)) : (k == r ? 1.0 : 0.0);
 }
 
 // Column k of the pivot block's rows j .. j + 3 of Y after the block's own elimination (the
 // same multipliers as eliminated()), from the rows before it: nobody writes them in the step.
 vec4 block_inverse(uint j, uint k, PivotBlock b) {
     vec4 y;
-    y.x = y_old(j, k);
-    y.y = y_old(j + 1u, k) - b.c10 * y.x;
-    y.z = y_old(j + 2u, k) - b.c20 * y.x - b.c21 * y.y;
-    y.w = y_old(j + 3u, k) - b.c30 * y.x - b.c31 * y.y - b.c32 * y.z;
+    y.x = y_old(j, k, j);
+    y.y = y_old(j + 1u, k, j) - b.c10 * y.x;
+    y.z = y_old(j + 2u, k, j) - b.c20 * y.x - b.c21 * y.y;
+    y.w = y_old(j + 3u, k, j) - b.c30 * y.x - b.c31 * y.y - b.c32 * y.z;
     return y;
 }
 

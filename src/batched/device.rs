@@ -149,7 +149,8 @@ impl Resident {
                 ctx,
                 BufferTarget::Storage,
                 BufferUsage::Static,
-                (count * floats).max(1),
+                // L⁻¹'s by slot: the last group's empty slots have their own.
+                (count.next_multiple_of(plan.problems_per_group.max(1)) * floats).max(1),
             )?),
         };
         Ok(Self {
