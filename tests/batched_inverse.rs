@@ -217,8 +217,12 @@ fn conditioned_spd(seed: u64, n: usize, kappa: f64) -> Matrix<f64> {
         // H·m·H with H = I − 2uuᵀ/uᵀu.
         let s = 2.0 / u.iter().map(|x| x * x).sum::<f64>();
         let h = Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)) - s * u[i] * u[j]);
-        let hm = Matrix::from_fn(n, n, |i, j| (0..n).map(|l| h[(i, l)] * m[(l, j)]).sum::<f64>());
-        Matrix::from_fn(n, n, |i, j| (0..n).map(|l| hm[(i, l)] * h[(l, j)]).sum::<f64>())
+        let hm = Matrix::from_fn(n, n, |i, j| {
+            (0..n).map(|l| h[(i, l)] * m[(l, j)]).sum::<f64>()
+        });
+        Matrix::from_fn(n, n, |i, j| {
+            (0..n).map(|l| hm[(i, l)] * h[(l, j)]).sum::<f64>()
+        })
     };
     let lambda = |i: usize| kappa.powf(-(i as f64) / (n - 1) as f64);
     let d = Matrix::from_fn(n, n, |i, j| if i == j { lambda(i) } else { 0.0 });
@@ -291,8 +295,14 @@ fn the_default_solves_agree_with_substitution() {
         .internal_kernels(&BatchOptions::default())
         .unwrap();
     let limits = kernels.limits();
-    assert_eq!(triangular_solves(INVERSE_FROM_ORDER - 1), TriangularSolves::Substitution);
-    assert_eq!(triangular_solves(INVERSE_FROM_ORDER), TriangularSolves::Inverse);
+    assert_eq!(
+        triangular_solves(INVERSE_FROM_ORDER - 1),
+        TriangularSolves::Substitution
+    );
+    assert_eq!(
+        triangular_solves(INVERSE_FROM_ORDER),
+        TriangularSolves::Inverse
+    );
     let (n, count) = (32, 5);
     let problems = Observations::new(11, count, n, 2 * n);
     let a = Batch::new(count, n, 2 * n, problems.a.clone()).unwrap();
@@ -303,7 +313,9 @@ fn the_default_solves_agree_with_substitution() {
             .unwrap();
     let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
     assert_eq!(plan.solves, triangular_solves(n));
-    let other = plan.with_solves(TriangularSolves::Substitution, limits).unwrap();
+    let other = plan
+        .with_solves(TriangularSolves::Substitution, limits)
+        .unwrap();
     let sub = run(&kernels, &other, &problems.inputs(), count, Poison::Nan).unwrap();
     assert_eq!(sub.info, default.info);
     for p in 0..count {
@@ -315,7 +327,12 @@ fn the_default_solves_agree_with_substitution() {
         }
     }
     let factor = Plan::new(Job::Cholesky, n, 0, 0, limits).unwrap();
-    let refused = factor.with_solves(TriangularSolves::Inverse, limits).unwrap_err();
-    assert!(refused.to_string().contains("cannot take Inverse"), "{refused}");
+    let refused = factor
+        .with_solves(TriangularSolves::Inverse, limits)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("cannot take Inverse"),
+        "{refused}"
+    );
     assert!(!factor.defines().contains("INVERSE"));
 }

@@ -638,9 +638,11 @@ impl Plan {
             .map(|plan| {
                 // A chunk's work buffer within one storage block and GL's 32-bit sizes.
                 let block = limits.max_storage_block_bytes.min(i32::MAX as u64) as usize;
+                // (L⁻¹'s by slot: the problems rounded up to the group's.)
                 let bytes = 4 * plan.work_floats().max(1);
+                let fits = (block / bytes).saturating_sub(plan.problems_per_group);
                 Self {
-                    chunk: plan.chunk.min(block / bytes).max(1),
+                    chunk: plan.chunk.min(fits).max(1),
                     ..plan
                 }
             });
@@ -664,8 +666,7 @@ impl Plan {
         if self.storage == WorkStorage::Global {
             floats += packed(self.n);
         }
-        if self.solves == TriangularSolves::Inverse && self.inverse_storage == WorkStorage::Global
-        {
+        if self.solves == TriangularSolves::Inverse && self.inverse_storage == WorkStorage::Global {
             floats += packed(self.n);
         }
         floats
@@ -1324,7 +1325,8 @@ mod tests {
             loads: StagedLoads::Vector,
             columns: STAGED_COLUMNS,
             resident: None,
-            inverse: false,
+            // The default solves' vector W (L⁻¹ itself then in the work buffer).
+            inverse: triangular_solves(16) == TriangularSolves::Inverse,
         };
         let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
         let exact = ComputeLimits {
@@ -1400,5 +1402,44 @@ mod tests {
             big.with_residual(Residual::Restaged, &l).unwrap().residual,
             Residual::Restaged
         );
+    }
+
+    /// The solves take L⁻¹ from INVERSE_FROM_ORDER on by default (shared memory where it fits
+    /// beside everything else, else the work buffer after the factor's triangle), named in
+    /// the defines; substitution stays selectable; the jobs without solves refuse it.
+    #[test]
+    fn inverse_solves_are_chosen_and_placed() {
+        let l = limits();
+        let small = Plan::new(Job::LeastSquares, 8, 16, 1, &l).unwrap();
+        assert_eq!(small.solves, TriangularSolves::Substitution);
+        assert!(!small.defines().contains("INVERSE"));
+        let mid = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(
+            (mid.solves, mid.inverse_storage),
+            (TriangularSolves::Inverse, WorkStorage::Shared)
+        );
+        assert!(mid.defines().contains("#define INVERSE_SOLVE\n"));
+        assert!(!mid.defines().contains("INVERSE_GLOBAL"));
+        assert_eq!(mid.work_floats(), 0);
+        // n = 128: the factor's triangle already in the work buffer on 32 KiB, L⁻¹ after it.
+        let big = Plan::new(Job::SpdSolve, 128, 0, 1, &l).unwrap();
+        assert_eq!(big.storage, WorkStorage::Global);
+        assert_eq!(big.inverse_storage, WorkStorage::Global);
+        assert_eq!(big.work_floats(), 2 * packed(128));
+        assert!(big.defines().contains("#define INVERSE_GLOBAL\n"));
+        // Substitution back: no L⁻¹, the factor's triangle alone in the work buffer.
+        let back = big.with_solves(TriangularSolves::Substitution, &l).unwrap();
+        assert_eq!(back.work_floats(), packed(128));
+        assert!(!back.defines().contains("INVERSE"));
+        // L⁻¹ costs shared memory: n = 64 with four problems per group puts it in the buffer.
+        let four = Plan::new(Job::SpdSolve, 64, 0, 1, &l)
+            .unwrap()
+            .with_problems_per_group(2, &l)
+            .unwrap();
+        assert_eq!(four.solves, TriangularSolves::Inverse);
+        assert_eq!(four.inverse_storage, WorkStorage::Global);
+        let factor = Plan::new(Job::Cholesky, 32, 0, 0, &l).unwrap();
+        assert!(factor.with_solves(TriangularSolves::Inverse, &l).is_err());
+        assert!(!factor.defines().contains("INVERSE"));
     }
 }
