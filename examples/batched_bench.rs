@@ -17,12 +17,18 @@
 //! `--assembly-rows single,pair,default` (rows of A·diag(d) in registers) and
 //! `--assembly-tiling rows,tiles2,tiles4,default` (pairs of rows, or 2 x 2 / 4 x 4 register
 //! tiles of C per invocation) and `--staged-columns KC,...` (observations staged per step; 0:
-//! the plan's own), every combination the device runs; `--fused-only` times only the fused least squares with one refinement
+//! the plan's own) and `--residual restaged,resident,direct,default` (the residual from A
+//! restaged out of global memory, A, d and b kept in shared memory from the assembly, or the
+//! rows' sums read from global memory unstaged) and `--solves substitution,inverse,default`
+//! (the triangular solves by substitution, or as products with L⁻¹ formed by the factor),
+//! every combination the device runs; `--fused-only` times only the fused least squares with one refinement
 //! step (what `batched_wls` times). Each shape's least-squares answers are checked (a wrong
 //! one is marked WRONG in its row).
 
 use symraster::batched::device::{Inputs, Poison, Resident};
-use symraster::batched::plan::{AssemblyRows, AssemblyTiling, Job, Plan, StagedLoads};
+use symraster::batched::plan::{
+    AssemblyRows, AssemblyTiling, Job, Plan, Residual, StagedLoads, TriangularSolves,
+};
 use symraster::gl::GpuTimer;
 use symraster::internal::GpuInternals;
 use symraster::timing::median;
@@ -41,6 +47,8 @@ fn main() -> Result<()> {
         rows: vec![None],
         tilings: vec![None],
         columns: vec![0],
+        residuals: vec![None],
+        solves: vec![None],
         fused_only: false,
     };
     let mut args = std::env::args().skip(1);
@@ -119,6 +127,33 @@ fn main() -> Result<()> {
             shapes.columns = list
                 .split(',')
                 .map(|p| p.parse())
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--residual" {
+            let list = args.next().ok_or(
+                "--residual needs restaged, resident, direct or default (comma-separated)",
+            )?;
+            shapes.residuals = list
+                .split(',')
+                .map(|r| match r {
+                    "restaged" => Ok(Some(Residual::Restaged)),
+                    "resident" => Ok(Some(Residual::Resident)),
+                    "direct" => Ok(Some(Residual::Direct)),
+                    "default" => Ok(None),
+                    other => Err(format!("--residual: unknown {other}")),
+                })
+                .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--solves" {
+            let list = args
+                .next()
+                .ok_or("--solves needs substitution, inverse or default (comma-separated)")?;
+            shapes.solves = list
+                .split(',')
+                .map(|r| match r {
+                    "substitution" => Ok(Some(TriangularSolves::Substitution)),
+                    "inverse" => Ok(Some(TriangularSolves::Inverse)),
+                    "default" => Ok(None),
+                    other => Err(format!("--solves: unknown {other}")),
+                })
                 .collect::<std::result::Result<_, _>>()?;
         } else if a == "--fused-only" {
             shapes.fused_only = true;
@@ -260,6 +295,10 @@ struct Shapes {
     tilings: Vec<Option<AssemblyTiling>>,
     /// Observations staged per step (0: the plan's own).
     columns: Vec<usize>,
+    /// Where the residual reads A (None: the plan's own).
+    residuals: Vec<Option<Residual>>,
+    /// How the solves apply the factor (None: the plan's own).
+    solves: Vec<Option<TriangularSolves>>,
     /// Only the fused least squares with one refinement step.
     fused_only: bool,
 }
@@ -292,7 +331,7 @@ fn shaped(
 /// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
 /// group shape, data on the GPU: where the fused solve's time goes. CSV
 /// `job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms,
-/// assembly_tiling,staged_columns[,failures]`.
+/// assembly_tiling,staged_columns,residual,solves[,failures]`.
 fn profile_jobs(
     gpu: &Gpu,
     kernels: &symraster::batched::kernels::BatchedKernels,
@@ -306,7 +345,7 @@ fn profile_jobs(
     let limits = kernels.limits();
     println!(
         "job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms,\
-         assembly_tiling,staged_columns"
+         assembly_tiling,staged_columns,residual,solves"
     );
     for &(n, count) in sizes {
         let k = 2 * n;
@@ -338,13 +377,21 @@ fn profile_jobs(
                     shapes.solve_blocks.iter().flat_map(move |b| {
                         shapes.rows.iter().flat_map(move |r| {
                             shapes.tilings.iter().flat_map(move |tl| {
-                                shapes.columns.iter().map(move |c| (*l, *b, *r, *tl, *c))
+                                shapes.columns.iter().flat_map(move |c| {
+                                    shapes
+                                        .residuals
+                                        .iter()
+                                        .map(move |re| (*l, *b, *r, *tl, *c, *re))
+                                })
                             })
                         })
                     })
                 });
-                for (loads, sb, rows, tiling, columns) in variants {
-                    for &(job, refine) in jobs {
+                for (loads, sb, rows, tiling, columns, residual) in variants {
+                    let with_solves = jobs
+                        .iter()
+                        .flat_map(|j| shapes.solves.iter().map(move |s| (*j, *s)));
+                    for ((job, refine), solves) in with_solves {
                         let kk = if job.reads_observations() { k } else { 0 };
                         let base = Plan::new(job, n, kk, refine, limits)?;
                         let Some(mut plan) = shaped(base, t, problems, loads, limits) else {
@@ -367,6 +414,18 @@ fn profile_jobs(
                         }
                         if let Some(tl) = tiling {
                             let Ok(p) = plan.with_assembly_tiling(tl) else {
+                                continue;
+                            };
+                            plan = p;
+                        }
+                        if let Some(re) = residual {
+                            let Ok(p) = plan.with_residual(re, limits) else {
+                                continue;
+                            };
+                            plan = p;
+                        }
+                        if let Some(s) = solves.filter(|_| job.solves()) {
+                            let Ok(p) = plan.with_solves(s, limits) else {
                                 continue;
                             };
                             plan = p;
@@ -402,7 +461,7 @@ fn profile_jobs(
                             ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
                         }
                         println!(
-                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4},{:?},{}{}",
+                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4},{:?},{},{:?},{:?}{}",
                             job.name().replace(' ', "_"),
                             plan.threads,
                             plan.problems_per_group,
@@ -412,6 +471,8 @@ fn profile_jobs(
                             median(&ms),
                             plan.assembly_tiling,
                             plan.staged_columns,
+                            plan.residual,
+                            plan.solves,
                             if wrong {
                                 format!(",WRONG ({failed} failed)")
                             } else if failed > 0 {

@@ -5,7 +5,8 @@
 // does not fit (GLOBAL_WORK), in a global work buffer of NP floats per problem. The host puts
 // `#version`, N, T, P, GROUP (T·P as a literal), KC (observations staged per step), SB (rows
 // per block of the triangular solves), GLOBAL_WORK (only with P = 1), VEC4_STAGE and
-// PAIR_ROWS (observations.glsl) in front. Barriers span the whole group, so no invocation
+// PAIR_ROWS (observations.glsl) in front, and INVERSE_SOLVE (with INVERSE_GLOBAL where L⁻¹
+// lives in the work buffer) where the solves are products with L⁻¹. Barriers span the whole group, so no invocation
 // leaves early: every problem runs every loop (a failed one on its garbage), and only the
 // writes of results depend on the problem.
 layout(local_size_x = GROUP) in;
@@ -19,13 +20,32 @@ uniform uint count;
 
 layout(std430, binding = 5) writeonly buffer InfoBuf { int info[]; };
 
-#ifdef GLOBAL_WORK
+#if defined(GLOBAL_WORK) || defined(INVERSE_GLOBAL)
 layout(std430, binding = 6) coherent buffer WorkBuf { float work[]; };
+#endif
+#ifdef GLOBAL_WORK
 uint work_base;
 #define S(e) work[work_base + (e)]
 #else
 shared float S_[P][NP];
 #define S(e) S_[sub][e]
+#endif
+
+#ifdef INVERSE_SOLVE
+// L⁻¹ (the plan's TriangularSolves::Inverse) in packed lower storage beside the factor: built
+// by factor() in the same sweep as L (as glsl/tiled/potrf_inv_fn.glsl does for the tiled
+// path's diagonal blocks), so each solve is two products, one barrier each. In the work buffer
+// after the factors' triangles (if there) where it does not fit in shared memory, by slot.
+#ifdef INVERSE_GLOBAL
+uint inverse_base;
+#define Y(e) work[inverse_base + (e)]
+#else
+shared float Y_[P][NP];
+#define Y(e) Y_[sub][e]
+#endif
+// L⁻¹·b, read by the product with L⁻ᵀ.
+shared float W_[P][N];
+#define W W_[sub]
 #endif
 
 // The right side, then y, then x (f32), one entry per row.
@@ -56,6 +76,15 @@ void start() {
     t = gl_LocalInvocationID.x % uint(T);
     sub = gl_LocalInvocationID.x / uint(T);
     problem = problem0 + gl_WorkGroupID.x * uint(P) + sub;
+#ifdef INVERSE_GLOBAL
+    // By slot, not problem: an empty slot's L⁻¹ must not race its problem's (the buffer
+    // holds the problems rounded up to P).
+#ifdef GLOBAL_WORK
+    inverse_base = (count + problem) * uint(NP);
+#else
+    inverse_base = problem * uint(NP);
+#endif
+#endif
     occupied = problem < count;
     if (!occupied) problem = count - 1u;
 #ifdef GLOBAL_WORK
@@ -120,6 +149,38 @@ int pivot_status(float piv, uint col) {
     return 0;
 }
 
+#ifdef INVERSE_SOLVE
+// Row r of Y = L̃⁻¹ (L̃ the unit lower factor of the elimination) at column k as it stands
+// before the pivot block j .. j + 3 that holds row r: stored for k < j (set by the blocks
+// before), else the identity's (nothing stored there yet); 0 past row N − 1.
+float y_old(uint r, uint k, uint j) {
+    if (r >= uint(N)) return 0.0;
+    return k < j ? Y(lower_index(r, k)) : (k == r ? 1.0 : 0.0);
+}
+
+// Column k of the pivot block's rows j .. j + 3 of Y after the block's own elimination (the
+// same multipliers as eliminated()), from the rows before it: nobody writes them in the step.
+vec4 block_inverse(uint j, uint k, PivotBlock b) {
+    vec4 y;
+    y.x = y_old(j, k, j);
+    y.y = y_old(j + 1u, k, j) - b.c10 * y.x;
+    y.z = y_old(j + 2u, k, j) - b.c20 * y.x - b.c21 * y.y;
+    y.w = y_old(j + 3u, k, j) - b.c30 * y.x - b.c31 * y.y - b.c32 * y.z;
+    return y;
+}
+
+// Row i (below the pivot block) of Y loses Σ_l m_l·(block row j + l), as row i of S does:
+// entries k = h, h + G, … < j + 4, those of the block's columns set (they were 0). Only row
+// i's own lanes touch its row of Y in the step.
+void update_inverse_row(uint i, uint j, uint h, PivotBlock b, vec4 m) {
+    uint base = lower_index(i, 0u);
+    for (uint k = h; k < j + 4u; k += uint(G)) {
+        float y = dot(m, block_inverse(j, k, b));
+        Y(base + k) = k < j ? Y(base + k) - y : -y;
+    }
+}
+#endif
+
 // The Cholesky factor of S (C's lower triangle) in place, Algorithm 5 four columns at a time:
 // every invocation eliminates the 4 x 4 pivot block itself (the same values everywhere), then
 // columns j .. j + 3's rank-4 update of the trailing triangle uses the unscaled columns and
@@ -180,7 +241,22 @@ int factor() {
         vec4 uq = vec4(0.0);
         if (owner && p > j) up = update_rows4(base_p, p, j, h, b, inv);
         if (owner && q > j && q != p) uq = update_rows4(base_q, q, j, h, b, inv);
+#ifdef INVERSE_SOLVE
+        if (owner && p > j + 3u) update_inverse_row(p, j, h, b, up * inv);
+        if (owner && q > j + 3u && q != p) update_inverse_row(q, j, h, b, uq * inv);
+#endif
         sync();
+#ifdef INVERSE_SOLVE
+        // The block's rows j + 1 .. j + 3 of Y after its own elimination, column k by one
+        // invocation for all three (the step's reads of them are done; the next step reads
+        // only rows past j + 3).
+        for (uint k = t; k < j + 3u; k += uint(T)) {
+            vec4 y = block_inverse(j, k, b);
+            if (j + 1u < uint(N) && k < j + 1u) Y(lower_index(j + 1u, k)) = y.y;
+            if (j + 2u < uint(N) && k < j + 2u) Y(lower_index(j + 2u, k)) = y.z;
+            if (j + 3u < uint(N) && k < j + 3u) Y(lower_index(j + 3u, k)) = y.w;
+        }
+#endif
         if (owner && h == 0u) {
             if (p > j) {
                 if (j + 1u <= p) S(base_p + j + 1u) = up.y;
@@ -211,6 +287,10 @@ int factor() {
             uint k = c < np ? c : c - np;
             uint e = (c < np ? base_p : base_q) + k;
             if (k != i) S(e) *= V[k];
+#ifdef INVERSE_SOLVE
+            // L⁻¹ = diag(pivots)^(-1/2)·L̃⁻¹: row i scaled, its diagonal 1/√pivot.
+            Y(e) = k == i ? V[i] : Y(e) * V[i];
+#endif
         }
     }
     sync();
@@ -226,6 +306,28 @@ int factor() {
 // same values everywhere, read from shared memory as broadcasts), and each row still to come
 // subtracts the block's part from its own value, held in a register. V is scratch; the caller
 // syncs before V is next written.
+#ifdef INVERSE_SOLVE
+// x = L⁻ᵀ·(L⁻¹·v) with L⁻¹ in Y, where v is row t's value (0 past row N − 1); returns row t's
+// x (0 past row N − 1): two products, one barrier each, rather than one barrier per block of
+// rows. V and W are scratch; the caller syncs before V is next written.
+float solve(float v) {
+    bool row = t < uint(N);
+    if (row) V[t] = v;
+    sync();
+    if (row) {
+        uint base = lower_index(t, 0u);
+        float y = 0.0;
+        for (uint k = 0u; k <= t; k++) y = fma(Y(base + k), V[k], y);
+        W[t] = y;
+    }
+    sync();
+    float x = 0.0;
+    if (row) {
+        for (uint i = t; i < uint(N); i++) x = fma(Y(lower_index(i, t)), W[i], x);
+    }
+    return x;
+}
+#else
 float solve(float v) {
     bool row = t < uint(N);
     uint base = lower_index(row ? t : 0u, 0u);
@@ -287,3 +389,4 @@ float solve(float v) {
     }
     return v;
 }
+#endif

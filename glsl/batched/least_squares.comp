@@ -3,16 +3,30 @@
 // formed on chip (Algorithm 3), factored (Algorithm 5), both triangular solves, then REFINE
 // steps of Algorithm 1's refinement: the residual Aₚ·Dₚ²·(bₚ − Aₚᵀxₚ) from A, d and b
 // themselves in f64, the correction solved with the f32 factor, x kept in f64. Writes x (f64)
-// and LAPACK's INFO; a problem that fails has x all NaN.
+// and LAPACK's INFO; a problem that fails has x all NaN. With RESIDENT (the plan's
+// Residual::Resident) A, d and b are staged once and the residual reads them from shared
+// memory (no second read of A, two barriers per step rather than two per staged block);
+// with DIRECT_RESIDUAL (Residual::Direct) the rows' sums read A from global memory without
+// staging it (three barriers per step where the observations are at most T).
 layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
 
+#ifdef RESIDENT
+// b's KR columns, staged with A's and d's for the whole kernel.
+shared float Bs_[P][KR];
+#else
 shared float Bs_[P][KC];
+#endif
 #define Bs Bs_[sub]
 shared double X_[P][N];
 #define X X_[sub]
+#ifdef RESIDENT
+// The weighted residuals dₖ·(bₖ − (Aᵀx)ₖ) of all KR observations (0 past the last).
+shared double Part_[P][KR];
+#else
 // The weighted residuals dₖ·(bₖ − (Aᵀx)ₖ) of T observations, one per invocation.
 shared double Part_[P][T];
+#endif
 #define Part Part_[sub]
 
 // b's columns k0 .. k0 + KC, fetched beside A's and d's.
@@ -25,6 +39,27 @@ void fetch_b(uint k0) {
 
 void main() {
     start();
+#ifdef RESIDENT
+    // A, d and b staged once (one barrier), then C and g block by block with no barrier
+    // between blocks (each invocation adds into its own entries), one barrier after.
+    assembly_begin();
+    stage_resident();
+    for (uint k = t; k < uint(KR); k += uint(T)) {
+        Bs[k] = k < observations ? b[problem * observations + k] : 0.0;
+    }
+    sync();
+    float g = 0.0;
+    for (uint k0 = 0u; k0 < uint(KR); k0 += uint(KC)) {
+        kbase = k0;
+        assembly_step();
+        if (t < uint(N)) {
+            for (int kk = 0; kk < KC; kk++) g = fma(AS(t, kk) * DS(kk), Bs[k0 + uint(kk)], g);
+        }
+    }
+    kbase = 0u;
+    sync();
+    assembly_end();
+#else
     // C and g together, one staging of each column block.
     assembly_begin();
     float g = 0.0;
@@ -38,11 +73,12 @@ void main() {
         fetch_b(k0 + uint(KC));
         assembly_step();
         if (t < uint(N)) {
-            for (int kk = 0; kk < KC; kk++) g = fma(AS(t, kk) * Ds[kk], Bs[kk], g);
+            for (int kk = 0; kk < KC; kk++) g = fma(AS(t, kk) * DS(kk), Bs[kk], g);
         }
         sync();
     }
     assembly_end();
+#endif
     // A failed problem runs the solves too (on garbage, its x never written): the group's
     // other problems meet the same barriers.
     int status = factor();
@@ -55,6 +91,23 @@ void main() {
             // observation k0 + t's weighted residual from A's column in global memory (the
             // group's reads contiguous), then the rows sum them over staged column blocks.
             double r = 0.0LF;
+#ifdef RESIDENT
+            // From the staged A, d and b (no global reads): the weighted residuals of the
+            // observations (invocation t takes t, t + T, …), one barrier, then row t's sum.
+            for (uint k = t; k < uint(KR); k += uint(T)) {
+                double s = 0.0LF;
+                if (k < observations) {
+                    s = double(Bs[k]);
+                    for (uint i = 0u; i < uint(N); i++) s -= double(As_[sub][i][k]) * X[i];
+                    s *= double(Ds_[sub][k]);
+                }
+                Part[k] = s;
+            }
+            sync();
+            if (t < uint(N)) {
+                for (uint k = 0u; k < uint(KR); k++) r += double(As_[sub][t][k]) * Part[k];
+            }
+#else
             uint a_base = problem * uint(N) * observations;
             for (uint k0 = 0u; k0 < observations; k0 += uint(T)) {
                 {
@@ -78,6 +131,26 @@ void main() {
                     Part[t] = s;
                 }
                 sync();
+#ifdef DIRECT_RESIDUAL
+                // Row i = t / RL's part of the sum read straight from global memory, no
+                // staging: lane h takes the block's runs of 4 observations h, h + RL, …
+                // (a row's RL lanes read 16·RL contiguous bytes together); the lanes' parts
+                // add up after the last block.
+                if (t < uint(N * RL)) {
+                    uint i = t / uint(RL);
+                    uint row = a_base + i * observations;
+                    for (uint c = t % uint(RL); 4u * c < uint(T); c += uint(RL)) {
+                        float v[4];
+                        for (uint u = 0u; u < 4u; u++) {
+                            uint k = k0 + 4u * c + u;
+                            v[u] = k < observations ? a[row + k] : 0.0;
+                        }
+                        for (uint u = 0u; u < 4u; u++) r += double(v[u]) * Part[4u * c + u];
+                    }
+                }
+                // Every read of Part done before the next block (or the parts) writes it.
+                sync();
+#else
                 fetch(k0);
                 for (uint kb = 0u; kb < uint(T) && k0 + kb < observations; kb += uint(KC)) {
                     store_fetched();
@@ -89,7 +162,18 @@ void main() {
                     }
                     sync();
                 }
+#endif
             }
+#ifdef DIRECT_RESIDUAL
+            // Row t's RL parts summed (in lane order).
+            Part[t] = r;
+            sync();
+            r = 0.0LF;
+            if (t < uint(N)) {
+                for (uint h = 0u; h < uint(RL); h++) r += Part[t * uint(RL) + h];
+            }
+#endif
+#endif
             float dx = solve(float(r));
             if (t < uint(N)) X[t] += double(dx);
             sync();

@@ -19,16 +19,29 @@ shared vec4 As4_[P][N][KC / 4];
 #define AS(i, kk) As4[i][(uint(kk) >> 2u) ^ SWZ(i)][uint(kk) & 3u]
 // Row i's vec4 c (columns 4c .. 4c + 3).
 #define AS4(i, c) As4[i][uint(c) ^ SWZ(i)]
+#elif defined(RESIDENT)
+// RESIDENT (the plan's Residual::Resident): all KR columns (the observations rounded up to
+// KC, zero past the last) staged once and kept for the whole kernel, so the assembly needs
+// one barrier rather than two per block and the residual reads A, d and b from here; the
+// assembly's blocks are columns kbase .. kbase + KC of it. Rows padded to KR + 1 floats.
+shared float As_[P][N][KR + 1];
+uint kbase = 0u;
+#define AS(i, kk) As_[sub][i][kbase + uint(kk)]
 #else
 shared float As_[P][N][KC + 1];
 #define AS(i, kk) As_[sub][i][kk]
 #endif
+#ifdef RESIDENT
+shared float Ds_[P][KR];
+#define DS(kk) Ds_[sub][kbase + uint(kk)]
+#else
 shared float Ds_[P][KC];
-#define Ds Ds_[sub]
+#define DS(kk) Ds_[sub][kk]
+#endif
 
 // The staged weights kk = 4c .. 4c + 3.
 vec4 ds4(int c) {
-    return vec4(Ds[4 * c], Ds[4 * c + 1], Ds[4 * c + 2], Ds[4 * c + 3]);
+    return vec4(DS(4 * c), DS(4 * c + 1), DS(4 * c + 2), DS(4 * c + 3));
 }
 
 // A staged block's values per invocation, fetched into registers all at once (independent
@@ -57,9 +70,33 @@ void store_fetched() {
         uint e = t + uint(s * T);
         if (e < uint(N * KC)) AS(e / uint(KC), e % uint(KC)) = fetched_a[s];
     }
-    if (t < uint(KC)) Ds[t] = fetched_d;
+    if (t < uint(KC)) DS(t) = fetched_d;
     sync();
 }
+
+#ifdef RESIDENT
+// A's values per invocation when all KR columns are staged at once.
+#define RPT ((N * KR + T - 1) / T)
+
+// Stages all KR columns of the problem's A and d (zero past the last observation), every
+// load issued before the first store; the caller syncs.
+void stage_resident() {
+    uint base = problem * uint(N) * observations;
+    float v[RPT];
+    for (int s = 0; s < RPT; s++) {
+        uint e = t + uint(s * T);
+        uint k = e % uint(KR);
+        v[s] = e < uint(N * KR) && k < observations ? a[base + (e / uint(KR)) * observations + k] : 0.0;
+    }
+    for (uint k = t; k < uint(KR); k += uint(T)) {
+        Ds_[sub][k] = k < observations ? d[problem * observations + k] : 0.0;
+    }
+    for (int s = 0; s < RPT; s++) {
+        uint e = t + uint(s * T);
+        if (e < uint(N * KR)) As_[sub][e / uint(KR)][e % uint(KR)] = v[s];
+    }
+}
+#endif
 
 // Stages columns k0 .. k0 + KC of the problem's A and d (then syncs).
 void stage(uint k0) {
@@ -80,7 +117,7 @@ void accumulate_row(uint i, uint h) {
     }
 #else
     float ad[KC];
-    for (int kk = 0; kk < KC; kk++) ad[kk] = AS(i, kk) * Ds[kk];
+    for (int kk = 0; kk < KC; kk++) ad[kk] = AS(i, kk) * DS(kk);
     for (uint k = h; k <= i; k += uint(G)) {
         float sum = 0.0;
         for (int kk = 0; kk < KC; kk++) sum = fma(ad[kk], AS(k, kk), sum);
@@ -138,8 +175,8 @@ void accumulate() {
     float ap[KC];
     float aq[KC];
     for (int kk = 0; kk < KC; kk++) {
-        ap[kk] = AS(p, kk) * Ds[kk];
-        aq[kk] = AS(q, kk) * Ds[kk];
+        ap[kk] = AS(p, kk) * DS(kk);
+        aq[kk] = AS(q, kk) * DS(kk);
     }
     for (; k <= p; k += uint(G)) {
         float sp = 0.0;
@@ -198,6 +235,19 @@ void assembly_end() {
 // plan's assembly (pairs of rows, or register tiles). The next block's loads are issued
 // before this block's products, so they overlap.
 void assemble() {
+#ifdef RESIDENT
+    // All columns staged once: one barrier before the products and one after.
+    assembly_begin();
+    stage_resident();
+    sync();
+    for (uint k0 = 0u; k0 < uint(KR); k0 += uint(KC)) {
+        kbase = k0;
+        assembly_step();
+    }
+    kbase = 0u;
+    sync();
+    assembly_end();
+#else
     assembly_begin();
     fetch(0u);
     for (uint k0 = 0u; k0 < observations; k0 += uint(KC)) {
@@ -207,4 +257,5 @@ void assemble() {
         sync();
     }
     assembly_end();
+#endif
 }

@@ -48,7 +48,7 @@ void tiles_accumulate() {
             c[i] = min(tile_col[u] + uint(i), uint(N) - 1u);
         }
         for (uint kk = tile_part; kk < uint(KC); kk += uint(TSPLIT)) {
-            float dk = Ds[kk];
+            float dk = DS(kk);
             float x[TILE];
             float y[TILE];
             for (int i = 0; i < TILE; i++) {

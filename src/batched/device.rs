@@ -3,7 +3,7 @@
 //! the read-back. [`run`] takes a whole batch through in chunks of [`Plan::chunk`] problems.
 
 use super::kernels::BatchedKernels;
-use super::plan::{Job, Plan, WorkStorage, packed};
+use super::plan::{Job, Plan, WorkStorage};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use std::ops::Range;
@@ -142,13 +142,15 @@ impl Resident {
                 &vec![i32::MIN; count.max(1)],
             )?),
         };
-        let work = match plan.storage {
-            WorkStorage::Shared => None,
-            WorkStorage::Global => Some(Buffer::uninitialized(
+        // The factors' triangles and L⁻¹'s where they are not in shared memory.
+        let work = match plan.work_floats() {
+            0 => None,
+            floats => Some(Buffer::uninitialized(
                 ctx,
                 BufferTarget::Storage,
                 BufferUsage::Static,
-                (count * packed(n)).max(1),
+                // L⁻¹'s by slot: the last group's empty slots have their own.
+                (count.next_multiple_of(plan.problems_per_group.max(1)) * floats).max(1),
             )?),
         };
         Ok(Self {

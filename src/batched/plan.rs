@@ -177,6 +177,86 @@ pub fn assembly_rows(n: usize) -> AssemblyRows {
 /// 1.58 ms; n = 32: 0.775 against 0.955 ms).
 pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Scalar;
 
+/// Where the refinement's residual reads A, d and b (the fused least squares), and so how
+/// the assembly stages them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Residual {
+    /// From global memory: each step reads A's columns once to form the weighted residuals
+    /// and stages them again in blocks of KC for the rows' sums (two barriers per block);
+    /// the assembly stages A block by block (two barriers per block).
+    Restaged,
+    /// A, d and b (all k columns, rounded up to KC) staged in shared memory once by the
+    /// assembly and kept: the assembly takes two barriers in all, each residual step two and
+    /// no global reads. Only where they fit beside the triangle, with scalar staged loads
+    /// and pairs of rows.
+    Resident,
+    /// As restaged for the weighted residuals, but the rows' sums read A straight from
+    /// global memory (T/n invocations per row, runs of 4 observations each) with no staging:
+    /// three barriers per step where the observations are at most T, rather than two per
+    /// staged block. The fused least squares only.
+    Direct,
+}
+
+/// The staged A's bytes up to which [`residual`] keeps A resident by default (n = 32 with
+/// 64 observations: 8 KiB, about 12 KiB per problem in all).
+pub const RESIDENT_DEFAULT_BYTES: usize = 8 << 10;
+
+/// Where the residual reads A unless told otherwise (one line to switch): resident in shared
+/// memory where the staged A (k rounded up to the staged columns) takes at most
+/// [`RESIDENT_DEFAULT_BYTES`], else straight from global memory ([`Residual::Direct`]; the
+/// jobs other than the fused least squares restage). Chosen by the barriers they save, not
+/// yet timed on the H200 (`scripts/h200_batched_residual.sh` times all three).
+pub fn residual(n: usize, k: usize) -> Residual {
+    if 4 * n * resident_columns(k, STAGED_COLUMNS) <= RESIDENT_DEFAULT_BYTES {
+        Residual::Resident
+    } else {
+        Residual::Direct
+    }
+}
+
+/// Invocations per row of the direct residual's sums (RL in the kernels): T/n, at most T/4
+/// (each takes runs of 4 observations).
+pub fn residual_lanes(n: usize, threads: usize) -> usize {
+    (threads / n.max(1)).clamp(1, (threads / 4).max(1))
+}
+
+/// The columns a resident A takes (KR in the kernels): k rounded up to `columns`, at least
+/// one block.
+pub fn resident_columns(k: usize, columns: usize) -> usize {
+    k.div_ceil(columns).max(1) * columns
+}
+
+/// How the batched solves apply the factor (every solve: the first and each refinement
+/// step's correction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TriangularSolves {
+    /// Forward and backward substitution with L, [`Plan::solve_block`] rows per barrier:
+    /// 2·⌈n/SB⌉ + 1 barriers per solve.
+    Substitution,
+    /// Products with L⁻¹, formed by the factor in the same sweep (each pivot block's
+    /// multipliers applied to L̃⁻¹'s rows as to C's, as glsl/tiled/potrf_inv_fn.glsl does):
+    /// 2 barriers per solve, no more in the factor, an n(n+1)/2 triangle more storage (shared
+    /// memory where it fits, else the work buffer). Not backward stable in general; the
+    /// refinement's f64 residual mends it.
+    Inverse,
+}
+
+/// The smallest order whose solves take L⁻¹ by default ([`triangular_solves`]; one line to
+/// switch): past one block of substitution rows (8), where a solve takes 5 barriers or more
+/// against the products' 2. Chosen by counting barriers, not yet timed on the H200
+/// (`scripts/h200_batched_inverse.sh` times both).
+pub const INVERSE_FROM_ORDER: usize = 9;
+
+/// The triangular solves for order n unless told otherwise: products with L⁻¹ from
+/// [`INVERSE_FROM_ORDER`] on, else substitution.
+pub fn triangular_solves(n: usize) -> TriangularSolves {
+    if n >= INVERSE_FROM_ORDER {
+        TriangularSolves::Inverse
+    } else {
+        TriangularSolves::Substitution
+    }
+}
+
 /// The most problems one work group holds ([`Plan::with_problems_per_group`]).
 pub const MAX_PROBLEMS_PER_GROUP: usize = 8;
 
@@ -202,12 +282,18 @@ pub struct Plan {
     pub assembly_tiling: AssemblyTiling,
     /// Observations staged per step of the assembly and the residual (KC in the kernels).
     pub staged_columns: usize,
+    /// Where the residual reads A (and how the assembly stages it).
+    pub residual: Residual,
     /// Where the matrix lives.
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
     pub refine: usize,
     /// Rows per block of the triangular solves (one barrier per block).
     pub solve_block: usize,
+    /// How the solves apply the factor (solves only).
+    pub solves: TriangularSolves,
+    /// Where L⁻¹ lives with [`TriangularSolves::Inverse`].
+    pub inverse_storage: WorkStorage,
     /// Problems per set of buffers (a batch past it runs in chunks).
     pub chunk: usize,
     /// Work groups per dispatch (GL_MAX_COMPUTE_WORK_GROUP_COUNT along x).
@@ -222,13 +308,34 @@ struct GroupShape {
     problems: usize,
     loads: StagedLoads,
     columns: usize,
+    /// The observations k where A stays resident (None: staged block by block).
+    resident: Option<usize>,
+    /// Whether the solves take L⁻¹ ([`TriangularSolves::Inverse`]).
+    inverse: bool,
 }
 
 /// Where the problems' matrices live: shared memory when everything of all the group's
-/// problems fits there.
+/// problems fits there (L⁻¹ apart: see [`inverse_storage_for`]).
 fn storage_for(job: Job, n: usize, shape: GroupShape, limits: &ComputeLimits) -> WorkStorage {
     let bytes = shape.problems * shared_bytes(job, n, shape, WorkStorage::Shared);
     if bytes as u64 <= limits.max_shared_bytes {
+        WorkStorage::Shared
+    } else {
+        WorkStorage::Global
+    }
+}
+
+/// Where L⁻¹ lives beside the factor in `storage`: shared memory when it fits there too for
+/// all the group's problems, else the work buffer (the factor keeps its place).
+fn inverse_storage_for(
+    job: Job,
+    n: usize,
+    shape: GroupShape,
+    storage: WorkStorage,
+    limits: &ComputeLimits,
+) -> WorkStorage {
+    let bytes = shape.problems * (shared_bytes(job, n, shape, storage) + 4 * packed(n));
+    if shape.inverse && bytes as u64 <= limits.max_shared_bytes {
         WorkStorage::Shared
     } else {
         WorkStorage::Global
@@ -279,18 +386,24 @@ pub fn packed(n: usize) -> usize {
 fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> usize {
     let threads = shape.threads;
     let kc = shape.columns;
+    // Columns of A, d and b in shared memory: one block, or all of them.
+    let staged = shape.resident.map_or(kc, |k| resident_columns(k, kc));
     let mut bytes = 4 * n; // V
     if storage == WorkStorage::Shared {
         bytes += 4 * packed(n);
     }
     if job.reads_observations() {
-        bytes += 4 * n * shape.loads.row_floats(kc) + 4 * kc; // As, Ds
+        bytes += 4 * n * shape.loads.row_floats(staged) + 4 * staged; // As, Ds
     }
     if job.solves() {
         bytes += 8 * n; // X
+        if shape.inverse {
+            bytes += 4 * n; // W (L⁻¹ itself: inverse_storage_for)
+        }
     }
     if job == Job::LeastSquares {
-        bytes += 4 * kc + 8 * threads; // Bs, Part
+        // Bs, Part (T residuals, or all of them where resident)
+        bytes += 4 * staged + 8 * shape.resident.map_or(threads, |_| staged);
     }
     bytes
 }
@@ -324,6 +437,8 @@ pub struct LoopShape {
     pub tiling: AssemblyTiling,
     /// Rows per block of the triangular solves.
     pub solve_block: usize,
+    /// Whether the solves take L⁻¹ (formed in the factor's sweep).
+    pub inverse: bool,
 }
 
 /// An upper estimate of the loop iterations one invocation runs (all loops together).
@@ -333,6 +448,7 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, shape: LoopShape, refine: u
         columns: kc,
         tiling,
         solve_block: sb,
+        inverse,
     } = shape;
     let per = |entries: usize| entries.div_ceil(t);
     let blocks = k.div_ceil(kc);
@@ -352,10 +468,15 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, shape: LoopShape, refine: u
                 + split * held * (tile + tile * tile)
         }
     };
-    let factor = n * (n / g + 2) + pair_entries;
+    let mut factor = n * (n / g + 2) + pair_entries;
     // Both sweeps: per block its loop, the small triangle (sb rows, sb(sb − 1)/2 products)
-    // and the later rows' update.
-    let solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
+    // and the later rows' update; with L⁻¹ two products of n.
+    let mut solve = 2 * n.div_ceil(sb) * (1 + sb + sb * (sb - 1) / 2 + sb) + 2;
+    if inverse && job.solves() {
+        // Per pivot block: two rows' entries before the block's end, the block's columns.
+        factor += n.div_ceil(4) * (2 * ((n + 4) / g + 1) + (n + 4) / t + 1);
+        solve = 2 * n + 2;
+    }
     let copy = per(n * n).max(per(packed(n)));
     let residual = match job {
         // Per T observations a column of n rows, then per staged block its KC products.
@@ -405,6 +526,7 @@ impl Plan {
             columns: STAGED_COLUMNS,
             tiling: AssemblyTiling::Rows,
             solve_block: solve_block(n),
+            inverse: false,
         };
         let iterations = loop_iterations(job, n, k, loops, refine);
         if iterations > LOOP_BUDGET {
@@ -423,6 +545,8 @@ impl Plan {
             problems: problems_per_group(n),
             loads: DEFAULT_STAGED_LOADS,
             columns: STAGED_COLUMNS,
+            resident: None,
+            inverse: false,
         };
         let grouped = shape.problems * threads <= limits.max_invocations as usize
             && storage_for(job, n, shape, limits) == WorkStorage::Shared;
@@ -451,21 +575,101 @@ impl Plan {
             assembly_rows: assembly_rows(n),
             assembly_tiling: AssemblyTiling::Rows,
             staged_columns: STAGED_COLUMNS,
+            residual: Residual::Restaged,
             storage,
             refine,
             solve_block: solve_block(n),
+            solves: TriangularSolves::Substitution,
+            inverse_storage: WorkStorage::Shared,
             chunk,
             launch: (limits.max_groups_x as usize).max(1),
         };
         // The default tiling where it differs and the device runs it, else the rows.
         let tiling = assembly_tiling(n);
-        Ok(
-            if job.reads_observations() && tiling != plan.assembly_tiling {
-                plan.with_assembly_tiling(tiling).unwrap_or(plan)
-            } else {
-                plan
-            },
-        )
+        let plan = if job.reads_observations() && tiling != plan.assembly_tiling {
+            plan.with_assembly_tiling(tiling).unwrap_or(plan)
+        } else {
+            plan
+        };
+        // The default residual where it fits, else restaged.
+        let resident = residual(n, k);
+        let plan = if job.reads_observations() && resident != plan.residual {
+            plan.with_residual(resident, limits).unwrap_or(plan)
+        } else {
+            plan
+        };
+        // The default solves where the device runs them, else substitution.
+        let solves = triangular_solves(n);
+        Ok(if job.solves() && solves != plan.solves {
+            plan.with_solves(solves, limits).unwrap_or(plan)
+        } else {
+            plan
+        })
+    }
+
+    /// The same plan with the solves applying the factor as `solves` says instead of
+    /// [`triangular_solves`]' choice (the benchmarks' tuning): for the jobs that solve,
+    /// within the loop budget, L⁻¹ in shared memory where it fits beside everything else,
+    /// else in the work buffer (the factor's triangle keeps its storage).
+    pub fn with_solves(self, solves: TriangularSolves, limits: &ComputeLimits) -> Result<Self> {
+        let inverse = solves == TriangularSolves::Inverse;
+        let shape = LoopShape {
+            inverse,
+            ..self.loop_shape(
+                self.threads,
+                self.solve_block,
+                self.staged_columns,
+                self.assembly_tiling,
+            )
+        };
+        let reshaped = (self.job.solves()
+            && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET)
+            .then(|| {
+                self.reshaped(
+                    GroupShape {
+                        inverse,
+                        ..self.shape()
+                    },
+                    limits,
+                )
+            })
+            .flatten()
+            .filter(|plan| plan.storage == self.storage)
+            .map(|plan| {
+                // A chunk's work buffer within one storage block and GL's 32-bit sizes.
+                let block = limits.max_storage_block_bytes.min(i32::MAX as u64) as usize;
+                // (L⁻¹'s by slot: the problems rounded up to the group's.)
+                let bytes = 4 * plan.work_floats().max(1);
+                let fits = (block / bytes).saturating_sub(plan.problems_per_group);
+                Self {
+                    chunk: plan.chunk.min(fits).max(1),
+                    ..plan
+                }
+            });
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} cannot take {solves:?} triangular solves (only the jobs \
+                 that solve, the factor's triangle still in {:?} storage, within the loop \
+                 budget)",
+                self.job.name(),
+                self.n,
+                self.storage
+            ))
+            .into()
+        })
+    }
+
+    /// Floats of the global work buffer per problem: the factor's triangle where it is not
+    /// in shared memory, L⁻¹'s where it is not (after all the factors' triangles).
+    pub fn work_floats(&self) -> usize {
+        let mut floats = 0;
+        if self.storage == WorkStorage::Global {
+            floats += packed(self.n);
+        }
+        if self.solves == TriangularSolves::Inverse && self.inverse_storage == WorkStorage::Global {
+            floats += packed(self.n);
+        }
+        floats
     }
 
     /// The plan's loops with `threads` invocations per problem, `sb` rows per solve block,
@@ -482,6 +686,7 @@ impl Plan {
             columns,
             tiling,
             solve_block: sb,
+            inverse: self.solves == TriangularSolves::Inverse,
         }
     }
 
@@ -509,8 +714,16 @@ impl Plan {
         let fits = self.tiles_fit(self.threads, tiling)
             && loop_iterations(self.job, self.n, self.k, shape, self.refine) <= LOOP_BUDGET;
         if fits {
+            // The register tiles stage A block by block (never resident).
+            let residual = if tiling != AssemblyTiling::Rows && self.residual == Residual::Resident
+            {
+                Residual::Restaged
+            } else {
+                self.residual
+            };
             return Ok(Self {
                 assembly_tiling: tiling,
+                residual,
                 ..self
             });
         }
@@ -601,6 +814,8 @@ impl Plan {
             problems: self.problems_per_group,
             loads: self.staged_loads,
             columns: self.staged_columns,
+            resident: (self.residual == Residual::Resident).then_some(self.k),
+            inverse: self.solves == TriangularSolves::Inverse,
         }
     }
 
@@ -621,12 +836,24 @@ impl Plan {
         if shared_bytes(self.job, self.n, shape, storage) as u64 > limits.max_shared_bytes {
             return None;
         }
+        let inverse = shape.inverse && self.job.solves();
         Some(Self {
             threads: shape.threads,
             problems_per_group: shape.problems,
             staged_loads: shape.loads,
             staged_columns: shape.columns,
+            residual: match (shape.resident, self.residual) {
+                (Some(_), _) => Residual::Resident,
+                (None, Residual::Resident) => Residual::Restaged,
+                (None, other) => other,
+            },
             storage,
+            solves: if inverse {
+                TriangularSolves::Inverse
+            } else {
+                TriangularSolves::Substitution
+            },
+            inverse_storage: inverse_storage_for(self.job, self.n, shape, storage, limits),
             ..self
         })
     }
@@ -704,11 +931,16 @@ impl Plan {
     /// The same plan with the assembly's staged loads `loads` instead of
     /// [`DEFAULT_STAGED_LOADS`] (the benchmarks' tuning); refused where the group's problems
     /// would no longer fit in shared memory together.
+    /// Vector loads stage A block by block: a resident plan takes [`Residual::Restaged`]
+    /// with them.
     pub fn with_staged_loads(self, loads: StagedLoads, limits: &ComputeLimits) -> Result<Self> {
+        let shape = self.shape();
+        let resident = shape.resident.filter(|_| loads == StagedLoads::Scalar);
         self.reshaped(
             GroupShape {
                 loads,
-                ..self.shape()
+                resident,
+                ..shape
             },
             limits,
         )
@@ -719,6 +951,70 @@ impl Plan {
                 self.job.name(),
                 self.n,
                 self.problems_per_group
+            ))
+            .into()
+        })
+    }
+
+    /// The same plan with the residual read as `residual` says instead of [`residual`]'s
+    /// choice (the benchmarks' tuning): [`Residual::Resident`] only for the jobs that read
+    /// observations, with scalar staged loads and pairs of rows, and with all the group's
+    /// problems (their whole A, d and b) still in the shared memory and storage they had;
+    /// [`Residual::Direct`] only for the fused least squares.
+    pub fn with_residual(self, residual: Residual, limits: &ComputeLimits) -> Result<Self> {
+        if residual == Residual::Direct {
+            if self.job != Job::LeastSquares {
+                return Err(InputError::InvalidOption(format!(
+                    "{} reads no residual: Direct is for the batched least squares only",
+                    self.job.name()
+                ))
+                .into());
+            }
+            let restaged = self.with_residual(Residual::Restaged, limits)?;
+            return Ok(Self {
+                residual,
+                ..restaged
+            });
+        }
+        let resident = residual == Residual::Resident;
+        if !resident {
+            return Ok(self
+                .reshaped(
+                    GroupShape {
+                        resident: None,
+                        ..self.shape()
+                    },
+                    limits,
+                )
+                .filter(|plan| plan.storage == self.storage)
+                .map_or(Self { residual, ..self }, |plan| Self { residual, ..plan }));
+        }
+        let reshaped = (self.job.reads_observations()
+            && self.staged_loads == StagedLoads::Scalar
+            && self.assembly_tiling == AssemblyTiling::Rows)
+            .then(|| {
+                self.reshaped(
+                    GroupShape {
+                        resident: Some(self.k),
+                        ..self.shape()
+                    },
+                    limits,
+                )
+            })
+            .flatten()
+            .filter(|plan| plan.storage == self.storage);
+        reshaped.ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} with {} observations and {} problems per work group cannot \
+                 keep A resident (only for the jobs that read A, with scalar staged loads and \
+                 pairs of rows, all of A, d and b in {} bytes of shared memory and the \
+                 triangle in {:?} storage)",
+                self.job.name(),
+                self.n,
+                self.k,
+                self.problems_per_group,
+                limits.max_shared_bytes,
+                self.storage
             ))
             .into()
         })
@@ -742,6 +1038,24 @@ impl Plan {
         }
         if self.job.reads_observations() && self.staged_loads == StagedLoads::Vector {
             text.push_str("#define VEC4_STAGE\n");
+        }
+        if self.job.reads_observations() && self.residual == Residual::Resident {
+            text.push_str(&format!(
+                "#define RESIDENT\n#define KR {}\n",
+                resident_columns(self.k, self.staged_columns)
+            ));
+        }
+        if self.job == Job::LeastSquares && self.residual == Residual::Direct {
+            text.push_str(&format!(
+                "#define DIRECT_RESIDUAL\n#define RL {}\n",
+                residual_lanes(self.n, self.threads)
+            ));
+        }
+        if self.job.solves() && self.solves == TriangularSolves::Inverse {
+            text.push_str("#define INVERSE_SOLVE\n");
+            if self.inverse_storage == WorkStorage::Global {
+                text.push_str("#define INVERSE_GLOBAL\n");
+            }
         }
         if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
             text.push_str("#define PAIR_ROWS\n");
@@ -817,7 +1131,16 @@ mod tests {
     #[test]
     fn with_problems_per_group_checks_the_count() {
         let l = limits();
-        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        // A resident A (about 12 KiB per problem) fits two problems in 32 KiB, not three.
+        let resident = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(resident.residual, Residual::Resident);
+        let resident = resident.with_threads(64, &l).unwrap();
+        assert!(resident.with_problems_per_group(2, &l).is_ok());
+        assert!(resident.with_problems_per_group(3, &l).is_err());
+        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l)
+            .unwrap()
+            .with_residual(Residual::Restaged, &l)
+            .unwrap();
         assert_eq!(plan.problems_per_group, problems_per_group(32));
         assert_eq!(plan.threads * plan.problems_per_group, 128);
         for bad in [0, MAX_PROBLEMS_PER_GROUP + 1] {
@@ -1001,6 +1324,9 @@ mod tests {
             problems: 2,
             loads: StagedLoads::Vector,
             columns: STAGED_COLUMNS,
+            resident: None,
+            // The default solves' vector W (L⁻¹ itself then in the work buffer).
+            inverse: triangular_solves(16) == TriangularSolves::Inverse,
         };
         let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
         let exact = ComputeLimits {
@@ -1014,5 +1340,106 @@ mod tests {
             .with_problems_per_group(2, &exact)
             .unwrap();
         assert!(fits.with_staged_loads(StagedLoads::Scalar, &exact).is_err());
+    }
+
+    /// The residual's sources: resident by default where the staged A is small, direct past
+    /// it; the resident columns (KR) and the direct lanes (RL) named in the defines; a
+    /// resident A that passes shared memory refused; reshaping keeps the source.
+    #[test]
+    fn residuals_are_chosen_and_named_in_the_defines() {
+        let l = limits();
+        for n in [1, 8, 16, 32] {
+            assert_eq!(residual(n, 2 * n), Residual::Resident, "n {n}");
+        }
+        for n in [33, 64, 128, 256] {
+            assert_eq!(residual(n, 2 * n), Residual::Direct, "n {n}");
+        }
+        assert_eq!(resident_columns(67, 16), 80);
+        assert_eq!(resident_columns(0, 16), 16);
+        assert_eq!(residual_lanes(128, 512), 4);
+        assert_eq!(residual_lanes(33, 128), 3);
+        assert_eq!(residual_lanes(1, 32), 8);
+        // 67 observations take 80 resident columns: 10 KiB of A, past the default's 8 KiB.
+        assert_eq!(residual(32, 67), Residual::Direct);
+        let plan = Plan::new(Job::LeastSquares, 32, 67, 1, &l).unwrap();
+        assert_eq!(plan.residual, Residual::Direct);
+        let plan = plan.with_residual(Residual::Resident, &l).unwrap();
+        assert_eq!(plan.residual, Residual::Resident);
+        assert!(plan.defines().contains("#define RESIDENT\n#define KR 80\n"));
+        let wide = plan.with_staged_columns(32, &l).unwrap();
+        assert_eq!(wide.residual, Residual::Resident);
+        assert!(wide.defines().contains("#define KR 96\n"));
+        // Resident takes more shared memory than restaged, and the threads keep the source.
+        let shape = plan.shape();
+        let restaged = GroupShape {
+            resident: None,
+            ..shape
+        };
+        assert!(
+            shared_bytes(Job::LeastSquares, 32, shape, WorkStorage::Shared)
+                > shared_bytes(Job::LeastSquares, 32, restaged, WorkStorage::Shared)
+        );
+        assert_eq!(
+            plan.with_threads(64, &l).unwrap().residual,
+            Residual::Resident
+        );
+        // Direct survives reshaping too, and is named with its lanes.
+        let direct = plan.with_residual(Residual::Direct, &l).unwrap();
+        assert!(
+            direct
+                .defines()
+                .contains("#define DIRECT_RESIDUAL\n#define RL 4\n")
+        );
+        let direct = direct.with_threads(64, &l).unwrap();
+        assert_eq!(direct.residual, Residual::Direct);
+        assert!(direct.defines().contains("#define RL 2\n"));
+        // n = 64 with 128 observations: A alone is 32 KiB, past the device's shared memory.
+        let big = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        assert_eq!(big.residual, Residual::Direct);
+        let e = big.with_residual(Residual::Resident, &l).unwrap_err();
+        assert!(e.to_string().contains("cannot keep A resident"), "{e}");
+        assert_eq!(
+            big.with_residual(Residual::Restaged, &l).unwrap().residual,
+            Residual::Restaged
+        );
+    }
+
+    /// The solves take L⁻¹ from INVERSE_FROM_ORDER on by default (shared memory where it fits
+    /// beside everything else, else the work buffer after the factor's triangle), named in
+    /// the defines; substitution stays selectable; the jobs without solves refuse it.
+    #[test]
+    fn inverse_solves_are_chosen_and_placed() {
+        let l = limits();
+        let small = Plan::new(Job::LeastSquares, 8, 16, 1, &l).unwrap();
+        assert_eq!(small.solves, TriangularSolves::Substitution);
+        assert!(!small.defines().contains("INVERSE"));
+        let mid = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(
+            (mid.solves, mid.inverse_storage),
+            (TriangularSolves::Inverse, WorkStorage::Shared)
+        );
+        assert!(mid.defines().contains("#define INVERSE_SOLVE\n"));
+        assert!(!mid.defines().contains("INVERSE_GLOBAL"));
+        assert_eq!(mid.work_floats(), 0);
+        // n = 128: the factor's triangle already in the work buffer on 32 KiB, L⁻¹ after it.
+        let big = Plan::new(Job::SpdSolve, 128, 0, 1, &l).unwrap();
+        assert_eq!(big.storage, WorkStorage::Global);
+        assert_eq!(big.inverse_storage, WorkStorage::Global);
+        assert_eq!(big.work_floats(), 2 * packed(128));
+        assert!(big.defines().contains("#define INVERSE_GLOBAL\n"));
+        // Substitution back: no L⁻¹, the factor's triangle alone in the work buffer.
+        let back = big.with_solves(TriangularSolves::Substitution, &l).unwrap();
+        assert_eq!(back.work_floats(), packed(128));
+        assert!(!back.defines().contains("INVERSE"));
+        // L⁻¹ costs shared memory: n = 64 with four problems per group puts it in the buffer.
+        let four = Plan::new(Job::SpdSolve, 64, 0, 1, &l)
+            .unwrap()
+            .with_problems_per_group(2, &l)
+            .unwrap();
+        assert_eq!(four.solves, TriangularSolves::Inverse);
+        assert_eq!(four.inverse_storage, WorkStorage::Global);
+        let factor = Plan::new(Job::Cholesky, 32, 0, 0, &l).unwrap();
+        assert!(factor.with_solves(TriangularSolves::Inverse, &l).is_err());
+        assert!(!factor.defines().contains("INVERSE"));
     }
 }
