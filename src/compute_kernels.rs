@@ -231,6 +231,23 @@ pub static TRSM_BLOCK: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// The Cholesky of full storage as one launch, left-looking by tiles chained through flags
+/// ([`POTRF_INV_FN`] or [`POTRF_INV_PANELS_FN`] at its `// FUSED_DIAG_FUNCTION` line).
+pub static POTRF_CHAIN: ComputeKernel = ComputeKernel {
+    name: "tiled/potrf_chain",
+    source: include_str!("../glsl/tiled/potrf_chain.comp"),
+    buffers: &[
+        ("CBuf", 0),
+        ("InvBuf", 1),
+        ("Sync", 3),
+        ("Status", 5),
+        ("ChainStatus", 6),
+        ("InvRead", 7),
+    ],
+    uniforms: &["m", "tiles", "c_off", "c_rs", "c_cs", "spin_limit"],
+    optional: &[],
+};
+
 /// The Cholesky of one diagonal block and its factor's inverse ([`POTRF_INV_FN`] in front).
 pub static POTRF_INV_BLOCK: ComputeKernel = ComputeKernel {
     name: "tiled/potrf_inv_block",
@@ -527,6 +544,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &POTRF_BLOCK,
     &TRSM_BLOCK,
     &POTRF_INV_BLOCK,
+    &POTRF_CHAIN,
     &LEAF,
     &PERMUTE,
     &TOURNAMENT,

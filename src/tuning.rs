@@ -79,6 +79,9 @@ pub struct Tuning {
     /// double buffering, unroll pragma, A·√d packed once; default
     /// [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
     pub panel: Option<crate::tiled::PanelVariant>,
+    /// How the tiled Cholesky of full storage is scheduled: blocked launches or one chained
+    /// launch (default [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
+    pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -343,6 +346,7 @@ impl Tuning {
             || self.outer_block.is_some()
             || self.fused_diagonal.is_some()
             || self.diagonal_factor.is_some()
+            || self.cholesky_schedule.is_some()
             || self.panel.is_some()
     }
 
@@ -394,6 +398,11 @@ impl Tuning {
     pub fn split_order(&self) -> usize {
         self.split_order
             .unwrap_or(crate::tiled::cholesky::SPLIT_ORDER)
+    }
+
+    /// [`Tuning::cholesky_schedule`] or its default (blocked).
+    pub fn cholesky_schedule(&self) -> crate::tiled::config::CholeskySchedule {
+        self.cholesky_schedule.unwrap_or_default()
     }
 
     /// [`Tuning::mapped_upload`] or its default (yes).

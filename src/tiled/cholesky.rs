@@ -9,7 +9,7 @@
 //! tiles use the recursive variant (substitution leaves of order ≤ nb). A matrix split over
 //! several buffers runs the same steps, each launch cut where its views change buffer.
 
-use super::kernels::{Operand, TiledKernels};
+use super::kernels::{ChainFactor, Operand, TiledKernels, factor_chain_spin_limit};
 use super::launches::LaunchKind;
 use super::parts::{
     Parts, Region, multiply_by_inverse, part_of_view, product, row_pieces, square_split,
@@ -18,7 +18,7 @@ use super::product::Product;
 use super::storage::{TiledMatrix, Triangle};
 use super::view::{View, split_point};
 use crate::error::{Error, Result};
-use crate::gl::Buffer;
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
 
 /// Factors `c` in place (C = L·Lᵀ, L in its lower triangle), then reads the status word once:
 /// a pivot ≤ 0 or NaN is [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite)
@@ -56,6 +56,9 @@ pub fn factored_triangle(tri: Triangle, nb: usize, split: usize) -> Triangle {
 
 /// [`factor`] without the status read (for timing): the commands are queued, not waited for.
 pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    if k.chains_factor(c.order()) && factor_by_chain(k, c, false)? {
+        return Ok(());
+    }
     let tri = if k.inverted_blocks() {
         factored_triangle(c.triangle(), k.config().nb, k.split_order())
     } else {
@@ -65,6 +68,77 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     let done = potrf_parts(k, c.parts(), tri, 0);
     k.set_launch_kind(kind);
     done
+}
+
+/// The Cholesky of full storage in one buffer as one chained launch
+/// (glsl/tiled/potrf_chain.comp: left-looking by tiles of [`TiledKernels::diag`], tiles waiting
+/// on flags on the GPU instead of between launches). False, with `c` and the status word as
+/// they were, where it cannot run (RFP, several buffers, an order whose tile columns leave
+/// too few polls: [`factor_chain_spin_limit`]) or where a work group gave up waiting (a
+/// software renderer's loop limit): the caller factors the blocked way. C is copied before
+/// the launch for that. `given_up` marks the chain as given up before it runs (the tests' way
+/// onto that path).
+pub fn factor_by_chain(k: &TiledKernels, c: &mut TiledMatrix, given_up: bool) -> Result<bool> {
+    let m = c.order();
+    let Triangle::Square(view) = c.triangle() else {
+        return Ok(false);
+    };
+    if c.part_count() != 1 {
+        return Ok(false);
+    }
+    if m == 0 {
+        return Ok(true);
+    }
+    let tiles = m.div_ceil(k.diag());
+    let Some(spin_limit) = factor_chain_spin_limit(tiles, k.diag()) else {
+        return Ok(false);
+    };
+    let ctx = k.context();
+    let mut words = vec![0u32; 2 + tiles * (tiles + 1) / 2];
+    words[1] = u32::from(given_up);
+    let sync = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &words)?;
+    let scratch = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &[0u32; 2])?;
+    let saved = Buffer::<f32>::uninitialized(
+        ctx,
+        BufferTarget::Storage,
+        BufferUsage::Stream,
+        c.buffer().len(),
+    )?;
+    saved.copy_from(c.buffer())?;
+    let kind = k.set_launch_kind(LaunchKind::Other);
+    k.potrf_chain(&ChainFactor {
+        c: Operand::new(c.buffer(), view),
+        sync: &sync,
+        scratch: &scratch,
+        spin_limit,
+    })?;
+    k.set_launch_kind(kind);
+    if sync.download_range(1, 1)?[0] != 0 {
+        log::debug!("the chained Cholesky gave up waiting: factoring the blocked way");
+        c.buffer().copy_from(&saved)?;
+        k.reset_status()?;
+        return Ok(false);
+    }
+    k.factor_chained();
+    Ok(true)
+}
+
+/// [`factor`] where the chained Cholesky is told, before it runs, that a work group gave up:
+/// the path a long wait on a software renderer takes (C restored, then factored the blocked
+/// way). For the tests.
+#[doc(hidden)]
+pub fn factor_after_chain_gives_up(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    k.reset_status()?;
+    if !factor_by_chain(k, c, true)? {
+        let tri = if k.inverted_blocks() {
+            factored_triangle(c.triangle(), k.config().nb, k.split_order())
+        } else {
+            c.triangle()
+        };
+        potrf_parts(k, c.parts(), tri, 0)?;
+    }
+    k.check("the tiled Cholesky factorization")?;
+    k.check_status()
 }
 
 /// The factorization of `tri` in `buffer`; `column0` is its first global column

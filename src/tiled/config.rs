@@ -61,6 +61,59 @@ impl DiagonalFactor {
     }
 }
 
+/// How the tiled Cholesky of full storage is scheduled: the blocked right-looking launches
+/// ([`potrf_blocked`](super::cholesky::potrf_blocked), about 200 dependent launches at m =
+/// 4096) or one chained launch, left-looking by tiles of the diagonal block's order
+/// (`glsl/tiled/potrf_chain.comp`, [`factor_by_chain`](super::cholesky::factor_by_chain)).
+/// RFP storage, a matrix over several buffers and kernels without shared memory are always
+/// blocked, and so is a chain that gives up waiting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CholeskySchedule {
+    /// Blocked, as measured on the H200 (the default until the chain is measured there).
+    #[default]
+    Blocked,
+    /// One chained launch wherever it can run.
+    Chain,
+    /// The chain up to order [`CHAIN_AUTO_ORDER`], blocked above.
+    Auto,
+}
+
+/// The largest order [`CholeskySchedule::Auto`] chains (a guess until the H200 sweep of
+/// `scripts/h200_cholesky_chain.sh` decides it).
+pub const CHAIN_AUTO_ORDER: usize = 8192;
+
+impl CholeskySchedule {
+    /// Every schedule, for sweeps.
+    pub const ALL: [CholeskySchedule; 3] = [
+        CholeskySchedule::Blocked,
+        CholeskySchedule::Chain,
+        CholeskySchedule::Auto,
+    ];
+
+    /// A short name for reports, benchmark labels and parsing.
+    pub fn name(self) -> &'static str {
+        match self {
+            CholeskySchedule::Blocked => "blocked",
+            CholeskySchedule::Chain => "chain",
+            CholeskySchedule::Auto => "auto",
+        }
+    }
+
+    /// The schedule named `name` ([`CholeskySchedule::name`]).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name.trim())
+    }
+
+    /// Whether a matrix of order `m` is tried as one chained launch.
+    pub fn chains(self, m: usize) -> bool {
+        match self {
+            CholeskySchedule::Blocked => false,
+            CholeskySchedule::Chain => true,
+            CholeskySchedule::Auto => m <= CHAIN_AUTO_ORDER,
+        }
+    }
+}
+
 /// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
 /// choices, for sweeping on a GPU; [`PanelVariant::PLAIN`] is the kernel as it was first measured
 /// (README, "Past the paper"). All but [`PanelVariant::root_d`] change only the order of loads

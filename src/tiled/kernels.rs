@@ -2,7 +2,7 @@
 //! launched tile lists (cached by shape) and the status word where the diagonal-block factor
 //! records the first pivot that is not positive.
 
-use super::config::{DiagonalFactor, KernelConfig, PanelVariant};
+use super::config::{CholeskySchedule, DiagonalFactor, KernelConfig, PanelVariant};
 use super::launches::{LaunchCounts, LaunchKind};
 use super::product::Product;
 use super::status::StatusWord;
@@ -46,6 +46,43 @@ pub fn chain_spin_limit(blocks: usize) -> Option<usize> {
         .checked_sub(blocks.saturating_mul(CHAIN_LOOPS_PER_BLOCK) + CHAIN_LOOPS_FIXED)?;
     let limit = rest.min(CHAIN_SPIN_LIMIT);
     (limit >= CHAIN_MIN_SPINS).then_some(limit)
+}
+
+/// Loop iterations one invocation of the chained Cholesky runs per tile column (its ticket,
+/// the wait and the T-deep product of one k step, constant loops unrolled) beyond the tile's
+/// order, and for the rest of its work (the diagonal factor, the product with the inverse).
+const FACTOR_CHAIN_LOOPS_PER_COLUMN: usize = 24;
+const FACTOR_CHAIN_LOOPS_FIXED: usize = 4096;
+
+/// The polls a work group of the chained Cholesky over `tile_columns` tile columns of order
+/// `tile` may spend waiting so that no invocation passes [`crate::gl::LOOP_LIMIT`]: at most
+/// [`CHAIN_SPIN_LIMIT`]; `None` where too few are left (the factorization runs blocked).
+pub fn factor_chain_spin_limit(tile_columns: usize, tile: usize) -> Option<usize> {
+    let per_column = tile + FACTOR_CHAIN_LOOPS_PER_COLUMN;
+    let rest = crate::gl::LOOP_LIMIT
+        .checked_sub(tile_columns.saturating_mul(per_column) + FACTOR_CHAIN_LOOPS_FIXED)?;
+    let limit = rest.min(CHAIN_SPIN_LIMIT);
+    (limit >= CHAIN_MIN_SPINS).then_some(limit)
+}
+
+/// Shared memory of the chained Cholesky's work group with tiles of order `tile` (two padded
+/// tiles beside the diagonal factor's own), in bytes.
+pub fn factor_chain_shared_bytes(tile: usize, factor: DiagonalFactor) -> usize {
+    2 * tile * (tile + 1) * 4 + factor.shared_bytes(tile) + 16
+}
+
+/// What a chained Cholesky ([`TiledKernels::potrf_chain`]) works on.
+pub(crate) struct ChainFactor<'a> {
+    /// The matrix (full storage, one buffer), factored in place.
+    pub c: Operand<'a>,
+    /// Tickets, the gave-up word and one ready flag per tile, zeroed (the gave-up word may be
+    /// set to give up at once).
+    pub sync: &'a Buffer<u32>,
+    /// Two words for the diagonal factor's own status (the chain reports through the status
+    /// word with atomicMin instead).
+    pub scratch: &'a Buffer<u32>,
+    /// Polls a work group may spend waiting in all ([`factor_chain_spin_limit`]).
+    pub spin_limit: usize,
 }
 
 /// What a chained solve ([`TiledKernels::trsv_chain`]) works on.
@@ -403,6 +440,18 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
     )
 }
 
+/// The source of the chained Cholesky for a work group of `(px, py)` (the diagonal factor's)
+/// with the diagonal factor `factor` at its `// FUSED_DIAG_FUNCTION` line.
+fn chain_source((px, py): (usize, usize), factor: DiagonalFactor) -> String {
+    format!(
+        "{}#define PX {px}\n#define PY {py}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
+        table::SUBGROUPS_HEADER,
+        table::POTRF_CHAIN
+            .source
+            .replace("// FUSED_DIAG_FUNCTION", factor.function())
+    )
+}
+
 /// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
 pub struct TiledKernels {
     ctx: Context,
@@ -422,6 +471,11 @@ pub struct TiledKernels {
     trsv_chain: Option<ComputeProgram>,
     // Solves that ran chained (tests check the chain itself ran).
     chained: Cell<u64>,
+    // The Cholesky of full storage as one launch (potrf_chain.comp), where its tiles fit.
+    potrf_chain: Option<ComputeProgram>,
+    // Whether the Cholesky runs as that one launch, and factorizations that did so far.
+    schedule: CholeskySchedule,
+    chained_factors: Cell<u64>,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
     fused: Option<[(ComputeProgram, KernelConfig); 2]>,
@@ -547,6 +601,23 @@ impl TiledKernels {
                 )?),
                 false => None,
             },
+            potrf_chain: match config.shared
+                && !config.texel
+                && factor_chain_shared_bytes(diag, factor) as u64 <= limits.max_shared_bytes
+            {
+                true => Some(ComputeProgram::new(
+                    ctx,
+                    &table::POTRF_CHAIN,
+                    "",
+                    &KernelConfig { nb: diag, ..config }.source(&chain_source(
+                        config.diagonal_group(diag),
+                        factor,
+                    )),
+                )?),
+                false => None,
+            },
+            schedule: tuning.cholesky_schedule(),
+            chained_factors: Cell::new(0),
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -1230,6 +1301,64 @@ impl TiledKernels {
         ])?;
         self.run(p, [chain.blocks as u32, 1, 1])?;
         Ok(())
+    }
+
+    /// The Cholesky of `chain.c` (full storage, order m) in place as one chained launch
+    /// (glsl/tiled/potrf_chain.comp), tiles of [`TiledKernels::diag`], the inverses of the
+    /// diagonal tiles in the slots of the blocked Cholesky; whether it gave up is in
+    /// `chain.sync[1]`.
+    pub(crate) fn potrf_chain(&self, chain: &ChainFactor<'_>) -> Result<()> {
+        let p = self
+            .potrf_chain
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels have no chained Cholesky"))?;
+        let v = chain.c.view;
+        let tiles = v.rows.div_ceil(self.diag);
+        self.reserve_inverses(tiles)?;
+        let inv = self.inverses.borrow();
+        let inv = inv
+            .as_ref()
+            .ok_or_else(|| Error::shape("no inverse slots reserved"))?;
+        chain.c.buffer.bind_base(0);
+        inv.bind_base(1);
+        inv.bind_base(7);
+        chain.sync.bind_base(3);
+        chain.scratch.bind_base(5);
+        self.status.bind_base(6);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("m", u(v.rows)),
+            ("tiles", u(tiles)),
+            ("c_off", u(v.offset)),
+            ("c_rs", u(v.rs)),
+            ("c_cs", u(v.cs)),
+            ("spin_limit", u(chain.spin_limit)),
+        ])?;
+        self.run(p, [(tiles * (tiles + 1) / 2) as u32, 1, 1])?;
+        Ok(())
+    }
+
+    /// Whether the Cholesky of order `m` (full storage, one buffer) is tried as one chained
+    /// launch: the schedule chooses it and the kernels have it.
+    pub fn chains_factor(&self, m: usize) -> bool {
+        let tiles = m.div_ceil(self.diag.max(1));
+        self.potrf_chain.is_some()
+            && self.schedule.chains(m)
+            && tiles * (tiles + 1) / 2 <= self.limits.max_groups_x as usize
+    }
+
+    /// The Cholesky's schedule ([`CholeskySchedule`]).
+    pub fn cholesky_schedule(&self) -> CholeskySchedule {
+        self.schedule
+    }
+
+    /// Factorizations that ran as one chained launch ([`TiledKernels::potrf_chain`]) so far.
+    pub fn chained_factors(&self) -> u64 {
+        self.chained_factors.get()
+    }
+
+    pub(crate) fn factor_chained(&self) {
+        self.chained_factors.set(self.chained_factors.get() + 1);
     }
 
     /// Whether one-right-hand-side solves can run as one chained launch each way.
