@@ -1,0 +1,215 @@
+//! The tiled Cholesky as one chained launch (glsl/tiled/potrf_chain.comp): its factor against
+//! the f64 reference (relative backward error) and against the blocked factor, with 1e30 in
+//! the upper triangle it must not read and the inverse slots poisoned with NaN; the failing
+//! column of a matrix that is not positive definite, as the blocked path names it; the
+//! given-up path (forced) giving the blocked factor. llvmpipe runs on one thread here so that
+//! no work group waits long enough to give up (the blocked fallback would run, and the tests
+//! check that the chain itself ran).
+
+mod common;
+
+use symraster::internal::GpuInternals;
+use symraster::tiled::config::CholeskySchedule;
+use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, cholesky};
+use symraster::tuning::Tuning;
+use symraster::{Error, Matrix, NumericalError, problems, reference};
+
+const MAX: u64 = i32::MAX as u64;
+
+/// Garbage the factorization must not read (nor write over): the upper triangle's value.
+const GARBAGE: f32 = 1e30;
+
+/// A context on which llvmpipe runs one thread (work groups in ticket order, no waits).
+fn gpu() -> symraster::Gpu {
+    // SAFETY: every test of this binary sets the same value before it creates its context.
+    unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
+    common::gpu()
+}
+
+/// The kernels with diagonal tiles of `diag` and the Cholesky scheduled as `schedule`.
+fn kernels(gpu: &symraster::Gpu, diag: usize, schedule: CholeskySchedule) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        cholesky_schedule: Some(schedule),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// `c`'s lower triangle in full storage with GARBAGE in the upper one.
+fn upload(gpu: &symraster::Gpu, c: &Matrix<f32>) -> TiledMatrix {
+    let m = c.rows();
+    let t = TiledMatrix::uninitialized(gpu.context(), m, Storage::Full, MAX).unwrap();
+    let mut data = vec![GARBAGE; t.buffer().len()];
+    for i in 0..m {
+        for j in 0..=i {
+            data[t.index(i, j)] = c[(i, j)];
+        }
+    }
+    t.buffer().write(0, &data).unwrap();
+    t
+}
+
+/// ‖L·Lᵀ − C‖_F / ‖C‖_F over the lower triangles, in f64.
+fn backward_error(l: &Matrix<f64>, c: &Matrix<f32>) -> f64 {
+    let llt = reference::multiply_lower_by_transpose(l);
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 0..c.rows() {
+        for j in 0..=i {
+            let cij = f64::from(c[(i, j)]);
+            num += (llt[(i, j)] - cij).powi(2);
+            den += cij * cij;
+        }
+    }
+    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// The tolerance of an f32 factor of order m: a few units of roundoff per tile of the sum.
+fn tolerance(m: usize) -> f64 {
+    64.0 * common::U32 * (m as f64).max(16.0)
+}
+
+/// Factors `c` with `k`, checks the upper triangle was left alone, returns L.
+fn factor(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> Matrix<f32> {
+    let mut t = upload(gpu, c);
+    k.poison_inverses(c.rows().div_ceil(k.diag())).unwrap();
+    cholesky::factor(k, &mut t).unwrap();
+    let raw = t.download_raw().unwrap();
+    let m = c.rows();
+    for i in 0..m {
+        for j in i + 1..m {
+            assert_eq!(raw[t.index(i, j)], GARBAGE, "m {m}: ({i}, {j}) written");
+        }
+    }
+    t.download_lower().unwrap()
+}
+
+#[test]
+fn the_chained_factor_matches_the_reference_and_the_blocked_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    for m in [1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513] {
+        assert!(chain.chains_factor(m), "m {m}: the chain is not offered");
+        assert!(!blocked.chains_factor(m));
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
+        let before = chain.chained_factors();
+        let l = factor(&gpu, &chain, &c);
+        assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
+        assert!(l.as_slice().iter().all(|v| v.is_finite()), "m {m}: NaN left");
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(e < tolerance(m), "m {m}: backward error {e:.2e}");
+        let lb = factor(&gpu, &blocked, &c);
+        assert_eq!(blocked.chained_factors(), 0);
+        let d = symraster::relative_error(&l, &lb);
+        assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
+        // The inverses of the diagonal tiles are the blocked path's too (slot j = tile j).
+        for slot in 0..m.div_ceil(32) {
+            let (a, b) = (chain.inverse_block(slot).unwrap(), blocked.inverse_block(slot).unwrap());
+            let n = 32.min(m - slot * 32);
+            for r in 0..n {
+                for s in 0..n {
+                    let (x, y) = (a[r * 32 + s], b[r * 32 + s]);
+                    assert!(
+                        (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
+                        "m {m} slot {slot} ({r}, {s}): {x} against {y}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_chain_with_tiles_of_64_matches_the_reference_where_it_fits() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let chain = kernels(&gpu, 64, CholeskySchedule::Chain);
+    if !chain.chains_factor(64) {
+        // Two padded 64 x 64 tiles and the factor's own need more shared memory than this
+        // device gives a work group (llvmpipe: 32 KiB): the blocked path runs.
+        return;
+    }
+    for m in [63, 64, 65, 129, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
+        let before = chain.chained_factors();
+        let l = factor(&gpu, &chain, &c);
+        assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(e < tolerance(m), "m {m}: backward error {e:.2e}");
+    }
+}
+
+/// The failing column (LAPACK's INFO − 1) and the pivot before its square root.
+fn failure(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> (usize, f64) {
+    let mut t = upload(gpu, c);
+    match cholesky::factor(k, &mut t) {
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+            (column, pivot)
+        }
+        other => panic!("expected NotPositiveDefinite, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_matrix_that_is_not_positive_definite_names_the_blocked_paths_column() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    let m = 129;
+    for column in [0, 1, 31, 32, 40, 63, 64, 100, 128] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= 500.0;
+        let before = chain.chained_factors();
+        let (got, pivot) = failure(&gpu, &chain, &c);
+        assert_eq!(chain.chained_factors(), before + 1, "column {column}: not chained");
+        let (want, want_pivot) = failure(&gpu, &blocked, &c);
+        assert_eq!((got, want), (column, column));
+        assert!(
+            (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+            "column {column}: pivot {pivot} against the blocked {want_pivot}"
+        );
+    }
+    // NaN on the diagonal: the chain still finishes and names its column.
+    let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+    c[(70, 70)] = f32::NAN;
+    assert_eq!(failure(&gpu, &chain, &c).0, 70);
+}
+
+#[test]
+fn a_chain_that_gave_up_gives_the_blocked_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    for m in [65, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(90 + m as u64), m);
+        let mut t = upload(&gpu, &c);
+        let before = chain.chained_factors();
+        cholesky::factor_after_chain_gives_up(&chain, &mut t).unwrap();
+        assert_eq!(chain.chained_factors(), before, "m {m}: counted as chained");
+        let l = t.download_lower().unwrap();
+        let lb = factor(&gpu, &blocked, &c);
+        assert_eq!(l.as_slice(), lb.as_slice(), "m {m}: not the blocked factor");
+        // A failure found by the given-up path is the blocked path's.
+        let mut bad = c.clone();
+        bad[(40, 40)] -= 500.0;
+        let mut t = upload(&gpu, &bad);
+        match cholesky::factor_after_chain_gives_up(&chain, &mut t) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
+                assert_eq!(column, 40)
+            }
+            other => panic!("m {m}: expected NotPositiveDefinite, got {other:?}"),
+        }
+    }
+}
