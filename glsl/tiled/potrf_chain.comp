@@ -37,10 +37,12 @@ uniform uint c_cs;
 uniform uint spin_limit;
 
 #define THREADS (PX * PY)
-#define LOADS ((NB * NB) / THREADS)
+// The products run over slices of KS columns (KS divides NB; the host defines it): two padded
+// NB x KS slices in shared memory, so that tiles of 64 fit llvmpipe's 32 KiB.
+#define LOADS ((NB * KS) / THREADS)
 
-shared float ta[NB][NB + 1];
-shared float tb[NB][NB + 1];
+shared float ta[NB][KS + 1];
+shared float tb[NB][KS + 1];
 shared uint order_shared;
 shared uint stop_shared;
 
@@ -100,24 +102,25 @@ void main() {
         if (!stop && !diagonal) stop = wait_for(flag_index(j, k), spins, tid);
         if (stop) break;
         // L_ik and L_jk (whole NB columns: k < j is never the last, short, tile column).
-        uint k0 = k * uint(NB);
-        for (uint q = 0u; q < uint(LOADS); q++) {
-            uint e = tid + q * uint(THREADS);
-            uint rr = e / uint(NB);
-            uint p = e % uint(NB);
-            ta[rr][p] = rr < ni ? c[at(r0 + rr, k0 + p)] : 0.0;
-            tb[rr][p] = rr < nj ? c[at(s0 + rr, k0 + p)] : 0.0;
-        }
-        barrier();
-        for (uint p = 0u; p < uint(NB); p++) {
-            float bv[EB];
-            for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
-            for (int a = 0; a < EA; a++) {
-                float av = ta[ty + uint(PY) * uint(a)][p];
-                for (int b = 0; b < EB; b++) acc[a][b] -= av * bv[b];
+        for (uint h = k * uint(NB); h < (k + 1u) * uint(NB); h += uint(KS)) {
+            for (uint q = 0u; q < uint(LOADS); q++) {
+                uint e = tid + q * uint(THREADS);
+                uint rr = e / uint(KS);
+                uint p = e % uint(KS);
+                ta[rr][p] = rr < ni ? c[at(r0 + rr, h + p)] : 0.0;
+                tb[rr][p] = rr < nj ? c[at(s0 + rr, h + p)] : 0.0;
             }
+            barrier();
+            for (uint p = 0u; p < uint(KS); p++) {
+                float bv[EB];
+                for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
+                for (int a = 0; a < EA; a++) {
+                    float av = ta[ty + uint(PY) * uint(a)][p];
+                    for (int b = 0; b < EB; b++) acc[a][b] -= av * bv[b];
+                }
+            }
+            barrier();
         }
-        barrier();
     }
     if (!stop && !diagonal) stop = wait_for(flag_index(j, j), spins, tid);
     if (stop) {
@@ -148,29 +151,39 @@ void main() {
     } else {
         // L_ij = acc·L_jj⁻ᵀ: (acc·Wᵀ)(r, s) = Σ_p acc(r, p)·W(s, p), W = L_jj⁻¹ (row-major,
         // NB-strided, whole: tile j is not the last).
+        // Slice by slice: acc's columns h..h + KS to ta, W's to tb.
         uint base = j * uint(NB * NB);
+        float prod[EA][EB];
         for (int a = 0; a < EA; a++)
-            for (int b = 0; b < EB; b++) ta[ty + uint(PY) * uint(a)][tx + uint(PX) * uint(b)] = acc[a][b];
-        for (uint q = 0u; q < uint(LOADS); q++) {
-            uint e = tid + q * uint(THREADS);
-            tb[e / uint(NB)][e % uint(NB)] = inv_r[base + e];
-        }
-        barrier();
-        for (int a = 0; a < EA; a++)
-            for (int b = 0; b < EB; b++) acc[a][b] = 0.0;
-        for (uint p = 0u; p < uint(NB); p++) {
-            float bv[EB];
-            for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
-            for (int a = 0; a < EA; a++) {
-                float av = ta[ty + uint(PY) * uint(a)][p];
-                for (int b = 0; b < EB; b++) acc[a][b] += av * bv[b];
+            for (int b = 0; b < EB; b++) prod[a][b] = 0.0;
+        for (uint h = 0u; h < uint(NB); h += uint(KS)) {
+            for (int a = 0; a < EA; a++)
+                for (int b = 0; b < EB; b++) {
+                    uint s = tx + uint(PX) * uint(b);
+                    if (s >= h && s < h + uint(KS)) ta[ty + uint(PY) * uint(a)][s - h] = acc[a][b];
+                }
+            for (uint q = 0u; q < uint(LOADS); q++) {
+                uint e = tid + q * uint(THREADS);
+                uint rr = e / uint(KS);
+                uint p = e % uint(KS);
+                tb[rr][p] = inv_r[base + rr * uint(NB) + h + p];
             }
+            barrier();
+            for (uint p = 0u; p < uint(KS); p++) {
+                float bv[EB];
+                for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
+                for (int a = 0; a < EA; a++) {
+                    float av = ta[ty + uint(PY) * uint(a)][p];
+                    for (int b = 0; b < EB; b++) prod[a][b] += av * bv[b];
+                }
+            }
+            barrier();
         }
         for (int a = 0; a < EA; a++)
             for (int b = 0; b < EB; b++) {
                 uint r = ty + uint(PY) * uint(a);
                 uint s = tx + uint(PX) * uint(b);
-                if (r < ni) c[at(r0 + r, s0 + s)] = acc[a][b];
+                if (r < ni) c[at(r0 + r, s0 + s)] = prod[a][b];
             }
     }
     memoryBarrierBuffer();

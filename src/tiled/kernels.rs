@@ -65,10 +65,16 @@ pub fn factor_chain_spin_limit(tile_columns: usize, tile: usize) -> Option<usize
     (limit >= CHAIN_MIN_SPINS).then_some(limit)
 }
 
+/// Depth of the slices the chained Cholesky's tile products run over (it divides every
+/// diagonal-block order, multiples of 16).
+pub fn factor_chain_slice(tile: usize) -> usize {
+    if tile.is_multiple_of(32) { 32 } else { 16 }
+}
+
 /// Shared memory of the chained Cholesky's work group with tiles of order `tile` (two padded
-/// tiles beside the diagonal factor's own), in bytes.
+/// slices of [`factor_chain_slice`] columns beside the diagonal factor's own), in bytes.
 pub fn factor_chain_shared_bytes(tile: usize, factor: DiagonalFactor) -> usize {
-    2 * tile * (tile + 1) * 4 + factor.shared_bytes(tile) + 16
+    2 * tile * (factor_chain_slice(tile) + 1) * 4 + factor.shared_bytes(tile) + 16
 }
 
 /// What a chained Cholesky ([`TiledKernels::potrf_chain`]) works on.
@@ -442,9 +448,10 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
 
 /// The source of the chained Cholesky for a work group of `(px, py)` (the diagonal factor's)
 /// with the diagonal factor `factor` at its `// FUSED_DIAG_FUNCTION` line.
-fn chain_source((px, py): (usize, usize), factor: DiagonalFactor) -> String {
+fn chain_source((px, py): (usize, usize), diag: usize, factor: DiagonalFactor) -> String {
+    let ks = factor_chain_slice(diag);
     format!(
-        "{}#define PX {px}\n#define PY {py}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
+        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
         table::SUBGROUPS_HEADER,
         table::POTRF_CHAIN
             .source
@@ -611,6 +618,7 @@ impl TiledKernels {
                     "",
                     &KernelConfig { nb: diag, ..config }.source(&chain_source(
                         config.diagonal_group(diag),
+                        diag,
                         factor,
                     )),
                 )?),
