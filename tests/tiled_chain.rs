@@ -99,7 +99,10 @@ fn the_chained_factor_matches_the_reference_and_the_blocked_factor() {
         let before = chain.chained_factors();
         let l = factor(&gpu, &chain, &c);
         assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
-        assert!(l.as_slice().iter().all(|v| v.is_finite()), "m {m}: NaN left");
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "m {m}: NaN left"
+        );
         let e = backward_error(&l.to_f64(), &c);
         assert!(e < tolerance(m), "m {m}: backward error {e:.2e}");
         let lb = factor(&gpu, &blocked, &c);
@@ -108,7 +111,10 @@ fn the_chained_factor_matches_the_reference_and_the_blocked_factor() {
         assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
         // The inverses of the diagonal tiles are the blocked path's too (slot j = tile j).
         for slot in 0..m.div_ceil(32) {
-            let (a, b) = (chain.inverse_block(slot).unwrap(), blocked.inverse_block(slot).unwrap());
+            let (a, b) = (
+                chain.inverse_block(slot).unwrap(),
+                blocked.inverse_block(slot).unwrap(),
+            );
             let n = 32.min(m - slot * 32);
             for r in 0..n {
                 for s in 0..n {
@@ -167,7 +173,11 @@ fn a_matrix_that_is_not_positive_definite_names_the_blocked_paths_column() {
         c[(column, column)] -= 500.0;
         let before = chain.chained_factors();
         let (got, pivot) = failure(&gpu, &chain, &c);
-        assert_eq!(chain.chained_factors(), before + 1, "column {column}: not chained");
+        assert_eq!(
+            chain.chained_factors(),
+            before + 1,
+            "column {column}: not chained"
+        );
         let (want, want_pivot) = failure(&gpu, &blocked, &c);
         assert_eq!((got, want), (column, column));
         assert!(
