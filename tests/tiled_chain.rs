@@ -130,21 +130,40 @@ fn the_chained_factor_matches_the_reference_and_the_blocked_factor() {
 }
 
 #[test]
-fn the_chain_with_tiles_of_64_matches_the_reference() {
+fn the_chain_with_tiles_of_64_and_128_matches_the_reference() {
     let gpu = gpu();
     if !gpu.info().has_compute() {
         return;
     }
-    let chain = kernels(&gpu, 64, CholeskySchedule::Chain);
     // Two padded 64 x 32 slices and the factor's own fit llvmpipe's 32 KiB of shared memory.
+    let chain = kernels(&gpu, 64, CholeskySchedule::Chain);
     assert!(chain.chains_factor(64));
-    for m in [63, 64, 65, 129, 200] {
+    let cases = [
+        (63, &chain),
+        (64, &chain),
+        (65, &chain),
+        (129, &chain),
+        (200, &chain),
+    ];
+    // Tiles of 128 where they fit (not in 32 KiB: GPUs' 48 KiB).
+    let wide = kernels(&gpu, 128, CholeskySchedule::Chain);
+    let wide_cases = [(127, &wide), (128, &wide), (129, &wide), (300, &wide)];
+    let wide_cases = if wide.chains_factor(128) {
+        &wide_cases[..]
+    } else {
+        &[]
+    };
+    for &(m, chain) in cases.iter().chain(wide_cases) {
         let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
         let before = chain.chained_factors();
         let l = factor(&gpu, &chain, &c);
         assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
         let e = backward_error(&l.to_f64(), &c);
-        assert!(e < tolerance(m), "m {m}: backward error {e:.2e}");
+        assert!(
+            e < tolerance(m),
+            "m {m} tiles {}: backward error {e:.2e}",
+            chain.diag()
+        );
     }
 }
 

@@ -487,6 +487,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn schedules_parse_by_name_and_chain_as_they_say() {
+        for s in CholeskySchedule::ALL {
+            assert_eq!(CholeskySchedule::parse(s.name()), Some(s));
+        }
+        assert_eq!(CholeskySchedule::parse("chained"), None);
+        assert_eq!(CholeskySchedule::default(), CholeskySchedule::Blocked);
+        assert!(!CholeskySchedule::Blocked.chains(64));
+        assert!(CholeskySchedule::Chain.chains(1 << 20));
+        assert!(CholeskySchedule::Auto.chains(CHAIN_AUTO_ORDER));
+        assert!(!CholeskySchedule::Auto.chains(CHAIN_AUTO_ORDER + 1));
+    }
+
+    #[test]
     fn tiles_are_whole_vec4_groups_and_fit_shared_memory() {
         for c in [KernelConfig::GPU, KernelConfig::CPU, KernelConfig::TEXEL] {
             assert!(c.tm % 4 == 0 && c.tn % 4 == 0);

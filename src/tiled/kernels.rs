@@ -1617,6 +1617,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_chained_factor_stays_within_the_loop_limit_or_is_not_started() {
+        // Tiles of 32 up to m = 513 (the tests) and of 64 up to 16384 (the H200's sizes) chain
+        // with (nearly) the full polls; far more tile columns leave too few: not started.
+        assert_eq!(factor_chain_spin_limit(17, 32), Some(CHAIN_SPIN_LIMIT));
+        assert!(factor_chain_spin_limit(256, 64).is_some_and(|s| s > 30_000));
+        for (columns, tile) in [(512, 32), (400, 64), (128, 128)] {
+            let limit = factor_chain_spin_limit(columns, tile).unwrap();
+            let loops = columns * (tile + FACTOR_CHAIN_LOOPS_PER_COLUMN) + FACTOR_CHAIN_LOOPS_FIXED;
+            assert!(limit >= CHAIN_MIN_SPINS && limit + loops <= crate::gl::LOOP_LIMIT);
+        }
+        assert_eq!(factor_chain_spin_limit(2000, 64), None);
+        // Two slices and the diagonal factor fit llvmpipe's 32 KiB up to tiles of 64.
+        for tile in [16, 32, 48, 64] {
+            assert!(factor_chain_shared_bytes(tile, DiagonalFactor::Columns) <= 32 * 1024);
+            assert!(tile.is_multiple_of(factor_chain_slice(tile)));
+        }
+    }
+
+    #[test]
     fn a_chained_solve_stays_within_the_loop_limit_or_is_not_started() {
         assert_eq!(chain_spin_limit(1), Some(CHAIN_SPIN_LIMIT));
         assert_eq!(chain_spin_limit(64), Some(CHAIN_SPIN_LIMIT));
