@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
-//!  [--factor columns,panels] [--schedule blocked,chain,auto] SIZE...`
+//!  [--factor columns,panels] [--schedule blocked,chain,panels,auto] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
@@ -22,7 +22,8 @@
 //! sweep the product kernel: every combination with the others gets its own kernels, methods
 //! `tiled[-d..-o..-f..][-t<wg_x>x<wg_y>x<tm>x<tn>][-s<slice>g<group>p<pad>r<regbuf>[u1][q1]]`.
 //! `--schedule` sweeps how the Cholesky of full storage runs (`CholeskySchedule`: the blocked
-//! launches, one chained launch, or the chain up to its order), method suffix `-<schedule>`.
+//! launches, one chained launch, chained panels with trailing products, or the chain up to its
+//! order), method suffix `-<schedule>`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product there
 //! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
 

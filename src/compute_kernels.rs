@@ -244,7 +244,16 @@ pub static POTRF_CHAIN: ComputeKernel = ComputeKernel {
         ("ChainStatus", 6),
         ("InvRead", 7),
     ],
-    uniforms: &["m", "tiles", "c_off", "c_rs", "c_cs", "spin_limit"],
+    uniforms: &[
+        "m",
+        "n",
+        "column0",
+        "tiles",
+        "c_off",
+        "c_rs",
+        "c_cs",
+        "spin_limit",
+    ],
     optional: &[],
 };
 

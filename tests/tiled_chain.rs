@@ -2,7 +2,8 @@
 //! the f64 reference (relative backward error) and against the blocked factor, with 1e30 in
 //! the upper triangle it must not read and the inverse slots poisoned with NaN; the failing
 //! column of a matrix that is not positive definite, as the blocked path names it; the
-//! given-up path (forced) giving the blocked factor. llvmpipe runs on one thread here so that
+//! given-up path (forced) launched again to the same factor; the chained panels with their
+//! trailing products. llvmpipe runs on one thread here so that
 //! no work group waits long enough to give up (the blocked fallback would run, and the tests
 //! check that the chain itself ran).
 
@@ -64,6 +65,17 @@ fn backward_error(l: &Matrix<f64>, c: &Matrix<f32>) -> f64 {
     (num / den.max(f64::MIN_POSITIVE)).sqrt()
 }
 
+/// The kernels with diagonal tiles of `diag`, chained panels of `outer` columns.
+fn panel_kernels(gpu: &symraster::Gpu, diag: usize, outer: usize) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(CholeskySchedule::Panels),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
 /// The tolerance of an f32 factor of order m: a few units of roundoff per tile of the sum.
 fn tolerance(m: usize) -> f64 {
     64.0 * common::U32 * (m as f64).max(16.0)
@@ -93,8 +105,12 @@ fn the_chained_factor_matches_the_reference_and_the_blocked_factor() {
     let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
     let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
     for m in [1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513] {
-        assert!(chain.chains_factor(m), "m {m}: the chain is not offered");
-        assert!(!blocked.chains_factor(m));
+        assert_eq!(
+            chain.chains_factor(m),
+            Some(CholeskySchedule::Chain),
+            "m {m}"
+        );
+        assert_eq!(blocked.chains_factor(m), None);
         let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
         let before = chain.chained_factors();
         let l = factor(&gpu, &chain, &c);
@@ -137,7 +153,7 @@ fn the_chain_with_tiles_of_64_and_128_matches_the_reference() {
     }
     // Two padded 64 x 32 slices and the factor's own fit llvmpipe's 32 KiB of shared memory.
     let chain = kernels(&gpu, 64, CholeskySchedule::Chain);
-    assert!(chain.chains_factor(64));
+    assert!(chain.chains_factor(64).is_some());
     let cases = [
         (63, &chain),
         (64, &chain),
@@ -148,7 +164,7 @@ fn the_chain_with_tiles_of_64_and_128_matches_the_reference() {
     // Tiles of 128 where they fit (not in 32 KiB: GPUs' 48 KiB).
     let wide = kernels(&gpu, 128, CholeskySchedule::Chain);
     let wide_cases = [(127, &wide), (128, &wide), (129, &wide), (300, &wide)];
-    let wide_cases = if wide.chains_factor(128) {
+    let wide_cases = if wide.chains_factor(128).is_some() {
         &wide_cases[..]
     } else {
         &[]
@@ -211,29 +227,72 @@ fn a_matrix_that_is_not_positive_definite_names_the_blocked_paths_column() {
 }
 
 #[test]
-fn a_chain_that_gave_up_gives_the_blocked_factor() {
+fn chained_panels_match_the_reference_and_the_blocked_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    // Panels of 64 columns (two tile columns of 32), then a trailing product each.
+    let panels = panel_kernels(&gpu, 32, 64);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    for m in [1, 2, 31, 33, 64, 65, 127, 129, 200, 513] {
+        assert_eq!(panels.chains_factor(m), Some(CholeskySchedule::Panels));
+        let c = problems::well_conditioned_spd(&mut problems::rng(20 + m as u64), m);
+        let before = panels.chained_factors();
+        let l = factor(&gpu, &panels, &c);
+        assert_eq!(panels.chained_factors(), before + 1, "m {m}: not chained");
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "m {m}: NaN left"
+        );
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(e < tolerance(m), "m {m}: backward error {e:.2e}");
+        let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
+        assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
+    }
+    // The failing column past the first panel, as the blocked path names it.
+    let m = 200;
+    for column in [5, 64, 100, 199] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(7), m);
+        c[(column, column)] -= 500.0;
+        let (got, pivot) = failure(&gpu, &panels, &c);
+        let (want, want_pivot) = failure(&gpu, &blocked, &c);
+        assert_eq!((got, want), (column, column));
+        assert!((pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs());
+    }
+}
+
+/// A chain whose work groups gave up (forced here before its first launch; on llvmpipe with
+/// several threads their polls run out) is launched again on the tiles already published:
+/// the same factor, bit for bit, as the chain that never gave up.
+#[test]
+fn a_chain_that_gave_up_is_launched_again_to_the_same_factor() {
     let gpu = gpu();
     if !gpu.info().has_compute() {
         return;
     }
     let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
     let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
-    for m in [65, 200] {
+    for m in [1, 65, 200] {
         let c = problems::well_conditioned_spd(&mut problems::rng(90 + m as u64), m);
         let mut t = upload(&gpu, &c);
-        let before = chain.chained_factors();
+        let (before, launches) = (chain.chained_factors(), chain.launches());
         cholesky::factor_after_chain_gives_up(&chain, &mut t).unwrap();
-        assert_eq!(chain.chained_factors(), before, "m {m}: counted as chained");
+        assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
+        // One launch after the forced give-up (llvmpipe on one thread waits for nothing).
+        assert_eq!(chain.launches(), launches + 1, "m {m}");
         let l = t.download_lower().unwrap();
-        let lb = factor(&gpu, &blocked, &c);
-        assert_eq!(l.as_slice(), lb.as_slice(), "m {m}: not the blocked factor");
-        // A failure found by the given-up path is the blocked path's.
+        assert_eq!(l.as_slice(), factor(&gpu, &chain, &c).as_slice(), "m {m}");
+        let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
+        assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
+        // A failure found after the give-up is the blocked path's.
         let mut bad = c.clone();
-        bad[(40, 40)] -= 500.0;
+        let column = m / 2;
+        bad[(column, column)] -= 500.0;
         let mut t = upload(&gpu, &bad);
         match cholesky::factor_after_chain_gives_up(&chain, &mut t) {
-            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
-                assert_eq!(column, 40)
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
+                assert_eq!(got, column)
             }
             other => panic!("m {m}: expected NotPositiveDefinite, got {other:?}"),
         }

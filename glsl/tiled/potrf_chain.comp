@@ -13,9 +13,14 @@
 // goes on publishing its (NaN) tiles: a failure never hangs it.
 //
 // Storage: C(r, s), r ≥ s, lies at c_off + r·c_rs + s·c_cs; only the lower triangle is read or
-// written. A group whose waits outlast `spin_limit` polls in all (software renderers end long
-// loops) or that finds the chain given up sets `gave_up` and publishes nothing: the host then
-// restores C and factors it the blocked way, so nothing is ever taken from an unfinished chain.
+// written. The view may be a block column [B11; B21] (m rows, n ≤ m columns, n a multiple of
+// NB where n < m): its first n columns are factored (L11 and L21 = B21·L11⁻ᵀ), as the outer
+// block columns of the chained panels are; `column0` is its first column in the whole matrix.
+// A group whose waits outlast `spin_limit` polls in all (software renderers end long loops) or
+// that finds the chain given up sets `gave_up` and writes and publishes nothing (every write
+// comes after the last wait): a tile is either published, and final, or as it was. The host
+// then launches the chain again with the same flags (a group whose tile is published returns
+// at once): the first tile not published waits for nobody, so every launch makes progress.
 layout(local_size_x = PX, local_size_y = PY) in;
 
 layout(std430, binding = 0) coherent buffer CBuf { float c[]; };
@@ -30,6 +35,8 @@ layout(std430, binding = 6) coherent buffer ChainStatus { uint chain_column; flo
 layout(std430, binding = 7) coherent buffer InvRead { float inv_r[]; };
 
 uniform uint m;
+uniform uint n;
+uniform uint column0;
 uniform uint tiles;
 uniform uint c_off;
 uniform uint c_rs;
@@ -48,7 +55,7 @@ shared uint stop_shared;
 
 uint at(uint r, uint s) { return c_off + r * c_rs + s * c_cs; }
 
-// The flag of tile (i, j): its ticket.
+// The flag of tile (i, j): its ticket (`tiles` row tiles; column j holds tiles − j of them).
 uint flag_index(uint i, uint j) { return j * tiles - (j * (j - 1u)) / 2u + (i - j); }
 
 // Invocation 0 polls the flag (or the gave-up word); true for the whole group when it must stop.
@@ -73,7 +80,8 @@ void main() {
         stop_shared = atomicOr(gave_up, 0u);
     }
     barrier();
-    if (stop_shared != 0u) return;
+    // Given up, or published by an earlier launch of the same chain.
+    if (stop_shared != 0u || atomicOr(ready[order_shared], 0u) != 0u) return;
     // Ticket → (i, j): column j holds tiles − j tiles.
     uint t = order_shared;
     uint j = 0u;
@@ -85,7 +93,7 @@ void main() {
     uint r0 = i * uint(NB);
     uint s0 = j * uint(NB);
     uint ni = min(uint(NB), m - r0);
-    uint nj = min(uint(NB), m - s0);
+    uint nj = min(uint(NB), n - s0);
     bool diagonal = i == j;
     // acc[a][b] is entry (ty + PY·a, tx + PX·b) of the tile.
     float acc[EA][EB];
@@ -142,8 +150,9 @@ void main() {
             for (uint q = 0u; q < ni; q++) {
                 float p = piv[q];
                 if (!(p > 0.0)) {
-                    uint old = atomicMin(chain_column, s0 + q);
-                    if (s0 + q < old) chain_pivot = p;
+                    uint column = column0 + s0 + q;
+                    uint old = atomicMin(chain_column, column);
+                    if (column < old) chain_pivot = p;
                     break;
                 }
             }

@@ -9,6 +9,7 @@
 //! tiles use the recursive variant (substitution leaves of order ≤ nb). A matrix split over
 //! several buffers runs the same steps, each launch cut where its views change buffer.
 
+use super::config::CholeskySchedule;
 use super::kernels::{ChainFactor, Operand, TiledKernels, factor_chain_spin_limit};
 use super::launches::LaunchKind;
 use super::parts::{
@@ -56,8 +57,10 @@ pub fn factored_triangle(tri: Triangle, nb: usize, split: usize) -> Triangle {
 
 /// [`factor`] without the status read (for timing): the commands are queued, not waited for.
 pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
-    if k.chains_factor(c.order()) && factor_by_chain(k, c, false)? {
-        return Ok(());
+    match k.chains_factor(c.order()) {
+        Some(CholeskySchedule::Chain) if factor_by_chain(k, c, false)? => return Ok(()),
+        Some(CholeskySchedule::Panels) if factor_by_chained_panels(k, c)? => return Ok(()),
+        _ => {}
     }
     let tri = if k.inverted_blocks() {
         factored_triangle(c.triangle(), k.config().nb, k.split_order())
@@ -72,70 +75,141 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
 
 /// The Cholesky of full storage in one buffer as one chained launch
 /// (glsl/tiled/potrf_chain.comp: left-looking by tiles of [`TiledKernels::diag`], tiles waiting
-/// on flags on the GPU instead of between launches). False, with `c` and the status word as
-/// they were, where it cannot run (RFP, several buffers, an order whose tile columns leave
-/// too few polls: [`factor_chain_spin_limit`]) or where a work group gave up waiting (a
-/// software renderer's loop limit): the caller factors the blocked way. C is copied before
-/// the launch for that. `given_up` marks the chain as given up before it runs (the tests' way
-/// onto that path).
+/// on flags on the GPU instead of between launches). False, with `c` as it was, where it
+/// cannot run (RFP, several buffers, an order whose tile columns leave too few polls:
+/// [`factor_chain_spin_limit`]): the caller factors the blocked way. `given_up` marks the
+/// chain as given up before its first launch (the tests' way onto the resumed path).
 pub fn factor_by_chain(k: &TiledKernels, c: &mut TiledMatrix, given_up: bool) -> Result<bool> {
-    let m = c.order();
-    let Triangle::Square(view) = c.triangle() else {
+    let Some(view) = chain_view(k, c) else {
         return Ok(false);
     };
-    if c.part_count() != 1 {
-        return Ok(false);
-    }
-    if m == 0 {
-        return Ok(true);
-    }
-    let tiles = m.div_ceil(k.diag());
-    let Some(spin_limit) = factor_chain_spin_limit(tiles, k.diag()) else {
-        return Ok(false);
-    };
-    let ctx = k.context();
-    let mut words = vec![0u32; 2 + tiles * (tiles + 1) / 2];
-    words[1] = u32::from(given_up);
-    let sync = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &words)?;
-    let scratch = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &[0u32; 2])?;
-    let saved = Buffer::<f32>::uninitialized(
-        ctx,
-        BufferTarget::Storage,
-        BufferUsage::Stream,
-        c.buffer().len(),
-    )?;
-    saved.copy_from(c.buffer())?;
     let kind = k.set_launch_kind(LaunchKind::Other);
-    k.potrf_chain(&ChainFactor {
-        c: Operand::new(c.buffer(), view),
-        sync: &sync,
-        scratch: &scratch,
-        spin_limit,
-    })?;
+    let done = chain(k, c.buffer(), view, 0, given_up);
     k.set_launch_kind(kind);
-    if sync.download_range(1, 1)?[0] != 0 {
-        log::debug!("the chained Cholesky gave up waiting: factoring the blocked way");
-        c.buffer().copy_from(&saved)?;
-        k.reset_status()?;
-        return Ok(false);
-    }
+    done?;
     k.factor_chained();
     Ok(true)
 }
 
-/// [`factor`] where the chained Cholesky is told, before it runs, that a work group gave up:
-/// the path a long wait on a software renderer takes (C restored, then factored the blocked
-/// way). For the tests.
+/// The Cholesky of full storage in one buffer with chained panels: per outer block column of
+/// [`TiledKernels::outer`], [B11; B21] factored by one chained launch (L11 and L21 =
+/// B21·L11⁻ᵀ, left-looking by tiles inside the panel) and the trailing matrix updated by one
+/// lower-tile product of the outer rank, as [`potrf_blocked`] does: two dependent launches
+/// per outer block. False, with `c` as it was, where the chain cannot run.
+pub fn factor_by_chained_panels(k: &TiledKernels, c: &mut TiledMatrix) -> Result<bool> {
+    let Some(v) = chain_view(k, c) else {
+        return Ok(false);
+    };
+    let (m, outer) = (v.rows, k.outer());
+    let region = c.region(v);
+    let sub = |i, j, r, cols| region.with(v.sub(i, j, r, cols));
+    let kind = k.set_launch_kind(LaunchKind::Other);
+    let mut done = Ok(());
+    for j0 in (0..m).step_by(outer) {
+        let w = outer.min(m - j0);
+        k.set_launch_kind(LaunchKind::PanelSolve);
+        done = chain(k, c.buffer(), v.sub(j0, j0, m - j0, w), j0, false);
+        let rest = m - j0 - w;
+        if done.is_err() || rest == 0 {
+            break;
+        }
+        let (c22, l21) = (sub(j0 + w, j0 + w, rest, rest), sub(j0 + w, j0, rest, w));
+        k.set_launch_kind(LaunchKind::TrailingUpdate);
+        done = product(k, Product::new(c22, l21, l21).subtract().lower());
+        if done.is_err() {
+            break;
+        }
+    }
+    k.set_launch_kind(kind);
+    done?;
+    k.factor_chained();
+    Ok(true)
+}
+
+/// The view the chained Cholesky factors: full storage in one buffer, where the chain's tile
+/// columns leave it enough polls.
+fn chain_view(k: &TiledKernels, c: &TiledMatrix) -> Option<View> {
+    match c.triangle() {
+        Triangle::Square(v) if c.part_count() == 1 => {
+            factor_chain_spin_limit(v.rows.div_ceil(k.diag()), k.diag()).map(|_| v)
+        }
+        _ => None,
+    }
+}
+
+/// Factors the first `view.cols` columns of `view` (the whole square, or a block column whose
+/// width is a multiple of the tiles' order) in place by the chained kernel, its first column
+/// `column0` in the whole matrix. A launch where a work group gave up waiting (a software
+/// renderer's loop limit) leaves every tile published and final or as it was, so the chain is
+/// launched again on the same flags until every tile is published: the first tile not
+/// published waits for nobody, so each launch publishes at least one (at most one launch per
+/// tile, else the device is broken: an error).
+fn chain(
+    k: &TiledKernels,
+    buffer: &Buffer<f32>,
+    view: View,
+    column0: usize,
+    given_up: bool,
+) -> Result<()> {
+    let (rows, cols) = (view.rows, view.cols);
+    if cols == 0 {
+        return Ok(());
+    }
+    let t = k.diag();
+    debug_assert!(rows == cols || cols.is_multiple_of(t));
+    let (row_tiles, col_tiles) = (rows.div_ceil(t), cols.div_ceil(t));
+    let tiles = col_tiles * row_tiles - col_tiles * (col_tiles - 1) / 2;
+    let spin_limit = factor_chain_spin_limit(col_tiles, t).ok_or_else(|| {
+        Error::shape(format!(
+            "the chained Cholesky cannot wait across {col_tiles} tile columns"
+        ))
+    })?;
+    let ctx = k.context();
+    let mut words = vec![0u32; 2 + tiles];
+    words[1] = u32::from(given_up);
+    let sync = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &words)?;
+    let scratch = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &[0u32; 2])?;
+    let launch = ChainFactor {
+        c: Operand::new(buffer, view),
+        column0,
+        sync: &sync,
+        scratch: &scratch,
+        spin_limit,
+    };
+    if !given_up {
+        k.potrf_chain(&launch)?;
+    }
+    for _ in 0..=tiles {
+        if sync.download_range(1, 1)?[0] == 0 {
+            return Ok(());
+        }
+        // Only on software renderers (and in the tests): the next launch goes on from the
+        // published tiles.
+        log::debug!("the chained Cholesky gave up waiting: launched again");
+        sync.write(0, &[0, 0])?;
+        k.potrf_chain(&launch)?;
+    }
+    Err(chain_stalled(tiles))
+}
+
+/// The error of a chain that stopped making progress (never, where the device keeps GL's
+/// memory model: the first tile not published waits for nobody).
+fn chain_stalled(tiles: usize) -> Error {
+    crate::error::DeviceError::Unsupported {
+        what: "finish the chained Cholesky".into(),
+        why: format!("its work groups published none of the rest of its {tiles} tiles in a launch"),
+    }
+    .into()
+}
+
+/// [`factor`] where the chained Cholesky is told, before its first launch, that a work group
+/// gave up: the path a long wait on a software renderer takes (the chain launched again on
+/// the tiles already published). For the tests.
 #[doc(hidden)]
 pub fn factor_after_chain_gives_up(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     k.reset_status()?;
     if !factor_by_chain(k, c, true)? {
-        let tri = if k.inverted_blocks() {
-            factored_triangle(c.triangle(), k.config().nb, k.split_order())
-        } else {
-            c.triangle()
-        };
-        potrf_parts(k, c.parts(), tri, 0)?;
+        return Err(Error::shape("the chained Cholesky cannot run on this matrix"));
     }
     k.check("the tiled Cholesky factorization")?;
     k.check_status()

@@ -74,6 +74,9 @@ pub enum CholeskySchedule {
     Blocked,
     /// One chained launch wherever it can run.
     Chain,
+    /// Per outer block column one chained launch for the panel [B11; B21] and one trailing
+    /// product of the outer rank (two dependent launches per outer block).
+    Panels,
     /// The chain up to order [`CHAIN_AUTO_ORDER`], blocked above.
     Auto,
 }
@@ -84,9 +87,10 @@ pub const CHAIN_AUTO_ORDER: usize = 8192;
 
 impl CholeskySchedule {
     /// Every schedule, for sweeps.
-    pub const ALL: [CholeskySchedule; 3] = [
+    pub const ALL: [CholeskySchedule; 4] = [
         CholeskySchedule::Blocked,
         CholeskySchedule::Chain,
+        CholeskySchedule::Panels,
         CholeskySchedule::Auto,
     ];
 
@@ -95,6 +99,7 @@ impl CholeskySchedule {
         match self {
             CholeskySchedule::Blocked => "blocked",
             CholeskySchedule::Chain => "chain",
+            CholeskySchedule::Panels => "panels",
             CholeskySchedule::Auto => "auto",
         }
     }
@@ -104,12 +109,12 @@ impl CholeskySchedule {
         Self::ALL.into_iter().find(|s| s.name() == name.trim())
     }
 
-    /// Whether a matrix of order `m` is tried as one chained launch.
-    pub fn chains(self, m: usize) -> bool {
+    /// The schedule a matrix of order `m` runs with: Auto resolved to Chain or Blocked.
+    pub fn resolve(self, m: usize) -> CholeskySchedule {
         match self {
-            CholeskySchedule::Blocked => false,
-            CholeskySchedule::Chain => true,
-            CholeskySchedule::Auto => m <= CHAIN_AUTO_ORDER,
+            CholeskySchedule::Auto if m <= CHAIN_AUTO_ORDER => CholeskySchedule::Chain,
+            CholeskySchedule::Auto => CholeskySchedule::Blocked,
+            s => s,
         }
     }
 }
@@ -493,10 +498,11 @@ mod tests {
         }
         assert_eq!(CholeskySchedule::parse("chained"), None);
         assert_eq!(CholeskySchedule::default(), CholeskySchedule::Blocked);
-        assert!(!CholeskySchedule::Blocked.chains(64));
-        assert!(CholeskySchedule::Chain.chains(1 << 20));
-        assert!(CholeskySchedule::Auto.chains(CHAIN_AUTO_ORDER));
-        assert!(!CholeskySchedule::Auto.chains(CHAIN_AUTO_ORDER + 1));
+        use CholeskySchedule::*;
+        assert_eq!(Blocked.resolve(64), Blocked);
+        assert_eq!((Chain.resolve(1 << 20), Panels.resolve(1 << 20)), (Chain, Panels));
+        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER), Chain);
+        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER + 1), Blocked);
     }
 
     #[test]

@@ -79,8 +79,11 @@ pub fn factor_chain_shared_bytes(tile: usize, factor: DiagonalFactor) -> usize {
 
 /// What a chained Cholesky ([`TiledKernels::potrf_chain`]) works on.
 pub(crate) struct ChainFactor<'a> {
-    /// The matrix (full storage, one buffer), factored in place.
+    /// The matrix (full storage, one buffer; or a block column [B11; B21] of it whose width is
+    /// a multiple of the tiles' order), factored in place.
     pub c: Operand<'a>,
+    /// Its first column in the whole matrix (for the status word).
+    pub column0: usize,
     /// Tickets, the gave-up word and one ready flag per tile, zeroed (the gave-up word may be
     /// set to give up at once).
     pub sync: &'a Buffer<u32>,
@@ -1321,8 +1324,8 @@ impl TiledKernels {
             .as_ref()
             .ok_or_else(|| Error::shape("these kernels have no chained Cholesky"))?;
         let v = chain.c.view;
-        let tiles = v.rows.div_ceil(self.diag);
-        self.reserve_inverses(tiles)?;
+        let (tiles, col_tiles) = (v.rows.div_ceil(self.diag), v.cols.div_ceil(self.diag));
+        self.reserve_inverses(col_tiles)?;
         let inv = self.inverses.borrow();
         let inv = inv
             .as_ref()
@@ -1336,23 +1339,29 @@ impl TiledKernels {
         let u = |v: usize| Uniform::U32(v as u32);
         p.set_all(&[
             ("m", u(v.rows)),
+            ("n", u(v.cols)),
+            ("column0", u(chain.column0)),
             ("tiles", u(tiles)),
             ("c_off", u(v.offset)),
             ("c_rs", u(v.rs)),
             ("c_cs", u(v.cs)),
             ("spin_limit", u(chain.spin_limit)),
         ])?;
-        self.run(p, [(tiles * (tiles + 1) / 2) as u32, 1, 1])?;
+        let groups = col_tiles * tiles - col_tiles * col_tiles.saturating_sub(1) / 2;
+        self.run(p, [groups as u32, 1, 1])?;
         Ok(())
     }
 
-    /// Whether the Cholesky of order `m` (full storage, one buffer) is tried as one chained
-    /// launch: the schedule chooses it and the kernels have it.
-    pub fn chains_factor(&self, m: usize) -> bool {
+    /// How the Cholesky of order `m` (full storage, one buffer) is chained
+    /// ([`CholeskySchedule::Chain`] or [`CholeskySchedule::Panels`]), or `None` (blocked): the
+    /// schedule chooses it and the kernels have the chain.
+    pub fn chains_factor(&self, m: usize) -> Option<CholeskySchedule> {
         let tiles = m.div_ceil(self.diag.max(1));
-        self.potrf_chain.is_some()
-            && self.schedule.chains(m)
-            && tiles * (tiles + 1) / 2 <= self.limits.max_groups_x as usize
+        let chained = self.schedule.resolve(m);
+        (self.potrf_chain.is_some()
+            && chained != CholeskySchedule::Blocked
+            && tiles * (tiles + 1) / 2 <= self.limits.max_groups_x as usize)
+            .then_some(chained)
     }
 
     /// The Cholesky's schedule ([`CholeskySchedule`]).
