@@ -197,7 +197,10 @@ fn chain(
 fn chain_stalled(tiles: usize) -> Error {
     crate::error::DeviceError::Unsupported {
         what: "finish the chained Cholesky".into(),
-        why: format!("its work groups published none of the rest of its {tiles} tiles in a launch"),
+        why: format!(
+            "its work groups did not publish its {tiles} tiles in {} launches",
+            tiles + 1
+        ),
     }
     .into()
 }
