@@ -172,7 +172,7 @@ fn the_chain_with_tiles_of_64_and_128_matches_the_reference() {
     for &(m, chain) in cases.iter().chain(wide_cases) {
         let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
         let before = chain.chained_factors();
-        let l = factor(&gpu, &chain, &c);
+        let l = factor(&gpu, chain, &c);
         assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
         let e = backward_error(&l.to_f64(), &c);
         assert!(
