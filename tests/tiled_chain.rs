@@ -250,6 +250,14 @@ fn chained_panels_match_the_reference_and_the_blocked_factor() {
         let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
         assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
     }
+    // A first panel that gave up (forced): C restored, the panels again, the same factor.
+    for m in [65, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(20 + m as u64), m);
+        let mut t = upload(&gpu, &c);
+        cholesky::factor_panels_after_chain_gives_up(&panels, &mut t).unwrap();
+        let l = t.download_lower().unwrap();
+        assert_eq!(l.as_slice(), factor(&gpu, &panels, &c).as_slice(), "m {m}");
+    }
     // The failing column past the first panel, as the blocked path names it.
     let m = 200;
     for column in [5, 64, 100, 199] {

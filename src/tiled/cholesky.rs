@@ -100,30 +100,81 @@ pub fn factor_by_chained_panels(k: &TiledKernels, c: &mut TiledMatrix) -> Result
     let Some(v) = chain_view(k, c) else {
         return Ok(false);
     };
-    let (m, outer) = (v.rows, k.outer());
-    let region = c.region(v);
-    let sub = |i, j, r, cols| region.with(v.sub(i, j, r, cols));
     let kind = k.set_launch_kind(LaunchKind::Other);
-    let mut done = Ok(());
-    for j0 in (0..m).step_by(outer) {
-        let w = outer.min(m - j0);
-        k.set_launch_kind(LaunchKind::PanelSolve);
-        done = chain(k, c.buffer(), v.sub(j0, j0, m - j0, w), j0, false);
-        let rest = m - j0 - w;
-        if done.is_err() || rest == 0 {
-            break;
-        }
-        let (c22, l21) = (sub(j0 + w, j0 + w, rest, rest), sub(j0 + w, j0, rest, w));
-        k.set_launch_kind(LaunchKind::TrailingUpdate);
-        done = product(k, Product::new(c22, l21, l21).subtract().lower());
-        if done.is_err() {
-            break;
-        }
-    }
+    let done = chained_panels(k, c, v, false);
     k.set_launch_kind(kind);
     done?;
     k.factor_chained();
     Ok(true)
+}
+
+/// [`factor_by_chained_panels`]' launches. C is copied first and every launch issued before
+/// any flag is read (one wait for the GPU, not one per panel); where a panel's chain gave up,
+/// C is restored and the panels run again, each chain finished before the next product.
+/// `given_up` marks the first panel's chain as given up before it runs (the tests' way onto
+/// the restoring path).
+fn chained_panels(k: &TiledKernels, c: &TiledMatrix, v: View, given_up: bool) -> Result<()> {
+    let saved = Buffer::<f32>::uninitialized(
+        k.context(),
+        BufferTarget::Storage,
+        BufferUsage::Stream,
+        c.buffer().len(),
+    )?;
+    saved.copy_from(c.buffer())?;
+    let flags = panels_in_order(k, c, v, false, given_up)?;
+    for sync in &flags {
+        if sync.download_range(1, 1)?[0] != 0 {
+            log::debug!("a chained panel gave up waiting: the panels again, each finished");
+            c.buffer().copy_from(&saved)?;
+            k.reset_status()?;
+            panels_in_order(k, c, v, true, false)?;
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Per outer block column the panel's chain ([`chain_launch`], `checked` or not) and the
+/// trailing product; the panels' flags where unchecked. `given_up`: the first panel's chain
+/// is marked given up before it runs.
+fn panels_in_order(
+    k: &TiledKernels,
+    c: &TiledMatrix,
+    v: View,
+    checked: bool,
+    given_up: bool,
+) -> Result<Vec<Buffer<u32>>> {
+    let (m, outer) = (v.rows, k.outer());
+    let region = c.region(v);
+    let sub = |i, j, r, cols| region.with(v.sub(i, j, r, cols));
+    let mut flags = Vec::new();
+    for j0 in (0..m).step_by(outer) {
+        let w = outer.min(m - j0);
+        k.set_launch_kind(LaunchKind::PanelSolve);
+        let panel = v.sub(j0, j0, m - j0, w);
+        let give_up = given_up && j0 == 0;
+        flags.extend(chain_launch(k, c.buffer(), panel, j0, give_up, checked)?);
+        let rest = m - j0 - w;
+        if rest > 0 {
+            let (c22, l21) = (sub(j0 + w, j0 + w, rest, rest), sub(j0 + w, j0, rest, w));
+            k.set_launch_kind(LaunchKind::TrailingUpdate);
+            product(k, Product::new(c22, l21, l21).subtract().lower())?;
+        }
+    }
+    Ok(flags)
+}
+
+/// [`factor`] with chained panels where the first panel's chain is told, before it runs, that
+/// a work group gave up: C restored and the panels run again, each chain finished before the
+/// next product. For the tests.
+#[doc(hidden)]
+pub fn factor_panels_after_chain_gives_up(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    let v = chain_view(k, c)
+        .ok_or_else(|| Error::shape("the chained Cholesky cannot run on this matrix"))?;
+    k.reset_status()?;
+    chained_panels(k, c, v, true)?;
+    k.check("the tiled Cholesky factorization")?;
+    k.check_status()
 }
 
 /// The view the chained Cholesky factors: full storage in one buffer, where the chain's tile
@@ -151,9 +202,23 @@ fn chain(
     column0: usize,
     given_up: bool,
 ) -> Result<()> {
+    chain_launch(k, buffer, view, column0, given_up, true).map(|_| ())
+}
+
+/// [`chain`], or with `checked` false its first launch only: the flags are returned unread
+/// (word 1 set where a work group gave up), so that a caller issuing several launches waits
+/// for the GPU once.
+fn chain_launch(
+    k: &TiledKernels,
+    buffer: &Buffer<f32>,
+    view: View,
+    column0: usize,
+    given_up: bool,
+    checked: bool,
+) -> Result<Option<Buffer<u32>>> {
     let (rows, cols) = (view.rows, view.cols);
     if cols == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let t = k.diag();
     debug_assert!(rows == cols || cols.is_multiple_of(t));
@@ -179,9 +244,12 @@ fn chain(
     if !given_up {
         k.potrf_chain(&launch)?;
     }
+    if !checked {
+        return Ok(Some(sync));
+    }
     for _ in 0..=tiles {
         if sync.download_range(1, 1)?[0] == 0 {
-            return Ok(());
+            return Ok(None);
         }
         // Only on software renderers (and in the tests): the next launch goes on from the
         // published tiles.
