@@ -77,11 +77,11 @@ void main() {
     uint tid = ty * uint(PX) + tx;
     if (tid == 0u) {
         order_shared = atomicAdd(ticket, 1u);
-        stop_shared = atomicOr(gave_up, 0u);
+        // Given up, or published by an earlier launch of the same chain.
+        stop_shared = atomicOr(gave_up, 0u) | atomicOr(ready[order_shared], 0u);
     }
     barrier();
-    // Given up, or published by an earlier launch of the same chain.
-    if (stop_shared != 0u || atomicOr(ready[order_shared], 0u) != 0u) return;
+    if (stop_shared != 0u) return;
     // Ticket → (i, j): column j holds tiles − j tiles.
     uint t = order_shared;
     uint j = 0u;
