@@ -79,8 +79,9 @@ pub struct Tuning {
     /// double buffering, unroll pragma, A·√d packed once; default
     /// [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
     pub panel: Option<crate::tiled::PanelVariant>,
-    /// How the tiled Cholesky of full storage is scheduled: blocked launches or one chained
-    /// launch (default [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
+    /// How the tiled Cholesky of full storage is scheduled: blocked launches, one chained
+    /// launch, or chained panels with trailing products (default
+    /// [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
     pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
 }
 

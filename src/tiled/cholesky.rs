@@ -8,6 +8,9 @@
 //! The diagonal-block kernels record the first failing pivot. Kernels without shared-memory
 //! tiles use the recursive variant (substitution leaves of order ≤ nb). A matrix split over
 //! several buffers runs the same steps, each launch cut where its views change buffer.
+//! Full storage in one buffer may instead run as one chained launch, left-looking by tiles
+//! ([`factor_by_chain`]), or as chained panels with trailing products
+//! ([`factor_by_chained_panels`]), as [`CholeskySchedule`] chooses.
 
 use super::config::CholeskySchedule;
 use super::kernels::{ChainFactor, Operand, TiledKernels, factor_chain_spin_limit};
