@@ -27,6 +27,15 @@ pub const POTRF_INV_FN: &str = include_str!("../glsl/tiled/potrf_inv_fn.glsl");
 /// [`POTRF_INV_FN`], chosen by [`crate::tiled::config::DiagonalFactor`]).
 pub const POTRF_INV_PANELS_FN: &str = include_str!("../glsl/tiled/potrf_inv_panels.glsl");
 
+/// The diagonal block's factor-and-invert by the lanes of one subgroup, row i in lane i's
+/// registers (blocks of 32; [`POTRF_INV_FN`] for other orders, which follows it here).
+pub const POTRF_INV_LANES_FN: &str = concat!(
+    include_str!("../glsl/tiled/potrf_inv_lanes.glsl"),
+    "\n#ifndef LANES_FACTOR\n",
+    include_str!("../glsl/tiled/potrf_inv_fn.glsl"),
+    "\n#endif\n"
+);
+
 /// The subgroup extension's directives (defines SUBGROUPS where the driver has it), put in
 /// front of a kernel's source before any other token.
 pub const SUBGROUPS_HEADER: &str = include_str!("../glsl/tiled/subgroups.glsl");

@@ -10,6 +10,7 @@
 mod common;
 
 use symraster::internal::GpuInternals;
+use symraster::tiled::DiagonalFactor;
 use symraster::tiled::config::CholeskySchedule;
 use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, cholesky};
 use symraster::tuning::Tuning;
@@ -304,5 +305,102 @@ fn a_chain_that_gave_up_is_launched_again_to_the_same_factor() {
             }
             other => panic!("m {m}: expected NotPositiveDefinite, got {other:?}"),
         }
+    }
+}
+
+/// The kernels with diagonal tiles of `diag`, the Cholesky scheduled as `schedule` (chained
+/// panels of `outer` columns) and the diagonal tiles factored by `factor`.
+fn factor_kernels(
+    gpu: &symraster::Gpu,
+    diag: usize,
+    schedule: CholeskySchedule,
+    outer: usize,
+    factor: DiagonalFactor,
+) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        diagonal_factor: Some(factor),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The diagonal tiles factored by the lanes of one subgroup (potrf_inv_lanes.glsl; llvmpipe
+/// has no shuffles and runs the same steps through shared memory) in the chain and in the
+/// chained panels: the factor against the reference and against the column-by-column factor,
+/// the inverses of the diagonal tiles alike (their slots poisoned with NaN first), and the
+/// failing column and its pivot the same.
+#[test]
+fn the_lanes_diagonal_factor_matches_the_columns_factor_in_the_chain() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    for (diag, schedule, outer) in [
+        (32, CholeskySchedule::Chain, 512),
+        (64, CholeskySchedule::Chain, 512),
+        (32, CholeskySchedule::Panels, 64),
+    ] {
+        let lanes = factor_kernels(&gpu, diag, schedule, outer, DiagonalFactor::Lanes);
+        let columns = factor_kernels(&gpu, diag, schedule, outer, DiagonalFactor::Columns);
+        assert_eq!(lanes.diagonal_factor(), DiagonalFactor::Lanes);
+        let sizes: &[usize] = match diag {
+            32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
+            _ => &[1, 3, 63, 64, 65, 129, 200],
+        };
+        for &m in sizes {
+            let what = format!("tiles {diag} {} m {m}", schedule.name());
+            assert_eq!(lanes.chains_factor(m), Some(schedule), "{what}");
+            let c = problems::well_conditioned_spd(&mut problems::rng(300 + m as u64), m);
+            let before = lanes.chained_factors();
+            let l = factor(&gpu, &lanes, &c);
+            assert_eq!(lanes.chained_factors(), before + 1, "{what}: not chained");
+            assert!(
+                l.as_slice().iter().all(|v| v.is_finite()),
+                "{what}: NaN left"
+            );
+            let e = backward_error(&l.to_f64(), &c);
+            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+            let lc = factor(&gpu, &columns, &c);
+            let d = symraster::relative_error(&l, &lc);
+            assert!(d < tolerance(m), "{what}: {d:.2e} from the columns' factor");
+            if schedule != CholeskySchedule::Chain {
+                continue;
+            }
+            for slot in 0..m.div_ceil(diag) {
+                let (a, b) = (
+                    lanes.inverse_block(slot).unwrap(),
+                    columns.inverse_block(slot).unwrap(),
+                );
+                let n = diag.min(m - slot * diag);
+                for r in 0..n {
+                    for s in 0..n {
+                        let (x, y) = (a[r * diag + s], b[r * diag + s]);
+                        assert!(
+                            (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
+                            "{what} slot {slot} ({r}, {s}): {x} against {y}"
+                        );
+                    }
+                }
+            }
+        }
+        // The failing column, as the columns' factor names it, with its pivot.
+        let m = 129;
+        for column in [0, 1, 31, 32, 40, 63, 64, 100, 128] {
+            let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+            c[(column, column)] -= 500.0;
+            let (got, pivot) = failure(&gpu, &lanes, &c);
+            let (want, want_pivot) = failure(&gpu, &columns, &c);
+            assert_eq!((got, want), (column, column), "tiles {diag}");
+            assert!(
+                (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+                "tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
+            );
+        }
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+        c[(70, 70)] = f32::NAN;
+        assert_eq!(failure(&gpu, &lanes, &c).0, 70, "tiles {diag}");
     }
 }

@@ -147,7 +147,7 @@ fn panels_in_order(
     checked: bool,
     given_up: bool,
 ) -> Result<Vec<Buffer<u32>>> {
-    let (m, outer) = (v.rows, k.outer());
+    let (m, outer) = (v.rows, k.panel_outer());
     let region = c.region(v);
     let sub = |i, j, r, cols| region.with(v.sub(i, j, r, cols));
     let mut flags = Vec::new();

@@ -498,6 +498,8 @@ pub struct TiledKernels {
     factor: DiagonalFactor,
     // Outer block-column width of the blocked Cholesky (a multiple of diag).
     outer: usize,
+    // The chained panels' width (TiledKernels::panel_outer).
+    panel_outer: usize,
     // The order from which full storage is factored with RFP's split.
     split: usize,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
@@ -534,6 +536,7 @@ impl TiledKernels {
         let limits = ComputeLimits::query(ctx)?;
         let diag = tuning.diagonal_block_for(&config);
         let factor = tuning.diagonal_factor_for(&config);
+        let schedule = tuning.cholesky_schedule_for(crate::gl::DeviceInfo::query(ctx)?.software);
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -627,7 +630,14 @@ impl TiledKernels {
                 )?),
                 false => None,
             },
-            schedule: tuning.cholesky_schedule(),
+            schedule,
+            panel_outer: match (tuning.outer_block, schedule) {
+                (None, CholeskySchedule::Auto) => super::config::PANELS_AUTO_OUTER
+                    .div_ceil(diag)
+                    .saturating_mul(diag)
+                    .max(tuning.outer_block_for(&config)),
+                _ => tuning.outer_block_for(&config),
+            },
             chained_factors: Cell::new(0),
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
@@ -1473,6 +1483,13 @@ impl TiledKernels {
     /// [`TiledKernels::diag`]).
     pub fn outer(&self) -> usize {
         self.outer
+    }
+
+    /// The chained panels' width: [`TiledKernels::outer`], or at least
+    /// [`PANELS_AUTO_OUTER`](super::config::PANELS_AUTO_OUTER) where Auto chose the panels and
+    /// the tuning set no outer block.
+    pub fn panel_outer(&self) -> usize {
+        self.panel_outer
     }
 
     /// Whether [`TiledKernels::multiply_by_inverse`] can run in place here: one product tile
