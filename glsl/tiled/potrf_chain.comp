@@ -52,6 +52,7 @@ shared float ta[NB][KS + 1];
 shared float tb[NB][KS + 1];
 shared uint order_shared;
 shared uint stop_shared;
+shared uint bad_shared;
 
 uint at(uint r, uint s) { return c_off + r * c_rs + s * c_cs; }
 
@@ -136,6 +137,7 @@ void main() {
         return;
     }
     if (diagonal) {
+        if (tid == 0u) bad_shared = 0xFFFFFFFFu;
         for (int a = 0; a < EA; a++)
             for (int b = 0; b < EB; b++) {
                 uint r = ty + uint(PY) * uint(a);
@@ -146,16 +148,15 @@ void main() {
         barrier();
         factor_block(ni, at(r0, s0), c_rs, c_cs, s0, j * uint(NB * NB));
         barrier();
-        if (tid == 0u) {
-            for (uint q = 0u; q < ni; q++) {
-                float p = piv[q];
-                if (!(p > 0.0)) {
-                    uint column = column0 + s0 + q;
-                    uint old = atomicMin(chain_column, column);
-                    if (column < old) chain_pivot = p;
-                    break;
-                }
-            }
+        // The first pivot that is not positive, found by every invocation at once (one thread
+        // scanning the tile's pivots had been on the chain's critical path).
+        for (uint q = tid; q < ni; q += uint(THREADS))
+            if (!(piv[q] > 0.0)) atomicMin(bad_shared, q);
+        barrier();
+        if (tid == 0u && bad_shared < ni) {
+            uint column = column0 + s0 + bad_shared;
+            uint old = atomicMin(chain_column, column);
+            if (column < old) chain_pivot = piv[bad_shared];
         }
     } else {
         // L_ij = acc·L_jj⁻ᵀ: (acc·Wᵀ)(r, s) = Σ_p acc(r, p)·W(s, p), W = L_jj⁻¹ (row-major,

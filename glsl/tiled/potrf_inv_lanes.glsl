@@ -57,10 +57,13 @@ shared float lanes_row[NB];
 #define LANES_UPDATE(J, K) \
     if (K > J) s[K] -= f * LANES_COL(K, J); \
     if (K <= J) y[K] -= f * LANES_ROW(K, J);
+// Step J: the pivot, the multiplier, column J of L written (final: S(lane, J) takes no update
+// after step J; L(lane, J) = S(lane, J)/sqrt(pivot J), L(J, J) = sqrt(pivot J)), the updates.
+// Writing each column as it is done leaves about 33 values live per lane (S's columns still
+// to come, y's columns begun), not 96, so the kernels that call this keep their occupancy.
 #define LANES_STEP(J) { \
     LANES_PUBLISH(J) \
     float p = LANES_COL(J, J); \
-    pv[J] = p; \
     if (lane == 0u) { \
         piv[J] = p; \
         if (!(p > 0.0) && failed_column == 0xFFFFFFFFu) { \
@@ -69,23 +72,20 @@ shared float lanes_row[NB];
         } \
     } \
     float f = lane > uint(J) ? s[J] * (1.0 / p) : 0.0; \
+    if (lane == uint(J)) own = p; \
+    if (lane < n && uint(J) <= lane) \
+        c[c_off + lane * c_rs + uint(J) * c_cs] = lane == uint(J) ? sqrt(p) : s[J] / sqrt(p); \
     LANES_K(LANES_UPDATE, J) \
 }
-// Scale and write back: L(lane, K) = S(lane, K)/sqrt(pivot K), L(lane, lane) = sqrt(pivot
-// lane); X(lane, K) = y(lane, K)/sqrt(pivot lane), zero above the diagonal.
+// X(lane, K) = y(lane, K)/sqrt(pivot lane), zero above the diagonal.
 #define LANES_STORE(J, K) \
-    if (lane < n && K <= lane) \
-        c[c_off + lane * c_rs + K * c_cs] = K == lane ? sqrt(pv[K]) : s[K] / sqrt(pv[K]); \
     if (lane < n && K < n) inv[inv_off + lane * uint(NB) + K] = K <= lane ? y[K] * ri : 0.0;
-#define LANES_ROW_PIVOT(J, K) if (K == lane) own = pv[K];
 #define LANES_BODY \
     float s[NB]; \
     float y[NB]; \
-    float pv[NB]; \
+    float own = 1.0; \
     LANES_K(LANES_LOAD, 0) \
     LANES_J(LANES_STEP) \
-    float own = 1.0; \
-    LANES_K(LANES_ROW_PIVOT, 0) \
     float ri = 1.0 / sqrt(own); \
     LANES_K(LANES_STORE, 0)
 
