@@ -128,7 +128,9 @@ fn parse() -> anyhow::Result<Args> {
                         DiagonalFactor::ALL
                             .into_iter()
                             .find(|f| f.name() == s.trim())
-                            .with_context(|| format!("unknown factor {s} (columns, panels or lanes)"))
+                            .with_context(|| {
+                                format!("unknown factor {s} (columns, panels or lanes)")
+                            })
                     })
                     .collect::<anyhow::Result<_>>()?
             }
