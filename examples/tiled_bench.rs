@@ -25,7 +25,8 @@
 //! `--schedule` sweeps how the Cholesky of full storage runs (`CholeskySchedule`: the blocked
 //! launches, one chained launch, chained panels with trailing products, or the chain up to its
 //! order), method suffix `-<schedule>`.
-//! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product there
+//! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
+//! chained Cholesky, `<method>.potrf_chain.bin`) there
 //! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
 
 use anyhow::{Context, bail};
@@ -214,6 +215,9 @@ fn main() -> anyhow::Result<()> {
         for (label, kernels) in sets {
             for (name, bytes) in kernels.panel_binaries() {
                 std::fs::write(dir.join(format!("{label}.{name}.bin")), bytes)?;
+            }
+            if let Some(bytes) = kernels.chain_binary() {
+                std::fs::write(dir.join(format!("{label}.potrf_chain.bin")), bytes)?;
             }
         }
     }

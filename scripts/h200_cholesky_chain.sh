@@ -49,6 +49,14 @@ timeout 30 "$bench" --ops v --formats full --diag 32 --factor lanes --schedule c
     1024 4096 8192 2>> "$out/cholesky_chain_log.txt" > /dev/null
 echo "verify: exit $?"
 grep -E "verify" "$out/cholesky_chain_log.txt"
+# The chain kernel's binary per factor: local-memory traffic (lmem / .local / STL, LDL) in the
+# lanes one would mean its unrolled arrays left the registers.
+timeout 20 "$bench" --ops v --formats full --diag 32 --factor columns,lanes --schedule chain \
+    --dump "$out/cholesky_chain_bin" 64 2>> "$out/cholesky_chain_log.txt" > /dev/null
+for f in "$out"/cholesky_chain_bin/*.potrf_chain.bin; do
+    echo "$(basename "$f"): $(wc -c < "$f") bytes, local memory lines: \
+$(grep -a -c -i -E 'lmem|\.local|[^a-z]stl[^a-z]|[^a-z]ldl[^a-z]' "$f")"
+done | tee -a "$out/cholesky_chain_log.txt"
 timeout 45 python3 - $sizes > "$out/cholesky_chain_torch.csv" <<'PY'
 import statistics, sys
 import torch

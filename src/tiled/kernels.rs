@@ -674,6 +674,12 @@ impl TiledKernels {
         })
     }
 
+    /// The driver's binary ([`ComputeProgram::binary`]) of the chained Cholesky's kernel, where
+    /// compiled: for checking on the device that the lanes factor's arrays stay in registers.
+    pub fn chain_binary(&self) -> Option<Vec<u8>> {
+        self.potrf_chain.as_ref()?.binary().map(|(_, bytes)| bytes)
+    }
+
     /// The driver's binaries ([`ComputeProgram::binary`]) of the packed-panel product kernels
     /// (full-size tiles, then the quarter-size ones where compiled): for reading on the device
     /// what the compiler made of a variant.
