@@ -703,4 +703,26 @@ mod tests {
             .to_string();
         assert!(e.contains("diagonal blocks"), "{e}");
     }
+
+    #[test]
+    fn the_cholesky_schedule_defaults_to_auto_on_gpus_and_blocked_on_software() {
+        use crate::tiled::config::{CholeskySchedule, GPU_CHOLESKY_SCHEDULE};
+        let t = Tuning::default();
+        assert_eq!(t.cholesky_schedule_for(true), CholeskySchedule::Blocked);
+        assert_eq!(t.cholesky_schedule_for(false), GPU_CHOLESKY_SCHEDULE);
+        assert_eq!(GPU_CHOLESKY_SCHEDULE, CholeskySchedule::Auto);
+        for s in CholeskySchedule::ALL {
+            let t = Tuning {
+                cholesky_schedule: Some(s),
+                ..Tuning::default()
+            };
+            assert_eq!(
+                (
+                    t.cholesky_schedule_for(true),
+                    t.cholesky_schedule_for(false)
+                ),
+                (s, s)
+            );
+        }
+    }
 }

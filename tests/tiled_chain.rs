@@ -404,3 +404,35 @@ fn the_lanes_diagonal_factor_matches_the_columns_factor_in_the_chain() {
         assert_eq!(failure(&gpu, &lanes, &c).0, 70, "tiles {diag}");
     }
 }
+
+/// Under Auto the chained panels are at least PANELS_AUTO_OUTER wide where the tuning sets no
+/// outer block (narrower panels lost to the blocked factor at 8192 on the H200); a tuned
+/// outer block, or another schedule, keeps its width.
+#[test]
+fn auto_widens_the_chained_panels_unless_the_outer_block_is_tuned() {
+    use symraster::tiled::config::PANELS_AUTO_OUTER;
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let with = |schedule, outer| {
+        let t = Tuning {
+            diagonal_block: Some(32),
+            outer_block: outer,
+            cholesky_schedule: Some(schedule),
+            ..Tuning::default()
+        };
+        TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    };
+    let auto = with(CholeskySchedule::Auto, None);
+    assert_eq!(auto.panel_outer(), PANELS_AUTO_OUTER.max(auto.outer()));
+    let tuned = with(CholeskySchedule::Auto, Some(512));
+    assert_eq!((tuned.outer(), tuned.panel_outer()), (512, 512));
+    let panels = with(CholeskySchedule::Panels, None);
+    assert_eq!(panels.panel_outer(), panels.outer());
+    // Auto: the chain to 4096, the panels to 8192, blocked above.
+    assert_eq!(auto.chains_factor(4096), Some(CholeskySchedule::Chain));
+    assert_eq!(auto.chains_factor(4097), Some(CholeskySchedule::Panels));
+    assert_eq!(auto.chains_factor(8192), Some(CholeskySchedule::Panels));
+    assert_eq!(auto.chains_factor(8193), None);
+}
