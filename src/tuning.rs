@@ -80,8 +80,9 @@ pub struct Tuning {
     /// [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
     pub panel: Option<crate::tiled::PanelVariant>,
     /// How the tiled Cholesky of full storage is scheduled: blocked launches, one chained
-    /// launch, or chained panels with trailing products (default
-    /// [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
+    /// launch, or chained panels with trailing products (default on GPUs
+    /// [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::config::GPU_CHOLESKY_SCHEDULE), Auto; on
+    /// software renderers [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
     pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
 }
 
@@ -403,7 +404,8 @@ impl Tuning {
             .unwrap_or(crate::tiled::cholesky::SPLIT_ORDER)
     }
 
-    /// [`Tuning::cholesky_schedule`] or its default (blocked).
+    /// [`Tuning::cholesky_schedule`] or Blocked (the software renderers' default;
+    /// [`Tuning::cholesky_schedule_for`] gives a device's).
     pub fn cholesky_schedule(&self) -> crate::tiled::config::CholeskySchedule {
         self.cholesky_schedule.unwrap_or_default()
     }
