@@ -241,7 +241,8 @@ pub static TRSM_BLOCK: ComputeKernel = ComputeKernel {
 };
 
 /// The Cholesky of full storage as one launch, left-looking by tiles chained through flags
-/// ([`POTRF_INV_FN`] or [`POTRF_INV_PANELS_FN`] at its `// FUSED_DIAG_FUNCTION` line).
+/// ([`POTRF_INV_FN`], [`POTRF_INV_PANELS_FN`] or [`POTRF_INV_LANES_FN`] at its
+/// `// FUSED_DIAG_FUNCTION` line).
 pub static POTRF_CHAIN: ComputeKernel = ComputeKernel {
     name: "tiled/potrf_chain",
     source: include_str!("../glsl/tiled/potrf_chain.comp"),

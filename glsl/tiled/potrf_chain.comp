@@ -4,8 +4,9 @@
 // so a tile depends only on earlier tickets and the chain always progresses (the argument of
 // decoupled look-back, as in trsv_chain.comp). Tile (i, j):
 //   acc = C_ij − Σ_{k<j} L_ik·L_jkᵀ, each term once tiles (i, k) and (j, k) are published;
-//   i = j: acc written back, factored and inverted by factor_block (potrf_inv_fn.glsl or
-//          potrf_inv_panels.glsl, inserted at the FUSED_DIAG_FUNCTION line), L_jj⁻¹ to slot j;
+//   i = j: acc written back, factored and inverted by factor_block (potrf_inv_fn.glsl,
+//          potrf_inv_panels.glsl or potrf_inv_lanes.glsl, inserted at the
+//          FUSED_DIAG_FUNCTION line), L_jj⁻¹ to slot j;
 //   i > j: once (j, j) is published, L_ij = acc·L_jj⁻ᵀ;
 // then its flag ready[t] is published (memory barrier before the flag). A pivot that is not
 // positive (or NaN) is reported with atomicMin on the status word (the earliest column wins;
