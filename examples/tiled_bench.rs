@@ -5,12 +5,13 @@
 //!
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
-//!  [--factor columns,panels] SIZE...`
+//!  [--factor columns,panels,lanes] [--schedule blocked,chain,panels,auto] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
 //! block width, whether inner updates factor the next diagonal block, how the diagonal blocks
-//! are factored: `columns` one barrier per column, `panels` in panels of 16 by one subgroup):
+//! are factored: `columns` one barrier per column, `panels` in panels of 16 by one subgroup,
+//! `lanes` blocks of 32 by the lanes of one subgroup, no barrier per column):
 //! every combination gets its own kernels and rows whose method is
 //! `tiled-d<diag>-o<outer>-f<0|1>` (with `-<factor>` after it where `--factor` is given); without them the rows are
 //! the device's defaults (method `tiled`). Op `n` counts the launches of one factorization per
@@ -21,13 +22,18 @@
 //! packed-panel product's slice,group,pad,regbuf[,unroll[,root_d]]: `PanelVariant::parse`)
 //! sweep the product kernel: every combination with the others gets its own kernels, methods
 //! `tiled[-d..-o..-f..][-t<wg_x>x<wg_y>x<tm>x<tn>][-s<slice>g<group>p<pad>r<regbuf>[u1][q1]]`.
-//! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product there
+//! `--schedule` sweeps how the Cholesky of full storage runs (`CholeskySchedule`: the blocked
+//! launches, one chained launch, chained panels with trailing products, or the chain up to its
+//! order), method suffix `-<schedule>`.
+//! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
+//! chained Cholesky, `<method>.potrf_chain.bin`) there
 //! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
 
 use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
+use symraster::tiled::config::CholeskySchedule;
 use symraster::tiled::{
     DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
 };
@@ -45,6 +51,7 @@ struct Args {
     outer: Vec<usize>,
     fused: Vec<bool>,
     factor: Vec<DiagonalFactor>,
+    schedule: Vec<CholeskySchedule>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
@@ -72,6 +79,7 @@ fn parse() -> anyhow::Result<Args> {
         outer: Vec::new(),
         fused: Vec::new(),
         factor: Vec::new(),
+        schedule: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
         block_bytes: None,
@@ -121,9 +129,22 @@ fn parse() -> anyhow::Result<Args> {
                         DiagonalFactor::ALL
                             .into_iter()
                             .find(|f| f.name() == s.trim())
-                            .with_context(|| format!("unknown factor {s} (columns or panels)"))
+                            .with_context(|| {
+                                format!("unknown factor {s} (columns, panels or lanes)")
+                            })
                     })
                     .collect::<anyhow::Result<_>>()?
+            }
+            "--schedule" => {
+                args.schedule = it
+                    .next()
+                    .context("--schedule needs a list")?
+                    .split(',')
+                    .map(|s| {
+                        CholeskySchedule::parse(s)
+                            .with_context(|| format!("--schedule: no schedule {s:?}"))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
             }
             "--ops" => {
                 args.ops = it
@@ -136,6 +157,7 @@ fn parse() -> anyhow::Result<Args> {
                         "s" | "solve" => Ok("solve".to_string()),
                         "p" | "profile" => Ok("profile".to_string()),
                         "n" | "count" => Ok("count".to_string()),
+                        "v" | "verify" => Ok("verify".to_string()),
                         other => bail!("unknown op {other}"),
                     })
                     .collect::<anyhow::Result<_>>()?
@@ -194,6 +216,9 @@ fn main() -> anyhow::Result<()> {
             for (name, bytes) in kernels.panel_binaries() {
                 std::fs::write(dir.join(format!("{label}.{name}.bin")), bytes)?;
             }
+            if let Some(bytes) = kernels.chain_binary() {
+                std::fs::write(dir.join(format!("{label}.potrf_chain.bin")), bytes)?;
+            }
         }
     }
     for &(m, n) in &args.sizes {
@@ -220,7 +245,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.outer.is_empty()
         && args.fused.is_empty()
         && args.factor.is_empty());
-    if !blocks && args.tiles.is_empty() && args.panel.is_empty() {
+    if !blocks && args.tiles.is_empty() && args.panel.is_empty() && args.schedule.is_empty() {
         return Ok(Vec::new());
     }
     let mut base = Tuning::default();
@@ -257,49 +282,63 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.panel.iter().map(|&v| Some(v)).collect()
     };
+    let schedules: Vec<Option<CholeskySchedule>> = if args.schedule.is_empty() {
+        vec![base.cholesky_schedule]
+    } else {
+        args.schedule.iter().map(|&v| Some(v)).collect()
+    };
     let mut out = Vec::new();
-    for &factor in &factors {
-        for diag in or(&args.diag, base.diagonal_block) {
-            for outer in or(&args.outer, base.outer_block) {
-                for &f in &fused {
-                    for &config in &tiles {
-                        for &panel in &panels {
-                            let t = Tuning {
-                                diagonal_block: diag,
-                                outer_block: outer,
-                                fused_diagonal: f,
-                                diagonal_factor: factor,
-                                panel,
-                                ..base
-                            };
-                            let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
-                            match TiledKernels::tuned(gpu.context(), config, &t) {
-                                Ok(k) => {
-                                    let mut label = "tiled".to_string();
-                                    if blocks {
-                                        label += &format!(
-                                            "-d{}-o{}-f{}",
-                                            k.diag(),
-                                            k.outer(),
-                                            u8::from(t.fused_diagonal())
-                                        );
+    for &schedule in &schedules {
+        for &factor in &factors {
+            for diag in or(&args.diag, base.diagonal_block) {
+                for outer in or(&args.outer, base.outer_block) {
+                    for &f in &fused {
+                        for &config in &tiles {
+                            for &panel in &panels {
+                                let t = Tuning {
+                                    diagonal_block: diag,
+                                    outer_block: outer,
+                                    fused_diagonal: f,
+                                    diagonal_factor: factor,
+                                    panel,
+                                    cholesky_schedule: schedule,
+                                    ..base
+                                };
+                                let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
+                                match TiledKernels::tuned(gpu.context(), config, &t) {
+                                    Ok(k) => {
+                                        let mut label = "tiled".to_string();
+                                        if blocks {
+                                            label += &format!(
+                                                "-d{}-o{}-f{}",
+                                                k.diag(),
+                                                k.outer(),
+                                                u8::from(t.fused_diagonal())
+                                            );
+                                        }
+                                        if !args.factor.is_empty() {
+                                            label += &format!("-{}", k.diagonal_factor().name());
+                                        }
+                                        if !args.tiles.is_empty() {
+                                            let c = k.config();
+                                            label += &format!(
+                                                "-t{}x{}x{}x{}",
+                                                c.wg_x, c.wg_y, c.tm, c.tn
+                                            );
+                                        }
+                                        if !args.panel.is_empty() {
+                                            label +=
+                                                &format!("-{}", panel.unwrap_or_default().label());
+                                        }
+                                        if !args.schedule.is_empty() {
+                                            label += &format!("-{}", t.cholesky_schedule().name());
+                                        }
+                                        out.push((label, k))
                                     }
-                                    if !args.factor.is_empty() {
-                                        label += &format!("-{}", k.diagonal_factor().name());
-                                    }
-                                    if !args.tiles.is_empty() {
-                                        let c = k.config();
-                                        label +=
-                                            &format!("-t{}x{}x{}x{}", c.wg_x, c.wg_y, c.tm, c.tn);
-                                    }
-                                    if !args.panel.is_empty() {
-                                        label += &format!("-{}", panel.unwrap_or_default().label());
-                                    }
-                                    out.push((label, k))
+                                    Err(e) => eprintln!(
+                                        "# {factor:?} {diag:?} {outer:?} {f:?} {config:?} {panel:?}: {e}"
+                                    ),
                                 }
-                                Err(e) => eprintln!(
-                                    "# {factor:?} {diag:?} {outer:?} {f:?} {config:?} {panel:?}: {e}"
-                                ),
                             }
                         }
                     }
@@ -333,10 +372,15 @@ fn run_size(
                 );
             }
         }
+        if args.ops.iter().any(|o| o == "verify")
+            && let Err(e) = verify(k, label, m, storage, spd)
+        {
+            eprintln!("# {label} verify {} m {m}: {e}", storage.name());
+        }
         let runs = args
             .ops
             .iter()
-            .filter(|o| *o != "profile" && *o != "count")
+            .filter(|o| *o != "profile" && *o != "count" && *o != "verify")
             .flat_map(|op| match op.as_str() {
                 "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
                 _ => vec![(op.as_str(), 0)],
@@ -365,6 +409,58 @@ fn run_size(
             }
         }
     }
+    Ok(())
+}
+
+/// Op `verify`: factors a copy of the SPD matrix of order m in `storage` once and prints (on
+/// stderr) ‖L·(Lᵀ·x) − C·x‖ / ‖C·x‖ for a random x in f64, and whether the factorization ran as
+/// one chained launch: the check that a schedule's timings belong to a right factor.
+fn verify(
+    k: &TiledKernels,
+    label: &str,
+    m: usize,
+    storage: Storage,
+    spd: &mut HashMap<Storage, TiledMatrix>,
+) -> anyhow::Result<()> {
+    let c = match spd.entry(storage) {
+        Entry::Occupied(c) => c.into_mut(),
+        Entry::Vacant(e) => e.insert(bench::spd_matrix(k, m, storage)?),
+    };
+    let part = symraster::tiled::storage::part_bytes(k.limits().max_storage_block_bytes, None);
+    let mut work = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
+    work.copy_from(c)?;
+    let chained = k.chained_factors();
+    symraster::tiled::cholesky::factor(k, &mut work)?;
+    let chained = k.chained_factors() - chained;
+    let (cl, l) = (c.download_lower()?, work.download_lower()?);
+    let x: Vec<f64> = (0..m)
+        .map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0)
+        .collect();
+    // y = Lᵀ·x, z = L·y; w = C·x from C's lower triangle.
+    let mut y = vec![0.0; m];
+    for i in 0..m {
+        for j in 0..=i {
+            y[j] += f64::from(l[(i, j)]) * x[i];
+        }
+    }
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for i in 0..m {
+        let (mut z, mut w) = (0.0, 0.0);
+        for j in 0..=i {
+            z += f64::from(l[(i, j)]) * y[j];
+            w += f64::from(cl[(i, j)]) * x[j];
+        }
+        for j in i + 1..m {
+            w += f64::from(cl[(j, i)]) * x[j];
+        }
+        num += (z - w) * (z - w);
+        den += w * w;
+    }
+    eprintln!(
+        "# {label} verify {} m={m}: residual {:.2e}, chained {chained}",
+        storage.name(),
+        (num / den).sqrt()
+    );
     Ok(())
 }
 

@@ -27,6 +27,15 @@ pub const POTRF_INV_FN: &str = include_str!("../glsl/tiled/potrf_inv_fn.glsl");
 /// [`POTRF_INV_FN`], chosen by [`crate::tiled::config::DiagonalFactor`]).
 pub const POTRF_INV_PANELS_FN: &str = include_str!("../glsl/tiled/potrf_inv_panels.glsl");
 
+/// The diagonal block's factor-and-invert by the lanes of one subgroup, row i in lane i's
+/// registers (blocks of 32; [`POTRF_INV_FN`] for other orders, which follows it here).
+pub const POTRF_INV_LANES_FN: &str = concat!(
+    include_str!("../glsl/tiled/potrf_inv_lanes.glsl"),
+    "\n#ifndef LANES_FACTOR\n",
+    include_str!("../glsl/tiled/potrf_inv_fn.glsl"),
+    "\n#endif\n"
+);
+
 /// The subgroup extension's directives (defines SUBGROUPS where the driver has it), put in
 /// front of a kernel's source before any other token.
 pub const SUBGROUPS_HEADER: &str = include_str!("../glsl/tiled/subgroups.glsl");
@@ -227,6 +236,33 @@ pub static TRSM_BLOCK: ComputeKernel = ComputeKernel {
     buffers: &[("XBuf", 0), ("LBuf", 1)],
     uniforms: &[
         "rows", "n", "x_off", "x_rs", "x_cs", "l_off", "l_rs", "l_cs", "backward",
+    ],
+    optional: &[],
+};
+
+/// The Cholesky of full storage as one launch, left-looking by tiles chained through flags
+/// ([`POTRF_INV_FN`], [`POTRF_INV_PANELS_FN`] or [`POTRF_INV_LANES_FN`] at its
+/// `// FUSED_DIAG_FUNCTION` line).
+pub static POTRF_CHAIN: ComputeKernel = ComputeKernel {
+    name: "tiled/potrf_chain",
+    source: include_str!("../glsl/tiled/potrf_chain.comp"),
+    buffers: &[
+        ("CBuf", 0),
+        ("InvBuf", 1),
+        ("Sync", 3),
+        ("Status", 5),
+        ("ChainStatus", 6),
+        ("InvRead", 7),
+    ],
+    uniforms: &[
+        "m",
+        "n",
+        "column0",
+        "tiles",
+        "c_off",
+        "c_rs",
+        "c_cs",
+        "spin_limit",
     ],
     optional: &[],
 };
@@ -527,6 +563,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &POTRF_BLOCK,
     &TRSM_BLOCK,
     &POTRF_INV_BLOCK,
+    &POTRF_CHAIN,
     &LEAF,
     &PERMUTE,
     &TOURNAMENT,

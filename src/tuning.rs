@@ -79,6 +79,11 @@ pub struct Tuning {
     /// double buffering, unroll pragma, A·√d packed once; default
     /// [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
     pub panel: Option<crate::tiled::PanelVariant>,
+    /// How the tiled Cholesky of full storage is scheduled: blocked launches, one chained
+    /// launch, or chained panels with trailing products (default on GPUs
+    /// [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::config::GPU_CHOLESKY_SCHEDULE), Auto; on
+    /// software renderers [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
+    pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -130,9 +135,11 @@ impl Knob {
             Field::DiagonalBlock => t.diagonal_block.map(|v| v as u64),
             Field::OuterBlock => t.outer_block.map(|v| v as u64),
             Field::FusedDiagonal => t.fused_diagonal.map(u64::from),
-            Field::DiagonalFactor => t
-                .diagonal_factor
-                .map(|f| u64::from(f == crate::tiled::DiagonalFactor::Panels)),
+            Field::DiagonalFactor => t.diagonal_factor.map(|f| match f {
+                crate::tiled::DiagonalFactor::Columns => 0,
+                crate::tiled::DiagonalFactor::Panels => 1,
+                crate::tiled::DiagonalFactor::Lanes => 2,
+            }),
             Field::SplitOrder => t.split_order.map(|v| v as u64),
             Field::MaxBufferBytes => t.max_buffer_bytes,
             Field::MappedUpload => t.mapped_upload.map(u64::from),
@@ -147,10 +154,10 @@ impl Knob {
             Field::OuterBlock => t.outer_block = Some(n),
             Field::FusedDiagonal => t.fused_diagonal = Some(v != 0),
             Field::DiagonalFactor => {
-                t.diagonal_factor = Some(if v != 0 {
-                    crate::tiled::DiagonalFactor::Panels
-                } else {
-                    crate::tiled::DiagonalFactor::Columns
+                t.diagonal_factor = Some(match v {
+                    0 => crate::tiled::DiagonalFactor::Columns,
+                    1 => crate::tiled::DiagonalFactor::Panels,
+                    _ => crate::tiled::DiagonalFactor::Lanes,
                 })
             }
             Field::SplitOrder => t.split_order = Some(n),
@@ -194,9 +201,9 @@ pub const TILED_FUSED: Knob = Knob {
 /// [`Tuning::diagonal_factor`].
 pub const TILED_PANELS: Knob = Knob {
     name: "SYMRASTER_TILED_PANELS",
-    expected: "0 or 1 (whether the tiled Cholesky factors its diagonal blocks in panels)",
+    expected: "0, 1 or 2 (the tiled Cholesky's diagonal blocks: columns, panels, lanes)",
     min: 0,
-    max: 1,
+    max: 2,
     multiple_of: 1,
     field: Field::DiagonalFactor,
 };
@@ -343,6 +350,7 @@ impl Tuning {
             || self.outer_block.is_some()
             || self.fused_diagonal.is_some()
             || self.diagonal_factor.is_some()
+            || self.cholesky_schedule.is_some()
             || self.panel.is_some()
     }
 
@@ -394,6 +402,22 @@ impl Tuning {
     pub fn split_order(&self) -> usize {
         self.split_order
             .unwrap_or(crate::tiled::cholesky::SPLIT_ORDER)
+    }
+
+    /// [`Tuning::cholesky_schedule`] or Blocked (the software renderers' default;
+    /// [`Tuning::cholesky_schedule_for`] gives a device's).
+    pub fn cholesky_schedule(&self) -> crate::tiled::config::CholeskySchedule {
+        self.cholesky_schedule.unwrap_or_default()
+    }
+
+    /// [`Tuning::cholesky_schedule`] or the default of the device: blocked on software
+    /// renderers, [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::config::GPU_CHOLESKY_SCHEDULE) on GPUs.
+    pub fn cholesky_schedule_for(&self, software: bool) -> crate::tiled::config::CholeskySchedule {
+        match (self.cholesky_schedule, software) {
+            (Some(s), _) => s,
+            (None, true) => crate::tiled::config::CholeskySchedule::Blocked,
+            (None, false) => crate::tiled::config::GPU_CHOLESKY_SCHEDULE,
+        }
     }
 
     /// [`Tuning::mapped_upload`] or its default (yes).
@@ -595,7 +619,7 @@ mod tests {
         assert_eq!(t.kernel, KernelShape::Custom(KernelConfig::CPU));
         assert!(!t.mapped_upload());
         assert!(t.tiles_tuned());
-        // The diagonal factor: 0 column by column, 1 in panels; the default column by column.
+        // The diagonal factor: 0 column by column, 1 in panels, 2 by lanes; the default column by column.
         use crate::tiled::DiagonalFactor;
         assert_eq!(
             Tuning::default().diagonal_factor_for(&KernelConfig::GPU),
@@ -608,13 +632,14 @@ mod tests {
         for (text, want) in [
             ("0", DiagonalFactor::Columns),
             ("1", DiagonalFactor::Panels),
+            ("2", DiagonalFactor::Lanes),
         ] {
             let mut p = Tuning::default();
             p.set("SYMRASTER_TILED_PANELS", text).unwrap();
             assert_eq!(p.diagonal_factor_for(&KernelConfig::TEXEL), want);
             assert!(p.tiles_tuned());
         }
-        assert!(TILED_PANELS.parse("2").is_err());
+        assert!(TILED_PANELS.parse("3").is_err());
         for (name, value) in [
             ("SYMRASTER_TILED_OUTER", "18446744073709551615"),
             ("SYMRASTER_TILED_CONFIG", "8,4,1024,4,4,2,32"),
@@ -679,5 +704,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("diagonal blocks"), "{e}");
+    }
+
+    #[test]
+    fn the_cholesky_schedule_defaults_to_auto_on_gpus_and_blocked_on_software() {
+        use crate::tiled::config::{CholeskySchedule, GPU_CHOLESKY_SCHEDULE};
+        let t = Tuning::default();
+        assert_eq!(t.cholesky_schedule_for(true), CholeskySchedule::Blocked);
+        assert_eq!(t.cholesky_schedule_for(false), GPU_CHOLESKY_SCHEDULE);
+        assert_eq!(GPU_CHOLESKY_SCHEDULE, CholeskySchedule::Auto);
+        for s in CholeskySchedule::ALL {
+            let t = Tuning {
+                cholesky_schedule: Some(s),
+                ..Tuning::default()
+            };
+            assert_eq!(
+                (
+                    t.cholesky_schedule_for(true),
+                    t.cholesky_schedule_for(false)
+                ),
+                (s, s)
+            );
+        }
     }
 }

@@ -3,6 +3,7 @@
 // directives come first. SUBGROUPS is then defined where the kernel may use them (NO_SUBGROUPS
 // forces the fallback).
 #extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_shuffle : enable
 #if defined(GL_KHR_shader_subgroup_basic) && !defined(NO_SUBGROUPS)
 #define SUBGROUPS 1
 #endif

@@ -8,8 +8,12 @@
 //! The diagonal-block kernels record the first failing pivot. Kernels without shared-memory
 //! tiles use the recursive variant (substitution leaves of order ≤ nb). A matrix split over
 //! several buffers runs the same steps, each launch cut where its views change buffer.
+//! Full storage in one buffer may instead run as one chained launch, left-looking by tiles
+//! ([`factor_by_chain`]), or as chained panels with trailing products
+//! ([`factor_by_chained_panels`]), as [`CholeskySchedule`] chooses.
 
-use super::kernels::{Operand, TiledKernels};
+use super::config::CholeskySchedule;
+use super::kernels::{ChainFactor, Operand, TiledKernels, factor_chain_spin_limit};
 use super::launches::LaunchKind;
 use super::parts::{
     Parts, Region, multiply_by_inverse, part_of_view, product, row_pieces, square_split,
@@ -18,7 +22,7 @@ use super::product::Product;
 use super::storage::{TiledMatrix, Triangle};
 use super::view::{View, split_point};
 use crate::error::{Error, Result};
-use crate::gl::Buffer;
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
 
 /// Factors `c` in place (C = L·Lᵀ, L in its lower triangle), then reads the status word once:
 /// a pivot ≤ 0 or NaN is [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite)
@@ -56,6 +60,11 @@ pub fn factored_triangle(tri: Triangle, nb: usize, split: usize) -> Triangle {
 
 /// [`factor`] without the status read (for timing): the commands are queued, not waited for.
 pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    match k.chains_factor(c.order()) {
+        Some(CholeskySchedule::Chain) if factor_by_chain(k, c, false)? => return Ok(()),
+        Some(CholeskySchedule::Panels) if factor_by_chained_panels(k, c)? => return Ok(()),
+        _ => {}
+    }
     let tri = if k.inverted_blocks() {
         factored_triangle(c.triangle(), k.config().nb, k.split_order())
     } else {
@@ -65,6 +74,219 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     let done = potrf_parts(k, c.parts(), tri, 0);
     k.set_launch_kind(kind);
     done
+}
+
+/// The Cholesky of full storage in one buffer as one chained launch
+/// (glsl/tiled/potrf_chain.comp: left-looking by tiles of [`TiledKernels::diag`], tiles waiting
+/// on flags on the GPU instead of between launches). False, with `c` as it was, where it
+/// cannot run (RFP, several buffers, an order whose tile columns leave too few polls:
+/// [`factor_chain_spin_limit`]): the caller factors the blocked way. `given_up` marks the
+/// chain as given up before its first launch (the tests' way onto the resumed path).
+pub fn factor_by_chain(k: &TiledKernels, c: &mut TiledMatrix, given_up: bool) -> Result<bool> {
+    let Some(view) = chain_view(k, c) else {
+        return Ok(false);
+    };
+    let kind = k.set_launch_kind(LaunchKind::Other);
+    let done = chain(k, c.buffer(), view, 0, given_up);
+    k.set_launch_kind(kind);
+    done?;
+    k.factor_chained();
+    Ok(true)
+}
+
+/// The Cholesky of full storage in one buffer with chained panels: per outer block column of
+/// [`TiledKernels::outer`], [B11; B21] factored by one chained launch (L11 and L21 =
+/// B21·L11⁻ᵀ, left-looking by tiles inside the panel) and the trailing matrix updated by one
+/// lower-tile product of the outer rank, as [`potrf_blocked`] does: two dependent launches
+/// per outer block. False, with `c` as it was, where the chain cannot run.
+pub fn factor_by_chained_panels(k: &TiledKernels, c: &mut TiledMatrix) -> Result<bool> {
+    let Some(v) = chain_view(k, c) else {
+        return Ok(false);
+    };
+    let kind = k.set_launch_kind(LaunchKind::Other);
+    let done = chained_panels(k, c, v, false);
+    k.set_launch_kind(kind);
+    done?;
+    k.factor_chained();
+    Ok(true)
+}
+
+/// [`factor_by_chained_panels`]' launches. C is copied first and every launch issued before
+/// any flag is read (one wait for the GPU, not one per panel); where a panel's chain gave up,
+/// C is restored and the panels run again, each chain finished before the next product.
+/// `given_up` marks the first panel's chain as given up before it runs (the tests' way onto
+/// the restoring path).
+fn chained_panels(k: &TiledKernels, c: &TiledMatrix, v: View, given_up: bool) -> Result<()> {
+    let saved = Buffer::<f32>::uninitialized(
+        k.context(),
+        BufferTarget::Storage,
+        BufferUsage::Stream,
+        c.buffer().len(),
+    )?;
+    saved.copy_from(c.buffer())?;
+    let flags = panels_in_order(k, c, v, false, given_up)?;
+    for sync in &flags {
+        if sync.download_range(1, 1)?[0] != 0 {
+            log::debug!("a chained panel gave up waiting: the panels again, each finished");
+            c.buffer().copy_from(&saved)?;
+            k.reset_status()?;
+            panels_in_order(k, c, v, true, false)?;
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Per outer block column the panel's chain ([`chain_launch`], `checked` or not) and the
+/// trailing product; the panels' flags where unchecked. `given_up`: the first panel's chain
+/// is marked given up before it runs.
+fn panels_in_order(
+    k: &TiledKernels,
+    c: &TiledMatrix,
+    v: View,
+    checked: bool,
+    given_up: bool,
+) -> Result<Vec<Buffer<u32>>> {
+    let (m, outer) = (v.rows, k.panel_outer());
+    let region = c.region(v);
+    let sub = |i, j, r, cols| region.with(v.sub(i, j, r, cols));
+    let mut flags = Vec::new();
+    for j0 in (0..m).step_by(outer) {
+        let w = outer.min(m - j0);
+        k.set_launch_kind(LaunchKind::PanelSolve);
+        let panel = v.sub(j0, j0, m - j0, w);
+        let give_up = given_up && j0 == 0;
+        flags.extend(chain_launch(k, c.buffer(), panel, j0, give_up, checked)?);
+        let rest = m - j0 - w;
+        if rest > 0 {
+            let (c22, l21) = (sub(j0 + w, j0 + w, rest, rest), sub(j0 + w, j0, rest, w));
+            k.set_launch_kind(LaunchKind::TrailingUpdate);
+            product(k, Product::new(c22, l21, l21).subtract().lower())?;
+        }
+    }
+    Ok(flags)
+}
+
+/// [`factor`] with chained panels where the first panel's chain is told, before it runs, that
+/// a work group gave up: C restored and the panels run again, each chain finished before the
+/// next product. For the tests.
+#[doc(hidden)]
+pub fn factor_panels_after_chain_gives_up(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    let v = chain_view(k, c)
+        .ok_or_else(|| Error::shape("the chained Cholesky cannot run on this matrix"))?;
+    k.reset_status()?;
+    chained_panels(k, c, v, true)?;
+    k.check("the tiled Cholesky factorization")?;
+    k.check_status()
+}
+
+/// The view the chained Cholesky factors: full storage in one buffer, where the chain's tile
+/// columns leave it enough polls.
+fn chain_view(k: &TiledKernels, c: &TiledMatrix) -> Option<View> {
+    match c.triangle() {
+        Triangle::Square(v) if c.part_count() == 1 => {
+            factor_chain_spin_limit(v.rows.div_ceil(k.diag()), k.diag()).map(|_| v)
+        }
+        _ => None,
+    }
+}
+
+/// Factors the first `view.cols` columns of `view` (the whole square, or a block column whose
+/// width is a multiple of the tiles' order) in place by the chained kernel, its first column
+/// `column0` in the whole matrix. A launch where a work group gave up waiting (a software
+/// renderer's loop limit) leaves every tile published and final or as it was, so the chain is
+/// launched again on the same flags until every tile is published: the first tile not
+/// published waits for nobody, so each launch publishes at least one (at most one launch per
+/// tile, else the device is broken: an error).
+fn chain(
+    k: &TiledKernels,
+    buffer: &Buffer<f32>,
+    view: View,
+    column0: usize,
+    given_up: bool,
+) -> Result<()> {
+    chain_launch(k, buffer, view, column0, given_up, true).map(|_| ())
+}
+
+/// [`chain`], or with `checked` false its first launch only: the flags are returned unread
+/// (word 1 set where a work group gave up), so that a caller issuing several launches waits
+/// for the GPU once.
+fn chain_launch(
+    k: &TiledKernels,
+    buffer: &Buffer<f32>,
+    view: View,
+    column0: usize,
+    given_up: bool,
+    checked: bool,
+) -> Result<Option<Buffer<u32>>> {
+    let (rows, cols) = (view.rows, view.cols);
+    if cols == 0 {
+        return Ok(None);
+    }
+    let t = k.diag();
+    debug_assert!(rows == cols || cols.is_multiple_of(t));
+    let (row_tiles, col_tiles) = (rows.div_ceil(t), cols.div_ceil(t));
+    let tiles = col_tiles * row_tiles - col_tiles * (col_tiles - 1) / 2;
+    let spin_limit = factor_chain_spin_limit(col_tiles, t).ok_or_else(|| {
+        Error::shape(format!(
+            "the chained Cholesky cannot wait across {col_tiles} tile columns"
+        ))
+    })?;
+    let ctx = k.context();
+    let mut words = vec![0u32; 2 + tiles];
+    words[1] = u32::from(given_up);
+    let sync = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &words)?;
+    let scratch = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &[0u32; 2])?;
+    let launch = ChainFactor {
+        c: Operand::new(buffer, view),
+        column0,
+        sync: &sync,
+        scratch: &scratch,
+        spin_limit,
+    };
+    if !given_up {
+        k.potrf_chain(&launch)?;
+    }
+    if !checked {
+        return Ok(Some(sync));
+    }
+    for _ in 0..=tiles {
+        if sync.download_range(1, 1)?[0] == 0 {
+            return Ok(None);
+        }
+        // Only on software renderers (and in the tests): the next launch goes on from the
+        // published tiles.
+        log::debug!("the chained Cholesky gave up waiting: launched again");
+        sync.write(0, &[0, 0])?;
+        k.potrf_chain(&launch)?;
+    }
+    Err(chain_stalled(tiles))
+}
+
+/// The error of a chain that stopped making progress (never, where the device keeps GL's
+/// memory model: the first tile not published waits for nobody).
+fn chain_stalled(tiles: usize) -> Error {
+    crate::error::DeviceError::Unsupported {
+        what: "finish the chained Cholesky".into(),
+        why: format!(
+            "its work groups did not publish its {tiles} tiles in {} launches",
+            tiles + 1
+        ),
+    }
+    .into()
+}
+
+/// [`factor`] where the chained Cholesky is told, before its first launch, that a work group
+/// gave up: the path a long wait on a software renderer takes (the chain launched again on
+/// the tiles already published). For the tests.
+#[doc(hidden)]
+pub fn factor_after_chain_gives_up(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    k.reset_status()?;
+    if !factor_by_chain(k, c, true)? {
+        return Err(Error::shape("the chained Cholesky cannot run on this matrix"));
+    }
+    k.check("the tiled Cholesky factorization")?;
+    k.check_status()
 }
 
 /// The factorization of `tri` in `buffer`; `column0` is its first global column

@@ -21,6 +21,10 @@ pub enum DiagonalFactor {
     /// where the driver has subgroups, four barriers per panel (`potrf_inv_panels.glsl`).
     #[default]
     Panels,
+    /// Blocks of 32: lane i of one subgroup holds row i in registers and takes the pivot's
+    /// column by shuffles, no barrier per column (`potrf_inv_lanes.glsl`; without shuffles
+    /// through shared memory, two barriers per column); other orders column by column.
+    Lanes,
 }
 
 /// Width of the panels of [`DiagonalFactor::Panels`] (it divides every diagonal-block order).
@@ -28,13 +32,18 @@ pub const DIAGONAL_PANEL: usize = 16;
 
 impl DiagonalFactor {
     /// Both, for sweeps and tests.
-    pub const ALL: [DiagonalFactor; 2] = [DiagonalFactor::Columns, DiagonalFactor::Panels];
+    pub const ALL: [DiagonalFactor; 3] = [
+        DiagonalFactor::Columns,
+        DiagonalFactor::Panels,
+        DiagonalFactor::Lanes,
+    ];
 
     /// A short name for reports and benchmark labels.
     pub fn name(self) -> &'static str {
         match self {
             DiagonalFactor::Columns => "columns",
             DiagonalFactor::Panels => "panels",
+            DiagonalFactor::Lanes => "lanes",
         }
     }
 
@@ -43,6 +52,7 @@ impl DiagonalFactor {
         match self {
             DiagonalFactor::Columns => crate::compute_kernels::POTRF_INV_FN,
             DiagonalFactor::Panels => crate::compute_kernels::POTRF_INV_PANELS_FN,
+            DiagonalFactor::Lanes => crate::compute_kernels::POTRF_INV_LANES_FN,
         }
     }
 
@@ -52,12 +62,88 @@ impl DiagonalFactor {
         let p = DIAGONAL_PANEL;
         let floats = match self {
             DiagonalFactor::Columns => 5 * diag,
+            // The pivots and the exchange's column and row (blocks of 32), else the columns'.
+            DiagonalFactor::Lanes if diag == 32 => 3 * diag,
+            DiagonalFactor::Lanes => 5 * diag,
             DiagonalFactor::Panels => {
                 let bufs = if diag <= 64 { 2 } else { 1 };
                 bufs * diag * (p + 1) + 2 * p * diag + p * (p + 1) + 2 * diag
             }
         };
         floats * 4
+    }
+}
+
+/// How the tiled Cholesky of full storage is scheduled: the blocked right-looking launches
+/// ([`potrf_blocked`](super::cholesky::potrf_blocked), about 200 dependent launches at m =
+/// 4096) or one chained launch, left-looking by tiles of the diagonal block's order
+/// (`glsl/tiled/potrf_chain.comp`, [`factor_by_chain`](super::cholesky::factor_by_chain)).
+/// RFP storage, a matrix over several buffers and kernels without shared memory are always
+/// blocked, and so is a chain that gives up waiting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CholeskySchedule {
+    /// Blocked, as measured on the H200 (the default until the chain is measured there).
+    #[default]
+    Blocked,
+    /// One chained launch wherever it can run.
+    Chain,
+    /// Per outer block column one chained launch for the panel [B11; B21] and one trailing
+    /// product of the outer rank (two dependent launches per outer block).
+    Panels,
+    /// The chain up to order [`CHAIN_AUTO_ORDER`], the chained panels (of at least
+    /// [`PANELS_AUTO_OUTER`] columns) up to [`PANELS_AUTO_ORDER`], blocked above.
+    Auto,
+}
+
+/// The largest order [`CholeskySchedule::Auto`] chains: on the H200 (`chain_sweep_best.txt`)
+/// the chain with tiles of 32 led at 1024 to 4096 (3.46 against the blocked 4.60 ms at 4096).
+pub const CHAIN_AUTO_ORDER: usize = 4096;
+
+/// The largest order [`CholeskySchedule::Auto`] factors by chained panels: at 8192 tiles of
+/// 64 in panels of 1024 took 13.05 ms on the H200, the blocked 13.69, the chain 18.4; at
+/// 16384 the blocked factor (RFP) led.
+pub const PANELS_AUTO_ORDER: usize = 8192;
+
+/// The chained panels' width under [`CholeskySchedule::Auto`] where the tuning sets no outer
+/// block (at 8192 panels of 512 columns were slower than the blocked factor, of 1024 faster).
+pub const PANELS_AUTO_OUTER: usize = 1024;
+
+/// The Cholesky's schedule on GPUs where the tuning names none (software renderers keep
+/// [`CholeskySchedule::Blocked`]): one line to revert to Blocked.
+pub const GPU_CHOLESKY_SCHEDULE: CholeskySchedule = CholeskySchedule::Auto;
+
+impl CholeskySchedule {
+    /// Every schedule, for sweeps.
+    pub const ALL: [CholeskySchedule; 4] = [
+        CholeskySchedule::Blocked,
+        CholeskySchedule::Chain,
+        CholeskySchedule::Panels,
+        CholeskySchedule::Auto,
+    ];
+
+    /// A short name for reports, benchmark labels and parsing.
+    pub fn name(self) -> &'static str {
+        match self {
+            CholeskySchedule::Blocked => "blocked",
+            CholeskySchedule::Chain => "chain",
+            CholeskySchedule::Panels => "panels",
+            CholeskySchedule::Auto => "auto",
+        }
+    }
+
+    /// The schedule named `name` ([`CholeskySchedule::name`]).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name.trim())
+    }
+
+    /// The schedule a matrix of order `m` runs with: Auto resolved to Chain, Panels or Blocked.
+    pub fn resolve(self, m: usize) -> CholeskySchedule {
+        match self {
+            CholeskySchedule::Auto if m <= CHAIN_AUTO_ORDER => CholeskySchedule::Chain,
+            CholeskySchedule::Auto if m <= PANELS_AUTO_ORDER => CholeskySchedule::Panels,
+            CholeskySchedule::Auto => CholeskySchedule::Blocked,
+            s => s,
+        }
     }
 }
 
@@ -432,6 +518,22 @@ impl KernelConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedules_parse_by_name_and_chain_as_they_say() {
+        for s in CholeskySchedule::ALL {
+            assert_eq!(CholeskySchedule::parse(s.name()), Some(s));
+        }
+        assert_eq!(CholeskySchedule::parse("chained"), None);
+        assert_eq!(CholeskySchedule::default(), CholeskySchedule::Blocked);
+        use CholeskySchedule::*;
+        assert_eq!(Blocked.resolve(64), Blocked);
+        assert_eq!((Chain.resolve(1 << 20), Panels.resolve(1 << 20)), (Chain, Panels));
+        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER), Chain);
+        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER + 1), Panels);
+        assert_eq!(Auto.resolve(PANELS_AUTO_ORDER), Panels);
+        assert_eq!(Auto.resolve(PANELS_AUTO_ORDER + 1), Blocked);
+    }
 
     #[test]
     fn tiles_are_whole_vec4_groups_and_fit_shared_memory() {

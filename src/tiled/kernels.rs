@@ -2,7 +2,7 @@
 //! launched tile lists (cached by shape) and the status word where the diagonal-block factor
 //! records the first pivot that is not positive.
 
-use super::config::{DiagonalFactor, KernelConfig, PanelVariant};
+use super::config::{CholeskySchedule, DiagonalFactor, KernelConfig, PanelVariant};
 use super::launches::{LaunchCounts, LaunchKind};
 use super::product::Product;
 use super::status::StatusWord;
@@ -46,6 +46,52 @@ pub fn chain_spin_limit(blocks: usize) -> Option<usize> {
         .checked_sub(blocks.saturating_mul(CHAIN_LOOPS_PER_BLOCK) + CHAIN_LOOPS_FIXED)?;
     let limit = rest.min(CHAIN_SPIN_LIMIT);
     (limit >= CHAIN_MIN_SPINS).then_some(limit)
+}
+
+/// Loop iterations one invocation of the chained Cholesky runs per tile column (its ticket,
+/// the wait and the T-deep product of one k step, constant loops unrolled) beyond the tile's
+/// order, and for the rest of its work (the diagonal factor, the product with the inverse).
+const FACTOR_CHAIN_LOOPS_PER_COLUMN: usize = 24;
+const FACTOR_CHAIN_LOOPS_FIXED: usize = 4096;
+
+/// The polls a work group of the chained Cholesky over `tile_columns` tile columns of order
+/// `tile` may spend waiting so that no invocation passes [`crate::gl::LOOP_LIMIT`]: at most
+/// [`CHAIN_SPIN_LIMIT`]; `None` where too few are left (the factorization runs blocked).
+pub fn factor_chain_spin_limit(tile_columns: usize, tile: usize) -> Option<usize> {
+    let per_column = tile + FACTOR_CHAIN_LOOPS_PER_COLUMN;
+    let rest = crate::gl::LOOP_LIMIT
+        .checked_sub(tile_columns.saturating_mul(per_column) + FACTOR_CHAIN_LOOPS_FIXED)?;
+    let limit = rest.min(CHAIN_SPIN_LIMIT);
+    (limit >= CHAIN_MIN_SPINS).then_some(limit)
+}
+
+/// Depth of the slices the chained Cholesky's tile products run over (it divides every
+/// diagonal-block order, multiples of 16).
+pub fn factor_chain_slice(tile: usize) -> usize {
+    if tile.is_multiple_of(32) { 32 } else { 16 }
+}
+
+/// Shared memory of the chained Cholesky's work group with tiles of order `tile` (two padded
+/// slices of [`factor_chain_slice`] columns beside the diagonal factor's own), in bytes.
+pub fn factor_chain_shared_bytes(tile: usize, factor: DiagonalFactor) -> usize {
+    2 * tile * (factor_chain_slice(tile) + 1) * 4 + factor.shared_bytes(tile) + 16
+}
+
+/// What a chained Cholesky ([`TiledKernels::potrf_chain`]) works on.
+pub(crate) struct ChainFactor<'a> {
+    /// The matrix (full storage, one buffer; or a block column [B11; B21] of it whose width is
+    /// a multiple of the tiles' order), factored in place.
+    pub c: Operand<'a>,
+    /// Its first column in the whole matrix (for the status word).
+    pub column0: usize,
+    /// Tickets, the gave-up word and one ready flag per tile, zeroed (the gave-up word may be
+    /// set to give up at once).
+    pub sync: &'a Buffer<u32>,
+    /// Two words for the diagonal factor's own status (the chain reports through the status
+    /// word with atomicMin instead).
+    pub scratch: &'a Buffer<u32>,
+    /// Polls a work group may spend waiting in all ([`factor_chain_spin_limit`]).
+    pub spin_limit: usize,
 }
 
 /// What a chained solve ([`TiledKernels::trsv_chain`]) works on.
@@ -403,6 +449,19 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
     )
 }
 
+/// The source of the chained Cholesky for a work group of `(px, py)` (the diagonal factor's)
+/// with the diagonal factor `factor` at its `// FUSED_DIAG_FUNCTION` line.
+fn chain_source((px, py): (usize, usize), diag: usize, factor: DiagonalFactor) -> String {
+    let ks = factor_chain_slice(diag);
+    format!(
+        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
+        table::SUBGROUPS_HEADER,
+        table::POTRF_CHAIN
+            .source
+            .replace("// FUSED_DIAG_FUNCTION", factor.function())
+    )
+}
+
 /// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
 pub struct TiledKernels {
     ctx: Context,
@@ -422,6 +481,11 @@ pub struct TiledKernels {
     trsv_chain: Option<ComputeProgram>,
     // Solves that ran chained (tests check the chain itself ran).
     chained: Cell<u64>,
+    // The Cholesky of full storage as one launch (potrf_chain.comp), where its tiles fit.
+    potrf_chain: Option<ComputeProgram>,
+    // Whether the Cholesky runs as that one launch, and factorizations that did so far.
+    schedule: CholeskySchedule,
+    chained_factors: Cell<u64>,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
     fused: Option<[(ComputeProgram, KernelConfig); 2]>,
@@ -434,6 +498,8 @@ pub struct TiledKernels {
     factor: DiagonalFactor,
     // Outer block-column width of the blocked Cholesky (a multiple of diag).
     outer: usize,
+    // The chained panels' width (TiledKernels::panel_outer).
+    panel_outer: usize,
     // The order from which full storage is factored with RFP's split.
     split: usize,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
@@ -470,6 +536,7 @@ impl TiledKernels {
         let limits = ComputeLimits::query(ctx)?;
         let diag = tuning.diagonal_block_for(&config);
         let factor = tuning.diagonal_factor_for(&config);
+        let schedule = tuning.cholesky_schedule_for(crate::gl::DeviceInfo::query(ctx)?.software);
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -547,6 +614,31 @@ impl TiledKernels {
                 )?),
                 false => None,
             },
+            potrf_chain: match config.shared
+                && !config.texel
+                && factor_chain_shared_bytes(diag, factor) as u64 <= limits.max_shared_bytes
+            {
+                true => Some(ComputeProgram::new(
+                    ctx,
+                    &table::POTRF_CHAIN,
+                    "",
+                    &KernelConfig { nb: diag, ..config }.source(&chain_source(
+                        config.diagonal_group(diag),
+                        diag,
+                        factor,
+                    )),
+                )?),
+                false => None,
+            },
+            schedule,
+            panel_outer: match (tuning.outer_block, schedule) {
+                (None, CholeskySchedule::Auto) => super::config::PANELS_AUTO_OUTER
+                    .div_ceil(diag)
+                    .saturating_mul(diag)
+                    .max(tuning.outer_block_for(&config)),
+                _ => tuning.outer_block_for(&config),
+            },
+            chained_factors: Cell::new(0),
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -580,6 +672,12 @@ impl TiledKernels {
             config,
             limits,
         })
+    }
+
+    /// The driver's binary ([`ComputeProgram::binary`]) of the chained Cholesky's kernel, where
+    /// compiled: for checking on the device that the lanes factor's arrays stay in registers.
+    pub fn chain_binary(&self) -> Option<Vec<u8>> {
+        self.potrf_chain.as_ref()?.binary().map(|(_, bytes)| bytes)
     }
 
     /// The driver's binaries ([`ComputeProgram::binary`]) of the packed-panel product kernels
@@ -1232,6 +1330,70 @@ impl TiledKernels {
         Ok(())
     }
 
+    /// The Cholesky of `chain.c` (full storage, order m) in place as one chained launch
+    /// (glsl/tiled/potrf_chain.comp), tiles of [`TiledKernels::diag`], the inverses of the
+    /// diagonal tiles in the slots of the blocked Cholesky; whether it gave up is in
+    /// `chain.sync[1]`.
+    pub(crate) fn potrf_chain(&self, chain: &ChainFactor<'_>) -> Result<()> {
+        let p = self
+            .potrf_chain
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels have no chained Cholesky"))?;
+        let v = chain.c.view;
+        let (tiles, col_tiles) = (v.rows.div_ceil(self.diag), v.cols.div_ceil(self.diag));
+        self.reserve_inverses(col_tiles)?;
+        let inv = self.inverses.borrow();
+        let inv = inv
+            .as_ref()
+            .ok_or_else(|| Error::shape("no inverse slots reserved"))?;
+        chain.c.buffer.bind_base(0);
+        inv.bind_base(1);
+        inv.bind_base(7);
+        chain.sync.bind_base(3);
+        chain.scratch.bind_base(5);
+        self.status.bind_base(6);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("m", u(v.rows)),
+            ("n", u(v.cols)),
+            ("column0", u(chain.column0)),
+            ("tiles", u(tiles)),
+            ("c_off", u(v.offset)),
+            ("c_rs", u(v.rs)),
+            ("c_cs", u(v.cs)),
+            ("spin_limit", u(chain.spin_limit)),
+        ])?;
+        let groups = col_tiles * tiles - col_tiles * col_tiles.saturating_sub(1) / 2;
+        self.run(p, [groups as u32, 1, 1])?;
+        Ok(())
+    }
+
+    /// How the Cholesky of order `m` (full storage, one buffer) is chained
+    /// ([`CholeskySchedule::Chain`] or [`CholeskySchedule::Panels`]), or `None` (blocked): the
+    /// schedule chooses it and the kernels have the chain.
+    pub fn chains_factor(&self, m: usize) -> Option<CholeskySchedule> {
+        let tiles = m.div_ceil(self.diag.max(1));
+        let chained = self.schedule.resolve(m);
+        (self.potrf_chain.is_some()
+            && chained != CholeskySchedule::Blocked
+            && tiles * (tiles + 1) / 2 <= self.limits.max_groups_x as usize)
+            .then_some(chained)
+    }
+
+    /// The Cholesky's schedule ([`CholeskySchedule`]).
+    pub fn cholesky_schedule(&self) -> CholeskySchedule {
+        self.schedule
+    }
+
+    /// Factorizations that ran as one chained launch ([`TiledKernels::potrf_chain`]) so far.
+    pub fn chained_factors(&self) -> u64 {
+        self.chained_factors.get()
+    }
+
+    pub(crate) fn factor_chained(&self) {
+        self.chained_factors.set(self.chained_factors.get() + 1);
+    }
+
     /// Whether one-right-hand-side solves can run as one chained launch each way.
     pub fn solves_by_chain(&self) -> bool {
         self.trsv_chain.is_some()
@@ -1327,6 +1489,13 @@ impl TiledKernels {
     /// [`TiledKernels::diag`]).
     pub fn outer(&self) -> usize {
         self.outer
+    }
+
+    /// The chained panels' width: [`TiledKernels::outer`], or at least
+    /// [`PANELS_AUTO_OUTER`](super::config::PANELS_AUTO_OUTER) where Auto chose the panels and
+    /// the tuning set no outer block.
+    pub fn panel_outer(&self) -> usize {
+        self.panel_outer
     }
 
     /// Whether [`TiledKernels::multiply_by_inverse`] can run in place here: one product tile
@@ -1478,6 +1647,25 @@ fn product_views(cv: View, av: View, bv: View) -> [(&'static str, Uniform); 12] 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chained_factor_stays_within_the_loop_limit_or_is_not_started() {
+        // Tiles of 32 up to m = 513 (the tests) and of 64 up to 16384 (the H200's sizes) chain
+        // with (nearly) the full polls; far more tile columns leave too few: not started.
+        assert_eq!(factor_chain_spin_limit(17, 32), Some(CHAIN_SPIN_LIMIT));
+        assert!(factor_chain_spin_limit(256, 64).is_some_and(|s| s > 30_000));
+        for (columns, tile) in [(512, 32), (400, 64), (128, 128)] {
+            let limit = factor_chain_spin_limit(columns, tile).unwrap();
+            let loops = columns * (tile + FACTOR_CHAIN_LOOPS_PER_COLUMN) + FACTOR_CHAIN_LOOPS_FIXED;
+            assert!(limit >= CHAIN_MIN_SPINS && limit + loops <= crate::gl::LOOP_LIMIT);
+        }
+        assert_eq!(factor_chain_spin_limit(2000, 64), None);
+        // Two slices and the diagonal factor fit llvmpipe's 32 KiB up to tiles of 64.
+        for tile in [16, 32, 48, 64] {
+            assert!(factor_chain_shared_bytes(tile, DiagonalFactor::Columns) <= 32 * 1024);
+            assert!(tile.is_multiple_of(factor_chain_slice(tile)));
+        }
+    }
 
     #[test]
     fn a_chained_solve_stays_within_the_loop_limit_or_is_not_started() {

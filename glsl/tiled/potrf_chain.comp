@@ -1,0 +1,203 @@
+// The Cholesky of full storage in ONE launch, left-looking by tiles of NB x NB (the diagonal
+// block's order): work group g takes a ticket (tickets follow the order groups start in) and
+// computes tile (i, j), i ≥ j, ticket t counting the tiles column by column (j outer, i inner),
+// so a tile depends only on earlier tickets and the chain always progresses (the argument of
+// decoupled look-back, as in trsv_chain.comp). Tile (i, j):
+//   acc = C_ij − Σ_{k<j} L_ik·L_jkᵀ, each term once tiles (i, k) and (j, k) are published;
+//   i = j: acc written back, factored and inverted by factor_block (potrf_inv_fn.glsl,
+//          potrf_inv_panels.glsl or potrf_inv_lanes.glsl, inserted at the
+//          FUSED_DIAG_FUNCTION line), L_jj⁻¹ to slot j;
+//   i > j: once (j, j) is published, L_ij = acc·L_jj⁻ᵀ;
+// then its flag ready[t] is published (memory barrier before the flag). A pivot that is not
+// positive (or NaN) is reported with atomicMin on the status word (the earliest column wins;
+// diagonal tiles run one after the other, so its pivot is the one beside it), and the chain
+// goes on publishing its (NaN) tiles: a failure never hangs it.
+//
+// Storage: C(r, s), r ≥ s, lies at c_off + r·c_rs + s·c_cs; only the lower triangle is read or
+// written. The view may be a block column [B11; B21] (m rows, n ≤ m columns, n a multiple of
+// NB where n < m): its first n columns are factored (L11 and L21 = B21·L11⁻ᵀ), as the outer
+// block columns of the chained panels are; `column0` is its first column in the whole matrix.
+// A group whose waits outlast `spin_limit` polls in all (software renderers end long loops) or
+// that finds the chain given up sets `gave_up` and writes and publishes nothing (every write
+// comes after the last wait): a tile is either published, and final, or as it was. The host
+// then launches the chain again with the same flags (a group whose tile is published returns
+// at once): the first tile not published waits for nobody, so every launch makes progress.
+layout(local_size_x = PX, local_size_y = PY) in;
+
+layout(std430, binding = 0) coherent buffer CBuf { float c[]; };
+
+// FUSED_DIAG_FUNCTION
+
+// Tickets, the gave-up word and one ready flag per tile (ticket order).
+layout(std430, binding = 3) coherent buffer Sync { uint ticket; uint gave_up; uint ready[]; };
+// The status word the host reads (factor_block's own, at binding 5, is a scratch word here).
+layout(std430, binding = 6) coherent buffer ChainStatus { uint chain_column; float chain_pivot; };
+// The inverses factor_block writes (binding 1), read back coherently by other work groups.
+layout(std430, binding = 7) coherent buffer InvRead { float inv_r[]; };
+
+uniform uint m;
+uniform uint n;
+uniform uint column0;
+uniform uint tiles;
+uniform uint c_off;
+uniform uint c_rs;
+uniform uint c_cs;
+uniform uint spin_limit;
+
+#define THREADS (PX * PY)
+// The products run over slices of KS columns (KS divides NB; the host defines it): two padded
+// NB x KS slices in shared memory, so that tiles of 64 fit llvmpipe's 32 KiB.
+#define LOADS ((NB * KS) / THREADS)
+
+shared float ta[NB][KS + 1];
+shared float tb[NB][KS + 1];
+shared uint order_shared;
+shared uint stop_shared;
+shared uint bad_shared;
+
+uint at(uint r, uint s) { return c_off + r * c_rs + s * c_cs; }
+
+// The flag of tile (i, j): its ticket (`tiles` row tiles; column j holds tiles − j of them).
+uint flag_index(uint i, uint j) { return j * tiles - (j * (j - 1u)) / 2u + (i - j); }
+
+// Invocation 0 polls the flag (or the gave-up word); true for the whole group when it must stop.
+bool wait_for(uint f, inout uint spins, uint tid) {
+    if (tid == 0u) {
+        while (atomicOr(ready[f], 0u) == 0u && atomicOr(gave_up, 0u) == 0u && spins < spin_limit)
+            spins++;
+        if (atomicOr(ready[f], 0u) == 0u) stop_shared = 1u;
+    }
+    barrier();
+    bool stop = stop_shared != 0u;
+    memoryBarrierBuffer();
+    return stop;
+}
+
+void main() {
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    uint tid = ty * uint(PX) + tx;
+    if (tid == 0u) {
+        order_shared = atomicAdd(ticket, 1u);
+        // Given up, or published by an earlier launch of the same chain.
+        stop_shared = atomicOr(gave_up, 0u) | atomicOr(ready[order_shared], 0u);
+    }
+    barrier();
+    if (stop_shared != 0u) return;
+    // Ticket → (i, j): column j holds tiles − j tiles.
+    uint t = order_shared;
+    uint j = 0u;
+    while (t >= tiles - j) {
+        t -= tiles - j;
+        j++;
+    }
+    uint i = j + t;
+    uint r0 = i * uint(NB);
+    uint s0 = j * uint(NB);
+    uint ni = min(uint(NB), m - r0);
+    uint nj = min(uint(NB), n - s0);
+    bool diagonal = i == j;
+    // acc[a][b] is entry (ty + PY·a, tx + PX·b) of the tile.
+    float acc[EA][EB];
+    for (int a = 0; a < EA; a++)
+        for (int b = 0; b < EB; b++) {
+            uint r = ty + uint(PY) * uint(a);
+            uint s = tx + uint(PX) * uint(b);
+            acc[a][b] = (r < ni && s < nj && (!diagonal || s <= r)) ? c[at(r0 + r, s0 + s)] : 0.0;
+        }
+    uint spins = 0u;
+    bool stop = false;
+    for (uint k = 0u; k < j && !stop; k++) {
+        stop = wait_for(flag_index(i, k), spins, tid);
+        if (!stop && !diagonal) stop = wait_for(flag_index(j, k), spins, tid);
+        if (stop) break;
+        // L_ik and L_jk (whole NB columns: k < j is never the last, short, tile column).
+        for (uint h = k * uint(NB); h < (k + 1u) * uint(NB); h += uint(KS)) {
+            for (uint q = 0u; q < uint(LOADS); q++) {
+                uint e = tid + q * uint(THREADS);
+                uint rr = e / uint(KS);
+                uint p = e % uint(KS);
+                ta[rr][p] = rr < ni ? c[at(r0 + rr, h + p)] : 0.0;
+                tb[rr][p] = rr < nj ? c[at(s0 + rr, h + p)] : 0.0;
+            }
+            barrier();
+            for (uint p = 0u; p < uint(KS); p++) {
+                float bv[EB];
+                for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
+                for (int a = 0; a < EA; a++) {
+                    float av = ta[ty + uint(PY) * uint(a)][p];
+                    for (int b = 0; b < EB; b++) acc[a][b] -= av * bv[b];
+                }
+            }
+            barrier();
+        }
+    }
+    if (!stop && !diagonal) stop = wait_for(flag_index(j, j), spins, tid);
+    if (stop) {
+        if (tid == 0u) atomicOr(gave_up, 1u);
+        return;
+    }
+    if (diagonal) {
+        if (tid == 0u) bad_shared = 0xFFFFFFFFu;
+        for (int a = 0; a < EA; a++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + uint(PY) * uint(a);
+                uint s = tx + uint(PX) * uint(b);
+                if (r < ni && s <= r) c[at(r0 + r, s0 + s)] = acc[a][b];
+            }
+        memoryBarrierBuffer();
+        barrier();
+        factor_block(ni, at(r0, s0), c_rs, c_cs, s0, j * uint(NB * NB));
+        barrier();
+        // The first pivot that is not positive, found by every invocation at once (one thread
+        // scanning the tile's pivots had been on the chain's critical path).
+        for (uint q = tid; q < ni; q += uint(THREADS))
+            if (!(piv[q] > 0.0)) atomicMin(bad_shared, q);
+        barrier();
+        if (tid == 0u && bad_shared < ni) {
+            uint column = column0 + s0 + bad_shared;
+            uint old = atomicMin(chain_column, column);
+            if (column < old) chain_pivot = piv[bad_shared];
+        }
+    } else {
+        // L_ij = acc·L_jj⁻ᵀ: (acc·Wᵀ)(r, s) = Σ_p acc(r, p)·W(s, p), W = L_jj⁻¹ (row-major,
+        // NB-strided, whole: tile j is not the last).
+        // Slice by slice: acc's columns h..h + KS to ta, W's to tb.
+        uint base = j * uint(NB * NB);
+        float prod[EA][EB];
+        for (int a = 0; a < EA; a++)
+            for (int b = 0; b < EB; b++) prod[a][b] = 0.0;
+        for (uint h = 0u; h < uint(NB); h += uint(KS)) {
+            for (int a = 0; a < EA; a++)
+                for (int b = 0; b < EB; b++) {
+                    uint s = tx + uint(PX) * uint(b);
+                    if (s >= h && s < h + uint(KS)) ta[ty + uint(PY) * uint(a)][s - h] = acc[a][b];
+                }
+            for (uint q = 0u; q < uint(LOADS); q++) {
+                uint e = tid + q * uint(THREADS);
+                uint rr = e / uint(KS);
+                uint p = e % uint(KS);
+                tb[rr][p] = inv_r[base + rr * uint(NB) + h + p];
+            }
+            barrier();
+            for (uint p = 0u; p < uint(KS); p++) {
+                float bv[EB];
+                for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
+                for (int a = 0; a < EA; a++) {
+                    float av = ta[ty + uint(PY) * uint(a)][p];
+                    for (int b = 0; b < EB; b++) prod[a][b] += av * bv[b];
+                }
+            }
+            barrier();
+        }
+        for (int a = 0; a < EA; a++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + uint(PY) * uint(a);
+                uint s = tx + uint(PX) * uint(b);
+                if (r < ni) c[at(r0 + r, s0 + s)] = prod[a][b];
+            }
+    }
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) atomicExchange(ready[order_shared], 1u);
+}

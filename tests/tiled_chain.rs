@@ -1,0 +1,438 @@
+//! The tiled Cholesky as one chained launch (glsl/tiled/potrf_chain.comp): its factor against
+//! the f64 reference (relative backward error) and against the blocked factor, with 1e30 in
+//! the upper triangle it must not read and the inverse slots poisoned with NaN; the failing
+//! column of a matrix that is not positive definite, as the blocked path names it; the
+//! given-up path (forced) launched again to the same factor; the chained panels with their
+//! trailing products. llvmpipe runs on one thread here so that
+//! no work group waits long enough to give up (the blocked fallback would run, and the tests
+//! check that the chain itself ran).
+
+mod common;
+
+use symraster::internal::GpuInternals;
+use symraster::tiled::DiagonalFactor;
+use symraster::tiled::config::CholeskySchedule;
+use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, cholesky};
+use symraster::tuning::Tuning;
+use symraster::{Error, Matrix, NumericalError, problems, reference};
+
+const MAX: u64 = i32::MAX as u64;
+
+/// Garbage the factorization must not read (nor write over): the upper triangle's value.
+const GARBAGE: f32 = 1e30;
+
+/// A context on which llvmpipe runs one thread (work groups in ticket order, no waits).
+fn gpu() -> symraster::Gpu {
+    // SAFETY: every test of this binary sets the same value before it creates its context.
+    unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
+    common::gpu()
+}
+
+/// The kernels with diagonal tiles of `diag` and the Cholesky scheduled as `schedule`.
+fn kernels(gpu: &symraster::Gpu, diag: usize, schedule: CholeskySchedule) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        cholesky_schedule: Some(schedule),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// `c`'s lower triangle in full storage with GARBAGE in the upper one.
+fn upload(gpu: &symraster::Gpu, c: &Matrix<f32>) -> TiledMatrix {
+    let m = c.rows();
+    let t = TiledMatrix::uninitialized(gpu.context(), m, Storage::Full, MAX).unwrap();
+    let mut data = vec![GARBAGE; t.buffer().len()];
+    for i in 0..m {
+        for j in 0..=i {
+            data[t.index(i, j)] = c[(i, j)];
+        }
+    }
+    t.buffer().write(0, &data).unwrap();
+    t
+}
+
+/// ‖L·Lᵀ − C‖_F / ‖C‖_F over the lower triangles, in f64.
+fn backward_error(l: &Matrix<f64>, c: &Matrix<f32>) -> f64 {
+    let llt = reference::multiply_lower_by_transpose(l);
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 0..c.rows() {
+        for j in 0..=i {
+            let cij = f64::from(c[(i, j)]);
+            num += (llt[(i, j)] - cij).powi(2);
+            den += cij * cij;
+        }
+    }
+    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// The kernels with diagonal tiles of `diag`, chained panels of `outer` columns.
+fn panel_kernels(gpu: &symraster::Gpu, diag: usize, outer: usize) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(CholeskySchedule::Panels),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The tolerance of an f32 factor of order m: a few units of roundoff per tile of the sum.
+fn tolerance(m: usize) -> f64 {
+    64.0 * common::U32 * (m as f64).max(16.0)
+}
+
+/// Factors `c` with `k`, checks the upper triangle was left alone, returns L.
+fn factor(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> Matrix<f32> {
+    let mut t = upload(gpu, c);
+    k.poison_inverses(c.rows().div_ceil(k.diag())).unwrap();
+    cholesky::factor(k, &mut t).unwrap();
+    let raw = t.download_raw().unwrap();
+    let m = c.rows();
+    for i in 0..m {
+        for j in i + 1..m {
+            assert_eq!(raw[t.index(i, j)], GARBAGE, "m {m}: ({i}, {j}) written");
+        }
+    }
+    t.download_lower().unwrap()
+}
+
+#[test]
+fn the_chained_factor_matches_the_reference_and_the_blocked_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    for m in [1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513] {
+        assert_eq!(
+            chain.chains_factor(m),
+            Some(CholeskySchedule::Chain),
+            "m {m}"
+        );
+        assert_eq!(blocked.chains_factor(m), None);
+        let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
+        let before = chain.chained_factors();
+        let l = factor(&gpu, &chain, &c);
+        assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "m {m}: NaN left"
+        );
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(e < tolerance(m), "m {m}: backward error {e:.2e}");
+        let lb = factor(&gpu, &blocked, &c);
+        assert_eq!(blocked.chained_factors(), 0);
+        let d = symraster::relative_error(&l, &lb);
+        assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
+        // The inverses of the diagonal tiles are the blocked path's too (slot j = tile j).
+        for slot in 0..m.div_ceil(32) {
+            let (a, b) = (
+                chain.inverse_block(slot).unwrap(),
+                blocked.inverse_block(slot).unwrap(),
+            );
+            let n = 32.min(m - slot * 32);
+            for r in 0..n {
+                for s in 0..n {
+                    let (x, y) = (a[r * 32 + s], b[r * 32 + s]);
+                    assert!(
+                        (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
+                        "m {m} slot {slot} ({r}, {s}): {x} against {y}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_chain_with_tiles_of_64_and_128_matches_the_reference() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    // Two padded 64 x 32 slices and the factor's own fit llvmpipe's 32 KiB of shared memory.
+    let chain = kernels(&gpu, 64, CholeskySchedule::Chain);
+    assert!(chain.chains_factor(64).is_some());
+    let cases = [
+        (63, &chain),
+        (64, &chain),
+        (65, &chain),
+        (129, &chain),
+        (200, &chain),
+    ];
+    // Tiles of 128 where they fit (not in 32 KiB: GPUs' 48 KiB).
+    let wide = kernels(&gpu, 128, CholeskySchedule::Chain);
+    let wide_cases = [(127, &wide), (128, &wide), (129, &wide), (300, &wide)];
+    let wide_cases = if wide.chains_factor(128).is_some() {
+        &wide_cases[..]
+    } else {
+        &[]
+    };
+    for &(m, chain) in cases.iter().chain(wide_cases) {
+        let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
+        let before = chain.chained_factors();
+        let l = factor(&gpu, chain, &c);
+        assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(
+            e < tolerance(m),
+            "m {m} tiles {}: backward error {e:.2e}",
+            chain.diag()
+        );
+    }
+}
+
+/// The failing column (LAPACK's INFO − 1) and the pivot before its square root.
+fn failure(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> (usize, f64) {
+    let mut t = upload(gpu, c);
+    match cholesky::factor(k, &mut t) {
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+            (column, pivot)
+        }
+        other => panic!("expected NotPositiveDefinite, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_matrix_that_is_not_positive_definite_names_the_blocked_paths_column() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    let m = 129;
+    for column in [0, 1, 31, 32, 40, 63, 64, 100, 128] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= 500.0;
+        let before = chain.chained_factors();
+        let (got, pivot) = failure(&gpu, &chain, &c);
+        assert_eq!(
+            chain.chained_factors(),
+            before + 1,
+            "column {column}: not chained"
+        );
+        let (want, want_pivot) = failure(&gpu, &blocked, &c);
+        assert_eq!((got, want), (column, column));
+        assert!(
+            (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+            "column {column}: pivot {pivot} against the blocked {want_pivot}"
+        );
+    }
+    // NaN on the diagonal: the chain still finishes and names its column.
+    let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+    c[(70, 70)] = f32::NAN;
+    assert_eq!(failure(&gpu, &chain, &c).0, 70);
+}
+
+#[test]
+fn chained_panels_match_the_reference_and_the_blocked_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    // Panels of 64 columns (two tile columns of 32), then a trailing product each.
+    let panels = panel_kernels(&gpu, 32, 64);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    for m in [1, 2, 31, 33, 64, 65, 127, 129, 200, 513] {
+        assert_eq!(panels.chains_factor(m), Some(CholeskySchedule::Panels));
+        let c = problems::well_conditioned_spd(&mut problems::rng(20 + m as u64), m);
+        let before = panels.chained_factors();
+        let l = factor(&gpu, &panels, &c);
+        assert_eq!(panels.chained_factors(), before + 1, "m {m}: not chained");
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "m {m}: NaN left"
+        );
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(e < tolerance(m), "m {m}: backward error {e:.2e}");
+        let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
+        assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
+    }
+    // A first panel that gave up (forced): C restored, the panels again, the same factor.
+    for m in [65, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(20 + m as u64), m);
+        let mut t = upload(&gpu, &c);
+        cholesky::factor_panels_after_chain_gives_up(&panels, &mut t).unwrap();
+        let l = t.download_lower().unwrap();
+        assert_eq!(l.as_slice(), factor(&gpu, &panels, &c).as_slice(), "m {m}");
+    }
+    // The failing column past the first panel, as the blocked path names it.
+    let m = 200;
+    for column in [5, 64, 100, 199] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(7), m);
+        c[(column, column)] -= 500.0;
+        let (got, pivot) = failure(&gpu, &panels, &c);
+        let (want, want_pivot) = failure(&gpu, &blocked, &c);
+        assert_eq!((got, want), (column, column));
+        assert!((pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs());
+    }
+}
+
+/// A chain whose work groups gave up (forced here before its first launch; on llvmpipe with
+/// several threads their polls run out) is launched again on the tiles already published:
+/// the same factor, bit for bit, as the chain that never gave up.
+#[test]
+fn a_chain_that_gave_up_is_launched_again_to_the_same_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let chain = kernels(&gpu, 32, CholeskySchedule::Chain);
+    let blocked = kernels(&gpu, 32, CholeskySchedule::Blocked);
+    for m in [1, 65, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(90 + m as u64), m);
+        let mut t = upload(&gpu, &c);
+        let (before, launches) = (chain.chained_factors(), chain.launches());
+        cholesky::factor_after_chain_gives_up(&chain, &mut t).unwrap();
+        assert_eq!(chain.chained_factors(), before + 1, "m {m}: not chained");
+        // One launch after the forced give-up (llvmpipe on one thread waits for nothing).
+        assert_eq!(chain.launches(), launches + 1, "m {m}");
+        let l = t.download_lower().unwrap();
+        assert_eq!(l.as_slice(), factor(&gpu, &chain, &c).as_slice(), "m {m}");
+        let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
+        assert!(d < tolerance(m), "m {m}: {d:.2e} from the blocked factor");
+        // A failure found after the give-up is the blocked path's.
+        let mut bad = c.clone();
+        let column = m / 2;
+        bad[(column, column)] -= 500.0;
+        let mut t = upload(&gpu, &bad);
+        match cholesky::factor_after_chain_gives_up(&chain, &mut t) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
+                assert_eq!(got, column)
+            }
+            other => panic!("m {m}: expected NotPositiveDefinite, got {other:?}"),
+        }
+    }
+}
+
+/// The kernels with diagonal tiles of `diag`, the Cholesky scheduled as `schedule` (chained
+/// panels of `outer` columns) and the diagonal tiles factored by `factor`.
+fn factor_kernels(
+    gpu: &symraster::Gpu,
+    diag: usize,
+    schedule: CholeskySchedule,
+    outer: usize,
+    factor: DiagonalFactor,
+) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        diagonal_factor: Some(factor),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The diagonal tiles factored by the lanes of one subgroup (potrf_inv_lanes.glsl; llvmpipe
+/// has no shuffles and runs the same steps through shared memory) in the chain and in the
+/// chained panels: the factor against the reference and against the column-by-column factor,
+/// the inverses of the diagonal tiles alike (their slots poisoned with NaN first), and the
+/// failing column and its pivot the same.
+#[test]
+fn the_lanes_diagonal_factor_matches_the_columns_factor_in_the_chain() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    for (diag, schedule, outer) in [
+        (32, CholeskySchedule::Chain, 512),
+        (64, CholeskySchedule::Chain, 512),
+        (32, CholeskySchedule::Panels, 64),
+    ] {
+        let lanes = factor_kernels(&gpu, diag, schedule, outer, DiagonalFactor::Lanes);
+        let columns = factor_kernels(&gpu, diag, schedule, outer, DiagonalFactor::Columns);
+        assert_eq!(lanes.diagonal_factor(), DiagonalFactor::Lanes);
+        let sizes: &[usize] = match diag {
+            32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
+            _ => &[1, 3, 63, 64, 65, 129, 200],
+        };
+        for &m in sizes {
+            let what = format!("tiles {diag} {} m {m}", schedule.name());
+            assert_eq!(lanes.chains_factor(m), Some(schedule), "{what}");
+            let c = problems::well_conditioned_spd(&mut problems::rng(300 + m as u64), m);
+            let before = lanes.chained_factors();
+            let l = factor(&gpu, &lanes, &c);
+            assert_eq!(lanes.chained_factors(), before + 1, "{what}: not chained");
+            assert!(
+                l.as_slice().iter().all(|v| v.is_finite()),
+                "{what}: NaN left"
+            );
+            let e = backward_error(&l.to_f64(), &c);
+            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+            let lc = factor(&gpu, &columns, &c);
+            let d = symraster::relative_error(&l, &lc);
+            assert!(d < tolerance(m), "{what}: {d:.2e} from the columns' factor");
+            if schedule != CholeskySchedule::Chain {
+                continue;
+            }
+            for slot in 0..m.div_ceil(diag) {
+                let (a, b) = (
+                    lanes.inverse_block(slot).unwrap(),
+                    columns.inverse_block(slot).unwrap(),
+                );
+                let n = diag.min(m - slot * diag);
+                for r in 0..n {
+                    for s in 0..n {
+                        let (x, y) = (a[r * diag + s], b[r * diag + s]);
+                        assert!(
+                            (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
+                            "{what} slot {slot} ({r}, {s}): {x} against {y}"
+                        );
+                    }
+                }
+            }
+        }
+        // The failing column, as the columns' factor names it, with its pivot.
+        let m = 129;
+        for column in [0, 1, 31, 32, 40, 63, 64, 100, 128] {
+            let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+            c[(column, column)] -= 500.0;
+            let (got, pivot) = failure(&gpu, &lanes, &c);
+            let (want, want_pivot) = failure(&gpu, &columns, &c);
+            assert_eq!((got, want), (column, column), "tiles {diag}");
+            assert!(
+                (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+                "tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
+            );
+        }
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+        c[(70, 70)] = f32::NAN;
+        assert_eq!(failure(&gpu, &lanes, &c).0, 70, "tiles {diag}");
+    }
+}
+
+/// Under Auto the chained panels are at least PANELS_AUTO_OUTER wide where the tuning sets no
+/// outer block (narrower panels lost to the blocked factor at 8192 on the H200); a tuned
+/// outer block, or another schedule, keeps its width.
+#[test]
+fn auto_widens_the_chained_panels_unless_the_outer_block_is_tuned() {
+    use symraster::tiled::config::PANELS_AUTO_OUTER;
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let with = |schedule, outer| {
+        let t = Tuning {
+            diagonal_block: Some(32),
+            outer_block: outer,
+            cholesky_schedule: Some(schedule),
+            ..Tuning::default()
+        };
+        TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    };
+    let auto = with(CholeskySchedule::Auto, None);
+    assert_eq!(auto.panel_outer(), PANELS_AUTO_OUTER.max(auto.outer()));
+    let tuned = with(CholeskySchedule::Auto, Some(512));
+    assert_eq!((tuned.outer(), tuned.panel_outer()), (512, 512));
+    let panels = with(CholeskySchedule::Panels, None);
+    assert_eq!(panels.panel_outer(), panels.outer());
+    // Auto: the chain to 4096, the panels to 8192, blocked above.
+    assert_eq!(auto.chains_factor(4096), Some(CholeskySchedule::Chain));
+    assert_eq!(auto.chains_factor(4097), Some(CholeskySchedule::Panels));
+    assert_eq!(auto.chains_factor(8192), Some(CholeskySchedule::Panels));
+    assert_eq!(auto.chains_factor(8193), None);
+}
