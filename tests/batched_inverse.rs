@@ -10,9 +10,7 @@ mod common;
 
 use common::{max_relative_error as relative_error, widen};
 use symraster::batched::device::{Inputs, Poison, run};
-use symraster::batched::plan::{
-    INVERSE_FROM_ORDER, Job, Plan, TriangularSolves, WorkStorage, triangular_solves,
-};
+use symraster::batched::plan::{Job, Plan, TriangularSolves, WorkStorage, triangular_solves};
 use symraster::batched::{self, BatchOptions};
 use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
@@ -295,14 +293,13 @@ fn the_default_solves_agree_with_substitution() {
         .internal_kernels(&BatchOptions::default())
         .unwrap();
     let limits = kernels.limits();
-    assert_eq!(
-        triangular_solves(INVERSE_FROM_ORDER - 1),
-        TriangularSolves::Substitution
-    );
-    assert_eq!(
-        triangular_solves(INVERSE_FROM_ORDER),
-        TriangularSolves::Inverse
-    );
+    for n in [1, 8, 9, 32, 128] {
+        assert_eq!(
+            triangular_solves(n),
+            TriangularSolves::Substitution,
+            "n {n}"
+        );
+    }
     let (n, count) = (32, 5);
     let problems = Observations::new(11, count, n, 2 * n);
     let a = Batch::new(count, n, 2 * n, problems.a.clone()).unwrap();

@@ -289,7 +289,7 @@ fn resident_assembly_matches_the_reference() {
     }
 }
 
-/// The public API keeps A resident by default where it is small (n = 32 with 64
+/// The public API keeps A resident by default where it is small (n = 8 with 16
 /// observations), and its answers agree with the restaged residual's to within rounding.
 #[test]
 fn the_resident_default_agrees_with_the_restaged_residual() {
@@ -299,7 +299,8 @@ fn the_resident_default_agrees_with_the_restaged_residual() {
         .internal_kernels(&BatchOptions::default())
         .unwrap();
     let limits = kernels.limits();
-    let (n, count) = (32, 5);
+    assert_eq!(residual(32, 64), Residual::Direct);
+    let (n, count) = (8, 5);
     assert_eq!(residual(n, 2 * n), Residual::Resident);
     let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
     assert_eq!(plan.residual, Residual::Resident);

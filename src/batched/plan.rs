@@ -197,15 +197,16 @@ pub enum Residual {
     Direct,
 }
 
-/// The staged A's bytes up to which [`residual`] keeps A resident by default (n = 32 with
-/// 64 observations: 8 KiB, about 12 KiB per problem in all).
-pub const RESIDENT_DEFAULT_BYTES: usize = 8 << 10;
+/// The staged A's bytes up to which [`residual`] keeps A resident by default: n = 8 with 16
+/// observations (512 bytes). Measured on the H200 (least squares, one refinement step):
+/// resident 0.195 against direct 0.219 and restaged 0.228 ms at n = 8 (100,000 problems), but
+/// slower from n = 16 (0.982 against direct 0.874) and at n = 32 (0.885 against 0.755).
+pub const RESIDENT_DEFAULT_BYTES: usize = 512;
 
 /// Where the residual reads A unless told otherwise (one line to switch): resident in shared
 /// memory where the staged A (k rounded up to the staged columns) takes at most
 /// [`RESIDENT_DEFAULT_BYTES`], else straight from global memory ([`Residual::Direct`]; the
-/// jobs other than the fused least squares restage). Chosen by the barriers they save, not
-/// yet timed on the H200 (`scripts/h200_batched_residual.sh` times all three).
+/// jobs other than the fused least squares restage), as the H200 measured.
 pub fn residual(n: usize, k: usize) -> Residual {
     if 4 * n * resident_columns(k, STAGED_COLUMNS) <= RESIDENT_DEFAULT_BYTES {
         Residual::Resident
@@ -241,20 +242,12 @@ pub enum TriangularSolves {
     Inverse,
 }
 
-/// The smallest order whose solves take L⁻¹ by default ([`triangular_solves`]; one line to
-/// switch): past one block of substitution rows (8), where a solve takes 5 barriers or more
-/// against the products' 2. Chosen by counting barriers, not yet timed on the H200
-/// (`scripts/h200_batched_inverse.sh` times both).
-pub const INVERSE_FROM_ORDER: usize = 9;
-
-/// The triangular solves for order n unless told otherwise: products with L⁻¹ from
-/// [`INVERSE_FROM_ORDER`] on, else substitution.
-pub fn triangular_solves(n: usize) -> TriangularSolves {
-    if n >= INVERSE_FROM_ORDER {
-        TriangularSolves::Inverse
-    } else {
-        TriangularSolves::Substitution
-    }
+/// The triangular solves unless told otherwise: substitution at every order. Products with
+/// L⁻¹ ([`TriangularSolves::Inverse`]) were slower on the H200 everywhere (least squares with
+/// one refinement step: 0.239 against 0.195 ms at n = 8, 1.23 against 0.88 at 32, 3.82 against
+/// 1.28 at 128): forming L⁻¹ costs the factor more than the products save.
+pub fn triangular_solves(_n: usize) -> TriangularSolves {
+    TriangularSolves::Substitution
 }
 
 /// The most problems one work group holds ([`Plan::with_problems_per_group`]).
@@ -1132,8 +1125,10 @@ mod tests {
     fn with_problems_per_group_checks_the_count() {
         let l = limits();
         // A resident A (about 12 KiB per problem) fits two problems in 32 KiB, not three.
-        let resident = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
-        assert_eq!(resident.residual, Residual::Resident);
+        let resident = Plan::new(Job::LeastSquares, 32, 64, 1, &l)
+            .unwrap()
+            .with_residual(Residual::Resident, &l)
+            .unwrap();
         let resident = resident.with_threads(64, &l).unwrap();
         assert!(resident.with_problems_per_group(2, &l).is_ok());
         assert!(resident.with_problems_per_group(3, &l).is_err());
@@ -1348,10 +1343,10 @@ mod tests {
     #[test]
     fn residuals_are_chosen_and_named_in_the_defines() {
         let l = limits();
-        for n in [1, 8, 16, 32] {
+        for n in [1, 8] {
             assert_eq!(residual(n, 2 * n), Residual::Resident, "n {n}");
         }
-        for n in [33, 64, 128, 256] {
+        for n in [16, 32, 33, 64, 128, 256] {
             assert_eq!(residual(n, 2 * n), Residual::Direct, "n {n}");
         }
         assert_eq!(resident_columns(67, 16), 80);
@@ -1404,16 +1399,21 @@ mod tests {
         );
     }
 
-    /// The solves take L⁻¹ from INVERSE_FROM_ORDER on by default (shared memory where it fits
+    /// The solves substitute by default; L⁻¹ where asked for (shared memory where it fits
     /// beside everything else, else the work buffer after the factor's triangle), named in
-    /// the defines; substitution stays selectable; the jobs without solves refuse it.
+    /// the defines; the jobs without solves refuse it.
     #[test]
     fn inverse_solves_are_chosen_and_placed() {
         let l = limits();
         let small = Plan::new(Job::LeastSquares, 8, 16, 1, &l).unwrap();
         assert_eq!(small.solves, TriangularSolves::Substitution);
         assert!(!small.defines().contains("INVERSE"));
-        let mid = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        assert_eq!(
+            Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap().solves,
+            TriangularSolves::Substitution
+        );
+        let inverse = |p: Plan| p.with_solves(TriangularSolves::Inverse, &l).unwrap();
+        let mid = inverse(Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap());
         assert_eq!(
             (mid.solves, mid.inverse_storage),
             (TriangularSolves::Inverse, WorkStorage::Shared)
@@ -1422,7 +1422,7 @@ mod tests {
         assert!(!mid.defines().contains("INVERSE_GLOBAL"));
         assert_eq!(mid.work_floats(), 0);
         // n = 128: the factor's triangle already in the work buffer on 32 KiB, L⁻¹ after it.
-        let big = Plan::new(Job::SpdSolve, 128, 0, 1, &l).unwrap();
+        let big = inverse(Plan::new(Job::SpdSolve, 128, 0, 1, &l).unwrap());
         assert_eq!(big.storage, WorkStorage::Global);
         assert_eq!(big.inverse_storage, WorkStorage::Global);
         assert_eq!(big.work_floats(), 2 * packed(128));
@@ -1432,8 +1432,7 @@ mod tests {
         assert_eq!(back.work_floats(), packed(128));
         assert!(!back.defines().contains("INVERSE"));
         // L⁻¹ costs shared memory: n = 64 with four problems per group puts it in the buffer.
-        let four = Plan::new(Job::SpdSolve, 64, 0, 1, &l)
-            .unwrap()
+        let four = inverse(Plan::new(Job::SpdSolve, 64, 0, 1, &l).unwrap())
             .with_problems_per_group(2, &l)
             .unwrap();
         assert_eq!(four.solves, TriangularSolves::Inverse);

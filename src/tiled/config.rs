@@ -90,19 +90,21 @@ pub enum CholeskySchedule {
     /// Per outer block column one chained launch for the panel [B11; B21] and one trailing
     /// product of the outer rank (two dependent launches per outer block).
     Panels,
-    /// The chain up to order [`CHAIN_AUTO_ORDER`], the chained panels (of at least
-    /// [`PANELS_AUTO_OUTER`] columns) up to [`PANELS_AUTO_ORDER`], blocked above.
+    /// The chain up to order [`CHAIN_AUTO_ORDER`], blocked above.
     Auto,
 }
 
-/// The largest order [`CholeskySchedule::Auto`] chains: on the H200 (`chain_sweep_best.txt`)
-/// the chain with tiles of 32 led at 1024 to 4096 (3.46 against the blocked 4.60 ms at 4096).
+/// The largest order [`CholeskySchedule::Auto`] chains: on the H200
+/// (`figures/h200/cholesky_chain.csv`) the chain with the GPUs' tiles of 64 led at 1024 to
+/// 4096 (2.96 against the blocked 4.60 ms at 4096).
 pub const CHAIN_AUTO_ORDER: usize = 4096;
 
-/// The largest order [`CholeskySchedule::Auto`] factors by chained panels: at 8192 tiles of
-/// 64 in panels of 1024 took 13.05 ms on the H200, the blocked 13.69, the chain 18.4; at
-/// 16384 the blocked factor (RFP) led.
-pub const PANELS_AUTO_ORDER: usize = 8192;
+/// The largest order [`CholeskySchedule::Auto`] factors by chained panels: none beyond the
+/// chain's. In the first H200 sweep tiles of 64 in panels of 1024 took 13.05 ms at 8192
+/// against the blocked 13.69; in the second (`figures/h200/cholesky_chain.csv`) 13.76-13.83
+/// against 13.72, so the panels are not taken by default; at 16384 the blocked factor (RFP)
+/// leads.
+pub const PANELS_AUTO_ORDER: usize = CHAIN_AUTO_ORDER;
 
 /// The chained panels' width under [`CholeskySchedule::Auto`] where the tuning sets no outer
 /// block (at 8192 panels of 512 columns were slower than the blocked factor, of 1024 faster).
@@ -530,9 +532,8 @@ mod tests {
         assert_eq!(Blocked.resolve(64), Blocked);
         assert_eq!((Chain.resolve(1 << 20), Panels.resolve(1 << 20)), (Chain, Panels));
         assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER), Chain);
-        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER + 1), Panels);
-        assert_eq!(Auto.resolve(PANELS_AUTO_ORDER), Panels);
-        assert_eq!(Auto.resolve(PANELS_AUTO_ORDER + 1), Blocked);
+        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER + 1), Blocked);
+        assert_eq!(Auto.resolve(8192), Blocked);
     }
 
     #[test]
