@@ -13,7 +13,9 @@
 // solve right of the leaf, the `right` columns' moves and U12 = L11⁻¹·A12 there (the panel's
 // update then needs only A22 −= L21·U12), and a pivot whose magnitude is at or below `tol` (or
 // NaN) with its column into the status word, once. With `pend` > 0 the previous leaf's product
-// on these columns is applied to the rows read from A first (see tournament.comp).
+// on these columns is applied to the rows read from A first (see tournament.comp). `step` != 0
+// (src/inverse/panel.rs's ColumnStep): the row groups' pending product and L21 solve with each
+// invocation's row in registers (compile-time indices), U11 read as broadcasts.
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -31,6 +33,7 @@ uniform float tol;
 uniform uint col_groups;
 uniform uint right;
 uniform uint pend;
+uniform int step;
 
 const uint NONE = 0xFFFFFFFFu;
 const uint STRIDE = 33u;
@@ -54,6 +57,45 @@ shared float buf[128u * STRIDE];
 // The row slot s stands for.
 uint row_at(uint s) {
     return s < w ? c0 + s : picked[s - w];
+}
+
+// Whether row first + t of a row group is read from A (not a moved row's stash) and has the
+// pending product to apply.
+bool u12_live(uint first) {
+    uint t = gl_LocalInvocationID.x;
+    return pend > 0u && first + t < n && src_slot[t] == NONE;
+}
+
+// Entry k of a register row: a select over compile-time indices keeps `row` in registers.
+float pick(float row[32], uint k) {
+    float x = 0.0;
+    for (uint j = 0u; j < 32u; ++j) {
+        if (j == k) x = row[j];
+    }
+    return x;
+}
+
+// The pending product (`pending`) and L21 = A21·U11⁻¹ on this invocation's row of `buf`, the
+// row in registers (u's entries past w are zero, so the unrolled columns past w stay zero).
+void solve_in_registers(uint first, bool pending) {
+    uint t = gl_LocalInvocationID.x;
+    float row[32];
+    for (uint j = 0u; j < 32u; ++j) row[j] = buf[t * STRIDE + j];
+    if (pending) {
+        uint r = first + t;
+        for (uint k = 0u; k < pend; ++k) {
+            float l = a[r * n + c0 - pend + k];
+            for (uint j = 0u; j < 32u; ++j) row[j] -= l * u12[k * STRIDE + j];
+        }
+    }
+    for (uint k = 0u; k < w; ++k) {
+        float l = pick(row, k) / u[k * STRIDE + k];
+        for (uint j = 0u; j < 32u; ++j) {
+            float ukj = u[k * STRIDE + j];
+            row[j] = j == k ? l : (j > k ? row[j] - l * ukj : row[j]);
+        }
+    }
+    for (uint j = 0u; j < 32u; ++j) buf[t * STRIDE + j] = row[j];
 }
 
 void main() {
@@ -140,20 +182,24 @@ void main() {
         buf[s * STRIDE + j] = v;
     }
     barrier();
-    // The pending product on rows read from A (a moved row's stash has it already).
-    if (pend > 0u && first + t < n && src_slot[t] == NONE) {
-        uint row = first + t;
-        for (uint k = 0u; k < pend; ++k) {
-            float l = a[row * n + c0 - pend + k];
-            for (uint j = 0u; j < w; ++j) buf[t * STRIDE + j] -= l * u12[k * STRIDE + j];
+    if (step != 0) {
+        solve_in_registers(first, u12_live(first));
+    } else {
+        // The pending product on rows read from A (a moved row's stash has it already).
+        if (pend > 0u && first + t < n && src_slot[t] == NONE) {
+            uint row = first + t;
+            for (uint k = 0u; k < pend; ++k) {
+                float l = a[row * n + c0 - pend + k];
+                for (uint j = 0u; j < w; ++j) buf[t * STRIDE + j] -= l * u12[k * STRIDE + j];
+            }
         }
-    }
-    // L21 = A21·U11⁻¹, a row per invocation (the elimination's own operations).
-    for (uint k = 0u; k < w; ++k) {
-        float l = buf[t * STRIDE + k] / u[k * STRIDE + k];
-        buf[t * STRIDE + k] = l;
-        for (uint j = k + 1u; j < w; ++j) {
-            buf[t * STRIDE + j] -= l * u[k * STRIDE + j];
+        // L21 = A21·U11⁻¹, a row per invocation (the elimination's own operations).
+        for (uint k = 0u; k < w; ++k) {
+            float l = buf[t * STRIDE + k] / u[k * STRIDE + k];
+            buf[t * STRIDE + k] = l;
+            for (uint j = k + 1u; j < w; ++j) {
+                buf[t * STRIDE + j] -= l * u[k * STRIDE + j];
+            }
         }
     }
     barrier();
@@ -185,7 +231,20 @@ void main() {
             }
         }
         barrier();
-        if (t < right) {
+        if (t < right && step != 0) {
+            // Column t in registers, right-looking: 32 independent updates per step.
+            float x[32];
+            for (uint i = 0u; i < 32u; ++i) x[i] = i < w ? buf[i * STRIDE + t] : 0.0;
+            for (uint k = 0u; k < w; ++k) {
+                float xk = pick(x, k);
+                for (uint i = 0u; i < 32u; ++i) {
+                    if (i > k) x[i] -= u[i * STRIDE + k] * xk;
+                }
+            }
+            for (uint i = 0u; i < 32u; ++i) {
+                if (i < w) buf[i * STRIDE + t] = x[i];
+            }
+        } else if (t < right) {
             for (uint i = 1u; i < w; ++i) {
                 float v = buf[i * STRIDE + t];
                 for (uint k = 0u; k < i; ++k) v -= u[i * STRIDE + k] * buf[k * STRIDE + t];

@@ -10,7 +10,10 @@
 // rows of `col` (the element groups leave those rows to it). One invocation per column there,
 // no barrier after the load: column j of L11⁻¹ by forward substitution on e_j, then of
 // U11⁻¹·L11⁻¹ by back substitution on it (two partial sums each, to shorten the dependent
-// chains). A zero pivot gives infinities; the status word has named it (leaf_finish.comp).
+// chains). With `steps` set instead (src/inverse/panel.rs's SplitInverse::Steps) all 256
+// invocations work on each substitution step, right-looking (a barrier a step, 2b steps):
+// invocation t owns column t % 64 of rows t / 64, t / 64 + 4, ... of x. A zero pivot gives
+// infinities; the status word has named it (leaf_finish.comp).
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -23,6 +26,7 @@ uniform uint k0;
 uniform uint b;
 uniform uint base;
 uniform int whole;
+uniform int steps;
 
 // Unpadded: 32 KiB, the least shared memory GL promises (the invocations take consecutive
 // columns of x, and read m's entries all alike).
@@ -76,11 +80,61 @@ void inverses() {
     }
 }
 
+// Work group 0 with `whole` and `steps`: the panel's inverses by right-looking substitution
+// steps over all invocations. Only the owner of an entry of x writes it; step k reads row k,
+// which its last write preceded by a barrier.
+void inverses_by_steps() {
+    uint t = gl_LocalInvocationID.x;
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        uint j = e % b;
+        m[i * STRIDE + j] = a[(k0 + i) * n + k0 + j];
+        x[i * STRIDE + j] = i == j ? 1.0 : 0.0;
+    }
+    barrier();
+    uint j = t % 64u;
+    uint q = t / 64u;
+    // x := L11⁻¹: step k takes x(k, j) final and updates the rows below it (column j of
+    // L11⁻¹ is zero above row j, so the steps k < j have nothing to do).
+    for (uint k = 0u; k + 1u < b; ++k) {
+        if (j < b && j <= k) {
+            float xk = x[k * STRIDE + j];
+            for (uint i = q; i < b; i += 4u) {
+                if (i > k) x[i * STRIDE + j] -= m[i * STRIDE + k] * xk;
+            }
+        }
+        barrier();
+    }
+    if (j < b) {
+        for (uint i = q; i < b; i += 4u) out_[i * b + j] = x[i * STRIDE + j];
+    }
+    // x := U11⁻¹·x, bottom up: step k divides row k by U(k, k) and updates the rows above.
+    for (uint kk = b; kk > 0u; --kk) {
+        uint k = kk - 1u;
+        if (j < b) {
+            float xk = x[k * STRIDE + j] / m[k * STRIDE + k];
+            for (uint i = q; i < k; i += 4u) x[i * STRIDE + j] -= m[i * STRIDE + k] * xk;
+            if (k % 4u == q) out_[(b + k) * b + j] = xk;
+        }
+        barrier();
+    }
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        uint jj = e % b;
+        col[(k0 + i) * b + jj] = i == jj ? -1.0 : 0.0;
+        a[(k0 + i) * n + k0 + jj] = 0.0;
+    }
+}
+
 void main() {
     uint g = base + gl_WorkGroupID.x;
     if (whole != 0) {
         if (g == 0u) {
-            inverses();
+            if (steps != 0) {
+                inverses_by_steps();
+            } else {
+                inverses();
+            }
             return;
         }
         g -= 1u;

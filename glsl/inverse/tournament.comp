@@ -17,6 +17,11 @@
 // U12): every row read here has it applied first.
 // Where the driver has GL_KHR_shader_subgroup (the H200's does), each column's pivot is found
 // by subgroup reductions and one barrier; elsewhere by shared-memory partial maxima and two.
+// `step` (src/inverse/panel.rs's ColumnStep) picks the column step: 0 rows in shared memory;
+// 1 each invocation's row in registers (32 entries, indices known at compile time), only the
+// pivot row read from shared memory (published by its subgroup's winner before the barrier,
+// or by its owner after a third barrier without subgroups); 2 as 1 with the subgroups' bests
+// combined by subgroup reductions instead of a serial loop.
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #if defined(GL_KHR_shader_subgroup_arithmetic) && !defined(NO_SUBGROUPS)
@@ -39,6 +44,7 @@ uniform uint sets;
 uniform uint fan;
 uniform int last;
 uniform uint pend;
+uniform int step;
 
 const uint NONE = 0xFFFFFFFFu;
 // Partial maxima: ROWS / 16 invocations scan 16 candidates each.
@@ -80,30 +86,113 @@ bool beats(float x, uint s, float bx, uint bs) {
     return x > bx || (x == bx && row_of[s] < row_of[bs]);
 }
 
-void main() {
+// Entry k of a register row: a select over compile-time indices keeps `row` in registers.
+float pick(float row[32], uint k) {
+    float x = 0.0;
+    for (uint j = 0u; j < 32u; ++j) {
+        if (j == k) x = row[j];
+    }
+    return x;
+}
+
+// The leaf's column steps with each invocation's row in registers (`step` 1 and 2); the
+// winners' rows are left in v (each published there when it won).
+void steps_in_registers(uint g, bool live) {
     uint t = gl_LocalInvocationID.x;
-    uint g = gl_WorkGroupID.x;
-    if (mode == 0) {
-        uint r = c0 + g * chunk + t;
-        row_of[t] = (t < chunk && r < n) ? r : NONE;
-    } else {
-        uint s = g * fan + t / 32u;
-        uint e = t % 32u;
-        row_of[t] = (t < fan * 32u && s < sets && e < w) ? cand_in[s * 32u + e] : NONE;
+    float row[32];
+    for (uint j = 0u; j < 32u; ++j) row[j] = v[t * STRIDE + j];
+    if (pend > 0u && live) {
+        uint r = row_of[t];
+        for (uint k = 0u; k < pend; ++k) {
+            float l = a[r * n + c0 - pend + k];
+            for (uint j = 0u; j < 32u; ++j) row[j] -= l * u12[k * STRIDE + j];
+        }
     }
-    for (uint e = t; e < 32u * 32u; e += ROWS) {
-        uint k = e / 32u;
-        uint j = e % 32u;
-        u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+    float cand = live ? magnitude(row[0]) : -1.0;
+    for (uint k = 0u; k < w; ++k) {
+        uint p = NONE;
+#ifdef SUBGROUPS
+        uint mine = live ? row_of[t] : NONE;
+        float m = subgroupMax(cand);
+        uint r = subgroupMin(cand == m ? mine : NONE);
+        uint sl = subgroupMin((cand == m && mine == r && r != NONE) ? t : NONE);
+        // The subgroup's best publishes its row (no one reads a live row's slot meanwhile).
+        if (t == sl) {
+            for (uint j = 0u; j < 32u; ++j) v[t * STRIDE + j] = row[j];
+        }
+        if (subgroupElect()) {
+            sub_v[k & 1u][gl_SubgroupID] = sl == NONE ? -1.0 : m;
+            sub_s[k & 1u][gl_SubgroupID] = sl;
+        }
+        barrier();
+        if (step == 2 && gl_NumSubgroups <= gl_SubgroupSize) {
+            uint q = gl_SubgroupInvocationID;
+            uint qs = q < gl_NumSubgroups ? sub_s[k & 1u][q] : NONE;
+            float qv = qs != NONE ? sub_v[k & 1u][q] : -1.0;
+            float best = subgroupMax(qv);
+            uint qr = (qs != NONE && qv == best) ? row_of[qs] : NONE;
+            uint br = subgroupMin(qr);
+            p = subgroupMin((qr == br && br != NONE) ? qs : NONE);
+        } else {
+            float pv = -1.0;
+            for (uint q = 0u; q < gl_NumSubgroups; ++q) {
+                if (beats(sub_v[k & 1u][q], sub_s[k & 1u][q], pv, p)) {
+                    pv = sub_v[k & 1u][q];
+                    p = sub_s[k & 1u][q];
+                }
+            }
+        }
+#else
+        best_v[t] = cand;
+        best_s[t] = cand >= 0.0 ? t : NONE;
+        barrier();
+        if (t < PARTS) {
+            float bv = -1.0;
+            uint bs = NONE;
+            for (uint q = t * 16u; q < t * 16u + 16u; ++q) {
+                if (beats(best_v[q], best_s[q], bv, bs)) {
+                    bv = best_v[q];
+                    bs = best_s[q];
+                }
+            }
+            part_v[t] = bv;
+            part_s[t] = bs;
+        }
+        barrier();
+        float pv = -1.0;
+        for (uint q = 0u; q < PARTS; ++q) {
+            if (beats(part_v[q], part_s[q], pv, p)) {
+                pv = part_v[q];
+                p = part_s[q];
+            }
+        }
+        if (t == p) {
+            for (uint j = 0u; j < 32u; ++j) v[t * STRIDE + j] = row[j];
+        }
+        barrier();
+#endif
+        if (t == 0u) {
+            won[k] = p;
+            cand_out[g * 32u + k] = p == NONE ? NONE : row_of[p];
+        }
+        if (p != NONE) {
+            if (t == p) live = false;
+            if (live) {
+                float piv = v[p * STRIDE + k];
+                float l = piv != 0.0 ? pick(row, k) / piv : 0.0;
+                for (uint j = 0u; j < 32u; ++j) {
+                    float pj = v[p * STRIDE + j];
+                    row[j] = j == k ? l : (j > k ? row[j] - l * pj : row[j]);
+                }
+            }
+        }
+        cand = (live && k + 1u < w) ? magnitude(pick(row, k + 1u)) : -1.0;
     }
-    barrier();
-    for (uint e = t; e < ROWS * 32u; e += ROWS) {
-        uint s = e / 32u;
-        uint j = e % 32u;
-        uint r = row_of[s];
-        v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
-    }
-    barrier();
+}
+
+// The leaf's column steps with the rows in shared memory (`step` 0).
+void steps_in_shared(uint g, bool live) {
+    uint t = gl_LocalInvocationID.x;
     // The pending product, a row per invocation (its entries of the previous leaf's columns).
     if (pend > 0u && row_of[t] != NONE) {
         uint r = row_of[t];
@@ -113,7 +202,6 @@ void main() {
         }
     }
     barrier();
-    bool live = row_of[t] != NONE;
 #ifdef SUBGROUPS
     // One barrier a column: each subgroup reduces its invocations' candidates (the largest
     // magnitude, then the smallest original row among those, then its slot), every
@@ -206,6 +294,38 @@ void main() {
         barrier();
     }
 #endif
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint g = gl_WorkGroupID.x;
+    if (mode == 0) {
+        uint r = c0 + g * chunk + t;
+        row_of[t] = (t < chunk && r < n) ? r : NONE;
+    } else {
+        uint s = g * fan + t / 32u;
+        uint e = t % 32u;
+        row_of[t] = (t < fan * 32u && s < sets && e < w) ? cand_in[s * 32u + e] : NONE;
+    }
+    for (uint e = t; e < 32u * 32u; e += ROWS) {
+        uint k = e / 32u;
+        uint j = e % 32u;
+        u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+    }
+    barrier();
+    for (uint e = t; e < ROWS * 32u; e += ROWS) {
+        uint s = e / 32u;
+        uint j = e % 32u;
+        uint r = row_of[s];
+        v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
+    }
+    barrier();
+    bool live = row_of[t] != NONE;
+    if (step != 0) {
+        steps_in_registers(g, live);
+    } else {
+        steps_in_shared(g, live);
+    }
     if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
     barrier();
     if (last != 0) {

@@ -301,6 +301,7 @@ impl Inverter {
             ("fan", u(fan)),
             ("last", Uniform::I32(i32::from(sets == 1))),
             ("pend", u(pend)),
+            ("step", Uniform::I32(self.panel.step as i32)),
         ])?;
         w.lu11.bind_base(3);
         w.stash.bind_base(4);
@@ -366,6 +367,7 @@ impl Inverter {
             ("col_groups", u(col_groups)),
             ("right", u(right)),
             ("pend", u(pend)),
+            ("step", Uniform::I32(self.panel.step as i32)),
         ])?;
         self.leaf_finish
             .dispatch([(col_groups + row_groups) as u32, 1, 1])
@@ -401,6 +403,7 @@ impl Inverter {
             ("k0", u(k0)),
             ("b", u(b)),
             ("whole", Uniform::I32(i32::from(inverses.is_some()))),
+            ("steps", Uniform::I32(self.panel.split as i32)),
         ])?;
         let groups = (n * b).div_ceil(256) + usize::from(inverses.is_some());
         let max = self.tiled.limits().max_groups_x.max(1) as usize;

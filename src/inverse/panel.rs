@@ -66,6 +66,70 @@ impl Pivoting {
     }
 }
 
+/// How a tournament leaf's column steps hold the rows (glsl/inverse/tournament.comp and
+/// leaf_finish.comp's `step`): issue 26's latency per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnStep {
+    /// Every row in shared memory, each column's update read and written there.
+    Shared = 0,
+    /// Each invocation's row in registers (32 entries at compile-time indices), only the
+    /// pivot row read from shared memory; leaf_finish's L21 and U12 solves likewise.
+    Registers = 1,
+    /// As [`ColumnStep::Registers`], the subgroups' best candidates combined by subgroup
+    /// reductions instead of a serial loop (where the driver has subgroups).
+    Combined = 2,
+}
+
+impl ColumnStep {
+    /// Every choice, in the examples' order.
+    pub const ALL: [ColumnStep; 3] = [
+        ColumnStep::Shared,
+        ColumnStep::Registers,
+        ColumnStep::Combined,
+    ];
+
+    /// The name in the examples' flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnStep::Shared => "shared",
+            ColumnStep::Registers => "registers",
+            ColumnStep::Combined => "combined",
+        }
+    }
+
+    /// The choice named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// How the Gauss-Jordan panel's two b x b inverses are formed (glsl/inverse/panel_split.comp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SplitInverse {
+    /// One invocation per column, each a serial substitution (2b dependent sums).
+    Columns = 0,
+    /// All the work group's invocations on each right-looking substitution step (2b barriers).
+    Steps = 1,
+}
+
+impl SplitInverse {
+    /// Every choice, in the examples' order.
+    pub const ALL: [SplitInverse; 2] = [SplitInverse::Columns, SplitInverse::Steps];
+
+    /// The name in the examples' flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            SplitInverse::Columns => "columns",
+            SplitInverse::Steps => "steps",
+        }
+    }
+
+    /// The choice named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// The general inverses' panel choices an [`Inverter`] gives every [`PivotWork`] it makes
 /// (the timing examples compare them): the pivoting, the rows a tournament group takes first,
 /// the block size b (`None`: [`Inverter::block`]'s default), the kernel of the block
@@ -82,6 +146,10 @@ pub struct PanelSettings {
     pub update: BlockUpdate,
     /// How the LU inverse forms L⁻¹ (default: [`LowerInverse::Triangular`]).
     pub lower: LowerInverse,
+    /// How tournament leaves hold their rows (default: [`ColumnStep::Shared`]).
+    pub step: ColumnStep,
+    /// How the Gauss-Jordan panel's inverses are formed (default: [`SplitInverse::Columns`]).
+    pub split: SplitInverse,
 }
 
 impl Default for PanelSettings {
@@ -92,6 +160,8 @@ impl Default for PanelSettings {
             block: None,
             update: BlockUpdate::Rank,
             lower: LowerInverse::Triangular,
+            step: ColumnStep::Shared,
+            split: SplitInverse::Columns,
         }
     }
 }
