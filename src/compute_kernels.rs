@@ -279,9 +279,10 @@ pub static TOURNAMENT: ComputeKernel = ComputeKernel {
         ("CandOut", 2),
         ("Lu11Buf", 3),
         ("StashBuf", 4),
+        ("TallyBuf", 5),
     ],
     uniforms: &[
-        "n", "c0", "w", "mode", "chunk", "sets", "fan", "last", "pend", "step",
+        "n", "c0", "w", "mode", "chunk", "sets", "fan", "last", "pend", "step", "fuse",
     ],
     optional: &[],
 };

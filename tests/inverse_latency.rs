@@ -1,6 +1,6 @@
 //! Issue 26's latency options of the general inverses' panel (src/inverse/panel.rs:
 //! [`ColumnStep`] for the tournament leaves' column steps, [`SplitInverse`] for the
-//! Gauss-Jordan panel's inverses) against f64 references: the residual ‖A·X − I‖_F relative to
+//! Gauss-Jordan panel's inverses, the fused merge of [`PanelSettings::fused_merge`]) against f64 references: the residual ‖A·X − I‖_F relative to
 //! ‖A‖_F·‖X‖_F and the forward error, at orders around the leaf (32), block (64) and tournament
 //! group widths, with first rounds of 16 rows too (several merge rounds); LAPACK's pivots where
 //! one group holds every row; singular matrices refused with their column; workspaces poisoned.
@@ -32,19 +32,26 @@ fn general(n: usize, seed: u64) -> Matrix<f64> {
     a
 }
 
-/// Every new choice, each alone and all together (the old ones are the defaults).
-const OPTIONS: [(ColumnStep, SplitInverse); 4] = [
-    (ColumnStep::Registers, SplitInverse::Columns),
-    (ColumnStep::Combined, SplitInverse::Columns),
-    (ColumnStep::Shared, SplitInverse::Steps),
-    (ColumnStep::Combined, SplitInverse::Steps),
+/// Every new choice, each alone and all together (the old ones are the defaults): the column
+/// step, the panel's inverses, the fused merge.
+const OPTIONS: [(ColumnStep, SplitInverse, bool); 5] = [
+    (ColumnStep::Registers, SplitInverse::Columns, false),
+    (ColumnStep::Combined, SplitInverse::Columns, false),
+    (ColumnStep::Shared, SplitInverse::Steps, false),
+    (ColumnStep::Shared, SplitInverse::Columns, true),
+    (ColumnStep::Combined, SplitInverse::Steps, true),
 ];
 
-fn inverter(gpu: &symraster::Gpu, (step, split): (ColumnStep, SplitInverse), chunk: usize) -> Inverter {
+fn inverter(
+    gpu: &symraster::Gpu,
+    (step, split, fused_merge): (ColumnStep, SplitInverse, bool),
+    chunk: usize,
+) -> Inverter {
     Inverter::new(gpu).unwrap().with_panel(PanelSettings {
         chunk_rows: chunk,
         step,
         split,
+        fused_merge,
         ..PanelSettings::default()
     })
 }
@@ -65,7 +72,11 @@ fn residuals_for_every_option_across_orders() {
     for option in OPTIONS {
         let inv = inverter(&gpu, option, 256);
         for n in [1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 129, 200, 513] {
-            check_both(&inv, &general(n, 11 + n as u64), &format!("{option:?} n {n}"));
+            check_both(
+                &inv,
+                &general(n, 11 + n as u64),
+                &format!("{option:?} n {n}"),
+            );
         }
     }
 }
@@ -76,7 +87,11 @@ fn several_merge_rounds_for_every_option() {
     for option in OPTIONS {
         let inv = inverter(&gpu, option, 16);
         for n in [33, 65, 129, 300] {
-            check_both(&inv, &general(n, 7 + n as u64), &format!("{option:?} chunk 16 n {n}"));
+            check_both(
+                &inv,
+                &general(n, 7 + n as u64),
+                &format!("{option:?} chunk 16 n {n}"),
+            );
         }
     }
 }
@@ -130,7 +145,10 @@ fn singular_matrices_are_refused_with_their_column_for_every_option() {
             assert!(
                 matches!(
                     inverse::invert(&inv, &zero, Kind::General, Method::Gje),
-                    Err(Error::Numerical(NumericalError::SingularMatrix { column: 0, .. }))
+                    Err(Error::Numerical(NumericalError::SingularMatrix {
+                        column: 0,
+                        ..
+                    }))
                 ),
                 "{option:?} chunk {chunk}: the zero matrix"
             );

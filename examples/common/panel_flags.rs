@@ -4,7 +4,8 @@
 //! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular` (how the LU
 //! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined` (how tournament
 //! leaves hold their rows), `--split columns,steps` (how the Gauss-Jordan panel's inverses are
-//! formed: src/inverse/panel.rs); each takes a comma-separated list and every
+//! formed), `--fuse off,on` (a tournament's merge in its first round's launch:
+//! src/inverse/panel.rs); each takes a comma-separated list and every
 //! combination runs. The other arguments are the orders.
 
 use symraster::inverse::lu::LowerInverse;
@@ -23,6 +24,7 @@ pub fn parse(
     let mut lower: Vec<LowerInverse> = vec![];
     let mut step: Vec<ColumnStep> = vec![];
     let mut split: Vec<SplitInverse> = vec![];
+    let mut fuse: Vec<bool> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -48,12 +50,19 @@ pub fn parse(
                 "step" => step.push(ColumnStep::from_name(v).ok_or_else(|| {
                     anyhow::anyhow!("--step takes shared, registers or combined, not {v}")
                 })?),
-                "split" => split.push(SplitInverse::from_name(v).ok_or_else(|| {
-                    anyhow::anyhow!("--split takes columns or steps, not {v}")
-                })?),
+                "split" => {
+                    split.push(SplitInverse::from_name(v).ok_or_else(|| {
+                        anyhow::anyhow!("--split takes columns or steps, not {v}")
+                    })?)
+                }
+                "fuse" => fuse.push(match v {
+                    "on" => true,
+                    "off" => false,
+                    _ => anyhow::bail!("--fuse takes off or on, not {v}"),
+                }),
                 _ => anyhow::bail!(
                     "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower, \
-                     --step, --split)"
+                     --step, --split, --fuse)"
                 ),
             }
         }
@@ -71,6 +80,7 @@ pub fn parse(
     or(&mut lower, default.lower);
     or(&mut step, default.step);
     or(&mut split, default.split);
+    or(&mut fuse, default.fused_merge);
     let mut settings = vec![];
     for &pivoting in &pivoting {
         for &chunk_rows in &chunk {
@@ -79,15 +89,18 @@ pub fn parse(
                     for &lower in &lower {
                         for &step in &step {
                             for &split in &split {
-                                settings.push(PanelSettings {
-                                    pivoting,
-                                    chunk_rows,
-                                    block,
-                                    update,
-                                    lower,
-                                    step,
-                                    split,
-                                });
+                                for &fused_merge in &fuse {
+                                    settings.push(PanelSettings {
+                                        pivoting,
+                                        chunk_rows,
+                                        block,
+                                        update,
+                                        lower,
+                                        step,
+                                        split,
+                                        fused_merge,
+                                    });
+                                }
                             }
                         }
                     }
@@ -98,17 +111,18 @@ pub fn parse(
     Ok((sizes, settings))
 }
 
-/// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split ("-": the
-/// default block).
+/// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse ("-":
+/// the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
-        "{}/{}/{block}/{}/{}/{}/{}",
+        "{}/{}/{block}/{}/{}/{}/{}/{}",
         s.pivoting.name(),
         s.chunk_rows,
         s.update.name(),
         s.lower.name(),
         s.step.name(),
-        s.split.name()
+        s.split.name(),
+        if s.fused_merge { "fused" } else { "merge" }
     )
 }

@@ -21,7 +21,10 @@
 // 1 each invocation's row in registers (32 entries, indices known at compile time), only the
 // pivot row read from shared memory (published by its subgroup's winner before the barrier,
 // or by its owner after a third barrier without subgroups); 2 as 1 with the subgroups' bests
-// combined by subgroup reductions instead of a serial loop.
+// combined by subgroup reductions instead of a serial loop. With `fuse` set on a first round
+// of 2 .. ROWS / 32 groups, the last group to finish (a counter in `tally`, reset by it) merges
+// all the first round's sets itself as the one-group last round would, in the same launch:
+// its winners go to set 0 of cand_out.
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #if defined(GL_KHR_shader_subgroup_arithmetic) && !defined(NO_SUBGROUPS)
@@ -31,9 +34,10 @@ layout(local_size_x = ROWS) in;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 1) readonly buffer CandIn { uint cand_in[]; };
-layout(std430, binding = 2) writeonly buffer CandOut { uint cand_out[]; };
+layout(std430, binding = 2) coherent buffer CandOut { uint cand_out[]; };
 layout(std430, binding = 3) writeonly buffer Lu11Buf { float lu11[]; };
 layout(std430, binding = 4) writeonly buffer StashBuf { float stash[]; };
+layout(std430, binding = 5) coherent buffer TallyBuf { uint tally[]; };
 
 uniform uint n;
 uniform uint c0;
@@ -45,6 +49,7 @@ uniform uint fan;
 uniform int last;
 uniform uint pend;
 uniform int step;
+uniform int fuse;
 
 const uint NONE = 0xFFFFFFFFu;
 // Partial maxima: ROWS / 16 invocations scan 16 candidates each.
@@ -59,6 +64,8 @@ shared uint best_s[ROWS];
 shared float part_v[PARTS];
 shared uint part_s[PARTS];
 shared uint won[32];
+// Whether this group merges the first round's sets (`fuse`).
+shared bool merging;
 #ifdef SUBGROUPS
 // Each subgroup's best candidate of a column (magnitude, slot), for columns alternately.
 shared float sub_v[2][ROWS];
@@ -296,6 +303,27 @@ void steps_in_shared(uint g, bool live) {
 #endif
 }
 
+// Loads the rows of row_of, runs the column steps and writes the group's set g of cand_out
+// (the winners' rows left in v, their slots in won).
+void eliminate(uint g) {
+    uint t = gl_LocalInvocationID.x;
+    for (uint e = t; e < ROWS * 32u; e += ROWS) {
+        uint s = e / 32u;
+        uint j = e % 32u;
+        uint r = row_of[s];
+        v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
+    }
+    barrier();
+    bool live = row_of[t] != NONE;
+    if (step != 0) {
+        steps_in_registers(g, live);
+    } else {
+        steps_in_shared(g, live);
+    }
+    if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
+    barrier();
+}
+
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint g = gl_WorkGroupID.x;
@@ -313,22 +341,23 @@ void main() {
         u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
     }
     barrier();
-    for (uint e = t; e < ROWS * 32u; e += ROWS) {
-        uint s = e / 32u;
-        uint j = e % 32u;
-        uint r = row_of[s];
-        v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
+    eliminate(g);
+    bool finish = last != 0;
+    if (fuse != 0 && mode == 0 && sets > 1u) {
+        // Every group's set written and made visible before it is counted.
+        memoryBarrierBuffer();
+        barrier();
+        if (t == 0u) merging = atomicAdd(tally[0], 1u) == sets - 1u;
+        barrier();
+        if (!merging) return;
+        if (t == 0u) tally[0] = 0u;
+        memoryBarrierBuffer();
+        row_of[t] = (t < sets * 32u && t % 32u < w) ? cand_out[t] : NONE;
+        barrier();
+        eliminate(0u);
+        finish = true;
     }
-    barrier();
-    bool live = row_of[t] != NONE;
-    if (step != 0) {
-        steps_in_registers(g, live);
-    } else {
-        steps_in_shared(g, live);
-    }
-    if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
-    barrier();
-    if (last != 0) {
+    if (finish) {
         for (uint e = t; e < 32u * 32u; e += ROWS) {
             uint k = e / 32u;
             uint j = e % 32u;

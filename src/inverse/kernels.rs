@@ -274,8 +274,9 @@ impl Inverter {
 
     /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
     /// `w.chunk_rows()` rows, then merges of up to [`Inverter::tournament_rows`] / 32
-    /// candidate sets a group until one set is left; returns which of `w.rounds` holds the
-    /// winners, in pivot order. `pend` > 0: the previous leaf's product on these columns (its
+    /// candidate sets a group until one set is left (with [`PanelSettings::fused_merge`] and
+    /// at most that many sets, in the first round's launch); returns which of `w.rounds` holds
+    /// the winners, in pivot order. `pend` > 0: the previous leaf's product on these columns (its
     /// `pend` columns' L21 times the U12 above this leaf) is applied to every row as read.
     pub fn leaf_tournament(
         &self,
@@ -290,8 +291,12 @@ impl Inverter {
         let chunk = w.chunk_rows().clamp(1, self.tournament_rows);
         let mut sets = (leaf.n - leaf.c0).div_ceil(chunk);
         debug_assert!(sets * LEAF <= w.rounds[0].len());
+        // The last first-round group merges in the same launch (at most `fan` sets).
+        let fused = self.panel.fused_merge && sets > 1 && sets <= fan;
         a.bind_base(0);
+        w.tally.bind_base(5);
         self.tournament.set_all(&[
+            ("fuse", Uniform::I32(i32::from(fused))),
             ("n", u(leaf.n)),
             ("c0", u(leaf.c0)),
             ("w", u(leaf.width)),
@@ -308,9 +313,12 @@ impl Inverter {
         w.rounds[1].bind_base(1);
         w.rounds[0].bind_base(2);
         self.traced(
-            || format!("round first {sets} groups pend {pend}"),
+            || format!("round first {sets} groups pend {pend} fused {fused}"),
             || self.tournament.dispatch([sets as u32, 1, 1]),
         )?;
+        if fused {
+            return Ok(0);
+        }
         let mut out = 0;
         while sets > 1 {
             let groups = sets.div_ceil(fan);

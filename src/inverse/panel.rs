@@ -150,6 +150,9 @@ pub struct PanelSettings {
     pub step: ColumnStep,
     /// How the Gauss-Jordan panel's inverses are formed (default: [`SplitInverse::Columns`]).
     pub split: SplitInverse,
+    /// Whether a tournament's merge runs in its first round's launch (the last group to finish
+    /// merges; where that round has at most [`Inverter::tournament_rows`] / 32 groups).
+    pub fused_merge: bool,
 }
 
 impl Default for PanelSettings {
@@ -162,6 +165,7 @@ impl Default for PanelSettings {
             lower: LowerInverse::Triangular,
             step: ColumnStep::Shared,
             split: SplitInverse::Columns,
+            fused_merge: false,
         }
     }
 }
@@ -206,6 +210,9 @@ pub struct PivotWork {
     /// The leaf columns of the rows a tournament leaf's interchanges touch (2·[`LEAF`] rows
     /// of [`LEAF`]).
     pub stash: Buffer<f32>,
+    /// The fused merge's count of finished first-round groups (zero between launches: the
+    /// merging group resets it).
+    pub tally: Buffer<u32>,
 }
 
 impl PivotWork {
@@ -240,6 +247,12 @@ impl PivotWork {
             rounds: [sets()?, sets()?],
             lu11: inv.buffer("a leaf's diagonal block", LEAF * LEAF)?,
             stash: inv.buffer("the rows a leaf moves", 2 * LEAF * LEAF)?,
+            tally: Buffer::new(
+                inv.context(),
+                crate::gl::BufferTarget::Storage,
+                crate::gl::BufferUsage::Dynamic,
+                &[0u32],
+            )?,
         })
     }
 }
