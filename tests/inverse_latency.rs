@@ -186,3 +186,35 @@ fn poisoned_workspaces_do_not_show_for_every_option() {
         }
     }
 }
+
+/// The fused merge runs the one-group merge's own steps on the same sets: the same pivots and
+/// the same factors as the merge in its own launch, with each column's largest entry in
+/// another group's rows so the winners come from every group.
+#[test]
+fn fused_merge_chooses_the_merge_launchs_pivots() {
+    let gpu = common::gpu();
+    for step in [ColumnStep::Shared, ColumnStep::Registers] {
+        for (chunk, n, block) in [(16, 100, 64), (32, 130, 64), (128, 300, 64), (16, 70, 40)] {
+            let mut a = random(n, 5 + n as u64);
+            for j in 0..n {
+                a[((j * 37 + 11) % n, j)] = 4.0 + (j % 5) as f64;
+            }
+            let factor = |fused_merge| {
+                let inv = inverter(&gpu, (step, SplitInverse::Columns, fused_merge), chunk);
+                let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
+                let w = PivotWork::new(&inv, n, block).unwrap();
+                inv.reset_status().unwrap();
+                lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
+                inv.check_status(0.0).unwrap();
+                (w.piv.download_range(0, n).unwrap(), d.download().unwrap())
+            };
+            let (piv, f) = factor(false);
+            let (fused_piv, fused_f) = factor(true);
+            let what = format!("{step:?} chunk {chunk} n {n} b {block}");
+            assert_eq!(fused_piv, piv, "{what}");
+            assert_eq!(fused_f.as_slice(), f.as_slice(), "{what}");
+            let e = common::lu_error(&a, &fused_f.to_f64(), &fused_piv);
+            assert!(e < 1e-5, "{what}: ‖PA − LU‖ {e}");
+        }
+    }
+}
