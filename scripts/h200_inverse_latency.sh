@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 26's latency per Gauss-Jordan block on the GPU machine: the general inverses (GJE and
+# LU, GL timer queries: examples/inverse_timing.rs --general) at 1024, 4096 and 8192 for the
+# old panel path and each latency option of src/inverse/panel.rs alone and together
+# (--step registers|combined: tournament rows in registers, combined = subgroup-combined bests;
+# --split steps: the panel's inverses by parallel substitution steps; --fuse on: the merge in
+# the first round's launch), with the residual ‖I − A·X‖ estimated at 1024 and 4096 (the
+# subgroup paths run only on the GPU); then the per-launch trace at 1024 and 4096 of the
+# combination fastest at 4096 (GJE; the last traced order). Release binary carried as .k25/ex/inverse_timing; from
+# the repository root:
+#
+#     scripts/h200_inverse_latency.sh "$OUT"
+#
+# writes $OUT/inverse_latency.csv (column variant, then inverse_timing's columns),
+# $OUT/<variant>.log (stderr), $OUT/best.txt, $OUT/trace_best_1024.txt and
+# $OUT/trace_best_4096.txt (stderr with RUST_LOG=symraster::inverse=trace).
+set -u
+out=${1:-${OUT:-figures/h200/inverse_latency}}
+bin=${EXAMPLES:-.k25/ex}/inverse_timing
+# The orders (overridable for a trial elsewhere): with the residual check, without, traced.
+checked=${CHECKED:-1024 4096}
+plain=${PLAIN:-8192}
+traced=${TRACED:-1024 4096}
+mkdir -p "$out"
+variants=(
+    "old|"
+    "registers|--step registers"
+    "combined|--step combined"
+    "split_steps|--split steps"
+    "fused|--fuse on"
+    "all_registers|--step registers --split steps --fuse on"
+    "all_combined|--step combined --split steps --fuse on"
+)
+flags_of() {
+    for v in "${variants[@]}"; do
+        [ "${v%%|*}" = "$1" ] && echo "${v#*|}"
+    done
+}
+csv="$out/inverse_latency.csv"
+echo "variant,kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel,residual" > "$csv"
+for v in "${variants[@]}"; do
+    name=${v%%|*}
+    flags=${v#*|}
+    for sizes in "$checked --check" "$plain"; do
+        # shellcheck disable=SC2086
+        timeout 60 "$bin" --general $sizes $flags > "$out/rows.tmp" 2>> "$out/$name.log"
+        echo "$name ($sizes): exit $?"
+        grep -v '^#' "$out/rows.tmp" | tail -n +2 | sed "s/^/$name,/" >> "$csv"
+    done
+done
+rm -f "$out/rows.tmp"
+last=${traced##* }
+best=$(awk -F, -v s="$last" '$3 == "gje" && $5 == s { print $7, $1 }' "$csv" | sort -g | head -1 | cut -d' ' -f2)
+best=${best:-all_combined}
+echo "$best: $(flags_of "$best")" | tee "$out/best.txt"
+for s in $traced; do
+    # shellcheck disable=SC2046
+    RUST_LOG=symraster::inverse=trace timeout 60 "$bin" --general "$s" $(flags_of "$best") \
+        > /dev/null 2> "$out/trace_best_$s.txt"
+    echo "trace $s: exit $?"
+done
+column -s, -t < "$csv"
