@@ -187,14 +187,21 @@ fn poisoned_workspaces_do_not_show_for_every_option() {
     }
 }
 
-/// The fused merge runs the one-group merge's own steps on the same sets: the same pivots and
-/// the same factors as the merge in its own launch, with each column's largest entry in
+/// The fused merge runs the one-group merge's own steps on the same sets (fused into a first
+/// round and into a merge round): the same pivots and the same factors as the merge in its
+/// own launch, with each column's largest entry in
 /// another group's rows so the winners come from every group.
 #[test]
 fn fused_merge_chooses_the_merge_launchs_pivots() {
     let gpu = common::gpu();
     for step in [ColumnStep::Shared, ColumnStep::Registers] {
-        for (chunk, n, block) in [(16, 100, 64), (32, 130, 64), (128, 300, 64), (16, 70, 40)] {
+        for (chunk, n, block) in [
+            (16, 100, 64),
+            (32, 130, 64),
+            (128, 300, 64),
+            (16, 70, 40),
+            (16, 300, 64),
+        ] {
             let mut a = random(n, 5 + n as u64);
             for j in 0..n {
                 a[((j * 37 + 11) % n, j)] = 4.0 + (j % 5) as f64;

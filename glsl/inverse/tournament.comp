@@ -21,10 +21,10 @@
 // 1 each invocation's row in registers (32 entries, indices known at compile time), only the
 // pivot row read from shared memory (published by its subgroup's winner before the barrier,
 // or by its owner after a third barrier without subgroups); 2 as 1 with the subgroups' bests
-// combined by subgroup reductions instead of a serial loop. With `fuse` set on a first round
-// of 2 .. ROWS / 32 groups, the last group to finish (a counter in `tally`, reset by it) merges
-// all the first round's sets itself as the one-group last round would, in the same launch:
-// its winners go to set 0 of cand_out.
+// combined by subgroup reductions instead of a serial loop. With `fuse` set on a round of
+// 2 .. ROWS / 32 groups, the last group to finish (a counter in `tally`, reset by it) merges
+// all the round's sets itself as a one-group last round would, in the same launch: its
+// winners go to set 0 of cand_out.
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #if defined(GL_KHR_shader_subgroup_arithmetic) && !defined(NO_SUBGROUPS)
@@ -343,16 +343,17 @@ void main() {
     barrier();
     eliminate(g);
     bool finish = last != 0;
-    if (fuse != 0 && mode == 0 && sets > 1u) {
+    uint groups = gl_NumWorkGroups.x;
+    if (fuse != 0 && groups > 1u) {
         // Every group's set written and made visible before it is counted.
         memoryBarrierBuffer();
         barrier();
-        if (t == 0u) merging = atomicAdd(tally[0], 1u) == sets - 1u;
+        if (t == 0u) merging = atomicAdd(tally[0], 1u) == groups - 1u;
         barrier();
         if (!merging) return;
         if (t == 0u) tally[0] = 0u;
         memoryBarrierBuffer();
-        row_of[t] = (t < sets * 32u && t % 32u < w) ? cand_out[t] : NONE;
+        row_of[t] = (t < groups * 32u && t % 32u < w) ? cand_out[t] : NONE;
         barrier();
         eliminate(0u);
         finish = true;

@@ -274,8 +274,8 @@ impl Inverter {
 
     /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
     /// `w.chunk_rows()` rows, then merges of up to [`Inverter::tournament_rows`] / 32
-    /// candidate sets a group until one set is left (with [`PanelSettings::fused_merge`] and
-    /// at most that many sets, in the first round's launch); returns which of `w.rounds` holds
+    /// candidate sets a group until one set is left (with [`PanelSettings::fused_merge`], a
+    /// round of at most that many groups merges its own sets in its launch); returns which of `w.rounds` holds
     /// the winners, in pivot order. `pend` > 0: the previous leaf's product on these columns (its
     /// `pend` columns' L21 times the U12 above this leaf) is applied to every row as read.
     pub fn leaf_tournament(
@@ -291,8 +291,9 @@ impl Inverter {
         let chunk = w.chunk_rows().clamp(1, self.tournament_rows);
         let mut sets = (leaf.n - leaf.c0).div_ceil(chunk);
         debug_assert!(sets * LEAF <= w.rounds[0].len());
-        // The last first-round group merges in the same launch (at most `fan` sets).
-        let fused = self.panel.fused_merge && sets > 1 && sets <= fan;
+        // A round of 2 ..= `fan` groups: its last group to finish merges in the same launch.
+        let fuse = |groups: usize| self.panel.fused_merge && groups > 1 && groups <= fan;
+        let fused = fuse(sets);
         a.bind_base(0);
         w.tally.bind_base(5);
         self.tournament.set_all(&[
@@ -322,19 +323,21 @@ impl Inverter {
         let mut out = 0;
         while sets > 1 {
             let groups = sets.div_ceil(fan);
+            let fused = fuse(groups);
             self.tournament.set_all(&[
                 ("mode", Uniform::I32(1)),
                 ("sets", u(sets)),
                 ("last", Uniform::I32(i32::from(groups == 1))),
+                ("fuse", Uniform::I32(i32::from(fused))),
             ])?;
             w.rounds[out].bind_base(1);
             w.rounds[1 - out].bind_base(2);
             self.traced(
-                || format!("round merge {groups} groups last {}", groups == 1),
+                || format!("round merge {groups} groups last {} fused {fused}", groups == 1),
                 || self.tournament.dispatch([groups as u32, 1, 1]),
             )?;
             out = 1 - out;
-            sets = groups;
+            sets = if fused { 1 } else { groups };
         }
         Ok(out)
     }

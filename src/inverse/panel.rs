@@ -150,8 +150,9 @@ pub struct PanelSettings {
     pub step: ColumnStep,
     /// How the Gauss-Jordan panel's inverses are formed (default: [`SplitInverse::Columns`]).
     pub split: SplitInverse,
-    /// Whether a tournament's merge runs in its first round's launch (the last group to finish
-    /// merges; where that round has at most [`Inverter::tournament_rows`] / 32 groups).
+    /// Whether a tournament's last merge runs in the launch of the round before it (the last
+    /// group to finish merges, where that round has at most [`Inverter::tournament_rows`] / 32
+    /// groups): one launch fewer per leaf.
     pub fused_merge: bool,
 }
 
