@@ -19,6 +19,10 @@
 //! and at most a leaf's width of them (the block's last leaf, as for b ≤ 64) the leaf's last
 //! launch forms U12 = L11⁻¹·A12 and the next leaf's launches apply A22 −= L21·U12 to each row
 //! they read, so a block of two leaves costs no launch between them.
+//!
+//! Issue 26's latency options ([`PanelSettings`]): [`ColumnStep`] (the leaves' rows in
+//! registers), [`SplitInverse`] (the Gauss-Jordan panel's inverses by parallel steps) and
+//! [`PanelSettings::fused_merge`] (a tournament's last merge in the round before it).
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use super::lu::LowerInverse;
