@@ -2,7 +2,8 @@
 # Issue 26's latency per Gauss-Jordan block on the GPU machine: the general inverses (GJE and
 # LU, GL timer queries: examples/inverse_timing.rs --general) at 1024, 4096 and 8192 for the
 # old panel path and each latency option of src/inverse/panel.rs alone and together
-# (--step registers|combined: tournament rows in registers, combined = subgroup-combined bests;
+# (--step registers|combined|broadcast: tournament rows in registers, combined with the
+# subgroups' bests combined by subgroup reductions, broadcast also the pivot row as vec4s;
 # --split steps: the panel's inverses by parallel substitution steps; --fuse on: the merge in
 # the first round's launch), with the residual ‖I − A·X‖ estimated at 1024 and 4096 (the
 # subgroup paths run only on the GPU); then the per-launch trace at 1024 and 4096 of the
@@ -26,10 +27,12 @@ variants=(
     "old|"
     "registers|--step registers"
     "combined|--step combined"
+    "broadcast|--step broadcast"
     "split_steps|--split steps"
     "fused|--fuse on"
     "all_registers|--step registers --split steps --fuse on"
     "all_combined|--step combined --split steps --fuse on"
+    "all_broadcast|--step broadcast --split steps --fuse on"
 )
 flags_of() {
     for v in "${variants[@]}"; do

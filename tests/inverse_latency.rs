@@ -1,10 +1,12 @@
 //! Issue 26's latency options of the general inverses' panel (src/inverse/panel.rs:
 //! [`ColumnStep`] for the tournament leaves' column steps, [`SplitInverse`] for the
-//! Gauss-Jordan panel's inverses, the fused merge of [`PanelSettings::fused_merge`]) against f64 references: the residual ‖A·X − I‖_F relative to
-//! ‖A‖_F·‖X‖_F and the forward error, at orders around the leaf (32), block (64) and tournament
-//! group widths, with first rounds of 16 rows too (several merge rounds); LAPACK's pivots where
-//! one group holds every row; singular matrices refused with their column; workspaces poisoned.
-//! llvmpipe has no subgroups, so [`ColumnStep::Combined`] runs its fallback here.
+//! Gauss-Jordan panel's inverses, the fused merge of [`PanelSettings::fused_merge`]) against
+//! f64 references: the residual ‖A·X − I‖_F relative to ‖A‖_F·‖X‖_F and the forward error, at
+//! orders around the leaf (32), block (64) and tournament group widths, with first rounds of
+//! 16 rows too (several merge rounds); LAPACK's pivots where one group holds every row;
+//! singular matrices refused with their column; workspaces poisoned. llvmpipe has no
+//! subgroups, so [`ColumnStep::Combined`] and [`ColumnStep::Broadcast`] run their fallback
+//! here (scripts/h200_inverse_latency.sh checks their residuals on the H200).
 
 mod common;
 
@@ -34,12 +36,13 @@ fn general(n: usize, seed: u64) -> Matrix<f64> {
 
 /// Every new choice, each alone and all together (the old ones are the defaults): the column
 /// step, the panel's inverses, the fused merge.
-const OPTIONS: [(ColumnStep, SplitInverse, bool); 5] = [
+const OPTIONS: [(ColumnStep, SplitInverse, bool); 6] = [
     (ColumnStep::Registers, SplitInverse::Columns, false),
     (ColumnStep::Combined, SplitInverse::Columns, false),
+    (ColumnStep::Broadcast, SplitInverse::Columns, false),
     (ColumnStep::Shared, SplitInverse::Steps, false),
     (ColumnStep::Shared, SplitInverse::Columns, true),
-    (ColumnStep::Combined, SplitInverse::Steps, true),
+    (ColumnStep::Broadcast, SplitInverse::Steps, true),
 ];
 
 fn inverter(

@@ -2,7 +2,7 @@
 //! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
 //! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128` (the
 //! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular` (how the LU
-//! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined` (how tournament
+//! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined,broadcast` (how tournament
 //! leaves hold their rows), `--split columns,steps` (how the Gauss-Jordan panel's inverses are
 //! formed), `--fuse off,on` (a tournament's merge in its first round's launch:
 //! src/inverse/panel.rs); each takes a comma-separated list and every
@@ -48,7 +48,9 @@ pub fn parse(
                     anyhow::anyhow!("--lower takes solve or triangular, not {v}")
                 })?),
                 "step" => step.push(ColumnStep::from_name(v).ok_or_else(|| {
-                    anyhow::anyhow!("--step takes shared, registers or combined, not {v}")
+                    anyhow::anyhow!(
+                        "--step takes shared, registers, combined or broadcast, not {v}"
+                    )
                 })?),
                 "split" => {
                     split.push(SplitInverse::from_name(v).ok_or_else(|| {

@@ -21,7 +21,9 @@
 // 1 each invocation's row in registers (32 entries, indices known at compile time), only the
 // pivot row read from shared memory (published by its subgroup's winner before the barrier,
 // or by its owner after a third barrier without subgroups); 2 as 1 with the subgroups' bests
-// combined by subgroup reductions instead of a serial loop. With `fuse` set on a round of
+// combined by subgroup reductions instead of a serial loop; 3 as 2 with each subgroup's best
+// row published as vec4s (8 broadcast reads of the pivot row a column, where at most 8
+// subgroups). With `fuse` set on a round of
 // 2 .. ROWS / 32 groups, the last group to finish (a counter in `tally`, reset by it) merges
 // all the round's sets itself as a one-group last round would, in the same launch: its
 // winners go to set 0 of cand_out.
@@ -70,6 +72,8 @@ shared bool merging;
 // Each subgroup's best candidate of a column (magnitude, slot), for columns alternately.
 shared float sub_v[2][ROWS];
 shared uint sub_s[2][ROWS];
+// `step` 3: each subgroup's best row as vec4s (at most 8 subgroups), for columns alternately.
+shared vec4 sub_row[2][8][8];
 #endif
 // The previous leaf's U12 (pend x w: rows c0−pend .. c0, this leaf's columns) where its
 // product A22 −= L21·U12 is still pending: applied to every row as it is loaded.
@@ -116,15 +120,26 @@ void steps_in_registers(uint g, bool live) {
         }
     }
     float cand = live ? magnitude(row[0]) : -1.0;
+    bool vec_rows = false;
+#ifdef SUBGROUPS
+    vec_rows = step == 3 && gl_NumSubgroups <= 8u;
+#endif
     for (uint k = 0u; k < w; ++k) {
         uint p = NONE;
+        // The winner's subgroup (vec_rows).
+        uint pq = 0u;
 #ifdef SUBGROUPS
         uint mine = live ? row_of[t] : NONE;
         float m = subgroupMax(cand);
         uint r = subgroupMin(cand == m ? mine : NONE);
         uint sl = subgroupMin((cand == m && mine == r && r != NONE) ? t : NONE);
         // The subgroup's best publishes its row (no one reads a live row's slot meanwhile).
-        if (t == sl) {
+        if (t == sl && vec_rows) {
+            for (uint c = 0u; c < 8u; ++c) {
+                sub_row[k & 1u][gl_SubgroupID][c] =
+                    vec4(row[4u * c], row[4u * c + 1u], row[4u * c + 2u], row[4u * c + 3u]);
+            }
+        } else if (t == sl) {
             for (uint j = 0u; j < 32u; ++j) v[t * STRIDE + j] = row[j];
         }
         if (subgroupElect()) {
@@ -132,7 +147,7 @@ void steps_in_registers(uint g, bool live) {
             sub_s[k & 1u][gl_SubgroupID] = sl;
         }
         barrier();
-        if (step == 2 && gl_NumSubgroups <= gl_SubgroupSize) {
+        if (step >= 2 && gl_NumSubgroups <= gl_SubgroupSize) {
             uint q = gl_SubgroupInvocationID;
             uint qs = q < gl_NumSubgroups ? sub_s[k & 1u][q] : NONE;
             float qv = qs != NONE ? sub_v[k & 1u][q] : -1.0;
@@ -140,14 +155,20 @@ void steps_in_registers(uint g, bool live) {
             uint qr = (qs != NONE && qv == best) ? row_of[qs] : NONE;
             uint br = subgroupMin(qr);
             p = subgroupMin((qr == br && br != NONE) ? qs : NONE);
+            pq = subgroupMin((p != NONE && qs == p) ? q : NONE);
         } else {
             float pv = -1.0;
             for (uint q = 0u; q < gl_NumSubgroups; ++q) {
                 if (beats(sub_v[k & 1u][q], sub_s[k & 1u][q], pv, p)) {
                     pv = sub_v[k & 1u][q];
                     p = sub_s[k & 1u][q];
+                    pq = q;
                 }
             }
+        }
+        // The winner's row into v for the last round's L11\U11 (read after later barriers).
+        if (t == p && vec_rows) {
+            for (uint j = 0u; j < 32u; ++j) v[t * STRIDE + j] = row[j];
         }
 #else
         best_v[t] = cand;
@@ -185,11 +206,24 @@ void steps_in_registers(uint g, bool live) {
         if (p != NONE) {
             if (t == p) live = false;
             if (live) {
-                float piv = v[p * STRIDE + k];
+                float pr[32];
+                if (vec_rows) {
+#ifdef SUBGROUPS
+                    for (uint c = 0u; c < 8u; ++c) {
+                        vec4 x = sub_row[k & 1u][pq][c];
+                        pr[4u * c] = x.x;
+                        pr[4u * c + 1u] = x.y;
+                        pr[4u * c + 2u] = x.z;
+                        pr[4u * c + 3u] = x.w;
+                    }
+#endif
+                } else {
+                    for (uint j = 0u; j < 32u; ++j) pr[j] = v[p * STRIDE + j];
+                }
+                float piv = pick(pr, k);
                 float l = piv != 0.0 ? pick(row, k) / piv : 0.0;
                 for (uint j = 0u; j < 32u; ++j) {
-                    float pj = v[p * STRIDE + j];
-                    row[j] = j == k ? l : (j > k ? row[j] - l * pj : row[j]);
+                    row[j] = j == k ? l : (j > k ? row[j] - l * pr[j] : row[j]);
                 }
             }
         }

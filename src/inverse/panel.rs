@@ -82,14 +82,18 @@ pub enum ColumnStep {
     /// As [`ColumnStep::Registers`], the subgroups' best candidates combined by subgroup
     /// reductions instead of a serial loop (where the driver has subgroups).
     Combined = 2,
+    /// As [`ColumnStep::Combined`], each subgroup's best row published as vec4s, so the pivot
+    /// row is 8 broadcast reads (where there are at most 8 subgroups; else as Combined).
+    Broadcast = 3,
 }
 
 impl ColumnStep {
     /// Every choice, in the examples' order.
-    pub const ALL: [ColumnStep; 3] = [
+    pub const ALL: [ColumnStep; 4] = [
         ColumnStep::Shared,
         ColumnStep::Registers,
         ColumnStep::Combined,
+        ColumnStep::Broadcast,
     ];
 
     /// The name in the examples' flags.
@@ -98,6 +102,7 @@ impl ColumnStep {
             ColumnStep::Shared => "shared",
             ColumnStep::Registers => "registers",
             ColumnStep::Combined => "combined",
+            ColumnStep::Broadcast => "broadcast",
         }
     }
 
