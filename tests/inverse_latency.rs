@@ -69,17 +69,36 @@ fn check_both(inv: &Inverter, a: &Matrix<f64>, what: &str) {
     }
 }
 
+/// The Gauss-Jordan inverse in place with every workspace NaN-poisoned first (candidate rows
+/// all naming row 0), its columns put back.
+fn gje_poisoned(inv: &Inverter, a: &Matrix<f64>, block: usize) -> Matrix<f32> {
+    let n = a.rows();
+    let d = DeviceSquare::upload(inv, &a.to_f32()).unwrap();
+    let mut w = PivotWork::new(inv, n, block).unwrap();
+    common::poison_pivot_work(&mut w);
+    let tol = inverse::pivot_tolerance(&a.to_f32());
+    inv.reset_status().unwrap();
+    gje::invert_in_place(inv, &d, &w, tol).unwrap();
+    inv.check_status(tol).unwrap();
+    let mut x = d.download().unwrap();
+    gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
+    x
+}
+
 #[test]
 fn residuals_for_every_option_across_orders() {
     let gpu = common::gpu();
     for option in OPTIONS {
         let inv = inverter(&gpu, option, 256);
         for n in [1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 129, 200, 513] {
-            check_both(
-                &inv,
-                &general(n, 11 + n as u64),
-                &format!("{option:?} n {n}"),
-            );
+            let a = general(n, 11 + n as u64);
+            let what = format!("{option:?} n {n}");
+            check_both(&inv, &a, &what);
+            let x = gje_poisoned(&inv, &a, inv.block());
+            let r = common::inverse_residual(&a, &x);
+            let bound = common::inverse_residual_bound(n);
+            assert!(r < bound, "{what} poisoned: residual {r}, bound {bound}");
+            common::check_inverse_forward(&a, &x, &format!("{what} poisoned"));
         }
     }
 }
@@ -168,15 +187,7 @@ fn poisoned_workspaces_do_not_show_for_every_option() {
         let inv = inverter(&gpu, option, 16);
         for (n, block) in [(257, 64), (150, 40), (100, 100), (63, 64)] {
             let a = general(n, 21 + n as u64);
-            let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
-            let mut w = PivotWork::new(&inv, n, block).unwrap();
-            common::poison_pivot_work(&mut w);
-            let tol = inverse::pivot_tolerance(&a.to_f32());
-            inv.reset_status().unwrap();
-            gje::invert_in_place(&inv, &d, &w, tol).unwrap();
-            inv.check_status(tol).unwrap();
-            let mut x = d.download().unwrap();
-            gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
+            let x = gje_poisoned(&inv, &a, block);
             assert!(
                 x.as_slice().iter().all(|v| v.is_finite()),
                 "{option:?} n {n} b {block}"
