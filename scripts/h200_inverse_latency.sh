@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 26's latency per Gauss-Jordan block on the GPU machine: the general inverses (GJE and
 # LU, GL timer queries: examples/inverse_timing.rs --general) at 1024, 4096 and 8192 for the
-# old panel path and each latency option of src/inverse/panel.rs alone and together
-# (--step registers|combined|broadcast: tournament rows in registers, combined with the
-# subgroups' bests combined by subgroup reductions, broadcast also the pivot row as vec4s;
-# --split steps: the panel's inverses by parallel substitution steps; --fuse on: the merge in
-# the first round's launch), with the residual ‖I − A·X‖ estimated at 1024 and 4096 (the
-# subgroup paths run only on the GPU); then the per-launch trace at 1024 and 4096 of the
-# combination fastest at 4096 (GJE; the last traced order). Release binary carried as .k25/ex/inverse_timing; from
-# the repository root:
+# old panel path and each latency option of src/inverse/panel.rs alone and together:
+# --step registers|combined|broadcast (tournament rows in registers; combined: the subgroups'
+# bests combined by subgroup reductions; broadcast: also the pivot row as vec4s), --split
+# steps (the panel's inverses by parallel substitution steps), --fuse on (a tournament's last
+# merge in the launch of the round before), and --update rank64 (the block updates on 64 x 64
+# tiles instead of the default's 128 x 128 at 4096). The residual ‖I − A·X‖ is estimated at
+# 1024 and 4096 (the subgroup paths run only on a GPU). Then the per-launch trace at 1024 and
+# 4096 of the combination fastest at 4096 (GJE; the last traced order). With the release
+# binary carried as .k25/ex/inverse_timing, from the repository root (about two minutes):
 #
 #     scripts/h200_inverse_latency.sh "$OUT"
 #
@@ -30,9 +31,10 @@ variants=(
     "broadcast|--step broadcast"
     "split_steps|--split steps"
     "fused|--fuse on"
-    "all_registers|--step registers --split steps --fuse on"
     "all_combined|--step combined --split steps --fuse on"
     "all_broadcast|--step broadcast --split steps --fuse on"
+    "rank64|--update rank64"
+    "all_broadcast_rank64|--step broadcast --split steps --fuse on --update rank64"
 )
 flags_of() {
     for v in "${variants[@]}"; do
@@ -46,7 +48,7 @@ for v in "${variants[@]}"; do
     flags=${v#*|}
     for sizes in "$checked --check" "$plain"; do
         # shellcheck disable=SC2086
-        timeout 60 "$bin" --general $sizes $flags > "$out/rows.tmp" 2>> "$out/$name.log"
+        timeout 45 "$bin" --general $sizes $flags > "$out/rows.tmp" 2>> "$out/$name.log"
         echo "$name ($sizes): exit $?"
         grep -v '^#' "$out/rows.tmp" | tail -n +2 | sed "s/^/$name,/" >> "$csv"
     done
