@@ -4,7 +4,8 @@
 # old panel path and each latency option of src/inverse/panel.rs alone and together:
 # --step registers|combined|broadcast (tournament rows in registers; combined: the subgroups'
 # bests combined by subgroup reductions; broadcast: also the pivot row as vec4s), --split
-# steps (the panel's inverses by parallel substitution steps), --fuse on (a tournament's last
+# steps|registers (the panel's inverses by parallel substitution steps; registers: each
+# invocation's entries in registers), --fuse on (a tournament's last
 # merge in the launch of the round before), and --update rank64 (the block updates on 64 x 64
 # tiles instead of the default's 128 x 128 at 4096). The residual ‖I − A·X‖ is estimated at
 # 1024 and 4096 (the subgroup paths run only on a GPU). Then the per-launch trace at 1024 and
@@ -30,11 +31,12 @@ variants=(
     "combined|--step combined"
     "broadcast|--step broadcast"
     "split_steps|--split steps"
+    "split_registers|--split registers"
     "fused|--fuse on"
-    "all_combined|--step combined --split steps --fuse on"
-    "all_broadcast|--step broadcast --split steps --fuse on"
+    "all_combined|--step combined --split registers --fuse on"
+    "all_broadcast|--step broadcast --split registers --fuse on"
     "rank64|--update rank64"
-    "all_broadcast_rank64|--step broadcast --split steps --fuse on --update rank64"
+    "all_broadcast_rank64|--step broadcast --split registers --fuse on --update rank64"
 )
 flags_of() {
     for v in "${variants[@]}"; do

@@ -36,13 +36,15 @@ fn general(n: usize, seed: u64) -> Matrix<f64> {
 
 /// Every new choice, each alone and all together (the old ones are the defaults): the column
 /// step, the panel's inverses, the fused merge.
-const OPTIONS: [(ColumnStep, SplitInverse, bool); 6] = [
+const OPTIONS: [(ColumnStep, SplitInverse, bool); 8] = [
     (ColumnStep::Registers, SplitInverse::Columns, false),
     (ColumnStep::Combined, SplitInverse::Columns, false),
     (ColumnStep::Broadcast, SplitInverse::Columns, false),
     (ColumnStep::Shared, SplitInverse::Steps, false),
+    (ColumnStep::Shared, SplitInverse::Registers, false),
     (ColumnStep::Shared, SplitInverse::Columns, true),
     (ColumnStep::Broadcast, SplitInverse::Steps, true),
+    (ColumnStep::Broadcast, SplitInverse::Registers, true),
 ];
 
 fn inverter(

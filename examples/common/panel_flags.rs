@@ -2,10 +2,10 @@
 //! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
 //! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128` (the
 //! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular` (how the LU
-//! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined,broadcast` (how tournament
-//! leaves hold their rows), `--split columns,steps` (how the Gauss-Jordan panel's inverses are
-//! formed), `--fuse off,on` (a tournament's merge in its first round's launch:
-//! src/inverse/panel.rs); each takes a comma-separated list and every
+//! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined,broadcast` (how
+//! tournament leaves hold their rows), `--split columns,steps,registers` (how the
+//! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
+//! the round before it: src/inverse/panel.rs); each takes a comma-separated list and every
 //! combination runs. The other arguments are the orders.
 
 use symraster::inverse::lu::LowerInverse;
@@ -52,11 +52,9 @@ pub fn parse(
                         "--step takes shared, registers, combined or broadcast, not {v}"
                     )
                 })?),
-                "split" => {
-                    split.push(SplitInverse::from_name(v).ok_or_else(|| {
-                        anyhow::anyhow!("--split takes columns or steps, not {v}")
-                    })?)
-                }
+                "split" => split.push(SplitInverse::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!("--split takes columns, steps or registers, not {v}")
+                })?),
                 "fuse" => fuse.push(match v {
                     "on" => true,
                     "off" => false,

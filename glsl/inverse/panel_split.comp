@@ -12,7 +12,9 @@
 // U11⁻¹·L11⁻¹ by back substitution on it (two partial sums each, to shorten the dependent
 // chains). With `steps` set instead (src/inverse/panel.rs's SplitInverse::Steps) all 256
 // invocations work on each substitution step, right-looking (a barrier a step, 2b steps):
-// invocation t owns column t % 64 of rows t / 64, t / 64 + 4, ... of x. A zero pivot gives
+// invocation t owns column t % 64 of rows t / 64, t / 64 + 4, ... of x; `steps` 2 (Registers)
+// keeps those 16 entries in registers, only the row a step needs published in shared memory
+// by its owners (x's first 128 entries, for steps alternately). A zero pivot gives
 // infinities; the status word has named it (leaf_finish.comp).
 layout(local_size_x = 256) in;
 
@@ -126,11 +128,78 @@ void inverses_by_steps() {
     }
 }
 
+// Entry r of 16 register values (a select over compile-time indices keeps them in registers).
+float pick16(float v[16], uint r) {
+    float y = 0.0;
+    for (uint s = 0u; s < 16u; ++s) {
+        if (s == r) y = v[s];
+    }
+    return y;
+}
+
+// inverses_by_steps with each invocation's entries of x in registers: at the end of a step the
+// owners of the row the next step needs publish it into x[(step & 1) * 64 + j].
+void inverses_in_registers() {
+    uint t = gl_LocalInvocationID.x;
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+    }
+    uint j = t % 64u;
+    uint q = t / 64u;
+    float xr[16];
+    for (uint r = 0u; r < 16u; ++r) xr[r] = q + 4u * r == j ? 1.0 : 0.0;
+    if (q == 0u) x[j] = xr[0];
+    barrier();
+    // x := L11⁻¹ (nothing to do in column j before step j: its rows above j are zero).
+    for (uint k = 0u; k + 1u < b; ++k) {
+        if (j < b && j <= k) {
+            float xk = x[(k & 1u) * 64u + j];
+            for (uint r = 0u; r < 16u; ++r) {
+                uint i = q + 4u * r;
+                if (i > k && i < b) xr[r] -= m[i * STRIDE + k] * xk;
+            }
+        }
+        if (j < b && q == (k + 1u) % 4u) x[((k + 1u) & 1u) * 64u + j] = pick16(xr, (k + 1u) / 4u);
+        barrier();
+    }
+    if (j < b) {
+        for (uint r = 0u; r < 16u; ++r) {
+            uint i = q + 4u * r;
+            if (i < b) out_[i * b + j] = xr[r];
+        }
+    }
+    // x := U11⁻¹·x, bottom up (row b − 1 was published by the last step above).
+    for (uint kk = b; kk > 0u; --kk) {
+        uint k = kk - 1u;
+        if (j < b) {
+            float xk = x[(k & 1u) * 64u + j] / m[k * STRIDE + k];
+            for (uint r = 0u; r < 16u; ++r) {
+                uint i = q + 4u * r;
+                if (i < k) xr[r] -= m[i * STRIDE + k] * xk;
+            }
+            if (k % 4u == q) out_[(b + k) * b + j] = xk;
+            if (k > 0u && q == (k - 1u) % 4u) {
+                x[((k - 1u) & 1u) * 64u + j] = pick16(xr, (k - 1u) / 4u);
+            }
+        }
+        barrier();
+    }
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        uint jj = e % b;
+        col[(k0 + i) * b + jj] = i == jj ? -1.0 : 0.0;
+        a[(k0 + i) * n + k0 + jj] = 0.0;
+    }
+}
+
 void main() {
     uint g = base + gl_WorkGroupID.x;
     if (whole != 0) {
         if (g == 0u) {
-            if (steps != 0) {
+            if (steps == 2) {
+                inverses_in_registers();
+            } else if (steps != 0) {
                 inverses_by_steps();
             } else {
                 inverses();

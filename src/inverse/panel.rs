@@ -119,17 +119,25 @@ pub enum SplitInverse {
     Columns = 0,
     /// All the work group's invocations on each right-looking substitution step (2b barriers).
     Steps = 1,
+    /// As [`SplitInverse::Steps`], each invocation's 16 entries in registers, only the row a
+    /// step needs read from shared memory.
+    Registers = 2,
 }
 
 impl SplitInverse {
     /// Every choice, in the examples' order.
-    pub const ALL: [SplitInverse; 2] = [SplitInverse::Columns, SplitInverse::Steps];
+    pub const ALL: [SplitInverse; 3] = [
+        SplitInverse::Columns,
+        SplitInverse::Steps,
+        SplitInverse::Registers,
+    ];
 
     /// The name in the examples' flags.
     pub fn name(self) -> &'static str {
         match self {
             SplitInverse::Columns => "columns",
             SplitInverse::Steps => "steps",
+            SplitInverse::Registers => "registers",
         }
     }
 
