@@ -10,7 +10,8 @@
 # tiles instead of the default's 128 x 128 at 4096). The residual ‖I − A·X‖ is estimated at
 # 1024 and 4096 (the subgroup paths run only on a GPU). Then the per-launch trace at 1024 and
 # 4096 of the combination fastest at 4096 (GJE; the last traced order). With the release
-# binary carried as .k25/ex/inverse_timing, from the repository root (about two minutes):
+# binary carried as .k25/ex/inverse_timing, from the repository root (about three minutes;
+# VARIANTS="old all_broadcast" runs only the variants named):
 #
 #     scripts/h200_inverse_latency.sh "$OUT"
 #
@@ -48,6 +49,8 @@ echo "variant,kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel,residual" 
 for v in "${variants[@]}"; do
     name=${v%%|*}
     flags=${v#*|}
+    # VARIANTS="old fused ...": only those (all by default).
+    case " ${VARIANTS:-$name} " in *" $name "*) ;; *) continue ;; esac
     for sizes in "$checked --check" "$plain"; do
         # shellcheck disable=SC2086
         timeout 45 "$bin" --general $sizes $flags > "$out/rows.tmp" 2>> "$out/$name.log"
