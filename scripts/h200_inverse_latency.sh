@@ -60,7 +60,8 @@ for v in "${variants[@]}"; do
 done
 rm -f "$out/rows.tmp"
 last=${traced##* }
-best=$(awk -F, -v s="$last" '$3 == "gje" && $5 == s { print $7, $1 }' "$csv" | sort -g | head -1 | cut -d' ' -f2)
+best=$(awk -F, -v s="$last" '$3 == "gje" && $5 == s { print $7, $1 }' "$csv" | sort -g \
+    | head -1 | cut -d' ' -f2)
 best=${best:-all_combined}
 echo "$best: $(flags_of "$best")" | tee "$out/best.txt"
 for s in $traced; do

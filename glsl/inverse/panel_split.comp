@@ -160,7 +160,9 @@ void inverses_in_registers() {
                 if (i > k && i < b) xr[r] -= m[i * STRIDE + k] * xk;
             }
         }
-        if (j < b && q == (k + 1u) % 4u) x[((k + 1u) & 1u) * 64u + j] = pick16(xr, (k + 1u) / 4u);
+        if (j < b && q == (k + 1u) % 4u) {
+            x[((k + 1u) & 1u) * 64u + j] = pick16(xr, (k + 1u) / 4u);
+        }
         barrier();
     }
     if (j < b) {

@@ -275,9 +275,10 @@ impl Inverter {
     /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
     /// `w.chunk_rows()` rows, then merges of up to [`Inverter::tournament_rows`] / 32
     /// candidate sets a group until one set is left (with [`PanelSettings::fused_merge`], a
-    /// round of at most that many groups merges its own sets in its launch); returns which of `w.rounds` holds
-    /// the winners, in pivot order. `pend` > 0: the previous leaf's product on these columns (its
-    /// `pend` columns' L21 times the U12 above this leaf) is applied to every row as read.
+    /// round of at most that many groups merges its own sets in its launch); returns which of
+    /// `w.rounds` holds the winners, in pivot order. `pend` > 0: the previous leaf's product on
+    /// these columns (its `pend` columns' L21 times the U12 above this leaf) is applied to
+    /// every row as read.
     pub fn leaf_tournament(
         &self,
         a: &Buffer<f32>,

@@ -150,7 +150,8 @@ impl SplitInverse {
 /// The general inverses' panel choices an [`Inverter`] gives every [`PivotWork`] it makes
 /// (the timing examples compare them): the pivoting, the rows a tournament group takes first,
 /// the block size b (`None`: [`Inverter::block`]'s default), the kernel of the block
-/// updates, and how the LU inverse forms L⁻¹.
+/// updates, how the LU inverse forms L⁻¹, and issue 26's latency options (column steps, the
+/// panel's inverses, the fused merge).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PanelSettings {
     /// How pivots are chosen.
