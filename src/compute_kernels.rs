@@ -283,6 +283,7 @@ pub static TOURNAMENT: ComputeKernel = ComputeKernel {
     ],
     uniforms: &[
         "n", "c0", "w", "mode", "chunk", "sets", "fan", "last", "pend", "step", "fuse",
+        "prefetch",
     ],
     optional: &[],
 };
@@ -300,7 +301,9 @@ pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
         ("StashBuf", 5),
         ("UnitLBuf", 6),
     ],
-    uniforms: &["n", "c0", "w", "tol", "col_groups", "right", "pend", "step"],
+    uniforms: &[
+        "n", "c0", "w", "tol", "col_groups", "right", "pend", "step", "prefetch",
+    ],
     optional: &[],
 };
 

@@ -5,8 +5,10 @@
 //! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined,broadcast` (how
 //! tournament leaves hold their rows), `--split columns,steps,registers` (how the
 //! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
-//! the round before it: src/inverse/panel.rs); each takes a comma-separated list and every
-//! combination runs. The other arguments are the orders.
+//! the round before it: src/inverse/panel.rs), `--prefetch off,on` (the leaf kernels' loads
+//! issued together), `--fixed off,on` (their column loops unrolled to the leaf width); each
+//! takes a comma-separated list and every combination runs. The other arguments are the
+//! orders.
 
 use symraster::inverse::lu::LowerInverse;
 use symraster::inverse::panel::{ColumnStep, PanelSettings, Pivoting, SplitInverse};
@@ -25,6 +27,8 @@ pub fn parse(
     let mut step: Vec<ColumnStep> = vec![];
     let mut split: Vec<SplitInverse> = vec![];
     let mut fuse: Vec<bool> = vec![];
+    let mut prefetch: Vec<bool> = vec![];
+    let mut fixed: Vec<bool> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -55,14 +59,12 @@ pub fn parse(
                 "split" => split.push(SplitInverse::from_name(v).ok_or_else(|| {
                     anyhow::anyhow!("--split takes columns, steps or registers, not {v}")
                 })?),
-                "fuse" => fuse.push(match v {
-                    "on" => true,
-                    "off" => false,
-                    _ => anyhow::bail!("--fuse takes off or on, not {v}"),
-                }),
+                "fuse" => fuse.push(on_off(flag, v)?),
+                "prefetch" => prefetch.push(on_off(flag, v)?),
+                "fixed" => fixed.push(on_off(flag, v)?),
                 _ => anyhow::bail!(
                     "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower, \
-                     --step, --split, --fuse)"
+                     --step, --split, --fuse, --prefetch, --fixed)"
                 ),
             }
         }
@@ -81,6 +83,8 @@ pub fn parse(
     or(&mut step, default.step);
     or(&mut split, default.split);
     or(&mut fuse, default.fused_merge);
+    or(&mut prefetch, default.prefetch);
+    or(&mut fixed, default.fixed_width);
     let mut settings = vec![];
     for &pivoting in &pivoting {
         for &chunk_rows in &chunk {
@@ -90,16 +94,22 @@ pub fn parse(
                         for &step in &step {
                             for &split in &split {
                                 for &fused_merge in &fuse {
-                                    settings.push(PanelSettings {
-                                        pivoting,
-                                        chunk_rows,
-                                        block,
-                                        update,
-                                        lower,
-                                        step,
-                                        split,
-                                        fused_merge,
-                                    });
+                                    for &prefetch in &prefetch {
+                                        for &fixed_width in &fixed {
+                                            settings.push(PanelSettings {
+                                                pivoting,
+                                                chunk_rows,
+                                                block,
+                                                update,
+                                                lower,
+                                                step,
+                                                split,
+                                                fused_merge,
+                                                prefetch,
+                                                fixed_width,
+                                            });
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -111,18 +121,30 @@ pub fn parse(
     Ok((sizes, settings))
 }
 
-/// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse ("-":
+/// `on` or `off` as a bool, else an error naming `--flag`.
+fn on_off(flag: &str, v: &str) -> anyhow::Result<bool> {
+    match v {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => anyhow::bail!("--{flag} takes off or on, not {v}"),
+    }
+}
+
+/// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse, then
+/// "/prefetch" and "/fixed" where on ("-":
 /// the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
-        "{}/{}/{block}/{}/{}/{}/{}/{}",
+        "{}/{}/{block}/{}/{}/{}/{}/{}{}{}",
         s.pivoting.name(),
         s.chunk_rows,
         s.update.name(),
         s.lower.name(),
         s.step.name(),
         s.split.name(),
-        if s.fused_merge { "fused" } else { "merge" }
+        if s.fused_merge { "fused" } else { "merge" },
+        if s.prefetch { "/prefetch" } else { "" },
+        if s.fixed_width { "/fixed" } else { "" }
     )
 }

@@ -15,7 +15,10 @@
 // NaN) with its column into the status word, once. With `pend` > 0 the previous leaf's product
 // on these columns is applied to the rows read from A first (see tournament.comp). `step` != 0
 // (src/inverse/panel.rs's ColumnStep): the row groups' pending product and L21 solve with each
-// invocation's row in registers (compile-time indices), U11 read as broadcasts.
+// invocation's row in registers (compile-time indices), U11 read as broadcasts. Issue 26's
+// latency: `prefetch` reads the pending product's entries 16 at a time (every load issued
+// before the first is used); FIXED_WIDTH (defined by the host with NVIDIA's unroll pragma)
+// runs the row groups' column loops to the compile-time 32, guarded by w, so they unroll.
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -34,6 +37,7 @@ uniform uint col_groups;
 uniform uint right;
 uniform uint pend;
 uniform int step;
+uniform int prefetch;
 
 const uint NONE = 0xFFFFFFFFu;
 const uint STRIDE = 33u;
@@ -53,6 +57,35 @@ shared float u[32u * STRIDE];
 shared float u12[32u * STRIDE];
 // Column groups: 64 slots x 64 columns; row groups: 128 rows x 32 leaf columns.
 shared float buf[128u * STRIDE];
+
+#ifdef FIXED_WIDTH
+// Loops over the leaf's columns: to the compile-time 32 (unrolled), guarded by w.
+#define LOOP_W 32u
+#else
+#define LOOP_W w
+#endif
+
+// Entries k0 .. k0+16 of row r's previous-leaf columns (zero at pend and past), every load
+// issued before any is used (`prefetch`); k0 is 0 or 16.
+void pending16(uint r, uint k0, out vec4 l0, out vec4 l1, out vec4 l2, out vec4 l3) {
+    uint base = r * n + c0 - pend + k0;
+    float x[16];
+    for (uint i = 0u; i < 16u; ++i) x[i] = k0 + i < pend ? a[base + i] : 0.0;
+    l0 = vec4(x[0], x[1], x[2], x[3]);
+    l1 = vec4(x[4], x[5], x[6], x[7]);
+    l2 = vec4(x[8], x[9], x[10], x[11]);
+    l3 = vec4(x[12], x[13], x[14], x[15]);
+}
+
+// The product of pending16's entries with column j of u12's rows k0 .. k0+16.
+float times_u12(vec4 l0, vec4 l1, vec4 l2, vec4 l3, uint k0, uint j) {
+    uint e = k0 * STRIDE + j;
+    const uint S = STRIDE;
+    return dot(l0, vec4(u12[e], u12[e + S], u12[e + 2u * S], u12[e + 3u * S]))
+        + dot(l1, vec4(u12[e + 4u * S], u12[e + 5u * S], u12[e + 6u * S], u12[e + 7u * S]))
+        + dot(l2, vec4(u12[e + 8u * S], u12[e + 9u * S], u12[e + 10u * S], u12[e + 11u * S]))
+        + dot(l3, vec4(u12[e + 12u * S], u12[e + 13u * S], u12[e + 14u * S], u12[e + 15u * S]));
+}
 
 // The row slot s stands for.
 uint row_at(uint s) {
@@ -81,7 +114,13 @@ void solve_in_registers(uint first, bool pending) {
     uint t = gl_LocalInvocationID.x;
     float row[32];
     for (uint j = 0u; j < 32u; ++j) row[j] = buf[t * STRIDE + j];
-    if (pending) {
+    if (pending && prefetch != 0) {
+        for (uint k0 = 0u; k0 < pend; k0 += 16u) {
+            vec4 l0, l1, l2, l3;
+            pending16(first + t, k0, l0, l1, l2, l3);
+            for (uint j = 0u; j < 32u; ++j) row[j] -= times_u12(l0, l1, l2, l3, k0, j);
+        }
+    } else if (pending) {
         uint r = first + t;
         for (uint k = 0u; k < pend; ++k) {
             float l = a[r * n + c0 - pend + k];
@@ -186,7 +225,15 @@ void main() {
         solve_in_registers(first, u12_live(first));
     } else {
         // The pending product on rows read from A (a moved row's stash has it already).
-        if (pend > 0u && first + t < n && src_slot[t] == NONE) {
+        if (u12_live(first) && prefetch != 0) {
+            for (uint k0 = 0u; k0 < pend; k0 += 16u) {
+                vec4 l0, l1, l2, l3;
+                pending16(first + t, k0, l0, l1, l2, l3);
+                for (uint j = 0u; j < LOOP_W; ++j) {
+                    if (j < w) buf[t * STRIDE + j] -= times_u12(l0, l1, l2, l3, k0, j);
+                }
+            }
+        } else if (u12_live(first)) {
             uint row = first + t;
             for (uint k = 0u; k < pend; ++k) {
                 float l = a[row * n + c0 - pend + k];
@@ -197,9 +244,15 @@ void main() {
         for (uint k = 0u; k < w; ++k) {
             float l = buf[t * STRIDE + k] / u[k * STRIDE + k];
             buf[t * STRIDE + k] = l;
+#ifdef FIXED_WIDTH
+            for (uint j = 0u; j < 32u; ++j) {
+                if (j > k && j < w) buf[t * STRIDE + j] -= l * u[k * STRIDE + j];
+            }
+#else
             for (uint j = k + 1u; j < w; ++j) {
                 buf[t * STRIDE + j] -= l * u[k * STRIDE + j];
             }
+#endif
         }
     }
     barrier();

@@ -27,6 +27,13 @@
 // 2 .. ROWS / 32 groups, the last group to finish (a counter in `tally`, reset by it) merges
 // all the round's sets itself as a one-group last round would, in the same launch: its
 // winners go to set 0 of cand_out.
+// Issue 26's latency (one group's launch is bound by dependent memory round trips): with
+// `prefetch` set the pending product's entries are read 16 at a time (all loads issued before
+// the first is used: two round trips a row instead of 32), and the last round's stash is
+// formed from one coalesced pass of its 64 rows x (pend + w) columns into shared memory (v,
+// free by then) instead of entry()'s serial reads. With FIXED_WIDTH defined by the host (and
+// NVIDIA's unroll pragma) the column loops run to the compile-time 32, guarded by w, so they
+// unroll and their shared-memory accesses overlap.
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #if defined(GL_KHR_shader_subgroup_arithmetic) && !defined(NO_SUBGROUPS)
@@ -52,6 +59,7 @@ uniform int last;
 uniform uint pend;
 uniform int step;
 uniform int fuse;
+uniform int prefetch;
 
 const uint NONE = 0xFFFFFFFFu;
 // Partial maxima: ROWS / 16 invocations scan 16 candidates each.
@@ -79,11 +87,64 @@ shared vec4 sub_row[2][8][8];
 // product A22 −= L21·U12 is still pending: applied to every row as it is loaded.
 shared float u12[32u * STRIDE];
 
+#ifdef FIXED_WIDTH
+// Loops over the leaf's columns: to the compile-time 32 (unrolled), guarded by w.
+#define LOOP_W 32u
+#define LOOP_P 32u
+#else
+#define LOOP_W w
+#define LOOP_P pend
+#endif
+
 // Row r's entry in this leaf's column c0 + j, with the pending product applied.
 float entry(uint r, uint j) {
     float x = a[r * n + c0 + j];
     for (uint k = 0u; k < pend; ++k) x -= a[r * n + c0 - pend + k] * u12[k * STRIDE + j];
     return x;
+}
+
+// Entries k0 .. k0+16 of row r's previous-leaf columns (zero at pend and past), every load
+// issued before any is used (`prefetch`); k0 is 0 or 16.
+void pending16(uint r, uint k0, out vec4 l0, out vec4 l1, out vec4 l2, out vec4 l3) {
+    uint base = r * n + c0 - pend + k0;
+    float x[16];
+    for (uint i = 0u; i < 16u; ++i) x[i] = k0 + i < pend ? a[base + i] : 0.0;
+    l0 = vec4(x[0], x[1], x[2], x[3]);
+    l1 = vec4(x[4], x[5], x[6], x[7]);
+    l2 = vec4(x[8], x[9], x[10], x[11]);
+    l3 = vec4(x[12], x[13], x[14], x[15]);
+}
+
+// The product of pending16's entries with column j of u12's rows k0 .. k0+16.
+float times_u12(vec4 l0, vec4 l1, vec4 l2, vec4 l3, uint k0, uint j) {
+    uint e = k0 * STRIDE + j;
+    const uint S = STRIDE;
+    return dot(l0, vec4(u12[e], u12[e + S], u12[e + 2u * S], u12[e + 3u * S]))
+        + dot(l1, vec4(u12[e + 4u * S], u12[e + 5u * S], u12[e + 6u * S], u12[e + 7u * S]))
+        + dot(l2, vec4(u12[e + 8u * S], u12[e + 9u * S], u12[e + 10u * S], u12[e + 11u * S]))
+        + dot(l3, vec4(u12[e + 12u * S], u12[e + 13u * S], u12[e + 14u * S], u12[e + 15u * S]));
+}
+
+// Row r's pending product applied to its leaf entries in v (slot t), 16 loads at a time.
+void pending_prefetched(uint t, uint r) {
+    for (uint k0 = 0u; k0 < pend; k0 += 16u) {
+        vec4 l0, l1, l2, l3;
+        pending16(r, k0, l0, l1, l2, l3);
+        for (uint j = 0u; j < LOOP_W; ++j) {
+            if (j < w) v[t * STRIDE + j] -= times_u12(l0, l1, l2, l3, k0, j);
+        }
+    }
+}
+
+// Row t's elimination by pivot row p at column k (multiplier l), its columns k+1 .. w.
+void eliminate_row(uint t, uint p, uint k, float l) {
+#ifdef FIXED_WIDTH
+    for (uint j = 0u; j < 32u; ++j) {
+        if (j > k && j < w) v[t * STRIDE + j] -= l * v[p * STRIDE + j];
+    }
+#else
+    for (uint j = k + 1u; j < w; ++j) v[t * STRIDE + j] -= l * v[p * STRIDE + j];
+#endif
 }
 
 float magnitude(float x) {
@@ -112,7 +173,14 @@ void steps_in_registers(uint g, bool live) {
     uint t = gl_LocalInvocationID.x;
     float row[32];
     for (uint j = 0u; j < 32u; ++j) row[j] = v[t * STRIDE + j];
-    if (pend > 0u && live) {
+    if (pend > 0u && live && prefetch != 0) {
+        uint r = row_of[t];
+        for (uint k0 = 0u; k0 < pend; k0 += 16u) {
+            vec4 l0, l1, l2, l3;
+            pending16(r, k0, l0, l1, l2, l3);
+            for (uint j = 0u; j < 32u; ++j) row[j] -= times_u12(l0, l1, l2, l3, k0, j);
+        }
+    } else if (pend > 0u && live) {
         uint r = row_of[t];
         for (uint k = 0u; k < pend; ++k) {
             float l = a[r * n + c0 - pend + k];
@@ -235,7 +303,9 @@ void steps_in_registers(uint g, bool live) {
 void steps_in_shared(uint g, bool live) {
     uint t = gl_LocalInvocationID.x;
     // The pending product, a row per invocation (its entries of the previous leaf's columns).
-    if (pend > 0u && row_of[t] != NONE) {
+    if (pend > 0u && row_of[t] != NONE && prefetch != 0) {
+        pending_prefetched(t, row_of[t]);
+    } else if (pend > 0u && row_of[t] != NONE) {
         uint r = row_of[t];
         for (uint k = 0u; k < pend; ++k) {
             float l = a[r * n + c0 - pend + k];
@@ -262,7 +332,18 @@ void steps_in_shared(uint g, bool live) {
         barrier();
         float pv = -1.0;
         uint p = NONE;
+#ifdef FIXED_WIDTH
+        // The first 8 subgroups' bests unrolled (all of them with 32-wide subgroups).
+        for (uint q = 0u; q < 8u; ++q) {
+            if (q < gl_NumSubgroups && beats(sub_v[k & 1u][q], sub_s[k & 1u][q], pv, p)) {
+                pv = sub_v[k & 1u][q];
+                p = sub_s[k & 1u][q];
+            }
+        }
+        for (uint q = 8u; q < gl_NumSubgroups; ++q) {
+#else
         for (uint q = 0u; q < gl_NumSubgroups; ++q) {
+#endif
             if (beats(sub_v[k & 1u][q], sub_s[k & 1u][q], pv, p)) {
                 pv = sub_v[k & 1u][q];
                 p = sub_s[k & 1u][q];
@@ -278,9 +359,7 @@ void steps_in_shared(uint g, bool live) {
                 float piv = v[p * STRIDE + k];
                 float l = piv != 0.0 ? v[t * STRIDE + k] / piv : 0.0;
                 v[t * STRIDE + k] = l;
-                for (uint j = k + 1u; j < w; ++j) {
-                    v[t * STRIDE + j] -= l * v[p * STRIDE + j];
-                }
+                eliminate_row(t, p, k, l);
             }
         }
         cand = (live && k + 1u < w) ? magnitude(v[t * STRIDE + k + 1u]) : -1.0;
@@ -324,9 +403,7 @@ void steps_in_shared(uint g, bool live) {
                 float piv = v[p * STRIDE + k];
                 float l = piv != 0.0 ? v[t * STRIDE + k] / piv : 0.0;
                 v[t * STRIDE + k] = l;
-                for (uint j = k + 1u; j < w; ++j) {
-                    v[t * STRIDE + j] -= l * v[p * STRIDE + j];
-                }
+                eliminate_row(t, p, k, l);
             }
         }
         bool next = live && k + 1u < w;
@@ -356,6 +433,42 @@ void eliminate(uint g) {
     }
     if (t >= w && t < 32u) cand_out[g * 32u + t] = NONE;
     barrier();
+}
+
+// The row of stash slot s (s < w: row c0+s; w <= s < 2w: the (s−w)-th winner), or NONE.
+uint stash_row(uint s) {
+    if (s < w) return c0 + s;
+    if (s < 2u * w && won[s - w] != NONE) return row_of[won[s - w]];
+    return NONE;
+}
+
+// Row stride of the stash rows prefetched into v: pend + w <= 64 entries, and one more.
+const uint PRE = 65u;
+
+// The stash (`prefetch`): the 64 slots' rows, columns c0 − pend .. c0 + w, read into v in one
+// coalesced pass (every load issued before a barrier; v's winners are in lu11 by now), then
+// each entry's pending product from shared memory.
+void stash_prefetched() {
+    uint t = gl_LocalInvocationID.x;
+    uint span = pend + w;
+    barrier();
+    for (uint e = t; e < 64u * 64u; e += ROWS) {
+        uint s = e / 64u;
+        uint j = e % 64u;
+        uint row = stash_row(s);
+        v[s * PRE + j] = (row != NONE && j < span) ? a[row * n + c0 - pend + j] : 0.0;
+    }
+    barrier();
+    for (uint e = t; e < 64u * 32u; e += ROWS) {
+        uint s = e / 32u;
+        uint j = e % 32u;
+        if (stash_row(s) == NONE || j >= w) continue;
+        float x = v[s * PRE + pend + j];
+        for (uint k = 0u; k < LOOP_P; ++k) {
+            if (k < pend) x -= v[s * PRE + k] * u12[k * STRIDE + j];
+        }
+        stash[e] = x;
+    }
 }
 
 void main() {
@@ -399,15 +512,14 @@ void main() {
             uint s = k < w ? won[k] : NONE;
             lu11[e] = (s != NONE && j < w) ? v[s * STRIDE + j] : 0.0;
         }
+        if (prefetch != 0) {
+            stash_prefetched();
+            return;
+        }
         for (uint e = t; e < 64u * 32u; e += ROWS) {
             uint s = e / 32u;
             uint j = e % 32u;
-            uint row = NONE;
-            if (s < w) {
-                row = c0 + s;
-            } else if (s < 2u * w && won[s - w] != NONE) {
-                row = row_of[won[s - w]];
-            }
+            uint row = stash_row(s);
             if (row != NONE && j < w) stash[e] = entry(row, j);
         }
     }

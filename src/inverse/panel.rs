@@ -22,7 +22,9 @@
 //!
 //! Issue 26's latency options ([`PanelSettings`]): [`ColumnStep`] (the leaves' rows in
 //! registers), [`SplitInverse`] (the Gauss-Jordan panel's inverses by parallel steps) and
-//! [`PanelSettings::fused_merge`] (a tournament's last merge in the round before it).
+//! [`PanelSettings::fused_merge`] (a tournament's last merge in the round before it), then
+//! [`PanelSettings::prefetch`] (loads issued together before a serial sum uses them) and
+//! [`PanelSettings::fixed_width`] (the leaf kernels' column loops unrolled to 32).
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use super::lu::LowerInverse;
@@ -160,18 +162,26 @@ pub struct PanelSettings {
     pub chunk_rows: usize,
     /// The block size b of the general inverses (`None`: the default).
     pub block: Option<usize>,
-    /// The kernel of the blocks' rank-b updates (default: [`BlockUpdate::Rank`]).
+    /// The kernel of the blocks' rank-b updates (default: [`BlockUpdate::Rank64`]).
     pub update: BlockUpdate,
     /// How the LU inverse forms L⁻¹ (default: [`LowerInverse::Triangular`]).
     pub lower: LowerInverse,
     /// How tournament leaves hold their rows (default: [`ColumnStep::Shared`]).
     pub step: ColumnStep,
-    /// How the Gauss-Jordan panel's inverses are formed (default: [`SplitInverse::Columns`]).
+    /// How the Gauss-Jordan panel's inverses are formed (default: [`SplitInverse::Registers`]).
     pub split: SplitInverse,
     /// Whether a tournament's last merge runs in the launch of the round before it (the last
     /// group to finish merges, where that round has at most [`Inverter::tournament_rows`] / 32
-    /// groups): one launch fewer per leaf.
+    /// groups): one launch fewer per leaf (default: on).
     pub fused_merge: bool,
+    /// Whether the tournament and leaf-finish launches prefetch what their serial sums read
+    /// (the pending product's entries 16 loads at a time; the last round's stash rows in one
+    /// coalesced pass into shared memory): issue 26's latency of dependent memory accesses.
+    pub prefetch: bool,
+    /// Whether the tournament and leaf-finish programs are the variants whose column loops
+    /// run to the compile-time leaf width (guarded by w) under NVIDIA's unroll pragma, so
+    /// their shared-memory accesses overlap.
+    pub fixed_width: bool,
 }
 
 impl Default for PanelSettings {
@@ -180,11 +190,16 @@ impl Default for PanelSettings {
             pivoting: Pivoting::Tournament,
             chunk_rows: TOURNAMENT_ROWS,
             block: None,
-            update: BlockUpdate::Rank,
+            // The H200 sweep of issue 26 (GJE at 1024 / 4096 / 8192): 64 x 64 update tiles
+            // faster at 4096 and 8192, equal at 1024; the panel's inverses by steps in
+            // registers fastest of the three; the fused merge not slower.
+            update: BlockUpdate::Rank64,
             lower: LowerInverse::Triangular,
             step: ColumnStep::Shared,
-            split: SplitInverse::Columns,
-            fused_merge: false,
+            split: SplitInverse::Registers,
+            fused_merge: true,
+            prefetch: false,
+            fixed_width: false,
         }
     }
 }
