@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# Issue 26's latency per Gauss-Jordan block on the GPU machine: the general inverses (GJE and
-# LU, GL timer queries: examples/inverse_timing.rs --general) at 1024, 4096 and 8192 for the
-# old panel path and each latency option of src/inverse/panel.rs alone and together:
-# --step registers|combined|broadcast (tournament rows in registers; combined: the subgroups'
-# bests combined by subgroup reductions; broadcast: also the pivot row as vec4s), --split
-# steps|registers (the panel's inverses by parallel substitution steps; registers: each
-# invocation's entries in registers), --fuse on (a tournament's last
-# merge in the launch of the round before), and --update rank64 (the block updates on 64 x 64
-# tiles instead of the default's 128 x 128 at 4096). The residual ‖I − A·X‖ is estimated at
-# 1024 and 4096 (the subgroup paths run only on a GPU). Then the per-launch trace at 1024 and
-# 4096 of the combination fastest at 4096 (GJE; the last traced order). With the release
-# binary carried as .k25/ex/inverse_timing, from the repository root (about three minutes;
-# VARIANTS="old all_broadcast" runs only the variants named):
+# Issue 26's latency per Gauss-Jordan block on the GPU machine, second round: the general
+# inverses (GJE and LU, GL timer queries: examples/inverse_timing.rs --general) at 1024, 4096
+# and 8192 for the defaults (PanelSettings::default(): --split registers --update rank64
+# --fuse on, the first sweep's best), the previous defaults (--split columns --update rank
+# --fuse off, for comparison), and the new options of src/inverse/panel.rs alone and together:
+# --prefetch on (the leaf kernels' loads issued together before their serial sums; the last
+# round's stash from one coalesced pass into shared memory), --fixed on (tournament.comp and
+# leaf_finish.comp with their column loops to the compile-time 32 under NVIDIA's unroll
+# pragma). The residual ‖I − A·X‖ is estimated at 1024 and 4096. Then the per-launch trace
+# at 1024 and 4096 of the variant fastest at 4096 (GJE). With the release binary carried as
+# .k25/ex/inverse_timing, from the repository root (about two minutes; VARIANTS="default
+# both" runs only the variants named):
 #
 #     scripts/h200_inverse_latency.sh "$OUT"
 #
@@ -27,17 +26,12 @@ plain=${PLAIN:-8192}
 traced=${TRACED:-1024 4096}
 mkdir -p "$out"
 variants=(
-    "old|"
-    "registers|--step registers"
-    "combined|--step combined"
-    "broadcast|--step broadcast"
-    "split_steps|--split steps"
-    "split_registers|--split registers"
-    "fused|--fuse on"
-    "all_combined|--step combined --split registers --fuse on"
-    "all_broadcast|--step broadcast --split registers --fuse on"
-    "rank64|--update rank64"
-    "all_broadcast_rank64|--step broadcast --split registers --fuse on --update rank64"
+    "default|"
+    "previous|--split columns --update rank --fuse off"
+    "prefetch|--prefetch on"
+    "fixed|--fixed on"
+    "both|--prefetch on --fixed on"
+    "both_registers|--prefetch on --fixed on --step registers"
 )
 flags_of() {
     for v in "${variants[@]}"; do
@@ -62,7 +56,7 @@ rm -f "$out/rows.tmp"
 last=${traced##* }
 best=$(awk -F, -v s="$last" '$3 == "gje" && $5 == s { print $7, $1 }' "$csv" | sort -g \
     | head -1 | cut -d' ' -f2)
-best=${best:-all_combined}
+best=${best:-default}
 echo "$best: $(flags_of "$best")" | tee "$out/best.txt"
 for s in $traced; do
     # shellcheck disable=SC2046

@@ -124,7 +124,10 @@ fn poisoned_workspaces_do_not_show_for_every_option() {
                 let x = gje_poisoned(&inv, &a, block);
                 assert!(x.as_slice().iter().all(|v| v.is_finite()), "{what}");
                 let r = common::inverse_residual(&a, &x);
-                assert!(r < common::inverse_residual_bound(n), "{what}: residual {r}");
+                assert!(
+                    r < common::inverse_residual_bound(n),
+                    "{what}: residual {r}"
+                );
                 common::check_inverse_forward(&a, &x, &what);
             }
         }
