@@ -16,8 +16,9 @@
 // on these columns is applied to the rows read from A first (see tournament.comp). `step` != 0
 // (src/inverse/panel.rs's ColumnStep): the row groups' pending product and L21 solve with each
 // invocation's row in registers (compile-time indices), U11 read as broadcasts. Issue 26's
-// latency: `prefetch` reads the pending product's entries 16 at a time (every load issued
-// before the first is used); FIXED_WIDTH (defined by the host with NVIDIA's unroll pragma)
+// latency: `prefetch` issues every load of a pass into shared memory before its first store
+// (constant trip counts, unrolled) and reads the pending product's entries 16 at a time;
+// FIXED_WIDTH (defined by the host with NVIDIA's unroll pragma)
 // runs the row groups' column loops to the compile-time 32, guarded by w, so they unroll.
 layout(local_size_x = 128) in;
 
@@ -173,12 +174,28 @@ void main() {
     barrier();
     if (g < col_groups) {
         // The touched rows' entries outside the leaf: columns g·64 .. of the n − w others.
-        for (uint e = t; e < 64u * COLS; e += 128u) {
-            uint s = e / COLS;
-            uint jp = g * COLS + e % COLS;
-            uint j = jp < c0 ? jp : jp + w + right;
-            if (s < 2u * w && jp < n - w - right && row_of[s] != NONE && content_slot[s] != s) {
-                buf[e] = a[row_at(content_slot[s]) * n + j];
+        if (prefetch != 0) {
+            // Every load issued before the first store (a constant trip count, unrolled).
+            float x[32];
+            for (uint i = 0u; i < 32u; ++i) {
+                uint e = t + i * 128u;
+                uint s = e / COLS;
+                uint jp = g * COLS + e % COLS;
+                uint j = jp < c0 ? jp : jp + w + right;
+                bool moves = s < 2u * w && jp < n - w - right && row_of[s] != NONE
+                    && content_slot[s] != s;
+                x[i] = moves ? a[row_at(content_slot[s]) * n + j] : 0.0;
+            }
+            for (uint i = 0u; i < 32u; ++i) buf[t + i * 128u] = x[i];
+        } else {
+            for (uint e = t; e < 64u * COLS; e += 128u) {
+                uint s = e / COLS;
+                uint jp = g * COLS + e % COLS;
+                uint j = jp < c0 ? jp : jp + w + right;
+                if (s < 2u * w && jp < n - w - right && row_of[s] != NONE
+                    && content_slot[s] != s) {
+                    buf[e] = a[row_at(content_slot[s]) * n + j];
+                }
             }
         }
         barrier();
@@ -193,11 +210,29 @@ void main() {
         return;
     }
     uint gr = g - col_groups;
-    for (uint e = t; e < 32u * 32u; e += 128u) {
-        u[(e / 32u) * STRIDE + e % 32u] = lu11[e];
-        uint k = e / 32u;
-        uint j = e % 32u;
-        u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+    if (prefetch != 0) {
+        // Every load issued before the first store (a constant trip count, unrolled).
+        float x[8];
+        float y[8];
+        for (uint i = 0u; i < 8u; ++i) {
+            uint e = t + i * 128u;
+            uint k = e / 32u;
+            uint j = e % 32u;
+            x[i] = lu11[e];
+            y[i] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+        }
+        for (uint i = 0u; i < 8u; ++i) {
+            uint e = t + i * 128u;
+            u[(e / 32u) * STRIDE + e % 32u] = x[i];
+            u12[(e / 32u) * STRIDE + e % 32u] = y[i];
+        }
+    } else {
+        for (uint e = t; e < 32u * 32u; e += 128u) {
+            u[(e / 32u) * STRIDE + e % 32u] = lu11[e];
+            uint k = e / 32u;
+            uint j = e % 32u;
+            u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+        }
     }
     // Where row first + t's new leaf entries come from: the stash slot of the row moved there,
     // or NONE (not moved: its own entries in A).
@@ -209,16 +244,34 @@ void main() {
     }
     src_slot[t] = from;
     barrier();
-    for (uint e = t; e < 128u * 32u; e += 128u) {
-        uint s = e / 32u;
-        uint j = e % 32u;
-        uint row = first + s;
-        float v = 0.0;
-        if (row < n && j < w) {
+    if (prefetch != 0) {
+        // Every load issued before the first store (a constant trip count, unrolled).
+        float x[32];
+        for (uint i = 0u; i < 32u; ++i) {
+            uint e = t + i * 128u;
+            uint s = e / 32u;
+            uint j = e % 32u;
+            uint row = first + s;
             uint q = src_slot[s];
-            v = q != NONE ? stash[q * 32u + j] : a[row * n + c0 + j];
+            bool in_leaf = row < n && j < w;
+            x[i] = !in_leaf ? 0.0 : (q != NONE ? stash[q * 32u + j] : a[row * n + c0 + j]);
         }
-        buf[s * STRIDE + j] = v;
+        for (uint i = 0u; i < 32u; ++i) {
+            uint e = t + i * 128u;
+            buf[(e / 32u) * STRIDE + e % 32u] = x[i];
+        }
+    } else {
+        for (uint e = t; e < 128u * 32u; e += 128u) {
+            uint s = e / 32u;
+            uint j = e % 32u;
+            uint row = first + s;
+            float v = 0.0;
+            if (row < n && j < w) {
+                uint q = src_slot[s];
+                v = q != NONE ? stash[q * 32u + j] : a[row * n + c0 + j];
+            }
+            buf[s * STRIDE + j] = v;
+        }
     }
     barrier();
     if (step != 0) {

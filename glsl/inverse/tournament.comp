@@ -28,10 +28,11 @@
 // all the round's sets itself as a one-group last round would, in the same launch: its
 // winners go to set 0 of cand_out.
 // Issue 26's latency (one group's launch is bound by dependent memory round trips): with
-// `prefetch` set the pending product's entries are read 16 at a time (all loads issued before
-// the first is used: two round trips a row instead of 32), and the last round's stash is
-// formed from one coalesced pass of its 64 rows x (pend + w) columns into shared memory (v,
-// free by then) instead of entry()'s serial reads. With FIXED_WIDTH defined by the host (and
+// `prefetch` set every load of a pass into shared memory is issued before the first store
+// (constant trip counts, unrolled: one round trip instead of 32 in turn), the pending
+// product's entries are read 16 at a time (two round trips a row instead of 32), and the
+// last round's stash is formed from one coalesced pass of its 64 rows x (pend + w) columns
+// into shared memory (v, free by then) instead of entry()'s serial reads. With FIXED_WIDTH defined by the host (and
 // NVIDIA's unroll pragma) the column loops run to the compile-time 32, guarded by w, so they
 // unroll and their shared-memory accesses overlap.
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -418,11 +419,26 @@ void steps_in_shared(uint g, bool live) {
 // (the winners' rows left in v, their slots in won).
 void eliminate(uint g) {
     uint t = gl_LocalInvocationID.x;
-    for (uint e = t; e < ROWS * 32u; e += ROWS) {
-        uint s = e / 32u;
-        uint j = e % 32u;
-        uint r = row_of[s];
-        v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
+    if (prefetch != 0) {
+        // 32 entries an invocation, every load issued before the first store (a constant
+        // trip count, unrolled): one round trip to memory instead of 32 in turn.
+        float x[32];
+        for (uint i = 0u; i < 32u; ++i) {
+            uint e = t + i * ROWS;
+            uint r = row_of[e / 32u];
+            x[i] = (r != NONE && e % 32u < w) ? a[r * n + c0 + e % 32u] : 0.0;
+        }
+        for (uint i = 0u; i < 32u; ++i) {
+            uint e = t + i * ROWS;
+            v[(e / 32u) * STRIDE + e % 32u] = x[i];
+        }
+    } else {
+        for (uint e = t; e < ROWS * 32u; e += ROWS) {
+            uint s = e / 32u;
+            uint j = e % 32u;
+            uint r = row_of[s];
+            v[s * STRIDE + j] = (r != NONE && j < w) ? a[r * n + c0 + j] : 0.0;
+        }
     }
     barrier();
     bool live = row_of[t] != NONE;
@@ -452,11 +468,16 @@ void stash_prefetched() {
     uint t = gl_LocalInvocationID.x;
     uint span = pend + w;
     barrier();
-    for (uint e = t; e < 64u * 64u; e += ROWS) {
-        uint s = e / 64u;
-        uint j = e % 64u;
-        uint row = stash_row(s);
-        v[s * PRE + j] = (row != NONE && j < span) ? a[row * n + c0 - pend + j] : 0.0;
+    // Every load issued before the first store (a constant trip count, unrolled).
+    float x[4096u / ROWS];
+    for (uint i = 0u; i < 4096u / ROWS; ++i) {
+        uint e = t + i * ROWS;
+        uint row = stash_row(e / 64u);
+        x[i] = (row != NONE && e % 64u < span) ? a[row * n + c0 - pend + e % 64u] : 0.0;
+    }
+    for (uint i = 0u; i < 4096u / ROWS; ++i) {
+        uint e = t + i * ROWS;
+        v[(e / 64u) * PRE + e % 64u] = x[i];
     }
     barrier();
     for (uint e = t; e < 64u * 32u; e += ROWS) {
@@ -482,10 +503,25 @@ void main() {
         uint e = t % 32u;
         row_of[t] = (t < fan * 32u && s < sets && e < w) ? cand_in[s * 32u + e] : NONE;
     }
-    for (uint e = t; e < 32u * 32u; e += ROWS) {
-        uint k = e / 32u;
-        uint j = e % 32u;
-        u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+    if (prefetch != 0) {
+        // Every load issued before the first store, as in eliminate().
+        float x[1024u / ROWS];
+        for (uint i = 0u; i < 1024u / ROWS; ++i) {
+            uint e = t + i * ROWS;
+            uint k = e / 32u;
+            uint j = e % 32u;
+            x[i] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+        }
+        for (uint i = 0u; i < 1024u / ROWS; ++i) {
+            uint e = t + i * ROWS;
+            u12[(e / 32u) * STRIDE + e % 32u] = x[i];
+        }
+    } else {
+        for (uint e = t; e < 32u * 32u; e += ROWS) {
+            uint k = e / 32u;
+            uint j = e % 32u;
+            u12[k * STRIDE + j] = (k < pend && j < w) ? a[(c0 - pend + k) * n + c0 + j] : 0.0;
+        }
     }
     barrier();
     eliminate(g);
