@@ -313,7 +313,7 @@ pub static PANEL_SPLIT: ComputeKernel = ComputeKernel {
     name: "inverse/panel_split",
     source: include_str!("../glsl/inverse/panel_split.comp"),
     buffers: &[("ABuf", 0), ("ColBuf", 1), ("RowBuf", 2), ("OutBuf", 3)],
-    uniforms: &["n", "k0", "b", "base", "whole", "steps"],
+    uniforms: &["n", "k0", "b", "base", "whole", "steps", "prefetch"],
     optional: &[],
 };
 

@@ -18,8 +18,9 @@
 // invocation's row in registers (compile-time indices), U11 read as broadcasts. Issue 26's
 // latency: `prefetch` issues every load of a pass into shared memory before its first store
 // (constant trip counts, unrolled) and reads the pending product's entries 16 at a time;
-// FIXED_WIDTH (defined by the host with NVIDIA's unroll pragma)
-// runs the row groups' column loops to the compile-time 32, guarded by w, so they unroll.
+// FIXED_WIDTH (defined by the host with NVIDIA's unroll pragma) runs the row groups' column
+// loops to the compile-time 32, guarded by w, so they unroll, and forms U12 by the
+// column-in-registers solve whatever `step`.
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -62,8 +63,11 @@ shared float buf[128u * STRIDE];
 #ifdef FIXED_WIDTH
 // Loops over the leaf's columns: to the compile-time 32 (unrolled), guarded by w.
 #define LOOP_W 32u
+// The U12 solve by the column-in-registers loops whatever the column step.
+const bool FIXED = true;
 #else
 #define LOOP_W w
+const bool FIXED = false;
 #endif
 
 // Entries k0 .. k0+16 of row r's previous-leaf columns (zero at pend and past), every load
@@ -329,15 +333,31 @@ void main() {
         // The `right` block columns after the leaf: the touched rows' entries interchanged
         // here, rows c0 .. c0+w turned into U12 = L11⁻¹·A12 (a column per invocation).
         barrier();
-        for (uint e = t; e < 64u * 32u; e += 128u) {
-            uint s = e / 32u;
-            uint jj = e % 32u;
-            if (s < 2u * w && jj < right && row_of[s] != NONE) {
-                buf[s * STRIDE + jj] = a[row_at(content_slot[s]) * n + c0 + w + jj];
+        if (prefetch != 0) {
+            // Every load issued before the first store (a constant trip count, unrolled).
+            float x[16];
+            for (uint i = 0u; i < 16u; ++i) {
+                uint e = t + i * 128u;
+                uint s = e / 32u;
+                uint jj = e % 32u;
+                bool moves = s < 2u * w && jj < right && row_of[s] != NONE;
+                x[i] = moves ? a[row_at(content_slot[s]) * n + c0 + w + jj] : 0.0;
+            }
+            for (uint i = 0u; i < 16u; ++i) {
+                uint e = t + i * 128u;
+                if ((e / 32u) < 2u * w) buf[(e / 32u) * STRIDE + e % 32u] = x[i];
+            }
+        } else {
+            for (uint e = t; e < 64u * 32u; e += 128u) {
+                uint s = e / 32u;
+                uint jj = e % 32u;
+                if (s < 2u * w && jj < right && row_of[s] != NONE) {
+                    buf[s * STRIDE + jj] = a[row_at(content_slot[s]) * n + c0 + w + jj];
+                }
             }
         }
         barrier();
-        if (t < right && step != 0) {
+        if (t < right && (step != 0 || FIXED)) {
             // Column t in registers, right-looking: 32 independent updates per step.
             float x[32];
             for (uint i = 0u; i < 32u; ++i) x[i] = i < w ? buf[i * STRIDE + t] : 0.0;

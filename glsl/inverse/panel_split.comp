@@ -15,7 +15,10 @@
 // invocation t owns column t % 64 of rows t / 64, t / 64 + 4, ... of x; `steps` 2 (Registers)
 // keeps those 16 entries in registers, only the row a step needs published in shared memory
 // by its owners (x's first 128 entries, for steps alternately). A zero pivot gives
-// infinities; the status word has named it (leaf_finish.comp).
+// infinities; the status word has named it (leaf_finish.comp). With `prefetch` (issue 26's
+// latency: src/inverse/panel.rs's PanelSettings::prefetch) work group 0 issues every load of
+// L11\U11 before its first store into m (a constant trip count, unrolled: one round trip to
+// memory instead of b·b/256 in turn).
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -29,6 +32,7 @@ uniform uint b;
 uniform uint base;
 uniform int whole;
 uniform int steps;
+uniform int prefetch;
 
 // Unpadded: 32 KiB, the least shared memory GL promises (the invocations take consecutive
 // columns of x, and read m's entries all alike).
@@ -37,12 +41,30 @@ const uint STRIDE = 64u;
 shared float m[64u * STRIDE];
 shared float x[64u * STRIDE];
 
+// L11\U11 (b x b, b <= 64) into m, every load issued before the first store (`prefetch`).
+void load_panel_prefetched() {
+    uint t = gl_LocalInvocationID.x;
+    float v[16];
+    for (uint i = 0u; i < 16u; ++i) {
+        uint e = t + i * 256u;
+        v[i] = e < b * b ? a[(k0 + e / b) * n + k0 + e % b] : 0.0;
+    }
+    for (uint i = 0u; i < 16u; ++i) {
+        uint e = t + i * 256u;
+        if (e < b * b) m[(e / b) * STRIDE + e % b] = v[i];
+    }
+}
+
 // Work group 0 with `whole`: the panel's inverses.
 void inverses() {
     uint t = gl_LocalInvocationID.x;
-    for (uint e = t; e < b * b; e += 256u) {
-        uint i = e / b;
-        m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+    if (prefetch != 0) {
+        load_panel_prefetched();
+    } else {
+        for (uint e = t; e < b * b; e += 256u) {
+            uint i = e / b;
+            m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+        }
     }
     barrier();
     if (t >= b) return;
@@ -87,10 +109,11 @@ void inverses() {
 // which its last write preceded by a barrier.
 void inverses_by_steps() {
     uint t = gl_LocalInvocationID.x;
+    if (prefetch != 0) load_panel_prefetched();
     for (uint e = t; e < b * b; e += 256u) {
         uint i = e / b;
         uint j = e % b;
-        m[i * STRIDE + j] = a[(k0 + i) * n + k0 + j];
+        if (prefetch == 0) m[i * STRIDE + j] = a[(k0 + i) * n + k0 + j];
         x[i * STRIDE + j] = i == j ? 1.0 : 0.0;
     }
     barrier();
@@ -141,9 +164,13 @@ float pick16(float v[16], uint r) {
 // owners of the row the next step needs publish it into x[(step & 1) * 64 + j].
 void inverses_in_registers() {
     uint t = gl_LocalInvocationID.x;
-    for (uint e = t; e < b * b; e += 256u) {
-        uint i = e / b;
-        m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+    if (prefetch != 0) {
+        load_panel_prefetched();
+    } else {
+        for (uint e = t; e < b * b; e += 256u) {
+            uint i = e / b;
+            m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+        }
     }
     uint j = t % 64u;
     uint q = t / 64u;

@@ -458,6 +458,7 @@ impl Inverter {
             ("b", u(b)),
             ("whole", Uniform::I32(i32::from(inverses.is_some()))),
             ("steps", Uniform::I32(self.panel.split as i32)),
+            ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
         ])?;
         let groups = (n * b).div_ceil(256) + usize::from(inverses.is_some());
         let max = self.tiled.limits().max_groups_x.max(1) as usize;

@@ -174,13 +174,14 @@ pub struct PanelSettings {
     /// group to finish merges, where that round has at most [`Inverter::tournament_rows`] / 32
     /// groups): one launch fewer per leaf (default: on).
     pub fused_merge: bool,
-    /// Whether the tournament and leaf-finish launches prefetch what their serial sums read
-    /// (the pending product's entries 16 loads at a time; the last round's stash rows in one
-    /// coalesced pass into shared memory): issue 26's latency of dependent memory accesses.
+    /// Whether the tournament, leaf-finish and panel-split launches issue every load of a
+    /// pass into shared memory before its first store (constant trip counts), read the
+    /// pending product's entries 16 at a time, and form the last round's stash from one
+    /// coalesced pass into shared memory: issue 26's latency of dependent memory accesses.
     pub prefetch: bool,
     /// Whether the tournament and leaf-finish programs are the variants whose column loops
     /// run to the compile-time leaf width (guarded by w) under NVIDIA's unroll pragma, so
-    /// their shared-memory accesses overlap.
+    /// their shared-memory accesses overlap (U12 then by the column-in-registers solve).
     pub fixed_width: bool,
 }
 
