@@ -243,8 +243,8 @@ void main() {
     uint first = c0 + w + gr * 128u;
     uint r = first + t;
     uint from = NONE;
-    for (uint k = 0u; k < w; ++k) {
-        if (picked[k] == r) from = content_slot[w + k];
+    for (uint k = 0u; k < LOOP_W; ++k) {
+        if (k < w && picked[k] == r) from = content_slot[w + k];
     }
     src_slot[t] = from;
     barrier();
