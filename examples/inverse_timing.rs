@@ -2,8 +2,10 @@
 //! each: kind, method, s, block, GPU ms, wall ms, GFLOP/s (standard counts). For the
 //! reproduction figure; `cargo run --release --example inverse_timing -- 1024 2048`. The
 //! general inverse's panel flags (examples/common/panel_flags.rs: `--pivoting
-//! partial,tournament --chunk 128,256 --block 64,128 --update products,rank`) repeat the general
-//! rows per combination (column `panel`; the SPD rows run with the first). `--general`: the
+//! partial,tournament --chunk 128,256 --block 64,128 --update products,rank --step
+//! shared,registers,combined,broadcast --split columns,steps,registers --fuse off,on
+//! --prefetch off,on --fixed off,on`) repeat the general rows per combination (column
+//! `panel`; the SPD rows run with the first). `--general`: the
 //! general rows only (no SPD, no CPU rows); `--check`: each general row's inverse also formed
 //! whole (upload, sweep, download) and its residual ‖I − A·X‖_F estimated (column `residual`).
 

@@ -315,8 +315,12 @@ pub static TOURNAMENT: ComputeKernel = ComputeKernel {
         ("CandOut", 2),
         ("Lu11Buf", 3),
         ("StashBuf", 4),
+        ("TallyBuf", 5),
     ],
-    uniforms: &["n", "c0", "w", "mode", "chunk", "sets", "fan", "last", "pend"],
+    uniforms: &[
+        "n", "c0", "w", "mode", "chunk", "sets", "fan", "last", "pend", "step", "fuse",
+        "prefetch",
+    ],
     optional: &[],
 };
 
@@ -333,7 +337,9 @@ pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
         ("StashBuf", 5),
         ("UnitLBuf", 6),
     ],
-    uniforms: &["n", "c0", "w", "tol", "col_groups", "right", "pend"],
+    uniforms: &[
+        "n", "c0", "w", "tol", "col_groups", "right", "pend", "step", "prefetch",
+    ],
     optional: &[],
 };
 
@@ -343,7 +349,7 @@ pub static PANEL_SPLIT: ComputeKernel = ComputeKernel {
     name: "inverse/panel_split",
     source: include_str!("../glsl/inverse/panel_split.comp"),
     buffers: &[("ABuf", 0), ("ColBuf", 1), ("RowBuf", 2), ("OutBuf", 3)],
-    uniforms: &["n", "k0", "b", "base", "whole"],
+    uniforms: &["n", "k0", "b", "base", "whole", "steps", "prefetch"],
     optional: &[],
 };
 

@@ -320,7 +320,7 @@ fn block_update_names_round_trip() {
         assert_eq!(BlockUpdate::from_name(u.name()), Some(u));
     }
     assert_eq!(BlockUpdate::from_name("gemm"), None);
-    assert_eq!(PanelSettings::default().update, BlockUpdate::Rank);
+    assert_eq!(PanelSettings::default().update, BlockUpdate::Rank64);
     assert_eq!(PanelSettings::default().lower, LowerInverse::Triangular);
     for l in [LowerInverse::Solve, LowerInverse::Triangular] {
         assert_eq!(LowerInverse::from_name(l.name()), Some(l));

@@ -2,11 +2,16 @@
 //! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
 //! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128` (the
 //! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular` (how the LU
-//! inverse forms L⁻¹: src/inverse/lu.rs); each takes a comma-separated list and every
-//! combination runs. The other arguments are the orders.
+//! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined,broadcast` (how
+//! tournament leaves hold their rows), `--split columns,steps,registers` (how the
+//! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
+//! the round before it: src/inverse/panel.rs), `--prefetch off,on` (the leaf kernels' loads
+//! issued together), `--fixed off,on` (their column loops unrolled to the leaf width); each
+//! takes a comma-separated list and every combination runs. The other arguments are the
+//! orders.
 
 use symraster::inverse::lu::LowerInverse;
-use symraster::inverse::panel::{PanelSettings, Pivoting};
+use symraster::inverse::panel::{ColumnStep, PanelSettings, Pivoting, SplitInverse};
 use symraster::inverse::rank::BlockUpdate;
 
 /// The orders and the panel settings given by `args` (program name excluded).
@@ -19,6 +24,11 @@ pub fn parse(
     let mut block: Vec<Option<usize>> = vec![];
     let mut update: Vec<BlockUpdate> = vec![];
     let mut lower: Vec<LowerInverse> = vec![];
+    let mut step: Vec<ColumnStep> = vec![];
+    let mut split: Vec<SplitInverse> = vec![];
+    let mut fuse: Vec<bool> = vec![];
+    let mut prefetch: Vec<bool> = vec![];
+    let mut fixed: Vec<bool> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -41,8 +51,20 @@ pub fn parse(
                 "lower" => lower.push(LowerInverse::from_name(v).ok_or_else(|| {
                     anyhow::anyhow!("--lower takes solve or triangular, not {v}")
                 })?),
+                "step" => step.push(ColumnStep::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--step takes shared, registers, combined or broadcast, not {v}"
+                    )
+                })?),
+                "split" => split.push(SplitInverse::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!("--split takes columns, steps or registers, not {v}")
+                })?),
+                "fuse" => fuse.push(on_off(flag, v)?),
+                "prefetch" => prefetch.push(on_off(flag, v)?),
+                "fixed" => fixed.push(on_off(flag, v)?),
                 _ => anyhow::bail!(
-                    "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower)"
+                    "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower, \
+                     --step, --split, --fuse, --prefetch, --fixed)"
                 ),
             }
         }
@@ -58,19 +80,39 @@ pub fn parse(
     or(&mut block, default.block);
     or(&mut update, default.update);
     or(&mut lower, default.lower);
+    or(&mut step, default.step);
+    or(&mut split, default.split);
+    or(&mut fuse, default.fused_merge);
+    or(&mut prefetch, default.prefetch);
+    or(&mut fixed, default.fixed_width);
     let mut settings = vec![];
     for &pivoting in &pivoting {
         for &chunk_rows in &chunk {
             for &block in &block {
                 for &update in &update {
                     for &lower in &lower {
-                        settings.push(PanelSettings {
-                            pivoting,
-                            chunk_rows,
-                            block,
-                            update,
-                            lower,
-                        });
+                        for &step in &step {
+                            for &split in &split {
+                                for &fused_merge in &fuse {
+                                    for &prefetch in &prefetch {
+                                        for &fixed_width in &fixed {
+                                            settings.push(PanelSettings {
+                                                pivoting,
+                                                chunk_rows,
+                                                block,
+                                                update,
+                                                lower,
+                                                step,
+                                                split,
+                                                fused_merge,
+                                                prefetch,
+                                                fixed_width,
+                                            });
+                                        }
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -79,14 +121,30 @@ pub fn parse(
     Ok((sizes, settings))
 }
 
-/// The settings in one CSV field: pivoting/chunk/block/update/lower ("-": the default block).
+/// `on` or `off` as a bool, else an error naming `--flag`.
+fn on_off(flag: &str, v: &str) -> anyhow::Result<bool> {
+    match v {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => anyhow::bail!("--{flag} takes off or on, not {v}"),
+    }
+}
+
+/// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse, then
+/// "/prefetch" and "/fixed" where on ("-":
+/// the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
-        "{}/{}/{block}/{}/{}",
+        "{}/{}/{block}/{}/{}/{}/{}/{}{}{}",
         s.pivoting.name(),
         s.chunk_rows,
         s.update.name(),
-        s.lower.name()
+        s.lower.name(),
+        s.step.name(),
+        s.split.name(),
+        if s.fused_merge { "fused" } else { "merge" },
+        if s.prefetch { "/prefetch" } else { "" },
+        if s.fixed_width { "/fixed" } else { "" }
     )
 }

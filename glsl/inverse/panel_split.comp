@@ -10,7 +10,15 @@
 // rows of `col` (the element groups leave those rows to it). One invocation per column there,
 // no barrier after the load: column j of L11⁻¹ by forward substitution on e_j, then of
 // U11⁻¹·L11⁻¹ by back substitution on it (two partial sums each, to shorten the dependent
-// chains). A zero pivot gives infinities; the status word has named it (leaf_finish.comp).
+// chains). With `steps` set instead (src/inverse/panel.rs's SplitInverse::Steps) all 256
+// invocations work on each substitution step, right-looking (a barrier a step, 2b steps):
+// invocation t owns column t % 64 of rows t / 64, t / 64 + 4, ... of x; `steps` 2 (Registers)
+// keeps those 16 entries in registers, only the row a step needs published in shared memory
+// by its owners (x's first 128 entries, for steps alternately). A zero pivot gives
+// infinities; the status word has named it (leaf_finish.comp). With `prefetch` (issue 26's
+// latency: src/inverse/panel.rs's PanelSettings::prefetch) work group 0 issues every load of
+// L11\U11 before its first store into m (a constant trip count, unrolled: one round trip to
+// memory instead of b·b/256 in turn).
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -23,6 +31,8 @@ uniform uint k0;
 uniform uint b;
 uniform uint base;
 uniform int whole;
+uniform int steps;
+uniform int prefetch;
 
 // Unpadded: 32 KiB, the least shared memory GL promises (the invocations take consecutive
 // columns of x, and read m's entries all alike).
@@ -31,12 +41,30 @@ const uint STRIDE = 64u;
 shared float m[64u * STRIDE];
 shared float x[64u * STRIDE];
 
+// L11\U11 (b x b, b <= 64) into m, every load issued before the first store (`prefetch`).
+void load_panel_prefetched() {
+    uint t = gl_LocalInvocationID.x;
+    float v[16];
+    for (uint i = 0u; i < 16u; ++i) {
+        uint e = t + i * 256u;
+        v[i] = e < b * b ? a[(k0 + e / b) * n + k0 + e % b] : 0.0;
+    }
+    for (uint i = 0u; i < 16u; ++i) {
+        uint e = t + i * 256u;
+        if (e < b * b) m[(e / b) * STRIDE + e % b] = v[i];
+    }
+}
+
 // Work group 0 with `whole`: the panel's inverses.
 void inverses() {
     uint t = gl_LocalInvocationID.x;
-    for (uint e = t; e < b * b; e += 256u) {
-        uint i = e / b;
-        m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+    if (prefetch != 0) {
+        load_panel_prefetched();
+    } else {
+        for (uint e = t; e < b * b; e += 256u) {
+            uint i = e / b;
+            m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+        }
     }
     barrier();
     if (t >= b) return;
@@ -76,11 +104,135 @@ void inverses() {
     }
 }
 
+// Work group 0 with `whole` and `steps`: the panel's inverses by right-looking substitution
+// steps over all invocations. Only the owner of an entry of x writes it; step k reads row k,
+// which its last write preceded by a barrier.
+void inverses_by_steps() {
+    uint t = gl_LocalInvocationID.x;
+    if (prefetch != 0) load_panel_prefetched();
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        uint j = e % b;
+        if (prefetch == 0) m[i * STRIDE + j] = a[(k0 + i) * n + k0 + j];
+        x[i * STRIDE + j] = i == j ? 1.0 : 0.0;
+    }
+    barrier();
+    uint j = t % 64u;
+    uint q = t / 64u;
+    // x := L11⁻¹: step k takes x(k, j) final and updates the rows below it (column j of
+    // L11⁻¹ is zero above row j, so the steps k < j have nothing to do).
+    for (uint k = 0u; k + 1u < b; ++k) {
+        if (j < b && j <= k) {
+            float xk = x[k * STRIDE + j];
+            for (uint i = q; i < b; i += 4u) {
+                if (i > k) x[i * STRIDE + j] -= m[i * STRIDE + k] * xk;
+            }
+        }
+        barrier();
+    }
+    if (j < b) {
+        for (uint i = q; i < b; i += 4u) out_[i * b + j] = x[i * STRIDE + j];
+    }
+    // x := U11⁻¹·x, bottom up: step k divides row k by U(k, k) and updates the rows above.
+    for (uint kk = b; kk > 0u; --kk) {
+        uint k = kk - 1u;
+        if (j < b) {
+            float xk = x[k * STRIDE + j] / m[k * STRIDE + k];
+            for (uint i = q; i < k; i += 4u) x[i * STRIDE + j] -= m[i * STRIDE + k] * xk;
+            if (k % 4u == q) out_[(b + k) * b + j] = xk;
+        }
+        barrier();
+    }
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        uint jj = e % b;
+        col[(k0 + i) * b + jj] = i == jj ? -1.0 : 0.0;
+        a[(k0 + i) * n + k0 + jj] = 0.0;
+    }
+}
+
+// Entry r of 16 register values (a select over compile-time indices keeps them in registers).
+float pick16(float v[16], uint r) {
+    float y = 0.0;
+    for (uint s = 0u; s < 16u; ++s) {
+        if (s == r) y = v[s];
+    }
+    return y;
+}
+
+// inverses_by_steps with each invocation's entries of x in registers: at the end of a step the
+// owners of the row the next step needs publish it into x[(step & 1) * 64 + j].
+void inverses_in_registers() {
+    uint t = gl_LocalInvocationID.x;
+    if (prefetch != 0) {
+        load_panel_prefetched();
+    } else {
+        for (uint e = t; e < b * b; e += 256u) {
+            uint i = e / b;
+            m[i * STRIDE + e % b] = a[(k0 + i) * n + k0 + e % b];
+        }
+    }
+    uint j = t % 64u;
+    uint q = t / 64u;
+    float xr[16];
+    for (uint r = 0u; r < 16u; ++r) xr[r] = q + 4u * r == j ? 1.0 : 0.0;
+    if (q == 0u) x[j] = xr[0];
+    barrier();
+    // x := L11⁻¹ (nothing to do in column j before step j: its rows above j are zero).
+    for (uint k = 0u; k + 1u < b; ++k) {
+        if (j < b && j <= k) {
+            float xk = x[(k & 1u) * 64u + j];
+            for (uint r = 0u; r < 16u; ++r) {
+                uint i = q + 4u * r;
+                if (i > k && i < b) xr[r] -= m[i * STRIDE + k] * xk;
+            }
+        }
+        if (j < b && q == (k + 1u) % 4u) {
+            x[((k + 1u) & 1u) * 64u + j] = pick16(xr, (k + 1u) / 4u);
+        }
+        barrier();
+    }
+    if (j < b) {
+        for (uint r = 0u; r < 16u; ++r) {
+            uint i = q + 4u * r;
+            if (i < b) out_[i * b + j] = xr[r];
+        }
+    }
+    // x := U11⁻¹·x, bottom up (row b − 1 was published by the last step above).
+    for (uint kk = b; kk > 0u; --kk) {
+        uint k = kk - 1u;
+        if (j < b) {
+            float xk = x[(k & 1u) * 64u + j] / m[k * STRIDE + k];
+            for (uint r = 0u; r < 16u; ++r) {
+                uint i = q + 4u * r;
+                if (i < k) xr[r] -= m[i * STRIDE + k] * xk;
+            }
+            if (k % 4u == q) out_[(b + k) * b + j] = xk;
+            if (k > 0u && q == (k - 1u) % 4u) {
+                x[((k - 1u) & 1u) * 64u + j] = pick16(xr, (k - 1u) / 4u);
+            }
+        }
+        barrier();
+    }
+    for (uint e = t; e < b * b; e += 256u) {
+        uint i = e / b;
+        uint jj = e % b;
+        col[(k0 + i) * b + jj] = i == jj ? -1.0 : 0.0;
+        a[(k0 + i) * n + k0 + jj] = 0.0;
+    }
+}
+
 void main() {
     uint g = base + gl_WorkGroupID.x;
     if (whole != 0) {
         if (g == 0u) {
-            inverses();
+            if (steps == 2) {
+                inverses_in_registers();
+            } else if (steps != 0) {
+                inverses_by_steps();
+            } else {
+                inverses();
+            }
             return;
         }
         g -= 1u;

@@ -50,6 +50,9 @@ pub struct Inverter {
     max_bytes: u64,
     panel: PanelSettings,
     tournament_rows: usize,
+    /// The tournament and leaf-finish programs with FIXED_WIDTH and the unroll pragma
+    /// ([`PanelSettings::fixed_width`]), compiled on first use.
+    fixed_width: std::cell::OnceCell<(ComputeProgram, ComputeProgram)>,
 }
 
 impl Inverter {
@@ -116,6 +119,7 @@ impl Inverter {
             max_bytes,
             panel: PanelSettings::default(),
             tournament_rows,
+            fixed_width: std::cell::OnceCell::new(),
         })
     }
 
@@ -151,6 +155,40 @@ impl Inverter {
     /// set, else twice the diagonal-block order.
     pub fn block(&self) -> usize {
         self.panel.block.unwrap_or(2 * self.tiled.config().nb).max(1)
+    }
+
+    /// The tournament and leaf-finish programs the panel settings pick: with
+    /// [`PanelSettings::fixed_width`], the variants whose column loops run to the
+    /// compile-time leaf width under NVIDIA's unroll pragma (compiled on first use).
+    fn leaf_programs(&self) -> Result<(&ComputeProgram, &ComputeProgram)> {
+        if !self.panel.fixed_width {
+            return Ok((&self.tournament, &self.leaf_finish));
+        }
+        if let Some((t, f)) = self.fixed_width.get() {
+            return Ok((t, f));
+        }
+        let (ctx, config) = (self.context(), self.tiled.config());
+        let header = "#define FIXED_WIDTH 1\n#pragma optionNV(unroll all)\n";
+        let tournament = format!(
+            "#define ROWS {}u\n{header}{}",
+            self.tournament_rows,
+            crate::compute_kernels::TOURNAMENT.source
+        );
+        let finish = format!("{header}{}", crate::compute_kernels::LEAF_FINISH.source);
+        let t = ComputeProgram::new(
+            ctx,
+            &crate::compute_kernels::TOURNAMENT,
+            "FIXED_WIDTH",
+            &config.source(&tournament),
+        )?;
+        let f = ComputeProgram::new(
+            ctx,
+            &crate::compute_kernels::LEAF_FINISH,
+            "FIXED_WIDTH",
+            &config.source(&finish),
+        )?;
+        let (t, f) = self.fixed_width.get_or_init(|| (t, f));
+        Ok((t, f))
     }
 
     /// The f64 product's programs ([`super::double`]), compiled on first use.
@@ -274,9 +312,11 @@ impl Inverter {
 
     /// The leaf's tournament (glsl/inverse/tournament.comp): a round over groups of
     /// `w.chunk_rows()` rows, then merges of up to [`Inverter::tournament_rows`] / 32
-    /// candidate sets a group until one set is left; returns which of `w.rounds` holds the
-    /// winners, in pivot order. `pend` > 0: the previous leaf's product on these columns (its
-    /// `pend` columns' L21 times the U12 above this leaf) is applied to every row as read.
+    /// candidate sets a group until one set is left (with [`PanelSettings::fused_merge`], a
+    /// round of at most that many groups merges its own sets in its launch); returns which of
+    /// `w.rounds` holds the winners, in pivot order. `pend` > 0: the previous leaf's product on
+    /// these columns (its `pend` columns' L21 times the U12 above this leaf) is applied to
+    /// every row as read.
     pub fn leaf_tournament(
         &self,
         a: &Buffer<f32>,
@@ -290,8 +330,14 @@ impl Inverter {
         let chunk = w.chunk_rows().clamp(1, self.tournament_rows);
         let mut sets = (leaf.n - leaf.c0).div_ceil(chunk);
         debug_assert!(sets * LEAF <= w.rounds[0].len());
+        // A round of 2 ..= `fan` groups: its last group to finish merges in the same launch.
+        let fuse = |groups: usize| self.panel.fused_merge && groups > 1 && groups <= fan;
+        let fused = fuse(sets);
+        let (tournament, _) = self.leaf_programs()?;
         a.bind_base(0);
-        self.tournament.set_all(&[
+        w.tally.bind_base(5);
+        tournament.set_all(&[
+            ("fuse", Uniform::I32(i32::from(fused))),
             ("n", u(leaf.n)),
             ("c0", u(leaf.c0)),
             ("w", u(leaf.width)),
@@ -301,31 +347,38 @@ impl Inverter {
             ("fan", u(fan)),
             ("last", Uniform::I32(i32::from(sets == 1))),
             ("pend", u(pend)),
+            ("step", Uniform::I32(self.panel.step as i32)),
+            ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
         ])?;
         w.lu11.bind_base(3);
         w.stash.bind_base(4);
         w.rounds[1].bind_base(1);
         w.rounds[0].bind_base(2);
         self.traced(
-            || format!("round first {sets} groups pend {pend}"),
-            || self.tournament.dispatch([sets as u32, 1, 1]),
+            || format!("round first {sets} groups pend {pend} fused {fused}"),
+            || tournament.dispatch([sets as u32, 1, 1]),
         )?;
+        if fused {
+            return Ok(0);
+        }
         let mut out = 0;
         while sets > 1 {
             let groups = sets.div_ceil(fan);
-            self.tournament.set_all(&[
+            let fused = fuse(groups);
+            tournament.set_all(&[
                 ("mode", Uniform::I32(1)),
                 ("sets", u(sets)),
                 ("last", Uniform::I32(i32::from(groups == 1))),
+                ("fuse", Uniform::I32(i32::from(fused))),
             ])?;
             w.rounds[out].bind_base(1);
             w.rounds[1 - out].bind_base(2);
             self.traced(
-                || format!("round merge {groups} groups last {}", groups == 1),
-                || self.tournament.dispatch([groups as u32, 1, 1]),
+                || format!("round merge {groups} groups last {} fused {fused}", groups == 1),
+                || tournament.dispatch([groups as u32, 1, 1]),
             )?;
             out = 1 - out;
-            sets = groups;
+            sets = if fused { 1 } else { groups };
         }
         Ok(out)
     }
@@ -347,6 +400,7 @@ impl Inverter {
         pend: usize,
     ) -> Result<()> {
         debug_assert!(right <= LEAF && leaf.c0 + leaf.width + right <= leaf.n);
+        let (_, leaf_finish) = self.leaf_programs()?;
         a.bind_base(0);
         chosen.bind_base(1);
         w.piv.bind_base(2);
@@ -358,7 +412,7 @@ impl Inverter {
         // 64 columns outside the leaf per group, then 128 rows below it per group.
         let col_groups = (leaf.n - leaf.width - right).div_ceil(64);
         let row_groups = (leaf.n - leaf.c0 - leaf.width).div_ceil(128).max(1);
-        self.leaf_finish.set_all(&[
+        leaf_finish.set_all(&[
             ("n", u(leaf.n)),
             ("c0", u(leaf.c0)),
             ("w", u(leaf.width)),
@@ -366,8 +420,10 @@ impl Inverter {
             ("col_groups", u(col_groups)),
             ("right", u(right)),
             ("pend", u(pend)),
+            ("step", Uniform::I32(self.panel.step as i32)),
+            ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
         ])?;
-        self.leaf_finish
+        leaf_finish
             .dispatch([(col_groups + row_groups) as u32, 1, 1])
     }
 
@@ -401,6 +457,8 @@ impl Inverter {
             ("k0", u(k0)),
             ("b", u(b)),
             ("whole", Uniform::I32(i32::from(inverses.is_some()))),
+            ("steps", Uniform::I32(self.panel.split as i32)),
+            ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
         ])?;
         let groups = (n * b).div_ceil(256) + usize::from(inverses.is_some());
         let max = self.tiled.limits().max_groups_x.max(1) as usize;

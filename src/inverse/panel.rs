@@ -19,6 +19,12 @@
 //! and at most a leaf's width of them (the block's last leaf, as for b ≤ 64) the leaf's last
 //! launch forms U12 = L11⁻¹·A12 and the next leaf's launches apply A22 −= L21·U12 to each row
 //! they read, so a block of two leaves costs no launch between them.
+//!
+//! Issue 26's latency options ([`PanelSettings`]): [`ColumnStep`] (the leaves' rows in
+//! registers), [`SplitInverse`] (the Gauss-Jordan panel's inverses by parallel steps) and
+//! [`PanelSettings::fused_merge`] (a tournament's last merge in the round before it), then
+//! [`PanelSettings::prefetch`] (loads issued together before a serial sum uses them) and
+//! [`PanelSettings::fixed_width`] (the leaf kernels' column loops unrolled to 32).
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use super::lu::LowerInverse;
@@ -66,10 +72,88 @@ impl Pivoting {
     }
 }
 
+/// How a tournament leaf's column steps hold the rows (glsl/inverse/tournament.comp and
+/// leaf_finish.comp's `step`): issue 26's latency per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnStep {
+    /// Every row in shared memory, each column's update read and written there.
+    Shared = 0,
+    /// Each invocation's row in registers (32 entries at compile-time indices), only the
+    /// pivot row read from shared memory; leaf_finish's L21 and U12 solves likewise.
+    Registers = 1,
+    /// As [`ColumnStep::Registers`], the subgroups' best candidates combined by subgroup
+    /// reductions instead of a serial loop (where the driver has subgroups).
+    Combined = 2,
+    /// As [`ColumnStep::Combined`], each subgroup's best row published as vec4s, so the pivot
+    /// row is 8 broadcast reads (where there are at most 8 subgroups; else as Combined).
+    Broadcast = 3,
+}
+
+impl ColumnStep {
+    /// Every choice, in the examples' order.
+    pub const ALL: [ColumnStep; 4] = [
+        ColumnStep::Shared,
+        ColumnStep::Registers,
+        ColumnStep::Combined,
+        ColumnStep::Broadcast,
+    ];
+
+    /// The name in the examples' flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnStep::Shared => "shared",
+            ColumnStep::Registers => "registers",
+            ColumnStep::Combined => "combined",
+            ColumnStep::Broadcast => "broadcast",
+        }
+    }
+
+    /// The choice named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// How the Gauss-Jordan panel's two b x b inverses are formed (glsl/inverse/panel_split.comp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SplitInverse {
+    /// One invocation per column, each a serial substitution (2b dependent sums).
+    Columns = 0,
+    /// All the work group's invocations on each right-looking substitution step (2b barriers).
+    Steps = 1,
+    /// As [`SplitInverse::Steps`], each invocation's 16 entries in registers, only the row a
+    /// step needs read from shared memory.
+    Registers = 2,
+}
+
+impl SplitInverse {
+    /// Every choice, in the examples' order.
+    pub const ALL: [SplitInverse; 3] = [
+        SplitInverse::Columns,
+        SplitInverse::Steps,
+        SplitInverse::Registers,
+    ];
+
+    /// The name in the examples' flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            SplitInverse::Columns => "columns",
+            SplitInverse::Steps => "steps",
+            SplitInverse::Registers => "registers",
+        }
+    }
+
+    /// The choice named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// The general inverses' panel choices an [`Inverter`] gives every [`PivotWork`] it makes
 /// (the timing examples compare them): the pivoting, the rows a tournament group takes first,
 /// the block size b (`None`: [`Inverter::block`]'s default), the kernel of the block
-/// updates, and how the LU inverse forms L⁻¹.
+/// updates, how the LU inverse forms L⁻¹, and issue 26's latency options (column steps, the
+/// panel's inverses, the fused merge).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PanelSettings {
     /// How pivots are chosen.
@@ -78,10 +162,27 @@ pub struct PanelSettings {
     pub chunk_rows: usize,
     /// The block size b of the general inverses (`None`: the default).
     pub block: Option<usize>,
-    /// The kernel of the blocks' rank-b updates (default: [`BlockUpdate::Rank`]).
+    /// The kernel of the blocks' rank-b updates (default: [`BlockUpdate::Rank64`]).
     pub update: BlockUpdate,
     /// How the LU inverse forms L⁻¹ (default: [`LowerInverse::Triangular`]).
     pub lower: LowerInverse,
+    /// How tournament leaves hold their rows (default: [`ColumnStep::Shared`]).
+    pub step: ColumnStep,
+    /// How the Gauss-Jordan panel's inverses are formed (default: [`SplitInverse::Registers`]).
+    pub split: SplitInverse,
+    /// Whether a tournament's last merge runs in the launch of the round before it (the last
+    /// group to finish merges, where that round has at most [`Inverter::tournament_rows`] / 32
+    /// groups): one launch fewer per leaf (default: on).
+    pub fused_merge: bool,
+    /// Whether the tournament, leaf-finish and panel-split launches issue every load of a
+    /// pass into shared memory before its first store (constant trip counts), read the
+    /// pending product's entries 16 at a time, and form the last round's stash from one
+    /// coalesced pass into shared memory: issue 26's latency of dependent memory accesses.
+    pub prefetch: bool,
+    /// Whether the tournament and leaf-finish programs are the variants whose column loops
+    /// run to the compile-time leaf width (guarded by w) under NVIDIA's unroll pragma, so
+    /// their shared-memory accesses overlap (U12 then by the column-in-registers solve).
+    pub fixed_width: bool,
 }
 
 impl Default for PanelSettings {
@@ -90,8 +191,16 @@ impl Default for PanelSettings {
             pivoting: Pivoting::Tournament,
             chunk_rows: TOURNAMENT_ROWS,
             block: None,
-            update: BlockUpdate::Rank,
+            // The H200 sweep of issue 26 (GJE at 1024 / 4096 / 8192): 64 x 64 update tiles
+            // faster at 4096 and 8192, equal at 1024; the panel's inverses by steps in
+            // registers fastest of the three; the fused merge not slower.
+            update: BlockUpdate::Rank64,
             lower: LowerInverse::Triangular,
+            step: ColumnStep::Shared,
+            split: SplitInverse::Registers,
+            fused_merge: true,
+            prefetch: false,
+            fixed_width: false,
         }
     }
 }
@@ -136,6 +245,9 @@ pub struct PivotWork {
     /// The leaf columns of the rows a tournament leaf's interchanges touch (2·[`LEAF`] rows
     /// of [`LEAF`]).
     pub stash: Buffer<f32>,
+    /// The fused merge's count of finished first-round groups (zero between launches: the
+    /// merging group resets it).
+    pub tally: Buffer<u32>,
 }
 
 impl PivotWork {
@@ -170,6 +282,12 @@ impl PivotWork {
             rounds: [sets()?, sets()?],
             lu11: inv.buffer("a leaf's diagonal block", LEAF * LEAF)?,
             stash: inv.buffer("the rows a leaf moves", 2 * LEAF * LEAF)?,
+            tally: Buffer::new(
+                inv.context(),
+                crate::gl::BufferTarget::Storage,
+                crate::gl::BufferUsage::Dynamic,
+                &[0u32],
+            )?,
         })
     }
 }
