@@ -100,6 +100,36 @@ fn spd_inverses_match_the_cpu_across_block_boundaries() {
     }
 }
 
+/// The Cholesky route with its factor by the chained launch (`CholeskySchedule::Chain`, the
+/// GPUs' Auto up to order 4096): orders within and across the chain's tiles, garbage above the
+/// diagonal; a matrix that is not positive definite is still refused.
+#[test]
+fn spd_inverses_with_the_chained_cholesky_match_the_cpu() {
+    let tuning = symraster::Tuning {
+        kernel: symraster::KernelShape::SharedTiles,
+        cholesky_schedule: Some(symraster::tiled::config::CholeskySchedule::Chain),
+        ..symraster::Tuning::default()
+    };
+    let gpu = symraster::Gpu::builder().tuning(tuning).build().unwrap();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let inv = inverter(&gpu);
+    let chained = inv.tiled().chained_factors();
+    for n in [1, 2, 31, 33, 64, 129, 300] {
+        let a = spd(n, 11 + n as u64);
+        let x = inverse::invert(&inv, &garbage_above(&a), Kind::Spd, Method::Cholesky).unwrap();
+        check(&x, &a, &format!("spd Cholesky (chained factor) n {n}"));
+    }
+    assert!(
+        inv.tiled().chained_factors() > chained,
+        "the chain never ran"
+    );
+    let mut bad = spd(40, 3);
+    bad[(20, 20)] = -1.0;
+    assert!(inverse::invert(&inv, &bad.to_f32(), Kind::Spd, Method::Cholesky).is_err());
+}
+
 /// The Cholesky route with the shared-memory tile kernels (the GPUs' default), where the
 /// triangular inverse is the diagonal blocks of 128 inverted in one launch and joined by
 /// products: orders around one, two and several blocks, odd and even, garbage above the

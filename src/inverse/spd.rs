@@ -13,7 +13,7 @@ use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
 use crate::gl::Buffer;
 use crate::tiled::Product;
-use crate::tiled::cholesky::{potrf, trsm};
+use crate::tiled::cholesky::{potrf, potrf_square, trsm};
 use crate::tiled::view::split_point;
 use crate::tiled::kernels::SOLVE_BLOCK;
 use crate::tiled::{Operand, Triangle, View};
@@ -34,7 +34,7 @@ pub fn cholesky_inverse(
     let n = v.rows;
     inv.traced(
         || format!("spd inverse {n}: potrf"),
-        || potrf(k, &a.buffer, Triangle::Square(v), 0),
+        || potrf_square(k, &a.buffer, v),
     )?;
     inv.traced(
         || format!("spd inverse {n}: triangular inverse"),

@@ -94,6 +94,23 @@ pub fn factor_by_chain(k: &TiledKernels, c: &mut TiledMatrix, given_up: bool) ->
     Ok(true)
 }
 
+/// The Cholesky of the square `v` of `buffer` in place (its lower triangle), by the chained
+/// launch where the kernels' schedule chains order `v.rows` (and the chain can run), else by
+/// [`potrf`]; failures go to the status word either way (the inverses' SPD route).
+pub fn potrf_square(k: &TiledKernels, buffer: &Buffer<f32>, v: View) -> Result<()> {
+    let chains = k.chains_factor(v.rows) == Some(CholeskySchedule::Chain)
+        && factor_chain_spin_limit(v.rows.div_ceil(k.diag()), k.diag()).is_some();
+    if chains {
+        let kind = k.set_launch_kind(LaunchKind::Other);
+        let done = chain(k, buffer, v, 0, false);
+        k.set_launch_kind(kind);
+        done?;
+        k.factor_chained();
+        return Ok(());
+    }
+    potrf(k, buffer, Triangle::Square(v), 0)
+}
+
 /// The Cholesky of full storage in one buffer with chained panels: per outer block column of
 /// [`TiledKernels::outer`], [B11; B21] factored by one chained launch (L11 and L21 =
 /// B21·L11⁻ᵀ, left-looking by tiles inside the panel) and the trailing matrix updated by one
