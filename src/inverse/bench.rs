@@ -113,7 +113,12 @@ pub fn time_inverse_in(
         ))
         .into());
     }
-    let block = block.unwrap_or_else(|| inv.block()).max(1);
+    let block = block
+        .unwrap_or_else(|| match kind {
+            Kind::General => inv.general_block(s),
+            _ => inv.block(),
+        })
+        .max(1);
     let a = test_matrix(kind, s);
     // The LU of an SPD matrix runs without pivoting, failing on a pivot not positive.
     let spd_lu = kind == Kind::Spd && method == InverseMethod::Lu;

@@ -216,7 +216,11 @@ pub fn invert(
     kind: Kind,
     method: InverseMethod,
 ) -> Result<Matrix<f32>> {
-    invert_with_block(inv, a, kind, method, inv.block())
+    let block = match kind {
+        Kind::General => inv.general_block(a.rows()),
+        _ => inv.block(),
+    };
+    invert_with_block(inv, a, kind, method, block)
 }
 
 /// [`invert`] with an explicit block size b of the blocked algorithms.
@@ -299,7 +303,13 @@ pub(crate) fn invert_unchecked(
     check_input("A", a, kind)?;
     check_method(kind, method, options.storage)?;
     let n = a.rows();
-    let block = options.block.unwrap_or_else(|| inv.block()).max(1);
+    let block = options
+        .block
+        .unwrap_or_else(|| match kind {
+            Kind::General => inv.general_block(n),
+            _ => inv.block(),
+        })
+        .max(1);
     if options.storage == Storage::Rfp {
         let arf = rfp_inverse_on_device(inv, n, &rfp_layout::from_lower(a)?)?;
         let x = rfp_layout::to_lower_of_order(n, &arf)?.symmetric_from_lower();

@@ -68,7 +68,7 @@ pub fn iterate(
         buffer: inv.buffer("the Newton step's inverse", n * n)?,
         n,
     };
-    let pivots = PivotWork::new(inv, n, inv.block())?;
+    let pivots = PivotWork::new(inv, n, inv.general_block(n))?;
     let groups = Inverter::newton_groups(n);
     let ctx = inv.context();
     let partial: Buffer<[f32; 4]> =
