@@ -1,8 +1,9 @@
 //! Wall times of the sign function and the Lyapunov solver at the orders given (default 64
 //! 256): a stable nonsymmetric A (−(shifted SPD) plus a skew part), Q = I; one line each with
-//! the Newton iterations and the accuracy reached. Each is the median of 3 calls after one
-//! warm-up call at the same order (kernels compile on first use; on the H200 the first timed
-//! call of a process ran up to 3.7x slower), as the vendor baseline times torch (median of 5). `cargo run --release --example sign_timing
+//! the Newton iterations and the accuracy reached. Each is the median of 3 calls after
+//! warm-up calls at the same order (kernels compile on first use, and an idle H200 runs its
+//! first ~0.4 s of work at its idle clock: the first timed call of a process ran up to 3.7x
+//! slower), as the vendor baseline times torch (median of 5). `cargo run --release --example sign_timing
 //! -- 1024 2048`.
 
 use std::time::Instant;
@@ -11,6 +12,9 @@ use symraster::{Gpu, Matrix};
 
 /// Timed calls per order and operation (the median is reported).
 const RUNS: usize = 3;
+
+/// Seconds of warm-up calls before the timed ones (at least one call).
+const WARM_UP_S: f64 = 0.5;
 
 /// The median of `v` (sorted in place).
 fn median(v: &mut [f64]) -> f64 {
@@ -38,7 +42,14 @@ fn main() -> anyhow::Result<()> {
             refine_inverses: false,
             ..SignOptions::default()
         };
-        inverse::sign(&inv, &a, options)?;
+        // Warm-up: at least one call and half a second of work. An idle H200 runs at its idle
+        // clock (345 MHz) for about the first 0.4 s of work (nvidia-smi at 50 ms), which
+        // made the first timed calls of a process up to 3.7x slower.
+        let warm = Instant::now();
+        while {
+            inverse::sign(&inv, &a, options)?;
+            warm.elapsed().as_secs_f64() < WARM_UP_S
+        } {}
         let mut times = Vec::new();
         let mut sign = None;
         for _ in 0..RUNS {
