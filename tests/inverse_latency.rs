@@ -11,28 +11,8 @@
 mod common;
 
 use symraster::inverse::panel::{ColumnStep, PanelSettings, PivotWork, SplitInverse};
-use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje, lu};
+use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
 use symraster::{Error, Matrix, NumericalError};
-
-fn random(n: usize, seed: u64) -> Matrix<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    Matrix::from_fn(n, n, |_, _| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    })
-}
-
-/// Random with a small diagonal and a shifted superdiagonal: every step pivots.
-fn general(n: usize, seed: u64) -> Matrix<f64> {
-    let mut a = random(n, seed);
-    for i in 0..n {
-        a[(i, i)] *= 1e-3;
-        a[(i, (i + 1) % n)] += 2.0;
-    }
-    a
-}
 
 /// Every new choice, each alone and all together (the old ones are the defaults): the column
 /// step, the panel's inverses, the fused merge.
@@ -61,42 +41,16 @@ fn inverter(
     })
 }
 
-fn check_both(inv: &Inverter, a: &Matrix<f64>, what: &str) {
-    for method in [Method::Gje, Method::Lu] {
-        let x = inverse::invert(inv, &a.to_f32(), Kind::General, method).unwrap();
-        let r = common::inverse_residual(a, &x);
-        let bound = common::inverse_residual_bound(a.rows());
-        assert!(r < bound, "{what} {method:?}: residual {r}, bound {bound}");
-        common::check_inverse_forward(a, &x, &format!("{what} {method:?}"));
-    }
-}
-
-/// The Gauss-Jordan inverse in place with every workspace NaN-poisoned first (candidate rows
-/// all naming row 0), its columns put back.
-fn gje_poisoned(inv: &Inverter, a: &Matrix<f64>, block: usize) -> Matrix<f32> {
-    let n = a.rows();
-    let d = DeviceSquare::upload(inv, &a.to_f32()).unwrap();
-    let mut w = PivotWork::new(inv, n, block).unwrap();
-    common::poison_pivot_work(&mut w);
-    let tol = inverse::pivot_tolerance(&a.to_f32());
-    inv.reset_status().unwrap();
-    gje::invert_in_place(inv, &d, &w, tol).unwrap();
-    inv.check_status(tol).unwrap();
-    let mut x = d.download().unwrap();
-    gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
-    x
-}
-
 #[test]
 fn residuals_for_every_option_across_orders() {
     let gpu = common::gpu();
     for option in OPTIONS {
         let inv = inverter(&gpu, option, 256);
         for n in [1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 129, 200, 513] {
-            let a = general(n, 11 + n as u64);
+            let a = common::pivoting_general(n, 11 + n as u64);
             let what = format!("{option:?} n {n}");
-            check_both(&inv, &a, &what);
-            let x = gje_poisoned(&inv, &a, inv.block());
+            common::check_general_inverses(&inv, &a, &what);
+            let x = common::gje_with_poisoned_work(&inv, &a, inv.block());
             let r = common::inverse_residual(&a, &x);
             let bound = common::inverse_residual_bound(n);
             assert!(r < bound, "{what} poisoned: residual {r}, bound {bound}");
@@ -111,9 +65,9 @@ fn several_merge_rounds_for_every_option() {
     for option in OPTIONS {
         let inv = inverter(&gpu, option, 16);
         for n in [33, 65, 129, 300] {
-            check_both(
+            common::check_general_inverses(
                 &inv,
-                &general(n, 7 + n as u64),
+                &common::pivoting_general(n, 7 + n as u64),
                 &format!("{option:?} chunk 16 n {n}"),
             );
         }
@@ -128,7 +82,7 @@ fn one_group_gives_lapacks_pivots_for_every_option() {
     for option in OPTIONS {
         let inv = inverter(&gpu, option, 256);
         for (n, block) in [(70, 64), (45, 7), (200, 64)] {
-            let a = random(n, 99 + n as u64);
+            let a = common::random_square(n, 99 + n as u64);
             let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
             let w = PivotWork::new(&inv, n, block).unwrap();
             inv.reset_status().unwrap();
@@ -153,7 +107,7 @@ fn singular_matrices_are_refused_with_their_column_for_every_option() {
             let inv = inverter(&gpu, option, chunk);
             let n = 130;
             // Column 45 (second leaf) repeats column 2.
-            let mut a = general(n, 3);
+            let mut a = common::pivoting_general(n, 3);
             for i in 0..n {
                 a[(i, 45)] = a[(i, 2)];
             }
@@ -188,8 +142,8 @@ fn poisoned_workspaces_do_not_show_for_every_option() {
     for option in OPTIONS {
         let inv = inverter(&gpu, option, 16);
         for (n, block) in [(257, 64), (150, 40), (100, 100), (63, 64)] {
-            let a = general(n, 21 + n as u64);
-            let x = gje_poisoned(&inv, &a, block);
+            let a = common::pivoting_general(n, 21 + n as u64);
+            let x = common::gje_with_poisoned_work(&inv, &a, block);
             assert!(
                 x.as_slice().iter().all(|v| v.is_finite()),
                 "{option:?} n {n} b {block}"
@@ -218,7 +172,7 @@ fn fused_merge_chooses_the_merge_launchs_pivots() {
             (16, 70, 40),
             (16, 300, 64),
         ] {
-            let mut a = random(n, 5 + n as u64);
+            let mut a = common::random_square(n, 5 + n as u64);
             for j in 0..n {
                 a[((j * 37 + 11) % n, j)] = 4.0 + (j % 5) as f64;
             }

@@ -13,26 +13,6 @@ use symraster::inverse::panel::{LEAF, PivotWork, Pivoting};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
 use symraster::{Error, Matrix, NumericalError, relative_error};
 
-fn random(n: usize, seed: u64) -> Matrix<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    Matrix::from_fn(n, n, |_, _| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    })
-}
-
-/// Random with a small diagonal and a shifted superdiagonal: every step pivots.
-fn general(n: usize, seed: u64) -> Matrix<f64> {
-    let mut a = random(n, seed);
-    for i in 0..n {
-        a[(i, i)] *= 1e-3;
-        a[(i, (i + 1) % n)] += 2.0;
-    }
-    a
-}
-
 fn cpu_inverse(a: &Matrix<f64>) -> Matrix<f64> {
     let m = Mat::from_fn(a.rows(), a.cols(), |i, j| a[(i, j)]);
     let x = m.partial_piv_lu().inverse();
@@ -45,7 +25,7 @@ fn inverses_around_the_leaf_width_match_the_cpu() {
     let inv = Inverter::new(&gpu).unwrap();
     assert_eq!(LEAF, 32);
     for n in [31, 32, 33, 63, 65, 96, 130] {
-        let a = general(n, 7 + n as u64);
+        let a = common::pivoting_general(n, 7 + n as u64);
         let want = cpu_inverse(&a);
         let kappa = a.frobenius_norm() * want.frobenius_norm();
         for method in [Method::Gje, Method::Lu] {
@@ -68,7 +48,7 @@ fn pivots_are_lapacks_partial_pivoting() {
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
     for (n, block) in [(70, 64), (70, 40), (45, 7)] {
-        let a = random(n, 99 + n as u64);
+        let a = common::random_square(n, 99 + n as u64);
         let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
         let mut w = PivotWork::new(&inv, n, block).unwrap();
         w.pivots = Pivoting::Partial;
@@ -90,7 +70,7 @@ fn a_singular_column_inside_a_later_leaf_is_named() {
     let inv = Inverter::new(&gpu).unwrap();
     // Column 45 (in the second leaf) repeats column 2.
     let n = 70;
-    let mut a = general(n, 3);
+    let mut a = common::pivoting_general(n, 3);
     for i in 0..n {
         a[(i, 45)] = a[(i, 2)];
     }
@@ -113,7 +93,11 @@ fn double_products_match_the_cpu_across_tiles_and_depth_launches() {
     let inv = Inverter::new(&gpu).unwrap();
     // 600: ten 64 x 64 tiles a side (the depth cut into launches: tests/dgemm.rs).
     for n in [1, 5, 64, 65, 600] {
-        let (a, b, d) = (random(n, 1), random(n, 2), random(n, 3));
+        let (a, b, d) = (
+            common::random_square(n, 1),
+            common::random_square(n, 2),
+            common::random_square(n, 3),
+        );
         let up = |m: &Matrix<f64>| DoubleSquare::upload(&inv, "a test matrix", m).unwrap();
         let (ga, gb, gd) = (up(&a), up(&b), up(&d));
         let c = DoubleSquare::new(&inv, "the product", n).unwrap();

@@ -13,26 +13,6 @@ use symraster::inverse::panel::{PanelSettings, PivotWork, Pivoting};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje, lu};
 use symraster::{Error, Matrix, NumericalError, relative_error};
 
-fn random(n: usize, seed: u64) -> Matrix<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    Matrix::from_fn(n, n, |_, _| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    })
-}
-
-/// Random with a small diagonal and a shifted superdiagonal: every step pivots.
-fn general(n: usize, seed: u64) -> Matrix<f64> {
-    let mut a = random(n, seed);
-    for i in 0..n {
-        a[(i, i)] *= 1e-3;
-        a[(i, (i + 1) % n)] += 2.0;
-    }
-    a
-}
-
 /// The kernels with tournament pivoting whose first round takes `chunk_rows` rows a group.
 fn tournament(gpu: &symraster::Gpu, chunk_rows: usize) -> Inverter {
     Inverter::new(gpu).unwrap().with_panel(PanelSettings {
@@ -42,25 +22,15 @@ fn tournament(gpu: &symraster::Gpu, chunk_rows: usize) -> Inverter {
     })
 }
 
-fn check_both(inv: &Inverter, a: &Matrix<f64>, what: &str) {
-    for method in [Method::Gje, Method::Lu] {
-        let x = inverse::invert(inv, &a.to_f32(), Kind::General, method).unwrap();
-        let r = common::inverse_residual(a, &x);
-        let bound = common::inverse_residual_bound(a.rows());
-        assert!(r < bound, "{what} {method:?}: residual {r}, bound {bound}");
-        common::check_inverse_forward(a, &x, &format!("{what} {method:?}"));
-    }
-}
-
 #[test]
 fn residuals_across_orders_and_first_rounds() {
     let gpu = common::gpu();
     for chunk in [16, 256] {
         let inv = tournament(&gpu, chunk);
         for n in [1, 2, 3, 31, 32, 33, 63, 64, 65, 255, 256, 257, 700] {
-            check_both(
+            common::check_general_inverses(
                 &inv,
-                &general(n, 11 + n as u64),
+                &common::pivoting_general(n, 11 + n as u64),
                 &format!("chunk {chunk} n {n}"),
             );
         }
@@ -75,7 +45,11 @@ fn partial_pivoting_stays_selectable() {
         ..PanelSettings::default()
     });
     for n in [3, 65, 257] {
-        check_both(&inv, &general(n, 5 + n as u64), &format!("partial n {n}"));
+        common::check_general_inverses(
+            &inv,
+            &common::pivoting_general(n, 5 + n as u64),
+            &format!("partial n {n}"),
+        );
     }
 }
 
@@ -86,18 +60,18 @@ fn matrices_where_the_pivots_matter() {
     let gpu = common::gpu();
     let inv = tournament(&gpu, 16);
     for n in [33, 130, 300] {
-        let mut zero_diagonal = random(n, 3 + n as u64);
+        let mut zero_diagonal = common::random_square(n, 3 + n as u64);
         for i in 0..n {
             zero_diagonal[(i, i)] = 0.0;
             zero_diagonal[(i, (i + 1) % n)] += 1.0;
         }
-        check_both(&inv, &zero_diagonal, &format!("zero diagonal n {n}"));
+        common::check_general_inverses(&inv, &zero_diagonal, &format!("zero diagonal n {n}"));
         // Column j's largest entry in row (j + 5·16 + 3) mod n: another group's rows.
-        let mut far = random(n, 9 + n as u64);
+        let mut far = common::random_square(n, 9 + n as u64);
         for j in 0..n {
             far[((j + 83) % n, j)] = 4.0 + (j % 3) as f64;
         }
-        check_both(&inv, &far, &format!("far pivots n {n}"));
+        common::check_general_inverses(&inv, &far, &format!("far pivots n {n}"));
     }
     for n in [64, 256] {
         let h = Matrix::from_fn(n, n, |i, j| {
@@ -107,7 +81,7 @@ fn matrices_where_the_pivots_matter() {
                 -1.0
             }
         });
-        check_both(&inv, &h, &format!("Hadamard n {n}"));
+        common::check_general_inverses(&inv, &h, &format!("Hadamard n {n}"));
         // H⁻¹ = Hᵀ/n exactly.
         let x = inverse::invert(&inv, &h.to_f32(), Kind::General, Method::Gje).unwrap();
         let want = Matrix::from_fn(n, n, |i, j| h[(j, i)] / n as f64);
@@ -123,7 +97,7 @@ fn singular_matrices_are_refused_with_their_column() {
         let inv = tournament(&gpu, chunk);
         // Column 45 (second leaf) repeats column 2; order 300 spans many groups.
         for n in [70, 300] {
-            let mut a = general(n, 3);
+            let mut a = common::pivoting_general(n, 3);
             for i in 0..n {
                 a[(i, 45)] = a[(i, 2)];
             }
@@ -136,7 +110,7 @@ fn singular_matrices_are_refused_with_their_column() {
                 }
             }
             // A zero row: the last pivot vanishes.
-            let mut z = general(n, 4);
+            let mut z = common::pivoting_general(n, 4);
             for j in 0..n {
                 z[(n / 2, j)] = 0.0;
             }
@@ -165,7 +139,7 @@ fn poisoned_workspaces_do_not_show() {
     let gpu = common::gpu();
     let inv = tournament(&gpu, 16);
     for (n, block) in [(257, 64), (150, 40), (100, 100)] {
-        let a = general(n, 21 + n as u64);
+        let a = common::pivoting_general(n, 21 + n as u64);
         let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
         let mut w = PivotWork::new(&inv, n, block).unwrap();
         common::poison_pivot_work(&mut w);
@@ -194,7 +168,7 @@ fn tournament_pivots_factor_the_matrix() {
     let gpu = common::gpu();
     for (chunk, n, block) in [(256, 70, 64), (256, 45, 7), (16, 70, 64), (16, 200, 40)] {
         let inv = tournament(&gpu, chunk);
-        let a = random(n, 99 + n as u64);
+        let a = common::random_square(n, 99 + n as u64);
         let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
         let w = PivotWork::new(&inv, n, block).unwrap();
         inv.reset_status().unwrap();

@@ -216,3 +216,63 @@ pub fn lu_error(a: &symraster::Matrix<f64>, f: &symraster::Matrix<f64>, piv: &[u
     });
     symraster::relative_error(&lu, &pa)
 }
+
+/// A square matrix of entries in [−1/2, 1/2) from an xorshift stream seeded by `seed`.
+pub fn random_square(n: usize, seed: u64) -> symraster::Matrix<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    symraster::Matrix::from_fn(n, n, |_, _| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    })
+}
+
+/// [`random_square`] with a small diagonal and a shifted superdiagonal: every elimination
+/// step of a general inverse pivots.
+pub fn pivoting_general(n: usize, seed: u64) -> symraster::Matrix<f64> {
+    let mut a = random_square(n, seed);
+    for i in 0..n {
+        a[(i, i)] *= 1e-3;
+        a[(i, (i + 1) % n)] += 2.0;
+    }
+    a
+}
+
+/// Both general inverses (Gauss-Jordan and LU) of `a` through the public entry: residual
+/// within [`inverse_residual_bound`] and forward error within [`check_inverse_forward`]'s.
+pub fn check_general_inverses(
+    inv: &symraster::inverse::Inverter,
+    a: &symraster::Matrix<f64>,
+    what: &str,
+) {
+    use symraster::inverse::{self, InverseMethod, Kind};
+    for method in [InverseMethod::Gje, InverseMethod::Lu] {
+        let x = inverse::invert(inv, &a.to_f32(), Kind::General, method).unwrap();
+        let r = inverse_residual(a, &x);
+        let bound = inverse_residual_bound(a.rows());
+        assert!(r < bound, "{what} {method:?}: residual {r}, bound {bound}");
+        check_inverse_forward(a, &x, &format!("{what} {method:?}"));
+    }
+}
+
+/// The Gauss-Jordan inverse of `a` in place with blocks of `block` and every pivoting
+/// workspace poisoned first ([`poison_pivot_work`]), its columns put back.
+pub fn gje_with_poisoned_work(
+    inv: &symraster::inverse::Inverter,
+    a: &symraster::Matrix<f64>,
+    block: usize,
+) -> symraster::Matrix<f32> {
+    use symraster::inverse::{self, DeviceSquare, gje, panel::PivotWork};
+    let n = a.rows();
+    let d = DeviceSquare::upload(inv, &a.to_f32()).unwrap();
+    let mut w = PivotWork::new(inv, n, block).unwrap();
+    poison_pivot_work(&mut w);
+    let tol = inverse::pivot_tolerance(&a.to_f32());
+    inv.reset_status().unwrap();
+    gje::invert_in_place(inv, &d, &w, tol).unwrap();
+    inv.check_status(tol).unwrap();
+    let mut x = d.download().unwrap();
+    gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
+    x
+}
