@@ -86,27 +86,33 @@ pub fn factor_by_chain(k: &TiledKernels, c: &mut TiledMatrix, given_up: bool) ->
     let Some(view) = chain_view(k, c) else {
         return Ok(false);
     };
+    counted_as_chained(k, || chain(k, c.buffer(), view, 0, given_up))?;
+    Ok(true)
+}
+
+/// Runs `factor`'s launches as [`LaunchKind::Other`] and counts one chained factorization
+/// ([`TiledKernels::chained_factors`]) once it succeeds.
+fn counted_as_chained(k: &TiledKernels, factor: impl FnOnce() -> Result<()>) -> Result<()> {
     let kind = k.set_launch_kind(LaunchKind::Other);
-    let done = chain(k, c.buffer(), view, 0, given_up);
+    let done = factor();
     k.set_launch_kind(kind);
     done?;
     k.factor_chained();
-    Ok(true)
+    Ok(())
+}
+
+/// Whether the chained factor can run on the square `v`: its tile columns leave enough polls
+/// ([`factor_chain_spin_limit`]).
+fn chain_fits(k: &TiledKernels, v: View) -> bool {
+    factor_chain_spin_limit(v.rows.div_ceil(k.diag()), k.diag()).is_some()
 }
 
 /// The Cholesky of the square `v` of `buffer` in place (its lower triangle), by the chained
 /// launch where the kernels' schedule chains order `v.rows` (and the chain can run), else by
 /// [`potrf`]; failures go to the status word either way (the inverses' SPD route).
 pub fn potrf_square(k: &TiledKernels, buffer: &Buffer<f32>, v: View) -> Result<()> {
-    let chains = k.chains_factor(v.rows) == Some(CholeskySchedule::Chain)
-        && factor_chain_spin_limit(v.rows.div_ceil(k.diag()), k.diag()).is_some();
-    if chains {
-        let kind = k.set_launch_kind(LaunchKind::Other);
-        let done = chain(k, buffer, v, 0, false);
-        k.set_launch_kind(kind);
-        done?;
-        k.factor_chained();
-        return Ok(());
+    if k.chains_factor(v.rows) == Some(CholeskySchedule::Chain) && chain_fits(k, v) {
+        return counted_as_chained(k, || chain(k, buffer, v, 0, false));
     }
     potrf(k, buffer, Triangle::Square(v), 0)
 }
@@ -120,11 +126,7 @@ pub fn factor_by_chained_panels(k: &TiledKernels, c: &mut TiledMatrix) -> Result
     let Some(v) = chain_view(k, c) else {
         return Ok(false);
     };
-    let kind = k.set_launch_kind(LaunchKind::Other);
-    let done = chained_panels(k, c, v, false);
-    k.set_launch_kind(kind);
-    done?;
-    k.factor_chained();
+    counted_as_chained(k, || chained_panels(k, c, v, false))?;
     Ok(true)
 }
 
@@ -201,9 +203,7 @@ pub fn factor_panels_after_chain_gives_up(k: &TiledKernels, c: &mut TiledMatrix)
 /// columns leave it enough polls.
 fn chain_view(k: &TiledKernels, c: &TiledMatrix) -> Option<View> {
     match c.triangle() {
-        Triangle::Square(v) if c.part_count() == 1 => {
-            factor_chain_spin_limit(v.rows.div_ceil(k.diag()), k.diag()).map(|_| v)
-        }
+        Triangle::Square(v) if c.part_count() == 1 && chain_fits(k, v) => Some(v),
         _ => None,
     }
 }
