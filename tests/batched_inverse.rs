@@ -8,25 +8,19 @@
 
 mod common;
 
+use common::batched::{Problems, signed};
+
 use common::{max_relative_error as relative_error, widen};
 use symraster::batched::device::{Inputs, Poison, run};
 use symraster::batched::plan::{Job, Plan, TriangularSolves, WorkStorage, triangular_solves};
 use symraster::batched::{self, BatchOptions};
 use symraster::least_squares::solve_with_factor;
-use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
+use symraster::problems::{rng, well_conditioned_spd};
 use symraster::{Batch, Matrix, reference};
 
 const ORDERS: [usize; 12] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 128, 129];
 
 const SOLVES: [TriangularSolves; 2] = [TriangularSolves::Substitution, TriangularSolves::Inverse];
-
-/// Values uniform in [−1, 1), exactly representable in f32.
-fn signed(seed: u64, len: usize) -> Vec<f32> {
-    uniform_vector(&mut rng(seed), len)
-        .iter()
-        .map(|&v| 2.0 * v - 1.0)
-        .collect()
-}
 
 /// `p` (a plan with `solves`), checked to be what its defines say.
 fn with_solves(p: Plan, solves: TriangularSolves) -> Plan {
@@ -42,61 +36,6 @@ fn with_solves(p: Plan, solves: TriangularSolves) -> Plan {
     p
 }
 
-/// Least-squares problems: problem 1 has A's row n/2 zero (INFO n/2 + 1), problem 3 negative
-/// weights (INFO 1); the others weights in [0.5, 1.5).
-struct Observations {
-    n: usize,
-    k: usize,
-    a: Vec<f32>,
-    d: Vec<f32>,
-    b: Vec<f32>,
-}
-
-impl Observations {
-    fn new(seed: u64, count: usize, n: usize, k: usize) -> Self {
-        let mut a = signed(seed, count * n * k);
-        let row = n / 2;
-        a[(n + row) * k..(n + row + 1) * k].fill(0.0);
-        let mut d: Vec<f32> = uniform_vector(&mut rng(seed + 1), count * k)
-            .iter()
-            .map(|&v| v + 0.5)
-            .collect();
-        d[3 * k..4 * k].iter_mut().for_each(|w| *w = -*w);
-        let b = signed(seed + 2, count * k);
-        Self { n, k, a, d, b }
-    }
-
-    fn inputs(&self) -> Inputs<'_> {
-        Inputs {
-            a: Some(&self.a),
-            d: Some(&self.d),
-            b: Some(&self.b),
-            ..Inputs::default()
-        }
-    }
-
-    fn info(&self, p: usize) -> i32 {
-        match p {
-            1 => self.n as i32 / 2 + 1,
-            3 => 1,
-            _ => 0,
-        }
-    }
-
-    /// x solving problem p's f64 normal equations.
-    fn x(&self, p: usize) -> Vec<f64> {
-        let (n, k) = (self.n, self.k);
-        let a = Matrix::from_fn(n, k, |i, j| f64::from(self.a[p * n * k + i * k + j]));
-        let d = widen(&self.d[p * k..(p + 1) * k]);
-        let b = widen(&self.b[p * k..(p + 1) * k]);
-        let c = reference::assemble(&a, &d);
-        let g: Vec<f64> = (0..n)
-            .map(|i| (0..k).map(|j| a[(i, j)] * d[j] * b[j]).sum())
-            .collect();
-        solve_with_factor(&reference::cholesky(&c).unwrap(), &g)
-    }
-}
-
 #[test]
 fn inverse_least_squares_matches_the_reference_and_the_substitution_info() {
     let gpu = common::gpu();
@@ -108,7 +47,7 @@ fn inverse_least_squares_matches_the_reference_and_the_substitution_info() {
     for n in ORDERS {
         let count = if n > 64 { 4 } else { 5 };
         let k = 2 * n + 5;
-        let problems = Observations::new(7 * n as u64, count, n, k);
+        let problems = Problems::new(7 * n as u64, count, n, k);
         for refine in [1, 2] {
             let base = Plan::new(Job::LeastSquares, n, k, refine, limits).unwrap();
             assert_eq!(base.solves, triangular_solves(n), "n {n}: the default");
@@ -301,7 +240,7 @@ fn the_default_solves_agree_with_substitution() {
         );
     }
     let (n, count) = (32, 5);
-    let problems = Observations::new(11, count, n, 2 * n);
+    let problems = Problems::new(11, count, n, 2 * n);
     let a = Batch::new(count, n, 2 * n, problems.a.clone()).unwrap();
     let d = Batch::vectors(count, 2 * n, problems.d.clone()).unwrap();
     let b = Batch::vectors(count, 2 * n, problems.b.clone()).unwrap();

@@ -8,13 +8,12 @@
 
 mod common;
 
-use common::widen;
+use common::batched::Problems;
+
 use symraster::batched::device::{Inputs, Poison, run};
 use symraster::batched::plan::{AssemblyTiling, Job, MAX_TILE_SUMS, Plan, StagedLoads, tile_split};
 use symraster::batched::{self, BatchOptions};
 use symraster::gl::ComputeLimits;
-use symraster::least_squares::solve_with_factor;
-use symraster::problems::{rng, uniform_vector};
 use symraster::{Batch, Matrix, reference};
 
 const ORDERS: [usize; 11] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 129];
@@ -29,82 +28,7 @@ const CHOICES: [(AssemblyTiling, usize); 6] = [
     (AssemblyTiling::Tiles4, 64),
 ];
 
-/// Values uniform in [−1, 1), exactly representable in f32.
-fn signed(seed: u64, len: usize) -> Vec<f32> {
-    uniform_vector(&mut rng(seed), len)
-        .iter()
-        .map(|&v| 2.0 * v - 1.0)
-        .collect()
-}
-
 use common::max_relative_error as relative_error;
-
-/// A batch of `count` problems of order n with k observations: problem 1 has A's row n/2
-/// zero (C singular: INFO n/2 + 1), problem 3 negative weights (C negative definite: INFO
-/// 1); the others weights in [0.5, 1.5).
-struct Problems {
-    n: usize,
-    k: usize,
-    a: Vec<f32>,
-    d: Vec<f32>,
-    b: Vec<f32>,
-}
-
-impl Problems {
-    fn new(seed: u64, count: usize, n: usize, k: usize) -> Self {
-        let mut a = signed(seed, count * n * k);
-        if count > 1 {
-            let row = n / 2;
-            a[(n + row) * k..(n + row + 1) * k].fill(0.0);
-        }
-        let mut d: Vec<f32> = uniform_vector(&mut rng(seed + 1), count * k)
-            .iter()
-            .map(|&v| v + 0.5)
-            .collect();
-        if count > 3 {
-            d[3 * k..4 * k].iter_mut().for_each(|w| *w = -*w);
-        }
-        let b = signed(seed + 2, count * k);
-        Self { n, k, a, d, b }
-    }
-
-    fn inputs(&self) -> Inputs<'_> {
-        Inputs {
-            a: Some(&self.a),
-            d: Some(&self.d),
-            b: Some(&self.b),
-            ..Inputs::default()
-        }
-    }
-
-    /// Problem p's A (n x k) and weights in f64.
-    fn widened(&self, p: usize) -> (Matrix<f64>, Vec<f64>) {
-        let (n, k) = (self.n, self.k);
-        let a = Matrix::from_fn(n, k, |i, j| f64::from(self.a[p * n * k + i * k + j]));
-        (a, widen(&self.d[p * k..(p + 1) * k]))
-    }
-
-    /// The INFO problem p must report (0: positive definite).
-    fn info(&self, p: usize) -> i32 {
-        match p {
-            1 => self.n as i32 / 2 + 1,
-            3 => 1,
-            _ => 0,
-        }
-    }
-
-    /// x solving problem p's f64 normal equations.
-    fn x(&self, p: usize) -> Vec<f64> {
-        let (a, d) = self.widened(p);
-        let c = reference::assemble(&a, &d);
-        let k = self.k;
-        let b = widen(&self.b[p * k..(p + 1) * k]);
-        let g: Vec<f64> = (0..self.n)
-            .map(|i| (0..k).map(|j| a[(i, j)] * d[j] * b[j]).sum())
-            .collect();
-        solve_with_factor(&reference::cholesky(&c).unwrap(), &g)
-    }
-}
 
 /// `plan` with `tiling` and `columns`, or None where wider staged blocks are refused (the
 /// invocations not a multiple of them, or the blocks past shared memory: the message says

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod batched;
 pub mod blocked;
 pub mod soft_exec;
 pub mod soft_raster;
