@@ -157,7 +157,8 @@ pub fn solve_continuous_lyapunov(
     let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
     phase(inv, start, "Newton iteration");
     let (trace, off) = newton::trace_and_distance_from_minus_identity(inv, &run.x)?;
-    if off > 0.1 * (n as f64).sqrt() {
+    // A NaN sum must not pass as stable (the iteration refuses non-finite iterates already).
+    if off.is_nan() || off > 0.1 * (n as f64).sqrt() {
         let unstable = ((n as f64 + trace) / 2.0).round().clamp(0.0, n as f64) as usize;
         return Err(NumericalError::NotStable {
             order: n,
