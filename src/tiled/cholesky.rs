@@ -653,6 +653,19 @@ pub fn trsm_factor(
 mod tests {
     use super::*;
 
+    /// A chain that stops making progress is a device error naming its tiles and launches,
+    /// as the README's error table shows it.
+    #[test]
+    fn a_stalled_chain_is_a_device_error_naming_its_launches() {
+        let e = chain_stalled(2080);
+        assert_eq!(e.kind(), crate::ErrorKind::Device);
+        assert_eq!(
+            e.to_string(),
+            "this device cannot finish the chained Cholesky: its work groups did not publish \
+             its 2080 tiles in 2081 launches"
+        );
+    }
+
     #[test]
     fn large_full_storage_is_split_as_rfp_small_is_not() {
         let square = |m: usize| Triangle::Square(View::row_major(m, m));
