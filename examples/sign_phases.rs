@@ -1,15 +1,16 @@
 //! Where the sign function's and the Lyapunov solver's time goes (issue 26): wall times of
 //! their phases at the orders given (default 256), each after a warm-up at the same order —
 //! the f32 Newton iteration on the device (newton::iterate, with and without keeping the
-//! inverses), one f32 Gauss-Jordan and one LU inverse, the f64 polish, the commutation test,
-//! one f64 product and one Lyapunov residual. CSV `phase,s,ms,detail` on stdout.
+//! inverses), one f32 Gauss-Jordan and one LU inverse, the polish (f64 and f32 corrections),
+//! the commutation test, one f64 product, one Lyapunov residual, and whole Lyapunov and sign
+//! calls (with the kept squares released before each: `_fresh`, the allocations' cost). CSV `phase,s,ms,detail` on stdout.
 //! `cargo run --release --example sign_phases -- 1024 4096`; the general inverse's panel
 //! flags (examples/common/panel_flags.rs: `--pivoting partial,tournament --chunk 128,256
 //! --block 64,128`) repeat the Newton and inverse phases per combination (detail: the panel),
 //! the rest runs with the first.
 
 use std::time::Instant;
-use symraster::inverse::double::DoubleWork;
+use symraster::inverse::double::{DoubleWork, PolishCorrection};
 use symraster::inverse::{self, InverseMethod, Inverter, Kind, bench, newton};
 use symraster::{Gpu, Matrix};
 
@@ -69,8 +70,16 @@ fn main() -> anyhow::Result<()> {
         }
         let (inv, x) = first.expect("at least one panel setting");
         let mut work = DoubleWork::new(&inv, s)?;
-        let (ms, (sm, steps, r)) = timed(&inv, || Ok(work.polish(&inv, &x, 6)?))?;
-        println!("polish,{s},{ms:.2},{steps} steps; residual {r:.1e}");
+        let mut sm = None;
+        for (name, correction) in [
+            ("polish_f64_correction", PolishCorrection::Double),
+            ("polish", PolishCorrection::Single),
+        ] {
+            let (ms, (m, steps, r)) = timed(&inv, || Ok(work.polish(&inv, &x, 6, correction)?))?;
+            println!("{name},{s},{ms:.2},{steps} steps; residual {r:.1e}");
+            sm = Some(m);
+        }
+        let sm = sm.expect("two polishes");
         let (ms, c) = timed(&inv, || Ok(work.commutation(&inv, &a, &sm)?))?;
         println!("commutation,{s},{ms:.2},{c:.1e}");
         let (ms, _) = timed(&inv, || {
@@ -106,12 +115,23 @@ fn main() -> anyhow::Result<()> {
             Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?)
         })?;
         println!("lyapunov_total,{s},{ms:.2},{} residuals", l.residuals.len());
-        let options = inverse::SignOptions {
-            refine_inverses: false,
-            ..Default::default()
-        };
-        let (ms, _) = timed(&inv, || Ok(inverse::sign(&inv, &a, options)?))?;
-        println!("sign_total,{s},{ms:.2},f32 iteration");
+        let (ms, _) = timed(&inv, || {
+            inv.release_kept_squares();
+            Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?)
+        })?;
+        println!("lyapunov_total_fresh,{s},{ms:.2},squares allocated in the call");
+        for (name, correction) in [
+            ("sign_total_f64_correction", PolishCorrection::Double),
+            ("sign_total", PolishCorrection::Single),
+        ] {
+            let options = inverse::SignOptions {
+                refine_inverses: false,
+                polish_correction: correction,
+                ..Default::default()
+            };
+            let (ms, _) = timed(&inv, || Ok(inverse::sign(&inv, &a, options)?))?;
+            println!("{name},{s},{ms:.2},f32 iteration");
+        }
     }
     Ok(())
 }

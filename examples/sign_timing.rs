@@ -7,7 +7,7 @@
 //! -- 1024 2048`.
 
 use std::time::Instant;
-use symraster::inverse::{self, Inverter, SignOptions, bench};
+use symraster::inverse::{self, Inverter, PolishCorrection, SignOptions, bench};
 use symraster::{Gpu, Matrix};
 
 /// Timed calls per order and operation (the median is reported).
@@ -38,8 +38,15 @@ fn main() -> anyhow::Result<()> {
     println!("what,s,iterations,wall_ms,accuracy");
     for &s in &sizes {
         let a = bench::stable_test_matrix(s);
+        // The default (f32 polish correction, squares kept between calls), then the earlier
+        // choices: `sign_f64corr` (f64 correction), `lyap_fresh` (squares allocated per call).
+        for (what, correction) in [
+            ("sign", PolishCorrection::Single),
+            ("sign_f64corr", PolishCorrection::Double),
+        ] {
         let options = SignOptions {
             refine_inverses: false,
+            polish_correction: correction,
             ..SignOptions::default()
         };
         // Warm-up: at least one call and half a second of work. An idle H200 runs at its idle
@@ -70,22 +77,28 @@ fn main() -> anyhow::Result<()> {
             })
             .sum::<f64>()
             .sqrt();
-        println!("sign,{s},{},{ms:.1},{off:.2e}", sign.iterations);
+        println!("{what},{s},{},{ms:.1},{off:.2e}", sign.iterations);
+        }
         let q = Matrix::from_fn(s, s, |i, j| if i == j { 1.0 } else { 0.0 });
         inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?;
-        let mut times = Vec::new();
-        let mut x = None;
-        for _ in 0..RUNS {
-            let t = Instant::now();
-            x = Some(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?);
-            times.push(t.elapsed().as_secs_f64() * 1e3);
+        for (what, fresh) in [("lyap", false), ("lyap_fresh", true)] {
+            let mut times = Vec::new();
+            let mut x = None;
+            for _ in 0..RUNS {
+                if fresh {
+                    inv.release_kept_squares();
+                }
+                let t = Instant::now();
+                x = Some(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            let (x, ms) = (x.expect("RUNS > 0"), median(&mut times));
+            println!(
+                "{what},{s},{},{ms:.1},{:.2e}",
+                x.iterations,
+                x.residuals.last().copied().unwrap_or(f64::NAN)
+            );
         }
-        let (x, ms) = (x.expect("RUNS > 0"), median(&mut times));
-        println!(
-            "lyap,{s},{},{ms:.1},{:.2e}",
-            x.iterations,
-            x.residuals.last().copied().unwrap_or(f64::NAN)
-        );
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 use super::double::{DoubleOperand, DoubleSquare, halves};
 use super::kernels::Inverter;
 use crate::error::Result;
-use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
+use crate::gl::{Buffer, Uniform};
 use crate::tiled::{Operand, View};
 
 /// Work-group edge of the conversions.
@@ -33,26 +33,13 @@ impl Inverter {
         let prog = self.dgemm_programs().convert(self.context())?;
         d.buffer.bind_base(0);
         // Unused bindings get a valid buffer all the same.
-        let scratch;
         let single = match s {
             Some(s) => s.buffer,
-            None => {
-                scratch = self.buffer("a conversion's unused operand", 1)?;
-                &scratch
-            }
+            None => self.dgemm_programs().unused(self.context())?,
         };
         single.bind_base(1);
         input.unwrap_or(d.buffer).bind_base(2);
-        let partial: Buffer<f64> = Buffer::uninitialized(
-            self.context(),
-            BufferTarget::Storage,
-            BufferUsage::Dynamic,
-            if mode == 1 || mode == 3 {
-                groups[0] * groups[1]
-            } else {
-                1
-            },
-        )?;
+        let partial = self.dgemm_programs().partial(self.context(), groups[0] * groups[1])?;
         partial.bind_base(3);
         let u = |v: usize| Uniform::U32(v as u32);
         let (al, ah) = halves(alpha);

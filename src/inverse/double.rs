@@ -4,10 +4,10 @@
 //! ‖A·S − S·A‖_F and the Lyapunov residual Q − A·X − X·Aᵀ. Only the matrices' values and
 //! per-tile sums of squares cross to the CPU; no product runs there.
 
-use super::kernels::Inverter;
+use super::kernels::{DeviceSquare, Inverter};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, Ref, RefCell};
 use crate::matrix::Matrix;
 use crate::tiled::View;
 
@@ -27,6 +27,15 @@ pub enum DoubleTile {
     Medium,
     /// 128 x 128, 8 x 8 per invocation, depth slices of 8.
     Large,
+    /// 64 x 128, 4 x 8 per invocation, depth slices of 8 (Medium's registers, the other way
+    /// round: B's slice is the wider one). A variant for the sweep (examples/dgemm_bench.rs).
+    Wide,
+    /// 128 x 64, 8 x 4 per invocation, depth slices of 4: half Medium's shared memory (more
+    /// resident work groups) for twice the barriers. A variant for the sweep.
+    MediumShallow,
+    /// 64 x 64, 4 x 4 per invocation, depth slices of 8: Small with half its shared memory. A
+    /// variant for the sweep.
+    SmallShallow,
 }
 
 /// A tile's sizes: BM x BN per work group, TM x TN per invocation, depth slices of BK.
@@ -40,14 +49,26 @@ struct TileShape {
 }
 
 impl DoubleTile {
-    /// Every tile, smallest first.
-    pub const ALL: [DoubleTile; 3] = [DoubleTile::Small, DoubleTile::Medium, DoubleTile::Large];
+    /// Every tile, in declaration order (the programs' index): the three
+    /// [`DoubleTile::for_product`] may choose or that were measured first, then the sweep's
+    /// variants.
+    pub const ALL: [DoubleTile; 6] = [
+        DoubleTile::Small,
+        DoubleTile::Medium,
+        DoubleTile::Large,
+        DoubleTile::Wide,
+        DoubleTile::MediumShallow,
+        DoubleTile::SmallShallow,
+    ];
 
     fn shape(self) -> TileShape {
         let (bm, bn, tm, tn, bk) = match self {
             DoubleTile::Small => (64, 64, 4, 4, 16),
             DoubleTile::Medium => (128, 64, 8, 4, 8),
             DoubleTile::Large => (128, 128, 8, 8, 8),
+            DoubleTile::Wide => (64, 128, 4, 8, 8),
+            DoubleTile::MediumShallow => (128, 64, 8, 4, 4),
+            DoubleTile::SmallShallow => (64, 64, 4, 4, 8),
         };
         TileShape { bm, bn, tm, tn, bk }
     }
@@ -87,12 +108,16 @@ impl DoubleTile {
         crate::gl::LOOP_BUDGET / (bk + 1) * bk
     }
 
-    /// "BMxBN", for messages and benchmarks.
+    /// "BMxBN" (with "kBK" where a variant differs only in its depth slices), for messages
+    /// and benchmarks.
     pub fn name(self) -> &'static str {
         match self {
             DoubleTile::Small => "64x64",
             DoubleTile::Medium => "128x64",
             DoubleTile::Large => "128x128",
+            DoubleTile::Wide => "64x128",
+            DoubleTile::MediumShallow => "128x64k4",
+            DoubleTile::SmallShallow => "64x64k8",
         }
     }
 
@@ -117,8 +142,39 @@ impl DoubleTile {
 /// The f64 product's programs, one per [`DoubleTile`], and the f64 ↔ f32 conversions
 /// ([`super::convert`]), each compiled on first use.
 pub struct DoublePrograms {
-    programs: [OnceCell<ComputeProgram>; 3],
+    programs: [OnceCell<ComputeProgram>; DoubleTile::ALL.len()],
     convert: OnceCell<ComputeProgram>,
+    /// The per-work-group sums of the products and conversions, kept between calls (grown
+    /// when too small): one allocation and first touch per Inverter, not one per product.
+    partial: RefCell<Option<Buffer<f64>>>,
+    /// A one-entry f32 buffer bound where a conversion has no f32 operand.
+    unused: OnceCell<Buffer<f32>>,
+    /// Squares handed back by finished calls ([`Inverter::recycle_double`],
+    /// [`Inverter::recycle_single`]) for the next call of the same order: allocating and first
+    /// touching an order-4096 square costs the H200 a few milliseconds each, ~20 ms per
+    /// Lyapunov solve.
+    free_double: RefCell<Vec<Buffer<f64>>>,
+    free_single: RefCell<Vec<Buffer<f32>>>,
+}
+
+/// The most squares of each precision kept for reuse (a Lyapunov solve at order n hands back
+/// 6 f64 and about 11 f32 ones).
+const KEPT_SQUARES: usize = 16;
+
+/// `b`, pushed onto `free`, the oldest dropped beyond [`KEPT_SQUARES`].
+fn keep<T: crate::gl::Pod>(free: &RefCell<Vec<Buffer<T>>>, b: Buffer<T>) {
+    let mut free = free.borrow_mut();
+    if free.len() == KEPT_SQUARES {
+        free.remove(0);
+    }
+    free.push(b);
+}
+
+/// A kept buffer of exactly `len` entries, if any.
+fn reuse<T: crate::gl::Pod>(free: &RefCell<Vec<Buffer<T>>>, len: usize) -> Option<Buffer<T>> {
+    let mut free = free.borrow_mut();
+    let at = free.iter().rposition(|b| b.len() == len)?;
+    Some(free.remove(at))
 }
 
 impl DoublePrograms {
@@ -127,7 +183,37 @@ impl DoublePrograms {
         Self {
             programs: Default::default(),
             convert: OnceCell::new(),
+            partial: RefCell::new(None),
+            unused: OnceCell::new(),
+            free_double: RefCell::new(Vec::new()),
+            free_single: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Room for `len` per-work-group sums, reused across calls (every dispatch ends in a
+    /// storage barrier, so the next launch's writes follow the last one's reads).
+    pub(crate) fn partial(&self, ctx: &Context, len: usize) -> Result<Ref<'_, Buffer<f64>>> {
+        let small = self.partial.borrow().as_ref().is_none_or(|b| b.len() < len);
+        if small {
+            let b = Buffer::uninitialized(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Dynamic,
+                len.max(1).next_power_of_two(),
+            )?;
+            *self.partial.borrow_mut() = Some(b);
+        }
+        let b = Ref::filter_map(self.partial.borrow(), Option::as_ref);
+        Ok(b.unwrap_or_else(|_| unreachable!("allocated above")))
+    }
+
+    /// A one-entry f32 buffer for unused bindings.
+    pub(crate) fn unused(&self, ctx: &Context) -> Result<&Buffer<f32>> {
+        if let Some(b) = self.unused.get() {
+            return Ok(b);
+        }
+        let b = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, 1)?;
+        Ok(self.unused.get_or_init(|| b))
     }
 
     /// The conversions' program on `ctx`.
@@ -166,9 +252,13 @@ pub struct DoubleSquare {
 }
 
 impl DoubleSquare {
-    /// Room for an order-n matrix (unwritten).
+    /// Room for an order-n matrix (unwritten: fresh, or one a finished call handed back with
+    /// [`Inverter::recycle_double`]).
     pub fn new(inv: &Inverter, what: &str, n: usize) -> Result<Self> {
         crate::tiled::storage::check_fits(what, 2 * n * n, inv.max_bytes())?;
+        if let Some(buffer) = reuse(&inv.dgemm_programs().free_double, (n * n).max(1)) {
+            return Ok(Self { buffer, n });
+        }
         Ok(Self {
             // Static: the values are written from the host, and a Dynamic buffer written so
             // may be placed in host memory, where the products would read it over the bus.
@@ -210,6 +300,36 @@ impl DoubleSquare {
             self.n,
             self.buffer.download_range(0, self.n * self.n)?,
         )
+    }
+}
+
+impl Inverter {
+    /// Keeps `square`'s buffer for the next [`DoubleSquare::new`] of its order.
+    pub fn recycle_double(&self, square: DoubleSquare) {
+        keep(&self.dgemm_programs().free_double, square.buffer);
+    }
+
+    /// An order-n f32 square, unwritten: one handed back with [`Inverter::recycle_single`] or
+    /// a fresh [`Inverter::buffer`].
+    pub fn single_square(&self, what: &str, n: usize) -> Result<DeviceSquare> {
+        if let Some(buffer) = reuse(&self.dgemm_programs().free_single, (n * n).max(1)) {
+            return Ok(DeviceSquare { buffer, n });
+        }
+        Ok(DeviceSquare {
+            buffer: self.buffer(what, n * n)?,
+            n,
+        })
+    }
+
+    /// Keeps `square`'s buffer for the next [`Inverter::single_square`] of its order.
+    pub fn recycle_single(&self, square: DeviceSquare) {
+        keep(&self.dgemm_programs().free_single, square.buffer);
+    }
+
+    /// Frees the squares kept for reuse (they hold device memory between calls).
+    pub fn release_kept_squares(&self) {
+        self.dgemm_programs().free_double.borrow_mut().clear();
+        self.dgemm_programs().free_single.borrow_mut().clear();
     }
 }
 
@@ -294,12 +414,7 @@ impl Inverter {
             return Ok(0.0);
         }
         let groups = [c.cols.div_ceil(tile.cols()), c.rows.div_ceil(tile.rows())];
-        let partial: Buffer<f64> = Buffer::uninitialized(
-            self.context(),
-            BufferTarget::Storage,
-            BufferUsage::Dynamic,
-            groups[0] * groups[1],
-        )?;
+        let partial = self.dgemm_programs().partial(self.context(), groups[0] * groups[1])?;
         let prog = self.dgemm_programs().get(self.context(), tile)?;
         let u = |v: usize| Uniform::U32(v as u32);
         let depth = a.cols;
@@ -363,6 +478,22 @@ impl Inverter {
     }
 }
 
+/// How the polish S ← S + S·E/2 (E = I − S², formed in f64 where it cancels) forms its
+/// correction S·E.
+///
+/// In f32 it suffices: fl₃₂(S)·fl₃₂(E) = S·E + Δ with ‖Δ‖ ≲ (√n + 2)·u₃₂·‖S‖·‖E‖, and the
+/// next E' = ¾E² + ¼E³ − (S·Δ + Δ·S)/2 − Δ²/4, so ‖E'‖ ≲ ¾‖E‖² + (√n + 2)·u₃₂·‖S‖²·‖E‖: still
+/// a contraction far below 1/2 per step (linear at rate ~√n·u₃₂·‖S‖² once ‖E‖ is below that),
+/// with the same fixed point S² = I, whose test stays in f64. From the f32 iteration's
+/// ‖E‖ ≈ 1e-5 two steps reach f64 rounding either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolishCorrection {
+    /// S·E as an f64 product: two f64 products per step.
+    Double,
+    /// S·E as an f32 product of S and E/‖E‖_F rounded (one f64 product per step: E's).
+    Single,
+}
+
 /// Four order-n f64 matrices on the device: what the sign function's refinement, polish and
 /// commutation test and the Lyapunov residual work in (allocated once per call).
 pub struct DoubleWork {
@@ -386,6 +517,13 @@ impl DoubleWork {
             r: square("the f64 residual")?,
             t: square("the next f64 iterate")?,
         })
+    }
+
+    /// Hands the four squares back for the next call of the order ([`Inverter::recycle_double`]).
+    pub fn recycle(self, inv: &Inverter) {
+        for square in [self.m, self.x, self.r, self.t] {
+            inv.recycle_double(square);
+        }
     }
 
     /// Newton-Schulz steps X ← X + X·(I − M·X) on the device, as
@@ -446,9 +584,10 @@ impl DoubleWork {
         inv: &Inverter,
         x: &Matrix<f64>,
         max_steps: usize,
+        correction: PolishCorrection,
     ) -> Result<(Matrix<f64>, usize, f64)> {
         self.x.write(x)?;
-        self.polish_in_place(inv, max_steps)
+        self.polish_in_place(inv, max_steps, correction)
     }
 
     /// [`DoubleWork::polish`] from the S already in `self.x`.
@@ -456,7 +595,18 @@ impl DoubleWork {
         &mut self,
         inv: &Inverter,
         max_steps: usize,
+        correction: PolishCorrection,
     ) -> Result<(Matrix<f64>, usize, f64)> {
+        let n = self.x.n;
+        // The f32 correction's rounded S, Eᵀ/‖E‖_F and their product (kept for the next call).
+        let single = match correction {
+            PolishCorrection::Double => None,
+            PolishCorrection::Single => Some([
+                inv.single_square("the polish's rounded S", n)?,
+                inv.single_square("the polish's rounded I − S²", n)?,
+                inv.single_square("the polish's f32 correction", n)?,
+            ]),
+        };
         let involution = |w: &Self, s: &DoubleSquare| -> Result<f64> {
             let p = DoubleProduct::new(w.r.op(false), s.op(false), s.op(false))
                 .alpha(-1.0)
@@ -468,10 +618,21 @@ impl DoubleWork {
         // Done once S is an involution to working precision: ‖I − S²‖_F at most ε·‖I‖_F.
         let done = f64::EPSILON * (self.x.n as f64).sqrt();
         while steps < max_steps && r < 1.0 && r > done {
-            let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
-                .alpha(0.5)
-                .plus(1.0, self.x.op(false));
-            inv.dgemm(p, false)?;
+            if let Some([s32, e32, u32]) = &single {
+                // T = S + (r/2)·fl₃₂(S)·fl₃₂(E/r): the tiled product is C ← A·Bᵀ, so Eᵀ is
+                // narrowed (‖E‖_F = r ≥ max |E|: E/r fits f32 whatever its scale).
+                let v = crate::tiled::View::row_major(n, n);
+                inv.narrow(s32.op(v), self.x.op(false), 1.0)?;
+                inv.narrow(e32.op(v), self.r.op(true), 1.0 / r)?;
+                inv.tiled()
+                    .gemm(crate::tiled::Product::new(u32.op(v), s32.op(v), e32.op(v)))?;
+                inv.widen(self.t.op(false), u32.op(v), 0.5 * r, Some((1.0, &self.x.buffer)))?;
+            } else {
+                let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
+                    .alpha(0.5)
+                    .plus(1.0, self.x.op(false));
+                inv.dgemm(p, false)?;
+            }
             let next = involution(self, &self.t)?;
             if next.is_nan() || next >= r {
                 break;
@@ -483,6 +644,9 @@ impl DoubleWork {
             if !halves {
                 break;
             }
+        }
+        for square in single.into_iter().flatten() {
+            inv.recycle_single(square);
         }
         Ok((self.x.download()?, steps, r))
     }

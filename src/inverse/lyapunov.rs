@@ -48,6 +48,15 @@ struct Operator<'a> {
 }
 
 impl Operator<'_> {
+    /// Hands the iterate, the product and the recorded inverses back for the next call of the
+    /// order ([`Inverter::recycle_single`]).
+    fn recycle(self) {
+        let inv = self.inv;
+        for square in [self.w, self.u].into_iter().chain(self.steps.into_iter().map(|(_, y)| y)) {
+            inv.recycle_single(square);
+        }
+    }
+
     /// out = base − C/2·s with C the recorded steps C ← (μC + A_k⁻¹·C·A_k⁻ᵀ/μ)/2 applied in
     /// f32 to C₀ = R/s (s ≥ max |R|, so the trip through f32 neither overflows nor
     /// underflows): out approximately solves A·Δ + Δ·Aᵀ = R, plus `base`. All on the device:
@@ -167,12 +176,10 @@ pub fn solve_continuous_lyapunov(
         }
         .into());
     }
-    let square = |what: &str| -> Result<DeviceSquare> {
-        Ok(DeviceSquare {
-            buffer: inv.buffer(what, n * n)?,
-            n,
-        })
-    };
+    inv.recycle_single(run.x);
+    // Every square below comes from those earlier calls of the order handed back, where
+    // there are any (no allocation or first touch in a repeated solve), and goes back at the end.
+    let square = |what: &str| inv.single_square(what, n);
     // A symmetric Q has a symmetric X: kept exactly symmetric.
     let symmetric = is_symmetric(q);
     let op = Operator {
@@ -240,6 +247,10 @@ pub fn solve_continuous_lyapunov(
     }
     let x = work.x.download()?;
     phase(inv, start, "X down");
+    op.recycle();
+    work.recycle(inv);
+    inv.recycle_double(x_next);
+    inv.recycle_double(r_next);
     let unscale = sa / sq;
     Ok(Lyapunov {
         x: if unscale == 1.0 {

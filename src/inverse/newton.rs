@@ -63,11 +63,9 @@ pub fn iterate(
     keep_inverses: bool,
 ) -> Result<NewtonRun> {
     let n = a.rows();
-    let x = DeviceSquare::upload(inv, &a.to_f32())?;
-    let w = DeviceSquare {
-        buffer: inv.buffer("the Newton step's inverse", n * n)?,
-        n,
-    };
+    let x = inv.single_square("the Newton iterate", n)?;
+    x.buffer.write(0, a.to_f32().as_slice())?;
+    let w = inv.single_square("the Newton step's inverse", n)?;
     let pivots = PivotWork::new(inv, n, inv.general_block(n))?;
     let groups = Inverter::newton_groups(n);
     let ctx = inv.context();
@@ -105,10 +103,7 @@ pub fn iterate(
         perm.upload(&column_order(&pivots.piv.download_range(0, n)?))?;
         let y = match spare.take() {
             Some(y) => y,
-            None => DeviceSquare {
-                buffer: inv.buffer("an inverse of the Newton iteration", n * n)?,
-                n,
-            },
+            None => inv.single_square("an inverse of the Newton iteration", n)?,
         };
         let pass = NewtonPass {
             n,
@@ -148,6 +143,11 @@ pub fn iterate(
             break;
         }
         previous = delta;
+    }
+    // Kept for the next call of the order (the buffers' first touch is not free).
+    inv.recycle_single(w);
+    if let Some(y) = spare {
+        inv.recycle_single(y);
     }
     Ok(NewtonRun {
         x,

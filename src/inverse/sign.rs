@@ -13,6 +13,7 @@
 //! on or near the imaginary axis makes an iterate singular or the iteration stall:
 //! [`NumericalError::SignNotConverged`], never NaN.
 
+pub use super::double::PolishCorrection;
 use super::double::DoubleWork;
 use super::{InverseMethod, Inverter, Kind, check_input};
 use crate::baseline::to_faer;
@@ -39,6 +40,10 @@ pub struct SignOptions {
     pub refine_inverses: bool,
     /// Newton-Schulz steps in f64 after the f32 iteration (0: the f32 result as is).
     pub polish_steps: usize,
+    /// How each polish step forms its correction S·E (E = I − S² always in f64): by default
+    /// an f32 product, one f64 product per step instead of two ([`PolishCorrection`] says why
+    /// that keeps the accuracy).
+    pub polish_correction: PolishCorrection,
 }
 
 impl Default for SignOptions {
@@ -48,6 +53,7 @@ impl Default for SignOptions {
             max_iterations: 20,
             polish_steps: 6,
             refine_inverses: true,
+            polish_correction: PolishCorrection::Single,
         }
     }
 }
@@ -174,14 +180,17 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
     let mut work = DoubleWork::new(inv, a.rows())?;
     let (s, polish_steps, residual, iterations) = if options.refine_inverses {
         let (x, iterations) = iterate_on_host(inv, &mut work, a, options)?;
-        let (s, steps, residual) = work.polish(inv, &x, options.polish_steps)?;
+        let (s, steps, residual) =
+            work.polish(inv, &x, options.polish_steps, options.polish_correction)?;
         (s, steps, residual, iterations)
     } else {
         let run = super::newton::iterate(inv, a, options.max_iterations, options.scaling, false)?;
         // The f32 iterate widened into the polish's f64 S on the device.
         let v = crate::tiled::View::row_major(run.x.n, run.x.n);
         inv.widen(work.x.op(false), run.x.op(v), 1.0, None)?;
-        let (s, steps, residual) = work.polish_in_place(inv, options.polish_steps)?;
+        inv.recycle_single(run.x);
+        let (s, steps, residual) =
+            work.polish_in_place(inv, options.polish_steps, options.polish_correction)?;
         (s, steps, residual, run.iterations)
     };
     if residual.is_nan() || residual > 0.5 {
@@ -192,6 +201,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         .into());
     }
     let commutation = work.commutation(inv, a, &s)?;
+    work.recycle(inv);
     if commutation.is_nan() || commutation > NOT_COMMUTING {
         return Err(NumericalError::SignNotConverged {
             iterations,
