@@ -44,40 +44,40 @@ fn main() -> anyhow::Result<()> {
             ("sign", PolishCorrection::Single),
             ("sign_f64corr", PolishCorrection::Double),
         ] {
-        let options = SignOptions {
-            refine_inverses: false,
-            polish_correction: correction,
-            ..SignOptions::default()
-        };
-        // Warm-up: at least one call and half a second of work. An idle H200 runs at its idle
-        // clock (345 MHz) for about the first 0.4 s of work (nvidia-smi at 50 ms), which
-        // made the first timed calls of a process up to 3.7x slower.
-        let warm = Instant::now();
-        while {
-            inverse::sign(&inv, &a, options)?;
-            warm.elapsed().as_secs_f64() < WARM_UP_S
-        } {}
-        let mut times = Vec::new();
-        let mut sign = None;
-        for _ in 0..RUNS {
-            let t = Instant::now();
-            sign = Some(inverse::sign(&inv, &a, options)?);
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        let (sign, ms) = (sign.expect("RUNS > 0"), median(&mut times));
-        // sign(A) = −I for stable A: the distance from it.
-        let off = sign
-            .s
-            .as_slice()
-            .iter()
-            .enumerate()
-            .map(|(k, v)| {
-                let want = if k / s == k % s { -1.0 } else { 0.0 };
-                (v - want).powi(2)
-            })
-            .sum::<f64>()
-            .sqrt();
-        println!("{what},{s},{},{ms:.1},{off:.2e}", sign.iterations);
+            let options = SignOptions {
+                refine_inverses: false,
+                polish_correction: correction,
+                ..SignOptions::default()
+            };
+            // Warm-up: at least one call and half a second of work. An idle H200 runs at its idle
+            // clock (345 MHz) for about the first 0.4 s of work (nvidia-smi at 50 ms), which
+            // made the first timed calls of a process up to 3.7x slower.
+            let warm = Instant::now();
+            while {
+                inverse::sign(&inv, &a, options)?;
+                warm.elapsed().as_secs_f64() < WARM_UP_S
+            } {}
+            let mut times = Vec::new();
+            let mut sign = None;
+            for _ in 0..RUNS {
+                let t = Instant::now();
+                sign = Some(inverse::sign(&inv, &a, options)?);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            let (sign, ms) = (sign.expect("RUNS > 0"), median(&mut times));
+            // sign(A) = −I for stable A: the distance from it.
+            let off = sign
+                .s
+                .as_slice()
+                .iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    let want = if k / s == k % s { -1.0 } else { 0.0 };
+                    (v - want).powi(2)
+                })
+                .sum::<f64>()
+                .sqrt();
+            println!("{what},{s},{},{ms:.1},{off:.2e}", sign.iterations);
         }
         let q = Matrix::from_fn(s, s, |i, j| if i == j { 1.0 } else { 0.0 });
         inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?;

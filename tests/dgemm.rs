@@ -272,6 +272,17 @@ fn large_tile_products_match_faer() {
 }
 
 #[test]
+fn sweep_variant_tiles_match_faer() {
+    for tile in [
+        DoubleTile::Wide,
+        DoubleTile::MediumShallow,
+        DoubleTile::SmallShallow,
+    ] {
+        every_shape(Some(tile));
+    }
+}
+
+#[test]
 fn operands_with_no_unit_stride_match_faer() {
     let _serial = serial();
     let gpu = common::gpu();

@@ -610,3 +610,131 @@ fn f64_entry_refines_spd_and_general() {
         );
     }
 }
+
+/// The polish's correction S·E as an f32 product (the default) against the f64 one it replaces:
+/// ‖I − S²‖ as small and the error against the reference as small, on the f32 iteration's S
+/// (‖E‖ about 1e-5, where the correction matters) and the refined one; orders tiny, odd, and
+/// past one work group of the conversions (16 x 16) and one f32 product tile.
+#[test]
+fn sign_polish_correction_in_f32_keeps_the_accuracy() {
+    use inverse::PolishCorrection;
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let identity = |n: usize, v: f64| Matrix::from_fn(n, n, |i, j| if i == j { v } else { 0.0 });
+    for n in [1, 2, 3, 17, 64, 65, 130] {
+        // Symmetric indefinite (reference: the eigendecomposition) and stable nonnormal
+        // (reference: −I).
+        let mut sym = spd(n, 700 + n as u64);
+        for i in (0..n).step_by(2) {
+            sym[(i, i)] -= 3.0;
+        }
+        let cases = [
+            (sym.clone(), sign_by_eigen(&sym)),
+            (stable(n, 800 + n as u64), identity(n, -1.0)),
+        ];
+        for (what, (a, want)) in ["symmetric", "nonnormal"].iter().zip(&cases) {
+            for refine_inverses in [false, true] {
+                let run = |polish_correction| {
+                    let options = inverse::SignOptions {
+                        refine_inverses,
+                        polish_correction,
+                        ..Default::default()
+                    };
+                    inverse::sign(&inv, a, options).unwrap()
+                };
+                let (double, single) =
+                    (run(PolishCorrection::Double), run(PolishCorrection::Single));
+                let (ed, es) = (
+                    relative_error(&double.s, want),
+                    relative_error(&single.s, want),
+                );
+                let tag = format!("{what} n {n} refined {refine_inverses}");
+                assert!(
+                    double.polish_steps > 0 || n == 1 || refine_inverses,
+                    "{tag}: no polish"
+                );
+                assert!(
+                    single.residual < 1e-13,
+                    "{tag}: ‖I − S²‖ {:e}",
+                    single.residual
+                );
+                assert!(
+                    single.residual
+                        <= 4.0 * double.residual + 8.0 * f64::EPSILON * (n as f64).sqrt(),
+                    "{tag}: ‖I − S²‖ {:e} against the f64 correction's {:e}",
+                    single.residual,
+                    double.residual
+                );
+                assert!(
+                    es <= 1.5 * ed + 1e-13,
+                    "{tag}: error {es:e} against the f64 correction's {ed:e}"
+                );
+                assert!(
+                    single.commutation <= 1.5 * double.commutation + 1e-13,
+                    "{tag}: commutation"
+                );
+            }
+        }
+    }
+}
+
+/// Squares kept between calls hold the last call's values: a solve must not read them. The
+/// kept squares of the order are filled with NaN first; the Lyapunov solve and the sign
+/// function then match their references, and a second call gives the same X bit for bit.
+#[test]
+fn kept_squares_poisoned_with_nan_do_not_show() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let n = 23;
+    let poison = |inv: &Inverter| {
+        let doubles: Vec<_> = (0..16)
+            .map(|_| inverse::double::DoubleSquare::new(inv, "poison", n).unwrap())
+            .collect();
+        let singles: Vec<_> = (0..16)
+            .map(|_| inv.single_square("poison", n).unwrap())
+            .collect();
+        for d in doubles {
+            d.buffer.write(0, &vec![f64::NAN; n * n]).unwrap();
+            inv.recycle_double(d);
+        }
+        for s in singles {
+            s.buffer.write(0, &vec![f32::NAN; n * n]).unwrap();
+            inv.recycle_single(s);
+        }
+    };
+    let (a, b) = (stable(n, 31), random(n, n, 32));
+    let q = matmul(&b, &b.transpose());
+    let want = lyapunov_by_kronecker(&a, &q);
+    poison(&inv);
+    let first = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    let e = relative_error(&first.x, &want);
+    assert!(
+        e < 1e-11,
+        "error {e} after poisoned squares ({:?})",
+        first.residuals
+    );
+    poison(&inv);
+    let second = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    assert_eq!(first.x.as_slice(), second.x.as_slice());
+    // Nonsymmetric Q (two-product residual), and the sign function, after poisoning again.
+    let q = random(n, n, 33);
+    poison(&inv);
+    let got = inverse::solve_continuous_lyapunov(&inv, &a, &q, 3).unwrap();
+    assert!(relative_error(&got.x, &lyapunov_by_kronecker(&a, &q)) < 1e-11);
+    let mut sym = spd(n, 34);
+    for i in (0..n).step_by(3) {
+        sym[(i, i)] -= 3.0;
+    }
+    for refine_inverses in [false, true] {
+        poison(&inv);
+        let options = inverse::SignOptions {
+            refine_inverses,
+            ..Default::default()
+        };
+        let s = inverse::sign(&inv, &sym, options).unwrap();
+        let e = relative_error(&s.s, &sign_by_eigen(&sym));
+        assert!(e < 1e-5, "sign, refined {refine_inverses}: error {e}");
+        assert!(s.residual < 1e-13);
+    }
+    inv.release_kept_squares();
+}
