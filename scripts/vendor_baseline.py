@@ -333,9 +333,10 @@ def newton(a32, keep):
     raise RuntimeError("the Newton iteration did not converge")
 
 
-def torch_sign(a64):
+def torch_sign(a64, f64_correction=False):
     """sign(A) as src/inverse/sign.rs with refine_inverses off (examples/sign_timing.rs): f32
-    Newton iteration, then Newton-Schulz polish S <- S + S(I - S^2)/2 in f64 while ||I - S^2||
+    Newton iteration, then Newton-Schulz polish S <- S + S(I - S^2)/2 (I - S^2 in f64, its
+    product with S in f32 unless f64_correction) while ||I - S^2||
     drops and is above eps*sqrt(n) (= eps*||I||_F), stopping after the first step that does not
     halve it, then ||AS - SA||_F / (||A|| ||S||)
     in f64."""
@@ -349,7 +350,12 @@ def torch_sign(a64):
     for _ in range(POLISH_STEPS):
         if r >= 1 or r <= done:
             break
-        nxt = s + 0.5 * (s @ e)
+        # The correction S·E as an f32 product of S and E/||E||_F rounded (E itself in f64),
+        # as ours by default (PolishCorrection::Single); f64_correction: in f64 (Double).
+        if f64_correction:
+            nxt = s + 0.5 * (s @ e)
+        else:
+            nxt = s + (0.5 * r) * (s.float() @ (e / r).float()).double()
         e_next = eye - nxt @ nxt
         r_next = torch.linalg.matrix_norm(e_next).item()
         if not np.isfinite(r_next) or r_next >= r:
@@ -447,8 +453,11 @@ def applications(args):
         with open(args.ours_sign) as f:
             for line in f:
                 parts = line.strip().split(",")
-                if len(parts) == 5 and parts[0] in ("sign", "lyap"):
-                    op = "sign" if parts[0] == "sign" else "lyapunov"
+                # Rows sign and lyap (the defaults), sign_f64corr (the f64 polish correction)
+                # and lyap_fresh (squares allocated per call).
+                names = {"sign": "sign", "sign_f64corr": "sign_f64corr", "lyap": "lyapunov", "lyap_fresh": "lyapunov_fresh"}
+                if len(parts) == 5 and parts[0] in names:
+                    op = names[parts[0]]
                     ours.setdefault((op, int(parts[1])), []).append((float(parts[3]), f"{parts[2]} iterations, wall"))
     rows = []
 
@@ -477,15 +486,21 @@ def applications(args):
         _, c = torch_sign(a)
         add("sign", s, f"scaled Newton in torch (f32 torch.linalg.inv per step, f64 polish; commutation {c:.1e})",
             cuda_ms(lambda: torch_sign(a), reps))
+        if ("sign_f64corr", s) in ours:
+            add("sign_f64corr", s, "the same with the f64 polish correction",
+                cuda_ms(lambda: torch_sign(a, True), reps))
         q = torch.eye(s, dtype=torch.float64, device=dev)
         _, r = torch_lyapunov(a, q, 2)
         add("lyapunov", s, f"Newton sign-function Lyapunov in torch (f32 iteration, f64 residual; residual {r:.1e})",
             cuda_ms(lambda: torch_lyapunov(a, q, 2), reps))
+        if ("lyapunov_fresh", s) in ours:
+            add("lyapunov_fresh", s, "the same torch Lyapunov (ours: squares allocated per call)",
+                cuda_ms(lambda: torch_lyapunov(a, q, 2), reps))
         del a, q
         torch.cuda.empty_cache()
     with open(args.applications_out, "w") as f:
         f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
-        order = ("inverse_general", "inverse_spd", "sign", "lyapunov")
+        order = ("inverse_general", "inverse_spd", "sign", "sign_f64corr", "lyapunov", "lyapunov_fresh")
         f.write("\n".join(sorted(rows, key=lambda r: (order.index(r.split(",")[0]), int(r.split(",")[1])))) + "\n")
     print(f"wrote {args.applications_out} ({name}, torch {torch.__version__})", file=sys.stderr)
 
