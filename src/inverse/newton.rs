@@ -71,7 +71,7 @@ pub fn iterate(
     let ctx = inv.context();
     let partial: Buffer<[f32; 4]> =
         Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, groups)?;
-    let mut perm: Buffer<u32> =
+    let perm: Buffer<u32> =
         Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
     let mut norm_x = a.frobenius_norm();
     let mut max_x = a.max_abs();
@@ -100,7 +100,9 @@ pub fn iterate(
                 e => e,
             });
         }
-        perm.upload(&column_order(&pivots.piv.download_range(0, n)?))?;
+        // Written into the buffer's storage (an upload would re-specify it: a new allocation
+        // every iteration).
+        perm.write(0, &column_order(&pivots.piv.download_range(0, n)?))?;
         let y = match spare.take() {
             Some(y) => y,
             None => inv.single_square("an inverse of the Newton iteration", n)?,
