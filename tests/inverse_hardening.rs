@@ -292,7 +292,14 @@ fn sign_reports_an_honest_error_measure() {
     };
     let got = gpu.sign(&a, o).unwrap();
     let e = relative_error(&got.s, &want);
-    assert!(got.residual < 1e-12, "‖I − S²‖ {}", got.residual);
+    // f64's floor for ‖I − S²‖_F of a rounded S is about 2ε·‖S‖_F² (1.1e-12 here, ‖S‖_F ≈ 50):
+    // the f32 polish correction ends at 1.2e-12, the f64 one happened to reach 3.9e-13.
+    let floor = 2.0 * f64::EPSILON * got.s.frobenius_norm().powi(2);
+    assert!(
+        got.residual < 2.0 * floor,
+        "‖I − S²‖ {} (floor {floor:e})",
+        got.residual
+    );
     assert!(
         e > 1e3 * got.residual,
         "error {e} not above ‖I − S²‖ {}",
