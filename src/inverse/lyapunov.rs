@@ -163,7 +163,22 @@ pub fn solve_continuous_lyapunov(
     let (a, q) = (&*a.scaled(sa), &*q.scaled(sq));
     let options = super::SignOptions::default();
     let start = std::time::Instant::now();
-    let run = newton::iterate(inv, a, options.max_iterations, true, true)?;
+    // All f64 squares first (kept ones where an earlier call of the order left them), and A
+    // and Q up once: the Newton iteration's f32 A is narrowed from the f64 one on the device.
+    // A in m, Q in r, X in x and its residual in t; the next X and residual beside them.
+    let mut work = DoubleWork::new(inv, n)?;
+    let mut x_next = DoubleSquare::new(inv, "the next Lyapunov iterate", n)?;
+    let mut r_next = DoubleSquare::new(inv, "the next Lyapunov residual", n)?;
+    work.m.write(a)?;
+    work.r.write(q)?;
+    phase(inv, start, "A and Q up");
+    let x0 = inv.single_square("the Newton iterate", n)?;
+    inv.narrow(x0.op(View::row_major(n, n)), work.m.op(false), 1.0)?;
+    let a_start = newton::Start {
+        norm: a.frobenius_norm(),
+        max_abs: a.max_abs(),
+    };
+    let run = newton::iterate_from(inv, x0, a_start, options.max_iterations, true, true)?;
     phase(inv, start, "Newton iteration");
     let (trace, off) = newton::trace_and_distance_from_minus_identity(inv, &run.x)?;
     // A NaN sum must not pass as stable (the iteration refuses non-finite iterates already).
@@ -189,15 +204,7 @@ pub fn solve_continuous_lyapunov(
         u: square("a product of the Lyapunov iteration")?,
         symmetric,
     };
-    // A in m, Q in r, X in x and its residual in t; the next X and residual beside them.
     phase(inv, start, "stability test");
-    let mut work = DoubleWork::new(inv, n)?;
-    let mut x_next = DoubleSquare::new(inv, "the next Lyapunov iterate", n)?;
-    let mut r_next = DoubleSquare::new(inv, "the next Lyapunov residual", n)?;
-    phase(inv, start, "f64 squares allocated");
-    work.m.write(a)?;
-    work.r.write(q)?;
-    phase(inv, start, "A and Q up");
     let norm_a = a.frobenius_norm();
     let relative = |norm: f64, norm_x: f64| norm / (norm_a * norm_x).max(f64::MIN_POSITIVE);
     let q_max = q.max_abs();

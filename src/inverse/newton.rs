@@ -62,9 +62,35 @@ pub fn iterate(
     scaling: bool,
     keep_inverses: bool,
 ) -> Result<NewtonRun> {
-    let n = a.rows();
-    let x = inv.single_square("the Newton iterate", n)?;
+    let x = inv.single_square("the Newton iterate", a.rows())?;
     x.buffer.write(0, a.to_f32().as_slice())?;
+    let start = Start {
+        norm: a.frobenius_norm(),
+        max_abs: a.max_abs(),
+    };
+    iterate_from(inv, x, start, max_iterations, scaling, keep_inverses)
+}
+
+/// What [`iterate_from`] needs to know of X₀ before its first step.
+#[derive(Clone, Copy, Debug)]
+pub struct Start {
+    /// ‖X₀‖_F.
+    pub norm: f64,
+    /// max |X₀|.
+    pub max_abs: f64,
+}
+
+/// [`iterate`] from an X₀ already on the device (the Lyapunov solver narrows it from its f64
+/// A there instead of uploading A twice); `x` becomes the iterate.
+pub fn iterate_from(
+    inv: &Inverter,
+    x: DeviceSquare,
+    start: Start,
+    max_iterations: usize,
+    scaling: bool,
+    keep_inverses: bool,
+) -> Result<NewtonRun> {
+    let n = x.n;
     let w = inv.single_square("the Newton step's inverse", n)?;
     let pivots = PivotWork::new(inv, n, inv.general_block(n))?;
     let groups = Inverter::newton_groups(n);
@@ -73,8 +99,8 @@ pub fn iterate(
         Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, groups)?;
     let perm: Buffer<u32> =
         Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
-    let mut norm_x = a.frobenius_norm();
-    let mut max_x = a.max_abs();
+    let mut norm_x = start.norm;
+    let mut max_x = start.max_abs;
     let mut scale = scaling;
     let mut previous = f64::INFINITY;
     let mut inverses = Vec::new();
