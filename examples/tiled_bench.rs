@@ -5,14 +5,14 @@
 //!
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
-//!  [--factor columns,panels,lanes,pairs] [--schedule blocked,chain,panels,auto] [--fold 0,1] SIZE...`
+//!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto] [--fold 0,1] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
 //! block width, whether inner updates factor the next diagonal block, how the diagonal blocks
 //! are factored: `columns` one barrier per column, `panels` in panels of 16 by one subgroup,
 //! `lanes` blocks of 32 by the lanes of one subgroup, no barrier per column, `pairs` two columns
-//! per barrier):
+//! per barrier, `quads` four):
 //! every combination gets its own kernels and rows whose method is
 //! `tiled-d<diag>-o<outer>-f<0|1>` (with `-<factor>` after it where `--factor` is given); without them the rows are
 //! the device's defaults (method `tiled`). Op `n` counts the launches of one factorization per
@@ -140,7 +140,7 @@ fn parse() -> anyhow::Result<Args> {
                             .into_iter()
                             .find(|f| f.name() == s.trim())
                             .with_context(|| {
-                                format!("unknown factor {s} (columns, panels, lanes or pairs)")
+                                format!("unknown factor {s} (columns, panels, lanes, pairs or quads)")
                             })
                     })
                     .collect::<anyhow::Result<_>>()?

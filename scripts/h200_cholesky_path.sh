@@ -3,8 +3,9 @@
 # the current chain against its options and torch.linalg.cholesky (cuSOLVER) in one run:
 #   fold0 / fold1     Tuning::chain_fold: the sub-diagonal tile's product L_{j+1,j} = acc·L_jj⁻ᵀ
 #                     formed by the group of (j + 1, j + 1) (one flag hand-off fewer per step)
-#   columns / pairs   DiagonalFactor: the diagonal tile factored one column per barrier
-#                     (potrf_inv_fn.glsl) or two (potrf_inv_pairs.glsl)
+#   columns / pairs / quads   DiagonalFactor: the diagonal tile factored one column per
+#                     barrier (potrf_inv_fn.glsl), two (potrf_inv_pairs.glsl) or four
+#                     (potrf_inv_steps.glsl)
 # at diagonal tiles of 64 (the GPU's default) and 32, orders 1024, 2048 and 4096, full storage,
 # CholeskySchedule::Chain. Writes under OUT (default $OUT, else figures/h200):
 #   cholesky_path.csv        ours: method,op,format,m,n,ms,gflops (GPU time, median of RUNS),
@@ -26,10 +27,10 @@ bench=${BENCH:-.k25/ex/tiled_bench}
 sizes="1024 2048 4096"
 runs=${RUNS:-5}
 : > "$out/cholesky_path_log.txt"
-timeout 60 "$bench" --runs "$runs" --ops c,v --formats full --diag 64 --factor columns,pairs \
+timeout 60 "$bench" --runs "$runs" --ops c,v --formats full --diag 64 --factor columns,pairs,quads \
     --fold 0,1 --schedule chain $sizes > "$out/cholesky_path.csv" 2>> "$out/cholesky_path_log.txt"
 echo "tiles 64: exit $?"
-timeout 60 "$bench" --runs "$runs" --ops c,v --formats full --diag 32 --factor columns,pairs,lanes \
+timeout 60 "$bench" --runs "$runs" --ops c,v --formats full --diag 32 --factor columns,pairs,quads \
     --fold 0,1 --schedule chain $sizes 2>> "$out/cholesky_path_log.txt" \
     | tail -n +2 >> "$out/cholesky_path.csv"
 echo "tiles 32: exit $?"

@@ -144,6 +144,7 @@ impl Knob {
                 crate::tiled::DiagonalFactor::Panels => 1,
                 crate::tiled::DiagonalFactor::Lanes => 2,
                 crate::tiled::DiagonalFactor::Pairs => 3,
+                crate::tiled::DiagonalFactor::Quads => 4,
             }),
             Field::SplitOrder => t.split_order.map(|v| v as u64),
             Field::MaxBufferBytes => t.max_buffer_bytes,
@@ -163,7 +164,8 @@ impl Knob {
                     0 => crate::tiled::DiagonalFactor::Columns,
                     1 => crate::tiled::DiagonalFactor::Panels,
                     2 => crate::tiled::DiagonalFactor::Lanes,
-                    _ => crate::tiled::DiagonalFactor::Pairs,
+                    3 => crate::tiled::DiagonalFactor::Pairs,
+                    _ => crate::tiled::DiagonalFactor::Quads,
                 })
             }
             Field::SplitOrder => t.split_order = Some(n),
@@ -207,9 +209,9 @@ pub const TILED_FUSED: Knob = Knob {
 /// [`Tuning::diagonal_factor`].
 pub const TILED_PANELS: Knob = Knob {
     name: "SYMRASTER_TILED_PANELS",
-    expected: "0, 1, 2 or 3 (the tiled Cholesky's diagonal blocks: columns, panels, lanes, pairs)",
+    expected: "0 to 4 (the tiled Cholesky's diagonal blocks: columns, panels, lanes, pairs, quads)",
     min: 0,
-    max: 3,
+    max: 4,
     multiple_of: 1,
     field: Field::DiagonalFactor,
 };
@@ -646,13 +648,14 @@ mod tests {
             ("1", DiagonalFactor::Panels),
             ("2", DiagonalFactor::Lanes),
             ("3", DiagonalFactor::Pairs),
+            ("4", DiagonalFactor::Quads),
         ] {
             let mut p = Tuning::default();
             p.set("SYMRASTER_TILED_PANELS", text).unwrap();
             assert_eq!(p.diagonal_factor_for(&KernelConfig::TEXEL), want);
             assert!(p.tiles_tuned());
         }
-        assert!(TILED_PANELS.parse("4").is_err());
+        assert!(TILED_PANELS.parse("5").is_err());
         for (name, value) in [
             ("SYMRASTER_TILED_OUTER", "18446744073709551615"),
             ("SYMRASTER_TILED_CONFIG", "8,4,1024,4,4,2,32"),

@@ -557,50 +557,59 @@ fn the_folded_chain_matches_the_reference_and_the_unfolded_chain() {
 }
 
 /// The kernels of [`factor_kernels`] with the chain folded or not.
-fn pairs_kernels(
+fn steps_kernels(
     gpu: &symraster::Gpu,
-    diag: usize,
-    schedule: CholeskySchedule,
-    outer: usize,
+    (diag, schedule, outer): (usize, CholeskySchedule, usize),
+    factor: DiagonalFactor,
     fold: bool,
 ) -> TiledKernels {
     let t = Tuning {
         diagonal_block: Some(diag),
         outer_block: Some(outer),
         cholesky_schedule: Some(schedule),
-        diagonal_factor: Some(DiagonalFactor::Pairs),
+        diagonal_factor: Some(factor),
         chain_fold: Some(fold),
         ..Tuning::default()
     };
     TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
 }
 
-/// The diagonal tiles factored two columns per barrier (potrf_inv_pairs.glsl), alone and with
-/// the folded chain, in the chain and the chained panels: the factor against the reference
-/// and the columns' factor, the inverses of the diagonal tiles alike (slots poisoned first),
-/// the failing column (either column of a pair, and an odd last one) and its pivot.
+/// The diagonal tiles factored two (potrf_inv_pairs.glsl) or four (potrf_inv_steps.glsl)
+/// columns per barrier, alone and with the folded chain, in the chain and the chained panels:
+/// the factor against the reference and the columns' factor, the inverses of the diagonal
+/// tiles alike (slots poisoned first), the failing column (any column of a step, and a short
+/// last step) and its pivot.
 #[test]
-fn the_pairs_diagonal_factor_matches_the_columns_factor_in_the_chain() {
+fn the_pairs_and_quads_diagonal_factors_match_the_columns_factor_in_the_chain() {
     let gpu = gpu();
     if !gpu.info().has_compute() {
         return;
     }
-    for (diag, schedule, outer, fold) in [
-        (32, CholeskySchedule::Chain, 512, false),
-        (32, CholeskySchedule::Chain, 512, true),
-        (64, CholeskySchedule::Chain, 512, true),
-        (32, CholeskySchedule::Panels, 64, true),
-    ] {
-        let pairs = pairs_kernels(&gpu, diag, schedule, outer, fold);
+    let cases = [
+        ((32, CholeskySchedule::Chain, 512), false),
+        ((32, CholeskySchedule::Chain, 512), true),
+        ((64, CholeskySchedule::Chain, 512), true),
+        ((32, CholeskySchedule::Panels, 64), true),
+    ];
+    for (factor, (shape, fold)) in [DiagonalFactor::Pairs, DiagonalFactor::Quads]
+        .into_iter()
+        .flat_map(|f| cases.map(|c| (f, c)))
+    {
+        let (diag, schedule, outer) = shape;
+        let pairs = steps_kernels(&gpu, shape, factor, fold);
         let columns = factor_kernels(&gpu, diag, schedule, outer, DiagonalFactor::Columns);
-        assert_eq!(pairs.diagonal_factor(), DiagonalFactor::Pairs);
+        assert_eq!(pairs.diagonal_factor(), factor);
         assert_eq!(pairs.chain_fold(), fold);
         let sizes: &[usize] = match diag {
             32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
             _ => &[1, 2, 3, 63, 64, 65, 129, 200],
         };
         for &m in sizes {
-            let what = format!("tiles {diag} {} fold {fold} m {m}", schedule.name());
+            let what = format!(
+                "{} tiles {diag} {} fold {fold} m {m}",
+                factor.name(),
+                schedule.name()
+            );
             assert_eq!(pairs.chains_factor(m), Some(schedule), "{what}");
             let c = problems::well_conditioned_spd(&mut problems::rng(700 + m as u64), m);
             let before = pairs.chained_factors();
@@ -635,21 +644,21 @@ fn the_pairs_diagonal_factor_matches_the_columns_factor_in_the_chain() {
                 }
             }
         }
-        // The failing column (first or second of a pair; 128 the odd last) and its pivot.
+        // The failing column (each place in a step; 128 a short last step) and its pivot.
         let m = 129;
-        for column in [0, 1, 31, 32, 40, 41, 63, 64, 100, 128] {
+        for column in [0, 1, 2, 3, 31, 32, 40, 41, 42, 63, 64, 100, 101, 128] {
             let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
             c[(column, column)] -= 500.0;
             let (got, pivot) = failure(&gpu, &pairs, &c);
             let (want, want_pivot) = failure(&gpu, &columns, &c);
-            assert_eq!((got, want), (column, column), "tiles {diag}");
+            assert_eq!((got, want), (column, column), "{factor:?} tiles {diag}");
             assert!(
                 (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
-                "tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
+                "{factor:?} tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
             );
         }
         let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
         c[(70, 70)] = f32::NAN;
-        assert_eq!(failure(&gpu, &pairs, &c).0, 70, "tiles {diag}");
+        assert_eq!(failure(&gpu, &pairs, &c).0, 70, "{factor:?} tiles {diag}");
     }
 }

@@ -28,6 +28,9 @@ pub enum DiagonalFactor {
     /// Two columns per barrier: a rank-2 step of the same elimination, the second column's
     /// update by the first formed by every invocation (`potrf_inv_pairs.glsl`; issue 25).
     Pairs,
+    /// Four columns per barrier: every invocation eliminates the 4 x 4 corner itself and
+    /// applies a rank-4 step (`potrf_inv_steps.glsl` of width 4; issue 25).
+    Quads,
 }
 
 /// Width of the panels of [`DiagonalFactor::Panels`] (it divides every diagonal-block order).
@@ -35,11 +38,12 @@ pub const DIAGONAL_PANEL: usize = 16;
 
 impl DiagonalFactor {
     /// Both, for sweeps and tests.
-    pub const ALL: [DiagonalFactor; 4] = [
+    pub const ALL: [DiagonalFactor; 5] = [
         DiagonalFactor::Columns,
         DiagonalFactor::Panels,
         DiagonalFactor::Lanes,
         DiagonalFactor::Pairs,
+        DiagonalFactor::Quads,
     ];
 
     /// A short name for reports and benchmark labels.
@@ -49,6 +53,7 @@ impl DiagonalFactor {
             DiagonalFactor::Panels => "panels",
             DiagonalFactor::Lanes => "lanes",
             DiagonalFactor::Pairs => "pairs",
+            DiagonalFactor::Quads => "quads",
         }
     }
 
@@ -59,6 +64,7 @@ impl DiagonalFactor {
             DiagonalFactor::Panels => crate::compute_kernels::POTRF_INV_PANELS_FN,
             DiagonalFactor::Lanes => crate::compute_kernels::POTRF_INV_LANES_FN,
             DiagonalFactor::Pairs => crate::compute_kernels::POTRF_INV_PAIRS_FN,
+            DiagonalFactor::Quads => crate::compute_kernels::POTRF_INV_QUADS_FN,
         }
     }
 
@@ -73,6 +79,7 @@ impl DiagonalFactor {
             DiagonalFactor::Lanes => 5 * diag,
             // Two buffers of two columns and two rows, and the pivots.
             DiagonalFactor::Pairs => 9 * diag,
+            DiagonalFactor::Quads => 17 * diag,
             DiagonalFactor::Panels => {
                 let bufs = if diag <= 64 { 2 } else { 1 };
                 bufs * diag * (p + 1) + 2 * p * diag + p * (p + 1) + 2 * diag
