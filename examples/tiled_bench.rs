@@ -140,7 +140,9 @@ fn parse() -> anyhow::Result<Args> {
                             .into_iter()
                             .find(|f| f.name() == s.trim())
                             .with_context(|| {
-                                format!("unknown factor {s} (columns, panels, lanes, pairs or quads)")
+                                format!(
+                                    "unknown factor {s} (columns, panels, lanes, pairs or quads)"
+                                )
                             })
                     })
                     .collect::<anyhow::Result<_>>()?

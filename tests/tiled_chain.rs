@@ -591,14 +591,14 @@ fn the_pairs_and_quads_diagonal_factors_match_the_columns_factor_in_the_chain() 
         ((64, CholeskySchedule::Chain, 512), true),
         ((32, CholeskySchedule::Panels, 64), true),
     ];
-    for (factor, (shape, fold)) in [DiagonalFactor::Pairs, DiagonalFactor::Quads]
+    for (way, (shape, fold)) in [DiagonalFactor::Pairs, DiagonalFactor::Quads]
         .into_iter()
         .flat_map(|f| cases.map(|c| (f, c)))
     {
         let (diag, schedule, outer) = shape;
-        let pairs = steps_kernels(&gpu, shape, factor, fold);
+        let pairs = steps_kernels(&gpu, shape, way, fold);
         let columns = factor_kernels(&gpu, diag, schedule, outer, DiagonalFactor::Columns);
-        assert_eq!(pairs.diagonal_factor(), factor);
+        assert_eq!(pairs.diagonal_factor(), way);
         assert_eq!(pairs.chain_fold(), fold);
         let sizes: &[usize] = match diag {
             32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
@@ -607,7 +607,7 @@ fn the_pairs_and_quads_diagonal_factors_match_the_columns_factor_in_the_chain() 
         for &m in sizes {
             let what = format!(
                 "{} tiles {diag} {} fold {fold} m {m}",
-                factor.name(),
+                way.name(),
                 schedule.name()
             );
             assert_eq!(pairs.chains_factor(m), Some(schedule), "{what}");
@@ -651,14 +651,14 @@ fn the_pairs_and_quads_diagonal_factors_match_the_columns_factor_in_the_chain() 
             c[(column, column)] -= 500.0;
             let (got, pivot) = failure(&gpu, &pairs, &c);
             let (want, want_pivot) = failure(&gpu, &columns, &c);
-            assert_eq!((got, want), (column, column), "{factor:?} tiles {diag}");
+            assert_eq!((got, want), (column, column), "{way:?} tiles {diag}");
             assert!(
                 (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
-                "{factor:?} tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
+                "{way:?} tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
             );
         }
         let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
         c[(70, 70)] = f32::NAN;
-        assert_eq!(failure(&gpu, &pairs, &c).0, 70, "{factor:?} tiles {diag}");
+        assert_eq!(failure(&gpu, &pairs, &c).0, 70, "{way:?} tiles {diag}");
     }
 }
