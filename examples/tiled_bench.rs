@@ -5,13 +5,14 @@
 //!
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
-//!  [--factor columns,panels,lanes] [--schedule blocked,chain,panels,auto] SIZE...`
+//!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto] [--fold 0,1] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
 //! block width, whether inner updates factor the next diagonal block, how the diagonal blocks
 //! are factored: `columns` one barrier per column, `panels` in panels of 16 by one subgroup,
-//! `lanes` blocks of 32 by the lanes of one subgroup, no barrier per column):
+//! `lanes` blocks of 32 by the lanes of one subgroup, no barrier per column, `pairs` two columns
+//! per barrier, `quads` four):
 //! every combination gets its own kernels and rows whose method is
 //! `tiled-d<diag>-o<outer>-f<0|1>` (with `-<factor>` after it where `--factor` is given); without them the rows are
 //! the device's defaults (method `tiled`). Op `n` counts the launches of one factorization per
@@ -24,7 +25,8 @@
 //! `tiled[-d..-o..-f..][-t<wg_x>x<wg_y>x<tm>x<tn>][-s<slice>g<group>p<pad>r<regbuf>[u1][q1]]`.
 //! `--schedule` sweeps how the Cholesky of full storage runs (`CholeskySchedule`: the blocked
 //! launches, one chained launch, chained panels with trailing products, or the chain up to its
-//! order), method suffix `-<schedule>`.
+//! order), method suffix `-<schedule>`. `--fold` sweeps `Tuning::chain_fold` (the chained
+//! Cholesky's sub-diagonal tile folded into the next diagonal tile's group), suffix `-fold<0|1>`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
 //! chained Cholesky, `<method>.potrf_chain.bin`) there
 //! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
@@ -52,6 +54,7 @@ struct Args {
     fused: Vec<bool>,
     factor: Vec<DiagonalFactor>,
     schedule: Vec<CholeskySchedule>,
+    fold: Vec<bool>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
@@ -80,6 +83,7 @@ fn parse() -> anyhow::Result<Args> {
         fused: Vec::new(),
         factor: Vec::new(),
         schedule: Vec::new(),
+        fold: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
         block_bytes: None,
@@ -120,6 +124,12 @@ fn parse() -> anyhow::Result<Args> {
                     .map(|f| f != 0)
                     .collect()
             }
+            "--fold" => {
+                args.fold = list(&mut it, "--fold")?
+                    .into_iter()
+                    .map(|f| f != 0)
+                    .collect()
+            }
             "--factor" => {
                 args.factor = it
                     .next()
@@ -130,7 +140,9 @@ fn parse() -> anyhow::Result<Args> {
                             .into_iter()
                             .find(|f| f.name() == s.trim())
                             .with_context(|| {
-                                format!("unknown factor {s} (columns, panels or lanes)")
+                                format!(
+                                    "unknown factor {s} (columns, panels, lanes, pairs or quads)"
+                                )
                             })
                     })
                     .collect::<anyhow::Result<_>>()?
@@ -245,7 +257,12 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.outer.is_empty()
         && args.fused.is_empty()
         && args.factor.is_empty());
-    if !blocks && args.tiles.is_empty() && args.panel.is_empty() && args.schedule.is_empty() {
+    if !blocks
+        && args.tiles.is_empty()
+        && args.panel.is_empty()
+        && args.schedule.is_empty()
+        && args.fold.is_empty()
+    {
         return Ok(Vec::new());
     }
     let mut base = Tuning::default();
@@ -287,8 +304,16 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.schedule.iter().map(|&v| Some(v)).collect()
     };
+    let folds: Vec<Option<bool>> = if args.fold.is_empty() {
+        vec![base.chain_fold]
+    } else {
+        args.fold.iter().map(|&f| Some(f)).collect()
+    };
     let mut out = Vec::new();
-    for &schedule in &schedules {
+    for (&schedule, &chain_fold) in schedules
+        .iter()
+        .flat_map(|s| folds.iter().map(move |f| (s, f)))
+    {
         for &factor in &factors {
             for diag in or(&args.diag, base.diagonal_block) {
                 for outer in or(&args.outer, base.outer_block) {
@@ -302,6 +327,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     diagonal_factor: factor,
                                     panel,
                                     cholesky_schedule: schedule,
+                                    chain_fold,
                                     ..base
                                 };
                                 let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
@@ -332,6 +358,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         }
                                         if !args.schedule.is_empty() {
                                             label += &format!("-{}", t.cholesky_schedule().name());
+                                        }
+                                        if !args.fold.is_empty() {
+                                            label += &format!("-fold{}", u8::from(t.chain_fold()));
                                         }
                                         out.push((label, k))
                                     }

@@ -27,6 +27,17 @@ pub const POTRF_INV_FN: &str = include_str!("../glsl/tiled/potrf_inv_fn.glsl");
 /// [`POTRF_INV_FN`], chosen by [`crate::tiled::config::DiagonalFactor`]).
 pub const POTRF_INV_PANELS_FN: &str = include_str!("../glsl/tiled/potrf_inv_panels.glsl");
 
+/// The diagonal block's factor-and-invert two columns per barrier (the same function as
+/// [`POTRF_INV_FN`], chosen by [`crate::tiled::config::DiagonalFactor::Pairs`]).
+pub const POTRF_INV_PAIRS_FN: &str = include_str!("../glsl/tiled/potrf_inv_pairs.glsl");
+
+/// The diagonal block's factor-and-invert four columns per barrier (the same function as
+/// [`POTRF_INV_FN`], chosen by [`crate::tiled::config::DiagonalFactor::Quads`]).
+pub const POTRF_INV_QUADS_FN: &str = concat!(
+    "#define FACTOR_WIDTH 4\n",
+    include_str!("../glsl/tiled/potrf_inv_steps.glsl")
+);
+
 /// The diagonal block's factor-and-invert by the lanes of one subgroup, row i in lane i's
 /// registers (blocks of 32; [`POTRF_INV_FN`] for other orders, which follows it here).
 pub const POTRF_INV_LANES_FN: &str = concat!(

@@ -84,6 +84,10 @@ pub struct Tuning {
     /// [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::config::GPU_CHOLESKY_SCHEDULE), Auto; on
     /// software renderers [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
     pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
+    /// Whether the chained Cholesky (glsl/tiled/potrf_chain.comp) folds each sub-diagonal
+    /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
+    /// tile: one flag hand-off fewer per diagonal step on its critical path (default no).
+    pub chain_fold: Option<bool>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -139,6 +143,8 @@ impl Knob {
                 crate::tiled::DiagonalFactor::Columns => 0,
                 crate::tiled::DiagonalFactor::Panels => 1,
                 crate::tiled::DiagonalFactor::Lanes => 2,
+                crate::tiled::DiagonalFactor::Pairs => 3,
+                crate::tiled::DiagonalFactor::Quads => 4,
             }),
             Field::SplitOrder => t.split_order.map(|v| v as u64),
             Field::MaxBufferBytes => t.max_buffer_bytes,
@@ -157,7 +163,9 @@ impl Knob {
                 t.diagonal_factor = Some(match v {
                     0 => crate::tiled::DiagonalFactor::Columns,
                     1 => crate::tiled::DiagonalFactor::Panels,
-                    _ => crate::tiled::DiagonalFactor::Lanes,
+                    2 => crate::tiled::DiagonalFactor::Lanes,
+                    3 => crate::tiled::DiagonalFactor::Pairs,
+                    _ => crate::tiled::DiagonalFactor::Quads,
                 })
             }
             Field::SplitOrder => t.split_order = Some(n),
@@ -201,9 +209,9 @@ pub const TILED_FUSED: Knob = Knob {
 /// [`Tuning::diagonal_factor`].
 pub const TILED_PANELS: Knob = Knob {
     name: "SYMRASTER_TILED_PANELS",
-    expected: "0, 1 or 2 (the tiled Cholesky's diagonal blocks: columns, panels, lanes)",
+    expected: "0 to 4 (the tiled Cholesky's diagonal blocks: columns, panels, lanes, pairs, quads)",
     min: 0,
-    max: 2,
+    max: 4,
     multiple_of: 1,
     field: Field::DiagonalFactor,
 };
@@ -351,6 +359,7 @@ impl Tuning {
             || self.fused_diagonal.is_some()
             || self.diagonal_factor.is_some()
             || self.cholesky_schedule.is_some()
+            || self.chain_fold.is_some()
             || self.panel.is_some()
     }
 
@@ -396,6 +405,11 @@ impl Tuning {
     /// [`Tuning::fused_diagonal`] or its default (no).
     pub fn fused_diagonal(&self) -> bool {
         self.fused_diagonal.unwrap_or(false)
+    }
+
+    /// [`Tuning::chain_fold`] or its default (no).
+    pub fn chain_fold(&self) -> bool {
+        self.chain_fold.unwrap_or(false)
     }
 
     /// [`Tuning::split_order`] or its default.
@@ -633,13 +647,15 @@ mod tests {
             ("0", DiagonalFactor::Columns),
             ("1", DiagonalFactor::Panels),
             ("2", DiagonalFactor::Lanes),
+            ("3", DiagonalFactor::Pairs),
+            ("4", DiagonalFactor::Quads),
         ] {
             let mut p = Tuning::default();
             p.set("SYMRASTER_TILED_PANELS", text).unwrap();
             assert_eq!(p.diagonal_factor_for(&KernelConfig::TEXEL), want);
             assert!(p.tiles_tuned());
         }
-        assert!(TILED_PANELS.parse("3").is_err());
+        assert!(TILED_PANELS.parse("5").is_err());
         for (name, value) in [
             ("SYMRASTER_TILED_OUTER", "18446744073709551615"),
             ("SYMRASTER_TILED_CONFIG", "8,4,1024,4,4,2,32"),

@@ -444,3 +444,221 @@ fn auto_widens_the_chained_panels_unless_the_outer_block_is_tuned() {
     assert_eq!(auto.chains_factor(4097), None);
     assert_eq!(auto.chains_factor(8192), None);
 }
+
+/// The kernels of [`factor_kernels`] (the columns' diagonal factor) with the chain folding
+/// each sub-diagonal tile's last product into the next diagonal tile's group or not.
+fn fold_kernels(
+    gpu: &symraster::Gpu,
+    diag: usize,
+    schedule: CholeskySchedule,
+    outer: usize,
+    fold: bool,
+) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        chain_fold: Some(fold),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The folded chain (Tuning::chain_fold: the group of (j + 1, j + 1) forms L_{j+1,j} itself)
+/// in one launch and in chained panels (whose last tile column has no diagonal tile to fold
+/// into): the factor against the reference and the unfolded chain's, the inverses of the
+/// diagonal tiles alike (slots poisoned with NaN first), the failing column and its pivot as
+/// the unfolded chain names them, and the given-up path to the same factor bit for bit.
+#[test]
+fn the_folded_chain_matches_the_reference_and_the_unfolded_chain() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    assert!(!kernels(&gpu, 32, CholeskySchedule::Chain).chain_fold());
+    for (diag, schedule, outer) in [
+        (32, CholeskySchedule::Chain, 512),
+        (64, CholeskySchedule::Chain, 512),
+        (32, CholeskySchedule::Panels, 64),
+    ] {
+        let folded = fold_kernels(&gpu, diag, schedule, outer, true);
+        let plain = fold_kernels(&gpu, diag, schedule, outer, false);
+        assert!(folded.chain_fold() && !plain.chain_fold());
+        let sizes: &[usize] = match diag {
+            32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
+            _ => &[1, 3, 63, 64, 65, 127, 128, 129, 200],
+        };
+        for &m in sizes {
+            let what = format!("tiles {diag} {} m {m}", schedule.name());
+            assert_eq!(folded.chains_factor(m), Some(schedule), "{what}");
+            let c = problems::well_conditioned_spd(&mut problems::rng(500 + m as u64), m);
+            let before = folded.chained_factors();
+            let l = factor(&gpu, &folded, &c);
+            assert_eq!(folded.chained_factors(), before + 1, "{what}: not chained");
+            assert!(
+                l.as_slice().iter().all(|v| v.is_finite()),
+                "{what}: NaN left"
+            );
+            let e = backward_error(&l.to_f64(), &c);
+            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+            let d = symraster::relative_error(&l, &factor(&gpu, &plain, &c));
+            assert!(d < tolerance(m), "{what}: {d:.2e} from the unfolded chain");
+            if schedule != CholeskySchedule::Chain {
+                continue;
+            }
+            // `factor` above poisoned `plain`'s slots; refill `folded`'s after poisoning them.
+            let l2 = factor(&gpu, &folded, &c);
+            assert_eq!(l2.as_slice(), l.as_slice(), "{what}: not deterministic");
+            for slot in 0..m.div_ceil(diag) {
+                let (a, b) = (
+                    folded.inverse_block(slot).unwrap(),
+                    plain.inverse_block(slot).unwrap(),
+                );
+                let n = diag.min(m - slot * diag);
+                for r in 0..n {
+                    for s in 0..n {
+                        let (x, y) = (a[r * diag + s], b[r * diag + s]);
+                        assert!(
+                            (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
+                            "{what} slot {slot} ({r}, {s}): {x} against {y}"
+                        );
+                    }
+                }
+            }
+        }
+        // The failing column and its pivot, as the unfolded chain names them.
+        let m = 129;
+        for column in [0, 1, 31, 32, 40, 63, 64, 65, 100, 128] {
+            let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+            c[(column, column)] -= 500.0;
+            let (got, pivot) = failure(&gpu, &folded, &c);
+            let (want, want_pivot) = failure(&gpu, &plain, &c);
+            assert_eq!((got, want), (column, column), "tiles {diag}");
+            assert!(
+                (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+                "tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
+            );
+        }
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+        c[(70, 70)] = f32::NAN;
+        assert_eq!(failure(&gpu, &folded, &c).0, 70, "tiles {diag}");
+    }
+    // Given up before the first launch: launched again to the same factor, bit for bit.
+    let folded = fold_kernels(&gpu, 32, CholeskySchedule::Chain, 512, true);
+    for m in [1, 65, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(90 + m as u64), m);
+        let mut t = upload(&gpu, &c);
+        let before = folded.chained_factors();
+        cholesky::factor_after_chain_gives_up(&folded, &mut t).unwrap();
+        assert_eq!(folded.chained_factors(), before + 1, "m {m}: not chained");
+        let l = t.download_lower().unwrap();
+        assert_eq!(l.as_slice(), factor(&gpu, &folded, &c).as_slice(), "m {m}");
+    }
+}
+
+/// The kernels of [`factor_kernels`] with the chain folded or not.
+fn steps_kernels(
+    gpu: &symraster::Gpu,
+    (diag, schedule, outer): (usize, CholeskySchedule, usize),
+    factor: DiagonalFactor,
+    fold: bool,
+) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        diagonal_factor: Some(factor),
+        chain_fold: Some(fold),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The diagonal tiles factored two (potrf_inv_pairs.glsl) or four (potrf_inv_steps.glsl)
+/// columns per barrier, alone and with the folded chain, in the chain and the chained panels:
+/// the factor against the reference and the columns' factor, the inverses of the diagonal
+/// tiles alike (slots poisoned first), the failing column (any column of a step, and a short
+/// last step) and its pivot.
+#[test]
+fn the_pairs_and_quads_diagonal_factors_match_the_columns_factor_in_the_chain() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let cases = [
+        ((32, CholeskySchedule::Chain, 512), false),
+        ((32, CholeskySchedule::Chain, 512), true),
+        ((64, CholeskySchedule::Chain, 512), true),
+        ((32, CholeskySchedule::Panels, 64), true),
+    ];
+    for (way, (shape, fold)) in [DiagonalFactor::Pairs, DiagonalFactor::Quads]
+        .into_iter()
+        .flat_map(|f| cases.map(|c| (f, c)))
+    {
+        let (diag, schedule, outer) = shape;
+        let pairs = steps_kernels(&gpu, shape, way, fold);
+        let columns = factor_kernels(&gpu, diag, schedule, outer, DiagonalFactor::Columns);
+        assert_eq!(pairs.diagonal_factor(), way);
+        assert_eq!(pairs.chain_fold(), fold);
+        let sizes: &[usize] = match diag {
+            32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
+            _ => &[1, 2, 3, 63, 64, 65, 129, 200],
+        };
+        for &m in sizes {
+            let what = format!(
+                "{} tiles {diag} {} fold {fold} m {m}",
+                way.name(),
+                schedule.name()
+            );
+            assert_eq!(pairs.chains_factor(m), Some(schedule), "{what}");
+            let c = problems::well_conditioned_spd(&mut problems::rng(700 + m as u64), m);
+            let before = pairs.chained_factors();
+            let l = factor(&gpu, &pairs, &c);
+            assert_eq!(pairs.chained_factors(), before + 1, "{what}: not chained");
+            assert!(
+                l.as_slice().iter().all(|v| v.is_finite()),
+                "{what}: NaN left"
+            );
+            let e = backward_error(&l.to_f64(), &c);
+            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+            let lc = factor(&gpu, &columns, &c);
+            let d = symraster::relative_error(&l, &lc);
+            assert!(d < tolerance(m), "{what}: {d:.2e} from the columns' factor");
+            if schedule != CholeskySchedule::Chain {
+                continue;
+            }
+            for slot in 0..m.div_ceil(diag) {
+                let (a, b) = (
+                    pairs.inverse_block(slot).unwrap(),
+                    columns.inverse_block(slot).unwrap(),
+                );
+                let n = diag.min(m - slot * diag);
+                for r in 0..n {
+                    for s in 0..n {
+                        let (x, y) = (a[r * diag + s], b[r * diag + s]);
+                        assert!(
+                            (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
+                            "{what} slot {slot} ({r}, {s}): {x} against {y}"
+                        );
+                    }
+                }
+            }
+        }
+        // The failing column (each place in a step; 128 a short last step) and its pivot.
+        let m = 129;
+        for column in [0, 1, 2, 3, 31, 32, 40, 41, 42, 63, 64, 100, 101, 128] {
+            let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+            c[(column, column)] -= 500.0;
+            let (got, pivot) = failure(&gpu, &pairs, &c);
+            let (want, want_pivot) = failure(&gpu, &columns, &c);
+            assert_eq!((got, want), (column, column), "{way:?} tiles {diag}");
+            assert!(
+                (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+                "{way:?} tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
+            );
+        }
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+        c[(70, 70)] = f32::NAN;
+        assert_eq!(failure(&gpu, &pairs, &c).0, 70, "{way:?} tiles {diag}");
+    }
+}

@@ -5,10 +5,18 @@
 // decoupled look-back, as in trsv_chain.comp). Tile (i, j):
 //   acc = C_ij − Σ_{k<j} L_ik·L_jkᵀ, each term once tiles (i, k) and (j, k) are published;
 //   i = j: acc written back, factored and inverted by factor_block (potrf_inv_fn.glsl,
-//          potrf_inv_panels.glsl or potrf_inv_lanes.glsl, inserted at the
-//          FUSED_DIAG_FUNCTION line), L_jj⁻¹ to slot j;
+//          potrf_inv_panels.glsl, potrf_inv_lanes.glsl or potrf_inv_pairs.glsl, inserted at
+//          the FUSED_DIAG_FUNCTION line; the pairs' factor_block_from takes acc from the
+//          registers, no write and barrier before it), L_jj⁻¹ to slot j;
 //   i > j: once (j, j) is published, L_ij = acc·L_jj⁻ᵀ;
-// then its flag ready[t] is published (memory barrier before the flag). A pivot that is not
+// then its flag ready[t] is published (memory barrier before the flag).
+// With CHAIN_FOLD 1 (issue 25: one hand-off fewer per diagonal step), the sub-diagonal tile
+// (j + 1, j) of a column whose next diagonal tile is in the launch publishes its sum acc only
+// (flag 1), and the group of (j + 1, j + 1), once (j, j) is published, forms
+// L_{j+1,j} = acc·L_jj⁻ᵀ itself, writes it (flag 2: final), subtracts its last term from
+// registers and shared memory and factors. Tiles that read L_{j+1,j} wait for flag 2, set by
+// the group of (j + 1, j + 1), whose ticket comes before theirs (column j + 1 onward): every
+// wait is still on an earlier ticket. A pivot that is not
 // positive (or NaN) is reported with atomicMin on the status word (the earliest column wins;
 // diagonal tiles run one after the other, so its pivot is the one beside it), and the chain
 // goes on publishing its (NaN) tiles: a failure never hangs it.
@@ -44,6 +52,10 @@ uniform uint c_rs;
 uniform uint c_cs;
 uniform uint spin_limit;
 
+#ifndef CHAIN_FOLD
+#define CHAIN_FOLD 0
+#endif
+
 #define THREADS (PX * PY)
 // The products run over slices of KS columns (KS divides NB; the host defines it): two padded
 // NB x KS slices in shared memory, so that tiles of 64 fit llvmpipe's 32 KiB.
@@ -60,17 +72,58 @@ uint at(uint r, uint s) { return c_off + r * c_rs + s * c_cs; }
 // The flag of tile (i, j): its ticket (`tiles` row tiles; column j holds tiles − j of them).
 uint flag_index(uint i, uint j) { return j * tiles - (j * (j - 1u)) / 2u + (i - j); }
 
-// Invocation 0 polls the flag (or the gave-up word); true for the whole group when it must stop.
-bool wait_for(uint f, inout uint spins, uint tid) {
+// Whether tile (i, j) is folded (CHAIN_FOLD): the sub-diagonal tile of a column whose next
+// diagonal tile is factored in this launch (the last column of a block column has none).
+bool folded(uint i, uint j) { return CHAIN_FOLD != 0 && i == j + 1u && i * uint(NB) < n; }
+
+// The flag value at which tile (i, j) holds its final L_ij (2 where folded).
+uint final_flag(uint i, uint j) { return folded(i, j) ? 2u : 1u; }
+
+// Invocation 0 polls the flag until it reaches `need` (or the gave-up word); true for the
+// whole group when it must stop.
+bool wait_for(uint f, uint need, inout uint spins, uint tid) {
     if (tid == 0u) {
-        while (atomicOr(ready[f], 0u) == 0u && atomicOr(gave_up, 0u) == 0u && spins < spin_limit)
+        while (atomicOr(ready[f], 0u) < need && atomicOr(gave_up, 0u) == 0u && spins < spin_limit)
             spins++;
-        if (atomicOr(ready[f], 0u) == 0u) stop_shared = 1u;
+        if (atomicOr(ready[f], 0u) < need) stop_shared = 1u;
     }
     barrier();
     bool stop = stop_shared != 0u;
     memoryBarrierBuffer();
     return stop;
+}
+
+// prod = x·Wᵀ, W = L_jj⁻¹ at inv_r[base] (row-major, NB-strided, whole: tile j is not the
+// last): (x·Wᵀ)(r, s) = Σ_p x(r, p)·W(s, p), slice by slice (x's columns h..h + KS to ta, W's
+// to tb).
+void times_inverse_t(float x[EA][EB], uint base, uint tid, out float prod[EA][EB]) {
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    for (int a = 0; a < EA; a++)
+        for (int b = 0; b < EB; b++) prod[a][b] = 0.0;
+    for (uint h = 0u; h < uint(NB); h += uint(KS)) {
+        for (int a = 0; a < EA; a++)
+            for (int b = 0; b < EB; b++) {
+                uint s = tx + uint(PX) * uint(b);
+                if (s >= h && s < h + uint(KS)) ta[ty + uint(PY) * uint(a)][s - h] = x[a][b];
+            }
+        for (uint q = 0u; q < uint(LOADS); q++) {
+            uint e = tid + q * uint(THREADS);
+            uint rr = e / uint(KS);
+            uint p = e % uint(KS);
+            tb[rr][p] = inv_r[base + rr * uint(NB) + h + p];
+        }
+        barrier();
+        for (uint p = 0u; p < uint(KS); p++) {
+            float bv[EB];
+            for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
+            for (int a = 0; a < EA; a++) {
+                float av = ta[ty + uint(PY) * uint(a)][p];
+                for (int b = 0; b < EB; b++) prod[a][b] += av * bv[b];
+            }
+        }
+        barrier();
+    }
 }
 
 void main() {
@@ -107,9 +160,14 @@ void main() {
         }
     uint spins = 0u;
     bool stop = false;
-    for (uint k = 0u; k < j && !stop; k++) {
-        stop = wait_for(flag_index(i, k), spins, tid);
-        if (!stop && !diagonal) stop = wait_for(flag_index(j, k), spins, tid);
+    // Folded: the diagonal group takes the last term from L_{j,j-1}, which it forms itself;
+    // the sub-diagonal group publishes its sum.
+    bool fold_diag = CHAIN_FOLD != 0 && diagonal && j > 0u;
+    bool fold_sub = folded(i, j);
+    uint terms = fold_diag ? j - 1u : j;
+    for (uint k = 0u; k < terms && !stop; k++) {
+        stop = wait_for(flag_index(i, k), final_flag(i, k), spins, tid);
+        if (!stop && !diagonal) stop = wait_for(flag_index(j, k), final_flag(j, k), spins, tid);
         if (stop) break;
         // L_ik and L_jk (whole NB columns: k < j is never the last, short, tile column).
         for (uint h = k * uint(NB); h < (k + 1u) * uint(NB); h += uint(KS)) {
@@ -132,13 +190,65 @@ void main() {
             barrier();
         }
     }
-    if (!stop && !diagonal) stop = wait_for(flag_index(j, j), spins, tid);
+#if CHAIN_FOLD
+    // The sub-diagonal tile's sum (published before (j − 1, j − 1) is, mostly), then L_{j-1,j-1}⁻¹.
+    float sub[EA][EB];
+    if (!stop && fold_diag) {
+        stop = wait_for(flag_index(j, j - 1u), 1u, spins, tid);
+        for (int a = 0; a < EA; a++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + uint(PY) * uint(a);
+                uint s = tx + uint(PX) * uint(b);
+                sub[a][b] = (!stop && r < ni) ? c[at(r0 + r, s0 - uint(NB) + s)] : 0.0;
+            }
+        if (!stop) stop = wait_for(flag_index(j - 1u, j - 1u), 1u, spins, tid);
+    }
+#endif
+    if (!stop && !diagonal && !fold_sub) stop = wait_for(flag_index(j, j), 1u, spins, tid);
     if (stop) {
         if (tid == 0u) atomicOr(gave_up, 1u);
         return;
     }
+#if CHAIN_FOLD
+    if (fold_diag) {
+        // L_{j,j-1} = sub·L_{j-1,j-1}⁻ᵀ written (flag 2 once the group is past its last
+        // barrier below), and its term acc −= L_{j,j-1}·L_{j,j-1}ᵀ from the registers through ta.
+        float l[EA][EB];
+        times_inverse_t(sub, (j - 1u) * uint(NB * NB), tid, l);
+        for (int a = 0; a < EA; a++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + uint(PY) * uint(a);
+                uint s = tx + uint(PX) * uint(b);
+                if (r < ni) c[at(r0 + r, s0 - uint(NB) + s)] = l[a][b];
+            }
+        memoryBarrierBuffer();
+        for (uint h = 0u; h < uint(NB); h += uint(KS)) {
+            for (int a = 0; a < EA; a++)
+                for (int b = 0; b < EB; b++) {
+                    uint s = tx + uint(PX) * uint(b);
+                    uint r = ty + uint(PY) * uint(a);
+                    if (s >= h && s < h + uint(KS)) ta[r][s - h] = r < ni ? l[a][b] : 0.0;
+                }
+            barrier();
+            for (uint p = 0u; p < uint(KS); p++) {
+                float bv[EB];
+                for (int b = 0; b < EB; b++) bv[b] = ta[tx + uint(PX) * uint(b)][p];
+                for (int a = 0; a < EA; a++) {
+                    float av = ta[ty + uint(PY) * uint(a)][p];
+                    for (int b = 0; b < EB; b++) acc[a][b] -= av * bv[b];
+                }
+            }
+            barrier();
+        }
+        if (tid == 0u) atomicExchange(ready[flag_index(j, j - 1u)], 2u);
+    }
+#endif
     if (diagonal) {
         if (tid == 0u) bad_shared = 0xFFFFFFFFu;
+#ifdef FACTOR_FROM_REGISTERS
+        // The sum handed over in registers (the factor writes L over the tile).
+        factor_block_from(acc, ni, at(r0, s0), c_rs, c_cs, s0, j * uint(NB * NB));
+#else
         for (int a = 0; a < EA; a++)
             for (int b = 0; b < EB; b++) {
                 uint r = ty + uint(PY) * uint(a);
@@ -148,6 +258,7 @@ void main() {
         memoryBarrierBuffer();
         barrier();
         factor_block(ni, at(r0, s0), c_rs, c_cs, s0, j * uint(NB * NB));
+#endif
         barrier();
         // The first pivot that is not positive, found by every invocation at once (one thread
         // scanning the tile's pivots had been on the chain's critical path).
@@ -159,37 +270,19 @@ void main() {
             uint old = atomicMin(chain_column, column);
             if (column < old) chain_pivot = piv[bad_shared];
         }
-    } else {
-        // L_ij = acc·L_jj⁻ᵀ: (acc·Wᵀ)(r, s) = Σ_p acc(r, p)·W(s, p), W = L_jj⁻¹ (row-major,
-        // NB-strided, whole: tile j is not the last).
-        // Slice by slice: acc's columns h..h + KS to ta, W's to tb.
-        uint base = j * uint(NB * NB);
-        float prod[EA][EB];
+    } else if (fold_sub) {
+        // Folded: the sum only (whole NB columns: column j is not the last); the group of
+        // (j + 1, j + 1) forms L_{j+1,j}.
         for (int a = 0; a < EA; a++)
-            for (int b = 0; b < EB; b++) prod[a][b] = 0.0;
-        for (uint h = 0u; h < uint(NB); h += uint(KS)) {
-            for (int a = 0; a < EA; a++)
-                for (int b = 0; b < EB; b++) {
-                    uint s = tx + uint(PX) * uint(b);
-                    if (s >= h && s < h + uint(KS)) ta[ty + uint(PY) * uint(a)][s - h] = acc[a][b];
-                }
-            for (uint q = 0u; q < uint(LOADS); q++) {
-                uint e = tid + q * uint(THREADS);
-                uint rr = e / uint(KS);
-                uint p = e % uint(KS);
-                tb[rr][p] = inv_r[base + rr * uint(NB) + h + p];
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + uint(PY) * uint(a);
+                uint s = tx + uint(PX) * uint(b);
+                if (r < ni) c[at(r0 + r, s0 + s)] = acc[a][b];
             }
-            barrier();
-            for (uint p = 0u; p < uint(KS); p++) {
-                float bv[EB];
-                for (int b = 0; b < EB; b++) bv[b] = tb[tx + uint(PX) * uint(b)][p];
-                for (int a = 0; a < EA; a++) {
-                    float av = ta[ty + uint(PY) * uint(a)][p];
-                    for (int b = 0; b < EB; b++) prod[a][b] += av * bv[b];
-                }
-            }
-            barrier();
-        }
+    } else {
+        // L_ij = acc·L_jj⁻ᵀ.
+        float prod[EA][EB];
+        times_inverse_t(acc, j * uint(NB * NB), tid, prod);
         for (int a = 0; a < EA; a++)
             for (int b = 0; b < EB; b++) {
                 uint r = ty + uint(PY) * uint(a);

@@ -25,6 +25,12 @@ pub enum DiagonalFactor {
     /// column by shuffles, no barrier per column (`potrf_inv_lanes.glsl`; without shuffles
     /// through shared memory, two barriers per column); other orders column by column.
     Lanes,
+    /// Two columns per barrier: a rank-2 step of the same elimination, the second column's
+    /// update by the first formed by every invocation (`potrf_inv_pairs.glsl`; issue 25).
+    Pairs,
+    /// Four columns per barrier: every invocation eliminates the 4 x 4 corner itself and
+    /// applies a rank-4 step (`potrf_inv_steps.glsl` of width 4; issue 25).
+    Quads,
 }
 
 /// Width of the panels of [`DiagonalFactor::Panels`] (it divides every diagonal-block order).
@@ -32,10 +38,12 @@ pub const DIAGONAL_PANEL: usize = 16;
 
 impl DiagonalFactor {
     /// Both, for sweeps and tests.
-    pub const ALL: [DiagonalFactor; 3] = [
+    pub const ALL: [DiagonalFactor; 5] = [
         DiagonalFactor::Columns,
         DiagonalFactor::Panels,
         DiagonalFactor::Lanes,
+        DiagonalFactor::Pairs,
+        DiagonalFactor::Quads,
     ];
 
     /// A short name for reports and benchmark labels.
@@ -44,6 +52,8 @@ impl DiagonalFactor {
             DiagonalFactor::Columns => "columns",
             DiagonalFactor::Panels => "panels",
             DiagonalFactor::Lanes => "lanes",
+            DiagonalFactor::Pairs => "pairs",
+            DiagonalFactor::Quads => "quads",
         }
     }
 
@@ -53,6 +63,8 @@ impl DiagonalFactor {
             DiagonalFactor::Columns => crate::compute_kernels::POTRF_INV_FN,
             DiagonalFactor::Panels => crate::compute_kernels::POTRF_INV_PANELS_FN,
             DiagonalFactor::Lanes => crate::compute_kernels::POTRF_INV_LANES_FN,
+            DiagonalFactor::Pairs => crate::compute_kernels::POTRF_INV_PAIRS_FN,
+            DiagonalFactor::Quads => crate::compute_kernels::POTRF_INV_QUADS_FN,
         }
     }
 
@@ -65,6 +77,9 @@ impl DiagonalFactor {
             // The pivots and the exchange's column and row (blocks of 32), else the columns'.
             DiagonalFactor::Lanes if diag == 32 => 3 * diag,
             DiagonalFactor::Lanes => 5 * diag,
+            // Two buffers of two columns and two rows, and the pivots.
+            DiagonalFactor::Pairs => 9 * diag,
+            DiagonalFactor::Quads => 17 * diag,
             DiagonalFactor::Panels => {
                 let bufs = if diag <= 64 { 2 } else { 1 };
                 bufs * diag * (p + 1) + 2 * p * diag + p * (p + 1) + 2 * diag

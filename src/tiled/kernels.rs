@@ -450,11 +450,19 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
 }
 
 /// The source of the chained Cholesky for a work group of `(px, py)` (the diagonal factor's)
-/// with the diagonal factor `factor` at its `// FUSED_DIAG_FUNCTION` line.
-fn chain_source((px, py): (usize, usize), diag: usize, factor: DiagonalFactor) -> String {
+/// with the diagonal factor `factor` at its `// FUSED_DIAG_FUNCTION` line, each sub-diagonal
+/// tile's last product folded into the next diagonal tile's group where `fold`
+/// ([`Tuning::chain_fold`](crate::Tuning::chain_fold)).
+fn chain_source(
+    (px, py): (usize, usize),
+    diag: usize,
+    factor: DiagonalFactor,
+    fold: bool,
+) -> String {
     let ks = factor_chain_slice(diag);
+    let fold = u8::from(fold);
     format!(
-        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
+        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define CHAIN_FOLD {fold}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
         table::SUBGROUPS_HEADER,
         table::POTRF_CHAIN
             .source
@@ -486,6 +494,9 @@ pub struct TiledKernels {
     // Whether the Cholesky runs as that one launch, and factorizations that did so far.
     schedule: CholeskySchedule,
     chained_factors: Cell<u64>,
+    // Whether the chain folds each sub-diagonal tile's last product into the next diagonal
+    // tile's group (Tuning::chain_fold).
+    chain_fold: bool,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
     fused: Option<[(ComputeProgram, KernelConfig); 2]>,
@@ -537,6 +548,7 @@ impl TiledKernels {
         let diag = tuning.diagonal_block_for(&config);
         let factor = tuning.diagonal_factor_for(&config);
         let schedule = tuning.cholesky_schedule_for(crate::gl::DeviceInfo::query(ctx)?.software);
+        let chain_fold = tuning.chain_fold();
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -626,6 +638,7 @@ impl TiledKernels {
                         config.diagonal_group(diag),
                         diag,
                         factor,
+                        chain_fold,
                     )),
                 )?),
                 false => None,
@@ -639,6 +652,7 @@ impl TiledKernels {
                 _ => tuning.outer_block_for(&config),
             },
             chained_factors: Cell::new(0),
+            chain_fold,
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -1383,6 +1397,12 @@ impl TiledKernels {
     /// The Cholesky's schedule ([`CholeskySchedule`]).
     pub fn cholesky_schedule(&self) -> CholeskySchedule {
         self.schedule
+    }
+
+    /// Whether the chained Cholesky folds each sub-diagonal tile's last product into the next
+    /// diagonal tile's work group ([`Tuning::chain_fold`](crate::Tuning::chain_fold)).
+    pub fn chain_fold(&self) -> bool {
+        self.chain_fold
     }
 
     /// Factorizations that ran as one chained launch ([`TiledKernels::potrf_chain`]) so far.
