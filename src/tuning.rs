@@ -84,6 +84,10 @@ pub struct Tuning {
     /// [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::config::GPU_CHOLESKY_SCHEDULE), Auto; on
     /// software renderers [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
     pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
+    /// The largest half [`CholeskySchedule::Split`](crate::tiled::config::CholeskySchedule)
+    /// factors by one chained launch (larger halves are split again; default
+    /// [`SPLIT_CHAIN_ORDER`](crate::tiled::config::SPLIT_CHAIN_ORDER)).
+    pub split_chain_order: Option<usize>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -351,6 +355,7 @@ impl Tuning {
             || self.fused_diagonal.is_some()
             || self.diagonal_factor.is_some()
             || self.cholesky_schedule.is_some()
+            || self.split_chain_order.is_some()
             || self.panel.is_some()
     }
 
@@ -418,6 +423,13 @@ impl Tuning {
             (None, true) => crate::tiled::config::CholeskySchedule::Blocked,
             (None, false) => crate::tiled::config::GPU_CHOLESKY_SCHEDULE,
         }
+    }
+
+    /// [`Tuning::split_chain_order`] or its default (at least 1).
+    pub fn split_chain_order(&self) -> usize {
+        self.split_chain_order
+            .unwrap_or(crate::tiled::config::SPLIT_CHAIN_ORDER)
+            .max(1)
     }
 
     /// [`Tuning::mapped_upload`] or its default (yes).
