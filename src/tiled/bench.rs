@@ -381,7 +381,9 @@ pub fn large_run(
 /// factor (one chained launch where n1 is at most the split's chain order), `split-l21` the
 /// solve of B21 (m − n1 by n1) by L11's inverted diagonal tiles, `split-syrk` the lower-tile
 /// product B22 − L21·L21ᵀ, `split-l22` the trailing half's factor. GFLOP/s: n1³/3,
-/// n1²·(m − n1), n1·(m − n1)², (m − n1)³/3.
+/// n1²·(m − n1), n1·(m − n1)², (m − n1)³/3. Where n1 is above the chain order (16384 with
+/// halves of 4096) the slots hold the left half's last leaf's inverses: the solve's time is
+/// right, its values are not.
 pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Result<Vec<TiledTiming>> {
     use super::cholesky_split::{block_column, left_width};
     use super::view::View;

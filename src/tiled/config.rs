@@ -121,7 +121,9 @@ pub const SPLIT_CHAIN_ORDER: usize = CHAIN_AUTO_ORDER;
 pub const PANELS_AUTO_OUTER: usize = 1024;
 
 /// The Cholesky's schedule on GPUs where the tuning names none (software renderers keep
-/// [`CholeskySchedule::Blocked`]): one line to revert to Blocked.
+/// [`CholeskySchedule::Blocked`]): one line to revert to Blocked, or to take
+/// [`CholeskySchedule::Split`] (the chain up to its order, halves above, RFP's too) once the
+/// H200 run of `scripts/h200_cholesky_split.sh` favours it.
 pub const GPU_CHOLESKY_SCHEDULE: CholeskySchedule = CholeskySchedule::Auto;
 
 impl CholeskySchedule {
