@@ -5,7 +5,8 @@
 //!
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
-//!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto] [--fold 0,1] SIZE...`
+//!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto,split]
+//!  [--fold 0,1] [--split-chain 2048,4096] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
@@ -26,7 +27,11 @@
 //! `--schedule` sweeps how the Cholesky of full storage runs (`CholeskySchedule`: the blocked
 //! launches, one chained launch, chained panels with trailing products, or the chain up to its
 //! order), method suffix `-<schedule>`. `--fold` sweeps `Tuning::chain_fold` (the chained
-//! Cholesky's sub-diagonal tile folded into the next diagonal tile's group), suffix `-fold<0|1>`.
+//! Cholesky's sub-diagonal tile folded into the next diagonal tile's group), suffix `-fold<0|1>`;
+//! `split` halves the matrix recursively down to halves of
+//! at most each `--split-chain` order (`Tuning::split_chain_order`; method suffix `-c<order>`
+//! where the flag is given), each half chained. Op `x` times the pieces of the split's first
+//! split (full storage): ops `split-l11`, `split-l21` (the solve), `split-syrk`, `split-l22`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
 //! chained Cholesky, `<method>.potrf_chain.bin`) there
 //! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
@@ -55,6 +60,7 @@ struct Args {
     factor: Vec<DiagonalFactor>,
     schedule: Vec<CholeskySchedule>,
     fold: Vec<bool>,
+    split_chain: Vec<usize>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
@@ -84,6 +90,7 @@ fn parse() -> anyhow::Result<Args> {
         factor: Vec::new(),
         schedule: Vec::new(),
         fold: Vec::new(),
+        split_chain: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
         block_bytes: None,
@@ -98,6 +105,7 @@ fn parse() -> anyhow::Result<Args> {
             "--rhs" => args.rhs = list(&mut it, "--rhs")?,
             "--diag" => args.diag = list(&mut it, "--diag")?,
             "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
+            "--split-chain" => args.split_chain = list(&mut it, "--split-chain")?,
             "--tiles" => {
                 args.tiles = it
                     .next()
@@ -170,6 +178,7 @@ fn parse() -> anyhow::Result<Args> {
                         "p" | "profile" => Ok("profile".to_string()),
                         "n" | "count" => Ok("count".to_string()),
                         "v" | "verify" => Ok("verify".to_string()),
+                        "x" | "pieces" => Ok("pieces".to_string()),
                         other => bail!("unknown op {other}"),
                     })
                     .collect::<anyhow::Result<_>>()?
@@ -262,6 +271,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.panel.is_empty()
         && args.schedule.is_empty()
         && args.fold.is_empty()
+        && args.split_chain.is_empty()
     {
         return Ok(Vec::new());
     }
@@ -309,11 +319,13 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.fold.iter().map(|&f| Some(f)).collect()
     };
+    let split_chains = or(&args.split_chain, base.split_chain_order);
     let mut out = Vec::new();
-    for (&schedule, &chain_fold) in schedules
-        .iter()
-        .flat_map(|s| folds.iter().map(move |f| (s, f)))
-    {
+    for (schedule, chain_fold, split_chain) in schedules.iter().flat_map(|&s| {
+        folds
+            .iter()
+            .flat_map(move |&f| split_chains.iter().map(move |&c| (s, f, c)))
+    }) {
         for &factor in &factors {
             for diag in or(&args.diag, base.diagonal_block) {
                 for outer in or(&args.outer, base.outer_block) {
@@ -328,6 +340,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     panel,
                                     cholesky_schedule: schedule,
                                     chain_fold,
+                                    split_chain_order: split_chain,
                                     ..base
                                 };
                                 let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
@@ -361,6 +374,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         }
                                         if !args.fold.is_empty() {
                                             label += &format!("-fold{}", u8::from(t.chain_fold()));
+                                        }
+                                        if !args.split_chain.is_empty() {
+                                            label += &format!("-c{}", k.split_chain_order());
                                         }
                                         out.push((label, k))
                                     }
@@ -409,11 +425,29 @@ fn run_size(
         let runs = args
             .ops
             .iter()
-            .filter(|o| *o != "profile" && *o != "count" && *o != "verify")
+            .filter(|o| !["profile", "count", "verify", "pieces"].contains(&o.as_str()))
             .flat_map(|op| match op.as_str() {
                 "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
                 _ => vec![(op.as_str(), 0)],
             });
+        if args.ops.iter().any(|o| o == "pieces") && storage == Storage::Full {
+            let pieces = match spd.entry(storage) {
+                Entry::Occupied(c) => Ok(c.into_mut()),
+                Entry::Vacant(e) => bench::spd_matrix(k, m, storage).map(|c| e.insert(c)),
+            }
+            .and_then(|c| bench::time_split_pieces(k, c, args.runs));
+            match pieces {
+                Ok(pieces) => {
+                    for t in pieces {
+                        println!(
+                            "{label},{},full,{},{},{:.4},{:.2}",
+                            t.op, t.m, t.n, t.ms, t.gflops
+                        );
+                    }
+                }
+                Err(e) => eprintln!("# {label} pieces m {m}: {e}"),
+            }
+        }
         for (op, rhs) in runs {
             let t = match op {
                 "assembly" => bench::time_assembly(k, m, n, storage, args.runs),

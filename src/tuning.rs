@@ -88,6 +88,10 @@ pub struct Tuning {
     /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
     /// tile: one flag hand-off fewer per diagonal step on its critical path (default no).
     pub chain_fold: Option<bool>,
+    /// The largest half [`CholeskySchedule::Split`](crate::tiled::config::CholeskySchedule)
+    /// factors by one chained launch (larger halves are split again; default
+    /// [`SPLIT_CHAIN_ORDER`](crate::tiled::config::SPLIT_CHAIN_ORDER)).
+    pub split_chain_order: Option<usize>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -360,6 +364,7 @@ impl Tuning {
             || self.diagonal_factor.is_some()
             || self.cholesky_schedule.is_some()
             || self.chain_fold.is_some()
+            || self.split_chain_order.is_some()
             || self.panel.is_some()
     }
 
@@ -432,6 +437,13 @@ impl Tuning {
             (None, true) => crate::tiled::config::CholeskySchedule::Blocked,
             (None, false) => crate::tiled::config::GPU_CHOLESKY_SCHEDULE,
         }
+    }
+
+    /// [`Tuning::split_chain_order`] or its default (at least 1).
+    pub fn split_chain_order(&self) -> usize {
+        self.split_chain_order
+            .unwrap_or(crate::tiled::config::SPLIT_CHAIN_ORDER)
+            .max(1)
     }
 
     /// [`Tuning::mapped_upload`] or its default (yes).

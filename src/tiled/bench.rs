@@ -374,3 +374,67 @@ pub fn large_run(
         forward_error,
     })
 }
+
+/// GPU times of the pieces of [`CholeskySchedule::Split`](super::config::CholeskySchedule)'s
+/// first split of a copy of the full-storage `c` (order m, n1 = m/2 in whole tiles), each
+/// timed alone in the order they run, median of `runs`: `split-l11` the left half's
+/// factor (one chained launch where n1 is at most the split's chain order), `split-l21` the
+/// solve of B21 (m − n1 by n1) by L11's inverted diagonal tiles, `split-syrk` the lower-tile
+/// product B22 − L21·L21ᵀ, `split-l22` the trailing half's factor. GFLOP/s: n1³/3,
+/// n1²·(m − n1), n1·(m − n1)², (m − n1)³/3. Where n1 is above the chain order (16384 with
+/// halves of 4096) the slots hold the left half's last leaf's inverses: the solve's time is
+/// right, its values are not.
+pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Result<Vec<TiledTiming>> {
+    use super::cholesky_split::{block_column, left_width};
+    use super::view::View;
+    let m = c.order();
+    let super::storage::Triangle::Square(v) = c.triangle() else {
+        return Err(crate::error::Error::shape("the split's pieces are timed in full storage"));
+    };
+    let part = part_bytes(k.limits().max_storage_block_bytes, None);
+    let work = TiledMatrix::uninitialized(k.context(), m, Storage::Full, part)?;
+    let n1 = left_width(m, k.diag()).min(m);
+    let n2 = m - n1;
+    let r = |view: View| work.region(view);
+    let (l11, l21, l22) = (v.sub(0, 0, n1, n1), v.sub(n1, 0, n2, n1), v.sub(n1, n1, n2, n2));
+    let timer = GpuTimer::new(k.context())?;
+    let mut ms = vec![Vec::new(); 4];
+    for run in 0..=runs.max(1) {
+        work.copy_from(c)?;
+        let pieces: [&dyn Fn() -> Result<()>; 4] = [
+            &|| block_column(k, r(l11), 0, &mut false),
+            &|| super::cholesky::trsm_inverted(k, r(l21), r(l11)),
+            &|| super::parts::product(k, Product::new(r(l22), r(l21), r(l21)).subtract().lower()),
+            &|| block_column(k, r(l22), n1, &mut false),
+        ];
+        if run == 1 {
+            k.preheat().run(k.context());
+        }
+        for (times, piece) in ms.iter_mut().zip(pieces) {
+            let t = time_once(k, &timer, piece)?;
+            // The first run warms up.
+            if run > 0 {
+                times.push(t);
+            }
+        }
+    }
+    let (f1, f2) = (n1 as f64, n2 as f64);
+    let flops = [f1 * f1 * f1 / 3.0, f1 * f1 * f2, f1 * f2 * f2, f2 * f2 * f2 / 3.0];
+    let names = ["split-l11", "split-l21", "split-syrk", "split-l22"];
+    Ok(names
+        .into_iter()
+        .zip(ms)
+        .zip(flops)
+        .map(|((op, times), flops)| {
+            let ms = median(&times);
+            TiledTiming {
+                op,
+                storage: Storage::Full,
+                m,
+                n: n1,
+                ms,
+                gflops: flops / (ms * 1e6),
+            }
+        })
+        .collect())
+}

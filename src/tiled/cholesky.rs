@@ -63,6 +63,9 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     match k.chains_factor(c.order()) {
         Some(CholeskySchedule::Chain) if factor_by_chain(k, c, false)? => return Ok(()),
         Some(CholeskySchedule::Panels) if factor_by_chained_panels(k, c)? => return Ok(()),
+        Some(CholeskySchedule::Split) if k.inverted_blocks() => {
+            return super::cholesky_split::factor_split(k, c, false);
+        }
         _ => {}
     }
     let tri = if k.inverted_blocks() {
@@ -90,6 +93,24 @@ pub fn factor_by_chain(k: &TiledKernels, c: &mut TiledMatrix, given_up: bool) ->
     Ok(true)
 }
 
+/// The square `v` of `buffer` factored in place by one chained launch (its first column
+/// `column0` in the whole matrix; `given_up` as [`factor_by_chain`] takes it), for
+/// [`CholeskySchedule::Split`]'s halves. False, nothing launched, where the kernels have no
+/// chain or its tile columns leave too few polls.
+pub(super) fn chain_square(
+    k: &TiledKernels,
+    buffer: &Buffer<f32>,
+    v: View,
+    column0: usize,
+    given_up: bool,
+) -> Result<bool> {
+    if k.chains_factor(v.rows).is_none() || !chain_fits(k, v) {
+        return Ok(false);
+    }
+    counted_as_chained(k, || chain(k, buffer, v, column0, given_up))?;
+    Ok(true)
+}
+
 /// Runs `factor`'s launches as [`LaunchKind::Other`] and counts one chained factorization
 /// ([`TiledKernels::chained_factors`]) once it succeeds.
 fn counted_as_chained(k: &TiledKernels, factor: impl FnOnce() -> Result<()>) -> Result<()> {
@@ -113,6 +134,10 @@ fn chain_fits(k: &TiledKernels, v: View) -> bool {
 pub fn potrf_square(k: &TiledKernels, buffer: &Buffer<f32>, v: View) -> Result<()> {
     if k.chains_factor(v.rows) == Some(CholeskySchedule::Chain) && chain_fits(k, v) {
         return counted_as_chained(k, || chain(k, buffer, v, 0, false));
+    }
+    if k.chains_factor(v.rows) == Some(CholeskySchedule::Split) && k.inverted_blocks() {
+        let whole = Parts::one(buffer).region(v);
+        return super::cholesky_split::block_column(k, whole, 0, &mut false);
     }
     potrf(k, buffer, Triangle::Square(v), 0)
 }

@@ -107,6 +107,11 @@ pub enum CholeskySchedule {
     Panels,
     /// The chain up to order [`CHAIN_AUTO_ORDER`], blocked above.
     Auto,
+    /// Split in halves as LAPACK spftrf splits RFP, recursively: L11 by the chained launch
+    /// where the half is at most [`TiledKernels::split_chain_order`](super::TiledKernels::split_chain_order),
+    /// L21 by products with its inverted diagonal tiles, the trailing half updated by one
+    /// lower-tile product, then factored the same way ([`super::cholesky_split`]).
+    Split,
 }
 
 /// The largest order [`CholeskySchedule::Auto`] chains: on the H200
@@ -121,21 +126,29 @@ pub const CHAIN_AUTO_ORDER: usize = 4096;
 /// leads.
 pub const PANELS_AUTO_ORDER: usize = CHAIN_AUTO_ORDER;
 
+/// The largest half [`CholeskySchedule::Split`] factors by one chained launch where the tuning
+/// names none ([`Tuning::split_chain_order`](crate::Tuning::split_chain_order)): the chain's
+/// best order in the H200 sweep ([`CHAIN_AUTO_ORDER`]).
+pub const SPLIT_CHAIN_ORDER: usize = CHAIN_AUTO_ORDER;
+
 /// The chained panels' width under [`CholeskySchedule::Auto`] where the tuning sets no outer
 /// block (at 8192 panels of 512 columns were slower than the blocked factor, of 1024 faster).
 pub const PANELS_AUTO_OUTER: usize = 1024;
 
 /// The Cholesky's schedule on GPUs where the tuning names none (software renderers keep
-/// [`CholeskySchedule::Blocked`]): one line to revert to Blocked.
+/// [`CholeskySchedule::Blocked`]): one line to revert to Blocked, or to take
+/// [`CholeskySchedule::Split`] (the chain up to its order, halves above, RFP's too) once the
+/// H200 run of `scripts/h200_cholesky_split.sh` favours it.
 pub const GPU_CHOLESKY_SCHEDULE: CholeskySchedule = CholeskySchedule::Auto;
 
 impl CholeskySchedule {
     /// Every schedule, for sweeps.
-    pub const ALL: [CholeskySchedule; 4] = [
+    pub const ALL: [CholeskySchedule; 5] = [
         CholeskySchedule::Blocked,
         CholeskySchedule::Chain,
         CholeskySchedule::Panels,
         CholeskySchedule::Auto,
+        CholeskySchedule::Split,
     ];
 
     /// A short name for reports, benchmark labels and parsing.
@@ -145,6 +158,7 @@ impl CholeskySchedule {
             CholeskySchedule::Chain => "chain",
             CholeskySchedule::Panels => "panels",
             CholeskySchedule::Auto => "auto",
+            CholeskySchedule::Split => "split",
         }
     }
 
@@ -549,6 +563,8 @@ mod tests {
         assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER), Chain);
         assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER + 1), Blocked);
         assert_eq!(Auto.resolve(8192), Blocked);
+        assert_eq!(Split.resolve(1 << 20), Split);
+        assert_eq!(CholeskySchedule::parse("split"), Some(Split));
     }
 
     #[test]

@@ -513,6 +513,8 @@ pub struct TiledKernels {
     panel_outer: usize,
     // The order from which full storage is factored with RFP's split.
     split: usize,
+    // The largest half CholeskySchedule::Split factors by one chained launch.
+    split_chain: usize,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
@@ -671,6 +673,7 @@ impl TiledKernels {
             factor,
             outer: tuning.outer_block_for(&config),
             split: tuning.split_order(),
+            split_chain: tuning.split_chain_order(),
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
@@ -721,6 +724,11 @@ impl TiledKernels {
     /// The order from which full storage is factored with RFP's split.
     pub fn split_order(&self) -> usize {
         self.split
+    }
+
+    /// The largest half [`CholeskySchedule::Split`] factors by one chained launch.
+    pub fn split_chain_order(&self) -> usize {
+        self.split_chain
     }
 
     /// The device's compute limits.

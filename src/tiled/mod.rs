@@ -11,6 +11,7 @@
 pub mod assembly;
 pub mod bench;
 pub mod cholesky;
+pub mod cholesky_split;
 pub mod config;
 pub mod kernels;
 pub mod launches;

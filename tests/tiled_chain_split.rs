@@ -1,0 +1,280 @@
+//! The Cholesky split in halves (`CholeskySchedule::Split`, src/tiled/cholesky_split.rs) with
+//! small chain orders forced through the tuning, so that both halves and the recursion run at
+//! small m: L against the f64 reference (relative backward error) and against the blocked
+//! factor, 1e30 in the upper triangle it must not read and the inverse slots poisoned with
+//! NaN; the failing column in either half as the blocked path names it, the earliest of two;
+//! the chain's given-up path to the same factor; RFP's halves in one buffer and over several.
+//! llvmpipe runs on one thread (work groups in ticket order, no waits: the chained leaves
+//! run as chains, which the tests count).
+
+mod common;
+
+use symraster::internal::GpuInternals;
+use symraster::tiled::cholesky_split::{factor_split_after_chain_gives_up, left_width};
+use symraster::tiled::config::CholeskySchedule;
+use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, Triangle, cholesky};
+use symraster::tuning::Tuning;
+use symraster::{Error, Matrix, NumericalError, problems, reference};
+
+const MAX: u64 = i32::MAX as u64;
+
+/// Garbage the factorization must not read (nor write over): the upper triangle's value.
+const GARBAGE: f32 = 1e30;
+
+/// A context on which llvmpipe runs one thread.
+fn gpu() -> symraster::Gpu {
+    // SAFETY: every test of this binary sets the same value before it creates its context.
+    unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
+    common::gpu()
+}
+
+/// Kernels with diagonal tiles of 32 and the Cholesky split down to halves of `chain_order`.
+fn split_kernels(gpu: &symraster::Gpu, chain_order: usize) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(32),
+        cholesky_schedule: Some(CholeskySchedule::Split),
+        split_chain_order: Some(chain_order),
+        ..Tuning::default()
+    };
+    let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap();
+    assert_eq!(k.split_chain_order(), chain_order);
+    k
+}
+
+/// Kernels with diagonal tiles of 32 and the blocked Cholesky.
+fn blocked_kernels(gpu: &symraster::Gpu) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(32),
+        cholesky_schedule: Some(CholeskySchedule::Blocked),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The chained leaves of a split of order m: halves split while wider than the chain order.
+fn leaves(n: usize, chain_order: usize) -> u64 {
+    match n {
+        0 => 0,
+        n if n <= chain_order.max(32) => 1,
+        n => {
+            let n1 = left_width(n, 32);
+            leaves(n1, chain_order) + leaves(n - n1, chain_order)
+        }
+    }
+}
+
+/// `c`'s lower triangle in `storage` (cut into buffers of `part_bytes`), GARBAGE elsewhere.
+fn upload(gpu: &symraster::Gpu, c: &Matrix<f32>, storage: Storage, part_bytes: u64) -> TiledMatrix {
+    let m = c.rows();
+    let t = TiledMatrix::uninitialized(gpu.context(), m, storage, part_bytes).unwrap();
+    let mut data = vec![GARBAGE; storage.len(m)];
+    for i in 0..m {
+        for j in 0..=i {
+            data[t.index(i, j)] = c[(i, j)];
+        }
+    }
+    for (start, buffer) in t.buffers() {
+        buffer.write(0, &data[start..start + buffer.len()]).unwrap();
+    }
+    t
+}
+
+/// ‖L·Lᵀ − C‖_F / ‖C‖_F over the lower triangles, in f64.
+fn backward_error(l: &Matrix<f64>, c: &Matrix<f32>) -> f64 {
+    let llt = reference::multiply_lower_by_transpose(l);
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 0..c.rows() {
+        for j in 0..=i {
+            let cij = f64::from(c[(i, j)]);
+            num += (llt[(i, j)] - cij).powi(2);
+            den += cij * cij;
+        }
+    }
+    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// The tolerance of an f32 factor of order m: a few units of roundoff per tile of the sum.
+fn tolerance(m: usize) -> f64 {
+    64.0 * common::U32 * (m as f64).max(16.0)
+}
+
+/// Factors `c` with `k` in full storage, checks the upper triangle was left alone, returns L.
+fn factor(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> Matrix<f32> {
+    let mut t = upload(gpu, c, Storage::Full, MAX);
+    k.poison_inverses(c.rows().div_ceil(k.diag())).unwrap();
+    cholesky::factor(k, &mut t).unwrap();
+    let raw = t.download_raw().unwrap();
+    let m = c.rows();
+    let Triangle::Square(v) = t.triangle() else {
+        panic!("full storage is one square")
+    };
+    for i in 0..m {
+        for j in i + 1..m {
+            assert_eq!(
+                raw[v.offset + i * v.rs + j * v.cs],
+                GARBAGE,
+                "m {m}: ({i}, {j}) written"
+            );
+        }
+    }
+    t.download_lower().unwrap()
+}
+
+/// The failing column (LAPACK's INFO − 1) and the pivot before its square root.
+fn failure(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> (usize, f64) {
+    let mut t = upload(gpu, c, Storage::Full, MAX);
+    match cholesky::factor(k, &mut t) {
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+            (column, pivot)
+        }
+        other => panic!("expected NotPositiveDefinite, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_split_factor_matches_the_reference_and_the_blocked_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let blocked = blocked_kernels(&gpu);
+    for (chain_order, sizes) in [
+        (
+            64,
+            &[
+                1, 2, 3, 63, 64, 65, 127, 128, 129, 200, 511, 512, 513, 1000, 1025,
+            ][..],
+        ),
+        (256, &[255, 256, 257, 513, 1025][..]),
+    ] {
+        let split = split_kernels(&gpu, chain_order);
+        for &m in sizes {
+            let what = format!("chain order {chain_order} m {m}");
+            assert_eq!(
+                split.chains_factor(m),
+                Some(CholeskySchedule::Split),
+                "{what}"
+            );
+            let c = problems::well_conditioned_spd(&mut problems::rng(40 + m as u64), m);
+            let before = split.chained_factors();
+            let l = factor(&gpu, &split, &c);
+            assert_eq!(
+                split.chained_factors() - before,
+                leaves(m, chain_order),
+                "{what}: not every half chained"
+            );
+            assert!(
+                l.as_slice().iter().all(|v| v.is_finite()),
+                "{what}: NaN left"
+            );
+            let e = backward_error(&l.to_f64(), &c);
+            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+            let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
+            assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
+        }
+    }
+}
+
+#[test]
+fn a_failing_column_in_either_half_is_the_blocked_paths_and_the_earliest_wins() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let split = split_kernels(&gpu, 64);
+    let blocked = blocked_kernels(&gpu);
+    // m = 200: halves of 128 (two chained leaves of 64) and 72 (64 and 8).
+    let m = 200;
+    for column in [0, 5, 63, 64, 100, 127, 128, 150, 191, 192, 199] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(8), m);
+        c[(column, column)] -= 500.0;
+        let (got, pivot) = failure(&gpu, &split, &c);
+        let (want, want_pivot) = failure(&gpu, &blocked, &c);
+        assert_eq!((got, want), (column, column));
+        assert!(
+            (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+            "column {column}: pivot {pivot} against the blocked {want_pivot}"
+        );
+    }
+    // Failures in both halves (and a NaN pivot in the first): the first half's column, its
+    // NaN carried through the solve and the products into the second half.
+    for (first, second) in [(30, 150), (100, 128), (0, 199)] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(9), m);
+        c[(first, first)] -= 500.0;
+        c[(second, second)] -= 500.0;
+        assert_eq!(failure(&gpu, &split, &c).0, first, "{first} and {second}");
+        c[(first, first)] = f32::NAN;
+        assert_eq!(failure(&gpu, &split, &c).0, first, "NaN at {first}");
+    }
+}
+
+/// The first chained leaf told it gave up before it runs is launched again on the tiles it
+/// published: the same factor, bit for bit, and the same failing column.
+#[test]
+fn a_split_whose_first_chain_gave_up_gives_the_same_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let split = split_kernels(&gpu, 64);
+    for m in [1, 65, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(90 + m as u64), m);
+        let mut t = upload(&gpu, &c, Storage::Full, MAX);
+        let before = split.chained_factors();
+        factor_split_after_chain_gives_up(&split, &mut t).unwrap();
+        assert_eq!(split.chained_factors() - before, leaves(m, 64), "m {m}");
+        let l = t.download_lower().unwrap();
+        assert_eq!(l.as_slice(), factor(&gpu, &split, &c).as_slice(), "m {m}");
+        let mut bad = c.clone();
+        let column = m / 2;
+        bad[(column, column)] -= 500.0;
+        let mut t = upload(&gpu, &bad, Storage::Full, MAX);
+        match factor_split_after_chain_gives_up(&split, &mut t) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
+                assert_eq!(got, column, "m {m}")
+            }
+            other => panic!("m {m}: expected NotPositiveDefinite, got {other:?}"),
+        }
+    }
+}
+
+/// RFP's two halves factored by the split (chained where the half lies in one buffer, blocked
+/// where it spans two), against the reference and with a failing column in the second half.
+#[test]
+fn rfp_halves_are_split_too() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let split = split_kernels(&gpu, 64);
+    for (m, part_bytes) in [(3, MAX), (65, MAX), (200, MAX), (257, MAX), (257, 64 << 10)] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(500 + m as u64), m);
+        let mut t = upload(&gpu, &c, Storage::Rfp, part_bytes);
+        split.poison_inverses(m.div_ceil(32)).unwrap();
+        let before = split.chained_factors();
+        cholesky::factor(&split, &mut t).unwrap();
+        if part_bytes == MAX && m > 3 {
+            assert!(split.chained_factors() > before, "m {m}: no half chained");
+        }
+        let l = t.download_lower().unwrap();
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "m {m}: NaN left"
+        );
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(
+            e < tolerance(m),
+            "m {m} parts {part_bytes}: backward error {e:.2e}"
+        );
+        let column = m - 1 - m / 5;
+        let mut bad = c.clone();
+        bad[(column, column)] -= 500.0;
+        let mut t = upload(&gpu, &bad, Storage::Rfp, part_bytes);
+        match cholesky::factor(&split, &mut t) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: got, .. })) => {
+                assert_eq!(got, column, "m {m}")
+            }
+            other => panic!("m {m}: expected NotPositiveDefinite, got {other:?}"),
+        }
+    }
+}
