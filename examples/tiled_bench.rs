@@ -321,11 +321,15 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     };
     let split_chains = or(&args.split_chain, base.split_chain_order);
     let mut out = Vec::new();
-    for (schedule, chain_fold, split_chain) in schedules.iter().flat_map(|&s| {
-        folds
-            .iter()
-            .flat_map(move |&f| split_chains.iter().map(move |&c| (s, f, c)))
-    }) {
+    let mut combinations = Vec::new();
+    for &s in &schedules {
+        for &f in &folds {
+            for &c in &split_chains {
+                combinations.push((s, f, c));
+            }
+        }
+    }
+    for (schedule, chain_fold, split_chain) in combinations {
         for &factor in &factors {
             for diag in or(&args.diag, base.diagonal_block) {
                 for outer in or(&args.outer, base.outer_block) {
