@@ -3,7 +3,8 @@
 //! the f32 Newton iteration on the device (newton::iterate, with and without keeping the
 //! inverses), one f32 Gauss-Jordan and one LU inverse, the polish (f64 and f32 corrections),
 //! the commutation test, one f64 product, one Lyapunov residual, and whole Lyapunov and sign
-//! calls (with the kept squares released before each: `_fresh`, the allocations' cost). CSV `phase,s,ms,detail` on stdout.
+//! calls (with the kept squares released before each: `_fresh`, the allocations' cost;
+//! `_perpass`: the Newton iteration's three read-backs per step, NewtonSync::PerPass). CSV `phase,s,ms,detail` on stdout.
 //! `cargo run --release --example sign_phases -- 1024 4096`; the general inverse's panel
 //! flags (examples/common/panel_flags.rs: `--pivoting partial,tournament --chunk 128,256
 //! --block 64,128`) repeat the Newton and inverse phases per combination (detail: the panel),
@@ -50,6 +51,15 @@ fn main() -> anyhow::Result<()> {
                 run.iterations
             );
             let x = run.x.download()?.to_f64();
+            // The earlier choice: three read-backs per step (NewtonSync::PerPass).
+            inv.set_newton_sync(newton::NewtonSync::PerPass);
+            let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, false)?))?;
+            inv.set_newton_sync(newton::NewtonSync::Once);
+            println!(
+                "newton_iterate_perpass,{s},{ms:.2},{} iterations; panel {label}",
+                run.iterations
+            );
+            drop(run);
             let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, true)?))?;
             println!(
                 "newton_iterate_keep,{s},{ms:.2},{} iterations; panel {label}",
@@ -120,6 +130,12 @@ fn main() -> anyhow::Result<()> {
             Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?)
         })?;
         println!("lyapunov_total_fresh,{s},{ms:.2},squares allocated in the call");
+        inv.set_newton_sync(newton::NewtonSync::PerPass);
+        let (ms, _) = timed(&inv, || {
+            Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?)
+        })?;
+        inv.set_newton_sync(newton::NewtonSync::Once);
+        println!("lyapunov_total_perpass,{s},{ms:.2},three read-backs per Newton step");
         for (name, correction) in [
             ("sign_total_f64_correction", PolishCorrection::Double),
             ("sign_total", PolishCorrection::Single),

@@ -7,6 +7,7 @@
 //! -- 1024 2048`.
 
 use std::time::Instant;
+use symraster::inverse::newton::NewtonSync;
 use symraster::inverse::{self, Inverter, PolishCorrection, SignOptions, bench};
 use symraster::{Gpu, Matrix};
 
@@ -39,11 +40,14 @@ fn main() -> anyhow::Result<()> {
     for &s in &sizes {
         let a = bench::stable_test_matrix(s);
         // The default (f32 polish correction, squares kept between calls), then the earlier
-        // choices: `sign_f64corr` (f64 correction), `lyap_fresh` (squares allocated per call).
-        for (what, correction) in [
-            ("sign", PolishCorrection::Single),
-            ("sign_f64corr", PolishCorrection::Double),
+        // choices: `sign_f64corr` (f64 correction), `lyap_fresh` (squares allocated per call),
+        // `sign_perpass` and `lyap_perpass` (three read-backs per Newton step, NewtonSync::PerPass).
+        for (what, correction, sync) in [
+            ("sign", PolishCorrection::Single, NewtonSync::Once),
+            ("sign_f64corr", PolishCorrection::Double, NewtonSync::Once),
+            ("sign_perpass", PolishCorrection::Single, NewtonSync::PerPass),
         ] {
+            inv.set_newton_sync(sync);
             let options = SignOptions {
                 refine_inverses: false,
                 polish_correction: correction,
@@ -81,7 +85,12 @@ fn main() -> anyhow::Result<()> {
         }
         let q = Matrix::from_fn(s, s, |i, j| if i == j { 1.0 } else { 0.0 });
         inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?;
-        for (what, fresh) in [("lyap", false), ("lyap_fresh", true)] {
+        for (what, fresh, sync) in [
+            ("lyap", false, NewtonSync::Once),
+            ("lyap_fresh", true, NewtonSync::Once),
+            ("lyap_perpass", false, NewtonSync::PerPass),
+        ] {
+            inv.set_newton_sync(sync);
             let mut times = Vec::new();
             let mut x = None;
             for _ in 0..RUNS {
@@ -99,6 +108,7 @@ fn main() -> anyhow::Result<()> {
                 x.residuals.last().copied().unwrap_or(f64::NAN)
             );
         }
+        inv.set_newton_sync(NewtonSync::default());
     }
     Ok(())
 }

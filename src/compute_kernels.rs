@@ -403,6 +403,22 @@ pub static NEWTON: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// The Newton iteration's bookkeeping on the device: the column order from the pivots, the
+/// scaling μ and the sums, into one report read once per step.
+pub static NEWTON_REPORT: ComputeKernel = ComputeKernel {
+    name: "inverse/newton_report",
+    source: include_str!("../glsl/inverse/newton_report.comp"),
+    buffers: &[
+        ("PivBuf", 0),
+        ("ReportBuf", 1),
+        ("PartialBuf", 2),
+        ("StatusBuf", 3),
+        ("PermBuf", 4),
+    ],
+    uniforms: &["mode", "count", "scale", "norm_lo", "norm_hi"],
+    optional: &[],
+};
+
 /// Sign and Lyapunov: the double-precision product C = α·A·B + β·D + γ·I (tile sums of C²).
 pub static DGEMM: ComputeKernel = ComputeKernel {
     name: "inverse/dgemm",
@@ -589,6 +605,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &RANK_UPDATE,
     &COPY,
     &NEWTON,
+    &NEWTON_REPORT,
     &DGEMM,
     &CONVERT,
     &WEIGHTED_TRANSPOSE_PRODUCT,

@@ -738,3 +738,67 @@ fn kept_squares_poisoned_with_nan_do_not_show() {
     }
     inv.release_kept_squares();
 }
+
+/// The Newton iteration's one read-back per step ([`NewtonSync::Once`]: column order, μ_k and
+/// sums formed on the device) against the three per step (CPU bookkeeping): the same μ_k bit
+/// for bit, the same inverses and iterates (so the Lyapunov solver's replay is unchanged),
+/// the same iterations; both reach sign(A) = −I of a stable A; a singular iterate is the same
+/// error. Orders tiny, odd, around the blocks of 32 and 64, larger.
+#[test]
+fn newton_sync_once_matches_per_pass() {
+    use symraster::inverse::newton::{self, NewtonSync};
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    for n in [1, 2, 3, 31, 33, 64, 65, 130] {
+        let a = stable(n, 900 + n as u64);
+        let run = |sync| {
+            inv.set_newton_sync(sync);
+            let r = newton::iterate(&inv, &a, 20, true, true).unwrap();
+            let x = r.x.download().unwrap();
+            let inverses: Vec<(f64, Matrix<f32>)> = r
+                .inverses
+                .iter()
+                .map(|(mu, y)| (*mu, y.download().unwrap()))
+                .collect();
+            (r.iterations, x, inverses)
+        };
+        let (k_old, x_old, inv_old) = run(NewtonSync::PerPass);
+        let (k_new, x_new, inv_new) = run(NewtonSync::Once);
+        assert_eq!(k_old, k_new, "n {n}: iterations");
+        for (k, ((mu_old, y_old), (mu_new, y_new))) in inv_old.iter().zip(&inv_new).enumerate() {
+            assert_eq!(mu_old.to_bits(), mu_new.to_bits(), "n {n}: mu_{k} {mu_old} vs {mu_new}");
+            assert!(mu_new.is_finite() && *mu_new > 0.0, "n {n}: mu_{k} = {mu_new}");
+            let same = y_old.as_slice().iter().zip(y_new.as_slice()).all(|(p, q)| p.to_bits() == q.to_bits());
+            assert!(same, "n {n}: inverse {k} differs");
+        }
+        let same = x_old.as_slice().iter().zip(x_new.as_slice()).all(|(p, q)| p.to_bits() == q.to_bits());
+        assert!(same, "n {n}: last iterates differ");
+        let minus_i = Matrix::from_fn(n, n, |i, j| if i == j { -1.0 } else { 0.0 });
+        let e = relative_error(&x_new.to_f64(), &minus_i);
+        assert!(e < 1e-4 * (n as f64).sqrt().max(1.0), "n {n}: sign error {e}");
+        // Lyapunov through the whole solver: the same X.
+        let q = Matrix::from_fn(n, n, |i, j| if i == j { 1.0 } else { 0.0 });
+        inv.set_newton_sync(NewtonSync::PerPass);
+        let l_old = inverse::solve_continuous_lyapunov(&inv, &a, &q, 1).unwrap();
+        inv.set_newton_sync(NewtonSync::Once);
+        let l_new = inverse::solve_continuous_lyapunov(&inv, &a, &q, 1).unwrap();
+        assert_eq!(l_old.iterations, l_new.iterations, "n {n}: Lyapunov iterations");
+        let same = l_old.x.as_slice().iter().zip(l_new.x.as_slice()).all(|(p, q)| p.to_bits() == q.to_bits());
+        assert!(same, "n {n}: Lyapunov X differs");
+    }
+    // A singular iterate (A = 0): the same error from both.
+    let zero = Matrix::from_fn(5, 5, |_, _| 0.0);
+    let mut messages = Vec::new();
+    for sync in [NewtonSync::PerPass, NewtonSync::Once] {
+        inv.set_newton_sync(sync);
+        match newton::iterate(&inv, &zero, 20, true, false) {
+            Err(e @ Error::Numerical(NumericalError::SignNotConverged { .. })) => {
+                messages.push(e.to_string())
+            }
+            Err(e) => panic!("{sync:?}: wrong error {e}"),
+            Ok(_) => panic!("{sync:?}: a zero matrix was inverted"),
+        }
+    }
+    assert_eq!(messages[0], messages[1]);
+    assert!(messages[0].contains("cannot be inverted"), "{}", messages[0]);
+}

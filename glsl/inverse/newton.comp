@@ -4,6 +4,8 @@
 //   columns put back), partial = (sum y^2, 0, max |y|, 0);
 // mode 1 (step): x <- a*x + b*y in place, partial = (sum (x_new - x)^2, sum x_new^2,
 //   max |x_new|, 0);
+// mode 3: mode 1 with a and b the f32 bits of perm[0], perm[1] (the report newton_report.comp
+//   wrote: the scaling found on the device, no read-back before the step);
 // mode 2 (the Lyapunov solver's stability test): x read only, partial = (sum (x + I)^2,
 //   trace x, 0, 0).
 layout(local_size_x = 256) in;
@@ -31,6 +33,8 @@ void main() {
     uint group = group_base + gl_WorkGroupID.x;
     uint base = group * 256u * PER;
     vec4 acc = vec4(0.0);
+    float ca = mode == 3 ? uintBitsToFloat(perm[0]) : a;
+    float cb = mode == 3 ? uintBitsToFloat(perm[1]) : b;
     for (uint k = 0u; k < PER; ++k) {
         uint idx = base + k * 256u + lid;
         if (idx >= len) break;
@@ -49,7 +53,7 @@ void main() {
             if (diagonal) acc.y += x[idx];
         } else {
             float old = x[idx];
-            float v = a * old + b * w[idx];
+            float v = ca * old + cb * w[idx];
             x[idx] = v;
             float d = v - old;
             acc.x += d * d;

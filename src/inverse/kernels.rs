@@ -57,6 +57,11 @@ pub struct Inverter {
     /// The tournament and leaf-finish programs with FIXED_WIDTH and the unroll pragma
     /// ([`PanelSettings::fixed_width`]), compiled on first use.
     fixed_width: std::cell::OnceCell<(ComputeProgram, ComputeProgram)>,
+    /// The Newton iteration's bookkeeping (glsl/inverse/newton_report.comp), compiled on
+    /// first use.
+    newton_report: std::cell::OnceCell<ComputeProgram>,
+    /// How the Newton iteration reads its per-step results back.
+    newton_sync: std::cell::Cell<super::newton::NewtonSync>,
 }
 
 impl Inverter {
@@ -124,6 +129,8 @@ impl Inverter {
             panel: PanelSettings::default(),
             tournament_rows,
             fixed_width: std::cell::OnceCell::new(),
+            newton_report: std::cell::OnceCell::new(),
+            newton_sync: std::cell::Cell::new(super::newton::NewtonSync::default()),
         })
     }
 
@@ -609,6 +616,93 @@ impl Inverter {
         Ok(())
     }
 
+    /// How the Newton iteration (sign, Lyapunov) reads its per-step results back.
+    pub fn newton_sync(&self) -> super::newton::NewtonSync {
+        self.newton_sync.get()
+    }
+
+    /// Chooses how the Newton iteration reads its per-step results back (the default:
+    /// [`NewtonSync::Once`](super::newton::NewtonSync::Once)).
+    pub fn set_newton_sync(&self, sync: super::newton::NewtonSync) {
+        self.newton_sync.set(sync);
+    }
+
+    /// The largest order whose column order [`Inverter::newton_column_order`] forms on the
+    /// device (one work group's shared memory holds it).
+    pub fn newton_max_order(&self) -> usize {
+        (self.tiled.limits().max_shared_bytes as usize / 4).min(NEWTON_MAX_ORDER)
+    }
+
+    fn newton_report_program(&self) -> Result<&ComputeProgram> {
+        if let Some(p) = self.newton_report.get() {
+            return Ok(p);
+        }
+        let kernel = &crate::compute_kernels::NEWTON_REPORT;
+        let source = format!("#define MAX_ORDER {}u\n{}", self.newton_max_order(), kernel.source);
+        let p = ComputeProgram::new(
+            self.context(),
+            kernel,
+            "",
+            &self.tiled.config().source(&source),
+        )?;
+        Ok(self.newton_report.get_or_init(|| p))
+    }
+
+    fn newton_report_pass(
+        &self,
+        mode: i32,
+        count: usize,
+        buffers: NewtonReportBuffers<'_>,
+        scale: Option<f64>,
+    ) -> Result<()> {
+        let p = self.newton_report_program()?;
+        buffers.piv.bind_base(0);
+        buffers.report.bind_base(1);
+        buffers.partial.bind_base(2);
+        self.status.bind_base(3);
+        buffers.perm.bind_base(4);
+        let bits = scale.unwrap_or(1.0).to_bits();
+        p.set_all(&[
+            ("mode", Uniform::I32(mode)),
+            ("count", Uniform::U32(count as u32)),
+            ("scale", Uniform::U32(u32::from(scale.is_some()))),
+            ("norm_lo", Uniform::U32(bits as u32)),
+            ("norm_hi", Uniform::U32((bits >> 32) as u32)),
+        ])?;
+        p.dispatch([1, 1, 1])
+    }
+
+    /// The column order putting (PA)⁻¹ back ([`column_order`](super::newton::column_order)
+    /// of the pivots `piv`) into `perm`, on the device (n ≤ [`Inverter::newton_max_order`]).
+    pub fn newton_column_order(&self, n: usize, buffers: NewtonReportBuffers<'_>) -> Result<()> {
+        debug_assert!(n <= self.newton_max_order());
+        self.newton_report_pass(0, n, buffers, None)
+    }
+
+    /// The status word, Σ y² of the unscramble pass's `groups` partials, the scaling
+    /// μ = (‖Y‖_F/‖X‖_F)^½ with ‖X‖_F = `norm` (1 when `None`) and the step's coefficients
+    /// into the report (glsl/inverse/newton_report.comp says where).
+    pub fn newton_scale(&self, groups: usize, buffers: NewtonReportBuffers<'_>, norm: Option<f64>) -> Result<()> {
+        self.newton_report_pass(1, groups, buffers, norm)
+    }
+
+    /// The step pass's `groups` partials summed into the report.
+    pub fn newton_sums(&self, groups: usize, buffers: NewtonReportBuffers<'_>) -> Result<()> {
+        self.newton_report_pass(2, groups, buffers, None)
+    }
+
+    /// [`Inverter::newton_step`] with the coefficients the report holds
+    /// ([`Inverter::newton_scale`]'s), read on the device.
+    pub fn newton_step_from_report(
+        &self,
+        x: &Buffer<f32>,
+        pass: &NewtonPass<'_>,
+        report: &Buffer<u32>,
+    ) -> Result<()> {
+        let pass = NewtonPass { perm: report, ..*pass };
+        self.newton_pass(3, x, pass.y, &pass, [0.0, 0.0])
+    }
+
     /// Clears the status word before an inversion.
     pub fn reset_status(&self) -> Result<()> {
         self.status.reset()
@@ -654,6 +748,26 @@ pub struct NewtonPass<'a> {
     /// Per-work-group sums ([`Inverter::newton_groups`] entries).
     pub partial: &'a Buffer<[f32; 4]>,
 }
+
+/// The buffers of the Newton iteration's bookkeeping passes: the pivots, the report (at
+/// least [`NEWTON_REPORT_WORDS`] words), the partial sums read and the column order written.
+#[derive(Clone, Copy)]
+pub struct NewtonReportBuffers<'a> {
+    /// The pivots (LAPACK's ipiv, 0-based).
+    pub piv: &'a Buffer<u32>,
+    /// The report.
+    pub report: &'a Buffer<u32>,
+    /// Per-work-group partial sums of the last Newton pass.
+    pub partial: &'a Buffer<[f32; 4]>,
+    /// The column order.
+    pub perm: &'a Buffer<u32>,
+}
+
+/// Words of the Newton iteration's report (glsl/inverse/newton_report.comp).
+pub const NEWTON_REPORT_WORDS: usize = 14;
+
+/// The largest order whose column order one work group forms (32 KiB of shared memory).
+const NEWTON_MAX_ORDER: usize = 8192;
 
 /// An n x n matrix, row-major, in one storage buffer.
 pub struct DeviceSquare {

@@ -5,14 +5,67 @@
 //! the status word and per-work-group partial sums come back to the CPU per step; the
 //! scaling μ_k = (‖X_k⁻¹‖_F/‖X_k‖_F)^½ and the stopping test run there on those sums in f64.
 //! The inverses can be kept on the device (the Lyapunov solver reapplies them).
+//! [`NewtonSync::Once`] (the default) moves that bookkeeping onto the device
+//! (glsl/inverse/newton_report.comp: the column order, μ_k from the same sums by the same
+//! formula in f64, the sums) so a step waits for the GPU once, reading one small report.
 
 use super::gje::PivotWork;
-use super::kernels::{DeviceSquare, Inverter, NewtonPass};
+use super::kernels::{DeviceSquare, Inverter, NEWTON_REPORT_WORDS, NewtonPass, NewtonReportBuffers};
 use super::sign::converged;
 use crate::error::{Error, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::matrix::Matrix;
 use crate::tiled::View;
+
+/// How the Newton iteration reads its per-step results back (issue 26: at order 1024 the
+/// waits cost about 3 ms of a 5 ms step on an H200).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NewtonSync {
+    /// Three waits per step: the status word and pivots (the column order formed on the CPU),
+    /// the sum for μ_k (formed on the CPU), the stopping test's sums.
+    PerPass,
+    /// One wait per step: the column order, μ_k and the sums formed on the device and read
+    /// with the status word in one report (orders above [`Inverter::newton_max_order`]
+    /// form the column order on the CPU: one wait more).
+    #[default]
+    Once,
+}
+
+/// What a step's one read-back holds ([`NewtonSync::Once`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// The status word: the first column without a usable pivot and that pivot.
+    pub failure: Option<(usize, f32)>,
+    /// μ_k as the step applied it (its f32 coefficients (0.5μ_k, 0.5/μ_k) in `coefficients`).
+    pub mu: f64,
+    /// The step's coefficients as f32.
+    pub coefficients: [f32; 2],
+    /// Σ y² of the inverse (‖X_k⁻¹‖_F²).
+    pub yy: f64,
+    /// (Σ (X_{k+1} − X_k)², Σ X_{k+1}², max |X_{k+1}|).
+    pub sums: (f64, f64, f64),
+}
+
+impl StepReport {
+    /// Decodes the report's words (glsl/inverse/newton_report.comp's layout).
+    pub fn decode(w: &[u32]) -> Self {
+        let f = |at: usize| f64::from_bits(u64::from(w[at]) | (u64::from(w[at + 1]) << 32));
+        Self {
+            failure: (w[6] != crate::tiled::status::NO_FAILURE)
+                .then(|| (w[6] as usize, f32::from_bits(w[7]))),
+            mu: f(2),
+            coefficients: [f32::from_bits(w[0]), f32::from_bits(w[1])],
+            yy: f(4),
+            sums: (f(8), f(10), f(12)),
+        }
+    }
+}
+
+/// μ_k = (‖X_k⁻¹‖_F/‖X_k‖_F)^½ from Σ y² (Higham's Frobenius-norm scaling), as both
+/// [`NewtonSync`] choices form it.
+pub fn norm_scaling(yy: f64, norm_x: f64) -> f64 {
+    (yy.sqrt() / norm_x).sqrt()
+}
 
 /// Relative change below which the norm scaling is switched off.
 pub const STOP_SCALING: f64 = 1e-2;
@@ -106,6 +159,23 @@ pub fn iterate_from(
     let mut inverses = Vec::new();
     let mut spare: Option<DeviceSquare> = None;
     let mut iterations = 0;
+    let sync = inv.newton_sync();
+    let on_device_order = n <= inv.newton_max_order();
+    let report: Buffer<u32> = Buffer::uninitialized(
+        ctx,
+        BufferTarget::Storage,
+        BufferUsage::Dynamic,
+        NEWTON_REPORT_WORDS,
+    )?;
+    // A singular iterate: the sign iteration's error, naming the step.
+    let singular = |iterations: usize, e: Error| match e {
+        Error::Numerical(e) => NumericalError::SignNotConverged {
+            iterations,
+            why: format!("Newton iterate {iterations} cannot be inverted ({e})"),
+        }
+        .into(),
+        e => e,
+    };
     loop {
         if iterations == max_iterations {
             return Err(super::sign::not_converged(iterations, previous));
@@ -116,19 +186,6 @@ pub fn iterate_from(
         let tol = (n as f64 * f64::from(f32::EPSILON) * max_x) as f32;
         inv.reset_status()?;
         super::gje::invert_in_place(inv, &w, &pivots, tol)?;
-        if let Err(e) = inv.check_status(tol) {
-            return Err(match e {
-                Error::Numerical(e) => NumericalError::SignNotConverged {
-                    iterations,
-                    why: format!("Newton iterate {iterations} cannot be inverted ({e})"),
-                }
-                .into(),
-                e => e,
-            });
-        }
-        // Written into the buffer's storage (an upload would re-specify it: a new allocation
-        // every iteration).
-        perm.write(0, &column_order(&pivots.piv.download_range(0, n)?))?;
         let y = match spare.take() {
             Some(y) => y,
             None => inv.single_square("an inverse of the Newton iteration", n)?,
@@ -139,15 +196,44 @@ pub fn iterate_from(
             y: &y.buffer,
             partial: &partial,
         };
-        inv.newton_unscramble(&w.buffer, &pass)?;
-        let (yy, _, _) = sums(&partial, groups)?;
-        let mu = if scale {
-            (yy.sqrt() / norm_x).sqrt()
+        let (mu, (dd, xx, mx)) = if sync == NewtonSync::Once {
+            let buffers = NewtonReportBuffers {
+                piv: &pivots.piv,
+                report: &report,
+                partial: &partial,
+                perm: &perm,
+            };
+            if on_device_order {
+                inv.newton_column_order(n, buffers)?;
+            } else {
+                inv.check_status(tol).map_err(|e| singular(iterations, e))?;
+                perm.write(0, &column_order(&pivots.piv.download_range(0, n)?))?;
+            }
+            inv.newton_unscramble(&w.buffer, &pass)?;
+            inv.newton_scale(groups, buffers, scale.then_some(norm_x))?;
+            inv.newton_step_from_report(&x.buffer, &pass, &report)?;
+            inv.newton_sums(groups, buffers)?;
+            let r = StepReport::decode(&report.download_range(0, NEWTON_REPORT_WORDS)?);
+            if let Some((column, pivot)) = r.failure {
+                let e = NumericalError::SingularMatrix {
+                    column,
+                    pivot: f64::from(pivot),
+                    tolerance: f64::from(tol),
+                };
+                return Err(singular(iterations, e.into()));
+            }
+            (r.mu, r.sums)
         } else {
-            1.0
+            inv.check_status(tol).map_err(|e| singular(iterations, e))?;
+            // Written into the buffer's storage (an upload would re-specify it: a new
+            // allocation every iteration).
+            perm.write(0, &column_order(&pivots.piv.download_range(0, n)?))?;
+            inv.newton_unscramble(&w.buffer, &pass)?;
+            let (yy, _, _) = sums(&partial, groups)?;
+            let mu = if scale { norm_scaling(yy, norm_x) } else { 1.0 };
+            inv.newton_step(&x.buffer, &pass, (0.5 * mu) as f32, (0.5 / mu) as f32)?;
+            (mu, sums(&partial, groups)?)
         };
-        inv.newton_step(&x.buffer, &pass, (0.5 * mu) as f32, (0.5 / mu) as f32)?;
-        let (dd, xx, mx) = sums(&partial, groups)?;
         iterations += 1;
         let delta = dd.sqrt() / xx.sqrt().max(f64::MIN_POSITIVE);
         if !delta.is_finite() || !mu.is_finite() {
