@@ -45,7 +45,11 @@ fn main() -> anyhow::Result<()> {
         for (what, correction, sync) in [
             ("sign", PolishCorrection::Single, NewtonSync::Once),
             ("sign_f64corr", PolishCorrection::Double, NewtonSync::Once),
-            ("sign_perpass", PolishCorrection::Single, NewtonSync::PerPass),
+            (
+                "sign_perpass",
+                PolishCorrection::Single,
+                NewtonSync::PerPass,
+            ),
         ] {
             inv.set_newton_sync(sync);
             let options = SignOptions {

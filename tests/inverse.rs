@@ -766,24 +766,50 @@ fn newton_sync_once_matches_per_pass() {
         let (k_new, x_new, inv_new) = run(NewtonSync::Once);
         assert_eq!(k_old, k_new, "n {n}: iterations");
         for (k, ((mu_old, y_old), (mu_new, y_new))) in inv_old.iter().zip(&inv_new).enumerate() {
-            assert_eq!(mu_old.to_bits(), mu_new.to_bits(), "n {n}: mu_{k} {mu_old} vs {mu_new}");
-            assert!(mu_new.is_finite() && *mu_new > 0.0, "n {n}: mu_{k} = {mu_new}");
-            let same = y_old.as_slice().iter().zip(y_new.as_slice()).all(|(p, q)| p.to_bits() == q.to_bits());
+            assert_eq!(
+                mu_old.to_bits(),
+                mu_new.to_bits(),
+                "n {n}: mu_{k} {mu_old} vs {mu_new}"
+            );
+            assert!(
+                mu_new.is_finite() && *mu_new > 0.0,
+                "n {n}: mu_{k} = {mu_new}"
+            );
+            let same = y_old
+                .as_slice()
+                .iter()
+                .zip(y_new.as_slice())
+                .all(|(p, q)| p.to_bits() == q.to_bits());
             assert!(same, "n {n}: inverse {k} differs");
         }
-        let same = x_old.as_slice().iter().zip(x_new.as_slice()).all(|(p, q)| p.to_bits() == q.to_bits());
+        let same = x_old
+            .as_slice()
+            .iter()
+            .zip(x_new.as_slice())
+            .all(|(p, q)| p.to_bits() == q.to_bits());
         assert!(same, "n {n}: last iterates differ");
         let minus_i = Matrix::from_fn(n, n, |i, j| if i == j { -1.0 } else { 0.0 });
         let e = relative_error(&x_new.to_f64(), &minus_i);
-        assert!(e < 1e-4 * (n as f64).sqrt().max(1.0), "n {n}: sign error {e}");
+        assert!(
+            e < 1e-4 * (n as f64).sqrt().max(1.0),
+            "n {n}: sign error {e}"
+        );
         // Lyapunov through the whole solver: the same X.
         let q = Matrix::from_fn(n, n, |i, j| if i == j { 1.0 } else { 0.0 });
         inv.set_newton_sync(NewtonSync::PerPass);
         let l_old = inverse::solve_continuous_lyapunov(&inv, &a, &q, 1).unwrap();
         inv.set_newton_sync(NewtonSync::Once);
         let l_new = inverse::solve_continuous_lyapunov(&inv, &a, &q, 1).unwrap();
-        assert_eq!(l_old.iterations, l_new.iterations, "n {n}: Lyapunov iterations");
-        let same = l_old.x.as_slice().iter().zip(l_new.x.as_slice()).all(|(p, q)| p.to_bits() == q.to_bits());
+        assert_eq!(
+            l_old.iterations, l_new.iterations,
+            "n {n}: Lyapunov iterations"
+        );
+        let same = l_old
+            .x
+            .as_slice()
+            .iter()
+            .zip(l_new.x.as_slice())
+            .all(|(p, q)| p.to_bits() == q.to_bits());
         assert!(same, "n {n}: Lyapunov X differs");
     }
     // A singular iterate (A = 0): the same error from both.
@@ -800,5 +826,107 @@ fn newton_sync_once_matches_per_pass() {
         }
     }
     assert_eq!(messages[0], messages[1]);
-    assert!(messages[0].contains("cannot be inverted"), "{}", messages[0]);
+    assert!(
+        messages[0].contains("cannot be inverted"),
+        "{}",
+        messages[0]
+    );
+}
+
+/// The Newton bookkeeping kernel alone (glsl/inverse/newton_report.comp), against the CPU's
+/// forms bit for bit: sums of more partials than one shared-memory chunk holds (both modes,
+/// NaN-free values of mixed magnitude), μ = (√Σy²/‖X‖)^½ with and without scaling, the status
+/// word passed through, and the column order of random pivots at the largest order it takes.
+#[test]
+fn newton_report_kernel_matches_the_cpu_forms() {
+    use symraster::gl::{Buffer, BufferTarget, BufferUsage};
+    use symraster::inverse::kernels::{NEWTON_REPORT_WORDS, NewtonReportBuffers};
+    use symraster::inverse::newton::{self, StepReport};
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let ctx = inv.context();
+    let storage =
+        |data: &[u32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Dynamic, data).unwrap();
+    let r = random(1, 20000, 77);
+    for groups in [1, 3, 2731, 8193, 9000] {
+        let values: Vec<[f32; 4]> = (0..groups)
+            .map(|g| {
+                let v = r[(0, g)] as f32;
+                [v * v * 1e3, (v + 0.5) * 7.0, v.abs(), f32::NAN]
+            })
+            .collect();
+        let partial =
+            Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Dynamic, &values).unwrap();
+        let report = storage(&[0; NEWTON_REPORT_WORDS]);
+        let (piv, perm) = (storage(&[0]), storage(&[0]));
+        let buffers = NewtonReportBuffers {
+            piv: &piv,
+            report: &report,
+            partial: &partial,
+            perm: &perm,
+        };
+        let (yy, t, m) = values.iter().fold((0.0, 0.0, 0.0f64), |(s, t, m), v| {
+            (
+                s + f64::from(v[0]),
+                t + f64::from(v[1]),
+                m.max(f64::from(v[2])),
+            )
+        });
+        for norm in [None, Some(3.25), Some(1e-3)] {
+            inv.reset_status().unwrap();
+            inv.newton_scale(groups, buffers, norm).unwrap();
+            inv.newton_sums(groups, buffers).unwrap();
+            let got = StepReport::decode(&report.download().unwrap());
+            let mu = norm.map_or(1.0, |x| newton::norm_scaling(yy, x));
+            assert_eq!(
+                got.yy.to_bits(),
+                yy.to_bits(),
+                "{groups}: sum y^2 {} vs {yy}",
+                got.yy
+            );
+            assert_eq!(
+                got.mu.to_bits(),
+                mu.to_bits(),
+                "{groups}: mu {} vs {mu}",
+                got.mu
+            );
+            assert_eq!(
+                got.coefficients,
+                [(0.5 * mu) as f32, (0.5 / mu) as f32],
+                "{groups}"
+            );
+            assert_eq!(got.sums.0.to_bits(), yy.to_bits(), "{groups}: first sum");
+            assert_eq!(got.sums.1.to_bits(), t.to_bits(), "{groups}: second sum");
+            assert_eq!(got.sums.2, m, "{groups}: max");
+            assert_eq!(got.failure, None, "{groups}: status");
+        }
+    }
+    for n in [1, 2, 5, 33, inv.newton_max_order()] {
+        let r = random(1, n, n as u64);
+        let pivots: Vec<u32> = (0..n)
+            .map(|p| p as u32 + ((r[(0, p)] + 0.5) * (n - p) as f64) as u32 % (n - p) as u32)
+            .collect();
+        let piv = storage(&pivots);
+        let perm = storage(&vec![u32::MAX; n]);
+        let report = storage(&[0; NEWTON_REPORT_WORDS]);
+        let partial = Buffer::new(
+            ctx,
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            &[[0f32; 4]],
+        )
+        .unwrap();
+        let buffers = NewtonReportBuffers {
+            piv: &piv,
+            report: &report,
+            partial: &partial,
+            perm: &perm,
+        };
+        inv.newton_column_order(n, buffers).unwrap();
+        assert_eq!(
+            perm.download().unwrap(),
+            newton::column_order(&pivots),
+            "order {n}"
+        );
+    }
 }

@@ -630,7 +630,13 @@ impl Inverter {
     /// The largest order whose column order [`Inverter::newton_column_order`] forms on the
     /// device (one work group's shared memory holds it).
     pub fn newton_max_order(&self) -> usize {
-        (self.tiled.limits().max_shared_bytes as usize / 4).min(NEWTON_MAX_ORDER)
+        self.newton_shared_words() / 2
+    }
+
+    /// Shared words of glsl/inverse/newton_report.comp: the device's shared memory, at most
+    /// 64 KiB.
+    fn newton_shared_words(&self) -> usize {
+        (self.tiled.limits().max_shared_bytes as usize / 4).min(NEWTON_SHARED_WORDS)
     }
 
     fn newton_report_program(&self) -> Result<&ComputeProgram> {
@@ -638,7 +644,7 @@ impl Inverter {
             return Ok(p);
         }
         let kernel = &crate::compute_kernels::NEWTON_REPORT;
-        let source = format!("#define MAX_ORDER {}u\n{}", self.newton_max_order(), kernel.source);
+        let source = format!("#define MAX_WORDS {}u\n{}", self.newton_shared_words(), kernel.source);
         let p = ComputeProgram::new(
             self.context(),
             kernel,
@@ -766,8 +772,8 @@ pub struct NewtonReportBuffers<'a> {
 /// Words of the Newton iteration's report (glsl/inverse/newton_report.comp).
 pub const NEWTON_REPORT_WORDS: usize = 14;
 
-/// The largest order whose column order one work group forms (32 KiB of shared memory).
-const NEWTON_MAX_ORDER: usize = 8192;
+/// The most shared words of the Newton bookkeeping's work group (64 KiB).
+const NEWTON_SHARED_WORDS: usize = 16384;
 
 /// An n x n matrix, row-major, in one storage buffer.
 pub struct DeviceSquare {
