@@ -39,7 +39,7 @@ set -u
 out=${1:-${OUT:-figures/h200}}
 mkdir -p "$out"
 bench=${BENCH:-.k25/ex/tiled_bench}
-sizes="1024 2048 4096"
+sizes=${SIZES:-1024 2048 4096}
 runs=${RUNS:-5}
 : > "$out/cholesky_path_log.txt"
 common="--runs $runs --ops c,v --formats full --schedule chain --dump $out/dump"
