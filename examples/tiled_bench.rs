@@ -6,7 +6,8 @@
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
 //!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto,split]
-//!  [--fold 0,1] [--early 0,1] [--poll atomic,sparse,load] [--split-chain 2048,4096] SIZE...`
+//!  [--fold 0,1] [--early 0,1] [--lean 0,1] [--poll atomic,sparse,load] [--split-chain 2048,4096]
+//!  SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
@@ -29,7 +30,8 @@
 //! order), method suffix `-<schedule>`. `--fold` sweeps `Tuning::chain_fold` (the chained
 //! Cholesky's sub-diagonal tile folded into the next diagonal tile's group), suffix `-fold<0|1>`;
 //! `--early` sweeps `Tuning::chain_fold_early` (the folded tile published before the diagonal
-//! group's update from it), suffix `-early<0|1>`; `--poll` sweeps `Tuning::chain_poll` (how
+//! group's update from it), suffix `-early<0|1>`; `--lean` sweeps `Tuning::chain_lean` (the
+//! barriers the next wait makes redundant dropped), suffix `-lean<0|1>`; `--poll` sweeps `Tuning::chain_poll` (how
 //! the chain polls its ready flags), suffix `-poll<name>`;
 //! `split` halves the matrix recursively down to halves of
 //! at most each `--split-chain` order (`Tuning::split_chain_order`; method suffix `-c<order>`
@@ -65,6 +67,7 @@ struct Args {
     fold: Vec<bool>,
     poll: Vec<ChainPoll>,
     early: Vec<bool>,
+    lean: Vec<bool>,
     split_chain: Vec<usize>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
@@ -97,6 +100,7 @@ fn parse() -> anyhow::Result<Args> {
         fold: Vec::new(),
         poll: Vec::new(),
         early: Vec::new(),
+        lean: Vec::new(),
         split_chain: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
@@ -161,6 +165,12 @@ fn parse() -> anyhow::Result<Args> {
                             })
                     })
                     .collect::<anyhow::Result<_>>()?
+            }
+            "--lean" => {
+                args.lean = list(&mut it, "--lean")?
+                    .into_iter()
+                    .map(|f| f != 0)
+                    .collect()
             }
             "--early" => {
                 args.early = list(&mut it, "--early")?
@@ -298,6 +308,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.fold.is_empty()
         && args.poll.is_empty()
         && args.early.is_empty()
+        && args.lean.is_empty()
         && args.split_chain.is_empty()
     {
         return Ok(Vec::new());
@@ -356,6 +367,11 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.early.iter().map(|&e| Some(e)).collect()
     };
+    let leans: Vec<Option<bool>> = if args.lean.is_empty() {
+        vec![base.chain_lean]
+    } else {
+        args.lean.iter().map(|&l| Some(l)).collect()
+    };
     let split_chains = or(&args.split_chain, base.split_chain_order);
     let mut out = Vec::new();
     let mut combinations = Vec::new();
@@ -363,14 +379,18 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         for &f in &folds {
             for &e in &earlies {
                 for &p in &polls {
-                    for &c in &split_chains {
-                        combinations.push((s, (f, e), p, c));
+                    for &l in &leans {
+                        for &c in &split_chains {
+                            combinations.push((s, (f, e), (p, l), c));
+                        }
                     }
                 }
             }
         }
     }
-    for (schedule, (chain_fold, chain_fold_early), chain_poll, split_chain) in combinations {
+    for (schedule, (chain_fold, chain_fold_early), (chain_poll, chain_lean), split_chain) in
+        combinations
+    {
         for &factor in &factors {
             for diag in or(&args.diag, base.diagonal_block) {
                 for outer in or(&args.outer, base.outer_block) {
@@ -387,6 +407,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     chain_fold,
                                     chain_poll,
                                     chain_fold_early,
+                                    chain_lean,
                                     split_chain_order: split_chain,
                                     ..base
                                 };
@@ -430,6 +451,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         }
                                         if !args.poll.is_empty() {
                                             label += &format!("-poll{}", k.chain_poll().name());
+                                        }
+                                        if !args.lean.is_empty() {
+                                            label += &format!("-lean{}", u8::from(k.chain_lean()));
                                         }
                                         if !args.split_chain.is_empty() {
                                             label += &format!("-c{}", k.split_chain_order());

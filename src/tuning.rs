@@ -95,6 +95,9 @@ pub struct Tuning {
     /// L_{j+1,j} as soon as it is written, before its own update from it, so that the next
     /// sub-diagonal tile's sum (on the critical path) does not wait for that update (default no).
     pub chain_fold_early: Option<bool>,
+    /// Whether the chained Cholesky drops the barrier after each term's last slice where the
+    /// next term's wait (a barrier itself) follows: one barrier fewer per term (default no).
+    pub chain_lean: Option<bool>,
     /// The largest half [`CholeskySchedule::Split`](crate::tiled::config::CholeskySchedule)
     /// factors by one chained launch (larger halves are split again; default
     /// [`SPLIT_CHAIN_ORDER`](crate::tiled::config::SPLIT_CHAIN_ORDER)).
@@ -373,6 +376,7 @@ impl Tuning {
             || self.chain_fold.is_some()
             || self.chain_poll.is_some()
             || self.chain_fold_early.is_some()
+            || self.chain_lean.is_some()
             || self.split_chain_order.is_some()
             || self.panel.is_some()
     }
@@ -434,6 +438,11 @@ impl Tuning {
     /// [`Tuning::chain_fold_early`] or its default (no).
     pub fn chain_fold_early(&self) -> bool {
         self.chain_fold_early.unwrap_or(false)
+    }
+
+    /// [`Tuning::chain_lean`] or its default (no).
+    pub fn chain_lean(&self) -> bool {
+        self.chain_lean.unwrap_or(false)
     }
 
     /// [`Tuning::split_order`] or its default.

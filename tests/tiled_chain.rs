@@ -858,3 +858,73 @@ fn the_folded_chain_published_early_gives_the_folded_chains_factor() {
     );
     assert_given_up_chain_refactors(&gpu, &k, "early");
 }
+
+/// The kernels of [`poll_kernels`] (atomic polls) dropping the barriers the next wait makes
+/// redundant or not.
+fn lean_kernels(
+    gpu: &symraster::Gpu,
+    (diag, schedule, outer): (usize, CholeskySchedule, usize),
+    factor: DiagonalFactor,
+    fold: bool,
+    lean: bool,
+) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        diagonal_factor: Some(factor),
+        chain_fold: Some(fold),
+        chain_lean: Some(lean),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The chain without the barrier after each term's last slice where the next term's wait
+/// follows (Tuning::chain_lean): the same arithmetic, so everything [`assert_same_chain`]
+/// checks is the full barriers' bit for bit (tiles of 32: one slice per term; of 64: two),
+/// folded or not, in the chain and the chained panels; and the given-up path.
+#[test]
+fn the_lean_chain_gives_the_chains_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    assert!(!kernels(&gpu, 32, CholeskySchedule::Chain).chain_lean());
+    for (shape, way, fold) in [
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            false,
+        ),
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Pairs,
+            true,
+        ),
+        (
+            (64, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            false,
+        ),
+        (
+            (64, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Quads,
+            true,
+        ),
+        (
+            (32, CholeskySchedule::Panels, 64),
+            DiagonalFactor::Columns,
+            true,
+        ),
+    ] {
+        let lean = lean_kernels(&gpu, shape, way, fold, true);
+        let full = lean_kernels(&gpu, shape, way, fold, false);
+        assert!(lean.chain_lean() && !full.chain_lean());
+        let what = format!("lean {} fold {fold}", way.name());
+        assert_same_chain(&gpu, &lean, &full, (shape.0, shape.1), &what);
+    }
+    let shape = (64, CholeskySchedule::Chain, 512);
+    let k = lean_kernels(&gpu, shape, DiagonalFactor::Columns, true, true);
+    assert_given_up_chain_refactors(&gpu, &k, "lean");
+}

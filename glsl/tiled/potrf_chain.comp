@@ -61,6 +61,11 @@ uniform uint spin_limit;
 #ifndef CHAIN_FOLD_EARLY
 #define CHAIN_FOLD_EARLY 0
 #endif
+// CHAIN_LEAN (Tuning::chain_lean): the barrier after each term's last slice dropped where the
+// next term's wait (itself a barrier) follows.
+#ifndef CHAIN_LEAN
+#define CHAIN_LEAN 0
+#endif
 #ifndef CHAIN_POLL
 #define CHAIN_POLL 0
 #endif
@@ -226,7 +231,13 @@ void main() {
                     for (int b = 0; b < EB; b++) acc[a][b] -= av * bv[b];
                 }
             }
+#if CHAIN_LEAN
+            // The last slice of a term that is not the last: the next term's wait_for holds a
+            // barrier before any invocation writes ta or tb again.
+            if (h + uint(KS) < (k + 1u) * uint(NB) || k + 1u == terms) barrier();
+#else
             barrier();
+#endif
         }
     }
 #if CHAIN_FOLD

@@ -454,19 +454,20 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
 /// tile's last product folded into the next diagonal tile's group where `fold`
 /// ([`Tuning::chain_fold`](crate::Tuning::chain_fold); its flag set before the group's update
 /// where `early`, [`Tuning::chain_fold_early`](crate::Tuning::chain_fold_early)), its flags
-/// polled as `poll` says ([`Tuning::chain_poll`](crate::Tuning::chain_poll)).
+/// polled as `poll` says ([`Tuning::chain_poll`](crate::Tuning::chain_poll)), the barriers the
+/// next wait makes redundant dropped where `lean` ([`Tuning::chain_lean`](crate::Tuning::chain_lean)).
 fn chain_source(
     (px, py): (usize, usize),
     diag: usize,
     factor: DiagonalFactor,
     (fold, early): (bool, bool),
-    poll: super::ChainPoll,
+    (poll, lean): (super::ChainPoll, bool),
 ) -> String {
     let ks = factor_chain_slice(diag);
-    let (fold, early) = (u8::from(fold), u8::from(early));
+    let (fold, early, lean) = (u8::from(fold), u8::from(early), u8::from(lean));
     let (poll, every) = (poll.define(), super::config::CHAIN_GAVE_UP_EVERY);
     format!(
-        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define CHAIN_FOLD {fold}\n#define CHAIN_FOLD_EARLY {early}\n#define CHAIN_POLL {poll}\n#define CHAIN_GAVE_UP_EVERY {every}u\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
+        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define CHAIN_FOLD {fold}\n#define CHAIN_FOLD_EARLY {early}\n#define CHAIN_LEAN {lean}\n#define CHAIN_POLL {poll}\n#define CHAIN_GAVE_UP_EVERY {every}u\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
         table::SUBGROUPS_HEADER,
         table::POTRF_CHAIN
             .source
@@ -506,6 +507,8 @@ pub struct TiledKernels {
     // Whether the folded tile's flag is set before the diagonal group's update
     // (Tuning::chain_fold_early).
     chain_fold_early: bool,
+    // Whether the chain drops the barriers the next wait makes redundant (Tuning::chain_lean).
+    chain_lean: bool,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
     fused: Option<[(ComputeProgram, KernelConfig); 2]>,
@@ -562,6 +565,7 @@ impl TiledKernels {
         let chain_fold = tuning.chain_fold();
         let chain_poll = tuning.chain_poll();
         let chain_fold_early = tuning.chain_fold_early();
+        let chain_lean = tuning.chain_lean();
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -652,7 +656,7 @@ impl TiledKernels {
                         diag,
                         factor,
                         (chain_fold, chain_fold_early),
-                        chain_poll,
+                        (chain_poll, chain_lean),
                     )),
                 )?),
                 false => None,
@@ -669,6 +673,7 @@ impl TiledKernels {
             chain_fold,
             chain_poll,
             chain_fold_early,
+            chain_lean,
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -1437,6 +1442,12 @@ impl TiledKernels {
     /// from it ([`Tuning::chain_fold_early`](crate::Tuning::chain_fold_early)).
     pub fn chain_fold_early(&self) -> bool {
         self.chain_fold_early
+    }
+
+    /// Whether the chained Cholesky drops the barriers the next wait makes redundant
+    /// ([`Tuning::chain_lean`](crate::Tuning::chain_lean)).
+    pub fn chain_lean(&self) -> bool {
+        self.chain_lean
     }
 
     /// Factorizations that ran as one chained launch ([`TiledKernels::potrf_chain`]) so far.
