@@ -6,7 +6,8 @@
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
 //!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto,split]
-//!  [--fold 0,1] [--split-chain 2048,4096] SIZE...`
+//!  [--fold 0,1] [--early 0,1] [--lean 0,1] [--poll atomic,sparse,load] [--split-chain 2048,4096]
+//!  SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
@@ -28,6 +29,10 @@
 //! launches, one chained launch, chained panels with trailing products, or the chain up to its
 //! order), method suffix `-<schedule>`. `--fold` sweeps `Tuning::chain_fold` (the chained
 //! Cholesky's sub-diagonal tile folded into the next diagonal tile's group), suffix `-fold<0|1>`;
+//! `--early` sweeps `Tuning::chain_fold_early` (the folded tile published before the diagonal
+//! group's update from it), suffix `-early<0|1>`; `--lean` sweeps `Tuning::chain_lean` (the
+//! barriers the next wait makes redundant dropped), suffix `-lean<0|1>`; `--poll` sweeps `Tuning::chain_poll` (how
+//! the chain polls its ready flags), suffix `-poll<name>`;
 //! `split` halves the matrix recursively down to halves of
 //! at most each `--split-chain` order (`Tuning::split_chain_order`; method suffix `-c<order>`
 //! where the flag is given), each half chained. Op `x` times the pieces of the split's first
@@ -40,7 +45,7 @@ use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::config::CholeskySchedule;
+use symraster::tiled::config::{ChainPoll, CholeskySchedule};
 use symraster::tiled::{
     DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
 };
@@ -60,6 +65,9 @@ struct Args {
     factor: Vec<DiagonalFactor>,
     schedule: Vec<CholeskySchedule>,
     fold: Vec<bool>,
+    poll: Vec<ChainPoll>,
+    early: Vec<bool>,
+    lean: Vec<bool>,
     split_chain: Vec<usize>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
@@ -90,6 +98,9 @@ fn parse() -> anyhow::Result<Args> {
         factor: Vec::new(),
         schedule: Vec::new(),
         fold: Vec::new(),
+        poll: Vec::new(),
+        early: Vec::new(),
+        lean: Vec::new(),
         split_chain: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
@@ -154,6 +165,30 @@ fn parse() -> anyhow::Result<Args> {
                             })
                     })
                     .collect::<anyhow::Result<_>>()?
+            }
+            "--lean" => {
+                args.lean = list(&mut it, "--lean")?
+                    .into_iter()
+                    .map(|f| f != 0)
+                    .collect()
+            }
+            "--early" => {
+                args.early = list(&mut it, "--early")?
+                    .into_iter()
+                    .map(|f| f != 0)
+                    .collect()
+            }
+            "--poll" => {
+                args.poll = it
+                    .next()
+                    .context("--poll needs a list")?
+                    .split(',')
+                    .map(|s| {
+                        ChainPoll::parse(s).with_context(|| {
+                            format!("--poll: no way {s:?} (atomic, sparse or load)")
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?;
             }
             "--schedule" => {
                 args.schedule = it
@@ -271,6 +306,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.panel.is_empty()
         && args.schedule.is_empty()
         && args.fold.is_empty()
+        && args.poll.is_empty()
+        && args.early.is_empty()
+        && args.lean.is_empty()
         && args.split_chain.is_empty()
     {
         return Ok(Vec::new());
@@ -319,17 +357,40 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     } else {
         args.fold.iter().map(|&f| Some(f)).collect()
     };
+    let polls: Vec<Option<ChainPoll>> = if args.poll.is_empty() {
+        vec![base.chain_poll]
+    } else {
+        args.poll.iter().map(|&p| Some(p)).collect()
+    };
+    let earlies: Vec<Option<bool>> = if args.early.is_empty() {
+        vec![base.chain_fold_early]
+    } else {
+        args.early.iter().map(|&e| Some(e)).collect()
+    };
+    let leans: Vec<Option<bool>> = if args.lean.is_empty() {
+        vec![base.chain_lean]
+    } else {
+        args.lean.iter().map(|&l| Some(l)).collect()
+    };
     let split_chains = or(&args.split_chain, base.split_chain_order);
     let mut out = Vec::new();
     let mut combinations = Vec::new();
     for &s in &schedules {
         for &f in &folds {
-            for &c in &split_chains {
-                combinations.push((s, f, c));
+            for &e in &earlies {
+                for &p in &polls {
+                    for &l in &leans {
+                        for &c in &split_chains {
+                            combinations.push((s, (f, e), (p, l), c));
+                        }
+                    }
+                }
             }
         }
     }
-    for (schedule, chain_fold, split_chain) in combinations {
+    for (schedule, (chain_fold, chain_fold_early), (chain_poll, chain_lean), split_chain) in
+        combinations
+    {
         for &factor in &factors {
             for diag in or(&args.diag, base.diagonal_block) {
                 for outer in or(&args.outer, base.outer_block) {
@@ -344,6 +405,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     panel,
                                     cholesky_schedule: schedule,
                                     chain_fold,
+                                    chain_poll,
+                                    chain_fold_early,
+                                    chain_lean,
                                     split_chain_order: split_chain,
                                     ..base
                                 };
@@ -378,6 +442,18 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         }
                                         if !args.fold.is_empty() {
                                             label += &format!("-fold{}", u8::from(t.chain_fold()));
+                                        }
+                                        if !args.early.is_empty() {
+                                            label += &format!(
+                                                "-early{}",
+                                                u8::from(k.chain_fold_early())
+                                            );
+                                        }
+                                        if !args.poll.is_empty() {
+                                            label += &format!("-poll{}", k.chain_poll().name());
+                                        }
+                                        if !args.lean.is_empty() {
+                                            label += &format!("-lean{}", u8::from(k.chain_lean()));
                                         }
                                         if !args.split_chain.is_empty() {
                                             label += &format!("-c{}", k.split_chain_order());

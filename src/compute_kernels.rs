@@ -261,6 +261,7 @@ pub static POTRF_CHAIN: ComputeKernel = ComputeKernel {
         ("CBuf", 0),
         ("InvBuf", 1),
         ("Sync", 3),
+        ("SyncPoll", 3),
         ("Status", 5),
         ("ChainStatus", 6),
         ("InvRead", 7),

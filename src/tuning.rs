@@ -88,6 +88,16 @@ pub struct Tuning {
     /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
     /// tile: one flag hand-off fewer per diagonal step on its critical path (default no).
     pub chain_fold: Option<bool>,
+    /// How the chained Cholesky's waiting invocation polls a tile's ready flag (default
+    /// [`ChainPoll::Atomic`](crate::tiled::ChainPoll), as first measured).
+    pub chain_poll: Option<crate::tiled::ChainPoll>,
+    /// With [`Tuning::chain_fold`]: whether the diagonal group publishes the folded tile
+    /// L_{j+1,j} as soon as it is written, before its own update from it, so that the next
+    /// sub-diagonal tile's sum (on the critical path) does not wait for that update (default no).
+    pub chain_fold_early: Option<bool>,
+    /// Whether the chained Cholesky drops the barrier after each term's last slice where the
+    /// next term's wait (a barrier itself) follows: one barrier fewer per term (default no).
+    pub chain_lean: Option<bool>,
     /// The largest half [`CholeskySchedule::Split`](crate::tiled::config::CholeskySchedule)
     /// factors by one chained launch (larger halves are split again; default
     /// [`SPLIT_CHAIN_ORDER`](crate::tiled::config::SPLIT_CHAIN_ORDER)).
@@ -364,6 +374,9 @@ impl Tuning {
             || self.diagonal_factor.is_some()
             || self.cholesky_schedule.is_some()
             || self.chain_fold.is_some()
+            || self.chain_poll.is_some()
+            || self.chain_fold_early.is_some()
+            || self.chain_lean.is_some()
             || self.split_chain_order.is_some()
             || self.panel.is_some()
     }
@@ -415,6 +428,21 @@ impl Tuning {
     /// [`Tuning::chain_fold`] or its default (no).
     pub fn chain_fold(&self) -> bool {
         self.chain_fold.unwrap_or(false)
+    }
+
+    /// [`Tuning::chain_poll`] or its default ([`ChainPoll::Atomic`](crate::tiled::ChainPoll)).
+    pub fn chain_poll(&self) -> crate::tiled::ChainPoll {
+        self.chain_poll.unwrap_or_default()
+    }
+
+    /// [`Tuning::chain_fold_early`] or its default (no).
+    pub fn chain_fold_early(&self) -> bool {
+        self.chain_fold_early.unwrap_or(false)
+    }
+
+    /// [`Tuning::chain_lean`] or its default (no).
+    pub fn chain_lean(&self) -> bool {
+        self.chain_lean.unwrap_or(false)
     }
 
     /// [`Tuning::split_order`] or its default.

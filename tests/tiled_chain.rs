@@ -11,7 +11,7 @@ mod common;
 
 use symraster::internal::GpuInternals;
 use symraster::tiled::DiagonalFactor;
-use symraster::tiled::config::CholeskySchedule;
+use symraster::tiled::config::{ChainPoll, CholeskySchedule};
 use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, Triangle, cholesky};
 use symraster::tuning::Tuning;
 use symraster::{Error, Matrix, NumericalError, problems, reference};
@@ -661,4 +661,270 @@ fn the_pairs_and_quads_diagonal_factors_match_the_columns_factor_in_the_chain() 
         c[(70, 70)] = f32::NAN;
         assert_eq!(failure(&gpu, &pairs, &c).0, 70, "{way:?} tiles {diag}");
     }
+}
+
+/// The kernels of [`steps_kernels`] with the folded tile published early or not and the
+/// chain's flags polled as `poll` says.
+fn poll_kernels(
+    gpu: &symraster::Gpu,
+    (diag, schedule, outer): (usize, CholeskySchedule, usize),
+    factor: DiagonalFactor,
+    (fold, early): (bool, bool),
+    poll: ChainPoll,
+) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        diagonal_factor: Some(factor),
+        chain_fold: Some(fold),
+        chain_fold_early: Some(early),
+        chain_poll: Some(poll),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// `k` against `base`, a chain with the same arithmetic (only its waits differ): over sizes
+/// around the tiles the factor (upper triangle of garbage left alone, no NaN left, against the
+/// reference) and, in one launch, the diagonal tiles' inverses (slots poisoned first) are
+/// `base`'s bit for bit; so are the failing column and its pivot, and a NaN pivot is named.
+fn assert_same_chain(
+    gpu: &symraster::Gpu,
+    k: &TiledKernels,
+    base: &TiledKernels,
+    (diag, schedule): (usize, CholeskySchedule),
+    what: &str,
+) {
+    let sizes: &[usize] = match diag {
+        32 => &[1, 2, 3, 31, 32, 33, 64, 65, 127, 129, 200, 513],
+        _ => &[1, 3, 63, 64, 65, 129, 200],
+    };
+    for &m in sizes {
+        let what = format!("{what} tiles {diag} {} m {m}", schedule.name());
+        assert_eq!(k.chains_factor(m), Some(schedule), "{what}");
+        let c = problems::well_conditioned_spd(&mut problems::rng(900 + m as u64), m);
+        let before = k.chained_factors();
+        let l = factor(gpu, k, &c);
+        assert_eq!(k.chained_factors(), before + 1, "{what}: not chained");
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "{what}: NaN left"
+        );
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+        let lb = factor(gpu, base, &c);
+        assert_eq!(
+            l.as_slice(),
+            lb.as_slice(),
+            "{what}: not the base chain's factor"
+        );
+        if schedule != CholeskySchedule::Chain {
+            continue;
+        }
+        // `factor` above poisoned `base`'s slots after `k`'s were filled; refill.
+        factor(gpu, k, &c);
+        for slot in 0..m.div_ceil(diag) {
+            let (a, b) = (
+                k.inverse_block(slot).unwrap(),
+                base.inverse_block(slot).unwrap(),
+            );
+            let n = diag.min(m - slot * diag);
+            for r in 0..n {
+                for s in 0..n {
+                    let (x, y) = (a[r * diag + s], b[r * diag + s]);
+                    assert_eq!(x.to_bits(), y.to_bits(), "{what} slot {slot} ({r}, {s})");
+                }
+            }
+        }
+    }
+    let m = 129;
+    for column in [0, 1, 31, 32, 63, 64, 65, 100, 128] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= 500.0;
+        let (got, pivot) = failure(gpu, k, &c);
+        let (want, want_pivot) = failure(gpu, base, &c);
+        assert_eq!((got, want), (column, column), "{what} tiles {diag}");
+        assert_eq!(pivot, want_pivot, "{what} tiles {diag} column {column}");
+    }
+    let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+    c[(70, 70)] = f32::NAN;
+    assert_eq!(failure(gpu, k, &c).0, 70, "{what} tiles {diag}");
+}
+
+/// A chain whose forced give-up (before its first launch) is launched again to its own
+/// factor, bit for bit.
+fn assert_given_up_chain_refactors(gpu: &symraster::Gpu, k: &TiledKernels, what: &str) {
+    for m in [1, 65, 200] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(90 + m as u64), m);
+        let mut t = upload(gpu, &c);
+        let before = k.chained_factors();
+        cholesky::factor_after_chain_gives_up(k, &mut t).unwrap();
+        assert_eq!(k.chained_factors(), before + 1, "{what} m {m}: not chained");
+        let l = t.download_lower().unwrap();
+        assert_eq!(l.as_slice(), factor(gpu, k, &c).as_slice(), "{what} m {m}");
+    }
+}
+
+/// The chain's flags polled with the gave-up word read every few polls only (Sparse) and by
+/// plain volatile loads (Load; Tuning::chain_poll): the waits change, the arithmetic does not,
+/// so everything [`assert_same_chain`] checks is the atomic polls' bit for bit, in the chain
+/// (columns, pairs folded and published early, tiles of 64) and the chained panels; and the
+/// given-up path gives the same factor.
+#[test]
+fn the_chain_polled_sparsely_or_by_loads_gives_the_atomic_polls_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    assert_eq!(
+        kernels(&gpu, 32, CholeskySchedule::Chain).chain_poll(),
+        ChainPoll::Atomic
+    );
+    for name in ["atomic", "sparse", "load"] {
+        assert_eq!(ChainPoll::parse(name).map(ChainPoll::name), Some(name));
+    }
+    assert_eq!(ChainPoll::parse("spin"), None);
+    let cases = [
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            (false, false),
+        ),
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Pairs,
+            (true, true),
+        ),
+        (
+            (64, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            (false, false),
+        ),
+        (
+            (32, CholeskySchedule::Panels, 64),
+            DiagonalFactor::Columns,
+            (true, false),
+        ),
+    ];
+    for (poll, (shape, way, fold)) in [ChainPoll::Sparse, ChainPoll::Load]
+        .into_iter()
+        .flat_map(|p| cases.map(|c| (p, c)))
+    {
+        let polled = poll_kernels(&gpu, shape, way, fold, poll);
+        let atomic = poll_kernels(&gpu, shape, way, fold, ChainPoll::Atomic);
+        assert_eq!(polled.chain_poll(), poll);
+        let what = format!("{} {} fold {fold:?}", poll.name(), way.name());
+        assert_same_chain(&gpu, &polled, &atomic, (shape.0, shape.1), &what);
+    }
+    for poll in [ChainPoll::Sparse, ChainPoll::Load] {
+        let shape = (32, CholeskySchedule::Chain, 512);
+        let k = poll_kernels(&gpu, shape, DiagonalFactor::Columns, (true, true), poll);
+        assert_given_up_chain_refactors(&gpu, &k, poll.name());
+    }
+}
+
+/// The folded tile published before the diagonal group's update from it
+/// (Tuning::chain_fold_early): the same arithmetic as the folded chain, so everything
+/// [`assert_same_chain`] checks is its bit for bit, with tiles of 32 and 64, columns and
+/// pairs/quads, in the chain and the chained panels; and the given-up path.
+#[test]
+fn the_folded_chain_published_early_gives_the_folded_chains_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    assert!(!kernels(&gpu, 32, CholeskySchedule::Chain).chain_fold_early());
+    for (shape, way) in [
+        ((32, CholeskySchedule::Chain, 512), DiagonalFactor::Columns),
+        ((32, CholeskySchedule::Chain, 512), DiagonalFactor::Pairs),
+        ((64, CholeskySchedule::Chain, 512), DiagonalFactor::Columns),
+        ((64, CholeskySchedule::Chain, 512), DiagonalFactor::Quads),
+        ((32, CholeskySchedule::Panels, 64), DiagonalFactor::Columns),
+    ] {
+        let early = poll_kernels(&gpu, shape, way, (true, true), ChainPoll::Atomic);
+        let late = poll_kernels(&gpu, shape, way, (true, false), ChainPoll::Atomic);
+        assert!(early.chain_fold_early() && !late.chain_fold_early());
+        let what = format!("early {}", way.name());
+        assert_same_chain(&gpu, &early, &late, (shape.0, shape.1), &what);
+    }
+    let shape = (64, CholeskySchedule::Chain, 512);
+    let k = poll_kernels(
+        &gpu,
+        shape,
+        DiagonalFactor::Columns,
+        (true, true),
+        ChainPoll::Atomic,
+    );
+    assert_given_up_chain_refactors(&gpu, &k, "early");
+}
+
+/// The kernels of [`poll_kernels`] (atomic polls) dropping the barriers the next wait makes
+/// redundant or not.
+fn lean_kernels(
+    gpu: &symraster::Gpu,
+    (diag, schedule, outer): (usize, CholeskySchedule, usize),
+    factor: DiagonalFactor,
+    fold: bool,
+    lean: bool,
+) -> TiledKernels {
+    let t = Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        diagonal_factor: Some(factor),
+        chain_fold: Some(fold),
+        chain_lean: Some(lean),
+        ..Tuning::default()
+    };
+    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+}
+
+/// The chain without the barrier after each term's last slice where the next term's wait
+/// follows (Tuning::chain_lean): the same arithmetic, so everything [`assert_same_chain`]
+/// checks is the full barriers' bit for bit (tiles of 32: one slice per term; of 64: two),
+/// folded or not, in the chain and the chained panels; and the given-up path.
+#[test]
+fn the_lean_chain_gives_the_chains_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    assert!(!kernels(&gpu, 32, CholeskySchedule::Chain).chain_lean());
+    for (shape, way, fold) in [
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            false,
+        ),
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Pairs,
+            true,
+        ),
+        (
+            (64, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            false,
+        ),
+        (
+            (64, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Quads,
+            true,
+        ),
+        (
+            (32, CholeskySchedule::Panels, 64),
+            DiagonalFactor::Columns,
+            true,
+        ),
+    ] {
+        let lean = lean_kernels(&gpu, shape, way, fold, true);
+        let full = lean_kernels(&gpu, shape, way, fold, false);
+        assert!(lean.chain_lean() && !full.chain_lean());
+        let what = format!("lean {} fold {fold}", way.name());
+        assert_same_chain(&gpu, &lean, &full, (shape.0, shape.1), &what);
+    }
+    let shape = (64, CholeskySchedule::Chain, 512);
+    let k = lean_kernels(&gpu, shape, DiagonalFactor::Columns, true, true);
+    assert_given_up_chain_refactors(&gpu, &k, "lean");
 }

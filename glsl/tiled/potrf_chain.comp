@@ -56,6 +56,37 @@ uniform uint spin_limit;
 #define CHAIN_FOLD 0
 #endif
 
+// CHAIN_FOLD_EARLY (Tuning::chain_fold_early, with CHAIN_FOLD): the folded tile's flag 2 set
+// once L_{j,j-1} is written, before the diagonal group's update from it (else after).
+#ifndef CHAIN_FOLD_EARLY
+#define CHAIN_FOLD_EARLY 0
+#endif
+// CHAIN_LEAN (Tuning::chain_lean): the barrier after each term's last slice dropped where the
+// next term's wait (itself a barrier) follows.
+#ifndef CHAIN_LEAN
+#define CHAIN_LEAN 0
+#endif
+#ifndef CHAIN_POLL
+#define CHAIN_POLL 0
+#endif
+#ifndef CHAIN_GAVE_UP_EVERY
+#define CHAIN_GAVE_UP_EVERY 32u
+#endif
+#if CHAIN_POLL == 2
+// The same flags through a volatile view (CHAIN_POLL 2): a plain load per poll, which the
+// compiler may not hoist out of the loop, instead of an atomic read-modify-write.
+layout(std430, binding = 3) volatile coherent buffer SyncPoll { uint poll_ticket; uint poll_gave_up; uint ready_poll[]; };
+#endif
+
+// One poll of flag f (CHAIN_POLL 1 and 2).
+uint poll_flag(uint f) {
+#if CHAIN_POLL == 2
+    return ready_poll[f];
+#else
+    return atomicOr(ready[f], 0u);
+#endif
+}
+
 #define THREADS (PX * PY)
 // The products run over slices of KS columns (KS divides NB; the host defines it): two padded
 // NB x KS slices in shared memory, so that tiles of 64 fit llvmpipe's 32 KiB.
@@ -80,12 +111,25 @@ bool folded(uint i, uint j) { return CHAIN_FOLD != 0 && i == j + 1u && i * uint(
 uint final_flag(uint i, uint j) { return folded(i, j) ? 2u : 1u; }
 
 // Invocation 0 polls the flag until it reaches `need` (or the gave-up word); true for the
-// whole group when it must stop.
+// whole group when it must stop. CHAIN_POLL (Tuning::chain_poll, issue 25: the polls lie on
+// the critical path): 0 reads the flag and the gave-up word by atomic RMW every poll and the
+// flag once more after the loop; 1 reads the gave-up word every CHAIN_GAVE_UP_EVERY polls
+// only and decides by the last poll; 2 as 1 with the flag read by plain volatile loads.
 bool wait_for(uint f, uint need, inout uint spins, uint tid) {
     if (tid == 0u) {
+#if CHAIN_POLL == 0
         while (atomicOr(ready[f], 0u) < need && atomicOr(gave_up, 0u) == 0u && spins < spin_limit)
             spins++;
         if (atomicOr(ready[f], 0u) < need) stop_shared = 1u;
+#else
+        uint seen = poll_flag(f);
+        while (seen < need && spins < spin_limit) {
+            spins++;
+            if (spins % CHAIN_GAVE_UP_EVERY == 0u && atomicOr(gave_up, 0u) != 0u) break;
+            seen = poll_flag(f);
+        }
+        if (seen < need) stop_shared = 1u;
+#endif
     }
     barrier();
     bool stop = stop_shared != 0u;
@@ -187,7 +231,13 @@ void main() {
                     for (int b = 0; b < EB; b++) acc[a][b] -= av * bv[b];
                 }
             }
+#if CHAIN_LEAN
+            // The last slice of a term that is not the last: the next term's wait_for holds a
+            // barrier before any invocation writes ta or tb again.
+            if (h + uint(KS) < (k + 1u) * uint(NB) || k + 1u == terms) barrier();
+#else
             barrier();
+#endif
         }
     }
 #if CHAIN_FOLD
@@ -230,6 +280,12 @@ void main() {
                     if (s >= h && s < h + uint(KS)) ta[r][s - h] = r < ni ? l[a][b] : 0.0;
                 }
             barrier();
+#if CHAIN_FOLD_EARLY
+            // Every invocation wrote its part of L_{j,j-1} (memory barrier) before this
+            // barrier: flag 2 now, so that the tiles reading L_{j,j-1} (the next sub-diagonal
+            // tile's sum first) do not wait for this group's update from it.
+            if (h == 0u && tid == 0u) atomicExchange(ready[flag_index(j, j - 1u)], 2u);
+#endif
             for (uint p = 0u; p < uint(KS); p++) {
                 float bv[EB];
                 for (int b = 0; b < EB; b++) bv[b] = ta[tx + uint(PX) * uint(b)][p];
@@ -240,7 +296,9 @@ void main() {
             }
             barrier();
         }
+#if !CHAIN_FOLD_EARLY
         if (tid == 0u) atomicExchange(ready[flag_index(j, j - 1u)], 2u);
+#endif
     }
 #endif
     if (diagonal) {

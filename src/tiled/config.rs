@@ -178,6 +178,51 @@ impl CholeskySchedule {
     }
 }
 
+/// How the chained Cholesky's waiting invocation polls a tile's ready flag
+/// (`glsl/tiled/potrf_chain.comp`, issue 25: the polls lie on the chain's critical path, a
+/// few per diagonal step).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ChainPoll {
+    /// An atomic read (atomicOr 0) of the flag and of the gave-up word every poll, and the flag
+    /// read once more after the loop (as first measured; on NVIDIA each RMW goes to L2).
+    #[default]
+    Atomic,
+    /// The flag by atomic read, the gave-up word every [`CHAIN_GAVE_UP_EVERY`] polls, no read
+    /// after the loop (the last poll's value decides).
+    Sparse,
+    /// The flag by a plain load of a `volatile coherent` view of the same buffer (no RMW), the
+    /// gave-up word as in [`ChainPoll::Sparse`].
+    Load,
+}
+
+/// Polls between reads of the chain's gave-up word under [`ChainPoll::Sparse`] and
+/// [`ChainPoll::Load`] (a chain that gave up is then noticed at most this many polls late).
+pub const CHAIN_GAVE_UP_EVERY: u32 = 32;
+
+impl ChainPoll {
+    /// Every way, for sweeps.
+    pub const ALL: [ChainPoll; 3] = [ChainPoll::Atomic, ChainPoll::Sparse, ChainPoll::Load];
+
+    /// A short name for benchmark labels and parsing.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChainPoll::Atomic => "atomic",
+            ChainPoll::Sparse => "sparse",
+            ChainPoll::Load => "load",
+        }
+    }
+
+    /// The way named `name` ([`ChainPoll::name`]).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name.trim())
+    }
+
+    /// The shader's CHAIN_POLL value (0, 1, 2 in the order above).
+    pub fn define(self) -> u8 {
+        self as u8
+    }
+}
+
 /// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
 /// choices, for sweeping on a GPU; [`PanelVariant::PLAIN`] is the kernel as it was first measured
 /// (README, "Past the paper"). All but [`PanelVariant::root_d`] change only the order of loads

@@ -452,17 +452,22 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
 /// The source of the chained Cholesky for a work group of `(px, py)` (the diagonal factor's)
 /// with the diagonal factor `factor` at its `// FUSED_DIAG_FUNCTION` line, each sub-diagonal
 /// tile's last product folded into the next diagonal tile's group where `fold`
-/// ([`Tuning::chain_fold`](crate::Tuning::chain_fold)).
+/// ([`Tuning::chain_fold`](crate::Tuning::chain_fold); its flag set before the group's update
+/// where `early`, [`Tuning::chain_fold_early`](crate::Tuning::chain_fold_early)), its flags
+/// polled as `poll` says ([`Tuning::chain_poll`](crate::Tuning::chain_poll)), the barriers the
+/// next wait makes redundant dropped where `lean` ([`Tuning::chain_lean`](crate::Tuning::chain_lean)).
 fn chain_source(
     (px, py): (usize, usize),
     diag: usize,
     factor: DiagonalFactor,
-    fold: bool,
+    (fold, early): (bool, bool),
+    (poll, lean): (super::ChainPoll, bool),
 ) -> String {
     let ks = factor_chain_slice(diag);
-    let fold = u8::from(fold);
+    let (fold, early, lean) = (u8::from(fold), u8::from(early), u8::from(lean));
+    let (poll, every) = (poll.define(), super::config::CHAIN_GAVE_UP_EVERY);
     format!(
-        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define CHAIN_FOLD {fold}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
+        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define CHAIN_FOLD {fold}\n#define CHAIN_FOLD_EARLY {early}\n#define CHAIN_LEAN {lean}\n#define CHAIN_POLL {poll}\n#define CHAIN_GAVE_UP_EVERY {every}u\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
         table::SUBGROUPS_HEADER,
         table::POTRF_CHAIN
             .source
@@ -497,6 +502,13 @@ pub struct TiledKernels {
     // Whether the chain folds each sub-diagonal tile's last product into the next diagonal
     // tile's group (Tuning::chain_fold).
     chain_fold: bool,
+    // How the chain polls its ready flags (Tuning::chain_poll).
+    chain_poll: super::ChainPoll,
+    // Whether the folded tile's flag is set before the diagonal group's update
+    // (Tuning::chain_fold_early).
+    chain_fold_early: bool,
+    // Whether the chain drops the barriers the next wait makes redundant (Tuning::chain_lean).
+    chain_lean: bool,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
     fused: Option<[(ComputeProgram, KernelConfig); 2]>,
@@ -551,6 +563,9 @@ impl TiledKernels {
         let factor = tuning.diagonal_factor_for(&config);
         let schedule = tuning.cholesky_schedule_for(crate::gl::DeviceInfo::query(ctx)?.software);
         let chain_fold = tuning.chain_fold();
+        let chain_poll = tuning.chain_poll();
+        let chain_fold_early = tuning.chain_fold_early();
+        let chain_lean = tuning.chain_lean();
         crate::tuning::check_kernel_config(
             &config,
             diag,
@@ -640,7 +655,8 @@ impl TiledKernels {
                         config.diagonal_group(diag),
                         diag,
                         factor,
-                        chain_fold,
+                        (chain_fold, chain_fold_early),
+                        (chain_poll, chain_lean),
                     )),
                 )?),
                 false => None,
@@ -655,6 +671,9 @@ impl TiledKernels {
             },
             chained_factors: Cell::new(0),
             chain_fold,
+            chain_poll,
+            chain_fold_early,
+            chain_lean,
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -1411,6 +1430,24 @@ impl TiledKernels {
     /// diagonal tile's work group ([`Tuning::chain_fold`](crate::Tuning::chain_fold)).
     pub fn chain_fold(&self) -> bool {
         self.chain_fold
+    }
+
+    /// How the chained Cholesky polls its ready flags
+    /// ([`Tuning::chain_poll`](crate::Tuning::chain_poll)).
+    pub fn chain_poll(&self) -> super::ChainPoll {
+        self.chain_poll
+    }
+
+    /// Whether the folded chain publishes each folded tile before the diagonal group's update
+    /// from it ([`Tuning::chain_fold_early`](crate::Tuning::chain_fold_early)).
+    pub fn chain_fold_early(&self) -> bool {
+        self.chain_fold_early
+    }
+
+    /// Whether the chained Cholesky drops the barriers the next wait makes redundant
+    /// ([`Tuning::chain_lean`](crate::Tuning::chain_lean)).
+    pub fn chain_lean(&self) -> bool {
+        self.chain_lean
     }
 
     /// Factorizations that ran as one chained launch ([`TiledKernels::potrf_chain`]) so far.

@@ -24,7 +24,7 @@ pub mod tiles;
 pub mod view;
 
 pub use assembly::DeviceProduct;
-pub use config::{DiagonalFactor, KernelConfig, PanelVariant};
+pub use config::{ChainPoll, DiagonalFactor, KernelConfig, PanelVariant};
 pub use kernels::{Operand, TiledKernels};
 pub use launches::{LaunchCounts, LaunchKind};
 pub use parts::{Parts, Region};
