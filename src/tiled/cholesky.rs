@@ -63,7 +63,12 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     match k.chains_factor(c.order()) {
         Some(CholeskySchedule::Chain) if factor_by_chain(k, c, false)? => return Ok(()),
         Some(CholeskySchedule::Panels) if factor_by_chained_panels(k, c)? => return Ok(()),
-        Some(CholeskySchedule::Split) if k.inverted_blocks() => {
+        // Auto splits full storage only (RFP's blocked factor is the faster there).
+        Some(CholeskySchedule::Split)
+            if k.inverted_blocks()
+                && (k.cholesky_schedule() == CholeskySchedule::Split
+                    || matches!(c.triangle(), Triangle::Square(_))) =>
+        {
             return super::cholesky_split::factor_split(k, c, false);
         }
         _ => {}

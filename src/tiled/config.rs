@@ -167,12 +167,15 @@ impl CholeskySchedule {
         Self::ALL.into_iter().find(|s| s.name() == name.trim())
     }
 
-    /// The schedule a matrix of order `m` runs with: Auto resolved to Chain, Panels or Blocked.
+    /// The schedule a matrix of order `m` runs with: Auto resolved to Chain up to
+    /// [`CHAIN_AUTO_ORDER`], Split above (full storage; RFP stays blocked under Auto: on the
+    /// H200 the split RFP at 16384 took 65-71 ms against the blocked 62,
+    /// `figures/h200/cholesky_split.txt`).
     pub fn resolve(self, m: usize) -> CholeskySchedule {
         match self {
             CholeskySchedule::Auto if m <= CHAIN_AUTO_ORDER => CholeskySchedule::Chain,
             CholeskySchedule::Auto if m <= PANELS_AUTO_ORDER => CholeskySchedule::Panels,
-            CholeskySchedule::Auto => CholeskySchedule::Blocked,
+            CholeskySchedule::Auto => CholeskySchedule::Split,
             s => s,
         }
     }
@@ -185,13 +188,13 @@ impl CholeskySchedule {
 pub enum ChainPoll {
     /// An atomic read (atomicOr 0) of the flag and of the gave-up word every poll, and the flag
     /// read once more after the loop (as first measured; on NVIDIA each RMW goes to L2).
-    #[default]
     Atomic,
     /// The flag by atomic read, the gave-up word every [`CHAIN_GAVE_UP_EVERY`] polls, no read
     /// after the loop (the last poll's value decides).
     Sparse,
     /// The flag by a plain load of a `volatile coherent` view of the same buffer (no RMW), the
     /// gave-up word as in [`ChainPoll::Sparse`].
+    #[default]
     Load,
 }
 
@@ -606,8 +609,8 @@ mod tests {
         assert_eq!(Blocked.resolve(64), Blocked);
         assert_eq!((Chain.resolve(1 << 20), Panels.resolve(1 << 20)), (Chain, Panels));
         assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER), Chain);
-        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER + 1), Blocked);
-        assert_eq!(Auto.resolve(8192), Blocked);
+        assert_eq!(Auto.resolve(CHAIN_AUTO_ORDER + 1), Split);
+        assert_eq!(Auto.resolve(8192), Split);
         assert_eq!(Split.resolve(1 << 20), Split);
         assert_eq!(CholeskySchedule::parse("split"), Some(Split));
     }
