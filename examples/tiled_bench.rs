@@ -6,7 +6,7 @@
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
 //!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto,split]
-//!  [--fold 0,1] [--split-chain 2048,4096] SIZE...`
+//!  [--fold 0,1] [--split-chain 2048,4096] [--split-solve tiles,l1024,r512] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
@@ -30,7 +30,10 @@
 //! Cholesky's sub-diagonal tile folded into the next diagonal tile's group), suffix `-fold<0|1>`;
 //! `split` halves the matrix recursively down to halves of
 //! at most each `--split-chain` order (`Tuning::split_chain_order`; method suffix `-c<order>`
-//! where the flag is given), each half chained. Op `x` times the pieces of the split's first
+//! where the flag is given), each half chained; `--split-solve` sweeps how it solves L21 below
+//! a chained half (`Tuning::split_solve`: `tiles` the chain's inverted tiles, `l<W>`/`r<W>`
+//! blocks of 128 inverted in one launch and outer blocks of W left/right-looking), suffix
+//! `-solve<name>`. Op `x` times the pieces of the split's first
 //! split (full storage): ops `split-l11`, `split-l21` (the solve), `split-syrk`, `split-l22`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
 //! chained Cholesky, `<method>.potrf_chain.bin`) there
@@ -40,7 +43,7 @@ use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::config::CholeskySchedule;
+use symraster::tiled::config::{CholeskySchedule, SplitSolve};
 use symraster::tiled::{
     DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
 };
@@ -61,6 +64,7 @@ struct Args {
     schedule: Vec<CholeskySchedule>,
     fold: Vec<bool>,
     split_chain: Vec<usize>,
+    split_solve: Vec<SplitSolve>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
@@ -91,6 +95,7 @@ fn parse() -> anyhow::Result<Args> {
         schedule: Vec::new(),
         fold: Vec::new(),
         split_chain: Vec::new(),
+        split_solve: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
         block_bytes: None,
@@ -131,6 +136,18 @@ fn parse() -> anyhow::Result<Args> {
                     .into_iter()
                     .map(|f| f != 0)
                     .collect()
+            }
+            "--split-solve" => {
+                args.split_solve = it
+                    .next()
+                    .context("--split-solve needs a list")?
+                    .split(',')
+                    .map(|s| {
+                        SplitSolve::parse(s).with_context(|| {
+                            format!("--split-solve: no solve {s:?} (tiles, l<width>, r<width>)")
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?
             }
             "--fold" => {
                 args.fold = list(&mut it, "--fold")?
@@ -272,6 +289,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.schedule.is_empty()
         && args.fold.is_empty()
         && args.split_chain.is_empty()
+        && args.split_solve.is_empty()
     {
         return Ok(Vec::new());
     }
@@ -320,16 +338,23 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         args.fold.iter().map(|&f| Some(f)).collect()
     };
     let split_chains = or(&args.split_chain, base.split_chain_order);
+    let split_solves: Vec<Option<SplitSolve>> = if args.split_solve.is_empty() {
+        vec![base.split_solve]
+    } else {
+        args.split_solve.iter().map(|&v| Some(v)).collect()
+    };
     let mut out = Vec::new();
     let mut combinations = Vec::new();
     for &s in &schedules {
         for &f in &folds {
             for &c in &split_chains {
-                combinations.push((s, f, c));
+                for &v in &split_solves {
+                    combinations.push((s, f, c, v));
+                }
             }
         }
     }
-    for (schedule, chain_fold, split_chain) in combinations {
+    for (schedule, chain_fold, split_chain, split_solve) in combinations {
         for &factor in &factors {
             for diag in or(&args.diag, base.diagonal_block) {
                 for outer in or(&args.outer, base.outer_block) {
@@ -345,6 +370,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     cholesky_schedule: schedule,
                                     chain_fold,
                                     split_chain_order: split_chain,
+                                    split_solve,
                                     ..base
                                 };
                                 let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
@@ -381,6 +407,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         }
                                         if !args.split_chain.is_empty() {
                                             label += &format!("-c{}", k.split_chain_order());
+                                        }
+                                        if !args.split_solve.is_empty() {
+                                            label += &format!("-solve{}", k.split_solve().name());
                                         }
                                         out.push((label, k))
                                     }

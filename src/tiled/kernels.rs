@@ -515,6 +515,10 @@ pub struct TiledKernels {
     split: usize,
     // The largest half CholeskySchedule::Split factors by one chained launch.
     split_chain: usize,
+    // How the split solves L21 below a chained leaf, and the inverses of SOLVE_BLOCK its
+    // block solve keeps (SOLVE_BLOCK² floats a block).
+    split_solve: super::config::SplitSolve,
+    solve_inverses: RefCell<Option<Buffer<f32>>>,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
@@ -674,6 +678,8 @@ impl TiledKernels {
             outer: tuning.outer_block_for(&config),
             split: tuning.split_order(),
             split_chain: tuning.split_chain_order(),
+            split_solve: tuning.split_solve(),
+            solve_inverses: RefCell::new(None),
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
@@ -729,6 +735,65 @@ impl TiledKernels {
     /// The largest half [`CholeskySchedule::Split`] factors by one chained launch.
     pub fn split_chain_order(&self) -> usize {
         self.split_chain
+    }
+
+    /// How the split Cholesky solves L21 below a chained leaf
+    /// ([`Tuning::split_solve`](crate::Tuning::split_solve)).
+    pub fn split_solve(&self) -> super::config::SplitSolve {
+        self.split_solve
+    }
+
+    /// Whether x ← x·L⁻ᵀ can run by [`super::trsm_wide`]: diagonal blocks of
+    /// [`SOLVE_BLOCK`] inverted in one launch, products in place with them (the product's
+    /// full tiles span a whole block).
+    pub fn solves_by_wide_blocks(&self) -> bool {
+        self.trtri.is_some() && self.config.bn() >= SOLVE_BLOCK
+    }
+
+    /// The buffer of inverted blocks of [`SOLVE_BLOCK`] for [`super::trsm_wide`], at least
+    /// `blocks` of them (kept between solves; a larger one replaces it).
+    pub fn solve_inverses(&self, blocks: usize) -> Result<std::cell::Ref<'_, Buffer<f32>>> {
+        let len = blocks.max(1) * SOLVE_BLOCK * SOLVE_BLOCK;
+        {
+            let mut inv = self.solve_inverses.borrow_mut();
+            if inv.as_ref().is_none_or(|b| b.len() < len) {
+                *inv = Some(Buffer::uninitialized(
+                    &self.ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Dynamic,
+                    len,
+                )?);
+            }
+        }
+        Ok(std::cell::Ref::map(self.solve_inverses.borrow(), |b| {
+            b.as_ref().expect("just made")
+        }))
+    }
+
+    /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted block of [`SOLVE_BLOCK`] in slot `slot` of `inv`
+    /// ([`TiledKernels::invert_blocks`]' layout; x has at most SOLVE_BLOCK columns). Needs
+    /// [`TiledKernels::solves_by_wide_blocks`].
+    pub fn multiply_by_solve_inverse(
+        &self,
+        x: Operand<'_>,
+        inv: &Buffer<f32>,
+        slot: usize,
+    ) -> Result<()> {
+        let b = x.view.cols;
+        if !self.solves_by_wide_blocks() || b > SOLVE_BLOCK {
+            return Err(Error::shape(
+                "these kernels cannot multiply by inverted blocks of the solve's order",
+            ));
+        }
+        let linv = View {
+            offset: slot * SOLVE_BLOCK * SOLVE_BLOCK,
+            rs: SOLVE_BLOCK,
+            cs: 1,
+            rows: b,
+            cols: b,
+        };
+        // In place as in multiply_by_inverse: each work group owns whole rows of x.
+        self.gemm_tiles(Product::new(x, x, Operand::new(inv, linv)), false, true)
     }
 
     /// The device's compute limits.
