@@ -4,7 +4,8 @@
 # by the chosen solve, the trailing half by one lower-tile SYRK) against the blocked launches,
 # Auto and torch.linalg.cholesky (cuSOLVER) in one run on the H200. Round 2: the solve of L21
 # (Tuning::split_solve: `tiles`, the chain's inverted tiles as in round 1; `l<W>`/`r<W>`, blocks
-# of 128 inverted in one launch and outer blocks of W left/right-looking, src/tiled/trsm_wide.rs)
+# of 128 inverted in one launch and outer blocks of W left/right-looking, `…b64` blocks of 64;
+# src/tiled/trsm_wide.rs)
 # and the leaves' own tiles (the whole split's kernels built with --diag 32 or 64, the chain's
 # factor columns/pairs, fold 0/1). Writes under OUT (default $OUT, else figures/h200):
 #   cholesky_split_solves.csv the split's first split at 8192 (C = 4096, tiles of 64, columns)
@@ -38,7 +39,7 @@ runs=${RUNS:-5}
 log="$out/cholesky_split_log.txt"
 csv="$out/cholesky_split.csv"
 solves_csv="$out/cholesky_split_solves.csv"
-solves="tiles,l512,l1024,l2048,r512,r1024,r2048"
+solves="tiles,l512,l1024,l2048,r512,r1024,r2048,l1024b64,r1024b64"
 : > "$log"
 timeout 40 "$bench" --runs "$runs" --ops c --formats full,rfp --schedule blocked,auto $sizes \
     > "$csv" 2>> "$log"

@@ -299,16 +299,17 @@ fn the_split_with_the_wide_solve_matches_the_reference_and_the_blocked_factor() 
         return;
     }
     let blocked = blocked_kernels(&gpu);
-    for (chain_order, width, left, sizes) in [
-        (64, 128, true, &[65, 129, 200][..]),
-        (256, 128, true, &[257, 300, 513][..]),
-        (256, 128, false, &[300, 513][..]),
-        (512, 256, false, &[513, 1025][..]),
-        (512, 384, true, &[1025][..]),
+    for (chain_order, (block, width), left, sizes) in [
+        (64, (128, 128), true, &[65, 129, 200][..]),
+        (256, (128, 128), true, &[257, 300, 513][..]),
+        (256, (128, 128), false, &[300, 513][..]),
+        (256, (64, 128), true, &[300][..]),
+        (512, (128, 256), false, &[513, 1025][..]),
+        (512, (128, 384), true, &[1025][..]),
     ] {
-        let solve = SplitSolve::Blocks { width, left };
+        let solve = SplitSolve::Blocks { block, width, left };
         let split = split_kernels_solving(&gpu, chain_order, Some(solve));
-        assert!(split.solves_by_wide_blocks());
+        assert!(split.solves_by_wide_blocks(block));
         for &m in sizes {
             let what = format!("chain order {chain_order} solve {} m {m}", solve.name());
             let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
@@ -333,6 +334,7 @@ fn the_split_with_the_wide_solve_matches_the_reference_and_the_blocked_factor() 
         &gpu,
         64,
         Some(SplitSolve::Blocks {
+            block: 128,
             width: 128,
             left: false,
         }),

@@ -57,8 +57,15 @@ fn reference(l: &[Vec<f32>], b: &[Vec<f32>]) -> Vec<Vec<f64>> {
 
 /// Solves r × n right-hand sides with `solve`'s width and direction, L row-major or not;
 /// checks the result and returns the launches it made (less packing launches).
-fn check(k: &TiledKernels, r: usize, n: usize, width: usize, left: bool, row_major: bool) {
-    let what = format!("r {r} n {n} width {width} left {left} row-major {row_major}");
+fn check(
+    k: &TiledKernels,
+    r: usize,
+    n: usize,
+    (nb, width): (usize, usize),
+    left: bool,
+    row_major: bool,
+) {
+    let what = format!("r {r} n {n} blocks {nb} width {width} left {left} row-major {row_major}");
     let ctx = k.context();
     let l = lower(n);
     // L at offset 5 with a leading dimension of n + 3; NaN in the padding, GARBAGE above.
@@ -105,7 +112,7 @@ fn check(k: &TiledKernels, r: usize, n: usize, width: usize, left: bool, row_maj
     }
     let xbuf = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Dynamic, &xdata).unwrap();
     {
-        let inv = k.solve_inverses(n.div_ceil(128)).unwrap();
+        let inv = k.solve_inverses(n.div_ceil(nb), nb).unwrap();
         inv.write(0, &vec![f32::NAN; inv.len()]).unwrap();
     }
     let (launches0, packs0) = (k.launches(), k.packs());
@@ -113,14 +120,14 @@ fn check(k: &TiledKernels, r: usize, n: usize, width: usize, left: bool, row_maj
         k,
         Parts::one(&xbuf).region(xv),
         Operand::new(&lbuf, lv),
-        width,
+        (nb, width),
         left,
     )
     .unwrap();
     k.check("the wide solve").unwrap();
     assert_eq!(
         (k.launches() - launches0 - (k.packs() - packs0)) as usize,
-        launches(n, width),
+        launches(n, width, nb),
         "{what}: launches"
     );
     let got = xbuf.download().unwrap();
@@ -171,19 +178,28 @@ fn the_wide_solve_matches_substitution_around_the_block_edges() {
         return;
     }
     let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &Tuning::default()).unwrap();
-    assert!(k.solves_by_wide_blocks());
+    assert!(k.solves_by_wide_blocks(128) && k.solves_by_wide_blocks(64));
+    assert!(!k.solves_by_wide_blocks(256) && !k.solves_by_wide_blocks(48));
     assert_eq!(k.split_solve(), SplitSolve::Tiles, "the default changed");
     for n in [1, 2, 31, 32, 33, 127, 128, 129, 300, 513] {
         for r in [n, n + 37] {
-            for (width, left) in [(128, true), (256, false), (300, true), (1024, false)] {
-                check(&k, r, n, width, left, (n + width) % 2 == 0);
+            for (blocks, left) in [
+                ((128, 128), true),
+                ((128, 256), false),
+                ((128, 300), true),
+                ((128, 1024), false),
+                ((64, 128), false),
+                ((32, 100), true),
+            ] {
+                check(&k, r, n, blocks, left, (n + blocks.1) % 2 == 0);
             }
         }
     }
     // Both layouts of L with several outer blocks each way.
     for row_major in [true, false] {
         for left in [true, false] {
-            check(&k, 140, 300, 128, left, row_major);
+            check(&k, 140, 300, (128, 128), left, row_major);
+            check(&k, 140, 300, (64, 192), left, row_major);
         }
     }
 }
@@ -193,17 +209,34 @@ fn the_solve_names_are_parsed_back() {
     for s in [
         SplitSolve::Tiles,
         SplitSolve::Blocks {
+            block: 128,
             width: 512,
             left: true,
         },
         SplitSolve::Blocks {
+            block: 64,
             width: 1024,
             left: false,
+        },
+        SplitSolve::Blocks {
+            block: 32,
+            width: 96,
+            left: true,
         },
     ] {
         assert_eq!(SplitSolve::parse(&s.name()), Some(s));
     }
-    for bad in ["", "x512", "l", "l0", "r-4", "l70000", "tile"] {
+    assert_eq!(
+        SplitSolve::parse("r1024"),
+        Some(SplitSolve::Blocks {
+            block: 128,
+            width: 1024,
+            left: false
+        })
+    );
+    for bad in [
+        "", "x512", "l", "l0", "r-4", "l70000", "tile", "l512b256", "l512b48", "l512b",
+    ] {
         assert_eq!(SplitSolve::parse(bad), None, "{bad:?}");
     }
 }

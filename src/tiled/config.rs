@@ -188,11 +188,14 @@ pub enum SplitSolve {
     /// 4096 × 4096, about 130 launches).
     #[default]
     Tiles,
-    /// MAGMA's trsm: every diagonal block of [`SOLVE_BLOCK`](super::kernels::SOLVE_BLOCK)
-    /// inverted in one launch (glsl/tiled/trtri_blocks.comp), then per outer block column of
-    /// `width` one product with the columns left of it (`left`) or of the columns right of
-    /// it with it (right-looking), and inside it products with the inverses.
+    /// MAGMA's trsm: every diagonal block of `block` (32, 64 or
+    /// [`SOLVE_BLOCK`](super::kernels::SOLVE_BLOCK)) inverted in one launch
+    /// (glsl/tiled/trtri_blocks.comp), then per outer block column of `width` one product
+    /// with the columns left of it (`left`) or of the columns right of it with it
+    /// (right-looking), and inside it products with the inverses.
     Blocks {
+        /// The inverted diagonal blocks' order.
+        block: usize,
         /// The outer block columns' width (rounded up to whole inverted blocks).
         width: usize,
         /// Left-looking (each outer block updated once, from all columns left of it) or
@@ -202,17 +205,23 @@ pub enum SplitSolve {
 }
 
 impl SplitSolve {
-    /// A short name for benchmark labels and parsing: `tiles`, `l<width>`, `r<width>`.
+    /// A short name for benchmark labels and parsing: `tiles`, `l<width>`, `r<width>`
+    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`.
     pub fn name(self) -> String {
         match self {
             SplitSolve::Tiles => "tiles".to_string(),
-            SplitSolve::Blocks { width, left } => {
-                format!("{}{width}", if left { 'l' } else { 'r' })
+            SplitSolve::Blocks { block, width, left } => {
+                let side = if left { 'l' } else { 'r' };
+                match block == super::kernels::SOLVE_BLOCK {
+                    true => format!("{side}{width}"),
+                    false => format!("{side}{width}b{block}"),
+                }
             }
         }
     }
 
-    /// The solve named `name` ([`SplitSolve::name`]; a width of 1 to 65536).
+    /// The solve named `name` ([`SplitSolve::name`]; a width of 1 to 65536, blocks of 32,
+    /// 64 or 128).
     pub fn parse(name: &str) -> Option<Self> {
         let name = name.trim();
         if name == "tiles" {
@@ -223,10 +232,12 @@ impl SplitSolve {
             'r' => false,
             _ => return None,
         };
-        let width: usize = name[1..].parse().ok()?;
-        (1..=65536)
-            .contains(&width)
-            .then_some(SplitSolve::Blocks { width, left })
+        let (width, block) = match name[1..].split_once('b') {
+            Some((w, b)) => (w.parse().ok()?, b.parse().ok()?),
+            None => (name[1..].parse().ok()?, super::kernels::SOLVE_BLOCK),
+        };
+        ((1..=65536).contains(&width) && [32, 64, super::kernels::SOLVE_BLOCK].contains(&block))
+            .then_some(SplitSolve::Blocks { block, width, left })
     }
 }
 

@@ -1,5 +1,5 @@
 //! x ← x·L⁻ᵀ for a lower-triangular L in one buffer as MAGMA's trsm does it: every diagonal
-//! block of [`SOLVE_BLOCK`] inverted in one launch (glsl/tiled/trtri_blocks.comp, one work
+//! block of [`SOLVE_BLOCK`] (or 64, 32) inverted in one launch (glsl/tiled/trtri_blocks.comp, one work
 //! group per block), then few, large products. Per outer block column J of `width` columns:
 //! left-looking, X_J ← X_J − X_{<J}·L_{J,<J}ᵀ (one product of depth J's first column), or
 //! right-looking, after J is solved, X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ (one product of depth
@@ -9,38 +9,41 @@
 //! The split Cholesky's L21 = B21·L11⁻ᵀ ([`super::cholesky_split`]).
 
 use super::config::SplitSolve;
-use super::kernels::{Operand, SOLVE_BLOCK, TiledKernels};
+use super::kernels::{Operand, TiledKernels};
+#[cfg(any(doc, test))]
+use super::kernels::SOLVE_BLOCK;
 use super::parts::{Parts, Region, product, row_pieces};
 use super::product::Product;
 use crate::error::{Error, Result};
 
-/// The launches [`trsm_wide`] makes for L of order `n` with outer blocks of `width`
-/// (rounded up to whole blocks of [`SOLVE_BLOCK`]), x in one buffer: the inversion, a product
-/// with an inverse per inner block, an update per inner block but each outer block's last,
-/// and one product per outer block but one (the first left-looking, the last right-looking).
-pub fn launches(n: usize, width: usize) -> usize {
+/// The launches [`trsm_wide`] makes for L of order `n` with inverted blocks of `nb` and
+/// outer blocks of `width` (rounded up to whole blocks), x in one buffer, every product of
+/// depth within one launch: the inversion, a product with an inverse per inner block, an
+/// update per inner block but each outer block's last, and one product per outer block but
+/// one (the first left-looking, the last right-looking).
+pub fn launches(n: usize, width: usize, nb: usize) -> usize {
     if n == 0 {
         return 0;
     }
-    let w = outer_width(width);
-    let (inner, outer) = (n.div_ceil(SOLVE_BLOCK), n.div_ceil(w));
+    let w = outer_width(width, nb);
+    let (inner, outer) = (n.div_ceil(nb), n.div_ceil(w));
     1 + inner + (inner - outer) + (outer - 1)
 }
 
-/// `width` rounded up to whole blocks of [`SOLVE_BLOCK`] (at least one).
-pub fn outer_width(width: usize) -> usize {
-    width.max(1).div_ceil(SOLVE_BLOCK) * SOLVE_BLOCK
+/// `width` rounded up to whole blocks of `nb` (at least one).
+pub fn outer_width(width: usize, nb: usize) -> usize {
+    width.max(1).div_ceil(nb) * nb
 }
 
 /// x ← x·L⁻ᵀ (each row of x solves L·yᵀ = xᵀ) for the lower-triangular square `l` (its
 /// entries above the diagonal not read), x over one or several buffers, by inverted blocks
-/// of [`SOLVE_BLOCK`] and outer blocks of `width` columns, `left`-looking or right-looking.
-/// Needs [`TiledKernels::solves_by_wide_blocks`].
+/// of `nb` (32, 64 or [`SOLVE_BLOCK`]) and outer blocks of `width` columns, `left`-looking
+/// or right-looking. Needs [`TiledKernels::solves_by_wide_blocks`].
 pub fn trsm_wide(
     k: &TiledKernels,
     x: Region<'_>,
     l: Operand<'_>,
-    width: usize,
+    (nb, width): (usize, usize),
     left: bool,
 ) -> Result<()> {
     let (r, n) = (x.view.rows, l.view.cols);
@@ -50,7 +53,7 @@ pub fn trsm_wide(
             x.view.cols, l.view.rows
         )));
     }
-    if !k.solves_by_wide_blocks() {
+    if !k.solves_by_wide_blocks(nb) {
         return Err(Error::shape(
             "these kernels cannot solve by inverted blocks of the solve's order",
         ));
@@ -58,10 +61,9 @@ pub fn trsm_wide(
     if n == 0 || r == 0 {
         return Ok(());
     }
-    let nb = SOLVE_BLOCK;
-    let w = outer_width(width);
-    let inv = k.solve_inverses(n.div_ceil(nb))?;
-    k.invert_blocks(l, 0, &inv)?;
+    let w = outer_width(width, nb);
+    let inv = k.solve_inverses(n.div_ceil(nb), nb)?;
+    k.invert_blocks_of(l, nb, &inv)?;
     let lr = Parts::one(l.buffer);
     let ls = |i, j, rows, cols| lr.region(l.view.sub(i, j, rows, cols));
     let xs = |j, cols| x.with(x.view.sub(0, j, r, cols));
@@ -75,7 +77,8 @@ pub fn trsm_wide(
         for j in (j0..end).step_by(nb) {
             let b = nb.min(end - j);
             for (_, v) in row_pieces(x.parts.starts(), xs(j, b).view)? {
-                k.multiply_by_solve_inverse(x.with(v).resolve("right-hand sides")?, &inv, j / nb)?;
+                let xv = x.with(v).resolve("right-hand sides")?;
+                k.multiply_by_solve_inverse(xv, &inv, j / nb, nb)?;
             }
             let right = end - j - b;
             if right > 0 {
@@ -104,8 +107,10 @@ pub fn trsm_chosen(
     otherwise: impl FnOnce() -> Result<()>,
 ) -> Result<bool> {
     match (solve, l.parts.resolve(l.view)) {
-        (SplitSolve::Blocks { width, left }, Some(lo)) if k.solves_by_wide_blocks() => {
-            trsm_wide(k, x, lo, width, left)?;
+        (SplitSolve::Blocks { block, width, left }, Some(lo))
+            if k.solves_by_wide_blocks(block) =>
+        {
+            trsm_wide(k, x, lo, (block, width), left)?;
             Ok(true)
         }
         _ => otherwise().map(|()| false),
@@ -118,13 +123,15 @@ mod tests {
 
     #[test]
     fn launches_count_the_inversion_the_inner_blocks_and_the_outer_products() {
-        assert_eq!(launches(0, 512), 0);
+        assert_eq!(launches(0, 512, SOLVE_BLOCK), 0);
         // One block: the inversion and one product.
-        assert_eq!(launches(1, 512), 2);
-        assert_eq!(launches(128, 512), 2);
+        assert_eq!(launches(1, 512, SOLVE_BLOCK), 2);
+        assert_eq!(launches(128, 512, SOLVE_BLOCK), 2);
         // 4096 in outer blocks of 1024: 32 inverses, 28 inner updates, 3 outer products.
-        assert_eq!(launches(4096, 1024), 1 + 32 + 28 + 3);
-        assert_eq!(outer_width(1000), 1024);
-        assert_eq!(outer_width(0), SOLVE_BLOCK);
+        assert_eq!(launches(4096, 1024, SOLVE_BLOCK), 1 + 32 + 28 + 3);
+        assert_eq!(launches(4096, 1024, 64), 1 + 64 + 60 + 3);
+        assert_eq!(outer_width(1000, SOLVE_BLOCK), 1024);
+        assert_eq!(outer_width(1000, 64), 1024);
+        assert_eq!(outer_width(0, SOLVE_BLOCK), SOLVE_BLOCK);
     }
 }
