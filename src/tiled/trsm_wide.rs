@@ -4,8 +4,8 @@
 //! left-looking, X_J ← X_J − X_{<J}·L_{J,<J}ᵀ (one product of depth J's first column), or
 //! right-looking, after J is solved, X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ (one product of depth
 //! `width`); inside J per inner block i one product with its inverse, X_i ← X_i·L_ii⁻ᵀ, and
-//! one update of J's columns right of it. Launches: 1 + 2·⌈n/128⌉ − ⌈n/width⌉ + (⌈n/width⌉ − 1),
-//! against about 2·n/diag + n/outer for [`trsm_inverted`](super::cholesky::trsm_inverted).
+//! one update of J's columns right of it. Launches: 2·⌈n/block⌉ ([`launches`]), against about
+//! 2·n/diag + n/outer for [`trsm_inverted`](super::cholesky::trsm_inverted).
 //! The split Cholesky's L21 = B21·L11⁻ᵀ ([`super::cholesky_split`]).
 
 use super::config::SplitSolve;
