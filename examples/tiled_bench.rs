@@ -7,7 +7,7 @@
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
 //!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto,split]
 //!  [--fold 0,1] [--early 0,1] [--lean 0,1] [--poll atomic,sparse,load] [--split-chain 2048,4096]
-//!  SIZE...`
+//!  [--split-solve tiles,l1024,r512] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
 //! `--nb`), `--fused` and `--factor` sweep the Cholesky's tuning (diagonal-block order, outer
@@ -35,7 +35,10 @@
 //! the chain polls its ready flags), suffix `-poll<name>`;
 //! `split` halves the matrix recursively down to halves of
 //! at most each `--split-chain` order (`Tuning::split_chain_order`; method suffix `-c<order>`
-//! where the flag is given), each half chained. Op `x` times the pieces of the split's first
+//! where the flag is given), each half chained; `--split-solve` sweeps how it solves L21 below
+//! a chained half (`Tuning::split_solve`: `tiles` the chain's inverted tiles, `l<W>`/`r<W>`
+//! blocks of 128 inverted in one launch and outer blocks of W left/right-looking), suffix
+//! `-solve<name>`. Op `x` times the pieces of the split's first
 //! split (full storage): ops `split-l11`, `split-l21` (the solve), `split-syrk`, `split-l22`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
 //! chained Cholesky, `<method>.potrf_chain.bin`) there
@@ -45,7 +48,7 @@ use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::config::{ChainPoll, CholeskySchedule};
+use symraster::tiled::config::{ChainPoll, CholeskySchedule, SplitSolve};
 use symraster::tiled::{
     DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
 };
@@ -69,6 +72,7 @@ struct Args {
     early: Vec<bool>,
     lean: Vec<bool>,
     split_chain: Vec<usize>,
+    split_solve: Vec<SplitSolve>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
@@ -102,6 +106,7 @@ fn parse() -> anyhow::Result<Args> {
         early: Vec::new(),
         lean: Vec::new(),
         split_chain: Vec::new(),
+        split_solve: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
         block_bytes: None,
@@ -142,6 +147,18 @@ fn parse() -> anyhow::Result<Args> {
                     .into_iter()
                     .map(|f| f != 0)
                     .collect()
+            }
+            "--split-solve" => {
+                args.split_solve = it
+                    .next()
+                    .context("--split-solve needs a list")?
+                    .split(',')
+                    .map(|s| {
+                        SplitSolve::parse(s).with_context(|| {
+                            format!("--split-solve: no solve {s:?} (tiles, l<width>, r<width>)")
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?
             }
             "--fold" => {
                 args.fold = list(&mut it, "--fold")?
@@ -310,6 +327,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.early.is_empty()
         && args.lean.is_empty()
         && args.split_chain.is_empty()
+        && args.split_solve.is_empty()
     {
         return Ok(Vec::new());
     }
@@ -373,6 +391,11 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         args.lean.iter().map(|&l| Some(l)).collect()
     };
     let split_chains = or(&args.split_chain, base.split_chain_order);
+    let split_solves: Vec<Option<SplitSolve>> = if args.split_solve.is_empty() {
+        vec![base.split_solve]
+    } else {
+        args.split_solve.iter().map(|&v| Some(v)).collect()
+    };
     let mut out = Vec::new();
     let mut combinations = Vec::new();
     for &s in &schedules {
@@ -381,15 +404,21 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                 for &p in &polls {
                     for &l in &leans {
                         for &c in &split_chains {
-                            combinations.push((s, (f, e), (p, l), c));
+                            for &v in &split_solves {
+                                combinations.push((s, (f, e), (p, l), (c, v)));
+                            }
                         }
                     }
                 }
             }
         }
     }
-    for (schedule, (chain_fold, chain_fold_early), (chain_poll, chain_lean), split_chain) in
-        combinations
+    for (
+        schedule,
+        (chain_fold, chain_fold_early),
+        (chain_poll, chain_lean),
+        (split_chain, split_solve),
+    ) in combinations
     {
         for &factor in &factors {
             for diag in or(&args.diag, base.diagonal_block) {
@@ -409,6 +438,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     chain_fold_early,
                                     chain_lean,
                                     split_chain_order: split_chain,
+                                    split_solve,
                                     ..base
                                 };
                                 let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
@@ -457,6 +487,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         }
                                         if !args.split_chain.is_empty() {
                                             label += &format!("-c{}", k.split_chain_order());
+                                        }
+                                        if !args.split_solve.is_empty() {
+                                            label += &format!("-solve{}", k.split_solve().name());
                                         }
                                         out.push((label, k))
                                     }

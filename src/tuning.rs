@@ -102,6 +102,10 @@ pub struct Tuning {
     /// factors by one chained launch (larger halves are split again; default
     /// [`SPLIT_CHAIN_ORDER`](crate::tiled::config::SPLIT_CHAIN_ORDER)).
     pub split_chain_order: Option<usize>,
+    /// How the split Cholesky solves L21 below a chained leaf (default
+    /// [`SplitSolve::Tiles`](crate::tiled::config::SplitSolve): products with the chain's
+    /// inverted tiles).
+    pub split_solve: Option<crate::tiled::config::SplitSolve>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -378,6 +382,7 @@ impl Tuning {
             || self.chain_fold_early.is_some()
             || self.chain_lean.is_some()
             || self.split_chain_order.is_some()
+            || self.split_solve.is_some()
             || self.panel.is_some()
     }
 
@@ -474,6 +479,11 @@ impl Tuning {
         self.split_chain_order
             .unwrap_or(crate::tiled::config::SPLIT_CHAIN_ORDER)
             .max(1)
+    }
+
+    /// [`Tuning::split_solve`] or its default (the chain's inverted tiles).
+    pub fn split_solve(&self) -> crate::tiled::config::SplitSolve {
+        self.split_solve.unwrap_or_default()
     }
 
     /// [`Tuning::mapped_upload`] or its default (yes).

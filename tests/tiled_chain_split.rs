@@ -11,7 +11,7 @@ mod common;
 
 use symraster::internal::GpuInternals;
 use symraster::tiled::cholesky_split::{factor_split_after_chain_gives_up, left_width};
-use symraster::tiled::config::CholeskySchedule;
+use symraster::tiled::config::{CholeskySchedule, SplitSolve};
 use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, Triangle, cholesky};
 use symraster::tuning::Tuning;
 use symraster::{Error, Matrix, NumericalError, problems, reference};
@@ -30,10 +30,20 @@ fn gpu() -> symraster::Gpu {
 
 /// Kernels with diagonal tiles of 32 and the Cholesky split down to halves of `chain_order`.
 fn split_kernels(gpu: &symraster::Gpu, chain_order: usize) -> TiledKernels {
+    split_kernels_solving(gpu, chain_order, None)
+}
+
+/// [`split_kernels`] solving L21 below the chained halves by `solve`.
+fn split_kernels_solving(
+    gpu: &symraster::Gpu,
+    chain_order: usize,
+    solve: Option<SplitSolve>,
+) -> TiledKernels {
     let t = Tuning {
         diagonal_block: Some(32),
         cholesky_schedule: Some(CholeskySchedule::Split),
         split_chain_order: Some(chain_order),
+        split_solve: solve,
         ..Tuning::default()
     };
     let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap();
@@ -276,5 +286,88 @@ fn rfp_halves_are_split_too() {
             }
             other => panic!("m {m}: expected NotPositiveDefinite, got {other:?}"),
         }
+    }
+}
+
+/// The split with L21 solved by blocks of 128 inverted in one launch and wide products
+/// (left- and right-looking, outer blocks of one and several inner blocks): the reference,
+/// the blocked factor, failing columns in either half, RFP over one buffer and several.
+#[test]
+fn the_split_with_the_wide_solve_matches_the_reference_and_the_blocked_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let blocked = blocked_kernels(&gpu);
+    for (chain_order, (block, width), left, sizes) in [
+        (64, (128, 128), true, &[65, 129, 200][..]),
+        (256, (128, 128), true, &[257, 300, 513][..]),
+        (256, (128, 128), false, &[300, 513][..]),
+        (256, (64, 128), true, &[300][..]),
+        (512, (128, 256), false, &[513, 1025][..]),
+        (512, (128, 384), true, &[1025][..]),
+    ] {
+        let solve = SplitSolve::Blocks { block, width, left };
+        let split = split_kernels_solving(&gpu, chain_order, Some(solve));
+        assert!(split.solves_by_wide_blocks(block));
+        for &m in sizes {
+            let what = format!("chain order {chain_order} solve {} m {m}", solve.name());
+            let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
+            let before = split.chained_factors();
+            let l = factor(&gpu, &split, &c);
+            assert_eq!(
+                split.chained_factors() - before,
+                leaves(m, chain_order),
+                "{what}: not every half chained"
+            );
+            assert!(
+                l.as_slice().iter().all(|v| v.is_finite()),
+                "{what}: NaN left"
+            );
+            let e = backward_error(&l.to_f64(), &c);
+            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+            let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
+            assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
+        }
+    }
+    let split = split_kernels_solving(
+        &gpu,
+        64,
+        Some(SplitSolve::Blocks {
+            block: 128,
+            width: 128,
+            left: false,
+        }),
+    );
+    // m = 200: halves of 128 (two chained leaves of 64) and 72 (64 and 8).
+    let m = 200;
+    for column in [0, 63, 64, 127, 128, 191, 199] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(8), m);
+        c[(column, column)] -= 500.0;
+        let (got, _) = failure(&gpu, &split, &c);
+        let (want, _) = failure(&gpu, &blocked, &c);
+        assert_eq!((got, want), (column, column));
+    }
+    for (first, second) in [(30, 150), (100, 128)] {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(9), m);
+        c[(first, first)] -= 500.0;
+        c[(second, second)] -= 500.0;
+        assert_eq!(failure(&gpu, &split, &c).0, first, "{first} and {second}");
+    }
+    for (m, part_bytes) in [(200, MAX), (257, MAX), (257, 64 << 10)] {
+        let c = problems::well_conditioned_spd(&mut problems::rng(600 + m as u64), m);
+        let mut t = upload(&gpu, &c, Storage::Rfp, part_bytes);
+        split.poison_inverses(m.div_ceil(32)).unwrap();
+        cholesky::factor(&split, &mut t).unwrap();
+        let l = t.download_lower().unwrap();
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "RFP m {m}: NaN left"
+        );
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(
+            e < tolerance(m),
+            "RFP m {m} parts {part_bytes}: backward error {e:.2e}"
+        );
     }
 }

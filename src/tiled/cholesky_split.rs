@@ -4,7 +4,8 @@
 //! [`TiledKernels::split_chain_order`] columns is a leaf: L11 by one chained launch
 //! (glsl/tiled/potrf_chain.comp, which leaves L11's inverted diagonal tiles in their slots),
 //! L21 = B21·L11⁻ᵀ by products with those inverses ([`trsm_inverted`], MAGMA's inverted
-//! blocks); a wider one is its left half, one lower-tile product B22 ← B22 − L21·L21ᵀ on the
+//! blocks) or, with [`SplitSolve::Blocks`], by blocks of 128 inverted in one launch and wide
+//! products ([`super::trsm_wide`]); a wider one is its left half, one lower-tile product B22 ← B22 − L21·L21ᵀ on the
 //! right half's rows below the diagonal, then its right half. At m = 8192 with leaves of 4096:
 //! chain, solve of 4096 × 4096, SYRK of rank 4096, chain. Where the chain cannot run (no
 //! chain kernel, too many tile columns, a leaf over two buffers) the leaf is blocked
@@ -17,6 +18,9 @@ use super::kernels::TiledKernels;
 use super::launches::LaunchKind;
 use super::parts::{Region, product};
 use super::product::Product;
+use super::trsm_wide::trsm_chosen;
+#[cfg(doc)]
+use super::config::SplitSolve;
 use super::storage::{TiledMatrix, Triangle};
 use super::view::View;
 use crate::error::{Error, Result};
@@ -50,7 +54,9 @@ fn split_triangle(k: &TiledKernels, c: &TiledMatrix, mut given_up: bool) -> Resu
             } else {
                 block_column(k, r(b11), 0, &mut given_up)?;
                 k.set_launch_kind(LaunchKind::PanelSolve);
-                trsm_regions(k, r(b21), r(b11), false)?;
+                trsm_chosen(k, k.split_solve(), r(b21), r(b11), || {
+                    trsm_regions(k, r(b21), r(b11), false)
+                })?;
             }
             k.set_launch_kind(LaunchKind::TrailingUpdate);
             product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
@@ -116,9 +122,16 @@ fn leaf(k: &TiledKernels, v: Region<'_>, column0: usize, given_up: &mut bool) ->
     *given_up = false;
     if rows > n {
         k.set_launch_kind(LaunchKind::PanelSolve);
-        trsm_inverted(k, v.with(v.view.sub(n, 0, rows - n, n)), square)?;
+        solve_below_leaf(k, v.with(v.view.sub(n, 0, rows - n, n)), square)?;
     }
     Ok(())
+}
+
+/// L21 = B21·L11⁻ᵀ below a chained leaf L11 by the kernels' [`SplitSolve`]: inverted blocks
+/// of 128 and wide products ([`trsm_wide`](super::trsm_wide::trsm_wide)) where chosen and
+/// possible, else products with the chain's inverted tiles ([`trsm_inverted`]).
+pub fn solve_below_leaf(k: &TiledKernels, x: Region<'_>, l11: Region<'_>) -> Result<()> {
+    trsm_chosen(k, k.split_solve(), x, l11, || trsm_inverted(k, x, l11)).map(|_| ())
 }
 
 /// [`factor`](super::cholesky::factor) by the split schedule where the first chained leaf is

@@ -226,6 +226,69 @@ impl ChainPoll {
     }
 }
 
+/// How the split Cholesky ([`CholeskySchedule::Split`]) solves L21 = B21·L11⁻ᵀ below a
+/// chained leaf ([`super::trsm_wide`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SplitSolve {
+    /// Products with the diag-order inverted tiles the chain left, inner blocks of the diag
+    /// order inside outer blocks of the outer width
+    /// ([`trsm_inverted`](super::cholesky::trsm_inverted); on the H200 4.63 ms for
+    /// 4096 × 4096, about 130 launches).
+    #[default]
+    Tiles,
+    /// MAGMA's trsm: every diagonal block of `block` (32, 64 or
+    /// [`SOLVE_BLOCK`](super::kernels::SOLVE_BLOCK)) inverted in one launch
+    /// (glsl/tiled/trtri_blocks.comp), then per outer block column of `width` one product
+    /// with the columns left of it (`left`) or of the columns right of it with it
+    /// (right-looking), and inside it products with the inverses.
+    Blocks {
+        /// The inverted diagonal blocks' order.
+        block: usize,
+        /// The outer block columns' width (rounded up to whole inverted blocks).
+        width: usize,
+        /// Left-looking (each outer block updated once, from all columns left of it) or
+        /// right-looking (each outer block, once solved, updates all columns right of it).
+        left: bool,
+    },
+}
+
+impl SplitSolve {
+    /// A short name for benchmark labels and parsing: `tiles`, `l<width>`, `r<width>`
+    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`.
+    pub fn name(self) -> String {
+        match self {
+            SplitSolve::Tiles => "tiles".to_string(),
+            SplitSolve::Blocks { block, width, left } => {
+                let side = if left { 'l' } else { 'r' };
+                match block == super::kernels::SOLVE_BLOCK {
+                    true => format!("{side}{width}"),
+                    false => format!("{side}{width}b{block}"),
+                }
+            }
+        }
+    }
+
+    /// The solve named `name` ([`SplitSolve::name`]; a width of 1 to 65536, blocks of 32,
+    /// 64 or 128).
+    pub fn parse(name: &str) -> Option<Self> {
+        let name = name.trim();
+        if name == "tiles" {
+            return Some(SplitSolve::Tiles);
+        }
+        let left = match name.chars().next()? {
+            'l' => true,
+            'r' => false,
+            _ => return None,
+        };
+        let (width, block) = match name[1..].split_once('b') {
+            Some((w, b)) => (w.parse().ok()?, b.parse().ok()?),
+            None => (name[1..].parse().ok()?, super::kernels::SOLVE_BLOCK),
+        };
+        ((1..=65536).contains(&width) && [32, 64, super::kernels::SOLVE_BLOCK].contains(&block))
+            .then_some(SplitSolve::Blocks { block, width, left })
+    }
+}
+
 /// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
 /// choices, for sweeping on a GPU; [`PanelVariant::PLAIN`] is the kernel as it was first measured
 /// (README, "Past the paper"). All but [`PanelVariant::root_d`] change only the order of loads

@@ -527,6 +527,12 @@ pub struct TiledKernels {
     split: usize,
     // The largest half CholeskySchedule::Split factors by one chained launch.
     split_chain: usize,
+    // How the split solves L21 below a chained leaf, and the inverses of SOLVE_BLOCK its
+    // block solve keeps (SOLVE_BLOCK² floats a block).
+    split_solve: super::config::SplitSolve,
+    solve_inverses: RefCell<Option<Buffer<f32>>>,
+    // trtri_blocks.comp of orders below SOLVE_BLOCK, compiled on first use by the wide solve.
+    trtri_orders: RefCell<HashMap<usize, ComputeProgram>>,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
@@ -693,6 +699,9 @@ impl TiledKernels {
             outer: tuning.outer_block_for(&config),
             split: tuning.split_order(),
             split_chain: tuning.split_chain_order(),
+            split_solve: tuning.split_solve(),
+            solve_inverses: RefCell::new(None),
+            trtri_orders: RefCell::new(HashMap::new()),
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
@@ -748,6 +757,98 @@ impl TiledKernels {
     /// The largest half [`CholeskySchedule::Split`] factors by one chained launch.
     pub fn split_chain_order(&self) -> usize {
         self.split_chain
+    }
+
+    /// How the split Cholesky solves L21 below a chained leaf
+    /// ([`Tuning::split_solve`](crate::Tuning::split_solve)).
+    pub fn split_solve(&self) -> super::config::SplitSolve {
+        self.split_solve
+    }
+
+    /// Whether x ← x·L⁻ᵀ can run by [`super::trsm_wide`] with inverted blocks of `nb` (32,
+    /// 64 or [`SOLVE_BLOCK`]): diagonal blocks inverted in one launch, products in place with
+    /// them (the product's full tiles span a whole block).
+    pub fn solves_by_wide_blocks(&self, nb: usize) -> bool {
+        self.trtri.is_some() && [32, 64, SOLVE_BLOCK].contains(&nb) && self.config.bn() >= nb
+    }
+
+    /// The buffer of inverted blocks of order `nb` for [`super::trsm_wide`], at least
+    /// `blocks` of them (kept between solves; a larger one replaces it).
+    pub fn solve_inverses(
+        &self,
+        blocks: usize,
+        nb: usize,
+    ) -> Result<std::cell::Ref<'_, Buffer<f32>>> {
+        let len = blocks.max(1) * nb * nb;
+        {
+            let mut inv = self.solve_inverses.borrow_mut();
+            if inv.as_ref().is_none_or(|b| b.len() < len) {
+                *inv = Some(Buffer::uninitialized(
+                    &self.ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Dynamic,
+                    len,
+                )?);
+            }
+        }
+        Ok(std::cell::Ref::map(self.solve_inverses.borrow(), |b| {
+            b.as_ref().expect("just made")
+        }))
+    }
+
+    /// Every diagonal block of order `nb` of the lower-triangular `l` inverted into `inv`'s
+    /// slots from 0 ([`TiledKernels::invert_blocks`]' layout with blocks of `nb`), in one
+    /// launch; orders below [`SOLVE_BLOCK`] compiled on first use.
+    pub fn invert_blocks_of(&self, l: Operand<'_>, nb: usize, inv: &Buffer<f32>) -> Result<()> {
+        if !self.solves_by_wide_blocks(nb) {
+            return Err(Error::shape(format!(
+                "these kernels cannot invert diagonal blocks of order {nb}"
+            )));
+        }
+        if inv.len() < l.view.cols.div_ceil(nb) * nb * nb {
+            return Err(Error::shape("too few slots for the inverted diagonal blocks"));
+        }
+        if nb == SOLVE_BLOCK {
+            return self.invert_blocks(l, 0, inv);
+        }
+        let mut programs = self.trtri_orders.borrow_mut();
+        let p = match programs.entry(nb) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(ComputeProgram::new(
+                &self.ctx,
+                &table::TRTRI_BLOCKS,
+                &format!("order {nb}"),
+                &KernelConfig { nb, ..self.config }.source(table::TRTRI_BLOCKS.source),
+            )?),
+        };
+        self.dispatch_trtri(p, nb, l, 0, inv, false)
+    }
+
+    /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted block of order `nb` in slot `slot` of `inv`
+    /// ([`TiledKernels::invert_blocks_of`]; x has at most `nb` columns). Needs
+    /// [`TiledKernels::solves_by_wide_blocks`].
+    pub fn multiply_by_solve_inverse(
+        &self,
+        x: Operand<'_>,
+        inv: &Buffer<f32>,
+        slot: usize,
+        nb: usize,
+    ) -> Result<()> {
+        let b = x.view.cols;
+        if !self.solves_by_wide_blocks(nb) || b > nb {
+            return Err(Error::shape(
+                "these kernels cannot multiply by inverted blocks of the solve's order",
+            ));
+        }
+        let linv = View {
+            offset: slot * nb * nb,
+            rs: nb,
+            cs: 1,
+            rows: b,
+            cols: b,
+        };
+        // In place as in multiply_by_inverse: each work group owns whole rows of x.
+        self.gemm_tiles(Product::new(x, x, Operand::new(inv, linv)), false, true)
     }
 
     /// The device's compute limits.
@@ -1319,7 +1420,20 @@ impl TiledKernels {
             .trtri
             .as_ref()
             .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
-        let blocks = l.view.cols.div_ceil(SOLVE_BLOCK);
+        self.dispatch_trtri(p, SOLVE_BLOCK, l, slot0, inv, in_place)
+    }
+
+    /// One launch of the trtri program `p` compiled for blocks of `nb`.
+    fn dispatch_trtri(
+        &self,
+        p: &ComputeProgram,
+        nb: usize,
+        l: Operand<'_>,
+        slot0: usize,
+        inv: &Buffer<f32>,
+        in_place: bool,
+    ) -> Result<()> {
+        let blocks = l.view.cols.div_ceil(nb);
         l.buffer.bind_base(0);
         inv.bind_base(1);
         let u = |v: usize| Uniform::U32(v as u32);

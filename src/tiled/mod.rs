@@ -6,7 +6,7 @@
 //! One job per file: [`view`] strided blocks, [`tiles`] the launched tile lists, [`config`]
 //! tile sizes per device, [`kernels`] the compiled kernels, [`launches`] what
 //! they launched, [`storage`] matrices in buffers
-//! (full and RFP), [`assembly`], [`cholesky`], [`solve`], [`bench`] GPU timings.
+//! (full and RFP), [`assembly`], [`cholesky`], [`trsm_wide`], [`solve`], [`bench`] GPU timings.
 
 pub mod assembly;
 pub mod bench;
@@ -21,6 +21,7 @@ pub mod solve;
 pub mod status;
 pub mod storage;
 pub mod tiles;
+pub mod trsm_wide;
 pub mod view;
 
 pub use assembly::DeviceProduct;

@@ -1,0 +1,242 @@
+//! The wide triangular solve x ← x·L⁻ᵀ (src/tiled/trsm_wide.rs: blocks of 128 inverted in
+//! one launch, outer blocks left- or right-looking) against an f64 substitution: r × n
+//! right-hand sides around the block edges, L with 1e30 above its diagonal (never read) in
+//! row- and column-major views, x amid NaN (entries outside it must stay NaN, none inside),
+//! the inverses' buffer poisoned with NaN, and the launches it makes.
+
+mod common;
+
+use symraster::gl::{Buffer, BufferTarget, BufferUsage};
+use symraster::internal::GpuInternals;
+use symraster::tiled::config::SplitSolve;
+use symraster::tiled::trsm_wide::{launches, trsm_wide};
+use symraster::tiled::{KernelConfig, Operand, Parts, TiledKernels, View};
+use symraster::tuning::Tuning;
+
+/// Garbage above L's diagonal.
+const GARBAGE: f32 = 1e30;
+
+/// A value in [−1, 1) from a counter (deterministic, no generator state).
+fn noise(i: usize, seed: usize) -> f64 {
+    let mut h = (i as u64 ^ (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^= h >> 31;
+    h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
+    h ^= h >> 29;
+    (h >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+/// A well-conditioned lower-triangular L of order n (diagonal in [1.5, 2.5), the rest of
+/// size 1/n), as f32 values.
+fn lower(n: usize) -> Vec<Vec<f32>> {
+    (0..n)
+        .map(|i| {
+            (0..=i)
+                .map(|j| match i == j {
+                    true => (2.0 + 0.5 * noise(i, 1)) as f32,
+                    false => (noise(i * n + j, 2) / n as f64) as f32,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// y·Lᵀ = b for every row of b, in f64.
+fn reference(l: &[Vec<f32>], b: &[Vec<f32>]) -> Vec<Vec<f64>> {
+    b.iter()
+        .map(|row| {
+            let mut y = vec![0.0f64; row.len()];
+            for i in 0..row.len() {
+                let s: f64 = (0..i).map(|j| f64::from(l[i][j]) * y[j]).sum();
+                y[i] = (f64::from(row[i]) - s) / f64::from(l[i][i]);
+            }
+            y
+        })
+        .collect()
+}
+
+/// Solves r × n right-hand sides with `solve`'s width and direction, L row-major or not;
+/// checks the result and returns the launches it made (less packing launches).
+fn check(
+    k: &TiledKernels,
+    r: usize,
+    n: usize,
+    (nb, width): (usize, usize),
+    left: bool,
+    row_major: bool,
+) {
+    let what = format!("r {r} n {n} blocks {nb} width {width} left {left} row-major {row_major}");
+    let ctx = k.context();
+    let l = lower(n);
+    // L at offset 5 with a leading dimension of n + 3; NaN in the padding, GARBAGE above.
+    let ld = n + 3;
+    let lv = match row_major {
+        true => View {
+            offset: 5,
+            rs: ld,
+            cs: 1,
+            rows: n,
+            cols: n,
+        },
+        false => View {
+            offset: 5,
+            rs: 1,
+            cs: ld,
+            rows: n,
+            cols: n,
+        },
+    };
+    let mut ldata = vec![f32::NAN; 5 + ld * n + 3];
+    for i in 0..n {
+        for j in 0..n {
+            ldata[lv.offset + i * lv.rs + j * lv.cs] = if j <= i { l[i][j] } else { GARBAGE };
+        }
+    }
+    let lbuf = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &ldata).unwrap();
+    // X at offset 7 with rows n + 2 apart, NaN around it.
+    let xv = View {
+        offset: 7,
+        rs: n + 2,
+        cs: 1,
+        rows: r,
+        cols: n,
+    };
+    let b: Vec<Vec<f32>> = (0..r)
+        .map(|i| (0..n).map(|j| noise(i * n + j, 3 + n) as f32).collect())
+        .collect();
+    let mut xdata = vec![f32::NAN; 7 + (n + 2) * r + 5];
+    for i in 0..r {
+        for j in 0..n {
+            xdata[xv.offset + i * xv.rs + j] = b[i][j];
+        }
+    }
+    let xbuf = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Dynamic, &xdata).unwrap();
+    {
+        let inv = k.solve_inverses(n.div_ceil(nb), nb).unwrap();
+        inv.write(0, &vec![f32::NAN; inv.len()]).unwrap();
+    }
+    let (launches0, packs0) = (k.launches(), k.packs());
+    trsm_wide(
+        k,
+        Parts::one(&xbuf).region(xv),
+        Operand::new(&lbuf, lv),
+        (nb, width),
+        left,
+    )
+    .unwrap();
+    k.check("the wide solve").unwrap();
+    assert_eq!(
+        (k.launches() - launches0 - (k.packs() - packs0)) as usize,
+        launches(n, width, nb),
+        "{what}: launches"
+    );
+    let got = xbuf.download().unwrap();
+    for (index, v) in got.iter().enumerate() {
+        let (i, j) = (
+            (index.wrapping_sub(7)) / (n + 2),
+            (index.wrapping_sub(7)) % (n + 2),
+        );
+        let inside = index >= 7 && i < r && j < n;
+        assert_eq!(
+            v.is_nan(),
+            !inside,
+            "{what}: entry {index} (inside {inside}) is {v}"
+        );
+    }
+    let y = reference(&l, &b);
+    let (mut err, mut norm, mut res, mut bnorm) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for i in 0..r {
+        for j in 0..n {
+            let x = f64::from(got[xv.offset + i * xv.rs + j]);
+            err += (x - y[i][j]).powi(2);
+            norm += y[i][j].powi(2);
+            // (X·Lᵀ)(i, j) = Σ_k X(i, k)·L(j, k), k ≤ j
+            let s: f64 = (0..=j)
+                .map(|k| f64::from(got[xv.offset + i * xv.rs + k]) * f64::from(l[j][k]))
+                .sum();
+            res += (s - f64::from(b[i][j])).powi(2);
+            bnorm += f64::from(b[i][j]).powi(2);
+        }
+    }
+    let tol = 16.0 * common::U32 * (n as f64).max(16.0);
+    let forward = (err / norm.max(f64::MIN_POSITIVE)).sqrt();
+    let backward = (res / bnorm.max(f64::MIN_POSITIVE)).sqrt();
+    assert!(
+        forward < tol,
+        "{what}: forward error {forward:.2e} (tolerance {tol:.2e})"
+    );
+    assert!(
+        backward < tol,
+        "{what}: backward error {backward:.2e} (tolerance {tol:.2e})"
+    );
+}
+
+#[test]
+fn the_wide_solve_matches_substitution_around_the_block_edges() {
+    let gpu = common::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &Tuning::default()).unwrap();
+    assert!(k.solves_by_wide_blocks(128) && k.solves_by_wide_blocks(64));
+    assert!(!k.solves_by_wide_blocks(256) && !k.solves_by_wide_blocks(48));
+    assert_eq!(k.split_solve(), SplitSolve::Tiles, "the default changed");
+    for n in [1, 2, 31, 32, 33, 127, 128, 129, 300, 513] {
+        for r in [n, n + 37] {
+            for (blocks, left) in [
+                ((128, 128), true),
+                ((128, 256), false),
+                ((128, 300), true),
+                ((128, 1024), false),
+                ((64, 128), false),
+                ((32, 100), true),
+            ] {
+                check(&k, r, n, blocks, left, (n + blocks.1) % 2 == 0);
+            }
+        }
+    }
+    // Both layouts of L with several outer blocks each way.
+    for row_major in [true, false] {
+        for left in [true, false] {
+            check(&k, 140, 300, (128, 128), left, row_major);
+            check(&k, 140, 300, (64, 192), left, row_major);
+        }
+    }
+}
+
+#[test]
+fn the_solve_names_are_parsed_back() {
+    for s in [
+        SplitSolve::Tiles,
+        SplitSolve::Blocks {
+            block: 128,
+            width: 512,
+            left: true,
+        },
+        SplitSolve::Blocks {
+            block: 64,
+            width: 1024,
+            left: false,
+        },
+        SplitSolve::Blocks {
+            block: 32,
+            width: 96,
+            left: true,
+        },
+    ] {
+        assert_eq!(SplitSolve::parse(&s.name()), Some(s));
+    }
+    assert_eq!(
+        SplitSolve::parse("r1024"),
+        Some(SplitSolve::Blocks {
+            block: 128,
+            width: 1024,
+            left: false
+        })
+    );
+    for bad in [
+        "", "x512", "l", "l0", "r-4", "l70000", "tile", "l512b256", "l512b48", "l512b",
+    ] {
+        assert_eq!(SplitSolve::parse(bad), None, "{bad:?}");
+    }
+}
