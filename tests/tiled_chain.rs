@@ -439,10 +439,11 @@ fn auto_widens_the_chained_panels_unless_the_outer_block_is_tuned() {
     assert_eq!((tuned.outer(), tuned.panel_outer()), (512, 512));
     let panels = with(CholeskySchedule::Panels, None);
     assert_eq!(panels.panel_outer(), panels.outer());
-    // Auto: the chain to 4096, blocked above (the panels were no faster at 8192).
+    // Auto: the chain to 4096, split in chained halves above (the panels were no faster at
+    // 8192; RFP stays blocked: `cholesky::factor_unchecked`).
     assert_eq!(auto.chains_factor(4096), Some(CholeskySchedule::Chain));
-    assert_eq!(auto.chains_factor(4097), None);
-    assert_eq!(auto.chains_factor(8192), None);
+    assert_eq!(auto.chains_factor(4097), Some(CholeskySchedule::Split));
+    assert_eq!(auto.chains_factor(8192), Some(CholeskySchedule::Split));
 }
 
 /// The kernels of [`factor_kernels`] (the columns' diagonal factor) with the chain folding
@@ -779,7 +780,7 @@ fn the_chain_polled_sparsely_or_by_loads_gives_the_atomic_polls_factor() {
     }
     assert_eq!(
         kernels(&gpu, 32, CholeskySchedule::Chain).chain_poll(),
-        ChainPoll::Atomic
+        ChainPoll::Load
     );
     for name in ["atomic", "sparse", "load"] {
         assert_eq!(ChainPoll::parse(name).map(ChainPoll::name), Some(name));
@@ -890,7 +891,7 @@ fn the_lean_chain_gives_the_chains_factor() {
     if !gpu.info().has_compute() {
         return;
     }
-    assert!(!kernels(&gpu, 32, CholeskySchedule::Chain).chain_lean());
+    assert!(kernels(&gpu, 32, CholeskySchedule::Chain).chain_lean());
     for (shape, way, fold) in [
         (
             (32, CholeskySchedule::Chain, 512),
