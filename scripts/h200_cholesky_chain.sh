@@ -57,27 +57,7 @@ for f in "$out"/cholesky_chain_bin/*.potrf_chain.bin; do
     echo "$(basename "$f"): $(wc -c < "$f") bytes, local memory lines: \
 $(grep -a -c -i -E 'lmem|\.local|[^a-z]stl[^a-z]|[^a-z]ldl[^a-z]' "$f")"
 done | tee -a "$out/cholesky_chain_log.txt"
-timeout 45 python3 - $sizes > "$out/cholesky_chain_torch.csv" <<'PY'
-import statistics, sys
-import torch
-print("m,torch_ms")
-for m in map(int, sys.argv[1:]):
-    g = torch.Generator(device="cuda").manual_seed(m)
-    a = torch.rand(m, m, device="cuda", generator=g)
-    spd = a @ a.T + m * torch.eye(m, device="cuda")
-    for _ in range(3):
-        torch.linalg.cholesky(spd)
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(20):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        torch.linalg.cholesky(spd)
-        e.record()
-        e.synchronize()
-        ms.append(s.elapsed_time(e))
-    print(f"{m},{statistics.median(ms):.4f}", flush=True)
-PY
+timeout 45 python3 "$(dirname "$0")/torch_cholesky.py" $sizes > "$out/cholesky_chain_torch.csv"
 echo "torch: exit $?"
 python3 - "$out" <<'PY'
 import csv, sys

@@ -83,27 +83,7 @@ with open(out / "cholesky_path_lmem.txt", "w") as f:
 PY
 cat "$out/cholesky_path_lmem.txt"
 grep -E "verify|^#" "$out/cholesky_path_log.txt" | grep -v " cholesky full m=64:" | head -80
-timeout 25 python3 - $sizes > "$out/cholesky_path_torch.csv" <<'PY'
-import statistics, sys
-import torch
-print("m,torch_ms")
-for m in map(int, sys.argv[1:]):
-    g = torch.Generator(device="cuda").manual_seed(m)
-    a = torch.rand(m, m, device="cuda", generator=g)
-    spd = a @ a.T + m * torch.eye(m, device="cuda")
-    for _ in range(3):
-        torch.linalg.cholesky(spd)
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(20):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        torch.linalg.cholesky(spd)
-        e.record()
-        e.synchronize()
-        ms.append(s.elapsed_time(e))
-    print(f"{m},{statistics.median(ms):.4f}", flush=True)
-PY
+timeout 25 python3 "$(dirname "$0")/torch_cholesky.py" $sizes > "$out/cholesky_path_torch.csv"
 echo "torch: exit $?"
 python3 - "$out" <<'PY'
 import csv, sys

@@ -8,15 +8,15 @@
 
 mod common;
 
-use common::batched::{Problems, signed};
+use common::batched::{Problems, assert_agrees_with_default, default_least_squares, signed};
 
 use common::{max_relative_error as relative_error, widen};
+use symraster::batched::BatchOptions;
 use symraster::batched::device::{Inputs, Poison, run};
 use symraster::batched::plan::{Job, Plan, TriangularSolves, WorkStorage, triangular_solves};
-use symraster::batched::{self, BatchOptions};
 use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, well_conditioned_spd};
-use symraster::{Batch, Matrix, reference};
+use symraster::{Matrix, reference};
 
 const ORDERS: [usize; 12] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 128, 129];
 
@@ -241,27 +241,14 @@ fn the_default_solves_agree_with_substitution() {
     }
     let (n, count) = (32, 5);
     let problems = Problems::new(11, count, n, 2 * n);
-    let a = Batch::new(count, n, 2 * n, problems.a.clone()).unwrap();
-    let d = Batch::vectors(count, 2 * n, problems.d.clone()).unwrap();
-    let b = Batch::vectors(count, 2 * n, problems.b.clone()).unwrap();
-    let default =
-        batched::least_squares(&kernels, &a, &d, &b, &BatchOptions::default(), Poison::Nan)
-            .unwrap();
+    let default = default_least_squares(&kernels, &problems, count);
     let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
     assert_eq!(plan.solves, triangular_solves(n));
     let other = plan
         .with_solves(TriangularSolves::Substitution, limits)
         .unwrap();
     let sub = run(&kernels, &other, &problems.inputs(), count, Poison::Nan).unwrap();
-    assert_eq!(sub.info, default.info);
-    for p in 0..count {
-        let (x, y) = (&sub.x[p * n..(p + 1) * n], default.x.problem(p));
-        if default.info[p] != 0 {
-            assert!(x.iter().chain(y).all(|v| v.is_nan()), "p {p}");
-        } else {
-            assert!(relative_error(x, y) < 1e-9, "p {p}");
-        }
-    }
+    assert_agrees_with_default(&sub, &default, count, n);
     let factor = Plan::new(Job::Cholesky, n, 0, 0, limits).unwrap();
     let refused = factor
         .with_solves(TriangularSolves::Inverse, limits)

@@ -11,16 +11,17 @@
 
 mod common;
 
-use common::batched::Problems;
+use common::batched::{
+    Problems, assert_agrees_with_default, check_assembly, check_least_squares as check_members,
+    default_least_squares,
+};
 
-use common::max_relative_error as relative_error;
+use symraster::batched::BatchOptions;
 use symraster::batched::device::{Inputs, Poison, run};
 use symraster::batched::plan::{
     AssemblyTiling, Job, Plan, Residual, StagedLoads, resident_columns, residual,
 };
-use symraster::batched::{self, BatchOptions};
 use symraster::gl::ComputeLimits;
-use symraster::{Batch, Matrix, reference};
 
 const ORDERS: [usize; 12] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 128, 129];
 
@@ -77,19 +78,7 @@ fn check_least_squares(problems: &Problems, count: usize, plan: &Plan, kernels_r
         plan.problems_per_group,
     );
     let out = kernels_run(plan, &problems.inputs(), count);
-    assert_eq!(out.info.len(), count, "{shape}");
-    assert_eq!(out.x.len(), count * n, "{shape}");
-    for p in 0..count {
-        let info = problems.info(p);
-        assert_eq!(out.info[p], info, "{shape} p {p}");
-        let x = &out.x[p * n..(p + 1) * n];
-        if info != 0 {
-            assert!(x.iter().all(|v| v.is_nan()), "{shape} p {p}");
-            continue;
-        }
-        let e = relative_error(x, &problems.x(p));
-        assert!(e < 1e-8 * (n as f64).max(4.0), "{shape} p {p}: {e:.2e}");
-    }
+    check_members(problems, count, &out, &shape);
 }
 
 type Runner<'a> = dyn Fn(&Plan, &Inputs<'_>, usize) -> symraster::batched::device::Outputs + 'a;
@@ -195,21 +184,7 @@ fn resident_assembly_matches_the_reference() {
             let c = run(&kernels, &plan, &problems.inputs(), count, Poison::Nan)
                 .unwrap()
                 .matrix;
-            for p in 0..count {
-                let (a, d) = problems.widened(p);
-                let c_ref = reference::assemble(&a, &d);
-                let got = Matrix::from_fn(n, n, |i, j| f64::from(c[p * n * n + i * n + j]));
-                for i in 0..n {
-                    for j in i + 1..n {
-                        assert_eq!(got[(i, j)], 0.0, "n {n} k {k} ({i}, {j})");
-                    }
-                }
-                let e = symraster::relative_error(&got, &c_ref);
-                assert!(
-                    e < 1e-6 * (k as f64).sqrt().max(1.0),
-                    "n {n} k {k} p {p}: {e:.2e}"
-                );
-            }
+            check_assembly(&problems, count, &c, &format!("n {n} k {k}"));
         }
     }
 }
@@ -230,24 +205,11 @@ fn the_resident_default_agrees_with_the_restaged_residual() {
     let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
     assert_eq!(plan.residual, Residual::Resident);
     let problems = Problems::new(7, count, n, 2 * n);
-    let a = Batch::new(count, n, 2 * n, problems.a.clone()).unwrap();
-    let d = Batch::vectors(count, 2 * n, problems.d.clone()).unwrap();
-    let b = Batch::vectors(count, 2 * n, problems.b.clone()).unwrap();
-    let default =
-        batched::least_squares(&kernels, &a, &d, &b, &BatchOptions::default(), Poison::Nan)
-            .unwrap();
+    let default = default_least_squares(&kernels, &problems, count);
     let restaged = plan.with_residual(Residual::Restaged, limits).unwrap();
     assert!(!restaged.defines().contains("RESIDENT"));
     let other = run(&kernels, &restaged, &problems.inputs(), count, Poison::Nan).unwrap();
-    assert_eq!(other.info, default.info);
-    for p in 0..count {
-        let (x, y) = (&other.x[p * n..(p + 1) * n], default.x.problem(p));
-        if default.info[p] != 0 {
-            assert!(x.iter().chain(y).all(|v| v.is_nan()), "p {p}");
-        } else {
-            assert!(relative_error(x, y) < 1e-9, "p {p}");
-        }
-    }
+    assert_agrees_with_default(&other, &default, count, n);
     // Vector loads and register tiles stage A block by block: the plan falls back to the
     // restaged residual, and asking for a resident A with them is refused.
     let vector = plan.with_staged_loads(StagedLoads::Vector, limits).unwrap();

@@ -8,13 +8,15 @@
 
 mod common;
 
-use common::batched::Problems;
+use common::batched::{
+    Problems, assert_agrees_with_default, check_assembly, check_least_squares as check_members,
+    default_least_squares,
+};
 
+use symraster::batched::BatchOptions;
 use symraster::batched::device::{Inputs, Poison, run};
 use symraster::batched::plan::{AssemblyTiling, Job, MAX_TILE_SUMS, Plan, StagedLoads, tile_split};
-use symraster::batched::{self, BatchOptions};
 use symraster::gl::ComputeLimits;
-use symraster::{Batch, Matrix, reference};
 
 const ORDERS: [usize; 11] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 129];
 
@@ -27,8 +29,6 @@ const CHOICES: [(AssemblyTiling, usize); 6] = [
     (AssemblyTiling::Tiles4, 32),
     (AssemblyTiling::Tiles4, 64),
 ];
-
-use common::max_relative_error as relative_error;
 
 /// `plan` with `tiling` and `columns`, or None where wider staged blocks are refused (the
 /// invocations not a multiple of them, or the blocks past shared memory: the message says
@@ -68,18 +68,7 @@ fn check_least_squares(problems: &Problems, count: usize, plan: &Plan, kernels_r
         plan.staged_loads
     );
     let out = kernels_run(plan, &problems.inputs(), count);
-    assert_eq!(out.info.len(), count, "{shape}");
-    for p in 0..count {
-        let info = problems.info(p);
-        assert_eq!(out.info[p], info, "{shape} p {p}");
-        let x = &out.x[p * n..(p + 1) * n];
-        if info != 0 {
-            assert!(x.iter().all(|v| v.is_nan()), "{shape} p {p}");
-            continue;
-        }
-        let e = relative_error(x, &problems.x(p));
-        assert!(e < 1e-8 * (n as f64).max(4.0), "{shape} p {p}: {e:.2e}");
-    }
+    check_members(problems, count, &out, &shape);
 }
 
 type Runner<'a> = dyn Fn(&Plan, &Inputs<'_>, usize) -> symraster::batched::device::Outputs + 'a;
@@ -189,22 +178,12 @@ fn tiled_assembly_matches_the_reference() {
                 let c = run(&kernels, &plan, &problems.inputs(), count, Poison::Nan)
                     .unwrap()
                     .matrix;
-                for p in 0..count {
-                    let (a, d) = problems.widened(p);
-                    let c_ref = reference::assemble(&a, &d);
-                    let got = Matrix::from_fn(n, n, |i, j| f64::from(c[p * n * n + i * n + j]));
-                    // Every entry written: zeros above the diagonal, the lower triangle right.
-                    for i in 0..n {
-                        for j in i + 1..n {
-                            assert_eq!(got[(i, j)], 0.0, "n {n} {tiling:?} ({i}, {j})");
-                        }
-                    }
-                    let e = symraster::relative_error(&got, &c_ref);
-                    assert!(
-                        e < 1e-6 * (k as f64).sqrt().max(1.0),
-                        "n {n} k {k} {tiling:?} KC {columns} p {p}: {e:.2e}"
-                    );
-                }
+                check_assembly(
+                    &problems,
+                    count,
+                    &c,
+                    &format!("n {n} k {k} {tiling:?} KC {columns}"),
+                );
             }
         }
     }
@@ -222,24 +201,11 @@ fn the_tiled_plan_agrees_with_the_default() {
     let limits = kernels.limits();
     let (n, count) = (32, 4);
     let problems = Problems::new(7, count, n, 2 * n);
-    let a = Batch::new(count, n, 2 * n, problems.a.clone()).unwrap();
-    let d = Batch::vectors(count, 2 * n, problems.d.clone()).unwrap();
-    let b = Batch::vectors(count, 2 * n, problems.b.clone()).unwrap();
-    let default =
-        batched::least_squares(&kernels, &a, &d, &b, &BatchOptions::default(), Poison::Nan)
-            .unwrap();
+    let default = default_least_squares(&kernels, &problems, count);
     let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits)
         .unwrap()
         .with_assembly_tiling(AssemblyTiling::Tiles4)
         .unwrap();
     let tiled = run(&kernels, &plan, &problems.inputs(), count, Poison::Nan).unwrap();
-    assert_eq!(tiled.info, default.info);
-    for p in 0..count {
-        let (x, y) = (&tiled.x[p * n..(p + 1) * n], default.x.problem(p));
-        if default.info[p] != 0 {
-            assert!(x.iter().chain(y).all(|v| v.is_nan()), "p {p}");
-        } else {
-            assert!(relative_error(x, y) < 1e-9, "p {p}");
-        }
-    }
+    assert_agrees_with_default(&tiled, &default, count, n);
 }

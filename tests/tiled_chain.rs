@@ -9,101 +9,48 @@
 
 mod common;
 
-use symraster::internal::GpuInternals;
+use common::chain::{backward_error, factor, failure, gpu, tolerance, tuned, upload};
+
 use symraster::tiled::DiagonalFactor;
 use symraster::tiled::config::{ChainPoll, CholeskySchedule};
-use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, Triangle, cholesky};
+use symraster::tiled::{TiledKernels, cholesky};
 use symraster::tuning::Tuning;
-use symraster::{Error, Matrix, NumericalError, problems, reference};
+use symraster::{Error, NumericalError, problems};
 
-const MAX: u64 = i32::MAX as u64;
-
-/// Garbage the factorization must not read (nor write over): the upper triangle's value.
-const GARBAGE: f32 = 1e30;
-
-/// A context on which llvmpipe runs one thread (work groups in ticket order, no waits).
-fn gpu() -> symraster::Gpu {
-    // SAFETY: every test of this binary sets the same value before it creates its context.
-    unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
-    common::gpu()
+/// The tuning of tiles of `diag` and the Cholesky scheduled as `schedule` with outer blocks
+/// (chained panels) of `outer` columns, every other choice its default.
+fn shaped((diag, schedule, outer): (usize, CholeskySchedule, usize)) -> Tuning {
+    Tuning {
+        diagonal_block: Some(diag),
+        outer_block: Some(outer),
+        cholesky_schedule: Some(schedule),
+        ..Tuning::default()
+    }
 }
 
 /// The kernels with diagonal tiles of `diag` and the Cholesky scheduled as `schedule`.
 fn kernels(gpu: &symraster::Gpu, diag: usize, schedule: CholeskySchedule) -> TiledKernels {
-    let t = Tuning {
-        diagonal_block: Some(diag),
-        cholesky_schedule: Some(schedule),
-        ..Tuning::default()
-    };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
-}
-
-/// `c`'s lower triangle in full storage with GARBAGE in the upper one.
-fn upload(gpu: &symraster::Gpu, c: &Matrix<f32>) -> TiledMatrix {
-    let m = c.rows();
-    let t = TiledMatrix::uninitialized(gpu.context(), m, Storage::Full, MAX).unwrap();
-    let mut data = vec![GARBAGE; t.buffer().len()];
-    for i in 0..m {
-        for j in 0..=i {
-            data[t.index(i, j)] = c[(i, j)];
-        }
-    }
-    t.buffer().write(0, &data).unwrap();
-    t
-}
-
-/// ‖L·Lᵀ − C‖_F / ‖C‖_F over the lower triangles, in f64.
-fn backward_error(l: &Matrix<f64>, c: &Matrix<f32>) -> f64 {
-    let llt = reference::multiply_lower_by_transpose(l);
-    let (mut num, mut den) = (0.0, 0.0);
-    for i in 0..c.rows() {
-        for j in 0..=i {
-            let cij = f64::from(c[(i, j)]);
-            num += (llt[(i, j)] - cij).powi(2);
-            den += cij * cij;
-        }
-    }
-    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+    tuned(
+        gpu,
+        &Tuning {
+            diagonal_block: Some(diag),
+            cholesky_schedule: Some(schedule),
+            ..Tuning::default()
+        },
+    )
 }
 
 /// The kernels with diagonal tiles of `diag`, chained panels of `outer` columns.
 fn panel_kernels(gpu: &symraster::Gpu, diag: usize, outer: usize) -> TiledKernels {
-    let t = Tuning {
-        diagonal_block: Some(diag),
-        outer_block: Some(outer),
-        cholesky_schedule: Some(CholeskySchedule::Panels),
-        ..Tuning::default()
-    };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
-}
-
-/// The tolerance of an f32 factor of order m: a few units of roundoff per tile of the sum.
-fn tolerance(m: usize) -> f64 {
-    64.0 * common::U32 * (m as f64).max(16.0)
-}
-
-/// Factors `c` with `k`, checks the upper triangle was left alone, returns L.
-fn factor(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> Matrix<f32> {
-    let mut t = upload(gpu, c);
-    k.poison_inverses(c.rows().div_ceil(k.diag())).unwrap();
-    cholesky::factor(k, &mut t).unwrap();
-    let raw = t.download_raw().unwrap();
-    let m = c.rows();
-    // Full storage: entry (i, j) above the diagonal at i·rs + j (TiledMatrix::index takes the
-    // lower triangle only).
-    let Triangle::Square(v) = t.triangle() else {
-        panic!("the chain factors full storage")
-    };
-    for i in 0..m {
-        for j in i + 1..m {
-            assert_eq!(
-                raw[v.offset + i * v.rs + j * v.cs],
-                GARBAGE,
-                "m {m}: ({i}, {j}) written"
-            );
-        }
-    }
-    t.download_lower().unwrap()
+    tuned(
+        gpu,
+        &Tuning {
+            diagonal_block: Some(diag),
+            outer_block: Some(outer),
+            cholesky_schedule: Some(CholeskySchedule::Panels),
+            ..Tuning::default()
+        },
+    )
 }
 
 #[test]
@@ -190,17 +137,6 @@ fn the_chain_with_tiles_of_64_and_128_matches_the_reference() {
             "m {m} tiles {}: backward error {e:.2e}",
             chain.diag()
         );
-    }
-}
-
-/// The failing column (LAPACK's INFO − 1) and the pivot before its square root.
-fn failure(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> (usize, f64) {
-    let mut t = upload(gpu, c);
-    match cholesky::factor(k, &mut t) {
-        Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
-            (column, pivot)
-        }
-        other => panic!("expected NotPositiveDefinite, got {other:?}"),
     }
 }
 
@@ -326,14 +262,87 @@ fn factor_kernels(
     outer: usize,
     factor: DiagonalFactor,
 ) -> TiledKernels {
-    let t = Tuning {
-        diagonal_block: Some(diag),
-        outer_block: Some(outer),
-        cholesky_schedule: Some(schedule),
-        diagonal_factor: Some(factor),
-        ..Tuning::default()
-    };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    tuned(
+        gpu,
+        &Tuning {
+            diagonal_factor: Some(factor),
+            ..shaped((diag, schedule, outer))
+        },
+    )
+}
+
+/// `k`'s chain against `columns` (the same chain with the column-by-column diagonal factor,
+/// other arithmetic): over `sizes` (C seeded from `seed`) the factor chained, finite, against
+/// the reference and within the tolerance of the columns' factor, and in one launch the
+/// diagonal tiles' inverses (slots poisoned first) within 1e-3.
+fn assert_close_to_columns(
+    gpu: &symraster::Gpu,
+    (k, columns): (&TiledKernels, &TiledKernels),
+    (diag, schedule): (usize, CholeskySchedule),
+    (sizes, seed): (&[usize], u64),
+    what: &str,
+) {
+    for &m in sizes {
+        let what = format!("{what} m {m}");
+        assert_eq!(k.chains_factor(m), Some(schedule), "{what}");
+        let c = problems::well_conditioned_spd(&mut problems::rng(seed + m as u64), m);
+        let before = k.chained_factors();
+        let l = factor(gpu, k, &c);
+        assert_eq!(k.chained_factors(), before + 1, "{what}: not chained");
+        assert!(
+            l.as_slice().iter().all(|v| v.is_finite()),
+            "{what}: NaN left"
+        );
+        let e = backward_error(&l.to_f64(), &c);
+        assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+        let lc = factor(gpu, columns, &c);
+        let d = symraster::relative_error(&l, &lc);
+        assert!(d < tolerance(m), "{what}: {d:.2e} from the columns' factor");
+        if schedule != CholeskySchedule::Chain {
+            continue;
+        }
+        for slot in 0..m.div_ceil(diag) {
+            let (a, b) = (
+                k.inverse_block(slot).unwrap(),
+                columns.inverse_block(slot).unwrap(),
+            );
+            let n = diag.min(m - slot * diag);
+            for r in 0..n {
+                for s in 0..n {
+                    let (x, y) = (a[r * diag + s], b[r * diag + s]);
+                    assert!(
+                        (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
+                        "{what} slot {slot} ({r}, {s}): {x} against {y}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The failing column of an order-129 C lowered at each of `at`, as `columns` names it, its
+/// pivot within 1e-3, and a NaN pivot named.
+fn assert_failures_as_columns(
+    gpu: &symraster::Gpu,
+    (k, columns): (&TiledKernels, &TiledKernels),
+    at: &[usize],
+    what: &str,
+) {
+    let m = 129;
+    for &column in at {
+        let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
+        c[(column, column)] -= 500.0;
+        let (got, pivot) = failure(gpu, k, &c);
+        let (want, want_pivot) = failure(gpu, columns, &c);
+        assert_eq!((got, want), (column, column), "{what}");
+        assert!(
+            (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
+            "{what} column {column}: pivot {pivot} against {want_pivot}"
+        );
+    }
+    let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
+    c[(70, 70)] = f32::NAN;
+    assert_eq!(failure(gpu, k, &c).0, 70, "{what}");
 }
 
 /// The diagonal tiles factored by the lanes of one subgroup (potrf_inv_lanes.glsl; llvmpipe
@@ -359,58 +368,12 @@ fn the_lanes_diagonal_factor_matches_the_columns_factor_in_the_chain() {
             32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
             _ => &[1, 3, 63, 64, 65, 129, 200],
         };
-        for &m in sizes {
-            let what = format!("tiles {diag} {} m {m}", schedule.name());
-            assert_eq!(lanes.chains_factor(m), Some(schedule), "{what}");
-            let c = problems::well_conditioned_spd(&mut problems::rng(300 + m as u64), m);
-            let before = lanes.chained_factors();
-            let l = factor(&gpu, &lanes, &c);
-            assert_eq!(lanes.chained_factors(), before + 1, "{what}: not chained");
-            assert!(
-                l.as_slice().iter().all(|v| v.is_finite()),
-                "{what}: NaN left"
-            );
-            let e = backward_error(&l.to_f64(), &c);
-            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
-            let lc = factor(&gpu, &columns, &c);
-            let d = symraster::relative_error(&l, &lc);
-            assert!(d < tolerance(m), "{what}: {d:.2e} from the columns' factor");
-            if schedule != CholeskySchedule::Chain {
-                continue;
-            }
-            for slot in 0..m.div_ceil(diag) {
-                let (a, b) = (
-                    lanes.inverse_block(slot).unwrap(),
-                    columns.inverse_block(slot).unwrap(),
-                );
-                let n = diag.min(m - slot * diag);
-                for r in 0..n {
-                    for s in 0..n {
-                        let (x, y) = (a[r * diag + s], b[r * diag + s]);
-                        assert!(
-                            (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
-                            "{what} slot {slot} ({r}, {s}): {x} against {y}"
-                        );
-                    }
-                }
-            }
-        }
+        let what = format!("tiles {diag} {}", schedule.name());
+        let pair = (&lanes, &columns);
+        assert_close_to_columns(&gpu, pair, (diag, schedule), (sizes, 300), &what);
         // The failing column, as the columns' factor names it, with its pivot.
-        let m = 129;
-        for column in [0, 1, 31, 32, 40, 63, 64, 100, 128] {
-            let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
-            c[(column, column)] -= 500.0;
-            let (got, pivot) = failure(&gpu, &lanes, &c);
-            let (want, want_pivot) = failure(&gpu, &columns, &c);
-            assert_eq!((got, want), (column, column), "tiles {diag}");
-            assert!(
-                (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
-                "tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
-            );
-        }
-        let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
-        c[(70, 70)] = f32::NAN;
-        assert_eq!(failure(&gpu, &lanes, &c).0, 70, "tiles {diag}");
+        let at = [0, 1, 31, 32, 40, 63, 64, 100, 128];
+        assert_failures_as_columns(&gpu, pair, &at, &format!("tiles {diag}"));
     }
 }
 
@@ -431,7 +394,7 @@ fn auto_widens_the_chained_panels_unless_the_outer_block_is_tuned() {
             cholesky_schedule: Some(schedule),
             ..Tuning::default()
         };
-        TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+        tuned(&gpu, &t)
     };
     let auto = with(CholeskySchedule::Auto, None);
     assert_eq!(auto.panel_outer(), PANELS_AUTO_OUTER.max(auto.outer()));
@@ -455,14 +418,13 @@ fn fold_kernels(
     outer: usize,
     fold: bool,
 ) -> TiledKernels {
-    let t = Tuning {
-        diagonal_block: Some(diag),
-        outer_block: Some(outer),
-        cholesky_schedule: Some(schedule),
-        chain_fold: Some(fold),
-        ..Tuning::default()
-    };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    tuned(
+        gpu,
+        &Tuning {
+            chain_fold: Some(fold),
+            ..shaped((diag, schedule, outer))
+        },
+    )
 }
 
 /// The folded chain (Tuning::chain_fold: the group of (j + 1, j + 1) forms L_{j+1,j} itself)
@@ -564,15 +526,14 @@ fn steps_kernels(
     factor: DiagonalFactor,
     fold: bool,
 ) -> TiledKernels {
-    let t = Tuning {
-        diagonal_block: Some(diag),
-        outer_block: Some(outer),
-        cholesky_schedule: Some(schedule),
-        diagonal_factor: Some(factor),
-        chain_fold: Some(fold),
-        ..Tuning::default()
-    };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    tuned(
+        gpu,
+        &Tuning {
+            diagonal_factor: Some(factor),
+            chain_fold: Some(fold),
+            ..shaped((diag, schedule, outer))
+        },
+    )
 }
 
 /// The diagonal tiles factored two (potrf_inv_pairs.glsl) or four (potrf_inv_steps.glsl)
@@ -605,62 +566,16 @@ fn the_pairs_and_quads_diagonal_factors_match_the_columns_factor_in_the_chain() 
             32 => &[1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 513],
             _ => &[1, 2, 3, 63, 64, 65, 129, 200],
         };
-        for &m in sizes {
-            let what = format!(
-                "{} tiles {diag} {} fold {fold} m {m}",
-                way.name(),
-                schedule.name()
-            );
-            assert_eq!(pairs.chains_factor(m), Some(schedule), "{what}");
-            let c = problems::well_conditioned_spd(&mut problems::rng(700 + m as u64), m);
-            let before = pairs.chained_factors();
-            let l = factor(&gpu, &pairs, &c);
-            assert_eq!(pairs.chained_factors(), before + 1, "{what}: not chained");
-            assert!(
-                l.as_slice().iter().all(|v| v.is_finite()),
-                "{what}: NaN left"
-            );
-            let e = backward_error(&l.to_f64(), &c);
-            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
-            let lc = factor(&gpu, &columns, &c);
-            let d = symraster::relative_error(&l, &lc);
-            assert!(d < tolerance(m), "{what}: {d:.2e} from the columns' factor");
-            if schedule != CholeskySchedule::Chain {
-                continue;
-            }
-            for slot in 0..m.div_ceil(diag) {
-                let (a, b) = (
-                    pairs.inverse_block(slot).unwrap(),
-                    columns.inverse_block(slot).unwrap(),
-                );
-                let n = diag.min(m - slot * diag);
-                for r in 0..n {
-                    for s in 0..n {
-                        let (x, y) = (a[r * diag + s], b[r * diag + s]);
-                        assert!(
-                            (x - y).abs() <= 1e-3 * (1.0 + y.abs()),
-                            "{what} slot {slot} ({r}, {s}): {x} against {y}"
-                        );
-                    }
-                }
-            }
-        }
+        let what = format!(
+            "{} tiles {diag} {} fold {fold}",
+            way.name(),
+            schedule.name()
+        );
+        let pair = (&pairs, &columns);
+        assert_close_to_columns(&gpu, pair, (diag, schedule), (sizes, 700), &what);
         // The failing column (each place in a step; 128 a short last step) and its pivot.
-        let m = 129;
-        for column in [0, 1, 2, 3, 31, 32, 40, 41, 42, 63, 64, 100, 101, 128] {
-            let mut c = problems::well_conditioned_spd(&mut problems::rng(5), m);
-            c[(column, column)] -= 500.0;
-            let (got, pivot) = failure(&gpu, &pairs, &c);
-            let (want, want_pivot) = failure(&gpu, &columns, &c);
-            assert_eq!((got, want), (column, column), "{way:?} tiles {diag}");
-            assert!(
-                (pivot - want_pivot).abs() <= 1e-3 * want_pivot.abs(),
-                "{way:?} tiles {diag} column {column}: pivot {pivot} against {want_pivot}"
-            );
-        }
-        let mut c = problems::well_conditioned_spd(&mut problems::rng(6), m);
-        c[(70, 70)] = f32::NAN;
-        assert_eq!(failure(&gpu, &pairs, &c).0, 70, "{way:?} tiles {diag}");
+        let at = [0, 1, 2, 3, 31, 32, 40, 41, 42, 63, 64, 100, 101, 128];
+        assert_failures_as_columns(&gpu, pair, &at, &format!("{way:?} tiles {diag}"));
     }
 }
 
@@ -673,17 +588,16 @@ fn poll_kernels(
     (fold, early): (bool, bool),
     poll: ChainPoll,
 ) -> TiledKernels {
-    let t = Tuning {
-        diagonal_block: Some(diag),
-        outer_block: Some(outer),
-        cholesky_schedule: Some(schedule),
-        diagonal_factor: Some(factor),
-        chain_fold: Some(fold),
-        chain_fold_early: Some(early),
-        chain_poll: Some(poll),
-        ..Tuning::default()
-    };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    tuned(
+        gpu,
+        &Tuning {
+            diagonal_factor: Some(factor),
+            chain_fold: Some(fold),
+            chain_fold_early: Some(early),
+            chain_poll: Some(poll),
+            ..shaped((diag, schedule, outer))
+        },
+    )
 }
 
 /// `k` against `base`, a chain with the same arithmetic (only its waits differ): over sizes
@@ -860,7 +774,7 @@ fn the_folded_chain_published_early_gives_the_folded_chains_factor() {
     assert_given_up_chain_refactors(&gpu, &k, "early");
 }
 
-/// The kernels of [`poll_kernels`] (atomic polls) dropping the barriers the next wait makes
+/// The kernels of [`poll_kernels`] (with the default polls) dropping the barriers the next wait makes
 /// redundant or not.
 fn lean_kernels(
     gpu: &symraster::Gpu,
@@ -869,16 +783,15 @@ fn lean_kernels(
     fold: bool,
     lean: bool,
 ) -> TiledKernels {
-    let t = Tuning {
-        diagonal_block: Some(diag),
-        outer_block: Some(outer),
-        cholesky_schedule: Some(schedule),
-        diagonal_factor: Some(factor),
-        chain_fold: Some(fold),
-        chain_lean: Some(lean),
-        ..Tuning::default()
-    };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    tuned(
+        gpu,
+        &Tuning {
+            diagonal_factor: Some(factor),
+            chain_fold: Some(fold),
+            chain_lean: Some(lean),
+            ..shaped((diag, schedule, outer))
+        },
+    )
 }
 
 /// The chain without the barrier after each term's last slice where the next term's wait

@@ -9,24 +9,15 @@
 
 mod common;
 
-use symraster::internal::GpuInternals;
+use common::chain::{
+    MAX, backward_error, factor, failure, gpu, tolerance, tuned, upload_in as upload,
+};
+
 use symraster::tiled::cholesky_split::{factor_split_after_chain_gives_up, left_width};
 use symraster::tiled::config::{CholeskySchedule, SplitSolve};
-use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix, Triangle, cholesky};
+use symraster::tiled::{Storage, TiledKernels, cholesky};
 use symraster::tuning::Tuning;
-use symraster::{Error, Matrix, NumericalError, problems, reference};
-
-const MAX: u64 = i32::MAX as u64;
-
-/// Garbage the factorization must not read (nor write over): the upper triangle's value.
-const GARBAGE: f32 = 1e30;
-
-/// A context on which llvmpipe runs one thread.
-fn gpu() -> symraster::Gpu {
-    // SAFETY: every test of this binary sets the same value before it creates its context.
-    unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
-    common::gpu()
-}
+use symraster::{Error, NumericalError, problems};
 
 /// Kernels with diagonal tiles of 32 and the Cholesky split down to halves of `chain_order`.
 fn split_kernels(gpu: &symraster::Gpu, chain_order: usize) -> TiledKernels {
@@ -46,7 +37,7 @@ fn split_kernels_solving(
         split_solve: solve,
         ..Tuning::default()
     };
-    let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap();
+    let k = tuned(gpu, &t);
     assert_eq!(k.split_chain_order(), chain_order);
     k
 }
@@ -58,7 +49,7 @@ fn blocked_kernels(gpu: &symraster::Gpu) -> TiledKernels {
         cholesky_schedule: Some(CholeskySchedule::Blocked),
         ..Tuning::default()
     };
-    TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    tuned(gpu, &t)
 }
 
 /// The chained leaves of a split of order m: halves split while wider than the chain order.
@@ -70,74 +61,6 @@ fn leaves(n: usize, chain_order: usize) -> u64 {
             let n1 = left_width(n, 32);
             leaves(n1, chain_order) + leaves(n - n1, chain_order)
         }
-    }
-}
-
-/// `c`'s lower triangle in `storage` (cut into buffers of `part_bytes`), GARBAGE elsewhere.
-fn upload(gpu: &symraster::Gpu, c: &Matrix<f32>, storage: Storage, part_bytes: u64) -> TiledMatrix {
-    let m = c.rows();
-    let t = TiledMatrix::uninitialized(gpu.context(), m, storage, part_bytes).unwrap();
-    let mut data = vec![GARBAGE; storage.len(m)];
-    for i in 0..m {
-        for j in 0..=i {
-            data[t.index(i, j)] = c[(i, j)];
-        }
-    }
-    for (start, buffer) in t.buffers() {
-        buffer.write(0, &data[start..start + buffer.len()]).unwrap();
-    }
-    t
-}
-
-/// ‖L·Lᵀ − C‖_F / ‖C‖_F over the lower triangles, in f64.
-fn backward_error(l: &Matrix<f64>, c: &Matrix<f32>) -> f64 {
-    let llt = reference::multiply_lower_by_transpose(l);
-    let (mut num, mut den) = (0.0, 0.0);
-    for i in 0..c.rows() {
-        for j in 0..=i {
-            let cij = f64::from(c[(i, j)]);
-            num += (llt[(i, j)] - cij).powi(2);
-            den += cij * cij;
-        }
-    }
-    (num / den.max(f64::MIN_POSITIVE)).sqrt()
-}
-
-/// The tolerance of an f32 factor of order m: a few units of roundoff per tile of the sum.
-fn tolerance(m: usize) -> f64 {
-    64.0 * common::U32 * (m as f64).max(16.0)
-}
-
-/// Factors `c` with `k` in full storage, checks the upper triangle was left alone, returns L.
-fn factor(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> Matrix<f32> {
-    let mut t = upload(gpu, c, Storage::Full, MAX);
-    k.poison_inverses(c.rows().div_ceil(k.diag())).unwrap();
-    cholesky::factor(k, &mut t).unwrap();
-    let raw = t.download_raw().unwrap();
-    let m = c.rows();
-    let Triangle::Square(v) = t.triangle() else {
-        panic!("full storage is one square")
-    };
-    for i in 0..m {
-        for j in i + 1..m {
-            assert_eq!(
-                raw[v.offset + i * v.rs + j * v.cs],
-                GARBAGE,
-                "m {m}: ({i}, {j}) written"
-            );
-        }
-    }
-    t.download_lower().unwrap()
-}
-
-/// The failing column (LAPACK's INFO − 1) and the pivot before its square root.
-fn failure(gpu: &symraster::Gpu, k: &TiledKernels, c: &Matrix<f32>) -> (usize, f64) {
-    let mut t = upload(gpu, c, Storage::Full, MAX);
-    match cholesky::factor(k, &mut t) {
-        Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
-            (column, pivot)
-        }
-        other => panic!("expected NotPositiveDefinite, got {other:?}"),
     }
 }
 

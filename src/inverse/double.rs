@@ -161,9 +161,11 @@ pub struct DoublePrograms {
 /// 6 f64 and about 11 f32 ones).
 const KEPT_SQUARES: usize = 16;
 
-/// `b`, pushed onto `free`, the oldest dropped beyond [`KEPT_SQUARES`].
+/// `b`, pushed onto `free`, the oldest dropped beyond [`KEPT_SQUARES`] and every kept square
+/// of another order dropped: the device memory held between calls is at most one call's.
 fn keep<T: crate::gl::Pod>(free: &RefCell<Vec<Buffer<T>>>, b: Buffer<T>) {
     let mut free = free.borrow_mut();
+    free.retain(|kept| kept.len() == b.len());
     if free.len() == KEPT_SQUARES {
         free.remove(0);
     }

@@ -2,7 +2,7 @@
 //! problems with a singular and an indefinite member, and their f64 solutions.
 
 use super::widen;
-use symraster::batched::device::Inputs;
+use symraster::batched::device::{Inputs, Poison};
 use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, uniform_vector};
 use symraster::{Matrix, reference};
@@ -84,5 +84,85 @@ impl Problems {
             .map(|i| (0..k).map(|j| a[(i, j)] * d[j] * b[j]).sum())
             .collect();
         solve_with_factor(&reference::cholesky(&c).unwrap(), &g)
+    }
+}
+
+/// Checks a least-squares run `out` of `problems` (outputs poisoned before it) member by
+/// member: INFO and x sized for `count` problems, the failing ones' INFO and NaN x, the
+/// others' x against the f64 reference; `shape` names the plan in the messages.
+pub fn check_least_squares(
+    problems: &Problems,
+    count: usize,
+    out: &symraster::batched::device::Outputs,
+    shape: &str,
+) {
+    let n = problems.n;
+    assert_eq!(out.info.len(), count, "{shape}");
+    assert_eq!(out.x.len(), count * n, "{shape}");
+    for p in 0..count {
+        let info = problems.info(p);
+        assert_eq!(out.info[p], info, "{shape} p {p}");
+        let x = &out.x[p * n..(p + 1) * n];
+        if info != 0 {
+            assert!(x.iter().all(|v| v.is_nan()), "{shape} p {p}");
+            continue;
+        }
+        let e = super::max_relative_error(x, &problems.x(p));
+        assert!(e < 1e-8 * (n as f64).max(4.0), "{shape} p {p}: {e:.2e}");
+    }
+}
+
+/// Checks the assembled C of `count` problems (n × n each, outputs poisoned before the
+/// launch): zeros above the diagonal (every entry written) and the lower triangle against the
+/// f64 reference within 1e-6·√k; `what` names the plan in the messages.
+pub fn check_assembly(problems: &Problems, count: usize, c: &[f32], what: &str) {
+    let (n, k) = (problems.n, problems.k);
+    for p in 0..count {
+        let (a, d) = problems.widened(p);
+        let c_ref = reference::assemble(&a, &d);
+        let got = Matrix::from_fn(n, n, |i, j| f64::from(c[p * n * n + i * n + j]));
+        for i in 0..n {
+            for j in i + 1..n {
+                assert_eq!(got[(i, j)], 0.0, "{what} ({i}, {j})");
+            }
+        }
+        let e = symraster::relative_error(&got, &c_ref);
+        assert!(
+            e < 1e-6 * (k as f64).sqrt().max(1.0),
+            "{what} p {p}: {e:.2e}"
+        );
+    }
+}
+
+/// The public API's answer (the default plan) for `problems` with k = 2n observations.
+pub fn default_least_squares(
+    kernels: &symraster::batched::kernels::BatchedKernels,
+    problems: &Problems,
+    count: usize,
+) -> symraster::batched::BatchSolution {
+    let (n, k) = (problems.n, problems.k);
+    let a = symraster::Batch::new(count, n, k, problems.a.clone()).unwrap();
+    let d = symraster::Batch::vectors(count, k, problems.d.clone()).unwrap();
+    let b = symraster::Batch::vectors(count, k, problems.b.clone()).unwrap();
+    let options = symraster::batched::BatchOptions::default();
+    symraster::batched::least_squares(kernels, &a, &d, &b, &options, Poison::Nan).unwrap()
+}
+
+/// `other` (a run of another plan on the same problems) gives the default's INFO, NaN where it
+/// fails and x within 1e-9 of the default's elsewhere.
+pub fn assert_agrees_with_default(
+    other: &symraster::batched::device::Outputs,
+    default: &symraster::batched::BatchSolution,
+    count: usize,
+    n: usize,
+) {
+    assert_eq!(other.info, default.info);
+    for p in 0..count {
+        let (x, y) = (&other.x[p * n..(p + 1) * n], default.x.problem(p));
+        if default.info[p] != 0 {
+            assert!(x.iter().chain(y).all(|v| v.is_nan()), "p {p}");
+        } else {
+            assert!(super::max_relative_error(x, y) < 1e-9, "p {p}");
+        }
     }
 }

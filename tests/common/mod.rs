@@ -3,6 +3,7 @@
 
 pub mod batched;
 pub mod blocked;
+pub mod chain;
 pub mod soft_exec;
 pub mod soft_raster;
 
