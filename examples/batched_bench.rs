@@ -7,8 +7,9 @@
 //! `figures/h200/vendor_parity.csv` puts them). Each size's result is checked against an f64
 //! reference on a few problems (stderr).
 //!
-//! `cargo run --release --example batched_bench -- [--runs R] [N:B ...]`; default
-//! 8:100000 16:100000 32:20000 128:1000 (the issue's sizes).
+//! `cargo run --release --example batched_bench -- [--runs R] [--assembly-pass P] [N:B ...]`;
+//! default 8:100000 16:100000 32:20000 128:1000 (the issue's sizes); one `--assembly-pass`
+//! (below) times that pass instead of the plan's own.
 //!
 //! `--profile T,...` times each job alone per group shape instead: T invocations per problem
 //! (0: the plan's own), with `--problems-per-group P,...` (0: the plan's own) and
@@ -19,15 +20,19 @@
 //! tiles of C per invocation) and `--staged-columns KC,...` (observations staged per step; 0:
 //! the plan's own) and `--residual restaged,resident,direct,default` (the residual from A
 //! restaged out of global memory, A, d and b kept in shared memory from the assembly, or the
-//! rows' sums read from global memory unstaged) and `--solves substitution,inverse,default`
-//! (the triangular solves by substitution, or as products with L⁻¹ formed by the factor),
-//! every combination the device runs; `--fused-only` times only the fused least squares with one refinement
+//! rows' sums read from global memory unstaged, or `normal`: g − C·x from the separate
+//! assembly's f64 C and g) and `--solves substitution,inverse,default`
+//! (the triangular solves by substitution, or as products with L⁻¹ formed by the factor) and
+//! `--assembly-pass fused,separate,TxL,default` (C and g formed in the job's launch, or in a
+//! launch of their own first: `separate` with the default tiles, `TxL` with T x T tiles and
+//! L invocations per tile), every combination the device runs; `--fused-only` times only the fused least squares with one refinement
 //! step (what `batched_wls` times). Each shape's least-squares answers are checked (a wrong
 //! one is marked WRONG in its row).
 
 use symraster::batched::device::{Inputs, Poison, Resident};
+use symraster::batched::gram::GramShape;
 use symraster::batched::plan::{
-    AssemblyRows, AssemblyTiling, Job, Plan, Residual, StagedLoads, TriangularSolves,
+    AssemblyPass, AssemblyRows, AssemblyTiling, Job, Plan, Residual, StagedLoads, TriangularSolves,
 };
 use symraster::gl::GpuTimer;
 use symraster::internal::GpuInternals;
@@ -49,6 +54,7 @@ fn main() -> Result<()> {
         columns: vec![0],
         residuals: vec![None],
         solves: vec![None],
+        passes: vec![PassChoice::Default],
         fused_only: false,
     };
     let mut args = std::env::args().skip(1);
@@ -130,7 +136,7 @@ fn main() -> Result<()> {
                 .collect::<std::result::Result<_, _>>()?;
         } else if a == "--residual" {
             let list = args.next().ok_or(
-                "--residual needs restaged, resident, direct or default (comma-separated)",
+                "--residual needs restaged, resident, direct, normal or default (comma-separated)",
             )?;
             shapes.residuals = list
                 .split(',')
@@ -138,6 +144,7 @@ fn main() -> Result<()> {
                     "restaged" => Ok(Some(Residual::Restaged)),
                     "resident" => Ok(Some(Residual::Resident)),
                     "direct" => Ok(Some(Residual::Direct)),
+                    "normal" => Ok(Some(Residual::Normal)),
                     "default" => Ok(None),
                     other => Err(format!("--residual: unknown {other}")),
                 })
@@ -155,6 +162,26 @@ fn main() -> Result<()> {
                     other => Err(format!("--solves: unknown {other}")),
                 })
                 .collect::<std::result::Result<_, _>>()?;
+        } else if a == "--assembly-pass" {
+            let list = args
+                .next()
+                .ok_or("--assembly-pass needs fused, separate, TxL or default (comma-separated)")?;
+            shapes.passes = list
+                .split(',')
+                .map(|r| -> Result<PassChoice> {
+                    Ok(match r {
+                        "fused" => PassChoice::Fused,
+                        "separate" => PassChoice::Separate(None),
+                        "default" => PassChoice::Default,
+                        other => {
+                            let (t, l) = other
+                                .split_once('x')
+                                .ok_or(format!("--assembly-pass: unknown {other}"))?;
+                            PassChoice::Separate(Some(GramShape::new(t.parse()?, l.parse()?)?))
+                        }
+                    })
+                })
+                .collect::<Result<_>>()?;
         } else if a == "--fused-only" {
             shapes.fused_only = true;
         } else {
@@ -181,7 +208,13 @@ fn main() -> Result<()> {
     for (n, count) in sizes {
         let k = 2 * n;
         let (a, d, b) = observations(n, count);
-        let plan = Plan::new(Job::LeastSquares, n, k, 1, kernels.limits())?;
+        let mut plan = Plan::new(Job::LeastSquares, n, k, 1, kernels.limits())?;
+        // One --assembly-pass names the pass these rows take (else the plan's own).
+        if let [choice] = shapes.passes[..]
+            && let Some(pass) = choice.at(n)
+        {
+            plan = plan.with_assembly_pass(pass, kernels.limits())?;
+        }
         if plan.chunk < count {
             eprintln!(
                 "# n {n} B {count}: one buffer takes {} problems here; skipped",
@@ -299,8 +332,42 @@ struct Shapes {
     residuals: Vec<Option<Residual>>,
     /// How the solves apply the factor (None: the plan's own).
     solves: Vec<Option<TriangularSolves>>,
+    /// Where C and g are formed.
+    passes: Vec<PassChoice>,
     /// Only the fused least squares with one refinement step.
     fused_only: bool,
+}
+
+/// Where `--assembly-pass` forms C and g.
+#[derive(Clone, Copy, Debug)]
+enum PassChoice {
+    /// The plan's own.
+    Default,
+    /// In the job's launch.
+    Fused,
+    /// In a launch of their own, with this shape (None: the default for the order).
+    Separate(Option<GramShape>),
+}
+
+impl PassChoice {
+    /// The pass at order n (None: the plan's own).
+    fn at(self, n: usize) -> Option<AssemblyPass> {
+        match self {
+            PassChoice::Default => None,
+            PassChoice::Fused => Some(AssemblyPass::Fused),
+            PassChoice::Separate(shape) => Some(AssemblyPass::Separate(
+                shape.unwrap_or_else(|| GramShape::default_for(n)),
+            )),
+        }
+    }
+}
+
+/// The pass's name in the profile's rows.
+fn pass_name(plan: &Plan) -> String {
+    match plan.gram_shape() {
+        Some(s) => format!("separate-{}x{}", s.tile, s.lanes),
+        None => "fused".into(),
+    }
 }
 
 /// `plan` with `threads` invocations per problem, `problems` per group and `loads` (0 and
@@ -331,7 +398,7 @@ fn shaped(
 /// GPU time of each job alone (and the solves with 0 to 2 refinement steps) at each size and
 /// group shape, data on the GPU: where the fused solve's time goes. CSV
 /// `job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms,
-/// assembly_tiling,staged_columns,residual,solves[,failures]`.
+/// assembly_tiling,staged_columns,residual,solves,assembly_pass[,failures]`.
 fn profile_jobs(
     gpu: &Gpu,
     kernels: &symraster::batched::kernels::BatchedKernels,
@@ -345,7 +412,7 @@ fn profile_jobs(
     let limits = kernels.limits();
     println!(
         "job,n,count,threads,problems_per_group,staged_loads,assembly_rows,solve_block,refine,ms,\
-         assembly_tiling,staged_columns,residual,solves"
+         assembly_tiling,staged_columns,residual,solves,assembly_pass"
     );
     for &(n, count) in sizes {
         let k = 2 * n;
@@ -388,10 +455,12 @@ fn profile_jobs(
                     })
                 });
                 for (loads, sb, rows, tiling, columns, residual) in variants {
-                    let with_solves = jobs
-                        .iter()
-                        .flat_map(|j| shapes.solves.iter().map(move |s| (*j, *s)));
-                    for ((job, refine), solves) in with_solves {
+                    let with_solves = jobs.iter().flat_map(|j| {
+                        shapes.solves.iter().flat_map(move |s| {
+                            shapes.passes.iter().map(move |pass| (*j, *s, *pass))
+                        })
+                    });
+                    for ((job, refine), solves, pass) in with_solves {
                         let kk = if job.reads_observations() { k } else { 0 };
                         let base = Plan::new(job, n, kk, refine, limits)?;
                         let Some(mut plan) = shaped(base, t, problems, loads, limits) else {
@@ -418,6 +487,12 @@ fn profile_jobs(
                             };
                             plan = p;
                         }
+                        if let Some(pass) = pass.at(n).filter(|_| job.reads_observations()) {
+                            let Ok(p) = plan.with_assembly_pass(pass, limits) else {
+                                continue;
+                            };
+                            plan = p;
+                        }
                         if let Some(re) = residual {
                             let Ok(p) = plan.with_residual(re, limits) else {
                                 continue;
@@ -432,7 +507,8 @@ fn profile_jobs(
                         }
                         // Each program once (loads matter only to the jobs that stage A, the
                         // solve's blocks only to the solves).
-                        if plan.chunk < count || !seen.insert((job, plan.defines())) {
+                        let key = (job, plan.defines(), plan.gram_defines());
+                        if plan.chunk < count || !seen.insert(key) {
                             continue;
                         }
                         let inputs = Inputs {
@@ -461,7 +537,7 @@ fn profile_jobs(
                             ms.push(timer.elapsed()?.as_secs_f64() * 1e3);
                         }
                         println!(
-                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4},{:?},{},{:?},{:?}{}",
+                            "{},{n},{count},{},{},{:?},{:?},{},{refine},{:.4},{:?},{},{:?},{:?},{}{}",
                             job.name().replace(' ', "_"),
                             plan.threads,
                             plan.problems_per_group,
@@ -473,6 +549,7 @@ fn profile_jobs(
                             plan.staged_columns,
                             plan.residual,
                             plan.solves,
+                            pass_name(&plan),
                             if wrong {
                                 format!(",WRONG ({failed} failed)")
                             } else if failed > 0 {

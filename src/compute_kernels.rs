@@ -537,9 +537,16 @@ macro_rules! batch_uniforms {
 pub static BATCHED_ASSEMBLE: ComputeKernel = ComputeKernel {
     name: "batched/assemble",
     source: include_str!("../glsl/batched/assemble.comp"),
-    buffers: &[("ABuf", 0), ("DBuf", 1), ("CBuf", 3), ("WorkBuf", 6)],
-    uniforms: batch_uniforms!("observations"),
-    optional: &[],
+    buffers: &[
+        ("ABuf", 0),
+        ("DBuf", 1),
+        ("CBuf", 3),
+        ("WorkBuf", 6),
+        ("GramBuf", 7),
+    ],
+    uniforms: batch_uniforms!(),
+    // Read only where it assembles on chip (not from the separate assembly's buffer).
+    optional: &["observations"],
 };
 
 /// Batched Cholesky with LAPACK's INFO per problem ([`BATCHED_COMMON`] in front).
@@ -578,7 +585,20 @@ pub static BATCHED_LEAST_SQUARES: ComputeKernel = ComputeKernel {
         ("XBuf", 4),
         ("InfoBuf", 5),
         ("WorkBuf", 6),
+        ("GramBuf", 7),
     ],
+    uniforms: batch_uniforms!(),
+    // Read by the assembly on chip and the residual from A, not where both come from the
+    // separate assembly's buffer.
+    optional: &["observations"],
+};
+
+/// The batched assembly as a launch of its own: C's packed triangle and g per problem in
+/// register tiles (`glsl/batched/gram.comp`, self-contained), read by the job's kernel.
+pub static BATCHED_GRAM: ComputeKernel = ComputeKernel {
+    name: "batched/gram",
+    source: include_str!("../glsl/batched/gram.comp"),
+    buffers: &[("ABuf", 0), ("DBuf", 1), ("BBuf", 2), ("GramBuf", 7)],
     uniforms: batch_uniforms!("observations"),
     optional: &[],
 };
@@ -620,4 +640,5 @@ pub static ALL: &[&ComputeKernel] = &[
     &BATCHED_CHOLESKY,
     &BATCHED_SPD_SOLVE,
     &BATCHED_LEAST_SQUARES,
+    &BATCHED_GRAM,
 ];

@@ -49,7 +49,7 @@ fn inverse_least_squares_matches_the_reference_and_the_substitution_info() {
         let k = 2 * n + 5;
         let problems = Problems::new(7 * n as u64, count, n, k);
         for refine in [1, 2] {
-            let base = Plan::new(Job::LeastSquares, n, k, refine, limits).unwrap();
+            let base = Plan::fused(Job::LeastSquares, n, k, refine, limits).unwrap();
             assert_eq!(base.solves, triangular_solves(n), "n {n}: the default");
             let mut infos = Vec::new();
             for solves in SOLVES {
@@ -242,7 +242,7 @@ fn the_default_solves_agree_with_substitution() {
     let (n, count) = (32, 5);
     let problems = Problems::new(11, count, n, 2 * n);
     let default = default_least_squares(&kernels, &problems, count);
-    let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
+    let plan = Plan::fused(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
     assert_eq!(plan.solves, triangular_solves(n));
     let other = plan
         .with_solves(TriangularSolves::Substitution, limits)

@@ -101,7 +101,7 @@ fn resident_least_squares_matches_the_reference_per_problem() {
         for k in [2 * n, 2 * n + 5] {
             let problems = Problems::new(n as u64 + k as u64, count, n, k);
             for refine in [1, 2] {
-                let base = Plan::new(Job::LeastSquares, n, k, refine, limits).unwrap();
+                let base = Plan::fused(Job::LeastSquares, n, k, refine, limits).unwrap();
                 for r in RESIDUALS {
                     if let Some(plan) = chosen(base, r, limits) {
                         if r == Residual::Resident {
@@ -143,7 +143,7 @@ fn resident_group_shapes_match_the_reference() {
             .into_iter()
             .flat_map(|s| [(s, Residual::Resident), (s, Residual::Direct)])
         {
-            let Ok(plan) = Plan::new(Job::LeastSquares, n, k, 3, limits)
+            let Ok(plan) = Plan::fused(Job::LeastSquares, n, k, 3, limits)
                 .unwrap()
                 .with_problems_per_group(1, limits)
                 .and_then(|p| p.with_threads(threads, limits))
@@ -202,7 +202,7 @@ fn the_resident_default_agrees_with_the_restaged_residual() {
     assert_eq!(residual(32, 64), Residual::Direct);
     let (n, count) = (8, 5);
     assert_eq!(residual(n, 2 * n), Residual::Resident);
-    let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
+    let plan = Plan::fused(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
     assert_eq!(plan.residual, Residual::Resident);
     let problems = Problems::new(7, count, n, 2 * n);
     let default = default_least_squares(&kernels, &problems, count);
@@ -228,7 +228,7 @@ fn the_resident_default_agrees_with_the_restaged_residual() {
     // Past the resident default's size the fused least squares reads A directly, and the
     // restaged residual stays selectable.
     assert_eq!(residual(128, 256), Residual::Direct);
-    let big = Plan::new(Job::LeastSquares, 128, 256, 1, limits).unwrap();
+    let big = Plan::fused(Job::LeastSquares, 128, 256, 1, limits).unwrap();
     assert_eq!(big.residual, Residual::Direct);
     assert!(
         big.defines()

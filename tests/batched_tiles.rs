@@ -87,7 +87,7 @@ fn tiled_least_squares_matches_the_reference_per_problem() {
     for n in ORDERS {
         let count = if n > 64 { 4 } else { 5 };
         let problems = Problems::new(n as u64, count, n, 2 * n);
-        let base = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
+        let base = Plan::fused(Job::LeastSquares, n, 2 * n, 1, limits).unwrap();
         for (tiling, columns) in CHOICES {
             if let Some(plan) = chosen(base, tiling, columns, limits) {
                 check_least_squares(&problems, count, &plan, &runner);
@@ -119,7 +119,7 @@ fn every_tile_split_matches_the_reference() {
                 for (problems_per_group, loads) in
                     [(1, StagedLoads::Scalar), (3, StagedLoads::Vector)]
                 {
-                    let Ok(plan) = Plan::new(Job::LeastSquares, n, 2 * n + 5, 1, limits)
+                    let Ok(plan) = Plan::fused(Job::LeastSquares, n, 2 * n + 5, 1, limits)
                         .unwrap()
                         .with_staged_loads(loads, limits)
                         .unwrap()
@@ -202,7 +202,7 @@ fn the_tiled_plan_agrees_with_the_default() {
     let (n, count) = (32, 4);
     let problems = Problems::new(7, count, n, 2 * n);
     let default = default_least_squares(&kernels, &problems, count);
-    let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits)
+    let plan = Plan::fused(Job::LeastSquares, n, 2 * n, 1, limits)
         .unwrap()
         .with_assembly_tiling(AssemblyTiling::Tiles4)
         .unwrap();

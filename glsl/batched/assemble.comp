@@ -2,10 +2,21 @@
 // launch, one work group per problem (common.glsl, observations.glsl), written to C in full
 // storage (N x N per problem, the batch outer) with zeros above the diagonal.
 layout(std430, binding = 3) writeonly buffer CBuf { float c[]; };
+#ifdef GRAM
+// C's packed lower triangle per problem (NP + N floats apart), formed by the assembly's own
+// launch (gram.comp; the plan's AssemblyPass::Separate) before this one.
+layout(std430, binding = 7) readonly buffer GramBuf { float gram[]; };
+#endif
 
 void main() {
     start();
+#ifdef GRAM
+    uint gbase = problem * uint(NP + N);
+    for (uint e = t; e < uint(NP); e += uint(T)) S(e) = gram[gbase + e];
+    sync();
+#else
     assemble();
+#endif
     uint base = problem * uint(N * N);
     for (uint e = t; occupied && e < uint(N * N); e += uint(T)) {
         uint i = e / uint(N);

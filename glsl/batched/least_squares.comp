@@ -10,6 +10,16 @@
 // staging it (three barriers per step where the observations are at most T).
 layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
+#ifdef GRAM
+// C's packed lower triangle and g per problem (NP + N values), formed by the assembly's own
+// launch (gram.comp; the plan's AssemblyPass::Separate) before this one; in f64 with
+// NORMAL_RESIDUAL (the plan's Residual::Normal), whose refinement reads them instead of A.
+#ifdef NORMAL_RESIDUAL
+layout(std430, binding = 7) readonly buffer GramBuf { double gram[]; };
+#else
+layout(std430, binding = 7) readonly buffer GramBuf { float gram[]; };
+#endif
+#endif
 
 #ifdef RESIDENT
 // b's KR columns, staged with A's and d's for the whole kernel.
@@ -39,7 +49,13 @@ void fetch_b(uint k0) {
 
 void main() {
     start();
-#ifdef RESIDENT
+#ifdef GRAM
+    // C and g read from the assembly's launch: no staging, one barrier.
+    uint gbase = problem * uint(NP + N);
+    for (uint e = t; e < uint(NP); e += uint(T)) S(e) = float(gram[gbase + e]);
+    float g = t < uint(N) ? float(gram[gbase + uint(NP) + t]) : 0.0;
+    sync();
+#elif defined(RESIDENT)
     // A, d and b staged once (one barrier), then C and g block by block with no barrier
     // between blocks (each invocation adds into its own entries), one barrier after.
     assembly_begin();
@@ -91,7 +107,23 @@ void main() {
             // observation k0 + t's weighted residual from A's column in global memory (the
             // group's reads contiguous), then the rows sum them over staged column blocks.
             double r = 0.0LF;
-#ifdef RESIDENT
+#if defined(NORMAL_RESIDUAL)
+            // r = g − C·x in f64 from the separate assembly's f64 C and g (each an f64 sum of
+            // exact products): no read of A, no barrier. Row t: its stored entries, then
+            // column t below the diagonal, eight loads issued together.
+            if (t < uint(N)) {
+                r = gram[gbase + uint(NP) + t];
+                uint row = gbase + t * (t + 1u) / 2u;
+                for (uint j0 = 0u; j0 < uint(N); j0 += 8u) {
+                    double c[8];
+                    for (uint u = 0u; u < 8u; u++) {
+                        uint j = min(j0 + u, uint(N) - 1u);
+                        c[u] = gram[j <= t ? row + j : gbase + j * (j + 1u) / 2u + t];
+                    }
+                    for (uint u = 0u; u < 8u && j0 + u < uint(N); u++) r -= c[u] * X[j0 + u];
+                }
+            }
+#elif defined(RESIDENT)
             // From the staged A, d and b (no global reads): the weighted residuals of the
             // observations (invocation t takes t, t + T, …), one barrier, then row t's sum.
             for (uint k = t; k < uint(KR); k += uint(T)) {

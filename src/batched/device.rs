@@ -2,6 +2,7 @@
 //! on request, so that an entry a kernel failed to write shows), the launches that run it and
 //! the read-back. [`run`] takes a whole batch through in chunks of [`Plan::chunk`] problems.
 
+use super::gram::GramShape;
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan, WorkStorage};
 use crate::error::Result;
@@ -43,11 +44,28 @@ pub enum Poison {
     Nan,
 }
 
+/// The separate assembly's C and g, in f32, or in f64 for the normal equations' residual.
+enum GramBuffer {
+    Single(Buffer<f32>),
+    Double(Buffer<f64>),
+}
+
+impl GramBuffer {
+    fn bind_base(&self, binding: u32) {
+        match self {
+            GramBuffer::Single(b) => b.bind_base(binding),
+            GramBuffer::Double(b) => b.bind_base(binding),
+        }
+    }
+}
+
 /// One chunk of problems on the GPU.
 pub struct Resident {
     ctx: Context,
     plan: Plan,
     program: Rc<ComputeProgram>,
+    /// The separate assembly's program and its gram buffer (C and g per problem).
+    gram: Option<(Rc<ComputeProgram>, GramBuffer)>,
     count: usize,
     inputs: Vec<(u32, Buffer<f32>)>,
     matrix: Option<Buffer<f32>>,
@@ -153,10 +171,34 @@ impl Resident {
                 (count.next_multiple_of(plan.problems_per_group.max(1)) * floats).max(1),
             )?),
         };
+        // C and g from the separate assembly: NaN-poisoned too, so an entry it missed shows.
+        let gram = match kernels.gram_program(plan)? {
+            Some(program) => {
+                let len = (count * GramShape::floats(n)).max(1);
+                let buffer = match (plan.gram_f64(), poison) {
+                    (false, _) => GramBuffer::Single(f32_out(len)?),
+                    (true, Poison::No) => GramBuffer::Double(Buffer::uninitialized(
+                        ctx,
+                        BufferTarget::Storage,
+                        BufferUsage::Static,
+                        len,
+                    )?),
+                    (true, Poison::Nan) => GramBuffer::Double(Buffer::new(
+                        ctx,
+                        BufferTarget::Storage,
+                        BufferUsage::Static,
+                        &vec![f64::NAN; len],
+                    )?),
+                };
+                Some((program, buffer))
+            }
+            None => None,
+        };
         Ok(Self {
             ctx: ctx.clone(),
             plan: *plan,
             program: kernels.program(plan)?,
+            gram,
             count,
             inputs: uploaded,
             matrix,
@@ -190,6 +232,11 @@ impl Resident {
         if let Some(work) = &self.work {
             work.bind_base(6);
         }
+        let mut launches = 0;
+        if let (Some((gram, buffer)), Some(shape)) = (&self.gram, self.plan.gram_shape()) {
+            buffer.bind_base(7);
+            launches += self.launch_gram(gram, shape)?;
+        }
         let p = &self.program;
         p.set("count", Uniform::U32(self.count as u32))?;
         if self.plan.job.reads_observations() {
@@ -198,7 +245,6 @@ impl Resident {
         // Plan::problems_per_group problems per group; the last group's empty slots write nothing.
         let per_group = self.plan.problems_per_group.max(1);
         let mut first = 0;
-        let mut launches = 0;
         while first < self.count {
             let groups = (self.count - first)
                 .div_ceil(per_group)
@@ -206,6 +252,27 @@ impl Resident {
             p.set("problem0", Uniform::U32(first as u32))?;
             p.dispatch([groups as u32, 1, 1])?;
             first += groups * per_group;
+            launches += 1;
+        }
+        Ok(launches)
+    }
+
+    /// The separate assembly over every problem held, in launches of at most the device's
+    /// work groups (whole problems each). Returns the launches made.
+    fn launch_gram(&self, program: &ComputeProgram, shape: GramShape) -> Result<usize> {
+        let rhs = self.plan.job == Job::LeastSquares;
+        let invocations = shape.invocations(self.plan.n, rhs);
+        let group = shape.group(self.plan.gram_f64());
+        let per_launch = (self.plan.launch * group / invocations).max(1);
+        program.set("count", Uniform::U32(self.count as u32))?;
+        program.set("observations", Uniform::U32(self.plan.k as u32))?;
+        let mut first = 0;
+        let mut launches = 0;
+        while first < self.count {
+            let problems = (self.count - first).min(per_launch);
+            program.set("problem0", Uniform::U32(first as u32))?;
+            program.dispatch([(problems * invocations).div_ceil(group) as u32, 1, 1])?;
+            first += problems;
             launches += 1;
         }
         Ok(launches)

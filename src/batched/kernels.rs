@@ -73,4 +73,26 @@ impl BatchedKernels {
         self.programs.borrow_mut().insert(key, program.clone());
         Ok(program)
     }
+
+    /// The separate assembly's program for `plan` (None where it assembles on chip),
+    /// compiled now if it is the first of its kind.
+    pub fn gram_program(&self, plan: &Plan) -> Result<Option<Rc<ComputeProgram>>> {
+        let Some(defines) = plan.gram_defines() else {
+            return Ok(None);
+        };
+        let key = (plan.job, format!("gram\n{defines}"));
+        if let Some(p) = self.programs.borrow().get(&key) {
+            return Ok(Some(p.clone()));
+        }
+        let source = format!("#version 430\n{defines}\n{}", table::BATCHED_GRAM.source);
+        let variant = format!("n = {}, {:?}", plan.n, plan.gram_shape());
+        let program = Rc::new(ComputeProgram::new(
+            &self.ctx,
+            &table::BATCHED_GRAM,
+            &variant,
+            &source,
+        )?);
+        self.programs.borrow_mut().insert(key, program.clone());
+        Ok(Some(program))
+    }
 }

@@ -16,6 +16,8 @@ mod cholesky;
 #[doc(hidden)]
 pub mod device;
 #[doc(hidden)]
+pub mod gram;
+#[doc(hidden)]
 pub mod kernels;
 mod least_squares;
 #[doc(hidden)]

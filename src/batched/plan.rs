@@ -4,6 +4,7 @@
 //! where it fits, else a global work buffer), the per-invocation loop count checked against
 //! llvmpipe's limit, and how many problems one set of buffers and one dispatch take.
 
+use super::gram::GramShape;
 use crate::compute_kernels as table;
 use crate::error::{InputError, Result};
 use crate::gl::{ComputeKernel, ComputeLimits, LOOP_LIMIT};
@@ -195,6 +196,11 @@ pub enum Residual {
     /// three barriers per step where the observations are at most T, rather than two per
     /// staged block. The fused least squares only.
     Direct,
+    /// From the normal equations: r = g − C·x in f64, C and g formed in f64 (sums of exact
+    /// products) by the separate assembly ([`AssemblyPass::Separate`]) and read from its
+    /// buffer, so no step reads A again and none takes a barrier for it. The least squares
+    /// with the separate assembly only.
+    Normal,
 }
 
 /// The staged A's bytes up to which [`residual`] keeps A resident by default: n = 8 with 16
@@ -250,6 +256,52 @@ pub fn triangular_solves(_n: usize) -> TriangularSolves {
     TriangularSolves::Substitution
 }
 
+/// Where the jobs that read observations form C = A·diag(d)·Aᵀ (and g = A·diag(d)·b).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AssemblyPass {
+    /// In the job's own work group, from blocks of A staged in shared memory (one launch).
+    Fused,
+    /// A launch of its own first (`glsl/batched/gram.comp`): register tiles per invocation,
+    /// no staging and one barrier, written to a gram buffer the job's kernel reads (two
+    /// launches, C and g through memory; never with [`Residual::Resident`]).
+    Separate(GramShape),
+}
+
+/// The largest tile of the separate assembly that forms C and g in f64
+/// ([`Residual::Normal`]): tiles of 8 (64 f64 sums per invocation) came out with f32-sized
+/// errors on the H200 (NVIDIA 580.159; relative error 1.2e-6 to 1.8e-6 after refinement at
+/// n = 48 to 128, where tiles of 4 give 2e-13 to 5e-13; right on llvmpipe), so they are
+/// refused.
+pub const MAX_F64_TILE: usize = 4;
+
+/// The least squares' separate assembly by default at order n (one line per range to
+/// switch): its tiles, whether the residual comes from the normal equations
+/// ([`Residual::Normal`]) and the job's invocations per problem (one problem per group);
+/// None: the fused assembly. From the H200 sweeps of the fused least squares with one
+/// refinement step (`figures/h200/batched_gram.csv`; ms, the fused default's in brackets):
+/// n = 12 0.474 (0.615), 16 0.698 (0.874), 24 0.630 (1.006), 32 0.631 (0.748), 48 0.895
+/// (0.967), 64 0.940 (1.150); n = 8 (0.195 fused, 0.215 separate) and n = 128 (1.28 fused,
+/// 1.45 separate at best) stay fused.
+pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
+    let tiles = |tile, lanes| GramShape { tile, lanes };
+    match n {
+        9..=12 => Some((tiles(2, 1), true, 32)),
+        13..=24 => Some((tiles(4, 1), false, 32)),
+        25..=32 => Some((tiles(4, 1), true, 32)),
+        33..=64 => Some((tiles(4, 1), true, 128)),
+        _ => None,
+    }
+}
+
+/// Where the assembly runs for order n unless told otherwise: the least squares'
+/// [`separate_default`], the fused assembly for the other jobs and orders.
+pub fn assembly_pass(job: Job, n: usize) -> AssemblyPass {
+    match separate_default(n) {
+        Some((shape, _, _)) if job == Job::LeastSquares => AssemblyPass::Separate(shape),
+        _ => AssemblyPass::Fused,
+    }
+}
+
 /// The most problems one work group holds ([`Plan::with_problems_per_group`]).
 pub const MAX_PROBLEMS_PER_GROUP: usize = 8;
 
@@ -277,6 +329,8 @@ pub struct Plan {
     pub staged_columns: usize,
     /// Where the residual reads A (and how the assembly stages it).
     pub residual: Residual,
+    /// Where C (and g) are formed: in the job's launch or one of their own.
+    pub assembly_pass: AssemblyPass,
     /// Where the matrix lives.
     pub storage: WorkStorage,
     /// Refinement steps (solves only).
@@ -305,6 +359,10 @@ struct GroupShape {
     resident: Option<usize>,
     /// Whether the solves take L⁻¹ ([`TriangularSolves::Inverse`]).
     inverse: bool,
+    /// Whether C (and g) come from the separate assembly (nothing of A staged), and with
+    /// them the residual ([`Residual::Normal`]: no weighted residuals in shared memory).
+    separate: bool,
+    normal: bool,
 }
 
 /// Where the problems' matrices live: shared memory when everything of all the group's
@@ -385,7 +443,7 @@ fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> 
     if storage == WorkStorage::Shared {
         bytes += 4 * packed(n);
     }
-    if job.reads_observations() {
+    if job.reads_observations() && !shape.separate {
         bytes += 4 * n * shape.loads.row_floats(staged) + 4 * staged; // As, Ds
     }
     if job.solves() {
@@ -394,9 +452,12 @@ fn shared_bytes(job: Job, n: usize, shape: GroupShape, storage: WorkStorage) -> 
             bytes += 4 * n; // W (L⁻¹ itself: inverse_storage_for)
         }
     }
-    if job == Job::LeastSquares {
-        // Bs, Part (T residuals, or all of them where resident)
-        bytes += 4 * staged + 8 * shape.resident.map_or(threads, |_| staged);
+    if job == Job::LeastSquares && !shape.separate {
+        bytes += 4 * staged; // Bs
+    }
+    if job == Job::LeastSquares && !shape.normal {
+        // Part (T residuals, or all of them where resident)
+        bytes += 8 * shape.resident.map_or(threads, |_| staged);
     }
     bytes
 }
@@ -487,8 +548,41 @@ pub fn loop_iterations(job: Job, n: usize, k: usize, shape: LoopShape, refine: u
 impl Plan {
     /// The plan for B problems of order n with k observations (jobs that read C: k = 0) on a
     /// device with `limits`; an order past [`MAX_ORDER`], or a problem whose loops exceed
-    /// [`LOOP_BUDGET`], is [`InputError::Unsupported`] saying what to do instead.
+    /// [`LOOP_BUDGET`], is [`InputError::Unsupported`] saying what to do instead. The least
+    /// squares at orders 9 to 64 take the separate assembly ([`separate_default`]) where the
+    /// device runs it; everything else is [`Plan::fused`]'s.
     pub fn new(
+        job: Job,
+        n: usize,
+        k: usize,
+        refine: usize,
+        limits: &ComputeLimits,
+    ) -> Result<Self> {
+        let plan = Self::fused(job, n, k, refine, limits)?;
+        // The default assembly pass, residual and shape where the device runs them, else
+        // the fused assembly.
+        let pass = assembly_pass(job, n);
+        Ok(match (pass, separate_default(n)) {
+            (AssemblyPass::Separate(_), Some((_, normal, threads))) => plan
+                .with_assembly_pass(pass, limits)
+                .and_then(|p| {
+                    if normal {
+                        p.with_residual(Residual::Normal, limits)
+                    } else {
+                        Ok(p)
+                    }
+                })
+                .and_then(|p| p.with_problems_per_group(1, limits))
+                .and_then(|p| p.with_threads(threads, limits))
+                .unwrap_or(plan),
+            _ => plan,
+        })
+    }
+
+    /// The plan as [`Plan::new`] makes it before the separate assembly's defaults: the fused
+    /// assembly with its own defaults (group shape, residual, solves), for the tuning of the
+    /// fused kernel and its tests.
+    pub fn fused(
         job: Job,
         n: usize,
         k: usize,
@@ -540,6 +634,8 @@ impl Plan {
             columns: STAGED_COLUMNS,
             resident: None,
             inverse: false,
+            separate: false,
+            normal: false,
         };
         let grouped = shape.problems * threads <= limits.max_invocations as usize
             && storage_for(job, n, shape, limits) == WorkStorage::Shared;
@@ -556,6 +652,10 @@ impl Plan {
         if storage == WorkStorage::Global {
             per_problem = per_problem.max(4 * packed(n));
         }
+        if job.reads_observations() {
+            // The separate assembly's gram buffer.
+            per_problem = per_problem.max(4 * GramShape::floats(n));
+        }
         let block = limits.max_storage_block_bytes.min(i32::MAX as u64) as usize;
         let chunk = (block / per_problem.max(1)).max(1);
         let plan = Self {
@@ -569,6 +669,7 @@ impl Plan {
             assembly_tiling: AssemblyTiling::Rows,
             staged_columns: STAGED_COLUMNS,
             residual: Residual::Restaged,
+            assembly_pass: AssemblyPass::Fused,
             storage,
             refine,
             solve_block: solve_block(n),
@@ -598,6 +699,99 @@ impl Plan {
         } else {
             plan
         })
+    }
+
+    /// `plan` (this plan with another pass or residual) with its storage and shared memory
+    /// checked again for what it now declares, else [`InputError::InvalidOption`].
+    fn regrouped(self, plan: Self, limits: &ComputeLimits) -> Result<Self> {
+        plan.reshaped(plan.shape(), limits).ok_or_else(|| {
+            InputError::InvalidOption(format!(
+                "{} at order n = {} with {} problems per work group does not fit the device's \
+                 shared memory with the assembly {:?} and the residual {:?}",
+                self.job.name(),
+                self.n,
+                plan.problems_per_group,
+                plan.assembly_pass,
+                plan.residual
+            ))
+            .into()
+        })
+    }
+
+    /// The same plan with C (and g) formed as `pass` says instead of [`assembly_pass`]'s
+    /// choice (the benchmarks' tuning): [`AssemblyPass::Separate`] only for the jobs that read
+    /// observations, within the loop budget; a resident A then gives way to the direct
+    /// residual (the least squares) or the restaged blocks (the assembly), since nothing is
+    /// staged any more.
+    pub fn with_assembly_pass(self, pass: AssemblyPass, limits: &ComputeLimits) -> Result<Self> {
+        let AssemblyPass::Separate(shape) = pass else {
+            // The normal equations' residual needs the separate assembly's f64 C.
+            let residual = match self.residual {
+                Residual::Normal => Residual::Direct,
+                other => other,
+            };
+            let plan = Self {
+                assembly_pass: pass,
+                residual,
+                ..self
+            };
+            return self.regrouped(plan, limits);
+        };
+        if !self.job.reads_observations() || shape.loop_iterations(self.k) > LOOP_BUDGET {
+            return Err(InputError::InvalidOption(format!(
+                "{} at order n = {} with {} observations cannot assemble in a launch of its                  own (only the jobs that read A, within the loop budget)",
+                self.job.name(),
+                self.n,
+                self.k
+            ))
+            .into());
+        }
+        let plan = if self.residual == Residual::Resident {
+            let residual = if self.job == Job::LeastSquares {
+                Residual::Direct
+            } else {
+                Residual::Restaged
+            };
+            self.with_residual(residual, limits)?
+        } else {
+            self
+        };
+        // Tiles past MAX_F64_TILE form no f64 sums: the residual then reads A directly.
+        let residual = match plan.residual {
+            Residual::Normal if shape.tile > MAX_F64_TILE => Residual::Direct,
+            other => other,
+        };
+        let plan = Self {
+            assembly_pass: pass,
+            residual,
+            ..plan
+        };
+        self.regrouped(plan, limits)
+    }
+
+    /// The separate assembly's shape, if the plan takes one (and reads observations).
+    pub fn gram_shape(&self) -> Option<GramShape> {
+        match self.assembly_pass {
+            AssemblyPass::Separate(shape) if self.job.reads_observations() => Some(shape),
+            _ => None,
+        }
+    }
+
+    /// The `#define`s in front of the separate assembly's kernel (None without one).
+    pub fn gram_defines(&self) -> Option<String> {
+        self.gram_shape().map(|shape| {
+            shape.defines(
+                self.n,
+                self.k,
+                self.job == Job::LeastSquares,
+                self.gram_f64(),
+            )
+        })
+    }
+
+    /// Whether the separate assembly forms C and g in f64 (for [`Residual::Normal`]).
+    pub fn gram_f64(&self) -> bool {
+        self.gram_shape().is_some() && self.residual == Residual::Normal
     }
 
     /// The same plan with the solves applying the factor as `solves` says instead of
@@ -809,6 +1003,8 @@ impl Plan {
             columns: self.staged_columns,
             resident: (self.residual == Residual::Resident).then_some(self.k),
             inverse: self.solves == TriangularSolves::Inverse,
+            separate: self.gram_shape().is_some(),
+            normal: self.residual == Residual::Normal,
         }
     }
 
@@ -955,6 +1151,19 @@ impl Plan {
     /// problems (their whole A, d and b) still in the shared memory and storage they had;
     /// [`Residual::Direct`] only for the fused least squares.
     pub fn with_residual(self, residual: Residual, limits: &ComputeLimits) -> Result<Self> {
+        if residual == Residual::Normal {
+            let tile = self.gram_shape().map(|g| g.tile);
+            if self.job != Job::LeastSquares || tile.is_none_or(|t| t > MAX_F64_TILE) {
+                return Err(InputError::InvalidOption(format!(
+                    "{} cannot take its residual from the normal equations: Normal is for the \
+                     batched least squares with the assembly in a launch of its own \
+                     (AssemblyPass::Separate) in tiles of at most {MAX_F64_TILE}",
+                    self.job.name()
+                ))
+                .into());
+            }
+            return self.regrouped(Self { residual, ..self }, limits);
+        }
         if residual == Residual::Direct {
             if self.job != Job::LeastSquares {
                 return Err(InputError::InvalidOption(format!(
@@ -970,6 +1179,13 @@ impl Plan {
             });
         }
         let resident = residual == Residual::Resident;
+        if resident && self.gram_shape().is_some() {
+            return Err(InputError::InvalidOption(format!(
+                "{} cannot keep A resident with the assembly in a launch of its own (take                  AssemblyPass::Fused first)",
+                self.job.name()
+            ))
+            .into());
+        }
         if !resident {
             return Ok(self
                 .reshaped(
@@ -1038,6 +1254,9 @@ impl Plan {
                 resident_columns(self.k, self.staged_columns)
             ));
         }
+        if self.job == Job::LeastSquares && self.residual == Residual::Normal {
+            text.push_str("#define NORMAL_RESIDUAL\n");
+        }
         if self.job == Job::LeastSquares && self.residual == Residual::Direct {
             text.push_str(&format!(
                 "#define DIRECT_RESIDUAL\n#define RL {}\n",
@@ -1049,6 +1268,9 @@ impl Plan {
             if self.inverse_storage == WorkStorage::Global {
                 text.push_str("#define INVERSE_GLOBAL\n");
             }
+        }
+        if self.gram_shape().is_some() {
+            text.push_str("#define GRAM\n");
         }
         if self.job.reads_observations() && self.assembly_rows == AssemblyRows::Pair {
             text.push_str("#define PAIR_ROWS\n");
@@ -1086,14 +1308,14 @@ mod tests {
     #[test]
     fn with_threads_checks_the_count() {
         let l = limits();
-        let plan = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        let plan = Plan::fused(Job::LeastSquares, 64, 128, 1, &l).unwrap();
         for bad in [8, 15, 63, 72, 2048] {
             assert!(plan.with_threads(bad, &l).is_err(), "{bad}");
         }
         let p = plan.with_threads(256, &l).unwrap();
         assert_eq!(p.threads, 256);
         assert_eq!(p.storage, storage_for(Job::LeastSquares, 64, p.shape(), &l));
-        let small = Plan::new(Job::Cholesky, 8, 0, 0, &l).unwrap();
+        let small = Plan::fused(Job::Cholesky, 8, 0, 0, &l).unwrap();
         assert!(small.with_threads(8, &l).is_err());
         assert_eq!(small.with_threads(16, &l).unwrap().threads, 16);
         // The group (invocations per problem times problems) within the device's limit.
@@ -1125,14 +1347,14 @@ mod tests {
     fn with_problems_per_group_checks_the_count() {
         let l = limits();
         // A resident A (about 12 KiB per problem) fits two problems in 32 KiB, not three.
-        let resident = Plan::new(Job::LeastSquares, 32, 64, 1, &l)
+        let resident = Plan::fused(Job::LeastSquares, 32, 64, 1, &l)
             .unwrap()
             .with_residual(Residual::Resident, &l)
             .unwrap();
         let resident = resident.with_threads(64, &l).unwrap();
         assert!(resident.with_problems_per_group(2, &l).is_ok());
         assert!(resident.with_problems_per_group(3, &l).is_err());
-        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l)
+        let plan = Plan::fused(Job::LeastSquares, 32, 64, 1, &l)
             .unwrap()
             .with_residual(Residual::Restaged, &l)
             .unwrap();
@@ -1149,7 +1371,7 @@ mod tests {
         assert_eq!((p.problems_per_group, p.storage), (4, WorkStorage::Shared));
         assert!(p.defines().contains("#define P 4\n#define GROUP 256\n"));
         // n = 64: four problems (about 14 KiB each) pass 32 KiB of shared memory.
-        let big = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        let big = Plan::fused(Job::LeastSquares, 64, 128, 1, &l).unwrap();
         assert!(big.with_problems_per_group(4, &l).is_err());
         assert_eq!(
             big.with_problems_per_group(1, &l)
@@ -1158,7 +1380,7 @@ mod tests {
             1
         );
         // n = 129 takes the global work buffer: one problem per group only.
-        let global = Plan::new(Job::Cholesky, 129, 0, 0, &l).unwrap();
+        let global = Plan::fused(Job::Cholesky, 129, 0, 0, &l).unwrap();
         assert_eq!(global.storage, WorkStorage::Global);
         assert!(global.with_problems_per_group(2, &l).is_err());
         // A default that does not fit falls back to one problem per group.
@@ -1166,14 +1388,14 @@ mod tests {
             max_shared_bytes: 6 << 10,
             ..l
         };
-        let fallback = Plan::new(Job::LeastSquares, 32, 64, 1, &tight).unwrap();
+        let fallback = Plan::fused(Job::LeastSquares, 32, 64, 1, &tight).unwrap();
         assert_eq!(fallback.problems_per_group, 1);
     }
 
     /// Rows per solve block: 1 to MAX_SOLVE_BLOCK, named in the defines.
     #[test]
     fn with_solve_block_checks_the_rows() {
-        let plan = Plan::new(Job::SpdSolve, 40, 0, 2, &limits()).unwrap();
+        let plan = Plan::fused(Job::SpdSolve, 40, 0, 2, &limits()).unwrap();
         assert_eq!(plan.solve_block, solve_block(40));
         for bad in [0, MAX_SOLVE_BLOCK + 1] {
             assert!(plan.with_solve_block(bad).is_err(), "{bad}");
@@ -1187,15 +1409,15 @@ mod tests {
     #[test]
     fn assembly_rows_are_named_in_the_defines() {
         let l = limits();
-        let small = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        let small = Plan::fused(Job::LeastSquares, 64, 128, 1, &l).unwrap();
         assert_eq!(small.assembly_rows, AssemblyRows::Single);
         assert!(!small.defines().contains("PAIR_ROWS"));
         let paired = small.with_assembly_rows(AssemblyRows::Pair);
         assert!(paired.defines().contains("#define PAIR_ROWS\n"));
-        let large = Plan::new(Job::Assemble, 65, 130, 0, &l).unwrap();
+        let large = Plan::fused(Job::Assemble, 65, 130, 0, &l).unwrap();
         assert_eq!(large.assembly_rows, AssemblyRows::Pair);
         assert!(large.defines().contains("#define PAIR_ROWS\n"));
-        let factor = Plan::new(Job::Cholesky, 65, 0, 0, &l).unwrap();
+        let factor = Plan::fused(Job::Cholesky, 65, 0, 0, &l).unwrap();
         assert!(!factor.defines().contains("PAIR_ROWS"));
     }
 
@@ -1212,7 +1434,7 @@ mod tests {
         assert_eq!(tile_split(128, 4, 512), (1, 2));
         assert_eq!(tile_split(128, 4, 528), (1, 1));
         assert_eq!(tile_split(1, 4, 16), (MAX_TILE_SPLIT, 1));
-        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        let plan = Plan::fused(Job::LeastSquares, 32, 64, 1, &l).unwrap();
         assert_eq!(plan.assembly_tiling, assembly_tiling(32));
         let tiled = plan.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
         let defines = tiled.defines();
@@ -1229,12 +1451,12 @@ mod tests {
                 .contains("TILE")
         );
         // The factor assembles nothing: no tiles in its defines.
-        let factor = Plan::new(Job::Cholesky, 32, 0, 0, &l).unwrap();
+        let factor = Plan::fused(Job::Cholesky, 32, 0, 0, &l).unwrap();
         let factor = factor.with_assembly_tiling(AssemblyTiling::Tiles4).unwrap();
         assert!(!factor.defines().contains("TILE"));
         // n = 256 on 1,024 invocations: 2 x 2 tiles 9 each (36 sums), 4 x 4 tiles 3 each (48
         // sums): both refused; n = 129: 2 x 2 tiles 3 each, 4 x 4 one each.
-        let big = Plan::new(Job::Assemble, 256, 16, 0, &l).unwrap();
+        let big = Plan::fused(Job::Assemble, 256, 16, 0, &l).unwrap();
         assert_eq!(
             big.with_assembly_tiling(AssemblyTiling::Tiles2)
                 .unwrap_err()
@@ -1244,12 +1466,12 @@ mod tests {
              budget)"
         );
         assert!(big.with_assembly_tiling(AssemblyTiling::Tiles4).is_err());
-        let edge = Plan::new(Job::Assemble, 129, 16, 0, &l).unwrap();
+        let edge = Plan::fused(Job::Assemble, 129, 16, 0, &l).unwrap();
         assert!(edge.with_assembly_tiling(AssemblyTiling::Tiles2).is_ok());
         assert!(edge.with_assembly_tiling(AssemblyTiling::Tiles4).is_ok());
         // Fewer invocations that would hold too many sums are refused: n = 64 in 4 x 4 tiles
         // (136) on 64 invocations, 3 each.
-        let small = Plan::new(Job::LeastSquares, 64, 128, 1, &l)
+        let small = Plan::fused(Job::LeastSquares, 64, 128, 1, &l)
             .unwrap()
             .with_assembly_tiling(AssemblyTiling::Tiles4)
             .unwrap();
@@ -1262,7 +1484,7 @@ mod tests {
     #[test]
     fn with_staged_columns_checks_the_fit() {
         let l = limits();
-        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        let plan = Plan::fused(Job::LeastSquares, 32, 64, 1, &l).unwrap();
         assert_eq!(plan.staged_columns, STAGED_COLUMNS);
         for bad in [0, 8, 48, 128] {
             assert!(plan.with_staged_columns(bad, &l).is_err(), "{bad}");
@@ -1271,7 +1493,7 @@ mod tests {
         assert!(wide.defines().contains("#define KC 64\n"));
         assert_eq!(wide.storage, WorkStorage::Shared);
         // 32 invocations do not divide into 64 columns (n = 8).
-        let eight = Plan::new(Job::LeastSquares, 8, 16, 1, &l).unwrap();
+        let eight = Plan::fused(Job::LeastSquares, 8, 16, 1, &l).unwrap();
         assert_eq!(
             eight.with_staged_columns(64, &l).unwrap_err().to_string(),
             "invalid option: batched least squares at order n = 8 cannot stage 64 observations \
@@ -1286,16 +1508,16 @@ mod tests {
         // Threads then must stay a multiple of the columns.
         assert!(wide.with_threads(96, &l).is_err());
         // n = 129 in the work buffer: 64 staged columns of 129 rows are past 32 KiB.
-        let global = Plan::new(Job::LeastSquares, 129, 258, 1, &l).unwrap();
+        let global = Plan::fused(Job::LeastSquares, 129, 258, 1, &l).unwrap();
         assert_eq!(global.storage, WorkStorage::Global);
         assert!(global.with_staged_columns(64, &l).is_err());
         assert!(global.with_staged_columns(32, &l).is_ok());
         // n = 64 fits with 64 columns (about 27 KiB); n = 80's triangle would be pushed out
         // to the work buffer: refused.
-        let fits = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        let fits = Plan::fused(Job::LeastSquares, 64, 128, 1, &l).unwrap();
         let fits = fits.with_staged_columns(64, &l).unwrap();
         assert_eq!(fits.storage, WorkStorage::Shared);
-        let mid = Plan::new(Job::LeastSquares, 80, 160, 1, &l).unwrap();
+        let mid = Plan::fused(Job::LeastSquares, 80, 160, 1, &l).unwrap();
         assert_eq!(mid.storage, WorkStorage::Shared);
         assert!(mid.with_staged_columns(64, &l).is_err());
         assert!(mid.with_staged_columns(32, &l).is_ok());
@@ -1306,7 +1528,7 @@ mod tests {
     #[test]
     fn with_staged_loads_checks_the_fit() {
         let l = limits();
-        let plan = Plan::new(Job::LeastSquares, 16, 32, 1, &l).unwrap();
+        let plan = Plan::fused(Job::LeastSquares, 16, 32, 1, &l).unwrap();
         assert_eq!(plan.staged_loads, DEFAULT_STAGED_LOADS);
         let v = plan.with_staged_loads(StagedLoads::Vector, &l).unwrap();
         assert!(v.defines().contains("#define VEC4_STAGE"));
@@ -1322,13 +1544,15 @@ mod tests {
             resident: None,
             // The default solves' vector W (L⁻¹ itself then in the work buffer).
             inverse: triangular_solves(16) == TriangularSolves::Inverse,
+            separate: false,
+            normal: false,
         };
         let bytes = 2 * shared_bytes(Job::LeastSquares, 16, shape, WorkStorage::Shared);
         let exact = ComputeLimits {
             max_shared_bytes: bytes as u64,
             ..l
         };
-        let fits = Plan::new(Job::LeastSquares, 16, 32, 1, &exact)
+        let fits = Plan::fused(Job::LeastSquares, 16, 32, 1, &exact)
             .unwrap()
             .with_staged_loads(StagedLoads::Vector, &exact)
             .unwrap()
@@ -1356,7 +1580,7 @@ mod tests {
         assert_eq!(residual_lanes(1, 32), 8);
         // 67 observations take 80 resident columns: 10 KiB of A, past the default's 8 KiB.
         assert_eq!(residual(32, 67), Residual::Direct);
-        let plan = Plan::new(Job::LeastSquares, 32, 67, 1, &l).unwrap();
+        let plan = Plan::fused(Job::LeastSquares, 32, 67, 1, &l).unwrap();
         assert_eq!(plan.residual, Residual::Direct);
         let plan = plan.with_residual(Residual::Resident, &l).unwrap();
         assert_eq!(plan.residual, Residual::Resident);
@@ -1389,7 +1613,7 @@ mod tests {
         assert_eq!(direct.residual, Residual::Direct);
         assert!(direct.defines().contains("#define RL 2\n"));
         // n = 64 with 128 observations: A alone is 32 KiB, past the device's shared memory.
-        let big = Plan::new(Job::LeastSquares, 64, 128, 1, &l).unwrap();
+        let big = Plan::fused(Job::LeastSquares, 64, 128, 1, &l).unwrap();
         assert_eq!(big.residual, Residual::Direct);
         let e = big.with_residual(Residual::Resident, &l).unwrap_err();
         assert!(e.to_string().contains("cannot keep A resident"), "{e}");
@@ -1405,15 +1629,17 @@ mod tests {
     #[test]
     fn inverse_solves_are_chosen_and_placed() {
         let l = limits();
-        let small = Plan::new(Job::LeastSquares, 8, 16, 1, &l).unwrap();
+        let small = Plan::fused(Job::LeastSquares, 8, 16, 1, &l).unwrap();
         assert_eq!(small.solves, TriangularSolves::Substitution);
         assert!(!small.defines().contains("INVERSE"));
         assert_eq!(
-            Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap().solves,
+            Plan::fused(Job::LeastSquares, 32, 64, 1, &l)
+                .unwrap()
+                .solves,
             TriangularSolves::Substitution
         );
         let inverse = |p: Plan| p.with_solves(TriangularSolves::Inverse, &l).unwrap();
-        let mid = inverse(Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap());
+        let mid = inverse(Plan::fused(Job::LeastSquares, 32, 64, 1, &l).unwrap());
         assert_eq!(
             (mid.solves, mid.inverse_storage),
             (TriangularSolves::Inverse, WorkStorage::Shared)
@@ -1422,7 +1648,7 @@ mod tests {
         assert!(!mid.defines().contains("INVERSE_GLOBAL"));
         assert_eq!(mid.work_floats(), 0);
         // n = 128: the factor's triangle already in the work buffer on 32 KiB, L⁻¹ after it.
-        let big = inverse(Plan::new(Job::SpdSolve, 128, 0, 1, &l).unwrap());
+        let big = inverse(Plan::fused(Job::SpdSolve, 128, 0, 1, &l).unwrap());
         assert_eq!(big.storage, WorkStorage::Global);
         assert_eq!(big.inverse_storage, WorkStorage::Global);
         assert_eq!(big.work_floats(), 2 * packed(128));
@@ -1432,13 +1658,71 @@ mod tests {
         assert_eq!(back.work_floats(), packed(128));
         assert!(!back.defines().contains("INVERSE"));
         // L⁻¹ costs shared memory: n = 64 with four problems per group puts it in the buffer.
-        let four = inverse(Plan::new(Job::SpdSolve, 64, 0, 1, &l).unwrap())
+        let four = inverse(Plan::fused(Job::SpdSolve, 64, 0, 1, &l).unwrap())
             .with_problems_per_group(2, &l)
             .unwrap();
         assert_eq!(four.solves, TriangularSolves::Inverse);
         assert_eq!(four.inverse_storage, WorkStorage::Global);
-        let factor = Plan::new(Job::Cholesky, 32, 0, 0, &l).unwrap();
+        let factor = Plan::fused(Job::Cholesky, 32, 0, 0, &l).unwrap();
         assert!(factor.with_solves(TriangularSolves::Inverse, &l).is_err());
         assert!(!factor.defines().contains("INVERSE"));
+    }
+
+    /// The least squares take the separate assembly by default from n = 9 to 64 (the
+    /// normal equations' residual where [`separate_default`] says, one problem per group of
+    /// its invocations), the fused one at n = 8 and 128 and for the other jobs; where the
+    /// shape does not fit (llvmpipe's loop budget, say) the fused plan stays.
+    #[test]
+    fn the_separate_assembly_is_the_default_between_orders_9_and_64() {
+        let l = limits();
+        for (n, tile, normal, threads) in [
+            (12, 2, true, 32),
+            (16, 4, false, 32),
+            (24, 4, false, 32),
+            (32, 4, true, 32),
+            (33, 4, true, 128),
+            (64, 4, true, 128),
+        ] {
+            let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, &l).unwrap();
+            let shape = plan.gram_shape().unwrap_or_else(|| panic!("n {n}"));
+            assert_eq!((shape.tile, shape.lanes), (tile, 1), "n {n}");
+            assert_eq!(plan.residual == Residual::Normal, normal, "n {n}");
+            assert_eq!(plan.gram_f64(), normal, "n {n}");
+            assert_eq!(
+                (plan.threads, plan.problems_per_group),
+                (threads, 1),
+                "n {n}"
+            );
+            assert!(plan.defines().contains("#define GRAM\n"));
+            // The fused plan is still there to be had.
+            let fused = Plan::fused(Job::LeastSquares, n, 2 * n, 1, &l).unwrap();
+            assert_eq!(fused.assembly_pass, AssemblyPass::Fused);
+            assert!(!fused.defines().contains("GRAM"));
+        }
+        for n in [1, 8, 65, 128, 256] {
+            let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, &l).unwrap();
+            assert_eq!(
+                plan,
+                Plan::fused(Job::LeastSquares, n, 2 * n, 1, &l).unwrap()
+            );
+        }
+        for job in [Job::Assemble, Job::Cholesky, Job::SpdSolve] {
+            let k = if job == Job::Assemble { 64 } else { 0 };
+            let plan = Plan::new(job, 32, k, 1, &l).unwrap();
+            assert_eq!(plan.assembly_pass, AssemblyPass::Fused, "{job:?}");
+        }
+        // Tiles of 8 never form f64 sums: Normal refused with them, and the residual goes
+        // back to A when a Normal plan takes them.
+        let plan = Plan::new(Job::LeastSquares, 32, 64, 1, &l).unwrap();
+        let eight = GramShape::new(8, 1).unwrap();
+        let wide = plan
+            .with_assembly_pass(AssemblyPass::Separate(eight), &l)
+            .unwrap();
+        assert_eq!(wide.residual, Residual::Direct);
+        assert!(wide.with_residual(Residual::Normal, &l).is_err());
+        // The fused assembly takes the residual back from the normal equations.
+        let fused = plan.with_assembly_pass(AssemblyPass::Fused, &l).unwrap();
+        assert_eq!(fused.residual, Residual::Direct);
+        assert!(fused.with_residual(Residual::Normal, &l).is_err());
     }
 }
