@@ -209,11 +209,18 @@ fn main() -> Result<()> {
         let k = 2 * n;
         let (a, d, b) = observations(n, count);
         let mut plan = Plan::new(Job::LeastSquares, n, k, 1, kernels.limits())?;
-        // One --assembly-pass names the pass these rows take (else the plan's own).
-        if let [choice] = shapes.passes[..]
-            && let Some(pass) = choice.at(n)
-        {
-            plan = plan.with_assembly_pass(pass, kernels.limits())?;
+        // One --assembly-pass names the pass these rows take (else the plan's own): `fused`
+        // the fused kernel's own plan (Plan::fused), the others on the plan's shape.
+        match shapes.passes[..] {
+            [PassChoice::Fused] => {
+                plan = Plan::fused(Job::LeastSquares, n, k, 1, kernels.limits())?
+            }
+            [choice] => {
+                if let Some(pass) = choice.at(n) {
+                    plan = plan.with_assembly_pass(pass, kernels.limits())?;
+                }
+            }
+            _ => {}
         }
         if plan.chunk < count {
             eprintln!(
