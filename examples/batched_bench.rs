@@ -23,9 +23,9 @@
 //! rows' sums read from global memory unstaged, or `normal`: g − C·x from the separate
 //! assembly's f64 C and g) and `--solves substitution,inverse,default`
 //! (the triangular solves by substitution, or as products with L⁻¹ formed by the factor) and
-//! `--assembly-pass fused,separate,TxL,default` (C and g formed in the job's launch, or in a
-//! launch of their own first: `separate` with the default tiles, `TxL` with T x T tiles and
-//! L invocations per tile), every combination the device runs; `--fused-only` times only the fused least squares with one refinement
+//! `--assembly-pass fused,separate,TxL,staged,default` (C and g formed in the job's launch, or
+//! in a launch of their own first: `separate` with the default tiles, `TxL` with T x T tiles
+//! and L invocations per tile, `staged` a work group per problem with A staged), every combination the device runs; `--fused-only` times only the fused least squares with one refinement
 //! step (what `batched_wls` times). Each shape's least-squares answers are checked (a wrong
 //! one is marked WRONG in its row).
 
@@ -172,6 +172,7 @@ fn main() -> Result<()> {
                     Ok(match r {
                         "fused" => PassChoice::Fused,
                         "separate" => PassChoice::Separate(None),
+                        "staged" => PassChoice::Separate(Some(GramShape::STAGED)),
                         "default" => PassChoice::Default,
                         other => {
                             let (t, l) = other
@@ -372,6 +373,7 @@ impl PassChoice {
 /// The pass's name in the profile's rows.
 fn pass_name(plan: &Plan) -> String {
     match plan.gram_shape() {
+        Some(s) if s.staged => "separate-staged".into(),
         Some(s) => format!("separate-{}x{}", s.tile, s.lanes),
         None => "fused".into(),
     }

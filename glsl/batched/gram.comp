@@ -9,7 +9,11 @@
 // up through shared memory after the one barrier. No staging: the rows come through the cache.
 // With F64 (the plan's Residual::Normal) the sums are f64 of exact products aᵢₖ·dₖ·aⱼₖ, for
 // the least squares' refinement to take its residual g − C·x from them.
-// The host puts `#version`, N, TB, KL, WG (a multiple of KL), RHS, V4 and F64 in front.
+// With STAGED (tiles of 4, one lane each) a work group takes one problem instead: KS
+// observations of all its rows staged in shared memory per step (k-major, a tile's four rows
+// one 16- or 32-byte read), so A crosses memory once; for the larger orders, where reading
+// the rows through the cache per tile moves gigabytes.
+// The host puts `#version`, N, TB, KL, WG (a multiple of KL), RHS, V4, F64 and STAGED in front.
 layout(local_size_x = WG) in;
 
 #ifdef V4
@@ -70,6 +74,86 @@ float fma_dot(VT x, VT y, float s) {
 #endif
 }
 
+// The entries of tile (bi, bj) to the gram buffer (rows past N − 1 and the upper triangle
+// skipped; row N, where RHS, is g).
+void write_tile(uint gbase, uint bi, uint bj, ACC acc[TB][TB]) {
+    for (int r = 0; r < TB; r++) {
+        for (int s = 0; s < TB; s++) {
+            uint i = bi * uint(TB) + uint(r);
+            uint j = bj * uint(TB) + uint(s);
+            if (j <= i && i < uint(N)) gram[gbase + i * (i + 1u) / 2u + j] = acc[r][s];
+#ifdef RHS
+            if (i == uint(N) && j < uint(N)) gram[gbase + uint(NP) + j] = acc[r][s];
+#endif
+        }
+    }
+}
+
+// Tile t's place (bi, bj), bj ≤ bi, tiles numbered by rows: bi(bi + 1)/2 ≤ t < (bi + 1)(bi + 2)/2.
+uvec2 tile_place(uint tile) {
+    uint bi = uint((sqrt(8.0 * float(tile) + 1.0) - 1.0) * 0.5);
+    while (bi > 0u && bi * (bi + 1u) / 2u > tile) bi--;
+    while ((bi + 1u) * (bi + 2u) / 2u <= tile) bi++;
+    return uvec2(bi, tile - bi * (bi + 1u) / 2u);
+}
+
+#ifdef STAGED
+#ifdef F64
+#define SV dvec4
+#else
+#define SV vec4
+#endif
+// KS observations of the problem's rows (A's, then b where RHS; 0 past the last row or
+// observation), k-major: row quad q of observation kk is Rows[kk][q]; and their weights.
+shared SV Rows[KS][NB];
+shared ACC Weights[KS];
+
+void main() {
+    uint problem = problem0 + gl_WorkGroupID.x;
+    bool live = problem < count;
+    if (!live) problem = count - 1u;
+    uint me = gl_LocalInvocationID.x;
+    // Invocations past the last tile compute tile 0 again and write nothing.
+    bool owner = me < uint(TILES);
+    uvec2 place = tile_place(owner ? me : 0u);
+    uint kn = observations;
+    uint abase = problem * uint(N) * kn;
+    uint wbase = problem * kn;
+    ACC acc[TB][TB];
+    for (int r = 0; r < TB; r++) {
+        for (int s = 0; s < TB; s++) acc[r][s] = ACC(0.0);
+    }
+    for (uint k0 = 0u; k0 < kn; k0 += uint(KS)) {
+        // Row i's observations k0 .. k0 + KS − 1 read by KS consecutive invocations.
+        for (uint e = me; e < uint(NB * 4 * KS); e += uint(WG)) {
+            uint i = e / uint(KS);
+            uint kk = e % uint(KS);
+            uint k = k0 + kk;
+            float v = 0.0;
+            if (k < kn && i < uint(N)) v = a[abase + i * kn + k];
+#ifdef RHS
+            if (k < kn && i == uint(N)) v = b[wbase + k];
+#endif
+            Rows[kk][i / 4u][i % 4u] = ACC(v);
+        }
+        for (uint kk = me; kk < uint(KS); kk += uint(WG)) {
+            Weights[kk] = k0 + kk < kn ? ACC(d[wbase + k0 + kk]) : ACC(0.0);
+        }
+        memoryBarrierShared();
+        barrier();
+        for (int kk = 0; kk < KS; kk++) {
+            // x·d exact in f64 (both are floats); the sums rounded in ACC.
+            SV x = Rows[kk][place.x] * Weights[kk];
+            SV y = Rows[kk][place.y];
+            for (int r = 0; r < TB; r++) {
+                for (int s = 0; s < TB; s++) acc[r][s] = fma(x[r], y[s], acc[r][s]);
+            }
+        }
+        barrier();
+    }
+    if (live && owner) write_tile(problem * uint(NP + N), place.x, place.y, acc);
+}
+#else
 void main() {
     uint gid = gl_GlobalInvocationID.x;
     uint lane = gid % uint(KL);
@@ -80,11 +164,9 @@ void main() {
     // every invocation still meets the barrier.
     bool live = problem < count;
     if (!live) problem = count - 1u;
-    // Tile (bi, bj), bj ≤ bi, tiles numbered by rows: bi(bi + 1)/2 ≤ tile < (bi + 1)(bi + 2)/2.
-    uint bi = uint((sqrt(8.0 * float(tile) + 1.0) - 1.0) * 0.5);
-    while (bi > 0u && bi * (bi + 1u) / 2u > tile) bi--;
-    while ((bi + 1u) * (bi + 2u) / 2u <= tile) bi++;
-    uint bj = tile - bi * (bi + 1u) / 2u;
+    uvec2 place = tile_place(tile);
+    uint bi = place.x;
+    uint bj = place.y;
 
     uint kw = observations / W;
     uint abase = problem * uint(N) * kw;
@@ -162,15 +244,7 @@ void main() {
 #endif
     }
 #else
-    for (int r = 0; r < TB; r++) {
-        for (int s = 0; s < TB; s++) {
-            uint i = bi * uint(TB) + uint(r);
-            uint j = bj * uint(TB) + uint(s);
-            if (live && j <= i && i < uint(N)) gram[gbase + i * (i + 1u) / 2u + j] = acc[r][s];
-#ifdef RHS
-            if (live && i == uint(N) && j < uint(N)) gram[gbase + uint(NP) + j] = acc[r][s];
-#endif
-        }
-    }
+    if (live) write_tile(gbase, bi, bj, acc);
 #endif
 }
+#endif

@@ -261,9 +261,10 @@ impl Resident {
     /// work groups (whole problems each). Returns the launches made.
     fn launch_gram(&self, program: &ComputeProgram, shape: GramShape) -> Result<usize> {
         let rhs = self.plan.job == Job::LeastSquares;
-        let invocations = shape.invocations(self.plan.n, rhs);
-        let group = shape.group(self.plan.gram_f64());
-        let per_launch = (self.plan.launch * group / invocations).max(1);
+        let (n, f64) = (self.plan.n, self.plan.gram_f64());
+        // Whole problems per launch, within the device's work groups.
+        let per_group = shape.group(n, rhs, f64) as f64 / shape.invocations(n, rhs) as f64;
+        let per_launch = ((self.plan.launch as f64 * per_group) as usize).max(1);
         program.set("count", Uniform::U32(self.count as u32))?;
         program.set("observations", Uniform::U32(self.plan.k as u32))?;
         let mut first = 0;
@@ -271,7 +272,7 @@ impl Resident {
         while first < self.count {
             let problems = (self.count - first).min(per_launch);
             program.set("problem0", Uniform::U32(first as u32))?;
-            program.dispatch([(problems * invocations).div_ceil(group) as u32, 1, 1])?;
+            program.dispatch([shape.groups(n, rhs, f64, problems) as u32, 1, 1])?;
             first += problems;
             launches += 1;
         }

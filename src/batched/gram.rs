@@ -15,14 +15,25 @@ pub const LANE_CHOICES: [usize; 6] = [1, 2, 4, 8, 16, 32];
 /// Invocations per work group of the separate assembly.
 pub const GROUP: usize = 128;
 
+/// Observations per staged step of the staged shape (KS in the kernel).
+pub const STAGED_OBSERVATIONS: usize = 16;
+
+/// The most invocations a work group runs (GL's least GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS):
+/// the staged shape's tiles of one problem.
+pub const MAX_GROUP: usize = 1024;
+
 /// How the separate assembly deals out the triangle: `tile` x `tile` sums per invocation,
-/// `lanes` invocations per tile, each taking every `lanes`-th load of the observations.
+/// `lanes` invocations per tile, each taking every `lanes`-th load of the observations; or,
+/// `staged`, one work group per problem with tiles of 4, one invocation each, reading A's
+/// observations staged in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GramShape {
     /// The tile's order (one of [`TILE_CHOICES`]).
     pub tile: usize,
     /// Invocations per tile (one of [`LANE_CHOICES`]).
     pub lanes: usize,
+    /// One work group per problem, A staged in shared memory (tiles of 4, one lane).
+    pub staged: bool,
 }
 
 impl GramShape {
@@ -32,13 +43,30 @@ impl GramShape {
         Self {
             tile: if n > 64 { 8 } else { 4 },
             lanes: 4,
+            staged: false,
         }
+    }
+
+    /// The staged shape: one work group per problem, tiles of 4.
+    pub const STAGED: Self = Self {
+        tile: 4,
+        lanes: 1,
+        staged: true,
+    };
+
+    /// Whether the shape runs order n (the staged one: a problem's tiles in one group).
+    pub fn fits(&self, n: usize, rhs: bool) -> bool {
+        !self.staged || self.tiles(n, rhs) <= MAX_GROUP
     }
 
     /// `tile` and `lanes` if both are among the choices, else [`InputError::InvalidOption`].
     pub fn new(tile: usize, lanes: usize) -> Result<Self> {
         if TILE_CHOICES.contains(&tile) && LANE_CHOICES.contains(&lanes) {
-            return Ok(Self { tile, lanes });
+            return Ok(Self {
+                tile,
+                lanes,
+                staged: false,
+            });
         }
         Err(InputError::InvalidOption(format!(
             "the separate assembly takes tiles of {TILE_CHOICES:?} and {LANE_CHOICES:?} \
@@ -53,15 +81,30 @@ impl GramShape {
         rows * (rows + 1) / 2
     }
 
-    /// Invocations per problem.
+    /// Invocations per problem (the staged shape: its group).
     pub fn invocations(&self, n: usize, rhs: bool) -> usize {
+        if self.staged {
+            return self.tiles(n, rhs).next_multiple_of(32);
+        }
         self.tiles(n, rhs) * self.lanes
+    }
+
+    /// Work groups for `problems` problems.
+    pub fn groups(&self, n: usize, rhs: bool, f64: bool, problems: usize) -> usize {
+        if self.staged {
+            return problems;
+        }
+        (problems * self.invocations(n, rhs)).div_ceil(self.group(n, rhs, f64))
     }
 
     /// Work group size: [`GROUP`], less where the lanes add their parts through shared
     /// memory and they would pass 16 KiB (tiles of 8: 64 sums each, 8 bytes each in f64), well
     /// within GL's least 32 KiB.
-    pub fn group(&self, f64: bool) -> usize {
+    /// The staged shape's group is one problem's tiles, rounded up to 32.
+    pub fn group(&self, n: usize, rhs: bool, f64: bool) -> usize {
+        if self.staged {
+            return self.invocations(n, rhs);
+        }
         let bytes = if f64 { 8 } else { 4 } * self.tile * self.tile;
         let mut group = GROUP;
         while self.lanes > 1 && group > self.lanes.max(32) && group * bytes > 16 << 10 {
@@ -72,6 +115,10 @@ impl GramShape {
 
     /// Loop iterations of one invocation with k observations (llvmpipe's loop budget).
     pub fn loop_iterations(&self, k: usize) -> usize {
+        if self.staged {
+            // Per staged step: the staging loop (a few values each), the products.
+            return k.div_ceil(STAGED_OBSERVATIONS) * (8 + STAGED_OBSERVATIONS * 17) + 40;
+        }
         k.div_ceil(self.lanes) + 4 * self.tile * self.tile + 8
     }
 
@@ -83,7 +130,7 @@ impl GramShape {
             "#define N {n}\n#define TB {}\n#define KL {}\n#define WG {}\n",
             self.tile,
             self.lanes,
-            self.group(f64)
+            self.group(n, rhs, f64)
         );
         if rhs {
             text.push_str("#define RHS\n");
@@ -91,8 +138,10 @@ impl GramShape {
         if f64 {
             text.push_str("#define F64\n");
         }
-        // Rows 16-byte aligned: one vec4 load per four observations.
-        if k.is_multiple_of(4) {
+        if self.staged {
+            text.push_str(&format!("#define STAGED\n#define KS {STAGED_OBSERVATIONS}\n"));
+        } else if k.is_multiple_of(4) {
+            // Rows 16-byte aligned: one vec4 load per four observations.
             text.push_str("#define V4\n");
         }
         text
@@ -125,10 +174,18 @@ mod tests {
         assert!(s.defines(32, 64, true, true).contains("#define F64\n"));
         // Tiles of 8 with lanes add 64 sums each through shared memory: a half group in f32,
         // a quarter in f64 (16 KiB).
-        assert_eq!(GramShape::new(8, 4).unwrap().group(false), 64);
-        assert_eq!(GramShape::new(8, 4).unwrap().group(true), 32);
-        assert_eq!(GramShape::new(4, 8).unwrap().group(true), GROUP);
-        assert_eq!(GramShape::new(8, 1).unwrap().group(true), GROUP);
+        assert_eq!(GramShape::new(8, 4).unwrap().group(32, true, false), 64);
+        assert_eq!(GramShape::new(8, 4).unwrap().group(32, true, true), 32);
+        assert_eq!(GramShape::new(4, 8).unwrap().group(32, true, true), GROUP);
+        assert_eq!(GramShape::new(8, 1).unwrap().group(32, true, true), GROUP);
+        // The staged shape: a problem per group, its 561 tiles at n = 128 (576 invocations).
+        let st = GramShape::STAGED;
+        assert_eq!(st.tiles(128, true), 561);
+        assert_eq!(st.group(128, true, true), 576);
+        assert_eq!(st.groups(128, true, true, 7), 7);
+        assert!(st.fits(128, true) && !st.fits(200, true));
+        let d = st.defines(128, 256, true, true);
+        assert!(d.contains("#define STAGED\n#define KS 16\n") && !d.contains("V4"), "{d}");
         assert_eq!(GramShape::floats(3), 9);
     }
 }

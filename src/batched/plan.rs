@@ -283,7 +283,11 @@ pub const MAX_F64_TILE: usize = 4;
 /// (0.967), 64 0.940 (1.150); n = 8 (0.195 fused, 0.215 separate) and n = 128 (1.28 fused,
 /// 1.45 separate at best) stay fused.
 pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
-    let tiles = |tile, lanes| GramShape { tile, lanes };
+    let tiles = |tile, lanes| GramShape {
+        tile,
+        lanes,
+        staged: false,
+    };
     match n {
         9..=12 => Some((tiles(2, 1), true, 32)),
         13..=24 => Some((tiles(4, 1), false, 32)),
@@ -737,9 +741,16 @@ impl Plan {
             };
             return self.regrouped(plan, limits);
         };
-        if !self.job.reads_observations() || shape.loop_iterations(self.k) > LOOP_BUDGET {
+        let rhs = self.job == Job::LeastSquares;
+        if !self.job.reads_observations()
+            || shape.loop_iterations(self.k) > LOOP_BUDGET
+            || !shape.fits(self.n, rhs)
+            || shape.staged && shape.invocations(self.n, rhs) > limits.max_invocations as usize
+        {
             return Err(InputError::InvalidOption(format!(
-                "{} at order n = {} with {} observations cannot assemble in a launch of its                  own (only the jobs that read A, within the loop budget)",
+                "{} at order n = {} with {} observations cannot assemble in a launch of its \
+                 own by {shape:?} (only the jobs that read A, within the loop budget, a staged \
+                 problem's tiles in one work group)",
                 self.job.name(),
                 self.n,
                 self.k
@@ -1181,7 +1192,8 @@ impl Plan {
         let resident = residual == Residual::Resident;
         if resident && self.gram_shape().is_some() {
             return Err(InputError::InvalidOption(format!(
-                "{} cannot keep A resident with the assembly in a launch of its own (take                  AssemblyPass::Fused first)",
+                "{} cannot keep A resident with the assembly in a launch of its own (take \
+                 AssemblyPass::Fused first)",
                 self.job.name()
             ))
             .into());
