@@ -9,7 +9,7 @@
 //!
 //! `cargo run --release --example batched_bench -- [--runs R] [--assembly-pass P] [N:B ...]`;
 //! default 8:100000 16:100000 32:20000 128:1000 (the sizes); one `--assembly-pass`
-//! (below) times that pass instead of the plan's own.
+//! (below) times that pass instead of the plan's own, and one `--residual` that residual.
 //!
 //! `--profile T,...` times each job alone per group shape instead: T invocations per problem
 //! (0: the plan's own), with `--problems-per-group P,...` (0: the plan's own) and
@@ -222,6 +222,10 @@ fn main() -> Result<()> {
                 }
             }
             _ => {}
+        }
+        // And one --residual the residual they take.
+        if let [Some(residual)] = shapes.residuals[..] {
+            plan = plan.with_residual(residual, kernels.limits())?;
         }
         if plan.chunk < count {
             eprintln!(

@@ -19,7 +19,7 @@ use common::batched::{
 use symraster::batched::BatchOptions;
 use symraster::batched::device::{Poison, run};
 use symraster::batched::gram::GramShape;
-use symraster::batched::plan::{AssemblyPass, Job, Plan, Residual};
+use symraster::batched::plan::{AssemblyPass, Job, MAX_F64_TILE, Plan, Residual};
 
 const ORDERS: [usize; 12] = [1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 128, 129];
 
@@ -31,6 +31,7 @@ fn shapes(n: usize) -> Vec<GramShape> {
         GramShape::new(8, 1).unwrap(),
         GramShape::new(4, 8).unwrap(),
         GramShape::new(8, 4).unwrap(),
+        GramShape::STAGED,
     ];
     if n <= 33 {
         s.push(GramShape::new(2, 32).unwrap());
@@ -63,16 +64,30 @@ fn separate_least_squares_matches_the_reference_per_problem() {
                 assert!(plan.defines().contains("#define GRAM\n"));
                 assert_ne!(plan.residual, Residual::Resident, "n {n}");
                 let defines = plan.gram_defines().unwrap();
-                assert_eq!(defines.contains("#define V4\n"), k % 4 == 0, "{defines}");
+                let v4 = k % 4 == 0 && !shape.staged;
+                assert_eq!(defines.contains("#define V4\n"), v4, "{defines}");
                 assert!(defines.contains("#define RHS\n"));
-                let out = run(&kernels, &plan, &problems.inputs(), count, Poison::Nan).unwrap();
-                let what = format!("n {n} k {k} {shape:?} refine {refine}");
-                check_least_squares(&problems, count, &out, &what);
-                ran += 1;
+                // The residual from A directly and, where the tiles form f64 sums, from the
+                // normal equations.
+                let mut plans = vec![plan.with_residual(Residual::Direct, limits).unwrap()];
+                if shape.tile <= MAX_F64_TILE {
+                    let normal = plan.with_residual(Residual::Normal, limits).unwrap();
+                    assert!(normal.gram_defines().unwrap().contains("#define F64\n"));
+                    assert!(normal.defines().contains("#define NORMAL_RESIDUAL\n"));
+                    plans.push(normal);
+                } else {
+                    assert!(plan.with_residual(Residual::Normal, limits).is_err());
+                }
+                for plan in plans {
+                    let out = run(&kernels, &plan, &problems.inputs(), count, Poison::Nan).unwrap();
+                    let what = format!("n {n} k {k} {shape:?} {:?} refine {refine}", plan.residual);
+                    check_least_squares(&problems, count, &out, &what);
+                    ran += 1;
+                }
             }
         }
     }
-    assert!(ran >= 100, "{ran} plans ran");
+    assert!(ran >= 200, "{ran} plans ran");
 }
 
 /// The assembly alone from the separate launch: every entry written (zeros above the
@@ -89,7 +104,11 @@ fn separate_assembly_matches_the_reference() {
         let count = 3;
         for k in [2 * n + 3, n.div_ceil(2), 4 * n] {
             let problems = Problems::new(200 + n as u64, count, n, k);
-            for shape in [GramShape::new(4, 1).unwrap(), GramShape::new(8, 4).unwrap()] {
+            for shape in [
+                GramShape::new(4, 1).unwrap(),
+                GramShape::new(8, 4).unwrap(),
+                GramShape::STAGED,
+            ] {
                 let plan = Plan::new(Job::Assemble, n, k, 0, limits)
                     .unwrap()
                     .with_assembly_pass(AssemblyPass::Separate(shape), limits)
@@ -124,6 +143,7 @@ fn the_separate_pass_agrees_with_the_fused_one() {
             AssemblyPass::Fused,
             AssemblyPass::Separate(GramShape::new(4, 1).unwrap()),
             AssemblyPass::Separate(GramShape::new(2, 4).unwrap()),
+            AssemblyPass::Separate(GramShape::STAGED),
         ] {
             let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, limits)
                 .unwrap()

@@ -98,14 +98,22 @@ uvec2 tile_place(uint tile) {
 }
 
 #ifdef STAGED
+// KS observations of the problem's rows (A's, then b where RHS; 0 past the last row or
+// observation), k-major: ROW_QUAD(kk, q) is rows 4q .. 4q + 3 of observation kk; and their
+// weights. In f64 as scalars (NVIDIA's compiler takes no indexed component writes of dvec4).
 #ifdef F64
 #define SV dvec4
+shared double Rows[KS][NB * 4];
+#define ROW_SET(kk, i, v) Rows[kk][i] = (v)
+#define ROW_QUAD(kk, q) \
+    dvec4(Rows[kk][4u * (q)], Rows[kk][4u * (q) + 1u], Rows[kk][4u * (q) + 2u], \
+          Rows[kk][4u * (q) + 3u])
 #else
 #define SV vec4
+shared vec4 Rows[KS][NB];
+#define ROW_SET(kk, i, v) Rows[kk][(i) / 4u][(i) % 4u] = (v)
+#define ROW_QUAD(kk, q) Rows[kk][q]
 #endif
-// KS observations of the problem's rows (A's, then b where RHS; 0 past the last row or
-// observation), k-major: row quad q of observation kk is Rows[kk][q]; and their weights.
-shared SV Rows[KS][NB];
 shared ACC Weights[KS];
 
 void main() {
@@ -134,7 +142,7 @@ void main() {
 #ifdef RHS
             if (k < kn && i == uint(N)) v = b[wbase + k];
 #endif
-            Rows[kk][i / 4u][i % 4u] = ACC(v);
+            ROW_SET(kk, i, ACC(v));
         }
         for (uint kk = me; kk < uint(KS); kk += uint(WG)) {
             Weights[kk] = k0 + kk < kn ? ACC(d[wbase + k0 + kk]) : ACC(0.0);
@@ -143,8 +151,8 @@ void main() {
         barrier();
         for (int kk = 0; kk < KS; kk++) {
             // x·d exact in f64 (both are floats); the sums rounded in ACC.
-            SV x = Rows[kk][place.x] * Weights[kk];
-            SV y = Rows[kk][place.y];
+            SV x = ROW_QUAD(kk, place.x) * Weights[kk];
+            SV y = ROW_QUAD(kk, place.y);
             for (int r = 0; r < TB; r++) {
                 for (int s = 0; s < TB; s++) acc[r][s] = fma(x[r], y[s], acc[r][s]);
             }

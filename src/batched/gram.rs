@@ -139,7 +139,9 @@ impl GramShape {
             text.push_str("#define F64\n");
         }
         if self.staged {
-            text.push_str(&format!("#define STAGED\n#define KS {STAGED_OBSERVATIONS}\n"));
+            text.push_str(&format!(
+                "#define STAGED\n#define KS {STAGED_OBSERVATIONS}\n"
+            ));
         } else if k.is_multiple_of(4) {
             // Rows 16-byte aligned: one vec4 load per four observations.
             text.push_str("#define V4\n");
@@ -185,7 +187,10 @@ mod tests {
         assert_eq!(st.groups(128, true, true, 7), 7);
         assert!(st.fits(128, true) && !st.fits(200, true));
         let d = st.defines(128, 256, true, true);
-        assert!(d.contains("#define STAGED\n#define KS 16\n") && !d.contains("V4"), "{d}");
+        assert!(
+            d.contains("#define STAGED\n#define KS 16\n") && !d.contains("V4"),
+            "{d}"
+        );
         assert_eq!(GramShape::floats(3), 9);
     }
 }

@@ -275,13 +275,13 @@ pub enum AssemblyPass {
 pub const MAX_F64_TILE: usize = 4;
 
 /// The least squares' separate assembly by default at order n (one line per range to
-/// switch): its tiles, whether the residual comes from the normal equations
+/// switch): its shape, whether the residual comes from the normal equations
 /// ([`Residual::Normal`]) and the job's invocations per problem (one problem per group);
-/// None: the fused assembly. From the H200 sweeps of the fused least squares with one
-/// refinement step (`figures/h200/batched_gram.csv`; ms, the fused default's in brackets):
-/// n = 12 0.474 (0.615), 16 0.698 (0.874), 24 0.630 (1.006), 32 0.631 (0.748), 48 0.895
-/// (0.967), 64 0.940 (1.150); n = 8 (0.195 fused, 0.215 separate) and n = 128 (1.28 fused,
-/// 1.45 separate at best) stay fused.
+/// None: the fused assembly. From the H200 sweeps of the least squares with one refinement
+/// step (`figures/h200/batched_gram.csv`; ms, the fused default's in brackets): n = 12 0.474
+/// (0.615), 16 0.698 (0.874), 24 0.629 (1.006), 32 0.637 (0.748), 48 0.745 (0.967), 64 0.765
+/// (1.150), 128 1.168 (1.286); n = 8 stays fused (0.195; separate 0.215 at best). Past 128
+/// (the triangle in the global work buffer) nothing was measured, so the fused assembly stays.
 pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
     let tiles = |tile, lanes| GramShape {
         tile,
@@ -292,7 +292,8 @@ pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
         9..=12 => Some((tiles(2, 1), true, 32)),
         13..=24 => Some((tiles(4, 1), false, 32)),
         25..=32 => Some((tiles(4, 1), true, 32)),
-        33..=64 => Some((tiles(4, 1), true, 128)),
+        33..=64 => Some((GramShape::STAGED, false, 128)),
+        65..=128 => Some((GramShape::STAGED, false, 512)),
         _ => None,
     }
 }
@@ -1680,24 +1681,30 @@ mod tests {
         assert!(!factor.defines().contains("INVERSE"));
     }
 
-    /// The least squares take the separate assembly by default from n = 9 to 64 (the
+    /// The least squares take the separate assembly by default from n = 9 to 128 (the
     /// normal equations' residual where [`separate_default`] says, one problem per group of
-    /// its invocations), the fused one at n = 8 and 128 and for the other jobs; where the
-    /// shape does not fit (llvmpipe's loop budget, say) the fused plan stays.
+    /// its invocations), the fused one at n = 8 and past 128 and for the other jobs; where
+    /// the shape does not fit (llvmpipe's loop budget, say) the fused plan stays.
     #[test]
-    fn the_separate_assembly_is_the_default_between_orders_9_and_64() {
+    fn the_separate_assembly_is_the_default_between_orders_9_and_128() {
         let l = limits();
-        for (n, tile, normal, threads) in [
-            (12, 2, true, 32),
-            (16, 4, false, 32),
-            (24, 4, false, 32),
-            (32, 4, true, 32),
-            (33, 4, true, 128),
-            (64, 4, true, 128),
+        for (n, tile, staged, normal, threads) in [
+            (12, 2, false, true, 32),
+            (16, 4, false, false, 32),
+            (24, 4, false, false, 32),
+            (32, 4, false, true, 32),
+            (33, 4, true, false, 128),
+            (64, 4, true, false, 128),
+            (65, 4, true, false, 512),
+            (128, 4, true, false, 512),
         ] {
             let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, &l).unwrap();
             let shape = plan.gram_shape().unwrap_or_else(|| panic!("n {n}"));
-            assert_eq!((shape.tile, shape.lanes), (tile, 1), "n {n}");
+            assert_eq!(
+                (shape.tile, shape.lanes, shape.staged),
+                (tile, 1, staged),
+                "n {n}"
+            );
             assert_eq!(plan.residual == Residual::Normal, normal, "n {n}");
             assert_eq!(plan.gram_f64(), normal, "n {n}");
             assert_eq!(
@@ -1711,7 +1718,7 @@ mod tests {
             assert_eq!(fused.assembly_pass, AssemblyPass::Fused);
             assert!(!fused.defines().contains("GRAM"));
         }
-        for n in [1, 8, 65, 128, 256] {
+        for n in [1, 8, 129, 256] {
             let plan = Plan::new(Job::LeastSquares, n, 2 * n, 1, &l).unwrap();
             assert_eq!(
                 plan,
