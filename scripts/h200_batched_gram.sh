@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 28's seventh pass on the H200, one run under 5 minutes: the assembly in a launch of its
 # own (src/batched/plan.rs AssemblyPass::Separate, glsl/batched/gram.comp: register tiles of
-# T x T sums, L invocations per tile along the observations) against the fused assembly, at
+# T x T sums, L invocations per tile along the observations, or staged per problem), with the
+# residual from A or from the normal equations (Residual::Normal), against the fused assembly, at
 # the issue's sizes (n:B = 8:100000, 16:100000, 32:20000, 128:1000), every answer checked (a
 # wrong one is marked WRONG in its row), then the fastest pass's full rows and the fused
 # default's beside torch's pipeline in the same run (scripts/vendor_baseline.py --batched).
@@ -25,11 +26,11 @@ bench=${BENCH:-.k25/ex/batched_bench}
 [ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
 runs=${RUNS:-20}
 sizes=${SIZES:-8:100000 16:100000 32:20000 128:1000}
-passes=${PASSES:-fused,2x4,4x1,4x2,4x4,4x8,4x16,8x1,8x2,8x4,8x8}
+passes=${PASSES:-fused,staged,2x4,4x1,4x2,4x4,4x8,4x16,8x1,8x2,8x4,8x8}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv \
     > "$out/gram_info.txt" 2>&1
-timeout 120 "$bench" --runs "$runs" --profile 0 --assembly-pass "$passes" --fused-only \
-    $sizes > "$out/gram_fused.csv" 2>> "$out/gram_info.txt"
+timeout 240 "$bench" --runs "$runs" --profile 0 --assembly-pass "$passes" --fused-only \
+    --residual "${RESIDUALS:-default,normal}" $sizes > "$out/gram_fused.csv" 2>> "$out/gram_info.txt"
 echo "fused vs separate: exit $?"; cat "$out/gram_fused.csv"
 # Per n: the fused pass's time at the default shape and the fastest correct pass's.
 {
