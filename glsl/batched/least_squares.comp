@@ -7,7 +7,10 @@
 // Residual::Resident) A, d and b are staged once and the residual reads them from shared
 // memory (no second read of A, two barriers per step rather than two per staged block);
 // with DIRECT_RESIDUAL (Residual::Direct) the rows' sums read A from global memory without
-// staging it (three barriers per step where the observations are at most T).
+// staging it (three barriers per step where the observations are at most T). With GRAM (the
+// plan's AssemblyPass::Separate) C and g come from the assembly's own launch (gram.comp)
+// instead of being formed here, and with NORMAL_RESIDUAL (Residual::Normal) each step's
+// residual is g − C·x from that launch's f64 C and g, without reading A.
 layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 4) writeonly buffer XBuf { double x[]; };
 #ifdef GRAM
