@@ -13,10 +13,9 @@ mod common;
 
 use common::batched::{
     Problems, assert_agrees_with_default, check_assembly, check_least_squares,
-    default_least_squares,
+    default_least_squares, kernels,
 };
 
-use symraster::batched::BatchOptions;
 use symraster::batched::device::{Poison, run};
 use symraster::batched::gram::GramShape;
 use symraster::batched::plan::{AssemblyPass, Job, MAX_F64_TILE, Plan, Residual};
@@ -43,10 +42,7 @@ fn shapes(n: usize) -> Vec<GramShape> {
 #[test]
 fn separate_least_squares_matches_the_reference_per_problem() {
     let gpu = common::gpu();
-    let kernels = gpu
-        .batched()
-        .internal_kernels(&BatchOptions::default())
-        .unwrap();
+    let kernels = kernels(&gpu);
     let limits = kernels.limits();
     let mut ran = 0;
     for n in ORDERS {
@@ -95,10 +91,7 @@ fn separate_least_squares_matches_the_reference_per_problem() {
 #[test]
 fn separate_assembly_matches_the_reference() {
     let gpu = common::gpu();
-    let kernels = gpu
-        .batched()
-        .internal_kernels(&BatchOptions::default())
-        .unwrap();
+    let kernels = kernels(&gpu);
     let limits = kernels.limits();
     for n in ORDERS {
         let count = 3;
@@ -131,10 +124,7 @@ fn separate_assembly_matches_the_reference() {
 #[test]
 fn the_separate_pass_agrees_with_the_fused_one() {
     let gpu = common::gpu();
-    let kernels = gpu
-        .batched()
-        .internal_kernels(&BatchOptions::default())
-        .unwrap();
+    let kernels = kernels(&gpu);
     let limits = kernels.limits();
     for (n, count) in [(8, 301), (16, 97), (32, 45)] {
         let problems = Problems::new(9 + n as u64, count, n, 2 * n);

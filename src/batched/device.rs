@@ -127,19 +127,22 @@ impl Resident {
             Job::Assemble | Job::Cholesky => Some(f32_out(count * n * n)?),
             _ => None,
         };
-        let x = if plan.job.solves() {
-            let len = (count * n).max(1);
-            Some(match poison {
+        let f64_out = |len: usize| -> Result<Buffer<f64>> {
+            let len = len.max(1);
+            match poison {
                 Poison::No => {
-                    Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len)?
+                    Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len)
                 }
                 Poison::Nan => Buffer::new(
                     ctx,
                     BufferTarget::Storage,
                     BufferUsage::Static,
                     &vec![f64::NAN; len],
-                )?,
-            })
+                ),
+            }
+        };
+        let x = if plan.job.solves() {
+            Some(f64_out(count * n)?)
         } else {
             None
         };
@@ -174,21 +177,11 @@ impl Resident {
         // C and g from the separate assembly: NaN-poisoned too, so an entry it missed shows.
         let gram = match kernels.gram_program(plan)? {
             Some(program) => {
-                let len = (count * GramShape::floats(n)).max(1);
-                let buffer = match (plan.gram_f64(), poison) {
-                    (false, _) => GramBuffer::Single(f32_out(len)?),
-                    (true, Poison::No) => GramBuffer::Double(Buffer::uninitialized(
-                        ctx,
-                        BufferTarget::Storage,
-                        BufferUsage::Static,
-                        len,
-                    )?),
-                    (true, Poison::Nan) => GramBuffer::Double(Buffer::new(
-                        ctx,
-                        BufferTarget::Storage,
-                        BufferUsage::Static,
-                        &vec![f64::NAN; len],
-                    )?),
+                let len = count * GramShape::floats(n);
+                let buffer = if plan.gram_f64() {
+                    GramBuffer::Double(f64_out(len)?)
+                } else {
+                    GramBuffer::Single(f32_out(len)?)
                 };
                 Some((program, buffer))
             }
@@ -262,9 +255,10 @@ impl Resident {
     fn launch_gram(&self, program: &ComputeProgram, shape: GramShape) -> Result<usize> {
         let rhs = self.plan.job == Job::LeastSquares;
         let (n, f64) = (self.plan.n, self.plan.gram_f64());
-        // Whole problems per launch, within the device's work groups.
-        let per_group = shape.group(n, rhs, f64) as f64 / shape.invocations(n, rhs) as f64;
-        let per_launch = ((self.plan.launch as f64 * per_group) as usize).max(1);
+        // Whole problems per launch, within the device's work groups (a dispatch past them
+        // is refused, never cut).
+        let per_launch =
+            (self.plan.launch * shape.group(n, rhs, f64) / shape.invocations(n, rhs)).max(1);
         program.set("count", Uniform::U32(self.count as u32))?;
         program.set("observations", Uniform::U32(self.plan.k as u32))?;
         let mut first = 0;

@@ -262,8 +262,9 @@ pub enum AssemblyPass {
     /// In the job's own work group, from blocks of A staged in shared memory (one launch).
     Fused,
     /// A launch of its own first (`glsl/batched/gram.comp`): register tiles per invocation,
-    /// no staging and one barrier, written to a gram buffer the job's kernel reads (two
-    /// launches, C and g through memory; never with [`Residual::Resident`]).
+    /// read through the cache or staged per problem ([`GramShape`]), written to a gram buffer
+    /// the job's kernel reads (two launches, C and g through memory; never with
+    /// [`Residual::Resident`]).
     Separate(GramShape),
 }
 
@@ -295,15 +296,6 @@ pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
         33..=64 => Some((GramShape::STAGED, false, 128)),
         65..=128 => Some((GramShape::STAGED, false, 512)),
         _ => None,
-    }
-}
-
-/// Where the assembly runs for order n unless told otherwise: the least squares'
-/// [`separate_default`], the fused assembly for the other jobs and orders.
-pub fn assembly_pass(job: Job, n: usize) -> AssemblyPass {
-    match separate_default(n) {
-        Some((shape, _, _)) if job == Job::LeastSquares => AssemblyPass::Separate(shape),
-        _ => AssemblyPass::Fused,
     }
 }
 
@@ -554,7 +546,7 @@ impl Plan {
     /// The plan for B problems of order n with k observations (jobs that read C: k = 0) on a
     /// device with `limits`; an order past [`MAX_ORDER`], or a problem whose loops exceed
     /// [`LOOP_BUDGET`], is [`InputError::Unsupported`] saying what to do instead. The least
-    /// squares at orders 9 to 64 take the separate assembly ([`separate_default`]) where the
+    /// squares at orders 9 to 128 take the separate assembly ([`separate_default`]) where the
     /// device runs it; everything else is [`Plan::fused`]'s.
     pub fn new(
         job: Job,
@@ -566,22 +558,23 @@ impl Plan {
         let plan = Self::fused(job, n, k, refine, limits)?;
         // The default assembly pass, residual and shape where the device runs them, else
         // the fused assembly.
-        let pass = assembly_pass(job, n);
-        Ok(match (pass, separate_default(n)) {
-            (AssemblyPass::Separate(_), Some((_, normal, threads))) => plan
-                .with_assembly_pass(pass, limits)
-                .and_then(|p| {
-                    if normal {
-                        p.with_residual(Residual::Normal, limits)
-                    } else {
-                        Ok(p)
-                    }
-                })
-                .and_then(|p| p.with_problems_per_group(1, limits))
-                .and_then(|p| p.with_threads(threads, limits))
-                .unwrap_or(plan),
-            _ => plan,
-        })
+        Ok(
+            match separate_default(n).filter(|_| job == Job::LeastSquares) {
+                Some((shape, normal, threads)) => plan
+                    .with_assembly_pass(AssemblyPass::Separate(shape), limits)
+                    .and_then(|p| {
+                        if normal {
+                            p.with_residual(Residual::Normal, limits)
+                        } else {
+                            Ok(p)
+                        }
+                    })
+                    .and_then(|p| p.with_problems_per_group(1, limits))
+                    .and_then(|p| p.with_threads(threads, limits))
+                    .unwrap_or(plan),
+                None => plan,
+            },
+        )
     }
 
     /// The plan as [`Plan::new`] makes it before the separate assembly's defaults: the fused
@@ -658,8 +651,8 @@ impl Plan {
             per_problem = per_problem.max(4 * packed(n));
         }
         if job.reads_observations() {
-            // The separate assembly's gram buffer.
-            per_problem = per_problem.max(4 * GramShape::floats(n));
+            // The separate assembly's gram buffer (f64 for the normal residual).
+            per_problem = per_problem.max(8 * GramShape::floats(n));
         }
         let block = limits.max_storage_block_bytes.min(i32::MAX as u64) as usize;
         let chunk = (block / per_problem.max(1)).max(1);
@@ -1739,6 +1732,13 @@ mod tests {
             .unwrap();
         assert_eq!(wide.residual, Residual::Direct);
         assert!(wide.with_residual(Residual::Normal, &l).is_err());
+        // The staged shape holds a problem's tiles in one group: refused past it (n = 200:
+        // 1,326 tiles of 4), not cut.
+        let big = Plan::new(Job::LeastSquares, 200, 400, 1, &l).unwrap();
+        let e = big
+            .with_assembly_pass(AssemblyPass::Separate(GramShape::STAGED), &l)
+            .unwrap_err();
+        assert!(e.to_string().contains("launch of its own"), "{e}");
         // The fused assembly takes the residual back from the normal equations.
         let fused = plan.with_assembly_pass(AssemblyPass::Fused, &l).unwrap();
         assert_eq!(fused.residual, Residual::Direct);

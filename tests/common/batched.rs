@@ -134,6 +134,13 @@ pub fn check_assembly(problems: &Problems, count: usize, c: &[f32], what: &str) 
     }
 }
 
+/// The batched kernels of `gpu`'s context (the default options).
+pub fn kernels(gpu: &symraster::Gpu) -> std::rc::Rc<symraster::batched::kernels::BatchedKernels> {
+    gpu.batched()
+        .internal_kernels(&symraster::batched::BatchOptions::default())
+        .unwrap()
+}
+
 /// The public API's answer (the default plan) for `problems` with k = 2n observations.
 pub fn default_least_squares(
     kernels: &symraster::batched::kernels::BatchedKernels,
