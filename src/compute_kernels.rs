@@ -580,6 +580,7 @@ pub static BATCHED_LEAST_SQUARES: ComputeKernel = ComputeKernel {
     source: include_str!("../glsl/batched/least_squares.comp"),
     buffers: &[
         ("ABuf", 0),
+        ("ABuf4", 0),
         ("DBuf", 1),
         ("BBuf", 2),
         ("XBuf", 4),

@@ -24,6 +24,21 @@ layout(std430, binding = 7) readonly buffer GramBuf { float gram[]; };
 #endif
 #endif
 
+#ifdef DIRECT_RESIDUAL
+// A as runs of 4 observations (RUN_VEC4: the observations a multiple of 4, so every run is
+// aligned), for the direct residual's row sums.
+layout(std430, binding = 0) readonly buffer ABuf4 { vec4 a4[]; };
+// Runs of 4 observations per lane of a row in a block of T observations.
+#define RUNS ((T / 4 + RL - 1) / RL)
+#ifndef RUN_BATCH
+#define RUN_BATCH 4
+#endif
+#endif
+// Loads of a column issued together in the weighted residuals (at most the rows).
+#ifndef RES_BATCH
+#define RES_BATCH (N < 32 ? N : 32)
+#endif
+
 #ifdef RESIDENT
 // b's KR columns, staged with A's and d's for the whole kernel.
 shared float Bs_[P][KR];
@@ -150,14 +165,15 @@ void main() {
                     double s = 0.0LF;
                     if (k < observations) {
                         s = double(b[problem * observations + k]);
-                        // Eight loads of the column issued together, then their products.
-                        for (uint i0 = 0u; i0 < uint(N); i0 += 8u) {
-                            float col[8];
-                            for (uint u = 0u; u < 8u; u++) {
+                        // RES_BATCH loads of the column issued together, then their
+                        // products.
+                        for (uint i0 = 0u; i0 < uint(N); i0 += uint(RES_BATCH)) {
+                            float col[RES_BATCH];
+                            for (uint u = 0u; u < uint(RES_BATCH); u++) {
                                 uint i = min(i0 + u, uint(N) - 1u);
                                 col[u] = a[a_base + i * observations + k];
                             }
-                            for (uint u = 0u; u < 8u && i0 + u < uint(N); u++) {
+                            for (uint u = 0u; u < uint(RES_BATCH) && i0 + u < uint(N); u++) {
                                 s -= double(col[u]) * X[i0 + u];
                             }
                         }
@@ -171,16 +187,36 @@ void main() {
                 // staging: lane h takes the block's runs of 4 observations h, h + RL, …
                 // (a row's RL lanes read 16·RL contiguous bytes together); the lanes' parts
                 // add up after the last block.
+                // RUN_BATCH runs are loaded together before their products (16-byte loads
+                // where the observations are a multiple of 4: RUN_VEC4).
                 if (t < uint(N * RL)) {
                     uint i = t / uint(RL);
                     uint row = a_base + i * observations;
-                    for (uint c = t % uint(RL); 4u * c < uint(T); c += uint(RL)) {
-                        float v[4];
-                        for (uint u = 0u; u < 4u; u++) {
-                            uint k = k0 + 4u * c + u;
-                            v[u] = k < observations ? a[row + k] : 0.0;
+                    uint lane = t % uint(RL);
+                    for (uint c0 = 0u; c0 < uint(RUNS); c0 += uint(RUN_BATCH)) {
+                        vec4 v[RUN_BATCH];
+                        for (uint u = 0u; u < uint(RUN_BATCH); u++) {
+                            uint c = lane + (c0 + u) * uint(RL);
+                            uint k = k0 + 4u * c;
+#ifdef RUN_VEC4
+                            v[u] = 4u * c < uint(T) && k < observations ? a4[(row + k) / 4u]
+                                                                        : vec4(0.0);
+#else
+                            for (uint w = 0u; w < 4u; w++) {
+                                v[u][w] = 4u * c + w < uint(T) && k + w < observations
+                                    ? a[row + k + w]
+                                    : 0.0;
+                            }
+#endif
                         }
-                        for (uint u = 0u; u < 4u; u++) r += double(v[u]) * Part[4u * c + u];
+                        for (uint u = 0u; u < uint(RUN_BATCH); u++) {
+                            uint c = lane + (c0 + u) * uint(RL);
+                            if (4u * c < uint(T)) {
+                                for (uint w = 0u; w < 4u; w++) {
+                                    r += double(v[u][w]) * Part[4u * c + w];
+                                }
+                            }
+                        }
                     }
                 }
                 // Every read of Part done before the next block (or the parts) writes it.

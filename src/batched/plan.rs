@@ -283,6 +283,9 @@ pub const MAX_F64_TILE: usize = 4;
 /// (0.615), 16 0.698 (0.874), 24 0.629 (1.006), 32 0.637 (0.748), 48 0.745 (0.967), 64 0.765
 /// (1.150), 128 1.168 (1.286); n = 8 stays fused (0.195; separate 0.215 at best). Past 128
 /// (the triangle in the global work buffer) nothing was measured, so the fused assembly stays.
+/// With the direct residual's loads batched (`figures/h200/batched_direct.csv`) it beats the
+/// normal equations' from n = 24 (n = 32: 0.590 against 0.637 ms; 128: 1.063 against 1.474);
+/// at n = 12 they tie (0.473), so the normal residual stays there.
 pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
     let tiles = |tile, lanes| GramShape {
         tile,
@@ -292,7 +295,7 @@ pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
     match n {
         9..=12 => Some((tiles(2, 1), true, 32)),
         13..=24 => Some((tiles(4, 1), false, 32)),
-        25..=32 => Some((tiles(4, 1), true, 32)),
+        25..=32 => Some((tiles(4, 1), false, 32)),
         33..=64 => Some((GramShape::STAGED, false, 128)),
         65..=128 => Some((GramShape::STAGED, false, 512)),
         _ => None,
@@ -1268,6 +1271,9 @@ impl Plan {
                 "#define DIRECT_RESIDUAL\n#define RL {}\n",
                 residual_lanes(self.n, self.threads)
             ));
+            if self.k.is_multiple_of(4) {
+                text.push_str("#define RUN_VEC4\n");
+            }
         }
         if self.job.solves() && self.solves == TriangularSolves::Inverse {
             text.push_str("#define INVERSE_SOLVE\n");
@@ -1618,6 +1624,14 @@ mod tests {
         let direct = direct.with_threads(64, &l).unwrap();
         assert_eq!(direct.residual, Residual::Direct);
         assert!(direct.defines().contains("#define RL 2\n"));
+        // The rows' sums read runs of 4 observations as vec4 only where every run is
+        // aligned (67 observations: scalars).
+        assert!(!direct.defines().contains("RUN_VEC4"));
+        let aligned = Plan::fused(Job::LeastSquares, 32, 64, 1, &l)
+            .unwrap()
+            .with_residual(Residual::Direct, &l)
+            .unwrap();
+        assert!(aligned.defines().contains("#define RUN_VEC4\n"));
         // n = 64 with 128 observations: A alone is 32 KiB, past the device's shared memory.
         let big = Plan::fused(Job::LeastSquares, 64, 128, 1, &l).unwrap();
         assert_eq!(big.residual, Residual::Direct);
@@ -1685,7 +1699,7 @@ mod tests {
             (12, 2, false, true, 32),
             (16, 4, false, false, 32),
             (24, 4, false, false, 32),
-            (32, 4, false, true, 32),
+            (32, 4, false, false, 32),
             (33, 4, true, false, 128),
             (64, 4, true, false, 128),
             (65, 4, true, false, 512),
