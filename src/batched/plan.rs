@@ -285,7 +285,9 @@ pub const MAX_F64_TILE: usize = 4;
 /// (the triangle in the global work buffer) nothing was measured, so the fused assembly stays.
 /// With the direct residual's loads batched (`figures/h200/batched_direct.csv`) it beats the
 /// normal equations' from n = 24 (n = 32: 0.590 against 0.637 ms; 128: 1.063 against 1.474);
-/// at n = 12 they tie (0.473), so the normal residual stays there.
+/// at n = 12 they tie (0.473), so the normal residual stays there. At n = 32 (33 rows with
+/// b's) the staged shape beats the tiles (0.542 against 0.589 ms), at 20 to 30 it loses
+/// (n = 30: 0.561 against 0.460; `figures/h200/batched_staged.csv`).
 pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
     let tiles = |tile, lanes| GramShape {
         tile,
@@ -295,7 +297,8 @@ pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
     match n {
         9..=12 => Some((tiles(2, 1), true, 32)),
         13..=24 => Some((tiles(4, 1), false, 32)),
-        25..=32 => Some((tiles(4, 1), false, 32)),
+        25..=31 => Some((tiles(4, 1), false, 32)),
+        32 => Some((GramShape::STAGED, false, 32)),
         33..=64 => Some((GramShape::STAGED, false, 128)),
         65..=128 => Some((GramShape::STAGED, false, 512)),
         _ => None,
@@ -1699,7 +1702,8 @@ mod tests {
             (12, 2, false, true, 32),
             (16, 4, false, false, 32),
             (24, 4, false, false, 32),
-            (32, 4, false, false, 32),
+            (31, 4, false, false, 32),
+            (32, 4, true, false, 32),
             (33, 4, true, false, 128),
             (64, 4, true, false, 128),
             (65, 4, true, false, 512),
