@@ -12,15 +12,11 @@
 # or built there when cargo is at hand:
 #
 #     scripts/h200_batched.sh [OUT]        (BENCH=path/to/batched_bench to name another build)
-set -u
-out=${1:-${OUT:-figures/h200}}
+source "$(dirname "$0")/batched_prologue.sh" "$@"
 sizes=${SIZES:-8:100000,16:100000,32:20000,128:1000}
-mkdir -p "$out"
-bench=${BENCH:-target/release/examples/batched_bench}
-[ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
-timeout 300 "$bench" --runs "${RUNS:-20}" ${sizes//,/ } \
+timeout 300 "$bench" --runs "$runs" ${sizes//,/ } \
     > "$out/batched_ours.csv" 2> "$out/batched_info.txt"
 echo "ours: exit $?"; cat "$out/batched_info.txt"; cat "$out/batched_ours.csv"
-timeout 300 python3 scripts/vendor_baseline.py --batched "$sizes" --reps "${RUNS:-20}" \
+timeout 300 python3 scripts/vendor_baseline.py --batched "$sizes" --reps "$runs" \
     --ours "$out/batched_ours.csv" --parity-out "$out/batched_parity.csv" 2>&1 | tail -1
 cat "$out/batched_parity.csv"

@@ -18,13 +18,7 @@
 #     cargo build --release --example batched_bench && mkdir -p .k25/ex \
 #         && cp target/release/examples/batched_bench .k25/ex/
 #     scripts/h200_batched_gram.sh [OUT]     (BENCH=path to name another build)
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/batched_bench}
-[ -x "$bench" ] || bench=target/release/examples/batched_bench
-[ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
-runs=${RUNS:-20}
+source "$(dirname "$0")/batched_prologue.sh" "$@"
 sizes=${SIZES:-8:100000 16:100000 32:20000 128:1000}
 passes=${PASSES:-fused,staged,2x4,4x1,4x2,4x4,4x8,4x16,8x1,8x2,8x4,8x8}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv \
@@ -35,16 +29,7 @@ echo "fused vs separate: exit $?"; cat "$out/gram_fused.csv"
 # Per n: the fused pass's time at the default shape and the fastest correct pass's.
 {
     echo "n,fused_ms,best_ms,ratio,best_pass"
-    tail -n +2 "$out/gram_fused.csv" | grep -v WRONG | awk -F, '
-        {
-            n = $2; ms = $10 + 0
-            if ($15 == "fused") f[n] = ms
-            if (!(n in b) || ms < b[n]) { b[n] = ms; best[n] = $15 }
-        }
-        END {
-            for (n in b) printf "%s,%s,%.4f,%.3f,%s\n", n, (n in f) ? f[n] : "", b[n],
-                (n in f && f[n] > 0) ? b[n] / f[n] : 0, best[n]
-        }' | sort -t, -k1,1n
+    best_per_n 15 fused "$out/gram_fused.csv"
 } > "$out/gram_best.csv"
 echo "best:"; cat "$out/gram_best.csv"
 # The separate pass with other invocations per problem (the job no longer assembles).

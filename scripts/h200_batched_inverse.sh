@@ -16,13 +16,7 @@
 #     cargo build --release --example batched_bench && mkdir -p .k25/ex \
 #         && cp target/release/examples/batched_bench .k25/ex/
 #     scripts/h200_batched_inverse.sh [OUT]     (BENCH=path to name another build)
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/batched_bench}
-[ -x "$bench" ] || bench=target/release/examples/batched_bench
-[ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
-runs=${RUNS:-20}
+source "$(dirname "$0")/batched_prologue.sh" "$@"
 : > "$out/inverse_info.txt"
 rm -f "$out/inverse_jobs.csv"
 # n:B:invocations per problem (the default shapes of src/batched/plan.rs DEFAULT_SHAPES).

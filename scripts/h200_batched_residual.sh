@@ -17,13 +17,7 @@
 #     cargo build --release --example batched_bench && mkdir -p .k25/ex \
 #         && cp target/release/examples/batched_bench .k25/ex/
 #     scripts/h200_batched_residual.sh [OUT]     (BENCH=path to name another build)
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/batched_bench}
-[ -x "$bench" ] || bench=target/release/examples/batched_bench
-[ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
-runs=${RUNS:-20}
+source "$(dirname "$0")/batched_prologue.sh" "$@"
 sizes=${SIZES:-8:100000 16:100000 32:20000 128:1000}
 timeout 60 "$bench" --runs "$runs" --profile 0 --residual restaged,resident,direct \
     --fused-only $sizes > "$out/residual_fused.csv" 2> "$out/residual_info.txt"
@@ -38,16 +32,7 @@ echo "jobs: exit $?"; cat "$out/residual_jobs.csv"
 # Per n: Restaged's time at the default shape and the fastest correct residual's.
 {
     echo "n,restaged_ms,best_ms,ratio,best_residual"
-    tail -n +2 "$out/residual_fused.csv" | grep -v WRONG | awk -F, '
-        {
-            n = $2; ms = $10 + 0
-            if ($13 == "Restaged") r[n] = ms
-            if (!(n in b) || ms < b[n]) { b[n] = ms; best[n] = $13 }
-        }
-        END {
-            for (n in b) printf "%s,%s,%.4f,%.3f,%s\n", n, (n in r) ? r[n] : "", b[n],
-                (n in r && r[n] > 0) ? b[n] / r[n] : 0, best[n]
-        }' | sort -t, -k1,1n
+    best_per_n 13 Restaged "$out/residual_fused.csv"
 } > "$out/residual_best.csv"
 echo "best:"; cat "$out/residual_best.csv"
 # The defaults (the plan's own residual) beside torch, as scripts/h200_batched.sh.

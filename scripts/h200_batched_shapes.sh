@@ -9,12 +9,7 @@
 #   shapes_info.txt   the device and the checks' lines
 # Then scripts/h200_batched.sh OUT for the vendor parity rows with the defaults.
 # Built as scripts/h200_batched.sh says (BENCH=path/to/batched_bench to name another build).
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-target/release/examples/batched_bench}
-[ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
-runs=${RUNS:-20}
+source "$(dirname "$0")/batched_prologue.sh" "$@"
 timeout 280 "$bench" --runs "$runs" --profile 32,64,128 --problems-per-group 1,2,4 \
     --staged-loads scalar,vector --fused-only 8:100000 16:100000 32:20000 \
     > "$out/shapes_small.csv" 2> "$out/shapes_info.txt"

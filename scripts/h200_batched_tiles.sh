@@ -16,13 +16,7 @@
 #     cargo build --release --example batched_bench && mkdir -p .k25/ex \
 #         && cp target/release/examples/batched_bench .k25/ex/
 #     scripts/h200_batched_tiles.sh [OUT]     (BENCH=path to name another build)
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/batched_bench}
-[ -x "$bench" ] || bench=target/release/examples/batched_bench
-[ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
-runs=${RUNS:-20}
+source "$(dirname "$0")/batched_prologue.sh" "$@"
 tilings=rows,tiles2,tiles4
 # The sizes (SMALL, MID, BIG to try others, e.g. small ones on a software renderer).
 small=${SMALL:-8:100000 16:100000}

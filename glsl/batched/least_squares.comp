@@ -28,16 +28,13 @@ layout(std430, binding = 7) readonly buffer GramBuf { float gram[]; };
 // A as runs of 4 observations (RUN_VEC4: the observations a multiple of 4, so every run is
 // aligned), for the direct residual's row sums.
 layout(std430, binding = 0) readonly buffer ABuf4 { vec4 a4[]; };
-// Runs of 4 observations per lane of a row in a block of T observations.
+// Runs of 4 observations per lane of a row in a block of T observations, and the runs
+// loaded together before their products.
 #define RUNS ((T / 4 + RL - 1) / RL)
-#ifndef RUN_BATCH
 #define RUN_BATCH 4
 #endif
-#endif
 // Loads of a column issued together in the weighted residuals (at most the rows).
-#ifndef RES_BATCH
 #define RES_BATCH (N < 32 ? N : 32)
-#endif
 
 #ifdef RESIDENT
 // b's KR columns, staged with A's and d's for the whole kernel.
