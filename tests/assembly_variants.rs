@@ -5,7 +5,8 @@
 //! orders and depths around every tile width and slice depth, A in one buffer and cut into
 //! column blocks. A variant changes only the order of loads and launches, so it must give the
 //! default variant's bits; those that pack A·√d once (`root_d`) round differently, so they must
-//! give each other's, one packing launch fewer, and the default's where some d < 0.
+//! give each other's, one packing launch fewer, and the default's where some d < 0. Cutting C
+//! into launches of blocks (`cut`) leaves every entry's sums as they were.
 
 mod common;
 
@@ -225,6 +226,58 @@ fn a_negative_weight_packs_a_and_a_d_apart_as_the_default_does() {
         );
         if s == Storage::Full {
             assert_eq!(packs, 2, "A and A·d packed apart");
+        }
+    }
+}
+
+#[test]
+fn a_product_cut_into_blocks_gives_the_uncut_bits() {
+    // C cut into launches of 256 x 256 (the last block of a row or column up to twice that),
+    // each packing its own panels with A·√d, the off-diagonal blocks' two operands apart:
+    // the bits of one launch, full and RFP (halves of 550: blocks 256 and 294), with A in one
+    // buffer (cut) and in two column blocks (depths below 256: whole).
+    let gpu = common::gpu();
+    let kernels = |v: &str| {
+        let t = Tuning {
+            panel: PanelVariant::parse(v),
+            ..Tuning::default()
+        };
+        TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap()
+    };
+    let (whole, cut) = (kernels("4,1,0,0,1,1"), kernels("4,1,0,0,1,1,256"));
+    // Cut only where the depth is at least a block's side: 256.
+    for (m, n) in [(600, 260), (1100, 301)] {
+        let (a, d) = product(m, n, 17);
+        let c_ref = reference::assemble(&a.to_f64(), &widen(&d)).lower_triangle();
+        let half = (m * n.div_ceil(2).next_multiple_of(4) * 4) as u64;
+        for s in [Storage::Full, Storage::Rfp] {
+            for max in [ONE, half] {
+                let what = format!("{s:?} m {m} n {n} blocks of {max}");
+                let (want, _, packs_whole) = assemble(&whole, &a, &d, s, max);
+                let (got, c, packs_cut) = assemble(&cut, &a, &d, s, max);
+                assert!(
+                    same_bits(&want, &got),
+                    "{what}: bits differ from one launch"
+                );
+                let e = relative_error(&c.lower_triangle().to_f64(), &c_ref);
+                assert!(e <= n as f64 * U32, "{what}: relative error {e:.2e}");
+                if s == Storage::Rfp && max == ONE && m == 1100 {
+                    assert!(packs_cut > packs_whole, "{what}: the halves were not cut");
+                }
+                if max != ONE {
+                    assert_eq!(packs_cut, packs_whole, "{what}: a shallow product was cut");
+                }
+                if s == Storage::Full && max == ONE {
+                    // nb blocks each way: the nb diagonal blocks pack once, the nb(nb-1)/2
+                    // below them twice: nb² launches against 1.
+                    let nb = (m / 256) as u64;
+                    assert_eq!(
+                        (packs_whole, packs_cut),
+                        (1, nb * nb),
+                        "{what}: packing launches"
+                    );
+                }
+            }
         }
     }
 }

@@ -289,6 +289,9 @@ impl SplitSolve {
     }
 }
 
+/// The default [`PanelVariant::cut`].
+pub const PANEL_CUT: usize = 4096;
+
 /// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
 /// choices, for sweeping on a GPU; [`PanelVariant::PLAIN`] is the kernel as it was first measured
 /// (README, "Past the paper"). All but [`PanelVariant::root_d`] change only the order of loads
@@ -318,6 +321,14 @@ pub struct PanelVariant {
     /// fewer, C = (A√D)(A√D)ᵀ exactly symmetric; rounded differently from A·(D·Aᵀ), so not
     /// the default's bits.
     pub root_d: bool,
+    /// C cut into launches of blocks of this many rows and columns (a multiple of 128, at
+    /// least two tiles; 0: one launch) where C spans two blocks or more and the depth is at
+    /// least one block's side, each block packing its own panels: a launch's work groups then
+    /// read fewer panel blocks of 8 MiB (at depth 16384; shallower products, such as the
+    /// blocked Cholesky's rank-512 updates, stay whole). On the H200 one launch over full
+    /// storage of order 16384 ran at 18 TFLOP/s, blocks of 4096 at 41
+    /// (`figures/h200/product_cut.csv`).
+    pub cut: usize,
 }
 
 impl Default for PanelVariant {
@@ -336,19 +347,23 @@ impl PanelVariant {
         regbuf: false,
         unroll: false,
         root_d: false,
+        cut: 0,
     };
 
     /// The default: [`PanelVariant::PLAIN`] with the unroll pragma and A·√d packed once, each
     /// of which was faster alone in the H200 sweep (`figures/h200/assembly_sweep.csv`: 3-5%
-    /// at m = 4096-16384); the others were not faster there.
+    /// at m = 4096-16384), the others not; and C cut into blocks of [`PANEL_CUT`] (blocks of
+    /// 2048 and 8192 were slower, `figures/h200/product_cut.csv`).
     pub const DEFAULT: PanelVariant = PanelVariant {
         unroll: true,
         root_d: true,
+        cut: PANEL_CUT,
         ..Self::PLAIN
     };
 
-    /// Parses "slice,group,pad,regbuf[,unroll[,root_d]]" (e.g. "4,8,1,0"): slice 4, 8 or 16,
-    /// group 1 to 64, the others 0 or 1 (0 where left out); `None` when the text is no valid
+    /// Parses "slice,group,pad,regbuf[,unroll[,root_d[,cut]]]" (e.g. "4,8,1,0"): slice 4, 8 or
+    /// 16, group 1 to 64, cut 0 or a multiple of 128, the others 0 or 1 (0 where left out, so
+    /// "4,1,0,0,1,1" is the default without its cut); `None` when the text is no valid
     /// variant.
     pub fn parse(text: &str) -> Option<Self> {
         let v: Vec<usize> = text
@@ -356,9 +371,11 @@ impl PanelVariant {
             .map(|s| s.trim().parse().ok())
             .collect::<Option<_>>()?;
         let (slice, group, flags) = match v[..] {
-            [s, g, ref flags @ ..] if (2..=4).contains(&flags.len()) => (s, g, flags),
+            [s, g, ref flags @ ..] if (2..=5).contains(&flags.len()) => (s, g, flags),
             _ => return None,
         };
+        let cut = flags.get(4).copied().unwrap_or(0);
+        let flags = &flags[..flags.len().min(4)];
         let flag = |i: usize| flags.get(i).copied().unwrap_or(0);
         let v = Self {
             slice,
@@ -367,26 +384,34 @@ impl PanelVariant {
             regbuf: flag(1) == 1,
             unroll: flag(2) == 1,
             root_d: flag(3) == 1,
+            cut,
         };
         (flags.iter().all(|&f| f <= 1) && v.is_valid()).then_some(v)
     }
 
     /// Whether the values lie in the ranges [`PanelVariant::parse`] takes.
     pub fn is_valid(&self) -> bool {
-        [4, 8, 16].contains(&self.slice) && (1..=64).contains(&self.group)
+        [4, 8, 16].contains(&self.slice)
+            && (1..=64).contains(&self.group)
+            && self.cut.is_multiple_of(128)
     }
 
     /// A short name for labels (no commas, for CSV): "s<slice>g<group>p<pad>r<regbuf>", then
-    /// "u1" where unrolled and "q1" where A·√d is packed once.
+    /// "u1" where unrolled, "q1" where A·√d is packed once and "c<cut>" where cut.
     pub fn label(&self) -> String {
         format!(
-            "s{}g{}p{}r{}{}{}",
+            "s{}g{}p{}r{}{}{}{}",
             self.slice,
             self.group,
             u8::from(self.pad),
             u8::from(self.regbuf),
             if self.unroll { "u1" } else { "" },
-            if self.root_d { "q1" } else { "" }
+            if self.root_d { "q1" } else { "" },
+            if self.cut > 0 {
+                format!("c{}", self.cut)
+            } else {
+                String::new()
+            }
         )
     }
 
@@ -703,7 +728,7 @@ mod tests {
         assert_eq!(KernelConfig::parse("8,4,8,4,4,3,32"), None);
         assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
         assert_eq!(PanelVariant::parse("4,1,0,0"), Some(PanelVariant::PLAIN));
-        assert_eq!(PanelVariant::parse("4,1,0,0,1,1"), Some(PanelVariant::DEFAULT));
+        assert_eq!(PanelVariant::parse("4,1,0,0,1,1,4096"), Some(PanelVariant::DEFAULT));
         let v = PanelVariant::parse("8, 8,1,1").unwrap();
         assert_eq!((v.slice, v.group, v.pad, v.regbuf), (8, 8, true, true));
         assert_eq!(v.label(), "s8g8p1r1");
@@ -711,6 +736,9 @@ mod tests {
         assert!(u.unroll && u.label() == "s4g1p0r0u1" && u.defines().contains("unroll all"));
         let q = PanelVariant::parse("4,1,0,0,0,1").unwrap();
         assert!(q.root_d && !q.unroll && q.label() == "s4g1p0r0q1");
+        let c = PanelVariant::parse("4,1,0,0,1,1,2048").unwrap();
+        assert!(c.cut == 2048 && c.label() == "s4g1p0r0u1q1c2048");
+        assert_eq!(PanelVariant::parse("4,1,0,0,0,0,0"), Some(PanelVariant::PLAIN));
         for bad in [
             "5,1,0,0",
             "4,0,0,0",
@@ -718,7 +746,8 @@ mod tests {
             "4,1,2,0",
             "4,1,0",
             "4,1,0,0,2",
-            "4,1,0,0,0,0,0",
+            "4,1,0,0,0,0,100",
+            "4,1,0,0,0,0,4096,1",
             "",
         ] {
             assert_eq!(PanelVariant::parse(bad), None, "{bad}");

@@ -196,6 +196,13 @@ struct TexelProducts {
 /// 4 (the texel kernel reads d in fours from its offset).
 pub const DEPTH_PER_LAUNCH: usize = crate::gl::LOOP_BUDGET;
 
+/// `len` cut into blocks of `cut` (start, length), the last taking the rest (so every block
+/// has at least `cut` where `len` does).
+fn cut_blocks(len: usize, cut: usize) -> impl Iterator<Item = (usize, usize)> {
+    let n = (len / cut).max(1);
+    (0..n).map(move |i| (i * cut, if i + 1 == n { len - i * cut } else { cut }))
+}
+
 /// Products of a smaller depth are read one float at a time rather than packed.
 const PACK_MIN_DEPTH: usize = 8;
 
@@ -914,6 +921,16 @@ impl TiledKernels {
         let (cv, av, bv) = (c.view, a.view, b.view);
         let full_tiles = cv.rows.div_ceil(self.config.bm()) * cv.cols.div_ceil(self.config.bn());
         if let Some(panel) = self.panel.as_ref().filter(|_| !in_place) {
+            // Blocks of at least two tiles each way, so that each runs on the panels too, and
+            // only where the depth is at least a block's side.
+            let tile = panel.gemm.1.bm().max(panel.gemm.1.bn());
+            let cut = panel.variant.cut.max(2 * tile);
+            if panel.variant.cut > 0
+                && (cv.rows >= 2 * cut || cv.cols >= 2 * cut)
+                && av.cols >= self.panel_min_depth().max(cut)
+            {
+                return self.gemm_cut(product, d_off, allow_small, cut);
+            }
             let (p, config) = match &panel.small {
                 Some(small) if allow_small && full_tiles < SMALL_PRODUCT_TILES => small,
                 _ => &panel.gemm,
@@ -1077,6 +1094,39 @@ impl TiledKernels {
         Ok(())
     }
 
+    /// [`TiledKernels::gemm_launch`] over blocks of C of `cut` rows and columns (those at
+    /// the ends up to twice that: [`cut_blocks`]), one launch each (blocks with nothing under
+    /// the mask skipped), in row-major block order.
+    fn gemm_cut(
+        &self,
+        product: Product<'_, Operand<'_>>,
+        d_off: usize,
+        allow_small: bool,
+        cut: usize,
+    ) -> Result<()> {
+        let (c, a, b) = (product.c, product.a, product.b);
+        let (cv, av, bv) = (c.view, a.view, b.view);
+        let shift = product.mask.shift();
+        for (r0, h) in cut_blocks(cv.rows, cut) {
+            for (c0, w) in cut_blocks(cv.cols, cut) {
+                let local = match shift.map(|s| s + r0 as isize - c0 as isize) {
+                    Some(s) if s + h as isize - 1 < 0 => continue,
+                    Some(s) if s >= w as isize - 1 => None,
+                    s => s,
+                };
+                let block = product
+                    .with(
+                        c.with(cv.sub(r0, c0, h, w)),
+                        a.with(av.sub(r0, 0, h, av.cols)),
+                        b.with(bv.sub(c0, 0, w, bv.cols)),
+                    )
+                    .mask(super::product::Mask::from_shift(local));
+                self.gemm_launch(block, d_off, allow_small, false)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The product on packed panels: A into panel 0, B·diag(d) into panel 1 (or B read from
     /// A's panel where it is A's first rows and unscaled: the SYRKs), then one launch over the
     /// lower tiles. `Ok(false)` (nothing launched) where a panel would not fit one storage
@@ -1098,11 +1148,11 @@ impl TiledKernels {
         let (ra, rb) = (panel_rows(cv.rows, tile), panel_rows(cv.cols, tile));
         // Floats per block of `tile` rows: kp k-rows, and one more where padded.
         let block = (kp + usize::from(panel.variant.pad)) * tile;
-        let same_rows = std::ptr::eq(a.buffer, b.buffer)
-            && (bv.offset, bv.rs, bv.cs) == (av.offset, av.rs, av.cs)
-            && bv.rows <= av.rows;
-        // A·√d packed once for both operands where the variant asks and d is known ≥ 0.
-        let root_d = same_rows && d.is_some() && panel.variant.root_d && product.d_nonnegative;
+        let same_source = std::ptr::eq(a.buffer, b.buffer) && (bv.rs, bv.cs) == (av.rs, av.cs);
+        let same_rows = same_source && bv.offset == av.offset && bv.rows <= av.rows;
+        // A·√d packed for both operands where the variant asks and d is known ≥ 0: once where
+        // B is A's first rows, else each with √d (the same bits as one launch of the whole).
+        let root_d = same_source && d.is_some() && panel.variant.root_d && product.d_nonnegative;
         let b_in_a = same_rows && (d.is_none() || root_d);
         let max_len =
             (super::storage::max_buffer_bytes(self.limits.max_storage_block_bytes) / 4) as usize;
@@ -1116,7 +1166,7 @@ impl TiledKernels {
         let a_scale = if root_d { (d, d_off, true) } else { (None, 0, false) };
         self.pack_panel(panel, 0, a, a_scale, (ra, tile), (kp, block))?;
         if !b_in_a {
-            self.pack_panel(panel, 1, b, (d, d_off, false), (rb, tile), (kp, block))?;
+            self.pack_panel(panel, 1, b, (d, d_off, root_d), (rb, tile), (kp, block))?;
         }
         let panels = panel.panels.each_ref().map(RefCell::borrow);
         let (Some(pa), pb) = (panels[0].as_ref(), panels[1].as_ref()) else {
