@@ -205,6 +205,18 @@ pub static TRTRI_BLOCKS: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// x ← x·L⁻ᵀ over one block column of L, each work group solving some rows of x through all
+/// of it with the inverted diagonal blocks of [`TRTRI_BLOCKS`] (the split Cholesky's L21).
+pub static TRSM_ROWS: ComputeKernel = ComputeKernel {
+    name: "tiled/trsm_rows",
+    source: include_str!("../glsl/tiled/trsm_rows.comp"),
+    buffers: &[("XBuf", 0), ("LBuf", 1), ("InvBuf", 2)],
+    uniforms: &[
+        "rows", "w", "x_off", "x_rs", "x_cs", "l_off", "l_rs", "l_cs", "inv_off",
+    ],
+    optional: &[],
+};
+
 /// One triangular solve with one right-hand side in one launch, the blocks chained through
 /// flags (the diagonal blocks inverted by [`TRTRI_BLOCKS`]).
 pub static TRSV_CHAIN: ComputeKernel = ComputeKernel {
@@ -614,6 +626,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &GEMM_PANEL_FUSED,
     &PACK_PANEL,
     &TRTRI_BLOCKS,
+    &TRSM_ROWS,
     &TRSV_CHAIN,
     &POTRF_BLOCK,
     &TRSM_BLOCK,

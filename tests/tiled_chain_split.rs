@@ -217,22 +217,52 @@ fn rfp_halves_are_split_too() {
 /// the blocked factor, failing columns in either half, RFP over one buffer and several.
 #[test]
 fn the_split_with_the_wide_solve_matches_the_reference_and_the_blocked_factor() {
+    let wide = |block, width, left| SplitSolve::Blocks { block, width, left };
+    check_split_solves(
+        &[
+            (64, wide(128, 128, true), &[65, 129, 200][..]),
+            (256, wide(128, 128, true), &[257, 300, 513][..]),
+            (256, wide(128, 128, false), &[300, 513][..]),
+            (256, wide(64, 128, true), &[300][..]),
+            (512, wide(128, 256, false), &[513, 1025][..]),
+            (512, wide(128, 384, true), &[1025][..]),
+        ],
+        wide(128, 128, false),
+    );
+}
+
+/// The split with L21 solved by rows (glsl/tiled/trsm_rows.comp: one launch per outer block,
+/// outer blocks of one and several diagonal blocks, 4 to 64 rows per work group), checked as
+/// the wide solve is.
+#[test]
+fn the_split_with_the_row_solve_matches_the_reference_and_the_blocked_factor() {
+    let rows = |width, rows| SplitSolve::Rows { width, rows };
+    check_split_solves(
+        &[
+            (64, rows(32, 4), &[65, 129, 200][..]),
+            (256, rows(128, 32), &[257, 300, 513][..]),
+            (256, rows(100, 8), &[300][..]),
+            (512, rows(512, 64), &[513, 1025][..]),
+        ],
+        rows(64, 16),
+    );
+}
+
+/// Each (chain order, solve, orders) of `solves` against the reference and the blocked factor,
+/// then `failing`'s failing columns and RFP.
+fn check_split_solves(solves: &[(usize, SplitSolve, &[usize])], failing: SplitSolve) {
     let gpu = gpu();
     if !gpu.info().has_compute() {
         return;
     }
     let blocked = blocked_kernels(&gpu);
-    for (chain_order, (block, width), left, sizes) in [
-        (64, (128, 128), true, &[65, 129, 200][..]),
-        (256, (128, 128), true, &[257, 300, 513][..]),
-        (256, (128, 128), false, &[300, 513][..]),
-        (256, (64, 128), true, &[300][..]),
-        (512, (128, 256), false, &[513, 1025][..]),
-        (512, (128, 384), true, &[1025][..]),
-    ] {
-        let solve = SplitSolve::Blocks { block, width, left };
+    for &(chain_order, solve, sizes) in solves {
         let split = split_kernels_solving(&gpu, chain_order, Some(solve));
-        assert!(split.solves_by_wide_blocks(block));
+        match solve {
+            SplitSolve::Blocks { block, .. } => assert!(split.solves_by_wide_blocks(block)),
+            SplitSolve::Rows { rows, .. } => assert!(split.solves_by_rows(rows)),
+            SplitSolve::Tiles => {}
+        }
         for &m in sizes {
             let what = format!("chain order {chain_order} solve {} m {m}", solve.name());
             let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
@@ -253,15 +283,7 @@ fn the_split_with_the_wide_solve_matches_the_reference_and_the_blocked_factor() 
             assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
         }
     }
-    let split = split_kernels_solving(
-        &gpu,
-        64,
-        Some(SplitSolve::Blocks {
-            block: 128,
-            width: 128,
-            left: false,
-        }),
-    );
+    let split = split_kernels_solving(&gpu, 64, Some(failing));
     // m = 200: halves of 128 (two chained leaves of 64) and 72 (64 and 8).
     let m = 200;
     for column in [0, 63, 64, 127, 128, 191, 199] {

@@ -1,5 +1,6 @@
 //! The wide triangular solve x ← x·L⁻ᵀ (src/tiled/trsm_wide.rs: blocks of 128 inverted in
-//! one launch, outer blocks left- or right-looking) against an f64 substitution: r × n
+//! one launch, outer blocks left- or right-looking) and the row solve (src/tiled/trsm_rows.rs:
+//! one launch per outer block, rows of x per work group) against an f64 substitution: r × n
 //! right-hand sides around the block edges, L with 1e30 above its diagonal (never read) in
 //! row- and column-major views, x amid NaN (entries outside it must stay NaN, none inside),
 //! the inverses' buffer poisoned with NaN, and the launches it makes.
@@ -10,7 +11,7 @@ use symraster::gl::{Buffer, BufferTarget, BufferUsage};
 use symraster::internal::GpuInternals;
 use symraster::tiled::config::SplitSolve;
 use symraster::tiled::trsm_wide::{launches, trsm_wide};
-use symraster::tiled::{KernelConfig, Operand, Parts, TiledKernels, View};
+use symraster::tiled::{KernelConfig, Operand, Parts, Region, TiledKernels, View, trsm_rows};
 use symraster::tuning::Tuning;
 
 /// Garbage above L's diagonal.
@@ -55,8 +56,8 @@ fn reference(l: &[Vec<f32>], b: &[Vec<f32>]) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// Solves r × n right-hand sides with `solve`'s width and direction, L row-major or not;
-/// checks the result and returns the launches it made (less packing launches).
+/// Solves r × n right-hand sides by the wide solve with blocks of `nb`, outer blocks of
+/// `width`, `left`-looking or not, L row-major or not, and checks it.
 fn check(
     k: &TiledKernels,
     r: usize,
@@ -66,6 +67,25 @@ fn check(
     row_major: bool,
 ) {
     let what = format!("r {r} n {n} blocks {nb} width {width} left {left} row-major {row_major}");
+    let solve = |x: Region<'_>, l: Operand<'_>| trsm_wide(k, x, l, (nb, width), left).unwrap();
+    check_solve(
+        k,
+        (r, n, row_major),
+        (nb, launches(n, width, nb)),
+        &what,
+        solve,
+    );
+}
+
+/// Solves r × n right-hand sides by `solve` (inverted blocks of `nb`, `want` launches less
+/// packing launches), L row-major or not, and checks the result and the launches.
+fn check_solve(
+    k: &TiledKernels,
+    (r, n, row_major): (usize, usize, bool),
+    (nb, want): (usize, usize),
+    what: &str,
+    solve: impl FnOnce(Region<'_>, Operand<'_>),
+) {
     let ctx = k.context();
     let l = lower(n);
     // L at offset 5 with a leading dimension of n + 3; NaN in the padding, GARBAGE above.
@@ -116,18 +136,11 @@ fn check(
         inv.write(0, &vec![f32::NAN; inv.len()]).unwrap();
     }
     let (launches0, packs0) = (k.launches(), k.packs());
-    trsm_wide(
-        k,
-        Parts::one(&xbuf).region(xv),
-        Operand::new(&lbuf, lv),
-        (nb, width),
-        left,
-    )
-    .unwrap();
-    k.check("the wide solve").unwrap();
+    solve(Parts::one(&xbuf).region(xv), Operand::new(&lbuf, lv));
+    k.check("the solve").unwrap();
     assert_eq!(
         (k.launches() - launches0 - (k.packs() - packs0)) as usize,
-        launches(n, width, nb),
+        want,
         "{what}: launches"
     );
     let got = xbuf.download().unwrap();
@@ -205,6 +218,42 @@ fn the_wide_solve_matches_substitution_around_the_block_edges() {
 }
 
 #[test]
+fn the_row_solve_matches_substitution_around_the_block_edges() {
+    let gpu = common::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    // The GPUs' blocks of 64 and llvmpipe's own tiles' 32.
+    for (config, d) in [
+        (KernelConfig::GPU, 64),
+        (KernelConfig::parse("16,16,4,4,16,1,32").unwrap(), 32),
+    ] {
+        let k = TiledKernels::tuned(gpu.context(), config, &Tuning::default()).unwrap();
+        assert_eq!(k.diag(), d);
+        // 64 rows of 64 columns and a tile of 64 x 65 pass llvmpipe's 32 KiB of shared memory.
+        assert!(k.solves_by_rows(32) && k.solves_by_rows(4));
+        assert!(!k.solves_by_rows(6) && !k.solves_by_rows(0) && !k.solves_by_rows(68));
+        let fits = 4 * (d * (d + 1) + 64 * d) as u64 <= k.limits().max_shared_bytes;
+        assert_eq!(k.solves_by_rows(64), fits);
+        for n in [1, 2, d - 1, d, d + 1, 2 * d + 3, 300] {
+            for r in [1, n, n + 37] {
+                for (width, rows) in [(d, 4), (2 * d, 32), (300, 8), (1024, 64)] {
+                    if !k.solves_by_rows(rows) {
+                        continue;
+                    }
+                    let what = format!("d {d} r {r} n {n} width {width} rows {rows}");
+                    let want = trsm_rows::launches(n, width, d);
+                    let solve = |x: Region<'_>, l: Operand<'_>| {
+                        trsm_rows::trsm_rows(&k, x, l, (width, rows)).unwrap()
+                    };
+                    check_solve(&k, (r, n, (n + r) % 2 == 0), (d, want), &what, solve);
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn the_solve_names_are_parsed_back() {
     for s in [
         SplitSolve::Tiles,
@@ -223,6 +272,11 @@ fn the_solve_names_are_parsed_back() {
             width: 96,
             left: true,
         },
+        SplitSolve::Rows {
+            width: 512,
+            rows: 32,
+        },
+        SplitSolve::Rows { width: 96, rows: 4 },
     ] {
         assert_eq!(SplitSolve::parse(&s.name()), Some(s));
     }
@@ -235,7 +289,21 @@ fn the_solve_names_are_parsed_back() {
         })
     );
     for bad in [
-        "", "x512", "l", "l0", "r-4", "l70000", "tile", "l512b256", "l512b48", "l512b",
+        "",
+        "x512",
+        "l",
+        "l0",
+        "r-4",
+        "l70000",
+        "tile",
+        "l512b256",
+        "l512b48",
+        "l512b",
+        "rows512",
+        "rows512x6",
+        "rows512x68",
+        "rows0x32",
+        "rowsx32",
     ] {
         assert_eq!(SplitSolve::parse(bad), None, "{bad:?}");
     }

@@ -250,11 +250,21 @@ pub enum SplitSolve {
         /// right-looking (each outer block, once solved, updates all columns right of it).
         left: bool,
     },
+    /// The diag-order diagonal blocks inverted in one launch, then per outer block column of
+    /// `width` one launch whose work groups each solve `rows` rows through all of it
+    /// (glsl/tiled/trsm_rows.comp) and one product with the columns right of it
+    /// ([`super::trsm_rows`]).
+    Rows {
+        /// The outer block columns' width (rounded up to whole diagonal blocks).
+        width: usize,
+        /// Rows of x per work group (a multiple of 4 from 4 to 64).
+        rows: usize,
+    },
 }
 
 impl SplitSolve {
     /// A short name for benchmark labels and parsing: `tiles`, `l<width>`, `r<width>`
-    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`.
+    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`, `rows<width>x<rows>`.
     pub fn name(self) -> String {
         match self {
             SplitSolve::Tiles => "tiles".to_string(),
@@ -265,6 +275,7 @@ impl SplitSolve {
                     false => format!("{side}{width}b{block}"),
                 }
             }
+            SplitSolve::Rows { width, rows } => format!("rows{width}x{rows}"),
         }
     }
 
@@ -274,6 +285,14 @@ impl SplitSolve {
         let name = name.trim();
         if name == "tiles" {
             return Some(SplitSolve::Tiles);
+        }
+        if let Some(rest) = name.strip_prefix("rows") {
+            let (width, rows) = rest.split_once('x')?;
+            let (width, rows) = (width.parse().ok()?, rows.parse().ok()?);
+            return ((1..=65536).contains(&width)
+                && rows % 4 == 0
+                && (4..=64).contains(&rows))
+            .then_some(SplitSolve::Rows { width, rows });
         }
         let left = match name.chars().next()? {
             'l' => true,

@@ -540,6 +540,8 @@ pub struct TiledKernels {
     solve_inverses: RefCell<Option<Buffer<f32>>>,
     // trtri_blocks.comp of orders below SOLVE_BLOCK, compiled on first use by the wide solve.
     trtri_orders: RefCell<HashMap<usize, ComputeProgram>>,
+    // trsm_rows.comp per count of rows per work group, compiled on first use.
+    trsm_rows: RefCell<HashMap<usize, ComputeProgram>>,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
@@ -709,6 +711,7 @@ impl TiledKernels {
             split_solve: tuning.split_solve(),
             solve_inverses: RefCell::new(None),
             trtri_orders: RefCell::new(HashMap::new()),
+            trsm_rows: RefCell::new(HashMap::new()),
             inverses: RefCell::new(None),
             tile_lists: RefCell::new(HashMap::new()),
             launches: Cell::new(0),
@@ -829,6 +832,80 @@ impl TiledKernels {
             )?),
         };
         self.dispatch_trtri(p, nb, l, 0, inv, false)
+    }
+
+    /// Whether [`TiledKernels::solve_rows`] runs here with `rows` rows per work group (a
+    /// multiple of 4 from 4 to 64): blocks of the diag order inverted by trtri_blocks.comp and
+    /// the kernel's shared memory within the device's.
+    pub fn solves_by_rows(&self, rows: usize) -> bool {
+        let d = self.diag;
+        let shared = 4 * (d * (d + 1) + rows * d) as u64;
+        self.solves_by_wide_blocks(d)
+            && rows.is_multiple_of(4)
+            && (4..=64).contains(&rows)
+            && shared <= self.limits.max_shared_bytes
+    }
+
+    /// x ← x·L⁻ᵀ for the lower triangle of the square `l` (its entries above the diagonal
+    /// not read), `rows` rows of x per work group through all of l's columns in one launch
+    /// (glsl/tiled/trsm_rows.comp), l's diagonal blocks of the diag order inverted in `inv`
+    /// from slot `slot0` on ([`TiledKernels::invert_blocks_of`]). Needs
+    /// [`TiledKernels::solves_by_rows`].
+    pub fn solve_rows(
+        &self,
+        x: Operand<'_>,
+        l: Operand<'_>,
+        (inv, slot0): (&Buffer<f32>, usize),
+        rows: usize,
+    ) -> Result<()> {
+        let (xv, lv) = (x.view, l.view);
+        if !self.solves_by_rows(rows) || lv.rows != lv.cols || xv.cols != lv.cols {
+            return Err(Error::shape(format!(
+                "these kernels cannot solve {}x{} by a triangle of order {} in rows of {rows}",
+                xv.rows, xv.cols, lv.cols
+            )));
+        }
+        if xv.rows == 0 || xv.cols == 0 {
+            return Ok(());
+        }
+        let mut programs = self.trsm_rows.borrow_mut();
+        let p = match programs.entry(rows) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(ComputeProgram::new(
+                &self.ctx,
+                &table::TRSM_ROWS,
+                &format!("{rows} rows"),
+                &format!(
+                    "#version 430\n#define D {}\n#define R {rows}\n#define RG 4\n{}",
+                    self.diag,
+                    table::TRSM_ROWS.source
+                ),
+            )?),
+        };
+        x.buffer.bind_base(0);
+        l.buffer.bind_base(1);
+        inv.bind_base(2);
+        let u = |v: usize| Uniform::U32(v as u32);
+        p.set_all(&[
+            ("rows", u(xv.rows)),
+            ("w", u(xv.cols)),
+            ("x_off", u(xv.offset)),
+            ("x_rs", u(xv.rs)),
+            ("x_cs", u(xv.cs)),
+            ("l_off", u(lv.offset)),
+            ("l_rs", u(lv.rs)),
+            ("l_cs", u(lv.cs)),
+            ("inv_off", u(slot0 * self.diag * self.diag)),
+        ])?;
+        let groups = xv.rows.div_ceil(rows);
+        let max = self.limits.max_groups_x.max(1) as usize;
+        if groups > max {
+            return Err(Error::shape(format!(
+                "a row solve of {} rows needs {groups} work groups, past the device's {max}",
+                xv.rows
+            )));
+        }
+        self.run(p, [groups as u32, 1, 1])
     }
 
     /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted block of order `nb` in slot `slot` of `inv`

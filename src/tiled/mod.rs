@@ -21,6 +21,7 @@ pub mod solve;
 pub mod status;
 pub mod storage;
 pub mod tiles;
+pub mod trsm_rows;
 pub mod trsm_wide;
 pub mod view;
 

@@ -113,6 +113,10 @@ pub fn trsm_chosen(
             trsm_wide(k, x, lo, (block, width), left)?;
             Ok(true)
         }
+        (SplitSolve::Rows { width, rows }, Some(lo)) if k.solves_by_rows(rows) => {
+            super::trsm_rows::trsm_rows(k, x, lo, (width, rows))?;
+            Ok(true)
+        }
         _ => otherwise().map(|()| false),
     }
 }

@@ -1,0 +1,86 @@
+//! x ← x·L⁻ᵀ for a lower-triangular L in one buffer with few launches: L's diagonal blocks of
+//! the diag order inverted in one launch (glsl/tiled/trtri_blocks.comp), then per outer block
+//! column J of `width` columns one launch of glsl/tiled/trsm_rows.comp, whose work groups each
+//! solve `rows` rows of X_J through all of J (left-looking inside it, the tiles of L and the
+//! solved blocks staged in shared memory), and one product X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ
+//! (right-looking). [`trsm_inverted`](super::cholesky::trsm_inverted) takes two launches per
+//! inner block instead. The split Cholesky's L21 = B21·L11⁻ᵀ ([`super::cholesky_split`]).
+
+use super::kernels::{Operand, TiledKernels};
+use super::parts::{Parts, Region, product, row_pieces};
+use super::product::Product;
+use super::trsm_wide::outer_width;
+use crate::error::{Error, Result};
+
+/// The launches [`trsm_rows`] makes for L of order `n`, outer blocks of `width` (rounded up
+/// to whole blocks of `d`), x in one buffer and every product within one launch: the
+/// inversion, one row solve per outer block and one product per outer block but the last.
+pub fn launches(n: usize, width: usize, d: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let outer = n.div_ceil(outer_width(width, d));
+    1 + outer + (outer - 1)
+}
+
+/// x ← x·L⁻ᵀ (each row of x solves L·yᵀ = xᵀ) for the lower-triangular square `l` (its
+/// entries above the diagonal not read), x over one or several buffers, by outer blocks of
+/// `width` columns and `rows` rows of x per work group. Needs
+/// [`TiledKernels::solves_by_rows`].
+pub fn trsm_rows(
+    k: &TiledKernels,
+    x: Region<'_>,
+    l: Operand<'_>,
+    (width, rows): (usize, usize),
+) -> Result<()> {
+    let (r, n) = (x.view.rows, l.view.cols);
+    if l.view.rows != n || x.view.cols != n {
+        return Err(Error::shape(format!(
+            "the row solve needs x with as many columns as L's order: x is {r} x {}, L {} x {n}",
+            x.view.cols, l.view.rows
+        )));
+    }
+    if !k.solves_by_rows(rows) {
+        return Err(Error::shape(format!(
+            "these kernels cannot solve by rows of {rows}"
+        )));
+    }
+    if n == 0 || r == 0 {
+        return Ok(());
+    }
+    let d = k.diag();
+    let w = outer_width(width, d);
+    let inv = k.solve_inverses(n.div_ceil(d), d)?;
+    k.invert_blocks_of(l, d, &inv)?;
+    let lr = Parts::one(l.buffer);
+    let ls = |i, j, rows, cols| lr.region(l.view.sub(i, j, rows, cols));
+    let xs = |j, cols| x.with(x.view.sub(0, j, r, cols));
+    for j0 in (0..n).step_by(w) {
+        let end = (j0 + w).min(n);
+        let lj = l.with(l.view.sub(j0, j0, end - j0, end - j0));
+        for (_, v) in row_pieces(x.parts.starts(), xs(j0, end - j0).view)? {
+            let xv = x.with(v).resolve("right-hand sides")?;
+            k.solve_rows(xv, lj, (&inv, j0 / d), rows)?;
+        }
+        if end < n {
+            // X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ
+            let p = Product::new(xs(end, n - end), xs(j0, end - j0), ls(end, j0, n - end, end - j0));
+            product(k, p.subtract())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launches_count_the_inversion_the_row_solves_and_the_products() {
+        assert_eq!(launches(0, 512, 64), 0);
+        assert_eq!(launches(64, 512, 64), 2);
+        // 4096 in outer blocks of 512: the inversion, 8 row solves, 7 products.
+        assert_eq!(launches(4096, 512, 64), 1 + 8 + 7);
+        assert_eq!(launches(4097, 500, 64), 1 + 9 + 8);
+    }
+}
