@@ -103,8 +103,8 @@ pub struct Tuning {
     /// [`SPLIT_CHAIN_ORDER`](crate::tiled::config::SPLIT_CHAIN_ORDER)).
     pub split_chain_order: Option<usize>,
     /// How the split Cholesky solves L21 below a chained leaf (default
-    /// [`SplitSolve::Tiles`](crate::tiled::config::SplitSolve): products with the chain's
-    /// inverted tiles).
+    /// [`SplitSolve::DEFAULT`](crate::tiled::config::SplitSolve::DEFAULT): by rows, one
+    /// launch per outer block of 512 columns).
     pub split_solve: Option<crate::tiled::config::SplitSolve>,
 }
 
@@ -481,7 +481,7 @@ impl Tuning {
             .max(1)
     }
 
-    /// [`Tuning::split_solve`] or its default (the chain's inverted tiles).
+    /// [`Tuning::split_solve`] or its default (by rows).
     pub fn split_solve(&self) -> crate::tiled::config::SplitSolve {
         self.split_solve.unwrap_or_default()
     }

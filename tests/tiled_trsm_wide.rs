@@ -193,7 +193,14 @@ fn the_wide_solve_matches_substitution_around_the_block_edges() {
     let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &Tuning::default()).unwrap();
     assert!(k.solves_by_wide_blocks(128) && k.solves_by_wide_blocks(64));
     assert!(!k.solves_by_wide_blocks(256) && !k.solves_by_wide_blocks(48));
-    assert_eq!(k.split_solve(), SplitSolve::Tiles, "the default changed");
+    assert_eq!(
+        k.split_solve(),
+        SplitSolve::Rows {
+            width: 512,
+            rows: 32
+        },
+        "the default changed"
+    );
     for n in [1, 2, 31, 32, 33, 127, 128, 129, 300, 513] {
         for r in [n, n + 37] {
             for (blocks, left) in [

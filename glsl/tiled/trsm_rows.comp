@@ -1,16 +1,20 @@
 // x ← x·L⁻ᵀ for one block column of L (w columns, L's w x w lower triangle; its entries above
 // the diagonal not read), R rows of x per work group: each group solves its rows through all
 // w columns alone, left-looking in blocks of D (one launch where the inner blocks of
-// trsm_inverted take two apiece). Per block jb: acc = x_jb − Σ_{kb<jb} x_kb·L_{jb,kb}ᵀ, each
-// term from a tile of L and the group's solved x_kb staged in shared memory, then
+// trsm_inverted take two apiece). Block jb: acc = x_jb − Σ_{kb<jb} x_kb·L_{jb,kb}ᵀ, one stage
+// per term (a tile of L and the group's solved x_kb in shared memory), then a stage
 // x_jb = acc·L_jb⁻ᵀ with the block's inverse (trtri_blocks.comp: row-major D x D slots, zeros
-// above the diagonal) staged the same way, written back to x. Invocation (c, g) owns column c
-// of the block and rows g·RPT .. g·RPT + RPT − 1 of the group's R. The group reads back the
-// blocks it wrote (coherent x, a buffer barrier and a group barrier between).
+// above the diagonal), written back to x. The next stage's tile and x block are fetched into
+// registers while the current one is multiplied (one stage behind: x_0 comes from the
+// registers of the stage that solved it). Invocation (c, g) owns column c of the block and
+// rows g + RG·q (q < R/RG) of the group's R. The group reads back the blocks it wrote (coherent
+// x, a buffer barrier and a group barrier between).
+#pragma optionNV(unroll all)
 layout(local_size_x = D, local_size_y = RG) in;
 
 #define RPT (R / RG)
 #define THREADS (D * RG)
+#define T_LOADS ((D * D) / THREADS)
 
 layout(std430, binding = 0) coherent buffer XBuf { float x[]; };
 layout(std430, binding = 1) readonly buffer LBuf { float l[]; };
@@ -31,59 +35,91 @@ shared float t[D][D + 1];
 // The group's rows of a solved block (or of acc, before its inverse).
 shared float xs[R][D];
 
+// The next stage's tile (element e = tid + i·THREADS: row e / D, column e % D) and x block.
+float pt[T_LOADS];
+float px[RPT];
+
+// Tile (jb, kb) of L (kb < jb) or block jb's inverse (kb = jb), b of its rows inside L.
+void fetch_tile(uint jb, uint kb, uint b, uint tid) {
+    uint j0 = jb * uint(D);
+    uint k0 = kb * uint(D);
+    uint slot = inv_off + jb * uint(D * D);
+    for (int i = 0; i < T_LOADS; i++) {
+        uint e = tid + uint(i * THREADS);
+        uint cc = e / uint(D);
+        uint k = e % uint(D);
+        if (kb < jb)
+            pt[i] = cc < b ? l[l_off + (j0 + cc) * l_rs + (k0 + k) * l_cs] : 0.0;
+        else
+            pt[i] = (k <= cc && cc < b) ? inv[slot + cc * uint(D) + k] : 0.0;
+    }
+}
+
+// Column c of block kb of x on the invocation's rows (0 past x's rows or the block's b).
+void fetch_x(uint kb, uint b, uint i0, uint c, uint g) {
+    for (int q = 0; q < RPT; q++) {
+        uint i = i0 + g + uint(RG * q);
+        px[q] = (i < rows && c < b) ? x[x_off + i * x_rs + (kb * uint(D) + c) * x_cs] : 0.0;
+    }
+}
+
 void main() {
     uint c = gl_LocalInvocationID.x;
     uint g = gl_LocalInvocationID.y;
     uint tid = g * uint(D) + c;
     uint i0 = gl_WorkGroupID.x * uint(R);
     uint blocks = (w + uint(D) - 1u) / uint(D);
-    for (uint jb = 0u; jb < blocks; jb++) {
-        uint j0 = jb * uint(D);
-        uint b = min(uint(D), w - j0);
-        float acc[RPT];
-        for (int q = 0; q < RPT; q++) {
-            uint i = i0 + g * uint(RPT) + uint(q);
-            acc[q] = (i < rows && c < b) ? x[x_off + i * x_rs + (j0 + c) * x_cs] : 0.0;
+    float acc[RPT];
+    fetch_x(0u, min(uint(D), w), i0, c, g);
+    for (int q = 0; q < RPT; q++) acc[q] = px[q];
+    fetch_tile(0u, 0u, min(uint(D), w), tid);
+    uint jb = 0u;
+    uint kb = 0u;
+    while (jb < blocks) {
+        uint b = min(uint(D), w - jb * uint(D));
+        bool inverse = kb == jb;
+        barrier();
+        for (int i = 0; i < T_LOADS; i++) {
+            uint e = tid + uint(i * THREADS);
+            t[e % uint(D)][e / uint(D)] = pt[i];
         }
-        for (uint kb = 0u; kb < jb; kb++) {
-            uint k0 = kb * uint(D);
-            barrier();
-            for (uint e = tid; e < uint(D * D); e += uint(THREADS)) {
-                uint cc = e / uint(D);
-                uint k = e % uint(D);
-                t[k][cc] = cc < b ? l[l_off + (j0 + cc) * l_rs + (k0 + k) * l_cs] : 0.0;
-            }
-            for (uint e = tid; e < uint(R * D); e += uint(THREADS)) {
-                uint r = e / uint(D);
-                uint k = e % uint(D);
-                uint i = i0 + r;
-                xs[r][k] = i < rows ? x[x_off + i * x_rs + (k0 + k) * x_cs] : 0.0;
-            }
-            barrier();
+        for (int q = 0; q < RPT; q++) xs[g + uint(RG * q)][c] = inverse ? acc[q] : px[q];
+        barrier();
+        uint njb = inverse ? jb + 1u : jb;
+        uint nkb = inverse ? 0u : kb + 1u;
+        uint nb = njb < blocks ? min(uint(D), w - njb * uint(D)) : 0u;
+        if (njb < blocks) {
+            fetch_tile(njb, nkb, nb, tid);
+            // x_nkb was solved at an earlier stage, but x_0 at this one (then from y below).
+            if (nkb < njb && !(inverse && jb == 0u)) fetch_x(nkb, uint(D), i0, c, g);
+        }
+        if (inverse) {
+            float y[RPT];
+            for (int q = 0; q < RPT; q++) y[q] = 0.0;
             for (uint k = 0u; k < uint(D); k++) {
                 float lv = t[k][c];
-                for (int q = 0; q < RPT; q++) acc[q] -= xs[g * uint(RPT) + uint(q)][k] * lv;
+                for (int q = 0; q < RPT; q++) y[q] += xs[g + uint(RG * q)][k] * lv;
+            }
+            for (int q = 0; q < RPT; q++) {
+                uint i = i0 + g + uint(RG * q);
+                if (i < rows && c < b) x[x_off + i * x_rs + (jb * uint(D) + c) * x_cs] = y[q];
+            }
+            if (jb == 0u)
+                for (int q = 0; q < RPT; q++) px[q] = y[q];
+            memoryBarrierBuffer();
+            // The next block's right-hand sides (this group's rows: not written yet).
+            if (njb < blocks)
+                for (int q = 0; q < RPT; q++) {
+                    uint i = i0 + g + uint(RG * q);
+                    acc[q] = (i < rows && c < nb) ? x[x_off + i * x_rs + (njb * uint(D) + c) * x_cs] : 0.0;
+                }
+        } else {
+            for (uint k = 0u; k < uint(D); k++) {
+                float lv = t[k][c];
+                for (int q = 0; q < RPT; q++) acc[q] -= xs[g + uint(RG * q)][k] * lv;
             }
         }
-        barrier();
-        uint slot = inv_off + jb * uint(D * D);
-        for (uint e = tid; e < uint(D * D); e += uint(THREADS)) {
-            uint cc = e / uint(D);
-            uint k = e % uint(D);
-            t[k][cc] = (k <= cc && cc < b) ? inv[slot + cc * uint(D) + k] : 0.0;
-        }
-        for (int q = 0; q < RPT; q++) xs[g * uint(RPT) + uint(q)][c] = acc[q];
-        barrier();
-        float y[RPT];
-        for (int q = 0; q < RPT; q++) y[q] = 0.0;
-        for (uint k = 0u; k < uint(D); k++) {
-            float lv = t[k][c];
-            for (int q = 0; q < RPT; q++) y[q] += xs[g * uint(RPT) + uint(q)][k] * lv;
-        }
-        for (int q = 0; q < RPT; q++) {
-            uint i = i0 + g * uint(RPT) + uint(q);
-            if (i < rows && c < b) x[x_off + i * x_rs + (j0 + c) * x_cs] = y[q];
-        }
-        memoryBarrierBuffer();
+        jb = njb;
+        kb = nkb;
     }
 }

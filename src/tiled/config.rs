@@ -227,14 +227,14 @@ impl ChainPoll {
 }
 
 /// How the split Cholesky ([`CholeskySchedule::Split`]) solves L21 = B21·L11⁻ᵀ below a
-/// chained leaf ([`super::trsm_wide`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// chained leaf ([`super::trsm_wide`], [`super::trsm_rows`]); the default
+/// [`SplitSolve::DEFAULT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SplitSolve {
     /// Products with the diag-order inverted tiles the chain left, inner blocks of the diag
     /// order inside outer blocks of the outer width
-    /// ([`trsm_inverted`](super::cholesky::trsm_inverted); on the H200 4.63 ms for
+    /// ([`trsm_inverted`](super::cholesky::trsm_inverted); on the H200 4.6 ms for
     /// 4096 × 4096, about 130 launches).
-    #[default]
     Tiles,
     /// MAGMA's trsm: every diagonal block of `block` (32, 64 or
     /// [`SOLVE_BLOCK`](super::kernels::SOLVE_BLOCK)) inverted in one launch
@@ -262,7 +262,21 @@ pub enum SplitSolve {
     },
 }
 
+impl Default for SplitSolve {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 impl SplitSolve {
+    /// The default: by rows, outer blocks of 512 and 32 rows per work group (on the H200 3.4
+    /// ms for 4096 × 4096 against the tiles' 4.6; `figures/h200/row_solve.csv`). Kernels that
+    /// cannot solve by rows take the tiles.
+    pub const DEFAULT: SplitSolve = SplitSolve::Rows {
+        width: 512,
+        rows: 32,
+    };
+
     /// A short name for benchmark labels and parsing: `tiles`, `l<width>`, `r<width>`
     /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`, `rows<width>x<rows>`.
     pub fn name(self) -> String {
