@@ -3,11 +3,14 @@
 //! recursively to block columns. A block column [B11; B21] of at most
 //! [`TiledKernels::split_chain_order`] columns is a leaf: L11 by one chained launch
 //! (glsl/tiled/potrf_chain.comp, which leaves L11's inverted diagonal tiles in their slots),
-//! L21 = B21·L11⁻ᵀ by products with those inverses ([`trsm_inverted`], MAGMA's inverted
-//! blocks) or, with [`SplitSolve::Blocks`], by blocks of 128 inverted in one launch and wide
-//! products ([`super::trsm_wide`]); a wider one is its left half, one lower-tile product B22 ← B22 − L21·L21ᵀ on the
-//! right half's rows below the diagonal, then its right half. At m = 8192 with leaves of 4096:
-//! chain, solve of 4096 × 4096, SYRK of rank 4096, chain. Where the chain cannot run (no
+//! L21 = B21·L11⁻ᵀ by the kernels' [`SplitSolve`]: by rows ([`super::trsm_rows`], the
+//! default), by products with those inverses ([`trsm_inverted`], MAGMA's inverted blocks) or
+//! by blocks of 128 inverted in one launch and wide products ([`super::trsm_wide`]). A wider
+//! square block column is its left half, one lower-tile product B22 ← B22 − L21·L21ᵀ on the
+//! right half's rows below the diagonal, then its right half; a wider tall one its square,
+//! then one solve of the rows below. At m = 8192 with leaves of 4096: chain, solve of
+//! 4096 × 4096, SYRK of rank 4096, chain; at 16384 that for the top left 8192, a solve of
+//! 8192 × 8192, a SYRK of rank 8192 and the same for the bottom right. Where the chain cannot run (no
 //! chain kernel, too many tile columns, a leaf over two buffers) the leaf is blocked
 //! ([`potrf_blocked`], L11 and L21 together). Every kernel reports its first failing column to
 //! the one status word by atomicMin with its global column, and a failed pivot leaves NaN that
@@ -72,8 +75,9 @@ pub fn left_width(n: usize, t: usize) -> usize {
 }
 
 /// Factors the first `v.cols` columns of the block column `v` (rows ≥ cols: L11 on top, L21
-/// below), its first column `column0` in the whole matrix, split in halves while wider than
-/// the split's chain order. `given_up` is taken by the first chained leaf.
+/// below), its first column `column0` in the whole matrix: a square split in halves while
+/// wider than the split's chain order, a taller one as its square and then one solve of the
+/// rows below. `given_up` is taken by the first chained leaf.
 pub fn block_column(
     k: &TiledKernels,
     v: Region<'_>,
@@ -93,8 +97,20 @@ pub fn block_column(
     if n <= k.split_chain_order().max(t) {
         return leaf(k, v, column0, given_up);
     }
-    let n1 = left_width(n, t);
     let sub = |i, j, r, c| v.with(v.view.sub(i, j, r, c));
+    if rows > n {
+        // Its square first, then the rows below by one solve with it: on the H200 at
+        // m = 16384 the left half (16384 x 8192) took 34 ms so against 44 split again.
+        let square = sub(0, 0, n, n);
+        block_column(k, square, column0, given_up)?;
+        k.set_launch_kind(LaunchKind::PanelSolve);
+        let below = sub(n, 0, rows - n, n);
+        trsm_chosen(k, k.split_solve(), below, square, || {
+            trsm_regions(k, below, square, false)
+        })?;
+        return Ok(());
+    }
+    let n1 = left_width(n, t);
     block_column(k, sub(0, 0, rows, n1), column0, given_up)?;
     // The right half's rows below its diagonal less L21·L21ᵀ (its lower tiles only).
     let (c, a, bt) = (
