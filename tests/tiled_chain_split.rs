@@ -236,15 +236,16 @@ fn the_split_with_the_wide_solve_matches_the_reference_and_the_blocked_factor() 
 /// the wide solve is.
 #[test]
 fn the_split_with_the_row_solve_matches_the_reference_and_the_blocked_factor() {
-    let rows = |width, rows| SplitSolve::Rows { width, rows };
+    let rows = |width, rows, leaf| SplitSolve::Rows { width, rows, leaf };
     check_split_solves(
         &[
-            (64, rows(32, 4), &[65, 129, 200][..]),
-            (256, rows(128, 32), &[257, 300, 513][..]),
-            (256, rows(100, 8), &[300][..]),
-            (512, rows(512, 64), &[513, 1025][..]),
+            (64, rows(32, 4, 1 << 20), &[65, 129, 200][..]),
+            (256, rows(128, 32, 1 << 20), &[257, 300, 513][..]),
+            (256, rows(100, 8, 1 << 20), &[300][..]),
+            (512, rows(512, 64, 1 << 20), &[513, 1025][..]),
+            (128, rows(32, 32, 64), &[300, 513][..]),
         ],
-        rows(64, 16),
+        rows(64, 16, 96),
     );
 }
 

@@ -193,14 +193,7 @@ fn the_wide_solve_matches_substitution_around_the_block_edges() {
     let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &Tuning::default()).unwrap();
     assert!(k.solves_by_wide_blocks(128) && k.solves_by_wide_blocks(64));
     assert!(!k.solves_by_wide_blocks(256) && !k.solves_by_wide_blocks(48));
-    assert_eq!(
-        k.split_solve(),
-        SplitSolve::Rows {
-            width: 512,
-            rows: 32
-        },
-        "the default changed"
-    );
+    assert_eq!(k.split_solve(), SplitSolve::DEFAULT, "the default changed");
     for n in [1, 2, 31, 32, 33, 127, 128, 129, 300, 513] {
         for r in [n, n + 37] {
             for (blocks, left) in [
@@ -244,14 +237,23 @@ fn the_row_solve_matches_substitution_around_the_block_edges() {
         assert_eq!(k.solves_by_rows(64), fits);
         for n in [1, 2, d - 1, d, d + 1, 2 * d + 3, 300] {
             for r in [1, n, n + 37] {
-                for (width, rows) in [(d, 4), (2 * d, 32), (300, 8), (1024, 64)] {
+                // Leaves of one outer block, of several, and L halved down to them.
+                for (width, rows, leaf) in [
+                    (d, 4, 1 << 20),
+                    (2 * d, 32, 1 << 20),
+                    (300, 8, 1 << 20),
+                    (1024, 64, 1 << 20),
+                    (d, 16, 2 * d),
+                    (d, 32, 1),
+                    (2 * d, 8, 3 * d),
+                ] {
                     if !k.solves_by_rows(rows) {
                         continue;
                     }
-                    let what = format!("d {d} r {r} n {n} width {width} rows {rows}");
-                    let want = trsm_rows::launches(n, width, d);
+                    let what = format!("d {d} r {r} n {n} width {width} rows {rows} leaf {leaf}");
+                    let want = trsm_rows::launches(n, (width, leaf), d);
                     let solve = |x: Region<'_>, l: Operand<'_>| {
-                        trsm_rows::trsm_rows(&k, x, l, (width, rows)).unwrap()
+                        trsm_rows::trsm_rows(&k, x, l, (width, rows, leaf)).unwrap()
                     };
                     check_solve(&k, (r, n, (n + r) % 2 == 0), (d, want), &what, solve);
                 }
@@ -282,8 +284,13 @@ fn the_solve_names_are_parsed_back() {
         SplitSolve::Rows {
             width: 512,
             rows: 32,
+            leaf: 1 << 20,
         },
-        SplitSolve::Rows { width: 96, rows: 4 },
+        SplitSolve::Rows {
+            width: 96,
+            rows: 4,
+            leaf: 1024,
+        },
     ] {
         assert_eq!(SplitSolve::parse(&s.name()), Some(s));
     }

@@ -259,6 +259,9 @@ pub enum SplitSolve {
         width: usize,
         /// Rows of x per work group (a multiple of 4 from 4 to 64).
         rows: usize,
+        /// L halved while wider than this (at least `width`): X2 ← X2 − X1·L21ᵀ as one deep
+        /// product between the halves' solves.
+        leaf: usize,
     },
 }
 
@@ -269,16 +272,17 @@ impl Default for SplitSolve {
 }
 
 impl SplitSolve {
-    /// The default: by rows, outer blocks of 512 and 32 rows per work group (on the H200 3.4
-    /// ms for 4096 × 4096 against the tiles' 4.6; `figures/h200/row_solve.csv`). Kernels that
-    /// cannot solve by rows take the tiles.
+    /// The default: by rows, outer blocks of 512, 32 rows per work group, L halved down to
+    /// 2048 (on the H200 3.19 ms for 4096 × 4096 against 3.40 unhalved and the tiles' 4.6;
+    /// `figures/h200/row_solve.csv`). Kernels that cannot solve by rows take the tiles.
     pub const DEFAULT: SplitSolve = SplitSolve::Rows {
         width: 512,
         rows: 32,
+        leaf: 2048,
     };
 
     /// A short name for benchmark labels and parsing: `tiles`, `l<width>`, `r<width>`
-    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`, `rows<width>x<rows>`.
+    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`, `rows<width>x<rows>l<leaf>`.
     pub fn name(self) -> String {
         match self {
             SplitSolve::Tiles => "tiles".to_string(),
@@ -289,7 +293,7 @@ impl SplitSolve {
                     false => format!("{side}{width}b{block}"),
                 }
             }
-            SplitSolve::Rows { width, rows } => format!("rows{width}x{rows}"),
+            SplitSolve::Rows { width, rows, leaf } => format!("rows{width}x{rows}l{leaf}"),
         }
     }
 
@@ -301,12 +305,14 @@ impl SplitSolve {
             return Some(SplitSolve::Tiles);
         }
         if let Some(rest) = name.strip_prefix("rows") {
-            let (width, rows) = rest.split_once('x')?;
-            let (width, rows) = (width.parse().ok()?, rows.parse().ok()?);
+            let (width, rest) = rest.split_once('x')?;
+            let (rows, leaf) = rest.split_once('l')?;
+            let (width, rows, leaf) = (width.parse().ok()?, rows.parse().ok()?, leaf.parse().ok()?);
             return ((1..=65536).contains(&width)
                 && rows % 4 == 0
-                && (4..=64).contains(&rows))
-            .then_some(SplitSolve::Rows { width, rows });
+                && (4..=64).contains(&rows)
+                && (1..=1 << 20).contains(&leaf))
+            .then_some(SplitSolve::Rows { width, rows, leaf });
         }
         let left = match name.chars().next()? {
             'l' => true,

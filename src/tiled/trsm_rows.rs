@@ -11,27 +11,43 @@ use super::parts::{Parts, Region, product, row_pieces};
 use super::product::Product;
 use super::trsm_wide::outer_width;
 use crate::error::{Error, Result};
+use crate::gl::Buffer;
 
 /// The launches [`trsm_rows`] makes for L of order `n`, outer blocks of `width` (rounded up
-/// to whole blocks of `d`), x in one buffer and every product within one launch: the
-/// inversion, one row solve per outer block and one product per outer block but the last.
-pub fn launches(n: usize, width: usize, d: usize) -> usize {
+/// to whole blocks of `d`), halves while wider than `leaf`, x in one buffer and every product
+/// within one launch: the inversion, then per leaf one row solve per outer block and one
+/// product per outer block but the last, and one product per halving.
+pub fn launches(n: usize, (width, leaf): (usize, usize), d: usize) -> usize {
+    fn solve(n: usize, w: usize, leaf: usize, d: usize) -> usize {
+        if n > leaf {
+            let n1 = half(n, d);
+            return solve(n1, w, leaf, d) + 1 + solve(n - n1, w, leaf, d);
+        }
+        let outer = n.div_ceil(w);
+        outer + outer.saturating_sub(1)
+    }
     if n == 0 {
         return 0;
     }
-    let outer = n.div_ceil(outer_width(width, d));
-    1 + outer + (outer - 1)
+    let w = outer_width(width, d);
+    1 + solve(n, w, leaf.max(w), d)
+}
+
+/// The first half of an order `n` above the leaf: n/2 rounded up to whole blocks of `d`.
+fn half(n: usize, d: usize) -> usize {
+    (n / 2).div_ceil(d) * d
 }
 
 /// x ← x·L⁻ᵀ (each row of x solves L·yᵀ = xᵀ) for the lower-triangular square `l` (its
-/// entries above the diagonal not read), x over one or several buffers, by outer blocks of
-/// `width` columns and `rows` rows of x per work group. Needs
+/// entries above the diagonal not read), x over one or several buffers: halves of L while
+/// wider than `leaf` (X1 by the first, X2 ← X2 − X1·L21ᵀ as one product, X2 by the second),
+/// each leaf by outer blocks of `width` columns and `rows` rows of x per work group. Needs
 /// [`TiledKernels::solves_by_rows`].
 pub fn trsm_rows(
     k: &TiledKernels,
     x: Region<'_>,
     l: Operand<'_>,
-    (width, rows): (usize, usize),
+    (width, rows, leaf): (usize, usize, usize),
 ) -> Result<()> {
     let (r, n) = (x.view.rows, l.view.cols);
     if l.view.rows != n || x.view.cols != n {
@@ -52,15 +68,36 @@ pub fn trsm_rows(
     let w = outer_width(width, d);
     let inv = k.solve_inverses(n.div_ceil(d), d)?;
     k.invert_blocks_of(l, d, &inv)?;
+    solve(k, x, l, (&inv, 0), (w, rows, leaf.max(w)))
+}
+
+/// [`trsm_rows`] after the inversion: L's diagonal blocks in `inv` from slot `slot0` on.
+fn solve(
+    k: &TiledKernels,
+    x: Region<'_>,
+    l: Operand<'_>,
+    (inv, slot0): (&Buffer<f32>, usize),
+    (w, rows, leaf): (usize, usize, usize),
+) -> Result<()> {
+    let (r, n, d) = (x.view.rows, l.view.cols, k.diag());
     let lr = Parts::one(l.buffer);
     let ls = |i, j, rows, cols| lr.region(l.view.sub(i, j, rows, cols));
     let xs = |j, cols| x.with(x.view.sub(0, j, r, cols));
+    if n > leaf {
+        let n1 = half(n, d);
+        let l11 = l.with(l.view.sub(0, 0, n1, n1));
+        let l22 = l.with(l.view.sub(n1, n1, n - n1, n - n1));
+        solve(k, xs(0, n1), l11, (inv, slot0), (w, rows, leaf))?;
+        let p = Product::new(xs(n1, n - n1), xs(0, n1), ls(n1, 0, n - n1, n1));
+        product(k, p.subtract())?;
+        return solve(k, xs(n1, n - n1), l22, (inv, slot0 + n1 / d), (w, rows, leaf));
+    }
     for j0 in (0..n).step_by(w) {
         let end = (j0 + w).min(n);
         let lj = l.with(l.view.sub(j0, j0, end - j0, end - j0));
         for (_, v) in row_pieces(x.parts.starts(), xs(j0, end - j0).view)? {
             let xv = x.with(v).resolve("right-hand sides")?;
-            k.solve_rows(xv, lj, (&inv, j0 / d), rows)?;
+            k.solve_rows(xv, lj, (inv, slot0 + j0 / d), rows)?;
         }
         if end < n {
             // X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ
@@ -77,10 +114,16 @@ mod tests {
 
     #[test]
     fn launches_count_the_inversion_the_row_solves_and_the_products() {
-        assert_eq!(launches(0, 512, 64), 0);
-        assert_eq!(launches(64, 512, 64), 2);
+        let one_leaf = 1 << 20;
+        assert_eq!(launches(0, (512, one_leaf), 64), 0);
+        assert_eq!(launches(64, (512, one_leaf), 64), 2);
         // 4096 in outer blocks of 512: the inversion, 8 row solves, 7 products.
-        assert_eq!(launches(4096, 512, 64), 1 + 8 + 7);
-        assert_eq!(launches(4097, 500, 64), 1 + 9 + 8);
+        assert_eq!(launches(4096, (512, one_leaf), 64), 1 + 8 + 7);
+        assert_eq!(launches(4097, (500, one_leaf), 64), 1 + 9 + 8);
+        // Halves of 2048 (8 row solves, 7 products), one product between them.
+        assert_eq!(launches(4096, (512, 2048), 64), 1 + 7 + 1 + 7);
+        // A leaf below the width is the width: 8 leaves of one row solve, 7 halvings.
+        assert_eq!(launches(4096, (512, 100), 64), 1 + 8 + 7);
+        assert_eq!((half(4097, 64), half(4100, 64)), (2048, 2048 + 64));
     }
 }

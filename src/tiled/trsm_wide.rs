@@ -113,8 +113,8 @@ pub fn trsm_chosen(
             trsm_wide(k, x, lo, (block, width), left)?;
             Ok(true)
         }
-        (SplitSolve::Rows { width, rows }, Some(lo)) if k.solves_by_rows(rows) => {
-            super::trsm_rows::trsm_rows(k, x, lo, (width, rows))?;
+        (SplitSolve::Rows { width, rows, leaf }, Some(lo)) if k.solves_by_rows(rows) => {
+            super::trsm_rows::trsm_rows(k, x, lo, (width, rows, leaf))?;
             Ok(true)
         }
         _ => otherwise().map(|()| false),
