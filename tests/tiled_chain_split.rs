@@ -236,16 +236,22 @@ fn the_split_with_the_wide_solve_matches_the_reference_and_the_blocked_factor() 
 /// the wide solve is.
 #[test]
 fn the_split_with_the_row_solve_matches_the_reference_and_the_blocked_factor() {
-    let rows = |width, rows, leaf| SplitSolve::Rows { width, rows, leaf };
+    let rows = |width, rows, leaf, block| SplitSolve::Rows {
+        width,
+        rows,
+        leaf,
+        block,
+    };
+    // The leaves' tiles are 32: blocks of 32 and of 64.
     check_split_solves(
         &[
-            (64, rows(32, 4, 1 << 20), &[65, 129, 200][..]),
-            (256, rows(128, 32, 1 << 20), &[257, 300, 513][..]),
-            (256, rows(100, 8, 1 << 20), &[300][..]),
-            (512, rows(512, 64, 1 << 20), &[513, 1025][..]),
-            (128, rows(32, 32, 64), &[300, 513][..]),
+            (64, rows(32, 4, 1 << 20, 32), &[65, 129, 200][..]),
+            (256, rows(128, 32, 1 << 20, 64), &[257, 300, 513][..]),
+            (256, rows(100, 8, 1 << 20, 32), &[300][..]),
+            (512, rows(512, 64, 1 << 20, 32), &[513, 1025][..]),
+            (128, rows(32, 32, 64, 64), &[300, 513][..]),
         ],
-        rows(64, 16, 96),
+        rows(64, 16, 96, 64),
     );
 }
 
@@ -261,7 +267,7 @@ fn check_split_solves(solves: &[(usize, SplitSolve, &[usize])], failing: SplitSo
         let split = split_kernels_solving(&gpu, chain_order, Some(solve));
         match solve {
             SplitSolve::Blocks { block, .. } => assert!(split.solves_by_wide_blocks(block)),
-            SplitSolve::Rows { rows, .. } => assert!(split.solves_by_rows(rows)),
+            SplitSolve::Rows { rows, block, .. } => assert!(split.solves_by_rows(rows, block)),
             SplitSolve::Tiles => {}
         }
         for &m in sizes {

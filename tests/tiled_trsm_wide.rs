@@ -231,10 +231,11 @@ fn the_row_solve_matches_substitution_around_the_block_edges() {
         let k = TiledKernels::tuned(gpu.context(), config, &Tuning::default()).unwrap();
         assert_eq!(k.diag(), d);
         // 64 rows of 64 columns and a tile of 64 x 65 pass llvmpipe's 32 KiB of shared memory.
-        assert!(k.solves_by_rows(32) && k.solves_by_rows(4));
-        assert!(!k.solves_by_rows(6) && !k.solves_by_rows(0) && !k.solves_by_rows(68));
+        assert!(k.solves_by_rows(32, d) && k.solves_by_rows(4, d) && k.solves_by_rows(32, 32));
+        assert!(!k.solves_by_rows(6, d) && !k.solves_by_rows(0, d) && !k.solves_by_rows(68, d));
+        assert!(!k.solves_by_rows(32, 128) && !k.solves_by_rows(32, 48));
         let fits = 4 * (d * (d + 1) + 64 * d) as u64 <= k.limits().max_shared_bytes;
-        assert_eq!(k.solves_by_rows(64), fits);
+        assert_eq!(k.solves_by_rows(64, d), fits);
         for n in [1, 2, d - 1, d, d + 1, 2 * d + 3, 300] {
             for r in [1, n, n + 37] {
                 // Leaves of one outer block, of several, and L halved down to them.
@@ -247,15 +248,20 @@ fn the_row_solve_matches_substitution_around_the_block_edges() {
                     (d, 32, 1),
                     (2 * d, 8, 3 * d),
                 ] {
-                    if !k.solves_by_rows(rows) {
-                        continue;
+                    // Blocks of the kernels' diagonal order, and of the other one.
+                    for block in [d, 96 - d] {
+                        if !k.solves_by_rows(rows, block) {
+                            continue;
+                        }
+                        let what = format!(
+                            "d {d} block {block} r {r} n {n} width {width} rows {rows} leaf {leaf}"
+                        );
+                        let want = trsm_rows::launches(n, (width, leaf), block);
+                        let solve = |x: Region<'_>, l: Operand<'_>| {
+                            trsm_rows::trsm_rows(&k, x, l, (width, rows, leaf, block)).unwrap()
+                        };
+                        check_solve(&k, (r, n, (n + r) % 2 == 0), (block, want), &what, solve);
                     }
-                    let what = format!("d {d} r {r} n {n} width {width} rows {rows} leaf {leaf}");
-                    let want = trsm_rows::launches(n, (width, leaf), d);
-                    let solve = |x: Region<'_>, l: Operand<'_>| {
-                        trsm_rows::trsm_rows(&k, x, l, (width, rows, leaf)).unwrap()
-                    };
-                    check_solve(&k, (r, n, (n + r) % 2 == 0), (d, want), &what, solve);
                 }
             }
         }
@@ -285,11 +291,13 @@ fn the_solve_names_are_parsed_back() {
             width: 512,
             rows: 32,
             leaf: 1 << 20,
+            block: 64,
         },
         SplitSolve::Rows {
             width: 96,
             rows: 4,
             leaf: 1024,
+            block: 32,
         },
     ] {
         assert_eq!(SplitSolve::parse(&s.name()), Some(s));

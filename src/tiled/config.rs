@@ -262,6 +262,9 @@ pub enum SplitSolve {
         /// L halved while wider than this (at least `width`): X2 ← X2 − X1·L21ᵀ as one deep
         /// product between the halves' solves.
         leaf: usize,
+        /// The order of the inverted diagonal blocks (32 or 64; the kernel's stages), apart
+        /// from the chain's tiles.
+        block: usize,
     },
 }
 
@@ -279,10 +282,12 @@ impl SplitSolve {
         width: 512,
         rows: 32,
         leaf: 2048,
+        block: 64,
     };
 
     /// A short name for benchmark labels and parsing: `tiles`, `l<width>`, `r<width>`
-    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`, `rows<width>x<rows>l<leaf>`.
+    /// (blocks of 128), `l<width>b<block>`, `r<width>b<block>`,
+    /// `rows<width>x<rows>l<leaf>b<block>` (parsed with `b64` where left out).
     pub fn name(self) -> String {
         match self {
             SplitSolve::Tiles => "tiles".to_string(),
@@ -293,7 +298,12 @@ impl SplitSolve {
                     false => format!("{side}{width}b{block}"),
                 }
             }
-            SplitSolve::Rows { width, rows, leaf } => format!("rows{width}x{rows}l{leaf}"),
+            SplitSolve::Rows {
+                width,
+                rows,
+                leaf,
+                block,
+            } => format!("rows{width}x{rows}l{leaf}b{block}"),
         }
     }
 
@@ -306,13 +316,21 @@ impl SplitSolve {
         }
         if let Some(rest) = name.strip_prefix("rows") {
             let (width, rest) = rest.split_once('x')?;
-            let (rows, leaf) = rest.split_once('l')?;
-            let (width, rows, leaf) = (width.parse().ok()?, rows.parse().ok()?, leaf.parse().ok()?);
+            let (rows, rest) = rest.split_once('l')?;
+            let (leaf, block) = rest.split_once('b').unwrap_or((rest, "64"));
+            let (width, rows) = (width.parse().ok()?, rows.parse().ok()?);
+            let (leaf, block) = (leaf.parse().ok()?, block.parse().ok()?);
             return ((1..=65536).contains(&width)
                 && rows % 4 == 0
                 && (4..=64).contains(&rows)
-                && (1..=1 << 20).contains(&leaf))
-            .then_some(SplitSolve::Rows { width, rows, leaf });
+                && (1..=1 << 20).contains(&leaf)
+                && [32, 64].contains(&block))
+            .then_some(SplitSolve::Rows {
+                width,
+                rows,
+                leaf,
+                block,
+            });
         }
         let left = match name.chars().next()? {
             'l' => true,

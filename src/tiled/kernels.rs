@@ -540,8 +540,8 @@ pub struct TiledKernels {
     solve_inverses: RefCell<Option<Buffer<f32>>>,
     // trtri_blocks.comp of orders below SOLVE_BLOCK, compiled on first use by the wide solve.
     trtri_orders: RefCell<HashMap<usize, ComputeProgram>>,
-    // trsm_rows.comp per count of rows per work group, compiled on first use.
-    trsm_rows: RefCell<HashMap<usize, ComputeProgram>>,
+    // trsm_rows.comp per rows per work group and block order, compiled on first use.
+    trsm_rows: RefCell<HashMap<(usize, usize), ComputeProgram>>,
     // The inverted diagonal blocks, diag x diag each, row-major, one slot per block column.
     inverses: RefCell<Option<Buffer<f32>>>,
     tile_lists: RefCell<TileLists>,
@@ -835,11 +835,12 @@ impl TiledKernels {
     }
 
     /// Whether [`TiledKernels::solve_rows`] runs here with `rows` rows per work group (a
-    /// multiple of 4 from 4 to 64): blocks of the diag order inverted by trtri_blocks.comp and
-    /// the kernel's shared memory within the device's.
-    pub fn solves_by_rows(&self, rows: usize) -> bool {
-        let d = self.diag;
+    /// multiple of 4 from 4 to 64) and diagonal blocks of `block` (32 or 64, inverted by
+    /// trtri_blocks.comp), the kernel's shared memory within the device's.
+    pub fn solves_by_rows(&self, rows: usize, block: usize) -> bool {
+        let d = block;
         let shared = 4 * (d * (d + 1) + rows * d) as u64;
+        [32, 64].contains(&d) &&
         self.solves_by_wide_blocks(d)
             && rows.is_multiple_of(4)
             && (4..=64).contains(&rows)
@@ -848,7 +849,7 @@ impl TiledKernels {
 
     /// x ← x·L⁻ᵀ for the lower triangle of the square `l` (its entries above the diagonal
     /// not read), `rows` rows of x per work group through all of l's columns in one launch
-    /// (glsl/tiled/trsm_rows.comp), l's diagonal blocks of the diag order inverted in `inv`
+    /// (glsl/tiled/trsm_rows.comp), l's diagonal blocks of order `block` inverted in `inv`
     /// from slot `slot0` on ([`TiledKernels::invert_blocks_of`]). Needs
     /// [`TiledKernels::solves_by_rows`].
     pub fn solve_rows(
@@ -856,10 +857,10 @@ impl TiledKernels {
         x: Operand<'_>,
         l: Operand<'_>,
         (inv, slot0): (&Buffer<f32>, usize),
-        rows: usize,
+        (rows, block): (usize, usize),
     ) -> Result<()> {
         let (xv, lv) = (x.view, l.view);
-        if !self.solves_by_rows(rows) || lv.rows != lv.cols || xv.cols != lv.cols {
+        if !self.solves_by_rows(rows, block) || lv.rows != lv.cols || xv.cols != lv.cols {
             return Err(Error::shape(format!(
                 "these kernels cannot solve {}x{} by a triangle of order {} in rows of {rows}",
                 xv.rows, xv.cols, lv.cols
@@ -869,15 +870,14 @@ impl TiledKernels {
             return Ok(());
         }
         let mut programs = self.trsm_rows.borrow_mut();
-        let p = match programs.entry(rows) {
+        let p = match programs.entry((rows, block)) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert(ComputeProgram::new(
                 &self.ctx,
                 &table::TRSM_ROWS,
-                &format!("{rows} rows"),
+                &format!("{rows} rows, blocks of {block}"),
                 &format!(
-                    "#version 430\n#define D {}\n#define R {rows}\n#define RG 4\n{}",
-                    self.diag,
+                    "#version 430\n#define D {block}\n#define R {rows}\n#define RG 4\n{}",
                     table::TRSM_ROWS.source
                 ),
             )?),
@@ -895,7 +895,7 @@ impl TiledKernels {
             ("l_off", u(lv.offset)),
             ("l_rs", u(lv.rs)),
             ("l_cs", u(lv.cs)),
-            ("inv_off", u(slot0 * self.diag * self.diag)),
+            ("inv_off", u(slot0 * block * block)),
         ])?;
         let groups = xv.rows.div_ceil(rows);
         let max = self.limits.max_groups_x.max(1) as usize;

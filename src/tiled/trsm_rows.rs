@@ -1,5 +1,5 @@
 //! x ← x·L⁻ᵀ for a lower-triangular L in one buffer with few launches: L's diagonal blocks of
-//! the diag order inverted in one launch (glsl/tiled/trtri_blocks.comp), then per outer block
+//! order 32 or 64 inverted in one launch (glsl/tiled/trtri_blocks.comp), then per outer block
 //! column J of `width` columns one launch of glsl/tiled/trsm_rows.comp, whose work groups each
 //! solve `rows` rows of X_J through all of J (left-looking inside it, the tiles of L and the
 //! solved blocks staged in shared memory), and one product X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ
@@ -41,13 +41,13 @@ fn half(n: usize, d: usize) -> usize {
 /// x ← x·L⁻ᵀ (each row of x solves L·yᵀ = xᵀ) for the lower-triangular square `l` (its
 /// entries above the diagonal not read), x over one or several buffers: halves of L while
 /// wider than `leaf` (X1 by the first, X2 ← X2 − X1·L21ᵀ as one product, X2 by the second),
-/// each leaf by outer blocks of `width` columns and `rows` rows of x per work group. Needs
-/// [`TiledKernels::solves_by_rows`].
+/// each leaf by outer blocks of `width` columns and `rows` rows of x per work group, diagonal
+/// blocks of `block`. Needs [`TiledKernels::solves_by_rows`].
 pub fn trsm_rows(
     k: &TiledKernels,
     x: Region<'_>,
     l: Operand<'_>,
-    (width, rows, leaf): (usize, usize, usize),
+    (width, rows, leaf, block): (usize, usize, usize, usize),
 ) -> Result<()> {
     let (r, n) = (x.view.rows, l.view.cols);
     if l.view.rows != n || x.view.cols != n {
@@ -56,19 +56,19 @@ pub fn trsm_rows(
             x.view.cols, l.view.rows
         )));
     }
-    if !k.solves_by_rows(rows) {
+    if !k.solves_by_rows(rows, block) {
         return Err(Error::shape(format!(
-            "these kernels cannot solve by rows of {rows}"
+            "these kernels cannot solve by rows of {rows} with blocks of {block}"
         )));
     }
     if n == 0 || r == 0 {
         return Ok(());
     }
-    let d = k.diag();
+    let d = block;
     let w = outer_width(width, d);
     let inv = k.solve_inverses(n.div_ceil(d), d)?;
     k.invert_blocks_of(l, d, &inv)?;
-    solve(k, x, l, (&inv, 0), (w, rows, leaf.max(w)))
+    solve(k, x, l, (&inv, 0), (w, rows, leaf.max(w), d))
 }
 
 /// [`trsm_rows`] after the inversion: L's diagonal blocks in `inv` from slot `slot0` on.
@@ -77,9 +77,9 @@ fn solve(
     x: Region<'_>,
     l: Operand<'_>,
     (inv, slot0): (&Buffer<f32>, usize),
-    (w, rows, leaf): (usize, usize, usize),
+    (w, rows, leaf, d): (usize, usize, usize, usize),
 ) -> Result<()> {
-    let (r, n, d) = (x.view.rows, l.view.cols, k.diag());
+    let (r, n) = (x.view.rows, l.view.cols);
     let lr = Parts::one(l.buffer);
     let ls = |i, j, rows, cols| lr.region(l.view.sub(i, j, rows, cols));
     let xs = |j, cols| x.with(x.view.sub(0, j, r, cols));
@@ -87,17 +87,17 @@ fn solve(
         let n1 = half(n, d);
         let l11 = l.with(l.view.sub(0, 0, n1, n1));
         let l22 = l.with(l.view.sub(n1, n1, n - n1, n - n1));
-        solve(k, xs(0, n1), l11, (inv, slot0), (w, rows, leaf))?;
+        solve(k, xs(0, n1), l11, (inv, slot0), (w, rows, leaf, d))?;
         let p = Product::new(xs(n1, n - n1), xs(0, n1), ls(n1, 0, n - n1, n1));
         product(k, p.subtract())?;
-        return solve(k, xs(n1, n - n1), l22, (inv, slot0 + n1 / d), (w, rows, leaf));
+        return solve(k, xs(n1, n - n1), l22, (inv, slot0 + n1 / d), (w, rows, leaf, d));
     }
     for j0 in (0..n).step_by(w) {
         let end = (j0 + w).min(n);
         let lj = l.with(l.view.sub(j0, j0, end - j0, end - j0));
         for (_, v) in row_pieces(x.parts.starts(), xs(j0, end - j0).view)? {
             let xv = x.with(v).resolve("right-hand sides")?;
-            k.solve_rows(xv, lj, (inv, slot0 + j0 / d), rows)?;
+            k.solve_rows(xv, lj, (inv, slot0 + j0 / d), (rows, d))?;
         }
         if end < n {
             // X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ

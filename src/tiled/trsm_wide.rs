@@ -113,8 +113,16 @@ pub fn trsm_chosen(
             trsm_wide(k, x, lo, (block, width), left)?;
             Ok(true)
         }
-        (SplitSolve::Rows { width, rows, leaf }, Some(lo)) if k.solves_by_rows(rows) => {
-            super::trsm_rows::trsm_rows(k, x, lo, (width, rows, leaf))?;
+        (
+            SplitSolve::Rows {
+                width,
+                rows,
+                leaf,
+                block,
+            },
+            Some(lo),
+        ) if k.solves_by_rows(rows, block) => {
+            super::trsm_rows::trsm_rows(k, x, lo, (width, rows, leaf, block))?;
             Ok(true)
         }
         _ => otherwise().map(|()| false),
