@@ -12,11 +12,9 @@
 #         cp target/release/examples/tiled_bench .k25/ex/
 #     scripts/h200_parity.sh [OUT]   (BENCH=… another build, RUNS=7, SIZES="4096 8192 16384")
 # About 3 minutes on the H200. The rows replace those of figures/h200/vendor_parity.csv.
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/tiled_bench}
-runs=${RUNS:-7}
+default_runs=7
+budget=560
+. "$(dirname "$0")/tiled_prologue.sh"
 sizes=${SIZES:-4096 8192 16384}
 log="$out/parity_log.txt"
 : > "$log"

@@ -12,30 +12,15 @@
 #         cp target/release/examples/tiled_bench .k25/ex/
 #     scripts/h200_product_cut.sh [OUT]   (BENCH=… another build, RUNS=3)
 # About 4 minutes on the H200; each step's timeout is cut to what is left of BUDGET (500 s).
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/tiled_bench}
-runs=${RUNS:-3}
+default_runs=3
+budget=500
+. "$(dirname "$0")/tiled_prologue.sh"
 csv="$out/product_cut.csv"
 log="$out/product_cut_log.txt"
 echo "config,method,op,format,m,n,ms,gflops" > "$csv"
 : > "$log"
-left() {
-    local l=$((${BUDGET:-500} - SECONDS))
-    [ "$l" -gt "$1" ] && l=$1
-    [ "$l" -lt 1 ] && l=1
-    echo "$l"
-}
-# The default variant, then C cut into blocks of 2048, 4096 and 8192.
+# The default variant without its cut, then C cut into blocks of 2048, 4096 and 8192.
 cuts="4,1,0,0,1,1;4,1,0,0,1,1,2048;4,1,0,0,1,1,4096;4,1,0,0,1,1,8192"
-step() {
-    local name=$1 limit=$2
-    shift 2
-    timeout "$(left "$limit")" "$bench" --runs "$runs" "$@" 2>> "$log" | tail -n +2 |
-        sed "s/^/$name,/" >> "$csv"
-    echo "$name: exit ${PIPESTATUS[0]} at ${SECONDS}s"
-}
 step assembly 150 --ops a --formats full,rfp --panel "$cuts" 8192 16384
 python3 scripts/vendor_baseline.py --syrk 8192,16384 --reps 5 --out "$out/product_cut_vendor.csv" \
     2>> "$log"

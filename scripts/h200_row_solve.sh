@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 25's Cholesky with the split's L21 = B21·L11⁻ᵀ solved by rows (SplitSolve::Rows,
 # glsl/tiled/trsm_rows.comp: one launch per outer block of `width` columns, `rows` rows of
-# B21 per work group) against the chain's inverted tiles (`tiles`, the default), beside
+# B21 per work group, L halved down to `leaf`: rows<width>x<rows>l<leaf>) against the chain's
+# inverted tiles (`tiles`, the default before), beside
 # torch.linalg.cholesky (cuSOLVER) in the same run. Writes under OUT:
 #   row_solve.csv        step,method,op,format,m,n,ms,gflops (GPU ms, median of RUNS); at 8192
 #                        the split's pieces too (ops split-l11, split-l21, split-syrk, split-l22)
@@ -13,35 +14,20 @@
 #         cp target/release/examples/tiled_bench .k25/ex/
 #     scripts/h200_row_solve.sh [OUT]   (BENCH=… another build, RUNS=5)
 # About 3 minutes on the H200; each step's timeout is cut to what is left of BUDGET (420 s).
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/tiled_bench}
-runs=${RUNS:-5}
+default_runs=5
+budget=420
+. "$(dirname "$0")/tiled_prologue.sh"
 csv="$out/row_solve.csv"
 log="$out/row_solve_log.txt"
 echo "step,method,op,format,m,n,ms,gflops" > "$csv"
 : > "$log"
-left() {
-    local l=$((${BUDGET:-420} - SECONDS))
-    [ "$l" -gt "$1" ] && l=$1
-    [ "$l" -lt 1 ] && l=1
-    echo "$l"
-}
-step() {
-    local name=$1 limit=$2
-    shift 2
-    timeout "$(left "$limit")" "$bench" --runs "$runs" "$@" 2>> "$log" | tail -n +2 |
-        sed "s/^/$name,/" >> "$csv"
-    echo "$name: exit ${PIPESTATUS[0]} at ${SECONDS}s"
-}
-solves=${SOLVES:-tiles,rows512x32,rows512x16,rows256x32,rows1024x32}
+solves=${SOLVES:-tiles,rows512x32l1048576,rows512x32l2048,rows512x16l2048,rows256x32l2048,rows1024x32l2048}
 python3 scripts/torch_cholesky.py 4096 8192 16384 > "$out/row_solve_torch.csv" 2>> "$log"
 echo "torch: exit $? at ${SECONDS}s"
 step m8192 90 --ops c,x,v --formats full --split-solve "$solves" 8192
 step m4096 60 --ops c,v --formats full --schedule chain,split --split-chain 2048 \
-    --split-solve "tiles,rows256x32,rows512x32" 4096
+    --split-solve "tiles,rows256x32l2048,rows512x32l2048" 4096
 step m16384-auto 60 --ops c --formats rfp,full 16384
 step m16384-split 150 --ops c --formats full,rfp --schedule split \
-    --split-solve "tiles,rows512x32,rows512x16" 16384
+    --split-solve "tiles,rows512x32l2048,rows512x16l2048" 16384
 cat "$out/row_solve_torch.csv" "$csv"
