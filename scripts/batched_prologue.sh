@@ -1,14 +1,8 @@
-# Sourced by scripts/h200_batched*.sh (with the script's arguments): unset variables are
-# errors; `out` is the output folder (the first argument, else $OUT, else figures/h200),
-# `bench` the benchmark (BENCH, else the carried .k25/ex/batched_bench, else the release
-# build, built here when missing) and `runs` the timed runs (RUNS, else 20).
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/batched_bench}
-[ -x "$bench" ] || bench=target/release/examples/batched_bench
-[ -x "$bench" ] || cargo build --release --example batched_bench 2>&1 | tail -2
-runs=${RUNS:-20}
+# Sourced by scripts/h200_batched*.sh (with the script's arguments): scripts/bench_prologue.sh
+# for examples/batched_bench.rs (`out`, `bench`, `runs`: RUNS, else 20), then best_per_n.
+example=batched_bench
+default_runs=20
+. "$(dirname "${BASH_SOURCE[0]}")/bench_prologue.sh"
 
 # best_per_n COLUMN BASELINE FILE: per order n (column 2) of batched_bench's profile CSV FILE
 # (its header skipped, WRONG rows left out), the ms (column 10) of the row whose COLUMN reads

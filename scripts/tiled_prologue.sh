@@ -1,15 +1,8 @@
 # Sourced by scripts/h200_product_cut.sh, h200_row_solve.sh and h200_parity.sh (with the
-# script's arguments) after they set `default_runs` and `budget`: unset variables are errors;
-# `out` is the output folder (the first argument, else $OUT, else figures/h200), `bench` the
-# benchmark (BENCH, else the carried .k25/ex/tiled_bench, else the release build, built here
-# when missing) and `runs` the timed runs (RUNS, else default_runs).
-set -u
-out=${1:-${OUT:-figures/h200}}
-mkdir -p "$out"
-bench=${BENCH:-.k25/ex/tiled_bench}
-[ -x "$bench" ] || bench=target/release/examples/tiled_bench
-[ -x "$bench" ] || cargo build --release --example tiled_bench 2>&1 | tail -2
-runs=${RUNS:-$default_runs}
+# script's arguments) after they set `default_runs` and `budget`: scripts/bench_prologue.sh for
+# examples/tiled_bench.rs (`out`, `bench`, `runs`), then left and step.
+example=tiled_bench
+. "$(dirname "${BASH_SOURCE[0]}")/bench_prologue.sh"
 
 # left MAX: the seconds left of the run's budget (BUDGET, else `budget`), at most MAX and at
 # least 1: each step's timeout.
