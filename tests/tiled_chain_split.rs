@@ -323,3 +323,46 @@ fn check_split_solves(solves: &[(usize, SplitSolve, &[usize])], failing: SplitSo
         );
     }
 }
+
+/// The split's products cut into launches of blocks (`PanelVariant::cut` of 256, the GPUs'
+/// default 4096 scaled down): at m = 1100 with halves of 512 the trailing SYRKs (524 rows,
+/// depth 576) and the solves' products are cut, the masks shifted per block; the factor must
+/// be the uncut one's bits, full storage and RFP.
+#[test]
+fn the_split_with_its_products_cut_gives_the_uncut_bits() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let kernels = |panel: &str| {
+        let t = Tuning {
+            diagonal_block: Some(32),
+            cholesky_schedule: Some(CholeskySchedule::Split),
+            split_chain_order: Some(512),
+            panel: symraster::tiled::PanelVariant::parse(panel),
+            ..Tuning::default()
+        };
+        tuned(&gpu, &t)
+    };
+    let (whole, cut) = (kernels("4,1,0,0,1,1"), kernels("4,1,0,0,1,1,256"));
+    let m = 1100;
+    let c = problems::well_conditioned_spd(&mut problems::rng(1100), m);
+    for s in [Storage::Full, Storage::Rfp] {
+        let run = |k: &TiledKernels| {
+            let mut t = upload(&gpu, &c, s, MAX);
+            let packs = k.packs();
+            cholesky::factor(k, &mut t).unwrap();
+            (t.download_raw().unwrap(), k.packs() - packs)
+        };
+        let ((want, packs_whole), (got, packs_cut)) = (run(&whole), run(&cut));
+        assert!(packs_cut > packs_whole, "{s:?}: nothing was cut");
+        let same = want
+            .iter()
+            .zip(&got)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()));
+        assert!(
+            same && want.len() == got.len(),
+            "{s:?}: the cut factor's bits differ"
+        );
+    }
+}
