@@ -236,6 +236,26 @@ fn the_row_solve_matches_substitution_around_the_block_edges() {
         assert!(!k.solves_by_rows(32, 128) && !k.solves_by_rows(32, 48));
         let fits = 4 * (d * (d + 1) + 64 * d) as u64 <= k.limits().max_shared_bytes;
         assert_eq!(k.solves_by_rows(64, d), fits);
+        // Refused, x left as it was: rows per group the kernel cannot take, and x or L of
+        // the wrong shape (both solves).
+        let data: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        let buf = Buffer::new(
+            k.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            &data,
+        )
+        .unwrap();
+        let square = View::row_major(4, 4);
+        let (x4, l4) = (Parts::one(&buf).region(square), Operand::new(&buf, square));
+        let e = trsm_rows::trsm_rows(&k, x4, l4, (d, 6, 1 << 20, d)).unwrap_err();
+        assert!(e.to_string().contains("cannot solve by rows of 6"), "{e}");
+        let narrow = Parts::one(&buf).region(View::row_major(4, 3));
+        let e = trsm_rows::trsm_rows(&k, narrow, l4, (d, 8, 1 << 20, d)).unwrap_err();
+        assert!(e.to_string().contains("needs a square L"), "{e}");
+        let e = trsm_wide(&k, narrow, l4, (d, d), true).unwrap_err();
+        assert!(e.to_string().contains("needs a square L"), "{e}");
+        assert_eq!(buf.download().unwrap(), data, "a refused solve wrote x");
         for n in [1, 2, d - 1, d, d + 1, 2 * d + 3, 300] {
             for r in [1, n, n + 37] {
                 // Leaves of one outer block, of several, and L halved down to them.

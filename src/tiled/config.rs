@@ -250,10 +250,10 @@ pub enum SplitSolve {
         /// right-looking (each outer block, once solved, updates all columns right of it).
         left: bool,
     },
-    /// The diag-order diagonal blocks inverted in one launch, then per outer block column of
-    /// `width` one launch whose work groups each solve `rows` rows through all of it
-    /// (glsl/tiled/trsm_rows.comp) and one product with the columns right of it
-    /// ([`super::trsm_rows`]).
+    /// The diagonal blocks of order `block` inverted in one launch, then per outer block
+    /// column of `width` one launch whose work groups each solve `rows` rows through all of it
+    /// (glsl/tiled/trsm_rows.comp) and one product with the columns right of it, L halved
+    /// while wider than `leaf` ([`super::trsm_rows`]).
     Rows {
         /// The outer block columns' width (rounded up to whole diagonal blocks).
         width: usize,

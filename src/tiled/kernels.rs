@@ -838,10 +838,10 @@ impl TiledKernels {
     /// multiple of 4 from 4 to 64) and diagonal blocks of `block` (32 or 64, inverted by
     /// trtri_blocks.comp), the kernel's shared memory within the device's.
     pub fn solves_by_rows(&self, rows: usize, block: usize) -> bool {
-        let d = block;
-        let shared = 4 * (d * (d + 1) + rows * d) as u64;
-        [32, 64].contains(&d) &&
-        self.solves_by_wide_blocks(d)
+        // The tile of L (padded) and the group's rows of a block.
+        let shared = 4 * (block * (block + 1) + rows * block) as u64;
+        [32, 64].contains(&block)
+            && self.solves_by_wide_blocks(block)
             && rows.is_multiple_of(4)
             && (4..=64).contains(&rows)
             && shared <= self.limits.max_shared_bytes
@@ -850,8 +850,8 @@ impl TiledKernels {
     /// x ← x·L⁻ᵀ for the lower triangle of the square `l` (its entries above the diagonal
     /// not read), `rows` rows of x per work group through all of l's columns in one launch
     /// (glsl/tiled/trsm_rows.comp), l's diagonal blocks of order `block` inverted in `inv`
-    /// from slot `slot0` on ([`TiledKernels::invert_blocks_of`]). Needs
-    /// [`TiledKernels::solves_by_rows`].
+    /// from slot `slot0` on ([`TiledKernels::invert_blocks_of`]); rows past the device's
+    /// work-group count in several launches. Needs [`TiledKernels::solves_by_rows`].
     pub fn solve_rows(
         &self,
         x: Operand<'_>,
@@ -887,9 +887,7 @@ impl TiledKernels {
         inv.bind_base(2);
         let u = |v: usize| Uniform::U32(v as u32);
         p.set_all(&[
-            ("rows", u(xv.rows)),
             ("w", u(xv.cols)),
-            ("x_off", u(xv.offset)),
             ("x_rs", u(xv.rs)),
             ("x_cs", u(xv.cs)),
             ("l_off", u(lv.offset)),
@@ -897,15 +895,14 @@ impl TiledKernels {
             ("l_cs", u(lv.cs)),
             ("inv_off", u(slot0 * block * block)),
         ])?;
-        let groups = xv.rows.div_ceil(rows);
-        let max = self.limits.max_groups_x.max(1) as usize;
-        if groups > max {
-            return Err(Error::shape(format!(
-                "a row solve of {} rows needs {groups} work groups, past the device's {max}",
-                xv.rows
-            )));
+        // Rows independent of each other: at most the device's work groups per launch.
+        let per_launch = rows * self.limits.max_groups_x.max(1) as usize;
+        for r0 in (0..xv.rows).step_by(per_launch) {
+            let n = (xv.rows - r0).min(per_launch);
+            p.set_all(&[("rows", u(n)), ("x_off", u(xv.index(r0, 0)))])?;
+            self.run(p, [n.div_ceil(rows) as u32, 1, 1])?;
         }
-        self.run(p, [groups as u32, 1, 1])
+        Ok(())
     }
 
     /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted block of order `nb` in slot `slot` of `inv`

@@ -9,7 +9,7 @@
 use super::kernels::{Operand, TiledKernels};
 use super::parts::{Parts, Region, product, row_pieces};
 use super::product::Product;
-use super::trsm_wide::outer_width;
+use super::trsm_wide::{check_solve_shapes, outer_width};
 use crate::error::{Error, Result};
 use crate::gl::Buffer;
 
@@ -50,12 +50,7 @@ pub fn trsm_rows(
     (width, rows, leaf, block): (usize, usize, usize, usize),
 ) -> Result<()> {
     let (r, n) = (x.view.rows, l.view.cols);
-    if l.view.rows != n || x.view.cols != n {
-        return Err(Error::shape(format!(
-            "the row solve needs x with as many columns as L's order: x is {r} x {}, L {} x {n}",
-            x.view.cols, l.view.rows
-        )));
-    }
+    check_solve_shapes("the row solve", x.view, l.view)?;
     if !k.solves_by_rows(rows, block) {
         return Err(Error::shape(format!(
             "these kernels cannot solve by rows of {rows} with blocks of {block}"

@@ -14,6 +14,7 @@ use super::kernels::{Operand, TiledKernels};
 use super::kernels::SOLVE_BLOCK;
 use super::parts::{Parts, Region, product, row_pieces};
 use super::product::Product;
+use super::view::View;
 use crate::error::{Error, Result};
 
 /// The launches [`trsm_wide`] makes for L of order `n` with inverted blocks of `nb` and
@@ -47,12 +48,7 @@ pub fn trsm_wide(
     left: bool,
 ) -> Result<()> {
     let (r, n) = (x.view.rows, l.view.cols);
-    if l.view.rows != n || x.view.cols != n {
-        return Err(Error::shape(format!(
-            "the wide triangular solve needs x with as many columns as L's order: x is {r} x {}, L {} x {n}",
-            x.view.cols, l.view.rows
-        )));
-    }
+    check_solve_shapes("the wide triangular solve", x.view, l.view)?;
     if !k.solves_by_wide_blocks(nb) {
         return Err(Error::shape(
             "these kernels cannot solve by inverted blocks of the solve's order",
@@ -92,6 +88,17 @@ pub fn trsm_wide(
             let p = Product::new(xs(end, n - end), xs(j0, end - j0), ls(end, j0, n - end, end - j0));
             product(k, p.subtract())?;
         }
+    }
+    Ok(())
+}
+
+/// An error naming `what` unless L is square and x has as many columns as L's order.
+pub fn check_solve_shapes(what: &str, x: View, l: View) -> Result<()> {
+    if l.rows != l.cols || x.cols != l.cols {
+        return Err(Error::shape(format!(
+            "{what} needs a square L and x with as many columns as its order: x is {} x {}, L {} x {}",
+            x.rows, x.cols, l.rows, l.cols
+        )));
     }
     Ok(())
 }
