@@ -6,7 +6,8 @@
 //! `cargo run --release --example tiled_bench -- [--runs R] [--faithful] [--ops a,c,s,n,p]
 //!  [--formats full,rfp] [--rhs 1,16] [--diag 32,64] [--outer 256,512] [--fused 0,1]
 //!  [--factor columns,panels,lanes,pairs,quads] [--schedule blocked,chain,panels,auto,split]
-//!  [--fold 0,1] [--early 0,1] [--lean 0,1] [--poll atomic,sparse,load] [--split-chain 2048,4096]
+//!  [--fold 0,1] [--early 0,1] [--lean 0,1] [--poll atomic,sparse,load] [--ahead 0,32]
+//!  [--chain-tile 32,64] [--split-chain 2048,4096]
 //!  [--split-solve tiles,l1024,r512] SIZE...`
 //! where SIZE is `m` (n = 2m) or `mxn`; default 1024. Solves are timed for each count of
 //! right-hand sides in `--rhs` (default 16; the n column holds it). `--diag`, `--outer` (or
@@ -32,7 +33,10 @@
 //! `--early` sweeps `Tuning::chain_fold_early` (the folded tile published before the diagonal
 //! group's update from it), suffix `-early<0|1>`; `--lean` sweeps `Tuning::chain_lean` (the
 //! barriers the next wait makes redundant dropped), suffix `-lean<0|1>`; `--poll` sweeps `Tuning::chain_poll` (how
-//! the chain polls its ready flags), suffix `-poll<name>`;
+//! the chain polls its ready flags), suffix `-poll<name>`; `--ahead` sweeps
+//! `Tuning::chain_ahead` (later terms checked at once after each wait), suffix `-ahead<n>`;
+//! `--chain-tile` sweeps `Tuning::chain_tile` (the chain's tile order apart from the blocked
+//! factor's `--diag`), suffix `-ct<order>`;
 //! `split` halves the matrix recursively down to halves of
 //! at most each `--split-chain` order (`Tuning::split_chain_order`; method suffix `-c<order>`
 //! where the flag is given), each half chained; `--split-solve` sweeps how it solves L21 below
@@ -71,6 +75,8 @@ struct Args {
     poll: Vec<ChainPoll>,
     early: Vec<bool>,
     lean: Vec<bool>,
+    ahead: Vec<usize>,
+    chain_tile: Vec<usize>,
     split_chain: Vec<usize>,
     split_solve: Vec<SplitSolve>,
     tiles: Vec<KernelConfig>,
@@ -105,6 +111,8 @@ fn parse() -> anyhow::Result<Args> {
         poll: Vec::new(),
         early: Vec::new(),
         lean: Vec::new(),
+        ahead: Vec::new(),
+        chain_tile: Vec::new(),
         split_chain: Vec::new(),
         split_solve: Vec::new(),
         tiles: Vec::new(),
@@ -183,6 +191,8 @@ fn parse() -> anyhow::Result<Args> {
                     })
                     .collect::<anyhow::Result<_>>()?
             }
+            "--ahead" => args.ahead = list(&mut it, "--ahead")?,
+            "--chain-tile" => args.chain_tile = list(&mut it, "--chain-tile")?,
             "--lean" => {
                 args.lean = list(&mut it, "--lean")?
                     .into_iter()
@@ -326,6 +336,8 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.poll.is_empty()
         && args.early.is_empty()
         && args.lean.is_empty()
+        && args.ahead.is_empty()
+        && args.chain_tile.is_empty()
         && args.split_chain.is_empty()
         && args.split_solve.is_empty()
     {
@@ -391,6 +403,8 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         args.lean.iter().map(|&l| Some(l)).collect()
     };
     let split_chains = or(&args.split_chain, base.split_chain_order);
+    let aheads = or(&args.ahead, base.chain_ahead);
+    let chain_tiles = or(&args.chain_tile, base.chain_tile);
     let split_solves: Vec<Option<SplitSolve>> = if args.split_solve.is_empty() {
         vec![base.split_solve]
     } else {
@@ -405,7 +419,11 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                     for &l in &leans {
                         for &c in &split_chains {
                             for &v in &split_solves {
-                                combinations.push((s, (f, e), (p, l), (c, v)));
+                                for &a in &aheads {
+                                    for &w in &chain_tiles {
+                                        combinations.push((s, (f, e), (p, l, a), (c, v, w)));
+                                    }
+                                }
                             }
                         }
                     }
@@ -416,8 +434,8 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     for (
         schedule,
         (chain_fold, chain_fold_early),
-        (chain_poll, chain_lean),
-        (split_chain, split_solve),
+        (chain_poll, chain_lean, chain_ahead),
+        (split_chain, split_solve, chain_tile),
     ) in combinations
     {
         for &factor in &factors {
@@ -439,6 +457,8 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     chain_lean,
                                     split_chain_order: split_chain,
                                     split_solve,
+                                    chain_ahead,
+                                    chain_tile,
                                     ..base
                                 };
                                 let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
@@ -471,7 +491,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                             label += &format!("-{}", t.cholesky_schedule().name());
                                         }
                                         if !args.fold.is_empty() {
-                                            label += &format!("-fold{}", u8::from(t.chain_fold()));
+                                            label += &format!("-fold{}", u8::from(k.chain_fold()));
                                         }
                                         if !args.early.is_empty() {
                                             label += &format!(
@@ -484,6 +504,12 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         }
                                         if !args.lean.is_empty() {
                                             label += &format!("-lean{}", u8::from(k.chain_lean()));
+                                        }
+                                        if !args.ahead.is_empty() {
+                                            label += &format!("-ahead{}", k.chain_ahead());
+                                        }
+                                        if !args.chain_tile.is_empty() {
+                                            label += &format!("-ct{}", k.chain_tile());
                                         }
                                         if !args.split_chain.is_empty() {
                                             label += &format!("-c{}", k.split_chain_order());

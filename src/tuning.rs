@@ -86,7 +86,8 @@ pub struct Tuning {
     pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
     /// Whether the chained Cholesky (glsl/tiled/potrf_chain.comp) folds each sub-diagonal
     /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
-    /// tile: one flag hand-off fewer per diagonal step on its critical path (default no).
+    /// tile: one flag hand-off fewer per diagonal step on its critical path (default: with
+    /// tiles of 32 or less, [`Tuning::chain_fold_for`]).
     pub chain_fold: Option<bool>,
     /// How the chained Cholesky's waiting invocation polls a tile's ready flag (default
     /// [`ChainPoll::Load`](crate::tiled::ChainPoll), the H200's fastest).
@@ -106,6 +107,17 @@ pub struct Tuning {
     /// [`SplitSolve::DEFAULT`](crate::tiled::config::SplitSolve::DEFAULT): by rows, one
     /// launch per outer block of 512 columns).
     pub split_solve: Option<crate::tiled::config::SplitSolve>,
+    /// How many terms after one it waited for the chained Cholesky's work group checks at once,
+    /// one flag per invocation, before it waits again (0: a wait for every term; at most
+    /// [`CHAIN_AHEAD_MAX`](crate::tiled::config::CHAIN_AHEAD_MAX) and half the chain's work
+    /// group; default [`CHAIN_AHEAD`](crate::tiled::config::CHAIN_AHEAD), or half the work
+    /// group where that is smaller).
+    pub chain_ahead: Option<usize>,
+    /// The order of the chained Cholesky's tiles (a multiple of 16 from 16 to 128; default
+    /// [`Tuning::diagonal_block`] where that is set, else the kernels'
+    /// [`KernelConfig::default_chain_tile`](crate::tiled::KernelConfig::default_chain_tile)):
+    /// the blocked Cholesky (RFP's) keeps [`Tuning::diagonal_block`].
+    pub chain_tile: Option<usize>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -383,6 +395,8 @@ impl Tuning {
             || self.chain_lean.is_some()
             || self.split_chain_order.is_some()
             || self.split_solve.is_some()
+            || self.chain_ahead.is_some()
+            || self.chain_tile.is_some()
             || self.panel.is_some()
     }
 
@@ -430,9 +444,11 @@ impl Tuning {
         self.fused_diagonal.unwrap_or(false)
     }
 
-    /// [`Tuning::chain_fold`] or its default (no).
-    pub fn chain_fold(&self) -> bool {
-        self.chain_fold.unwrap_or(false)
+    /// [`Tuning::chain_fold`] or its default for chained tiles of order `tile`: yes up to 32
+    /// (on the H200 at m = 4096, `figures/h200/chain_ahead.csv`: tiles of 32 with the look-ahead
+    /// 2.52 → 2.42 ms; with tiles of 64 the fold was slower, `figures/h200/cholesky_path.txt`).
+    pub fn chain_fold_for(&self, tile: usize) -> bool {
+        self.chain_fold.unwrap_or(tile <= 32)
     }
 
     /// [`Tuning::chain_poll`] or its default ([`ChainPoll::Load`](crate::tiled::ChainPoll):
@@ -484,6 +500,15 @@ impl Tuning {
     /// [`Tuning::split_solve`] or its default (by rows).
     pub fn split_solve(&self) -> crate::tiled::config::SplitSolve {
         self.split_solve.unwrap_or_default()
+    }
+
+    /// [`Tuning::chain_tile`] or its default with the kernels of `config`.
+    pub fn chain_tile_for(&self, config: &KernelConfig) -> usize {
+        match (self.chain_tile, self.diagonal_block) {
+            (Some(t), _) => t,
+            (None, Some(_)) => self.diagonal_block_for(config),
+            (None, None) => config.default_chain_tile(),
+        }
     }
 
     /// [`Tuning::mapped_upload`] or its default (yes).

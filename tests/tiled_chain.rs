@@ -11,6 +11,7 @@ mod common;
 
 use common::chain::{backward_error, factor, failure, gpu, tolerance, tuned, upload};
 
+use symraster::internal::GpuInternals;
 use symraster::tiled::DiagonalFactor;
 use symraster::tiled::config::{ChainPoll, CholeskySchedule};
 use symraster::tiled::{TiledKernels, cholesky};
@@ -438,7 +439,9 @@ fn the_folded_chain_matches_the_reference_and_the_unfolded_chain() {
     if !gpu.info().has_compute() {
         return;
     }
-    assert!(!kernels(&gpu, 32, CholeskySchedule::Chain).chain_fold());
+    // Folded by default with tiles of 32 (Tuning::chain_fold_for), not with 64.
+    assert!(kernels(&gpu, 32, CholeskySchedule::Chain).chain_fold());
+    assert!(!kernels(&gpu, 64, CholeskySchedule::Chain).chain_fold());
     for (diag, schedule, outer) in [
         (32, CholeskySchedule::Chain, 512),
         (64, CholeskySchedule::Chain, 512),
@@ -841,4 +844,93 @@ fn the_lean_chain_gives_the_chains_factor() {
     let shape = (64, CholeskySchedule::Chain, 512);
     let k = lean_kernels(&gpu, shape, DiagonalFactor::Columns, true, true);
     assert_given_up_chain_refactors(&gpu, &k, "lean");
+}
+
+/// The kernels of [`lean_kernels`] (lean) checking `ahead` later terms at once after each wait.
+fn ahead_kernels(
+    gpu: &symraster::Gpu,
+    (diag, schedule, outer): (usize, CholeskySchedule, usize),
+    factor: DiagonalFactor,
+    fold: bool,
+    ahead: usize,
+) -> TiledKernels {
+    tuned(
+        gpu,
+        &Tuning {
+            diagonal_factor: Some(factor),
+            chain_fold: Some(fold),
+            chain_ahead: Some(ahead),
+            ..shaped((diag, schedule, outer))
+        },
+    )
+}
+
+/// The chain checking later terms at once after each wait (Tuning::chain_ahead): the waits
+/// change, the arithmetic does not, so everything [`assert_same_chain`] checks is the chain
+/// waiting for every term's bit for bit (tiles of 32 and 64, folded or not, looking 1, 5 or
+/// 32 terms ahead, in the chain and the chained panels); the given-up path; a look-ahead the
+/// work group cannot check is refused by name.
+#[test]
+fn the_chain_looking_ahead_gives_the_chains_factor() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    assert_eq!(
+        kernels(&gpu, 32, CholeskySchedule::Chain).chain_ahead(),
+        symraster::tiled::config::CHAIN_AHEAD
+    );
+    for (shape, way, fold, ahead) in [
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            false,
+            32,
+        ),
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Pairs,
+            true,
+            1,
+        ),
+        (
+            (32, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Pairs,
+            true,
+            5,
+        ),
+        (
+            (64, CholeskySchedule::Chain, 512),
+            DiagonalFactor::Columns,
+            false,
+            32,
+        ),
+        (
+            (32, CholeskySchedule::Panels, 64),
+            DiagonalFactor::Columns,
+            true,
+            32,
+        ),
+    ] {
+        let ahead_k = ahead_kernels(&gpu, shape, way, fold, ahead);
+        let each = ahead_kernels(&gpu, shape, way, fold, 0);
+        assert_eq!((ahead_k.chain_ahead(), each.chain_ahead()), (ahead, 0));
+        let what = format!("ahead {ahead} {} fold {fold}", way.name());
+        assert_same_chain(&gpu, &ahead_k, &each, (shape.0, shape.1), &what);
+    }
+    let shape = (32, CholeskySchedule::Chain, 512);
+    let k = ahead_kernels(&gpu, shape, DiagonalFactor::Pairs, true, 32);
+    assert_given_up_chain_refactors(&gpu, &k, "ahead");
+    // Tiles of 32 run 16 x 16 invocations: at most 64 terms (CHAIN_AHEAD_MAX), two flags each.
+    let t = Tuning {
+        chain_ahead: Some(65),
+        ..shaped(shape)
+    };
+    match TiledKernels::tuned(gpu.context(), symraster::tiled::KernelConfig::GPU, &t) {
+        Err(e) => assert!(
+            e.to_string().contains("look-ahead of 65 terms"),
+            "unexpected error: {e}"
+        ),
+        Ok(_) => panic!("a look-ahead of 65 terms was taken"),
+    }
 }

@@ -366,3 +366,65 @@ fn the_split_with_its_products_cut_gives_the_uncut_bits() {
         );
     }
 }
+
+/// The chain on tiles of 32 apart from the blocked factor's 64 (`Tuning::chain_tile`, the GPUs'
+/// default pairing): the split with the row solve gives the bits of the split whose blocked
+/// factor is on tiles of 32 too (the row solve inverts its own blocks); with `SplitSolve::Tiles`
+/// (whose inverted tiles would be the blocked factor's order) the solve that reads no inverted
+/// tiles runs, against the reference and the blocked factor; the failing column either way;
+/// RFP keeps the blocked factor on tiles of 64.
+#[test]
+fn the_chain_on_its_own_tiles_gives_the_split_of_one_order() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let blocked = blocked_kernels(&gpu);
+    for solve in [None, Some(SplitSolve::Tiles)] {
+        let t = Tuning {
+            diagonal_block: Some(64),
+            chain_tile: Some(32),
+            cholesky_schedule: Some(CholeskySchedule::Split),
+            split_chain_order: Some(64),
+            split_solve: solve,
+            ..Tuning::default()
+        };
+        let apart = tuned(&gpu, &t);
+        assert_eq!((apart.diag(), apart.chain_tile()), (64, 32));
+        let one = split_kernels_solving(&gpu, 64, solve);
+        for m in [1, 2, 33, 64, 65, 129, 200, 513] {
+            let what = format!("solve {solve:?} m {m}");
+            let c = problems::well_conditioned_spd(&mut problems::rng(300 + m as u64), m);
+            let before = apart.chained_factors();
+            let l = factor(&gpu, &apart, &c);
+            assert_eq!(
+                apart.chained_factors() - before,
+                leaves(m, 64),
+                "{what}: not every half chained"
+            );
+            assert!(
+                l.as_slice().iter().all(|v| v.is_finite()),
+                "{what}: NaN left"
+            );
+            let e = backward_error(&l.to_f64(), &c);
+            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+            let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
+            assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
+            if solve.is_none() {
+                let lo = factor(&gpu, &one, &c);
+                assert_eq!(l.as_slice(), lo.as_slice(), "{what}: not one order's bits");
+            }
+        }
+        for column in [0, 63, 64, 150, 199] {
+            let mut c = problems::well_conditioned_spd(&mut problems::rng(8), 200);
+            c[(column, column)] -= 500.0;
+            assert_eq!(failure(&gpu, &apart, &c).0, column, "solve {solve:?}");
+        }
+        let m = 257;
+        let c = problems::well_conditioned_spd(&mut problems::rng(700), m);
+        let mut r = upload(&gpu, &c, Storage::Rfp, MAX);
+        cholesky::factor(&apart, &mut r).unwrap();
+        let e = backward_error(&r.download_lower().unwrap().to_f64(), &c);
+        assert!(e < tolerance(m), "RFP: backward error {e:.2e}");
+    }
+}

@@ -97,6 +97,7 @@ shared float tb[NB][KS + 1];
 shared uint order_shared;
 shared uint stop_shared;
 shared uint bad_shared;
+shared uint ahead_shared;
 
 uint at(uint r, uint s) { return c_off + r * c_rs + s * c_cs; }
 
@@ -135,6 +136,35 @@ bool wait_for(uint f, uint need, inout uint spins, uint tid) {
     bool stop = stop_shared != 0u;
     memoryBarrierBuffer();
     return stop;
+}
+
+#ifndef CHAIN_AHEAD
+#define CHAIN_AHEAD 0
+#endif
+
+// CHAIN_AHEAD (Tuning::chain_ahead): how many of the terms k + 1 .. k + CHAIN_AHEAD after one
+// just waited for are published already (both tiles final), counted from k + 1 up to the
+// first that is not: their flags read at once, one per invocation, so that a tile whose
+// earlier terms are long published waits (a barrier and an L2 round trip) once per run of
+// them instead of twice per term. Every invocation returns the count.
+uint terms_ready_after(uint i, uint j, uint k, uint terms, bool diagonal, uint tid) {
+    if (tid == 0u) ahead_shared = uint(CHAIN_AHEAD);
+    barrier();
+    uint t = tid % uint(CHAIN_AHEAD);
+    bool other = tid >= uint(CHAIN_AHEAD);
+    uint kk = k + 1u + t;
+    if (tid < 2u * uint(CHAIN_AHEAD) && !(other && diagonal)) {
+        if (kk >= terms) {
+            if (!other) atomicMin(ahead_shared, t);
+        } else {
+            uint row = other ? j : i;
+            if (poll_flag(flag_index(row, kk)) < final_flag(row, kk)) atomicMin(ahead_shared, t);
+        }
+    }
+    barrier();
+    uint ahead = ahead_shared;
+    memoryBarrierBuffer();
+    return ahead;
 }
 
 // prod = x·Wᵀ, W = L_jj⁻¹ at inv_r[base] (row-major, NB-strided, whole: tile j is not the
@@ -209,10 +239,19 @@ void main() {
     bool fold_diag = CHAIN_FOLD != 0 && diagonal && j > 0u;
     bool fold_sub = folded(i, j);
     uint terms = fold_diag ? j - 1u : j;
+    // Terms after k known published (CHAIN_AHEAD): no wait for them.
+    uint ready_ahead = 0u;
     for (uint k = 0u; k < terms && !stop; k++) {
-        stop = wait_for(flag_index(i, k), final_flag(i, k), spins, tid);
-        if (!stop && !diagonal) stop = wait_for(flag_index(j, k), final_flag(j, k), spins, tid);
-        if (stop) break;
+        if (ready_ahead == 0u) {
+            stop = wait_for(flag_index(i, k), final_flag(i, k), spins, tid);
+            if (!stop && !diagonal) stop = wait_for(flag_index(j, k), final_flag(j, k), spins, tid);
+            if (stop) break;
+#if CHAIN_AHEAD > 0
+            ready_ahead = terms_ready_after(i, j, k, terms, diagonal, tid);
+#endif
+        } else {
+            ready_ahead--;
+        }
         // L_ik and L_jk (whole NB columns: k < j is never the last, short, tile column).
         for (uint h = k * uint(NB); h < (k + 1u) * uint(NB); h += uint(KS)) {
             for (uint q = 0u; q < uint(LOADS); q++) {
@@ -233,8 +272,9 @@ void main() {
             }
 #if CHAIN_LEAN
             // The last slice of a term that is not the last: the next term's wait_for holds a
-            // barrier before any invocation writes ta or tb again.
-            if (h + uint(KS) < (k + 1u) * uint(NB) || k + 1u == terms) barrier();
+            // barrier before any invocation writes ta or tb again (unless the next term is
+            // known published: no wait, so the barrier stays).
+            if (h + uint(KS) < (k + 1u) * uint(NB) || k + 1u == terms || ready_ahead > 0u) barrier();
 #else
             barrier();
 #endif

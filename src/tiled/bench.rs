@@ -394,7 +394,7 @@ pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Resu
     };
     let part = part_bytes(k.limits().max_storage_block_bytes, None);
     let work = TiledMatrix::uninitialized(k.context(), m, Storage::Full, part)?;
-    let n1 = left_width(m, k.diag()).min(m);
+    let n1 = left_width(m, k.chain_tile()).min(m);
     let n2 = m - n1;
     let r = |view: View| work.region(view);
     let (l11, l21, l22) = (v.sub(0, 0, n1, n1), v.sub(n1, 0, n2, n1), v.sub(n1, n1, n2, n2));

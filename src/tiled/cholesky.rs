@@ -130,7 +130,7 @@ fn counted_as_chained(k: &TiledKernels, factor: impl FnOnce() -> Result<()>) -> 
 /// Whether the chained factor can run on the square `v`: its tile columns leave enough polls
 /// ([`factor_chain_spin_limit`]).
 fn chain_fits(k: &TiledKernels, v: View) -> bool {
-    factor_chain_spin_limit(v.rows.div_ceil(k.diag()), k.diag()).is_some()
+    factor_chain_spin_limit(v.rows.div_ceil(k.chain_tile()), k.chain_tile()).is_some()
 }
 
 /// The Cholesky of the square `v` of `buffer` in place (its lower triangle), by the chained
@@ -270,7 +270,7 @@ fn chain_launch(
     if cols == 0 {
         return Ok(None);
     }
-    let t = k.diag();
+    let t = k.chain_tile();
     debug_assert!(rows == cols || cols.is_multiple_of(t));
     let (row_tiles, col_tiles) = (rows.div_ceil(t), cols.div_ceil(t));
     let tiles = col_tiles * row_tiles - col_tiles * (col_tiles - 1) / 2;

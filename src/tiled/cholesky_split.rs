@@ -93,7 +93,7 @@ pub fn block_column(
             "the split Cholesky's block column is {rows} x {n}, wider than tall"
         )));
     }
-    let t = k.diag();
+    let t = k.chain_tile();
     if n <= k.split_chain_order().max(t) {
         return leaf(k, v, column0, given_up);
     }
@@ -143,11 +143,20 @@ fn leaf(k: &TiledKernels, v: Region<'_>, column0: usize, given_up: &mut bool) ->
     Ok(())
 }
 
-/// L21 = B21·L11⁻ᵀ below a chained leaf L11 by the kernels' [`SplitSolve`]: inverted blocks
-/// of 128 and wide products ([`trsm_wide`](super::trsm_wide::trsm_wide)) where chosen and
-/// possible, else products with the chain's inverted tiles ([`trsm_inverted`]).
+/// L21 = B21·L11⁻ᵀ below a chained leaf L11 by the kernels' [`SplitSolve`]: by rows or by
+/// inverted blocks of 128 and wide products ([`trsm_wide`](super::trsm_wide::trsm_wide))
+/// where chosen and possible, else products with the chain's inverted tiles
+/// ([`trsm_inverted`], where the chain's tiles are the blocked factor's order; else by
+/// [`trsm_regions`]).
 pub fn solve_below_leaf(k: &TiledKernels, x: Region<'_>, l11: Region<'_>) -> Result<()> {
-    trsm_chosen(k, k.split_solve(), x, l11, || trsm_inverted(k, x, l11)).map(|_| ())
+    trsm_chosen(k, k.split_solve(), x, l11, || {
+        if k.chain_tile() == k.diag() {
+            trsm_inverted(k, x, l11)
+        } else {
+            trsm_regions(k, x, l11, false)
+        }
+    })
+    .map(|_| ())
 }
 
 /// [`factor`](super::cholesky::factor) by the split schedule where the first chained leaf is

@@ -198,6 +198,17 @@ pub enum ChainPoll {
     Load,
 }
 
+/// How many later terms the chained Cholesky checks at once after each wait
+/// ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)'s default; issue 25): a tile whose
+/// earlier terms are long published then waits once per run of up to this many instead of
+/// twice per term. On the H200 (`figures/h200/chain_ahead.csv`) tiles of 32 at m = 4096:
+/// 2.85 → 2.38 ms.
+pub const CHAIN_AHEAD: usize = 32;
+
+/// The largest [`CHAIN_AHEAD`]-style look-ahead a chain takes (one flag per invocation, two
+/// per term off the diagonal: at most half its work group).
+pub const CHAIN_AHEAD_MAX: usize = 64;
+
 /// Polls between reads of the chain's gave-up word under [`ChainPoll::Sparse`] and
 /// [`ChainPoll::Load`] (a chain that gave up is then noticed at most this many polls late).
 pub const CHAIN_GAVE_UP_EVERY: u32 = 32;
@@ -702,6 +713,18 @@ impl KernelConfig {
             (32, 32)
         } else {
             (16, 16)
+        }
+    }
+
+    /// The chained Cholesky's tile order where the tuning sets neither it nor the diagonal
+    /// blocks' order: [`CHAIN_TILE`](super::kernels::CHAIN_TILE) with the kernels whose
+    /// diagonal blocks are [`GPU_DIAG_BLOCK`](super::kernels::GPU_DIAG_BLOCK), else the
+    /// diagonal blocks' order.
+    pub fn default_chain_tile(&self) -> usize {
+        use super::kernels::{CHAIN_TILE, GPU_DIAG_BLOCK};
+        match self.default_diagonal_block() {
+            GPU_DIAG_BLOCK => CHAIN_TILE,
+            diag => diag,
         }
     }
 

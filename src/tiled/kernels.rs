@@ -140,6 +140,14 @@ pub const DIAG_BLOCK: usize = 32;
 /// 0.4 µs a column at 32). `scripts/h200_cholesky.sh` times 32, 64 and 128 in one run.
 pub const GPU_DIAG_BLOCK: usize = 64;
 
+/// The chained Cholesky's tile order with the GPUs' kernels
+/// ([`KernelConfig::default_chain_tile`]), apart from the blocked factor's [`GPU_DIAG_BLOCK`]:
+/// on the H200 (`figures/h200/chain_ahead.csv`) tiles of 32 with the look-ahead and the fold
+/// took 2.38-2.42 ms at m = 4096 against 2.88-2.93 for 64, and the split's leaves of 4096
+/// 9.86 against 10.94 ms at 8192; the blocked factor (RFP's) stays on 64 (14.1 against
+/// 16.3-16.8 ms at 8192 with 32).
+pub const CHAIN_TILE: usize = 32;
+
 /// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
 /// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
 pub const OUTER_BLOCK: usize = 512;
@@ -462,24 +470,71 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
 /// ([`Tuning::chain_fold`](crate::Tuning::chain_fold); its flag set before the group's update
 /// where `early`, [`Tuning::chain_fold_early`](crate::Tuning::chain_fold_early)), its flags
 /// polled as `poll` says ([`Tuning::chain_poll`](crate::Tuning::chain_poll)), the barriers the
-/// next wait makes redundant dropped where `lean` ([`Tuning::chain_lean`](crate::Tuning::chain_lean)).
+/// next wait makes redundant dropped where `lean` ([`Tuning::chain_lean`](crate::Tuning::chain_lean)),
+/// `ahead` later terms checked at once after each wait ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)).
 fn chain_source(
     (px, py): (usize, usize),
     diag: usize,
     factor: DiagonalFactor,
     (fold, early): (bool, bool),
-    (poll, lean): (super::ChainPoll, bool),
+    (poll, lean, ahead): (super::ChainPoll, bool, usize),
 ) -> String {
     let ks = factor_chain_slice(diag);
     let (fold, early, lean) = (u8::from(fold), u8::from(early), u8::from(lean));
     let (poll, every) = (poll.define(), super::config::CHAIN_GAVE_UP_EVERY);
     format!(
-        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define CHAIN_FOLD {fold}\n#define CHAIN_FOLD_EARLY {early}\n#define CHAIN_LEAN {lean}\n#define CHAIN_POLL {poll}\n#define CHAIN_GAVE_UP_EVERY {every}u\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
+        "{}#define PX {px}\n#define PY {py}\n#define KS {ks}\n#define CHAIN_FOLD {fold}\n#define CHAIN_FOLD_EARLY {early}\n#define CHAIN_LEAN {lean}\n#define CHAIN_POLL {poll}\n#define CHAIN_GAVE_UP_EVERY {every}u\n#define CHAIN_AHEAD {ahead}\n#define FUSED_DIAG\n#define INV_BINDING 1\n{}",
         table::SUBGROUPS_HEADER,
         table::POTRF_CHAIN
             .source
             .replace("// FUSED_DIAG_FUNCTION", factor.function())
     )
+}
+
+/// The chain's look-ahead for its work group of `(px, py)`: `ahead`
+/// ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)) where the group has an invocation for
+/// each flag it checks (two per term) and it is at most
+/// [`CHAIN_AHEAD_MAX`](super::config::CHAIN_AHEAD_MAX), else the tuning error; without one
+/// [`CHAIN_AHEAD`](super::config::CHAIN_AHEAD) or the most the group checks.
+fn chain_ahead(ahead: Option<usize>, (px, py): (usize, usize)) -> Result<usize> {
+    let max = super::config::CHAIN_AHEAD_MAX.min(px * py / 2);
+    let Some(ahead) = ahead else {
+        return Ok(super::config::CHAIN_AHEAD.min(max));
+    };
+    if ahead <= max {
+        return Ok(ahead);
+    }
+    Err(crate::error::DeviceError::BadTuning {
+        what: format!("the chained Cholesky's look-ahead of {ahead} terms"),
+        why: format!(
+            "its work group of {px} x {py} invocations checks at most {max} terms at once"
+        ),
+    }
+    .into())
+}
+
+/// The least common multiple of two orders (both at least 1).
+fn lcm(a: usize, b: usize) -> usize {
+    let gcd = |mut x: usize, mut y: usize| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    a / gcd(a, b).max(1) * b
+}
+
+/// `tile` ([`Tuning::chain_tile`](crate::Tuning::chain_tile)) where it is an order the chain's
+/// kernel takes (a multiple of 16 from 16 to 128), else the tuning error.
+fn check_chain_tile(tile: usize) -> Result<()> {
+    if (16..=128).contains(&tile) && tile.is_multiple_of(16) {
+        return Ok(());
+    }
+    Err(crate::error::DeviceError::BadTuning {
+        what: format!("the chained Cholesky's tiles of {tile}"),
+        why: "they must be a multiple of 16 from 16 to 128".into(),
+    }
+    .into())
 }
 
 /// The tiled method's kernels, compiled for one context with one [`KernelConfig`].
@@ -516,6 +571,11 @@ pub struct TiledKernels {
     chain_fold_early: bool,
     // Whether the chain drops the barriers the next wait makes redundant (Tuning::chain_lean).
     chain_lean: bool,
+    // Later terms the chain checks at once after each wait (Tuning::chain_ahead).
+    chain_ahead: usize,
+    // The chain's tile order (Tuning::chain_tile; its inverted tiles are chain_tile² floats a
+    // slot in `inverses`).
+    chain_tile: usize,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
     fused: Option<[(ComputeProgram, KernelConfig); 2]>,
@@ -577,15 +637,18 @@ impl TiledKernels {
         let diag = tuning.diagonal_block_for(&config);
         let factor = tuning.diagonal_factor_for(&config);
         let schedule = tuning.cholesky_schedule_for(crate::gl::DeviceInfo::query(ctx)?.software);
-        let chain_fold = tuning.chain_fold();
+        let chain_tile = tuning.chain_tile_for(&config);
+        let chain_fold = tuning.chain_fold_for(chain_tile);
         let chain_poll = tuning.chain_poll();
         let chain_fold_early = tuning.chain_fold_early();
         let chain_lean = tuning.chain_lean();
-        crate::tuning::check_kernel_config(
-            &config,
-            diag,
-            &crate::tuning::GroupLimits::query(ctx)?,
-        )?;
+        let chain_ahead = chain_ahead(tuning.chain_ahead, config.diagonal_group(chain_tile))?;
+        let group_limits = crate::tuning::GroupLimits::query(ctx)?;
+        crate::tuning::check_kernel_config(&config, diag, &group_limits)?;
+        if chain_tile != diag {
+            check_chain_tile(chain_tile)?;
+            crate::tuning::check_kernel_config(&config, chain_tile, &group_limits)?;
+        }
         let program = |kernel: &'static crate::gl::ComputeKernel| {
             ComputeProgram::new(ctx, kernel, "", &config.source(kernel.source))
         };
@@ -660,35 +723,42 @@ impl TiledKernels {
             },
             potrf_chain: match config.shared
                 && !config.texel
-                && factor_chain_shared_bytes(diag, factor) as u64 <= limits.max_shared_bytes
+                && factor_chain_shared_bytes(chain_tile, factor) as u64 <= limits.max_shared_bytes
             {
                 true => Some(ComputeProgram::new(
                     ctx,
                     &table::POTRF_CHAIN,
                     "",
-                    &KernelConfig { nb: diag, ..config }.source(&chain_source(
-                        config.diagonal_group(diag),
-                        diag,
+                    &KernelConfig {
+                        nb: chain_tile,
+                        ..config
+                    }
+                    .source(&chain_source(
+                        config.diagonal_group(chain_tile),
+                        chain_tile,
                         factor,
                         (chain_fold, chain_fold_early),
-                        (chain_poll, chain_lean),
+                        (chain_poll, chain_lean, chain_ahead),
                     )),
                 )?),
                 false => None,
             },
             schedule,
+            // Whole tiles of both the blocked factor and the chain.
             panel_outer: match (tuning.outer_block, schedule) {
                 (None, CholeskySchedule::Auto) => super::config::PANELS_AUTO_OUTER
-                    .div_ceil(diag)
-                    .saturating_mul(diag)
                     .max(tuning.outer_block_for(&config)),
                 _ => tuning.outer_block_for(&config),
-            },
+            }
+            .div_ceil(lcm(diag, chain_tile))
+            .saturating_mul(lcm(diag, chain_tile)),
             chained_factors: Cell::new(0),
             chain_fold,
             chain_poll,
             chain_fold_early,
             chain_lean,
+            chain_ahead,
+            chain_tile,
             potrf_block: program(&table::POTRF_BLOCK)?,
             trsm_block: program(&table::TRSM_BLOCK)?,
             potrf_inv_block: ComputeProgram::new(
@@ -767,6 +837,17 @@ impl TiledKernels {
     /// The largest half [`CholeskySchedule::Split`] factors by one chained launch.
     pub fn split_chain_order(&self) -> usize {
         self.split_chain
+    }
+
+    /// Later terms the chained Cholesky checks at once after each wait
+    /// ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)).
+    pub fn chain_ahead(&self) -> usize {
+        self.chain_ahead
+    }
+
+    /// The chained Cholesky's tile order ([`Tuning::chain_tile`](crate::Tuning::chain_tile)).
+    pub fn chain_tile(&self) -> usize {
+        self.chain_tile
     }
 
     /// How the split Cholesky solves L21 below a chained leaf
@@ -1610,17 +1691,18 @@ impl TiledKernels {
     }
 
     /// The Cholesky of `chain.c` (full storage, order m) in place as one chained launch
-    /// (glsl/tiled/potrf_chain.comp), tiles of [`TiledKernels::diag`], the inverses of the
-    /// diagonal tiles in the slots of the blocked Cholesky; whether it gave up is in
-    /// `chain.sync[1]`.
+    /// (glsl/tiled/potrf_chain.comp), tiles of [`TiledKernels::chain_tile`], the inverses of
+    /// the diagonal tiles in the inverse slots' buffer, chain_tile² floats each (the blocked
+    /// Cholesky's slots where the orders agree); whether it gave up is in `chain.sync[1]`.
     pub(crate) fn potrf_chain(&self, chain: &ChainFactor<'_>) -> Result<()> {
         let p = self
             .potrf_chain
             .as_ref()
             .ok_or_else(|| Error::shape("these kernels have no chained Cholesky"))?;
         let v = chain.c.view;
-        let (tiles, col_tiles) = (v.rows.div_ceil(self.diag), v.cols.div_ceil(self.diag));
-        self.reserve_inverses(col_tiles)?;
+        let t = self.chain_tile;
+        let (tiles, col_tiles) = (v.rows.div_ceil(t), v.cols.div_ceil(t));
+        self.reserve_inverse_floats(col_tiles * t * t)?;
         let inv = self.inverses.borrow();
         let inv = inv
             .as_ref()
@@ -1651,7 +1733,7 @@ impl TiledKernels {
     /// ([`CholeskySchedule::Chain`] or [`CholeskySchedule::Panels`]), or `None` (blocked): the
     /// schedule chooses it and the kernels have the chain.
     pub fn chains_factor(&self, m: usize) -> Option<CholeskySchedule> {
-        let tiles = m.div_ceil(self.diag.max(1));
+        let tiles = m.div_ceil(self.chain_tile.max(1));
         let chained = self.schedule.resolve(m);
         (self.potrf_chain.is_some()
             && chained != CholeskySchedule::Blocked
@@ -1812,7 +1894,13 @@ impl TiledKernels {
     /// Makes room for `slots` inverted diagonal blocks (a larger buffer drops the ones held:
     /// reserve before a factorization).
     pub fn reserve_inverses(&self, slots: usize) -> Result<()> {
-        let len = slots.max(1) * self.diag * self.diag;
+        self.reserve_inverse_floats(slots.max(1) * self.diag * self.diag)
+    }
+
+    /// Makes room for `len` floats of inverted diagonal blocks (as
+    /// [`TiledKernels::reserve_inverses`]).
+    fn reserve_inverse_floats(&self, len: usize) -> Result<()> {
+        let len = len.max(1);
         let mut inv = self.inverses.borrow_mut();
         if inv.as_ref().is_none_or(|b| b.len() < len) {
             *inv = Some(Buffer::uninitialized(
