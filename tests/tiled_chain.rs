@@ -777,24 +777,65 @@ fn the_folded_chain_published_early_gives_the_folded_chains_factor() {
     assert_given_up_chain_refactors(&gpu, &k, "early");
 }
 
-/// The kernels of [`poll_kernels`] (with the default polls) dropping the barriers the next wait makes
-/// redundant or not.
-fn lean_kernels(
+/// How the chain waits, beside [`poll_kernels`]'s polls (left at their default): whether it
+/// drops the barriers the next wait makes redundant (Tuning::chain_lean) and how many later
+/// terms it checks at once after each wait (Tuning::chain_ahead); `None` leaves the default.
+#[derive(Clone, Copy, Debug)]
+struct Waits {
+    lean: Option<bool>,
+    ahead: Option<usize>,
+}
+
+/// The kernels with tiles, schedule and outer blocks of `shape`, the diagonal factor `factor`,
+/// folded or not, waiting as `waits` says.
+fn wait_kernels(
     gpu: &symraster::Gpu,
-    (diag, schedule, outer): (usize, CholeskySchedule, usize),
+    shape: (usize, CholeskySchedule, usize),
     factor: DiagonalFactor,
     fold: bool,
-    lean: bool,
+    waits: Waits,
 ) -> TiledKernels {
     tuned(
         gpu,
         &Tuning {
             diagonal_factor: Some(factor),
             chain_fold: Some(fold),
-            chain_lean: Some(lean),
-            ..shaped((diag, schedule, outer))
+            chain_lean: waits.lean,
+            chain_ahead: waits.ahead,
+            ..shaped(shape)
         },
     )
+}
+
+/// A chain compared waiting two ways: its tiles, schedule and outer blocks, diagonal factor,
+/// fold, then the waits checked and those of the base.
+type WaitCase = (
+    (usize, CholeskySchedule, usize),
+    DiagonalFactor,
+    bool,
+    Waits,
+    Waits,
+);
+
+/// For each case of `cases`: the chain waiting one way gives everything [`assert_same_chain`]
+/// checks of the chain waiting the other, bit for bit (the waits change, the arithmetic does
+/// not); then the given-up path of the first case's.
+fn assert_waits_give_the_same_chain(gpu: &symraster::Gpu, cases: &[WaitCase]) {
+    for &(shape, way, fold, waits, base) in cases {
+        let k = wait_kernels(gpu, shape, way, fold, waits);
+        let b = wait_kernels(gpu, shape, way, fold, base);
+        let what = format!("{waits:?} against {base:?}, {} fold {fold}", way.name());
+        if let Some(lean) = waits.lean {
+            assert_eq!(k.chain_lean(), lean, "{what}");
+        }
+        if let Some(ahead) = waits.ahead {
+            assert_eq!(k.chain_ahead(), ahead, "{what}");
+        }
+        assert_same_chain(gpu, &k, &b, (shape.0, shape.1), &what);
+    }
+    let (shape, way, fold, waits, _) = cases[0];
+    let k = wait_kernels(gpu, shape, way, fold, waits);
+    assert_given_up_chain_refactors(gpu, &k, &format!("{waits:?}"));
 }
 
 /// The chain without the barrier after each term's last slice where the next term's wait
@@ -808,68 +849,27 @@ fn the_lean_chain_gives_the_chains_factor() {
         return;
     }
     assert!(kernels(&gpu, 32, CholeskySchedule::Chain).chain_lean());
-    for (shape, way, fold) in [
-        (
-            (32, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Columns,
-            false,
-        ),
-        (
-            (32, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Pairs,
-            true,
-        ),
-        (
-            (64, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Columns,
-            false,
-        ),
-        (
-            (64, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Quads,
-            true,
-        ),
-        (
-            (32, CholeskySchedule::Panels, 64),
-            DiagonalFactor::Columns,
-            true,
-        ),
-    ] {
-        let lean = lean_kernels(&gpu, shape, way, fold, true);
-        let full = lean_kernels(&gpu, shape, way, fold, false);
-        assert!(lean.chain_lean() && !full.chain_lean());
-        let what = format!("lean {} fold {fold}", way.name());
-        assert_same_chain(&gpu, &lean, &full, (shape.0, shape.1), &what);
-    }
-    let shape = (64, CholeskySchedule::Chain, 512);
-    let k = lean_kernels(&gpu, shape, DiagonalFactor::Columns, true, true);
-    assert_given_up_chain_refactors(&gpu, &k, "lean");
-}
-
-/// The kernels of [`lean_kernels`] (lean) checking `ahead` later terms at once after each wait.
-fn ahead_kernels(
-    gpu: &symraster::Gpu,
-    (diag, schedule, outer): (usize, CholeskySchedule, usize),
-    factor: DiagonalFactor,
-    fold: bool,
-    ahead: usize,
-) -> TiledKernels {
-    tuned(
-        gpu,
-        &Tuning {
-            diagonal_factor: Some(factor),
-            chain_fold: Some(fold),
-            chain_ahead: Some(ahead),
-            ..shaped((diag, schedule, outer))
-        },
-    )
+    let (chain, panels) = (CholeskySchedule::Chain, CholeskySchedule::Panels);
+    let lean = |lean| Waits {
+        lean: Some(lean),
+        ahead: None,
+    };
+    let cases = [
+        ((32, chain, 512), DiagonalFactor::Columns, false),
+        ((32, chain, 512), DiagonalFactor::Pairs, true),
+        ((64, chain, 512), DiagonalFactor::Columns, false),
+        ((64, chain, 512), DiagonalFactor::Quads, true),
+        ((32, panels, 64), DiagonalFactor::Columns, true),
+    ]
+    .map(|(shape, way, fold)| (shape, way, fold, lean(true), lean(false)));
+    assert_waits_give_the_same_chain(&gpu, &cases);
 }
 
 /// The chain checking later terms at once after each wait (Tuning::chain_ahead): the waits
 /// change, the arithmetic does not, so everything [`assert_same_chain`] checks is the chain
 /// waiting for every term's bit for bit (tiles of 32 and 64, folded or not, looking 1, 5 or
-/// 32 terms ahead, in the chain and the chained panels); the given-up path; a look-ahead the
-/// work group cannot check is refused by name.
+/// 32 terms ahead, lean or not, in the chain and the chained panels); the given-up path; a
+/// look-ahead the work group cannot check is refused by name.
 #[test]
 fn the_chain_looking_ahead_gives_the_chains_factor() {
     let gpu = gpu();
@@ -880,47 +880,21 @@ fn the_chain_looking_ahead_gives_the_chains_factor() {
         kernels(&gpu, 32, CholeskySchedule::Chain).chain_ahead(),
         symraster::tiled::config::CHAIN_AHEAD
     );
-    for (shape, way, fold, ahead) in [
-        (
-            (32, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Columns,
-            false,
-            32,
-        ),
-        (
-            (32, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Pairs,
-            true,
-            1,
-        ),
-        (
-            (32, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Pairs,
-            true,
-            5,
-        ),
-        (
-            (64, CholeskySchedule::Chain, 512),
-            DiagonalFactor::Columns,
-            false,
-            32,
-        ),
-        (
-            (32, CholeskySchedule::Panels, 64),
-            DiagonalFactor::Columns,
-            true,
-            32,
-        ),
-    ] {
-        let ahead_k = ahead_kernels(&gpu, shape, way, fold, ahead);
-        let each = ahead_kernels(&gpu, shape, way, fold, 0);
-        assert_eq!((ahead_k.chain_ahead(), each.chain_ahead()), (ahead, 0));
-        let what = format!("ahead {ahead} {} fold {fold}", way.name());
-        assert_same_chain(&gpu, &ahead_k, &each, (shape.0, shape.1), &what);
-    }
+    let (chain, panels) = (CholeskySchedule::Chain, CholeskySchedule::Panels);
+    let ahead = |ahead, lean| Waits {
+        lean: Some(lean),
+        ahead: Some(ahead),
+    };
+    let cases = [
+        ((32, chain, 512), DiagonalFactor::Columns, false, 32, true),
+        ((32, chain, 512), DiagonalFactor::Pairs, true, 1, true),
+        ((32, chain, 512), DiagonalFactor::Pairs, true, 5, false),
+        ((64, chain, 512), DiagonalFactor::Columns, false, 32, true),
+        ((32, panels, 64), DiagonalFactor::Columns, true, 32, true),
+    ]
+    .map(|(shape, way, fold, n, lean)| (shape, way, fold, ahead(n, lean), ahead(0, lean)));
+    assert_waits_give_the_same_chain(&gpu, &cases);
     let shape = (32, CholeskySchedule::Chain, 512);
-    let k = ahead_kernels(&gpu, shape, DiagonalFactor::Pairs, true, 32);
-    assert_given_up_chain_refactors(&gpu, &k, "ahead");
     // Tiles of 32 run 16 x 16 invocations: at most 64 terms (CHAIN_AHEAD_MAX), two flags each.
     let t = Tuning {
         chain_ahead: Some(65),

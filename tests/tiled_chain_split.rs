@@ -64,6 +64,34 @@ fn leaves(n: usize, chain_order: usize) -> u64 {
     }
 }
 
+/// `c` factored by `split`: `leaves` chained factorizations, no NaN, against the reference
+/// (relative backward error) and the blocked factor within the size's tolerance; L.
+fn assert_split_factor(
+    gpu: &symraster::Gpu,
+    (split, blocked): (&TiledKernels, &TiledKernels),
+    c: &symraster::Matrix<f32>,
+    leaves: u64,
+    what: &str,
+) -> symraster::Matrix<f32> {
+    let m = c.rows();
+    let before = split.chained_factors();
+    let l = factor(gpu, split, c);
+    assert_eq!(
+        split.chained_factors() - before,
+        leaves,
+        "{what}: not every half chained"
+    );
+    assert!(
+        l.as_slice().iter().all(|v| v.is_finite()),
+        "{what}: NaN left"
+    );
+    let e = backward_error(&l.to_f64(), c);
+    assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
+    let d = symraster::relative_error(&l, &factor(gpu, blocked, c));
+    assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
+    l
+}
+
 #[test]
 fn the_split_factor_matches_the_reference_and_the_blocked_factor() {
     let gpu = gpu();
@@ -89,21 +117,8 @@ fn the_split_factor_matches_the_reference_and_the_blocked_factor() {
                 "{what}"
             );
             let c = problems::well_conditioned_spd(&mut problems::rng(40 + m as u64), m);
-            let before = split.chained_factors();
-            let l = factor(&gpu, &split, &c);
-            assert_eq!(
-                split.chained_factors() - before,
-                leaves(m, chain_order),
-                "{what}: not every half chained"
-            );
-            assert!(
-                l.as_slice().iter().all(|v| v.is_finite()),
-                "{what}: NaN left"
-            );
-            let e = backward_error(&l.to_f64(), &c);
-            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
-            let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
-            assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
+            let kernels = (&split, &blocked);
+            assert_split_factor(&gpu, kernels, &c, leaves(m, chain_order), &what);
         }
     }
 }
@@ -273,21 +288,8 @@ fn check_split_solves(solves: &[(usize, SplitSolve, &[usize])], failing: SplitSo
         for &m in sizes {
             let what = format!("chain order {chain_order} solve {} m {m}", solve.name());
             let c = problems::well_conditioned_spd(&mut problems::rng(70 + m as u64), m);
-            let before = split.chained_factors();
-            let l = factor(&gpu, &split, &c);
-            assert_eq!(
-                split.chained_factors() - before,
-                leaves(m, chain_order),
-                "{what}: not every half chained"
-            );
-            assert!(
-                l.as_slice().iter().all(|v| v.is_finite()),
-                "{what}: NaN left"
-            );
-            let e = backward_error(&l.to_f64(), &c);
-            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
-            let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
-            assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
+            let kernels = (&split, &blocked);
+            assert_split_factor(&gpu, kernels, &c, leaves(m, chain_order), &what);
         }
     }
     let split = split_kernels_solving(&gpu, 64, Some(failing));
@@ -395,21 +397,7 @@ fn the_chain_on_its_own_tiles_gives_the_split_of_one_order() {
         for m in [1, 2, 33, 64, 65, 129, 200, 513] {
             let what = format!("solve {solve:?} m {m}");
             let c = problems::well_conditioned_spd(&mut problems::rng(300 + m as u64), m);
-            let before = apart.chained_factors();
-            let l = factor(&gpu, &apart, &c);
-            assert_eq!(
-                apart.chained_factors() - before,
-                leaves(m, 64),
-                "{what}: not every half chained"
-            );
-            assert!(
-                l.as_slice().iter().all(|v| v.is_finite()),
-                "{what}: NaN left"
-            );
-            let e = backward_error(&l.to_f64(), &c);
-            assert!(e < tolerance(m), "{what}: backward error {e:.2e}");
-            let d = symraster::relative_error(&l, &factor(&gpu, &blocked, &c));
-            assert!(d < tolerance(m), "{what}: {d:.2e} from the blocked factor");
+            let l = assert_split_factor(&gpu, (&apart, &blocked), &c, leaves(m, 64), &what);
             if solve.is_none() {
                 let lo = factor(&gpu, &one, &c);
                 assert_eq!(l.as_slice(), lo.as_slice(), "{what}: not one order's bits");
