@@ -626,7 +626,8 @@ pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
     let k = gpu.tiled_kernels()?;
     let config = k.config();
     // Several product tiles each way, and several diagonal blocks.
-    let m = (2 * config.bm().max(config.bn()) + 5).max(3 * config.nb.max(k.diag()) + 5);
+    let m = (2 * config.bm().max(config.bn()) + 5)
+        .max(3 * config.nb.max(k.diag()).max(k.chain_tile()) + 5);
     let n = 4 * config.bk + 3;
     let a = crate::Matrix::from_fn(m, n, |i, j| (((i * 7 + j * 13) % 17) as f32 - 8.0) / 8.0);
     let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 5) as f32 / 4.0).collect();
@@ -634,10 +635,12 @@ pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
     let wrong = |what: &str, error: f64| -> Result<()> {
         Err(DeviceError::BadTuning {
             what: format!(
-                "the tiled kernels' tuning (kernel {:?}, diagonal blocks {}, outer blocks {})",
+                "the tiled kernels' tuning (kernel {:?}, diagonal blocks {}, outer blocks {}, \
+                 chained tiles {})",
                 gpu.tuning().kernel,
                 k.diag(),
-                k.outer()
+                k.outer(),
+                k.chain_tile()
             ),
             why: format!(
                 "a check {what} of order {m} came out wrong (relative error {error:.1e} against                  the f64 reference)"
