@@ -416,3 +416,35 @@ fn the_chain_on_its_own_tiles_gives_the_split_of_one_order() {
         assert!(e < tolerance(m), "RFP: backward error {e:.2e}");
     }
 }
+
+/// Whether the split chains depends on its leaves, not on the whole order: at 16384 on tiles
+/// of 32 the whole triangle is 131,328 tiles, past the 65,535 work groups many devices launch
+/// at most (llvmpipe's among them), where each leaf of 4096 takes 8,256; a chain of the whole
+/// order runs only where the device launches that many.
+#[test]
+fn the_split_chains_any_order_whose_leaves_fit_one_launch() {
+    let gpu = gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let split = split_kernels(&gpu, 4096);
+    assert_eq!(split.chain_tile(), 32);
+    for m in [4097, 8192, 16384, 1 << 20] {
+        assert_eq!(
+            split.chains_factor(m),
+            Some(CholeskySchedule::Split),
+            "m {m}"
+        );
+    }
+    let t = Tuning {
+        diagonal_block: Some(32),
+        cholesky_schedule: Some(CholeskySchedule::Chain),
+        ..Tuning::default()
+    };
+    let chain = tuned(&gpu, &t);
+    let fits = 512 * 513 / 2 <= chain.limits().max_groups_x as usize;
+    assert_eq!(
+        chain.chains_factor(16384),
+        fits.then_some(CholeskySchedule::Chain)
+    );
+}

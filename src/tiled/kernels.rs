@@ -1730,11 +1730,18 @@ impl TiledKernels {
     }
 
     /// How the Cholesky of order `m` (full storage, one buffer) is chained
-    /// ([`CholeskySchedule::Chain`] or [`CholeskySchedule::Panels`]), or `None` (blocked): the
-    /// schedule chooses it and the kernels have the chain.
+    /// ([`CholeskySchedule::Chain`], [`CholeskySchedule::Panels`] or
+    /// [`CholeskySchedule::Split`]), or `None` (blocked): the schedule chooses it, the kernels
+    /// have the chain and one launch can take its tiles (the split's, of its largest leaf: a
+    /// device that launches 65,535 work groups at most chains the leaves of 4096 on tiles of
+    /// 32, 8,256 groups, at any order).
     pub fn chains_factor(&self, m: usize) -> Option<CholeskySchedule> {
-        let tiles = m.div_ceil(self.chain_tile.max(1));
         let chained = self.schedule.resolve(m);
+        let largest = match chained {
+            CholeskySchedule::Split => m.min(self.split_chain.max(self.chain_tile)),
+            _ => m,
+        };
+        let tiles = largest.div_ceil(self.chain_tile.max(1));
         (self.potrf_chain.is_some()
             && chained != CholeskySchedule::Blocked
             && tiles * (tiles + 1) / 2 <= self.limits.max_groups_x as usize)
