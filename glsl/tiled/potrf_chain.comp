@@ -147,6 +147,7 @@ bool wait_for(uint f, uint need, inout uint spins, uint tid) {
 // first that is not: their flags read at once, one per invocation, so that a tile whose
 // earlier terms are long published waits (a barrier and an L2 round trip) once per run of
 // them instead of twice per term. Every invocation returns the count.
+#if CHAIN_AHEAD > 0
 uint terms_ready_after(uint i, uint j, uint k, uint terms, bool diagonal, uint tid) {
     if (tid == 0u) ahead_shared = uint(CHAIN_AHEAD);
     barrier();
@@ -166,6 +167,7 @@ uint terms_ready_after(uint i, uint j, uint k, uint terms, bool diagonal, uint t
     memoryBarrierBuffer();
     return ahead;
 }
+#endif
 
 // prod = x·Wᵀ, W = L_jj⁻¹ at inv_r[base] (row-major, NB-strided, whole: tile j is not the
 // last): (x·Wᵀ)(r, s) = Σ_p x(r, p)·W(s, p), slice by slice (x's columns h..h + KS to ta, W's
