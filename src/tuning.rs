@@ -51,7 +51,8 @@ pub struct Tuning {
     pub kernel: KernelShape,
     /// The order of the diagonal blocks the tiled Cholesky factors and inverts in one work
     /// group (a multiple of 16 from 16 to 128; default 64 with the GPUs' kernels, 32 with
-    /// software renderers': [`KernelConfig::default_diagonal_block`]).
+    /// software renderers': [`KernelConfig::default_diagonal_block`]); set, it is also the
+    /// chained Cholesky's tile order unless [`Tuning::chain_tile`] names another.
     pub diagonal_block: Option<usize>,
     /// The tiled Cholesky's outer block-column width, the rank of its trailing updates (1 to
     /// 65536, rounded up to a multiple of the diagonal blocks; default 512).

@@ -644,6 +644,8 @@ impl TiledKernels {
         let chain_lean = tuning.chain_lean();
         let chain_ahead = chain_ahead(tuning.chain_ahead, config.diagonal_group(chain_tile))?;
         let group_limits = crate::tuning::GroupLimits::query(ctx)?;
+        // The chained panels' width: whole tiles of both the blocked factor and the chain.
+        let both_tiles = lcm(diag, chain_tile);
         crate::tuning::check_kernel_config(&config, diag, &group_limits)?;
         if chain_tile != diag {
             check_chain_tile(chain_tile)?;
@@ -744,14 +746,13 @@ impl TiledKernels {
                 false => None,
             },
             schedule,
-            // Whole tiles of both the blocked factor and the chain.
             panel_outer: match (tuning.outer_block, schedule) {
                 (None, CholeskySchedule::Auto) => super::config::PANELS_AUTO_OUTER
                     .max(tuning.outer_block_for(&config)),
                 _ => tuning.outer_block_for(&config),
             }
-            .div_ceil(lcm(diag, chain_tile))
-            .saturating_mul(lcm(diag, chain_tile)),
+            .div_ceil(both_tiles)
+            .saturating_mul(both_tiles),
             chained_factors: Cell::new(0),
             chain_fold,
             chain_poll,
@@ -941,10 +942,10 @@ impl TiledKernels {
         (rows, block): (usize, usize),
     ) -> Result<()> {
         let (xv, lv) = (x.view, l.view);
-        if !self.solves_by_rows(rows, block) || lv.rows != lv.cols || xv.cols != lv.cols {
+        super::trsm_wide::check_solve_shapes("the row solve", xv, lv)?;
+        if !self.solves_by_rows(rows, block) {
             return Err(Error::shape(format!(
-                "these kernels cannot solve {}x{} by a triangle of order {} in rows of {rows}",
-                xv.rows, xv.cols, lv.cols
+                "these kernels cannot solve by rows of {rows} with blocks of {block}"
             )));
         }
         if xv.rows == 0 || xv.cols == 0 {
