@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 use symraster::inverse::newton::NewtonSync;
-use symraster::inverse::{self, Inverter, PolishCorrection, SignOptions, bench};
+use symraster::inverse::{self, Handover, Inverter, PolishCorrection, SignOptions, bench};
 use symraster::{Gpu, Matrix};
 
 /// Timed calls per order and operation (the median is reported).
@@ -39,22 +39,38 @@ fn main() -> anyhow::Result<()> {
     println!("what,s,iterations,wall_ms,accuracy");
     for &s in &sizes {
         let a = bench::stable_test_matrix(s);
-        // The default (f32 polish correction, squares kept between calls), then the earlier
-        // choices: `sign_f64corr` (f64 correction), `lyap_fresh` (squares allocated per call),
-        // `sign_perpass` and `lyap_perpass` (three read-backs per Newton step, NewtonSync::PerPass).
-        for (what, correction, sync) in [
-            ("sign", PolishCorrection::Single, NewtonSync::Once),
-            ("sign_f64corr", PolishCorrection::Double, NewtonSync::Once),
+        // The default (hand-over to the polish on GPUs, f32 polish correction, squares kept
+        // between calls), then the earlier choices: `sign_newton` (Newton to convergence, no
+        // hand-over), `sign_f64corr` (f64 correction), `lyap_fresh` (squares allocated per
+        // call), `sign_perpass` and `lyap_perpass` (three read-backs per Newton step,
+        // NewtonSync::PerPass).
+        let handover = Handover::Auto;
+        for (what, correction, sync, handover) in [
+            ("sign", PolishCorrection::Single, NewtonSync::Once, handover),
+            (
+                "sign_newton",
+                PolishCorrection::Single,
+                NewtonSync::Once,
+                Handover::Off,
+            ),
+            (
+                "sign_f64corr",
+                PolishCorrection::Double,
+                NewtonSync::Once,
+                handover,
+            ),
             (
                 "sign_perpass",
                 PolishCorrection::Single,
                 NewtonSync::PerPass,
+                handover,
             ),
         ] {
             inv.set_newton_sync(sync);
             let options = SignOptions {
                 refine_inverses: false,
                 polish_correction: correction,
+                handover,
                 ..SignOptions::default()
             };
             // Warm-up: at least one call and half a second of work. An idle H200 runs at its idle

@@ -7,7 +7,8 @@
 #     scripts/h200_sign_lyap.sh "$OUT"
 #
 # writes under the folder given (default $OUT, else figures/h200):
-#   sign_ours.csv      sign_timing 1024 4096: rows sign (f32 polish correction, the default),
+#   sign_ours.csv      sign_timing 1024 4096: rows sign (hand-over to the polish, f32 polish
+#                      correction: the defaults), sign_newton (Newton to convergence),
 #                      sign_f64corr (the f64 correction), lyap (squares kept between calls, the
 #                      default), lyap_fresh (kept squares released before each call),
 #                      sign_perpass and lyap_perpass (the Newton iteration's three read-backs
@@ -19,7 +20,7 @@
 #   dgemm.csv          dgemm_bench 1024 4096: every DoubleTile (dgemm_ab_<tile>, dgemm_abt_<tile>)
 #   inverse_ours.csv   inverse_timing --general 1024 4096: the general Gauss-Jordan inverse
 #   applications.csv   ours beside torch: inverse_general (torch.linalg.inv), sign,
-#                      sign_f64corr, sign_perpass, lyapunov, lyapunov_fresh, lyapunov_perpass at
+#                      sign_newton, sign_f64corr, sign_perpass, lyapunov, lyapunov_fresh, lyapunov_perpass at
 #                      1024 and 4096 (columns op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio)
 # Each program warms up first (an idle H200 runs its first ~0.4 s at idle clocks).
 set -u

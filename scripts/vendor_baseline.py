@@ -453,10 +453,11 @@ def applications(args):
         with open(args.ours_sign) as f:
             for line in f:
                 parts = line.strip().split(",")
-                # Rows sign and lyap (the defaults), sign_f64corr (the f64 polish correction)
+                # Rows sign and lyap (the defaults), sign_newton (Newton to convergence, no
+                # hand-over to the polish), sign_f64corr (the f64 polish correction),
                 # lyap_fresh (squares allocated per call), sign_perpass and lyap_perpass (three
                 # read-backs per Newton step, NewtonSync::PerPass).
-                names = {"sign": "sign", "sign_f64corr": "sign_f64corr", "lyap": "lyapunov", "lyap_fresh": "lyapunov_fresh",
+                names = {"sign": "sign", "sign_newton": "sign_newton", "sign_f64corr": "sign_f64corr", "lyap": "lyapunov", "lyap_fresh": "lyapunov_fresh",
                          "sign_perpass": "sign_perpass", "lyap_perpass": "lyapunov_perpass"}
                 if len(parts) == 5 and parts[0] in names:
                     op = names[parts[0]]
@@ -489,6 +490,8 @@ def applications(args):
         sign_ms = cuda_ms(lambda: torch_sign(a), reps)
         add("sign", s, f"scaled Newton in torch (f32 torch.linalg.inv per step, f64 polish; commutation {c:.1e})",
             sign_ms)
+        if ("sign_newton", s) in ours:
+            add("sign_newton", s, "the same torch sign (ours: Newton to convergence, no hand-over)", sign_ms)
         if ("sign_perpass", s) in ours:
             add("sign_perpass", s, "the same torch sign (ours: three read-backs per Newton step)", sign_ms)
         if ("sign_f64corr", s) in ours:

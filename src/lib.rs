@@ -164,8 +164,8 @@ pub use gpu::{
 #[doc(hidden)]
 pub use gpu::{assembly_plan, check_factor, cholesky_plan};
 pub use inverse::{
-    InverseMethod, InvertOptions, Kind, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
-    Storage,
+    Handover, InverseMethod, InvertOptions, Kind, Lyapunov, LyapunovOptions, Refined, Sign,
+    SignOptions, Storage,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};

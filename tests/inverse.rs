@@ -9,7 +9,7 @@ use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
 use symraster::InvertOptions;
 use symraster::LyapunovOptions;
-use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind};
+use symraster::inverse::{self, Handover, InverseMethod as Method, Inverter, Kind};
 use symraster::{Error, Matrix, NumericalError, relative_error};
 
 fn inverter(gpu: &symraster::Gpu) -> Inverter {
@@ -928,5 +928,144 @@ fn newton_report_kernel_matches_the_cpu_forms() {
             newton::column_order(&pivots),
             "order {n}"
         );
+    }
+}
+
+/// The hand-over to the polish (SignOptions::handover; the default on GPUs) reaches the sign that
+/// Newton to convergence reaches, as accurately, in no more Newton iterations (fewer where it
+/// hands over), on both iterations (f32 on the device, refined on the host); without polish
+/// steps there is no hand-over, and a limit outside (0, 1) is refused by name.
+#[test]
+fn sign_handover_to_the_polish_keeps_the_accuracy() {
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let identity = |n: usize, v: f64| Matrix::from_fn(n, n, |i, j| if i == j { v } else { 0.0 });
+    let (mut handed, mut fewer) = (0, 0);
+    for n in [1, 2, 3, 17, 64, 65, 130] {
+        let mut sym = spd(n, 900 + n as u64);
+        for i in (0..n).step_by(2) {
+            sym[(i, i)] -= 3.0;
+        }
+        let cases = [
+            (sym.clone(), sign_by_eigen(&sym)),
+            (stable(n, 1000 + n as u64), identity(n, -1.0)),
+        ];
+        for (what, (a, want)) in ["symmetric", "nonnormal"].iter().zip(&cases) {
+            for refine_inverses in [false, true] {
+                let run = |handover| {
+                    let options = inverse::SignOptions {
+                        refine_inverses,
+                        handover,
+                        ..Default::default()
+                    };
+                    inverse::sign(&inv, a, options).unwrap()
+                };
+                let (newton, hand) = (run(Handover::Off), run(Handover::At(0.5)));
+                let (en, eh) = (
+                    relative_error(&newton.s, want),
+                    relative_error(&hand.s, want),
+                );
+                let tag = format!("{what} n {n} refined {refine_inverses}");
+                assert!(!newton.handed_over, "{tag}: handed over without a limit");
+                assert!(hand.iterations <= newton.iterations, "{tag}: iterations");
+                handed += usize::from(hand.handed_over);
+                fewer += usize::from(hand.iterations < newton.iterations);
+                assert!(hand.residual < 1e-13, "{tag}: ‖I − S²‖ {:e}", hand.residual);
+                assert!(
+                    eh <= 2.0 * en + 1e-13,
+                    "{tag}: error {eh:e} against Newton's {en:e}"
+                );
+                assert!(
+                    hand.commutation <= 2.0 * newton.commutation + 1e-13,
+                    "{tag}: commutation {:e} against Newton's {:e}",
+                    hand.commutation,
+                    newton.commutation
+                );
+            }
+        }
+    }
+    // 28 cases; all but the two symmetric ones of order 1 hand over, two Newton steps early.
+    assert!(
+        handed >= 20 && fewer >= 20,
+        "handed over {handed}, fewer {fewer}"
+    );
+    let a = stable(40, 1200);
+    // One polish step cannot finish from a hand-over at ½: the Newton iteration resumes from
+    // the iterate it handed over and S is the same as without the hand-over.
+    for refine_inverses in [false, true] {
+        let one_step = |handover| {
+            let options = inverse::SignOptions {
+                refine_inverses,
+                handover,
+                polish_steps: 1,
+                ..Default::default()
+            };
+            inverse::sign(&inv, &a, options).unwrap()
+        };
+        let (newton, resumed) = (one_step(Handover::Off), one_step(Handover::At(0.5)));
+        let want = identity(40, -1.0);
+        let (en, er) = (
+            relative_error(&newton.s, &want),
+            relative_error(&resumed.s, &want),
+        );
+        let tag = format!("resumed, refined {refine_inverses}");
+        assert!(!resumed.handed_over, "{tag}: one step finished the polish");
+        assert_eq!(
+            resumed.polish_steps, 2,
+            "{tag}: the stalled step and the last"
+        );
+        assert!(resumed.iterations >= newton.iterations, "{tag}: iterations");
+        assert!(er <= 2.0 * en + 1e-13, "{tag}: error {er:e} against {en:e}");
+        assert!(
+            resumed.residual <= 2.0 * newton.residual + 1e-13,
+            "{tag}: ‖I − S²‖"
+        );
+    }
+    let unpolished = inverse::SignOptions {
+        polish_steps: 0,
+        handover: Handover::At(0.5),
+        ..Default::default()
+    };
+    let plain = inverse::sign(&inv, &a, unpolished).unwrap();
+    let newton = inverse::SignOptions {
+        handover: Handover::Off,
+        ..unpolished
+    };
+    let newton = inverse::sign(&inv, &a, newton).unwrap();
+    assert!(!plain.handed_over && plain.polish_steps == 0);
+    assert_eq!(
+        plain.iterations, newton.iterations,
+        "no polish, no hand-over"
+    );
+    // Auto: off on software renderers, at ½ on GPUs.
+    let with = |handover| {
+        let options = inverse::SignOptions {
+            handover,
+            ..Default::default()
+        };
+        inverse::sign(&inv, &a, options).unwrap()
+    };
+    let (auto, off, half) = (
+        with(Handover::Auto),
+        with(Handover::Off),
+        with(Handover::At(0.5)),
+    );
+    assert!(half.handed_over && half.iterations < off.iterations);
+    let want = if gpu.info().software { &off } else { &half };
+    assert_eq!(
+        (auto.iterations, auto.handed_over),
+        (want.iterations, want.handed_over),
+        "Auto on {}",
+        gpu.info().renderer
+    );
+    for bad in [0.0, 1.0, -0.5, f64::NAN, f64::INFINITY] {
+        let options = inverse::SignOptions {
+            handover: Handover::At(bad),
+            ..Default::default()
+        };
+        match inverse::sign(&inv, &a, options) {
+            Err(Error::Input(e)) => assert!(e.to_string().contains("handover"), "{e}"),
+            other => panic!("handover {bad}: {other:?}"),
+        }
     }
 }

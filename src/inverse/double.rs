@@ -480,6 +480,23 @@ impl Inverter {
     }
 }
 
+/// ‖I − S²‖_F below which a polish step that no longer halves it ends the polish: from there
+/// Newton-Schulz converges quadratically, so such a step has reached rounding. Above it (a
+/// polish handed an unconverged Newton iterate, [`SignOptions::handover`]) a step need only
+/// lower it.
+///
+/// [`SignOptions::handover`]: super::SignOptions::handover
+pub const QUADRATIC_BELOW: f64 = 1e-3;
+
+/// ‖I − S²‖_F from which [`PolishCorrection::Single`] forms the correction in f32: where the
+/// converged f32 iteration leaves S (‖E‖ ≈ 1e-5), its error (≲ u₃₂·‖S‖²·‖E‖, below) stays at
+/// the level of the iterate's own. Newton-Schulz converges to the sign of the S it has, so
+/// an error made at a larger ‖E‖ would stay in S: a polish handed an unconverged iterate
+/// ([`SignOptions::handover`]) corrects in f64 until ‖E‖ is below this.
+///
+/// [`SignOptions::handover`]: super::SignOptions::handover
+pub const SINGLE_CORRECTION_BELOW: f64 = 1e-5;
+
 /// How the polish S ← S + S·E/2 (E = I − S², formed in f64 where it cancels) forms its
 /// correction S·E.
 ///
@@ -579,8 +596,9 @@ impl DoubleWork {
 
     /// Newton-Schulz steps S ← S + S·E/2 with E = I − S² on the device, while ‖E‖_F drops
     /// (from below 1) and is above ε·‖I‖_F, stopping after the first step that no longer
-    /// halves it (the quadratic convergence has reached rounding): S uploaded from `x`, left in `self.x`; returns S,
-    /// the steps and the final ‖I − S²‖_F.
+    /// halves it once it is below [`QUADRATIC_BELOW`] (the quadratic convergence has reached
+    /// rounding): S uploaded from `x`, left in `self.x`; returns S, the steps and the final
+    /// ‖I − S²‖_F.
     pub fn polish(
         &mut self,
         inv: &Inverter,
@@ -599,6 +617,26 @@ impl DoubleWork {
         max_steps: usize,
         correction: PolishCorrection,
     ) -> Result<(Matrix<f64>, usize, f64)> {
+        let r = self.involution(inv)?;
+        self.polish_from(inv, r, max_steps, correction)
+    }
+
+    /// ‖I − S²‖_F of the S in `self.x`, with E = I − S² left in `self.r` (one f64 product).
+    pub fn involution(&mut self, inv: &Inverter) -> Result<f64> {
+        let (x, r) = (self.x.op(false), self.r.op(false));
+        let p = DoubleProduct::new(r, x, x).alpha(-1.0).plus_identity(1.0);
+        Ok(inv.dgemm(p, true)?.sqrt())
+    }
+
+    /// [`DoubleWork::polish_in_place`] where [`DoubleWork::involution`] has just given `r`
+    /// (E in `self.r`).
+    pub fn polish_from(
+        &mut self,
+        inv: &Inverter,
+        r: f64,
+        max_steps: usize,
+        correction: PolishCorrection,
+    ) -> Result<(Matrix<f64>, usize, f64)> {
         let n = self.x.n;
         // The f32 correction's rounded S, Eᵀ/‖E‖_F and their product (kept for the next call).
         let single = match correction {
@@ -609,18 +647,13 @@ impl DoubleWork {
                 inv.single_square("the polish's f32 correction", n)?,
             ]),
         };
-        let involution = |w: &Self, s: &DoubleSquare| -> Result<f64> {
-            let p = DoubleProduct::new(w.r.op(false), s.op(false), s.op(false))
-                .alpha(-1.0)
-                .plus_identity(1.0);
-            Ok(inv.dgemm(p, true)?.sqrt())
-        };
-        let mut r = involution(self, &self.x)?;
+        let mut r = r;
         let mut steps = 0;
         // Done once S is an involution to working precision: ‖I − S²‖_F at most ε·‖I‖_F.
         let done = f64::EPSILON * (self.x.n as f64).sqrt();
         while steps < max_steps && r < 1.0 && r > done {
-            if let Some([s32, e32, u32]) = &single {
+            let rounded = single.as_ref().filter(|_| r <= SINGLE_CORRECTION_BELOW);
+            if let Some([s32, e32, u32]) = rounded {
                 // T = S + (r/2)·fl₃₂(S)·fl₃₂(E/r): the tiled product is C ← A·Bᵀ, so Eᵀ is
                 // narrowed (‖E‖_F = r ≥ max |E|: E/r fits f32 whatever its scale).
                 let v = crate::tiled::View::row_major(n, n);
@@ -635,15 +668,18 @@ impl DoubleWork {
                     .plus(1.0, self.x.op(false));
                 inv.dgemm(p, false)?;
             }
-            let next = involution(self, &self.t)?;
+            std::mem::swap(&mut self.x, &mut self.t);
+            let next = self.involution(inv)?;
             if next.is_nan() || next >= r {
+                // The step made S no better: the last S is kept (E in `self.r` is the
+                // rejected one's; nothing reads it after the loop).
+                std::mem::swap(&mut self.x, &mut self.t);
                 break;
             }
-            std::mem::swap(&mut self.x, &mut self.t);
             let halves = next <= 0.5 * r;
             r = next;
             steps += 1;
-            if !halves {
+            if !halves && r < QUADRATIC_BELOW {
                 break;
             }
         }

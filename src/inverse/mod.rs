@@ -39,7 +39,7 @@ pub mod spd;
 pub use kernels::{DeviceSquare, Inverter};
 pub use lyapunov::{Lyapunov, solve_continuous_lyapunov};
 pub use refine::{Refined, refine_inverse};
-pub use sign::{PolishCorrection, Sign, SignOptions, sign};
+pub use sign::{Handover, PolishCorrection, Sign, SignOptions, sign};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::layout::rfp as rfp_layout;

@@ -78,6 +78,10 @@ pub struct NewtonRun {
     pub iterations: usize,
     /// (μ_k, X_k⁻¹) of every step, when asked to keep them.
     pub inverses: Vec<(f64, DeviceSquare)>,
+    /// ‖X_k‖_F and max |X_k| of the last iterate (where a resumed iteration starts).
+    pub last: Start,
+    /// Whether the handover test of [`iterate_until`] ended the iteration.
+    pub handed_over: bool,
 }
 
 /// Sums of the per-work-group partials: (Σ first, Σ second, max third) in f64.
@@ -143,6 +147,22 @@ pub fn iterate_from(
     scaling: bool,
     keep_inverses: bool,
 ) -> Result<NewtonRun> {
+    let mut never = |_: &DeviceSquare, _: f64| Ok(false);
+    iterate_until(inv, x, start, max_iterations, scaling, keep_inverses, &mut never)
+}
+
+/// [`iterate_from`], also ending once `handover(X_{k+1}, relative change)`, called after each
+/// step that has not converged, says so ([`NewtonRun::handed_over`]: the sign function's
+/// hand-over to Newton-Schulz, [`SignOptions::handover`](super::SignOptions::handover)).
+pub fn iterate_until(
+    inv: &Inverter,
+    x: DeviceSquare,
+    start: Start,
+    max_iterations: usize,
+    scaling: bool,
+    keep_inverses: bool,
+    handover: &mut dyn FnMut(&DeviceSquare, f64) -> Result<bool>,
+) -> Result<NewtonRun> {
     let n = x.n;
     let w = inv.single_square("the Newton step's inverse", n)?;
     let pivots = PivotWork::new(inv, n, inv.general_block(n))?;
@@ -159,6 +179,7 @@ pub fn iterate_from(
     let mut inverses = Vec::new();
     let mut spare: Option<DeviceSquare> = None;
     let mut iterations = 0;
+    let mut handed_over = false;
     let sync = inv.newton_sync();
     let on_device_order = n <= inv.newton_max_order();
     let report: Buffer<u32> = Buffer::uninitialized(
@@ -256,6 +277,10 @@ pub fn iterate_from(
         if converged(delta, previous) {
             break;
         }
+        if handover(&x, delta)? {
+            handed_over = true;
+            break;
+        }
         previous = delta;
     }
     // Kept for the next call of the order (the buffers' first touch is not free).
@@ -267,6 +292,11 @@ pub fn iterate_from(
         x,
         iterations,
         inverses,
+        last: Start {
+            norm: norm_x,
+            max_abs: max_x,
+        },
+        handed_over,
     })
 }
 

@@ -17,7 +17,7 @@ pub use super::double::PolishCorrection;
 use super::double::DoubleWork;
 use super::{InverseMethod, Inverter, Kind, check_input};
 use crate::baseline::to_faer;
-use crate::error::{Error, NumericalError, Result};
+use crate::error::{Error, InputError, NumericalError, Result};
 use crate::matrix::Matrix;
 
 /// How to run the iteration.
@@ -38,8 +38,14 @@ pub struct SignOptions {
     /// (s = 64, 128) as fast as the f32 device iteration, and S is then right to about
     /// 1e-13 instead of 1e-5; on a fast GPU at large s the f32 device iteration is faster.
     pub refine_inverses: bool,
-    /// Newton-Schulz steps in f64 after the f32 iteration (0: the f32 result as is).
+    /// The most Newton-Schulz steps in f64 after the Newton iteration (0: its result as is, and
+    /// no [`handover`](SignOptions::handover)). The polish stops once S is an involution to
+    /// rounding: two steps from a converged iterate, up to six after a handover at ½ (fewer
+    /// than it needs there make the Newton iteration resume).
     pub polish_steps: usize,
+    /// When the Newton iteration hands over to the polish before it converges
+    /// ([`Handover`]).
+    pub handover: Handover,
     /// How each polish step forms its correction S·E (E = I − S² always in f64): by default
     /// an f32 product, one f64 product per step instead of two ([`PolishCorrection`] says why
     /// that keeps the accuracy).
@@ -51,11 +57,33 @@ impl Default for SignOptions {
         Self {
             scaling: true,
             max_iterations: 20,
-            polish_steps: 6,
+            polish_steps: 8,
             refine_inverses: true,
             polish_correction: PolishCorrection::Single,
+            handover: Handover::Auto,
         }
     }
+}
+
+/// Whether the Newton iteration hands over to the polish (Newton-Schulz in f64 products, the
+/// hybrid of Higham's *Functions of Matrices* §5.8) once ‖I − X_k²‖_F is small, instead of
+/// iterating until its relative change stalls. From there Newton-Schulz converges
+/// quadratically as Newton does, and each of its steps is two products where a Newton step
+/// is a Gauss-Jordan inverse (and, refined, products besides). ‖I − X_k²‖_F costs one f64
+/// product and is tested only after a step whose relative change is below
+/// [`HANDOVER_CHECK`]. If the polish then stalls short of an involution, the Newton iteration
+/// resumes from the iterate it handed over.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Handover {
+    /// [`HANDOVER`] on GPUs; off on software renderers (llvmpipe), where an f64 product of
+    /// order 512 costs about what a Gauss-Jordan inverse does and the hand-over was slower.
+    #[default]
+    Auto,
+    /// Newton to convergence, as eq. 1.
+    Off,
+    /// Hand over once ‖I − X_k²‖_F is at most this, in (0, 1) (below 1 Newton-Schulz
+    /// converges).
+    At(f64),
 }
 
 /// sign(A) and how it was reached.
@@ -67,6 +95,10 @@ pub struct Sign {
     pub iterations: usize,
     /// Newton-Schulz steps in f64.
     pub polish_steps: usize,
+    /// Whether the polish took over from an unconverged Newton iterate and finished it
+    /// ([`SignOptions::handover`]); false where the iteration ran to convergence, or resumed
+    /// after the polish stalled.
+    pub handed_over: bool,
     /// ‖I − S²‖_F at the end. Alone no error measure: an involution far from sign(A) has it
     /// tiny too.
     pub residual: f64,
@@ -108,6 +140,15 @@ pub fn commutation(a: &Matrix<f64>, s: &Matrix<f64>) -> f64 {
 /// The commutation residual ‖AS − SA‖_F/(‖A‖_F‖S‖_F) above which S is no sign function (its
 /// error is at least about this large).
 const NOT_COMMUTING: f64 = 1e-2;
+
+/// The ‖I − X_k²‖_F of [`Handover::Auto`] on GPUs: from ‖I − S²‖_F = ½ the polish needs at most six steps
+/// (‖E'‖ ≤ ¾‖E‖² + ¼‖E‖³).
+pub const HANDOVER: f64 = 0.5;
+
+/// The relative change of a Newton step below which a [`Handover`] tests
+/// ‖I − X_k²‖_F (in the quadratic phase the change is about ‖I − X_k²‖/2 relative to ‖X‖;
+/// above this the test would mostly fail, each failure one f64 product).
+pub const HANDOVER_CHECK: f64 = 0.1;
 
 /// The relative change below which the f32 Newton iteration has converged.
 const CONVERGED: f64 = 1e-4;
@@ -175,23 +216,20 @@ pub(crate) fn converged(delta: f64, previous: f64) -> bool {
 /// underflows, whatever A's scale; every test of the iteration is relative to ‖A‖.
 pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sign> {
     check_input("A", a, Kind::General)?;
+    let handover = handover_limit(inv, &options)?;
     let scale = power_of_two_scale(a);
     let a = &*a.scaled(scale);
     let mut work = DoubleWork::new(inv, a.rows())?;
-    let (s, polish_steps, residual, iterations) = if options.refine_inverses {
-        let (x, iterations) = iterate_on_host(inv, &mut work, a, options)?;
-        let (s, steps, residual) =
-            work.polish(inv, &x, options.polish_steps, options.polish_correction)?;
-        (s, steps, residual, iterations)
+    let Polished {
+        s,
+        polish_steps,
+        residual,
+        iterations,
+        handed_over,
+    } = if options.refine_inverses {
+        on_host(inv, &mut work, a, options, handover)?
     } else {
-        let run = super::newton::iterate(inv, a, options.max_iterations, options.scaling, false)?;
-        // The f32 iterate widened into the polish's f64 S on the device.
-        let v = crate::tiled::View::row_major(run.x.n, run.x.n);
-        inv.widen(work.x.op(false), run.x.op(v), 1.0, None)?;
-        inv.recycle_single(run.x);
-        let (s, steps, residual) =
-            work.polish_in_place(inv, options.polish_steps, options.polish_correction)?;
-        (s, steps, residual, run.iterations)
+        on_device(inv, &mut work, a, options, handover)?
     };
     if residual.is_nan() || residual > 0.5 {
         return Err(NumericalError::SignNotConverged {
@@ -216,26 +254,195 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         s,
         iterations,
         polish_steps,
+        handed_over,
         residual,
         commutation,
     })
 }
 
-/// The Newton iteration with f64 iterates on the CPU and each GPU inverse refined in f64:
-/// the last iterate and the iterations taken.
+/// The polished S, the polish's steps and ‖I − S²‖_F, and the Newton iterations before it.
+struct Polished {
+    s: Matrix<f64>,
+    polish_steps: usize,
+    residual: f64,
+    iterations: usize,
+    handed_over: bool,
+}
+
+/// The ‖I − X_k²‖_F of [`SignOptions::handover`] where it applies (polish steps allowed),
+/// checked to lie in (0, 1).
+fn handover_limit(inv: &Inverter, options: &SignOptions) -> Result<Option<f64>> {
+    let limit = match options.handover {
+        Handover::At(h) if !(h > 0.0 && h < 1.0) => {
+            return Err(InputError::InvalidOption(format!(
+                "the sign function's handover must lie in (0, 1) (Newton-Schulz converges \
+                 from ‖I − X²‖_F below 1), not {h}"
+            ))
+            .into());
+        }
+        Handover::At(h) => Some(h),
+        Handover::Off => None,
+        Handover::Auto => {
+            (!crate::gl::DeviceInfo::query(inv.context())?.software).then_some(HANDOVER)
+        }
+    };
+    Ok(limit.filter(|_| options.polish_steps > 0))
+}
+
+/// Whether a polish after a handover reached what the converged f32 iteration would give
+/// (‖I − S²‖_F at most √n·ε₃₂); if not, the Newton iteration resumes.
+fn polished_after_handover(residual: f64, n: usize) -> bool {
+    residual <= (n as f64).sqrt() * f64::from(f32::EPSILON)
+}
+
+/// Whether the iterate now in `work.x` may be handed over: ‖I − X²‖_F ≤ `limit` (E left in
+/// `work.r` for the polish); the residual if so.
+fn ready_for_polish(inv: &Inverter, work: &mut DoubleWork, limit: f64) -> Result<Option<f64>> {
+    let r = work.involution(inv)?;
+    Ok((r <= limit).then_some(r))
+}
+
+/// The refined iteration ([`iterate_on_host`]) and its polish, resumed where a handover's
+/// polish stalls.
+fn on_host(
+    inv: &Inverter,
+    work: &mut DoubleWork,
+    a: &Matrix<f64>,
+    options: SignOptions,
+    handover: Option<f64>,
+) -> Result<Polished> {
+    let correction = options.polish_correction;
+    let run = iterate_on_host(inv, work, a, options, options.max_iterations, handover)?;
+    let mut iterations = run.iterations;
+    let mut steps = 0;
+    let x = match run.handed_over {
+        Some(r) => {
+            let (s, taken, residual) =
+                work.polish_from(inv, r, options.polish_steps, correction)?;
+            if polished_after_handover(residual, a.rows()) {
+                return Ok(Polished {
+                    s,
+                    polish_steps: taken,
+                    residual,
+                    iterations,
+                    handed_over: true,
+                });
+            }
+            log::debug!(
+                target: "symraster::inverse",
+                "sign: the polish after the handover stalled at ‖I − S²‖_F = {residual:.2e}; \
+                 the Newton iteration resumes"
+            );
+            steps = taken;
+            let left = options.max_iterations.saturating_sub(iterations);
+            let resumed = iterate_on_host(inv, work, &run.x, options, left, None)?;
+            iterations += resumed.iterations;
+            resumed.x
+        }
+        None => run.x,
+    };
+    let (s, taken, residual) = work.polish(inv, &x, options.polish_steps, correction)?;
+    Ok(Polished {
+        s,
+        polish_steps: steps + taken,
+        residual,
+        iterations,
+        handed_over: false,
+    })
+}
+
+/// The f32 iteration on the device ([`newton::iterate_until`](super::newton::iterate_until))
+/// and its polish, resumed where a handover's polish stalls.
+fn on_device(
+    inv: &Inverter,
+    work: &mut DoubleWork,
+    a: &Matrix<f64>,
+    options: SignOptions,
+    handover: Option<f64>,
+) -> Result<Polished> {
+    use super::newton;
+    let n = a.rows();
+    let v = crate::tiled::View::row_major(n, n);
+    let correction = options.polish_correction;
+    let x0 = inv.single_square("the Newton iterate", n)?;
+    x0.buffer.write(0, a.to_f32().as_slice())?;
+    let start = newton::Start {
+        norm: a.frobenius_norm(),
+        max_abs: a.max_abs(),
+    };
+    let mut handed = None;
+    let mut test = |x: &super::kernels::DeviceSquare, delta: f64| -> Result<bool> {
+        let Some(limit) = handover.filter(|_| delta < HANDOVER_CHECK) else {
+            return Ok(false);
+        };
+        inv.widen(work.x.op(false), x.op(v), 1.0, None)?;
+        handed = ready_for_polish(inv, work, limit)?;
+        Ok(handed.is_some())
+    };
+    let (scaling, most) = (options.scaling, options.max_iterations);
+    let mut run = newton::iterate_until(inv, x0, start, most, scaling, false, &mut test)?;
+    let mut iterations = run.iterations;
+    let mut steps = 0;
+    if let Some(r) = handed {
+        let (s, taken, residual) = work.polish_from(inv, r, options.polish_steps, correction)?;
+        if polished_after_handover(residual, n) {
+            inv.recycle_single(run.x);
+            return Ok(Polished {
+                s,
+                polish_steps: taken,
+                residual,
+                iterations,
+                handed_over: true,
+            });
+        }
+        log::debug!(
+            target: "symraster::inverse",
+            "sign: the polish after the handover stalled at ‖I − S²‖_F = {residual:.2e}; the \
+             Newton iteration resumes"
+        );
+        steps = taken;
+        let left = most.saturating_sub(iterations);
+        run = newton::iterate_from(inv, run.x, run.last, left, scaling, false)?;
+        iterations += run.iterations;
+    }
+    // The f32 iterate widened into the polish's f64 S on the device.
+    inv.widen(work.x.op(false), run.x.op(v), 1.0, None)?;
+    inv.recycle_single(run.x);
+    let (s, taken, residual) = work.polish_in_place(inv, options.polish_steps, correction)?;
+    Ok(Polished {
+        s,
+        polish_steps: steps + taken,
+        residual,
+        iterations,
+        handed_over: false,
+    })
+}
+
+/// The host iteration's last iterate, its steps, and ‖I − X²‖_F where a handover ended it
+/// (X then also in `work.x`, E in `work.r`).
+struct HostRun {
+    x: Matrix<f64>,
+    iterations: usize,
+    handed_over: Option<f64>,
+}
+
+/// The Newton iteration with f64 iterates on the CPU and each GPU inverse refined in f64, at
+/// most `max_iterations` steps, handed over to the polish once ‖I − X²‖_F ≤ `handover`.
 fn iterate_on_host(
     inv: &Inverter,
     work: &mut DoubleWork,
     a: &Matrix<f64>,
     options: SignOptions,
-) -> Result<(Matrix<f64>, usize)> {
+    max_iterations: usize,
+    handover: Option<f64>,
+) -> Result<HostRun> {
     let n = a.rows();
     let mut x = a.clone();
     let mut scale = options.scaling;
     let mut previous = f64::INFINITY;
     let mut iterations = 0;
     loop {
-        if iterations == options.max_iterations {
+        if iterations == max_iterations {
             return Err(not_converged(iterations, previous));
         }
         let y = iterate_inverse(inv, work, &x, iterations)?;
@@ -257,7 +464,21 @@ fn iterate_on_host(
         if converged(delta, previous) {
             break;
         }
+        if let Some(limit) = handover.filter(|_| delta < HANDOVER_CHECK) {
+            work.x.write(&x)?;
+            if let Some(r) = ready_for_polish(inv, work, limit)? {
+                return Ok(HostRun {
+                    x,
+                    iterations,
+                    handed_over: Some(r),
+                });
+            }
+        }
         previous = delta;
     }
-    Ok((x, iterations))
+    Ok(HostRun {
+        x,
+        iterations,
+        handed_over: None,
+    })
 }

@@ -208,7 +208,7 @@ pub fn sign(args: SignArgs) -> Result<()> {
     let s = gpu.sign(&a, options)?;
     io::write_matrix(&args.output, &s.s)?;
     say!(
-        "sign(A): {n}x{n} after {} Newton iterations{} and {} f64 polish step(s) (‖I − S²‖_F \
+        "sign(A): {n}x{n} after {} Newton iterations{} and {} f64 polish step(s){} (‖I − S²‖_F \
          {:.2e}, ‖A·S − S·A‖_F/(‖A‖_F·‖S‖_F) {:.2e}) written to {}",
         s.iterations,
         if options.refine_inverses {
@@ -217,6 +217,11 @@ pub fn sign(args: SignArgs) -> Result<()> {
             " in f32"
         },
         s.polish_steps,
+        if s.handed_over {
+            " (Newton-Schulz from the hand-over)"
+        } else {
+            ""
+        },
         s.residual,
         s.commutation,
         io::display_path(&args.output),
