@@ -302,6 +302,35 @@ fn ready_for_polish(inv: &Inverter, work: &mut DoubleWork, limit: f64) -> Result
     Ok((r <= limit).then_some(r))
 }
 
+/// The polish of the iterate handed over at ‖I − X²‖_F = `r` (in `work.x`, E in `work.r`)
+/// after `iterations` Newton steps; where it stalls short of [`polished_after_handover`], the
+/// steps it took (the caller resumes the Newton iteration).
+fn polish_handed_over(
+    inv: &Inverter,
+    work: &mut DoubleWork,
+    r: f64,
+    options: SignOptions,
+    iterations: usize,
+) -> Result<std::result::Result<Polished, usize>> {
+    let (s, taken, residual) =
+        work.polish_from(inv, r, options.polish_steps, options.polish_correction)?;
+    if polished_after_handover(residual, s.rows()) {
+        return Ok(Ok(Polished {
+            s,
+            polish_steps: taken,
+            residual,
+            iterations,
+            handed_over: true,
+        }));
+    }
+    log::debug!(
+        target: "symraster::inverse",
+        "sign: the polish after the handover stalled at ‖I − S²‖_F = {residual:.2e}; the Newton \
+         iteration resumes"
+    );
+    Ok(Err(taken))
+}
+
 /// The refined iteration ([`iterate_on_host`]) and its polish, resumed where a handover's
 /// polish stalls.
 fn on_host(
@@ -317,23 +346,10 @@ fn on_host(
     let mut steps = 0;
     let x = match run.handed_over {
         Some(r) => {
-            let (s, taken, residual) =
-                work.polish_from(inv, r, options.polish_steps, correction)?;
-            if polished_after_handover(residual, a.rows()) {
-                return Ok(Polished {
-                    s,
-                    polish_steps: taken,
-                    residual,
-                    iterations,
-                    handed_over: true,
-                });
-            }
-            log::debug!(
-                target: "symraster::inverse",
-                "sign: the polish after the handover stalled at ‖I − S²‖_F = {residual:.2e}; \
-                 the Newton iteration resumes"
-            );
-            steps = taken;
+            steps = match polish_handed_over(inv, work, r, options, iterations)? {
+                Ok(polished) => return Ok(polished),
+                Err(taken) => taken,
+            };
             let left = options.max_iterations.saturating_sub(iterations);
             let resumed = iterate_on_host(inv, work, &run.x, options, left, None)?;
             iterations += resumed.iterations;
@@ -384,23 +400,13 @@ fn on_device(
     let mut iterations = run.iterations;
     let mut steps = 0;
     if let Some(r) = handed {
-        let (s, taken, residual) = work.polish_from(inv, r, options.polish_steps, correction)?;
-        if polished_after_handover(residual, n) {
-            inv.recycle_single(run.x);
-            return Ok(Polished {
-                s,
-                polish_steps: taken,
-                residual,
-                iterations,
-                handed_over: true,
-            });
-        }
-        log::debug!(
-            target: "symraster::inverse",
-            "sign: the polish after the handover stalled at ‖I − S²‖_F = {residual:.2e}; the \
-             Newton iteration resumes"
-        );
-        steps = taken;
+        steps = match polish_handed_over(inv, work, r, options, iterations)? {
+            Ok(polished) => {
+                inv.recycle_single(run.x);
+                return Ok(polished);
+            }
+            Err(taken) => taken,
+        };
         let left = most.saturating_sub(iterations);
         run = newton::iterate_from(inv, run.x, run.last, left, scaling, false)?;
         iterations += run.iterations;
