@@ -221,7 +221,7 @@ pub fn dispatch_profile(
     })?;
     let panel = Operand::new(buffer, v.sub(d, 0, m - d, d));
     measure(format!("multiply_by_inverse {}x{d}", m - d), &mut || {
-        (0..reps).try_for_each(|_| k.multiply_by_inverse(panel, 0))
+        (0..reps).try_for_each(|_| k.multiply_by_inverse(panel, 0, d))
     })?;
     let w = k.outer() - d;
     let update = Operand::new(buffer, v.sub(d, d, m - d, w));

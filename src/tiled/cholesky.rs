@@ -370,7 +370,7 @@ pub fn potrf_parts(
             } else {
                 potrf_blocked(k, r(b11), column0)?;
                 k.set_launch_kind(LaunchKind::PanelSolve);
-                trsm_inverted(k, r(b21), r(b11))?;
+                trsm_inverted(k, r(b21), r(b11), k.diag())?;
             }
             k.set_launch_kind(LaunchKind::TrailingUpdate);
             product(k, Product::new(r(b22), r(b21), r(b21)).subtract().lower())?;
@@ -462,7 +462,7 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
         if below > 0 {
             let panel = sub(j + b, j, below, b);
             k.set_launch_kind(LaunchKind::PanelSolve);
-            multiply_by_inverse(k, panel, slot)?;
+            multiply_by_inverse(k, panel, slot, k.diag())?;
             k.set_launch_kind(LaunchKind::InnerUpdate);
             let right = end - j - b;
             if right > 0 {
@@ -521,13 +521,15 @@ pub fn potrf_blocked(k: &TiledKernels, v: Region<'_>, column0: usize) -> Result<
     Ok(())
 }
 
-/// x ← x·L⁻ᵀ for the square factor `l` just factored by [`potrf_blocked`], whose diagonal
-/// blocks' inverses are in the slots of [`inner_blocks`], on the same two levels: per inner block one
-/// product with the inverse and one update of the outer block's columns right of it, per
-/// outer block one update of all columns right of it (of the outer rank).
-pub fn trsm_inverted(k: &TiledKernels, x: Region<'_>, l: Region<'_>) -> Result<()> {
+/// x ← x·L⁻ᵀ for the square factor `l` just factored, whose diagonal blocks of `order` have
+/// their inverses in the slots of [`inner_blocks`] (by [`potrf_blocked`], `order` the kernels'
+/// diag; by a chain, its tile order), on two levels: per inner block one product with the
+/// inverse and one update of the outer block's columns right of it, per outer block one
+/// update of all columns right of it (of the outer rank, rounded up to whole blocks).
+pub fn trsm_inverted(k: &TiledKernels, x: Region<'_>, l: Region<'_>, order: usize) -> Result<()> {
     let (n, r) = (l.view.rows, x.view.rows);
-    let blocks = inner_blocks(l.parts.starts(), l.view, k.diag(), k.outer())?;
+    let outer = k.outer().next_multiple_of(order);
+    let blocks = inner_blocks(l.parts.starts(), l.view, order, outer)?;
     let xs = |j, w| x.with(x.view.sub(0, j, r, w));
     let ls = |i, j, rows, cols| l.with(l.view.sub(i, j, rows, cols));
     for &InnerBlock {
@@ -537,7 +539,7 @@ pub fn trsm_inverted(k: &TiledKernels, x: Region<'_>, l: Region<'_>) -> Result<(
         slot,
     } in &blocks
     {
-        multiply_by_inverse(k, xs(j, b), slot)?;
+        multiply_by_inverse(k, xs(j, b), slot, order)?;
         let right = end - j - b;
         if right > 0 {
             // X_right ← X_right − X_j·L_right,jᵀ inside the outer block.

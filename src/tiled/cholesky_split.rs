@@ -146,15 +146,10 @@ fn leaf(k: &TiledKernels, v: Region<'_>, column0: usize, given_up: &mut bool) ->
 /// L21 = B21·L11⁻ᵀ below a chained leaf L11 by the kernels' [`SplitSolve`]: by rows or by
 /// inverted blocks of 128 and wide products ([`trsm_wide`](super::trsm_wide::trsm_wide))
 /// where chosen and possible, else products with the chain's inverted tiles
-/// ([`trsm_inverted`], where the chain's tiles are the blocked factor's order; else by
-/// [`trsm_regions`]).
+/// ([`trsm_inverted`] on the chain's tile order).
 pub fn solve_below_leaf(k: &TiledKernels, x: Region<'_>, l11: Region<'_>) -> Result<()> {
     trsm_chosen(k, k.split_solve(), x, l11, || {
-        if k.chain_tile() == k.diag() {
-            trsm_inverted(k, x, l11)
-        } else {
-            trsm_regions(k, x, l11, false)
-        }
+        trsm_inverted(k, x, l11, k.chain_tile())
     })
     .map(|_| ())
 }

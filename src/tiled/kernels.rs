@@ -1969,22 +1969,23 @@ impl TiledKernels {
         }
     }
 
-    /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted diagonal block in slot `slot` (x has as many
-    /// columns as that block's order): the panel solve as one product. Needs
-    /// [`TiledKernels::inverted_blocks`].
-    pub fn multiply_by_inverse(&self, x: Operand<'_>, slot: usize) -> Result<()> {
-        debug_assert!(self.inverted_blocks() && x.view.cols <= self.diag);
+    /// x ← x·L⁻ᵀ in place, L⁻¹ the inverted diagonal block in slot `slot` of the slots of
+    /// order `order` (x has as many columns as that block's order, at most `order`): the panel
+    /// solve as one product. The blocked factor's slots are of [`TiledKernels::diag`], the
+    /// chain's of [`TiledKernels::chain_tile`]. Needs [`TiledKernels::inverted_blocks`].
+    pub fn multiply_by_inverse(&self, x: Operand<'_>, slot: usize, order: usize) -> Result<()> {
+        debug_assert!(self.inverted_blocks() && x.view.cols <= order);
         let inv = self.inverses.borrow();
         let inv = inv
             .as_ref()
-            .filter(|inv| inv.len() >= (slot + 1) * self.diag * self.diag)
+            .filter(|inv| inv.len() >= (slot + 1) * order * order)
             .ok_or_else(|| {
                 Error::shape("multiply_by_inverse: that inverse slot was never written")
             })?;
         let b = x.view.cols;
         let linv = View {
-            offset: slot * self.diag * self.diag,
-            rs: self.diag,
+            offset: slot * order * order,
+            rs: order,
             cs: 1,
             rows: b,
             cols: b,

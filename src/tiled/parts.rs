@@ -336,11 +336,11 @@ pub fn product(k: &TiledKernels, p: Product<'_, Region<'_>>) -> Result<()> {
     Ok(())
 }
 
-/// x ← x·L⁻ᵀ in place with the inverted diagonal block in `slot`
+/// x ← x·L⁻ᵀ in place with the inverted diagonal block in `slot` of the slots of `order`
 /// ([`TiledKernels::multiply_by_inverse`]), x's rows cut where it changes buffer.
-pub fn multiply_by_inverse(k: &TiledKernels, x: Region<'_>, slot: usize) -> Result<()> {
+pub fn multiply_by_inverse(k: &TiledKernels, x: Region<'_>, slot: usize, order: usize) -> Result<()> {
     for (_, v) in row_pieces(x.parts.starts(), x.view)? {
-        k.multiply_by_inverse(x.with(v).resolve("a panel")?, slot)?;
+        k.multiply_by_inverse(x.with(v).resolve("a panel")?, slot, order)?;
     }
     Ok(())
 }
