@@ -9,7 +9,8 @@
 //! few partial sums come back). Once the iteration has converged, Newton-Schulz steps
 //! X ← X(3I − X²)/2 with f64 products on the GPU make S an involution, and the commutation
 //! test ‖A·S − S·A‖ runs there too: no product of the iteration runs on the CPU (only O(s²)
-//! scalings and norms do). A with eigenvalues
+//! scalings and norms do). On GPUs the Newton iteration hands over to those steps once
+//! ‖I − X_k²‖_F ≤ ½, before it converges ([`Handover`]). A with eigenvalues
 //! on or near the imaginary axis makes an iterate singular or the iteration stall:
 //! [`NumericalError::SignNotConverged`], never NaN.
 
@@ -141,8 +142,8 @@ pub fn commutation(a: &Matrix<f64>, s: &Matrix<f64>) -> f64 {
 /// error is at least about this large).
 const NOT_COMMUTING: f64 = 1e-2;
 
-/// The ‖I − X_k²‖_F of [`Handover::Auto`] on GPUs: from ‖I − S²‖_F = ½ the polish needs at most six steps
-/// (‖E'‖ ≤ ¾‖E‖² + ¼‖E‖³).
+/// The ‖I − X_k²‖_F of [`Handover::Auto`] on GPUs: from ‖I − S²‖_F = ½ the polish needs at
+/// most six steps (‖E'‖ ≤ ¾‖E‖² + ¼‖E‖³).
 pub const HANDOVER: f64 = 0.5;
 
 /// The relative change of a Newton step below which a [`Handover`] tests
