@@ -1020,6 +1020,25 @@ fn sign_handover_to_the_polish_keeps_the_accuracy() {
             resumed.residual <= 2.0 * newton.residual + 1e-13,
             "{tag}: ‖I − S²‖"
         );
+        // With no iterations left to resume, the error counts the ones before the hand-over.
+        let handed = inverse::SignOptions {
+            refine_inverses,
+            handover: Handover::At(0.5),
+            ..Default::default()
+        };
+        let at = inverse::sign(&inv, &a, handed).unwrap().iterations;
+        let no_room = inverse::SignOptions {
+            polish_steps: 1,
+            max_iterations: at,
+            ..handed
+        };
+        match inverse::sign(&inv, &a, no_room) {
+            Err(Error::Numerical(NumericalError::SignNotConverged { iterations, why })) => {
+                assert_eq!(iterations, at, "{tag}: {why}");
+                assert!(why.contains("resumed after"), "{tag}: {why}");
+            }
+            other => panic!("{tag}: {other:?}"),
+        }
     }
     let unpolished = inverse::SignOptions {
         polish_steps: 0,

@@ -332,6 +332,23 @@ fn polish_handed_over(
     Ok(Err(taken))
 }
 
+/// A resumed Newton iteration's error counting the `done` steps before the hand-over.
+fn resumed_after(done: usize, e: Error) -> Error {
+    match e {
+        Error::Numerical(NumericalError::SignNotConverged { iterations, why }) => {
+            NumericalError::SignNotConverged {
+                iterations: done + iterations,
+                why: format!(
+                    "{why} (resumed after {done} iterations whose hand-over to Newton-Schulz \
+                     stalled)"
+                ),
+            }
+            .into()
+        }
+        e => e,
+    }
+}
+
 /// The refined iteration ([`iterate_on_host`]) and its polish, resumed where a handover's
 /// polish stalls.
 fn on_host(
@@ -352,7 +369,8 @@ fn on_host(
                 Err(taken) => taken,
             };
             let left = options.max_iterations.saturating_sub(iterations);
-            let resumed = iterate_on_host(inv, work, &run.x, options, left, None)?;
+            let resumed = iterate_on_host(inv, work, &run.x, options, left, None)
+                .map_err(|e| resumed_after(iterations, e))?;
             iterations += resumed.iterations;
             resumed.x
         }
@@ -409,7 +427,8 @@ fn on_device(
             Err(taken) => taken,
         };
         let left = most.saturating_sub(iterations);
-        run = newton::iterate_from(inv, run.x, run.last, left, scaling, false)?;
+        run = newton::iterate_from(inv, run.x, run.last, left, scaling, false)
+            .map_err(|e| resumed_after(iterations, e))?;
         iterations += run.iterations;
     }
     // The f32 iterate widened into the polish's f64 S on the device.
