@@ -62,6 +62,9 @@ pub struct Inverter {
     newton_report: std::cell::OnceCell<ComputeProgram>,
     /// How the Newton iteration reads its per-step results back.
     newton_sync: std::cell::Cell<super::newton::NewtonSync>,
+    /// Whether the context renders in software (llvmpipe, softpipe): the choices that weigh
+    /// f64 products against inverses differ there ([`Handover::Auto`](super::Handover::Auto)).
+    software: bool,
 }
 
 impl Inverter {
@@ -131,7 +134,13 @@ impl Inverter {
             fixed_width: std::cell::OnceCell::new(),
             newton_report: std::cell::OnceCell::new(),
             newton_sync: std::cell::Cell::new(super::newton::NewtonSync::default()),
+            software: crate::gl::DeviceInfo::query(ctx)?.software,
         })
+    }
+
+    /// Whether the context renders in software (Mesa's llvmpipe or softpipe).
+    pub fn software_renderer(&self) -> bool {
+        self.software
     }
 
     /// These kernels with the general inverses' panel choices `panel` (pivoting, tournament

@@ -119,13 +119,19 @@ pub fn iterate(
     scaling: bool,
     keep_inverses: bool,
 ) -> Result<NewtonRun> {
+    let (x, start) = upload(inv, a)?;
+    iterate_from(inv, x, start, max_iterations, scaling, keep_inverses)
+}
+
+/// X₀ = `a` in f32 on the device, and what [`iterate_from`] needs to know of it.
+pub fn upload(inv: &Inverter, a: &Matrix<f64>) -> Result<(DeviceSquare, Start)> {
     let x = inv.single_square("the Newton iterate", a.rows())?;
     x.buffer.write(0, a.to_f32().as_slice())?;
     let start = Start {
         norm: a.frobenius_norm(),
         max_abs: a.max_abs(),
     };
-    iterate_from(inv, x, start, max_iterations, scaling, keep_inverses)
+    Ok((x, start))
 }
 
 /// What [`iterate_from`] needs to know of X₀ before its first step.

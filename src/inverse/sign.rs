@@ -283,9 +283,7 @@ fn handover_limit(inv: &Inverter, options: &SignOptions) -> Result<Option<f64>> 
         }
         Handover::At(h) => Some(h),
         Handover::Off => None,
-        Handover::Auto => {
-            (!crate::gl::DeviceInfo::query(inv.context())?.software).then_some(HANDOVER)
-        }
+        Handover::Auto => (!inv.software_renderer()).then_some(HANDOVER),
     };
     Ok(limit.filter(|_| options.polish_steps > 0))
 }
@@ -399,12 +397,7 @@ fn on_device(
     let n = a.rows();
     let v = crate::tiled::View::row_major(n, n);
     let correction = options.polish_correction;
-    let x0 = inv.single_square("the Newton iterate", n)?;
-    x0.buffer.write(0, a.to_f32().as_slice())?;
-    let start = newton::Start {
-        norm: a.frobenius_norm(),
-        max_abs: a.max_abs(),
-    };
+    let (x0, start) = newton::upload(inv, a)?;
     let mut handed = None;
     let mut test = |x: &super::kernels::DeviceSquare, delta: f64| -> Result<bool> {
         let Some(limit) = handover.filter(|_| delta < HANDOVER_CHECK) else {
