@@ -1,7 +1,7 @@
 // Busy work that keeps every multiprocessor issuing dependent FMAs: run before a timed stretch
 // so the GPU's clocks are at their working speed when it starts (a GPU left nearly idle, by a
 // CPU step or by short bursty runs, drops its clocks within seconds and raises them again
-// only under load: the H200 went from 1980 MHz to 345-1500 there). Writes nothing in practice.
+// only under load; measured in docs/results.md). Writes nothing in practice.
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer Sink { float sink[]; };

@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 /// [`Preheat::run`] keeps the GPU busy at least this long, and then until its rounds of busy
 /// work have not got faster for [`PREHEAT_SETTLE`] (the clocks are up), at most
-/// [`PREHEAT_MAX`]. Measured on the H200 (SM clock sampled every 20-50 ms): after the
-/// reproduction's CPU steps and bursty short runs the clock had fallen from 1980 MHz to
-/// 345-1500 MHz, which made short GPU runs up to 3.4x slower than back to back; under full load
-/// it came back within 20 ms from 675 MHz but took 400 ms from 345 MHz.
+/// [`PREHEAT_MAX`]. After CPU steps and bursty short runs a GPU's clock falls, making short
+/// runs several times slower than back to back, and under full load it takes up to hundreds of
+/// milliseconds to come back (measured in docs/results.md).
 pub const PREHEAT_MIN: Duration = Duration::from_millis(100);
 /// See [`PREHEAT_MIN`].
 pub const PREHEAT_SETTLE: Duration = Duration::from_millis(100);
@@ -85,8 +84,7 @@ impl Preheat {
             return start.elapsed();
         };
         sink.bind_base(0);
-        // Rounds of 8 dispatches, each round's work doubled while a round takes under 2 ms
-        // (about 0.5 ms a round at the most on the H200).
+        // Rounds of 8 dispatches, each round's work doubled while a round takes under 2 ms.
         let mut iterations = 16u32;
         let (mut best, mut improved) = (f64::INFINITY, start);
         loop {

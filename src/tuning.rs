@@ -59,8 +59,8 @@ pub struct Tuning {
     pub outer_block: Option<usize>,
     /// Whether the tiled Cholesky's inner updates also factor the next diagonal block in the
     /// same launch where the kernels can (one dependent launch fewer per block; default no:
-    /// with the GPUs' blocks of 64 the fused launch was slower on the H200, 5.57 against
-    /// 4.61 ms at m = 4096).
+    /// with the GPUs' blocks of 64 the fused launch is slower,
+    /// `figures/h200/experiments/cholesky_diag_sweep.csv`).
     pub fused_diagonal: Option<bool>,
     /// How the tiled Cholesky factors and inverts its diagonal blocks (default
     /// [`KernelConfig::default_diagonal_factor`]: column by column).
@@ -91,7 +91,8 @@ pub struct Tuning {
     /// tiles of 32 or less, [`Tuning::chain_fold_for`]).
     pub chain_fold: Option<bool>,
     /// How the chained Cholesky's waiting invocation polls a tile's ready flag (default
-    /// [`ChainPoll::Load`](crate::tiled::ChainPoll), the H200's fastest).
+    /// [`ChainPoll::Load`](crate::tiled::ChainPoll), the fastest measured:
+    /// `figures/h200/experiments/cholesky_path.txt`).
     pub chain_poll: Option<crate::tiled::ChainPoll>,
     /// With [`Tuning::chain_fold`]: whether the diagonal group publishes the folded tile
     /// L_{j+1,j} as soon as it is written, before its own update from it, so that the next
@@ -446,14 +447,14 @@ impl Tuning {
     }
 
     /// [`Tuning::chain_fold`] or its default for chained tiles of order `tile`: yes up to 32
-    /// (on the H200 at m = 4096, `figures/h200/chain_ahead.csv`: tiles of 32 with the look-ahead
-    /// 2.52 → 2.42 ms; with tiles of 64 the fold was slower, `figures/h200/cholesky_path.txt`).
+    /// (the fold speeds up tiles of 32 and slows tiles of 64:
+    /// `figures/h200/experiments/chain_ahead.csv`, `figures/h200/experiments/cholesky_path.txt`).
     pub fn chain_fold_for(&self, tile: usize) -> bool {
         self.chain_fold.unwrap_or(tile <= 32)
     }
 
     /// [`Tuning::chain_poll`] or its default ([`ChainPoll::Load`](crate::tiled::ChainPoll):
-    /// the fastest on the H200, `figures/h200/cholesky_path.txt`).
+    /// the fastest measured, `figures/h200/experiments/cholesky_path.txt`).
     pub fn chain_poll(&self) -> crate::tiled::ChainPoll {
         self.chain_poll.unwrap_or_default()
     }
@@ -463,8 +464,8 @@ impl Tuning {
         self.chain_fold_early.unwrap_or(false)
     }
 
-    /// [`Tuning::chain_lean`] or its default (yes: the same factor, 2% faster at 4096 on the
-    /// H200, `figures/h200/cholesky_path.txt`).
+    /// [`Tuning::chain_lean`] or its default (yes: the same factor, a little
+    /// faster, `figures/h200/experiments/cholesky_path.txt`).
     pub fn chain_lean(&self) -> bool {
         self.chain_lean.unwrap_or(true)
     }

@@ -93,7 +93,7 @@ impl Resident {
         let count = range.len();
         // Inputs go into new Static buffers (mapped and copied on all cores when large): a
         // mapped Stream or Dynamic buffer may be placed in host memory, which the kernels then
-        // read over the bus (about 20x slower on the lent H200).
+        // read over the bus, many times slower (measured in docs/results.md).
         let storage =
             |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, data);
         let mut uploaded = Vec::new();
@@ -147,7 +147,7 @@ impl Resident {
             None
         };
         // INFO is written for every problem; filled first only when poisoning (a fill is a
-        // glBufferData from pageable memory, slow for large batches on the lent H200).
+        // glBufferData from pageable memory, slow for large batches).
         let info = match (plan.job, poison) {
             (Job::Assemble, _) => None,
             (_, Poison::No) => Some(Buffer::uninitialized(

@@ -59,7 +59,8 @@ impl Job {
 pub const MAX_ORDER: usize = 256;
 
 /// Observations staged per step (KC in the kernels) unless told otherwise
-/// ([`Plan::with_staged_columns`]; 32 and 64 were slower on the H200).
+/// ([`Plan::with_staged_columns`]; 32 and 64 were slower:
+/// `figures/h200/experiments/batched_tiles.csv`).
 pub const STAGED_COLUMNS: usize = 16;
 
 /// The staged columns a plan may take ([`Plan::with_staged_columns`]): multiples of 4 whose
@@ -135,8 +136,8 @@ impl AssemblyTiling {
 }
 
 /// The assembly's tiling for order n unless told otherwise (one line to switch): pairs of
-/// rows at every order; the register tiles were slower at every order in the H200 sweep
-/// (`figures/h200/batched_tiles.csv`).
+/// rows at every order; the register tiles were slower at every order measured
+/// (`figures/h200/experiments/batched_tiles.csv`).
 pub fn assembly_tiling(_n: usize) -> AssemblyTiling {
     AssemblyTiling::Rows
 }
@@ -174,8 +175,8 @@ pub fn assembly_rows(n: usize) -> AssemblyRows {
 }
 
 /// The staged loads a plan takes unless told otherwise (one line to switch): scalar reads
-/// were faster at every order and group shape of the H200 sweep (n = 128: 1.30 against
-/// 1.58 ms; n = 32: 0.775 against 0.955 ms).
+/// were faster than vector reads at every order and group shape measured
+/// (`figures/h200/experiments/batched_shapes.csv`).
 pub const DEFAULT_STAGED_LOADS: StagedLoads = StagedLoads::Scalar;
 
 /// Where the refinement's residual reads A, d and b (the fused least squares), and so how
@@ -204,15 +205,15 @@ pub enum Residual {
 }
 
 /// The staged A's bytes up to which [`residual`] keeps A resident by default: n = 8 with 16
-/// observations (512 bytes). Measured on the H200 (least squares, one refinement step):
-/// resident 0.195 against direct 0.219 and restaged 0.228 ms at n = 8 (100,000 problems), but
-/// slower from n = 16 (0.982 against direct 0.874) and at n = 32 (0.885 against 0.755).
+/// observations (512 bytes): resident A beats the direct and restaged residuals at n = 8 and
+/// loses from n = 16 (`figures/h200/experiments/batched_residual.csv`).
 pub const RESIDENT_DEFAULT_BYTES: usize = 512;
 
 /// Where the residual reads A unless told otherwise (one line to switch): resident in shared
 /// memory where the staged A (k rounded up to the staged columns) takes at most
 /// [`RESIDENT_DEFAULT_BYTES`], else straight from global memory ([`Residual::Direct`]; the
-/// jobs other than the fused least squares restage), as the H200 measured.
+/// jobs other than the fused least squares restage;
+/// `figures/h200/experiments/batched_residual.csv`).
 pub fn residual(n: usize, k: usize) -> Residual {
     if 4 * n * resident_columns(k, STAGED_COLUMNS) <= RESIDENT_DEFAULT_BYTES {
         Residual::Resident
@@ -249,9 +250,8 @@ pub enum TriangularSolves {
 }
 
 /// The triangular solves unless told otherwise: substitution at every order. Products with
-/// L⁻¹ ([`TriangularSolves::Inverse`]) were slower on the H200 everywhere (least squares with
-/// one refinement step: 0.239 against 0.195 ms at n = 8, 1.23 against 0.88 at 32, 3.82 against
-/// 1.28 at 128): forming L⁻¹ costs the factor more than the products save.
+/// L⁻¹ ([`TriangularSolves::Inverse`]) were slower at every order measured: forming L⁻¹ costs
+/// the factor more than the products save (`figures/h200/experiments/batched_inverse.csv`).
 pub fn triangular_solves(_n: usize) -> TriangularSolves {
     TriangularSolves::Substitution
 }
@@ -278,16 +278,13 @@ pub const MAX_F64_TILE: usize = 4;
 /// The least squares' separate assembly by default at order n (one line per range to
 /// switch): its shape, whether the residual comes from the normal equations
 /// ([`Residual::Normal`]) and the job's invocations per problem (one problem per group);
-/// None: the fused assembly. From the H200 sweeps of the least squares with one refinement
-/// step (`figures/h200/batched_gram.csv`; ms, the fused default's in brackets): n = 12 0.474
-/// (0.615), 16 0.698 (0.874), 24 0.629 (1.006), 32 0.637 (0.748), 48 0.745 (0.967), 64 0.765
-/// (1.150), 128 1.168 (1.286); n = 8 stays fused (0.195; separate 0.215 at best). Past 128
-/// (the triangle in the global work buffer) nothing was measured, so the fused assembly stays.
-/// With the direct residual's loads batched (`figures/h200/batched_direct.csv`) it beats the
-/// normal equations' from n = 24 (n = 32: 0.590 against 0.637 ms; 128: 1.063 against 1.474);
-/// at n = 12 they tie (0.473), so the normal residual stays there. At n = 32 (33 rows with
-/// b's) the staged shape beats the tiles (0.542 against 0.589 ms), at 20 to 30 it loses
-/// (n = 30: 0.561 against 0.460; `figures/h200/batched_staged.csv`).
+/// None: the fused assembly. The separate assembly beats the fused one from n = 12 to 128
+/// and loses at n = 8 (`figures/h200/experiments/batched_gram.csv`); past 128 (the triangle
+/// in the global work buffer) nothing was measured, so the fused assembly stays. The direct
+/// residual beats the normal equations' from n = 24 and ties at n = 12, where the normal one
+/// stays (`figures/h200/experiments/batched_direct.csv`). The staged shape beats the tiles at
+/// n = 32 (33 rows with b's) and loses at 20 to 30
+/// (`figures/h200/experiments/batched_staged.csv`).
 pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
     let tiles = |tile, lanes| GramShape {
         tile,
@@ -398,11 +395,9 @@ fn inverse_storage_for(
 
 /// The default group shapes, one row per range of orders (one line to switch a range):
 /// (largest order n, invocations per problem, problems per group). Invocations: at least n
-/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries. From one
-/// H200 sweep of the fused least squares (`batched_bench --profile 32,64,128
-/// --problems-per-group 1,2,4`, figures/h200/batched_shapes.csv): n = 8 runs fastest as two
-/// problems of 32 invocations per group (0.228 against 0.250 ms for one), n = 16 as one of 32
-/// (0.907; two: 1.18), n = 32 as one of 128 (0.775; two of 64: 0.852), n = 128 as one of 512.
+/// (invocation i owns row i) and enough to spread the triangle's n(n+1)/2 entries. Each row is
+/// the fastest shape of the fused least squares at its order (`batched_bench --profile
+/// 32,64,128 --problems-per-group 1,2,4`, `figures/h200/experiments/batched_shapes.csv`).
 const DEFAULT_SHAPES: [(usize, usize, usize); 6] = [
     (8, 32, 2),
     (16, 32, 1),

@@ -96,12 +96,12 @@ pub const BLOCK_COLUMN: usize = 16;
 /// kernels get KB (texel columns per block column) as a `#define` (`src/kernels.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BlockColumn {
-    /// 16 columns (the default on software renderers: on llvmpipe at m = 1024 the 32 x 32
-    /// diagonal factor costs 25 ms against 7 for 16 x 16, and 32 is slower overall).
+    /// 16 columns (the default on software renderers: there the 32 x 32 diagonal factor costs
+    /// several times the 16 x 16 one and 32 is slower overall; measured in docs/results.md).
     #[default]
     Sixteen,
-    /// 32 columns (the default on GPUs: H200, m = 4096, 4 x 4 blocks: Cholesky 56.9 ms
-    /// against 60.8 with 16, half the passes).
+    /// 32 columns (the default on GPUs: half the passes, a faster Cholesky than 16;
+    /// `figures/h200/experiments/bench_blocked.csv`).
     ThirtyTwo,
 }
 
@@ -146,9 +146,9 @@ pub const ASSEMBLY_RANK: usize = 32;
 /// layout has 1). A multiple of 4, so that the fragments of a 2 x 2 quad, and of a 4-row group
 /// of a warp, read A's texels (whose x is the block row I = y - this) in aligned pairs and
 /// fours, as in the full format and the rotated corner. With 1, the trapezoid's quads read A
-/// across two 32-byte sectors: the likely cause of packed assembly taking 1.33x the full
-/// format's time on the H200 (packed Cholesky, reading its rows along y, took 1.00x); see
-/// docs/geometry.md. Costs 3W texels.
+/// across two 32-byte sectors: the likely cause of packed assembly running slower than the
+/// full format (packed Cholesky, reading its rows along y, did not); docs/geometry.md gives the
+/// measurements. Costs 3W texels.
 pub const PACKED_ROW_OFFSET: usize = 4;
 
 /// One RGBA32F texel: the block [[a, b], [c, d]] as (a, b, c, d).

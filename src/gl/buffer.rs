@@ -319,8 +319,8 @@ impl<T: Pod> Buffer<T> {
                 gl.buffer_data_u8_slice(target, bytes, self.usage.gl());
             } else {
                 // Large uploads go through staging buffers ([`Buffer::write_staged`]), else a
-                // mapping filled on all cores: on the lent H200 one glBufferData from pageable
-                // memory ran at about 1.2 GB/s, the mapping at 8 GB/s, staging at 17 GB/s.
+                // mapping filled on all cores: both are several times faster than one glBufferData
+                // from pageable memory (`figures/h200/experiments/transfers.csv`).
                 gl.buffer_data_size(target, bytes.len() as i32, self.usage.gl());
                 if self.write_staged(0, data) {
                     gl.bind_buffer(target, Some(self.raw));
@@ -377,8 +377,9 @@ impl<T: Pod> Buffer<T> {
 
     /// Large reads (8 MiB or more, where mapped transfers are on) through two staging
     /// buffers in host memory: the GPU copies chunk k+1 into one while the host copies chunk k
-    /// out of the other's mapping on all cores. On the lent H200 glGetBufferSubData ran at
-    /// about 1 GB/s. False (nothing read) where no staging buffers could be had.
+    /// out of the other's mapping on all cores: several times faster than glGetBufferSubData
+    /// (`figures/h200/experiments/transfers.csv`). False (nothing read) where no staging
+    /// buffers could be had.
     fn download_staged(&self, offset: usize, out: &mut [T]) -> bool {
         let dst = pod::bytes_mut(out);
         if dst.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {

@@ -49,8 +49,9 @@ struct Spare {
 }
 
 /// Buffers of at least this many bytes are kept for reuse when freed: allocating fresh GPU
-/// storage cost about 60 ms per GiB on the lent H200 (the refined solves allocate A's f32 copy,
-/// C and the panels on every call), where reusing it costs nothing. Debug builds (the tests)
+/// storage costs time in proportion to its size (measured in docs/results.md; the refined
+/// solves allocate A's f32 copy, C and the panels on every call), where reusing it costs
+/// nothing. Debug builds (the tests)
 /// keep buffers from 64 KiB and hand them out filled with NaN ([`Buffer::uninitialized`]), so
 /// that code relying on fresh storage being zero fails there.
 ///

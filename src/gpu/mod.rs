@@ -286,9 +286,8 @@ impl Gpu {
     }
 
     /// The methods this device runs, fastest first: tiled, blocked, faithful. (On Mesa's
-    /// llvmpipe too, since the tiled kernels read through buffer textures there: measured at
-    /// m = 1024 on one core, tiled assembly 0.25-0.37 s and Cholesky 0.09-0.14 s, blocked 0.45 s
-    /// and 0.15 s.)
+    /// llvmpipe too, since the tiled kernels read through buffer textures there; measured in
+    /// docs/results.md.)
     pub fn methods(&self) -> Vec<Method> {
         Method::CONCRETE
             .into_iter()

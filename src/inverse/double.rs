@@ -85,8 +85,8 @@ impl DoubleTile {
 
     /// The tile for a C of `rows` x `cols`: 128 x 64 where it fits inside C and still launches
     /// [`MIN_GROUPS`] work groups, else the smallest. The 128 x 128 tile only when asked
-    /// ([`Inverter::dgemm_with`]): its 8 x 8 doubles per invocation spill on the H200 (3.5
-    /// against 128 x 64's 14.1 TFLOP/s at order 4096, figures/h200/dgemm.csv).
+    /// ([`Inverter::dgemm_with`]): its 8 x 8 doubles per invocation spill, far slower than
+    /// 128 x 64 (`figures/h200/experiments/dgemm.csv`).
     pub fn for_product(rows: usize, cols: usize) -> Self {
         let fits = |t: DoubleTile| {
             rows >= t.rows()
@@ -151,8 +151,7 @@ pub struct DoublePrograms {
     unused: OnceCell<Buffer<f32>>,
     /// Squares handed back by finished calls ([`Inverter::recycle_double`],
     /// [`Inverter::recycle_single`]) for the next call of the same order: allocating and first
-    /// touching an order-4096 square costs the H200 a few milliseconds each, ~20 ms per
-    /// Lyapunov solve.
+    /// touching a large square costs time on every call, several squares per Lyapunov solve.
     free_double: RefCell<Vec<Buffer<f64>>>,
     free_single: RefCell<Vec<Buffer<f32>>>,
 }

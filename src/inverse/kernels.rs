@@ -179,9 +179,9 @@ impl Inverter {
 
     /// The block size of a general inverse of order `n` (Gauss-Jordan, LU, the Newton
     /// iteration's): the panel settings' block where set, else the diagonal-block order up to
-    /// [`SMALL_BLOCK_ORDER`] and [`Inverter::block`] beyond (H200,
-    /// `figures/h200/inverse_blocks.csv`: Gauss-Jordan at 1024 4.87 ms with blocks of 32
-    /// against 5.29 with 64, at 4096 36.3 against 35.3).
+    /// [`SMALL_BLOCK_ORDER`] and [`Inverter::block`] beyond (the smaller
+    /// blocks win at small orders, the larger ones at large:
+    /// `figures/h200/experiments/inverse_blocks.csv`).
     pub fn general_block(&self, n: usize) -> usize {
         match self.panel.block {
             Some(b) => b.max(1),

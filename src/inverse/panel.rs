@@ -192,10 +192,9 @@ impl Default for PanelSettings {
             pivoting: Pivoting::Tournament,
             chunk_rows: TOURNAMENT_ROWS,
             block: None,
-            // The H200 sweep of issue 26 (GJE at 1024 / 4096 / 8192): 64 x 64 update tiles
-            // faster at 4096 and 8192, equal at 1024; the panel's inverses by steps in
-            // registers fastest of the three; the fused merge not slower. The second sweep:
-            // the prefetching launches 6.22 → 5.31, 38.9 → 35.4, 126.5 → 116.8 ms.
+            // The fastest of issue 26's sweeps of GJE at 1024, 4096 and 8192: 64 x 64 update
+            // tiles, the panel's inverses by steps in registers, the fused merge and the
+            // prefetching launches (`figures/h200/experiments/inverse_latency.csv`).
             update: BlockUpdate::Rank64,
             lower: LowerInverse::Triangular,
             step: ColumnStep::Shared,

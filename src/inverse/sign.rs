@@ -37,7 +37,8 @@ pub struct SignOptions {
     /// iteration's accuracy (about κ_sign·u₃₂; the polish makes S an involution but does not
     /// remove that error, which [`Sign::commutation`] shows). On by default: on llvmpipe
     /// (s = 64, 128) as fast as the f32 device iteration, and S is then right to about
-    /// 1e-13 instead of 1e-5; on a fast GPU at large s the f32 device iteration is faster.
+    /// 1e-13 instead of 1e-5; on a fast GPU at large s the f32 device iteration is faster
+    /// (`figures/h200/experiments/sign_phases.csv`).
     pub refine_inverses: bool,
     /// The most Newton-Schulz steps in f64 after the Newton iteration (0: its result as is, and
     /// no [`handover`](SignOptions::handover)). The polish stops once S is an involution to

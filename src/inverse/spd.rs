@@ -122,8 +122,8 @@ pub fn trtri(inv: &Inverter, y: &Buffer<f32>, v: View, s: &Buffer<f32>) -> Resul
 /// The lower triangle of YᵀY into view `v` of `c`, for the lower-triangular `v` of `y` (zeros
 /// above): LAPACK slauum's result by one lower-masked product over the whole depth. It
 /// multiplies the zeros above Y's diagonal too (s³ flops against the recursion's s³/3), but
-/// as one launch of large tiles instead of a chain of small products: at order 4096 on the
-/// H200 the recursion took 6.1 ms (3.8 TFLOP/s).
+/// as one launch of large tiles instead of a chain of small products, which run far below the
+/// GPU's rate (measured in docs/results.md).
 pub fn lauum(inv: &Inverter, c: &Buffer<f32>, y: &Buffer<f32>, v: View) -> Result<()> {
     let (oc, oy) = (Operand::new(c, v), Operand::new(y, v.t()));
     // C = A·Bᵀ with A = B = Yᵀ.

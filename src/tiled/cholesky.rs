@@ -36,10 +36,8 @@ pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
 
 /// The order from which full storage is factored as spftrf factors RFP: [L11; L21] as one tall
 /// block column of m/2 columns, one rank-m/2 product on the trailing half, then its own
-/// factorization. Measured on the H200: at m = 16384 125 ms split against 150 ms right-looking
-/// over the whole triangle (RFP: 81 ms), at m = 40000 3.44 s against 3.72 s; at m = 12288 the
-/// two are even (42.0 and 41.4 ms), at m = 8192 right-looking is as fast as RFP (17.1 and
-/// 17.6 ms).
+/// factorization. From this order the split beats right-looking over the whole triangle; below
+/// it the two are even or right-looking leads (measured in docs/results.md).
 pub const SPLIT_ORDER: usize = 16384;
 
 /// The triangle `factor` works on: full storage of order ≥ the split order ([`TiledKernels::split_order`]) as spftrf's three
@@ -63,7 +61,8 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     match k.chains_factor(c.order()) {
         Some(CholeskySchedule::Chain) if factor_by_chain(k, c, false)? => return Ok(()),
         Some(CholeskySchedule::Panels) if factor_by_chained_panels(k, c)? => return Ok(()),
-        // Auto splits full storage only (RFP's blocked factor is the faster there).
+        // Auto splits full storage only (RFP's blocked factor is the faster there:
+        // `figures/h200/experiments/cholesky_split.txt`).
         Some(CholeskySchedule::Split)
             if k.inverted_blocks()
                 && (k.cholesky_schedule() == CholeskySchedule::Split

@@ -99,8 +99,8 @@ pub fn block_column(
     }
     let sub = |i, j, r, c| v.with(v.view.sub(i, j, r, c));
     if rows > n {
-        // Its square first, then the rows below by one solve with it: on the H200 at
-        // m = 16384 the left half (16384 x 8192) took 34 ms so against 44 split again.
+        // Its square first, then the rows below by one solve with it: faster than splitting
+        // the tall half again (measured in docs/results.md).
         let square = sub(0, 0, n, n);
         block_column(k, square, column0, given_up)?;
         k.set_launch_kind(LaunchKind::PanelSolve);

@@ -7,8 +7,8 @@ use crate::gl::DeviceInfo;
 
 /// Depth of the packed-panel kernel's k-slices: the next slice is already in registers, so
 /// thin slices (one barrier per 4 steps) cost little and leave shared memory for more work
-/// groups per multiprocessor; 4 was the fastest of 4, 8 and 16 on the H200 (README, "Past
-/// the paper").
+/// groups per multiprocessor; 4 was the fastest of 4, 8 and 16
+/// (`figures/h200/experiments/panel_tilings.csv`).
 pub const PANEL_SLICE: usize = 4;
 
 /// How the tiled Cholesky factors and inverts its diagonal blocks in one work group
@@ -97,7 +97,7 @@ impl DiagonalFactor {
 /// blocked, and so is a chain that gives up waiting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CholeskySchedule {
-    /// Blocked, as measured on the H200 (the default until the chain is measured there).
+    /// Blocked (software renderers keep it; GPUs take [`GPU_CHOLESKY_SCHEDULE`]).
     #[default]
     Blocked,
     /// One chained launch wherever it can run.
@@ -114,25 +114,23 @@ pub enum CholeskySchedule {
     Split,
 }
 
-/// The largest order [`CholeskySchedule::Auto`] chains: on the H200
-/// (`figures/h200/cholesky_chain.csv`) the chain with the GPUs' tiles of 64 led at 1024 to
-/// 4096 (2.96 against the blocked 4.60 ms at 4096).
+/// The largest order [`CholeskySchedule::Auto`] chains: the chain leads the blocked factor
+/// from 1024 to 4096 (`figures/h200/experiments/cholesky_chain.txt`).
 pub const CHAIN_AUTO_ORDER: usize = 4096;
 
 /// The largest order [`CholeskySchedule::Auto`] factors by chained panels: none beyond the
-/// chain's. In the first H200 sweep tiles of 64 in panels of 1024 took 13.05 ms at 8192
-/// against the blocked 13.69; in the second (`figures/h200/cholesky_chain.csv`) 13.76-13.83
-/// against 13.72, so the panels are not taken by default; at 16384 the blocked factor (RFP)
-/// leads.
+/// chain's: at 8192 the panels of tiles of 64 only tie the blocked factor, and at 16384 the
+/// blocked factor (RFP) leads (`figures/h200/experiments/cholesky_chain.txt`).
 pub const PANELS_AUTO_ORDER: usize = CHAIN_AUTO_ORDER;
 
 /// The largest half [`CholeskySchedule::Split`] factors by one chained launch where the tuning
 /// names none ([`Tuning::split_chain_order`](crate::Tuning::split_chain_order)): the chain's
-/// best order in the H200 sweep ([`CHAIN_AUTO_ORDER`]).
+/// best order measured ([`CHAIN_AUTO_ORDER`]).
 pub const SPLIT_CHAIN_ORDER: usize = CHAIN_AUTO_ORDER;
 
 /// The chained panels' width under [`CholeskySchedule::Auto`] where the tuning sets no outer
-/// block (at 8192 panels of 512 columns were slower than the blocked factor, of 1024 faster).
+/// block (at 8192 panels of 512 columns were slower than the blocked factor, of 1024 about
+/// even; measured in docs/results.md).
 pub const PANELS_AUTO_OUTER: usize = 1024;
 
 /// The Cholesky's schedule on GPUs where the tuning names none (software renderers keep
@@ -168,9 +166,8 @@ impl CholeskySchedule {
     }
 
     /// The schedule a matrix of order `m` runs with: Auto resolved to Chain up to
-    /// [`CHAIN_AUTO_ORDER`], Split above (full storage; RFP stays blocked under Auto: on the
-    /// H200 the split RFP at 16384 took 65-71 ms against the blocked 62,
-    /// `figures/h200/cholesky_split.txt`).
+    /// [`CHAIN_AUTO_ORDER`], Split above (full storage; RFP stays blocked under Auto: the split
+    /// RFP is slower than the blocked one, `figures/h200/experiments/cholesky_split.txt`).
     pub fn resolve(self, m: usize) -> CholeskySchedule {
         match self {
             CholeskySchedule::Auto if m <= CHAIN_AUTO_ORDER => CholeskySchedule::Chain,
@@ -187,7 +184,7 @@ impl CholeskySchedule {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ChainPoll {
     /// An atomic read (atomicOr 0) of the flag and of the gave-up word every poll, and the flag
-    /// read once more after the loop (as first measured; on NVIDIA each RMW goes to L2).
+    /// read once more after the loop (the first way; on NVIDIA each RMW goes to L2).
     Atomic,
     /// The flag by atomic read, the gave-up word every [`CHAIN_GAVE_UP_EVERY`] polls, no read
     /// after the loop (the last poll's value decides).
@@ -201,8 +198,8 @@ pub enum ChainPoll {
 /// How many later terms the chained Cholesky checks at once after each wait
 /// ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)'s default; issue 25): a tile whose
 /// earlier terms are long published then waits once per run of up to this many instead of
-/// twice per term. On the H200 (`figures/h200/chain_ahead.csv`) tiles of 32 at m = 4096:
-/// 2.85 → 2.38 ms.
+/// twice per term, which shortens the chain's critical path
+/// (`figures/h200/experiments/chain_ahead.csv`).
 pub const CHAIN_AHEAD: usize = 32;
 
 /// The largest [`CHAIN_AHEAD`]-style look-ahead a chain takes (one flag per invocation, two
@@ -244,8 +241,8 @@ impl ChainPoll {
 pub enum SplitSolve {
     /// Products with the diag-order inverted tiles the chain left, inner blocks of the diag
     /// order inside outer blocks of the outer width
-    /// ([`trsm_inverted`](super::cholesky::trsm_inverted); on the H200 4.6 ms for
-    /// 4096 × 4096, about 130 launches).
+    /// ([`trsm_inverted`](super::cholesky::trsm_inverted); about 130 launches for
+    /// 4096 × 4096).
     Tiles,
     /// MAGMA's trsm: every diagonal block of `block` (32, 64 or
     /// [`SOLVE_BLOCK`](super::kernels::SOLVE_BLOCK)) inverted in one launch
@@ -287,8 +284,8 @@ impl Default for SplitSolve {
 
 impl SplitSolve {
     /// The default: by rows, outer blocks of 512, 32 rows per work group, L halved down to
-    /// 2048 (on the H200 3.19 ms for 4096 × 4096 against 3.40 unhalved and the tiles' 4.6;
-    /// `figures/h200/row_solve.csv`). Kernels that cannot solve by rows take the tiles.
+    /// 2048: faster than unhalved and than the tiles (`figures/h200/experiments/row_solve.csv`).
+    /// Kernels that cannot solve by rows take the tiles.
     pub const DEFAULT: SplitSolve = SplitSolve::Rows {
         width: 512,
         rows: 32,
@@ -361,9 +358,9 @@ impl SplitSolve {
 pub const PANEL_CUT: usize = 4096;
 
 /// Variants of the packed-panel product (`gemm_panel.comp`, `pack_panel.comp`) as typed
-/// choices, for sweeping on a GPU; [`PanelVariant::PLAIN`] is the kernel as it was first measured
-/// (README, "Past the paper"). All but [`PanelVariant::root_d`] change only the order of loads
-/// and launches, so they give the same bits as PLAIN.
+/// choices, for sweeping on a GPU; [`PanelVariant::PLAIN`] is the kernel before the variants.
+/// All but [`PanelVariant::root_d`] change only the order of loads and launches, so they give
+/// the same bits as PLAIN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PanelVariant {
     /// Depth of the k-slices through shared memory (4, 8 or 16; default [`PANEL_SLICE`]).
@@ -381,8 +378,8 @@ pub struct PanelVariant {
     pub regbuf: bool,
     /// Whether the kernel asks NVIDIA's compiler to unroll every loop
     /// (`#pragma optionNV(unroll all)`; other compilers ignore it): register tiles of 16 x 8
-    /// ran 15× slower than 8 x 8 (README), as if their accumulators were indexed at run time
-    /// and so kept in local memory.
+    /// ran many times slower than 8 x 8 (`figures/h200/experiments/panel_tilings.csv`), as if
+    /// their accumulators were indexed at run time and so kept in local memory.
     pub unroll: bool,
     /// Whether a SYRK scaled by a d known to be ≥ 0 (the assembly's, where every weight is)
     /// packs A·√d once and reads it as both operands: one packing launch and one panel
@@ -393,9 +390,8 @@ pub struct PanelVariant {
     /// least two tiles; 0: one launch) where C spans two blocks or more and the depth is at
     /// least one block's side, each block packing its own panels: a launch's work groups then
     /// read fewer panel blocks of 8 MiB (at depth 16384; shallower products, such as the
-    /// blocked Cholesky's rank-512 updates, stay whole). On the H200 one launch over full
-    /// storage of order 16384 ran at 18 TFLOP/s, blocks of 4096 at 41
-    /// (`figures/h200/product_cut.csv`).
+    /// blocked Cholesky's rank-512 updates, stay whole). Blocks of 4096 run the order-16384
+    /// product at over twice one launch's rate (`figures/h200/experiments/product_cut.csv`).
     pub cut: usize,
 }
 
@@ -419,9 +415,9 @@ impl PanelVariant {
     };
 
     /// The default: [`PanelVariant::PLAIN`] with the unroll pragma and A·√d packed once, each
-    /// of which was faster alone in the H200 sweep (`figures/h200/assembly_sweep.csv`: 3-5%
-    /// at m = 4096-16384), the others not; and C cut into blocks of [`PANEL_CUT`] (blocks of
-    /// 2048 and 8192 were slower, `figures/h200/product_cut.csv`).
+    /// of which was faster alone at m = 4096-16384, the others not
+    /// (`figures/h200/experiments/assembly_sweep.csv`); and C cut into blocks of [`PANEL_CUT`]
+    /// (blocks of 2048 and 8192 were slower, `figures/h200/experiments/product_cut.csv`).
     pub const DEFAULT: PanelVariant = PanelVariant {
         unroll: true,
         root_d: true,
@@ -523,8 +519,8 @@ pub struct KernelConfig {
 impl KernelConfig {
     /// For GPUs: 128 x 128 output tiles, 8 x 8 per invocation, k-slices of 16 in the general
     /// kernel (16.5 KiB of shared memory with padding; the H200 gives 48 KiB; the packed-panel
-    /// kernel takes slices of [`PANEL_SLICE`]), diagonal blocks of 32. Timings of the tilings
-    /// tried are in the README ("Past the paper").
+    /// kernel takes slices of [`PANEL_SLICE`]), diagonal blocks of 32. The tilings tried are
+    /// measured in docs/results.md.
     pub const GPU: KernelConfig = KernelConfig {
         wg_x: 16,
         wg_y: 16,
@@ -567,8 +563,8 @@ impl KernelConfig {
     /// The configuration for this device: [`KernelConfig::TEXEL`] on software renderers and
     /// [`KernelConfig::GPU`] elsewhere.
     pub fn for_device(info: &DeviceInfo) -> Self {
-        // llvmpipe, m = 512, n = 1024 assembly: 1.0 GFLOP/s with the shared-memory tiles, 0.25
-        // with the register-only ones, 6-11 with the texel kernel.
+        // On llvmpipe the texel kernel's assembly is several times faster than the
+        // shared-memory and register-only tiles (measured in docs/results.md).
         if info.software {
             Self::TEXEL
         } else {
@@ -702,8 +698,8 @@ impl KernelConfig {
 
     /// The work group (x, y) of the factor-and-invert kernel of diagonal blocks of order
     /// `diag`: 8 x 4 with the texel kernels (llvmpipe runs a barrier once per SIMD vector of 8
-    /// invocations: fewer vectors, fewer switches; measured on llvmpipe, 32 blocks of 32 at
-    /// m = 1024: 16.8 ms with 16 x 16, 12.3 ms with 8 x 4); on GPUs 32 x 32 for orders of 64
+    /// invocations: fewer vectors, fewer switches: faster than 16 x 16 there, measured in
+    /// docs/results.md); on GPUs 32 x 32 for orders of 64
     /// and more that 32 divides (each invocation then holds 2 x 2 entries of a block of 64 and
     /// 4 x 4 of 128: with 16 x 16 the 128 block ran out of registers, README), else 16 x 16.
     pub fn diagonal_group(&self, diag: usize) -> (usize, usize) {
@@ -729,8 +725,8 @@ impl KernelConfig {
     }
 
     /// The diagonal-block factor where the tuning leaves it: column by column. The panels were
-    /// slower on the H200 at every size and block (`figures/h200/cholesky_diag_sweep.csv`:
-    /// 8.55 against 4.60 ms at m = 4096 with blocks of 64), and on software renderers, which
+    /// slower at every size and block measured
+    /// (`figures/h200/experiments/cholesky_diag_sweep.csv`), and on software renderers, which
     /// have no subgroups, their fallback takes more barriers than the columns.
     pub fn default_diagonal_factor(&self) -> DiagonalFactor {
         DiagonalFactor::Columns

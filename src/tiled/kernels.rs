@@ -126,30 +126,29 @@ pub const PANEL_MIN_DEPTH: usize = 64;
 
 /// Order of the diagonal blocks that the blocked Cholesky factors and inverts in one work
 /// group (its inner block-column width), for kernels other than the GPUs' (software
-/// renderers: see [`GPU_DIAG_BLOCK`]). Measured on the H200 at m = 8192 (full storage):
-/// 32 with outer 512: 16.0 ms; 64 with outer 256 / 512: 17.2 / 16.7 ms; one level (no outer
-/// blocks) 22.5 ms with 64, 28.7 with 32, 31.0 with 128.
+/// renderers: see [`GPU_DIAG_BLOCK`]): inside outer blocks (two levels beat one) 32 beat 64
+/// with the schedule of the time (measured in docs/results.md).
 pub const DIAG_BLOCK: usize = 32;
 
 /// The diagonal blocks' order with the GPUs' kernels ([`KernelConfig::default_diagonal_block`]):
-/// the fastest of 32, 64 and 128 in the H200 sweep (`figures/h200/cholesky_sweep.csv`,
-/// unfused: 4.61 / 13.6 / 63.2 ms at m = 4096 / 8192 / 16384). The measurements of 64 above (slower than 32) ran a schedule
+/// the fastest of 32, 64 and 128 (`figures/h200/experiments/cholesky_sweep.csv`). The
+/// measurements of 64 above (slower than 32) ran a schedule
 /// that packed its inner updates (depth 64) and so never fused them with the next block: 245
 /// launches at m = 4096 where 32 took 269; now 64 takes 134 and 32 takes 262, and the diagonal
-/// factor's cost per column, not the block's order, sets the serial part (H200 profile: about
-/// 0.4 µs a column at 32). `scripts/h200_cholesky.sh` times 32, 64 and 128 in one run.
+/// factor's cost per column, not the block's order, sets the serial part
+/// (`figures/h200/experiments/cholesky_dispatch_profile.txt`). `scripts/h200_cholesky.sh`
+/// times 32, 64 and 128 in one run.
 pub const GPU_DIAG_BLOCK: usize = 64;
 
 /// The chained Cholesky's tile order with the GPUs' kernels
 /// ([`KernelConfig::default_chain_tile`]), apart from the blocked factor's [`GPU_DIAG_BLOCK`]:
-/// on the H200 (`figures/h200/chain_ahead.csv`) tiles of 32 with the look-ahead and the fold
-/// took 2.38-2.42 ms at m = 4096 against 2.88-2.93 for 64, and the split's leaves of 4096
-/// 9.86 against 10.94 ms at 8192; the blocked factor (RFP's) stays on 64 (14.1 against
-/// 16.3-16.8 ms at 8192 with 32).
+/// with the look-ahead and the fold, tiles of 32 beat 64 in the chain and in the split's
+/// leaves, while the blocked factor (RFP's) is faster on 64
+/// (`figures/h200/experiments/chain_ahead.csv`).
 pub const CHAIN_TILE: usize = 32;
 
 /// Width of the outer block columns of the blocked Cholesky: the rank of its trailing updates
-/// (H200, m = 8192, inner 64: outer 128 18.9 ms, 256 17.2, 512 16.7, 1024 17.2).
+/// (the fastest of 128 to 1024; measured in docs/results.md).
 pub const OUTER_BLOCK: usize = 512;
 
 /// Below this many full-size output tiles a product runs with the small-tile kernel.

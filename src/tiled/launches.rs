@@ -1,5 +1,6 @@
 //! What the tiled kernels launched, by kind: the dependent dispatches of a factorization are
-//! its time on GPUs where each costs microseconds (README, "Past the paper"), so the
+//! its time on GPUs where each costs microseconds
+//! (`figures/h200/experiments/cholesky_dispatch_profile.txt`), so the
 //! benchmark prints them per kind ([`LaunchCounts`]), also without running them (a dry run).
 
 use std::fmt;

@@ -36,9 +36,9 @@ impl Storage {
     }
 }
 
-/// The row stride of full storage of order m: m. (Padding the rows was tried against full
-/// storage's slowness at m = 16384, 1.8× RFP's Cholesky time there: on the H200 a pad of 1, 4,
-/// 17, 32, 33 or 128 values changed nothing, 148–154 ms, so rows are not padded.)
+/// The row stride of full storage of order m: m. (Padding the rows by 1 to 128 values
+/// changed nothing in full storage's Cholesky at m = 16384, so rows are not padded; measured in
+/// docs/results.md.)
 pub fn full_ld(m: usize) -> usize {
     m
 }
@@ -402,8 +402,8 @@ impl TiledMatrix {
 
     /// Writes the whole storage array (row-major m x m, or the RFP array).
     /// Each part goes into a new buffer ([`Buffer::new`]: large ones through a mapping on all
-    /// cores; re-specifying the old one would be a glBufferData from pageable memory, about
-    /// 1.2 GB/s on the lent H200).
+    /// cores; re-specifying the old one would be a glBufferData from pageable memory, several
+    /// times slower: `figures/h200/experiments/transfers.csv`).
     fn upload(&mut self, ctx: &Context, data: &[f32]) -> Result<()> {
         let starts = self.starts.clone();
         for (p, buffer) in self.buffers.iter_mut().enumerate() {
