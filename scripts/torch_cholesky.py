@@ -1,6 +1,7 @@
 """torch.linalg.cholesky (cuSOLVER potrf, fp32) timed by CUDA events on SPD matrices of each
 order given: prints `m,torch_ms`, the median of 20 after 3 warm-ups (the Cholesky sweeps'
-vendor column: scripts/h200_cholesky_{chain,path,split}.sh)."""
+vendor column: the rows cholesky_chain, cholesky_path, cholesky_split, chain_ahead and row_solve
+of bench/experiments.tsv, run by scripts/bench)."""
 import statistics, sys
 import torch
 print("m,torch_ms")

@@ -11,7 +11,7 @@ torch.linalg.cholesky (SPD) for the inversion figure; sizes in several lists are
 
     python3 scripts/vendor_baseline.py --fig8 256,512 --fig9 256,512,1024 --inverse 256 --out figures/vendor.csv
 
---parity SIZES (with --ours CSV from examples/tiled_bench.rs and --parity-out) times the vendor
+--parity SIZES (with --ours CSV from bench/src/bin/tiled_bench.rs and --parity-out) times the vendor
 op for op instead, with CUDA events (median of --reps after a warm-up, TF32 off): cuBLAS SSYRK
 through CuPy on b = A·sqrt(d) (the lower triangle of A·diag(d)·Aᵀ, n = 2m), cuSOLVER's Cholesky
 (torch.linalg.cholesky) and torch.cholesky_solve with 1 and 16 right-hand sides at --solve-m,
@@ -21,7 +21,7 @@ Cholesky ours is the faster of full and RFP storage, named in the vendor column'
     python3 scripts/vendor_baseline.py --parity 4096,8192,16384 --ours ours.csv --parity-out vendor_parity.csv
 
 --applications (issue 26; with --inverse-sizes, --sign-sizes, --ours-inverse from
-examples/inverse_timing.rs, --ours-sign from examples/sign_timing.rs and --applications-out)
+bench/src/bin/inverse_timing.rs, --ours-sign from bench/src/bin/sign_timing.rs and --applications-out)
 times, with CUDA events (median of --reps after warm-up, TF32 off): torch.linalg.inv
 (inverse_general), torch.cholesky_inverse after torch.linalg.cholesky (inverse_spd), and the
 scaled Newton sign iteration and the Lyapunov solver written in torch as src/inverse/ runs them
@@ -31,7 +31,7 @@ op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio (ours: the faster of our methods,
 
     python3 scripts/vendor_baseline.py --applications --ours-inverse inv.csv --ours-sign sign.csv --applications-out applications.csv
 
---batched N:B,... (with --ours CSV from examples/batched_bench.rs and --parity-out) times the
+--batched N:B,... (with --ours CSV from bench/src/bin/batched_bench.rs and --parity-out) times the
 torch pipeline for B weighted least-squares problems of n unknowns and 2n observations (issue
 28): (A·diag(w))·Aᵀ and (A·diag(w))·b by bmm, torch.linalg.cholesky and torch.cholesky_solve
 on (B, n, n), fp32, CUDA events, median of --reps after warm-up; once with the data already on
@@ -165,7 +165,7 @@ def parity(args):
 
 
 def apps(args):
-    """Issue 26's end-to-end solves beside ours (--apps-ours, from examples/solve_bench.rs):
+    """Issue 26's end-to-end solves beside ours (--apps-ours, from bench/src/bin/solve_bench.rs):
     torch f64 on the GPU from host arrays, transfers included (wall time, median of --reps
     after a warm-up): weighted least squares (C = (A·d)·Aᵀ, potrf, potrs on A·(d·b), x back;
     A, d, b uniform in (0, 1), n = 2m) and the SPD solve (C up, potrf, potrs, x back)."""
@@ -334,7 +334,7 @@ def newton(a32, keep):
 
 
 def torch_sign(a64, f64_correction=False):
-    """sign(A) as src/inverse/sign.rs with refine_inverses off (examples/sign_timing.rs): f32
+    """sign(A) as src/inverse/sign.rs with refine_inverses off (bench/src/bin/sign_timing.rs): f32
     Newton iteration, then Newton-Schulz polish S <- S + S(I - S^2)/2 (I - S^2 in f64, its
     product with S in f32 unless f64_correction) while ||I - S^2||
     drops and is above eps*sqrt(n) (= eps*||I||_F), stopping after the first step that does not
@@ -422,7 +422,7 @@ def test_hash(s):
 
 
 def stable(s, device):
-    """examples/sign_timing.rs's stable A, -(the SPD test matrix)/s plus a skew part, in f64,
+    """bench/src/bin/sign_timing.rs's stable A, -(the SPD test matrix)/s plus a skew part, in f64,
     entry for entry."""
     h = test_hash(s)
     lower = np.tril(h)  # hash(max(i, j), min(i, j)): the lower triangle mirrored
@@ -563,18 +563,18 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--out", default="figures/vendor.csv")
     p.add_argument("--parity", default="", help="orders m for the op-for-op comparison")
-    p.add_argument("--ours", default="", help="examples/tiled_bench.rs CSV for --parity")
+    p.add_argument("--ours", default="", help="bench/src/bin/tiled_bench.rs CSV for --parity")
     p.add_argument("--parity-out", default="figures/h200/vendor_parity.csv")
     p.add_argument("--solve-m", type=int, default=8192, help="order of the --parity solves")
     p.add_argument("--apps", default="", help="orders m for the end-to-end least-squares rows")
     p.add_argument("--apps-spd", default="", help="orders m for the end-to-end SPD-solve rows")
-    p.add_argument("--apps-ours", default="", help="examples/solve_bench.rs CSV for --apps")
+    p.add_argument("--apps-ours", default="", help="bench/src/bin/solve_bench.rs CSV for --apps")
     p.add_argument("--apps-out", default="apps_parity.csv", help="rows (no header) for --apps")
     p.add_argument("--applications", action="store_true", help="issue 26's inverse, sign and Lyapunov rows")
     p.add_argument("--inverse-sizes", default="4096,8192", help="orders of --applications' inverses")
     p.add_argument("--sign-sizes", default="1024,4096", help="orders of --applications' sign and Lyapunov")
-    p.add_argument("--ours-inverse", default="", help="examples/inverse_timing.rs CSV for --applications")
-    p.add_argument("--ours-sign", default="", help="examples/sign_timing.rs CSV for --applications")
+    p.add_argument("--ours-inverse", default="", help="bench/src/bin/inverse_timing.rs CSV for --applications")
+    p.add_argument("--ours-sign", default="", help="bench/src/bin/sign_timing.rs CSV for --applications")
     p.add_argument("--applications-out", default="figures/h200/applications.csv")
     p.add_argument("--batched", default="", help="N:B pairs for the batched least-squares comparison")
     p.add_argument("--wls", default="", help="orders m for the tables' torch f64 least-squares times (merged into --out)")
