@@ -2,7 +2,7 @@
 //! the input ([`InputError`]), the device ([`DeviceError`]) or the arithmetic
 //! ([`NumericalError`]). Every message names what to do about it.
 
-use crate::Format;
+use crate::format::Format;
 
 /// Everything that can go wrong in symraster.
 ///

@@ -57,7 +57,7 @@ pub struct Execution<'k, F: TexelFormat = R32F> {
     kernels: &'k Kernels,
     plan: Plan,
     layout: Layout,
-    vertex_array: VertexArray,
+    vertex_array: VertexArray<crate::geometry::Vertex>,
     pair: PingPong<F>,
     operands: Operands<F>,
     next: usize,

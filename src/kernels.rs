@@ -551,7 +551,7 @@ mod tests {
     /// The block sizes compiled into the blocked kernels agree with the layout's constants.
     #[test]
     fn blocked_kernels_use_the_layout_block_sizes() {
-        use crate::blocked::layout::{ASSEMBLY_RANK, BlockColumn, Blocking};
+        use crate::layout::blocked::{ASSEMBLY_RANK, BlockColumn, Blocking};
         let rank_k = format!("const int KB = {};", ASSEMBLY_RANK / 2);
         assert!(Kernel::RankKAddition.spec().fragment.contains(&rank_k));
         let rank_4 = format!("const int KA = {};", ASSEMBLY_RANK);

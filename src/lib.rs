@@ -100,8 +100,8 @@
 //! runner (`execution`), the blocked and tiled methods (`blocked`, `tiled`), inversion, sign
 //! and Lyapunov on the tiled kernels (`inverse`), the RAII OpenGL layer (`gl`), the timing and
 //! CPU baselines of the benchmarks (`timing`, `baseline`) and the seeded test problems
-//! (`problems`). The `symraster` program (command line, debugger, window, reproduction) lives
-//! in `src/bin/symraster/` behind the `cli` feature.
+//! (`problems`). The `symraster` program (command line, debugger, window, reproduction) is a
+//! crate of its own, `program/` (package `symraster-cli`).
 
 #![warn(missing_docs)]
 
@@ -110,8 +110,8 @@
 /// internals; `pub(crate)` without it, so the library's API is only what the docs show.
 /// Without the feature, the items only those users call (benchmark timings, seeded problems,
 /// raw-storage entry points) look unused to the compiler: `dead_code` and `unused_imports` are
-/// allowed there, in these modules only, and checked as usual with the feature (the default
-/// build, through `cli`).
+/// allowed there, in these modules only, and checked as usual with the feature (the program,
+/// the benchmarks and the tests build with it).
 macro_rules! internal_modules {
     ($($(#[$attr:meta])* $name:ident;)*) => {$(
         $(#[$attr])*
@@ -141,6 +141,9 @@ internal_modules! {
 
 pub mod batched;
 pub mod error;
+mod format;
+mod options;
+mod scaling;
 pub mod gpu;
 /// Not part of the API: the `Gpu` internals as a trait, with the `internals` feature only.
 #[cfg(feature = "internals")]

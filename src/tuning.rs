@@ -14,6 +14,7 @@
 use crate::error::{DeviceError, Error, Result};
 use crate::gl::{Context, DeviceInfo};
 use crate::tiled::KernelConfig;
+pub use crate::tiled::tuning::{GroupLimits, TiledTuning, check_kernel_config};
 
 /// The product kernel's shape.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -402,275 +403,111 @@ impl Tuning {
             || self.panel.is_some()
     }
 
-    /// [`Tuning::diagonal_block`] or the default of kernels that do not fuse blocks of 64
-    /// (32; [`Tuning::diagonal_block_for`] gives a configuration's).
+    /// The tiled method's part of this tuning.
+    pub fn tiled(&self) -> TiledTuning {
+        TiledTuning {
+            diagonal_block: self.diagonal_block,
+            outer_block: self.outer_block,
+            fused_diagonal: self.fused_diagonal,
+            diagonal_factor: self.diagonal_factor,
+            split_order: self.split_order,
+            panel: self.panel,
+            cholesky_schedule: self.cholesky_schedule,
+            chain_fold: self.chain_fold,
+            chain_poll: self.chain_poll,
+            chain_fold_early: self.chain_fold_early,
+            chain_lean: self.chain_lean,
+            split_chain_order: self.split_chain_order,
+            split_solve: self.split_solve,
+            chain_ahead: self.chain_ahead,
+            chain_tile: self.chain_tile,
+        }
+    }
+
+    /// The tiled method's `diagonal_block` ([`TiledTuning::diagonal_block`]).
     pub fn diagonal_block(&self) -> usize {
-        self.diagonal_block
-            .unwrap_or(crate::tiled::kernels::DIAG_BLOCK)
+        self.tiled().diagonal_block()
     }
 
-    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of
-    /// [`Tuning::diagonal_block`].
+    /// The tiled method's `outer_block` ([`TiledTuning::outer_block`]).
     pub fn outer_block(&self) -> usize {
-        Self::whole_blocks(self.outer_block, self.diagonal_block())
+        self.tiled().outer_block()
     }
 
-    /// [`Tuning::diagonal_block`] or the default of the kernels of `config`.
+    /// The tiled method's `diagonal_block_for` ([`TiledTuning::diagonal_block_for`]).
     pub fn diagonal_block_for(&self, config: &KernelConfig) -> usize {
-        self.diagonal_block
-            .unwrap_or(config.default_diagonal_block())
+        self.tiled().diagonal_block_for(config)
     }
 
-    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of the
-    /// kernels of `config`.
+    /// The tiled method's `outer_block_for` ([`TiledTuning::outer_block_for`]).
     pub fn outer_block_for(&self, config: &KernelConfig) -> usize {
-        Self::whole_blocks(self.outer_block, self.diagonal_block_for(config))
+        self.tiled().outer_block_for(config)
     }
 
-    fn whole_blocks(outer: Option<usize>, diag: usize) -> usize {
-        outer
-            .unwrap_or(crate::tiled::kernels::OUTER_BLOCK)
-            .max(1)
-            .div_ceil(diag)
-            * diag
-    }
-
-    /// [`Tuning::diagonal_factor`] or the default of the kernels of `config`.
+    /// The tiled method's `diagonal_factor_for` ([`TiledTuning::diagonal_factor_for`]).
     pub fn diagonal_factor_for(&self, config: &KernelConfig) -> crate::tiled::DiagonalFactor {
-        self.diagonal_factor
-            .unwrap_or(config.default_diagonal_factor())
+        self.tiled().diagonal_factor_for(config)
     }
 
-    /// [`Tuning::fused_diagonal`] or its default (no).
+    /// The tiled method's `fused_diagonal` ([`TiledTuning::fused_diagonal`]).
     pub fn fused_diagonal(&self) -> bool {
-        self.fused_diagonal.unwrap_or(false)
+        self.tiled().fused_diagonal()
     }
 
-    /// [`Tuning::chain_fold`] or its default for chained tiles of order `tile`: yes up to 32
-    /// (the fold speeds up tiles of 32 and slows tiles of 64:
-    /// `figures/h200/experiments/chain_ahead.csv`, `figures/h200/experiments/cholesky_path.txt`).
+    /// The tiled method's `chain_fold_for` ([`TiledTuning::chain_fold_for`]).
     pub fn chain_fold_for(&self, tile: usize) -> bool {
-        self.chain_fold.unwrap_or(tile <= 32)
+        self.tiled().chain_fold_for(tile)
     }
 
-    /// [`Tuning::chain_poll`] or its default ([`ChainPoll::Load`](crate::tiled::ChainPoll):
-    /// the fastest measured, `figures/h200/experiments/cholesky_path.txt`).
+    /// The tiled method's `chain_poll` ([`TiledTuning::chain_poll`]).
     pub fn chain_poll(&self) -> crate::tiled::ChainPoll {
-        self.chain_poll.unwrap_or_default()
+        self.tiled().chain_poll()
     }
 
-    /// [`Tuning::chain_fold_early`] or its default (no).
+    /// The tiled method's `chain_fold_early` ([`TiledTuning::chain_fold_early`]).
     pub fn chain_fold_early(&self) -> bool {
-        self.chain_fold_early.unwrap_or(false)
+        self.tiled().chain_fold_early()
     }
 
-    /// [`Tuning::chain_lean`] or its default (yes: the same factor, a little
-    /// faster, `figures/h200/experiments/cholesky_path.txt`).
+    /// The tiled method's `chain_lean` ([`TiledTuning::chain_lean`]).
     pub fn chain_lean(&self) -> bool {
-        self.chain_lean.unwrap_or(true)
+        self.tiled().chain_lean()
     }
 
-    /// [`Tuning::split_order`] or its default.
+    /// The tiled method's `split_order` ([`TiledTuning::split_order`]).
     pub fn split_order(&self) -> usize {
-        self.split_order
-            .unwrap_or(crate::tiled::cholesky::SPLIT_ORDER)
+        self.tiled().split_order()
     }
 
-    /// [`Tuning::cholesky_schedule`] or Blocked (the software renderers' default;
-    /// [`Tuning::cholesky_schedule_for`] gives a device's).
+    /// The tiled method's `cholesky_schedule` ([`TiledTuning::cholesky_schedule`]).
     pub fn cholesky_schedule(&self) -> crate::tiled::config::CholeskySchedule {
-        self.cholesky_schedule.unwrap_or_default()
+        self.tiled().cholesky_schedule()
     }
 
-    /// [`Tuning::cholesky_schedule`] or the default of the device: blocked on software
-    /// renderers, [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::config::GPU_CHOLESKY_SCHEDULE) on GPUs.
+    /// The tiled method's `cholesky_schedule_for` ([`TiledTuning::cholesky_schedule_for`]).
     pub fn cholesky_schedule_for(&self, software: bool) -> crate::tiled::config::CholeskySchedule {
-        match (self.cholesky_schedule, software) {
-            (Some(s), _) => s,
-            (None, true) => crate::tiled::config::CholeskySchedule::Blocked,
-            (None, false) => crate::tiled::config::GPU_CHOLESKY_SCHEDULE,
-        }
+        self.tiled().cholesky_schedule_for(software)
     }
 
-    /// [`Tuning::split_chain_order`] or its default (at least 1).
+    /// The tiled method's `split_chain_order` ([`TiledTuning::split_chain_order`]).
     pub fn split_chain_order(&self) -> usize {
-        self.split_chain_order
-            .unwrap_or(crate::tiled::config::SPLIT_CHAIN_ORDER)
-            .max(1)
+        self.tiled().split_chain_order()
     }
 
-    /// [`Tuning::split_solve`] or its default (by rows).
+    /// The tiled method's `split_solve` ([`TiledTuning::split_solve`]).
     pub fn split_solve(&self) -> crate::tiled::config::SplitSolve {
-        self.split_solve.unwrap_or_default()
+        self.tiled().split_solve()
     }
 
-    /// [`Tuning::chain_tile`] or its default with the kernels of `config`.
+    /// The tiled method's `chain_tile_for` ([`TiledTuning::chain_tile_for`]).
     pub fn chain_tile_for(&self, config: &KernelConfig) -> usize {
-        match (self.chain_tile, self.diagonal_block) {
-            (Some(t), _) => t,
-            (None, Some(_)) => self.diagonal_block_for(config),
-            (None, None) => config.default_chain_tile(),
-        }
+        self.tiled().chain_tile_for(config)
     }
 
     /// [`Tuning::mapped_upload`] or its default (yes).
     pub fn mapped_upload(&self) -> bool {
         self.mapped_upload.unwrap_or(true)
     }
-}
-
-/// The compute limits a kernel configuration must respect on this device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GroupLimits {
-    /// GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS.
-    pub invocations: u64,
-    /// GL_MAX_COMPUTE_WORK_GROUP_SIZE along x and y.
-    pub size: [u64; 2],
-    /// GL_MAX_COMPUTE_SHARED_MEMORY_SIZE in bytes.
-    pub shared_bytes: u64,
-}
-
-impl GroupLimits {
-    /// Asks the driver of `ctx` (which must have compute shaders).
-    pub fn query(ctx: &Context) -> Result<Self> {
-        let compute = crate::gl::ComputeLimits::query(ctx)?;
-        let size = crate::gl::max_group_size(ctx);
-        let limits = Self {
-            invocations: u64::from(compute.max_invocations),
-            size: [u64::from(size[0]), u64::from(size[1])],
-            shared_bytes: compute.max_shared_bytes,
-        };
-        ctx.check(|| "querying compute work group limits".into())?;
-        Ok(limits)
-    }
-}
-
-/// Checks a kernel configuration against the device: its work groups (the product's and the
-/// diagonal block's of `diag` x `diag`) within the invocation and size limits, its shared
-/// memory within the device's.
-pub fn check_kernel_config(config: &KernelConfig, diag: usize, limits: &GroupLimits) -> Result<()> {
-    let bad = |why: String| -> Result<()> {
-        Err(DeviceError::BadTuning {
-            what: format!(
-                "the product kernel's tiles {},{},{},{},{},{},{}",
-                config.wg_x,
-                config.wg_y,
-                config.tm,
-                config.tn,
-                config.bk,
-                if config.texel {
-                    2
-                } else {
-                    u8::from(config.shared)
-                },
-                config.nb
-            ),
-            why,
-        }
-        .into())
-    };
-    let (wx, wy) = (config.wg_x as u64, config.wg_y as u64);
-    if wx * wy > limits.invocations {
-        return bad(format!(
-            "a work group of {wx} x {wy} invocations exceeds this device's \
-             GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS of {}",
-            limits.invocations
-        ));
-    }
-    if wx > limits.size[0] || wy > limits.size[1] {
-        return bad(format!(
-            "a work group of {wx} x {wy} exceeds this device's GL_MAX_COMPUTE_WORK_GROUP_SIZE \
-             of {} x {}",
-            limits.size[0], limits.size[1]
-        ));
-    }
-    let (dx, dy) = config.diagonal_group(diag);
-    if (dx * dy) as u64 > limits.invocations {
-        return bad(format!(
-            "the diagonal blocks' work group of {dx} x {dy} invocations exceeds this device's \
-             GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS of {}",
-            limits.invocations
-        ));
-    }
-    let shared = config.shared_bytes() as u64;
-    // The blocks of order nb factored and solved in shared memory (potrf_block, trsm_block:
-    // the block padded, and two columns), and the inverted diagonal blocks' columns, rows and
-    // pivots (potrf_inv_block: five vectors of `diag`; more with the panels' factor).
-    let nb = config.nb as u64;
-    let blocks = (nb * (nb + 1) + 2 * nb) * 4;
-    let inverted = crate::tiled::DiagonalFactor::ALL
-        .map(|f| f.shared_bytes(diag) as u64)
-        .into_iter()
-        .max()
-        .unwrap_or(0);
-    for (what, bytes) in [
-        ("the product's k-slices", shared),
-        ("the diagonal blocks", blocks),
-        ("the inverted diagonal blocks", inverted),
-    ] {
-        if bytes > limits.shared_bytes {
-            return bad(format!(
-                "{what} take {bytes} bytes of shared memory, and this device has \
-                 GL_MAX_COMPUTE_SHARED_MEMORY_SIZE = {}",
-                limits.shared_bytes
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Runs a small assembly and Cholesky factorization with the tuned tiled kernels and compares
-/// them with the f64 reference: a tiling that compiles but computes wrong (registers the
-/// compiler cannot hold, a work group the driver runs wrongly) is refused here, before it
-/// touches the caller's data.
-pub fn self_check(gpu: &crate::Gpu) -> Result<()> {
-    use crate::{Format, Method, Options, reference};
-    let k = gpu.tiled_kernels()?;
-    let config = k.config();
-    // Several product tiles each way, and several diagonal blocks.
-    let m = (2 * config.bm().max(config.bn()) + 5)
-        .max(3 * config.nb.max(k.diag()).max(k.chain_tile()) + 5);
-    let n = 4 * config.bk + 3;
-    let a = crate::Matrix::from_fn(m, n, |i, j| (((i * 7 + j * 13) % 17) as f32 - 8.0) / 8.0);
-    let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 5) as f32 / 4.0).collect();
-    let options = Options::new(Format::Full).method(Method::Tiled);
-    let wrong = |what: &str, error: f64| -> Result<()> {
-        Err(DeviceError::BadTuning {
-            what: format!(
-                "the tiled kernels' tuning (kernel {:?}, diagonal blocks {}, outer blocks {}, \
-                 chained tiles {})",
-                gpu.tuning().kernel,
-                k.diag(),
-                k.outer(),
-                k.chain_tile()
-            ),
-            why: format!(
-                "a check {what} of order {m} came out wrong (relative error {error:.1e} against                  the f64 reference)"
-            ),
-        }
-        .into())
-    };
-    let c = gpu.assemble(&a, &d, options)?;
-    let reference = reference::assemble(
-        &a.to_f64(),
-        &d.iter().map(|&x| x as f64).collect::<Vec<_>>(),
-    );
-    let error = crate::relative_error(&c.lower_triangle(), &reference.lower_triangle());
-    if error.is_nan() || error >= 1e-5 {
-        return wrong("assembly", error);
-    }
-    // A well-conditioned SPD matrix: C plus m on the diagonal.
-    let spd = crate::Matrix::from_fn(m, m, |i, j| {
-        let v = if i >= j { c[(i, j)] } else { c[(j, i)] };
-        if i == j { v + m as f32 } else { v }
-    });
-    let l = gpu.cholesky_tiled(&spd, Format::Full)?.download()?;
-    let product = reference::multiply_lower_by_transpose(&l.to_f64());
-    let error = crate::relative_error(&product.lower_triangle(), &spd.to_f64().lower_triangle());
-    if error.is_nan() || error >= 1e-5 {
-        return wrong("Cholesky factorization", error);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -824,5 +661,11 @@ mod tests {
                 (s, s)
             );
         }
+    }
+}
+
+impl From<&Tuning> for TiledTuning {
+    fn from(tuning: &Tuning) -> Self {
+        tuning.tiled()
     }
 }

@@ -14,7 +14,7 @@ use crate::errors::{self, finish};
 use crate::{append_row_major, worker};
 
 /// The largest order n the batched operations take (one work group per problem).
-pub const MAX_ORDER: usize = symraster::batched::plan::MAX_ORDER;
+pub const MAX_ORDER: usize = symraster::batched::MAX_ORDER;
 
 /// A batch from Python in the precision it came in.
 enum Stack {

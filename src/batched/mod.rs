@@ -13,27 +13,28 @@
 mod assemble;
 mod batch;
 mod cholesky;
-#[doc(hidden)]
-pub mod device;
-#[doc(hidden)]
-pub mod gram;
-#[doc(hidden)]
-pub mod kernels;
 mod least_squares;
-#[doc(hidden)]
-pub mod plan;
 mod result;
 mod spd_solve;
+
+internal_modules! {
+    device;
+    gram;
+    kernels;
+    plan;
+}
 
 pub use assemble::assemble;
 pub use batch::Batch;
 pub use cholesky::cholesky;
 pub use least_squares::least_squares;
+/// The largest order n a batched operation takes.
+pub use plan::MAX_ORDER;
 pub use result::{BatchFactor, BatchSolution, Failure};
 pub use spd_solve::spd_solve;
 
 use crate::error::{InputError, Result};
-use crate::gpu::Method;
+use crate::options::Method;
 
 /// The most refinement steps a batched solve takes.
 pub const MAX_REFINEMENT_STEPS: usize = 8;

@@ -8,7 +8,7 @@
 
 pub mod packed;
 
-use crate::blocked::layout::{ASSEMBLY_RANK, BlockColumn, BlockLayout, Blocking};
+use crate::layout::blocked::{ASSEMBLY_RANK, BlockColumn, BlockLayout, Blocking};
 use crate::geometry::{Kernel, Plan, Target, Vertex, rectangle};
 use crate::layout::Format;
 
@@ -182,7 +182,7 @@ pub fn cholesky_plan(layout: BlockLayout) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocked::layout::BLOCK_COLUMN;
+    use crate::layout::blocked::BLOCK_COLUMN;
 
     #[test]
     fn plans_have_the_expected_passes() {

@@ -67,3 +67,18 @@ pub fn texel_quad(x: usize, y: usize) -> [Vertex; 6] {
     let (x, y) = (x as f32, y as f32);
     rectangle(x, y, x + 1.0, y + 1.0, |_, _| ([0.0; 3], [0.0; 2]))
 }
+
+/// The paper's vertex: attribute 0 is the position V, 1 is T0 (three components), 2 is T1.
+impl crate::gl::VertexFormat for Vertex {
+    type Data = [f32; 7];
+    const ATTRIBUTES: &'static [crate::gl::Attribute] = &[
+        crate::gl::Attribute::f32s(0, 2, 0),
+        crate::gl::Attribute::f32s(1, 3, 8),
+        crate::gl::Attribute::f32s(2, 2, 20),
+    ];
+
+    fn data(&self) -> [f32; 7] {
+        let (v, t0, t1) = (self.position, self.t0, self.t1);
+        [v[0], v[1], t0[0], t0[1], t0[2], t1[0], t1[1]]
+    }
+}

@@ -128,8 +128,6 @@ pub struct DeviceInfo {
     pub egl_device_count: usize,
     /// Whether the device is Mesa's software rasterizer.
     pub software: bool,
-    /// The largest order each method holds here (a [`Gpu`](crate::Gpu)'s, with its tuning).
-    pub limits: crate::gpu::Limits,
 }
 
 impl Context {
@@ -400,7 +398,6 @@ impl DeviceInfo {
             driver_max_texture_size: max_texture_size,
             egl_device_index: 0,
             egl_device_count: 1,
-            limits: crate::gpu::Limits::of_textures(max_texture_size),
         })
     }
 }

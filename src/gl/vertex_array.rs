@@ -5,7 +5,6 @@ use super::buffer::{Buffer, BufferTarget, BufferUsage};
 use super::context::Context;
 use super::pod::Pod;
 use crate::error::{DeviceError, Error, Result};
-use crate::geometry::Vertex;
 use glow::HasContext;
 use std::marker::PhantomData;
 
@@ -42,23 +41,8 @@ pub trait VertexFormat: Copy {
     fn data(&self) -> Self::Data;
 }
 
-/// The paper's vertex: attribute 0 is the position V, 1 is T0 (three components), 2 is T1.
-impl VertexFormat for Vertex {
-    type Data = [f32; 7];
-    const ATTRIBUTES: &'static [Attribute] = &[
-        Attribute::f32s(0, 2, 0),
-        Attribute::f32s(1, 3, 8),
-        Attribute::f32s(2, 2, 20),
-    ];
-
-    fn data(&self) -> [f32; 7] {
-        let (v, t0, t1) = (self.position, self.t0, self.t1);
-        [v[0], v[1], t0[0], t0[1], t0[2], t1[0], t1[1]]
-    }
-}
-
-/// A VAO with one buffer of vertices of type `V` (the paper's [`Vertex`] unless named).
-pub struct VertexArray<V: VertexFormat = Vertex> {
+/// A VAO with one buffer of vertices of type `V` (the paper's vertex is `geometry::Vertex`).
+pub struct VertexArray<V: VertexFormat> {
     ctx: Context,
     vao: glow::VertexArray,
     // Dropped after the VAO that points into it.

@@ -1,7 +1,7 @@
 //! C = A·D²·Aᵀ on the GPU (Algorithm 3): the lower triangle only, full or packed.
 
 use super::{Gpu, Method, Options};
-use crate::blocked::layout::ASSEMBLY_RANK;
+use crate::layout::blocked::ASSEMBLY_RANK;
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};

@@ -115,6 +115,7 @@ impl Batched<'_> {
 
     /// The kernels themselves, for the benchmarks and the tests of the internals (runs with
     /// NaN-poisoned outputs, resident batches); not API.
+    #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn internal_kernels(&self, options: &BatchOptions) -> Result<Rc<BatchedKernels>> {
         self.kernels(options)

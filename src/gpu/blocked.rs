@@ -10,7 +10,7 @@ use super::Gpu;
 use super::assembly::{check_assembly_inputs, check_finite_result, check_product_range};
 use super::cholesky::{check_lower_factor, product_diagonal};
 use super::{Cholesky, Method};
-use crate::blocked::layout::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
+use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
 use crate::error::{InputError, Result};
 use crate::execution::{Execution, Operands};
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
@@ -20,7 +20,7 @@ use crate::matrix::{Matrix, check_finite_lower, check_square};
 impl Gpu {
     /// Uploads A and d as blocks into `blocks` (its order must be A's rows) and prepares
     /// blocked assembly without running it: one scaling pass, then one rank-K pass per
-    /// [`ASSEMBLY_RANK`](crate::blocked::layout::ASSEMBLY_RANK) columns of A. Step it or
+    /// [`ASSEMBLY_RANK`](crate::layout::blocked::ASSEMBLY_RANK) columns of A. Step it or
     /// finish it; the result, C padded to its block columns, is in the pair's source.
     pub(crate) fn start_blocked_assembly_as(
         &self,

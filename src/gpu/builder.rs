@@ -98,8 +98,8 @@ impl GpuBuilder {
         if let Some(limit) = tuning.max_texture_size {
             info.max_texture_size = info.driver_max_texture_size.min(limit);
         }
-        info.limits = super::Limits::query(&context, &info)?;
+        let limits = super::Limits::query(&context, &info)?;
         context.set_mapped_uploads(tuning.mapped_upload());
-        Gpu::compile(context, info, tuning)
+        Gpu::compile(context, info, limits, tuning)
     }
 }

@@ -6,7 +6,7 @@ use crate::execution::{Execution, Operands};
 use crate::geometry::{self, Plan};
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout, PackedMatrix};
-use crate::least_squares::{exponent_of, times_power_of_two};
+use crate::scaling::{exponent_of, times_power_of_two};
 use crate::matrix::{
     Element, Matrix, check_finite, check_finite_lower, check_finite_vec, check_square,
 };

@@ -3,12 +3,31 @@
 //! results refined and returned in f64.
 
 use super::Gpu;
-use crate::error::Result;
+use crate::error::{DeviceError, Error, Result};
 use crate::inverse::{
     InvertOptions, Inverter, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
 };
 use crate::matrix::{Element, Matrix};
 use std::rc::Rc;
+
+impl Inverter {
+    /// Compiles the kernels on `gpu`'s context (which needs compute shaders, OpenGL ≥ 4.3).
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        if !gpu.info().has_compute() {
+            return Err(Error::from(DeviceError::Unsupported {
+                what: "invert matrices".into(),
+                why: format!(
+                    "inversion runs in compute shaders (OpenGL 4.3), this context is {}.{}",
+                    gpu.info().gl_version.0,
+                    gpu.info().gl_version.1
+                ),
+            }));
+        }
+        // The tiled kernels' configuration, checked against the device (src/tuning.rs).
+        let config = gpu.tiled_kernels()?.config();
+        Self::tuned(gpu.context(), config, gpu.tuning())
+    }
+}
 
 impl Gpu {
     /// The inversion kernels of this context, compiled on first use.

@@ -8,9 +8,9 @@ use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
-    check_problem, check_rank, estimate_inverse_norm_1, exponent_of, norm_inf, refine,
-    single_factor_failure, times_power_of_two,
+    check_problem, check_rank, estimate_inverse_norm_1, refine, single_factor_failure,
 };
+use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
 use std::time::Instant;
 

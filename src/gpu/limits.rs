@@ -1,5 +1,5 @@
 //! [`Limits`]: the largest problems a device holds per method and format, found once when the
-//! [`Gpu`](super::Gpu) opens and shown in [`DeviceInfo::limits`].
+//! [`Gpu`](super::Gpu) opens ([`Gpu::limits`](super::Gpu::limits)).
 
 use crate::error::Result;
 use crate::gl::{ComputeLimits, Context, DeviceInfo};

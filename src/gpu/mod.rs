@@ -19,6 +19,7 @@ mod spd_solve;
 mod step;
 mod tiled;
 
+pub use crate::options::{Method, Options};
 pub use batched::Batched;
 pub use builder::{DEVICE_VAR, GpuBuilder};
 pub use factor::Cholesky;
@@ -39,131 +40,16 @@ pub use {
 use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
 use crate::kernels::Kernels;
-use crate::layout::{BlockColumn, BlockLayout, Blocking, Format, Layout};
+use crate::layout::{BlockColumn, BlockLayout, Format, Layout};
 use crate::timing::Preheat;
 
-/// How a GPU operation is carried out: the paper's method, or the methods past it, each in its
-/// own module. [`Method::Auto`], the default, takes the fastest one the device runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Method {
-    /// The fastest method this device runs: tiled where there are compute shaders (OpenGL
-    /// ≥ 4.3), else blocked, else faithful.
-    #[default]
-    Auto,
-    /// The paper's rasterized passes, one rank-1 update per draw (Algorithms 3 and 5).
-    Faithful,
-    /// Fragment passes over float4 blocks with rank-K updates (after the Brook+ sample):
-    /// OpenGL 3.3, full and packed format (`gpu/blocked.rs`). Its runs step as RGBA32F blocks through
-    /// [`Gpu::step`].
-    Blocked,
-    /// Compute shaders over tiles in storage buffers (after the CUDA course's tiled Cholesky):
-    /// OpenGL 4.3.
-    Tiled,
-}
-
-impl Method {
-    /// The concrete methods, fastest first.
-    pub const CONCRETE: [Method; 3] = [Method::Tiled, Method::Blocked, Method::Faithful];
-
-    /// The name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Auto => "auto",
-            Method::Faithful => "faithful",
-            Method::Blocked => "blocked",
-            Method::Tiled => "tiled",
-        }
-    }
-
-    /// Whether the method draws triangles (and so has passes to step through:
-    /// [`Gpu::step`]).
-    pub fn rasterizes(self) -> bool {
-        matches!(self, Method::Faithful | Method::Blocked)
-    }
-
-    /// Whether this build has the method (the others are announced but not yet here).
-    fn implemented(self) -> bool {
-        matches!(self, Method::Faithful | Method::Tiled | Method::Blocked)
-    }
-
-    /// Whether the method can store the matrix in `format` (every method has both formats;
-    /// the blocked method packs 2x2 or 4x4 blocks where the others pack entries).
-    pub fn supports(self, format: Format) -> bool {
-        matches!(format, Format::Full | Format::Packed)
-    }
-
-    /// What the method needs of the device, or `None` when `info` has it.
-    fn missing(self, info: &DeviceInfo) -> Option<String> {
-        if !self.implemented() {
-            return Some(format!("the {} method is not built yet", self.name()));
-        }
-        match self {
-            Method::Tiled if !info.has_compute() => Some(format!(
-                "the tiled method needs compute shaders (OpenGL 4.3), and this context is \
-                 OpenGL {}.{}",
-                info.gl_version.0, info.gl_version.1
-            )),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Options of an operation: storage format and method (and the blocked method's blocking).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Options {
-    /// Full or rectangular packed storage.
-    pub format: Format,
-    /// How to compute.
-    pub method: Method,
-    /// The blocked method's blocks: 4 x 4 over four render targets (the default) or 2 x 2.
-    pub blocking: Blocking,
-    /// The blocked method's Cholesky block column, 16 or 32 columns; `None` (the default): the
-    /// device's ([`BlockColumn::for_device`]).
-    pub block_column: Option<BlockColumn>,
-}
-
 impl Options {
-    /// Options with this format and the default method.
-    pub fn new(format: Format) -> Self {
-        Self {
-            format,
-            method: Method::default(),
-            blocking: Blocking::default(),
-            block_column: None,
-        }
-    }
-
-    /// The same options with another Cholesky block column (used by the blocked method only).
-    pub fn block_column(mut self, column: BlockColumn) -> Self {
-        self.block_column = Some(column);
-        self
-    }
-
-    /// The same options with another blocking (used by the blocked method only).
-    pub fn blocking(mut self, blocking: Blocking) -> Self {
-        self.blocking = blocking;
-        self
-    }
-
-    /// The same options with another method.
-    pub fn method(mut self, method: Method) -> Self {
-        self.method = method;
-        self
-    }
-
     /// The concrete method these options run on `gpu` for an m x m matrix, with A m x n for
     /// the operations that take one (n = 0 for the others): [`Method::Auto`] becomes the
     /// fastest method that holds the problem. The error is the one the operation would give
     /// before any work: a method the device lacks ([`DeviceError::Unsupported`]), a problem
     /// beyond its limits ([`InputError::TooLarge`], [`InputError::TooWide`]; see
-    /// [`DeviceInfo::limits`]).
+    /// [`Gpu::limits`]).
     ///
     /// ```
     /// use symraster::{Format, Gpu, Method, Options};
@@ -183,12 +69,6 @@ impl Options {
     }
 }
 
-impl From<Format> for Options {
-    fn from(format: Format) -> Self {
-        Options::new(format)
-    }
-}
-
 /// A headless OpenGL context with the kernels compiled, current on this thread.
 ///
 /// Not `Send`: make one `Gpu` per thread that needs one.
@@ -196,6 +76,7 @@ pub struct Gpu {
     kernels: Kernels,
     context: Context,
     info: DeviceInfo,
+    limits: Limits,
     // The tiled method's compute kernels, compiled on first use.
     tiled: std::cell::RefCell<Option<std::rc::Rc<crate::tiled::TiledKernels>>>,
     // The inversion kernels, compiled on first use.
@@ -228,13 +109,19 @@ impl Gpu {
     }
 
     /// Compiles the kernels (the tuning checked against the device already).
-    fn compile(context: Context, info: DeviceInfo, tuning: crate::tuning::Tuning) -> Result<Self> {
+    fn compile(
+        context: Context,
+        info: DeviceInfo,
+        limits: Limits,
+        tuning: crate::tuning::Tuning,
+    ) -> Result<Self> {
         let kernels = Kernels::new(&context)?;
         let preheat = Preheat::new(&context)?;
         Ok(Self {
             kernels,
             context,
             info,
+            limits,
             tiled: Default::default(),
             inverter: Default::default(),
             least_squares: Default::default(),
@@ -250,10 +137,14 @@ impl Gpu {
         &self.tuning
     }
 
-    /// What the driver reported (vendor, renderer, version, texture limit) and the largest
-    /// problem each method holds here ([`DeviceInfo::limits`]).
+    /// What the driver reported (vendor, renderer, version, texture limit).
     pub fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// The largest problem each method holds here, with this `Gpu`'s tuning.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// The GL handle, for callers that drive textures themselves.
@@ -394,7 +285,7 @@ impl Gpu {
     #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The largest m in each format: (full, packed).
     pub(crate) fn max_order(&self) -> (usize, usize) {
-        (self.info.limits.full, self.info.limits.packed)
+        (self.limits.full, self.limits.packed)
     }
 
     /// The layout of an m x m matrix in `format` if it fits this GPU's textures, else

@@ -2,7 +2,7 @@
 //! scaling), and C = AD²Aᵀ's diagonal computed without overflow or underflow.
 
 use crate::error::{NumericalError, Result};
-use crate::least_squares::{exponent_of, norm_inf, times_power_of_two};
+use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use crate::matrix::Matrix;
 
 /// Powers of two that bring A and d, and so C = A·diag(d)·Aᵀ, into f32's range for the GPU:

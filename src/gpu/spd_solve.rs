@@ -11,8 +11,9 @@ use crate::least_squares::double::{Scaled, solve_in_double};
 use crate::least_squares::symmetric_norm_1;
 use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, SymmetricEquations, Timings, check_pivots,
-    exponent_of, norm_inf, refine, single_factor_failure, times_power_of_two,
+    refine, single_factor_failure,
 };
+use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use crate::matrix::{
     Element, Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square,
 };

@@ -10,7 +10,7 @@ use super::{Cholesky, Gpu};
 use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
-use crate::least_squares::times_power_of_two;
+use crate::scaling::times_power_of_two;
 use crate::matrix::{Matrix, check_finite, check_square};
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
@@ -140,7 +140,7 @@ impl Gpu {
         )?);
         *self.tiled.borrow_mut() = Some(k.clone());
         if self.tuning().tiles_tuned()
-            && let Err(e) = crate::tuning::self_check(self)
+            && let Err(e) = self_check(self)
         {
             // Tuned kernels that compute wrong are not kept.
             *self.tiled.borrow_mut() = None;
@@ -407,4 +407,59 @@ impl Gpu {
         check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| diagonal[j])?;
         Ok(Cholesky::device(f, format))
     }
+}
+
+/// Runs a small assembly and Cholesky factorization with the tuned tiled kernels and compares
+/// them with the f64 reference: a tiling that compiles but computes wrong (registers the
+/// compiler cannot hold, a work group the driver runs wrongly) is refused here, before it
+/// touches the caller's data.
+fn self_check(gpu: &Gpu) -> Result<()> {
+    use crate::error::DeviceError;
+    use crate::{Format, Method, Options, reference};
+    let k = gpu.tiled_kernels()?;
+    let config = k.config();
+    // Several product tiles each way, and several diagonal blocks.
+    let m = (2 * config.bm().max(config.bn()) + 5)
+        .max(3 * config.nb.max(k.diag()).max(k.chain_tile()) + 5);
+    let n = 4 * config.bk + 3;
+    let a = crate::Matrix::from_fn(m, n, |i, j| (((i * 7 + j * 13) % 17) as f32 - 8.0) / 8.0);
+    let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 5) as f32 / 4.0).collect();
+    let options = Options::new(Format::Full).method(Method::Tiled);
+    let wrong = |what: &str, error: f64| -> Result<()> {
+        Err(DeviceError::BadTuning {
+            what: format!(
+                "the tiled kernels' tuning (kernel {:?}, diagonal blocks {}, outer blocks {}, \
+                 chained tiles {})",
+                gpu.tuning().kernel,
+                k.diag(),
+                k.outer(),
+                k.chain_tile()
+            ),
+            why: format!(
+                "a check {what} of order {m} came out wrong (relative error {error:.1e} against the f64 reference)"
+            ),
+        }
+        .into())
+    };
+    let c = gpu.assemble(&a, &d, options)?;
+    let reference = reference::assemble(
+        &a.to_f64(),
+        &d.iter().map(|&x| x as f64).collect::<Vec<_>>(),
+    );
+    let error = crate::relative_error(&c.lower_triangle(), &reference.lower_triangle());
+    if error.is_nan() || error >= 1e-5 {
+        return wrong("assembly", error);
+    }
+    // A well-conditioned SPD matrix: C plus m on the diagonal.
+    let spd = crate::Matrix::from_fn(m, m, |i, j| {
+        let v = if i >= j { c[(i, j)] } else { c[(j, i)] };
+        if i == j { v + m as f32 } else { v }
+    });
+    let l = gpu.cholesky_tiled(&spd, Format::Full)?.download()?;
+    let product = reference::multiply_lower_by_transpose(&l.to_f64());
+    let error = crate::relative_error(&product.lower_triangle(), &spd.to_f64().lower_triangle());
+    if error.is_nan() || error >= 1e-5 {
+        return wrong("Cholesky factorization", error);
+    }
+    Ok(())
 }

@@ -4,8 +4,7 @@
 //! inverses, a strided block copy, and the elementwise passes of the Newton iteration with
 //! partial sums. Also the square matrix in a storage buffer they all work on.
 
-use crate::Gpu;
-use crate::error::{DeviceError, Error, NumericalError, Result};
+use crate::error::{NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use crate::matrix::Matrix;
 use crate::tiled::status::StatusWord;
@@ -68,33 +67,16 @@ pub struct Inverter {
 }
 
 impl Inverter {
-    /// Compiles the kernels on `gpu`'s context (which needs compute shaders, OpenGL ≥ 4.3).
-    pub fn new(gpu: &Gpu) -> Result<Self> {
-        if !gpu.info().has_compute() {
-            return Err(Error::from(DeviceError::Unsupported {
-                what: "invert matrices".into(),
-                why: format!(
-                    "inversion runs in compute shaders (OpenGL 4.3), this context is {}.{}",
-                    gpu.info().gl_version.0,
-                    gpu.info().gl_version.1
-                ),
-            }));
-        }
-        // The tiled kernels' configuration, checked against the device (src/tuning.rs).
-        let config = gpu.tiled_kernels()?.config();
-        Self::tuned(gpu.context(), config, gpu.tuning())
-    }
-
     /// Compiles the kernels with an explicit tile configuration.
     pub fn with_config(ctx: &Context, config: KernelConfig) -> Result<Self> {
-        Self::tuned(ctx, config, &crate::tuning::Tuning::default())
+        Self::tuned(ctx, config, crate::tiled::TiledTuning::default())
     }
 
     /// Compiles the kernels with an explicit tile configuration and the Cholesky's tuning.
     pub(crate) fn tuned(
         ctx: &Context,
         config: KernelConfig,
-        tuning: &crate::tuning::Tuning,
+        tuning: impl Into<crate::tiled::TiledTuning>,
     ) -> Result<Self> {
         let tiled = TiledKernels::tuned(ctx, config, tuning)?;
         let program = |kernel: &'static crate::gl::ComputeKernel| {

@@ -5,32 +5,17 @@
 mod packed;
 pub mod rfp;
 
-pub use crate::blocked::layout::{BlockColumn, BlockLayout, Blocking};
+internal_modules! {
+    /// The blocked method's layouts: 2 x 2 or 4 x 4 blocks per texel, full and packed.
+    blocked;
+}
+
+pub use blocked::{BlockColumn, BlockLayout, Blocking};
+pub use crate::format::Format;
 pub use packed::PackedMatrix;
 
 use crate::error::{Error, InputError, Result};
 use crate::matrix::Matrix;
-use std::fmt;
-
-/// Storage format of a symmetric or triangular matrix on the GPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// m x m texture; entry (i, j) at texel (j, i) (section 3.2).
-    #[default]
-    Full,
-    /// Rectangular packed: w x h with w = ceil(m/2), h = m + mod(m+1, 2); the lower-right
-    /// triangle rotated by 180° into the free upper corner (section 3.3, Fig 3).
-    Packed,
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Format::Full => "full",
-            Format::Packed => "packed",
-        })
-    }
-}
 
 /// The texel layout of an m x m lower triangle in a given format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

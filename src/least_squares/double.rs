@@ -6,8 +6,9 @@
 use super::refinement::Equations;
 use super::{
     Criterion, Fallback, Solution, SolveOptions, Timings, estimate_inverse_norm_1, estimate_norm_1,
-    norm_inf, norm2, refine, times_power_of_two,
+    refine,
 };
+use crate::scaling::{norm_inf, norm2, times_power_of_two};
 use crate::baseline;
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;

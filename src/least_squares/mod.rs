@@ -47,8 +47,9 @@ pub(crate) use refinement::symmetric_norm_1;
 pub use refinement::{NormalEquations, Refinement, Stop, Stopping, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
-use crate::gpu::Options;
 use crate::layout::Format;
+use crate::options::Options;
+use crate::scaling::norm2;
 use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
 use std::time::Duration;
 
@@ -362,43 +363,6 @@ pub fn relative_error_vec(x: &[f64], y: &[f64]) -> f64 {
     }
 }
 
-/// ‖v‖₂ without overflow or underflow in the squares (data near f64's range edges).
-pub(crate) fn norm2(v: &[f64]) -> f64 {
-    let scale = norm_inf(v);
-    if scale == 0.0 || !scale.is_finite() {
-        return scale;
-    }
-    scale * v.iter().map(|v| (v / scale).powi(2)).sum::<f64>().sqrt()
-}
-
-/// max |vᵢ|, NaN if any entry is NaN (`f64::max` alone would skip it and let a NaN vector
-/// read as small).
-pub(crate) fn norm_inf(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |m: f64, v| {
-        if m.is_nan() || v.is_nan() {
-            f64::NAN
-        } else {
-            m.max(v.abs())
-        }
-    })
-}
-
-/// The exponent k with 2^k·x in [1, 2) for a finite x ≠ 0 (subnormals included).
-pub(crate) fn exponent_of(x: f64) -> i32 {
-    let x = x.abs();
-    if x < f64::MIN_POSITIVE {
-        return exponent_of(x * 2f64.powi(64)) - 64;
-    }
-    ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
-}
-
-/// v·2^k, exact wherever the result is a normal number (k split in two so that 2^k itself
-/// need not be representable: |k| up to about 2100).
-pub(crate) fn times_power_of_two(v: f64, k: i32) -> f64 {
-    let half = k / 2;
-    v * 2f64.powi(half) * 2f64.powi(k - half)
-}
-
 #[cfg(test)]
 pub(crate) fn to_single(v: &[f64]) -> Vec<f32> {
     v.iter().map(|&v| v as f32).collect()
@@ -435,20 +399,6 @@ mod tests {
         assert!((t - 10.0 * UNIT_ROUNDOFF).abs() < 1e-30);
         let o = SolveOptions::new().epsilon(1e-6);
         assert_eq!((o.criterion, o.tolerance_for(9)), (Criterion::Paper, 1e-6));
-    }
-
-    #[test]
-    fn norms_see_nan_and_powers_of_two_are_exact() {
-        assert!(norm_inf(&[1.0, f64::NAN, 3.0]).is_nan());
-        assert!(norm_inf(&[f64::NAN, 1.0]).is_nan());
-        assert!(norm2(&[f64::NAN; 3]).is_nan());
-        assert_eq!(norm_inf(&[-4.0, 2.0]), 4.0);
-        for x in [1.0, 1.5, 1e-310, 3e300, f64::MIN_POSITIVE, 5e-324] {
-            let k = exponent_of(x);
-            let y = times_power_of_two(x, -k);
-            assert!((1.0..2.0).contains(&y), "{x:e}: 2^{k}");
-            assert_eq!(times_power_of_two(y, k), x, "{x:e}");
-        }
     }
 
     #[test]

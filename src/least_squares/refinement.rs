@@ -1,7 +1,8 @@
 //! Algorithm 1: mixed-precision iterative refinement, with the stopping tests of
 //! [`Criterion`] and stagnation detection.
 
-use super::{Criterion, norm_inf, norm2};
+use super::Criterion;
+use crate::scaling::{norm_inf, norm2};
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;
 
@@ -343,8 +344,6 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::{Cholesky, Method};
-    use crate::layout::Format;
     use crate::least_squares::{UNIT_ROUNDOFF, relative_error_vec, to_single};
     use crate::problems::random_least_squares;
     use crate::reference;
@@ -386,35 +385,40 @@ mod tests {
     }
 
     /// The CPU stand-in for the GPU factor: the f64 factor rounded to f32.
-    fn single_factor(
-        eq: &NormalEquations<'_>,
-        p: &crate::problems::LeastSquaresProblem,
-    ) -> Cholesky {
-        let _ = eq;
+    fn single_factor(p: &crate::problems::LeastSquaresProblem) -> Matrix<f32> {
         let c = reference::assemble(&p.a, &p.d);
-        Cholesky::host(
-            reference::cholesky(&c).unwrap().to_f32(),
-            Method::Faithful,
-            Format::Full,
-        )
+        reference::cholesky(&c).unwrap().to_f32()
+    }
+
+    /// x with L·Lᵀ·x = b by forward and back substitution in f32, as the GPU solves.
+    fn solve_single(l: &Matrix<f32>, b: &[f32]) -> Vec<f32> {
+        let m = b.len();
+        let mut y = b.to_vec();
+        for i in 0..m {
+            let s: f32 = (0..i).map(|k| l[(i, k)] * y[k]).sum();
+            y[i] = (y[i] - s) / l[(i, i)];
+        }
+        for i in (0..m).rev() {
+            let s: f32 = (i + 1..m).map(|k| l[(k, i)] * y[k]).sum();
+            y[i] = (y[i] - s) / l[(i, i)];
+        }
+        y
     }
 
     fn run(criterion: Criterion, tolerance: f64, max: usize) -> (Refinement, Vec<f64>, Vec<f64>) {
         let p = random_least_squares(7, 24);
         let eq = NormalEquations::new(&p.a, &p.d, &p.b);
-        let l = single_factor(&eq, &p);
+        let l = single_factor(&p);
         let x_ref =
             crate::least_squares::solve_normal_equations_reference(&p.a, &p.d, &p.b).unwrap();
-        let x0: Vec<f64> = l
-            .solve(&to_single(eq.rhs()))
-            .unwrap()
+        let x0: Vec<f64> = solve_single(&l, &to_single(eq.rhs()))
             .into_iter()
             .map(f64::from)
             .collect();
         let norm_c = super::super::estimate_norm_1(eq.order(), |v| eq.apply(v));
         let out = refine(
             |x| Ok(eq.residual(x)),
-            |r| Ok(l.solve(&to_single(r))?.into_iter().map(f64::from).collect()),
+            |r| Ok(solve_single(&l, &to_single(r)).into_iter().map(f64::from).collect()),
             &x0,
             norm_c,
             norm_inf(eq.rhs()),

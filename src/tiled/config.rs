@@ -12,7 +12,7 @@ use crate::gl::DeviceInfo;
 pub const PANEL_SLICE: usize = 4;
 
 /// How the tiled Cholesky factors and inverts its diagonal blocks in one work group
-/// ([`Tuning::diagonal_factor`](crate::Tuning::diagonal_factor)).
+/// ([`TiledTuning::diagonal_factor`](super::TiledTuning::diagonal_factor)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DiagonalFactor {
     /// Column by column, one barrier per column (`potrf_inv_fn.glsl`).
@@ -124,7 +124,7 @@ pub const CHAIN_AUTO_ORDER: usize = 4096;
 pub const PANELS_AUTO_ORDER: usize = CHAIN_AUTO_ORDER;
 
 /// The largest half [`CholeskySchedule::Split`] factors by one chained launch where the tuning
-/// names none ([`Tuning::split_chain_order`](crate::Tuning::split_chain_order)): the chain's
+/// names none ([`TiledTuning::split_chain_order`](super::TiledTuning::split_chain_order)): the chain's
 /// best order measured ([`CHAIN_AUTO_ORDER`]).
 pub const SPLIT_CHAIN_ORDER: usize = CHAIN_AUTO_ORDER;
 
@@ -196,7 +196,7 @@ pub enum ChainPoll {
 }
 
 /// How many later terms the chained Cholesky checks at once after each wait
-/// ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)'s default; issue 25): a tile whose
+/// ([`TiledTuning::chain_ahead`](super::TiledTuning::chain_ahead)'s default; issue 25): a tile whose
 /// earlier terms are long published then waits once per run of up to this many instead of
 /// twice per term, which shortens the chain's critical path
 /// (`figures/h200/experiments/chain_ahead.csv`).

@@ -466,11 +466,11 @@ fn fused_source(k: &crate::gl::ComputeKernel, factor: DiagonalFactor) -> String 
 /// The source of the chained Cholesky for a work group of `(px, py)` (the diagonal factor's)
 /// with the diagonal factor `factor` at its `// FUSED_DIAG_FUNCTION` line, each sub-diagonal
 /// tile's last product folded into the next diagonal tile's group where `fold`
-/// ([`Tuning::chain_fold`](crate::Tuning::chain_fold); its flag set before the group's update
-/// where `early`, [`Tuning::chain_fold_early`](crate::Tuning::chain_fold_early)), its flags
-/// polled as `poll` says ([`Tuning::chain_poll`](crate::Tuning::chain_poll)), the barriers the
-/// next wait makes redundant dropped where `lean` ([`Tuning::chain_lean`](crate::Tuning::chain_lean)),
-/// `ahead` later terms checked at once after each wait ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)).
+/// ([`TiledTuning::chain_fold`](super::TiledTuning::chain_fold); its flag set before the group's update
+/// where `early`, [`TiledTuning::chain_fold_early`](super::TiledTuning::chain_fold_early)), its flags
+/// polled as `poll` says ([`TiledTuning::chain_poll`](super::TiledTuning::chain_poll)), the barriers the
+/// next wait makes redundant dropped where `lean` ([`TiledTuning::chain_lean`](super::TiledTuning::chain_lean)),
+/// `ahead` later terms checked at once after each wait ([`TiledTuning::chain_ahead`](super::TiledTuning::chain_ahead)).
 fn chain_source(
     (px, py): (usize, usize),
     diag: usize,
@@ -491,7 +491,7 @@ fn chain_source(
 }
 
 /// The chain's look-ahead for its work group of `(px, py)`: `ahead`
-/// ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)) where the group has an invocation for
+/// ([`TiledTuning::chain_ahead`](super::TiledTuning::chain_ahead)) where the group has an invocation for
 /// each flag it checks (two per term) and it is at most
 /// [`CHAIN_AHEAD_MAX`](super::config::CHAIN_AHEAD_MAX), else the tuning error; without one
 /// [`CHAIN_AHEAD`](super::config::CHAIN_AHEAD) or the most the group checks.
@@ -523,7 +523,7 @@ fn lcm(a: usize, b: usize) -> usize {
     a / gcd(a, b).max(1) * b
 }
 
-/// `tile` ([`Tuning::chain_tile`](crate::Tuning::chain_tile)) where it is an order the chain's
+/// `tile` ([`TiledTuning::chain_tile`](super::TiledTuning::chain_tile)) where it is an order the chain's
 /// kernel takes (a multiple of 16 from 16 to 128), else the tuning error.
 fn check_chain_tile(tile: usize) -> Result<()> {
     if (16..=128).contains(&tile) && tile.is_multiple_of(16) {
@@ -622,7 +622,7 @@ impl TiledKernels {
     /// Compiles the kernels with `config` and the default block sizes (the context must have
     /// compute shaders).
     pub fn new(ctx: &Context, config: KernelConfig) -> Result<Self> {
-        Self::tuned(ctx, config, &crate::tuning::Tuning::default())
+        Self::tuned(ctx, config, super::TiledTuning::default())
     }
 
     /// Compiles the kernels with `config` and the Cholesky's block sizes and split order of
@@ -630,8 +630,9 @@ impl TiledKernels {
     pub fn tuned(
         ctx: &Context,
         config: KernelConfig,
-        tuning: &crate::tuning::Tuning,
+        tuning: impl Into<super::TiledTuning>,
     ) -> Result<Self> {
+        let tuning = tuning.into();
         let limits = ComputeLimits::query(ctx)?;
         let diag = tuning.diagonal_block_for(&config);
         let factor = tuning.diagonal_factor_for(&config);
@@ -642,13 +643,13 @@ impl TiledKernels {
         let chain_fold_early = tuning.chain_fold_early();
         let chain_lean = tuning.chain_lean();
         let chain_ahead = chain_ahead(tuning.chain_ahead, config.diagonal_group(chain_tile))?;
-        let group_limits = crate::tuning::GroupLimits::query(ctx)?;
+        let group_limits = super::tuning::GroupLimits::query(ctx)?;
         // The chained panels' width: whole tiles of both the blocked factor and the chain.
         let both_tiles = lcm(diag, chain_tile);
-        crate::tuning::check_kernel_config(&config, diag, &group_limits)?;
+        super::tuning::check_kernel_config(&config, diag, &group_limits)?;
         if chain_tile != diag {
             check_chain_tile(chain_tile)?;
-            crate::tuning::check_kernel_config(&config, chain_tile, &group_limits)?;
+            super::tuning::check_kernel_config(&config, chain_tile, &group_limits)?;
         }
         let program = |kernel: &'static crate::gl::ComputeKernel| {
             ComputeProgram::new(ctx, kernel, "", &config.source(kernel.source))
@@ -840,18 +841,18 @@ impl TiledKernels {
     }
 
     /// Later terms the chained Cholesky checks at once after each wait
-    /// ([`Tuning::chain_ahead`](crate::Tuning::chain_ahead)).
+    /// ([`TiledTuning::chain_ahead`](super::TiledTuning::chain_ahead)).
     pub fn chain_ahead(&self) -> usize {
         self.chain_ahead
     }
 
-    /// The chained Cholesky's tile order ([`Tuning::chain_tile`](crate::Tuning::chain_tile)).
+    /// The chained Cholesky's tile order ([`TiledTuning::chain_tile`](super::TiledTuning::chain_tile)).
     pub fn chain_tile(&self) -> usize {
         self.chain_tile
     }
 
     /// How the split Cholesky solves L21 below a chained leaf
-    /// ([`Tuning::split_solve`](crate::Tuning::split_solve)).
+    /// ([`TiledTuning::split_solve`](super::TiledTuning::split_solve)).
     pub fn split_solve(&self) -> super::config::SplitSolve {
         self.split_solve
     }
@@ -1754,25 +1755,25 @@ impl TiledKernels {
     }
 
     /// Whether the chained Cholesky folds each sub-diagonal tile's last product into the next
-    /// diagonal tile's work group ([`Tuning::chain_fold`](crate::Tuning::chain_fold)).
+    /// diagonal tile's work group ([`TiledTuning::chain_fold`](super::TiledTuning::chain_fold)).
     pub fn chain_fold(&self) -> bool {
         self.chain_fold
     }
 
     /// How the chained Cholesky polls its ready flags
-    /// ([`Tuning::chain_poll`](crate::Tuning::chain_poll)).
+    /// ([`TiledTuning::chain_poll`](super::TiledTuning::chain_poll)).
     pub fn chain_poll(&self) -> super::ChainPoll {
         self.chain_poll
     }
 
     /// Whether the folded chain publishes each folded tile before the diagonal group's update
-    /// from it ([`Tuning::chain_fold_early`](crate::Tuning::chain_fold_early)).
+    /// from it ([`TiledTuning::chain_fold_early`](super::TiledTuning::chain_fold_early)).
     pub fn chain_fold_early(&self) -> bool {
         self.chain_fold_early
     }
 
     /// Whether the chained Cholesky drops the barriers the next wait makes redundant
-    /// ([`Tuning::chain_lean`](crate::Tuning::chain_lean)).
+    /// ([`TiledTuning::chain_lean`](super::TiledTuning::chain_lean)).
     pub fn chain_lean(&self) -> bool {
         self.chain_lean
     }

@@ -22,6 +22,7 @@ pub mod status;
 pub mod storage;
 pub mod tiles;
 pub mod trsm_rows;
+pub mod tuning;
 pub mod trsm_wide;
 pub mod view;
 
@@ -33,4 +34,5 @@ pub use parts::{Parts, Region};
 pub use product::{Mask, Product, Update};
 pub use solve::DeviceRhs;
 pub use storage::{Storage, TiledMatrix, Triangle};
+pub use tuning::TiledTuning;
 pub use view::View;

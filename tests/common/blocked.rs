@@ -2,7 +2,7 @@
 //! for its full- and packed-format tests and both blockings.
 
 use std::collections::BTreeSet;
-use symraster::blocked::layout::{BlockColumn, BlockLayout, Blocking};
+use symraster::layout::blocked::{BlockColumn, BlockLayout, Blocking};
 use symraster::execution::Execution;
 use symraster::geometry::{Kernel, Pass, Target};
 use symraster::gl::Rgba32F;

@@ -1,5 +1,4 @@
-//! The chained and split Cholesky tests' helpers (tests/tiled_chain.rs,
-//! tests/tiled_chain_split.rs): a single-threaded llvmpipe context, C uploaded with garbage
+//! The chained launches' tests' helpers (tests/chain/): a single-threaded llvmpipe context, C uploaded with garbage
 //! in the triangle the factor must not read, the factor checked against that garbage, its
 //! backward error against the f64 reference and the failing column a factorization reports.
 
@@ -16,9 +15,10 @@ pub const GARBAGE: f32 = 1e30;
 
 /// A context on which llvmpipe runs one thread (work groups in ticket order, no waits).
 pub fn gpu() -> symraster::Gpu {
-    // SAFETY: every test of the binaries using this sets the same value before it creates its
-    // context.
-    unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
+    static ONE_THREAD: std::sync::Once = std::sync::Once::new();
+    // SAFETY: every test of the one binary that uses this (tests/chain) calls it before it
+    // creates its context, and the value is the same for all.
+    ONE_THREAD.call_once(|| unsafe { std::env::set_var("LP_NUM_THREADS", "1") });
     super::gpu()
 }
 

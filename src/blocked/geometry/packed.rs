@@ -9,7 +9,7 @@
 //! direction from one origin: T0 = (origin + .5, ±1) for those kernels, and T0.z = ±1 walks
 //! the panel in the trailing update.
 
-use crate::blocked::layout::{BlockLayout, PACKED_ROW_OFFSET};
+use crate::layout::blocked::{BlockLayout, PACKED_ROW_OFFSET};
 use crate::geometry::{Vertex, rectangle};
 
 /// Texture coordinates as functions of the position, for the vertices of one triangle.

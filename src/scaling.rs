@@ -1,0 +1,58 @@
+//! Norms safe near f64's range edges and exact scaling by powers of two: how the solves keep
+//! data of any finite scale inside float32's range (shared by every operation).
+
+/// ‖v‖₂ without overflow or underflow in the squares (data near f64's range edges).
+pub(crate) fn norm2(v: &[f64]) -> f64 {
+    let scale = norm_inf(v);
+    if scale == 0.0 || !scale.is_finite() {
+        return scale;
+    }
+    scale * v.iter().map(|v| (v / scale).powi(2)).sum::<f64>().sqrt()
+}
+
+/// max |vᵢ|, NaN if any entry is NaN (`f64::max` alone would skip it and let a NaN vector
+/// read as small).
+pub(crate) fn norm_inf(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m: f64, v| {
+        if m.is_nan() || v.is_nan() {
+            f64::NAN
+        } else {
+            m.max(v.abs())
+        }
+    })
+}
+
+/// The exponent k with 2^k·x in [1, 2) for a finite x ≠ 0 (subnormals included).
+pub(crate) fn exponent_of(x: f64) -> i32 {
+    let x = x.abs();
+    if x < f64::MIN_POSITIVE {
+        return exponent_of(x * 2f64.powi(64)) - 64;
+    }
+    ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
+}
+
+/// v·2^k, exact wherever the result is a normal number (k split in two so that 2^k itself
+/// need not be representable: |k| up to about 2100).
+pub(crate) fn times_power_of_two(v: f64, k: i32) -> f64 {
+    let half = k / 2;
+    v * 2f64.powi(half) * 2f64.powi(k - half)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn norms_see_nan_and_powers_of_two_are_exact() {
+        assert!(norm_inf(&[1.0, f64::NAN, 3.0]).is_nan());
+        assert!(norm_inf(&[f64::NAN, 1.0]).is_nan());
+        assert!(norm2(&[f64::NAN; 3]).is_nan());
+        assert_eq!(norm_inf(&[-4.0, 2.0]), 4.0);
+        for x in [1.0, 1.5, 1e-310, 3e300, f64::MIN_POSITIVE, 5e-324] {
+            let k = exponent_of(x);
+            let y = times_power_of_two(x, -k);
+            assert!((1.0..2.0).contains(&y), "{x:e}: 2^{k}");
+            assert_eq!(times_power_of_two(y, k), x, "{x:e}");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The batched operations (many small problems in one launch) against f64 references problem by problem.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod batched;
+mod batched_gram;
+mod batched_inverse;
+mod batched_residual;
+mod batched_tiles;

@@ -1,0 +1,112 @@
+//! The one-right-hand-side solves as one chained launch each way (glsl/tiled/trsv_chain.comp):
+//! against the f64 solve with the same factor, full and RFP storage, orders around the
+//! inverted blocks' 128 and RFP's halves, NaN in the upper triangle the solve must not read.
+//! llvmpipe runs here on one thread so that no work group waits long enough to give up (the
+//! fallback to the blocked solve is what runs otherwise, and the solve is right either way).
+
+use crate::common;
+
+use crate::common::widen;
+use symraster::internal::GpuInternals;
+use symraster::tiled::{
+    DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
+    solve,
+};
+use symraster::{Matrix, least_squares, problems, reference, relative_error};
+
+const MAX: u64 = i32::MAX as u64;
+
+/// A factored test problem of order m in `storage`: C = A·diag(d)·Aᵀ assembled into a
+/// NaN-filled matrix (the upper triangle stays NaN) and factored, L read back in f64, and a
+/// right-hand side b.
+fn factored(
+    gpu: &symraster::Gpu,
+    k: &TiledKernels,
+    rng: &mut impl rand::Rng,
+    m: usize,
+    storage: Storage,
+) -> (TiledMatrix, Matrix<f64>, Matrix<f32>) {
+    let a = problems::uniform_matrix(rng, m, m + 64);
+    let d: Vec<f32> = (0..m + 64).map(|j| 0.5 + (j % 3) as f32).collect();
+    let p = DeviceProduct::upload(k, &a, &d, MAX).unwrap();
+    let mut c = TiledMatrix::uninitialized(gpu.context(), m, storage, MAX).unwrap();
+    c.fill(f32::NAN).unwrap();
+    assembly::assemble(k, &p, &mut c).unwrap();
+    cholesky::factor(k, &mut c).unwrap();
+    let l = c.download_lower().unwrap().to_f64();
+    let b = problems::uniform_matrix(rng, m, 1);
+    (c, l, b)
+}
+
+#[test]
+fn chained_solves_match_the_double_solve_with_the_same_factor() {
+    let gpu = common::chain::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    assert!(k.solves_by_chain());
+    for m in [1, 2, 3, 127, 128, 129, 257, 600] {
+        let mut rng = problems::rng(m as u64);
+        for storage in [Storage::Full, Storage::Rfp] {
+            let (c, l, b) = factored(&gpu, &k, &mut rng, m, storage);
+            let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
+            let chained = k.chained_solves();
+            solve::solve_in_place(&k, &c, &mut x).unwrap();
+            assert_eq!(
+                k.chained_solves(),
+                chained + 1,
+                "{storage:?} m {m}: not chained"
+            );
+            let x = x.download().unwrap().to_f64();
+            let want = least_squares::solve_with_factor(&l, &widen(b.as_slice()));
+            let want = Matrix::from_row_major(m, 1, want).unwrap();
+            let e = relative_error(&x, &want);
+            assert!(e < 1e-4, "{storage:?} m {m}: relative error {e:.2e}");
+            let llt = reference::multiply_lower_by_transpose(&l);
+            let r: Vec<f64> = (0..m)
+                .map(|i| {
+                    (0..m).map(|t| llt[(i, t)] * x[(t, 0)]).sum::<f64>() - f64::from(b[(i, 0)])
+                })
+                .collect();
+            let rn = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let bn = b
+                .as_slice()
+                .iter()
+                .map(|&v| f64::from(v).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(rn <= 1e-3 * bn, "{storage:?} m {m}: residual {rn:.2e}");
+        }
+    }
+}
+
+/// A chain that gave up (forced here; on llvmpipe a long wait does it) leaves b as it was and
+/// the solve runs the blocked way: the same answer, and no chained solve counted.
+#[test]
+fn a_chain_that_gave_up_is_solved_the_blocked_way() {
+    let gpu = common::chain::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    for m in [129, 300] {
+        let mut rng = problems::rng(40 + m as u64);
+        for storage in [Storage::Full, Storage::Rfp] {
+            let (c, l, b) = factored(&gpu, &k, &mut rng, m, storage);
+            let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
+            let chained = k.chained_solves();
+            solve::solve_after_chain_gives_up(&k, &c, &mut x).unwrap();
+            assert_eq!(
+                k.chained_solves(),
+                chained,
+                "{storage:?} m {m}: counted as chained"
+            );
+            let x = x.download().unwrap().to_f64();
+            let want = least_squares::solve_with_factor(&l, &widen(b.as_slice()));
+            let want = Matrix::from_row_major(m, 1, want).unwrap();
+            let e = relative_error(&x, &want);
+            assert!(e < 1e-4, "{storage:?} m {m}: relative error {e:.2e}");
+        }
+    }
+}
