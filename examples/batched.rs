@@ -18,14 +18,22 @@ pub fn main() -> Result<(), symraster::Error> {
         a.extend((0..k).map(|_| 1.0f32));
         a.extend((0..k).map(|j| j as f32));
         // The last problem has every weight zero: its normal matrix is singular.
-        d.extend((0..k).map(|j| if p == count - 1 || j == 3 { 0.0f32 } else { 1.0 }));
+        d.extend((0..k).map(|j| {
+            if p == count - 1 || j == 3 {
+                0.0f32
+            } else {
+                1.0
+            }
+        }));
         b.extend((0..k).map(|j| intercept + slope * j as f32));
     }
     let a = Batch::new(count, n, k, a)?;
     let d = Batch::vectors(count, k, d)?;
     let b = Batch::vectors(count, k, b)?;
 
-    let s = gpu.batched().least_squares(&a, &d, &b, BatchOptions::default())?;
+    let s = gpu
+        .batched()
+        .least_squares(&a, &d, &b, BatchOptions::default())?;
 
     println!(
         "problem 1: x = {:?}; failed: {:?} ({:?})",

@@ -17,7 +17,9 @@ pub fn main() -> Result<(), symraster::Error> {
         .map(|j| truth[0] + truth[1] * t[j] + truth[2] * t[j] * t[j] + noise(j))
         .collect();
     // d holds the diagonal of D²: the weights; the last tenth of the samples counts double.
-    let d: Vec<f64> = (0..n).map(|j| if j >= 9 * n / 10 { 2.0 } else { 1.0 }).collect();
+    let d: Vec<f64> = (0..n)
+        .map(|j| if j >= 9 * n / 10 { 2.0 } else { 1.0 })
+        .collect();
 
     let s = gpu.least_squares(&a, &d, &b, &SolveOptions::default())?;
 

@@ -21,7 +21,11 @@ pub fn main() -> Result<(), symraster::Error> {
     let s = gpu.spd_solve(&c, &b, &SolveOptions::default())?;
 
     let r = c.mul_vec(&s.x)?;
-    let residual = r.iter().zip(&b).map(|(r, b)| (r - b).abs()).fold(0.0, f64::max);
+    let residual = r
+        .iter()
+        .zip(&b)
+        .map(|(r, b)| (r - b).abs())
+        .fold(0.0, f64::max);
     println!(
         "x[0..3] = {:?}, {} refinement steps, max |C·x − b| = {residual:.1e}",
         &s.x[..3],

@@ -1,5 +1,5 @@
 //! The compute kernels: each `.comp` file declared once, with its storage blocks (by binding)
-//! and its uniforms, as [`crate::kernels`] does for the fragment kernels. A program is linked
+//! and its uniforms, as [`crate::draw::kernels`] does for the fragment kernels. A program is linked
 //! from its entry here ([`ComputeProgram::new`]), which checks the driver's active uniforms and
 //! blocks against the declaration, and only declared uniforms can be set: a misspelt name is an
 //! error, not a silent no-op.

@@ -3,8 +3,8 @@
 //! size limits, the tiled method's kernels and raw storage). Bring [`GpuInternals`] into scope
 //! to call them as methods. Nothing here is stable.
 
+use crate::draw::execution::Execution;
 use crate::error::Result;
-use crate::execution::Execution;
 use crate::gl::{Context, Rgba32F};
 use crate::gpu::{Cholesky, DeviceResidual, Gpu, Method, Options};
 use crate::layout::{BlockColumn, BlockLayout, Format, Layout, PackedMatrix};

@@ -129,11 +129,10 @@ internal_modules! {
     baseline;
     blocked;
     compute_kernels;
-    execution;
-    geometry;
+    draw;
+    faithful;
     gl;
     inverse;
-    kernels;
     problems;
     tiled;
     timing;
@@ -142,8 +141,6 @@ internal_modules! {
 pub mod batched;
 pub mod error;
 mod format;
-mod options;
-mod scaling;
 pub mod gpu;
 /// Not part of the API: the `Gpu` internals as a trait, with the `internals` feature only.
 #[cfg(feature = "internals")]
@@ -153,7 +150,9 @@ pub mod io;
 pub mod layout;
 pub mod least_squares;
 pub mod matrix;
+mod options;
 pub mod reference;
+mod scaling;
 pub mod tuning;
 
 pub use batched::{Batch, BatchFactor, BatchOptions, BatchSolution, Failure};

@@ -3,7 +3,7 @@
 //! medians, and the busy work that brings a GPU's clocks up before a timed stretch.
 
 use crate::error::Result;
-use crate::execution::Execution;
+use crate::draw::execution::Execution;
 use crate::gl::{
     Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, DeviceInfo, GpuTimer, TexelFormat,
     Uniform,

@@ -83,9 +83,9 @@ pub struct Tuning {
     pub panel: Option<crate::tiled::PanelVariant>,
     /// How the tiled Cholesky of full storage is scheduled: blocked launches, one chained
     /// launch, or chained panels with trailing products (default on GPUs
-    /// [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::config::GPU_CHOLESKY_SCHEDULE), Auto; on
-    /// software renderers [`CholeskySchedule::Blocked`](crate::tiled::config::CholeskySchedule)).
-    pub cholesky_schedule: Option<crate::tiled::config::CholeskySchedule>,
+    /// [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::schedule::GPU_CHOLESKY_SCHEDULE), Auto; on
+    /// software renderers [`CholeskySchedule::Blocked`](crate::tiled::schedule::CholeskySchedule)).
+    pub cholesky_schedule: Option<crate::tiled::schedule::CholeskySchedule>,
     /// Whether the chained Cholesky (glsl/tiled/potrf_chain.comp) folds each sub-diagonal
     /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
     /// tile: one flag hand-off fewer per diagonal step on its critical path (default: with
@@ -102,18 +102,18 @@ pub struct Tuning {
     /// Whether the chained Cholesky drops the barrier after each term's last slice where the
     /// next term's wait (a barrier itself) follows: one barrier fewer per term (default yes).
     pub chain_lean: Option<bool>,
-    /// The largest half [`CholeskySchedule::Split`](crate::tiled::config::CholeskySchedule)
+    /// The largest half [`CholeskySchedule::Split`](crate::tiled::schedule::CholeskySchedule)
     /// factors by one chained launch (larger halves are split again; default
-    /// [`SPLIT_CHAIN_ORDER`](crate::tiled::config::SPLIT_CHAIN_ORDER)).
+    /// [`SPLIT_CHAIN_ORDER`](crate::tiled::schedule::SPLIT_CHAIN_ORDER)).
     pub split_chain_order: Option<usize>,
     /// How the split Cholesky solves L21 below a chained leaf (default
-    /// [`SplitSolve::DEFAULT`](crate::tiled::config::SplitSolve::DEFAULT): by rows, one
+    /// [`SplitSolve::DEFAULT`](crate::tiled::schedule::SplitSolve::DEFAULT): by rows, one
     /// launch per outer block of 512 columns).
-    pub split_solve: Option<crate::tiled::config::SplitSolve>,
+    pub split_solve: Option<crate::tiled::schedule::SplitSolve>,
     /// How many terms after one it waited for the chained Cholesky's work group checks at once,
     /// one flag per invocation, before it waits again (0: a wait for every term; at most
-    /// [`CHAIN_AHEAD_MAX`](crate::tiled::config::CHAIN_AHEAD_MAX) and half the chain's work
-    /// group; default [`CHAIN_AHEAD`](crate::tiled::config::CHAIN_AHEAD), or half the work
+    /// [`CHAIN_AHEAD_MAX`](crate::tiled::schedule::CHAIN_AHEAD_MAX) and half the chain's work
+    /// group; default [`CHAIN_AHEAD`](crate::tiled::schedule::CHAIN_AHEAD), or half the work
     /// group where that is smaller).
     pub chain_ahead: Option<usize>,
     /// The order of the chained Cholesky's tiles (a multiple of 16 from 16 to 128; default
@@ -480,12 +480,15 @@ impl Tuning {
     }
 
     /// The tiled method's `cholesky_schedule` ([`TiledTuning::cholesky_schedule`]).
-    pub fn cholesky_schedule(&self) -> crate::tiled::config::CholeskySchedule {
+    pub fn cholesky_schedule(&self) -> crate::tiled::schedule::CholeskySchedule {
         self.tiled().cholesky_schedule()
     }
 
     /// The tiled method's `cholesky_schedule_for` ([`TiledTuning::cholesky_schedule_for`]).
-    pub fn cholesky_schedule_for(&self, software: bool) -> crate::tiled::config::CholeskySchedule {
+    pub fn cholesky_schedule_for(
+        &self,
+        software: bool,
+    ) -> crate::tiled::schedule::CholeskySchedule {
         self.tiled().cholesky_schedule_for(software)
     }
 
@@ -495,7 +498,7 @@ impl Tuning {
     }
 
     /// The tiled method's `split_solve` ([`TiledTuning::split_solve`]).
-    pub fn split_solve(&self) -> crate::tiled::config::SplitSolve {
+    pub fn split_solve(&self) -> crate::tiled::schedule::SplitSolve {
         self.tiled().split_solve()
     }
 
@@ -643,7 +646,7 @@ mod tests {
 
     #[test]
     fn the_cholesky_schedule_defaults_to_auto_on_gpus_and_blocked_on_software() {
-        use crate::tiled::config::{CholeskySchedule, GPU_CHOLESKY_SCHEDULE};
+        use crate::tiled::schedule::{CholeskySchedule, GPU_CHOLESKY_SCHEDULE};
         let t = Tuning::default();
         assert_eq!(t.cholesky_schedule_for(true), CholeskySchedule::Blocked);
         assert_eq!(t.cholesky_schedule_for(false), GPU_CHOLESKY_SCHEDULE);

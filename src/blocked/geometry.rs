@@ -9,7 +9,7 @@
 pub mod packed;
 
 use crate::layout::blocked::{ASSEMBLY_RANK, BlockColumn, BlockLayout, Blocking};
-use crate::geometry::{Kernel, Plan, Target, Vertex, rectangle};
+use crate::draw::{Kernel, Plan, Target, Vertex, rectangle};
 use crate::layout::Format;
 
 /// The kernels of a blocking, by role.

@@ -41,7 +41,7 @@ pub trait VertexFormat: Copy {
     fn data(&self) -> Self::Data;
 }
 
-/// A VAO with one buffer of vertices of type `V` (the paper's vertex is `geometry::Vertex`).
+/// A VAO with one buffer of vertices of type `V` (the paper's vertex is `draw::Vertex`).
 pub struct VertexArray<V: VertexFormat> {
     ctx: Context,
     vao: glow::VertexArray,

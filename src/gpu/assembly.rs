@@ -1,11 +1,12 @@
 //! C = A·D²·Aᵀ on the GPU (Algorithm 3): the lower triangle only, full or packed.
 
 use super::{Gpu, Method, Options};
-use crate::layout::blocked::ASSEMBLY_RANK;
+use crate::draw::Plan;
+use crate::draw::execution::{Execution, Operands};
 use crate::error::{Error, InputError, NumericalError, Result};
-use crate::execution::{Execution, Operands};
-use crate::geometry::{self, Plan};
+use crate::faithful;
 use crate::gl::{PingPong, RenderTexture, Texture};
+use crate::layout::blocked::ASSEMBLY_RANK;
 use crate::layout::{Format, Layout, PackedMatrix};
 use crate::matrix::{Element, Matrix, check_finite, check_finite_vec, check_non_empty};
 
@@ -179,9 +180,9 @@ pub(crate) fn check_assembly_inputs(a: &Matrix<f32>, d: &[f32]) -> Result<()> {
 /// The plan of Algorithm 3 for this layout (Fig 2 full, Fig 4 packed) and raster method.
 pub fn assembly_plan(layout: Layout, n: usize, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
-        (Format::Full, Method::Faithful) => Ok(geometry::assembly::full_plan(layout.order(), n)),
+        (Format::Full, Method::Faithful) => Ok(faithful::assembly::full_plan(layout.order(), n)),
         (Format::Packed, Method::Faithful) => {
-            Ok(geometry::packed::assembly_plan(layout.order(), n))
+            Ok(faithful::packed::assembly_plan(layout.order(), n))
         }
         (_, m) => Err(no_plan(m)),
     }

@@ -10,10 +10,10 @@ use super::Gpu;
 use super::assembly::{check_assembly_inputs, check_finite_result, check_product_range};
 use super::cholesky::{check_lower_factor, product_diagonal};
 use super::{Cholesky, Method};
-use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
+use crate::draw::execution::{Execution, Operands};
 use crate::error::{InputError, Result};
-use crate::execution::{Execution, Operands};
 use crate::gl::{PingPong, RenderTexture, Rgba32F, Texture};
+use crate::layout::blocked::{ASSEMBLY_RANK, PACKED_ROW_OFFSET};
 use crate::layout::{BlockLayout, Format, Layout};
 use crate::matrix::{Matrix, check_finite_lower, check_square};
 

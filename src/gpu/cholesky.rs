@@ -1,15 +1,16 @@
 //! C = L·Lᵀ on the GPU (Algorithm 5), full or packed, reading only C's lower triangle.
 
 use super::{Cholesky, Gpu, Method, Options};
+use crate::draw::Plan;
+use crate::draw::execution::{Execution, Operands};
 use crate::error::{Error, InputError, NumericalError, Result};
-use crate::execution::{Execution, Operands};
-use crate::geometry::{self, Plan};
+use crate::faithful;
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout, PackedMatrix};
-use crate::scaling::{exponent_of, times_power_of_two};
 use crate::matrix::{
     Element, Matrix, check_finite, check_finite_lower, check_finite_vec, check_square,
 };
+use crate::scaling::{exponent_of, times_power_of_two};
 
 impl Gpu {
     /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5, or the blocked
@@ -383,8 +384,8 @@ pub(crate) fn restate_failure(e: Error, lower: impl Fn(usize, usize) -> f64) -> 
 /// The plan of Algorithm 5 for this layout (Fig 5 full, Figs 6-7 packed).
 pub fn cholesky_plan(layout: Layout, method: Method) -> Result<Plan> {
     match (layout.format(), method) {
-        (Format::Full, Method::Faithful) => Ok(geometry::cholesky::full_plan(layout.order())),
-        (Format::Packed, Method::Faithful) => Ok(geometry::packed::cholesky_plan(layout.order())),
+        (Format::Full, Method::Faithful) => Ok(faithful::cholesky::full_plan(layout.order())),
+        (Format::Packed, Method::Faithful) => Ok(faithful::packed::cholesky_plan(layout.order())),
         (_, m) => Err(super::assembly::no_plan(m)),
     }
 }

@@ -5,8 +5,8 @@ use super::Method;
 use super::tiled::DeviceFactor;
 use crate::error::{Error, NumericalError, Result};
 use crate::layout::{Format, PackedMatrix, rfp};
-use crate::scaling::{exponent_of, times_power_of_two};
 use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
+use crate::scaling::{exponent_of, times_power_of_two};
 
 /// The Cholesky factor L of a symmetric positive definite C = L·Lᵀ, in single precision.
 ///

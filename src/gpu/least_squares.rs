@@ -1,6 +1,7 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
+use super::phases::Phases;
 use super::range::{DiagonalParts, RangeScaling};
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
@@ -10,8 +11,8 @@ use crate::least_squares::{
     DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
     check_problem, check_rank, estimate_inverse_norm_1, refine, single_factor_failure,
 };
-use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
+use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use std::time::Instant;
 
 /// Above this, the condition estimate through the f32 factor says little about C itself
@@ -288,43 +289,6 @@ impl Factor {
             Factor::Device(f) => f.solve(b),
             Factor::Host(l) => l.solve_single(b),
         }
-    }
-}
-
-/// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.
-pub(super) struct Phases {
-    last: Instant,
-    what: &'static str,
-}
-
-impl Phases {
-    pub(super) fn new(start: Instant) -> Self {
-        Self::named("least squares", start)
-    }
-
-    /// Phases of the operation `what`.
-    pub(super) fn named(what: &'static str, start: Instant) -> Self {
-        Self { last: start, what }
-    }
-
-    /// Logs the time since the last mark under `name`.
-    /// [`Phases::mark`] once the GPU has finished the phase's work (a glFinish, only when
-    /// the debug log is on: the phases' GPU share, not only the time to issue it).
-    pub(super) fn mark_finished(&mut self, gpu: &Gpu, name: &str) {
-        if log::log_enabled!(log::Level::Debug) {
-            gpu.context().finish();
-            self.mark(name);
-        }
-    }
-
-    pub(super) fn mark(&mut self, name: &str) {
-        let now = Instant::now();
-        log::debug!(
-            "{}: {name}: {:.2} ms",
-            self.what,
-            (now - self.last).as_secs_f64() * 1e3
-        );
-        self.last = now;
     }
 }
 

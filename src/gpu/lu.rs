@@ -2,9 +2,9 @@
 //! from the same kernels as Cholesky.
 
 use super::Gpu;
+use crate::draw::execution::{Execution, Operands};
 use crate::error::{Error, NumericalError, Result};
-use crate::execution::{Execution, Operands};
-use crate::geometry;
+use crate::faithful;
 use crate::gl::PingPong;
 use crate::layout::Format;
 use crate::matrix::{Element, Matrix, check_finite, check_square};
@@ -78,7 +78,7 @@ impl Gpu {
         Execution::new(
             ctx,
             self.kernels(),
-            geometry::lu::full_plan(m),
+            faithful::lu::full_plan(m),
             layout,
             pair,
             Operands::PairOnly,

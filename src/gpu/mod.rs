@@ -13,6 +13,7 @@ mod inverse;
 mod least_squares;
 mod limits;
 mod lu;
+mod phases;
 mod range;
 mod residual;
 mod spd_solve;
@@ -37,9 +38,9 @@ pub use {
     tiled::storage_of,
 };
 
+use crate::draw::kernels::Kernels;
 use crate::error::{DeviceError, InputError, Result};
 use crate::gl::{Context, DeviceInfo, HeadlessContext};
-use crate::kernels::Kernels;
 use crate::layout::{BlockColumn, BlockLayout, Format, Layout};
 use crate::timing::Preheat;
 

@@ -2,8 +2,8 @@
 //! scaling), and C = AD²Aᵀ's diagonal computed without overflow or underflow.
 
 use crate::error::{NumericalError, Result};
-use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use crate::matrix::Matrix;
+use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 
 /// Powers of two that bring A and d, and so C = A·diag(d)·Aᵀ, into f32's range for the GPU:
 /// A' = 2^e·A and d' = 2^f·d give C' = 4^e·2^f·C. Scaling by powers of two is exact, so

@@ -3,8 +3,9 @@
 //! tests, fallback to an f64 Cholesky and diagnostics ([`crate::least_squares`]).
 
 use super::cholesky::scale_exponent;
-use super::least_squares::{Phases, SINGLE_CONDITION_LIMIT};
+use super::least_squares::SINGLE_CONDITION_LIMIT;
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
+use super::phases::Phases;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, Result};
 use crate::least_squares::double::{Scaled, solve_in_double};
@@ -13,10 +14,10 @@ use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, SymmetricEquations, Timings, check_pivots,
     refine, single_factor_failure,
 };
-use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use crate::matrix::{
     Element, Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square,
 };
+use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use std::time::Instant;
 
 impl Gpu {

@@ -2,8 +2,8 @@
 //! timing of single passes; one entry for every operation and drawing method.
 
 use super::{Gpu, Method, Options};
+use crate::draw::execution::Execution;
 use crate::error::{InputError, Result};
-use crate::execution::Execution;
 use crate::gl::Rgba32F;
 use crate::layout::PackedMatrix;
 use crate::matrix::{Element, Matrix};

@@ -10,8 +10,8 @@ use super::{Cholesky, Gpu};
 use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
-use crate::scaling::times_power_of_two;
 use crate::matrix::{Matrix, check_finite, check_square};
+use crate::scaling::times_power_of_two;
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
     DeviceProduct, DeviceRhs, Storage, TiledKernels, TiledMatrix, assembly, cholesky, solve,
@@ -261,7 +261,7 @@ impl Gpu {
         row: impl Fn(usize, &mut [f32]) + Sync,
         original: impl Fn(usize, usize) -> f64,
     ) -> Result<DeviceFactor> {
-        let mut phase = super::least_squares::Phases::named("SPD factor", Instant::now());
+        let mut phase = super::phases::Phases::named("SPD factor", Instant::now());
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
         let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, row)?;
@@ -337,7 +337,7 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<DeviceFactor> {
-        let mut phase = super::least_squares::Phases::named("factor of A·D²·Aᵀ", Instant::now());
+        let mut phase = super::phases::Phases::named("factor of A·D²·Aᵀ", Instant::now());
         let k = self.tiled_kernels()?;
         let storage = storage_of(format);
         self.check_tiled_order(m, storage)?;

@@ -15,7 +15,7 @@ use crate::gl::Buffer;
 use crate::tiled::Product;
 use crate::tiled::cholesky::{potrf, potrf_square, trsm};
 use crate::tiled::view::split_point;
-use crate::tiled::kernels::SOLVE_BLOCK;
+use crate::tiled::schedule::SOLVE_BLOCK;
 use crate::tiled::{Operand, Triangle, View};
 
 /// The lower triangle of A⁻¹ by Cholesky, into `a` (its lower triangle holds A on entry);

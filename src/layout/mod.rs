@@ -10,8 +10,8 @@ internal_modules! {
     blocked;
 }
 
-pub use blocked::{BlockColumn, BlockLayout, Blocking};
 pub use crate::format::Format;
+pub use blocked::{BlockColumn, BlockLayout, Blocking};
 pub use packed::PackedMatrix;
 
 use crate::error::{Error, InputError, Result};

@@ -8,10 +8,10 @@ use super::{
     Criterion, Fallback, Solution, SolveOptions, Timings, estimate_inverse_norm_1, estimate_norm_1,
     refine,
 };
-use crate::scaling::{norm_inf, norm2, times_power_of_two};
 use crate::baseline;
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;
+use crate::scaling::{norm_inf, norm2, times_power_of_two};
 use faer::Mat;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;

@@ -48,9 +48,9 @@ pub use refinement::{NormalEquations, Refinement, Stop, Stopping, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::layout::Format;
+use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
 use crate::options::Options;
 use crate::scaling::norm2;
-use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
 use std::time::Duration;
 
 /// The most refinement steps one solve may take: each keeps a few numbers of history, and past

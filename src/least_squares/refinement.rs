@@ -2,9 +2,9 @@
 //! [`Criterion`] and stagnation detection.
 
 use super::Criterion;
-use crate::scaling::{norm_inf, norm2};
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;
+use crate::scaling::{norm_inf, norm2};
 
 /// The normal equations C·x = g of min ‖D(b − Aᵀx)‖₂, C = AD²Aᵀ and g = AD²b, applied in f64
 /// straight from A and d (C is never formed: O(mn) per product).
@@ -418,7 +418,12 @@ mod tests {
         let norm_c = super::super::estimate_norm_1(eq.order(), |v| eq.apply(v));
         let out = refine(
             |x| Ok(eq.residual(x)),
-            |r| Ok(solve_single(&l, &to_single(r)).into_iter().map(f64::from).collect()),
+            |r| {
+                Ok(solve_single(&l, &to_single(r))
+                    .into_iter()
+                    .map(f64::from)
+                    .collect())
+            },
             &x0,
             norm_c,
             norm_inf(eq.rhs()),

@@ -375,18 +375,18 @@ pub fn large_run(
     })
 }
 
-/// GPU times of the pieces of [`CholeskySchedule::Split`](super::config::CholeskySchedule)'s
+/// GPU times of the pieces of [`CholeskySchedule::Split`](super::schedule::CholeskySchedule)'s
 /// first split of a copy of the full-storage `c` (order m, n1 = m/2 in whole tiles), each
 /// timed alone in the order they run, median of `runs`: `split-l11` the left half's
 /// factor (one chained launch where n1 is at most the split's chain order), `split-l21` the
 /// solve of B21 (m − n1 by n1) as the split runs it (the kernels'
-/// [`SplitSolve`](super::config::SplitSolve)), `split-syrk` the lower-tile
+/// [`SplitSolve`](super::schedule::SplitSolve)), `split-syrk` the lower-tile
 /// product B22 − L21·L21ᵀ, `split-l22` the trailing half's factor. GFLOP/s: n1³/3,
 /// n1²·(m − n1), n1·(m − n1)², (m − n1)³/3. Where n1 is above the chain order (16384 with
 /// halves of 4096) the slots hold the left half's last leaf's inverses: the solve's time is
 /// right, its values are not.
 pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Result<Vec<TiledTiming>> {
-    use super::cholesky_split::{block_column, left_width};
+    use super::cholesky::split::{block_column, left_width};
     use super::view::View;
     let m = c.order();
     let super::storage::Triangle::Square(v) = c.triangle() else {
@@ -404,7 +404,7 @@ pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Resu
         work.copy_from(c)?;
         let pieces: [&dyn Fn() -> Result<()>; 4] = [
             &|| block_column(k, r(l11), 0, &mut false),
-            &|| super::cholesky_split::solve_below_leaf(k, r(l21), r(l11)),
+            &|| super::cholesky::split::solve_below_leaf(k, r(l21), r(l11)),
             &|| super::parts::product(k, Product::new(r(l22), r(l21), r(l21)).subtract().lower()),
             &|| block_column(k, r(l22), n1, &mut false),
         ];

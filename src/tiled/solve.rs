@@ -3,7 +3,8 @@
 //! end to end on the device.
 
 use super::cholesky::trsm_factor;
-use super::kernels::{ChainSolve, Operand, SOLVE_BLOCK, TiledKernels, chain_spin_limit};
+use super::kernels::{ChainSolve, Operand, TiledKernels, chain_spin_limit};
+use super::schedule::SOLVE_BLOCK;
 use super::product::Product;
 use super::storage::{TiledMatrix, Triangle, check_fits};
 use super::view::View;

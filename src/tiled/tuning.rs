@@ -35,9 +35,9 @@ pub struct TiledTuning {
     pub panel: Option<super::PanelVariant>,
     /// How the tiled Cholesky of full storage is scheduled: blocked launches, one chained
     /// launch, or chained panels with trailing products (default on GPUs
-    /// [`GPU_CHOLESKY_SCHEDULE`](super::config::GPU_CHOLESKY_SCHEDULE), Auto; on
-    /// software renderers [`CholeskySchedule::Blocked`](super::config::CholeskySchedule)).
-    pub cholesky_schedule: Option<super::config::CholeskySchedule>,
+    /// [`GPU_CHOLESKY_SCHEDULE`](super::schedule::GPU_CHOLESKY_SCHEDULE), Auto; on
+    /// software renderers [`CholeskySchedule::Blocked`](super::schedule::CholeskySchedule)).
+    pub cholesky_schedule: Option<super::schedule::CholeskySchedule>,
     /// Whether the chained Cholesky (glsl/tiled/potrf_chain.comp) folds each sub-diagonal
     /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
     /// tile: one flag hand-off fewer per diagonal step on its critical path (default: with
@@ -54,18 +54,18 @@ pub struct TiledTuning {
     /// Whether the chained Cholesky drops the barrier after each term's last slice where the
     /// next term's wait (a barrier itself) follows: one barrier fewer per term (default yes).
     pub chain_lean: Option<bool>,
-    /// The largest half [`CholeskySchedule::Split`](super::config::CholeskySchedule)
+    /// The largest half [`CholeskySchedule::Split`](super::schedule::CholeskySchedule)
     /// factors by one chained launch (larger halves are split again; default
-    /// [`SPLIT_CHAIN_ORDER`](super::config::SPLIT_CHAIN_ORDER)).
+    /// [`SPLIT_CHAIN_ORDER`](super::schedule::SPLIT_CHAIN_ORDER)).
     pub split_chain_order: Option<usize>,
     /// How the split Cholesky solves L21 below a chained leaf (default
-    /// [`SplitSolve::DEFAULT`](super::config::SplitSolve::DEFAULT): by rows, one
+    /// [`SplitSolve::DEFAULT`](super::schedule::SplitSolve::DEFAULT): by rows, one
     /// launch per outer block of 512 columns).
-    pub split_solve: Option<super::config::SplitSolve>,
+    pub split_solve: Option<super::schedule::SplitSolve>,
     /// How many terms after one it waited for the chained Cholesky's work group checks at once,
     /// one flag per invocation, before it waits again (0: a wait for every term; at most
-    /// [`CHAIN_AHEAD_MAX`](super::config::CHAIN_AHEAD_MAX) and half the chain's work
-    /// group; default [`CHAIN_AHEAD`](super::config::CHAIN_AHEAD), or half the work
+    /// [`CHAIN_AHEAD_MAX`](super::schedule::CHAIN_AHEAD_MAX) and half the chain's work
+    /// group; default [`CHAIN_AHEAD`](super::schedule::CHAIN_AHEAD), or half the work
     /// group where that is smaller).
     pub chain_ahead: Option<usize>,
     /// The order of the chained Cholesky's tiles (a multiple of 16 from 16 to 128; default
@@ -80,7 +80,7 @@ impl TiledTuning {
     /// (32; [`TiledTuning::diagonal_block_for`] gives a configuration's).
     pub fn diagonal_block(&self) -> usize {
         self.diagonal_block
-            .unwrap_or(super::kernels::DIAG_BLOCK)
+            .unwrap_or(super::schedule::DIAG_BLOCK)
     }
 
     /// [`TiledTuning::outer_block`] or its default, rounded up to whole diagonal blocks of
@@ -103,7 +103,7 @@ impl TiledTuning {
 
     fn whole_blocks(outer: Option<usize>, diag: usize) -> usize {
         outer
-            .unwrap_or(super::kernels::OUTER_BLOCK)
+            .unwrap_or(super::schedule::OUTER_BLOCK)
             .max(1)
             .div_ceil(diag)
             * diag
@@ -147,34 +147,34 @@ impl TiledTuning {
     /// [`TiledTuning::split_order`] or its default.
     pub fn split_order(&self) -> usize {
         self.split_order
-            .unwrap_or(super::cholesky::SPLIT_ORDER)
+            .unwrap_or(super::schedule::SPLIT_ORDER)
     }
 
     /// [`TiledTuning::cholesky_schedule`] or Blocked (the software renderers' default;
     /// [`TiledTuning::cholesky_schedule_for`] gives a device's).
-    pub fn cholesky_schedule(&self) -> super::config::CholeskySchedule {
+    pub fn cholesky_schedule(&self) -> super::schedule::CholeskySchedule {
         self.cholesky_schedule.unwrap_or_default()
     }
 
     /// [`TiledTuning::cholesky_schedule`] or the default of the device: blocked on software
-    /// renderers, [`GPU_CHOLESKY_SCHEDULE`](super::config::GPU_CHOLESKY_SCHEDULE) on GPUs.
-    pub fn cholesky_schedule_for(&self, software: bool) -> super::config::CholeskySchedule {
+    /// renderers, [`GPU_CHOLESKY_SCHEDULE`](super::schedule::GPU_CHOLESKY_SCHEDULE) on GPUs.
+    pub fn cholesky_schedule_for(&self, software: bool) -> super::schedule::CholeskySchedule {
         match (self.cholesky_schedule, software) {
             (Some(s), _) => s,
-            (None, true) => super::config::CholeskySchedule::Blocked,
-            (None, false) => super::config::GPU_CHOLESKY_SCHEDULE,
+            (None, true) => super::schedule::CholeskySchedule::Blocked,
+            (None, false) => super::schedule::GPU_CHOLESKY_SCHEDULE,
         }
     }
 
     /// [`TiledTuning::split_chain_order`] or its default (at least 1).
     pub fn split_chain_order(&self) -> usize {
         self.split_chain_order
-            .unwrap_or(super::config::SPLIT_CHAIN_ORDER)
+            .unwrap_or(super::schedule::SPLIT_CHAIN_ORDER)
             .max(1)
     }
 
     /// [`TiledTuning::split_solve`] or its default (by rows).
-    pub fn split_solve(&self) -> super::config::SplitSolve {
+    pub fn split_solve(&self) -> super::schedule::SplitSolve {
         self.split_solve.unwrap_or_default()
     }
 

@@ -4,11 +4,11 @@
 mod common;
 
 mod contexts;
-mod spd_solve;
+mod examples;
+mod io_props;
 mod least_squares;
 mod least_squares_parts;
 mod numerics;
-mod io_props;
+mod spd_solve;
 mod wide;
 mod wide_split;
-mod examples;

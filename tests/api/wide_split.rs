@@ -3,7 +3,6 @@
 //! for the blocked one), and assembly, factor and least squares match the f64 reference and
 //! the tiled method's unsplit result to within rounding.
 
-
 use crate::common::{U32, widen};
 use symraster::least_squares::{relative_error_vec, solve_normal_equations_reference};
 use symraster::{Format, Matrix, Method, Options, SolveOptions, problems, reference};

@@ -7,12 +7,11 @@
 //! no work group waits long enough to give up (the blocked fallback would run, and the tests
 //! check that the chain itself ran).
 
-
 use crate::common::chain::{backward_error, factor, failure, gpu, tolerance, tuned, upload};
 
 use symraster::internal::GpuInternals;
 use symraster::tiled::DiagonalFactor;
-use symraster::tiled::config::{ChainPoll, CholeskySchedule};
+use symraster::tiled::schedule::{ChainPoll, CholeskySchedule};
 use symraster::tiled::{TiledKernels, cholesky};
 use symraster::tuning::Tuning;
 use symraster::{Error, NumericalError, problems};
@@ -382,7 +381,7 @@ fn the_lanes_diagonal_factor_matches_the_columns_factor_in_the_chain() {
 /// outer block, or another schedule, keeps its width.
 #[test]
 fn auto_widens_the_chained_panels_unless_the_outer_block_is_tuned() {
-    use symraster::tiled::config::PANELS_AUTO_OUTER;
+    use symraster::tiled::schedule::PANELS_AUTO_OUTER;
     let gpu = gpu();
     if !gpu.info().has_compute() {
         return;
@@ -877,7 +876,7 @@ fn the_chain_looking_ahead_gives_the_chains_factor() {
     }
     assert_eq!(
         kernels(&gpu, 32, CholeskySchedule::Chain).chain_ahead(),
-        symraster::tiled::config::CHAIN_AHEAD
+        symraster::tiled::schedule::CHAIN_AHEAD
     );
     let (chain, panels) = (CholeskySchedule::Chain, CholeskySchedule::Panels);
     let ahead = |ahead, lean| Waits {

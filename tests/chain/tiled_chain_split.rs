@@ -7,13 +7,12 @@
 //! llvmpipe runs on one thread (work groups in ticket order, no waits: the chained leaves
 //! run as chains, which the tests count).
 
-
 use crate::common::chain::{
     MAX, backward_error, factor, failure, gpu, tolerance, tuned, upload_in as upload,
 };
 
-use symraster::tiled::cholesky_split::{factor_split_after_chain_gives_up, left_width};
-use symraster::tiled::config::{CholeskySchedule, SplitSolve};
+use symraster::tiled::cholesky::split::{factor_split_after_chain_gives_up, left_width};
+use symraster::tiled::schedule::{CholeskySchedule, SplitSolve};
 use symraster::tiled::{Storage, TiledKernels, cholesky};
 use symraster::tuning::Tuning;
 use symraster::{Error, NumericalError, problems};

@@ -2,11 +2,11 @@
 //! for its full- and packed-format tests and both blockings.
 
 use std::collections::BTreeSet;
-use symraster::layout::blocked::{BlockColumn, BlockLayout, Blocking};
-use symraster::execution::Execution;
-use symraster::geometry::{Kernel, Pass, Target};
+use symraster::draw::execution::Execution;
+use symraster::draw::{Kernel, Pass, Target};
 use symraster::gl::Rgba32F;
 use symraster::internal::GpuInternals;
+use symraster::layout::blocked::{BlockColumn, BlockLayout, Blocking};
 use symraster::{
     Error, Format, Gpu, Matrix, NumericalError, Options, problems, reference, relative_error,
 };

@@ -8,8 +8,8 @@ pub mod soft_exec;
 pub mod soft_raster;
 
 use std::collections::BTreeSet;
-use symraster::execution::Execution;
-use symraster::geometry::{Kernel, Pass};
+use symraster::draw::execution::Execution;
+use symraster::draw::{Kernel, Pass};
 use symraster::{Format, Gpu, Layout, Method, Options};
 
 /// Options that run the paper's own passes in `format` (the library's default is

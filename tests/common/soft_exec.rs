@@ -5,7 +5,7 @@
 
 use super::soft_raster::{rasterize, texel};
 use symraster::Matrix;
-use symraster::geometry::{Kernel, Plan, Target};
+use symraster::draw::{Kernel, Plan, Target};
 
 /// A w x h single-channel texture of f64, row by row: texel (x, y) at `data[y * w + x]`.
 #[derive(Clone, Debug, PartialEq)]

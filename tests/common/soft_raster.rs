@@ -6,7 +6,7 @@
 //! them, as GL guarantees for shared edges. T0 and T1 are interpolated linearly, as a GPU does
 //! for w = 1.
 
-use symraster::geometry::Vertex;
+use symraster::draw::Vertex;
 
 /// One fragment: its pixel and interpolated texture coordinates.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,7 +88,7 @@ fn rasterize_triangle(tri: &[Vertex], width: usize, height: usize, out: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use symraster::geometry::texel_quad;
+    use symraster::draw::texel_quad;
 
     #[test]
     fn texel_quad_covers_one_pixel_once() {
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn rectangle_with_centres_on_its_diagonal_covers_each_pixel_once() {
         // A 1 x 3 column: its diagonal passes through the centre of the middle pixel.
-        let r = symraster::geometry::rectangle(1.0, 2.0, 2.0, 5.0, |_, _| ([0.0; 3], [0.0; 2]));
+        let r = symraster::draw::rectangle(1.0, 2.0, 2.0, 5.0, |_, _| ([0.0; 3], [0.0; 2]));
         let mut f: Vec<_> = rasterize(&r, 8, 8).iter().map(|f| (f.x, f.y)).collect();
         f.sort();
         assert_eq!(f, vec![(1, 2), (1, 3), (1, 4)]);

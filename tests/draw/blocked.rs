@@ -2,7 +2,6 @@
 //! rank-K passes) against the f64 reference, with its geometry checked in software and every
 //! pass's writes checked on the GPU, in both blockings.
 
-
 use crate::common::blocked::{
     BLOCKINGS, Blocks, Role, check_failing_columns, check_poisoned_runs, pair_layers, role,
     upload_to_pair,
@@ -11,11 +10,11 @@ use crate::common::soft_raster::{rasterize, texel};
 use crate::common::{U32, gpu, widen};
 use std::collections::BTreeSet;
 use symraster::blocked::geometry::{cholesky_plan, lower_blocks, panel};
-use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
-use symraster::execution::Execution;
-use symraster::geometry::Pass;
+use symraster::draw::Pass;
+use symraster::draw::execution::Execution;
 use symraster::gl::Rgba32F;
 use symraster::internal::GpuInternals;
+use symraster::layout::blocked::{BLOCK_COLUMN, BlockLayout};
 use symraster::{Format, Gpu, Matrix, Method, Options, problems, reference, relative_error};
 
 fn blocked(blocks: Blocks) -> Options {

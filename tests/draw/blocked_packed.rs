@@ -3,7 +3,6 @@
 //! software, every pass's writes checked on the GPU, results against the f64 reference and
 //! the full format's, in both blockings.
 
-
 use crate::common::blocked::{
     BLOCKINGS, Blocks, Role, check_failing_columns, check_poisoned_runs, pair_layers, role,
     upload_to_pair,
@@ -12,11 +11,11 @@ use crate::common::soft_raster::{rasterize, texel};
 use crate::common::{U32, gpu, widen};
 use std::collections::BTreeSet;
 use symraster::blocked::geometry::{assembly_plan, cholesky_plan};
-use symraster::layout::blocked::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
-use symraster::execution::Execution;
-use symraster::geometry::Pass;
+use symraster::draw::Pass;
+use symraster::draw::execution::Execution;
 use symraster::gl::Rgba32F;
 use symraster::internal::GpuInternals;
+use symraster::layout::blocked::{BlockLayout, Blocking, PACKED_ROW_OFFSET};
 use symraster::{Format, Gpu, Matrix, Options, problems, reference, relative_error};
 
 fn packed(blocks: Blocks) -> Options {

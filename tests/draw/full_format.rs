@@ -1,6 +1,5 @@
 //! The faithful full-format path on the GPU (Algorithms 3 and 5) against the CPU reference.
 
-
 use crate::common::{U32, faithful, gpu, run_with_poisoned_targets, widen};
 use symraster::internal::GpuInternals;
 use symraster::{
@@ -281,7 +280,7 @@ fn the_strict_upper_triangle_never_changes() {
         let with_sentinel = |lower: &Matrix<f32>| {
             Matrix::from_fn(m, m, |i, j| if j > i { sentinel } else { lower[(i, j)] })
         };
-        let check = |run: &mut symraster::execution::Execution<'_>, start: &Matrix<f32>| {
+        let check = |run: &mut symraster::draw::execution::Execution<'_>, start: &Matrix<f32>| {
             run.pair()
                 .source()
                 .texture()

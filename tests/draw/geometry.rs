@@ -1,11 +1,11 @@
 //! The draw geometry tested with no GPU: the paper's figures rasterized in software and the
 //! algorithms emulated in f64 on them.
 
-
 use crate::common::soft_exec::{SoftTexture, execute};
 use crate::common::soft_raster::{rasterize, texel};
 use std::collections::BTreeSet;
-use symraster::geometry::{Kernel, assembly, cholesky, lu};
+use symraster::draw::Kernel;
+use symraster::faithful::{assembly, cholesky, lu};
 use symraster::{Format, Layout, Matrix, problems, reference, relative_error};
 
 #[test]

@@ -1,10 +1,10 @@
 //! LU without pivoting on the GPU (Fig 9's comparison) against the CPU reference.
 
-
 use crate::common::soft_raster::{rasterize, texel};
 use crate::common::{U32, gpu};
 use std::collections::BTreeSet;
-use symraster::geometry::{Kernel, lu};
+use symraster::draw::Kernel;
+use symraster::faithful::lu;
 use symraster::{Error, InputError, Matrix, NumericalError, problems, reference, relative_error};
 
 #[test]
@@ -51,8 +51,8 @@ fn lu_zero_pivot_is_an_error() {
 fn lu_trailing_square_has_twice_the_fragments_of_the_cholesky_triangle() {
     for m in [8usize, 31] {
         let plan = lu::full_plan(m);
-        let chol = symraster::geometry::cholesky::full_plan(m);
-        let frags = |p: &symraster::geometry::Plan, k: Kernel| -> usize {
+        let chol = symraster::faithful::cholesky::full_plan(m);
+        let frags = |p: &symraster::draw::Plan, k: Kernel| -> usize {
             p.passes
                 .iter()
                 .filter(|x| x.kernel == k)

@@ -3,12 +3,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod geometry;
-mod packed_geometry;
-mod full_format;
-mod packed;
-mod lu;
 mod blocked;
-mod blocked_packed;
 mod blocked_limits;
+mod blocked_packed;
+mod full_format;
+mod geometry;
 mod gl_layer;
+mod lu;
+mod packed;
+mod packed_geometry;

@@ -2,7 +2,6 @@
 //! and the CPU reference, per-pass coverage with NaN poisoning, the raw packed API, RFP
 //! interchange and the texture-size limit.
 
-
 use crate::common::{U32, faithful, gpu, run_with_poisoned_targets, widen};
 use symraster::internal::GpuInternals;
 use symraster::{

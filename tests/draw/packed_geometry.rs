@@ -2,10 +2,10 @@
 //! rasterizer must write exactly the intended texels once and fetch the intended texels, and
 //! whole Algorithms 3 and 5 run through it must agree with the f64 reference.
 
-
 use crate::common::soft_exec::{SoftTexture, execute};
 use crate::common::soft_raster::{rasterize, texel};
-use symraster::geometry::{Kernel, Pass, Plan, packed};
+use symraster::draw::{Kernel, Pass, Plan};
+use symraster::faithful::packed;
 use symraster::{Format, Layout, Matrix, problems, reference, relative_error};
 
 /// The entries (i, j) a pass must write, from Algorithms 3 and 5 alone (not from the geometry).

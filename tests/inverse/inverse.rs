@@ -107,7 +107,7 @@ fn spd_inverses_match_the_cpu_across_block_boundaries() {
 fn spd_inverses_with_the_chained_cholesky_match_the_cpu() {
     let tuning = symraster::Tuning {
         kernel: symraster::KernelShape::SharedTiles,
-        cholesky_schedule: Some(symraster::tiled::config::CholeskySchedule::Chain),
+        cholesky_schedule: Some(symraster::tiled::schedule::CholeskySchedule::Chain),
         ..symraster::Tuning::default()
     };
     let gpu = symraster::Gpu::builder().tuning(tuning).build().unwrap();

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod dgemm;
 mod inverse;
 mod inverse_convert;
 mod inverse_hardening;
@@ -12,4 +13,3 @@ mod inverse_prefetch;
 mod inverse_rank;
 mod inverse_rfp;
 mod inverse_tournament;
-mod dgemm;

@@ -3,10 +3,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod assembly_variants;
+mod filled_uploads;
 mod tiled;
 mod tiled_blocks;
 mod tiled_parts;
 mod tiled_split;
 mod tiled_trsm_wide;
-mod assembly_variants;
-mod filled_uploads;

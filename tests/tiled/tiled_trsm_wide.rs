@@ -9,9 +9,9 @@ use crate::common;
 
 use symraster::gl::{Buffer, BufferTarget, BufferUsage};
 use symraster::internal::GpuInternals;
-use symraster::tiled::config::SplitSolve;
+use symraster::tiled::schedule::SplitSolve;
 use symraster::tiled::trsm_wide::{launches, trsm_wide};
-use symraster::tiled::{KernelConfig, Operand, Parts, Region, TiledKernels, View, trsm_rows};
+use symraster::tiled::{KernelConfig, Operand, Parts, Region, TiledKernels, View, trsm_wide::rows};
 use symraster::tuning::Tuning;
 
 /// Garbage above L's diagonal.
@@ -248,10 +248,10 @@ fn the_row_solve_matches_substitution_around_the_block_edges() {
         .unwrap();
         let square = View::row_major(4, 4);
         let (x4, l4) = (Parts::one(&buf).region(square), Operand::new(&buf, square));
-        let e = trsm_rows::trsm_rows(&k, x4, l4, (d, 6, 1 << 20, d)).unwrap_err();
+        let e = rows::trsm_rows(&k, x4, l4, (d, 6, 1 << 20, d)).unwrap_err();
         assert!(e.to_string().contains("cannot solve by rows of 6"), "{e}");
         let narrow = Parts::one(&buf).region(View::row_major(4, 3));
-        let e = trsm_rows::trsm_rows(&k, narrow, l4, (d, 8, 1 << 20, d)).unwrap_err();
+        let e = rows::trsm_rows(&k, narrow, l4, (d, 8, 1 << 20, d)).unwrap_err();
         assert!(e.to_string().contains("needs a square L"), "{e}");
         let e = trsm_wide(&k, narrow, l4, (d, d), true).unwrap_err();
         assert!(e.to_string().contains("needs a square L"), "{e}");
@@ -276,9 +276,9 @@ fn the_row_solve_matches_substitution_around_the_block_edges() {
                         let what = format!(
                             "d {d} block {block} r {r} n {n} width {width} rows {rows} leaf {leaf}"
                         );
-                        let want = trsm_rows::launches(n, (width, leaf), block);
+                        let want = rows::launches(n, (width, leaf), block);
                         let solve = |x: Region<'_>, l: Operand<'_>| {
-                            trsm_rows::trsm_rows(&k, x, l, (width, rows, leaf, block)).unwrap()
+                            rows::trsm_rows(&k, x, l, (width, rows, leaf, block)).unwrap()
                         };
                         check_solve(&k, (r, n, (n + r) % 2 == 0), (block, want), &what, solve);
                     }

@@ -19,7 +19,7 @@
 //! `problems::well_conditioned_spd` up to m = 1024, `diagonally_dominant_spd` beyond.
 
 use symraster::baseline;
-use symraster::execution::Execution;
+use symraster::draw::execution::Execution;
 use symraster::gl::{GpuTimer, TexelFormat};
 use symraster::internal::GpuInternals;
 use symraster::layout::BlockLayout;

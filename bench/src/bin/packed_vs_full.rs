@@ -6,7 +6,7 @@
 //! download; the best of `repeats` runs after one warm-up, formats alternating.
 
 use std::time::{Duration, Instant};
-use symraster::execution::Execution;
+use symraster::draw::execution::Execution;
 use symraster::gl::GpuTimer;
 use symraster::internal::GpuInternals;
 use symraster::{

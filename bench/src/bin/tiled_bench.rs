@@ -52,7 +52,7 @@ use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use symraster::internal::GpuInternals;
-use symraster::tiled::config::{ChainPoll, CholeskySchedule, SplitSolve};
+use symraster::tiled::schedule::{ChainPoll, CholeskySchedule, SplitSolve};
 use symraster::tiled::{
     DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
 };

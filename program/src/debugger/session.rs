@@ -3,10 +3,10 @@
 use super::colormap::Range;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use symraster::draw::execution::Execution;
+use symraster::draw::execution::Operands;
+use symraster::draw::{Pass, Plan, Target, Vertex};
 use symraster::error::Result;
-use symraster::execution::Execution;
-use symraster::execution::Operands;
-use symraster::geometry::{Pass, Plan, Target, Vertex};
 use symraster::gl::{Rgba32F, Texture};
 use symraster::gpu::{Gpu, Method, Options, check_factor};
 use symraster::internal::GpuInternals;

@@ -5,7 +5,7 @@ use super::colormap;
 use super::record::{Recording, frame_name, record};
 use super::render::{FrameLayout, ViewState};
 use super::session::{Operation, Problem, Session};
-use symraster::geometry::Kernel;
+use symraster::draw::Kernel;
 use symraster::{Format, Gpu, InputError, Layout, Method, assembly_plan, cholesky_plan, reference};
 
 const SIZE: (u32, u32) = (640, 400);

@@ -12,8 +12,8 @@ use super::{
     measure_gpu, vendor_time,
 };
 use faer::linalg::solvers::DenseSolveCore as _;
+use symraster::draw::execution::Execution;
 use symraster::error::Result;
-use symraster::execution::Execution;
 use symraster::gl::Rgba32F;
 use symraster::internal::GpuInternals;
 use symraster::inverse::{self, Inverter, Kind};

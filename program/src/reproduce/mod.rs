@@ -197,7 +197,7 @@ fn measure_gpu<'g, F: symraster::gl::TexelFormat>(
     gpu: &Gpu,
     reps: usize,
     warm_up: bool,
-    mut make: impl FnMut() -> Result<symraster::execution::Execution<'g, F>>,
+    mut make: impl FnMut() -> Result<symraster::draw::execution::Execution<'g, F>>,
 ) -> Result<Measured> {
     if warm_up {
         make()?.finish()?;

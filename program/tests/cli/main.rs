@@ -2,8 +2,8 @@
 //! bad input's exit status and one-line message, the tuning variables, the batched command,
 //! `reproduce` at tiny sizes and the viewer window.
 
+mod batched_cli;
 mod cli;
 mod cli_tuning;
-mod batched_cli;
 mod reproduce;
 mod viewer_window;

@@ -10,7 +10,7 @@
 //! the panel in the trailing update.
 
 use crate::layout::blocked::{BlockLayout, PACKED_ROW_OFFSET};
-use crate::geometry::{Vertex, rectangle};
+use crate::draw::{Vertex, rectangle};
 
 /// Texture coordinates as functions of the position, for the vertices of one triangle.
 fn with(positions: [[f32; 2]; 3], attrs: impl Fn(f32, f32) -> ([f32; 3], [f32; 2])) -> [Vertex; 3] {

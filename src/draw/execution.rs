@@ -2,11 +2,11 @@
 //! table names ([`Kernel::spec`]) and the pass's target.
 
 use crate::error::{Error, InputError, Result};
-use crate::geometry::{Pass, Plan};
+use crate::draw::{Pass, Plan};
 use crate::gl::{
     Context, PingPong, R32F, RenderTexture, Rgba32F, TexelFormat, Texture, VertexArray,
 };
-use crate::kernels::{Input, Kernel, Kernels, Target};
+use crate::draw::kernels::{Input, Kernel, Kernels, Target};
 use crate::layout::{BlockColumn, BlockLayout, Blocking, Format, Layout, PackedMatrix};
 use crate::matrix::Matrix;
 
@@ -57,7 +57,7 @@ pub struct Execution<'k, F: TexelFormat = R32F> {
     kernels: &'k Kernels,
     plan: Plan,
     layout: Layout,
-    vertex_array: VertexArray<crate::geometry::Vertex>,
+    vertex_array: VertexArray<crate::draw::Vertex>,
     pair: PingPong<F>,
     operands: Operands<F>,
     next: usize,

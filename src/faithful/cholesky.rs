@@ -1,7 +1,7 @@
 //! Geometry of Cholesky, Algorithm 5, full format: square root on the pivot, normalization of
 //! the column below it, outer-product subtraction over the trailing triangle (Fig 5).
 
-use super::{Kernel, Plan, Vertex, rectangle, texel_quad};
+use crate::draw::{Kernel, Plan, Vertex, rectangle, texel_quad};
 
 /// The square-root pass: the one pixel of the pivot (k, k), texel (k, k).
 pub fn square_root_full(k: usize) -> [Vertex; 6] {

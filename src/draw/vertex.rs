@@ -1,18 +1,5 @@
-//! The draw geometry of every pass as plain data, made by pure functions.
-//!
-//! A [`Plan`] is the whole run of an algorithm: its vertices (uploaded once) and the list of
-//! [`Pass`]es that draw ranges of them with a [`Kernel`]. Coordinates are in texels, (x, y) =
-//! (column, row), as in the paper's figures; entry (i, j) of a full-format matrix is texel
-//! (j, i). `docs/geometry.md` holds the figures' vertex tables these functions reproduce.
-
-pub mod assembly;
-pub mod cholesky;
-pub mod lu;
-pub mod packed;
-mod plan;
-
-pub use crate::kernels::{Kernel, Target};
-pub use plan::{Pass, Plan};
+//! The vertices a pass draws: the paper's vertex (position V, texture coordinates T0 and T1)
+//! and the rectangles built of them.
 
 /// One vertex: its position V and the two texture coordinates T0, T1 the rasterizer
 /// interpolates (the paper's TEXCOORD0 and TEXCOORD1).

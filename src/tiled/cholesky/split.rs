@@ -1,9 +1,9 @@
-//! The Cholesky split in halves ([`CholeskySchedule::Split`](super::config::CholeskySchedule)):
+//! The Cholesky split in halves ([`CholeskySchedule::Split`](crate::tiled::schedule::CholeskySchedule)):
 //! LAPACK spftrf's split of C = [B11; B21 B22] (n1 = m/2 rounded up to whole tiles) applied
 //! recursively to block columns. A block column [B11; B21] of at most
 //! [`TiledKernels::split_chain_order`] columns is a leaf: L11 by one chained launch
 //! (glsl/tiled/potrf_chain.comp, which leaves L11's inverted diagonal tiles in their slots),
-//! L21 = B21·L11⁻ᵀ by the kernels' [`SplitSolve`]: by rows ([`super::trsm_rows`], the
+//! L21 = B21·L11⁻ᵀ by the kernels' [`SplitSolve`]: by rows ([`crate::tiled::trsm_wide::rows`], the
 //! default), by products with those inverses ([`trsm_inverted`], MAGMA's inverted blocks) or
 //! by blocks of 128 inverted in one launch and wide products ([`super::trsm_wide`]). A wider
 //! square block column is its left half, one lower-tile product B22 ← B22 − L21·L21ᵀ on the
@@ -16,20 +16,20 @@
 //! the one status word by atomicMin with its global column, and a failed pivot leaves NaN that
 //! flows into every later block, so the earliest failing column is the one reported.
 
-use super::cholesky::{chain_square, potrf_blocked, trsm_inverted, trsm_regions};
-use super::kernels::TiledKernels;
-use super::launches::LaunchKind;
-use super::parts::{Region, product};
-use super::product::Product;
-use super::trsm_wide::trsm_chosen;
+use super::{chain_square, potrf_blocked, trsm_inverted, trsm_regions};
+use crate::tiled::kernels::TiledKernels;
+use crate::tiled::launches::LaunchKind;
+use crate::tiled::parts::{Region, product};
+use crate::tiled::product::Product;
+use crate::tiled::trsm_wide::trsm_chosen;
 #[cfg(doc)]
-use super::config::SplitSolve;
-use super::storage::{TiledMatrix, Triangle};
-use super::view::View;
+use crate::tiled::schedule::SplitSolve;
+use crate::tiled::storage::{TiledMatrix, Triangle};
+use crate::tiled::view::View;
 use crate::error::{Error, Result};
 
 /// Factors `c` (full storage or RFP, one buffer or several) in place by the split schedule,
-/// the status word not read (as [`factor_unchecked`](super::cholesky::factor_unchecked)).
+/// the status word not read (as [`factor_unchecked`](crate::tiled::factor_unchecked)).
 /// `given_up` marks the first chained leaf as given up before it runs (the tests' way onto
 /// the chain's resumed path). The kernels must have inverted blocks
 /// ([`TiledKernels::inverted_blocks`]).
@@ -154,7 +154,7 @@ pub fn solve_below_leaf(k: &TiledKernels, x: Region<'_>, l11: Region<'_>) -> Res
     .map(|_| ())
 }
 
-/// [`factor`](super::cholesky::factor) by the split schedule where the first chained leaf is
+/// [`factor`](super::factor) by the split schedule where the first chained leaf is
 /// told, before it runs, that a work group gave up (the chain launched again on the tiles it
 /// published). For the tests.
 #[doc(hidden)]

@@ -4,7 +4,7 @@
 //! about twice the fragments of Cholesky's triangle.
 
 use super::cholesky::normalization_full;
-use super::{Kernel, Plan, Target, Vertex, rectangle};
+use crate::draw::{Kernel, Plan, Target, Vertex, rectangle};
 
 /// The trailing square i, j ≥ k+1 (texels x, y ≥ k+1). Fragment (j, i) gets T0 = (k+.5, i),
 /// the multiplier L(i, k) at texel (k, i), and T1 = (k+.5, j), whose swizzle T1.yx = (j, k)

@@ -3,13 +3,13 @@
 //! column J of `width` columns one launch of glsl/tiled/trsm_rows.comp, whose work groups each
 //! solve `rows` rows of X_J through all of J (left-looking inside it, the tiles of L and the
 //! solved blocks staged in shared memory), and one product X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ
-//! (right-looking). [`trsm_inverted`](super::cholesky::trsm_inverted) takes two launches per
-//! inner block instead. The split Cholesky's L21 = B21·L11⁻ᵀ ([`super::cholesky_split`]).
+//! (right-looking). [`trsm_inverted`](crate::tiled::cholesky::trsm_inverted) takes two launches per
+//! inner block instead. The split Cholesky's L21 = B21·L11⁻ᵀ ([`crate::tiled::cholesky::split`]).
 
-use super::kernels::{Operand, TiledKernels};
-use super::parts::{Parts, Region, product, row_pieces};
-use super::product::Product;
-use super::trsm_wide::{check_solve_shapes, outer_width};
+use crate::tiled::kernels::{Operand, TiledKernels};
+use crate::tiled::parts::{Parts, Region, product, row_pieces};
+use crate::tiled::product::Product;
+use super::{check_solve_shapes, outer_width};
 use crate::error::{Error, Result};
 use crate::gl::Buffer;
 

@@ -1,7 +1,7 @@
 //! Geometry of assembly, Algorithm 3: column scaling (Fig 2(a)) and outer-product addition
 //! (Fig 2(b), full format).
 
-use super::{Kernel, Plan, Vertex, rectangle};
+use crate::draw::{Kernel, Plan, Vertex, rectangle};
 
 /// Fig 2(a): a rectangle over b (viewport m x 1); every vertex carries T0 = (x, k+.5, .5), so
 /// Kernel 1 fetches A at T0.yx = (k+.5, i+.5) and d at T0.yz = (k+.5, .5).

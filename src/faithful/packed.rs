@@ -8,7 +8,8 @@
 //! coordinates run backwards, so every fragment fetches what it would in the full format.
 //! The tables are in `docs/geometry.md` (with the Fig 4(b) erratum applied).
 
-use super::{Kernel, Plan, Vertex, assembly::column_scaling, rectangle, texel_quad};
+use super::assembly::column_scaling;
+use crate::draw::{Kernel, Plan, Vertex, rectangle, texel_quad};
 use crate::layout::Layout;
 
 /// Texture (width, height) of the packed m x m lower triangle.

@@ -1,7 +1,7 @@
 //! Plans: the passes of a run, in order, over one shared vertex list.
 
 use super::Vertex;
-use crate::kernels::{Kernel, Target};
+use crate::draw::kernels::{Kernel, Target};
 use std::ops::Range;
 
 /// One draw: a kernel over a range of the plan's vertices, at step `step`.

@@ -2,21 +2,21 @@
 //! texel format and the textures its samplers read by unit: the paper's Kernels 1-5 over R32F
 //! texels, and the blocked method's kernels over RGBA32F texels holding 2 x 2 blocks, or 4 x 4
 //! blocks over four render targets. Compiling ([`Kernels::new`]) and binding
-//! ([`crate::execution`]) both read that table, so a kernel's inputs cannot disagree between
+//! ([`crate::draw::execution`]) both read that table, so a kernel's inputs cannot disagree between
 //! the two.
 
 use crate::error::Result;
 use crate::gl::{Context, Program};
 
 /// GLSL prepended to every fragment kernel: the version and the texRECT-like `fetch`.
-const COMMON: &str = include_str!("../glsl/common.glsl");
+const COMMON: &str = include_str!("../../glsl/common.glsl");
 /// GLSL prepended to every blocked kernel: the version, block helpers and a vec4 output.
-const BLOCK_COMMON: &str = include_str!("../glsl/blocked/common.glsl");
+const BLOCK_COMMON: &str = include_str!("../../glsl/blocked/common.glsl");
 /// GLSL prepended to every 4 x 4 blocked kernel: block fetches from the pair's four layers and
 /// four outputs.
-const BLOCK4_COMMON: &str = include_str!("../glsl/blocked4/common.glsl");
+const BLOCK4_COMMON: &str = include_str!("../../glsl/blocked4/common.glsl");
 /// The one vertex shader all passes share.
-const VERTEX: &str = include_str!("../glsl/pass.vert");
+const VERTEX: &str = include_str!("../../glsl/pass.vert");
 
 /// The fragment kernels, named as in the paper (Kernels 1-5) plus Algorithm 5's copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -187,7 +187,7 @@ pub struct KernelSpec {
 const SPECS: [KernelSpec; 28] = [
     KernelSpec {
         name: "column scaling",
-        fragment: include_str!("../glsl/column_scaling.frag"),
+        fragment: include_str!("../../glsl/column_scaling.frag"),
         inputs: &[("A", Input::A), ("d", Input::D)],
         target: Target::ScaledColumn,
         texels: Texels::Scalar,
@@ -195,7 +195,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "outer-product addition",
-        fragment: include_str!("../glsl/outer_product_addition.frag"),
+        fragment: include_str!("../../glsl/outer_product_addition.frag"),
         inputs: &[
             ("C", Input::Pair),
             ("A", Input::A),
@@ -207,7 +207,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "square root",
-        fragment: include_str!("../glsl/square_root.frag"),
+        fragment: include_str!("../../glsl/square_root.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Scalar,
@@ -215,7 +215,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "normalization",
-        fragment: include_str!("../glsl/normalization.frag"),
+        fragment: include_str!("../../glsl/normalization.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Scalar,
@@ -223,7 +223,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "outer-product subtraction",
-        fragment: include_str!("../glsl/outer_product_subtraction.frag"),
+        fragment: include_str!("../../glsl/outer_product_subtraction.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Scalar,
@@ -231,7 +231,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "copy",
-        fragment: include_str!("../glsl/copy.frag"),
+        fragment: include_str!("../../glsl/copy.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Scalar,
@@ -239,7 +239,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block scaling",
-        fragment: include_str!("../glsl/blocked/block_scaling.frag"),
+        fragment: include_str!("../../glsl/blocked/block_scaling.frag"),
         inputs: &[("A", Input::A), ("d", Input::D)],
         target: Target::ScaledColumn,
         texels: Texels::Block,
@@ -247,7 +247,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "rank-K addition",
-        fragment: include_str!("../glsl/blocked/rank_k_addition.frag"),
+        fragment: include_str!("../../glsl/blocked/rank_k_addition.frag"),
         inputs: &[
             ("C", Input::Pair),
             ("A", Input::A),
@@ -259,7 +259,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block factor",
-        fragment: include_str!("../glsl/blocked/block_factor.frag"),
+        fragment: include_str!("../../glsl/blocked/block_factor.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
@@ -267,7 +267,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "panel solve",
-        fragment: include_str!("../glsl/blocked/block_panel.frag"),
+        fragment: include_str!("../../glsl/blocked/block_panel.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
@@ -275,7 +275,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "rank-K subtraction",
-        fragment: include_str!("../glsl/blocked/rank_k_subtraction.frag"),
+        fragment: include_str!("../../glsl/blocked/rank_k_subtraction.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
@@ -283,7 +283,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block copy",
-        fragment: include_str!("../glsl/blocked/block_copy.frag"),
+        fragment: include_str!("../../glsl/blocked/block_copy.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block,
@@ -291,7 +291,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block scaling 4x4",
-        fragment: include_str!("../glsl/blocked4/block_scaling.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_scaling.frag"),
         inputs: &[("A", Input::A), ("d", Input::D)],
         target: Target::ScaledColumn,
         texels: Texels::Block4,
@@ -299,7 +299,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "rank-K addition 4x4",
-        fragment: include_str!("../glsl/blocked4/rank_k_addition.frag"),
+        fragment: include_str!("../../glsl/blocked4/rank_k_addition.frag"),
         inputs: &[
             ("L", Input::Pair),
             ("A", Input::A),
@@ -311,7 +311,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block factor 4x4",
-        fragment: include_str!("../glsl/blocked4/block_factor.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_factor.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
@@ -319,7 +319,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "panel solve 4x4",
-        fragment: include_str!("../glsl/blocked4/block_panel.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_panel.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
@@ -327,7 +327,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "rank-K subtraction 4x4",
-        fragment: include_str!("../glsl/blocked4/rank_k_subtraction.frag"),
+        fragment: include_str!("../../glsl/blocked4/rank_k_subtraction.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
@@ -335,7 +335,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block copy 4x4",
-        fragment: include_str!("../glsl/blocked4/block_copy.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_copy.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block4,
@@ -343,7 +343,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block inverse",
-        fragment: include_str!("../glsl/blocked/block_inverse.frag"),
+        fragment: include_str!("../../glsl/blocked/block_inverse.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block,
@@ -351,7 +351,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block inverse 4x4",
-        fragment: include_str!("../glsl/blocked4/block_inverse.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_inverse.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block4,
@@ -359,7 +359,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block factor 32",
-        fragment: include_str!("../glsl/blocked/block_factor.frag"),
+        fragment: include_str!("../../glsl/blocked/block_factor.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
@@ -367,7 +367,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block inverse 32",
-        fragment: include_str!("../glsl/blocked/block_inverse.frag"),
+        fragment: include_str!("../../glsl/blocked/block_inverse.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block,
@@ -375,7 +375,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "panel solve 32",
-        fragment: include_str!("../glsl/blocked/block_panel.frag"),
+        fragment: include_str!("../../glsl/blocked/block_panel.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
@@ -383,7 +383,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "rank-K subtraction 32",
-        fragment: include_str!("../glsl/blocked/rank_k_subtraction.frag"),
+        fragment: include_str!("../../glsl/blocked/rank_k_subtraction.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block,
@@ -391,7 +391,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block factor 4x4 32",
-        fragment: include_str!("../glsl/blocked4/block_factor.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_factor.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
@@ -399,7 +399,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "block inverse 4x4 32",
-        fragment: include_str!("../glsl/blocked4/block_inverse.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_inverse.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairSource,
         texels: Texels::Block4,
@@ -407,7 +407,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "panel solve 4x4 32",
-        fragment: include_str!("../glsl/blocked4/block_panel.frag"),
+        fragment: include_str!("../../glsl/blocked4/block_panel.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,
@@ -415,7 +415,7 @@ const SPECS: [KernelSpec; 28] = [
     },
     KernelSpec {
         name: "rank-K subtraction 4x4 32",
-        fragment: include_str!("../glsl/blocked4/rank_k_subtraction.frag"),
+        fragment: include_str!("../../glsl/blocked4/rank_k_subtraction.frag"),
         inputs: &[("L", Input::Pair)],
         target: Target::PairTarget,
         texels: Texels::Block4,

@@ -1,20 +1,20 @@
 //! x ← x·L⁻ᵀ for a lower-triangular L in one buffer as MAGMA's trsm does it: every diagonal
-//! block of [`SOLVE_BLOCK`] (or 64, 32) inverted in one launch (glsl/tiled/trtri_blocks.comp, one work
+//! block of [`SOLVE_BLOCK`](crate::tiled::schedule::SOLVE_BLOCK) (or 64, 32) inverted in one launch (glsl/tiled/trtri_blocks.comp, one work
 //! group per block), then few, large products. Per outer block column J of `width` columns:
 //! left-looking, X_J ← X_J − X_{<J}·L_{J,<J}ᵀ (one product of depth J's first column), or
 //! right-looking, after J is solved, X_{>J} ← X_{>J} − X_J·L_{>J,J}ᵀ (one product of depth
 //! `width`); inside J per inner block i one product with its inverse, X_i ← X_i·L_ii⁻ᵀ, and
 //! one update of J's columns right of it. Launches: 2·⌈n/block⌉ ([`launches`]), against about
-//! 2·n/diag + n/outer for [`trsm_inverted`](super::cholesky::trsm_inverted).
-//! The split Cholesky's L21 = B21·L11⁻ᵀ ([`super::cholesky_split`]).
+//! 2·n/diag + n/outer for [`trsm_inverted`](crate::tiled::cholesky::trsm_inverted).
+//! The split Cholesky's L21 = B21·L11⁻ᵀ ([`split`]).
 
-use super::config::SplitSolve;
-use super::kernels::{Operand, TiledKernels};
-#[cfg(any(doc, test))]
-use super::kernels::SOLVE_BLOCK;
-use super::parts::{Parts, Region, product, row_pieces};
-use super::product::Product;
-use super::view::View;
+pub mod rows;
+
+use crate::tiled::schedule::SplitSolve;
+use crate::tiled::kernels::{Operand, TiledKernels};
+use crate::tiled::parts::{Parts, Region, product, row_pieces};
+use crate::tiled::product::Product;
+use crate::tiled::view::View;
 use crate::error::{Error, Result};
 
 /// The launches [`trsm_wide`] makes for L of order `n` with inverted blocks of `nb` and
@@ -38,7 +38,7 @@ pub fn outer_width(width: usize, nb: usize) -> usize {
 
 /// x ← x·L⁻ᵀ (each row of x solves L·yᵀ = xᵀ) for the lower-triangular square `l` (its
 /// entries above the diagonal not read), x over one or several buffers, by inverted blocks
-/// of `nb` (32, 64 or [`SOLVE_BLOCK`]) and outer blocks of `width` columns, `left`-looking
+/// of `nb` (32, 64 or [`SOLVE_BLOCK`](crate::tiled::schedule::SOLVE_BLOCK)) and outer blocks of `width` columns, `left`-looking
 /// or right-looking. Needs [`TiledKernels::solves_by_wide_blocks`].
 pub fn trsm_wide(
     k: &TiledKernels,
@@ -129,7 +129,7 @@ pub fn trsm_chosen(
             },
             Some(lo),
         ) if k.solves_by_rows(rows, block) => {
-            super::trsm_rows::trsm_rows(k, x, lo, (width, rows, leaf, block))?;
+            rows::trsm_rows(k, x, lo, (width, rows, leaf, block))?;
             Ok(true)
         }
         _ => otherwise().map(|()| false),
@@ -139,6 +139,7 @@ pub fn trsm_chosen(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tiled::schedule::SOLVE_BLOCK;
 
     #[test]
     fn launches_count_the_inversion_the_inner_blocks_and_the_outer_products() {

@@ -12,15 +12,17 @@
 //! ([`factor_by_chain`]), or as chained panels with trailing products
 //! ([`factor_by_chained_panels`]), as [`CholeskySchedule`] chooses.
 
-use super::config::CholeskySchedule;
-use super::kernels::{ChainFactor, Operand, TiledKernels, factor_chain_spin_limit};
-use super::launches::LaunchKind;
-use super::parts::{
+pub mod split;
+
+use crate::tiled::schedule::CholeskySchedule;
+use crate::tiled::kernels::{ChainFactor, Operand, TiledKernels, factor_chain_spin_limit};
+use crate::tiled::launches::LaunchKind;
+use crate::tiled::parts::{
     Parts, Region, multiply_by_inverse, part_of_view, product, row_pieces, square_split,
 };
-use super::product::Product;
-use super::storage::{TiledMatrix, Triangle};
-use super::view::{View, split_point};
+use crate::tiled::product::Product;
+use crate::tiled::storage::{TiledMatrix, Triangle};
+use crate::tiled::view::{View, split_point};
 use crate::error::{Error, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 
@@ -33,12 +35,6 @@ pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     k.check("the tiled Cholesky factorization")?;
     k.check_status()
 }
-
-/// The order from which full storage is factored as spftrf factors RFP: [L11; L21] as one tall
-/// block column of m/2 columns, one rank-m/2 product on the trailing half, then its own
-/// factorization. From this order the split beats right-looking over the whole triangle; below
-/// it the two are even or right-looking leads (measured in docs/results.md).
-pub const SPLIT_ORDER: usize = 16384;
 
 /// The triangle `factor` works on: full storage of order ≥ the split order ([`TiledKernels::split_order`]) as spftrf's three
 /// blocks of the same storage (aligned on diagonal blocks of `nb`), anything else as it is.
@@ -68,7 +64,7 @@ pub fn factor_unchecked(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
                 && (k.cholesky_schedule() == CholeskySchedule::Split
                     || matches!(c.triangle(), Triangle::Square(_))) =>
         {
-            return super::cholesky_split::factor_split(k, c, false);
+            return split::factor_split(k, c, false);
         }
         _ => {}
     }
@@ -141,7 +137,7 @@ pub fn potrf_square(k: &TiledKernels, buffer: &Buffer<f32>, v: View) -> Result<(
     }
     if k.chains_factor(v.rows) == Some(CholeskySchedule::Split) && k.inverted_blocks() {
         let whole = Parts::one(buffer).region(v);
-        return super::cholesky_split::block_column(k, whole, 0, &mut false);
+        return split::block_column(k, whole, 0, &mut false);
     }
     potrf(k, buffer, Triangle::Square(v), 0)
 }
@@ -395,7 +391,7 @@ pub struct InnerBlock {
 /// The inner blocks of the blocked Cholesky of the view `v` (its leading square's columns)
 /// held in parts starting at `starts`: outer block columns of width `outer`, inner ones of width `d`, an inner block cut
 /// short where its diagonal block would span two buffers (never with the aligned parts of
-/// [`part_starts`](super::storage::part_starts) at the default block widths).
+/// [`part_starts`](crate::tiled::storage::part_starts) at the default block widths).
 pub fn inner_blocks(starts: &[usize], v: View, d: usize, outer: usize) -> Result<Vec<InnerBlock>> {
     let n = v.cols;
     let mut blocks = Vec::new();

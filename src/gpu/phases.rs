@@ -1,0 +1,42 @@
+//! Debug-level timing of an operation's phases (`RUST_LOG=symraster=debug`): where the time
+//! goes.
+
+use super::Gpu;
+use std::time::Instant;
+
+/// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.
+pub(super) struct Phases {
+    last: Instant,
+    what: &'static str,
+}
+
+impl Phases {
+    pub(super) fn new(start: Instant) -> Self {
+        Self::named("least squares", start)
+    }
+
+    /// Phases of the operation `what`.
+    pub(super) fn named(what: &'static str, start: Instant) -> Self {
+        Self { last: start, what }
+    }
+
+    /// Logs the time since the last mark under `name`.
+    /// [`Phases::mark`] once the GPU has finished the phase's work (a glFinish, only when
+    /// the debug log is on: the phases' GPU share, not only the time to issue it).
+    pub(super) fn mark_finished(&mut self, gpu: &Gpu, name: &str) {
+        if log::log_enabled!(log::Level::Debug) {
+            gpu.context().finish();
+            self.mark(name);
+        }
+    }
+
+    pub(super) fn mark(&mut self, name: &str) {
+        let now = Instant::now();
+        log::debug!(
+            "{}: {name}: {:.2} ms",
+            self.what,
+            (now - self.last).as_secs_f64() * 1e3
+        );
+        self.last = now;
+    }
+}
