@@ -10,9 +10,9 @@
 //! takes a comma-separated list and every combination runs. The other arguments are the
 //! orders.
 
-use symraster::inverse::lu::LowerInverse;
-use symraster::inverse::panel::{ColumnStep, PanelSettings, Pivoting, SplitInverse};
-use symraster::inverse::rank::BlockUpdate;
+use symraster::inverse::kernels::panel::LowerInverse;
+use symraster::inverse::kernels::panel::{ColumnStep, PanelSettings, Pivoting, SplitInverse};
+use symraster::inverse::kernels::rank::BlockUpdate;
 
 /// The orders and the panel settings given by `args` (program name excluded).
 pub fn parse(

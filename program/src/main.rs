@@ -1,5 +1,5 @@
 //! The `symraster` program: the command line ([`cli`]), the headless visual debugger
-//! ([`debugger`]), its window ([`window`], with the `window` feature) and the paper's
+//! ([`debugger`]), its window (`cli::view::window`, with the `window` feature) and the paper's
 //! reproduction ([`reproduce`]). Everything here is a client of the `symraster` library.
 
 /// `println!` that never panics: see [`cli::print`].
@@ -10,10 +10,10 @@ macro_rules! say {
 }
 
 mod cli;
+// Parts of the debugger only the window uses go unused without it.
+#[cfg_attr(not(feature = "window"), allow(dead_code, unused_imports))]
 mod debugger;
 mod reproduce;
-#[cfg(feature = "window")]
-mod window;
 
 use clap::Parser;
 

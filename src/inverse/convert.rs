@@ -4,7 +4,7 @@
 //! f64 square made exactly symmetric, and the Lyapunov residual of symmetric Q and X finished
 //! from one product. Nothing crosses to the host but per-group sums.
 
-use super::double::{DoubleOperand, DoubleSquare, halves};
+use super::kernels::double::{DoubleOperand, DoubleSquare, halves};
 use super::kernels::Inverter;
 use crate::error::Result;
 use crate::gl::{Buffer, Uniform};

@@ -1,20 +1,20 @@
 //! General inverse by blocked Gauss-Jordan elimination with pivoting (Benner et al. Fig 3
 //! left, after Quintana-Ortí et al.): per block of b columns, the panel [A01; A11; A21] is
 //! transformed as the unblocked sweep would, A11 := A11⁻¹, A01 := −A01·A11⁻¹,
-//! A21 := −A21·A11⁻¹, by way of the pivoted LU of [A11; A21] ([`super::panel`]: whole-row
+//! A21 := −A21·A11⁻¹, by way of the pivoted LU of [A11; A21] ([`super::kernels::panel`]: whole-row
 //! interchanges, P·[A11; A21] = [L11; L21]·U11, so A21·A11⁻¹ = L21·L11⁻¹ and
 //! A11⁻¹ = U11⁻¹·L11⁻¹), then A0j += A01·A1j, A2j += A21·A1j, A1j := A11⁻¹·A1j. Up to
 //! [`PANEL_INVERSE_MAX`] columns a block takes three launches after its panel (the column and
 //! block row moved out and both b x b inverses formed in one, then two on the rank kernel of
-//! [`super::rank`]; [`BlockUpdate::Products`](super::rank::BlockUpdate::Products): three tiled
+//! [`super::kernels::rank`]; [`BlockUpdate::Products`](super::kernels::rank::BlockUpdate::Products): three tiled
 //! products: [`block_update`]); wider blocks transform the panel by triangular solves. 2s³
 //! flops, one sweep; the inverse of PA is in place and the columns are unscrambled on download.
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
-pub use super::panel::PivotWork;
-use super::panel::factor_panel;
+pub use super::kernels::panel::PivotWork;
+use super::kernels::panel::factor_panel;
 use crate::error::Result;
-use super::rank::{RankProduct, RankTile, rank_update};
+use super::kernels::rank::{RankProduct, RankTile, rank_update};
 use crate::tiled::cholesky::trsm;
 use crate::tiled::{Operand, Product, Update, View};
 
@@ -89,7 +89,7 @@ pub fn block_update(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, 
     Ok(())
 }
 
-/// [`block_update`]'s two products after the split on the rank kernel ([`super::rank`]):
+/// [`block_update`]'s two products after the split on the rank kernel ([`super::kernels::rank`]):
 /// Y = [L11⁻¹; U11⁻¹·L11⁻¹]·W1 (2b x n), then A −= C·Y over all rows in one launch, rows
 /// 0 .. k0+b taking Y's second half and the rows below its first.
 fn rank_block_update(
@@ -129,7 +129,7 @@ fn rank_block_update(
 /// One block's Gauss-Jordan update for wider blocks: the panel transformed by triangular
 /// solves in place (A01 := −A01·U11⁻¹·L11⁻¹, A21 := −L21·L11⁻¹, A11 := U11⁻¹·L11⁻¹), block
 /// row 1 moved out (zeros left) and one product per side over all rows, Aij += Ti1·W1j (on
-/// the rank kernel up to [`super::rank::RANK_MAX_DEPTH`] columns).
+/// the rank kernel up to [`super::kernels::rank::RANK_MAX_DEPTH`] columns).
 pub fn block_update_by_solves(
     inv: &Inverter,
     a: &DeviceSquare,

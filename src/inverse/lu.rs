@@ -1,13 +1,13 @@
 //! General inverse via LU with partial pivoting, for comparison with Gauss-Jordan (Benner et
 //! al. section 3.1, three sweeps): blocked right-looking PA = LU on the GPU (the pivoted panel
-//! of [`super::panel`], then A12 := L11⁻¹A12, A22 -= A21·A12), then Y = L⁻¹ (solve with the
+//! of [`super::kernels::panel`], then A12 := L11⁻¹A12, A22 -= A21·A12), then Y = L⁻¹ (solve with the
 //! identity, or the triangular inverse: [`LowerInverse`]) and X = U⁻¹Y (the tiled triangular
 //! solve on the transposed views), so X = (PA)⁻¹;
 //! columns are unscrambled on download. Counted as 2s³ flops (the standard count); the solves
 //! with a full identity do more (about 2.7s³ executed).
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
-use super::panel::{PivotWork, factor_panel, update_right};
+use super::kernels::panel::{LowerInverse, PivotWork, factor_panel, update_right};
 use super::spd;
 use crate::error::Result;
 use crate::tiled::cholesky::trsm;
@@ -26,35 +26,8 @@ pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     Ok(())
 }
 
-/// How the LU inverse forms L⁻¹ from its unit lower factor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LowerInverse {
-    /// A triangular solve with the identity, X·L = I (about s³ flops; the earlier path).
-    Solve,
-    /// The triangular inverse (about s³/3 flops): [`spd::trtri_by_blocks`] where the kernels
-    /// invert diagonal blocks (products joining them), else [`spd::trtri`].
-    Triangular,
-}
-
-impl LowerInverse {
-    /// The name in the examples' flags.
-    pub fn name(self) -> &'static str {
-        match self {
-            LowerInverse::Solve => "solve",
-            LowerInverse::Triangular => "triangular",
-        }
-    }
-
-    /// The choice named `name` ("solve" or "triangular").
-    pub fn from_name(name: &str) -> Option<Self> {
-        [LowerInverse::Solve, LowerInverse::Triangular]
-            .into_iter()
-            .find(|l| l.name() == name)
-    }
-}
-
 /// (PA)⁻¹ = U⁻¹L⁻¹ from the factors in `lu`, into `x` (`l` is workspace of the same order),
-/// L⁻¹ formed as `inv`'s [`super::panel::PanelSettings::lower`] says.
+/// L⁻¹ formed as `inv`'s [`super::kernels::panel::PanelSettings::lower`] says.
 pub fn inverse_from_factors(
     inv: &Inverter,
     lu: &DeviceSquare,

@@ -10,12 +10,12 @@
 //! is linear in C and depends only on the recorded (μ_k, A_k⁻¹): applied to Q it gives X, and
 //! applied to the f64 residual Q − AX − XAᵀ it refines X to double accuracy when the f32
 //! operator is accurate enough (κ·u₃₂ well below 1). Its products (two per step, tiled GEMM;
-//! the second only its lower triangle, mirrored, where Q is symmetric) run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::double);
+//! the second only its lower triangle, mirrored, where Q is symmetric) run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::kernels::double);
 //! one where Q is symmetric, and X with it: X·Aᵀ = (A·X)ᵀ),
 //! and X, R and the iterate stay there between them ([`convert`](super::convert)): A and Q go
 //! up once and X comes back once.
 
-use super::double::{DoubleSquare, DoubleWork};
+use super::kernels::double::{DoubleSquare, DoubleWork};
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use super::sign::power_of_two_scale;
 use super::{Kind, check_input, newton};

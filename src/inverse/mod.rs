@@ -23,14 +23,11 @@
 pub mod bench;
 pub mod check;
 pub mod convert;
-pub mod double;
 pub mod gje;
 pub mod kernels;
 pub mod lu;
 pub mod lyapunov;
 pub mod newton;
-pub mod panel;
-pub mod rank;
 pub mod refine;
 pub mod rfp;
 pub mod sign;

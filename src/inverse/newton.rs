@@ -10,26 +10,12 @@
 //! formula in f64, the sums) so a step waits for the GPU once, reading one small report.
 
 use super::gje::PivotWork;
+use super::kernels::NewtonSync;
 use super::kernels::{DeviceSquare, Inverter, NEWTON_REPORT_WORDS, NewtonPass, NewtonReportBuffers};
-use super::sign::converged;
 use crate::error::{Error, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::matrix::Matrix;
 use crate::tiled::View;
-
-/// How the Newton iteration reads its per-step results back (issue 26: each wait idles the
-/// GPU, much of a step at small orders; `figures/h200/experiments/sign_phases.csv`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NewtonSync {
-    /// Three waits per step: the status word and pivots (the column order formed on the CPU),
-    /// the sum for μ_k (formed on the CPU), the stopping test's sums.
-    PerPass,
-    /// One wait per step: the column order, μ_k and the sums formed on the device and read
-    /// with the status word in one report (orders above [`Inverter::newton_max_order`]
-    /// form the column order on the CPU: one wait more).
-    #[default]
-    Once,
-}
 
 /// What a step's one read-back holds ([`NewtonSync::Once`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -205,7 +191,7 @@ pub fn iterate_until(
     };
     loop {
         if iterations == max_iterations {
-            return Err(super::sign::not_converged(iterations, previous));
+            return Err(not_converged(iterations, previous));
         }
         // W = X_k, inverted in place: (P·X_k)⁻¹.
         let v = View::row_major(n, n);
@@ -324,6 +310,28 @@ pub fn trace_and_distance_from_minus_identity(inv: &Inverter, x: &DeviceSquare) 
     inv.newton_distance_from_minus_identity(&x.buffer, &pass)?;
     let (squares, trace, _) = sums(&partial, groups)?;
     Ok((trace, squares.sqrt()))
+}
+
+/// The relative change below which the f32 Newton iteration has converged.
+pub(crate) const CONVERGED: f64 = 1e-4;
+
+/// The Newton iteration's error after `iterations` steps without converging (`previous`, the
+/// last relative change), on the host and on the device alike.
+pub(crate) fn not_converged(iterations: usize, previous: f64) -> Error {
+    NumericalError::SignNotConverged {
+        iterations,
+        why: format!(
+            "the Newton iteration did not converge in {iterations} iterations (last relative \
+             change {previous:.2e}; an eigenvalue at relative distance d from the axis needs \
+             about log2(1/d) + 5)"
+        ),
+    }
+    .into()
+}
+
+/// Whether the Newton loop should stop at relative change `delta` after `previous`.
+pub(crate) fn converged(delta: f64, previous: f64) -> bool {
+    delta <= CONVERGED || (delta < STOP_SCALING && delta > 0.5 * previous)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! general GPU Gauss-Jordan in f32 (A need not be symmetric; a symmetric indefinite iterate
 //! goes through general GJE, as the paper advises). By default (`refine_inverses`) the
 //! iterates are kept in f64 and each GPU inverse is refined in f64 by Newton-Schulz products
-//! on the GPU ([`double`](super::double)) so S reaches double accuracy; without it the
+//! on the GPU ([`double`](super::kernels::double)) so S reaches double accuracy; without it the
 //! iterate stays on the GPU in f32 ([`newton`](super::newton): per step only the pivots and a
 //! few partial sums come back). Once the iteration has converged, Newton-Schulz steps
 //! X ← X(3I − X²)/2 with f64 products on the GPU make S an involution, and the commutation
@@ -14,8 +14,8 @@
 //! on or near the imaginary axis makes an iterate singular or the iteration stall:
 //! [`NumericalError::SignNotConverged`], never NaN.
 
-pub use super::double::PolishCorrection;
-use super::double::DoubleWork;
+pub use super::kernels::double::PolishCorrection;
+use super::kernels::double::DoubleWork;
 use super::{InverseMethod, Inverter, Kind, check_input};
 use crate::baseline::to_faer;
 use crate::error::{Error, InputError, NumericalError, Result};
@@ -151,10 +151,7 @@ pub const HANDOVER: f64 = 0.5;
 /// ‖I − X_k²‖_F (in the quadratic phase the change is about ‖I − X_k²‖/2 relative to ‖X‖;
 /// above this the test would mostly fail, each failure one f64 product).
 pub const HANDOVER_CHECK: f64 = 0.1;
-
-/// The relative change below which the f32 Newton iteration has converged.
-const CONVERGED: f64 = 1e-4;
-use super::newton::STOP_SCALING;
+use super::newton::{STOP_SCALING, converged, not_converged};
 
 /// One iterate's GPU inverse refined in f64 on the device; a singular iterate is the sign
 /// function's failure.
@@ -190,25 +187,6 @@ fn change(a: &Matrix<f64>, b: &Matrix<f64>) -> f64 {
         .map(|(x, y)| (x - y) * (x - y))
         .sum();
     d.sqrt() / a.frobenius_norm().max(f64::MIN_POSITIVE)
-}
-
-/// The Newton iteration's error after `iterations` steps without converging (`previous`, the
-/// last relative change), on the host and on the device alike.
-pub(crate) fn not_converged(iterations: usize, previous: f64) -> Error {
-    NumericalError::SignNotConverged {
-        iterations,
-        why: format!(
-            "the Newton iteration did not converge in {iterations} iterations (last relative \
-             change {previous:.2e}; an eigenvalue at relative distance d from the axis needs \
-             about log2(1/d) + 5)"
-        ),
-    }
-    .into()
-}
-
-/// Whether the Newton loop should stop at relative change `delta` after `previous`.
-pub(crate) fn converged(delta: f64, previous: f64) -> bool {
-    delta <= CONVERGED || (delta < STOP_SCALING && delta > 0.5 * previous)
 }
 
 /// sign(A) for a square A without eigenvalues on the imaginary axis.

@@ -146,7 +146,7 @@ pub fn max_relative_error(x: &[f64], reference: &[f64]) -> f64 {
 
 /// Every workspace of a general inverse's pivoting poisoned: NaN values, candidate rows all
 /// naming row 0, so a read of anything the sweep did not write shows in the inverse.
-pub fn poison_pivot_work(w: &mut symraster::inverse::panel::PivotWork) {
+pub fn poison_pivot_work(w: &mut symraster::inverse::kernels::panel::PivotWork) {
     for buffer in [
         &mut w.row_block,
         &mut w.block_row,
@@ -265,7 +265,8 @@ pub fn gje_with_poisoned_work(
     a: &symraster::Matrix<f64>,
     block: usize,
 ) -> symraster::Matrix<f32> {
-    use symraster::inverse::{self, DeviceSquare, gje, panel::PivotWork};
+    use symraster::inverse::kernels::panel::PivotWork;
+    use symraster::inverse::{self, DeviceSquare, gje};
     let n = a.rows();
     let d = DeviceSquare::upload(inv, &a.to_f32()).unwrap();
     let mut w = PivotWork::new(inv, n, block).unwrap();

@@ -300,7 +300,7 @@ fn every_compute_kernel_links_as_declared() {
     }
     // The f64 product's tiles, compiled on first use.
     {
-        use symraster::inverse::double::{DoubleProduct, DoubleSquare, DoubleTile};
+        use symraster::inverse::kernels::double::{DoubleProduct, DoubleSquare, DoubleTile};
         let inv = symraster::inverse::Inverter::new(&gpu).unwrap();
         let x = DoubleSquare::upload(&inv, "x", &symraster::Matrix::filled(1, 1, 2.0)).unwrap();
         let c = DoubleSquare::new(&inv, "c", 1).unwrap();

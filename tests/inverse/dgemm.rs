@@ -9,7 +9,7 @@ use crate::common;
 use faer::Mat;
 use symraster::gl::{Buffer, BufferTarget, BufferUsage};
 use symraster::inverse::Inverter;
-use symraster::inverse::double::{DoubleOperand, DoubleProduct, DoubleTile};
+use symraster::inverse::kernels::double::{DoubleOperand, DoubleProduct, DoubleTile};
 use symraster::tiled::View;
 
 /// Held by every test here for its whole run, so the process-wide launch counter

@@ -688,7 +688,7 @@ fn kept_squares_poisoned_with_nan_do_not_show() {
     let n = 23;
     let poison = |inv: &Inverter| {
         let doubles: Vec<_> = (0..16)
-            .map(|_| inverse::double::DoubleSquare::new(inv, "poison", n).unwrap())
+            .map(|_| inverse::kernels::double::DoubleSquare::new(inv, "poison", n).unwrap())
             .collect();
         let singles: Vec<_> = (0..16)
             .map(|_| inv.single_square("poison", n).unwrap())
@@ -746,7 +746,8 @@ fn kept_squares_poisoned_with_nan_do_not_show() {
 /// error. Orders tiny, odd, around the blocks of 32 and 64, larger.
 #[test]
 fn newton_sync_once_matches_per_pass() {
-    use symraster::inverse::newton::{self, NewtonSync};
+    use symraster::inverse::kernels::NewtonSync;
+    use symraster::inverse::newton;
     let gpu = common::gpu();
     let inv = inverter(&gpu);
     for n in [1, 2, 3, 31, 33, 64, 65, 130] {

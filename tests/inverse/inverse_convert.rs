@@ -8,7 +8,7 @@ use crate::common;
 
 use symraster::gl::{Buffer, BufferTarget, BufferUsage};
 use symraster::inverse::Inverter;
-use symraster::inverse::double::{DoubleOperand, DoubleSquare};
+use symraster::inverse::kernels::double::{DoubleOperand, DoubleSquare};
 use symraster::tiled::{Operand, View};
 
 /// Values in [−1, 1) from a seeded generator, some far outside f32's range when `wide`.

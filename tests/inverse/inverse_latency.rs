@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use symraster::inverse::panel::{ColumnStep, PanelSettings, PivotWork, SplitInverse};
+use symraster::inverse::kernels::panel::{ColumnStep, PanelSettings, PivotWork, SplitInverse};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
 use symraster::{Error, Matrix, NumericalError};
 

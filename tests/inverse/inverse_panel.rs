@@ -9,7 +9,7 @@ use crate::common;
 
 use faer::Mat;
 use faer::linalg::solvers::DenseSolveCore;
-use symraster::inverse::panel::{LEAF, PivotWork, Pivoting};
+use symraster::inverse::kernels::panel::{LEAF, PivotWork, Pivoting};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
 use symraster::{Error, Matrix, NumericalError, relative_error};
 
@@ -88,7 +88,7 @@ fn a_singular_column_inside_a_later_leaf_is_named() {
 
 #[test]
 fn double_products_match_the_cpu_across_tiles_and_depth_launches() {
-    use symraster::inverse::double::{DoubleProduct, DoubleSquare};
+    use symraster::inverse::kernels::double::{DoubleProduct, DoubleSquare};
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
     // 600: ten 64 x 64 tiles a side (the depth cut into launches: tests/dgemm.rs).

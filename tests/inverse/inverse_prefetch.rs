@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use symraster::inverse::panel::{ColumnStep, PanelSettings, PivotWork};
+use symraster::inverse::kernels::panel::{ColumnStep, PanelSettings, PivotWork};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
 use symraster::{Error, NumericalError};
 

@@ -8,9 +8,9 @@ use crate::common;
 
 use symraster::Matrix;
 use symraster::internal::GpuInternals;
-use symraster::inverse::lu::LowerInverse;
-use symraster::inverse::panel::{PanelSettings, PivotWork};
-use symraster::inverse::rank::{BlockUpdate, RankProduct, RankTile, rank_update};
+use symraster::inverse::kernels::panel::LowerInverse;
+use symraster::inverse::kernels::panel::{PanelSettings, PivotWork};
+use symraster::inverse::kernels::rank::{BlockUpdate, RankProduct, RankTile, rank_update};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje};
 use symraster::tiled::{Operand, Update, View};
 

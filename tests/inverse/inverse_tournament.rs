@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use symraster::inverse::panel::{PanelSettings, PivotWork, Pivoting};
+use symraster::inverse::kernels::panel::{PanelSettings, PivotWork, Pivoting};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje, lu};
 use symraster::{Error, Matrix, NumericalError, relative_error};
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 use symraster::Gpu;
 use symraster::gl::GpuTimer;
 use symraster::inverse::Inverter;
-use symraster::inverse::double::{DoubleProduct, DoubleSquare, DoubleTile};
+use symraster::inverse::kernels::double::{DoubleProduct, DoubleSquare, DoubleTile};
 use symraster::matrix::Matrix;
 use symraster::tiled::{Operand, Product, View};
 

@@ -11,7 +11,7 @@
 //! the rest runs with the first.
 
 use std::time::Instant;
-use symraster::inverse::double::{DoubleWork, PolishCorrection};
+use symraster::inverse::kernels::double::{DoubleWork, PolishCorrection};
 use symraster::inverse::{self, InverseMethod, Inverter, Kind, bench, newton};
 use symraster::{Gpu, Matrix};
 
@@ -51,9 +51,9 @@ fn main() -> anyhow::Result<()> {
             );
             let x = run.x.download()?.to_f64();
             // The earlier choice: three read-backs per step (NewtonSync::PerPass).
-            inv.set_newton_sync(newton::NewtonSync::PerPass);
+            inv.set_newton_sync(inverse::kernels::NewtonSync::PerPass);
             let (ms, run) = timed(&inv, || Ok(newton::iterate(&inv, &a, 20, true, false)?))?;
-            inv.set_newton_sync(newton::NewtonSync::Once);
+            inv.set_newton_sync(inverse::kernels::NewtonSync::Once);
             println!(
                 "newton_iterate_perpass,{s},{ms:.2},{} iterations; panel {label}",
                 run.iterations
@@ -92,7 +92,7 @@ fn main() -> anyhow::Result<()> {
         let (ms, c) = timed(&inv, || Ok(work.commutation(&inv, &a, &sm)?))?;
         println!("commutation,{s},{ms:.2},{c:.1e}");
         let (ms, _) = timed(&inv, || {
-            let p = inverse::double::DoubleProduct::new(
+            let p = inverse::kernels::double::DoubleProduct::new(
                 work.t.op(false),
                 work.m.op(false),
                 work.x.op(false),
@@ -104,7 +104,7 @@ fn main() -> anyhow::Result<()> {
             2.0 * (s as f64).powi(3) / ms / 1e9
         );
         let (ms, _) = timed(&inv, || {
-            let p = inverse::double::DoubleProduct::new(
+            let p = inverse::kernels::double::DoubleProduct::new(
                 work.t.op(false),
                 work.m.op(false),
                 work.x.op(true),
@@ -129,11 +129,11 @@ fn main() -> anyhow::Result<()> {
             Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?)
         })?;
         println!("lyapunov_total_fresh,{s},{ms:.2},squares allocated in the call");
-        inv.set_newton_sync(newton::NewtonSync::PerPass);
+        inv.set_newton_sync(inverse::kernels::NewtonSync::PerPass);
         let (ms, _) = timed(&inv, || {
             Ok(inverse::solve_continuous_lyapunov(&inv, &a, &q, 2)?)
         })?;
-        inv.set_newton_sync(newton::NewtonSync::Once);
+        inv.set_newton_sync(inverse::kernels::NewtonSync::Once);
         println!("lyapunov_total_perpass,{s},{ms:.2},three read-backs per Newton step");
         for (name, correction) in [
             ("sign_total_f64_correction", PolishCorrection::Double),

@@ -7,7 +7,7 @@
 //! -- 1024 2048`.
 
 use std::time::Instant;
-use symraster::inverse::newton::NewtonSync;
+use symraster::inverse::kernels::NewtonSync;
 use symraster::inverse::{self, Handover, Inverter, PolishCorrection, SignOptions, bench};
 use symraster::{Gpu, Matrix};
 

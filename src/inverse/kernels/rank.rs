@@ -2,14 +2,14 @@
 //! X and Y row-major blocks (unit column stride), read and written row by row in one launch
 //! (glsl/inverse/rank_update.comp: X's and Y's slices staged in shared memory once per work
 //! group, each C entry read and written once, vec4 where aligned). The Gauss-Jordan block
-//! update ([`super::gje::block_update`]) takes its rows above and below the panel, with their
+//! update ([`crate::inverse::gje::block_update`]) takes its rows above and below the panel, with their
 //! two Y's, in one such launch; the LU's trailing update ([`super::panel::update_right`]) one
 //! more. [`BlockUpdate::Products`] keeps the tiled product kernel's three products per block
 //! (the earlier path), for comparison.
 
 use std::cell::OnceCell;
 
-use super::kernels::Inverter;
+use crate::inverse::Inverter;
 use crate::error::{Error, Result};
 use crate::gl::{ComputeProgram, Uniform};
 use crate::tiled::{Operand, Update};

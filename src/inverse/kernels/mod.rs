@@ -1,8 +1,12 @@
 //! The inversion kernels: the tiled path's product, Cholesky and triangular solve (reused, not
 //! copied) plus this module's own (glsl/inverse/): the pivoted panel's column step, tournament
-//! rounds, leaf update and row interchanges ([`super::panel`]), the Gauss-Jordan panel's
+//! rounds, leaf update and row interchanges ([`panel`]), the Gauss-Jordan panel's
 //! inverses, a strided block copy, and the elementwise passes of the Newton iteration with
 //! partial sums. Also the square matrix in a storage buffer they all work on.
+
+pub mod double;
+pub mod panel;
+pub mod rank;
 
 use crate::error::{NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
@@ -11,7 +15,7 @@ use crate::tiled::status::StatusWord;
 use crate::tiled::storage::{check_fits, max_buffer_bytes};
 use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
 
-use super::panel::{LEAF, Leaf, PanelSettings, PivotWork, TOURNAMENT_ROWS};
+use panel::{LEAF, Leaf, PanelSettings, PivotWork, TOURNAMENT_ROWS};
 
 /// Entries one work group of the Newton pass covers (256 invocations x 16).
 const NEWTON_GROUP_ENTRIES: usize = 256 * 16;
@@ -37,6 +41,20 @@ pub enum CopyMode {
 /// default ([`Inverter::general_block`]).
 pub const SMALL_BLOCK_ORDER: usize = 1024;
 
+/// How the Newton iteration reads its per-step results back (issue 26: each wait idles the
+/// GPU, much of a step at small orders; `figures/h200/experiments/sign_phases.csv`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NewtonSync {
+    /// Three waits per step: the status word and pivots (the column order formed on the CPU),
+    /// the sum for μ_k (formed on the CPU), the stopping test's sums.
+    PerPass,
+    /// One wait per step: the column order, μ_k and the sums formed on the device and read
+    /// with the status word in one report (orders above [`Inverter::newton_max_order`]
+    /// form the column order on the CPU: one wait more).
+    #[default]
+    Once,
+}
+
 /// The kernels inversion runs on, compiled for one context.
 pub struct Inverter {
     tiled: TiledKernels,
@@ -47,8 +65,8 @@ pub struct Inverter {
     panel_split: ComputeProgram,
     copy: ComputeProgram,
     newton: ComputeProgram,
-    dgemm: super::double::DoublePrograms,
-    rank: super::rank::RankPrograms,
+    dgemm: double::DoublePrograms,
+    rank: rank::RankPrograms,
     status: StatusWord,
     max_bytes: u64,
     panel: PanelSettings,
@@ -60,9 +78,9 @@ pub struct Inverter {
     /// first use.
     newton_report: std::cell::OnceCell<ComputeProgram>,
     /// How the Newton iteration reads its per-step results back.
-    newton_sync: std::cell::Cell<super::newton::NewtonSync>,
+    newton_sync: std::cell::Cell<NewtonSync>,
     /// Whether the context renders in software (llvmpipe, softpipe): the choices that weigh
-    /// f64 products against inverses differ there ([`Handover::Auto`](super::Handover::Auto)).
+    /// f64 products against inverses differ there ([`Handover::Auto`](crate::inverse::Handover::Auto)).
     software: bool,
 }
 
@@ -106,8 +124,8 @@ impl Inverter {
             panel_split: program(&crate::compute_kernels::PANEL_SPLIT)?,
             copy: program(&crate::compute_kernels::COPY)?,
             newton: program(&crate::compute_kernels::NEWTON)?,
-            dgemm: super::double::DoublePrograms::new(),
-            rank: super::rank::RankPrograms::default(),
+            dgemm: double::DoublePrograms::new(),
+            rank: rank::RankPrograms::default(),
             status: StatusWord::new(ctx)?,
             tiled,
             max_bytes,
@@ -115,7 +133,7 @@ impl Inverter {
             tournament_rows,
             fixed_width: std::cell::OnceCell::new(),
             newton_report: std::cell::OnceCell::new(),
-            newton_sync: std::cell::Cell::new(super::newton::NewtonSync::default()),
+            newton_sync: std::cell::Cell::new(NewtonSync::default()),
             software: crate::gl::DeviceInfo::query(ctx)?.software,
         })
     }
@@ -206,13 +224,13 @@ impl Inverter {
         Ok((t, f))
     }
 
-    /// The f64 product's programs ([`super::double`]), compiled on first use.
-    pub(crate) fn dgemm_programs(&self) -> &super::double::DoublePrograms {
+    /// The f64 product's programs ([`double`]), compiled on first use.
+    pub(crate) fn dgemm_programs(&self) -> &double::DoublePrograms {
         &self.dgemm
     }
 
-    /// The rank-b update's programs ([`super::rank`]), compiled on first use.
-    pub(crate) fn rank_programs(&self) -> &super::rank::RankPrograms {
+    /// The rank-b update's programs ([`rank`]), compiled on first use.
+    pub(crate) fn rank_programs(&self) -> &rank::RankPrograms {
         &self.rank
     }
 
@@ -608,13 +626,13 @@ impl Inverter {
     }
 
     /// How the Newton iteration (sign, Lyapunov) reads its per-step results back.
-    pub fn newton_sync(&self) -> super::newton::NewtonSync {
+    pub fn newton_sync(&self) -> NewtonSync {
         self.newton_sync.get()
     }
 
     /// Chooses how the Newton iteration reads its per-step results back (the default:
-    /// [`NewtonSync::Once`](super::newton::NewtonSync::Once)).
-    pub fn set_newton_sync(&self, sync: super::newton::NewtonSync) {
+    /// [`NewtonSync::Once`](NewtonSync::Once)).
+    pub fn set_newton_sync(&self, sync: NewtonSync) {
         self.newton_sync.set(sync);
     }
 
@@ -669,7 +687,7 @@ impl Inverter {
         p.dispatch([1, 1, 1])
     }
 
-    /// The column order putting (PA)⁻¹ back ([`column_order`](super::newton::column_order)
+    /// The column order putting (PA)⁻¹ back ([`column_order`](crate::inverse::newton::column_order)
     /// of the pivots `piv`) into `perm`, on the device (n ≤ [`Inverter::newton_max_order`]).
     pub fn newton_column_order(&self, n: usize, buffers: NewtonReportBuffers<'_>) -> Result<()> {
         debug_assert!(n <= self.newton_max_order());

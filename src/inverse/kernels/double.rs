@@ -4,7 +4,7 @@
 //! ‖A·S − S·A‖_F and the Lyapunov residual Q − A·X − X·Aᵀ. Only the matrices' values and
 //! per-tile sums of squares cross to the CPU; no product runs there.
 
-use super::kernels::{DeviceSquare, Inverter};
+use super::{DeviceSquare, Inverter};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use std::cell::{OnceCell, Ref, RefCell};
@@ -484,7 +484,7 @@ impl Inverter {
 /// polish handed an unconverged Newton iterate, [`SignOptions::handover`]) a step need only
 /// lower it.
 ///
-/// [`SignOptions::handover`]: super::SignOptions::handover
+/// [`SignOptions::handover`]: crate::inverse::SignOptions::handover
 pub const QUADRATIC_BELOW: f64 = 1e-3;
 
 /// ‖I − S²‖_F from which [`PolishCorrection::Single`] forms the correction in f32: where the
@@ -493,7 +493,7 @@ pub const QUADRATIC_BELOW: f64 = 1e-3;
 /// an error made at a larger ‖E‖ would stay in S: a polish handed an unconverged iterate
 /// ([`SignOptions::handover`]) corrects in f64 until ‖E‖ is below this.
 ///
-/// [`SignOptions::handover`]: super::SignOptions::handover
+/// [`SignOptions::handover`]: crate::inverse::SignOptions::handover
 pub const SINGLE_CORRECTION_BELOW: f64 = 1e-5;
 
 /// How the polish S ← S + S·E/2 (E = I − S², formed in f64 where it cancels) forms its
@@ -554,7 +554,7 @@ impl DoubleWork {
         m: &Matrix<f64>,
         x: &Matrix<f64>,
         max_steps: usize,
-    ) -> Result<super::Refined> {
+    ) -> Result<crate::inverse::Refined> {
         self.m.write(m)?;
         self.x.write(x)?;
         let residual = |w: &Self, x: &DoubleSquare| -> Result<f64> {
@@ -585,7 +585,7 @@ impl DoubleWork {
                 }
             }
         }
-        Ok(super::Refined {
+        Ok(crate::inverse::Refined {
             x: self.x.download()?,
             residuals,
             refined,

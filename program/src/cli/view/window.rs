@@ -1,7 +1,7 @@
 //! The viewer's window: winit 0.30 with a glutin (EGL or GLX) context on which both the
 //! library's passes and the heatmaps are drawn, since GL objects belong to one context.
 
-use crate::cli::view::{ViewArgs, no_display};
+use super::{ViewArgs, no_display};
 use crate::debugger::{
     FrameLayout, Operation, Problem, Renderer, Selection, Session, Snapshot, ViewState,
     other_format, read_pixels,

@@ -1,6 +1,9 @@
 //! `symraster view`: the visual debugger. `--record DIR` renders frames headless (EGL, no
-//! window); otherwise a window (winit, in [`crate::window`], only with the `window` feature) shows
+//! window); otherwise a window (winit, in [`window`], only with the `window` feature) shows
 //! the same frames live with keyboard and mouse controls.
+
+#[cfg(feature = "window")]
+mod window;
 
 use super::{FormatArg, MethodArg};
 use crate::debugger::{self, Operation, Recording};
@@ -166,7 +169,7 @@ fn check_display() -> Result<()> {
 #[cfg(feature = "window")]
 fn open_window(args: ViewArgs) -> Result<()> {
     check_display()?;
-    crate::window::run(args)
+    window::run(args)
 }
 
 #[cfg(not(feature = "window"))]

@@ -26,8 +26,7 @@
 //! [`PanelSettings::prefetch`] (loads issued together before a serial sum uses them) and
 //! [`PanelSettings::fixed_width`] (the leaf kernels' column loops unrolled to 32).
 
-use super::kernels::{CopyMode, DeviceSquare, Inverter};
-use super::lu::LowerInverse;
+use super::{CopyMode, DeviceSquare, Inverter};
 use super::rank::{BlockUpdate, RankProduct, rank_update};
 use crate::error::Result;
 use crate::gl::Buffer;
@@ -431,5 +430,32 @@ fn update_right_after(
             tile,
         ),
         None => k.gemm(Product::new(a.op(c), a.op(l21), a.op(a12.t())).subtract()),
+    }
+}
+
+/// How the LU inverse forms L⁻¹ from its unit lower factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LowerInverse {
+    /// A triangular solve with the identity, X·L = I (about s³ flops; the earlier path).
+    Solve,
+    /// The triangular inverse (about s³/3 flops): [`spd::trtri_by_blocks`] where the kernels
+    /// invert diagonal blocks (products joining them), else [`spd::trtri`].
+    Triangular,
+}
+
+impl LowerInverse {
+    /// The name in the examples' flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            LowerInverse::Solve => "solve",
+            LowerInverse::Triangular => "triangular",
+        }
+    }
+
+    /// The choice named `name` ("solve" or "triangular").
+    pub fn from_name(name: &str) -> Option<Self> {
+        [LowerInverse::Solve, LowerInverse::Triangular]
+            .into_iter()
+            .find(|l| l.name() == name)
     }
 }
