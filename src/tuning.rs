@@ -513,6 +513,12 @@ impl Tuning {
     }
 }
 
+impl From<&Tuning> for TiledTuning {
+    fn from(tuning: &Tuning) -> Self {
+        tuning.tiled()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -664,11 +670,5 @@ mod tests {
                 (s, s)
             );
         }
-    }
-}
-
-impl From<&Tuning> for TiledTuning {
-    fn from(tuning: &Tuning) -> Self {
-        tuning.tiled()
     }
 }
