@@ -21,7 +21,7 @@ pub fn main() -> Result<(), symraster::Error> {
         .map(|j| if j >= 9 * n / 10 { 2.0 } else { 1.0 })
         .collect();
 
-    let s = gpu.least_squares(&a, &d, &b, &SolveOptions::default())?;
+    let s = gpu.least_squares(&a, &d, &b, SolveOptions::default())?;
 
     println!(
         "x = {:.4?} (truth {truth:?}), {} refinement steps",

@@ -18,7 +18,7 @@ pub fn main() -> Result<(), symraster::Error> {
     });
     let b: Vec<f64> = (0..m).map(|i| (i as f64).sin()).collect();
 
-    let s = gpu.spd_solve(&c, &b, &SolveOptions::default())?;
+    let s = gpu.spd_solve(&c, &b, SolveOptions::default())?;
 
     let r = c.mul_vec(&s.x)?;
     let residual = r

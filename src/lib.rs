@@ -36,7 +36,7 @@
 //! use symraster::{Gpu, Matrix, SolveOptions};
 //! let gpu = Gpu::new()?;
 //! let c = Matrix::from_row_major(2, 2, vec![4.0, 1.0, 1.0, 3.0])?;
-//! let s = gpu.spd_solve(&c, &[1.0, 2.0], &SolveOptions::default())?;
+//! let s = gpu.spd_solve(&c, &[1.0, 2.0], SolveOptions::default())?;
 //! assert!(s.converged && s.backward_error < 1e-15);
 //! println!("x = {:?} after {} steps, κ ≈ {:.1}", s.x, s.iterations, s.condition);
 //! # Ok::<(), symraster::Error>(())
@@ -49,7 +49,7 @@
 //! let gpu = Gpu::new()?;
 //! let a = Matrix::from_fn(2, 5, |i, j| (i + j) as f64 + (i * j) as f64 * 0.5 + 1.0);
 //! let (d, b) = (vec![1.0; 5], vec![1.0, 2.0, 0.0, -1.0, 3.0]);
-//! let s = gpu.least_squares(&a, &d, &b, &SolveOptions::default())?;
+//! let s = gpu.least_squares(&a, &d, &b, SolveOptions::default())?;
 //! assert!(s.converged && s.x.len() == 2);
 //! # Ok::<(), symraster::Error>(())
 //! ```

@@ -328,14 +328,14 @@ fn spd_solve<'py>(
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         match (&c, &b) {
-            (Mat::F64(c), Vector::F64(b)) => gpu.spd_solve(c, b, &solve),
-            (Mat::F32(c), Vector::F32(b)) => gpu.spd_solve(c, b, &solve),
+            (Mat::F64(c), Vector::F64(b)) => gpu.spd_solve(c, b, solve),
+            (Mat::F32(c), Vector::F32(b)) => gpu.spd_solve(c, b, solve),
             (Mat::F64(c), Vector::F32(b)) => gpu.spd_solve(
                 c,
                 &b.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
-                &solve,
+                solve,
             ),
-            (Mat::F32(c), Vector::F64(b)) => gpu.spd_solve(&c.to_f64(), b, &solve),
+            (Mat::F32(c), Vector::F64(b)) => gpu.spd_solve(&c.to_f64(), b, solve),
         }
     });
     let (s, seconds) = finish(py, outcome)?;
@@ -363,8 +363,8 @@ fn least_squares<'py>(
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         match (&a, &w, &y) {
-            (Mat::F64(a), Vector::F64(w), Vector::F64(y)) => gpu.least_squares(a, w, y, &solve),
-            (Mat::F32(a), Vector::F32(w), Vector::F32(y)) => gpu.least_squares(a, w, y, &solve),
+            (Mat::F64(a), Vector::F64(w), Vector::F64(y)) => gpu.least_squares(a, w, y, solve),
+            (Mat::F32(a), Vector::F32(w), Vector::F32(y)) => gpu.least_squares(a, w, y, solve),
             _ => Err(symraster::InputError::InvalidOption(
                 "x, w and y must share one dtype".into(),
             )

@@ -43,10 +43,10 @@ impl Gpu {
         a: &Matrix<T>,
         d: &[T],
         b: &[T],
-        options: &SolveOptions,
+        options: SolveOptions,
     ) -> Result<Solution> {
         let (a, d, b) = (double(a), double_vec(d), double_vec(b));
-        self.least_squares_f64(&a, &d, &b, options)
+        self.least_squares_f64(&a, &d, &b, &options)
     }
 
     /// [`Gpu::least_squares`] in f64.

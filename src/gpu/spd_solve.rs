@@ -40,7 +40,7 @@ impl Gpu {
     /// let gpu = Gpu::new()?;
     /// let c = Matrix::from_row_major(3, 3, vec![4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0])?;
     /// let b = [1.0, 2.0, 3.0];
-    /// let s = gpu.spd_solve(&c, &b, &SolveOptions::default())?;
+    /// let s = gpu.spd_solve(&c, &b, SolveOptions::default())?;
     /// let r: Vec<f64> = c.mul_vec(&s.x)?.iter().zip(&b).map(|(cx, b)| cx - b).collect();
     /// assert!(s.converged && r.iter().all(|r| r.abs() < 1e-13));
     /// # Ok::<(), symraster::Error>(())
@@ -49,10 +49,11 @@ impl Gpu {
         &self,
         c: &Matrix<T>,
         b: &[T],
-        options: &SolveOptions,
+        options: SolveOptions,
     ) -> Result<Solution> {
         let (c, b) = (double(c), double_vec(b));
         let (c, b) = (&*c, &b[..]);
+        let options = &options;
         options.validate()?;
         check_non_empty("C", c)?;
         check_square("C", c, "(a symmetric matrix)")?;

@@ -22,7 +22,7 @@ fn refined_solution_matches_double_cpu_solve() {
     for m in [16, 64] {
         let p = random_least_squares(11, m);
         let s = gpu
-            .least_squares(&p.a, &p.d, &p.b, &SolveOptions::paper())
+            .least_squares(&p.a, &p.d, &p.b, SolveOptions::paper())
             .unwrap();
         let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
         let x0_error = relative_error_vec(&s.x0, &x_cpu);
@@ -51,7 +51,7 @@ fn plain_reference_agrees_at_small_order() {
     let gpu = Gpu::new().unwrap();
     let p = random_least_squares(5, 12);
     let s = gpu
-        .least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
+        .least_squares(&p.a, &p.d, &p.b, SolveOptions::new())
         .unwrap();
     let x_ref = solve_normal_equations_reference(&p.a, &p.d, &p.b).unwrap();
     let error = relative_error_vec(&s.x, &x_ref);
@@ -66,7 +66,7 @@ fn residuals_contract_for_random_problem() {
     let gpu = Gpu::new().unwrap();
     let p = random_least_squares(12, 48);
     let s = gpu
-        .least_squares(&p.a, &p.d, &p.b, &SolveOptions::new())
+        .least_squares(&p.a, &p.d, &p.b, SolveOptions::new())
         .unwrap();
     assert!(s.iterations >= 2, "{:?}", s.residuals);
     for w in s.residuals.windows(2) {
@@ -82,9 +82,9 @@ fn ill_conditioned_needs_more_iterations() {
     let ill = ill_conditioned_least_squares(21, m);
     let opts = SolveOptions::new();
     let s_random = gpu
-        .least_squares(&random.a, &random.d, &random.b, &opts)
+        .least_squares(&random.a, &random.d, &random.b, opts)
         .unwrap();
-    let s_ill = gpu.least_squares(&ill.a, &ill.d, &ill.b, &opts).unwrap();
+    let s_ill = gpu.least_squares(&ill.a, &ill.d, &ill.b, opts).unwrap();
     assert!(s_random.converged && s_ill.converged);
     assert!(
         s_ill.iterations > s_random.iterations,
@@ -116,7 +116,7 @@ fn rank_deficient_a_is_reported_not_solved() {
             p.a[(row, k)] = p.a[(row - 1, k)];
         }
         for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-            match gpu.least_squares(&p.a, &p.d, &p.b, &opts) {
+            match gpu.least_squares(&p.a, &p.d, &p.b, opts) {
                 Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }))
                 | Err(Error::Numerical(NumericalError::NumericallySingular { column, .. }))
                 | Err(Error::Numerical(NumericalError::SingularToDouble { column, .. })) => {
@@ -138,7 +138,7 @@ fn reaching_the_limit_is_reported() {
         .epsilon(1e-300)
         .max_iterations(1)
         .fallback(false);
-    let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
+    let s = gpu.least_squares(&p.a, &p.d, &p.b, opts).unwrap();
     assert!(!s.converged);
     assert_eq!(s.fallback, None);
     assert_eq!(s.iterations, 1);
@@ -155,34 +155,34 @@ fn bad_inputs_give_typed_errors() {
     let p = random_least_squares(51, 4);
     let opts = SolveOptions::new();
     assert!(matches!(
-        gpu.least_squares(&p.a, &p.d[..7], &p.b, &opts),
+        gpu.least_squares(&p.a, &p.d[..7], &p.b, opts),
         Err(Error::Input(InputError::Shape(_)))
     ));
     assert!(matches!(
-        gpu.least_squares(&p.a, &p.d, &p.b[..3], &opts),
+        gpu.least_squares(&p.a, &p.d, &p.b[..3], opts),
         Err(Error::Input(InputError::Shape(_)))
     ));
     let mut a = p.a.clone();
     a[(2, 3)] = f64::NAN;
     assert!(matches!(
-        gpu.least_squares(&a, &p.d, &p.b, &opts),
+        gpu.least_squares(&a, &p.d, &p.b, opts),
         Err(Error::Input(InputError::NonFinite { .. }))
     ));
     let mut a_inf = p.a.clone();
     a_inf[(1, 1)] = 1e300; // finite in f64, but no power-of-two scale brings A into f32
     a_inf[(2, 2)] = 1e-300;
     assert!(matches!(
-        gpu.least_squares(&a_inf, &p.d, &p.b, &opts),
+        gpu.least_squares(&a_inf, &p.d, &p.b, opts),
         Err(Error::Input(InputError::NonFinite { .. }))
             | Err(Error::Numerical(NumericalError::OutOfRange { .. }))
     ));
     let empty = Matrix::<f64>::zeros(0, 0);
     assert!(matches!(
-        gpu.least_squares(&empty, &[], &[], &opts),
+        gpu.least_squares(&empty, &[], &[], opts),
         Err(Error::Input(InputError::Empty { .. }))
     ));
     assert!(matches!(
-        gpu.least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(0)),
+        gpu.least_squares(&p.a, &p.d, &p.b, opts.max_iterations(0)),
         Err(Error::Input(InputError::InvalidOption(_)))
     ));
 }
@@ -195,7 +195,7 @@ fn packed_format_solves_too() {
         let p = random_least_squares(61, m);
         let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
         for (method, opts) in each_method(&gpu, SolveOptions::new().format(Format::Packed)) {
-            let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
+            let s = gpu.least_squares(&p.a, &p.d, &p.b, opts).unwrap();
             let error = relative_error_vec(&s.x, &x_cpu);
             let x0_error = relative_error_vec(&s.x0, &x_cpu);
             assert!(s.converged, "{method} m = {m}");
@@ -229,7 +229,7 @@ fn default_stopping_rule_does_not_depend_on_scale() {
             for v in p.a.as_mut_slice() {
                 *v *= scale;
             }
-            let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
+            let s = gpu.least_squares(&p.a, &p.d, &p.b, opts).unwrap();
             let expected: Vec<f64> = x_cpu.iter().map(|x| x / scale).collect();
             let error = relative_error_vec(&s.x, &expected);
             assert!(
@@ -252,7 +252,7 @@ fn default_stopping_rule_does_not_depend_on_scale() {
                 s.forward_error_estimate
             );
             default_steps.push(s.iterations);
-            let paper = gpu.least_squares(&p.a, &p.d, &p.b, &paper_opts).unwrap();
+            let paper = gpu.least_squares(&p.a, &p.d, &p.b, paper_opts).unwrap();
             paper_steps.push(paper.iterations);
         }
         let spread = |v: &[usize]| v.iter().max().unwrap() - v.iter().min().unwrap();
@@ -276,7 +276,7 @@ fn stagnation_and_the_limit_fall_back_to_double() {
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
         // A zero tolerance cannot be met: the corrections stop shrinking at rounding level.
         let s = gpu
-            .least_squares(&p.a, &p.d, &p.b, &opts.tolerance(0.0))
+            .least_squares(&p.a, &p.d, &p.b, opts.tolerance(0.0))
             .unwrap();
         assert!(
             matches!(s.fallback, Some(Fallback::Stagnated { .. })),
@@ -288,7 +288,7 @@ fn stagnation_and_the_limit_fall_back_to_double() {
         assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-12);
         // One step is not enough for the default test: the limit hands over, and the f64 solve meets it.
         let s = gpu
-            .least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(1))
+            .least_squares(&p.a, &p.d, &p.b, opts.max_iterations(1))
             .unwrap();
         assert_eq!(
             (s.iterations, s.fallback),
@@ -298,7 +298,7 @@ fn stagnation_and_the_limit_fall_back_to_double() {
         assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-12);
         // Without the fallback the same call reports the limit instead.
         let s = gpu
-            .least_squares(&p.a, &p.d, &p.b, &opts.max_iterations(1).fallback(false))
+            .least_squares(&p.a, &p.d, &p.b, opts.max_iterations(1).fallback(false))
             .unwrap();
         assert!(!s.converged && s.fallback.is_none());
     }
@@ -321,7 +321,7 @@ fn data_outside_single_range_is_scaled_not_refused() {
         }
         let expected: Vec<f64> = x_cpu.iter().map(|x| x / a_scale).collect();
         for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-            let s = gpu.least_squares(&p.a, &p.d, &p.b, &opts).unwrap();
+            let s = gpu.least_squares(&p.a, &p.d, &p.b, opts).unwrap();
             let error = relative_error_vec(&s.x, &expected);
             assert!(
                 s.converged && s.fallback.is_none(),

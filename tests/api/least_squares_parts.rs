@@ -23,7 +23,7 @@ fn split_storage_solves_as_one_buffer_does() {
     for format in [Format::Full, Format::Packed] {
         let mut options = SolveOptions::new().format(format);
         options.gpu = options.gpu.method(Method::Tiled);
-        let s = gpu.least_squares(&p.a, &p.d, &p.b, &options).unwrap();
+        let s = gpu.least_squares(&p.a, &p.d, &p.b, options).unwrap();
         assert!(s.converged && s.fallback.is_none(), "{format}: {s:?}");
         let e = relative_error_vec(&s.x, &x_cpu);
         assert!(e < 1e-10, "{format}: error {e:.2e} against the f64 solve");

@@ -30,7 +30,7 @@ fn right_sides_of_any_scale_solve_and_scale_exactly() {
     let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
         let solve = |b: &[f64]| {
-            gpu.least_squares(&p.a, &p.d, b, &opts)
+            gpu.least_squares(&p.a, &p.d, b, opts)
                 .unwrap_or_else(|e| panic!("{method}: {e}"))
         };
         let base = solve(&p.b);
@@ -79,13 +79,13 @@ fn zero_right_sides_and_solutions_beyond_double() {
     }
     let huge_b: Vec<f64> = p.b.iter().map(|v| v * 1e300).collect();
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        let s = gpu.least_squares(&p.a, &p.d, &[0.0; 12], &opts).unwrap();
+        let s = gpu.least_squares(&p.a, &p.d, &[0.0; 12], opts).unwrap();
         assert!(
             s.converged && s.x.iter().all(|&v| v == 0.0),
             "{method}: {:?}",
             s.x
         );
-        match gpu.least_squares(&tiny_a, &p.d, &huge_b, &opts) {
+        match gpu.least_squares(&tiny_a, &p.d, &huge_b, opts) {
             Err(e @ Error::Numerical(NumericalError::SolutionOutOfRange { .. })) => {
                 assert!(e.to_string().contains("double precision's range"), "{e}")
             }
@@ -105,7 +105,7 @@ fn non_finite_right_sides_are_refused() {
         for (method, opts) in each_method(&gpu, SolveOptions::new()) {
             assert!(
                 matches!(
-                    gpu.least_squares(&p.a, &p.d, &b, &opts),
+                    gpu.least_squares(&p.a, &p.d, &b, opts),
                     Err(Error::Input(InputError::NonFinite { .. }))
                 ),
                 "{method}: b with {bad}"
@@ -151,13 +151,13 @@ fn singular_products_are_refused_up_front() {
     }
     let wide = Matrix::from_fn(12, 10, |i, j| p.a[(i, j)]);
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        match gpu.least_squares(&p.a, &d, &p.b, &opts) {
+        match gpu.least_squares(&p.a, &d, &p.b, opts) {
             Err(e @ Error::Numerical(NumericalError::SingularProduct { nonzero: 9, .. })) => {
                 assert!(e.to_string().contains("only 9 of d's 24 entries"), "{e}")
             }
             other => panic!("{method}: 9 non-zero weights, m = 12: {other:?}"),
         }
-        match gpu.least_squares(&wide, &p.d[..10], &p.b[..10], &opts) {
+        match gpu.least_squares(&wide, &p.d[..10], &p.b[..10], opts) {
             Err(e @ Error::Numerical(NumericalError::SingularProduct { m: 12, n: 10, .. })) => {
                 assert!(e.to_string().contains("because n < m"), "{e}")
             }
@@ -176,7 +176,7 @@ fn a_dependent_row_is_an_error() {
         p.a[(10, k)] = p.a[(3, k)] + p.a[(7, k)];
     }
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        match gpu.least_squares(&p.a, &p.d, &p.b, &opts) {
+        match gpu.least_squares(&p.a, &p.d, &p.b, opts) {
             Err(Error::Numerical(
                 NumericalError::NotPositiveDefinite { .. }
                 | NumericalError::NumericallySingular { .. }
@@ -246,7 +246,7 @@ fn ill_conditioned_spd_falls_back_to_double() {
         .collect();
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
         let s = gpu
-            .least_squares(&a, &d, &b, &opts)
+            .least_squares(&a, &d, &b, opts)
             .unwrap_or_else(|e| panic!("{method}: {e}"));
         assert!(
             matches!(s.fallback, Some(Fallback::SingleFactorFailed { .. })),
@@ -265,8 +265,7 @@ fn ill_conditioned_spd_falls_back_to_double() {
         assert!(s.forward_error_estimate >= error / 10.0, "{method}");
         // Without the fallback the f32 failure is the error.
         assert!(
-            gpu.least_squares(&a, &d, &b, &opts.fallback(false))
-                .is_err(),
+            gpu.least_squares(&a, &d, &b, opts.fallback(false)).is_err(),
             "{method}"
         );
     }
@@ -292,7 +291,7 @@ fn indefinite_product_names_its_column_after_the_fallback() {
     let mut d = p.d[..16].to_vec();
     d[15] = -1.0;
     for (method, opts) in each_method(&gpu, SolveOptions::new()) {
-        match gpu.least_squares(&a, &d, &p.b[..16], &opts) {
+        match gpu.least_squares(&a, &d, &p.b[..16], opts) {
             Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
                 assert_eq!(column, 5, "{method}");
                 assert!(pivot < 0.0, "{method}: pivot {pivot}");

@@ -35,7 +35,7 @@ fn solves_to_double_accuracy_on_every_method_and_format() {
         for method in gpu.methods() {
             for format in [Format::Full, Format::Packed] {
                 let options = SolveOptions::new().gpu(Options::new(format).method(method));
-                let s = gpu.spd_solve(&c, &b, &options).unwrap();
+                let s = gpu.spd_solve(&c, &b, options).unwrap();
                 assert!(s.converged, "{method} {format} m {m}: {s:?}");
                 assert!(s.fallback.is_none(), "{method} {format} m {m}: {s:?}");
                 let e = relative_error_vec(&s.x, &x_ref);
@@ -50,7 +50,7 @@ fn solves_to_double_accuracy_on_every_method_and_format() {
                 );
                 // b scaled by a power of two gives x scaled by it, exactly.
                 let b2: Vec<f64> = b.iter().map(|v| v * 2f64.powi(-600)).collect();
-                let s2 = gpu.spd_solve(&c, &b2, &options).unwrap();
+                let s2 = gpu.spd_solve(&c, &b2, options).unwrap();
                 for (x, x2) in s.x.iter().zip(&s2.x) {
                     assert_eq!(*x2, x * 2f64.powi(-600));
                 }
@@ -68,7 +68,7 @@ fn c_of_any_scale_and_ill_conditioned_c_solve() {
     let x_ref = reference_solve(&base, &b);
     for scale in [1e-200f64, 1e-30, 1e40, 1e250] {
         let c = base.map(|v| v * scale);
-        let s = gpu.spd_solve(&c, &b, &SolveOptions::default()).unwrap();
+        let s = gpu.spd_solve(&c, &b, SolveOptions::default()).unwrap();
         let x: Vec<f64> = s.x.iter().map(|v| v * scale).collect();
         let e = relative_error_vec(&x, &x_ref);
         assert!(s.converged && e < 1e-12, "scale {scale:e}: error {e:.2e}");
@@ -82,7 +82,7 @@ fn c_of_any_scale_and_ill_conditioned_c_solve() {
         (0..m).map(|k| q[(i, k)] * d[k] * q[(j, k)]).sum::<f64>()
     });
     let x_ref = reference_solve(&c, &b);
-    let s = gpu.spd_solve(&c, &b, &SolveOptions::default()).unwrap();
+    let s = gpu.spd_solve(&c, &b, SolveOptions::default()).unwrap();
     let e = relative_error_vec(&s.x, &x_ref);
     assert!(s.converged, "{s:?}");
     assert!(
@@ -100,7 +100,7 @@ fn not_positive_definite_and_bad_input_are_errors() {
     let b = rhs(9, 6);
     for fallback in [false, true] {
         let e = gpu
-            .spd_solve(&c, &b, &SolveOptions::new().fallback(fallback))
+            .spd_solve(&c, &b, SolveOptions::new().fallback(fallback))
             .unwrap_err();
         assert!(
             matches!(
@@ -112,20 +112,20 @@ fn not_positive_definite_and_bad_input_are_errors() {
     }
     let c = spd(8, 6);
     assert!(matches!(
-        gpu.spd_solve(&c, &b[..5], &SolveOptions::default()),
+        gpu.spd_solve(&c, &b[..5], SolveOptions::default()),
         Err(Error::Input(_))
     ));
     let mut bad = b.clone();
     bad[2] = f64::NAN;
     assert!(matches!(
-        gpu.spd_solve(&c, &bad, &SolveOptions::default()),
+        gpu.spd_solve(&c, &bad, SolveOptions::default()),
         Err(Error::Input(_))
     ));
     assert!(matches!(
         gpu.spd_solve(
             &Matrix::<f64>::zeros(2, 3),
             &b[..2],
-            &SolveOptions::default()
+            SolveOptions::default()
         ),
         Err(Error::Input(_))
     ));
@@ -133,7 +133,7 @@ fn not_positive_definite_and_bad_input_are_errors() {
     let mut garbage = c.clone();
     garbage[(0, 5)] = f64::NAN;
     let x = gpu
-        .spd_solve(&garbage, &b, &SolveOptions::default())
+        .spd_solve(&garbage, &b, SolveOptions::default())
         .unwrap()
         .x;
     assert!(relative_error_vec(&x, &reference_solve(&c, &b)) < 1e-12);

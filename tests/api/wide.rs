@@ -111,7 +111,7 @@ fn least_squares_with_300000_observations_converges_to_f64() {
         for format in [Format::Full, Format::Packed] {
             let options = SolveOptions::new().gpu(Options::new(format).method(method));
             let s = gpu
-                .least_squares(&a, &d, &b, &options)
+                .least_squares(&a, &d, &b, options)
                 .unwrap_or_else(|e| panic!("{method} {format:?}: {e}"));
             let e = relative_error_vec(&s.x, &x_ref);
             assert!(

@@ -75,7 +75,7 @@ fn wide_least_squares_on_the_drawing_methods_converges_to_f64() {
     for method in [Method::Faithful, Method::Blocked] {
         let options = SolveOptions::new().gpu(Options::new(Format::Packed).method(method));
         let s = gpu
-            .least_squares(&a, &d, &b, &options)
+            .least_squares(&a, &d, &b, options)
             .unwrap_or_else(|e| panic!("{method}: {e}"));
         assert!(s.converged, "{method}: criteria {:?}", s.criteria);
         let e = relative_error_vec(&s.x, &x_ref);

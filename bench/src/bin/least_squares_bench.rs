@@ -42,9 +42,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let p = random_least_squares(1, m);
         let options = SolveOptions::paper();
         let mut gpu_s = f64::INFINITY;
-        let mut solution = gpu.least_squares(&p.a, &p.d, &p.b, &options)?;
+        let mut solution = gpu.least_squares(&p.a, &p.d, &p.b, options)?;
         for _ in 0..3 {
-            solution = gpu.least_squares(&p.a, &p.d, &p.b, &options)?;
+            solution = gpu.least_squares(&p.a, &p.d, &p.b, options)?;
             gpu_s = gpu_s.min(solution.timings.total.as_secs_f64());
         }
         let mut faer_s = f64::INFINITY;

@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let b: Vec<f64> = (0..n).map(|_| u()).collect();
                     let gpu = &gpu;
                     let options = &options;
-                    (n, Box::new(move || gpu.least_squares(&a, &d, &b, options)))
+                    (n, Box::new(move || gpu.least_squares(&a, &d, &b, *options)))
                 }
                 "spd" => {
                     let mut c = Matrix::from_fn(m, m, |_, _| rng.random_range(-1.0..1.0));
@@ -67,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let b: Vec<f64> = (0..m).map(|_| rng.random_range(0.0..1.0)).collect();
                     let gpu = &gpu;
                     let options = &options;
-                    (m, Box::new(move || gpu.spd_solve(&c, &b, options)))
+                    (m, Box::new(move || gpu.spd_solve(&c, &b, *options)))
                 }
                 "solve" => {
                     // One solve with a factor kept on the GPU (what each refinement step and

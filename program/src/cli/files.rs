@@ -288,7 +288,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     let gpu_options = options(args.format, args.method);
     let method = gpu_options.method_on(&gpu, m, n)?;
     let solve_options = args.refinement.options(gpu_options);
-    let outcome = gpu.least_squares(&a, &d, &b, &solve_options)?;
+    let outcome = gpu.least_squares(&a, &d, &b, solve_options)?;
     write_solution(&outcome, &args.output, gpu_options.format, method, &gpu)
 }
 
@@ -320,7 +320,7 @@ pub fn spd_solve(args: SpdSolveArgs) -> Result<()> {
     let gpu_options = options(args.format, args.method);
     let method = gpu_options.method_on(&gpu, m, 0)?;
     let solve_options = args.refinement.options(gpu_options);
-    let outcome = gpu.spd_solve(&c, &b, &solve_options)?;
+    let outcome = gpu.spd_solve(&c, &b, solve_options)?;
     write_solution(&outcome, &args.output, gpu_options.format, method, &gpu)
 }
 

@@ -161,7 +161,7 @@ pub fn run(gpu: &Gpu, config: &Config) -> Result<Report> {
             gpu,
             &config.sizes.tables,
             &config.out,
-            &symraster::SolveOptions::paper(),
+            symraster::SolveOptions::paper(),
             tables::DEFAULT_SEED,
             &|m| vendor_time(&vendor, "wls", m),
         )?;

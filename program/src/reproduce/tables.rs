@@ -192,7 +192,7 @@ pub fn measure(
     gpu: &Gpu,
     kind: ProblemKind,
     m: usize,
-    options: &SolveOptions,
+    options: SolveOptions,
     methods: &[Method],
     seed: u64,
 ) -> Result<Vec<TableRow>> {
@@ -210,7 +210,7 @@ pub fn measure(
             let options = options.gpu(options.gpu.method(method));
             // The faster of two solves (as the CPU's best of three): the first at a new size
             // also pays for first-touch allocations and kernel variants compiled for it.
-            let solve = || gpu.least_squares(&p.a, &p.d, &p.b, &options);
+            let solve = || gpu.least_squares(&p.a, &p.d, &p.b, options);
             let solution = match solve().and_then(|first| {
                 let second = solve()?;
                 Ok(if second.timings.total < first.timings.total {
@@ -264,7 +264,7 @@ pub fn table(
     gpu: &Gpu,
     kind: ProblemKind,
     sizes: &[usize],
-    options: &SolveOptions,
+    options: SolveOptions,
     seed: u64,
 ) -> Result<Vec<TableRow>> {
     let methods = table_methods(gpu);
@@ -323,7 +323,7 @@ pub fn to_markdown(
     kind: ProblemKind,
     rows: &[TableRow],
     device: &str,
-    options: &SolveOptions,
+    options: SolveOptions,
 ) -> String {
     let mut out = format!(
         "## Table {}: {}\n\nMeasured here: {device}. n = 2m; ε = {:e}, at most {} iterations, \
@@ -413,7 +413,7 @@ pub fn write_tables(
     gpu: &Gpu,
     sizes: &[usize],
     out_dir: &Path,
-    options: &SolveOptions,
+    options: SolveOptions,
     seed: u64,
     torch_s: &dyn Fn(usize) -> Option<f64>,
 ) -> Result<Tables> {
@@ -487,7 +487,7 @@ mod tests {
             ProblemKind::IllConditioned,
             &[row],
             "test",
-            &SolveOptions::paper(),
+            SolveOptions::paper(),
         );
         assert!(
             md.contains("| 64 | faithful |") && md.contains("3 (not converged)"),
@@ -516,7 +516,7 @@ mod tests {
             ProblemKind::IllConditioned,
             &[row],
             "test",
-            &SolveOptions::paper(),
+            SolveOptions::paper(),
         );
         assert!(md.contains("f32 factor failed (column 3903)"), "{md}");
     }
