@@ -95,9 +95,10 @@
 //! the f64 CPU references; [`error`] the typed errors. The rest is internal: `pub(crate)`,
 //! and public but hidden from these docs only with the `internals` feature (not API, nothing
 //! there is stable: for the program's debugger and reproduction, the benchmarks and the tests
-//! of the internals): the
-//! paper's draw geometry as data (`geometry`), the fragment kernel table (`kernels`) and pass
-//! runner (`execution`), the blocked and tiled methods (`blocked`, `tiled`), inversion, sign
+//! of the internals): the paper's method as data (`faithful`: each figure's draw geometry),
+//! the fragment-pass machinery it shares with the blocked method (`draw`: the kernel table,
+//! plans and the pass runner), the blocked and tiled methods (`blocked`, `tiled`), the compute
+//! kernel table (`compute_kernels`), inversion, sign
 //! and Lyapunov on the tiled kernels (`inverse`), the RAII OpenGL layer (`gl`), the timing and
 //! CPU baselines of the benchmarks (`timing`, `baseline`) and the seeded test problems
 //! (`problems`). The `symraster` program (command line, debugger, window, reproduction) is a
