@@ -1,4 +1,4 @@
-"""Vendor baseline for examples/tiled_bench on the same GPU: torch fp32 (TF32 off) (A·d)·Aᵀ
+"""Vendor baseline for bench/src/bin/tiled_bench.rs on the same GPU: torch fp32 (TF32 off) (A·d)·Aᵀ
 (the full product) and torch.linalg.cholesky, median of CUDA-event times after a warm-up.
 Prints CSV rows like tiled_bench's (GFLOP/s on the same useful flop counts: m(m+1)·n for
 assembly, m³/3 for Cholesky).  Usage: python3 tiled_torch_baseline.py mxn ..."""

@@ -140,6 +140,7 @@ internal_modules! {
 }
 
 pub mod batched;
+mod cpu;
 pub mod error;
 mod format;
 pub mod gpu;

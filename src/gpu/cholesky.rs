@@ -366,8 +366,8 @@ pub(crate) fn restate_failure(e: Error, lower: impl Fn(usize, usize) -> f64) -> 
     let leading = Matrix::from_fn(column + 1, column + 1, |i, j| {
         if i >= j { lower(i, j) } else { 0.0 }
     });
-    let mut c = crate::baseline::to_faer(&leading);
-    if let Err(e) = crate::baseline::cholesky_in_place(&mut c, faer::Par::Seq) {
+    let mut c = crate::cpu::to_faer(&leading);
+    if let Err(e) = crate::cpu::cholesky_in_place(&mut c, faer::Par::Seq) {
         return e;
     }
     let pivot = |j: usize| c[(j, j)].powi(2);

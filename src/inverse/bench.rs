@@ -37,7 +37,7 @@ pub struct InverseTiming {
 }
 
 /// A stable nonsymmetric test matrix of order s for the sign function and Lyapunov
-/// (examples/sign_timing.rs, sign_phases.rs): −(the SPD test matrix)/s plus a skew part, with
+/// (bench/src/bin/sign_timing.rs, sign_phases.rs): −(the SPD test matrix)/s plus a skew part, with
 /// eigenvalues' real parts in about [−1.5, −0.5].
 pub fn stable_test_matrix(s: usize) -> Matrix<f64> {
     let spd = test_matrix(Kind::Spd, s).symmetric_from_lower();

@@ -3,7 +3,7 @@
 //! refinement falls back to when the f32 one fails (as LAPACK's dsposv falls back to dpotrf).
 
 use super::Kind;
-use crate::baseline::{cholesky_in_place, from_faer, par, to_faer};
+use crate::cpu::{cholesky_in_place, from_faer, par, to_faer};
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
 use faer::linalg::cholesky::llt::factor::LltError;

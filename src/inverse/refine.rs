@@ -5,7 +5,7 @@
 //! diverge or gain too little: the f32 inverse is returned as is, `refined` false) and stops
 //! when the residual no longer halves. Each step costs 4s³ flops in f64 on the CPU (faer).
 
-use crate::baseline::{from_faer, to_faer};
+use crate::cpu::{from_faer, to_faer};
 use crate::matrix::Matrix;
 use faer::Mat;
 

@@ -17,7 +17,7 @@
 pub use super::kernels::double::PolishCorrection;
 use super::kernels::double::DoubleWork;
 use super::{InverseMethod, Inverter, Kind, check_input};
-use crate::baseline::to_faer;
+use crate::cpu::to_faer;
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::matrix::Matrix;
 

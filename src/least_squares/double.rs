@@ -8,7 +8,7 @@ use super::{
     Criterion, Fallback, Solution, SolveOptions, Timings, estimate_inverse_norm_1, estimate_norm_1,
     refine,
 };
-use crate::baseline;
+use crate::cpu;
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::scaling::{norm_inf, norm2, times_power_of_two};
@@ -38,10 +38,10 @@ impl DoubleFactor {
         let par = faer::get_global_parallelism();
         let a_mat = Mat::from_fn(m, a.cols(), |i, k| a[(i, k)] * a_scale);
         let scaled_d: Vec<f64> = d.iter().map(|v| v * d_scale).collect();
-        let scaled = baseline::scale_columns(&a_mat, &scaled_d);
+        let scaled = cpu::scale_columns(&a_mat, &scaled_d);
         let mut c = Mat::<f64>::zeros(m, m);
-        baseline::assemble_lower_into(&mut c, &a_mat, &scaled, par);
-        baseline::cholesky_in_place(&mut c, par)?;
+        cpu::assemble_lower_into(&mut c, &a_mat, &scaled, par);
+        cpu::cholesky_in_place(&mut c, par)?;
         Ok(Self {
             l: c,
             a_scale,
@@ -54,7 +54,7 @@ impl DoubleFactor {
     pub(crate) fn of_symmetric(c: &Matrix<f64>, scale: f64) -> Result<Self> {
         let m = c.rows();
         let mut l = Mat::from_fn(m, m, |i, j| if i >= j { c[(i, j)] * scale } else { 0.0 });
-        baseline::cholesky_in_place(&mut l, faer::get_global_parallelism())?;
+        cpu::cholesky_in_place(&mut l, faer::get_global_parallelism())?;
         Ok(Self {
             l,
             a_scale: 1.0,

@@ -3,7 +3,7 @@
 //! paper used MATLAB with Intel MKL); the plain Algorithms 2 and 4 serve small checks.
 
 use super::{NormalEquations, check_problem};
-use crate::baseline;
+use crate::cpu;
 use crate::error::Result;
 use crate::matrix::Matrix;
 use crate::reference;
@@ -18,11 +18,11 @@ pub fn solve_normal_equations_faer(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Res
     check_problem(a, d, b)?;
     let m = a.rows();
     let par = faer::get_global_parallelism();
-    let a_mat = baseline::to_faer(a);
-    let scaled = baseline::scale_columns(&a_mat, d);
+    let a_mat = cpu::to_faer(a);
+    let scaled = cpu::scale_columns(&a_mat, d);
     let mut c = Mat::<f64>::zeros(m, m);
-    baseline::assemble_lower_into(&mut c, &a_mat, &scaled, par);
-    baseline::cholesky_in_place(&mut c, par)?;
+    cpu::assemble_lower_into(&mut c, &a_mat, &scaled, par);
+    cpu::cholesky_in_place(&mut c, par)?;
     let g = NormalEquations::new(a, d, b).rhs().to_vec();
     let mut rhs = Mat::from_fn(m, 1, |i, _| g[i]);
     let mut buffer = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, 1, par));

@@ -9,18 +9,17 @@
 /// with the schedule of the time (measured in docs/results.md).
 pub const DIAG_BLOCK: usize = 32;
 
-/// The diagonal blocks' order with the GPUs' kernels ([`KernelConfig::default_diagonal_block`]):
-/// the fastest of 32, 64 and 128 (`figures/h200/experiments/cholesky_sweep.csv`). The
-/// measurements of 64 above (slower than 32) ran a schedule
-/// that packed its inner updates (depth 64) and so never fused them with the next block: 245
-/// launches at m = 4096 where 32 took 269; now 64 takes 134 and 32 takes 262, and the diagonal
+/// The diagonal blocks' order with the GPUs' kernels
+/// ([`KernelConfig::default_diagonal_block`](super::KernelConfig::default_diagonal_block)): the
+/// fastest of 32, 64 and 128 (`figures/h200/experiments/cholesky_sweep.csv`); with the inner
+/// updates fused into the next block, 64 needs about half the launches of 32, and the diagonal
 /// factor's cost per column, not the block's order, sets the serial part
-/// (`figures/h200/experiments/cholesky_dispatch_profile.txt`). `scripts/h200_cholesky.sh`
-/// times 32, 64 and 128 in one run.
+/// (`figures/h200/experiments/cholesky_dispatch_profile.txt`). `scripts/bench cholesky` times
+/// 32, 64 and 128 in one run.
 pub const GPU_DIAG_BLOCK: usize = 64;
 
 /// The chained Cholesky's tile order with the GPUs' kernels
-/// ([`KernelConfig::default_chain_tile`]), apart from the blocked factor's [`GPU_DIAG_BLOCK`]:
+/// ([`KernelConfig::default_chain_tile`](super::KernelConfig::default_chain_tile)), apart from the blocked factor's [`GPU_DIAG_BLOCK`]:
 /// with the look-ahead and the fold, tiles of 32 beat 64 in the chain and in the split's
 /// leaves, while the blocked factor (RFP's) is faster on 64
 /// (`figures/h200/experiments/chain_ahead.csv`).
@@ -86,8 +85,8 @@ pub const PANELS_AUTO_OUTER: usize = 1024;
 
 /// The Cholesky's schedule on GPUs where the tuning names none (software renderers keep
 /// [`CholeskySchedule::Blocked`]): one line to revert to Blocked, or to take
-/// [`CholeskySchedule::Split`] (the chain up to its order, halves above, RFP's too) once the
-/// H200 run of `scripts/h200_cholesky_split.sh` favours it.
+/// [`CholeskySchedule::Split`] (the chain up to its order, halves above, RFP's too) where
+/// `scripts/bench cholesky_split` on the H200 favours it.
 pub const GPU_CHOLESKY_SCHEDULE: CholeskySchedule = CholeskySchedule::Auto;
 
 impl CholeskySchedule {

@@ -28,7 +28,7 @@ pub enum DoubleTile {
     /// 128 x 128, 8 x 8 per invocation, depth slices of 8.
     Large,
     /// 64 x 128, 4 x 8 per invocation, depth slices of 8 (Medium's registers, the other way
-    /// round: B's slice is the wider one). A variant for the sweep (examples/dgemm_bench.rs).
+    /// round: B's slice is the wider one). A variant for the sweep (bench/src/bin/dgemm_bench.rs).
     Wide,
     /// 128 x 64, 8 x 4 per invocation, depth slices of 4: half Medium's shared memory (more
     /// resident work groups) for twice the barriers. A variant for the sweep.
