@@ -60,6 +60,14 @@ import numpy as np
 import torch
 
 
+
+def csv_field(text):
+    """One CSV field, quoted (RFC 4180) where it holds a comma or a quote."""
+    text = str(text)
+    if "," in text or '"' in text:
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
 def sizes(text):
     if text in ("", None):
         return []
@@ -137,7 +145,7 @@ def parity(args):
         mine = "" if best is None else f"{best[0]:.4f}"
         ratio = "" if best is None else f"{best[0] / vendor_ms:.3f}"
         note = vendor if best is None or op == "cholesky_solve" else f"{vendor} (ours {best[1]})"
-        rows.append(f"{op},{m},{n},{rhs},{mine},{note},{vendor_ms:.4f},{ratio}")
+        rows.append(f"{op},{m},{n},{rhs},{mine},{csv_field(note)},{vendor_ms:.4f},{ratio}")
         print(rows[-1], file=sys.stderr, flush=True)
 
     rng = np.random.default_rng(1)
@@ -175,7 +183,7 @@ def apps(args):
 
     def add(op, m, n, vendor, vendor_ms, key):
         mine = ours.get(key)
-        rows.append(f"{op},{m},{n},1,{'' if mine is None else f'{mine:.3f}'},{vendor},{vendor_ms:.3f},"
+        rows.append(f"{op},{m},{n},1,{'' if mine is None else f'{mine:.3f}'},{csv_field(vendor)},{vendor_ms:.3f},"
                     f"{'' if mine is None else f'{mine / vendor_ms:.3f}'}")
         print(rows[-1], file=sys.stderr, flush=True)
 
@@ -469,7 +477,7 @@ def applications(args):
         mine = "" if best is None else f"{best[0]:.4f}"
         ratio = "" if best is None else f"{best[0] / vendor_ms:.3f}"
         note = vendor if best is None else f"{vendor} (ours {best[1]})"
-        rows.append(f"{op},{m},{m},,{mine},{note},{vendor_ms:.4f},{ratio}")
+        rows.append(f"{op},{m},{m},,{mine},{csv_field(note)},{vendor_ms:.4f},{ratio}")
         print(rows[-1], file=sys.stderr, flush=True)
 
     rng = np.random.default_rng(1)
@@ -544,7 +552,7 @@ def batched(args):
         uploaded = cuda_ms(lambda: pipeline(a_host.cuda(), w_host.cuda(), b_host.cuda()), args.reps)
         for op, ms in (("batched_wls", resident), ("batched_wls_with_upload", uploaded)):
             mine = ours.get((op, n, count))
-            rows.append(f"{op},{n},{count},,{'' if mine is None else f'{mine:.4f}'},{vendor},{ms:.4f},"
+            rows.append(f"{op},{n},{count},,{'' if mine is None else f'{mine:.4f}'},{csv_field(vendor)},{ms:.4f},"
                         f"{'' if mine is None else f'{mine / ms:.3f}'}")
             print(rows[-1], file=sys.stderr, flush=True)
         del a, w, b, a_host, w_host, b_host
