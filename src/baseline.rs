@@ -1,6 +1,6 @@
 //! The fast CPU baseline (faer, multi-threaded) the GPU is compared with: the lower triangle of
 //! A·diag(d)·Aᵀ (as ATLAS's ssyrk in the paper) and the Cholesky factor (as spotrf), on the
-//! library's CPU routines ([`crate::cpu`]).
+//! library's CPU routines (`crate::cpu`).
 
 pub use crate::cpu::{
     Real, assemble_lower_into, cholesky_in_place, from_faer, par, scale_columns, to_faer,

@@ -1,6 +1,6 @@
 //! Not part of the API: the `Gpu` internals that the program's debugger, viewer and
 //! reproduction, the benchmarks and the tests of the internals reach for (pass-by-pass runs,
-//! size limits, the tiled method's kernels and raw storage). Bring [`GpuInternals`] into scope
+//! size limits, the tiled method's kernels and raw storage). Bring [`GpuInternals`](crate::internal::GpuInternals) into scope
 //! to call them as methods. Nothing here is stable.
 
 use crate::draw::execution::Execution;

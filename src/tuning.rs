@@ -4,7 +4,7 @@
 //! the device. Every value is checked by one rule ([`Tuning::validate`]: its range, then the
 //! kernels' work groups and shared memory against the device's limits) when the `Gpu` is made,
 //! and a tiling other than the device's default is tried on a small problem against the f64
-//! reference before it is used ([`self_check`]). The library reads no environment variable:
+//! reference before it is used (the `Gpu`'s self-check, `src/gpu/tiled.rs`). The library reads no environment variable:
 //! the program maps its `SYMRASTER_*` variables onto a `Tuning` with [`Tuning::set`], the same
 //! rule ([`GpuBuilder::vars`]).
 //!
@@ -14,7 +14,8 @@
 use crate::error::{DeviceError, Error, Result};
 use crate::gl::{Context, DeviceInfo};
 use crate::tiled::KernelConfig;
-pub use crate::tiled::tuning::{GroupLimits, TiledTuning, check_kernel_config};
+use crate::tiled::TiledTuning;
+pub use crate::tiled::tuning::{GroupLimits, check_kernel_config};
 
 /// The product kernel's shape.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -384,7 +385,7 @@ impl Tuning {
     }
 
     /// Whether anything of the tiled kernels differs from the device's choice (so
-    /// [`self_check`] runs).
+    /// the `Gpu`'s self-check runs).
     pub fn tiles_tuned(&self) -> bool {
         self.kernel != KernelShape::Auto
             || self.diagonal_block.is_some()
@@ -404,7 +405,7 @@ impl Tuning {
     }
 
     /// The tiled method's part of this tuning.
-    pub fn tiled(&self) -> TiledTuning {
+    pub(crate) fn tiled(&self) -> TiledTuning {
         TiledTuning {
             diagonal_block: self.diagonal_block,
             outer_block: self.outer_block,
@@ -424,67 +425,76 @@ impl Tuning {
         }
     }
 
-    /// The tiled method's `diagonal_block` ([`TiledTuning::diagonal_block`]).
+    /// [`Tuning::diagonal_block`] or the default of kernels that do not fuse blocks of 64
+    /// (32; [`Tuning::diagonal_block_for`] gives a configuration's).
     pub fn diagonal_block(&self) -> usize {
         self.tiled().diagonal_block()
     }
 
-    /// The tiled method's `outer_block` ([`TiledTuning::outer_block`]).
+    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of
+    /// [`Tuning::diagonal_block`].
     pub fn outer_block(&self) -> usize {
         self.tiled().outer_block()
     }
 
-    /// The tiled method's `diagonal_block_for` ([`TiledTuning::diagonal_block_for`]).
+    /// [`Tuning::diagonal_block`] or the default of the kernels of `config`.
     pub fn diagonal_block_for(&self, config: &KernelConfig) -> usize {
         self.tiled().diagonal_block_for(config)
     }
 
-    /// The tiled method's `outer_block_for` ([`TiledTuning::outer_block_for`]).
+    /// [`Tuning::outer_block`] or its default, rounded up to whole diagonal blocks of the
+    /// kernels of `config`.
     pub fn outer_block_for(&self, config: &KernelConfig) -> usize {
         self.tiled().outer_block_for(config)
     }
 
-    /// The tiled method's `diagonal_factor_for` ([`TiledTuning::diagonal_factor_for`]).
+    /// [`Tuning::diagonal_factor`] or the default of the kernels of `config`.
     pub fn diagonal_factor_for(&self, config: &KernelConfig) -> crate::tiled::DiagonalFactor {
         self.tiled().diagonal_factor_for(config)
     }
 
-    /// The tiled method's `fused_diagonal` ([`TiledTuning::fused_diagonal`]).
+    /// [`Tuning::fused_diagonal`] or its default (no).
     pub fn fused_diagonal(&self) -> bool {
         self.tiled().fused_diagonal()
     }
 
-    /// The tiled method's `chain_fold_for` ([`TiledTuning::chain_fold_for`]).
+    /// [`Tuning::chain_fold`] or its default for chained tiles of order `tile`: yes up to 32
+    /// (the fold speeds up tiles of 32 and slows tiles of 64:
+    /// `figures/h200/experiments/chain_ahead.csv`, `figures/h200/experiments/cholesky_path.txt`).
     pub fn chain_fold_for(&self, tile: usize) -> bool {
         self.tiled().chain_fold_for(tile)
     }
 
-    /// The tiled method's `chain_poll` ([`TiledTuning::chain_poll`]).
+    /// [`Tuning::chain_poll`] or its default ([`ChainPoll::Load`](crate::tiled::ChainPoll):
+    /// the fastest measured, `figures/h200/experiments/cholesky_path.txt`).
     pub fn chain_poll(&self) -> crate::tiled::ChainPoll {
         self.tiled().chain_poll()
     }
 
-    /// The tiled method's `chain_fold_early` ([`TiledTuning::chain_fold_early`]).
+    /// [`Tuning::chain_fold_early`] or its default (no).
     pub fn chain_fold_early(&self) -> bool {
         self.tiled().chain_fold_early()
     }
 
-    /// The tiled method's `chain_lean` ([`TiledTuning::chain_lean`]).
+    /// [`Tuning::chain_lean`] or its default (yes: the same factor, a little
+    /// faster, `figures/h200/experiments/cholesky_path.txt`).
     pub fn chain_lean(&self) -> bool {
         self.tiled().chain_lean()
     }
 
-    /// The tiled method's `split_order` ([`TiledTuning::split_order`]).
+    /// [`Tuning::split_order`] or its default.
     pub fn split_order(&self) -> usize {
         self.tiled().split_order()
     }
 
-    /// The tiled method's `cholesky_schedule` ([`TiledTuning::cholesky_schedule`]).
+    /// [`Tuning::cholesky_schedule`] or Blocked (the software renderers' default;
+    /// [`Tuning::cholesky_schedule_for`] gives a device's).
     pub fn cholesky_schedule(&self) -> crate::tiled::schedule::CholeskySchedule {
         self.tiled().cholesky_schedule()
     }
 
-    /// The tiled method's `cholesky_schedule_for` ([`TiledTuning::cholesky_schedule_for`]).
+    /// [`Tuning::cholesky_schedule`] or the default of the device: blocked on software
+    /// renderers, [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::schedule::GPU_CHOLESKY_SCHEDULE) on GPUs.
     pub fn cholesky_schedule_for(
         &self,
         software: bool,
@@ -492,17 +502,17 @@ impl Tuning {
         self.tiled().cholesky_schedule_for(software)
     }
 
-    /// The tiled method's `split_chain_order` ([`TiledTuning::split_chain_order`]).
+    /// [`Tuning::split_chain_order`] or its default (at least 1).
     pub fn split_chain_order(&self) -> usize {
         self.tiled().split_chain_order()
     }
 
-    /// The tiled method's `split_solve` ([`TiledTuning::split_solve`]).
+    /// [`Tuning::split_solve`] or its default (by rows).
     pub fn split_solve(&self) -> crate::tiled::schedule::SplitSolve {
         self.tiled().split_solve()
     }
 
-    /// The tiled method's `chain_tile_for` ([`TiledTuning::chain_tile_for`]).
+    /// [`Tuning::chain_tile`] or its default with the kernels of `config`.
     pub fn chain_tile_for(&self, config: &KernelConfig) -> usize {
         self.tiled().chain_tile_for(config)
     }

@@ -6,7 +6,7 @@
 //!   RFP storage ([`Storage::Rfp`], about half the memory: [`rfp`], [`invert_rfp`]).
 //! - General matrices ([`Kind::General`]): [`InverseMethod::Gje`] (blocked Gauss-Jordan with
 //!   pivoting, Fig 3 left) or [`InverseMethod::Lu`] (LU with pivoting, section 3.1), 2s³ flops;
-//!   tournament pivoting by default, partial pivoting selectable ([`panel::Pivoting`]).
+//!   tournament pivoting by default, partial pivoting selectable ([`Pivoting`](kernels::panel::Pivoting)).
 //!   Symmetric indefinite matrices go through the general GJE, as the paper concludes (its
 //!   LDLᵀ inversion is slower than general GJE despite half the flops).
 //!
@@ -15,9 +15,9 @@
 //! Every inverse is checked: one whose residual ‖I − M·X‖_F reaches 1/2 is an error
 //! ([`NumericalError::IllConditioned`]), never a result; with refinement asked for, the f64 CPU
 //! inverse is the fallback ([`check`]).
-//! [`kernels`] (the kernels and the device matrix), [`panel`] (the pivoted panel of both
-//! general methods), [`rank`] (their rank-b block updates), [`gje`], [`lu`], [`spd`], [`rfp`],
-//! [`newton`] (the sign iteration on the device), [`double`] (f64 products on the device), [`refine`], [`sign`](mod@sign),
+//! [`kernels`] (the kernels and the device matrix), [`panel`](kernels::panel) (the pivoted panel of both
+//! general methods), [`rank`](kernels::rank) (their rank-b block updates), [`gje`], [`lu`], [`spd`], [`rfp`],
+//! [`newton`] (the sign iteration on the device), [`double`](kernels::double) (f64 products on the device), [`refine`], [`sign`](mod@sign),
 //! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;

@@ -6,7 +6,6 @@ mod packed;
 pub mod rfp;
 
 internal_modules! {
-    /// The blocked method's layouts: 2 x 2 or 4 x 4 blocks per texel, full and packed.
     blocked;
 }
 

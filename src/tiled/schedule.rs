@@ -29,7 +29,7 @@ pub const CHAIN_TILE: usize = 32;
 /// (the fastest of 128 to 1024; measured in docs/results.md).
 pub const OUTER_BLOCK: usize = 512;
 
-/// Order of the diagonal blocks the triangular solves invert ([`TiledKernels::invert_blocks`])
+/// Order of the diagonal blocks the triangular solves invert ([`TiledKernels::invert_blocks`](super::TiledKernels::invert_blocks))
 /// and then apply as products: 128, the largest a work group of 16 x 16 holds in registers.
 pub const SOLVE_BLOCK: usize = 128;
 

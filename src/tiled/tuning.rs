@@ -1,8 +1,8 @@
 //! The tiled method's part of the tuning ([`TiledTuning`]: block sizes, the Cholesky's
 //! schedules, the chain's options; `None` leaves a value to the kernels' defaults) and the
 //! check of a kernel configuration against the device's work-group limits. The public
-//! [`Tuning`](crate::tuning::Tuning) holds these fields beside the other methods' and gives
-//! them as [`Tuning::tiled`](crate::tuning::Tuning::tiled).
+//! [`Tuning`](crate::tuning::Tuning) holds these fields beside the other methods' and converts
+//! into this.
 
 use super::KernelConfig;
 use crate::error::{DeviceError, Result};

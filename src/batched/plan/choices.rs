@@ -55,11 +55,11 @@ impl Job {
 pub const MAX_ORDER: usize = 256;
 
 /// Observations staged per step (KC in the kernels) unless told otherwise
-/// ([`Plan::with_staged_columns`]; 32 and 64 were slower:
+/// ([`Plan::with_staged_columns`](super::Plan::with_staged_columns); 32 and 64 were slower:
 /// `figures/h200/experiments/batched_tiles.csv`).
 pub const STAGED_COLUMNS: usize = 16;
 
-/// The staged columns a plan may take ([`Plan::with_staged_columns`]): multiples of 4 whose
+/// The staged columns a plan may take ([`Plan::with_staged_columns`](super::Plan::with_staged_columns)): multiples of 4 whose
 /// quarter is a power of two (the vector loads' swizzle masks by it).
 pub const STAGED_COLUMN_CHOICES: [usize; 3] = [16, 32, 64];
 
@@ -138,7 +138,7 @@ pub fn assembly_tiling(_n: usize) -> AssemblyTiling {
     AssemblyTiling::Rows
 }
 
-/// The most tile sums one invocation holds in registers ([`Plan::with_assembly_tiling`]):
+/// The most tile sums one invocation holds in registers ([`Plan::with_assembly_tiling`](super::Plan::with_assembly_tiling)):
 /// eight 2 x 2 tiles, two 4 x 4.
 pub const MAX_TILE_SUMS: usize = 32;
 
@@ -234,7 +234,7 @@ pub fn resident_columns(k: usize, columns: usize) -> usize {
 /// step's correction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TriangularSolves {
-    /// Forward and backward substitution with L, [`Plan::solve_block`] rows per barrier:
+    /// Forward and backward substitution with L, [`Plan::solve_block`](super::Plan::solve_block) rows per barrier:
     /// 2·⌈n/SB⌉ + 1 barriers per solve.
     Substitution,
     /// Products with L⁻¹, formed by the factor in the same sweep (each pivot block's
@@ -298,5 +298,5 @@ pub fn separate_default(n: usize) -> Option<(GramShape, bool, usize)> {
     }
 }
 
-/// The most problems one work group holds ([`Plan::with_problems_per_group`]).
+/// The most problems one work group holds ([`Plan::with_problems_per_group`](super::Plan::with_problems_per_group)).
 pub const MAX_PROBLEMS_PER_GROUP: usize = 8;

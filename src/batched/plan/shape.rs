@@ -72,12 +72,12 @@ pub(super) fn default_shape(n: usize) -> (usize, usize, usize) {
         .unwrap_or(DEFAULT_SHAPES[DEFAULT_SHAPES.len() - 1])
 }
 
-/// Problems per work group for order n by default ([`DEFAULT_SHAPES`]).
+/// Problems per work group for order n by default (`DEFAULT_SHAPES`).
 pub fn problems_per_group(n: usize) -> usize {
     default_shape(n).2
 }
 
-/// Invocations per problem for order n by default ([`DEFAULT_SHAPES`]).
+/// Invocations per problem for order n by default (`DEFAULT_SHAPES`).
 pub fn threads(n: usize) -> usize {
     default_shape(n).1
 }

@@ -140,7 +140,7 @@ impl DoubleTile {
 }
 
 /// The f64 product's programs, one per [`DoubleTile`], and the f64 ↔ f32 conversions
-/// ([`super::convert`]), each compiled on first use.
+/// ([`convert`](crate::inverse::convert)), each compiled on first use.
 pub struct DoublePrograms {
     programs: [OnceCell<ComputeProgram>; DoubleTile::ALL.len()],
     convert: OnceCell<ComputeProgram>,

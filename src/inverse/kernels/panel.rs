@@ -438,8 +438,8 @@ fn update_right_after(
 pub enum LowerInverse {
     /// A triangular solve with the identity, X·L = I (about s³ flops; the earlier path).
     Solve,
-    /// The triangular inverse (about s³/3 flops): [`spd::trtri_by_blocks`] where the kernels
-    /// invert diagonal blocks (products joining them), else [`spd::trtri`].
+    /// The triangular inverse (about s³/3 flops): [`spd::trtri_by_blocks`](crate::inverse::spd::trtri_by_blocks) where the kernels
+    /// invert diagonal blocks (products joining them), else [`spd::trtri`](crate::inverse::spd::trtri).
     Triangular,
 }
 

@@ -124,7 +124,7 @@ pub struct RankProduct<'a> {
     pub update: Update,
 }
 
-/// The rank kernel's programs ([tile][vec4]), compiled on first use.
+/// The rank kernel's programs (by tile and by vec4), compiled on first use.
 #[derive(Default)]
 pub struct RankPrograms {
     programs: [[OnceCell<ComputeProgram>; 2]; 2],

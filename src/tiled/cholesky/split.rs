@@ -5,7 +5,7 @@
 //! (glsl/tiled/potrf_chain.comp, which leaves L11's inverted diagonal tiles in their slots),
 //! L21 = B21·L11⁻ᵀ by the kernels' [`SplitSolve`]: by rows ([`crate::tiled::trsm_wide::rows`], the
 //! default), by products with those inverses ([`trsm_inverted`], MAGMA's inverted blocks) or
-//! by blocks of 128 inverted in one launch and wide products ([`super::trsm_wide`]). A wider
+//! by blocks of 128 inverted in one launch and wide products ([`trsm_wide`](crate::tiled::trsm_wide)). A wider
 //! square block column is its left half, one lower-tile product B22 ← B22 − L21·L21ᵀ on the
 //! right half's rows below the diagonal, then its right half; a wider tall one its square,
 //! then one solve of the rows below. At m = 8192 with leaves of 4096: chain, solve of
@@ -29,7 +29,7 @@ use crate::tiled::view::View;
 use crate::error::{Error, Result};
 
 /// Factors `c` (full storage or RFP, one buffer or several) in place by the split schedule,
-/// the status word not read (as [`factor_unchecked`](crate::tiled::factor_unchecked)).
+/// the status word not read (as [`factor_unchecked`](super::factor_unchecked)).
 /// `given_up` marks the first chained leaf as given up before it runs (the tests' way onto
 /// the chain's resumed path). The kernels must have inverted blocks
 /// ([`TiledKernels::inverted_blocks`]).
@@ -144,7 +144,7 @@ fn leaf(k: &TiledKernels, v: Region<'_>, column0: usize, given_up: &mut bool) ->
 }
 
 /// L21 = B21·L11⁻ᵀ below a chained leaf L11 by the kernels' [`SplitSolve`]: by rows or by
-/// inverted blocks of 128 and wide products ([`trsm_wide`](super::trsm_wide::trsm_wide))
+/// inverted blocks of 128 and wide products ([`trsm_wide`](crate::tiled::trsm_wide::trsm_wide))
 /// where chosen and possible, else products with the chain's inverted tiles
 /// ([`trsm_inverted`] on the chain's tile order).
 pub fn solve_below_leaf(k: &TiledKernels, x: Region<'_>, l11: Region<'_>) -> Result<()> {

@@ -1,7 +1,7 @@
 //! The compiled compute kernels of the tiled method ([`TiledKernels`], the registry) and the
 //! small buffers they share: the launched tile lists (cached by shape) and the status word where
 //! the diagonal-block factor records the first pivot that is not positive. The launches live
-//! with their kernel family: [`product`], [`solve`] (triangular solves), [`factor`] (the
+//! with their kernel family: `product`, `solve` (triangular solves), `factor` (the
 //! Cholesky's diagonal blocks and chains).
 
 mod factor;

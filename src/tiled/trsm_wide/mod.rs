@@ -6,7 +6,7 @@
 //! `width`); inside J per inner block i one product with its inverse, X_i ← X_i·L_ii⁻ᵀ, and
 //! one update of J's columns right of it. Launches: 2·⌈n/block⌉ ([`launches`]), against about
 //! 2·n/diag + n/outer for [`trsm_inverted`](crate::tiled::cholesky::trsm_inverted).
-//! The split Cholesky's L21 = B21·L11⁻ᵀ ([`split`]).
+//! The split Cholesky's L21 = B21·L11⁻ᵀ ([`split`](crate::tiled::cholesky::split)).
 
 pub mod rows;
 
