@@ -295,7 +295,7 @@ pub enum DeviceError {
         format: &'static str,
     },
 
-    /// A compute program disagrees with its kernel's declaration (`src/compute_kernels.rs`): an
+    /// A compute program disagrees with its kernel's declaration (its family's `table.rs`): an
     /// undeclared uniform active or set, or a declared one missing.
     #[error(
         "compute kernel {kernel}: {problem} (an internal error: its declaration and its shader disagree)"

@@ -97,9 +97,9 @@
 //! there is stable: for the program's debugger and reproduction, the benchmarks and the tests
 //! of the internals): the paper's method as data (`faithful`: each figure's draw geometry),
 //! the fragment-pass machinery it shares with the blocked method (`draw`: the kernel table,
-//! plans and the pass runner), the blocked and tiled methods (`blocked`, `tiled`), the compute
-//! kernel table (`compute_kernels`), inversion, sign
-//! and Lyapunov on the tiled kernels (`inverse`), the RAII OpenGL layer (`gl`), the timing and
+//! plans and the pass runner), the blocked and tiled methods (`blocked`, `tiled`), every
+//! compute kernel (`compute_kernels`; each family declares its own in its `table`), inversion,
+//! sign and Lyapunov on the tiled kernels (`inverse`), the RAII OpenGL layer (`gl`), the timing and
 //! CPU baselines of the benchmarks (`timing`, `baseline`) and the seeded test problems
 //! (`problems`). The `symraster` program (command line, debugger, window, reproduction) is a
 //! crate of its own, `program/` (package `symraster-cli`).

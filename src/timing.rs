@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::draw::execution::Execution;
 use crate::gl::{
+    ComputeKernel,
     Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, DeviceInfo, GpuTimer, TexelFormat,
     Uniform,
 };
@@ -47,9 +48,9 @@ impl Preheat {
             Some((
                 ComputeProgram::new(
                     ctx,
-                    &crate::compute_kernels::PREHEAT,
+                    &PREHEAT,
                     "",
-                    &format!("#version 430\n{}", crate::compute_kernels::PREHEAT.source),
+                    &format!("#version 430\n{}", PREHEAT.source),
                 )?,
                 Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[0.0f32])?,
             ))
@@ -151,3 +152,12 @@ pub fn median(values: &[f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
+
+/// Busy work that brings a GPU's clocks up before timed stretches.
+pub static PREHEAT: ComputeKernel = ComputeKernel {
+    name: "preheat",
+    source: include_str!("../glsl/preheat.comp"),
+    buffers: &[("Sink", 0)],
+    uniforms: &["iterations"],
+    optional: &[],
+};

@@ -2,7 +2,7 @@
 //! first use and kept (a batch of one shape runs one program).
 
 use super::plan::{Job, Plan, WorkStorage};
-use crate::compute_kernels as table;
+use crate::batched::table;
 use crate::error::Result;
 use crate::gl::{ComputeLimits, ComputeProgram, Context};
 use std::cell::RefCell;

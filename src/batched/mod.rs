@@ -22,6 +22,7 @@ internal_modules! {
     gram;
     kernels;
     plan;
+    table;
 }
 
 pub use assemble::assemble;

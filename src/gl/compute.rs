@@ -1,7 +1,8 @@
 //! Compute programs (OpenGL 4.3): one compute shader linked alone, checked against its
-//! declaration ([`ComputeKernel`], the table is `crate::compute_kernels`), with uniforms set by
-//! declared name, dispatches, and the memory barrier that orders one dispatch's storage writes
-//! before the next one's reads.
+//! declaration ([`ComputeKernel`], in its family's table, e.g. `crate::tiled::table`; all of
+//! them in `crate::compute_kernels::ALL`), with uniforms set by declared name, dispatches,
+//! and the memory barrier that orders one dispatch's storage writes before the next one's
+//! reads.
 
 use super::context::Context;
 use super::program::compile;

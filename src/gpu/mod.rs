@@ -16,6 +16,7 @@ mod lu;
 mod phases;
 mod range;
 mod residual;
+pub(crate) mod residual_kernels;
 mod spd_solve;
 mod step;
 mod tiled;

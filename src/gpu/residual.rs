@@ -4,7 +4,7 @@
 //! single-precision assembly ([`DeviceResidual::single_precision_a`]), so A crosses the bus once.
 
 use super::Gpu;
-use crate::compute_kernels as table;
+use super::residual_kernels as table;
 use crate::error::{DeviceError, Error, Result};
 use crate::gl::{
     Buffer, BufferTarget, BufferUsage, ComputeKernel, ComputeProgram, Context, LOOP_BUDGET, Uniform,

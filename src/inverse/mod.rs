@@ -32,6 +32,7 @@ pub mod refine;
 pub mod rfp;
 pub mod sign;
 pub mod spd;
+pub mod table;
 
 pub use kernels::{DeviceSquare, Inverter};
 pub use lyapunov::{Lyapunov, solve_continuous_lyapunov};

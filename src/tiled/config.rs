@@ -60,11 +60,11 @@ impl DiagonalFactor {
     /// The factor's GLSL function `factor_block` (inserted where a kernel runs it).
     pub fn function(self) -> &'static str {
         match self {
-            DiagonalFactor::Columns => crate::compute_kernels::POTRF_INV_FN,
-            DiagonalFactor::Panels => crate::compute_kernels::POTRF_INV_PANELS_FN,
-            DiagonalFactor::Lanes => crate::compute_kernels::POTRF_INV_LANES_FN,
-            DiagonalFactor::Pairs => crate::compute_kernels::POTRF_INV_PAIRS_FN,
-            DiagonalFactor::Quads => crate::compute_kernels::POTRF_INV_QUADS_FN,
+            DiagonalFactor::Columns => super::table::POTRF_INV_FN,
+            DiagonalFactor::Panels => super::table::POTRF_INV_PANELS_FN,
+            DiagonalFactor::Lanes => super::table::POTRF_INV_LANES_FN,
+            DiagonalFactor::Pairs => super::table::POTRF_INV_PAIRS_FN,
+            DiagonalFactor::Quads => super::table::POTRF_INV_QUADS_FN,
         }
     }
 

@@ -20,6 +20,7 @@ pub mod schedule;
 pub mod solve;
 pub mod status;
 pub mod storage;
+pub mod table;
 pub mod tiles;
 pub mod tuning;
 pub mod trsm_wide;

@@ -2,7 +2,7 @@
 //! matrix lives, the assembly's loads, rows, tiling and pass, the residual, the solves.
 
 use crate::batched::gram::GramShape;
-use crate::compute_kernels as table;
+use crate::batched::table;
 use crate::gl::{ComputeKernel, LOOP_LIMIT};
 
 /// The batched operations, one kernel each.

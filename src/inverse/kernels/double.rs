@@ -134,7 +134,7 @@ impl DoubleTile {
             s.tm,
             s.tn,
             s.bk,
-            crate::compute_kernels::DGEMM.source
+            crate::inverse::table::DGEMM.source
         )
     }
 }
@@ -222,7 +222,7 @@ impl DoublePrograms {
         if let Some(p) = self.convert.get() {
             return Ok(p);
         }
-        let kernel = &crate::compute_kernels::CONVERT;
+        let kernel = &crate::inverse::table::CONVERT;
         let p = ComputeProgram::new(ctx, kernel, kernel.name, &format!("#version 430\n{}", kernel.source))?;
         Ok(self.convert.get_or_init(|| p))
     }
@@ -233,7 +233,7 @@ impl DoublePrograms {
         if let Some(p) = cell.get() {
             return Ok(p);
         }
-        let p = ComputeProgram::new(ctx, &crate::compute_kernels::DGEMM, tile.name(), &tile.source())?;
+        let p = ComputeProgram::new(ctx, &crate::inverse::table::DGEMM, tile.name(), &tile.source())?;
         Ok(cell.get_or_init(|| p))
     }
 }

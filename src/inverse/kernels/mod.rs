@@ -112,21 +112,21 @@ impl Inverter {
         };
         let tournament_source = format!(
             "#define ROWS {tournament_rows}u\n{}",
-            crate::compute_kernels::TOURNAMENT.source
+            crate::inverse::table::TOURNAMENT.source
         );
         Ok(Self {
-            leaf: program(&crate::compute_kernels::LEAF)?,
-            permute: program(&crate::compute_kernels::PERMUTE)?,
+            leaf: program(&crate::inverse::table::LEAF)?,
+            permute: program(&crate::inverse::table::PERMUTE)?,
             tournament: ComputeProgram::new(
                 ctx,
-                &crate::compute_kernels::TOURNAMENT,
+                &crate::inverse::table::TOURNAMENT,
                 "",
                 &config.source(&tournament_source),
             )?,
-            leaf_finish: program(&crate::compute_kernels::LEAF_FINISH)?,
-            panel_split: program(&crate::compute_kernels::PANEL_SPLIT)?,
-            copy: program(&crate::compute_kernels::COPY)?,
-            newton: program(&crate::compute_kernels::NEWTON)?,
+            leaf_finish: program(&crate::inverse::table::LEAF_FINISH)?,
+            panel_split: program(&crate::inverse::table::PANEL_SPLIT)?,
+            copy: program(&crate::inverse::table::COPY)?,
+            newton: program(&crate::inverse::table::NEWTON)?,
             dgemm: double::DoublePrograms::new(),
             rank: rank::RankPrograms::default(),
             status: StatusWord::new(ctx)?,
@@ -208,18 +208,18 @@ impl Inverter {
         let tournament = format!(
             "#define ROWS {}u\n{header}{}",
             self.tournament_rows,
-            crate::compute_kernels::TOURNAMENT.source
+            crate::inverse::table::TOURNAMENT.source
         );
-        let finish = format!("{header}{}", crate::compute_kernels::LEAF_FINISH.source);
+        let finish = format!("{header}{}", crate::inverse::table::LEAF_FINISH.source);
         let t = ComputeProgram::new(
             ctx,
-            &crate::compute_kernels::TOURNAMENT,
+            &crate::inverse::table::TOURNAMENT,
             "FIXED_WIDTH",
             &config.source(&tournament),
         )?;
         let f = ComputeProgram::new(
             ctx,
-            &crate::compute_kernels::LEAF_FINISH,
+            &crate::inverse::table::LEAF_FINISH,
             "FIXED_WIDTH",
             &config.source(&finish),
         )?;
@@ -655,7 +655,7 @@ impl Inverter {
         if let Some(p) = self.newton_report.get() {
             return Ok(p);
         }
-        let kernel = &crate::compute_kernels::NEWTON_REPORT;
+        let kernel = &crate::inverse::table::NEWTON_REPORT;
         let source = format!("#define MAX_WORDS {}u\n{}", self.newton_shared_words(), kernel.source);
         let p = ComputeProgram::new(
             self.context(),

@@ -137,7 +137,7 @@ impl RankPrograms {
         if let Some(p) = cell.get() {
             return Ok(p);
         }
-        let kernel = &crate::compute_kernels::RANK_UPDATE;
+        let kernel = &crate::inverse::table::RANK_UPDATE;
         let m = tile.per_invocation();
         let defines = format!(
             "#version 430\n#define TM {m}\n#define TN {m}\n#define VEC4 {}\n",

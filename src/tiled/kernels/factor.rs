@@ -10,7 +10,7 @@ use crate::gl::{
     Buffer, BufferTarget, BufferUsage, Uniform,
 };
 
-use crate::compute_kernels as table;
+use crate::tiled::table;
 use super::*;
 use super::product::{SMALL_PRODUCT_TILES, product_views};
 use super::solve::CHAIN_MIN_SPINS;

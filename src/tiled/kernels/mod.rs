@@ -31,7 +31,7 @@ use crate::timing::Preheat;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
-use crate::compute_kernels as table;
+use crate::tiled::table;
 
 /// Launched tile lists by (rows, cols, mask shift, tile rows, tile cols, band of tile rows).
 type TileLists = HashMap<(usize, usize, Option<isize>, usize, usize, usize), Buffer<[u32; 2]>>;

@@ -14,7 +14,7 @@ use crate::gl::{
 use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 
-use crate::compute_kernels as table;
+use crate::tiled::table;
 use super::*;
 use super::fused_source;
 

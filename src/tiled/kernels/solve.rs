@@ -11,7 +11,7 @@ use crate::gl::{
 };
 use std::collections::hash_map::Entry;
 
-use crate::compute_kernels as table;
+use crate::tiled::table;
 use super::*;
 use crate::tiled::schedule::SOLVE_BLOCK;
 
