@@ -393,3 +393,51 @@ fn gpu_and_cpu_residuals_agree() {
         );
     }
 }
+
+/// Designs with exact zeros (one-hot columns, B-spline-like bands, a Vandermonde at t = 0,
+/// a −0.0 among them): every method's first solution, from the f32 factor, is within single
+/// precision of the f64 one, with no fallback. The tiled path rounds A to f32 on the device,
+/// where llvmpipe's `ldexp` of a double zero is not zero.
+#[test]
+fn designs_with_exact_zeros_give_a_single_precision_first_solution() {
+    let gpu = Gpu::new().unwrap();
+    let n = 24;
+    let one_hot = Matrix::from_fn(3, n, |i, j| if j % 3 == i { 1.0 } else { 0.0 });
+    let bands = Matrix::from_fn(4, n, |i, j| {
+        let t = j as f64 / (n - 1) as f64 * 3.0 - i as f64;
+        match t {
+            t if t.abs() < 1.0 => 1.0 - t.abs(),
+            t if t == 1.0 => -0.0,
+            _ => 0.0,
+        }
+    });
+    let vandermonde = Matrix::from_fn(4, n, |i, j| (j as f64 / n as f64).powi(i as i32));
+    let b: Vec<f64> = (0..n).map(|j| 1.0 + (j as f64 * 0.7).sin()).collect();
+    let d: Vec<f64> = (0..n).map(|j| 1.0 + (j % 4) as f64 * 0.25).collect();
+    for (name, a) in [
+        ("one-hot", one_hot),
+        ("bands", bands),
+        ("Vandermonde", vandermonde),
+    ] {
+        let x_ref = solve_normal_equations_reference(&a, &d, &b).unwrap();
+        for (method, options) in each_method(&gpu, SolveOptions::default()) {
+            let s = gpu.least_squares(&a, &d, &b, options).unwrap();
+            let x0_error = relative_error_vec(&s.x0, &x_ref);
+            assert!(
+                x0_error < 1e-4,
+                "{name}, {method:?}: x⁰ error {x0_error:.2e} (x⁰ {:?}, x {x_ref:?})",
+                s.x0
+            );
+            assert_eq!(
+                s.fallback, None,
+                "{name}, {method:?}: x⁰ error {x0_error:.2e}, {} steps",
+                s.iterations
+            );
+            let error = relative_error_vec(&s.x, &x_ref);
+            assert!(
+                error < 1e-9,
+                "{name}, {method:?}: refined error {error:.2e}"
+            );
+        }
+    }
+}
