@@ -490,6 +490,27 @@ pub enum NumericalError {
         ratio: f64,
     },
 
+    /// One problem of a batch has a result entry outside single precision's range (it would be
+    /// ±inf, or flush to zero), though its inputs are finite.
+    #[error(
+        "{what} of problem {problem} (0-based) leaves single precision's range: entry ({row}, \
+         {row}) is {value:.3e}, {why}; scale that problem's input ({fix})"
+    )]
+    BatchOutOfRange {
+        /// What was computed ("C = A·diag(d)·Aᵀ").
+        what: &'static str,
+        /// The problem's index in the batch.
+        problem: usize,
+        /// The row (and column) of the diagonal entry.
+        row: usize,
+        /// Its value in double precision.
+        value: f64,
+        /// Why it does not fit.
+        why: String,
+        /// Which way to scale.
+        fix: &'static str,
+    },
+
     /// The solution is finite in the scaled problem but leaves f64's range once scaled back.
     #[error(
         "the solution x leaves double precision's range: entry {index} (0-based) is {value} once \

@@ -38,6 +38,36 @@ pub(crate) fn times_power_of_two(v: f64, k: i32) -> f64 {
     v * 2f64.powi(half) * 2f64.powi(k - half)
 }
 
+/// What the assembly computes, as its range errors name it.
+pub(crate) const PRODUCT: &str = "C = A·diag(d)·Aᵀ";
+
+/// The first row of A (given row by row) whose diagonal entry of A·diag(d)·Aᵀ, in f64, leaves
+/// f32's range: its index, value, why and which way to scale.
+pub(crate) fn product_out_of_range<'a>(
+    rows: impl Iterator<Item = &'a [f32]>,
+    d: &[f32],
+) -> Option<(usize, f64, String, &'static str)> {
+    for (i, row) in rows.enumerate() {
+        let value: f64 = row
+            .iter()
+            .zip(d)
+            .map(|(&a, &d)| f64::from(a) * f64::from(a) * f64::from(d))
+            .sum();
+        if value.abs() > f64::from(f32::MAX) {
+            let why = format!("above float32's largest value {:.3e}", f32::MAX);
+            return Some((i, value, why, "divide A or d by a power of two"));
+        }
+        if value != 0.0 && value.abs() < f64::from(f32::MIN_POSITIVE) {
+            let why = format!(
+                "below float32's smallest normal value {:.3e}",
+                f32::MIN_POSITIVE
+            );
+            return Some((i, value, why, "multiply A or d by a power of two"));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -652,7 +652,7 @@ def batched_solve(c, b, refinement_steps=1, *, lower=True, check_finite=True):
     dtype = np.result_type(c.dtype, b.dtype)
     x, info = _native.batched_spd_solve(
         c.astype(dtype, copy=False), b.astype(dtype, copy=False), not lower, steps)
-    return x.astype(dtype, copy=False), info
+    return _solutions_in(dtype, x, info)
 
 
 def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
@@ -669,7 +669,26 @@ def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
     x, info = _native.batched_least_squares(
         a.astype(dtype, copy=False), d.astype(dtype, copy=False), b.astype(dtype, copy=False),
         steps)
-    return x.astype(dtype, copy=False), info
+    return _solutions_in(dtype, x, info)
+
+
+def _solutions_in(dtype, x, info):
+    """The batched solutions (float64) in the inputs' dtype: a solved problem whose x leaves
+    that dtype's normal range (float32's: it would be inf, or lose its digits below it) gets
+    INFO -1 and NaN, as one whose x leaves float64's range does."""
+    out = x.astype(dtype, copy=False)
+    if out.dtype == x.dtype:
+        return out, info
+    tiny = np.finfo(out.dtype).tiny
+    big = np.finfo(out.dtype).max
+    magnitude = np.abs(x)
+    outside = ((magnitude > big) | ((magnitude < tiny) & (x != 0))).any(axis=1)
+    bad = outside & (info == 0)
+    if bad.any():
+        info = info.copy()
+        info[bad] = -1
+        out[bad] = np.nan
+    return out, info
 
 
 def _member(p, batch_shape):

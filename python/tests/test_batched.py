@@ -198,12 +198,19 @@ def test_batched_solve_failing_members(rng, n, dtype):
         assert rel(x[p], ref) < tol_factor(n, 10), p
 
 
-def test_batched_solve_overflow_member():
-    c = np.array([[[1e-30]], [[2.0]]])
-    b = np.array([[1e30], [1.0]])
+def test_batched_solve_scales_each_member_as_the_single_solve():
+    # x = 1e60 and 3.3e-61 lie outside float32's range: each member is scaled by powers of two
+    # and solved, in float64; in float32 such an x cannot be returned, and its INFO is -1.
+    c = np.array([[[1e-30, 0.0], [0.0, 1e-30]], [[2.0, 1.0], [1.0, 2.0]], [[2e30, 1e30], [1e30, 2e30]]])
+    b = np.array([[1e30, 2e30], [1.0, 2.0], [1e-30, 1e-30]])
     x, info = la.batched_solve(c, b)
-    assert list(info) == [-1, 0]
-    assert np.isnan(x[0]).all() and x[1, 0] == 0.5
+    assert list(info) == [0, 0, 0]
+    np.testing.assert_allclose(x[0], [1e60, 2e60], rtol=1e-12)
+    np.testing.assert_allclose(x[1], [0.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(x[2], [1e-60 / 3, 1e-60 / 3], rtol=1e-12)
+    x32, info32 = la.batched_solve(c[:2].astype(np.float32), b[:2].astype(np.float32))
+    assert list(info32) == [-1, 0] and x32.dtype == np.float32
+    assert np.isnan(x32[0]).all() and np.allclose(x32[1], [0.0, 1.0], atol=1e-5)
 
 
 def test_batched_solve_dtypes(rng):

@@ -4,11 +4,13 @@ use super::batch::{Batch, check_shape};
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
-use crate::error::{InputError, Result};
+use crate::error::{InputError, NumericalError, Result};
 use crate::matrix::Element;
+use crate::scaling::{PRODUCT, product_out_of_range};
 
 /// Cₚ's lower triangle (f32, full storage (B, n, n), zeros above the diagonal) for A (B, n, k)
-/// and d (B, k), the diagonal of D² per problem.
+/// and d (B, k), the diagonal of D² per problem. A Cₚ outside float32's range is
+/// [`NumericalError::BatchOutOfRange`] naming the first such problem.
 pub fn assemble<T: Element>(
     kernels: &BatchedKernels,
     a: &Batch<T>,
@@ -27,6 +29,23 @@ pub fn assemble<T: Element>(
     check_shape("d", d, count, k, 1, "one weight per column of A")?;
     let plan = Plan::new(Job::Assemble, n, k, 0, kernels.limits())?;
     let (a32, d32) = (a.single("A", false)?, d.single("d", false)?);
+    // As the single assembly: a Cₚ whose diagonal leaves float32's range is refused (it would
+    // come back ±inf, or flushed to zero), naming the problem.
+    for p in 0..count {
+        let rows = a32[p * n * k..(p + 1) * n * k].chunks(k);
+        let dp = &d32[p * k..(p + 1) * k];
+        if let Some((row, value, why, fix)) = product_out_of_range(rows, dp) {
+            return Err(NumericalError::BatchOutOfRange {
+                what: PRODUCT,
+                problem: p,
+                row,
+                value,
+                why,
+                fix,
+            }
+            .into());
+        }
+    }
     let inputs = Inputs {
         a: Some(&a32),
         d: Some(&d32),

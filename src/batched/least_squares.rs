@@ -1,12 +1,12 @@
 //! Batched weighted least squares min ‖Dₚ(bₚ − Aₚᵀxₚ)‖₂ in one dispatch: assembly of
 //! Cₚ = Aₚ·diag(dₚ)·Aₚᵀ and Aₚ·diag(dₚ)·bₚ on chip, factor, both solves and refinement.
 
-use super::BatchOptions;
 use super::batch::{Batch, check_shape};
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
+use super::{BatchOptions, scaling};
 use crate::error::{InputError, Result};
 use crate::matrix::Element;
 
@@ -40,6 +40,11 @@ pub fn least_squares<T: Element>(
         options.refinement_steps,
         kernels.limits(),
     )?;
+    // Each problem scaled by powers of two: x is the same for 2^-δ·d, and 2^(β-α)·x' for
+    // 2^-α·A and 2^-β·b, so x leaves float32's range only where the scaled problem's does.
+    let (a, a_exponents) = scaling::scaled(a, false);
+    let (d, _) = scaling::scaled(d, false);
+    let (b, b_exponents) = scaling::scaled(b, false);
     let (a32, d32, b32) = (
         a.single("A", false)?,
         d.single("d", false)?,
@@ -51,7 +56,13 @@ pub fn least_squares<T: Element>(
         b: Some(&b32),
         ..Inputs::default()
     };
-    let out = run(kernels, &plan, &inputs, count, poison)?;
+    let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    let shift: Vec<i32> = b_exponents
+        .iter()
+        .zip(&a_exponents)
+        .map(|(b, a)| b - a)
+        .collect();
+    scaling::unscale(&mut out.x, n, &shift, &mut out.info);
     Ok(BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,

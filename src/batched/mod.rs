@@ -15,6 +15,7 @@ mod batch;
 mod cholesky;
 mod least_squares;
 mod result;
+mod scaling;
 mod spd_solve;
 
 internal_modules! {

@@ -6,7 +6,7 @@ use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
-use super::{BatchOptions, square_order};
+use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;
 use crate::matrix::Element;
 
@@ -36,13 +36,23 @@ pub fn spd_solve<T: Element>(
         options.refinement_steps,
         kernels.limits(),
     )?;
+    // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
+    // leaves float32's range only where the scaled problem's does.
+    let (c, c_exponents) = scaling::scaled(c, true);
+    let (b, b_exponents) = scaling::scaled(b, false);
     let (c32, b32) = (c.single("C", true)?, b.single("b", false)?);
     let inputs = Inputs {
         c: Some(&c32),
         b: Some(&b32),
         ..Inputs::default()
     };
-    let out = run(kernels, &plan, &inputs, count, poison)?;
+    let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    let shift: Vec<i32> = b_exponents
+        .iter()
+        .zip(&c_exponents)
+        .map(|(b, c)| b - c)
+        .collect();
+    scaling::unscale(&mut out.x, n, &shift, &mut out.info);
     Ok(BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,

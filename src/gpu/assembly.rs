@@ -205,41 +205,19 @@ pub(crate) fn no_plan(method: Method) -> Error {
 /// its digits or flush to zero. Off-diagonal entries are bounded by the diagonal
 /// (|C(i,j)| ≤ √(C(i,i)·C(j,j)) when d ≥ 0), so the diagonal decides.
 pub(crate) fn check_product_range(a: &Matrix<f32>, d: &[f32]) -> Result<()> {
-    let what = "C = A·diag(d)·Aᵀ";
-    for i in 0..a.rows() {
-        let value: f64 = a
-            .row(i)
-            .iter()
-            .zip(d)
-            .map(|(&a, &d)| f64::from(a) * f64::from(a) * f64::from(d))
-            .sum();
-        let (why, fix) = if value.abs() > f64::from(f32::MAX) {
-            (
-                format!("above float32's largest value {:.3e}", f32::MAX),
-                "divide A or d by a power of two",
-            )
-        } else if value != 0.0 && value.abs() < f64::from(f32::MIN_POSITIVE) {
-            (
-                format!(
-                    "below float32's smallest normal value {:.3e}",
-                    f32::MIN_POSITIVE
-                ),
-                "multiply A or d by a power of two",
-            )
-        } else {
-            continue;
-        };
-        return Err(NumericalError::OutOfRange {
-            what,
-            row: i,
-            col: i,
+    let rows = (0..a.rows()).map(|i| a.row(i));
+    match crate::scaling::product_out_of_range(rows, d) {
+        Some((row, value, why, fix)) => Err(NumericalError::OutOfRange {
+            what: crate::scaling::PRODUCT,
+            row,
+            col: row,
             value,
             why,
             fix,
         }
-        .into());
+        .into()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A non-finite entry of a row-major result with `cols` columns (possible only when some d is

@@ -69,7 +69,9 @@ impl Batched<'_> {
     }
 
     /// The lower triangle of Cₚ = Aₚ·diag(dₚ)·Aₚᵀ for A (B, n, k) and d (B, k) (the diagonal
-    /// of D² per problem, as [`Gpu::assemble`]): f32, (B, n, n), zeros above the diagonal.
+    /// of D² per problem, as [`Gpu::assemble`]): f32, (B, n, n), zeros above the diagonal. A
+    /// Cₚ outside float32's range is refused, as [`Gpu::assemble`] refuses one
+    /// ([`NumericalError::BatchOutOfRange`](crate::NumericalError::BatchOutOfRange)).
     pub fn assemble<T: Element>(
         &self,
         a: &Batch<T>,

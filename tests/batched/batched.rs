@@ -11,7 +11,7 @@ use symraster::batched::plan::{AssemblyRows, Job, Plan, StagedLoads, WorkStorage
 use symraster::batched::{self, BatchOptions};
 use symraster::least_squares::solve_with_factor;
 use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
-use symraster::{Batch, Error, Failure, Matrix, Method, reference};
+use symraster::{Batch, Error, Failure, Matrix, Method, NumericalError, reference};
 
 const ORDERS: [usize; 10] = [1, 2, 3, 7, 8, 16, 31, 64, 128, 129];
 
@@ -399,23 +399,37 @@ fn bad_input_gets_one_line_errors() {
     );
 }
 
+/// A problem whose A·diag(d)·Aᵀ lies beyond float32's range (about 1e40) is scaled by powers of
+/// two as the single solves scale theirs, and solved: its x is the unscaled problem's over 1e20.
 #[test]
-fn a_problem_that_leaves_float32s_range_fails_alone() {
+fn a_problem_beyond_float32s_range_is_scaled_and_solved() {
     let gpu = common::gpu();
     let (a, d, b) = least_squares_batch(9, 3, 3);
-    // problem 2's A·diag(d)·Aᵀ is about 1e40: +inf in f32
+    let plain = gpu
+        .batched()
+        .least_squares(&a, &d, &b, BatchOptions::default())
+        .unwrap();
     let mut big = a.clone().into_vec();
-    big[2 * 18..3 * 18].iter_mut().for_each(|v| *v += 1e20);
+    big[2 * 18..3 * 18].iter_mut().for_each(|v| *v *= 1e20);
     let a = Batch::new(3, 3, 6, big).unwrap();
     let s = gpu
         .batched()
         .least_squares(&a, &d, &b, BatchOptions::default())
         .unwrap();
-    assert_eq!(s.info[2], -1);
-    assert_eq!(s.failure(2), Some(Failure::Overflow));
-    assert!(s.x.problem(2).iter().all(|v| v.is_nan()));
-    assert_eq!(s.info[0], 0);
-    assert!(s.x.problem(0).iter().all(|v| v.is_finite()));
+    // Problem 1 is singular (a zero row of A) in both.
+    assert_eq!(s.info, plain.info);
+    assert_eq!(s.info[2], 0);
+    let scale = plain
+        .x
+        .problem(2)
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        / 1e20;
+    for (x, want) in s.x.problem(2).iter().zip(plain.x.problem(2)) {
+        let want = want / 1e20;
+        assert!((x - want).abs() <= 1e-6 * scale, "{x:e} against {want:e}");
+    }
+    assert_eq!(s.x.problem(0), plain.x.problem(0));
 }
 
 /// Every group shape the plans can take (problems per group, staged loads, invocations per
@@ -535,4 +549,67 @@ fn every_group_shape_matches_the_reference() {
             }
         }
     }
+}
+
+/// The batched path checks ranges as the single one does: a Cₚ beyond float32's range (or
+/// below its normal range) is refused naming the problem instead of coming back ±inf or 0, and
+/// a solution below float32's range (C = 1e30·[[2, 1], [1, 2]], b = 1e-30: x ≈ 3.3e-61) is
+/// solved through per-problem powers of two instead of coming back 0 with INFO 0.
+#[test]
+fn batched_ranges_are_checked_or_scaled_as_the_single_path() {
+    let gpu = common::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let batched = gpu.batched();
+    // Problem 1 overflows float32 (C(0, 0) = 2·1e40), problem 2 underflows (2·1e-44).
+    let a = Batch::new(
+        3,
+        2,
+        2,
+        vec![
+            1.0f64, 0.0, 0.0, 1.0, 1e20, 1e20, 1.0, 0.0, 1e-22, 1e-22, 1.0, 0.0,
+        ],
+    )
+    .unwrap();
+    let d = Batch::vectors(3, 2, vec![1.0f64; 6]).unwrap();
+    for keep in [[0, 1], [0, 2]] {
+        let pick = |b: &Batch<f64>| -> Vec<f64> {
+            keep.iter().flat_map(|&p| b.problem(p).to_vec()).collect()
+        };
+        let a2 = Batch::new(2, 2, 2, pick(&a)).unwrap();
+        let d2 = Batch::vectors(2, 2, pick(&d)).unwrap();
+        match batched.assemble(&a2, &d2, BatchOptions::default()) {
+            Err(Error::Numerical(NumericalError::BatchOutOfRange {
+                problem, row: 0, ..
+            })) => {
+                assert_eq!(problem, 1)
+            }
+            other => panic!("problems {keep:?}: expected BatchOutOfRange, got {other:?}"),
+        }
+    }
+    // x far below float32's range, beside an ordinary problem.
+    let c = Batch::new(2, 2, 2, vec![2e30f64, 0.0, 1e30, 2e30, 4.0, 0.0, 1.0, 3.0]).unwrap();
+    let b = Batch::vectors(2, 2, vec![1e-30f64, 1e-30, 1.0, 2.0]).unwrap();
+    let s = batched.spd_solve(&c, &b, BatchOptions::default()).unwrap();
+    assert_eq!(s.info, vec![0, 0]);
+    let want = 1e-60 / 3.0;
+    for &x in s.x.problem(0) {
+        assert!((x - want).abs() <= 1e-6 * want, "x = {x:e}, want {want:e}");
+    }
+    let x1 = s.x.problem(1);
+    assert!((4.0 * x1[0] + x1[1] - 1.0).abs() < 1e-6 && (x1[0] + 3.0 * x1[1] - 2.0).abs() < 1e-6);
+    // The same through least squares: A = 1e15·I (C = 1e30·I), b = 1e-30: x = 1e-45.
+    let a = Batch::new(1, 2, 2, vec![1e15f64, 0.0, 0.0, 1e15]).unwrap();
+    let d = Batch::vectors(1, 2, vec![1.0f64, 1.0]).unwrap();
+    let b = Batch::vectors(1, 2, vec![1e-30f64, 2e-30]).unwrap();
+    let s = batched
+        .least_squares(&a, &d, &b, BatchOptions::default())
+        .unwrap();
+    assert_eq!(s.info, vec![0]);
+    let x = s.x.problem(0);
+    assert!(
+        (x[0] - 1e-45).abs() <= 1e-6 * 1e-45 && (x[1] - 2e-45).abs() <= 1e-6 * 2e-45,
+        "{x:?}"
+    );
 }
