@@ -405,10 +405,12 @@ fn designs_with_exact_zeros_give_a_single_precision_first_solution() {
     let one_hot = Matrix::from_fn(3, n, |i, j| if j % 3 == i { 1.0 } else { 0.0 });
     let bands = Matrix::from_fn(4, n, |i, j| {
         let t = j as f64 / (n - 1) as f64 * 3.0 - i as f64;
-        match t {
-            t if t.abs() < 1.0 => 1.0 - t.abs(),
-            t if t == 1.0 => -0.0,
-            _ => 0.0,
+        if t.abs() < 1.0 {
+            1.0 - t.abs()
+        } else if t == 1.0 {
+            -0.0
+        } else {
+            0.0
         }
     });
     let vandermonde = Matrix::from_fn(4, n, |i, j| (j as f64 / n as f64).powi(i as i32));
