@@ -40,23 +40,27 @@ fn main() {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP (the terminal closed), removes the temporary file of any
-/// write under way (outputs are written whole or not at all) and exits with status 128 + the
-/// signal (130, 143, 129), as a shell does.
+/// On SIGINT, SIGTERM, SIGHUP (the terminal closed) or SIGQUIT (Ctrl-\\), removes the
+/// temporary file of any write under way and the staged outputs not yet renamed into place
+/// (outputs are written whole or not at all) and exits with status 128 + the signal (130, 143,
+/// 129, 131), as a shell does. SIGQUIT's core dump is given up for that: a core of this
+/// program says nothing a backtrace of the error would not.
 fn remove_partial_files_on_signals() {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]) {
         Ok(mut signals) => {
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {
+                    // Held until the exit: no set of outputs is committed after this.
+                    let _staged = cli::output::remove_staged_files();
                     symraster::io::remove_partial_files();
                     std::process::exit(128 + signal);
                 }
             });
         }
         Err(e) => log::warn!(
-            "cannot watch for SIGINT/SIGTERM/SIGHUP ({e}); an interrupted write may leave a \
-             temporary file"
+            "cannot watch for SIGINT/SIGTERM/SIGHUP/SIGQUIT ({e}); an interrupted write may \
+             leave a temporary file"
         ),
     }
 }

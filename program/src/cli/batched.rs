@@ -4,6 +4,7 @@
 //! k − 1, −1 out of float32's range). A problem that fails does not fail the run.
 
 use super::MethodArg;
+use super::output::{self, Outputs};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -96,9 +97,9 @@ fn read_batch(path: &Path, name: &str, rank: usize) -> Result<Batch<f64>> {
     Ok(batch)
 }
 
-/// Writes INFO as a little-endian int32 .npy of shape (B,), whole or not at all.
-fn write_info(path: &Path, info: &[i32]) -> Result<()> {
-    io::write_atomically(path, |w| {
+/// Stages INFO as a little-endian int32 .npy of shape (B,).
+fn stage_info(outputs: &mut Outputs, path: &Path, info: &[i32]) -> Result<()> {
+    outputs.stage(path, |w| {
         let mut header = format!(
             "{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}",
             info.len()
@@ -111,8 +112,7 @@ fn write_info(path: &Path, info: &[i32]) -> Result<()> {
         w.write_all(header.as_bytes())?;
         let bytes: Vec<u8> = info.iter().flat_map(|v| v.to_le_bytes()).collect();
         w.write_all(&bytes)
-    })?;
-    Ok(())
+    })
 }
 
 /// Prints how many problems failed and the first few.
@@ -144,6 +144,9 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
         );
     }
     let op = args.op;
+    if op == BatchOp::Assemble && args.info.is_some() {
+        bail!("assembly has no INFO to write; leave out --info");
+    }
     // Every input read and checked (shapes by the library, values here with the file names)
     // before the GPU is opened.
     let observations = matches!(op, BatchOp::LeastSquares | BatchOp::Assemble);
@@ -167,9 +170,12 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
     } else {
         None
     };
-    io::check_output_path(&args.output)?;
-    if let Some(info) = &args.info {
-        io::check_output_path(info)?;
+    // Every output checked before any work; all are written together at the end, or none.
+    match &args.info {
+        Some(info) => output::check_distinct(("-o", &args.output), ("--info", info))?,
+        None => {
+            output::check(&args.output)?;
+        }
     }
     let gpu = super::open_gpu()?;
     let options = BatchOptions::default()
@@ -177,7 +183,9 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
         .refinement_steps(args.refine);
     let batched = gpu.batched();
     let renderer = &gpu.info().renderer;
-    let (count, info) = match op {
+    let mut outputs = Outputs::new();
+    // What is said once the outputs are in place.
+    let (count, info, said) = match op {
         BatchOp::LeastSquares | BatchOp::SpdSolve => {
             let b = b.as_ref().expect("read above");
             let s = match op {
@@ -190,25 +198,25 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
                 _ => batched.spd_solve(c.as_ref().expect("read above"), b, options)?,
             };
             let (count, n, _) = s.x.shape();
-            io::write_array(&args.output, &[count, n], s.x.as_slice())?;
-            say!(
+            outputs.array(&args.output, &[count, n], s.x.as_slice())?;
+            let said = format!(
                 "x: {count} problems of order {n} (float64, f32 factor and {} refinement \
                  step(s) in f64 on {renderer}) written to {}",
                 s.refinement_steps,
                 args.output.display()
             );
-            (count, Some(s.info))
+            (count, Some(s.info), said)
         }
         BatchOp::Cholesky => {
             let f = batched.cholesky(c.as_ref().expect("read above"), options)?;
             let (count, n, _) = f.l.shape();
-            io::write_array(&args.output, &[count, n, n], f.l.as_slice())?;
-            say!(
+            outputs.array(&args.output, &[count, n, n], f.l.as_slice())?;
+            let said = format!(
                 "L: {count} factors of order {n} (float32 on {renderer}; a failed problem's L \
                  is NaN) written to {}",
                 args.output.display()
             );
-            (count, Some(f.info))
+            (count, Some(f.info), said)
         }
         BatchOp::Assemble => {
             let c = batched.assemble(
@@ -217,24 +225,24 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
                 options,
             )?;
             let (count, n, _) = c.shape();
-            io::write_array(&args.output, &[count, n, n], c.as_slice())?;
-            say!(
+            outputs.array(&args.output, &[count, n, n], c.as_slice())?;
+            let said = format!(
                 "C: {count} lower triangles of order {n} (float32 on {renderer}) written to {}",
                 args.output.display()
             );
-            (count, None)
+            (count, None, said)
         }
     };
-    match (info, &args.info) {
-        (Some(info), path) => {
-            if let Some(path) = path {
-                write_info(path, &info)?;
-                say!("info: {count} values (int32) written to {}", path.display());
-            }
-            report_failures(&info);
+    if let (Some(info), Some(path)) = (&info, &args.info) {
+        stage_info(&mut outputs, path, info)?;
+    }
+    outputs.commit()?;
+    say!("{said}");
+    if let Some(info) = info {
+        if let Some(path) = &args.info {
+            say!("info: {count} values (int32) written to {}", path.display());
         }
-        (None, Some(_)) => bail!("assembly has no INFO to write; leave out --info"),
-        (None, None) => {}
+        report_failures(&info);
     }
     Ok(())
 }

@@ -191,7 +191,7 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
     }
     let a = fits_single_precision(&a_name, a)?;
     let d = to_single_precision_vec(&d_name, &d)?;
-    io::check_output_path(&args.output)?;
+    super::output::check(&args.output)?;
     let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
     let method = opts.method_on(&gpu, m, n)?;
@@ -232,7 +232,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     } else {
         Ok(c.matrix)
     };
-    io::check_output_path(&args.output)?;
+    super::output::check(&args.output)?;
     let gpu = super::open_gpu()?;
     let opts = options(args.format, args.method);
     let method = opts.method_on(&gpu, m, 0)?;
@@ -283,7 +283,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     check_finite(&a_name, &a)?;
     check_finite_vec(&d_name, &d)?;
     check_finite_vec(&b_name, &b)?;
-    io::check_output_path(&args.output)?;
+    super::output::check(&args.output)?;
     let gpu = super::open_gpu()?;
     let gpu_options = options(args.format, args.method);
     let method = gpu_options.method_on(&gpu, m, n)?;
@@ -315,7 +315,7 @@ pub fn spd_solve(args: SpdSolveArgs) -> Result<()> {
     }
     check_finite(&c_name, &c.lower_triangle())?;
     check_finite_vec(&b_name, &b)?;
-    io::check_output_path(&args.output)?;
+    super::output::check(&args.output)?;
     let gpu = super::open_gpu()?;
     let gpu_options = options(args.format, args.method);
     let method = gpu_options.method_on(&gpu, m, 0)?;

@@ -115,7 +115,7 @@ fn read_square(path: &std::path::Path, name: &str) -> Result<symraster::Matrix<f
 /// `invert`: M⁻¹ on the GPU in f32, refined in f64.
 pub fn invert(args: InvertArgs) -> Result<()> {
     let a = read_square(&args.a, "M")?;
-    io::check_output_path(&args.output)?;
+    super::output::check(&args.output)?;
     let kind = match args.kind {
         KindArg::Spd => Kind::Spd,
         KindArg::General => Kind::General,
@@ -198,7 +198,7 @@ fn residual_text(r: &Refined, refine_asked: bool) -> String {
 /// `sign`: the matrix sign function.
 pub fn sign(args: SignArgs) -> Result<()> {
     let a = read_square(&args.a, "A")?;
-    io::check_output_path(&args.output)?;
+    super::output::check(&args.output)?;
     let gpu = super::open_gpu()?;
     let options = SignOptions {
         scaling: !args.no_scaling,
@@ -244,7 +244,7 @@ pub fn lyap(args: LyapArgs) -> Result<()> {
         ))
         .into());
     }
-    io::check_output_path(&args.output)?;
+    super::output::check(&args.output)?;
     let gpu = super::open_gpu()?;
     let x = gpu.lyapunov(
         &a,

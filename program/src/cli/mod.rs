@@ -6,6 +6,7 @@ mod demo;
 mod files;
 mod info;
 mod invert;
+pub mod output;
 pub mod print;
 pub mod reproduce;
 pub mod view;

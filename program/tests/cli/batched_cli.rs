@@ -211,3 +211,111 @@ fn bad_input_is_one_line_and_leaves_no_file() {
     assert!(!files.names().contains(&"x.npy".to_string()));
     assert!(files.names().iter().all(|n| !n.ends_with(".tmp")));
 }
+
+/// Every output written or none: an --info that cannot be written (assembly has no INFO; a
+/// FIFO; the output's own path) fails the run before any work, and neither the output nor
+/// the INFO file is written or replaced.
+#[test]
+fn an_info_that_cannot_be_written_leaves_no_output() {
+    use std::os::unix::fs::FileTypeExt;
+    let files = Files(tempfile::tempdir().unwrap());
+    let (count, n) = (2, 3);
+    let (a, d, _) = problem_data(count, n);
+    let pa = files.array("A.npy", &[count, n, 2 * n], &a);
+    let pd = files.array("d.npy", &[count, 2 * n], &d);
+    let (pc, pi) = (files.path("C.npy"), files.path("info.npy"));
+    fails_with(
+        run(&[
+            &"--op",
+            &"assemble",
+            &"--a",
+            &pa,
+            &"--d",
+            &pd,
+            &"-o",
+            &pc,
+            &"--info",
+            &pi,
+        ]),
+        "assembly has no INFO to write; leave out --info",
+    );
+    assert_eq!(files.names(), ["A.npy", "d.npy"]);
+    // An existing output is left as it was.
+    std::fs::write(&pc, b"before").unwrap();
+    fails_with(
+        run(&[
+            &"--op",
+            &"assemble",
+            &"--a",
+            &pa,
+            &"--d",
+            &pd,
+            &"-o",
+            &pc,
+            &"--info",
+            &pi,
+        ]),
+        "assembly has no INFO to write",
+    );
+    assert_eq!(std::fs::read(&pc).unwrap(), b"before");
+    std::fs::remove_file(&pc).unwrap();
+    // Cholesky's INFO into a FIFO: refused, the FIFO kept, no L.
+    let spd: Vec<f64> = (0..count)
+        .flat_map(|_| (0..n * n).map(move |i| if i / n == i % n { 2.0 } else { 0.5 }))
+        .collect();
+    let pcin = files.array("Cin.npy", &[count, n, n], &spd);
+    let fifo = files.path("fifo.npy");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let pl = files.path("L.npy");
+    fails_with(
+        run(&[
+            &"--op",
+            &"cholesky",
+            &"--c",
+            &pcin,
+            &"-o",
+            &pl,
+            &"--info",
+            &fifo,
+        ]),
+        "it is a FIFO (named pipe), not a regular file",
+    );
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // INFO over the output itself.
+    fails_with(
+        run(&[
+            &"--op",
+            &"cholesky",
+            &"--c",
+            &pcin,
+            &"-o",
+            &pl,
+            &"--info",
+            &pl,
+        ]),
+        "-o and --info name the same file",
+    );
+    assert_eq!(files.names(), ["A.npy", "Cin.npy", "d.npy", "fifo.npy"]);
+    // Both written when both can be.
+    succeeds(run(&[
+        &"--op",
+        &"cholesky",
+        &"--c",
+        &pcin,
+        &"-o",
+        &pl,
+        &"--info",
+        &pi,
+    ]));
+    assert_eq!(read_info(&pi), vec![0; count]);
+    assert_eq!(
+        files.names(),
+        ["A.npy", "Cin.npy", "L.npy", "d.npy", "fifo.npy", "info.npy"]
+    );
+}

@@ -1046,12 +1046,12 @@ fn info_says_lowered_only_below_the_driver_limit() {
     assert!(!text.contains("lowered"), "{text}");
 }
 
-/// SIGTERM, SIGINT and SIGHUP end the program with 128 + the signal, after removing the
-/// temporary file of any write under way (the removal itself is tested in the library's io
-/// module).
+/// SIGTERM, SIGINT, SIGHUP and SIGQUIT end the program with 128 + the signal, after removing
+/// the temporary file of any write under way (the removal itself is tested in the library's io
+/// module, and for SIGQUIT during a write below).
 #[test]
 fn signals_end_the_program_with_the_shell_status() {
-    for (signal, status) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+    for (signal, status) in [("TERM", 143), ("INT", 130), ("HUP", 129), ("QUIT", 131)] {
         let w = Workspace::new();
         // A demo large enough to be running when the signal comes.
         let mut child = Command::new(env!("CARGO_BIN_EXE_symraster"))
@@ -1072,6 +1072,115 @@ fn signals_end_the_program_with_the_shell_status() {
         let left: Vec<_> = std::fs::read_dir(w.path("")).unwrap().collect();
         assert!(left.is_empty(), "nothing is left behind");
     }
+}
+
+/// SIGQUIT (Ctrl-\\) while an output is being written: the program exits with 131 (not a core
+/// dump) and its temporary file is gone. A large .mtx output (text) is slow to write; the
+/// signal is sent once its temporary file holds bytes, and a run that finishes before the
+/// signal lands is tried again, larger.
+#[test]
+fn sigquit_during_a_write_leaves_no_temporary_file() {
+    let w = Workspace::new();
+    for m in [1500, 2500, 4000] {
+        let (a, d) = random_problem(5, m, 1);
+        let pa = w.matrix("a.npy", &a);
+        let pd = w.vector("d.npy", &d);
+        let out = w.path("c.mtx");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_symraster"))
+            .arg("assemble")
+            .args([
+                &"--a" as &dyn AsRef<std::ffi::OsStr>,
+                &pa,
+                &"--d",
+                &pd,
+                &"-o",
+                &out,
+            ])
+            .env_remove("SYMRASTER_EGL_DEVICE")
+            .env_remove("SYMRASTER_MAX_TEXTURE_SIZE")
+            .current_dir(w.path(""))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until a temporary file with data in it appears, or the run ends.
+        let writing = loop {
+            if child.try_wait().unwrap().is_some() {
+                break false;
+            }
+            let partial = std::fs::read_dir(w.path("")).unwrap().any(|e| {
+                let e = e.unwrap();
+                e.file_name().to_string_lossy().ends_with(".tmp")
+                    && e.metadata().is_ok_and(|m| m.len() > 0)
+            });
+            if partial {
+                break true;
+            }
+            std::thread::yield_now();
+        };
+        if writing {
+            let sent = Command::new("kill")
+                .args(["-QUIT", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+        }
+        let status = child.wait().unwrap();
+        let left = w.files();
+        assert!(
+            left.iter()
+                .all(|n| !n.ends_with(".tmp") && !n.starts_with("core")),
+            "left behind: {left:?}"
+        );
+        if status.code() == Some(131) {
+            assert!(!out.exists(), "an interrupted write leaves no output");
+            return;
+        }
+        // The write ended first: the output is whole.
+        assert!(status.success(), "{status:?}");
+        std::fs::remove_file(&out).unwrap();
+    }
+    panic!("every run finished before SIGQUIT arrived");
+}
+
+/// An output that is a FIFO or a character device is refused before any work (one line, exit
+/// status 1) and left as it is: a run would otherwise replace it by a regular file.
+#[test]
+fn fifo_and_device_outputs_are_refused_and_left_alone() {
+    let w = Workspace::new();
+    let (a, d) = random_problem(6, 4, 6);
+    let pa = w.matrix("a.npy", &a);
+    let pd = w.vector("d.npy", &d);
+    let fifo = w.path("fifo.npy");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let null = w.path("null.npy");
+    std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+    use std::os::unix::fs::FileTypeExt;
+    for (out, kind) in [
+        (&fifo, "a FIFO (named pipe)"),
+        (&null, "a character device"),
+    ] {
+        let line = fails_with(
+            run(&[&"assemble", &"--a", &pa, &"--d", &pd, &"-o", out], &[]),
+            &["cannot write", kind, "not a regular file"],
+        );
+        assert!(line.contains(&*out.to_string_lossy()), "{line}");
+    }
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(
+        std::fs::symlink_metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_link(&null).unwrap(), Path::new("/dev/null"));
+    assert_eq!(w.files(), ["a.npy", "d.npy", "fifo.npy", "null.npy"]);
 }
 
 /// `invert` of Hilbert(8) (κ ≈ 1.5e10; its f32 inverse is wrong in every digit): an error
