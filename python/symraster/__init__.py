@@ -676,7 +676,8 @@ def _solutions_in(dtype, x, info):
     """The batched solutions (float64) in the inputs' dtype: a solved problem whose x leaves
     that dtype's normal range (float32's: it would be inf, or lose its digits below it) gets
     INFO -1 and NaN, as one whose x leaves float64's range does."""
-    out = x.astype(dtype, copy=False)
+    with np.errstate(over="ignore", under="ignore"):  # the cast's ±inf and 0 are marked below
+        out = x.astype(dtype, copy=False)
     if out.dtype == x.dtype:
         return out, info
     tiny = np.finfo(out.dtype).tiny
