@@ -511,6 +511,23 @@ pub enum NumericalError {
         fix: &'static str,
     },
 
+    /// A result computed on a problem scaled by a power of two leaves f64's range once scaled
+    /// back (an inverse, a Lyapunov solution).
+    #[error(
+        "{what} leaves double precision's range once scaled back to the data's units: entry \
+         ({row}, {col}) (0-based) would be {value:.3e}; scale the input by a power of two"
+    )]
+    ResultOutOfRange {
+        /// What was computed ("A⁻¹", "X").
+        what: &'static str,
+        /// Row of the entry.
+        row: usize,
+        /// Its column.
+        col: usize,
+        /// Its value once scaled back (±inf or 0).
+        value: f64,
+    },
+
     /// The solution is finite in the scaled problem but leaves f64's range once scaled back.
     #[error(
         "the solution x leaves double precision's range: entry {index} (0-based) is {value} once \

@@ -68,6 +68,23 @@ pub(crate) fn product_out_of_range<'a>(
     None
 }
 
+/// `a` divided by the power of two of its largest finite magnitude, and that power's exponent
+/// e (0 for a matrix with no finite non-zero entry): exact wherever the result is a normal f64,
+/// subnormal entries included. Non-finite entries stay non-finite, for the input checks to name.
+pub(crate) fn scaled_to_unit(a: &crate::matrix::Matrix<f64>) -> (crate::matrix::Matrix<f64>, i32) {
+    let largest = a
+        .as_slice()
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let e = if largest > 0.0 {
+        exponent_of(largest)
+    } else {
+        0
+    };
+    (a.map(|v| times_power_of_two(v, -e)), e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,11 +3,12 @@
 //! results refined and returned in f64.
 
 use super::Gpu;
-use crate::error::{DeviceError, Error, Result};
+use crate::error::{DeviceError, Error, NumericalError, Result};
 use crate::inverse::{
     InvertOptions, Inverter, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
 };
 use crate::matrix::{Element, Matrix};
+use crate::scaling::{scaled_to_unit, times_power_of_two};
 use std::rc::Rc;
 
 impl Inverter {
@@ -61,16 +62,19 @@ impl Gpu {
     /// # Ok::<(), symraster::Error>(())
     /// ```
     pub fn invert<T: Element>(&self, a: &Matrix<T>, options: InvertOptions) -> Result<Refined> {
-        let a = a.map(Into::into);
         crate::inverse::check_method(options.kind, options.method, options.storage)?;
-        crate::inverse::invert_f64_with(
+        // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled.
+        let (a, e) = scaled_to_unit(&a.map(Into::into));
+        let mut refined = crate::inverse::invert_f64_with(
             &*self.inverter()?,
             &a,
             options.kind,
             options.method,
             options,
             options.refine_steps,
-        )
+        )?;
+        refined.x = unscaled(refined.x, -e, "A⁻¹")?;
+        Ok(refined)
     }
 
     /// sign(A) by the scaled Newton iteration on GPU inverses (eq. 1), polished in f64;
@@ -88,7 +92,9 @@ impl Gpu {
     /// # Ok::<(), symraster::Error>(())
     /// ```
     pub fn sign<T: Element>(&self, a: &Matrix<T>, options: SignOptions) -> Result<Sign> {
-        crate::inverse::sign(&*self.inverter()?, &a.map(Into::into), options)
+        // sign(c·A) = sign(A) for c > 0: A of any scale.
+        let (a, _) = scaled_to_unit(&a.map(Into::into));
+        crate::inverse::sign(&*self.inverter()?, &a, options)
     }
 
     /// X with A·X + X·Aᵀ = Q for stable A (scipy's `solve_continuous_lyapunov(a, q)`), through
@@ -111,11 +117,35 @@ impl Gpu {
         q: &Matrix<T>,
         options: LyapunovOptions,
     ) -> Result<Lyapunov> {
-        crate::inverse::solve_continuous_lyapunov(
+        // (2^-a·A)·X' + X'·(2^-a·A)ᵀ = 2^-q·Q has X' = 2^(a-q)·X: A and Q of any scale.
+        let (a, ea) = scaled_to_unit(&a.map(Into::into));
+        let (q, eq) = scaled_to_unit(&q.map(Into::into));
+        let mut solved = crate::inverse::solve_continuous_lyapunov(
             &*self.inverter()?,
-            &a.map(Into::into),
-            &q.map(Into::into),
+            &a,
+            &q,
             options.refine_steps,
-        )
+        )?;
+        solved.x = unscaled(solved.x, eq - ea, "X")?;
+        Ok(solved)
+    }
+}
+
+/// `x`·2^e, the result of a scaled problem in the data's units; one that leaves f64's range
+/// there (an entry ±inf, or everything flushed to zero) is an error naming `what`. Entries far
+/// below the largest may flush to zero, as they would in an unscaled f64 computation.
+fn unscaled(x: Matrix<f64>, e: i32, what: &'static str) -> Result<Matrix<f64>> {
+    let back = x.map(|v| times_power_of_two(v, e));
+    let overflow = back.as_slice().iter().position(|v| !v.is_finite());
+    let all_lost = x.max_abs() > 0.0 && back.max_abs() == 0.0;
+    match overflow.or(all_lost.then_some(0)) {
+        Some(p) => Err(NumericalError::ResultOutOfRange {
+            what,
+            row: p / x.cols(),
+            col: p % x.cols(),
+            value: back.as_slice()[p],
+        }
+        .into()),
+        None => Ok(back),
     }
 }

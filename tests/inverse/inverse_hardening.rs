@@ -394,3 +394,71 @@ fn lyapunov_solution_scales_exactly_with_a_and_q() {
         assert!(e < 1e-11, "A·{c:e}: error {e}");
     }
 }
+
+/// Inversion, sign and Lyapunov at any scale (issue 41): A beyond float32's range, or with
+/// subnormal f64 entries, is scaled by a power of two first and the result scaled back
+/// (A⁻¹ by the inverse power, X by Q's over A's, S not at all), matching the unscaled problem;
+/// an inverse beyond f64's range once scaled back is an error, never ±inf.
+#[test]
+fn inversion_sign_and_lyapunov_take_any_scale() {
+    let gpu = common::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let general =
+        Matrix::from_row_major(3, 3, vec![-3.0, 1.0, 0.5, 0.0, 2.0, 1.0, 1.0, 0.0, -4.0]).unwrap();
+    let spd =
+        Matrix::from_row_major(3, 3, vec![4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0]).unwrap();
+    let stable =
+        Matrix::from_row_major(3, 3, vec![-2.0, 1.0, 0.0, 0.0, -3.0, 1.0, 0.5, 0.0, -1.0]).unwrap();
+    let q = Matrix::identity(3);
+    let close = |x: &Matrix<f64>, want: &Matrix<f64>, scale: f64, what: &str| {
+        let norm = want.max_abs() * scale;
+        for (a, b) in x.as_slice().iter().zip(want.as_slice()) {
+            assert!(
+                (a - b * scale).abs() <= 1e-10 * norm,
+                "{what}: {a:e} against {:e}",
+                b * scale
+            );
+        }
+    };
+    let inv = gpu.invert(&general, InvertOptions::default()).unwrap().x;
+    let inv_spd = gpu.invert(&spd, InvertOptions::spd()).unwrap().x;
+    let sign = gpu.sign(&general, Default::default()).unwrap().s;
+    let x = gpu.lyapunov(&stable, &q, Default::default()).unwrap().x;
+    for s in [1e300, 1e39, 1e-39, 1e-300] {
+        let what = format!("scale {s:e}");
+        let r = gpu
+            .invert(&general.map(|v| v * s), InvertOptions::default())
+            .unwrap()
+            .x;
+        close(&r, &inv, 1.0 / s, &format!("{what}: general inverse"));
+        let r = gpu
+            .invert(&spd.map(|v| v * s), InvertOptions::spd())
+            .unwrap()
+            .x;
+        close(&r, &inv_spd, 1.0 / s, &format!("{what}: SPD inverse"));
+        let r = gpu
+            .sign(&general.map(|v| v * s), Default::default())
+            .unwrap()
+            .s;
+        close(&r, &sign, 1.0, &format!("{what}: sign"));
+        let r = gpu
+            .lyapunov(&stable.map(|v| v * s), &q, Default::default())
+            .unwrap()
+            .x;
+        close(&r, &x, 1.0 / s, &format!("{what}: Lyapunov"));
+    }
+    // Subnormal entries: sign is still sign(A); A⁻¹ (about 1e310) leaves f64's range.
+    let tiny = general.map(|v| v * 1e-310);
+    close(
+        &gpu.sign(&tiny, Default::default()).unwrap().s,
+        &sign,
+        1.0,
+        "subnormal sign",
+    );
+    match gpu.invert(&tiny, InvertOptions::default()) {
+        Err(Error::Numerical(NumericalError::ResultOutOfRange { .. })) => {}
+        other => panic!("expected ResultOutOfRange, got {other:?}"),
+    }
+}
