@@ -29,6 +29,11 @@ where
 /// The Python exception for a library error.
 pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     let message = e.to_string();
+    exception(py, e, message)
+}
+
+/// The exception of `e`'s class with `message`.
+fn exception(py: Python<'_>, e: Error, message: String) -> PyErr {
     match e {
         Error::Input(InputError::Unsupported(_)) => PyNotImplementedError::new_err(message),
         Error::Input(_) => PyValueError::new_err(message),
@@ -40,9 +45,235 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
             NumericalError::SingularMatrix { column, .. }
             | NumericalError::ZeroPivot { column, .. },
         ) => python_error(py, "NumericalError", (message, Some(column))),
+        Error::Numerical(
+            NumericalError::NumericallySingular { column, .. }
+            | NumericalError::SingularToDouble { column, .. },
+        ) => python_error(py, "NumericalError", (message, Some(column))),
         Error::Numerical(_) => python_error(py, "NumericalError", (message, None::<usize>)),
         _ => PyRuntimeError::new_err(message),
     }
+}
+
+/// Whose names a message uses: the library's (A, d, b, C = AD²Aᵀ, the paper's notation) or
+/// those of the Python function that called it.
+#[derive(Clone, Copy)]
+pub enum Names {
+    /// `solve(a, b, assume_a="pos")`: the library's C is `a` (read transposed with `upper`).
+    Spd {
+        /// Whether `a`'s upper triangle was read (the library saw aᵀ).
+        upper: bool,
+    },
+    /// `weighted_lstsq(x, y, w)`: the library's A is xᵀ (unknowns × observations), d is w,
+    /// b is y, and C = AD²Aᵀ is the normal matrix xᵀ·diag(w)·x.
+    Lstsq,
+}
+
+/// "row i, column j …" with i and j swapped (a position in the transpose); any other
+/// position as it is.
+fn transposed(position: &str) -> String {
+    let numbers: Vec<&str> = position
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if position.starts_with("row ") && numbers.len() >= 2 {
+        format!("row {}, column {} (0-based)", numbers[1], numbers[0])
+    } else {
+        position.to_string()
+    }
+}
+
+/// `e`'s message in the caller's names, where the caller's inputs can produce it and the
+/// library's would mislead (None: the library's message stands).
+fn renamed(e: &Error, names: Names) -> Option<String> {
+    const NORMAL: &str = "the normal matrix xᵀ·diag(w)·x";
+    const RANK: &str = "check that x has full column rank (no repeated or dependent columns) \
+                        among the rows with a non-zero weight";
+    let limit = 1.0 / f64::EPSILON;
+    let pivot_limit = 64.0 * f64::EPSILON;
+    match (names, e) {
+        (Names::Lstsq, Error::Numerical(n)) => match n {
+            NumericalError::SingularProduct { m, n, nonzero } => Some(if n < m {
+                format!(
+                    "{NORMAL} is singular: x is {n}x{m} (observations x unknowns), and {n} \
+                     observations cannot determine {m} unknowns; least squares needs at least \
+                     as many rows of x as columns"
+                )
+            } else {
+                format!(
+                    "{NORMAL} is singular: only {nonzero} of the {n} weights w are non-zero, \
+                     fewer than the {m} unknowns (columns of x); give at least {m} observations \
+                     (rows of x) a non-zero weight"
+                )
+            }),
+            NumericalError::SingularToDouble {
+                condition,
+                column,
+                ratio,
+            } => Some(format!(
+                "{NORMAL} is singular to double precision: condition estimate {condition:.2e} \
+                 (limit 1/ε = {limit:.2e}), smallest pivot L(j,j)² = {ratio:.2e}·C(j,j) at \
+                 unknown {column} (column {column} of x, 0-based; limit {pivot_limit:.1e}); \
+                 {RANK}"
+            )),
+            NumericalError::NumericallySingular {
+                column,
+                ratio,
+                tolerance,
+            } => Some(format!(
+                "{NORMAL} is not positive definite to single precision: at unknown {column} \
+                 (column {column} of x, 0-based) the pivot L(j,j)² is {ratio:.2e} times its \
+                 diagonal entry, at or below the tolerance {tolerance:.2e}; {RANK}"
+            )),
+            NumericalError::NotPositiveDefinite { column, pivot } => Some(format!(
+                "{NORMAL} is not positive definite: the pivot of unknown {column} (column \
+                 {column} of x, 0-based) is not positive (value {pivot}); {RANK}"
+            )),
+            NumericalError::RefinementDiverged {
+                iteration,
+                residual,
+            } => Some(format!(
+                "iterative refinement diverged at iteration {iteration}: the residual norm \
+                 became {residual}; {NORMAL} is too ill-conditioned for a single-precision factor"
+            )),
+            NumericalError::OutOfRange {
+                row,
+                col,
+                value,
+                why,
+                ..
+            } => Some(format!(
+                "{NORMAL} leaves single precision's range: its entry ({row}, {col}) (0-based, \
+                 unknowns {row} and {col}) is {value:.3e}, {why}; scale the columns of x to \
+                 similar norms (by powers of two)"
+            )),
+            _ => None,
+        },
+        (Names::Lstsq, Error::Input(i)) => {
+            let rename = |input: &str| {
+                match input {
+                    "A" => "x",
+                    "d" => "w",
+                    "b" => "y",
+                    other => other,
+                }
+                .to_string()
+            };
+            match i {
+                InputError::NonFinite {
+                    input,
+                    position,
+                    value,
+                } => {
+                    let position = if input == "A" {
+                        transposed(position)
+                    } else {
+                        position.clone()
+                    };
+                    Some(format!(
+                        "input {} holds a non-finite value ({value}) at {position}",
+                        rename(input)
+                    ))
+                }
+                InputError::OutOfSinglePrecision {
+                    input,
+                    position,
+                    value,
+                } => {
+                    let position = if input == "A" {
+                        transposed(position)
+                    } else {
+                        position.clone()
+                    };
+                    Some(format!(
+                        "input {} holds {value:e} at {position}, beyond single precision's range \
+                         (±{:e}); the GPU computes in float32",
+                        rename(input),
+                        f32::MAX
+                    ))
+                }
+                InputError::Empty { input, rows, cols } if input == "A" => Some(format!(
+                    "x is empty ({cols}x{rows}, observations x unknowns); least squares needs at \
+                     least one observation and one unknown"
+                )),
+                _ => None,
+            }
+        }
+        (Names::Spd { .. }, Error::Numerical(n)) => match n {
+            NumericalError::SingularToDouble {
+                condition,
+                column,
+                ratio,
+            } => Some(format!(
+                "a is singular to double precision: condition estimate {condition:.2e} (limit \
+                 1/ε = {limit:.2e}), smallest pivot L(j,j)² = {ratio:.2e}·a(j,j) in column \
+                 {column} (0-based; limit {pivot_limit:.1e}); a is not positive definite to \
+                 working precision"
+            )),
+            NumericalError::NumericallySingular {
+                column,
+                ratio,
+                tolerance,
+            } => Some(format!(
+                "a is not positive definite to single precision: in column {column} (0-based) \
+                 the pivot L(j,j)² is {ratio:.2e} times a(j,j), at or below the tolerance \
+                 {tolerance:.2e}"
+            )),
+            NumericalError::RefinementDiverged {
+                iteration,
+                residual,
+            } => Some(format!(
+                "iterative refinement diverged at iteration {iteration}: the residual norm \
+                 became {residual}; a is too ill-conditioned for a single-precision factor"
+            )),
+            _ => None,
+        },
+        (Names::Spd { upper }, Error::Input(i)) => {
+            let rename = |input: &str| {
+                if input.starts_with('C') {
+                    "a".to_string()
+                } else {
+                    input.to_string()
+                }
+            };
+            let place = |input: &str, position: &str| {
+                if upper && input.starts_with('C') {
+                    transposed(position)
+                } else {
+                    position.to_string()
+                }
+            };
+            match i {
+                InputError::NonFinite {
+                    input,
+                    position,
+                    value,
+                } => Some(format!(
+                    "input {} holds a non-finite value ({value}) at {}",
+                    rename(input),
+                    place(input, position)
+                )),
+                InputError::OutOfSinglePrecision {
+                    input,
+                    position,
+                    value,
+                } => Some(format!(
+                    "input {} holds {value:e} at {}, beyond single precision's range (±{:e}); \
+                     the GPU computes in float32",
+                    rename(input),
+                    place(input, position),
+                    f32::MAX
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The Python exception for a library error, its message in `names`.
+pub fn to_py_as(py: Python<'_>, e: Error, names: Names) -> PyErr {
+    let message = renamed(&e, names).unwrap_or_else(|| e.to_string());
+    exception(py, e, message)
 }
 
 thread_local! {
@@ -54,6 +285,14 @@ thread_local! {
 /// The seconds spent inside the library for this thread's calls since the last take, reset.
 pub fn take_api_seconds() -> f64 {
     API_SECONDS.with(|s| s.replace(0.0))
+}
+
+/// [`finish`] with the library's errors in the caller's names.
+pub fn finish_as<R>(py: Python<'_>, outcome: Outcome<R>, names: Names) -> PyResult<(R, f64)> {
+    match outcome {
+        Outcome::Done(Err(e), _) => Err(to_py_as(py, e, names)),
+        other => finish(py, other),
+    }
 }
 
 /// A job's outcome as a Python result: the library's error mapped by [`to_py`], a panic as

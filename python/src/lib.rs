@@ -18,7 +18,8 @@ use symraster::{
     Format, InverseMethod, InvertOptions, Matrix, Method, Options, Solution, SolveOptions,
 };
 
-use errors::finish;
+use errors::{Names, finish, finish_as};
+use symraster::least_squares::Fallback;
 
 /// A matrix from Python in the precision it came in.
 enum Mat {
@@ -155,11 +156,28 @@ fn solution_dict<'py>(py: Python<'py>, s: &Solution, seconds: f64) -> PyResult<B
     d.set_item("condition", s.condition)?;
     d.set_item("forward_error_estimate", s.forward_error_estimate)?;
     d.set_item("converged", s.converged)?;
-    d.set_item("fallback", s.fallback.as_ref().map(|f| format!("{f:?}")))?;
+    let (fallback, fallback_at) = match s.fallback.map(fallback_of) {
+        Some((name, at)) => (Some(name), at),
+        None => (None, None),
+    };
+    d.set_item("fallback", fallback)?;
+    d.set_item("fallback_at", fallback_at)?;
     d.set_item("residuals", s.residuals.clone())?;
     d.set_item("tolerance", s.tolerance)?;
     d.set_item("api_seconds", seconds)?;
     Ok(d)
+}
+
+/// Why the float64 CPU solve produced x, as the Python layer documents it (`LstsqResult.fallback`):
+/// a name, and the step (for "stagnated") or the f32 factor's failing column (for
+/// "single_factor_failed") it happened at. Every variant is named here: a new one fails to
+/// compile rather than reach Python as a debug string.
+fn fallback_of(f: Fallback) -> (&'static str, Option<usize>) {
+    match f {
+        Fallback::Stagnated { iteration } => ("stagnated", Some(iteration)),
+        Fallback::IterationLimit => ("iteration_limit", None),
+        Fallback::SingleFactorFailed { column } => ("single_factor_failed", Some(column)),
+    }
 }
 
 /// The device, its OpenGL version and the methods it runs, as `symraster info` lists them.
@@ -338,7 +356,7 @@ fn spd_solve<'py>(
             (Mat::F32(c), Vector::F64(b)) => gpu.spd_solve(&c.to_f64(), b, solve),
         }
     });
-    let (s, seconds) = finish(py, outcome)?;
+    let (s, seconds) = finish_as(py, outcome, Names::Spd { upper })?;
     let d = solution_dict(py, &s, seconds)?;
     Ok((Array1::from_vec(s.x).into_pyarray(py), d))
 }
@@ -371,7 +389,7 @@ fn least_squares<'py>(
             .into()),
         }
     });
-    let (s, seconds) = finish(py, outcome)?;
+    let (s, seconds) = finish_as(py, outcome, Names::Lstsq)?;
     let d = solution_dict(py, &s, seconds)?;
     Ok((Array1::from_vec(s.x).into_pyarray(py), d))
 }

@@ -7,7 +7,10 @@ on real float32/float64 arrays: same names, signatures, defaults, return types a
 functions (``batched_syrk``, ``batched_cholesky``, ``batched_solve``,
 ``batched_weighted_lstsq``: many small problems at once, numpy's stacked arrays with the batch
 axis first, a status per problem). The GPU computes in float32;
-each function's docstring (see ``__init__.pyi``) says what accuracy its result carries.
+each function's docstring says what accuracy its result carries.
+
+The docstrings are written once, in the typed stub ``__init__.pyi`` (which type checkers
+read), and attached to the functions and classes here at import (``help()`` shows them).
 
 Threads: one worker thread owns the OpenGL context (a context is current on one thread at a
 time); every call from any Python thread runs there in turn, the GIL released while it waits.
@@ -26,6 +29,7 @@ __version__ = _native.__version__
 
 __all__ = [
     "AccuracyWarning",
+    "LinAlgWarning",
     "BATCH_MAX_ORDER",
     "Cholesky",
     "DeviceError",
@@ -52,6 +56,65 @@ __all__ = [
 class AccuracyWarning(RuntimeWarning):
     """A float64 result did not reach float64 accuracy (the float32 factor's refinement did
     not converge: the matrix is too ill-conditioned for it)."""
+
+
+class _LinAlgWarning(RuntimeWarning):
+    """The warning for an ill-conditioned matrix where scipy is not installed: scipy's
+    ``LinAlgWarning`` stands in for it where it is."""
+
+
+_LinAlgWarning.__name__ = _LinAlgWarning.__qualname__ = "LinAlgWarning"
+
+
+def _linalg_warning():
+    """scipy's ``scipy.linalg.LinAlgWarning`` where scipy is installed (imported on first use,
+    so that filters and ``pytest.warns`` written for scipy catch ours), else symraster's own
+    ``RuntimeWarning`` subclass."""
+    try:
+        from scipy.linalg import LinAlgWarning
+    except ImportError:
+        return _LinAlgWarning
+    return LinAlgWarning
+
+
+def __getattr__(name):
+    if name == "LinAlgWarning":
+        return _linalg_warning()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _check_condition(condition, dtype, stacklevel=3):
+    """scipy's warning where the reciprocal condition number 1/``condition`` (κ₁ or its
+    estimate) falls below the machine epsilon of ``dtype``, as scipy's ``solve`` warns."""
+    rcond = 1.0 / condition if condition > 0 else np.inf
+    if not np.isfinite(condition) or rcond < np.finfo(dtype).eps:
+        warnings.warn(
+            f"Ill-conditioned matrix (rcond={rcond:.6g}): result may not be accurate.",
+            _linalg_warning(), stacklevel=stacklevel + 1)
+
+
+def _norm_1(a):
+    """‖a‖₁, the largest column sum."""
+    return float(np.max(np.sum(np.abs(a), axis=0))) if a.size else 0.0
+
+
+def _inverse_norm_1(apply_inverse, n, max_steps=5):
+    """An estimate of ‖C⁻¹‖₁ for a symmetric C from solves with it (Hager's method, as
+    LAPACK's dlacon): a lower bound, within a small factor in practice."""
+    x = np.full((n, 1), 1.0 / n)
+    estimate = 0.0
+    previous_j = -1
+    for _ in range(max_steps):
+        y = apply_inverse(x)
+        estimate = max(estimate, float(np.sum(np.abs(y))))
+        z = apply_inverse(np.where(y >= 0, 1.0, -1.0))  # C⁻ᵀ = C⁻¹
+        j = int(np.argmax(np.abs(z)))
+        if j == previous_j or abs(z[j, 0]) <= (z.T @ x).item():
+            break
+        x = np.zeros((n, 1))
+        x[j, 0] = 1.0
+        previous_j = j
+    return estimate
 
 
 # --- input handling (scipy's rules) -------------------------------------------------------
@@ -395,8 +458,9 @@ def _structure(assume_a, function):
 
 def _general_solve(a64, b64, max_iter=10):
     """X with A·X = B in float64: the GPU's LU inverse with partial pivoting, refined in
-    float64, then iterative refinement of X with it."""
+    float64, then iterative refinement of X with it. Returns X and κ₁(A) = ‖A‖₁·‖A⁻¹‖₁."""
     inverse, _ = _native.invert(a64, False, False, True)
+    condition = _norm_1(a64) * _norm_1(inverse)
     x = inverse @ b64
     a_norm = float(np.max(np.sum(np.abs(a64), axis=1)))
     b_norm = np.max(np.abs(b64), axis=0)
@@ -408,7 +472,7 @@ def _general_solve(a64, b64, max_iter=10):
         if eta <= tolerance:
             break
         x += inverse @ r
-    return x
+    return x, condition
 
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
@@ -426,24 +490,27 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
     if structure == "pos":
-        x = _pos_solve(a, b, lower, method, storage)
+        x, condition = _pos_solve(a, b, lower, method, storage)
     else:
         a64 = a.astype(np.float64, copy=False)
         if structure == "sym":
             a64 = _symmetric(a64, lower)
         elif transposed:
             a64 = a64.T
-        x = _general_solve(a64, b.reshape(m, -1).astype(np.float64)).reshape(b.shape)
+        x, condition = _general_solve(a64, b.reshape(m, -1).astype(np.float64))
+        x = x.reshape(b.shape)
+    _check_condition(condition, dtype)
     return x.astype(dtype, copy=False)
 
 
 def _pos_solve(a, b, lower, method, storage):
     """The SPD solve: the library's spd_solve (dsposv) per right side; several right sides
-    share one GPU factor and refine together, falling back to spd_solve where that stalls."""
+    share one GPU factor and refine together, falling back to spd_solve where that stalls.
+    Returns x and an estimate of κ₁(a)."""
     m = a.shape[0]
     if b.ndim == 1 or b.shape[1] == 1:
-        x, _ = _native.spd_solve(a, _same(b.reshape(m), b.dtype), not lower, method, storage)
-        return x.reshape(b.shape)
+        x, d = _native.spd_solve(a, _same(b.reshape(m), b.dtype), not lower, method, storage)
+        return x.reshape(b.shape), d["condition"]
     b64 = b.astype(np.float64)
     try:
         factor = Cholesky(a, lower, method=method, storage=storage, check_finite=False)
@@ -454,13 +521,17 @@ def _pos_solve(a, b, lower, method, storage):
             c = factor._c if factor._c is not None else _Product(
                 _symmetric(a.astype(np.float64), lower))
             x, converged = _refine(c, factor._id, b64)
-        if converged:
-            return x
-    columns = [
-        _native.spd_solve(a, _same(b[:, j], b.dtype), not lower, method, storage)[0]
+            if converged:
+                # κ₁(a) = ‖a‖₁·‖a⁻¹‖₁, ‖a⁻¹‖₁ estimated through the float32 factor (which the
+                # convergence shows is good enough for an estimate).
+                fid = factor._id
+                return x, c.norm_inf * _inverse_norm_1(lambda v: _solve32(fid, v), m)
+    solved = [
+        _native.spd_solve(a, _same(b[:, j], b.dtype), not lower, method, storage)
         for j in range(b.shape[1])
     ]
-    return np.stack(columns, axis=1)
+    return (np.stack([x for x, _ in solved], axis=1),
+            max(d["condition"] for _, d in solved))
 
 
 def _same(v, dtype):
@@ -474,10 +545,13 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
         return np.empty((0, 0), dtype=a.dtype)
     if structure == "pos":
         x, _ = _native.invert(a, True, not lower, False)
+        a_norm = _norm_1(_symmetric(a, lower))
     else:
         if structure == "sym":
             a = _symmetric(a, lower)
         x, _ = _native.invert(a, False, False, False)
+        a_norm = _norm_1(a)
+    _check_condition(a_norm * _norm_1(x), a.dtype)  # κ₁(a) = ‖a‖₁·‖a⁻¹‖₁, as scipy warns
     return x.astype(a.dtype, copy=False)
 
 
@@ -530,16 +604,22 @@ def syrk(a, d=None, lower=True, *, method="auto", storage="full", check_finite=T
     return c if lower else c.T
 
 
+_FALLBACKS = (None, "stagnated", "iteration_limit", "single_factor_failed")
+"""The values of ``LstsqResult.fallback`` (see its docstring)."""
+
+
 class LstsqResult:
     """What ``weighted_lstsq`` returns: ``x`` and the refined solve's diagnostics."""
 
     __slots__ = ("x", "iterations", "backward_error", "condition", "forward_error_estimate",
-                 "converged", "fallback", "residuals", "tolerance", "api_seconds")
+                 "converged", "fallback", "fallback_at", "residuals", "tolerance", "api_seconds")
 
     def __init__(self, x, diagnostics):
         self.x = x
         for key in self.__slots__[1:]:
             setattr(self, key, diagnostics[key])
+        if self.fallback not in _FALLBACKS:
+            raise RuntimeError(f"internal error: unknown fallback {self.fallback!r}")
 
     @property
     def fallback_ran(self):
@@ -549,7 +629,8 @@ class LstsqResult:
     def __repr__(self):
         return (f"LstsqResult(x=<{self.x.shape[0]} values>, iterations={self.iterations}, "
                 f"backward_error={self.backward_error:.2e}, condition={self.condition:.2e}, "
-                f"converged={self.converged}, fallback={self.fallback!r})")
+                f"converged={self.converged}, fallback={self.fallback!r}, "
+                f"fallback_at={self.fallback_at!r})")
 
 
 def weighted_lstsq(x, y, w=None, *, method="auto", storage="full", check_finite=True):
@@ -583,21 +664,26 @@ BATCH_MAX_ORDER = _native.BATCH_MAX_ORDER
 
 
 def _stack(a, name, ndim, layout, check_finite, rule=_lapack_dtype):
-    """``a`` as a float array of ``ndim`` dimensions, the batch axis first, with at least
-    one problem and no empty axis (``layout`` names the axes in the messages)."""
+    """``a`` as a float array of ``ndim`` dimensions, the batch axis first (``layout`` names
+    the axes in the messages). Empty batches and problems of order 0 pass: each function
+    returns numpy's empty shapes for them."""
     a = _real(a, name, rule)
     if a.ndim != ndim:
         raise ValueError(
             f"{name} must be a {ndim}-D array {layout} with the batch axis first, but has "
             f"shape {a.shape}")
-    if a.shape[0] == 0:
-        raise ValueError(
-            f"{name} is an empty batch (shape {a.shape}); a batch needs at least one problem")
-    if 0 in a.shape:
-        raise ValueError(
-            f"{name} has shape {a.shape}: each problem needs at least one row and one column")
     _finite(a, check_finite)
     return a
+
+
+def _no_problems(count, n):
+    """Whether a batch has nothing to compute: no problems, or problems of order 0."""
+    return count == 0 or n == 0
+
+
+def _empty_info(count):
+    """INFO for problems that all succeed trivially (order 0, or none)."""
+    return np.zeros(count, dtype=np.int32)
 
 
 def _batch_shape(name, v, shape, why):
@@ -633,12 +719,17 @@ def batched_syrk(a, d=None, *, check_finite=True):
     d = _stack(d, "d", 2, "(B, k)", check_finite)
     _batch_shape("d", d, (count, k), "one weight per column of each matrix of a")
     dtype = np.result_type(a.dtype, d.dtype)
+    n = a.shape[1]
+    if _no_problems(count, n) or k == 0:  # an empty sum over k: zeros, as syrk's
+        return np.zeros((count, n, n), dtype=dtype)
     c = _native.batched_assemble(a.astype(dtype, copy=False), d.astype(dtype, copy=False))
     return c.astype(dtype, copy=False)
 
 
 def batched_cholesky(c, lower=True, *, check_finite=True):
     c = _square_stack(c, "c", check_finite)
+    if _no_problems(c.shape[0], c.shape[1]):
+        return np.empty(c.shape, dtype=c.dtype), _empty_info(c.shape[0])
     l, info = _native.batched_cholesky(c, not lower)
     return (l if lower else l.transpose(0, 2, 1)), info
 
@@ -650,6 +741,8 @@ def batched_solve(c, b, refinement_steps=1, *, lower=True, check_finite=True):
     b = _stack(b, "b", 2, "(B, n)", check_finite, _solve_dtype)
     _batch_shape("b", b, (count, n), "one right side of length n per matrix of c")
     dtype = np.result_type(c.dtype, b.dtype)
+    if _no_problems(count, n):
+        return np.empty((count, n), dtype=dtype), _empty_info(count)
     x, info = _native.batched_spd_solve(
         c.astype(dtype, copy=False), b.astype(dtype, copy=False), not lower, steps)
     return _solutions_in(dtype, x, info)
@@ -658,7 +751,7 @@ def batched_solve(c, b, refinement_steps=1, *, lower=True, check_finite=True):
 def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
     steps = _steps(refinement_steps)
     a = _stack(a, "a", 3, "(B, k, n) of observations x unknowns", check_finite)
-    count, k, _ = a.shape
+    count, k, n = a.shape
     d = _stack(d, "d", 2, "(B, k)", check_finite)
     _batch_shape("d", d, (count, k), "one weight per observation, a row of a")
     b = _stack(b, "b", 2, "(B, k)", check_finite)
@@ -666,6 +759,12 @@ def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
     if np.any(d < 0):
         raise ValueError("weights d must be non-negative")
     dtype = np.result_type(a.dtype, d.dtype, b.dtype)
+    if _no_problems(count, n):
+        return np.empty((count, n), dtype=dtype), _empty_info(count)
+    if k == 0:
+        raise ValueError(
+            f"a has shape {a.shape}: no observations (k = 0) cannot determine {n} unknowns; "
+            "each problem needs at least as many observations as unknowns")
     x, info = _native.batched_least_squares(
         a.astype(dtype, copy=False), d.astype(dtype, copy=False), b.astype(dtype, copy=False),
         steps)
@@ -710,9 +809,9 @@ def _stacked_cholesky(a, lower, check_finite, method, storage):
     _finite(a, check_finite)
     n = a.shape[-1]
     batch_shape = a.shape[:-2]
-    stack = a.reshape((-1, n, n))
-    if stack.shape[0] == 0 or n == 0:
+    if a.size == 0:  # no matrices, or matrices of order 0: numpy's empty result
         return np.empty(a.shape, dtype=a.dtype)
+    stack = a.reshape((-1, n, n))
     if n <= BATCH_MAX_ORDER and method in ("auto", "tiled") and storage == "full":
         factors, info = _native.batched_cholesky(stack, not lower)
         failed = np.flatnonzero(info)
@@ -741,3 +840,58 @@ def _stacked_cholesky(a, lower, check_finite, method, storage):
                 raise NotPositiveDefiniteError(
                     f"matrix {where} of the stack: {e}", e.column, where) from None
     return factors.reshape(a.shape)
+
+
+# --- docstrings at run time, from the stub -----------------------------------------------------
+
+
+def _attach_docstrings():
+    """Gives the module and each function, class, method and property defined in the typed
+    stub ``__init__.pyi`` the stub's docstring, so that ``help()`` and ``__doc__`` show the
+    one text type checkers read too. A class's documented attributes (``x: T`` followed by a
+    string) are appended to its docstring as an "Attributes" section."""
+    import ast
+    import inspect
+    import pathlib
+
+    try:
+        tree = ast.parse(pathlib.Path(__file__).with_name("__init__.pyi").read_text("utf-8"))
+    except OSError:  # an install without the stub: the docstrings written here stand
+        return
+    space = globals()
+    space["__doc__"] = ast.get_docstring(tree) or space.get("__doc__")
+
+    def attributes(body):
+        lines = []
+        for node, after in zip(body, body[1:] + [None]):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                text = inspect.cleandoc(after.value.value).replace("\n", "\n    ")
+                lines.append(f"{node.target.id}\n    {text}")
+        return lines
+
+    for node in tree.body:
+        obj = space.get(getattr(node, "name", None))
+        if obj is None or not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            continue
+        doc = ast.get_docstring(node)
+        if isinstance(node, ast.ClassDef):
+            extra = attributes(node.body)
+            if extra:
+                doc = (doc or "") + "\n\nAttributes\n----------\n" + "\n".join(extra)
+            for item in node.body:
+                member = item.name if isinstance(item, ast.FunctionDef) else None
+                text = ast.get_docstring(item) if member else None
+                target = obj.__dict__.get(member) if member else None
+                if text and target is not None:
+                    if isinstance(target, property):
+                        setattr(obj, member, property(target.fget, target.fset, target.fdel,
+                                                      text))
+                    else:
+                        target.__doc__ = text
+        if doc:
+            obj.__doc__ = doc
+
+
+_attach_docstrings()

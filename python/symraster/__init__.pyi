@@ -79,6 +79,14 @@ class AccuracyWarning(RuntimeWarning):
     """A float64 result did not reach float64 accuracy: refinement with the float32 factor
     did not converge (the matrix is too ill-conditioned for it)."""
 
+class LinAlgWarning(RuntimeWarning):
+    """An ill-conditioned matrix: ``solve`` and ``inv`` warn with it where scipy's do, when the
+    reciprocal condition number 1/κ₁(a) is below the machine epsilon of the result's dtype
+    ("Ill-conditioned matrix (rcond=...): result may not be accurate."). With scipy installed
+    ``symraster.LinAlgWarning`` is ``scipy.linalg.LinAlgWarning`` itself (imported on first
+    use), so filters written for scipy apply; without it, symraster's own subclass of
+    ``RuntimeWarning``."""
+
 class DeviceInfo(dict):
     """``info()``'s result: ``vendor``, ``renderer``, ``version``, ``gl_version`` (major,
     minor), ``max_texture_size``, ``driver_max_texture_size``, ``egl_device_index``,
@@ -120,7 +128,8 @@ def cholesky(
     factors: through the batched kernels (``batched_cholesky``) for n ≤ ``BATCH_MAX_ORDER``
     with the ``"auto"``/``"tiled"`` method and full storage, else one matrix at a time. If any
     matrix is not positive definite, ``NotPositiveDefiniteError`` names the first one
-    (``.problem``, its index in the stack) and its ``.column``.
+    (``.problem``, its index in the stack) and its ``.column``. A stack of no matrices, or of
+    matrices of order 0 (e.g. (2, 0, 0)), gives an empty result of its shape, as numpy's.
     """
 
 def cho_factor(
@@ -182,6 +191,14 @@ def solve(
       other value ``ValueError``, as scipy.
 
     dtypes as scipy's: float32 with float32 gives float32, integers float64.
+
+    Where the reciprocal condition number 1/κ₁(a) (computed from the inverse for ``"gen"``
+    and ``"sym"``, estimated for ``"pos"``) is below the machine epsilon of x's dtype, warns
+    ``LinAlgWarning`` ("Ill-conditioned matrix (rcond=...): result may not be accurate."),
+    as scipy does. Unlike scipy, ``"pos"`` raises ``NumericalError`` ("a is singular to double
+    precision") rather than return a result for a float64 matrix whose condition estimate
+    reaches 1/ε ≈ 4.5e15 (the same threshold), and the GPU's float32 LU raises
+    ``NumericalError`` for a matrix singular to single precision.
     """
 
 def inv(
@@ -197,7 +214,8 @@ def inv(
     ``lower`` read; ``NotPositiveDefiniteError`` if it is not), refined by Newton-Schulz steps
     in float64 (float64 accuracy for a well-conditioned float64 input); ``"sym"`` inverts the
     symmetric matrix from that triangle. A singular or too ill-conditioned matrix raises
-    ``NumericalError`` (a ``LinAlgError``)."""
+    ``NumericalError`` (a ``LinAlgError``); where the result comes back with 1/κ₁(a) below
+    the machine epsilon of its dtype, ``LinAlgWarning`` as scipy's ``inv``."""
 
 @overload
 def signm(A: ArrayLike, disp: Literal[True] = True) -> NDArray[np.floating]: ...
@@ -228,7 +246,18 @@ def syrk(
     accuracy)."""
 
 class LstsqResult:
-    """``weighted_lstsq``'s result."""
+    """``weighted_lstsq``'s result: ``x`` and the refined solve's diagnostics.
+
+    ``fallback`` is one of:
+
+    - ``None``: refinement with the GPU's float32 factor produced x;
+    - ``"stagnated"``: the corrections stopped shrinking (the normal matrix is too
+      ill-conditioned for a float32 factor) at step ``fallback_at`` (0-based), and the float64
+      CPU Cholesky produced x;
+    - ``"iteration_limit"``: refinement reached its step limit first (``fallback_at`` None);
+    - ``"single_factor_failed"``: the GPU's float32 Cholesky failed at unknown
+      ``fallback_at`` (column of ``x``, 0-based), though the normal matrix is SPD in float64.
+    """
 
     x: NDArray[np.floating]
     """β, the unknowns (float64 accuracy; float32 dtype for float32 input)."""
@@ -242,8 +271,12 @@ class LstsqResult:
     """About condition × backward_error."""
     converged: bool
     """Whether the stopping test (backward error ≤ √m·2⁻⁵³) holds."""
-    fallback: Optional[str]
-    """Why the float64 CPU fallback produced x, or None where refinement did."""
+    fallback: Optional[Literal["stagnated", "iteration_limit", "single_factor_failed"]]
+    """Why the float64 CPU fallback produced x (see the class's docstring), or None where
+    refinement did."""
+    fallback_at: Optional[int]
+    """The step ("stagnated") or the column of x ("single_factor_failed") the fallback was
+    decided at, 0-based; None otherwise."""
     residuals: list
     """‖r‖₂ of each refinement step."""
     tolerance: float
@@ -266,7 +299,9 @@ def weighted_lstsq(
     ``y`` and ``w`` n entries (w ≥ 0, default ones): the paper's section 5.3, the normal
     equations' matrix xᵀ·diag(w)·x assembled and factored on the GPU in float32, refined in
     float64 (Algorithm 1) with a float64 fallback. Returns ``LstsqResult`` (``.x`` and the
-    diagnostics). Fewer non-zero weights than unknowns raises ``NumericalError``."""
+    diagnostics). Fewer non-zero weights than unknowns raises ``NumericalError``, and so does
+    a normal matrix singular to double precision (x without full column rank); the messages
+    name ``x``, ``y`` and ``w`` and the normal matrix xᵀ·diag(w)·x."""
 
 class Cholesky:
     """The Cholesky factor of an SPD matrix kept on the GPU (the tiled method keeps it there;
@@ -310,6 +345,8 @@ class Cholesky:
     def __exit__(self, *exc: object) -> None: ...
 
 BATCH_MAX_ORDER: int
+# Every batched function takes an empty batch (B = 0) or problems of order 0 (n = 0) and
+# returns numpy's empty shapes (info all 0); batched_syrk with k = 0 gives zeros.
 """The largest order n the batched functions take (256: one GPU work group per problem)."""
 
 def batched_syrk(
@@ -318,7 +355,7 @@ def batched_syrk(
     """The lower triangles of ``a[p] @ diag(d[p]) @ a[p].T`` for every problem p: ``a``
     (B, n, k), ``d`` (B, k) weights (default ones); returns (B, n, n), zeros above each
     diagonal, in the inputs' dtype (computed on the GPU in float32: float32 accuracy).
-    n ≤ ``BATCH_MAX_ORDER``."""
+    n ≤ ``BATCH_MAX_ORDER``. B = 0 or n = 0 gives the empty (B, n, n); k = 0 zeros."""
 
 def batched_cholesky(
     c: ArrayLike, lower: bool = True, *, check_finite: bool = True
@@ -329,7 +366,8 @@ def batched_cholesky(
     ``lower`` is read. ``info`` (int32, (B,)) is LAPACK's and cuSOLVER's INFO per problem: 0,
     k > 0 when column k − 1's pivot is not positive (the matrix is not positive definite), −1
     when the factor leaves float32's range. A failed problem's L is all NaN and raises
-    nothing; the others are right. n ≤ ``BATCH_MAX_ORDER``."""
+    nothing; the others are right. n ≤ ``BATCH_MAX_ORDER``. An empty batch (0, n, n) or
+    problems of order 0 (B, 0, 0) give numpy's empty L of that shape and ``info`` zeros (B,)."""
 
 def batched_solve(
     c: ArrayLike,
@@ -348,7 +386,8 @@ def batched_solve(
     refinement with the residual in float64 on the GPU, x kept in float64. Each step shrinks
     the error by about κ·2⁻²⁴, so x comes close to the exact solution of the data as rounded
     once to float32; float64 input keeps that rounding (about κ·6e-8 relative). For float64
-    accuracy use ``solve(a, b, assume_a="pos")`` per problem."""
+    accuracy use ``solve(a, b, assume_a="pos")`` per problem. B = 0 or n = 0: x empty (B, n),
+    ``info`` zeros (B,)."""
 
 def batched_weighted_lstsq(
     a: ArrayLike,
@@ -365,4 +404,6 @@ def batched_weighted_lstsq(
     with ``refinement_steps`` refinement steps (residual in float64) as ``batched_solve``'s,
     with the same precision. ``info`` per problem as ``batched_cholesky``'s (k > 0: the
     normal matrix is singular at unknown k − 1, e.g. an unknown no observation with a
-    non-zero weight determines); a failed problem's x is NaN. dtype: the inputs'."""
+    non-zero weight determines); a failed problem's x is NaN. dtype: the inputs'. B = 0 or
+    n = 0 (no unknowns): x empty (B, n), ``info`` zeros (B,); k = 0 with n > 0 raises
+    ``ValueError``."""
