@@ -872,7 +872,9 @@ def _attach_docstrings():
         return lines
 
     for node in tree.body:
-        obj = space.get(getattr(node, "name", None))
+        name = getattr(node, "name", None)
+        # LinAlgWarning is scipy's where scipy is installed: the stub documents ours
+        obj = space.get("_LinAlgWarning" if name == "LinAlgWarning" else name)
         if obj is None or not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             continue
         doc = ast.get_docstring(node)
