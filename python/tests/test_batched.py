@@ -352,8 +352,7 @@ def test_batched_shape_errors():
         la.batched_cholesky(np.eye(3))
     with pytest.raises(ValueError, match="square"):
         la.batched_cholesky(np.ones((2, 3, 4)))
-    # empty batches and problems of order 0 are numpy's empty results now (issue 41, item 7;
-    # test_zero_size_stacks), no longer errors
+    # empty batches and problems of order 0 give numpy's empty results (test_conventions.py)
     with pytest.raises(ValueError, match=r"shape mismatch: b must be \(2, 3\)"):
         la.batched_solve(c, np.ones((2, 4)))
     with pytest.raises(ValueError, match=r"b must be a 2-D array"):

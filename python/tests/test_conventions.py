@@ -1,4 +1,4 @@
-"""Issue 41, item 7: docstrings at run time, LstsqResult.fallback's names, LinAlgWarning where
+"""scipy's conventions: docstrings at run time, LstsqResult.fallback's names, LinAlgWarning where
 scipy warns, messages in the caller's names and shapes, zero-size stacks as numpy's."""
 
 import ast
