@@ -471,17 +471,22 @@ pub enum NumericalError {
         nonzero: usize,
     },
 
-    /// The f64 factor of AD²Aᵀ (the fallback when the f32 one fails) exists, but C is singular
-    /// to double precision: its condition estimate reaches 1/ε (ε = 2⁻⁵²) or a pivot is
-    /// rounding noise.
+    /// The f64 factor of C (AD²Aᵀ in least squares; the fallback when the f32 one fails)
+    /// exists, but C is singular to double precision: its condition estimate reaches 1/ε
+    /// (ε = 2⁻⁵²) or a pivot is rounding noise.
     #[error(
-        "AD²Aᵀ is singular to double precision: condition estimate {condition:.2e} (limit \
+        "{matrix} is singular to double precision: condition estimate {condition:.2e} (limit \
          1/ε = {limit:.2e}), smallest pivot L(j,j)² = {ratio:.2e}·C(j,j) in column {column} \
-         (0-based; limit {pivot_limit:.1e}); check that A has full row rank",
+         (0-based; limit {pivot_limit:.1e}); {hint}",
         limit = 1.0 / f64::EPSILON,
         pivot_limit = 64.0 * f64::EPSILON
     )]
     SingularToDouble {
+        /// The matrix, as the operation names it ("AD²Aᵀ" in least squares, "C" in the SPD
+        /// solve).
+        matrix: &'static str,
+        /// What to check, in the operation's terms.
+        hint: &'static str,
         /// The estimate of κ₁(C) (at least C(j,j)/L(j,j)² of the column below).
         condition: f64,
         /// The column with the smallest pivot ratio, 0-based.

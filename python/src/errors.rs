@@ -109,6 +109,7 @@ fn renamed(e: &Error, names: Names) -> Option<String> {
                 condition,
                 column,
                 ratio,
+                ..
             } => Some(format!(
                 "{NORMAL} is singular to double precision: condition estimate {condition:.2e} \
                  (limit 1/ε = {limit:.2e}), smallest pivot L(j,j)² = {ratio:.2e}·C(j,j) at \
@@ -203,6 +204,7 @@ fn renamed(e: &Error, names: Names) -> Option<String> {
                 condition,
                 column,
                 ratio,
+                ..
             } => Some(format!(
                 "a is singular to double precision: condition estimate {condition:.2e} (limit \
                  1/ε = {limit:.2e}), smallest pivot L(j,j)² = {ratio:.2e}·a(j,j) in column \

@@ -24,6 +24,8 @@ const PIVOT_RATIO_LIMIT: f64 = 64.0 * f64::EPSILON;
 /// L with C' = L·Lᵀ in f64, C' = (2^e·A)·diag(2^f·d)·(2^e·A)ᵀ = 4^e·2^f·C.
 pub struct DoubleFactor {
     l: Mat<f64>,
+    /// Whether C is A·D²·Aᵀ (least squares) or given (the SPD solve): the errors name it so.
+    normal: bool,
     /// 2^e.
     a_scale: f64,
     /// 2^f.
@@ -44,6 +46,7 @@ impl DoubleFactor {
         cpu::cholesky_in_place(&mut c, par)?;
         Ok(Self {
             l: c,
+            normal: true,
             a_scale,
             d_scale,
         })
@@ -57,6 +60,7 @@ impl DoubleFactor {
         cpu::cholesky_in_place(&mut l, faer::get_global_parallelism())?;
         Ok(Self {
             l,
+            normal: false,
             a_scale: 1.0,
             d_scale: scale,
         })
@@ -113,7 +117,13 @@ impl DoubleFactor {
             } else {
                 condition.max(1.0 / ratio)
             };
+            let (matrix, hint) = match self.normal {
+                true => ("AD²Aᵀ", "check that A has full row rank"),
+                false => ("C", "C is not positive definite to working precision"),
+            };
             return Err(NumericalError::SingularToDouble {
+                matrix,
+                hint,
                 condition,
                 column,
                 ratio,

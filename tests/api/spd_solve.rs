@@ -138,3 +138,56 @@ fn not_positive_definite_and_bad_input_are_errors() {
         .x;
     assert!(relative_error_vec(&x, &reference_solve(&c, &b)) < 1e-12);
 }
+
+/// A C singular to double precision (B·Bᵀ of rank m − 1, plus a diagonal at rounding level) is
+/// an error in the SPD solve's own terms: it names C, never least squares' AD²Aᵀ or A's rank,
+/// which this problem does not have.
+#[test]
+fn a_singular_c_is_named_as_c() {
+    let gpu = common::gpu();
+    let m = 12;
+    let b_mat = Matrix::from_fn(m, m - 1, |i, j| {
+        ((i * 7 + j * 3) % 11) as f64 - 5.0 + (i == j) as u8 as f64
+    });
+    let product = Matrix::from_fn(m, m, |i, j| {
+        (0..m - 1)
+            .map(|k| b_mat[(i, k)] * b_mat[(j, k)])
+            .sum::<f64>()
+    });
+    let norm = product.max_abs();
+    let rhs: Vec<f64> = (0..m).map(|i| i as f64 + 1.0).collect();
+    let mut named_c = 0;
+    for delta in [1e-16, 1e-15, 2e-15, 5e-15] {
+        let c = Matrix::from_fn(m, m, |i, j| {
+            product[(i, j)] + if i == j { delta * norm } else { 0.0 }
+        });
+        match gpu.spd_solve(&c, &rhs, SolveOptions::default()) {
+            Err(Error::Numerical(e)) => {
+                let message = e.to_string();
+                assert!(
+                    !message.contains("AD²Aᵀ") && !message.contains("row rank"),
+                    "{message}"
+                );
+                if let NumericalError::SingularToDouble { matrix, .. } = e {
+                    assert_eq!(matrix, "C");
+                    assert!(
+                        message.starts_with("C is singular to double precision"),
+                        "{message}"
+                    );
+                    named_c += 1;
+                }
+            }
+            // Near the limit an ill-conditioned C may be solved: its estimate says how well.
+            Ok(s) => assert!(
+                s.condition > 1e13,
+                "δ = {delta:e}: condition {:e}",
+                s.condition
+            ),
+            Err(e) => panic!("δ = {delta:e}: {e}"),
+        }
+    }
+    assert!(
+        named_c > 0,
+        "no δ reached the f64 factor's singularity test"
+    );
+}
