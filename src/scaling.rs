@@ -68,20 +68,25 @@ pub(crate) fn product_out_of_range<'a>(
     None
 }
 
-/// `a` divided by the power of two of its largest finite magnitude, and that power's exponent
-/// e (0 for a matrix with no finite non-zero entry): exact wherever the result is a normal f64,
-/// subnormal entries included. Non-finite entries stay non-finite, for the input checks to name.
-pub(crate) fn scaled_to_unit(a: &crate::matrix::Matrix<f64>) -> (crate::matrix::Matrix<f64>, i32) {
-    let largest = a
-        .as_slice()
-        .iter()
+/// The exponent e of the largest finite magnitude among `values` (2^e ≤ |v| < 2^(e+1)), 0 where
+/// none is finite and non-zero: dividing by 2^e brings them near 1.
+pub(crate) fn largest_exponent(values: impl IntoIterator<Item = f64>) -> i32 {
+    let largest = values
+        .into_iter()
         .filter(|v| v.is_finite())
         .fold(0.0f64, |m, v| m.max(v.abs()));
-    let e = if largest > 0.0 {
+    if largest > 0.0 {
         exponent_of(largest)
     } else {
         0
-    };
+    }
+}
+
+/// `a` divided by 2^e for e its [`largest_exponent`], and e: exact wherever the result is a
+/// normal f64, subnormal entries included. Non-finite entries stay non-finite, for the input
+/// checks to name.
+pub(crate) fn scaled_to_unit(a: &crate::matrix::Matrix<f64>) -> (crate::matrix::Matrix<f64>, i32) {
+    let e = largest_exponent(a.as_slice().iter().copied());
     (a.map(|v| times_power_of_two(v, -e)), e)
 }
 

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, InputError, Result};
 use crate::matrix::{Element, Matrix, single_precision_error};
+use crate::scaling::times_power_of_two;
 
 /// B matrices of `rows` x `cols` (a vector is a matrix of one column), stored one after the
 /// other, each row-major: entry (p, i, j) at `(p·rows + i)·cols + j`.
@@ -119,6 +120,17 @@ impl<T: Element> Batch<T> {
     /// above the diagonal are neither read nor checked (they become 0). The operations call
     /// it; a caller may too, to check a batch before the GPU is opened.
     pub fn single(&self, input: &str, lower_only: bool) -> Result<Vec<f32>> {
+        self.single_scaled(input, lower_only, None)
+    }
+
+    /// [`Batch::single`] with problem p divided by 2^`exponents[p]` first (exact wherever the
+    /// result is a normal number), the checks applied to the scaled values.
+    pub(crate) fn single_scaled(
+        &self,
+        input: &str,
+        lower_only: bool,
+        exponents: Option<&[i32]>,
+    ) -> Result<Vec<f32>> {
         let (rows, cols) = (self.rows, self.cols);
         let size = (rows * cols).max(1);
         let mut out = Vec::with_capacity(self.data.len());
@@ -128,7 +140,10 @@ impl<T: Element> Batch<T> {
                 out.push(0.0);
                 continue;
             }
-            let value: f64 = v.into();
+            let value: f64 = match exponents {
+                Some(e) => times_power_of_two(v.into(), -e[p]),
+                None => v.into(),
+            };
             let position = || {
                 if cols == 1 {
                     format!("problem {p}, index {i} (0-based)")

@@ -42,14 +42,11 @@ pub fn least_squares<T: Element>(
     )?;
     // Each problem scaled by powers of two: x is the same for 2^-δ·d, and 2^(β-α)·x' for
     // 2^-α·A and 2^-β·b, so x leaves float32's range only where the scaled problem's does.
-    let (a, a_exponents) = scaling::scaled(a, false);
-    let (d, _) = scaling::scaled(d, false);
-    let (b, b_exponents) = scaling::scaled(b, false);
-    let (a32, d32, b32) = (
-        a.single("A", false)?,
-        d.single("d", false)?,
-        b.single("b", false)?,
-    );
+    let a_exponents = scaling::exponents(a, false);
+    let b_exponents = scaling::exponents(b, false);
+    let a32 = a.single_scaled("A", false, Some(&a_exponents))?;
+    let d32 = d.single_scaled("d", false, Some(&scaling::exponents(d, false)))?;
+    let b32 = b.single_scaled("b", false, Some(&b_exponents))?;
     let inputs = Inputs {
         a: Some(&a32),
         d: Some(&d32),

@@ -5,34 +5,20 @@
 
 use super::batch::Batch;
 use crate::matrix::Element;
-use crate::scaling::{exponent_of, times_power_of_two};
+use crate::scaling::{largest_exponent, times_power_of_two};
 
-/// `batch` in f64 with each problem divided by the power of two of its largest magnitude (the
-/// lower triangle only where `lower_only`), and those exponents: exact wherever the scaled value
-/// is a normal f64. Non-finite values stay non-finite, for the f32 check to name.
-pub(crate) fn scaled<T: Element>(batch: &Batch<T>, lower_only: bool) -> (Batch<f64>, Vec<i32>) {
-    let (count, rows, cols) = batch.shape();
-    let mut data = Vec::with_capacity(batch.as_slice().len());
-    let mut exponents = Vec::with_capacity(count);
-    for p in 0..count {
-        let values = batch.problem(p);
-        let read = |at: usize| !lower_only || at % cols.max(1) <= at / cols.max(1);
-        let largest = values
-            .iter()
-            .enumerate()
-            .filter(|&(at, v)| read(at) && Into::<f64>::into(*v).is_finite())
-            .map(|(_, &v)| Into::<f64>::into(v).abs())
-            .fold(0.0, f64::max);
-        let e = if largest > 0.0 {
-            exponent_of(largest)
-        } else {
-            0
-        };
-        exponents.push(e);
-        data.extend(values.iter().map(|&v| times_power_of_two(v.into(), -e)));
-    }
-    let scaled = Batch::new(count, rows, cols, data).expect("the shape of `batch`");
-    (scaled, exponents)
+/// Per problem of `batch`, the exponent of its largest magnitude (the lower triangle only where
+/// `lower_only`): [`Batch::single_scaled`] divides the problem by that power of two as it
+/// rounds it to f32.
+pub(crate) fn exponents<T: Element>(batch: &Batch<T>, lower_only: bool) -> Vec<i32> {
+    let cols = batch.cols().max(1);
+    let read = |at: usize| !lower_only || at % cols <= at / cols;
+    (0..batch.count())
+        .map(|p| {
+            let values = batch.problem(p).iter().enumerate();
+            largest_exponent(values.filter(|&(at, _)| read(at)).map(|(_, &v)| v.into()))
+        })
+        .collect()
 }
 
 /// Multiplies problem p's solution (`n` values from `x`) by 2^shift[p] in f64; a problem whose

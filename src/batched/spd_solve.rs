@@ -38,9 +38,9 @@ pub fn spd_solve<T: Element>(
     )?;
     // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
     // leaves float32's range only where the scaled problem's does.
-    let (c, c_exponents) = scaling::scaled(c, true);
-    let (b, b_exponents) = scaling::scaled(b, false);
-    let (c32, b32) = (c.single("C", true)?, b.single("b", false)?);
+    let (c_exponents, b_exponents) = (scaling::exponents(c, true), scaling::exponents(b, false));
+    let c32 = c.single_scaled("C", true, Some(&c_exponents))?;
+    let b32 = b.single_scaled("b", false, Some(&b_exponents))?;
     let inputs = Inputs {
         c: Some(&c32),
         b: Some(&b32),
