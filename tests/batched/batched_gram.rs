@@ -1,4 +1,4 @@
-//! The assembly in a launch of its own (issue 28's seventh pass: `Plan::with_assembly_pass`,
+//! The assembly in a launch of its own (`Plan::with_assembly_pass`,
 //! AssemblyPass::Separate, glsl/batched/gram.comp: C and g in register tiles of T x T sums, L
 //! invocations per tile along the observations, through a NaN-poisoned gram buffer) against
 //! f64 references problem by problem: the fused least squares and the assembly alone at

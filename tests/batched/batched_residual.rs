@@ -1,5 +1,5 @@
-//! The fused least squares' residual with A resident in shared memory or read directly (issue
-//! 28's fifth pass: `Plan::with_residual`; Residual::Resident: A, d and b staged once, the
+//! The fused least squares' residual with A resident in shared memory or read directly
+//! (`Plan::with_residual`; Residual::Resident: A, d and b staged once, the
 //! residual from shared memory; Residual::Direct: the rows' sums from global memory without
 //! staging) against f64 references problem by problem, beside the restaged residual, in the
 //! fused least squares and the assembly alone: n ∈ {1, 2, 3, 7, 8, 16, 31, 32, 33, 64, 128,

@@ -1,5 +1,5 @@
-//! The batched assembly's register tiles and wider staged blocks (issue 28's fourth pass:
-//! `Plan::with_assembly_tiling`, `Plan::with_staged_columns`) against f64 references problem
+//! The batched assembly's register tiles and wider staged blocks
+//! (`Plan::with_assembly_tiling`, `Plan::with_staged_columns`) against f64 references problem
 //! by problem, in the fused least squares and the assembly alone: n ∈ {1, 2, 3, 7, 8, 16, 31,
 //! 32, 33, 64, 129} (129 in the global work buffer on llvmpipe), a singular member (a zero row
 //! of A: pivot exactly 0) and an indefinite one (negative weights) failing alone among the
