@@ -224,7 +224,7 @@ fn an_info_that_cannot_be_written_leaves_no_output() {
     let pa = files.array("A.npy", &[count, n, 2 * n], &a);
     let pd = files.array("d.npy", &[count, 2 * n], &d);
     let (pc, pi) = (files.path("C.npy"), files.path("info.npy"));
-    fails_with(
+    let assemble_with_info = || {
         run(&[
             &"--op",
             &"assemble",
@@ -236,27 +236,16 @@ fn an_info_that_cannot_be_written_leaves_no_output() {
             &pc,
             &"--info",
             &pi,
-        ]),
+        ])
+    };
+    fails_with(
+        assemble_with_info(),
         "assembly has no INFO to write; leave out --info",
     );
     assert_eq!(files.names(), ["A.npy", "d.npy"]);
     // An existing output is left as it was.
     std::fs::write(&pc, b"before").unwrap();
-    fails_with(
-        run(&[
-            &"--op",
-            &"assemble",
-            &"--a",
-            &pa,
-            &"--d",
-            &pd,
-            &"-o",
-            &pc,
-            &"--info",
-            &pi,
-        ]),
-        "assembly has no INFO to write",
-    );
+    fails_with(assemble_with_info(), "assembly has no INFO to write");
     assert_eq!(std::fs::read(&pc).unwrap(), b"before");
     std::fs::remove_file(&pc).unwrap();
     // Cholesky's INFO into a FIFO: refused, the FIFO kept, no L.
