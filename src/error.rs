@@ -1,8 +1,9 @@
 //! Typed errors of the library, grouped by kind so a caller can match on what went wrong:
-//! the input ([`InputError`]), the device ([`DeviceError`]) or the arithmetic
-//! ([`NumericalError`]). Every message names what to do about it.
+//! the input ([`InputError`]), the device ([`DeviceError`]), the arithmetic
+//! ([`NumericalError`]) or memory ([`OutOfMemory`]). Every message names what to do about it.
 
 use crate::format::Format;
+pub use crate::memory::OutOfMemory;
 
 /// Everything that can go wrong in symraster.
 ///
@@ -31,6 +32,10 @@ pub enum Error {
     /// The computation met a matrix it cannot handle (not positive definite, singular, overflow).
     #[error(transparent)]
     Numerical(#[from] NumericalError),
+    /// Not enough memory, on the host or the GPU, for an allocation whose size was known
+    /// ahead (an input's copy, a result, a GPU buffer).
+    #[error(transparent)]
+    OutOfMemory(#[from] OutOfMemory),
 }
 
 /// The three kinds of [`Error`], for callers that only branch on the kind.
@@ -42,6 +47,8 @@ pub enum ErrorKind {
     Device,
     /// [`Error::Numerical`].
     Numerical,
+    /// [`Error::OutOfMemory`].
+    OutOfMemory,
 }
 
 impl Error {
@@ -51,6 +58,7 @@ impl Error {
             Error::Input(_) => ErrorKind::Input,
             Error::Device(_) => ErrorKind::Device,
             Error::Numerical(_) => ErrorKind::Numerical,
+            Error::OutOfMemory(_) => ErrorKind::OutOfMemory,
         }
     }
 
@@ -332,6 +340,23 @@ pub enum NumericalError {
         /// The pivot there before its square root: the diagonal entry of the Schur complement
         /// (zero, negative or NaN).
         pivot: f64,
+    },
+
+    /// The f32 factor of a C that is positive definite in f64 failed: C is too ill-conditioned
+    /// for single precision (the f64 factor exists and C with a unit diagonal is not singular
+    /// to double precision).
+    #[error(
+        "C is positive definite, but too ill-conditioned to factor in float32: the float32 pivot \
+         of column {column} (0-based) is not positive, while C's float64 Cholesky succeeds \
+         (condition of C scaled to a unit diagonal about {condition:.1e}; float32 needs it \
+         below about 1e7); solve with the SPD solve, which falls back to float64, or factor \
+         in float64"
+    )]
+    IllConditionedForSingle {
+        /// The column where the f32 factor failed, 0-based.
+        column: usize,
+        /// An estimate of κ₁ of C equilibrated to a unit diagonal.
+        condition: f64,
     },
 
     /// LU without pivoting met a zero (or non-finite) pivot: column numbered from 0.

@@ -7,6 +7,7 @@ use crate::error::{Error, InputError, NumericalError, Result};
 use crate::faithful;
 use crate::gl::PingPong;
 use crate::layout::{Format, Layout, PackedMatrix};
+use crate::least_squares::DoubleFactor;
 use crate::matrix::{
     Element, Matrix, check_finite, check_finite_lower, check_finite_vec, check_square,
 };
@@ -40,9 +41,19 @@ impl Gpu {
         c: &Matrix<T>,
         options: impl Into<Options>,
     ) -> Result<Cholesky> {
-        match T::as_double(c) {
+        let factored = match T::as_double(c) {
             Some(c) => self.cholesky_f64("C", c, options),
             None => self.cholesky_single(&*T::single("C", c)?, options),
+        };
+        match factored {
+            Err(Error::Numerical(
+                NumericalError::NotPositiveDefinite { column, .. }
+                | NumericalError::NonFiniteResult { col: column, .. },
+            )) => Err(diagnose_in_double(
+                &c.lower_triangle().map(Into::into),
+                column,
+            )),
+            other => other,
         }
     }
 
@@ -54,6 +65,10 @@ impl Gpu {
     ) -> Result<Cholesky> {
         check_square("C", c, "(a symmetric matrix)")?;
         check_finite("C (lower triangle)", &c.lower_triangle())?;
+        if needs_equilibration((0..c.rows()).map(|j| f64::from(c[(j, j)]))) {
+            let lower = c.lower_triangle().map(f64::from);
+            return self.cholesky_equilibrated("C", &lower, options);
+        }
         let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])));
         let l = self
             .cholesky_unscaled(&scaled, options)
@@ -73,6 +88,9 @@ impl Gpu {
         check_square(input, c, "(a symmetric matrix)")?;
         let lower = c.lower_triangle();
         check_finite(input, &lower)?;
+        if needs_equilibration((0..c.rows()).map(|j| c[(j, j)])) {
+            return self.cholesky_equilibrated(input, &lower, options);
+        }
         let k = scale_exponent((0..c.rows()).map(|j| c[(j, j)]));
         let factor = times_power_of_two(1.0, 2 * k);
         let scaled = crate::matrix::to_single_precision(input, &lower.map(|v| v * factor))?;
@@ -80,6 +98,62 @@ impl Gpu {
             .cholesky_unscaled(&scaled, options)
             .map_err(|e| unscale_pivot(e, k))?;
         unscale_cholesky(l, k)
+    }
+
+    /// [`Gpu::cholesky_f64`] of a C whose diagonal spans more than one power of four can bring
+    /// into f32's range (diag(1, 1e-50, 2), whose L fits f32): each row and column scaled by
+    /// its own power of two (LAPACK's dpoequ, exact), L' = chol(S·C·S), L = S⁻¹·L' in f64,
+    /// then rounded; L is kept on the host.
+    fn cholesky_equilibrated(
+        &self,
+        input: &str,
+        lower: &Matrix<f64>,
+        options: impl Into<Options>,
+    ) -> Result<Cholesky> {
+        let m = lower.rows();
+        let k: Vec<i32> = (0..m)
+            .map(|j| scale_exponent(std::iter::once(lower[(j, j)])))
+            .collect();
+        let scaled = Matrix::from_fn(m, m, |i, j| times_power_of_two(lower[(i, j)], k[i] + k[j]));
+        let scaled = crate::matrix::to_single_precision(input, &scaled)?;
+        let l = self
+            .cholesky_unscaled(&scaled, options)
+            .map_err(|e| match e {
+                Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
+                    NumericalError::NotPositiveDefinite {
+                        column,
+                        pivot: times_power_of_two(pivot, -2 * k[column]),
+                    }
+                    .into()
+                }
+                e => e,
+            })?;
+        let (method, format) = (l.method(), l.format());
+        let l = l.into_l()?;
+        for j in 0..m {
+            check_factor_range(std::iter::once(l[(j, j)]), k[j]).map_err(|e| match e {
+                Error::Numerical(NumericalError::OutOfRange {
+                    what,
+                    value,
+                    why,
+                    fix,
+                    ..
+                }) => NumericalError::OutOfRange {
+                    what,
+                    row: j,
+                    col: j,
+                    value,
+                    why,
+                    fix,
+                }
+                .into(),
+                e => e,
+            })?;
+        }
+        let l = Matrix::from_fn(m, m, |i, j| {
+            times_power_of_two(f64::from(l[(i, j)]), -k[i]) as f32
+        });
+        Ok(Cholesky::host(l, method, format))
     }
 
     /// Algorithm 5 (or the blocked or tiled Cholesky) on `c` as given.
@@ -278,6 +352,38 @@ pub(crate) fn scale_exponent(diagonal: impl Iterator<Item = f64>) -> i32 {
     } else {
         0
     }
+}
+
+/// Whether C's diagonal spans more than one power of four can bring into f32's normal range:
+/// scaled so that its largest entry is near 1, the smallest would fall below 2⁻¹⁰⁰.
+fn needs_equilibration(diagonal: impl Iterator<Item = f64> + Clone) -> bool {
+    let k = scale_exponent(diagonal.clone());
+    let smallest = diagonal.filter(|&d| d > 0.0).fold(f64::INFINITY, f64::min);
+    smallest.is_finite() && times_power_of_two(smallest, 2 * k) < times_power_of_two(1.0, -100)
+}
+
+/// Why the f32 factor of C failed, decided by an f64 Cholesky of C on the CPU: C is not
+/// positive definite there either (the f64 factor's column and pivot), singular to double
+/// precision, or positive definite but too ill-conditioned for f32
+/// ([`NumericalError::IllConditionedForSingle`]). `single_column` is where the f32 factor
+/// failed.
+fn diagnose_in_double(c: &Matrix<f64>, single_column: usize) -> Error {
+    let m = c.rows();
+    let s = scale_exponent((0..m).map(|j| c[(j, j)]));
+    let scale = times_power_of_two(1.0, 2 * s);
+    let factor = match DoubleFactor::of_symmetric(c, scale) {
+        Ok(factor) => factor,
+        Err(e) => return unscale_pivot(e, s),
+    };
+    let diagonal: Vec<f64> = (0..m).map(|j| c[(j, j)] * scale).collect();
+    if let Err(e) = factor.check_singular(&diagonal) {
+        return e;
+    }
+    NumericalError::IllConditionedForSingle {
+        column: single_column,
+        condition: factor.equilibrated_condition(&diagonal),
+    }
+    .into()
 }
 
 /// A failing pivot of 4^k·C reported in C's units.

@@ -260,7 +260,7 @@ impl Gpu {
             // in the paper's settings: there the estimate is the f32 factor's, a lower bound.)
             let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
             condition = norm_c_scaled * double.inverse_norm_scaled();
-            double.check_singular(condition, &scaled_diagonal)?;
+            double.check_singular(&scaled_diagonal)?;
         }
         phase.mark("‖C⁻¹‖₁ estimate");
         let timings = Timings {

@@ -194,7 +194,7 @@ impl Gpu {
             // Past 2/u₃₂ an f64 factor decides whether C is singular, and its estimate counts.
             let factor = DoubleFactor::of_symmetric(c, scale)?;
             condition = norm_c_scaled * factor.inverse_norm_scaled();
-            factor.check_singular(condition, &scaled_diagonal)?;
+            factor.check_singular(&scaled_diagonal)?;
         }
         phase.mark("‖C⁻¹‖₁ estimate");
         let timings = Timings {

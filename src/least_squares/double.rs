@@ -96,10 +96,39 @@ impl DoubleFactor {
         estimate_inverse_norm_1(self.l.nrows(), |v| self.solve_scaled(v))
     }
 
-    /// Refuses a C singular to double precision: a condition estimate `condition` (κ₁ of C)
-    /// at or beyond 1/ε, or a pivot ratio L(j,j)²/C'(j,j) at rounding level.
-    /// `scaled_diagonal` is C'’s diagonal.
-    pub fn check_singular(&self, condition: f64, scaled_diagonal: &[f64]) -> Result<()> {
+    /// κ₁ of C' equilibrated to a unit diagonal (S·C'·S with S = diag(C'(j,j))^-½), estimated
+    /// by Hager's method through f64 products and solves: how LAPACK's expert drivers (dposvx)
+    /// judge singularity, so that a graded C (unknowns in different units) counts as well
+    /// conditioned as its equilibrated form. `scaled_diagonal` is C'’s diagonal.
+    pub fn equilibrated_condition(&self, scaled_diagonal: &[f64]) -> f64 {
+        let m = self.l.nrows();
+        let s: Vec<f64> = scaled_diagonal.iter().map(|d| d.sqrt().recip()).collect();
+        let product = |v: &[f64]| -> Vec<f64> {
+            // S·L·Lᵀ·S·v.
+            let sv: Vec<f64> = v.iter().zip(&s).map(|(v, s)| v * s).collect();
+            // Lᵀ·(S·v), then L·that, reading L's lower triangle only.
+            let t: Vec<f64> = (0..m)
+                .map(|k| (k..m).map(|i| self.l[(i, k)] * sv[i]).sum())
+                .collect();
+            (0..m)
+                .map(|i| s[i] * (0..=i).map(|k| self.l[(i, k)] * t[k]).sum::<f64>())
+                .collect()
+        };
+        let inverse = |v: &[f64]| -> Vec<f64> {
+            // S⁻¹·C'⁻¹·S⁻¹·v.
+            let v: Vec<f64> = v.iter().zip(&s).map(|(v, s)| v / s).collect();
+            let z = self.solve_scaled(&v);
+            z.iter().zip(&s).map(|(z, s)| z / s).collect()
+        };
+        // Both operators are symmetric: Hager's estimate of ‖·‖₁ applies to each.
+        estimate_norm_1(m, product) * estimate_inverse_norm_1(m, inverse)
+    }
+
+    /// Refuses a C singular to double precision: the condition of C' equilibrated to a unit
+    /// diagonal ([`DoubleFactor::equilibrated_condition`]) at or beyond 1/ε, or a pivot ratio
+    /// L(j,j)²/C'(j,j) at rounding level. `scaled_diagonal` is C'’s diagonal.
+    pub fn check_singular(&self, scaled_diagonal: &[f64]) -> Result<()> {
+        let condition = self.equilibrated_condition(scaled_diagonal);
         let (column, ratio) = (0..self.l.nrows())
             .map(|j| (j, self.l[(j, j)].powi(2) / scaled_diagonal[j]))
             .fold((0, f64::INFINITY), |best, (j, r)| {
@@ -155,7 +184,7 @@ pub(crate) fn solve_in_double(
     let norm_c_scaled = scaled_norm(m, scaled.exponent, |v| equations.apply(v));
     let norm_c = times_power_of_two(norm_c_scaled, -scaled.exponent);
     let condition = norm_c_scaled * double.inverse_norm_scaled();
-    double.check_singular(condition, scaled.diagonal)?;
+    double.check_singular(scaled.diagonal)?;
     let rhs = equations.rhs();
     let x0 = double.correct(rhs);
     let x0_time = start.elapsed();

@@ -4,6 +4,7 @@
 mod common;
 
 mod contexts;
+mod diagnoses;
 mod examples;
 mod io_props;
 mod least_squares;

@@ -1,0 +1,163 @@
+//! Diagnoses that name the real reason: an SPD matrix the f32 factor cannot take is called
+//! too ill-conditioned for f32 (never "not positive definite"), graded and badly scaled
+//! problems that LAPACK solves are solved (equilibrated judgements), and a matrix that is not
+//! SPD is named so from its f64 factor.
+
+use crate::common;
+
+use symraster::least_squares::relative_error_vec;
+use symraster::problems::rng;
+use symraster::{Error, Matrix, NumericalError, Options, SolveOptions};
+
+/// Q·diag(eigenvalues)·Qᵀ with Q orthogonal (modified Gram-Schmidt of a random matrix).
+fn spd_with_eigenvalues(eigenvalues: &[f64], seed: u64) -> Matrix<f64> {
+    use rand::Rng;
+    let m = eigenvalues.len();
+    let mut r = rng(seed);
+    let mut q: Vec<Vec<f64>> = (0..m)
+        .map(|_| (0..m).map(|_| r.random::<f64>() - 0.5).collect())
+        .collect();
+    for j in 0..m {
+        for k in 0..j {
+            let dot: f64 = (0..m).map(|i| q[j][i] * q[k][i]).sum();
+            for i in 0..m {
+                q[j][i] -= dot * q[k][i];
+            }
+        }
+        let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();
+        q[j].iter_mut().for_each(|v| *v /= norm);
+    }
+    let c = Matrix::from_fn(m, m, |i, j| {
+        (0..m).map(|k| q[k][i] * eigenvalues[k] * q[k][j]).sum()
+    });
+    // Exactly symmetric.
+    Matrix::from_fn(m, m, |i, j| if i >= j { c[(i, j)] } else { c[(j, i)] })
+}
+
+/// x with C·x = b from the f64 reference factor.
+fn reference_solve(c: &Matrix<f64>, b: &[f64]) -> Vec<f64> {
+    let l = symraster::reference::cholesky(&c.lower_triangle()).unwrap();
+    symraster::least_squares::solve_with_factor(&l, b)
+}
+
+#[test]
+fn an_spd_matrix_beyond_f32_is_called_ill_conditioned_not_indefinite() {
+    let gpu = common::gpu();
+    // Order 30, smallest eigenvalue 1, condition 1e9.
+    let eigenvalues: Vec<f64> = (0..30).map(|k| 10f64.powf(9.0 * k as f64 / 29.0)).collect();
+    let c = spd_with_eigenvalues(&eigenvalues, 7);
+    for method in gpu.methods() {
+        match gpu.cholesky(&c, Options::default().method(method)) {
+            // The f32 factor may succeed by luck of rounding; it must never be called
+            // indefinite.
+            Ok(_) => {}
+            Err(Error::Numerical(NumericalError::IllConditionedForSingle {
+                condition, ..
+            })) => {
+                assert!(
+                    condition > 1e7 && condition < 1e12,
+                    "{method}: {condition:e}"
+                );
+            }
+            Err(e) => panic!("{method}: {e}"),
+        }
+        // The SPD solve falls back to f64 and solves it.
+        let b: Vec<f64> = (0..30).map(|i| (i as f64).sin()).collect();
+        let options = SolveOptions::new().gpu(Options::default().method(method));
+        let s = gpu.spd_solve(&c, &b, options).unwrap();
+        let e = relative_error_vec(&s.x, &reference_solve(&c, &b));
+        assert!(e < 1e-6, "{method}: forward error {e:.2e}");
+    }
+}
+
+#[test]
+fn a_matrix_that_is_not_spd_is_named_from_its_f64_factor() {
+    let gpu = common::gpu();
+    // Eigenvalues 1 .. 1e3 and one −1e-3: indefinite in any precision.
+    let mut eigenvalues: Vec<f64> = (0..12).map(|k| 10f64.powf(k as f64 / 4.0)).collect();
+    eigenvalues[5] = -1e-3;
+    let c = spd_with_eigenvalues(&eigenvalues, 3);
+    for method in gpu.methods() {
+        match gpu.cholesky(&c, Options::default().method(method)) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { pivot, .. })) => {
+                assert!(pivot <= 0.0 || pivot.is_nan(), "{method}: pivot {pivot}");
+            }
+            other => panic!("{method}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_diagonal_beyond_one_power_of_four_factors_where_l_fits_f32() {
+    let gpu = common::gpu();
+    // 1e-50 is below f32's range, its square root 1e-25 is not.
+    let c = Matrix::from_fn(3, 3, |i, j| if i == j { [1.0, 1e-50, 2.0][i] } else { 0.0 });
+    for method in gpu.methods() {
+        let l = gpu.cholesky(&c, Options::default().method(method)).unwrap();
+        let l = l.l().unwrap();
+        for (j, want) in [1.0, 1e-25, 2f64.sqrt()].iter().enumerate() {
+            let got = f64::from(l[(j, j)]);
+            assert!(
+                (got - want).abs() <= 1e-6 * want,
+                "{method}: L({j},{j}) = {got:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn graded_spd_solves_are_solved() {
+    let gpu = common::gpu();
+    // diag(1, 1e-20, 2, 3): condition 3e20 unequilibrated, 1 equilibrated.
+    let c = Matrix::from_fn(4, 4, |i, j| {
+        if i == j {
+            [1.0, 1e-20, 2.0, 3.0][i]
+        } else {
+            0.0
+        }
+    });
+    let b = [1.0, 1.0, 1.0, 1.0];
+    let s = gpu.spd_solve(&c, &b, SolveOptions::default()).unwrap();
+    let want = [1.0, 1e20, 0.5, 1.0 / 3.0];
+    assert!(relative_error_vec(&s.x, &want) < 1e-15, "{:?}", s.x);
+
+    // A well-conditioned SPD matrix graded by D = diag(10^-4 .. 10^4): D·C·D.
+    let m = 20;
+    let eigenvalues: Vec<f64> = (0..m).map(|k| 1.0 + k as f64 / 4.0).collect();
+    let base = spd_with_eigenvalues(&eigenvalues, 11);
+    let d: Vec<f64> = (0..m)
+        .map(|i| 10f64.powf(-4.0 + 8.0 * i as f64 / (m - 1) as f64))
+        .collect();
+    let graded = Matrix::from_fn(m, m, |i, j| d[i] * base[(i, j)] * d[j]);
+    let b: Vec<f64> = (0..m).map(|i| d[i] * (1.0 + i as f64)).collect();
+    let s = gpu.spd_solve(&graded, &b, SolveOptions::default()).unwrap();
+    let x_ref = reference_solve(&graded, &b);
+    let e = relative_error_vec(&s.x, &x_ref);
+    assert!(e < 1e-10, "graded: forward error {e:.2e}");
+}
+
+#[test]
+fn least_squares_with_unknowns_in_different_units_is_solved() {
+    let gpu = common::gpu();
+    use rand::Rng;
+    let (m, n) = (6, 40);
+    let mut r = rng(5);
+    // Row i of A (unknown i) in units 10^(−4 + 8i/(m−1)).
+    let a = Matrix::from_fn(m, n, |i, _| {
+        (r.random::<f64>() - 0.5) * 10f64.powf(-4.0 + 8.0 * i as f64 / (m - 1) as f64)
+    });
+    let d: Vec<f64> = (0..n).map(|k| 1.0 + (k % 3) as f64).collect();
+    let b: Vec<f64> = (0..n).map(|k| (k as f64 * 0.3).cos()).collect();
+    let s = gpu
+        .least_squares(&a, &d, &b, SolveOptions::default())
+        .unwrap();
+    // The reference: C = A·D²·Aᵀ and A·D²·b in f64, solved by the f64 factor.
+    let c = Matrix::from_fn(m, m, |i, j| {
+        (0..n).map(|k| a[(i, k)] * d[k] * a[(j, k)]).sum()
+    });
+    let rhs: Vec<f64> = (0..m)
+        .map(|i| (0..n).map(|k| a[(i, k)] * d[k] * b[k]).sum())
+        .collect();
+    let e = relative_error_vec(&s.x, &reference_solve(&c, &rhs));
+    assert!(e < 1e-8, "forward error {e:.2e}");
+}
