@@ -115,8 +115,10 @@ pub struct InvertOptions {
     pub block: Option<usize>,
     /// Full or RFP storage on the GPU.
     pub storage: Storage,
-    /// Newton-Schulz steps in f64 on the CPU after the f32 GPU inverse (0: the f32 inverse
-    /// widened, its residual checked; default 2), taken while they reduce ‖I − M·X‖.
+    /// The most Newton-Schulz steps in f64 (on the GPU) after the f32 inverse (0: the f32
+    /// inverse widened, its residual checked; default 8), taken while they halve ‖I − M·X‖:
+    /// from ‖I − M·X‖ < 1/2 the steps converge quadratically, so the default reaches f64's
+    /// rounding. An X still converging at the limit is replaced by the f64 CPU inverse.
     pub refine_steps: usize,
 }
 
@@ -127,7 +129,7 @@ impl Default for InvertOptions {
             method: InverseMethod::Gje,
             block: None,
             storage: Storage::Full,
-            refine_steps: 2,
+            refine_steps: 8,
         }
     }
 }
@@ -487,11 +489,26 @@ pub fn invert_f64_with(
             fallback: None,
         });
     }
+    // Newton-Schulz in f64 on the GPU; converged when a step stops halving the residual
+    // before the step limit (quadratic convergence has reached rounding).
+    let refine = |x: &Matrix<f64>| -> Result<(Refined, bool)> {
+        let mut work = kernels::double::DoubleWork::new(inv, full.rows())?;
+        let r = work.refine_inverse(inv, &full, x, refine_steps);
+        work.recycle(inv);
+        let r = r?;
+        let steps = r.residuals.len() - 1;
+        let still_halving = match r.residuals[..] {
+            [.., before, last] => last <= 0.5 * before,
+            _ => false,
+        };
+        let converged = !(steps == refine_steps && still_halving);
+        Ok((r, converged))
+    };
     let gpu_failure = match gpu {
         Ok(x) => {
-            let r = refine_inverse(&full, &x.to_f64(), refine_steps);
+            let (r, converged) = refine(&x.to_f64())?;
             match r.residuals.last() {
-                Some(&last) if check::is_inverse(last) => return Ok(r),
+                Some(&last) if check::is_inverse(last) && converged => return Ok(r),
                 _ => Fallback::Residual(r.residuals[0]),
             }
         }
@@ -513,7 +530,7 @@ pub fn invert_f64_with(
             });
         }
     };
-    let mut r = refine_inverse(&full, &x, refine_steps);
+    let (mut r, _) = refine(&x)?;
     let last = r.residuals.last().copied().unwrap_or(f64::NAN);
     if !check::is_inverse(last) {
         return Err(match gpu_failure {

@@ -1,0 +1,159 @@
+//! f64 Cholesky factors and solves on the host (faer, all cores): LAPACK's dpotrf and dpotrs
+//! for callers that need a factor itself to f64's accuracy (scipy's float64 `cholesky`,
+//! `cho_factor` and `cho_solve`), where the GPU's factor carries f32's. The refined solves
+//! ([`Gpu::spd_solve`](crate::Gpu::spd_solve)) reach f64 accuracy from the GPU's factor and
+//! need none of this.
+
+use crate::cpu;
+use crate::error::{Error, NumericalError, Result};
+use crate::matrix::{Matrix, check_finite_lower, check_square};
+use crate::scaling::{exponent_of, times_power_of_two};
+use faer::Mat;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt;
+
+/// L with C = L·Lᵀ in f64 from the lower triangle of the symmetric positive definite `c`
+/// (LAPACK's dpotrf). Each row and column is scaled by its own power of two first (dpoequ's
+/// scaling, exact), so C of any scale and any grading factors wherever L fits f64; a pivot
+/// that is not positive is [`NumericalError::NotPositiveDefinite`] with its column (0-based)
+/// and the pivot in C's units.
+///
+/// ```
+/// use symraster::{Matrix, host};
+/// let c = Matrix::from_row_major(2, 2, vec![4.0, 2.0, 2.0, 3.0])?;
+/// let l = host::cholesky(&c)?;
+/// assert_eq!((l[(0, 0)], l[(1, 0)], l[(0, 1)]), (2.0, 1.0, 0.0));
+/// assert!((l[(1, 1)] - 2f64.sqrt()).abs() < 1e-15);
+/// # Ok::<(), symraster::Error>(())
+/// ```
+pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
+    check_square("C", c, "(a symmetric matrix)")?;
+    check_finite_lower("C (lower triangle)", c)?;
+    let m = c.rows();
+    // k_j with 4^k_j·C(j,j) near 1; a non-positive diagonal entry is left unscaled and fails.
+    let k: Vec<i32> = (0..m)
+        .map(|j| {
+            let d = c[(j, j)];
+            if d > 0.0 {
+                -(exponent_of(d) + 1).div_euclid(2)
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut l = Mat::from_fn(m, m, |i, j| {
+        if i >= j {
+            times_power_of_two(c[(i, j)], k[i] + k[j])
+        } else {
+            0.0
+        }
+    });
+    cpu::cholesky_in_place(&mut l, faer::get_global_parallelism()).map_err(|e| match e {
+        Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
+            NumericalError::NotPositiveDefinite {
+                column,
+                pivot: times_power_of_two(pivot, -2 * k[column]),
+            }
+            .into()
+        }
+        e => e,
+    })?;
+    let l = Matrix::from_fn(m, m, |i, j| {
+        if i >= j {
+            times_power_of_two(l[(i, j)], -k[i])
+        } else {
+            0.0
+        }
+    });
+    if let Some(j) = (0..m).find(|&j| !l[(j, j)].is_normal()) {
+        return Err(NumericalError::ResultOutOfRange {
+            what: "L (C = L·Lᵀ)",
+            row: j,
+            col: j,
+            value: l[(j, j)],
+        }
+        .into());
+    }
+    Ok(l)
+}
+
+/// X with L·Lᵀ·X = B in f64 for the lower-triangular `l` (its strict upper triangle is not
+/// read) and B of m rows (LAPACK's dpotrs): two triangular solves with the factor as given.
+///
+/// ```
+/// use symraster::{Matrix, host};
+/// let c = Matrix::from_row_major(2, 2, vec![4.0, 2.0, 2.0, 3.0])?;
+/// let l = host::cholesky(&c)?;
+/// let b = Matrix::from_row_major(2, 1, vec![6.0, 5.0])?;
+/// let x = host::cholesky_solve(&l, &b)?;
+/// assert!((x[(0, 0)] - 1.0).abs() < 1e-15 && (x[(1, 0)] - 1.0).abs() < 1e-15);
+/// # Ok::<(), symraster::Error>(())
+/// ```
+pub fn cholesky_solve(l: &Matrix<f64>, b: &Matrix<f64>) -> Result<Matrix<f64>> {
+    check_square("L", l, "(a lower-triangular factor)")?;
+    let m = l.rows();
+    if b.rows() != m {
+        return Err(Error::shape(format!(
+            "L is {m}x{m}, so B needs {m} rows, but has {}",
+            b.rows()
+        )));
+    }
+    let par = faer::get_global_parallelism();
+    let factor = Mat::from_fn(m, m, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
+    let mut x = Mat::from_fn(m, b.cols(), |i, j| b[(i, j)]);
+    let mut buffer =
+        MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, b.cols(), par));
+    llt::solve::solve_in_place(factor.as_ref(), x.as_mut(), par, MemStack::new(&mut buffer));
+    Ok(Matrix::from_fn(m, b.cols(), |i, j| x[(i, j)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graded_and_tiny_matrices_factor_to_f64_accuracy() {
+        // diag(1, 1e-300, 2) with coupling: L(1,1) = 1e-150 fits f64.
+        let mut c = Matrix::from_fn(3, 3, |i, j| {
+            if i == j { [1.0, 1e-300, 2.0][i] } else { 0.0 }
+        });
+        c[(2, 0)] = 0.5;
+        let l = cholesky(&c).unwrap();
+        assert_eq!(l[(0, 0)], 1.0);
+        assert!((l[(1, 1)] - 1e-150).abs() < 1e-165);
+        assert_eq!(l[(2, 0)], 0.5);
+        assert!((l[(2, 2)] - (2.0f64 - 0.25).sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn an_indefinite_matrix_names_its_column_in_its_units() {
+        let c = Matrix::from_fn(3, 3, |i, j| {
+            if i == j { [4e20, 1e20, -1e20][i] } else { 0.0 }
+        });
+        match cholesky(&c) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+                assert_eq!(column, 2);
+                assert_eq!(pivot, -1e20);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn solves_with_the_factor_as_given() {
+        let c = Matrix::from_row_major(3, 3, vec![4.0, 2.0, 0.4, 2.0, 3.0, 0.1, 0.4, 0.1, 2.0])
+            .unwrap();
+        let l = cholesky(&c).unwrap();
+        // The strict upper triangle is garbage and unread.
+        let mut garbage = l.clone();
+        garbage[(0, 2)] = f64::NAN;
+        let b = Matrix::from_row_major(3, 2, vec![1.0, 0.0, 2.0, 1.0, 3.0, -1.0]).unwrap();
+        let x = cholesky_solve(&garbage, &b).unwrap();
+        let r = c.matmul(&x).unwrap();
+        for i in 0..3 {
+            for j in 0..2 {
+                assert!((r[(i, j)] - b[(i, j)]).abs() < 1e-14, "{i} {j}");
+            }
+        }
+    }
+}
