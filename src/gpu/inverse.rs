@@ -5,7 +5,7 @@
 use super::Gpu;
 use crate::error::{DeviceError, Error, NumericalError, Result};
 use crate::inverse::{
-    InvertOptions, Inverter, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+    InvertOptions, Inverter, Kind, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
 };
 use crate::matrix::{Element, Matrix};
 use crate::scaling::{scaled_to_unit, times_power_of_two};
@@ -63,8 +63,30 @@ impl Gpu {
     /// ```
     pub fn invert<T: Element>(&self, a: &Matrix<T>, options: InvertOptions) -> Result<Refined> {
         crate::inverse::check_method(options.kind, options.method, options.storage)?;
+        let a: Matrix<f64> = a.map(Into::into);
+        if options.kind == Kind::Spd
+            && let Some(k) = super::spd_solve::equilibration(&a)
+        {
+            // A graded SPD M (dposvx's rule): M⁻¹ = S·(S·M·S)⁻¹·S with S = diag(2^k_j) bringing
+            // M's diagonal near 1 (exact), so that the residual test and the refinement judge
+            // the equilibrated inverse, as they would a well-scaled one.
+            let n = a.rows();
+            let scaled = Matrix::from_fn(n, n, |i, j| {
+                if i >= j {
+                    times_power_of_two(a[(i, j)], k[i] + k[j])
+                } else {
+                    0.0
+                }
+            });
+            let mut refined = self.invert(&scaled, options)?;
+            let x = Matrix::from_fn(n, n, |i, j| {
+                times_power_of_two(refined.x[(i, j)], k[i] + k[j])
+            });
+            refined.x = unscaled(x, 0, "A⁻¹")?;
+            return Ok(refined);
+        }
         // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled.
-        let (a, e) = scaled_to_unit(&a.map(Into::into));
+        let (a, e) = scaled_to_unit(&a);
         let mut refined = crate::inverse::invert_f64_with(
             &*self.inverter()?,
             &a,

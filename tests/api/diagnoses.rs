@@ -161,3 +161,36 @@ fn least_squares_with_unknowns_in_different_units_is_solved() {
     let e = relative_error_vec(&s.x, &reference_solve(&c, &rhs));
     assert!(e < 1e-8, "forward error {e:.2e}");
 }
+
+#[test]
+fn a_graded_spd_inverse_is_refined_to_f64_accuracy() {
+    use symraster::InvertOptions;
+    let gpu = common::gpu();
+    // D·C·D with C of condition 1e3 and D spanning 1e-4..1e4: the equilibrated inverse.
+    let m = 24;
+    let eigenvalues: Vec<f64> = (0..m)
+        .map(|k| 10f64.powf(3.0 * k as f64 / (m - 1) as f64))
+        .collect();
+    let base = spd_with_eigenvalues(&eigenvalues, 13);
+    let d: Vec<f64> = (0..m)
+        .map(|i| 10f64.powf(-4.0 + 8.0 * i as f64 / (m - 1) as f64))
+        .collect();
+    let graded = Matrix::from_fn(m, m, |i, j| d[i] * base[(i, j)] * d[j]);
+    let x = gpu.invert(&graded, InvertOptions::spd()).unwrap().x;
+    // D⁻¹·C⁻¹·D⁻¹ entry by entry: each within f64's rounding times the condition.
+    let l = symraster::reference::cholesky(&base.lower_triangle()).unwrap();
+    for j in 0..m {
+        let mut e = vec![0.0; m];
+        e[j] = 1.0;
+        let column = symraster::least_squares::solve_with_factor(&l, &e);
+        for i in 0..m {
+            let want = column[i] / (d[i] * d[j]);
+            let scale = (column[i].abs().max(1e-3)) / (d[i] * d[j]);
+            assert!(
+                (x[(i, j)] - want).abs() <= 1e-11 * scale,
+                "({i},{j}): {} against {want}",
+                x[(i, j)]
+            );
+        }
+    }
+}
