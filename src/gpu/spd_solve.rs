@@ -258,13 +258,17 @@ impl Gpu {
 }
 
 /// Per-row exponents k_j with 4^k_j·C(j,j) near 1 where C's diagonal spans more than a
-/// factor of 100 (LAPACK's dposvx equilibrates below scond = 0.1), else `None`.
+/// factor of 100 (LAPACK's dposvx equilibrates below scond = 0.1) or lies where one power of
+/// four for all of C leaves f64, else `None`.
 pub(crate) fn equilibration(c: &Matrix<f64>) -> Option<Vec<i32>> {
     let diagonal = (0..c.rows()).map(|j| c[(j, j)]);
     let (low, high) = diagonal
         .clone()
         .fold((f64::INFINITY, 0.0f64), |(l, h), d| (l.min(d), h.max(d)));
-    if !(low > 0.0 && high <= f64::MAX && high > 100.0 * low) {
+    // One power of four for the whole of C must itself be an f64 (C near f64's edges:
+    // 1e-310·C's 4^k would overflow), else each row takes its own.
+    let one_fits = times_power_of_two(1.0, 2 * scale_exponent(std::iter::once(high))).is_normal();
+    if !(low > 0.0 && high <= f64::MAX && (high > 100.0 * low || !one_fits)) {
         return None;
     }
     Some(

@@ -31,6 +31,7 @@ pub mod newton;
 pub mod refine;
 pub mod rfp;
 pub mod sign;
+pub mod sign_double;
 pub mod spd;
 pub mod table;
 

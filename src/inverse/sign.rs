@@ -108,6 +108,9 @@ pub struct Sign {
     /// that the polish leaves shows here (a backward error; S's forward error is at most about
     /// the sign function's condition number times it).
     pub commutation: f64,
+    /// Why the f64 Newton iteration on the host computed S (the GPU's f32 iteration failed:
+    /// an iterate it could not invert, or no convergence), `None` where the GPU's did.
+    pub fallback: Option<String>,
 }
 
 /// The power of two 2^k that brings the largest |entry| of `a` into [1, 2): scaling by it is
@@ -200,17 +203,35 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
     let scale = power_of_two_scale(a);
     let a = &*a.scaled(scale);
     let mut work = DoubleWork::new(inv, a.rows())?;
+    let on_gpu = if options.refine_inverses {
+        on_host(inv, &mut work, a, options, handover)
+    } else {
+        on_device(inv, &mut work, a, options, handover)
+    };
+    let (polished, fallback) = match on_gpu {
+        Ok(p) => (p, None),
+        // The f32 iteration failed (an iterate it cannot invert, or no convergence): the
+        // f64 iteration on the host decides, and its failure is the error.
+        Err(Error::Numerical(e)) => {
+            let (s, iterations, residual) = super::sign_double::sign_in_double(a)?;
+            let polished = Polished {
+                s,
+                polish_steps: 0,
+                residual,
+                iterations,
+                handed_over: false,
+            };
+            (polished, Some(format!("the GPU's float32 iteration failed: {e}")))
+        }
+        Err(e) => return Err(e),
+    };
     let Polished {
         s,
         polish_steps,
         residual,
         iterations,
         handed_over,
-    } = if options.refine_inverses {
-        on_host(inv, &mut work, a, options, handover)?
-    } else {
-        on_device(inv, &mut work, a, options, handover)?
-    };
+    } = polished;
     if residual.is_nan() || residual > 0.5 {
         return Err(NumericalError::SignNotConverged {
             iterations,
@@ -237,6 +258,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         handed_over,
         residual,
         commutation,
+        fallback,
     })
 }
 

@@ -194,3 +194,34 @@ fn a_graded_spd_inverse_is_refined_to_f64_accuracy() {
         }
     }
 }
+
+#[test]
+fn sign_falls_back_to_f64_where_the_f32_iterate_cannot_be_inverted() {
+    let gpu = common::gpu();
+    // Eigenvalues spanning twelve decades: beyond what f32 can invert.
+    let a = Matrix::from_fn(4, 4, |i, j| {
+        if i == j {
+            [1e6, -1e-6, 3.0, -2.0][i]
+        } else {
+            0.0
+        }
+    });
+    let s = gpu.sign(&a, Default::default()).unwrap();
+    for (j, want) in [1.0, -1.0, 1.0, -1.0].iter().enumerate() {
+        assert!((s.s[(j, j)] - want).abs() < 1e-13, "{j}: {}", s.s[(j, j)]);
+    }
+    assert!(s.fallback.is_some(), "{s:?}");
+}
+
+#[test]
+fn spd_solves_near_f64s_smallest_numbers() {
+    let gpu = common::gpu();
+    // C·1e-310 (subnormal entries): one power of four for all of C would overflow.
+    let c = Matrix::from_row_major(2, 2, vec![2e-310, 1e-310, 1e-310, 2e-310]).unwrap();
+    let b = [1e-300, 1e-300];
+    let s = gpu.spd_solve(&c, &b, SolveOptions::default()).unwrap();
+    let want = 1e10 / 3.0;
+    for x in &s.x {
+        assert!((x - want).abs() < 1e-6 * want, "{:?}", s.x);
+    }
+}
