@@ -72,8 +72,9 @@
 //! # Ok::<(), symraster::Error>(())
 //! ```
 //!
-//! Errors are typed: [`Error::Input`] (bad input), [`Error::Device`] (the GPU cannot), and
-//! [`Error::Numerical`] (no trustworthy result), each with a one-line message:
+//! Errors are typed: [`Error::Input`] (bad input), [`Error::Device`] (the GPU cannot),
+//! [`Error::Numerical`] (no trustworthy result) and [`Error::OutOfMemory`] (an allocation the
+//! host or the GPU refused, never an abort), each with a one-line message:
 //!
 //! ```
 //! use symraster::{Error, Gpu, Matrix, NumericalError, Options};
@@ -92,7 +93,8 @@
 //! an operation pass by pass for the debugger); [`least_squares`] the refined solves'
 //! options and results (Algorithm 1); [`tuning`] the methods' tuning; [`layout`] the storage
 //! formats (the paper's packed format, LAPACK's RFP); [`io`] .npy and .mtx files; [`reference`](mod@reference)
-//! the f64 CPU references; [`error`] the typed errors. The rest is internal: `pub(crate)`,
+//! the f64 CPU references; [`error`] the typed errors; [`memory`] the allocations that fail
+//! as errors. The rest is internal: `pub(crate)`,
 //! and public but hidden from these docs only with the `internals` feature (not API, nothing
 //! there is stable: for the program's debugger and reproduction, the benchmarks and the tests
 //! of the internals): the paper's method as data (`faithful`: each figure's draw geometry),
@@ -152,6 +154,7 @@ pub mod io;
 pub mod layout;
 pub mod least_squares;
 pub mod matrix;
+pub mod memory;
 mod options;
 pub mod reference;
 mod scaling;
@@ -174,4 +177,5 @@ pub use inverse::{
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
 pub use matrix::{Element, Matrix, relative_error};
+pub use memory::OutOfMemory;
 pub use tuning::{KernelShape, Tuning};

@@ -123,6 +123,40 @@ impl<T: Copy> Matrix<T> {
         }
     }
 
+    /// [`Matrix::par_map`] into an allocation made first, so that a matrix the memory cannot
+    /// hold is [`Error::OutOfMemory`] naming `what` ("C rounded to float32"), not an abort.
+    pub fn try_map<U: Copy + Send>(
+        &self,
+        f: impl Fn(T) -> U + Sync + Send,
+        what: impl FnOnce() -> String,
+    ) -> Result<Matrix<U>>
+    where
+        T: Sync,
+    {
+        let data = crate::memory::par_map(
+            &self.data,
+            |&x| f(x),
+            || format!("{} ({}x{})", what(), self.rows, self.cols),
+        )?;
+        Ok(Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data,
+        })
+    }
+
+    /// A copy, or [`Error::OutOfMemory`] naming `what`.
+    pub fn try_clone(&self, what: impl FnOnce() -> String) -> Result<Self> {
+        let data = crate::memory::copy(&self.data, || {
+            format!("{} ({}x{})", what(), self.rows, self.cols)
+        })?;
+        Ok(Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data,
+        })
+    }
+
     /// The transpose.
     pub fn transpose(&self) -> Self {
         Self::from_fn(self.cols, self.rows, |i, j| self[(j, i)])
@@ -151,6 +185,16 @@ impl<T: Copy + Default> Matrix<T> {
         Self::from_fn(self.rows, self.cols, |i, j| {
             if j <= i { self[(i, j)] } else { T::default() }
         })
+    }
+
+    /// [`Matrix::lower_triangle`], or [`Error::OutOfMemory`] naming `what`.
+    pub fn try_lower_triangle(&self, what: impl FnOnce() -> String) -> Result<Self> {
+        let mut lower = self.try_clone(what)?;
+        for i in 0..self.rows {
+            let start = i * self.cols + (i + 1).min(self.cols);
+            lower.data[start..(i + 1) * self.cols].fill(T::default());
+        }
+        Ok(lower)
     }
 
     /// The symmetric matrix whose lower triangle (with diagonal) is this one's.
@@ -374,7 +418,7 @@ pub fn to_single_precision(input: &str, m: &Matrix<f64>) -> Result<Matrix<f32>> 
             value: m.data[p],
         }));
     }
-    Ok(m.to_f32())
+    m.try_map(|x| x as f32, || format!("{input} rounded to float32"))
 }
 
 /// [`to_single_precision`] for a vector.
@@ -387,7 +431,10 @@ pub fn to_single_precision_vec(input: &str, v: &[f64]) -> Result<Vec<f32>> {
             value: v[p],
         }));
     }
-    Ok(v.iter().map(|&x| x as f32).collect())
+    let rounded = v.iter().map(|&x| x as f32);
+    Ok(crate::memory::collect(rounded, || {
+        format!("{input} rounded to float32 ({} values)", v.len())
+    })?)
 }
 
 /// The element types the GPU operations accept: `f32`, used as given, and `f64`, rounded to

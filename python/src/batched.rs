@@ -31,10 +31,12 @@ fn batch_of<T: Copy>(view: ArrayView3<'_, T>, transpose: bool) -> symraster::Res
     } else {
         (rows, cols)
     };
+    let what = || format!("a copy of the {count}x{rows}x{cols} stack");
     let data = match view.as_slice() {
-        Some(s) if !transpose => s.to_vec(),
+        Some(s) if !transpose => symraster::memory::copy(s, what)?,
         _ => {
-            let mut data = Vec::with_capacity(count * rows * cols);
+            let len = count.saturating_mul(rows).saturating_mul(cols);
+            let mut data = symraster::memory::with_capacity(len, what)?;
             for problem in view.axis_iter(Axis(0)) {
                 append_row_major(&mut data, problem, transpose);
             }
@@ -47,7 +49,9 @@ fn batch_of<T: Copy>(view: ArrayView3<'_, T>, transpose: bool) -> symraster::Res
 /// Copies a 2-D view (B, len) into a `Batch` of vectors.
 fn vectors_of<T: Copy>(view: ArrayView2<'_, T>) -> symraster::Result<Batch<T>> {
     let (count, len) = view.dim();
-    let mut data = Vec::with_capacity(count * len);
+    let mut data = symraster::memory::with_capacity(count * len, || {
+        format!("a copy of the {count}x{len} stack of vectors")
+    })?;
     append_row_major(&mut data, view, false);
     Batch::vectors(count, len, data)
 }
@@ -169,10 +173,16 @@ pub fn batched_cholesky<'py>(
     let factor = finish_batched(py, outcome)?;
     let l = if double {
         let (count, rows, cols) = factor.l.shape();
-        let l = py.detach(|| {
-            let data = factor.l.into_vec().into_iter().map(f64::from).collect();
-            Batch::new(count, rows, cols, data).expect("the same shape")
-        });
+        let l = py
+            .detach(|| -> symraster::Result<Batch<f64>> {
+                let single = factor.l.into_vec();
+                let data =
+                    symraster::memory::collect(single.iter().map(|&x| f64::from(x)), || {
+                        format!("L ({count}x{rows}x{cols}) widened to float64")
+                    })?;
+                Batch::new(count, rows, cols, data)
+            })
+            .map_err(|e| errors::to_py(py, e))?;
         array3_of(py, l).into_any()
     } else {
         array3_of(py, factor.l).into_any()

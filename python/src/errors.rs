@@ -2,10 +2,11 @@
 //! `ValueError` (an unsupported option `NotImplementedError`), a matrix that is not positive
 //! definite is `symraster.NotPositiveDefiniteError` (a `numpy.linalg.LinAlgError` with
 //! `.column`, LAPACK's INFO − 1), other numerical failures `symraster.NumericalError` (a
-//! `LinAlgError` too), the device's `symraster.DeviceError` (a `RuntimeError`). The classes
-//! are defined in Python (`symraster/_errors.py`) so that they subclass numpy's.
+//! `LinAlgError` too), the device's `symraster.DeviceError` (a `RuntimeError`); no memory for
+//! a copy, a result or a GPU buffer is `MemoryError`. The classes are defined in Python
+//! (`symraster/_errors.py`) so that they subclass numpy's.
 
-use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyNotImplementedError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use symraster::{Error, InputError, NumericalError};
 
@@ -50,6 +51,7 @@ fn exception(py: Python<'_>, e: Error, message: String) -> PyErr {
             | NumericalError::SingularToDouble { column, .. },
         ) => python_error(py, "NumericalError", (message, Some(column))),
         Error::Numerical(_) => python_error(py, "NumericalError", (message, None::<usize>)),
+        Error::OutOfMemory(_) => PyMemoryError::new_err(message),
         _ => PyRuntimeError::new_err(message),
     }
 }

@@ -40,14 +40,17 @@ fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Re
     } else {
         view.dim()
     };
-    let mut data = Vec::with_capacity(rows * cols);
+    let mut data = symraster::memory::with_capacity(rows * cols, || {
+        format!("a copy of the {}x{} array", view.nrows(), view.ncols())
+    })?;
     append_row_major(&mut data, view, transpose);
     Matrix::from_row_major(rows, cols, data)
 }
 
 /// Appends a 2-D view to `data` row-major (its transpose with `transpose`): one memcpy where
 /// the view is contiguous in that order, else one pass in 64 x 64 tiles (a C array read
-/// transposed, for the upper triangle, stays within the caches).
+/// transposed, for the upper triangle, stays within the caches). `data` has room for the view
+/// (the callers reserve it fallibly: no memory is a `MemoryError`, not an abort).
 fn append_row_major<T: Copy>(data: &mut Vec<T>, view: ArrayView2<'_, T>, transpose: bool) {
     const TILE: usize = 64;
     let view = if transpose {
@@ -77,11 +80,21 @@ fn append_row_major<T: Copy>(data: &mut Vec<T>, view: ArrayView2<'_, T>, transpo
 }
 
 /// Copies a 1-D view into a `Vec`.
-fn vec_of<T: Copy>(view: ArrayView1<'_, T>) -> Vec<T> {
-    match view.as_slice() {
-        Some(s) => s.to_vec(),
-        None => view.iter().copied().collect(),
-    }
+fn vec_of<T: Copy>(view: ArrayView1<'_, T>) -> symraster::Result<Vec<T>> {
+    let what = || format!("a copy of the array of {} values", view.len());
+    Ok(match view.as_slice() {
+        Some(s) => symraster::memory::copy(s, what)?,
+        None => symraster::memory::collect(view.iter().copied(), what)?,
+    })
+}
+
+/// A vector widened to f64, or the error of no memory for it.
+fn widened(v: &[f32]) -> symraster::Result<Vec<f64>> {
+    let what = || format!("the {} values widened to float64", v.len());
+    Ok(symraster::memory::collect(
+        v.iter().map(|&x| f64::from(x)),
+        what,
+    )?)
 }
 
 /// Reads a float32 or float64 2-D array (the Python layer has cast every other dtype),
@@ -102,16 +115,17 @@ fn read_matrix(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResul
 }
 
 /// Reads a float32 or float64 1-D array.
-fn read_vector(a: &Bound<'_, PyAny>) -> PyResult<Vector> {
-    if let Ok(a) = a.extract::<PyReadonlyArray1<'_, f64>>() {
-        Ok(Vector::F64(vec_of(a.as_array())))
+fn read_vector(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<Vector> {
+    let copied = if let Ok(a) = a.extract::<PyReadonlyArray1<'_, f64>>() {
+        vec_of(a.as_array()).map(Vector::F64)
     } else if let Ok(a) = a.extract::<PyReadonlyArray1<'_, f32>>() {
-        Ok(Vector::F32(vec_of(a.as_array())))
+        vec_of(a.as_array()).map(Vector::F32)
     } else {
-        Err(PyTypeError::new_err(
+        return Err(PyTypeError::new_err(
             "expected a 1-D float32 or float64 numpy array",
-        ))
-    }
+        ));
+    };
+    copied.map_err(|e| errors::to_py(py, e))
 }
 
 /// A `Matrix` as a numpy array, without a copy.
@@ -342,18 +356,17 @@ fn spd_solve<'py>(
         gpu: options(method, storage)?,
         ..SolveOptions::default()
     };
-    let (c, b) = (read_matrix(py, a, upper)?, read_vector(b)?);
+    let (c, b) = (read_matrix(py, a, upper)?, read_vector(py, b)?);
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         match (&c, &b) {
             (Mat::F64(c), Vector::F64(b)) => gpu.spd_solve(c, b, solve),
             (Mat::F32(c), Vector::F32(b)) => gpu.spd_solve(c, b, solve),
-            (Mat::F64(c), Vector::F32(b)) => gpu.spd_solve(
-                c,
-                &b.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
-                solve,
-            ),
-            (Mat::F32(c), Vector::F64(b)) => gpu.spd_solve(&c.to_f64(), b, solve),
+            (Mat::F64(c), Vector::F32(b)) => gpu.spd_solve(c, &widened(b)?, solve),
+            (Mat::F32(c), Vector::F64(b)) => {
+                let c = c.try_map(f64::from, || "a widened to float64".into())?;
+                gpu.spd_solve(&c, b, solve)
+            }
         }
     });
     let (s, seconds) = finish_as(py, outcome, Names::Spd { upper })?;
@@ -377,7 +390,7 @@ fn least_squares<'py>(
         ..SolveOptions::default()
     };
     let a = read_matrix(py, x, true)?;
-    let (w, y) = (read_vector(w)?, read_vector(y)?);
+    let (w, y) = (read_vector(py, w)?, read_vector(py, y)?);
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         match (&a, &w, &y) {
@@ -404,7 +417,7 @@ fn assemble<'py>(
     storage: &str,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let opts = options(method, storage)?;
-    let (a, d) = (read_matrix(py, a, false)?, read_vector(d)?);
+    let (a, d) = (read_matrix(py, a, false)?, read_vector(py, d)?);
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         match (&a, &d) {

@@ -174,7 +174,10 @@ impl<T: Pod> Buffer<T> {
         usage: BufferUsage,
         len: usize,
     ) -> Result<Self> {
-        Self::new(ctx, target, usage, &pod::zeroed(len))
+        let zeros = pod::zeroed(len, || {
+            format!("the zeros of a {target:?} buffer of {len} values")
+        })?;
+        Self::new(ctx, target, usage, &zeros)
     }
 
     /// Creates a buffer of `len` values whose contents are undefined until written (no host
@@ -239,7 +242,9 @@ impl<T: Pod> Buffer<T> {
             gl.bind_buffer(target.gl(), Some(raw));
             gl.buffer_data_size(target.gl(), bytes, usage.gl());
         }
-        ctx.check(|| format!("allocating a {target:?} buffer of {len} values ({bytes} bytes)"))?;
+        ctx.check_allocation(bytes as u64, || {
+            format!("a {target:?} buffer of {len} values")
+        })?;
         Ok(buffer)
     }
 
@@ -250,7 +255,9 @@ impl<T: Pod> Buffer<T> {
             "download_range: {len} values at {offset} lie outside a buffer of {}",
             self.len
         );
-        let mut out = pod::zeroed::<T>(len);
+        let mut out = pod::zeroed::<T>(len, || {
+            format!("reading back {len} values of a {:?} buffer", self.target)
+        })?;
         if !self.download_staged(offset, &mut out) {
             let gl = self.ctx.gl();
             let target = self.target.gl();
@@ -290,7 +297,9 @@ impl<T: Pod> Buffer<T> {
             ctx.check(|| format!("filling a {target:?} buffer of {len} values"))?;
             return Ok(buffer);
         }
-        let mut data = pod::zeroed::<T>(len);
+        let mut data = pod::zeroed::<T>(len, || {
+            format!("filling a {target:?} buffer of {len} values")
+        })?;
         data.par_chunks_mut(STAGING_PIECE)
             .enumerate()
             .for_each(|(i, piece)| fill(i * STAGING_PIECE, piece));
@@ -313,30 +322,37 @@ impl<T: Pod> Buffer<T> {
         let gl = self.ctx.gl();
         let target = self.target.gl();
         let bytes = pod::bytes(data);
+        let allocated = || {
+            self.ctx.check_allocation(bytes.len() as u64, || {
+                format!("a {:?} buffer of {} values", self.target, data.len())
+            })
+        };
         unsafe {
             gl.bind_buffer(target, Some(self.raw));
             if !mapped || bytes.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
                 gl.buffer_data_u8_slice(target, bytes, self.usage.gl());
+                allocated()?;
             } else {
                 // Large uploads go through staging buffers ([`Buffer::write_staged`]), else a
                 // mapping filled on all cores: both are several times faster than one glBufferData
                 // from pageable memory (`figures/h200/experiments/transfers.csv`).
                 gl.buffer_data_size(target, bytes.len() as i32, self.usage.gl());
+                allocated()?;
                 if self.write_staged(0, data) {
                     gl.bind_buffer(target, Some(self.raw));
                 } else {
-                let ptr = gl.map_buffer_range(
-                    target,
-                    0,
-                    bytes.len() as i32,
-                    glow::MAP_WRITE_BIT | glow::MAP_INVALIDATE_BUFFER_BIT,
-                );
-                if ptr.is_null() {
-                    gl.buffer_sub_data_u8_slice(target, 0, bytes);
-                } else {
-                    parallel_copy(bytes, ptr);
-                    gl.unmap_buffer(target);
-                }
+                    let ptr = gl.map_buffer_range(
+                        target,
+                        0,
+                        bytes.len() as i32,
+                        glow::MAP_WRITE_BIT | glow::MAP_INVALIDATE_BUFFER_BIT,
+                    );
+                    if ptr.is_null() {
+                        gl.buffer_sub_data_u8_slice(target, 0, bytes);
+                    } else {
+                        parallel_copy(bytes, ptr);
+                        gl.unmap_buffer(target);
+                    }
                 }
             }
         }
@@ -363,7 +379,11 @@ impl<T: Pod> Buffer<T> {
             let target = self.target.gl();
             unsafe {
                 gl.bind_buffer(target, Some(self.raw));
-                gl.buffer_sub_data_u8_slice(target, (offset * size_of::<T>()) as i32, pod::bytes(data));
+                gl.buffer_sub_data_u8_slice(
+                    target,
+                    (offset * size_of::<T>()) as i32,
+                    pod::bytes(data),
+                );
             }
         }
         self.ctx.check(|| {
@@ -414,8 +434,12 @@ impl<T: Pod> Buffer<T> {
             }
             unsafe {
                 gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(pair[k % 2].0));
-                let ptr =
-                    gl.map_buffer_range(glow::COPY_WRITE_BUFFER, 0, len(k) as i32, glow::MAP_READ_BIT);
+                let ptr = gl.map_buffer_range(
+                    glow::COPY_WRITE_BUFFER,
+                    0,
+                    len(k) as i32,
+                    glow::MAP_READ_BIT,
+                );
                 if ptr.is_null() {
                     done = false;
                     break;
@@ -443,7 +467,12 @@ impl<T: Pod> Buffer<T> {
     /// the two staging buffers in turn, the host filling one while the GPU copies the other
     /// into place. Only for 8 MiB or more where mapped transfers are on; false (the range not
     /// all written) where no staging buffers or mappings could be had.
-    fn fill_staged(&self, offset: usize, len: usize, fill: &(dyn Fn(usize, &mut [T]) + Sync)) -> bool {
+    fn fill_staged(
+        &self,
+        offset: usize,
+        len: usize,
+        fill: &(dyn Fn(usize, &mut [T]) + Sync),
+    ) -> bool {
         use rayon::prelude::*;
         if len * size_of::<T>() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
             return false;
@@ -460,8 +489,12 @@ impl<T: Pod> Buffer<T> {
             unsafe {
                 // Mapping waits for the copy out of this buffer two chunks ago, not the last.
                 gl.bind_buffer(glow::COPY_READ_BUFFER, Some(pair[k % 2].0));
-                let ptr =
-                    gl.map_buffer_range(glow::COPY_READ_BUFFER, 0, bytes(count), glow::MAP_WRITE_BIT);
+                let ptr = gl.map_buffer_range(
+                    glow::COPY_READ_BUFFER,
+                    0,
+                    bytes(count),
+                    glow::MAP_WRITE_BIT,
+                );
                 if ptr.is_null() || !(ptr as usize).is_multiple_of(align_of::<T>()) {
                     if !ptr.is_null() {
                         gl.unmap_buffer(glow::COPY_READ_BUFFER);
@@ -493,7 +526,12 @@ impl<T: Pod> Buffer<T> {
 
     /// Reads the whole contents back (waits for the GPU).
     pub fn download(&self) -> Result<Vec<T>> {
-        let mut out = pod::zeroed::<T>(self.len);
+        let mut out = pod::zeroed::<T>(self.len, || {
+            format!(
+                "reading back a {:?} buffer of {} values",
+                self.target, self.len
+            )
+        })?;
         if !self.download_staged(0, &mut out) {
             let gl = self.ctx.gl();
             let target = self.target.gl();

@@ -277,21 +277,46 @@ impl Context {
 
     /// Turns a pending GL error into a typed error naming what was being done.
     pub fn check(&self, during: impl FnOnce() -> String) -> Result<()> {
-        let code = unsafe { self.gl().get_error() };
-        if code == glow::NO_ERROR {
-            return Ok(());
+        match self.take_error() {
+            glow::NO_ERROR => Ok(()),
+            code => Err(Error::from(DeviceError::Gl {
+                code,
+                name: error_name(code),
+                during: during(),
+            })),
         }
-        // Drain any further queued errors so the next check starts clean.
-        for _ in 0..16 {
-            if unsafe { self.gl().get_error() } == glow::NO_ERROR {
-                break;
+    }
+
+    /// The pending GL error (GL_NO_ERROR if none), with any further queued ones drained so
+    /// that the next check starts clean.
+    fn take_error(&self) -> u32 {
+        let code = unsafe { self.gl().get_error() };
+        if code != glow::NO_ERROR {
+            for _ in 0..16 {
+                if unsafe { self.gl().get_error() } == glow::NO_ERROR {
+                    break;
+                }
             }
         }
-        Err(Error::from(DeviceError::Gl {
-            code,
-            name: error_name(code),
-            during: during(),
-        }))
+        code
+    }
+
+    /// [`Context::check`] after a call that allocates `bytes` of GPU memory for `what` ("a
+    /// 4096x4096 R32F texture"): GL_OUT_OF_MEMORY there is [`Error::OutOfMemory`] (what "on
+    /// the GPU"), any other error [`DeviceError::Gl`].
+    pub fn check_allocation(&self, bytes: u64, what: impl FnOnce() -> String) -> Result<()> {
+        match self.take_error() {
+            glow::NO_ERROR => Ok(()),
+            glow::OUT_OF_MEMORY => Err(Error::from(crate::memory::OutOfMemory {
+                what: format!("{} on the GPU", what()),
+                bytes,
+            })),
+            code => Err(Error::from(DeviceError::Gl {
+                code,
+                name: error_name(code),
+                during: format!("allocating {}", what()),
+            })),
+        }
     }
 
     /// Blocks until the GPU has finished all submitted work.
@@ -347,7 +372,9 @@ impl Context {
     /// Reads the `width` x `height` pixels at the lower-left corner of the bound framebuffer
     /// as RGBA8, in GL's order: the bottom row first.
     pub fn read_pixels_rgba8(&self, width: usize, height: usize) -> Result<Vec<[u8; 4]>> {
-        let mut data = pod::zeroed::<[u8; 4]>(width * height);
+        let mut data = pod::zeroed::<[u8; 4]>(width * height, || {
+            format!("reading back {width}x{height} pixels")
+        })?;
         unsafe {
             self.gl().pixel_store_i32(glow::PACK_ALIGNMENT, 4);
             self.gl().read_pixels(

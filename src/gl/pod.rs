@@ -1,5 +1,7 @@
 //! Plain data as GL stores it: the only place where slices are viewed as bytes.
 
+use crate::error::Result;
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -37,11 +39,11 @@ pub(crate) fn bytes_mut<T: Pod>(data: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast(), std::mem::size_of_val(data)) }
 }
 
-/// `len` values of all-zero bits.
-pub(crate) fn zeroed<T: Pod>(len: usize) -> Vec<T> {
+/// `len` values of all-zero bits, or [`crate::Error::OutOfMemory`] naming `what` (host memory for
+/// a transfer: a download's destination, an upload's zeros).
+pub(crate) fn zeroed<T: Pod>(len: usize, what: impl FnOnce() -> String) -> Result<Vec<T>> {
     // SAFETY: all-zero bits are a valid value of any plain-data type.
-    let zero: T = unsafe { std::mem::zeroed() };
-    vec![zero; len]
+    Ok(unsafe { crate::memory::zeroed(len, what) }?)
 }
 
 #[cfg(test)]
@@ -53,7 +55,7 @@ mod tests {
         let v = [[1.0f32, 2.0], [3.0, 4.0]];
         assert_eq!(bytes(&v).len(), 16);
         assert_eq!(&bytes(&v)[4..8], &2.0f32.to_ne_bytes());
-        let mut w = zeroed::<[u8; 4]>(2);
+        let mut w = zeroed::<[u8; 4]>(2, String::new).unwrap();
         bytes_mut(&mut w)[5] = 7;
         assert_eq!(w, [[0; 4], [0, 7, 0, 0]]);
     }

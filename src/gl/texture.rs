@@ -130,7 +130,8 @@ impl<F: TexelFormat> Texture<F> {
                 glow::PixelUnpackData::Slice(None),
             );
         }
-        ctx.check(|| format!("allocating a {width}x{height} {} texture", F::NAME))?;
+        let bytes = crate::memory::bytes_of::<F::Texel>(width.saturating_mul(height));
+        ctx.check_allocation(bytes, || format!("a {width}x{height} {} texture", F::NAME))?;
         Ok(tex)
     }
 
@@ -182,12 +183,27 @@ impl<F: TexelFormat> Texture<F> {
 
     /// Fills every texel with `value` (NaN included: used to poison render targets).
     pub fn fill(&self, value: F::Texel) -> Result<()> {
-        self.upload(&vec![value; self.len()])
+        let texels = crate::memory::filled(self.len(), value, || {
+            format!(
+                "filling a {}x{} {} texture",
+                self.width,
+                self.height,
+                F::NAME
+            )
+        })?;
+        self.upload(&texels)
     }
 
     /// Reads the whole contents back (waits for the GPU).
     pub fn download(&self) -> Result<Vec<F::Texel>> {
-        let mut out = pod::zeroed::<F::Texel>(self.len());
+        let mut out = pod::zeroed::<F::Texel>(self.len(), || {
+            format!(
+                "reading back a {}x{} {} texture",
+                self.width,
+                self.height,
+                F::NAME
+            )
+        })?;
         let gl = self.ctx.gl();
         unsafe {
             gl.bind_texture(glow::TEXTURE_2D, Some(self.raw));

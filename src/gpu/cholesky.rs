@@ -64,12 +64,12 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Cholesky> {
         check_square("C", c, "(a symmetric matrix)")?;
-        check_finite("C (lower triangle)", &c.lower_triangle())?;
+        check_finite_lower("C (lower triangle)", c)?;
         if needs_equilibration((0..c.rows()).map(|j| f64::from(c[(j, j)]))) {
             let lower = c.lower_triangle().map(f64::from);
             return self.cholesky_equilibrated("C", &lower, options);
         }
-        let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])));
+        let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])))?;
         let l = self
             .cholesky_unscaled(&scaled, options)
             .map_err(|e| unscale_pivot(e, k))?;
@@ -324,24 +324,26 @@ impl Gpu {
     }
 }
 
-/// 4^k·C with k from [`scale_exponent`] of C's diagonal, or (0, C) where the scaled C would
-/// not be finite (off-diagonal entries beyond the diagonal's reach: not SPD, and C as given
-/// names its failing column).
+/// 4^k·C with k from [`scale_exponent`] of C's diagonal, or (0, C) (borrowed: no copy) where
+/// k is 0 or the scaled C would not be finite (off-diagonal entries beyond the diagonal's
+/// reach: not SPD, and C as given names its failing column). No memory for the scaled copy
+/// is [`Error::OutOfMemory`].
 pub(crate) fn scaled_by_four(
     c: &Matrix<f32>,
     diagonal: impl Iterator<Item = f64>,
-) -> (i32, Matrix<f32>) {
+) -> Result<(i32, std::borrow::Cow<'_, Matrix<f32>>)> {
+    use std::borrow::Cow;
     let k = scale_exponent(diagonal);
     if k == 0 {
-        return (0, c.clone());
+        return Ok((0, Cow::Borrowed(c)));
     }
     let factor = times_power_of_two(1.0, 2 * k);
-    let scaled = c.map(|v| (f64::from(v) * factor) as f32);
-    if scaled.as_slice().iter().all(|v| v.is_finite()) {
-        (k, scaled)
+    let scaled = c.try_map(|v| (f64::from(v) * factor) as f32, || "C scaled".into())?;
+    Ok(if scaled.as_slice().iter().all(|v| v.is_finite()) {
+        (k, Cow::Owned(scaled))
     } else {
-        (0, c.clone())
-    }
+        (0, Cow::Borrowed(c))
+    })
 }
 
 /// The k with 4^k·max C(j,j) near 1 (0 where the diagonal has no positive entry).

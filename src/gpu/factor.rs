@@ -113,7 +113,7 @@ impl Cholesky {
     /// L, lower triangular with the upper triangle zero (read back where it is on the GPU).
     pub fn l(&self) -> Result<Matrix<f32>> {
         match &self.l {
-            Place::Host(l) => Ok(l.clone()),
+            Place::Host(l) => l.try_clone(|| "a copy of L".into()),
             Place::Device(f) => f.download(),
         }
     }

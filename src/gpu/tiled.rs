@@ -10,7 +10,7 @@ use super::{Cholesky, Gpu};
 use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
-use crate::matrix::{Matrix, check_finite, check_square};
+use crate::matrix::{Matrix, check_finite, check_finite_lower, check_square};
 use crate::scaling::times_power_of_two;
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
@@ -237,9 +237,9 @@ impl Gpu {
     /// [`Gpu::cholesky`] does; the factor's solves and downloads undo it.
     pub(crate) fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<DeviceFactor> {
         check_square("C", c, "(a symmetric matrix)")?;
-        let lower = c.lower_triangle();
-        check_finite("C (lower triangle)", &lower)?;
-        let (shift, scaled) = scaled_by_four(&lower, (0..c.rows()).map(|j| f64::from(c[(j, j)])));
+        check_finite_lower("C (lower triangle)", c)?;
+        let lower = c.try_lower_triangle(|| "the lower triangle of C".into())?;
+        let (shift, scaled) = scaled_by_four(&lower, (0..c.rows()).map(|j| f64::from(c[(j, j)])))?;
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
         let l = TiledMatrix::from_lower(self.context(), &scaled, storage_of(format), part)?;

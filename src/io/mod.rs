@@ -11,6 +11,7 @@ pub mod mtx;
 pub mod npy;
 
 use crate::matrix::Matrix;
+use crate::memory::OutOfMemory;
 use std::fmt;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -103,6 +104,9 @@ pub enum ParseError {
     /// what to do instead.
     #[error("{0}")]
     Unsupported(String),
+    /// The values the file declares do not fit in memory.
+    #[error(transparent)]
+    OutOfMemory(#[from] OutOfMemory),
 }
 
 /// An error reading or writing a file; each names the file (on one line: see
@@ -188,6 +192,18 @@ pub enum Error {
         /// What the operating system said.
         cause: std::io::Error,
     },
+    /// The shape the file declares is not one the caller's operation takes (a `_checked`
+    /// reader's check, run before the values are read): the caller's error, as it is.
+    #[error(transparent)]
+    Shape(crate::Error),
+    /// Not enough memory for the file's bytes or its values (the message names the file).
+    #[error("{cause}")]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// What could not be allocated, and its size.
+        cause: OutOfMemory,
+    },
 }
 
 /// A path for a one-line message: as it is when printable, else quoted with its control
@@ -249,13 +265,48 @@ impl Element for f64 {
 
 /// Reads any array from a .npy or .mtx file.
 pub fn read_array(path: &Path) -> Result<Array> {
+    read_array_checked(path, &|_| Ok(()))
+}
+
+/// A caller's check of the shape a file declares (its dimensions, outermost first), run by the
+/// `_checked` readers before anything is allocated for the values: an operation refuses the
+/// shapes it cannot take (a C that is not square, a d of the wrong length) at the cost of the
+/// file's header, not of the dense matrix a few bytes can declare. Its error comes back as
+/// [`Error::Shape`].
+pub type ShapeCheck<'a> = &'a dyn Fn(&[usize]) -> crate::Result<()>;
+
+/// [`read_array`], with `check` run on the declared shape before the values are allocated.
+pub fn read_array_checked(path: &Path, check: ShapeCheck<'_>) -> Result<Array> {
+    read_array_with(path, &|shape| check(shape).map_err(Error::Shape))
+}
+
+/// [`read_array`], with `check` run on the declared shape before the values are allocated;
+/// its error is returned as it is.
+fn read_array_with(path: &Path, check: &dyn Fn(&[usize]) -> Result<()>) -> Result<Array> {
     let format = FileFormat::of(path)?;
     let bytes = read_regular_file(path)?;
-    match format {
-        FileFormat::Npy => npy::parse(&bytes),
-        FileFormat::MatrixMarket => mtx::parse(&bytes),
-    }
-    .map_err(|e| parse_error(path, format, e))
+    let (parsed, refused) = hooked(check, |hook| match format {
+        FileFormat::Npy => npy::parse_checked(&bytes, hook),
+        FileFormat::MatrixMarket => mtx::parse_checked(&bytes, hook),
+    });
+    parsed.map_err(|e| refused.unwrap_or_else(|| parse_error(path, format, e)))
+}
+
+/// Runs a parser with a shape hook that calls `check` and, where it refuses, keeps its error
+/// (the parser sees its message): what the parser returned, and the refusal if there was one.
+fn hooked<R>(
+    check: &dyn Fn(&[usize]) -> Result<()>,
+    parse: impl FnOnce(&mut dyn FnMut(&[usize]) -> Result<(), ParseError>) -> R,
+) -> (R, Option<Error>) {
+    let mut refused = None;
+    let parsed = parse(&mut |shape: &[usize]| {
+        check(shape).map_err(|e| {
+            let message = e.to_string();
+            refused = Some(e);
+            ParseError::Unsupported(message)
+        })
+    });
+    (parsed, refused)
 }
 
 /// A reader's complaint about the file at `path`.
@@ -273,6 +324,18 @@ fn parse_error(path: &Path, format: FileFormat, e: ParseError) -> Error {
         ParseError::Unsupported(detail) => Error::Unsupported {
             path: path.to_path_buf(),
             detail,
+        },
+        ParseError::OutOfMemory(cause) => out_of_memory(path, cause),
+    }
+}
+
+/// No memory for `cause.what` of the file at `path`, named so.
+fn out_of_memory(path: &Path, cause: OutOfMemory) -> Error {
+    Error::OutOfMemory {
+        path: path.to_path_buf(),
+        cause: OutOfMemory {
+            what: format!("{} of {}", cause.what, display_path(path)),
+            bytes: cause.bytes,
         },
     }
 }
@@ -304,7 +367,9 @@ fn read_regular_file(path: &Path) -> Result<Vec<u8>> {
     };
     let (mut file, len) = open_regular_file(path)?;
     // Read no more than the size it had when checked (plus one byte, to notice growth).
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    let capacity = usize::try_from(len).unwrap_or(usize::MAX);
+    let mut bytes = crate::memory::with_capacity(capacity, || format!("the {len} bytes"))
+        .map_err(|cause| out_of_memory(path, cause))?;
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, len + 1), &mut bytes)
         .map_err(read_error)?;
     Ok(bytes)
@@ -337,16 +402,51 @@ fn file_kind(kind: &std::fs::FileType) -> &'static str {
 
 /// Reads a 2-D array as a matrix; `role` names it in errors ("A").
 pub fn read_matrix(path: &Path, role: &str) -> Result<Matrix<f64>> {
-    let array = read_array(path)?;
-    match array.shape[..] {
-        [rows, cols] => Ok(Matrix::from_row_major(rows, cols, array.data)
-            .expect("the readers return rows*cols values")),
-        _ => Err(Error::Rank {
-            path: path.to_path_buf(),
-            role: role.into(),
-            expected: "a 2-D array (a matrix)",
-            shape: shape_text(&array.shape),
-        }),
+    read_matrix_checked(path, role, &|_, _| Ok(()))
+}
+
+/// [`read_matrix`], with `check(rows, cols)` run on the shape the file declares before the
+/// matrix is allocated (see [`ShapeCheck`]); an array that is not 2-D is refused then too.
+pub fn read_matrix_checked(
+    path: &Path,
+    role: &str,
+    check: &dyn Fn(usize, usize) -> crate::Result<()>,
+) -> Result<Matrix<f64>> {
+    let array = read_array_with(path, &matrix_check(path, role, check))?;
+    let [rows, cols] = array.shape[..] else {
+        unreachable!("the check refuses every shape but a matrix's")
+    };
+    Ok(
+        Matrix::from_row_major(rows, cols, array.data)
+            .expect("the readers return rows*cols values"),
+    )
+}
+
+/// The check of [`read_matrix_checked`]: a 2-D shape ([`Error::Rank`] otherwise), then the
+/// caller's.
+fn matrix_check<'a>(
+    path: &'a Path,
+    role: &'a str,
+    check: &'a dyn Fn(usize, usize) -> crate::Result<()>,
+) -> impl Fn(&[usize]) -> Result<()> + 'a {
+    move |shape| match shape[..] {
+        [rows, cols] => check(rows, cols).map_err(Error::Shape),
+        _ => Err(rank_error(path, role, MATRIX, shape)),
+    }
+}
+
+/// What a matrix's role needs.
+const MATRIX: &str = "a 2-D array (a matrix)";
+
+/// What a vector's role needs.
+const VECTOR: &str = "a vector (1-D, or 2-D with one row or one column)";
+
+fn rank_error(path: &Path, role: &str, expected: &'static str, shape: &[usize]) -> Error {
+    Error::Rank {
+        path: path.to_path_buf(),
+        role: role.into(),
+        expected,
+        shape: shape_text(shape),
     }
 }
 
@@ -366,26 +466,34 @@ pub struct SingleMatrix {
 /// peak is the float32 matrix; a .mtx file is parsed as text first, then narrowed). With
 /// `lower_only`, entries above the diagonal are zero and not checked.
 pub fn read_matrix_f32(path: &Path, role: &str, lower_only: bool) -> Result<SingleMatrix> {
+    read_matrix_f32_checked(path, role, lower_only, &|_, _| Ok(()))
+}
+
+/// [`read_matrix_f32`], with `check(rows, cols)` run on the shape the file declares before
+/// the matrix is allocated (see [`ShapeCheck`]).
+pub fn read_matrix_f32_checked(
+    path: &Path,
+    role: &str,
+    lower_only: bool,
+    check: &dyn Fn(usize, usize) -> crate::Result<()>,
+) -> Result<SingleMatrix> {
     let format = FileFormat::of(path)?;
     if format == FileFormat::MatrixMarket {
-        let m = read_matrix(path, role)?;
+        let m = read_matrix_checked(path, role, check)?;
         let (rows, cols) = m.shape();
         let mut first_unfit = None;
-        let data = m
-            .into_vec()
-            .into_iter()
-            .enumerate()
-            .map(|(at, v)| {
-                let (i, j) = (at / cols, at % cols);
-                if lower_only && j > i {
-                    return 0.0;
-                }
-                if first_unfit.is_none() && (!v.is_finite() || v.abs() > f64::from(f32::MAX)) {
-                    first_unfit = Some((at, v));
-                }
-                v as f32
-            })
-            .collect();
+        let values = m.as_slice().iter().enumerate().map(|(at, &v)| {
+            let (i, j) = (at / cols, at % cols);
+            if lower_only && j > i {
+                return 0.0;
+            }
+            if first_unfit.is_none() && (!v.is_finite() || v.abs() > f64::from(f32::MAX)) {
+                first_unfit = Some((at, v));
+            }
+            v as f32
+        });
+        let data = crate::memory::collect(values, || format!("the {rows}x{cols} matrix (float32)"))
+            .map_err(|cause| out_of_memory(path, cause))?;
         let matrix = Matrix::from_row_major(rows, cols, data).expect("rows*cols values");
         return Ok(SingleMatrix {
             matrix,
@@ -394,18 +502,17 @@ pub fn read_matrix_f32(path: &Path, role: &str, lower_only: bool) -> Result<Sing
     }
     let (mut file, len) = open_regular_file(path)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, &mut file);
-    match npy::read_f32(&mut reader, len, lower_only) {
+    let (read, refused) = hooked(&matrix_check(path, role, check), |hook| {
+        npy::read_f32_checked(&mut reader, len, lower_only, hook)
+    });
+    match read {
         Ok(n) => Ok(SingleMatrix {
             matrix: Matrix::from_row_major(n.rows, n.cols, n.data).expect("rows*cols values"),
             first_unfit: n.first_unfit,
         }),
+        Err(_) if refused.is_some() => Err(refused.expect("a refusal")),
         Err(npy::ReadError::Parse(e)) => Err(parse_error(path, format, e)),
-        Err(npy::ReadError::Rank(shape)) => Err(Error::Rank {
-            path: path.to_path_buf(),
-            role: role.into(),
-            expected: "a 2-D array (a matrix)",
-            shape: shape_text(&shape),
-        }),
+        Err(npy::ReadError::Rank(shape)) => Err(rank_error(path, role, MATRIX, &shape)),
         Err(npy::ReadError::Io(cause)) => Err(Error::Read {
             path: path.to_path_buf(),
             cause,
@@ -415,17 +522,22 @@ pub fn read_matrix_f32(path: &Path, role: &str, lower_only: bool) -> Result<Sing
 
 /// Reads a vector: a 1-D array, or a 2-D array with one row or one column.
 pub fn read_vector(path: &Path, role: &str) -> Result<Vec<f64>> {
-    let array = read_array(path)?;
-    match array.shape[..] {
-        [_] => Ok(array.data),
-        [r, c] if r <= 1 || c <= 1 => Ok(array.data),
-        _ => Err(Error::Rank {
-            path: path.to_path_buf(),
-            role: role.into(),
-            expected: "a vector (1-D, or 2-D with one row or one column)",
-            shape: shape_text(&array.shape),
-        }),
-    }
+    read_vector_checked(path, role, &|_| Ok(()))
+}
+
+/// [`read_vector`], with `check(len)` run on the length the file declares before the vector
+/// is allocated (see [`ShapeCheck`]); an array that is no vector is refused then too.
+pub fn read_vector_checked(
+    path: &Path,
+    role: &str,
+    check: &dyn Fn(usize) -> crate::Result<()>,
+) -> Result<Vec<f64>> {
+    let vector = |shape: &[usize]| match shape[..] {
+        [n] => check(n).map_err(Error::Shape),
+        [r, c] if r <= 1 || c <= 1 => check(r * c).map_err(Error::Shape),
+        _ => Err(rank_error(path, role, VECTOR, shape)),
+    };
+    Ok(read_array_with(path, &vector)?.data)
 }
 
 /// Checks, before any work is done, that `path` names a known format in an existing folder and
@@ -687,6 +799,71 @@ mod tests {
         );
         let e = check_output_path(dir.path()).unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn declared_shapes_are_checked_before_allocation_and_no_memory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        // 66 bytes declaring a 1 x 150,000,000 matrix: a caller that needs a square matrix
+        // refuses it, with its own error, before the dense matrix exists.
+        let hostile = dir.path().join("c.mtx");
+        let text = "%%MatrixMarket matrix coordinate real general\n1 150000000 1\n1 1 1\n";
+        std::fs::write(&hostile, text).unwrap();
+        let square = |r: usize, c: usize| {
+            if r == c {
+                Ok(())
+            } else {
+                Err(crate::Error::shape(format!(
+                    "C must be square, but is {r}x{c}"
+                )))
+            }
+        };
+        for e in [
+            read_matrix_checked(&hostile, "C", &square).unwrap_err(),
+            read_matrix_f32_checked(&hostile, "C", true, &square).unwrap_err(),
+        ] {
+            assert!(matches!(e, Error::Shape(_)), "{e:?}");
+            assert_eq!(
+                e.to_string(),
+                "shape mismatch: C must be square, but is 1x150000000"
+            );
+        }
+        // A vector of the wrong declared length, and a matrix where a vector is needed.
+        let v = dir.path().join("v.npy");
+        write_vector(&v, &[1.0f32, 2.0, 3.0]).unwrap();
+        let three = |len: usize| {
+            if len == 2 {
+                Ok(())
+            } else {
+                Err(crate::Error::shape(format!("d needs 2 entries, has {len}")))
+            }
+        };
+        let e = read_vector_checked(&v, "d", &three)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "shape mismatch: d needs 2 entries, has 3");
+        let e = read_matrix_f32_checked(&v, "C", false, &|_, _| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("C must be a 2-D array"), "{e}");
+        // A size no memory holds (2^63 bytes as float64): a one-line error naming the file.
+        let huge = dir.path().join("huge.mtx");
+        std::fs::write(
+            &huge,
+            "%%MatrixMarket matrix coordinate real general\n1 1152921504606846976 1\n1 1 1\n",
+        )
+        .unwrap();
+        for e in [
+            read_matrix(&huge, "A").unwrap_err(),
+            read_matrix_f32(&huge, "A", false).unwrap_err(),
+        ] {
+            let text = e.to_string();
+            assert!(matches!(e, Error::OutOfMemory { .. }), "{e:?}");
+            assert!(
+                text.starts_with("not enough memory for the 1x1152921504606846976 matrix")
+                    && text.contains("huge.mtx")
+                    && !text.contains('\n'),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -54,6 +54,18 @@ struct Banner {
 
 /// Parses a whole Matrix Market file held in memory.
 pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
+    parse_checked(bytes, &mut |_| Ok(()))
+}
+
+/// [`parse`], calling `check` with the shape the size line declares (`[rows, cols]`) once the
+/// size line has been checked against the bytes that follow it, and before anything is
+/// allocated for the values: an error from `check` is returned as it is. A caller that knows
+/// what shapes its operation takes (a square matrix, a vector of a given length) refuses the
+/// others here, before the dense matrix a few bytes of a coordinate file can declare exists.
+pub fn parse_checked(
+    bytes: &[u8],
+    check: &mut dyn FnMut(&[usize]) -> Result<(), ParseError>,
+) -> Result<Array, ParseError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         malformed(format!(
             "it is not text: invalid UTF-8 at byte {}",
@@ -72,6 +84,9 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
         .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('%'))
         .ok_or_else(|| malformed("truncated: no size line after the banner"))?;
     let size_line_no = size_line_no + 1;
+    // The bytes after the size line: every value or entry line lies there.
+    let remaining =
+        text.len() - (size_line.as_ptr() as usize - text.as_ptr() as usize) - size_line.len();
     let dims: Vec<&str> = size_line.split_whitespace().collect();
     let parse_count = |s: &str| {
         s.parse::<usize>().map_err(|_| {
@@ -93,7 +108,7 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
             };
             let (rows, cols) = (parse_count(rows)?, parse_count(cols)?);
             check_square(banner.symmetry, rows, cols)?;
-            parse_array(banner, rows, cols, text.len(), body)
+            parse_array(banner, rows, cols, remaining, check, body)
         }
         Layout::Coordinate => {
             let [rows, cols, entries] = dims[..] else {
@@ -106,7 +121,7 @@ pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
             let (rows, cols) = (parse_count(rows)?, parse_count(cols)?);
             let entries = parse_count(entries)?;
             check_square(banner.symmetry, rows, cols)?;
-            parse_coordinate(banner, rows, cols, entries, text.len(), body)
+            parse_coordinate(banner, rows, cols, entries, remaining, check, body)
         }
     }
 }
@@ -121,12 +136,15 @@ fn check_square(symmetry: Symmetry, rows: usize, cols: usize) -> Result<(), Pars
     Ok(())
 }
 
-/// The dense array form: `values` column by column (of the lower triangle when symmetric).
+/// The dense array form: the values column by column (of the lower triangle when symmetric,
+/// the strict lower one when skew-symmetric), each put in its place in the row-major matrix
+/// as it is read. `remaining` is the bytes after the size line, which bound the count.
 fn parse_array<'a>(
     banner: Banner,
     rows: usize,
     cols: usize,
-    text_len: usize,
+    remaining: usize,
+    check: &mut dyn FnMut(&[usize]) -> Result<(), ParseError>,
     body: impl Iterator<Item = (usize, &'a str)>,
 ) -> Result<Array, ParseError> {
     let symmetry = banner.symmetry;
@@ -139,68 +157,53 @@ fn parse_array<'a>(
         Symmetry::Skew => rows.checked_mul(rows.saturating_sub(1)).map(|x| x / 2),
     }
     .ok_or_else(|| malformed(format!("size {rows}x{cols} is too large to address")))?;
-    if expected > text_len / 2 + 1 {
-        // Each value takes at least two bytes: the file cannot hold them all.
+    if expected > remaining / 2 {
+        // Each value takes at least two bytes (a line end and a digit): the file cannot hold
+        // them all.
         return Err(malformed(format!(
             "truncated: a {rows}x{cols} {} array holds {expected} values, more than the \
-             {text_len}-byte file can hold",
+             {remaining} bytes after its size line can hold",
             symmetry.name()
         )));
     }
-    let mut values = Vec::with_capacity(expected);
+    check(&[rows, cols])?;
+    let mut data = dense_zeros(rows, cols)?;
+    // The place of the next value: row i of column j, down the column's listed part.
+    let first_row = |j: usize| match symmetry {
+        Symmetry::General => 0,
+        Symmetry::Symmetric => j,
+        Symmetry::Skew => j + 1,
+    };
+    let (mut i, mut j, mut read) = (first_row(0), 0, 0usize);
     for (line_no, line) in body {
         for token in line.split_whitespace() {
-            if values.len() == expected {
+            if read == expected {
                 return Err(malformed(format!(
                     "line {line_no}: more values than the {expected} that a {rows}x{cols} {} \
                      array holds",
                     symmetry.name()
                 )));
             }
-            values.push(parse_value(banner.field, token, line_no)?);
+            let v = parse_value(banner.field, token, line_no)?;
+            while i >= rows {
+                j += 1;
+                i = first_row(j);
+            }
+            data[i * cols + j] = v;
+            match symmetry {
+                Symmetry::General => {}
+                Symmetry::Symmetric => data[j * cols + i] = v,
+                Symmetry::Skew => data[j * cols + i] = -v,
+            }
+            i += 1;
+            read += 1;
         }
     }
-    if values.len() < expected {
+    if read < expected {
         return Err(malformed(format!(
-            "truncated: a {rows}x{cols} {} array holds {expected} values, but the file has {}",
+            "truncated: a {rows}x{cols} {} array holds {expected} values, but the file has {read}",
             symmetry.name(),
-            values.len()
         )));
-    }
-
-    // Column-major (or packed lower, column-major) to row-major. An empty array (a zero
-    // dimension) has nothing to move, however large its other dimension.
-    let mut data = dense_zeros(rows, cols)?;
-    if data.is_empty() {
-        return Ok(dense(rows, cols, data));
-    }
-    let mut next = values.into_iter();
-    match symmetry {
-        Symmetry::General => {
-            for j in 0..cols {
-                for i in 0..rows {
-                    data[i * cols + j] = next.next().unwrap_or(0.0);
-                }
-            }
-        }
-        Symmetry::Symmetric => {
-            for j in 0..cols {
-                for i in j..rows {
-                    let v = next.next().unwrap_or(0.0);
-                    data[i * cols + j] = v;
-                    data[j * cols + i] = v;
-                }
-            }
-        }
-        Symmetry::Skew => {
-            for j in 0..cols {
-                for i in j + 1..rows {
-                    let v = next.next().unwrap_or(0.0);
-                    data[i * cols + j] = v;
-                    data[j * cols + i] = -v;
-                }
-            }
-        }
     }
     Ok(dense(rows, cols, data))
 }
@@ -212,20 +215,24 @@ fn parse_coordinate<'a>(
     rows: usize,
     cols: usize,
     entries: usize,
-    text_len: usize,
+    remaining: usize,
+    check: &mut dyn FnMut(&[usize]) -> Result<(), ParseError>,
     body: impl Iterator<Item = (usize, &'a str)>,
 ) -> Result<Array, ParseError> {
     let symmetry = banner.symmetry;
-    // Each entry line takes at least four bytes ("1 1\n"): refuse a count the file cannot hold
-    // before allocating the dense matrix.
-    if entries > text_len / 4 + 1 {
+    let tokens_per_entry = if banner.field == Field::Pattern { 2 } else { 3 };
+    // Each entry takes at least two bytes a number (a line end or a space, and a digit): refuse
+    // a count the bytes after the size line cannot hold.
+    if entries > remaining / (2 * tokens_per_entry) {
         return Err(malformed(format!(
-            "truncated: the size line promises {entries} entries, more than the {text_len}-byte \
-             file can hold"
+            "truncated: the size line promises {entries} entries, more than the {remaining} \
+             bytes after it can hold"
         )));
     }
+    // The declared shape is the caller's to refuse before the dense matrix is allocated: a few
+    // bytes can declare any size.
+    check(&[rows, cols])?;
     let mut data = dense_zeros(rows, cols)?;
-    let tokens_per_entry = if banner.field == Field::Pattern { 2 } else { 3 };
     let mut seen = 0usize;
     // Which side of the diagonal a symmetric file's off-diagonal entries lie on (lower: true).
     let mut side: Option<(bool, usize)> = None;
@@ -307,31 +314,16 @@ fn parse_coordinate<'a>(
     Ok(dense(rows, cols, data))
 }
 
-/// The most entries a dense matrix read from a Matrix Market file may have (16 GiB as
-/// float64): a coordinate file of a few bytes can name any size, so its size is bounded here.
-pub const MAX_DENSE_ENTRIES: usize = 1 << 31;
-
 /// A rows x cols matrix of zeros, or an error (never an abort) when it cannot be addressed or
-/// allocated.
+/// allocated ([`ParseError::OutOfMemory`]). The pages come zeroed from the allocator: those of
+/// a sparse matrix that no entry touches cost nothing until the matrix is used.
 fn dense_zeros(rows: usize, cols: usize) -> Result<Vec<f64>, ParseError> {
     let len = rows
         .checked_mul(cols)
         .ok_or_else(|| malformed(format!("size {rows}x{cols} is too large to address")))?;
-    if len > MAX_DENSE_ENTRIES {
-        return Err(malformed(format!(
-            "size {rows}x{cols} is too large: a dense matrix here holds at most \
-             {MAX_DENSE_ENTRIES} entries"
-        )));
-    }
-    let mut data = Vec::new();
-    data.try_reserve_exact(len).map_err(|_| {
-        malformed(format!(
-            "a dense {rows}x{cols} matrix ({} bytes as float64) does not fit in memory",
-            len * 8
-        ))
-    })?;
-    data.resize(len, 0.0);
-    Ok(data)
+    Ok(crate::memory::zeros(len, || {
+        format!("the {rows}x{cols} matrix (float64)")
+    })?)
 }
 
 fn dense(rows: usize, cols: usize, data: Vec<f64>) -> Array {
@@ -582,6 +574,62 @@ mod tests {
     }
 
     #[test]
+    fn declared_sizes_are_bounded_by_the_bytes_and_checked_before_the_matrix_exists() {
+        // A few bytes declaring 1 x 150,000,000: the caller's check sees the shape before the
+        // 1.2 GB dense matrix would be allocated, and its refusal is the error.
+        let text = "%%MatrixMarket matrix coordinate real general\n1 150000000 1\n1 1 1\n";
+        let mut seen = Vec::new();
+        let e = parse_checked(text.as_bytes(), &mut |shape| {
+            seen.push(shape.to_vec());
+            Err(ParseError::Unsupported("C must be square".into()))
+        })
+        .unwrap_err();
+        assert_eq!(e, ParseError::Unsupported("C must be square".into()));
+        assert_eq!(seen, [vec![1, 150_000_000]]);
+        // The same for the array form, once its values are known to fit the bytes.
+        let text = "%%MatrixMarket matrix array real general\n1 2\n1\n2\n";
+        let e = parse_checked(text.as_bytes(), &mut |_| {
+            Err(ParseError::Unsupported("no".into()))
+        });
+        assert_eq!(e.unwrap_err(), ParseError::Unsupported("no".into()));
+        // Entry and value counts are bounded by the bytes after the size line (two a number),
+        // before the check is asked and before anything is allocated.
+        for (text, expected) in [
+            (
+                "%%MatrixMarket matrix coordinate real general\n1 150000000 4\n1 1 1\n1 2 1\n",
+                "promises 4 entries, more than the 13 bytes after it can hold",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate pattern symmetric\n9 9 3\n1 1\n2 2\n",
+                "promises 3 entries, more than the 9 bytes after it can hold",
+            ),
+            (
+                "%%MatrixMarket matrix array real general\n1000 1000\n1\n",
+                "holds 1000000 values, more than the 3 bytes after its size line can hold",
+            ),
+            (
+                "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n",
+                "holds 6 values, more than the 11 bytes after its size line can hold",
+            ),
+        ] {
+            let e = parse_checked(text.as_bytes(), &mut |_| panic!("checked: {text:?}"));
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains(expected), "{expected:?} in {e:?}");
+        }
+        // A file that holds what it declares reads, with the check asked once.
+        let mut asked = 0;
+        let text = "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n";
+        let a = parse_checked(text.as_bytes(), &mut |shape| {
+            asked += 1;
+            assert_eq!(shape, [3, 3]);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(asked, 1);
+        assert_eq!(a.data, vec![0.0, -1.0, -2.0, 1.0, 0.0, -3.0, 2.0, 3.0, 0.0]);
+    }
+
+    #[test]
     fn writer_round_trips_exactly() {
         let data = [0.1f32, -3.0e-20, 7.0, 1.0 / 3.0, f32::MAX, 0.0];
         let mut buf = Vec::new();
@@ -611,8 +659,12 @@ mod tests {
                 "line 3: row index \"3\" is not in 1..=2",
             ),
             (
-                "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n",
+                "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n% pad\n",
                 "promises 2 entries, but the file has 1",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n",
+                "promises 2 entries, more than the 7 bytes after it can hold",
             ),
             (
                 "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 1\n",
@@ -660,7 +712,7 @@ mod tests {
                 "\"x\" is not a row",
             ),
             (
-                "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n",
+                "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n% pad\n",
                 "holds 4 values, but the file has 3",
             ),
             (

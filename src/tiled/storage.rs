@@ -517,13 +517,26 @@ impl TiledMatrix {
 
     /// The raw contents: row-major m x m (the padding of the rows dropped), or the RFP array.
     pub fn download_raw(&self) -> Result<Vec<f32>> {
-        let mut data = Vec::with_capacity(self.storage.len(self.order));
-        for buffer in &self.buffers {
-            data.extend(buffer.download()?);
-        }
+        let mut data = match &self.buffers[..] {
+            [one] => one.download()?,
+            buffers => {
+                let total = buffers.iter().map(Buffer::len).sum();
+                let mut data = crate::memory::with_capacity(total, || {
+                    format!("reading back a factor of order {}", self.order)
+                })?;
+                for buffer in buffers {
+                    data.extend(buffer.download()?);
+                }
+                data
+            }
+        };
         let (m, ld) = (self.order, self.ld);
         if self.storage == Storage::Full && ld != m {
-            data = data.chunks(ld).flat_map(|row| &row[..m]).copied().collect();
+            // The rows' padding dropped in place.
+            for i in 1..m {
+                data.copy_within(i * ld..i * ld + m, i * m);
+            }
+            data.truncate(m * m);
         }
         Ok(data)
     }

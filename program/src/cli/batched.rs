@@ -78,11 +78,12 @@ fn needed<'a>(path: &'a Option<PathBuf>, name: &str, op: BatchOp) -> Result<&'a 
 /// Reads a .npy array of `rank` dimensions with the batch axis first, as a [`Batch`] (a rank-2
 /// array as B vectors).
 fn read_batch(path: &Path, name: &str, rank: usize) -> Result<Batch<f64>> {
-    let array = io::read_array(path)?;
-    let batch = match (rank, &array.shape[..]) {
-        (3, &[b, r, c]) => Batch::new(b, r, c, array.data)?,
-        (2, &[b, l]) => Batch::vectors(b, l, array.data)?,
-        _ => bail!(
+    // The rank is checked on the declared shape, before the values are allocated.
+    let rank_checked = |shape: &[usize]| {
+        if shape.len() == rank {
+            return Ok(());
+        }
+        Err(symraster::Error::shape(format!(
             "{}: {name} must be a {rank}-D array with the batch axis first ({}), but the file \
              holds an array of shape {}",
             io::display_path(path),
@@ -91,8 +92,14 @@ fn read_batch(path: &Path, name: &str, rank: usize) -> Result<Batch<f64>> {
             } else {
                 "B, length"
             },
-            io::shape_text(&array.shape)
-        ),
+            io::shape_text(shape)
+        )))
+    };
+    let array = io::read_array_checked(path, &rank_checked)?;
+    let batch = match array.shape[..] {
+        [b, r, c] => Batch::new(b, r, c, array.data)?,
+        [b, l] => Batch::vectors(b, l, array.data)?,
+        _ => unreachable!("the check refuses every other rank"),
     };
     Ok(batch)
 }

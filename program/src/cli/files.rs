@@ -179,16 +179,18 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
     let d_name = role("d", &args.d);
     // A straight into float32: the GPU computes in it, and no float64 copy is ever held.
     let a = io::read_matrix_f32(&args.a, "A", false)?;
-    let d = io::read_vector(&args.d, "d")?;
-    check_non_empty(&a_name, &a.matrix)?;
     let (m, n) = a.matrix.shape();
-    if d.len() != n {
-        return Err(Error::shape(format!(
-            "{a_name} is {m}x{n}, so d needs {n} entries (one per column of A), but {d_name} has {}",
-            d.len()
-        ))
-        .into());
-    }
+    // d's length is checked before d is allocated (an empty A is named first, below).
+    let d = io::read_vector_checked(&args.d, "d", &|len| {
+        if m == 0 || n == 0 || len == n {
+            return Ok(());
+        }
+        Err(Error::shape(format!(
+            "{a_name} is {m}x{n}, so d needs {n} entries (one per column of A), but {d_name} has \
+             {len}"
+        )))
+    })?;
+    check_non_empty(&a_name, &a.matrix)?;
     let a = fits_single_precision(&a_name, a)?;
     let d = to_single_precision_vec(&d_name, &d)?;
     super::output::check(&args.output)?;
@@ -214,13 +216,11 @@ pub fn assemble(args: AssembleArgs) -> Result<()> {
 pub fn factor(args: FactorArgs) -> Result<()> {
     let c_name = role("C", &args.c);
     // Only the lower triangle is read, straight into float32: whatever the upper one holds is
-    // ignored, and no float64 copy is ever held.
-    let c = io::read_matrix_f32(&args.c, "C", true)?;
+    // ignored, and no float64 copy is ever held. A C that is not square is refused before it
+    // is allocated.
+    let c = io::read_matrix_f32_checked(&args.c, "C", true, &square(&c_name))?;
     check_non_empty(&c_name, &c.matrix)?;
-    let (m, n) = c.matrix.shape();
-    if m != n {
-        return Err(Error::shape(format!("{c_name} must be square, but is {m}x{n}")).into());
-    }
+    let m = c.matrix.rows();
     // A C beyond float32's range, or so small that its diagonal rounds to zero or subnormals
     // there, is read again in float64 and scaled by a power of four before rounding
     // (`Gpu::cholesky_f64`); any other C is factored from the float32 copy (which
@@ -228,7 +228,7 @@ pub fn factor(args: FactorArgs) -> Result<()> {
     let tiny = (0..m).all(|j| c.matrix[(j, j)].abs() < f32::MIN_POSITIVE);
     let c = if c.first_unfit.is_some() || tiny {
         drop(c);
-        Err(io::read_matrix(&args.c, "C")?)
+        Err(io::read_matrix_checked(&args.c, "C", &square(&c_name))?)
     } else {
         Ok(c.matrix)
     };
@@ -267,19 +267,29 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     let d_name = role("d", &args.d);
     let b_name = role("b", &args.b);
     let a = io::read_matrix(&args.a, "A")?;
-    let d = io::read_vector(&args.d, "d")?;
-    let b = io::read_vector(&args.b, "b")?;
-    check_non_empty(&a_name, &a)?;
     let (m, n) = a.shape();
-    if d.len() != n || b.len() != n {
-        return Err(Error::shape(format!(
+    // d's and b's lengths are checked before they are allocated (an empty A is named first).
+    let mismatch = |d_len: usize, b_len: Option<usize>| {
+        let b_has = b_len.map_or(String::new(), |l| format!(" and {b_name} has {l}"));
+        Err(Error::shape(format!(
             "{a_name} is {m}x{n}, so d and b need {n} entries each (one per column of A), but \
-             {d_name} has {} and {b_name} has {}",
-            d.len(),
-            b.len()
-        ))
-        .into());
-    }
+             {d_name} has {d_len}{b_has}"
+        )))
+    };
+    let empty = m == 0 || n == 0;
+    let d = io::read_vector_checked(&args.d, "d", &|len| {
+        if empty || len == n {
+            return Ok(());
+        }
+        mismatch(len, None)
+    })?;
+    let b = io::read_vector_checked(&args.b, "b", &|len| {
+        if empty || len == n {
+            return Ok(());
+        }
+        mismatch(d.len(), Some(len))
+    })?;
+    check_non_empty(&a_name, &a)?;
     check_finite(&a_name, &a)?;
     check_finite_vec(&d_name, &d)?;
     check_finite_vec(&b_name, &b)?;
@@ -296,23 +306,18 @@ pub fn solve(args: SolveArgs) -> Result<()> {
 pub fn spd_solve(args: SpdSolveArgs) -> Result<()> {
     let c_name = role("C", &args.c);
     let b_name = role("b", &args.b);
-    let c = io::read_matrix(&args.c, "C")?;
-    let b = io::read_vector(&args.b, "b")?;
+    let c = io::read_matrix_checked(&args.c, "C", &square(&c_name))?;
+    let m = c.rows();
+    // b's length is checked before b is allocated (an empty C is named first).
+    let b = io::read_vector_checked(&args.b, "b", &|len| {
+        if m == 0 || len == m {
+            return Ok(());
+        }
+        Err(Error::shape(format!(
+            "{c_name} is {m}x{m}, so b needs {m} entries, but {b_name} has {len}"
+        )))
+    })?;
     check_non_empty(&c_name, &c)?;
-    let (m, n) = c.shape();
-    if m != n {
-        return Err(Error::shape(format!(
-            "{c_name} is {m}x{n}, but a symmetric matrix is square"
-        ))
-        .into());
-    }
-    if b.len() != m {
-        return Err(Error::shape(format!(
-            "{c_name} is {m}x{m}, so b needs {m} entries, but {b_name} has {}",
-            b.len()
-        ))
-        .into());
-    }
     check_finite(&c_name, &c.lower_triangle())?;
     check_finite_vec(&b_name, &b)?;
     super::output::check(&args.output)?;
@@ -398,6 +403,20 @@ fn fits_single_precision(name: &str, read: io::SingleMatrix) -> Result<Matrix<f3
         }
     }
     Ok(read.matrix)
+}
+
+/// The check of a matrix that must be square, run on the shape its file declares before the
+/// matrix is allocated ([`io::read_matrix_checked`]): a few bytes of a coordinate .mtx file can
+/// declare a 1 x 150,000,000 matrix. An empty shape passes (it is named as empty later).
+pub(super) fn square(name: &str) -> impl Fn(usize, usize) -> symraster::Result<()> + '_ {
+    move |rows, cols| {
+        if rows == cols || rows == 0 || cols == 0 {
+            return Ok(());
+        }
+        Err(Error::shape(format!(
+            "{name} must be square, but is {rows}x{cols}"
+        )))
+    }
 }
 
 /// "A (path)": how an input is named in messages.

@@ -103,12 +103,9 @@ pub struct LyapArgs {
 /// lower triangle for --kind spd).
 fn read_square(path: &std::path::Path, name: &str) -> Result<symraster::Matrix<f64>> {
     let label = format!("{name} ({})", io::display_path(path));
-    let a = io::read_matrix(path, name)?;
+    // A matrix that is not square is refused before it is allocated.
+    let a = io::read_matrix_checked(path, name, &super::files::square(&label))?;
     check_non_empty(&label, &a)?;
-    let (r, c) = a.shape();
-    if r != c {
-        return Err(Error::shape(format!("{label} must be square, but is {r}x{c}")).into());
-    }
     Ok(a)
 }
 

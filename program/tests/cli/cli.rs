@@ -685,7 +685,7 @@ fn malformed_files_and_unsupported_types_name_the_file_and_the_fault() {
             b"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n".to_vec(),
             vec![
                 "not a valid Matrix Market file",
-                "holds 4 values, but the file has 3",
+                "holds 4 values, more than the 7 bytes after its size line can hold",
             ],
         ),
         (

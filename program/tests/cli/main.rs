@@ -5,5 +5,6 @@
 mod batched_cli;
 mod cli;
 mod cli_tuning;
+mod memory_cli;
 mod reproduce;
 mod viewer_window;

@@ -16,13 +16,28 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 
 /// Parses a whole .npy file held in memory.
 pub fn parse(bytes: &[u8]) -> Result<Array, ParseError> {
+    parse_checked(bytes, &mut |_| Ok(()))
+}
+
+/// [`parse`], calling `check` with the shape the header declares once the data's length is
+/// known to match it, and before anything is allocated for the values: an error from `check`
+/// is returned as it is.
+pub fn parse_checked(
+    bytes: &[u8],
+    check: &mut dyn FnMut(&[usize]) -> Result<(), ParseError>,
+) -> Result<Array, ParseError> {
     let (header, data_start) = preamble(bytes)?;
     let payload = &bytes[data_start..];
     let count = payload_count(&header, payload.len() as u64)?;
-    let mut values = Vec::with_capacity(count);
+    check(&header.shape)?;
+    let what = || format!("the {} values (float64)", shape_text(&header.shape));
+    let mut values = crate::memory::with_capacity(count, what)?;
     decode(&header, payload, |_, v| values.push(v));
     let data = if header.fortran_order {
-        fortran_to_c(&header.shape, &values)
+        fortran_to_c(&header.shape, &values).ok_or_else(|| crate::memory::OutOfMemory {
+            what: what(),
+            bytes: crate::memory::bytes_of::<f64>(count),
+        })?
     } else {
         values
     };
@@ -72,6 +87,18 @@ const READ_CHUNK: usize = 1 << 20;
 /// matrix. With `lower_only`, entries above the diagonal are neither read into the matrix
 /// (they are zero) nor checked.
 pub fn read_f32(r: &mut impl Read, len: u64, lower_only: bool) -> Result<Narrowed, ReadError> {
+    read_f32_checked(r, len, lower_only, &mut |_| Ok(()))
+}
+
+/// [`read_f32`], calling `check` with the 2-D shape the header declares once the file's
+/// length is known to match it, and before the matrix is allocated: an error from `check` is
+/// returned as it is.
+pub fn read_f32_checked(
+    r: &mut impl Read,
+    len: u64,
+    lower_only: bool,
+    check: &mut dyn FnMut(&[usize]) -> Result<(), ParseError>,
+) -> Result<Narrowed, ReadError> {
     // The fixed part (magic, version, header length), then the header it announces.
     let mut prefix = Vec::new();
     r.by_ref()
@@ -94,7 +121,10 @@ pub fn read_f32(r: &mut impl Read, len: u64, lower_only: bool) -> Result<Narrowe
         return Err(ReadError::Rank(header.shape));
     };
     let count = payload_count(&header, len - data_start as u64)?;
-    let mut data = vec![0f32; count];
+    check(&header.shape)?;
+    let mut data =
+        crate::memory::zeros::<f32>(count, || format!("the {rows}x{cols} matrix (float32)"))
+            .map_err(ParseError::from)?;
     let mut first_unfit: Option<(usize, f64)> = None;
     let width = header.precision.bytes();
     let mut chunk = vec![0u8; READ_CHUNK - READ_CHUNK % width];
@@ -300,10 +330,14 @@ fn shape_text(shape: &[usize]) -> String {
     }
 }
 
-/// Reorders column-major (Fortran) data of any rank into row-major (C) order.
-fn fortran_to_c(shape: &[usize], values: &[f64]) -> Vec<f64> {
+/// Reorders column-major (Fortran) data of any rank into row-major (C) order (None: no memory
+/// for the copy).
+fn fortran_to_c(shape: &[usize], values: &[f64]) -> Option<Vec<f64>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(values.len()).ok()?;
     if shape.len() < 2 {
-        return values.to_vec();
+        out.extend_from_slice(values);
+        return Some(out);
     }
     // Fortran strides: the first index varies fastest.
     let mut strides = vec![1usize; shape.len()];
@@ -311,7 +345,6 @@ fn fortran_to_c(shape: &[usize], values: &[f64]) -> Vec<f64> {
         strides[k] = strides[k - 1] * shape[k - 1];
     }
     let mut index = vec![0usize; shape.len()];
-    let mut out = Vec::with_capacity(values.len());
     for _ in 0..values.len() {
         let offset: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
         out.push(values[offset]);
@@ -324,7 +357,7 @@ fn fortran_to_c(shape: &[usize], values: &[f64]) -> Vec<f64> {
             index[k] = 0;
         }
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -383,6 +416,39 @@ mod tests {
         assert!(matches!(e, ReadError::Io(_)), "{e:?}");
     }
 
+    #[test]
+    fn declared_shapes_are_bounded_by_the_file_and_checked_before_allocation() {
+        // A header of 100000 x 100000 float64 (80 GB) over 16 bytes: an error before anything
+        // is allocated or the caller is asked, from both readers.
+        let header = "{'descr': '<f8', 'fortran_order': True, 'shape': (100000, 100000), }";
+        let bytes = npy(1, header, &[0; 16]);
+        let never = &mut |_: &[usize]| -> Result<(), ParseError> { panic!("checked") };
+        let e = parse_checked(&bytes, never).unwrap_err().to_string();
+        assert!(
+            e.contains("needs 80000000000 bytes of data, but only 16 follow"),
+            "{e}"
+        );
+        let e = read_f32_checked(&mut &bytes[..], bytes.len() as u64, false, never).unwrap_err();
+        assert!(
+            format!("{e:?}").contains("needs 80000000000 bytes"),
+            "{e:?}"
+        );
+        // A file that holds what it declares: the caller's refusal comes before the values.
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 3), }";
+        let bytes = npy(1, header, &f64_bytes(&[1.0, 2.0, 3.0], false));
+        let refuse = &mut |shape: &[usize]| {
+            assert_eq!(shape, [1, 3]);
+            Err(ParseError::Unsupported("C must be square".into()))
+        };
+        let e = parse_checked(&bytes, refuse).unwrap_err();
+        assert_eq!(e, ParseError::Unsupported("C must be square".into()));
+        let e = read_f32_checked(&mut &bytes[..], bytes.len() as u64, false, refuse).unwrap_err();
+        assert!(
+            matches!(e, ReadError::Parse(ParseError::Unsupported(_))),
+            "{e:?}"
+        );
+    }
+
     fn f64_bytes(v: &[f64], big: bool) -> Vec<u8> {
         v.iter()
             .flat_map(|x| {
@@ -428,7 +494,7 @@ mod tests {
         }
         // Rank 3 in Fortran order: element (i, j, k) at i + 2j + 4k.
         let values: Vec<f64> = (0..8).map(f64::from).collect();
-        let c = fortran_to_c(&[2, 2, 2], &values);
+        let c = fortran_to_c(&[2, 2, 2], &values).unwrap();
         assert_eq!(c, vec![0.0, 4.0, 2.0, 6.0, 1.0, 5.0, 3.0, 7.0]);
     }
 
