@@ -1,0 +1,472 @@
+//! The Rust API's front door end to end (issue 42): each public operation timed from the
+//! caller's host arrays (`Matrix`, slices, `Batch`) to its host results, as a Rust user calls
+//! it, in one process. The `Gpu` is opened once before anything is timed (its context, not
+//! counted); every op and size then gets one first call (the warm-up, printed as `first_ms`:
+//! it carries that op's kernel compilation and first touch of its buffers at that size) and
+//! `--runs` timed calls (wall time, `std::time::Instant`), whose median is `symraster_ms`. The
+//! GPU's clocks are not brought up first: the caller's first call is the only warm-up.
+//!
+//! Ops (f64 unless said; C symmetric with entries uniform in (−1, 1) off the diagonal and m on
+//! it, as solve_bench's; A, d, b uniform in (0, 1), section 5.3's random problem):
+//! - `solve_pos`: `Gpu::spd_solve(C, b)`, C m×m, b m.
+//! - `cholesky` float64: `symraster::host::cholesky(C)`; float32: `Gpu::cholesky(C32)` then
+//!   `.l()`.
+//! - `cho_factor_solve`: `host::cholesky(C)` then `host::cholesky_solve(L, b)`, one right side.
+//! - `inv_pos`: `Gpu::invert(C, InvertOptions::spd())`.
+//! - `weighted_lstsq`: `Gpu::least_squares(A, d, b)`, A m×n with n = 2m, d and b n.
+//! - batched, float32, order n and B problems (`--batched n:B,...`, default the issue's
+//!   8:100000,16:100000,32:20000): `batched_weighted_lstsq` (`gpu.batched().least_squares`,
+//!   A (B, n, 2n), d and b (B, 2n)), `batched_cholesky` (C (B, n, n)), `batched_solve`
+//!   (`spd_solve`, C (B, n, n) and b (B, n)), default `BatchOptions`.
+//!
+//! CSV on stdout: `op,m,n,api,dtype,symraster_ms,first_ms` with api `rust`; m the order (n
+//! for the batched ops), n: m for the square ops, 2m for weighted_lstsq, B for the batched
+//! ones. Each result is checked after the timing, untimed and cheaply (a backward error
+//! through products with one vector; the batched ops on four problems against f64 sums); a
+//! failed check prints `WRONG op,m,dtype: ...` on stderr, an error `ERROR op,m,dtype: ...`,
+//! and that op's row is left out.
+//!
+//!     cargo run --release -p symraster-bench --bin frontdoor -- [--runs 5] [--large-runs 3]
+//!         [--max-seconds 30] [--ops solve_pos,...] [--batched 8:100000,...|none] [1024 4096 8192]
+//!
+//! `--large-runs`: the timed runs at m ≥ 8192; `--max-seconds`: no further run of an op and
+//! size once its timed runs add up to this (at least one runs).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+use symraster::{Batch, BatchOptions, Gpu, InvertOptions, Matrix, Options, SolveOptions, host};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+const DENSE_OPS: [&str; 5] = [
+    "solve_pos",
+    "cholesky",
+    "cho_factor_solve",
+    "inv_pos",
+    "weighted_lstsq",
+];
+const BATCHED_OPS: [&str; 3] = [
+    "batched_weighted_lstsq",
+    "batched_cholesky",
+    "batched_solve",
+];
+
+struct Settings {
+    runs: usize,
+    large_runs: usize,
+    max_seconds: f64,
+}
+
+impl Settings {
+    fn runs_at(&self, m: usize) -> usize {
+        if m >= 8192 {
+            self.large_runs
+        } else {
+            self.runs
+        }
+    }
+}
+
+/// The first call's ms, the median ms of the timed runs after it, and the last result.
+struct Timed<R> {
+    first_ms: f64,
+    median_ms: f64,
+    result: R,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// One first call, then up to `runs` timed calls (at least one; none more once they add up to
+/// `max_seconds`).
+fn time<R>(
+    runs: usize,
+    max_seconds: f64,
+    mut f: impl FnMut() -> symraster::Result<R>,
+) -> Result<Timed<R>> {
+    let t = Instant::now();
+    let mut result = f()?;
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut times = Vec::new();
+    let mut spent = 0.0;
+    while times.len() < runs.max(1) && (times.is_empty() || spent < max_seconds) {
+        let t = Instant::now();
+        result = f()?;
+        let s = t.elapsed().as_secs_f64();
+        spent += s;
+        times.push(s * 1e3);
+    }
+    Ok(Timed {
+        first_ms,
+        median_ms: median(times),
+        result,
+    })
+}
+
+/// C symmetric, uniform in (−1, 1) off the diagonal and m on it (diagonally dominant: SPD and
+/// well conditioned).
+fn spd_matrix(m: usize, rng: &mut ChaCha8Rng) -> Matrix<f64> {
+    let mut c = Matrix::from_fn(m, m, |_, _| rng.random_range(-1.0..1.0));
+    for i in 0..m {
+        for j in 0..i {
+            c[(j, i)] = c[(i, j)];
+        }
+        c[(i, i)] = m as f64;
+    }
+    c
+}
+
+fn norm_inf(v: &[f64]) -> f64 {
+    v.iter().fold(0.0f64, |a, x| a.max(x.abs()))
+}
+
+/// ‖M‖∞ of a row-major matrix of `cols` columns.
+fn matrix_norm_inf<T: Copy + Into<f64>>(data: &[T], cols: usize) -> f64 {
+    data.chunks(cols)
+        .map(|row| row.iter().map(|&x| x.into().abs()).sum::<f64>())
+        .fold(0.0, f64::max)
+}
+
+/// ‖Mᵀ‖∞ (the largest column sum) of a row-major matrix of `cols` columns.
+fn matrix_norm_1<T: Copy + Into<f64>>(data: &[T], cols: usize) -> f64 {
+    let mut sums = vec![0.0f64; cols];
+    for row in data.chunks(cols) {
+        for (s, &x) in sums.iter_mut().zip(row) {
+            *s += x.into().abs();
+        }
+    }
+    sums.into_iter().fold(0.0, f64::max)
+}
+
+/// M·v for a row-major matrix of `cols` columns (entries widened to f64).
+fn mul<T: Copy + Into<f64>>(data: &[T], cols: usize, v: &[f64]) -> Vec<f64> {
+    data.chunks(cols)
+        .map(|row| row.iter().zip(v).map(|(&a, &x)| a.into() * x).sum())
+        .collect()
+}
+
+/// Mᵀ·v for a row-major matrix of `cols` columns.
+fn mul_t<T: Copy + Into<f64>>(data: &[T], cols: usize, v: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; cols];
+    for (row, &x) in data.chunks(cols).zip(v) {
+        for (o, &a) in out.iter_mut().zip(row) {
+            *o += a.into() * x;
+        }
+    }
+    out
+}
+
+/// ‖C·x − b‖∞ / (‖C‖∞‖x‖∞ + ‖b‖∞), C row-major of order b.len().
+fn backward_error<T: Copy + Into<f64>>(c: &[T], x: &[f64], b: &[f64]) -> f64 {
+    let m = b.len();
+    let cx = mul(c, m, x);
+    let r: Vec<f64> = cx.iter().zip(b).map(|(a, b)| a - b).collect();
+    norm_inf(&r) / (matrix_norm_inf(c, m) * norm_inf(x) + norm_inf(b))
+}
+
+/// ‖L·(Lᵀ·v) − C·v‖∞ / (‖C‖∞‖v‖∞): L as given (its upper triangle too).
+fn factor_error<T: Copy + Into<f64>>(l: &[T], c: &[f64], v: &[f64]) -> f64 {
+    let m = v.len();
+    let llv = mul(l, m, &mul_t(l, m, v));
+    let cv = mul(c, m, v);
+    let r: Vec<f64> = llv.iter().zip(&cv).map(|(a, b)| a - b).collect();
+    norm_inf(&r) / (matrix_norm_inf(c, m) * norm_inf(v))
+}
+
+/// ‖A·diag(d)·(b − Aᵀx)‖∞ / (‖A‖∞‖d‖∞(‖Aᵀ‖∞‖x‖∞ + ‖b‖∞)): the normal equations' backward
+/// error, A row-major m×n (0 at the exact least-squares solution).
+fn lstsq_error<T: Copy + Into<f64>>(a: &[T], d: &[f64], b: &[f64], x: &[f64]) -> f64 {
+    let n = b.len();
+    let r: Vec<f64> = mul_t(a, n, x).iter().zip(b).map(|(ax, b)| b - ax).collect();
+    let dr: Vec<f64> = r.iter().zip(d).map(|(r, d)| r * d).collect();
+    let g = mul(a, n, &dr);
+    let (norm_a, norm_at) = (matrix_norm_inf(a, n), matrix_norm_1(a, n));
+    norm_inf(&g) / (norm_a * norm_inf(d) * (norm_at * norm_inf(x) + norm_inf(b)))
+}
+
+/// Prints the row, or WRONG on stderr where `error` is above `tolerance`.
+fn report<R>(op: &str, m: usize, n: usize, dtype: &str, timed: &Timed<R>, error: f64, tol: f64) {
+    if error.is_nan() || error > tol {
+        eprintln!("WRONG {op},{m},{dtype}: error {error:.3e} above {tol:.1e}");
+        return;
+    }
+    eprintln!("# {op},{m},{dtype}: error {error:.2e}");
+    println!(
+        "{op},{m},{n},rust,{dtype},{:.3},{:.3}",
+        timed.median_ms, timed.first_ms
+    );
+}
+
+fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()> {
+    let want = |op: &str| ops.iter().any(|o| o == op);
+    let runs = settings.runs_at(m);
+    let max = settings.max_seconds;
+    let mut rng = ChaCha8Rng::seed_from_u64(m as u64);
+    let c = spd_matrix(m, &mut rng);
+    let b: Vec<f64> = (0..m).map(|_| rng.random_range(0.0..1.0)).collect();
+    let v: Vec<f64> = (0..m).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let fail = |op: &str, dtype: &str, e: Box<dyn std::error::Error>| {
+        eprintln!("ERROR {op},{m},{dtype}: {e}")
+    };
+    if want("solve_pos") {
+        match time(runs, max, || gpu.spd_solve(&c, &b, SolveOptions::default())) {
+            Ok(t) => {
+                let e = backward_error(c.as_slice(), &t.result.x, &b);
+                report("solve_pos", m, m, "float64", &t, e, 1e-11);
+            }
+            Err(e) => fail("solve_pos", "float64", e),
+        }
+    }
+    if want("cholesky") {
+        match time(runs, max, || host::cholesky(&c)) {
+            Ok(t) => {
+                let e = factor_error(t.result.as_slice(), c.as_slice(), &v);
+                report("cholesky", m, m, "float64", &t, e, 1e-12);
+            }
+            Err(e) => fail("cholesky", "float64", e),
+        }
+        let c32 = c.map(|x| x as f32);
+        match time(runs, max, || gpu.cholesky(&c32, Options::default())?.l()) {
+            Ok(t) => {
+                let c32_64 = c32.map(f64::from);
+                let e = factor_error(t.result.as_slice(), c32_64.as_slice(), &v);
+                report("cholesky", m, m, "float32", &t, e, 1e-5);
+            }
+            Err(e) => fail("cholesky", "float32", e),
+        }
+    }
+    if want("cho_factor_solve") {
+        let rhs = Matrix::from_fn(m, 1, |i, _| b[i]);
+        let solve = || {
+            let l = host::cholesky(&c)?;
+            host::cholesky_solve(&l, &rhs)
+        };
+        match time(runs, max, solve) {
+            Ok(t) => {
+                let e = backward_error(c.as_slice(), t.result.as_slice(), &b);
+                report("cho_factor_solve", m, m, "float64", &t, e, 1e-11);
+            }
+            Err(e) => fail("cho_factor_solve", "float64", e),
+        }
+    }
+    if want("inv_pos") {
+        match time(runs, max, || gpu.invert(&c, InvertOptions::spd())) {
+            Ok(t) => {
+                // ‖X·(C·v) − v‖∞ / ‖v‖∞ (κ(C) is near 1 here).
+                let x = t.result.x.as_slice();
+                let xcv = mul(x, m, &mul(c.as_slice(), m, &v));
+                let r: Vec<f64> = xcv.iter().zip(&v).map(|(a, b)| a - b).collect();
+                report(
+                    "inv_pos",
+                    m,
+                    m,
+                    "float64",
+                    &t,
+                    norm_inf(&r) / norm_inf(&v),
+                    1e-11,
+                );
+            }
+            Err(e) => fail("inv_pos", "float64", e),
+        }
+    }
+    if want("weighted_lstsq") {
+        drop(c);
+        let n = 2 * m;
+        let mut u = || rng.random_range(f64::MIN_POSITIVE..1.0);
+        let a = Matrix::from_fn(m, n, |_, _| u());
+        let d: Vec<f64> = (0..n).map(|_| u()).collect();
+        let b: Vec<f64> = (0..n).map(|_| u()).collect();
+        match time(runs, max, || {
+            gpu.least_squares(&a, &d, &b, SolveOptions::default())
+        }) {
+            Ok(t) => {
+                let e = lstsq_error(a.as_slice(), &d, &b, &t.result.x);
+                report("weighted_lstsq", m, n, "float64", &t, e, 1e-12);
+            }
+            Err(e) => fail("weighted_lstsq", "float64", e),
+        }
+    }
+    Ok(())
+}
+
+/// B float32 matrices C (B, n, n) as `spd_matrix`'s, and B right sides in (0, 1).
+fn spd_batch(n: usize, count: usize, rng: &mut ChaCha8Rng) -> Result<(Batch<f32>, Batch<f32>)> {
+    let mut c = vec![0f32; count * n * n];
+    for p in c.chunks_mut(n * n) {
+        for i in 0..n {
+            for j in 0..i {
+                let x = rng.random_range(-1.0f32..1.0);
+                p[i * n + j] = x;
+                p[j * n + i] = x;
+            }
+            p[i * n + i] = n as f32;
+        }
+    }
+    let b = (0..count * n)
+        .map(|_| rng.random_range(0.0f32..1.0))
+        .collect();
+    Ok((Batch::new(count, n, n, c)?, Batch::vectors(count, n, b)?))
+}
+
+fn batched(gpu: &Gpu, settings: &Settings, ops: &[String], n: usize, count: usize) -> Result<()> {
+    let want = |op: &str| ops.iter().any(|o| o == op);
+    let (runs, max) = (settings.runs, settings.max_seconds);
+    let mut rng = ChaCha8Rng::seed_from_u64((n * 1_000_003 + count) as u64);
+    let options = BatchOptions::default();
+    let batched = gpu.batched();
+    let samples = [0, count / 3, count / 2, count - 1];
+    let fail = |op: &str, e: Box<dyn std::error::Error>| {
+        eprintln!("ERROR {op},{n},float32 (B = {count}): {e}")
+    };
+    let widen = |s: &[f32]| s.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+    let failed = |info: &[i32]| info.iter().filter(|&&i| i != 0).count() as f64;
+    if want("batched_weighted_lstsq") {
+        let k = 2 * n;
+        let a = Batch::new(
+            count,
+            n,
+            k,
+            (0..count * n * k)
+                .map(|_| rng.random_range(-1.0f32..1.0))
+                .collect(),
+        )?;
+        let d = Batch::vectors(
+            count,
+            k,
+            (0..count * k)
+                .map(|_| rng.random_range(0.5f32..1.5))
+                .collect(),
+        )?;
+        let b = Batch::vectors(
+            count,
+            k,
+            (0..count * k)
+                .map(|_| rng.random_range(0.0f32..1.0))
+                .collect(),
+        )?;
+        match time(runs, max, || batched.least_squares(&a, &d, &b, options)) {
+            Ok(t) => {
+                let mut e = failed(&t.result.info);
+                for &p in &samples {
+                    let (dp, bp) = (widen(d.problem(p)), widen(b.problem(p)));
+                    e = e.max(lstsq_error(a.problem(p), &dp, &bp, t.result.x.problem(p)));
+                }
+                report("batched_weighted_lstsq", n, count, "float32", &t, e, 1e-5);
+            }
+            Err(e) => fail("batched_weighted_lstsq", e),
+        }
+    }
+    if want("batched_cholesky") || want("batched_solve") {
+        let (c, b) = spd_batch(n, count, &mut rng)?;
+        let v: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        if want("batched_cholesky") {
+            match time(runs, max, || batched.cholesky(&c, options)) {
+                Ok(t) => {
+                    let mut e = failed(&t.result.info);
+                    for &p in &samples {
+                        let cp = widen(c.problem(p));
+                        e = e.max(factor_error(t.result.l.problem(p), &cp, &v));
+                    }
+                    report("batched_cholesky", n, count, "float32", &t, e, 1e-5);
+                }
+                Err(e) => fail("batched_cholesky", e),
+            }
+        }
+        if want("batched_solve") {
+            match time(runs, max, || batched.spd_solve(&c, &b, options)) {
+                Ok(t) => {
+                    let mut e = failed(&t.result.info);
+                    for &p in &samples {
+                        let bp = widen(b.problem(p));
+                        e = e.max(backward_error(c.problem(p), t.result.x.problem(p), &bp));
+                    }
+                    report("batched_solve", n, count, "float32", &t, e, 1e-5);
+                }
+                Err(e) => fail("batched_solve", e),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    env_logger::init();
+    let mut settings = Settings {
+        runs: 5,
+        large_runs: 3,
+        max_seconds: 30.0,
+    };
+    let mut ops: Vec<String> = DENSE_OPS
+        .iter()
+        .chain(&BATCHED_OPS)
+        .map(|s| s.to_string())
+        .collect();
+    let mut batches = vec![(8, 100_000), (16, 100_000), (32, 20_000)];
+    let mut sizes = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |what: &str| args.next().ok_or(format!("{arg} needs {what}"));
+        match arg.as_str() {
+            "--runs" => settings.runs = value("a count")?.parse()?,
+            "--large-runs" => settings.large_runs = value("a count")?.parse()?,
+            "--max-seconds" => settings.max_seconds = value("seconds")?.parse()?,
+            "--ops" => {
+                ops = value("a list")?.split(',').map(String::from).collect();
+                if let Some(o) = ops.iter().find(|o| {
+                    !DENSE_OPS.contains(&o.as_str()) && !BATCHED_OPS.contains(&o.as_str())
+                }) {
+                    return Err(format!(
+                        "unknown op {o} (one of {}, {})",
+                        DENSE_OPS.join(", "),
+                        BATCHED_OPS.join(", ")
+                    )
+                    .into());
+                }
+            }
+            "--batched" => {
+                let list = value("n:B pairs or none")?;
+                batches = if list == "none" {
+                    Vec::new()
+                } else {
+                    list.split(',')
+                        .map(|item| -> Result<(usize, usize)> {
+                            let (n, b) = item.split_once(':').ok_or("--batched takes n:B pairs")?;
+                            Ok((n.trim().parse()?, b.trim().parse()?))
+                        })
+                        .collect::<Result<_>>()?
+                };
+            }
+            list => {
+                for s in list.split(',').filter(|s| !s.is_empty()) {
+                    sizes.push(s.trim().parse()?);
+                }
+            }
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![1024, 4096, 8192];
+    }
+    let t = Instant::now();
+    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
+    eprintln!(
+        "# {}; Gpu opened in {:.1} ms (not counted)",
+        gpu.info().renderer,
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    println!("op,m,n,api,dtype,symraster_ms,first_ms");
+    for &m in &sizes {
+        dense(&gpu, &settings, &ops, m)?;
+    }
+    for &(n, count) in &batches {
+        batched(&gpu, &settings, &ops, n, count)?;
+    }
+    Ok(())
+}
