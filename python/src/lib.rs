@@ -6,6 +6,7 @@
 //! a copy. The batched operations (numpy's stacked arrays) are in `batched.rs`.
 
 mod batched;
+mod device;
 mod errors;
 mod worker;
 
@@ -557,6 +558,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batched::batched_cholesky, m)?)?;
     m.add_function(wrap_pyfunction!(batched::batched_spd_solve, m)?)?;
     m.add_function(wrap_pyfunction!(batched::batched_least_squares, m)?)?;
+    m.add_function(wrap_pyfunction!(device::select_device, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

@@ -22,10 +22,14 @@ pub struct State {
 }
 
 impl State {
-    /// The GPU, opened on first use (an open that failed is tried again by the next job).
+    /// The GPU, opened on first use on the device chosen from Python (`device.rs`; an open
+    /// that failed is tried again by the next job).
     pub fn gpu(&mut self) -> symraster::Result<&Gpu> {
         if self.gpu.is_none() {
-            self.gpu = Some(Gpu::new()?);
+            self.gpu = Some(crate::device::open(|asked| match asked {
+                Some(index) => Gpu::builder().device(index).build(),
+                None => Gpu::new(),
+            })?);
         }
         Ok(self.gpu.as_ref().expect("opened above"))
     }

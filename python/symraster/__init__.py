@@ -22,8 +22,10 @@ import weakref
 
 import numpy as np
 
-from . import _native
+from . import _device, _native, _stacks
+from ._device import use_device
 from ._errors import DeviceError, NotPositiveDefiniteError, NumericalError
+from ._stacks import StackedLstsqResult
 
 __version__ = _native.__version__
 
@@ -36,6 +38,7 @@ __all__ = [
     "LstsqResult",
     "NotPositiveDefiniteError",
     "NumericalError",
+    "StackedLstsqResult",
     "batched_cholesky",
     "batched_solve",
     "batched_syrk",
@@ -49,6 +52,7 @@ __all__ = [
     "solve",
     "solve_continuous_lyapunov",
     "syrk",
+    "use_device",
     "weighted_lstsq",
 ]
 
@@ -236,9 +240,9 @@ def info():
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="auto",
-             storage="full"):
-    if np.ndim(a) > 2:
-        return _stacked_cholesky(_real(a, "a"), lower, check_finite, method, storage)
+             storage="full", return_info=False):
+    if np.ndim(a) > 2 or return_info:  # stacks (..., n, n): _stacks.py
+        return _stacks.cholesky(a, lower, check_finite, method, storage, return_info)
     a = _square(a, "a", check_finite)
     method, storage = _options(method, storage)
     if a.shape[0] == 0:
@@ -247,7 +251,10 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="au
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, method="auto",
-               storage="full"):
+               storage="full", return_info=False):
+    if np.ndim(a) > 2 or return_info:  # stacks (..., n, n): _stacks.py
+        return _stacks.cho_factor(a, lower, overwrite_a, check_finite, method, storage,
+                                  return_info)
     given = a
     a = _square(a, "a", check_finite)
     method, storage = _options(method, storage)
@@ -340,7 +347,10 @@ def _right_side(b, m, name="b", rule=_lapack_dtype, check_finite=True):
     return b
 
 
-def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True, *, return_info=False):
+    if (return_info or np.ndim(c_and_lower[0]) > 2 or np.ndim(b) > 2
+            or np.ndim(c_and_lower[1]) > 0):  # stacks: _stacks.py
+        return _stacks.cho_solve(c_and_lower, b, overwrite_b, check_finite, return_info)
     (c, lower) = c_and_lower
     c = _square(c, "c", check_finite)
     m = c.shape[0]
@@ -476,7 +486,11 @@ def _general_solve(a64, b64, max_iter=10):
 
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
-          assume_a=None, transposed=False, *, method="auto", storage="full"):
+          assume_a=None, transposed=False, *, method="auto", storage="full",
+          return_info=False):
+    if np.ndim(a) > 2 or np.ndim(b) > 2 or return_info:  # stacks: _stacks.py
+        return _stacks.solve(a, b, lower, overwrite_a, overwrite_b, check_finite, assume_a,
+                             transposed, method, storage, return_info)
     structure = _structure(assume_a, "solve")
     a = _square(a, "a", check_finite, _solve_dtype)
     m = a.shape[0]
@@ -538,7 +552,10 @@ def _same(v, dtype):
     return np.ascontiguousarray(v, dtype=dtype)
 
 
-def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False,
+        return_info=False):
+    if np.ndim(a) > 2 or return_info:  # stacks (..., n, n): _stacks.py
+        return _stacks.inv(a, overwrite_a, check_finite, assume_a, lower, return_info)
     structure = _structure(assume_a, "inv")
     a = _square(a, "a", check_finite)
     if a.shape[0] == 0:
@@ -633,7 +650,10 @@ class LstsqResult:
                 f"fallback_at={self.fallback_at!r})")
 
 
-def weighted_lstsq(x, y, w=None, *, method="auto", storage="full", check_finite=True):
+def weighted_lstsq(x, y, w=None, *, method="auto", storage="full", check_finite=True,
+                   return_info=False):
+    if np.ndim(x) > 2 or np.ndim(y) > 1 or np.ndim(w) > 1 or return_info:  # _stacks.py
+        return _stacks.weighted_lstsq(x, y, w, method, storage, check_finite, return_info)
     x = _matrix(x, "x", check_finite)
     n, m = x.shape
     y = _real(y, "y")
@@ -791,57 +811,6 @@ def _solutions_in(dtype, x, info):
     return out, info
 
 
-def _member(p, batch_shape):
-    """Problem p (flat) of a stack as its index: an int for one batch axis, else a tuple."""
-    if len(batch_shape) == 1:
-        return p
-    return tuple(int(i) for i in np.unravel_index(p, batch_shape))
-
-
-def _stacked_cholesky(a, lower, check_finite, method, storage):
-    """``cholesky`` of a stack (..., n, n), as numpy's and scipy's: the batched kernels where
-    they apply (n up to BATCH_MAX_ORDER, the tiled method, full storage), else one matrix at
-    a time; the first matrix that is not positive definite raises, naming its index."""
-    method, storage = _options(method, storage)
-    if a.shape[-1] != a.shape[-2]:
-        raise ValueError(
-            f"Input array is expected to be square but has the shape: {a.shape}.")
-    _finite(a, check_finite)
-    n = a.shape[-1]
-    batch_shape = a.shape[:-2]
-    if a.size == 0:  # no matrices, or matrices of order 0: numpy's empty result
-        return np.empty(a.shape, dtype=a.dtype)
-    stack = a.reshape((-1, n, n))
-    if n <= BATCH_MAX_ORDER and method in ("auto", "tiled") and storage == "full":
-        factors, info = _native.batched_cholesky(stack, not lower)
-        failed = np.flatnonzero(info)
-        if failed.size:
-            p = int(failed[0])
-            where = _member(p, batch_shape)
-            others = (f" ({failed.size} of {info.size} matrices fail)" if failed.size > 1
-                      else "")
-            if info[p] > 0:
-                column = int(info[p]) - 1
-                raise NotPositiveDefiniteError(
-                    f"matrix {where} of the stack is not positive definite: the pivot of "
-                    f"column {column} (0-based) is not positive{others}", column, where)
-            raise NumericalError(
-                f"matrix {where} of the stack leaves single precision's range in its "
-                f"Cholesky factor (scale its data){others}")
-        if not lower:
-            factors = factors.transpose(0, 2, 1)
-    else:
-        factors = np.empty(stack.shape, dtype=a.dtype)
-        for p in range(stack.shape[0]):
-            try:
-                factors[p] = _native.cholesky(stack[p], not lower, method, storage)
-            except NotPositiveDefiniteError as e:
-                where = _member(p, batch_shape)
-                raise NotPositiveDefiniteError(
-                    f"matrix {where} of the stack: {e}", e.column, where) from None
-    return factors.reshape(a.shape)
-
-
 # --- docstrings at run time, from the stub -----------------------------------------------------
 
 
@@ -897,3 +866,4 @@ def _attach_docstrings():
 
 
 _attach_docstrings()
+_device.from_environment()

@@ -8,8 +8,22 @@ scipy converts them; complex input raises ``TypeError``. ``syrk``, ``weighted_ls
 ``Cholesky`` are symraster's own, and so are the batched functions (``batched_syrk``,
 ``batched_cholesky``, ``batched_solve``, ``batched_weighted_lstsq``): many small problems of
 one order n ≤ ``BATCH_MAX_ORDER`` at once, as numpy's stacked arrays (the batch axis first),
-with LAPACK's INFO per problem instead of an exception. ``cholesky`` also takes a stack
-(..., n, n), as numpy's and scipy's do.
+with LAPACK's INFO per problem instead of an exception.
+
+Stacks: ``cholesky``, ``cho_factor``, ``cho_solve``, ``solve``, ``inv`` and
+``weighted_lstsq`` take arrays with leading (batch) dimensions, as numpy's and scipy's (≥ 1.15)
+functions do: (..., n, n) matrices, right sides (..., n, k) or one (n,) for all, broadcast
+against each other as numpy broadcasts; the results have scipy's shapes and dtypes. Stacks of
+small problems (n ≤ ``BATCH_MAX_ORDER``) run on the batched kernels in one launch, their solves
+refined in float64 to the single functions' accuracy; large orders, and the members the
+batched kernels cannot finish, run one member at a time through the single functions. A
+failing member raises the single function's exception naming the member (``.problem``, its
+index in the stack); with ``return_info=True`` the function returns ``(result, info)``
+instead: ``info`` an int32 array of the batch shape (LAPACK's INFO: 0; k > 0, column k − 1,
+0-based, not positive definite or singular; −1, another numerical failure), each failed
+member's result NaN. Inside Dask and xarray (``map_blocks``, ``apply_ufunc(...,
+dask="parallelized")``) each block is such a stack; ``symraster.dask`` and
+``use_device`` give each worker process its GPU (docs/scaling-out.md).
 
 Precision: the GPU computes in float32. ``solve`` (every ``assume_a``), ``cho_solve`` of a
 float64 factor, ``Cholesky.solve`` of a float64 matrix, ``inv``, ``signm``,
@@ -51,16 +65,23 @@ _Storage = Literal["full", "packed", "rfp"]
 class NumericalError(LinAlgError):
     """The computation met a matrix it cannot handle (singular, too ill-conditioned for the
     precision, a result out of range). ``column``: the failing column (0-based) where the
-    error names one, else ``None``."""
+    error names one, else ``None``. ``problem``: for a stack, the failing member's index (an
+    int for one batch dimension, a tuple for several); ``None`` for a single problem."""
 
     column: Optional[int]
-    def __init__(self, message: str, column: Optional[int] = None) -> None: ...
+    problem: Optional[Union[int, Tuple[int, ...]]]
+    def __init__(
+        self,
+        message: str,
+        column: Optional[int] = None,
+        problem: Optional[Union[int, Tuple[int, ...]]] = None,
+    ) -> None: ...
 
 class NotPositiveDefiniteError(NumericalError):
     """The matrix is not positive definite. ``column`` is the first column whose pivot is not
     positive, 0-based: LAPACK's ``INFO − 1``, scipy's "(column+1)-th leading minor".
-    ``problem``: for a stack given to ``cholesky``, the index of the first failing matrix (an
-    int for one batch axis, a tuple for several); ``None`` for a single matrix."""
+    ``problem``: for a stack, the index of the failing matrix (an int for one batch
+    dimension, a tuple for several); ``None`` for a single matrix."""
 
     column: int
     problem: Optional[Union[int, Tuple[int, ...]]]
@@ -112,7 +133,8 @@ def cholesky(
     *,
     method: _Method = "auto",
     storage: _Storage = "full",
-) -> NDArray[np.floating]:
+    return_info: bool = False,
+) -> Union[NDArray[np.floating], Tuple[NDArray[np.floating], NDArray[np.int32]]]:
     """The Cholesky factor of a symmetric positive definite matrix, as ``scipy.linalg.cholesky``.
 
     Returns U with ``a = U.T @ U`` (default) or, with ``lower=True``, L with ``a = L @ L.T``;
@@ -125,11 +147,15 @@ def cholesky(
     matrix is not positive definite, ``ValueError`` for a non-square or non-finite input.
 
     A stack (..., n, n), as numpy's and scipy's ``cholesky`` take it, gives the stack of
-    factors: through the batched kernels (``batched_cholesky``) for n ≤ ``BATCH_MAX_ORDER``
-    with the ``"auto"``/``"tiled"`` method and full storage, else one matrix at a time. If any
-    matrix is not positive definite, ``NotPositiveDefiniteError`` names the first one
-    (``.problem``, its index in the stack) and its ``.column``. A stack of no matrices, or of
-    matrices of order 0 (e.g. (2, 0, 0)), gives an empty result of its shape, as numpy's.
+    factors: float32 stacks through the batched kernels (``batched_cholesky``) for
+    n ≤ ``BATCH_MAX_ORDER`` with the ``"auto"``/``"tiled"`` method and full storage (a member
+    that fails there is tried again on the single path), float64 stacks and the rest one
+    matrix at a time (float64's factor is the host's). If a matrix is not positive definite,
+    ``NotPositiveDefiniteError`` names the first one (``.problem``, its index in the stack)
+    and its ``.column``; with ``return_info=True``, ``(factors, info)`` instead, info an int32
+    array of the batch shape (0, or the failing column + 1), a failed member's factor NaN. A
+    stack of no matrices, or of matrices of order 0 (e.g. (2, 0, 0)), gives an empty result of
+    its shape, as numpy's.
     """
 
 def cho_factor(
@@ -140,25 +166,38 @@ def cho_factor(
     *,
     method: _Method = "auto",
     storage: _Storage = "full",
-) -> Tuple[NDArray[np.floating], bool]:
+    return_info: bool = False,
+) -> Union[Tuple[NDArray[np.floating], bool], Tuple[Tuple[NDArray[np.floating], bool], NDArray[np.int32]]]:
     """``(c, lower)`` for ``cho_solve``, as ``scipy.linalg.cho_factor``: ``c`` holds the factor
     in the triangle named by ``lower`` and ``a``'s own entries in the other (scipy's "random
     data"). With ``overwrite_a=True`` and a writeable array of the computing dtype, ``a``
     itself is overwritten and returned. The factor carries float32 accuracy; ``cho_solve``
-    refines float64 solves against it."""
+    refines float64 solves against it.
+
+    A stack (..., n, n) is factored as ``cholesky`` factors it, and ``lower`` comes back as
+    scipy's does then: a bool array of the batch shape, which ``cho_solve`` takes.
+    ``return_info=True``: ``((c, lower), info)``, as ``cholesky``'s."""
 
 def cho_solve(
     c_and_lower: Tuple[ArrayLike, bool],
     b: ArrayLike,
     overwrite_b: bool = False,
     check_finite: bool = True,
-) -> NDArray[np.floating]:
+    *,
+    return_info: bool = False,
+) -> Union[NDArray[np.floating], Tuple[NDArray[np.floating], NDArray[np.int32]]]:
     """x with ``(L @ L.T) @ x = b`` from a factor ``(c, lower)``, as ``scipy.linalg.cho_solve``
     (only the factor's triangle of ``c`` is read; it may come from scipy too). ``b`` is 1-D
     or 2-D; x has its shape and the common dtype. float32: one float32 solve. float64: the
     float32 solve refined in float64 against the factor itself, so x is float64-accurate for
     the matrix the float64 factor represents (an ``AccuracyWarning`` where the factor is too
-    ill-conditioned for float32)."""
+    ill-conditioned for float32).
+
+    Stacks: ``c`` (..., n, n) (``lower`` a bool or a bool array of its batch shape, as
+    ``cho_factor`` of a stack returns it) and ``b`` (n,) for every member or (..., n, k),
+    broadcast. float32 stacks of n ≤ ``BATCH_MAX_ORDER`` run as one batched solve of the
+    matrices L·Lᵀ (formed in float64), refined to float32 accuracy; float64 stacks one member
+    at a time as above. ``return_info=True``: ``(x, info)``."""
 
 def solve(
     a: ArrayLike,
@@ -172,7 +211,8 @@ def solve(
     *,
     method: _Method = "auto",
     storage: _Storage = "full",
-) -> NDArray[np.floating]:
+    return_info: bool = False,
+) -> Union[NDArray[np.floating], Tuple[NDArray[np.floating], NDArray[np.int32]]]:
     """x with ``a @ x = b``, as ``scipy.linalg.solve``; b 1-D or 2-D, x of b's shape.
 
     ``assume_a``:
@@ -199,6 +239,17 @@ def solve(
     precision") rather than return a result for a float64 matrix whose condition estimate
     reaches 1/ε ≈ 4.5e15 (the same threshold), and the GPU's float32 LU raises
     ``NumericalError`` for a matrix singular to single precision.
+
+    Stacks, as scipy's (≥ 1.15) ``solve``: ``a`` (..., n, n) and ``b`` (n,) (one right side for
+    every member: x (..., n)) or (..., n, k) (x (..., n, k)), their batch dimensions
+    broadcast. ``"pos"`` with n ≤ ``BATCH_MAX_ORDER`` (``"auto"``/``"tiled"``, full storage):
+    one batched launch for every member and right side (a float32 factor of the matrix
+    equilibrated by powers of two), refined in float64 against ``a`` until the backward error
+    reaches √n·ε of x's dtype, each refinement step a batched launch; members whose float32
+    factor fails, whose pivots show a condition number past about 1e6, or whose refinement
+    stalls are solved by the single path, as above. Other structures and larger orders: one
+    member at a time. A failing member raises naming it (``.problem``); ``return_info=True``
+    returns ``(x, info)`` instead (INFO per member, a failed member's x NaN).
     """
 
 def inv(
@@ -208,14 +259,20 @@ def inv(
     *,
     assume_a: Optional[str] = None,
     lower: bool = False,
-) -> NDArray[np.floating]:
+    return_info: bool = False,
+) -> Union[NDArray[np.floating], Tuple[NDArray[np.floating], NDArray[np.int32]]]:
     """``a``⁻¹, as ``scipy.linalg.inv``: general (Gauss-Jordan with partial pivoting on the
     GPU) or, with ``assume_a="pos"``, SPD through the GPU Cholesky (the triangle named by
     ``lower`` read; ``NotPositiveDefiniteError`` if it is not), refined by Newton-Schulz steps
     in float64 (float64 accuracy for a well-conditioned float64 input); ``"sym"`` inverts the
     symmetric matrix from that triangle. A singular or too ill-conditioned matrix raises
     ``NumericalError`` (a ``LinAlgError``); where the result comes back with 1/κ₁(a) below
-    the machine epsilon of its dtype, ``LinAlgWarning`` as scipy's ``inv``."""
+    the machine epsilon of its dtype, ``LinAlgWarning`` as scipy's ``inv``.
+
+    A stack (..., n, n) gives the stack of inverses: with ``assume_a="pos"`` and n ≤ 16, as
+    ``solve``'s batched SPD solve of the identity's n columns; otherwise one matrix at a time.
+    A failing member raises naming it (``.problem``); ``return_info=True`` returns
+    ``(inverses, info)`` instead."""
 
 @overload
 def signm(A: ArrayLike, disp: Literal[True] = True) -> NDArray[np.floating]: ...
@@ -294,14 +351,55 @@ def weighted_lstsq(
     method: _Method = "auto",
     storage: _Storage = "full",
     check_finite: bool = True,
-) -> LstsqResult:
+    return_info: bool = False,
+) -> Union[LstsqResult, StackedLstsqResult, Tuple[StackedLstsqResult, NDArray[np.int32]]]:
     """β minimising ‖diag(√w)·(y − x @ β)‖₂, ``x`` observations × unknowns (n x m, n ≥ m),
     ``y`` and ``w`` n entries (w ≥ 0, default ones): the paper's section 5.3, the normal
     equations' matrix xᵀ·diag(w)·x assembled and factored on the GPU in float32, refined in
     float64 (Algorithm 1) with a float64 fallback. Returns ``LstsqResult`` (``.x`` and the
     diagnostics). Fewer non-zero weights than unknowns raises ``NumericalError``, and so does
     a normal matrix singular to double precision (x without full column rank); the messages
-    name ``x``, ``y`` and ``w`` and the normal matrix xᵀ·diag(w)·x."""
+    name ``x``, ``y`` and ``w`` and the normal matrix xᵀ·diag(w)·x.
+
+    Stacks (many problems, e.g. one per pixel): ``x`` (..., n, m), ``y`` and ``w`` (..., n),
+    broadcast (one design shared by a stack of observations: ``x`` (n, m), ``y`` (..., n));
+    returns ``StackedLstsqResult`` (``.x`` (..., m)). With m ≤ ``BATCH_MAX_ORDER``
+    (``"auto"``/``"tiled"``, full storage) every member's normal matrix is assembled on the GPU
+    in one batched launch (x's columns and w scaled by powers of two, then the matrix
+    equilibrated by its diagonal), factored in float32 and refined in float64 (the residual
+    xᵀ·diag(w)·(y − x·β) from the data), each step a batched solve; members that fail there,
+    whose pivots show a condition number past about 1e6 or whose refinement stalls are solved
+    by the single path (``StackedLstsqResult.single``), as are all members past that order. A
+    failing member raises naming it (``.problem``); ``return_info=True`` returns
+    ``(result, info)`` instead (a failed member's x NaN). With ``return_info=True`` a single
+    problem gives a ``StackedLstsqResult`` of batch shape () too."""
+
+class StackedLstsqResult:
+    """``weighted_lstsq``'s result for a stack: ``x`` and per-member diagnostics, arrays of
+    the batch shape."""
+
+    x: NDArray[np.floating]
+    """β per member, (..., m) (float64 accuracy; float32 dtype for float32 input)."""
+    backward_error: NDArray[np.float64]
+    """The normwise backward error of each member's β on its normal equations (equilibrated
+    as above; the single path's own where it solved the member)."""
+    iterations: NDArray[np.int64]
+    """Batched launches (the first solve and each refinement step) per member; the single
+    path's refinement steps where it solved the member."""
+    converged: NDArray[np.bool_]
+    """Whether each member's refinement reached the backward error √m·ε of x's dtype."""
+    single: NDArray[np.bool_]
+    """Whether the single path (``weighted_lstsq`` of that member alone) solved the member."""
+
+def use_device(index: Optional[int]) -> None:
+    """Chooses the GPU (the EGL device of that index, as ``info()`` and ``symraster info``
+    count them; ``None``: the default, the first hardware device, else Mesa's software
+    renderer) for this process. Call it before the process's first GPU call: a process holds
+    one GPU context, opened by that call, and choosing another device afterwards raises
+    ``DeviceError``. At import the package reads ``SYMRASTER_EGL_DEVICE`` (the command line's
+    variable for the same choice; empty: the default) and chooses that device; a value that is
+    not an index raises ``DeviceError``. For several GPUs, one process per GPU (one Dask
+    worker per GPU: ``symraster.dask.DevicePerWorker``)."""
 
 class Cholesky:
     """The Cholesky factor of an SPD matrix kept on the GPU (the tiled method keeps it there;

@@ -10,15 +10,17 @@ from numpy.linalg import LinAlgError
 class NumericalError(LinAlgError):
     """The computation met a matrix it cannot handle (singular, ill-conditioned, overflow).
 
-    ``column`` is the failing column (0-based) where the error names one, else ``None``.
+    ``column`` is the failing column (0-based) where the error names one, else ``None``;
+    ``problem`` the failing member's index in a stack (``None`` for a single problem).
     """
 
-    def __init__(self, message, column=None):
+    def __init__(self, message, column=None, problem=None):
         super().__init__(message)
         self.column = column
+        self.problem = problem
 
     def __reduce__(self):
-        return (type(self), (str(self), self.column))
+        return (type(self), (str(self), self.column, self.problem))
 
 
 class NotPositiveDefiniteError(NumericalError):
@@ -27,11 +29,7 @@ class NotPositiveDefiniteError(NumericalError):
     ``problem`` is the failing matrix's index in a stack (``None`` for a single matrix)."""
 
     def __init__(self, message, column, problem=None):
-        super().__init__(message, column)
-        self.problem = problem
-
-    def __reduce__(self):
-        return (type(self), (str(self), self.column, self.problem))
+        super().__init__(message, column, problem)
 
 
 class DeviceError(RuntimeError):

@@ -309,7 +309,6 @@ def test_cholesky_of_a_stack_names_the_first_failing_matrix(rng):
         la.cholesky(c)
     assert isinstance(e.value, np.linalg.LinAlgError)
     assert (e.value.problem, e.value.column) == (1, 2)
-    assert "2 of 5 matrices fail" in str(e.value)
     copy = pickle.loads(pickle.dumps(e.value))
     assert (copy.problem, copy.column, str(copy)) == (1, 2, str(e.value))
     with pytest.raises(la.NotPositiveDefiniteError) as e:

@@ -99,8 +99,8 @@ def test_shape_and_finite_errors():
         la.cholesky(np.array([[np.nan, 0.0], [0.0, 1.0]]), check_finite=False)
     with pytest.raises(ValueError):
         la.cholesky(np.ones(3))
-    with pytest.raises(NotImplementedError, match="2-D"):
-        la.cho_factor(np.ones((2, 3, 3)))  # cholesky takes stacks (test_batched.py)
+    with pytest.raises(ValueError, match="square"):
+        la.cho_factor(np.ones((2, 3, 4)))  # stacks (..., n, n): test_stacks.py
     assert la.cholesky(np.zeros((0, 0))).shape == (0, 0)
 
 
