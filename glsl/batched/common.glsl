@@ -141,6 +141,20 @@ vec4 update_rows4(uint base, uint i, uint j, uint h, PivotBlock b, vec4 inv) {
     return ui;
 }
 
+// Whether row t's pivot says C is singular to working precision, after factor(): L(t,t)² at
+// or below SINGULAR_RATIO (from the host for the solves: the single least squares' pivot
+// tolerance, 32·2⁻²⁴)
+// times `diag`, C(t,t) read before the factor. A pivot of an exactly singular C is rounding
+// noise of a few 2⁻²⁴·C(j,j) and may come out positive, so the factor passes and x is noise;
+// the solves give such a problem INFO N + 1 (LAPACK's dposvx: rcond below working precision).
+#ifdef SINGULAR_RATIO
+bool singular_pivot(float diag) {
+    if (t >= uint(N)) return false;
+    float l = S(lower_index(t, t));
+    return !(l * l > float(SINGULAR_RATIO) * diag);
+}
+#endif
+
 // Checks column j + m's pivot: 0 when it passes, else LAPACK's INFO (j + m + 1 when not
 // positive or NaN, −1 when +inf: the problem left float32's range).
 int pivot_status(float piv, uint col) {

@@ -3,7 +3,8 @@
 // formed on chip (Algorithm 3), factored (Algorithm 5), both triangular solves, then REFINE
 // steps of Algorithm 1's refinement: the residual Aₚ·Dₚ²·(bₚ − Aₚᵀxₚ) from A, d and b
 // themselves in f64, the correction solved with the f32 factor, x kept in f64. Writes x (f64)
-// and LAPACK's INFO; a problem that fails has x all NaN. With RESIDENT (the plan's
+// and LAPACK's INFO (N + 1 where a pivot says C is singular to working precision:
+// singular_pivot()); a problem that fails has x all NaN. With RESIDENT (the plan's
 // Residual::Resident) A, d and b are staged once and the residual reads them from shared
 // memory (no second read of A, two barriers per step rather than two per staged block);
 // with DIRECT_RESIDUAL (Residual::Direct) the rows' sums read A from global memory without
@@ -112,7 +113,12 @@ void main() {
 #endif
     // A failed problem runs the solves too (on garbage, its x never written): the group's
     // other problems meet the same barriers.
+    // C's diagonal, for the pivot test after the factor; read by all before the factor's
+    // first writes.
+    float diag = t < uint(N) ? S(lower_index(t, t)) : 0.0;
+    sync();
     int status = factor();
+    bool singular = singular_pivot(diag);
     {
         float x0 = solve(g);
         if (t < uint(N)) X[t] = double(x0);
@@ -246,13 +252,21 @@ void main() {
             if (t < uint(N)) X[t] += double(dx);
             sync();
         }
-        if (status == 0 && t < uint(N) && (isnan(X[t]) || isinf(X[t]))) status = -1;
     }
-    if (t < uint(N)) V[t] = status == -1 ? 1.0 : 0.0;
+    // Any invocation that saw a non-finite x, or a pivot that says C is singular to working
+    // precision, marks the problem (shared so all agree): INFO −1 or N + 1 where the factor
+    // passed, N + 1 first (x of a singular C is noise, whatever its size).
+    bool bad_x = t < uint(N) && (isnan(X[t]) || isinf(X[t]));
+    if (t < uint(N)) V[t] = (bad_x ? 1.0 : 0.0) + (singular ? 2.0 : 0.0);
     sync();
     bool overflow = false;
-    for (uint i = 0u; i < uint(N); i++) overflow = overflow || V[i] != 0.0;
-    if (overflow) status = -1;
+    bool flagged = false;
+    for (uint i = 0u; i < uint(N); i++) {
+        overflow = overflow || V[i] == 1.0 || V[i] == 3.0;
+        flagged = flagged || V[i] >= 2.0;
+    }
+    if (status == 0 && flagged) status = N + 1;
+    if (status == 0 && overflow) status = -1;
     double nan = double(uintBitsToFloat(0x7FC00000u));
     if (occupied && t < uint(N)) x[problem * uint(N) + t] = status != 0 ? nan : X[t];
     if (occupied && t == 0u) info[problem] = status;

@@ -476,9 +476,13 @@ def batched_solve(
     check_finite: bool = True,
 ) -> Tuple[NDArray[np.floating], NDArray[np.int32]]:
     """``(x, info)`` with ``c[p] @ x[p] = b[p]`` for SPD ``c`` (B, n, n) (the triangle named by
-    ``lower`` read) and ``b`` (B, n): x (B, n), ``info`` as ``batched_cholesky``'s (a failed
-    problem's x is NaN). dtypes as ``solve``'s: float32 with float32 gives float32, float64
-    (or integers) float64.
+    ``lower`` read) and ``b`` (B, n): x (B, n), ``info`` as ``batched_cholesky``'s, and
+    ``n + 1`` where ``c[p]`` is singular to working precision (LAPACK's dposvx's INFO = N + 1):
+    the float32 factor passed, but a pivot L(j,j)² fell to 1.9e-6·c[p](j,j) or below (a
+    repeated or dependent unknown), so refinement cannot converge and x would be noise. A
+    failed problem's x is NaN (unlike dposvx's, for INFO = n + 1 too); solve it alone with
+    ``solve(a, b, assume_a="pos")``. dtypes as ``solve``'s: float32 with float32 gives
+    float32, float64 (or integers) float64.
 
     Precision: the float32 factor, then ``refinement_steps`` (0 to 8) steps of iterative
     refinement with the residual in float64 on the GPU, x kept in float64. Each step shrinks
@@ -500,8 +504,10 @@ def batched_weighted_lstsq(
     ``d`` (B, k) non-negative weights and ``b`` (B, k) observations: x (B, n). The normal
     equations a[p]ᵀ·diag(d[p])·a[p] are formed, factored and solved on the GPU in one pass,
     with ``refinement_steps`` refinement steps (residual in float64) as ``batched_solve``'s,
-    with the same precision. ``info`` per problem as ``batched_cholesky``'s (k > 0: the
+    with the same precision. ``info`` per problem as ``batched_cholesky``'s (0 < k ≤ n: the
     normal matrix is singular at unknown k − 1, e.g. an unknown no observation with a
-    non-zero weight determines); a failed problem's x is NaN. dtype: the inputs'. B = 0 or
+    non-zero weight determines; n + 1: it is singular to working precision, as
+    ``batched_solve``'s, e.g. two unknowns whose columns of ``a[p]`` are equal or nearly so);
+    a failed problem's x is NaN. dtype: the inputs'. B = 0 or
     n = 0 (no unknowns): x empty (B, n), ``info`` zeros (B,); k = 0 with n > 0 raises
     ``ValueError``."""

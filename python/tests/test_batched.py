@@ -223,6 +223,39 @@ def test_batched_solve_dtypes(rng):
     assert x.dtype == np.float64
 
 
+def repeated_unknown(rng, n):
+    """An SPD matrix whose last unknown repeats its first but for 2⁻²¹·c[0, 0] on the diagonal:
+    singular to working precision. Entries are multiples of 2⁻⁸ and c[0, 0] a power of two, so
+    the float32 factor's elimination of the last row is exact: its last pivot is exactly
+    2⁻²¹·c[0, 0] > 0, the factor passes, and x from it is noise."""
+    g = np.floor(rng.uniform(-0.5, 0.5, (n, n)) * 256) / 256
+    c = np.triu(g) + np.triu(g, 1).T
+    np.fill_diagonal(c, n + 1.0)
+    c[0, 0] = 2.0 ** (np.ceil(np.log2(n)) + 1)
+    c[-1, :] = c[0, :]
+    c[:, -1] = c[:, 0]
+    c[-1, -1] = c[0, 0] * (1 + 2.0**-21)
+    return c
+
+
+@pytest.mark.parametrize("n", [2, 7, 16, 33, 129])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batched_solve_flags_a_member_singular_to_working_precision(rng, n, dtype):
+    """INFO n + 1 (LAPACK's dposvx: rcond below machine precision) and NaN for the member
+    whose float32 factor passes on a rounding-size pivot; INFO 0 and numpy's x for the
+    others."""
+    c = spd_stack(rng, n, count=4, dtype=dtype)
+    c[1] = repeated_unknown(rng, n).astype(dtype)
+    b = np.floor(rng.uniform(-1, 1, (4, n)) * 256).astype(dtype) / 256
+    for steps in (0, 1):
+        x, info = la.batched_solve(c, b, refinement_steps=steps)
+        assert list(info) == [0, n + 1, 0, 0], steps
+        assert np.isnan(x[1]).all()
+        for p in (0, 2, 3):
+            ref = np.linalg.solve(c[p].astype(np.float64), b[p].astype(np.float64))
+            assert rel(x[p], ref) < tol_factor(n, 10), (steps, p)
+
+
 # --- batched_weighted_lstsq -----------------------------------------------------------------
 
 
@@ -279,6 +312,30 @@ def test_batched_weighted_lstsq_failing_members(rng, n):
     a[1, :, n - 1] = 0.0
     x, info = la.batched_weighted_lstsq(a, d, b)
     assert list(info) == [0, n, 0]
+    assert np.isnan(x[1]).all()
+    for p in (0, 2):
+        kappa = np.linalg.cond(a[p].T @ (d[p, :, None] * a[p]))
+        assert rel(x[p], weighted_reference(a[p], d[p], b[p])) < tol_factor(n, kappa), p
+
+
+@pytest.mark.parametrize("n", [2, 7, 16, 33])
+def test_batched_weighted_lstsq_flags_dependent_unknowns(rng, n):
+    """Two unknowns whose columns of a are equal but for one observation of 2⁻⁹ (whole
+    numbers elsewhere, unit weights: the normal matrix is exact in float32 and its last pivot
+    2⁻²¹ of its first): INFO n + 1 and NaN for that member, the others right."""
+    k = 2 * n + 10
+    a = rng.standard_normal((3, k, n))
+    d = rng.uniform(0.5, 2.0, (3, k))
+    b = rng.standard_normal((3, k))
+    m = np.clip(np.floor(rng.uniform(-0.5, 0.5, (k, n)) * 5), -2, 2)
+    m[-1, :] = 0.0
+    m[:, 0] = 0.0
+    m[:8, 0] = np.where(rng.uniform(size=8) < 0.5, -1.0, 1.0)
+    m[:, -1] = m[:, 0]
+    m[-1, -1] = 2.0**-9
+    a[1], d[1] = m, 1.0
+    x, info = la.batched_weighted_lstsq(a, d, b)
+    assert list(info) == [0, n + 1, 0]
     assert np.isnan(x[1]).all()
     for p in (0, 2):
         kappa = np.linalg.cond(a[p].T @ (d[p, :, None] * a[p]))

@@ -5,7 +5,9 @@
 //! fit), each operation one dispatch (cut only at the device's
 //! work-group count and one buffer's size). A problem that is not positive definite does not
 //! fail the batch: each result carries LAPACK's/cuSOLVER's INFO per problem
-//! ([`BatchFactor::info`], [`BatchSolution::info`]) and the others are right.
+//! ([`BatchFactor::info`], [`BatchSolution::info`]) and the others are right; the solves also
+//! flag a problem whose C is singular to working precision (INFO n + 1, as LAPACK's dposvx:
+//! [`Failure::Singular`]), where the f32 factor passes on rounding noise.
 //!
 //! The API is [`Gpu::batched`](crate::Gpu::batched); this module holds the types, the plans
 //! (`plan`), the kernels (`glsl/batched/`) and the runs (`device`), one file per operation.
@@ -32,7 +34,7 @@ pub use cholesky::cholesky;
 pub use least_squares::least_squares;
 /// The largest order n a batched operation takes.
 pub use plan::MAX_ORDER;
-pub use result::{BatchFactor, BatchSolution, Failure};
+pub use result::{BatchFactor, BatchSolution, Failure, SINGULAR_PIVOT_RATIO};
 pub use spd_solve::spd_solve;
 
 use crate::error::{InputError, Result};

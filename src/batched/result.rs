@@ -1,7 +1,16 @@
 //! What the batched operations return: per-problem status as LAPACK's and cuSOLVER's batched
-//! INFO (0 ok, k > 0 not positive definite at column k − 1), beside the values.
+//! INFO (0 ok, 0 < k ≤ n not positive definite at column k − 1, n + 1 singular to working
+//! precision as LAPACK's dposvx says it, −1 out of float32's range), beside the values.
 
 use super::batch::Batch;
+
+/// The pivot ratio L(j,j)²/C(j,j) at or below which the batched solves call a problem's C
+/// singular to working precision (INFO n + 1, [`Failure::Singular`]): 32·2⁻²⁴ ≈ 1.9e-6, the
+/// single least squares' `least_squares::pivot_tolerance` (whose doc says why this value). A
+/// pivot of an exactly singular C (a rank n − 1 matrix, two equal unknowns in least squares) is
+/// rounding noise of a few 2⁻²⁴·C(j,j), and where it comes out positive the factor passes and
+/// x is noise.
+pub const SINGULAR_PIVOT_RATIO: f64 = 32.0 * f32::EPSILON as f64 / 2.0;
 
 /// Why one problem of a batch has no result (its outputs are NaN; the others are right).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,15 +20,24 @@ pub enum Failure {
         /// The failing column, 0-based.
         column: usize,
     },
+    /// The solves only: C (A·D²·Aᵀ in least squares) is singular to working precision (INFO
+    /// = n + 1, as LAPACK's dposvx says "rcond below machine precision"): the f32 factor
+    /// passed, but a pivot ratio L(j,j)²/C(j,j) is at or below [`SINGULAR_PIVOT_RATIO`], so
+    /// refinement cannot converge and x would be noise. Unlike dposvx, which returns x, x is
+    /// NaN, as for every failure. Solve that problem alone with `Gpu::spd_solve` or
+    /// `Gpu::least_squares` (f64 fallback, and an error that says what is singular), or check
+    /// its rank (repeated or dependent unknowns).
+    Singular,
     /// A pivot or the solution left float32's range (INFO = −1): scale that problem's data.
     Overflow,
 }
 
 impl Failure {
-    /// The failure an INFO value stands for (`None` for 0).
-    pub fn from_info(info: i32) -> Option<Self> {
+    /// The failure an INFO value of a problem of order `n` stands for (`None` for 0).
+    pub fn from_info(info: i32, n: usize) -> Option<Self> {
         match info {
             0 => None,
+            k if k > 0 && k as usize == n + 1 => Some(Failure::Singular),
             k if k > 0 => Some(Failure::NotPositiveDefinite {
                 column: k as usize - 1,
             }),
@@ -34,6 +52,11 @@ impl std::fmt::Display for Failure {
             Failure::NotPositiveDefinite { column } => write!(
                 f,
                 "not positive definite: the pivot of column {column} (0-based) is not positive"
+            ),
+            Failure::Singular => f.write_str(
+                "singular to working precision: the float32 factor passed, but a pivot \
+                 L(j,j)² is at most 1.9e-6·C(j,j), so x would be noise (check the problem's \
+                 rank: repeated or dependent unknowns)",
             ),
             Failure::Overflow => f.write_str("left single precision's range (scale its data)"),
         }
@@ -67,7 +90,7 @@ impl BatchFactor {
 
     /// Why problem p failed, if it did.
     pub fn failure(&self, p: usize) -> Option<Failure> {
-        Failure::from_info(self.info[p])
+        Failure::from_info(self.info[p], self.l.rows())
     }
 }
 
@@ -85,7 +108,8 @@ impl BatchFactor {
 pub struct BatchSolution {
     /// The solutions, (B, n) (vectors).
     pub x: Batch<f64>,
-    /// Per problem: 0, k > 0 (column k − 1 not positive definite) or −1 (overflow).
+    /// Per problem: 0; 0 < k ≤ n (column k − 1 not positive definite); n + 1 (C singular to
+    /// working precision: [`Failure::Singular`]); or −1 (overflow).
     pub info: Vec<i32>,
     /// The refinement steps run on every problem.
     pub refinement_steps: usize,
@@ -99,6 +123,6 @@ impl BatchSolution {
 
     /// Why problem p failed, if it did.
     pub fn failure(&self, p: usize) -> Option<Failure> {
-        Failure::from_info(self.info[p])
+        Failure::from_info(self.info[p], self.x.rows())
     }
 }

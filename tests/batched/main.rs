@@ -7,4 +7,5 @@ mod batched;
 mod batched_gram;
 mod batched_inverse;
 mod batched_residual;
+mod batched_singular;
 mod batched_tiles;

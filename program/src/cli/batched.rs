@@ -122,13 +122,13 @@ fn stage_info(outputs: &mut Outputs, path: &Path, info: &[i32]) -> Result<()> {
     })
 }
 
-/// Prints how many problems failed and the first few.
-fn report_failures(info: &[i32]) {
+/// Prints how many problems (of order n) failed and the first few.
+fn report_failures(info: &[i32], n: usize) {
     let failed: Vec<String> = info
         .iter()
         .enumerate()
         .filter(|&(_, &s)| s != 0)
-        .map(|(p, &s)| match symraster::Failure::from_info(s) {
+        .map(|(p, &s)| match symraster::Failure::from_info(s, n) {
             Some(f) => format!("problem {p}: {f}"),
             None => unreachable!("INFO 0 is filtered out"),
         })
@@ -212,7 +212,7 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
                 s.refinement_steps,
                 args.output.display()
             );
-            (count, Some(s.info), said)
+            (count, Some((s.info, n)), said)
         }
         BatchOp::Cholesky => {
             let f = batched.cholesky(c.as_ref().expect("read above"), options)?;
@@ -223,7 +223,7 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
                  is NaN) written to {}",
                 args.output.display()
             );
-            (count, Some(f.info), said)
+            (count, Some((f.info, n)), said)
         }
         BatchOp::Assemble => {
             let c = batched.assemble(
@@ -240,16 +240,16 @@ pub fn batched(args: BatchedArgs) -> Result<()> {
             (count, None, said)
         }
     };
-    if let (Some(info), Some(path)) = (&info, &args.info) {
+    if let (Some((info, _)), Some(path)) = (&info, &args.info) {
         stage_info(&mut outputs, path, info)?;
     }
     outputs.commit()?;
     say!("{said}");
-    if let Some(info) = info {
+    if let Some((info, n)) = info {
         if let Some(path) = &args.info {
             say!("info: {count} values (int32) written to {}", path.display());
         }
-        report_failures(&info);
+        report_failures(&info, n);
     }
     Ok(())
 }

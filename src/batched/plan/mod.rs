@@ -370,6 +370,12 @@ impl Plan {
             self.refine,
             self.solve_block
         );
+        if self.job.solves() {
+            text.push_str(&format!(
+                "#define SINGULAR_RATIO {:e}\n",
+                crate::batched::SINGULAR_PIVOT_RATIO
+            ));
+        }
         if self.storage == WorkStorage::Global {
             text.push_str("#define GLOBAL_WORK\n");
         }
