@@ -101,8 +101,7 @@ pub fn cholesky_solve(l: &Matrix<f64>, b: &Matrix<f64>) -> Result<Matrix<f64>> {
     let par = faer::get_global_parallelism();
     let factor = Mat::from_fn(m, m, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
     let mut x = Mat::from_fn(m, b.cols(), |i, j| b[(i, j)]);
-    let mut buffer =
-        MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, b.cols(), par));
+    let mut buffer = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, b.cols(), par));
     llt::solve::solve_in_place(factor.as_ref(), x.as_mut(), par, MemStack::new(&mut buffer));
     Ok(Matrix::from_fn(m, b.cols(), |i, j| x[(i, j)]))
 }
@@ -114,9 +113,13 @@ mod tests {
     #[test]
     fn graded_and_tiny_matrices_factor_to_f64_accuracy() {
         // diag(1, 1e-300, 2) with coupling: L(1,1) = 1e-150 fits f64.
-        let mut c = Matrix::from_fn(3, 3, |i, j| {
-            if i == j { [1.0, 1e-300, 2.0][i] } else { 0.0 }
-        });
+        let mut c = Matrix::from_fn(
+            3,
+            3,
+            |i, j| {
+                if i == j { [1.0, 1e-300, 2.0][i] } else { 0.0 }
+            },
+        );
         c[(2, 0)] = 0.5;
         let l = cholesky(&c).unwrap();
         assert_eq!(l[(0, 0)], 1.0);
@@ -127,9 +130,13 @@ mod tests {
 
     #[test]
     fn an_indefinite_matrix_names_its_column_in_its_units() {
-        let c = Matrix::from_fn(3, 3, |i, j| {
-            if i == j { [4e20, 1e20, -1e20][i] } else { 0.0 }
-        });
+        let c = Matrix::from_fn(
+            3,
+            3,
+            |i, j| {
+                if i == j { [4e20, 1e20, -1e20][i] } else { 0.0 }
+            },
+        );
         match cholesky(&c) {
             Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
                 assert_eq!(column, 2);

@@ -93,7 +93,8 @@
 //! an operation pass by pass for the debugger); [`least_squares`] the refined solves'
 //! options and results (Algorithm 1); [`tuning`] the methods' tuning; [`layout`] the storage
 //! formats (the paper's packed format, LAPACK's RFP); [`io`] .npy and .mtx files; [`reference`](mod@reference)
-//! the f64 CPU references; [`error`] the typed errors; [`memory`] the allocations that fail
+//! the f64 CPU references; [`host`] the f64 Cholesky factor and solve on the host (for a
+//! factor to f64 accuracy); [`error`] the typed errors; [`memory`] the allocations that fail
 //! as errors. The rest is internal: `pub(crate)`,
 //! and public but hidden from these docs only with the `internals` feature (not API, nothing
 //! there is stable: for the program's debugger and reproduction, the benchmarks and the tests
@@ -146,6 +147,7 @@ mod cpu;
 pub mod error;
 mod format;
 pub mod gpu;
+pub mod host;
 /// Not part of the API: the `Gpu` internals as a trait, with the `internals` feature only.
 #[cfg(feature = "internals")]
 #[doc(hidden)]
@@ -158,6 +160,7 @@ pub mod memory;
 mod options;
 pub mod reference;
 mod scaling;
+pub mod symmetric;
 pub mod tuning;
 
 pub use batched::{Batch, BatchFactor, BatchOptions, BatchSolution, Failure};
@@ -178,4 +181,5 @@ pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, Timings};
 pub use matrix::{Element, Matrix, relative_error};
 pub use memory::OutOfMemory;
+pub use symmetric::{SymmetricView, Triangle};
 pub use tuning::{KernelShape, Tuning};

@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use symraster::{
     Format, InverseMethod, InvertOptions, Matrix, Method, Options, Solution, SolveOptions,
+    SymmetricView, Triangle,
 };
 
 use errors::{Names, finish, finish_as};
@@ -220,7 +221,8 @@ fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// The Cholesky factor of `a` (its lower triangle, or with `upper` its upper one) in `a`'s
-/// dtype: L lower, or with `upper` U = Lᵀ, the other triangle zero. Computed in float32.
+/// dtype: L lower, or with `upper` U = Lᵀ, the other triangle zero. float32 on the GPU;
+/// float64 to float64's accuracy on the host (`symraster::host::cholesky`, dpotrf's).
 #[pyfunction]
 fn cholesky<'py>(
     py: Python<'py>,
@@ -231,7 +233,13 @@ fn cholesky<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let opts = options(method, storage)?;
     let input = read_matrix(py, a, upper)?;
-    let double = matches!(input, Mat::F64(_));
+    if let Mat::F64(c) = input {
+        // On the worker too: it refuses a forked child, whose copy of the host's thread pool
+        // (rayon's, which faer uses) has no threads and would hang.
+        let (l, _) = finish(py, worker::run(py, move |_| symraster::host::cholesky(&c)))?;
+        let l = array_of(py, l).into_any();
+        return if upper { l.getattr("T") } else { Ok(l) };
+    }
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         let factor = match &input {
@@ -243,13 +251,28 @@ fn cholesky<'py>(
     });
     let (l, _) = finish(py, outcome)?;
     // U = Lᵀ as the transposed view of L: no copy.
-    let l = if double {
-        let l = py.detach(|| l.map(f64::from));
-        array_of(py, l).into_any()
-    } else {
-        array_of(py, l).into_any()
-    };
+    let l = array_of(py, l).into_any();
     if upper { l.getattr("T") } else { Ok(l) }
+}
+
+/// X with L·Lᵀ·X = B in float64 from the lower-triangular float64 `l` as given (its strict
+/// upper triangle unread) and the 2-D float64 `b`: LAPACK's dpotrs on the host.
+#[pyfunction]
+fn cho_solve_f64<'py>(
+    py: Python<'py>,
+    l: PyReadonlyArray2<'py, f64>,
+    b: PyReadonlyArray2<'py, f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (l, b) = (l.as_array(), b.as_array());
+    let copied =
+        py.detach(|| Ok::<_, symraster::Error>((matrix_of(l, false)?, matrix_of(b, false)?)));
+    let (l, b) = copied.map_err(|e| errors::to_py(py, e))?;
+    // On the worker, as `cholesky`'s float64 factor.
+    let (x, _) = finish(
+        py,
+        worker::run(py, move |_| symraster::host::cholesky_solve(&l, &b)),
+    )?;
+    Ok(array_of(py, x))
 }
 
 /// Factors `a` (as [`cholesky`] reads it) and keeps the factor on the worker (on the GPU for
@@ -357,6 +380,26 @@ fn spd_solve<'py>(
         gpu: options(method, storage)?,
         ..SolveOptions::default()
     };
+    if let Ok(array) = a.extract::<PyReadonlyArray2<'py, f64>>()
+        && let Some((lent, order, stride, triangle, swapped)) = lend(&array, upper)
+    {
+        // C read where it lies: no copy (the array stays borrowed until `run` returns).
+        let b = match read_vector(py, b)? {
+            Vector::F64(b) => b,
+            Vector::F32(b) => b.iter().map(|&v| f64::from(v)).collect(),
+        };
+        let outcome = worker::run(py, move |state| {
+            let gpu = state.gpu()?;
+            // SAFETY: inside the job of this `run`, while `array` is borrowed (see `Lent`).
+            let data = unsafe { lent.get() };
+            let c = SymmetricView::new(data, order, stride, triangle)?;
+            gpu.spd_solve_view(c, &b, solve)
+        });
+        drop(array);
+        let (s, seconds) = finish_as(py, outcome, Names::Spd { upper: swapped })?;
+        let d = solution_dict(py, &s, seconds)?;
+        return Ok((Array1::from_vec(s.x).into_pyarray(py), d));
+    }
     let (c, b) = (read_matrix(py, a, upper)?, read_vector(py, b)?);
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
@@ -373,6 +416,75 @@ fn spd_solve<'py>(
     let (s, seconds) = finish_as(py, outcome, Names::Spd { upper })?;
     let d = solution_dict(py, &s, seconds)?;
     Ok((Array1::from_vec(s.x).into_pyarray(py), d))
+}
+
+/// Whether every value of a float32 or float64 array (any shape and strides) is finite, as
+/// scipy's `check_finite` asks: one pass over all cores with the GIL released for a
+/// contiguous array, and no temporary (numpy's `isfinite(a).all()` makes a boolean array).
+#[pyfunction]
+fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<bool> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    fn check<T: Copy + Into<f64> + Sync>(
+        py: Python<'_>,
+        view: numpy::ndarray::ArrayViewD<'_, T>,
+    ) -> bool {
+        match view.as_slice_memory_order() {
+            Some(s) => py.detach(|| {
+                s.par_chunks(CHUNK)
+                    .all(|c| c.iter().all(|&v| v.into().is_finite()))
+            }),
+            None => view.iter().all(|&v| v.into().is_finite()),
+        }
+    }
+    if let Ok(a) = a.extract::<numpy::PyReadonlyArrayDyn<'_, f64>>() {
+        Ok(check(py, a.as_array()))
+    } else if let Ok(a) = a.extract::<numpy::PyReadonlyArrayDyn<'_, f32>>() {
+        Ok(check(py, a.as_array()))
+    } else {
+        Err(PyTypeError::new_err(
+            "expected a float32 or float64 numpy array",
+        ))
+    }
+}
+
+/// A square float64 array lent as C by the triangle scipy's `lower` names, where its rows (or,
+/// for a Fortran-ordered array, its columns) are contiguous: the lent values, the order, the
+/// row stride, the triangle of those rows read, and whether positions in the library's
+/// messages are transposed from the array's. `None`: the array is copied instead.
+fn lend(
+    array: &PyReadonlyArray2<'_, f64>,
+    upper: bool,
+) -> Option<(worker::Lent, usize, usize, Triangle, bool)> {
+    let view = array.as_array();
+    let (rows, cols) = view.dim();
+    if rows != cols || rows == 0 {
+        return None;
+    }
+    let (rs, cs) = (view.strides()[0], view.strides()[1]);
+    let named = if upper {
+        Triangle::Upper
+    } else {
+        Triangle::Lower
+    };
+    let other = if upper {
+        Triangle::Lower
+    } else {
+        Triangle::Upper
+    };
+    // Rows contiguous: a as stored. Columns contiguous: aᵀ's rows, whose other triangle is
+    // a's named one.
+    let (stride, triangle, swapped) = if cs == 1 && rs >= cols as isize {
+        (rs as usize, named, false)
+    } else if rs == 1 && cs >= rows as isize {
+        (cs as usize, other, true)
+    } else {
+        return None;
+    };
+    let len = (rows - 1) * stride + cols;
+    // SAFETY: the view's first element and the extent its non-negative strides cover.
+    let data = unsafe { std::slice::from_raw_parts(view.as_ptr(), len) };
+    Some((worker::Lent::new(data), rows, stride, triangle, swapped))
 }
 
 /// min ‖diag(√w)(y − x·β)‖₂ with x observations × unknowns (read as the library's A = xᵀ),
@@ -487,6 +599,7 @@ fn sign<'py>(
     d.set_item("iterations", s.iterations)?;
     d.set_item("residual", s.residual)?;
     d.set_item("commutation", s.commutation)?;
+    d.set_item("fallback", s.fallback)?;
     d.set_item("api_seconds", seconds)?;
     Ok((array_of(py, s.s), d))
 }
@@ -540,6 +653,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(cholesky, m)?)?;
+    m.add_function(wrap_pyfunction!(cho_solve_f64, m)?)?;
+    m.add_function(wrap_pyfunction!(all_finite, m)?)?;
     m.add_function(wrap_pyfunction!(factor, m)?)?;
     m.add_function(wrap_pyfunction!(factor_from_l, m)?)?;
     m.add_function(wrap_pyfunction!(factor_solve, m)?)?;

@@ -119,6 +119,38 @@ where
     })
 }
 
+/// A caller's f64 array lent to one job of [`run`] without a copy. `run` returns only once
+/// its job has finished or was dropped unrun (the job owns the sender its answer goes back
+/// by), so the caller's borrow, held across the `run` call, outlives every use inside it.
+pub struct Lent {
+    ptr: *const f64,
+    len: usize,
+}
+
+// SAFETY: the pointer is only read, inside the one job `run` waits for (see `Lent`).
+unsafe impl Send for Lent {}
+
+impl Lent {
+    /// Lends `data` to the next [`run`] of this thread.
+    pub fn new(data: &[f64]) -> Self {
+        Self {
+            ptr: data.as_ptr(),
+            len: data.len(),
+        }
+    }
+
+    /// The lent values.
+    ///
+    /// # Safety
+    /// Only inside the job of the [`run`] call made while the borrow given to [`Lent::new`]
+    /// is alive (and nothing writes the array meanwhile, as for scipy's own calls that
+    /// release the GIL).
+    pub unsafe fn get(&self) -> &[f64] {
+        // SAFETY: as the caller promises, the borrow outlives this job.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
 /// Sends `f` to the worker without waiting (dropping a kept factor).
 pub fn post<F>(f: F)
 where

@@ -161,7 +161,13 @@ def _real(a, name, rule=_lapack_dtype):
 
 
 def _finite(a, check_finite):
-    if check_finite and not np.isfinite(a).all():
+    if not check_finite:
+        return
+    if a.dtype in (np.float32, np.float64):
+        finite = _native.all_finite(a)  # all cores, no boolean temporary
+    else:
+        finite = np.isfinite(a).all()
+    if not finite:
         raise ValueError("array must not contain infs or NaNs")
 
 
@@ -291,25 +297,25 @@ def _solve32(fid, r):
 def _refine(matvec, fid, b, max_iter=30):
     """Mixed-precision iterative refinement (Algorithm 1, dsposv's loop) of C·X = B (B 2-D
     float64): corrections from the float32 factor ``fid``, residuals in float64 through
-    ``matvec``; stops at the normwise backward error √m·2⁻⁵³ or when corrections stop
-    shrinking. Returns (X, converged)."""
+    ``matvec``; stops at the backward error √m·2⁻⁵³ of the system equilibrated to a unit
+    diagonal (S·C·S·(S⁻¹X) = S·B, as LAPACK's expert drivers judge it: every unknown counts
+    whatever its units) or when corrections stop shrinking. Returns (X, converged)."""
     m = b.shape[0]
     tolerance = np.sqrt(m) * np.finfo(np.float64).eps
+    s = matvec.equilibration[:, None]
     x = _solve32(fid, b)
-    b_norm = np.max(np.abs(b), axis=0)
-    c_norm = None
+    b_norm = np.max(np.abs(b * s), axis=0)
     previous = np.inf
     for _ in range(max_iter):
         r = b - matvec(x)
-        if c_norm is None:
-            c_norm = matvec.norm_inf
         eta = np.max(
-            np.max(np.abs(r), axis=0) / (c_norm * np.max(np.abs(x), axis=0) + b_norm + 1e-300)
+            np.max(np.abs(r * s), axis=0)
+            / (matvec.norm_inf * np.max(np.abs(x / s), axis=0) + b_norm + 1e-300)
         )
         if eta <= tolerance:
             return x, True
         dx = _solve32(fid, r)
-        step = float(np.max(np.abs(dx)))
+        step = float(np.max(np.abs(dx / s)))
         if not step < 0.5 * previous and previous != np.inf:
             return x, False
         previous = step
@@ -318,25 +324,24 @@ def _refine(matvec, fid, b, max_iter=30):
 
 
 class _Product:
-    """x ↦ C·x for a dense C in float64, with ‖C‖∞."""
+    """x ↦ C·x for a dense C in float64, with the powers of two S that bring C's diagonal near
+    1 (dpoequ's, exact) and ‖S·C·S‖∞."""
 
     def __init__(self, c):
         self.c = c
-        self.norm_inf = float(np.max(np.sum(np.abs(c), axis=1))) if c.size else 0.0
+        d = np.diag(c)
+        if d.size and np.all(d > 0) and np.all(np.isfinite(d)):
+            self.equilibration = np.ldexp(1.0, -np.round(np.log2(d) / 2).astype(int))
+        else:
+            self.equilibration = np.ones(d.size)
+        e = self.equilibration
+        magnitudes = np.abs(c)
+        # ‖C‖∞, and ‖S·C·S‖∞ = max_i s_i·(|C|·s)_i.
+        self.norm = float(np.max(np.sum(magnitudes, axis=1))) if c.size else 0.0
+        self.norm_inf = float(np.max(e * (magnitudes @ e))) if c.size else 0.0
 
     def __call__(self, x):
         return self.c @ x
-
-
-class _Factored:
-    """x ↦ L·(Lᵀ·x) for a triangular L in float64, with ‖L·Lᵀ‖∞ bounded by ‖L‖∞·‖Lᵀ‖∞."""
-
-    def __init__(self, l):
-        self.l = l
-        self.norm_inf = float(np.max(np.sum(np.abs(l), axis=1)) * np.max(np.sum(np.abs(l), axis=0)))
-
-    def __call__(self, x):
-        return self.l @ (self.l.T @ x)
 
 
 def _right_side(b, m, name="b", rule=_lapack_dtype, check_finite=True):
@@ -359,21 +364,24 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True, *, return_in
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
     l = np.tril(c) if lower else np.triu(c).T
+    b2 = b.reshape(m, -1)
+    if dtype == np.float64:
+        # dpotrs: the factor as given, in float64 on the host.
+        x = _native.cho_solve_f64(np.ascontiguousarray(l, dtype=np.float64),
+                                  np.ascontiguousarray(b2, dtype=np.float64))
+        return x.reshape(b.shape)
     fid = _native.factor_from_l(np.asarray(l, dtype=np.float32))
     try:
-        b2 = b.reshape(m, -1)
-        if dtype == np.float32:
-            x, _ = _native.factor_solve(fid, np.asarray(b2 * _pow2_scale(b2), np.float32))
-            x = x / np.float32(_pow2_scale(b2))
-        else:
-            x, converged = _refine(_Factored(l.astype(np.float64)), fid, b2.astype(np.float64))
-            if not converged:
-                warnings.warn(
-                    "cho_solve: the float32 copy of the factor is too ill-conditioned for "
-                    "refinement to reach float64 accuracy", AccuracyWarning, stacklevel=2)
+        s = _pow2_scale(b2)
+        x, _ = _native.factor_solve(fid, np.asarray(b2 * s, np.float32))
+        x = x / np.float32(s)
     finally:
         _native.factor_drop(fid)
     return x.astype(dtype, copy=False).reshape(b.shape)
+
+
+def _no_op():
+    pass
 
 
 class Cholesky:
@@ -387,11 +395,25 @@ class Cholesky:
             raise ValueError("a is empty (0x0); a Cholesky factor needs at least one row")
         self.dtype = a.dtype
         self.lower = bool(lower)
-        (self._id, self.order, self.method, self.storage, self.on_gpu) = _native.factor(
-            a, not lower, method, storage)
-        self._finalizer = weakref.finalize(self, _native.factor_drop, self._id)
         # float64: C itself, for the refinement that makes solves float64-accurate.
         self._c = _Product(_symmetric(a, lower)) if a.dtype == np.float64 else None
+        self._l64 = None
+        try:
+            (self._id, self.order, self.method, self.storage, self.on_gpu) = _native.factor(
+                a, not lower, method, storage)
+        except NotPositiveDefiniteError:
+            raise
+        except NumericalError:
+            if self._c is None:
+                raise
+            # Positive definite but beyond float32 (too ill-conditioned, or out of its
+            # range): the float64 factor on the host alone, as dsposv falls back.
+            self._id, self.order, self.method, self.storage, self.on_gpu = (
+                None, a.shape[0], "host", "full", False)
+            self._double_factor()
+            self._finalizer = weakref.finalize(self, _no_op)
+            return
+        self._finalizer = weakref.finalize(self, _native.factor_drop, self._id)
 
     def __repr__(self):
         return (f"Cholesky(order={self.order}, dtype={self.dtype}, method={self.method!r}, "
@@ -410,25 +432,40 @@ class Cholesky:
             return np.empty(b.shape, dtype=dtype)
         b2 = b.reshape(self.order, -1)
         if self._c is not None:
-            x, converged = _refine(self._c, fid, b2.astype(np.float64))
+            x, converged = ((None, False) if fid is None
+                            else _refine(self._c, fid, b2.astype(np.float64)))
             if not converged:
-                warnings.warn(
-                    "Cholesky.solve: refinement with the float32 factor did not reach float64 "
-                    "accuracy (the matrix is too ill-conditioned); use solve(a, b, "
-                    "assume_a='pos'), which falls back to a float64 factor",
-                    AccuracyWarning, stacklevel=2)
+                # Too ill-conditioned for the float32 factor: dsposv's fallback, the float64
+                # factor (computed once, kept).
+                x = _native.cho_solve_f64(self._double_factor(), b2.astype(np.float64))
         else:
             x = _solve32(fid, b2)
         return x.astype(dtype, copy=False).reshape(b.shape)
 
+    def _double_factor(self):
+        """L in float64 (dpotrf on the host), computed on first use and kept."""
+        if self._l64 is None:
+            self._l64 = _native.cholesky(self._c.c, False, "auto", "full")
+        return self._l64
+
     @property
     def factor(self):
-        """L (``lower=True``) or U = Lᵀ, in the input's dtype (float32 accuracy)."""
-        l = _native.factor_l(self._live()).astype(self.dtype, copy=False)
+        """L (``lower=True``) or U = Lᵀ in the input's dtype: float64 to float64's accuracy
+        (dpotrf on the host), float32 the GPU's."""
+        if self._c is not None:
+            self._live()
+            l = self._double_factor()
+        else:
+            l = _native.factor_l(self._live()).astype(self.dtype, copy=False)
         return l if self.lower else l.T
 
     def inv(self):
-        """C⁻¹ through the factor (float32 accuracy), in the input's dtype."""
+        """C⁻¹ in the input's dtype: float64 as ``inv(a, assume_a="pos")`` (refined to
+        float64's accuracy), float32 through the GPU's factor."""
+        if self._c is not None:
+            self._live()
+            x, _ = _native.invert(self._c.c, True, False, False)
+            return x
         return _native.factor_inverse(self._live()).astype(self.dtype, copy=False)
 
     def close(self):
@@ -528,8 +565,16 @@ def _pos_solve(a, b, lower, method, storage):
     b64 = b.astype(np.float64)
     try:
         factor = Cholesky(a, lower, method=method, storage=storage, check_finite=False)
-    except NotPositiveDefiniteError:
-        factor = None  # maybe SPD in float64 still: spd_solve's fallback decides
+    except NumericalError:
+        factor = None  # maybe SPD in float64 still, or out of float32's range: spd_solve decides
+    if factor is not None and factor._id is None:
+        # float64 beyond float32: the float64 factor alone; ‖a⁻¹‖₁ through it.
+        with factor:
+            x = factor.solve(b64)
+            l = factor._double_factor()
+            inverse_norm = _inverse_norm_1(
+                lambda v: _native.cho_solve_f64(l, np.ascontiguousarray(v)), m)
+            return x, factor._c.norm * inverse_norm
     if factor is not None:
         with factor:
             c = factor._c if factor._c is not None else _Product(
@@ -539,7 +584,7 @@ def _pos_solve(a, b, lower, method, storage):
                 # κ₁(a) = ‖a‖₁·‖a⁻¹‖₁, ‖a⁻¹‖₁ estimated through the float32 factor (which the
                 # convergence shows is good enough for an estimate).
                 fid = factor._id
-                return x, c.norm_inf * _inverse_norm_1(lambda v: _solve32(fid, v), m)
+                return x, c.norm * _inverse_norm_1(lambda v: _solve32(fid, v), m)
     solved = [
         _native.spd_solve(a, _same(b[:, j], b.dtype), not lower, method, storage)
         for j in range(b.shape[1])

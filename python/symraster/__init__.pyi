@@ -25,12 +25,15 @@ member's result NaN. Inside Dask and xarray (``map_blocks``, ``apply_ufunc(...,
 dask="parallelized")``) each block is such a stack; ``symraster.dask`` and
 ``use_device`` give each worker process its GPU (docs/scaling-out.md).
 
-Precision: the GPU computes in float32. ``solve`` (every ``assume_a``), ``cho_solve`` of a
-float64 factor, ``Cholesky.solve`` of a float64 matrix, ``inv``, ``signm``,
-``solve_continuous_lyapunov`` and ``weighted_lstsq`` refine in float64 and give float64
-accuracy for float64 input (up to the condition number); ``cholesky``, ``cho_factor`` and
-``syrk`` return the float32 GPU result in the input's dtype (float32 accuracy, about
-κ·6e-8 relative, for float64 input too).
+Precision: float64 in gives float64-accurate out, as scipy's (up to the condition number);
+float32 in keeps float32's semantics. The GPU computes in float32: ``solve`` (every
+``assume_a``), ``Cholesky.solve`` of a float64 matrix, ``inv``, ``signm``,
+``solve_continuous_lyapunov`` and ``weighted_lstsq`` refine its results in float64, falling
+back to float64 on the host where refinement cannot reach float64 accuracy. A float64 factor
+itself (``cholesky``, ``cho_factor``, ``Cholesky.factor``) is computed in float64 on the host
+(LAPACK's dpotrf, all cores) and ``cho_solve`` of a float64 factor solves with it as given in
+float64 (dpotrs); their float32 forms run on the GPU. ``syrk`` returns the float32 GPU
+product in the input's dtype (float32 accuracy).
 
 Errors: a matrix that is not positive definite raises ``NotPositiveDefiniteError`` (a
 ``numpy.linalg.LinAlgError``) with ``.column``, the first failing column, 0-based (LAPACK's
@@ -97,8 +100,9 @@ class DeviceError(RuntimeError):
     install ``libegl1 libegl-mesa0 libgl1-mesa-dri`` or the GPU vendor's driver)."""
 
 class AccuracyWarning(RuntimeWarning):
-    """A float64 result did not reach float64 accuracy: refinement with the float32 factor
-    did not converge (the matrix is too ill-conditioned for it)."""
+    """A float64 result did not reach float64 accuracy. The functions fall back to float64
+    where refinement stalls, so none warns with it now; kept for filters written against
+    it."""
 
 class LinAlgWarning(RuntimeWarning):
     """An ill-conditioned matrix: ``solve`` and ``inv`` warn with it where scipy's do, when the
@@ -140,8 +144,10 @@ def cholesky(
     Returns U with ``a = U.T @ U`` (default) or, with ``lower=True``, L with ``a = L @ L.T``;
     the other triangle is zero. Only the triangle named by ``lower`` is read. The result has
     the input's dtype (float32 for float32, float64 for float64 and the wider integers) and
-    float32 accuracy: the factor is computed on the GPU in float32. ``overwrite_a`` is
-    accepted and ignored (the input is never modified).
+    its accuracy: float32 is factored on the GPU, float64 in float64 on the host (LAPACK's
+    dpotrf on all cores, each row and column scaled by a power of two first, so any scale
+    and grading factors wherever the factor fits). ``overwrite_a`` is accepted and ignored
+    (the input is never modified).
 
     Raises ``NotPositiveDefiniteError`` (a ``LinAlgError``, ``.column`` 0-based) when the
     matrix is not positive definite, ``ValueError`` for a non-square or non-finite input.
@@ -171,8 +177,8 @@ def cho_factor(
     """``(c, lower)`` for ``cho_solve``, as ``scipy.linalg.cho_factor``: ``c`` holds the factor
     in the triangle named by ``lower`` and ``a``'s own entries in the other (scipy's "random
     data"). With ``overwrite_a=True`` and a writeable array of the computing dtype, ``a``
-    itself is overwritten and returned. The factor carries float32 accuracy; ``cho_solve``
-    refines float64 solves against it.
+    itself is overwritten and returned. The factor has ``cholesky``'s accuracy: float64's for
+    float64 input, float32's for float32.
 
     A stack (..., n, n) is factored as ``cholesky`` factors it, and ``lower`` comes back as
     scipy's does then: a bool array of the batch shape, which ``cho_solve`` takes.
@@ -188,10 +194,9 @@ def cho_solve(
 ) -> Union[NDArray[np.floating], Tuple[NDArray[np.floating], NDArray[np.int32]]]:
     """x with ``(L @ L.T) @ x = b`` from a factor ``(c, lower)``, as ``scipy.linalg.cho_solve``
     (only the factor's triangle of ``c`` is read; it may come from scipy too). ``b`` is 1-D
-    or 2-D; x has its shape and the common dtype. float32: one float32 solve. float64: the
-    float32 solve refined in float64 against the factor itself, so x is float64-accurate for
-    the matrix the float64 factor represents (an ``AccuracyWarning`` where the factor is too
-    ill-conditioned for float32).
+    or 2-D; x has its shape and the common dtype. float32: one float32 solve on the GPU.
+    float64: the two triangular solves with the factor as given, in float64 on the host
+    (LAPACK's dpotrs), so x is as accurate as scipy's from the same factor.
 
     Stacks: ``c`` (..., n, n) (``lower`` a bool or a bool array of its batch shape, as
     ``cho_factor`` of a stack returns it) and ``b`` (n,) for every member or (..., n, k),
@@ -236,8 +241,10 @@ def solve(
     and ``"sym"``, estimated for ``"pos"``) is below the machine epsilon of x's dtype, warns
     ``LinAlgWarning`` ("Ill-conditioned matrix (rcond=...): result may not be accurate."),
     as scipy does. Unlike scipy, ``"pos"`` raises ``NumericalError`` ("a is singular to double
-    precision") rather than return a result for a float64 matrix whose condition estimate
-    reaches 1/ε ≈ 4.5e15 (the same threshold), and the GPU's float32 LU raises
+    precision") rather than return a result for a float64 matrix whose condition, judged as
+    LAPACK's expert driver dposvx judges it (a scaled to a unit diagonal, so graded matrices
+    whose unknowns have different units count as well conditioned), reaches 1/ε ≈ 4.5e15,
+    and the GPU's float32 LU raises
     ``NumericalError`` for a matrix singular to single precision.
 
     Stacks, as scipy's (≥ 1.15) ``solve``: ``a`` (..., n, n) and ``b`` (n,) (one right side for
@@ -264,7 +271,9 @@ def inv(
     """``a``⁻¹, as ``scipy.linalg.inv``: general (Gauss-Jordan with partial pivoting on the
     GPU) or, with ``assume_a="pos"``, SPD through the GPU Cholesky (the triangle named by
     ``lower`` read; ``NotPositiveDefiniteError`` if it is not), refined by Newton-Schulz steps
-    in float64 (float64 accuracy for a well-conditioned float64 input); ``"sym"`` inverts the
+    in float64 on the GPU until they reach float64's rounding (float64 accuracy for float64
+    input; where the float32 inverse is too far off for them, the float64 inverse on the
+    host, refined the same way); ``"sym"`` inverts the
     symmetric matrix from that triangle. A singular or too ill-conditioned matrix raises
     ``NumericalError`` (a ``LinAlgError``); where the result comes back with 1/κ₁(a) below
     the machine epsilon of its dtype, ``LinAlgWarning`` as scipy's ``inv``.
@@ -431,12 +440,17 @@ class Cholesky:
         check_finite: bool = True,
     ) -> None: ...
     def solve(self, b: ArrayLike, check_finite: bool = True) -> NDArray[np.floating]:
-        """x with ``a @ x = b``, b 1-D or 2-D."""
+        """x with ``a @ x = b``, b 1-D or 2-D. float64: refined in float64 from the GPU's
+        float32 factor; where that stalls (a too ill-conditioned for float32), solved with
+        the float64 factor instead (computed once on the host and kept), as dsposv falls
+        back."""
     @property
     def factor(self) -> NDArray[np.floating]:
-        """L (``lower=True``) or U = Lᵀ, in the input's dtype (float32 accuracy)."""
+        """L (``lower=True``) or U = Lᵀ in the input's dtype: float64's accuracy for float64
+        (dpotrf on the host, computed once), float32's (the GPU's factor) for float32."""
     def inv(self) -> NDArray[np.floating]:
-        """a⁻¹ through the factor (float32 accuracy)."""
+        """a⁻¹: float64 as ``inv(a, assume_a="pos")`` (float64 accuracy), float32 through the
+        GPU's factor (float32 accuracy)."""
     def close(self) -> None:
         """Frees the factor now; later use raises ``ValueError``."""
     def __enter__(self) -> "Cholesky": ...

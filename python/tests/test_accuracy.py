@@ -164,3 +164,40 @@ def test_two_right_sides_of_a_tiny_matrix_solve_as_one_does():
     want = np.column_stack([la.solve(c, b[:, j], assume_a="pos") for j in range(2)])
     assert forward(x, want) < 1e-13
     assert forward(x, sla.solve(c, b, assume_a="pos")) < 1e-12
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "wide-rows"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_solve_pos_reads_the_named_triangle_in_any_layout(layout, lower):
+    m = 37
+    c = spd(m, 1e3, 20)
+    b = np.random.default_rng(21).standard_normal(m)
+    # NaN in the triangle not named: it must never be read.
+    stored = np.tril(c) if lower else np.triu(c)
+    stored[~(np.tri(m, dtype=bool) if lower else np.tri(m, dtype=bool).T)] = np.nan
+    if layout == "F":
+        a = np.asfortranarray(stored)
+    elif layout == "strided":
+        big = np.full((m, 2 * m), np.inf)
+        big[:, ::2] = stored
+        a = big[:, ::2]  # columns two apart: copied, not lent
+    elif layout == "wide-rows":
+        big = np.full((m, m + 5), np.inf)
+        big[:, :m] = stored
+        a = big[:, :m]  # rows m + 5 apart: lent as they lie
+    else:
+        a = stored
+    x = la.solve(a, b, lower=lower, assume_a="pos", check_finite=False)
+    assert forward(x, exact_solution(c, b)) < 1e-12
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_a_non_finite_entry_is_named_where_the_caller_put_it(layout, lower):
+    m = 6
+    a = spd(m, 10.0, 22)
+    i, j = (4, 1) if lower else (1, 4)
+    a[i, j] = np.inf
+    a = np.asfortranarray(a) if layout == "F" else a
+    with pytest.raises(ValueError, match=rf"row {i}, column {j}"):
+        la.solve(a, np.ones(m), lower=lower, assume_a="pos", check_finite=False)

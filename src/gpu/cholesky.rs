@@ -12,6 +12,7 @@ use crate::matrix::{
     Element, Matrix, check_finite, check_finite_lower, check_finite_vec, check_square,
 };
 use crate::scaling::{exponent_of, times_power_of_two};
+use crate::symmetric::SymmetricView;
 
 impl Gpu {
     /// The Cholesky factor of the symmetric positive definite `c` (Algorithm 5, or the blocked
@@ -373,7 +374,7 @@ fn diagnose_in_double(c: &Matrix<f64>, single_column: usize) -> Error {
     let m = c.rows();
     let s = scale_exponent((0..m).map(|j| c[(j, j)]));
     let scale = times_power_of_two(1.0, 2 * s);
-    let factor = match DoubleFactor::of_symmetric(c, scale) {
+    let factor = match DoubleFactor::of_symmetric(&SymmetricView::lower(c), scale) {
         Ok(factor) => factor,
         Err(e) => return unscale_pivot(e, s),
     };

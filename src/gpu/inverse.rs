@@ -65,7 +65,9 @@ impl Gpu {
         crate::inverse::check_method(options.kind, options.method, options.storage)?;
         let a: Matrix<f64> = a.map(Into::into);
         if options.kind == Kind::Spd
-            && let Some(k) = super::spd_solve::equilibration(&a)
+            && a.rows() == a.cols()
+            && let Some(k) =
+                super::spd_solve::equilibration(&crate::symmetric::SymmetricView::lower(&a))
         {
             // A graded SPD M (dposvx's rule): M⁻¹ = S·(S·M·S)⁻¹·S with S = diag(2^k_j) bringing
             // M's diagonal near 1 (exact), so that the residual test and the refinement judge

@@ -7,17 +7,15 @@ use super::least_squares::SINGLE_CONDITION_LIMIT;
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
 use super::phases::Phases;
 use super::{Cholesky, Gpu, Method};
-use crate::error::{Error, NumericalError, Result};
+use crate::error::{Error, InputError, NumericalError, Result};
 use crate::least_squares::double::{Scaled, solve_in_double};
-use crate::least_squares::symmetric_norm_1;
 use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, SymmetricEquations, Timings, check_pivots,
     refine, single_factor_failure,
 };
-use crate::matrix::{
-    Element, Matrix, check_finite_lower, check_finite_vec, check_non_empty, check_square,
-};
+use crate::matrix::{Element, Matrix, check_finite_vec, check_non_empty, check_square};
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
+use crate::symmetric::{SymmetricView, Triangle};
 use std::time::Instant;
 
 impl Gpu {
@@ -52,13 +50,54 @@ impl Gpu {
         options: SolveOptions,
     ) -> Result<Solution> {
         let (c, b) = (double(c), double_vec(b));
-        let (c, b) = (&*c, &b[..]);
+        check_non_empty("C", &*c)?;
+        check_square("C", &*c, "(a symmetric matrix)")?;
+        self.spd_solve_view(SymmetricView::lower(&c), &b, options)
+    }
+
+    /// [`Gpu::spd_solve`] of C borrowed where it lies, by the triangle `c` names (as LAPACK's
+    /// UPLO): no copy of C is made (a caller's array, a numpy array, a block of a larger
+    /// matrix); the triangle not named is never read.
+    ///
+    /// ```
+    /// use symraster::{Gpu, SolveOptions, SymmetricView, Triangle};
+    /// let gpu = Gpu::new()?;
+    /// // C = [[4, 1], [1, 3]] by its upper triangle; the lower one is garbage.
+    /// let data = [4.0, 1.0, f64::NAN, 3.0];
+    /// let c = SymmetricView::new(&data, 2, 2, Triangle::Upper)?;
+    /// let s = gpu.spd_solve_view(c, &[5.0, 4.0], SolveOptions::default())?;
+    /// assert!((s.x[0] - 1.0).abs() < 1e-14 && (s.x[1] - 1.0).abs() < 1e-14);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn spd_solve_view(
+        &self,
+        c: SymmetricView<'_>,
+        b: &[f64],
+        options: SolveOptions,
+    ) -> Result<Solution> {
         let options = &options;
         options.validate()?;
-        check_non_empty("C", c)?;
-        check_square("C", c, "(a symmetric matrix)")?;
-        check_finite_lower("C (lower triangle)", c)?;
-        let m = c.rows();
+        let m = c.order();
+        if m == 0 {
+            return Err(InputError::Empty {
+                input: "C".into(),
+                rows: 0,
+                cols: 0,
+            }
+            .into());
+        }
+        if let Some((i, j, value)) = c.first_non_finite() {
+            let triangle = match c.triangle() {
+                Triangle::Lower => "lower",
+                Triangle::Upper => "upper",
+            };
+            return Err(InputError::NonFinite {
+                input: format!("C ({triangle} triangle)"),
+                position: format!("row {i}, column {j} (0-based)"),
+                value,
+            }
+            .into());
+        }
         if b.len() != m {
             return Err(Error::shape(format!(
                 "C is {m}x{m}, so b needs {m} entries, but has {}",
@@ -66,11 +105,11 @@ impl Gpu {
             )));
         }
         check_finite_vec("b", b)?;
-        if let Some(k) = equilibration(c) {
-            return self.spd_solve_equilibrated(c, b, &k, options);
+        if let Some(k) = equilibration(&c) {
+            return self.spd_solve_equilibrated(&c, b, &k, options);
         }
         // b by a power of two into [1, 2) (exact), as the least-squares solve does.
-        with_scaled_rhs(b, |scaled_b| self.spd_solve_scaled(c, scaled_b, options))
+        with_scaled_rhs(b, |scaled_b| self.spd_solve_scaled(&c, scaled_b, options))
     }
 
     /// [`Gpu::spd_solve`] of a graded C (LAPACK's dposvx rule: a diagonal spanning more than
@@ -81,19 +120,20 @@ impl Gpu {
     /// Costs one f64 copy of C's lower triangle.
     fn spd_solve_equilibrated(
         &self,
-        c: &Matrix<f64>,
+        c: &SymmetricView<'_>,
         b: &[f64],
         k: &[i32],
         options: &SolveOptions,
     ) -> Result<Solution> {
-        let m = c.rows();
+        let m = c.order();
         let scaled = Matrix::from_fn(m, m, |i, j| {
             if i >= j {
-                times_power_of_two(c[(i, j)], k[i] + k[j])
+                times_power_of_two(c.get(i, j), k[i] + k[j])
             } else {
                 0.0
             }
         });
+        let scaled = SymmetricView::lower(&scaled);
         let b: Vec<f64> = b
             .iter()
             .zip(k)
@@ -123,20 +163,20 @@ impl Gpu {
     /// [`Gpu::spd_solve`] for b already scaled (max |b| in [1, 2) or b = 0).
     fn spd_solve_scaled(
         &self,
-        c: &Matrix<f64>,
+        c: &SymmetricView<'_>,
         b: &[f64],
         options: &SolveOptions,
     ) -> Result<Solution> {
         let start = Instant::now();
         let mut phase = Phases::named("SPD solve", start);
-        let m = c.rows();
+        let m = c.order();
         let equations = SymmetricEquations::new(c, b);
         // C' = 4^s·C with its largest diagonal entry near 1 (exact): the matrix the factors
         // belong to.
-        let s = scale_exponent((0..m).map(|j| c[(j, j)]));
+        let s = scale_exponent((0..m).map(|j| c.get(j, j)));
         let exponent = 2 * s;
         let scale = times_power_of_two(1.0, exponent);
-        let scaled_diagonal: Vec<f64> = (0..m).map(|j| c[(j, j)] * scale).collect();
+        let scaled_diagonal: Vec<f64> = (0..m).map(|j| c.get(j, j) * scale).collect();
         let scaled = Scaled {
             exponent,
             diagonal: &scaled_diagonal,
@@ -153,7 +193,7 @@ impl Gpu {
             )
         };
         // ‖C‖₁ exactly, in one pass over the lower triangle: it also bounds every entry.
-        let norm_c = symmetric_norm_1(c);
+        let norm_c = c.norm_1();
         let norm_c_scaled = times_power_of_two(norm_c, exponent);
         phase.mark("checks, ‖C‖₁");
         let factored = (|| {
@@ -165,16 +205,12 @@ impl Gpu {
                 let f = self.cholesky_tiled_rows(
                     m,
                     format,
-                    |i, out| {
-                        for (o, &v) in out.iter_mut().zip(c.row(i)) {
-                            *o = (v * scale) as f32;
-                        }
-                    },
-                    |i, j| c[(i, j)],
+                    |i, out| c.lower_row_into(i, out, |v| (v * scale) as f32),
+                    |i, j| c.get(i, j),
                 )?;
                 Cholesky::device(f, format)
             } else {
-                let lower = c.lower_triangle().map(|v| v * scale);
+                let lower = c.to_lower().map(|v| v * scale);
                 let c32 = crate::matrix::to_single_precision(
                     "C (scaled and rounded to single precision for the GPU)",
                     &lower,
@@ -260,8 +296,8 @@ impl Gpu {
 /// Per-row exponents k_j with 4^k_j·C(j,j) near 1 where C's diagonal spans more than a
 /// factor of 100 (LAPACK's dposvx equilibrates below scond = 0.1) or lies where one power of
 /// four for all of C leaves f64, else `None`.
-pub(crate) fn equilibration(c: &Matrix<f64>) -> Option<Vec<i32>> {
-    let diagonal = (0..c.rows()).map(|j| c[(j, j)]);
+pub(crate) fn equilibration(c: &SymmetricView<'_>) -> Option<Vec<i32>> {
+    let diagonal = (0..c.order()).map(|j| c.get(j, j));
     let (low, high) = diagonal
         .clone()
         .fold((f64::INFINITY, 0.0f64), |(l, h), d| (l.min(d), h.max(d)));

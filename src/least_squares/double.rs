@@ -12,6 +12,7 @@ use crate::cpu;
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::scaling::{norm_inf, norm2, times_power_of_two};
+use crate::symmetric::SymmetricView;
 use faer::Mat;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
@@ -54,9 +55,9 @@ impl DoubleFactor {
 
     /// Factors C' = `scale`·C in f64 (C symmetric, its lower triangle read; `scale` a power of
     /// two). A pivot that is not positive is [`NumericalError::NotPositiveDefinite`].
-    pub(crate) fn of_symmetric(c: &Matrix<f64>, scale: f64) -> Result<Self> {
-        let m = c.rows();
-        let mut l = Mat::from_fn(m, m, |i, j| if i >= j { c[(i, j)] * scale } else { 0.0 });
+    pub(crate) fn of_symmetric(c: &SymmetricView<'_>, scale: f64) -> Result<Self> {
+        let m = c.order();
+        let mut l = Mat::from_fn(m, m, |i, j| if i >= j { c.get(i, j) * scale } else { 0.0 });
         cpu::cholesky_in_place(&mut l, faer::get_global_parallelism())?;
         Ok(Self {
             l,

@@ -43,7 +43,6 @@ pub(crate) use refinement::SymmetricEquations;
 pub(crate) fn refinement_residual(e: &impl refinement::Equations, x: &[f64]) -> Vec<f64> {
     e.residual(x)
 }
-pub(crate) use refinement::symmetric_norm_1;
 pub use refinement::{NormalEquations, Refinement, Stop, Stopping, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};

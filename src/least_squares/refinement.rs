@@ -5,6 +5,7 @@ use super::Criterion;
 use crate::error::{NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::scaling::{norm_inf, norm2};
+use crate::symmetric::SymmetricView;
 
 /// The normal equations C·x = g of min ‖D(b − Aᵀx)‖₂, C = AD²Aᵀ and g = AD²b, applied in f64
 /// straight from A and d (C is never formed: O(mn) per product).
@@ -102,105 +103,27 @@ impl Equations for NormalEquations<'_> {
 /// C·x = b for a symmetric C given by its lower triangle, applied in f64 (O(m²) per product,
 /// rows over all cores).
 pub(crate) struct SymmetricEquations<'a> {
-    c: &'a Matrix<f64>,
+    c: &'a SymmetricView<'a>,
     b: &'a [f64],
 }
 
 impl<'a> SymmetricEquations<'a> {
-    /// The system of C (lower triangle read) and b; the caller has checked the shapes.
-    pub(crate) fn new(c: &'a Matrix<f64>, b: &'a [f64]) -> Self {
+    /// The system of C (its stored triangle read) and b; the caller has checked the shapes.
+    pub(crate) fn new(c: &'a SymmetricView<'a>, b: &'a [f64]) -> Self {
         Self { c, b }
     }
 }
 
 impl Equations for SymmetricEquations<'_> {
     fn order(&self) -> usize {
-        self.c.rows()
+        self.c.order()
     }
     fn rhs(&self) -> &[f64] {
         self.b
     }
     fn apply(&self, x: &[f64]) -> Vec<f64> {
-        symmetric_lower_apply(self.c, x, |v| v)
+        self.c.apply(x, |v| v)
     }
-}
-
-/// y = S·x for the symmetric S with S(i, k) = g(C(i, k)), C's lower triangle read once, row by
-/// row: row i adds its dot product with x to y(i) and x(i) times itself to the y(k), k < i, of
-/// its task's own accumulator (the upper triangle's share), so every read is contiguous. Tasks
-/// take row ranges of about equal area over all cores; their accumulators are summed at the
-/// end. g = identity gives C·x; g = |·| with x = 1 gives C's column sums of magnitudes.
-pub(crate) fn symmetric_lower_apply(
-    c: &Matrix<f64>,
-    x: &[f64],
-    g: impl Fn(f64) -> f64 + Sync,
-) -> Vec<f64> {
-    use rayon::prelude::*;
-    let m = c.rows();
-    let tasks = (rayon::current_num_threads() * 4).clamp(1, m.max(1));
-    // Row r_t = m·√(t/tasks): the triangle above r_t holds a t/tasks share of the entries.
-    let bounds: Vec<usize> = (0..=tasks)
-        .map(|t| ((m as f64) * (t as f64 / tasks as f64).sqrt()).round() as usize)
-        .map(|r| r.min(m))
-        .collect();
-    let parts: Vec<(usize, Vec<f64>, Vec<f64>)> = (0..tasks)
-        .into_par_iter()
-        .map(|t| {
-            let (r0, r1) = (bounds[t], bounds[t + 1].max(bounds[t]));
-            let mut rows = vec![0.0; r1 - r0];
-            let mut columns = vec![0.0; r1];
-            for i in r0..r1 {
-                let row = &c.row(i)[..i];
-                let xi = x[i];
-                let mut sums = [0.0f64; 8];
-                let (head, tail) = row.split_at(row.len() - row.len() % 8);
-                for ((a, xs), acc) in head
-                    .chunks_exact(8)
-                    .zip(x[..head.len()].chunks_exact(8))
-                    .zip(columns[..head.len()].chunks_exact_mut(8))
-                {
-                    for l in 0..8 {
-                        let v = g(a[l]);
-                        sums[l] += v * xs[l];
-                        acc[l] += v * xi;
-                    }
-                }
-                let mut s: f64 = sums.iter().sum();
-                for (k, &a) in tail.iter().enumerate() {
-                    let k = head.len() + k;
-                    let v = g(a);
-                    s += v * x[k];
-                    columns[k] += v * xi;
-                }
-                rows[i - r0] = s + g(c[(i, i)]) * xi;
-            }
-            (r0, rows, columns)
-        })
-        .collect();
-    let mut y = vec![0.0; m];
-    for (r0, rows, _) in &parts {
-        y[*r0..r0 + rows.len()].copy_from_slice(rows);
-    }
-    for (_, _, columns) in &parts {
-        for (y, c) in y.iter_mut().zip(columns) {
-            *y += c;
-        }
-    }
-    y
-}
-
-/// ‖C‖₁ of the symmetric C given by its lower triangle, exactly (one pass; NaN propagates).
-pub(crate) fn symmetric_norm_1(c: &Matrix<f64>) -> f64 {
-    let ones = vec![1.0; c.rows()];
-    symmetric_lower_apply(c, &ones, f64::abs)
-        .into_iter()
-        .fold(0.0, |n, v| {
-            if n.is_nan() || v.is_nan() {
-                f64::NAN
-            } else {
-                n.max(v)
-            }
-        })
 }
 
 /// Why refinement stopped.
@@ -358,11 +281,12 @@ mod tests {
             // Garbage above the diagonal, which must not be read.
             let c = Matrix::from_fn(m, m, |i, j| if j > i { f64::NAN } else { full[(i, j)] });
             let x: Vec<f64> = (0..m).map(|i| (i as f64 * 0.37).sin()).collect();
-            let y = symmetric_lower_apply(&c, &x, |v| v);
+            let c = SymmetricView::lower(&c);
+            let y = c.apply(&x, |v| v);
             let norm: f64 = (0..m)
                 .map(|j| (0..m).map(|i| full[(i, j)].abs()).sum::<f64>())
                 .fold(0.0, f64::max);
-            assert!((symmetric_norm_1(&c) - norm).abs() <= 1e-12 * norm, "m {m}");
+            assert!((c.norm_1() - norm).abs() <= 1e-12 * norm, "m {m}");
             for i in 0..m {
                 let want: f64 = (0..m).map(|k| full[(i, k)] * x[k]).sum();
                 assert!((y[i] - want).abs() <= 1e-12 * norm, "m {m} row {i}");

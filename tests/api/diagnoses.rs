@@ -19,9 +19,11 @@ fn spd_with_eigenvalues(eigenvalues: &[f64], seed: u64) -> Matrix<f64> {
         .collect();
     for j in 0..m {
         for k in 0..j {
-            let dot: f64 = (0..m).map(|i| q[j][i] * q[k][i]).sum();
-            for i in 0..m {
-                q[j][i] -= dot * q[k][i];
+            let (done, rest) = q.split_at_mut(j);
+            let (qk, qj) = (&done[k], &mut rest[0]);
+            let dot: f64 = qj.iter().zip(qk).map(|(a, b)| a * b).sum();
+            for (a, b) in qj.iter_mut().zip(qk) {
+                *a -= dot * b;
             }
         }
         let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();

@@ -1,0 +1,305 @@
+//! A symmetric f64 matrix borrowed from the caller's memory by one stored triangle (as LAPACK
+//! reads UPLO): rows contiguous, any row stride, no copy. The SPD solve reads C through it, so
+//! a caller's array (a numpy array, a slice of a larger matrix) is used where it lies.
+
+use crate::error::{Error, InputError, Result};
+use crate::matrix::Matrix;
+
+/// Which triangle of the stored rows holds C (the other is never read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Triangle {
+    /// C(i, j) for j ≤ i: row i's entries 0..=i.
+    Lower,
+    /// C(i, j) for j ≥ i: row i's entries i..m.
+    Upper,
+}
+
+/// An order-m symmetric matrix read from one triangle of row-major storage: entry (i, j) of
+/// the storage is `data[i·stride + j]`.
+#[derive(Clone, Copy, Debug)]
+pub struct SymmetricView<'a> {
+    data: &'a [f64],
+    order: usize,
+    stride: usize,
+    triangle: Triangle,
+}
+
+impl<'a> SymmetricView<'a> {
+    /// C of order `order` from row-major storage with `stride` values between rows (at least
+    /// `order`), its `triangle` read.
+    ///
+    /// ```
+    /// use symraster::{SymmetricView, Triangle};
+    /// // [[4, 2], [garbage, 3]] by its upper triangle.
+    /// let data = [4.0, 2.0, f64::NAN, 3.0];
+    /// let c = SymmetricView::new(&data, 2, 2, Triangle::Upper)?;
+    /// assert_eq!((c.get(1, 0), c.get(0, 1), c.get(1, 1)), (2.0, 2.0, 3.0));
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn new(data: &'a [f64], order: usize, stride: usize, triangle: Triangle) -> Result<Self> {
+        let needed = if order == 0 {
+            0
+        } else {
+            (order - 1) * stride + order
+        };
+        if stride < order || data.len() < needed {
+            return Err(Error::from(InputError::Length {
+                what: format!("a symmetric matrix with row stride {stride}"),
+                n: order,
+                expected: needed,
+                actual: data.len(),
+            }));
+        }
+        Ok(Self {
+            data,
+            order,
+            stride,
+            triangle,
+        })
+    }
+
+    /// The lower triangle of `c` (square; the caller has checked).
+    pub fn lower(c: &'a Matrix<f64>) -> Self {
+        Self {
+            data: c.as_slice(),
+            order: c.rows(),
+            stride: c.cols(),
+            triangle: Triangle::Lower,
+        }
+    }
+
+    /// m.
+    pub fn order(&self) -> usize {
+        self.order
+    }
+
+    /// The triangle read.
+    pub fn triangle(&self) -> Triangle {
+        self.triangle
+    }
+
+    /// C(i, j), read from the stored triangle whichever of (i, j) and (j, i) it holds.
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        let (r, c) = match self.triangle {
+            Triangle::Lower if j > i => (j, i),
+            Triangle::Upper if j < i => (j, i),
+            _ => (i, j),
+        };
+        self.data[r * self.stride + c]
+    }
+
+    /// Row i's stored off-diagonal entries and the column of the first: C(i, 0..i) for the
+    /// lower triangle, C(i, i+1..m) for the upper one.
+    #[inline]
+    fn stored_row(&self, i: usize) -> (usize, &'a [f64]) {
+        let row = &self.data[i * self.stride..i * self.stride + self.order];
+        match self.triangle {
+            Triangle::Lower => (0, &row[..i]),
+            Triangle::Upper => (i + 1, &row[i + 1..]),
+        }
+    }
+
+    /// C's lower triangle in f64 as an owned matrix (zeros above): for the paths that need a
+    /// copy (the f64 fallback factor, an equilibrated C).
+    pub fn to_lower(&self) -> Matrix<f64> {
+        Matrix::from_fn(self.order, self.order, |i, j| {
+            if j <= i { self.get(i, j) } else { 0.0 }
+        })
+    }
+
+    /// Writes `f(C(i, j))` for j = 0..=i into `out` (row i of the lower triangle).
+    #[inline]
+    pub fn lower_row_into(&self, i: usize, out: &mut [f32], f: impl Fn(f64) -> f32) {
+        match self.triangle {
+            Triangle::Lower => {
+                let row = &self.data[i * self.stride..i * self.stride + i + 1];
+                for (o, &v) in out.iter_mut().zip(row) {
+                    *o = f(v);
+                }
+            }
+            Triangle::Upper => {
+                // Column i of the stored rows 0..=i.
+                for (j, o) in out.iter_mut().enumerate().take(i + 1) {
+                    *o = f(self.data[j * self.stride + i]);
+                }
+            }
+        }
+    }
+
+    /// The first entry of the stored triangle that is not finite, as (row, column, value) of
+    /// the storage, in one pass over all cores.
+    pub fn first_non_finite(&self) -> Option<(usize, usize, f64)> {
+        use rayon::prelude::*;
+        (0..self.order).into_par_iter().find_map_first(|i| {
+            let (start, row) = self.stored_row(i);
+            let diagonal = self.data[i * self.stride + i];
+            if !diagonal.is_finite() {
+                return Some((i, i, diagonal));
+            }
+            row.iter()
+                .position(|v| !v.is_finite())
+                .map(|k| (i, start + k, row[k]))
+        })
+    }
+
+    /// y = S·x for the symmetric S with S(i, k) = g(C(i, k)), the stored triangle read once,
+    /// row by row: row i adds its dot product with x to y(i) and x(i) times itself to the
+    /// y(k) of the other triangle, in its task's own accumulator, so every read is
+    /// contiguous. Tasks take row ranges of about equal area over all cores; their
+    /// accumulators are summed at the end. g = identity gives C·x; g = |·| with x = 1 gives
+    /// C's column sums of magnitudes.
+    pub fn apply(&self, x: &[f64], g: impl Fn(f64) -> f64 + Sync) -> Vec<f64> {
+        use rayon::prelude::*;
+        let m = self.order;
+        let tasks = (rayon::current_num_threads() * 4).clamp(1, m.max(1));
+        // Row bounds of equal shares of the triangle's area: the lower triangle above
+        // r = m·√(t/tasks) holds t/tasks of it; the upper one mirrors that.
+        let share = |t: usize| (m as f64) * (t as f64 / tasks as f64).sqrt();
+        let bounds: Vec<usize> = (0..=tasks)
+            .map(|t| match self.triangle {
+                Triangle::Lower => share(t).round() as usize,
+                Triangle::Upper => m - (share(tasks - t).round() as usize).min(m),
+            })
+            .map(|r| r.min(m))
+            .collect();
+        let parts: Vec<(usize, Vec<f64>, usize, Vec<f64>)> = (0..tasks)
+            .into_par_iter()
+            .map(|t| {
+                let (r0, r1) = (bounds[t], bounds[t + 1].max(bounds[t]));
+                // The other triangle's sums this task adds to: columns 0..r1 (lower) or
+                // r0..m (upper).
+                let (lo, hi) = match self.triangle {
+                    Triangle::Lower => (0, r1),
+                    Triangle::Upper => (r0, m),
+                };
+                let mut rows = vec![0.0; r1 - r0];
+                let mut columns = vec![0.0; hi - lo];
+                for i in r0..r1 {
+                    let (start, row) = self.stored_row(i);
+                    let xs = &x[start..start + row.len()];
+                    let acc = &mut columns[start - lo..start - lo + row.len()];
+                    let xi = x[i];
+                    let mut sums = [0.0f64; 8];
+                    let split = row.len() - row.len() % 8;
+                    for ((a, xs), acc) in row[..split]
+                        .chunks_exact(8)
+                        .zip(xs[..split].chunks_exact(8))
+                        .zip(acc[..split].chunks_exact_mut(8))
+                    {
+                        for l in 0..8 {
+                            let v = g(a[l]);
+                            sums[l] += v * xs[l];
+                            acc[l] += v * xi;
+                        }
+                    }
+                    let mut s: f64 = sums.iter().sum();
+                    for k in split..row.len() {
+                        let v = g(row[k]);
+                        s += v * xs[k];
+                        acc[k] += v * xi;
+                    }
+                    rows[i - r0] = s + g(self.data[i * self.stride + i]) * xi;
+                }
+                (r0, rows, lo, columns)
+            })
+            .collect();
+        let mut y = vec![0.0; m];
+        for (r0, rows, _, _) in &parts {
+            y[*r0..r0 + rows.len()].copy_from_slice(rows);
+        }
+        for (_, _, lo, columns) in &parts {
+            for (y, c) in y[*lo..].iter_mut().zip(columns) {
+                *y += c;
+            }
+        }
+        y
+    }
+
+    /// ‖C‖₁, exactly (one pass; NaN propagates).
+    pub fn norm_1(&self) -> f64 {
+        let ones = vec![1.0; self.order];
+        self.apply(&ones, f64::abs).into_iter().fold(0.0, |n, v| {
+            if n.is_nan() || v.is_nan() {
+                f64::NAN
+            } else {
+                n.max(v)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn symmetric(m: usize) -> Matrix<f64> {
+        Matrix::from_fn(m, m, |i, j| {
+            let (a, b) = (i.max(j) as f64, i.min(j) as f64);
+            (a * 0.37 + b * 1.3).sin() + if i == j { m as f64 } else { 0.0 }
+        })
+    }
+
+    #[test]
+    fn both_triangles_apply_as_the_full_matrix_with_garbage_in_the_other() {
+        for m in [0, 1, 2, 7, 8, 9, 33, 100] {
+            let c = symmetric(m);
+            let x: Vec<f64> = (0..m).map(|i| (i as f64 * 0.7).cos()).collect();
+            let want = c.mul_vec(&x).unwrap();
+            let norm = (0..m)
+                .map(|j| (0..m).map(|i| c[(i, j)].abs()).sum::<f64>())
+                .fold(0.0, f64::max);
+            // Storage with a wider stride and NaN in the triangle not read.
+            let stride = m + 3;
+            for triangle in [Triangle::Lower, Triangle::Upper] {
+                let mut data = vec![f64::NAN; m * stride];
+                for i in 0..m {
+                    for j in 0..m {
+                        let stored = match triangle {
+                            Triangle::Lower => j <= i,
+                            Triangle::Upper => j >= i,
+                        };
+                        if stored {
+                            data[i * stride + j] = c[(i, j)];
+                        }
+                    }
+                }
+                let v = SymmetricView::new(&data, m, stride, triangle).unwrap();
+                let y = v.apply(&x, |a| a);
+                for (y, w) in y.iter().zip(&want) {
+                    assert!(
+                        (y - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                        "{triangle:?} m {m}"
+                    );
+                }
+                assert!((v.norm_1() - norm).abs() <= 1e-12 * norm.max(1.0));
+                assert!(v.first_non_finite().is_none(), "{triangle:?} m {m}");
+                assert_eq!(v.to_lower(), c.lower_triangle(), "{triangle:?} m {m}");
+                for i in 0..m {
+                    let mut out = vec![0.0f32; i + 1];
+                    v.lower_row_into(i, &mut out, |a| a as f32);
+                    for (j, o) in out.iter().enumerate() {
+                        assert_eq!(*o, c[(i, j)] as f32);
+                    }
+                }
+                if m > 2 {
+                    let mut bad = data.clone();
+                    let (i, j) = match triangle {
+                        Triangle::Lower => (2, 1),
+                        Triangle::Upper => (1, 2),
+                    };
+                    bad[i * stride + j] = f64::INFINITY;
+                    let v = SymmetricView::new(&bad, m, stride, triangle).unwrap();
+                    assert_eq!(v.first_non_finite(), Some((i, j, f64::INFINITY)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn storage_too_short_is_refused() {
+        assert!(SymmetricView::new(&[1.0; 4], 2, 3, Triangle::Lower).is_err());
+        assert!(SymmetricView::new(&[1.0; 5], 2, 3, Triangle::Lower).is_ok());
+        assert!(SymmetricView::new(&[1.0; 4], 2, 1, Triangle::Lower).is_err());
+    }
+}
