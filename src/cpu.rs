@@ -14,6 +14,12 @@ pub trait Real: faer::traits::RealField + Copy + Into<f64> {}
 impl Real for f32 {}
 impl Real for f64 {}
 
+/// Every core (rayon's pool): faer's own global default is sequential, so the library's
+/// host work names its parallelism explicitly.
+pub fn all_cores() -> Par {
+    Par::rayon(0)
+}
+
 /// Parallelism: `threads` = 0 uses all of rayon's threads.
 pub fn par(threads: usize) -> Par {
     if threads == 1 {

@@ -48,7 +48,7 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
             0.0
         }
     });
-    cpu::cholesky_in_place(&mut l, faer::get_global_parallelism()).map_err(|e| match e {
+    cpu::cholesky_in_place(&mut l, crate::cpu::all_cores()).map_err(|e| match e {
         Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
             NumericalError::NotPositiveDefinite {
                 column,
@@ -98,7 +98,7 @@ pub fn cholesky_solve(l: &Matrix<f64>, b: &Matrix<f64>) -> Result<Matrix<f64>> {
             b.rows()
         )));
     }
-    let par = faer::get_global_parallelism();
+    let par = crate::cpu::all_cores();
     let factor = Mat::from_fn(m, m, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
     let mut x = Mat::from_fn(m, b.cols(), |i, j| b[(i, j)]);
     let mut buffer = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, b.cols(), par));

@@ -231,7 +231,7 @@ def dense_cases(m, ops, rng, with_torch):
         yield Case("cholesky", m, m, "float32",
                    lambda: la.cholesky(c32, lower=True),
                    tv and (lambda: t_cholesky(c32)),
-                   lambda l: factor_error(l, c32.astype(np.float64), v), 1e-5)
+                   lambda l: factor_error(l, c32.astype(np.float64), v), 2e-8 * m)
         del c32
     if "cho_factor_solve" in want:
         yield Case("cho_factor_solve", m, m, "float64",
@@ -460,7 +460,8 @@ def cli_rows(binary, sizes, runs_at, max_seconds):
                 ("cholesky", "float32",
                  [binary, "factor", "--c", path("C32.npy"), "-o", path("L.npy")],
                  lambda: factor_error(np.load(path("L.npy")),
-                                      np.load(path("C32.npy")).astype(np.float64), v), 1e-5),
+                                      np.load(path("C32.npy")).astype(np.float64), v),
+                 2e-8 * m),
             ]
             for op, dtype, argv, check, tol in cases:
                 side = Side("cli", lambda: run_cli(argv), runs_at(m), max_seconds)

@@ -12,6 +12,7 @@ use symraster::{Batch, BatchOptions, BatchSolution, Error, InputError};
 
 use crate::errors::{self, finish};
 use crate::{append_row_major, worker};
+use rayon::prelude::*;
 
 /// The largest order n the batched operations take (one work group per problem).
 pub const MAX_ORDER: usize = symraster::batched::MAX_ORDER;
@@ -24,7 +25,10 @@ enum Stack {
 
 /// Copies a 3-D view (B, rows, cols) into a `Batch` (of each problem's transpose with
 /// `transpose`): one memcpy where the whole view is C-contiguous, else problem by problem.
-fn batch_of<T: Copy>(view: ArrayView3<'_, T>, transpose: bool) -> symraster::Result<Batch<T>> {
+fn batch_of<T: Copy + Send + Sync>(
+    view: ArrayView3<'_, T>,
+    transpose: bool,
+) -> symraster::Result<Batch<T>> {
     let (count, rows, cols) = view.dim();
     let (rows, cols) = if transpose {
         (cols, rows)
@@ -35,19 +39,35 @@ fn batch_of<T: Copy>(view: ArrayView3<'_, T>, transpose: bool) -> symraster::Res
     let data = match view.as_slice() {
         Some(s) if !transpose => symraster::memory::copy(s, what)?,
         _ => {
-            let len = count.saturating_mul(rows).saturating_mul(cols);
+            let size = rows * cols;
+            let len = count.saturating_mul(size);
             let mut data = symraster::memory::with_capacity(len, what)?;
-            for problem in view.axis_iter(Axis(0)) {
-                append_row_major(&mut data, problem, transpose);
+            if size == 0 {
+                data
+            } else {
+                // Problem by problem over all cores, each into its own place.
+                let mut problems: Vec<Vec<T>> = Vec::new();
+                (0..count)
+                    .into_par_iter()
+                    .with_min_len(256)
+                    .map(|p| {
+                        let mut one = Vec::with_capacity(size);
+                        append_row_major(&mut one, view.index_axis(Axis(0), p), transpose);
+                        one
+                    })
+                    .collect_into_vec(&mut problems);
+                for one in problems {
+                    data.extend_from_slice(&one);
+                }
+                data
             }
-            data
         }
     };
     Batch::new(count, rows, cols, data)
 }
 
 /// Copies a 2-D view (B, len) into a `Batch` of vectors.
-fn vectors_of<T: Copy>(view: ArrayView2<'_, T>) -> symraster::Result<Batch<T>> {
+fn vectors_of<T: Copy + Send + Sync>(view: ArrayView2<'_, T>) -> symraster::Result<Batch<T>> {
     let (count, len) = view.dim();
     let mut data = symraster::memory::with_capacity(count * len, || {
         format!("a copy of the {count}x{len} stack of vectors")

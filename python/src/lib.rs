@@ -36,7 +36,10 @@ enum Vector {
 }
 
 /// Copies a 2-D view into a row-major `Matrix` (of its transpose with `transpose`).
-fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Result<Matrix<T>> {
+fn matrix_of<T: Copy + Send + Sync>(
+    view: ArrayView2<'_, T>,
+    transpose: bool,
+) -> symraster::Result<Matrix<T>> {
     let (rows, cols) = if transpose {
         (view.ncols(), view.nrows())
     } else {
@@ -53,7 +56,11 @@ fn matrix_of<T: Copy>(view: ArrayView2<'_, T>, transpose: bool) -> symraster::Re
 /// the view is contiguous in that order, else one pass in 64 x 64 tiles (a C array read
 /// transposed, for the upper triangle, stays within the caches). `data` has room for the view
 /// (the callers reserve it fallibly: no memory is a `MemoryError`, not an abort).
-fn append_row_major<T: Copy>(data: &mut Vec<T>, view: ArrayView2<'_, T>, transpose: bool) {
+fn append_row_major<T: Copy + Send + Sync>(
+    data: &mut Vec<T>,
+    view: ArrayView2<'_, T>,
+    transpose: bool,
+) {
     const TILE: usize = 64;
     let view = if transpose {
         view.reversed_axes()
@@ -67,17 +74,34 @@ fn append_row_major<T: Copy>(data: &mut Vec<T>, view: ArrayView2<'_, T>, transpo
     }
     let start = data.len();
     data.reserve(rows * cols);
-    let spare = data.spare_capacity_mut();
-    for i0 in (0..rows).step_by(TILE) {
+    let spare = &mut data.spare_capacity_mut()[..rows * cols];
+    if cols == 0 {
+        return;
+    }
+    // Bands of TILE rows over all cores for large matrices (each band its own part of the
+    // output), tiles of TILE x TILE within a band.
+    let band = |i0: usize, out: &mut [std::mem::MaybeUninit<T>]| {
+        let height = out.len() / cols;
         for j0 in (0..cols).step_by(TILE) {
-            for i in i0..(i0 + TILE).min(rows) {
+            for i in 0..height {
                 for j in j0..(j0 + TILE).min(cols) {
-                    spare[i * cols + j].write(view[[i, j]]);
+                    out[i * cols + j].write(view[[i0 + i, j]]);
                 }
             }
         }
+    };
+    if rows * cols >= 1 << 18 {
+        use rayon::prelude::*;
+        spare
+            .par_chunks_mut(TILE * cols)
+            .enumerate()
+            .for_each(|(b, out)| band(b * TILE, out));
+    } else {
+        for (b, out) in spare.chunks_mut(TILE * cols).enumerate() {
+            band(b * TILE, out);
+        }
     }
-    // SAFETY: the tiles cover every (i, j) of the rows x cols matrix once.
+    // SAFETY: the bands cover every (i, j) of the rows x cols matrix once.
     unsafe { data.set_len(start + rows * cols) };
 }
 

@@ -131,19 +131,47 @@ impl<T: Element> Batch<T> {
         lower_only: bool,
         exponents: Option<&[i32]>,
     ) -> Result<Vec<f32>> {
+        use rayon::prelude::*;
         let (rows, cols) = (self.rows, self.cols);
-        let size = (rows * cols).max(1);
-        let mut out = Vec::with_capacity(self.data.len());
-        for (at, &v) in self.data.iter().enumerate() {
-            let (p, i, j) = (at / size, at % size / cols.max(1), at % cols.max(1));
-            if lower_only && j > i {
-                out.push(0.0);
-                continue;
-            }
-            let value: f64 = match exponents {
-                Some(e) => times_power_of_two(v.into(), -e[p]),
-                None => v.into(),
-            };
+        let size = rows * cols;
+        let mut out =
+            crate::memory::zeros::<f32>(self.data.len(), || format!("{input} rounded to float32"))?;
+        if size == 0 {
+            return Ok(out);
+        }
+        // Problem by problem over all cores; a problem with a bad value stops at its first one,
+        // and the first such problem is reported.
+        let bad = out
+            .par_chunks_mut(size)
+            .zip(self.data.par_chunks(size))
+            .enumerate()
+            .with_min_len(64)
+            .filter_map(|(p, (out, values))| {
+                let e = exponents.map_or(0, |e| e[p]);
+                // 2^-e as one factor where it is a normal number (exact), else per value.
+                let factor = times_power_of_two(1.0, -e);
+                let scaled = |v: f64| {
+                    if factor.is_normal() {
+                        v * factor
+                    } else {
+                        times_power_of_two(v, -e)
+                    }
+                };
+                for i in 0..rows {
+                    let width = if lower_only { cols.min(i + 1) } else { cols };
+                    let row = &values[i * cols..i * cols + width];
+                    for (j, (o, &v)) in out[i * cols..].iter_mut().zip(row).enumerate() {
+                        let value = scaled(v.into());
+                        if !(value.abs() <= f64::from(f32::MAX)) {
+                            return Some((p, i, j, value));
+                        }
+                        *o = value as f32;
+                    }
+                }
+                None
+            })
+            .min_by_key(|&(p, ..)| p);
+        if let Some((p, i, j, value)) = bad {
             let position = || {
                 if cols == 1 {
                     format!("problem {p}, index {i} (0-based)")
@@ -154,7 +182,6 @@ impl<T: Element> Batch<T> {
             if let Some(e) = single_precision_error(input, &position, value) {
                 return Err(e);
             }
-            out.push(value as f32);
         }
         Ok(out)
     }

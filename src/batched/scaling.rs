@@ -11,12 +11,18 @@ use crate::scaling::{largest_exponent, times_power_of_two};
 /// `lower_only`): [`Batch::single_scaled`] divides the problem by that power of two as it
 /// rounds it to f32.
 pub(crate) fn exponents<T: Element>(batch: &Batch<T>, lower_only: bool) -> Vec<i32> {
-    let cols = batch.cols().max(1);
-    let read = |at: usize| !lower_only || at % cols <= at / cols;
+    use rayon::prelude::*;
+    let (rows, cols) = (batch.rows(), batch.cols());
     (0..batch.count())
+        .into_par_iter()
+        .with_min_len(64)
         .map(|p| {
-            let values = batch.problem(p).iter().enumerate();
-            largest_exponent(values.filter(|&(at, _)| read(at)).map(|(_, &v)| v.into()))
+            let values = batch.problem(p);
+            let rows = (0..rows).map(|i| {
+                let width = if lower_only { cols.min(i + 1) } else { cols };
+                &values[i * cols..i * cols + width]
+            });
+            largest_exponent(rows.flatten().map(|&v| v.into()))
         })
         .collect()
 }

@@ -389,7 +389,18 @@ impl Gpu {
     pub(crate) fn cholesky_tiled_host(&self, c: &Matrix<f32>, format: Format) -> Result<Cholesky> {
         let f = self.cholesky_tiled(c, format)?;
         let l = f.download()?;
-        check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| f64::from(c[(j, j)]))?;
+        // Every row at once over all cores; the column-ordered check that names the failure
+        // runs only where one was seen.
+        let suspect = {
+            use rayon::prelude::*;
+            (0..l.rows()).into_par_iter().any(|i| {
+                let row = &l.row(i)[..=i];
+                !(row[i] > 0.0 && row[i].is_finite()) || !row.iter().all(|v| v.is_finite())
+            })
+        };
+        if suspect {
+            check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| f64::from(c[(j, j)]))?;
+        }
         Ok(Cholesky::device(f, format))
     }
 

@@ -38,7 +38,7 @@ impl DoubleFactor {
     /// [`NumericalError::NotPositiveDefinite`] with the f64 failing column.
     pub fn of(a: &Matrix<f64>, d: &[f64], a_scale: f64, d_scale: f64) -> Result<Self> {
         let m = a.rows();
-        let par = faer::get_global_parallelism();
+        let par = crate::cpu::all_cores();
         let a_mat = Mat::from_fn(m, a.cols(), |i, k| a[(i, k)] * a_scale);
         let scaled_d: Vec<f64> = d.iter().map(|v| v * d_scale).collect();
         let scaled = cpu::scale_columns(&a_mat, &scaled_d);
@@ -58,7 +58,7 @@ impl DoubleFactor {
     pub(crate) fn of_symmetric(c: &SymmetricView<'_>, scale: f64) -> Result<Self> {
         let m = c.order();
         let mut l = Mat::from_fn(m, m, |i, j| if i >= j { c.get(i, j) * scale } else { 0.0 });
-        cpu::cholesky_in_place(&mut l, faer::get_global_parallelism())?;
+        cpu::cholesky_in_place(&mut l, crate::cpu::all_cores())?;
         Ok(Self {
             l,
             normal: false,
@@ -80,7 +80,7 @@ impl DoubleFactor {
     /// C'⁻¹·v in f64.
     pub fn solve_scaled(&self, v: &[f64]) -> Vec<f64> {
         let m = self.l.nrows();
-        let par = faer::get_global_parallelism();
+        let par = crate::cpu::all_cores();
         let mut rhs = Mat::from_fn(m, 1, |i, _| v[i]);
         let mut buffer = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, 1, par));
         llt::solve::solve_in_place(

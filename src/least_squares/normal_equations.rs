@@ -17,7 +17,7 @@ use faer::linalg::cholesky::llt;
 pub fn solve_normal_equations_faer(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<Vec<f64>> {
     check_problem(a, d, b)?;
     let m = a.rows();
-    let par = faer::get_global_parallelism();
+    let par = crate::cpu::all_cores();
     let a_mat = cpu::to_faer(a);
     let scaled = cpu::scale_columns(&a_mat, d);
     let mut c = Mat::<f64>::zeros(m, m);

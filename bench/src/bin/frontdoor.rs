@@ -238,7 +238,7 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
             Ok(t) => {
                 let c32_64 = c32.map(f64::from);
                 let e = factor_error(t.result.as_slice(), c32_64.as_slice(), &v);
-                report("cholesky", m, m, "float32", &t, e, 1e-5);
+                report("cholesky", m, m, "float32", &t, e, 2e-8 * m as f64);
             }
             Err(e) => fail("cholesky", "float32", e),
         }
