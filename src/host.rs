@@ -9,8 +9,12 @@ use crate::error::{Error, NumericalError, Result};
 use crate::matrix::{Matrix, check_finite_lower, check_square};
 use crate::scaling::{exponent_of, times_power_of_two};
 use faer::Mat;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt;
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+
+/// The side of the tiles the copies between row-major and faer's column-major storage move.
+const TILE: usize = 64;
 
 /// L with C = L·Lᵀ in f64 from the lower triangle of the symmetric positive definite `c`
 /// (LAPACK's dpotrf). Each row and column is scaled by its own power of two first (dpoequ's
@@ -41,13 +45,34 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
             }
         })
         .collect();
-    let mut l = Mat::from_fn(m, m, |i, j| {
-        if i >= j {
-            times_power_of_two(c[(i, j)], k[i] + k[j])
+    // 2^k as one factor where it is a normal number (exact), else applied in two steps.
+    let scale = |v: f64, e: i32| {
+        let f = crate::scaling::power_of_two(e);
+        if f.is_normal() {
+            v * f
         } else {
-            0.0
+            times_power_of_two(v, e)
         }
-    });
+    };
+    // Row-major C into faer's column-major L in tiles of TILE x TILE over all cores: C's lower
+    // triangle scaled, zeros above.
+    let mut l = Mat::<f64>::zeros(m, m);
+    {
+        use rayon::prelude::*;
+        l.par_col_chunks_mut(TILE)
+            .enumerate()
+            .for_each(|(block, mut cols)| {
+                let j0 = block * TILE;
+                for i0 in (j0..m).step_by(TILE) {
+                    for jj in 0..cols.ncols() {
+                        let j = j0 + jj;
+                        for i in i0.max(j)..(i0 + TILE).min(m) {
+                            cols[(i, jj)] = scale(c[(i, j)], k[i] + k[j]);
+                        }
+                    }
+                }
+            });
+    }
     cpu::cholesky_in_place(&mut l, crate::cpu::all_cores()).map_err(|e| match e {
         Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
             NumericalError::NotPositiveDefinite {
@@ -58,13 +83,26 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
         }
         e => e,
     })?;
-    let l = Matrix::from_fn(m, m, |i, j| {
-        if i >= j {
-            times_power_of_two(l[(i, j)], -k[i])
-        } else {
-            0.0
-        }
-    });
+    // Back to row-major, unscaled, in bands of TILE rows over all cores.
+    let mut out = crate::memory::zeros::<f64>(m * m, || "L (C = L·Lᵀ)".into())?;
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(TILE * m.max(1))
+            .enumerate()
+            .for_each(|(band, rows)| {
+                let i0 = band * TILE;
+                let height = rows.len() / m.max(1);
+                for j0 in (0..(i0 + height).min(m)).step_by(TILE) {
+                    for ii in 0..height {
+                        let i = i0 + ii;
+                        for j in j0..(j0 + TILE).min(i + 1) {
+                            rows[ii * m + j] = scale(l[(i, j)], -k[i]);
+                        }
+                    }
+                }
+            });
+    }
+    let l = Matrix::from_row_major(m, m, out)?;
     if let Some(j) = (0..m).find(|&j| !l[(j, j)].is_normal()) {
         return Err(NumericalError::ResultOutOfRange {
             what: "L (C = L·Lᵀ)",
@@ -99,10 +137,12 @@ pub fn cholesky_solve(l: &Matrix<f64>, b: &Matrix<f64>) -> Result<Matrix<f64>> {
         )));
     }
     let par = crate::cpu::all_cores();
-    let factor = Mat::from_fn(m, m, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
+    // L read where it lies (row-major, as a strided view): its lower triangle for L·y = b,
+    // the same entries as Lᵀ's upper one for Lᵀ·x = y. No copy of L.
+    let factor = faer::MatRef::from_row_major_slice(l.as_slice(), m, m);
     let mut x = Mat::from_fn(m, b.cols(), |i, j| b[(i, j)]);
-    let mut buffer = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(m, b.cols(), par));
-    llt::solve::solve_in_place(factor.as_ref(), x.as_mut(), par, MemStack::new(&mut buffer));
+    solve_lower_triangular_in_place(factor, x.as_mut(), par);
+    solve_upper_triangular_in_place(factor.transpose(), x.as_mut(), par);
     Ok(Matrix::from_fn(m, b.cols(), |i, j| x[(i, j)]))
 }
 

@@ -31,6 +31,16 @@ pub(crate) fn exponent_of(x: f64) -> i32 {
     ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
 }
 
+/// 2^e exactly where it is a normal f64 (e in −1022..=1023), else 0: a caller multiplies by it
+/// where [`f64::is_normal`] holds and falls back to [`times_power_of_two`] elsewhere.
+pub(crate) fn power_of_two(e: i32) -> f64 {
+    if (-1022..=1023).contains(&e) {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        0.0
+    }
+}
+
 /// v·2^k, exact wherever the result is a normal number (k split in two so that 2^k itself
 /// need not be representable: |k| up to about 2100).
 pub(crate) fn times_power_of_two(v: f64, k: i32) -> f64 {

@@ -363,13 +363,15 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True, *, return_in
     dtype = np.result_type(c.dtype, b.dtype)
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
-    l = np.tril(c) if lower else np.triu(c).T
     b2 = b.reshape(m, -1)
     if dtype == np.float64:
-        # dpotrs: the factor as given, in float64 on the host.
-        x = _native.cho_solve_f64(np.ascontiguousarray(l, dtype=np.float64),
+        # dpotrs: the factor as given, in float64 on the host, which reads only L's lower
+        # triangle (c's other triangle may hold anything, as scipy's).
+        l = c if lower else c.T
+        x = _native.cho_solve_f64(l.astype(np.float64, copy=False),
                                   np.ascontiguousarray(b2, dtype=np.float64))
         return x.reshape(b.shape)
+    l = np.tril(c) if lower else np.triu(c).T
     fid = _native.factor_from_l(np.asarray(l, dtype=np.float32))
     try:
         s = _pow2_scale(b2)
