@@ -162,7 +162,7 @@ impl<T: Element> Batch<T> {
                     let row = &values[i * cols..i * cols + width];
                     for (j, (o, &v)) in out[i * cols..].iter_mut().zip(row).enumerate() {
                         let value = scaled(v.into());
-                        if !(value.abs() <= f64::from(f32::MAX)) {
+                        if value.is_nan() || value.abs() > f64::from(f32::MAX) {
                             return Some((p, i, j, value));
                         }
                         *o = value as f32;

@@ -395,7 +395,7 @@ impl Gpu {
             use rayon::prelude::*;
             (0..l.rows()).into_par_iter().any(|i| {
                 let row = &l.row(i)[..=i];
-                !(row[i] > 0.0 && row[i].is_finite()) || !row.iter().all(|v| v.is_finite())
+                !(row[i] > 0.0 && row[i].is_finite() && row.iter().all(|v| v.is_finite()))
             })
         };
         if suspect {
