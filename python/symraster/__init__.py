@@ -253,7 +253,21 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="au
     method, storage = _options(method, storage)
     if a.shape[0] == 0:
         return np.empty((0, 0), dtype=a.dtype)
-    return _native.cholesky(a, not lower, method, storage)
+    small = _small_float32_factor(a, lower, method, storage)
+    return small if small is not None else _native.cholesky(a, not lower, method, storage)
+
+
+def _small_float32_factor(a, lower, method, storage):
+    """A float32 matrix of an order the batched kernels take, factored by them as a stack of
+    one, so that a matrix and the same matrix inside a stack get the same factor bit for bit
+    (scipy's batch tests compare them); None where it does not apply or the factor fails
+    there (the single path then factors it, or names why it cannot)."""
+    if a.dtype != np.float32 or not _stacks._batched(a.shape[0], method, storage):
+        return None
+    l, info = _native.batched_cholesky(np.ascontiguousarray(a)[None], not lower)
+    if info[0] != 0:
+        return None
+    return l[0] if lower else l[0].T
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, method="auto",
@@ -267,7 +281,9 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, method="
     m = a.shape[0]
     if m == 0:
         return np.empty((0, 0), dtype=a.dtype), lower
-    factor = _native.cholesky(a, not lower, method, storage)
+    factor = _small_float32_factor(a, lower, method, storage)
+    if factor is None:
+        factor = _native.cholesky(a, not lower, method, storage)
     if overwrite_a and a is given and a.flags.writeable:
         c = a
     else:
