@@ -293,6 +293,31 @@ def _lstsq_refined(a, w, y, tol):
     return beta[..., 0], ok, eta, launches
 
 
+def _lstsq_shared(x, w, y, tol):
+    """``_lstsq_refined`` for one x (k, m) shared by every member (a design broadcast over the
+    stack, as per-pixel fits have): the normal equations' matrices xᵀ·diag(w_p)·x formed in
+    float64 on the host for all members at once, as one product of w (P, k) with x's column
+    products (k, m·m), with no copy of x per member; then solved on the GPU and refined in
+    float64 by ``_refined`` (the residual xᵀ·diag(w)·(y − x·β) from the data)."""
+    count, k = w.shape
+    m = x.shape[1]
+    pairs = (x[:, :, None] * x[:, None, :]).reshape(k, m * m)
+    c = (w @ pairs).reshape(count, m, m)
+    g = ((w * y) @ x)[..., None]
+    i = np.arange(m)
+    diagonal = c[:, i, i]
+    equilibrate = np.where(diagonal > 0, _pow2(np.sqrt(np.abs(diagonal))), 1.0)
+    scaled = c * equilibrate[:, :, None] * equilibrate[:, None, :]
+
+    def residual(live, beta):
+        """xᵀ·diag(w)·(y − x·β) for members ``live``."""
+        r = y[live] - beta[..., 0] @ x.T
+        return ((w[live] * r) @ x)[..., None]
+
+    beta, ok, eta, launches = _refined(residual, scaled, equilibrate, g, tol, steps=0)
+    return beta[..., 0], ok, eta, launches
+
+
 # --- Cholesky ----------------------------------------------------------------------------------
 
 
@@ -562,11 +587,16 @@ def weighted_lstsq(x, y, w, method, storage, check_finite, return_info):
                 f"x has shape {x.shape}: no observations cannot determine {m} unknowns")
         if _batched(m, method, storage):
             rest = []
+            shared = x.ndim == 2 and np.all(np.isfinite(x))
+            x64 = x.astype(np.float64, copy=False)
             for lo, hi in _chunks(count, 8 * k * (2 * m + 4)):
-                a = _take(x_view, batch_shape, lo, hi).astype(np.float64, copy=False)
                 yc = _take(y_view, batch_shape, lo, hi).astype(np.float64, copy=False)
                 wc = _take(w_view, batch_shape, lo, hi).astype(np.float64, copy=False)
-                b, ok, e, launches = _lstsq_refined(a, wc, yc, _tolerance(m, dtype))
+                if shared:
+                    b, ok, e, launches = _lstsq_shared(x64, wc, yc, _tolerance(m, dtype))
+                else:
+                    a = _take(x_view, batch_shape, lo, hi).astype(np.float64, copy=False)
+                    b, ok, e, launches = _lstsq_refined(a, wc, yc, _tolerance(m, dtype))
                 beta[lo:hi], eta[lo:hi], iterations[lo:hi] = b, e, launches
                 converged[lo:hi] = ok
                 rest.extend(lo + np.flatnonzero(~ok))
