@@ -169,7 +169,7 @@ fn iterate_inverse(
         Ok(y) => Ok(work.refine_inverse(inv, x, &y.to_f64(), 3)?.x),
         Err(Error::Numerical(e)) => Err(NumericalError::SignNotConverged {
             iterations: k,
-            why: format!("Newton iterate {k} cannot be inverted ({e})"),
+            why: format!("Newton iterate {k} {UNINVERTIBLE} ({e})"),
         }
         .into()),
         Err(e) => Err(e),
@@ -210,9 +210,13 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
     };
     let (polished, fallback) = match on_gpu {
         Ok(p) => (p, None),
-        // The f32 iteration failed (an iterate it cannot invert, or no convergence): the
-        // f64 iteration on the host decides, and its failure is the error.
-        Err(Error::Numerical(e)) => {
+        // An f32 iterate that cannot be inverted (eigenvalues spanning more than f32
+        // resolves, ill-conditioned eigenvectors): the f64 iteration on the host decides, and
+        // its failure is the error. Other failures (no convergence: eigenvalues on or near the
+        // imaginary axis) stand.
+        Err(Error::Numerical(e @ NumericalError::SignNotConverged { .. }))
+            if e.to_string().contains(UNINVERTIBLE) =>
+        {
             let (s, iterations, residual) = super::sign_double::sign_in_double(a)?;
             let polished = Polished {
                 s,
@@ -261,6 +265,10 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         fallback,
     })
 }
+
+/// What [`NumericalError::SignNotConverged`] says of an f32 Newton iterate that could not be
+/// inverted: the failure the f64 iteration on the host takes over.
+const UNINVERTIBLE: &str = "cannot be inverted";
 
 /// The polished S, the polish's steps and ‖I − S²‖_F, and the Newton iterations before it.
 struct Polished {

@@ -12,6 +12,10 @@ use faer::linalg::solvers::DenseSolveCore;
 /// Newton steps allowed before the iteration is called unconverged.
 const MAX_STEPS: usize = 100;
 
+/// Relative change below which a step that no longer shrinks it ends the iteration as
+/// converged (quadratic convergence has reached rounding); above it such a step is a stall.
+const STALL_BELOW: f64 = 1e-8;
+
 /// Relative step ‖X_{k+1} − X_k‖_F/‖X_{k+1}‖_F below which the norm scaling is dropped
 /// (it would slow the final quadratic steps; Higham, Functions of Matrices, 5.9).
 const UNSCALED_BELOW: f64 = 1e-2;
@@ -47,7 +51,10 @@ pub fn sign_in_double(a: &Matrix<f64>) -> Result<(Matrix<f64>, usize, f64)> {
         if delta < UNSCALED_BELOW {
             scaled = false;
         }
-        if !scaled && (delta <= 4.0 * f64::EPSILON || delta >= previous_delta) {
+        // Converged: the change at rounding level, or no longer shrinking once quadratic
+        // convergence has brought it near rounding (never a stall far from it).
+        let stalled = delta >= previous_delta && previous_delta < STALL_BELOW;
+        if !scaled && (delta <= 4.0 * f64::EPSILON || stalled) {
             let residual = (Mat::<f64>::identity(n, n) - &x * &x).norm_l2();
             return Ok((from_faer(&x), step + 1, residual));
         }
