@@ -70,6 +70,12 @@ impl Gpu {
             let lower = c.lower_triangle().map(f64::from);
             return self.cholesky_equilibrated("C", &lower, options);
         }
+        let options = options.into();
+        if self.check_problem_size(c.rows(), 0, options)? == Method::Tiled {
+            // The tiled Cholesky scales by 4^k as it rounds C into its upload and keeps the
+            // shift with the factor: no scaled copy of C.
+            return self.cholesky_tiled_host(c, options.format);
+        }
         let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])))?;
         let l = self
             .cholesky_unscaled(&scaled, options)

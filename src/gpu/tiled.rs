@@ -3,8 +3,7 @@
 //! the factor that stays on the GPU for device-side solves (inside [`super::Cholesky`]).
 
 use super::cholesky::{
-    check_factor_entries, product_diagonal, restate_failure, scale_exponent, scaled_by_four,
-    unscale_factor,
+    check_factor_entries, product_diagonal, restate_failure, scale_exponent, unscale_factor,
 };
 use super::{Cholesky, Gpu};
 use crate::error::NumericalError;
@@ -238,13 +237,34 @@ impl Gpu {
     pub(crate) fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<DeviceFactor> {
         check_square("C", c, "(a symmetric matrix)")?;
         check_finite_lower("C (lower triangle)", c)?;
-        let lower = c.try_lower_triangle(|| "the lower triangle of C".into())?;
-        let (shift, scaled) = scaled_by_four(&lower, (0..c.rows()).map(|j| f64::from(c[(j, j)])))?;
-        let k = self.tiled_kernels()?;
+        let m = c.rows();
+        // 4^k·C with its largest diagonal entry near 1 (exact), rounded straight into the
+        // upload's staging rows over all cores; k = 0 where that would leave f32's range
+        // (C as given then names its failing column).
+        let k = scale_exponent((0..m).map(|j| f64::from(c[(j, j)])));
+        let factor = times_power_of_two(1.0, 2 * k);
+        let fits = {
+            use rayon::prelude::*;
+            (0..m).into_par_iter().all(|i| {
+                c.row(i)[..=i]
+                    .iter()
+                    .all(|&v| (f64::from(v) * factor).abs() <= f64::from(f32::MAX))
+            })
+        };
+        let (shift, factor) = if k != 0 && fits {
+            (k, factor)
+        } else {
+            (0, 1.0)
+        };
+        let kernels = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
-        let l = TiledMatrix::from_lower(self.context(), &scaled, storage_of(format), part)?;
+        let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, |i, out| {
+            for (o, &v) in out.iter_mut().zip(c.row(i)) {
+                *o = (f64::from(v) * factor) as f32;
+            }
+        })?;
         let mut f = self
-            .factor_on_gpu(k, l)
+            .factor_on_gpu(kernels, l)
             .map_err(|e| restate_failure(e, |i, j| f64::from(c[(i, j)])))?;
         f.shift = shift;
         Ok(f)
