@@ -7,7 +7,7 @@
 use crate::cpu;
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::{Matrix, check_finite_lower, check_square};
-use crate::scaling::{exponent_of, times_power_of_two};
+use crate::scaling::{equilibration_exponents, pivot_in_units, times_power_of_two};
 use faer::Mat;
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_upper_triangular_in_place,
@@ -35,25 +35,7 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
     check_finite_lower("C (lower triangle)", c)?;
     let m = c.rows();
     // k_j with 4^k_j·C(j,j) near 1; a non-positive diagonal entry is left unscaled and fails.
-    let k: Vec<i32> = (0..m)
-        .map(|j| {
-            let d = c[(j, j)];
-            if d > 0.0 {
-                -(exponent_of(d) + 1).div_euclid(2)
-            } else {
-                0
-            }
-        })
-        .collect();
-    // 2^k as one factor where it is a normal number (exact), else applied in two steps.
-    let scale = |v: f64, e: i32| {
-        let f = crate::scaling::power_of_two(e);
-        if f.is_normal() {
-            v * f
-        } else {
-            times_power_of_two(v, e)
-        }
-    };
+    let k = equilibration_exponents((0..m).map(|j| c[(j, j)]));
     // Row-major C into faer's column-major L in tiles of TILE x TILE over all cores: C's lower
     // triangle scaled, zeros above.
     let mut l = Mat::<f64>::zeros(m, m);
@@ -67,22 +49,14 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
                     for jj in 0..cols.ncols() {
                         let j = j0 + jj;
                         for i in i0.max(j)..(i0 + TILE).min(m) {
-                            cols[(i, jj)] = scale(c[(i, j)], k[i] + k[j]);
+                            cols[(i, jj)] = times_power_of_two(c[(i, j)], k[i] + k[j]);
                         }
                     }
                 }
             });
     }
-    cpu::cholesky_in_place(&mut l, crate::cpu::all_cores()).map_err(|e| match e {
-        Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
-            NumericalError::NotPositiveDefinite {
-                column,
-                pivot: times_power_of_two(pivot, -2 * k[column]),
-            }
-            .into()
-        }
-        e => e,
-    })?;
+    cpu::cholesky_in_place(&mut l, crate::cpu::all_cores())
+        .map_err(|e| pivot_in_units(e, |j| k[j]))?;
     // Back to row-major, unscaled, in bands of TILE rows over all cores.
     let mut out = crate::memory::zeros::<f64>(m * m, || "L (C = L·Lᵀ)".into())?;
     {
@@ -96,7 +70,7 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
                     for ii in 0..height {
                         let i = i0 + ii;
                         for j in j0..(j0 + TILE).min(i + 1) {
-                            rows[ii * m + j] = scale(l[(i, j)], -k[i]);
+                            rows[ii * m + j] = times_power_of_two(l[(i, j)], -k[i]);
                         }
                     }
                 }

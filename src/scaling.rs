@@ -1,6 +1,8 @@
 //! Norms safe near f64's range edges and exact scaling by powers of two: how the solves keep
 //! data of any finite scale inside float32's range (shared by every operation).
 
+use crate::error::{Error, NumericalError};
+
 /// ‖v‖₂ without overflow or underflow in the squares (data near f64's range edges).
 pub(crate) fn norm2(v: &[f64]) -> f64 {
     let scale = norm_inf(v);
@@ -31,21 +33,55 @@ pub(crate) fn exponent_of(x: f64) -> i32 {
     ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
 }
 
-/// 2^e exactly where it is a normal f64 (e in −1022..=1023), else 0: a caller multiplies by it
-/// where [`f64::is_normal`] holds and falls back to [`times_power_of_two`] elsewhere.
-pub(crate) fn power_of_two(e: i32) -> f64 {
-    if (-1022..=1023).contains(&e) {
-        f64::from_bits(((e + 1023) as u64) << 52)
-    } else {
-        0.0
-    }
+/// 2^e where it is a normal f64 (e in −1022..=1023), built from its bits.
+fn power_of_two(e: i32) -> Option<f64> {
+    (-1022..=1023)
+        .contains(&e)
+        .then(|| f64::from_bits(((e + 1023) as u64) << 52))
 }
 
 /// v·2^k, exact wherever the result is a normal number (k split in two so that 2^k itself
-/// need not be representable: |k| up to about 2100).
+/// need not be representable: |k| up to about 2100). Cheap enough for every entry of a matrix.
 pub(crate) fn times_power_of_two(v: f64, k: i32) -> f64 {
     let half = k / 2;
-    v * 2f64.powi(half) * 2f64.powi(k - half)
+    match (power_of_two(half), power_of_two(k - half)) {
+        (Some(a), Some(b)) => v * a * b,
+        _ => v * 2f64.powi(half) * 2f64.powi(k - half),
+    }
+}
+
+/// The k with 4^k·max C(j,j) near 1 (0 where the diagonal has no positive entry): C scaled by
+/// 4^k factors as C does, with its factor scaled by 2^k.
+pub(crate) fn scale_exponent(diagonal: impl Iterator<Item = f64>) -> i32 {
+    let c_max = diagonal.fold(0.0f64, f64::max);
+    if c_max > 0.0 && c_max.is_finite() {
+        -(exponent_of(c_max) + 1).div_euclid(2)
+    } else {
+        0
+    }
+}
+
+/// Per row, the [`scale_exponent`] of its own diagonal entry: S = diag(2^k_j) brings S·C·S's
+/// diagonal near 1 (LAPACK's dpoequ with powers of two, exact).
+pub(crate) fn equilibration_exponents(diagonal: impl Iterator<Item = f64>) -> Vec<i32> {
+    diagonal
+        .map(|d| scale_exponent(std::iter::once(d)))
+        .collect()
+}
+
+/// A failing pivot of the scaled C restated in C's units: column j's pivot belongs to a matrix
+/// whose row and column j were scaled by 2^exponent(j). Other errors pass through.
+pub(crate) fn pivot_in_units(e: Error, exponent: impl Fn(usize) -> i32) -> Error {
+    match e {
+        Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
+            NumericalError::NotPositiveDefinite {
+                column,
+                pivot: times_power_of_two(pivot, -2 * exponent(column)),
+            }
+            .into()
+        }
+        e => e,
+    }
 }
 
 /// What the assembly computes, as its range errors name it.

@@ -161,39 +161,35 @@ fn renamed(e: &Error, names: Names) -> Option<String> {
                 }
                 .to_string()
             };
+            // The library's A is xᵀ: a position in it is transposed in x.
+            let place = |input: &str, position: &str| {
+                if input == "A" {
+                    transposed(position)
+                } else {
+                    position.to_string()
+                }
+            };
             match i {
                 InputError::NonFinite {
                     input,
                     position,
                     value,
-                } => {
-                    let position = if input == "A" {
-                        transposed(position)
-                    } else {
-                        position.clone()
-                    };
-                    Some(format!(
-                        "input {} holds a non-finite value ({value}) at {position}",
-                        rename(input)
-                    ))
-                }
+                } => Some(format!(
+                    "input {} holds a non-finite value ({value}) at {}",
+                    rename(input),
+                    place(input, position)
+                )),
                 InputError::OutOfSinglePrecision {
                     input,
                     position,
                     value,
-                } => {
-                    let position = if input == "A" {
-                        transposed(position)
-                    } else {
-                        position.clone()
-                    };
-                    Some(format!(
-                        "input {} holds {value:e} at {position}, beyond single precision's range \
-                         (±{:e}); the GPU computes in float32",
-                        rename(input),
-                        f32::MAX
-                    ))
-                }
+                } => Some(format!(
+                    "input {} holds {value:e} at {}, beyond single precision's range (±{:e}); \
+                     the GPU computes in float32",
+                    rename(input),
+                    place(input, position),
+                    f32::MAX
+                )),
                 InputError::Empty { input, rows, cols } if input == "A" => Some(format!(
                     "x is empty ({cols}x{rows}, observations x unknowns); least squares needs at \
                      least one observation and one unknown"

@@ -257,25 +257,23 @@ fn cholesky<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let opts = options(method, storage)?;
     let input = read_matrix(py, a, upper)?;
-    if let Mat::F64(c) = input {
-        // On the worker too: it refuses a forked child, whose copy of the host's thread pool
-        // (rayon's, which faer uses) has no threads and would hang.
-        let (l, _) = finish(py, worker::run(py, move |_| symraster::host::cholesky(&c)))?;
-        let l = array_of(py, l).into_any();
-        return if upper { l.getattr("T") } else { Ok(l) };
-    }
-    let outcome = worker::run(py, move |state| {
-        let gpu = state.gpu()?;
-        let factor = match &input {
-            Mat::F32(c) => gpu.cholesky(c, opts)?,
-            Mat::F64(c) => gpu.cholesky(c, opts)?,
-        };
-        drop(input);
-        factor.into_l()
-    });
-    let (l, _) = finish(py, outcome)?;
+    let l = match input {
+        // float64 on the host, on the worker too: it refuses a forked child, whose copy of the
+        // host's thread pool (rayon's, which faer uses) has no threads and would hang.
+        Mat::F64(c) => {
+            let (l, _) = finish(py, worker::run(py, move |_| symraster::host::cholesky(&c)))?;
+            array_of(py, l).into_any()
+        }
+        Mat::F32(c) => {
+            let outcome = worker::run(py, move |state| {
+                let factor = state.gpu()?.cholesky(&c, opts)?;
+                drop(c);
+                factor.into_l()
+            });
+            array_of(py, finish(py, outcome)?.0).into_any()
+        }
+    };
     // U = Lᵀ as the transposed view of L: no copy.
-    let l = array_of(py, l).into_any();
     if upper { l.getattr("T") } else { Ok(l) }
 }
 

@@ -148,20 +148,11 @@ impl<T: Element> Batch<T> {
             .with_min_len(64)
             .filter_map(|(p, (out, values))| {
                 let e = exponents.map_or(0, |e| e[p]);
-                // 2^-e as one factor where it is a normal number (exact), else per value.
-                let factor = times_power_of_two(1.0, -e);
-                let scaled = |v: f64| {
-                    if factor.is_normal() {
-                        v * factor
-                    } else {
-                        times_power_of_two(v, -e)
-                    }
-                };
                 for i in 0..rows {
                     let width = if lower_only { cols.min(i + 1) } else { cols };
                     let row = &values[i * cols..i * cols + width];
                     for (j, (o, &v)) in out[i * cols..].iter_mut().zip(row).enumerate() {
-                        let value = scaled(v.into());
+                        let value = times_power_of_two(v.into(), -e);
                         if value.is_nan() || value.abs() > f64::from(f32::MAX) {
                             return Some((p, i, j, value));
                         }

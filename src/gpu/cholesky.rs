@@ -11,7 +11,8 @@ use crate::least_squares::DoubleFactor;
 use crate::matrix::{
     Element, Matrix, check_finite, check_finite_lower, check_finite_vec, check_square,
 };
-use crate::scaling::{exponent_of, times_power_of_two};
+use crate::scaling::scale_exponent;
+use crate::scaling::{equilibration_exponents, pivot_in_units, times_power_of_two};
 use crate::symmetric::SymmetricView;
 
 impl Gpu {
@@ -118,45 +119,15 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Cholesky> {
         let m = lower.rows();
-        let k: Vec<i32> = (0..m)
-            .map(|j| scale_exponent(std::iter::once(lower[(j, j)])))
-            .collect();
+        let k = equilibration_exponents((0..m).map(|j| lower[(j, j)]));
         let scaled = Matrix::from_fn(m, m, |i, j| times_power_of_two(lower[(i, j)], k[i] + k[j]));
         let scaled = crate::matrix::to_single_precision(input, &scaled)?;
         let l = self
             .cholesky_unscaled(&scaled, options)
-            .map_err(|e| match e {
-                Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
-                    NumericalError::NotPositiveDefinite {
-                        column,
-                        pivot: times_power_of_two(pivot, -2 * k[column]),
-                    }
-                    .into()
-                }
-                e => e,
-            })?;
+            .map_err(|e| pivot_in_units(e, |j| k[j]))?;
         let (method, format) = (l.method(), l.format());
         let l = l.into_l()?;
-        for j in 0..m {
-            check_factor_range(std::iter::once(l[(j, j)]), k[j]).map_err(|e| match e {
-                Error::Numerical(NumericalError::OutOfRange {
-                    what,
-                    value,
-                    why,
-                    fix,
-                    ..
-                }) => NumericalError::OutOfRange {
-                    what,
-                    row: j,
-                    col: j,
-                    value,
-                    why,
-                    fix,
-                }
-                .into(),
-                e => e,
-            })?;
-        }
+        check_factor_range((0..m).map(|j| (l[(j, j)], k[j])))?;
         let l = Matrix::from_fn(m, m, |i, j| {
             times_power_of_two(f64::from(l[(i, j)]), -k[i]) as f32
         });
@@ -201,7 +172,7 @@ impl Gpu {
             .cholesky_packed_unscaled(&scaled)
             .map_err(|e| unscale_pivot(e, k))?;
         // Every entry back by 2^-k; the diagonal checked against f32's range.
-        check_factor_range((0..m).map(|j| l.get(j, j).unwrap_or(f32::NAN)), k)?;
+        check_factor_range((0..m).map(|j| (l.get(j, j).unwrap_or(f32::NAN), k)))?;
         let data = l
             .as_slice()
             .iter()
@@ -353,16 +324,6 @@ pub(crate) fn scaled_by_four(
     })
 }
 
-/// The k with 4^k·max C(j,j) near 1 (0 where the diagonal has no positive entry).
-pub(crate) fn scale_exponent(diagonal: impl Iterator<Item = f64>) -> i32 {
-    let c_max = diagonal.fold(0.0f64, f64::max);
-    if c_max > 0.0 && c_max.is_finite() {
-        -(exponent_of(c_max) + 1).div_euclid(2)
-    } else {
-        0
-    }
-}
-
 /// Whether C's diagonal spans more than one power of four can bring into f32's normal range:
 /// scaled so that its largest entry is near 1, the smallest would fall below 2⁻¹⁰⁰.
 fn needs_equilibration(diagonal: impl Iterator<Item = f64> + Clone) -> bool {
@@ -397,22 +358,13 @@ fn diagnose_in_double(c: &Matrix<f64>, single_column: usize) -> Error {
 
 /// A failing pivot of 4^k·C reported in C's units.
 fn unscale_pivot(e: Error, k: i32) -> Error {
-    match e {
-        Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
-            NumericalError::NotPositiveDefinite {
-                column,
-                pivot: times_power_of_two(pivot, -2 * k),
-            }
-            .into()
-        }
-        e => e,
-    }
+    pivot_in_units(e, |_| k)
 }
 
 /// L = 2^-k·L', L' the factor of 4^k·C, in f32; a diagonal entry that leaves f32's range is
 /// [`NumericalError::OutOfRange`] ([`check_factor_range`]).
 pub(crate) fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<Matrix<f32>> {
-    check_factor_range((0..scaled.rows()).map(|j| scaled[(j, j)]), k)?;
+    check_factor_range((0..scaled.rows()).map(|j| (scaled[(j, j)], k)))?;
     Ok(scaled.map(|v| times_power_of_two(f64::from(v), -k) as f32))
 }
 
@@ -427,17 +379,18 @@ fn unscale_cholesky(l: Cholesky, k: i32) -> Result<Cholesky> {
         Ok(host) => Ok(Cholesky::host(unscale_factor(&host, k)?, method, format)),
         Err(mut device) => {
             let scaled = device.download_scaled()?;
-            check_factor_range((0..scaled.rows()).map(|j| scaled[(j, j)]), k)?;
+            check_factor_range((0..scaled.rows()).map(|j| (scaled[(j, j)], k)))?;
             device.set_shift(device.shift() + k);
             Ok(Cholesky::device(device, format))
         }
     }
 }
 
-/// Refuses a factor whose diagonal, L'(j,j)·2^-k, is infinite or below f32's smallest normal
-/// number: [`NumericalError::OutOfRange`], as `assemble` refuses a C out of range.
-fn check_factor_range(diagonal: impl Iterator<Item = f32>, k: i32) -> Result<()> {
-    for (j, scaled) in diagonal.enumerate() {
+/// Refuses a factor whose diagonal, L'(j,j)·2^-k_j (given as pairs of L'(j,j) and k_j), is
+/// infinite or below f32's smallest normal number: [`NumericalError::OutOfRange`], as
+/// `assemble` refuses a C out of range.
+fn check_factor_range(diagonal: impl Iterator<Item = (f32, i32)>) -> Result<()> {
+    for (j, (scaled, k)) in diagonal.enumerate() {
         let value = times_power_of_two(f64::from(scaled), -k);
         let (why, fix) = if value > f64::from(f32::MAX) {
             (

@@ -2,7 +2,6 @@
 //! on the GPU, then Algorithm 1's refinement in f64 with the least-squares solve's stopping
 //! tests, fallback to an f64 Cholesky and diagnostics ([`crate::least_squares`]).
 
-use super::cholesky::scale_exponent;
 use super::least_squares::SINGLE_CONDITION_LIMIT;
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
 use super::phases::Phases;
@@ -14,7 +13,9 @@ use crate::least_squares::{
     refine, single_factor_failure,
 };
 use crate::matrix::{Element, Matrix, check_finite_vec, check_non_empty, check_square};
-use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
+use crate::scaling::{
+    equilibration_exponents, exponent_of, norm_inf, scale_exponent, times_power_of_two,
+};
 use crate::symmetric::{SymmetricView, Triangle};
 use std::time::Instant;
 
@@ -307,11 +308,7 @@ pub(crate) fn equilibration(c: &SymmetricView<'_>) -> Option<Vec<i32>> {
     if !(low > 0.0 && high <= f64::MAX && (high > 100.0 * low || !one_fits)) {
         return None;
     }
-    Some(
-        diagonal
-            .map(|d| scale_exponent(std::iter::once(d)))
-            .collect(),
-    )
+    Some(equilibration_exponents(diagonal))
 }
 
 /// L's diagonal, read alone where L is on the GPU unscaled, else from L.

@@ -2,15 +2,13 @@
 //! kernels of [`crate::tiled`], sized by the storage-buffer limits instead of textures, and
 //! the factor that stays on the GPU for device-side solves (inside [`super::Cholesky`]).
 
-use super::cholesky::{
-    check_factor_entries, product_diagonal, restate_failure, scale_exponent, unscale_factor,
-};
+use super::cholesky::{check_factor_entries, product_diagonal, restate_failure, unscale_factor};
 use super::{Cholesky, Gpu};
 use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
 use crate::matrix::{Matrix, check_finite, check_finite_lower, check_square};
-use crate::scaling::times_power_of_two;
+use crate::scaling::{scale_exponent, times_power_of_two};
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
     DeviceProduct, DeviceRhs, Storage, TiledKernels, TiledMatrix, assembly, cholesky, solve,
