@@ -144,6 +144,7 @@ internal_modules! {
 
 pub mod batched;
 mod cpu;
+mod double;
 pub mod error;
 mod format;
 pub mod gpu;
@@ -164,6 +165,7 @@ pub mod symmetric;
 pub mod tuning;
 
 pub use batched::{Batch, BatchFactor, BatchOptions, BatchSolution, Failure};
+pub use double::{DoubleCholeskyOptions, MAX_BLOCK as MAX_DOUBLE_BLOCK};
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gl::{Context, DeviceInfo};
 pub use gpu::{

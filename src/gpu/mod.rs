@@ -8,6 +8,7 @@ mod batched;
 mod blocked;
 mod builder;
 mod cholesky;
+mod double;
 mod factor;
 mod inverse;
 mod least_squares;
@@ -87,6 +88,8 @@ pub struct Gpu {
     least_squares: std::cell::RefCell<Option<std::rc::Rc<residual::LeastSquaresKernels>>>,
     // The batched kernels (issue 28), compiled on first use.
     batched: std::cell::RefCell<Option<std::rc::Rc<crate::batched::kernels::BatchedKernels>>>,
+    // The f64 factorizations' kernels, compiled on first use.
+    double: std::cell::RefCell<Option<std::rc::Rc<crate::double::kernels::DoubleKernels>>>,
     // The busy work run before timed stretches (nothing compiled on software renderers); the
     // timings reach it through `internal::GpuInternals` (the `internals` feature).
     #[cfg_attr(not(feature = "internals"), allow(dead_code))]
@@ -128,6 +131,7 @@ impl Gpu {
             inverter: Default::default(),
             least_squares: Default::default(),
             batched: Default::default(),
+            double: Default::default(),
             preheat,
             tuning,
             _headless: None,

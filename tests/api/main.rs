@@ -5,6 +5,7 @@ mod common;
 
 mod contexts;
 mod diagnoses;
+mod double_factor;
 mod examples;
 mod io_props;
 mod least_squares;

@@ -409,14 +409,28 @@ impl Inverter {
 
     /// [`Inverter::dgemm`] with work-group tile `tile`.
     pub fn dgemm_with(&self, p: DoubleProduct<'_>, sums: bool, tile: DoubleTile) -> Result<f64> {
+        self.dgemm_programs().dgemm(self.context(), p, sums, tile)
+    }
+}
+
+impl DoublePrograms {
+    /// Runs the f64 product `p` on `ctx` with work-group tile `tile`; with `sums`, returns
+    /// ‖C‖_F² (per-tile sums added on the CPU), else 0.
+    pub(crate) fn dgemm(
+        &self,
+        ctx: &Context,
+        p: DoubleProduct<'_>,
+        sums: bool,
+        tile: DoubleTile,
+    ) -> Result<f64> {
         let (c, a, b) = (p.c.view, p.a.view, p.b.view);
         debug_assert!(a.rows == c.rows && b.cols == c.cols && a.cols == b.rows);
         if c.rows == 0 || c.cols == 0 {
             return Ok(0.0);
         }
         let groups = [c.cols.div_ceil(tile.cols()), c.rows.div_ceil(tile.rows())];
-        let partial = self.dgemm_programs().partial(self.context(), groups[0] * groups[1])?;
-        let prog = self.dgemm_programs().get(self.context(), tile)?;
+        let partial = self.partial(ctx, groups[0] * groups[1])?;
+        let prog = self.get(ctx, tile)?;
         let u = |v: usize| Uniform::U32(v as u32);
         let depth = a.cols;
         let mut k0 = 0;

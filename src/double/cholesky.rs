@@ -1,0 +1,189 @@
+//! L with C = L·Lᵀ in f64 on the GPU (LAPACK's dpotrf, by blocks): C scaled by powers of two
+//! to a unit diagonal (dpoequ's scaling, exact) on its way up, each diagonal block factored by
+//! one work group with the transpose of its inverse beside it, the panel L21 = A21·L11⁻ᵀ and
+//! the trailing A22 − L21·L21ᵀ as f64 products.
+
+use super::kernels::{DoubleKernels, MAX_BLOCK};
+use crate::error::{Error, InputError, NumericalError, Result};
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
+use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
+use crate::matrix::Matrix;
+use crate::scaling::{equilibration_exponents, pivot_in_units, times_power_of_two};
+use crate::symmetric::SymmetricView;
+use crate::tiled::View;
+
+/// How [`Gpu::cholesky_double`](crate::Gpu::cholesky_double) factors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DoubleCholeskyOptions {
+    /// The order of the diagonal blocks, 1 to [`MAX_BLOCK`] (default: [`MAX_BLOCK`], or the
+    /// most the device's shared memory holds): each is one work group's, so smaller blocks
+    /// shorten the serial part of each step and lengthen the chain of steps.
+    pub block: usize,
+}
+
+impl Default for DoubleCholeskyOptions {
+    fn default() -> Self {
+        Self { block: MAX_BLOCK }
+    }
+}
+
+impl DoubleCholeskyOptions {
+    /// An error naming the block if it is out of range.
+    pub fn validate(&self) -> Result<()> {
+        if self.block == 0 || self.block > MAX_BLOCK {
+            return Err(InputError::InvalidOption(format!(
+                "the f64 Cholesky's block is {}; it must be 1 to {MAX_BLOCK}",
+                self.block
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// L̃ with S·C·S = L̃·L̃ᵀ on the device: L̃ in the lower triangle of `w` (row-major, C's order;
+/// above it unspecified), inv(L̃_bb)ᵀ of each diagonal block at rows k0..k0 + kb of `inv`
+/// (n x nb, row-major), S = diag(2^k).
+pub(crate) struct DeviceFactor {
+    pub w: Buffer<f64>,
+    pub inv: Buffer<f64>,
+    pub nb: usize,
+    pub k: Vec<i32>,
+}
+
+/// The whole of a buffer's order-n square, or a block of it.
+pub(crate) fn view(offset: usize, rs: usize, rows: usize, cols: usize) -> View {
+    View {
+        offset,
+        rs,
+        cs: 1,
+        rows,
+        cols,
+    }
+}
+
+pub(crate) fn op(buffer: &Buffer<f64>, view: View) -> DoubleOperand<'_> {
+    DoubleOperand { buffer, view }
+}
+
+/// k_j with 4^k_j·C(j, j) near 1 (a diagonal entry that is not positive left unscaled: the
+/// factor fails there).
+pub(crate) fn exponents_of(c: &SymmetricView<'_>) -> Vec<i32> {
+    equilibration_exponents((0..c.order()).map(|j| c.get(j, j)))
+}
+
+/// S·C·S on the device as an order-n row-major square: its lower triangle, and with `both`
+/// the upper one too, else NaN above the diagonal (never read by the factor).
+pub(crate) fn upload_scaled(
+    kernels: &DoubleKernels,
+    c: &SymmetricView<'_>,
+    k: &[i32],
+    both: bool,
+) -> Result<Buffer<f64>> {
+    let n = c.order();
+    Buffer::filled(
+        kernels.context(),
+        BufferTarget::Storage,
+        BufferUsage::Static,
+        n * n,
+        |first, out| {
+            let (mut i, mut j) = (first / n, first % n);
+            for o in out.iter_mut() {
+                *o = if j <= i || both {
+                    times_power_of_two(c.get(i, j), k[i] + k[j])
+                } else {
+                    f64::NAN
+                };
+                j += 1;
+                if j == n {
+                    j = 0;
+                    i += 1;
+                }
+            }
+        },
+    )
+}
+
+/// Factors S·C·S held in `w` (its lower triangle) in place.
+pub(crate) fn factor(
+    kernels: &DoubleKernels,
+    w: Buffer<f64>,
+    n: usize,
+    k: Vec<i32>,
+    options: DoubleCholeskyOptions,
+) -> Result<DeviceFactor> {
+    options.validate()?;
+    let ctx = kernels.context();
+    let nb = options.block.min(kernels.max_block()).min(n.max(1));
+    kernels.check_fits("C in f64", n * n)?;
+    let storage = |len: usize| {
+        Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len.max(1))
+    };
+    let inv = storage(n * nb)?;
+    let p = storage(n.saturating_sub(nb) * nb)?;
+    let status = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Dynamic, &[0u32; 4])?;
+    for k0 in (0..n).step_by(nb) {
+        let kb = nb.min(n - k0);
+        let r = n - k0 - kb;
+        kernels.potrf_block(&w, n, k0, kb, &inv, k0 * nb, nb, &status)?;
+        if r == 0 {
+            break;
+        }
+        let a21 = view((k0 + kb) * n + k0, n, r, kb);
+        let a22 = view((k0 + kb) * (n + 1), n, r, r);
+        let panel = view(0, kb, r, kb);
+        // P = A21·L11⁻ᵀ, then A22 − P·Pᵀ, then L21 = P.
+        kernels.dgemm(DoubleProduct::new(
+            op(&p, panel),
+            op(&w, a21),
+            op(&inv, view(k0 * nb, nb, kb, kb)),
+        ))?;
+        kernels.dgemm(
+            DoubleProduct::new(op(&w, a22), op(&p, panel), op(&p, panel.t()))
+                .alpha(-1.0)
+                .plus(1.0, op(&w, a22)),
+        )?;
+        kernels.copy(op(&w, a21), Some(op(&p, panel)))?;
+    }
+    let s = status.download()?;
+    if s[0] != 0 {
+        let pivot = f64::from_bits(u64::from(s[1]) | (u64::from(s[2]) << 32));
+        let e = Error::from(NumericalError::NotPositiveDefinite {
+            column: s[0] as usize - 1,
+            pivot,
+        });
+        return Err(pivot_in_units(e, |j| k[j]));
+    }
+    Ok(DeviceFactor { w, inv, nb, k })
+}
+
+/// L with C = L·Lᵀ (zeros above the diagonal) from `c`'s stored triangle.
+pub(crate) fn cholesky(
+    kernels: &DoubleKernels,
+    c: &SymmetricView<'_>,
+    options: DoubleCholeskyOptions,
+) -> Result<Matrix<f64>> {
+    use rayon::prelude::*;
+    let n = c.order();
+    let k = exponents_of(c);
+    let w = upload_scaled(kernels, c, &k, false)?;
+    let f = factor(kernels, w, n, k, options)?;
+    let mut l = f.w.download()?;
+    // L = S⁻¹·L̃, row by row over all cores.
+    l.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
+        for v in &mut row[..=i] {
+            *v = times_power_of_two(*v, -f.k[i]);
+        }
+        row[i + 1..].fill(0.0);
+    });
+    if let Some(j) = (0..n).find(|&j| !l[j * n + j].is_normal()) {
+        return Err(NumericalError::ResultOutOfRange {
+            what: "L (C = L·Lᵀ)",
+            row: j,
+            col: j,
+            value: l[j * n + j],
+        }
+        .into());
+    }
+    Matrix::from_row_major(n, n, l)
+}

@@ -1,0 +1,156 @@
+//! The f64 factorizations' kernels (`glsl/double/`), each declared once and checked when its
+//! program links, and the programs of one context, compiled on first use.
+
+use crate::error::Result;
+use crate::gl::{Buffer, ComputeKernel, ComputeProgram, Context, Uniform};
+use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct, DoublePrograms, DoubleTile};
+use std::cell::OnceCell;
+
+/// The largest diagonal block one work group factors (its L in shared memory; a device with
+/// GL's minimum of 32 KiB takes one less, [`DoubleKernels::max_block`]).
+pub const MAX_BLOCK: usize = 64;
+
+/// One diagonal block's Cholesky factor and the transpose of its inverse.
+pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
+    name: "double/potrf_block",
+    source: include_str!("../../glsl/double/potrf_block.comp"),
+    buffers: &[("ABuf", 0), ("InvBuf", 1), ("StatusBuf", 2)],
+    uniforms: &["n", "k0", "kb", "inv_off", "inv_rs"],
+    optional: &[],
+};
+
+/// f64 entries between strided views, or zeros.
+pub static COPY: ComputeKernel = ComputeKernel {
+    name: "double/copy",
+    source: include_str!("../../glsl/double/copy.comp"),
+    buffers: &[("DstBuf", 0), ("SrcBuf", 1)],
+    uniforms: &[
+        "rows", "cols", "d_off", "d_rs", "d_cs", "s_off", "s_rs", "s_cs", "mode",
+    ],
+    optional: &[],
+};
+
+/// The f64 factorizations' programs on one context.
+pub struct DoubleKernels {
+    ctx: Context,
+    max_block: usize,
+    max_bytes: u64,
+    products: DoublePrograms,
+    potrf: OnceCell<ComputeProgram>,
+    copy: OnceCell<ComputeProgram>,
+}
+
+impl DoubleKernels {
+    /// Nothing compiled yet (the device's limits asked).
+    pub fn new(ctx: &Context) -> Result<Self> {
+        let limits = crate::gl::ComputeLimits::query(ctx)?;
+        // L's rows padded by one entry, and a flag.
+        let fits = |nb: usize| (nb * (nb + 1) * 8 + 64) as u64 <= limits.max_shared_bytes;
+        let max_block = (1..=MAX_BLOCK).rev().find(|&nb| fits(nb)).unwrap_or(1);
+        Ok(Self {
+            ctx: ctx.clone(),
+            max_block,
+            max_bytes: crate::tiled::storage::max_buffer_bytes(limits.max_storage_block_bytes),
+            products: DoublePrograms::new(),
+            potrf: OnceCell::new(),
+            copy: OnceCell::new(),
+        })
+    }
+
+    /// The largest diagonal block this device's shared memory holds (at most [`MAX_BLOCK`]).
+    pub fn max_block(&self) -> usize {
+        self.max_block
+    }
+
+    /// An error where `len` f64 values exceed one storage buffer of this device.
+    pub fn check_fits(&self, what: &str, len: usize) -> Result<()> {
+        crate::tiled::storage::check_fits(what, 2 * len, self.max_bytes)
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    fn program<'a>(
+        &self,
+        cell: &'a OnceCell<ComputeProgram>,
+        kernel: &'static ComputeKernel,
+        defines: &str,
+    ) -> Result<&'a ComputeProgram> {
+        if let Some(p) = cell.get() {
+            return Ok(p);
+        }
+        let source = format!("#version 430\n{defines}{}", kernel.source);
+        let p = ComputeProgram::new(&self.ctx, kernel, kernel.name, &source)?;
+        Ok(cell.get_or_init(|| p))
+    }
+
+    /// C = α·A·B + β·D + γ·I in f64 (the tile [`DoubleTile::for_product`]'s).
+    pub fn dgemm(&self, p: DoubleProduct<'_>) -> Result<()> {
+        let tile = DoubleTile::for_product(p.c.view.rows, p.c.view.cols);
+        self.products.dgemm(&self.ctx, p, false, tile).map(|_| ())
+    }
+
+    /// [`DoubleKernels::dgemm`] returning ‖C‖_F².
+    pub fn dgemm_sums(&self, p: DoubleProduct<'_>) -> Result<f64> {
+        let tile = DoubleTile::for_product(p.c.view.rows, p.c.view.cols);
+        self.products.dgemm(&self.ctx, p, true, tile)
+    }
+
+    /// dst ← src over dst's shape, or (`src` None) zeros.
+    pub fn copy(&self, dst: DoubleOperand<'_>, src: Option<DoubleOperand<'_>>) -> Result<()> {
+        let v = dst.view;
+        if v.rows == 0 || v.cols == 0 {
+            return Ok(());
+        }
+        let prog = self.program(&self.copy, &COPY, "")?;
+        let u = |x: usize| Uniform::U32(x as u32);
+        let s = src.unwrap_or(dst);
+        dst.buffer.bind_base(0);
+        s.buffer.bind_base(1);
+        prog.set_all(&[
+            ("rows", u(v.rows)),
+            ("cols", u(v.cols)),
+            ("d_off", u(v.offset)),
+            ("d_rs", u(v.rs)),
+            ("d_cs", u(v.cs)),
+            ("s_off", u(s.view.offset)),
+            ("s_rs", u(s.view.rs)),
+            ("s_cs", u(s.view.cs)),
+            ("mode", Uniform::I32(i32::from(src.is_none()))),
+        ])?;
+        prog.dispatch([v.cols.div_ceil(16) as u32, v.rows.div_ceil(16) as u32, 1])
+    }
+
+    /// Factors the kb x kb diagonal block at (k0, k0) of `a` (order n, row-major) and writes
+    /// inv(L)ᵀ at `inv_off` of `inv` (row stride `inv_rs`); a failed pivot goes to `status`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn potrf_block(
+        &self,
+        a: &Buffer<f64>,
+        n: usize,
+        k0: usize,
+        kb: usize,
+        inv: &Buffer<f64>,
+        inv_off: usize,
+        inv_rs: usize,
+        status: &Buffer<u32>,
+    ) -> Result<()> {
+        debug_assert!(kb <= self.max_block);
+        let defines = format!("#define NB {}u\n", self.max_block);
+        let prog = self.program(&self.potrf, &POTRF_BLOCK, &defines)?;
+        let u = |x: usize| Uniform::U32(x as u32);
+        a.bind_base(0);
+        inv.bind_base(1);
+        status.bind_base(2);
+        prog.set_all(&[
+            ("n", u(n)),
+            ("k0", u(k0)),
+            ("kb", u(kb)),
+            ("inv_off", u(inv_off)),
+            ("inv_rs", u(inv_rs)),
+        ])?;
+        prog.dispatch([1, 1, 1])
+    }
+}

@@ -1,0 +1,112 @@
+//! The f64 Cholesky factor and SPD inverse on the GPU as `Gpu` operations
+//! ([`crate::double`]), for callers that need them to f64's accuracy.
+
+use super::Gpu;
+use crate::double::{DoubleCholeskyOptions, kernels::DoubleKernels};
+use crate::error::{DeviceError, Error, InputError, NumericalError, Result};
+use crate::matrix::Matrix;
+use crate::symmetric::{SymmetricView, Triangle};
+use std::rc::Rc;
+
+impl Gpu {
+    /// The f64 factorizations' kernels of this context, compiled on first use.
+    pub(crate) fn double_kernels(&self, what: &str) -> Result<Rc<DoubleKernels>> {
+        if !self.info().has_compute() {
+            return Err(Error::from(DeviceError::Unsupported {
+                what: what.into(),
+                why: format!(
+                    "the f64 factorizations run in compute shaders (OpenGL 4.3), this context \
+                     is {}.{}",
+                    self.info().gl_version.0,
+                    self.info().gl_version.1
+                ),
+            }));
+        }
+        if let Some(k) = self.double.borrow().as_ref() {
+            return Ok(k.clone());
+        }
+        let k = Rc::new(DoubleKernels::new(self.context())?);
+        *self.double.borrow_mut() = Some(k.clone());
+        Ok(k)
+    }
+
+    /// L with C = L·Lᵀ in f64 on the GPU (LAPACK's dpotrf, to f64's accuracy), zeros above
+    /// the diagonal, from the stored triangle of the symmetric positive definite `c` (read
+    /// where it lies). Each row and column is scaled by a power of two first, so C of any
+    /// scale and grading factors wherever L fits f64. A pivot that is not positive is
+    /// [`NumericalError::NotPositiveDefinite`] with its column (0-based) and the pivot in C's
+    /// units. Needs compute shaders (OpenGL 4.3).
+    ///
+    /// ```
+    /// use symraster::{Gpu, SymmetricView, Triangle};
+    /// let gpu = Gpu::new()?;
+    /// let data = [4.0, f64::NAN, 2.0, 3.0]; // the lower triangle of [[4, 2], [2, 3]]
+    /// let c = SymmetricView::new(&data, 2, 2, Triangle::Lower)?;
+    /// let l = gpu.cholesky_double(c, Default::default())?;
+    /// assert_eq!((l[(0, 0)], l[(1, 0)], l[(0, 1)]), (2.0, 1.0, 0.0));
+    /// assert!((l[(1, 1)] - 2f64.sqrt()).abs() < 1e-15);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn cholesky_double(
+        &self,
+        c: SymmetricView<'_>,
+        options: DoubleCholeskyOptions,
+    ) -> Result<Matrix<f64>> {
+        options.validate()?;
+        check_view("C", &c)?;
+        let kernels = self.double_kernels("factor C in f64")?;
+        crate::double::cholesky(&kernels, &c, options)
+    }
+
+    /// C⁻¹ of the symmetric positive definite `c` in f64 on the GPU (LAPACK's dpotrf then
+    /// dpotri), from its stored triangle, with ‖I − C̃·C̃⁻¹‖_F of C scaled to a unit diagonal
+    /// (the residual LAPACK's expert drivers would judge). An inverse whose residual reaches
+    /// 1/2 is [`NumericalError::IllConditioned`]. Needs compute shaders (OpenGL 4.3).
+    pub fn spd_inverse_double(
+        &self,
+        c: SymmetricView<'_>,
+        options: DoubleCholeskyOptions,
+    ) -> Result<(Matrix<f64>, f64)> {
+        options.validate()?;
+        check_view("C", &c)?;
+        let kernels = self.double_kernels("invert C in f64")?;
+        let (x, residual) = crate::double::spd_inverse(&kernels, &c, options)?;
+        if !(residual < 0.5) {
+            let norm = |m: &Matrix<f64>| m.as_slice().iter().map(|v| v * v).sum::<f64>().sqrt();
+            return Err(NumericalError::IllConditioned {
+                precision: "double",
+                residual,
+                after: "the f64 Cholesky inverse on the GPU, C scaled to a unit diagonal".into(),
+                condition: norm(&c.to_lower()) * norm(&x),
+                advice: "it is singular or nearly so",
+            }
+            .into());
+        }
+        Ok((x, residual))
+    }
+}
+
+/// An empty C, or one whose stored triangle holds an entry that is not finite, as an error.
+fn check_view(input: &str, c: &SymmetricView<'_>) -> Result<()> {
+    if c.order() == 0 {
+        return Err(InputError::Empty {
+            input: input.into(),
+            rows: 0,
+            cols: 0,
+        }
+        .into());
+    }
+    if let Some((i, j, value)) = c.first_non_finite() {
+        let triangle = match c.triangle() {
+            Triangle::Lower => "lower",
+            Triangle::Upper => "upper",
+        };
+        return Err(InputError::NonFinite {
+            input: format!("{input} ({triangle} triangle)"),
+            position: format!("row {i}, column {j} (0-based)"),
+            value,
+        }
+        .into());
+    }
+    Ok(())
+}

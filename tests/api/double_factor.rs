@@ -1,0 +1,270 @@
+//! The f64 Cholesky factor and SPD inverse on the GPU against the host's f64 reference: sizes
+//! around every block width, both stored triangles with NaN in the other, conditions to 1e12,
+//! graded matrices, and the failures named as the host's factor names them.
+
+use crate::common;
+
+use symraster::problems::rng;
+use symraster::{
+    DoubleCholeskyOptions, Error, Matrix, NumericalError, SymmetricView, Triangle, host,
+};
+
+/// Q·diag(λ)·Qᵀ with λ spread geometrically from 1 to 1/`condition` (Q from Gram-Schmidt).
+fn spd(m: usize, condition: f64, seed: u64) -> Matrix<f64> {
+    use rand::Rng;
+    let mut r = rng(seed);
+    let mut q: Vec<Vec<f64>> = (0..m)
+        .map(|_| (0..m).map(|_| r.random::<f64>() - 0.5).collect())
+        .collect();
+    for j in 0..m {
+        for k in 0..j {
+            let (done, rest) = q.split_at_mut(j);
+            let dot: f64 = rest[0].iter().zip(&done[k]).map(|(a, b)| a * b).sum();
+            for (a, b) in rest[0].iter_mut().zip(&done[k]) {
+                *a -= dot * b;
+            }
+        }
+        let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();
+        q[j].iter_mut().for_each(|v| *v /= norm);
+    }
+    let lambda: Vec<f64> = (0..m)
+        .map(|k| condition.powf(-(k as f64) / (m.max(2) - 1) as f64))
+        .collect();
+    let c = Matrix::from_fn(m, m, |i, j| {
+        (0..m).map(|k| q[k][i] * lambda[k] * q[k][j]).sum()
+    });
+    Matrix::from_fn(m, m, |i, j| if i >= j { c[(i, j)] } else { c[(j, i)] })
+}
+
+/// `c`'s `triangle` in row-major storage of stride m + 3, NaN everywhere else.
+fn stored(c: &Matrix<f64>, triangle: Triangle) -> (Vec<f64>, usize) {
+    let (m, stride) = (c.rows(), c.rows() + 3);
+    let mut data = vec![f64::NAN; m * stride];
+    for i in 0..m {
+        for j in 0..m {
+            let kept = match triangle {
+                Triangle::Lower => j <= i,
+                Triangle::Upper => j >= i,
+            };
+            if kept {
+                data[i * stride + j] = c[(i, j)];
+            }
+        }
+    }
+    (data, stride)
+}
+
+fn norm(m: &Matrix<f64>) -> f64 {
+    m.as_slice().iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+/// ‖L·Lᵀ − C‖_F / ‖C‖_F.
+fn backward_error(l: &Matrix<f64>, c: &Matrix<f64>) -> f64 {
+    let m = c.rows();
+    let r = Matrix::from_fn(m, m, |i, j| {
+        (0..=i.min(j)).map(|k| l[(i, k)] * l[(j, k)]).sum::<f64>() - c[(i, j)]
+    });
+    norm(&r) / norm(c)
+}
+
+#[test]
+fn factors_around_every_block_width() {
+    let gpu = common::gpu();
+    for (m, block) in [
+        (1, 64),
+        (2, 64),
+        (5, 3),
+        (31, 16),
+        (63, 64),
+        (64, 64),
+        (65, 64),
+        (97, 7),
+        (130, 64),
+        (130, 32),
+    ] {
+        let c = spd(m, 1e3, m as u64);
+        let reference = host::cholesky(&c).unwrap();
+        for triangle in [Triangle::Lower, Triangle::Upper] {
+            let (data, stride) = stored(&c, triangle);
+            let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
+            let l = gpu
+                .cholesky_double(view, DoubleCholeskyOptions { block })
+                .unwrap();
+            for i in 0..m {
+                for j in i + 1..m {
+                    assert_eq!(l[(i, j)], 0.0, "m {m}: L({i}, {j}) above the diagonal");
+                }
+            }
+            let e = symraster::relative_error(&l, &reference);
+            assert!(
+                e < 1e-13,
+                "m {m}, block {block}, {triangle:?}: L off the host's by {e:e}"
+            );
+            let b = backward_error(&l, &c);
+            assert!(
+                b < 1e-15 * (m as f64).max(4.0),
+                "m {m}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ill_conditioned_and_graded_factors_keep_backward_stability() {
+    let gpu = common::gpu();
+    for (m, condition) in [(100, 1e9), (150, 1e12)] {
+        let c = spd(m, condition, 7);
+        let l = gpu
+            .cholesky_double(
+                SymmetricView::lower(&c),
+                DoubleCholeskyOptions { block: 16 },
+            )
+            .unwrap();
+        let b = backward_error(&l, &c);
+        assert!(
+            b < 1e-15 * m as f64,
+            "κ {condition:e}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
+        );
+    }
+    // D·C·D with D from 1e-100 to 1e100: the scaling makes it a well-conditioned factor.
+    let m = 90;
+    let c = spd(m, 1e2, 3);
+    let d: Vec<f64> = (0..m)
+        .map(|i| 10f64.powf(-100.0 + 200.0 * i as f64 / (m - 1) as f64))
+        .collect();
+    let graded = Matrix::from_fn(m, m, |i, j| d[i] * c[(i, j)] * d[j]);
+    let l = gpu
+        .cholesky_double(
+            SymmetricView::lower(&graded),
+            DoubleCholeskyOptions { block: 32 },
+        )
+        .unwrap();
+    let reference = host::cholesky(&graded).unwrap();
+    // Row by row (row i of L carries d_i's scale): each within rounding of the host's.
+    for i in 0..m {
+        let row: f64 = (0..=i)
+            .map(|j| reference[(i, j)].powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let diff: f64 = (0..=i)
+            .map(|j| (l[(i, j)] - reference[(i, j)]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(
+            diff <= 1e-13 * row,
+            "graded row {i}: ‖ΔL‖ = {diff:e} of {row:e}"
+        );
+    }
+}
+
+#[test]
+fn a_matrix_that_is_not_positive_definite_is_named_at_the_hosts_column() {
+    let gpu = common::gpu();
+    for (m, block) in [(40, 64), (150, 16)] {
+        let mut c = spd(m, 10.0, 11);
+        // A negative eigenvalue in the trailing part: the pivot fails past the first blocks.
+        let k = m - 7;
+        for i in 0..m {
+            for j in 0..m {
+                if i >= k && j >= k {
+                    c[(i, j)] -= if i == j { 2.0 } else { 0.0 };
+                }
+            }
+        }
+        let host = host::cholesky(&c).unwrap_err();
+        let ours = gpu
+            .cholesky_double(SymmetricView::lower(&c), DoubleCholeskyOptions { block })
+            .unwrap_err();
+        match (host, ours) {
+            (
+                Error::Numerical(NumericalError::NotPositiveDefinite {
+                    column: a,
+                    pivot: p,
+                }),
+                Error::Numerical(NumericalError::NotPositiveDefinite {
+                    column: b,
+                    pivot: q,
+                }),
+            ) => {
+                assert_eq!(a, b, "m {m}: the failing column");
+                assert!(
+                    q <= 0.0 && (p - q).abs() <= 1e-10 * p.abs().max(1.0),
+                    "pivots {p} and {q}"
+                );
+            }
+            (h, o) => panic!("m {m}: host {h}, ours {o}"),
+        }
+    }
+}
+
+#[test]
+fn bad_input_and_options_are_errors() {
+    let gpu = common::gpu();
+    let c = spd(4, 2.0, 1);
+    let err = gpu
+        .cholesky_double(
+            SymmetricView::lower(&c),
+            DoubleCholeskyOptions { block: 65 },
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("block"), "{err}");
+    let mut bad = c.clone();
+    bad[(2, 1)] = f64::INFINITY;
+    let err = gpu
+        .cholesky_double(SymmetricView::lower(&bad), Default::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("row 2, column 1"), "{err}");
+}
+
+#[test]
+fn spd_inverse_matches_the_hosts_to_its_condition() {
+    let gpu = common::gpu();
+    for (m, block, condition) in [
+        (1, 64, 1.0),
+        (33, 8, 1e3),
+        (64, 64, 1e6),
+        (129, 64, 1e10),
+        (70, 16, 1e12),
+    ] {
+        let c = spd(m, condition, 5 + m as u64);
+        for triangle in [Triangle::Lower, Triangle::Upper] {
+            let (data, stride) = stored(&c, triangle);
+            let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
+            let (x, residual) = gpu
+                .spd_inverse_double(view, DoubleCholeskyOptions { block })
+                .unwrap();
+            // I − C·X measured here in f64.
+            let r = Matrix::from_fn(m, m, |i, j| {
+                f64::from(u8::from(i == j)) - (0..m).map(|k| c[(i, k)] * x[(k, j)]).sum::<f64>()
+            });
+            let bound = 1e-14 * condition * m as f64;
+            assert!(
+                norm(&r) < bound.max(1e-13),
+                "m {m}, κ {condition:e}: ‖I − CX‖ = {:e}",
+                norm(&r)
+            );
+            assert!(
+                residual < bound.max(1e-13),
+                "m {m}: reported residual {residual:e}"
+            );
+            for i in 0..m {
+                for j in 0..i {
+                    assert_eq!(x[(i, j)], x[(j, i)], "m {m}: X not symmetric at ({i}, {j})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_singular_matrix_has_no_inverse() {
+    let gpu = common::gpu();
+    let m = 50;
+    let c = spd(m, 1e25, 9);
+    match gpu.spd_inverse_double(SymmetricView::lower(&c), Default::default()) {
+        Err(Error::Numerical(
+            NumericalError::NotPositiveDefinite { .. } | NumericalError::IllConditioned { .. },
+        )) => {}
+        other => panic!("κ 1e25 gave {other:?}"),
+    }
+}
