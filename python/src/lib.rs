@@ -261,7 +261,7 @@ fn cholesky<'py>(
         // float64 on the host, on the worker too: it refuses a forked child, whose copy of the
         // host's thread pool (rayon's, which faer uses) has no threads and would hang.
         Mat::F64(c) => {
-            let (l, _) = finish(py, worker::run(py, move |_| symraster::host::cholesky(&c)))?;
+            let (l, _) = finish(py, worker::run(py, move |state| cholesky_f64(state, &c)))?;
             array_of(py, l).into_any()
         }
         Mat::F32(c) => {
@@ -275,6 +275,20 @@ fn cholesky<'py>(
     };
     // U = Lᵀ as the transposed view of L: no copy.
     if upper { l.getattr("T") } else { Ok(l) }
+}
+
+/// The orders from which a float64 factor is the GPU's (`Gpu::cholesky_double`); below, the
+/// host's dpotrf is quicker than a launch per block.
+const DEVICE_CHOLESKY_FROM: usize = 64;
+
+/// L of the float64 `c` (its lower triangle read) to float64's accuracy: on the GPU, or on the
+/// host for small orders.
+fn cholesky_f64(state: &mut worker::State, c: &Matrix<f64>) -> symraster::Result<Matrix<f64>> {
+    if c.rows() >= DEVICE_CHOLESKY_FROM && c.rows() == c.cols() {
+        let view = symraster::SymmetricView::lower(c);
+        return state.gpu()?.cholesky_double(view, Default::default());
+    }
+    symraster::host::cholesky(c)
 }
 
 /// X with L·Lᵀ·X = B in float64 from the lower-triangular float64 `l` as given (its strict

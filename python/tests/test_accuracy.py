@@ -63,7 +63,7 @@ def test_solve_pos(condition, graded):
 
 @pytest.mark.parametrize("condition,graded", CASES)
 def test_cho_factor_then_cho_solve(condition, graded):
-    m = 60
+    m = 100
     c = spd(m, condition, 3, graded)
     b = np.random.default_rng(4).standard_normal((m, 2))
     x_true = np.column_stack([exact_solution(c, b[:, j]) for j in range(2)])
@@ -80,7 +80,7 @@ def test_cho_factor_then_cho_solve(condition, graded):
 
 @pytest.mark.parametrize("condition,graded", CASES)
 def test_cholesky_factor_itself(condition, graded):
-    m = 60
+    m = 100
     c = spd(m, condition, 5, graded)
     for lower in (False, True):
         f = la.cholesky(c, lower=lower)
@@ -94,7 +94,7 @@ def test_cholesky_factor_itself(condition, graded):
 
 @pytest.mark.parametrize("condition,graded", CASES)
 def test_inv_pos(condition, graded):
-    m = 60
+    m = 100
     c = spd(m, condition, 6, graded)
     with np.errstate(all="ignore"):
         import warnings

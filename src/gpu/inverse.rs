@@ -5,10 +5,12 @@
 use super::Gpu;
 use crate::error::{DeviceError, Error, NumericalError, Result};
 use crate::inverse::{
-    InvertOptions, Inverter, Kind, Lyapunov, LyapunovOptions, Refined, Sign, SignOptions,
+    InverseMethod, InvertOptions, Inverter, Kind, Lyapunov, LyapunovOptions, Refined, Sign,
+    SignOptions,
 };
 use crate::matrix::{Element, Matrix};
 use crate::scaling::{scaled_to_unit, times_power_of_two};
+use crate::tiled::Storage;
 use std::rc::Rc;
 
 impl Inverter {
@@ -64,6 +66,23 @@ impl Gpu {
     pub fn invert<T: Element>(&self, a: &Matrix<T>, options: InvertOptions) -> Result<Refined> {
         crate::inverse::check_method(options.kind, options.method, options.storage)?;
         let a: Matrix<f64> = a.map(Into::into);
+        if options.kind == Kind::Spd
+            && options.method == InverseMethod::Cholesky
+            && options.storage == Storage::Full
+            && options.refine_steps > 0
+            && a.rows() == a.cols()
+        {
+            // f64 asked for: dpotrf and dpotri in f64 on the GPU (no f32 inverse to refine).
+            crate::matrix::check_square("M", &a, "(a symmetric positive definite matrix)")?;
+            let view = crate::symmetric::SymmetricView::lower(&a);
+            let (x, residual) = self.spd_inverse_double(view, Default::default())?;
+            return Ok(Refined {
+                x,
+                residuals: vec![residual],
+                refined: false,
+                fallback: None,
+            });
+        }
         if options.kind == Kind::Spd
             && a.rows() == a.cols()
             && let Some(k) =
