@@ -9,9 +9,10 @@
 //! Ops (f64 unless said; C symmetric with entries uniform in (−1, 1) off the diagonal and m on
 //! it, as solve_bench's; A, d, b uniform in (0, 1), section 5.3's random problem):
 //! - `solve_pos`: `Gpu::spd_solve(C, b)`, C m×m, b m.
-//! - `cholesky` float64: `symraster::host::cholesky(C)`; float32: `Gpu::cholesky(C32)` then
-//!   `.l()`.
-//! - `cho_factor_solve`: `host::cholesky(C)` then `host::cholesky_solve(L, b)`, one right side.
+//! - `cholesky` float64: `Gpu::cholesky_double(C)` (C's lower triangle read where it lies);
+//!   float32: `Gpu::cholesky(C32)` then `.l()`.
+//! - `cho_factor_solve`: `Gpu::cholesky_double(C)` then `host::cholesky_solve(L, b)`, one right
+//!   side.
 //! - `inv_pos`: `Gpu::invert(C, InvertOptions::spd())`.
 //! - `weighted_lstsq`: `Gpu::least_squares(A, d, b)`, A m×n with n = 2m, d and b n.
 //! - batched, float32, order n and B problems (`--batched n:B,...`, default the issue's
@@ -35,7 +36,9 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
-use symraster::{Batch, BatchOptions, Gpu, InvertOptions, Matrix, Options, SolveOptions, host};
+use symraster::{
+    Batch, BatchOptions, Gpu, InvertOptions, Matrix, Options, SolveOptions, SymmetricView, host,
+};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -226,7 +229,8 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
         }
     }
     if want("cholesky") {
-        match time(runs, max, || host::cholesky(&c)) {
+        let view = SymmetricView::lower(&c);
+        match time(runs, max, || gpu.cholesky_double(view, Default::default())) {
             Ok(t) => {
                 let e = factor_error(t.result.as_slice(), c.as_slice(), &v);
                 report("cholesky", m, m, "float64", &t, e, 1e-12);
@@ -246,7 +250,7 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
     if want("cho_factor_solve") {
         let rhs = Matrix::from_fn(m, 1, |i, _| b[i]);
         let solve = || {
-            let l = host::cholesky(&c)?;
+            let l = gpu.cholesky_double(SymmetricView::lower(&c), Default::default())?;
             host::cholesky_solve(&l, &rhs)
         };
         match time(runs, max, solve) {
