@@ -365,7 +365,23 @@ fn unscale_pivot(e: Error, k: i32) -> Error {
 /// [`NumericalError::OutOfRange`] ([`check_factor_range`]).
 pub(crate) fn unscale_factor(scaled: &Matrix<f32>, k: i32) -> Result<Matrix<f32>> {
     check_factor_range((0..scaled.rows()).map(|j| (scaled[(j, j)], k)))?;
-    Ok(scaled.map(|v| times_power_of_two(f64::from(v), -k) as f32))
+    let mut l = scaled.try_clone(|| "L".into())?;
+    unscale_in_place(&mut l, k);
+    Ok(l)
+}
+
+/// L·2^-k in place over all cores (exact where it stays normal in f32).
+pub(crate) fn unscale_in_place(l: &mut Matrix<f32>, k: i32) {
+    use rayon::prelude::*;
+    if k == 0 {
+        return;
+    }
+    let cols = l.cols().max(1);
+    l.as_mut_slice().par_chunks_mut(cols * 64).for_each(|rows| {
+        for v in rows {
+            *v = times_power_of_two(f64::from(*v), -k) as f32;
+        }
+    });
 }
 
 /// [`unscale_factor`] of a factor wherever it is: on the GPU the shift is recorded (and the
@@ -389,7 +405,7 @@ fn unscale_cholesky(l: Cholesky, k: i32) -> Result<Cholesky> {
 /// Refuses a factor whose diagonal, L'(j,j)·2^-k_j (given as pairs of L'(j,j) and k_j), is
 /// infinite or below f32's smallest normal number: [`NumericalError::OutOfRange`], as
 /// `assemble` refuses a C out of range.
-fn check_factor_range(diagonal: impl Iterator<Item = (f32, i32)>) -> Result<()> {
+pub(crate) fn check_factor_range(diagonal: impl Iterator<Item = (f32, i32)>) -> Result<()> {
     for (j, (scaled, k)) in diagonal.enumerate() {
         let value = times_power_of_two(f64::from(scaled), -k);
         let (why, fix) = if value > f64::from(f32::MAX) {

@@ -19,6 +19,9 @@ pub struct Cholesky {
     l: Place,
     method: Method,
     format: Format,
+    /// L as already read back from the GPU (unscaled, zeros above), where the factorization
+    /// read it for its check: [`Cholesky::l`] and [`Cholesky::into_l`] then read it no more.
+    read_back: Option<Matrix<f32>>,
 }
 
 /// Where L is.
@@ -52,6 +55,7 @@ impl Cholesky {
             l: Place::Host(l.lower_triangle()),
             method,
             format,
+            read_back: None,
         }
     }
 
@@ -61,6 +65,15 @@ impl Cholesky {
             l: Place::Device(l),
             method: Method::Tiled,
             format,
+            read_back: None,
+        }
+    }
+
+    /// A factor kept on the GPU whose L (unscaled, zeros above) was read back already.
+    pub(crate) fn device_read_back(l: DeviceFactor, format: Format, read: Matrix<f32>) -> Self {
+        Self {
+            read_back: Some(read),
+            ..Self::device(l, format)
         }
     }
 
@@ -112,6 +125,9 @@ impl Cholesky {
 
     /// L, lower triangular with the upper triangle zero (read back where it is on the GPU).
     pub fn l(&self) -> Result<Matrix<f32>> {
+        if let Some(l) = &self.read_back {
+            return l.try_clone(|| "a copy of L".into());
+        }
         match &self.l {
             Place::Host(l) => l.try_clone(|| "a copy of L".into()),
             Place::Device(f) => f.download(),
@@ -120,6 +136,9 @@ impl Cholesky {
 
     /// L by value ([`Cholesky::l`] without a copy where L is on the host).
     pub fn into_l(self) -> Result<Matrix<f32>> {
+        if let Some(l) = self.read_back {
+            return Ok(l);
+        }
         match self.l {
             Place::Host(l) => Ok(l),
             Place::Device(f) => f.download(),

@@ -2,7 +2,9 @@
 //! kernels of [`crate::tiled`], sized by the storage-buffer limits instead of textures, and
 //! the factor that stays on the GPU for device-side solves (inside [`super::Cholesky`]).
 
-use super::cholesky::{check_factor_entries, product_diagonal, restate_failure, unscale_factor};
+use super::cholesky::{
+    check_factor_entries, check_factor_range, product_diagonal, restate_failure, unscale_in_place,
+};
 use super::{Cholesky, Gpu};
 use crate::error::NumericalError;
 use crate::error::{Error, InputError, Result};
@@ -111,7 +113,10 @@ impl DeviceFactor {
 
     /// L read back to the host.
     pub(crate) fn download(&self) -> Result<Matrix<f32>> {
-        unscale_factor(&self.l.download_lower()?, self.shift)
+        let mut l = self.l.download_lower()?;
+        check_factor_range((0..l.rows()).map(|j| (l[(j, j)], self.shift)))?;
+        unscale_in_place(&mut l, self.shift);
+        Ok(l)
     }
 
     /// L read back as LAPACK's RFP array (RFP storage as is; full storage converted).
@@ -403,7 +408,8 @@ impl Gpu {
     }
 
     /// [`Gpu::cholesky`] by the tiled method: factored on the GPU, read back and checked.
-    /// L is read back once for the entry check and kept on the GPU for the solves.
+    /// L is read back once, for the entry check and the caller, and kept on the GPU for the
+    /// solves.
     pub(crate) fn cholesky_tiled_host(&self, c: &Matrix<f32>, format: Format) -> Result<Cholesky> {
         let f = self.cholesky_tiled(c, format)?;
         let l = f.download()?;
@@ -419,7 +425,7 @@ impl Gpu {
         if suspect {
             check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| f64::from(c[(j, j)]))?;
         }
-        Ok(Cholesky::device(f, format))
+        Ok(Cholesky::device_read_back(f, format, l))
     }
 
     /// [`Gpu::factor_product`] by the tiled method (L read back once for the check, kept on

@@ -505,10 +505,12 @@ impl TiledMatrix {
         let data = self.download_raw()?;
         match self.storage {
             Storage::Full => {
+                use rayon::prelude::*;
                 let mut c = Matrix::from_row_major(m, m, data)?;
-                for i in 0..m {
-                    c.as_mut_slice()[i * m + i + 1..(i + 1) * m].fill(0.0);
-                }
+                c.as_mut_slice()
+                    .par_chunks_mut(m.max(1))
+                    .enumerate()
+                    .for_each(|(i, row)| row[i + 1..].fill(0.0));
                 Ok(c)
             }
             Storage::Rfp => rfp::to_lower_of_order(m, &data),

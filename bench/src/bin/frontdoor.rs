@@ -10,7 +10,7 @@
 //! it, as solve_bench's; A, d, b uniform in (0, 1), section 5.3's random problem):
 //! - `solve_pos`: `Gpu::spd_solve(C, b)`, C m×m, b m.
 //! - `cholesky` float64: `Gpu::cholesky_double(C)` (C's lower triangle read where it lies);
-//!   float32: `Gpu::cholesky(C32)` then `.l()`.
+//!   float32: `Gpu::cholesky(C32)` then `.into_l()`.
 //! - `cho_factor_solve`: `Gpu::cholesky_double(C)` then `host::cholesky_solve(L, b)`, one right
 //!   side.
 //! - `inv_pos`: `Gpu::invert(C, InvertOptions::spd())`.
@@ -238,7 +238,9 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
             Err(e) => fail("cholesky", "float64", e),
         }
         let c32 = c.map(|x| x as f32);
-        match time(runs, max, || gpu.cholesky(&c32, Options::default())?.l()) {
+        match time(runs, max, || {
+            gpu.cholesky(&c32, Options::default())?.into_l()
+        }) {
             Ok(t) => {
                 let c32_64 = c32.map(f64::from);
                 let e = factor_error(t.result.as_slice(), c32_64.as_slice(), &v);
