@@ -191,6 +191,8 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown methods {sorted(unknown)}; known: {','.join(METHODS)}")
     worker_counts = [int(v) for v in args.workers.split(",") if v.strip()]
+    if any(n < 1 for n in worker_counts):
+        parser.error("--workers: each count at least 1")
     cudas = cuda_count()
     gpus = args.gpus or max(cudas, 1)
     devices = [int(v) for v in args.devices.split(",")] if args.devices else list(range(gpus))
@@ -284,80 +286,86 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message=".*[Ll]arge.*graph", category=UserWarning)
 
     for workers in worker_counts if on_cluster else []:
-        start = time.perf_counter()
-        with LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
-            client.wait_for_workers(workers)
-            client.register_plugin(DevicePerWorker(devices))
-            named = client.scheduler_info(n_workers=-1)["workers"]
-            addresses = sorted(named, key=lambda a: int(named[a]["name"]))
-            up = time.perf_counter() - start
+        try:
             start = time.perf_counter()
-            placed = []
-            for i, (yb, wb) in enumerate(chunks):
-                where = addresses[i % workers]
-                fy, fw = client.scatter([yb, wb], workers=[where], hash=False)
-                placed.append((where, fy, fw))
-            place_s = time.perf_counter() - start
-            setup = f"cluster start {up:.1f} s, chunks placed in {place_s:.1f} s"
+            with LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
+                              dashboard_address=None) as cluster, Client(cluster) as client:
+                client.wait_for_workers(workers)
+                client.register_plugin(DevicePerWorker(devices))
+                named = client.scheduler_info(n_workers=-1)["workers"]
+                addresses = sorted(named, key=lambda a: int(named[a]["name"]))
+                up = time.perf_counter() - start
+                start = time.perf_counter()
+                placed = []
+                for i, (yb, wb) in enumerate(chunks):
+                    where = addresses[i % workers]
+                    fy, fw = client.scatter([yb, wb], workers=[where], hash=False)
+                    placed.append((where, fy, fw))
+                place_s = time.perf_counter() - start
+                setup = f"cluster start {up:.1f} s, chunks placed in {place_s:.1f} s"
 
-            def gather(fit, extra, send=False):
-                futures = [client.submit(fit, x, *((yb, wb) if send else (fy, fw)),
-                                         *extra(where), workers=[where], pure=False)
-                           for (where, fy, fw), (yb, wb) in zip(placed, chunks)]
-                return joined(client.gather(futures))
+                def gather(fit, extra, send=False):
+                    futures = [client.submit(fit, x, *((yb, wb) if send else (fy, fw)),
+                                             *extra(where), workers=[where], pure=False)
+                               for (where, fy, fw), (yb, wb) in zip(placed, chunks)]
+                    return joined(client.gather(futures))
 
-            ours = [m for m in ("symraster_dask", "symraster_sent") if m in wanted]
-            if ours:
-                with guarded(ours[0], workers):
-                    start = time.perf_counter()
-                    who = {a: client.submit(worker_identity, workers=[a], pure=False)
-                           .result() for a in addresses}
-                    for a in addresses:
-                        client.submit(fit_symraster, x, y[:8], w[:8], workers=[a],
-                                      pure=False).result()
-                    first = time.perf_counter() - start
-                    egl = sorted({index for _, index, _ in who.values()})
-                    device = " + ".join(sorted({r for _, _, r in who.values()}))
-                    pids = {pid for pid, _, _ in who.values()}
-                    assert len(pids) == workers and os.getpid() not in pids
-                    for method in ours:
-                        send = method == "symraster_sent"
-                        with guarded(method, workers):
-                            seconds, (beta, task_s) = timed(
-                                lambda send=send: gather(fit_symraster, lambda a: (), send),
-                                args.repeat, args.cap)
-                            row(method, workers, device, len(egl), seconds, beta,
-                                f"{task_note(seconds, task_s, workers)}; EGL devices "
-                                f"{[who[a][1] for a in addresses]} of the workers; {setup}; "
-                                f"workers' first calls {first:.1f} s"
-                                + ("; chunks sent with the tasks" if send else
-                                   "; chunks on the workers before the clock"))
-
-            if "torch_dask" in wanted:
-                with guarded("torch_dask", workers):
-                    if not cudas:
-                        skip("torch_dask", workers, "torch or CUDA missing")
-                    else:
-                        cuda_of = {a: devices[i % len(devices)]
-                                   for i, a in enumerate(addresses)}
+                ours = [m for m in ("symraster_dask", "symraster_sent") if m in wanted]
+                if ours:
+                    with guarded(ours[0], workers):
                         start = time.perf_counter()
-                        who = {a: client.submit(torch_identity, cuda_of[a], workers=[a],
-                                                pure=False).result() for a in addresses}
+                        who = {a: client.submit(worker_identity, workers=[a], pure=False)
+                               .result() for a in addresses}
                         for a in addresses:
-                            client.submit(fit_torch, x, y[:8], w[:8], cuda_of[a],
-                                          workers=[a], pure=False).result()
+                            client.submit(fit_symraster, x, y[:8], w[:8], workers=[a],
+                                          pure=False).result()
                         first = time.perf_counter() - start
-                        device = " + ".join(sorted({n for _, _, n in who.values()}))
-                        seconds, (beta, task_s) = timed(
-                            lambda: gather(fit_torch, lambda a: (cuda_of[a],)),
-                            args.repeat, args.cap)
-                        row("torch_dask", workers, device, len(set(cuda_of.values())),
-                            seconds, beta,
-                            f"{task_note(seconds, task_s, workers)}; CUDA devices "
-                            f"{[cuda_of[a] for a in addresses]} of the workers; {setup}; "
-                            f"workers' first calls (torch import, CUDA start) {first:.1f} s; "
-                            "chunks on the workers before the clock")
+                        egl = sorted({index for _, index, _ in who.values()})
+                        device = " + ".join(sorted({r for _, _, r in who.values()}))
+                        pids = {pid for pid, _, _ in who.values()}
+                        assert len(pids) == workers and os.getpid() not in pids
+                        for method in ours:
+                            send = method == "symraster_sent"
+                            with guarded(method, workers):
+                                seconds, (beta, task_s) = timed(
+                                    lambda send=send: gather(fit_symraster, lambda a: (), send),
+                                    args.repeat, args.cap)
+                                row(method, workers, device, len(egl), seconds, beta,
+                                    f"{task_note(seconds, task_s, workers)}; EGL devices "
+                                    f"{[who[a][1] for a in addresses]} of the workers; {setup}; "
+                                    f"workers' first calls {first:.1f} s"
+                                    + ("; chunks sent with the tasks" if send else
+                                       "; chunks on the workers before the clock"))
+
+                if "torch_dask" in wanted:
+                    with guarded("torch_dask", workers):
+                        if not cudas:
+                            skip("torch_dask", workers, "torch or CUDA missing")
+                        else:
+                            cuda_of = {a: devices[i % len(devices)]
+                                       for i, a in enumerate(addresses)}
+                            start = time.perf_counter()
+                            who = {a: client.submit(torch_identity, cuda_of[a], workers=[a],
+                                                    pure=False).result() for a in addresses}
+                            for a in addresses:
+                                client.submit(fit_torch, x, y[:8], w[:8], cuda_of[a],
+                                              workers=[a], pure=False).result()
+                            first = time.perf_counter() - start
+                            device = " + ".join(sorted({n for _, _, n in who.values()}))
+                            seconds, (beta, task_s) = timed(
+                                lambda: gather(fit_torch, lambda a: (cuda_of[a],)),
+                                args.repeat, args.cap)
+                            row("torch_dask", workers, device, len(set(cuda_of.values())),
+                                seconds, beta,
+                                f"{task_note(seconds, task_s, workers)}; CUDA devices "
+                                f"{[cuda_of[a] for a in addresses]} of the workers; {setup}; "
+                                f"workers' first calls (torch import, CUDA start) {first:.1f} s; "
+                                "chunks on the workers before the clock")
+        except Exception as e:  # noqa: BLE001  (the cluster itself: its methods' rows say so)
+            for m in on_cluster:
+                if not any(r[3] == m and r[2] == workers for r in rows):
+                    skip(m, workers, f"failed: {type(e).__name__}: {e}"[:300]
+                         .replace("\n", " "))
 
     if args.out:
         with open(args.out, "w", newline="") as f:
