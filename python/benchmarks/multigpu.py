@@ -205,17 +205,21 @@ def main(argv=None):
     ref = lstsq_loop(x, y[sample], w[sample])
 
     rows, results, per_worker = [], {}, {}
-    out = csv.writer(sys.stdout)
-    out.writerow(FIELDS)
+    outs = [sys.stdout] + ([open(args.out, "w", newline="")] if args.out else [])
+    writers = [csv.writer(f) for f in outs]
+    for writer in writers:
+        writer.writerow(FIELDS)
     info = la.info()
     print(f"# {P} pixels x {T} acquisitions, chunks of {chunk}; devices {devices}; "
           f"{info['renderer']} (EGL device {info['egl_device_index']} of "
           f"{info['egl_device_count']}); {cudas} CUDA devices", file=sys.stderr)
 
     def emit(r):
+        """A row to stdout and --out at once: a run stopped midway keeps its rows."""
         rows.append(r)
-        out.writerow(r)
-        sys.stdout.flush()
+        for f, writer in zip(outs, writers):
+            writer.writerow(r)
+            f.flush()
 
     def row(method, workers, device, used, seconds, beta, note):
         rate = P / seconds
@@ -367,11 +371,8 @@ def main(argv=None):
                     skip(m, workers, f"failed: {type(e).__name__}: {e}"[:300]
                          .replace("\n", " "))
 
-    if args.out:
-        with open(args.out, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(FIELDS)
-            writer.writerows(rows)
+    for f in outs[1:]:
+        f.close()
     return {"rows": rows, "beta": results}
 
 
