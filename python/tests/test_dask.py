@@ -130,3 +130,30 @@ def test_harmonic_regression_example(tmp_path):
     except ImportError:
         return
     assert out.stat().st_size > 0
+
+
+def test_multigpu_benchmark_two_workers():
+    """python/benchmarks/multigpu.py's worker path at a tiny size: two worker processes on this
+    process's device, each fitting the chunks placed on it, give exactly the in-process fit."""
+    pytest.importorskip("distributed", reason="needs dask.distributed (pip install symraster[dask])")
+    device = la.info()["egl_device_index"]
+    # on the path while the workers start too: they unpickle the tasks' functions by reference
+    benchmarks = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
+    try:
+        import multigpu
+
+        result = multigpu.main(
+            ["--pixels", "96", "--times", "30", "--chunk", "24", "--check", "96",
+             "--workers", "2", "--devices", str(device), "--repeat", "1",
+             "--methods", "symraster_process,symraster_dask,torch_dask"])
+    finally:
+        sys.path.remove(str(benchmarks))
+    rows = {(r[3], r[2]): dict(zip(multigpu.FIELDS, r)) for r in result["rows"]}
+    beta = result["beta"]
+    np.testing.assert_array_equal(beta[("symraster_dask", 2)], beta[("symraster_process", 0)])
+    assert beta[("symraster_dask", 2)].shape == (96, 6)
+    mine = rows[("symraster_dask", 2)]
+    assert (mine["gpus"], float(mine["rel_err"]) < 1e-10) == (1, True)
+    assert "4 tasks" in mine["note"] and "[%d, %d]" % (device, device) in mine["note"]
+    assert ("torch_dask", 2) in rows          # a row either way: figures, or a note saying why
