@@ -65,16 +65,24 @@ impl Gpu {
     /// ```
     pub fn invert<T: Element>(&self, a: &Matrix<T>, options: InvertOptions) -> Result<Refined> {
         crate::inverse::check_method(options.kind, options.method, options.storage)?;
-        let a: Matrix<f64> = a.map(Into::into);
         if options.kind == Kind::Spd
             && options.method == InverseMethod::Cholesky
             && options.storage == Storage::Full
             && options.refine_steps > 0
             && a.rows() == a.cols()
         {
-            // f64 asked for: dpotrf and dpotri in f64 on the GPU (no f32 inverse to refine).
-            crate::matrix::check_square("M", &a, "(a symmetric positive definite matrix)")?;
-            let view = crate::symmetric::SymmetricView::lower(&a);
+            // f64 asked for: dpotrf and dpotri in f64 on the GPU (no f32 inverse to refine),
+            // an f64 M read where it lies.
+            crate::matrix::check_square("M", a, "(a symmetric positive definite matrix)")?;
+            let widened;
+            let a = match T::as_double(a) {
+                Some(a) => a,
+                None => {
+                    widened = a.map(Into::into);
+                    &widened
+                }
+            };
+            let view = crate::symmetric::SymmetricView::lower(a);
             let (x, residual) = self.spd_inverse_double(view, Default::default())?;
             return Ok(Refined {
                 x,
@@ -83,6 +91,7 @@ impl Gpu {
                 fallback: None,
             });
         }
+        let a: Matrix<f64> = a.map(Into::into);
         if options.kind == Kind::Spd
             && a.rows() == a.cols()
             && let Some(k) =
