@@ -42,7 +42,7 @@ def main():
     args = p.parse_args()
     if not hasattr(_native, "_bench_tiled"):
         sys.exit("symraster._native has no _bench_tiled: build the wheel with the cargo feature "
-                 "bench (pip wheel ./python --no-deps --config-settings=build-args=\"--features bench\")")
+                 "bench (MATURIN_PEP517_ARGS=\"--features bench\" pip wheel ./python --no-deps)")
 
     m = args.solve_m
     rng = np.random.default_rng(1)

@@ -53,15 +53,15 @@
 use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::time::Instant;
 use symraster::internal::GpuInternals;
+use symraster::tiled::assembly::{DeviceProduct, assemble};
+use symraster::tiled::cholesky::factor;
 use symraster::tiled::schedule::{ChainPoll, CholeskySchedule, SplitSolve};
+use symraster::tiled::storage::{max_buffer_bytes, part_bytes};
 use symraster::tiled::{
     DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
 };
-use std::time::Instant;
-use symraster::tiled::assembly::{DeviceProduct, assemble};
-use symraster::tiled::cholesky::factor;
-use symraster::tiled::storage::{max_buffer_bytes, part_bytes};
 use symraster::timing::{Timing, time_finish};
 use symraster::tuning::Tuning;
 use symraster::{Format, Gpu, Method, Options, problems};
