@@ -51,6 +51,8 @@ Tables 1-2 find them for their torch columns.
 n = 2m; CuPy, CUDA events) for the throughput figure's SSYRK line.
 """
 import argparse
+import csv
+import io
 import os
 import statistics
 import sys
@@ -60,13 +62,18 @@ import numpy as np
 import torch
 
 
+def csv_line(*fields):
+    """One CSV line (no line end) by the csv module: a field holding a comma, a quote or a line
+    break is quoted, so any CSV reader reads the row back field for field."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(fields)
+    return out.getvalue()
 
-def csv_field(text):
-    """One CSV field, quoted (RFC 4180) where it holds a comma or a quote."""
-    text = str(text)
-    if "," in text or '"' in text:
-        return '"' + text.replace('"', '""') + '"'
-    return text
+
+def csv_fields(line):
+    """The fields of one CSV line (quoted fields unquoted)."""
+    return next(csv.reader([line]), [])
+
 
 def sizes(text):
     if text in ("", None):
@@ -85,9 +92,9 @@ def csv_rows(path):
             if line.startswith("#") or not line.strip():
                 continue
             if header is None:
-                header = line.strip().split(",")
+                header = csv_fields(line.strip())
                 continue
-            yield dict(zip(header, line.strip().split(",")))
+            yield dict(zip(header, csv_fields(line.strip())))
 
 
 def timed(fn, device, reps):
@@ -145,7 +152,7 @@ def parity(args):
         mine = "" if best is None else f"{best[0]:.4f}"
         ratio = "" if best is None else f"{best[0] / vendor_ms:.3f}"
         note = vendor if best is None or op == "cholesky_solve" else f"{vendor} (ours {best[1]})"
-        rows.append(f"{op},{m},{n},{rhs},{mine},{csv_field(note)},{vendor_ms:.4f},{ratio}")
+        rows.append(csv_line(op, m, n, rhs, mine, note, f"{vendor_ms:.4f}", ratio))
         print(rows[-1], file=sys.stderr, flush=True)
 
     rng = np.random.default_rng(1)
@@ -168,7 +175,7 @@ def parity(args):
     with open(args.parity_out, "w") as f:
         f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
         order = ("assembly", "cholesky", "cholesky_solve")
-        f.write("\n".join(sorted(rows, key=lambda r: order.index(r.split(",")[0]))) + "\n")
+        f.write("\n".join(sorted(rows, key=lambda r: order.index(csv_fields(r)[0]))) + "\n")
     print(f"wrote {args.parity_out} ({name}, torch {torch.__version__}, cupy {cupy.__version__})", file=sys.stderr)
 
 
@@ -183,8 +190,8 @@ def apps(args):
 
     def add(op, m, n, vendor, vendor_ms, key):
         mine = ours.get(key)
-        rows.append(f"{op},{m},{n},1,{'' if mine is None else f'{mine:.3f}'},{csv_field(vendor)},{vendor_ms:.3f},"
-                    f"{'' if mine is None else f'{mine / vendor_ms:.3f}'}")
+        rows.append(csv_line(op, m, n, 1, "" if mine is None else f"{mine:.3f}", vendor, f"{vendor_ms:.3f}",
+                             "" if mine is None else f"{mine / vendor_ms:.3f}"))
         print(rows[-1], file=sys.stderr, flush=True)
 
     for m in sizes(args.apps):
@@ -253,7 +260,7 @@ def wls_rows(args):
         a, d, b = rng.random((m, n)), rng.random(n), rng.random(n)
 
         ms = median_wall_ms(lambda: torch_wls(a, d, b), args.reps)
-        rows.append(f"wls,{m},{ms / 1e3:.6e},{label}")
+        rows.append(csv_line("wls", m, f"{ms / 1e3:.6e}", label))
         print(rows[-1], file=sys.stderr, flush=True)
     merge_rows(args.out, "wls", rows)
 
@@ -266,7 +273,7 @@ def syrk_rows(args):
     rng = np.random.default_rng(1)
     rows = []
     for m in sizes(args.syrk):
-        rows.append(f"syrk,{m},{syrk_ms(m, rng, args.reps) / 1e3:.6e},{label}")
+        rows.append(csv_line("syrk", m, f"{syrk_ms(m, rng, args.reps) / 1e3:.6e}", label))
         print(rows[-1], file=sys.stderr, flush=True)
     merge_rows(args.out, "syrk", rows)
 
@@ -292,7 +299,7 @@ def merge_rows(path, op, rows):
     kept = []
     if os.path.exists(path):
         with open(path) as f:
-            kept = [line.rstrip("\n") for line in f if line.strip() and not line.startswith(op + ",")]
+            kept = [line.rstrip("\n") for line in f if line.strip() and csv_fields(line)[:1] != [op]]
     if not kept:
         kept = ["op,m,seconds,label"]
     tmp = path + ".partial"
@@ -460,7 +467,7 @@ def applications(args):
     if args.ours_sign:
         with open(args.ours_sign) as f:
             for line in f:
-                parts = line.strip().split(",")
+                parts = csv_fields(line.strip())
                 # Rows sign and lyap (the defaults), sign_newton (Newton to convergence, no
                 # hand-over to the polish), sign_f64corr (the f64 polish correction),
                 # lyap_fresh (squares allocated per call), sign_perpass and lyap_perpass (three
@@ -477,7 +484,7 @@ def applications(args):
         mine = "" if best is None else f"{best[0]:.4f}"
         ratio = "" if best is None else f"{best[0] / vendor_ms:.3f}"
         note = vendor if best is None else f"{vendor} (ours {best[1]})"
-        rows.append(f"{op},{m},{m},,{mine},{csv_field(note)},{vendor_ms:.4f},{ratio}")
+        rows.append(csv_line(op, m, m, "", mine, note, f"{vendor_ms:.4f}", ratio))
         print(rows[-1], file=sys.stderr, flush=True)
 
     rng = np.random.default_rng(1)
@@ -521,7 +528,7 @@ def applications(args):
         f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
         order = ("inverse_general", "inverse_spd", "sign", "sign_f64corr", "sign_perpass", "lyapunov", "lyapunov_fresh",
                  "lyapunov_perpass")
-        f.write("\n".join(sorted(rows, key=lambda r: (order.index(r.split(",")[0]), int(r.split(",")[1])))) + "\n")
+        f.write("\n".join(sorted(rows, key=lambda r: (order.index(csv_fields(r)[0]), int(csv_fields(r)[1])))) + "\n")
     print(f"wrote {args.applications_out} ({name}, torch {torch.__version__})", file=sys.stderr)
 
 
@@ -552,8 +559,8 @@ def batched(args):
         uploaded = cuda_ms(lambda: pipeline(a_host.cuda(), w_host.cuda(), b_host.cuda()), args.reps)
         for op, ms in (("batched_wls", resident), ("batched_wls_with_upload", uploaded)):
             mine = ours.get((op, n, count))
-            rows.append(f"{op},{n},{count},,{'' if mine is None else f'{mine:.4f}'},{csv_field(vendor)},{ms:.4f},"
-                        f"{'' if mine is None else f'{mine / ms:.3f}'}")
+            rows.append(csv_line(op, n, count, "", "" if mine is None else f"{mine:.4f}", vendor, f"{ms:.4f}",
+                                 "" if mine is None else f"{mine / ms:.3f}"))
             print(rows[-1], file=sys.stderr, flush=True)
         del a, w, b, a_host, w_host, b_host
         torch.cuda.empty_cache()
@@ -644,7 +651,7 @@ def main():
     with open(tmp, "w") as f:
         f.write("op,m,seconds,label\n")
         for op, m, s in rows:
-            f.write(f"{op},{m},{s:.6e},{label}\n")
+            f.write(csv_line(op, m, f"{s:.6e}", label) + "\n")
     os.replace(tmp, args.out)
     print(f"wrote {args.out}: {len(rows)} timings with {label}", file=sys.stderr)
 

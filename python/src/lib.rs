@@ -6,6 +6,8 @@
 //! a copy. The batched operations (numpy's stacked arrays) are in `batched.rs`.
 
 mod batched;
+#[cfg(feature = "bench")]
+mod bench;
 mod device;
 mod errors;
 mod worker;
@@ -711,5 +713,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batched::batched_least_squares, m)?)?;
     m.add_function(wrap_pyfunction!(device::select_device, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    #[cfg(feature = "bench")]
+    m.add_function(wrap_pyfunction!(bench::_bench_tiled, m)?)?;
     Ok(())
 }

@@ -44,6 +44,8 @@
 //! blocks of 128 inverted in one launch and outer blocks of W left/right-looking), suffix
 //! `-solve<name>`. Op `x` times the pieces of the split's first
 //! split (full storage): ops `split-l11`, `split-l21` (the solve), `split-syrk`, `split-l22`.
+//! `--first-call` times only the first call of this fresh process (wall time: the GL context
+//! and kernels, then the first op's first run with its uploads), rows of method `first-call`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
 //! chained Cholesky, `<method>.potrf_chain.bin`) there
 //! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
@@ -51,8 +53,12 @@
 use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::time::Instant;
 use symraster::internal::GpuInternals;
+use symraster::tiled::assembly::{DeviceProduct, assemble};
+use symraster::tiled::cholesky::factor;
 use symraster::tiled::schedule::{ChainPoll, CholeskySchedule, SplitSolve};
+use symraster::tiled::storage::{max_buffer_bytes, part_bytes};
 use symraster::tiled::{
     DiagonalFactor, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, bench,
 };
@@ -83,6 +89,7 @@ struct Args {
     panel: Vec<PanelVariant>,
     block_bytes: Option<u64>,
     dump: Option<std::path::PathBuf>,
+    first_call: bool,
     sizes: Vec<(usize, usize)>,
 }
 
@@ -119,6 +126,7 @@ fn parse() -> anyhow::Result<Args> {
         panel: Vec::new(),
         block_bytes: None,
         dump: None,
+        first_call: false,
         sizes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -126,6 +134,7 @@ fn parse() -> anyhow::Result<Args> {
         match a.as_str() {
             "--runs" => args.runs = it.next().context("--runs needs a value")?.parse()?,
             "--faithful" => args.faithful = true,
+            "--first-call" => args.first_call = true,
             "--rhs" => args.rhs = list(&mut it, "--rhs")?,
             "--diag" => args.diag = list(&mut it, "--diag")?,
             "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
@@ -277,8 +286,10 @@ fn parse() -> anyhow::Result<Args> {
 
 fn main() -> anyhow::Result<()> {
     let args = parse()?;
+    let opened = Instant::now();
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let k = gpu.tiled_kernels()?;
+    let open_ms = opened.elapsed().as_secs_f64() * 1e3;
     eprintln!(
         "# {} | {} | kernels {:?} | max storage block {} bytes",
         gpu.info().renderer,
@@ -287,6 +298,9 @@ fn main() -> anyhow::Result<()> {
         k.limits().max_storage_block_bytes
     );
     println!("method,op,format,m,n,ms,gflops");
+    if args.first_call {
+        return first_call(&k, &args, open_ms);
+    }
     let sweeps = sweep(&gpu, &args)?;
     if let Some(dir) = &args.dump {
         std::fs::create_dir_all(dir)?;
@@ -610,6 +624,51 @@ fn run_size(
                 Err(e) => eprintln!("# {label} {op} {} m {m} n {n}: {e}", storage.name()),
             }
         }
+    }
+    Ok(())
+}
+
+/// `--first-call`: the first call of a fresh process, wall milliseconds, in rows of method
+/// `first-call` (gflops empty): op `open` (the GL context and the tiled kernels, as
+/// `Gpu::new` and the first tiled call make them), then the first op of `--ops` (assembly or
+/// Cholesky) in the first format at the first size, once: its buffers allocated and uploaded,
+/// its kernels compiled where the driver defers that, the run and glFinish (the problem's
+/// host data and, for the Cholesky, the SPD matrix made on the GPU before it, untimed).
+/// Nothing else runs: the process times its first call only.
+fn first_call(k: &TiledKernels, args: &Args, open_ms: f64) -> anyhow::Result<()> {
+    let (&(m, n), &storage) = (
+        args.sizes.first().context("no size")?,
+        args.formats.first().context("no format")?,
+    );
+    let row = |op: &str, n: usize, ms: f64| {
+        println!("first-call,{op},{},{m},{n},{ms:.4},", storage.name())
+    };
+    row("open", 0, open_ms);
+    let part = part_bytes(k.limits().max_storage_block_bytes, None);
+    match args.ops.first().map(String::as_str) {
+        Some("assembly") => {
+            let mut rng = problems::rng(1);
+            let a = problems::uniform_matrix(&mut rng, m, n);
+            let d: Vec<f32> = (0..n).map(|j| 0.5 + (j % 4) as f32 * 0.25).collect();
+            let start = Instant::now();
+            let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+            let p = DeviceProduct::upload(k, &a, &d, max)?;
+            let mut c = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
+            assemble(k, &p, &mut c)?;
+            k.context().finish();
+            row("assembly", n, start.elapsed().as_secs_f64() * 1e3);
+        }
+        Some("cholesky") => {
+            let c = bench::spd_matrix(k, m, storage)?;
+            k.context().finish();
+            let start = Instant::now();
+            let mut work = TiledMatrix::uninitialized(k.context(), m, storage, part)?;
+            work.copy_from(&c)?;
+            factor(k, &mut work)?;
+            k.context().finish();
+            row("cholesky", m, start.elapsed().as_secs_f64() * 1e3);
+        }
+        other => bail!("--first-call times assembly or cholesky first, not {other:?}"),
     }
     Ok(())
 }

@@ -30,6 +30,12 @@ pub struct ReproduceArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// For `scripts/bench stability`: the throughput part also times the tiled solves (1 and
+    /// 16 right-hand sides, full storage) after each size's Cholesky, and writes each tiled
+    /// timing of that part into this CSV (op,m,format,ms), so the kernels are timed in the
+    /// process state a reproduction leaves.
+    #[arg(long, hide = true)]
+    stability: Option<PathBuf>,
 }
 
 /// Arguments of `tables`: `reproduce --only tables` with its sizes and folder.
@@ -53,6 +59,7 @@ impl From<TablesArgs> for ReproduceArgs {
             repetitions: 1,
             threads: 0,
             quiet: true,
+            stability: None,
         }
     }
 }
@@ -103,6 +110,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
         repetitions: args.repetitions as usize,
         threads: args.threads,
         progress: !args.quiet,
+        stability: args.stability,
     };
     let report = reproduce::run(&gpu, &config).context("reproducing the paper's results")?;
     for f in &report.files {

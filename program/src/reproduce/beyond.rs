@@ -71,6 +71,16 @@ fn tiled_times(gpu: &Gpu, op: Op, m: usize, n: usize, reps: usize) -> Result<[Op
     Ok(out)
 }
 
+/// Appends the rows `op,m,format,ms` of tiled times in seconds (full, RFP) to `csv`, for
+/// `reproduce --stability`.
+fn stability_rows(csv: &mut String, op: &str, m: usize, [full, rfp]: [Option<f64>; 2]) {
+    for (format, seconds) in [("full", full), ("rfp", rfp)] {
+        if let Some(s) = seconds {
+            csv.push_str(&format!("{op},{m},{format},{:.4}\n", s * 1e3));
+        }
+    }
+}
+
 /// Blocked GPU seconds (full, packed) of the runs `start` makes in each format.
 fn blocked_times<'g>(
     gpu: &'g Gpu,
@@ -241,9 +251,11 @@ pub fn throughput(
 ) -> Result<()> {
     let reps = config.repetitions;
     let (mut assembly, mut cholesky) = (Vec::new(), Vec::new());
+    let mut stability = String::from("op,m,format,ms\n");
     for &m in &config.sizes.throughput {
         let n = 2 * m;
         let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Assembly, m, n, reps)?;
+        stability_rows(&mut stability, "assembly", m, [tiled_full, tiled_rfp]);
         let (mut faithful_s, mut blocked, mut cpu) = (None, None, None);
         if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.0) {
             let mut rng = problems::rng(12_000 + m as u64);
@@ -287,6 +299,14 @@ pub fn throughput(
         });
 
         let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
+        stability_rows(&mut stability, "cholesky", m, [tiled_full, tiled_rfp]);
+        if config.stability.is_some() && runs(gpu, Method::Tiled, m, 0, Format::Full) {
+            let k = gpu.tiled_kernels()?;
+            for rhs in [1, 16] {
+                let t = tiled_bench::time_solve(&k, m, rhs, symraster::tiled::Storage::Full, reps)?;
+                stability.push_str(&format!("solve-rhs{rhs},{m},full,{:.4}\n", t.ms));
+            }
+        }
         let (mut faithful_s, mut blocked, mut cpu) = (None, None, None);
         if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.1) {
             let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
@@ -328,6 +348,10 @@ pub fn throughput(
             vendor: rate(flops, vendor_time(vendor, "cholesky", m)),
             vendor_lower: None,
         });
+    }
+    if let Some(path) = &config.stability {
+        super::write_text(path, &stability)?;
+        report.files.push(path.clone());
     }
     let device = &gpu.info().renderer;
     THROUGHPUT_ASSEMBLY.write(

@@ -128,6 +128,9 @@ pub struct Config {
     pub threads: usize,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// Where the throughput part writes its tiled timings, the solves' among them
+    /// (`reproduce --stability`); `None`: no solves timed, no file.
+    pub stability: Option<PathBuf>,
 }
 
 /// The files written.
@@ -616,15 +619,24 @@ fn read_vendor(path: &Path) -> Vec<VendorRow> {
     text.lines()
         .skip(1)
         .filter_map(|line| {
-            let f: Vec<&str> = line.split(',').collect();
+            // The label is the last field and may hold commas, quoted then (RFC 4180).
+            let f: Vec<&str> = line.splitn(4, ',').collect();
             Some(VendorRow {
                 op: f.first()?.trim().to_string(),
                 m: f.get(1)?.trim().parse().ok()?,
                 seconds: f.get(2)?.trim().parse().ok()?,
-                label: f.get(3).map_or(String::new(), |s| s.trim().to_string()),
+                label: f.get(3).map_or(String::new(), |s| unquote(s.trim())),
             })
         })
         .collect()
+}
+
+/// A CSV field without its quotes (`"a, b ""c"""` reads `a, b "c"`); an unquoted one as it is.
+fn unquote(field: &str) -> String {
+    match field.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
+        Some(inner) => inner.replace("\"\"", "\""),
+        None => field.to_string(),
+    }
 }
 
 fn vendor_time(rows: &[VendorRow], op: &str, m: usize) -> Option<f64> {
@@ -702,5 +714,16 @@ impl Progress {
 
     fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unquote;
+
+    #[test]
+    fn a_quoted_label_reads_without_its_quotes() {
+        assert_eq!(unquote("\"torch, f64 \"\"x\"\"\""), "torch, f64 \"x\"");
+        assert_eq!(unquote("cuBLAS SSYRK"), "cuBLAS SSYRK");
     }
 }
