@@ -52,7 +52,7 @@ def within_ten_of_scipy(ours, scipys, floor=1e-15):
 
 @pytest.mark.parametrize("condition,graded", CASES)
 def test_solve_pos(condition, graded):
-    m = 60
+    m = 100
     c = spd(m, condition, 1, graded)
     b = np.random.default_rng(2).standard_normal(m)
     x_true = exact_solution(c, b)
