@@ -51,6 +51,35 @@ pub(crate) struct DeviceFactor {
     pub k: Vec<i32>,
 }
 
+/// Debug-level timing of an operation's phases (`RUST_LOG=symraster=debug`), each mark after
+/// a glFinish (only while the debug log is on).
+pub(crate) struct Phases<'a> {
+    kernels: &'a DoubleKernels,
+    what: &'static str,
+    last: std::time::Instant,
+}
+
+impl<'a> Phases<'a> {
+    pub(crate) fn new(kernels: &'a DoubleKernels, what: &'static str) -> Self {
+        Self {
+            kernels,
+            what,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Logs the time since the last mark under `name`.
+    pub(crate) fn mark(&mut self, name: &str) {
+        if log::log_enabled!(log::Level::Debug) {
+            self.kernels.context().finish();
+            let now = std::time::Instant::now();
+            let ms = (now - self.last).as_secs_f64() * 1e3;
+            log::debug!("{}: {name}: {ms:.2} ms", self.what);
+            self.last = now;
+        }
+    }
+}
+
 /// The whole of a buffer's order-n square, or a block of it.
 pub(crate) fn view(offset: usize, rs: usize, rows: usize, cols: usize) -> View {
     View {
@@ -165,10 +194,14 @@ pub(crate) fn cholesky(
 ) -> Result<Matrix<f64>> {
     use rayon::prelude::*;
     let n = c.order();
+    let mut phases = Phases::new(kernels, "Cholesky in f64");
     let k = exponents_of(c);
     let w = upload_scaled(kernels, c, &k, false)?;
+    phases.mark("C̃ up");
     let f = factor(kernels, w, n, k, options)?;
+    phases.mark("factored");
     let mut l = f.w.download()?;
+    phases.mark("read back");
     // L = S⁻¹·L̃, row by row over all cores.
     l.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
         for v in &mut row[..=i] {
@@ -185,5 +218,6 @@ pub(crate) fn cholesky(
         }
         .into());
     }
+    phases.mark("unscaled");
     Matrix::from_row_major(n, n, l)
 }
