@@ -225,6 +225,7 @@ fn spd_inverse_matches_the_hosts_to_its_condition() {
         (64, 64, 1e6),
         (129, 64, 1e10),
         (70, 16, 1e12),
+        (150, 8, 1e4),
     ] {
         let c = spd(m, condition, 5 + m as u64);
         for triangle in [Triangle::Lower, Triangle::Upper] {
