@@ -264,7 +264,7 @@ impl<'k, F: TexelFormat> Execution<'k, F> {
     fn draw(&mut self, pass: &Pass) -> Result<()> {
         let (w, h) = pass.viewport;
         if self.bound.replace((pass.kernel, pass.viewport)) != Some((pass.kernel, pass.viewport)) {
-            let program = self.kernels.get(pass.kernel);
+            let program = self.kernels.get(pass.kernel)?;
             program.bind();
             program.set_viewport(w as f32, h as f32);
             self.ctx.set_viewport(w, h);

@@ -1,7 +1,7 @@
 //! The fragment kernels: each declared once, in [`Kernel::spec`], with its GLSL source, its
 //! texel format and the textures its samplers read by unit: the paper's Kernels 1-5 over R32F
 //! texels, and the blocked method's kernels over RGBA32F texels holding 2 x 2 blocks, or 4 x 4
-//! blocks over four render targets. Compiling ([`Kernels::new`]) and binding
+//! blocks over four render targets. Compiling ([`Kernels::get`], on first use) and binding
 //! ([`crate::draw::execution`]) both read that table, so a kernel's inputs cannot disagree between
 //! the two.
 
@@ -493,36 +493,45 @@ impl Kernel {
     }
 }
 
-/// Every kernel's program, compiled once per context, indexed by [`Kernel`].
+/// Every kernel's program, indexed by [`Kernel`], each compiled on its first use (a process
+/// that never draws compiles none: the first call of a fresh process pays only for what it
+/// runs).
 pub struct Kernels {
-    programs: Vec<Program>,
+    ctx: Context,
+    programs: Vec<std::cell::OnceCell<Program>>,
 }
 
 impl Kernels {
-    /// Compiles and links all kernels, binding each sampler to its unit as the table says.
+    /// The table for `ctx`, nothing compiled yet.
     pub fn new(ctx: &Context) -> Result<Self> {
-        let programs = Kernel::ALL
-            .iter()
-            .map(|kernel| {
-                let spec = kernel.spec();
-                let source = spec.source();
-                let program = Program::new(ctx, spec.name, VERTEX, &source)?;
-                let samplers = spec
-                    .inputs
-                    .iter()
-                    .flat_map(|(name, input)| spec.texels.samplers(name, *input));
-                for (unit, sampler) in samplers.enumerate() {
-                    program.set_sampler(&sampler, unit as u32)?;
-                }
-                Ok(program)
-            })
-            .collect::<Result<_>>()?;
-        Ok(Self { programs })
+        Ok(Self {
+            ctx: ctx.clone(),
+            programs: Kernel::ALL.iter().map(|_| Default::default()).collect(),
+        })
     }
 
-    /// The program of `kernel`.
-    pub fn get(&self, kernel: Kernel) -> &Program {
-        &self.programs[kernel as usize]
+    /// The program of `kernel`, compiled and linked on first use with each sampler bound to
+    /// its unit as the table says.
+    pub fn get(&self, kernel: Kernel) -> Result<&Program> {
+        let cell = &self.programs[kernel as usize];
+        if let Some(p) = cell.get() {
+            return Ok(p);
+        }
+        let spec = kernel.spec();
+        let program = Program::new(&self.ctx, spec.name, VERTEX, &spec.source())?;
+        let samplers = spec
+            .inputs
+            .iter()
+            .flat_map(|(name, input)| spec.texels.samplers(name, *input));
+        for (unit, sampler) in samplers.enumerate() {
+            program.set_sampler(&sampler, unit as u32)?;
+        }
+        Ok(cell.get_or_init(|| program))
+    }
+
+    /// Compiles every kernel not compiled yet (a check that the whole table links).
+    pub fn compile_all(&self) -> Result<()> {
+        Kernel::ALL.iter().try_for_each(|&k| self.get(k).map(|_| ()))
     }
 }
 

@@ -397,3 +397,11 @@ fn freed_large_buffers_are_reused_and_zeroed_ones_are_zero() {
         );
     }
 }
+
+/// The fragment kernels compile on first use; every one of them links on this device.
+#[test]
+fn every_fragment_kernel_links() {
+    let gpu = crate::common::gpu();
+    let kernels = symraster::draw::kernels::Kernels::new(gpu.context()).unwrap();
+    kernels.compile_all().unwrap();
+}
