@@ -53,7 +53,8 @@ fn batch_of<T: Copy + Send + Sync>(
                 let one = if transpose { one.reversed_axes() } else { one };
                 for (i, row) in out.chunks_mut(cols).enumerate() {
                     for (j, o) in row.iter_mut().enumerate() {
-                        o.write(one[[i, j]]);
+                        // SAFETY: i < rows and j < cols, the problem's shape.
+                        o.write(unsafe { *one.uget((i, j)) });
                     }
                 }
             }),

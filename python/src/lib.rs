@@ -121,7 +121,8 @@ fn copy_tiles<T: Copy + Send + Sync>(
             for i in 0..height {
                 for j in j0..(j0 + TILE).min(cols) {
                     if keep(i0 + i, j) {
-                        out[i * cols + j].write(view[[i0 + i, j]]);
+                        // SAFETY: i0 + i < rows and j < cols (the band and tile bounds).
+                        out[i * cols + j].write(unsafe { *view.uget((i0 + i, j)) });
                     }
                 }
             }
