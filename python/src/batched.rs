@@ -5,13 +5,13 @@
 //! −1 overflow) beside NaN outputs, never as an exception.
 
 use numpy::ndarray::{Array1, Array2, Array3, ArrayView2, ArrayView3, Axis};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray2, PyReadonlyArray3};
+use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use symraster::{Batch, BatchOptions, BatchSolution, Error, InputError};
 
 use crate::errors::{self, finish};
-use crate::{append_row_major, worker};
+use crate::{append_row_major, copy_values, worker};
 use rayon::prelude::*;
 
 /// The largest order n the batched operations take (one work group per problem).
@@ -24,7 +24,8 @@ enum Stack {
 }
 
 /// Copies a 3-D view (B, rows, cols) into a `Batch` (of each problem's transpose with
-/// `transpose`): one memcpy where the whole view is C-contiguous, else problem by problem.
+/// `transpose`) over all cores: a copy of contiguous memory where the whole view is
+/// C-contiguous, else problem by problem, each written straight into its place.
 fn batch_of<T: Copy + Send + Sync>(
     view: ArrayView3<'_, T>,
     transpose: bool,
@@ -35,34 +36,32 @@ fn batch_of<T: Copy + Send + Sync>(
     } else {
         (rows, cols)
     };
-    let what = || format!("a copy of the {count}x{rows}x{cols} stack");
-    let data = match view.as_slice() {
-        Some(s) if !transpose => symraster::memory::copy(s, what)?,
-        _ => {
-            let size = rows * cols;
-            let len = count.saturating_mul(size);
-            let mut data = symraster::memory::with_capacity(len, what)?;
-            if size == 0 {
-                data
-            } else {
-                // Problem by problem over all cores, each into its own place.
-                let mut problems: Vec<Vec<T>> = Vec::new();
-                (0..count)
-                    .into_par_iter()
-                    .with_min_len(256)
-                    .map(|p| {
-                        let mut one = Vec::with_capacity(size);
-                        append_row_major(&mut one, view.index_axis(Axis(0), p), transpose);
-                        one
-                    })
-                    .collect_into_vec(&mut problems);
-                for one in problems {
-                    data.extend_from_slice(&one);
+    let size = rows * cols;
+    let len = count.saturating_mul(size);
+    let mut data = symraster::memory::with_capacity(len, || {
+        format!("a copy of the {count}x{rows}x{cols} stack")
+    })?;
+    let spare = &mut data.spare_capacity_mut()[..len];
+    match view.as_slice() {
+        Some(s) if !transpose => copy_values(spare, s),
+        _ if size > 0 => spare
+            .par_chunks_mut(size)
+            .with_min_len(256)
+            .enumerate()
+            .for_each(|(p, out)| {
+                let one = view.index_axis(Axis(0), p);
+                let one = if transpose { one.reversed_axes() } else { one };
+                for (i, row) in out.chunks_mut(cols).enumerate() {
+                    for (j, o) in row.iter_mut().enumerate() {
+                        // SAFETY: i < rows and j < cols, the problem's shape.
+                        o.write(unsafe { *one.uget((i, j)) });
+                    }
                 }
-                data
-            }
-        }
-    };
+            }),
+        _ => {}
+    }
+    // SAFETY: every problem's rows x cols values were written above.
+    unsafe { data.set_len(len) };
     Batch::new(count, rows, cols, data)
 }
 
@@ -143,14 +142,50 @@ fn info_array(py: Python<'_>, info: Vec<i32>) -> Bound<'_, PyArray1<i32>> {
     Array1::from_vec(info).into_pyarray(py)
 }
 
-/// A batched solve's result for Python: x (B, n) float64 and INFO int32 (B,).
-type Solved<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i32>>);
+/// A batched solve's result for Python: x (B, n) float64 (float32 for float32 inputs) and
+/// INFO int32 (B,).
+type Solved<'py> = (Bound<'py, PyAny>, Bound<'py, PyArray1<i32>>);
 
-/// A `BatchSolution` as [`Solved`], without a copy.
-fn solved(py: Python<'_>, s: BatchSolution) -> Solved<'_> {
+/// A `BatchSolution` as [`Solved`]: float64 x as it is (no copy); with `single`, x rounded
+/// to float32 in one pass over all cores, where a solved problem whose x leaves float32's
+/// normal range (it would be inf, or lose its digits below it) gets INFO −1 and NaN, as one
+/// whose x leaves float64's range does.
+fn solved(py: Python<'_>, s: BatchSolution, single: bool) -> PyResult<Solved<'_>> {
     let (count, n, _) = s.x.shape();
-    let x = Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
-    (x.into_pyarray(py), info_array(py, s.info))
+    let mut info = s.info;
+    if !single {
+        let x =
+            Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
+        return Ok((x.into_pyarray(py).into_any(), info_array(py, info)));
+    }
+    let wide = s.x.into_vec();
+    let rounded = py.detach(|| -> symraster::Result<Vec<f32>> {
+        let mut out = symraster::memory::zeros::<f32>(count * n, || {
+            format!("x ({count}x{n}) rounded to float32")
+        })?;
+        if n > 0 {
+            out.par_chunks_mut(n)
+                .zip(wide.par_chunks(n))
+                .zip(info.par_iter_mut())
+                .with_min_len(1024)
+                .for_each(|((out, x), info)| {
+                    let outside = x.iter().any(|&v| {
+                        let v = v.abs();
+                        v > f64::from(f32::MAX) || (v < f64::from(f32::MIN_POSITIVE) && v != 0.0)
+                    });
+                    if outside && *info == 0 {
+                        *info = -1;
+                        out.fill(f32::NAN);
+                    } else {
+                        out.iter_mut().zip(x).for_each(|(o, &v)| *o = v as f32);
+                    }
+                });
+        }
+        Ok(out)
+    });
+    let x = Array2::from_shape_vec((count, n), rounded.map_err(|e| errors::to_py(py, e))?)
+        .expect("count x n values");
+    Ok((x.into_pyarray(py).into_any(), info_array(py, info)))
 }
 
 /// The lower triangles of Aₚ·diag(dₚ)·Aₚᵀ for A (B, n, k) and d (B, k): float32 (B, n, n),
@@ -211,7 +246,7 @@ pub fn batched_cholesky<'py>(
 }
 
 /// Cₚ·xₚ = bₚ for SPD C (B, n, n; lower triangles read, with `upper` the upper ones) and b
-/// (B, n): (x float64 (B, n), INFO int32 (B,)).
+/// (B, n): (x (B, n) float64, float32 for float32 inputs, INFO int32 (B,)).
 #[pyfunction]
 pub fn batched_spd_solve<'py>(
     py: Python<'py>,
@@ -221,6 +256,7 @@ pub fn batched_spd_solve<'py>(
     refinement_steps: usize,
 ) -> PyResult<Solved<'py>> {
     let (c, b) = (read_stack(py, c, upper)?, read_vectors(py, b)?);
+    let single = matches!(c, Stack::F32(_));
     let options = solve_options(refinement_steps);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
@@ -230,11 +266,12 @@ pub fn batched_spd_solve<'py>(
             _ => Err(mixed("c and b")),
         }
     });
-    Ok(solved(py, finish_batched(py, outcome)?))
+    solved(py, finish_batched(py, outcome)?, single)
 }
 
 /// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read as
-/// the library's A = xₚᵀ), w and y (B, k): (β float64 (B, n), INFO int32 (B,)).
+/// the library's A = xₚᵀ), w and y (B, k): (β (B, n) float64, float32 for float32
+/// inputs, INFO int32 (B,)).
 #[pyfunction]
 pub fn batched_least_squares<'py>(
     py: Python<'py>,
@@ -245,6 +282,7 @@ pub fn batched_least_squares<'py>(
 ) -> PyResult<Solved<'py>> {
     let a = read_stack(py, x, true)?;
     let (w, y) = (read_vectors(py, w)?, read_vectors(py, y)?);
+    let single = matches!(a, Stack::F32(_));
     let options = solve_options(refinement_steps);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
@@ -258,5 +296,5 @@ pub fn batched_least_squares<'py>(
             _ => Err(mixed("x, w and y")),
         }
     });
-    Ok(solved(py, finish_batched(py, outcome)?))
+    solved(py, finish_batched(py, outcome)?, single)
 }

@@ -54,57 +54,120 @@ fn matrix_of<T: Copy + Send + Sync>(
     Matrix::from_row_major(rows, cols, data)
 }
 
-/// Appends a 2-D view to `data` row-major (its transpose with `transpose`): one memcpy where
-/// the view is contiguous in that order, else one pass in 64 x 64 tiles (a C array read
-/// transposed, for the upper triangle, stays within the caches). `data` has room for the view
-/// (the callers reserve it fallibly: no memory is a `MemoryError`, not an abort).
+/// The side of the square tiles the strided copies move (a C array read transposed, for the
+/// upper triangle, stays within the caches).
+const TILE: usize = 64;
+
+/// Copies of at least this many values run over all cores.
+const PARALLEL: usize = 1 << 18;
+
+/// Appends a 2-D view to `data` row-major (its transpose with `transpose`), over all cores for
+/// a large view: a copy of contiguous memory where the view is contiguous in that order, else
+/// one pass in `TILE` x `TILE` tiles. `data` gets room for the view fallibly first where the
+/// callers reserved it (no memory is a `MemoryError`, not an abort).
 fn append_row_major<T: Copy + Send + Sync>(
     data: &mut Vec<T>,
     view: ArrayView2<'_, T>,
     transpose: bool,
 ) {
-    const TILE: usize = 64;
     let view = if transpose {
         view.reversed_axes()
     } else {
         view
     };
     let (rows, cols) = view.dim();
-    if let Some(s) = view.as_slice() {
-        data.extend_from_slice(s);
-        return;
-    }
     let start = data.len();
     data.reserve(rows * cols);
     let spare = &mut data.spare_capacity_mut()[..rows * cols];
-    if cols == 0 {
+    if let Some(s) = view.as_slice() {
+        copy_values(spare, s);
+    } else {
+        copy_tiles(spare, view, |_, _| true);
+    }
+    // SAFETY: both copies write every (i, j) of the rows x cols matrix.
+    unsafe { data.set_len(start + rows * cols) };
+}
+
+/// `out` = `values`, over all cores for many values.
+fn copy_values<T: Copy + Send + Sync>(out: &mut [std::mem::MaybeUninit<T>], values: &[T]) {
+    use rayon::prelude::*;
+    let copy = |(o, v): (&mut [std::mem::MaybeUninit<T>], &[T])| {
+        for (o, &v) in o.iter_mut().zip(v) {
+            o.write(v);
+        }
+    };
+    if values.len() >= PARALLEL {
+        out.par_chunks_mut(PARALLEL / 4)
+            .zip(values.par_chunks(PARALLEL / 4))
+            .for_each(copy);
+    } else {
+        copy((out, values));
+    }
+}
+
+/// Writes `view`'s entries (i, j) for which `keep(i, j)` holds into the row-major `out` of
+/// `view`'s shape, leaving the others as they are: bands of `TILE` rows over all cores for a
+/// large view (each band its own part of `out`), `TILE` x `TILE` tiles within a band.
+fn copy_tiles<T: Copy + Send + Sync>(
+    out: &mut [std::mem::MaybeUninit<T>],
+    view: ArrayView2<'_, T>,
+    keep: impl Fn(usize, usize) -> bool + Sync,
+) {
+    let (rows, cols) = view.dim();
+    if rows == 0 || cols == 0 {
         return;
     }
-    // Bands of TILE rows over all cores for large matrices (each band its own part of the
-    // output), tiles of TILE x TILE within a band.
     let band = |i0: usize, out: &mut [std::mem::MaybeUninit<T>]| {
         let height = out.len() / cols;
         for j0 in (0..cols).step_by(TILE) {
             for i in 0..height {
                 for j in j0..(j0 + TILE).min(cols) {
-                    out[i * cols + j].write(view[[i0 + i, j]]);
+                    if keep(i0 + i, j) {
+                        // SAFETY: i0 + i < rows and j < cols (the band and tile bounds).
+                        out[i * cols + j].write(unsafe { *view.uget((i0 + i, j)) });
+                    }
                 }
             }
         }
     };
-    if rows * cols >= 1 << 18 {
+    if rows * cols >= PARALLEL {
         use rayon::prelude::*;
-        spare
+        out[..rows * cols]
             .par_chunks_mut(TILE * cols)
             .enumerate()
             .for_each(|(b, out)| band(b * TILE, out));
     } else {
-        for (b, out) in spare.chunks_mut(TILE * cols).enumerate() {
+        for (b, out) in out[..rows * cols].chunks_mut(TILE * cols).enumerate() {
             band(b * TILE, out);
         }
     }
-    // SAFETY: the bands cover every (i, j) of the rows x cols matrix once.
-    unsafe { data.set_len(start + rows * cols) };
+}
+
+/// `values` as slots to overwrite (with initialised values only).
+fn as_slots<T>(values: &mut [T]) -> &mut [std::mem::MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the callers write only initialised
+    // values into the slots.
+    unsafe { &mut *(values as *mut [T] as *mut [std::mem::MaybeUninit<T>]) }
+}
+
+/// The lower triangle of a square view (of its transpose with `transpose`) in a row-major
+/// `Matrix`, zeros above the diagonal: what the Cholesky factorisations read, copied without
+/// the triangle they do not (whose memory, zeroed by the allocator, is not touched).
+fn lower_of<T: Copy + Send + Sync + symraster::memory::Zero>(
+    view: ArrayView2<'_, T>,
+    transpose: bool,
+) -> symraster::Result<Matrix<T>> {
+    let view = if transpose {
+        view.reversed_axes()
+    } else {
+        view
+    };
+    let (rows, cols) = view.dim();
+    let mut data = symraster::memory::zeros(rows * cols, || {
+        format!("a copy of the {rows}x{cols} array's lower triangle")
+    })?;
+    copy_tiles(as_slots(&mut data), view, |i, j| j <= i);
+    Matrix::from_row_major(rows, cols, data)
 }
 
 /// Copies a 1-D view into a `Vec`.
@@ -134,6 +197,24 @@ fn read_matrix(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResul
     } else if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f32>>() {
         let view = a.as_array();
         py.detach(|| matrix_of(view, transpose)).map(Mat::F32)
+    } else {
+        return Err(PyTypeError::new_err(
+            "expected a 2-D float32 or float64 numpy array",
+        ));
+    };
+    copied.map_err(|e| errors::to_py(py, e))
+}
+
+/// Reads the lower triangle of a float32 or float64 square array (its upper one, transposed,
+/// with `transpose`) into a `Matrix` with zeros above the diagonal, for the library's calls
+/// that read C's lower triangle alone: the other triangle is not copied.
+fn read_lower(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResult<Mat> {
+    let copied = if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f64>>() {
+        let view = a.as_array();
+        py.detach(|| lower_of(view, transpose)).map(Mat::F64)
+    } else if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f32>>() {
+        let view = a.as_array();
+        py.detach(|| lower_of(view, transpose)).map(Mat::F32)
     } else {
         return Err(PyTypeError::new_err(
             "expected a 2-D float32 or float64 numpy array",
@@ -246,9 +327,107 @@ fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The float64 factor L (C = L·Lᵀ, zeros above the diagonal) of the lower triangle of `c`,
+/// to float64's accuracy (dpotrf's; on the GPU from order [`DEVICE_CHOLESKY_FROM`], on the
+/// host below): the one call every float64 factor of the binding goes through (`cholesky`,
+/// `cho_factor`, `Cholesky.factor`). It runs on the worker: the host's
+/// thread pool (rayon's, which faer uses) has no threads in a forked child and would hang
+/// there, and the worker refuses a forked child.
+fn factor_f64(state: &mut worker::State, c: &Matrix<f64>) -> symraster::Result<Matrix<f64>> {
+    if c.rows() >= DEVICE_CHOLESKY_FROM && c.rows() == c.cols() {
+        let view = symraster::SymmetricView::lower(c);
+        return state.gpu()?.cholesky_double(view, Default::default());
+    }
+    symraster::host::cholesky(c)
+}
+
+/// The orders from which a float64 factor is the GPU's (`Gpu::cholesky_double`); below, the
+/// host's dpotrf is quicker than a launch per block.
+const DEVICE_CHOLESKY_FROM: usize = 64;
+
+/// The dtypes `cholesky` and `cho_factor` factor, each its own way.
+trait Factored: numpy::Element + Copy + Send + Sync + symraster::memory::Zero + 'static {
+    /// L of the lower triangle of `c` in this dtype, on the worker.
+    fn factor(
+        state: &mut worker::State,
+        c: &Matrix<Self>,
+        opts: Options,
+    ) -> symraster::Result<Matrix<Self>>;
+}
+
+impl Factored for f64 {
+    fn factor(
+        state: &mut worker::State,
+        c: &Matrix<f64>,
+        _: Options,
+    ) -> symraster::Result<Matrix<f64>> {
+        factor_f64(state, c)
+    }
+}
+
+impl Factored for f32 {
+    /// The GPU's factor (float32's accuracy).
+    fn factor(
+        state: &mut worker::State,
+        c: &Matrix<f32>,
+        opts: Options,
+    ) -> symraster::Result<Matrix<f32>> {
+        state.gpu()?.cholesky(c, opts)?.into_l()
+    }
+}
+
+/// L of `a`'s lower triangle (of its upper one with `upper`, as U = Lᵀ's transpose) in a
+/// row-major buffer, its strict upper triangle zero or, with `other`, holding `a`'s other
+/// triangle (scipy's `cho_factor` output, L's storage written once): the triangle the
+/// factor reads copied in (no more), the factor's own buffer handed out (no copy back).
+fn factor_array<'py, T: Factored>(
+    py: Python<'py>,
+    a: &PyReadonlyArray2<'py, T>,
+    upper: bool,
+    opts: Options,
+    other: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let view = a.as_array();
+    let c = py
+        .detach(|| lower_of(view, upper))
+        .map_err(|e| errors::to_py(py, e))?;
+    let (l, _) = finish(py, worker::run(py, move |state| T::factor(state, &c, opts)))?;
+    let m = l.rows();
+    let mut data = l.into_vec();
+    if other {
+        let view = if upper { view.reversed_axes() } else { view };
+        py.detach(|| copy_tiles(as_slots(&mut data), view, |i, j| j > i));
+    }
+    let l = Array2::from_shape_vec((m, m), data)
+        .expect("a Matrix's data fills its shape")
+        .into_pyarray(py)
+        .into_any();
+    // U = Lᵀ as the transposed view of L: no copy.
+    if upper { l.getattr("T") } else { Ok(l) }
+}
+
+/// `factor_array` for a float32 or float64 `a`.
+fn factor_any<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    upper: bool,
+    opts: Options,
+    other: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(a) = a.extract::<PyReadonlyArray2<'py, f64>>() {
+        factor_array(py, &a, upper, opts, other)
+    } else if let Ok(a) = a.extract::<PyReadonlyArray2<'py, f32>>() {
+        factor_array(py, &a, upper, opts, other)
+    } else {
+        Err(PyTypeError::new_err(
+            "expected a 2-D float32 or float64 numpy array",
+        ))
+    }
+}
+
 /// The Cholesky factor of `a` (its lower triangle, or with `upper` its upper one) in `a`'s
 /// dtype: L lower, or with `upper` U = Lᵀ, the other triangle zero. float32 on the GPU;
-/// float64 to float64's accuracy on the host (`symraster::host::cholesky`, dpotrf's).
+/// float64 to float64's accuracy ([`factor_f64`]).
 #[pyfunction]
 fn cholesky<'py>(
     py: Python<'py>,
@@ -257,60 +436,95 @@ fn cholesky<'py>(
     method: &str,
     storage: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let opts = options(method, storage)?;
-    let input = read_matrix(py, a, upper)?;
-    let l = match input {
-        // float64 on the host, on the worker too: it refuses a forked child, whose copy of the
-        // host's thread pool (rayon's, which faer uses) has no threads and would hang.
-        Mat::F64(c) => {
-            let (l, _) = finish(py, worker::run(py, move |state| cholesky_f64(state, &c)))?;
-            array_of(py, l).into_any()
-        }
-        Mat::F32(c) => {
-            let outcome = worker::run(py, move |state| {
-                let factor = state.gpu()?.cholesky(&c, opts)?;
-                drop(c);
-                factor.into_l()
-            });
-            array_of(py, finish(py, outcome)?.0).into_any()
-        }
-    };
-    // U = Lᵀ as the transposed view of L: no copy.
-    if upper { l.getattr("T") } else { Ok(l) }
+    factor_any(py, a, upper, options(method, storage)?, false)
 }
 
-/// The orders from which a float64 factor is the GPU's (`Gpu::cholesky_double`); below, the
-/// host's dpotrf is quicker than a launch per block.
-const DEVICE_CHOLESKY_FROM: usize = 64;
-
-/// L of the float64 `c` (its lower triangle read) to float64's accuracy: on the GPU, or on the
-/// host for small orders.
-fn cholesky_f64(state: &mut worker::State, c: &Matrix<f64>) -> symraster::Result<Matrix<f64>> {
-    if c.rows() >= DEVICE_CHOLESKY_FROM && c.rows() == c.cols() {
-        let view = symraster::SymmetricView::lower(c);
-        return state.gpu()?.cholesky_double(view, Default::default());
-    }
-    symraster::host::cholesky(c)
+/// scipy's `cho_factor` output for `a` (float32 or float64, square): one array in `a`'s
+/// dtype holding [`cholesky`]'s factor in the triangle `upper` names and `a`'s entries in the
+/// other, made in one pass into the factor's own storage.
+#[pyfunction]
+fn cho_factor<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    upper: bool,
+    method: &str,
+    storage: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    factor_any(py, a, upper, options(method, storage)?, true)
 }
 
 /// X with L·Lᵀ·X = B in float64 from the lower-triangular float64 `l` as given (its strict
-/// upper triangle unread) and the 2-D float64 `b`: LAPACK's dpotrs on the host.
+/// upper triangle unread) and the 2-D float64 `b`: LAPACK's dpotrs on the host, the two
+/// triangular solves of `symraster::host::cholesky_solve` with L read where it lies (any
+/// non-negative strides: a C or Fortran array, scipy's `c.T`), not copied.
 #[pyfunction]
 fn cho_solve_f64<'py>(
     py: Python<'py>,
     l: PyReadonlyArray2<'py, f64>,
     b: PyReadonlyArray2<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (l, b) = (l.as_array(), b.as_array());
-    let copied =
-        py.detach(|| Ok::<_, symraster::Error>((matrix_of(l, false)?, matrix_of(b, false)?)));
-    let (l, b) = copied.map_err(|e| errors::to_py(py, e))?;
-    // On the worker, as `cholesky`'s float64 factor.
-    let (x, _) = finish(
-        py,
-        worker::run(py, move |_| symraster::host::cholesky_solve(&l, &b)),
-    )?;
-    Ok(array_of(py, x))
+    let m = l.as_array().nrows();
+    if l.as_array().ncols() != m || b.as_array().nrows() != m {
+        return Err(PyValueError::new_err(format!(
+            "L is {:?} and B {:?}: L must be square with B's rows",
+            l.as_array().dim(),
+            b.as_array().dim()
+        )));
+    }
+    let k = b.as_array().ncols();
+    let source = match strided(l.as_array()) {
+        Some((lent, rs, cs)) => Factor::Lent(lent, rs, cs),
+        None => {
+            let view = l.as_array();
+            let copy = py
+                .detach(|| matrix_of(view, false))
+                .map_err(|e| errors::to_py(py, e))?;
+            Factor::Owned(copy)
+        }
+    };
+    let bv = b.as_array();
+    let rhs = py.detach(|| faer::Mat::from_fn(m, k, |i, j| bv[[i, j]]));
+    // On the worker, as the float64 factor (`factor_f64`).
+    let outcome = worker::run(py, move |_| {
+        use faer::linalg::triangular_solve::{
+            solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+        };
+        let mut x = rhs;
+        let (data, rs, cs) = match &source {
+            // SAFETY: inside the job of this `run`, while `l` is borrowed (see `Lent`).
+            Factor::Lent(lent, rs, cs) => (unsafe { lent.get() }, *rs, *cs),
+            Factor::Owned(c) => (c.as_slice(), m as isize, 1),
+        };
+        // SAFETY: `data` covers every (i, j) < (m, m) at i·rs + j·cs (`strided`).
+        let factor = unsafe { faer::MatRef::from_raw_parts(data.as_ptr(), m, m, rs, cs) };
+        let par = faer::Par::rayon(0);
+        solve_lower_triangular_in_place(factor, x.as_mut(), par);
+        solve_upper_triangular_in_place(factor.transpose(), x.as_mut(), par);
+        Ok(Array2::from_shape_fn((m, k), |(i, j)| x[(i, j)]))
+    });
+    drop(l);
+    Ok(finish(py, outcome)?.0.into_pyarray(py))
+}
+
+/// A float64 factor for `cho_solve_f64`: lent where it lies, or a row-major copy.
+enum Factor {
+    /// The values, the row stride and the column stride.
+    Lent(worker::Lent, isize, isize),
+    Owned(Matrix<f64>),
+}
+
+/// A 2-D float64 view lent as it lies, with its row and column strides: `None` for a view
+/// with a negative stride or no entries (copied instead).
+fn strided(view: ArrayView2<'_, f64>) -> Option<(worker::Lent, isize, isize)> {
+    let (rows, cols) = view.dim();
+    let (rs, cs) = (view.strides()[0], view.strides()[1]);
+    if rows == 0 || cols == 0 || rs < 0 || cs < 0 {
+        return None;
+    }
+    let len = (rows - 1) * rs as usize + (cols - 1) * cs as usize + 1;
+    // SAFETY: the view's first element and the extent its non-negative strides cover.
+    let data = unsafe { std::slice::from_raw_parts(view.as_ptr(), len) };
+    Some((worker::Lent::new(data), rs, cs))
 }
 
 /// Factors `a` (as [`cholesky`] reads it) and keeps the factor on the worker (on the GPU for
@@ -324,7 +538,7 @@ fn factor(
     storage: &str,
 ) -> PyResult<(u64, usize, String, String, bool)> {
     let opts = options(method, storage)?;
-    let input = read_matrix(py, a, upper)?;
+    let input = read_lower(py, a, upper)?;
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         let factor = match &input {
@@ -486,6 +700,94 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<bool> {
     }
 }
 
+/// ‖a‖₁ (the largest column sum of |a|) of a float32 or float64 2-D array, or with
+/// `triangle` ("lower" or "upper") of the symmetric matrix whose triangle `a` holds (read
+/// from that triangle alone, where scipy's callers build the full matrix first): one pass
+/// over all cores with the GIL released, no temporary arrays. NaN where an entry is NaN.
+#[pyfunction]
+#[pyo3(signature = (a, triangle=None))]
+fn norm_1(py: Python<'_>, a: &Bound<'_, PyAny>, triangle: Option<&str>) -> PyResult<f64> {
+    let triangle = match triangle {
+        None => None,
+        Some("lower") => Some(Triangle::Lower),
+        Some("upper") => Some(Triangle::Upper),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "triangle must be 'lower', 'upper' or None, not {other:?}"
+            )));
+        }
+    };
+    if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f64>>() {
+        let view = a.as_array();
+        Ok(py.detach(|| norm_1_of(view, triangle)))
+    } else if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f32>>() {
+        let view = a.as_array();
+        Ok(py.detach(|| norm_1_of(view, triangle)))
+    } else {
+        Err(PyTypeError::new_err(
+            "expected a 2-D float32 or float64 numpy array",
+        ))
+    }
+}
+
+/// [`norm_1`] of a view: each row's magnitudes added to per-thread column sums (an entry
+/// off the diagonal of a stored triangle to its row's sum and its column's, the symmetric
+/// matrix's two copies of it), the sums then added together.
+fn norm_1_of<T: Copy + Into<f64> + Sync>(
+    view: ArrayView2<'_, T>,
+    triangle: Option<Triangle>,
+) -> f64 {
+    use rayon::prelude::*;
+    let (rows, cols) = view.dim();
+    if rows == 0 || cols == 0 {
+        return 0.0;
+    }
+    let sums = (0..rows)
+        .into_par_iter()
+        .with_min_len(TILE)
+        .fold(
+            || vec![0.0f64; cols],
+            |mut sums, i| {
+                let row = view.row(i);
+                let stored = match triangle {
+                    None => 0..cols,
+                    Some(Triangle::Lower) => 0..(i + 1).min(cols),
+                    Some(Triangle::Upper) => i.min(cols)..cols,
+                };
+                let mut own = 0.0;
+                for j in stored {
+                    let v = row[j].into().abs();
+                    if triangle.is_none() {
+                        sums[j] += v;
+                    } else {
+                        own += v;
+                        if j != i {
+                            sums[j] += v;
+                        }
+                    }
+                }
+                if triangle.is_some() && i < cols {
+                    sums[i] += own;
+                }
+                sums
+            },
+        )
+        .reduce(
+            || vec![0.0f64; cols],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+                a
+            },
+        );
+    sums.into_iter().fold(0.0, |top: f64, s| {
+        if top.is_nan() || s.is_nan() {
+            f64::NAN
+        } else {
+            top.max(s)
+        }
+    })
+}
+
 /// A square float64 array lent as C by the triangle scipy's `lower` names, where its rows (or,
 /// for a Fortran-ordered array, its columns) are contiguous: the lent values, the order, the
 /// row stride, the triangle of those rows read, and whether positions in the library's
@@ -601,7 +903,12 @@ fn invert<'py>(
     if lu && !spd {
         opts.method = InverseMethod::Lu;
     }
-    let a = read_matrix(py, a, upper && spd)?;
+    // The SPD inverse reads the lower triangle alone (of aᵀ with `upper`).
+    let a = if spd {
+        read_lower(py, a, upper)?
+    } else {
+        read_matrix(py, a, false)?
+    };
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         match &a {
@@ -691,8 +998,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(cholesky, m)?)?;
+    m.add_function(wrap_pyfunction!(cho_factor, m)?)?;
     m.add_function(wrap_pyfunction!(cho_solve_f64, m)?)?;
     m.add_function(wrap_pyfunction!(all_finite, m)?)?;
+    m.add_function(wrap_pyfunction!(norm_1, m)?)?;
     m.add_function(wrap_pyfunction!(factor, m)?)?;
     m.add_function(wrap_pyfunction!(factor_from_l, m)?)?;
     m.add_function(wrap_pyfunction!(factor_solve, m)?)?;

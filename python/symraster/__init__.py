@@ -97,8 +97,14 @@ def _check_condition(condition, dtype, stacklevel=3):
             _linalg_warning(), stacklevel=stacklevel + 1)
 
 
-def _norm_1(a):
-    """‖a‖₁, the largest column sum."""
+def _norm_1(a, triangle=None):
+    """‖a‖₁, the largest column sum; with ``triangle`` ("lower" or "upper") of the symmetric
+    matrix whose triangle ``a`` holds. Over all cores without temporaries for float32 and
+    float64 (``_native.norm_1``)."""
+    if a.ndim == 2 and a.dtype in _FLOATS:
+        return _native.norm_1(a, triangle)
+    if triangle is not None:
+        a = _symmetric(a, triangle == "lower")
     return float(np.max(np.sum(np.abs(a), axis=0))) if a.size else 0.0
 
 
@@ -282,9 +288,13 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, method="
     if m == 0:
         return np.empty((0, 0), dtype=a.dtype), lower
     factor = _small_float32_factor(a, lower, method, storage)
+    overwrite = overwrite_a and a is given and a.flags.writeable
+    if factor is None and not overwrite:
+        # The factor's triangle and a's other one, written once into the factor's storage.
+        return _native.cho_factor(a, not lower, method, storage), lower
     if factor is None:
         factor = _native.cholesky(a, not lower, method, storage)
-    if overwrite_a and a is given and a.flags.writeable:
+    if overwrite:
         c = a
     else:
         c = np.array(a, dtype=a.dtype, order="C", copy=True)
@@ -625,7 +635,7 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False,
         return np.empty((0, 0), dtype=a.dtype)
     if structure == "pos":
         x, _ = _native.invert(a, True, not lower, False)
-        a_norm = _norm_1(_symmetric(a, lower))
+        a_norm = _norm_1(a, "lower" if lower else "upper")
     else:
         if structure == "sym":
             a = _symmetric(a, lower)
