@@ -71,7 +71,7 @@ impl Gpu {
         check_view("C", &c)?;
         let kernels = self.double_kernels("invert C in f64")?;
         let (x, residual) = crate::double::spd_inverse(&kernels, &c, options)?;
-        if !(residual < 0.5) {
+        if residual.is_nan() || residual >= 0.5 {
             let norm = |m: &Matrix<f64>| m.as_slice().iter().map(|v| v * v).sum::<f64>().sqrt();
             return Err(NumericalError::IllConditioned {
                 precision: "double",
