@@ -1,6 +1,6 @@
 //! C⁻¹ of a symmetric positive definite C in f64 on the GPU (LAPACK's dpotri after dpotrf):
 //! L̃⁻¹ by halves from the diagonal blocks' inverses the factor left, then
-//! C̃⁻¹ = L̃⁻ᵀ·L̃⁻¹ and its residual ‖I − C̃·C̃⁻¹‖_F as f64 products, C̃ = S·C·S scaled to a
+//! C̃⁻¹ = L̃⁻ᵀ·L̃⁻¹ by halves and its residual ‖I − C̃·C̃⁻¹‖_F (probed) as f64 products, C̃ = S·C·S scaled to a
 //! unit diagonal (C⁻¹ = S·C̃⁻¹·S, exact).
 
 use super::cholesky::{
@@ -28,7 +28,10 @@ pub(crate) fn spd_inverse(
     };
     let mut phases = Phases::new(kernels, "SPD inverse in f64");
     let k = exponents_of(c);
-    let scaled = upload_scaled(kernels, c, &k, true)?;
+    // C̃'s lower triangle up (C's rows read where they lie), made whole on the GPU for the
+    // residual's product; the factor works on a copy.
+    let scaled = upload_scaled(kernels, c, &k, false)?;
+    kernels.mirror_lower(&scaled, n)?;
     let w = storage(n * n)?;
     w.copy_from(&scaled)?;
     let f = factor(kernels, w, n, k, options)?;
@@ -40,37 +43,115 @@ pub(crate) fn spd_inverse(
     let t = storage(n * n.div_ceil(2))?;
     triangular_inverse(kernels, &f, &z, &t, n, 0, n)?;
     phases.mark("L̃⁻¹");
-    // X̃ = Zᵀ·Z over L̃'s storage, then R = I − C̃·X̃ over Z's.
-    kernels.dgemm(DoubleProduct::new(
-        op(&f.w, whole),
-        op(&z, whole.t()),
-        op(&z, whole),
-    ))?;
-    let r2 = kernels.dgemm_sums(
-        DoubleProduct::new(op(&z, whole), op(&scaled, whole), op(&f.w, whole))
-            .alpha(-1.0)
-            .plus_identity(1.0),
-    )?;
+    // X̃ = Zᵀ·Z over L̃'s storage (L̃ is read no more), then its residual.
+    lower_product(kernels, &z, &f.w, n, f.nb, 0, n)?;
+    let residual = probed_residual(kernels, &scaled, &f.w, n)?;
     phases.mark("L̃⁻ᵀ·L̃⁻¹, residual");
     let mut x = f.w.download()?;
     phases.mark("read back");
+    // C⁻¹ = S·X̃·S over all cores, and the first entry out of range.
     let k = &f.k;
-    x.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = times_power_of_two(*v, k[i] + k[j]);
-        }
-    });
-    if let Some(e) = x.iter().position(|v| !v.is_finite()) {
+    let bad = x
+        .par_chunks_mut(n.max(1))
+        .enumerate()
+        .map(|(i, row)| {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = times_power_of_two(*v, k[i] + k[j]);
+            }
+            row.iter()
+                .position(|v| !v.is_finite())
+                .map(|j| (i, j, row[j]))
+        })
+        .find_map_first(|bad| bad);
+    if let Some((row, col, value)) = bad {
         return Err(NumericalError::ResultOutOfRange {
             what: "A⁻¹",
-            row: e / n,
-            col: e % n,
-            value: x[e],
+            row,
+            col,
+            value,
         }
         .into());
     }
     phases.mark("unscaled");
-    Ok((Matrix::from_row_major(n, n, x)?, r2.max(0.0).sqrt()))
+    Ok((Matrix::from_row_major(n, n, x)?, residual))
+}
+
+/// The number of random ±1 columns V the residual is probed with.
+const PROBES: usize = 4;
+
+/// ‖I − C̃·X̃‖_F estimated as ‖(I − C̃·X̃)·V‖_F/√[`PROBES`] for V of random signs
+/// (E‖R·v‖² = ‖R‖_F² for a column v of independent ±1): two thin products, where the whole
+/// residual would cost as much as X̃ itself.
+fn probed_residual(
+    kernels: &DoubleKernels,
+    c: &Buffer<f64>,
+    x: &Buffer<f64>,
+    n: usize,
+) -> Result<f64> {
+    let ctx = kernels.context();
+    // Signs from a multiplicative hash of the entry's index (fixed, so results repeat).
+    let signs: Vec<f64> = (0..n * PROBES)
+        .map(|e| {
+            let h = (e as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            if h >> 63 == 0 { 1.0 } else { -1.0 }
+        })
+        .collect();
+    let v = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &signs)?;
+    let thin = || {
+        Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, n * PROBES)
+    };
+    let (y, r) = (thin()?, thin()?);
+    let (whole, probes) = (view(0, n, n, n), view(0, PROBES, n, PROBES));
+    kernels.dgemm(DoubleProduct::new(
+        op(&y, probes),
+        op(x, whole),
+        op(&v, probes),
+    ))?;
+    let sum = kernels.dgemm_sums(
+        DoubleProduct::new(op(&r, probes), op(c, whole), op(&y, probes))
+            .alpha(-1.0)
+            .plus(1.0, op(&v, probes)),
+    )?;
+    Ok((sum.max(0.0) / PROBES as f64).sqrt())
+}
+
+/// W's order-size square at (r0, r0) ← Zᵀ·Z of Z's (lower triangular) square there, by halves
+/// (LAPACK's dlauum): [[Z11ᵀZ11 + Z21ᵀZ21, Z21ᵀZ22], [Z22ᵀZ21, Z22ᵀZ22]], the block below the
+/// diagonal formed and mirrored above it, so that no product is formed from the zeros of
+/// both operands' triangles at every level.
+fn lower_product(
+    kernels: &DoubleKernels,
+    z: &Buffer<f64>,
+    w: &Buffer<f64>,
+    n: usize,
+    nb: usize,
+    r0: usize,
+    size: usize,
+) -> Result<()> {
+    let diagonal = view(r0 * (n + 1), n, size, size);
+    if size <= nb {
+        return kernels.dgemm(DoubleProduct::new(
+            op(w, diagonal),
+            op(z, diagonal.t()),
+            op(z, diagonal),
+        ));
+    }
+    let h = (size / nb / 2).max(1) * nb;
+    let rest = size - h;
+    lower_product(kernels, z, w, n, nb, r0, h)?;
+    let (w11, z21) = (
+        view(r0 * (n + 1), n, h, h),
+        view((r0 + h) * n + r0, n, rest, h),
+    );
+    kernels
+        .dgemm(DoubleProduct::new(op(w, w11), op(z, z21.t()), op(z, z21)).plus(1.0, op(w, w11)))?;
+    let z22 = view((r0 + h) * (n + 1), n, rest, rest);
+    kernels.dgemm(DoubleProduct::new(op(w, z21), op(z, z22.t()), op(z, z21)))?;
+    kernels.copy(
+        op(w, view(r0 * n + r0 + h, n, h, rest)),
+        Some(op(w, z21.t())),
+    )?;
+    lower_product(kernels, z, w, n, nb, r0 + h, rest)
 }
 
 /// Z's rows and columns r0..r0 + size ← their block of L̃⁻¹, by halves at a multiple of the

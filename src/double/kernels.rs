@@ -100,6 +100,29 @@ impl DoubleKernels {
 
     /// dst ← src over dst's shape, or (`src` None) zeros.
     pub fn copy(&self, dst: DoubleOperand<'_>, src: Option<DoubleOperand<'_>>) -> Result<()> {
+        self.copy_mode(dst, src, i32::from(src.is_none()))
+    }
+
+    /// The order-n square of `square` made symmetric from its lower triangle (on the GPU).
+    pub fn mirror_lower(&self, square: &Buffer<f64>, n: usize) -> Result<()> {
+        let whole = crate::tiled::View::row_major(n, n);
+        let dst = DoubleOperand {
+            buffer: square,
+            view: whole,
+        };
+        let src = DoubleOperand {
+            buffer: square,
+            view: whole.t(),
+        };
+        self.copy_mode(dst, Some(src), 2)
+    }
+
+    fn copy_mode(
+        &self,
+        dst: DoubleOperand<'_>,
+        src: Option<DoubleOperand<'_>>,
+        mode: i32,
+    ) -> Result<()> {
         let v = dst.view;
         if v.rows == 0 || v.cols == 0 {
             return Ok(());
@@ -118,7 +141,7 @@ impl DoubleKernels {
             ("s_off", u(s.view.offset)),
             ("s_rs", u(s.view.rs)),
             ("s_cs", u(s.view.cs)),
-            ("mode", Uniform::I32(i32::from(src.is_none()))),
+            ("mode", Uniform::I32(mode)),
         ])?;
         prog.dispatch([v.cols.div_ceil(16) as u32, v.rows.div_ceil(16) as u32, 1])
     }

@@ -60,8 +60,9 @@ impl Gpu {
 
     /// C⁻¹ of the symmetric positive definite `c` in f64 on the GPU (LAPACK's dpotrf then
     /// dpotri), from its stored triangle, with ‖I − C̃·C̃⁻¹‖_F of C scaled to a unit diagonal
-    /// (the residual LAPACK's expert drivers would judge). An inverse whose residual reaches
-    /// 1/2 is [`NumericalError::IllConditioned`]. Needs compute shaders (OpenGL 4.3).
+    /// (the residual LAPACK's expert drivers would judge), estimated from four random ±1
+    /// probes. An inverse whose residual reaches 1/2 is [`NumericalError::IllConditioned`].
+    /// Needs compute shaders (OpenGL 4.3).
     pub fn spd_inverse_double(
         &self,
         c: SymmetricView<'_>,
