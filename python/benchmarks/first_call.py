@@ -78,7 +78,7 @@ def main():
         print(f"process {k} (cache {label}): " +
               ", ".join(f"{n} {v:.0f} ms" for n, v in phases.items()), file=sys.stderr)
     with open(args.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["process", "cache", "phase", "ms"])
+        w = csv.DictWriter(f, fieldnames=["process", "cache", "phase", "ms"], lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
 

@@ -57,13 +57,13 @@ def main():
           f"relative residual {error:.1e}", file=sys.stderr)
     if args.first_out:
         with open(args.first_out, "w", newline="") as f:
-            w = csv.writer(f)
+            w = csv.writer(f, lineterminator="\n")
             w.writerow(["order", "op", "m", "format", "ms"])
             w.writerow(["python", "solve_pos", m, "float64", f"{first_ms:.1f}"])
 
     rows = _native._bench_tiled(sizes(args.sizes), args.runs)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
-    w = csv.writer(out)
+    w = csv.writer(out, lineterminator="\n")
     w.writerow(["op", "m", "format", "order", "ms"])
     for op, size, storage, ms in rows:
         w.writerow([op, size, storage, "python", f"{ms:.4f}"])
