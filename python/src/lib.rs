@@ -353,9 +353,38 @@ trait Factored: numpy::Element + Copy + Send + Sync + symraster::memory::Zero + 
         c: &Matrix<Self>,
         opts: Options,
     ) -> symraster::Result<Matrix<Self>>;
+
+    /// L of `a`'s triangle `upper` names, `a` read where it lies, where the dtype, the order and
+    /// the layout allow it; `None`: the triangle is copied and [`Factored::factor`] runs.
+    fn factor_lent(
+        _py: Python<'_>,
+        _a: &PyReadonlyArray2<'_, Self>,
+        _upper: bool,
+    ) -> Option<PyResult<Matrix<Self>>> {
+        None
+    }
 }
 
 impl Factored for f64 {
+    /// The GPU's f64 factor of the array where it lies (no copy), from the order the GPU takes.
+    fn factor_lent(
+        py: Python<'_>,
+        a: &PyReadonlyArray2<'_, f64>,
+        upper: bool,
+    ) -> Option<PyResult<Matrix<f64>>> {
+        if a.as_array().nrows() < DEVICE_CHOLESKY_FROM {
+            return None;
+        }
+        let (lent, order, stride, triangle, _) = lend(a, upper)?;
+        let outcome = worker::run(py, move |state| {
+            // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
+            let data = unsafe { lent.get() };
+            let c = SymmetricView::new(data, order, stride, triangle)?;
+            state.gpu()?.cholesky_double(c, Default::default())
+        });
+        Some(finish(py, outcome).map(|(l, _)| l))
+    }
+
     fn factor(
         state: &mut worker::State,
         c: &Matrix<f64>,
@@ -388,10 +417,15 @@ fn factor_array<'py, T: Factored>(
     other: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let view = a.as_array();
-    let c = py
-        .detach(|| lower_of(view, upper))
-        .map_err(|e| errors::to_py(py, e))?;
-    let (l, _) = finish(py, worker::run(py, move |state| T::factor(state, &c, opts)))?;
+    let l = match T::factor_lent(py, a, upper) {
+        Some(l) => l?,
+        None => {
+            let c = py
+                .detach(|| lower_of(view, upper))
+                .map_err(|e| errors::to_py(py, e))?;
+            finish(py, worker::run(py, move |state| T::factor(state, &c, opts)))?.0
+        }
+    };
     let m = l.rows();
     let mut data = l.into_vec();
     if other {

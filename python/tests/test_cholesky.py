@@ -156,3 +156,23 @@ def test_cholesky_object(rng, m, dtype):
         assert rel(f.inv(), np.linalg.inv(a.astype(np.float64))) < 10 * tol32(m)
     with pytest.raises(ValueError, match="released"):
         f.solve(np.ones(m))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_float64_factor_reads_only_its_triangle_where_it_lies(lower, order):
+    """From order 64 the float64 factor is the GPU's, reading the array where it lies: NaN in
+    the other triangle (check_finite off) is never read, in C and Fortran order."""
+    m = 100
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((m, m))
+    c = a @ a.T + m * np.eye(m)
+    held = np.array(c, order=order)
+    other = np.triu_indices(m, 1) if lower else np.tril_indices(m, -1)
+    held[other] = np.nan
+    ours = la.cholesky(held, lower=lower, check_finite=False)
+    want = sla.cholesky(c, lower=lower)
+    assert np.max(np.abs(ours - want)) <= 1e-14 * np.max(np.abs(want))
+    factor, low = la.cho_factor(held, lower=lower, check_finite=False)
+    x = la.cho_solve((factor, low), np.ones(m), check_finite=False)
+    assert np.max(np.abs(c @ x - 1)) <= 1e-13

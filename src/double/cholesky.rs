@@ -9,7 +9,7 @@ use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
 use crate::matrix::Matrix;
 use crate::scaling::{equilibration_exponents, pivot_in_units, times_power_of_two};
-use crate::symmetric::SymmetricView;
+use crate::symmetric::{SymmetricView, Triangle};
 use crate::tiled::View;
 
 /// How [`Gpu::cholesky_double`](crate::Gpu::cholesky_double) factors.
@@ -101,8 +101,9 @@ pub(crate) fn exponents_of(c: &SymmetricView<'_>) -> Vec<i32> {
     equilibration_exponents((0..c.order()).map(|j| c.get(j, j)))
 }
 
-/// S·C·S on the device as an order-n row-major square: its lower triangle, and with `both`
-/// the upper one too, else NaN above the diagonal (never read by the factor).
+/// S·C·S on the device as an order-n row-major square: the triangle `c` stores, read row by
+/// row where it lies (NaN in the other), then on the GPU its lower triangle, or with `both`
+/// the whole square, made from it.
 pub(crate) fn upload_scaled(
     kernels: &DoubleKernels,
     c: &SymmetricView<'_>,
@@ -110,7 +111,8 @@ pub(crate) fn upload_scaled(
     both: bool,
 ) -> Result<Buffer<f64>> {
     let n = c.order();
-    Buffer::filled(
+    let stored = c.triangle();
+    let square = Buffer::filled(
         kernels.context(),
         BufferTarget::Storage,
         BufferUsage::Static,
@@ -118,7 +120,11 @@ pub(crate) fn upload_scaled(
         |first, out| {
             let (mut i, mut j) = (first / n, first % n);
             for o in out.iter_mut() {
-                *o = if j <= i || both {
+                let held = match stored {
+                    Triangle::Lower => j <= i,
+                    Triangle::Upper => j >= i,
+                };
+                *o = if held {
                     times_power_of_two(c.get(i, j), k[i] + k[j])
                 } else {
                     f64::NAN
@@ -130,7 +136,11 @@ pub(crate) fn upload_scaled(
                 }
             }
         },
-    )
+    )?;
+    if both || stored == Triangle::Upper {
+        kernels.mirror(&square, n, stored)?;
+    }
+    Ok(square)
 }
 
 /// Factors S·C·S held in `w` (its lower triangle) in place.

@@ -28,10 +28,9 @@ pub(crate) fn spd_inverse(
     };
     let mut phases = Phases::new(kernels, "SPD inverse in f64");
     let k = exponents_of(c);
-    // C̃'s lower triangle up (C's rows read where they lie), made whole on the GPU for the
-    // residual's product; the factor works on a copy.
-    let scaled = upload_scaled(kernels, c, &k, false)?;
-    kernels.mirror_lower(&scaled, n)?;
+    // C̃ up (its stored triangle's rows read where they lie) and made whole on the GPU for
+    // the residual's product; the factor works on a copy.
+    let scaled = upload_scaled(kernels, c, &k, true)?;
     let w = storage(n * n)?;
     w.copy_from(&scaled)?;
     let f = factor(kernels, w, n, k, options)?;

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::gl::{Buffer, ComputeKernel, ComputeProgram, Context, Uniform};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct, DoublePrograms, DoubleTile};
+use crate::symmetric::Triangle;
 use std::cell::OnceCell;
 
 /// The largest diagonal block one work group factors (its L in shared memory; a device with
@@ -103,8 +104,8 @@ impl DoubleKernels {
         self.copy_mode(dst, src, i32::from(src.is_none()))
     }
 
-    /// The order-n square of `square` made symmetric from its lower triangle (on the GPU).
-    pub fn mirror_lower(&self, square: &Buffer<f64>, n: usize) -> Result<()> {
+    /// The order-n square of `square` made symmetric from its `from` triangle (on the GPU).
+    pub fn mirror(&self, square: &Buffer<f64>, n: usize, from: Triangle) -> Result<()> {
         let whole = crate::tiled::View::row_major(n, n);
         let dst = DoubleOperand {
             buffer: square,
@@ -114,7 +115,11 @@ impl DoubleKernels {
             buffer: square,
             view: whole.t(),
         };
-        self.copy_mode(dst, Some(src), 2)
+        let mode = match from {
+            Triangle::Lower => 2,
+            Triangle::Upper => 3,
+        };
+        self.copy_mode(dst, Some(src), mode)
     }
 
     fn copy_mode(
