@@ -256,6 +256,19 @@ pub fn throughput(
         let n = 2 * m;
         let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Assembly, m, n, reps)?;
         stability_rows(&mut stability, "assembly", m, [tiled_full, tiled_rfp]);
+        // The tiled Cholesky and solves before the fragment methods at this order: right after
+        // the blocked method's passes the chained Cholesky of full storage runs several times
+        // slower for its next few factorizations (docs/results.md, "Stability across process
+        // orders"), which is their aftermath, not the kernel's speed.
+        let [cholesky_full, cholesky_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
+        stability_rows(&mut stability, "cholesky", m, [cholesky_full, cholesky_rfp]);
+        if config.stability.is_some() && runs(gpu, Method::Tiled, m, 0, Format::Full) {
+            let k = gpu.tiled_kernels()?;
+            for rhs in [1, 16] {
+                let t = tiled_bench::time_solve(&k, m, rhs, symraster::tiled::Storage::Full, reps)?;
+                stability.push_str(&format!("solve-rhs{rhs},{m},full,{:.4}\n", t.ms));
+            }
+        }
         let (mut faithful_s, mut blocked, mut cpu) = (None, None, None);
         if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.0) {
             let mut rng = problems::rng(12_000 + m as u64);
@@ -298,15 +311,7 @@ pub fn throughput(
             vendor_lower: rate(flops, vendor_time(vendor, "syrk", m)),
         });
 
-        let [tiled_full, tiled_rfp] = tiled_times(gpu, Op::Cholesky, m, 0, reps)?;
-        stability_rows(&mut stability, "cholesky", m, [tiled_full, tiled_rfp]);
-        if config.stability.is_some() && runs(gpu, Method::Tiled, m, 0, Format::Full) {
-            let k = gpu.tiled_kernels()?;
-            for rhs in [1, 16] {
-                let t = tiled_bench::time_solve(&k, m, rhs, symraster::tiled::Storage::Full, reps)?;
-                stability.push_str(&format!("solve-rhs{rhs},{m},full,{:.4}\n", t.ms));
-            }
-        }
+        let [tiled_full, tiled_rfp] = [cholesky_full, cholesky_rfp];
         let (mut faithful_s, mut blocked, mut cpu) = (None, None, None);
         if m <= BLOCKED_MAX.max(CPU_MAX).max(FAITHFUL_MAX.1) {
             let c = problems::diagonally_dominant_spd(&mut problems::rng(13_000 + m as u64), m);
