@@ -127,6 +127,32 @@ impl<'a> SymmetricView<'a> {
         }
     }
 
+    /// An error naming `input` where C is empty or its stored triangle holds an entry that is
+    /// not finite (its row and column in the storage).
+    pub fn check(&self, input: &str) -> Result<()> {
+        if self.order == 0 {
+            return Err(InputError::Empty {
+                input: input.into(),
+                rows: 0,
+                cols: 0,
+            }
+            .into());
+        }
+        if let Some((i, j, value)) = self.first_non_finite() {
+            let triangle = match self.triangle {
+                Triangle::Lower => "lower",
+                Triangle::Upper => "upper",
+            };
+            return Err(InputError::NonFinite {
+                input: format!("{input} ({triangle} triangle)"),
+                position: format!("row {i}, column {j} (0-based)"),
+                value,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// The first entry of the stored triangle that is not finite, as (row, column, value) of
     /// the storage, in one pass over all cores.
     pub fn first_non_finite(&self) -> Option<(usize, usize, f64)> {

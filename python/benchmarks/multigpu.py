@@ -58,6 +58,7 @@ import warnings
 import numpy as np
 
 import symraster as la
+from pixels import problem as pixels_problem
 
 FIELDS = ["device", "gpus", "workers", "method", "pixels", "times", "chunk", "seconds",
           "pixels_per_s", "efficiency", "rel_err", "note"]
@@ -65,25 +66,9 @@ METHODS = ["symraster_process", "torch_process", "symraster_dask", "torch_dask",
            "symraster_sent"]
 
 
-def design(t):
-    """The example's design matrix, acquisitions x 6 coefficients (t in years)."""
-    w = 2 * np.pi * t
-    return np.stack([np.ones_like(t), t, np.cos(w), np.sin(w), np.cos(2 * w), np.sin(2 * w)], 1)
-
-
 def problem(pixels, times, seed=7):
     """pixels.py's problem: x (times, 6), y and w (pixels, times) float64."""
-    rng = np.random.default_rng(seed)
-    t = np.sort(rng.uniform(0, 2, times))
-    x = design(t)
-    beta = np.array([0.3, 0.01, 0.05, 0.0, 0.01, 0.0]) \
-        + np.array([0.1, 0.01, 0.05, 0.03, 0.01, 0.01]) * rng.standard_normal((pixels, 6))
-    sigma = np.where(np.arange(times) % 3 == 0, 0.03, 0.01)          # two sensors
-    y = beta @ x.T + sigma * rng.standard_normal((pixels, times))
-    clear = rng.random((pixels, times)) > 0.33
-    clear[clear.sum(1) < 2 * x.shape[1]] = True                       # keep every fit posed
-    y = np.where(clear, y, 0.9 + 0.1 * rng.random((pixels, times)))   # clouds: bright garbage
-    w = np.where(clear, 1.0 / sigma**2, 0.0)
+    _, x, y, w, _, _ = pixels_problem(pixels, times, seed)
     return x, y, w
 
 
@@ -206,7 +191,7 @@ def main(argv=None):
 
     rows, results, per_worker = [], {}, {}
     outs = [sys.stdout] + ([open(args.out, "w", newline="")] if args.out else [])
-    writers = [csv.writer(f) for f in outs]
+    writers = [csv.writer(f, lineterminator="\n") for f in outs]
     for writer in writers:
         writer.writerow(FIELDS)
     info = la.info()

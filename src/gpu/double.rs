@@ -3,9 +3,9 @@
 
 use super::Gpu;
 use crate::double::{DoubleCholeskyOptions, kernels::DoubleKernels};
-use crate::error::{DeviceError, Error, InputError, NumericalError, Result};
+use crate::error::{DeviceError, Error, NumericalError, Result};
 use crate::matrix::Matrix;
-use crate::symmetric::{SymmetricView, Triangle};
+use crate::symmetric::SymmetricView;
 use std::rc::Rc;
 
 impl Gpu {
@@ -53,7 +53,7 @@ impl Gpu {
         options: DoubleCholeskyOptions,
     ) -> Result<Matrix<f64>> {
         options.validate()?;
-        check_view("C", &c)?;
+        c.check("C")?;
         let kernels = self.double_kernels("factor C in f64")?;
         crate::double::cholesky(&kernels, &c, options)
     }
@@ -69,7 +69,7 @@ impl Gpu {
         options: DoubleCholeskyOptions,
     ) -> Result<(Matrix<f64>, f64)> {
         options.validate()?;
-        check_view("C", &c)?;
+        c.check("C")?;
         let kernels = self.double_kernels("invert C in f64")?;
         let (x, residual) = crate::double::spd_inverse(&kernels, &c, options)?;
         if residual.is_nan() || residual >= 0.5 {
@@ -85,29 +85,4 @@ impl Gpu {
         }
         Ok((x, residual))
     }
-}
-
-/// An empty C, or one whose stored triangle holds an entry that is not finite, as an error.
-fn check_view(input: &str, c: &SymmetricView<'_>) -> Result<()> {
-    if c.order() == 0 {
-        return Err(InputError::Empty {
-            input: input.into(),
-            rows: 0,
-            cols: 0,
-        }
-        .into());
-    }
-    if let Some((i, j, value)) = c.first_non_finite() {
-        let triangle = match c.triangle() {
-            Triangle::Lower => "lower",
-            Triangle::Upper => "upper",
-        };
-        return Err(InputError::NonFinite {
-            input: format!("{input} ({triangle} triangle)"),
-            position: format!("row {i}, column {j} (0-based)"),
-            value,
-        }
-        .into());
-    }
-    Ok(())
 }

@@ -6,7 +6,7 @@ use super::least_squares::SINGLE_CONDITION_LIMIT;
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
 use super::phases::Phases;
 use super::{Cholesky, Gpu, Method};
-use crate::error::{Error, InputError, NumericalError, Result};
+use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, SymmetricEquations, Timings, check_pivots,
@@ -16,7 +16,7 @@ use crate::matrix::{Element, Matrix, check_finite_vec, check_non_empty, check_sq
 use crate::scaling::{
     equilibration_exponents, exponent_of, norm_inf, scale_exponent, times_power_of_two,
 };
-use crate::symmetric::{SymmetricView, Triangle};
+use crate::symmetric::SymmetricView;
 use std::time::Instant;
 
 impl Gpu {
@@ -79,26 +79,7 @@ impl Gpu {
         let options = &options;
         options.validate()?;
         let m = c.order();
-        if m == 0 {
-            return Err(InputError::Empty {
-                input: "C".into(),
-                rows: 0,
-                cols: 0,
-            }
-            .into());
-        }
-        if let Some((i, j, value)) = c.first_non_finite() {
-            let triangle = match c.triangle() {
-                Triangle::Lower => "lower",
-                Triangle::Upper => "upper",
-            };
-            return Err(InputError::NonFinite {
-                input: format!("C ({triangle} triangle)"),
-                position: format!("row {i}, column {j} (0-based)"),
-                value,
-            }
-            .into());
-        }
+        c.check("C")?;
         if b.len() != m {
             return Err(Error::shape(format!(
                 "C is {m}x{m}, so b needs {m} entries, but has {}",

@@ -9,33 +9,6 @@ use symraster::least_squares::relative_error_vec;
 use symraster::problems::rng;
 use symraster::{Error, Matrix, NumericalError, Options, SolveOptions};
 
-/// Q·diag(eigenvalues)·Qᵀ with Q orthogonal (modified Gram-Schmidt of a random matrix).
-fn spd_with_eigenvalues(eigenvalues: &[f64], seed: u64) -> Matrix<f64> {
-    use rand::Rng;
-    let m = eigenvalues.len();
-    let mut r = rng(seed);
-    let mut q: Vec<Vec<f64>> = (0..m)
-        .map(|_| (0..m).map(|_| r.random::<f64>() - 0.5).collect())
-        .collect();
-    for j in 0..m {
-        for k in 0..j {
-            let (done, rest) = q.split_at_mut(j);
-            let (qk, qj) = (&done[k], &mut rest[0]);
-            let dot: f64 = qj.iter().zip(qk).map(|(a, b)| a * b).sum();
-            for (a, b) in qj.iter_mut().zip(qk) {
-                *a -= dot * b;
-            }
-        }
-        let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();
-        q[j].iter_mut().for_each(|v| *v /= norm);
-    }
-    let c = Matrix::from_fn(m, m, |i, j| {
-        (0..m).map(|k| q[k][i] * eigenvalues[k] * q[k][j]).sum()
-    });
-    // Exactly symmetric.
-    Matrix::from_fn(m, m, |i, j| if i >= j { c[(i, j)] } else { c[(j, i)] })
-}
-
 /// x with C·x = b from the f64 reference factor.
 fn reference_solve(c: &Matrix<f64>, b: &[f64]) -> Vec<f64> {
     let l = symraster::reference::cholesky(&c.lower_triangle()).unwrap();
@@ -47,7 +20,7 @@ fn an_spd_matrix_beyond_f32_is_called_ill_conditioned_not_indefinite() {
     let gpu = common::gpu();
     // Order 30, smallest eigenvalue 1, condition 1e9.
     let eigenvalues: Vec<f64> = (0..30).map(|k| 10f64.powf(9.0 * k as f64 / 29.0)).collect();
-    let c = spd_with_eigenvalues(&eigenvalues, 7);
+    let c = common::spd_with_eigenvalues(&eigenvalues, 7);
     for method in gpu.methods() {
         match gpu.cholesky(&c, Options::default().method(method)) {
             // The f32 factor may succeed by luck of rounding; it must never be called
@@ -78,7 +51,7 @@ fn a_matrix_that_is_not_spd_is_named_from_its_f64_factor() {
     // Eigenvalues 1 .. 1e3 and one −1e-3: indefinite in any precision.
     let mut eigenvalues: Vec<f64> = (0..12).map(|k| 10f64.powf(k as f64 / 4.0)).collect();
     eigenvalues[5] = -1e-3;
-    let c = spd_with_eigenvalues(&eigenvalues, 3);
+    let c = common::spd_with_eigenvalues(&eigenvalues, 3);
     for method in gpu.methods() {
         match gpu.cholesky(&c, Options::default().method(method)) {
             Err(Error::Numerical(NumericalError::NotPositiveDefinite { pivot, .. })) => {
@@ -126,7 +99,7 @@ fn graded_spd_solves_are_solved() {
     // A well-conditioned SPD matrix graded by D = diag(10^-4 .. 10^4): D·C·D.
     let m = 20;
     let eigenvalues: Vec<f64> = (0..m).map(|k| 1.0 + k as f64 / 4.0).collect();
-    let base = spd_with_eigenvalues(&eigenvalues, 11);
+    let base = common::spd_with_eigenvalues(&eigenvalues, 11);
     let d: Vec<f64> = (0..m)
         .map(|i| 10f64.powf(-4.0 + 8.0 * i as f64 / (m - 1) as f64))
         .collect();
@@ -173,7 +146,7 @@ fn a_graded_spd_inverse_is_refined_to_f64_accuracy() {
     let eigenvalues: Vec<f64> = (0..m)
         .map(|k| 10f64.powf(3.0 * k as f64 / (m - 1) as f64))
         .collect();
-    let base = spd_with_eigenvalues(&eigenvalues, 13);
+    let base = common::spd_with_eigenvalues(&eigenvalues, 13);
     let d: Vec<f64> = (0..m)
         .map(|i| 10f64.powf(-4.0 + 8.0 * i as f64 / (m - 1) as f64))
         .collect();

@@ -4,36 +4,16 @@
 
 use crate::common;
 
-use symraster::problems::rng;
 use symraster::{
     DoubleCholeskyOptions, Error, Matrix, NumericalError, SymmetricView, Triangle, host,
 };
 
-/// Q·diag(λ)·Qᵀ with λ spread geometrically from 1 to 1/`condition` (Q from Gram-Schmidt).
+/// Q·diag(λ)·Qᵀ with λ spread geometrically from 1 to 1/`condition`.
 fn spd(m: usize, condition: f64, seed: u64) -> Matrix<f64> {
-    use rand::Rng;
-    let mut r = rng(seed);
-    let mut q: Vec<Vec<f64>> = (0..m)
-        .map(|_| (0..m).map(|_| r.random::<f64>() - 0.5).collect())
-        .collect();
-    for j in 0..m {
-        for k in 0..j {
-            let (done, rest) = q.split_at_mut(j);
-            let dot: f64 = rest[0].iter().zip(&done[k]).map(|(a, b)| a * b).sum();
-            for (a, b) in rest[0].iter_mut().zip(&done[k]) {
-                *a -= dot * b;
-            }
-        }
-        let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();
-        q[j].iter_mut().for_each(|v| *v /= norm);
-    }
     let lambda: Vec<f64> = (0..m)
         .map(|k| condition.powf(-(k as f64) / (m.max(2) - 1) as f64))
         .collect();
-    let c = Matrix::from_fn(m, m, |i, j| {
-        (0..m).map(|k| q[k][i] * lambda[k] * q[k][j]).sum()
-    });
-    Matrix::from_fn(m, m, |i, j| if i >= j { c[(i, j)] } else { c[(j, i)] })
+    common::spd_with_eigenvalues(&lambda, seed)
 }
 
 /// `c`'s `triangle` in row-major storage of stride m + 3, NaN everywhere else.

@@ -279,3 +279,30 @@ pub fn gje_with_poisoned_work(
     gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
     x
 }
+
+/// Q·diag(eigenvalues)·Qᵀ with Q orthogonal (modified Gram-Schmidt of a random matrix).
+pub fn spd_with_eigenvalues(eigenvalues: &[f64], seed: u64) -> symraster::Matrix<f64> {
+    use rand::Rng;
+    let m = eigenvalues.len();
+    let mut r = symraster::problems::rng(seed);
+    let mut q: Vec<Vec<f64>> = (0..m)
+        .map(|_| (0..m).map(|_| r.random::<f64>() - 0.5).collect())
+        .collect();
+    for j in 0..m {
+        for k in 0..j {
+            let (done, rest) = q.split_at_mut(j);
+            let (qk, qj) = (&done[k], &mut rest[0]);
+            let dot: f64 = qj.iter().zip(qk).map(|(a, b)| a * b).sum();
+            for (a, b) in qj.iter_mut().zip(qk) {
+                *a -= dot * b;
+            }
+        }
+        let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();
+        q[j].iter_mut().for_each(|v| *v /= norm);
+    }
+    let c = symraster::Matrix::from_fn(m, m, |i, j| {
+        (0..m).map(|k| q[k][i] * eigenvalues[k] * q[k][j]).sum()
+    });
+    // Exactly symmetric.
+    symraster::Matrix::from_fn(m, m, |i, j| if i >= j { c[(i, j)] } else { c[(j, i)] })
+}
