@@ -58,7 +58,7 @@ import warnings
 import numpy as np
 
 import symraster as la
-from pixels import problem as pixels_problem
+from pixels import lstsq_loop, problem as pixels_problem
 
 FIELDS = ["device", "gpus", "workers", "method", "pixels", "times", "chunk", "seconds",
           "pixels_per_s", "efficiency", "rel_err", "note"]
@@ -70,14 +70,6 @@ def problem(pixels, times, seed=7):
     """pixels.py's problem: x (times, 6), y and w (pixels, times) float64."""
     _, x, y, w, _, _ = pixels_problem(pixels, times, seed)
     return x, y, w
-
-
-def lstsq_loop(x, y, w):
-    out = np.empty((len(y), x.shape[1]))
-    for i in range(len(y)):
-        s = np.sqrt(w[i])
-        out[i] = np.linalg.lstsq(x * s[:, None], y[i] * s, rcond=None)[0]
-    return out
 
 
 # ---- what a worker (or this process) runs on one chunk: (coefficients, seconds) -------------
