@@ -336,9 +336,21 @@ fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn factor_f64(state: &mut worker::State, c: &Matrix<f64>) -> symraster::Result<Matrix<f64>> {
     if c.rows() >= DEVICE_CHOLESKY_FROM && c.rows() == c.cols() {
         let view = symraster::SymmetricView::lower(c);
-        return state.gpu()?.cholesky_double(view, Default::default());
+        match state.gpu()?.cholesky_double(view, Default::default()) {
+            Err(e) if beyond_device(&e) => {}
+            done => return done,
+        }
     }
     symraster::host::cholesky(c)
+}
+
+/// Whether the GPU's f64 factor could not take the problem at all (no compute shaders, C
+/// larger than a storage buffer, device memory exhausted): the host's factor takes it then.
+fn beyond_device(e: &symraster::Error) -> bool {
+    matches!(
+        e.kind(),
+        symraster::ErrorKind::Device | symraster::ErrorKind::OutOfMemory
+    )
 }
 
 /// The orders from which a float64 factor is the GPU's (`Gpu::cholesky_double`); below, the
@@ -382,7 +394,11 @@ impl Factored for f64 {
             let c = SymmetricView::new(data, order, stride, triangle)?;
             state.gpu()?.cholesky_double(c, Default::default())
         });
-        Some(finish(py, outcome).map(|(l, _)| l))
+        match outcome {
+            // The GPU cannot take it: the copy and the host's factor ([`factor_f64`]).
+            worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => None,
+            outcome => Some(finish(py, outcome).map(|(l, _)| l)),
+        }
     }
 
     fn factor(

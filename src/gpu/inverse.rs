@@ -3,7 +3,7 @@
 //! results refined and returned in f64.
 
 use super::Gpu;
-use crate::error::{DeviceError, Error, NumericalError, Result};
+use crate::error::{DeviceError, Error, ErrorKind, NumericalError, Result};
 use crate::inverse::{
     InverseMethod, InvertOptions, Inverter, Kind, Lyapunov, LyapunovOptions, Refined, Sign,
     SignOptions,
@@ -83,13 +83,20 @@ impl Gpu {
                 }
             };
             let view = crate::symmetric::SymmetricView::lower(a);
-            let (x, residual) = self.spd_inverse_double(view, Default::default())?;
-            return Ok(Refined {
-                x,
-                residuals: vec![residual],
-                refined: false,
-                fallback: None,
-            });
+            match self.spd_inverse_double(view, Default::default()) {
+                Ok((x, residual)) => {
+                    return Ok(Refined {
+                        x,
+                        residuals: vec![residual],
+                        refined: false,
+                        fallback: None,
+                    });
+                }
+                // No compute shaders, M larger than a storage buffer in f64, or the device's
+                // memory exhausted: the f32 inverse refined below, as before.
+                Err(e) if matches!(e.kind(), ErrorKind::Device | ErrorKind::OutOfMemory) => {}
+                Err(e) => return Err(e),
+            }
         }
         let a: Matrix<f64> = a.map(Into::into);
         if options.kind == Kind::Spd

@@ -117,10 +117,11 @@ pub fn read_f32_checked(
         .read_to_end(&mut prefix)
         .map_err(ReadError::Io)?;
     let (header, data_start) = preamble(&prefix)?;
+    // The payload's length before the rank, as the whole-file parser judges them.
+    let count = payload_count(&header, len - data_start as u64)?;
     let [rows, cols] = header.shape[..] else {
         return Err(ReadError::Rank(header.shape));
     };
-    let count = payload_count(&header, len - data_start as u64)?;
     check(&header.shape)?;
     let mut data =
         crate::memory::zeros::<f32>(count, || format!("the {rows}x{cols} matrix (float32)"))
