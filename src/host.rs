@@ -104,16 +104,48 @@ pub fn cholesky(c: &Matrix<f64>) -> Result<Matrix<f64>> {
 pub fn cholesky_solve(l: &Matrix<f64>, b: &Matrix<f64>) -> Result<Matrix<f64>> {
     check_square("L", l, "(a lower-triangular factor)")?;
     let m = l.rows();
+    cholesky_solve_strided(l.as_slice(), m, m, 1, b)
+}
+
+/// [`cholesky_solve`] with L of order m read where it lies: entry (i, j) at `i·row_stride +
+/// j·col_stride` of `l` (a row-major or column-major array, or a transposed view of either),
+/// its strict upper triangle not read, no copy made. A `l` too short for those strides is
+/// [`InputError::Length`](crate::InputError::Length).
+pub fn cholesky_solve_strided(
+    l: &[f64],
+    m: usize,
+    row_stride: usize,
+    col_stride: usize,
+    b: &Matrix<f64>,
+) -> Result<Matrix<f64>> {
     if b.rows() != m {
         return Err(Error::shape(format!(
             "L is {m}x{m}, so B needs {m} rows, but has {}",
             b.rows()
         )));
     }
+    let needed = if m == 0 {
+        0
+    } else {
+        (m - 1)
+            .saturating_mul(row_stride.saturating_add(col_stride))
+            .saturating_add(1)
+    };
+    if l.len() < needed {
+        return Err(crate::InputError::Length {
+            what: format!("L with strides ({row_stride}, {col_stride})"),
+            n: m,
+            expected: needed,
+            actual: l.len(),
+        }
+        .into());
+    }
     let par = crate::cpu::all_cores();
-    // L read where it lies (row-major, as a strided view): its lower triangle for L·y = b,
-    // the same entries as Lᵀ's upper one for Lᵀ·x = y. No copy of L.
-    let factor = faer::MatRef::from_row_major_slice(l.as_slice(), m, m);
+    // L's lower triangle for L·y = b, the same entries as Lᵀ's upper one for Lᵀ·x = y.
+    // SAFETY: every (i, j) < (m, m) lies at i·row_stride + j·col_stride < needed ≤ l.len().
+    let factor = unsafe {
+        faer::MatRef::from_raw_parts(l.as_ptr(), m, m, row_stride as isize, col_stride as isize)
+    };
     let mut x = Mat::from_fn(m, b.cols(), |i, j| b[(i, j)]);
     solve_lower_triangular_in_place(factor, x.as_mut(), par);
     solve_upper_triangular_in_place(factor.transpose(), x.as_mut(), par);
@@ -123,6 +155,29 @@ pub fn cholesky_solve(l: &Matrix<f64>, b: &Matrix<f64>) -> Result<Matrix<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_strided_solve_reads_l_where_it_lies_and_refuses_a_short_slice() {
+        let c = Matrix::from_row_major(3, 3, vec![4.0, 2.0, 0.4, 2.0, 5.0, 1.0, 0.4, 1.0, 3.0])
+            .unwrap();
+        let l = cholesky(&c).unwrap();
+        let b = Matrix::from_row_major(3, 2, vec![1.0, 0.0, 2.0, 1.0, 3.0, -1.0]).unwrap();
+        let want = cholesky_solve(&l, &b).unwrap();
+        // L column-major, its strict upper triangle garbage.
+        let mut columns = vec![f64::NAN; 9];
+        for i in 0..3 {
+            for j in 0..=i {
+                columns[j * 3 + i] = l[(i, j)];
+            }
+        }
+        let x = cholesky_solve_strided(&columns, 3, 1, 3, &b).unwrap();
+        assert_eq!(x.as_slice(), want.as_slice());
+        let err = cholesky_solve_strided(&columns[..8], 3, 1, 3, &b).unwrap_err();
+        assert!(
+            matches!(err, Error::Input(crate::InputError::Length { .. })),
+            "{err}"
+        );
+    }
 
     #[test]
     fn graded_and_tiny_matrices_factor_to_f64_accuracy() {

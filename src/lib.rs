@@ -159,6 +159,7 @@ pub mod least_squares;
 pub mod matrix;
 pub mod memory;
 mod options;
+mod phases;
 pub mod reference;
 mod scaling;
 pub mod symmetric;

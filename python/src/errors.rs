@@ -170,31 +170,11 @@ fn renamed(e: &Error, names: Names) -> Option<String> {
                 }
             };
             match i {
-                InputError::NonFinite {
-                    input,
-                    position,
-                    value,
-                } => Some(format!(
-                    "input {} holds a non-finite value ({value}) at {}",
-                    rename(input),
-                    place(input, position)
-                )),
-                InputError::OutOfSinglePrecision {
-                    input,
-                    position,
-                    value,
-                } => Some(format!(
-                    "input {} holds {value:e} at {}, beyond single precision's range (±{:e}); \
-                     the GPU computes in float32",
-                    rename(input),
-                    place(input, position),
-                    f32::MAX
-                )),
                 InputError::Empty { input, rows, cols } if input == "A" => Some(format!(
                     "x is empty ({cols}x{rows}, observations x unknowns); least squares needs at \
                      least one observation and one unknown"
                 )),
-                _ => None,
+                i => located(i, rename, place),
             }
         }
         (Names::Spd { .. }, Error::Numerical(n)) => match n {
@@ -242,30 +222,40 @@ fn renamed(e: &Error, names: Names) -> Option<String> {
                     position.to_string()
                 }
             };
-            match i {
-                InputError::NonFinite {
-                    input,
-                    position,
-                    value,
-                } => Some(format!(
-                    "input {} holds a non-finite value ({value}) at {}",
-                    rename(input),
-                    place(input, position)
-                )),
-                InputError::OutOfSinglePrecision {
-                    input,
-                    position,
-                    value,
-                } => Some(format!(
-                    "input {} holds {value:e} at {}, beyond single precision's range (±{:e}); \
-                     the GPU computes in float32",
-                    rename(input),
-                    place(input, position),
-                    f32::MAX
-                )),
-                _ => None,
-            }
+            located(i, rename, place)
         }
+        _ => None,
+    }
+}
+
+/// An input error that names a place in an input (a value not finite, or beyond float32), in
+/// the caller's names: `rename` the input, `place` the position within it.
+fn located(
+    i: &InputError,
+    rename: impl Fn(&str) -> String,
+    place: impl Fn(&str, &str) -> String,
+) -> Option<String> {
+    match i {
+        InputError::NonFinite {
+            input,
+            position,
+            value,
+        } => Some(format!(
+            "input {} holds a non-finite value ({value}) at {}",
+            rename(input),
+            place(input, position)
+        )),
+        InputError::OutOfSinglePrecision {
+            input,
+            position,
+            value,
+        } => Some(format!(
+            "input {} holds {value:e} at {}, beyond single precision's range (±{:e}); the GPU \
+             computes in float32",
+            rename(input),
+            place(input, position),
+            f32::MAX
+        )),
         _ => None,
     }
 }

@@ -504,9 +504,9 @@ fn cho_factor<'py>(
 }
 
 /// X with L·Lᵀ·X = B in float64 from the lower-triangular float64 `l` as given (its strict
-/// upper triangle unread) and the 2-D float64 `b`: LAPACK's dpotrs on the host, the two
-/// triangular solves of `symraster::host::cholesky_solve` with L read where it lies (any
-/// non-negative strides: a C or Fortran array, scipy's `c.T`), not copied.
+/// upper triangle unread) and the 2-D float64 `b`: LAPACK's dpotrs on the host
+/// (`symraster::host::cholesky_solve_strided`) with L read where it lies (any non-negative
+/// strides: a C or Fortran array, scipy's `c.T`), not copied.
 #[pyfunction]
 fn cho_solve_f64<'py>(
     py: Python<'py>,
@@ -521,7 +521,6 @@ fn cho_solve_f64<'py>(
             b.as_array().dim()
         )));
     }
-    let k = b.as_array().ncols();
     let source = match strided(l.as_array()) {
         Some((lent, rs, cs)) => Factor::Lent(lent, rs, cs),
         None => {
@@ -533,39 +532,32 @@ fn cho_solve_f64<'py>(
         }
     };
     let bv = b.as_array();
-    let rhs = py.detach(|| faer::Mat::from_fn(m, k, |i, j| bv[[i, j]]));
+    let rhs = py
+        .detach(|| matrix_of(bv, false))
+        .map_err(|e| errors::to_py(py, e))?;
     // On the worker, as the float64 factor (`factor_f64`).
     let outcome = worker::run(py, move |_| {
-        use faer::linalg::triangular_solve::{
-            solve_lower_triangular_in_place, solve_upper_triangular_in_place,
-        };
-        let mut x = rhs;
         let (data, rs, cs) = match &source {
             // SAFETY: inside the job of this `run`, while `l` is borrowed (see `Lent`).
             Factor::Lent(lent, rs, cs) => (unsafe { lent.get() }, *rs, *cs),
-            Factor::Owned(c) => (c.as_slice(), m as isize, 1),
+            Factor::Owned(c) => (c.as_slice(), m, 1),
         };
-        // SAFETY: `data` covers every (i, j) < (m, m) at i·rs + j·cs (`strided`).
-        let factor = unsafe { faer::MatRef::from_raw_parts(data.as_ptr(), m, m, rs, cs) };
-        let par = faer::Par::rayon(0);
-        solve_lower_triangular_in_place(factor, x.as_mut(), par);
-        solve_upper_triangular_in_place(factor.transpose(), x.as_mut(), par);
-        Ok(Array2::from_shape_fn((m, k), |(i, j)| x[(i, j)]))
+        symraster::host::cholesky_solve_strided(data, m, rs, cs, &rhs)
     });
     drop(l);
-    Ok(finish(py, outcome)?.0.into_pyarray(py))
+    Ok(array_of(py, finish(py, outcome)?.0))
 }
 
 /// A float64 factor for `cho_solve_f64`: lent where it lies, or a row-major copy.
 enum Factor {
     /// The values, the row stride and the column stride.
-    Lent(worker::Lent, isize, isize),
+    Lent(worker::Lent, usize, usize),
     Owned(Matrix<f64>),
 }
 
 /// A 2-D float64 view lent as it lies, with its row and column strides: `None` for a view
 /// with a negative stride or no entries (copied instead).
-fn strided(view: ArrayView2<'_, f64>) -> Option<(worker::Lent, isize, isize)> {
+fn strided(view: ArrayView2<'_, f64>) -> Option<(worker::Lent, usize, usize)> {
     let (rows, cols) = view.dim();
     let (rs, cs) = (view.strides()[0], view.strides()[1]);
     if rows == 0 || cols == 0 || rs < 0 || cs < 0 {
@@ -574,7 +566,7 @@ fn strided(view: ArrayView2<'_, f64>) -> Option<(worker::Lent, isize, isize)> {
     let len = (rows - 1) * rs as usize + (cols - 1) * cs as usize + 1;
     // SAFETY: the view's first element and the extent its non-negative strides cover.
     let data = unsafe { std::slice::from_raw_parts(view.as_ptr(), len) };
-    Some((worker::Lent::new(data), rs, cs))
+    Some((worker::Lent::new(data), rs as usize, cs as usize))
 }
 
 /// Factors `a` (as [`cholesky`] reads it) and keeps the factor on the worker (on the GPU for

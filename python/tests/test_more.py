@@ -200,3 +200,28 @@ def test_fork_after_use_refuses_clearly():
         p.kill()
     assert p.exitcode == 0
     assert queue.get(timeout=5).startswith("DeviceError: this process was forked")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("triangle", [None, "lower", "upper"])
+def test_norm_1_of_a_stored_triangle_matches_numpy(dtype, triangle):
+    """‖a‖₁ (the condition check's norms) over all cores from the stored triangle alone, with
+    garbage in the other, for C, Fortran and strided arrays."""
+    rng = np.random.default_rng(11)
+    m = 37
+    a = rng.standard_normal((m, m))
+    if triangle == "lower":
+        full = np.tril(a) + np.tril(a, -1).T
+    elif triangle == "upper":
+        full = np.triu(a) + np.triu(a, 1).T
+    else:
+        full = a
+    want = np.max(np.sum(np.abs(full), axis=0))
+    held = a.copy()
+    if triangle == "lower":
+        held[np.triu_indices(m, 1)] = 1e30
+    elif triangle == "upper":
+        held[np.tril_indices(m, -1)] = 1e30
+    for view in (held, np.asfortranarray(held), np.repeat(held, 2, axis=1)[:, ::2]):
+        got = la._norm_1(view.astype(dtype), triangle)
+        assert abs(got - want) <= 1e-5 * want

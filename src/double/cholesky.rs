@@ -8,6 +8,7 @@ use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
 use crate::matrix::Matrix;
+use crate::phases::Phases;
 use crate::scaling::{equilibration_exponents, pivot_in_units, times_power_of_two};
 use crate::symmetric::{SymmetricView, Triangle};
 use crate::tiled::View;
@@ -51,35 +52,6 @@ pub(crate) struct DeviceFactor {
     pub k: Vec<i32>,
 }
 
-/// Debug-level timing of an operation's phases (`RUST_LOG=symraster=debug`), each mark after
-/// a glFinish (only while the debug log is on).
-pub(crate) struct Phases<'a> {
-    kernels: &'a DoubleKernels,
-    what: &'static str,
-    last: std::time::Instant,
-}
-
-impl<'a> Phases<'a> {
-    pub(crate) fn new(kernels: &'a DoubleKernels, what: &'static str) -> Self {
-        Self {
-            kernels,
-            what,
-            last: std::time::Instant::now(),
-        }
-    }
-
-    /// Logs the time since the last mark under `name`.
-    pub(crate) fn mark(&mut self, name: &str) {
-        if log::log_enabled!(log::Level::Debug) {
-            self.kernels.context().finish();
-            let now = std::time::Instant::now();
-            let ms = (now - self.last).as_secs_f64() * 1e3;
-            log::debug!("{}: {name}: {ms:.2} ms", self.what);
-            self.last = now;
-        }
-    }
-}
-
 /// The whole of a buffer's order-n square, or a block of it.
 pub(crate) fn view(offset: usize, rs: usize, rows: usize, cols: usize) -> View {
     View {
@@ -111,6 +83,9 @@ pub(crate) fn upload_scaled(
     both: bool,
 ) -> Result<Buffer<f64>> {
     let n = c.order();
+    // Refused before anything is allocated or launched: a square past one storage buffer
+    // would be read truncated by the kernels.
+    kernels.check_fits("C in f64", n * n)?;
     let stored = c.triangle();
     let square = Buffer::filled(
         kernels.context(),
@@ -154,7 +129,6 @@ pub(crate) fn factor(
     options.validate()?;
     let ctx = kernels.context();
     let nb = options.block.min(kernels.max_block()).min(n.max(1));
-    kernels.check_fits("C in f64", n * n)?;
     let storage = |len: usize| {
         Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len.max(1))
     };
@@ -204,14 +178,15 @@ pub(crate) fn cholesky(
 ) -> Result<Matrix<f64>> {
     use rayon::prelude::*;
     let n = c.order();
-    let mut phases = Phases::new(kernels, "Cholesky in f64");
+    let mut phases = Phases::named("Cholesky in f64", std::time::Instant::now());
+    let ctx = kernels.context();
     let k = exponents_of(c);
     let w = upload_scaled(kernels, c, &k, false)?;
-    phases.mark("C̃ up");
+    phases.mark_finished(ctx, "C̃ up");
     let f = factor(kernels, w, n, k, options)?;
-    phases.mark("factored");
+    phases.mark_finished(ctx, "factored");
     let mut l = f.w.download()?;
-    phases.mark("read back");
+    phases.mark_finished(ctx, "read back");
     // L = S⁻¹·L̃, row by row over all cores.
     l.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
         for v in &mut row[..=i] {
@@ -228,6 +203,6 @@ pub(crate) fn cholesky(
         }
         .into());
     }
-    phases.mark("unscaled");
+    phases.mark_finished(ctx, "unscaled");
     Matrix::from_row_major(n, n, l)
 }

@@ -4,13 +4,14 @@
 //! unit diagonal (C⁻¹ = S·C̃⁻¹·S, exact).
 
 use super::cholesky::{
-    DeviceFactor, DoubleCholeskyOptions, Phases, exponents_of, factor, op, upload_scaled, view,
+    DeviceFactor, DoubleCholeskyOptions, exponents_of, factor, op, upload_scaled, view,
 };
 use super::kernels::DoubleKernels;
 use crate::error::{NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::DoubleProduct;
 use crate::matrix::Matrix;
+use crate::phases::Phases;
 use crate::scaling::times_power_of_two;
 use crate::symmetric::SymmetricView;
 
@@ -26,7 +27,7 @@ pub(crate) fn spd_inverse(
     let storage = |len: usize| {
         Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len.max(1))
     };
-    let mut phases = Phases::new(kernels, "SPD inverse in f64");
+    let mut phases = Phases::named("SPD inverse in f64", std::time::Instant::now());
     let k = exponents_of(c);
     // C̃ up (its stored triangle's rows read where they lie) and made whole on the GPU for
     // the residual's product; the factor works on a copy.
@@ -34,20 +35,20 @@ pub(crate) fn spd_inverse(
     let w = storage(n * n)?;
     w.copy_from(&scaled)?;
     let f = factor(kernels, w, n, k, options)?;
-    phases.mark("C̃ up, factored");
+    phases.mark_finished(ctx, "C̃ up, factored");
     let whole = view(0, n, n, n);
     // Z = L̃⁻¹ (zero above its diagonal, so that the products may read whole squares).
     let z = storage(n * n)?;
     kernels.copy(op(&z, whole), None)?;
     let t = storage(n * n.div_ceil(2))?;
     triangular_inverse(kernels, &f, &z, &t, n, 0, n)?;
-    phases.mark("L̃⁻¹");
+    phases.mark_finished(ctx, "L̃⁻¹");
     // X̃ = Zᵀ·Z over L̃'s storage (L̃ is read no more), then its residual.
     lower_product(kernels, &z, &f.w, n, f.nb, 0, n)?;
     let residual = probed_residual(kernels, &scaled, &f.w, n)?;
-    phases.mark("L̃⁻ᵀ·L̃⁻¹, residual");
+    phases.mark_finished(ctx, "L̃⁻ᵀ·L̃⁻¹, residual");
     let mut x = f.w.download()?;
-    phases.mark("read back");
+    phases.mark_finished(ctx, "read back");
     // C⁻¹ = S·X̃·S over all cores, and the first entry out of range.
     let k = &f.k;
     let bad = x
@@ -71,7 +72,7 @@ pub(crate) fn spd_inverse(
         }
         .into());
     }
-    phases.mark("unscaled");
+    phases.mark_finished(ctx, "unscaled");
     Ok((Matrix::from_row_major(n, n, x)?, residual))
 }
 
@@ -135,8 +136,7 @@ fn lower_product(
             op(z, diagonal),
         ));
     }
-    let h = (size / nb / 2).max(1) * nb;
-    let rest = size - h;
+    let (h, rest) = halves(size, nb);
     lower_product(kernels, z, w, n, nb, r0, h)?;
     let (w11, z21) = (
         view(r0 * (n + 1), n, h, h),
@@ -180,8 +180,7 @@ fn triangular_inverse(
             Some(op(&f.inv, kept)),
         );
     }
-    let h = (size / nb / 2).max(1) * nb;
-    let rest = size - h;
+    let (h, rest) = halves(size, nb);
     triangular_inverse(kernels, f, z, t, n, r0, h)?;
     triangular_inverse(kernels, f, z, t, n, r0 + h, rest)?;
     let tv = view(0, h, rest, h);
@@ -198,4 +197,11 @@ fn triangular_inverse(
         )
         .alpha(-1.0),
     )
+}
+
+/// `size` cut in two at a multiple of the factor's block `nb` (about half of it), so that
+/// every diagonal block of the factor lies whole in one half.
+fn halves(size: usize, nb: usize) -> (usize, usize) {
+    let h = (size / nb / 2).max(1) * nb;
+    (h, size - h)
 }

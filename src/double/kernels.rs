@@ -8,7 +8,7 @@ use crate::symmetric::Triangle;
 use std::cell::OnceCell;
 
 /// The largest diagonal block one work group factors (its L in shared memory; a device with
-/// GL's minimum of 32 KiB takes one less, [`DoubleKernels::max_block`]).
+/// GL's minimum of 32 KiB takes one less).
 pub const MAX_BLOCK: usize = 64;
 
 /// One diagonal block's Cholesky factor and the transpose of its inverse.

@@ -52,7 +52,11 @@ impl Gpu {
     /// Every inverse is checked: one whose residual ‖I − M·X‖_F reaches 1/2 is
     /// [`IllConditioned`](crate::NumericalError::IllConditioned), never a result; with
     /// refinement asked for, faer's f64 inverse on the CPU is the fallback
-    /// ([`Refined::fallback`]). Needs compute shaders (OpenGL 4.3).
+    /// ([`Refined::fallback`]). An SPD M by Cholesky in full storage with refinement asked for
+    /// (`InvertOptions::spd()`) is inverted in f64 on the GPU instead
+    /// ([`Gpu::spd_inverse_double`]: dpotrf and dpotri, nothing to refine; its residual is
+    /// judged on M equilibrated), unless the GPU cannot take it in f64 (no compute shaders, M
+    /// past a storage buffer, device memory exhausted). Needs compute shaders (OpenGL 4.3).
     ///
     /// ```
     /// use symraster::{Gpu, InvertOptions, Matrix};
@@ -93,7 +97,7 @@ impl Gpu {
                     });
                 }
                 // No compute shaders, M larger than a storage buffer in f64, or the device's
-                // memory exhausted: the f32 inverse refined below, as before.
+                // memory exhausted: the f32 inverse refined below.
                 Err(e) if matches!(e.kind(), ErrorKind::Device | ErrorKind::OutOfMemory) => {}
                 Err(e) => return Err(e),
             }

@@ -1,7 +1,6 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
-use super::phases::Phases;
 use super::range::{DiagonalParts, RangeScaling};
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
@@ -12,6 +11,7 @@ use crate::least_squares::{
     check_problem, check_rank, estimate_inverse_norm_1, refine, single_factor_failure,
 };
 use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
+use crate::phases::Phases;
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use std::time::Instant;
 

@@ -14,7 +14,6 @@ mod inverse;
 mod least_squares;
 mod limits;
 mod lu;
-mod phases;
 mod range;
 mod residual;
 pub(crate) mod residual_kernels;

@@ -4,7 +4,6 @@
 
 use super::least_squares::SINGLE_CONDITION_LIMIT;
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
-use super::phases::Phases;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::double::{Scaled, solve_in_double};
@@ -13,6 +12,7 @@ use crate::least_squares::{
     refine, single_factor_failure,
 };
 use crate::matrix::{Element, Matrix, check_finite_vec, check_non_empty, check_square};
+use crate::phases::Phases;
 use crate::scaling::{
     equilibration_exponents, exponent_of, norm_inf, scale_exponent, times_power_of_two,
 };

@@ -284,15 +284,15 @@ impl Gpu {
         row: impl Fn(usize, &mut [f32]) + Sync,
         original: impl Fn(usize, usize) -> f64,
     ) -> Result<DeviceFactor> {
-        let mut phase = super::phases::Phases::named("SPD factor", Instant::now());
+        let mut phase = crate::phases::Phases::named("SPD factor", Instant::now());
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
         let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, row)?;
-        phase.mark_finished(self, "rows rounded, up");
+        phase.mark_finished(self.context(), "rows rounded, up");
         let f = self
             .factor_on_gpu(k, l)
             .map_err(|e| restate_failure(e, original));
-        phase.mark_finished(self, "Cholesky");
+        phase.mark_finished(self.context(), "Cholesky");
         f
     }
 
@@ -360,16 +360,16 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<DeviceFactor> {
-        let mut phase = super::phases::Phases::named("factor of A·D²·Aᵀ", Instant::now());
+        let mut phase = crate::phases::Phases::named("factor of A·D²·Aᵀ", Instant::now());
         let k = self.tiled_kernels()?;
         let storage = storage_of(format);
         self.check_tiled_order(m, storage)?;
         let p = DeviceProduct::on_device(&k, a, d, (m, n))?;
-        phase.mark_finished(self, "A in f32, d up");
+        phase.mark_finished(self.context(), "A in f32, d up");
         let c = assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)?;
-        phase.mark_finished(self, "assembly");
+        phase.mark_finished(self.context(), "assembly");
         let f = self.factor_on_gpu(k, c);
-        phase.mark_finished(self, "Cholesky");
+        phase.mark_finished(self.context(), "Cholesky");
         f
     }
 

@@ -1,36 +1,36 @@
 //! Debug-level timing of an operation's phases (`RUST_LOG=symraster=debug`): where the time
 //! goes.
 
-use super::Gpu;
+use crate::gl::Context;
 use std::time::Instant;
 
-/// Debug-level timing of the solve's phases (`RUST_LOG=symraster=debug`): where the time goes.
-pub(super) struct Phases {
+/// Debug-level timing of an operation's phases (`RUST_LOG=symraster=debug`): where the time goes.
+pub(crate) struct Phases {
     last: Instant,
     what: &'static str,
 }
 
 impl Phases {
-    pub(super) fn new(start: Instant) -> Self {
+    pub(crate) fn new(start: Instant) -> Self {
         Self::named("least squares", start)
     }
 
     /// Phases of the operation `what`.
-    pub(super) fn named(what: &'static str, start: Instant) -> Self {
+    pub(crate) fn named(what: &'static str, start: Instant) -> Self {
         Self { last: start, what }
     }
 
     /// Logs the time since the last mark under `name`.
     /// [`Phases::mark`] once the GPU has finished the phase's work (a glFinish, only when
     /// the debug log is on: the phases' GPU share, not only the time to issue it).
-    pub(super) fn mark_finished(&mut self, gpu: &Gpu, name: &str) {
+    pub(crate) fn mark_finished(&mut self, ctx: &Context, name: &str) {
         if log::log_enabled!(log::Level::Debug) {
-            gpu.context().finish();
+            ctx.finish();
             self.mark(name);
         }
     }
 
-    pub(super) fn mark(&mut self, name: &str) {
+    pub(crate) fn mark(&mut self, name: &str) {
         let now = Instant::now();
         log::debug!(
             "{}: {name}: {:.2} ms",
