@@ -8,7 +8,11 @@ the op, ``.cpu().numpy()``, ``torch.cuda.synchronize()``):
 - solve_pos (float64): ``la.solve(C, b, assume_a="pos")``; torch ``linalg.cholesky`` +
   ``cholesky_solve``.
 - cholesky (float64 and float32): ``la.cholesky(C, lower=True)``; ``linalg.cholesky``.
-- cho_factor_solve (float64): ``la.cho_solve(la.cho_factor(C), b)``; as solve_pos.
+- cho_factor_solve (float64): ``la.cho_solve(la.cho_factor(C), b)``; torch as scipy's pair
+  runs: ``linalg.cholesky`` with the factor back as a numpy array (what ``cho_factor``
+  returns), then up again for ``cholesky_solve``.
+- cho_factor_solve_kept (float64): the same call of ours; torch keeps the factor on the GPU
+  between the two (as solve_pos), which scipy's API cannot.
 - inv_pos (float64): ``la.inv(C, assume_a="pos")``; ``linalg.cholesky`` + ``cholesky_inverse``.
 - weighted_lstsq (float64): ``la.weighted_lstsq(X, y, w)``, X n × m observations × unknowns,
   n = 2m; the normal equations ``(Xᵀ·w) @ X``, ``linalg.cholesky``, ``cholesky_solve``.
@@ -68,7 +72,8 @@ import time
 
 import numpy as np
 
-DENSE = ["solve_pos", "cholesky", "cho_factor_solve", "inv_pos", "weighted_lstsq"]
+DENSE = ["solve_pos", "cholesky", "cho_factor_solve", "cho_factor_solve_kept", "inv_pos",
+         "weighted_lstsq"]
 BATCHED = ["batched_weighted_lstsq", "batched_cholesky", "batched_solve"]
 ORDERS = ["interleaved", "ours-first", "torch-first"]
 COLUMNS = ["op", "m", "n", "api", "dtype", "symraster_ms", "torch_ms", "ratio"]
@@ -178,6 +183,11 @@ def done(t):
     return out
 
 
+def t_cho_factor_solve(c, b):
+    low = torch.linalg.cholesky(cuda(c)).cpu().numpy()
+    return done(torch.cholesky_solve(cuda(b)[:, None], cuda(low))[:, 0])
+
+
 def t_cho_solve(c, b):
     low = torch.linalg.cholesky(cuda(c))
     return done(torch.cholesky_solve(cuda(b)[:, None], low)[:, 0])
@@ -235,6 +245,11 @@ def dense_cases(m, ops, rng, with_torch):
         del c32
     if "cho_factor_solve" in want:
         yield Case("cho_factor_solve", m, m, "float64",
+                   lambda: la.cho_solve(la.cho_factor(c), b),
+                   tv and (lambda: t_cho_factor_solve(c, b)),
+                   lambda x: backward_error(c, x, b), 1e-11)
+    if "cho_factor_solve_kept" in want:
+        yield Case("cho_factor_solve_kept", m, m, "float64",
                    lambda: la.cho_solve(la.cho_factor(c), b),
                    tv and (lambda: t_cho_solve(c, b)),
                    lambda x: backward_error(c, x, b), 1e-11)

@@ -6,6 +6,7 @@ use super::gram::GramShape;
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan, WorkStorage};
 use crate::error::Result;
+use crate::phases::Phases;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use std::ops::Range;
 use std::rc::Rc;
@@ -310,17 +311,21 @@ pub fn run(
         }
         .into());
     }
+    let mut phase = Phases::named(plan.job.name(), std::time::Instant::now());
     let mut out = Outputs::default();
     let mut first = 0;
     while first < count {
         let range = first..(first + plan.chunk).min(count);
         first = range.end;
         let chunk = Resident::upload(kernels, plan, inputs, range, poison)?;
+        phase.mark_finished(kernels.context(), "chunk up, outputs allocated");
         chunk.launch()?;
+        phase.mark_finished(kernels.context(), "launches");
         let part = chunk.read()?;
         out.matrix.extend(part.matrix);
         out.x.extend(part.x);
         out.info.extend(part.info);
+        phase.mark("read back");
     }
     Ok(out)
 }

@@ -9,6 +9,7 @@ use super::result::BatchSolution;
 use super::{BatchOptions, scaling};
 use crate::error::{InputError, Result};
 use crate::matrix::Element;
+use crate::phases::Phases;
 
 /// x (B, n) in f64 for A (B, n, k: n unknowns, k observations, as the single-problem
 /// `Gpu::least_squares`), d (B, k) the weights (the diagonal of D²) and b (B, k), with INFO
@@ -42,6 +43,7 @@ pub fn least_squares<T: Element>(
     )?;
     // Each problem scaled by powers of two: x is the same for 2^-δ·d, and 2^(β-α)·x' for
     // 2^-α·A and 2^-β·b, so x leaves float32's range only where the scaled problem's does.
+    let mut phase = Phases::named(plan.job.name(), std::time::Instant::now());
     let a_exponents = scaling::exponents(a, false);
     let b_exponents = scaling::exponents(b, false);
     let a32 = a.single_scaled("A", false, Some(&a_exponents))?;
@@ -53,13 +55,16 @@ pub fn least_squares<T: Element>(
         b: Some(&b32),
         ..Inputs::default()
     };
+    phase.mark("inputs scaled and rounded to f32 on the host");
     let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    phase.mark("the batch on the GPU and back");
     let shift: Vec<i32> = b_exponents
         .iter()
         .zip(&a_exponents)
         .map(|(b, a)| b - a)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);
+    phase.mark("x unscaled");
     Ok(BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,

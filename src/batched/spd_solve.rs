@@ -9,6 +9,7 @@ use super::result::BatchSolution;
 use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;
 use crate::matrix::Element;
+use crate::phases::Phases;
 
 /// x (B, n) in f64 for C (B, n, n; lower triangles read) and b (B, n), with INFO per problem.
 pub fn spd_solve<T: Element>(
@@ -38,6 +39,7 @@ pub fn spd_solve<T: Element>(
     )?;
     // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
     // leaves float32's range only where the scaled problem's does.
+    let mut phase = Phases::named(plan.job.name(), std::time::Instant::now());
     let (c_exponents, b_exponents) = (scaling::exponents(c, true), scaling::exponents(b, false));
     let c32 = c.single_scaled("C", true, Some(&c_exponents))?;
     let b32 = b.single_scaled("b", false, Some(&b_exponents))?;
@@ -46,13 +48,16 @@ pub fn spd_solve<T: Element>(
         b: Some(&b32),
         ..Inputs::default()
     };
+    phase.mark("inputs scaled and rounded to f32 on the host");
     let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    phase.mark("the batch on the GPU and back");
     let shift: Vec<i32> = b_exponents
         .iter()
         .zip(&c_exponents)
         .map(|(b, c)| b - c)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);
+    phase.mark("x unscaled");
     Ok(BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,

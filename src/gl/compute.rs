@@ -91,6 +91,7 @@ impl ComputeProgram {
             v => format!("{} ({v})", kernel.name),
         };
         let name = name.as_str();
+        let started = std::time::Instant::now();
         let gl = ctx.gl();
         let raw = unsafe { gl.create_program() }.map_err(|message| {
             Error::from(DeviceError::GlCreate {
@@ -130,6 +131,10 @@ impl ComputeProgram {
         let mut program = program;
         program.locations = check_interface(ctx, raw, kernel, name)?;
         ctx.check(|| format!("checking compute program {name}"))?;
+        log::debug!(
+            "compute program {name} compiled and linked in {:.1} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
         Ok(program)
     }
 

@@ -10,6 +10,7 @@ mod compute;
 mod context;
 mod framebuffer;
 mod headless;
+mod lazy_program;
 mod ping_pong;
 mod pod;
 mod program;
@@ -27,6 +28,7 @@ pub use compute::{
 pub use context::{Context, DeviceInfo};
 pub use framebuffer::Framebuffer;
 pub use headless::HeadlessContext;
+pub use lazy_program::LazyProgram;
 pub use ping_pong::PingPong;
 pub use pod::Pod;
 pub use program::Program;

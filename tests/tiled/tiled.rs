@@ -372,3 +372,15 @@ fn rfp_cholesky_launches_what_the_full_one_does() {
         );
     }
 }
+
+/// The tiled kernels compile on first use: opening them compiles none, a Cholesky compiles
+/// only some, and every one of them links on this device.
+#[test]
+fn every_tiled_kernel_links_on_first_use() {
+    let gpu = common::gpu();
+    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    assert_eq!(k.compiled(), 0);
+    let held = k.compile_all().unwrap();
+    assert!(held >= 4, "{held} kernels");
+    assert_eq!(k.compiled(), held);
+}

@@ -171,7 +171,7 @@ impl TiledKernels {
         c.buffer.bind_base(0);
         self.status.bind_base(5);
         let u = |v: usize| Uniform::U32(v as u32);
-        let p = &self.potrf_block;
+        let p = self.potrf_block.get()?;
         p.set_all(&[
             ("n", u(v.rows)),
             ("c_off", u(v.offset)),
@@ -223,6 +223,7 @@ impl TiledKernels {
         self.status.bind_base(5);
         inv.bind_base(6);
         let u = |v: usize| Uniform::U32(v as u32);
+        let p = p.get()?;
         p.set_all(&product_views(cv, av, bv))?;
         p.set_all(&[
             ("alpha", Uniform::F32(-1.0)),
@@ -289,7 +290,8 @@ impl TiledKernels {
         let p = self
             .potrf_chain
             .as_ref()
-            .ok_or_else(|| Error::shape("these kernels have no chained Cholesky"))?;
+            .ok_or_else(|| Error::shape("these kernels have no chained Cholesky"))?
+            .get()?;
         let v = chain.c.view;
         let t = self.chain_tile;
         let (tiles, col_tiles) = (v.rows.div_ceil(t), v.cols.div_ceil(t));
@@ -445,7 +447,7 @@ impl TiledKernels {
         inv.bind_base(1);
         self.status.bind_base(5);
         let u = |v: usize| Uniform::U32(v as u32);
-        let p = &self.potrf_inv_block;
+        let p = self.potrf_inv_block.get()?;
         p.set_all(&[
             ("n", u(v.rows)),
             ("c_off", u(v.offset)),

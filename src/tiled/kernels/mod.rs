@@ -25,7 +25,7 @@ use super::status::StatusWord;
 use super::view::View;
 use crate::error::{NumericalError, Result};
 use crate::gl::{
-    Buffer, BufferTarget, BufferUsage, ComputeLimits, ComputeProgram, Context,
+    Buffer, BufferTarget, BufferUsage, ComputeLimits, ComputeProgram, Context, LazyProgram,
 };
 use crate::timing::Preheat;
 use std::cell::{Cell, RefCell};
@@ -65,22 +65,22 @@ pub struct TiledKernels {
     ctx: Context,
     config: KernelConfig,
     limits: ComputeLimits,
-    gemm: ComputeProgram,
+    gemm: LazyProgram,
     // The product kernel with quarter-size tiles, for products too small to fill the GPU
     // with full tiles (the panel updates of the recursion).
-    gemm_small: Option<(ComputeProgram, KernelConfig)>,
+    gemm_small: Option<(LazyProgram, KernelConfig)>,
     // The product through buffer textures, with a texel configuration.
     texel: Option<TexelProducts>,
     // The product on packed panels, with shared-memory tiles that allow it.
     panel: Option<PanelProducts>,
     // Inverts diagonal blocks of order SOLVE_BLOCK for the solves (shared-memory tiles only).
-    trtri: Option<ComputeProgram>,
+    trtri: Option<LazyProgram>,
     // One solve with one right-hand side in one launch, on those inverses.
-    trsv_chain: Option<ComputeProgram>,
+    trsv_chain: Option<LazyProgram>,
     // Solves that ran chained (tests check the chain itself ran).
     chained: Cell<u64>,
     // The Cholesky of full storage as one launch (potrf_chain.comp), where its tiles fit.
-    potrf_chain: Option<ComputeProgram>,
+    potrf_chain: Option<LazyProgram>,
     // Whether the Cholesky runs as that one launch, and factorizations that did so far.
     schedule: CholeskySchedule,
     chained_factors: Cell<u64>,
@@ -101,10 +101,10 @@ pub struct TiledKernels {
     chain_tile: usize,
     // The product kernel (full and small tiles) that then factors the diagonal block at its
     // output's corner (gemm.comp with FUSED_DIAG), where the tiles allow it.
-    fused: Option<[(ComputeProgram, KernelConfig); 2]>,
-    potrf_block: ComputeProgram,
-    trsm_block: ComputeProgram,
-    potrf_inv_block: ComputeProgram,
+    fused: Option<[(LazyProgram, KernelConfig); 2]>,
+    potrf_block: LazyProgram,
+    trsm_block: LazyProgram,
+    potrf_inv_block: LazyProgram,
     // Order of the inverted diagonal blocks (potrf_inv_block's NB).
     diag: usize,
     // How the diagonal blocks are factored and inverted (potrf_inv_block and the fused kernels).
@@ -176,23 +176,23 @@ impl TiledKernels {
             check_chain_tile(chain_tile)?;
             super::tuning::check_kernel_config(&config, chain_tile, &group_limits)?;
         }
+        // Compiled on first use (LazyProgram): a first call compiles only what it reaches.
         let program = |kernel: &'static crate::gl::ComputeKernel| {
-            ComputeProgram::new(ctx, kernel, "", &config.source(kernel.source))
+            LazyProgram::new(ctx, kernel, "", config.source(kernel.source))
         };
         Ok(Self {
-            gemm: program(&table::GEMM)?,
-            gemm_small: match config.small() {
-                Some(small) => Some((
-                    ComputeProgram::new(
+            gemm: program(&table::GEMM),
+            gemm_small: config.small().map(|small| {
+                (
+                    LazyProgram::new(
                         ctx,
                         &table::GEMM,
                         "small tiles",
-                        &small.source(table::GEMM.source),
-                    )?,
+                        small.source(table::GEMM.source),
+                    ),
                     small,
-                )),
-                None => None,
-            },
+                )
+            }),
             texel: match config.texel {
                 true => Some(TexelProducts::new(ctx, config)?),
                 false => None,
@@ -216,47 +216,47 @@ impl TiledKernels {
                         let k = &table::GEMM_FUSED;
                         let source = fused_source(k, factor);
                         let c = KernelConfig { nb: diag, ..c };
-                        Ok((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c))
+                        Ok((LazyProgram::new(ctx, k, variant, c.source(&source)), c))
                     };
                     Some([fused(config, "")?, fused(small, "small tiles")?])
                 }
                 _ => None,
             },
             trtri: match config.shared && !config.texel {
-                true => Some(ComputeProgram::new(
+                true => Some(LazyProgram::new(
                     ctx,
                     &table::TRTRI_BLOCKS,
                     "",
-                    &KernelConfig {
+                    KernelConfig {
                         nb: SOLVE_BLOCK,
                         ..config
                     }
                     .source(table::TRTRI_BLOCKS.source),
-                )?),
+                )),
                 false => None,
             },
             trsv_chain: match config.shared && !config.texel {
-                true => Some(ComputeProgram::new(
+                true => Some(LazyProgram::new(
                     ctx,
                     &table::TRSV_CHAIN,
                     "",
-                    &KernelConfig {
+                    KernelConfig {
                         nb: SOLVE_BLOCK,
                         ..config
                     }
                     .source(table::TRSV_CHAIN.source),
-                )?),
+                )),
                 false => None,
             },
             potrf_chain: match config.shared
                 && !config.texel
                 && factor_chain_shared_bytes(chain_tile, factor) as u64 <= limits.max_shared_bytes
             {
-                true => Some(ComputeProgram::new(
+                true => Some(LazyProgram::new(
                     ctx,
                     &table::POTRF_CHAIN,
                     "",
-                    &KernelConfig {
+                    KernelConfig {
                         nb: chain_tile,
                         ..config
                     }
@@ -267,7 +267,7 @@ impl TiledKernels {
                         (chain_fold, chain_fold_early),
                         (chain_poll, chain_lean, chain_ahead),
                     )),
-                )?),
+                )),
                 false => None,
             },
             schedule,
@@ -285,20 +285,20 @@ impl TiledKernels {
             chain_lean,
             chain_ahead,
             chain_tile,
-            potrf_block: program(&table::POTRF_BLOCK)?,
-            trsm_block: program(&table::TRSM_BLOCK)?,
-            potrf_inv_block: ComputeProgram::new(
+            potrf_block: program(&table::POTRF_BLOCK),
+            trsm_block: program(&table::TRSM_BLOCK),
+            potrf_inv_block: LazyProgram::new(
                 ctx,
                 &table::POTRF_INV_BLOCK,
                 "",
-                &KernelConfig { nb: diag, ..config }.source(&format!(
+                KernelConfig { nb: diag, ..config }.source(&format!(
                     "{}{}{}{}",
                     table::SUBGROUPS_HEADER,
                     config.diagonal_group_defines(diag),
                     factor.function(),
                     table::POTRF_INV_BLOCK.source
                 )),
-            )?,
+            ),
             diag,
             factor,
             outer: tuning.outer_block_for(&config),
@@ -325,10 +325,51 @@ impl TiledKernels {
         })
     }
 
+    /// Every program these kernels hold that compiles on first use.
+    fn lazy_programs(&self) -> Vec<&LazyProgram> {
+        let mut programs: Vec<&LazyProgram> = vec![
+            &self.gemm,
+            &self.potrf_block,
+            &self.trsm_block,
+            &self.potrf_inv_block,
+        ];
+        programs.extend(self.gemm_small.as_ref().map(|(p, _)| p));
+        programs.extend(&self.trtri);
+        programs.extend(&self.trsv_chain);
+        programs.extend(&self.potrf_chain);
+        programs.extend(self.fused.iter().flatten().map(|(p, _)| p));
+        if let Some(panel) = &self.panel {
+            programs.extend([&panel.pack, &panel.gemm.0]);
+            programs.extend(panel.small.as_ref().map(|(p, _)| p));
+            if let Some((_, fused)) = &panel.fused {
+                programs.extend(fused.iter().flatten().map(|(p, _)| p));
+            }
+        }
+        programs
+    }
+
+    /// Compiles every kernel not compiled yet (they compile on first use, so that a first
+    /// call pays only for what it reaches) and returns how many compile on first use.
+    pub fn compile_all(&self) -> Result<usize> {
+        let programs = self.lazy_programs();
+        for p in &programs {
+            p.get()?;
+        }
+        Ok(programs.len())
+    }
+
+    /// How many of the kernels that compile on first use have been compiled so far.
+    pub fn compiled(&self) -> usize {
+        self.lazy_programs()
+            .iter()
+            .filter(|p| p.is_compiled())
+            .count()
+    }
+
     /// The driver's binary ([`ComputeProgram::binary`]) of the chained Cholesky's kernel, where
     /// compiled: for checking on the device that the lanes factor's arrays stay in registers.
     pub fn chain_binary(&self) -> Option<Vec<u8>> {
-        self.potrf_chain.as_ref()?.binary().map(|(_, bytes)| bytes)
+        self.potrf_chain.as_ref()?.get().ok()?.binary().map(|(_, bytes)| bytes)
     }
 
     /// The driver's binaries ([`ComputeProgram::binary`]) of the packed-panel product kernels
@@ -341,7 +382,9 @@ impl TiledKernels {
         [Some(("gemm_panel", &panel.gemm)), panel.small.as_ref().map(|s| ("gemm_panel_small", s))]
             .into_iter()
             .flatten()
-            .filter_map(|(name, (p, _))| p.binary().map(|(_, bytes)| (name.to_string(), bytes)))
+            .filter_map(|(name, (p, _))| {
+                p.get().ok()?.binary().map(|(_, bytes)| (name.to_string(), bytes))
+            })
             .collect()
     }
 

@@ -210,10 +210,10 @@ pub fn panel_rows(rows: usize, tile: usize) -> usize {
 /// into B's; then the product reads only vec4s with no bounds checks, prefetching the next
 /// k-slice into registers while it multiplies the current one (double-buffered shared memory).
 pub(super) struct PanelProducts {
-    pub(super) pack: ComputeProgram,
+    pub(super) pack: LazyProgram,
     // The full-size tiles and, for products with few of them, the quarter-size tiles.
-    pub(super) gemm: (ComputeProgram, KernelConfig),
-    pub(super) small: Option<(ComputeProgram, KernelConfig)>,
+    pub(super) gemm: (LazyProgram, KernelConfig),
+    pub(super) small: Option<(LazyProgram, KernelConfig)>,
     // Both with FUSED_DIAG for diagonal blocks of the given order (the Cholesky's trailing
     // update then factors the next diagonal block), where the tiles allow it.
     pub(super) fused: Option<(usize, FusedPanels)>,
@@ -225,7 +225,7 @@ pub(super) struct PanelProducts {
 
 /// The packed-panel products with FUSED_DIAG: full-size tiles and, where they exist,
 /// quarter-size ones.
-pub(super) type FusedPanels = [Option<(ComputeProgram, KernelConfig)>; 2];
+pub(super) type FusedPanels = [Option<(LazyProgram, KernelConfig)>; 2];
 
 impl PanelProducts {
     /// The panel kernels of `config`, with fused variants for diagonal blocks of order `diag`
@@ -250,11 +250,11 @@ impl PanelProducts {
             return Ok(None);
         }
         let defines = panel.defines();
-        let gemm = |c: KernelConfig, variant: &str| -> Result<(ComputeProgram, KernelConfig)> {
+        let gemm = |c: KernelConfig, variant: &str| -> Result<(LazyProgram, KernelConfig)> {
             let c = c.panel_sliced(panel.slice);
             let k = &table::GEMM_PANEL;
             let source = format!("{defines}{}", k.source);
-            Ok((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c))
+            Ok((LazyProgram::new(ctx, k, variant, c.source(&source)), c))
         };
         let small = config.small().filter(fits);
         // The fused variants: a 16 x 16 work group (potrf_inv_fn's default) whose tile holds
@@ -268,11 +268,11 @@ impl PanelProducts {
             let k = &table::GEMM_PANEL_FUSED;
             let source = format!("{defines}{}", fused_source(k, factor));
             let c = KernelConfig { nb: diag, ..c };
-            Ok(Some((ComputeProgram::new(ctx, k, variant, &c.source(&source))?, c)))
+            Ok(Some((LazyProgram::new(ctx, k, variant, c.source(&source)), c)))
         };
         let pack = &table::PACK_PANEL;
         Ok(Some(Self {
-            pack: ComputeProgram::new(ctx, pack, "", &config.source(pack.source))?,
+            pack: LazyProgram::new(ctx, pack, "", config.source(pack.source)),
             gemm: gemm(config, "")?,
             small: match small {
                 Some(s) => Some(gemm(s, "small tiles")?),
@@ -460,9 +460,9 @@ impl TiledKernels {
                 self.config,
             ),
             (Some((small, config)), None) if allow_small && full_tiles < SMALL_PRODUCT_TILES => {
-                (small, *config)
+                (small.get()?, *config)
             }
-            _ => (&self.gemm, self.config),
+            _ => (self.gemm.get()?, self.config),
         };
         c.buffer.bind_base(0);
         a.buffer.bind_base(1);
@@ -589,7 +589,7 @@ impl TiledKernels {
     pub(super) fn gemm_panel(
         &self,
         panel: &PanelProducts,
-        (p, config): (&ComputeProgram, KernelConfig),
+        (p, config): (&LazyProgram, KernelConfig),
         product: Product<'_, Operand<'_>>,
         d_off: usize,
         diag: Option<(usize, usize, usize)>,
@@ -618,6 +618,7 @@ impl TiledKernels {
         {
             return Ok(false);
         }
+        let p = p.get()?;
         let a_scale = if root_d { (d, d_off, true) } else { (None, 0, false) };
         self.pack_panel(panel, 0, a, a_scale, (ra, tile), (kp, block))?;
         if !b_in_a {
@@ -701,7 +702,8 @@ impl TiledKernels {
         x.buffer.bind_base(1);
         d.unwrap_or(&self.no_scaling).bind_base(3);
         let u = |v: usize| Uniform::U32(v as u32);
-        panel.pack.set_all(&[
+        let pack = panel.pack.get()?;
+        pack.set_all(&[
             ("rows", u(v.rows)),
             ("depth", u(v.cols)),
             ("tile", u(tile)),
@@ -721,9 +723,7 @@ impl TiledKernels {
             ("d_off", Uniform::U32(d_off as u32)),
         ])?;
         if !self.dry_run.get() {
-            panel
-                .pack
-                .dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
+            pack.dispatch([(rows / 32) as u32, kp.div_ceil(32) as u32, 1])?;
         }
         self.launched_pack();
         Ok(())

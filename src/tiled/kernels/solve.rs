@@ -233,7 +233,7 @@ impl TiledKernels {
         x.buffer.bind_base(0);
         l.buffer.bind_base(1);
         let u = |v: usize| Uniform::U32(v as u32);
-        let p = &self.trsm_block;
+        let p = self.trsm_block.get()?;
         p.set_all(&[
             ("rows", u(xv.rows)),
             ("n", u(lv.rows)),
@@ -299,7 +299,8 @@ impl TiledKernels {
         let p = self
             .trtri
             .as_ref()
-            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?;
+            .ok_or_else(|| Error::shape("these kernels do not invert diagonal blocks"))?
+            .get()?;
         self.dispatch_trtri(p, SOLVE_BLOCK, l, slot0, inv, in_place)
     }
 
@@ -337,7 +338,8 @@ impl TiledKernels {
         let p = self
             .trsv_chain
             .as_ref()
-            .ok_or_else(|| Error::shape("these kernels have no chained solve"))?;
+            .ok_or_else(|| Error::shape("these kernels have no chained solve"))?
+            .get()?;
         chain.l.bind_base(0);
         chain.inv.bind_base(1);
         chain.x.bind_base(2);
