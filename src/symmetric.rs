@@ -89,6 +89,17 @@ impl<'a> SymmetricView<'a> {
         self.data[r * self.stride + c]
     }
 
+    /// Row i's stored entries with the diagonal: C(i, 0..=i) for the lower triangle, C(i, i..m)
+    /// for the upper one (row i of the triangle packed by rows).
+    #[inline]
+    pub fn packed_row(&self, i: usize) -> &'a [f64] {
+        let row = &self.data[i * self.stride..i * self.stride + self.order];
+        match self.triangle {
+            Triangle::Lower => &row[..=i],
+            Triangle::Upper => &row[i..],
+        }
+    }
+
     /// Row i's stored off-diagonal entries and the column of the first: C(i, 0..i) for the
     /// lower triangle, C(i, i+1..m) for the upper one.
     #[inline]
@@ -122,6 +133,34 @@ impl<'a> SymmetricView<'a> {
                 // Column i of the stored rows 0..=i.
                 for (j, o) in out.iter_mut().enumerate().take(i + 1) {
                     *o = f(self.data[j * self.stride + i]);
+                }
+            }
+        }
+    }
+
+    /// Writes `f(C(i, j))` for j = 0..=i of rows i = i0..i1 into `out`, row i at (i − i0)·ld
+    /// (the rest of each row untouched). From an upper triangle it reads the stored rows
+    /// 0..i1 each once, a stretch of i1 − i0 entries at a time, rather than a column per row.
+    pub fn lower_rows_into(
+        &self,
+        (i0, i1): (usize, usize),
+        ld: usize,
+        out: &mut [f32],
+        f: impl Fn(f64) -> f32,
+    ) {
+        match self.triangle {
+            Triangle::Lower => {
+                for (i, row) in (i0..i1).zip(out.chunks_mut(ld)) {
+                    self.lower_row_into(i, row, &f);
+                }
+            }
+            Triangle::Upper => {
+                for j in 0..i1 {
+                    let from = i0.max(j);
+                    let stored = &self.data[j * self.stride + from..j * self.stride + i1];
+                    for (i, &v) in (from..i1).zip(stored) {
+                        out[(i - i0) * ld + j] = f(v);
+                    }
                 }
             }
         }
@@ -306,6 +345,22 @@ mod tests {
                     v.lower_row_into(i, &mut out, |a| a as f32);
                     for (j, o) in out.iter().enumerate() {
                         assert_eq!(*o, c[(i, j)] as f32);
+                    }
+                }
+                // Rows in blocks, with padding past each row left as it was.
+                let ld = m + 3;
+                for (i0, i1) in [(0, m), (m / 3, m), (m / 2, (m / 2 + 1).min(m))] {
+                    let mut out = vec![f32::NAN; (i1 - i0) * ld];
+                    v.lower_rows_into((i0, i1), ld, &mut out, |a| a as f32);
+                    for i in i0..i1 {
+                        for j in 0..ld {
+                            let o = out[(i - i0) * ld + j];
+                            if j <= i {
+                                assert_eq!(o, c[(i, j)] as f32, "{triangle:?} m {m} ({i}, {j})");
+                            } else {
+                                assert!(o.is_nan(), "{triangle:?} m {m} ({i}, {j})");
+                            }
+                        }
                     }
                 }
                 if m > 2 {

@@ -31,6 +31,27 @@ pub static COPY: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// The SPD solve's f32 copy of C, made from C's stored triangle packed in f64.
+pub static SPD_UNPACK: ComputeKernel = ComputeKernel {
+    name: "double/spd_unpack",
+    source: include_str!("../../glsl/double/spd_unpack.comp"),
+    buffers: &[("PackedBuf", 0), ("SingleBuf", 1)],
+    uniforms: &["n", "upper", "exponent"],
+    optional: &[],
+};
+
+/// r = b − C·x in f64 from C's stored triangle packed by rows.
+pub static SPD_RESIDUAL: ComputeKernel = ComputeKernel {
+    name: "double/spd_residual",
+    source: include_str!("../../glsl/double/spd_residual.comp"),
+    buffers: &[("PackedBuf", 0), ("BBuf", 1), ("XBuf", 2), ("RBuf", 3)],
+    uniforms: &["n", "upper", "row0"],
+    optional: &[],
+};
+
+/// The most work groups one residual launch uses (GL's minimum for each dimension).
+const MAX_ROWS_PER_LAUNCH: usize = 65_535;
+
 /// The f64 factorizations' programs on one context.
 pub struct DoubleKernels {
     ctx: Context,
@@ -39,6 +60,8 @@ pub struct DoubleKernels {
     products: DoublePrograms,
     potrf: OnceCell<ComputeProgram>,
     copy: OnceCell<ComputeProgram>,
+    spd_unpack: OnceCell<ComputeProgram>,
+    spd_residual: OnceCell<ComputeProgram>,
 }
 
 impl DoubleKernels {
@@ -55,6 +78,8 @@ impl DoubleKernels {
             products: DoublePrograms::new(),
             potrf: OnceCell::new(),
             copy: OnceCell::new(),
+            spd_unpack: OnceCell::new(),
+            spd_residual: OnceCell::new(),
         })
     }
 
@@ -85,6 +110,63 @@ impl DoubleKernels {
         let source = format!("#version 430\n{defines}{}", kernel.source);
         let p = ComputeProgram::new(&self.ctx, kernel, kernel.name, &source)?;
         Ok(cell.get_or_init(|| p))
+    }
+
+    /// Compiles the SPD solve's two programs now (a device that cannot build them is then
+    /// known before anything is uploaded for them).
+    pub fn spd_programs(&self) -> Result<()> {
+        self.program(&self.spd_unpack, &SPD_UNPACK, "")?;
+        self.program(&self.spd_residual, &SPD_RESIDUAL, "")?;
+        Ok(())
+    }
+
+    /// `single` (order n, row-major) ← 2^exponent·C rounded to f32 in its lower triangle, NaN
+    /// above, from C's stored triangle packed by rows in `packed` (`upper`: the upper one).
+    pub fn spd_unpack(
+        &self,
+        packed: &Buffer<f64>,
+        n: usize,
+        upper: bool,
+        single: &Buffer<f32>,
+        exponent: i32,
+    ) -> Result<()> {
+        let prog = self.program(&self.spd_unpack, &SPD_UNPACK, "")?;
+        packed.bind_base(0);
+        single.bind_base(1);
+        prog.set_all(&[
+            ("n", Uniform::U32(n as u32)),
+            ("upper", Uniform::I32(i32::from(upper))),
+            ("exponent", Uniform::I32(exponent)),
+        ])?;
+        let groups = n.div_ceil(16) as u32;
+        prog.dispatch([groups, groups, 1])
+    }
+
+    /// r ← b − C·x in f64, C of order n as its stored triangle packed by rows.
+    pub fn spd_residual(
+        &self,
+        packed: &Buffer<f64>,
+        n: usize,
+        upper: bool,
+        (b, x, r): (&Buffer<f64>, &Buffer<f64>, &Buffer<f64>),
+    ) -> Result<()> {
+        let prog = self.program(&self.spd_residual, &SPD_RESIDUAL, "")?;
+        packed.bind_base(0);
+        b.bind_base(1);
+        x.bind_base(2);
+        r.bind_base(3);
+        prog.set_all(&[
+            ("n", Uniform::U32(n as u32)),
+            ("upper", Uniform::I32(i32::from(upper))),
+        ])?;
+        let mut row0 = 0;
+        while row0 < n {
+            let rows = (n - row0).min(MAX_ROWS_PER_LAUNCH);
+            prog.set("row0", Uniform::U32(row0 as u32))?;
+            prog.dispatch([rows as u32, 1, 1])?;
+            row0 += rows;
+        }
+        Ok(())
     }
 
     /// C = α·A·B + β·D + γ·I in f64 (the tile [`DoubleTile::for_product`]'s).

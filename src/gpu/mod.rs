@@ -17,6 +17,7 @@ mod lu;
 mod range;
 mod residual;
 pub(crate) mod residual_kernels;
+mod spd_device;
 mod spd_solve;
 mod step;
 mod tiled;

@@ -4,8 +4,10 @@
 
 use super::least_squares::SINGLE_CONDITION_LIMIT;
 use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
+use super::spd_device::SpdDevice;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
+use crate::layout::Format;
 use crate::least_squares::double::{Scaled, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, Solution, SolveOptions, SymmetricEquations, Timings, check_pivots,
@@ -22,9 +24,11 @@ use std::time::Instant;
 impl Gpu {
     /// Solves C·x = b for a symmetric positive definite C (only its lower triangle is read),
     /// f64 (or f32, widened exactly) in and f64 out, as LAPACK's dsposv: C scaled by a power of
-    /// four and rounded to f32 once, factored on the GPU (`options.gpu` picks the method and format), x⁰ from that
-    /// factor, then Algorithm 1's mixed-precision refinement with residuals in f64 until
-    /// `options`' test holds. Stagnation, the iteration limit, or an f32 factor that fails (C
+    /// four and rounded to f32 once, factored on the GPU (`options.gpu` picks the method and
+    /// format), x⁰ from that factor, then Algorithm 1's mixed-precision refinement with
+    /// residuals in f64 until `options`' test holds (with the tiled method in full storage,
+    /// C's stored triangle goes up once in f64: the f32 copy is made from it and the residuals
+    /// are formed on the GPU). Stagnation, the iteration limit, or an f32 factor that fails (C
     /// may still be SPD in f64) hand over to an f64 Cholesky on the CPU unless
     /// `options.fallback` is off; [`Solution::fallback`] says so. x carries f64 accuracy up to
     /// κ(C) ([`Solution::forward_error_estimate`]).
@@ -79,7 +83,12 @@ impl Gpu {
         let options = &options;
         options.validate()?;
         let m = c.order();
-        c.check("C")?;
+        // ‖C‖₁ in one pass over the stored triangle: a finite norm bounds every entry, so only
+        // where it is not finite is C searched for the entry to name.
+        let norm_c = (m > 0).then(|| c.norm_1());
+        if !norm_c.is_some_and(f64::is_finite) {
+            c.check("C")?;
+        }
         if b.len() != m {
             return Err(Error::shape(format!(
                 "C is {m}x{m}, so b needs {m} entries, but has {}",
@@ -91,7 +100,9 @@ impl Gpu {
             return self.spd_solve_equilibrated(&c, b, &k, options);
         }
         // b by a power of two into [1, 2) (exact), as the least-squares solve does.
-        with_scaled_rhs(b, |scaled_b| self.spd_solve_scaled(&c, scaled_b, options))
+        with_scaled_rhs(b, |scaled_b| {
+            self.spd_solve_scaled(&c, scaled_b, options, norm_c)
+        })
     }
 
     /// [`Gpu::spd_solve`] of a graded C (LAPACK's dposvx rule: a diagonal spanning more than
@@ -122,7 +133,7 @@ impl Gpu {
             .map(|(&b, &k)| times_power_of_two(b, k))
             .collect();
         let mut s = with_scaled_rhs(&b, |scaled_b| {
-            self.spd_solve_scaled(&scaled, scaled_b, options)
+            self.spd_solve_scaled(&scaled, scaled_b, options, None)
         })?;
         let back = |y: &[f64]| -> Vec<f64> {
             y.iter()
@@ -142,12 +153,14 @@ impl Gpu {
         Ok(s)
     }
 
-    /// [`Gpu::spd_solve`] for b already scaled (max |b| in [1, 2) or b = 0).
+    /// [`Gpu::spd_solve`] for b already scaled (max |b| in [1, 2) or b = 0); `norm_c` is
+    /// ‖C‖₁ where the caller has it.
     fn spd_solve_scaled(
         &self,
         c: &SymmetricView<'_>,
         b: &[f64],
         options: &SolveOptions,
+        norm_c: Option<f64>,
     ) -> Result<Solution> {
         let start = Instant::now();
         let mut phase = Phases::named("SPD solve", start);
@@ -175,21 +188,50 @@ impl Gpu {
             )
         };
         // ‖C‖₁ exactly, in one pass over the lower triangle: it also bounds every entry.
-        let norm_c = c.norm_1();
+        let norm_c = norm_c.unwrap_or_else(|| c.norm_1());
         let norm_c_scaled = times_power_of_two(norm_c, exponent);
         phase.mark("checks, ‖C‖₁");
+        let method = self.check_problem_size(m, 0, options.gpu)?;
+        // No entry of C' can leave f32's range where ‖C'‖₁ does not (it bounds each).
+        let tiled = method == Method::Tiled && norm_c_scaled <= f64::from(f32::MAX);
+        // C's stored triangle and b in f64 on the GPU for the tiled method in full storage:
+        // the f32 copy is made there and the residuals formed there.
+        let device = match tiled && options.gpu.format == Format::Full {
+            true => match self
+                .double_kernels("the SPD solve's residual in f64")
+                .and_then(|k| SpdDevice::upload(k, c, b))
+            {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    log::info!("the SPD solve's residuals on the CPU: {e}");
+                    None
+                }
+            },
+            false => None,
+        };
+        phase.mark_finished(self.context(), "C's triangle and b up in f64");
         let factored = (|| {
-            let method = self.check_problem_size(m, 0, options.gpu)?;
-            let l = if method == Method::Tiled && norm_c_scaled <= f64::from(f32::MAX) {
-                // Rows scaled and rounded over all cores straight into the GPU's storage
-                // (no entry can leave f32's range: each is at most ‖C'‖₁); L stays there.
+            let l = if tiled {
                 let format = options.gpu.format;
-                let f = self.cholesky_tiled_rows(
-                    m,
-                    format,
-                    |i, out| c.lower_row_into(i, out, |v| (v * scale) as f32),
-                    |i, j| c.get(i, j),
-                )?;
+                let made_on_device = match &device {
+                    Some(d) => self.cholesky_tiled_filled(
+                        m,
+                        |single| d.single_into(single, exponent),
+                        |i, j| c.get(i, j),
+                    )?,
+                    None => None,
+                };
+                let f = match made_on_device {
+                    Some(f) => f,
+                    // Rows scaled and rounded over all cores straight into the GPU's storage;
+                    // L stays there.
+                    None => self.cholesky_tiled_rows(
+                        m,
+                        format,
+                        |rows, ld, out| c.lower_rows_into(rows, ld, out, |v| (v * scale) as f32),
+                        |i, j| c.get(i, j),
+                    )?,
+                };
                 Cholesky::device(f, format)
             } else {
                 let lower = c.to_lower().map(|v| v * scale);
@@ -235,7 +277,10 @@ impl Gpu {
         phase.mark("x⁰");
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
-            |x| Ok(crate::least_squares::refinement_residual(&equations, x)),
+            |x| match &device {
+                Some(d) => d.residual(x),
+                None => Ok(crate::least_squares::refinement_residual(&equations, x)),
+            },
             correct,
             &x0,
             norm_c,

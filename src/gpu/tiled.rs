@@ -168,6 +168,32 @@ impl Gpu {
         ))
     }
 
+    /// The tiled Cholesky of the order-m C that `fill` writes on the GPU into full storage in
+    /// one buffer (lower triangle in f32, scaled as the caller wants: the factor carries no
+    /// shift), factored and kept there; `None` where full storage of order m takes several
+    /// buffers. `original(i, j)` is C's entry for the messages of a failure.
+    pub(crate) fn cholesky_tiled_filled(
+        &self,
+        m: usize,
+        fill: impl FnOnce(&crate::gl::Buffer<f32>) -> Result<()>,
+        original: impl Fn(usize, usize) -> f64,
+    ) -> Result<Option<DeviceFactor>> {
+        let mut phase = crate::phases::Phases::named("SPD factor", Instant::now());
+        let k = self.tiled_kernels()?;
+        let part = self.tiled_part_bytes()?;
+        let l = TiledMatrix::uninitialized(self.context(), m, Storage::Full, part)?;
+        let Some(single) = l.single_full_part() else {
+            return Ok(None);
+        };
+        fill(single)?;
+        phase.mark_finished(self.context(), "f32 copy made on the GPU");
+        let f = self
+            .factor_on_gpu(k, l)
+            .map_err(|e| restate_failure(e, original));
+        phase.mark_finished(self.context(), "Cholesky");
+        f.map(Some)
+    }
+
     // Reached only through `internal::GpuInternals` (the `internals` feature).
     #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// The largest orders the tiled method holds here, in full storage and in RFP, and where
@@ -273,21 +299,22 @@ impl Gpu {
         Ok(f)
     }
 
-    /// The tiled Cholesky of the order-m C whose lower triangle `row(i, out)` writes in f32
-    /// (in range, scaled as the caller wants: the factor carries no shift), in `format`'s
-    /// storage straight from the rows ([`TiledMatrix::from_rows`]), factored and kept on the
+    /// The tiled Cholesky of the order-m C whose lower triangle `rows` writes in f32 a block
+    /// of rows at a time (in range, scaled as the caller wants: the factor carries no shift),
+    /// in `format`'s storage straight from the rows ([`TiledMatrix::from_row_blocks`]),
+    /// factored and kept on the
     /// GPU. `original(i, j)` is C's entry for the messages of a failure.
     pub(crate) fn cholesky_tiled_rows(
         &self,
         m: usize,
         format: Format,
-        row: impl Fn(usize, &mut [f32]) + Sync,
+        rows: impl Fn((usize, usize), usize, &mut [f32]) + Sync,
         original: impl Fn(usize, usize) -> f64,
     ) -> Result<DeviceFactor> {
         let mut phase = crate::phases::Phases::named("SPD factor", Instant::now());
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
-        let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, row)?;
+        let l = TiledMatrix::from_row_blocks(self.context(), m, storage_of(format), part, rows)?;
         phase.mark_finished(self.context(), "rows rounded, up");
         let f = self
             .factor_on_gpu(k, l)

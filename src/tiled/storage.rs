@@ -290,6 +290,15 @@ impl TiledMatrix {
         })
     }
 
+    /// The one buffer of full storage held in a single part (row-major, row stride the
+    /// order), else `None`.
+    pub(crate) fn single_full_part(&self) -> Option<&Buffer<f32>> {
+        match (self.storage, self.buffers.as_slice()) {
+            (Storage::Full, [one]) if self.ld == self.order => Some(one),
+            _ => None,
+        }
+    }
+
     /// Uploads the lower triangle of `c` (the upper one is not read; in full storage it goes up
     /// as NaN, so any read of it would show).
     pub fn from_lower(
@@ -326,6 +335,24 @@ impl TiledMatrix {
         part_bytes: u64,
         row: impl Fn(usize, &mut [f32]) + Sync,
     ) -> Result<Self> {
+        Self::from_row_blocks(ctx, m, storage, part_bytes, |(i0, i1), ld, out| {
+            for (i, r) in (i0..i1).zip(out.chunks_mut(ld)) {
+                row(i, &mut r[..=i]);
+            }
+        })
+    }
+
+    /// [`TiledMatrix::from_rows`] with the rows made a block at a time: `rows((i0, i1), ld,
+    /// out)` writes entries j = 0..=i of rows i0..i1, row i at (i − i0)·ld of `out` (a
+    /// source that reads by columns, an upper triangle, then reads each stored row once a
+    /// block).
+    pub fn from_row_blocks(
+        ctx: &Context,
+        m: usize,
+        storage: Storage,
+        part_bytes: u64,
+        rows: impl Fn((usize, usize), usize, &mut [f32]) + Sync,
+    ) -> Result<Self> {
         use rayon::prelude::*;
         if storage == Storage::Full {
             // Each part's values computed straight into the upload's staging memory
@@ -334,21 +361,36 @@ impl TiledMatrix {
             check_order(m, storage, part_bytes, &ComputeLimits::query(ctx)?)?;
             let (len, ld) = (storage.len(m), full_ld(m));
             let starts = part_starts(m, storage, part_bytes)?;
+            // Whole rows of the piece written in place as one block, a row cut by either end
+            // through a row of its own.
             let fill = |first: usize, out: &mut [f32]| {
+                out.fill(f32::NAN);
+                let end = first + out.len();
+                let whole = (first.div_ceil(ld), (end / ld).min(m));
                 let mut values = vec![f32::NAN; ld];
-                let (mut e, mut o) = (first, 0);
-                while o < out.len() {
-                    let (i, j0) = (e / ld, e % ld);
-                    let take = (ld - j0).min(out.len() - o);
-                    if i < m {
+                let mut cut_row = |i: usize, out: &mut [f32]| {
+                    let (s, e) = ((i * ld).max(first), ((i + 1) * ld).min(end));
+                    if i < m && s < e {
                         values.fill(f32::NAN);
-                        row(i, &mut values[..=i]);
-                        out[o..o + take].copy_from_slice(&values[j0..j0 + take]);
-                    } else {
-                        out[o..o + take].fill(f32::NAN);
+                        rows((i, i + 1), ld, &mut values);
+                        out[s - first..e - first].copy_from_slice(&values[s - i * ld..e - i * ld]);
                     }
-                    e += take;
-                    o += take;
+                };
+                if whole.0 < whole.1 {
+                    let at = whole.0 * ld - first;
+                    rows(whole, ld, &mut out[at..at + (whole.1 - whole.0) * ld]);
+                    if !first.is_multiple_of(ld) {
+                        cut_row(first / ld, out);
+                    }
+                    if !end.is_multiple_of(ld) {
+                        cut_row(end / ld, out);
+                    }
+                } else {
+                    // The piece lies within one or two rows.
+                    cut_row(first / ld, out);
+                    if (end - 1) / ld != first / ld {
+                        cut_row((end - 1) / ld, out);
+                    }
                 }
             };
             let buffers = starts
@@ -380,7 +422,7 @@ impl TiledMatrix {
             .as_mut_slice()
             .par_chunks_mut(m.max(1))
             .enumerate()
-            .for_each(|(i, r)| row(i, &mut r[..=i]));
+            .for_each(|(i, r)| rows((i, i + 1), m, r));
         matrix.upload(ctx, &rfp::from_lower(&lower)?)?;
         Ok(matrix)
     }

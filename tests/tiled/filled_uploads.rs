@@ -6,10 +6,10 @@
 
 use crate::common;
 
-use symraster::Matrix;
 use symraster::gl::{Buffer, BufferTarget, BufferUsage};
 use symraster::internal::GpuInternals;
 use symraster::tiled::{Storage, TiledMatrix};
+use symraster::{Matrix, SymmetricView, Triangle};
 
 #[test]
 fn filled_buffers_hold_every_value_at_its_index() {
@@ -82,5 +82,33 @@ fn rows_computed_into_the_upload_match_the_host_matrix() {
             got.iter().any(|v| v.is_nan()) || m == 1,
             "m {m}: the upper triangle must be NaN"
         );
+        // The same rows a block at a time from an upper triangle (NaN in the lower one).
+        let upper: Vec<f64> = (0..m * m)
+            .map(|k| {
+                let (i, j) = (k / m, k % m);
+                if j >= i {
+                    f64::from(value(j, i))
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
+        let view = SymmetricView::new(&upper, m, m, Triangle::Upper).unwrap();
+        let blocks = TiledMatrix::from_row_blocks(
+            gpu.context(),
+            m,
+            Storage::Full,
+            part_bytes,
+            |rows, ld, out| view.lower_rows_into(rows, ld, out, |v| v as f32),
+        )
+        .unwrap()
+        .download_raw()
+        .unwrap();
+        for (k, (a, b)) in blocks.iter().zip(&want).enumerate() {
+            assert!(
+                a == b || (a.is_nan() && b.is_nan()),
+                "m {m}, parts of {part_bytes} bytes, blocks, value {k}: {a} against {b}"
+            );
+        }
     }
 }

@@ -1,0 +1,109 @@
+//! The SPD solve's f64 data on the GPU: C's stored triangle goes up once in f64, packed by
+//! rows (the bytes of an f32 square); the f32 copy that the tiled Cholesky factors is made
+//! from it there, and every refinement step's residual b − C·x is formed there in f64
+//! (Algorithm 1's residual on the device, as the least-squares solve's), so that after the
+//! upload only vectors cross the bus.
+
+use crate::double::kernels::DoubleKernels;
+use crate::error::Result;
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
+use crate::symmetric::{SymmetricView, Triangle};
+use std::rc::Rc;
+
+/// C's stored triangle and b on the GPU in f64, with the vectors of the residual.
+pub(crate) struct SpdDevice {
+    kernels: Rc<DoubleKernels>,
+    packed: Buffer<f64>,
+    b: Buffer<f64>,
+    x: Buffer<f64>,
+    r: Buffer<f64>,
+    n: usize,
+    upper: bool,
+}
+
+/// Where row i of an order-n triangle packed by rows starts.
+fn row_start(n: usize, upper: bool, i: usize) -> usize {
+    if upper {
+        i * n - i * i.saturating_sub(1) / 2
+    } else {
+        i * (i + 1) / 2
+    }
+}
+
+impl SpdDevice {
+    /// Uploads C's stored triangle (read where it lies, row by row over all cores) and b.
+    /// Refused before anything is allocated where the triangle exceeds one storage buffer.
+    pub(crate) fn upload(
+        kernels: Rc<DoubleKernels>,
+        c: &SymmetricView<'_>,
+        b: &[f64],
+    ) -> Result<Self> {
+        let n = c.order();
+        let upper = c.triangle() == Triangle::Upper;
+        let len = n * (n + 1) / 2;
+        kernels.check_fits("C's triangle in f64", len)?;
+        kernels.spd_programs()?;
+        let ctx = kernels.context().clone();
+        let packed = Buffer::filled(
+            &ctx,
+            BufferTarget::Storage,
+            BufferUsage::Static,
+            len,
+            |first, out| {
+                // The row holding `first`: the last whose start is at most it.
+                let (mut lo, mut hi) = (0, n);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    if row_start(n, upper, mid) <= first {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                let (mut i, mut at) = (lo, first - row_start(n, upper, lo));
+                let mut o = 0;
+                while o < out.len() {
+                    let row = c.packed_row(i);
+                    let take = (row.len() - at).min(out.len() - o);
+                    out[o..o + take].copy_from_slice(&row[at..at + take]);
+                    o += take;
+                    i += 1;
+                    at = 0;
+                }
+            },
+        )?;
+        let storage =
+            |data: &[f64]| Buffer::new(&ctx, BufferTarget::Storage, BufferUsage::Static, data);
+        let b = storage(b)?;
+        let x = storage(&vec![0.0; n.max(1)])?;
+        let r = storage(&vec![0.0; n.max(1)])?;
+        Ok(Self {
+            kernels,
+            packed,
+            b,
+            x,
+            r,
+            n,
+            upper,
+        })
+    }
+
+    /// `single` (full storage of order n in one buffer) ← 2^exponent·C rounded to f32 in its
+    /// lower triangle, NaN above.
+    pub(crate) fn single_into(&self, single: &Buffer<f32>, exponent: i32) -> Result<()> {
+        self.kernels
+            .spd_unpack(&self.packed, self.n, self.upper, single, exponent)
+    }
+
+    /// b − C·x in f64, formed on the GPU.
+    pub(crate) fn residual(&self, x: &[f64]) -> Result<Vec<f64>> {
+        self.x.write(0, x)?;
+        self.kernels.spd_residual(
+            &self.packed,
+            self.n,
+            self.upper,
+            (&self.b, &self.x, &self.r),
+        )?;
+        self.r.download_range(0, self.n)
+    }
+}
