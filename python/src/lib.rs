@@ -715,8 +715,11 @@ fn spd_solve<'py>(
 /// Whether every value of a float32 or float64 array (any shape and strides) is finite, as
 /// scipy's `check_finite` asks: one pass over all cores with the GIL released for a
 /// contiguous array, and no temporary (numpy's `isfinite(a).all()` makes a boolean array).
+/// With `outside` ("lower" or "upper", a square 2-D array) only the entries outside that
+/// triangle are read: the library checks the triangle it reads itself.
 #[pyfunction]
-fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<bool> {
+#[pyo3(signature = (a, outside=None))]
+fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> PyResult<bool> {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
     fn check<T: Copy + Into<f64> + Sync>(
@@ -731,10 +734,51 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<bool> {
             None => view.iter().all(|&v| v.into().is_finite()),
         }
     }
+    // The entries (i, j) with j > i (outside the lower triangle) or j < i, row by row.
+    fn check_outside<T: Copy + Into<f64> + Sync>(
+        py: Python<'_>,
+        view: numpy::ndarray::ArrayViewD<'_, T>,
+        lower: bool,
+    ) -> PyResult<bool> {
+        let view = view
+            .into_dimensionality::<numpy::ndarray::Ix2>()
+            .map_err(|_| PyValueError::new_err("`outside` needs a 2-D array"))?;
+        if view.nrows() != view.ncols() {
+            return Err(PyValueError::new_err("`outside` needs a square array"));
+        }
+        let n = view.nrows();
+        Ok(py.detach(|| {
+            (0..n).into_par_iter().with_min_len(64).all(|i| {
+                let row = view.row(i);
+                let part = if lower {
+                    row.slice_move(numpy::ndarray::s![i + 1..])
+                } else {
+                    row.slice_move(numpy::ndarray::s![..i])
+                };
+                part.iter().all(|&v| v.into().is_finite())
+            })
+        }))
+    }
+    let lower = match outside {
+        None => None,
+        Some("lower") => Some(true),
+        Some("upper") => Some(false),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "outside must be 'lower' or 'upper', not {other:?}"
+            )));
+        }
+    };
     if let Ok(a) = a.extract::<numpy::PyReadonlyArrayDyn<'_, f64>>() {
-        Ok(check(py, a.as_array()))
+        match lower {
+            None => Ok(check(py, a.as_array())),
+            Some(lower) => check_outside(py, a.as_array(), lower),
+        }
     } else if let Ok(a) = a.extract::<numpy::PyReadonlyArrayDyn<'_, f32>>() {
-        Ok(check(py, a.as_array()))
+        match lower {
+            None => Ok(check(py, a.as_array())),
+            Some(lower) => check_outside(py, a.as_array(), lower),
+        }
     } else {
         Err(PyTypeError::new_err(
             "expected a float32 or float64 numpy array",

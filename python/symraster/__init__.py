@@ -177,6 +177,19 @@ def _finite(a, check_finite):
         raise ValueError("array must not contain infs or NaNs")
 
 
+def _finite_outside(a, triangle):
+    """scipy's check_finite for the entries of the square ``a`` outside ``triangle``
+    ("lower" or "upper"), the one the library checks itself."""
+    if a.dtype in (np.float32, np.float64):
+        finite = _native.all_finite(a, triangle)
+    else:
+        keep = np.tril(np.ones(a.shape, dtype=bool)) if triangle == "lower" else np.triu(
+            np.ones(a.shape, dtype=bool))
+        finite = np.isfinite(a[~keep]).all()
+    if not finite:
+        raise ValueError("array must not contain infs or NaNs")
+
+
 def _matrix(a, name, check_finite, rule=_lapack_dtype):
     """A 2-D float array (as scipy checks it, before its squareness)."""
     a = _real(a, name, rule)
@@ -571,7 +584,13 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
         return _stacks.solve(a, b, lower, overwrite_a, overwrite_b, check_finite, assume_a,
                              transposed, method, storage, return_info)
     structure = _structure(assume_a, "solve")
-    a = _square(a, "a", check_finite, _solve_dtype)
+    # One right side of an SPD solve: a's other triangle is checked here and the one the
+    # library reads there, in its pass for ‖a‖₁ (one pass over a, not two).
+    one_pass = (check_finite and structure == "pos"
+                and (np.ndim(b) == 1 or (np.ndim(b) == 2 and np.shape(b)[1] == 1)))
+    a = _square(a, "a", check_finite and not one_pass, _solve_dtype)
+    if one_pass:
+        _finite_outside(a, "lower" if lower else "upper")
     m = a.shape[0]
     b = _real(b, "b", _solve_dtype)
     if b.ndim not in (1, 2) or b.shape[0] != m:
@@ -583,7 +602,12 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
     if structure == "pos":
-        x, condition = _pos_solve(a, b, lower, method, storage)
+        try:
+            x, condition = _pos_solve(a, b, lower, method, storage)
+        except ValueError as e:
+            if one_pass and "holds a non-finite value" in str(e):
+                raise ValueError("array must not contain infs or NaNs") from e
+            raise
     else:
         a64 = a.astype(np.float64, copy=False)
         if structure == "sym":

@@ -141,3 +141,20 @@ def test_inv_errors(rng):
     with pytest.raises(NotImplementedError):
         la.inv(np.eye(3), assume_a="banded")
     assert la.inv(np.zeros((0, 0))).shape == (0, 0)
+
+
+def test_pos_solve_checks_both_triangles_as_scipy(rng):
+    # scipy's check_finite reads all of a; ours reads the unread triangle in Python and the
+    # read one in the library's norm pass: either place gives scipy's error.
+    a = spd(rng, 6)
+    b = np.ones(6)
+    for lower in (True, False):
+        for i, j in ((4, 1), (1, 4), (3, 3)):
+            bad = a.copy()
+            bad[i, j] = np.inf if i == j else np.nan
+            with pytest.raises(ValueError, match="infs or NaNs"):
+                la.solve(bad, b, lower=lower, assume_a="pos")
+            if (i > j and not lower) or (i < j and lower):
+                # Outside the triangle read: unread without the check.
+                x = la.solve(bad, b, lower=lower, assume_a="pos", check_finite=False)
+                assert np.allclose(a @ x, b, rtol=0, atol=1e-12)
