@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::draw::execution::Execution;
 use crate::gl::{
     ComputeKernel,
-    Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, DeviceInfo, GpuTimer, TexelFormat,
+    Buffer, BufferTarget, BufferUsage, Context, LazyProgram, DeviceInfo, GpuTimer, TexelFormat,
     Uniform,
 };
 use std::time::{Duration, Instant};
@@ -27,13 +27,14 @@ pub const PREHEAT_MAX: Duration = Duration::from_secs(2);
 /// left nearly idle (by a CPU step, by uploads, by short runs with gaps) lowers it. Nothing on
 /// software renderers (the CPU is the GPU there) or without compute shaders.
 pub struct Preheat {
-    // The busy kernel and the buffer it could write; `None` where there is nothing to do.
-    kernel: Option<(ComputeProgram, Buffer<f32>)>,
+    // The busy kernel (compiled on first use) and the buffer it could write; `None` where
+    // there is nothing to do.
+    kernel: Option<(LazyProgram, Buffer<f32>)>,
 }
 
 impl Preheat {
-    /// Compiles the busy kernel for `ctx`'s device (nothing to compile on software renderers
-    /// and devices without compute shaders).
+    /// The busy kernel for `ctx`'s device, compiled on its first run (nothing on software
+    /// renderers and devices without compute shaders).
     pub fn new(ctx: &Context) -> Result<Self> {
         let info = DeviceInfo::query(ctx)?;
         if info.software {
@@ -46,12 +47,12 @@ impl Preheat {
     pub fn on_any_device(ctx: &Context) -> Result<Self> {
         let kernel = if DeviceInfo::query(ctx)?.has_compute() {
             Some((
-                ComputeProgram::new(
+                LazyProgram::new(
                     ctx,
                     &PREHEAT,
                     "",
-                    &format!("#version 430\n{}", PREHEAT.source),
-                )?,
+                    format!("#version 430\n{}", PREHEAT.source),
+                ),
                 Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &[0.0f32])?,
             ))
         } else {
@@ -81,7 +82,7 @@ impl Preheat {
         max: Duration,
     ) -> Duration {
         let start = Instant::now();
-        let Some((program, sink)) = &self.kernel else {
+        let Some((Ok(program), sink)) = self.kernel.as_ref().map(|(p, sink)| (p.get(), sink)) else {
             return start.elapsed();
         };
         sink.bind_base(0);
