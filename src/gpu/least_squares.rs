@@ -108,7 +108,7 @@ impl Gpu {
         // there; only L's diagonal comes back, for the pivot check. Where the device cannot
         // hold A in f64, residuals run on the CPU and A goes up in f32.
         let device_residual = match method {
-            Method::Tiled => match self.device_residual_of(a, d, b) {
+            Method::Tiled => match self.device_residual(a.view(), d, b) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     log::info!("residuals on the CPU: {e}");

@@ -398,17 +398,6 @@ impl Gpu {
         d: &[f64],
         b: &[f64],
     ) -> Result<DeviceResidual> {
-        let mut store = Vec::new();
-        self.device_residual_of(design_of(a.into(), &mut store)?, d, b)
-    }
-
-    /// [`Gpu::device_residual`] of A by its contiguous lines.
-    pub(crate) fn device_residual_of(
-        &self,
-        a: Design<'_>,
-        d: &[f64],
-        b: &[f64],
-    ) -> Result<DeviceResidual> {
         if !self.info().has_compute() {
             return Err(DeviceError::Unsupported {
                 what: "evaluate residuals on the GPU".into(),
@@ -416,11 +405,12 @@ impl Gpu {
             }
             .into());
         }
+        let mut store = Vec::new();
         DeviceResidual::new(
             self.context(),
             self.least_squares_kernels()?,
             self.max_storage_bytes()?,
-            a,
+            design_of(a.into(), &mut store)?,
             d,
             b,
         )
