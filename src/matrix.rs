@@ -398,6 +398,9 @@ impl<'a, T: Copy> MatrixView<'a, T> {
             self.rows_contiguous() && i < self.rows,
             "row {i} is no slice"
         );
+        if self.cols == 0 {
+            return &[];
+        }
         &self.data[i * self.row_stride..i * self.row_stride + self.cols]
     }
 

@@ -920,7 +920,6 @@ fn lend(
 /// of x is the one pass over it: with `check_finite` a non-finite x is scipy's error. Returns
 /// β (float64) and the diagnostics.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn least_squares<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
@@ -984,8 +983,10 @@ fn least_squares<'py>(
         }
     });
     drop(lent);
-    if let worker::Outcome::Done(Err(symraster::Error::Input(symraster::InputError::NonFinite { input, .. })), _) =
-        &outcome
+    if let worker::Outcome::Done(
+        Err(symraster::Error::Input(symraster::InputError::NonFinite { input, .. })),
+        _,
+    ) = &outcome
         && check_finite
         && input == "A"
     {

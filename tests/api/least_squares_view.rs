@@ -80,7 +80,11 @@ fn every_method_and_fallback_reads_a_by_columns() {
             let columns = gpu.least_squares_view(view, &d, &b, opts).unwrap();
             let case = format!("{method}, fallback {fallback:?}");
             assert_eq!(columns.fallback.is_some(), fallback.is_some(), "{case}");
-            assert_eq!(columns.fallback.is_some(), rows.fallback.is_some(), "{case}");
+            assert_eq!(
+                columns.fallback.is_some(),
+                rows.fallback.is_some(),
+                "{case}"
+            );
             if fallback == Some("limit") {
                 assert_eq!(columns.fallback, Some(Fallback::IterationLimit), "{case}");
             }
@@ -102,7 +106,9 @@ fn single_precision_and_strided_views_solve_too() {
         d.iter().map(|&v| v as f32).collect(),
         b.iter().map(|&v| v as f32).collect(),
     );
-    let want = gpu.least_squares(&a32, &d32, &b32, SolveOptions::new()).unwrap();
+    let want = gpu
+        .least_squares(&a32, &d32, &b32, SolveOptions::new())
+        .unwrap();
     let (x32, stride) = observations(&a32, 1, f32::NAN);
     let view = MatrixView::new(&x32, n, m, stride, 1).unwrap().transpose();
     let s = gpu
@@ -146,4 +152,23 @@ fn views_are_checked_where_they_read() {
     );
     let e = MatrixView::new(&x[..x.len() - 3], n, m, stride, 1).unwrap_err();
     assert!(matches!(e, Error::Input(InputError::Shape(_))), "{e}");
+}
+
+/// Empty views are refused as an empty A is, in either precision and layout.
+#[test]
+fn empty_views_are_refused() {
+    let gpu = Gpu::new().unwrap();
+    let none: [f32; 0] = [];
+    for (rows, cols) in [(3, 0), (0, 4)] {
+        let view = MatrixView::new(&none, rows, cols, 7, 5).unwrap();
+        let e = gpu
+            .least_squares_view(
+                view,
+                &vec![1.0; cols],
+                &vec![1.0; cols],
+                SolveOptions::new(),
+            )
+            .unwrap_err();
+        assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
+    }
 }
