@@ -119,6 +119,9 @@ def test_weighted_lstsq_reads_x_where_it_lies(rng, m, square):
     fortran = la.weighted_lstsq(np.asfortranarray(x.astype(np.float32)), y.astype(np.float32),
                                 w.astype(np.float32))
     assert single.x.dtype == np.float32 and np.array_equal(single.x, fortran.x)
+    x32, y32, w32 = (v.astype(np.float32).astype(np.float64) for v in (x, y, w))
+    want32 = sla.lstsq(x32 * np.sqrt(w32)[:, None], y32 * np.sqrt(w32))[0]
+    assert rel(single.x, want32) < 1e-6
 
 
 def test_weighted_lstsq_checks_x_once_with_scipys_message(rng):

@@ -493,6 +493,13 @@ mod tests {
             let rows = gpu.device_residual(&a, &d, &b).unwrap();
             let columns = gpu.device_residual(by_columns, &d, &b).unwrap();
             assert_eq!(columns.rhs(), rows.rhs(), "{m}x{n}: AD²b");
+            let host = crate::least_squares::NormalEquations::new(by_columns, &d, &b);
+            for (g, h) in columns.rhs().iter().zip(host.rhs()) {
+                assert!(
+                    (g - h).abs() <= 1e-13 * h.abs().max(1.0),
+                    "{m}x{n}: {g} against {h}"
+                );
+            }
             assert_eq!(columns.residual(&x).unwrap(), rows.residual(&x).unwrap());
             let q = DiagonalParts::d_exponent(&d);
             assert_eq!(

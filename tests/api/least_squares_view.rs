@@ -115,6 +115,9 @@ fn single_precision_and_strided_views_solve_too() {
         .least_squares_view(view, &d32, &b32, SolveOptions::new())
         .unwrap();
     assert!(relative_error_vec(&s.x, &want.x) <= 1e-14);
+    let widen = |v: &[f32]| v.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+    let x_cpu = solve_normal_equations_faer(&a32.to_f64(), &widen(&d32), &widen(&b32)).unwrap();
+    assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-10);
     // Entry (i, j) of A at 2·(i·n + j): NaN between every two of them.
     let mut spread = vec![f64::NAN; 2 * m * n];
     for i in 0..m {
@@ -128,6 +131,8 @@ fn single_precision_and_strided_views_solve_too() {
         .least_squares_view(view, &d, &b, SolveOptions::new())
         .unwrap();
     assert!(relative_error_vec(&s.x, &rows.x) <= 1e-14);
+    let x_cpu = solve_normal_equations_faer(&a, &d, &b).unwrap();
+    assert!(relative_error_vec(&s.x, &x_cpu) <= 1e-10);
     let equations = NormalEquations::new(view, &d, &b);
     let by_rows = NormalEquations::new(&a, &d, &b);
     assert!(relative_error_vec(equations.rhs(), by_rows.rhs()) <= 1e-15);
