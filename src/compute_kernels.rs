@@ -46,6 +46,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &RESIDUAL,
     &DIAGONAL_PARTS,
     &TO_SINGLE,
+    &TRANSPOSE,
     &GATHER,
     &PREHEAT,
     &BATCHED_ASSEMBLE,

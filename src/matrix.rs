@@ -288,6 +288,147 @@ impl<T> IndexMut<(usize, usize)> for Matrix<T> {
     }
 }
 
+/// A dense matrix borrowed where it lies, as BLAS and faer's `MatRef` read one: entry (i, j)
+/// is `data[i·row_stride + j·col_stride]`. A row-major or column-major array (a numpy array in
+/// C or Fortran order), the transpose of either, or a block of a larger one; nothing outside
+/// those positions is read.
+#[derive(Clone, Copy, Debug)]
+pub struct MatrixView<'a, T = f64> {
+    data: &'a [T],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+impl<'a, T: Copy> MatrixView<'a, T> {
+    /// The rows x cols matrix at `data[i·row_stride + j·col_stride]`; a `data` too short for
+    /// those positions is [`InputError::Shape`].
+    ///
+    /// ```
+    /// use symraster::matrix::MatrixView;
+    /// // The 2x3 matrix [[1, 2, 3], [4, 5, 6]] stored by columns.
+    /// let a = MatrixView::new(&[1.0, 4.0, 2.0, 5.0, 3.0, 6.0], 2, 3, 1, 2)?;
+    /// assert_eq!((a.get(0, 2), a.transpose().get(2, 1)), (3.0, 6.0));
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn new(
+        data: &'a [T],
+        rows: usize,
+        cols: usize,
+        row_stride: usize,
+        col_stride: usize,
+    ) -> Result<Self> {
+        let last = if rows == 0 || cols == 0 {
+            Some(0)
+        } else {
+            (rows - 1)
+                .checked_mul(row_stride)
+                .zip((cols - 1).checked_mul(col_stride))
+                .and_then(|(r, c)| r.checked_add(c)?.checked_add(1))
+        };
+        match last {
+            Some(needed) if needed <= data.len() => Ok(Self {
+                data,
+                rows,
+                cols,
+                row_stride,
+                col_stride,
+            }),
+            _ => Err(Error::shape(format!(
+                "a {rows}x{cols} view with strides ({row_stride}, {col_stride}) reaches past \
+                 the {} values given",
+                data.len()
+            ))),
+        }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// (rows, cols).
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// (row stride, column stride), in values.
+    pub fn strides(&self) -> (usize, usize) {
+        (self.row_stride, self.col_stride)
+    }
+
+    /// Entry (i, j); panics outside the shape.
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> T {
+        assert!(
+            i < self.rows && j < self.cols,
+            "index ({i}, {j}) out of {}x{}",
+            self.rows,
+            self.cols
+        );
+        self.data[i * self.row_stride + j * self.col_stride]
+    }
+
+    /// The transpose, over the same memory.
+    pub fn transpose(self) -> Self {
+        Self {
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+            ..self
+        }
+    }
+
+    /// Whether each row lies contiguous (column stride 1, or a single column).
+    pub fn rows_contiguous(&self) -> bool {
+        self.col_stride == 1 || self.cols <= 1
+    }
+
+    /// Row `i` as a slice, where rows are contiguous ([`MatrixView::rows_contiguous`]).
+    #[inline]
+    pub fn row(&self, i: usize) -> &'a [T] {
+        assert!(
+            self.rows_contiguous() && i < self.rows,
+            "row {i} is no slice"
+        );
+        if self.cols == 0 {
+            return &[];
+        }
+        &self.data[i * self.row_stride..i * self.row_stride + self.cols]
+    }
+
+    /// The entries as one slice in row-major order, where rows are contiguous and follow
+    /// each other without a gap.
+    pub fn as_row_major(&self) -> Option<&'a [T]> {
+        let dense = self.rows_contiguous() && (self.row_stride == self.cols || self.rows <= 1);
+        dense.then(|| &self.data[..self.rows * self.cols])
+    }
+
+    /// A row-major copy.
+    pub fn to_matrix(&self) -> Matrix<T> {
+        Matrix::from_fn(self.rows, self.cols, |i, j| self.get(i, j))
+    }
+}
+
+impl<'a, T: Copy> From<&'a Matrix<T>> for MatrixView<'a, T> {
+    fn from(m: &'a Matrix<T>) -> Self {
+        Self {
+            data: &m.data,
+            rows: m.rows,
+            cols: m.cols,
+            row_stride: m.cols,
+            col_stride: 1,
+        }
+    }
+}
+
 impl<T: Copy> From<Matrix<T>> for Vec<T> {
     fn from(m: Matrix<T>) -> Vec<T> {
         m.into_vec()
@@ -329,6 +470,41 @@ pub fn check_finite<T: Copy + Into<f64> + Sync>(input: &str, m: &Matrix<T>) -> R
         }));
     }
     Ok(())
+}
+
+/// [`check_finite`] of a borrowed view, the position in the view's rows and columns: one pass
+/// over its entries alone (never the gaps between them), on all cores where its rows or its
+/// columns lie contiguous.
+pub fn check_finite_view<T: Copy + Into<f64> + Sync>(
+    input: &str,
+    v: MatrixView<'_, T>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let bad = |x: T| !x.into().is_finite();
+    let in_lines = |l: MatrixView<'_, T>| match l.as_row_major() {
+        Some(s) => first_non_finite(s).map(|p| (p / l.cols, p % l.cols)),
+        None => (0..l.rows)
+            .into_par_iter()
+            .position_first(|i| !all_finite(l.row(i)))
+            .map(|i| (i, l.row(i).iter().position(|&x| bad(x)).unwrap_or(0))),
+    };
+    let found = if v.rows_contiguous() {
+        in_lines(v)
+    } else if v.transpose().rows_contiguous() {
+        in_lines(v.transpose()).map(|(j, i)| (i, j))
+    } else {
+        (0..v.rows)
+            .flat_map(|i| (0..v.cols).map(move |j| (i, j)))
+            .find(|&(i, j)| bad(v.get(i, j)))
+    };
+    match found {
+        Some((i, j)) => Err(Error::from(InputError::NonFinite {
+            input: input.to_string(),
+            position: format!("row {i}, column {j} (0-based)"),
+            value: v.get(i, j).into(),
+        })),
+        None => Ok(()),
+    }
 }
 
 /// Whether every value is finite: one pass with no early exit, which the compiler vectorizes.
@@ -447,6 +623,8 @@ pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + Send + Sync + '
     fn single_vec<'a>(input: &str, v: &'a [Self]) -> Result<std::borrow::Cow<'a, [f32]>>;
     /// The matrix in double precision, when it is one (no copy).
     fn as_double(m: &Matrix<Self>) -> Option<&Matrix<f64>>;
+    /// [`Element::as_double`] for a borrowed view.
+    fn as_double_view(m: MatrixView<'_, Self>) -> Option<MatrixView<'_, f64>>;
     /// An f64 value in this type: `f32` rounded (±inf beyond its range), `f64` as is.
     fn from_double(v: f64) -> Self;
 }
@@ -467,6 +645,9 @@ impl Element for f32 {
     fn as_double(_: &Matrix<f32>) -> Option<&Matrix<f64>> {
         None
     }
+    fn as_double_view(_: MatrixView<'_, f32>) -> Option<MatrixView<'_, f64>> {
+        None
+    }
     fn from_double(v: f64) -> Self {
         v as f32
     }
@@ -480,6 +661,9 @@ impl Element for f64 {
         to_single_precision_vec(input, v).map(std::borrow::Cow::Owned)
     }
     fn as_double(m: &Matrix<f64>) -> Option<&Matrix<f64>> {
+        Some(m)
+    }
+    fn as_double_view(m: MatrixView<'_, f64>) -> Option<MatrixView<'_, f64>> {
         Some(m)
     }
     fn from_double(v: f64) -> Self {

@@ -913,8 +913,12 @@ fn lend(
     Some((worker::Lent::new(data), rows, stride, triangle, swapped))
 }
 
-/// min ‖diag(√w)(y − x·β)‖₂ with x observations × unknowns (read as the library's A = xᵀ),
-/// f64 accurate. Returns β (float64) and the diagnostics.
+/// min ‖diag(√w)(y − x·β)‖₂ with x observations × unknowns, read where it lies as the
+/// library's A = xᵀ (`Gpu::least_squares_view`), f64 accurate. A float64 x is lent to the
+/// worker as it is (C or Fortran order, any non-negative strides), a float32 one widened once
+/// in its own order; only x with a negative stride is copied transposed. The library's check
+/// of x is the one pass over it: with `check_finite` a non-finite x is scipy's error. Returns
+/// β (float64) and the diagnostics.
 #[pyfunction]
 fn least_squares<'py>(
     py: Python<'py>,
@@ -923,27 +927,100 @@ fn least_squares<'py>(
     y: &Bound<'py, PyAny>,
     method: &str,
     storage: &str,
+    check_finite: bool,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
     let solve = SolveOptions {
         gpu: options(method, storage)?,
         ..SolveOptions::default()
     };
-    let a = read_matrix(py, x, true)?;
+    let lent = x.extract::<PyReadonlyArray2<'py, f64>>().ok();
+    let observations = match &lent {
+        Some(array) => match strided(array.as_array()) {
+            Some((values, rs, cs)) => {
+                let (rows, cols) = array.as_array().dim();
+                Observations::Lent(values, [rows, cols, rs, cs])
+            }
+            None => Observations::Copied(read_matrix(py, x, true)?),
+        },
+        None => match x.extract::<PyReadonlyArray2<'py, f32>>() {
+            Ok(array) => match widened_as_it_lies(array.as_array()) {
+                Some((values, layout)) => Observations::Widened(
+                    py.detach(|| widened(values))
+                        .map_err(|e| errors::to_py(py, e))?,
+                    layout,
+                ),
+                None => Observations::Copied(read_matrix(py, x, true)?),
+            },
+            Err(_) => Observations::Copied(read_matrix(py, x, true)?),
+        },
+    };
     let (w, y) = (read_vector(py, w)?, read_vector(py, y)?);
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
-        match (&a, &w, &y) {
-            (Mat::F64(a), Vector::F64(w), Vector::F64(y)) => gpu.least_squares(a, w, y, solve),
-            (Mat::F32(a), Vector::F32(w), Vector::F32(y)) => gpu.least_squares(a, w, y, solve),
+        let x_transposed = |values, [rows, cols, rs, cs]: [usize; 4]| {
+            symraster::matrix::MatrixView::new(values, rows, cols, rs, cs).map(|v| v.transpose())
+        };
+        match (&observations, &w, &y) {
+            (Observations::Lent(values, layout), Vector::F64(w), Vector::F64(y)) => {
+                // SAFETY: inside the job of this `run`, while `x` is borrowed (see `Lent`).
+                let a = x_transposed(unsafe { values.get() }, *layout)?;
+                gpu.least_squares_view(a, w, y, solve)
+            }
+            (Observations::Widened(values, layout), Vector::F32(w), Vector::F32(y)) => {
+                let a = x_transposed(values, *layout)?;
+                gpu.least_squares_view(a, &widened(w)?, &widened(y)?, solve)
+            }
+            (Observations::Copied(Mat::F64(a)), Vector::F64(w), Vector::F64(y)) => {
+                gpu.least_squares(a, w, y, solve)
+            }
+            (Observations::Copied(Mat::F32(a)), Vector::F32(w), Vector::F32(y)) => {
+                gpu.least_squares(a, w, y, solve)
+            }
             _ => Err(symraster::InputError::InvalidOption(
                 "x, w and y must share one dtype".into(),
             )
             .into()),
         }
     });
+    drop(lent);
+    if let worker::Outcome::Done(
+        Err(symraster::Error::Input(symraster::InputError::NonFinite { input, .. })),
+        _,
+    ) = &outcome
+        && check_finite
+        && input == "A"
+    {
+        return Err(PyValueError::new_err("array must not contain infs or NaNs"));
+    }
     let (s, seconds) = finish_as(py, outcome, Names::Lstsq)?;
     let d = solution_dict(py, &s, seconds)?;
     Ok((Array1::from_vec(s.x).into_pyarray(py), d))
+}
+
+/// The observations x of `least_squares` as the worker reads them.
+enum Observations {
+    /// A float64 x where it lies, and its layout: [rows, columns, row stride, column stride].
+    Lent(worker::Lent, [usize; 4]),
+    /// A float32 x widened to float64 in its own order, and that layout.
+    Widened(Vec<f64>, [usize; 4]),
+    /// xᵀ copied row-major (an x with a negative stride, or an empty one).
+    Copied(Mat),
+}
+
+/// A float32 x's values in memory order and their layout where x is C or Fortran
+/// contiguous (so that widening them keeps x's order); `None` otherwise.
+fn widened_as_it_lies(view: ArrayView2<'_, f32>) -> Option<(&[f32], [usize; 4])> {
+    let (rows, cols) = view.dim();
+    let values = view.to_slice_memory_order()?;
+    if rows == 0 || cols == 0 {
+        return None;
+    }
+    let layout = if view.is_standard_layout() {
+        [rows, cols, cols, 1]
+    } else {
+        [rows, cols, 1, rows]
+    };
+    Some((values, layout))
 }
 
 /// The lower triangle of A·diag(d)·Aᵀ (float32, upper triangle zero): the paper's assembly.

@@ -765,7 +765,8 @@ def weighted_lstsq(x, y, w=None, *, method="auto", storage="full", check_finite=
                    return_info=False):
     if np.ndim(x) > 2 or np.ndim(y) > 1 or np.ndim(w) > 1 or return_info:  # _stacks.py
         return _stacks.weighted_lstsq(x, y, w, method, storage, check_finite, return_info)
-    x = _matrix(x, "x", check_finite)
+    # x's finiteness is checked once, by the library as it reads x (check_finite below).
+    x = _matrix(x, "x", False)
     n, m = x.shape
     y = _real(y, "y")
     if y.ndim != 1 or y.shape[0] != n:
@@ -785,7 +786,8 @@ def weighted_lstsq(x, y, w=None, *, method="auto", storage="full", check_finite=
     method, storage = _options(method, storage)
     dtype = np.result_type(x.dtype, y.dtype, w.dtype)
     beta, diagnostics = _native.least_squares(
-        x.astype(dtype, copy=False), _same(w, dtype), _same(y, dtype), method, storage)
+        x.astype(dtype, copy=False), _same(w, dtype), _same(y, dtype), method, storage,
+        check_finite)
     return LstsqResult(beta.astype(dtype, copy=False), diagnostics)
 
 

@@ -95,6 +95,46 @@ def test_weighted_lstsq(rng, m, dtype):
     assert r.condition > 0.99 and r.fallback_ran is (r.fallback is not None)
 
 
+@pytest.mark.parametrize("m", [1, 3, 17, 63, 65, 130])
+@pytest.mark.parametrize("square", [False, True])
+def test_weighted_lstsq_reads_x_where_it_lies(rng, m, square):
+    """x in C order, Fortran order, as rows of a wider array (NaN in the columns left out), and
+    float32 in C and Fortran order: the same β to rounding, float64 accurate against scipy;
+    reversed (a negative stride, copied) too."""
+    n = m if square else 2 * m
+    x = rng.standard_normal((n, m)) + (3.0 * np.eye(n, m) if square else 0.0)
+    y = rng.standard_normal(n)
+    w = rng.uniform(0.5, 2.0, n)
+    sw = np.sqrt(w)
+    want = sla.lstsq(x * sw[:, None], y * sw)[0]
+    base = la.weighted_lstsq(x, y, w).x
+    assert rel(base, want) < 1e-10
+    wide = np.full((n, m + 3), np.nan)
+    wide[:, 1:m + 1] = x
+    for layout in (np.asfortranarray(x), wide[:, 1:m + 1], x[::-1][::-1]):
+        assert rel(la.weighted_lstsq(layout, y, w).x, base) < 1e-14, layout.strides
+    # The observations in reverse order: another order of summation, the same problem.
+    assert rel(la.weighted_lstsq(x[::-1], y[::-1], w[::-1]).x, want) < 1e-10
+    single = la.weighted_lstsq(x.astype(np.float32), y.astype(np.float32), w.astype(np.float32))
+    fortran = la.weighted_lstsq(np.asfortranarray(x.astype(np.float32)), y.astype(np.float32),
+                                w.astype(np.float32))
+    assert single.x.dtype == np.float32 and np.array_equal(single.x, fortran.x)
+    x32, y32, w32 = (v.astype(np.float32).astype(np.float64) for v in (x, y, w))
+    want32 = sla.lstsq(x32 * np.sqrt(w32)[:, None], y32 * np.sqrt(w32))[0]
+    assert rel(single.x, want32) < 1e-6
+
+
+def test_weighted_lstsq_checks_x_once_with_scipys_message(rng):
+    x = rng.standard_normal((8, 3))
+    x[5, 2] = np.inf
+    for layout in (x, np.asfortranarray(x)):
+        with pytest.raises(ValueError, match="array must not contain infs or NaNs"):
+            la.weighted_lstsq(layout, np.ones(8))
+        with pytest.raises(ValueError, match=r"input x holds a non-finite value \(inf\) at row 5, "
+                                             r"column 2 \(0-based\)"):
+            la.weighted_lstsq(layout, np.ones(8), check_finite=False)
+
+
 def test_weighted_lstsq_errors(rng):
     with pytest.raises(ValueError, match="y needs 5"):
         la.weighted_lstsq(np.ones((5, 2)), np.ones(4))

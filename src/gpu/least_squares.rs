@@ -5,12 +5,13 @@ use super::range::{DiagonalParts, RangeScaling};
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
+use crate::least_squares::design::{Design, design_of};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
     check_problem, check_rank, estimate_inverse_norm_1, refine, single_factor_failure,
 };
-use crate::matrix::{Element, Matrix, check_finite, check_finite_vec};
+use crate::matrix::{Element, Matrix, MatrixView, check_finite, check_finite_vec};
 use crate::phases::Phases;
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use std::time::Instant;
@@ -45,22 +46,42 @@ impl Gpu {
         b: &[T],
         options: SolveOptions,
     ) -> Result<Solution> {
-        let (a, d, b) = (double(a), double_vec(d), double_vec(b));
-        self.least_squares_f64(&a, &d, &b, &options)
+        self.least_squares_view(a.into(), d, b, options)
+    }
+
+    /// [`Gpu::least_squares`] with A borrowed where it lies: any [`MatrixView`], such as the
+    /// caller's observations-by-unknowns X in row-major order read as A = Xᵀ
+    /// (`MatrixView::new(x, n, m, m, 1)?.transpose()`), with no transposed copy. An f64 A whose
+    /// rows or columns are contiguous is read in place (it goes to the GPU as it lies, its
+    /// columns put in place there); f32 is widened line by line, and a view with neither rows
+    /// nor columns contiguous is copied row-major first.
+    pub fn least_squares_view<T: Element>(
+        &self,
+        a: MatrixView<'_, T>,
+        d: &[T],
+        b: &[T],
+        options: SolveOptions,
+    ) -> Result<Solution> {
+        let mut phase = Phases::new(Instant::now());
+        let mut store = Vec::new();
+        let a = design_of(a, &mut store)?;
+        let (d, b) = (double_vec(d), double_vec(b));
+        phase.mark("A, d and b in f64");
+        self.least_squares_f64(a, &d, &b, &options)
     }
 
     /// [`Gpu::least_squares`] in f64.
     fn least_squares_f64(
         &self,
-        a: &Matrix<f64>,
+        a: Design<'_>,
         d: &[f64],
         b: &[f64],
         options: &SolveOptions,
     ) -> Result<Solution> {
         let mut phase = Phases::new(Instant::now());
         options.validate()?;
-        check_problem(a, d, b)?;
-        check_rank(a, d)?;
+        check_problem(a.view(), d, b)?;
+        check_rank(a.view(), d)?;
         phase.mark("checks");
         // b by a power of two so that its largest entry lies in [1, 2): exact, so b and 2^k·b
         // give the same scaled problem bit for bit, and AD²b and the residuals stay clear of
@@ -73,20 +94,21 @@ impl Gpu {
     /// [`Gpu::least_squares`] for b already scaled (max |b| in [1, 2) or b = 0).
     fn solve_scaled(
         &self,
-        a: &Matrix<f64>,
+        a: Design<'_>,
         d: &[f64],
         b: &[f64],
         options: &SolveOptions,
     ) -> Result<Solution> {
         let start = Instant::now();
         let mut phase = Phases::new(start);
-        let method = self.check_problem_size(a.rows(), a.cols(), options.gpu)?;
+        let (m, n) = a.shape();
+        let method = self.check_problem_size(m, n, options.gpu)?;
         // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
         // is rounded to f32 there for the factor; C and L stay there, corrections are solved
         // there; only L's diagonal comes back, for the pivot check. Where the device cannot
         // hold A in f64, residuals run on the CPU and A goes up in f32.
         let device_residual = match method {
-            Method::Tiled => match self.device_residual(a, d, b) {
+            Method::Tiled => match self.device_residual(a.view(), d, b) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     log::info!("residuals on the CPU: {e}");
@@ -105,7 +127,7 @@ impl Gpu {
         };
         let diagonal = match on_device {
             Some(rows) => DiagonalParts::from_rows(rows),
-            None => DiagonalParts::of(a, d),
+            None => DiagonalParts::of(&a, d),
         };
         let scaling = RangeScaling::of(&diagonal, d)?;
         let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
@@ -118,7 +140,7 @@ impl Gpu {
         let scaled_diagonal = diagonal.scaled(scaling.exponent);
         phase.mark("diagonal, scaling");
         let single_a = || {
-            let a32 = a.map(|v| (v * scaling.a) as f32);
+            let a32 = a.map_row_major(|v| (v * scaling.a) as f32);
             check_finite(
                 "A (scaled and rounded to single precision for the GPU)",
                 &a32,
@@ -133,7 +155,7 @@ impl Gpu {
                     let a32 = device.single_precision_a(exponent)?;
                     Factor::Device(self.factor_product_tiled_on_device(
                         a32,
-                        a.shape(),
+                        (m, n),
                         &d32,
                         format,
                     )?)
@@ -167,10 +189,10 @@ impl Gpu {
                     "the f32 factor failed at column {column}: solving with an f64 Cholesky on \
                      the CPU"
                 );
-                let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
+                let double = DoubleFactor::of(a.view(), d, scaling.a, scaling.d)?;
                 let factor = start.elapsed();
                 return solve_in_double(
-                    &NormalEquations::new(a, d, b),
+                    &NormalEquations::new(a.view(), d, b),
                     &double,
                     &Scaled {
                         exponent: c_exponent,
@@ -188,12 +210,11 @@ impl Gpu {
 
         // The CPU's products, only where the GPU does not form them.
         let host_equations = std::cell::OnceCell::new();
-        let equations = || host_equations.get_or_init(|| NormalEquations::new(a, d, b));
+        let equations = || host_equations.get_or_init(|| NormalEquations::new(a.view(), d, b));
         let rhs: &[f64] = match &device_residual {
             Some(device) => device.rhs(),
             None => equations().rhs(),
         };
-        let m = a.rows();
         let correct = |r: &[f64]| scaling.correct_with(r, |v| factor_l.solve(v));
         let x0 = correct(rhs)?;
         let x0_time = start.elapsed();
@@ -238,7 +259,7 @@ impl Gpu {
                  f64 Cholesky on the CPU",
                 refinement.backward_error
             );
-            let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
+            let double = DoubleFactor::of(a.view(), d, scaling.a, scaling.d)?;
             let solution = solve_in_double(
                 equations(),
                 &double,
@@ -258,7 +279,7 @@ impl Gpu {
             // singular one (refinement converges on a consistent singular system too): an f64
             // factor decides, and its estimate is the one reported. (Off with the fallback, as
             // in the paper's settings: there the estimate is the f32 factor's, a lower bound.)
-            let double = DoubleFactor::of(a, d, scaling.a, scaling.d)?;
+            let double = DoubleFactor::of(a.view(), d, scaling.a, scaling.d)?;
             condition = norm_c_scaled * double.inverse_norm_scaled();
             double.check_singular(&scaled_diagonal)?;
         }

@@ -2,7 +2,8 @@
 //! scaling), and C = AD²Aᵀ's diagonal computed without overflow or underflow.
 
 use crate::error::{NumericalError, Result};
-use crate::matrix::Matrix;
+use crate::least_squares::design::Design;
+use crate::matrix::MatrixView;
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 
 /// Powers of two that bring A and d, and so C = A·diag(d)·Aᵀ, into f32's range for the GPU:
@@ -29,38 +30,79 @@ pub(super) struct DiagonalParts {
 }
 
 impl DiagonalParts {
-    /// The parts of AD²Aᵀ's diagonal, O(mn) on all cores.
-    pub(super) fn of(a: &Matrix<f64>, d: &[f64]) -> Self {
+    /// The parts of AD²Aᵀ's diagonal, O(mn) on all cores, from A where it lies: row by row,
+    /// or by sweeps over Aᵀ's rows where A lies by columns.
+    pub(super) fn of(a: &Design<'_>, d: &[f64]) -> Self {
         use rayon::prelude::*;
         let exponent = |x: f64| if x > 0.0 { exponent_of(x) } else { 0 };
         let q = Self::d_exponent(d);
         let d: Vec<f64> = d.iter().map(|&v| times_power_of_two(v, -q)).collect();
-        let parts = (0..a.rows())
-            .into_par_iter()
-            .map(|j| {
-                let row_max = norm_inf(a.row(j));
-                let p = exponent(row_max);
-                // times_power_of_two(a, −p) with its two factors made once per row (the
-                // same products, bit for bit), summed in eight lanes.
-                let (f1, f2) = (2f64.powi(-p / 2), 2f64.powi(-p - (-p / 2)));
-                let mut lanes = [0.0f64; 8];
-                let row = a.row(j);
-                let split = row.len() - row.len() % 8;
-                for (a, d) in row[..split].chunks_exact(8).zip(d[..split].chunks_exact(8)) {
-                    for l in 0..8 {
-                        let v = a[l] * f1 * f2;
-                        lanes[l] += v * v * d[l];
+        // times_power_of_two(a, −p) as two factors made once per row (the same products, bit
+        // for bit).
+        let factors = |p: i32| (2f64.powi(-p / 2), 2f64.powi(-p - (-p / 2)));
+        let parts = match *a {
+            Design::Rows(a) => (0..a.rows())
+                .into_par_iter()
+                .map(|j| {
+                    let row_max = norm_inf(a.row(j));
+                    let p = exponent(row_max);
+                    let (f1, f2) = factors(p);
+                    // Summed in eight lanes.
+                    let mut lanes = [0.0f64; 8];
+                    let row = a.row(j);
+                    let split = row.len() - row.len() % 8;
+                    for (a, d) in row[..split].chunks_exact(8).zip(d[..split].chunks_exact(8)) {
+                        for l in 0..8 {
+                            let v = a[l] * f1 * f2;
+                            lanes[l] += v * v * d[l];
+                        }
                     }
-                }
-                let tail: f64 = row[split..]
-                    .iter()
-                    .zip(&d[split..])
-                    .map(|(&a, d)| (a * f1 * f2).powi(2) * d)
-                    .sum();
-                let v = lanes.iter().sum::<f64>() + tail;
-                ((v, 2 * p + q), row_max)
-            })
-            .collect::<Vec<_>>();
+                    let tail: f64 = row[split..]
+                        .iter()
+                        .zip(&d[split..])
+                        .map(|(&a, d)| (a * f1 * f2).powi(2) * d)
+                        .sum();
+                    let v = lanes.iter().sum::<f64>() + tail;
+                    ((v, 2 * p + q), row_max)
+                })
+                .collect::<Vec<_>>(),
+            Design::Columns(t) => {
+                // Row j of A is column j of Aᵀ: each row of Aᵀ adds to all m rows' values.
+                let nan_max = |x: f64, y: f64| {
+                    if x.is_nan() || y.is_nan() {
+                        f64::NAN
+                    } else {
+                        x.max(y)
+                    }
+                };
+                let row_max = sweep(
+                    t,
+                    |acc, line, _| {
+                        for (x, &v) in acc.iter_mut().zip(line) {
+                            *x = nan_max(*x, v.abs());
+                        }
+                    },
+                    nan_max,
+                );
+                let p: Vec<i32> = row_max.iter().map(|&r| exponent(r)).collect();
+                let f: Vec<(f64, f64)> = p.iter().map(|&p| factors(p)).collect();
+                let sums = sweep(
+                    t,
+                    |acc, line, k| {
+                        for ((x, &v), &(f1, f2)) in acc.iter_mut().zip(line).zip(&f) {
+                            let v = v * f1 * f2;
+                            *x += v * v * d[k];
+                        }
+                    },
+                    |x, y| x + y,
+                );
+                sums.into_iter()
+                    .zip(p)
+                    .zip(row_max)
+                    .map(|((v, p), r)| ((v, 2 * p + q), r))
+                    .collect()
+            }
+        };
         let largest = parts.iter().map(|&(_, r)| r).fold(0.0, |x: f64, y| {
             if x.is_nan() || y.is_nan() {
                 f64::NAN
@@ -109,6 +151,36 @@ impl DiagonalParts {
             .map(|&(v, k)| times_power_of_two(v, k + s))
             .collect()
     }
+}
+
+/// Aᵀ's rows (n x m, rows contiguous) folded into m values: `step(acc, line, k)` adds row k to
+/// a partial result, over all cores in fixed blocks of rows whose results `join` merges in
+/// block order (the same input gives the same bits whatever the thread count).
+fn sweep(
+    t: MatrixView<'_, f64>,
+    step: impl Fn(&mut [f64], &[f64], usize) + Sync,
+    join: impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 256;
+    let m = t.cols();
+    let blocks: Vec<Vec<f64>> = (0..t.rows().div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let mut acc = vec![0.0; m];
+            for k in b * BLOCK..((b + 1) * BLOCK).min(t.rows()) {
+                step(&mut acc, t.row(k), k);
+            }
+            acc
+        })
+        .collect();
+    blocks
+        .into_iter()
+        .reduce(|mut x, y| {
+            x.iter_mut().zip(y).for_each(|(x, y)| *x = join(*x, y));
+            x
+        })
+        .unwrap_or_else(|| vec![0.0; m])
 }
 
 impl RangeScaling {

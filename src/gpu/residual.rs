@@ -9,7 +9,8 @@ use crate::error::{DeviceError, Error, Result};
 use crate::gl::{
     Buffer, BufferTarget, BufferUsage, ComputeKernel, ComputeProgram, Context, LOOP_BUDGET, Uniform,
 };
-use crate::matrix::Matrix;
+use crate::least_squares::design::{Design, design_of};
+use crate::matrix::MatrixView;
 use std::rc::Rc;
 
 /// Invocations per work group in the product, residual and gather kernels (`local_size_x`).
@@ -39,6 +40,7 @@ pub(crate) struct LeastSquaresKernels {
     to_single: ComputeProgram,
     gather: ComputeProgram,
     diagonal: ComputeProgram,
+    transpose: ComputeProgram,
 }
 
 impl LeastSquaresKernels {
@@ -53,6 +55,7 @@ impl LeastSquaresKernels {
             to_single: program(&table::TO_SINGLE)?,
             gather: program(&table::GATHER)?,
             diagonal: program(&table::DIAGONAL_PARTS)?,
+            transpose: program(&table::TRANSPOSE)?,
         })
     }
 
@@ -101,14 +104,16 @@ pub struct DeviceResidual {
 }
 
 impl DeviceResidual {
-    /// Uploads A (m x n), d and b in double precision and forms AD²b there. Needs compute
-    /// shaders with GLSL doubles (OpenGL 4.3) and A within one storage buffer; otherwise
-    /// [`DeviceError::Unsupported`], and the caller evaluates residuals on the CPU.
+    /// Uploads A (m x n), d and b in double precision and forms AD²b there. A goes up as it
+    /// lies: rows straight into place, columns (Aᵀ's rows) in blocks that a kernel puts in
+    /// place on the GPU; only A's entries are read, never the gaps a stride leaves. Needs
+    /// compute shaders with GLSL doubles (OpenGL 4.3) and A within one storage buffer;
+    /// otherwise [`DeviceError::Unsupported`], and the caller evaluates residuals on the CPU.
     fn new(
         ctx: &Context,
         kernels: Rc<LeastSquaresKernels>,
         max_bytes: u64,
-        a: &Matrix<f64>,
+        a: Design<'_>,
         d: &[f64],
         b: &[f64],
     ) -> Result<Self> {
@@ -139,7 +144,7 @@ impl DeviceResidual {
             m,
             n,
             ctx: ctx.clone(),
-            a: storage(a.as_slice())?,
+            a: upload(ctx, &kernels, a)?,
             d: storage(d)?,
             f: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
             zero: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
@@ -317,12 +322,79 @@ impl DeviceResidual {
     }
 }
 
+/// Values of Aᵀ's rows sent up per block where A lies by columns: the GPU holds one such block
+/// beside A while the transpose kernel puts it in place (small in unit tests, so that their
+/// small problems take many blocks).
+const LINES_BLOCK: usize = if cfg!(test) { 1 << 8 } else { 1 << 23 };
+
+/// A in f64 on the GPU, row-major: rows copied as they lie; columns (the rows of Aᵀ) sent up
+/// in blocks and put in place by glsl/least_squares/transpose.comp.
+fn upload(ctx: &Context, kernels: &LeastSquaresKernels, a: Design<'_>) -> Result<Buffer<f64>> {
+    let (m, n) = a.shape();
+    let lines = match a {
+        Design::Rows(a) => {
+            return match a.as_row_major() {
+                Some(values) => {
+                    Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)
+                }
+                None => Buffer::filled(
+                    ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Static,
+                    m * n,
+                    |first, out| fill_lines(a, first, out),
+                ),
+            };
+        }
+        Design::Columns(t) => t,
+    };
+    let out = Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * n)?;
+    // At most 32 x 65535 lines per block: the kernel's groups along y.
+    let per_block = (LINES_BLOCK / m.max(1)).clamp(1, 32 * MAX_GROUPS);
+    let k = &kernels.transpose;
+    for col0 in (0..n).step_by(per_block) {
+        let count = per_block.min(n - col0);
+        let block = Buffer::filled(
+            ctx,
+            BufferTarget::Storage,
+            BufferUsage::Stream,
+            count * m,
+            |first, values| fill_lines(lines, col0 * m + first, values),
+        )?;
+        k.set_all(&[
+            ("m", Uniform::U32(m as u32)),
+            ("n", Uniform::U32(n as u32)),
+            ("col0", Uniform::U32(col0 as u32)),
+            ("count", Uniform::U32(count as u32)),
+        ])?;
+        block.bind_base(0);
+        out.bind_base(1);
+        k.dispatch([m.div_ceil(32) as u32, count.div_ceil(32) as u32, 1])?;
+    }
+    ctx.check(|| "putting A's columns in place on the GPU".into())?;
+    Ok(out)
+}
+
+/// `out` = the entries of the row-major order of `v` (rows contiguous) from index `first` on.
+fn fill_lines(v: MatrixView<'_, f64>, first: usize, out: &mut [f64]) {
+    let cols = v.cols();
+    let mut done = 0;
+    while done < out.len() {
+        let (i, j) = ((first + done) / cols, (first + done) % cols);
+        let piece = (cols - j).min(out.len() - done);
+        out[done..done + piece].copy_from_slice(&v.row(i)[j..j + piece]);
+        done += piece;
+    }
+}
+
 impl Gpu {
     /// The least-squares problem's data on this GPU for residuals in f64
-    /// ([`DeviceResidual`]), or why not (no compute shaders, A too large for one buffer).
-    pub(crate) fn device_residual(
+    /// ([`DeviceResidual`]), or why not (no compute shaders, A too large for one buffer). A
+    /// is a `&Matrix` or any [`MatrixView`] (one with neither rows nor columns contiguous is
+    /// copied row-major first).
+    pub(crate) fn device_residual<'a>(
         &self,
-        a: &Matrix<f64>,
+        a: impl Into<MatrixView<'a, f64>>,
         d: &[f64],
         b: &[f64],
     ) -> Result<DeviceResidual> {
@@ -333,11 +405,12 @@ impl Gpu {
             }
             .into());
         }
+        let mut store = Vec::new();
         DeviceResidual::new(
             self.context(),
             self.least_squares_kernels()?,
             self.max_storage_bytes()?,
-            a,
+            design_of(a.into(), &mut store)?,
             d,
             b,
         )
@@ -358,7 +431,8 @@ impl Gpu {
 mod tests {
     use super::super::range::DiagonalParts;
     use crate::gpu::Gpu;
-    use crate::matrix::Matrix;
+    use crate::least_squares::design::Design;
+    use crate::matrix::{Matrix, MatrixView};
 
     /// The GPU's diagonal parts equal the host's: rows from 1e-300 to 1e300 (subnormal entries
     /// among them), zeros, weights over many orders; the exponents exactly, the mantissas to
@@ -383,7 +457,7 @@ mod tests {
             .unwrap()
             .expect("a short row fits one launch");
         let gpu_parts = DiagonalParts::from_rows(rows.clone());
-        let host = DiagonalParts::of(&a, &d);
+        let host = DiagonalParts::of(&Design::Rows((&a).into()), &d);
         assert_eq!(gpu_parts.largest_entry(), host.largest_entry());
         for (j, ((gv, gk), (hv, hk))) in gpu_parts.raw().iter().zip(host.raw()).enumerate() {
             assert_eq!(gk, hk, "row {j}: exponent");
@@ -391,6 +465,61 @@ mod tests {
                 (gv - hv).abs() <= 1e-13 * hv.abs(),
                 "row {j}: {gv} against {hv}"
             );
+        }
+    }
+
+    /// A that arrives by columns (Aᵀ row by row, NaN in the gaps a stride leaves) is put in
+    /// place on the GPU: the same AD²b, residuals, diagonal and f32 copy, bit for bit, as from
+    /// A row-major, at sizes around the transpose kernel's tiles and in several blocks.
+    #[test]
+    fn columns_go_up_as_rows_do() {
+        let gpu = Gpu::new().unwrap();
+        if !gpu.info().has_compute() {
+            return;
+        }
+        for (m, n) in [(1, 1), (3, 6), (17, 17), (33, 66), (65, 130)] {
+            let a = Matrix::from_fn(m, n, |i, j| ((i * 29 + j * 11) % 19) as f64 / 7.0 - 1.25);
+            let stride = m + 3;
+            let mut lines = vec![f64::NAN; n * stride];
+            for k in 0..n {
+                for i in 0..m {
+                    lines[k * stride + i] = a[(i, k)];
+                }
+            }
+            let by_columns = MatrixView::new(&lines, m, n, 1, stride).unwrap();
+            let d: Vec<f64> = (0..n).map(|k| 0.5 + (k % 4) as f64).collect();
+            let b: Vec<f64> = (0..n).map(|k| (k % 7) as f64 - 3.0).collect();
+            let x: Vec<f64> = (0..m).map(|i| 1.0 / (i + 1) as f64).collect();
+            let rows = gpu.device_residual(&a, &d, &b).unwrap();
+            let columns = gpu.device_residual(by_columns, &d, &b).unwrap();
+            assert_eq!(columns.rhs(), rows.rhs(), "{m}x{n}: AD²b");
+            let host = crate::least_squares::NormalEquations::new(by_columns, &d, &b);
+            for (g, h) in columns.rhs().iter().zip(host.rhs()) {
+                assert!(
+                    (g - h).abs() <= 1e-13 * h.abs().max(1.0),
+                    "{m}x{n}: {g} against {h}"
+                );
+            }
+            assert_eq!(columns.residual(&x).unwrap(), rows.residual(&x).unwrap());
+            let q = DiagonalParts::d_exponent(&d);
+            assert_eq!(
+                columns.diagonal_parts(q).unwrap(),
+                rows.diagonal_parts(q).unwrap()
+            );
+            let single = |r: &super::DeviceResidual| {
+                let buffer = r.single_precision_a(-1).unwrap();
+                buffer.download().unwrap()
+            };
+            assert_eq!(single(&columns), single(&rows), "{m}x{n}: A in f32");
+            let host_rows = DiagonalParts::of(&Design::Rows((&a).into()), &d);
+            let host_columns = DiagonalParts::of(&Design::of(by_columns).unwrap(), &d);
+            for ((cv, ck), (rv, rk)) in host_columns.raw().iter().zip(host_rows.raw()) {
+                assert_eq!(ck, rk, "{m}x{n}: the host's exponents");
+                assert!(
+                    (cv - rv).abs() <= 1e-14 * rv.abs(),
+                    "{m}x{n}: {cv} against {rv}"
+                );
+            }
         }
     }
 }

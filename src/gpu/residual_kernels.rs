@@ -48,6 +48,15 @@ pub static TO_SINGLE: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// Least squares: columns of A that came as contiguous lines (Aᵀ's rows) put in place, in f64.
+pub static TRANSPOSE: ComputeKernel = ComputeKernel {
+    name: "least_squares/transpose",
+    source: include_str!("../../glsl/least_squares/transpose.comp"),
+    buffers: &[("LinesBuf", 0), ("ABuf", 1)],
+    uniforms: &["m", "n", "col0", "count"],
+    optional: &[],
+};
+
 /// `src[index[k]]` for every k (a factor's diagonal).
 pub static GATHER: ComputeKernel = ComputeKernel {
     name: "least_squares/gather",

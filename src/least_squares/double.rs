@@ -10,7 +10,7 @@ use super::{
 };
 use crate::cpu;
 use crate::error::{NumericalError, Result};
-use crate::matrix::Matrix;
+use crate::matrix::MatrixView;
 use crate::scaling::{norm_inf, norm2, times_power_of_two};
 use crate::symmetric::SymmetricView;
 use faer::Mat;
@@ -34,12 +34,19 @@ pub struct DoubleFactor {
 }
 
 impl DoubleFactor {
-    /// Forms C' in f64 (all cores) and factors it. A pivot that is not positive is
-    /// [`NumericalError::NotPositiveDefinite`] with the f64 failing column.
-    pub fn of(a: &Matrix<f64>, d: &[f64], a_scale: f64, d_scale: f64) -> Result<Self> {
+    /// Forms C' in f64 (all cores) and factors it. A is a `&Matrix` or any [`MatrixView`],
+    /// read where it lies into the scaled copy the factorization works on. A pivot that is not
+    /// positive is [`NumericalError::NotPositiveDefinite`] with the f64 failing column.
+    pub fn of<'a>(
+        a: impl Into<MatrixView<'a, f64>>,
+        d: &[f64],
+        a_scale: f64,
+        d_scale: f64,
+    ) -> Result<Self> {
+        let a = a.into();
         let m = a.rows();
         let par = crate::cpu::all_cores();
-        let a_mat = Mat::from_fn(m, a.cols(), |i, k| a[(i, k)] * a_scale);
+        let a_mat = Mat::from_fn(m, a.cols(), |i, k| a.get(i, k) * a_scale);
         let scaled_d: Vec<f64> = d.iter().map(|v| v * d_scale).collect();
         let scaled = cpu::scale_columns(&a_mat, &scaled_d);
         let mut c = Mat::<f64>::zeros(m, m);

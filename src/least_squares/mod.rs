@@ -26,6 +26,7 @@
 //! double precision is [`NumericalError::SingularToDouble`], never a solution.
 
 mod condition;
+pub(crate) mod design;
 pub(crate) mod double;
 pub mod normal_equations;
 mod outcome;
@@ -47,7 +48,7 @@ pub use refinement::{NormalEquations, Refinement, Stop, Stopping, refine};
 
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::layout::Format;
-use crate::matrix::{Matrix, check_finite, check_finite_vec, check_non_empty};
+use crate::matrix::{Matrix, MatrixView, check_finite_vec, check_finite_view};
 use crate::options::Options;
 use crate::scaling::norm2;
 use std::time::Duration;
@@ -283,10 +284,18 @@ pub struct Solution {
 }
 
 /// Checks a least-squares problem: A non-empty, d and b with one entry per column of A, all
-/// finite.
-pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
-    check_non_empty("A", a)?;
+/// finite. A is a `&Matrix` or any [`MatrixView`] (read where it lies, once).
+pub fn check_problem<'a>(a: impl Into<MatrixView<'a, f64>>, d: &[f64], b: &[f64]) -> Result<()> {
+    let a = a.into();
     let (m, n) = a.shape();
+    if m == 0 || n == 0 {
+        return Err(InputError::Empty {
+            input: "A".into(),
+            rows: m,
+            cols: n,
+        }
+        .into());
+    }
     for (name, v) in [("d", d), ("b", b)] {
         if v.len() != n {
             return Err(Error::shape(format!(
@@ -295,15 +304,15 @@ pub fn check_problem(a: &Matrix<f64>, d: &[f64], b: &[f64]) -> Result<()> {
             )));
         }
     }
-    check_finite("A", a)?;
+    check_finite_view("A", a)?;
     check_finite_vec("d", d)?;
     check_finite_vec("b", b)
 }
 
 /// Refuses, before any work, an AD²Aᵀ that is singular by its shape or weights: n < m, or
 /// fewer than m non-zero entries of d ([`NumericalError::SingularProduct`]).
-pub fn check_rank(a: &Matrix<f64>, d: &[f64]) -> Result<()> {
-    let (m, n) = a.shape();
+pub fn check_rank<'a>(a: impl Into<MatrixView<'a, f64>>, d: &[f64]) -> Result<()> {
+    let (m, n) = a.into().shape();
     let nonzero = d.iter().filter(|&&v| v != 0.0).count();
     if n < m || nonzero < m {
         return Err(NumericalError::SingularProduct { m, n, nonzero }.into());

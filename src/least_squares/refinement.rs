@@ -2,30 +2,57 @@
 //! [`Criterion`] and stagnation detection.
 
 use super::Criterion;
+use super::design::Design;
 use crate::error::{NumericalError, Result};
-use crate::matrix::Matrix;
+use crate::matrix::{Matrix, MatrixView};
 use crate::scaling::{norm_inf, norm2};
 use crate::symmetric::SymmetricView;
 
 /// The normal equations C·x = g of min ‖D(b − Aᵀx)‖₂, C = AD²Aᵀ and g = AD²b, applied in f64
 /// straight from A and d (C is never formed: O(mn) per product).
 pub struct NormalEquations<'a> {
-    a: &'a Matrix<f64>,
+    a: Laid<'a>,
     d: &'a [f64],
     g: Vec<f64>,
 }
 
+/// A as the equations read it: where it lies, or a row-major copy of a view whose rows and
+/// columns both have strides.
+enum Laid<'a> {
+    Borrowed(Design<'a>),
+    Copied(Matrix<f64>),
+}
+
 impl<'a> NormalEquations<'a> {
-    /// The equations of A (m x n), d and b (n each); the caller has checked the shapes.
-    pub fn new(a: &'a Matrix<f64>, d: &'a [f64], b: &[f64]) -> Self {
+    /// The equations of A (m x n: a `&Matrix`, or a [`MatrixView`] read where it lies when its
+    /// rows or its columns are contiguous, else copied row-major first), d and b (n each); the
+    /// caller has checked the shapes.
+    pub fn new(a: impl Into<MatrixView<'a, f64>>, d: &'a [f64], b: &[f64]) -> Self {
+        let a = a.into();
+        let a = match Design::of(a) {
+            Some(design) => Laid::Borrowed(design),
+            None => Laid::Copied(a.to_matrix()),
+        };
         let db: Vec<f64> = d.iter().zip(b).map(|(d, b)| d * b).collect();
-        let g = rows_times(a, &db);
-        Self { a, d, g }
+        let mut equations = Self {
+            a,
+            d,
+            g: Vec::new(),
+        };
+        equations.g = equations.design().times(&db);
+        equations
+    }
+
+    fn design(&self) -> Design<'_> {
+        match &self.a {
+            Laid::Borrowed(design) => *design,
+            Laid::Copied(a) => Design::Rows(a.into()),
+        }
     }
 
     /// The order m of C.
     pub fn order(&self) -> usize {
-        self.a.rows()
+        self.design().shape().0
     }
 
     /// The right side g = AD²b.
@@ -37,26 +64,12 @@ impl<'a> NormalEquations<'a> {
     /// Both products run over all cores (rayon): they are O(mn) each, the CPU's largest share
     /// of a refinement step when the factor and the solves run on the GPU.
     pub fn apply(&self, x: &[f64]) -> Vec<f64> {
-        use rayon::prelude::*;
-        let (a, n) = (self.a, self.a.cols());
-        // t = D²·Aᵀx, by column blocks so that each thread sums its own part of t.
-        let mut t = vec![0.0; n];
-        const COLUMNS: usize = 512;
-        t.par_chunks_mut(COLUMNS)
-            .enumerate()
-            .for_each(|(block, t)| {
-                let j0 = block * COLUMNS;
-                for (i, &xi) in x.iter().enumerate() {
-                    let row = &a.row(i)[j0..j0 + t.len()];
-                    for (t, &aik) in t.iter_mut().zip(row) {
-                        *t += aik * xi;
-                    }
-                }
-                for (t, &dk) in t.iter_mut().zip(&self.d[j0..]) {
-                    *t *= dk;
-                }
-            });
-        rows_times(a, &t)
+        let a = self.design();
+        let mut t = a.transposed_times(x);
+        for (t, &dk) in t.iter_mut().zip(self.d) {
+            *t *= dk;
+        }
+        a.times(&t)
     }
 
     /// The residual g − C·x (Algorithm 1's first line), in f64.
@@ -279,18 +292,6 @@ pub fn refine(
 }
 
 /// A·v, one row per task over all cores.
-fn rows_times(a: &Matrix<f64>, v: &[f64]) -> Vec<f64> {
-    use rayon::prelude::*;
-    (0..a.rows())
-        .into_par_iter()
-        .map(|i| dot(a.row(i), v))
-        .collect()
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(a, b)| a * b).sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

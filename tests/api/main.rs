@@ -10,6 +10,7 @@ mod examples;
 mod io_props;
 mod least_squares;
 mod least_squares_parts;
+mod least_squares_view;
 mod numerics;
 mod spd_solve;
 mod wide;
