@@ -7,7 +7,8 @@ use super::Gpu;
 use super::residual_kernels as table;
 use crate::error::{DeviceError, Error, Result};
 use crate::gl::{
-    Buffer, BufferTarget, BufferUsage, ComputeKernel, ComputeProgram, Context, LOOP_BUDGET, Uniform,
+    Buffer, BufferTarget, BufferUsage, ComputeKernel, ComputeProgram, Context, LOOP_BUDGET,
+    LazyProgram, Uniform,
 };
 use crate::least_squares::design::{Design, design_of};
 use crate::matrix::MatrixView;
@@ -34,28 +35,30 @@ fn row_chunks(m: usize, n: usize) -> usize {
 
 /// The least-squares compute kernels of one context, compiled once (see [`Gpu`]).
 pub(crate) struct LeastSquaresKernels {
-    transpose_product: ComputeProgram,
-    sum_chunks: ComputeProgram,
-    residual: ComputeProgram,
-    to_single: ComputeProgram,
-    gather: ComputeProgram,
-    diagonal: ComputeProgram,
-    transpose: ComputeProgram,
+    // Each compiled on first use (LazyProgram): an SPD solve's pivot check uses `gather` alone.
+    transpose_product: LazyProgram,
+    sum_chunks: LazyProgram,
+    residual: LazyProgram,
+    to_single: LazyProgram,
+    gather: LazyProgram,
+    diagonal: LazyProgram,
+    transpose: LazyProgram,
 }
 
 impl LeastSquaresKernels {
     fn new(ctx: &Context) -> Result<Self> {
         // The files carry their own version line.
-        let program =
-            |kernel: &'static ComputeKernel| ComputeProgram::new(ctx, kernel, "", kernel.source);
+        let program = |kernel: &'static ComputeKernel| {
+            LazyProgram::new(ctx, kernel, "", kernel.source.to_string())
+        };
         Ok(Self {
-            transpose_product: program(&table::WEIGHTED_TRANSPOSE_PRODUCT)?,
-            sum_chunks: program(&table::SUM_CHUNKS)?,
-            residual: program(&table::RESIDUAL)?,
-            to_single: program(&table::TO_SINGLE)?,
-            gather: program(&table::GATHER)?,
-            diagonal: program(&table::DIAGONAL_PARTS)?,
-            transpose: program(&table::TRANSPOSE)?,
+            transpose_product: program(&table::WEIGHTED_TRANSPOSE_PRODUCT),
+            sum_chunks: program(&table::SUM_CHUNKS),
+            residual: program(&table::RESIDUAL),
+            to_single: program(&table::TO_SINGLE),
+            gather: program(&table::GATHER),
+            diagonal: program(&table::DIAGONAL_PARTS),
+            transpose: program(&table::TRANSPOSE),
         })
     }
 
@@ -76,12 +79,12 @@ impl LeastSquaresKernels {
             BufferUsage::Stream,
             index.len(),
         )?;
-        self.gather.set("count", Uniform::U32(index.len() as u32))?;
+        let gather = self.gather.get()?;
+        gather.set("count", Uniform::U32(index.len() as u32))?;
         src.bind_base(0);
         index_buffer.bind_base(1);
         out.bind_base(2);
-        self.gather
-            .dispatch([index.len().div_ceil(GROUP) as u32, 1, 1])?;
+        gather.dispatch([index.len().div_ceil(GROUP) as u32, 1, 1])?;
         out.download()
     }
 }
@@ -188,7 +191,7 @@ impl DeviceResidual {
             BufferUsage::Stream,
             3 * self.m,
         )?;
-        let k = &self.kernels.diagonal;
+        let k = self.kernels.diagonal.get()?;
         k.set_all(&[("n", Uniform::U32(self.n as u32)), ("q", Uniform::I32(q))])?;
         self.a.bind_base(0);
         self.d.bind_base(1);
@@ -227,7 +230,7 @@ impl DeviceResidual {
             BufferUsage::Static,
             len,
         )?;
-        let k = &self.kernels.to_single;
+        let k = self.kernels.to_single.get()?;
         k.set_all(&[
             ("len", Uniform::U32(len as u32)),
             ("exponent", Uniform::I32(exponent)),
@@ -251,7 +254,7 @@ impl DeviceResidual {
         }
         self.x.write(0, x)?;
         let chunks = row_chunks(self.m, self.n);
-        let k = &self.kernels.transpose_product;
+        let k = self.kernels.transpose_product.get()?;
         k.set_all(&[
             ("m", Uniform::U32(self.m as u32)),
             ("n", Uniform::U32(self.n as u32)),
@@ -264,7 +267,7 @@ impl DeviceResidual {
         self.x.bind_base(2);
         self.partial.bind_base(3);
         self.over_columns(k, chunks as u32)?;
-        let k = &self.kernels.sum_chunks;
+        let k = self.kernels.sum_chunks.get()?;
         k.set_all(&[
             ("n", Uniform::U32(self.n as u32)),
             ("chunks", Uniform::U32(chunks as u32)),
@@ -294,7 +297,7 @@ impl DeviceResidual {
     /// [`LOOP_BUDGET`] times (rows per group times columns per invocation), each later one
     /// subtracting from the r of the one before.
     fn run_residual(&self, f: &Buffer<f64>) -> Result<()> {
-        let k = &self.kernels.residual;
+        let k = self.kernels.residual.get()?;
         k.set_all(&self.sizes())?;
         self.a.bind_base(0);
         self.y.bind_base(2);
@@ -351,7 +354,7 @@ fn upload(ctx: &Context, kernels: &LeastSquaresKernels, a: Design<'_>) -> Result
     let out = Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * n)?;
     // At most 32 x 65535 lines per block: the kernel's groups along y.
     let per_block = (LINES_BLOCK / m.max(1)).clamp(1, 32 * MAX_GROUPS);
-    let k = &kernels.transpose;
+    let k = kernels.transpose.get()?;
     for col0 in (0..n).step_by(per_block) {
         let count = per_block.min(n - col0);
         let block = Buffer::filled(
