@@ -8,6 +8,7 @@ use super::result::BatchFactor;
 use super::square_order;
 use crate::error::Result;
 use crate::matrix::Element;
+use crate::phases::Phases;
 
 /// The factors of C (B, n, n; only each lower triangle read) in f32, with INFO per problem.
 pub fn cholesky<T: Element>(
@@ -15,17 +16,22 @@ pub fn cholesky<T: Element>(
     c: &Batch<T>,
     poison: Poison,
 ) -> Result<BatchFactor> {
+    let mut phases = Phases::named("batched Cholesky", std::time::Instant::now());
     let n = square_order("C", c)?;
     let count = c.count();
     let plan = Plan::new(Job::Cholesky, n, 0, 0, kernels.limits())?;
     let c32 = c.single("C", true)?;
+    phases.mark("checks and scaling");
     let inputs = Inputs {
         c: Some(&c32),
         ..Inputs::default()
     };
     let out = run(kernels, &plan, &inputs, count, poison)?;
-    Ok(BatchFactor {
+    phases.mark("GPU");
+    let factor = BatchFactor {
         l: Batch::new(count, n, n, out.matrix)?,
         info: out.info,
-    })
+    };
+    phases.mark("results");
+    Ok(factor)
 }

@@ -7,7 +7,9 @@ use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan, WorkStorage};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
+use crate::phases::Phases;
 use std::ops::Range;
+use std::time::Instant;
 use std::rc::Rc;
 
 /// A whole batch's inputs in f32, row-major with the batch outer (what a job does not read is
@@ -310,17 +312,22 @@ pub fn run(
         }
         .into());
     }
+    let mut phases = Phases::named(plan.job.name(), Instant::now());
     let mut out = Outputs::default();
     let mut first = 0;
     while first < count {
         let range = first..(first + plan.chunk).min(count);
         first = range.end;
         let chunk = Resident::upload(kernels, plan, inputs, range, poison)?;
+        phases.mark_finished(kernels.context(), "upload");
         chunk.launch()?;
+        phases.mark_finished(kernels.context(), "launches");
         let part = chunk.read()?;
+        phases.mark("read back");
         out.matrix.extend(part.matrix);
         out.x.extend(part.x);
         out.info.extend(part.info);
+        phases.mark("gathered");
     }
     Ok(out)
 }

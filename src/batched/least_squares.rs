@@ -9,6 +9,7 @@ use super::result::BatchSolution;
 use super::{BatchOptions, scaling};
 use crate::error::{InputError, Result};
 use crate::matrix::Element;
+use crate::phases::Phases;
 
 /// x (B, n) in f64 for A (B, n, k: n unknowns, k observations, as the single-problem
 /// `Gpu::least_squares`), d (B, k) the weights (the diagonal of D²) and b (B, k), with INFO
@@ -21,6 +22,7 @@ pub fn least_squares<T: Element>(
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchSolution> {
+    let mut phases = Phases::named("batched least squares", std::time::Instant::now());
     options.check()?;
     let (count, n, k) = a.shape();
     if n == 0 || k == 0 {
@@ -44,9 +46,11 @@ pub fn least_squares<T: Element>(
     // 2^-α·A and 2^-β·b, so x leaves float32's range only where the scaled problem's does.
     let a_exponents = scaling::exponents(a, false);
     let b_exponents = scaling::exponents(b, false);
+    phases.mark("exponents");
     let a32 = a.single_scaled("A", false, Some(&a_exponents))?;
     let d32 = d.single_scaled("d", false, Some(&scaling::exponents(d, false)))?;
     let b32 = b.single_scaled("b", false, Some(&b_exponents))?;
+    phases.mark("checks and scaling");
     let inputs = Inputs {
         a: Some(&a32),
         d: Some(&d32),
@@ -54,15 +58,18 @@ pub fn least_squares<T: Element>(
         ..Inputs::default()
     };
     let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    phases.mark("GPU");
     let shift: Vec<i32> = b_exponents
         .iter()
         .zip(&a_exponents)
         .map(|(b, a)| b - a)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);
-    Ok(BatchSolution {
+    let solution = BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,
         refinement_steps: options.refinement_steps,
-    })
+    };
+    phases.mark("results");
+    Ok(solution)
 }

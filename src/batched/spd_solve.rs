@@ -9,6 +9,7 @@ use super::result::BatchSolution;
 use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;
 use crate::matrix::Element;
+use crate::phases::Phases;
 
 /// x (B, n) in f64 for C (B, n, n; lower triangles read) and b (B, n), with INFO per problem.
 pub fn spd_solve<T: Element>(
@@ -18,6 +19,7 @@ pub fn spd_solve<T: Element>(
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchSolution> {
+    let mut phases = Phases::named("batched SPD solve", std::time::Instant::now());
     options.check()?;
     let n = square_order("C", c)?;
     let count = c.count();
@@ -39,23 +41,28 @@ pub fn spd_solve<T: Element>(
     // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
     // leaves float32's range only where the scaled problem's does.
     let (c_exponents, b_exponents) = (scaling::exponents(c, true), scaling::exponents(b, false));
+    phases.mark("exponents");
     let c32 = c.single_scaled("C", true, Some(&c_exponents))?;
     let b32 = b.single_scaled("b", false, Some(&b_exponents))?;
+    phases.mark("checks and scaling");
     let inputs = Inputs {
         c: Some(&c32),
         b: Some(&b32),
         ..Inputs::default()
     };
     let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    phases.mark("GPU");
     let shift: Vec<i32> = b_exponents
         .iter()
         .zip(&c_exponents)
         .map(|(b, c)| b - c)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);
-    Ok(BatchSolution {
+    let solution = BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,
         refinement_steps: options.refinement_steps,
-    })
+    };
+    phases.mark("results");
+    Ok(solution)
 }
