@@ -5,7 +5,8 @@ use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchFactor;
-use super::square_order;
+use super::view::AsBatchRef;
+use super::{scaling, square_order};
 use crate::error::Result;
 use crate::matrix::Element;
 use crate::phases::Phases;
@@ -13,17 +14,19 @@ use crate::phases::Phases;
 /// The factors of C (B, n, n; only each lower triangle read) in f32, with INFO per problem.
 pub fn cholesky<T: Element>(
     kernels: &BatchedKernels,
-    c: &Batch<T>,
+    c: &impl AsBatchRef<Elem = T>,
     poison: Poison,
 ) -> Result<BatchFactor> {
     let mut phases = Phases::named("batched Cholesky", std::time::Instant::now());
-    let n = square_order("C", c)?;
+    let c = c.as_batch_ref();
+    let n = square_order("C", &c)?;
     let count = c.count();
     let plan = Plan::new(Job::Cholesky, n, 0, 0, kernels.limits())?;
-    let c32 = c.single("C", true)?;
-    phases.mark("checks and scaling");
+    let c32 = scaling::stage("C", c, true, false)?;
+    phases.mark("checks");
     let inputs = Inputs {
-        c: Some(&c32),
+        c: Some(&c32.values),
+        prepare: [None, None, None, c32.prepare()],
         ..Inputs::default()
     };
     let out = run(kernels, &plan, &inputs, count, poison)?;
