@@ -74,7 +74,11 @@ fn lend<T>(view: &ArrayView3<'_, T>, transpose: bool) -> Option<Source<T>> {
     if len == 0 || strides.iter().any(|&s| s < 0) {
         return None;
     }
-    let mut s = [strides[0] as usize, strides[1] as usize, strides[2] as usize];
+    let mut s = [
+        strides[0] as usize,
+        strides[1] as usize,
+        strides[2] as usize,
+    ];
     let extent = (count - 1) * s[0] + (rows - 1) * s[1] + (cols - 1) * s[2] + 1;
     if extent != len {
         return None;

@@ -1,11 +1,11 @@
 //! Batched assembly: the lower triangle of Cₚ = Aₚ·diag(dₚ)·Aₚᵀ for every problem.
 
 use super::batch::{Batch, check_shape};
-use super::scaling;
-use super::view::AsBatchRef;
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
+use super::scaling;
+use super::view::AsBatchRef;
 use crate::error::{InputError, NumericalError, Result};
 use crate::matrix::Element;
 use crate::scaling::{PRODUCT, product_out_of_range};

@@ -1,9 +1,9 @@
 //! [`Batch`]: B problems' matrices (or vectors) of one shape in one contiguous row-major
 //! array, the batch outer, as NumPy's (B, rows, cols) and (B, len) arrays.
 
+use super::view::BatchRef;
 use crate::error::{Error, InputError, Result};
 use crate::matrix::{Element, Matrix};
-use super::view::BatchRef;
 
 /// B matrices of `rows` x `cols` (a vector is a matrix of one column), stored one after the
 /// other, each row-major: entry (p, i, j) at `(p·rows + i)·cols + j`.
@@ -109,7 +109,8 @@ impl<T: Copy> Batch<T> {
 
     /// The batch lent as a [`BatchRef`] (no copy).
     pub fn view(&self) -> BatchRef<'_, T> {
-        BatchRef::new(self.count, self.rows, self.cols, &self.data).expect("a Batch fills its shape")
+        BatchRef::new(self.count, self.rows, self.cols, &self.data)
+            .expect("a Batch fills its shape")
     }
 
     /// Problem p's matrix.

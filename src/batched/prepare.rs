@@ -25,7 +25,7 @@ pub struct Prepare<'a> {
 /// Problems `range` of `values` (rows x cols each at `prepare`'s strides) as a new storage
 /// buffer in the kernels' layout (row-major, the batch outer), its entries above the diagonal
 /// zero with `lower`.
-pub(crate) fn prepared(
+pub fn prepared(
     kernels: &BatchedKernels,
     prepare: &Prepare<'_>,
     values: &[f32],

@@ -45,7 +45,9 @@ impl<'a, T: Copy> BatchRef<'a, T> {
     /// the batch outer, no gaps); a length other than count·rows·cols is
     /// [`InputError::Shape`](crate::InputError::Shape).
     pub fn new(count: usize, rows: usize, cols: usize, data: &'a [T]) -> Result<Self> {
-        let size = rows.checked_mul(cols).ok_or_else(|| too_large(count, rows, cols))?;
+        let size = rows
+            .checked_mul(cols)
+            .ok_or_else(|| too_large(count, rows, cols))?;
         let expected = count
             .checked_mul(size)
             .ok_or_else(|| too_large(count, rows, cols))?;
@@ -81,7 +83,8 @@ impl<'a, T: Copy> BatchRef<'a, T> {
         strides: [usize; 3],
         data: &'a [T],
     ) -> Result<Self> {
-        let extent = extent(count, rows, cols, strides).ok_or_else(|| too_large(count, rows, cols))?;
+        let extent =
+            extent(count, rows, cols, strides).ok_or_else(|| too_large(count, rows, cols))?;
         if extent > data.len() {
             return Err(Error::shape(format!(
                 "a batch of {count} matrices of {rows}x{cols} at strides {strides:?} reaches \

@@ -3,7 +3,9 @@
 
 use super::{Gpu, Method};
 use crate::batched::kernels::BatchedKernels;
-use crate::batched::{self, AsBatchRef, Batch, BatchFactor, BatchOptions, BatchSolution, device::Poison};
+use crate::batched::{
+    self, AsBatchRef, Batch, BatchFactor, BatchOptions, BatchSolution, device::Poison,
+};
 use crate::error::{InputError, Result};
 use crate::matrix::Element;
 use std::rc::Rc;
@@ -86,7 +88,11 @@ impl Batched<'_> {
     /// Cₚ = Lₚ·Lₚᵀ for C (B, n, n; each lower triangle read, the upper never): L in f32,
     /// (B, n, n), zeros above the diagonal, and INFO per problem (0, or k > 0 when column
     /// k − 1's pivot is not positive; that problem's L is NaN and the others are right).
-    pub fn cholesky<T: Element>(&self, c: &impl AsBatchRef<Elem = T>, options: BatchOptions) -> Result<BatchFactor> {
+    pub fn cholesky<T: Element>(
+        &self,
+        c: &impl AsBatchRef<Elem = T>,
+        options: BatchOptions,
+    ) -> Result<BatchFactor> {
         batched::cholesky(&*self.kernels(&options)?, c, Poison::No)
     }
 
