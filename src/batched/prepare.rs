@@ -6,6 +6,7 @@ use super::kernels::BatchedKernels;
 use super::view::extent;
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
+use crate::phases::Phases;
 use std::ops::Range;
 
 /// Invocations per work group of the preparation (its `local_size_x`).
@@ -34,6 +35,7 @@ pub fn prepared(
     lower: bool,
     launch: usize,
 ) -> Result<Buffer<f32>> {
+    let mut phases = Phases::named("batched input preparation", std::time::Instant::now());
     let ctx = kernels.context();
     let count = range.len();
     let size = rows * cols;
@@ -54,6 +56,7 @@ pub fn prepared(
         .exponents
         .map(|e| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &e[range.clone()]))
         .transpose()?;
+    phases.mark("upload");
     let program = kernels.prepare_program(gather, exponents.is_some())?;
     dst.bind_base(0);
     if let Some(src) = &src {
@@ -76,6 +79,7 @@ pub fn prepared(
         program.dispatch([groups as u32, 1, 1])?;
         first += groups * GROUP;
     }
+    phases.mark_finished(ctx, "pass");
     Ok(dst)
 }
 

@@ -67,6 +67,53 @@ fn entries<'v, T: Copy>(
     })
 }
 
+/// Problem p's largest magnitude (the lower triangle only where `lower_only`), or its first
+/// non-finite value in row-major order, (p, i, j, value): the problem's values read in memory
+/// order where they fill their span, else row by row.
+fn largest_finite(
+    view: &BatchRef<'_, f32>,
+    p: usize,
+    lower_only: bool,
+) -> std::result::Result<f32, (usize, usize, usize, f64)> {
+    let first_bad = || {
+        entries(view, p, lower_only)
+            .find(|(.., v)| !v.is_finite())
+            .map(|(i, j, v)| (p, i, j, f64::from(v)))
+            .expect("a non-finite value")
+    };
+    let largest = |values: &[f32], m: f32| values.iter().fold(m, |m, v| m.max(v.abs()));
+    if let Some(values) = view.problem_span(p).filter(|_| !lower_only) {
+        if !values.iter().all(|v| v.is_finite()) {
+            return Err(first_bad());
+        }
+        return Ok(largest(values, 0.0));
+    }
+    let mut m = 0.0f32;
+    for i in 0..view.rows() {
+        let width = if lower_only {
+            view.cols().min(i + 1)
+        } else {
+            view.cols()
+        };
+        match view.row_slice(p, i) {
+            Some(row) if row[..width].iter().all(|v| v.is_finite()) => {
+                m = largest(&row[..width], m);
+            }
+            Some(_) => return Err(first_bad()),
+            None => {
+                for j in 0..width {
+                    let v = view.get(p, i, j);
+                    if !v.is_finite() {
+                        return Err(first_bad());
+                    }
+                    m = m.max(v.abs());
+                }
+            }
+        }
+    }
+    Ok(m)
+}
+
 /// `view` for the GPU, naming `input`: each value checked finite and within float32's range
 /// (after the division where `scaled`; the first bad problem reported, at its first bad
 /// position), with `lower_only` only the lower triangles read (entries above the diagonal
@@ -88,13 +135,7 @@ pub(crate) fn stage<'a, T: Element>(
             .into_par_iter()
             .with_min_len(64)
             .map(|p| {
-                let mut largest = 0.0f32;
-                for (i, j, v) in entries(&single, p, lower_only) {
-                    if !v.is_finite() {
-                        return Err((p, i, j, f64::from(v)));
-                    }
-                    largest = largest.max(v.abs());
-                }
+                let largest = largest_finite(&single, p, lower_only)?;
                 Ok(if scaled {
                     largest_exponent(std::iter::once(f64::from(largest)))
                 } else {
@@ -202,7 +243,7 @@ pub(crate) fn unscale(x: &mut [f64], n: usize, shift: &[i32], info: &mut [i32]) 
     x.par_chunks_mut(n)
         .zip(info.par_iter_mut())
         .zip(shift.par_iter())
-        .with_min_len(1024)
+        .with_min_len(1 << 13)
         .for_each(|((xp, info), &s)| {
             if s != 0 {
                 for v in xp.iter_mut() {

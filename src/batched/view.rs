@@ -171,6 +171,21 @@ impl<'a, T: Copy> BatchRef<'a, T> {
         })
     }
 
+    /// Problem p's values in memory order where they fill the span they cover (its rows and
+    /// columns in either order, no gaps).
+    pub(crate) fn problem_span(&self, p: usize) -> Option<&'a [T]> {
+        let [ps, rs, cs] = self.strides;
+        let (rows, cols) = (self.rows, self.cols);
+        let size = rows * cols;
+        let rows_adjacent = rows <= 1 || rs == if cols <= 1 { 1 } else { cols };
+        let cols_adjacent = cols <= 1 || cs == 1;
+        let columns_first = rows > 1 && cols > 1 && rs == 1 && cs == rows;
+        (size > 0 && ((rows_adjacent && cols_adjacent) || columns_first)).then(|| {
+            let start = p * ps;
+            &self.data[start..start + size]
+        })
+    }
+
     /// The values copied into a [`Batch`] (row-major, the batch outer).
     pub fn to_batch(&self) -> Result<Batch<T>> {
         let (count, rows, cols) = self.shape();
