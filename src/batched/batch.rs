@@ -1,7 +1,7 @@
 //! [`Batch`]: B problems' matrices (or vectors) of one shape in one contiguous row-major
 //! array, the batch outer, as NumPy's (B, rows, cols) and (B, len) arrays.
 
-use super::view::BatchRef;
+use super::view::{AsBatchRef, BatchRef};
 use crate::error::{Error, InputError, Result};
 use crate::matrix::{Element, Matrix};
 
@@ -157,4 +157,32 @@ pub(crate) fn check_shape<T: Copy>(
         );
     }
     Ok(())
+}
+
+impl<T: Copy> AsBatchRef for Batch<T> {
+    type Elem = T;
+    fn as_batch_ref(&self) -> BatchRef<'_, T> {
+        self.view()
+    }
+}
+
+impl<T: Copy> BatchRef<'_, T> {
+    /// The values copied into a [`Batch`] (row-major, the batch outer).
+    pub fn to_batch(&self) -> Result<Batch<T>> {
+        let (count, rows, cols) = self.shape();
+        let len = count * rows * cols;
+        let mut data = crate::memory::with_capacity(len, || {
+            format!("a copy of a {count}x{rows}x{cols} batch")
+        })?;
+        if self.is_compact() {
+            data.extend_from_slice(&self.as_slice()[..len]);
+        } else {
+            for p in 0..count {
+                for i in 0..rows {
+                    data.extend((0..cols).map(|j| self.get(p, i, j)));
+                }
+            }
+        }
+        Batch::new(count, rows, cols, data)
+    }
 }

@@ -3,7 +3,7 @@
 //! of two, C's upper triangle zeroed. The host neither copies nor rounds it.
 
 use super::kernels::BatchedKernels;
-use super::view::extent;
+use super::view::{compact, extent};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
 use crate::phases::Phases;
@@ -81,10 +81,4 @@ pub fn prepared(
     }
     phases.mark_finished(ctx, "pass");
     Ok(dst)
-}
-
-/// Whether values at `strides` lie row-major with the batch outer and no gaps.
-pub(crate) fn compact(strides: [usize; 3], count: usize, rows: usize, cols: usize) -> bool {
-    let [p, r, c] = strides;
-    (count <= 1 || p == rows * cols) && (rows <= 1 || r == cols) && (cols <= 1 || c == 1)
 }

@@ -7,8 +7,8 @@
 //! as they lie, which divides them there ([`super::prepare`]); f64 inputs are rounded here,
 //! problem by problem over all cores, already divided.
 
-use super::prepare::{Prepare, compact};
-use super::view::BatchRef;
+use super::prepare::Prepare;
+use super::view::{BatchRef, compact};
 use crate::error::Result;
 use crate::matrix::{Element, single_precision_error};
 use crate::scaling::{largest_exponent, times_power_of_two};

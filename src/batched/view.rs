@@ -4,7 +4,6 @@
 //! it where it lies: a stack of transposed problems (least squares' X (B, k, n) read as A = Xᵀ)
 //! is the same values with the row and column strides swapped, no copy.
 
-use super::batch::Batch;
 use crate::error::{Error, Result};
 
 /// A borrowed batch of `count` matrices of `rows` x `cols` (a vector is a matrix of one
@@ -18,19 +17,13 @@ pub struct BatchRef<'a, T = f32> {
     strides: [usize; 3],
 }
 
-/// What the batched operations take: a [`Batch`] (lending its values) or a [`BatchRef`].
+/// What the batched operations take: a [`Batch`](super::Batch) (lending its values) or a
+/// [`BatchRef`].
 pub trait AsBatchRef {
     /// The element type.
     type Elem: Copy;
     /// The batch as a view.
     fn as_batch_ref(&self) -> BatchRef<'_, Self::Elem>;
-}
-
-impl<T: Copy> AsBatchRef for Batch<T> {
-    type Elem = T;
-    fn as_batch_ref(&self) -> BatchRef<'_, T> {
-        self.view()
-    }
 }
 
 impl<T: Copy> AsBatchRef for BatchRef<'_, T> {
@@ -41,7 +34,7 @@ impl<T: Copy> AsBatchRef for BatchRef<'_, T> {
 }
 
 impl<'a, T: Copy> BatchRef<'a, T> {
-    /// `count` matrices of `rows` x `cols` stored as [`Batch::new`] stores them (row-major,
+    /// `count` matrices of `rows` x `cols` stored as [`Batch::new`](super::Batch::new) stores them (row-major,
     /// the batch outer, no gaps); a length other than count·rows·cols is
     /// [`InputError::Shape`](crate::InputError::Shape).
     pub fn new(count: usize, rows: usize, cols: usize, data: &'a [T]) -> Result<Self> {
@@ -142,13 +135,10 @@ impl<'a, T: Copy> BatchRef<'a, T> {
         self.data
     }
 
-    /// Whether the entries lie as [`Batch`] stores them (row-major, the batch outer, no
+    /// Whether the entries lie as [`Batch`](super::Batch) stores them (row-major, the batch outer, no
     /// gaps): the strides of one row or column do not matter where it has one entry.
     pub fn is_compact(&self) -> bool {
-        let [p, r, c] = self.strides;
-        (self.count <= 1 || p == self.rows * self.cols)
-            && (self.rows <= 1 || r == self.cols)
-            && (self.cols <= 1 || c == 1)
+        compact(self.strides, self.count, self.rows, self.cols)
     }
 
     /// Entry (p, i, j); panics outside the shape.
@@ -185,25 +175,6 @@ impl<'a, T: Copy> BatchRef<'a, T> {
             &self.data[start..start + size]
         })
     }
-
-    /// The values copied into a [`Batch`] (row-major, the batch outer).
-    pub fn to_batch(&self) -> Result<Batch<T>> {
-        let (count, rows, cols) = self.shape();
-        let len = count * rows * cols;
-        let mut data = crate::memory::with_capacity(len, || {
-            format!("a copy of a {count}x{rows}x{cols} batch")
-        })?;
-        if self.is_compact() {
-            data.extend_from_slice(&self.data[..len]);
-        } else {
-            for p in 0..count {
-                for i in 0..rows {
-                    data.extend((0..cols).map(|j| self.get(p, i, j)));
-                }
-            }
-        }
-        Batch::new(count, rows, cols, data)
-    }
 }
 
 /// The values a batch of that shape and strides reaches: one past its last entry (0 when it has
@@ -224,4 +195,10 @@ fn too_large(count: usize, rows: usize, cols: usize) -> Error {
     Error::shape(format!(
         "a batch of {count} matrices of {rows}x{cols} is too large to address"
     ))
+}
+
+/// Whether values at `strides` lie row-major with the batch outer and no gaps.
+pub(crate) fn compact(strides: [usize; 3], count: usize, rows: usize, cols: usize) -> bool {
+    let [p, r, c] = strides;
+    (count <= 1 || p == rows * cols) && (rows <= 1 || r == cols) && (cols <= 1 || c == 1)
 }

@@ -312,7 +312,7 @@ fn the_gpu_division_rounds_as_the_host_does() {
                 1 => f32::from_bits(
                     (raw & 0x8000_0000) | 0x0000_0180 | (raw & 0x7f80_0000 & 0x0f80_0000),
                 ),
-                2 if raw % 7 == 0 => -0.0,
+                2 if raw.is_multiple_of(7) => -0.0,
                 _ => {
                     let v = f32::from_bits(raw);
                     if v.is_finite() { v } else { 1.5 }
