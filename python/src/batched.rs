@@ -1,8 +1,8 @@
 //! The batched operations (`Gpu::batched`, issue 28) for numpy's stacked arrays: (B, n, n)
 //! matrices and (B, n) vectors, the batch axis first, each lent to the library in place as a
 //! `BatchRef` where its entries fill the memory they span (C order, or any order of the
-//! axes), else copied once into a `Batch` with the GIL released; results written once. A problem that fails comes
-//! back as its INFO (LAPACK's and cuSOLVER's: 0, k > 0 column k − 1 not positive definite,
+//! axes), else copied once into a `Batch` with the GIL released; results written once. A
+//! problem that fails comes back as its INFO (LAPACK's and cuSOLVER's: 0, k > 0 column k − 1 not positive definite,
 //! −1 overflow) beside NaN outputs, never as an exception.
 
 use numpy::ndarray::{Array1, Array2, Array3, ArrayView2, ArrayView3, Axis};
