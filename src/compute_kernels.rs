@@ -54,4 +54,5 @@ pub static ALL: &[&ComputeKernel] = &[
     &BATCHED_SPD_SOLVE,
     &BATCHED_LEAST_SQUARES,
     &BATCHED_GRAM,
+    &BATCHED_PREPARE,
 ];

@@ -165,7 +165,7 @@ mod scaling;
 pub mod symmetric;
 pub mod tuning;
 
-pub use batched::{Batch, BatchFactor, BatchOptions, BatchSolution, Failure};
+pub use batched::{AsBatchRef, Batch, BatchFactor, BatchOptions, BatchRef, BatchSolution, Failure};
 pub use double::{DoubleCholeskyOptions, MAX_BLOCK as MAX_DOUBLE_BLOCK};
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gl::{Context, DeviceInfo};

@@ -1,14 +1,15 @@
 //! The batched operations (`Gpu::batched`, issue 28) for numpy's stacked arrays: (B, n, n)
-//! matrices and (B, n) vectors, the batch axis first, each copied once into the library's
-//! `Batch` (row-major, the batch outer) with the GIL released. A problem that fails comes
-//! back as its INFO (LAPACK's and cuSOLVER's: 0, k > 0 column k − 1 not positive definite,
+//! matrices and (B, n) vectors, the batch axis first, each lent to the library in place as a
+//! `BatchRef` where its entries fill the memory they span (C order, or any order of the
+//! axes), else copied once into a `Batch` with the GIL released; results written once. A
+//! problem that fails comes back as its INFO (LAPACK's and cuSOLVER's: 0, k > 0 column k − 1 not positive definite,
 //! −1 overflow) beside NaN outputs, never as an exception.
 
 use numpy::ndarray::{Array1, Array2, Array3, ArrayView2, ArrayView3, Axis};
 use numpy::{IntoPyArray, PyArray1, PyArray3, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use symraster::{Batch, BatchOptions, BatchSolution, Error, InputError};
+use symraster::{Batch, BatchOptions, BatchRef, BatchSolution, Error, InputError};
 
 use crate::errors::{self, finish};
 use crate::{append_row_major, copy_values, worker};
@@ -17,10 +18,117 @@ use rayon::prelude::*;
 /// The largest order n the batched operations take (one work group per problem).
 pub const MAX_ORDER: usize = symraster::batched::MAX_ORDER;
 
+/// A stack from Python: lent where it lies (C-contiguous, or any dense order with
+/// non-negative strides) or, where it is not, copied into a `Batch`.
+enum Source<T> {
+    Lent {
+        lent: worker::Lent<T>,
+        shape: (usize, usize, usize),
+        strides: [usize; 3],
+    },
+    Copied(Batch<T>),
+}
+
+impl<T: Copy> Source<T> {
+    /// The stack as the library takes it.
+    ///
+    /// # Safety
+    /// As [`worker::Lent::get`]: only inside the job of the `run` made while the array is
+    /// borrowed (its [`Held`] alive).
+    unsafe fn view(&self) -> symraster::Result<BatchRef<'_, T>> {
+        match self {
+            Source::Lent {
+                lent,
+                shape: (count, rows, cols),
+                strides,
+            } => {
+                // SAFETY: as the caller promises.
+                let data = unsafe { lent.get() };
+                BatchRef::from_strides(*count, *rows, *cols, *strides, data)
+            }
+            Source::Copied(batch) => Ok(batch.view()),
+        }
+    }
+}
+
 /// A batch from Python in the precision it came in.
 enum Stack {
-    F32(Batch<f32>),
-    F64(Batch<f64>),
+    F32(Source<f32>),
+    F64(Source<f64>),
+}
+
+/// Anything kept alive for the length of a call.
+trait Kept {}
+impl<T> Kept for T {}
+
+/// Numpy's read-only borrow of a lent array, held until the call that reads it has returned.
+struct Held<'py>(#[allow(dead_code)] Option<Box<dyn Kept + 'py>>);
+
+/// `view`'s values lent in place where its strides are non-negative and its entries fill
+/// the memory they span (C order, or any order of the axes): the lent slice, the shape and
+/// the strides in elements (each problem's transpose with `transpose`).
+fn lend<T>(view: &ArrayView3<'_, T>, transpose: bool) -> Option<Source<T>> {
+    let (count, rows, cols) = view.dim();
+    let len = count * rows * cols;
+    let strides = view.strides();
+    if len == 0 || strides.iter().any(|&s| s < 0) {
+        return None;
+    }
+    let mut s = [
+        strides[0] as usize,
+        strides[1] as usize,
+        strides[2] as usize,
+    ];
+    let extent = (count - 1) * s[0] + (rows - 1) * s[1] + (cols - 1) * s[2] + 1;
+    if extent != len {
+        return None;
+    }
+    // SAFETY: the view's first element and the extent its non-negative strides cover.
+    let data = unsafe { std::slice::from_raw_parts(view.as_ptr(), len) };
+    let (rows, cols) = if transpose {
+        s.swap(1, 2);
+        (cols, rows)
+    } else {
+        (rows, cols)
+    };
+    Some(Source::Lent {
+        lent: worker::Lent::new(data),
+        shape: (count, rows, cols),
+        strides: s,
+    })
+}
+
+/// A 3-D array (B, rows, cols) lent in place ([`lend`]) or else copied ([`batch_of`]).
+fn source_of<'py, T: numpy::Element + Copy + Send + Sync + 'static>(
+    py: Python<'py>,
+    array: PyReadonlyArray3<'py, T>,
+    transpose: bool,
+) -> PyResult<(Source<T>, Held<'py>)> {
+    let lent = lend(&array.as_array(), transpose);
+    if let Some(lent) = lent {
+        return Ok((lent, Held(Some(Box::new(array)))));
+    }
+    let view = array.as_array();
+    let batch = py
+        .detach(|| batch_of(view, transpose))
+        .map_err(|e| errors::to_py(py, e))?;
+    Ok((Source::Copied(batch), Held(None)))
+}
+
+/// A 2-D array (B, len) as B vectors, lent in place or else copied.
+fn vectors_source<'py, T: numpy::Element + Copy + Send + Sync + 'static>(
+    py: Python<'py>,
+    array: PyReadonlyArray2<'py, T>,
+) -> PyResult<(Source<T>, Held<'py>)> {
+    let lent = lend(&array.as_array().insert_axis(Axis(2)), false);
+    if let Some(lent) = lent {
+        return Ok((lent, Held(Some(Box::new(array)))));
+    }
+    let view = array.as_array();
+    let batch = py
+        .detach(|| vectors_of(view))
+        .map_err(|e| errors::to_py(py, e))?;
+    Ok((Source::Copied(batch), Held(None)))
 }
 
 /// Copies a 3-D view (B, rows, cols) into a `Batch` (of each problem's transpose with
@@ -76,35 +184,37 @@ fn vectors_of<T: Copy + Send + Sync>(view: ArrayView2<'_, T>) -> symraster::Resu
 }
 
 /// Reads a float32 or float64 3-D array (the Python layer has cast every other dtype).
-fn read_stack(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResult<Stack> {
-    let copied = if let Ok(a) = a.extract::<PyReadonlyArray3<'_, f64>>() {
-        let view = a.as_array();
-        py.detach(|| batch_of(view, transpose)).map(Stack::F64)
-    } else if let Ok(a) = a.extract::<PyReadonlyArray3<'_, f32>>() {
-        let view = a.as_array();
-        py.detach(|| batch_of(view, transpose)).map(Stack::F32)
+fn read_stack<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    transpose: bool,
+) -> PyResult<(Stack, Held<'py>)> {
+    if let Ok(a) = a.extract::<PyReadonlyArray3<'py, f64>>() {
+        let (s, held) = source_of(py, a, transpose)?;
+        Ok((Stack::F64(s), held))
+    } else if let Ok(a) = a.extract::<PyReadonlyArray3<'py, f32>>() {
+        let (s, held) = source_of(py, a, transpose)?;
+        Ok((Stack::F32(s), held))
     } else {
-        return Err(PyTypeError::new_err(
+        Err(PyTypeError::new_err(
             "expected a 3-D float32 or float64 numpy array (B, rows, cols)",
-        ));
-    };
-    copied.map_err(|e| errors::to_py(py, e))
+        ))
+    }
 }
 
 /// Reads a float32 or float64 2-D array (B, len) as B vectors.
-fn read_vectors(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Stack> {
-    let copied = if let Ok(v) = v.extract::<PyReadonlyArray2<'_, f64>>() {
-        let view = v.as_array();
-        py.detach(|| vectors_of(view)).map(Stack::F64)
-    } else if let Ok(v) = v.extract::<PyReadonlyArray2<'_, f32>>() {
-        let view = v.as_array();
-        py.detach(|| vectors_of(view)).map(Stack::F32)
+fn read_vectors<'py>(py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<(Stack, Held<'py>)> {
+    if let Ok(v) = v.extract::<PyReadonlyArray2<'py, f64>>() {
+        let (s, held) = vectors_source(py, v)?;
+        Ok((Stack::F64(s), held))
+    } else if let Ok(v) = v.extract::<PyReadonlyArray2<'py, f32>>() {
+        let (s, held) = vectors_source(py, v)?;
+        Ok((Stack::F32(s), held))
     } else {
-        return Err(PyTypeError::new_err(
+        Err(PyTypeError::new_err(
             "expected a 2-D float32 or float64 numpy array (B, len)",
-        ));
-    };
-    copied.map_err(|e| errors::to_py(py, e))
+        ))
+    }
 }
 
 /// A `Batch` of matrices as a (B, rows, cols) numpy array, without a copy.
@@ -196,12 +306,20 @@ pub fn batched_assemble<'py>(
     a: &Bound<'py, PyAny>,
     d: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray3<f32>>> {
-    let (a, d) = (read_stack(py, a, false)?, read_vectors(py, d)?);
+    let ((a, _a), (d, _d)) = (read_stack(py, a, false)?, read_vectors(py, d)?);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
+        let options = BatchOptions::default();
+        // SAFETY (each view): inside this `run`'s job, the arrays held (`_a`, `_d`).
         match (&a, &d) {
-            (Stack::F64(a), Stack::F64(d)) => batched.assemble(a, d, BatchOptions::default()),
-            (Stack::F32(a), Stack::F32(d)) => batched.assemble(a, d, BatchOptions::default()),
+            (Stack::F64(a), Stack::F64(d)) => {
+                let (a, d) = unsafe { (a.view()?, d.view()?) };
+                batched.assemble(&a, &d, options)
+            }
+            (Stack::F32(a), Stack::F32(d)) => {
+                let (a, d) = unsafe { (a.view()?, d.view()?) };
+                batched.assemble(&a, &d, options)
+            }
             _ => Err(mixed("a and d")),
         }
     });
@@ -216,13 +334,14 @@ pub fn batched_cholesky<'py>(
     c: &Bound<'py, PyAny>,
     upper: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyArray1<i32>>)> {
-    let c = read_stack(py, c, upper)?;
+    let (c, _c) = read_stack(py, c, upper)?;
     let double = matches!(c, Stack::F64(_));
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
+        // SAFETY (each view): inside this `run`'s job, the array held (`_c`).
         match &c {
-            Stack::F64(c) => batched.cholesky(c, BatchOptions::default()),
-            Stack::F32(c) => batched.cholesky(c, BatchOptions::default()),
+            Stack::F64(c) => batched.cholesky(&unsafe { c.view()? }, BatchOptions::default()),
+            Stack::F32(c) => batched.cholesky(&unsafe { c.view()? }, BatchOptions::default()),
         }
     });
     let factor = finish_batched(py, outcome)?;
@@ -231,10 +350,14 @@ pub fn batched_cholesky<'py>(
         let l = py
             .detach(|| -> symraster::Result<Batch<f64>> {
                 let single = factor.l.into_vec();
-                let data =
-                    symraster::memory::collect(single.iter().map(|&x| f64::from(x)), || {
-                        format!("L ({count}x{rows}x{cols}) widened to float64")
-                    })?;
+                let mut data = symraster::memory::zeros::<f64>(single.len(), || {
+                    format!("L ({count}x{rows}x{cols}) widened to float64")
+                })?;
+                data.par_chunks_mut(1 << 14)
+                    .zip(single.par_chunks(1 << 14))
+                    .for_each(|(out, l)| {
+                        out.iter_mut().zip(l).for_each(|(o, &v)| *o = f64::from(v));
+                    });
                 Batch::new(count, rows, cols, data)
             })
             .map_err(|e| errors::to_py(py, e))?;
@@ -255,22 +378,29 @@ pub fn batched_spd_solve<'py>(
     upper: bool,
     refinement_steps: usize,
 ) -> PyResult<Solved<'py>> {
-    let (c, b) = (read_stack(py, c, upper)?, read_vectors(py, b)?);
+    let ((c, _c), (b, _b)) = (read_stack(py, c, upper)?, read_vectors(py, b)?);
     let single = matches!(c, Stack::F32(_));
     let options = solve_options(refinement_steps);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
+        // SAFETY (each view): inside this `run`'s job, the arrays held (`_c`, `_b`).
         match (&c, &b) {
-            (Stack::F64(c), Stack::F64(b)) => batched.spd_solve(c, b, options),
-            (Stack::F32(c), Stack::F32(b)) => batched.spd_solve(c, b, options),
+            (Stack::F64(c), Stack::F64(b)) => {
+                let (c, b) = unsafe { (c.view()?, b.view()?) };
+                batched.spd_solve(&c, &b, options)
+            }
+            (Stack::F32(c), Stack::F32(b)) => {
+                let (c, b) = unsafe { (c.view()?, b.view()?) };
+                batched.spd_solve(&c, &b, options)
+            }
             _ => Err(mixed("c and b")),
         }
     });
     solved(py, finish_batched(py, outcome)?, single)
 }
 
-/// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read as
-/// the library's A = xₚᵀ), w and y (B, k): (β (B, n) float64, float32 for float32
+/// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read in
+/// place as the library's A = xₚᵀ), w and y (B, k): (β (B, n) float64, float32 for float32
 /// inputs, INFO int32 (B,)).
 #[pyfunction]
 pub fn batched_least_squares<'py>(
@@ -280,18 +410,21 @@ pub fn batched_least_squares<'py>(
     y: &Bound<'py, PyAny>,
     refinement_steps: usize,
 ) -> PyResult<Solved<'py>> {
-    let a = read_stack(py, x, true)?;
-    let (w, y) = (read_vectors(py, w)?, read_vectors(py, y)?);
+    let (a, _a) = read_stack(py, x, true)?;
+    let ((w, _w), (y, _y)) = (read_vectors(py, w)?, read_vectors(py, y)?);
     let single = matches!(a, Stack::F32(_));
     let options = solve_options(refinement_steps);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
+        // SAFETY (each view): inside this `run`'s job, the arrays held (`_a`, `_w`, `_y`).
         match (&a, &w, &y) {
             (Stack::F64(a), Stack::F64(w), Stack::F64(y)) => {
-                batched.least_squares(a, w, y, options)
+                let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
+                batched.least_squares(&a, &w, &y, options)
             }
             (Stack::F32(a), Stack::F32(w), Stack::F32(y)) => {
-                batched.least_squares(a, w, y, options)
+                let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
+                batched.least_squares(&a, &w, &y, options)
             }
             _ => Err(mixed("x, w and y")),
         }

@@ -119,20 +119,20 @@ where
     })
 }
 
-/// A caller's f64 array lent to one job of [`run`] without a copy. `run` returns only once
+/// A caller's array (f64 unless told) lent to one job of [`run`] without a copy. `run` returns only once
 /// its job has finished or was dropped unrun (the job owns the sender its answer goes back
 /// by), so the caller's borrow, held across the `run` call, outlives every use inside it.
-pub struct Lent {
-    ptr: *const f64,
+pub struct Lent<T = f64> {
+    ptr: *const T,
     len: usize,
 }
 
 // SAFETY: the pointer is only read, inside the one job `run` waits for (see `Lent`).
-unsafe impl Send for Lent {}
+unsafe impl<T: Sync> Send for Lent<T> {}
 
-impl Lent {
+impl<T> Lent<T> {
     /// Lends `data` to the next [`run`] of this thread.
-    pub fn new(data: &[f64]) -> Self {
+    pub fn new(data: &[T]) -> Self {
         Self {
             ptr: data.as_ptr(),
             len: data.len(),
@@ -145,7 +145,7 @@ impl Lent {
     /// Only inside the job of the [`run`] call made while the borrow given to [`Lent::new`]
     /// is alive (and nothing writes the array meanwhile, as for scipy's own calls that
     /// release the GIL).
-    pub unsafe fn get(&self) -> &[f64] {
+    pub unsafe fn get(&self) -> &[T] {
         // SAFETY: as the caller promises, the borrow outlives this job.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }

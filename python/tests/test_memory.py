@@ -24,7 +24,9 @@ CHILD = textwrap.dedent(
     n = 8192
     a = np.zeros((n, n), dtype=np.float32)  # 256 MiB
     a[np.arange(n), np.arange(n)] = 4.0
-    stack = np.zeros((64, 1024, 1024), dtype=np.float32)  # 256 MiB
+    # 256 MiB, its rows reversed: a stack whose strides are not all non-negative is copied (a
+    # dense one is lent to the library in place).
+    stack = np.zeros((64, 1024, 1024), dtype=np.float32)[:, ::-1]
     with open("/proc/self/status") as status:
         used = next(int(l.split()[1]) for l in status if l.startswith("VmSize:")) * 1024
     # Room for half an array more: the native copy of either does not fit.

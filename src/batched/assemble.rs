@@ -4,6 +4,8 @@ use super::batch::{Batch, check_shape};
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
+use super::scaling;
+use super::view::AsBatchRef;
 use crate::error::{InputError, NumericalError, Result};
 use crate::matrix::Element;
 use crate::scaling::{PRODUCT, product_out_of_range};
@@ -13,10 +15,11 @@ use crate::scaling::{PRODUCT, product_out_of_range};
 /// [`NumericalError::BatchOutOfRange`] naming the first such problem.
 pub fn assemble<T: Element>(
     kernels: &BatchedKernels,
-    a: &Batch<T>,
-    d: &Batch<T>,
+    a: &impl AsBatchRef<Elem = T>,
+    d: &impl AsBatchRef<Elem = T>,
     poison: Poison,
 ) -> Result<Batch<f32>> {
+    let (a, d) = (a.as_batch_ref(), d.as_batch_ref());
     let (count, n, k) = a.shape();
     if n == 0 || k == 0 {
         return Err(InputError::Empty {
@@ -26,9 +29,10 @@ pub fn assemble<T: Element>(
         }
         .into());
     }
-    check_shape("d", d, count, k, 1, "one weight per column of A")?;
+    check_shape("d", &d, count, k, 1, "one weight per column of A")?;
     let plan = Plan::new(Job::Assemble, n, k, 0, kernels.limits())?;
-    let (a32, d32) = (a.single("A", false)?, d.single("d", false)?);
+    let (a32, _) = scaling::rounded("A", a, false, false)?;
+    let (d32, _) = scaling::rounded("d", d, false, false)?;
     // As the single assembly: a Cₚ whose diagonal leaves float32's range is refused (it would
     // come back ±inf, or flushed to zero), naming the problem.
     for p in 0..count {

@@ -1,9 +1,9 @@
 //! [`Batch`]: B problems' matrices (or vectors) of one shape in one contiguous row-major
 //! array, the batch outer, as NumPy's (B, rows, cols) and (B, len) arrays.
 
+use super::view::{AsBatchRef, BatchRef};
 use crate::error::{Error, InputError, Result};
-use crate::matrix::{Element, Matrix, single_precision_error};
-use crate::scaling::times_power_of_two;
+use crate::matrix::{Element, Matrix};
 
 /// B matrices of `rows` x `cols` (a vector is a matrix of one column), stored one after the
 /// other, each row-major: entry (p, i, j) at `(p·rows + i)·cols + j`.
@@ -107,6 +107,12 @@ impl<T: Copy> Batch<T> {
         &self.data[p * size..(p + 1) * size]
     }
 
+    /// The batch lent as a [`BatchRef`] (no copy).
+    pub fn view(&self) -> BatchRef<'_, T> {
+        BatchRef::new(self.count, self.rows, self.cols, &self.data)
+            .expect("a Batch fills its shape")
+    }
+
     /// Problem p's matrix.
     pub fn matrix(&self, p: usize) -> Matrix<T> {
         Matrix::from_row_major(self.rows, self.cols, self.problem(p).to_vec())
@@ -120,61 +126,7 @@ impl<T: Element> Batch<T> {
     /// above the diagonal are neither read nor checked (they become 0). The operations call
     /// it; a caller may too, to check a batch before the GPU is opened.
     pub fn single(&self, input: &str, lower_only: bool) -> Result<Vec<f32>> {
-        self.single_scaled(input, lower_only, None)
-    }
-
-    /// [`Batch::single`] with problem p divided by 2^`exponents[p]` first (exact wherever the
-    /// result is a normal number), the checks applied to the scaled values.
-    pub(crate) fn single_scaled(
-        &self,
-        input: &str,
-        lower_only: bool,
-        exponents: Option<&[i32]>,
-    ) -> Result<Vec<f32>> {
-        use rayon::prelude::*;
-        let (rows, cols) = (self.rows, self.cols);
-        let size = rows * cols;
-        let mut out =
-            crate::memory::zeros::<f32>(self.data.len(), || format!("{input} rounded to float32"))?;
-        if size == 0 {
-            return Ok(out);
-        }
-        // Problem by problem over all cores; a problem with a bad value stops at its first one,
-        // and the first such problem is reported.
-        let bad = out
-            .par_chunks_mut(size)
-            .zip(self.data.par_chunks(size))
-            .enumerate()
-            .with_min_len(64)
-            .filter_map(|(p, (out, values))| {
-                let e = exponents.map_or(0, |e| e[p]);
-                for i in 0..rows {
-                    let width = if lower_only { cols.min(i + 1) } else { cols };
-                    let row = &values[i * cols..i * cols + width];
-                    for (j, (o, &v)) in out[i * cols..].iter_mut().zip(row).enumerate() {
-                        let value = times_power_of_two(v.into(), -e);
-                        if value.is_nan() || value.abs() > f64::from(f32::MAX) {
-                            return Some((p, i, j, value));
-                        }
-                        *o = value as f32;
-                    }
-                }
-                None
-            })
-            .min_by_key(|&(p, ..)| p);
-        if let Some((p, i, j, value)) = bad {
-            let position = || {
-                if cols == 1 {
-                    format!("problem {p}, index {i} (0-based)")
-                } else {
-                    format!("problem {p}, row {i}, column {j} (0-based)")
-                }
-            };
-            if let Some(e) = single_precision_error(input, &position, value) {
-                return Err(e);
-            }
-        }
-        Ok(out)
+        Ok(super::scaling::rounded(input, self.view(), lower_only, false)?.0)
     }
 }
 
@@ -182,7 +134,7 @@ impl<T: Element> Batch<T> {
 /// the shape follows from.
 pub(crate) fn check_shape<T: Copy>(
     input: &str,
-    batch: &Batch<T>,
+    batch: &BatchRef<'_, T>,
     count: usize,
     rows: usize,
     cols: usize,
@@ -194,14 +146,43 @@ pub(crate) fn check_shape<T: Copy>(
         } else {
             format!("({count}, {rows}, {cols})")
         };
-        let got = if batch.cols == 1 {
-            format!("({}, {})", batch.count, batch.rows)
+        let (b, r, c) = batch.shape();
+        let got = if c == 1 {
+            format!("({b}, {r})")
         } else {
-            format!("({}, {}, {})", batch.count, batch.rows, batch.cols)
+            format!("({b}, {r}, {c})")
         };
         return Err(
             InputError::Shape(format!("{input} must be {want} ({what}), but is {got}")).into(),
         );
     }
     Ok(())
+}
+
+impl<T: Copy> AsBatchRef for Batch<T> {
+    type Elem = T;
+    fn as_batch_ref(&self) -> BatchRef<'_, T> {
+        self.view()
+    }
+}
+
+impl<T: Copy> BatchRef<'_, T> {
+    /// The values copied into a [`Batch`] (row-major, the batch outer).
+    pub fn to_batch(&self) -> Result<Batch<T>> {
+        let (count, rows, cols) = self.shape();
+        let len = count * rows * cols;
+        let mut data = crate::memory::with_capacity(len, || {
+            format!("a copy of a {count}x{rows}x{cols} batch")
+        })?;
+        if self.is_compact() {
+            data.extend_from_slice(&self.as_slice()[..len]);
+        } else {
+            for p in 0..count {
+                for i in 0..rows {
+                    data.extend((0..cols).map(|j| self.get(p, i, j)));
+                }
+            }
+        }
+        Batch::new(count, rows, cols, data)
+    }
 }

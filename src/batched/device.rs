@@ -3,16 +3,21 @@
 //! the read-back. [`run`] takes a whole batch through in chunks of [`Plan::chunk`] problems.
 
 use super::gram::GramShape;
+use super::prepare::prepared;
+pub use super::prepare::Prepare;
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan, WorkStorage};
 use crate::error::Result;
-use crate::phases::Phases;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
+use crate::phases::Phases;
 use std::ops::Range;
+use std::time::Instant;
 use std::rc::Rc;
 
 /// A whole batch's inputs in f32, row-major with the batch outer (what a job does not read is
-/// `None`): A (B·n·k), d (B·k), b (B·k for least squares, B·n for the SPD solve), C (B·n·n).
+/// `None`): A (B·n·k), d (B·k), b (B·k for least squares, B·n for the SPD solve), C (B·n·n);
+/// or, where `prepare` has an entry for the input, as that entry says (strided, to be scaled
+/// on the GPU).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs<'a> {
     /// A, n x k per problem.
@@ -23,6 +28,9 @@ pub struct Inputs<'a> {
     pub b: Option<&'a [f32]>,
     /// C, n x n per problem (only the lower triangle is read).
     pub c: Option<&'a [f32]>,
+    /// By binding (A, d, b, C): how that input's values become the kernels' layout on the GPU
+    /// (`None`: they are in it).
+    pub prepare: [Option<Prepare<'a>>; 4],
 }
 
 /// A chunk's (or a batch's) results on the host.
@@ -99,19 +107,27 @@ impl Resident {
             |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, data);
         let mut uploaded = Vec::new();
         let missing = |what: &str| -> ! { panic!("{} needs {what}", plan.job.name()) };
+        // Input `binding` of rows x cols per problem: as given, or prepared on the GPU.
+        let mut put = |binding: u32, data: &[f32], shape: (usize, usize)| -> Result<()> {
+            let buffer = match &inputs.prepare[binding as usize] {
+                None => storage(problems(data, &range, shape.0 * shape.1))?,
+                Some(prepare) => {
+                    prepared(kernels, prepare, data, &range, shape, binding == 3, plan.launch)?
+                }
+            };
+            uploaded.push((binding, buffer));
+            Ok(())
+        };
         if plan.job.reads_observations() {
-            let a = inputs.a.unwrap_or_else(|| missing("A"));
-            let d = inputs.d.unwrap_or_else(|| missing("d"));
-            uploaded.push((0, storage(problems(a, &range, n * k))?));
-            uploaded.push((1, storage(problems(d, &range, k))?));
+            put(0, inputs.a.unwrap_or_else(|| missing("A")), (n, k))?;
+            put(1, inputs.d.unwrap_or_else(|| missing("d")), (k, 1))?;
         } else {
-            let c = inputs.c.unwrap_or_else(|| missing("C"));
-            uploaded.push((3, storage(problems(c, &range, n * n))?));
+            put(3, inputs.c.unwrap_or_else(|| missing("C")), (n, n))?;
         }
         if plan.job.solves() {
             let b = inputs.b.unwrap_or_else(|| missing("b"));
             let len = if plan.job == Job::LeastSquares { k } else { n };
-            uploaded.push((2, storage(problems(b, &range, len))?));
+            put(2, b, (len, 1))?;
         }
         let f32_out = |len: usize| -> Result<Buffer<f32>> {
             match poison {
@@ -311,21 +327,48 @@ pub fn run(
         }
         .into());
     }
-    let mut phase = Phases::named(plan.job.name(), std::time::Instant::now());
-    let mut out = Outputs::default();
+    let mut phases = Phases::named(plan.job.name(), Instant::now());
+    let chunks = count.div_ceil(plan.chunk.max(1));
+    let mut out = if chunks > 1 {
+        reserved(plan, count)?
+    } else {
+        Outputs::default()
+    };
     let mut first = 0;
     while first < count {
         let range = first..(first + plan.chunk).min(count);
         first = range.end;
         let chunk = Resident::upload(kernels, plan, inputs, range, poison)?;
-        phase.mark_finished(kernels.context(), "chunk up, outputs allocated");
+        phases.mark_finished(kernels.context(), "upload");
         chunk.launch()?;
-        phase.mark_finished(kernels.context(), "launches");
+        phases.mark_finished(kernels.context(), "launches");
         let part = chunk.read()?;
+        phases.mark("read back");
+        if chunks == 1 {
+            // The read-back is the result: no copy.
+            return Ok(part);
+        }
         out.matrix.extend(part.matrix);
         out.x.extend(part.x);
         out.info.extend(part.info);
-        phase.mark("read back");
+        phases.mark("gathered");
+    }
+    Ok(out)
+}
+
+/// Empty outputs with room for `count` problems' results of `plan`'s job.
+fn reserved(plan: &Plan, count: usize) -> Result<Outputs> {
+    let n = plan.n;
+    let what = || format!("the results of {count} problems of the {}", plan.job.name());
+    let mut out = Outputs::default();
+    match plan.job {
+        Job::Assemble | Job::Cholesky => {
+            out.matrix = crate::memory::with_capacity(count * n * n, what)?;
+        }
+        _ => out.x = crate::memory::with_capacity(count * n, what)?,
+    }
+    if plan.job != Job::Assemble {
+        out.info = crate::memory::with_capacity(count, what)?;
     }
     Ok(out)
 }

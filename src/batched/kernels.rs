@@ -9,9 +9,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// What tells one compiled program from another: the job and the plan's `#define`s (order,
-/// storage, refinement steps, the group's shape, the solve's blocks).
-type ProgramKey = (Job, String);
+/// What tells one compiled program from another: the job (none for the inputs' preparation)
+/// and the `#define`s (order, storage, refinement steps, the group's shape, the solve's
+/// blocks).
+type ProgramKey = (Option<Job>, String);
 
 /// The compiled batched programs of one context.
 pub struct BatchedKernels {
@@ -42,7 +43,7 @@ impl BatchedKernels {
 
     /// The program for `plan`, compiled now if it is the first of its kind.
     pub fn program(&self, plan: &Plan) -> Result<Rc<ComputeProgram>> {
-        let key = (plan.job, plan.defines());
+        let key = (Some(plan.job), plan.defines());
         if let Some(p) = self.programs.borrow().get(&key) {
             return Ok(p.clone());
         }
@@ -80,7 +81,7 @@ impl BatchedKernels {
         let Some(defines) = plan.gram_defines() else {
             return Ok(None);
         };
-        let key = (plan.job, format!("gram\n{defines}"));
+        let key = (Some(plan.job), format!("gram\n{defines}"));
         if let Some(p) = self.programs.borrow().get(&key) {
             return Ok(Some(p.clone()));
         }
@@ -94,5 +95,32 @@ impl BatchedKernels {
         )?);
         self.programs.borrow_mut().insert(key, program.clone());
         Ok(Some(program))
+    }
+
+    /// The inputs' preparation (`glsl/batched/prepare.comp`) gathering from strides with
+    /// `gather` and dividing by powers of two with `scale`, compiled now if it is the first of
+    /// its kind.
+    pub fn prepare_program(&self, gather: bool, scale: bool) -> Result<Rc<ComputeProgram>> {
+        let mut defines = String::new();
+        if gather {
+            defines.push_str("#define GATHER\n");
+        }
+        if scale {
+            defines.push_str("#define SCALE\n");
+        }
+        let key = (None, defines);
+        if let Some(p) = self.programs.borrow().get(&key) {
+            return Ok(p.clone());
+        }
+        let source = format!("#version 430\n{}{}", key.1, table::BATCHED_PREPARE.source);
+        let variant = format!("gather {gather}, scale {scale}");
+        let program = Rc::new(ComputeProgram::new(
+            &self.ctx,
+            &table::BATCHED_PREPARE,
+            &variant,
+            &source,
+        )?);
+        self.programs.borrow_mut().insert(key, program.clone());
+        Ok(program)
     }
 }

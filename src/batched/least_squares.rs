@@ -6,6 +6,7 @@ use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
+use super::view::AsBatchRef;
 use super::{BatchOptions, scaling};
 use crate::error::{InputError, Result};
 use crate::matrix::Element;
@@ -16,12 +17,14 @@ use crate::phases::Phases;
 /// per problem (a problem whose A·D²·Aᵀ is not positive definite in f32 fails alone).
 pub fn least_squares<T: Element>(
     kernels: &BatchedKernels,
-    a: &Batch<T>,
-    d: &Batch<T>,
-    b: &Batch<T>,
+    a: &impl AsBatchRef<Elem = T>,
+    d: &impl AsBatchRef<Elem = T>,
+    b: &impl AsBatchRef<Elem = T>,
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchSolution> {
+    let mut phases = Phases::named("batched least squares", std::time::Instant::now());
+    let (a, d, b) = (a.as_batch_ref(), d.as_batch_ref(), b.as_batch_ref());
     options.check()?;
     let (count, n, k) = a.shape();
     if n == 0 || k == 0 {
@@ -32,8 +35,8 @@ pub fn least_squares<T: Element>(
         }
         .into());
     }
-    check_shape("d", d, count, k, 1, "one weight per column of A")?;
-    check_shape("b", b, count, k, 1, "one observation per column of A")?;
+    check_shape("d", &d, count, k, 1, "one weight per column of A")?;
+    check_shape("b", &b, count, k, 1, "one observation per column of A")?;
     let plan = Plan::new(
         Job::LeastSquares,
         n,
@@ -43,31 +46,31 @@ pub fn least_squares<T: Element>(
     )?;
     // Each problem scaled by powers of two: x is the same for 2^-δ·d, and 2^(β-α)·x' for
     // 2^-α·A and 2^-β·b, so x leaves float32's range only where the scaled problem's does.
-    let mut phase = Phases::named(plan.job.name(), std::time::Instant::now());
-    let a_exponents = scaling::exponents(a, false);
-    let b_exponents = scaling::exponents(b, false);
-    let a32 = a.single_scaled("A", false, Some(&a_exponents))?;
-    let d32 = d.single_scaled("d", false, Some(&scaling::exponents(d, false)))?;
-    let b32 = b.single_scaled("b", false, Some(&b_exponents))?;
+    let a32 = scaling::stage("A", a, false, true)?;
+    let d32 = scaling::stage("d", d, false, true)?;
+    let b32 = scaling::stage("b", b, false, true)?;
+    phases.mark("checks and scaling");
     let inputs = Inputs {
-        a: Some(&a32),
-        d: Some(&d32),
-        b: Some(&b32),
+        a: Some(&a32.values),
+        d: Some(&d32.values),
+        b: Some(&b32.values),
+        prepare: [a32.prepare(), d32.prepare(), b32.prepare(), None],
         ..Inputs::default()
     };
-    phase.mark("inputs scaled and rounded to f32 on the host");
     let mut out = run(kernels, &plan, &inputs, count, poison)?;
-    phase.mark("the batch on the GPU and back");
-    let shift: Vec<i32> = b_exponents
+    phases.mark("GPU");
+    let shift: Vec<i32> = b32
+        .exponents
         .iter()
-        .zip(&a_exponents)
+        .zip(&a32.exponents)
         .map(|(b, a)| b - a)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);
-    phase.mark("x unscaled");
-    Ok(BatchSolution {
+    let solution = BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,
         refinement_steps: options.refinement_steps,
-    })
+    };
+    phases.mark("results");
+    Ok(solution)
 }

@@ -19,12 +19,14 @@ mod least_squares;
 mod result;
 mod scaling;
 mod spd_solve;
+mod view;
 
 internal_modules! {
     device;
     gram;
     kernels;
     plan;
+    prepare;
     table;
 }
 
@@ -36,6 +38,7 @@ pub use least_squares::least_squares;
 pub use plan::MAX_ORDER;
 pub use result::{BatchFactor, BatchSolution, Failure, SINGULAR_PIVOT_RATIO};
 pub use spd_solve::spd_solve;
+pub use view::{AsBatchRef, BatchRef};
 
 use crate::error::{InputError, Result};
 use crate::options::Method;
@@ -90,7 +93,7 @@ impl BatchOptions {
 }
 
 /// The order n of a batch of square matrices (rows == cols, n ≥ 1), naming `input`.
-fn square_order<T: Copy>(input: &str, c: &Batch<T>) -> Result<usize> {
+fn square_order<T: Copy>(input: &str, c: &BatchRef<'_, T>) -> Result<usize> {
     let (_, rows, cols) = c.shape();
     if rows == 0 || cols == 0 {
         return Err(InputError::Empty {

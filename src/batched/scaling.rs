@@ -2,42 +2,257 @@
 //! inputs brought near 1 before they are rounded to f32, and its solution scaled back in f64,
 //! so a problem whose C, b or x lies outside float32's range (but whose scaled problem lies
 //! inside) is solved instead of coming back as 0 or ±inf with INFO 0.
+//!
+//! f32 inputs are read once here (each problem's exponent, and the checks) and go to the GPU
+//! as they lie, which divides them there ([`super::prepare`]); f64 inputs are rounded here,
+//! problem by problem over all cores, already divided.
 
-use super::batch::Batch;
-use crate::matrix::Element;
+use super::prepare::Prepare;
+use super::view::{BatchRef, compact};
+use crate::error::Result;
+use crate::matrix::{Element, single_precision_error};
 use crate::scaling::{largest_exponent, times_power_of_two};
+use rayon::prelude::*;
+use std::borrow::Cow;
 
-/// Per problem of `batch`, the exponent of its largest magnitude (the lower triangle only where
-/// `lower_only`): [`Batch::single_scaled`] divides the problem by that power of two as it
-/// rounds it to f32.
-pub(crate) fn exponents<T: Element>(batch: &Batch<T>, lower_only: bool) -> Vec<i32> {
-    use rayon::prelude::*;
-    let (rows, cols) = (batch.rows(), batch.cols());
-    (0..batch.count())
-        .into_par_iter()
-        .with_min_len(64)
-        .map(|p| {
-            let values = batch.problem(p);
-            let rows = (0..rows).map(|i| {
-                let width = if lower_only { cols.min(i + 1) } else { cols };
-                &values[i * cols..i * cols + width]
-            });
-            largest_exponent(rows.flatten().map(|&v| v.into()))
+/// One input on its way to the GPU.
+pub(crate) struct Staged<'a> {
+    /// The caller's f32 values as they lie, or f64 ones rounded (row-major, the batch outer,
+    /// already divided by their powers of two).
+    pub values: Cow<'a, [f32]>,
+    /// Per problem, the exponent e its values are divided by 2^e with (all 0 unscaled).
+    pub exponents: Vec<i32>,
+    /// The strides of lent values, where the GPU gathers or divides them.
+    strides: Option<[usize; 3]>,
+    /// Whether the GPU divides the lent values by their powers of two.
+    divide: bool,
+}
+
+impl Staged<'_> {
+    /// What the GPU does to the values before the kernels read them (`None`: nothing).
+    pub fn prepare(&self) -> Option<Prepare<'_>> {
+        self.strides.map(|strides| Prepare {
+            strides,
+            exponents: self.divide.then_some(&self.exponents[..]),
         })
-        .collect()
+    }
+}
+
+/// The f32 values of `view` where its element type is f32 (borrowed, no copy).
+fn lent_single<'a, T: Element>(view: &BatchRef<'a, T>) -> Option<&'a [f32]> {
+    if std::any::TypeId::of::<T>() != std::any::TypeId::of::<f32>() {
+        return None;
+    }
+    match T::single_vec("", view.as_slice()) {
+        Ok(Cow::Borrowed(values)) => Some(values),
+        _ => None,
+    }
+}
+
+/// Problem p's values in row-major order, (i, j, value), only the lower triangle where
+/// `lower_only`.
+fn entries<'v, T: Copy>(
+    view: &'v BatchRef<'_, T>,
+    p: usize,
+    lower_only: bool,
+) -> impl Iterator<Item = (usize, usize, T)> + 'v {
+    let (rows, cols) = (view.rows(), view.cols());
+    (0..rows).flat_map(move |i| {
+        let width = if lower_only { cols.min(i + 1) } else { cols };
+        let row = view.row_slice(p, i);
+        (0..width).map(move |j| match row {
+            Some(row) => (i, j, row[j]),
+            None => (i, j, view.get(p, i, j)),
+        })
+    })
+}
+
+/// Problem p's largest magnitude (the lower triangle only where `lower_only`), or its first
+/// non-finite value in row-major order, (p, i, j, value): the problem's values read in memory
+/// order where they fill their span, else row by row.
+fn largest_finite(
+    view: &BatchRef<'_, f32>,
+    p: usize,
+    lower_only: bool,
+) -> std::result::Result<f32, (usize, usize, usize, f64)> {
+    let first_bad = || {
+        entries(view, p, lower_only)
+            .find(|(.., v)| !v.is_finite())
+            .map(|(i, j, v)| (p, i, j, f64::from(v)))
+            .expect("a non-finite value")
+    };
+    let largest = |values: &[f32], m: f32| values.iter().fold(m, |m, v| m.max(v.abs()));
+    if let Some(values) = view.problem_span(p).filter(|_| !lower_only) {
+        if !values.iter().all(|v| v.is_finite()) {
+            return Err(first_bad());
+        }
+        return Ok(largest(values, 0.0));
+    }
+    let mut m = 0.0f32;
+    for i in 0..view.rows() {
+        let width = if lower_only {
+            view.cols().min(i + 1)
+        } else {
+            view.cols()
+        };
+        match view.row_slice(p, i) {
+            Some(row) if row[..width].iter().all(|v| v.is_finite()) => {
+                m = largest(&row[..width], m);
+            }
+            Some(_) => return Err(first_bad()),
+            None => {
+                for j in 0..width {
+                    let v = view.get(p, i, j);
+                    if !v.is_finite() {
+                        return Err(first_bad());
+                    }
+                    m = m.max(v.abs());
+                }
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// `view` for the GPU, naming `input`: each value checked finite and within float32's range
+/// (after the division where `scaled`; the first bad problem reported, at its first bad
+/// position), with `lower_only` only the lower triangles read (entries above the diagonal
+/// neither read nor checked; zero where the GPU reads them). Where `scaled`, problem p is
+/// divided by 2^e for e the exponent of its largest magnitude ([`largest_exponent`]).
+pub(crate) fn stage<'a, T: Element>(
+    input: &str,
+    view: BatchRef<'a, T>,
+    lower_only: bool,
+    scaled: bool,
+) -> Result<Staged<'a>> {
+    let (count, rows, cols) = view.shape();
+    if let Some(values) = lent_single(&view) {
+        let strides = view.strides();
+        let single = BatchRef::from_strides(count, rows, cols, strides, values)?;
+        // One read per problem: its exponent and its first non-finite value (a finite f32
+        // divided by its problem's largest power of two stays within float32's range).
+        let problems: Vec<std::result::Result<i32, (usize, usize, usize, f64)>> = (0..count)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|p| {
+                let largest = largest_finite(&single, p, lower_only)?;
+                Ok(if scaled {
+                    largest_exponent(std::iter::once(f64::from(largest)))
+                } else {
+                    0
+                })
+            })
+            .collect();
+        let mut exponents = crate::memory::with_capacity(count, || {
+            format!("the exponents of {input}'s {count} problems")
+        })?;
+        for outcome in problems {
+            match outcome {
+                Ok(e) => exponents.push(e),
+                Err(bad) => return Err(report(input, cols, bad).expect("a non-finite value")),
+            }
+        }
+        let divide = exponents.iter().any(|&e| e != 0);
+        let gpu = divide || !compact(strides, count, rows, cols);
+        return Ok(Staged {
+            values: Cow::Borrowed(values),
+            exponents,
+            strides: gpu.then_some(strides),
+            divide,
+        });
+    }
+    let (values, exponents) = rounded(input, view, lower_only, scaled)?;
+    Ok(Staged {
+        values: Cow::Owned(values),
+        exponents,
+        strides: None,
+        divide: false,
+    })
+}
+
+/// The host's rounding of `view` to f32 as [`stage`] checks it (row-major, the batch outer,
+/// zeros above the diagonal with `lower_only`), and each problem's exponent (0 unless
+/// `scaled`).
+pub(crate) fn rounded<T: Element>(
+    input: &str,
+    view: BatchRef<'_, T>,
+    lower_only: bool,
+    scaled: bool,
+) -> Result<(Vec<f32>, Vec<i32>)> {
+    let (count, rows, cols) = view.shape();
+    let size = rows * cols;
+    let mut out =
+        crate::memory::zeros::<f32>(count * size, || format!("{input} rounded to float32"))?;
+    let mut exponents = crate::memory::filled(count, 0i32, || {
+        format!("the exponents of {input}'s {count} problems")
+    })?;
+    if size > 0 {
+        // Problem by problem over all cores; a problem with a bad value stops at its first
+        // one, and the first such problem is reported.
+        let bad = out
+            .par_chunks_mut(size)
+            .zip(exponents.par_iter_mut())
+            .enumerate()
+            .with_min_len(64)
+            .filter_map(|(p, (out, exponent))| {
+                let e = if scaled {
+                    largest_exponent(entries(&view, p, lower_only).map(|(.., v)| v.into()))
+                } else {
+                    0
+                };
+                *exponent = e;
+                for (i, j, v) in entries(&view, p, lower_only) {
+                    let value = times_power_of_two(v.into(), -e);
+                    if value.is_nan() || value.abs() > f64::from(f32::MAX) {
+                        return Some((p, i, j, value));
+                    }
+                    out[i * cols + j] = value as f32;
+                }
+                None
+            })
+            .min_by_key(|&(p, ..)| p);
+        if let Some(e) = bad.and_then(|bad| report(input, cols, bad)) {
+            return Err(e);
+        }
+    }
+    Ok((out, exponents))
+}
+
+/// The error for `value` at (p, i, j) of `input` (vectors named by index), if it is one.
+fn report(
+    input: &str,
+    cols: usize,
+    (p, i, j, value): (usize, usize, usize, f64),
+) -> Option<crate::Error> {
+    let position = || {
+        if cols == 1 {
+            format!("problem {p}, index {i} (0-based)")
+        } else {
+            format!("problem {p}, row {i}, column {j} (0-based)")
+        }
+    };
+    single_precision_error(input, &position, value)
 }
 
 /// Multiplies problem p's solution (`n` values from `x`) by 2^shift[p] in f64; a problem whose
 /// solution then leaves f64's range gets INFO −1 (where it had none) and NaN.
 pub(crate) fn unscale(x: &mut [f64], n: usize, shift: &[i32], info: &mut [i32]) {
-    for (p, &s) in shift.iter().enumerate() {
-        let xp = &mut x[p * n..(p + 1) * n];
-        for v in xp.iter_mut() {
-            *v = times_power_of_two(*v, s);
-        }
-        if info[p] == 0 && xp.iter().any(|v| !v.is_finite()) {
-            info[p] = -1;
-            xp.fill(f64::NAN);
-        }
+    if n == 0 {
+        return;
     }
+    x.par_chunks_mut(n)
+        .zip(info.par_iter_mut())
+        .zip(shift.par_iter())
+        .with_min_len(1 << 13)
+        .for_each(|((xp, info), &s)| {
+            if s != 0 {
+                for v in xp.iter_mut() {
+                    *v = times_power_of_two(*v, s);
+                }
+            }
+            if *info == 0 && xp.iter().any(|v| !v.is_finite()) {
+                *info = -1;
+                xp.fill(f64::NAN);
+            }
+        });
 }

@@ -6,6 +6,7 @@ use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
+use super::view::AsBatchRef;
 use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;
 use crate::matrix::Element;
@@ -14,17 +15,19 @@ use crate::phases::Phases;
 /// x (B, n) in f64 for C (B, n, n; lower triangles read) and b (B, n), with INFO per problem.
 pub fn spd_solve<T: Element>(
     kernels: &BatchedKernels,
-    c: &Batch<T>,
-    b: &Batch<T>,
+    c: &impl AsBatchRef<Elem = T>,
+    b: &impl AsBatchRef<Elem = T>,
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchSolution> {
+    let mut phases = Phases::named("batched SPD solve", std::time::Instant::now());
+    let (c, b) = (c.as_batch_ref(), b.as_batch_ref());
     options.check()?;
-    let n = square_order("C", c)?;
+    let n = square_order("C", &c)?;
     let count = c.count();
     check_shape(
         "b",
-        b,
+        &b,
         count,
         n,
         1,
@@ -39,28 +42,29 @@ pub fn spd_solve<T: Element>(
     )?;
     // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
     // leaves float32's range only where the scaled problem's does.
-    let mut phase = Phases::named(plan.job.name(), std::time::Instant::now());
-    let (c_exponents, b_exponents) = (scaling::exponents(c, true), scaling::exponents(b, false));
-    let c32 = c.single_scaled("C", true, Some(&c_exponents))?;
-    let b32 = b.single_scaled("b", false, Some(&b_exponents))?;
+    let c32 = scaling::stage("C", c, true, true)?;
+    let b32 = scaling::stage("b", b, false, true)?;
+    phases.mark("checks and scaling");
     let inputs = Inputs {
-        c: Some(&c32),
-        b: Some(&b32),
+        c: Some(&c32.values),
+        b: Some(&b32.values),
+        prepare: [None, None, b32.prepare(), c32.prepare()],
         ..Inputs::default()
     };
-    phase.mark("inputs scaled and rounded to f32 on the host");
     let mut out = run(kernels, &plan, &inputs, count, poison)?;
-    phase.mark("the batch on the GPU and back");
-    let shift: Vec<i32> = b_exponents
+    phases.mark("GPU");
+    let shift: Vec<i32> = b32
+        .exponents
         .iter()
-        .zip(&c_exponents)
+        .zip(&c32.exponents)
         .map(|(b, c)| b - c)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);
-    phase.mark("x unscaled");
-    Ok(BatchSolution {
+    let solution = BatchSolution {
         x: Batch::vectors(count, n, out.x)?,
         info: out.info,
         refinement_steps: options.refinement_steps,
-    })
+    };
+    phases.mark("results");
+    Ok(solution)
 }

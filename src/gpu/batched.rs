@@ -3,14 +3,18 @@
 
 use super::{Gpu, Method};
 use crate::batched::kernels::BatchedKernels;
-use crate::batched::{self, Batch, BatchFactor, BatchOptions, BatchSolution, device::Poison};
+use crate::batched::{
+    self, AsBatchRef, Batch, BatchFactor, BatchOptions, BatchSolution, device::Poison,
+};
 use crate::error::{InputError, Result};
 use crate::matrix::Element;
 use std::rc::Rc;
 
 /// The batched operations of one [`Gpu`] ([`Gpu::batched`]): each takes B problems of one
-/// order n (1 ≤ n ≤ 256) as [`Batch`]es, the batch outer, and runs them in one dispatch (cut
-/// only at the device's limits). Inputs f32 or f64, rounded once to f32 for the GPU (each
+/// order n (1 ≤ n ≤ 256) as [`Batch`]es, the batch outer, or as [`BatchRef`](crate::BatchRef)s lent from the
+/// caller's arrays at any strides (read where they lie: f32 values go to the GPU as they are,
+/// which gathers and scales them there), and runs them in one dispatch (cut only at the
+/// device's limits). Inputs f32 or f64, rounded once to f32 for the GPU (each
 /// value checked finite and within float32's range); the operations' docs say what precision
 /// their results carry.
 pub struct Batched<'g> {
@@ -74,8 +78,8 @@ impl Batched<'_> {
     /// ([`NumericalError::BatchOutOfRange`](crate::NumericalError::BatchOutOfRange)).
     pub fn assemble<T: Element>(
         &self,
-        a: &Batch<T>,
-        d: &Batch<T>,
+        a: &impl AsBatchRef<Elem = T>,
+        d: &impl AsBatchRef<Elem = T>,
         options: BatchOptions,
     ) -> Result<Batch<f32>> {
         batched::assemble(&*self.kernels(&options)?, a, d, Poison::No)
@@ -84,7 +88,11 @@ impl Batched<'_> {
     /// Cₚ = Lₚ·Lₚᵀ for C (B, n, n; each lower triangle read, the upper never): L in f32,
     /// (B, n, n), zeros above the diagonal, and INFO per problem (0, or k > 0 when column
     /// k − 1's pivot is not positive; that problem's L is NaN and the others are right).
-    pub fn cholesky<T: Element>(&self, c: &Batch<T>, options: BatchOptions) -> Result<BatchFactor> {
+    pub fn cholesky<T: Element>(
+        &self,
+        c: &impl AsBatchRef<Elem = T>,
+        options: BatchOptions,
+    ) -> Result<BatchFactor> {
         batched::cholesky(&*self.kernels(&options)?, c, Poison::No)
     }
 
@@ -93,8 +101,8 @@ impl Batched<'_> {
     /// dispatch; x in f64 (see [`BatchSolution`] for what it achieves) and INFO per problem.
     pub fn spd_solve<T: Element>(
         &self,
-        c: &Batch<T>,
-        b: &Batch<T>,
+        c: &impl AsBatchRef<Elem = T>,
+        b: &impl AsBatchRef<Elem = T>,
         options: BatchOptions,
     ) -> Result<BatchSolution> {
         batched::spd_solve(&*self.kernels(&options)?, c, b, &options, Poison::No)
@@ -107,9 +115,9 @@ impl Batched<'_> {
     /// problem.
     pub fn least_squares<T: Element>(
         &self,
-        a: &Batch<T>,
-        d: &Batch<T>,
-        b: &Batch<T>,
+        a: &impl AsBatchRef<Elem = T>,
+        d: &impl AsBatchRef<Elem = T>,
+        b: &impl AsBatchRef<Elem = T>,
         options: BatchOptions,
     ) -> Result<BatchSolution> {
         batched::least_squares(&*self.kernels(&options)?, a, d, b, &options, Poison::No)

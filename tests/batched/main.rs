@@ -9,3 +9,4 @@ mod batched_inverse;
 mod batched_residual;
 mod batched_singular;
 mod batched_tiles;
+mod batched_view;

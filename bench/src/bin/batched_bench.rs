@@ -529,6 +529,7 @@ fn profile_jobs(
                             d: Some(&d),
                             b: Some(if job == Job::SpdSolve { bn } else { &b }),
                             c: Some(&c),
+                            ..Inputs::default()
                         };
                         let resident =
                             Resident::upload(kernels, &plan, &inputs, 0..count, Poison::No)?;
