@@ -746,6 +746,12 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
         if view.nrows() != view.ncols() {
             return Err(PyValueError::new_err("`outside` needs a square array"));
         }
+        // Rows where they are contiguous: a Fortran array's transpose, its triangles swapped.
+        let (view, lower) = if !view.is_standard_layout() && view.t().is_standard_layout() {
+            (view.reversed_axes(), !lower)
+        } else {
+            (view, lower)
+        };
         let n = view.nrows();
         Ok(py.detach(|| {
             (0..n).into_par_iter().with_min_len(64).all(|i| {

@@ -152,8 +152,9 @@ def test_pos_solve_checks_both_triangles_as_scipy(rng):
         for i, j in ((4, 1), (1, 4), (3, 3)):
             bad = a.copy()
             bad[i, j] = np.inf if i == j else np.nan
-            with pytest.raises(ValueError, match="infs or NaNs"):
-                la.solve(bad, b, lower=lower, assume_a="pos")
+            for layout in (bad, np.asfortranarray(bad)):
+                with pytest.raises(ValueError, match="infs or NaNs"):
+                    la.solve(layout, b, lower=lower, assume_a="pos")
             if (i > j and not lower) or (i < j and lower):
                 # Outside the triangle read: unread without the check.
                 x = la.solve(bad, b, lower=lower, assume_a="pos", check_finite=False)
