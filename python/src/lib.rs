@@ -191,30 +191,42 @@ fn widened(v: &[f32]) -> symraster::Result<Vec<f64>> {
 /// Reads a float32 or float64 2-D array (the Python layer has cast every other dtype),
 /// copying with the GIL released.
 fn read_matrix(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResult<Mat> {
-    let copied = if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f64>>() {
-        let view = a.as_array();
-        py.detach(|| matrix_of(view, transpose)).map(Mat::F64)
-    } else if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f32>>() {
-        let view = a.as_array();
-        py.detach(|| matrix_of(view, transpose)).map(Mat::F32)
-    } else {
-        return Err(PyTypeError::new_err(
-            "expected a 2-D float32 or float64 numpy array",
-        ));
-    };
-    copied.map_err(|e| errors::to_py(py, e))
+    read_2d(py, a, transpose, false)
 }
 
 /// Reads the lower triangle of a float32 or float64 square array (its upper one, transposed,
 /// with `transpose`) into a `Matrix` with zeros above the diagonal, for the library's calls
 /// that read C's lower triangle alone: the other triangle is not copied.
 fn read_lower(py: Python<'_>, a: &Bound<'_, PyAny>, transpose: bool) -> PyResult<Mat> {
+    read_2d(py, a, transpose, true)
+}
+
+/// [`read_matrix`], or with `lower_only` [`read_lower`].
+fn read_2d(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    transpose: bool,
+    lower_only: bool,
+) -> PyResult<Mat> {
+    fn copy<T: Copy + Send + Sync + symraster::memory::Zero>(
+        view: ArrayView2<'_, T>,
+        transpose: bool,
+        lower_only: bool,
+    ) -> symraster::Result<Matrix<T>> {
+        if lower_only {
+            lower_of(view, transpose)
+        } else {
+            matrix_of(view, transpose)
+        }
+    }
     let copied = if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f64>>() {
         let view = a.as_array();
-        py.detach(|| lower_of(view, transpose)).map(Mat::F64)
+        py.detach(|| copy(view, transpose, lower_only))
+            .map(Mat::F64)
     } else if let Ok(a) = a.extract::<PyReadonlyArray2<'_, f32>>() {
         let view = a.as_array();
-        py.detach(|| lower_of(view, transpose)).map(Mat::F32)
+        py.detach(|| copy(view, transpose, lower_only))
+            .map(Mat::F32)
     } else {
         return Err(PyTypeError::new_err(
             "expected a 2-D float32 or float64 numpy array",
@@ -694,7 +706,7 @@ fn spd_solve<'py>(
         let d = solution_dict(py, &s, seconds)?;
         return Ok((Array1::from_vec(s.x).into_pyarray(py), d));
     }
-    let (c, b) = (read_matrix(py, a, upper)?, read_vector(py, b)?);
+    let (c, b) = (read_lower(py, a, upper)?, read_vector(py, b)?);
     let outcome = worker::run(py, move |state| {
         let gpu = state.gpu()?;
         match (&c, &b) {
