@@ -72,9 +72,13 @@ pub struct Tuning {
     /// The most bytes of one storage buffer of a tiled matrix or of A's column blocks (at
     /// least 4; it never raises the device's limit): several buffers at small orders.
     pub max_buffer_bytes: Option<u64>,
-    /// Whether uploads of 8 MiB or more into new buffers go through a mapping filled on all
-    /// cores (default yes).
+    /// Whether transfers from [`Tuning::staged_from_bytes`] on go through mappings filled or
+    /// emptied on all cores (default yes).
     pub mapped_upload: Option<bool>,
+    /// The size in bytes from which transfers go through the staging buffers, mapped and
+    /// filled or emptied on all cores, rather than glBufferSubData and glGetBufferSubData
+    /// (default [`DEFAULT_STAGED_FROM_BYTES`]).
+    pub staged_from_bytes: Option<u64>,
     /// A texture limit below the driver's GL_MAX_TEXTURE_SIZE (it can never raise it), so that
     /// the size limits can be tried with small matrices.
     pub max_texture_size: Option<usize>,
@@ -150,6 +154,7 @@ enum Field {
     SplitOrder,
     MaxBufferBytes,
     MappedUpload,
+    StagedFromBytes,
     MaxTextureSize,
 }
 
@@ -183,6 +188,7 @@ impl Knob {
             Field::SplitOrder => t.split_order.map(|v| v as u64),
             Field::MaxBufferBytes => t.max_buffer_bytes,
             Field::MappedUpload => t.mapped_upload.map(u64::from),
+            Field::StagedFromBytes => t.staged_from_bytes,
             Field::MaxTextureSize => t.max_texture_size.map(|v| v as u64),
         }
     }
@@ -205,10 +211,15 @@ impl Knob {
             Field::SplitOrder => t.split_order = Some(n),
             Field::MaxBufferBytes => t.max_buffer_bytes = Some(v),
             Field::MappedUpload => t.mapped_upload = Some(v != 0),
+            Field::StagedFromBytes => t.staged_from_bytes = Some(v),
             Field::MaxTextureSize => t.max_texture_size = Some(n),
         }
     }
 }
+
+/// Where transfers start to go through the staging buffers unless tuned
+/// ([`Tuning::staged_from_bytes`]).
+pub const DEFAULT_STAGED_FROM_BYTES: usize = 1 << 20;
 
 /// [`Tuning::diagonal_block`].
 pub const TILED_DIAG: Knob = Knob {
@@ -280,6 +291,16 @@ pub const MAPPED_UPLOAD: Knob = Knob {
     field: Field::MappedUpload,
 };
 
+/// [`Tuning::staged_from_bytes`].
+pub const STAGED_FROM_BYTES: Knob = Knob {
+    name: "SYMRASTER_STAGED_FROM_BYTES",
+    expected: "a number of bytes from 1 to 2147483647 (from which transfers are staged)",
+    min: 1,
+    max: i32::MAX as u64,
+    multiple_of: 1,
+    field: Field::StagedFromBytes,
+};
+
 /// [`Tuning::max_texture_size`].
 pub const MAX_TEXTURE_SIZE: Knob = Knob {
     name: "SYMRASTER_MAX_TEXTURE_SIZE",
@@ -298,7 +319,7 @@ const CONFIG_EXPECTED: &str = "\"wg_x,wg_y,tm,tn,bk,reads,nb\" with tm and tn mu
      (at most 16 each), reads 0, 1 or 2, nb a multiple of 16 up to 96 (e.g. 16,16,8,8,16,1,32)";
 
 /// The numeric knobs, in the order they are checked.
-pub const KNOBS: [Knob; 8] = [
+pub const KNOBS: [Knob; 9] = [
     TILED_DIAG,
     TILED_OUTER,
     TILED_FUSED,
@@ -306,6 +327,7 @@ pub const KNOBS: [Knob; 8] = [
     TILED_SPLIT,
     TILED_MAX_BUFFER_BYTES,
     MAPPED_UPLOAD,
+    STAGED_FROM_BYTES,
     MAX_TEXTURE_SIZE,
 ];
 
@@ -520,6 +542,12 @@ impl Tuning {
     /// [`Tuning::mapped_upload`] or its default (yes).
     pub fn mapped_upload(&self) -> bool {
         self.mapped_upload.unwrap_or(true)
+    }
+
+    /// [`Tuning::staged_from_bytes`] or its default.
+    pub fn staged_from_bytes(&self) -> usize {
+        self.staged_from_bytes
+            .map_or(DEFAULT_STAGED_FROM_BYTES, |b| b as usize)
     }
 }
 

@@ -87,28 +87,49 @@ pub(crate) fn upload_scaled(
     // would be read truncated by the kernels.
     kernels.check_fits("C in f64", n * n)?;
     let stored = c.triangle();
+    // 2^k_j where every product 2^(k_i + k_j) is a normal f64: one exact multiplication per
+    // entry, else each entry scaled on its own.
+    let powers: Option<Vec<f64>> = k
+        .iter()
+        .all(|&e| e.abs() <= 500)
+        .then(|| k.iter().map(|&e| times_power_of_two(1.0, e)).collect());
     let square = Buffer::filled(
         kernels.context(),
         BufferTarget::Storage,
         BufferUsage::Static,
         n * n,
         |first, out| {
-            let (mut i, mut j) = (first / n, first % n);
-            for o in out.iter_mut() {
-                let held = match stored {
-                    Triangle::Lower => j <= i,
-                    Triangle::Upper => j >= i,
+            // Row by row: the stored part of each row from the view's packed row, NaN elsewhere.
+            let mut at = first;
+            let end = first + out.len();
+            while at < end {
+                let (i, j0) = (at / n, at % n);
+                let j1 = n.min(j0 + end - at);
+                let row = &mut out[at - first..at - first + j1 - j0];
+                // The stored columns lo..hi of row i, packed from column lo.
+                let (lo, values) = match stored {
+                    Triangle::Lower => (0, c.packed_row(i)),
+                    Triangle::Upper => (i, c.packed_row(i)),
                 };
-                *o = if held {
-                    times_power_of_two(c.get(i, j), k[i] + k[j])
-                } else {
-                    f64::NAN
-                };
-                j += 1;
-                if j == n {
-                    j = 0;
-                    i += 1;
+                let hi = lo + values.len();
+                let (a, b) = (lo.clamp(j0, j1), hi.clamp(j0, j1));
+                row[..a - j0].fill(f64::NAN);
+                row[b - j0..].fill(f64::NAN);
+                let skip = a.saturating_sub(lo).min(values.len());
+                let (held, from) = (&mut row[a - j0..b - j0], &values[skip..]);
+                match &powers {
+                    Some(p) => {
+                        for ((o, &v), &pj) in held.iter_mut().zip(from).zip(&p[a..b]) {
+                            *o = v * (p[i] * pj);
+                        }
+                    }
+                    None => {
+                        for ((o, &v), j) in held.iter_mut().zip(from).zip(a..b) {
+                            *o = times_power_of_two(v, k[i] + k[j]);
+                        }
+                    }
                 }
+                at += j1 - j0;
             }
         },
     )?;

@@ -63,8 +63,6 @@ pub struct Buffer<T: Pod> {
     _data: PhantomData<T>,
 }
 
-/// Uploads of at least this many bytes are copied through a mapping on all cores.
-const MAPPED_UPLOAD_BYTES: usize = 8 << 20;
 
 /// Copies `src` to `dst` (a mapping of at least `src.len()` bytes) in chunks on all cores.
 ///
@@ -72,7 +70,7 @@ const MAPPED_UPLOAD_BYTES: usize = 8 << 20;
 /// `dst` must be valid for writes of `src.len()` bytes and not overlap `src`.
 unsafe fn parallel_copy(src: &[u8], dst: *mut u8) {
     use rayon::prelude::*;
-    const CHUNK: usize = 1 << 20;
+    const CHUNK: usize = 256 << 10;
     let dst = dst as usize;
     src.par_chunks(CHUNK).enumerate().for_each(|(i, chunk)| {
         // SAFETY: chunks are disjoint ranges of dst, which the caller guarantees is valid.
@@ -90,8 +88,15 @@ const STAGING_WRITE: u32 = glow::MAP_WRITE_BIT | glow::CLIENT_STORAGE_BIT;
 /// the other's chunk.
 const STAGING_CHUNK: usize = 32 << 20;
 
-/// Values per task when the host fills a staging buffer on all cores.
-const STAGING_PIECE: usize = 1 << 18;
+/// Bytes per task when the host fills a staging buffer on all cores: small enough that a
+/// few MiB keep every core busy.
+const STAGING_PIECE_BYTES: usize = 256 << 10;
+
+/// Values of T per task when the host fills a staging buffer ([`STAGING_PIECE_BYTES`]).
+const fn staging_piece<T>() -> usize {
+    let values = STAGING_PIECE_BYTES / size_of::<T>();
+    if values == 0 { 1 } else { values }
+}
 
 /// The two staging buffers of a transfer with storage flags `flags`, each of at least `bytes`
 /// bytes (the context's kept ones where large enough); None where the context has no
@@ -135,7 +140,7 @@ fn keep_pair(ctx: &Context, pair: [(glow::Buffer, i32); 2], flags: u32) {
 }
 
 impl<T: Pod> Buffer<T> {
-    /// Creates a buffer holding a copy of `data`. Large data (8 MiB or more, where mapped
+    /// Creates a buffer holding a copy of `data`. Large data (from the context's staged size, where mapped
     /// transfers are on) goes into a kept buffer of its size where there is one (no new
     /// allocation) through the staging buffers.
     pub fn new(
@@ -144,7 +149,7 @@ impl<T: Pod> Buffer<T> {
         usage: BufferUsage,
         data: &[T],
     ) -> Result<Self> {
-        if size_of_val(data) >= MAPPED_UPLOAD_BYTES && ctx.mapped_uploads() {
+        if size_of_val(data) >= ctx.staged_from() && ctx.mapped_uploads() {
             let buffer = Self::uninitialized(ctx, target, usage, data.len())?;
             buffer.write(0, data)?;
             return Ok(buffer);
@@ -280,7 +285,7 @@ impl<T: Pod> Buffer<T> {
     }
 
     /// A new buffer of `len` values computed by `fill(first, out)` (out: the values from
-    /// index `first` on, of any length up to 256 Ki values) on all cores: where there are
+    /// index `first` on, of any length up to 256 KiB) on all cores: where there are
     /// staging buffers, straight into their mappings (no host copy of the whole), else into a
     /// host vector that is then uploaded. For large data computed on the fly (a rounded
     /// matrix): it saves the host allocation, its first touch and one copy of every byte.
@@ -300,9 +305,9 @@ impl<T: Pod> Buffer<T> {
         let mut data = pod::zeroed::<T>(len, || {
             format!("filling a {target:?} buffer of {len} values")
         })?;
-        data.par_chunks_mut(STAGING_PIECE)
+        data.par_chunks_mut(staging_piece::<T>())
             .enumerate()
-            .for_each(|(i, piece)| fill(i * STAGING_PIECE, piece));
+            .for_each(|(i, piece)| fill(i * staging_piece::<T>(), piece));
         buffer.write(0, &data)?;
         Ok(buffer)
     }
@@ -329,7 +334,7 @@ impl<T: Pod> Buffer<T> {
         };
         unsafe {
             gl.bind_buffer(target, Some(self.raw));
-            if !mapped || bytes.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+            if !mapped || bytes.len() < self.ctx.staged_from() || !self.ctx.mapped_uploads() {
                 gl.buffer_data_u8_slice(target, bytes, self.usage.gl());
                 allocated()?;
             } else {
@@ -395,14 +400,14 @@ impl<T: Pod> Buffer<T> {
         })
     }
 
-    /// Large reads (8 MiB or more, where mapped transfers are on) through two staging
+    /// Large reads (from the context's staged size, where mapped transfers are on) through two staging
     /// buffers in host memory: the GPU copies chunk k+1 into one while the host copies chunk k
     /// out of the other's mapping on all cores: several times faster than glGetBufferSubData
     /// (`figures/h200/experiments/transfers.csv`). False (nothing read) where no staging
     /// buffers could be had.
     fn download_staged(&self, offset: usize, out: &mut [T]) -> bool {
         let dst = pod::bytes_mut(out);
-        if dst.len() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+        if dst.len() < self.ctx.staged_from() || !self.ctx.mapped_uploads() {
             return false;
         }
         let gl = self.ctx.gl();
@@ -463,9 +468,9 @@ impl<T: Pod> Buffer<T> {
     }
 
     /// Writes `len` values from index `offset` on, computed by `fill(first, out)` (`out`: the
-    /// values from index `first` of the range on, at most [`STAGING_PIECE`]) on all cores into
+    /// values from index `first` of the range on, at most [`STAGING_PIECE_BYTES`]) on all cores into
     /// the two staging buffers in turn, the host filling one while the GPU copies the other
-    /// into place. Only for 8 MiB or more where mapped transfers are on; false (the range not
+    /// into place. Only from the context's staged size, where mapped transfers are on; false (the range not
     /// all written) where no staging buffers or mappings could be had.
     fn fill_staged(
         &self,
@@ -474,7 +479,7 @@ impl<T: Pod> Buffer<T> {
         fill: &(dyn Fn(usize, &mut [T]) + Sync),
     ) -> bool {
         use rayon::prelude::*;
-        if len * size_of::<T>() < MAPPED_UPLOAD_BYTES || !self.ctx.mapped_uploads() {
+        if len * size_of::<T>() < self.ctx.staged_from() || !self.ctx.mapped_uploads() {
             return false;
         }
         let chunk = STAGING_CHUNK / size_of::<T>();
@@ -505,9 +510,9 @@ impl<T: Pod> Buffer<T> {
                 // SAFETY: the mapping holds `count` values of T, aligned (checked above), and
                 // nothing else touches it until it is unmapped below.
                 let out = std::slice::from_raw_parts_mut(ptr as *mut T, count);
-                out.par_chunks_mut(STAGING_PIECE)
+                out.par_chunks_mut(staging_piece::<T>())
                     .enumerate()
-                    .for_each(|(i, piece)| fill(first + i * STAGING_PIECE, piece));
+                    .for_each(|(i, piece)| fill(first + i * staging_piece::<T>(), piece));
                 gl.unmap_buffer(glow::COPY_READ_BUFFER);
                 gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(self.raw));
                 gl.copy_buffer_sub_data(

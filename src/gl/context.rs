@@ -34,6 +34,8 @@ struct Inner {
     make_current: Option<MakeCurrent>,
     // Whether large uploads into new buffers go through a mapping (the tuning's choice).
     mapped_uploads: Cell<bool>,
+    // The size in bytes from which transfers are staged (see `Context::staged_from`).
+    staged_from: Cell<usize>,
     // Large buffers freed and kept for reuse (see `Context::take_spare`).
     spares: RefCell<Vec<Spare>>,
     // Staging buffers of large transfers (immutable storage, `usage` holding their storage
@@ -149,14 +151,13 @@ impl Context {
                 id,
                 make_current,
                 mapped_uploads: Cell::new(true),
+                staged_from: Cell::new(crate::tuning::DEFAULT_STAGED_FROM_BYTES),
                 spares: RefCell::new(Vec::new()),
                 staging: RefCell::new(Vec::new()),
             }),
         }
     }
 
-    /// Whether uploads of 8 MiB or more into new buffers go through a mapping filled on all
-    /// cores ([`Tuning::mapped_upload`](crate::tuning::Tuning::mapped_upload)).
     /// A kept buffer of exactly `bytes` bytes and GL usage `usage`, if there is one (its
     /// contents are whatever its last user left: for uninitialized buffers only).
     pub(crate) fn take_spare(&self, bytes: i32, usage: u32) -> Option<glow::Buffer> {
@@ -222,6 +223,8 @@ impl Context {
         });
     }
 
+    /// Whether transfers from [`Context::staged_from`] on go through mappings filled or
+    /// emptied on all cores ([`Tuning::mapped_upload`](crate::tuning::Tuning::mapped_upload)).
     pub(crate) fn mapped_uploads(&self) -> bool {
         self.inner.mapped_uploads.get()
     }
@@ -229,6 +232,17 @@ impl Context {
     /// Sets [`Context::mapped_uploads`].
     pub(crate) fn set_mapped_uploads(&self, on: bool) {
         self.inner.mapped_uploads.set(on)
+    }
+
+    /// The size in bytes from which uploads into new buffers are mapped and transfers go
+    /// through the staging buffers ([`crate::Tuning::staged_from_bytes`]).
+    pub(crate) fn staged_from(&self) -> usize {
+        self.inner.staged_from.get()
+    }
+
+    /// Sets [`Context::staged_from`] (at least 1).
+    pub(crate) fn set_staged_from(&self, bytes: usize) {
+        self.inner.staged_from.set(bytes.max(1))
     }
 
     /// Whether `self` and `other` are handles of the same context.

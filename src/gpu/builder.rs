@@ -100,6 +100,7 @@ impl GpuBuilder {
         }
         let limits = super::Limits::query(&context, &info)?;
         context.set_mapped_uploads(tuning.mapped_upload());
+        context.set_staged_from(tuning.staged_from_bytes());
         Gpu::compile(context, info, limits, tuning)
     }
 }

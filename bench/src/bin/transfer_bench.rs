@@ -1,31 +1,34 @@
 //! Host ↔ GPU transfer rates of the buffer layer (src/gl/buffer.rs) at the sizes the solvers
 //! move: a new buffer's upload (glBufferData + a mapping filled on all cores), a write into
-//! an existing buffer and a read back (both through the staged, double-buffered path from
-//! 8 MiB), and the same read in pieces below the staged size (glGetBufferSubData).
-//! CSV `what,mib,ms,gb_s` on stdout. `cargo run --release --example transfer_bench -- 64 256 1024`.
+//! an existing buffer and a read back (through the staged, double-buffered path from the
+//! tuning's `SYMRASTER_STAGED_FROM_BYTES`, default 8 MiB, below it glBufferSubData and
+//! glGetBufferSubData), and the same read in 4 MiB pieces. Sizes in MiB, fractions allowed.
+//! CSV `what,mib,ms,gb_s` on stdout. `cargo run --release -p symraster-bench --bin
+//! transfer_bench -- 0.5 4 64 256 1024`.
 
 use std::time::Instant;
 use symraster::Gpu;
 use symraster::gl::{Buffer, BufferTarget, BufferUsage};
 
 fn main() -> anyhow::Result<()> {
-    let sizes: Vec<usize> = std::env::args()
+    let sizes: Vec<f64> = std::env::args()
         .skip(1)
         .map(|a| a.parse())
         .collect::<Result<_, _>>()?;
-    let sizes = if sizes.is_empty() { vec![64] } else { sizes };
+    let sizes = if sizes.is_empty() { vec![64.0] } else { sizes };
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let inv = symraster::inverse::Inverter::new(&gpu)?;
     let ctx = inv.context();
     println!("# {}", gpu.info().renderer);
     println!("what,mib,ms,gb_s");
     for &mib in &sizes {
-        let len = (mib << 20) / 8;
+        let bytes = (mib * (1 << 20) as f64) as usize / 8 * 8;
+        let len = bytes / 8;
         let data: Vec<f64> = (0..len).map(|i| i as f64).collect();
         let report = |what: &str, ms: f64| {
-            println!("{what},{mib},{ms:.2},{:.1}", (mib << 20) as f64 / ms / 1e6);
+            println!("{what},{mib},{ms:.3},{:.1}", bytes as f64 / ms / 1e6);
         };
-        for round in 0..3 {
+        for round in 0..5 {
             let t = Instant::now();
             let b = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &data)?;
             ctx.finish();
