@@ -79,6 +79,8 @@ pub struct Tuning {
     /// filled or emptied on all cores, rather than glBufferSubData and glGetBufferSubData
     /// (default [`DEFAULT_STAGED_FROM_BYTES`]).
     pub staged_from_bytes: Option<u64>,
+    /// The bytes per chunk of a staged transfer, at most 32 MiB (default 32 MiB).
+    pub staging_chunk_bytes: Option<u64>,
     /// A texture limit below the driver's GL_MAX_TEXTURE_SIZE (it can never raise it), so that
     /// the size limits can be tried with small matrices.
     pub max_texture_size: Option<usize>,
@@ -155,6 +157,7 @@ enum Field {
     MaxBufferBytes,
     MappedUpload,
     StagedFromBytes,
+    StagingChunkBytes,
     MaxTextureSize,
 }
 
@@ -189,6 +192,7 @@ impl Knob {
             Field::MaxBufferBytes => t.max_buffer_bytes,
             Field::MappedUpload => t.mapped_upload.map(u64::from),
             Field::StagedFromBytes => t.staged_from_bytes,
+            Field::StagingChunkBytes => t.staging_chunk_bytes,
             Field::MaxTextureSize => t.max_texture_size.map(|v| v as u64),
         }
     }
@@ -212,6 +216,7 @@ impl Knob {
             Field::MaxBufferBytes => t.max_buffer_bytes = Some(v),
             Field::MappedUpload => t.mapped_upload = Some(v != 0),
             Field::StagedFromBytes => t.staged_from_bytes = Some(v),
+            Field::StagingChunkBytes => t.staging_chunk_bytes = Some(v),
             Field::MaxTextureSize => t.max_texture_size = Some(n),
         }
     }
@@ -301,6 +306,16 @@ pub const STAGED_FROM_BYTES: Knob = Knob {
     field: Field::StagedFromBytes,
 };
 
+/// [`Tuning::staging_chunk_bytes`].
+pub const STAGING_CHUNK_BYTES: Knob = Knob {
+    name: "SYMRASTER_STAGING_CHUNK_BYTES",
+    expected: "a number of bytes from 262144 to 33554432, a multiple of 262144 (a staged chunk)",
+    min: 1 << 18,
+    max: 32 << 20,
+    multiple_of: 1 << 18,
+    field: Field::StagingChunkBytes,
+};
+
 /// [`Tuning::max_texture_size`].
 pub const MAX_TEXTURE_SIZE: Knob = Knob {
     name: "SYMRASTER_MAX_TEXTURE_SIZE",
@@ -319,7 +334,7 @@ const CONFIG_EXPECTED: &str = "\"wg_x,wg_y,tm,tn,bk,reads,nb\" with tm and tn mu
      (at most 16 each), reads 0, 1 or 2, nb a multiple of 16 up to 96 (e.g. 16,16,8,8,16,1,32)";
 
 /// The numeric knobs, in the order they are checked.
-pub const KNOBS: [Knob; 9] = [
+pub const KNOBS: [Knob; 10] = [
     TILED_DIAG,
     TILED_OUTER,
     TILED_FUSED,
@@ -328,6 +343,7 @@ pub const KNOBS: [Knob; 9] = [
     TILED_MAX_BUFFER_BYTES,
     MAPPED_UPLOAD,
     STAGED_FROM_BYTES,
+    STAGING_CHUNK_BYTES,
     MAX_TEXTURE_SIZE,
 ];
 

@@ -84,9 +84,17 @@ unsafe fn parallel_copy(src: &[u8], dst: *mut u8) {
 const STAGING_READ: u32 = glow::MAP_READ_BIT | glow::CLIENT_STORAGE_BIT;
 const STAGING_WRITE: u32 = glow::MAP_WRITE_BIT | glow::CLIENT_STORAGE_BIT;
 
-/// Bytes per staged chunk: the host fills (or empties) one staging buffer while the GPU copies
-/// the other's chunk.
+/// The most bytes per staged chunk: the host fills (or empties) one staging buffer while the
+/// GPU copies the other's chunk.
 const STAGING_CHUNK: usize = 32 << 20;
+
+/// The bytes per staged chunk of a transfer of `total` bytes: the tuned size, else
+/// [`STAGING_CHUNK`] (smaller chunks, a pipeline for transfers of a few MiB, were slower on the
+/// H200 in both directions: `figures/h200/experiments/frontdoor/staging_chunks.csv`).
+fn staging_chunk(ctx: &Context, total: usize) -> usize {
+    let chunk = ctx.staging_chunk().unwrap_or(STAGING_CHUNK);
+    chunk.next_multiple_of(STAGING_PIECE_BYTES).min(total.max(1))
+}
 
 /// Bytes per task when the host fills a staging buffer on all cores: small enough that a
 /// few MiB keep every core busy.
@@ -411,7 +419,7 @@ impl<T: Pod> Buffer<T> {
             return false;
         }
         let gl = self.ctx.gl();
-        let chunk = STAGING_CHUNK.min(dst.len());
+        let chunk = staging_chunk(&self.ctx, dst.len());
         let Some(pair) = staging_pair(&self.ctx, chunk as i32, STAGING_READ) else {
             return false;
         };
@@ -482,7 +490,7 @@ impl<T: Pod> Buffer<T> {
         if len * size_of::<T>() < self.ctx.staged_from() || !self.ctx.mapped_uploads() {
             return false;
         }
-        let chunk = STAGING_CHUNK / size_of::<T>();
+        let chunk = staging_chunk(&self.ctx, len * size_of::<T>()).div_ceil(size_of::<T>());
         let bytes = |values: usize| (values * size_of::<T>()) as i32;
         let Some(pair) = staging_pair(&self.ctx, bytes(chunk.min(len)), STAGING_WRITE) else {
             return false;

@@ -36,6 +36,8 @@ struct Inner {
     mapped_uploads: Cell<bool>,
     // The size in bytes from which transfers are staged (see `Context::staged_from`).
     staged_from: Cell<usize>,
+    // The bytes per staged chunk where tuned (see `Context::staging_chunk`).
+    staging_chunk: Cell<Option<usize>>,
     // Large buffers freed and kept for reuse (see `Context::take_spare`).
     spares: RefCell<Vec<Spare>>,
     // Staging buffers of large transfers (immutable storage, `usage` holding their storage
@@ -152,6 +154,7 @@ impl Context {
                 make_current,
                 mapped_uploads: Cell::new(true),
                 staged_from: Cell::new(crate::tuning::DEFAULT_STAGED_FROM_BYTES),
+                staging_chunk: Cell::new(None),
                 spares: RefCell::new(Vec::new()),
                 staging: RefCell::new(Vec::new()),
             }),
@@ -238,6 +241,17 @@ impl Context {
     /// through the staging buffers ([`crate::Tuning::staged_from_bytes`]).
     pub(crate) fn staged_from(&self) -> usize {
         self.inner.staged_from.get()
+    }
+
+    /// The bytes per chunk of a staged transfer where tuned
+    /// ([`crate::Tuning::staging_chunk_bytes`]); `None`: the default, 32 MiB.
+    pub(crate) fn staging_chunk(&self) -> Option<usize> {
+        self.inner.staging_chunk.get()
+    }
+
+    /// Sets [`Context::staging_chunk`].
+    pub(crate) fn set_staging_chunk(&self, bytes: Option<usize>) {
+        self.inner.staging_chunk.set(bytes)
     }
 
     /// Sets [`Context::staged_from`] (at least 1).

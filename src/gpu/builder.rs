@@ -101,6 +101,7 @@ impl GpuBuilder {
         let limits = super::Limits::query(&context, &info)?;
         context.set_mapped_uploads(tuning.mapped_upload());
         context.set_staged_from(tuning.staged_from_bytes());
+        context.set_staging_chunk(tuning.staging_chunk_bytes.map(|b| b as usize));
         Gpu::compile(context, info, limits, tuning)
     }
 }

@@ -250,8 +250,8 @@ fn a_singular_matrix_has_no_inverse() {
     }
 }
 
-/// Every transfer staged (from 1 KiB on: the staging buffers, their pieces cutting rows at
-/// any column) gives the same bits as the default, for both stored triangles and a graded C
+/// Every transfer staged (from 1 KiB on, in chunks of 256 KiB: the staging buffers, their
+/// pieces and chunks cutting rows at any column) gives the same bits as the default, for both stored triangles and a graded C
 /// whose scaling powers are applied entry by entry.
 #[test]
 fn staged_transfers_give_the_same_bits() {
@@ -259,6 +259,7 @@ fn staged_transfers_give_the_same_bits() {
     let staged = Gpu::builder()
         .tuning(Tuning {
             staged_from_bytes: Some(1024),
+            staging_chunk_bytes: Some(256 << 10),
             ..Tuning::default()
         })
         .build()
