@@ -262,12 +262,33 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="au
              storage="full", return_info=False):
     if np.ndim(a) > 2 or return_info:  # stacks (..., n, n): _stacks.py
         return _stacks.cholesky(a, lower, check_finite, method, storage, return_info)
-    a = _square(a, "a", check_finite)
+    a = _square(a, "a", False)
     method, storage = _options(method, storage)
     if a.shape[0] == 0:
         return np.empty((0, 0), dtype=a.dtype)
-    small = _small_float32_factor(a, lower, method, storage)
-    return small if small is not None else _native.cholesky(a, not lower, method, storage)
+    with _finite_by_halves(a, lower, check_finite):
+        small = _small_float32_factor(a, lower, method, storage)
+        return small if small is not None else _native.cholesky(a, not lower, method, storage)
+
+
+class _finite_by_halves:
+    """scipy's check_finite for a factor that reads one triangle of the square ``a``: the
+    other triangle checked here, the one it reads by the library as it reads it (one pass
+    over a, not two), the library's non-finite error raised as scipy's."""
+
+    def __init__(self, a, lower, check_finite):
+        self.check = check_finite
+        if check_finite:
+            _finite_outside(a, "lower" if lower else "upper")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if self.check and kind is not None and issubclass(kind, ValueError) \
+                and "holds a non-finite value" in str(error):
+            raise ValueError("array must not contain infs or NaNs") from error
+        return False
 
 
 def _small_float32_factor(a, lower, method, storage):
@@ -289,18 +310,19 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, method="
         return _stacks.cho_factor(a, lower, overwrite_a, check_finite, method, storage,
                                   return_info)
     given = a
-    a = _square(a, "a", check_finite)
+    a = _square(a, "a", False)
     method, storage = _options(method, storage)
     m = a.shape[0]
     if m == 0:
         return np.empty((0, 0), dtype=a.dtype), lower
-    factor = _small_float32_factor(a, lower, method, storage)
-    overwrite = overwrite_a and a is given and a.flags.writeable
-    if factor is None and not overwrite:
-        # The factor's triangle and a's other one, written once into the factor's storage.
-        return _native.cho_factor(a, not lower, method, storage), lower
-    if factor is None:
-        factor = _native.cholesky(a, not lower, method, storage)
+    with _finite_by_halves(a, lower, check_finite):
+        factor = _small_float32_factor(a, lower, method, storage)
+        overwrite = overwrite_a and a is given and a.flags.writeable
+        if factor is None and not overwrite:
+            # The factor's triangle and a's other one, written once into the factor's storage.
+            return _native.cho_factor(a, not lower, method, storage), lower
+        if factor is None:
+            factor = _native.cholesky(a, not lower, method, storage)
     if overwrite:
         c = a
     else:

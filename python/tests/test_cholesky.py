@@ -104,6 +104,28 @@ def test_shape_and_finite_errors():
     assert la.cholesky(np.zeros((0, 0))).shape == (0, 0)
 
 
+@pytest.mark.parametrize("m", [2, 8, 17, 70])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("read", [True, False])
+def test_check_finite_either_triangle(rng, m, dtype, lower, order, read):
+    """check_finite finds a NaN in the triangle the factor reads (checked by the library as it
+    reads it) and in the other (checked by the binding) with scipy's message, for cholesky and
+    cho_factor, C and Fortran arrays, the batched small orders and the single path."""
+    a = np.array(spd(rng, m, dtype), order=order)
+    i, j = (m - 1, 0) if read == lower else (0, m - 1)
+    a[i, j] = np.nan
+    for factor in (la.cholesky, la.cho_factor):
+        with pytest.raises(ValueError, match="^array must not contain infs or NaNs$"):
+            factor(a, lower=lower)
+    if not read:
+        # Unchecked, the unread triangle is not looked at.
+        good = la.cholesky(a, lower=lower, check_finite=False)
+        ref = np.linalg.cholesky(np.where(np.isnan(a), a.T, a).astype(np.float64))
+        assert rel(good if lower else good.T, ref) < tol32(m)
+
+
 @pytest.mark.parametrize("m", SIZES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("lower", [False, True])
