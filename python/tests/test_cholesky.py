@@ -22,20 +22,21 @@ def test_cholesky_matches_scipy(rng, m, dtype, lower):
 
 
 @pytest.mark.parametrize("lower", [False, True])
-def test_cholesky_reads_only_its_triangle(rng, lower):
-    a = spd(rng, 20)
+@pytest.mark.parametrize("m", [20, 330])  # the host's float64 factor, and the GPU's
+def test_cholesky_reads_only_its_triangle(rng, lower, m):
+    a = spd(rng, m)
     garbage = a.copy()
     if lower:
-        garbage[np.triu_indices(20, 1)] = np.nan
+        garbage[np.triu_indices(m, 1)] = np.nan
     else:
-        garbage[np.tril_indices(20, -1)] = 1e30
+        garbage[np.tril_indices(m, -1)] = 1e30
     ours = la.cholesky(garbage, lower=lower, check_finite=False)
-    assert rel(ours, sla.cholesky(a, lower=lower)) < tol32(20)
+    assert rel(ours, sla.cholesky(a, lower=lower)) < tol32(m)
 
 
 @pytest.mark.parametrize("order", ["C", "F", "strided", "negative"])
-def test_cholesky_any_layout(rng, order):
-    m = 33
+@pytest.mark.parametrize("m", [33, 330])
+def test_cholesky_any_layout(rng, order, m):
     a = spd(rng, m)
     if order == "F":
         given = np.asfortranarray(a)
