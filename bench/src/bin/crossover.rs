@@ -1,11 +1,12 @@
 //! Where the GPU's f64 Cholesky overtakes the host's: wall times from a host `Matrix<f64>` to
 //! L on the host of `host::cholesky` (faer's dpotrf on all cores) and `Gpu::cholesky_double`
-//! (transfers included), median of 7 after a warm-up, at the orders given (default 256 512
-//! 1024 2048 4096). CSV `m,host_ms,gpu_ms,host_cores` on stdout.
+//! (transfers included; `gpu_b16_ms` and `gpu_b32_ms` with diagonal blocks of 16 and 32, the
+//! default 64), median of 7 after a warm-up, at the orders given (default 256 512 1024 2048
+//! 4096). CSV `m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,host_cores` on stdout.
 //! `cargo run --release -p symraster-bench --bin crossover -- 512 1024 2048`.
 
 use std::time::Instant;
-use symraster::{Gpu, Matrix, SymmetricView, host};
+use symraster::{DoubleCholeskyOptions, Gpu, Matrix, SymmetricView, host};
 
 /// Median milliseconds of 7 calls of `f` after one warm-up.
 fn median_ms(mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
@@ -32,7 +33,7 @@ fn main() -> anyhow::Result<()> {
     };
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     println!("# {}", gpu.info().renderer);
-    println!("m,host_ms,gpu_ms,host_cores");
+    println!("m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,host_cores");
     for m in sizes {
         // Diagonally dominant SPD: m on the diagonal, entries in [-1, 1) off it.
         let c = Matrix::from_fn(m, m, |i, j| {
@@ -47,13 +48,17 @@ fn main() -> anyhow::Result<()> {
             std::hint::black_box(host::cholesky(&c)?);
             Ok(())
         })?;
-        let gpu_ms = median_ms(|| {
-            let view = SymmetricView::lower(&c);
-            std::hint::black_box(gpu.cholesky_double(view, Default::default())?);
-            Ok(())
-        })?;
+        let gpu_ms = |block: usize| {
+            median_ms(|| {
+                let view = SymmetricView::lower(&c);
+                let options = DoubleCholeskyOptions { block };
+                std::hint::black_box(gpu.cholesky_double(view, options)?);
+                Ok(())
+            })
+        };
+        let (b64, b16, b32) = (gpu_ms(64)?, gpu_ms(16)?, gpu_ms(32)?);
         println!(
-            "{m},{host_ms:.3},{gpu_ms:.3},{}",
+            "{m},{host_ms:.3},{b64:.3},{b16:.3},{b32:.3},{}",
             std::thread::available_parallelism().map_or(1, |n| n.get())
         );
     }
