@@ -1108,8 +1108,9 @@ fn assemble<'py>(
 }
 
 /// M⁻¹ in float64 (refined): general (Gauss-Jordan, or with `lu` LU with partial pivoting)
-/// or, with `spd`, SPD through Cholesky reading the lower triangle (with `upper` the upper).
-/// Returns X and the diagnostics.
+/// or, with `spd`, SPD through Cholesky reading the lower triangle (with `upper` the upper),
+/// a float64 M read where it lies (`Gpu::spd_inverse_double`, no copy). Returns X and the
+/// diagnostics.
 #[pyfunction]
 fn invert<'py>(
     py: Python<'py>,
@@ -1126,6 +1127,36 @@ fn invert<'py>(
     if lu && !spd {
         opts.method = InverseMethod::Lu;
     }
+    // The SPD inverse's messages name a and positions in it (not in aᵀ's copy for `upper`).
+    let names = spd.then_some(Names::Spd { upper });
+    if spd
+        && let Ok(array) = a.extract::<PyReadonlyArray2<'py, f64>>()
+        && let Some((lent, order, stride, triangle, swapped)) = lend(&array, upper)
+    {
+        // A float64 a read where it lies: the f64 inverse `Gpu::invert` would run on the copy.
+        let outcome = worker::run(py, move |state| {
+            // SAFETY: inside the job of this `run`, while `array` is borrowed (see `Lent`).
+            let data = unsafe { lent.get() };
+            let c = SymmetricView::new(data, order, stride, triangle)?;
+            state.gpu()?.spd_inverse_double(c, Default::default())
+        });
+        drop(array);
+        match outcome {
+            // The GPU cannot take it in f64: the copy and `Gpu::invert`'s f32 inverse, refined.
+            worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => {}
+            outcome => {
+                let ((x, residual), seconds) =
+                    finish_as(py, outcome, Names::Spd { upper: swapped })?;
+                let refined = symraster::Refined {
+                    x,
+                    residuals: vec![residual],
+                    refined: false,
+                    fallback: None,
+                };
+                return inverse_result(py, refined, seconds);
+            }
+        }
+    }
     // The SPD inverse reads the lower triangle alone (of aᵀ with `upper`).
     let a = if spd {
         read_lower(py, a, upper)?
@@ -1139,7 +1170,19 @@ fn invert<'py>(
             Mat::F32(a) => gpu.invert(a, opts),
         }
     });
-    let (r, seconds) = finish(py, outcome)?;
+    let (r, seconds) = match names {
+        Some(names) => finish_as(py, outcome, names)?,
+        None => finish(py, outcome)?,
+    };
+    inverse_result(py, r, seconds)
+}
+
+/// [`invert`]'s result: X and the diagnostics.
+fn inverse_result<'py>(
+    py: Python<'py>,
+    r: symraster::Refined,
+    seconds: f64,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
     let d = PyDict::new(py);
     d.set_item("residuals", r.residuals)?;
     d.set_item("refined", r.refined)?;
