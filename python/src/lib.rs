@@ -144,7 +144,6 @@ fn copy_part<T: Copy + Send + Sync>(
     let contiguous = view.strides()[1] == 1 || cols == 1;
     // Rows i0.. of the band `out` (whole rows of `out`).
     let band = |i0: usize, out: &mut [std::mem::MaybeUninit<T>]| {
-        let height = out.len() / cols;
         if contiguous {
             for (i, out) in out.chunks_exact_mut(cols).enumerate() {
                 let columns = part.columns(i0 + i, cols);
@@ -154,6 +153,7 @@ fn copy_part<T: Copy + Send + Sync>(
             }
             return;
         }
+        let height = out.len() / cols;
         for j0 in (0..cols).step_by(TILE) {
             let tile = j0..(j0 + TILE).min(cols);
             for i in 0..height {
