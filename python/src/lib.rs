@@ -63,7 +63,7 @@ const PARALLEL: usize = 1 << 18;
 
 /// Appends a 2-D view to `data` row-major (its transpose with `transpose`), over all cores for
 /// a large view: a copy of contiguous memory where the view is contiguous in that order, else
-/// one pass in `TILE` x `TILE` tiles. `data` gets room for the view fallibly first where the
+/// row by row ([`copy_part`]). `data` gets room for the view fallibly first where the
 /// callers reserved it (no memory is a `MemoryError`, not an abort).
 fn append_row_major<T: Copy + Send + Sync>(
     data: &mut Vec<T>,
@@ -82,7 +82,7 @@ fn append_row_major<T: Copy + Send + Sync>(
     if let Some(s) = view.as_slice() {
         copy_values(spare, s);
     } else {
-        copy_tiles(spare, view, |_, _| true);
+        copy_part(spare, view, Part::All);
     }
     // SAFETY: both copies write every (i, j) of the rows x cols matrix.
     unsafe { data.set_len(start + rows * cols) };
@@ -105,40 +105,82 @@ fn copy_values<T: Copy + Send + Sync>(out: &mut [std::mem::MaybeUninit<T>], valu
     }
 }
 
-/// Writes `view`'s entries (i, j) for which `keep(i, j)` holds into the row-major `out` of
-/// `view`'s shape, leaving the others as they are: bands of `TILE` rows over all cores for a
-/// large view (each band its own part of `out`), `TILE` x `TILE` tiles within a band.
-fn copy_tiles<T: Copy + Send + Sync>(
+/// The columns of each row a strided copy writes.
+#[derive(Clone, Copy)]
+enum Part {
+    /// Every column.
+    All,
+    /// The lower triangle with the diagonal (j <= i).
+    Lower,
+    /// The strict upper triangle (j > i).
+    StrictUpper,
+}
+
+impl Part {
+    /// The columns of row `i` (of `cols`) this part holds.
+    fn columns(self, i: usize, cols: usize) -> std::ops::Range<usize> {
+        let diagonal = (i + 1).min(cols);
+        match self {
+            Part::All => 0..cols,
+            Part::Lower => 0..diagonal,
+            Part::StrictUpper => diagonal..cols,
+        }
+    }
+}
+
+/// Writes `view`'s entries in `part` into the row-major `out` of `view`'s shape, leaving the
+/// others as they are, over all cores for a large view (bands of rows, each its own part of
+/// `out`): each row's columns as one slice where rows are contiguous (column stride 1), else
+/// in `TILE` x `TILE` tiles (a transposing read, kept within the caches).
+fn copy_part<T: Copy + Send + Sync>(
     out: &mut [std::mem::MaybeUninit<T>],
     view: ArrayView2<'_, T>,
-    keep: impl Fn(usize, usize) -> bool + Sync,
+    part: Part,
 ) {
     let (rows, cols) = view.dim();
     if rows == 0 || cols == 0 {
         return;
     }
+    let contiguous = view.strides()[1] == 1 || cols == 1;
+    // Rows i0.. of the band `out` (whole rows of `out`).
     let band = |i0: usize, out: &mut [std::mem::MaybeUninit<T>]| {
+        if contiguous {
+            for (i, out) in out.chunks_exact_mut(cols).enumerate() {
+                let columns = part.columns(i0 + i, cols);
+                let row = view.row(i0 + i);
+                let row = row.to_slice().expect("a row of column stride 1 is a slice");
+                out[columns.clone()].write_copy_of_slice(&row[columns]);
+            }
+            return;
+        }
         let height = out.len() / cols;
         for j0 in (0..cols).step_by(TILE) {
+            let tile = j0..(j0 + TILE).min(cols);
             for i in 0..height {
-                for j in j0..(j0 + TILE).min(cols) {
-                    if keep(i0 + i, j) {
-                        // SAFETY: i0 + i < rows and j < cols (the band and tile bounds).
-                        out[i * cols + j].write(unsafe { *view.uget((i0 + i, j)) });
-                    }
+                let columns = part.columns(i0 + i, cols);
+                for j in columns.start.max(tile.start)..columns.end.min(tile.end) {
+                    // SAFETY: i0 + i < rows and j < cols (the band and part bounds).
+                    out[i * cols + j].write(unsafe { *view.uget((i0 + i, j)) });
                 }
             }
         }
     };
+    // Bands of whole rows: `TILE` for the tiles, at least a quarter of `PARALLEL` values
+    // for the slices (enough per task, and many tasks for the triangles' uneven rows).
+    let height = if contiguous {
+        (PARALLEL / 4).div_ceil(cols)
+    } else {
+        TILE
+    };
     if rows * cols >= PARALLEL {
         use rayon::prelude::*;
         out[..rows * cols]
-            .par_chunks_mut(TILE * cols)
+            .par_chunks_mut(height * cols)
             .enumerate()
-            .for_each(|(b, out)| band(b * TILE, out));
+            .for_each(|(b, out)| band(b * height, out));
     } else {
-        for (b, out) in out[..rows * cols].chunks_mut(TILE * cols).enumerate() {
-            band(b * TILE, out);
+        for (b, out) in out[..rows * cols].chunks_mut(height * cols).enumerate() {
+            band(b * height, out);
         }
     }
 }
@@ -166,7 +208,7 @@ fn lower_of<T: Copy + Send + Sync + symraster::memory::Zero>(
     let mut data = symraster::memory::zeros(rows * cols, || {
         format!("a copy of the {rows}x{cols} array's lower triangle")
     })?;
-    copy_tiles(as_slots(&mut data), view, |i, j| j <= i);
+    copy_part(as_slots(&mut data), view, Part::Lower);
     Matrix::from_row_major(rows, cols, data)
 }
 
@@ -459,7 +501,7 @@ fn factor_array<'py, T: Factored>(
     let mut data = l.into_vec();
     if other {
         let view = if upper { view.reversed_axes() } else { view };
-        py.detach(|| copy_tiles(as_slots(&mut data), view, |i, j| j > i));
+        py.detach(|| copy_part(as_slots(&mut data), view, Part::StrictUpper));
     }
     let l = Array2::from_shape_vec((m, m), data)
         .expect("a Matrix's data fills its shape")
@@ -1067,8 +1109,9 @@ fn assemble<'py>(
 }
 
 /// M⁻¹ in float64 (refined): general (Gauss-Jordan, or with `lu` LU with partial pivoting)
-/// or, with `spd`, SPD through Cholesky reading the lower triangle (with `upper` the upper).
-/// Returns X and the diagnostics.
+/// or, with `spd`, SPD through Cholesky reading the lower triangle (with `upper` the upper),
+/// a float64 M read where it lies (`Gpu::spd_inverse_double`, no copy). Returns X and the
+/// diagnostics.
 #[pyfunction]
 fn invert<'py>(
     py: Python<'py>,
@@ -1085,6 +1128,36 @@ fn invert<'py>(
     if lu && !spd {
         opts.method = InverseMethod::Lu;
     }
+    // The SPD inverse's messages name a and positions in it (not in aᵀ's copy for `upper`).
+    let names = spd.then_some(Names::Spd { upper });
+    if spd
+        && let Ok(array) = a.extract::<PyReadonlyArray2<'py, f64>>()
+        && let Some((lent, order, stride, triangle, swapped)) = lend(&array, upper)
+    {
+        // A float64 a read where it lies: the f64 inverse `Gpu::invert` would run on the copy.
+        let outcome = worker::run(py, move |state| {
+            // SAFETY: inside the job of this `run`, while `array` is borrowed (see `Lent`).
+            let data = unsafe { lent.get() };
+            let c = SymmetricView::new(data, order, stride, triangle)?;
+            state.gpu()?.spd_inverse_double(c, Default::default())
+        });
+        drop(array);
+        match outcome {
+            // The GPU cannot take it in f64: the copy and `Gpu::invert`'s f32 inverse, refined.
+            worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => {}
+            outcome => {
+                let ((x, residual), seconds) =
+                    finish_as(py, outcome, Names::Spd { upper: swapped })?;
+                let refined = symraster::Refined {
+                    x,
+                    residuals: vec![residual],
+                    refined: false,
+                    fallback: None,
+                };
+                return inverse_result(py, refined, seconds);
+            }
+        }
+    }
     // The SPD inverse reads the lower triangle alone (of aᵀ with `upper`).
     let a = if spd {
         read_lower(py, a, upper)?
@@ -1098,7 +1171,19 @@ fn invert<'py>(
             Mat::F32(a) => gpu.invert(a, opts),
         }
     });
-    let (r, seconds) = finish(py, outcome)?;
+    let (r, seconds) = match names {
+        Some(names) => finish_as(py, outcome, names)?,
+        None => finish(py, outcome)?,
+    };
+    inverse_result(py, r, seconds)
+}
+
+/// [`invert`]'s result: X and the diagnostics.
+fn inverse_result<'py>(
+    py: Python<'py>,
+    r: symraster::Refined,
+    seconds: f64,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
     let d = PyDict::new(py);
     d.set_item("residuals", r.residuals)?;
     d.set_item("refined", r.refined)?;

@@ -684,12 +684,23 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False,
     if np.ndim(a) > 2 or return_info:  # stacks (..., n, n): _stacks.py
         return _stacks.inv(a, overwrite_a, check_finite, assume_a, lower, return_info)
     structure = _structure(assume_a, "inv")
-    a = _square(a, "a", check_finite)
+    # SPD: a's other triangle is checked here and the one the library reads there (one pass
+    # over a, not two).
+    one_pass = check_finite and structure == "pos"
+    a = _square(a, "a", check_finite and not one_pass)
     if a.shape[0] == 0:
         return np.empty((0, 0), dtype=a.dtype)
     if structure == "pos":
-        x, _ = _native.invert(a, True, not lower, False)
-        a_norm = _norm_1(a, "lower" if lower else "upper")
+        triangle = "lower" if lower else "upper"
+        if one_pass:
+            _finite_outside(a, triangle)
+        try:
+            x, _ = _native.invert(a, True, not lower, False)
+        except ValueError as e:
+            if one_pass and "holds a non-finite value" in str(e):
+                raise ValueError("array must not contain infs or NaNs") from e
+            raise
+        a_norm = _norm_1(a, triangle)
     else:
         if structure == "sym":
             a = _symmetric(a, lower)

@@ -199,3 +199,24 @@ def test_float64_factor_reads_only_its_triangle_where_it_lies(lower, order):
     factor, low = la.cho_factor(held, lower=lower, check_finite=False)
     x = la.cho_solve((factor, low), np.ones(m), check_finite=False)
     assert np.max(np.abs(c @ x - 1)) <= 1e-13
+
+
+@pytest.mark.parametrize("m", [5, 70, 520])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_factors_of_any_order(rng, m, dtype, order, lower):
+    """cholesky and cho_factor of C and Fortran arrays, each triangle (the copies read rows
+    as slices or transpose in tiles, over all cores from m = 512): cholesky's other triangle
+    zero, cho_factor's holding a's entries."""
+    a = np.array(spd(rng, m, dtype), order=order)
+    mask = np.tri(m, dtype=bool) if lower else np.tri(m, dtype=bool).T
+    want = sla.cholesky(a, lower=lower)
+    ours = la.cholesky(a, lower=lower)
+    assert ours.dtype == dtype
+    assert rel(ours, want) < tol32(m)
+    assert not ours[~mask].any()
+    c, low = la.cho_factor(a, lower=lower)
+    assert low == lower and c.dtype == dtype
+    assert rel(c[mask], want[mask]) < tol32(m)
+    assert np.array_equal(c[~mask], a[~mask]), "the other triangle keeps a's entries"

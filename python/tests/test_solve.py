@@ -127,6 +127,66 @@ def test_inv_pos(rng, m, dtype, lower):
     assert rel(x, np.linalg.inv(a.astype(np.float64))) < tol(dtype, m)
 
 
+@pytest.mark.parametrize("m", [1, 2, 17, 63, 64, 65, 200])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_inv_pos_reads_its_triangle_where_it_lies(rng, m, order, lower):
+    """A float64 a is inverted where it lies, in C and Fortran order: NaN in the triangle not
+    read (check_finite off) is never read, and the inverse is float64 accurate."""
+    a = spd(rng, m)
+    held = np.array(a, order=order)
+    held[np.triu_indices(m, 1) if lower else np.tril_indices(m, -1)] = np.nan
+    x = la.inv(held, assume_a="pos", lower=lower, check_finite=False)
+    assert x.dtype == np.float64 and x.shape == (m, m)
+    assert rel(x, np.linalg.inv(a)) < 1e-12
+    if m > 1:
+        with pytest.raises(ValueError, match="infs or NaNs"):
+            la.inv(held, assume_a="pos", lower=lower)  # scipy's check reads all of a
+
+
+def test_inv_pos_lent_and_copied_agree(rng):
+    """A float64 a the binding cannot lend (strided) is copied: the same inverse, bit for bit."""
+    m = 70
+    a = spd(rng, m)
+    big = np.zeros((2 * m, 2 * m))
+    big[::2, ::2] = a
+    for lower in (True, False):
+        lent = la.inv(a, assume_a="pos", lower=lower)
+        copied = la.inv(big[::2, ::2], assume_a="pos", lower=lower)
+        assert np.array_equal(lent, copied)
+
+
+def test_inv_pos_checks_both_triangles_as_scipy(rng):
+    # scipy's check_finite reads all of a; ours reads the unread triangle in Python and the
+    # read one in the library: either place gives scipy's error.
+    a = spd(rng, 6)
+    for lower in (True, False):
+        for i, j in ((4, 1), (1, 4), (3, 3)):
+            bad = a.copy()
+            bad[i, j] = np.inf if i == j else np.nan
+            read = i == j or (i > j) == lower
+            for layout in (bad, np.asfortranarray(bad)):
+                with pytest.raises(ValueError, match="infs or NaNs"):
+                    la.inv(layout, assume_a="pos", lower=lower)
+                if read:
+                    # Without the check the library's error names the place in a.
+                    with pytest.raises(ValueError, match=f"at row {i}, column {j} "):
+                        la.inv(layout, assume_a="pos", lower=lower, check_finite=False)
+                else:
+                    x = la.inv(layout, assume_a="pos", lower=lower, check_finite=False)
+                    assert rel(x, np.linalg.inv(a)) < 1e-12
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_inv_pos_not_positive_definite(rng, order, lower):
+    a = spd(rng, 9)
+    a[5, 5] = -3.0
+    with pytest.raises(np.linalg.LinAlgError) as e:
+        la.inv(np.array(a, order=order), assume_a="pos", lower=lower)
+    assert isinstance(e.value, la.NotPositiveDefiniteError) and e.value.column == 5
+
+
 def test_inv_errors(rng):
     with pytest.raises(la.NumericalError) as e:
         la.inv(np.zeros((3, 3)))
