@@ -19,7 +19,6 @@ uniform uint inv_rs;
 
 // L in the lower triangle; inv(L)'s column c (below its diagonal) in row c's upper part.
 shared double s[NB * (NB + 1u)];
-shared bool failed;
 
 #define S(i, j) s[(i) * (NB + 1u) + (j)]
 
@@ -35,42 +34,43 @@ void main() {
             S(i, j) = a[(k0 + i) * n + k0 + j];
         }
     }
-    if (t == 0u) {
-        failed = false;
-    }
     barrier();
+    // Square-root free, one barrier a column: column j is left unscaled (d_j·L(i, j) with
+    // d_j = L(j, j)²) while the trailing triangle takes S(i, j)·S(c, j)/d_j, 16 x 16
+    // invocations over its rows and columns, and every column is scaled once at the end.
+    // Every invocation reads the pivot itself, so all return together on a failure.
+    uint ti = t / 16u;
+    uint tj = t % 16u;
     for (uint j = 0u; j < kb; j++) {
-        if (t == 0u) {
-            double d = S(j, j);
-            if (!(d > 0.0)) {
-                failed = true;
+        double d = S(j, j);
+        if (!(d > 0.0)) {
+            if (t == 0u) {
                 uvec2 bits = unpackDouble2x32(d);
                 status[1] = bits.x;
                 status[2] = bits.y;
                 status[0] = k0 + j + 1u;
-            } else {
-                S(j, j) = sqrt(d);
             }
-        }
-        barrier();
-        if (failed) {
             return;
         }
-        double ljj = S(j, j);
-        for (uint i = j + 1u + t; i < kb; i += 256u) {
-            S(i, j) /= ljj;
-        }
-        barrier();
-        uint w = kb - j - 1u;
-        for (uint e = t; e < w * w; e += 256u) {
-            uint i = j + 1u + e / w;
-            uint c = j + 1u + e % w;
-            if (c <= i) {
-                S(i, c) -= S(i, j) * S(c, j);
+        double r = 1.0 / d;
+        for (uint i = j + 1u + ti; i < kb; i += 16u) {
+            double lij = S(i, j) * r;
+            for (uint c = j + 1u + tj; c <= i; c += 16u) {
+                S(i, c) -= lij * S(c, j);
             }
         }
         barrier();
     }
+    for (uint i = ti; i < kb; i += 16u) {
+        for (uint j = tj; j < i; j += 16u) {
+            S(i, j) /= sqrt(S(j, j));
+        }
+    }
+    barrier();
+    for (uint j = t; j < kb; j += 256u) {
+        S(j, j) = sqrt(S(j, j));
+    }
+    barrier();
     for (uint e = t; e < kb * kb; e += 256u) {
         uint i = e / kb;
         uint j = e % kb;

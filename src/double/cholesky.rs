@@ -14,31 +14,37 @@ use crate::symmetric::{SymmetricView, Triangle};
 use crate::tiled::View;
 
 /// How [`Gpu::cholesky_double`](crate::Gpu::cholesky_double) factors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DoubleCholeskyOptions {
-    /// The order of the diagonal blocks, 1 to [`MAX_BLOCK`] (default: [`MAX_BLOCK`], or the
-    /// most the device's shared memory holds): each is one work group's, so smaller blocks
-    /// shorten the serial part of each step and lengthen the chain of steps.
-    pub block: usize,
-}
-
-impl Default for DoubleCholeskyOptions {
-    fn default() -> Self {
-        Self { block: MAX_BLOCK }
-    }
+    /// The order of the diagonal blocks, 1 to [`MAX_BLOCK`] (at most what the device's shared
+    /// memory holds); `None` (the default): [`DoubleCholeskyOptions::auto_block`]. Each is one
+    /// work group's, so smaller blocks shorten the serial part of each step and lengthen the
+    /// chain of steps.
+    pub block: Option<usize>,
 }
 
 impl DoubleCholeskyOptions {
+    /// Diagonal blocks of `block`.
+    pub fn block(block: usize) -> Self {
+        Self { block: Some(block) }
+    }
+
     /// An error naming the block if it is out of range.
     pub fn validate(&self) -> Result<()> {
-        if self.block == 0 || self.block > MAX_BLOCK {
-            return Err(InputError::InvalidOption(format!(
-                "the f64 Cholesky's block is {}; it must be 1 to {MAX_BLOCK}",
-                self.block
+        match self.block {
+            Some(b) if b == 0 || b > MAX_BLOCK => Err(InputError::InvalidOption(format!(
+                "the f64 Cholesky's block is {b}; it must be 1 to {MAX_BLOCK}"
             ))
-            .into());
+            .into()),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The default block at order n: 32 below order 3072, where the shorter serial part of
+    /// each step wins, [`MAX_BLOCK`] from there (`figures/h200/experiments/frontdoor/
+    /// crossover.csv`).
+    pub fn auto_block(n: usize) -> usize {
+        if n < 3072 { 32 } else { MAX_BLOCK }
     }
 }
 
@@ -149,7 +155,11 @@ pub(crate) fn factor(
 ) -> Result<DeviceFactor> {
     options.validate()?;
     let ctx = kernels.context();
-    let nb = options.block.min(kernels.max_block()).min(n.max(1));
+    let nb = options
+        .block
+        .unwrap_or_else(|| DoubleCholeskyOptions::auto_block(n))
+        .min(kernels.max_block())
+        .min(n.max(1));
     let storage = |len: usize| {
         Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len.max(1))
     };

@@ -68,7 +68,7 @@ fn factors_around_every_block_width() {
             let (data, stride) = stored(&c, triangle);
             let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
             let l = gpu
-                .cholesky_double(view, DoubleCholeskyOptions { block })
+                .cholesky_double(view, DoubleCholeskyOptions::block(block))
                 .unwrap();
             for i in 0..m {
                 for j in i + 1..m {
@@ -95,10 +95,7 @@ fn ill_conditioned_and_graded_factors_keep_backward_stability() {
     for (m, condition) in [(100, 1e9), (150, 1e12)] {
         let c = spd(m, condition, 7);
         let l = gpu
-            .cholesky_double(
-                SymmetricView::lower(&c),
-                DoubleCholeskyOptions { block: 16 },
-            )
+            .cholesky_double(SymmetricView::lower(&c), DoubleCholeskyOptions::block(16))
             .unwrap();
         let b = backward_error(&l, &c);
         assert!(
@@ -116,7 +113,7 @@ fn ill_conditioned_and_graded_factors_keep_backward_stability() {
     let l = gpu
         .cholesky_double(
             SymmetricView::lower(&graded),
-            DoubleCholeskyOptions { block: 32 },
+            DoubleCholeskyOptions::block(32),
         )
         .unwrap();
     let reference = host::cholesky(&graded).unwrap();
@@ -153,7 +150,10 @@ fn a_matrix_that_is_not_positive_definite_is_named_at_the_hosts_column() {
         }
         let host = host::cholesky(&c).unwrap_err();
         let ours = gpu
-            .cholesky_double(SymmetricView::lower(&c), DoubleCholeskyOptions { block })
+            .cholesky_double(
+                SymmetricView::lower(&c),
+                DoubleCholeskyOptions::block(block),
+            )
             .unwrap_err();
         match (host, ours) {
             (
@@ -182,10 +182,7 @@ fn bad_input_and_options_are_errors() {
     let gpu = common::gpu();
     let c = spd(4, 2.0, 1);
     let err = gpu
-        .cholesky_double(
-            SymmetricView::lower(&c),
-            DoubleCholeskyOptions { block: 65 },
-        )
+        .cholesky_double(SymmetricView::lower(&c), DoubleCholeskyOptions::block(65))
         .unwrap_err();
     assert!(err.to_string().contains("block"), "{err}");
     let mut bad = c.clone();
@@ -212,7 +209,7 @@ fn spd_inverse_matches_the_hosts_to_its_condition() {
             let (data, stride) = stored(&c, triangle);
             let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
             let (x, residual) = gpu
-                .spd_inverse_double(view, DoubleCholeskyOptions { block })
+                .spd_inverse_double(view, DoubleCholeskyOptions::block(block))
                 .unwrap();
             // I − C·X measured here in f64.
             let r = Matrix::from_fn(m, m, |i, j| {

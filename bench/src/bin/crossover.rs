@@ -1,7 +1,7 @@
 //! Where the GPU's f64 Cholesky overtakes the host's: wall times from a host `Matrix<f64>` to
 //! L on the host of `host::cholesky` (faer's dpotrf on all cores) and `Gpu::cholesky_double`
-//! (transfers included; `gpu_b16_ms` and `gpu_b32_ms` with diagonal blocks of 16 and 32, the
-//! default 64), median of 7 after a warm-up, at the orders given (default 256 512 1024 2048
+//! (transfers included; `gpu_ms` with diagonal blocks of 64, `gpu_b16_ms` and `gpu_b32_ms`
+//! with 16 and 32), median of 7 after a warm-up, at the orders given (default 256 512 1024 2048
 //! 4096). CSV `m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,host_cores` on stdout.
 //! `cargo run --release -p symraster-bench --bin crossover -- 512 1024 2048`.
 
@@ -51,7 +51,7 @@ fn main() -> anyhow::Result<()> {
         let gpu_ms = |block: usize| {
             median_ms(|| {
                 let view = SymmetricView::lower(&c);
-                let options = DoubleCholeskyOptions { block };
+                let options = DoubleCholeskyOptions::block(block);
                 std::hint::black_box(gpu.cholesky_double(view, options)?);
                 Ok(())
             })
