@@ -395,7 +395,10 @@ mod tests {
             }
             let v: SymmetricView<'_, f32> = SymmetricView::new(&data, m, stride, triangle).unwrap();
             assert_eq!(v.to_lower(), c.lower_triangle().map(f64::from));
-            assert_eq!(v.packed_row(3).len(), if triangle == Triangle::Lower { 4 } else { 6 });
+            assert_eq!(
+                v.packed_row(3).len(),
+                if triangle == Triangle::Lower { 4 } else { 6 }
+            );
             let mut out = vec![0.0f32; m * m];
             v.lower_rows_into((0, m), m, &mut out, |a| a as f32);
             for i in 0..m {
