@@ -1,9 +1,10 @@
-//! A symmetric f64 matrix borrowed from the caller's memory by one stored triangle (as LAPACK
-//! reads UPLO): rows contiguous, any row stride, no copy. The SPD solve reads C through it, so
-//! a caller's array (a numpy array, a slice of a larger matrix) is used where it lies.
+//! A symmetric f64 or f32 matrix borrowed from the caller's memory by one stored triangle (as
+//! LAPACK reads UPLO): rows contiguous, any row stride, no copy. The SPD solve and the
+//! factorizations read C through it, so a caller's array (a numpy array, a slice of a larger
+//! matrix) is used where it lies.
 
 use crate::error::{Error, InputError, Result};
-use crate::matrix::Matrix;
+use crate::matrix::{Element, Matrix};
 
 /// Which triangle of the stored rows holds C (the other is never read).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,16 +16,17 @@ pub enum Triangle {
 }
 
 /// An order-m symmetric matrix read from one triangle of row-major storage: entry (i, j) of
-/// the storage is `data[i·stride + j]`.
+/// the storage is `data[i·stride + j]`. Elements are f64 (the default) or f32; values read
+/// through it come out widened to f64 (exactly).
 #[derive(Clone, Copy, Debug)]
-pub struct SymmetricView<'a> {
-    data: &'a [f64],
+pub struct SymmetricView<'a, T = f64> {
+    data: &'a [T],
     order: usize,
     stride: usize,
     triangle: Triangle,
 }
 
-impl<'a> SymmetricView<'a> {
+impl<'a, T: Element> SymmetricView<'a, T> {
     /// C of order `order` from row-major storage with `stride` values between rows (at least
     /// `order`), its `triangle` read.
     ///
@@ -36,7 +38,7 @@ impl<'a> SymmetricView<'a> {
     /// assert_eq!((c.get(1, 0), c.get(0, 1), c.get(1, 1)), (2.0, 2.0, 3.0));
     /// # Ok::<(), symraster::Error>(())
     /// ```
-    pub fn new(data: &'a [f64], order: usize, stride: usize, triangle: Triangle) -> Result<Self> {
+    pub fn new(data: &'a [T], order: usize, stride: usize, triangle: Triangle) -> Result<Self> {
         let needed = if order == 0 {
             0
         } else {
@@ -59,7 +61,7 @@ impl<'a> SymmetricView<'a> {
     }
 
     /// The lower triangle of `c` (square; the caller has checked).
-    pub fn lower(c: &'a Matrix<f64>) -> Self {
+    pub fn lower(c: &'a Matrix<T>) -> Self {
         Self {
             data: c.as_slice(),
             order: c.rows(),
@@ -86,13 +88,13 @@ impl<'a> SymmetricView<'a> {
             Triangle::Upper if j < i => (j, i),
             _ => (i, j),
         };
-        self.data[r * self.stride + c]
+        self.data[r * self.stride + c].into()
     }
 
     /// Row i's stored entries with the diagonal: C(i, 0..=i) for the lower triangle, C(i, i..m)
     /// for the upper one (row i of the triangle packed by rows).
     #[inline]
-    pub fn packed_row(&self, i: usize) -> &'a [f64] {
+    pub fn packed_row(&self, i: usize) -> &'a [T] {
         let row = &self.data[i * self.stride..i * self.stride + self.order];
         match self.triangle {
             Triangle::Lower => &row[..=i],
@@ -103,7 +105,7 @@ impl<'a> SymmetricView<'a> {
     /// Row i's stored off-diagonal entries and the column of the first: C(i, 0..i) for the
     /// lower triangle, C(i, i+1..m) for the upper one.
     #[inline]
-    fn stored_row(&self, i: usize) -> (usize, &'a [f64]) {
+    fn stored_row(&self, i: usize) -> (usize, &'a [T]) {
         let row = &self.data[i * self.stride..i * self.stride + self.order];
         match self.triangle {
             Triangle::Lower => (0, &row[..i]),
@@ -112,7 +114,7 @@ impl<'a> SymmetricView<'a> {
     }
 
     /// C's lower triangle in f64 as an owned matrix (zeros above): for the paths that need a
-    /// copy (the f64 fallback factor, an equilibrated C).
+    /// copy (the f64 fallback factor, an equilibrated C, the diagnosis of a failed factor).
     pub fn to_lower(&self) -> Matrix<f64> {
         Matrix::from_fn(self.order, self.order, |i, j| {
             if j <= i { self.get(i, j) } else { 0.0 }
@@ -126,13 +128,13 @@ impl<'a> SymmetricView<'a> {
             Triangle::Lower => {
                 let row = &self.data[i * self.stride..i * self.stride + i + 1];
                 for (o, &v) in out.iter_mut().zip(row) {
-                    *o = f(v);
+                    *o = f(v.into());
                 }
             }
             Triangle::Upper => {
                 // Column i of the stored rows 0..=i.
                 for (j, o) in out.iter_mut().enumerate().take(i + 1) {
-                    *o = f(self.data[j * self.stride + i]);
+                    *o = f(self.data[j * self.stride + i].into());
                 }
             }
         }
@@ -159,7 +161,7 @@ impl<'a> SymmetricView<'a> {
                     let from = i0.max(j);
                     let stored = &self.data[j * self.stride + from..j * self.stride + i1];
                     for (i, &v) in (from..i1).zip(stored) {
-                        out[(i - i0) * ld + j] = f(v);
+                        out[(i - i0) * ld + j] = f(v.into());
                     }
                 }
             }
@@ -198,13 +200,13 @@ impl<'a> SymmetricView<'a> {
         use rayon::prelude::*;
         (0..self.order).into_par_iter().find_map_first(|i| {
             let (start, row) = self.stored_row(i);
-            let diagonal = self.data[i * self.stride + i];
+            let diagonal: f64 = self.data[i * self.stride + i].into();
             if !diagonal.is_finite() {
                 return Some((i, i, diagonal));
             }
             row.iter()
-                .position(|v| !v.is_finite())
-                .map(|k| (i, start + k, row[k]))
+                .position(|&v| !v.into().is_finite())
+                .map(|k| (i, start + k, row[k].into()))
         })
     }
 
@@ -253,18 +255,18 @@ impl<'a> SymmetricView<'a> {
                         .zip(acc[..split].chunks_exact_mut(8))
                     {
                         for l in 0..8 {
-                            let v = g(a[l]);
+                            let v = g(a[l].into());
                             sums[l] += v * xs[l];
                             acc[l] += v * xi;
                         }
                     }
                     let mut s: f64 = sums.iter().sum();
                     for k in split..row.len() {
-                        let v = g(row[k]);
+                        let v = g(row[k].into());
                         s += v * xs[k];
                         acc[k] += v * xi;
                     }
-                    rows[i - r0] = s + g(self.data[i * self.stride + i]) * xi;
+                    rows[i - r0] = s + g(self.data[i * self.stride + i].into()) * xi;
                 }
                 (r0, rows, lo, columns)
             })
@@ -374,6 +376,40 @@ mod tests {
                     assert_eq!(v.first_non_finite(), Some((i, j, f64::INFINITY)));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn an_f32_view_reads_as_its_values_widened() {
+        let m = 9;
+        let stride = m + 2;
+        let c = symmetric(m).map(|v| v as f32);
+        for triangle in [Triangle::Lower, Triangle::Upper] {
+            let mut data = vec![f32::NAN; m * stride];
+            for i in 0..m {
+                for j in 0..m {
+                    if (triangle == Triangle::Lower) == (j <= i) || i == j {
+                        data[i * stride + j] = c[(i, j)];
+                    }
+                }
+            }
+            let v: SymmetricView<'_, f32> = SymmetricView::new(&data, m, stride, triangle).unwrap();
+            assert_eq!(v.to_lower(), c.lower_triangle().map(f64::from));
+            assert_eq!(
+                v.packed_row(3).len(),
+                if triangle == Triangle::Lower { 4 } else { 6 }
+            );
+            let mut out = vec![0.0f32; m * m];
+            v.lower_rows_into((0, m), m, &mut out, |a| a as f32);
+            for i in 0..m {
+                assert_eq!(&out[i * m..i * m + i + 1], &c.row(i)[..=i]);
+            }
+            assert!(v.first_non_finite().is_none());
+            let mut bad = data.clone();
+            bad[stride + 1] = f32::NEG_INFINITY;
+            let v = SymmetricView::new(&bad, m, stride, triangle).unwrap();
+            assert_eq!(v.first_non_finite(), Some((1, 1, f64::NEG_INFINITY)));
+            assert!(v.check("C").is_err());
         }
     }
 

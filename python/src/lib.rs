@@ -427,6 +427,7 @@ trait Factored: numpy::Element + Copy + Send + Sync + symraster::memory::Zero + 
         _py: Python<'_>,
         _a: &PyReadonlyArray2<'_, Self>,
         _upper: bool,
+        _opts: Options,
     ) -> Option<PyResult<Matrix<Self>>> {
         None
     }
@@ -438,6 +439,7 @@ impl Factored for f64 {
         py: Python<'_>,
         a: &PyReadonlyArray2<'_, f64>,
         upper: bool,
+        _: Options,
     ) -> Option<PyResult<Matrix<f64>>> {
         if a.as_array().nrows() < DEVICE_CHOLESKY_FROM {
             return None;
@@ -466,6 +468,28 @@ impl Factored for f64 {
 }
 
 impl Factored for f32 {
+    /// The GPU's factor of the array where it lies (`Gpu::cholesky_view`): its stored triangle
+    /// goes from the array into the GPU's upload, with no copy on the host.
+    fn factor_lent(
+        py: Python<'_>,
+        a: &PyReadonlyArray2<'_, f32>,
+        upper: bool,
+        opts: Options,
+    ) -> Option<PyResult<Matrix<f32>>> {
+        let (lent, order, stride, triangle, _) = lend(a, upper)?;
+        let outcome = worker::run(py, move |state| {
+            // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
+            let data = unsafe { lent.get() };
+            let c = SymmetricView::new(data, order, stride, triangle)?;
+            state.gpu()?.cholesky_view(c, opts)?.into_l()
+        });
+        match outcome {
+            // The GPU cannot take it from the array: the copy path ([`Factored::factor`]).
+            worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => None,
+            outcome => Some(finish(py, outcome).map(|(l, _)| l)),
+        }
+    }
+
     /// The GPU's factor (float32's accuracy).
     fn factor(
         state: &mut worker::State,
@@ -488,7 +512,7 @@ fn factor_array<'py, T: Factored>(
     other: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let view = a.as_array();
-    let l = match T::factor_lent(py, a, upper) {
+    let l = match T::factor_lent(py, a, upper, opts) {
         Some(l) => l?,
         None => {
             let c = py
@@ -935,14 +959,14 @@ fn norm_1_of<T: Copy + Into<f64> + Sync>(
     })
 }
 
-/// A square float64 array lent as C by the triangle scipy's `lower` names, where its rows (or,
+/// A square float32 or float64 array lent as C by the triangle scipy's `lower` names, where its rows (or,
 /// for a Fortran-ordered array, its columns) are contiguous: the lent values, the order, the
 /// row stride, the triangle of those rows read, and whether positions in the library's
 /// messages are transposed from the array's. `None`: the array is copied instead.
-fn lend(
-    array: &PyReadonlyArray2<'_, f64>,
+fn lend<T: numpy::Element>(
+    array: &PyReadonlyArray2<'_, T>,
     upper: bool,
-) -> Option<(worker::Lent, usize, usize, Triangle, bool)> {
+) -> Option<(worker::Lent<T>, usize, usize, Triangle, bool)> {
     let view = array.as_array();
     let (rows, cols) = view.dim();
     if rows != cols || rows == 0 {

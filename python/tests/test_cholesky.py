@@ -220,3 +220,45 @@ def test_factors_of_any_order(rng, m, dtype, order, lower):
     assert low == lower and c.dtype == dtype
     assert rel(c[mask], want[mask]) < tol32(m)
     assert np.array_equal(c[~mask], a[~mask]), "the other triangle keeps a's entries"
+
+
+@pytest.mark.parametrize("m", [63, 64, 65, 300])
+@pytest.mark.parametrize("order", ["C", "F", "wide"])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("storage", ["full", "packed"])
+def test_float32_factor_reads_only_its_triangle_where_it_lies(m, order, lower, storage):
+    """A float32 factor reads the array where it lies (C or Fortran order, a row stride past the
+    order), either triangle: NaN in the other one (check_finite off) is never read. Against
+    numpy's float64 factor of the same values."""
+    rng = np.random.default_rng(m)
+    g = rng.standard_normal((m, m))
+    c = (g @ g.T / m + np.eye(m)).astype(np.float32)
+    if order == "wide":
+        held = np.full((m, m + 5), np.nan, dtype=np.float32)[:, :m]
+        held[...] = c
+    else:
+        held = np.array(c, order=order)
+    other = np.triu_indices(m, 1) if lower else np.tril_indices(m, -1)
+    held[other] = np.nan
+    ours = la.cholesky(held, lower=lower, check_finite=False, storage=storage)
+    assert ours.dtype == np.float32
+    want = np.linalg.cholesky(c.astype(np.float64))
+    assert rel(ours, want if lower else want.T) < tol32(m)
+    assert not (np.triu(ours, 1) if lower else np.tril(ours, -1)).any()
+    factor, low = la.cho_factor(held, lower=lower, check_finite=False, storage=storage)
+    assert low == lower
+    mine = np.tril(factor) if lower else np.triu(factor)
+    assert np.array_equal(mine, ours)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_float32_not_positive_definite_from_the_array(lower):
+    m = 65
+    c = spd(np.random.default_rng(3), m, np.float32)
+    c[40, 40] = -1.0
+    with pytest.raises(la.NotPositiveDefiniteError) as e:
+        la.cholesky(np.asfortranarray(c), lower=lower, storage="packed")
+    assert e.value.column == 40
+    c[40, 40] = np.nan
+    with pytest.raises(ValueError):
+        la.cholesky(c, lower=lower, check_finite=False, storage="packed")

@@ -47,16 +47,33 @@ impl Gpu {
             Some(c) => self.cholesky_f64("C", c, options),
             None => self.cholesky_single(&*T::single("C", c)?, options),
         };
-        match factored {
-            Err(Error::Numerical(
-                NumericalError::NotPositiveDefinite { column, .. }
-                | NumericalError::NonFiniteResult { col: column, .. },
-            )) => Err(diagnose_in_double(
-                &c.lower_triangle().map(Into::into),
-                column,
-            )),
-            other => other,
-        }
+        diagnosed(factored, || c.lower_triangle().map(Into::into))
+    }
+
+    /// [`Gpu::cholesky`] of an f32 C borrowed where it lies, by the triangle `c` names (as
+    /// LAPACK's UPLO): the other triangle is never read, and for the tiled method the stored
+    /// triangle goes from `c` straight into the GPU's upload (scaled by 4^k there), with no
+    /// copy of C on the host. Errors are [`Gpu::cholesky`]'s, positions in `c`'s storage.
+    ///
+    /// ```
+    /// use symraster::{Gpu, Options, SymmetricView, Triangle};
+    /// let gpu = Gpu::new()?;
+    /// // C = [[4, 2], [2, 3]] by its upper triangle; the lower one is garbage.
+    /// let data = [4.0f32, 2.0, f32::NAN, 3.0];
+    /// let c = SymmetricView::new(&data, 2, 2, Triangle::Upper)?;
+    /// let l = gpu.cholesky_view(c, Options::default())?.into_l()?;
+    /// assert_eq!((l[(0, 0)], l[(1, 0)], l[(0, 1)]), (2.0, 1.0, 0.0));
+    /// assert!((l[(1, 1)] - 2f32.sqrt()).abs() < 1e-6);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn cholesky_view(
+        &self,
+        c: SymmetricView<'_, f32>,
+        options: impl Into<Options>,
+    ) -> Result<Cholesky> {
+        diagnosed(self.cholesky_single_view(&c, None, options), || {
+            c.to_lower()
+        })
     }
 
     /// [`Gpu::cholesky`] of an f32 C.
@@ -66,18 +83,38 @@ impl Gpu {
         options: impl Into<Options>,
     ) -> Result<Cholesky> {
         check_square("C", c, "(a symmetric matrix)")?;
-        check_finite_lower("C (lower triangle)", c)?;
-        if needs_equilibration((0..c.rows()).map(|j| f64::from(c[(j, j)]))) {
-            let lower = c.lower_triangle().map(f64::from);
-            return self.cholesky_equilibrated("C", &lower, options);
+        self.cholesky_single_view(&SymmetricView::lower(c), Some(c), options)
+    }
+
+    /// [`Gpu::cholesky_view`] without the diagnosis of a failure; `matrix` is C itself where
+    /// the caller holds it as a matrix (the paths that need C as a matrix use it rather than a
+    /// copy of the triangle).
+    fn cholesky_single_view(
+        &self,
+        c: &SymmetricView<'_, f32>,
+        matrix: Option<&Matrix<f32>>,
+        options: impl Into<Options>,
+    ) -> Result<Cholesky> {
+        c.check("C")?;
+        let m = c.order();
+        if needs_equilibration((0..m).map(|j| c.get(j, j))) {
+            return self.cholesky_equilibrated("C", &c.to_lower(), options);
         }
         let options = options.into();
-        if self.check_problem_size(c.rows(), 0, options)? == Method::Tiled {
+        if self.check_problem_size(m, 0, options)? == Method::Tiled {
             // The tiled Cholesky scales by 4^k as it rounds C into its upload and keeps the
             // shift with the factor: no scaled copy of C.
             return self.cholesky_tiled_host(c, options.format);
         }
-        let (k, scaled) = scaled_by_four(c, (0..c.rows()).map(|j| f64::from(c[(j, j)])))?;
+        let lower;
+        let c = match matrix {
+            Some(c) => c,
+            None => {
+                lower = lower_single(c);
+                &lower
+            }
+        };
+        let (k, scaled) = scaled_by_four(c, (0..m).map(|j| f64::from(c[(j, j)])))?;
         let l = self
             .cholesky_unscaled(&scaled, options)
             .map_err(|e| unscale_pivot(e, k))?;
@@ -138,7 +175,9 @@ impl Gpu {
     fn cholesky_unscaled(&self, c: &Matrix<f32>, options: impl Into<Options>) -> Result<Cholesky> {
         let options = options.into();
         match self.check_problem_size(c.rows(), 0, options)? {
-            Method::Tiled => return self.cholesky_tiled_host(c, options.format),
+            Method::Tiled => {
+                return self.cholesky_tiled_host(&SymmetricView::lower(c), options.format);
+            }
             Method::Blocked => return self.cholesky_blocked(c, self.blocks(options, c.rows())),
             _ => {}
         }
@@ -324,12 +363,31 @@ pub(crate) fn scaled_by_four(
     })
 }
 
+/// C's lower triangle as an f32 matrix, zeros above (for the methods that read a matrix).
+fn lower_single(c: &SymmetricView<'_, f32>) -> Matrix<f32> {
+    Matrix::from_fn(c.order(), c.order(), |i, j| {
+        if j <= i { c.get(i, j) as f32 } else { 0.0 }
+    })
+}
+
 /// Whether C's diagonal spans more than one power of four can bring into f32's normal range:
 /// scaled so that its largest entry is near 1, the smallest would fall below 2⁻¹⁰⁰.
 fn needs_equilibration(diagonal: impl Iterator<Item = f64> + Clone) -> bool {
     let k = scale_exponent(diagonal.clone());
     let smallest = diagonal.filter(|&d| d > 0.0).fold(f64::INFINITY, f64::min);
     smallest.is_finite() && times_power_of_two(smallest, 2 * k) < times_power_of_two(1.0, -100)
+}
+
+/// `factored`, or where it failed at a column, why ([`diagnose_in_double`] of C's lower
+/// triangle, made by `lower` on failure only).
+fn diagnosed(factored: Result<Cholesky>, lower: impl FnOnce() -> Matrix<f64>) -> Result<Cholesky> {
+    match factored {
+        Err(Error::Numerical(
+            NumericalError::NotPositiveDefinite { column, .. }
+            | NumericalError::NonFiniteResult { col: column, .. },
+        )) => Err(diagnose_in_double(&lower(), column)),
+        other => other,
+    }
 }
 
 /// Why the f32 factor of C failed, decided by an f64 Cholesky of C on the CPU: C is not

@@ -11,6 +11,7 @@ use crate::error::{Error, InputError, Result};
 use crate::layout::{Format, rfp};
 use crate::matrix::{Matrix, check_finite, check_finite_lower, check_square};
 use crate::scaling::{scale_exponent, times_power_of_two};
+use crate::symmetric::SymmetricView;
 use crate::tiled::storage::{check_order, device_memory, max_buffer_bytes, max_order, part_bytes};
 use crate::tiled::{
     DeviceProduct, DeviceRhs, Storage, TiledKernels, TiledMatrix, assembly, cholesky, solve,
@@ -266,16 +267,26 @@ impl Gpu {
     pub(crate) fn cholesky_tiled(&self, c: &Matrix<f32>, format: Format) -> Result<DeviceFactor> {
         check_square("C", c, "(a symmetric matrix)")?;
         check_finite_lower("C (lower triangle)", c)?;
-        let m = c.rows();
+        self.cholesky_tiled_view(&SymmetricView::lower(c), format)
+    }
+
+    /// [`Gpu::cholesky_tiled`] of a C the caller has checked (finite, not empty), its stored
+    /// triangle scaled and rounded straight from `c` into the upload's staging rows.
+    pub(crate) fn cholesky_tiled_view(
+        &self,
+        c: &SymmetricView<'_, f32>,
+        format: Format,
+    ) -> Result<DeviceFactor> {
+        let m = c.order();
         // 4^k·C with its largest diagonal entry near 1 (exact), rounded straight into the
         // upload's staging rows over all cores; k = 0 where that would leave f32's range
         // (C as given then names its failing column).
-        let k = scale_exponent((0..m).map(|j| f64::from(c[(j, j)])));
+        let k = scale_exponent((0..m).map(|j| c.get(j, j)));
         let factor = times_power_of_two(1.0, 2 * k);
         let fits = {
             use rayon::prelude::*;
             (0..m).into_par_iter().all(|i| {
-                c.row(i)[..=i]
+                c.packed_row(i)
                     .iter()
                     .all(|&v| (f64::from(v) * factor).abs() <= f64::from(f32::MAX))
             })
@@ -287,14 +298,16 @@ impl Gpu {
         };
         let kernels = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
-        let l = TiledMatrix::from_rows(self.context(), m, storage_of(format), part, |i, out| {
-            for (o, &v) in out.iter_mut().zip(c.row(i)) {
-                *o = (f64::from(v) * factor) as f32;
-            }
-        })?;
+        let l = TiledMatrix::from_row_blocks(
+            self.context(),
+            m,
+            storage_of(format),
+            part,
+            |rows, ld, out| c.lower_rows_into(rows, ld, out, |v| (v * factor) as f32),
+        )?;
         let mut f = self
             .factor_on_gpu(kernels, l)
-            .map_err(|e| restate_failure(e, |i, j| f64::from(c[(i, j)])))?;
+            .map_err(|e| restate_failure(e, |i, j| c.get(i, j)))?;
         f.shift = shift;
         Ok(f)
     }
@@ -437,8 +450,12 @@ impl Gpu {
     /// [`Gpu::cholesky`] by the tiled method: factored on the GPU, read back and checked.
     /// L is read back once, for the entry check and the caller, and kept on the GPU for the
     /// solves.
-    pub(crate) fn cholesky_tiled_host(&self, c: &Matrix<f32>, format: Format) -> Result<Cholesky> {
-        let f = self.cholesky_tiled(c, format)?;
+    pub(crate) fn cholesky_tiled_host(
+        &self,
+        c: &SymmetricView<'_, f32>,
+        format: Format,
+    ) -> Result<Cholesky> {
+        let f = self.cholesky_tiled_view(c, format)?;
         let l = f.download()?;
         // Every row at once over all cores; the column-ordered check that names the failure
         // runs only where one was seen.
@@ -450,7 +467,7 @@ impl Gpu {
             })
         };
         if suspect {
-            check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| f64::from(c[(j, j)]))?;
+            check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| c.get(j, j))?;
         }
         Ok(Cholesky::device_read_back(f, format, l))
     }

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cholesky_view;
 mod contexts;
 mod diagnoses;
 mod double_factor;
