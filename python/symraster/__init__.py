@@ -271,15 +271,12 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="au
         return small if small is not None else _native.cholesky(a, not lower, method, storage)
 
 
-class _finite_by_halves:
-    """scipy's check_finite for a factor that reads one triangle of the square ``a``: the
-    other triangle checked here, the one it reads by the library as it reads it (one pass
-    over a, not two), the library's non-finite error raised as scipy's."""
+class _checked_by_library:
+    """scipy's check_finite for values the library reads and checks itself as it reads them
+    (one pass over them, not two): its non-finite error raised as scipy's."""
 
-    def __init__(self, a, lower, check_finite):
+    def __init__(self, check_finite):
         self.check = check_finite
-        if check_finite:
-            _finite_outside(a, "lower" if lower else "upper")
 
     def __enter__(self):
         return self
@@ -289,6 +286,16 @@ class _finite_by_halves:
                 and "holds a non-finite value" in str(error):
             raise ValueError("array must not contain infs or NaNs") from error
         return False
+
+
+class _finite_by_halves(_checked_by_library):
+    """:class:`_checked_by_library` for a factor that reads one triangle of the square ``a``:
+    the other triangle checked here."""
+
+    def __init__(self, a, lower, check_finite):
+        super().__init__(check_finite)
+        if check_finite:
+            _finite_outside(a, "lower" if lower else "upper")
 
 
 def _small_float32_factor(a, lower, method, storage):
@@ -910,24 +917,29 @@ def batched_solve(c, b, refinement_steps=1, *, lower=True, check_finite=True):
 
 def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
     steps = _steps(refinement_steps)
-    a = _stack(a, "a", 3, "(B, k, n) of observations x unknowns", check_finite)
+    # a, d and b are checked by the library as it reads them (_checked_by_library).
+    a = _stack(a, "a", 3, "(B, k, n) of observations x unknowns", False)
     count, k, n = a.shape
-    d = _stack(d, "d", 2, "(B, k)", check_finite)
+    d = _stack(d, "d", 2, "(B, k)", False)
     _batch_shape("d", d, (count, k), "one weight per observation, a row of a")
-    b = _stack(b, "b", 2, "(B, k)", check_finite)
+    b = _stack(b, "b", 2, "(B, k)", False)
     _batch_shape("b", b, (count, k), "one value per observation, a row of a")
     if np.any(d < 0):
+        _finite(d, check_finite)  # -inf is a non-finite weight first
         raise ValueError("weights d must be non-negative")
     dtype = np.result_type(a.dtype, d.dtype, b.dtype)
     if _no_problems(count, n):
+        _finite(d, check_finite)
+        _finite(b, check_finite)
         return np.empty((count, n), dtype=dtype), _empty_info(count)
     if k == 0:
         raise ValueError(
             f"a has shape {a.shape}: no observations (k = 0) cannot determine {n} unknowns; "
             "each problem needs at least as many observations as unknowns")
-    x, info = _native.batched_least_squares(
-        a.astype(dtype, copy=False), d.astype(dtype, copy=False), b.astype(dtype, copy=False),
-        steps)
+    with _checked_by_library(check_finite):
+        x, info = _native.batched_least_squares(
+            a.astype(dtype, copy=False), d.astype(dtype, copy=False),
+            b.astype(dtype, copy=False), steps)
     return _solutions_in(dtype, x, info)
 
 

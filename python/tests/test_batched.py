@@ -479,3 +479,27 @@ def test_batched_limits():
     with pytest.raises(TypeError, match="integer"):
         la.batched_weighted_lstsq(np.ones((1, 3, 2)), np.ones((1, 3)), np.ones((1, 3)),
                                   refinement_steps=1.5)
+
+
+@pytest.mark.parametrize("name", ["a", "d", "b"])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batched_lstsq_finite_checks_in_one_pass(name, value, dtype):
+    """check_finite on batched_weighted_lstsq is the library's one pass over a, d and b, raised
+    as scipy's error; unchecked, the library still refuses the value and names its place."""
+    rng = np.random.default_rng(5)
+    arrays = {"a": rng.standard_normal((6, 9, 4)).astype(dtype),
+              "d": rng.uniform(0.5, 1.5, (6, 9)).astype(dtype),
+              "b": rng.standard_normal((6, 9)).astype(dtype)}
+    arrays[name].reshape(-1)[23] = value
+    with pytest.raises(ValueError, match="^array must not contain infs or NaNs$"):
+        la.batched_weighted_lstsq(arrays["a"], arrays["d"], arrays["b"])
+    unchecked = ("must be non-negative" if name == "d" and value < 0
+                 else "holds a non-finite value")
+    with pytest.raises(ValueError, match=unchecked):
+        la.batched_weighted_lstsq(arrays["a"], arrays["d"], arrays["b"], check_finite=False)
+    # Problems of order 0: nothing for the library to read, the weights and values still checked.
+    if name != "a":
+        empty = np.empty((6, 9, 0), dtype=dtype)
+        with pytest.raises(ValueError, match="^array must not contain infs or NaNs$"):
+            la.batched_weighted_lstsq(empty, arrays["d"], arrays["b"])
