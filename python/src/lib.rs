@@ -114,6 +114,8 @@ enum Part {
     Lower,
     /// The strict upper triangle (j > i).
     StrictUpper,
+    /// The strict lower triangle (j < i).
+    StrictLower,
 }
 
 impl Part {
@@ -124,6 +126,7 @@ impl Part {
             Part::All => 0..cols,
             Part::Lower => 0..diagonal,
             Part::StrictUpper => diagonal..cols,
+            Part::StrictLower => 0..i.min(cols),
         }
     }
 }
@@ -422,39 +425,48 @@ trait Factored: numpy::Element + Copy + Send + Sync + symraster::memory::Zero + 
     ) -> symraster::Result<Matrix<Self>>;
 
     /// L of `a`'s triangle `upper` names, `a` read where it lies, where the dtype, the order and
-    /// the layout allow it; `None`: the triangle is copied and [`Factored::factor`] runs.
+    /// the layout allow it, with whether it came back as U = Lᵀ instead (row-major, for a C
+    /// array's upper triangle); `None`: the triangle is copied and [`Factored::factor`] runs.
     fn factor_lent(
         _py: Python<'_>,
         _a: &PyReadonlyArray2<'_, Self>,
         _upper: bool,
         _opts: Options,
-    ) -> Option<PyResult<Matrix<Self>>> {
+    ) -> Option<PyResult<(Matrix<Self>, bool)>> {
         None
     }
 }
 
 impl Factored for f64 {
-    /// The GPU's f64 factor of the array where it lies (no copy), from the order the GPU takes.
+    /// The GPU's f64 factor of the array where it lies (no copy), from the order the GPU takes:
+    /// for a C array's upper triangle U itself, turned over on the GPU, so that U and `a`'s
+    /// other triangle are written row by row.
     fn factor_lent(
         py: Python<'_>,
         a: &PyReadonlyArray2<'_, f64>,
         upper: bool,
         _: Options,
-    ) -> Option<PyResult<Matrix<f64>>> {
+    ) -> Option<PyResult<(Matrix<f64>, bool)>> {
         if a.as_array().nrows() < DEVICE_CHOLESKY_FROM {
             return None;
         }
-        let (lent, order, stride, triangle, _) = lend(a, upper)?;
+        let (lent, order, stride, triangle, swapped) = lend(a, upper)?;
+        let turned = upper && !swapped;
         let outcome = worker::run(py, move |state| {
             // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
             let data = unsafe { lent.get() };
             let c = SymmetricView::new(data, order, stride, triangle)?;
-            state.gpu()?.cholesky_double(c, Default::default())
+            let gpu = state.gpu()?;
+            if turned {
+                gpu.cholesky_double_upper(c, Default::default())
+            } else {
+                gpu.cholesky_double(c, Default::default())
+            }
         });
         match outcome {
             // The GPU cannot take it: the copy and the host's factor ([`factor_f64`]).
             worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => None,
-            outcome => Some(finish(py, outcome).map(|(l, _)| l)),
+            outcome => Some(finish(py, outcome).map(|(l, _)| (l, turned))),
         }
     }
 
@@ -475,7 +487,7 @@ impl Factored for f32 {
         a: &PyReadonlyArray2<'_, f32>,
         upper: bool,
         opts: Options,
-    ) -> Option<PyResult<Matrix<f32>>> {
+    ) -> Option<PyResult<(Matrix<f32>, bool)>> {
         let (lent, order, stride, triangle, _) = lend(a, upper)?;
         let outcome = worker::run(py, move |state| {
             // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
@@ -486,7 +498,7 @@ impl Factored for f32 {
         match outcome {
             // The GPU cannot take it from the array: the copy path ([`Factored::factor`]).
             worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => None,
-            outcome => Some(finish(py, outcome).map(|(l, _)| l)),
+            outcome => Some(finish(py, outcome).map(|(l, _)| (l, false))),
         }
     }
 
@@ -500,10 +512,11 @@ impl Factored for f32 {
     }
 }
 
-/// L of `a`'s lower triangle (of its upper one with `upper`, as U = Lᵀ's transpose) in a
-/// row-major buffer, its strict upper triangle zero or, with `other`, holding `a`'s other
-/// triangle (scipy's `cho_factor` output, L's storage written once): the triangle the
-/// factor reads copied in (no more), the factor's own buffer handed out (no copy back).
+/// L of `a`'s lower triangle (of its upper one with `upper`: U = Lᵀ, row-major where the
+/// factor came back turned over, else L's transposed view) in a row-major buffer, its other
+/// triangle zero or, with `other`, holding `a`'s other triangle (scipy's `cho_factor` output,
+/// the factor's storage written once): the triangle the factor reads copied in (no more), the
+/// factor's own buffer handed out (no copy back).
 fn factor_array<'py, T: Factored>(
     py: Python<'py>,
     a: &PyReadonlyArray2<'py, T>,
@@ -512,27 +525,38 @@ fn factor_array<'py, T: Factored>(
     other: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let view = a.as_array();
-    let l = match T::factor_lent(py, a, upper, opts) {
+    let (l, turned) = match T::factor_lent(py, a, upper, opts) {
         Some(l) => l?,
         None => {
             let c = py
                 .detach(|| lower_of(view, upper))
                 .map_err(|e| errors::to_py(py, e))?;
-            finish(py, worker::run(py, move |state| T::factor(state, &c, opts)))?.0
+            let l = finish(py, worker::run(py, move |state| T::factor(state, &c, opts)))?.0;
+            (l, false)
         }
     };
     let m = l.rows();
     let mut data = l.into_vec();
     if other {
-        let view = if upper { view.reversed_axes() } else { view };
-        py.detach(|| copy_part(as_slots(&mut data), view, Part::StrictUpper));
+        // a's other triangle where the factor's storage leaves it: below U's diagonal, or
+        // above L's (of aᵀ for an upper factor held as L).
+        let (view, part) = match (upper, turned) {
+            (true, true) => (view, Part::StrictLower),
+            (true, false) => (view.reversed_axes(), Part::StrictUpper),
+            (false, _) => (view, Part::StrictUpper),
+        };
+        py.detach(|| copy_part(as_slots(&mut data), view, part));
     }
     let l = Array2::from_shape_vec((m, m), data)
         .expect("a Matrix's data fills its shape")
         .into_pyarray(py)
         .into_any();
-    // U = Lᵀ as the transposed view of L: no copy.
-    if upper { l.getattr("T") } else { Ok(l) }
+    // U = Lᵀ: as it came back, or the transposed view of L (no copy).
+    if upper && !turned {
+        l.getattr("T")
+    } else {
+        Ok(l)
+    }
 }
 
 /// `factor_array` for a float32 or float64 `a`.

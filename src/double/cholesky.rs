@@ -201,11 +201,13 @@ pub(crate) fn factor(
     Ok(DeviceFactor { w, inv, nb, k })
 }
 
-/// L with C = L·Lᵀ (zeros above the diagonal) from `c`'s stored triangle.
+/// L with C = L·Lᵀ (zeros above the diagonal) from `c`'s stored triangle, or with `upper`
+/// U = Lᵀ (zeros below it; L̃ turned over on the GPU before it is read back).
 pub(crate) fn cholesky(
     kernels: &DoubleKernels,
     c: &SymmetricView<'_>,
     options: DoubleCholeskyOptions,
+    upper: bool,
 ) -> Result<Matrix<f64>> {
     use rayon::prelude::*;
     let n = c.order();
@@ -215,19 +217,33 @@ pub(crate) fn cholesky(
     let w = upload_scaled(kernels, c, &k, false)?;
     phases.mark_finished(ctx, "C̃ up");
     let f = factor(kernels, w, n, k, options)?;
+    if upper {
+        kernels.mirror(&f.w, n, Triangle::Lower)?;
+    }
     phases.mark_finished(ctx, "factored");
     let mut l = f.w.download()?;
     phases.mark_finished(ctx, "read back");
-    // L = S⁻¹·L̃, row by row over all cores.
+    // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), row by row over all cores.
     l.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
-        for v in &mut row[..=i] {
-            *v = times_power_of_two(*v, -f.k[i]);
+        if upper {
+            row[..i].fill(0.0);
+            for (v, &kj) in row[i..].iter_mut().zip(&f.k[i..]) {
+                *v = times_power_of_two(*v, -kj);
+            }
+        } else {
+            for v in &mut row[..=i] {
+                *v = times_power_of_two(*v, -f.k[i]);
+            }
+            row[i + 1..].fill(0.0);
         }
-        row[i + 1..].fill(0.0);
     });
     if let Some(j) = (0..n).find(|&j| !l[j * n + j].is_normal()) {
         return Err(NumericalError::ResultOutOfRange {
-            what: "L (C = L·Lᵀ)",
+            what: if upper {
+                "U (C = Uᵀ·U)"
+            } else {
+                "L (C = L·Lᵀ)"
+            },
             row: j,
             col: j,
             value: l[j * n + j],

@@ -55,7 +55,32 @@ impl Gpu {
         options.validate()?;
         c.check("C")?;
         let kernels = self.double_kernels("factor C in f64")?;
-        crate::double::cholesky(&kernels, &c, options)
+        crate::double::cholesky(&kernels, &c, options, false)
+    }
+
+    /// U = Lᵀ with C = Uᵀ·U (LAPACK's dpotrf with UPLO = 'U'), zeros below the diagonal:
+    /// [`Gpu::cholesky_double`]'s factor turned over on the GPU, so that U comes back
+    /// row-major with no transposition on the host.
+    ///
+    /// ```
+    /// use symraster::{Gpu, SymmetricView, Triangle};
+    /// let gpu = Gpu::new()?;
+    /// let data = [4.0, 2.0, f64::NAN, 3.0]; // the upper triangle of [[4, 2], [2, 3]]
+    /// let c = SymmetricView::new(&data, 2, 2, Triangle::Upper)?;
+    /// let u = gpu.cholesky_double_upper(c, Default::default())?;
+    /// assert_eq!((u[(0, 0)], u[(0, 1)], u[(1, 0)]), (2.0, 1.0, 0.0));
+    /// assert!((u[(1, 1)] - 2f64.sqrt()).abs() < 1e-15);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn cholesky_double_upper(
+        &self,
+        c: SymmetricView<'_>,
+        options: DoubleCholeskyOptions,
+    ) -> Result<Matrix<f64>> {
+        options.validate()?;
+        c.check("C")?;
+        let kernels = self.double_kernels("factor C in f64")?;
+        crate::double::cholesky(&kernels, &c, options, true)
     }
 
     /// C⁻¹ of the symmetric positive definite `c` in f64 on the GPU (LAPACK's dpotrf then

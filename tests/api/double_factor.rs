@@ -313,3 +313,49 @@ fn staged_transfers_give_the_same_bits() {
         .unwrap();
     assert_eq!(l.as_slice(), l1.as_slice(), "f32, m = 300");
 }
+
+/// U from `cholesky_double_upper` is L from `cholesky_double` transposed, bit for bit, zeros
+/// below its diagonal, from either stored triangle, around the block widths and for a graded
+/// C; a failure names the same column.
+#[test]
+fn the_upper_factor_is_l_turned_over() {
+    let gpu = common::gpu();
+    for (m, graded) in [
+        (1, false),
+        (2, false),
+        (31, false),
+        (33, false),
+        (65, false),
+        (130, true),
+    ] {
+        let mut c = spd(m, 1e8, 90 + m as u64);
+        if graded {
+            let s: Vec<f64> = (0..m)
+                .map(|i| 2f64.powi((i % 7) as i32 * 40 - 120))
+                .collect();
+            c = Matrix::from_fn(m, m, |i, j| c[(i, j)] * s[i] * s[j]);
+        }
+        for triangle in [Triangle::Lower, Triangle::Upper] {
+            let (data, stride) = stored(&c, triangle);
+            let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
+            let l = gpu.cholesky_double(view, Default::default()).unwrap();
+            let u = gpu.cholesky_double_upper(view, Default::default()).unwrap();
+            let lt = Matrix::from_fn(m, m, |i, j| l[(j, i)]);
+            assert_eq!(u.as_slice(), lt.as_slice(), "m = {m}, {triangle:?}");
+        }
+    }
+    let mut c = spd(40, 10.0, 5);
+    c[(17, 17)] = -1.0;
+    let (data, stride) = stored(&c, Triangle::Upper);
+    let view = SymmetricView::new(&data, 40, stride, Triangle::Upper).unwrap();
+    let column = |e: Error| match e {
+        Error::Numerical(NumericalError::NotPositiveDefinite { column, .. }) => column,
+        other => panic!("{other:?}"),
+    };
+    let a = column(gpu.cholesky_double(view, Default::default()).unwrap_err());
+    let b = column(
+        gpu.cholesky_double_upper(view, Default::default())
+            .unwrap_err(),
+    );
+    assert_eq!((a, b), (17, 17));
+}
