@@ -52,10 +52,7 @@ impl Gpu {
         c: SymmetricView<'_>,
         options: DoubleCholeskyOptions,
     ) -> Result<Matrix<f64>> {
-        options.validate()?;
-        c.check("C")?;
-        let kernels = self.double_kernels("factor C in f64")?;
-        crate::double::cholesky(&kernels, &c, options, false)
+        self.factor_double(c, options, false)
     }
 
     /// U = Lᵀ with C = Uᵀ·U (LAPACK's dpotrf with UPLO = 'U'), zeros below the diagonal:
@@ -77,10 +74,20 @@ impl Gpu {
         c: SymmetricView<'_>,
         options: DoubleCholeskyOptions,
     ) -> Result<Matrix<f64>> {
+        self.factor_double(c, options, true)
+    }
+
+    /// [`Gpu::cholesky_double`], or with `upper` [`Gpu::cholesky_double_upper`].
+    fn factor_double(
+        &self,
+        c: SymmetricView<'_>,
+        options: DoubleCholeskyOptions,
+        upper: bool,
+    ) -> Result<Matrix<f64>> {
         options.validate()?;
         c.check("C")?;
         let kernels = self.double_kernels("factor C in f64")?;
-        crate::double::cholesky(&kernels, &c, options, true)
+        crate::double::cholesky(&kernels, &c, options, upper)
     }
 
     /// C⁻¹ of the symmetric positive definite `c` in f64 on the GPU (LAPACK's dpotrf then

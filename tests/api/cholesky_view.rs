@@ -21,20 +21,7 @@ fn spd(m: usize, condition: f64, seed: u64) -> Matrix<f32> {
 
 /// `c`'s `triangle` in row-major storage of stride m + 3, NaN everywhere else.
 fn stored(c: &Matrix<f32>, triangle: Triangle) -> (Vec<f32>, usize) {
-    let (m, stride) = (c.rows(), c.rows() + 3);
-    let mut data = vec![f32::NAN; m * stride];
-    for i in 0..m {
-        for j in 0..m {
-            let kept = match triangle {
-                Triangle::Lower => j <= i,
-                Triangle::Upper => j >= i,
-            };
-            if kept {
-                data[i * stride + j] = c[(i, j)];
-            }
-        }
-    }
-    (data, stride)
+    common::stored(c, triangle, f32::NAN)
 }
 
 /// The f64 factor of the f32 values of `c`.

@@ -18,20 +18,7 @@ fn spd(m: usize, condition: f64, seed: u64) -> Matrix<f64> {
 
 /// `c`'s `triangle` in row-major storage of stride m + 3, NaN everywhere else.
 fn stored(c: &Matrix<f64>, triangle: Triangle) -> (Vec<f64>, usize) {
-    let (m, stride) = (c.rows(), c.rows() + 3);
-    let mut data = vec![f64::NAN; m * stride];
-    for i in 0..m {
-        for j in 0..m {
-            let kept = match triangle {
-                Triangle::Lower => j <= i,
-                Triangle::Upper => j >= i,
-            };
-            if kept {
-                data[i * stride + j] = c[(i, j)];
-            }
-        }
-    }
-    (data, stride)
+    common::stored(c, triangle, f64::NAN)
 }
 
 fn norm(m: &Matrix<f64>) -> f64 {

@@ -306,3 +306,26 @@ pub fn spd_with_eigenvalues(eigenvalues: &[f64], seed: u64) -> symraster::Matrix
     // Exactly symmetric.
     symraster::Matrix::from_fn(m, m, |i, j| if i >= j { c[(i, j)] } else { c[(j, i)] })
 }
+
+/// `c`'s `triangle` in row-major storage of stride m + 3, NaN everywhere else (what a
+/// `SymmetricView` must read without touching the rest).
+pub fn stored<T: Copy + symraster::Element>(
+    c: &symraster::Matrix<T>,
+    triangle: symraster::Triangle,
+    nan: T,
+) -> (Vec<T>, usize) {
+    let (m, stride) = (c.rows(), c.rows() + 3);
+    let mut data = vec![nan; m * stride];
+    for i in 0..m {
+        for j in 0..m {
+            let kept = match triangle {
+                symraster::Triangle::Lower => j <= i,
+                symraster::Triangle::Upper => j >= i,
+            };
+            if kept {
+                data[i * stride + j] = c[(i, j)];
+            }
+        }
+    }
+    (data, stride)
+}
