@@ -2,3 +2,16 @@
 //! `scripts/bench` from the experiments of `bench/experiments.tsv`.
 
 pub mod panel_flags;
+
+/// The orders given as the program's arguments, or `default` where none is.
+pub fn sizes_or(default: &[usize]) -> Result<Vec<usize>, std::num::ParseIntError> {
+    let sizes = std::env::args()
+        .skip(1)
+        .map(|a| a.parse())
+        .collect::<Result<Vec<usize>, _>>()?;
+    Ok(if sizes.is_empty() {
+        default.to_vec()
+    } else {
+        sizes
+    })
+}

@@ -450,24 +450,13 @@ impl Factored for f64 {
         if a.as_array().nrows() < DEVICE_CHOLESKY_FROM {
             return None;
         }
-        let (lent, order, stride, triangle, swapped) = lend(a, upper)?;
-        let turned = upper && !swapped;
-        let outcome = worker::run(py, move |state| {
-            // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
-            let data = unsafe { lent.get() };
-            let c = SymmetricView::new(data, order, stride, triangle)?;
-            let gpu = state.gpu()?;
-            if turned {
-                gpu.cholesky_double_upper(c, Default::default())
+        lent_factor(py, a, upper, move |gpu, c, swapped| {
+            if upper && !swapped {
+                Ok((gpu.cholesky_double_upper(c, Default::default())?, true))
             } else {
-                gpu.cholesky_double(c, Default::default())
+                Ok((gpu.cholesky_double(c, Default::default())?, false))
             }
-        });
-        match outcome {
-            // The GPU cannot take it: the copy and the host's factor ([`factor_f64`]).
-            worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => None,
-            outcome => Some(finish(py, outcome).map(|(l, _)| (l, turned))),
-        }
+        })
     }
 
     fn factor(
@@ -488,18 +477,9 @@ impl Factored for f32 {
         upper: bool,
         opts: Options,
     ) -> Option<PyResult<(Matrix<f32>, bool)>> {
-        let (lent, order, stride, triangle, _) = lend(a, upper)?;
-        let outcome = worker::run(py, move |state| {
-            // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
-            let data = unsafe { lent.get() };
-            let c = SymmetricView::new(data, order, stride, triangle)?;
-            state.gpu()?.cholesky_view(c, opts)?.into_l()
-        });
-        match outcome {
-            // The GPU cannot take it from the array: the copy path ([`Factored::factor`]).
-            worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => None,
-            outcome => Some(finish(py, outcome).map(|(l, _)| (l, false))),
-        }
+        lent_factor(py, a, upper, move |gpu, c, _| {
+            Ok((gpu.cholesky_view(c, opts)?.into_l()?, false))
+        })
     }
 
     /// The GPU's factor (float32's accuracy).
@@ -509,6 +489,35 @@ impl Factored for f32 {
         opts: Options,
     ) -> symraster::Result<Matrix<f32>> {
         state.gpu()?.cholesky(c, opts)?.into_l()
+    }
+}
+
+/// `factor(gpu, C, swapped)` on the worker with C the triangle of `a` that `upper` names, lent
+/// where it lies (`swapped`: `a` is read as its transpose, a Fortran array); `None` where `a`
+/// cannot be lent or the GPU cannot take it (no compute shaders, too large, out of memory):
+/// the caller's copy path runs then.
+fn lent_factor<T, F>(
+    py: Python<'_>,
+    a: &PyReadonlyArray2<'_, T>,
+    upper: bool,
+    factor: F,
+) -> Option<PyResult<(Matrix<T>, bool)>>
+where
+    T: Factored + symraster::Element,
+    F: FnOnce(&symraster::Gpu, SymmetricView<'_, T>, bool) -> symraster::Result<(Matrix<T>, bool)>
+        + Send
+        + 'static,
+{
+    let (lent, order, stride, triangle, swapped) = lend(a, upper)?;
+    let outcome = worker::run(py, move |state| {
+        // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
+        let data = unsafe { lent.get() };
+        let c = SymmetricView::new(data, order, stride, triangle)?;
+        factor(state.gpu()?, c, swapped)
+    });
+    match outcome {
+        worker::Outcome::Done(Err(ref e), _) if beyond_device(e) => None,
+        outcome => Some(finish(py, outcome).map(|(l, _)| l)),
     }
 }
 

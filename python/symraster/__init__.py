@@ -612,8 +612,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     one_pass = (check_finite and structure == "pos"
                 and (np.ndim(b) == 1 or (np.ndim(b) == 2 and np.shape(b)[1] == 1)))
     a = _square(a, "a", check_finite and not one_pass, _solve_dtype)
-    if one_pass:
-        _finite_outside(a, "lower" if lower else "upper")
+    checks = _finite_by_halves(a, lower, one_pass)
     m = a.shape[0]
     b = _real(b, "b", _solve_dtype)
     if b.ndim not in (1, 2) or b.shape[0] != m:
@@ -625,12 +624,8 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
     if structure == "pos":
-        try:
+        with checks:
             x, condition = _pos_solve(a, b, lower, method, storage)
-        except ValueError as e:
-            if one_pass and "holds a non-finite value" in str(e):
-                raise ValueError("array must not contain infs or NaNs") from e
-            raise
     else:
         a64 = a.astype(np.float64, copy=False)
         if structure == "sym":
@@ -698,16 +693,9 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False,
     if a.shape[0] == 0:
         return np.empty((0, 0), dtype=a.dtype)
     if structure == "pos":
-        triangle = "lower" if lower else "upper"
-        if one_pass:
-            _finite_outside(a, triangle)
-        try:
+        with _finite_by_halves(a, lower, one_pass):
             x, _ = _native.invert(a, True, not lower, False)
-        except ValueError as e:
-            if one_pass and "holds a non-finite value" in str(e):
-                raise ValueError("array must not contain infs or NaNs") from e
-            raise
-        a_norm = _norm_1(a, triangle)
+        a_norm = _norm_1(a, "lower" if lower else "upper")
     else:
         if structure == "sym":
             a = _symmetric(a, lower)

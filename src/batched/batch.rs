@@ -19,21 +19,8 @@ impl<T: Copy> Batch<T> {
     /// `count` matrices of `rows` x `cols` from `data` (row-major, the batch outer); a length
     /// other than count·rows·cols is [`InputError::Shape`].
     pub fn new(count: usize, rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
-        let expected = count
-            .checked_mul(rows)
-            .and_then(|v| v.checked_mul(cols))
-            .ok_or_else(|| {
-                Error::shape(format!(
-                    "a batch of {count} matrices of {rows}x{cols} is too large to address"
-                ))
-            })?;
-        if data.len() != expected {
-            return Err(Error::shape(format!(
-                "a batch of {count} matrices of {rows}x{cols} holds {expected} values, but \
-                 {} were given",
-                data.len()
-            )));
-        }
+        // The shape is the borrowed view's: one check, one message.
+        BatchRef::new(count, rows, cols, &data)?;
         Ok(Self {
             count,
             rows,

@@ -22,15 +22,7 @@ fn median_ms(mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
-    let sizes = if sizes.is_empty() {
-        vec![256, 512, 1024, 2048, 4096]
-    } else {
-        sizes
-    };
+    let sizes = symraster_bench::sizes_or(&[256, 512, 1024, 2048, 4096])?;
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     println!("# {}", gpu.info().renderer);
     println!("m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,host_cores");

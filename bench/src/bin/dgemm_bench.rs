@@ -64,15 +64,7 @@ fn random(n: usize, seed: u64) -> Matrix<f64> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
-    let sizes = if sizes.is_empty() {
-        vec![1024, 2048, 4096]
-    } else {
-        sizes
-    };
+    let sizes = symraster_bench::sizes_or(&[1024, 2048, 4096])?;
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let inv = Inverter::new(&gpu)?;
     let timer = GpuTimer::new(inv.context())?;

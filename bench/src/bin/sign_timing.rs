@@ -24,15 +24,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() -> anyhow::Result<()> {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
-    let sizes = if sizes.is_empty() {
-        vec![64, 256]
-    } else {
-        sizes
-    };
+    let sizes = symraster_bench::sizes_or(&[64, 256])?;
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let inv = Inverter::new(&gpu)?;
     println!("# {}", gpu.info().renderer);
