@@ -1,8 +1,6 @@
 // f64 entries between strided views (entry (i, j) of the destination at d_off + i·d_rs +
 // j·d_cs, of the source at s_off + i·s_rs + j·s_cs; a transpose is a choice of strides):
-// mode 0 copies, mode 1 writes zeros (the source unread), mode 2 copies only the entries with
-// j > i and mode 3 only those with j < i (a symmetric matrix's one triangle from the other:
-// the source the transpose).
+// mode 0 copies, mode 1 writes zeros (the source unread).
 layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(std430, binding = 0) buffer DstBuf { double dst[]; };
@@ -21,7 +19,7 @@ uniform int mode;
 void main() {
     uint j = gl_GlobalInvocationID.x;
     uint i = gl_GlobalInvocationID.y;
-    if (i >= rows || j >= cols || (mode == 2 && j <= i) || (mode == 3 && j >= i)) {
+    if (i >= rows || j >= cols) {
         return;
     }
     dst[d_off + i * d_rs + j * d_cs] = mode == 1 ? 0.0 : src[s_off + i * s_rs + j * s_cs];

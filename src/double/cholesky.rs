@@ -79,9 +79,19 @@ pub(crate) fn exponents_of(c: &SymmetricView<'_>) -> Vec<i32> {
     equilibration_exponents((0..c.order()).map(|j| c.get(j, j)))
 }
 
-/// S·C·S on the device as an order-n row-major square: the triangle `c` stores, read row by
-/// row where it lies (NaN in the other), then on the GPU its lower triangle, or with `both`
-/// the whole square, made from it.
+/// Where row i of an order-n triangle packed by rows starts (the lower triangle's row i holds
+/// entries 0..=i, the upper's entries i..n).
+pub(crate) fn row_start(n: usize, upper: bool, i: usize) -> usize {
+    if upper {
+        i * n - i * i.saturating_sub(1) / 2
+    } else {
+        i * (i + 1) / 2
+    }
+}
+
+/// S·C·S on the device as an order-n row-major square: the triangle `c` stores goes up packed
+/// by rows (read where it lies, scaled on the way), and the GPU makes its lower triangle, or
+/// with `both` the whole square, from it (NaN elsewhere).
 pub(crate) fn upload_scaled(
     kernels: &DoubleKernels,
     c: &SymmetricView<'_>,
@@ -92,57 +102,80 @@ pub(crate) fn upload_scaled(
     // Refused before anything is allocated or launched: a square past one storage buffer
     // would be read truncated by the kernels.
     kernels.check_fits("C in f64", n * n)?;
-    let stored = c.triangle();
+    let upper = c.triangle() == Triangle::Upper;
     // 2^k_j where every product 2^(k_i + k_j) is a normal f64: one exact multiplication per
     // entry, else each entry scaled on its own.
     let powers: Option<Vec<f64>> = k
         .iter()
         .all(|&e| e.abs() <= 500)
         .then(|| k.iter().map(|&e| times_power_of_two(1.0, e)).collect());
-    let square = Buffer::filled(
+    let packed = Buffer::filled(
         kernels.context(),
         BufferTarget::Storage,
         BufferUsage::Static,
-        n * n,
+        n * (n + 1) / 2,
         |first, out| {
-            // Row by row: the stored part of each row from the view's packed row, NaN elsewhere.
-            let mut at = first;
-            let end = first + out.len();
-            while at < end {
-                let (i, j0) = (at / n, at % n);
-                let j1 = n.min(j0 + end - at);
-                let row = &mut out[at - first..at - first + j1 - j0];
-                // The stored columns lo..hi of row i, packed from column lo.
-                let (lo, values) = match stored {
-                    Triangle::Lower => (0, c.packed_row(i)),
-                    Triangle::Upper => (i, c.packed_row(i)),
-                };
-                let hi = lo + values.len();
-                let (a, b) = (lo.clamp(j0, j1), hi.clamp(j0, j1));
-                row[..a - j0].fill(f64::NAN);
-                row[b - j0..].fill(f64::NAN);
-                let skip = a.saturating_sub(lo).min(values.len());
-                let (held, from) = (&mut row[a - j0..b - j0], &values[skip..]);
+            // The row holding `first`: the last whose start is at most it.
+            let (mut lo, mut hi) = (0, n);
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                if row_start(n, upper, mid) <= first {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let (mut i, mut at, mut o) = (lo, first - row_start(n, upper, lo), 0);
+            while o < out.len() {
+                // The stored columns j0.. of row i, packed from j0.
+                let (j0, row) = (if upper { i } else { 0 }, c.packed_row(i));
+                let take = (row.len() - at).min(out.len() - o);
+                let (held, from) = (&mut out[o..o + take], &row[at..at + take]);
+                let cols = j0 + at..j0 + at + take;
                 match &powers {
                     Some(p) => {
-                        for ((o, &v), &pj) in held.iter_mut().zip(from).zip(&p[a..b]) {
-                            *o = v * (p[i] * pj);
+                        for ((v, &x), &pj) in held.iter_mut().zip(from).zip(&p[cols]) {
+                            *v = x * (p[i] * pj);
                         }
                     }
                     None => {
-                        for ((o, &v), j) in held.iter_mut().zip(from).zip(a..b) {
-                            *o = times_power_of_two(v, k[i] + k[j]);
+                        for ((v, &x), j) in held.iter_mut().zip(from).zip(cols) {
+                            *v = times_power_of_two(x, k[i] + k[j]);
                         }
                     }
                 }
-                at += j1 - j0;
+                (o, i, at) = (o + take, i + 1, 0);
             }
         },
     )?;
-    if both || stored == Triangle::Upper {
-        kernels.mirror(&square, n, stored)?;
-    }
+    let square = Buffer::uninitialized(
+        kernels.context(),
+        BufferTarget::Storage,
+        BufferUsage::Static,
+        (n * n).max(1),
+    )?;
+    kernels.unpack(&packed, upper, &square, n, both)?;
     Ok(square)
+}
+
+/// The lower triangle L of the order-n square `square` packed by rows, or with `upper`
+/// U = Lᵀ's upper triangle (packed on the GPU, so that only the triangle is read back).
+pub(crate) fn download_triangle(
+    kernels: &DoubleKernels,
+    square: &Buffer<f64>,
+    n: usize,
+    upper: bool,
+) -> Result<Vec<f64>> {
+    let packed = Buffer::<f64>::uninitialized(
+        kernels.context(),
+        BufferTarget::Storage,
+        BufferUsage::Static,
+        (n * (n + 1) / 2).max(1),
+    )?;
+    kernels.pack(square, n, &packed, upper)?;
+    let mut data = packed.download()?;
+    data.truncate(n * (n + 1) / 2);
+    Ok(data)
 }
 
 /// Factors S·C·S held in `w` (its lower triangle) in place.
@@ -217,24 +250,22 @@ pub(crate) fn cholesky(
     let w = upload_scaled(kernels, c, &k, false)?;
     phases.mark_finished(ctx, "C̃ up");
     let f = factor(kernels, w, n, k, options)?;
-    if upper {
-        kernels.mirror(&f.w, n, Triangle::Lower)?;
-    }
     phases.mark_finished(ctx, "factored");
-    let mut l = f.w.download()?;
+    let packed = download_triangle(kernels, &f.w, n, upper)?;
     phases.mark_finished(ctx, "read back");
-    // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), row by row over all cores.
+    // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), row by row over all cores
+    // from the packed rows; zeros elsewhere.
+    let mut l = vec![0.0; n * n];
     l.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
+        let from = &packed[row_start(n, upper, i)..];
         if upper {
-            row[..i].fill(0.0);
-            for (v, &kj) in row[i..].iter_mut().zip(&f.k[i..]) {
-                *v = times_power_of_two(*v, -kj);
+            for ((v, &x), &kj) in row[i..].iter_mut().zip(from).zip(&f.k[i..]) {
+                *v = times_power_of_two(x, -kj);
             }
         } else {
-            for v in &mut row[..=i] {
-                *v = times_power_of_two(*v, -f.k[i]);
+            for (v, &x) in row[..=i].iter_mut().zip(from) {
+                *v = times_power_of_two(x, -f.k[i]);
             }
-            row[i + 1..].fill(0.0);
         }
     });
     if let Some(j) = (0..n).find(|&j| !l[j * n + j].is_normal()) {

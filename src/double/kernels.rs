@@ -4,7 +4,6 @@
 use crate::error::Result;
 use crate::gl::{Buffer, ComputeKernel, ComputeProgram, Context, Uniform};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct, DoublePrograms, DoubleTile};
-use crate::symmetric::Triangle;
 use std::cell::OnceCell;
 
 /// The largest diagonal block one work group factors (its L in shared memory; a device with
@@ -28,6 +27,15 @@ pub static COPY: ComputeKernel = ComputeKernel {
     uniforms: &[
         "rows", "cols", "d_off", "d_rs", "d_cs", "s_off", "s_rs", "s_cs", "mode",
     ],
+    optional: &[],
+};
+
+/// A square's triangle packed by rows, or the square from it.
+pub static TRIANGLE: ComputeKernel = ComputeKernel {
+    name: "double/triangle",
+    source: include_str!("../../glsl/double/triangle.comp"),
+    buffers: &[("SquareBuf", 0), ("PackedBuf", 1)],
+    uniforms: &["n", "upper", "both", "mode"],
     optional: &[],
 };
 
@@ -60,6 +68,7 @@ pub struct DoubleKernels {
     products: DoublePrograms,
     potrf: OnceCell<ComputeProgram>,
     copy: OnceCell<ComputeProgram>,
+    triangle: OnceCell<ComputeProgram>,
     spd_unpack: OnceCell<ComputeProgram>,
     spd_residual: OnceCell<ComputeProgram>,
 }
@@ -78,6 +87,7 @@ impl DoubleKernels {
             products: DoublePrograms::new(),
             potrf: OnceCell::new(),
             copy: OnceCell::new(),
+            triangle: OnceCell::new(),
             spd_unpack: OnceCell::new(),
             spd_residual: OnceCell::new(),
         })
@@ -186,22 +196,54 @@ impl DoubleKernels {
         self.copy_mode(dst, src, i32::from(src.is_none()))
     }
 
-    /// The order-n square of `square` made symmetric from its `from` triangle (on the GPU).
-    pub fn mirror(&self, square: &Buffer<f64>, n: usize, from: Triangle) -> Result<()> {
-        let whole = crate::tiled::View::row_major(n, n);
-        let dst = DoubleOperand {
-            buffer: square,
-            view: whole,
-        };
-        let src = DoubleOperand {
-            buffer: square,
-            view: whole.t(),
-        };
-        let mode = match from {
-            Triangle::Lower => 2,
-            Triangle::Upper => 3,
-        };
-        self.copy_mode(dst, Some(src), mode)
+    /// `square` (order n, row-major) ← the symmetric C whose triangle `packed` holds by rows
+    /// (`upper`: the upper one): its lower triangle, or with `both` all of it, NaN elsewhere.
+    pub fn unpack(
+        &self,
+        packed: &Buffer<f64>,
+        upper: bool,
+        square: &Buffer<f64>,
+        n: usize,
+        both: bool,
+    ) -> Result<()> {
+        self.triangle_mode(square, n, packed, upper, both, 0)
+    }
+
+    /// `packed` ← the lower triangle L of `square` (order n, row-major) by rows, or with
+    /// `upper` U = Lᵀ by rows.
+    pub fn pack(
+        &self,
+        square: &Buffer<f64>,
+        n: usize,
+        packed: &Buffer<f64>,
+        upper: bool,
+    ) -> Result<()> {
+        self.triangle_mode(square, n, packed, upper, false, 1)
+    }
+
+    fn triangle_mode(
+        &self,
+        square: &Buffer<f64>,
+        n: usize,
+        packed: &Buffer<f64>,
+        upper: bool,
+        both: bool,
+        mode: i32,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let prog = self.program(&self.triangle, &TRIANGLE, "")?;
+        square.bind_base(0);
+        packed.bind_base(1);
+        prog.set_all(&[
+            ("n", Uniform::U32(n as u32)),
+            ("upper", Uniform::I32(i32::from(upper))),
+            ("both", Uniform::I32(i32::from(both))),
+            ("mode", Uniform::I32(mode)),
+        ])?;
+        let groups = n.div_ceil(16) as u32;
+        prog.dispatch([groups, groups, 1])
     }
 
     fn copy_mode(
