@@ -115,17 +115,7 @@ pub(crate) fn upload_scaled(
         BufferUsage::Static,
         n * (n + 1) / 2,
         |first, out| {
-            // The row holding `first`: the last whose start is at most it.
-            let (mut lo, mut hi) = (0, n);
-            while hi - lo > 1 {
-                let mid = (lo + hi) / 2;
-                if row_start(n, upper, mid) <= first {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            let (mut i, mut at, mut o) = (lo, first - row_start(n, upper, lo), 0);
+            let ((mut i, mut at), mut o) = (row_of(n, upper, first), 0);
             while o < out.len() {
                 // The stored columns j0.. of row i, packed from j0.
                 let (j0, row) = (if upper { i } else { 0 }, c.packed_row(i));
@@ -158,24 +148,64 @@ pub(crate) fn upload_scaled(
     Ok(square)
 }
 
-/// The lower triangle L of the order-n square `square` packed by rows, or with `upper`
-/// U = Lᵀ's upper triangle (packed on the GPU, so that only the triangle is read back).
-pub(crate) fn download_triangle(
+/// The host rows the read-back of a packed triangle writes into, from all cores.
+struct SharedRows(*mut f64);
+
+// SAFETY: the callers write disjoint entries, each once, while the rows are alive.
+unsafe impl Sync for SharedRows {}
+
+impl SharedRows {
+    fn at(&self, index: usize) -> *mut f64 {
+        // SAFETY (of the callers' use): `index` lies within the rows.
+        self.0.wrapping_add(index)
+    }
+}
+
+/// Reads back the lower triangle L of the order-n square `square`, or with `upper` U = Lᵀ's
+/// upper triangle, packed on the GPU so that only the triangle crosses the bus, handing each
+/// run of a row to `consume(i, j0, values)` (row i's entries from column j0) on all cores.
+pub(crate) fn read_triangle(
     kernels: &DoubleKernels,
     square: &Buffer<f64>,
     n: usize,
     upper: bool,
-) -> Result<Vec<f64>> {
+    consume: &(dyn Fn(usize, usize, &[f64]) + Sync),
+) -> Result<()> {
+    let len = n * (n + 1) / 2;
+    if len == 0 {
+        return Ok(());
+    }
     let packed = Buffer::<f64>::uninitialized(
         kernels.context(),
         BufferTarget::Storage,
         BufferUsage::Static,
-        (n * (n + 1) / 2).max(1),
+        len,
     )?;
     kernels.pack(square, n, &packed, upper)?;
-    let mut data = packed.download()?;
-    data.truncate(n * (n + 1) / 2);
-    Ok(data)
+    packed.read_pieces(&|first, values| {
+        let (mut i, mut at) = row_of(n, upper, first);
+        let mut o = 0;
+        while o < values.len() {
+            let (j0, width) = if upper { (i, n - i) } else { (0, i + 1) };
+            let take = (width - at).min(values.len() - o);
+            consume(i, j0 + at, &values[o..o + take]);
+            (o, i, at) = (o + take, i + 1, 0);
+        }
+    })
+}
+
+/// The row holding entry `first` of an order-n triangle packed by rows, and its place there.
+fn row_of(n: usize, upper: bool, first: usize) -> (usize, usize) {
+    let (mut lo, mut hi) = (0, n);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if row_start(n, upper, mid) <= first {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo, first - row_start(n, upper, lo))
 }
 
 /// Factors S·C·S held in `w` (its lower triangle) in place.
@@ -235,14 +265,13 @@ pub(crate) fn factor(
 }
 
 /// L with C = L·Lᵀ (zeros above the diagonal) from `c`'s stored triangle, or with `upper`
-/// U = Lᵀ (zeros below it; L̃ turned over on the GPU before it is read back).
+/// U = Lᵀ (zeros below it; packed as U on the GPU, so only the triangle is read back).
 pub(crate) fn cholesky(
     kernels: &DoubleKernels,
     c: &SymmetricView<'_>,
     options: DoubleCholeskyOptions,
     upper: bool,
 ) -> Result<Matrix<f64>> {
-    use rayon::prelude::*;
     let n = c.order();
     let mut phases = Phases::named("Cholesky in f64", std::time::Instant::now());
     let ctx = kernels.context();
@@ -251,23 +280,26 @@ pub(crate) fn cholesky(
     phases.mark_finished(ctx, "C̃ up");
     let f = factor(kernels, w, n, k, options)?;
     phases.mark_finished(ctx, "factored");
-    let packed = download_triangle(kernels, &f.w, n, upper)?;
-    phases.mark_finished(ctx, "read back");
-    // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), row by row over all cores
-    // from the packed rows; zeros elsewhere.
+    // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), from the packed rows as
+    // they come back, zeros elsewhere.
     let mut l = vec![0.0; n * n];
-    l.par_chunks_mut(n.max(1)).enumerate().for_each(|(i, row)| {
-        let from = &packed[row_start(n, upper, i)..];
+    let out = SharedRows(l.as_mut_ptr());
+    read_triangle(kernels, &f.w, n, upper, &|i, j0, values| {
+        let at = i * n + j0;
+        // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint, and
+        // `l` (n·n values) outlives the read.
+        let row = unsafe { std::slice::from_raw_parts_mut(out.at(at), values.len()) };
         if upper {
-            for ((v, &x), &kj) in row[i..].iter_mut().zip(from).zip(&f.k[i..]) {
+            for ((v, &x), &kj) in row.iter_mut().zip(values).zip(&f.k[j0..]) {
                 *v = times_power_of_two(x, -kj);
             }
         } else {
-            for (v, &x) in row[..=i].iter_mut().zip(from) {
+            for (v, &x) in row.iter_mut().zip(values) {
                 *v = times_power_of_two(x, -f.k[i]);
             }
         }
-    });
+    })?;
+    phases.mark_finished(ctx, "read back, unscaled");
     if let Some(j) = (0..n).find(|&j| !l[j * n + j].is_normal()) {
         return Err(NumericalError::ResultOutOfRange {
             what: if upper {
@@ -281,6 +313,5 @@ pub(crate) fn cholesky(
         }
         .into());
     }
-    phases.mark_finished(ctx, "unscaled");
     Matrix::from_row_major(n, n, l)
 }

@@ -4,8 +4,7 @@
 //! unit diagonal (C⁻¹ = S·C̃⁻¹·S, exact).
 
 use super::cholesky::{
-    DeviceFactor, DoubleCholeskyOptions, download_triangle, exponents_of, factor, op, row_start,
-    upload_scaled, view,
+    DeviceFactor, DoubleCholeskyOptions, exponents_of, factor, op, upload_scaled, view,
 };
 use super::kernels::DoubleKernels;
 use crate::error::{NumericalError, Result};
@@ -22,6 +21,7 @@ pub(crate) fn spd_inverse(
     c: &SymmetricView<'_>,
     options: DoubleCholeskyOptions,
 ) -> Result<(Matrix<f64>, f64)> {
+    use rayon::prelude::*;
     let n = c.order();
     let ctx = kernels.context();
     let storage = |len: usize| {
@@ -47,60 +47,20 @@ pub(crate) fn spd_inverse(
     lower_product(kernels, &z, &f.w, n, f.nb, 0, n)?;
     let residual = probed_residual(kernels, &scaled, &f.w, n)?;
     phases.mark_finished(ctx, "L̃⁻ᵀ·L̃⁻¹, residual");
-    let packed = download_triangle(kernels, &f.w, n, false)?;
+    let mut x = f.w.download()?;
     phases.mark_finished(ctx, "read back");
-    let x = unscaled_symmetric(&packed, n, &f.k)?;
-    phases.mark_finished(ctx, "unscaled");
-    Ok((Matrix::from_row_major(n, n, x)?, residual))
-}
-
-/// The rows of a band of the symmetric S·X̃·S at a time, whose lower triangle `packed` holds
-/// by rows.
-const BAND: usize = 64;
-
-/// S·X̃·S, S = diag(2^k), from X̃'s lower triangle packed by rows, over all cores by bands of
-/// rows (the part above the diagonal by square blocks, so that both sides are read and written
-/// along rows); the first entry out of range (in row-major order) is an error.
-fn unscaled_symmetric(packed: &[f64], n: usize, k: &[i32]) -> Result<Vec<f64>> {
-    use rayon::prelude::*;
-    let mut x = vec![0.0; n * n];
-    let band_rows = BAND * n.max(1);
-    // Each band's first entry out of range in row-major order: the lower triangle's (i, j)
-    // stands at (j, i) above the diagonal too, so the band's rows see (min, max) of each.
+    // C⁻¹ = S·X̃·S over all cores, and the first entry out of range.
+    let k = &f.k;
     let bad = x
-        .par_chunks_mut(band_rows)
+        .par_chunks_mut(n.max(1))
         .enumerate()
-        .map(|(band, rows)| {
-            let i0 = band * BAND;
-            let i1 = (i0 + BAND).min(n);
-            for i in i0..i1 {
-                let (row, from) = (
-                    &mut rows[(i - i0) * n..][..=i],
-                    &packed[row_start(n, false, i)..],
-                );
-                for (j, (v, &p)) in row.iter_mut().zip(from).enumerate() {
-                    *v = times_power_of_two(p, k[i] + k[j]);
-                }
+        .map(|(i, row)| {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = times_power_of_two(*v, k[i] + k[j]);
             }
-            for j0 in (i1..n).step_by(BAND) {
-                for j in j0..(j0 + BAND).min(n) {
-                    let from = &packed[row_start(n, false, j) + i0..][..i1 - i0];
-                    for (i, &p) in (i0..i1).zip(from) {
-                        rows[(i - i0) * n + j] = times_power_of_two(p, k[i] + k[j]);
-                    }
-                }
-            }
-            // The strictly upper part inside the band's diagonal block.
-            for i in i0..i1 {
-                for j in i + 1..i1 {
-                    rows[(i - i0) * n + j] = rows[(j - i0) * n + i];
-                }
-            }
-            rows.chunks(n.max(1)).enumerate().find_map(|(r, row)| {
-                row.iter()
-                    .position(|v| !v.is_finite())
-                    .map(|j| (i0 + r, j, row[j]))
-            })
+            row.iter()
+                .position(|v| !v.is_finite())
+                .map(|j| (i, j, row[j]))
         })
         .find_map_first(|bad| bad);
     if let Some((row, col, value)) = bad {
@@ -112,7 +72,8 @@ fn unscaled_symmetric(packed: &[f64], n: usize, k: &[i32]) -> Result<Vec<f64>> {
         }
         .into());
     }
-    Ok(x)
+    phases.mark_finished(ctx, "unscaled");
+    Ok((Matrix::from_row_major(n, n, x)?, residual))
 }
 
 /// The number of random ±1 columns V the residual is probed with.

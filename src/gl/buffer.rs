@@ -415,18 +415,34 @@ impl<T: Pod> Buffer<T> {
     /// buffers could be had.
     fn download_staged(&self, offset: usize, out: &mut [T]) -> bool {
         let dst = pod::bytes_mut(out);
-        if dst.len() < self.ctx.staged_from() || !self.ctx.mapped_uploads() {
+        let target = dst.as_mut_ptr() as usize;
+        self.read_staged(offset, dst.len(), &mut |at, chunk| {
+            // SAFETY: chunks are disjoint ranges of `out`, which outlives the read.
+            unsafe { parallel_copy(chunk, (target + at) as *mut u8) }
+        })
+    }
+
+    /// Hands `bytes` bytes from value `offset` on to `consume(byte offset, chunk)` chunk by
+    /// chunk from the staging buffers' mappings (the GPU filling the next chunk meanwhile);
+    /// false (the range not all read) where no staging buffers or mappings could be had, or
+    /// below the context's staged size.
+    fn read_staged(
+        &self,
+        offset: usize,
+        bytes: usize,
+        consume: &mut dyn FnMut(usize, &[u8]),
+    ) -> bool {
+        if bytes < self.ctx.staged_from() || !self.ctx.mapped_uploads() {
             return false;
         }
         let gl = self.ctx.gl();
-        let chunk = staging_chunk(&self.ctx, dst.len());
+        let chunk = staging_chunk(&self.ctx, bytes);
         let Some(pair) = staging_pair(&self.ctx, chunk as i32, STAGING_READ) else {
             return false;
         };
         let base = offset * size_of::<T>();
-        let total = dst.len();
-        let chunks = total.div_ceil(chunk);
-        let len = |k: usize| chunk.min(total - k * chunk);
+        let chunks = bytes.div_ceil(chunk);
+        let len = |k: usize| chunk.min(bytes - k * chunk);
         let copy = |k: usize| unsafe {
             gl.bind_buffer(glow::COPY_READ_BUFFER, Some(self.raw));
             gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(pair[k % 2].0));
@@ -457,13 +473,53 @@ impl<T: Pod> Buffer<T> {
                     done = false;
                     break;
                 }
-                let target = &mut dst[k * chunk..k * chunk + len(k)];
-                parallel_copy(std::slice::from_raw_parts(ptr, len(k)), target.as_mut_ptr());
+                consume(k * chunk, std::slice::from_raw_parts(ptr, len(k)));
                 gl.unmap_buffer(glow::COPY_WRITE_BUFFER);
             }
         }
         keep_pair(&self.ctx, pair, STAGING_READ);
         done
+    }
+
+    /// Reads the whole contents back into `consume(first, values)` (the values from index
+    /// `first` on, at most [`STAGING_PIECE_BYTES`] of them) on all cores: straight from the
+    /// staging buffers' mappings where there are some (no host copy of the whole), else from a
+    /// host vector. For data the caller rearranges on its way out (a packed triangle unpacked).
+    /// Where a staged read stops midway the whole is read again from a host vector, so
+    /// `consume` must tolerate a piece twice (writing each value to its place does).
+    pub fn read_pieces(&self, consume: &(dyn Fn(usize, &[T]) + Sync)) -> Result<()> {
+        use rayon::prelude::*;
+        let piece = staging_piece::<T>();
+        let mut aligned = true;
+        let staged = self.read_staged(0, self.len * size_of::<T>(), &mut |at, chunk| {
+            if !(chunk.as_ptr() as usize).is_multiple_of(align_of::<T>()) {
+                aligned = false;
+                return;
+            }
+            // SAFETY: the mapping holds whole values of T (chunks are multiples of the
+            // value size), aligned (checked above), read-only until it is unmapped.
+            let values = unsafe {
+                std::slice::from_raw_parts(chunk.as_ptr() as *const T, chunk.len() / size_of::<T>())
+            };
+            let first = at / size_of::<T>();
+            values
+                .par_chunks(piece)
+                .enumerate()
+                .for_each(|(i, p)| consume(first + i * piece, p));
+        });
+        if !(staged && aligned) {
+            let data = self.download()?;
+            data.par_chunks(piece)
+                .enumerate()
+                .for_each(|(i, p)| consume(i * piece, p));
+            return Ok(());
+        }
+        self.ctx.check(|| {
+            format!(
+                "reading back a {:?} buffer of {} values",
+                self.target, self.len
+            )
+        })
     }
 
     /// Large writes through two staging buffers (as [`Buffer::download_staged`], the host

@@ -1,4 +1,5 @@
-//! Data computed straight into the upload (`Buffer::filled`, `TiledMatrix::from_rows`):
+//! Data computed straight into the upload (`Buffer::filled`, `TiledMatrix::from_rows`) or
+//! handed out of the read-back piece by piece (`Buffer::read_pieces`):
 //! below and above the staged size (8 MiB) and across several staging chunks (32 MiB), every
 //! value where it belongs; a matrix's rows in one buffer and split over several equal to the
 //! same rows uploaded from a host matrix (`TiledMatrix::from_lower`), NaN above the diagonal
@@ -34,6 +35,43 @@ fn filled_buffers_hold_every_value_at_its_index() {
             .enumerate()
             .find(|&(k, &v)| v != (k % 1_000_003) as f32);
         assert!(bad.is_none(), "len {len}: {bad:?}");
+    }
+}
+
+#[test]
+fn pieces_read_back_hold_every_value_once_at_its_index() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let gpu = common::gpu();
+    for len in [1, 1000, (1 << 18) + 3, (9 << 20) / 4, (70 << 20) / 4 + 5] {
+        let data: Vec<f32> = (0..len).map(|k| (k % 1_000_003) as f32).collect();
+        let b = Buffer::new(
+            gpu.context(),
+            BufferTarget::Storage,
+            BufferUsage::Static,
+            &data,
+        )
+        .unwrap();
+        let seen: Vec<AtomicU32> = (0..len).map(|_| AtomicU32::new(0)).collect();
+        let wrong = AtomicU32::new(0);
+        b.read_pieces(&|first, values| {
+            for (k, &v) in values.iter().enumerate() {
+                seen[first + k].fetch_add(1, Ordering::Relaxed);
+                if v != data[first + k] {
+                    wrong.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+        .unwrap();
+        assert_eq!(
+            wrong.into_inner(),
+            0,
+            "len {len}: values away from their index"
+        );
+        let bad = seen.iter().position(|s| s.load(Ordering::Relaxed) != 1);
+        assert!(
+            bad.is_none(),
+            "len {len}: value {bad:?} not read exactly once"
+        );
     }
 }
 
