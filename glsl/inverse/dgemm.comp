@@ -13,8 +13,9 @@
 // ones) without padding: both buffers of the largest tile then fill GL's least maximum of
 // 32 KiB of shared memory (llvmpipe's). Bounds are checked only in tiles over
 // C's edge and the slice over the depth's end. With `sums`, each work group also writes Σ C²
-// over its tile to partial[group] (a Frobenius norm without reading C back). The scalars come
-// as their two 32-bit halves (packDouble2x32).
+// over its tile to partial[group] (a Frobenius norm without reading C back). With `lower`,
+// only C's lower triangle is wanted: tiles wholly above its diagonal return at once (a zero
+// sum). The scalars come as their two 32-bit halves (packDouble2x32).
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
 layout(std430, binding = 0) buffer CBuf { double c[]; };
@@ -46,6 +47,7 @@ uniform uint beta_hi;
 uniform uint gamma_lo;
 uniform uint gamma_hi;
 uniform int sums;
+uniform int lower;
 
 #define THREADS (WG_X * WG_Y)
 // Entries of a slice each invocation stages (the host keeps these whole).
@@ -116,6 +118,10 @@ void main() {
     uint tid = ty * WG_X + tx;
     uint row0 = gl_WorkGroupID.y * BM;
     uint col0 = gl_WorkGroupID.x * BN;
+    if (lower != 0 && col0 >= row0 + BM) {
+        if (sums != 0 && tid == 0u) partial[gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x] = 0.0LF;
+        return;
+    }
     // No bounds checks in tiles wholly inside C (uniform over the work group).
     bool edge = row0 + BM > rows || col0 + BN > cols;
     double acc[TM][TN];

@@ -1,7 +1,7 @@
 //! L with C = L·Lᵀ in f64 on the GPU (LAPACK's dpotrf, by blocks): C scaled by powers of two
-//! to a unit diagonal (dpoequ's scaling, exact) on its way up, each diagonal block factored by
-//! one work group with the transpose of its inverse beside it, the panel L21 = A21·L11⁻ᵀ and
-//! the trailing A22 − L21·L21ᵀ as f64 products.
+//! to a unit diagonal (dpoequ's scaling, exact) on its way up, each diagonal block factored
+//! with the transpose of its inverse beside it and the panel L21 = A21·L11⁻ᵀ formed in the
+//! same launch, the trailing A22 − L21·L21ᵀ (its lower triangle) as an f64 product.
 
 use super::kernels::{DoubleKernels, MAX_BLOCK};
 use crate::error::{Error, InputError, NumericalError, Result};
@@ -227,30 +227,26 @@ pub(crate) fn factor(
         Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len.max(1))
     };
     let inv = storage(n * nb)?;
-    let p = storage(n.saturating_sub(nb) * nb)?;
+    // Each block's L between its launch and the next (see `DoubleKernels::potrf_block`).
+    let held = storage(n * nb)?;
     let status = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Dynamic, &[0u32; 4])?;
+    // Two launches a block: L11, its inverse and L21 = A21·L11⁻ᵀ in place, then the lower
+    // triangle of A22 − L21·L21ᵀ.
     for k0 in (0..n).step_by(nb) {
         let kb = nb.min(n - k0);
         let r = n - k0 - kb;
-        kernels.potrf_block(&w, n, k0, kb, &inv, k0 * nb, nb, &status)?;
+        kernels.potrf_block(&w, n, k0, kb, nb, &inv, &held, &status)?;
         if r == 0 {
             break;
         }
-        let a21 = view((k0 + kb) * n + k0, n, r, kb);
+        let l21 = view((k0 + kb) * n + k0, n, r, kb);
         let a22 = view((k0 + kb) * (n + 1), n, r, r);
-        let panel = view(0, kb, r, kb);
-        // P = A21·L11⁻ᵀ, then A22 − P·Pᵀ, then L21 = P.
-        kernels.dgemm(DoubleProduct::new(
-            op(&p, panel),
-            op(&w, a21),
-            op(&inv, view(k0 * nb, nb, kb, kb)),
-        ))?;
         kernels.dgemm(
-            DoubleProduct::new(op(&w, a22), op(&p, panel), op(&p, panel.t()))
+            DoubleProduct::new(op(&w, a22), op(&w, l21), op(&w, l21.t()))
                 .alpha(-1.0)
-                .plus(1.0, op(&w, a22)),
+                .plus(1.0, op(&w, a22))
+                .lower(),
         )?;
-        kernels.copy(op(&w, a21), Some(op(&p, panel)))?;
     }
     let s = status.download()?;
     if s[0] != 0 {

@@ -10,14 +10,18 @@ use std::cell::OnceCell;
 /// GL's minimum of 32 KiB takes one less).
 pub const MAX_BLOCK: usize = 64;
 
-/// One diagonal block's Cholesky factor and the transpose of its inverse.
+/// One diagonal block's Cholesky factor and the transpose of its inverse, and the panel below
+/// it, in one launch.
 pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
     name: "double/potrf_block",
     source: include_str!("../../glsl/double/potrf_block.comp"),
-    buffers: &[("ABuf", 0), ("InvBuf", 1), ("StatusBuf", 2)],
-    uniforms: &["n", "k0", "kb", "inv_off", "inv_rs"],
+    buffers: &[("ABuf", 0), ("InvBuf", 1), ("StatusBuf", 2), ("HeldBuf", 3)],
+    uniforms: &["n", "k0", "kb", "nb"],
     optional: &[],
 };
+
+/// Panel rows each work group of [`POTRF_BLOCK`] forms (16 invocations a row).
+const PANEL_ROWS: usize = 16;
 
 /// f64 entries between strided views, or zeros.
 pub static COPY: ComputeKernel = ComputeKernel {
@@ -275,8 +279,11 @@ impl DoubleKernels {
         prog.dispatch([v.cols.div_ceil(16) as u32, v.rows.div_ceil(16) as u32, 1])
     }
 
-    /// Factors the kb x kb diagonal block at (k0, k0) of `a` (order n, row-major) and writes
-    /// inv(L)ᵀ at `inv_off` of `inv` (row stride `inv_rs`); a failed pivot goes to `status`.
+    /// Factors the kb x kb diagonal block at (k0, k0) of `a` (order n, row-major, blocks of nb
+    /// before it) and forms the panel L21 = A21·L⁻ᵀ below it in place; writes inv(L)ᵀ at k0·nb
+    /// of `inv` (row stride nb) and L over the block, or where a panel follows at k0·nb of
+    /// `held`, moved into `a` by the next block's launch (the block before's from there now).
+    /// A failed pivot goes to `status`.
     #[allow(clippy::too_many_arguments)]
     pub fn potrf_block(
         &self,
@@ -284,25 +291,21 @@ impl DoubleKernels {
         n: usize,
         k0: usize,
         kb: usize,
+        nb: usize,
         inv: &Buffer<f64>,
-        inv_off: usize,
-        inv_rs: usize,
+        held: &Buffer<f64>,
         status: &Buffer<u32>,
     ) -> Result<()> {
-        debug_assert!(kb <= self.max_block);
+        debug_assert!(kb <= nb && nb <= self.max_block && k0.is_multiple_of(nb) && k0 + kb <= n);
         let defines = format!("#define NB {}u\n", self.max_block);
         let prog = self.program(&self.potrf, &POTRF_BLOCK, &defines)?;
         let u = |x: usize| Uniform::U32(x as u32);
         a.bind_base(0);
         inv.bind_base(1);
         status.bind_base(2);
-        prog.set_all(&[
-            ("n", u(n)),
-            ("k0", u(k0)),
-            ("kb", u(kb)),
-            ("inv_off", u(inv_off)),
-            ("inv_rs", u(inv_rs)),
-        ])?;
-        prog.dispatch([1, 1, 1])
+        held.bind_base(3);
+        prog.set_all(&[("n", u(n)), ("k0", u(k0)), ("kb", u(kb)), ("nb", u(nb))])?;
+        let groups = (n - k0 - kb).div_ceil(PANEL_ROWS).max(1);
+        prog.dispatch([groups as u32, 1, 1])
     }
 }

@@ -1,9 +1,9 @@
 //! f64 factorizations on the GPU, for callers that need the factor or the inverse itself to
 //! f64's accuracy (scipy's float64 `cholesky`, `cho_factor` and `inv(assume_a="pos")`), where
-//! the paper's kernels and the tiled method carry f32's. Right-looking by blocks of at most 64:
-//! one work group factors each diagonal block and inverts its factor
-//! (glsl/double/potrf_block.comp), the f64 product (glsl/inverse/dgemm.comp) forms the panel
-//! and the trailing update, and nothing crosses to the host between blocks.
+//! the paper's kernels and the tiled method carry f32's. Right-looking by blocks of at most 64,
+//! two launches a block: one factors the diagonal block, inverts its factor and forms the panel
+//! below it (glsl/double/potrf_block.comp), the f64 product (glsl/inverse/dgemm.comp) the
+//! trailing update's lower triangle; nothing crosses to the host between blocks.
 
 mod cholesky;
 mod inverse;

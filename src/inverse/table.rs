@@ -135,7 +135,8 @@ pub static NEWTON_REPORT: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// Sign and Lyapunov: the double-precision product C = α·A·B + β·D + γ·I (tile sums of C²).
+/// Sign, Lyapunov and the f64 factors: the double-precision product C = α·A·B + β·D + γ·I
+/// (tile sums of C², or only C's lower triangle).
 pub static DGEMM: ComputeKernel = ComputeKernel {
     name: "inverse/dgemm",
     source: include_str!("../../glsl/inverse/dgemm.comp"),
@@ -149,7 +150,7 @@ pub static DGEMM: ComputeKernel = ComputeKernel {
     uniforms: &[
         "rows", "cols", "k0", "k1", "c_off", "c_rs", "c_cs", "a_off", "a_rs", "a_cs", "b_off",
         "b_rs", "b_cs", "d_off", "d_rs", "d_cs", "alpha_lo", "alpha_hi", "beta_lo", "beta_hi",
-        "gamma_lo", "gamma_hi", "sums",
+        "gamma_lo", "gamma_hi", "sums", "lower",
     ],
     optional: &[],
 };

@@ -76,6 +76,87 @@ fn factors_around_every_block_width() {
     }
 }
 
+/// The default block (and blocks of 16, whose panels span several work groups) at orders
+/// around it: L against the host's from either stored triangle (NaN in the other), U its
+/// transpose bit for bit, and the SPD inverse's residual.
+#[test]
+fn factors_around_the_default_block() {
+    let gpu = common::gpu();
+    for m in [31, 32, 33, 63, 64, 65, 100, 129, 200] {
+        let c = spd(m, 1e4, 200 + m as u64);
+        let reference = host::cholesky(&c).unwrap();
+        for options in [
+            DoubleCholeskyOptions::default(),
+            DoubleCholeskyOptions::block(16),
+        ] {
+            for triangle in [Triangle::Lower, Triangle::Upper] {
+                let (data, stride) = stored(&c, triangle);
+                let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
+                let l = gpu.cholesky_double(view, options).unwrap();
+                let e = symraster::relative_error(&l, &reference);
+                assert!(
+                    e < 1e-13,
+                    "m {m}, {options:?}, {triangle:?}: L off by {e:e}"
+                );
+                assert!(
+                    (0..m).all(|i| (i + 1..m).all(|j| l[(i, j)] == 0.0)),
+                    "m {m}: L not zero above its diagonal"
+                );
+                let u = gpu.cholesky_double_upper(view, options).unwrap();
+                let lt = Matrix::from_fn(m, m, |i, j| l[(j, i)]);
+                assert_eq!(
+                    u.as_slice(),
+                    lt.as_slice(),
+                    "m {m}, {options:?}, {triangle:?}"
+                );
+                let (x, residual) = gpu.spd_inverse_double(view, options).unwrap();
+                let r = Matrix::from_fn(m, m, |i, j| {
+                    f64::from(u8::from(i == j)) - (0..m).map(|k| c[(i, k)] * x[(k, j)]).sum::<f64>()
+                });
+                assert!(
+                    norm(&r) < 1e-10 && residual < 1e-10,
+                    "m {m}, {options:?}: ‖I − CX‖ = {:e}, reported {residual:e}",
+                    norm(&r)
+                );
+            }
+        }
+    }
+}
+
+/// A pivot that fails in the first block, in a block whose panel spans several work groups
+/// (every later launch then returns at once) or in the last one is named at its column by the
+/// lower and upper factors and the inverse, from either stored triangle.
+#[test]
+fn a_failed_pivot_is_named_at_its_column_in_any_block() {
+    let gpu = common::gpu();
+    let column = |e: Error| match e {
+        Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot }) => {
+            assert!(pivot <= 0.0, "pivot {pivot}");
+            column
+        }
+        other => panic!("{other:?}"),
+    };
+    for (m, block, bad) in [(200, 32, 3), (200, 32, 40), (200, 16, 150), (100, 0, 99)] {
+        let mut c = spd(m, 10.0, 300 + bad as u64);
+        c[(bad, bad)] = -1.0;
+        assert_eq!(column(host::cholesky(&c).unwrap_err()), bad);
+        let options = match block {
+            0 => DoubleCholeskyOptions::default(),
+            b => DoubleCholeskyOptions::block(b),
+        };
+        for triangle in [Triangle::Lower, Triangle::Upper] {
+            let (data, stride) = stored(&c, triangle);
+            let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
+            let got = [
+                column(gpu.cholesky_double(view, options).unwrap_err()),
+                column(gpu.cholesky_double_upper(view, options).unwrap_err()),
+                column(gpu.spd_inverse_double(view, options).unwrap_err()),
+            ];
+            assert_eq!(got, [bad; 3], "m {m}, block {block}, {triangle:?}");
+        }
+    }
+}
+
 #[test]
 fn ill_conditioned_and_graded_factors_keep_backward_stability() {
     let gpu = common::gpu();

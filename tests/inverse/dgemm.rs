@@ -98,11 +98,14 @@ struct Case {
     /// 0: D is C itself (NaN-poisoned: it must not be read).
     beta: f64,
     gamma: f64,
+    /// Only C's lower triangle: the tiles wholly above its diagonal must stay NaN.
+    lower: bool,
 }
 
 /// Runs `case` on the GPU with `tile` (`None`: the one `dgemm` picks) and checks C, entry by
 /// entry, against faer's α·A·B + β·D + γ·I within 2(depth + 4)·ε of the sum of the terms'
-/// magnitudes (rounding in both products), C's padding untouched, and Σ C² against the CPU's.
+/// magnitudes (rounding in both products), C's padding (and with `lower` the tiles above its
+/// diagonal) untouched, and Σ C² against the CPU's.
 /// Returns the compute launches it took.
 fn check(inv: &Inverter, tile: Option<DoubleTile>, case: Case, seed: u64) -> u64 {
     let Case {
@@ -114,6 +117,7 @@ fn check(inv: &Inverter, tile: Option<DoubleTile>, case: Case, seed: u64) -> u64
         alpha,
         beta,
         gamma,
+        lower,
     } = case;
     let a = random(rows, depth, seed);
     let b = random(depth, cols, seed + 1);
@@ -148,6 +152,13 @@ fn check(inv: &Inverter, tile: Option<DoubleTile>, case: Case, seed: u64) -> u64
     if beta != 0.0 {
         p = p.plus(beta, op(&gd, d_view));
     }
+    if lower {
+        p = p.lower();
+    }
+    // The entries of the tiles a lower product skips.
+    let used = tile.unwrap_or_else(|| DoubleTile::for_product(rows, cols));
+    let (bm, bn) = (used.rows(), used.cols());
+    let skipped = |i: usize, j: usize| lower && j / bn * bn >= i / bm * bm + bm;
     let before = symraster::gl::dispatches();
     let sum = match tile {
         Some(t) => inv.dgemm_with(p, true, t),
@@ -169,6 +180,10 @@ fn check(inv: &Inverter, tile: Option<DoubleTile>, case: Case, seed: u64) -> u64
             let want = alpha * ab[(i, j)] + beta * d[(i, j)] + identity;
             let size = alpha.abs() * magnitude[(i, j)] + (beta * d[(i, j)]).abs() + identity.abs();
             let g = got[c_view.index(i, j)];
+            if skipped(i, j) {
+                assert!(g.is_nan(), "{tile:?} {case:?}: C({i}, {j}) written ({g})");
+                continue;
+            }
             assert!(
                 (g - want).abs() <= tol * size,
                 "{tile:?} {case:?}: C({i}, {j}) = {g}, faer {want} (bound {})",
@@ -250,6 +265,7 @@ fn every_shape(tile: Option<DoubleTile>) {
                 alpha: -1.75,
                 beta: if (s + o) % 2 == 0 { 0.625 } else { 0.0 },
                 gamma: 3.25,
+                lower: false,
             };
             check(&inv, tile, case, (10 * s + o) as u64);
         }
@@ -299,6 +315,7 @@ fn operands_with_no_unit_stride_match_faer() {
                     alpha: 2.5,
                     beta: -0.5,
                     gamma: -1.0,
+                    lower: false,
                 };
                 check(&inv, Some(tile), case, rows as u64);
             }
@@ -325,6 +342,7 @@ fn products_with_the_chosen_tile_match_faer() {
                 alpha: -1.0,
                 beta: 1.0,
                 gamma: 0.5,
+                lower: false,
             };
             check(&inv, None, case, 7);
             check(&inv, Some(tile), case, 7);
@@ -355,9 +373,53 @@ fn depth_past_one_launch_is_cut_and_matches_faer() {
                 alpha: 0.75,
                 beta: -2.0,
                 gamma: 1.5,
+                lower: false,
             };
             let got = check(&inv, Some(tile), case, 40 + t as u64);
             assert_eq!(got, launches, "{tile:?} depth {depth}");
         }
     }
+}
+
+/// With `lower`, every tile holding an entry on or below C's diagonal is written as before and
+/// the tiles wholly above it stay untouched (Σ C² over the written ones): every tile, square
+/// and oblong C, and a depth past one launch.
+#[test]
+fn lower_products_leave_the_tiles_above_the_diagonal_unwritten() {
+    let _serial = serial();
+    let gpu = common::gpu();
+    let inv = Inverter::new(&gpu).unwrap();
+    for (t, tile) in DoubleTile::ALL.into_iter().enumerate() {
+        for (rows, cols, depth) in [(129, 129, 7), (200, 300, 33), (300, 130, 64), (1, 200, 2)] {
+            let case = Case {
+                rows,
+                cols,
+                depth,
+                ta: Lay::Plain,
+                tb: if t % 2 == 0 {
+                    Lay::Transposed
+                } else {
+                    Lay::Plain
+                },
+                alpha: -1.0,
+                beta: if rows == cols { 1.0 } else { 0.0 },
+                gamma: 0.0,
+                lower: true,
+            };
+            check(&inv, Some(tile), case, 60 + t as u64);
+        }
+    }
+    let deep = DoubleTile::Small.depth_per_launch() + 3;
+    let case = Case {
+        rows: 130,
+        cols: 130,
+        depth: deep,
+        ta: Lay::Plain,
+        tb: Lay::Transposed,
+        alpha: 0.5,
+        beta: -1.0,
+        gamma: 2.0,
+        lower: true,
+    };
+    assert_eq!(check(&inv, None, case, 77), 2);
 }

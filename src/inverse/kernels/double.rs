@@ -361,6 +361,9 @@ pub struct DoubleProduct<'a> {
     pub beta: f64,
     /// γ, added on C's diagonal.
     pub gamma: f64,
+    /// Only C's lower triangle wanted: the tiles wholly above its diagonal are skipped (left
+    /// unwritten).
+    pub lower: bool,
 }
 
 impl<'a> DoubleProduct<'a> {
@@ -374,6 +377,7 @@ impl<'a> DoubleProduct<'a> {
             alpha: 1.0,
             beta: 0.0,
             gamma: 0.0,
+            lower: false,
         }
     }
 
@@ -390,6 +394,14 @@ impl<'a> DoubleProduct<'a> {
     /// Adds γ·I.
     pub fn plus_identity(self, gamma: f64) -> Self {
         Self { gamma, ..self }
+    }
+
+    /// Only C's lower triangle (entries above it may be left unwritten).
+    pub fn lower(self) -> Self {
+        Self {
+            lower: true,
+            ..self
+        }
     }
 }
 
@@ -476,6 +488,7 @@ impl DoublePrograms {
                 ("gamma_lo", gl),
                 ("gamma_hi", gh),
                 ("sums", Uniform::I32(i32::from(sums && last))),
+                ("lower", Uniform::I32(i32::from(p.lower))),
             ])?;
             prog.dispatch([groups[0] as u32, groups[1] as u32, 1])?;
             if last {
