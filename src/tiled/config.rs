@@ -5,11 +5,17 @@
 
 use crate::gl::DeviceInfo;
 
-/// Depth of the packed-panel kernel's k-slices: the next slice is already in registers, so
-/// thin slices (one barrier per 4 steps) cost little and leave shared memory for more work
-/// groups per multiprocessor; 4 was the fastest of 4, 8 and 16
-/// (`figures/h200/experiments/panel_tilings.csv`).
+/// Depth of the plain packed-panel kernel's k-slices: the next slice is already in registers,
+/// so thin slices (one barrier per 4 steps) cost little and leave shared memory for more work
+/// groups per multiprocessor; 4 was the fastest of 4, 8 and 16 without the unroll pragma
+/// (`figures/h200/experiments/panel_tilings.csv`). With it, [`PanelVariant::DEFAULT`] takes
+/// [`DEFAULT_PANEL_SLICE`].
 pub const PANEL_SLICE: usize = 4;
+
+/// The default variant's k-slices: with the unroll pragma, slices of 8 ran the assembly
+/// faster than 4 at m = 4096-16384 and the Cholesky no slower
+/// (`figures/h200/experiments/panel_slices.csv`).
+pub const DEFAULT_PANEL_SLICE: usize = 8;
 
 /// How the tiled Cholesky factors and inverts its diagonal blocks in one work group
 /// ([`TiledTuning::diagonal_factor`](super::TiledTuning::diagonal_factor)).
@@ -98,7 +104,8 @@ pub const PANEL_CUT: usize = 4096;
 /// the same bits as PLAIN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PanelVariant {
-    /// Depth of the k-slices through shared memory (4, 8 or 16; default [`PANEL_SLICE`]).
+    /// Depth of the k-slices through shared memory (4, 8 or 16; default
+    /// [`DEFAULT_PANEL_SLICE`]).
     pub slice: usize,
     /// Output tiles launched in bands of this many tile rows, each band column by column
     /// (1: row by row, the default), so the work groups in flight share A's and B's panel
@@ -151,9 +158,11 @@ impl PanelVariant {
 
     /// The default: [`PanelVariant::PLAIN`] with the unroll pragma and A·√d packed once, each
     /// of which was faster alone at m = 4096-16384, the others not
-    /// (`figures/h200/experiments/assembly_sweep.csv`); and C cut into blocks of [`PANEL_CUT`]
-    /// (blocks of 2048 and 8192 were slower, `figures/h200/experiments/product_cut.csv`).
+    /// (`figures/h200/experiments/assembly_sweep.csv`), slices of [`DEFAULT_PANEL_SLICE`]; and
+    /// C cut into blocks of [`PANEL_CUT`] (blocks of 2048 and 8192 were slower,
+    /// `figures/h200/experiments/product_cut.csv`).
     pub const DEFAULT: PanelVariant = PanelVariant {
+        slice: DEFAULT_PANEL_SLICE,
         unroll: true,
         root_d: true,
         cut: PANEL_CUT,
@@ -162,7 +171,7 @@ impl PanelVariant {
 
     /// Parses "slice,group,pad,regbuf[,unroll[,root_d[,cut]]]" (e.g. "4,8,1,0"): slice 4, 8 or
     /// 16, group 1 to 64, cut 0 or a multiple of 128, the others 0 or 1 (0 where left out, so
-    /// "4,1,0,0,1,1" is the default without its cut); `None` when the text is no valid
+    /// "8,1,0,0,1,1" is the default without its cut); `None` when the text is no valid
     /// variant.
     pub fn parse(text: &str) -> Option<Self> {
         let v: Vec<usize> = text
@@ -522,7 +531,7 @@ mod tests {
         assert_eq!(KernelConfig::parse("8,4,8,4,4,3,32"), None);
         assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
         assert_eq!(PanelVariant::parse("4,1,0,0"), Some(PanelVariant::PLAIN));
-        assert_eq!(PanelVariant::parse("4,1,0,0,1,1,4096"), Some(PanelVariant::DEFAULT));
+        assert_eq!(PanelVariant::parse("8,1,0,0,1,1,4096"), Some(PanelVariant::DEFAULT));
         let v = PanelVariant::parse("8, 8,1,1").unwrap();
         assert_eq!((v.slice, v.group, v.pad, v.regbuf), (8, 8, true, true));
         assert_eq!(v.label(), "s8g8p1r1");
