@@ -771,8 +771,13 @@ fn factor_drop(id: u64) {
     });
 }
 
+/// x (float64) and the diagnostics of a solve.
+type Solved<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>);
+
 /// C·x = b for SPD C (its lower triangle, or with `upper` its upper one), f64 accurate: the
-/// library's `spd_solve` (dsposv). Returns x (float64) and the diagnostics.
+/// library's `spd_solve` (dsposv). A float32 or float64 `a` with rows or columns contiguous is
+/// lent as it lies (a float32 one widened where the library reads it), any other copied
+/// once; b is widened to float64. Returns x (float64) and the diagnostics.
 #[pyfunction]
 fn spd_solve<'py>(
     py: Python<'py>,
@@ -781,43 +786,72 @@ fn spd_solve<'py>(
     upper: bool,
     method: &str,
     storage: &str,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
+) -> PyResult<Solved<'py>> {
     let solve = SolveOptions {
         gpu: options(method, storage)?,
         ..SolveOptions::default()
     };
-    if let Ok(array) = a.extract::<PyReadonlyArray2<'py, f64>>()
-        && let Some((lent, order, stride, triangle, swapped)) = lend(&array, upper)
+    if let Some(solved) = lent_spd_solve::<f64>(py, a, b, upper, solve)
+        .or_else(|| lent_spd_solve::<f32>(py, a, b, upper, solve))
     {
-        // C read where it lies: no copy (the array stays borrowed until `run` returns).
-        let b = match read_vector(py, b)? {
-            Vector::F64(b) => b,
-            Vector::F32(b) => b.iter().map(|&v| f64::from(v)).collect(),
-        };
-        let outcome = worker::run(py, move |state| {
-            let gpu = state.gpu()?;
+        return solved;
+    }
+    let (c, b) = (read_lower(py, a, upper)?, read_vector(py, b)?);
+    spd_solved(py, b, upper, move |gpu, b| match &c {
+        Mat::F64(c) => copied_spd_solve(gpu, c, b, solve),
+        Mat::F32(c) => copied_spd_solve(gpu, c, b, solve),
+    })
+}
+
+/// [`spd_solve`] of `a` lent to the worker where it is a `T` array that [`lend`] takes, else
+/// `None`.
+fn lent_spd_solve<'py, T: numpy::Element + symraster::Element>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    upper: bool,
+    solve: SolveOptions,
+) -> Option<PyResult<Solved<'py>>> {
+    let array = a.extract::<PyReadonlyArray2<'py, T>>().ok()?;
+    let (lent, order, stride, triangle, swapped) = lend(&array, upper)?;
+    // C read where it lies: no copy (the array stays borrowed until `run` returns).
+    let solved = read_vector(py, b).and_then(|b| {
+        spd_solved(py, b, swapped, move |gpu, b| {
             // SAFETY: inside the job of this `run`, while `array` is borrowed (see `Lent`).
             let data = unsafe { lent.get() };
             let c = SymmetricView::new(data, order, stride, triangle)?;
-            gpu.spd_solve_view(c, &b, solve)
-        });
-        drop(array);
-        let (s, seconds) = finish_as(py, outcome, Names::Spd { upper: swapped })?;
-        let d = solution_dict(py, &s, seconds)?;
-        return Ok((Array1::from_vec(s.x).into_pyarray(py), d));
-    }
-    let (c, b) = (read_lower(py, a, upper)?, read_vector(py, b)?);
+            gpu.spd_solve_view(c, b, solve)
+        })
+    });
+    drop(array);
+    Some(solved)
+}
+
+/// The library's SPD solve of a C copied into `c` (its lower triangle read).
+fn copied_spd_solve<T: symraster::Element>(
+    gpu: &symraster::Gpu,
+    c: &Matrix<T>,
+    b: &[f64],
+    solve: SolveOptions,
+) -> symraster::Result<Solution> {
+    symraster::matrix::check_square("C", c, "(a symmetric matrix)")?;
+    gpu.spd_solve_view(SymmetricView::lower(c), b, solve)
+}
+
+/// Runs `solve` with b widened to f64 on the worker and returns x (float64) and the
+/// diagnostics, the errors named as the SPD solve's (`upper`: the library saw aᵀ).
+fn spd_solved<'py>(
+    py: Python<'py>,
+    b: Vector,
+    upper: bool,
+    solve: impl FnOnce(&symraster::Gpu, &[f64]) -> symraster::Result<Solution> + Send + 'static,
+) -> PyResult<Solved<'py>> {
     let outcome = worker::run(py, move |state| {
-        let gpu = state.gpu()?;
-        match (&c, &b) {
-            (Mat::F64(c), Vector::F64(b)) => gpu.spd_solve(c, b, solve),
-            (Mat::F32(c), Vector::F32(b)) => gpu.spd_solve(c, b, solve),
-            (Mat::F64(c), Vector::F32(b)) => gpu.spd_solve(c, &widened(b)?, solve),
-            (Mat::F32(c), Vector::F64(b)) => {
-                let c = c.try_map(f64::from, || "a widened to float64".into())?;
-                gpu.spd_solve(&c, b, solve)
-            }
-        }
+        let b = match b {
+            Vector::F64(b) => b,
+            Vector::F32(b) => widened(&b)?,
+        };
+        solve(state.gpu()?, &b)
     });
     let (s, seconds) = finish_as(py, outcome, Names::Spd { upper })?;
     let d = solution_dict(py, &s, seconds)?;
@@ -1046,7 +1080,7 @@ fn least_squares<'py>(
     method: &str,
     storage: &str,
     check_finite: bool,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>)> {
+) -> PyResult<Solved<'py>> {
     let solve = SolveOptions {
         gpu: options(method, storage)?,
         ..SolveOptions::default()

@@ -203,10 +203,11 @@ def test_inv_errors(rng):
     assert la.inv(np.zeros((0, 0))).shape == (0, 0)
 
 
-def test_pos_solve_checks_both_triangles_as_scipy(rng):
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pos_solve_checks_both_triangles_as_scipy(rng, dtype):
     # scipy's check_finite reads all of a; ours reads the unread triangle in Python and the
     # read one in the library's norm pass: either place gives scipy's error.
-    a = spd(rng, 6)
+    a = spd(rng, 6, dtype)
     b = np.ones(6)
     for lower in (True, False):
         for i, j in ((4, 1), (1, 4), (3, 3)):
@@ -218,4 +219,32 @@ def test_pos_solve_checks_both_triangles_as_scipy(rng):
             if (i > j and not lower) or (i < j and lower):
                 # Outside the triangle read: unread without the check.
                 x = la.solve(bad, b, lower=lower, assume_a="pos", check_finite=False)
-                assert np.allclose(a @ x, b, rtol=0, atol=1e-12)
+                assert np.allclose(a.astype(np.float64) @ x, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("m", [1, 7, 33, 100])
+@pytest.mark.parametrize("lower", [False, True])
+def test_pos_solve_float32_is_the_float64_solve_of_its_widening(rng, m, lower):
+    """A float32 a (lent as it lies, C or Fortran order, or copied where strided) gives the
+    float64 solve of a widened, bit for bit, whatever its unread triangle holds; float32 in
+    gives float32 out."""
+    a = spd(rng, m, np.float32)
+    unread = np.triu_indices(m, 1) if lower else np.tril_indices(m, -1)
+    a[unread] = np.nan
+    b = rng.standard_normal(m).astype(np.float32)
+    strided = np.zeros((2 * m, 2 * m), np.float32)
+    strided[::2, ::2] = a
+    for layout in (a, np.asfortranarray(a), strided[::2, ::2]):
+        wide = layout.astype(np.float64)
+        for rhs in (b, b.astype(np.float64)):
+            x = la.solve(layout, rhs, lower=lower, assume_a="pos", check_finite=False)
+            want = la.solve(wide, rhs.astype(np.float64), lower=lower, assume_a="pos",
+                            check_finite=False)
+            assert x.dtype == rhs.dtype
+            assert np.array_equal(x, want.astype(rhs.dtype))
+        # The library's float64 x and diagnostics themselves.
+        x, d = la._native.spd_solve(layout, b, not lower, "auto", "full")
+        x64, d64 = la._native.spd_solve(wide, b.astype(np.float64), not lower, "auto", "full")
+        assert np.array_equal(x, x64)
+        assert {k: v for k, v in d.items() if "time" not in k and "seconds" not in k} == \
+            {k: v for k, v in d64.items() if "time" not in k and "seconds" not in k}

@@ -313,14 +313,6 @@ impl Factor {
     }
 }
 
-/// `m` in f64: borrowed where it is already, widened (exactly) from f32.
-pub(super) fn double<T: Element>(m: &Matrix<T>) -> std::borrow::Cow<'_, Matrix<f64>> {
-    match T::as_double(m) {
-        Some(m) => std::borrow::Cow::Borrowed(m),
-        None => std::borrow::Cow::Owned(m.map(Into::into)),
-    }
-}
-
 /// `v` in f64 (widened exactly from f32).
 pub(super) fn double_vec<T: Element>(v: &[T]) -> Vec<f64> {
     v.iter().map(|&x| x.into()).collect()

@@ -7,6 +7,7 @@
 use crate::double::kernels::DoubleKernels;
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
+use crate::matrix::Element;
 use crate::symmetric::{SymmetricView, Triangle};
 use std::rc::Rc;
 
@@ -31,11 +32,12 @@ fn row_start(n: usize, upper: bool, i: usize) -> usize {
 }
 
 impl SpdDevice {
-    /// Uploads C's stored triangle (read where it lies, row by row over all cores) and b.
-    /// Refused before anything is allocated where the triangle exceeds one storage buffer.
-    pub(crate) fn upload(
+    /// Uploads C's stored triangle (read where it lies, row by row over all cores, an f32 C
+    /// widened as it is copied) and b. Refused before anything is allocated where the
+    /// triangle exceeds one storage buffer.
+    pub(crate) fn upload<T: Element>(
         kernels: Rc<DoubleKernels>,
-        c: &SymmetricView<'_>,
+        c: &SymmetricView<'_, T>,
         b: &[f64],
     ) -> Result<Self> {
         let n = c.order();
@@ -65,7 +67,9 @@ impl SpdDevice {
                 while o < out.len() {
                     let row = c.packed_row(i);
                     let take = (row.len() - at).min(out.len() - o);
-                    out[o..o + take].copy_from_slice(&row[at..at + take]);
+                    for (slot, &v) in out[o..o + take].iter_mut().zip(&row[at..at + take]) {
+                        *slot = v.into();
+                    }
                     o += take;
                     i += 1;
                     at = 0;

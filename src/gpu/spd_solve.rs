@@ -3,7 +3,7 @@
 //! tests, fallback to an f64 Cholesky and diagnostics ([`crate::least_squares`]).
 
 use super::least_squares::SINGLE_CONDITION_LIMIT;
-use super::least_squares::{double, double_vec, inverse_norm_through, with_scaled_rhs};
+use super::least_squares::{double_vec, inverse_norm_through, with_scaled_rhs};
 use super::spd_device::SpdDevice;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
@@ -54,15 +54,15 @@ impl Gpu {
         b: &[T],
         options: SolveOptions,
     ) -> Result<Solution> {
-        let (c, b) = (double(c), double_vec(b));
-        check_non_empty("C", &*c)?;
-        check_square("C", &*c, "(a symmetric matrix)")?;
-        self.spd_solve_view(SymmetricView::lower(&c), &b, options)
+        check_non_empty("C", c)?;
+        check_square("C", c, "(a symmetric matrix)")?;
+        self.spd_solve_view(SymmetricView::lower(c), &double_vec(b), options)
     }
 
     /// [`Gpu::spd_solve`] of C borrowed where it lies, by the triangle `c` names (as LAPACK's
     /// UPLO): no copy of C is made (a caller's array, a numpy array, a block of a larger
-    /// matrix); the triangle not named is never read.
+    /// matrix); the triangle not named is never read. An f32 C is widened to f64 exactly
+    /// where it is read, so x is the same as for C widened first.
     ///
     /// ```
     /// use symraster::{Gpu, SolveOptions, SymmetricView, Triangle};
@@ -74,9 +74,9 @@ impl Gpu {
     /// assert!((s.x[0] - 1.0).abs() < 1e-14 && (s.x[1] - 1.0).abs() < 1e-14);
     /// # Ok::<(), symraster::Error>(())
     /// ```
-    pub fn spd_solve_view(
+    pub fn spd_solve_view<T: Element>(
         &self,
-        c: SymmetricView<'_>,
+        c: SymmetricView<'_, T>,
         b: &[f64],
         options: SolveOptions,
     ) -> Result<Solution> {
@@ -111,9 +111,9 @@ impl Gpu {
     /// holds for every unknown whatever its units, as LAPACK's expert driver judges it;
     /// [`Solution`]'s residuals, backward error and condition are the equilibrated system's.
     /// Costs one f64 copy of C's lower triangle.
-    fn spd_solve_equilibrated(
+    fn spd_solve_equilibrated<T: Element>(
         &self,
-        c: &SymmetricView<'_>,
+        c: &SymmetricView<'_, T>,
         b: &[f64],
         k: &[i32],
         options: &SolveOptions,
@@ -155,9 +155,9 @@ impl Gpu {
 
     /// [`Gpu::spd_solve`] for b already scaled (max |b| in [1, 2) or b = 0); `norm_c` is
     /// ‖C‖₁ where the caller has it.
-    fn spd_solve_scaled(
+    fn spd_solve_scaled<T: Element>(
         &self,
-        c: &SymmetricView<'_>,
+        c: &SymmetricView<'_, T>,
         b: &[f64],
         options: &SolveOptions,
         norm_c: Option<f64>,
@@ -323,7 +323,7 @@ impl Gpu {
 /// Per-row exponents k_j with 4^k_j·C(j,j) near 1 where C's diagonal spans more than a
 /// factor of 100 (LAPACK's dposvx equilibrates below scond = 0.1) or lies where one power of
 /// four for all of C leaves f64, else `None`.
-pub(crate) fn equilibration(c: &SymmetricView<'_>) -> Option<Vec<i32>> {
+pub(crate) fn equilibration<T: Element>(c: &SymmetricView<'_, T>) -> Option<Vec<i32>> {
     let diagonal = (0..c.order()).map(|j| c.get(j, j));
     let (low, high) = diagonal
         .clone()

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::cpu;
 use crate::error::{NumericalError, Result};
-use crate::matrix::MatrixView;
+use crate::matrix::{Element, MatrixView};
 use crate::scaling::{norm_inf, norm2, times_power_of_two};
 use crate::symmetric::SymmetricView;
 use faer::Mat;
@@ -61,8 +61,9 @@ impl DoubleFactor {
     }
 
     /// Factors C' = `scale`·C in f64 (C symmetric, its lower triangle read; `scale` a power of
-    /// two). A pivot that is not positive is [`NumericalError::NotPositiveDefinite`].
-    pub(crate) fn of_symmetric(c: &SymmetricView<'_>, scale: f64) -> Result<Self> {
+    /// two; an f32 C widened as it is read). A pivot that is not positive is
+    /// [`NumericalError::NotPositiveDefinite`].
+    pub(crate) fn of_symmetric<T: Element>(c: &SymmetricView<'_, T>, scale: f64) -> Result<Self> {
         let m = c.order();
         let mut l = Mat::from_fn(m, m, |i, j| if i >= j { c.get(i, j) * scale } else { 0.0 });
         cpu::cholesky_in_place(&mut l, crate::cpu::all_cores())?;

@@ -4,7 +4,7 @@
 use super::Criterion;
 use super::design::Design;
 use crate::error::{NumericalError, Result};
-use crate::matrix::{Matrix, MatrixView};
+use crate::matrix::{Element, Matrix, MatrixView};
 use crate::scaling::{norm_inf, norm2};
 use crate::symmetric::SymmetricView;
 
@@ -114,20 +114,20 @@ impl Equations for NormalEquations<'_> {
 }
 
 /// C·x = b for a symmetric C given by its lower triangle, applied in f64 (O(m²) per product,
-/// rows over all cores).
-pub(crate) struct SymmetricEquations<'a> {
-    c: &'a SymmetricView<'a>,
+/// rows over all cores; an f32 C widened as it is read).
+pub(crate) struct SymmetricEquations<'a, T: Element> {
+    c: &'a SymmetricView<'a, T>,
     b: &'a [f64],
 }
 
-impl<'a> SymmetricEquations<'a> {
+impl<'a, T: Element> SymmetricEquations<'a, T> {
     /// The system of C (its stored triangle read) and b; the caller has checked the shapes.
-    pub(crate) fn new(c: &'a SymmetricView<'a>, b: &'a [f64]) -> Self {
+    pub(crate) fn new(c: &'a SymmetricView<'a, T>, b: &'a [f64]) -> Self {
         Self { c, b }
     }
 }
 
-impl Equations for SymmetricEquations<'_> {
+impl<T: Element> Equations for SymmetricEquations<'_, T> {
     fn order(&self) -> usize {
         self.c.order()
     }

@@ -265,3 +265,75 @@ fn split_full_storage_solves_as_one_buffer_does() {
     let s1 = one.spd_solve(&c, &b, options).unwrap();
     assert!(relative_error_vec(&s.x, &s1.x) < 1e-13 * (m as f64).sqrt());
 }
+
+/// The solution as compared bit for bit: every field but the timings, each float by its bits
+/// (through its round-trip text, which tells NaN and −0 apart).
+fn outcome(s: symraster::Result<symraster::Solution>) -> String {
+    match s {
+        Ok(s) => format!(
+            "{:?}",
+            symraster::Solution {
+                timings: Default::default(),
+                ..s
+            }
+        ),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+/// An f32 C read through a view (either triangle, NaN in the other, around the tile widths;
+/// graded, and so ill-conditioned that the f64 fallback solves it) gives the same solution
+/// bit for bit as C widened to f64 first, on the GPU's residual path (full storage) and the
+/// host's (packed); so does `spd_solve` of an f32 C and an f32 b.
+#[test]
+fn an_f32_c_solves_as_its_f64_widening_does() {
+    use common::stored;
+    use symraster::{SymmetricView, Triangle};
+    let gpu = common::gpu();
+    let mut cases: Vec<(String, Matrix<f32>)> = [1, 7, 33, 100, 129]
+        .into_iter()
+        .map(|m| {
+            (
+                format!("m {m}"),
+                well_conditioned_spd(&mut rng(500 + m as u64), m),
+            )
+        })
+        .collect();
+    let m = 40;
+    let base = well_conditioned_spd(&mut rng(600), m);
+    let d: Vec<f64> = (0..m)
+        .map(|i| 10f64.powf(-3.0 + 6.0 * i as f64 / (m - 1) as f64))
+        .collect();
+    let graded = Matrix::from_fn(m, m, |i, j| (d[i] * f64::from(base[(i, j)]) * d[j]) as f32);
+    cases.push(("graded".into(), graded));
+    let eigenvalues: Vec<f64> = (0..m)
+        .map(|i| 10f64.powf(-8.0 * i as f64 / (m - 1) as f64))
+        .collect();
+    let ill = common::spd_with_eigenvalues(&eigenvalues, 601).map(|v| v as f32);
+    cases.push(("ill-conditioned".into(), ill));
+    for (name, c) in &cases {
+        let m = c.rows();
+        let b: Vec<f32> = rhs(700 + m as u64, m).iter().map(|&v| v as f32).collect();
+        let b64: Vec<f64> = b.iter().map(|&v| f64::from(v)).collect();
+        let wide = c.map(f64::from);
+        for format in [Format::Full, Format::Packed] {
+            let options = SolveOptions::new().gpu(Options::new(format));
+            for triangle in [Triangle::Lower, Triangle::Upper] {
+                let (single, stride) = stored(c, triangle, f32::NAN);
+                let (double, _) = stored(&wide, triangle, f64::NAN);
+                let single = SymmetricView::new(&single, m, stride, triangle).unwrap();
+                let double = SymmetricView::new(&double, m, stride, triangle).unwrap();
+                assert_eq!(
+                    outcome(gpu.spd_solve_view(single, &b64, options)),
+                    outcome(gpu.spd_solve_view(double, &b64, options)),
+                    "{name} {format} {triangle:?}"
+                );
+            }
+            assert_eq!(
+                outcome(gpu.spd_solve(c, &b, options)),
+                outcome(gpu.spd_solve(&wide, &b64, options)),
+                "{name} {format}: spd_solve"
+            );
+        }
+    }
+}
