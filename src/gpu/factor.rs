@@ -246,6 +246,15 @@ impl Cholesky {
         Ok(self.solve_many_single(&b)?.as_slice().to_vec())
     }
 
+    /// [`Cholesky::solve_single`] of each of `bs`, with the same values; where L is on the GPU,
+    /// all are queued before one read brings them back.
+    pub(crate) fn solve_each_single(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
+        match &self.l {
+            Place::Device(f) => f.solve_each(bs),
+            Place::Host(_) => bs.iter().map(|b| self.solve_single(b)).collect(),
+        }
+    }
+
     /// C⁻¹ = L⁻ᵀ·L⁻¹, symmetric, in f32: the m columns of the identity solved against L (on the
     /// GPU where L is there). An entry beyond f32's range is [`crate::NumericalError::OutOfRange`].
     pub fn inverse(&self) -> Result<Matrix<f32>> {

@@ -67,7 +67,19 @@ pub fn solve_in_place_cached(
     cache: &SolveCache,
     b: &mut DeviceRhs,
 ) -> Result<()> {
-    if b.rows != l.order() {
+    solve_each_in_place_cached(k, l, cache, std::slice::from_mut(b))
+}
+
+/// [`solve_in_place_cached`] for each of `bs` in turn, each solved as it would be alone (the
+/// same launches, the same values), with nothing waited on between them: the chained solves'
+/// gave-up words are read back together, once, after all are queued.
+pub fn solve_each_in_place_cached(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+) -> Result<()> {
+    if let Some(b) = bs.iter().find(|b| b.rows != l.order()) {
         return Err(Error::shape(format!(
             "the factor is {m}x{m}, so the right-hand sides need {m} rows, but have {}",
             b.rows,
@@ -83,14 +95,75 @@ pub fn solve_in_place_cached(
                 cache.inverted.get_or_init(|| inv)
             }
         };
-        if !(b.cols == 1 && k.solves_by_chain() && solve_by_chain(k, l, inv, b, false)?) {
-            solve_by_inverses(k, l, inv, b)?;
-        }
+        solve_each_by_inverses(k, l, inv, bs, false)?;
     } else {
-        trsm_factor(k, b.transposed(), l, false)?;
-        trsm_factor(k, b.transposed(), l, true)?;
+        for b in bs {
+            trsm_factor(k, b.transposed(), l, false)?;
+            trsm_factor(k, b.transposed(), l, true)?;
+        }
     }
     k.check("the tiled triangular solves")
+}
+
+/// Each of `bs` solved through the inverted diagonal blocks `inv`: one right-hand side as a
+/// chain where the kernels have one ([`launch_chain`]; `given_up` marks each chain as given up
+/// before it runs), the others, and any chain that gave up, by [`solve_by_inverses`]. The
+/// chains' gave-up words are read once, after all are launched.
+fn solve_each_by_inverses(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    inv: &Buffer<f32>,
+    bs: &mut [DeviceRhs],
+    given_up: bool,
+) -> Result<()> {
+    let mut chains = Vec::new();
+    for (i, b) in bs.iter_mut().enumerate() {
+        let chain = match b.cols == 1 && k.solves_by_chain() {
+            true => launch_chain(k, l, inv, b, given_up)?,
+            false => None,
+        };
+        match chain {
+            Some(chain) => chains.push((i, chain)),
+            None => solve_by_inverses(k, l, inv, b)?,
+        }
+    }
+    let gave_up = gave_up(k, chains.iter().map(|(_, c)| c))?;
+    for ((i, chain), gave_up) in chains.iter().zip(gave_up) {
+        if gave_up {
+            log::debug!("the chained solve gave up waiting: solving the blocked way");
+            bs[*i].buffer.copy_from(&chain.saved)?;
+            solve_by_inverses(k, l, inv, &mut bs[*i])?;
+        } else {
+            k.chained();
+        }
+    }
+    Ok(())
+}
+
+/// Reads back each of `bs` in one read: where there are several, the GPU copies them into one
+/// buffer first.
+pub fn download_each(k: &TiledKernels, bs: &[DeviceRhs]) -> Result<Vec<Matrix<f32>>> {
+    match bs {
+        [] => return Ok(Vec::new()),
+        [b] => return Ok(vec![b.download()?]),
+        _ => {}
+    }
+    let total = bs.iter().map(|b| b.rows * b.cols).sum::<usize>();
+    let all = Buffer::<f32>::uninitialized(
+        k.context(),
+        BufferTarget::Storage,
+        BufferUsage::Stream,
+        total.max(1),
+    )?;
+    let mut offset = 0;
+    for b in bs {
+        all.copy_range_from(&b.buffer, 0, offset, b.rows * b.cols)?;
+        offset += b.rows * b.cols;
+    }
+    let mut values = all.download_range(0, total)?.into_iter();
+    bs.iter()
+        .map(|b| Matrix::from_row_major(b.rows, b.cols, values.by_ref().take(b.rows * b.cols).collect()))
+        .collect()
 }
 
 /// The diagonal blocks the solves invert: (first row, order, inverse slot), blocks of
@@ -166,26 +239,33 @@ fn inverted_blocks(k: &TiledKernels, l: &TiledMatrix) -> Result<Buffer<f32>> {
     Ok(inv)
 }
 
-/// Both solves for one right-hand side as one chained launch each way
+/// A chained solve launched ([`launch_chain`]) and not yet checked: its sync words (the
+/// gave-up word at index 1) and b as it was, for the blocked solve should it have given up.
+struct Chain {
+    forward: Buffer<u32>,
+    backward: Buffer<u32>,
+    saved: Buffer<f32>,
+}
+
+/// Launches both solves for one right-hand side as one chained launch each way
 /// (glsl/tiled/trsv_chain.comp): the blocks' dependences wait on flags on the GPU instead of
-/// between launches. False (b as it was) where a work group gave up waiting (a software
-/// renderer's loop limit): the caller solves the blocked way.
-/// A chain over more blocks than [`chain_spin_limit`] allows is not started (false).
-/// `given_up` marks the chain as given up before it runs (the tests' way onto that path).
-fn solve_by_chain(
+/// between launches. Whether a work group gave up waiting (a software renderer's loop limit)
+/// is known only once the chain has run ([`gave_up`]); then b is restored from the chain's
+/// copy and solved the blocked way. `None` (nothing launched) where the chain would span more
+/// blocks than [`chain_spin_limit`] allows, or m is 0. `given_up` marks the chain as given up
+/// before it runs (the tests' way onto that path).
+fn launch_chain(
     k: &TiledKernels,
     l: &TiledMatrix,
     inv: &Buffer<f32>,
-    b: &mut DeviceRhs,
+    b: &DeviceRhs,
     given_up: bool,
-) -> Result<bool> {
+) -> Result<Option<Chain>> {
     let m = b.rows;
-    if m == 0 {
-        return Ok(true);
-    }
     let tri = l.triangle();
-    let Some(spin_limit) = chain_spin_limit(solve_blocks(tri).len()) else {
-        return Ok(false);
+    let spin_limit = match chain_spin_limit(solve_blocks(tri).len()) {
+        Some(limit) if m > 0 => limit,
+        _ => return Ok(None),
     };
     let (n1, views) = match tri {
         Triangle::Square(v) => (m, [v, v, v]),
@@ -215,14 +295,35 @@ fn solve_by_chain(
     };
     k.trsv_chain(&chain(&forward), false)?;
     k.trsv_chain(&chain(&backward), true)?;
-    let gave_up = forward.download_range(1, 1)?[0] | backward.download_range(1, 1)?[0];
-    if gave_up != 0 {
-        log::debug!("the chained solve gave up waiting: solving the blocked way");
-        b.buffer.copy_from(&saved)?;
-        return Ok(false);
+    Ok(Some(Chain {
+        forward,
+        backward,
+        saved,
+    }))
+}
+
+/// Whether each of `chains` gave up waiting, their gave-up words copied together on the GPU and
+/// read back in one read (none for no chains).
+fn gave_up<'a>(
+    k: &TiledKernels,
+    chains: impl ExactSizeIterator<Item = &'a Chain>,
+) -> Result<Vec<bool>> {
+    let count = chains.len();
+    if count == 0 {
+        return Ok(Vec::new());
     }
-    k.chained();
-    Ok(true)
+    let words = Buffer::<u32>::uninitialized(
+        k.context(),
+        BufferTarget::Storage,
+        BufferUsage::Stream,
+        2 * count,
+    )?;
+    for (i, chain) in chains.enumerate() {
+        words.copy_range_from(&chain.forward, 1, 2 * i, 1)?;
+        words.copy_range_from(&chain.backward, 1, 2 * i + 1, 1)?;
+    }
+    let words = words.download()?;
+    Ok(words.chunks_exact(2).map(|w| (w[0] | w[1]) != 0).collect())
 }
 
 /// [`solve_in_place`] with one right-hand side where the chained solve is told, before it
@@ -235,9 +336,7 @@ pub fn solve_after_chain_gives_up(
     b: &mut DeviceRhs,
 ) -> Result<()> {
     let inv = inverted_blocks(k, l)?;
-    if !solve_by_chain(k, l, &inv, b, true)? {
-        solve_by_inverses(k, l, &inv, b)?;
-    }
+    solve_each_by_inverses(k, l, &inv, std::slice::from_mut(b), true)?;
     k.check("the tiled triangular solves")
 }
 
