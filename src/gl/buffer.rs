@@ -581,14 +581,16 @@ impl<T: Pod> Buffer<T> {
     }
 
     /// Copies `len` values of `src` from index `src_offset` on to index `offset` on of this
-    /// buffer, on the GPU (both ranges must lie within their buffers).
-    pub fn copy_range_from(
+    /// buffer, bit for bit, on the GPU (both ranges must lie within their buffers; `src`'s
+    /// values have this buffer's size, so u32 words may travel in an f32 buffer).
+    pub fn copy_range_from<U: Pod>(
         &self,
-        src: &Buffer<T>,
+        src: &Buffer<U>,
         src_offset: usize,
         offset: usize,
         len: usize,
     ) -> Result<()> {
+        assert_eq!(size_of::<U>(), size_of::<T>(), "copy_range_from: values differ in size");
         assert!(
             src_offset + len <= src.len && offset + len <= self.len,
             "copy_range_from: {len} values from {src_offset} of {} to {offset} of {}",

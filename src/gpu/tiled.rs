@@ -92,8 +92,7 @@ impl DeviceFactor {
             let b = Matrix::from_row_major(m, 1, b.to_vec())?;
             xs.push(DeviceRhs::upload(&self.kernels, &b, self.max_bytes)?);
         }
-        solve::solve_each_in_place_cached(&self.kernels, &self.l, &self.solves, &mut xs)?;
-        solve::download_each(&self.kernels, &xs)?
+        solve::solve_each_read_back(&self.kernels, &self.l, &self.solves, &mut xs)?
             .into_iter()
             .map(|x| Ok(self.unshifted(x)?.into_vec()))
             .collect()

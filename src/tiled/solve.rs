@@ -79,6 +79,51 @@ pub fn solve_each_in_place_cached(
     cache: &SolveCache,
     bs: &mut [DeviceRhs],
 ) -> Result<()> {
+    solve_each_given(k, l, cache, bs, false)
+}
+
+/// [`solve_each_in_place_cached`] with each chain marked as given up before it runs where
+/// `given_up` (the tests' way onto that path).
+fn solve_each_given(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+    given_up: bool,
+) -> Result<()> {
+    let chains = launch_each(k, l, cache, bs, given_up)?;
+    let (_, gave_up) = read_together(k, &[], &chains)?;
+    finish(k, l, cache, bs, &chains, &gave_up)?;
+    Ok(())
+}
+
+/// [`solve_each_in_place_cached`], then X read back: the solutions and the chains' gave-up
+/// words in one read (a chain that gave up is solved again the blocked way and read again).
+pub fn solve_each_read_back(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+) -> Result<Vec<Matrix<f32>>> {
+    let chains = launch_each(k, l, cache, bs, false)?;
+    let (xs, gave_up) = read_together(k, bs, &chains)?;
+    match finish(k, l, cache, bs, &chains, &gave_up)? {
+        true => Ok(read_together(k, bs, &[])?.0),
+        false => Ok(xs),
+    }
+}
+
+/// Launches the solves of each of `bs`, none waited on: through the inverted diagonal blocks
+/// where the kernels have them (one right-hand side as a chain where they have one,
+/// [`launch_chain`]; `given_up` marks each chain as given up before it runs), else by two
+/// blocked triangular solves. The chains, by index into `bs`, for [`finish`].
+fn launch_each(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+    given_up: bool,
+) -> Result<Vec<(usize, Chain)>> {
     if let Some(b) = bs.iter().find(|b| b.rows != l.order()) {
         return Err(Error::shape(format!(
             "the factor is {m}x{m}, so the right-hand sides need {m} rows, but have {}",
@@ -86,84 +131,120 @@ pub fn solve_each_in_place_cached(
             m = l.order()
         )));
     }
+    let mut chains = Vec::new();
     // L·Y = B  ⇔  Yᵀ = Bᵀ·L⁻ᵀ;  Lᵀ·X = Y  ⇔  Xᵀ = Yᵀ·L⁻¹.
-    if k.solves_by_inverses() && l.part_count() == 1 {
-        let inv = match cache.inverted.get() {
-            Some(inv) => inv,
-            None => {
-                let inv = inverted_blocks(k, l)?;
-                cache.inverted.get_or_init(|| inv)
+    match inverses(k, l, cache)? {
+        Some(inv) => {
+            for (i, b) in bs.iter_mut().enumerate() {
+                let chain = match b.cols == 1 && k.solves_by_chain() {
+                    true => launch_chain(k, l, inv, b, given_up)?,
+                    false => None,
+                };
+                match chain {
+                    Some(chain) => chains.push((i, chain)),
+                    None => solve_by_inverses(k, l, inv, b)?,
+                }
             }
-        };
-        solve_each_by_inverses(k, l, inv, bs, false)?;
-    } else {
-        for b in bs {
-            trsm_factor(k, b.transposed(), l, false)?;
-            trsm_factor(k, b.transposed(), l, true)?;
+        }
+        None => {
+            for b in bs {
+                trsm_factor(k, b.transposed(), l, false)?;
+                trsm_factor(k, b.transposed(), l, true)?;
+            }
         }
     }
-    k.check("the tiled triangular solves")
+    Ok(chains)
 }
 
-/// Each of `bs` solved through the inverted diagonal blocks `inv`: one right-hand side as a
-/// chain where the kernels have one ([`launch_chain`]; `given_up` marks each chain as given up
-/// before it runs), the others, and any chain that gave up, by [`solve_by_inverses`]. The
-/// chains' gave-up words are read once, after all are launched.
-fn solve_each_by_inverses(
+/// The factor's inverted diagonal blocks (made once, kept in `cache`) where the solves run
+/// through them: kernels with shared-memory tiles and L in one buffer.
+fn inverses<'c>(
     k: &TiledKernels,
     l: &TiledMatrix,
-    inv: &Buffer<f32>,
-    bs: &mut [DeviceRhs],
-    given_up: bool,
-) -> Result<()> {
-    let mut chains = Vec::new();
-    for (i, b) in bs.iter_mut().enumerate() {
-        let chain = match b.cols == 1 && k.solves_by_chain() {
-            true => launch_chain(k, l, inv, b, given_up)?,
-            false => None,
-        };
-        match chain {
-            Some(chain) => chains.push((i, chain)),
-            None => solve_by_inverses(k, l, inv, b)?,
-        }
+    cache: &'c SolveCache,
+) -> Result<Option<&'c Buffer<f32>>> {
+    if !(k.solves_by_inverses() && l.part_count() == 1) {
+        return Ok(None);
     }
-    let gave_up = gave_up(k, chains.iter().map(|(_, c)| c))?;
-    for ((i, chain), gave_up) in chains.iter().zip(gave_up) {
-        if gave_up {
-            log::debug!("the chained solve gave up waiting: solving the blocked way");
-            bs[*i].buffer.copy_from(&chain.saved)?;
-            solve_by_inverses(k, l, inv, &mut bs[*i])?;
-        } else {
-            k.chained();
-        }
+    if let Some(inv) = cache.inverted.get() {
+        return Ok(Some(inv));
     }
-    Ok(())
+    let inv = inverted_blocks(k, l)?;
+    Ok(Some(cache.inverted.get_or_init(|| inv)))
 }
 
-/// Reads back each of `bs` in one read: where there are several, the GPU copies them into one
-/// buffer first.
-pub fn download_each(k: &TiledKernels, bs: &[DeviceRhs]) -> Result<Vec<Matrix<f32>>> {
-    match bs {
-        [] => return Ok(Vec::new()),
-        [b] => return Ok(vec![b.download()?]),
-        _ => {}
+/// Completes [`launch_each`]'s solves given whether each chain gave up (`gave_up`, in `chains`'
+/// order): those that did are restored and solved the blocked way. Whether any did.
+fn finish(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+    chains: &[(usize, Chain)],
+    gave_up: &[bool],
+) -> Result<bool> {
+    let mut again = false;
+    for ((i, chain), &gave_up) in chains.iter().zip(gave_up) {
+        if !gave_up {
+            k.chained();
+            continue;
+        }
+        log::debug!("the chained solve gave up waiting: solving the blocked way");
+        let inv = inverses(k, l, cache)?.expect("chains run where the blocks are inverted");
+        bs[*i].buffer.copy_from(&chain.saved)?;
+        solve_by_inverses(k, l, inv, &mut bs[*i])?;
+        again = true;
     }
-    let total = bs.iter().map(|b| b.rows * b.cols).sum::<usize>();
-    let all = Buffer::<f32>::uninitialized(
-        k.context(),
-        BufferTarget::Storage,
-        BufferUsage::Stream,
-        total.max(1),
-    )?;
-    let mut offset = 0;
-    for b in bs {
-        all.copy_range_from(&b.buffer, 0, offset, b.rows * b.cols)?;
-        offset += b.rows * b.cols;
+    k.check("the tiled triangular solves")?;
+    Ok(again)
+}
+
+/// The values of `bs` and whether each of `chains` gave up waiting (its two gave-up words), all
+/// copied into one buffer on the GPU and brought back in one read (none where there is nothing
+/// to read; one right-hand side alone is read from where it lies).
+fn read_together(
+    k: &TiledKernels,
+    bs: &[DeviceRhs],
+    chains: &[(usize, Chain)],
+) -> Result<(Vec<Matrix<f32>>, Vec<bool>)> {
+    let sizes: Vec<usize> = bs.iter().map(|b| b.rows * b.cols).collect();
+    let values = sizes.iter().sum::<usize>();
+    let total = values + 2 * chains.len();
+    let all = match (bs, chains) {
+        _ if total == 0 => Vec::new(),
+        ([b], []) => b.buffer.download()?,
+        _ => {
+            let all = Buffer::<f32>::uninitialized(
+                k.context(),
+                BufferTarget::Storage,
+                BufferUsage::Stream,
+                total,
+            )?;
+            let mut offset = 0;
+            for (b, &size) in bs.iter().zip(&sizes) {
+                all.copy_range_from(&b.buffer, 0, offset, size)?;
+                offset += size;
+            }
+            for (_, chain) in chains {
+                all.copy_range_from(&chain.forward, 1, offset, 1)?;
+                all.copy_range_from(&chain.backward, 1, offset + 1, 1)?;
+                offset += 2;
+            }
+            all.download()?
+        }
+    };
+    let (mut values, words) = all.split_at(values);
+    let mut xs = Vec::with_capacity(bs.len());
+    for (b, &size) in bs.iter().zip(&sizes) {
+        let (x, rest) = values.split_at(size);
+        xs.push(Matrix::from_row_major(b.rows, b.cols, x.to_vec())?);
+        values = rest;
     }
-    let mut values = all.download_range(0, total)?.into_iter();
-    bs.iter()
-        .map(|b| Matrix::from_row_major(b.rows, b.cols, values.by_ref().take(b.rows * b.cols).collect()))
-        .collect()
+    let gave_up = words
+        .chunks_exact(2)
+        .map(|w| w[0].to_bits() | w[1].to_bits() != 0)
+        .collect();
+    Ok((xs, gave_up))
 }
 
 /// The diagonal blocks the solves invert: (first row, order, inverse slot), blocks of
@@ -302,30 +383,6 @@ fn launch_chain(
     }))
 }
 
-/// Whether each of `chains` gave up waiting, their gave-up words copied together on the GPU and
-/// read back in one read (none for no chains).
-fn gave_up<'a>(
-    k: &TiledKernels,
-    chains: impl ExactSizeIterator<Item = &'a Chain>,
-) -> Result<Vec<bool>> {
-    let count = chains.len();
-    if count == 0 {
-        return Ok(Vec::new());
-    }
-    let words = Buffer::<u32>::uninitialized(
-        k.context(),
-        BufferTarget::Storage,
-        BufferUsage::Stream,
-        2 * count,
-    )?;
-    for (i, chain) in chains.enumerate() {
-        words.copy_range_from(&chain.forward, 1, 2 * i, 1)?;
-        words.copy_range_from(&chain.backward, 1, 2 * i + 1, 1)?;
-    }
-    let words = words.download()?;
-    Ok(words.chunks_exact(2).map(|w| (w[0] | w[1]) != 0).collect())
-}
-
 /// [`solve_in_place`] with one right-hand side where the chained solve is told, before it
 /// runs, that a work group gave up: the path a long wait on a software renderer takes (b
 /// restored, then solved the blocked way). For the tests.
@@ -335,9 +392,7 @@ pub fn solve_after_chain_gives_up(
     l: &TiledMatrix,
     b: &mut DeviceRhs,
 ) -> Result<()> {
-    let inv = inverted_blocks(k, l)?;
-    solve_each_by_inverses(k, l, &inv, std::slice::from_mut(b), true)?;
-    k.check("the tiled triangular solves")
+    solve_each_given(k, l, &SolveCache::default(), std::slice::from_mut(b), true)
 }
 
 /// Both solves as products with the inverses of the factor's diagonal blocks of
