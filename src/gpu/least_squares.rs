@@ -366,33 +366,38 @@ fn single(v: &[f64]) -> Vec<f32> {
     v.iter().map(|&x| x as f32).collect()
 }
 
+/// The ‖C'⁻¹‖₁ estimate's first two solves, where x⁰'s solve made them.
+pub(super) type FirstSolves = Option<Vec<Vec<f32>>>;
+
 /// x⁰ = `correct(solve)`, its one solve (the f32 factor's `solve_each`) carrying the ‖C'⁻¹‖₁
 /// estimate's first two right sides, which depend on nothing ([`independent_vectors`]): x⁰,
-/// and those two solutions for [`inverse_norm_through`].
+/// and those two solutions for [`inverse_norm_through`] (`None` where the three failed
+/// together: x⁰'s side is solved alone, and an error of the estimate's is the estimate's).
 pub(super) fn x0_with_first_solves(
     m: usize,
     correct: impl FnOnce(&mut dyn FnMut(&[f32]) -> Result<Vec<f32>>) -> Result<Vec<f64>>,
     solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
-) -> Result<(Vec<f64>, Vec<Vec<f32>>)> {
+) -> Result<(Vec<f64>, FirstSolves)> {
     let [start, alternative] = independent_vectors(m).map(|v| single(&v));
-    let mut first = Vec::new();
-    let x0 = correct(&mut |b| {
-        let mut z = solve_each(&[b, &start, &alternative])?;
-        first = z.split_off(1);
-        Ok(z.remove(0))
+    let mut first = None;
+    let x0 = correct(&mut |b| match solve_each(&[b, &start, &alternative]) {
+        Ok(mut z) => {
+            first = Some(z.split_off(1));
+            Ok(z.remove(0))
+        }
+        Err(_) => Ok(solve_each(&[b])?.remove(0)),
     })?;
     Ok((x0, first))
 }
 
 /// ‖C'⁻¹‖₁ estimated through an f32 factor's `solve_each` (a digit or two is enough), the
-/// estimate's first two solves already made (`first`, from [`x0_with_first_solves`]); a failed
-/// solve is its error, never a NaN estimate.
+/// estimate's first two solves where already made (`first`, from [`x0_with_first_solves`]); a
+/// failed solve is its error, never a NaN estimate.
 pub(super) fn inverse_norm_through(
     m: usize,
-    first: Vec<Vec<f32>>,
+    mut first: FirstSolves,
     solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<f64> {
-    let mut first = Some(first);
     estimate_norm_1_batched(m, |vs| {
         let z = match first.take() {
             Some(first) => {
