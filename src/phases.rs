@@ -1,12 +1,14 @@
 //! Debug-level timing of an operation's phases (`RUST_LOG=symraster=debug`): where the time
-//! goes.
+//! goes, and how many reads from the GPU (round trips) each phase waits on.
 
-use crate::gl::Context;
+use crate::gl::{Context, read_backs};
 use std::time::Instant;
 
 /// Debug-level timing of an operation's phases (`RUST_LOG=symraster=debug`): where the time goes.
 pub(crate) struct Phases {
     last: Instant,
+    /// [`read_backs`] at the last mark.
+    reads: u64,
     what: &'static str,
 }
 
@@ -17,7 +19,11 @@ impl Phases {
 
     /// Phases of the operation `what`.
     pub(crate) fn named(what: &'static str, start: Instant) -> Self {
-        Self { last: start, what }
+        Self {
+            last: start,
+            reads: read_backs(),
+            what,
+        }
     }
 
     /// Logs the time since the last mark under `name`.
@@ -31,12 +37,13 @@ impl Phases {
     }
 
     pub(crate) fn mark(&mut self, name: &str) {
-        let now = Instant::now();
+        let (now, reads) = (Instant::now(), read_backs());
         log::debug!(
-            "{}: {name}: {:.2} ms",
+            "{}: {name}: {:.2} ms, {} reads from the GPU",
             self.what,
-            (now - self.last).as_secs_f64() * 1e3
+            (now - self.last).as_secs_f64() * 1e3,
+            reads - self.reads
         );
-        self.last = now;
+        (self.last, self.reads) = (now, reads);
     }
 }

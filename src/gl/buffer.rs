@@ -6,6 +6,17 @@ use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 use std::marker::PhantomData;
 
+thread_local! {
+    /// Buffer reads this thread has made ([`read_backs`]).
+    static READ_BACKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The buffer reads (downloads, each a wait for the GPU's work on that buffer) this thread has
+/// made so far: read before and after an operation to count its round trips.
+pub fn read_backs() -> u64 {
+    READ_BACKS.get()
+}
+
 /// What a buffer is bound as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BufferTarget {
@@ -271,6 +282,7 @@ impl<T: Pod> Buffer<T> {
         let mut out = pod::zeroed::<T>(len, || {
             format!("reading back {len} values of a {:?} buffer", self.target)
         })?;
+        READ_BACKS.set(READ_BACKS.get() + 1);
         if !self.download_staged(offset, &mut out) {
             let gl = self.ctx.gl();
             let target = self.target.gl();
@@ -601,6 +613,7 @@ impl<T: Pod> Buffer<T> {
                 self.target, self.len
             )
         })?;
+        READ_BACKS.set(READ_BACKS.get() + 1);
         if !self.download_staged(0, &mut out) {
             let gl = self.ctx.gl();
             let target = self.target.gl();
@@ -620,24 +633,41 @@ impl<T: Pod> Buffer<T> {
 
     /// Copies all of `src` (which must be no longer) to the start of this buffer, on the GPU.
     pub fn copy_from(&self, src: &Buffer<T>) -> Result<()> {
+        self.copy_range_from(src, 0, 0, src.len)
+    }
+
+    /// Copies `len` values of `src` from index `src_offset` on to index `offset` on of this
+    /// buffer, bit for bit, on the GPU (both ranges must lie within their buffers; `src`'s
+    /// values have this buffer's size, so u32 words may travel in an f32 buffer).
+    pub fn copy_range_from<U: Pod>(
+        &self,
+        src: &Buffer<U>,
+        src_offset: usize,
+        offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        assert_eq!(size_of::<U>(), size_of::<T>(), "copy_range_from: values differ in size");
         assert!(
-            src.len <= self.len,
-            "copy_from: source longer than the target"
+            src_offset + len <= src.len && offset + len <= self.len,
+            "copy_range_from: {len} values from {src_offset} of {} to {offset} of {}",
+            src.len,
+            self.len
         );
         let gl = self.ctx.gl();
+        let bytes = |values: usize| (values * size_of::<T>()) as i32;
         unsafe {
             gl.bind_buffer(glow::COPY_READ_BUFFER, Some(src.raw));
             gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(self.raw));
             gl.copy_buffer_sub_data(
                 glow::COPY_READ_BUFFER,
                 glow::COPY_WRITE_BUFFER,
-                0,
-                0,
-                (src.len * size_of::<T>()) as i32,
+                bytes(src_offset),
+                bytes(offset),
+                bytes(len),
             );
         }
         self.ctx
-            .check(|| format!("copying {} values between buffers", src.len))
+            .check(|| format!("copying {len} values between buffers"))
     }
 
     /// The GL name, for other GL objects in this module that refer to the buffer.

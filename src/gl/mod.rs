@@ -19,7 +19,7 @@ mod texture;
 mod timer;
 mod vertex_array;
 
-pub use buffer::{Buffer, BufferTarget, BufferUsage};
+pub use buffer::{Buffer, BufferTarget, BufferUsage, read_backs};
 pub use buffer_texture::{BufferTexture, TexelWidth};
 pub use compute::{
     ComputeKernel, ComputeLimits, ComputeProgram, LOOP_BUDGET, LOOP_LIMIT, Uniform, dispatches,

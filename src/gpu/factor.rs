@@ -240,10 +240,24 @@ impl Cholesky {
         }
     }
 
-    /// [`Cholesky::solve_many_single`] of one right side.
+    /// [`Cholesky::solve_many_single`] of one right side (the same values).
     pub(crate) fn solve_single(&self, b: &[f32]) -> Result<Vec<f32>> {
-        let b = Matrix::from_row_major(self.order(), 1, b.to_vec())?;
-        Ok(self.solve_many_single(&b)?.as_slice().to_vec())
+        Ok(self.solve_each_single(&[b])?.remove(0))
+    }
+
+    /// [`Cholesky::solve_single`] of each of `bs`, each solved as it would be alone; where L is
+    /// on the GPU, all are queued before one read brings them back.
+    pub(crate) fn solve_each_single(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
+        match &self.l {
+            Place::Device(f) => f.solve_each(bs),
+            Place::Host(_) => bs
+                .iter()
+                .map(|b| {
+                    let b = Matrix::from_row_major(self.order(), 1, b.to_vec())?;
+                    Ok(self.solve_many_single(&b)?.into_vec())
+                })
+                .collect(),
+        }
     }
 
     /// C⁻¹ = L⁻ᵀ·L⁻¹, symmetric, in f32: the m columns of the identity solved against L (on the

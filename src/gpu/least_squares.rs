@@ -9,7 +9,8 @@ use crate::least_squares::design::{Design, design_of};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
-    check_problem, check_rank, estimate_inverse_norm_1, refine, single_factor_failure,
+    check_problem, check_rank, estimate_norm_1_batched, independent_vectors, refine,
+    single_factor_failure,
 };
 use crate::matrix::{Element, Matrix, MatrixView, check_finite, check_finite_vec};
 use crate::phases::Phases;
@@ -216,22 +217,19 @@ impl Gpu {
             None => equations().rhs(),
         };
         let correct = |r: &[f64]| scaling.correct_with(r, |v| factor_l.solve(v));
-        let x0 = correct(rhs)?;
+        let (x0, first_solves) = x0_with_first_solves(
+            m,
+            |solve| scaling.correct_with(rhs, solve),
+            |vs| factor_l.solve_each(vs),
+        )?;
         let x0_time = start.elapsed();
-        phase.mark("x⁰");
+        phase.mark("x⁰, with the ‖C⁻¹‖₁ estimate's first two solves");
 
-        let mut failure = None;
-        let norm_c_scaled = scaled_norm(m, c_exponent, |v| match &device_residual {
-            Some(device) => device.apply(v).unwrap_or_else(|e| {
-                failure.get_or_insert(e);
-                vec![f64::NAN; m]
-            }),
-            None => equations().apply(v),
-        });
+        let norm_c_scaled = scaled_norm(m, c_exponent, |vs| match &device_residual {
+            Some(device) => device.apply_each(vs),
+            None => Ok(vs.iter().map(|v| equations().apply(v)).collect()),
+        })?;
         let norm_c = times_power_of_two(norm_c_scaled, -c_exponent);
-        if let Some(e) = failure {
-            return Err(e);
-        }
         phase.mark("‖C‖₁ estimate");
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
@@ -272,7 +270,7 @@ impl Gpu {
         }
         // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
         // few solves run where the factor is (its accuracy needs only a digit or two).
-        let inverse_norm = inverse_norm_through(m, |v| factor_l.solve(v))?;
+        let inverse_norm = inverse_norm_through(m, first_solves, |vs| factor_l.solve_each(vs))?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
@@ -311,6 +309,14 @@ impl Factor {
             Factor::Host(l) => l.solve_single(b),
         }
     }
+
+    /// [`Factor::solve`] of each of `bs`, with the same values; on the GPU, read back together.
+    fn solve_each(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
+        match self {
+            Factor::Device(f) => f.solve_each(bs),
+            Factor::Host(l) => l.solve_each_single(bs),
+        }
+    }
 }
 
 /// `v` in f64 (widened exactly from f32).
@@ -347,25 +353,56 @@ pub(super) fn with_scaled_rhs(
     Ok(solution)
 }
 
-/// ‖C'⁻¹‖₁ estimated through an f32 factor's `solve` (a digit or two is enough); a failed
-/// solve is its error, never a NaN estimate.
+/// The ‖C'⁻¹‖₁ estimate's right sides in f32 (its vectors rounded once).
+fn single(v: &[f64]) -> Vec<f32> {
+    v.iter().map(|&x| x as f32).collect()
+}
+
+/// The ‖C'⁻¹‖₁ estimate's first two solves, where x⁰'s solve made them.
+pub(super) type FirstSolves = Option<Vec<Vec<f32>>>;
+
+/// x⁰ = `correct(solve)`, its one solve (the f32 factor's `solve_each`) carrying the ‖C'⁻¹‖₁
+/// estimate's first two right sides, which depend on nothing ([`independent_vectors`]): x⁰,
+/// and those two solutions for [`inverse_norm_through`] (`None` where the three failed
+/// together: x⁰'s side is solved alone, and an error of the estimate's is the estimate's).
+pub(super) fn x0_with_first_solves(
+    m: usize,
+    correct: impl FnOnce(&mut dyn FnMut(&[f32]) -> Result<Vec<f32>>) -> Result<Vec<f64>>,
+    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
+) -> Result<(Vec<f64>, FirstSolves)> {
+    let [start, alternative] = independent_vectors(m).map(|v| single(&v));
+    let mut first = None;
+    let x0 = correct(&mut |b| match solve_each(&[b, &start, &alternative]) {
+        Ok(mut z) => {
+            first = Some(z.split_off(1));
+            Ok(z.remove(0))
+        }
+        Err(_) => Ok(solve_each(&[b])?.remove(0)),
+    })?;
+    Ok((x0, first))
+}
+
+/// ‖C'⁻¹‖₁ estimated through an f32 factor's `solve_each` (a digit or two is enough), the
+/// estimate's first two solves where already made (`first`, from [`x0_with_first_solves`]); a
+/// failed solve is its error, never a NaN estimate.
 pub(super) fn inverse_norm_through(
     m: usize,
-    solve: impl Fn(&[f32]) -> Result<Vec<f32>>,
+    mut first: FirstSolves,
+    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<f64> {
-    let mut failure = None;
-    let inverse_norm = estimate_inverse_norm_1(m, |v| {
-        let single: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-        match solve(&single) {
-            Ok(z) => z.into_iter().map(f64::from).collect(),
-            Err(e) => {
-                failure.get_or_insert(e);
-                vec![f64::NAN; m]
+    estimate_norm_1_batched(m, |vs| {
+        let z = match first.take() {
+            Some(first) => {
+                debug_assert!(vs == independent_vectors(m), "the estimate's first vectors");
+                first
             }
-        }
-    });
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(inverse_norm),
-    }
+            None => {
+                let sides: Vec<Vec<f32>> = vs.iter().map(|v| single(v)).collect();
+                solve_each(&sides.iter().map(Vec::as_slice).collect::<Vec<_>>())?
+            }
+        };
+        Ok(z.into_iter()
+            .map(|z| z.into_iter().map(f64::from).collect())
+            .collect())
+    })
 }

@@ -207,15 +207,23 @@ impl DeviceResidual {
 
     /// rᵏ = AD²b − A·D²·Aᵀ·x for an x of length m.
     pub fn residual(&self, x: &[f64]) -> Result<Vec<f64>> {
-        self.product("the residual", x, &self.f)
+        Ok(self.product_each("the residual", &[x], &self.f)?.remove(0))
     }
 
-    /// C·v = A·D²·Aᵀ·v in double precision (the condition estimate's products).
+    /// C·v = A·D²·Aᵀ·v in double precision, one product alone (the tests' reference for
+    /// [`DeviceResidual::apply_each`]).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub fn apply(&self, v: &[f64]) -> Result<Vec<f64>> {
-        Ok(self
-            .product("the product with C", v, &self.zero)?
+        Ok(self.apply_each(&[v])?.remove(0))
+    }
+
+    /// [`DeviceResidual::apply`] of each of `vs`, with the same values, all queued before one
+    /// read brings them back.
+    pub fn apply_each(&self, vs: &[&[f64]]) -> Result<Vec<Vec<f64>>> {
+        let products = self.product_each("the product with C", vs, &self.zero)?;
+        Ok(products
             .into_iter()
-            .map(|r| -r)
+            .map(|p| p.into_iter().map(|r| -r).collect())
             .collect())
     }
 
@@ -243,16 +251,53 @@ impl DeviceResidual {
         Ok(out)
     }
 
-    /// f − A·D²·Aᵀ·x for an x of length m.
-    fn product(&self, what: &str, x: &[f64], f: &Buffer<f64>) -> Result<Vec<f64>> {
-        if x.len() != self.m {
+    /// f − A·D²·Aᵀ·x for each x of `xs` (of length m), one after the other through the same
+    /// buffers (the same launches as for one): each result is copied aside on the GPU, and all
+    /// come back in one read.
+    fn product_each(&self, what: &str, xs: &[&[f64]], f: &Buffer<f64>) -> Result<Vec<Vec<f64>>> {
+        let m = self.m;
+        if let Some(x) = xs.iter().find(|x| x.len() != m) {
             return Err(Error::shape(format!(
-                "{what} needs a vector of length {}, but it has {}",
-                self.m,
+                "{what} needs a vector of length {m}, but it has {}",
                 x.len()
             )));
         }
-        self.x.write(0, x)?;
+        match xs {
+            [] => return Ok(Vec::new()),
+            [x] => {
+                self.x.write(0, x)?;
+                self.product_into_r(f)?;
+                return Ok(vec![self.r.download_range(0, m)?]);
+            }
+            _ => {}
+        }
+        // The xs go up together and are copied into place on the GPU, one per product.
+        let count = xs.len();
+        let inputs = Buffer::new(
+            &self.ctx,
+            BufferTarget::Storage,
+            BufferUsage::Stream,
+            &xs.concat(),
+        )?;
+        let outputs = Buffer::<f64>::uninitialized(
+            &self.ctx,
+            BufferTarget::Storage,
+            BufferUsage::Stream,
+            count * m,
+        )?;
+        for i in 0..count {
+            self.x.copy_range_from(&inputs, i * m, 0, m)?;
+            self.product_into_r(f)?;
+            outputs.copy_range_from(&self.r, 0, i * m, m)?;
+        }
+        let values = outputs.download_range(0, count * m)?;
+        Ok((0..count)
+            .map(|i| values[i * m..(i + 1) * m].to_vec())
+            .collect())
+    }
+
+    /// r = f − A·D²·Aᵀ·x on the GPU, x as the x buffer holds it; nothing read back.
+    fn product_into_r(&self, f: &Buffer<f64>) -> Result<()> {
         let chunks = row_chunks(self.m, self.n);
         let k = self.kernels.transpose_product.get()?;
         k.set_all(&[
@@ -276,8 +321,7 @@ impl DeviceResidual {
         self.partial.bind_base(2);
         self.y.bind_base(3);
         self.over_columns(k, 1)?;
-        self.run_residual(f)?;
-        self.r.download_range(0, self.m)
+        self.run_residual(f)
     }
 
     /// Runs `k`, one invocation per column of A (`col_base` its first), over all n columns in

@@ -3,7 +3,9 @@
 //! tests, fallback to an f64 Cholesky and diagnostics ([`crate::least_squares`]).
 
 use super::least_squares::SINGLE_CONDITION_LIMIT;
-use super::least_squares::{double_vec, inverse_norm_through, with_scaled_rhs};
+use super::least_squares::{
+    double_vec, inverse_norm_through, with_scaled_rhs, x0_with_first_solves,
+};
 use super::spd_device::SpdDevice;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
@@ -257,9 +259,10 @@ impl Gpu {
         };
         let factor = start.elapsed();
         phase.mark("C rounded, up, factored, pivots checked");
-        // z = C⁻¹·r through the f32 factor of C' = 2^e·C: r by 2^t into [1, 2) before rounding
-        // (residuals shrink by orders of magnitude per step), z = 2^(e−t)·C'⁻¹·(2^t·r).
-        let correct = |r: &[f64]| -> Result<Vec<f64>> {
+        // z = C⁻¹·r through `solve` with the f32 factor of C' = 2^e·C: r by 2^t into [1, 2)
+        // before rounding (residuals shrink by orders of magnitude per step), z =
+        // 2^(e−t)·C'⁻¹·(2^t·r).
+        let correct_through = |r: &[f64], solve: &mut dyn FnMut(&[f32]) -> Result<Vec<f32>>| {
             let r_max = norm_inf(r);
             let t = if r_max > 0.0 && r_max.is_finite() {
                 -exponent_of(r_max)
@@ -267,14 +270,21 @@ impl Gpu {
                 0
             };
             let single: Vec<f32> = r.iter().map(|&v| times_power_of_two(v, t) as f32).collect();
-            Ok(l.solve_single(&single)?
-                .into_iter()
-                .map(|z| times_power_of_two(f64::from(z), exponent - t))
-                .collect())
+            Ok::<_, Error>(
+                solve(&single)?
+                    .into_iter()
+                    .map(|z| times_power_of_two(f64::from(z), exponent - t))
+                    .collect(),
+            )
         };
-        let x0 = correct(b)?;
+        let correct = |r: &[f64]| correct_through(r, &mut |v| l.solve_single(v));
+        let (x0, first_solves) = x0_with_first_solves(
+            m,
+            |solve| correct_through(b, solve),
+            |vs| l.solve_each_single(vs),
+        )?;
         let x0_time = start.elapsed();
-        phase.mark("x⁰");
+        phase.mark("x⁰, with the ‖C⁻¹‖₁ estimate's first two solves");
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
             |x| match &device {
@@ -301,7 +311,7 @@ impl Gpu {
             return Ok(solution);
         }
         // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough).
-        let inverse_norm = inverse_norm_through(m, |v| l.solve_single(v))?;
+        let inverse_norm = inverse_norm_through(m, first_solves, |vs| l.solve_each_single(vs))?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ an f64 factor decides whether C is singular, and its estimate counts.

@@ -67,11 +67,43 @@ impl DeviceFactor {
         check_finite("B (the right sides)", b)?;
         let mut x = DeviceRhs::upload(&self.kernels, b, self.max_bytes)?;
         solve::solve_in_place_cached(&self.kernels, &self.l, &self.solves, &mut x)?;
-        let x = x.download()?;
+        self.unshifted(x.download()?)
+    }
+
+    /// Solves L·Lᵀ·x = b on the GPU.
+    pub(crate) fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
+        let mut x = self.solve_each(&[b])?;
+        Ok(x.remove(0))
+    }
+
+    /// [`DeviceFactor::solve`] of each of `bs`, each solved as it would be alone (the same
+    /// launches, the same values) but all queued before one read brings them back.
+    pub(crate) fn solve_each(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
+        let m = self.order();
+        let mut xs = Vec::with_capacity(bs.len());
+        for b in bs {
+            if b.len() != m {
+                return Err(Error::shape(format!(
+                    "the factor is {m}x{m}, so the right side needs {m} entries, but has {}",
+                    b.len()
+                )));
+            }
+            crate::matrix::check_finite_vec("b (the right side)", b)?;
+            let b = Matrix::from_row_major(m, 1, b.to_vec())?;
+            xs.push(DeviceRhs::upload(&self.kernels, &b, self.max_bytes)?);
+        }
+        solve::solve_each_read_back(&self.kernels, &self.l, &self.solves, &mut xs)?
+            .into_iter()
+            .map(|x| Ok(self.unshifted(x)?.into_vec()))
+            .collect()
+    }
+
+    /// X as solved against the stored L' = 2^k·L, scaled back to C⁻¹·B = 4^k·(4^k·C)⁻¹·B; an
+    /// entry that leaves f32's range then is [`NumericalError::OutOfRange`].
+    fn unshifted(&self, x: Matrix<f32>) -> Result<Matrix<f32>> {
         if self.shift == 0 {
             return Ok(x);
         }
-        // C⁻¹ = 4^k·(4^k·C)⁻¹.
         let x = x.map(|v| times_power_of_two(f64::from(v), 2 * self.shift) as f32);
         if let Some(p) = x.as_slice().iter().position(|v| !v.is_finite()) {
             return Err(NumericalError::OutOfRange {
@@ -85,21 +117,6 @@ impl DeviceFactor {
             .into());
         }
         Ok(x)
-    }
-
-    /// Solves L·Lᵀ·x = b on the GPU.
-    pub(crate) fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
-        let m = self.order();
-        if b.len() != m {
-            return Err(Error::shape(format!(
-                "the factor is {m}x{m}, so the right side needs {m} entries, but has {}",
-                b.len()
-            )));
-        }
-        crate::matrix::check_finite_vec("b (the right side)", b)?;
-        Ok(self
-            .solve_many(&Matrix::from_row_major(m, 1, b.to_vec())?)?
-            .into_vec())
     }
 
     /// L' = 2^k·L as stored, read back.

@@ -6,7 +6,7 @@
 use super::refinement::Equations;
 use super::{
     Criterion, Fallback, Solution, SolveOptions, Timings, estimate_inverse_norm_1, estimate_norm_1,
-    refine,
+    estimate_norm_1_batched, refine,
 };
 use crate::cpu;
 use crate::error::{NumericalError, Result};
@@ -190,7 +190,9 @@ pub(crate) fn solve_in_double(
     (start, factor): (Instant, Duration),
 ) -> Result<Solution> {
     let m = equations.order();
-    let norm_c_scaled = scaled_norm(m, scaled.exponent, |v| equations.apply(v));
+    let Ok(norm_c_scaled) = scaled_norm(m, scaled.exponent, |vs| {
+        Ok::<_, std::convert::Infallible>(vs.iter().map(|v| equations.apply(v)).collect())
+    });
     let norm_c = times_power_of_two(norm_c_scaled, -scaled.exponent);
     let condition = norm_c_scaled * double.inverse_norm_scaled();
     double.check_singular(scaled.diagonal)?;
@@ -235,16 +237,30 @@ pub(crate) fn solve_in_double(
     })
 }
 
-/// An estimate of ‖C'‖₁ = ‖2^s·C‖₁ from products with C (`apply`), each taken as
-/// 2^(s−h)·C·(2^h·v), h = s/2, so that neither the product nor its input leaves f64's range
-/// where C itself lies near its edges (the ‖C‖₁ of the condition estimate κ₁ = ‖C'‖₁·‖C'⁻¹‖₁).
-pub(crate) fn scaled_norm(m: usize, s: i32, mut apply: impl FnMut(&[f64]) -> Vec<f64>) -> f64 {
+/// An estimate of ‖C'‖₁ = ‖2^s·C‖₁ from products with C (`apply_many`, several vectors a call,
+/// as [`estimate_norm_1_batched`] makes them), each taken as 2^(s−h)·C·(2^h·v), h = s/2, so that
+/// neither the product nor its input leaves f64's range where C itself lies near its edges (the
+/// ‖C‖₁ of the condition estimate κ₁ = ‖C'‖₁·‖C'⁻¹‖₁). An error from `apply_many` is the
+/// estimate's.
+pub(crate) fn scaled_norm<E>(
+    m: usize,
+    s: i32,
+    mut apply_many: impl FnMut(&[&[f64]]) -> std::result::Result<Vec<Vec<f64>>, E>,
+) -> std::result::Result<f64, E> {
     let h = s / 2;
-    estimate_norm_1(m, |v| {
-        let w: Vec<f64> = v.iter().map(|&x| times_power_of_two(x, h)).collect();
-        apply(&w)
+    estimate_norm_1_batched(m, |vs| {
+        let ws: Vec<Vec<f64>> = vs
+            .iter()
+            .map(|v| v.iter().map(|&x| times_power_of_two(x, h)).collect())
+            .collect();
+        let ws: Vec<&[f64]> = ws.iter().map(Vec::as_slice).collect();
+        Ok(apply_many(&ws)?
             .into_iter()
-            .map(|y| times_power_of_two(y, s - h))
-            .collect()
+            .map(|y| {
+                y.into_iter()
+                    .map(|y| times_power_of_two(y, s - h))
+                    .collect()
+            })
+            .collect())
     })
 }

@@ -32,7 +32,9 @@ pub mod normal_equations;
 mod outcome;
 mod refinement;
 
-pub use condition::{estimate_inverse_norm_1, estimate_norm_1};
+pub use condition::{
+    estimate_inverse_norm_1, estimate_norm_1, estimate_norm_1_batched, independent_vectors,
+};
 pub use double::DoubleFactor;
 pub use normal_equations::{
     solve_normal_equations_faer, solve_normal_equations_reference, solve_with_factor,

@@ -67,30 +67,184 @@ pub fn solve_in_place_cached(
     cache: &SolveCache,
     b: &mut DeviceRhs,
 ) -> Result<()> {
-    if b.rows != l.order() {
+    solve_each_in_place_cached(k, l, cache, std::slice::from_mut(b))
+}
+
+/// [`solve_in_place_cached`] for each of `bs` in turn, each solved as it would be alone (the
+/// same launches, the same values), with nothing waited on between them: the chained solves'
+/// gave-up words are read back together, once, after all are queued.
+pub fn solve_each_in_place_cached(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+) -> Result<()> {
+    solve_each_given(k, l, cache, bs, false)
+}
+
+/// [`solve_each_in_place_cached`] with each chain marked as given up before it runs where
+/// `given_up` (the tests' way onto that path).
+fn solve_each_given(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+    given_up: bool,
+) -> Result<()> {
+    let chains = launch_each(k, l, cache, bs, given_up)?;
+    let (_, gave_up) = read_together(k, &[], &chains)?;
+    finish(k, l, cache, bs, &chains, &gave_up)?;
+    Ok(())
+}
+
+/// [`solve_each_in_place_cached`], then X read back: the solutions and the chains' gave-up
+/// words in one read (a chain that gave up is solved again the blocked way and read again).
+pub fn solve_each_read_back(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+) -> Result<Vec<Matrix<f32>>> {
+    let chains = launch_each(k, l, cache, bs, false)?;
+    let (xs, gave_up) = read_together(k, bs, &chains)?;
+    match finish(k, l, cache, bs, &chains, &gave_up)? {
+        true => Ok(read_together(k, bs, &[])?.0),
+        false => Ok(xs),
+    }
+}
+
+/// Launches the solves of each of `bs`, none waited on: through the inverted diagonal blocks
+/// where the kernels have them (one right-hand side as a chain where they have one,
+/// [`launch_chain`]; `given_up` marks each chain as given up before it runs), else by two
+/// blocked triangular solves. The chains, by index into `bs`, for [`finish`].
+fn launch_each(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+    given_up: bool,
+) -> Result<Vec<(usize, Chain)>> {
+    if let Some(b) = bs.iter().find(|b| b.rows != l.order()) {
         return Err(Error::shape(format!(
             "the factor is {m}x{m}, so the right-hand sides need {m} rows, but have {}",
             b.rows,
             m = l.order()
         )));
     }
+    let mut chains = Vec::new();
     // L·Y = B  ⇔  Yᵀ = Bᵀ·L⁻ᵀ;  Lᵀ·X = Y  ⇔  Xᵀ = Yᵀ·L⁻¹.
-    if k.solves_by_inverses() && l.part_count() == 1 {
-        let inv = match cache.inverted.get() {
-            Some(inv) => inv,
-            None => {
-                let inv = inverted_blocks(k, l)?;
-                cache.inverted.get_or_init(|| inv)
+    match inverses(k, l, cache)? {
+        Some(inv) => {
+            for (i, b) in bs.iter_mut().enumerate() {
+                let chain = match b.cols == 1 && k.solves_by_chain() {
+                    true => launch_chain(k, l, inv, b, given_up)?,
+                    false => None,
+                };
+                match chain {
+                    Some(chain) => chains.push((i, chain)),
+                    None => solve_by_inverses(k, l, inv, b)?,
+                }
             }
-        };
-        if !(b.cols == 1 && k.solves_by_chain() && solve_by_chain(k, l, inv, b, false)?) {
-            solve_by_inverses(k, l, inv, b)?;
         }
-    } else {
-        trsm_factor(k, b.transposed(), l, false)?;
-        trsm_factor(k, b.transposed(), l, true)?;
+        None => {
+            for b in bs {
+                trsm_factor(k, b.transposed(), l, false)?;
+                trsm_factor(k, b.transposed(), l, true)?;
+            }
+        }
     }
-    k.check("the tiled triangular solves")
+    Ok(chains)
+}
+
+/// The factor's inverted diagonal blocks (made once, kept in `cache`) where the solves run
+/// through them: kernels with shared-memory tiles and L in one buffer.
+fn inverses<'c>(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &'c SolveCache,
+) -> Result<Option<&'c Buffer<f32>>> {
+    if !(k.solves_by_inverses() && l.part_count() == 1) {
+        return Ok(None);
+    }
+    if let Some(inv) = cache.inverted.get() {
+        return Ok(Some(inv));
+    }
+    let inv = inverted_blocks(k, l)?;
+    Ok(Some(cache.inverted.get_or_init(|| inv)))
+}
+
+/// Completes [`launch_each`]'s solves given whether each chain gave up (`gave_up`, in `chains`'
+/// order): those that did are restored and solved the blocked way. Whether any did.
+fn finish(
+    k: &TiledKernels,
+    l: &TiledMatrix,
+    cache: &SolveCache,
+    bs: &mut [DeviceRhs],
+    chains: &[(usize, Chain)],
+    gave_up: &[bool],
+) -> Result<bool> {
+    let mut again = false;
+    for ((i, chain), &gave_up) in chains.iter().zip(gave_up) {
+        if !gave_up {
+            k.chained();
+            continue;
+        }
+        log::debug!("the chained solve gave up waiting: solving the blocked way");
+        let inv = inverses(k, l, cache)?.expect("chains run where the blocks are inverted");
+        bs[*i].buffer.copy_from(&chain.saved)?;
+        solve_by_inverses(k, l, inv, &mut bs[*i])?;
+        again = true;
+    }
+    k.check("the tiled triangular solves")?;
+    Ok(again)
+}
+
+/// The values of `bs` and whether each of `chains` gave up waiting (its two gave-up words), all
+/// copied into one buffer on the GPU and brought back in one read (none where there is nothing
+/// to read; one right-hand side alone is read from where it lies).
+fn read_together(
+    k: &TiledKernels,
+    bs: &[DeviceRhs],
+    chains: &[(usize, Chain)],
+) -> Result<(Vec<Matrix<f32>>, Vec<bool>)> {
+    let sizes: Vec<usize> = bs.iter().map(|b| b.rows * b.cols).collect();
+    let values = sizes.iter().sum::<usize>();
+    let total = values + 2 * chains.len();
+    let all = match (bs, chains) {
+        _ if total == 0 => Vec::new(),
+        ([b], []) => b.buffer.download()?,
+        _ => {
+            let all = Buffer::<f32>::uninitialized(
+                k.context(),
+                BufferTarget::Storage,
+                BufferUsage::Stream,
+                total,
+            )?;
+            let mut offset = 0;
+            for (b, &size) in bs.iter().zip(&sizes) {
+                all.copy_range_from(&b.buffer, 0, offset, size)?;
+                offset += size;
+            }
+            for (_, chain) in chains {
+                all.copy_range_from(&chain.forward, 1, offset, 1)?;
+                all.copy_range_from(&chain.backward, 1, offset + 1, 1)?;
+                offset += 2;
+            }
+            all.download()?
+        }
+    };
+    let (mut values, words) = all.split_at(values);
+    let mut xs = Vec::with_capacity(bs.len());
+    for (b, &size) in bs.iter().zip(&sizes) {
+        let (x, rest) = values.split_at(size);
+        xs.push(Matrix::from_row_major(b.rows, b.cols, x.to_vec())?);
+        values = rest;
+    }
+    let gave_up = words
+        .chunks_exact(2)
+        .map(|w| w[0].to_bits() | w[1].to_bits() != 0)
+        .collect();
+    Ok((xs, gave_up))
 }
 
 /// The diagonal blocks the solves invert: (first row, order, inverse slot), blocks of
@@ -166,26 +320,33 @@ fn inverted_blocks(k: &TiledKernels, l: &TiledMatrix) -> Result<Buffer<f32>> {
     Ok(inv)
 }
 
-/// Both solves for one right-hand side as one chained launch each way
+/// A chained solve launched ([`launch_chain`]) and not yet checked: its sync words (the
+/// gave-up word at index 1) and b as it was, for the blocked solve should it have given up.
+struct Chain {
+    forward: Buffer<u32>,
+    backward: Buffer<u32>,
+    saved: Buffer<f32>,
+}
+
+/// Launches both solves for one right-hand side as one chained launch each way
 /// (glsl/tiled/trsv_chain.comp): the blocks' dependences wait on flags on the GPU instead of
-/// between launches. False (b as it was) where a work group gave up waiting (a software
-/// renderer's loop limit): the caller solves the blocked way.
-/// A chain over more blocks than [`chain_spin_limit`] allows is not started (false).
-/// `given_up` marks the chain as given up before it runs (the tests' way onto that path).
-fn solve_by_chain(
+/// between launches. Whether a work group gave up waiting (a software renderer's loop limit)
+/// is known only once the chain has run ([`gave_up`]); then b is restored from the chain's
+/// copy and solved the blocked way. `None` (nothing launched) where the chain would span more
+/// blocks than [`chain_spin_limit`] allows, or m is 0. `given_up` marks the chain as given up
+/// before it runs (the tests' way onto that path).
+fn launch_chain(
     k: &TiledKernels,
     l: &TiledMatrix,
     inv: &Buffer<f32>,
-    b: &mut DeviceRhs,
+    b: &DeviceRhs,
     given_up: bool,
-) -> Result<bool> {
+) -> Result<Option<Chain>> {
     let m = b.rows;
-    if m == 0 {
-        return Ok(true);
-    }
     let tri = l.triangle();
-    let Some(spin_limit) = chain_spin_limit(solve_blocks(tri).len()) else {
-        return Ok(false);
+    let spin_limit = match chain_spin_limit(solve_blocks(tri).len()) {
+        Some(limit) if m > 0 => limit,
+        _ => return Ok(None),
     };
     let (n1, views) = match tri {
         Triangle::Square(v) => (m, [v, v, v]),
@@ -215,14 +376,11 @@ fn solve_by_chain(
     };
     k.trsv_chain(&chain(&forward), false)?;
     k.trsv_chain(&chain(&backward), true)?;
-    let gave_up = forward.download_range(1, 1)?[0] | backward.download_range(1, 1)?[0];
-    if gave_up != 0 {
-        log::debug!("the chained solve gave up waiting: solving the blocked way");
-        b.buffer.copy_from(&saved)?;
-        return Ok(false);
-    }
-    k.chained();
-    Ok(true)
+    Ok(Some(Chain {
+        forward,
+        backward,
+        saved,
+    }))
 }
 
 /// [`solve_in_place`] with one right-hand side where the chained solve is told, before it
@@ -234,11 +392,7 @@ pub fn solve_after_chain_gives_up(
     l: &TiledMatrix,
     b: &mut DeviceRhs,
 ) -> Result<()> {
-    let inv = inverted_blocks(k, l)?;
-    if !solve_by_chain(k, l, &inv, b, true)? {
-        solve_by_inverses(k, l, &inv, b)?;
-    }
-    k.check("the tiled triangular solves")
+    solve_each_given(k, l, &SolveCache::default(), std::slice::from_mut(b), true)
 }
 
 /// Both solves as products with the inverses of the factor's diagonal blocks of

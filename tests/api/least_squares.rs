@@ -443,3 +443,31 @@ fn designs_with_exact_zeros_give_a_single_precision_first_solution() {
         }
     }
 }
+
+/// The condition estimate's products several at a time (`apply_each`): bit for bit the
+/// products one at a time, read back in one read.
+#[test]
+fn products_applied_each_are_the_single_products() {
+    let gpu = Gpu::new().unwrap();
+    if !gpu.info().has_compute() {
+        eprintln!("skipped: no compute shaders on {}", gpu.info().renderer);
+        return;
+    }
+    for m in [1, 7, 31, 32, 33, 100, 129] {
+        let p = random_least_squares(60 + m as u64, m);
+        let device = gpu.device_residual(&p.a, &p.d, &p.b).unwrap();
+        let x: Vec<f64> = (0..m).map(|i| (i as f64 * 0.37).sin()).collect();
+        let ones = vec![1.0 / m as f64; m];
+        let vs = [&x[..], &ones, &x];
+        let alone: Vec<Vec<f64>> = vs.iter().map(|v| device.apply(v).unwrap()).collect();
+        let reads = symraster::gl::read_backs();
+        let each = device.apply_each(&vs).unwrap();
+        assert_eq!(symraster::gl::read_backs(), reads + 1, "m = {m}");
+        let bits = |v: &[Vec<f64>]| -> Vec<Vec<u64>> {
+            v.iter()
+                .map(|v| v.iter().map(|x| x.to_bits()).collect())
+                .collect()
+        };
+        assert_eq!(bits(&each), bits(&alone), "m = {m}");
+    }
+}

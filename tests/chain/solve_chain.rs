@@ -110,3 +110,46 @@ fn a_chain_that_gave_up_is_solved_the_blocked_way() {
         }
     }
 }
+
+/// Several right sides solved each as alone and read back together (`solve_each_read_back`):
+/// bit for bit the single solves' values, in one read from the GPU (the solutions and the
+/// chains' gave-up words) where each single solve takes two of its own.
+#[test]
+fn right_sides_solved_each_are_the_single_solves() {
+    let gpu = common::chain::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    for m in [1, 7, 31, 32, 33, 100, 129] {
+        let mut rng = problems::rng(80 + m as u64);
+        for storage in [Storage::Full, Storage::Rfp] {
+            let (c, _, b) = factored(&gpu, &k, &mut rng, m, storage);
+            let ones = Matrix::from_fn(m, 1, |_, _| 1.0 / m as f32);
+            let alternating = Matrix::from_fn(m, 1, |i, _| if i % 2 == 0 { 1.5 } else { -2.0 });
+            let sides = [b, ones, alternating];
+            let cache = solve::SolveCache::default();
+            let alone: Vec<Matrix<f32>> = sides
+                .iter()
+                .map(|b| {
+                    let mut x = DeviceRhs::upload(&k, b, MAX).unwrap();
+                    solve::solve_in_place_cached(&k, &c, &cache, &mut x).unwrap();
+                    x.download().unwrap()
+                })
+                .collect();
+            let (reads, chained) = (symraster::gl::read_backs(), k.chained_solves());
+            let mut xs: Vec<DeviceRhs> = sides
+                .iter()
+                .map(|b| DeviceRhs::upload(&k, b, MAX).unwrap())
+                .collect();
+            let each = solve::solve_each_read_back(&k, &c, &cache, &mut xs).unwrap();
+            assert_eq!(k.chained_solves(), chained + 3, "{storage:?} m {m}");
+            assert_eq!(symraster::gl::read_backs(), reads + 1, "{storage:?} m {m}");
+            for (j, (got, want)) in each.iter().zip(&alone).enumerate() {
+                let bits =
+                    |x: &Matrix<f32>| x.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(got), bits(want), "{storage:?} m {m}, side {j}");
+            }
+        }
+    }
+}
