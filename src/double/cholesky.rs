@@ -149,14 +149,19 @@ pub(crate) fn upload_scaled(
 }
 
 /// The host rows the read-back of a packed triangle writes into, from all cores.
-struct SharedRows(*mut f64);
+pub(crate) struct SharedRows(*mut f64);
 
 // SAFETY: the callers write disjoint entries, each once, while the rows are alive.
 unsafe impl Sync for SharedRows {}
 
 impl SharedRows {
-    fn at(&self, index: usize) -> *mut f64 {
-        // SAFETY (of the callers' use): `index` lies within the rows.
+    /// The rows of `values` (which must outlive every write through them).
+    pub(crate) fn new(values: &mut [f64]) -> Self {
+        Self(values.as_mut_ptr())
+    }
+
+    /// Where entry `index` lies (the callers keep it within the rows).
+    pub(crate) fn at(&self, index: usize) -> *mut f64 {
         self.0.wrapping_add(index)
     }
 }
@@ -279,7 +284,7 @@ pub(crate) fn cholesky(
     // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), from the packed rows as
     // they come back, zeros elsewhere.
     let mut l = vec![0.0; n * n];
-    let out = SharedRows(l.as_mut_ptr());
+    let out = SharedRows::new(&mut l);
     read_triangle(kernels, &f.w, n, upper, &|i, j0, values| {
         let at = i * n + j0;
         // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint, and
