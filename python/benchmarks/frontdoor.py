@@ -5,8 +5,9 @@ Each operation is timed from the caller's numpy arrays to numpy results (wall ti
 torch runs from the same numpy arrays in the same process (``torch.from_numpy(...).cuda()``,
 the op, ``.cpu().numpy()``, ``torch.cuda.synchronize()``):
 
-- solve_pos (float64): ``la.solve(C, b, assume_a="pos")``; torch ``linalg.cholesky`` +
-  ``cholesky_solve``.
+- solve_pos (float64, and float32: C and b rounded to float32, ours refined to float64's
+  accuracy and returned in float32, torch's in float32): ``la.solve(C, b, assume_a="pos")``;
+  torch ``linalg.cholesky`` + ``cholesky_solve``.
 - cholesky (float64 and float32): ``la.cholesky(C, lower=True)``; ``linalg.cholesky``.
 - cho_factor_solve (float64): ``la.cho_solve(la.cho_factor(C), b)``; torch as scipy's pair
   runs: ``linalg.cholesky`` with the factor back as a numpy array (what ``cho_factor``
@@ -232,6 +233,13 @@ def dense_cases(m, ops, rng, with_torch):
                    lambda: la.solve(c, b, assume_a="pos"),
                    tv and (lambda: t_cho_solve(c, b)),
                    lambda x: backward_error(c, x, b), 1e-11)
+        c32, b32 = c.astype(np.float32), b.astype(np.float32)
+        yield Case("solve_pos", m, m, "float32",
+                   lambda: la.solve(c32, b32, assume_a="pos"),
+                   tv and (lambda: t_cho_solve(c32, b32)),
+                   lambda x: backward_error(c32.astype(np.float64), x.astype(np.float64),
+                                            b32.astype(np.float64)), 1e-6)
+        del c32, b32
     if "cholesky" in want:
         yield Case("cholesky", m, m, "float64",
                    lambda: la.cholesky(c, lower=True),

@@ -8,7 +8,8 @@
 //!
 //! Ops (f64 unless said; C symmetric with entries uniform in (−1, 1) off the diagonal and m on
 //! it, as solve_bench's; A, d, b uniform in (0, 1), section 5.3's random problem):
-//! - `solve_pos`: `Gpu::spd_solve(C, b)`, C m×m, b m.
+//! - `solve_pos`: `Gpu::spd_solve(C, b)`, C m×m, b m; float64, and float32 (C and b rounded
+//!   to f32: the solve refined to f64's accuracy of the f32 system).
 //! - `cholesky` float64: `Gpu::cholesky_double(C)` (C's lower triangle read where it lies);
 //!   float32: `Gpu::cholesky(C32)` then `.into_l()`.
 //! - `cho_factor_solve`: `Gpu::cholesky_double(C)` then `host::cholesky_solve(L, b)`, one right
@@ -226,6 +227,23 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
                 report("solve_pos", m, m, "float64", &t, e, 1e-11);
             }
             Err(e) => fail("solve_pos", "float64", e),
+        }
+        let (c32, b32) = (
+            c.map(|x| x as f32),
+            b.iter().map(|&x| x as f32).collect::<Vec<_>>(),
+        );
+        match time(runs, max, || {
+            gpu.spd_solve(&c32, &b32, SolveOptions::default())
+        }) {
+            Ok(t) => {
+                let (c64, b64) = (
+                    c32.map(f64::from),
+                    b32.iter().map(|&x| f64::from(x)).collect::<Vec<_>>(),
+                );
+                let e = backward_error(c64.as_slice(), &t.result.x, &b64);
+                report("solve_pos", m, m, "float32", &t, e, 1e-11);
+            }
+            Err(e) => fail("solve_pos", "float32", e),
         }
     }
     if want("cholesky") {
