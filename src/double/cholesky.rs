@@ -7,6 +7,8 @@ use super::kernels::{DoubleKernels, MAX_BLOCK};
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
+pub(crate) use crate::layout::by_rows::SharedRows;
+use crate::layout::by_rows::row_of;
 use crate::matrix::Matrix;
 use crate::phases::Phases;
 use crate::scaling::{equilibration_exponents, pivot_in_units, times_power_of_two};
@@ -79,16 +81,6 @@ pub(crate) fn exponents_of(c: &SymmetricView<'_>) -> Vec<i32> {
     equilibration_exponents((0..c.order()).map(|j| c.get(j, j)))
 }
 
-/// Where row i of an order-n triangle packed by rows starts (the lower triangle's row i holds
-/// entries 0..=i, the upper's entries i..n).
-pub(crate) fn row_start(n: usize, upper: bool, i: usize) -> usize {
-    if upper {
-        i * n - i * i.saturating_sub(1) / 2
-    } else {
-        i * (i + 1) / 2
-    }
-}
-
 /// S·C·S on the device as an order-n row-major square: the triangle `c` stores goes up packed
 /// by rows (read where it lies, scaled on the way), and the GPU makes its lower triangle, or
 /// with `both` the whole square, from it (NaN elsewhere).
@@ -148,24 +140,6 @@ pub(crate) fn upload_scaled(
     Ok(square)
 }
 
-/// The host rows the read-back of a packed triangle writes into, from all cores.
-pub(crate) struct SharedRows(*mut f64);
-
-// SAFETY: the callers write disjoint entries, each once, while the rows are alive.
-unsafe impl Sync for SharedRows {}
-
-impl SharedRows {
-    /// The rows of `values` (which must outlive every write through them).
-    pub(crate) fn new(values: &mut [f64]) -> Self {
-        Self(values.as_mut_ptr())
-    }
-
-    /// Where entry `index` lies (the callers keep it within the rows).
-    pub(crate) fn at(&self, index: usize) -> *mut f64 {
-        self.0.wrapping_add(index)
-    }
-}
-
 /// Reads back the lower triangle L of the order-n square `square`, or with `upper` U = Lᵀ's
 /// upper triangle, packed on the GPU so that only the triangle crosses the bus, handing each
 /// run of a row to `consume(i, j0, values)` (row i's entries from column j0) on all cores.
@@ -197,20 +171,6 @@ pub(crate) fn read_triangle(
             (o, i, at) = (o + take, i + 1, 0);
         }
     })
-}
-
-/// The row holding entry `first` of an order-n triangle packed by rows, and its place there.
-fn row_of(n: usize, upper: bool, first: usize) -> (usize, usize) {
-    let (mut lo, mut hi) = (0, n);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if row_start(n, upper, mid) <= first {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    (lo, first - row_start(n, upper, lo))
 }
 
 /// Factors S·C·S held in `w` (its lower triangle) in place.

@@ -2,6 +2,7 @@
 //! rectangular packed texture layouts (sections 3.2-3.3), the host-side [`PackedMatrix`], and
 //! LAPACK's RFP format ([`rfp`]).
 
+pub(crate) mod by_rows;
 mod packed;
 pub mod rfp;
 
