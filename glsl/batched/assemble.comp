@@ -1,6 +1,6 @@
 // Batched assembly: the lower triangle of Cₚ = Aₚ·diag(dₚ)·Aₚᵀ for every problem p of the
-// launch, one work group per problem (common.glsl, observations.glsl), written to C in full
-// storage (N x N per problem, the batch outer) with zeros above the diagonal.
+// launch, one work group per problem (common.glsl, observations.glsl), written to C packed by
+// rows (NP per problem, the batch outer; the host unpacks it, zeros above the diagonal).
 layout(std430, binding = 3) writeonly buffer CBuf { float c[]; };
 #ifdef GRAM
 // C's packed lower triangle per problem (NP + N floats apart), formed by the assembly's own
@@ -17,10 +17,6 @@ void main() {
 #else
     assemble();
 #endif
-    uint base = problem * uint(N * N);
-    for (uint e = t; occupied && e < uint(N * N); e += uint(T)) {
-        uint i = e / uint(N);
-        uint k = e % uint(N);
-        c[base + e] = k <= i ? S(lower_index(i, k)) : 0.0;
-    }
+    uint base = problem * uint(NP);
+    for (uint e = t; occupied && e < uint(NP); e += uint(T)) c[base + e] = S(e);
 }

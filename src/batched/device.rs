@@ -3,10 +3,11 @@
 //! the read-back. [`run`] takes a whole batch through in chunks of [`Plan::chunk`] problems.
 
 use super::gram::GramShape;
+use super::packed::{read_lower, upload_lower};
 use super::prepare::prepared;
 pub use super::prepare::Prepare;
 use super::kernels::BatchedKernels;
-use super::plan::{Job, Plan, WorkStorage};
+use super::plan::{Job, Plan, WorkStorage, packed};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use crate::phases::Phases;
@@ -17,7 +18,8 @@ use std::rc::Rc;
 /// A whole batch's inputs in f32, row-major with the batch outer (what a job does not read is
 /// `None`): A (B·n·k), d (B·k), b (B·k for least squares, B·n for the SPD solve), C (B·n·n);
 /// or, where `prepare` has an entry for the input, as that entry says (strided, to be scaled
-/// on the GPU).
+/// on the GPU; the Cholesky's C is gathered and scaled on its way up, its lower triangles
+/// packed).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs<'a> {
     /// A, n x k per problem.
@@ -36,7 +38,8 @@ pub struct Inputs<'a> {
 /// A chunk's (or a batch's) results on the host.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outputs {
-    /// C or L, n x n per problem (assembly, Cholesky).
+    /// C or L, n x n per problem (assembly, Cholesky; zeros above the diagonal, NaN for a
+    /// problem that failed).
     pub matrix: Vec<f32>,
     /// x, n per problem (solves).
     pub x: Vec<f64>,
@@ -77,6 +80,7 @@ pub struct Resident {
     gram: Option<(Rc<ComputeProgram>, GramBuffer)>,
     count: usize,
     inputs: Vec<(u32, Buffer<f32>)>,
+    /// C or L, their lower triangles packed by rows.
     matrix: Option<Buffer<f32>>,
     x: Option<Buffer<f64>>,
     info: Option<Buffer<i32>>,
@@ -107,9 +111,14 @@ impl Resident {
             |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, data);
         let mut uploaded = Vec::new();
         let missing = |what: &str| -> ! { panic!("{} needs {what}", plan.job.name()) };
-        // Input `binding` of rows x cols per problem: as given, or prepared on the GPU.
+        // Input `binding` of rows x cols per problem: as given, or prepared on the GPU; the
+        // Cholesky's C as its lower triangles packed by rows.
         let mut put = |binding: u32, data: &[f32], shape: (usize, usize)| -> Result<()> {
-            let buffer = match &inputs.prepare[binding as usize] {
+            let prepare = inputs.prepare[binding as usize].as_ref();
+            let buffer = match prepare {
+                _ if binding == 3 && plan.job == Job::Cholesky => {
+                    upload_lower(ctx, data, prepare, &range, n)?
+                }
                 None => storage(problems(data, &range, shape.0 * shape.1))?,
                 Some(prepare) => {
                     prepared(kernels, prepare, data, &range, shape, binding == 3, plan.launch)?
@@ -141,7 +150,7 @@ impl Resident {
             }
         };
         let matrix = match plan.job {
-            Job::Assemble | Job::Cholesky => Some(f32_out(count * n * n)?),
+            Job::Assemble | Job::Cholesky => Some(f32_out(count * packed(n))?),
             _ => None,
         };
         let f64_out = |len: usize| -> Result<Buffer<f64>> {
@@ -292,16 +301,30 @@ impl Resident {
 
     /// Reads the outputs back (waits for the GPU) and checks the context.
     pub fn read(&self) -> Result<Outputs> {
+        let mut matrix = match &self.matrix {
+            Some(_) => crate::memory::zeros(self.count * self.plan.n * self.plan.n, || {
+                format!("the matrices of {} problems", self.count)
+            })?,
+            None => Vec::new(),
+        };
+        let mut out = self.read_into(&mut matrix)?;
+        out.matrix = matrix;
+        Ok(out)
+    }
+
+    /// Reads the outputs back (waits for the GPU) and checks the context: C or L unpacked into
+    /// `matrix` (n x n per problem held, zeros on arrival), x and INFO returned.
+    pub fn read_into(&self, matrix: &mut [f32]) -> Result<Outputs> {
         let n = self.plan.n;
         let mut out = Outputs::default();
+        if let Some(info) = &self.info {
+            out.info = info.download_range(0, self.count)?;
+        }
         if let Some(m) = &self.matrix {
-            out.matrix = m.download_range(0, self.count * n * n)?;
+            read_lower(m, n, &out.info, matrix)?;
         }
         if let Some(x) = &self.x {
             out.x = x.download_range(0, self.count * n)?;
-        }
-        if let Some(info) = &self.info {
-            out.info = info.download_range(0, self.count)?;
         }
         self.ctx
             .check(|| format!("running the {}", self.plan.job.name()))?;
@@ -329,26 +352,27 @@ pub fn run(
     }
     let mut phases = Phases::named(plan.job.name(), Instant::now());
     let chunks = count.div_ceil(plan.chunk.max(1));
-    let mut out = if chunks > 1 {
-        reserved(plan, count)?
-    } else {
-        Outputs::default()
-    };
+    let mut out = reserved(plan, count, chunks > 1)?;
+    let size = plan.n * plan.n;
     let mut first = 0;
     while first < count {
         let range = first..(first + plan.chunk).min(count);
         first = range.end;
-        let chunk = Resident::upload(kernels, plan, inputs, range, poison)?;
+        let chunk = Resident::upload(kernels, plan, inputs, range.clone(), poison)?;
         phases.mark_finished(kernels.context(), "upload");
         chunk.launch()?;
         phases.mark_finished(kernels.context(), "launches");
-        let part = chunk.read()?;
+        // The chunk's matrices (none where the job has none).
+        let matrix = out
+            .matrix
+            .get_mut(range.start * size..range.end * size)
+            .unwrap_or_default();
+        let part = chunk.read_into(matrix)?;
         phases.mark("read back");
         if chunks == 1 {
-            // The read-back is the result: no copy.
-            return Ok(part);
+            // x and INFO as read back: no copy.
+            return Ok(Outputs { matrix: out.matrix, ..part });
         }
-        out.matrix.extend(part.matrix);
         out.x.extend(part.x);
         out.info.extend(part.info);
         phases.mark("gathered");
@@ -356,18 +380,18 @@ pub fn run(
     Ok(out)
 }
 
-/// Empty outputs with room for `count` problems' results of `plan`'s job.
-fn reserved(plan: &Plan, count: usize) -> Result<Outputs> {
+/// Outputs for `count` problems' results of `plan`'s job: the matrices zero (the chunks'
+/// read-backs unpack into them), with `chunks` room for the chunks' x and INFO.
+fn reserved(plan: &Plan, count: usize, chunks: bool) -> Result<Outputs> {
     let n = plan.n;
     let what = || format!("the results of {count} problems of the {}", plan.job.name());
     let mut out = Outputs::default();
     match plan.job {
-        Job::Assemble | Job::Cholesky => {
-            out.matrix = crate::memory::with_capacity(count * n * n, what)?;
-        }
-        _ => out.x = crate::memory::with_capacity(count * n, what)?,
+        Job::Assemble | Job::Cholesky => out.matrix = crate::memory::zeros(count * n * n, what)?,
+        _ if chunks => out.x = crate::memory::with_capacity(count * n, what)?,
+        _ => {}
     }
-    if plan.job != Job::Assemble {
+    if chunks && plan.job != Job::Assemble {
         out.info = crate::memory::with_capacity(count, what)?;
     }
     Ok(out)

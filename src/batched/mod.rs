@@ -16,6 +16,7 @@ mod assemble;
 mod batch;
 mod cholesky;
 mod least_squares;
+mod packed;
 mod result;
 mod scaling;
 mod spd_solve;

@@ -87,7 +87,8 @@ impl Batched<'_> {
 
     /// Cₚ = Lₚ·Lₚᵀ for C (B, n, n; each lower triangle read, the upper never): L in f32,
     /// (B, n, n), zeros above the diagonal, and INFO per problem (0, or k > 0 when column
-    /// k − 1's pivot is not positive; that problem's L is NaN and the others are right).
+    /// k − 1's pivot is not positive; that problem's L is NaN and the others are right). Only
+    /// the triangles cross the bus, packed, both ways.
     pub fn cholesky<T: Element>(
         &self,
         c: &impl AsBatchRef<Elem = T>,

@@ -9,4 +9,5 @@ mod batched_inverse;
 mod batched_residual;
 mod batched_singular;
 mod batched_tiles;
+mod batched_triangles;
 mod batched_view;

@@ -1,0 +1,85 @@
+//! The batched triangles on the bus: C's lower triangles go up packed by rows (read from the
+//! caller's values at their strides straight into the upload), and L's or the assembled C's
+//! come back packed and are unpacked into full storage straight from the read-back, so only
+//! n(n+1)/2 of each problem's n² values cross the bus either way.
+
+use super::plan::packed;
+use super::prepare::Prepare;
+use crate::error::Result;
+use crate::gl::{Buffer, BufferTarget, BufferUsage, Context};
+use crate::layout::by_rows::{SharedRows, lower_runs};
+use crate::scaling::times_power_of_two;
+use std::ops::Range;
+
+/// Problems `range` of `values` (n x n each, row-major with the batch outer, or at
+/// `prepare`'s strides and divided by its powers of two) as a new storage buffer of their
+/// lower triangles packed by rows, one problem after another; nothing above the diagonal read.
+pub(crate) fn upload_lower(
+    ctx: &Context,
+    values: &[f32],
+    prepare: Option<&Prepare<'_>>,
+    range: &Range<usize>,
+    n: usize,
+) -> Result<Buffer<f32>> {
+    let [ps, rs, cs] = prepare.map_or([n * n, n, 1], |p| p.strides);
+    let exponents = prepare.and_then(|p| p.exponents);
+    Buffer::filled(
+        ctx,
+        BufferTarget::Storage,
+        BufferUsage::Static,
+        range.len() * packed(n),
+        |first, out| {
+            lower_runs(n, first, out.len(), |p, i, j, at, take| {
+                let p = range.start + p;
+                let start = p * ps + i * rs + j * cs;
+                let out = &mut out[at..at + take];
+                match exponents.map_or(0, |e| e[p]) {
+                    0 if cs == 1 => out.copy_from_slice(&values[start..start + take]),
+                    e => {
+                        for (k, o) in out.iter_mut().enumerate() {
+                            let v = values[start + k * cs];
+                            *o = if e == 0 {
+                                v
+                            } else {
+                                times_power_of_two(f64::from(v), -e) as f32
+                            };
+                        }
+                    }
+                }
+            })
+        },
+    )
+}
+
+/// Reads back `triangles` (order-n lower triangles packed by rows, one per problem) into `out`
+/// (n x n per problem, row-major with the batch outer, zeros on arrival) from the staging
+/// mappings on all cores: each triangle to its place, and NaN above the diagonal of a problem
+/// whose INFO in `info` is not 0 (its triangle is NaN too: no partial factor passes for one).
+pub(crate) fn read_lower(
+    triangles: &Buffer<f32>,
+    n: usize,
+    info: &[i32],
+    out: &mut [f32],
+) -> Result<()> {
+    assert_eq!(
+        triangles.len() * n * n,
+        out.len() * packed(n),
+        "one triangle per problem"
+    );
+    let rows = SharedRows::new(out);
+    triangles.read_pieces(&|first, values| {
+        lower_runs(n, first, values.len(), |p, i, j, at, take| {
+            let row = (p * n + i) * n;
+            // SAFETY: every (p, i, j) of the triangles comes once (or again with the same
+            // value) and the entries above the diagonal with row i's last one, so the writes
+            // are disjoint, within `out` (count problems), which outlives the read.
+            unsafe {
+                let to = std::slice::from_raw_parts_mut(rows.at(row + j), take);
+                to.copy_from_slice(&values[at..at + take]);
+                if j + take == i + 1 && info.get(p).is_some_and(|&s| s != 0) {
+                    std::slice::from_raw_parts_mut(rows.at(row + i + 1), n - 1 - i).fill(f32::NAN);
+                }
+            }
+        })
+    })
+}
