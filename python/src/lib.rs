@@ -861,8 +861,9 @@ fn spd_solved<'py>(
 /// Whether every value of a float32 or float64 array (any shape and strides) is finite, as
 /// scipy's `check_finite` asks: one pass over all cores with the GIL released for a
 /// contiguous array, and no temporary (numpy's `isfinite(a).all()` makes a boolean array).
-/// With `outside` ("lower" or "upper", a square 2-D array) only the entries outside that
-/// triangle are read: the library checks the triangle it reads itself.
+/// With `outside` ("lower" or "upper", a square 2-D array or a stack (B, n, n) of them) only
+/// the entries outside that triangle (of each matrix) are read: the library checks the
+/// triangle it reads itself.
 #[pyfunction]
 #[pyo3(signature = (a, outside=None))]
 fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> PyResult<bool> {
@@ -880,32 +881,47 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
             None => view.iter().all(|&v| v.into().is_finite()),
         }
     }
-    // The entries (i, j) with j > i (outside the lower triangle) or j < i, row by row.
+    // The entries (i, j) with j > i (outside the lower triangle) or j < i, row by row, of a
+    // square matrix or of each matrix of a stack (B, n, n), rows over all cores.
     fn check_outside<T: Copy + Into<f64> + Sync>(
         py: Python<'_>,
         view: numpy::ndarray::ArrayViewD<'_, T>,
         lower: bool,
     ) -> PyResult<bool> {
-        let view = view
-            .into_dimensionality::<numpy::ndarray::Ix2>()
-            .map_err(|_| PyValueError::new_err("`outside` needs a 2-D array"))?;
-        if view.nrows() != view.ncols() {
-            return Err(PyValueError::new_err("`outside` needs a square array"));
+        use numpy::ndarray::{Axis, Ix3, s};
+        let view = match view.ndim() {
+            2 => view.insert_axis(Axis(0)),
+            3 => view,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "`outside` needs a 2-D array or a 3-D stack of matrices",
+                ));
+            }
+        };
+        let view = view.into_dimensionality::<Ix3>().expect("three axes");
+        let (count, n, cols) = view.dim();
+        if n != cols {
+            return Err(PyValueError::new_err("`outside` needs square matrices"));
         }
-        // Rows where they are contiguous: a Fortran array's transpose, its triangles swapped.
-        let (view, lower) = if !view.is_standard_layout() && view.t().is_standard_layout() {
-            (view.reversed_axes(), !lower)
+        // Rows where they are contiguous: Fortran-ordered matrices transposed, their triangles
+        // swapped.
+        let columns = count > 0 && {
+            let one = view.index_axis(Axis(0), 0);
+            !one.is_standard_layout() && one.t().is_standard_layout()
+        };
+        let (view, lower) = if columns {
+            (view.permuted_axes([0, 2, 1]), !lower)
         } else {
             (view, lower)
         };
-        let n = view.nrows();
         Ok(py.detach(|| {
-            (0..n).into_par_iter().with_min_len(64).all(|i| {
-                let row = view.row(i);
+            (0..count * n).into_par_iter().with_min_len(64).all(|r| {
+                let (p, i) = (r / n, r % n);
+                let row = view.slice(s![p, i, ..]);
                 let part = if lower {
-                    row.slice_move(numpy::ndarray::s![i + 1..])
+                    row.slice_move(s![i + 1..])
                 } else {
-                    row.slice_move(numpy::ndarray::s![..i])
+                    row.slice_move(s![..i])
                 };
                 part.iter().all(|&v| v.into().is_finite())
             })

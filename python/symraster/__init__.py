@@ -882,24 +882,31 @@ def batched_syrk(a, d=None, *, check_finite=True):
 
 
 def batched_cholesky(c, lower=True, *, check_finite=True):
-    c = _square_stack(c, "c", check_finite)
+    # The triangles the library reads are checked there as it reads them, the others here
+    # (_finite_by_halves: one pass over the stack, not two).
+    c = _square_stack(c, "c", False)
+    checks = _finite_by_halves(c, lower, check_finite)
     if _no_problems(c.shape[0], c.shape[1]):
         return np.empty(c.shape, dtype=c.dtype), _empty_info(c.shape[0])
-    l, info = _native.batched_cholesky(c, not lower)
+    with checks:
+        l, info = _native.batched_cholesky(c, not lower)
     return (l if lower else l.transpose(0, 2, 1)), info
 
 
 def batched_solve(c, b, refinement_steps=1, *, lower=True, check_finite=True):
     steps = _steps(refinement_steps)
-    c = _square_stack(c, "c", check_finite, _solve_dtype)
+    # c's other triangles checked here, the ones the library reads (and b) there.
+    c = _square_stack(c, "c", False, _solve_dtype)
+    checks = _finite_by_halves(c, lower, check_finite)
     count, n, _ = c.shape
-    b = _stack(b, "b", 2, "(B, n)", check_finite, _solve_dtype)
+    b = _stack(b, "b", 2, "(B, n)", False, _solve_dtype)
     _batch_shape("b", b, (count, n), "one right side of length n per matrix of c")
     dtype = np.result_type(c.dtype, b.dtype)
     if _no_problems(count, n):
         return np.empty((count, n), dtype=dtype), _empty_info(count)
-    x, info = _native.batched_spd_solve(
-        c.astype(dtype, copy=False), b.astype(dtype, copy=False), not lower, steps)
+    with checks:
+        x, info = _native.batched_spd_solve(
+            c.astype(dtype, copy=False), b.astype(dtype, copy=False), not lower, steps)
     return _solutions_in(dtype, x, info)
 
 

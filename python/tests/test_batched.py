@@ -465,6 +465,53 @@ def test_batched_non_finite_errors():
         la.batched_syrk(np.full((1, 2, 2), np.inf), np.ones((1, 2)))
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_all_finite_outside_each_matrixs_triangle(layout, dtype):
+    """all_finite(stack, outside) reads, in every matrix of the stack, only the entries outside
+    that triangle."""
+    count, n = 3, 4
+    for p in range(count):
+        for i in range(n):
+            for j in range(n):
+                s = np.ones((count, n, n), dtype=dtype)
+                s[p, i, j] = np.nan
+                s = laid_out(s, layout)
+                assert la._native.all_finite(s, "lower") == (j <= i), (p, i, j)
+                assert la._native.all_finite(s, "upper") == (j >= i), (p, i, j)
+    assert la._native.all_finite(np.empty((0, 3, 3), dtype=dtype), "lower")
+
+
+@pytest.mark.parametrize("triangle", ["lower", "upper"])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batched_finite_checks_in_one_pass(rng, triangle, lower, layout, dtype):
+    """check_finite on batched_cholesky and batched_solve: a NaN in either triangle of one
+    problem raises scipy's message (the triangle the library reads checked there, the other
+    here). Unchecked, a NaN in the triangle not read passes unread (the results as without it),
+    and one in the triangle read is the library's error naming its place."""
+    n = 5
+    c = spd_stack(rng, n, dtype=dtype)
+    b = rng.standard_normal((B, n)).astype(dtype)
+    bad = c.copy()
+    bad[2, 3, 1] = np.nan
+    if triangle == "upper":
+        bad = bad.transpose(0, 2, 1).copy()
+    bad = laid_out(bad, layout)
+    calls = (lambda a, **k: la.batched_cholesky(a, lower=lower, **k),
+             lambda a, **k: la.batched_solve(a, b, lower=lower, **k))
+    for call in calls:
+        with pytest.raises(ValueError, match="^array must not contain infs or NaNs$"):
+            call(bad)
+        if (triangle == "lower") == lower:
+            with pytest.raises(ValueError, match="holds a non-finite value"):
+                call(bad, check_finite=False)
+        else:
+            got, want = call(bad, check_finite=False), call(laid_out(c, layout))
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
 def test_batched_limits():
     n = la.BATCH_MAX_ORDER + 1
     with pytest.raises(ValueError, match=f"up to {la.BATCH_MAX_ORDER}.*n = {n}"):
