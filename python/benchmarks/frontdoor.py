@@ -238,7 +238,7 @@ def dense_cases(m, ops, rng, with_torch):
                    lambda: la.solve(c32, b32, assume_a="pos"),
                    tv and (lambda: t_cho_solve(c32, b32)),
                    lambda x: backward_error(c32.astype(np.float64), x.astype(np.float64),
-                                            b32.astype(np.float64)), 1e-6)
+                                            b32.astype(np.float64)), 2e-8 * m)
         del c32, b32
     if "cholesky" in want:
         yield Case("cholesky", m, m, "float64",

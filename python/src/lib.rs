@@ -914,6 +914,19 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
         } else {
             (view, lower)
         };
+        if let Some(values) = view.as_slice() {
+            // C-ordered: whole matrices per task, rows as plain slices.
+            let per_task = (CHUNK / (n * n).max(1)).max(1) * n * n;
+            return Ok(py.detach(|| {
+                values.par_chunks(per_task.max(1)).all(|matrices| {
+                    matrices.chunks(n.max(1)).enumerate().all(|(r, row)| {
+                        let i = r % n;
+                        let part = if lower { &row[i + 1..] } else { &row[..i] };
+                        part.iter().all(|&v| v.into().is_finite())
+                    })
+                })
+            }));
+        }
         Ok(py.detach(|| {
             (0..count * n).into_par_iter().with_min_len(64).all(|r| {
                 let (p, i) = (r / n, r % n);
