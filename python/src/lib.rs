@@ -914,17 +914,23 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
         } else {
             (view, lower)
         };
-        if let Some(values) = view.as_slice() {
-            // C-ordered: whole matrices per task, rows as plain slices.
-            let per_task = (CHUNK / (n * n).max(1)).max(1) * n * n;
+        if let Some(values) = view.as_slice()
+            && n > 0
+        {
+            // C-ordered: about CHUNK values of whole rows per task (many small matrices, or
+            // a band of a large one), each row a plain slice.
+            let rows_per_task = (CHUNK / n).max(1);
             return Ok(py.detach(|| {
-                values.par_chunks(per_task.max(1)).all(|matrices| {
-                    matrices.chunks(n.max(1)).enumerate().all(|(r, row)| {
-                        let i = r % n;
-                        let part = if lower { &row[i + 1..] } else { &row[..i] };
-                        part.iter().all(|&v| v.into().is_finite())
+                values
+                    .par_chunks(rows_per_task * n)
+                    .enumerate()
+                    .all(|(task, rows)| {
+                        rows.chunks(n).enumerate().all(|(r, row)| {
+                            let i = (task * rows_per_task + r) % n;
+                            let part = if lower { &row[i + 1..] } else { &row[..i] };
+                            part.iter().all(|&v| v.into().is_finite())
+                        })
                     })
-                })
             }));
         }
         Ok(py.detach(|| {
