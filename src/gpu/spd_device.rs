@@ -7,6 +7,7 @@
 use crate::double::kernels::DoubleKernels;
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
+use crate::layout::by_rows::row_of;
 use crate::matrix::Element;
 use crate::symmetric::{SymmetricView, Triangle};
 use std::rc::Rc;
@@ -20,15 +21,6 @@ pub(crate) struct SpdDevice {
     r: Buffer<f64>,
     n: usize,
     upper: bool,
-}
-
-/// Where row i of an order-n triangle packed by rows starts.
-fn row_start(n: usize, upper: bool, i: usize) -> usize {
-    if upper {
-        i * n - i * i.saturating_sub(1) / 2
-    } else {
-        i * (i + 1) / 2
-    }
 }
 
 impl SpdDevice {
@@ -52,17 +44,7 @@ impl SpdDevice {
             BufferUsage::Static,
             len,
             |first, out| {
-                // The row holding `first`: the last whose start is at most it.
-                let (mut lo, mut hi) = (0, n);
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2;
-                    if row_start(n, upper, mid) <= first {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                let (mut i, mut at) = (lo, first - row_start(n, upper, lo));
+                let (mut i, mut at) = row_of(n, upper, first);
                 let mut o = 0;
                 while o < out.len() {
                     let row = c.packed_row(i);
