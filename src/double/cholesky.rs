@@ -8,7 +8,7 @@ use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
 pub(crate) use crate::layout::by_rows::SharedRows;
-use crate::layout::by_rows::row_of;
+use crate::layout::by_rows::{first_column, runs};
 use crate::matrix::Matrix;
 use crate::phases::Phases;
 use crate::scaling::{equilibration_exponents, pivot_in_units, times_power_of_two};
@@ -107,13 +107,11 @@ pub(crate) fn upload_scaled(
         BufferUsage::Static,
         n * (n + 1) / 2,
         |first, out| {
-            let ((mut i, mut at), mut o) = (row_of(n, upper, first), 0);
-            while o < out.len() {
-                // The stored columns j0.. of row i, packed from j0.
-                let (j0, row) = (if upper { i } else { 0 }, c.packed_row(i));
-                let take = (row.len() - at).min(out.len() - o);
-                let (held, from) = (&mut out[o..o + take], &row[at..at + take]);
-                let cols = j0 + at..j0 + at + take;
+            runs(n, upper, first, out.len(), |i, place, at, take| {
+                let from = &c.packed_row(i)[place..place + take];
+                let held = &mut out[at..at + take];
+                let j0 = first_column(upper, i) + place;
+                let cols = j0..j0 + take;
                 match &powers {
                     Some(p) => {
                         for ((v, &x), &pj) in held.iter_mut().zip(from).zip(&p[cols]) {
@@ -126,8 +124,7 @@ pub(crate) fn upload_scaled(
                         }
                     }
                 }
-                (o, i, at) = (o + take, i + 1, 0);
-            }
+            });
         },
     )?;
     let square = Buffer::uninitialized(
@@ -162,14 +159,9 @@ pub(crate) fn read_triangle(
     )?;
     kernels.pack(square, n, &packed, upper)?;
     packed.read_pieces(&|first, values| {
-        let (mut i, mut at) = row_of(n, upper, first);
-        let mut o = 0;
-        while o < values.len() {
-            let (j0, width) = if upper { (i, n - i) } else { (0, i + 1) };
-            let take = (width - at).min(values.len() - o);
-            consume(i, j0 + at, &values[o..o + take]);
-            (o, i, at) = (o + take, i + 1, 0);
-        }
+        runs(n, upper, first, values.len(), |i, k, at, take| {
+            consume(i, first_column(upper, i) + k, &values[at..at + take]);
+        });
     })
 }
 

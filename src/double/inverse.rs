@@ -100,8 +100,8 @@ fn spd_inverse_read(
 }
 
 /// The largest order whose inverse comes back as its lower triangle, mirrored on the host as
-/// it arrives: half the bytes, and the mirror's column writes stay in the host's caches. At
-/// order 8192 the mirror cost more than the bytes it saved.
+/// it arrives: half the bytes, while the mirror's column writes stay in the host's caches;
+/// past them the mirror costs more than it saves (docs/results.md, front doors).
 const MIRRORED_ON_HOST_UP_TO: usize = 2048;
 
 /// S·X̃·S, S = diag(2^k), of the symmetric X̃ in `square` (order n) from its lower triangle

@@ -7,7 +7,7 @@
 use crate::double::kernels::DoubleKernels;
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
-use crate::layout::by_rows::row_of;
+use crate::layout::by_rows::runs;
 use crate::matrix::Element;
 use crate::symmetric::{SymmetricView, Triangle};
 use std::rc::Rc;
@@ -44,18 +44,12 @@ impl SpdDevice {
             BufferUsage::Static,
             len,
             |first, out| {
-                let (mut i, mut at) = row_of(n, upper, first);
-                let mut o = 0;
-                while o < out.len() {
-                    let row = c.packed_row(i);
-                    let take = (row.len() - at).min(out.len() - o);
-                    for (slot, &v) in out[o..o + take].iter_mut().zip(&row[at..at + take]) {
+                runs(n, upper, first, out.len(), |i, k, at, take| {
+                    let from = &c.packed_row(i)[k..k + take];
+                    for (slot, &v) in out[at..at + take].iter_mut().zip(from) {
                         *slot = v.into();
                     }
-                    o += take;
-                    i += 1;
-                    at = 0;
-                }
+                });
             },
         )?;
         let storage =

@@ -26,6 +26,35 @@ pub(crate) fn row_of(n: usize, upper: bool, first: usize) -> (usize, usize) {
     (lo, first - row_start(n, upper, lo))
 }
 
+/// The first column a row of a triangle packed by rows holds (i in the upper triangle, 0 in the
+/// lower).
+pub(crate) fn first_column(upper: bool, i: usize) -> usize {
+    if upper { i } else { 0 }
+}
+
+/// Walks `len` entries from entry `first` of an order-n triangle packed by rows (`upper`: the
+/// upper one), calling `run(i, k, at, take)` for each stretch of one row: `take` entries of row
+/// i from its `k`-th on (column [`first_column`] + k), the `at`-th to come from `first`.
+pub(crate) fn runs(
+    n: usize,
+    upper: bool,
+    first: usize,
+    len: usize,
+    mut run: impl FnMut(usize, usize, usize, usize),
+) {
+    if len == 0 {
+        return;
+    }
+    let (mut i, mut k) = row_of(n, upper, first);
+    let mut at = 0;
+    while at < len {
+        let width = if upper { n - i } else { i + 1 };
+        let take = (width - k).min(len - at);
+        run(i, k, at, take);
+        (at, i, k) = (at + take, i + 1, 0);
+    }
+}
+
 /// Walks `len` entries from entry `first` of a batch of order-n lower triangles packed by rows
 /// one after another, calling `run(p, i, j, at, take)` for each stretch of one row: `take`
 /// entries of problem p's row i from column j on, the `at`-th to come from `first`.
@@ -85,6 +114,31 @@ mod tests {
                     for at in 0..width {
                         assert_eq!(row_of(n, upper, entry), (i, at), "n {n} upper {upper}");
                         entry += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn runs_cover_every_entry_once_in_either_triangle() {
+        for n in [1, 2, 3, 8] {
+            let total = n * (n + 1) / 2;
+            for upper in [false, true] {
+                for first in 0..total {
+                    for len in 0..=total - first {
+                        let mut seen = Vec::new();
+                        runs(n, upper, first, len, |i, k, at, take| {
+                            let j = first_column(upper, i) + k;
+                            assert!(if upper {
+                                j >= i && j + take <= n
+                            } else {
+                                j + take <= i + 1
+                            });
+                            assert_eq!(at, seen.len());
+                            seen.extend((0..take).map(|t| row_start(n, upper, i) + k + t));
+                        });
+                        assert_eq!(seen, (first..first + len).collect::<Vec<_>>(), "n {n}");
                     }
                 }
             }
