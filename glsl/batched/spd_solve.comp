@@ -1,7 +1,7 @@
 // Batched SPD solve Cₚ·xₚ = bₚ, one work group per problem (common.glsl): C's lower triangle
-// (full storage, N x N per problem) factored in f32, both triangular solves, then REFINE
-// steps of iterative refinement with the residual bₚ − Cₚ·xₚ in f64 (from C as given, the
-// upper triangle never read) and x kept in f64. Writes x (f64) and LAPACK's INFO (N + 1 where
+// (packed by rows, NP per problem, the batch outer: the host sends only the triangle) factored
+// in f32, both triangular solves, then REFINE steps of iterative refinement with the residual
+// bₚ − Cₚ·xₚ in f64 (from C's triangle as given) and x kept in f64. Writes x (f64) and LAPACK's INFO (N + 1 where
 // a pivot says C is singular to working precision: singular_pivot()); a problem that fails
 // has x all NaN.
 layout(std430, binding = 2) readonly buffer BBuf { float b[]; };
@@ -13,17 +13,12 @@ shared double X_[P][N];
 
 void main() {
     start();
-    uint base = problem * uint(N * N);
-    // C's lower triangle into packed storage (full rows read, so the reads are contiguous).
-    for (uint e = t; e < uint(N * N); e += uint(T)) {
-        uint i = e / uint(N);
-        uint k = e % uint(N);
-        if (k <= i) S(lower_index(i, k)) = c[base + e];
-    }
+    uint base = problem * uint(NP);
+    for (uint e = t; e < uint(NP); e += uint(T)) S(e) = c[base + e];
     sync();
     // C's diagonal, for the pivot test after the factor: from C's buffer, which nobody
     // writes (S's diagonal may already be updated by the factor's other invocations).
-    float diag = t < uint(N) ? c[base + t * uint(N) + t] : 0.0;
+    float diag = t < uint(N) ? c[base + lower_index(t, t)] : 0.0;
     // A failed problem runs the solves too (on garbage, its x never written): the group's
     // other problems meet the same barriers.
     int status = factor();
@@ -37,7 +32,7 @@ void main() {
             if (t < uint(N)) {
                 double r = double(b[problem * uint(N) + t]);
                 for (uint k = 0u; k < uint(N); k++) {
-                    float cik = k <= t ? c[base + t * uint(N) + k] : c[base + k * uint(N) + t];
+                    float cik = c[base + (k <= t ? lower_index(t, k) : lower_index(k, t))];
                     r -= double(cik) * X[k];
                 }
                 rt = float(r);

@@ -111,12 +111,12 @@ impl Resident {
             |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, data);
         let mut uploaded = Vec::new();
         let missing = |what: &str| -> ! { panic!("{} needs {what}", plan.job.name()) };
-        // Input `binding` of rows x cols per problem: as given, or prepared on the GPU; the
-        // Cholesky's C as its lower triangles packed by rows.
+        // Input `binding` of rows x cols per problem: as given, or prepared on the GPU; C (of
+        // the Cholesky and the SPD solve) as its lower triangles packed by rows.
         let mut put = |binding: u32, data: &[f32], shape: (usize, usize)| -> Result<()> {
             let prepare = inputs.prepare[binding as usize].as_ref();
             let buffer = match prepare {
-                _ if binding == 3 && plan.job == Job::Cholesky => {
+                _ if binding == 3 && matches!(plan.job, Job::Cholesky | Job::SpdSolve) => {
                     upload_lower(ctx, data, prepare, &range, n)?
                 }
                 None => storage(problems(data, &range, shape.0 * shape.1))?,
