@@ -2,8 +2,8 @@
 // each problem gathered from its strides into row-major order (GATHER; else in place), divided
 // by 2^exponents[p] exactly as the host's f64 product rounded once to f32 would be (SCALE: bit
 // operations, so subnormal inputs and results round as on the host, whatever the device does
-// with denormals), and with `lower` its entries above the diagonal set to 0. One invocation per
-// value; launch at most the device's groups, `first` the launch's first value.
+// with denormals). One invocation per value; launch at most the device's groups, `first` the
+// launch's first value.
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer DstBuf { uint dst[]; };
@@ -18,7 +18,6 @@ uniform uint first;
 uniform uint total;
 uniform uint rows;
 uniform uint cols;
-uniform uint lower;
 #ifdef GATHER
 uniform uint problem_stride;
 uniform uint row_stride;
@@ -68,6 +67,5 @@ void main() {
 #ifdef SCALE
     u = times_power_of_two(u, -exponents[p]);
 #endif
-    if (lower != 0u && j > i) u = 0u;
     dst[v] = u;
 }

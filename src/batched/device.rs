@@ -121,7 +121,7 @@ impl Resident {
                 }
                 None => storage(problems(data, &range, shape.0 * shape.1))?,
                 Some(prepare) => {
-                    prepared(kernels, prepare, data, &range, shape, binding == 3, plan.launch)?
+                    prepared(kernels, prepare, data, &range, shape, plan.launch)?
                 }
             };
             uploaded.push((binding, buffer));

@@ -1,6 +1,7 @@
 //! A caller's f32 input uploaded as it lies and brought into the kernels' layout on the GPU
 //! (`glsl/batched/prepare.comp`): gathered from its strides, each problem divided by its power
-//! of two, C's upper triangle zeroed. The host neither copies nor rounds it.
+//! of two. The host neither copies nor rounds it (C goes up as its triangles instead:
+//! [`super::packed`]).
 
 use super::kernels::BatchedKernels;
 use super::view::{compact, extent};
@@ -24,15 +25,13 @@ pub struct Prepare<'a> {
 }
 
 /// Problems `range` of `values` (rows x cols each at `prepare`'s strides) as a new storage
-/// buffer in the kernels' layout (row-major, the batch outer), its entries above the diagonal
-/// zero with `lower`.
+/// buffer in the kernels' layout (row-major, the batch outer).
 pub fn prepared(
     kernels: &BatchedKernels,
     prepare: &Prepare<'_>,
     values: &[f32],
     range: &Range<usize>,
     (rows, cols): (usize, usize),
-    lower: bool,
     launch: usize,
 ) -> Result<Buffer<f32>> {
     let mut phases = Phases::named("batched input preparation", std::time::Instant::now());
@@ -57,6 +56,10 @@ pub fn prepared(
         .map(|e| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &e[range.clone()]))
         .transpose()?;
     phases.mark("upload");
+    if !gather && exponents.is_none() {
+        // Already in the kernels' layout and not to be scaled: nothing to do on the GPU.
+        return Ok(dst);
+    }
     let program = kernels.prepare_program(gather, exponents.is_some())?;
     dst.bind_base(0);
     if let Some(src) = &src {
@@ -71,7 +74,6 @@ pub fn prepared(
     program.set("total", Uniform::U32(total as u32))?;
     program.set("rows", Uniform::U32(rows as u32))?;
     program.set("cols", Uniform::U32(cols as u32))?;
-    program.set("lower", Uniform::U32(u32::from(lower)))?;
     let mut first = 0;
     while first < total {
         let groups = (total - first).div_ceil(GROUP).min(launch.max(1));

@@ -94,12 +94,12 @@ pub static BATCHED_GRAM: ComputeKernel = ComputeKernel {
 
 /// A caller's f32 input brought into the kernels' layout on the GPU
 /// (`glsl/batched/prepare.comp`, self-contained): gathered from its strides (`GATHER`), each
-/// problem divided by its power of two (`SCALE`), C's upper triangle zeroed (`lower`).
+/// problem divided by its power of two (`SCALE`).
 pub static BATCHED_PREPARE: ComputeKernel = ComputeKernel {
     name: "batched/prepare",
     source: include_str!("../../glsl/batched/prepare.comp"),
     buffers: &[("DstBuf", 0), ("SrcBuf", 1), ("ExpBuf", 2)],
-    uniforms: &["first", "total", "rows", "cols", "lower"],
+    uniforms: &["first", "total", "rows", "cols"],
     // The strides only where it gathers.
     optional: &["problem_stride", "row_stride", "col_stride"],
 };

@@ -333,7 +333,6 @@ fn the_gpu_division_rounds_as_the_host_does() {
         &values,
         &(0..count),
         (rows, cols),
-        false,
         plan.launch,
     )
     .unwrap();
