@@ -1,10 +1,12 @@
-// One triangular solve with one right-hand side in a single launch: L·y = b (forward) or
+// Triangular solves in a single launch, one chain per right-hand side: L·y = b (forward) or
 // Lᵀ·x = y (backward) with the factor's diagonal blocks of order NB already inverted
-// (trtri_blocks.comp). Work group g takes a ticket (the order groups start in) and solves block
-// row I = ticket (forward; the last one first backward). It subtracts the tiles L_IJ·x_J of the
+// (trtri_blocks.comp), for the `rhs` right sides stored one after another in x (m values
+// each, with their own ready flags). Work group g takes a ticket (the order groups start in)
+// and solves block row I = ticket / rhs (forward; the last one first backward) of right side
+// ticket % rhs, each exactly as that right side's chain would alone. It subtracts the tiles L_IJ·x_J of the
 // blocks J solved before it as each one is published, then x_I = L_II⁻¹·(b_I − Σ), writes x_I
 // over b_I and publishes it (ready[I]). A group waits only for groups that took earlier
-// tickets, so they are running or done: the chain always progresses (the argument of
+// tickets, so they are running or done: every chain always progresses (the argument of
 // decoupled look-back). The critical path is a tile product and an inverse product per block
 // where the blocked solve launches two products per block.
 //
@@ -24,6 +26,7 @@ layout(std430, binding = 1) readonly buffer InvBuf { float inv[]; };
 layout(std430, binding = 2) coherent buffer XBuf { float x[]; };
 layout(std430, binding = 3) coherent buffer Sync { uint ticket; uint gave_up; uint ready[]; };
 
+uniform uint rhs;
 uniform uint m;
 uniform uint n1;
 uniform uint blocks1;
@@ -68,7 +71,12 @@ void main() {
         stop_shared = 0u;
     }
     barrier();
-    uint I = transposed == 0u ? order_shared : blocks - 1u - order_shared;
+    // This group's right side: its values from xo, its flags from fo.
+    uint r = order_shared % rhs;
+    uint place = order_shared / rhs;
+    uint xo = r * m;
+    uint fo = r * blocks;
+    uint I = transposed == 0u ? place : blocks - 1u - place;
     uint sI = block_start(I);
     uint nI = block_size(I);
     // acc: forward, rows ty + 8q of block I over this invocation's columns; backward,
@@ -80,15 +88,15 @@ void main() {
     for (uint step = 0u; step < count; step++) {
         uint J = transposed == 0u ? step : blocks - 1u - step;
         if (t == 0u) {
-            while (atomicOr(ready[J], 0u) == 0u && spins < spin_limit) spins++;
-            if (atomicOr(ready[J], 0u) == 0u) stop_shared = 1u;
+            while (atomicOr(ready[fo + J], 0u) == 0u && spins < spin_limit) spins++;
+            if (atomicOr(ready[fo + J], 0u) == 0u) stop_shared = 1u;
         }
         barrier();
         if (stop_shared != 0u) break;
         memoryBarrierBuffer();
         uint sJ = block_start(J);
         uint nJ = block_size(J);
-        if (t < nJ) xs[t] = x[sJ + t];
+        if (t < nJ) xs[t] = x[xo + sJ + t];
         barrier();
         bool whole = nI == NB && nJ == NB;
         if (whole) {
@@ -156,7 +164,7 @@ void main() {
         float s = 0.0;
         uint parts = transposed == 0u ? 32u : 8u;
         for (uint p = 0u; p < parts; p++) s += red[t][p];
-        xs[t] = x[sI + t] - s;
+        xs[t] = x[xo + sI + t] - s;
     } else if (t < NB) {
         xs[t] = 0.0;
     }
@@ -188,9 +196,9 @@ void main() {
         float s = 0.0;
         uint parts = transposed == 0u ? 32u : 8u;
         for (uint p = 0u; p < parts; p++) s += red[t][p];
-        x[sI + t] = s;
+        x[xo + sI + t] = s;
     }
     memoryBarrierBuffer();
     barrier();
-    if (t == 0u) atomicExchange(ready[I], 1u);
+    if (t == 0u) atomicExchange(ready[fo + I], 1u);
 }

@@ -76,8 +76,8 @@ impl DeviceFactor {
         Ok(x.remove(0))
     }
 
-    /// [`DeviceFactor::solve`] of each of `bs`, each solved as it would be alone (the same
-    /// launches, the same values) but all queued before one read brings them back.
+    /// [`DeviceFactor::solve`] of each of `bs`, each to the values it would get alone (their
+    /// chained solves side by side in one launch each way), all brought back in one read.
     pub(crate) fn solve_each(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
         let m = self.order();
         let mut xs = Vec::with_capacity(bs.len());

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::matrix::Matrix;
 use std::cell::OnceCell;
+use std::rc::Rc;
 
 /// Right-hand sides on the GPU: an m x r row-major block.
 pub struct DeviceRhs {
@@ -70,9 +71,10 @@ pub fn solve_in_place_cached(
     solve_each_in_place_cached(k, l, cache, std::slice::from_mut(b))
 }
 
-/// [`solve_in_place_cached`] for each of `bs` in turn, each solved as it would be alone (the
-/// same launches, the same values), with nothing waited on between them: the chained solves'
-/// gave-up words are read back together, once, after all are queued.
+/// [`solve_in_place_cached`] for each of `bs`, each to the values it would get alone (the
+/// one-column right sides' chains side by side in one launch each way), with nothing waited
+/// on between them: the chained solves' gave-up words are read back together, once, after
+/// all are queued.
 pub fn solve_each_in_place_cached(
     k: &TiledKernels,
     l: &TiledMatrix,
@@ -114,9 +116,10 @@ pub fn solve_each_read_back(
 }
 
 /// Launches the solves of each of `bs`, none waited on: through the inverted diagonal blocks
-/// where the kernels have them (one right-hand side as a chain where they have one,
-/// [`launch_chain`]; `given_up` marks each chain as given up before it runs), else by two
-/// blocked triangular solves. The chains, by index into `bs`, for [`finish`].
+/// where the kernels have them (each one-column right side as a chain where they have one,
+/// several in one launch, [`launch_chains`]; `given_up` marks each chain as given up before it
+/// runs), else by two blocked triangular solves. The chains, by index into `bs`, for
+/// [`finish`].
 fn launch_each(
     k: &TiledKernels,
     l: &TiledMatrix,
@@ -135,14 +138,21 @@ fn launch_each(
     // L·Y = B  ⇔  Yᵀ = Bᵀ·L⁻ᵀ;  Lᵀ·X = Y  ⇔  Xᵀ = Yᵀ·L⁻¹.
     match inverses(k, l, cache)? {
         Some(inv) => {
+            // The one-column right sides as chains, up to CHAINS_TOGETHER in one launch each
+            // way; the others (and any the chains cannot take) the blocked way.
+            let single: Vec<usize> = match k.solves_by_chain() {
+                true => (0..bs.len()).filter(|&i| bs[i].cols == 1).collect(),
+                false => Vec::new(),
+            };
+            for group in single.chunks(CHAINS_TOGETHER) {
+                let members: Vec<&DeviceRhs> = group.iter().map(|&i| &bs[i]).collect();
+                if let Some(launched) = launch_chains(k, l, inv, &members, given_up)? {
+                    chains.extend(group.iter().copied().zip(launched));
+                }
+            }
             for (i, b) in bs.iter_mut().enumerate() {
-                let chain = match b.cols == 1 && k.solves_by_chain() {
-                    true => launch_chain(k, l, inv, b, given_up)?,
-                    false => None,
-                };
-                match chain {
-                    Some(chain) => chains.push((i, chain)),
-                    None => solve_by_inverses(k, l, inv, b)?,
+                if !chains.iter().any(|(c, _)| *c == i) {
+                    solve_by_inverses(k, l, inv, b)?;
                 }
             }
         }
@@ -320,32 +330,38 @@ fn inverted_blocks(k: &TiledKernels, l: &TiledMatrix) -> Result<Buffer<f32>> {
     Ok(inv)
 }
 
-/// A chained solve launched ([`launch_chain`]) and not yet checked: its sync words (the
-/// gave-up word at index 1) and b as it was, for the blocked solve should it have given up.
+/// Right sides whose chains run together in one launch each way at most.
+const CHAINS_TOGETHER: usize = 8;
+
+/// A chained solve launched ([`launch_chains`]) and not yet checked: its launches' sync words
+/// (the gave-up word at index 1, shared by the right sides launched together) and b as it
+/// was, for the blocked solve should it have given up.
 struct Chain {
-    forward: Buffer<u32>,
-    backward: Buffer<u32>,
+    forward: Rc<Buffer<u32>>,
+    backward: Rc<Buffer<u32>>,
     saved: Buffer<f32>,
 }
 
-/// Launches both solves for one right-hand side as one chained launch each way
+/// Launches both solves for the one-column right sides `group` as one chained launch each way
 /// (glsl/tiled/trsv_chain.comp): the blocks' dependences wait on flags on the GPU instead of
-/// between launches. Whether a work group gave up waiting (a software renderer's loop limit)
-/// is known only once the chain has run ([`gave_up`]); then b is restored from the chain's
-/// copy and solved the blocked way. `None` (nothing launched) where the chain would span more
-/// blocks than [`chain_spin_limit`] allows, or m is 0. `given_up` marks the chain as given up
-/// before it runs (the tests' way onto that path).
-fn launch_chain(
+/// between launches, and each right side's chain computes what it would alone, the chains of
+/// several side by side (several right sides cost about one's time: a chain's few work groups
+/// leave the GPU idle). Whether a work group gave up waiting (a software renderer's loop limit)
+/// is known only once the chains have run; then each b is restored from its copy and solved the
+/// blocked way. `None` (nothing launched) where a chain would span more blocks than
+/// [`chain_spin_limit`] allows, or m is 0. `given_up` marks the chains as given up before
+/// they run (the tests' way onto that path).
+fn launch_chains(
     k: &TiledKernels,
     l: &TiledMatrix,
     inv: &Buffer<f32>,
-    b: &DeviceRhs,
+    group: &[&DeviceRhs],
     given_up: bool,
-) -> Result<Option<Chain>> {
-    let m = b.rows;
+) -> Result<Option<Vec<Chain>>> {
+    let m = l.order();
     let tri = l.triangle();
     let spin_limit = match chain_spin_limit(solve_blocks(tri).len()) {
-        Some(limit) if m > 0 => limit,
+        Some(limit) if m > 0 && !group.is_empty() => limit,
         _ => return Ok(None),
     };
     let (n1, views) = match tri {
@@ -354,18 +370,45 @@ fn launch_chain(
     };
     let blocks1 = n1.div_ceil(SOLVE_BLOCK);
     let blocks = solve_blocks(tri).len();
+    let rhs = group.len();
     let ctx = k.context();
-    let mut zeros = vec![0u32; 2 + blocks];
+    let mut zeros = vec![0u32; 2 + rhs * blocks];
     let sync = |data: &[u32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
-    let backward = sync(&zeros)?;
+    let backward = Rc::new(sync(&zeros)?);
     zeros[1] = u32::from(given_up);
-    let forward = sync(&zeros)?;
-    let saved = Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, m)?;
-    saved.copy_from(&b.buffer)?;
+    let forward = Rc::new(sync(&zeros)?);
+    let saved = group
+        .iter()
+        .map(|b| {
+            let saved =
+                Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, m)?;
+            saved.copy_from(&b.buffer)?;
+            Ok(saved)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // One right side is solved where it lies; several one after another in one buffer, and
+    // copied back.
+    let together = match group {
+        [_] => None,
+        _ => {
+            let x = Buffer::<f32>::uninitialized(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Static,
+                rhs * m,
+            )?;
+            for (r, b) in group.iter().enumerate() {
+                x.copy_range_from(&b.buffer, 0, r * m, m)?;
+            }
+            Some(x)
+        }
+    };
+    let x = together.as_ref().unwrap_or(&group[0].buffer);
     let chain = |sync| ChainSolve {
         l: l.buffer(),
         inv,
-        x: &b.buffer,
+        x,
+        rhs,
         sync,
         m,
         n1,
@@ -376,23 +419,33 @@ fn launch_chain(
     };
     k.trsv_chain(&chain(&forward), false)?;
     k.trsv_chain(&chain(&backward), true)?;
-    Ok(Some(Chain {
-        forward,
-        backward,
-        saved,
-    }))
+    if let Some(x) = &together {
+        for (r, b) in group.iter().enumerate() {
+            b.buffer.copy_range_from(x, r * m, 0, m)?;
+        }
+    }
+    Ok(Some(
+        saved
+            .into_iter()
+            .map(|saved| Chain {
+                forward: forward.clone(),
+                backward: backward.clone(),
+                saved,
+            })
+            .collect(),
+    ))
 }
 
-/// [`solve_in_place`] with one right-hand side where the chained solve is told, before it
-/// runs, that a work group gave up: the path a long wait on a software renderer takes (b
-/// restored, then solved the blocked way). For the tests.
+/// [`solve_each_in_place_cached`] where the chained solves are told, before they run, that a
+/// work group gave up: the path a long wait on a software renderer takes (each b restored,
+/// then solved the blocked way). For the tests.
 #[doc(hidden)]
 pub fn solve_after_chain_gives_up(
     k: &TiledKernels,
     l: &TiledMatrix,
-    b: &mut DeviceRhs,
+    bs: &mut [DeviceRhs],
 ) -> Result<()> {
-    solve_each_given(k, l, &SolveCache::default(), std::slice::from_mut(b), true)
+    solve_each_given(k, l, &SolveCache::default(), bs, true)
 }
 
 /// Both solves as products with the inverses of the factor's diagonal blocks of

@@ -213,13 +213,14 @@ pub static TRSM_ROWS: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// One triangular solve with one right-hand side in one launch, the blocks chained through
-/// flags (the diagonal blocks inverted by [`TRTRI_BLOCKS`]).
+/// Triangular solves of one or more right-hand sides in one launch, each a chain of blocks
+/// through flags (the diagonal blocks inverted by [`TRTRI_BLOCKS`]).
 pub static TRSV_CHAIN: ComputeKernel = ComputeKernel {
     name: "tiled/trsv_chain",
     source: include_str!("../../glsl/tiled/trsv_chain.comp"),
     buffers: &[("LBuf", 0), ("InvBuf", 1), ("XBuf", 2), ("Sync", 3)],
     uniforms: &[
+        "rhs",
         "m",
         "n1",
         "blocks1",

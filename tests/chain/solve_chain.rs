@@ -96,7 +96,7 @@ fn a_chain_that_gave_up_is_solved_the_blocked_way() {
             let (c, l, b) = factored(&gpu, &k, &mut rng, m, storage);
             let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
             let chained = k.chained_solves();
-            solve::solve_after_chain_gives_up(&k, &c, &mut x).unwrap();
+            solve::solve_after_chain_gives_up(&k, &c, std::slice::from_mut(&mut x)).unwrap();
             assert_eq!(
                 k.chained_solves(),
                 chained,
@@ -111,9 +111,63 @@ fn a_chain_that_gave_up_is_solved_the_blocked_way() {
     }
 }
 
-/// Several right sides solved each as alone and read back together (`solve_each_read_back`):
-/// bit for bit the single solves' values, in one read from the GPU (the solutions and the
-/// chains' gave-up words) where each single solve takes two of its own.
+/// Chains launched together that gave up (forced) are each restored and solved the blocked
+/// way: bit for bit what each gets alone on that path.
+#[test]
+fn chains_launched_together_that_gave_up_are_each_solved_the_blocked_way() {
+    let gpu = common::chain::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    let m = 129;
+    let mut rng = problems::rng(60);
+    for storage in [Storage::Full, Storage::Rfp] {
+        let (c, _, b) = factored(&gpu, &k, &mut rng, m, storage);
+        let sides = [
+            b,
+            Matrix::from_fn(m, 1, |i, _| (i % 5) as f32 - 2.0),
+            Matrix::from_fn(m, 1, |_, _| 1.0),
+        ];
+        let upload = |b: &Matrix<f32>| DeviceRhs::upload(&k, b, MAX).unwrap();
+        let alone: Vec<Vec<u32>> = sides
+            .iter()
+            .map(|b| {
+                let mut x = upload(b);
+                solve::solve_after_chain_gives_up(&k, &c, std::slice::from_mut(&mut x)).unwrap();
+                x.download()
+                    .unwrap()
+                    .as_slice()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect()
+            })
+            .collect();
+        let chained = k.chained_solves();
+        let mut xs: Vec<DeviceRhs> = sides.iter().map(upload).collect();
+        solve::solve_after_chain_gives_up(&k, &c, &mut xs).unwrap();
+        assert_eq!(
+            k.chained_solves(),
+            chained,
+            "{storage:?}: counted as chained"
+        );
+        for (j, (x, want)) in xs.iter().zip(&alone).enumerate() {
+            let got: Vec<u32> = x
+                .download()
+                .unwrap()
+                .as_slice()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            assert_eq!(&got, want, "{storage:?} side {j}");
+        }
+    }
+}
+
+/// Several right sides solved each as alone and read back together (`solve_each_read_back`;
+/// their chains side by side in one launch each way, up to eight a launch): bit for bit the
+/// single solves' values, in one read from the GPU (the solutions and the chains' gave-up
+/// words) where each single solve takes two of its own.
 #[test]
 fn right_sides_solved_each_are_the_single_solves() {
     let gpu = common::chain::gpu();
@@ -121,13 +175,26 @@ fn right_sides_solved_each_are_the_single_solves() {
         return;
     }
     let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
-    for m in [1, 7, 31, 32, 33, 100, 129] {
+    for (m, count) in [
+        (1, 3),
+        (7, 3),
+        (31, 3),
+        (32, 3),
+        (33, 10),
+        (100, 3),
+        (129, 3),
+    ] {
         let mut rng = problems::rng(80 + m as u64);
         for storage in [Storage::Full, Storage::Rfp] {
             let (c, _, b) = factored(&gpu, &k, &mut rng, m, storage);
-            let ones = Matrix::from_fn(m, 1, |_, _| 1.0 / m as f32);
-            let alternating = Matrix::from_fn(m, 1, |i, _| if i % 2 == 0 { 1.5 } else { -2.0 });
-            let sides = [b, ones, alternating];
+            let mut sides = vec![b];
+            for s in 1..count {
+                sides.push(Matrix::from_fn(m, 1, |i, _| match (i + s) % 3 {
+                    0 => 1.0 / m as f32,
+                    1 => 1.5 * s as f32,
+                    _ => -2.0,
+                }));
+            }
             let cache = solve::SolveCache::default();
             let alone: Vec<Matrix<f32>> = sides
                 .iter()
@@ -143,7 +210,11 @@ fn right_sides_solved_each_are_the_single_solves() {
                 .map(|b| DeviceRhs::upload(&k, b, MAX).unwrap())
                 .collect();
             let each = solve::solve_each_read_back(&k, &c, &cache, &mut xs).unwrap();
-            assert_eq!(k.chained_solves(), chained + 3, "{storage:?} m {m}");
+            assert_eq!(
+                k.chained_solves(),
+                chained + count as u64,
+                "{storage:?} m {m}"
+            );
             assert_eq!(symraster::gl::read_backs(), reads + 1, "{storage:?} m {m}");
             for (j, (got, want)) in each.iter().zip(&alone).enumerate() {
                 let bits =

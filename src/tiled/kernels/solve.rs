@@ -46,9 +46,11 @@ pub(crate) struct ChainSolve<'a> {
     pub l: &'a Buffer<f32>,
     /// Its inverted diagonal blocks, slot = block.
     pub inv: &'a Buffer<f32>,
-    /// b in, the solution out.
+    /// The right sides in, one after another (m values each), the solutions out.
     pub x: &'a Buffer<f32>,
-    /// Tickets, the gave-up word and the blocks' ready flags, zeroed.
+    /// How many right sides x holds (each its own chain in the one launch).
+    pub rhs: usize,
+    /// Tickets, the gave-up word and each right side's blocks' ready flags, zeroed.
     pub sync: &'a Buffer<u32>,
     /// The order.
     pub m: usize,
@@ -347,6 +349,7 @@ impl TiledKernels {
         let u = |v: usize| Uniform::U32(v as u32);
         let [v0, v1, v2] = chain.views;
         p.set_all(&[
+            ("rhs", u(chain.rhs)),
             ("m", u(chain.m)),
             ("n1", u(chain.n1)),
             ("blocks1", u(chain.blocks1)),
@@ -363,7 +366,7 @@ impl TiledKernels {
             ("rs2", u(v2.rs)),
             ("cs2", u(v2.cs)),
         ])?;
-        self.run(p, [chain.blocks as u32, 1, 1])?;
+        self.run(p, [(chain.blocks * chain.rhs) as u32, 1, 1])?;
         Ok(())
     }
 
