@@ -150,34 +150,30 @@ impl Gpu {
         };
         let format = options.gpu.format;
         let mut factored = || {
-            let factor_l = match (method, &device_residual) {
+            // The tiled factor's diagonal comes back with its status, in one read.
+            let (factor_l, pivots): (_, Vec<f32>) = match (method, &device_residual) {
                 (Method::Tiled, Some(device)) if scaling.fits_single(diagonal.largest_entry()) => {
                     let exponent = scaling.a.log2() as i32;
                     let a32 = device.single_precision_a(exponent)?;
-                    Factor::Device(self.factor_product_tiled_on_device(
-                        a32,
-                        (m, n),
-                        &d32,
-                        format,
-                    )?)
+                    let (f, pivots) =
+                        self.factor_product_tiled_on_device(a32, (m, n), &d32, format)?;
+                    (Factor::Device(f), pivots)
                 }
                 (Method::Tiled, _) => {
-                    Factor::Device(self.factor_product_tiled(&single_a()?, &d32, format)?)
+                    let (f, pivots) = self.factor_product_tiled(&single_a()?, &d32, format)?;
+                    (Factor::Device(f), pivots)
                 }
-                _ => Factor::Host(self.factor_product_single(
-                    &single_a()?,
-                    &d32,
-                    options.gpu.method(method),
-                )?),
+                _ => {
+                    let l =
+                        self.factor_product_single(&single_a()?, &d32, options.gpu.method(method))?;
+                    let pivots = {
+                        let l = l.l()?;
+                        (0..l.rows()).map(|j| l[(j, j)]).collect()
+                    };
+                    (Factor::Host(l), pivots)
+                }
             };
             phase.mark("C and L on the GPU");
-            let pivots = match &factor_l {
-                Factor::Device(f) => self.tiled_diagonal(f)?,
-                Factor::Host(l) => {
-                    let l = l.l()?;
-                    (0..l.rows()).map(|j| l[(j, j)]).collect()
-                }
-            };
             check_pivots(&pivots, &scaled_diagonal)?;
             Ok::<_, Error>(factor_l)
         };

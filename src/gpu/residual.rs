@@ -62,30 +62,31 @@ impl LeastSquaresKernels {
         })
     }
 
-    /// `src[index[k]]` for every k, read back (a factor's diagonal without the rest).
+    /// `src[index[k]]` for every k into a new buffer, queued and not read (a factor's
+    /// diagonal without the rest, read with other values).
     pub(crate) fn gather(
         &self,
         ctx: &Context,
         src: &Buffer<f32>,
         index: &[u32],
-    ) -> Result<Vec<f32>> {
-        if index.is_empty() {
-            return Ok(Vec::new());
-        }
-        let index_buffer = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, index)?;
+    ) -> Result<Buffer<f32>> {
         let out = Buffer::<f32>::uninitialized(
             ctx,
             BufferTarget::Storage,
             BufferUsage::Stream,
-            index.len(),
+            index.len().max(1),
         )?;
+        if index.is_empty() {
+            return Ok(out);
+        }
+        let index_buffer = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, index)?;
         let gather = self.gather.get()?;
         gather.set("count", Uniform::U32(index.len() as u32))?;
         src.bind_base(0);
         index_buffer.bind_base(1);
         out.bind_base(2);
         gather.dispatch([index.len().div_ceil(GROUP) as u32, 1, 1])?;
-        out.download()
+        Ok(out)
     }
 }
 

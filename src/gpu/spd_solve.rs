@@ -213,7 +213,8 @@ impl Gpu {
         };
         phase.mark_finished(self.context(), "C's triangle and b up in f64");
         let factored = (|| {
-            let l = if tiled {
+            // L's diagonal comes back with the tiled factor's status.
+            let (l, diagonal) = if tiled {
                 let format = options.gpu.format;
                 let made_on_device = match &device {
                     Some(d) => self.cholesky_tiled_filled(
@@ -223,8 +224,8 @@ impl Gpu {
                     )?,
                     None => None,
                 };
-                let f = match made_on_device {
-                    Some(f) => f,
+                let (f, diagonal) = match made_on_device {
+                    Some(made) => made,
                     // Rows scaled and rounded over all cores straight into the GPU's storage;
                     // L stays there.
                     None => self.cholesky_tiled_rows(
@@ -234,16 +235,20 @@ impl Gpu {
                         |i, j| c.get(i, j),
                     )?,
                 };
-                Cholesky::device(f, format)
+                (Cholesky::device(f, format), Some(diagonal))
             } else {
                 let lower = c.to_lower().map(|v| v * scale);
                 let c32 = crate::matrix::to_single_precision(
                     "C (scaled and rounded to single precision for the GPU)",
                     &lower,
                 )?;
-                self.cholesky_single(&c32, options.gpu)?
+                (self.cholesky_single(&c32, options.gpu)?, None)
             };
-            check_pivots(&factor_diagonal(self, &l)?, &scaled_diagonal)?;
+            let diagonal = match diagonal {
+                Some(d) => d,
+                None => factor_diagonal(&l)?,
+            };
+            check_pivots(&diagonal, &scaled_diagonal)?;
             Ok::<_, Error>(l)
         })();
         let l = match factored.map_err(|e| (single_factor_failure(&e), e)) {
@@ -347,13 +352,8 @@ pub(crate) fn equilibration<T: Element>(c: &SymmetricView<'_, T>) -> Option<Vec<
     Some(equilibration_exponents(diagonal))
 }
 
-/// L's diagonal, read alone where L is on the GPU unscaled, else from L.
-fn factor_diagonal(gpu: &Gpu, l: &Cholesky) -> Result<Vec<f32>> {
-    if let Some(f) = l.on_device()
-        && f.shift() == 0
-    {
-        return gpu.tiled_diagonal(f);
-    }
+/// L's diagonal from L on the host.
+fn factor_diagonal(l: &Cholesky) -> Result<Vec<f32>> {
     let l = l.l()?;
     Ok((0..l.rows()).map(|j| l[(j, j)]).collect())
 }

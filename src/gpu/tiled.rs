@@ -56,11 +56,6 @@ impl DeviceFactor {
         self.shift
     }
 
-    /// The storage, for callers that know its shift is 0.
-    fn storage(&self) -> &TiledMatrix {
-        &self.l
-    }
-
     /// Solves L·Lᵀ·X = B on the GPU for the columns of B (m x r).
     /// B must be finite ([`InputError::NonFinite`] otherwise).
     pub(crate) fn solve_many(&self, b: &Matrix<f32>) -> Result<Matrix<f32>> {
@@ -188,14 +183,16 @@ impl Gpu {
 
     /// The tiled Cholesky of the order-m C that `fill` writes on the GPU into full storage in
     /// one buffer (lower triangle in f32, scaled as the caller wants: the factor carries no
-    /// shift), factored and kept there; `None` where full storage of order m takes several
-    /// buffers. `original(i, j)` is C's entry for the messages of a failure.
+    /// shift), factored and kept there, with L's diagonal (for the caller's pivot test) read
+    /// back in the one read that brings the factor's status word; `None` where full storage of
+    /// order m takes several buffers. `original(i, j)` is C's entry for the messages of a
+    /// failure.
     pub(crate) fn cholesky_tiled_filled(
         &self,
         m: usize,
         fill: impl FnOnce(&crate::gl::Buffer<f32>) -> Result<()>,
         original: impl Fn(usize, usize) -> f64,
-    ) -> Result<Option<DeviceFactor>> {
+    ) -> Result<Option<(DeviceFactor, Vec<f32>)>> {
         let mut phase = crate::phases::Phases::named("SPD factor", Instant::now());
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
@@ -206,9 +203,9 @@ impl Gpu {
         fill(single)?;
         phase.mark_finished(self.context(), "f32 copy made on the GPU");
         let f = self
-            .factor_on_gpu(k, l)
+            .factor_with_diagonal(k, l)
             .map_err(|e| restate_failure(e, original));
-        phase.mark_finished(self.context(), "Cholesky");
+        phase.mark_finished(self.context(), "Cholesky, its status and diagonal read");
         f.map(Some)
     }
 
@@ -332,24 +329,24 @@ impl Gpu {
     /// The tiled Cholesky of the order-m C whose lower triangle `rows` writes in f32 a block
     /// of rows at a time (in range, scaled as the caller wants: the factor carries no shift),
     /// in `format`'s storage straight from the rows ([`TiledMatrix::from_row_blocks`]),
-    /// factored and kept on the
-    /// GPU. `original(i, j)` is C's entry for the messages of a failure.
+    /// factored and kept on the GPU, with L's diagonal as [`Gpu::cholesky_tiled_filled`] reads
+    /// it. `original(i, j)` is C's entry for the messages of a failure.
     pub(crate) fn cholesky_tiled_rows(
         &self,
         m: usize,
         format: Format,
         rows: impl Fn((usize, usize), usize, &mut [f32]) + Sync,
         original: impl Fn(usize, usize) -> f64,
-    ) -> Result<DeviceFactor> {
+    ) -> Result<(DeviceFactor, Vec<f32>)> {
         let mut phase = crate::phases::Phases::named("SPD factor", Instant::now());
         let k = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
         let l = TiledMatrix::from_row_blocks(self.context(), m, storage_of(format), part, rows)?;
         phase.mark_finished(self.context(), "rows rounded, up");
         let f = self
-            .factor_on_gpu(k, l)
+            .factor_with_diagonal(k, l)
             .map_err(|e| restate_failure(e, original));
-        phase.mark_finished(self.context(), "Cholesky");
+        phase.mark_finished(self.context(), "Cholesky, its status and diagonal read");
         f
     }
 
@@ -403,9 +400,9 @@ impl Gpu {
         a: &Matrix<f32>,
         d: &[f32],
         format: Format,
-    ) -> Result<DeviceFactor> {
+    ) -> Result<(DeviceFactor, Vec<f32>)> {
         let c = self.assemble_tiled_device(a, d, storage_of(format))?;
-        self.factor_on_gpu(self.tiled_kernels()?, c)
+        self.factor_with_diagonal(self.tiled_kernels()?, c)
     }
 
     /// [`Gpu::factor_product_tiled`] with A (m x n, row-major) already on the GPU, as the
@@ -416,7 +413,7 @@ impl Gpu {
         (m, n): (usize, usize),
         d: &[f32],
         format: Format,
-    ) -> Result<DeviceFactor> {
+    ) -> Result<(DeviceFactor, Vec<f32>)> {
         let mut phase = crate::phases::Phases::named("factor of A·D²·Aᵀ", Instant::now());
         let k = self.tiled_kernels()?;
         let storage = storage_of(format);
@@ -425,32 +422,60 @@ impl Gpu {
         phase.mark_finished(self.context(), "A in f32, d up");
         let c = assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)?;
         phase.mark_finished(self.context(), "assembly");
-        let f = self.factor_on_gpu(k, c);
-        phase.mark_finished(self.context(), "Cholesky");
+        let f = self.factor_with_diagonal(k, c);
+        phase.mark_finished(self.context(), "Cholesky, its status and diagonal read");
         f
     }
 
-    /// The diagonal of a factor kept on the GPU, gathered there and read back alone (m
-    /// values instead of L): the least-squares pivot check.
-    pub(crate) fn tiled_diagonal(&self, f: &DeviceFactor) -> Result<Vec<f32>> {
-        let l = f.storage();
-        debug_assert_eq!(f.shift, 0, "a product's factor is not scaled here");
+    /// Factors `l` in place on the GPU and keeps it there, with its diagonal (the pivot
+    /// tests') gathered on the GPU and read back with the factor's status word in one read:
+    /// m values and two words, not L.
+    fn factor_with_diagonal(
+        &self,
+        k: Rc<TiledKernels>,
+        mut l: TiledMatrix,
+    ) -> Result<(DeviceFactor, Vec<f32>)> {
+        cholesky::factor_status_unread(&k, &mut l)?;
         let m = l.order();
+        let ctx = self.context();
         let kernels = self.least_squares_kernels()?;
-        let mut diagonal = vec![f32::NAN; m];
+        let all = crate::gl::Buffer::<f32>::uninitialized(
+            ctx,
+            crate::gl::BufferTarget::Storage,
+            crate::gl::BufferUsage::Stream,
+            m + 2,
+        )?;
+        let mut columns = Vec::with_capacity(m);
         for (start, buffer) in l.buffers() {
             let end = start + buffer.len();
-            let (columns, index): (Vec<usize>, Vec<u32>) = (0..m)
+            let (part, index): (Vec<usize>, Vec<u32>) = (0..m)
                 .map(|j| (j, l.index(j, j)))
                 .filter(|&(_, at)| (start..end).contains(&at))
                 .map(|(j, at)| (j, (at - start) as u32))
                 .unzip();
-            let values = kernels.gather(self.context(), buffer, &index)?;
-            for (j, v) in columns.into_iter().zip(values) {
-                diagonal[j] = v;
+            if index.is_empty() {
+                continue;
             }
+            let values = kernels.gather(ctx, buffer, &index)?;
+            all.copy_range_from(&values, 0, columns.len(), index.len())?;
+            columns.extend(part);
         }
-        Ok(diagonal)
+        debug_assert_eq!(columns.len(), m, "each diagonal entry in one buffer");
+        k.copy_status(&all, m)?;
+        let values = all.download()?;
+        k.check_status_words([values[m].to_bits(), values[m + 1].to_bits()])?;
+        let mut diagonal = vec![f32::NAN; m];
+        for (j, v) in columns.into_iter().zip(values) {
+            diagonal[j] = v;
+        }
+        let f = DeviceFactor {
+            kernels: k,
+            l,
+            max_bytes: self.max_storage_bytes()?,
+            shift: 0,
+            solves: Default::default(),
+        };
+        Ok((f, diagonal))
     }
 
     fn factor_on_gpu(&self, k: Rc<TiledKernels>, mut l: TiledMatrix) -> Result<DeviceFactor> {
@@ -497,7 +522,7 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<Cholesky> {
-        let f = self.factor_product_tiled(a, d, format)?;
+        let (f, _) = self.factor_product_tiled(a, d, format)?;
         let l = f.download()?;
         let diagonal = product_diagonal(a, d);
         check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| diagonal[j])?;
@@ -558,4 +583,60 @@ fn self_check(gpu: &Gpu) -> Result<()> {
         return wrong("Cholesky factorization", error);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::problems::{rng, well_conditioned_spd};
+    use crate::symmetric::SymmetricView;
+    use crate::{Error, Format, Gpu, NumericalError};
+
+    /// The diagonal read back with the factor's status is L's own, bit for bit, in full
+    /// storage and RFP, one buffer or several; a pivot that fails is the status word's error.
+    #[test]
+    fn the_factors_diagonal_comes_back_with_its_status() {
+        let one = Gpu::new().unwrap();
+        if !one.info().has_compute() {
+            return;
+        }
+        let tuning = crate::Tuning {
+            max_buffer_bytes: Some(120 * 1024),
+            ..crate::Tuning::default()
+        };
+        let split = Gpu::builder().tuning(tuning).build().unwrap();
+        for (gpu, m, format) in [
+            (&one, 1, Format::Full),
+            (&one, 65, Format::Full),
+            (&one, 300, Format::Packed),
+            (&split, 301, Format::Full),
+        ] {
+            let c = well_conditioned_spd(&mut rng(7 + m as u64), m);
+            let view = SymmetricView::lower(&c);
+            let rows = |r, ld, out: &mut [f32]| view.lower_rows_into(r, ld, out, |v| v as f32);
+            let (f, diagonal) = gpu
+                .cholesky_tiled_rows(m, format, rows, |i, j| view.get(i, j))
+                .unwrap();
+            let parts = f.l.buffers().count();
+            assert_eq!(
+                parts > 1,
+                std::ptr::eq(gpu, &split),
+                "m {m} {format:?}: {parts} buffers"
+            );
+            let l = f.download().unwrap();
+            let want: Vec<u32> = (0..m).map(|j| l[(j, j)].to_bits()).collect();
+            let got: Vec<u32> = diagonal.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "m {m} {format:?}");
+            let mut bad = c.clone();
+            bad[(m - 1, m - 1)] = -1.0;
+            let view = SymmetricView::lower(&bad);
+            let rows = |r, ld, out: &mut [f32]| view.lower_rows_into(r, ld, out, |v| v as f32);
+            match gpu.cholesky_tiled_rows(m, format, rows, |i, j| view.get(i, j)) {
+                Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
+                    assert_eq!(column, m - 1, "m {m} {format:?}")
+                }
+                Err(e) => panic!("m {m} {format:?}: {e}"),
+                Ok(_) => panic!("m {m} {format:?}: an indefinite C factored"),
+            }
+        }
+    }
 }

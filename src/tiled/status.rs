@@ -39,6 +39,17 @@ impl StatusWord {
     /// Reads it back: the first failing column and its pivot, or `None`.
     pub fn failure(&self) -> Result<Option<(usize, f32)>> {
         let s = self.buffer.download()?;
-        Ok((s[0] != NO_FAILURE).then(|| (s[0] as usize, f32::from_bits(s[1]))))
+        Ok(failure_in([s[0], s[1]]))
     }
+
+    /// Copies its two words, on the GPU, to `dst` from index `offset` on (as f32 bits), so
+    /// that they come back with other values in one read ([`failure_in`] reads them).
+    pub fn copy_to(&self, dst: &Buffer<f32>, offset: usize) -> Result<()> {
+        dst.copy_range_from(&self.buffer, 0, offset, 2)
+    }
+}
+
+/// The first failing column and its pivot in a status word's two words, or `None`.
+pub fn failure_in(words: [u32; 2]) -> Option<(usize, f32)> {
+    (words[0] != NO_FAILURE).then(|| (words[0] as usize, f32::from_bits(words[1])))
 }

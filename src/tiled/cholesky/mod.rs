@@ -30,10 +30,16 @@ use crate::gl::{Buffer, BufferTarget, BufferUsage};
 /// a pivot ≤ 0 or NaN is [`NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite)
 /// with the first failing column (LAPACK's INFO − 1) and the pivot before its square root.
 pub fn factor(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
+    factor_status_unread(k, c)?;
+    k.check_status()
+}
+
+/// [`factor`] with the status word left unread on the GPU, for the caller to read with other
+/// values ([`TiledKernels::copy_status`]).
+pub fn factor_status_unread(k: &TiledKernels, c: &mut TiledMatrix) -> Result<()> {
     k.reset_status()?;
     factor_unchecked(k, c)?;
-    k.check("the tiled Cholesky factorization")?;
-    k.check_status()
+    k.check("the tiled Cholesky factorization")
 }
 
 /// The triangle `factor` works on: full storage of order ≥ the split order ([`TiledKernels::split_order`]) as spftrf's three

@@ -476,14 +476,30 @@ impl TiledKernels {
     /// Reads the status word: the first column whose pivot was not positive, as
     /// [`NumericalError::NotPositiveDefinite`] with the pivot before its square root.
     pub fn check_status(&self) -> Result<()> {
-        match self.status.failure()? {
-            None => Ok(()),
-            Some((column, pivot)) => Err(NumericalError::NotPositiveDefinite {
-                column,
-                pivot: f64::from(pivot),
-            }
-            .into()),
+        status_result(self.status.failure()?)
+    }
+
+    /// Copies the status word's two words to `dst` from `offset` on, on the GPU, for a read
+    /// that brings them back with other values ([`TiledKernels::check_status_words`]).
+    pub(crate) fn copy_status(&self, dst: &Buffer<f32>, offset: usize) -> Result<()> {
+        self.status.copy_to(dst, offset)
+    }
+
+    /// [`TiledKernels::check_status`] on the status word's two words as read back.
+    pub(crate) fn check_status_words(&self, words: [u32; 2]) -> Result<()> {
+        status_result(super::status::failure_in(words))
+    }
+}
+
+/// A status word's failure as [`NumericalError::NotPositiveDefinite`].
+fn status_result(failure: Option<(usize, f32)>) -> Result<()> {
+    match failure {
+        None => Ok(()),
+        Some((column, pivot)) => Err(NumericalError::NotPositiveDefinite {
+            column,
+            pivot: f64::from(pivot),
         }
+        .into()),
     }
 }
 
