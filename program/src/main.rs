@@ -43,8 +43,8 @@ fn main() {
 /// On SIGINT, SIGTERM, SIGHUP (the terminal closed) or SIGQUIT (Ctrl-\\), removes the
 /// temporary file of any write under way and the staged outputs not yet renamed into place
 /// (outputs are written whole or not at all) and exits with status 128 + the signal (130, 143,
-/// 129, 131), as a shell does. SIGQUIT's core dump is given up for that: a core of this
-/// program says nothing a backtrace of the error would not.
+/// 129, 131), as a shell does, without running at-exit hooks. SIGQUIT's core dump is given
+/// up for that: a core of this program says nothing a backtrace of the error would not.
 fn remove_partial_files_on_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]) {
@@ -54,7 +54,10 @@ fn remove_partial_files_on_signals() {
                     // Held until the exit: no set of outputs is committed after this.
                     let _staged = cli::output::remove_staged_files();
                     symraster::io::remove_partial_files();
-                    std::process::exit(128 + signal);
+                    // _exit: no at-exit hooks. The main thread may still be in the GL driver,
+                    // and the driver's own exit hooks tearing it down under that thread
+                    // crashed the process now and then (SIGSEGV instead of 128 + signal).
+                    signal_hook::low_level::exit(128 + signal);
                 }
             });
         }
