@@ -55,8 +55,8 @@ fn remove_partial_files_on_signals() {
                     let _staged = cli::output::remove_staged_files();
                     symraster::io::remove_partial_files();
                     // _exit: no at-exit hooks. The main thread may still be in the GL driver,
-                    // and the driver's own exit hooks tearing it down under that thread
-                    // crashed the process now and then (SIGSEGV instead of 128 + signal).
+                    // whose own exit hooks would tear it down under that thread (a crash
+                    // instead of 128 + signal).
                     signal_hook::low_level::exit(128 + signal);
                 }
             });

@@ -468,18 +468,16 @@ impl Gpu {
         for (j, v) in columns.into_iter().zip(values) {
             diagonal[j] = v;
         }
-        let f = DeviceFactor {
-            kernels: k,
-            l,
-            max_bytes: self.max_storage_bytes()?,
-            shift: 0,
-            solves: Default::default(),
-        };
-        Ok((f, diagonal))
+        Ok((self.kept(k, l)?, diagonal))
     }
 
     fn factor_on_gpu(&self, k: Rc<TiledKernels>, mut l: TiledMatrix) -> Result<DeviceFactor> {
         cholesky::factor(&k, &mut l)?;
+        self.kept(k, l)
+    }
+
+    /// The factor `l`, factored on the GPU, kept there for solves (unscaled).
+    fn kept(&self, k: Rc<TiledKernels>, l: TiledMatrix) -> Result<DeviceFactor> {
         Ok(DeviceFactor {
             kernels: k,
             l,
