@@ -2,7 +2,7 @@
 //! program links, and the programs of one context, compiled on first use.
 
 use crate::error::Result;
-use crate::gl::{Buffer, ComputeKernel, ComputeProgram, Context, Uniform};
+use crate::gl::{Buffer, ComputeKernel, ComputeProgram, Context, LazyProgram, Uniform};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct, DoublePrograms, DoubleTile};
 use std::cell::OnceCell;
 
@@ -73,8 +73,13 @@ pub struct DoubleKernels {
     potrf: OnceCell<ComputeProgram>,
     copy: OnceCell<ComputeProgram>,
     triangle: OnceCell<ComputeProgram>,
-    spd_unpack: OnceCell<ComputeProgram>,
-    spd_residual: OnceCell<ComputeProgram>,
+    spd_unpack: LazyProgram,
+    spd_residual: LazyProgram,
+}
+
+/// One of the SPD solve's programs (no defines), compiled on first use.
+fn spd_program(ctx: &Context, kernel: &'static ComputeKernel) -> LazyProgram {
+    LazyProgram::new(ctx, kernel, "", format!("#version 430\n{}", kernel.source))
 }
 
 impl DoubleKernels {
@@ -92,8 +97,8 @@ impl DoubleKernels {
             potrf: OnceCell::new(),
             copy: OnceCell::new(),
             triangle: OnceCell::new(),
-            spd_unpack: OnceCell::new(),
-            spd_residual: OnceCell::new(),
+            spd_unpack: spd_program(ctx, &SPD_UNPACK),
+            spd_residual: spd_program(ctx, &SPD_RESIDUAL),
         })
     }
 
@@ -126,11 +131,18 @@ impl DoubleKernels {
         Ok(cell.get_or_init(|| p))
     }
 
+    /// Hands the SPD solve's two programs to the driver to compile in the background where it
+    /// compiles in parallel ([`LazyProgram::start`]).
+    pub fn start_spd_programs(&self) {
+        self.spd_unpack.start();
+        self.spd_residual.start();
+    }
+
     /// Compiles the SPD solve's two programs now (a device that cannot build them is then
     /// known before anything is uploaded for them).
     pub fn spd_programs(&self) -> Result<()> {
-        self.program(&self.spd_unpack, &SPD_UNPACK, "")?;
-        self.program(&self.spd_residual, &SPD_RESIDUAL, "")?;
+        self.spd_unpack.get()?;
+        self.spd_residual.get()?;
         Ok(())
     }
 
@@ -144,7 +156,7 @@ impl DoubleKernels {
         single: &Buffer<f32>,
         exponent: i32,
     ) -> Result<()> {
-        let prog = self.program(&self.spd_unpack, &SPD_UNPACK, "")?;
+        let prog = self.spd_unpack.get()?;
         packed.bind_base(0);
         single.bind_base(1);
         prog.set_all(&[
@@ -164,7 +176,7 @@ impl DoubleKernels {
         upper: bool,
         (b, x, r): (&Buffer<f64>, &Buffer<f64>, &Buffer<f64>),
     ) -> Result<()> {
-        let prog = self.program(&self.spd_residual, &SPD_RESIDUAL, "")?;
+        let prog = self.spd_residual.get()?;
         packed.bind_base(0);
         b.bind_base(1);
         x.bind_base(2);

@@ -5,7 +5,6 @@
 //! reads.
 
 use super::context::Context;
-use super::program::compile;
 use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 use std::collections::HashMap;
@@ -86,56 +85,56 @@ impl ComputeProgram {
         variant: &str,
         source: &str,
     ) -> Result<Self> {
+        Self::start(ctx, kernel, variant, source)?.finish()
+    }
+
+    /// Hands `source` to the driver to compile and link without waiting for either: where the
+    /// driver compiles in its own threads (GL_KHR_parallel_shader_compile), programs started
+    /// together compile side by side. [`PendingCompute::finish`] waits and checks as
+    /// [`ComputeProgram::new`] does.
+    pub fn start(
+        ctx: &Context,
+        kernel: &'static ComputeKernel,
+        variant: &str,
+        source: &str,
+    ) -> Result<PendingCompute> {
         let name = match variant {
             "" => kernel.name.to_string(),
             v => format!("{} ({v})", kernel.name),
         };
-        let name = name.as_str();
         let started = std::time::Instant::now();
         let gl = ctx.gl();
-        let raw = unsafe { gl.create_program() }.map_err(|message| {
-            Error::from(DeviceError::GlCreate {
-                what: "compute program",
-                message,
-            })
-        })?;
-        // Owned from here on, so an early return deletes it.
-        let program = Self {
-            ctx: ctx.clone(),
-            raw,
-            name: name.to_string(),
-            locations: HashMap::new(),
-            max_groups: max_group_counts(ctx),
-        };
-        let cs = compile(
-            ctx,
-            &format!("{name} (compute)"),
-            glow::COMPUTE_SHADER,
-            source,
-        )?;
-        unsafe {
-            gl.attach_shader(raw, cs);
-            gl.link_program(raw);
-            gl.detach_shader(raw, cs);
-            gl.delete_shader(cs);
-            if !gl.get_program_link_status(raw) {
-                let log = gl.get_program_info_log(raw);
-                log::debug!("program {name} failed to link:\n{log}");
-                return Err(Error::from(DeviceError::ProgramLink {
-                    name: name.to_string(),
-                    log,
-                }));
+        let create = |what| {
+            move |message| {
+                Error::from(DeviceError::GlCreate {
+                    what,
+                    message,
+                })
             }
+        };
+        let raw = unsafe { gl.create_program() }.map_err(create("compute program"))?;
+        let shader = match unsafe { gl.create_shader(glow::COMPUTE_SHADER) } {
+            Ok(shader) => shader,
+            Err(message) => {
+                unsafe { gl.delete_program(raw) };
+                return Err(create("shader")(message));
+            }
+        };
+        unsafe {
+            gl.shader_source(shader, source);
+            gl.compile_shader(shader);
+            gl.attach_shader(raw, shader);
+            gl.link_program(raw);
         }
-        ctx.check(|| format!("linking compute program {name}"))?;
-        let mut program = program;
-        program.locations = check_interface(ctx, raw, kernel, name)?;
-        ctx.check(|| format!("checking compute program {name}"))?;
-        log::debug!(
-            "compute program {name} compiled and linked in {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-        Ok(program)
+        Ok(PendingCompute {
+            ctx: ctx.clone(),
+            kernel,
+            name,
+            raw: Some(raw),
+            shader,
+            source_lines: source.to_string(),
+            started,
+        })
     }
 
     /// Makes this the current program.
@@ -257,6 +256,82 @@ impl ComputeProgram {
 impl Drop for ComputeProgram {
     fn drop(&mut self) {
         unsafe { self.ctx.gl().delete_program(self.raw) }
+    }
+}
+
+/// A compute program handed to the driver by [`ComputeProgram::start`], its compile and link
+/// not yet waited for; deleted on drop unless finished.
+pub struct PendingCompute {
+    ctx: Context,
+    kernel: &'static ComputeKernel,
+    name: String,
+    // `None` once finished (the program then belongs to the `ComputeProgram`).
+    raw: Option<glow::Program>,
+    shader: glow::Shader,
+    source_lines: String,
+    started: std::time::Instant,
+}
+
+impl PendingCompute {
+    /// Waits for the compile and the link and checks the program: a failure carries the
+    /// numbered source and the driver's log; the linked program must match its kernel (see
+    /// [`ComputeProgram::new`]).
+    pub fn finish(mut self) -> Result<ComputeProgram> {
+        let gl = self.ctx.gl();
+        let raw = self.raw.expect("a pending program is finished once");
+        let name = self.name.clone();
+        unsafe {
+            if !gl.get_program_link_status(raw) {
+                if !gl.get_shader_compile_status(self.shader) {
+                    let log = gl.get_shader_info_log(self.shader);
+                    let numbered = super::program::numbered(&self.source_lines);
+                    log::debug!(
+                        "shader {name} (compute) failed to compile:\n{log}\n--- source ---\n{numbered}"
+                    );
+                    return Err(Error::from(DeviceError::ShaderCompile {
+                        name: format!("{name} (compute)"),
+                        log,
+                        numbered_source: numbered,
+                    }));
+                }
+                let log = gl.get_program_info_log(raw);
+                log::debug!("program {name} failed to link:\n{log}");
+                return Err(Error::from(DeviceError::ProgramLink { name, log }));
+            }
+        }
+        // Owned by the program from here on, so an early return deletes it.
+        unsafe { gl.detach_shader(raw, self.shader) };
+        self.raw = None;
+        let mut program = ComputeProgram {
+            ctx: self.ctx.clone(),
+            raw,
+            name: name.clone(),
+            locations: HashMap::new(),
+            max_groups: max_group_counts(&self.ctx),
+        };
+        self.ctx
+            .check(|| format!("linking compute program {name}"))?;
+        program.locations = check_interface(&self.ctx, raw, self.kernel, &name)?;
+        self.ctx
+            .check(|| format!("checking compute program {name}"))?;
+        log::debug!(
+            "compute program {name} compiled and linked in {:.1} ms",
+            self.started.elapsed().as_secs_f64() * 1e3
+        );
+        Ok(program)
+    }
+}
+
+impl Drop for PendingCompute {
+    fn drop(&mut self) {
+        let gl = self.ctx.gl();
+        unsafe {
+            if let Some(raw) = self.raw {
+                gl.detach_shader(raw, self.shader);
+                gl.delete_program(raw);
+            }
+            gl.delete_shader(self.shader);
+        }
     }
 }
 

@@ -38,6 +38,9 @@ struct Inner {
     staged_from: Cell<usize>,
     // The bytes per staged chunk where tuned (see `Context::staging_chunk`).
     staging_chunk: Cell<Option<usize>>,
+    // Whether the driver compiles shaders in its own threads (see
+    // `Context::compiles_in_parallel`).
+    parallel_compile: bool,
     // Large buffers freed and kept for reuse (see `Context::take_spare`).
     spares: RefCell<Vec<Spare>>,
     // Staging buffers of large transfers (immutable storage, `usage` holding their storage
@@ -147,11 +150,13 @@ impl Context {
     pub(crate) fn with_make_current(gl: glow::Context, make_current: Option<MakeCurrent>) -> Self {
         let id = next_id();
         CURRENT.with(|c| c.set(id));
+        let parallel_compile = enable_parallel_compile(&gl);
         Self {
             inner: Rc::new(Inner {
                 gl,
                 id,
                 make_current,
+                parallel_compile,
                 mapped_uploads: Cell::new(true),
                 staged_from: Cell::new(crate::tuning::DEFAULT_STAGED_FROM_BYTES),
                 staging_chunk: Cell::new(None),
@@ -159,6 +164,14 @@ impl Context {
                 staging: RefCell::new(Vec::new()),
             }),
         }
+    }
+
+    /// Whether the driver compiles shaders in its own threads
+    /// (GL_KHR_parallel_shader_compile or GL_ARB_parallel_shader_compile, allowed as many as it
+    /// likes): programs handed to it together then compile side by side
+    /// ([`LazyProgram::start`](super::LazyProgram::start)).
+    pub fn compiles_in_parallel(&self) -> bool {
+        self.inner.parallel_compile
     }
 
     /// A kept buffer of exactly `bytes` bytes and GL usage `usage`, if there is one (its
@@ -418,6 +431,20 @@ impl Context {
         self.check(|| format!("reading back {width}x{height} pixels"))?;
         Ok(data)
     }
+}
+
+/// Lets the driver of `gl` (current) compile shaders in as many threads as it likes, where it
+/// offers parallel compilation; whether it does.
+fn enable_parallel_compile(gl: &glow::Context) -> bool {
+    let extensions = gl.supported_extensions();
+    let offered = ["GL_KHR_parallel_shader_compile", "GL_ARB_parallel_shader_compile"]
+        .iter()
+        .any(|e| extensions.contains(*e));
+    if offered {
+        // The extensions' value for "no limit" (0xFFFFFFFF).
+        unsafe { gl.max_shader_compiler_threads(u32::MAX) };
+    }
+    offered
 }
 
 impl DeviceInfo {

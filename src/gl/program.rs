@@ -139,7 +139,7 @@ pub(super) fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Res
 }
 
 /// The source with 1-based line numbers, as drivers' logs count them.
-fn numbered(source: &str) -> String {
+pub(super) fn numbered(source: &str) -> String {
     source
         .lines()
         .enumerate()

@@ -108,6 +108,13 @@ impl Gpu {
         // is rounded to f32 there for the factor; C and L stay there, corrections are solved
         // there; only L's diagonal comes back, for the pivot check. Where the device cannot
         // hold A in f64, residuals run on the CPU and A goes up in f32.
+        if method == Method::Tiled
+            && let Ok(k) = self.tiled_kernels()
+        {
+            // The factor's and the solves' chained programs compile side by side with what
+            // runs first, where the driver compiles in its own threads.
+            k.start_chained(m, true);
+        }
         let device_residual = match method {
             Method::Tiled => match self.device_residual(a.view(), d, b) {
                 Ok(r) => Some(r),

@@ -196,6 +196,9 @@ impl Gpu {
         let method = self.check_problem_size(m, 0, options.gpu)?;
         // No entry of C' can leave f32's range where ‖C'‖₁ does not (it bounds each).
         let tiled = method == Method::Tiled && norm_c_scaled <= f64::from(f32::MAX);
+        if tiled {
+            self.start_spd_solve_programs(m, options.gpu.format == Format::Full);
+        }
         // C's stored triangle and b in f64 on the GPU for the tiled method in full storage:
         // the f32 copy is made there and the residuals formed there.
         let device = match tiled && options.gpu.format == Format::Full {
@@ -332,6 +335,19 @@ impl Gpu {
             total: start.elapsed(),
         };
         Solution::refined(refinement, x0, options, tolerance, condition, None, timings)
+    }
+
+    /// Hands the programs a tiled SPD solve of order `m` reaches (with `on_device`, its f64
+    /// residual's) to the driver together, so that they compile side by side where it
+    /// compiles in its own threads; a failure here is met again, and reported, where the
+    /// program is used.
+    fn start_spd_solve_programs(&self, m: usize, on_device: bool) {
+        if let Ok(k) = self.tiled_kernels() {
+            k.start_chained(m, true);
+        }
+        if on_device && let Ok(k) = self.double_kernels("the SPD solve's residual in f64") {
+            k.start_spd_programs();
+        }
     }
 }
 

@@ -405,3 +405,65 @@ fn every_fragment_kernel_links() {
     let kernels = symraster::draw::kernels::Kernels::new(gpu.context()).unwrap();
     kernels.compile_all().unwrap();
 }
+
+/// Programs handed to the driver together (compiling side by side where it compiles in its own
+/// threads) finish as the same programs compiled one by one, and a shader that does not
+/// compile is the same error either way, met where the program is asked for.
+#[test]
+fn programs_started_together_finish_as_compiled_alone() {
+    use symraster::gl::{ComputeProgram, LazyProgram, Uniform};
+    let gpu = Gpu::new().unwrap();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let ctx = gpu.context();
+    let source = |s: &str| format!("#version 430\n{s}");
+    let good = source(COUNTER.source);
+    let bad = source(&COUNTER.source.replace("out_[0] = count;", "out_[0] = count +;"));
+    let started: Vec<_> = (0..3)
+        .map(|_| ComputeProgram::start(ctx, &COUNTER, "", &good).unwrap())
+        .collect();
+    let out = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Dynamic, &[0u32]).unwrap();
+    out.bind_base(0);
+    for (i, p) in started.into_iter().enumerate() {
+        let p = p.finish().unwrap();
+        p.set("count", Uniform::U32(10 + i as u32)).unwrap();
+        p.dispatch([1, 1, 1]).unwrap();
+        assert_eq!(out.download().unwrap(), [10 + i as u32]);
+    }
+    let alone = counter(&gpu, &COUNTER.source.replace("out_[0] = count;", "out_[0] = count +;"))
+        .err()
+        .expect("a syntax error compiles");
+    let together = ComputeProgram::start(ctx, &COUNTER, "", &bad)
+        .unwrap()
+        .finish()
+        .err()
+        .expect("a syntax error compiles when started");
+    for e in [&alone, &together] {
+        assert!(
+            matches!(
+                e,
+                symraster::Error::Device(symraster::error::DeviceError::ShaderCompile { .. })
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("test/counter"), "{e}");
+    }
+    assert_eq!(alone.to_string(), together.to_string());
+    // A lazy program started (where the driver compiles in parallel) or not: the same
+    // program on first use, and the same error each time for a bad one.
+    let lazy = LazyProgram::new(ctx, &COUNTER, "", good);
+    lazy.start();
+    assert!(!lazy.is_compiled());
+    let p = lazy.get().unwrap();
+    p.set("count", Uniform::U32(42)).unwrap();
+    p.dispatch([1, 1, 1]).unwrap();
+    assert_eq!(out.download().unwrap(), [42]);
+    let broken = LazyProgram::new(ctx, &COUNTER, "", bad);
+    broken.start();
+    for _ in 0..2 {
+        let e = broken.get().err().expect("a syntax error compiles lazily");
+        assert_eq!(e.to_string(), alone.to_string());
+    }
+    ctx.check(|| "the started programs".into()).unwrap();
+}

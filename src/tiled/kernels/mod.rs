@@ -352,10 +352,26 @@ impl TiledKernels {
     /// call pays only for what it reaches) and returns how many compile on first use.
     pub fn compile_all(&self) -> Result<usize> {
         let programs = self.lazy_programs();
+        programs.iter().for_each(|p| p.start());
         for p in &programs {
             p.get()?;
         }
         Ok(programs.len())
+    }
+
+    /// Hands to the driver the chained programs that the Cholesky of order `m` in full storage
+    /// and, with `solves`, the one-column solves with its factor reach, so that a driver
+    /// compiling in its own threads compiles them side by side ([`LazyProgram::start`]).
+    pub(crate) fn start_chained(&self, m: usize, solves: bool) {
+        if self.chains_factor(m).is_some() {
+            self.potrf_chain.iter().for_each(LazyProgram::start);
+        }
+        if solves {
+            self.trtri
+                .iter()
+                .chain(&self.trsv_chain)
+                .for_each(LazyProgram::start);
+        }
     }
 
     /// How many of the kernels that compile on first use have been compiled so far.
