@@ -432,6 +432,7 @@ trait Factored: numpy::Element + Copy + Send + Sync + symraster::memory::Zero + 
         _a: &PyReadonlyArray2<'_, Self>,
         _upper: bool,
         _opts: Options,
+        _beside: &mut Beside<'_>,
     ) -> Option<PyResult<(Matrix<Self>, bool)>> {
         None
     }
@@ -446,11 +447,12 @@ impl Factored for f64 {
         a: &PyReadonlyArray2<'_, f64>,
         upper: bool,
         _: Options,
+        beside: &mut Beside<'_>,
     ) -> Option<PyResult<(Matrix<f64>, bool)>> {
         if a.as_array().nrows() < DEVICE_CHOLESKY_FROM {
             return None;
         }
-        lent_factor(py, a, upper, move |gpu, c, swapped| {
+        lent_factor(py, a, upper, beside, move |gpu, c, swapped| {
             if upper && !swapped {
                 Ok((gpu.cholesky_double_upper(c, Default::default())?, true))
             } else {
@@ -476,8 +478,9 @@ impl Factored for f32 {
         a: &PyReadonlyArray2<'_, f32>,
         upper: bool,
         opts: Options,
+        beside: &mut Beside<'_>,
     ) -> Option<PyResult<(Matrix<f32>, bool)>> {
-        lent_factor(py, a, upper, move |gpu, c, _| {
+        lent_factor(py, a, upper, beside, move |gpu, c, _| {
             Ok((gpu.cholesky_view(c, opts)?.into_l()?, false))
         })
     }
@@ -493,13 +496,14 @@ impl Factored for f32 {
 }
 
 /// `factor(gpu, C, swapped)` on the worker with C the triangle of `a` that `upper` names, lent
-/// where it lies (`swapped`: `a` is read as its transpose, a Fortran array); `None` where `a`
-/// cannot be lent or the GPU cannot take it (no compute shaders, too large, out of memory):
-/// the caller's copy path runs then.
+/// where it lies (`swapped`: `a` is read as its transpose, a Fortran array), `beside` on the
+/// calling thread meanwhile; `None` where `a` cannot be lent or the GPU cannot take it (no
+/// compute shaders, too large, out of memory): the caller's copy path runs then.
 fn lent_factor<T, F>(
     py: Python<'_>,
     a: &PyReadonlyArray2<'_, T>,
     upper: bool,
+    beside: &mut Beside<'_>,
     factor: F,
 ) -> Option<PyResult<(Matrix<T>, bool)>>
 where
@@ -509,7 +513,7 @@ where
         + 'static,
 {
     let (lent, order, stride, triangle, swapped) = lend(a, upper)?;
-    let outcome = worker::run(py, move |state| {
+    let outcome = beside.run(py, move |state| {
         // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
         let data = unsafe { lent.get() };
         let c = SymmetricView::new(data, order, stride, triangle)?;
@@ -525,25 +529,29 @@ where
 /// factor came back turned over, else L's transposed view) in a row-major buffer, its other
 /// triangle zero or, with `other`, holding `a`'s other triangle (scipy's `cho_factor` output,
 /// the factor's storage written once): the triangle the factor reads copied in (no more), the
-/// factor's own buffer handed out (no copy back).
+/// factor's own buffer handed out (no copy back). `beside` runs on the calling thread while
+/// the worker factors, and its error comes before the factor's.
 fn factor_array<'py, T: Factored>(
     py: Python<'py>,
     a: &PyReadonlyArray2<'py, T>,
     upper: bool,
     opts: Options,
     other: bool,
+    beside: &mut Beside<'_>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let view = a.as_array();
-    let (l, turned) = match T::factor_lent(py, a, upper, opts) {
-        Some(l) => l?,
-        None => {
-            let c = py
-                .detach(|| lower_of(view, upper))
-                .map_err(|e| errors::to_py(py, e))?;
-            let l = finish(py, worker::run(py, move |state| T::factor(state, &c, opts)))?.0;
-            (l, false)
-        }
+    let factored = match T::factor_lent(py, a, upper, opts, beside) {
+        Some(l) => l,
+        None => py
+            .detach(|| lower_of(view, upper))
+            .map_err(|e| errors::to_py(py, e))
+            .and_then(|c| {
+                let outcome = beside.run(py, move |state| T::factor(state, &c, opts));
+                Ok((finish(py, outcome)?.0, false))
+            }),
     };
+    beside.finish(py)?;
+    let (l, turned) = factored?;
     let m = l.rows();
     let mut data = l.into_vec();
     if other {
@@ -568,62 +576,74 @@ fn factor_array<'py, T: Factored>(
     }
 }
 
-/// `factor_array` for a float32 or float64 `a`.
+/// `factor_array` for a float32 or float64 `a`; with `check_finite`, scipy's check of the
+/// triangle the factor does not read (the library checks the one it reads) beside it.
 fn factor_any<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
     upper: bool,
     opts: Options,
     other: bool,
+    check_finite: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(a) = a.extract::<PyReadonlyArray2<'py, f64>>() {
-        factor_array(py, &a, upper, opts, other)
-    } else if let Ok(a) = a.extract::<PyReadonlyArray2<'py, f32>>() {
-        factor_array(py, &a, upper, opts, other)
+    let held = Held::of(a)?;
+    let read = if upper {
+        Triangle::Upper
     } else {
-        Err(PyTypeError::new_err(
-            "expected a 2-D float32 or float64 numpy array",
-        ))
+        Triangle::Lower
+    };
+    let mut beside = Beside::new(Some(held.view()), Some(read), check_finite, false);
+    match &held {
+        Held::F64(a) => factor_array(py, a, upper, opts, other, &mut beside),
+        Held::F32(a) => factor_array(py, a, upper, opts, other, &mut beside),
     }
 }
 
 /// The Cholesky factor of `a` (its lower triangle, or with `upper` its upper one) in `a`'s
 /// dtype: L lower, or with `upper` U = Lᵀ, the other triangle zero. float32 on the GPU;
-/// float64 to float64's accuracy ([`factor_f64`]).
+/// float64 to float64's accuracy ([`factor_f64`]). With `check_finite`, a non-finite entry
+/// in the other triangle is scipy's ValueError (checked while the worker factors).
 #[pyfunction]
+#[pyo3(signature = (a, upper, method, storage, check_finite=false))]
 fn cholesky<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
     upper: bool,
     method: &str,
     storage: &str,
+    check_finite: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    factor_any(py, a, upper, options(method, storage)?, false)
+    factor_any(py, a, upper, options(method, storage)?, false, check_finite)
 }
 
 /// scipy's `cho_factor` output for `a` (float32 or float64, square): one array in `a`'s
 /// dtype holding [`cholesky`]'s factor in the triangle `upper` names and `a`'s entries in the
-/// other, made in one pass into the factor's own storage.
+/// other, made in one pass into the factor's own storage. `check_finite` as [`cholesky`]'s.
 #[pyfunction]
+#[pyo3(signature = (a, upper, method, storage, check_finite=false))]
 fn cho_factor<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
     upper: bool,
     method: &str,
     storage: &str,
+    check_finite: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    factor_any(py, a, upper, options(method, storage)?, true)
+    factor_any(py, a, upper, options(method, storage)?, true, check_finite)
 }
 
 /// X with L·Lᵀ·X = B in float64 from the lower-triangular float64 `l` as given (its strict
 /// upper triangle unread) and the 2-D float64 `b`: LAPACK's dpotrs on the host
 /// (`symraster::host::cholesky_solve_strided`) with L read where it lies (any non-negative
-/// strides: a C or Fortran array, scipy's `c.T`), not copied.
+/// strides: a C or Fortran array, scipy's `c.T`), not copied. With `check_finite`, a
+/// non-finite entry anywhere in `l` is scipy's ValueError (checked while the worker solves).
 #[pyfunction]
+#[pyo3(signature = (l, b, check_finite=false))]
 fn cho_solve_f64<'py>(
     py: Python<'py>,
     l: PyReadonlyArray2<'py, f64>,
     b: PyReadonlyArray2<'py, f64>,
+    check_finite: bool,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let m = l.as_array().nrows();
     if l.as_array().ncols() != m || b.as_array().nrows() != m {
@@ -647,8 +667,9 @@ fn cho_solve_f64<'py>(
     let rhs = py
         .detach(|| matrix_of(bv, false))
         .map_err(|e| errors::to_py(py, e))?;
+    let mut beside = Beside::new(Some(Square::F64(l.as_array())), None, check_finite, false);
     // On the worker, as the float64 factor (`factor_f64`).
-    let outcome = worker::run(py, move |_| {
+    let outcome = beside.run(py, move |_| {
         let (data, rs, cs) = match &source {
             // SAFETY: inside the job of this `run`, while `l` is borrowed (see `Lent`).
             Factor::Lent(lent, rs, cs) => (unsafe { lent.get() }, *rs, *cs),
@@ -656,6 +677,7 @@ fn cho_solve_f64<'py>(
         };
         symraster::host::cholesky_solve_strided(data, m, rs, cs, &rhs)
     });
+    beside.finish(py)?;
     drop(l);
     Ok(array_of(py, finish(py, outcome)?.0))
 }
@@ -777,8 +799,11 @@ type Solved<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyDict>);
 /// C·x = b for SPD C (its lower triangle, or with `upper` its upper one), f64 accurate: the
 /// library's `spd_solve` (dsposv). A float32 or float64 `a` with rows or columns contiguous is
 /// lent as it lies (a float32 one widened where the library reads it), any other copied
-/// once; b is widened to float64. Returns x (float64) and the diagnostics.
+/// once; b is widened to float64. With `check_finite`, a non-finite entry in a's other
+/// triangle is scipy's ValueError (checked while the worker solves). Returns x (float64) and
+/// the diagnostics.
 #[pyfunction]
+#[pyo3(signature = (a, b, upper, method, storage, check_finite=false))]
 fn spd_solve<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
@@ -786,21 +811,35 @@ fn spd_solve<'py>(
     upper: bool,
     method: &str,
     storage: &str,
+    check_finite: bool,
 ) -> PyResult<Solved<'py>> {
     let solve = SolveOptions {
         gpu: options(method, storage)?,
         ..SolveOptions::default()
     };
-    if let Some(solved) = lent_spd_solve::<f64>(py, a, b, upper, solve)
-        .or_else(|| lent_spd_solve::<f32>(py, a, b, upper, solve))
-    {
-        return solved;
-    }
-    let (c, b) = (read_lower(py, a, upper)?, read_vector(py, b)?);
-    spd_solved(py, b, upper, move |gpu, b| match &c {
-        Mat::F64(c) => copied_spd_solve(gpu, c, b, solve),
-        Mat::F32(c) => copied_spd_solve(gpu, c, b, solve),
-    })
+    let held = Held::of(a)?;
+    let read = if upper {
+        Triangle::Upper
+    } else {
+        Triangle::Lower
+    };
+    let mut beside = Beside::new(Some(held.view()), Some(read), check_finite, false);
+    let solved = match lent_spd_solve::<f64>(py, a, b, upper, solve, &mut beside) {
+        Some(solved) => solved,
+        None => match lent_spd_solve::<f32>(py, a, b, upper, solve, &mut beside) {
+            Some(solved) => solved,
+            None => read_lower(py, a, upper)
+                .and_then(|c| Ok((c, read_vector(py, b)?)))
+                .and_then(|(c, b)| {
+                    spd_solved(py, b, upper, &mut beside, move |gpu, b| match &c {
+                        Mat::F64(c) => copied_spd_solve(gpu, c, b, solve),
+                        Mat::F32(c) => copied_spd_solve(gpu, c, b, solve),
+                    })
+                }),
+        },
+    };
+    beside.finish(py)?;
+    solved
 }
 
 /// [`spd_solve`] of `a` lent to the worker where it is a `T` array that [`lend`] takes, else
@@ -811,12 +850,13 @@ fn lent_spd_solve<'py, T: numpy::Element + symraster::Element>(
     b: &Bound<'py, PyAny>,
     upper: bool,
     solve: SolveOptions,
+    beside: &mut Beside<'_>,
 ) -> Option<PyResult<Solved<'py>>> {
     let array = a.extract::<PyReadonlyArray2<'py, T>>().ok()?;
     let (lent, order, stride, triangle, swapped) = lend(&array, upper)?;
     // C read where it lies: no copy (the array stays borrowed until `run` returns).
     let solved = read_vector(py, b).and_then(|b| {
-        spd_solved(py, b, swapped, move |gpu, b| {
+        spd_solved(py, b, swapped, beside, move |gpu, b| {
             // SAFETY: inside the job of this `run`, while `array` is borrowed (see `Lent`).
             let data = unsafe { lent.get() };
             let c = SymmetricView::new(data, order, stride, triangle)?;
@@ -838,15 +878,17 @@ fn copied_spd_solve<T: symraster::Element>(
     gpu.spd_solve_view(SymmetricView::lower(c), b, solve)
 }
 
-/// Runs `solve` with b widened to f64 on the worker and returns x (float64) and the
-/// diagnostics, the errors named as the SPD solve's (`upper`: the library saw aᵀ).
+/// Runs `solve` with b widened to f64 on the worker (`beside` on the calling thread meanwhile)
+/// and returns x (float64) and the diagnostics, the errors named as the SPD solve's (`upper`:
+/// the library saw aᵀ).
 fn spd_solved<'py>(
     py: Python<'py>,
     b: Vector,
     upper: bool,
+    beside: &mut Beside<'_>,
     solve: impl FnOnce(&symraster::Gpu, &[f64]) -> symraster::Result<Solution> + Send + 'static,
 ) -> PyResult<Solved<'py>> {
-    let outcome = worker::run(py, move |state| {
+    let outcome = beside.run(py, move |state| {
         let b = match b {
             Vector::F64(b) => b,
             Vector::F32(b) => widened(&b)?,
@@ -859,8 +901,9 @@ fn spd_solved<'py>(
 }
 
 /// Whether every value of a float32 or float64 array (any shape and strides) is finite, as
-/// scipy's `check_finite` asks: one pass over all cores with the GIL released for a
-/// contiguous array, and no temporary (numpy's `isfinite(a).all()` makes a boolean array).
+/// scipy's `check_finite` asks: one pass over all cores with the GIL released for a large
+/// contiguous array (a small one on the calling thread), and no temporary (numpy's
+/// `isfinite(a).all()` makes a boolean array).
 /// With `outside` ("lower" or "upper", a square 2-D array or a stack (B, n, n) of them) only
 /// the entries outside that triangle (of each matrix) are read: the library checks the
 /// triangle it reads itself.
@@ -874,10 +917,9 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
         view: numpy::ndarray::ArrayViewD<'_, T>,
     ) -> bool {
         match view.as_slice_memory_order() {
-            Some(s) => py.detach(|| {
-                s.par_chunks(CHUNK)
-                    .all(|c| c.iter().all(|&v| v.into().is_finite()))
-            }),
+            // A few values on this thread: waking the pool's threads would take longer.
+            Some(s) if s.len() <= CHUNK => finite(s),
+            Some(s) => py.detach(|| s.par_chunks(CHUNK).all(finite)),
             None => view.iter().all(|&v| v.into().is_finite()),
         }
     }
@@ -927,8 +969,7 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
                     .all(|(task, rows)| {
                         rows.chunks(n).enumerate().all(|(r, row)| {
                             let i = (task * rows_per_task + r) % n;
-                            let part = if lower { &row[i + 1..] } else { &row[..i] };
-                            part.iter().all(|&v| v.into().is_finite())
+                            finite(if lower { &row[i + 1..] } else { &row[..i] })
                         })
                     })
             }));
@@ -942,7 +983,10 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
                 } else {
                     row.slice_move(s![..i])
                 };
-                part.iter().all(|&v| v.into().is_finite())
+                match part.as_slice() {
+                    Some(part) => finite(part),
+                    None => part.iter().all(|&v| v.into().is_finite()),
+                }
             })
         }))
     }
@@ -1052,13 +1096,205 @@ fn norm_1_of<T: Copy + Into<f64> + Sync>(
                 a
             },
         );
-    sums.into_iter().fold(0.0, |top: f64, s| {
+    largest(&sums)
+}
+
+/// The largest of the column sums `sums` of ‖·‖₁, NaN where one is NaN.
+fn largest(sums: &[f64]) -> f64 {
+    sums.iter().fold(0.0, |top: f64, &s| {
         if top.is_nan() || s.is_nan() {
             f64::NAN
         } else {
             top.max(s)
         }
     })
+}
+
+/// Values a finiteness check tests per block: a block without a branch per value (so that it
+/// vectorizes), the check stopping at the first block that holds a non-finite value.
+const BLOCK: usize = 256;
+
+/// Whether every value of `values` is finite.
+fn finite<T: Copy + Into<f64>>(values: &[T]) -> bool {
+    values.chunks(BLOCK).all(|block| {
+        block
+            .iter()
+            .fold(true, |ok, &v| ok & (v.into().abs() <= f64::MAX))
+    })
+}
+
+/// Σ|v| over `values`, in eight interleaved partial sums (so that it vectorizes).
+fn sum_abs<T: Copy + Into<f64>>(values: &[T]) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    let blocks = values.chunks_exact(lanes.len());
+    let rest: f64 = blocks.remainder().iter().map(|&v| v.into().abs()).sum();
+    for block in blocks {
+        for (lane, &v) in lanes.iter_mut().zip(block) {
+            *lane += v.into().abs();
+        }
+    }
+    lanes.iter().sum::<f64>() + rest
+}
+
+/// A float32 or float64 2-D array borrowed read-only from Python, for views of it.
+enum Held<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+impl<'py> Held<'py> {
+    fn of(a: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = a.extract::<PyReadonlyArray2<'py, f64>>() {
+            Ok(Held::F64(a))
+        } else if let Ok(a) = a.extract::<PyReadonlyArray2<'py, f32>>() {
+            Ok(Held::F32(a))
+        } else {
+            Err(PyTypeError::new_err(
+                "expected a 2-D float32 or float64 numpy array",
+            ))
+        }
+    }
+
+    fn view(&self) -> Square<'_> {
+        match self {
+            Held::F64(a) => Square::F64(a.as_array()),
+            Held::F32(a) => Square::F32(a.as_array()),
+        }
+    }
+}
+
+/// A view of a float32 or float64 2-D array (a square matrix, where it is used).
+#[derive(Clone, Copy)]
+enum Square<'a> {
+    F64(ArrayView2<'a, f64>),
+    F32(ArrayView2<'a, f32>),
+}
+
+/// The host's share of a call on the array `a`, worked out on the calling thread while the
+/// worker runs the call ([`worker::run_beside`]), once per call: scipy's check_finite for the
+/// entries outside the triangle the library reads (the library checks those it reads as it
+/// reads them), or for all of `a` where the library checks none, and where asked ‖·‖₁ of the
+/// symmetric matrix that triangle holds.
+struct Beside<'a> {
+    /// `a`, where there is something to work out.
+    a: Option<Square<'a>>,
+    /// The triangle of `a` the library reads and checks; `None`: it checks none of `a`.
+    read: Option<Triangle>,
+    check: bool,
+    norm: bool,
+    /// Whether the entries checked are finite, and ‖·‖₁ (0 where not asked), once worked out.
+    done: Option<(bool, f64)>,
+}
+
+impl<'a> Beside<'a> {
+    /// With `check`, the entries of `a` outside `read` (all of them where `read` is `None`)
+    /// checked; with `norm`, ‖·‖₁ of the symmetric matrix `read` holds.
+    fn new(a: Option<Square<'a>>, read: Option<Triangle>, check: bool, norm: bool) -> Self {
+        Self {
+            a: a.filter(|_| check || (norm && read.is_some())),
+            read,
+            check,
+            norm,
+            done: None,
+        }
+    }
+
+    /// The pass over `a`, or nothing where it ran already or there is nothing to work out.
+    fn pending(&self) -> impl FnOnce() -> Option<(bool, f64)> + Send + use<'a> {
+        let a = self.a.filter(|_| self.done.is_none());
+        let (read, check, norm) = (self.read, self.check, self.norm);
+        move || {
+            a.map(|a| match a {
+                Square::F64(view) => pass_beside(view, read, check, norm),
+                Square::F32(view) => pass_beside(view, read, check, norm),
+            })
+        }
+    }
+
+    /// [`worker::run`] of `f`, the pass beside it where it has not run yet.
+    fn run<R, F>(&mut self, py: Python<'_>, f: F) -> worker::Outcome<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut worker::State) -> symraster::Result<R> + Send + 'static,
+    {
+        let (outcome, done) = worker::run_beside(py, f, self.pending());
+        self.done = self.done.or(done);
+        outcome
+    }
+
+    /// ‖·‖₁ (0 where not asked), or scipy's error where an entry checked is not finite (the
+    /// pass run now where no job ran beside it). Called once the call's jobs ran, before their
+    /// errors are raised: scipy checks before it computes, so the check's error comes first.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<f64> {
+        if self.done.is_none() {
+            let pass = self.pending();
+            self.done = py.detach(pass);
+        }
+        match self.done {
+            Some((false, _)) => Err(PyValueError::new_err("array must not contain infs or NaNs")),
+            Some((true, norm)) => Ok(norm),
+            None => Ok(0.0),
+        }
+    }
+}
+
+/// [`Beside`]'s pass over `view`, one row after another in memory order on the calling thread
+/// alone (the worker's job has the pool's threads): with `check`, whether the entries outside
+/// the triangle `read` (all where `None`) are finite (false at the first that is not); with
+/// `norm`, ‖·‖₁ of the symmetric matrix `read` holds (each entry off the diagonal counted in
+/// its row's sum and its column's).
+fn pass_beside<T: Copy + Into<f64>>(
+    view: ArrayView2<'_, T>,
+    read: Option<Triangle>,
+    check: bool,
+    norm: bool,
+) -> (bool, f64) {
+    let norm = norm && read.is_some();
+    // Columns contiguous (Fortran order): aᵀ's rows, whose triangles are swapped.
+    let (view, read) = if view.strides()[1] != 1 && view.strides()[0] == 1 {
+        let swapped = read.map(|t| match t {
+            Triangle::Lower => Triangle::Upper,
+            Triangle::Upper => Triangle::Lower,
+        });
+        (view.reversed_axes(), swapped)
+    } else {
+        (view, read)
+    };
+    let cols = view.ncols();
+    let mut sums = vec![0.0f64; if norm { cols } else { 0 }];
+    let mut copy = Vec::new();
+    for (i, row) in view.outer_iter().enumerate() {
+        let row = match row.to_slice() {
+            Some(row) => row,
+            None => {
+                copy.clear();
+                copy.extend(row.iter().copied());
+                &copy[..]
+            }
+        };
+        let (stored, unread) = match read {
+            Some(Triangle::Lower) => row.split_at((i + 1).min(cols)),
+            Some(Triangle::Upper) => {
+                let (unread, stored) = row.split_at(i.min(cols));
+                (stored, unread)
+            }
+            None => (&row[..0], row),
+        };
+        if check && !finite(unread) {
+            return (false, f64::NAN);
+        }
+        if norm && i < cols {
+            let (off, from, diagonal) = match read {
+                Some(Triangle::Lower) => (&stored[..i], 0, stored[i]),
+                _ => (&stored[1..], i + 1, stored[0]),
+            };
+            for (sum, &v) in sums[from..from + off.len()].iter_mut().zip(off) {
+                *sum += v.into().abs();
+            }
+            sums[i] += diagonal.into().abs() + sum_abs(off);
+        }
+    }
+    (true, if norm { largest(&sums) } else { 0.0 })
 }
 
 /// A square float32 or float64 array lent as C by the triangle scipy's `lower` names, where its rows (or,
@@ -1237,15 +1473,46 @@ fn assemble<'py>(
 /// M⁻¹ in float64 (refined): general (Gauss-Jordan, or with `lu` LU with partial pivoting)
 /// or, with `spd`, SPD through Cholesky reading the lower triangle (with `upper` the upper),
 /// a float64 M read where it lies (`Gpu::spd_inverse_double`, no copy). Returns X and the
-/// diagnostics.
+/// diagnostics; for `spd` they hold `norm_1`, ‖M‖₁ of the symmetric M the triangle read
+/// holds (NaN where an entry is NaN), worked out while the worker inverts, and with
+/// `check_finite` a non-finite entry in the other triangle is scipy's ValueError.
 #[pyfunction]
+#[pyo3(signature = (a, spd, upper, lu, check_finite=false))]
 fn invert<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
     spd: bool,
     upper: bool,
     lu: bool,
+    check_finite: bool,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+    let held = if spd { Some(Held::of(a)?) } else { None };
+    let read = if upper {
+        Triangle::Upper
+    } else {
+        Triangle::Lower
+    };
+    let mut beside = Beside::new(
+        held.as_ref().map(Held::view),
+        Some(read),
+        spd && check_finite,
+        spd,
+    );
+    let inverted = inverted(py, a, spd, upper, lu, &mut beside);
+    let norm = beside.finish(py)?;
+    let (r, seconds) = inverted?;
+    inverse_result(py, r, seconds, spd.then_some(norm))
+}
+
+/// [`invert`]'s inverse, `beside` on the calling thread while the worker inverts.
+fn inverted(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    spd: bool,
+    upper: bool,
+    lu: bool,
+    beside: &mut Beside<'_>,
+) -> PyResult<(symraster::Refined, f64)> {
     let mut opts = if spd {
         InvertOptions::spd()
     } else {
@@ -1257,11 +1524,11 @@ fn invert<'py>(
     // The SPD inverse's messages name a and positions in it (not in aᵀ's copy for `upper`).
     let names = spd.then_some(Names::Spd { upper });
     if spd
-        && let Ok(array) = a.extract::<PyReadonlyArray2<'py, f64>>()
+        && let Ok(array) = a.extract::<PyReadonlyArray2<'_, f64>>()
         && let Some((lent, order, stride, triangle, swapped)) = lend(&array, upper)
     {
         // A float64 a read where it lies: the f64 inverse `Gpu::invert` would run on the copy.
-        let outcome = worker::run(py, move |state| {
+        let outcome = beside.run(py, move |state| {
             // SAFETY: inside the job of this `run`, while `array` is borrowed (see `Lent`).
             let data = unsafe { lent.get() };
             let c = SymmetricView::new(data, order, stride, triangle)?;
@@ -1280,7 +1547,7 @@ fn invert<'py>(
                     refined: false,
                     fallback: None,
                 };
-                return inverse_result(py, refined, seconds);
+                return Ok((refined, seconds));
             }
         }
     }
@@ -1290,31 +1557,34 @@ fn invert<'py>(
     } else {
         read_matrix(py, a, false)?
     };
-    let outcome = worker::run(py, move |state| {
+    let outcome = beside.run(py, move |state| {
         let gpu = state.gpu()?;
         match &a {
             Mat::F64(a) => gpu.invert(a, opts),
             Mat::F32(a) => gpu.invert(a, opts),
         }
     });
-    let (r, seconds) = match names {
-        Some(names) => finish_as(py, outcome, names)?,
-        None => finish(py, outcome)?,
-    };
-    inverse_result(py, r, seconds)
+    match names {
+        Some(names) => finish_as(py, outcome, names),
+        None => finish(py, outcome),
+    }
 }
 
-/// [`invert`]'s result: X and the diagnostics.
+/// [`invert`]'s result: X and the diagnostics (with ‖M‖₁ where given).
 fn inverse_result<'py>(
     py: Python<'py>,
     r: symraster::Refined,
     seconds: f64,
+    norm: Option<f64>,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
     let d = PyDict::new(py);
     d.set_item("residuals", r.residuals)?;
     d.set_item("refined", r.refined)?;
     d.set_item("fallback", r.fallback)?;
     d.set_item("api_seconds", seconds)?;
+    if let Some(norm) = norm {
+        d.set_item("norm_1", norm)?;
+    }
     Ok((array_of(py, r.x), d))
 }
 

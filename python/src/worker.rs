@@ -98,6 +98,20 @@ where
     R: Send + 'static,
     F: FnOnce(&mut State) -> symraster::Result<R> + Send + 'static,
 {
+    run_beside(py, f, || ()).0
+}
+
+/// [`run`], with `beside` run on the calling thread while the worker runs `f` (host work of
+/// the same call that needs no GPU, such as a check of values the job does not read): its
+/// answer with the job's outcome. The job is waited for before a panic in `beside` goes on,
+/// so that arrays lent to it ([`Lent`]) stay borrowed while it runs.
+pub fn run_beside<R, F, S, T>(py: Python<'_>, f: F, beside: S) -> (Outcome<R>, T)
+where
+    R: Send + 'static,
+    F: FnOnce(&mut State) -> symraster::Result<R> + Send + 'static,
+    S: FnOnce() -> T + Send,
+    T: Send,
+{
     let (tx, rx) = mpsc::sync_channel(1);
     let job: Job = Box::new(move |state| {
         let start = Instant::now();
@@ -109,19 +123,26 @@ where
         let _ = tx.send(outcome);
     });
     py.detach(move || {
-        let Some(tx) = sender() else {
-            return Outcome::Forked;
+        let sent = match sender() {
+            None => Err(Outcome::Forked),
+            Some(tx) => tx.send(job).map_err(|_| Outcome::Gone),
         };
-        if tx.send(job).is_err() {
-            return Outcome::Gone;
+        let answer = catch_unwind(AssertUnwindSafe(beside));
+        let outcome = match sent {
+            Ok(()) => rx.recv().unwrap_or(Outcome::Gone),
+            Err(outcome) => outcome,
+        };
+        match answer {
+            Ok(answer) => (outcome, answer),
+            Err(payload) => std::panic::resume_unwind(payload),
         }
-        rx.recv().unwrap_or(Outcome::Gone)
     })
 }
 
-/// A caller's array (f64 unless told) lent to one job of [`run`] without a copy. `run` returns only once
-/// its job has finished or was dropped unrun (the job owns the sender its answer goes back
-/// by), so the caller's borrow, held across the `run` call, outlives every use inside it.
+/// A caller's array (f64 unless told) lent to one job of [`run`] (or [`run_beside`]) without a
+/// copy. `run` returns only once its job has finished or was dropped unrun (the job owns the
+/// sender its answer goes back by), so the caller's borrow, held across the `run` call,
+/// outlives every use inside it.
 pub struct Lent<T = f64> {
     ptr: *const T,
     len: usize,

@@ -16,6 +16,7 @@ Threads: one worker thread owns the OpenGL context (a context is current on one 
 time); every call from any Python thread runs there in turn, the GIL released while it waits.
 """
 
+import math
 import operator
 import warnings
 import weakref
@@ -91,7 +92,10 @@ def _check_condition(condition, dtype, stacklevel=3):
     """scipy's warning where the reciprocal condition number 1/``condition`` (κ₁ or its
     estimate) falls below the machine epsilon of ``dtype``, as scipy's ``solve`` warns."""
     rcond = 1.0 / condition if condition > 0 else np.inf
-    if not np.isfinite(condition) or rcond < np.finfo(dtype).eps:
+    eps = _EPS.get(dtype)
+    if eps is None:
+        eps = np.finfo(dtype).eps
+    if not math.isfinite(condition) or rcond < eps:
         warnings.warn(
             f"Ill-conditioned matrix (rcond={rcond:.6g}): result may not be accurate.",
             _linalg_warning(), stacklevel=stacklevel + 1)
@@ -130,6 +134,7 @@ def _inverse_norm_1(apply_inverse, n, max_steps=5):
 # --- input handling (scipy's rules) -------------------------------------------------------
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_EPS = {dtype: float(np.finfo(dtype).eps) for dtype in _FLOATS}
 
 
 def _lapack_dtype(dtype):
@@ -169,7 +174,7 @@ def _real(a, name, rule=_lapack_dtype):
 def _finite(a, check_finite):
     if not check_finite:
         return
-    if a.dtype in (np.float32, np.float64):
+    if a.dtype in _FLOATS:
         finite = _native.all_finite(a)  # all cores, no boolean temporary
     else:
         finite = np.isfinite(a).all()
@@ -266,9 +271,12 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, method="au
     method, storage = _options(method, storage)
     if a.shape[0] == 0:
         return np.empty((0, 0), dtype=a.dtype)
-    with _finite_by_halves(a, lower, check_finite):
-        small = _small_float32_factor(a, lower, method, storage)
-        return small if small is not None else _native.cholesky(a, not lower, method, storage)
+    # The triangle the factor reads is checked by the library as it reads it, the other by the
+    # binding while the factor runs (one pass over a, not two, and off the critical path).
+    with _checked_by_library(check_finite):
+        small = _small_float32_factor(a, lower, method, storage, check_finite)
+        return small if small is not None else _native.cholesky(
+            a, not lower, method, storage, check_finite)
 
 
 class _checked_by_library:
@@ -298,13 +306,16 @@ class _finite_by_halves(_checked_by_library):
             _finite_outside(a, "lower" if lower else "upper")
 
 
-def _small_float32_factor(a, lower, method, storage):
+def _small_float32_factor(a, lower, method, storage, check_finite):
     """A float32 matrix of an order the batched kernels take, factored by them as a stack of
     one, so that a matrix and the same matrix inside a stack get the same factor bit for bit
     (scipy's batch tests compare them); None where it does not apply or the factor fails
-    there (the single path then factors it, or names why it cannot)."""
+    there (the single path then factors it, or names why it cannot). With ``check_finite``
+    the triangle the factor does not read is checked first (the library checks the other)."""
     if a.dtype != np.float32 or not _stacks._batched(a.shape[0], method, storage):
         return None
+    if check_finite:
+        _finite_outside(a, "lower" if lower else "upper")
     l, info = _native.batched_cholesky(np.ascontiguousarray(a)[None], not lower)
     if info[0] != 0:
         return None
@@ -322,14 +333,15 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, method="
     m = a.shape[0]
     if m == 0:
         return np.empty((0, 0), dtype=a.dtype), lower
-    with _finite_by_halves(a, lower, check_finite):
-        factor = _small_float32_factor(a, lower, method, storage)
+    # a's triangles checked as cholesky's are.
+    with _checked_by_library(check_finite):
+        factor = _small_float32_factor(a, lower, method, storage, check_finite)
         overwrite = overwrite_a and a is given and a.flags.writeable
         if factor is None and not overwrite:
             # The factor's triangle and a's other one, written once into the factor's storage.
-            return _native.cho_factor(a, not lower, method, storage), lower
+            return _native.cho_factor(a, not lower, method, storage, check_finite), lower
         if factor is None:
-            factor = _native.cholesky(a, not lower, method, storage)
+            factor = _native.cholesky(a, not lower, method, storage, check_finite)
     if overwrite:
         c = a
     else:
@@ -433,19 +445,30 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True, *, return_in
             or np.ndim(c_and_lower[1]) > 0):  # stacks: _stacks.py
         return _stacks.cho_solve(c_and_lower, b, overwrite_b, check_finite, return_info)
     (c, lower) = c_and_lower
-    c = _square(c, "c", check_finite)
-    m = c.shape[0]
-    b = _right_side(b, m, check_finite=check_finite)
+    # scipy checks all of c first. For the float64 solve the binding checks it while the solve
+    # runs (off the critical path); an error before that call finds it checked here first.
+    c = _matrix(c, "c", False)
+    try:
+        c = _square(c, "c", False)
+        m = c.shape[0]
+        b = _right_side(b, m, check_finite=check_finite)
+    except (TypeError, ValueError):
+        if check_finite and not _native.all_finite(c):  # c is float32 or float64 (_real)
+            raise ValueError("array must not contain infs or NaNs") from None
+        raise
     dtype = np.result_type(c.dtype, b.dtype)
+    solved_here = dtype == np.float64 and m > 0 and b.size > 0
+    if not solved_here:
+        _finite(c, check_finite)
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
     b2 = b.reshape(m, -1)
-    if dtype == np.float64:
+    if solved_here:
         # dpotrs: the factor as given, in float64 on the host, which reads only L's lower
         # triangle (c's other triangle may hold anything, as scipy's).
         l = c if lower else c.T
         x = _native.cho_solve_f64(l.astype(np.float64, copy=False),
-                                  np.ascontiguousarray(b2, dtype=np.float64))
+                                  np.ascontiguousarray(b2, dtype=np.float64), check_finite)
         return x.reshape(b.shape)
     l = np.tril(c) if lower else np.triu(c).T
     fid = _native.factor_from_l(np.asarray(l, dtype=np.float32))
@@ -607,25 +630,32 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
         return _stacks.solve(a, b, lower, overwrite_a, overwrite_b, check_finite, assume_a,
                              transposed, method, storage, return_info)
     structure = _structure(assume_a, "solve")
-    # One right side of an SPD solve: a's other triangle is checked here and the one the
-    # library reads there, in its pass for ‖a‖₁ (one pass over a, not two).
+    # One right side of an SPD solve: the triangle of a the library reads is checked there, in
+    # its pass for ‖a‖₁, and the other by the binding while the solve runs (one pass over a,
+    # not two, and off the critical path).
     one_pass = (check_finite and structure == "pos"
                 and (np.ndim(b) == 1 or (np.ndim(b) == 2 and np.shape(b)[1] == 1)))
     a = _square(a, "a", check_finite and not one_pass, _solve_dtype)
-    checks = _finite_by_halves(a, lower, one_pass)
     m = a.shape[0]
-    b = _real(b, "b", _solve_dtype)
-    if b.ndim not in (1, 2) or b.shape[0] != m:
-        b1 = b.reshape(-1, 1) if b.ndim == 1 else b
-        raise ValueError(f"incompatible shapes: a1.shape={a.shape} and b1.shape={b1.shape}")
-    _finite(b, check_finite)
-    method, storage = _options(method, storage)
+    try:
+        b = _real(b, "b", _solve_dtype)
+        if b.ndim not in (1, 2) or b.shape[0] != m:
+            b1 = b.reshape(-1, 1) if b.ndim == 1 else b
+            raise ValueError(
+                f"incompatible shapes: a1.shape={a.shape} and b1.shape={b1.shape}")
+        _finite(b, check_finite)
+        method, storage = _options(method, storage)
+    except (TypeError, ValueError):
+        # a is checked before b and the options, as scipy checks it.
+        if one_pass and not _native.all_finite(a, "lower" if lower else "upper"):
+            raise ValueError("array must not contain infs or NaNs") from None
+        raise
     dtype = np.result_type(a.dtype, b.dtype)
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
     if structure == "pos":
-        with checks:
-            x, condition = _pos_solve(a, b, lower, method, storage)
+        with _checked_by_library(one_pass):
+            x, condition = _pos_solve(a, b, lower, method, storage, one_pass)
     else:
         a64 = a.astype(np.float64, copy=False)
         if structure == "sym":
@@ -638,14 +668,16 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     return x.astype(dtype, copy=False)
 
 
-def _pos_solve(a, b, lower, method, storage):
+def _pos_solve(a, b, lower, method, storage, check_finite=False):
     """The SPD solve: the library's spd_solve (dsposv) per right side; several right sides
     share one GPU factor and refine together, falling back to spd_solve where that stalls.
-    Returns x and an estimate of κ₁(a)."""
+    Returns x and an estimate of κ₁(a). With ``check_finite`` (one right side), the binding
+    checks the triangle of a the library does not read."""
     m = a.shape[0]
     if b.ndim == 1 or b.shape[1] == 1:
-        x, d = _native.spd_solve(a, _same(b.reshape(m), b.dtype), not lower, method, storage)
-        return x.reshape(b.shape), d["condition"]
+        x, d = _native.spd_solve(a, _same(b.reshape(m), b.dtype), not lower, method, storage,
+                                 check_finite)
+        return (x if b.ndim == 1 else x.reshape(b.shape)), d["condition"]
     b64 = b.astype(np.float64)
     try:
         factor = Cholesky(a, lower, method=method, storage=storage, check_finite=False)
@@ -686,16 +718,17 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False,
     if np.ndim(a) > 2 or return_info:  # stacks (..., n, n): _stacks.py
         return _stacks.inv(a, overwrite_a, check_finite, assume_a, lower, return_info)
     structure = _structure(assume_a, "inv")
-    # SPD: a's other triangle is checked here and the one the library reads there (one pass
-    # over a, not two).
+    # SPD: the triangle of a the library reads is checked there, the other by the binding
+    # while the inverse runs (one pass over a, not two, and off the critical path), where
+    # ‖a‖₁ of the symmetric a that triangle holds comes from too.
     one_pass = check_finite and structure == "pos"
     a = _square(a, "a", check_finite and not one_pass)
     if a.shape[0] == 0:
         return np.empty((0, 0), dtype=a.dtype)
     if structure == "pos":
-        with _finite_by_halves(a, lower, one_pass):
-            x, _ = _native.invert(a, True, not lower, False)
-        a_norm = _norm_1(a, "lower" if lower else "upper")
+        with _checked_by_library(one_pass):
+            x, d = _native.invert(a, True, not lower, False, one_pass)
+        a_norm = d["norm_1"]
     else:
         if structure == "sym":
             a = _symmetric(a, lower)

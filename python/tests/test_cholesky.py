@@ -105,6 +105,28 @@ def test_shape_and_finite_errors():
     assert la.cholesky(np.zeros((0, 0))).shape == (0, 0)
 
 
+@pytest.mark.parametrize("m", [7, 330])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_check_finite_error_comes_before_the_factors(rng, m, dtype, lower, order):
+    """A non-finite entry in the triangle not read is scipy's ValueError even where the factor
+    (which runs while the binding checks that triangle) fails on its own, as scipy checks
+    before it factors: host and GPU float64 factors, the batched small float32 orders and the
+    single path."""
+    a = spd(rng, m, dtype)
+    a[m // 2, m // 2] = -1.0
+    i, j = (0, m - 1) if lower else (m - 1, 0)
+    a[i, j] = np.nan
+    a = np.array(a, order=order)
+    for factor in (la.cholesky, la.cho_factor,
+                   lambda a, lower: la.cho_factor(a.copy(), lower=lower, overwrite_a=True)):
+        with pytest.raises(ValueError, match="^array must not contain infs or NaNs$"):
+            factor(a, lower=lower)
+    with pytest.raises(la.NotPositiveDefiniteError):
+        la.cholesky(a, lower=lower, check_finite=False)
+
+
 @pytest.mark.parametrize("m", [2, 8, 17, 70])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("lower", [False, True])
@@ -161,6 +183,30 @@ def test_cho_solve_shape_error(rng):
     c = la.cho_factor(spd(rng, 4))
     with pytest.raises(ValueError, match="incompatible dimensions"):
         la.cho_solve(c, np.ones(5))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [False, True])
+def test_cho_solve_checks_all_of_c_first_as_scipy(rng, dtype, lower):
+    """check_finite reads all of c (the binding checks it while the float64 solve runs), its
+    error before any other, as scipy's; unchecked, the triangle not read is not looked at."""
+    m = 6
+    c, _ = la.cho_factor(spd(rng, m, dtype), lower=lower)
+    for i, j in ((4, 1), (1, 4), (3, 3)):
+        bad = c.copy()
+        bad[i, j] = np.inf if i == j else np.nan
+        for order in ("C", "F"):
+            layout = np.array(bad, order=order)
+            want = la.cho_solve((np.array(c, order=order), lower), np.ones(m))
+            for b in (np.ones(m), np.ones(m, np.float32), np.ones((m, 2)), np.ones(m + 1),
+                      np.ones((m, 0)), np.ones(m, complex)):
+                with pytest.raises(ValueError,
+                                   match="^array must not contain infs or NaNs$") as e:
+                    la.cho_solve((layout, lower), b)
+                assert e.value.__context__ is None or e.value.__suppress_context__
+            if i != j and (i > j) != lower:
+                x = la.cho_solve((layout, lower), np.ones(m), check_finite=False)
+                assert np.array_equal(x, want)
 
 
 @pytest.mark.parametrize("m", SIZES)

@@ -243,6 +243,24 @@ def test_fork_after_use_refuses_clearly():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 1000, (1 << 16) + 5, (1 << 18) + 3])
+def test_all_finite_finds_a_non_finite_value_anywhere(dtype, n):
+    """all_finite, tested in blocks and over all cores for large arrays, finds NaN and ±inf at
+    the block edges, the first and the last value; the largest finite values are finite."""
+    a = np.full(n, np.finfo(dtype).max, dtype)
+    a[::2] *= -1
+    assert la._native.all_finite(a)
+    for at in {0, 255, 256, 257, (1 << 16) - 1, 1 << 16, n // 2, n - 1}:
+        if at >= n:
+            continue
+        for value in (np.nan, np.inf, -np.inf):
+            bad = a.copy()
+            bad[at] = value
+            assert not la._native.all_finite(bad), (at, value)
+            assert not la._native.all_finite(bad[::-1]), (at, value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("triangle", [None, "lower", "upper"])
 def test_norm_1_of_a_stored_triangle_matches_numpy(dtype, triangle):
     """‖a‖₁ (the condition check's norms) over all cores from the stored triangle alone, with

@@ -222,6 +222,62 @@ def test_pos_solve_checks_both_triangles_as_scipy(rng, dtype):
                 assert np.allclose(a.astype(np.float64) @ x, b, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F", "strided"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_check_finite_error_comes_before_any_other(rng, dtype, order, lower):
+    """A non-finite entry in the triangle of a the library does not read (checked by the
+    binding while the solve or inverse runs) is scipy's ValueError before the library's own
+    errors and before b's, as scipy checks a first."""
+    m = 9
+    a = spd(rng, m, dtype)
+    a[5, 5] = -3.0
+    i, j = (0, m - 1) if lower else (m - 1, 0)
+    a[i, j] = np.nan
+    if order == "strided":
+        held = np.zeros((2 * m, 2 * m), dtype)
+        held[::2, ::2] = a
+        a = held[::2, ::2]
+    else:
+        a = np.array(a, order=order)
+    nan = "^array must not contain infs or NaNs$"
+    for b in (np.ones(m), np.ones((m, 1)), np.ones(m + 1), np.ones(m, complex), np.full(m, np.inf)):
+        with pytest.raises(ValueError, match=nan) as e:
+            la.solve(a, b, lower=lower, assume_a="pos")
+        assert e.value.__context__ is None or e.value.__suppress_context__
+    with pytest.raises(ValueError, match=nan):
+        la.solve(a, np.ones(m), lower=lower, assume_a="pos", method="nonesuch")
+    with pytest.raises(ValueError, match=nan):
+        la.inv(a, assume_a="pos", lower=lower)
+    with pytest.raises(la.NotPositiveDefiniteError):
+        la.inv(a, assume_a="pos", lower=lower, check_finite=False)
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        la.solve(a, np.ones(m + 1), lower=lower, assume_a="pos", check_finite=False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+def test_spd_inverse_norm_1_from_the_triangle_read(rng, dtype, upper):
+    """invert's ‖a‖₁ (for inv's condition warning), worked out while the inverse runs, from
+    the triangle the inverse reads alone: C, Fortran and strided arrays, garbage in the other
+    triangle; NaN where that triangle holds a NaN."""
+    m = 37
+    signs = rng.choice([-1.0, 1.0], m)
+    a = signs[:, None] * spd(rng, m) * signs  # negative entries too
+    want = np.max(np.sum(np.abs(a), axis=0))
+    held = a.copy()
+    held[np.tril_indices(m, -1) if upper else np.triu_indices(m, 1)] = 1e30
+    held = held.astype(dtype)
+    strided = np.zeros((m, 2 * m), dtype)
+    strided[:, ::2] = held
+    for layout in (held, np.asfortranarray(held), strided[:, ::2]):
+        _, d = la._native.invert(layout, True, upper, False)
+        assert abs(d["norm_1"] - want) <= 1e-6 * want
+    held[3, 3] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        la._native.invert(held, True, upper, False)
+
+
 @pytest.mark.parametrize("m", [1, 7, 33, 100])
 @pytest.mark.parametrize("lower", [False, True])
 def test_pos_solve_float32_is_the_float64_solve_of_its_widening(rng, m, lower):

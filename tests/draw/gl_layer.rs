@@ -419,7 +419,11 @@ fn programs_started_together_finish_as_compiled_alone() {
     let ctx = gpu.context();
     let source = |s: &str| format!("#version 430\n{s}");
     let good = source(COUNTER.source);
-    let bad = source(&COUNTER.source.replace("out_[0] = count;", "out_[0] = count +;"));
+    let bad = source(
+        &COUNTER
+            .source
+            .replace("out_[0] = count;", "out_[0] = count +;"),
+    );
     let started: Vec<_> = (0..3)
         .map(|_| ComputeProgram::start(ctx, &COUNTER, "", &good).unwrap())
         .collect();
@@ -431,9 +435,14 @@ fn programs_started_together_finish_as_compiled_alone() {
         p.dispatch([1, 1, 1]).unwrap();
         assert_eq!(out.download().unwrap(), [10 + i as u32]);
     }
-    let alone = counter(&gpu, &COUNTER.source.replace("out_[0] = count;", "out_[0] = count +;"))
-        .err()
-        .expect("a syntax error compiles");
+    let alone = counter(
+        &gpu,
+        &COUNTER
+            .source
+            .replace("out_[0] = count;", "out_[0] = count +;"),
+    )
+    .err()
+    .expect("a syntax error compiles");
     let together = ComputeProgram::start(ctx, &COUNTER, "", &bad)
         .unwrap()
         .finish()
