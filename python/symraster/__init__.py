@@ -445,30 +445,21 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True, *, return_in
             or np.ndim(c_and_lower[1]) > 0):  # stacks: _stacks.py
         return _stacks.cho_solve(c_and_lower, b, overwrite_b, check_finite, return_info)
     (c, lower) = c_and_lower
-    # scipy checks all of c first. For the float64 solve the binding checks it while the solve
-    # runs (off the critical path); an error before that call finds it checked here first.
-    c = _matrix(c, "c", False)
-    try:
-        c = _square(c, "c", False)
-        m = c.shape[0]
-        b = _right_side(b, m, check_finite=check_finite)
-    except (TypeError, ValueError):
-        if check_finite and not _native.all_finite(c):  # c is float32 or float64 (_real)
-            raise ValueError("array must not contain infs or NaNs") from None
-        raise
+    # All of c checked first, as scipy's: the float64 solve runs on the host over every core,
+    # so a check beside it would only compete with it.
+    c = _square(c, "c", check_finite)
+    m = c.shape[0]
+    b = _right_side(b, m, check_finite=check_finite)
     dtype = np.result_type(c.dtype, b.dtype)
-    solved_here = dtype == np.float64 and m > 0 and b.size > 0
-    if not solved_here:
-        _finite(c, check_finite)
     if m == 0 or b.size == 0:
         return np.empty(b.shape, dtype=dtype)
     b2 = b.reshape(m, -1)
-    if solved_here:
+    if dtype == np.float64:
         # dpotrs: the factor as given, in float64 on the host, which reads only L's lower
         # triangle (c's other triangle may hold anything, as scipy's).
         l = c if lower else c.T
         x = _native.cho_solve_f64(l.astype(np.float64, copy=False),
-                                  np.ascontiguousarray(b2, dtype=np.float64), check_finite)
+                                  np.ascontiguousarray(b2, dtype=np.float64))
         return x.reshape(b.shape)
     l = np.tril(c) if lower else np.triu(c).T
     fid = _native.factor_from_l(np.asarray(l, dtype=np.float32))
