@@ -587,12 +587,7 @@ fn factor_any<'py>(
     check_finite: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let held = Held::of(a)?;
-    let read = if upper {
-        Triangle::Upper
-    } else {
-        Triangle::Lower
-    };
-    let mut beside = Beside::new(Some(held.view()), Some(read), check_finite, false);
+    let mut beside = Beside::outside(held.view(), upper, check_finite);
     match &held {
         Held::F64(a) => factor_array(py, a, upper, opts, other, &mut beside),
         Held::F32(a) => factor_array(py, a, upper, opts, other, &mut beside),
@@ -818,12 +813,7 @@ fn spd_solve<'py>(
         ..SolveOptions::default()
     };
     let held = Held::of(a)?;
-    let read = if upper {
-        Triangle::Upper
-    } else {
-        Triangle::Lower
-    };
-    let mut beside = Beside::new(Some(held.view()), Some(read), check_finite, false);
+    let mut beside = Beside::outside(held.view(), upper, check_finite);
     let solved = match lent_spd_solve::<f64>(py, a, b, upper, solve, &mut beside) {
         Some(solved) => solved,
         None => match lent_spd_solve::<f32>(py, a, b, upper, solve, &mut beside) {
@@ -1197,6 +1187,17 @@ impl<'a> Beside<'a> {
             norm,
             done: None,
         }
+    }
+
+    /// With `check`, the entries of the square `a` outside the triangle a factor reads (the
+    /// upper one where `upper`) checked.
+    fn outside(a: Square<'a>, upper: bool, check: bool) -> Self {
+        let read = if upper {
+            Triangle::Upper
+        } else {
+            Triangle::Lower
+        };
+        Self::new(Some(a), Some(read), check, false)
     }
 
     /// The pass over `a`, or nothing where it ran already or there is nothing to work out.
