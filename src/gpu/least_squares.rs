@@ -111,8 +111,9 @@ impl Gpu {
         if method == Method::Tiled
             && let Ok(k) = self.tiled_kernels()
         {
-            // The factor's and the solves' chained programs compile side by side with what
-            // runs first, where the driver compiles in its own threads.
+            // The assembly's, the factor's and the solves' programs compile side by side with
+            // what runs first, where the driver compiles in its own threads.
+            k.start_products();
             k.start_chained(m, true);
         }
         let device_residual = match method {

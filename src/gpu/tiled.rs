@@ -241,6 +241,7 @@ impl Gpu {
     ) -> Result<TiledMatrix> {
         super::assembly::check_assembly_inputs(a, d)?;
         let k = self.tiled_kernels()?;
+        k.start_products();
         self.check_tiled_order(a.rows(), storage)?;
         let p = DeviceProduct::upload(&k, a, d, self.tiled_part_bytes()?)?;
         assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)

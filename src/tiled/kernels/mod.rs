@@ -374,6 +374,17 @@ impl TiledKernels {
         }
     }
 
+    /// Hands to the driver the packed-panel product's programs (the packing, full-size and
+    /// quarter-size tiles) that an assembly reaches, to compile side by side where the driver
+    /// compiles in its own threads ([`LazyProgram::start`]).
+    pub(crate) fn start_products(&self) {
+        if let Some(panel) = &self.panel {
+            panel.pack.start();
+            panel.gemm.0.start();
+            panel.small.iter().for_each(|(p, _)| p.start());
+        }
+    }
+
     /// How many of the kernels that compile on first use have been compiled so far.
     pub fn compiled(&self) -> usize {
         self.lazy_programs()
