@@ -132,7 +132,7 @@ impl ComputeProgram {
             name,
             raw: Some(raw),
             shader,
-            source_lines: source.to_string(),
+            source: source.to_string(),
             started,
         })
     }
@@ -268,7 +268,7 @@ pub struct PendingCompute {
     // `None` once finished (the program then belongs to the `ComputeProgram`).
     raw: Option<glow::Program>,
     shader: glow::Shader,
-    source_lines: String,
+    source: String,
     started: std::time::Instant,
 }
 
@@ -284,7 +284,7 @@ impl PendingCompute {
             if !gl.get_program_link_status(raw) {
                 if !gl.get_shader_compile_status(self.shader) {
                     let log = gl.get_shader_info_log(self.shader);
-                    let numbered = super::program::numbered(&self.source_lines);
+                    let numbered = super::program::numbered(&self.source);
                     log::debug!(
                         "shader {name} (compute) failed to compile:\n{log}\n--- source ---\n{numbered}"
                     );
