@@ -150,7 +150,7 @@ impl Context {
     pub(crate) fn with_make_current(gl: glow::Context, make_current: Option<MakeCurrent>) -> Self {
         let id = next_id();
         CURRENT.with(|c| c.set(id));
-        let parallel_compile = enable_parallel_compile(&gl);
+        let parallel_compile = compiles_in_parallel(&gl);
         Self {
             inner: Rc::new(Inner {
                 gl,
@@ -166,9 +166,9 @@ impl Context {
         }
     }
 
-    /// Whether the driver compiles shaders in its own threads
-    /// (GL_KHR_parallel_shader_compile or GL_ARB_parallel_shader_compile, allowed as many as it
-    /// likes): programs handed to it together then compile side by side
+    /// Whether the driver offers parallel compilation (GL_KHR_parallel_shader_compile or
+    /// GL_ARB_parallel_shader_compile): programs handed to it together then compile side by
+    /// side as far as its own thread count allows
     /// ([`LazyProgram::start`](super::LazyProgram::start)).
     pub fn compiles_in_parallel(&self) -> bool {
         self.inner.parallel_compile
@@ -433,18 +433,15 @@ impl Context {
     }
 }
 
-/// Lets the driver of `gl` (current) compile shaders in as many threads as it likes, where it
-/// offers parallel compilation; whether it does.
-fn enable_parallel_compile(gl: &glow::Context) -> bool {
+/// Whether the driver of `gl` (current) offers parallel compilation
+/// (GL_KHR_parallel_shader_compile or GL_ARB_parallel_shader_compile). Its own thread count
+/// is kept: asking for more threads lengthened each process and kept it from the driver's
+/// shader cache (docs/results.md, the front doors' first call).
+fn compiles_in_parallel(gl: &glow::Context) -> bool {
     let extensions = gl.supported_extensions();
-    let offered = ["GL_KHR_parallel_shader_compile", "GL_ARB_parallel_shader_compile"]
+    ["GL_KHR_parallel_shader_compile", "GL_ARB_parallel_shader_compile"]
         .iter()
-        .any(|e| extensions.contains(*e));
-    if offered {
-        // The extensions' value for "no limit" (0xFFFFFFFF).
-        unsafe { gl.max_shader_compiler_threads(u32::MAX) };
-    }
-    offered
+        .any(|e| extensions.contains(*e))
 }
 
 impl DeviceInfo {

@@ -33,8 +33,8 @@ impl LazyProgram {
         }
     }
 
-    /// Hands the program to the driver to compile without waiting, where the driver compiles
-    /// in its own threads and it is neither compiled nor started yet; elsewhere nothing (it
+    /// Hands the program to the driver to compile without waiting, where the driver offers
+    /// parallel compilation and it is neither compiled nor started yet; elsewhere nothing (it
     /// then compiles on first use, as it would). A failure to start is left for
     /// [`LazyProgram::get`] to meet and report.
     pub fn start(&self) {
