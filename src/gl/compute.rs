@@ -5,6 +5,7 @@
 //! reads.
 
 use super::context::Context;
+use super::program::{compile_failure, start_compile};
 use crate::error::{DeviceError, Error, Result};
 use glow::HasContext;
 use std::collections::HashMap;
@@ -104,25 +105,18 @@ impl ComputeProgram {
         };
         let started = std::time::Instant::now();
         let gl = ctx.gl();
-        let create = |what| {
-            move |message| {
-                Error::from(DeviceError::GlCreate {
-                    what,
-                    message,
-                })
-            }
-        };
-        let raw = unsafe { gl.create_program() }.map_err(create("compute program"))?;
-        let shader = match unsafe { gl.create_shader(glow::COMPUTE_SHADER) } {
-            Ok(shader) => shader,
+        let shader = start_compile(ctx, glow::COMPUTE_SHADER, source)?;
+        let raw = match unsafe { gl.create_program() } {
+            Ok(raw) => raw,
             Err(message) => {
-                unsafe { gl.delete_program(raw) };
-                return Err(create("shader")(message));
+                unsafe { gl.delete_shader(shader) };
+                return Err(Error::from(DeviceError::GlCreate {
+                    what: "compute program",
+                    message,
+                }));
             }
         };
         unsafe {
-            gl.shader_source(shader, source);
-            gl.compile_shader(shader);
             gl.attach_shader(raw, shader);
             gl.link_program(raw);
         }
@@ -283,16 +277,8 @@ impl PendingCompute {
         unsafe {
             if !gl.get_program_link_status(raw) {
                 if !gl.get_shader_compile_status(self.shader) {
-                    let log = gl.get_shader_info_log(self.shader);
-                    let numbered = super::program::numbered(&self.source);
-                    log::debug!(
-                        "shader {name} (compute) failed to compile:\n{log}\n--- source ---\n{numbered}"
-                    );
-                    return Err(Error::from(DeviceError::ShaderCompile {
-                        name: format!("{name} (compute)"),
-                        log,
-                        numbered_source: numbered,
-                    }));
+                    let name = format!("{name} (compute)");
+                    return Err(compile_failure(&self.ctx, self.shader, &name, &self.source));
                 }
                 let log = gl.get_program_info_log(raw);
                 log::debug!("program {name} failed to link:\n{log}");

@@ -110,7 +110,23 @@ impl Drop for Program {
     }
 }
 
+/// Compiles shader `source` of `kind` and waits for it: its compile log and numbered source
+/// where it fails ([`compile_failure`]).
 pub(super) fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Result<glow::Shader> {
+    let gl = ctx.gl();
+    let shader = start_compile(ctx, kind, source)?;
+    unsafe {
+        if !gl.get_shader_compile_status(shader) {
+            let e = compile_failure(ctx, shader, name, source);
+            gl.delete_shader(shader);
+            return Err(e);
+        }
+    }
+    Ok(shader)
+}
+
+/// A new shader of `kind` with `source`, handed to the driver to compile (not waited for).
+pub(super) fn start_compile(ctx: &Context, kind: u32, source: &str) -> Result<glow::Shader> {
     let gl = ctx.gl();
     unsafe {
         let shader = gl.create_shader(kind).map_err(|message| {
@@ -121,25 +137,32 @@ pub(super) fn compile(ctx: &Context, name: &str, kind: u32, source: &str) -> Res
         })?;
         gl.shader_source(shader, source);
         gl.compile_shader(shader);
-        if !gl.get_shader_compile_status(shader) {
-            let log = gl.get_shader_info_log(shader);
-            gl.delete_shader(shader);
-            log::debug!(
-                "shader {name} failed to compile:\n{log}\n--- source ---\n{}",
-                numbered(source)
-            );
-            return Err(Error::from(DeviceError::ShaderCompile {
-                name: name.to_string(),
-                log,
-                numbered_source: numbered(source),
-            }));
-        }
         Ok(shader)
     }
 }
 
+/// [`DeviceError::ShaderCompile`] for `shader` (named `name`, compiled from `source`), which
+/// failed to compile: the driver's log and the numbered source.
+pub(super) fn compile_failure(
+    ctx: &Context,
+    shader: glow::Shader,
+    name: &str,
+    source: &str,
+) -> Error {
+    let log = unsafe { ctx.gl().get_shader_info_log(shader) };
+    log::debug!(
+        "shader {name} failed to compile:\n{log}\n--- source ---\n{}",
+        numbered(source)
+    );
+    Error::from(DeviceError::ShaderCompile {
+        name: name.to_string(),
+        log,
+        numbered_source: numbered(source),
+    })
+}
+
 /// The source with 1-based line numbers, as drivers' logs count them.
-pub(super) fn numbered(source: &str) -> String {
+fn numbered(source: &str) -> String {
     source
         .lines()
         .enumerate()
