@@ -627,6 +627,8 @@ pub trait Element: sealed::Sealed + Copy + Into<f64> + Default + Send + Sync + '
     fn as_double_view(m: MatrixView<'_, Self>) -> Option<MatrixView<'_, f64>>;
     /// An f64 value in this type: `f32` rounded (±inf beyond its range), `f64` as is.
     fn from_double(v: f64) -> Self;
+    /// Whether this is `f64` (`false`: `f32`).
+    const DOUBLE: bool;
 }
 
 mod sealed {
@@ -651,6 +653,7 @@ impl Element for f32 {
     fn from_double(v: f64) -> Self {
         v as f32
     }
+    const DOUBLE: bool = false;
 }
 
 impl Element for f64 {
@@ -669,6 +672,7 @@ impl Element for f64 {
     fn from_double(v: f64) -> Self {
         v
     }
+    const DOUBLE: bool = true;
 }
 
 impl<T: Copy + Default + From<u8>> Matrix<T> {

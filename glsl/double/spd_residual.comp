@@ -1,9 +1,8 @@
 // r = b − C·x in f64 for the symmetric C of order n held as its stored triangle packed by
-// rows (as spd_unpack.comp reads it): one work group per row i, its invocations over the
-// columns, partial sums added in shared memory. Rows row0 .. row0 + gl_NumWorkGroups.x.
+// rows (packed_c.glsl, as spd_unpack.comp reads it): one work group per row i, its invocations
+// over the columns, partial sums added in shared memory. Rows row0 .. row0 + gl_NumWorkGroups.x.
 layout(local_size_x = 128) in;
 
-layout(std430, binding = 0) readonly buffer PackedBuf { double tri[]; };
 layout(std430, binding = 1) readonly buffer BBuf { double b[]; };
 layout(std430, binding = 2) readonly buffer XBuf { double x[]; };
 layout(std430, binding = 3) writeonly buffer RBuf { double r[]; };
@@ -18,8 +17,8 @@ shared double sums[128];
 double entry(uint i, uint j) {
     uint lo = min(i, j);
     uint hi = max(i, j);
-    return upper != 0 ? tri[lo * n - (lo * (lo - 1u)) / 2u + (hi - lo)]
-                      : tri[(hi * (hi + 1u)) / 2u + lo];
+    return packed_c(upper != 0 ? lo * n - (lo * (lo - 1u)) / 2u + (hi - lo)
+                               : (hi * (hi + 1u)) / 2u + lo);
 }
 
 void main() {

@@ -43,7 +43,10 @@ pub static TRIANGLE: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// The SPD solve's f32 copy of C, made from C's stored triangle packed in f64.
+/// How the SPD solve's programs read C's packed triangle (`packed_c`), in f64 or f32.
+const PACKED_C: &str = include_str!("../../glsl/double/packed_c.glsl");
+
+/// The SPD solve's f32 copy of C, made from C's stored triangle packed by rows.
 pub static SPD_UNPACK: ComputeKernel = ComputeKernel {
     name: "double/spd_unpack",
     source: include_str!("../../glsl/double/spd_unpack.comp"),
@@ -52,7 +55,7 @@ pub static SPD_UNPACK: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// r = b − C·x in f64 from C's stored triangle packed by rows.
+/// r = b − C·x in f64 from C's stored triangle packed by rows (f64 or f32).
 pub static SPD_RESIDUAL: ComputeKernel = ComputeKernel {
     name: "double/spd_residual",
     source: include_str!("../../glsl/double/spd_residual.comp"),
@@ -73,13 +76,55 @@ pub struct DoubleKernels {
     potrf: OnceCell<ComputeProgram>,
     copy: OnceCell<ComputeProgram>,
     triangle: OnceCell<ComputeProgram>,
-    spd_unpack: LazyProgram,
-    spd_residual: LazyProgram,
+    /// The SPD solve's programs for C packed in f64 and, for an f32 C, in f32 ([`Packed`]).
+    spd: [SpdPrograms; 2],
 }
 
-/// One of the SPD solve's programs (no defines), compiled on first use.
-fn spd_program(ctx: &Context, kernel: &'static ComputeKernel) -> LazyProgram {
-    LazyProgram::new(ctx, kernel, "", format!("#version 430\n{}", kernel.source))
+/// The SPD solve's f32 copy and residual programs for one precision of the packed C.
+struct SpdPrograms {
+    unpack: LazyProgram,
+    residual: LazyProgram,
+}
+
+impl SpdPrograms {
+    /// Compiled on first use; `single`: C packed in f32 (`SINGLE_C`).
+    fn new(ctx: &Context, single: bool) -> Self {
+        let (variant, defines) = match single {
+            true => ("f32 C", "#define SINGLE_C\n"),
+            false => ("", ""),
+        };
+        let program = |kernel: &'static ComputeKernel| {
+            let source = format!("#version 430\n{defines}{PACKED_C}{}", kernel.source);
+            LazyProgram::new(ctx, kernel, variant, source)
+        };
+        Self {
+            unpack: program(&SPD_UNPACK),
+            residual: program(&SPD_RESIDUAL),
+        }
+    }
+}
+
+/// The SPD solve's C on the GPU: its stored triangle packed by rows, in f64, or for an f32 C
+/// in its own f32 values (half the bytes up, the same residuals: each is widened exactly).
+#[derive(Clone, Copy)]
+pub enum Packed<'a> {
+    /// In f64.
+    Double(&'a Buffer<f64>),
+    /// An f32 C's values.
+    Single(&'a Buffer<f32>),
+}
+
+impl Packed<'_> {
+    fn single(self) -> bool {
+        matches!(self, Packed::Single(_))
+    }
+
+    fn bind_base(self, index: u32) {
+        match self {
+            Packed::Double(b) => b.bind_base(index),
+            Packed::Single(b) => b.bind_base(index),
+        }
+    }
 }
 
 impl DoubleKernels {
@@ -97,8 +142,7 @@ impl DoubleKernels {
             potrf: OnceCell::new(),
             copy: OnceCell::new(),
             triangle: OnceCell::new(),
-            spd_unpack: spd_program(ctx, &SPD_UNPACK),
-            spd_residual: spd_program(ctx, &SPD_RESIDUAL),
+            spd: [SpdPrograms::new(ctx, false), SpdPrograms::new(ctx, true)],
         })
     }
 
@@ -131,18 +175,21 @@ impl DoubleKernels {
         Ok(cell.get_or_init(|| p))
     }
 
-    /// Hands the SPD solve's two programs to the driver to compile in the background where it
-    /// compiles in parallel ([`LazyProgram::start`]).
-    pub fn start_spd_programs(&self) {
-        self.spd_unpack.start();
-        self.spd_residual.start();
+    /// Hands the SPD solve's two programs for C packed in f64 or (`single`) in f32 to the
+    /// driver to compile in the background where it compiles in parallel
+    /// ([`LazyProgram::start`]).
+    pub fn start_spd_programs(&self, single: bool) {
+        let p = &self.spd[usize::from(single)];
+        p.unpack.start();
+        p.residual.start();
     }
 
-    /// Compiles the SPD solve's two programs now (a device that cannot build them is then
-    /// known before anything is uploaded for them).
-    pub fn spd_programs(&self) -> Result<()> {
-        self.spd_unpack.get()?;
-        self.spd_residual.get()?;
+    /// Compiles the SPD solve's two programs for C packed in f64 or (`single`) in f32 now (a
+    /// device that cannot build them is then known before anything is uploaded for them).
+    pub fn spd_programs(&self, single: bool) -> Result<()> {
+        let p = &self.spd[usize::from(single)];
+        p.unpack.get()?;
+        p.residual.get()?;
         Ok(())
     }
 
@@ -150,13 +197,13 @@ impl DoubleKernels {
     /// above, from C's stored triangle packed by rows in `packed` (`upper`: the upper one).
     pub fn spd_unpack(
         &self,
-        packed: &Buffer<f64>,
+        packed: Packed<'_>,
         n: usize,
         upper: bool,
         single: &Buffer<f32>,
         exponent: i32,
     ) -> Result<()> {
-        let prog = self.spd_unpack.get()?;
+        let prog = self.spd[usize::from(packed.single())].unpack.get()?;
         packed.bind_base(0);
         single.bind_base(1);
         prog.set_all(&[
@@ -171,12 +218,12 @@ impl DoubleKernels {
     /// r ← b − C·x in f64, C of order n as its stored triangle packed by rows.
     pub fn spd_residual(
         &self,
-        packed: &Buffer<f64>,
+        packed: Packed<'_>,
         n: usize,
         upper: bool,
         (b, x, r): (&Buffer<f64>, &Buffer<f64>, &Buffer<f64>),
     ) -> Result<()> {
-        let prog = self.spd_residual.get()?;
+        let prog = self.spd[usize::from(packed.single())].residual.get()?;
         packed.bind_base(0);
         b.bind_base(1);
         x.bind_base(2);

@@ -1,10 +1,10 @@
-//! The SPD solve's f64 data on the GPU: C's stored triangle goes up once in f64, packed by
-//! rows (the bytes of an f32 square); the f32 copy that the tiled Cholesky factors is made
-//! from it there, and every refinement step's residual b − C·x is formed there in f64
-//! (Algorithm 1's residual on the device, as the least-squares solve's), so that after the
-//! upload only vectors cross the bus.
+//! The SPD solve's data on the GPU: C's stored triangle goes up once, packed by rows, in f64
+//! (an f32 C in its own f32 values, half the bytes); the f32 copy that the tiled Cholesky
+//! factors is made from it there, and every refinement step's residual b − C·x is formed
+//! there in f64 (Algorithm 1's residual on the device, as the least-squares solve's), so that
+//! after the upload only vectors cross the bus.
 
-use crate::double::kernels::DoubleKernels;
+use crate::double::kernels::{DoubleKernels, Packed};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::layout::by_rows::runs;
@@ -12,10 +12,10 @@ use crate::matrix::Element;
 use crate::symmetric::{SymmetricView, Triangle};
 use std::rc::Rc;
 
-/// C's stored triangle and b on the GPU in f64, with the vectors of the residual.
+/// C's stored triangle and b on the GPU, with the vectors of the residual.
 pub(crate) struct SpdDevice {
     kernels: Rc<DoubleKernels>,
-    packed: Buffer<f64>,
+    packed: PackedC,
     b: Buffer<f64>,
     x: Buffer<f64>,
     r: Buffer<f64>,
@@ -24,8 +24,8 @@ pub(crate) struct SpdDevice {
 }
 
 impl SpdDevice {
-    /// Uploads C's stored triangle (read where it lies, row by row over all cores, an f32 C
-    /// widened as it is copied) and b. Refused before anything is allocated where the
+    /// Uploads C's stored triangle (read where it lies, row by row over all cores; an f32 C
+    /// as it is, an f64 C in f64) and b. Refused before anything is allocated where the
     /// triangle exceeds one storage buffer.
     pub(crate) fn upload<T: Element>(
         kernels: Rc<DoubleKernels>,
@@ -35,23 +35,41 @@ impl SpdDevice {
         let n = c.order();
         let upper = c.triangle() == Triangle::Upper;
         let len = n * (n + 1) / 2;
-        kernels.check_fits("C's triangle in f64", len)?;
-        kernels.spd_programs()?;
+        let single = !T::DOUBLE;
+        match single {
+            true => kernels.check_fits("C's triangle in f32", len.div_ceil(2))?,
+            false => kernels.check_fits("C's triangle in f64", len)?,
+        }
+        kernels.spd_programs(single)?;
         let ctx = kernels.context().clone();
-        let packed = Buffer::filled(
-            &ctx,
-            BufferTarget::Storage,
-            BufferUsage::Static,
-            len,
-            |first, out| {
-                runs(n, upper, first, out.len(), |i, k, at, take| {
-                    let from = &c.packed_row(i)[k..k + take];
-                    for (slot, &v) in out[at..at + take].iter_mut().zip(from) {
-                        *slot = v.into();
-                    }
-                });
-            },
-        )?;
+        fn filled<T: Element, U: crate::gl::Pod>(
+            ctx: &crate::gl::Context,
+            c: &SymmetricView<'_, T>,
+            upper: bool,
+            len: usize,
+            to: impl Fn(T) -> U + Sync,
+        ) -> Result<Buffer<U>> {
+            let n = c.order();
+            Buffer::filled(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Static,
+                len,
+                |first, out| {
+                    runs(n, upper, first, out.len(), |i, k, at, take| {
+                        let from = &c.packed_row(i)[k..k + take];
+                        for (slot, &v) in out[at..at + take].iter_mut().zip(from) {
+                            *slot = to(v);
+                        }
+                    });
+                },
+            )
+        }
+        // An f32 C's values come back from f64 exactly.
+        let packed = match single {
+            true => PackedC::Single(filled(&ctx, c, upper, len, |v| v.into() as f32)?),
+            false => PackedC::Double(filled(&ctx, c, upper, len, |v| v.into())?),
+        };
         let storage =
             |data: &[f64]| Buffer::new(&ctx, BufferTarget::Storage, BufferUsage::Static, data);
         let b = storage(b)?;
@@ -72,18 +90,33 @@ impl SpdDevice {
     /// lower triangle, NaN above.
     pub(crate) fn single_into(&self, single: &Buffer<f32>, exponent: i32) -> Result<()> {
         self.kernels
-            .spd_unpack(&self.packed, self.n, self.upper, single, exponent)
+            .spd_unpack(self.packed.view(), self.n, self.upper, single, exponent)
     }
 
     /// b − C·x in f64, formed on the GPU.
     pub(crate) fn residual(&self, x: &[f64]) -> Result<Vec<f64>> {
         self.x.write(0, x)?;
         self.kernels.spd_residual(
-            &self.packed,
+            self.packed.view(),
             self.n,
             self.upper,
             (&self.b, &self.x, &self.r),
         )?;
         self.r.download_range(0, self.n)
+    }
+}
+
+/// C's stored triangle on the GPU, in f64 or an f32 C's own values.
+enum PackedC {
+    Double(Buffer<f64>),
+    Single(Buffer<f32>),
+}
+
+impl PackedC {
+    fn view(&self) -> Packed<'_> {
+        match self {
+            PackedC::Double(b) => Packed::Double(b),
+            PackedC::Single(b) => Packed::Single(b),
+        }
     }
 }

@@ -29,8 +29,8 @@ impl Gpu {
     /// four and rounded to f32 once, factored on the GPU (`options.gpu` picks the method and
     /// format), x⁰ from that factor, then Algorithm 1's mixed-precision refinement with
     /// residuals in f64 until `options`' test holds (with the tiled method in full storage,
-    /// C's stored triangle goes up once in f64: the f32 copy is made from it and the residuals
-    /// are formed on the GPU). Stagnation, the iteration limit, or an f32 factor that fails (C
+    /// C's stored triangle goes up once, in f64 or an f32 C's own values: the f32 copy is made
+    /// from it and the residuals are formed on the GPU). Stagnation, the iteration limit, or an f32 factor that fails (C
     /// may still be SPD in f64) hand over to an f64 Cholesky on the CPU unless
     /// `options.fallback` is off; [`Solution::fallback`] says so. x carries f64 accuracy up to
     /// κ(C) ([`Solution::forward_error_estimate`]).
@@ -197,10 +197,11 @@ impl Gpu {
         // No entry of C' can leave f32's range where ‖C'‖₁ does not (it bounds each).
         let tiled = method == Method::Tiled && norm_c_scaled <= f64::from(f32::MAX);
         if tiled {
-            self.start_spd_solve_programs(m, options.gpu.format == Format::Full);
+            self.start_spd_solve_programs(m, options.gpu.format == Format::Full, !T::DOUBLE);
         }
-        // C's stored triangle and b in f64 on the GPU for the tiled method in full storage:
-        // the f32 copy is made there and the residuals formed there.
+        // C's stored triangle (in f64, or an f32 C's own values) and b in f64 on the GPU for the
+        // tiled method in full storage: the f32 copy is made there and the residuals formed
+        // there.
         let device = match tiled && options.gpu.format == Format::Full {
             true => match self
                 .double_kernels("the SPD solve's residual in f64")
@@ -338,15 +339,15 @@ impl Gpu {
     }
 
     /// Hands the programs a tiled SPD solve of order `m` reaches (with `on_device`, its f64
-    /// residual's) to the driver together, so that they compile side by side where it
+    /// residual's, for C packed in f32 where `single`) to the driver together, so that they compile side by side where it
     /// compiles in its own threads; a failure here is met again, and reported, where the
     /// program is used.
-    fn start_spd_solve_programs(&self, m: usize, on_device: bool) {
+    fn start_spd_solve_programs(&self, m: usize, on_device: bool, single: bool) {
         if let Ok(k) = self.tiled_kernels() {
             k.start_chained(m, true);
         }
         if on_device && let Ok(k) = self.double_kernels("the SPD solve's residual in f64") {
-            k.start_spd_programs();
+            k.start_spd_programs(single);
         }
     }
 }

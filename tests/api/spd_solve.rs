@@ -282,9 +282,10 @@ fn outcome(s: symraster::Result<symraster::Solution>) -> String {
 }
 
 /// An f32 C read through a view (either triangle, NaN in the other, around the tile widths;
-/// graded, and so ill-conditioned that the f64 fallback solves it) gives the same solution
-/// bit for bit as C widened to f64 first, on the GPU's residual path (full storage) and the
-/// host's (packed); so does `spd_solve` of an f32 C and an f32 b.
+/// graded, so ill-conditioned that the f64 fallback solves it, and with subnormal entries)
+/// gives the same solution bit for bit as C widened to f64 first, on the GPU's residual path
+/// (full storage, where C goes up in f32) and the host's (packed); so does `spd_solve` of an
+/// f32 C and an f32 b.
 #[test]
 fn an_f32_c_solves_as_its_f64_widening_does() {
     use common::stored;
@@ -311,6 +312,11 @@ fn an_f32_c_solves_as_its_f64_widening_does() {
         .collect();
     let ill = common::spd_with_eigenvalues(&eigenvalues, 601).map(|v| v as f32);
     cases.push(("ill-conditioned".into(), ill));
+    // Near f32's smallest numbers: most entries below the diagonal subnormal (read as bits on
+    // the GPU, never flushed).
+    let tiny = well_conditioned_spd(&mut rng(602), 65).map(|v| v * 2f32.powi(-130));
+    assert!(tiny.as_slice().iter().any(|v| v.is_subnormal()));
+    cases.push(("subnormal".into(), tiny));
     for (name, c) in &cases {
         let m = c.rows();
         let b: Vec<f32> = rhs(700 + m as u64, m).iter().map(|&v| v as f32).collect();
