@@ -588,10 +588,84 @@ fn factor_any<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let held = Held::of(a)?;
     let mut beside = Beside::outside(held.view(), upper, check_finite);
+    if let (true, Held::F64(a)) = (other, &held)
+        && let Some(c) = cho_factor_lent(py, a, upper, &mut beside)
+    {
+        return c;
+    }
     match &held {
         Held::F64(a) => factor_array(py, a, upper, opts, other, &mut beside),
         Held::F32(a) => factor_array(py, a, upper, opts, other, &mut beside),
     }
+}
+
+/// scipy's float64 `cho_factor` output from the GPU's f64 factor of `a` lent where it lies
+/// (`Gpu::cholesky_double_into`): the factor written into its triangle of the result while a
+/// thread of the library's copies `a`'s other triangle into the rest, and `beside` checks it
+/// on the calling thread. `None` where [`Factored::factor_lent`] would be (small, not lent,
+/// beyond the device): the copy path runs then.
+fn cho_factor_lent<'py>(
+    py: Python<'py>,
+    a: &PyReadonlyArray2<'py, f64>,
+    upper: bool,
+    beside: &mut Beside<'_>,
+) -> Option<PyResult<Bound<'py, PyAny>>> {
+    let m = a.as_array().nrows();
+    if m < DEVICE_CHOLESKY_FROM {
+        return None;
+    }
+    let (lent, order, stride, triangle, swapped) = lend(a, upper)?;
+    let (whole, rs, cs) = strided(a.as_array())?;
+    // U row-major where the GPU turns it over; else L, handed out as U = Lᵀ's view where
+    // `upper`. a's entries at the result's positions: aᵀ's in L's storage for that view.
+    let turned = upper && !swapped;
+    let (rs, cs) = if upper && !turned { (cs, rs) } else { (rs, cs) };
+    let outcome = beside.run(py, move |state| {
+        // SAFETY: inside the job of this `run`, while `a` is borrowed (see `Lent`).
+        let (data, whole) = unsafe { (lent.get(), whole.get()) };
+        let c = SymmetricView::new(data, order, stride, triangle)?;
+        let mut square = symraster::memory::zeros(order * order, || {
+            format!("the Cholesky factor of order {order} in float64")
+        })?;
+        state.gpu()?.cholesky_double_into(
+            c,
+            Default::default(),
+            turned,
+            &mut square,
+            |mut rest| {
+                for i in 0..order {
+                    let (j0, row) = rest.row(i);
+                    let from = i * rs + j0 * cs;
+                    if cs == 1 {
+                        row.copy_from_slice(&whole[from..from + row.len()]);
+                    } else {
+                        for (k, v) in row.iter_mut().enumerate() {
+                            *v = whole[from + k * cs];
+                        }
+                    }
+                }
+            },
+        )?;
+        Ok(square)
+    });
+    if let worker::Outcome::Done(Err(ref e), _) = outcome
+        && beyond_device(e)
+    {
+        return None;
+    }
+    Some((|| {
+        beside.finish(py)?;
+        let (square, _) = finish(py, outcome)?;
+        let c = Array2::from_shape_vec((m, m), square)
+            .expect("the square holds m·m values")
+            .into_pyarray(py)
+            .into_any();
+        if upper && !turned {
+            c.getattr("T")
+        } else {
+            Ok(c)
+        }
+    })())
 }
 
 /// The Cholesky factor of `a` (its lower triangle, or with `upper` its upper one) in `a`'s

@@ -36,7 +36,10 @@ def test_cholesky_reads_only_its_triangle(rng, lower, m):
 
 @pytest.mark.parametrize("order", ["C", "F", "strided", "negative"])
 @pytest.mark.parametrize("m", [33, 330])
-def test_cholesky_any_layout(rng, order, m):
+@pytest.mark.parametrize("lower", [False, True])
+def test_cholesky_any_layout(rng, order, m, lower):
+    """cholesky and cho_factor of any layout (from order 320 the GPU's float64 factor, which
+    cho_factor writes into its result while a's other triangle is copied beside it)."""
     a = spd(rng, m)
     if order == "F":
         given = np.asfortranarray(a)
@@ -49,7 +52,13 @@ def test_cholesky_any_layout(rng, order, m):
         assert given.strides[0] < 0
     else:
         given = a
-    assert rel(la.cholesky(given), sla.cholesky(a)) < tol32(m)
+    want = sla.cholesky(a, lower=lower)
+    assert rel(la.cholesky(given, lower=lower), want) < tol32(m)
+    c, low = la.cho_factor(given, lower=lower)
+    mask = np.tri(m, dtype=bool) if lower else np.tri(m, dtype=bool).T
+    assert low == lower and c.dtype == np.float64
+    assert rel(c[mask], want[mask]) < 1e-13
+    assert np.array_equal(c[~mask], a[~mask]), "the other triangle keeps a's entries"
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64,
@@ -127,7 +136,7 @@ def test_check_finite_error_comes_before_the_factors(rng, m, dtype, lower, order
         la.cholesky(a, lower=lower, check_finite=False)
 
 
-@pytest.mark.parametrize("m", [2, 8, 17, 70])
+@pytest.mark.parametrize("m", [2, 8, 17, 70, 330])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("lower", [False, True])
 @pytest.mark.parametrize("order", ["C", "F"])

@@ -4,6 +4,7 @@
 //! same launch, the trailing A22 − L21·L21ᵀ (its lower triangle) as an f64 product.
 
 use super::kernels::{DoubleKernels, MAX_BLOCK};
+use super::other_triangle::OtherTriangle;
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
@@ -226,6 +227,47 @@ pub(crate) fn cholesky(
     upper: bool,
 ) -> Result<Matrix<f64>> {
     let n = c.order();
+    let mut l = crate::memory::zeros(n * n, || format!("the f64 Cholesky factor of order {n}"))?;
+    write_factor(kernels, c, options, upper, &SharedRows::new(&mut l))?;
+    Matrix::from_row_major(n, n, l)
+}
+
+/// [`cholesky`]'s factor written into its triangle of `square` (order n, row-major), while
+/// `other` fills the rest of it on a thread of its own ([`OtherTriangle`]).
+pub(crate) fn cholesky_into(
+    kernels: &DoubleKernels,
+    c: &SymmetricView<'_>,
+    options: DoubleCholeskyOptions,
+    upper: bool,
+    square: &mut [f64],
+    other: impl FnOnce(OtherTriangle<'_>) + Send,
+) -> Result<()> {
+    let n = c.order();
+    if square.len() != n * n {
+        return Err(Error::shape(format!(
+            "a factor of order {n} written into {} values: it needs {}",
+            square.len(),
+            n * n
+        )));
+    }
+    let shared = SharedRows::new(square);
+    let rest = OtherTriangle::new(&shared, n, upper);
+    std::thread::scope(|scope| {
+        scope.spawn(move || other(rest));
+        write_factor(kernels, c, options, upper, &shared)
+    })
+}
+
+/// Factors C and writes L (or with `upper` U) into its triangle of `out` (order n, row-major),
+/// no other entry; an error where its diagonal leaves f64's normal range.
+fn write_factor(
+    kernels: &DoubleKernels,
+    c: &SymmetricView<'_>,
+    options: DoubleCholeskyOptions,
+    upper: bool,
+    out: &SharedRows<f64>,
+) -> Result<()> {
+    let n = c.order();
     let mut phases = Phases::named("Cholesky in f64", std::time::Instant::now());
     let ctx = kernels.context();
     let k = exponents_of(c);
@@ -234,13 +276,12 @@ pub(crate) fn cholesky(
     let f = factor(kernels, w, n, k, options)?;
     phases.mark_finished(ctx, "factored");
     // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), from the packed rows as
-    // they come back, zeros elsewhere.
-    let mut l = vec![0.0; n * n];
-    let out = SharedRows::new(&mut l);
+    // they come back.
     read_triangle(kernels, &f.w, n, upper, &|i, j0, values| {
         let at = i * n + j0;
-        // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint, and
-        // `l` (n·n values) outlives the read.
+        // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint (and
+        // disjoint from any other writer's, which keeps to the other triangle), and `out`
+        // (n·n values) outlives the read.
         let row = unsafe { std::slice::from_raw_parts_mut(out.at(at), values.len()) };
         if upper {
             for ((v, &x), &kj) in row.iter_mut().zip(values).zip(&f.k[j0..]) {
@@ -253,7 +294,9 @@ pub(crate) fn cholesky(
         }
     })?;
     phases.mark_finished(ctx, "read back, unscaled");
-    if let Some(j) = (0..n).find(|&j| !l[j * n + j].is_normal()) {
+    // SAFETY: the diagonal is the factor's, written above.
+    let diagonal = |j: usize| unsafe { *out.at(j * n + j) };
+    if let Some(j) = (0..n).find(|&j| !diagonal(j).is_normal()) {
         return Err(NumericalError::ResultOutOfRange {
             what: if upper {
                 "U (C = Uᵀ·U)"
@@ -262,9 +305,9 @@ pub(crate) fn cholesky(
             },
             row: j,
             col: j,
-            value: l[j * n + j],
+            value: diagonal(j),
         }
         .into());
     }
-    Matrix::from_row_major(n, n, l)
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! ([`crate::double`]), for callers that need them to f64's accuracy.
 
 use super::Gpu;
-use crate::double::{DoubleCholeskyOptions, kernels::DoubleKernels};
+use crate::double::{DoubleCholeskyOptions, OtherTriangle, kernels::DoubleKernels};
 use crate::error::{DeviceError, Error, NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::symmetric::SymmetricView;
@@ -75,6 +75,42 @@ impl Gpu {
         options: DoubleCholeskyOptions,
     ) -> Result<Matrix<f64>> {
         self.factor_double(c, options, true)
+    }
+
+    /// [`Gpu::cholesky_double`]'s L, or with `upper` [`Gpu::cholesky_double_upper`]'s U,
+    /// written into its triangle of `square` (order n, row-major, diagonal included) and no
+    /// other entry; meanwhile `other` runs on a thread of its own with the rest of `square`
+    /// ([`OtherTriangle`]: above L's diagonal, below U's) to fill as it likes, as scipy's
+    /// `cho_factor` keeps `a`'s entries there. The call returns once both are done. On an
+    /// error `square` holds no factor, and `other` may not have run (an error before the
+    /// factor starts). Needs compute shaders (OpenGL 4.3).
+    ///
+    /// ```
+    /// use symraster::{Gpu, SymmetricView, Triangle};
+    /// let gpu = Gpu::new()?;
+    /// let a = [4.0, 2.0, 2.0, 3.0];
+    /// let c = SymmetricView::new(&a, 2, 2, Triangle::Lower)?;
+    /// let mut square = [0.0; 4];
+    /// gpu.cholesky_double_into(c, Default::default(), false, &mut square, |mut rest| {
+    ///     let (j0, row) = rest.row(0); // row 0 above L's diagonal: column 1
+    ///     row.copy_from_slice(&a[j0..2]);
+    /// })?;
+    /// assert_eq!((square[0], square[1], square[2]), (2.0, 2.0, 1.0));
+    /// assert!((square[3] - 2f64.sqrt()).abs() < 1e-15);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn cholesky_double_into(
+        &self,
+        c: SymmetricView<'_>,
+        options: DoubleCholeskyOptions,
+        upper: bool,
+        square: &mut [f64],
+        other: impl FnOnce(OtherTriangle<'_>) + Send,
+    ) -> Result<()> {
+        options.validate()?;
+        c.check("C")?;
+        let kernels = self.double_kernels("factor C in f64")?;
+        crate::double::cholesky_into(&kernels, &c, options, upper, square, other)
     }
 
     /// [`Gpu::cholesky_double`], or with `upper` [`Gpu::cholesky_double_upper`].

@@ -427,3 +427,89 @@ fn the_upper_factor_is_l_turned_over() {
     );
     assert_eq!((a, b), (17, 17));
 }
+
+/// `cholesky_double_into` writes `cholesky_double`'s (or `_upper`'s) factor bit for bit into
+/// its triangle of a NaN-poisoned square and leaves the rest to the caller's writer, which
+/// sees exactly the strict other triangle; a square of the wrong size and a C that is not
+/// positive definite are errors.
+#[test]
+fn factors_into_a_square_beside_the_callers_writer() {
+    let gpu = common::gpu();
+    for (m, block) in [(1, 64), (2, 64), (31, 16), (64, 64), (65, 64), (130, 32)] {
+        let c = spd(m, 1e3, 40 + m as u64);
+        let options = DoubleCholeskyOptions::block(block);
+        for triangle in [Triangle::Lower, Triangle::Upper] {
+            let (data, stride) = stored(&c, triangle);
+            let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
+            for upper in [false, true] {
+                let whole = match upper {
+                    true => gpu.cholesky_double_upper(view, options),
+                    false => gpu.cholesky_double(view, options),
+                }
+                .unwrap();
+                let in_factor = |i: usize, j: usize| if upper { j >= i } else { j <= i };
+                for fill in [false, true] {
+                    let mut square = vec![f64::NAN; m * m];
+                    let mut seen = Vec::new();
+                    gpu.cholesky_double_into(view, options, upper, &mut square, |mut rest| {
+                        assert_eq!((rest.order(), rest.factor_is_upper()), (m, upper));
+                        for i in 0..m {
+                            let (j0, row) = rest.row(i);
+                            for (k, v) in row.iter_mut().enumerate() {
+                                seen.push((i, j0 + k));
+                                if fill {
+                                    *v = (i * m + j0 + k) as f64 + 0.5;
+                                }
+                            }
+                        }
+                    })
+                    .unwrap();
+                    let expected: Vec<_> = (0..m)
+                        .flat_map(|i| (0..m).map(move |j| (i, j)))
+                        .filter(|&(i, j)| !in_factor(i, j))
+                        .collect();
+                    assert_eq!(seen, expected, "m {m} upper {upper}: the writer's entries");
+                    for i in 0..m {
+                        for j in 0..m {
+                            let v = square[i * m + j];
+                            let want = match (in_factor(i, j), fill) {
+                                (true, _) => whole[(i, j)],
+                                (false, true) => (i * m + j) as f64 + 0.5,
+                                (false, false) => f64::NAN,
+                            };
+                            assert_eq!(
+                                v.to_bits(),
+                                want.to_bits(),
+                                "m {m} {triangle:?} upper {upper} fill {fill}: ({i}, {j})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let c = spd(5, 10.0, 9);
+    let view = SymmetricView::lower(&c);
+    let e = gpu
+        .cholesky_double_into(view, Default::default(), false, &mut [0.0; 24], |_| {})
+        .unwrap_err();
+    assert!(matches!(e, Error::Input(_)), "{e}");
+    let mut bad = c.clone();
+    bad[(3, 3)] = -1.0;
+    let e = gpu
+        .cholesky_double_into(
+            SymmetricView::lower(&bad),
+            Default::default(),
+            false,
+            &mut [0.0; 25],
+            |_| {},
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Numerical(NumericalError::NotPositiveDefinite { column: 3, .. })
+        ),
+        "{e}"
+    );
+}

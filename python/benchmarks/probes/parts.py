@@ -12,6 +12,7 @@ rng = np.random.default_rng(1)
 c = rng.uniform(-1, 1, (m, m)); c = (c + c.T) / 2; np.fill_diagonal(c, m)
 b = rng.uniform(0, 1, m)
 c32 = c.astype(np.float32)
+b32 = b.astype(np.float32)
 x = rng.uniform(np.finfo(np.float64).tiny, 1, (2 * m, m)); w = rng.uniform(0, 1, 2 * m); y = rng.uniform(0, 1, 2 * m)
 
 cf = la.cho_factor(c)
@@ -37,6 +38,7 @@ cases = [
     ("  native spd_solve", lambda: _native.spd_solve(c, b, False, "auto", "full")),
     ("  native spd_solve upper", lambda: _native.spd_solve(c, b, True, "auto", "full")),
     ("solve_pos f32", lambda: la.solve(c32, b.astype(np.float32), assume_a="pos")),
+    ("  native spd_solve f32", lambda: _native.spd_solve(c32, b32, False, "auto", "full")),
     ("cholesky f64", lambda: la.cholesky(c, lower=True)),
     ("  native cholesky f64", lambda: _native.cholesky(c, False, "auto", "full")),
     ("  all_finite outside", lambda: _native.all_finite(c, "lower")),
@@ -48,6 +50,10 @@ cases = [
     ("  norm_1 x", lambda: _native.norm_1(c, None)),
     ("cho_factor_solve", lambda: la.cho_solve(la.cho_factor(c), b)),
     ("  cho_factor", lambda: la.cho_factor(c)),
+    ("  native cho_factor upper", lambda: _native.cho_factor(c, True, "auto", "full")),
+    ("  native cholesky upper", lambda: _native.cholesky(c, True, "auto", "full")),
+    ("  cho_factor lower", lambda: la.cho_factor(c, lower=True)),
+    ("  native cho_factor lower", lambda: _native.cho_factor(c, False, "auto", "full")),
     ("  cho_solve on a kept c", lambda: la.cho_solve(cf, b)),
     ("  all_finite c", lambda: _native.all_finite(cf[0])),
     ("  native dpotrs c.T", lambda: _native.cho_solve_f64(cf[0].T, b2)),
