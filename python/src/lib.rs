@@ -600,9 +600,9 @@ fn factor_any<'py>(
 }
 
 /// scipy's float64 `cho_factor` output from the GPU's f64 factor of `a` lent where it lies
-/// (`Gpu::cholesky_double_into`): the factor written into its triangle of the result while a
-/// thread of the library's copies `a`'s other triangle into the rest, and `beside` checks it
-/// on the calling thread. `None` where [`Factored::factor_lent`] would be (small, not lent,
+/// (`Gpu::cholesky_double_into`): the factor written into its triangle of the result, `a`'s
+/// other triangle copied into the rest over all cores while the GPU factors, and `beside`
+/// checking that triangle on the calling thread meanwhile. `None` where [`Factored::factor_lent`] would be (small, not lent,
 /// beyond the device): the copy path runs then.
 fn cho_factor_lent<'py>(
     py: Python<'py>,
@@ -632,16 +632,13 @@ fn cho_factor_lent<'py>(
             Default::default(),
             turned,
             &mut square,
-            |mut rest| {
-                for i in 0..order {
-                    let (j0, row) = rest.row(i);
-                    let from = i * rs + j0 * cs;
-                    if cs == 1 {
-                        row.copy_from_slice(&whole[from..from + row.len()]);
-                    } else {
-                        for (k, v) in row.iter_mut().enumerate() {
-                            *v = whole[from + k * cs];
-                        }
+            |i, j0, row| {
+                let from = i * rs + j0 * cs;
+                if cs == 1 {
+                    row.copy_from_slice(&whole[from..from + row.len()]);
+                } else {
+                    for (k, v) in row.iter_mut().enumerate() {
+                        *v = whole[from + k * cs];
                     }
                 }
             },

@@ -4,7 +4,6 @@
 //! same launch, the trailing A22 − L21·L21ᵀ (its lower triangle) as an f64 product.
 
 use super::kernels::{DoubleKernels, MAX_BLOCK};
-use super::other_triangle::OtherTriangle;
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
@@ -166,13 +165,15 @@ pub(crate) fn read_triangle(
     })
 }
 
-/// Factors S·C·S held in `w` (its lower triangle) in place.
+/// Factors S·C·S held in `w` (its lower triangle) in place, running `meanwhile` on the host
+/// once the GPU has the work.
 pub(crate) fn factor(
     kernels: &DoubleKernels,
     w: Buffer<f64>,
     n: usize,
     k: Vec<i32>,
     options: DoubleCholeskyOptions,
+    meanwhile: &(dyn Fn() + Sync),
 ) -> Result<DeviceFactor> {
     options.validate()?;
     let ctx = kernels.context();
@@ -206,6 +207,8 @@ pub(crate) fn factor(
                 .lower(),
         )?;
     }
+    ctx.flush();
+    meanwhile();
     let s = status.download()?;
     if s[0] != 0 {
         let pivot = f64::from_bits(u64::from(s[1]) | (u64::from(s[2]) << 32));
@@ -228,20 +231,26 @@ pub(crate) fn cholesky(
 ) -> Result<Matrix<f64>> {
     let n = c.order();
     let mut l = crate::memory::zeros(n * n, || format!("the f64 Cholesky factor of order {n}"))?;
-    write_factor(kernels, c, options, upper, &SharedRows::new(&mut l))?;
+    // The zeros written while the GPU factors: their pages are then the host's before the
+    // factor comes back.
+    cholesky_into(kernels, c, options, upper, &mut l, |_, _, row| {
+        row.fill(0.0)
+    })?;
     Matrix::from_row_major(n, n, l)
 }
 
-/// [`cholesky`]'s factor written into its triangle of `square` (order n, row-major), while
-/// `other` fills the rest of it on a thread of its own ([`OtherTriangle`]).
+/// [`cholesky`]'s factor written into its triangle of `square` (order n, row-major), and the
+/// rest of each row i (from column j0) handed to `other(i, j0, row)`, over all cores while the
+/// GPU factors.
 pub(crate) fn cholesky_into(
     kernels: &DoubleKernels,
     c: &SymmetricView<'_>,
     options: DoubleCholeskyOptions,
     upper: bool,
     square: &mut [f64],
-    other: impl FnOnce(OtherTriangle<'_>) + Send,
+    other: impl Fn(usize, usize, &mut [f64]) + Sync,
 ) -> Result<()> {
+    use rayon::prelude::*;
     let n = c.order();
     if square.len() != n * n {
         return Err(Error::shape(format!(
@@ -251,21 +260,28 @@ pub(crate) fn cholesky_into(
         )));
     }
     let shared = SharedRows::new(square);
-    let rest = OtherTriangle::new(&shared, n, upper);
-    std::thread::scope(|scope| {
-        scope.spawn(move || other(rest));
-        write_factor(kernels, c, options, upper, &shared)
-    })
+    let fill = || {
+        (0..n).into_par_iter().for_each(|i| {
+            let (j0, len) = if upper { (0, i) } else { (i + 1, n - i - 1) };
+            // SAFETY: row i's part outside the factor's triangle: within the square, handed
+            // out once, and never written by the factor's read-back.
+            let row = unsafe { std::slice::from_raw_parts_mut(shared.at(i * n + j0), len) };
+            other(i, j0, row);
+        });
+    };
+    write_factor(kernels, c, options, upper, &shared, &fill)
 }
 
 /// Factors C and writes L (or with `upper` U) into its triangle of `out` (order n, row-major),
-/// no other entry; an error where its diagonal leaves f64's normal range.
+/// no other entry, running `meanwhile` on the host while the GPU factors; an error where the
+/// factor's diagonal leaves f64's normal range.
 fn write_factor(
     kernels: &DoubleKernels,
     c: &SymmetricView<'_>,
     options: DoubleCholeskyOptions,
     upper: bool,
     out: &SharedRows<f64>,
+    meanwhile: &(dyn Fn() + Sync),
 ) -> Result<()> {
     let n = c.order();
     let mut phases = Phases::named("Cholesky in f64", std::time::Instant::now());
@@ -273,14 +289,13 @@ fn write_factor(
     let k = exponents_of(c);
     let w = upload_scaled(kernels, c, &k, false)?;
     phases.mark_finished(ctx, "C̃ up");
-    let f = factor(kernels, w, n, k, options)?;
+    let f = factor(kernels, w, n, k, options, meanwhile)?;
     phases.mark_finished(ctx, "factored");
     // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), from the packed rows as
     // they come back.
     read_triangle(kernels, &f.w, n, upper, &|i, j0, values| {
         let at = i * n + j0;
-        // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint (and
-        // disjoint from any other writer's, which keeps to the other triangle), and `out`
+        // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint, and `out`
         // (n·n values) outlives the read.
         let row = unsafe { std::slice::from_raw_parts_mut(out.at(at), values.len()) };
         if upper {

@@ -46,7 +46,7 @@ fn spd_inverse_read(
     let scaled = upload_scaled(kernels, c, &k, true)?;
     let w = storage(n * n)?;
     w.copy_from(&scaled)?;
-    let f = factor(kernels, w, n, k, options)?;
+    let f = factor(kernels, w, n, k, options, &|| {})?;
     phases.mark_finished(ctx, "C̃ up, factored");
     let whole = view(0, n, n, n);
     // Z = L̃⁻¹ (zero above its diagonal, so that the products may read whole squares).

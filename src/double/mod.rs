@@ -8,10 +8,8 @@
 mod cholesky;
 mod inverse;
 pub(crate) mod kernels;
-mod other_triangle;
 
 pub use cholesky::DoubleCholeskyOptions;
 pub(crate) use cholesky::{cholesky, cholesky_into};
 pub(crate) use inverse::spd_inverse;
 pub use kernels::MAX_BLOCK;
-pub use other_triangle::OtherTriangle;

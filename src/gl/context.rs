@@ -360,6 +360,12 @@ impl Context {
         }
     }
 
+    /// Hands the work submitted so far to the GPU without waiting for it (the host can work
+    /// meanwhile).
+    pub fn flush(&self) {
+        unsafe { self.gl().flush() }
+    }
+
     /// Blocks until the GPU has finished all submitted work.
     pub fn finish(&self) {
         unsafe { self.gl().finish() }

@@ -2,7 +2,7 @@
 //! ([`crate::double`]), for callers that need them to f64's accuracy.
 
 use super::Gpu;
-use crate::double::{DoubleCholeskyOptions, OtherTriangle, kernels::DoubleKernels};
+use crate::double::{DoubleCholeskyOptions, kernels::DoubleKernels};
 use crate::error::{DeviceError, Error, NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::symmetric::SymmetricView;
@@ -78,12 +78,12 @@ impl Gpu {
     }
 
     /// [`Gpu::cholesky_double`]'s L, or with `upper` [`Gpu::cholesky_double_upper`]'s U,
-    /// written into its triangle of `square` (order n, row-major, diagonal included) and no
-    /// other entry; meanwhile `other` runs on a thread of its own with the rest of `square`
-    /// ([`OtherTriangle`]: above L's diagonal, below U's) to fill as it likes, as scipy's
-    /// `cho_factor` keeps `a`'s entries there. The call returns once both are done. On an
-    /// error `square` holds no factor, and `other` may not have run (an error before the
-    /// factor starts). Needs compute shaders (OpenGL 4.3).
+    /// written into its triangle of `square` (order n, row-major, diagonal included), and the
+    /// rest of each row handed to `other(i, j0, row)` (row i from column j0: above L's
+    /// diagonal, below U's) to fill as the caller likes, as scipy's `cho_factor` keeps `a`'s
+    /// entries there. `other` runs over all cores while the GPU factors, so the fill costs
+    /// no time of its own. On an error `square` holds no factor, and `other` may not have run.
+    /// Needs compute shaders (OpenGL 4.3).
     ///
     /// ```
     /// use symraster::{Gpu, SymmetricView, Triangle};
@@ -91,9 +91,8 @@ impl Gpu {
     /// let a = [4.0, 2.0, 2.0, 3.0];
     /// let c = SymmetricView::new(&a, 2, 2, Triangle::Lower)?;
     /// let mut square = [0.0; 4];
-    /// gpu.cholesky_double_into(c, Default::default(), false, &mut square, |mut rest| {
-    ///     let (j0, row) = rest.row(0); // row 0 above L's diagonal: column 1
-    ///     row.copy_from_slice(&a[j0..2]);
+    /// gpu.cholesky_double_into(c, Default::default(), false, &mut square, |i, j0, row| {
+    ///     row.copy_from_slice(&a[i * 2 + j0..i * 2 + j0 + row.len()]); // a's upper triangle
     /// })?;
     /// assert_eq!((square[0], square[1], square[2]), (2.0, 2.0, 1.0));
     /// assert!((square[3] - 2f64.sqrt()).abs() < 1e-15);
@@ -105,7 +104,7 @@ impl Gpu {
         options: DoubleCholeskyOptions,
         upper: bool,
         square: &mut [f64],
-        other: impl FnOnce(OtherTriangle<'_>) + Send,
+        other: impl Fn(usize, usize, &mut [f64]) + Sync,
     ) -> Result<()> {
         options.validate()?;
         c.check("C")?;

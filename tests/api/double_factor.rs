@@ -429,9 +429,9 @@ fn the_upper_factor_is_l_turned_over() {
 }
 
 /// `cholesky_double_into` writes `cholesky_double`'s (or `_upper`'s) factor bit for bit into
-/// its triangle of a NaN-poisoned square and leaves the rest to the caller's writer, which
-/// sees exactly the strict other triangle; a square of the wrong size and a C that is not
-/// positive definite are errors.
+/// its triangle of a NaN-poisoned square and leaves the rest to the caller's rows, which
+/// cover exactly the strict other triangle, each entry once; a square of the wrong size and a
+/// C that is not positive definite are errors.
 #[test]
 fn factors_into_a_square_beside_the_callers_writer() {
     let gpu = common::gpu();
@@ -450,20 +450,20 @@ fn factors_into_a_square_beside_the_callers_writer() {
                 let in_factor = |i: usize, j: usize| if upper { j >= i } else { j <= i };
                 for fill in [false, true] {
                     let mut square = vec![f64::NAN; m * m];
-                    let mut seen = Vec::new();
-                    gpu.cholesky_double_into(view, options, upper, &mut square, |mut rest| {
-                        assert_eq!((rest.order(), rest.factor_is_upper()), (m, upper));
-                        for i in 0..m {
-                            let (j0, row) = rest.row(i);
+                    let seen = std::sync::Mutex::new(Vec::new());
+                    gpu.cholesky_double_into(view, options, upper, &mut square, |i, j0, row| {
+                        seen.lock()
+                            .unwrap()
+                            .extend((0..row.len()).map(|k| (i, j0 + k)));
+                        if fill {
                             for (k, v) in row.iter_mut().enumerate() {
-                                seen.push((i, j0 + k));
-                                if fill {
-                                    *v = (i * m + j0 + k) as f64 + 0.5;
-                                }
+                                *v = (i * m + j0 + k) as f64 + 0.5;
                             }
                         }
                     })
                     .unwrap();
+                    let mut seen = seen.into_inner().unwrap();
+                    seen.sort_unstable();
                     let expected: Vec<_> = (0..m)
                         .flat_map(|i| (0..m).map(move |j| (i, j)))
                         .filter(|&(i, j)| !in_factor(i, j))
@@ -491,7 +491,13 @@ fn factors_into_a_square_beside_the_callers_writer() {
     let c = spd(5, 10.0, 9);
     let view = SymmetricView::lower(&c);
     let e = gpu
-        .cholesky_double_into(view, Default::default(), false, &mut [0.0; 24], |_| {})
+        .cholesky_double_into(
+            view,
+            Default::default(),
+            false,
+            &mut [0.0; 24],
+            |_, _, _| {},
+        )
         .unwrap_err();
     assert!(matches!(e, Error::Input(_)), "{e}");
     let mut bad = c.clone();
@@ -502,7 +508,7 @@ fn factors_into_a_square_beside_the_callers_writer() {
             Default::default(),
             false,
             &mut [0.0; 25],
-            |_| {},
+            |_, _, _| {},
         )
         .unwrap_err();
     assert!(
