@@ -240,12 +240,7 @@ impl Cholesky {
         }
     }
 
-    /// [`Cholesky::solve_many_single`] of one right side (the same values).
-    pub(crate) fn solve_single(&self, b: &[f32]) -> Result<Vec<f32>> {
-        Ok(self.solve_each_single(&[b])?.remove(0))
-    }
-
-    /// [`Cholesky::solve_single`] of each of `bs`, each solved as it would be alone; where L is
+    /// [`Cholesky::solve_many_single`] of each of `bs`, each solved as it would be alone; where L is
     /// on the GPU, all are queued before one read brings them back.
     pub(crate) fn solve_each_single(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
         match &self.l {

@@ -8,13 +8,13 @@ use crate::error::{Error, NumericalError, Result};
 use crate::least_squares::design::{Design, design_of};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
-    DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
-    check_problem, check_rank, estimate_norm_1_batched, independent_vectors, refine,
-    single_factor_failure,
+    DoubleFactor, Fallback, NormEstimate, NormalEquations, Solution, SolveOptions, Timings,
+    check_pivots, check_problem, check_rank, independent_vectors, refine, single_factor_failure,
 };
 use crate::matrix::{Element, Matrix, MatrixView, check_finite, check_finite_vec};
 use crate::phases::Phases;
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
+use std::cell::RefCell;
 use std::time::Instant;
 
 /// Above this, the condition estimate through the f32 factor says little about C itself
@@ -220,14 +220,17 @@ impl Gpu {
             Some(device) => device.rhs(),
             None => equations().rhs(),
         };
-        let correct = |r: &[f64]| scaling.correct_with(r, |v| factor_l.solve(v));
-        let (x0, first_solves) = x0_with_first_solves(
-            m,
-            |solve| scaling.correct_with(rhs, solve),
-            |vs| factor_l.solve_each(vs),
-        )?;
+        let solve_each = |vs: &[&[f32]]| factor_l.solve_each(vs);
+        let (x0, first_solves) =
+            x0_with_first_solves(m, |solve| scaling.correct_with(rhs, solve), solve_each)?;
         let x0_time = start.elapsed();
         phase.mark("x⁰, with the ‖C⁻¹‖₁ estimate's first two solves");
+        // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
+        // few solves run where the factor is (its accuracy needs only a digit or two), each
+        // beside a correction's while the refinement runs.
+        let estimate = start_estimate(m, first_solves, solve_each)?;
+        let correct =
+            |r: &[f64]| scaling.correct_with(r, |v| solve_carrying(&estimate, v, solve_each));
 
         let norm_c_scaled = scaled_norm(m, c_exponent, |vs| match &device_residual {
             Some(device) => device.apply_each(vs),
@@ -272,9 +275,7 @@ impl Gpu {
             )?;
             return Ok(solution.after_single(x0, refinement, (x0_time, start.elapsed() - x0_time)));
         }
-        // ‖C⁻¹‖ = 4^e·2^f·‖C'⁻¹‖, C' the scaled matrix the factor belongs to; the estimate's
-        // few solves run where the factor is (its accuracy needs only a digit or two).
-        let inverse_norm = inverse_norm_through(m, first_solves, |vs| factor_l.solve_each(vs))?;
+        let inverse_norm = finish_estimate(estimate, solve_each)?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ the f32 factor's estimate cannot tell an ill-conditioned C from a
@@ -306,15 +307,8 @@ enum Factor {
 }
 
 impl Factor {
-    /// L·Lᵀ·x = b where the factor is.
-    fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
-        match self {
-            Factor::Device(f) => f.solve(b),
-            Factor::Host(l) => l.solve_single(b),
-        }
-    }
-
-    /// [`Factor::solve`] of each of `bs`, with the same values; on the GPU, read back together.
+    /// L·Lᵀ·x = b where the factor is, for each b of `bs` (each to the values it would get
+    /// alone); on the GPU, read back together.
     fn solve_each(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
         match self {
             Factor::Device(f) => f.solve_each(bs),
@@ -386,27 +380,58 @@ pub(super) fn x0_with_first_solves(
     Ok((x0, first))
 }
 
-/// ‖C'⁻¹‖₁ estimated through an f32 factor's `solve_each` (a digit or two is enough), the
-/// estimate's first two solves where already made (`first`, from [`x0_with_first_solves`]); a
-/// failed solve is its error, never a NaN estimate.
-pub(super) fn inverse_norm_through(
+/// The ‖C'⁻¹‖₁ estimate through an f32 factor's `solve_each` (a digit or two is enough),
+/// started from its first two solves (`first`, from [`x0_with_first_solves`], or made here),
+/// and carried along the refinement's corrections ([`solve_carrying`]) before it is finished
+/// alone ([`finish_estimate`]); a failed solve is its error, never a NaN estimate.
+pub(super) fn start_estimate(
     m: usize,
-    mut first: FirstSolves,
+    first: FirstSolves,
+    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
+) -> Result<RefCell<NormEstimate>> {
+    let z = match first {
+        Some(first) => first,
+        None => {
+            let [start, alternative] = independent_vectors(m).map(|v| single(&v));
+            solve_each(&[&start, &alternative])?
+        }
+    };
+    let [y, alt] = <[Vec<f32>; 2]>::try_from(z).expect("two right sides, two solutions");
+    Ok(RefCell::new(NormEstimate::new(widen(y), widen(alt))))
+}
+
+/// C'⁻¹·`v` through `solve_each`, the estimate's pending vector solved beside it in the same
+/// call (one launch pair and one read for both, each side's bits its own).
+pub(super) fn solve_carrying(
+    estimate: &RefCell<NormEstimate>,
+    v: &[f32],
+    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
+) -> Result<Vec<f32>> {
+    let mut estimate = estimate.borrow_mut();
+    let pending = estimate.pending().map(single);
+    let mut z = match &pending {
+        Some(p) => solve_each(&[v, p])?,
+        None => solve_each(&[v])?,
+    };
+    if pending.is_some() {
+        estimate.give(widen(z.pop().expect("two solutions")));
+    }
+    Ok(z.remove(0))
+}
+
+/// The estimate's value, its solves still pending made one after another.
+pub(super) fn finish_estimate(
+    estimate: RefCell<NormEstimate>,
     solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<f64> {
-    estimate_norm_1_batched(m, |vs| {
-        let z = match first.take() {
-            Some(first) => {
-                debug_assert!(vs == independent_vectors(m), "the estimate's first vectors");
-                first
-            }
-            None => {
-                let sides: Vec<Vec<f32>> = vs.iter().map(|v| single(v)).collect();
-                solve_each(&sides.iter().map(Vec::as_slice).collect::<Vec<_>>())?
-            }
-        };
-        Ok(z.into_iter()
-            .map(|z| z.into_iter().map(f64::from).collect())
-            .collect())
-    })
+    let mut estimate = estimate.into_inner();
+    while let Some(v) = estimate.pending() {
+        let z = solve_each(&[&single(v)])?.remove(0);
+        estimate.give(widen(z));
+    }
+    Ok(estimate.value().expect("no solve pending"))
+}
+
+fn widen(v: Vec<f32>) -> Vec<f64> {
+    v.into_iter().map(f64::from).collect()
 }

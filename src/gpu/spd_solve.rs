@@ -4,7 +4,8 @@
 
 use super::least_squares::SINGLE_CONDITION_LIMIT;
 use super::least_squares::{
-    double_vec, inverse_norm_through, with_scaled_rhs, x0_with_first_solves,
+    double_vec, finish_estimate, solve_carrying, start_estimate, with_scaled_rhs,
+    x0_with_first_solves,
 };
 use super::spd_device::SpdDevice;
 use super::{Cholesky, Gpu, Method};
@@ -215,7 +216,7 @@ impl Gpu {
             },
             false => None,
         };
-        phase.mark_finished(self.context(), "C's triangle and b up in f64");
+        phase.mark_finished(self.context(), "C's triangle and b up");
         let factored = (|| {
             // L's diagonal comes back with the tiled factor's status.
             let (l, diagonal) = if tiled {
@@ -286,14 +287,16 @@ impl Gpu {
                     .collect(),
             )
         };
-        let correct = |r: &[f64]| correct_through(r, &mut |v| l.solve_single(v));
-        let (x0, first_solves) = x0_with_first_solves(
-            m,
-            |solve| correct_through(b, solve),
-            |vs| l.solve_each_single(vs),
-        )?;
+        let solve_each = |vs: &[&[f32]]| l.solve_each_single(vs);
+        let (x0, first_solves) =
+            x0_with_first_solves(m, |solve| correct_through(b, solve), solve_each)?;
         let x0_time = start.elapsed();
         phase.mark("x⁰, with the ‖C⁻¹‖₁ estimate's first two solves");
+        // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough), its solves beside the
+        // refinement's corrections.
+        let estimate = start_estimate(m, first_solves, solve_each)?;
+        let correct =
+            |r: &[f64]| correct_through(r, &mut |v| solve_carrying(&estimate, v, solve_each));
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
             |x| match &device {
@@ -319,8 +322,7 @@ impl Gpu {
             solution.timings.factor = factor;
             return Ok(solution);
         }
-        // ‖C'⁻¹‖₁ through the f32 factor (a digit or two is enough).
-        let inverse_norm = inverse_norm_through(m, first_solves, |vs| l.solve_each_single(vs))?;
+        let inverse_norm = finish_estimate(estimate, solve_each)?;
         let mut condition = norm_c_scaled * inverse_norm;
         if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
             // Past 2/u₃₂ an f64 factor decides whether C is singular, and its estimate counts.

@@ -65,13 +65,7 @@ impl DeviceFactor {
         self.unshifted(x.download()?)
     }
 
-    /// Solves L·Lᵀ·x = b on the GPU.
-    pub(crate) fn solve(&self, b: &[f32]) -> Result<Vec<f32>> {
-        let mut x = self.solve_each(&[b])?;
-        Ok(x.remove(0))
-    }
-
-    /// [`DeviceFactor::solve`] of each of `bs`, each to the values it would get alone (their
+    /// L·Lᵀ·x = b on the GPU for each b of `bs`, each to the values it would get alone (their
     /// chained solves side by side in one launch each way), all brought back in one read.
     pub(crate) fn solve_each(&self, bs: &[&[f32]]) -> Result<Vec<Vec<f32>>> {
         let m = self.order();

@@ -37,56 +37,134 @@ pub fn estimate_norm_1_batched<E>(
     if m == 0 {
         return Ok(0.0);
     }
-    let [mut x, alt] = independent_vectors(m);
+    let [x, alt] = independent_vectors(m);
     let [first, alt_product] = <[Vec<f64>; 2]>::try_from(apply_many(&[&x, &alt])?)
         .unwrap_or_else(|p| panic!("two vectors applied, {} products back", p.len()));
-    let mut apply = |v: &[f64]| -> Result<Vec<f64>, E> {
+    let mut estimate = NormEstimate::new(first, alt_product);
+    while let Some(v) = estimate.pending() {
         let mut products = apply_many(&[v])?;
         assert_eq!(products.len(), 1, "one vector applied");
-        Ok(products.remove(0))
-    };
-    let mut first = Some(first);
-    let mut estimate = 0.0;
-    let mut last_index = usize::MAX;
-    for _ in 0..5 {
-        let y = match first.take() {
-            Some(y) => y,
-            None => apply(&x)?,
+        estimate.give(products.remove(0));
+    }
+    Ok(estimate.value().expect("no product pending"))
+}
+
+/// [`estimate_norm_1_batched`] one product at a time, for a caller that applies each pending
+/// vector where it likes (beside products of its own): made from the products of the
+/// [`independent_vectors`], it asks for at most nine more ([`NormEstimate::pending`]), each
+/// depending on the one before.
+#[derive(Clone, Debug)]
+pub struct NormEstimate {
+    x: Vec<f64>,
+    estimate: f64,
+    last_index: usize,
+    iteration: usize,
+    alt_product: Vec<f64>,
+    want: Want,
+}
+
+/// The product a [`NormEstimate`] waits for, or its value.
+#[derive(Clone, Debug)]
+enum Want {
+    /// B·x, Hager's next y.
+    Y,
+    /// B·sign(y).
+    Z(Vec<f64>),
+    Done(f64),
+}
+
+impl NormEstimate {
+    /// The estimate from B·(1/m, …) and B·(Higham's alternative vector), m > 0.
+    pub fn new(first: Vec<f64>, alt_product: Vec<f64>) -> Self {
+        let m = first.len();
+        let [x, _] = independent_vectors(m);
+        let mut e = Self {
+            x,
+            estimate: 0.0,
+            last_index: usize::MAX,
+            iteration: 0,
+            alt_product,
+            want: Want::Y,
         };
+        e.give(first);
+        e
+    }
+
+    /// The vector whose product is wanted next; `None` once the estimate is known.
+    pub fn pending(&self) -> Option<&[f64]> {
+        match &self.want {
+            Want::Y => Some(&self.x),
+            Want::Z(signs) => Some(signs),
+            Want::Done(_) => None,
+        }
+    }
+
+    /// The estimate, once no product is pending.
+    pub fn value(&self) -> Option<f64> {
+        match self.want {
+            Want::Done(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// B·v for the pending v. Panics where none is pending.
+    pub fn give(&mut self, product: Vec<f64>) {
+        match std::mem::replace(&mut self.want, Want::Y) {
+            Want::Y => self.take_y(product),
+            Want::Z(_) => self.take_z(product),
+            Want::Done(_) => panic!("a product given to a finished norm estimate"),
+        }
+    }
+
+    fn take_y(&mut self, y: Vec<f64>) {
         let norm: f64 = y.iter().map(|v| v.abs()).sum();
         if !norm.is_finite() {
-            return Ok(norm);
+            self.want = Want::Done(norm);
+        } else if norm <= self.estimate {
+            self.finish();
+        } else {
+            self.estimate = norm;
+            let signs = y
+                .iter()
+                .map(|&v| if v < 0.0 { -1.0 } else { 1.0 })
+                .collect();
+            self.want = Want::Z(signs);
         }
-        if norm <= estimate {
-            break;
-        }
-        estimate = norm;
-        let signs: Vec<f64> = y
-            .iter()
-            .map(|&v| if v < 0.0 { -1.0 } else { 1.0 })
-            .collect();
-        let z = apply(&signs)?;
+    }
+
+    fn take_z(&mut self, z: Vec<f64>) {
         let (j, zj) = z
             .iter()
             .enumerate()
             .fold((0, f64::NEG_INFINITY), |best, (i, &v)| {
                 if v.abs() > best.1 { (i, v.abs()) } else { best }
             });
-        let zx: f64 = z.iter().zip(&x).map(|(a, b)| a * b).sum();
-        if zj <= zx || j == last_index {
-            break;
+        let zx: f64 = z.iter().zip(&self.x).map(|(a, b)| a * b).sum();
+        self.iteration += 1;
+        if zj <= zx || j == self.last_index || self.iteration == MAX_ITERATIONS {
+            self.finish();
+            return;
         }
-        last_index = j;
-        x = vec![0.0; m];
-        x[j] = 1.0;
+        self.last_index = j;
+        self.x = vec![0.0; z.len()];
+        self.x[j] = 1.0;
+        self.want = Want::Y;
     }
-    let alt_estimate = 2.0 * alt_product.iter().map(|v| v.abs()).sum::<f64>() / (3.0 * m as f64);
-    // NaN-propagating: a NaN product must not read as a small norm.
-    if alt_estimate.is_nan() {
-        return Ok(alt_estimate);
+
+    fn finish(&mut self) {
+        let m = self.alt_product.len() as f64;
+        let alt = 2.0 * self.alt_product.iter().map(|v| v.abs()).sum::<f64>() / (3.0 * m);
+        // NaN-propagating: a NaN product must not read as a small norm.
+        self.want = Want::Done(if alt.is_nan() {
+            alt
+        } else {
+            self.estimate.max(alt)
+        });
     }
-    Ok(estimate.max(alt_estimate))
 }
+
+/// Hager's iterations at most (each one y and one z).
+const MAX_ITERATIONS: usize = 5;
 
 /// [`estimate_norm_1`] of B⁻¹ given `solve(v)` = B⁻¹·v.
 pub fn estimate_inverse_norm_1(m: usize, solve: impl FnMut(&[f64]) -> Vec<f64>) -> f64 {

@@ -33,7 +33,8 @@ mod outcome;
 mod refinement;
 
 pub use condition::{
-    estimate_inverse_norm_1, estimate_norm_1, estimate_norm_1_batched, independent_vectors,
+    NormEstimate, estimate_inverse_norm_1, estimate_norm_1, estimate_norm_1_batched,
+    independent_vectors,
 };
 pub use double::DoubleFactor;
 pub use normal_equations::{

@@ -343,3 +343,49 @@ fn an_f32_c_solves_as_its_f64_widening_does() {
         }
     }
 }
+
+/// The condition estimate, whose solves ride beside the refinement's corrections, is the 1-norm
+/// condition number within Hager's bounds (a lower bound, within a factor of 3 here) for
+/// well- and ill-conditioned C (more refinement steps to ride beside), f64 and f32 C.
+#[test]
+fn the_condition_estimate_beside_the_refinement_is_kappa_1() {
+    let gpu = common::gpu();
+    let norm_1 = |a: &Matrix<f64>| {
+        (0..a.cols())
+            .map(|j| (0..a.rows()).map(|i| a[(i, j)].abs()).sum::<f64>())
+            .fold(0.0, f64::max)
+    };
+    for (m, condition) in [(40, 10.0f64), (150, 1e3), (150, 1e6), (97, 1e9)] {
+        let eigenvalues: Vec<f64> = (0..m)
+            .map(|k| condition.powf(-(k as f64) / (m - 1) as f64))
+            .collect();
+        let c = common::spd_with_eigenvalues(&eigenvalues, m as u64);
+        let l = reference::cholesky(&c.lower_triangle()).unwrap();
+        let columns: Vec<Vec<f64>> = (0..m)
+            .map(|j| {
+                let e: Vec<f64> = (0..m).map(|k| f64::from(u8::from(k == j))).collect();
+                solve_with_factor(&l, &e)
+            })
+            .collect();
+        let inverse = Matrix::from_fn(m, m, |i, j| columns[j][i]);
+        let kappa = norm_1(&c) * norm_1(&inverse);
+        let b = rhs(m as u64, m);
+        let s = gpu.spd_solve(&c, &b, SolveOptions::default()).unwrap();
+        assert!(
+            s.condition <= 1.01 * kappa && s.condition >= kappa / 3.0,
+            "m {m} κ₂ {condition:e}: estimate {:.3e}, κ₁ {kappa:.3e}, {} steps",
+            s.condition,
+            s.iterations
+        );
+        let (c32, b32) = (
+            c.map(|v| v as f32),
+            b.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+        );
+        let s32 = gpu.spd_solve(&c32, &b32, SolveOptions::default()).unwrap();
+        let ratio = s32.condition / s.condition;
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "m {m}: f32 C's estimate {ratio}×"
+        );
+    }
+}
