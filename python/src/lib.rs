@@ -105,13 +105,16 @@ fn copy_values<T: Copy + Send + Sync>(out: &mut [std::mem::MaybeUninit<T>], valu
     }
 }
 
-/// The columns of each row a strided copy writes.
+/// The columns of each row that a copy writes or a pass reads: the one place a row is split
+/// by triangle.
 #[derive(Clone, Copy)]
 enum Part {
     /// Every column.
     All,
     /// The lower triangle with the diagonal (j <= i).
     Lower,
+    /// The upper triangle with the diagonal (j >= i).
+    Upper,
     /// The strict upper triangle (j > i).
     StrictUpper,
     /// The strict lower triangle (j < i).
@@ -119,12 +122,29 @@ enum Part {
 }
 
 impl Part {
+    /// The triangle `t`, diagonal included.
+    fn triangle(t: Triangle) -> Self {
+        match t {
+            Triangle::Lower => Part::Lower,
+            Triangle::Upper => Part::Upper,
+        }
+    }
+
+    /// What lies outside the triangle `t`: the other strict triangle.
+    fn outside(t: Triangle) -> Self {
+        match t {
+            Triangle::Lower => Part::StrictUpper,
+            Triangle::Upper => Part::StrictLower,
+        }
+    }
+
     /// The columns of row `i` (of `cols`) this part holds.
     fn columns(self, i: usize, cols: usize) -> std::ops::Range<usize> {
         let diagonal = (i + 1).min(cols);
         match self {
             Part::All => 0..cols,
             Part::Lower => 0..diagonal,
+            Part::Upper => i.min(cols)..cols,
             Part::StrictUpper => diagonal..cols,
             Part::StrictLower => 0..i.min(cols),
         }
@@ -1017,6 +1037,11 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
         } else {
             (view, lower)
         };
+        let outside = Part::outside(if lower {
+            Triangle::Lower
+        } else {
+            Triangle::Upper
+        });
         if let Some(values) = view.as_slice()
             && n > 0
         {
@@ -1030,7 +1055,7 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
                     .all(|(task, rows)| {
                         rows.chunks(n).enumerate().all(|(r, row)| {
                             let i = (task * rows_per_task + r) % n;
-                            finite(if lower { &row[i + 1..] } else { &row[..i] })
+                            finite(&row[outside.columns(i, n)])
                         })
                     })
             }));
@@ -1038,12 +1063,7 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
         Ok(py.detach(|| {
             (0..count * n).into_par_iter().with_min_len(64).all(|r| {
                 let (p, i) = (r / n, r % n);
-                let row = view.slice(s![p, i, ..]);
-                let part = if lower {
-                    row.slice_move(s![i + 1..])
-                } else {
-                    row.slice_move(s![..i])
-                };
+                let part = view.slice(s![p, i, outside.columns(i, n)]);
                 match part.as_slice() {
                     Some(part) => finite(part),
                     None => part.iter().all(|&v| v.into().is_finite()),
@@ -1127,11 +1147,7 @@ fn norm_1_of<T: Copy + Into<f64> + Sync>(
             || vec![0.0f64; cols],
             |mut sums, i| {
                 let row = view.row(i);
-                let stored = match triangle {
-                    None => 0..cols,
-                    Some(Triangle::Lower) => 0..(i + 1).min(cols),
-                    Some(Triangle::Upper) => i.min(cols)..cols,
-                };
+                let stored = triangle.map_or(Part::All, Part::triangle).columns(i, cols);
                 let mut own = 0.0;
                 for j in stored {
                     let v = row[j].into().abs();
@@ -1345,11 +1361,10 @@ fn pass_beside<T: Copy + Into<f64>>(
             }
         };
         let (stored, unread) = match read {
-            Some(Triangle::Lower) => row.split_at((i + 1).min(cols)),
-            Some(Triangle::Upper) => {
-                let (unread, stored) = row.split_at(i.min(cols));
-                (stored, unread)
-            }
+            Some(t) => (
+                &row[Part::triangle(t).columns(i, cols)],
+                &row[Part::outside(t).columns(i, cols)],
+            ),
             None => (&row[..0], row),
         };
         if check && !finite(unread) {
