@@ -239,9 +239,9 @@ def test_cholesky_object(rng, m, dtype):
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_float64_factor_reads_only_its_triangle_where_it_lies(lower, order):
-    """From order 64 the float64 factor is the GPU's, reading the array where it lies: NaN in
+    """From order 320 the float64 factor is the GPU's, reading the array where it lies: NaN in
     the other triangle (check_finite off) is never read, in C and Fortran order."""
-    m = 100
+    m = 330
     rng = np.random.default_rng(5)
     a = rng.standard_normal((m, m))
     c = a @ a.T + m * np.eye(m)
