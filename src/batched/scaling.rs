@@ -81,27 +81,30 @@ fn largest_finite(
             .map(|(i, j, v)| (p, i, j, f64::from(v)))
             .expect("a non-finite value")
     };
-    let largest = |values: &[f32], m: f32| values.iter().fold(m, |m, v| m.max(v.abs()));
     if let Some(values) = view.problem_span(p).filter(|_| !lower_only) {
-        if !values.iter().all(|v| v.is_finite()) {
-            return Err(first_bad());
-        }
-        return Ok(largest(values, 0.0));
-    }
-    let mut m = 0.0f32;
-    for i in 0..view.rows() {
-        let width = if lower_only {
-            view.cols().min(i + 1)
-        } else {
-            view.cols()
+        return match scan(values, 0.0) {
+            Some(m) => Ok(m),
+            None => Err(first_bad()),
         };
+    }
+    // A problem stored row-major: its rows one after another from its span.
+    let (rows, cols) = (view.rows(), view.cols());
+    let width = |i: usize| if lower_only { cols.min(i + 1) } else { cols };
+    let mut m = 0.0f32;
+    if let Some(values) = view
+        .problem_span(p)
+        .filter(|_| view.row_slice(p, 0).is_some())
+    {
+        for (i, row) in values.chunks_exact(cols).enumerate() {
+            m = scan(&row[..width(i)], m).ok_or_else(first_bad)?;
+        }
+        return Ok(m);
+    }
+    for i in 0..rows {
         match view.row_slice(p, i) {
-            Some(row) if row[..width].iter().all(|v| v.is_finite()) => {
-                m = largest(&row[..width], m);
-            }
-            Some(_) => return Err(first_bad()),
+            Some(row) => m = scan(&row[..width(i)], m).ok_or_else(first_bad)?,
             None => {
-                for j in 0..width {
+                for j in 0..width(i) {
                     let v = view.get(p, i, j);
                     if !v.is_finite() {
                         return Err(first_bad());
@@ -112,6 +115,19 @@ fn largest_finite(
         }
     }
     Ok(m)
+}
+
+/// The largest of `m` and the magnitudes of `values`, in one pass with no branch per value;
+/// `None` where a value is not finite (NaN and ±inf fail |v| ≤ f32::MAX).
+fn scan(values: &[f32], m: f32) -> Option<f32> {
+    let mut m = m;
+    let mut finite = true;
+    for &v in values {
+        let a = v.abs();
+        finite &= a <= f32::MAX;
+        m = if a > m { a } else { m };
+    }
+    finite.then_some(m)
 }
 
 /// `view` for the GPU, naming `input`: each value checked finite and within float32's range
@@ -255,4 +271,68 @@ pub(crate) fn unscale(x: &mut [f64], n: usize, shift: &[i32], info: &mut [i32]) 
                 xp.fill(f64::NAN);
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Problem p's lower triangle (or all of it) by the plain definition.
+    fn expected(
+        view: &BatchRef<'_, f32>,
+        p: usize,
+        lower_only: bool,
+    ) -> std::result::Result<f32, (usize, usize, usize, f64)> {
+        let mut m = 0.0f32;
+        for (i, j, v) in entries(view, p, lower_only) {
+            if !v.is_finite() {
+                return Err((p, i, j, f64::from(v)));
+            }
+            m = m.max(v.abs());
+        }
+        Ok(m)
+    }
+
+    /// The largest magnitude and the first non-finite value of each problem, row-major (with a
+    /// row stride past the order), column-first and strided, either triangle's garbage above
+    /// the diagonal ignored where only the lower one is read.
+    #[test]
+    fn each_problem_is_scanned_as_defined_in_every_layout() {
+        for n in [1, 2, 3, 8, 9] {
+            let count = 5;
+            for (name, strides, len) in [
+                ("row-major", [n * n, n, 1], count * n * n),
+                (
+                    "row stride past the order",
+                    [n * (n + 2), n + 2, 1],
+                    count * n * (n + 2),
+                ),
+                ("column-first", [n * n, 1, n], count * n * n),
+                ("strided", [2 * n * n, 2 * n, 2], 2 * count * n * n),
+            ] {
+                let mut data: Vec<f32> = (0..len)
+                    .map(|k| ((k * 37 % 23) as f32 - 11.0) * 0.5)
+                    .collect();
+                let at =
+                    |p: usize, i: usize, j: usize| p * strides[0] + i * strides[1] + j * strides[2];
+                // Problem 1: NaN above the diagonal; problem 2: inf on it; problem 3: the
+                // largest magnitude negative, last in its lower triangle.
+                if n > 1 {
+                    data[at(1, 0, n - 1)] = f32::NAN;
+                }
+                data[at(2, n - 1, n - 1)] = f32::INFINITY;
+                data[at(3, n - 1, n - 1)] = -1e30;
+                let view = BatchRef::from_strides(count, n, n, strides, &data).unwrap();
+                for lower_only in [true, false] {
+                    for p in 0..count {
+                        assert_eq!(
+                            format!("{:?}", largest_finite(&view, p, lower_only)),
+                            format!("{:?}", expected(&view, p, lower_only)),
+                            "n {n} {name} lower_only {lower_only} problem {p}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
