@@ -61,7 +61,8 @@ fn view_record_from_the_command_line() {
     }
 }
 
-/// A running Xvfb, killed on drop.
+/// A running Xvfb, stopped on drop: asked to end (SIGTERM, so that it removes its lock and
+/// socket), killed where it has not within two seconds.
 struct Xvfb {
     child: Child,
     display: String,
@@ -69,9 +70,41 @@ struct Xvfb {
 
 impl Drop for Xvfb {
     fn drop(&mut self) {
+        let asked = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        let start = Instant::now();
+        while asked && start.elapsed() < Duration::from_secs(2) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Whether display n is in use: its lock names a running process, or it has a socket and no
+/// lock. A lock left by a server that was killed (its process gone) is removed with its
+/// socket, so that the number is free again.
+fn display_in_use(n: u32) -> bool {
+    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+    let lock = PathBuf::from(format!("/tmp/.X{n}-lock"));
+    let Ok(text) = std::fs::read_to_string(&lock) else {
+        return lock.exists() || socket.exists();
+    };
+    let alive = match text.trim().parse::<u32>() {
+        Ok(pid) => Path::new(&format!("/proc/{pid}")).exists(),
+        Err(_) => true,
+    };
+    if alive {
+        return true;
+    }
+    let _ = std::fs::remove_file(&socket);
+    std::fs::remove_file(&lock).is_err() || socket.exists()
 }
 
 #[test]
@@ -119,10 +152,10 @@ fn view_steps_only_methods_that_draw_triangles() {
 }
 
 fn start_xvfb() -> Result<Xvfb, String> {
-    for n in 90..140 {
+    for n in 90..140u32 {
         let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
         let lock = PathBuf::from(format!("/tmp/.X{n}-lock"));
-        if socket.exists() || lock.exists() {
+        if display_in_use(n) {
             continue;
         }
         let child = Command::new("Xvfb")
