@@ -106,20 +106,19 @@ impl SpdPrograms {
 
 /// The SPD solve's C on the GPU: its stored triangle packed by rows, in f64, or for an f32 C
 /// in its own f32 values (half the bytes up, the same residuals: each is widened exactly).
-#[derive(Clone, Copy)]
-pub enum Packed<'a> {
+pub enum Packed {
     /// In f64.
-    Double(&'a Buffer<f64>),
+    Double(Buffer<f64>),
     /// An f32 C's values.
-    Single(&'a Buffer<f32>),
+    Single(Buffer<f32>),
 }
 
-impl Packed<'_> {
-    fn single(self) -> bool {
+impl Packed {
+    fn single(&self) -> bool {
         matches!(self, Packed::Single(_))
     }
 
-    fn bind_base(self, index: u32) {
+    fn bind_base(&self, index: u32) {
         match self {
             Packed::Double(b) => b.bind_base(index),
             Packed::Single(b) => b.bind_base(index),
@@ -197,7 +196,7 @@ impl DoubleKernels {
     /// above, from C's stored triangle packed by rows in `packed` (`upper`: the upper one).
     pub fn spd_unpack(
         &self,
-        packed: Packed<'_>,
+        packed: &Packed,
         n: usize,
         upper: bool,
         single: &Buffer<f32>,
@@ -218,7 +217,7 @@ impl DoubleKernels {
     /// r ← b − C·x in f64, C of order n as its stored triangle packed by rows.
     pub fn spd_residual(
         &self,
-        packed: Packed<'_>,
+        packed: &Packed,
         n: usize,
         upper: bool,
         (b, x, r): (&Buffer<f64>, &Buffer<f64>, &Buffer<f64>),

@@ -15,7 +15,7 @@ use std::rc::Rc;
 /// C's stored triangle and b on the GPU, with the vectors of the residual.
 pub(crate) struct SpdDevice {
     kernels: Rc<DoubleKernels>,
-    packed: PackedC,
+    packed: Packed,
     b: Buffer<f64>,
     x: Buffer<f64>,
     r: Buffer<f64>,
@@ -67,8 +67,8 @@ impl SpdDevice {
         }
         // An f32 C's values come back from f64 exactly.
         let packed = match single {
-            true => PackedC::Single(filled(&ctx, c, upper, len, |v| v.into() as f32)?),
-            false => PackedC::Double(filled(&ctx, c, upper, len, |v| v.into())?),
+            true => Packed::Single(filled(&ctx, c, upper, len, |v| v.into() as f32)?),
+            false => Packed::Double(filled(&ctx, c, upper, len, |v| v.into())?),
         };
         let storage =
             |data: &[f64]| Buffer::new(&ctx, BufferTarget::Storage, BufferUsage::Static, data);
@@ -90,33 +90,18 @@ impl SpdDevice {
     /// lower triangle, NaN above.
     pub(crate) fn single_into(&self, single: &Buffer<f32>, exponent: i32) -> Result<()> {
         self.kernels
-            .spd_unpack(self.packed.view(), self.n, self.upper, single, exponent)
+            .spd_unpack(&self.packed, self.n, self.upper, single, exponent)
     }
 
     /// b − C·x in f64, formed on the GPU.
     pub(crate) fn residual(&self, x: &[f64]) -> Result<Vec<f64>> {
         self.x.write(0, x)?;
         self.kernels.spd_residual(
-            self.packed.view(),
+            &self.packed,
             self.n,
             self.upper,
             (&self.b, &self.x, &self.r),
         )?;
         self.r.download_range(0, self.n)
-    }
-}
-
-/// C's stored triangle on the GPU, in f64 or an f32 C's own values.
-enum PackedC {
-    Double(Buffer<f64>),
-    Single(Buffer<f32>),
-}
-
-impl PackedC {
-    fn view(&self) -> Packed<'_> {
-        match self {
-            PackedC::Double(b) => Packed::Double(b),
-            PackedC::Single(b) => Packed::Single(b),
-        }
     }
 }
