@@ -23,7 +23,7 @@ pub fn cholesky<T: Element>(
     let count = c.count();
     let plan = Plan::new(Job::Cholesky, n, 0, 0, kernels.limits())?;
     let c32 = scaling::stage("C", c, true, false)?;
-    phases.mark("checks");
+    phases.mark("inputs staged");
     let inputs = Inputs {
         c: Some(&c32.values),
         prepare: [None, None, None, c32.prepare()],

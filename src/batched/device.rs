@@ -4,7 +4,7 @@
 
 use super::gram::GramShape;
 use super::packed::{read_lower, upload_lower};
-use super::prepare::prepared;
+use super::prepare::{divided, prepared};
 pub use super::prepare::Prepare;
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan, WorkStorage, packed};
@@ -117,7 +117,8 @@ impl Resident {
             let prepare = inputs.prepare[binding as usize].as_ref();
             let buffer = match prepare {
                 _ if binding == 3 && matches!(plan.job, Job::Cholesky | Job::SpdSolve) => {
-                    upload_lower(ctx, data, prepare, &range, n)?
+                    let lower = upload_lower(ctx, data, prepare, &range, n)?;
+                    divided(kernels, prepare, lower, &range, packed(n), plan.launch)?
                 }
                 None => storage(problems(data, &range, shape.0 * shape.1))?,
                 Some(prepare) => {

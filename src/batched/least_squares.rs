@@ -47,9 +47,10 @@ pub fn least_squares<T: Element>(
     // Each problem scaled by powers of two: x is the same for 2^-δ·d, and 2^(β-α)·x' for
     // 2^-α·A and 2^-β·b, so x leaves float32's range only where the scaled problem's does.
     let a32 = scaling::stage("A", a, false, true)?;
-    let d32 = scaling::stage("d", d, false, true)?;
-    let b32 = scaling::stage("b", b, false, true)?;
-    phases.mark("checks and scaling");
+    let d32 = scaling::stage("d", d, false, true).map_err(|e| scaling::first_error(&[&a32], e))?;
+    let b32 =
+        scaling::stage("b", b, false, true).map_err(|e| scaling::first_error(&[&a32, &d32], e))?;
+    phases.mark("inputs staged");
     let inputs = Inputs {
         a: Some(&a32.values),
         d: Some(&d32.values),
@@ -57,12 +58,13 @@ pub fn least_squares<T: Element>(
         prepare: [a32.prepare(), d32.prepare(), b32.prepare(), None],
         ..Inputs::default()
     };
-    let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    let mut out = run(kernels, &plan, &inputs, count, poison)
+        .map_err(|e| scaling::first_error(&[&a32, &d32, &b32], e))?;
     phases.mark("GPU");
     let shift: Vec<i32> = b32
-        .exponents
+        .exponents()
         .iter()
-        .zip(&a32.exponents)
+        .zip(a32.exponents().iter())
         .map(|(b, a)| b - a)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);

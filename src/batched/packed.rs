@@ -4,7 +4,7 @@
 //! n(n+1)/2 of each problem's n² values cross the bus either way.
 
 use super::plan::packed;
-use super::prepare::Prepare;
+use super::prepare::{Prepare, largest_bits};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Context};
 use crate::layout::by_rows::{SharedRows, lower_runs};
@@ -14,6 +14,8 @@ use std::ops::Range;
 /// Problems `range` of `values` (n x n each, row-major with the batch outer, or at
 /// `prepare`'s strides and divided by its powers of two) as a new storage buffer of their
 /// lower triangles packed by rows, one problem after another; nothing above the diagonal read.
+/// With `prepare`'s scan, each problem's largest magnitude is noted as it is copied (and it is
+/// divided afterwards on the GPU: [`super::prepare::divided`]).
 pub(crate) fn upload_lower(
     ctx: &Context,
     values: &[f32],
@@ -23,30 +25,55 @@ pub(crate) fn upload_lower(
 ) -> Result<Buffer<f32>> {
     let [ps, rs, cs] = prepare.map_or([n * n, n, 1], |p| p.strides);
     let exponents = prepare.and_then(|p| p.exponents);
+    let scan = prepare.and_then(|p| p.scan);
     Buffer::filled(
         ctx,
         BufferTarget::Storage,
         BufferUsage::Static,
         range.len() * packed(n),
         |first, out| {
+            // The largest magnitude's bits of the problem whose runs are being copied.
+            let mut noted: Option<(usize, u32)> = None;
             lower_runs(n, first, out.len(), |p, i, j, at, take| {
                 let p = range.start + p;
                 let start = p * ps + i * rs + j * cs;
                 let out = &mut out[at..at + take];
-                match exponents.map_or(0, |e| e[p]) {
-                    0 if cs == 1 => out.copy_from_slice(&values[start..start + take]),
+                // The run's largest magnitude from the caller's values (the mapping may be
+                // slow to read).
+                let bits = match exponents.map_or(0, |e| e[p]) {
+                    0 if cs == 1 => {
+                        let src = &values[start..start + take];
+                        out.copy_from_slice(src);
+                        scan.map_or(0, |_| largest_bits(src))
+                    }
                     e => {
+                        let mut bits = 0;
                         for (k, o) in out.iter_mut().enumerate() {
                             let v = values[start + k * cs];
+                            bits = bits.max(v.to_bits() & 0x7fff_ffff);
                             *o = if e == 0 {
                                 v
                             } else {
                                 times_power_of_two(f64::from(v), -e) as f32
                             };
                         }
+                        bits
                     }
+                };
+                if let Some(scan) = scan {
+                    noted = match noted {
+                        Some((q, b)) if q == p => Some((p, b.max(bits))),
+                        Some((q, b)) => {
+                            scan.note(q, b);
+                            Some((p, bits))
+                        }
+                        None => Some((p, bits)),
+                    };
                 }
-            })
+            });
+            if let (Some(scan), Some((p, bits))) = (scan, noted) {
+                scan.note(p, bits);
+            }
         },
     )
 }

@@ -1,20 +1,23 @@
 //! A caller's f32 input uploaded as it lies and brought into the kernels' layout on the GPU
 //! (`glsl/batched/prepare.comp`): gathered from its strides, each problem divided by its power
 //! of two. The host neither copies nor rounds it (C goes up as its triangles instead:
-//! [`super::packed`]).
+//! [`super::packed`]); where it goes up as it lies, the upload's copy is also its check
+//! ([`Scan`]), so the caller's values are read once.
 
 use super::kernels::BatchedKernels;
-use super::view::{compact, extent};
+use super::scaling::{exponent_of_largest, largest_finite, report, scanned};
+use super::view::{BatchRef, compact, extent};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
 use crate::phases::Phases;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Invocations per work group of the preparation (its `local_size_x`).
 const GROUP: usize = 256;
 
 /// How one input's values become what the kernels read.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Prepare<'a> {
     /// Elements between problems, rows and columns of the values given (their first problem
     /// at 0).
@@ -22,6 +25,116 @@ pub struct Prepare<'a> {
     /// Problem p divided by 2^`exponents[p]` (exactly, as the host's product rounded once
     /// would be); `None`: not scaled.
     pub exponents: Option<&'a [i32]>,
+    /// Values checked, and their exponents found, by the upload's copy (then `exponents` is
+    /// `None`).
+    pub scan: Option<&'a Scan<'a>>,
+}
+
+/// A lent f32 input checked as the upload copies it: each problem's largest magnitude noted
+/// from the values copied (one read of the caller's values, not a check and then a copy),
+/// and from it, once a chunk is up, the problem's exponent or its first non-finite value.
+#[derive(Debug)]
+pub struct Scan<'a> {
+    input: String,
+    view: BatchRef<'a, f32>,
+    lower_only: bool,
+    scaled: bool,
+    /// Per problem, the largest |value|'s bits so far (NaN's and ±inf's above every finite
+    /// value's).
+    largest: Vec<AtomicU32>,
+}
+
+/// The largest |value|'s bits of `values` (finite or not), in one pass with no branch.
+pub(crate) fn largest_bits(values: &[f32]) -> u32 {
+    values
+        .iter()
+        .fold(0, |m, v| m.max(v.to_bits() & 0x7fff_ffff))
+}
+
+impl<'a> Scan<'a> {
+    /// `view` (named `input`) to be checked by its upload: only its lower triangles where
+    /// `lower_only`, each problem's exponent found where `scaled`.
+    pub fn new(
+        input: &str,
+        view: BatchRef<'a, f32>,
+        lower_only: bool,
+        scaled: bool,
+    ) -> Result<Self> {
+        let count = view.count();
+        let mut largest = crate::memory::with_capacity(count, || {
+            format!("the largest magnitudes of {input}'s {count} problems")
+        })?;
+        largest.extend((0..count).map(|_| AtomicU32::new(0)));
+        Ok(Self {
+            input: input.into(),
+            view,
+            lower_only,
+            scaled,
+            largest,
+        })
+    }
+
+    /// The strides of the values.
+    pub fn strides(&self) -> [usize; 3] {
+        self.view.strides()
+    }
+
+    /// Notes `bits` ([`largest_bits`] of some of its values) for problem `p`.
+    pub(crate) fn note(&self, p: usize, bits: u32) {
+        let largest = &self.largest[p];
+        if bits > largest.load(Ordering::Relaxed) {
+            largest.fetch_max(bits, Ordering::Relaxed);
+        }
+    }
+
+    /// Copies `src` into `out` (the values from index `first` on of problems `size` values
+    /// each, problem 0 being problem `p0`), noting each problem's part.
+    fn copy_noting(&self, p0: usize, size: usize, first: usize, src: &[f32], out: &mut [f32]) {
+        out.copy_from_slice(src);
+        let mut at = 0;
+        while at < src.len() {
+            let index = first + at;
+            let take = (size - index % size).min(src.len() - at);
+            self.note(p0 + index / size, largest_bits(&src[at..at + take]));
+            at += take;
+        }
+    }
+
+    /// Problems `range` once their values are up: the first one's first non-finite value as
+    /// the input's error, else their exponents (all 0 unless scaled).
+    pub(crate) fn settle(&self, range: &Range<usize>) -> Result<Vec<i32>> {
+        let finite = f32::MAX.to_bits();
+        if let Some(p) = range
+            .clone()
+            .find(|&p| self.largest[p].load(Ordering::Relaxed) > finite)
+        {
+            let bad = largest_finite(&self.view, p, self.lower_only)
+                .expect_err("a problem with a non-finite value");
+            return Err(report(&self.input, self.view.cols(), bad).expect("a non-finite value"));
+        }
+        let mut exponents = crate::memory::with_capacity(range.len(), || {
+            format!("the exponents of {}'s {} problems", self.input, range.len())
+        })?;
+        exponents.extend(range.clone().map(|p| {
+            let largest = f32::from_bits(self.largest[p].load(Ordering::Relaxed));
+            exponent_of_largest(largest, self.scaled)
+        }));
+        Ok(exponents)
+    }
+
+    /// Every problem's exponent, after the upload settled them all.
+    pub fn exponents(&self) -> Vec<i32> {
+        self.largest
+            .iter()
+            .map(|l| exponent_of_largest(f32::from_bits(l.load(Ordering::Relaxed)), self.scaled))
+            .collect()
+    }
+
+    /// The whole input's checks on the host now (for an error in argument order where a
+    /// later input failed before this one's upload).
+    pub(crate) fn check(&self) -> Result<()> {
+        scanned(&self.input, &self.view, self.lower_only, false).map(|_| ())
+    }
 }
 
 /// Problems `range` of `values` (rows x cols each at `prepare`'s strides) as a new storage
@@ -44,25 +157,89 @@ pub fn prepared(
     let start = range.start * strides[0];
     let span = extent(count, rows, cols, strides).expect("a batch within its slice");
     let storage = |data: &[f32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, data);
-    let (dst, src) = if gather {
-        let src = storage(&values[start..start + span])?;
-        let dst = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, total.max(1))?;
-        (dst, Some(src))
-    } else {
-        (storage(&values[start..start + total])?, None)
+    let (dst, src) = match prepare.scan {
+        Some(scan) if total > 0 => {
+            // Each problem a block of `size` values (row- or column-major): the span holds
+            // the problems' values and nothing else.
+            assert_eq!(span, total, "an input its upload checks fills its span");
+            let values = &values[start..start + total];
+            let up = Buffer::filled(ctx, BufferTarget::Storage, BufferUsage::Static, total, |first, out| {
+                scan.copy_noting(range.start, size, first, &values[first..first + out.len()], out)
+            })?;
+            match gather {
+                true => {
+                    let dst = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, total)?;
+                    (dst, Some(up))
+                }
+                false => (up, None),
+            }
+        }
+        _ if gather => {
+            let src = storage(&values[start..start + span])?;
+            let dst = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, total.max(1))?;
+            (dst, Some(src))
+        }
+        _ => (storage(&values[start..start + total])?, None),
     };
-    let exponents = prepare
-        .exponents
-        .map(|e| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &e[range.clone()]))
+    let found;
+    let exponents = match prepare.scan {
+        Some(scan) => {
+            found = scan.settle(range)?;
+            found.iter().any(|&e| e != 0).then_some(&found[..])
+        }
+        None => prepare.exponents.map(|e| &e[range.clone()]),
+    };
+    let exponents = exponents
+        .map(|e| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, e))
         .transpose()?;
     phases.mark("upload");
     if !gather && exponents.is_none() {
         // Already in the kernels' layout and not to be scaled: nothing to do on the GPU.
         return Ok(dst);
     }
-    let program = kernels.prepare_program(gather, exponents.is_some())?;
+    pass(kernels, &dst, src.as_ref().map(|s| (s, strides)), exponents.as_ref(), total, (rows, cols), launch)?;
+    phases.mark_finished(ctx, "pass");
+    Ok(dst)
+}
+
+/// `dst` (problems of `size` values, the batch outer) with each problem divided by its power
+/// of two in place on the GPU, where the upload's [`Scan`] found any but 0 (`prepare`'s scan
+/// settled for `range` here; without one, `dst` as it is).
+pub(crate) fn divided(
+    kernels: &BatchedKernels,
+    prepare: Option<&Prepare<'_>>,
+    dst: Buffer<f32>,
+    range: &Range<usize>,
+    size: usize,
+    launch: usize,
+) -> Result<Buffer<f32>> {
+    let Some(scan) = prepare.and_then(|p| p.scan) else {
+        return Ok(dst);
+    };
+    let exponents = scan.settle(range)?;
+    if exponents.iter().all(|&e| e == 0) {
+        return Ok(dst);
+    }
+    let ctx = kernels.context();
+    let exponents = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, &exponents)?;
+    pass(kernels, &dst, None, Some(&exponents), range.len() * size, (1, size), launch)?;
+    Ok(dst)
+}
+
+/// The preparation's launches: `total` values of problems rows x cols into `dst`, gathered from
+/// `src` at its strides (else in place), divided by 2^exponents[p] where there are exponents.
+fn pass(
+    kernels: &BatchedKernels,
+    dst: &Buffer<f32>,
+    src: Option<(&Buffer<f32>, [usize; 3])>,
+    exponents: Option<&Buffer<i32>>,
+    total: usize,
+    (rows, cols): (usize, usize),
+    launch: usize,
+) -> Result<()> {
+    let program = kernels.prepare_program(src.is_some(), exponents.is_some())?;
     dst.bind_base(0);
-    if let Some(src) = &src {
+    if let Some((src, strides)) = src {
         src.bind_base(1);
         program.set("problem_stride", Uniform::U32(strides[0] as u32))?;
         program.set("row_stride", Uniform::U32(strides[1] as u32))?;
@@ -81,6 +258,5 @@ pub fn prepared(
         program.dispatch([groups as u32, 1, 1])?;
         first += groups * GROUP;
     }
-    phases.mark_finished(ctx, "pass");
-    Ok(dst)
+    Ok(())
 }

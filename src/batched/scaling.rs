@@ -3,13 +3,14 @@
 //! so a problem whose C, b or x lies outside float32's range (but whose scaled problem lies
 //! inside) is solved instead of coming back as 0 or ±inf with INFO 0.
 //!
-//! f32 inputs are read once here (each problem's exponent, and the checks) and go to the GPU
-//! as they lie, which divides them there ([`super::prepare`]); f64 inputs are rounded here,
+//! f32 inputs go to the GPU as they lie, which divides them there ([`super::prepare`]): the
+//! upload's copy checks them and finds each problem's exponent as it reads them ([`Scan`]),
+//! except a strided input the GPU gathers, read once here first; f64 inputs are rounded here,
 //! problem by problem over all cores, already divided.
 
-use super::prepare::Prepare;
-use super::view::{BatchRef, compact};
-use crate::error::Result;
+use super::prepare::{Prepare, Scan};
+use super::view::{BatchRef, dense};
+use crate::error::{Error, Result};
 use crate::matrix::{Element, single_precision_error};
 use crate::scaling::{largest_exponent, times_power_of_two};
 use rayon::prelude::*;
@@ -20,22 +21,60 @@ pub(crate) struct Staged<'a> {
     /// The caller's f32 values as they lie, or f64 ones rounded (row-major, the batch outer,
     /// already divided by their powers of two).
     pub values: Cow<'a, [f32]>,
-    /// Per problem, the exponent e its values are divided by 2^e with (all 0 unscaled).
-    pub exponents: Vec<i32>,
+    /// Per problem, the exponent e its values are divided by 2^e with (all 0 unscaled; empty
+    /// where the upload finds them: `scan`).
+    exponents: Vec<i32>,
     /// The strides of lent values, where the GPU gathers or divides them.
     strides: Option<[usize; 3]>,
     /// Whether the GPU divides the lent values by their powers of two.
     divide: bool,
+    /// Lent values whose checks and exponents the upload's copy makes.
+    scan: Option<Scan<'a>>,
 }
 
 impl Staged<'_> {
     /// What the GPU does to the values before the kernels read them (`None`: nothing).
     pub fn prepare(&self) -> Option<Prepare<'_>> {
+        if let Some(scan) = &self.scan {
+            return Some(Prepare {
+                strides: scan.strides(),
+                exponents: None,
+                scan: Some(scan),
+            });
+        }
         self.strides.map(|strides| Prepare {
             strides,
             exponents: self.divide.then_some(&self.exponents[..]),
+            scan: None,
         })
     }
+
+    /// Per problem, the exponent e its values were divided by 2^e with (all 0 unscaled): after
+    /// the upload where it found them.
+    pub fn exponents(&self) -> Cow<'_, [i32]> {
+        match &self.scan {
+            Some(scan) => Cow::Owned(scan.exponents()),
+            None => Cow::Borrowed(&self.exponents),
+        }
+    }
+
+    /// The input's checks now, on the host, where the upload was to make them (Ok where
+    /// they were made here).
+    fn check(&self) -> Result<()> {
+        match &self.scan {
+            Some(scan) => scan.check(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The error of the first of `inputs` (in argument order) that holds a bad value, else `e`:
+/// where a later input, or one chunk's upload, failed before an earlier input's checks ran.
+pub(crate) fn first_error(inputs: &[&Staged<'_>], e: Error) -> Error {
+    inputs
+        .iter()
+        .find_map(|input| input.check().err())
+        .unwrap_or(e)
 }
 
 /// The f32 values of `view` where its element type is f32 (borrowed, no copy).
@@ -70,7 +109,7 @@ fn entries<'v, T: Copy>(
 /// Problem p's largest magnitude (the lower triangle only where `lower_only`), or its first
 /// non-finite value in row-major order, (p, i, j, value): the problem's values read in memory
 /// order where they fill their span, else row by row.
-fn largest_finite(
+pub(super) fn largest_finite(
     view: &BatchRef<'_, f32>,
     p: usize,
     lower_only: bool,
@@ -134,7 +173,9 @@ fn scan(values: &[f32], m: f32) -> Option<f32> {
 /// (after the division where `scaled`; the first bad problem reported, at its first bad
 /// position), with `lower_only` only the lower triangles read (entries above the diagonal
 /// neither read nor checked; zero where the GPU reads them). Where `scaled`, problem p is
-/// divided by 2^e for e the exponent of its largest magnitude ([`largest_exponent`]).
+/// divided by 2^e for e the exponent of its largest magnitude ([`largest_exponent`]). Lent
+/// f32 values that go up as they lie are checked by the upload's copy ([`Scan`]): their
+/// errors come from the run, and [`first_error`] keeps them in argument order.
 pub(crate) fn stage<'a, T: Element>(
     input: &str,
     view: BatchRef<'a, T>,
@@ -145,36 +186,26 @@ pub(crate) fn stage<'a, T: Element>(
     if let Some(values) = lent_single(&view) {
         let strides = view.strides();
         let single = BatchRef::from_strides(count, rows, cols, strides, values)?;
-        // One read per problem: its exponent and its first non-finite value (a finite f32
-        // divided by its problem's largest power of two stays within float32's range).
-        let problems: Vec<std::result::Result<i32, (usize, usize, usize, f64)>> = (0..count)
-            .into_par_iter()
-            .with_min_len(64)
-            .map(|p| {
-                let largest = largest_finite(&single, p, lower_only)?;
-                Ok(if scaled {
-                    largest_exponent(std::iter::once(f64::from(largest)))
-                } else {
-                    0
-                })
-            })
-            .collect();
-        let mut exponents = crate::memory::with_capacity(count, || {
-            format!("the exponents of {input}'s {count} problems")
-        })?;
-        for outcome in problems {
-            match outcome {
-                Ok(e) => exponents.push(e),
-                Err(bad) => return Err(report(input, cols, bad).expect("a non-finite value")),
-            }
+        // The upload reads exactly the values to check where it copies them as they lie
+        // (each problem a block of its own, row- or column-major), or only C's lower
+        // triangles.
+        if lower_only || dense(strides, count, rows, cols) {
+            return Ok(Staged {
+                values: Cow::Borrowed(values),
+                exponents: Vec::new(),
+                strides: Some(strides),
+                divide: false,
+                scan: Some(Scan::new(input, single, lower_only, scaled)?),
+            });
         }
+        let exponents = scanned(input, &single, lower_only, scaled)?;
         let divide = exponents.iter().any(|&e| e != 0);
-        let gpu = divide || !compact(strides, count, rows, cols);
         return Ok(Staged {
             values: Cow::Borrowed(values),
             exponents,
-            strides: gpu.then_some(strides),
+            strides: Some(strides),
             divide,
+            scan: None,
         });
     }
     let (values, exponents) = rounded(input, view, lower_only, scaled)?;
@@ -183,7 +214,48 @@ pub(crate) fn stage<'a, T: Element>(
         exponents,
         strides: None,
         divide: false,
+        scan: None,
     })
+}
+
+/// Each problem's exponent (0 unless `scaled`) of lent f32 values, read once on all cores: its
+/// largest magnitude, and the first problem's first non-finite value as `input`'s error (a
+/// finite f32 divided by its problem's largest power of two stays within float32's range).
+pub(super) fn scanned(
+    input: &str,
+    single: &BatchRef<'_, f32>,
+    lower_only: bool,
+    scaled: bool,
+) -> Result<Vec<i32>> {
+    let (count, _, cols) = single.shape();
+    let problems: Vec<std::result::Result<i32, (usize, usize, usize, f64)>> = (0..count)
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|p| {
+            let largest = largest_finite(single, p, lower_only)?;
+            Ok(exponent_of_largest(largest, scaled))
+        })
+        .collect();
+    let mut exponents = crate::memory::with_capacity(count, || {
+        format!("the exponents of {input}'s {count} problems")
+    })?;
+    for outcome in problems {
+        match outcome {
+            Ok(e) => exponents.push(e),
+            Err(bad) => return Err(report(input, cols, bad).expect("a non-finite value")),
+        }
+    }
+    Ok(exponents)
+}
+
+/// The exponent a problem whose largest magnitude is `largest` is divided by (0 unless
+/// `scaled`).
+pub(super) fn exponent_of_largest(largest: f32, scaled: bool) -> i32 {
+    if scaled {
+        largest_exponent(std::iter::once(f64::from(largest)))
+    } else {
+        0
+    }
 }
 
 /// The host's rounding of `view` to f32 as [`stage`] checks it (row-major, the batch outer,
@@ -235,7 +307,7 @@ pub(crate) fn rounded<T: Element>(
 }
 
 /// The error for `value` at (p, i, j) of `input` (vectors named by index), if it is one.
-fn report(
+pub(super) fn report(
     input: &str,
     cols: usize,
     (p, i, j, value): (usize, usize, usize, f64),

@@ -43,20 +43,21 @@ pub fn spd_solve<T: Element>(
     // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
     // leaves float32's range only where the scaled problem's does.
     let c32 = scaling::stage("C", c, true, true)?;
-    let b32 = scaling::stage("b", b, false, true)?;
-    phases.mark("checks and scaling");
+    let b32 = scaling::stage("b", b, false, true).map_err(|e| scaling::first_error(&[&c32], e))?;
+    phases.mark("inputs staged");
     let inputs = Inputs {
         c: Some(&c32.values),
         b: Some(&b32.values),
         prepare: [None, None, b32.prepare(), c32.prepare()],
         ..Inputs::default()
     };
-    let mut out = run(kernels, &plan, &inputs, count, poison)?;
+    let mut out = run(kernels, &plan, &inputs, count, poison)
+        .map_err(|e| scaling::first_error(&[&c32, &b32], e))?;
     phases.mark("GPU");
     let shift: Vec<i32> = b32
-        .exponents
+        .exponents()
         .iter()
-        .zip(&c32.exponents)
+        .zip(c32.exponents().iter())
         .map(|(b, c)| b - c)
         .collect();
     scaling::unscale(&mut out.x, n, &shift, &mut out.info);

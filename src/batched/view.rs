@@ -202,3 +202,11 @@ pub(crate) fn compact(strides: [usize; 3], count: usize, rows: usize, cols: usiz
     let [p, r, c] = strides;
     (count <= 1 || p == rows * cols) && (rows <= 1 || r == cols) && (cols <= 1 || c == 1)
 }
+
+/// Whether problem p's values fill values p·rows·cols .. (p + 1)·rows·cols, row-major or
+/// column-major (a compact stack, or its transpose in place): the span holds nothing else.
+pub(crate) fn dense(strides: [usize; 3], count: usize, rows: usize, cols: usize) -> bool {
+    let [p, r, c] = strides;
+    let columns_first = (rows <= 1 || r == 1) && (cols <= 1 || c == rows);
+    (count <= 1 || p == rows * cols) && (compact(strides, 1, rows, cols) || columns_first)
+}

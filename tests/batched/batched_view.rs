@@ -209,14 +209,17 @@ fn a_gathered_input_split_over_chunks_and_launches_gives_the_same_results() {
             Some(Prepare {
                 strides: a.strides(),
                 exponents: Some(&exponents),
+                scan: None,
             }),
             Some(Prepare {
                 strides: d.strides(),
                 exponents: None,
+                scan: None,
             }),
             Some(Prepare {
                 strides: b.strides(),
                 exponents: None,
+                scan: None,
             }),
             None,
         ],
@@ -325,6 +328,7 @@ fn the_gpu_division_rounds_as_the_host_does() {
     let prepare = Prepare {
         strides: [rows * cols, 1, rows],
         exponents: Some(&exponents),
+        scan: None,
     };
     let plan = Plan::new(Job::Cholesky, rows, 0, 0, kernels.limits()).unwrap();
     let buffer = prepared(

@@ -7,6 +7,7 @@ mod batched;
 mod batched_gram;
 mod batched_inverse;
 mod batched_residual;
+mod batched_scan;
 mod batched_singular;
 mod batched_tiles;
 mod batched_triangles;
