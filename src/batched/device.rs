@@ -11,6 +11,7 @@ use super::plan::{Job, Plan, WorkStorage, packed};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use crate::phases::Phases;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::time::Instant;
 use std::rc::Rc;
@@ -302,20 +303,23 @@ impl Resident {
 
     /// Reads the outputs back (waits for the GPU) and checks the context.
     pub fn read(&self) -> Result<Outputs> {
-        let mut matrix = match &self.matrix {
-            Some(_) => crate::memory::zeros(self.count * self.plan.n * self.plan.n, || {
-                format!("the matrices of {} problems", self.count)
-            })?,
-            None => Vec::new(),
+        let len = match &self.matrix {
+            Some(_) => self.count * self.plan.n * self.plan.n,
+            None => 0,
         };
-        let mut out = self.read_into(&mut matrix)?;
+        let mut matrix = crate::memory::with_capacity(len, || {
+            format!("the matrices of {} problems", self.count)
+        })?;
+        let mut out = self.read_into(&mut matrix.spare_capacity_mut()[..len])?;
+        // SAFETY: `read_into` wrote all `len` values.
+        unsafe { matrix.set_len(len) };
         out.matrix = matrix;
         Ok(out)
     }
 
     /// Reads the outputs back (waits for the GPU) and checks the context: C or L unpacked into
-    /// `matrix` (n x n per problem held, zeros on arrival), x and INFO returned.
-    pub fn read_into(&self, matrix: &mut [f32]) -> Result<Outputs> {
+    /// `matrix` (n x n per problem held, every value written), x and INFO returned.
+    pub fn read_into(&self, matrix: &mut [MaybeUninit<f32>]) -> Result<Outputs> {
         let n = self.plan.n;
         let mut out = Outputs::default();
         if let Some(info) = &self.info {
@@ -355,6 +359,11 @@ pub fn run(
     let chunks = count.div_ceil(plan.chunk.max(1));
     let mut out = reserved(plan, count, chunks > 1)?;
     let size = plan.n * plan.n;
+    // The matrices, written whole by the chunks' read-backs (none where the job has none).
+    let matrices = match plan.job {
+        Job::Assemble | Job::Cholesky => count * size,
+        _ => 0,
+    };
     let mut first = 0;
     while first < count {
         let range = first..(first + plan.chunk).min(count);
@@ -363,14 +372,14 @@ pub fn run(
         phases.mark_finished(kernels.context(), "upload");
         chunk.launch()?;
         phases.mark_finished(kernels.context(), "launches");
-        // The chunk's matrices (none where the job has none).
-        let matrix = out
-            .matrix
+        let matrix = out.matrix.spare_capacity_mut()[..matrices]
             .get_mut(range.start * size..range.end * size)
             .unwrap_or_default();
         let part = chunk.read_into(matrix)?;
         phases.mark("read back");
         if chunks == 1 {
+            // SAFETY: the read-back wrote all the matrices' values.
+            unsafe { out.matrix.set_len(matrices) };
             // x and INFO as read back: no copy.
             return Ok(Outputs { matrix: out.matrix, ..part });
         }
@@ -378,17 +387,26 @@ pub fn run(
         out.info.extend(part.info);
         phases.mark("gathered");
     }
+    // SAFETY: the chunks' read-backs wrote all the matrices' values.
+    unsafe { out.matrix.set_len(matrices) };
     Ok(out)
 }
 
-/// Outputs for `count` problems' results of `plan`'s job: the matrices zero (the chunks'
-/// read-backs unpack into them), with `chunks` room for the chunks' x and INFO.
+/// Outputs for `count` problems' results of `plan`'s job: room for the matrices (the chunks'
+/// read-backs unpack into it, every value), with `chunks` room for the chunks' x and INFO.
 fn reserved(plan: &Plan, count: usize, chunks: bool) -> Result<Outputs> {
     let n = plan.n;
     let what = || format!("the results of {count} problems of the {}", plan.job.name());
     let mut out = Outputs::default();
     match plan.job {
-        Job::Assemble | Job::Cholesky => out.matrix = crate::memory::zeros(count * n * n, what)?,
+        Job::Assemble | Job::Cholesky => {
+            out.matrix = crate::memory::with_capacity(count * n * n, what)?;
+            // Debug builds poison the room, so that a value the read-back missed shows.
+            #[cfg(debug_assertions)]
+            out.matrix
+                .spare_capacity_mut()
+                .fill(MaybeUninit::new(f32::NAN));
+        }
         _ if chunks => out.x = crate::memory::with_capacity(count * n, what)?,
         _ => {}
     }

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Context};
 use crate::layout::by_rows::{SharedRows, lower_runs};
 use crate::scaling::times_power_of_two;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 /// Problems `range` of `values` (n x n each, row-major with the batch outer, or at
@@ -79,14 +80,16 @@ pub(crate) fn upload_lower(
 }
 
 /// Reads back `triangles` (order-n lower triangles packed by rows, one per problem) into `out`
-/// (n x n per problem, row-major with the batch outer, zeros on arrival) from the staging
-/// mappings on all cores: each triangle to its place, and NaN above the diagonal of a problem
-/// whose INFO in `info` is not 0 (its triangle is NaN too: no partial factor passes for one).
+/// (n x n per problem, row-major with the batch outer) from the staging mappings on all cores,
+/// writing every entry once: each triangle to its place and the entries above its diagonal 0,
+/// or NaN for a problem whose INFO in `info` is not 0 (its triangle is NaN too: no partial
+/// factor passes for one). `out` need not be initialized: no zero fill comes first, so a
+/// result's memory is touched once, by all cores.
 pub(crate) fn read_lower(
     triangles: &Buffer<f32>,
     n: usize,
     info: &[i32],
-    out: &mut [f32],
+    out: &mut [MaybeUninit<f32>],
 ) -> Result<()> {
     assert_eq!(
         triangles.len() * n * n,
@@ -102,9 +105,16 @@ pub(crate) fn read_lower(
             // are disjoint, within `out` (count problems), which outlives the read.
             unsafe {
                 let to = std::slice::from_raw_parts_mut(rows.at(row + j), take);
-                to.copy_from_slice(&values[at..at + take]);
-                if j + take == i + 1 && info.get(p).is_some_and(|&s| s != 0) {
-                    std::slice::from_raw_parts_mut(rows.at(row + i + 1), n - 1 - i).fill(f32::NAN);
+                for (t, &v) in to.iter_mut().zip(&values[at..at + take]) {
+                    t.write(v);
+                }
+                if j + take == i + 1 {
+                    let above = match info.get(p).is_some_and(|&s| s != 0) {
+                        true => f32::NAN,
+                        false => 0.0,
+                    };
+                    std::slice::from_raw_parts_mut(rows.at(row + i + 1), n - 1 - i)
+                        .fill(MaybeUninit::new(above));
                 }
             }
         })
