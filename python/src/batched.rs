@@ -327,21 +327,25 @@ pub fn batched_assemble<'py>(
 }
 
 /// Cₚ = Lₚ·Lₚᵀ for C (B, n, n; each lower triangle read, with `upper` each upper one), in
-/// float32: (L (B, n, n) lower triangular in C's dtype, INFO int32 (B,)).
+/// float32: (L (B, n, n) lower triangular in C's dtype, INFO int32 (B,)). With `check_finite`
+/// the other triangles are checked finite too, by the library's upload.
 #[pyfunction]
+#[pyo3(signature = (c, upper, check_finite = false))]
 pub fn batched_cholesky<'py>(
     py: Python<'py>,
     c: &Bound<'py, PyAny>,
     upper: bool,
+    check_finite: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyArray1<i32>>)> {
     let (c, _c) = read_stack(py, c, upper)?;
     let double = matches!(c, Stack::F64(_));
+    let options = BatchOptions::default().check_upper(check_finite);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
         // SAFETY (each view): inside this `run`'s job, the array held (`_c`).
         match &c {
-            Stack::F64(c) => batched.cholesky(&unsafe { c.view()? }, BatchOptions::default()),
-            Stack::F32(c) => batched.cholesky(&unsafe { c.view()? }, BatchOptions::default()),
+            Stack::F64(c) => batched.cholesky(&unsafe { c.view()? }, options),
+            Stack::F32(c) => batched.cholesky(&unsafe { c.view()? }, options),
         }
     });
     let factor = finish_batched(py, outcome)?;
@@ -369,18 +373,21 @@ pub fn batched_cholesky<'py>(
 }
 
 /// Cₚ·xₚ = bₚ for SPD C (B, n, n; lower triangles read, with `upper` the upper ones) and b
-/// (B, n): (x (B, n) float64, float32 for float32 inputs, INFO int32 (B,)).
+/// (B, n): (x (B, n) float64, float32 for float32 inputs, INFO int32 (B,)). With
+/// `check_finite` C's other triangles are checked finite too, by the library's upload.
 #[pyfunction]
+#[pyo3(signature = (c, b, upper, refinement_steps, check_finite = false))]
 pub fn batched_spd_solve<'py>(
     py: Python<'py>,
     c: &Bound<'py, PyAny>,
     b: &Bound<'py, PyAny>,
     upper: bool,
     refinement_steps: usize,
+    check_finite: bool,
 ) -> PyResult<Solved<'py>> {
     let ((c, _c), (b, _b)) = (read_stack(py, c, upper)?, read_vectors(py, b)?);
     let single = matches!(c, Stack::F32(_));
-    let options = solve_options(refinement_steps);
+    let options = solve_options(refinement_steps).check_upper(check_finite);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
         // SAFETY (each view): inside this `run`'s job, the arrays held (`_c`, `_b`).

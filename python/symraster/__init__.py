@@ -182,13 +182,6 @@ def _finite(a, check_finite):
         raise ValueError("array must not contain infs or NaNs")
 
 
-def _finite_outside(a, triangle):
-    """scipy's check_finite for the entries of the square ``a`` outside ``triangle``
-    ("lower" or "upper"), the one the library checks itself."""
-    if not _native.all_finite(a, triangle):  # a is float32 or float64 (``_real``)
-        raise ValueError("array must not contain infs or NaNs")
-
-
 def _matrix(a, name, check_finite, rule=_lapack_dtype):
     """A 2-D float array (as scipy checks it, before its squareness)."""
     a = _real(a, name, rule)
@@ -296,27 +289,15 @@ class _checked_by_library:
         return False
 
 
-class _finite_by_halves(_checked_by_library):
-    """:class:`_checked_by_library` for a factor that reads one triangle of the square ``a``:
-    the other triangle checked here."""
-
-    def __init__(self, a, lower, check_finite):
-        super().__init__(check_finite)
-        if check_finite:
-            _finite_outside(a, "lower" if lower else "upper")
-
-
 def _small_float32_factor(a, lower, method, storage, check_finite):
     """A float32 matrix of an order the batched kernels take, factored by them as a stack of
     one, so that a matrix and the same matrix inside a stack get the same factor bit for bit
     (scipy's batch tests compare them); None where it does not apply or the factor fails
     there (the single path then factors it, or names why it cannot). With ``check_finite``
-    the triangle the factor does not read is checked first (the library checks the other)."""
+    the library's upload checks both triangles (it reads one)."""
     if a.dtype != np.float32 or not _stacks._batched(a.shape[0], method, storage):
         return None
-    if check_finite:
-        _finite_outside(a, "lower" if lower else "upper")
-    l, info = _native.batched_cholesky(np.ascontiguousarray(a)[None], not lower)
+    l, info = _native.batched_cholesky(np.ascontiguousarray(a)[None], not lower, check_finite)
     if info[0] != 0:
         return None
     return l[0] if lower else l[0].T
@@ -906,31 +887,29 @@ def batched_syrk(a, d=None, *, check_finite=True):
 
 
 def batched_cholesky(c, lower=True, *, check_finite=True):
-    # The triangles the library reads are checked there as it reads them, the others here
-    # (_finite_by_halves: one pass over the stack, not two).
+    # Both triangles are checked by the library's upload as it copies the stack (one pass).
     c = _square_stack(c, "c", False)
-    checks = _finite_by_halves(c, lower, check_finite)
     if _no_problems(c.shape[0], c.shape[1]):
         return np.empty(c.shape, dtype=c.dtype), _empty_info(c.shape[0])
-    with checks:
-        l, info = _native.batched_cholesky(c, not lower)
+    with _checked_by_library(check_finite):
+        l, info = _native.batched_cholesky(c, not lower, check_finite)
     return (l if lower else l.transpose(0, 2, 1)), info
 
 
 def batched_solve(c, b, refinement_steps=1, *, lower=True, check_finite=True):
     steps = _steps(refinement_steps)
-    # c's other triangles checked here, the ones the library reads (and b) there.
+    # c (both triangles) and b are checked by the library's upload as it copies them.
     c = _square_stack(c, "c", False, _solve_dtype)
-    checks = _finite_by_halves(c, lower, check_finite)
     count, n, _ = c.shape
     b = _stack(b, "b", 2, "(B, n)", False, _solve_dtype)
     _batch_shape("b", b, (count, n), "one right side of length n per matrix of c")
     dtype = np.result_type(c.dtype, b.dtype)
     if _no_problems(count, n):
         return np.empty((count, n), dtype=dtype), _empty_info(count)
-    with checks:
+    with _checked_by_library(check_finite):
         x, info = _native.batched_spd_solve(
-            c.astype(dtype, copy=False), b.astype(dtype, copy=False), not lower, steps)
+            c.astype(dtype, copy=False), b.astype(dtype, copy=False), not lower, steps,
+            check_finite)
     return _solutions_in(dtype, x, info)
 
 

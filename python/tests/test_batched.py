@@ -488,8 +488,8 @@ def test_all_finite_outside_each_matrixs_triangle(layout, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_batched_finite_checks_in_one_pass(rng, triangle, lower, layout, dtype):
     """check_finite on batched_cholesky and batched_solve: a NaN in either triangle of one
-    problem raises scipy's message (the triangle the library reads checked there, the other
-    here). Unchecked, a NaN in the triangle not read passes unread (the results as without it),
+    problem raises scipy's message (both triangles checked by the library's upload, which
+    reads one). Unchecked, a NaN in the triangle not read passes unread (the results as without it),
     and one in the triangle read is the library's error naming its place."""
     n = 5
     c = spd_stack(rng, n, dtype=dtype)

@@ -4,7 +4,7 @@ use super::batch::{Batch, check_shape};
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
-use super::scaling;
+use super::scaling::{self, Read};
 use super::view::AsBatchRef;
 use crate::error::{InputError, NumericalError, Result};
 use crate::matrix::Element;
@@ -31,8 +31,8 @@ pub fn assemble<T: Element>(
     }
     check_shape("d", &d, count, k, 1, "one weight per column of A")?;
     let plan = Plan::new(Job::Assemble, n, k, 0, kernels.limits())?;
-    let (a32, _) = scaling::rounded("A", a, false, false)?;
-    let (d32, _) = scaling::rounded("d", d, false, false)?;
+    let (a32, _) = scaling::rounded("A", a, Read::All, false)?;
+    let (d32, _) = scaling::rounded("d", d, Read::All, false)?;
     // As the single assembly: a Cₚ whose diagonal leaves float32's range is refused (it would
     // come back ±inf, or flushed to zero), naming the problem.
     for p in 0..count {

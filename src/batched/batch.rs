@@ -113,7 +113,11 @@ impl<T: Element> Batch<T> {
     /// above the diagonal are neither read nor checked (they become 0). The operations call
     /// it; a caller may too, to check a batch before the GPU is opened.
     pub fn single(&self, input: &str, lower_only: bool) -> Result<Vec<f32>> {
-        Ok(super::scaling::rounded(input, self.view(), lower_only, false)?.0)
+        let read = match lower_only {
+            true => super::scaling::Read::Lower { check_upper: false },
+            false => super::scaling::Read::All,
+        };
+        Ok(super::scaling::rounded(input, self.view(), read, false)?.0)
     }
 }
 

@@ -5,16 +5,19 @@ use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchFactor;
+use super::scaling::Read;
 use super::view::AsBatchRef;
-use super::{scaling, square_order};
+use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;
 use crate::matrix::Element;
 use crate::phases::Phases;
 
-/// The factors of C (B, n, n; only each lower triangle read) in f32, with INFO per problem.
+/// The factors of C (B, n, n; only each lower triangle read, the upper ones checked finite
+/// with `options.check_upper`) in f32, with INFO per problem.
 pub fn cholesky<T: Element>(
     kernels: &BatchedKernels,
     c: &impl AsBatchRef<Elem = T>,
+    options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchFactor> {
     let mut phases = Phases::named("batched Cholesky", std::time::Instant::now());
@@ -22,7 +25,10 @@ pub fn cholesky<T: Element>(
     let n = square_order("C", &c)?;
     let count = c.count();
     let plan = Plan::new(Job::Cholesky, n, 0, 0, kernels.limits())?;
-    let c32 = scaling::stage("C", c, true, false)?;
+    let read = Read::Lower {
+        check_upper: options.check_upper,
+    };
+    let c32 = scaling::stage("C", c, read, false)?;
     phases.mark("inputs staged");
     let inputs = Inputs {
         c: Some(&c32.values),

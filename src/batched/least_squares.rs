@@ -6,6 +6,7 @@ use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
+use super::scaling::Read;
 use super::view::AsBatchRef;
 use super::{BatchOptions, scaling};
 use crate::error::{InputError, Result};
@@ -46,10 +47,11 @@ pub fn least_squares<T: Element>(
     )?;
     // Each problem scaled by powers of two: x is the same for 2^-δ·d, and 2^(β-α)·x' for
     // 2^-α·A and 2^-β·b, so x leaves float32's range only where the scaled problem's does.
-    let a32 = scaling::stage("A", a, false, true)?;
-    let d32 = scaling::stage("d", d, false, true).map_err(|e| scaling::first_error(&[&a32], e))?;
-    let b32 =
-        scaling::stage("b", b, false, true).map_err(|e| scaling::first_error(&[&a32, &d32], e))?;
+    let a32 = scaling::stage("A", a, Read::All, true)?;
+    let d32 =
+        scaling::stage("d", d, Read::All, true).map_err(|e| scaling::first_error(&[&a32], e))?;
+    let b32 = scaling::stage("b", b, Read::All, true)
+        .map_err(|e| scaling::first_error(&[&a32, &d32], e))?;
     phases.mark("inputs staged");
     let inputs = Inputs {
         a: Some(&a32.values),

@@ -56,6 +56,10 @@ pub struct BatchOptions {
     /// Refinement steps of the solves (0 to [`MAX_REFINEMENT_STEPS`]; default 1), each with
     /// the residual in f64 on the GPU (see [`BatchSolution`]).
     pub refinement_steps: usize,
+    /// Whether the Cholesky and the SPD solve also check that the values above each diagonal,
+    /// which they never read, are finite, as scipy's `check_finite` checks a whole array
+    /// (default: false, only what is read is checked). The check rides in the upload's copy.
+    pub check_upper: bool,
 }
 
 impl Default for BatchOptions {
@@ -63,6 +67,7 @@ impl Default for BatchOptions {
         Self {
             method: Method::Auto,
             refinement_steps: 1,
+            check_upper: false,
         }
     }
 }
@@ -77,6 +82,12 @@ impl BatchOptions {
     /// The same options with `steps` refinement steps.
     pub fn refinement_steps(mut self, steps: usize) -> Self {
         self.refinement_steps = steps;
+        self
+    }
+
+    /// The same options, checking the values above each diagonal finite or not.
+    pub fn check_upper(mut self, check: bool) -> Self {
+        self.check_upper = check;
         self
     }
 

@@ -62,6 +62,18 @@ pub(crate) fn upload_lower(
                     }
                 };
                 if let Some(scan) = scan {
+                    // The row's values above the diagonal, where checked (never read): in the
+                    // same cache lines as the row's run for a row-major stack.
+                    if scan.checks_above() && j + take == i + 1 {
+                        let row = p * ps + i * rs;
+                        let above = ((i + 1)..n).fold(0, |m: u32, k| {
+                            m.max(values[row + k * cs].to_bits() & 0x7fff_ffff)
+                        });
+                        // Only whether one is not finite counts there.
+                        if above > f32::MAX.to_bits() {
+                            scan.note_above(p, above);
+                        }
+                    }
                     noted = match noted {
                         Some((q, b)) if q == p => Some((p, b.max(bits))),
                         Some((q, b)) => {

@@ -5,7 +5,7 @@
 //! ([`Scan`]), so the caller's values are read once.
 
 use super::kernels::BatchedKernels;
-use super::scaling::{exponent_of_largest, largest_finite, report, scanned};
+use super::scaling::{Read, exponent_of_largest, largest_finite, report, scanned};
 use super::view::{BatchRef, compact, extent};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
@@ -37,11 +37,14 @@ pub struct Prepare<'a> {
 pub struct Scan<'a> {
     input: String,
     view: BatchRef<'a, f32>,
-    lower_only: bool,
+    read: Read,
     scaled: bool,
-    /// Per problem, the largest |value|'s bits so far (NaN's and ±inf's above every finite
-    /// value's).
+    /// Per problem, the largest |value|'s bits so far of the values read (NaN's and ±inf's
+    /// above every finite value's).
     largest: Vec<AtomicU32>,
+    /// Per problem, the same of the values above the diagonal where those are checked but not
+    /// read (else empty).
+    above: Vec<AtomicU32>,
 }
 
 /// The largest |value|'s bits of `values` (finite or not), in one pass with no branch.
@@ -52,26 +55,55 @@ pub(crate) fn largest_bits(values: &[f32]) -> u32 {
 }
 
 impl<'a> Scan<'a> {
-    /// `view` (named `input`) to be checked by its upload: only its lower triangles where
-    /// `lower_only`, each problem's exponent found where `scaled`.
-    pub fn new(
+    /// `view` (named `input`) to be checked by its upload as `read` says (the values above
+    /// the diagonal, where checked and not read, noted apart), each problem's exponent found
+    /// where `scaled`.
+    pub(crate) fn new(
         input: &str,
         view: BatchRef<'a, f32>,
-        lower_only: bool,
+        read: Read,
         scaled: bool,
     ) -> Result<Self> {
         let count = view.count();
-        let mut largest = crate::memory::with_capacity(count, || {
-            format!("the largest magnitudes of {input}'s {count} problems")
-        })?;
-        largest.extend((0..count).map(|_| AtomicU32::new(0)));
+        let zeros = |len: usize| -> Result<Vec<AtomicU32>> {
+            let mut v = crate::memory::with_capacity(len, || {
+                format!("the largest magnitudes of {input}'s {count} problems")
+            })?;
+            v.extend((0..len).map(|_| AtomicU32::new(0)));
+            Ok(v)
+        };
+        let above = match read {
+            Read::Lower { check_upper: true } => count,
+            _ => 0,
+        };
         Ok(Self {
             input: input.into(),
             view,
-            lower_only,
+            read,
             scaled,
-            largest,
+            largest: zeros(count)?,
+            above: zeros(above)?,
         })
+    }
+
+    /// `view` (named `input`), every value read and checked by its upload, each problem's
+    /// exponent found where `scaled`.
+    pub fn whole(input: &str, view: BatchRef<'a, f32>, scaled: bool) -> Result<Self> {
+        Self::new(input, view, Read::All, scaled)
+    }
+
+    /// Whether the values above each diagonal are checked (but not read).
+    pub(crate) fn checks_above(&self) -> bool {
+        !self.above.is_empty()
+    }
+
+    /// Notes `bits` ([`largest_bits`] of some of its values above the diagonal) for problem
+    /// `p`.
+    pub(crate) fn note_above(&self, p: usize, bits: u32) {
+        let above = &self.above[p];
+        if bits > above.load(Ordering::Relaxed) {
+            above.fetch_max(bits, Ordering::Relaxed);
+        }
     }
 
     /// The strides of the values.
@@ -104,11 +136,15 @@ impl<'a> Scan<'a> {
     /// the input's error, else their exponents (all 0 unless scaled).
     pub(crate) fn settle(&self, range: &Range<usize>) -> Result<Vec<i32>> {
         let finite = f32::MAX.to_bits();
-        if let Some(p) = range
-            .clone()
-            .find(|&p| self.largest[p].load(Ordering::Relaxed) > finite)
-        {
-            let bad = largest_finite(&self.view, p, self.lower_only)
+        let bad = |p: usize| {
+            self.largest[p].load(Ordering::Relaxed) > finite
+                || self
+                    .above
+                    .get(p)
+                    .is_some_and(|a| a.load(Ordering::Relaxed) > finite)
+        };
+        if let Some(p) = range.clone().find(|&p| bad(p)) {
+            let bad = largest_finite(&self.view, p, self.read.checks_lower_only())
                 .expect_err("a problem with a non-finite value");
             return Err(report(&self.input, self.view.cols(), bad).expect("a non-finite value"));
         }
@@ -133,7 +169,7 @@ impl<'a> Scan<'a> {
     /// The whole input's checks on the host now (for an error in argument order where a
     /// later input failed before this one's upload).
     pub(crate) fn check(&self) -> Result<()> {
-        scanned(&self.input, &self.view, self.lower_only, false).map(|_| ())
+        scanned(&self.input, &self.view, self.read, false).map(|_| ())
     }
 }
 

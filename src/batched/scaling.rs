@@ -68,6 +68,29 @@ impl Staged<'_> {
     }
 }
 
+/// What an operation reads of each problem of an input, and what it checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// Every value, read and checked.
+    All,
+    /// The lower triangle of each square problem, read and checked; with `check_upper` the
+    /// values above the diagonal (never read) are checked finite too, as scipy's
+    /// `check_finite` checks a whole array.
+    Lower { check_upper: bool },
+}
+
+impl Read {
+    /// Whether only the lower triangles are read.
+    pub fn lower_only(self) -> bool {
+        matches!(self, Read::Lower { .. })
+    }
+
+    /// Whether only the lower triangles are checked.
+    pub fn checks_lower_only(self) -> bool {
+        self == Read::Lower { check_upper: false }
+    }
+}
+
 /// The error of the first of `inputs` (in argument order) that holds a bad value, else `e`:
 /// where a later input, or one chunk's upload, failed before an earlier input's checks ran.
 pub(crate) fn first_error(inputs: &[&Staged<'_>], e: Error) -> Error {
@@ -171,15 +194,15 @@ fn scan(values: &[f32], m: f32) -> Option<f32> {
 
 /// `view` for the GPU, naming `input`: each value checked finite and within float32's range
 /// (after the division where `scaled`; the first bad problem reported, at its first bad
-/// position), with `lower_only` only the lower triangles read (entries above the diagonal
-/// neither read nor checked; zero where the GPU reads them). Where `scaled`, problem p is
-/// divided by 2^e for e the exponent of its largest magnitude ([`largest_exponent`]). Lent
-/// f32 values that go up as they lie are checked by the upload's copy ([`Scan`]): their
+/// position), with [`Read::Lower`] only the lower triangles read (entries above the diagonal
+/// zero where the GPU reads them, and checked finite only where asked). Where `scaled`,
+/// problem p is divided by 2^e for e the exponent of its largest magnitude read
+/// ([`largest_exponent`]). Lent f32 values are checked by the upload's copy ([`Scan`]): their
 /// errors come from the run, and [`first_error`] keeps them in argument order.
 pub(crate) fn stage<'a, T: Element>(
     input: &str,
     view: BatchRef<'a, T>,
-    lower_only: bool,
+    read: Read,
     scaled: bool,
 ) -> Result<Staged<'a>> {
     let (count, rows, cols) = view.shape();
@@ -189,16 +212,16 @@ pub(crate) fn stage<'a, T: Element>(
         // The upload reads exactly the values to check where it copies them as they lie
         // (each problem a block of its own, row- or column-major), or only C's lower
         // triangles.
-        if lower_only || dense(strides, count, rows, cols) {
+        if read.lower_only() || dense(strides, count, rows, cols) {
             return Ok(Staged {
                 values: Cow::Borrowed(values),
                 exponents: Vec::new(),
                 strides: Some(strides),
                 divide: false,
-                scan: Some(Scan::new(input, single, lower_only, scaled)?),
+                scan: Some(Scan::new(input, single, read, scaled)?),
             });
         }
-        let exponents = scanned(input, &single, lower_only, scaled)?;
+        let exponents = scanned(input, &single, read, scaled)?;
         let divide = exponents.iter().any(|&e| e != 0);
         return Ok(Staged {
             values: Cow::Borrowed(values),
@@ -208,7 +231,7 @@ pub(crate) fn stage<'a, T: Element>(
             scan: None,
         });
     }
-    let (values, exponents) = rounded(input, view, lower_only, scaled)?;
+    let (values, exponents) = rounded(input, view, read, scaled)?;
     Ok(Staged {
         values: Cow::Owned(values),
         exponents,
@@ -224,7 +247,7 @@ pub(crate) fn stage<'a, T: Element>(
 pub(super) fn scanned(
     input: &str,
     single: &BatchRef<'_, f32>,
-    lower_only: bool,
+    read: Read,
     scaled: bool,
 ) -> Result<Vec<i32>> {
     let (count, _, cols) = single.shape();
@@ -232,7 +255,11 @@ pub(super) fn scanned(
         .into_par_iter()
         .with_min_len(64)
         .map(|p| {
-            let largest = largest_finite(single, p, lower_only)?;
+            if !read.checks_lower_only() && read.lower_only() {
+                // The whole problem checked, its lower triangle's magnitude scaled.
+                largest_finite(single, p, false)?;
+            }
+            let largest = largest_finite(single, p, read.lower_only())?;
             Ok(exponent_of_largest(largest, scaled))
         })
         .collect();
@@ -259,14 +286,15 @@ pub(super) fn exponent_of_largest(largest: f32, scaled: bool) -> i32 {
 }
 
 /// The host's rounding of `view` to f32 as [`stage`] checks it (row-major, the batch outer,
-/// zeros above the diagonal with `lower_only`), and each problem's exponent (0 unless
+/// zeros above the diagonal with [`Read::Lower`]), and each problem's exponent (0 unless
 /// `scaled`).
 pub(crate) fn rounded<T: Element>(
     input: &str,
     view: BatchRef<'_, T>,
-    lower_only: bool,
+    read: Read,
     scaled: bool,
 ) -> Result<(Vec<f32>, Vec<i32>)> {
+    let lower_only = read.lower_only();
     let (count, rows, cols) = view.shape();
     let size = rows * cols;
     let mut out =
@@ -289,8 +317,16 @@ pub(crate) fn rounded<T: Element>(
                     0
                 };
                 *exponent = e;
-                for (i, j, v) in entries(&view, p, lower_only) {
+                // Row-major over what is checked: the values read are rounded, those above the
+                // diagonal (checked where asked, never read) only checked finite.
+                for (i, j, v) in entries(&view, p, read.checks_lower_only()) {
                     let value = times_power_of_two(v.into(), -e);
+                    if lower_only && j > i {
+                        if !value.is_finite() {
+                            return Some((p, i, j, v.into()));
+                        }
+                        continue;
+                    }
                     if value.is_nan() || value.abs() > f64::from(f32::MAX) {
                         return Some((p, i, j, value));
                     }

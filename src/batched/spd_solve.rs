@@ -6,6 +6,7 @@ use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
+use super::scaling::Read;
 use super::view::AsBatchRef;
 use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;
@@ -42,8 +43,12 @@ pub fn spd_solve<T: Element>(
     )?;
     // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
     // leaves float32's range only where the scaled problem's does.
-    let c32 = scaling::stage("C", c, true, true)?;
-    let b32 = scaling::stage("b", b, false, true).map_err(|e| scaling::first_error(&[&c32], e))?;
+    let read = Read::Lower {
+        check_upper: options.check_upper,
+    };
+    let c32 = scaling::stage("C", c, read, true)?;
+    let b32 =
+        scaling::stage("b", b, Read::All, true).map_err(|e| scaling::first_error(&[&c32], e))?;
     phases.mark("inputs staged");
     let inputs = Inputs {
         c: Some(&c32.values),

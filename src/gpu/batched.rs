@@ -94,7 +94,7 @@ impl Batched<'_> {
         c: &impl AsBatchRef<Elem = T>,
         options: BatchOptions,
     ) -> Result<BatchFactor> {
-        batched::cholesky(&*self.kernels(&options)?, c, Poison::No)
+        batched::cholesky(&*self.kernels(&options)?, c, &options, Poison::No)
     }
 
     /// Cₚ·xₚ = bₚ for C (B, n, n; lower triangles read) and b (B, n): the f32 factor, both

@@ -182,7 +182,7 @@ fn cholesky_matches_the_reference_and_reads_only_the_lower_triangle() {
     for n in ORDERS {
         let b_count = count(n);
         let (c, lower) = spd_batch(10 * n as u64, b_count, n);
-        let f = batched::cholesky(&kernels, &c, Poison::Nan).unwrap();
+        let f = batched::cholesky(&kernels, &c, &BatchOptions::default(), Poison::Nan).unwrap();
         assert_eq!(f.l.shape(), (b_count, n, n));
         for (p, low) in lower.iter().enumerate() {
             // the f32 matrix as the GPU holds it

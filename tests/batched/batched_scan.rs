@@ -51,8 +51,10 @@ fn a_cholesky_checked_by_its_upload_matches_the_f64_path_bit_for_bit() {
         let c = spd_stack(n, count);
         let lent = Batch::new(count, n, n, c.clone()).unwrap();
         let wide = Batch::new(count, n, n, widen(&c)).unwrap();
-        let got = batched::cholesky(&kernels, &lent, Poison::Nan).unwrap();
-        let want = batched::cholesky(&kernels, &wide, Poison::Nan).unwrap();
+        let got =
+            batched::cholesky(&kernels, &lent, &BatchOptions::default(), Poison::Nan).unwrap();
+        let want =
+            batched::cholesky(&kernels, &wide, &BatchOptions::default(), Poison::Nan).unwrap();
         assert_eq!(got.info, vec![0; count], "n {n}");
         assert_eq!(got.info, want.info, "n {n}");
         for (x, y) in got.l.as_slice().iter().zip(want.l.as_slice()) {
@@ -167,9 +169,9 @@ fn a_batch_over_chunks_settles_each_chunk_from_its_upload() {
     let plan = Plan::new(Job::LeastSquares, n, k, 1, kernels.limits()).unwrap();
     let solve = |plan: &Plan, a: &[f32]| {
         let scans = [
-            Scan::new("A", BatchRef::new(count, n, k, a).unwrap(), false, true).unwrap(),
-            Scan::new("d", BatchRef::vectors(count, k, &d).unwrap(), false, true).unwrap(),
-            Scan::new("b", BatchRef::vectors(count, k, &b).unwrap(), false, true).unwrap(),
+            Scan::whole("A", BatchRef::new(count, n, k, a).unwrap(), true).unwrap(),
+            Scan::whole("d", BatchRef::vectors(count, k, &d).unwrap(), true).unwrap(),
+            Scan::whole("b", BatchRef::vectors(count, k, &b).unwrap(), true).unwrap(),
         ];
         let inputs = Inputs {
             a: Some(a),
@@ -246,4 +248,65 @@ fn a_transposed_stack_is_checked_by_its_upload_and_gathered_on_the_gpu() {
         e.to_string(),
         "input A holds a non-finite value (inf) at problem 4, row 3, column 6 (0-based)"
     );
+}
+
+#[test]
+fn the_values_above_each_diagonal_are_checked_where_asked_and_never_read() {
+    let gpu = common::gpu();
+    let kernels = common::batched::kernels(&gpu);
+    let (count, n) = (5, 6);
+    let plain = BatchOptions::default();
+    let whole = plain.check_upper(true);
+    // Garbage above every diagonal: large but finite.
+    let mut c = spd_stack(n, count);
+    for p in 0..count {
+        for i in 0..n {
+            for j in i + 1..n {
+                c[(p * n + i) * n + j] = 1e30;
+            }
+        }
+    }
+    let b = signed(51, count * n);
+    let bv = BatchRef::vectors(count, n, &b).unwrap();
+    let solve = |c: &[f32], options: &BatchOptions| {
+        let cv = BatchRef::new(count, n, n, c).unwrap();
+        batched::spd_solve(&kernels, &cv, &bv, options, Poison::Nan)
+    };
+    let factor = |c: &[f32], options: &BatchOptions| {
+        let cv = BatchRef::new(count, n, n, c).unwrap();
+        batched::cholesky(&kernels, &cv, options, Poison::Nan)
+    };
+    // Finite garbage passes, and changes nothing (it is not read).
+    let (x, y) = (solve(&c, &plain).unwrap(), solve(&c, &whole).unwrap());
+    assert_eq!(x.info, vec![0; count]);
+    for (u, v) in x.x.as_slice().iter().zip(y.x.as_slice()) {
+        assert_eq!(u.to_bits(), v.to_bits());
+    }
+    // NaN above problem 3's diagonal at (0, 4) and inf in its lower triangle at (2, 1):
+    // the first in row-major order is named where the upper values are checked.
+    c[(3 * n) * n + 4] = f32::NAN;
+    c[(3 * n + 2) * n + 1] = f32::INFINITY;
+    let upper = "input C holds a non-finite value (NaN) at problem 3, row 0, column 4 (0-based)";
+    let lower = "input C holds a non-finite value (inf) at problem 3, row 2, column 1 (0-based)";
+    assert_eq!(solve(&c, &whole).unwrap_err().to_string(), upper);
+    assert_eq!(factor(&c, &whole).unwrap_err().to_string(), upper);
+    assert_eq!(solve(&c, &plain).unwrap_err().to_string(), lower);
+    // The same from f64 (rounded on the host): the same messages.
+    let wide = widen(&c);
+    let cw = BatchRef::new(count, n, n, &wide).unwrap();
+    let e = batched::cholesky(&kernels, &cw, &whole, Poison::Nan).unwrap_err();
+    assert_eq!(e.to_string(), upper);
+    let e = batched::cholesky(&kernels, &cw, &plain, Poison::Nan).unwrap_err();
+    assert_eq!(e.to_string(), lower);
+    // Only the upper value bad: refused where checked, factored where not.
+    c[(3 * n + 2) * n + 1] = 0.25;
+    assert_eq!(factor(&c, &whole).unwrap_err().to_string(), upper);
+    let f = factor(&c, &plain).unwrap();
+    assert_eq!(f.info, vec![0; count]);
+    let wide = widen(&c);
+    let cw = BatchRef::new(count, n, n, &wide).unwrap();
+    let b64 = widen(&b);
+    let bw = BatchRef::vectors(count, n, &b64).unwrap();
+    let e = batched::spd_solve(&kernels, &cw, &bw, &whole, Poison::Nan).unwrap_err();
+    assert_eq!(e.to_string(), upper);
 }

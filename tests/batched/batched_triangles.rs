@@ -103,13 +103,14 @@ fn the_packed_factor_is_the_same_whatever_way_c_comes() {
         let c32: Vec<f32> = lower.iter().map(|&v| v as f32).collect();
         let t32: Vec<f32> = upper.iter().map(|&v| v as f32).collect();
         let c = Batch::new(count, n, n, c32.clone()).unwrap();
-        let f = batched::cholesky(&kernels, &c, Poison::Nan).unwrap();
+        let f = batched::cholesky(&kernels, &c, &BatchOptions::default(), Poison::Nan).unwrap();
         assert_eq!(f.l.shape(), (count, n, n));
         check_factor(f.l.as_slice(), &f.info, &lower, n, |p| p == FAILS);
         let want = bits(f.l.as_slice());
         // Transposed storage (each upper triangle read, gathered on the host), f64, staged.
         let transposed = BatchRef::from_strides(count, n, n, [n * n, 1, n], &t32).unwrap();
-        let g = batched::cholesky(&kernels, &transposed, Poison::Nan).unwrap();
+        let g = batched::cholesky(&kernels, &transposed, &BatchOptions::default(), Poison::Nan)
+            .unwrap();
         assert_eq!(bits(g.l.as_slice()), want, "transposed, n {n}");
         let wide = Batch::new(count, n, n, lower.clone()).unwrap();
         let g = gpu

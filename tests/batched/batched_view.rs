@@ -252,8 +252,8 @@ fn cholesky_of_a_transposed_view_reads_each_upper_triangle() {
         }
     }
     let view = BatchRef::new(count, n, n, &upper).unwrap().transpose();
-    let want = batched::cholesky(&kernels, &lower, Poison::Nan).unwrap();
-    let got = batched::cholesky(&kernels, &view, Poison::Nan).unwrap();
+    let want = batched::cholesky(&kernels, &lower, &BatchOptions::default(), Poison::Nan).unwrap();
+    let got = batched::cholesky(&kernels, &view, &BatchOptions::default(), Poison::Nan).unwrap();
     assert_eq!(got.info, want.info);
     for (x, y) in got.l.as_slice().iter().zip(want.l.as_slice()) {
         assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()));
