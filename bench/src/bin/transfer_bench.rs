@@ -2,10 +2,15 @@
 //! move: a new buffer's upload (glBufferData + a mapping filled on all cores), a write into
 //! an existing buffer and a read back (through the staged, double-buffered path from the
 //! tuning's `SYMRASTER_STAGED_FROM_BYTES`, default 8 MiB, below it glBufferSubData and
-//! glGetBufferSubData), and the same read in 4 MiB pieces. Sizes in MiB, fractions allowed.
+//! glGetBufferSubData), and the same read in 4 MiB pieces; where the read's time goes: the read
+//! handed on from the staging mappings without a copy (`read_mapped_untouched`: the GPU's
+//! copies and the waits), with every cache line of them read on all cores
+//! (`read_mapped_touched`), and a copy between two host arrays on all cores
+//! (`host_parallel_copy`, both touched first). Sizes in MiB, fractions allowed.
 //! CSV `what,mib,ms,gb_s` on stdout. `cargo run --release -p symraster-bench --bin
 //! transfer_bench -- 0.5 4 64 256 1024`.
 
+use rayon::prelude::*;
 use std::time::Instant;
 use symraster::Gpu;
 use symraster::gl::{Buffer, BufferTarget, BufferUsage};
@@ -49,11 +54,36 @@ fn main() -> anyhow::Result<()> {
             }
             let pieces_ms = t.elapsed().as_secs_f64() * 1e3;
             anyhow::ensure!(pieces == data, "the read in pieces differs");
+            let t = Instant::now();
+            b.read_pieces(&|_, _| {})?;
+            let untouched_ms = t.elapsed().as_secs_f64() * 1e3;
+            let sum = std::sync::atomic::AtomicU64::new(0);
+            let t = Instant::now();
+            b.read_pieces(&|_, values| {
+                // One value per 64-byte line.
+                let s: f64 = values.iter().step_by(8).sum();
+                sum.fetch_add(s as u64, std::sync::atomic::Ordering::Relaxed);
+            })?;
+            let touched_ms = t.elapsed().as_secs_f64() * 1e3;
+            let mut copy = vec![0.0f64; len];
+            copy.par_iter_mut().for_each(|v| *v = -1.0);
+            let t = Instant::now();
+            copy.par_chunks_mut(1 << 15)
+                .zip(data.par_chunks(1 << 15))
+                .for_each(|(o, i)| o.copy_from_slice(i));
+            let host_ms = t.elapsed().as_secs_f64() * 1e3;
+            anyhow::ensure!(
+                copy == data && sum.into_inner() > 0,
+                "the host copy differs"
+            );
             if round > 0 {
                 report("new_buffer_mapped", new_ms);
                 report("write_staged", write_ms);
                 report("read_staged", read_ms);
                 report("read_4mib_pieces", pieces_ms);
+                report("read_mapped_untouched", untouched_ms);
+                report("read_mapped_touched", touched_ms);
+                report("host_parallel_copy", host_ms);
             }
         }
     }
