@@ -1,10 +1,11 @@
 //! Batched assembly: the lower triangle of Cₚ = Aₚ·diag(dₚ)·Aₚᵀ for every problem.
 
 use super::batch::{Batch, check_shape};
+use super::checks::Read;
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
-use super::scaling::{self, Read};
+use super::scaling;
 use super::view::AsBatchRef;
 use crate::error::{InputError, NumericalError, Result};
 use crate::matrix::Element;

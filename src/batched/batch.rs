@@ -114,8 +114,8 @@ impl<T: Element> Batch<T> {
     /// it; a caller may too, to check a batch before the GPU is opened.
     pub fn single(&self, input: &str, lower_only: bool) -> Result<Vec<f32>> {
         let read = match lower_only {
-            true => super::scaling::Read::Lower { check_upper: false },
-            false => super::scaling::Read::All,
+            true => super::checks::Read::Lower { check_upper: false },
+            false => super::checks::Read::All,
         };
         Ok(super::scaling::rounded(input, self.view(), read, false)?.0)
     }

@@ -1,11 +1,11 @@
 //! Batched Cholesky: Cₚ = Lₚ·Lₚᵀ for every problem, with INFO per problem.
 
 use super::batch::Batch;
+use super::checks::Read;
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchFactor;
-use super::scaling::Read;
 use super::view::AsBatchRef;
 use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;

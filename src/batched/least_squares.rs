@@ -2,11 +2,11 @@
 //! Cₚ = Aₚ·diag(dₚ)·Aₚᵀ and Aₚ·diag(dₚ)·bₚ on chip, factor, both solves and refinement.
 
 use super::batch::{Batch, check_shape};
+use super::checks::Read;
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
-use super::scaling::Read;
 use super::view::AsBatchRef;
 use super::{BatchOptions, scaling};
 use crate::error::{InputError, Result};

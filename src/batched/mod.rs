@@ -14,6 +14,7 @@
 
 mod assemble;
 mod batch;
+mod checks;
 mod cholesky;
 mod least_squares;
 mod packed;

@@ -5,7 +5,7 @@
 //! ([`Scan`]), so the caller's values are read once.
 
 use super::kernels::BatchedKernels;
-use super::scaling::{Read, exponent_of_largest, largest_finite, report, scanned};
+use super::checks::{Read, exponent_of_largest, largest_finite, report, scanned};
 use super::view::{BatchRef, compact, extent};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};

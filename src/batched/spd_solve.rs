@@ -2,11 +2,11 @@
 //! dispatch.
 
 use super::batch::{Batch, check_shape};
+use super::checks::Read;
 use super::device::{Inputs, Poison, run};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
-use super::scaling::Read;
 use super::view::AsBatchRef;
 use super::{BatchOptions, scaling, square_order};
 use crate::error::Result;

@@ -5,25 +5,14 @@
 //! settles each chunk from its own upload.
 
 use crate::common;
+use crate::common::batched::signed;
+use crate::common::widen;
 
 use symraster::batched::device::{Inputs, Poison, Prepare, run};
 use symraster::batched::plan::{Job, Plan};
 use symraster::batched::prepare::Scan;
 use symraster::batched::{self, BatchOptions};
 use symraster::{Batch, BatchRef};
-
-/// Values uniform in [−1, 1), exactly representable in f32.
-fn signed(seed: u64, len: usize) -> Vec<f32> {
-    let mut rng = symraster::problems::rng(seed);
-    symraster::problems::uniform_vector(&mut rng, len)
-        .iter()
-        .map(|&v| 2.0 * v - 1.0)
-        .collect()
-}
-
-fn widen(v: &[f32]) -> Vec<f64> {
-    v.iter().map(|&x| f64::from(x)).collect()
-}
 
 /// SPD problems of order n (diagonally dominant), problem p scaled by 2^(37·p mod 121 − 60),
 /// NaN above every diagonal.
