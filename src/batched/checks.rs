@@ -102,16 +102,20 @@ pub(super) fn largest_finite(
 }
 
 /// The largest of `m` and the magnitudes of `values`, in one pass with no branch per value;
-/// `None` where a value is not finite (NaN and ±inf fail |v| ≤ f32::MAX).
+/// `None` where a value is not finite.
 fn scan(values: &[f32], m: f32) -> Option<f32> {
-    let mut m = m;
-    let mut finite = true;
-    for &v in values {
-        let a = v.abs();
-        finite &= a <= f32::MAX;
-        m = if a > m { a } else { m };
-    }
-    finite.then_some(m)
+    let bits = largest_bits(values);
+    (bits <= f32::MAX.to_bits()).then(|| m.max(f32::from_bits(bits)))
+}
+
+/// |v|'s bits: ordered as the magnitudes are, NaN's and ±inf's above every finite value's.
+pub(super) fn magnitude_bits(v: f32) -> u32 {
+    v.to_bits() & 0x7fff_ffff
+}
+
+/// The largest [`magnitude_bits`] of `values` (0 for none), in one pass with no branch.
+pub(super) fn largest_bits(values: &[f32]) -> u32 {
+    values.iter().fold(0, |m, &v| m.max(magnitude_bits(v)))
 }
 
 /// Each problem's exponent (0 unless `scaled`) of lent f32 values, read once on all cores: its

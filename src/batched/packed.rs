@@ -3,8 +3,9 @@
 //! come back packed and are unpacked into full storage straight from the read-back, so only
 //! n(n+1)/2 of each problem's n² values cross the bus either way.
 
+use super::checks::{largest_bits, magnitude_bits};
 use super::plan::packed;
-use super::prepare::{Prepare, largest_bits};
+use super::prepare::Prepare;
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Context};
 use crate::layout::by_rows::{SharedRows, lower_runs};
@@ -51,7 +52,7 @@ pub(crate) fn upload_lower(
                         let mut bits = 0;
                         for (k, o) in out.iter_mut().enumerate() {
                             let v = values[start + k * cs];
-                            bits = bits.max(v.to_bits() & 0x7fff_ffff);
+                            bits = bits.max(magnitude_bits(v));
                             *o = if e == 0 {
                                 v
                             } else {
@@ -66,9 +67,8 @@ pub(crate) fn upload_lower(
                     // same cache lines as the row's run for a row-major stack.
                     if scan.checks_above() && j + take == i + 1 {
                         let row = p * ps + i * rs;
-                        let above = ((i + 1)..n).fold(0, |m: u32, k| {
-                            m.max(values[row + k * cs].to_bits() & 0x7fff_ffff)
-                        });
+                        let above = ((i + 1)..n)
+                            .fold(0, |m, k| m.max(magnitude_bits(values[row + k * cs])));
                         // Only whether one is not finite counts there.
                         if above > f32::MAX.to_bits() {
                             scan.note_above(p, above);

@@ -5,7 +5,7 @@
 //! ([`Scan`]), so the caller's values are read once.
 
 use super::kernels::BatchedKernels;
-use super::checks::{Read, exponent_of_largest, largest_finite, report, scanned};
+use super::checks::{Read, exponent_of_largest, largest_bits, largest_finite, report, scanned};
 use super::view::{BatchRef, compact, extent};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, Uniform};
@@ -45,13 +45,6 @@ pub struct Scan<'a> {
     /// Per problem, the same of the values above the diagonal where those are checked but not
     /// read (else empty).
     above: Vec<AtomicU32>,
-}
-
-/// The largest |value|'s bits of `values` (finite or not), in one pass with no branch.
-pub(crate) fn largest_bits(values: &[f32]) -> u32 {
-    values
-        .iter()
-        .fold(0, |m, v| m.max(v.to_bits() & 0x7fff_ffff))
 }
 
 impl<'a> Scan<'a> {
@@ -100,10 +93,7 @@ impl<'a> Scan<'a> {
     /// Notes `bits` ([`largest_bits`] of some of its values above the diagonal) for problem
     /// `p`.
     pub(crate) fn note_above(&self, p: usize, bits: u32) {
-        let above = &self.above[p];
-        if bits > above.load(Ordering::Relaxed) {
-            above.fetch_max(bits, Ordering::Relaxed);
-        }
+        raise(&self.above[p], bits);
     }
 
     /// The strides of the values.
@@ -113,10 +103,12 @@ impl<'a> Scan<'a> {
 
     /// Notes `bits` ([`largest_bits`] of some of its values) for problem `p`.
     pub(crate) fn note(&self, p: usize, bits: u32) {
-        let largest = &self.largest[p];
-        if bits > largest.load(Ordering::Relaxed) {
-            largest.fetch_max(bits, Ordering::Relaxed);
-        }
+        raise(&self.largest[p], bits);
+    }
+
+    /// Whether only the lower triangles are read (the upload of C's packed triangles).
+    pub(crate) fn lower_only(&self) -> bool {
+        self.read.lower_only()
     }
 
     /// Copies `src` into `out` (the values from index `first` on of problems `size` values
@@ -173,6 +165,13 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// `slot` raised to `bits` where they are larger (one load where they are not).
+fn raise(slot: &AtomicU32, bits: u32) {
+    if bits > slot.load(Ordering::Relaxed) {
+        slot.fetch_max(bits, Ordering::Relaxed);
+    }
+}
+
 /// Problems `range` of `values` (rows x cols each at `prepare`'s strides) as a new storage
 /// buffer in the kernels' layout (row-major, the batch outer).
 pub fn prepared(
@@ -196,8 +195,9 @@ pub fn prepared(
     let (dst, src) = match prepare.scan {
         Some(scan) if total > 0 => {
             // Each problem a block of `size` values (row- or column-major): the span holds
-            // the problems' values and nothing else.
+            // the problems' values and nothing else, every one of them read.
             assert_eq!(span, total, "an input its upload checks fills its span");
+            assert!(!scan.lower_only(), "a triangle read goes up packed (upload_lower)");
             let values = &values[start..start + total];
             let up = Buffer::filled(ctx, BufferTarget::Storage, BufferUsage::Static, total, |first, out| {
                 scan.copy_noting(range.start, size, first, &values[first..first + out.len()], out)

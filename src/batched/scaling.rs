@@ -11,7 +11,7 @@
 use super::checks::Read;
 use super::checks::{entries, report, scanned};
 use super::prepare::{Prepare, Scan};
-use super::view::{BatchRef, dense};
+use super::view::BatchRef;
 use crate::error::{Error, Result};
 use crate::matrix::Element;
 use crate::scaling::{largest_exponent, times_power_of_two};
@@ -26,7 +26,8 @@ pub(crate) struct Staged<'a> {
     /// Per problem, the exponent e its values are divided by 2^e with (all 0 unscaled; empty
     /// where the upload finds them: `scan`).
     exponents: Vec<i32>,
-    /// The strides of lent values, where the GPU gathers or divides them.
+    /// The strides of lent values read before the upload, where the GPU gathers or divides
+    /// them (a scanned input's are its scan's).
     strides: Option<[usize; 3]>,
     /// Whether the GPU divides the lent values by their powers of two.
     divide: bool,
@@ -110,11 +111,11 @@ pub(crate) fn stage<'a, T: Element>(
         // The upload reads exactly the values to check where it copies them as they lie
         // (each problem a block of its own, row- or column-major), or only C's lower
         // triangles.
-        if read.lower_only() || dense(strides, count, rows, cols) {
+        if read.lower_only() || single.is_dense() {
             return Ok(Staged {
                 values: Cow::Borrowed(values),
                 exponents: Vec::new(),
-                strides: Some(strides),
+                strides: None,
                 divide: false,
                 scan: Some(Scan::new(input, single, read, scaled)?),
             });

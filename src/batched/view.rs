@@ -161,19 +161,32 @@ impl<'a, T: Copy> BatchRef<'a, T> {
         })
     }
 
-    /// Problem p's values in memory order where they fill the span they cover (its rows and
-    /// columns in either order, no gaps).
-    pub(crate) fn problem_span(&self, p: usize) -> Option<&'a [T]> {
-        let [ps, rs, cs] = self.strides;
+    /// Whether each problem's values fill the span they cover (its rows and columns in either
+    /// order, no gaps).
+    fn problems_fill_spans(&self) -> bool {
+        let [_, rs, cs] = self.strides;
         let (rows, cols) = (self.rows, self.cols);
-        let size = rows * cols;
         let rows_adjacent = rows <= 1 || rs == if cols <= 1 { 1 } else { cols };
         let cols_adjacent = cols <= 1 || cs == 1;
         let columns_first = rows > 1 && cols > 1 && rs == 1 && cs == rows;
-        (size > 0 && ((rows_adjacent && cols_adjacent) || columns_first)).then(|| {
-            let start = p * ps;
+        (rows_adjacent && cols_adjacent) || columns_first
+    }
+
+    /// Problem p's values in memory order where they fill the span they cover (its rows and
+    /// columns in either order, no gaps).
+    pub(crate) fn problem_span(&self, p: usize) -> Option<&'a [T]> {
+        let size = self.rows * self.cols;
+        (size > 0 && self.problems_fill_spans()).then(|| {
+            let start = p * self.strides[0];
             &self.data[start..start + size]
         })
+    }
+
+    /// Whether problem p's values fill values p·rows·cols .. (p + 1)·rows·cols (a compact
+    /// stack, or its transpose in place): the batch's span holds nothing else.
+    pub(crate) fn is_dense(&self) -> bool {
+        let size = self.rows * self.cols;
+        (self.count <= 1 || self.strides[0] == size) && (size == 0 || self.problems_fill_spans())
     }
 }
 
@@ -201,12 +214,4 @@ fn too_large(count: usize, rows: usize, cols: usize) -> Error {
 pub(crate) fn compact(strides: [usize; 3], count: usize, rows: usize, cols: usize) -> bool {
     let [p, r, c] = strides;
     (count <= 1 || p == rows * cols) && (rows <= 1 || r == cols) && (cols <= 1 || c == 1)
-}
-
-/// Whether problem p's values fill values p·rows·cols .. (p + 1)·rows·cols, row-major or
-/// column-major (a compact stack, or its transpose in place): the span holds nothing else.
-pub(crate) fn dense(strides: [usize; 3], count: usize, rows: usize, cols: usize) -> bool {
-    let [p, r, c] = strides;
-    let columns_first = (rows <= 1 || r == 1) && (cols <= 1 || c == rows);
-    (count <= 1 || p == rows * cols) && (compact(strides, 1, rows, cols) || columns_first)
 }

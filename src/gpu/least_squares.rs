@@ -397,7 +397,10 @@ pub(super) fn start_estimate(
         }
     };
     let [y, alt] = <[Vec<f32>; 2]>::try_from(z).expect("two right sides, two solutions");
-    Ok(RefCell::new(NormEstimate::new(widen(y), widen(alt))))
+    Ok(RefCell::new(NormEstimate::new(
+        double_vec(&y),
+        double_vec(&alt),
+    )))
 }
 
 /// C'⁻¹·`v` through `solve_each`, the estimate's pending vector solved beside it in the same
@@ -414,7 +417,7 @@ pub(super) fn solve_carrying(
         None => solve_each(&[v])?,
     };
     if pending.is_some() {
-        estimate.give(widen(z.pop().expect("two solutions")));
+        estimate.give(double_vec(&z.pop().expect("two solutions")));
     }
     Ok(z.remove(0))
 }
@@ -427,11 +430,7 @@ pub(super) fn finish_estimate(
     let mut estimate = estimate.into_inner();
     while let Some(v) = estimate.pending() {
         let z = solve_each(&[&single(v)])?.remove(0);
-        estimate.give(widen(z));
+        estimate.give(double_vec(&z));
     }
     Ok(estimate.value().expect("no solve pending"))
-}
-
-fn widen(v: Vec<f32>) -> Vec<f64> {
-    v.into_iter().map(f64::from).collect()
 }

@@ -31,6 +31,30 @@ fn spd_stack(n: usize, count: usize) -> Vec<f32> {
     c
 }
 
+/// A least-squares stack of `count` problems of n x k values (A, or X = Aᵀ) in [−1, 1), problem
+/// p scaled by 2^e for each (p, e) of `scales`; weights d in [0.5, 1.5) and b in [−1, 1), k per
+/// problem.
+fn observations(
+    seed: u64,
+    count: usize,
+    n: usize,
+    k: usize,
+    scales: &[(usize, i32)],
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let mut a = signed(seed, count * n * k);
+    for &(p, e) in scales {
+        let s = 2f32.powi(e);
+        a[p * n * k..(p + 1) * n * k]
+            .iter_mut()
+            .for_each(|v| *v *= s);
+    }
+    let d = signed(seed + 1, count * k)
+        .iter()
+        .map(|v| v.abs() + 0.5)
+        .collect();
+    (a, d, signed(seed + 2, count * k))
+}
+
 #[test]
 fn a_cholesky_checked_by_its_upload_matches_the_f64_path_bit_for_bit() {
     let gpu = common::gpu();
@@ -143,18 +167,8 @@ fn a_batch_over_chunks_settles_each_chunk_from_its_upload() {
     let gpu = common::gpu();
     let kernels = common::batched::kernels(&gpu);
     let (count, n, k) = (11, 3, 6);
-    let mut a = signed(31, count * n * k);
     // Problems on scales far apart, one below float32's normal range.
-    for (p, s) in [(1, 2f32.powi(70)), (6, 2f32.powi(-120)), (9, 2f32.powi(30))] {
-        a[p * n * k..(p + 1) * n * k]
-            .iter_mut()
-            .for_each(|v| *v *= s);
-    }
-    let d: Vec<f32> = signed(32, count * k)
-        .iter()
-        .map(|v| v.abs() + 0.5)
-        .collect();
-    let b = signed(33, count * k);
+    let (mut a, d, b) = observations(31, count, n, k, &[(1, 70), (6, -120), (9, 30)]);
     let plan = Plan::new(Job::LeastSquares, n, k, 1, kernels.limits()).unwrap();
     let solve = |plan: &Plan, a: &[f32]| {
         let scans = [
@@ -204,17 +218,7 @@ fn a_transposed_stack_is_checked_by_its_upload_and_gathered_on_the_gpu() {
     let (count, n, k) = (7, 4, 9);
     // X (B, k, n) observations x unknowns, read in place as A = Xᵀ (B, n, k); problem 2 on a
     // scale far above 1, problem 5 far below.
-    let mut x = signed(41, count * k * n);
-    for (p, s) in [(2, 2f32.powi(80)), (5, 2f32.powi(-90))] {
-        x[p * k * n..(p + 1) * k * n]
-            .iter_mut()
-            .for_each(|v| *v *= s);
-    }
-    let d: Vec<f32> = signed(42, count * k)
-        .iter()
-        .map(|v| v.abs() + 0.5)
-        .collect();
-    let b = signed(43, count * k);
+    let (mut x, d, b) = observations(41, count, n, k, &[(2, 80), (5, -90)]);
     let (dv, bv) = (
         BatchRef::vectors(count, k, &d).unwrap(),
         BatchRef::vectors(count, k, &b).unwrap(),
