@@ -256,46 +256,26 @@ fn info_array(py: Python<'_>, info: Vec<i32>) -> Bound<'_, PyArray1<i32>> {
 /// INFO int32 (B,).
 type Solved<'py> = (Bound<'py, PyAny>, Bound<'py, PyArray1<i32>>);
 
-/// A `BatchSolution` as [`Solved`]: float64 x as it is (no copy); with `single`, x rounded
-/// to float32 in one pass over all cores, where a solved problem whose x leaves float32's
-/// normal range (it would be inf, or lose its digits below it) gets INFO −1 and NaN, as one
-/// whose x leaves float64's range does.
-fn solved(py: Python<'_>, s: BatchSolution, single: bool) -> PyResult<Solved<'_>> {
-    let (count, n, _) = s.x.shape();
-    let mut info = s.info;
-    if !single {
-        let x =
-            Array2::from_shape_vec((count, n), s.x.into_vec()).expect("a Batch fills its shape");
-        return Ok((x.into_pyarray(py).into_any(), info_array(py, info)));
+/// A batched solve's x in the inputs' precision: f64, or f32 as the library rounds it on its
+/// way back (a solved problem whose x leaves float32's normal range has INFO −1 and NaN).
+enum Solution {
+    Double(BatchSolution),
+    Single(BatchSolution<f32>),
+}
+
+/// A [`Solution`] as [`Solved`], without a copy.
+fn solved(py: Python<'_>, s: Solution) -> Solved<'_> {
+    fn array<T: numpy::Element + Copy>(py: Python<'_>, x: Batch<T>) -> Bound<'_, PyAny> {
+        let (count, n, _) = x.shape();
+        Array2::from_shape_vec((count, n), x.into_vec())
+            .expect("a Batch fills its shape")
+            .into_pyarray(py)
+            .into_any()
     }
-    let wide = s.x.into_vec();
-    let rounded = py.detach(|| -> symraster::Result<Vec<f32>> {
-        let mut out = symraster::memory::zeros::<f32>(count * n, || {
-            format!("x ({count}x{n}) rounded to float32")
-        })?;
-        if n > 0 {
-            out.par_chunks_mut(n)
-                .zip(wide.par_chunks(n))
-                .zip(info.par_iter_mut())
-                .with_min_len(1024)
-                .for_each(|((out, x), info)| {
-                    let outside = x.iter().any(|&v| {
-                        let v = v.abs();
-                        v > f64::from(f32::MAX) || (v < f64::from(f32::MIN_POSITIVE) && v != 0.0)
-                    });
-                    if outside && *info == 0 {
-                        *info = -1;
-                        out.fill(f32::NAN);
-                    } else {
-                        out.iter_mut().zip(x).for_each(|(o, &v)| *o = v as f32);
-                    }
-                });
-        }
-        Ok(out)
-    });
-    let x = Array2::from_shape_vec((count, n), rounded.map_err(|e| errors::to_py(py, e))?)
-        .expect("count x n values");
-    Ok((x.into_pyarray(py).into_any(), info_array(py, info)))
+    match s {
+        Solution::Double(s) => (array(py, s.x), info_array(py, s.info)),
+        Solution::Single(s) => (array(py, s.x), info_array(py, s.info)),
+    }
 }
 
 /// The lower triangles of Aₚ·diag(dₚ)·Aₚᵀ for A (B, n, k) and d (B, k): float32 (B, n, n),
@@ -386,7 +366,6 @@ pub fn batched_spd_solve<'py>(
     check_finite: bool,
 ) -> PyResult<Solved<'py>> {
     let ((c, _c), (b, _b)) = (read_stack(py, c, upper)?, read_vectors(py, b)?);
-    let single = matches!(c, Stack::F32(_));
     let options = solve_options(refinement_steps).check_upper(check_finite);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
@@ -394,16 +373,16 @@ pub fn batched_spd_solve<'py>(
         match (&c, &b) {
             (Stack::F64(c), Stack::F64(b)) => {
                 let (c, b) = unsafe { (c.view()?, b.view()?) };
-                batched.spd_solve(&c, &b, options)
+                batched.spd_solve(&c, &b, options).map(Solution::Double)
             }
             (Stack::F32(c), Stack::F32(b)) => {
                 let (c, b) = unsafe { (c.view()?, b.view()?) };
-                batched.spd_solve(&c, &b, options)
+                batched.spd_solve_as(&c, &b, options).map(Solution::Single)
             }
             _ => Err(mixed("c and b")),
         }
     });
-    solved(py, finish_batched(py, outcome)?, single)
+    Ok(solved(py, finish_batched(py, outcome)?))
 }
 
 /// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read in
@@ -419,7 +398,6 @@ pub fn batched_least_squares<'py>(
 ) -> PyResult<Solved<'py>> {
     let (a, _a) = read_stack(py, x, true)?;
     let ((w, _w), (y, _y)) = (read_vectors(py, w)?, read_vectors(py, y)?);
-    let single = matches!(a, Stack::F32(_));
     let options = solve_options(refinement_steps);
     let outcome = worker::run(py, move |state| {
         let batched = state.gpu()?.batched();
@@ -427,14 +405,18 @@ pub fn batched_least_squares<'py>(
         match (&a, &w, &y) {
             (Stack::F64(a), Stack::F64(w), Stack::F64(y)) => {
                 let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
-                batched.least_squares(&a, &w, &y, options)
+                batched
+                    .least_squares(&a, &w, &y, options)
+                    .map(Solution::Double)
             }
             (Stack::F32(a), Stack::F32(w), Stack::F32(y)) => {
                 let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
-                batched.least_squares(&a, &w, &y, options)
+                batched
+                    .least_squares_as(&a, &w, &y, options)
+                    .map(Solution::Single)
             }
             _ => Err(mixed("x, w and y")),
         }
     });
-    solved(py, finish_batched(py, outcome)?, single)
+    Ok(solved(py, finish_batched(py, outcome)?))
 }

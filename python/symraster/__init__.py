@@ -922,7 +922,7 @@ def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
     _batch_shape("d", d, (count, k), "one weight per observation, a row of a")
     b = _stack(b, "b", 2, "(B, k)", False)
     _batch_shape("b", b, (count, k), "one value per observation, a row of a")
-    if np.any(d < 0):
+    if d.size and d.min() < 0:  # one reduction, no mask (NaN is left to the finiteness check)
         _finite(d, check_finite)  # -inf is a non-finite weight first
         raise ValueError("weights d must be non-negative")
     dtype = np.result_type(a.dtype, d.dtype, b.dtype)

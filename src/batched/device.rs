@@ -320,6 +320,16 @@ impl Resident {
     /// Reads the outputs back (waits for the GPU) and checks the context: C or L unpacked into
     /// `matrix` (n x n per problem held, every value written), x and INFO returned.
     pub fn read_into(&self, matrix: &mut [MaybeUninit<f32>]) -> Result<Outputs> {
+        self.read_with(matrix, None)
+    }
+
+    /// [`Resident::read_into`], x handed to `x_reader` with the problems' INFO (which it may
+    /// change) instead of returned, where there is one.
+    fn read_with(
+        &self,
+        matrix: &mut [MaybeUninit<f32>],
+        x_reader: Option<(Range<usize>, &mut XReader<'_>)>,
+    ) -> Result<Outputs> {
         let n = self.plan.n;
         let mut out = Outputs::default();
         if let Some(info) = &self.info {
@@ -329,13 +339,21 @@ impl Resident {
             read_lower(m, n, &out.info, matrix)?;
         }
         if let Some(x) = &self.x {
-            out.x = x.download_range(0, self.count * n)?;
+            match x_reader {
+                Some((range, reader)) => reader(range, x, &mut out.info)?,
+                None => out.x = x.download_range(0, self.count * n)?,
+            }
         }
         self.ctx
             .check(|| format!("running the {}", self.plan.job.name()))?;
         Ok(out)
     }
 }
+
+/// What becomes of a chunk's x on its way back (instead of [`Outputs::x`]): the chunk's
+/// problems (of the whole batch), its buffer of n values per problem (f64, as the kernels
+/// wrote them) and the problems' INFO, which the reader may change.
+pub(crate) type XReader<'a> = dyn FnMut(Range<usize>, &Buffer<f64>, &mut [i32]) -> Result<()> + 'a;
 
 /// Runs `plan` on all `count` problems of `inputs`, a chunk of [`Plan::chunk`] problems at a
 /// time, and gathers the results.
@@ -345,6 +363,19 @@ pub fn run(
     inputs: &Inputs<'_>,
     count: usize,
     poison: Poison,
+) -> Result<Outputs> {
+    run_with(kernels, plan, inputs, count, poison, None)
+}
+
+/// [`run`], each chunk's x handed to `x_reader` where there is one ([`Outputs::x`] then
+/// stays empty).
+pub(crate) fn run_with(
+    kernels: &BatchedKernels,
+    plan: &Plan,
+    inputs: &Inputs<'_>,
+    count: usize,
+    poison: Poison,
+    mut x_reader: Option<&mut XReader<'_>>,
 ) -> Result<Outputs> {
     if plan.problems_per_group > 1 && plan.storage == WorkStorage::Global {
         return Err(crate::error::DeviceError::Unsupported {
@@ -357,7 +388,7 @@ pub fn run(
     }
     let mut phases = Phases::named(plan.job.name(), Instant::now());
     let chunks = count.div_ceil(plan.chunk.max(1));
-    let mut out = reserved(plan, count, chunks > 1)?;
+    let mut out = reserved(plan, count, chunks > 1, x_reader.is_none())?;
     let size = plan.n * plan.n;
     // The matrices, written whole by the chunks' read-backs (none where the job has none).
     let matrices = match plan.job {
@@ -375,7 +406,8 @@ pub fn run(
         let matrix = out.matrix.spare_capacity_mut()[..matrices]
             .get_mut(range.start * size..range.end * size)
             .unwrap_or_default();
-        let part = chunk.read_into(matrix)?;
+        let reader = x_reader.as_deref_mut().map(|r| (range.clone(), r));
+        let part = chunk.read_with(matrix, reader)?;
         phases.mark("read back");
         if chunks == 1 {
             // SAFETY: the read-back wrote all the matrices' values.
@@ -393,8 +425,9 @@ pub fn run(
 }
 
 /// Outputs for `count` problems' results of `plan`'s job: room for the matrices (the chunks'
-/// read-backs unpack into it, every value), with `chunks` room for the chunks' x and INFO.
-fn reserved(plan: &Plan, count: usize, chunks: bool) -> Result<Outputs> {
+/// read-backs unpack into it, every value), with `chunks` room for the chunks' INFO and, with
+/// `x`, their x.
+fn reserved(plan: &Plan, count: usize, chunks: bool, x: bool) -> Result<Outputs> {
     let n = plan.n;
     let what = || format!("the results of {count} problems of the {}", plan.job.name());
     let mut out = Outputs::default();
@@ -407,7 +440,7 @@ fn reserved(plan: &Plan, count: usize, chunks: bool) -> Result<Outputs> {
                 .spare_capacity_mut()
                 .fill(MaybeUninit::new(f32::NAN));
         }
-        _ if chunks => out.x = crate::memory::with_capacity(count * n, what)?,
+        _ if chunks && x => out.x = crate::memory::with_capacity(count * n, what)?,
         _ => {}
     }
     if chunks && plan.job != Job::Assemble {

@@ -1,9 +1,9 @@
 //! Batched weighted least squares min ‖Dₚ(bₚ − Aₚᵀxₚ)‖₂ in one dispatch: assembly of
 //! Cₚ = Aₚ·diag(dₚ)·Aₚᵀ and Aₚ·diag(dₚ)·bₚ on chip, factor, both solves and refinement.
 
-use super::batch::{Batch, check_shape};
+use super::batch::check_shape;
 use super::checks::Read;
-use super::device::{Inputs, Poison, run};
+use super::device::{Inputs, Poison};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
@@ -24,6 +24,18 @@ pub fn least_squares<T: Element>(
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchSolution> {
+    least_squares_as(kernels, a, d, b, options, poison)
+}
+
+/// [`least_squares`] with x in `X`, as [`super::spd_solve_as`] gives it.
+pub fn least_squares_as<T: Element, X: Element>(
+    kernels: &BatchedKernels,
+    a: &impl AsBatchRef<Elem = T>,
+    d: &impl AsBatchRef<Elem = T>,
+    b: &impl AsBatchRef<Elem = T>,
+    options: &BatchOptions,
+    poison: Poison,
+) -> Result<BatchSolution<X>> {
     let mut phases = Phases::named("batched least squares", std::time::Instant::now());
     let (a, d, b) = (a.as_batch_ref(), d.as_batch_ref(), b.as_batch_ref());
     options.check()?;
@@ -60,19 +72,12 @@ pub fn least_squares<T: Element>(
         prepare: [a32.prepare(), d32.prepare(), b32.prepare(), None],
         ..Inputs::default()
     };
-    let mut out = run(kernels, &plan, &inputs, count, poison)
+    let (x, info) = scaling::run_solved(kernels, &plan, &inputs, count, poison, (&b32, &a32))
         .map_err(|e| scaling::first_error(&[&a32, &d32, &b32], e))?;
-    phases.mark("GPU");
-    let shift: Vec<i32> = b32
-        .exponents()
-        .iter()
-        .zip(a32.exponents().iter())
-        .map(|(b, a)| b - a)
-        .collect();
-    scaling::unscale(&mut out.x, n, &shift, &mut out.info);
+    phases.mark("GPU, x read back");
     let solution = BatchSolution {
-        x: Batch::vectors(count, n, out.x)?,
-        info: out.info,
+        x,
+        info,
         refinement_steps: options.refinement_steps,
     };
     phases.mark("results");

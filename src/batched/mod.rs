@@ -35,11 +35,11 @@ internal_modules! {
 pub use assemble::assemble;
 pub use batch::Batch;
 pub use cholesky::cholesky;
-pub use least_squares::least_squares;
+pub use least_squares::{least_squares, least_squares_as};
 /// The largest order n a batched operation takes.
 pub use plan::MAX_ORDER;
 pub use result::{BatchFactor, BatchSolution, Failure, SINGULAR_PIVOT_RATIO};
-pub use spd_solve::spd_solve;
+pub use spd_solve::{spd_solve, spd_solve_as, spd_solve_chunked};
 pub use view::{AsBatchRef, BatchRef};
 
 use crate::error::{InputError, Result};

@@ -104,10 +104,12 @@ impl BatchFactor {
 /// x comes close to the exact solution of the f32-rounded data, far beyond f32's own accuracy;
 /// it says nothing about the rounding of f64 inputs to f32, which stays (κ·2⁻²⁴ relative).
 /// Use `Gpu::spd_solve` or `Gpu::least_squares` per problem for a result to f64 accuracy.
+/// `X` is f64 (`Batched::spd_solve`, `Batched::least_squares`), or f32 where the caller asks
+/// for x rounded once from the f64 refinement (`Batched::spd_solve_as::<f32>`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct BatchSolution {
+pub struct BatchSolution<X = f64> {
     /// The solutions, (B, n) (vectors).
-    pub x: Batch<f64>,
+    pub x: Batch<X>,
     /// Per problem: 0; 0 < k ≤ n (column k − 1 not positive definite); n + 1 (C singular to
     /// working precision: [`Failure::Singular`]); or −1 (overflow).
     pub info: Vec<i32>,
@@ -115,7 +117,7 @@ pub struct BatchSolution {
     pub refinement_steps: usize,
 }
 
-impl BatchSolution {
+impl<X: Copy> BatchSolution<X> {
     /// The problems that failed (INFO ≠ 0), in order.
     pub fn failed(&self) -> Vec<usize> {
         failed(&self.info)

@@ -1,9 +1,9 @@
 //! The batched SPD solve: Cₚ·xₚ = bₚ for every problem, factor, solves and refinement in one
 //! dispatch.
 
-use super::batch::{Batch, check_shape};
+use super::batch::check_shape;
 use super::checks::Read;
-use super::device::{Inputs, Poison, run};
+use super::device::{Inputs, Poison};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
@@ -21,6 +21,32 @@ pub fn spd_solve<T: Element>(
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchSolution> {
+    spd_solve_as(kernels, c, b, options, poison)
+}
+
+/// [`spd_solve`] with x in `X`, written once from the GPU's f64 values (rounded once for
+/// f32, where a solved problem whose x leaves f32's normal range gets INFO −1 and NaN).
+pub fn spd_solve_as<T: Element, X: Element>(
+    kernels: &BatchedKernels,
+    c: &impl AsBatchRef<Elem = T>,
+    b: &impl AsBatchRef<Elem = T>,
+    options: &BatchOptions,
+    poison: Poison,
+) -> Result<BatchSolution<X>> {
+    spd_solve_chunked(kernels, c, b, options, poison, None)
+}
+
+/// [`spd_solve_as`] in chunks of at most `chunk` problems where given (the tests of the
+/// chunks' read-backs); not API.
+#[doc(hidden)]
+pub fn spd_solve_chunked<T: Element, X: Element>(
+    kernels: &BatchedKernels,
+    c: &impl AsBatchRef<Elem = T>,
+    b: &impl AsBatchRef<Elem = T>,
+    options: &BatchOptions,
+    poison: Poison,
+    chunk: Option<usize>,
+) -> Result<BatchSolution<X>> {
     let mut phases = Phases::named("batched SPD solve", std::time::Instant::now());
     let (c, b) = (c.as_batch_ref(), b.as_batch_ref());
     options.check()?;
@@ -34,13 +60,14 @@ pub fn spd_solve<T: Element>(
         1,
         "one right side of length n per matrix of C",
     )?;
-    let plan = Plan::new(
+    let mut plan = Plan::new(
         Job::SpdSolve,
         n,
         0,
         options.refinement_steps,
         kernels.limits(),
     )?;
+    plan.chunk = chunk.map_or(plan.chunk, |c| c.clamp(1, plan.chunk));
     // Each problem scaled by powers of two (C·x = b ⇔ (2^-s·C)·(2^(s-k)·x) = 2^-k·b), so x
     // leaves float32's range only where the scaled problem's does.
     let read = Read::Lower {
@@ -56,19 +83,12 @@ pub fn spd_solve<T: Element>(
         prepare: [None, None, b32.prepare(), c32.prepare()],
         ..Inputs::default()
     };
-    let mut out = run(kernels, &plan, &inputs, count, poison)
+    let (x, info) = scaling::run_solved(kernels, &plan, &inputs, count, poison, (&b32, &c32))
         .map_err(|e| scaling::first_error(&[&c32, &b32], e))?;
-    phases.mark("GPU");
-    let shift: Vec<i32> = b32
-        .exponents()
-        .iter()
-        .zip(c32.exponents().iter())
-        .map(|(b, c)| b - c)
-        .collect();
-    scaling::unscale(&mut out.x, n, &shift, &mut out.info);
+    phases.mark("GPU, x read back");
     let solution = BatchSolution {
-        x: Batch::vectors(count, n, out.x)?,
-        info: out.info,
+        x,
+        info,
         refinement_steps: options.refinement_steps,
     };
     phases.mark("results");

@@ -109,6 +109,28 @@ impl Batched<'_> {
         batched::spd_solve(&*self.kernels(&options)?, c, b, &options, Poison::No)
     }
 
+    /// [`Batched::spd_solve`] with x in `X`: f32 is x rounded once from the f64 refinement
+    /// as the GPU's f64 values come back (no f64 copy on the host), a solved problem whose x
+    /// leaves f32's normal range getting INFO −1 and NaN; f64 is [`Batched::spd_solve`].
+    ///
+    /// ```
+    /// use symraster::{Batch, BatchOptions, BatchSolution, Gpu};
+    /// let gpu = Gpu::new()?;
+    /// let c = Batch::new(1, 2, 2, vec![4.0f32, 0.0, 1.0, 3.0])?;
+    /// let b = Batch::vectors(1, 2, vec![1.0f32, 2.0])?;
+    /// let s: BatchSolution<f32> = gpu.batched().spd_solve_as(&c, &b, BatchOptions::default())?;
+    /// assert!((4.0 * s.x.problem(0)[0] + s.x.problem(0)[1] - 1.0).abs() < 1e-6);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn spd_solve_as<X: Element, T: Element>(
+        &self,
+        c: &impl AsBatchRef<Elem = T>,
+        b: &impl AsBatchRef<Elem = T>,
+        options: BatchOptions,
+    ) -> Result<BatchSolution<X>> {
+        batched::spd_solve_as(&*self.kernels(&options)?, c, b, &options, Poison::No)
+    }
+
     /// min ‖Dₚ(bₚ − Aₚᵀxₚ)‖₂ for A (B, n, k: n unknowns, k ≥ n observations, as
     /// [`Gpu::least_squares`]), d (B, k; the diagonal of D²) and b (B, k), fused in one
     /// dispatch: Aₚ·diag(dₚ)·Aₚᵀ and Aₚ·diag(dₚ)·bₚ formed on chip, factored, both solves and
@@ -122,6 +144,17 @@ impl Batched<'_> {
         options: BatchOptions,
     ) -> Result<BatchSolution> {
         batched::least_squares(&*self.kernels(&options)?, a, d, b, &options, Poison::No)
+    }
+
+    /// [`Batched::least_squares`] with x in `X`, as [`Batched::spd_solve_as`] gives it.
+    pub fn least_squares_as<X: Element, T: Element>(
+        &self,
+        a: &impl AsBatchRef<Elem = T>,
+        d: &impl AsBatchRef<Elem = T>,
+        b: &impl AsBatchRef<Elem = T>,
+        options: BatchOptions,
+    ) -> Result<BatchSolution<X>> {
+        batched::least_squares_as(&*self.kernels(&options)?, a, d, b, &options, Poison::No)
     }
 
     /// The kernels themselves, for the benchmarks and the tests of the internals (runs with

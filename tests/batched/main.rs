@@ -8,6 +8,7 @@ mod batched_gram;
 mod batched_inverse;
 mod batched_residual;
 mod batched_scan;
+mod batched_single_x;
 mod batched_singular;
 mod batched_tiles;
 mod batched_triangles;

@@ -17,9 +17,10 @@
 //! - `inv_pos`: `Gpu::invert(C, InvertOptions::spd())`.
 //! - `weighted_lstsq`: `Gpu::least_squares(A, d, b)`, A m×n with n = 2m, d and b n.
 //! - batched, float32, order n and B problems (`--batched n:B,...`, default the issue's
-//!   8:100000,16:100000,32:20000): `batched_weighted_lstsq` (`gpu.batched().least_squares`,
+//!   8:100000,16:100000,32:20000): `batched_weighted_lstsq` (`gpu.batched().least_squares_as`,
 //!   A (B, n, 2n), d and b (B, 2n)), `batched_cholesky` (C (B, n, n)), `batched_solve`
-//!   (`spd_solve`, C (B, n, n) and b (B, n)), default `BatchOptions`.
+//!   (`spd_solve_as`, C (B, n, n) and b (B, n)), default `BatchOptions`; x in float32, as the
+//!   Python package returns it for float32 stacks.
 //!
 //! CSV on stdout: `op,m,n,api,dtype,symraster_ms,first_ms` with api `rust`; m the order (n
 //! for the batched ops), n: m for the square ops, 2m for weighted_lstsq, B for the batched
@@ -376,12 +377,16 @@ fn batched(gpu: &Gpu, settings: &Settings, ops: &[String], n: usize, count: usiz
                 .map(|_| rng.random_range(0.0f32..1.0))
                 .collect(),
         )?;
-        match time(runs, max, || batched.least_squares(&a, &d, &b, options)) {
+        // x in float32, as the Python package returns it for float32 stacks.
+        match time(runs, max, || {
+            batched.least_squares_as::<f32, _>(&a, &d, &b, options)
+        }) {
             Ok(t) => {
                 let mut e = failed(&t.result.info);
                 for &p in &samples {
                     let (dp, bp) = (widen(d.problem(p)), widen(b.problem(p)));
-                    e = e.max(lstsq_error(a.problem(p), &dp, &bp, t.result.x.problem(p)));
+                    let x = widen(t.result.x.problem(p));
+                    e = e.max(lstsq_error(a.problem(p), &dp, &bp, &x));
                 }
                 report("batched_weighted_lstsq", n, count, "float32", &t, e, 1e-5);
             }
@@ -405,12 +410,15 @@ fn batched(gpu: &Gpu, settings: &Settings, ops: &[String], n: usize, count: usiz
             }
         }
         if want("batched_solve") {
-            match time(runs, max, || batched.spd_solve(&c, &b, options)) {
+            match time(runs, max, || {
+                batched.spd_solve_as::<f32, _>(&c, &b, options)
+            }) {
                 Ok(t) => {
                     let mut e = failed(&t.result.info);
                     for &p in &samples {
                         let bp = widen(b.problem(p));
-                        e = e.max(backward_error(c.problem(p), t.result.x.problem(p), &bp));
+                        let x = widen(t.result.x.problem(p));
+                        e = e.max(backward_error(c.problem(p), &x, &bp));
                     }
                     report("batched_solve", n, count, "float32", &t, e, 1e-5);
                 }
