@@ -2,6 +2,8 @@
 //! data of any finite scale inside float32's range (shared by every operation).
 
 use crate::error::{Error, NumericalError};
+use crate::matrix::{Element, Matrix};
+use std::borrow::Cow;
 
 /// ‖v‖₂ without overflow or underflow in the squares (data near f64's range edges).
 pub(crate) fn norm2(v: &[f64]) -> f64 {
@@ -128,17 +130,71 @@ pub(crate) fn largest_exponent(values: impl IntoIterator<Item = f64>) -> i32 {
     }
 }
 
-/// `a` divided by 2^e for e its [`largest_exponent`], and e: exact wherever the result is a
-/// normal f64, subnormal entries included. Non-finite entries stay non-finite, for the input
-/// checks to name.
-pub(crate) fn scaled_to_unit(a: &crate::matrix::Matrix<f64>) -> (crate::matrix::Matrix<f64>, i32) {
-    let e = largest_exponent(a.as_slice().iter().copied());
-    (a.map(|v| times_power_of_two(v, -e)), e)
+/// `a` in f64 divided by 2^e for e its [`largest_exponent`], and e: exact wherever the result
+/// is a normal f64, subnormal entries included. Non-finite entries stay non-finite, for the
+/// input checks to name. An f64 `a` already in [1, 2) (e = 0) is borrowed, not copied; the
+/// passes run on all cores for large matrices.
+pub(crate) fn scaled_to_unit<T: Element>(a: &Matrix<T>) -> (Cow<'_, Matrix<f64>>, i32) {
+    use rayon::prelude::*;
+    let largest = |c: &[T]| {
+        c.iter()
+            .map(|&v| v.into())
+            .filter(|v: &f64| v.is_finite())
+            .fold(0.0f64, |m, v| m.max(v.abs()))
+    };
+    let values = a.as_slice();
+    let largest = if values.len() <= 1 << 16 {
+        largest(values)
+    } else {
+        values
+            .par_chunks(1 << 16)
+            .map(largest)
+            .reduce(|| 0.0, f64::max)
+    };
+    let e = if largest > 0.0 {
+        exponent_of(largest)
+    } else {
+        0
+    };
+    let scaled = match (e, T::as_double(a)) {
+        (0, Some(a)) => Cow::Borrowed(a),
+        _ => Cow::Owned(a.par_map(|v| times_power_of_two(v.into(), -e))),
+    };
+    (scaled, e)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scaled_to_unit_borrows_what_needs_no_scaling_and_scales_exactly() {
+        // Below and above the parallel size; non-finite entries ignored by e and kept.
+        for n in [3usize, 300] {
+            let a = Matrix::from_fn(n, n, |i, j| ((i * 7 + j * 3) % 11) as f64 * 0.15 - 0.5);
+            let (unit, e) = scaled_to_unit(&a);
+            assert!(matches!(unit, Cow::Borrowed(_)) && e == 0, "n {n}");
+            let mut big = a.map(|v| v * 3e200);
+            big[(1, 2)] = f64::INFINITY;
+            big[(2, 1)] = f64::NAN;
+            let (unit, e) = scaled_to_unit(&big);
+            assert!(matches!(unit, Cow::Owned(_)), "n {n}");
+            let largest = unit
+                .as_slice()
+                .iter()
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!((1.0..2.0).contains(&largest), "n {n}: {largest}");
+            for (&u, &b) in unit.as_slice().iter().zip(big.as_slice()) {
+                assert!(times_power_of_two(u, e) == b || (u.is_nan() && b.is_nan()));
+            }
+            // f32 in: widened (and scaled where it must be), never borrowed.
+            let single = a.map(|v| v as f32);
+            let (unit, e) = scaled_to_unit(&single);
+            assert!(matches!(unit, Cow::Owned(_)) && e == 0, "n {n}");
+            assert_eq!(unit[(2, 2)], f64::from(a[(2, 2)] as f32));
+        }
+    }
 
     #[test]
     fn norms_see_nan_and_powers_of_two_are_exact() {

@@ -11,6 +11,7 @@ use crate::inverse::{
 use crate::matrix::{Element, Matrix};
 use crate::scaling::{scaled_to_unit, times_power_of_two};
 use crate::tiled::Storage;
+use std::borrow::Cow;
 use std::rc::Rc;
 
 impl Inverter {
@@ -102,7 +103,10 @@ impl Gpu {
                 Err(e) => return Err(e),
             }
         }
-        let a: Matrix<f64> = a.map(Into::into);
+        let a: Cow<'_, Matrix<f64>> = match T::as_double(a) {
+            Some(a) => Cow::Borrowed(a),
+            None => Cow::Owned(a.par_map(Into::into)),
+        };
         if options.kind == Kind::Spd
             && a.rows() == a.cols()
             && let Some(k) =
@@ -127,7 +131,7 @@ impl Gpu {
             return Ok(refined);
         }
         // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled.
-        let (a, e) = scaled_to_unit(&a);
+        let (a, e) = scaled_to_unit(&*a);
         let mut refined = crate::inverse::invert_f64_with(
             &*self.inverter()?,
             &a,
@@ -156,7 +160,7 @@ impl Gpu {
     /// ```
     pub fn sign<T: Element>(&self, a: &Matrix<T>, options: SignOptions) -> Result<Sign> {
         // sign(c·A) = sign(A) for c > 0: A of any scale.
-        let (a, _) = scaled_to_unit(&a.map(Into::into));
+        let (a, _) = scaled_to_unit(a);
         crate::inverse::sign(&*self.inverter()?, &a, options)
     }
 
@@ -181,8 +185,8 @@ impl Gpu {
         options: LyapunovOptions,
     ) -> Result<Lyapunov> {
         // (2^-a·A)·X' + X'·(2^-a·A)ᵀ = 2^-q·Q has X' = 2^(a-q)·X: A and Q of any scale.
-        let (a, ea) = scaled_to_unit(&a.map(Into::into));
-        let (q, eq) = scaled_to_unit(&q.map(Into::into));
+        let (a, ea) = scaled_to_unit(a);
+        let (q, eq) = scaled_to_unit(q);
         let mut solved = crate::inverse::solve_continuous_lyapunov(
             &*self.inverter()?,
             &a,
@@ -198,14 +202,23 @@ impl Gpu {
 /// there (an entry ±inf, or everything flushed to zero) is an error naming `what`. Entries far
 /// below the largest may flush to zero, as they would in an unscaled f64 computation.
 fn unscaled(x: Matrix<f64>, e: i32, what: &'static str) -> Result<Matrix<f64>> {
-    let back = x.map(|v| times_power_of_two(v, e));
-    let overflow = back.as_slice().iter().position(|v| !v.is_finite());
-    let all_lost = x.max_abs() > 0.0 && back.max_abs() == 0.0;
+    use rayon::prelude::*;
+    // Where e = 0 only the check passes over x; every pass on all cores.
+    let before = if e == 0 { 0.0 } else { x.max_abs() };
+    let back = match e {
+        0 => x,
+        _ => x.par_map(|v| times_power_of_two(v, e)),
+    };
+    let overflow = back
+        .as_slice()
+        .par_iter()
+        .position_first(|v| !v.is_finite());
+    let all_lost = before > 0.0 && back.max_abs() == 0.0;
     match overflow.or(all_lost.then_some(0)) {
         Some(p) => Err(NumericalError::ResultOutOfRange {
             what,
-            row: p / x.cols(),
-            col: p % x.cols(),
+            row: p / back.cols(),
+            col: p % back.cols(),
             value: back.as_slice()[p],
         }
         .into()),

@@ -232,7 +232,8 @@ pub fn solve_continuous_lyapunov(
     phase(inv, start, "residual");
     let mut residuals = vec![relative(norm, norm_x)];
     for _ in 0..refine_steps {
-        if norm == 0.0 {
+        // At the unit roundoff another step cannot gain (LAPACK's refinement stops there).
+        if norm == 0.0 || relative(norm, norm_x) <= f64::EPSILON / 2.0 {
             break;
         }
         // ‖R‖_F ≥ max |R|: R/‖R‖_F fits f32.
