@@ -8,7 +8,7 @@ use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
 use super::view::AsBatchRef;
-use super::{BatchOptions, scaling};
+use super::{BatchOptions, scaling, solution};
 use crate::error::{InputError, Result};
 use crate::matrix::Element;
 use crate::phases::Phases;
@@ -72,7 +72,7 @@ pub fn least_squares_as<T: Element, X: Element>(
         prepare: [a32.prepare(), d32.prepare(), b32.prepare(), None],
         ..Inputs::default()
     };
-    let (x, info) = scaling::run_solved(kernels, &plan, &inputs, count, poison, (&b32, &a32))
+    let (x, info) = solution::run_solved(kernels, &plan, &inputs, count, poison, (&b32, &a32))
         .map_err(|e| scaling::first_error(&[&a32, &d32, &b32], e))?;
     phases.mark("GPU, x read back");
     let solution = BatchSolution {

@@ -20,6 +20,7 @@ mod least_squares;
 mod packed;
 mod result;
 mod scaling;
+mod solution;
 mod spd_solve;
 mod view;
 

@@ -8,7 +8,7 @@ use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchSolution;
 use super::view::AsBatchRef;
-use super::{BatchOptions, scaling, square_order};
+use super::{BatchOptions, scaling, solution, square_order};
 use crate::error::Result;
 use crate::matrix::Element;
 use crate::phases::Phases;
@@ -83,7 +83,7 @@ pub fn spd_solve_chunked<T: Element, X: Element>(
         prepare: [None, None, b32.prepare(), c32.prepare()],
         ..Inputs::default()
     };
-    let (x, info) = scaling::run_solved(kernels, &plan, &inputs, count, poison, (&b32, &c32))
+    let (x, info) = solution::run_solved(kernels, &plan, &inputs, count, poison, (&b32, &c32))
         .map_err(|e| scaling::first_error(&[&c32, &b32], e))?;
     phases.mark("GPU, x read back");
     let solution = BatchSolution {
