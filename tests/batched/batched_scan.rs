@@ -5,7 +5,7 @@
 //! settles each chunk from its own upload.
 
 use crate::common;
-use crate::common::batched::signed;
+use crate::common::batched::{scaled_spd_stack, signed};
 use crate::common::widen;
 
 use symraster::batched::device::{Inputs, Poison, Prepare, run};
@@ -13,23 +13,6 @@ use symraster::batched::plan::{Job, Plan};
 use symraster::batched::prepare::Scan;
 use symraster::batched::{self, BatchOptions};
 use symraster::{Batch, BatchRef};
-
-/// SPD problems of order n (diagonally dominant), problem p scaled by 2^(37·p mod 121 − 60),
-/// NaN above every diagonal.
-fn spd_stack(n: usize, count: usize) -> Vec<f32> {
-    let r = signed(5, count * n * n);
-    let mut c = vec![f32::NAN; count * n * n];
-    for p in 0..count {
-        let f = 2f32.powi((37 * p as i32) % 121 - 60);
-        for i in 0..n {
-            for j in 0..=i {
-                let v = r[(p * n + i) * n + j];
-                c[(p * n + i) * n + j] = if i == j { n as f32 + v.abs() } else { v } * f;
-            }
-        }
-    }
-    c
-}
 
 /// A least-squares stack of `count` problems of n x k values (A, or X = Aᵀ) in [−1, 1), problem
 /// p scaled by 2^e for each (p, e) of `scales`; weights d in [0.5, 1.5) and b in [−1, 1), k per
@@ -61,7 +44,7 @@ fn a_cholesky_checked_by_its_upload_matches_the_f64_path_bit_for_bit() {
     let kernels = common::batched::kernels(&gpu);
     for n in [1, 3, 8, 17] {
         let count = 9;
-        let c = spd_stack(n, count);
+        let c = scaled_spd_stack(5, n, count);
         let lent = Batch::new(count, n, n, c.clone()).unwrap();
         let wide = Batch::new(count, n, n, widen(&c)).unwrap();
         let got =
@@ -84,7 +67,7 @@ fn an_upload_that_checks_names_the_first_bad_input_in_argument_order() {
     let (count, n) = (5, 4);
     let message = |e: symraster::Error| e.to_string();
     // C (lower triangles, checked by the upload) bad at problem 3 and b bad at problem 0.
-    let mut c = spd_stack(n, count);
+    let mut c = scaled_spd_stack(5, n, count);
     c[(3 * n + 2) * n + 1] = f32::NAN;
     let mut b = signed(7, count * n);
     b[1] = f32::INFINITY;
@@ -251,7 +234,7 @@ fn the_values_above_each_diagonal_are_checked_where_asked_and_never_read() {
     let plain = BatchOptions::default();
     let whole = plain.check_upper(true);
     // Garbage above every diagonal: large but finite.
-    let mut c = spd_stack(n, count);
+    let mut c = scaled_spd_stack(5, n, count);
     for p in 0..count {
         for i in 0..n {
             for j in i + 1..n {

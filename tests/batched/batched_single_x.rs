@@ -4,30 +4,19 @@
 //! whole batches and batches read back in chunks alike.
 
 use crate::common;
-use crate::common::batched::signed;
+use crate::common::batched::{scaled_spd_stack, signed};
 use crate::common::widen;
 
 use symraster::batched::device::Poison;
 use symraster::batched::{self, BatchOptions, BatchSolution};
 use symraster::{Batch, Gpu};
 
-/// `count` SPD problems of order n (diagonally dominant), problem p scaled by
-/// 2^(37·p mod 121 − 60), NaN above every diagonal; problem 4 (where there is one) is not
-/// positive definite (its first pivot negative).
+/// [`scaled_spd_stack`]'s problems with problem 4 (where there is one) not positive definite
+/// (its first pivot negative).
 fn spd_stack(n: usize, count: usize) -> Vec<f32> {
-    let r = signed(11, count * n * n);
-    let mut c = vec![f32::NAN; count * n * n];
-    for p in 0..count {
-        let f = 2f32.powi((37 * p as i32) % 121 - 60);
-        for i in 0..n {
-            for j in 0..=i {
-                let v = r[(p * n + i) * n + j];
-                c[(p * n + i) * n + j] = if i == j { n as f32 + v.abs() } else { v } * f;
-            }
-        }
-        if p == 4 {
-            c[p * n * n] = -c[p * n * n];
-        }
+    let mut c = scaled_spd_stack(11, n, count);
+    if count > 4 {
+        c[4 * n * n] = -c[4 * n * n];
     }
     c
 }

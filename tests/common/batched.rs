@@ -173,3 +173,20 @@ pub fn assert_agrees_with_default(
         }
     }
 }
+
+/// SPD problems of order n (diagonally dominant), problem p scaled by 2^(37·p mod 121 − 60),
+/// NaN above every diagonal; entries from `signed(seed, ..)`.
+pub fn scaled_spd_stack(seed: u64, n: usize, count: usize) -> Vec<f32> {
+    let r = signed(seed, count * n * n);
+    let mut c = vec![f32::NAN; count * n * n];
+    for p in 0..count {
+        let f = 2f32.powi((37 * p as i32) % 121 - 60);
+        for i in 0..n {
+            for j in 0..=i {
+                let v = r[(p * n + i) * n + j];
+                c[(p * n + i) * n + j] = if i == j { n as f32 + v.abs() } else { v } * f;
+            }
+        }
+    }
+    c
+}
