@@ -282,11 +282,12 @@ pub fn invert_with(
     checked(&full_matrix(a, kind), x)
 }
 
-/// The whole matrix: for [`Kind::Spd`] the symmetric one from the lower triangle.
-fn full_matrix<T: Copy + Default>(a: &Matrix<T>, kind: Kind) -> Matrix<T> {
+/// The whole matrix: for [`Kind::Spd`] the symmetric one from the lower triangle, a general
+/// one as it is (borrowed, no copy).
+fn full_matrix<T: Copy + Default>(a: &Matrix<T>, kind: Kind) -> std::borrow::Cow<'_, Matrix<T>> {
     match kind {
-        Kind::Spd => a.symmetric_from_lower(),
-        Kind::General => a.clone(),
+        Kind::Spd => std::borrow::Cow::Owned(a.symmetric_from_lower()),
+        Kind::General => std::borrow::Cow::Borrowed(a),
     }
 }
 
