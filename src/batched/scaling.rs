@@ -1,7 +1,8 @@
 //! Per-problem scaling by exact powers of two, as the single solves scale b: each problem's
-//! inputs brought near 1 before they are rounded to f32, and its solution scaled back in f64,
-//! so a problem whose C, b or x lies outside float32's range (but whose scaled problem lies
-//! inside) is solved instead of coming back as 0 or ±inf with INFO 0.
+//! inputs brought near 1 before they are rounded to f32, and its solution scaled back on its
+//! way out ([`super::solution`]), so a problem whose C, b or x lies outside float32's range
+//! (but whose scaled problem lies inside) is solved instead of coming back as 0 or ±inf with
+//! INFO 0.
 //!
 //! f32 inputs go to the GPU as they lie, which divides them there ([`super::prepare`]): the
 //! upload's copy checks them and finds each problem's exponent as it reads them ([`Scan`]),
