@@ -17,7 +17,7 @@
 //! inverse is the fallback ([`check`]).
 //! [`kernels`] (the kernels and the device matrix), [`panel`](kernels::panel) (the pivoted panel of both
 //! general methods), [`rank`](kernels::rank) (their rank-b block updates), [`gje`], [`lu`], [`spd`], [`rfp`],
-//! [`newton`] (the sign iteration on the device), [`double`](kernels::double) (f64 products on the device), [`refine`], [`sign`](mod@sign),
+//! [`newton`] (the sign iteration on the device), [`schulz`] (its f32 Newton-Schulz steps after a hand-over), [`double`](kernels::double) (f64 products on the device), [`refine`], [`sign`](mod@sign),
 //! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;
@@ -29,6 +29,7 @@ pub mod lu;
 pub mod lyapunov;
 pub mod newton;
 pub mod refine;
+pub mod schulz;
 pub mod rfp;
 pub mod sign;
 pub mod sign_double;

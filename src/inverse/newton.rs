@@ -71,7 +71,7 @@ pub struct NewtonRun {
 }
 
 /// Sums of the per-work-group partials: (Σ first, Σ second, max third) in f64.
-fn sums(partial: &Buffer<[f32; 4]>, groups: usize) -> Result<(f64, f64, f64)> {
+pub(crate) fn sums(partial: &Buffer<[f32; 4]>, groups: usize) -> Result<(f64, f64, f64)> {
     let p = partial.download_range(0, groups)?;
     Ok(p.iter().fold((0.0, 0.0, 0.0f64), |(s, t, m), v| {
         (

@@ -16,6 +16,7 @@
 
 pub use super::kernels::double::PolishCorrection;
 use super::kernels::double::DoubleWork;
+use super::schulz::Schulz;
 use super::{InverseMethod, Inverter, Kind, check_input};
 use crate::cpu::to_faer;
 use crate::error::{Error, InputError, NumericalError, Result};
@@ -52,6 +53,13 @@ pub struct SignOptions {
     /// an f32 product, one f64 product per step instead of two ([`PolishCorrection`] says why
     /// that keeps the accuracy).
     pub polish_correction: PolishCorrection,
+    /// Where the f32 iteration (`refine_inverses` off) hands over, take Newton-Schulz steps in
+    /// f32 on the device ([`schulz`](super::schulz)) down to f32's rounding before the f64
+    /// polish: two f32 products a step, where each polish step above
+    /// [`SINGLE_CORRECTION_BELOW`](super::kernels::double::SINGLE_CORRECTION_BELOW) takes two
+    /// f64 products. S keeps the f32 iteration's accuracy (that iteration's error is already
+    /// of f32's order). On by default; the refined iteration polishes in f64 throughout.
+    pub schulz_in_f32: bool,
 }
 
 impl Default for SignOptions {
@@ -63,6 +71,7 @@ impl Default for SignOptions {
             refine_inverses: true,
             polish_correction: PolishCorrection::Single,
             handover: Handover::Auto,
+            schulz_in_f32: true,
         }
     }
 }
@@ -97,6 +106,9 @@ pub struct Sign {
     pub iterations: usize,
     /// Newton-Schulz steps in f64.
     pub polish_steps: usize,
+    /// Newton-Schulz steps in f32 on the device between the hand-over and the polish
+    /// ([`SignOptions::schulz_in_f32`]).
+    pub schulz_steps_f32: usize,
     /// Whether the polish took over from an unconverged Newton iterate and finished it
     /// ([`SignOptions::handover`]); false where the iteration ran to convergence, or resumed
     /// after the polish stalled.
@@ -218,9 +230,12 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
             if e.to_string().contains(UNINVERTIBLE) =>
         {
             let (s, iterations, residual) = super::sign_double::sign_in_double(a)?;
+            // The commutation test reads S on the device.
+            work.x.write(&s)?;
             let polished = Polished {
                 s,
                 polish_steps: 0,
+                schulz_steps_f32: 0,
                 residual,
                 iterations,
                 handed_over: false,
@@ -232,6 +247,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
     let Polished {
         s,
         polish_steps,
+        schulz_steps_f32,
         residual,
         iterations,
         handed_over,
@@ -243,7 +259,11 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         }
         .into());
     }
-    let commutation = work.commutation(inv, a, &s)?;
+    // The device iteration left A in `work.m`; the refined one used it for each iterate.
+    let commutation = match options.refine_inverses || fallback.is_some() {
+        true => work.commutation(inv, a, &s)?,
+        false => work.commutation_in_place(inv, a, &s)?,
+    };
     work.recycle(inv);
     if commutation.is_nan() || commutation > NOT_COMMUTING {
         return Err(NumericalError::SignNotConverged {
@@ -259,6 +279,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
         s,
         iterations,
         polish_steps,
+        schulz_steps_f32,
         handed_over,
         residual,
         commutation,
@@ -270,10 +291,12 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
 /// inverted: the failure the f64 iteration on the host takes over.
 const UNINVERTIBLE: &str = "cannot be inverted";
 
-/// The polished S, the polish's steps and ‖I − S²‖_F, and the Newton iterations before it.
+/// The polished S, the polish's steps (and the f32 Newton-Schulz steps before it) and
+/// ‖I − S²‖_F, and the Newton iterations before them.
 struct Polished {
     s: Matrix<f64>,
     polish_steps: usize,
+    schulz_steps_f32: usize,
     residual: f64,
     iterations: usize,
     handed_over: bool,
@@ -326,6 +349,7 @@ fn polish_handed_over(
         return Ok(Ok(Polished {
             s,
             polish_steps: taken,
+            schulz_steps_f32: 0,
             residual,
             iterations,
             handed_over: true,
@@ -387,14 +411,16 @@ fn on_host(
     Ok(Polished {
         s,
         polish_steps: steps + taken,
+        schulz_steps_f32: 0,
         residual,
         iterations,
         handed_over: false,
     })
 }
 
-/// The f32 iteration on the device ([`newton::iterate_until`](super::newton::iterate_until))
-/// and its polish, resumed where a handover's polish stalls.
+/// The f32 iteration on the device ([`newton::iterate_until`](super::newton::iterate_until)),
+/// after a hand-over its f32 Newton-Schulz steps ([`SignOptions::schulz_in_f32`]), and its
+/// polish, resumed where a handover's polish stalls.
 fn on_device(
     inv: &Inverter,
     work: &mut DoubleWork,
@@ -406,25 +432,65 @@ fn on_device(
     let n = a.rows();
     let v = crate::tiled::View::row_major(n, n);
     let correction = options.polish_correction;
-    let (x0, start) = newton::upload(inv, a)?;
+    // A up once in f64 (the commutation test reads it there), X₀ narrowed from it on the device.
+    work.m.write(a)?;
+    let x0 = inv.single_square("the Newton iterate", n)?;
+    inv.narrow(x0.op(v), work.m.op(false), 1.0)?;
+    let start = newton::Start {
+        norm: a.frobenius_norm(),
+        max_abs: a.max_abs(),
+    };
+    // With the f32 steps, the hand-over is tested in f32 too (one f32 product).
+    let mut schulz = match handover.filter(|_| options.schulz_in_f32) {
+        Some(_) => Some(Schulz::new(inv, n)?),
+        None => None,
+    };
     let mut handed = None;
     let mut test = |x: &super::kernels::DeviceSquare, delta: f64| -> Result<bool> {
+        // At trace level every step's ‖I − X²‖_F is formed and logged beside its change.
+        let traced = schulz.is_some() && log::log_enabled!(target: "symraster::inverse", log::Level::Trace);
+        if traced && let Some(schulz) = &schulz {
+            let r = schulz.involution(inv, x)?;
+            log::trace!(target: "symraster::inverse", "sign: change {delta:.3e}, ‖I − X²‖_F {r:.3e} (f32)");
+        }
         let Some(limit) = handover.filter(|_| delta < HANDOVER_CHECK) else {
             return Ok(false);
         };
-        inv.widen(work.x.op(false), x.op(v), 1.0, None)?;
-        handed = ready_for_polish(inv, work, limit)?;
+        handed = match &schulz {
+            Some(schulz) => Some(schulz.involution(inv, x)?).filter(|&r| r <= limit),
+            None => {
+                inv.widen(work.x.op(false), x.op(v), 1.0, None)?;
+                ready_for_polish(inv, work, limit)?
+            }
+        };
         Ok(handed.is_some())
     };
     let (scaling, most) = (options.scaling, options.max_iterations);
     let mut run = newton::iterate_until(inv, x0, start, most, scaling, false, &mut test)?;
     let mut iterations = run.iterations;
-    let mut steps = 0;
+    let (mut steps, mut single) = (0, 0);
     if let Some(r) = handed {
+        let r = match schulz.as_mut() {
+            Some(schulz) => {
+                (single, _) = schulz.steps(inv, &mut run.x, r, super::schulz::MAX_STEPS)?;
+                if single > 0 {
+                    run.last = schulz.start(inv, &run.x)?;
+                }
+                inv.widen(work.x.op(false), run.x.op(v), 1.0, None)?;
+                work.involution(inv)?
+            }
+            None => r,
+        };
         steps = match polish_handed_over(inv, work, r, options, iterations)? {
             Ok(polished) => {
                 inv.recycle_single(run.x);
-                return Ok(polished);
+                if let Some(schulz) = schulz {
+                    schulz.recycle(inv);
+                }
+                return Ok(Polished {
+                    schulz_steps_f32: single,
+                    ..polished
+                });
             }
             Err(taken) => taken,
         };
@@ -433,6 +499,9 @@ fn on_device(
             .map_err(|e| resumed_after(iterations, e))?;
         iterations += run.iterations;
     }
+    if let Some(schulz) = schulz {
+        schulz.recycle(inv);
+    }
     // The f32 iterate widened into the polish's f64 S on the device.
     inv.widen(work.x.op(false), run.x.op(v), 1.0, None)?;
     inv.recycle_single(run.x);
@@ -440,6 +509,7 @@ fn on_device(
     Ok(Polished {
         s,
         polish_steps: steps + taken,
+        schulz_steps_f32: single,
         residual,
         iterations,
         handed_over: false,

@@ -186,6 +186,39 @@ fn sign_falls_back_to_f64_where_the_f32_iterate_cannot_be_inverted() {
         assert!((s.s[(j, j)] - want).abs() < 1e-13, "{j}: {}", s.s[(j, j)]);
     }
     assert!(s.fallback.is_some(), "{s:?}");
+    // The same eigenvalues in a rotated basis (Q = I − 2vvᵀ/vᵀv; A's rounding there is about
+    // 1e-10, a relative 1e-4 of its smallest eigenvalue), on both iterations: the fallback's
+    // S, and its commutation test of that S.
+    let v = [1.0, 2.0, 3.0, 4.0];
+    let q = Matrix::from_fn(4, 4, |i, j| {
+        f64::from(u8::from(i == j)) - 2.0 * v[i] * v[j] / 30.0
+    });
+    let rotate = |d: [f64; 4]| -> Matrix<f64> {
+        Matrix::from_fn(4, 4, |i, j| {
+            (0..4).map(|k| q[(i, k)] * d[k] * q[(k, j)]).sum()
+        })
+    };
+    let (a, want) = (
+        rotate([1e6, -1e-6, 3.0, -2.0]),
+        rotate([1.0, -1.0, 1.0, -1.0]),
+    );
+    for refine_inverses in [true, false] {
+        let options = symraster::inverse::SignOptions {
+            refine_inverses,
+            ..Default::default()
+        };
+        let s = gpu.sign(&a, options).unwrap();
+        let error = (0..16)
+            .map(|k| (s.s[(k / 4, k % 4)] - want[(k / 4, k % 4)]).abs())
+            .fold(0.0, f64::max);
+        assert!(error < 1e-9, "refined {refine_inverses}: error {error:e}");
+        assert!(s.fallback.is_some(), "refined {refine_inverses}: {s:?}");
+        assert!(
+            s.commutation < 1e-14,
+            "refined {refine_inverses}: commutation {:e}",
+            s.commutation
+        );
+    }
 }
 
 #[test]

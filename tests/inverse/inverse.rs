@@ -936,14 +936,16 @@ fn newton_report_kernel_matches_the_cpu_forms() {
 
 /// The hand-over to the polish (SignOptions::handover; the default on GPUs) reaches the sign that
 /// Newton to convergence reaches, as accurately, in no more Newton iterations (fewer where it
-/// hands over), on both iterations (f32 on the device, refined on the host); without polish
-/// steps there is no hand-over, and a limit outside (0, 1) is refused by name.
+/// hands over), on both iterations (f32 on the device, refined on the host); the f32 iteration's
+/// Newton-Schulz steps in f32 after the hand-over (SignOptions::schulz_in_f32) leave it as
+/// accurate in fewer f64 polish steps; without polish steps there is no hand-over, and a limit
+/// outside (0, 1) is refused by name.
 #[test]
 fn sign_handover_to_the_polish_keeps_the_accuracy() {
     let gpu = common::gpu();
     let inv = inverter(&gpu);
     let identity = |n: usize, v: f64| Matrix::from_fn(n, n, |i, j| if i == j { v } else { 0.0 });
-    let (mut handed, mut fewer) = (0, 0);
+    let (mut handed, mut fewer, mut single) = (0, 0, 0);
     for n in [1, 2, 3, 17, 64, 65, 130] {
         let mut sym = spd(n, 900 + n as u64);
         for i in (0..n).step_by(2) {
@@ -955,15 +957,16 @@ fn sign_handover_to_the_polish_keeps_the_accuracy() {
         ];
         for (what, (a, want)) in ["symmetric", "nonnormal"].iter().zip(&cases) {
             for refine_inverses in [false, true] {
-                let run = |handover| {
+                let run = |handover, schulz_in_f32| {
                     let options = inverse::SignOptions {
                         refine_inverses,
                         handover,
+                        schulz_in_f32,
                         ..Default::default()
                     };
                     inverse::sign(&inv, a, options).unwrap()
                 };
-                let (newton, hand) = (run(Handover::Off), run(Handover::At(0.5)));
+                let (newton, hand) = (run(Handover::Off, true), run(Handover::At(0.5), true));
                 let (en, eh) = (
                     relative_error(&newton.s, want),
                     relative_error(&hand.s, want),
@@ -984,23 +987,51 @@ fn sign_handover_to_the_polish_keeps_the_accuracy() {
                     hand.commutation,
                     newton.commutation
                 );
+                if refine_inverses {
+                    assert_eq!(
+                        hand.schulz_steps_f32, 0,
+                        "{tag}: f32 steps on the refined path"
+                    );
+                    continue;
+                }
+                // The f32 Newton-Schulz steps after the hand-over, against the f64 polish from
+                // the hand-over: the f32 iteration's accuracy, in no more f64 steps.
+                let f64_polish = run(Handover::At(0.5), false);
+                assert_eq!(f64_polish.schulz_steps_f32, 0, "{tag}: f32 steps when off");
+                if hand.handed_over {
+                    single += hand.schulz_steps_f32;
+                    assert!(
+                        hand.polish_steps <= f64_polish.polish_steps,
+                        "{tag}: polish steps {} against {}",
+                        hand.polish_steps,
+                        f64_polish.polish_steps
+                    );
+                }
+                let ef = relative_error(&f64_polish.s, want);
+                assert!(
+                    eh <= 2.0 * ef.max(en) + 1e-13,
+                    "{tag}: error {eh:e} against the f64 polish's {ef:e}"
+                );
             }
         }
     }
+    // Every f32 hand-over takes f32 steps (at least one each on most of the 14).
+    assert!(single >= 10, "f32 Newton-Schulz steps {single}");
     // 28 cases; all but the two symmetric ones of order 1 hand over, two Newton steps early.
     assert!(
         handed >= 20 && fewer >= 20,
         "handed over {handed}, fewer {fewer}"
     );
     let a = stable(40, 1200);
-    // One polish step cannot finish from a hand-over at ½: the Newton iteration resumes from
-    // the iterate it handed over and S is the same as without the hand-over.
+    // One f64 polish step cannot finish from a hand-over at ½: the Newton iteration resumes
+    // from the iterate it handed over and S is the same as without the hand-over.
     for refine_inverses in [false, true] {
         let one_step = |handover| {
             let options = inverse::SignOptions {
                 refine_inverses,
                 handover,
                 polish_steps: 1,
+                schulz_in_f32: false,
                 ..Default::default()
             };
             inverse::sign(&inv, &a, options).unwrap()
@@ -1027,6 +1058,7 @@ fn sign_handover_to_the_polish_keeps_the_accuracy() {
         let handed = inverse::SignOptions {
             refine_inverses,
             handover: Handover::At(0.5),
+            schulz_in_f32: false,
             ..Default::default()
         };
         let at = inverse::sign(&inv, &a, handed).unwrap().iterations;

@@ -31,31 +31,48 @@ fn main() -> anyhow::Result<()> {
     println!("what,s,iterations,wall_ms,accuracy");
     for &s in &sizes {
         let a = bench::stable_test_matrix(s);
-        // The default (hand-over to the polish on GPUs, f32 polish correction, squares kept
-        // between calls), then the earlier choices: `sign_newton` (Newton to convergence, no
-        // hand-over), `sign_f64corr` (f64 correction), `lyap_fresh` (squares allocated per
-        // call), `sign_perpass` and `lyap_perpass` (three read-backs per Newton step,
-        // NewtonSync::PerPass).
+        // The default (hand-over on GPUs to f32 Newton-Schulz steps and then the polish, f32
+        // polish correction, squares kept between calls), then the earlier choices:
+        // `sign_newton` (Newton to convergence, no hand-over), `sign_f64polish` (the hand-over
+        // straight to the f64 polish), `sign_f64corr` (that with the f64 correction),
+        // `lyap_fresh` (squares allocated per call), `sign_perpass` and `lyap_perpass` (three
+        // read-backs per Newton step, NewtonSync::PerPass).
         let handover = Handover::Auto;
-        for (what, correction, sync, handover) in [
-            ("sign", PolishCorrection::Single, NewtonSync::Once, handover),
+        for (what, correction, sync, handover, schulz_in_f32) in [
+            (
+                "sign",
+                PolishCorrection::Single,
+                NewtonSync::Once,
+                handover,
+                true,
+            ),
             (
                 "sign_newton",
                 PolishCorrection::Single,
                 NewtonSync::Once,
                 Handover::Off,
+                true,
+            ),
+            (
+                "sign_f64polish",
+                PolishCorrection::Single,
+                NewtonSync::Once,
+                handover,
+                false,
             ),
             (
                 "sign_f64corr",
                 PolishCorrection::Double,
                 NewtonSync::Once,
                 handover,
+                false,
             ),
             (
                 "sign_perpass",
                 PolishCorrection::Single,
                 NewtonSync::PerPass,
                 handover,
+                true,
             ),
         ] {
             inv.set_newton_sync(sync);
@@ -63,6 +80,7 @@ fn main() -> anyhow::Result<()> {
                 refine_inverses: false,
                 polish_correction: correction,
                 handover,
+                schulz_in_f32,
                 ..SignOptions::default()
             };
             // Warm-up: at least one call and half a second of work. An idle H200 runs at its idle

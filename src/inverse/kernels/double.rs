@@ -696,6 +696,7 @@ impl DoubleWork {
             }
             std::mem::swap(&mut self.x, &mut self.t);
             let next = self.involution(inv)?;
+            log::debug!(target: "symraster::inverse", "polish: f64 Newton-Schulz step, ‖I − S²‖_F {r:.3e} → {next:.3e}");
             if next.is_nan() || next >= r {
                 // The step made S no better: the last S is kept (E in `self.r` is the
                 // rejected one's; nothing reads it after the loop).
@@ -719,6 +720,16 @@ impl DoubleWork {
     /// uploaded into `self.m`.
     pub fn commutation(&mut self, inv: &Inverter, a: &Matrix<f64>, s: &Matrix<f64>) -> Result<f64> {
         self.m.write(a)?;
+        self.commutation_in_place(inv, a, s)
+    }
+
+    /// [`DoubleWork::commutation`] with A already in `self.m`.
+    pub fn commutation_in_place(
+        &mut self,
+        inv: &Inverter,
+        a: &Matrix<f64>,
+        s: &Matrix<f64>,
+    ) -> Result<f64> {
         let (am, sx) = (self.m.op(false), self.x.op(false));
         inv.dgemm(DoubleProduct::new(self.t.op(false), am, sx), false)?;
         let p = DoubleProduct::new(self.t.op(false), sx, am)
