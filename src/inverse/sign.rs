@@ -10,7 +10,8 @@
 //! X ← X(3I − X²)/2 with f64 products on the GPU make S an involution, and the commutation
 //! test ‖A·S − S·A‖ runs there too: no product of the iteration runs on the CPU (only O(s²)
 //! scalings and norms do). On GPUs the Newton iteration hands over to those steps once
-//! ‖I − X_k²‖_F ≤ ½, before it converges ([`Handover`]). A with eigenvalues
+//! ‖I − X_k²‖_F ≤ ½, before it converges ([`Handover`]; the f32 iteration's first steps
+//! after it run in f32, [`schulz`](super::schulz)). A with eigenvalues
 //! on or near the imaginary axis makes an iterate singular or the iteration stall:
 //! [`NumericalError::SignNotConverged`], never NaN.
 
@@ -80,8 +81,9 @@ impl Default for SignOptions {
 /// hybrid of Higham's *Functions of Matrices* §5.8) once ‖I − X_k²‖_F is small, instead of
 /// iterating until its relative change stalls. From there Newton-Schulz converges
 /// quadratically as Newton does, and each of its steps is two products where a Newton step
-/// is a Gauss-Jordan inverse (and, refined, products besides). ‖I − X_k²‖_F costs one f64
-/// product and is tested only after a step whose relative change is below
+/// is a Gauss-Jordan inverse (and, refined, products besides). ‖I − X_k²‖_F costs one product
+/// (f32 in the f32 iteration with [`SignOptions::schulz_in_f32`], else f64) and is tested only
+/// after a step whose relative change is below
 /// [`HANDOVER_CHECK`]. If the polish then stalls short of an involution, the Newton iteration
 /// resumes from the iterate it handed over.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -164,7 +166,7 @@ pub const HANDOVER: f64 = 0.5;
 
 /// The relative change of a Newton step below which a [`Handover`] tests
 /// ‖I − X_k²‖_F (in the quadratic phase the change is about ‖I − X_k²‖/2 relative to ‖X‖;
-/// above this the test would mostly fail, each failure one f64 product).
+/// above this the test would mostly fail, each failure one product).
 pub const HANDOVER_CHECK: f64 = 0.1;
 use super::newton::{STOP_SCALING, converged, not_converged};
 
