@@ -471,10 +471,11 @@ def applications(args):
                 # Rows sign and lyap (the defaults), sign_newton (Newton to convergence, no
                 # hand-over), sign_f64polish (the hand-over straight to the f64 polish, no f32
                 # Newton-Schulz steps), sign_f64corr (that with the f64 polish correction),
+                # sign_refined (each inverse refined in f64, the library's default),
                 # lyap_fresh (squares allocated per call), sign_perpass and lyap_perpass (three
                 # read-backs per Newton step, NewtonSync::PerPass).
                 names = {"sign": "sign", "sign_newton": "sign_newton", "sign_f64polish": "sign_f64polish",
-                         "sign_f64corr": "sign_f64corr", "lyap": "lyapunov", "lyap_fresh": "lyapunov_fresh",
+                         "sign_f64corr": "sign_f64corr", "sign_refined": "sign_refined", "lyap": "lyapunov", "lyap_fresh": "lyapunov_fresh",
                          "sign_perpass": "sign_perpass", "lyap_perpass": "lyapunov_perpass"}
                 if len(parts) == 5 and parts[0] in names:
                     op = names[parts[0]]
@@ -511,6 +512,8 @@ def applications(args):
             add("sign_newton", s, "the same torch sign (ours: Newton to convergence, no hand-over)", sign_ms)
         if ("sign_f64polish", s) in ours:
             add("sign_f64polish", s, "the same torch sign (ours: the hand-over straight to the f64 polish)", sign_ms)
+        if ("sign_refined", s) in ours:
+            add("sign_refined", s, "the same torch sign (ours: each inverse refined in f64, the library's default)", sign_ms)
         if ("sign_perpass", s) in ours:
             add("sign_perpass", s, "the same torch sign (ours: three read-backs per Newton step)", sign_ms)
         if ("sign_f64corr", s) in ours:
@@ -531,7 +534,7 @@ def applications(args):
     with open(args.applications_out, "w") as f:
         f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
         order = ("inverse_general", "inverse_spd", "sign", "sign_newton", "sign_f64polish", "sign_f64corr",
-                 "sign_perpass", "lyapunov", "lyapunov_fresh", "lyapunov_perpass")
+                 "sign_perpass", "sign_refined", "lyapunov", "lyapunov_fresh", "lyapunov_perpass")
         f.write("\n".join(sorted(rows, key=lambda r: (order.index(csv_fields(r)[0]), int(csv_fields(r)[1])))) + "\n")
     print(f"wrote {args.applications_out} ({name}, torch {torch.__version__})", file=sys.stderr)
 

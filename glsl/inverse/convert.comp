@@ -10,6 +10,8 @@
 //     place: (i, j) and (j, i) ← R(i, j) + R(j, i) − Q(i, j) (Q in `in`, read over the same
 //     view) = Q − A·X − X·Aᵀ, since X·Aᵀ = (A·X)ᵀ = Q − Rᵀ; with Σ over the whole square of
 //     the result's squares per work group, as mode 1.
+//   4 out ← alpha·out + beta·in over the f64 view (in unread when beta = 0; it may be out),
+//     with Σ out² per work group, as mode 1.
 // The f64 scalars come as their two 32-bit halves (packDouble2x32).
 layout(local_size_x = 16, local_size_y = 16) in;
 
@@ -69,7 +71,7 @@ void main() {
             }
         } else if (inside) {
             uint p = d_off + i * d_rs + j * d_cs;
-            v = alpha * double(single[s_off + i * s_rs + j * s_cs]);
+            v = alpha * (mode == 4 ? dout[p] : double(single[s_off + i * s_rs + j * s_cs]));
             if (beta != 0.0) {
                 v += beta * din[p];
             }

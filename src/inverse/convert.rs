@@ -1,8 +1,8 @@
 //! The hand-over between the f32 iterations and the f64 refinement on the device
 //! (glsl/inverse/convert.comp): a residual narrowed to f32 for the Lyapunov operator, its f32
 //! result widened and added onto the f64 iterate, the sign iterate widened for the polish, an
-//! f64 square made exactly symmetric, and the Lyapunov residual of symmetric Q and X finished
-//! from one product. Nothing crosses to the host but per-group sums.
+//! f64 square made exactly symmetric, the Lyapunov residual of symmetric Q and X finished
+//! from one product, and f64 squares combined (the refined sign iteration's step). Nothing crosses to the host but per-group sums.
 
 use super::kernels::double::{DoubleOperand, DoubleSquare, halves};
 use super::kernels::Inverter;
@@ -60,7 +60,7 @@ impl Inverter {
             ("beta_hi", bh),
         ])?;
         prog.dispatch([groups[0] as u32, groups[1] as u32, 1])?;
-        if mode != 1 && mode != 3 {
+        if !matches!(mode, 1 | 3 | 4) {
             return Ok(None);
         }
         let sum = partial
@@ -102,6 +102,25 @@ impl Inverter {
         };
         Ok(self
             .convert(3, op, None, Some(&q.buffer), (1.0, 0.0))?
+            .unwrap_or(0.0))
+    }
+
+    /// out ← α·out + β·input over two f64 squares of one order (input unread for β = 0; it
+    /// may be out); returns ‖out‖_F².
+    pub fn combine(
+        &self,
+        out: &DoubleSquare,
+        alpha: f64,
+        input: &DoubleSquare,
+        beta: f64,
+    ) -> Result<f64> {
+        debug_assert_eq!(out.n, input.n);
+        let op = DoubleOperand {
+            buffer: &out.buffer,
+            view: View::row_major(out.n, out.n),
+        };
+        Ok(self
+            .convert(4, op, None, Some(&input.buffer), (alpha, beta))?
             .unwrap_or(0.0))
     }
 

@@ -249,6 +249,7 @@ pub fn iterate_until(
         };
         iterations += 1;
         let delta = dd.sqrt() / xx.sqrt().max(f64::MIN_POSITIVE);
+        log::trace!(target: "symraster::inverse", "newton: step {iterations}, change {delta:.3e}, μ {mu:.4}");
         if !delta.is_finite() || !mu.is_finite() {
             return Err(NumericalError::SignNotConverged {
                 iterations,

@@ -3,10 +3,10 @@
 //! μ_k = (‖X_k⁻¹‖_F/‖X_k‖_F)^½ (switched off once the iteration is close), each inverse by the
 //! general GPU Gauss-Jordan in f32 (A need not be symmetric; a symmetric indefinite iterate
 //! goes through general GJE, as the paper advises). By default (`refine_inverses`) the
-//! iterates are kept in f64 and each GPU inverse is refined in f64 by Newton-Schulz products
-//! on the GPU ([`double`](super::kernels::double)) so S reaches double accuracy; without it the
-//! iterate stays on the GPU in f32 ([`newton`](super::newton): per step only the pivots and a
-//! few partial sums come back). Once the iteration has converged, Newton-Schulz steps
+//! iterates are kept in f64 on the GPU and each f32 inverse is refined in f64 by Newton-Schulz
+//! products there ([`double`](super::kernels::double)) so S reaches double accuracy; without it
+//! the iterate stays on the GPU in f32 ([`newton`](super::newton)). Either way per step only
+//! the pivots, the status and a few partial sums come back. Once the iteration has converged, Newton-Schulz steps
 //! X ← X(3I − X²)/2 with f64 products on the GPU make S an involution, and the commutation
 //! test ‖A·S − S·A‖ runs there too: no product of the iteration runs on the CPU (only O(s²)
 //! scalings and norms do). On GPUs the Newton iteration hands over to those steps once
@@ -18,8 +18,10 @@
 pub use super::kernels::double::PolishCorrection;
 use super::kernels::double::DoubleWork;
 use super::schulz::Schulz;
-use super::{InverseMethod, Inverter, Kind, check_input};
+use super::{Inverter, Kind, check_input};
+use super::newton::{self, STOP_SCALING, converged, not_converged};
 use crate::cpu::to_faer;
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::matrix::Matrix;
 
@@ -33,14 +35,15 @@ pub struct SignOptions {
     /// wanders until rounding pushes it off (to an arbitrary side), so more than this is
     /// refused as "on or too near the axis" (20: d below about 1e-5, too close for f32 inverses).
     pub max_iterations: usize,
-    /// Refine each GPU inverse in f64 (Newton-Schulz, `refine_inverse`) so the iteration runs
-    /// in effect in double precision: S to double accuracy for well-conditioned iterates, at
-    /// 4s³ CPU flops per iteration. Off: the iterate stays on the GPU in f32, with the f32
-    /// iteration's accuracy (about κ_sign·u₃₂; the polish makes S an involution but does not
-    /// remove that error, which [`Sign::commutation`] shows). On by default: on llvmpipe
-    /// (s = 64, 128) as fast as the f32 device iteration, and S is then right to about
-    /// 1e-13 instead of 1e-5; on a fast GPU at large s the f32 device iteration is faster
-    /// (`figures/h200/experiments/sign_phases.csv`).
+    /// Keep the iterates in f64 and refine each f32 inverse in f64 on the GPU (Newton-Schulz
+    /// products, two steps from a well-conditioned iterate: four f64 products) so the iteration
+    /// runs in effect in double precision: S to double accuracy for well-conditioned iterates.
+    /// An f32 inverse too far off to refine hands the iteration to the f64 one on the host
+    /// ([`Sign::fallback`]). Off: the iterate stays on the GPU in f32, with the f32 iteration's
+    /// accuracy (about κ_sign·u₃₂; the polish makes S an involution but does not remove that
+    /// error, which [`Sign::commutation`] shows), about half the time on a fast GPU at large s
+    /// (`figures/h200/experiments/sign_schulz_ab.csv`). On by default: S is then right to
+    /// about 1e-13 instead of 1e-5.
     pub refine_inverses: bool,
     /// The most Newton-Schulz steps in f64 after the Newton iteration (0: its result as is, and
     /// no [`handover`](SignOptions::handover)). The polish stops once S is an involution to
@@ -168,43 +171,6 @@ pub const HANDOVER: f64 = 0.5;
 /// ‖I − X_k²‖_F (in the quadratic phase the change is about ‖I − X_k²‖/2 relative to ‖X‖;
 /// above this the test would mostly fail, each failure one product).
 pub const HANDOVER_CHECK: f64 = 0.1;
-use super::newton::{STOP_SCALING, converged, not_converged};
-
-/// One iterate's GPU inverse refined in f64 on the device; a singular iterate is the sign
-/// function's failure.
-fn iterate_inverse(
-    inv: &Inverter,
-    work: &mut DoubleWork,
-    x: &Matrix<f64>,
-    k: usize,
-) -> Result<Matrix<f64>> {
-    let options = super::InvertOptions::default();
-    match super::invert_unchecked(inv, &x.to_f32(), Kind::General, InverseMethod::Gje, options) {
-        Ok(y) => Ok(work.refine_inverse(inv, x, &y.to_f64(), 3)?.x),
-        Err(Error::Numerical(e)) => Err(NumericalError::SignNotConverged {
-            iterations: k,
-            why: format!("Newton iterate {k} {UNINVERTIBLE} ({e})"),
-        }
-        .into()),
-        Err(e) => Err(e),
-    }
-}
-
-/// The scaling μ = (‖Y‖_F/‖X‖_F)^½ for X and Y = X⁻¹.
-fn scaling(x: &Matrix<f64>, y: &Matrix<f64>) -> f64 {
-    (y.frobenius_norm() / x.frobenius_norm()).sqrt()
-}
-
-/// ‖a − b‖_F / ‖a‖_F.
-fn change(a: &Matrix<f64>, b: &Matrix<f64>) -> f64 {
-    let d: f64 = a
-        .as_slice()
-        .iter()
-        .zip(b.as_slice())
-        .map(|(x, y)| (x - y) * (x - y))
-        .sum();
-    d.sqrt() / a.frobenius_norm().max(f64::MIN_POSITIVE)
-}
 
 /// sign(A) for a square A without eigenvalues on the imaginary axis.
 ///
@@ -218,7 +184,7 @@ pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sig
     let a = &*a.scaled(scale);
     let mut work = DoubleWork::new(inv, a.rows())?;
     let on_gpu = if options.refine_inverses {
-        on_host(inv, &mut work, a, options, handover)
+        refined_on_device(inv, &mut work, a, options, handover)
     } else {
         on_device(inv, &mut work, a, options, handover)
     };
@@ -382,9 +348,9 @@ fn resumed_after(done: usize, e: Error) -> Error {
     }
 }
 
-/// The refined iteration ([`iterate_on_host`]) and its polish, resumed where a handover's
-/// polish stalls.
-fn on_host(
+/// The refined iteration ([`iterate_refined`]) and its polish, resumed from the partly
+/// polished S where a handover's polish stalls.
+fn refined_on_device(
     inv: &Inverter,
     work: &mut DoubleWork,
     a: &Matrix<f64>,
@@ -392,24 +358,33 @@ fn on_host(
     handover: Option<f64>,
 ) -> Result<Polished> {
     let correction = options.polish_correction;
-    let run = iterate_on_host(inv, work, a, options, options.max_iterations, handover)?;
+    work.m.write(a)?;
+    let start = newton::Start {
+        norm: a.frobenius_norm(),
+        max_abs: a.max_abs(),
+    };
+    let run = iterate_refined(inv, work, start, options, options.max_iterations, handover)?;
     let mut iterations = run.iterations;
     let mut steps = 0;
-    let x = match run.handed_over {
-        Some(r) => {
-            steps = match polish_handed_over(inv, work, r, options, iterations)? {
-                Ok(polished) => return Ok(polished),
-                Err(taken) => taken,
-            };
-            let left = options.max_iterations.saturating_sub(iterations);
-            let resumed = iterate_on_host(inv, work, &run.x, options, left, None)
-                .map_err(|e| resumed_after(iterations, e))?;
-            iterations += resumed.iterations;
-            resumed.x
-        }
-        None => run.x,
-    };
-    let (s, taken, residual) = work.polish(inv, &x, options.polish_steps, correction)?;
+    if let Some(r) = run.handed_over {
+        steps = match polish_handed_over(inv, work, r, options, iterations)? {
+            Ok(polished) => return Ok(polished),
+            Err(taken) => taken,
+        };
+        // The Newton iteration resumes from the partly polished S (the same sign: the polish
+        // kept ‖I − S²‖_F below 1).
+        std::mem::swap(&mut work.m, &mut work.x);
+        let s = work.m.download()?;
+        let start = newton::Start {
+            norm: s.frobenius_norm(),
+            max_abs: s.max_abs(),
+        };
+        let left = options.max_iterations.saturating_sub(iterations);
+        let resumed = iterate_refined(inv, work, start, options, left, None)
+            .map_err(|e| resumed_after(iterations, e))?;
+        iterations += resumed.iterations;
+    }
+    let (s, taken, residual) = work.polish_in_place(inv, options.polish_steps, correction)?;
     Ok(Polished {
         s,
         polish_steps: steps + taken,
@@ -518,67 +493,138 @@ fn on_device(
     })
 }
 
-/// The host iteration's last iterate, its steps, and ‖I − X²‖_F where a handover ended it
-/// (X then also in `work.x`, E in `work.r`).
-struct HostRun {
-    x: Matrix<f64>,
+/// What [`iterate_refined`] ended with: its steps, and ‖I − X²‖_F where a handover ended it.
+struct RefinedRun {
     iterations: usize,
     handed_over: Option<f64>,
 }
 
-/// The Newton iteration with f64 iterates on the CPU and each GPU inverse refined in f64, at
-/// most `max_iterations` steps, handed over to the polish once ‖I − X²‖_F ≤ `handover`.
-fn iterate_on_host(
+/// The Newton iteration with f64 iterates on the device, from X₀ in `work.m`: each iterate
+/// narrowed to f32 and inverted there (Gauss-Jordan), the inverse widened and refined in f64
+/// by Newton-Schulz products ([`DoubleWork::refine_inverse_in_place`]), and the step
+/// X ← (μX + Y/μ)/2 formed in f64 with its norms, at most `max_iterations` steps. Only the
+/// pivots, the status and per-group sums come back. The last iterate is left in `work.x`; where
+/// ‖I − X²‖_F ≤ `handover` ended it, E = I − X² in `work.r`. An f32 inverse too far off to
+/// refine (‖I − X·Y‖_F ≥ ½) is the iteration's failure as a singular iterate is: the f64
+/// iteration on the host takes over ([`UNINVERTIBLE`]).
+fn iterate_refined(
     inv: &Inverter,
     work: &mut DoubleWork,
-    a: &Matrix<f64>,
+    start: newton::Start,
     options: SignOptions,
     max_iterations: usize,
     handover: Option<f64>,
-) -> Result<HostRun> {
-    let n = a.rows();
-    let mut x = a.clone();
+) -> Result<RefinedRun> {
+    use super::kernels::NewtonPass;
+    let n = work.m.n;
+    let v = crate::tiled::View::row_major(n, n);
+    let ctx = inv.context();
+    let w = inv.single_square("the refined Newton step's inverse", n)?;
+    let y = inv.single_square("the refined Newton step's unscrambled inverse", n)?;
+    let pivots = super::gje::PivotWork::new(inv, n, inv.general_block(n))?;
+    let groups = Inverter::newton_groups(n);
+    let partial: Buffer<[f32; 4]> =
+        Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, groups)?;
+    let perm: Buffer<u32> = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
+    let uninvertible = |k: usize, why: String| -> Error {
+        NumericalError::SignNotConverged {
+            iterations: k,
+            why: format!("Newton iterate {k} {UNINVERTIBLE} ({why})"),
+        }
+        .into()
+    };
+    // An inverse's refinement step whose bound is below n·ε is taken unmeasured (its
+    // residual is then at f64's rounding).
+    let trusted = n as f64 * f64::EPSILON;
+    let (mut norm_x, mut max_x) = (start.norm, start.max_abs);
     let mut scale = options.scaling;
     let mut previous = f64::INFINITY;
     let mut iterations = 0;
-    loop {
+    let mut handed_over = None;
+    let result = loop {
         if iterations == max_iterations {
-            return Err(not_converged(iterations, previous));
+            break Err(not_converged(iterations, previous));
         }
-        let y = iterate_inverse(inv, work, &x, iterations)?;
-        let mu = if scale { scaling(&x, &y) } else { 1.0 };
-        let next = Matrix::from_fn(n, n, |i, j| 0.5 * (mu * x[(i, j)] + y[(i, j)] / mu));
+        // W = f32(X_k), inverted in place: (P·W)⁻¹; its columns put back into y, widened
+        // into `work.x` and refined there against X_k.
+        inv.narrow(w.op(v), work.m.op(false), 1.0)?;
+        let tol = (n as f64 * f64::from(f32::EPSILON) * max_x) as f32;
+        inv.reset_status()?;
+        let inverted = super::gje::invert_in_place(inv, &w, &pivots, tol)
+            .and_then(|()| inv.check_status(tol));
+        match inverted {
+            Ok(()) => {}
+            Err(Error::Numerical(e)) => break Err(uninvertible(iterations, e.to_string())),
+            Err(e) => break Err(e),
+        }
+        perm.write(0, &newton::column_order(&pivots.piv.download_range(0, n)?))?;
+        let pass = NewtonPass {
+            n,
+            perm: &perm,
+            y: &y.buffer,
+            partial: &partial,
+        };
+        inv.newton_unscramble(&w.buffer, &pass)?;
+        inv.widen(work.x.op(false), y.op(v), 1.0, None)?;
+        let (residuals, _) = work.refine_inverse_in_place(inv, 3, trusted)?;
+        let first = residuals[0];
+        if first.is_nan() || first >= 0.5 {
+            break Err(uninvertible(
+                iterations,
+                format!("accurately enough to refine: ‖I − X·Y‖_F = {first:.2e} in f32"),
+            ));
+        }
+        // μ from ‖Y‖_F, then X_{k+1} = (μX_k + Y/μ)/2 into `work.x` and X_{k+1} − X_k into
+        // `work.m`, each pass with its Σ of squares.
+        let yy = inv.combine(&work.x, 1.0, &work.x, 0.0)?;
+        let mu = if scale {
+            newton::norm_scaling(yy, norm_x)
+        } else {
+            1.0
+        };
+        let xx = inv.combine(&work.x, 0.5 / mu, &work.m, 0.5 * mu)?;
+        let dd = inv.combine(&work.m, -1.0, &work.x, 1.0)?;
+        std::mem::swap(&mut work.m, &mut work.x);
         iterations += 1;
-        let delta = change(&next, &x);
-        x = next;
-        if !delta.is_finite() {
-            return Err(NumericalError::SignNotConverged {
+        let delta = dd.sqrt() / xx.sqrt().max(f64::MIN_POSITIVE);
+        log::trace!(target: "symraster::inverse", "sign (refined): step {iterations}, change {delta:.3e}, μ {mu:.4}, ‖I − X·Y‖_F {residuals:?}");
+        if !delta.is_finite() || !mu.is_finite() {
+            break Err(NumericalError::SignNotConverged {
                 iterations,
                 why: "an iterate is not finite".into(),
             }
             .into());
         }
+        norm_x = xx.sqrt();
+        // max |X_{k+1}| for the next pivot tolerance, from its f32 copy.
+        inv.narrow(w.op(v), work.m.op(false), 1.0)?;
+        let same = NewtonPass { y: &w.buffer, ..pass };
+        inv.newton_step(&w.buffer, &same, 1.0, 0.0)?;
+        max_x = newton::sums(&partial, groups)?.2;
         if delta < STOP_SCALING {
             scale = false;
         }
         if converged(delta, previous) {
-            break;
+            break Ok(());
         }
         if let Some(limit) = handover.filter(|_| delta < HANDOVER_CHECK) {
-            work.x.write(&x)?;
+            std::mem::swap(&mut work.m, &mut work.x);
             if let Some(r) = ready_for_polish(inv, work, limit)? {
-                return Ok(HostRun {
-                    x,
-                    iterations,
-                    handed_over: Some(r),
-                });
+                handed_over = Some(r);
+                break Ok(());
             }
+            std::mem::swap(&mut work.m, &mut work.x);
         }
         previous = delta;
+    };
+    inv.recycle_single(w);
+    inv.recycle_single(y);
+    result?;
+    if handed_over.is_none() {
+        std::mem::swap(&mut work.m, &mut work.x);
     }
-    Ok(HostRun {
-        x,
+    Ok(RefinedRun {
         iterations,
-        handed_over: None,
+        handed_over,
     })
 }

@@ -1024,7 +1024,8 @@ fn sign_handover_to_the_polish_keeps_the_accuracy() {
     );
     let a = stable(40, 1200);
     // One f64 polish step cannot finish from a hand-over at ½: the Newton iteration resumes
-    // from the iterate it handed over and S is the same as without the hand-over.
+    // (the f32 one from the iterate it handed over, the refined one from the partly polished
+    // S, no further from the sign) and S is as accurate as without the hand-over.
     for refine_inverses in [false, true] {
         let one_step = |handover| {
             let options = inverse::SignOptions {
@@ -1048,7 +1049,9 @@ fn sign_handover_to_the_polish_keeps_the_accuracy() {
             resumed.polish_steps, 2,
             "{tag}: the stalled step and the last"
         );
-        assert!(resumed.iterations >= newton.iterations, "{tag}: iterations");
+        if !refine_inverses {
+            assert!(resumed.iterations >= newton.iterations, "{tag}: iterations");
+        }
         assert!(er <= 2.0 * en + 1e-13, "{tag}: error {er:e} against {en:e}");
         assert!(
             resumed.residual <= 2.0 * newton.residual + 1e-13,

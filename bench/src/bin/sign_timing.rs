@@ -36,15 +36,17 @@ fn main() -> anyhow::Result<()> {
         // `sign_newton` (Newton to convergence, no hand-over), `sign_f64polish` (the hand-over
         // straight to the f64 polish), `sign_f64corr` (that with the f64 correction),
         // `lyap_fresh` (squares allocated per call), `sign_perpass` and `lyap_perpass` (three
-        // read-backs per Newton step, NewtonSync::PerPass).
+        // read-backs per Newton step, NewtonSync::PerPass); `sign_refined` is the iteration
+        // with each inverse refined in f64 (`refine_inverses`, the library's default).
         let handover = Handover::Auto;
-        for (what, correction, sync, handover, schulz_in_f32) in [
+        for (what, correction, sync, handover, schulz_in_f32, refine_inverses) in [
             (
                 "sign",
                 PolishCorrection::Single,
                 NewtonSync::Once,
                 handover,
                 true,
+                false,
             ),
             (
                 "sign_newton",
@@ -52,12 +54,14 @@ fn main() -> anyhow::Result<()> {
                 NewtonSync::Once,
                 Handover::Off,
                 true,
+                false,
             ),
             (
                 "sign_f64polish",
                 PolishCorrection::Single,
                 NewtonSync::Once,
                 handover,
+                false,
                 false,
             ),
             (
@@ -66,6 +70,7 @@ fn main() -> anyhow::Result<()> {
                 NewtonSync::Once,
                 handover,
                 false,
+                false,
             ),
             (
                 "sign_perpass",
@@ -73,11 +78,20 @@ fn main() -> anyhow::Result<()> {
                 NewtonSync::PerPass,
                 handover,
                 true,
+                false,
+            ),
+            (
+                "sign_refined",
+                PolishCorrection::Single,
+                NewtonSync::Once,
+                handover,
+                true,
+                true,
             ),
         ] {
             inv.set_newton_sync(sync);
             let options = SignOptions {
-                refine_inverses: false,
+                refine_inverses,
                 polish_correction: correction,
                 handover,
                 schulz_in_f32,

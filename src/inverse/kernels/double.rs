@@ -584,6 +584,26 @@ impl DoubleWork {
     ) -> Result<crate::inverse::Refined> {
         self.m.write(m)?;
         self.x.write(x)?;
+        let (residuals, refined) = self.refine_inverse_in_place(inv, max_steps, 0.0)?;
+        Ok(crate::inverse::Refined {
+            x: self.x.download()?,
+            residuals,
+            refined,
+            fallback: None,
+        })
+    }
+
+    /// [`DoubleWork::refine_inverse`] of the X in `self.x` against the M in `self.m`, left in
+    /// `self.x`: the residuals ‖I − M·X‖_F (the first before any step) and whether a step was
+    /// kept. A step from residual r with r² ≤ `trusted` is the last and its residual is not
+    /// formed (one f64 product fewer): a step gives I − M·X' = (I − M·X)² exactly, so r² bounds
+    /// it up to rounding, and its entry in the residuals is that bound.
+    pub fn refine_inverse_in_place(
+        &mut self,
+        inv: &Inverter,
+        max_steps: usize,
+        trusted: f64,
+    ) -> Result<(Vec<f64>, bool)> {
         let residual = |w: &Self, x: &DoubleSquare| -> Result<f64> {
             let p = DoubleProduct::new(w.r.op(false), w.m.op(false), x.op(false))
                 .alpha(-1.0)
@@ -598,6 +618,12 @@ impl DoubleWork {
                 let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
                     .plus(1.0, self.x.op(false));
                 inv.dgemm(p, false)?;
+                if norm * norm <= trusted {
+                    refined = true;
+                    residuals.push(norm * norm);
+                    std::mem::swap(&mut self.x, &mut self.t);
+                    break;
+                }
                 let next = residual(self, &self.t)?;
                 if next.is_nan() || next >= norm {
                     break;
@@ -612,12 +638,7 @@ impl DoubleWork {
                 }
             }
         }
-        Ok(crate::inverse::Refined {
-            x: self.x.download()?,
-            residuals,
-            refined,
-            fallback: None,
-        })
+        Ok((residuals, refined))
     }
 
     /// Newton-Schulz steps S ← S + S·E/2 with E = I − S² on the device, while ‖E‖_F drops
