@@ -487,41 +487,142 @@ pub fn invert_f64_with(
 ) -> Result<Refined> {
     check_input("A", a, kind)?;
     let full = full_matrix(a, kind);
+    let on_device = refine_steps > 0
+        && kind == Kind::General
+        && method == InverseMethod::Gje
+        && options.storage == Storage::Full;
+    let gpu_failure = if on_device {
+        match gje_refined_on_device(inv, a, options, refine_steps)? {
+            Ok(r) => return Ok(r),
+            Err(failure) => failure,
+        }
+    } else {
+        match invert_refined_on_host(inv, a, &full, kind, method, options, refine_steps)? {
+            Ok(r) => return Ok(r),
+            Err(failure) => failure,
+        }
+    };
+    cpu_fallback(inv, &full, kind, refine_steps, gpu_failure)
+}
+
+/// Whether a refinement ending with `residuals` (the first before any step) after at most
+/// `steps` steps converged: it did unless every step was taken and the last still halved the
+/// residual (quadratic convergence had not reached rounding).
+fn refinement_converged(residuals: &[f64], steps: usize) -> bool {
+    let still_halving = match residuals {
+        [.., before, last] => *last <= 0.5 * *before,
+        _ => false,
+    };
+    !(residuals.len() - 1 == steps && still_halving)
+}
+
+/// A refined inverse accepted: its last residual shows an inverse and the refinement
+/// converged.
+fn accepted(residuals: &[f64], steps: usize) -> bool {
+    residuals
+        .last()
+        .is_some_and(|&last| check::is_inverse(last) && refinement_converged(residuals, steps))
+}
+
+/// The general Gauss-Jordan inverse refined in f64 without leaving the device: A up once in
+/// f64, narrowed there, inverted in place in f32, its columns put back and widened there, and
+/// refined against A by Newton-Schulz products ([`DoubleWork::refine_inverse_in_place`]); only
+/// the pivots and the residuals' sums come back before X. `Err` holds why the CPU's f64
+/// inverse should take over.
+fn gje_refined_on_device(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    options: InvertOptions,
+    steps: usize,
+) -> Result<std::result::Result<Refined, Fallback>> {
+    use crate::gl::{Buffer, BufferTarget, BufferUsage};
+    let n = a.rows();
+    let v = crate::tiled::View::row_major(n, n);
+    let block = options.block.unwrap_or_else(|| inv.general_block(n)).max(1);
+    let mut work = kernels::double::DoubleWork::new(inv, n)?;
+    let w = inv.single_square("the f32 inverse", n)?;
+    let y = inv.single_square("the f32 inverse with its columns put back", n)?;
+    let result = (|| {
+        work.m.write(a)?;
+        inv.narrow(w.op(v), work.m.op(false), 1.0)?;
+        let tol = (n as f64 * f64::from(f32::EPSILON) * a.max_abs()) as f32;
+        let pivots = gje::PivotWork::new(inv, n, block)?;
+        inv.reset_status()?;
+        match gje::invert_in_place(inv, &w, &pivots, tol).and_then(|()| inv.check_status(tol)) {
+            Ok(()) => {}
+            Err(Error::Numerical(
+                e @ (NumericalError::SingularMatrix { .. }
+                | NumericalError::ZeroPivot { .. }
+                | NumericalError::NonFiniteResult { .. }),
+            )) => return Ok(Err(Fallback::Failed(e))),
+            Err(e) => return Err(e),
+        }
+        let ctx = inv.context();
+        let perm: Buffer<u32> =
+            Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
+        let partial: Buffer<[f32; 4]> = Buffer::uninitialized(
+            ctx,
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            Inverter::newton_groups(n),
+        )?;
+        perm.write(0, &newton::column_order(&pivots.piv.download_range(0, n)?))?;
+        let pass = kernels::NewtonPass {
+            n,
+            perm: &perm,
+            y: &y.buffer,
+            partial: &partial,
+        };
+        inv.newton_unscramble(&w.buffer, &pass)?;
+        inv.widen(work.x.op(false), y.op(v), 1.0, None)?;
+        let (residuals, refined) = work.refine_inverse_in_place(inv, steps, 0.0)?;
+        if !accepted(&residuals, steps) {
+            return Ok(Err(Fallback::Residual(residuals[0])));
+        }
+        Ok(Ok(Refined {
+            x: work.x.download()?,
+            residuals,
+            refined,
+            fallback: None,
+        }))
+    })();
+    inv.recycle_single(w);
+    inv.recycle_single(y);
+    work.recycle(inv);
+    result
+}
+
+/// The f32 GPU inverse of any method and storage, read back and refined in f64 on the GPU
+/// (`steps` 0: only checked). `Err` holds why the CPU's f64 inverse should take over.
+fn invert_refined_on_host(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    full: &Matrix<f64>,
+    kind: Kind,
+    method: InverseMethod,
+    options: InvertOptions,
+    refine_steps: usize,
+) -> Result<std::result::Result<Refined, Fallback>> {
     let gpu = invert_unchecked(inv, &a.to_f32(), kind, method, options);
     if refine_steps == 0 {
         let x = gpu?;
-        let residual = check::residual_estimate(&full, &x);
+        let residual = check::residual_estimate(full, &x);
         if !check::is_inverse(residual) {
-            return Err(check::single_precision_failed(&full, &x, residual));
+            return Err(check::single_precision_failed(full, &x, residual));
         }
-        return Ok(Refined {
+        return Ok(Ok(Refined {
             x: x.to_f64(),
             residuals: vec![residual],
             refined: false,
             fallback: None,
-        });
+        }));
     }
-    // Newton-Schulz in f64 on the GPU; converged when a step stops halving the residual
-    // before the step limit (quadratic convergence has reached rounding).
-    let refine = |x: &Matrix<f64>| -> Result<(Refined, bool)> {
-        let mut work = kernels::double::DoubleWork::new(inv, full.rows())?;
-        let r = work.refine_inverse(inv, &full, x, refine_steps);
-        work.recycle(inv);
-        let r = r?;
-        let steps = r.residuals.len() - 1;
-        let still_halving = match r.residuals[..] {
-            [.., before, last] => last <= 0.5 * before,
-            _ => false,
-        };
-        let converged = !(steps == refine_steps && still_halving);
-        Ok((r, converged))
-    };
-    let gpu_failure = match gpu {
+    match gpu {
         Ok(x) => {
-            let (r, converged) = refine(&x.to_f64())?;
-            match r.residuals.last() {
-                Some(&last) if check::is_inverse(last) && converged => return Ok(r),
-                _ => Fallback::Residual(r.residuals[0]),
+            let r = refine_on_gpu(inv, full, &x.to_f64(), refine_steps)?;
+            match accepted(&r.residuals, refine_steps) {
+                true => Ok(Ok(r)),
+                false => Ok(Err(Fallback::Residual(r.residuals[0]))),
             }
         }
         Err(Error::Numerical(
@@ -529,10 +630,31 @@ pub fn invert_f64_with(
             | NumericalError::SingularMatrix { .. }
             | NumericalError::ZeroPivot { .. }
             | NumericalError::NonFiniteResult { .. }),
-        )) => Fallback::Failed(e),
-        Err(e) => return Err(e),
-    };
-    let x = match check::cpu_inverse(&full, kind) {
+        )) => Ok(Err(Fallback::Failed(e))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Newton-Schulz in f64 on the GPU of the host inverse `x` of `full`, at most `steps` steps
+/// (converged when a step stops halving the residual before the limit: quadratic convergence
+/// has reached rounding).
+fn refine_on_gpu(inv: &Inverter, full: &Matrix<f64>, x: &Matrix<f64>, steps: usize) -> Result<Refined> {
+    let mut work = kernels::double::DoubleWork::new(inv, full.rows())?;
+    let r = work.refine_inverse(inv, full, x, steps);
+    work.recycle(inv);
+    r
+}
+
+/// faer's f64 inverse on the CPU, refined on the GPU, after the GPU's f32 inverse failed
+/// (`gpu_failure`); an error where that fails too.
+fn cpu_fallback(
+    inv: &Inverter,
+    full: &Matrix<f64>,
+    kind: Kind,
+    refine_steps: usize,
+    gpu_failure: Fallback,
+) -> Result<Refined> {
+    let x = match check::cpu_inverse(full, kind) {
         Ok(x) => x,
         Err(e) => {
             return Err(match gpu_failure {
@@ -542,7 +664,7 @@ pub fn invert_f64_with(
             });
         }
     };
-    let (mut r, _) = refine(&x)?;
+    let mut r = refine_on_gpu(inv, full, &x, refine_steps)?;
     let last = r.residuals.last().copied().unwrap_or(f64::NAN);
     if !check::is_inverse(last) {
         return Err(match gpu_failure {
@@ -553,7 +675,7 @@ pub fn invert_f64_with(
                 after: "for the CPU's float64 inverse, the fallback after the GPU's float32 \
                         one failed"
                     .into(),
-                condition: check::condition(&full, &r.x),
+                condition: check::condition(full, &r.x),
                 advice: "it is singular or nearly so",
             }
             .into(),
