@@ -613,6 +613,61 @@ fn f64_entry_refines_spd_and_general() {
     }
 }
 
+/// The general Gauss-Jordan inverse refined without leaving the device (its f32 inverse
+/// ordered, widened and refined there) reaches what the host's hand-over reaches (LU's route):
+/// nonsymmetric matrices of orders tiny, odd and around the blocks of 32 and 64 and one f32
+/// product tile; a matrix the f32 sweep cannot invert but f64 can goes to the CPU's inverse
+/// (Refined::fallback), one singular in f64 too stays an error.
+#[test]
+fn general_inverse_refined_on_the_device_matches_the_host_route() {
+    let gpu = common::gpu();
+    for n in [1, 2, 3, 31, 33, 64, 65, 129] {
+        let mut a = stable(n, 1500 + n as u64);
+        // Off the sign function's test case: shifted, so neither A nor −A is near definite.
+        for i in (0..n).step_by(3) {
+            a[(i, i)] += 2.5;
+        }
+        let want = cpu_inverse(&a);
+        let run = |method| {
+            let options = InvertOptions {
+                method,
+                ..Default::default()
+            };
+            gpu.invert(&a, options).unwrap()
+        };
+        let (gje, lu) = (run(Method::Gje), run(Method::Lu));
+        let (eg, el) = (relative_error(&gje.x, &want), relative_error(&lu.x, &want));
+        assert!(gje.fallback.is_none(), "n {n}: {:?}", gje.fallback);
+        assert!(
+            eg < 1e-12 && eg <= 10.0 * el + 1e-14,
+            "n {n}: GJE {eg:e}, LU {el:e}"
+        );
+        let (rg, rl) = (gje.residuals.last().unwrap(), lu.residuals.last().unwrap());
+        assert!(
+            *rg <= 10.0 * rl + 1e-14,
+            "n {n}: residuals {rg:e} against {rl:e}"
+        );
+    }
+    // Entries spanning 1e-9..1 on the diagonal: f32's pivots fail, f64's do not.
+    let graded = Matrix::from_fn(5, 5, |i, j| match (i, j) {
+        _ if i == j => 10f64.powi(-2 * i as i32),
+        (0, 4) => 1.0,
+        _ => 0.0,
+    });
+    let r = gpu.invert(&graded, InvertOptions::default()).unwrap();
+    let e = relative_error(&r.x, &cpu_inverse(&graded));
+    assert!(
+        r.fallback.is_some() && e < 1e-12,
+        "graded: {e:e} {:?}",
+        r.fallback
+    );
+    let singular = Matrix::from_fn(4, 4, |i, j| ((i + 1) * (j + 2)) as f64);
+    match gpu.invert(&singular, InvertOptions::default()) {
+        Err(Error::Numerical(_)) => {}
+        other => panic!("singular: {:?}", other.map(|r| r.residuals)),
+    }
+}
+
 /// The polish's correction S·E as an f32 product (the default) against the f64 one it replaces:
 /// ‖I − S²‖ as small and the error against the reference as small, on the f32 iteration's S
 /// (‖E‖ about 1e-5, where the correction matters) and the refined one; orders tiny, odd, and
