@@ -548,14 +548,8 @@ fn gje_refined_on_device(
         let tol = (n as f64 * f64::from(f32::EPSILON) * a.max_abs()) as f32;
         let pivots = gje::PivotWork::new(inv, n, block)?;
         inv.reset_status()?;
-        match gje::invert_in_place(inv, &w, &pivots, tol).and_then(|()| inv.check_status(tol)) {
-            Ok(()) => {}
-            Err(Error::Numerical(
-                e @ (NumericalError::SingularMatrix { .. }
-                | NumericalError::ZeroPivot { .. }
-                | NumericalError::NonFiniteResult { .. }),
-            )) => return Ok(Err(Fallback::Failed(e))),
-            Err(e) => return Err(e),
+        if let Err(e) = gje::invert_in_place(inv, &w, &pivots, tol).and_then(|()| inv.check_status(tol)) {
+            return failed_in_f32(e).map(Err);
         }
         let ctx = inv.context();
         let perm: Buffer<u32> =
@@ -625,13 +619,21 @@ fn invert_refined_on_host(
                 false => Ok(Err(Fallback::Residual(r.residuals[0]))),
             }
         }
-        Err(Error::Numerical(
+        Err(e) => failed_in_f32(e).map(Err),
+    }
+}
+
+/// The f32 inverse's pivot failures (and a non-finite result) as the fallback's reason; other
+/// errors stand.
+fn failed_in_f32(e: Error) -> Result<Fallback> {
+    match e {
+        Error::Numerical(
             e @ (NumericalError::NotPositiveDefinite { .. }
             | NumericalError::SingularMatrix { .. }
             | NumericalError::ZeroPivot { .. }
             | NumericalError::NonFiniteResult { .. }),
-        )) => Ok(Err(Fallback::Failed(e))),
-        Err(e) => Err(e),
+        ) => Ok(Fallback::Failed(e)),
+        e => Err(e),
     }
 }
 
