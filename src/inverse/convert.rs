@@ -2,7 +2,8 @@
 //! (glsl/inverse/convert.comp): a residual narrowed to f32 for the Lyapunov operator, its f32
 //! result widened and added onto the f64 iterate, the sign iterate widened for the polish, an
 //! f64 square made exactly symmetric, the Lyapunov residual of symmetric Q and X finished
-//! from one product, and f64 squares combined (the refined sign iteration's step). Nothing crosses to the host but per-group sums.
+//! from one product, and f64 squares combined (the refined sign iteration's step). Nothing
+//! crosses to the host but per-group sums.
 
 use super::kernels::double::{DoubleOperand, DoubleSquare, halves};
 use super::kernels::Inverter;

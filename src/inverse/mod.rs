@@ -17,7 +17,7 @@
 //! inverse is the fallback ([`check`]).
 //! [`kernels`] (the kernels and the device matrix), [`panel`](kernels::panel) (the pivoted panel of both
 //! general methods), [`rank`](kernels::rank) (their rank-b block updates), [`gje`], [`lu`], [`spd`], [`rfp`],
-//! [`newton`] (the sign iteration on the device), [`schulz`] (its f32 Newton-Schulz steps after a hand-over), [`double`](kernels::double) (f64 products on the device), [`refine`], [`sign`](mod@sign),
+//! [`newton`] (the sign iteration on the device), [`widened`] (an f64 square's f32 inverse on the device, widened), [`schulz`] (its f32 Newton-Schulz steps after a hand-over), [`double`](kernels::double) (f64 products on the device), [`refine`], [`sign`](mod@sign),
 //! [`lyapunov`], [`bench`](mod@bench) (GPU timings for the reproduction figure).
 
 pub mod bench;
@@ -35,6 +35,7 @@ pub mod sign;
 pub mod sign_double;
 pub mod spd;
 pub mod table;
+pub mod widened;
 
 pub use kernels::{DeviceSquare, Inverter};
 pub use lyapunov::{Lyapunov, solve_continuous_lyapunov};
@@ -535,40 +536,15 @@ fn gje_refined_on_device(
     options: InvertOptions,
     steps: usize,
 ) -> Result<std::result::Result<Refined, Fallback>> {
-    use crate::gl::{Buffer, BufferTarget, BufferUsage};
     let n = a.rows();
-    let v = crate::tiled::View::row_major(n, n);
     let block = options.block.unwrap_or_else(|| inv.general_block(n)).max(1);
     let mut work = kernels::double::DoubleWork::new(inv, n)?;
-    let w = inv.single_square("the f32 inverse", n)?;
-    let y = inv.single_square("the f32 inverse with its columns put back", n)?;
+    let inverse = widened::WidenedInverse::new(inv, n, block)?;
     let result = (|| {
         work.m.write(a)?;
-        inv.narrow(w.op(v), work.m.op(false), 1.0)?;
-        let tol = (n as f64 * f64::from(f32::EPSILON) * a.max_abs()) as f32;
-        let pivots = gje::PivotWork::new(inv, n, block)?;
-        inv.reset_status()?;
-        if let Err(e) = gje::invert_in_place(inv, &w, &pivots, tol).and_then(|()| inv.check_status(tol)) {
+        if let Err(e) = inverse.invert(inv, &work.m, &work.x) {
             return failed_in_f32(e).map(Err);
         }
-        let ctx = inv.context();
-        let perm: Buffer<u32> =
-            Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
-        let partial: Buffer<[f32; 4]> = Buffer::uninitialized(
-            ctx,
-            BufferTarget::Storage,
-            BufferUsage::Dynamic,
-            Inverter::newton_groups(n),
-        )?;
-        perm.write(0, &newton::column_order(&pivots.piv.download_range(0, n)?))?;
-        let pass = kernels::NewtonPass {
-            n,
-            perm: &perm,
-            y: &y.buffer,
-            partial: &partial,
-        };
-        inv.newton_unscramble(&w.buffer, &pass)?;
-        inv.widen(work.x.op(false), y.op(v), 1.0, None)?;
         let (residuals, refined) = work.refine_inverse_in_place(inv, steps, 0.0)?;
         if !accepted(&residuals, steps) {
             return Ok(Err(Fallback::Residual(residuals[0])));
@@ -580,8 +556,7 @@ fn gje_refined_on_device(
             fallback: None,
         }))
     })();
-    inv.recycle_single(w);
-    inv.recycle_single(y);
+    inverse.recycle(inv);
     work.recycle(inv);
     result
 }

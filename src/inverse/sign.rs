@@ -6,8 +6,8 @@
 //! iterates are kept in f64 on the GPU and each f32 inverse is refined in f64 by Newton-Schulz
 //! products there ([`double`](super::kernels::double)) so S reaches double accuracy; without it
 //! the iterate stays on the GPU in f32 ([`newton`](super::newton)). Either way per step only
-//! the pivots, the status and a few partial sums come back. Once the iteration has converged, Newton-Schulz steps
-//! X ← X(3I − X²)/2 with f64 products on the GPU make S an involution, and the commutation
+//! the pivots, the status and a few partial sums come back. Once the iteration has converged,
+//! Newton-Schulz steps X ← X(3I − X²)/2 with f64 products on the GPU make S an involution, and the commutation
 //! test ‖A·S − S·A‖ runs there too: no product of the iteration runs on the CPU (only O(s²)
 //! scalings and norms do). On GPUs the Newton iteration hands over to those steps once
 //! ‖I − X_k²‖_F ≤ ½, before it converges ([`Handover`]; the f32 iteration's first steps
@@ -18,10 +18,10 @@
 pub use super::kernels::double::PolishCorrection;
 use super::kernels::double::DoubleWork;
 use super::schulz::Schulz;
+use super::widened::WidenedInverse;
 use super::{Inverter, Kind, check_input};
 use super::newton::{self, STOP_SCALING, converged, not_converged};
 use crate::cpu::to_faer;
-use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::matrix::Matrix;
 
@@ -41,8 +41,8 @@ pub struct SignOptions {
     /// An f32 inverse too far off to refine hands the iteration to the f64 one on the host
     /// ([`Sign::fallback`]). Off: the iterate stays on the GPU in f32, with the f32 iteration's
     /// accuracy (about κ_sign·u₃₂; the polish makes S an involution but does not remove that
-    /// error, which [`Sign::commutation`] shows), about half the time on a fast GPU at large s
-    /// (`figures/h200/experiments/sign_schulz_ab.csv`). On by default: S is then right to
+    /// error, which [`Sign::commutation`] shows), faster on a fast GPU at large s
+    /// (`figures/h200/experiments/sign_refined_ab.csv`). On by default: S is then right to
     /// about 1e-13 instead of 1e-5.
     pub refine_inverses: bool,
     /// The most Newton-Schulz steps in f64 after the Newton iteration (0: its result as is, and
@@ -359,11 +359,7 @@ fn refined_on_device(
 ) -> Result<Polished> {
     let correction = options.polish_correction;
     work.m.write(a)?;
-    let start = newton::Start {
-        norm: a.frobenius_norm(),
-        max_abs: a.max_abs(),
-    };
-    let run = iterate_refined(inv, work, start, options, options.max_iterations, handover)?;
+    let run = iterate_refined(inv, work, options, options.max_iterations, handover)?;
     let mut iterations = run.iterations;
     let mut steps = 0;
     if let Some(r) = run.handed_over {
@@ -374,13 +370,8 @@ fn refined_on_device(
         // The Newton iteration resumes from the partly polished S (the same sign: the polish
         // kept ‖I − S²‖_F below 1).
         std::mem::swap(&mut work.m, &mut work.x);
-        let s = work.m.download()?;
-        let start = newton::Start {
-            norm: s.frobenius_norm(),
-            max_abs: s.max_abs(),
-        };
         let left = options.max_iterations.saturating_sub(iterations);
-        let resumed = iterate_refined(inv, work, start, options, left, None)
+        let resumed = iterate_refined(inv, work, options, left, None)
             .map_err(|e| resumed_after(iterations, e))?;
         iterations += resumed.iterations;
     }
@@ -405,7 +396,6 @@ fn on_device(
     options: SignOptions,
     handover: Option<f64>,
 ) -> Result<Polished> {
-    use super::newton;
     let n = a.rows();
     let v = crate::tiled::View::row_major(n, n);
     let correction = options.polish_correction;
@@ -418,14 +408,14 @@ fn on_device(
         max_abs: a.max_abs(),
     };
     // With the f32 steps, the hand-over is tested in f32 too (one f32 product).
-    let mut schulz = match handover.filter(|_| options.schulz_in_f32) {
-        Some(_) => Some(Schulz::new(inv, n)?),
-        None => None,
-    };
+    let mut schulz = handover
+        .filter(|_| options.schulz_in_f32)
+        .map(|_| Schulz::new(inv, n))
+        .transpose()?;
     let mut handed = None;
     let mut test = |x: &super::kernels::DeviceSquare, delta: f64| -> Result<bool> {
         // At trace level every step's ‖I − X²‖_F is formed and logged beside its change.
-        let traced = schulz.is_some() && log::log_enabled!(target: "symraster::inverse", log::Level::Trace);
+        let traced = log::log_enabled!(target: "symraster::inverse", log::Level::Trace);
         if traced && let Some(schulz) = &schulz {
             let r = schulz.involution(inv, x)?;
             log::trace!(target: "symraster::inverse", "sign: change {delta:.3e}, ‖I − X²‖_F {r:.3e} (f32)");
@@ -510,22 +500,12 @@ struct RefinedRun {
 fn iterate_refined(
     inv: &Inverter,
     work: &mut DoubleWork,
-    start: newton::Start,
     options: SignOptions,
     max_iterations: usize,
     handover: Option<f64>,
 ) -> Result<RefinedRun> {
-    use super::kernels::NewtonPass;
     let n = work.m.n;
-    let v = crate::tiled::View::row_major(n, n);
-    let ctx = inv.context();
-    let w = inv.single_square("the refined Newton step's inverse", n)?;
-    let y = inv.single_square("the refined Newton step's unscrambled inverse", n)?;
-    let pivots = super::gje::PivotWork::new(inv, n, inv.general_block(n))?;
-    let groups = Inverter::newton_groups(n);
-    let partial: Buffer<[f32; 4]> =
-        Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, groups)?;
-    let perm: Buffer<u32> = Buffer::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Dynamic, n)?;
+    let inverse = WidenedInverse::new(inv, n, inv.general_block(n))?;
     let uninvertible = |k: usize, why: String| -> Error {
         NumericalError::SignNotConverged {
             iterations: k,
@@ -536,7 +516,8 @@ fn iterate_refined(
     // An inverse's refinement step whose bound is below n·ε is taken unmeasured (its
     // residual is then at f64's rounding).
     let trusted = n as f64 * f64::EPSILON;
-    let (mut norm_x, mut max_x) = (start.norm, start.max_abs);
+    // ‖X₀‖_F from one f64 pass that rewrites X₀ as it is.
+    let mut norm_x = inv.combine(&work.m, 1.0, &work.m, 0.0)?.sqrt();
     let mut scale = options.scaling;
     let mut previous = f64::INFINITY;
     let mut iterations = 0;
@@ -545,27 +526,12 @@ fn iterate_refined(
         if iterations == max_iterations {
             break Err(not_converged(iterations, previous));
         }
-        // W = f32(X_k), inverted in place: (P·W)⁻¹; its columns put back into y, widened
-        // into `work.x` and refined there against X_k.
-        inv.narrow(w.op(v), work.m.op(false), 1.0)?;
-        let tol = (n as f64 * f64::from(f32::EPSILON) * max_x) as f32;
-        inv.reset_status()?;
-        let inverted = super::gje::invert_in_place(inv, &w, &pivots, tol)
-            .and_then(|()| inv.check_status(tol));
-        match inverted {
+        // X_k's f32 inverse widened into `work.x` and refined there against X_k.
+        match inverse.invert(inv, &work.m, &work.x) {
             Ok(()) => {}
             Err(Error::Numerical(e)) => break Err(uninvertible(iterations, e.to_string())),
             Err(e) => break Err(e),
         }
-        perm.write(0, &newton::column_order(&pivots.piv.download_range(0, n)?))?;
-        let pass = NewtonPass {
-            n,
-            perm: &perm,
-            y: &y.buffer,
-            partial: &partial,
-        };
-        inv.newton_unscramble(&w.buffer, &pass)?;
-        inv.widen(work.x.op(false), y.op(v), 1.0, None)?;
         let (residuals, _) = work.refine_inverse_in_place(inv, 3, trusted)?;
         let first = residuals[0];
         if first.is_nan() || first >= 0.5 {
@@ -596,11 +562,6 @@ fn iterate_refined(
             .into());
         }
         norm_x = xx.sqrt();
-        // max |X_{k+1}| for the next pivot tolerance, from its f32 copy.
-        inv.narrow(w.op(v), work.m.op(false), 1.0)?;
-        let same = NewtonPass { y: &w.buffer, ..pass };
-        inv.newton_step(&w.buffer, &same, 1.0, 0.0)?;
-        max_x = newton::sums(&partial, groups)?.2;
         if delta < STOP_SCALING {
             scale = false;
         }
@@ -617,8 +578,7 @@ fn iterate_refined(
         }
         previous = delta;
     };
-    inv.recycle_single(w);
-    inv.recycle_single(y);
+    inverse.recycle(inv);
     result?;
     if handed_over.is_none() {
         std::mem::swap(&mut work.m, &mut work.x);

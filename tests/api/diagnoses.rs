@@ -233,3 +233,24 @@ fn spd_solves_near_f64s_smallest_numbers() {
         assert!((x - want).abs() < 1e-6 * want, "{:?}", s.x);
     }
 }
+
+/// The refined sign iteration hands an f32 inverse too far off to refine (‖I − X·Y‖_F ≥ ½ with
+/// every pivot above the tolerance: 0.01·I plus ones above the diagonal, κ about 1e12) to the
+/// f64 iteration on the host, which returns sign(A) = I.
+#[test]
+fn sign_falls_back_where_an_f32_inverse_is_too_far_off_to_refine() {
+    let gpu = common::gpu();
+    let n = 6;
+    let a = Matrix::from_fn(n, n, |i, j| match j {
+        _ if j == i => 0.01,
+        _ if j == i + 1 => 1.0,
+        _ => 0.0,
+    });
+    let s = gpu.sign(&a, Default::default()).unwrap();
+    let why = s.fallback.as_deref().unwrap_or("");
+    assert!(why.contains("accurately enough to refine"), "{why}");
+    let error = (0..n * n)
+        .map(|k| (s.s[(k / n, k % n)] - f64::from(u8::from(k / n == k % n))).abs())
+        .fold(0.0, f64::max);
+    assert!(error < 1e-12, "error {error:e}");
+}
