@@ -480,6 +480,11 @@ def applications(args):
                 if len(parts) == 5 and parts[0] in names:
                     op = names[parts[0]]
                     ours.setdefault((op, int(parts[1])), []).append((float(parts[3]), f"{parts[2]} iterations, wall"))
+                    # Ours is host to host either way: the default rows again against torch's
+                    # from and to numpy arrays.
+                    if op in ("sign", "lyapunov"):
+                        ours.setdefault((op + "_from_host", int(parts[1])), []).append(
+                            (float(parts[3]), f"{parts[2]} iterations, wall"))
     rows = []
 
     def add(op, m, vendor, vendor_ms):
@@ -519,11 +524,20 @@ def applications(args):
         if ("sign_f64corr", s) in ours:
             add("sign_f64corr", s, "the same with the f64 polish correction",
                 cuda_ms(lambda: torch_sign(a, True), reps))
+        # Ours runs from a host array to a host array: torch the same way too (A up from a
+        # numpy array, S back into one), beside its time on the device alone above.
+        a_host = a.cpu().numpy()
+        add("sign_from_host", s, "the same torch sign from and to numpy arrays (A up, S down)",
+            cuda_ms(lambda: torch_sign(torch.from_numpy(a_host).to(dev))[0].cpu().numpy(), reps))
         q = torch.eye(s, dtype=torch.float64, device=dev)
         _, r = torch_lyapunov(a, q, 2)
         lyap_ms = cuda_ms(lambda: torch_lyapunov(a, q, 2), reps)
         add("lyapunov", s, f"Newton sign-function Lyapunov in torch (f32 iteration, f64 residual; residual {r:.1e})",
             lyap_ms)
+        q_host = q.cpu().numpy()
+        add("lyapunov_from_host", s, "the same torch Lyapunov from and to numpy arrays (A, Q up, X down)",
+            cuda_ms(lambda: torch_lyapunov(torch.from_numpy(a_host).to(dev), torch.from_numpy(q_host).to(dev),
+                                           2)[0].cpu().numpy(), reps))
         if ("lyapunov_perpass", s) in ours:
             add("lyapunov_perpass", s, "the same torch Lyapunov (ours: three read-backs per Newton step)", lyap_ms)
         if ("lyapunov_fresh", s) in ours:
@@ -533,8 +547,9 @@ def applications(args):
         torch.cuda.empty_cache()
     with open(args.applications_out, "w") as f:
         f.write("op,m,n,rhs,symraster_ms,vendor,vendor_ms,ratio\n")
-        order = ("inverse_general", "inverse_spd", "sign", "sign_newton", "sign_f64polish", "sign_f64corr",
-                 "sign_perpass", "sign_refined", "lyapunov", "lyapunov_fresh", "lyapunov_perpass")
+        order = ("inverse_general", "inverse_spd", "sign", "sign_from_host", "sign_newton", "sign_f64polish",
+                 "sign_f64corr", "sign_perpass", "sign_refined", "lyapunov", "lyapunov_from_host",
+                 "lyapunov_fresh", "lyapunov_perpass")
         f.write("\n".join(sorted(rows, key=lambda r: (order.index(csv_fields(r)[0]), int(csv_fields(r)[1])))) + "\n")
     print(f"wrote {args.applications_out} ({name}, torch {torch.__version__})", file=sys.stderr)
 

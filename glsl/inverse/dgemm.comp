@@ -15,7 +15,10 @@
 // C's edge and the slice over the depth's end. With `sums`, each work group also writes Σ C²
 // over its tile to partial[group] (a Frobenius norm without reading C back). With `lower`,
 // only C's lower triangle is wanted: tiles wholly above its diagonal return at once (a zero
-// sum). The scalars come as their two 32-bit halves (packDouble2x32).
+// sum). The scalars come as their two 32-bit halves (packDouble2x32). With PAIRS, slices are
+// held as pairs of adjacent rows (columns) and each invocation owns pairs of them, so its reads
+// of a slice are 16-byte loads, half as many; a pair's place in its row of the slice is XORed
+// with the depth (mod 8), which keeps both the stores and the reads on distinct banks.
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
 layout(std430, binding = 0) buffer CBuf { double c[]; };
@@ -50,6 +53,88 @@ uniform int sums;
 uniform int lower;
 
 #define THREADS (WG_X * WG_Y)
+
+#if PAIRS
+// Entries (pairs) of a slice each invocation stages (the host keeps these whole).
+#define A_LOADS (BM / 2u * BK / THREADS)
+#define B_LOADS (BK * BN / 2u / THREADS)
+// Row u and column v of an invocation's registers within the tile.
+#define ROW(t, u) (2u * ((t) + WG_Y * ((u) >> 1)) + ((u) & 1u))
+#define COL(t, v) (2u * ((t) + WG_X * ((v) >> 1)) + ((v) & 1u))
+
+shared dvec2 As[2][BK][BM / 2u];
+shared dvec2 Bs[2][BK][BN / 2u];
+
+dvec2 pa[A_LOADS];
+dvec2 pb[B_LOADS];
+
+// Where pair r of depth k sits in its row of a slice: a permutation of each aligned 8 pairs
+// (128 bytes), distinct over 8 consecutive depths or 8 consecutive pairs.
+uint swizzle(uint k, uint r) {
+    return r ^ (k & 7u);
+}
+
+// Staged pair e of A's slice: (row pair, depth), consecutive invocations on consecutive
+// addresses as below.
+uvec2 a_entry(uint e) {
+    return a_cs == 1u ? uvec2(e / BK, e % BK) : uvec2(e % (BM / 2u), e / (BM / 2u));
+}
+
+// Staged pair e of B's slice: (depth, column pair).
+uvec2 b_entry(uint e) {
+    return b_cs == 1u ? uvec2(e / (BN / 2u), e % (BN / 2u)) : uvec2(e % BK, e / BK);
+}
+
+double a_at(uint i, uint k, bool check) {
+    if (check && (i >= rows || k >= k1)) return 0.0LF;
+    return a[a_off + i * a_rs + k * a_cs];
+}
+
+double b_at(uint k, uint j, bool check) {
+    if (check && (j >= cols || k >= k1)) return 0.0LF;
+    return b[b_off + k * b_rs + j * b_cs];
+}
+
+void fetch(uint tid, uint row0, uint col0, uint ks, bool check) {
+    for (uint l = 0u; l < A_LOADS; ++l) {
+        uvec2 rk = a_entry(tid + l * THREADS);
+        uint i = row0 + 2u * rk.x;
+        uint k = ks + rk.y;
+        pa[l] = dvec2(a_at(i, k, check), a_at(i + 1u, k, check));
+    }
+    for (uint l = 0u; l < B_LOADS; ++l) {
+        uvec2 kj = b_entry(tid + l * THREADS);
+        uint k = ks + kj.x;
+        uint j = col0 + 2u * kj.y;
+        pb[l] = dvec2(b_at(k, j, check), b_at(k, j + 1u, check));
+    }
+}
+
+void stage(uint tid, uint buf) {
+    for (uint l = 0u; l < A_LOADS; ++l) {
+        uvec2 rk = a_entry(tid + l * THREADS);
+        As[buf][rk.y][swizzle(rk.y, rk.x)] = pa[l];
+    }
+    for (uint l = 0u; l < B_LOADS; ++l) {
+        uvec2 kj = b_entry(tid + l * THREADS);
+        Bs[buf][kj.x][swizzle(kj.x, kj.y)] = pb[l];
+    }
+}
+
+// acc += the slice's depth kk (buffer cur).
+#define MULTIPLY(cur, kk)                                                                \
+    {                                                                                   \
+        dvec2 x[TM / 2u];                                                               \
+        dvec2 y[TN / 2u];                                                               \
+        for (uint g = 0u; g < TM / 2u; ++g) x[g] = As[cur][kk][swizzle(kk, ty + WG_Y * g)]; \
+        for (uint h = 0u; h < TN / 2u; ++h) y[h] = Bs[cur][kk][swizzle(kk, tx + WG_X * h)]; \
+        for (uint u = 0u; u < TM; ++u)                                                  \
+            for (uint v = 0u; v < TN; ++v)                                              \
+                acc[u][v] = fma(x[u >> 1][u & 1u], y[v >> 1][v & 1u], acc[u][v]);       \
+    }
+// The tile's sum's scratch entry t (As is free after the last slice's barrier).
+#define SUM_AT(t) As[0][(t) / (BM / 2u)][(t) % (BM / 2u)].x
+#else
 // Entries of a slice each invocation stages (the host keeps these whole).
 #define A_LOADS (BM * BK / THREADS)
 #define B_LOADS (BK * BN / THREADS)
@@ -112,6 +197,25 @@ void stage(uint tid, uint buf) {
     }
 }
 
+
+#define ROW(t, u) ((t) + WG_Y * (u))
+#define COL(t, v) ((t) + WG_X * (v))
+#define MULTIPLY(cur, kk)                                                                \
+    {                                                                                   \
+        double x[TM];                                                                   \
+        double y[TN];                                                                   \
+        /* swizzle(kk, t + 16m) = swizzle(kk, t) + 16m (it changes the low four bits     \
+           only), so with WG_X and WG_Y multiples of 16 each row needs one XOR. */       \
+        uint xa = swizzle(kk, ty);                                                      \
+        uint xb = swizzle(kk, tx);                                                      \
+        for (uint u = 0u; u < TM; ++u) x[u] = As[cur][kk][xa + WG_Y * u];               \
+        for (uint v = 0u; v < TN; ++v) y[v] = Bs[cur][kk][xb + WG_X * v];               \
+        for (uint u = 0u; u < TM; ++u)                                                  \
+            for (uint v = 0u; v < TN; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);      \
+    }
+#define SUM_AT(t) As[0][(t) / BM][(t) % BM]
+#endif
+
 void main() {
     uint tx = gl_LocalInvocationID.x;
     uint ty = gl_LocalInvocationID.y;
@@ -138,18 +242,7 @@ void main() {
             uint ks = k0 + (s + 1u) * BK;
             fetch(tid, row0, col0, ks, edge || ks + BK > k1);
         }
-        for (uint kk = 0u; kk < BK; ++kk) {
-            double x[TM];
-            double y[TN];
-            // swizzle(kk, t + 16m) = swizzle(kk, t) + 16m (it changes the low four bits
-            // only), so with WG_X and WG_Y multiples of 16 each row needs one XOR.
-            uint xa = swizzle(kk, ty);
-            uint xb = swizzle(kk, tx);
-            for (uint u = 0u; u < TM; ++u) x[u] = As[cur][kk][xa + WG_Y * u];
-            for (uint v = 0u; v < TN; ++v) y[v] = Bs[cur][kk][xb + WG_X * v];
-            for (uint u = 0u; u < TM; ++u)
-                for (uint v = 0u; v < TN; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);
-        }
+        for (uint kk = 0u; kk < BK; ++kk) MULTIPLY(cur, kk)
         // The other buffer was last read in the slice before, ahead of the last barrier.
         if (more) stage(tid, cur ^ 1u);
         barrier();
@@ -159,9 +252,9 @@ void main() {
     double ga = packDouble2x32(uvec2(gamma_lo, gamma_hi));
     double s = 0.0LF;
     for (uint u = 0u; u < TM; ++u) {
-        uint i = row0 + ty + WG_Y * u;
+        uint i = row0 + ROW(ty, u);
         for (uint v = 0u; v < TN; ++v) {
-            uint j = col0 + tx + WG_X * v;
+            uint j = col0 + COL(tx, v);
             if (edge && (i >= rows || j >= cols)) continue;
             double val = al * acc[u][v];
             if (be != 0.0LF) val += be * d[d_off + i * d_rs + j * d_cs];
@@ -171,12 +264,12 @@ void main() {
         }
     }
     if (sums == 0) return;
-    // The tile's sum through As (free since the last slice's barrier; BK·BM ≥ THREADS).
-    As[0][tid / BM][tid % BM] = s;
+    // The tile's sum through As (free since the last slice's barrier; it holds ≥ THREADS).
+    SUM_AT(tid) = s;
     barrier();
     for (uint h = THREADS / 2u; h > 0u; h >>= 1) {
-        if (tid < h) As[0][tid / BM][tid % BM] += As[0][(tid + h) / BM][(tid + h) % BM];
+        if (tid < h) SUM_AT(tid) += SUM_AT(tid + h);
         barrier();
     }
-    if (tid == 0u) partial[gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x] = As[0][0][0];
+    if (tid == 0u) partial[gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x] = SUM_AT(0u);
 }

@@ -299,6 +299,19 @@ fn sweep_variant_tiles_match_faer() {
 }
 
 #[test]
+fn paired_tiles_match_faer() {
+    for tile in [
+        DoubleTile::MediumPairs,
+        DoubleTile::SmallPairs,
+        DoubleTile::LargePairs,
+        DoubleTile::LargePairsTall,
+        DoubleTile::LargePairsSquare,
+    ] {
+        every_shape(Some(tile));
+    }
+}
+
+#[test]
 fn operands_with_no_unit_stride_match_faer() {
     let _serial = serial();
     let gpu = common::gpu();
@@ -328,9 +341,9 @@ fn products_with_the_chosen_tile_match_faer() {
     let _serial = serial();
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
-    // The tile dgemm picks for a wide C with a shallow depth (Medium or Large where enough
-    // work groups result), both orientations of the Lyapunov residual's X·Aᵀ.
-    for (rows, cols) in [(96, 96), (1500, 1500)] {
+    // The tile dgemm picks for a wide C with a shallow depth (64 x 64, or 128 x 128 in pairs
+    // where enough work groups result), both orientations of the Lyapunov residual's X·Aᵀ.
+    for (rows, cols) in [(96, 96), (2100, 2100)] {
         let tile = DoubleTile::for_product(rows, cols);
         for tb in [Lay::Plain, Lay::Transposed] {
             let case = Case {

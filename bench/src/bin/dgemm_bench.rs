@@ -4,16 +4,23 @@
 //! (the Lyapunov residual's X·Aᵀ), A·B with the Σ C² sums; then the f32 tiled product
 //! C = A·Bᵀ with B plain and with B a transposed view (the Lyapunov C-iteration's Y·C).
 //! Rows `dgemm_ab_<tile>` / `dgemm_abt_<tile>` time each work-group tile the f64 product has
-//! (the others use the one `DoubleTile::for_product` picks).
+//! (the others use the one `DoubleTile::for_product` picks). Last, rows `fma_peak_f64` and
+//! `fma_peak_f32`: the rate of independent fused multiply-adds in registers alone, the ceiling
+//! any product kernel in GLSL has on this device. The GPU is preheated before each order
+//! (`timing::Preheat`: an idle device's first work runs at a low clock); the operands stay on
+//! the GPU between runs.
 //! `cargo run --release --example dgemm_bench -- 1024 2048 4096`.
 
 use std::time::Instant;
 use symraster::Gpu;
-use symraster::gl::GpuTimer;
+use symraster::gl::{
+    Buffer, BufferTarget, BufferUsage, ComputeKernel, ComputeProgram, GpuTimer, Uniform,
+};
 use symraster::inverse::Inverter;
 use symraster::inverse::kernels::double::{DoubleProduct, DoubleSquare, DoubleTile};
 use symraster::matrix::Matrix;
 use symraster::tiled::{Operand, Product, View};
+use symraster::timing::Preheat;
 
 /// Runs per timing (after one warm-up).
 const RUNS: usize = 5;
@@ -63,11 +70,61 @@ fn random(n: usize, seed: u64) -> Matrix<f64> {
     })
 }
 
+/// Chains of fused multiply-adds in registers, CHAINS per invocation and `steps` each (the
+/// scalar type T and CHAINS as #defines), their sum written so none is dropped.
+static PEAK: ComputeKernel = ComputeKernel {
+    name: "fma_peak",
+    source: r"
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer Out { T o[]; };
+uniform uint steps;
+void main() {
+    T v[CHAINS];
+    for (int c = 0; c < CHAINS; ++c) v[c] = T(gl_GlobalInvocationID.x + uint(c)) * T(1e-9);
+    T m = T(0.9999999);
+    T d = T(1e-7);
+    for (uint s = 0u; s < steps; ++s)
+        for (int c = 0; c < CHAINS; ++c) v[c] = fma(v[c], m, d);
+    T sum = T(0);
+    for (int c = 0; c < CHAINS; ++c) sum += v[c];
+    o[gl_GlobalInvocationID.x] = sum;
+}
+",
+    buffers: &[("Out", 0)],
+    uniforms: &["steps"],
+    optional: &[],
+};
+
+/// TFLOP/s of [`PEAK`] in `scalar` ("double" or "float") over `groups` work groups.
+fn fma_peak(inv: &Inverter, timer: &GpuTimer, scalar: &str, groups: u32) -> anyhow::Result<f64> {
+    const CHAINS: usize = 16;
+    const STEPS: u32 = 4096;
+    let source = format!(
+        "#version 430\n#define T {scalar}\n#define CHAINS {CHAINS}\n{}",
+        PEAK.source
+    );
+    let program = ComputeProgram::new(inv.context(), &PEAK, scalar, &source)?;
+    let threads = groups as usize * 256;
+    let out: Buffer<f64> = Buffer::uninitialized(
+        inv.context(),
+        BufferTarget::Storage,
+        BufferUsage::Dynamic,
+        threads,
+    )?;
+    out.bind_base(0);
+    program.bind();
+    program.set("steps", Uniform::U32(STEPS))?;
+    let ms = median_ms(inv, timer, || program.dispatch([groups, 1, 1]))?;
+    let flops = 2.0 * (threads * CHAINS) as f64 * f64::from(STEPS);
+    Ok(flops / (ms * 1e9))
+}
+
 fn main() -> anyhow::Result<()> {
     let sizes = symraster_bench::sizes_or(&[1024, 2048, 4096])?;
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let inv = Inverter::new(&gpu)?;
     let timer = GpuTimer::new(inv.context())?;
+    let heat = Preheat::new(inv.context())?;
     println!("# {}", gpu.info().renderer);
     println!("what,n,ms,tflops");
     for &n in &sizes {
@@ -81,6 +138,7 @@ fn main() -> anyhow::Result<()> {
         let gc = DoubleSquare::new(&inv, "C", n)?;
         let ab = DoubleProduct::new(gc.op(false), ga.op(false), gb.op(false));
         let abt = DoubleProduct::new(gc.op(false), ga.op(false), gb.op(true));
+        heat.run(inv.context());
         row(
             "dgemm_ab",
             median_ms(&inv, &timer, || inv.dgemm(ab, false).map(drop))?,
@@ -120,6 +178,14 @@ fn main() -> anyhow::Result<()> {
             median_ms(&inv, &timer, || {
                 k.gemm(Product::new(c, a32, Operand::new(&sb, v.t())))
             })?,
+        );
+    }
+    heat.run(inv.context());
+    for scalar in ["double", "float"] {
+        let short = if scalar == "double" { "f64" } else { "f32" };
+        println!(
+            "fma_peak_{short},0,0,{:.4}",
+            fma_peak(&inv, &timer, scalar, 132 * 32)?
         );
     }
     Ok(())

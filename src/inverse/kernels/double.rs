@@ -16,8 +16,8 @@ use crate::tiled::View;
 const MIN_GROUPS: usize = 256;
 
 /// The work-group tile of the f64 product (glsl/inverse/dgemm.comp): how many entries of C one
-/// work group of 16 x 16 invocations computes, and how many each invocation holds in
-/// registers. Larger tiles read less per flop; smaller ones give small products enough work
+/// work group (16 x 16 invocations, 512 for two of the 128 x 128 ones) computes, and how
+/// many each invocation holds in registers. Larger tiles read less per flop; smaller ones give small products enough work
 /// groups ([`DoubleTile::for_product`] picks by C's shape).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DoubleTile {
@@ -36,6 +36,19 @@ pub enum DoubleTile {
     /// 64 x 64, 4 x 4 per invocation, depth slices of 8: Small with half its shared memory. A
     /// variant for the sweep.
     SmallShallow,
+    /// Medium with each invocation's rows and columns in adjacent pairs: its reads of a slice
+    /// are half as many 16-byte loads.
+    MediumPairs,
+    /// Small's registers in pairs, depth slices of 16.
+    SmallPairs,
+    /// 128 x 128 by 512 invocations of 8 x 4 in pairs (Medium's registers, a wider tile: less
+    /// read per flop).
+    LargePairs,
+    /// 128 x 128 by 512 invocations of 4 x 8 in pairs: fewer 16-byte reads per depth than
+    /// LargePairs (a warp's rows are one pair apart, its columns sixteen).
+    LargePairsTall,
+    /// 128 x 128 by 256 invocations of 8 x 8 in pairs (Large's registers in pairs).
+    LargePairsSquare,
 }
 
 /// A tile's sizes: BM x BN per work group, TM x TN per invocation, depth slices of BK.
@@ -46,31 +59,50 @@ struct TileShape {
     tm: usize,
     tn: usize,
     bk: usize,
+    /// Rows and columns in adjacent pairs (the kernel's PAIRS).
+    pairs: bool,
 }
 
 impl DoubleTile {
     /// Every tile, in declaration order (the programs' index): the three
     /// [`DoubleTile::for_product`] may choose or that were measured first, then the sweep's
     /// variants.
-    pub const ALL: [DoubleTile; 6] = [
+    pub const ALL: [DoubleTile; 11] = [
         DoubleTile::Small,
         DoubleTile::Medium,
         DoubleTile::Large,
         DoubleTile::Wide,
         DoubleTile::MediumShallow,
         DoubleTile::SmallShallow,
+        DoubleTile::MediumPairs,
+        DoubleTile::SmallPairs,
+        DoubleTile::LargePairs,
+        DoubleTile::LargePairsTall,
+        DoubleTile::LargePairsSquare,
     ];
 
     fn shape(self) -> TileShape {
-        let (bm, bn, tm, tn, bk) = match self {
-            DoubleTile::Small => (64, 64, 4, 4, 16),
-            DoubleTile::Medium => (128, 64, 8, 4, 8),
-            DoubleTile::Large => (128, 128, 8, 8, 8),
-            DoubleTile::Wide => (64, 128, 4, 8, 8),
-            DoubleTile::MediumShallow => (128, 64, 8, 4, 4),
-            DoubleTile::SmallShallow => (64, 64, 4, 4, 8),
+        let (bm, bn, tm, tn, bk, pairs) = match self {
+            DoubleTile::Small => (64, 64, 4, 4, 16, false),
+            DoubleTile::Medium => (128, 64, 8, 4, 8, false),
+            DoubleTile::Large => (128, 128, 8, 8, 8, false),
+            DoubleTile::Wide => (64, 128, 4, 8, 8, false),
+            DoubleTile::MediumShallow => (128, 64, 8, 4, 4, false),
+            DoubleTile::SmallShallow => (64, 64, 4, 4, 8, false),
+            DoubleTile::MediumPairs => (128, 64, 8, 4, 8, true),
+            DoubleTile::SmallPairs => (64, 64, 4, 4, 16, true),
+            DoubleTile::LargePairs => (128, 128, 8, 4, 8, true),
+            DoubleTile::LargePairsTall => (128, 128, 4, 8, 8, true),
+            DoubleTile::LargePairsSquare => (128, 128, 8, 8, 8, true),
         };
-        TileShape { bm, bn, tm, tn, bk }
+        TileShape {
+            bm,
+            bn,
+            tm,
+            tn,
+            bk,
+            pairs,
+        }
     }
 
     /// Rows of C per work group.
@@ -83,20 +115,18 @@ impl DoubleTile {
         self.shape().bn
     }
 
-    /// The tile for a C of `rows` x `cols`: 128 x 64 where it fits inside C and still launches
-    /// [`MIN_GROUPS`] work groups, else the smallest. The 128 x 128 tile only when asked
-    /// ([`Inverter::dgemm_with`]): its 8 x 8 doubles per invocation spill, far slower than
-    /// 128 x 64 (`figures/h200/experiments/dgemm.csv`).
+    /// The tile for a C of `rows` x `cols`: 128 x 128 in pairs where it fits inside C and still
+    /// launches [`MIN_GROUPS`] work groups, else 64 x 64 with depth slices of 8, the fastest of
+    /// the others from order 1024 to 8192 (`figures/h200/experiments/dgemm.csv`).
     pub fn for_product(rows: usize, cols: usize) -> Self {
-        let fits = |t: DoubleTile| {
-            rows >= t.rows()
-                && cols >= t.cols()
-                && rows.div_ceil(t.rows()) * cols.div_ceil(t.cols()) >= MIN_GROUPS
-        };
-        if fits(DoubleTile::Medium) {
-            DoubleTile::Medium
+        let large = DoubleTile::LargePairs;
+        if rows >= large.rows()
+            && cols >= large.cols()
+            && rows.div_ceil(large.rows()) * cols.div_ceil(large.cols()) >= MIN_GROUPS
+        {
+            large
         } else {
-            DoubleTile::Small
+            DoubleTile::SmallShallow
         }
     }
 
@@ -118,6 +148,11 @@ impl DoubleTile {
             DoubleTile::Wide => "64x128",
             DoubleTile::MediumShallow => "128x64k4",
             DoubleTile::SmallShallow => "64x64k8",
+            DoubleTile::MediumPairs => "128x64p",
+            DoubleTile::SmallPairs => "64x64p",
+            DoubleTile::LargePairs => "128x128p",
+            DoubleTile::LargePairsTall => "128x128pt",
+            DoubleTile::LargePairsSquare => "128x128p8",
         }
     }
 
@@ -126,7 +161,7 @@ impl DoubleTile {
         let s = self.shape();
         format!(
             "#version 430\n#define WG_X {}\n#define WG_Y {}\n#define BM {}u\n#define BN {}u\n\
-             #define TM {}u\n#define TN {}u\n#define BK {}u\n{}",
+             #define TM {}u\n#define TN {}u\n#define BK {}u\n#define PAIRS {}\n{}",
             s.bn / s.tn,
             s.bm / s.tm,
             s.bm,
@@ -134,6 +169,7 @@ impl DoubleTile {
             s.tm,
             s.tn,
             s.bk,
+            u8::from(s.pairs),
             crate::inverse::table::DGEMM.source
         )
     }
@@ -814,16 +850,26 @@ mod tests {
     fn tiles_fit_the_kernel_and_shared_memory() {
         for tile in DoubleTile::ALL {
             let s = tile.shape();
-            let threads = (s.bm / s.tm) * (s.bn / s.tn);
-            assert_eq!(threads, 256, "{tile:?}");
+            let (wg_x, wg_y) = (s.bn / s.tn, s.bm / s.tm);
+            let threads = wg_x * wg_y;
+            assert!(threads == 256 || threads == 512, "{tile:?}");
             // The reads' swizzle: one XOR per row of a slice.
-            assert!((s.bm / s.tm) % 16 == 0 && (s.bn / s.tn) % 16 == 0, "{tile:?}");
-            // Whole staging loads per invocation, and room in As for the tile's sum.
-            assert_eq!(s.bm * s.bk % threads, 0, "{tile:?}");
-            assert_eq!(s.bk * s.bn % threads, 0, "{tile:?}");
-            assert!(s.bm * s.bk >= threads, "{tile:?}");
-            // The swizzle: rows of whole 16-double bank groups, 16/BK columns per half-warp.
-            assert!(s.bm % 16 == 0 && s.bn % 16 == 0 && 16 % s.bk == 0, "{tile:?}");
+            assert!(wg_y % 16 == 0 && wg_x % 16 == 0, "{tile:?}");
+            // Whole staging loads per invocation (pairs of entries with PAIRS), and room in As
+            // for the tile's sum.
+            let per = if s.pairs { 2 * threads } else { threads };
+            assert_eq!(s.bm * s.bk % per, 0, "{tile:?}");
+            assert_eq!(s.bk * s.bn % per, 0, "{tile:?}");
+            assert!(s.bm * s.bk >= per, "{tile:?}");
+            if s.pairs {
+                // Pairs of registers, and rows of whole 8-pair (128-byte) swizzle groups.
+                assert!(s.tm % 2 == 0 && s.tn % 2 == 0, "{tile:?}");
+                assert!(s.bm % 16 == 0 && s.bn % 16 == 0, "{tile:?}");
+            } else {
+                // The swizzle: rows of whole 16-double bank groups, 16/BK columns per
+                // half-warp.
+                assert!(s.bm % 16 == 0 && s.bn % 16 == 0 && 16 % s.bk == 0, "{tile:?}");
+            }
             // Two buffers of both slices within GL's least maximum of shared memory.
             assert!(2 * s.bk * (s.bm + s.bn) * 8 <= 32768, "{tile:?}");
         }
@@ -843,13 +889,14 @@ mod tests {
 
     #[test]
     fn small_products_keep_small_tiles() {
-        assert_eq!(DoubleTile::for_product(1, 1), DoubleTile::Small);
-        assert_eq!(DoubleTile::for_product(1024, 1024), DoubleTile::Small);
-        assert_eq!(DoubleTile::for_product(1500, 1500), DoubleTile::Medium);
-        assert_eq!(DoubleTile::for_product(2048, 2048), DoubleTile::Medium);
-        assert_eq!(DoubleTile::for_product(4096, 4096), DoubleTile::Medium);
-        // Enough work groups either way round.
-        assert_eq!(DoubleTile::for_product(64, 1 << 16), DoubleTile::Small);
-        assert_eq!(DoubleTile::for_product(256, 1 << 14), DoubleTile::Medium);
+        let (small, large) = (DoubleTile::SmallShallow, DoubleTile::LargePairs);
+        assert_eq!(DoubleTile::for_product(1, 1), small);
+        assert_eq!(DoubleTile::for_product(1024, 1024), small);
+        assert_eq!(DoubleTile::for_product(1500, 1500), small);
+        assert_eq!(DoubleTile::for_product(2048, 2048), large);
+        assert_eq!(DoubleTile::for_product(4096, 4096), large);
+        // Enough work groups either way round, the large tile only where it fits inside C.
+        assert_eq!(DoubleTile::for_product(64, 1 << 16), small);
+        assert_eq!(DoubleTile::for_product(128, 1 << 15), large);
     }
 }
