@@ -119,8 +119,9 @@ pub struct InvertOptions {
     /// Full or RFP storage on the GPU.
     pub storage: Storage,
     /// The most Newton-Schulz steps in f64 (on the GPU) after the f32 inverse (0: the f32
-    /// inverse widened, its residual checked; default 8), taken while they halve ‖I − M·X‖:
-    /// from ‖I − M·X‖ < 1/2 the steps converge quadratically, so the default reaches f64's
+    /// inverse widened, its residual checked; default 8), taken while they halve ‖I − M·X‖,
+    /// the step from a residual r with r² ≤ ε the last (it reaches f64's rounding): from
+    /// ‖I − M·X‖ < 1/2 the steps converge quadratically, so the default reaches f64's
     /// rounding. An X still converging at the limit is replaced by the f64 CPU inverse.
     pub refine_steps: usize,
 }
@@ -545,7 +546,8 @@ fn gje_refined_on_device(
         if let Err(e) = inverse.invert(inv, &work.m, &work.x) {
             return failed_in_f32(e).map(Err);
         }
-        let (residuals, refined) = work.refine_inverse_in_place(inv, steps, 0.0)?;
+        let (residuals, refined) =
+            work.refine_inverse_in_place(inv, steps, kernels::double::LastStep::Measured(f64::EPSILON))?;
         if !accepted(&residuals, steps) {
             return Ok(Err(Fallback::Residual(residuals[0])));
         }

@@ -16,7 +16,7 @@
 //! [`NumericalError::SignNotConverged`], never NaN.
 
 pub use super::kernels::double::PolishCorrection;
-use super::kernels::double::DoubleWork;
+use super::kernels::double::{DoubleWork, LastStep};
 use super::schulz::Schulz;
 use super::widened::WidenedInverse;
 use super::{Inverter, Kind, check_input};
@@ -532,7 +532,7 @@ fn iterate_refined(
             Err(Error::Numerical(e)) => break Err(uninvertible(iterations, e.to_string())),
             Err(e) => break Err(e),
         }
-        let (residuals, _) = work.refine_inverse_in_place(inv, 3, trusted)?;
+        let (residuals, _) = work.refine_inverse_in_place(inv, 3, LastStep::Bound(trusted))?;
         let first = residuals[0];
         if first.is_nan() || first >= 0.5 {
             break Err(uninvertible(

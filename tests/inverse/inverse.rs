@@ -668,6 +668,66 @@ fn general_inverse_refined_on_the_device_matches_the_host_route() {
     }
 }
 
+/// An inverse's refinement ended after the step from a residual r with r² ≤ ε
+/// (`LastStep::Measured`, the general inverse's) against the halving rule run out: the same
+/// accuracy, that step's residual formed (it matches ‖I − A·X‖_F formed on the CPU), and a
+/// step fewer where the halving rule's last step could not gain. Starts from the f64 inverse
+/// rounded to f32 and perturbed (residuals 1e-6 to 1e-3), orders tiny, odd, and past one
+/// product tile.
+#[test]
+fn inverse_refinement_ends_once_the_next_step_reaches_rounding() {
+    use symraster::inverse::kernels::double::{DoubleWork, LastStep};
+    let gpu = common::gpu();
+    let inv = inverter(&gpu);
+    let mut saved = 0;
+    for (n, noise) in [
+        (1, 1e-4),
+        (7, 1e-3),
+        (33, 1e-6),
+        (65, 1e-4),
+        (129, 1e-5),
+        (200, 1e-3),
+    ] {
+        let mut a = stable(n, 1700 + n as u64);
+        for i in (0..n).step_by(3) {
+            a[(i, i)] += 2.5;
+        }
+        let want = cpu_inverse(&a);
+        let wiggle = random(n, n, 1800 + n as u64);
+        let x0 = Matrix::from_fn(n, n, |i, j| {
+            f64::from(want[(i, j)] as f32) * (1.0 + noise * wiggle[(i, j)])
+        });
+        let run = |last: LastStep| {
+            let mut work = DoubleWork::new(&inv, n).unwrap();
+            work.m.write(&a).unwrap();
+            work.x.write(&x0).unwrap();
+            let (residuals, refined) = work.refine_inverse_in_place(&inv, 8, last).unwrap();
+            let x = work.x.download().unwrap();
+            work.recycle(&inv);
+            assert!(refined, "n {n}: {residuals:?}");
+            (residuals, x)
+        };
+        let (rh, xh) = run(LastStep::Halving);
+        let (rm, xm) = run(LastStep::Measured(f64::EPSILON));
+        let (eh, em) = (relative_error(&xh, &want), relative_error(&xm, &want));
+        assert!(
+            em < 1e-13 && em <= 2.0 * eh + 1e-15,
+            "n {n}: error {em:e} against {eh:e}"
+        );
+        let last = *rm.last().unwrap();
+        let ax = matmul(&a, &xm);
+        let host =
+            Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)) - ax[(i, j)]).frobenius_norm();
+        assert!(
+            (last - host).abs() <= 0.1 * host + 1e-15,
+            "n {n}: reported {last:e}, formed on the CPU {host:e}"
+        );
+        assert!(rm.len() <= rh.len(), "n {n}: {rm:?} against {rh:?}");
+        saved += rh.len() - rm.len();
+    }
+    assert!(saved > 0, "no refinement ended early");
+}
+
 /// The polish's correction S·E as an f32 product (the default) against the f64 one it replaces:
 /// ‖I − S²‖ as small and the error against the reference as small, on the f32 iteration's S
 /// (‖E‖ about 1e-5, where the correction matters) and the refined one; orders tiny, odd, and

@@ -575,6 +575,23 @@ pub enum PolishCorrection {
     Single,
 }
 
+/// Which Newton-Schulz step of an inverse's refinement
+/// ([`DoubleWork::refine_inverse_in_place`]) may end it before a step stops halving the
+/// residual. A step from residual r gives I − M·X' = (I − M·X)², so r² bounds the next
+/// residual up to rounding: from r² ≤ ε one more step reaches f64's rounding, and the step
+/// after it (which would stop the halving rule) cannot gain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LastStep {
+    /// Steps run until one stops halving the residual (LAPACK's refinement rule).
+    Halving,
+    /// The step from a residual r with r² at most this is the last; its residual is formed
+    /// (and reported).
+    Measured(f64),
+    /// The same, its residual not formed (one f64 product fewer): r² stands for it in the
+    /// residuals.
+    Bound(f64),
+}
+
 /// Four order-n f64 matrices on the device: what the sign function's refinement, polish and
 /// commutation test and the Lyapunov residual work in (allocated once per call).
 pub struct DoubleWork {
@@ -609,8 +626,9 @@ impl DoubleWork {
 
     /// Newton-Schulz steps X ← X + X·(I − M·X) on the device, as
     /// [`refine_inverse`](super::refine_inverse) takes them on the CPU (only from ‖I − M·X‖_F
-    /// below 1/2, while the residual drops, stopping once it no longer halves); `m` and `x`
-    /// are uploaded, the refined X read back.
+    /// below 1/2, while the residual drops, stopping once it no longer halves or after the
+    /// step from a residual r with r² ≤ ε, [`LastStep::Measured`]); `m` and `x` are uploaded,
+    /// the refined X read back.
     pub fn refine_inverse(
         &mut self,
         inv: &Inverter,
@@ -620,7 +638,8 @@ impl DoubleWork {
     ) -> Result<crate::inverse::Refined> {
         self.m.write(m)?;
         self.x.write(x)?;
-        let (residuals, refined) = self.refine_inverse_in_place(inv, max_steps, 0.0)?;
+        let (residuals, refined) =
+            self.refine_inverse_in_place(inv, max_steps, LastStep::Measured(f64::EPSILON))?;
         Ok(crate::inverse::Refined {
             x: self.x.download()?,
             residuals,
@@ -631,14 +650,12 @@ impl DoubleWork {
 
     /// [`DoubleWork::refine_inverse`] of the X in `self.x` against the M in `self.m`, left in
     /// `self.x`: the residuals ‖I − M·X‖_F (the first before any step) and whether a step was
-    /// kept. A step from residual r with r² ≤ `trusted` is the last and its residual is not
-    /// formed (one f64 product fewer): a step gives I − M·X' = (I − M·X)² exactly, so r² bounds
-    /// it up to rounding, and its entry in the residuals is that bound.
+    /// kept. `last` says which step may end it before one stops halving the residual.
     pub fn refine_inverse_in_place(
         &mut self,
         inv: &Inverter,
         max_steps: usize,
-        trusted: f64,
+        last: LastStep,
     ) -> Result<(Vec<f64>, bool)> {
         let residual = |w: &Self, x: &DoubleSquare| -> Result<f64> {
             let p = DoubleProduct::new(w.r.op(false), w.m.op(false), x.op(false))
@@ -654,7 +671,12 @@ impl DoubleWork {
                 let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
                     .plus(1.0, self.x.op(false));
                 inv.dgemm(p, false)?;
-                if norm * norm <= trusted {
+                let ends = match last {
+                    LastStep::Halving => None,
+                    LastStep::Measured(bound) => (norm * norm <= bound).then_some(false),
+                    LastStep::Bound(bound) => (norm * norm <= bound).then_some(true),
+                };
+                if ends == Some(true) {
                     refined = true;
                     residuals.push(norm * norm);
                     std::mem::swap(&mut self.x, &mut self.t);
@@ -669,7 +691,7 @@ impl DoubleWork {
                 std::mem::swap(&mut self.x, &mut self.t);
                 let halves = next <= 0.5 * norm;
                 norm = next;
-                if !halves {
+                if !halves || ends.is_some() {
                     break;
                 }
             }
