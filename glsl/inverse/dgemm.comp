@@ -2,7 +2,7 @@
 // C = alpha·A·B + beta·D + gamma·I over strided views (entry (i, k) of A at
 // a_off + i·a_rs + k·a_cs, likewise B, C, D), for k in k0 .. k1 of this launch (the host cuts
 // the depth so no invocation loops past the software renderers' limit; later launches pass
-// D = C, beta = 1, gamma = 0). Tile sizes come as #defines (src/inverse/double.rs,
+// D = C, beta = 1, gamma = 0). Tile sizes come as #defines (src/inverse/kernels/double.rs,
 // DoubleTile): BM x BN entries of C per work group of WG_X x WG_Y invocations, each holding
 // TM x TN of them in registers (rows ty + WG_Y·u, columns tx + WG_X·v), depth slices of BK
 // through shared memory. Each slice is staged with consecutive invocations on consecutive
@@ -196,7 +196,6 @@ void stage(uint tid, uint buf) {
         Bs[buf][kj.x][swizzle(kj.x, kj.y)] = pb[l];
     }
 }
-
 
 #define ROW(t, u) ((t) + WG_Y * (u))
 #define COL(t, v) ((t) + WG_X * (v))
