@@ -45,6 +45,7 @@ pub use sign::{Handover, PolishCorrection, Sign, SignOptions, sign};
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::layout::rfp as rfp_layout;
 use crate::matrix::{Matrix, single_precision_error};
+use kernels::double::LastStep;
 pub use crate::tiled::Storage;
 
 /// What is known about the matrix to invert.
@@ -547,7 +548,7 @@ fn gje_refined_on_device(
             return failed_in_f32(e).map(Err);
         }
         let (residuals, refined) =
-            work.refine_inverse_in_place(inv, steps, kernels::double::LastStep::Measured(f64::EPSILON))?;
+            work.refine_inverse_in_place(inv, steps, LastStep::AT_ROUNDING)?;
         if !accepted(&residuals, steps) {
             return Ok(Err(Fallback::Residual(residuals[0])));
         }
@@ -614,9 +615,9 @@ fn failed_in_f32(e: Error) -> Result<Fallback> {
     }
 }
 
-/// Newton-Schulz in f64 on the GPU of the host inverse `x` of `full`, at most `steps` steps
-/// (converged when a step stops halving the residual before the limit: quadratic convergence
-/// has reached rounding).
+/// Newton-Schulz in f64 on the GPU of the host inverse `x` of `full`, at most `steps` steps,
+/// ending at f64's rounding ([`LastStep::AT_ROUNDING`], or a step that stops halving the
+/// residual).
 fn refine_on_gpu(inv: &Inverter, full: &Matrix<f64>, x: &Matrix<f64>, steps: usize) -> Result<Refined> {
     let mut work = kernels::double::DoubleWork::new(inv, full.rows())?;
     let r = work.refine_inverse(inv, full, x, steps);

@@ -16,9 +16,9 @@ use crate::tiled::View;
 const MIN_GROUPS: usize = 256;
 
 /// The work-group tile of the f64 product (glsl/inverse/dgemm.comp): how many entries of C one
-/// work group (16 x 16 invocations, 512 for two of the 128 x 128 ones) computes, and how
-/// many each invocation holds in registers. Larger tiles read less per flop; smaller ones give small products enough work
-/// groups ([`DoubleTile::for_product`] picks by C's shape).
+/// work group (16 x 16 invocations, 512 for two of the 128 x 128 ones) computes, and how many
+/// each invocation holds in registers. Larger tiles read less per flop; smaller ones give
+/// small products enough work groups ([`DoubleTile::for_product`] picks by C's shape).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DoubleTile {
     /// 64 x 64, 4 x 4 per invocation, depth slices of 16.
@@ -33,8 +33,8 @@ pub enum DoubleTile {
     /// 128 x 64, 8 x 4 per invocation, depth slices of 4: half Medium's shared memory (more
     /// resident work groups) for twice the barriers. A variant for the sweep.
     MediumShallow,
-    /// 64 x 64, 4 x 4 per invocation, depth slices of 8: Small with half its shared memory. A
-    /// variant for the sweep.
+    /// 64 x 64, 4 x 4 per invocation, depth slices of 8: Small with half its shared memory
+    /// (the tile of products too small for [`DoubleTile::LargePairs`]).
     SmallShallow,
     /// Medium with each invocation's rows and columns in adjacent pairs: its reads of a slice
     /// are half as many 16-byte loads.
@@ -42,7 +42,7 @@ pub enum DoubleTile {
     /// Small's registers in pairs, depth slices of 16.
     SmallPairs,
     /// 128 x 128 by 512 invocations of 8 x 4 in pairs (Medium's registers, a wider tile: less
-    /// read per flop).
+    /// read per flop); the tile of large products.
     LargePairs,
     /// 128 x 128 by 512 invocations of 4 x 8 in pairs: fewer 16-byte reads per depth than
     /// LargePairs (a warp's rows are one pair apart, its columns sixteen).
@@ -64,9 +64,9 @@ struct TileShape {
 }
 
 impl DoubleTile {
-    /// Every tile, in declaration order (the programs' index): the three
-    /// [`DoubleTile::for_product`] may choose or that were measured first, then the sweep's
-    /// variants.
+    /// Every tile, in declaration order (the programs' index): the three measured first, then
+    /// the sweep's variants ([`DoubleTile::for_product`] picks `SmallShallow` or
+    /// `LargePairs`).
     pub const ALL: [DoubleTile; 11] = [
         DoubleTile::Small,
         DoubleTile::Medium,
@@ -592,6 +592,11 @@ pub enum LastStep {
     Bound(f64),
 }
 
+impl LastStep {
+    /// The inverses' default: the step from r² ≤ ε is the last, its residual formed.
+    pub const AT_ROUNDING: LastStep = LastStep::Measured(f64::EPSILON);
+}
+
 /// Four order-n f64 matrices on the device: what the sign function's refinement, polish and
 /// commutation test and the Lyapunov residual work in (allocated once per call).
 pub struct DoubleWork {
@@ -627,8 +632,8 @@ impl DoubleWork {
     /// Newton-Schulz steps X ← X + X·(I − M·X) on the device, as
     /// [`refine_inverse`](super::refine_inverse) takes them on the CPU (only from ‖I − M·X‖_F
     /// below 1/2, while the residual drops, stopping once it no longer halves or after the
-    /// step from a residual r with r² ≤ ε, [`LastStep::Measured`]); `m` and `x` are uploaded,
-    /// the refined X read back.
+    /// step from a residual r with r² ≤ ε, [`LastStep::AT_ROUNDING`]); `m` and `x` are
+    /// uploaded, the refined X read back.
     pub fn refine_inverse(
         &mut self,
         inv: &Inverter,
@@ -639,7 +644,7 @@ impl DoubleWork {
         self.m.write(m)?;
         self.x.write(x)?;
         let (residuals, refined) =
-            self.refine_inverse_in_place(inv, max_steps, LastStep::Measured(f64::EPSILON))?;
+            self.refine_inverse_in_place(inv, max_steps, LastStep::AT_ROUNDING)?;
         Ok(crate::inverse::Refined {
             x: self.x.download()?,
             residuals,
@@ -671,12 +676,11 @@ impl DoubleWork {
                 let p = DoubleProduct::new(self.t.op(false), self.x.op(false), self.r.op(false))
                     .plus(1.0, self.x.op(false));
                 inv.dgemm(p, false)?;
-                let ends = match last {
-                    LastStep::Halving => None,
-                    LastStep::Measured(bound) => (norm * norm <= bound).then_some(false),
-                    LastStep::Bound(bound) => (norm * norm <= bound).then_some(true),
+                let final_step = match last {
+                    LastStep::Halving => false,
+                    LastStep::Measured(bound) | LastStep::Bound(bound) => norm * norm <= bound,
                 };
-                if ends == Some(true) {
+                if final_step && matches!(last, LastStep::Bound(_)) {
                     refined = true;
                     residuals.push(norm * norm);
                     std::mem::swap(&mut self.x, &mut self.t);
@@ -691,7 +695,7 @@ impl DoubleWork {
                 std::mem::swap(&mut self.x, &mut self.t);
                 let halves = next <= 0.5 * norm;
                 norm = next;
-                if !halves || ends.is_some() {
+                if !halves || final_step {
                     break;
                 }
             }
