@@ -13,12 +13,12 @@
 //! the second only its lower triangle, mirrored, where Q is symmetric) run on the GPU in f32, the residual's two in f64 on the GPU ([`double`](super::kernels::double);
 //! one where Q is symmetric, and X with it: X·Aᵀ = (A·X)ᵀ),
 //! and X, R and the iterate stay there between them ([`convert`](super::convert)): A and Q go
-//! up once and X comes back once.
+//! up once (Q while the GPU takes the iteration's first inverse) and X comes back once.
 
 use super::kernels::double::{DoubleSquare, DoubleWork};
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
-use super::sign::power_of_two_scale;
-use super::{Kind, check_input, newton};
+use super::sign::scale_for_largest;
+use super::{check_general_input, newton};
 use crate::error::{Error, NumericalError, Result};
 use crate::matrix::Matrix;
 use crate::tiled::View;
@@ -138,17 +138,40 @@ fn is_symmetric(q: &Matrix<f64>) -> bool {
     })
 }
 
+/// What the solver needs of Q besides Q on the device.
+struct QSide {
+    /// Q's power-of-two scale ([`power_of_two_scale`](super::sign::power_of_two_scale)).
+    scale: f64,
+    /// Whether Q equals its transpose.
+    symmetric: bool,
+    /// The largest |entry| of the scaled Q.
+    max_abs: f64,
+}
+
+/// Q checked, scaled by its power of two and written into `r`, with what else the solver
+/// needs of it.
+fn q_up(r: &DoubleSquare, q: &Matrix<f64>) -> Result<QSide> {
+    let extent = check_general_input("Q", q)?;
+    let scale = scale_for_largest(extent.max_abs);
+    let q = q.scaled(scale);
+    r.write(&q)?;
+    Ok(QSide {
+        scale,
+        symmetric: is_symmetric(&q),
+        max_abs: extent.scaled(scale).max_abs,
+    })
+}
+
 /// Solves A·X + X·Aᵀ = Q (scipy's `solve_continuous_lyapunov(a, q)`) for stable A, with at
 /// most `refine_steps` refinement steps in f64. A and Q may have any scale: both are scaled by
-/// powers of two first ([`power_of_two_scale`]), and X back, exactly.
+/// powers of two first ([`power_of_two_scale`](super::sign::power_of_two_scale)), and X back, exactly.
 pub fn solve_continuous_lyapunov(
     inv: &Inverter,
     a: &Matrix<f64>,
     q: &Matrix<f64>,
     refine_steps: usize,
 ) -> Result<Lyapunov> {
-    check_input("A", a, Kind::General)?;
-    check_input("Q", q, Kind::General)?;
+    let extent = check_general_input("A", a)?;
     let n = a.rows();
     if q.shape() != (n, n) {
         return Err(Error::shape(format!(
@@ -159,27 +182,45 @@ pub fn solve_continuous_lyapunov(
     }
     // A and Q scaled by powers of two (exact) to largest entries in [1, 2): the f32 iteration
     // then neither overflows nor underflows, and X = (sa/sq)·X' of the scaled equation, exactly.
-    let (sa, sq) = (power_of_two_scale(a), power_of_two_scale(q));
-    let (a, q) = (&*a.scaled(sa), &*q.scaled(sq));
+    let sa = scale_for_largest(extent.max_abs);
+    let a = &*a.scaled(sa);
+    let extent = extent.scaled(sa);
     let options = super::SignOptions::default();
     let start = std::time::Instant::now();
     // All f64 squares first (kept ones where an earlier call of the order left them), and A
-    // and Q up once: the Newton iteration's f32 A is narrowed from the f64 one on the device.
+    // up once: the Newton iteration's f32 A is narrowed from the f64 one on the device.
     // A in m, Q in r, X in x and its residual in t; the next X and residual beside them.
     let mut work = DoubleWork::new(inv, n)?;
     let mut x_next = DoubleSquare::new(inv, "the next Lyapunov iterate", n)?;
     let mut r_next = DoubleSquare::new(inv, "the next Lyapunov residual", n)?;
     work.m.write(a)?;
-    work.r.write(q)?;
-    phase(inv, start, "A and Q up");
+    phase(inv, start, "A up");
     let x0 = inv.single_square("the Newton iterate", n)?;
     inv.narrow(x0.op(View::row_major(n, n)), work.m.op(false), 1.0)?;
+    let norm_a = extent.norm;
     let a_start = newton::Start {
-        norm: a.frobenius_norm(),
-        max_abs: a.max_abs(),
+        norm: norm_a,
+        max_abs: extent.max_abs,
     };
-    let run = newton::iterate_from(inv, x0, a_start, options.max_iterations, true, true)?;
-    phase(inv, start, "Newton iteration");
+    // Q checked, scaled and up, and its host passes, while the GPU takes the first inverse.
+    let mut q_side = None;
+    let hooks = newton::Hooks {
+        handover: &mut |_, _| Ok(false),
+        meanwhile: Some(Box::new(|| {
+            q_side = Some(q_up(&work.r, q)?);
+            Ok(())
+        })),
+    };
+    let run = newton::iterate_until(inv, x0, a_start, options.max_iterations, true, true, hooks)?;
+    let QSide {
+        scale: sq,
+        symmetric,
+        max_abs: q_max,
+    } = match q_side {
+        Some(side) => side,
+        None => q_up(&work.r, q)?,
+    };
+    phase(inv, start, "Newton iteration, Q up beside it");
     let (trace, off) = newton::trace_and_distance_from_minus_identity(inv, &run.x)?;
     // A NaN sum must not pass as stable (the iteration refuses non-finite iterates already).
     if off.is_nan() || off > 0.1 * (n as f64).sqrt() {
@@ -196,7 +237,6 @@ pub fn solve_continuous_lyapunov(
     // there are any (no allocation or first touch in a repeated solve), and goes back at the end.
     let square = |what: &str| inv.single_square(what, n);
     // A symmetric Q has a symmetric X: kept exactly symmetric.
-    let symmetric = is_symmetric(q);
     let op = Operator {
         inv,
         steps: run.inverses,
@@ -205,9 +245,7 @@ pub fn solve_continuous_lyapunov(
         symmetric,
     };
     phase(inv, start, "stability test");
-    let norm_a = a.frobenius_norm();
     let relative = |norm: f64, norm_x: f64| norm / (norm_a * norm_x).max(f64::MIN_POSITIVE);
-    let q_max = q.max_abs();
     if q_max == 0.0 {
         return Ok(Lyapunov {
             x: Matrix::from_fn(n, n, |_, _| 0.0),

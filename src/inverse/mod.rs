@@ -209,6 +209,58 @@ pub fn check_input<T: Copy + Into<f64> + Sync>(name: &str, a: &Matrix<T>, kind: 
     Ok(())
 }
 
+/// max |A| and ‖A‖_F of an input, from the pass that checks it ([`check_general_input`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Extent {
+    /// The largest |entry|.
+    pub max_abs: f64,
+    /// The Frobenius norm.
+    pub norm: f64,
+}
+
+impl Extent {
+    /// The extent of the matrix times the power of two `scale` (exact for max |A|).
+    pub fn scaled(self, scale: f64) -> Self {
+        Self {
+            max_abs: self.max_abs * scale,
+            norm: self.norm * scale,
+        }
+    }
+}
+
+/// [`check_input`] of a general matrix, with its [`Extent`] from the same pass (the sign
+/// function and the Lyapunov solver need both before their first inverse). The squares are
+/// summed in fixed chunks and the chunk sums added in order, as
+/// [`Matrix::frobenius_norm`] does.
+pub fn check_general_input(name: &str, a: &Matrix<f64>) -> Result<Extent> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    let limit = f64::from(f32::MAX);
+    // (every entry within f32's range (NaN is not), max |a|, Σ a²) of a chunk.
+    let pass = |c: &[f64]| {
+        c.iter().fold((true, 0.0f64, 0.0f64), |(fine, max, sum), &v| {
+            (fine && v.abs() <= limit, max.max(v.abs()), sum + v * v)
+        })
+    };
+    let s = a.as_slice();
+    let (fine, max_abs, sum) = if s.len() <= CHUNK {
+        pass(s)
+    } else {
+        let chunks: Vec<_> = s.par_chunks(CHUNK).map(pass).collect();
+        chunks.into_iter().fold((true, 0.0f64, 0.0f64), |(f, m, t), (g, n, u)| {
+            (f && g, m.max(n), t + u)
+        })
+    };
+    if !fine || a.rows() != a.cols() || s.is_empty() {
+        // The error, as check_input names it.
+        check_input(name, a, Kind::General)?;
+    }
+    Ok(Extent {
+        max_abs,
+        norm: sum.sqrt(),
+    })
+}
+
 /// The pivot tolerance of the pivoted sweeps: order × f32 epsilon × the largest |entry|; a
 /// pivot at or below it makes the matrix singular to single precision.
 pub fn pivot_tolerance(a: &Matrix<f32>) -> f32 {
@@ -687,4 +739,38 @@ fn check_finite(x: &Matrix<f32>) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The extent is max |A| and the Frobenius norm, below and above the chunk size, and a
+    /// matrix check_input refuses gets check_input's error.
+    #[test]
+    fn general_input_extent_and_errors_match_check_input() {
+        for n in [1usize, 7, 300] {
+            let a = Matrix::from_fn(n, n, |i, j| ((i * 13 + j * 7) % 23) as f64 * 0.37 - 4.1);
+            let extent = check_general_input("A", &a).unwrap();
+            assert_eq!(extent.max_abs, a.max_abs());
+            let norm = a.frobenius_norm();
+            assert!((extent.norm - norm).abs() <= 1e-14 * norm, "n {n}");
+            assert_eq!(extent.scaled(0.25).max_abs, a.max_abs() * 0.25);
+            for bad in [f64::NAN, f64::INFINITY, -1e39] {
+                let mut b = a.clone();
+                b[(n - 1, n / 2)] = bad;
+                let want = check_input("A", &b, Kind::General).unwrap_err().to_string();
+                let got = check_general_input("A", &b).unwrap_err().to_string();
+                assert_eq!(got, want);
+                assert!(got.contains(&format!("row {}, column {}", n - 1, n / 2)), "{got}");
+            }
+        }
+        let wide = Matrix::from_fn(2, 3, |i, j| (i + j) as f64);
+        assert_eq!(
+            check_general_input("A", &wide).unwrap_err().to_string(),
+            check_input("A", &wide, Kind::General).unwrap_err().to_string()
+        );
+        let empty = Matrix::<f64>::zeros(0, 0);
+        assert!(check_general_input("A", &empty).is_err());
+    }
 }

@@ -139,13 +139,25 @@ pub fn iterate_from(
     scaling: bool,
     keep_inverses: bool,
 ) -> Result<NewtonRun> {
-    let mut never = |_: &DeviceSquare, _: f64| Ok(false);
-    iterate_until(inv, x, start, max_iterations, scaling, keep_inverses, &mut never)
+    let hooks = Hooks {
+        handover: &mut |_, _| Ok(false),
+        meanwhile: None,
+    };
+    iterate_until(inv, x, start, max_iterations, scaling, keep_inverses, hooks)
 }
 
-/// [`iterate_from`], also ending once `handover(X_{k+1}, relative change)`, called after each
-/// step that has not converged, says so ([`NewtonRun::handed_over`]: the sign function's
-/// hand-over to Newton-Schulz, [`SignOptions::handover`](super::SignOptions::handover)).
+/// What a caller of [`iterate_until`] runs inside the iteration.
+pub struct Hooks<'h> {
+    /// Called with X_{k+1} and the relative change after each step that has not converged:
+    /// true ends the iteration ([`NewtonRun::handed_over`]: the sign function's hand-over to
+    /// Newton-Schulz, [`SignOptions::handover`](super::SignOptions::handover)).
+    pub handover: &'h mut dyn FnMut(&DeviceSquare, f64) -> Result<bool>,
+    /// Host work run once, while the GPU takes the first step's inverse (the CPU waits for it
+    /// otherwise); its error ends the iteration.
+    pub meanwhile: Option<Box<dyn FnOnce() -> Result<()> + 'h>>,
+}
+
+/// [`iterate_from`], with the caller's [`Hooks`].
 pub fn iterate_until(
     inv: &Inverter,
     x: DeviceSquare,
@@ -153,8 +165,12 @@ pub fn iterate_until(
     max_iterations: usize,
     scaling: bool,
     keep_inverses: bool,
-    handover: &mut dyn FnMut(&DeviceSquare, f64) -> Result<bool>,
+    hooks: Hooks<'_>,
 ) -> Result<NewtonRun> {
+    let Hooks {
+        handover,
+        mut meanwhile,
+    } = hooks;
     let n = x.n;
     let w = inv.single_square("the Newton step's inverse", n)?;
     let pivots = PivotWork::new(inv, n, inv.general_block(n))?;
@@ -199,6 +215,10 @@ pub fn iterate_until(
         let tol = (n as f64 * f64::from(f32::EPSILON) * max_x) as f32;
         inv.reset_status()?;
         super::gje::invert_in_place(inv, &w, &pivots, tol)?;
+        if let Some(work) = meanwhile.take() {
+            ctx.flush();
+            work()?;
+        }
         let y = match spare.take() {
             Some(y) => y,
             None => inv.single_square("an inverse of the Newton iteration", n)?,

@@ -19,7 +19,7 @@ pub use super::kernels::double::PolishCorrection;
 use super::kernels::double::{DoubleWork, LastStep};
 use super::schulz::Schulz;
 use super::widened::WidenedInverse;
-use super::{Inverter, Kind, check_input};
+use super::{Extent, Inverter, check_general_input};
 use super::newton::{self, STOP_SCALING, converged, not_converged};
 use crate::cpu::to_faer;
 use crate::error::{Error, InputError, NumericalError, Result};
@@ -133,7 +133,11 @@ pub struct Sign {
 /// The power of two 2^k that brings the largest |entry| of `a` into [1, 2): scaling by it is
 /// exact, and sign(2^k·A) = sign(A), Lyapunov's X scales by 2^-k. 1 for a zero matrix.
 pub fn power_of_two_scale(a: &Matrix<f64>) -> f64 {
-    let max = a.max_abs();
+    scale_for_largest(a.max_abs())
+}
+
+/// [`power_of_two_scale`] of a matrix whose largest |entry| is `max`.
+pub fn scale_for_largest(max: f64) -> f64 {
     if max == 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -178,15 +182,15 @@ pub const HANDOVER_CHECK: f64 = 0.1;
 /// in [1, 2): sign(cA) = sign(A) for c > 0, and the f32 iteration then neither overflows nor
 /// underflows, whatever A's scale; every test of the iteration is relative to ‖A‖.
 pub fn sign(inv: &Inverter, a: &Matrix<f64>, options: SignOptions) -> Result<Sign> {
-    check_input("A", a, Kind::General)?;
+    let extent = check_general_input("A", a)?;
     let handover = handover_limit(inv, &options)?;
-    let scale = power_of_two_scale(a);
+    let scale = scale_for_largest(extent.max_abs);
     let a = &*a.scaled(scale);
     let mut work = DoubleWork::new(inv, a.rows())?;
     let on_gpu = if options.refine_inverses {
         refined_on_device(inv, &mut work, a, options, handover)
     } else {
-        on_device(inv, &mut work, a, options, handover)
+        on_device(inv, &mut work, a, extent.scaled(scale), options, handover)
     };
     let (polished, fallback) = match on_gpu {
         Ok(p) => (p, None),
@@ -393,6 +397,7 @@ fn on_device(
     inv: &Inverter,
     work: &mut DoubleWork,
     a: &Matrix<f64>,
+    extent: Extent,
     options: SignOptions,
     handover: Option<f64>,
 ) -> Result<Polished> {
@@ -404,8 +409,8 @@ fn on_device(
     let x0 = inv.single_square("the Newton iterate", n)?;
     inv.narrow(x0.op(v), work.m.op(false), 1.0)?;
     let start = newton::Start {
-        norm: a.frobenius_norm(),
-        max_abs: a.max_abs(),
+        norm: extent.norm,
+        max_abs: extent.max_abs,
     };
     // With the f32 steps, the hand-over is tested in f32 too (one f32 product).
     let mut schulz = handover
@@ -433,7 +438,11 @@ fn on_device(
         Ok(handed.is_some())
     };
     let (scaling, most) = (options.scaling, options.max_iterations);
-    let mut run = newton::iterate_until(inv, x0, start, most, scaling, false, &mut test)?;
+    let hooks = newton::Hooks {
+        handover: &mut test,
+        meanwhile: None,
+    };
+    let mut run = newton::iterate_until(inv, x0, start, most, scaling, false, hooks)?;
     let mut iterations = run.iterations;
     let (mut steps, mut single) = (0, 0);
     if let Some(r) = handed {

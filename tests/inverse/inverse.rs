@@ -540,6 +540,28 @@ fn lyapunov_refuses_unstable_a_and_bad_shapes() {
         .lyapunov(&stable(3, 1), &eye2, LyapunovOptions { refine_steps: 1 })
         .unwrap_err();
     assert_eq!(err.kind(), symraster::ErrorKind::Input);
+    // Q is checked while the GPU takes the first inverse: a NaN or an infinity in Q is still
+    // Q's input error, before an unstable A is found.
+    for n in [5, 130] {
+        for (bad, unstable) in [(f64::NAN, false), (f64::INFINITY, true), (f64::NAN, true)] {
+            let mut a = stable(n, 2);
+            if unstable {
+                a[(0, 0)] += 10.0;
+            }
+            let mut q = Matrix::from_fn(n, n, |i, j| f64::from(u8::from(i == j)));
+            q[(n - 1, 2)] = bad;
+            let err = gpu
+                .lyapunov(&a, &q, LyapunovOptions { refine_steps: 1 })
+                .unwrap_err();
+            assert_eq!(err.kind(), symraster::ErrorKind::Input, "{err}");
+            assert!(err.to_string().contains("Q"), "{err}");
+            assert!(
+                err.to_string()
+                    .contains(&format!("row {}, column 2", n - 1)),
+                "{err}"
+            );
+        }
+    }
 }
 
 #[test]
