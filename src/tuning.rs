@@ -53,7 +53,7 @@ pub struct Tuning {
     pub kernel: KernelShape,
     /// The order of the diagonal blocks the tiled Cholesky factors and inverts in one work
     /// group (a multiple of 16 from 16 to 128; default 64 with the GPUs' kernels, 32 with
-    /// software renderers': [`KernelConfig::default_diagonal_block`]); set, it is also the
+    /// software renderers': `KernelConfig::default_diagonal_block`); set, it is also the
     /// chained Cholesky's tile order unless [`Tuning::chain_tile`] names another.
     pub diagonal_block: Option<usize>,
     /// The tiled Cholesky's outer block-column width, the rank of its trailing updates (1 to
@@ -65,7 +65,7 @@ pub struct Tuning {
     /// `figures/h200/experiments/cholesky_diag_sweep.csv`).
     pub fused_diagonal: Option<bool>,
     /// How the tiled Cholesky factors and inverts its diagonal blocks (default
-    /// [`KernelConfig::default_diagonal_factor`]: column by column).
+    /// `KernelConfig::default_diagonal_factor`: column by column).
     pub diagonal_factor: Option<crate::tiled::DiagonalFactor>,
     /// The order from which full storage is factored with RFP's split (default 16384).
     pub split_order: Option<usize>,
@@ -86,12 +86,12 @@ pub struct Tuning {
     pub max_texture_size: Option<usize>,
     /// The packed-panel product's variant (k-slice depth, tile order, padded panels, register
     /// double buffering, unroll pragma, A·√d packed once; default
-    /// [`PanelVariant::DEFAULT`](crate::tiled::PanelVariant)).
+    /// `PanelVariant::DEFAULT`).
     pub panel: Option<crate::tiled::PanelVariant>,
     /// How the tiled Cholesky of full storage is scheduled: blocked launches, one chained
     /// launch, or chained panels with trailing products (default on GPUs
-    /// [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::schedule::GPU_CHOLESKY_SCHEDULE), Auto; on
-    /// software renderers [`CholeskySchedule::Blocked`](crate::tiled::schedule::CholeskySchedule)).
+    /// `GPU_CHOLESKY_SCHEDULE`, Auto; on
+    /// software renderers `CholeskySchedule::Blocked`).
     pub cholesky_schedule: Option<crate::tiled::schedule::CholeskySchedule>,
     /// Whether the chained Cholesky (glsl/tiled/potrf_chain.comp) folds each sub-diagonal
     /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
@@ -99,7 +99,7 @@ pub struct Tuning {
     /// tiles of 32 or less, [`Tuning::chain_fold_for`]).
     pub chain_fold: Option<bool>,
     /// How the chained Cholesky's waiting invocation polls a tile's ready flag (default
-    /// [`ChainPoll::Load`](crate::tiled::ChainPoll), the fastest measured:
+    /// `ChainPoll::Load`, the fastest measured:
     /// `figures/h200/experiments/cholesky_path.txt`).
     pub chain_poll: Option<crate::tiled::ChainPoll>,
     /// With [`Tuning::chain_fold`]: whether the diagonal group publishes the folded tile
@@ -109,23 +109,23 @@ pub struct Tuning {
     /// Whether the chained Cholesky drops the barrier after each term's last slice where the
     /// next term's wait (a barrier itself) follows: one barrier fewer per term (default yes).
     pub chain_lean: Option<bool>,
-    /// The largest half [`CholeskySchedule::Split`](crate::tiled::schedule::CholeskySchedule)
+    /// The largest half `CholeskySchedule::Split`
     /// factors by one chained launch (larger halves are split again; default
-    /// [`SPLIT_CHAIN_ORDER`](crate::tiled::schedule::SPLIT_CHAIN_ORDER)).
+    /// `SPLIT_CHAIN_ORDER`).
     pub split_chain_order: Option<usize>,
     /// How the split Cholesky solves L21 below a chained leaf (default
-    /// [`SplitSolve::DEFAULT`](crate::tiled::schedule::SplitSolve::DEFAULT): by rows, one
+    /// `SplitSolve::DEFAULT`: by rows, one
     /// launch per outer block of 512 columns).
     pub split_solve: Option<crate::tiled::schedule::SplitSolve>,
     /// How many terms after one it waited for the chained Cholesky's work group checks at once,
     /// one flag per invocation, before it waits again (0: a wait for every term; at most
-    /// [`CHAIN_AHEAD_MAX`](crate::tiled::schedule::CHAIN_AHEAD_MAX) and half the chain's work
-    /// group; default [`CHAIN_AHEAD`](crate::tiled::schedule::CHAIN_AHEAD), or half the work
+    /// `CHAIN_AHEAD_MAX` and half the chain's work
+    /// group; default `CHAIN_AHEAD`, or half the work
     /// group where that is smaller).
     pub chain_ahead: Option<usize>,
     /// The order of the chained Cholesky's tiles (a multiple of 16 from 16 to 128; default
     /// [`Tuning::diagonal_block`] where that is set, else the kernels'
-    /// [`KernelConfig::default_chain_tile`](crate::tiled::KernelConfig::default_chain_tile)):
+    /// `KernelConfig::default_chain_tile`):
     /// the blocked Cholesky (RFP's) keeps [`Tuning::diagonal_block`].
     pub chain_tile: Option<usize>,
 }
@@ -503,7 +503,7 @@ impl Tuning {
         self.tiled().chain_fold_for(tile)
     }
 
-    /// [`Tuning::chain_poll`] or its default ([`ChainPoll::Load`](crate::tiled::ChainPoll):
+    /// [`Tuning::chain_poll`] or its default (`ChainPoll::Load`:
     /// the fastest measured, `figures/h200/experiments/cholesky_path.txt`).
     pub fn chain_poll(&self) -> crate::tiled::ChainPoll {
         self.tiled().chain_poll()
@@ -532,7 +532,7 @@ impl Tuning {
     }
 
     /// [`Tuning::cholesky_schedule`] or the default of the device: blocked on software
-    /// renderers, [`GPU_CHOLESKY_SCHEDULE`](crate::tiled::schedule::GPU_CHOLESKY_SCHEDULE) on GPUs.
+    /// renderers, `GPU_CHOLESKY_SCHEDULE` on GPUs.
     pub fn cholesky_schedule_for(
         &self,
         software: bool,

@@ -169,7 +169,7 @@ impl Context {
     /// Whether the driver offers parallel compilation (GL_KHR_parallel_shader_compile or
     /// GL_ARB_parallel_shader_compile): programs handed to it together then compile side by
     /// side as far as its own thread count allows
-    /// ([`LazyProgram::start`](super::LazyProgram::start)).
+    /// (`LazyProgram::start`).
     pub fn compiles_in_parallel(&self) -> bool {
         self.inner.parallel_compile
     }

@@ -54,13 +54,13 @@ pub struct SignOptions {
     /// ([`Handover`]).
     pub handover: Handover,
     /// How each polish step forms its correction S·E (E = I − S² always in f64): by default
-    /// an f32 product, one f64 product per step instead of two ([`PolishCorrection`] says why
+    /// an f32 product, one f64 product per step instead of two (`PolishCorrection` says why
     /// that keeps the accuracy).
     pub polish_correction: PolishCorrection,
     /// Where the f32 iteration (`refine_inverses` off) hands over, take Newton-Schulz steps in
-    /// f32 on the device ([`schulz`](super::schulz)) down to f32's rounding before the f64
+    /// f32 on the device (`schulz`) down to f32's rounding before the f64
     /// polish: two f32 products a step, where each polish step above
-    /// [`SINGLE_CORRECTION_BELOW`](super::kernels::double::SINGLE_CORRECTION_BELOW) takes two
+    /// `SINGLE_CORRECTION_BELOW` takes two
     /// f64 products. S keeps the f32 iteration's accuracy (that iteration's error is already
     /// of f32's order). On by default; the refined iteration polishes in f64 throughout.
     pub schulz_in_f32: bool,
@@ -87,11 +87,11 @@ impl Default for SignOptions {
 /// is a Gauss-Jordan inverse (and, refined, products besides). ‖I − X_k²‖_F costs one product
 /// (f32 in the f32 iteration with [`SignOptions::schulz_in_f32`], else f64) and is tested only
 /// after a step whose relative change is below
-/// [`HANDOVER_CHECK`]. If the polish then stalls short of an involution, the Newton iteration
+/// `HANDOVER_CHECK`. If the polish then stalls short of an involution, the Newton iteration
 /// resumes from the iterate it handed over.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Handover {
-    /// [`HANDOVER`] on GPUs; off on software renderers (llvmpipe), where an f64 product of
+    /// `HANDOVER` on GPUs; off on software renderers (llvmpipe), where an f64 product of
     /// order 512 costs about what a Gauss-Jordan inverse does and the hand-over was slower.
     #[default]
     Auto,
