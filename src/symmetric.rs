@@ -121,39 +121,46 @@ impl<'a, T: Element> SymmetricView<'a, T> {
         })
     }
 
-    /// Writes `f(C(i, j))` for j = 0..=i into `out` (row i of the lower triangle).
+    /// Writes `f(C(i, j))` for j = 0..=i into `out` (row i of the lower triangle); whether
+    /// every value written is finite.
     #[inline]
-    pub fn lower_row_into(&self, i: usize, out: &mut [f32], f: impl Fn(f64) -> f32) {
+    pub fn lower_row_into(&self, i: usize, out: &mut [f32], f: impl Fn(f64) -> f32) -> bool {
+        let mut finite = true;
         match self.triangle {
             Triangle::Lower => {
                 let row = &self.data[i * self.stride..i * self.stride + i + 1];
                 for (o, &v) in out.iter_mut().zip(row) {
                     *o = f(v.into());
+                    finite &= o.is_finite();
                 }
             }
             Triangle::Upper => {
                 // Column i of the stored rows 0..=i.
                 for (j, o) in out.iter_mut().enumerate().take(i + 1) {
                     *o = f(self.data[j * self.stride + i].into());
+                    finite &= o.is_finite();
                 }
             }
         }
+        finite
     }
 
     /// Writes `f(C(i, j))` for j = 0..=i of rows i = i0..i1 into `out`, row i at (i − i0)·ld
-    /// (the rest of each row untouched). From an upper triangle it reads the stored rows
-    /// 0..i1 each once, a stretch of i1 − i0 entries at a time, rather than a column per row.
+    /// (the rest of each row untouched); whether every value written is finite. From an upper
+    /// triangle it reads the stored rows 0..i1 each once, a stretch of i1 − i0 entries at a
+    /// time, rather than a column per row.
     pub fn lower_rows_into(
         &self,
         (i0, i1): (usize, usize),
         ld: usize,
         out: &mut [f32],
         f: impl Fn(f64) -> f32,
-    ) {
+    ) -> bool {
+        let mut finite = true;
         match self.triangle {
             Triangle::Lower => {
                 for (i, row) in (i0..i1).zip(out.chunks_mut(ld)) {
-                    self.lower_row_into(i, row, &f);
+                    finite &= self.lower_row_into(i, row, &f);
                 }
             }
             Triangle::Upper => {
@@ -161,11 +168,14 @@ impl<'a, T: Element> SymmetricView<'a, T> {
                     let from = i0.max(j);
                     let stored = &self.data[j * self.stride + from..j * self.stride + i1];
                     for (i, &v) in (from..i1).zip(stored) {
-                        out[(i - i0) * ld + j] = f(v.into());
+                        let o = f(v.into());
+                        out[(i - i0) * ld + j] = o;
+                        finite &= o.is_finite();
                     }
                 }
             }
         }
+        finite
     }
 
     /// An error naming `input` where C is empty or its stored triangle holds an entry that is
@@ -344,7 +354,7 @@ mod tests {
                 assert_eq!(v.to_lower(), c.lower_triangle(), "{triangle:?} m {m}");
                 for i in 0..m {
                     let mut out = vec![0.0f32; i + 1];
-                    v.lower_row_into(i, &mut out, |a| a as f32);
+                    assert!(v.lower_row_into(i, &mut out, |a| a as f32));
                     for (j, o) in out.iter().enumerate() {
                         assert_eq!(*o, c[(i, j)] as f32);
                     }
@@ -353,7 +363,7 @@ mod tests {
                 let ld = m + 3;
                 for (i0, i1) in [(0, m), (m / 3, m), (m / 2, (m / 2 + 1).min(m))] {
                     let mut out = vec![f32::NAN; (i1 - i0) * ld];
-                    v.lower_rows_into((i0, i1), ld, &mut out, |a| a as f32);
+                    assert!(v.lower_rows_into((i0, i1), ld, &mut out, |a| a as f32));
                     for i in i0..i1 {
                         for j in 0..ld {
                             let o = out[(i - i0) * ld + j];
@@ -374,6 +384,15 @@ mod tests {
                     bad[i * stride + j] = f64::INFINITY;
                     let v = SymmetricView::new(&bad, m, stride, triangle).unwrap();
                     assert_eq!(v.first_non_finite(), Some((i, j, f64::INFINITY)));
+                    // The rows written say where a value is not finite: the block with row 2,
+                    // and (for an upper triangle, whose entry (1, 2) is row 2's) only that one.
+                    let mut out = vec![0.0f32; m * m];
+                    assert!(!v.lower_rows_into((0, m), m, &mut out, |a| a as f32));
+                    assert!(!v.lower_row_into(2, &mut out, |a| a as f32));
+                    assert!(v.lower_row_into(1, &mut out, |a| a as f32));
+                    // A finite C scaled past f32's range is not finite either.
+                    let v = SymmetricView::new(&data, m, stride, triangle).unwrap();
+                    assert!(!v.lower_rows_into((0, m), m, &mut out, |a| (a * 1e300) as f32));
                 }
             }
         }

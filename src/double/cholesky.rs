@@ -293,18 +293,36 @@ fn write_factor(
     phases.mark_finished(ctx, "factored");
     // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), from the packed rows as
     // they come back.
+    // 2^-k_j as normal f64s (one exact multiplication per entry), where they all are.
+    let powers: Option<Vec<f64>> =
+        f.k.iter()
+            .all(|&e| e.abs() <= 1000)
+            .then(|| f.k.iter().map(|&e| times_power_of_two(1.0, -e)).collect());
     read_triangle(kernels, &f.w, n, upper, &|i, j0, values| {
         let at = i * n + j0;
         // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint, and `out`
         // (n·n values) outlives the read.
         let row = unsafe { std::slice::from_raw_parts_mut(out.at(at), values.len()) };
-        if upper {
-            for ((v, &x), &kj) in row.iter_mut().zip(values).zip(&f.k[j0..]) {
-                *v = times_power_of_two(x, -kj);
+        match (&powers, upper) {
+            (Some(p), true) => {
+                for ((v, &x), &pj) in row.iter_mut().zip(values).zip(&p[j0..]) {
+                    *v = x * pj;
+                }
             }
-        } else {
-            for (v, &x) in row.iter_mut().zip(values) {
-                *v = times_power_of_two(x, -f.k[i]);
+            (Some(p), false) => {
+                for (v, &x) in row.iter_mut().zip(values) {
+                    *v = x * p[i];
+                }
+            }
+            (None, true) => {
+                for ((v, &x), &kj) in row.iter_mut().zip(values).zip(&f.k[j0..]) {
+                    *v = times_power_of_two(x, -kj);
+                }
+            }
+            (None, false) => {
+                for (v, &x) in row.iter_mut().zip(values) {
+                    *v = times_power_of_two(x, -f.k[i]);
+                }
             }
         }
     })?;

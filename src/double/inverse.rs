@@ -66,20 +66,25 @@ fn spd_inverse_read(
             .map(|j| (i, j, row[j]))
     };
     let (x, bad) = if mirrored {
-        let x = symmetric_from_triangle(kernels, &f.w, n, &f.k)?;
-        let bad = x
-            .par_chunks(n.max(1))
-            .enumerate()
-            .find_map_first(|(i, row)| first_bad(i, row));
+        let (x, finite) = symmetric_from_triangle(kernels, &f.w, n, &f.k)?;
+        // The entry to name is searched for only where one was seen.
+        let bad = match finite {
+            true => None,
+            false => x
+                .par_chunks(n.max(1))
+                .enumerate()
+                .find_map_first(|(i, row)| first_bad(i, row)),
+        };
         (x, bad)
     } else {
         let mut x = f.w.download()?;
+        let scale = two_sided(&f.k);
         let bad = x
             .par_chunks_mut(n.max(1))
             .enumerate()
             .map(|(i, row)| {
                 for (j, v) in row.iter_mut().enumerate() {
-                    *v = times_power_of_two(*v, f.k[i] + f.k[j]);
+                    *v = scale(*v, i, j);
                 }
                 first_bad(i, row)
             })
@@ -105,27 +110,55 @@ fn spd_inverse_read(
 const MIRRORED_ON_HOST_UP_TO: usize = 2048;
 
 /// S·X̃·S, S = diag(2^k), of the symmetric X̃ in `square` (order n) from its lower triangle
-/// read back packed, each entry written to both its places.
+/// read back packed, each entry written to both its places; with whether every entry is
+/// finite.
 fn symmetric_from_triangle(
     kernels: &DoubleKernels,
     square: &Buffer<f64>,
     n: usize,
     k: &[i32],
-) -> Result<Vec<f64>> {
-    let mut x = vec![0.0; n * n];
-    let out = SharedRows::new(&mut x);
+) -> Result<(Vec<f64>, bool)> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut x = crate::memory::with_capacity::<f64>(n * n, || {
+        format!("the inverse of order {n} in float64")
+    })?;
+    let out = SharedRows::new(x.spare_capacity_mut());
+    let scale = two_sided(k);
+    let finite = AtomicBool::new(true);
     read_triangle(kernels, square, n, false, &|i, j0, values| {
+        let mut ok = true;
         for (j, &v) in (j0..).zip(values) {
-            let v = times_power_of_two(v, k[i] + k[j]);
-            // SAFETY: each (i, j) with j ≤ i comes once, so (i, j) and (j, i) are written by
-            // it alone, within the n·n values of `x`, which outlives the read.
+            let v = scale(v, i, j);
+            ok &= v.is_finite();
+            // SAFETY: each (i, j) with j ≤ i comes once (or again with the same value), so
+            // (i, j) and (j, i) are written by it alone, within the n·n values `x` has room
+            // for, which outlive the read.
             unsafe {
-                *out.at(i * n + j) = v;
-                *out.at(j * n + i) = v;
+                (*out.at(i * n + j)).write(v);
+                (*out.at(j * n + i)).write(v);
             }
         }
+        if !ok {
+            finite.store(false, Ordering::Relaxed);
+        }
     })?;
-    Ok(x)
+    // SAFETY: read_triangle returned Ok, so every (i, j) with j ≤ i came, writing (i, j) and
+    // (j, i): all n·n values.
+    unsafe { x.set_len(n * n) };
+    Ok((x, finite.into_inner()))
+}
+
+/// v ↦ 2^(k_i + k_j)·v for entry (i, j): one exact multiplication where every such power is
+/// a normal f64, else [`times_power_of_two`].
+fn two_sided(k: &[i32]) -> impl Fn(f64, usize, usize) -> f64 + Sync + '_ {
+    let powers: Option<Vec<f64>> = k
+        .iter()
+        .all(|&e| e.abs() <= 500)
+        .then(|| k.iter().map(|&e| times_power_of_two(1.0, e)).collect());
+    move |v, i, j| match &powers {
+        Some(p) => v * (p[i] * p[j]),
+        None => times_power_of_two(v, k[i] + k[j]),
+    }
 }
 
 /// The number of random ±1 columns V the residual is probed with.

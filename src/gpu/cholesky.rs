@@ -95,17 +95,21 @@ impl Gpu {
         matrix: Option<&Matrix<f32>>,
         options: impl Into<Options>,
     ) -> Result<Cholesky> {
-        c.check("C")?;
         let m = c.order();
+        if m == 0 || (0..m).any(|j| !c.get(j, j).is_finite()) {
+            c.check("C")?;
+        }
         if needs_equilibration((0..m).map(|j| c.get(j, j))) {
+            c.check("C")?;
             return self.cholesky_equilibrated("C", &c.to_lower(), options);
         }
         let options = options.into();
         if self.check_problem_size(m, 0, options)? == Method::Tiled {
-            // The tiled Cholesky scales by 4^k as it rounds C into its upload and keeps the
-            // shift with the factor: no scaled copy of C.
+            // The tiled Cholesky checks C as it scales it by 4^k and rounds it into its upload
+            // (the shift kept with the factor): no pass of its own, no scaled copy of C.
             return self.cholesky_tiled_host(c, options.format);
         }
+        c.check("C")?;
         let lower;
         let c = match matrix {
             Some(c) => c,
@@ -435,6 +439,15 @@ pub(crate) fn unscale_in_place(l: &mut Matrix<f32>, k: i32) {
         return;
     }
     let cols = l.cols().max(1);
+    // 2^−k as a normal f32 multiplies exactly (one rounding, where the product leaves the
+    // normal range), as the product in f64 rounded to f32 does.
+    let scale = times_power_of_two(1.0, -k) as f32;
+    if scale.is_normal() {
+        l.as_mut_slice().par_chunks_mut(cols * 64).for_each(|rows| {
+            rows.iter_mut().for_each(|v| *v *= scale);
+        });
+        return;
+    }
     l.as_mut_slice().par_chunks_mut(cols * 64).for_each(|rows| {
         for v in rows {
             *v = times_power_of_two(f64::from(*v), -k) as f32;

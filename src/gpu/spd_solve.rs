@@ -236,7 +236,9 @@ impl Gpu {
                     None => self.cholesky_tiled_rows(
                         m,
                         format,
-                        |rows, ld, out| c.lower_rows_into(rows, ld, out, |v| (v * scale) as f32),
+                        |rows, ld, out| {
+                            c.lower_rows_into(rows, ld, out, |v| (v * scale) as f32);
+                        },
                         |i, j| c.get(i, j),
                     )?,
                 };

@@ -120,10 +120,30 @@ impl DeviceFactor {
 
     /// L read back to the host.
     pub(crate) fn download(&self) -> Result<Matrix<f32>> {
+        Ok(self.download_checked()?.0)
+    }
+
+    /// L read back to the host and unscaled, with whether every entry is finite and the
+    /// diagonal positive: one pass from the staging mapping where the storage allows.
+    pub(crate) fn download_checked(&self) -> Result<(Matrix<f32>, bool)> {
+        let scale = times_power_of_two(1.0, -self.shift) as f32;
+        if scale.is_normal()
+            && let Some(r) = self.l.download_lower_scaled(scale)?
+        {
+            check_factor_range(r.diagonal.iter().map(|&d| (d, self.shift)))?;
+            return Ok((r.l, r.sound));
+        }
         let mut l = self.l.download_lower()?;
         check_factor_range((0..l.rows()).map(|j| (l[(j, j)], self.shift)))?;
         unscale_in_place(&mut l, self.shift);
-        Ok(l)
+        let sound = {
+            use rayon::prelude::*;
+            (0..l.rows()).into_par_iter().all(|i| {
+                let row = &l.row(i)[..=i];
+                row[i] > 0.0 && row.iter().all(|v| v.is_finite())
+            })
+        };
+        Ok((l, sound))
     }
 
     /// L read back as LAPACK's RFP array (RFP storage as is; full storage converted).
@@ -279,41 +299,47 @@ impl Gpu {
         self.cholesky_tiled_view(&SymmetricView::lower(c), format)
     }
 
-    /// [`Gpu::cholesky_tiled`] of a C the caller has checked (finite, not empty), its stored
-    /// triangle scaled and rounded straight from `c` into the upload's staging rows.
+    /// [`Gpu::cholesky_tiled`] of a C that is not empty, its stored triangle scaled and
+    /// rounded straight from `c` into the upload's staging rows, which checks it on the way: a
+    /// non-finite entry is [`SymmetricView::check`]'s error.
     pub(crate) fn cholesky_tiled_view(
         &self,
         c: &SymmetricView<'_, f32>,
         format: Format,
     ) -> Result<DeviceFactor> {
+        use std::sync::atomic::{AtomicBool, Ordering};
         let m = c.order();
-        // 4^k·C with its largest diagonal entry near 1 (exact), rounded straight into the
-        // upload's staging rows over all cores; k = 0 where that would leave f32's range
-        // (C as given then names its failing column).
-        let k = scale_exponent((0..m).map(|j| c.get(j, j)));
-        let factor = times_power_of_two(1.0, 2 * k);
-        let fits = {
-            use rayon::prelude::*;
-            (0..m).into_par_iter().all(|i| {
-                c.packed_row(i)
-                    .iter()
-                    .all(|&v| (f64::from(v) * factor).abs() <= f64::from(f32::MAX))
-            })
-        };
-        let (shift, factor) = if k != 0 && fits {
-            (k, factor)
-        } else {
-            (0, 1.0)
-        };
         let kernels = self.tiled_kernels()?;
         let part = self.tiled_part_bytes()?;
-        let l = TiledMatrix::from_row_blocks(
-            self.context(),
-            m,
-            storage_of(format),
-            part,
-            |rows, ld, out| c.lower_rows_into(rows, ld, out, |v| (v * factor) as f32),
-        )?;
+        // 4^k·C rounded into the upload over all cores, with whether every value is finite.
+        let upload = |factor: f64| -> Result<(TiledMatrix, bool)> {
+            let finite = AtomicBool::new(true);
+            let l = TiledMatrix::from_row_blocks(
+                self.context(),
+                m,
+                storage_of(format),
+                part,
+                |rows, ld, out| {
+                    if !c.lower_rows_into(rows, ld, out, |v| (v * factor) as f32) {
+                        finite.store(false, Ordering::Relaxed);
+                    }
+                },
+            )?;
+            Ok((l, finite.into_inner()))
+        };
+        // With its largest diagonal entry near 1 (exact); k = 0 where that leaves f32's range
+        // (C as given then names its failing column).
+        let k = scale_exponent((0..m).map(|j| c.get(j, j)));
+        let (mut l, finite) = upload(times_power_of_two(1.0, 2 * k))?;
+        let mut shift = k;
+        if !finite {
+            // A non-finite entry of C is named; else 4^k·C only left f32's range.
+            c.check("C")?;
+            if k != 0 {
+                (l, _) = upload(1.0)?;
+                shift = 0;
+            }
+        }
         let mut f = self
             .factor_on_gpu(kernels, l)
             .map_err(|e| restate_failure(e, |i, j| c.get(i, j)))?;
@@ -491,17 +517,9 @@ impl Gpu {
         format: Format,
     ) -> Result<Cholesky> {
         let f = self.cholesky_tiled_view(c, format)?;
-        let l = f.download()?;
-        // Every row at once over all cores; the column-ordered check that names the failure
-        // runs only where one was seen.
-        let suspect = {
-            use rayon::prelude::*;
-            (0..l.rows()).into_par_iter().any(|i| {
-                let row = &l.row(i)[..=i];
-                !(row[i] > 0.0 && row[i].is_finite() && row.iter().all(|v| v.is_finite()))
-            })
-        };
-        if suspect {
+        let (l, sound) = f.download_checked()?;
+        // The column-ordered check that names the failure runs only where one was seen.
+        if !sound {
             check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| c.get(j, j))?;
         }
         Ok(Cholesky::device_read_back(f, format, l))
@@ -605,7 +623,9 @@ mod tests {
         ] {
             let c = well_conditioned_spd(&mut rng(7 + m as u64), m);
             let view = SymmetricView::lower(&c);
-            let rows = |r, ld, out: &mut [f32]| view.lower_rows_into(r, ld, out, |v| v as f32);
+            let rows = |r, ld, out: &mut [f32]| {
+                view.lower_rows_into(r, ld, out, |v| v as f32);
+            };
             let (f, diagonal) = gpu
                 .cholesky_tiled_rows(m, format, rows, |i, j| view.get(i, j))
                 .unwrap();
@@ -622,7 +642,9 @@ mod tests {
             let mut bad = c.clone();
             bad[(m - 1, m - 1)] = -1.0;
             let view = SymmetricView::lower(&bad);
-            let rows = |r, ld, out: &mut [f32]| view.lower_rows_into(r, ld, out, |v| v as f32);
+            let rows = |r, ld, out: &mut [f32]| {
+                view.lower_rows_into(r, ld, out, |v| v as f32);
+            };
             match gpu.cholesky_tiled_rows(m, format, rows, |i, j| view.get(i, j)) {
                 Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, .. })) => {
                     assert_eq!(column, m - 1, "m {m} {format:?}")

@@ -249,6 +249,16 @@ pub fn part_starts(m: usize, storage: Storage, part_bytes: u64) -> Result<Vec<us
     Ok((0..len).step_by(per * unit).collect())
 }
 
+/// [`TiledMatrix::download_lower_scaled`]'s result.
+pub struct LowerReadBack {
+    /// The lower triangle times the scale, the upper triangle zero.
+    pub l: Matrix<f32>,
+    /// The diagonal as stored (not scaled).
+    pub diagonal: Vec<f32>,
+    /// Whether every scaled entry of the lower triangle is finite and its diagonal positive.
+    pub sound: bool,
+}
+
 /// The lower triangle of a symmetric m x m matrix in storage buffers: one where it fits, else
 /// consecutive ranges of the storage array in several ([`part_starts`]).
 pub struct TiledMatrix {
@@ -557,6 +567,62 @@ impl TiledMatrix {
             }
             Storage::Rfp => rfp::to_lower_of_order(m, &data),
         }
+    }
+
+    /// The lower triangle read back times `scale` (a power of two, so exact where the result
+    /// is a normal f32) with the upper triangle zero, in one pass over all cores straight
+    /// from the staging mapping into the result; `None` where the matrix is not one part of
+    /// full storage ([`TiledMatrix::download_lower`] then).
+    pub fn download_lower_scaled(&self, scale: f32) -> Result<Option<LowerReadBack>> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let Some(buffer) = self.single_full_part() else {
+            return Ok(None);
+        };
+        let m = self.order;
+        let what = || format!("reading back a factor of order {m}");
+        let mut data = crate::memory::with_capacity::<f32>(m * m, what)?;
+        let mut diagonal = crate::memory::with_capacity::<f32>(m, what)?;
+        let (out, diag) = (data.as_mut_ptr() as usize, diagonal.as_mut_ptr() as usize);
+        let sound = AtomicBool::new(true);
+        buffer.read_pieces(&|first, values| {
+            let mut ok = true;
+            let (mut at, mut rest) = (first, values);
+            while !rest.is_empty() {
+                let (i, j0) = (at / m, at % m);
+                let (row, tail) = rest.split_at((m - j0).min(rest.len()));
+                // SAFETY: the pieces are disjoint ranges of the m·m values `data` has room
+                // for (a piece read twice writes the same values again).
+                let dst = unsafe { std::slice::from_raw_parts_mut((out as *mut f32).add(at), row.len()) };
+                let lower = (i + 1).saturating_sub(j0).min(row.len());
+                for (d, &v) in dst[..lower].iter_mut().zip(&row[..lower]) {
+                    *d = v * scale;
+                    ok &= d.is_finite();
+                }
+                dst[lower..].fill(0.0);
+                if (j0..j0 + row.len()).contains(&i) {
+                    let v = row[i - j0];
+                    // SAFETY: entry i of the m values `diagonal` has room for, written by
+                    // the one piece holding (i, i).
+                    unsafe { *(diag as *mut f32).add(i) = v };
+                    ok &= v * scale > 0.0;
+                }
+                (at, rest) = (at + row.len(), tail);
+            }
+            if !ok {
+                sound.store(false, Ordering::Relaxed);
+            }
+        })?;
+        // SAFETY: read_pieces returned Ok, so every value of the buffer (m·m, the diagonal
+        // among them) was handed to the closure, which wrote each to its place.
+        unsafe {
+            data.set_len(m * m);
+            diagonal.set_len(m);
+        }
+        Ok(Some(LowerReadBack {
+            l: Matrix::from_row_major(m, m, data)?,
+            diagonal,
+            sound: sound.into_inner(),
+        }))
     }
 
     /// The raw contents: row-major m x m (the padding of the rows dropped), or the RFP array.

@@ -146,6 +146,43 @@ fn a_scaled_and_a_graded_c_factor_in_range() {
 }
 
 #[test]
+fn a_factor_read_back_in_pieces_is_unscaled_exactly_with_zeros_above() {
+    let gpu = common::gpu();
+    // Past the staged size (1 MiB of f32), rows cut by the read-back's pieces, and C scaled by
+    // 2^±40 (exact): the GPU factors the same 4^k·C, so L comes back as L·2^∓20 bit for bit.
+    let m = 530;
+    let c = spd(m, 1e3, 5);
+    let factor = |scale: f32| {
+        let scaled = c.map(|v| v * scale);
+        let (data, stride) = stored(&scaled, Triangle::Lower);
+        let view = SymmetricView::new(&data, m, stride, Triangle::Lower).unwrap();
+        gpu.cholesky_view(view, Options::default())
+            .unwrap()
+            .into_l()
+            .unwrap()
+    };
+    let l = factor(1.0);
+    let error = relative_error(&l, &reference(&c));
+    assert!(error < 1e-4, "relative error {error:e}");
+    for (scale, back) in [
+        (2f32.powi(-40), 2f32.powi(20)),
+        (2f32.powi(40), 2f32.powi(-20)),
+    ] {
+        let scaled = factor(scale);
+        for i in 0..m {
+            for j in 0..m {
+                let (got, want) = (scaled[(i, j)], l[(i, j)]);
+                if j > i {
+                    assert_eq!(got.to_bits(), 0, "({i}, {j}) above the diagonal");
+                } else {
+                    assert_eq!(got * back, want, "({i}, {j}) of C·{scale:e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn not_positive_definite_names_its_column_and_pivot_in_cs_units() {
     let gpu = common::gpu();
     for (m, column) in [(1, 0), (17, 9), (65, 40), (200, 130)] {
@@ -171,16 +208,43 @@ fn not_positive_definite_names_its_column_and_pivot_in_cs_units() {
 }
 
 #[test]
+fn a_c_whose_scaling_would_leave_f32s_range_factors_unscaled() {
+    let gpu = common::gpu();
+    // A tiny diagonal scaled to 1 by 4^50 takes the entries of 2^100 past f32's largest: C
+    // goes up as given, and fails at column 1 in its own units (it is not positive definite).
+    let (tiny, huge) = (2f32.powi(-100), 2f32.powi(100));
+    let c = Matrix::from_row_major(2, 2, vec![tiny, huge, huge, tiny]).unwrap();
+    for triangle in [Triangle::Lower, Triangle::Upper] {
+        let (data, stride) = stored(&c, triangle);
+        let view = SymmetricView::new(&data, 2, stride, triangle).unwrap();
+        match gpu.cholesky_view(view, Options::default()) {
+            Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+                assert_eq!(column, 1, "{triangle:?}");
+                assert!(pivot < -1e80, "{triangle:?}: pivot {pivot:e}");
+            }
+            other => panic!("{triangle:?}: expected column 1, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn a_non_finite_entry_of_the_read_triangle_is_an_error() {
     let gpu = common::gpu();
-    let m = 65;
-    let c = spd(m, 10.0, 17);
-    for (triangle, (i, j), value) in [
-        (Triangle::Lower, (40, 3), f32::NAN),
-        (Triangle::Upper, (3, 40), f32::INFINITY),
-        (Triangle::Upper, (5, 5), f32::NEG_INFINITY),
+    // Orders within one piece of the checked upload and over several (past 1 MiB); the entry
+    // off the diagonal, on it, and the first of two.
+    for (m, triangle, (i, j), value) in [
+        (65, Triangle::Lower, (40, 3), f32::NAN),
+        (65, Triangle::Upper, (3, 40), f32::INFINITY),
+        (65, Triangle::Upper, (5, 5), f32::NEG_INFINITY),
+        (530, Triangle::Lower, (517, 260), f32::INFINITY),
+        (530, Triangle::Upper, (260, 517), f32::NAN),
     ] {
+        let c = spd(m, 10.0, 17);
         let (mut data, stride) = stored(&c, triangle);
+        if m > 65 {
+            // A later entry too: the first in the storage's row order is named.
+            data[(m - 1) * stride + (m - 1)] = f32::NAN;
+        }
         data[i * stride + j] = value;
         let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
         match gpu.cholesky_view(view, Options::default()) {
@@ -191,7 +255,7 @@ fn a_non_finite_entry_of_the_read_triangle_is_an_error() {
                 assert!(input.contains(&name), "{input}");
                 assert_eq!(position, format!("row {i}, column {j} (0-based)"));
             }
-            other => panic!("{triangle:?} ({i}, {j}): expected NonFinite, got {other:?}"),
+            other => panic!("m {m} {triangle:?} ({i}, {j}): expected NonFinite, got {other:?}"),
         }
     }
     let empty = SymmetricView::<f32>::new(&[], 0, 0, Triangle::Lower).unwrap();

@@ -137,7 +137,9 @@ fn rows_computed_into_the_upload_match_the_host_matrix() {
             m,
             Storage::Full,
             part_bytes,
-            |rows, ld, out| view.lower_rows_into(rows, ld, out, |v| v as f32),
+            |rows, ld, out| {
+                view.lower_rows_into(rows, ld, out, |v| v as f32);
+            },
         )
         .unwrap()
         .download_raw()
