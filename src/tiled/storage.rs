@@ -575,10 +575,10 @@ impl TiledMatrix {
     /// full storage ([`TiledMatrix::download_lower`] then).
     pub fn download_lower_scaled(&self, scale: f32) -> Result<Option<LowerReadBack>> {
         use std::sync::atomic::{AtomicBool, Ordering};
-        let Some(buffer) = self.single_full_part() else {
+        let m = self.order;
+        let Some(buffer) = self.single_full_part().filter(|b| b.len() == m * m && m > 0) else {
             return Ok(None);
         };
-        let m = self.order;
         let what = || format!("reading back a factor of order {m}");
         let mut data = crate::memory::with_capacity::<f32>(m * m, what)?;
         let mut diagonal = crate::memory::with_capacity::<f32>(m, what)?;
