@@ -130,15 +130,17 @@ impl<'a, T: Element> SymmetricView<'a, T> {
             Triangle::Lower => {
                 let row = &self.data[i * self.stride..i * self.stride + i + 1];
                 for (o, &v) in out.iter_mut().zip(row) {
-                    *o = f(v.into());
-                    finite &= o.is_finite();
+                    let y = f(v.into());
+                    *o = y;
+                    finite &= y.is_finite();
                 }
             }
             Triangle::Upper => {
                 // Column i of the stored rows 0..=i.
                 for (j, o) in out.iter_mut().enumerate().take(i + 1) {
-                    *o = f(self.data[j * self.stride + i].into());
-                    finite &= o.is_finite();
+                    let y = f(self.data[j * self.stride + i].into());
+                    *o = y;
+                    finite &= y.is_finite();
                 }
             }
         }
@@ -168,9 +170,9 @@ impl<'a, T: Element> SymmetricView<'a, T> {
                     let from = i0.max(j);
                     let stored = &self.data[j * self.stride + from..j * self.stride + i1];
                     for (i, &v) in (from..i1).zip(stored) {
-                        let o = f(v.into());
-                        out[(i - i0) * ld + j] = o;
-                        finite &= o.is_finite();
+                        let y = f(v.into());
+                        out[(i - i0) * ld + j] = y;
+                        finite &= y.is_finite();
                     }
                 }
             }

@@ -582,28 +582,34 @@ impl TiledMatrix {
         let what = || format!("reading back a factor of order {m}");
         let mut data = crate::memory::with_capacity::<f32>(m * m, what)?;
         let mut diagonal = crate::memory::with_capacity::<f32>(m, what)?;
-        let (out, diag) = (data.as_mut_ptr() as usize, diagonal.as_mut_ptr() as usize);
+        let out = data.spare_capacity_mut().as_mut_ptr() as usize;
+        let diag = diagonal.spare_capacity_mut().as_mut_ptr() as usize;
         let sound = AtomicBool::new(true);
         buffer.read_pieces(&|first, values| {
+            use std::mem::MaybeUninit;
             let mut ok = true;
             let (mut at, mut rest) = (first, values);
             while !rest.is_empty() {
                 let (i, j0) = (at / m, at % m);
                 let (row, tail) = rest.split_at((m - j0).min(rest.len()));
+                let start = (out as *mut MaybeUninit<f32>).wrapping_add(at);
                 // SAFETY: the pieces are disjoint ranges of the m·m values `data` has room
                 // for (a piece read twice writes the same values again).
-                let dst = unsafe { std::slice::from_raw_parts_mut((out as *mut f32).add(at), row.len()) };
+                let dst = unsafe { std::slice::from_raw_parts_mut(start, row.len()) };
                 let lower = (i + 1).saturating_sub(j0).min(row.len());
                 for (d, &v) in dst[..lower].iter_mut().zip(&row[..lower]) {
-                    *d = v * scale;
-                    ok &= d.is_finite();
+                    let scaled = v * scale;
+                    d.write(scaled);
+                    ok &= scaled.is_finite();
                 }
-                dst[lower..].fill(0.0);
+                for d in &mut dst[lower..] {
+                    d.write(0.0);
+                }
                 if (j0..j0 + row.len()).contains(&i) {
                     let v = row[i - j0];
                     // SAFETY: entry i of the m values `diagonal` has room for, written by
                     // the one piece holding (i, i).
-                    unsafe { *(diag as *mut f32).add(i) = v };
+                    unsafe { (*(diag as *mut MaybeUninit<f32>).add(i)).write(v) };
                     ok &= v * scale > 0.0;
                 }
                 (at, rest) = (at + row.len(), tail);
