@@ -81,6 +81,26 @@ pub(crate) fn exponents_of(c: &SymmetricView<'_>) -> Vec<i32> {
     equilibration_exponents((0..c.order()).map(|j| c.get(j, j)))
 }
 
+/// 2^(sign·e) for each e of `k` where every |e| is at most `limit` (so that the products a
+/// caller forms of them stay normal f64s: one exact multiplication per entry), else `None`.
+pub(crate) fn powers_of_two(k: &[i32], sign: i32, limit: i32) -> Option<Vec<f64>> {
+    k.iter().all(|&e| e.abs() <= limit).then(|| {
+        k.iter()
+            .map(|&e| times_power_of_two(1.0, sign * e))
+            .collect()
+    })
+}
+
+/// v ↦ 2^(k_i + k_j)·v for entry (i, j): one exact multiplication where every such power is
+/// a normal f64, else [`times_power_of_two`].
+pub(crate) fn two_sided(k: &[i32]) -> impl Fn(f64, usize, usize) -> f64 + Sync + '_ {
+    let powers = powers_of_two(k, 1, 500);
+    move |v, i, j| match &powers {
+        Some(p) => v * (p[i] * p[j]),
+        None => times_power_of_two(v, k[i] + k[j]),
+    }
+}
+
 /// S·C·S on the device as an order-n row-major square: the triangle `c` stores goes up packed
 /// by rows (read where it lies, scaled on the way), and the GPU makes its lower triangle, or
 /// with `both` the whole square, from it (NaN elsewhere).
@@ -95,12 +115,7 @@ pub(crate) fn upload_scaled(
     // would be read truncated by the kernels.
     kernels.check_fits("C in f64", n * n)?;
     let upper = c.triangle() == Triangle::Upper;
-    // 2^k_j where every product 2^(k_i + k_j) is a normal f64: one exact multiplication per
-    // entry, else each entry scaled on its own.
-    let powers: Option<Vec<f64>> = k
-        .iter()
-        .all(|&e| e.abs() <= 500)
-        .then(|| k.iter().map(|&e| times_power_of_two(1.0, e)).collect());
+    let scale = two_sided(k);
     let packed = Buffer::filled(
         kernels.context(),
         BufferTarget::Storage,
@@ -111,18 +126,8 @@ pub(crate) fn upload_scaled(
                 let from = &c.packed_row(i)[place..place + take];
                 let held = &mut out[at..at + take];
                 let j0 = first_column(upper, i) + place;
-                let cols = j0..j0 + take;
-                match &powers {
-                    Some(p) => {
-                        for ((v, &x), &pj) in held.iter_mut().zip(from).zip(&p[cols]) {
-                            *v = x * (p[i] * pj);
-                        }
-                    }
-                    None => {
-                        for ((v, &x), j) in held.iter_mut().zip(from).zip(cols) {
-                            *v = times_power_of_two(x, k[i] + k[j]);
-                        }
-                    }
+                for ((v, &x), j) in held.iter_mut().zip(from).zip(j0..) {
+                    *v = scale(x, i, j);
                 }
             });
         },
@@ -293,37 +298,18 @@ fn write_factor(
     phases.mark_finished(ctx, "factored");
     // L = S⁻¹·L̃ (row i by 2^-k_i), or U = Lᵀ (column j by 2^-k_j), from the packed rows as
     // they come back.
-    // 2^-k_j as normal f64s (one exact multiplication per entry), where they all are.
-    let powers: Option<Vec<f64>> =
-        f.k.iter()
-            .all(|&e| e.abs() <= 1000)
-            .then(|| f.k.iter().map(|&e| times_power_of_two(1.0, -e)).collect());
+    let powers = powers_of_two(&f.k, -1, 1000);
+    let unscale = |x: f64, e: usize| match &powers {
+        Some(p) => x * p[e],
+        None => times_power_of_two(x, -f.k[e]),
+    };
     read_triangle(kernels, &f.w, n, upper, &|i, j0, values| {
         let at = i * n + j0;
         // SAFETY: each (i, j) of the triangle comes once, so the writes are disjoint, and `out`
         // (n·n values) outlives the read.
         let row = unsafe { std::slice::from_raw_parts_mut(out.at(at), values.len()) };
-        match (&powers, upper) {
-            (Some(p), true) => {
-                for ((v, &x), &pj) in row.iter_mut().zip(values).zip(&p[j0..]) {
-                    *v = x * pj;
-                }
-            }
-            (Some(p), false) => {
-                for (v, &x) in row.iter_mut().zip(values) {
-                    *v = x * p[i];
-                }
-            }
-            (None, true) => {
-                for ((v, &x), &kj) in row.iter_mut().zip(values).zip(&f.k[j0..]) {
-                    *v = times_power_of_two(x, -kj);
-                }
-            }
-            (None, false) => {
-                for (v, &x) in row.iter_mut().zip(values) {
-                    *v = times_power_of_two(x, -f.k[i]);
-                }
-            }
+        for ((v, &x), j) in row.iter_mut().zip(values).zip(j0..) {
+            *v = unscale(x, if upper { j } else { i });
         }
     })?;
     phases.mark_finished(ctx, "read back, unscaled");

@@ -5,7 +5,7 @@
 
 use super::cholesky::{
     DeviceFactor, DoubleCholeskyOptions, SharedRows, exponents_of, factor, op, read_triangle,
-    upload_scaled, view,
+    two_sided, upload_scaled, view,
 };
 use super::kernels::DoubleKernels;
 use crate::error::{NumericalError, Result};
@@ -13,7 +13,6 @@ use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::DoubleProduct;
 use crate::matrix::Matrix;
 use crate::phases::Phases;
-use crate::scaling::times_power_of_two;
 use crate::symmetric::SymmetricView;
 
 /// C⁻¹ and ‖I − C̃·C̃⁻¹‖_F of the equilibrated C̃ (the residual the callers judge).
@@ -146,19 +145,6 @@ fn symmetric_from_triangle(
     // (j, i): all n·n values.
     unsafe { x.set_len(n * n) };
     Ok((x, finite.into_inner()))
-}
-
-/// v ↦ 2^(k_i + k_j)·v for entry (i, j): one exact multiplication where every such power is
-/// a normal f64, else [`times_power_of_two`].
-fn two_sided(k: &[i32]) -> impl Fn(f64, usize, usize) -> f64 + Sync + '_ {
-    let powers: Option<Vec<f64>> = k
-        .iter()
-        .all(|&e| e.abs() <= 500)
-        .then(|| k.iter().map(|&e| times_power_of_two(1.0, e)).collect());
-    move |v, i, j| match &powers {
-        Some(p) => v * (p[i] * p[j]),
-        None => times_power_of_two(v, k[i] + k[j]),
-    }
 }
 
 /// The number of random ±1 columns V the residual is probed with.

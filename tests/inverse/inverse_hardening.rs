@@ -13,7 +13,7 @@ use symraster::inverse::{
     self, InverseMethod as Method, InvertOptions, Inverter, Kind, SignOptions, Storage,
 };
 use symraster::layout::rfp;
-use symraster::{Error, Matrix, NumericalError, relative_error};
+use symraster::{Error, Matrix, NumericalError, SymmetricView, relative_error};
 
 fn faer_of(m: &Matrix<f64>) -> Mat<f64> {
     Mat::from_fn(m.rows(), m.cols(), |i, j| m[(i, j)])
@@ -466,5 +466,24 @@ fn inversion_sign_and_lyapunov_take_any_scale() {
     match gpu.invert(&tiny, InvertOptions::default()) {
         Err(Error::Numerical(NumericalError::ResultOutOfRange { .. })) => {}
         other => panic!("expected ResultOutOfRange, got {other:?}"),
+    }
+    // The SPD inverse too, through `invert` and the f64 one itself: its result, scaled back
+    // as it is read, is refused where it leaves f64's range, with the entry named.
+    let tiny_spd = spd.map(|v| v * 1e-310);
+    let double = gpu.spd_inverse_double(SymmetricView::lower(&tiny_spd), Default::default());
+    for (route, result) in [
+        (
+            "invert",
+            gpu.invert(&tiny_spd, InvertOptions::spd()).map(|r| r.x),
+        ),
+        ("spd_inverse_double", double.map(|(x, _)| x)),
+    ] {
+        match result {
+            Err(Error::Numerical(NumericalError::ResultOutOfRange { what, value, .. })) => {
+                assert_eq!(what, "A⁻¹", "{route}");
+                assert!(!value.is_finite(), "{route}: {value:e}");
+            }
+            other => panic!("{route}: expected ResultOutOfRange, got {other:?}"),
+        }
     }
 }
