@@ -148,8 +148,9 @@ fn a_scaled_and_a_graded_c_factor_in_range() {
 #[test]
 fn a_factor_read_back_in_pieces_is_unscaled_exactly_with_zeros_above() {
     let gpu = common::gpu();
-    // Past the staged size (`tuning::DEFAULT_STAGED_FROM_BYTES` of f32), rows cut by the read-back's pieces, and C scaled by
-    // 2^±40 (exact): the GPU factors the same 4^k·C, so L comes back as L·2^∓20 bit for bit.
+    // Past the staged size (`tuning::DEFAULT_STAGED_FROM_BYTES` of f32), rows cut by the
+    // read-back's pieces, and C scaled by 2^±40 (exact): the GPU factors the same 4^k·C, so L
+    // comes back as L·2^∓20 bit for bit.
     let m = 530;
     let c = spd(m, 1e3, 5);
     let factor = |scale: f32| {
@@ -230,8 +231,8 @@ fn a_c_whose_scaling_would_leave_f32s_range_factors_unscaled() {
 #[test]
 fn a_non_finite_entry_of_the_read_triangle_is_an_error() {
     let gpu = common::gpu();
-    // Orders within one piece of the checked upload and over several (past the staged size); the entry
-    // off the diagonal, on it, and the first of two.
+    // Orders within one piece of the checked upload and over several (past the staged size);
+    // the entry off the diagonal, on it, and the first of two.
     for (m, triangle, (i, j), value) in [
         (65, Triangle::Lower, (40, 3), f32::NAN),
         (65, Triangle::Upper, (3, 40), f32::INFINITY),
