@@ -166,7 +166,7 @@ pub mod symmetric;
 pub mod tuning;
 
 pub use batched::{AsBatchRef, Batch, BatchFactor, BatchOptions, BatchRef, BatchSolution, Failure};
-pub use double::{DoubleCholeskyOptions, MAX_BLOCK as MAX_DOUBLE_BLOCK};
+pub use double::{DoubleCholeskyOptions, DoubleSchedule, MAX_BLOCK as MAX_DOUBLE_BLOCK};
 pub use error::{DeviceError, Error, ErrorKind, InputError, NumericalError, Result};
 pub use gl::{Context, DeviceInfo};
 pub use gpu::{

@@ -431,9 +431,9 @@ fn beyond_device(e: &symraster::Error) -> bool {
 }
 
 /// The orders from which a float64 factor is the GPU's (`Gpu::cholesky_double`); below, the
-/// host's dpotrf is quicker than a launch per block and the transfers
-/// (`figures/h200/experiments/frontdoor/crossover.csv`).
-const DEVICE_CHOLESKY_FROM: usize = 320;
+/// host's dpotrf is as quick as the chained launch and the transfers
+/// (`figures/h200/experiments/frontdoor/double_chain.csv`).
+const DEVICE_CHOLESKY_FROM: usize = 256;
 
 /// The dtypes `cholesky` and `cho_factor` factor, each its own way.
 trait Factored: numpy::Element + Copy + Send + Sync + symraster::memory::Zero + 'static {

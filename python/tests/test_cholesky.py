@@ -38,7 +38,7 @@ def test_cholesky_reads_only_its_triangle(rng, lower, m):
 @pytest.mark.parametrize("m", [33, 330])
 @pytest.mark.parametrize("lower", [False, True])
 def test_cholesky_any_layout(rng, order, m, lower):
-    """cholesky and cho_factor of any layout (from order 320 the GPU's float64 factor, which
+    """cholesky and cho_factor of any layout (from order 256 the GPU's float64 factor, which
     cho_factor writes into its result while a's other triangle is copied beside it)."""
     a = spd(rng, m)
     if order == "F":
@@ -239,7 +239,7 @@ def test_cholesky_object(rng, m, dtype):
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_float64_factor_reads_only_its_triangle_where_it_lies(lower, order):
-    """From order 320 the float64 factor is the GPU's, reading the array where it lies: NaN in
+    """From order 256 the float64 factor is the GPU's, reading the array where it lies: NaN in
     the other triangle (check_finite off) is never read, in C and Fortran order."""
     m = 330
     rng = np.random.default_rng(5)

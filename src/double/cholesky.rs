@@ -3,7 +3,8 @@
 //! with the transpose of its inverse beside it and the panel L21 = A21·L11⁻ᵀ formed in the
 //! same launch, the trailing A22 − L21·L21ᵀ (its lower triangle) as an f64 product.
 
-use super::kernels::{DoubleKernels, MAX_BLOCK};
+use super::chain::FailedPivot;
+use super::kernels::{CHAIN_TILE, DoubleKernels, MAX_BLOCK};
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
@@ -18,17 +19,53 @@ use crate::tiled::View;
 /// How [`Gpu::cholesky_double`](crate::Gpu::cholesky_double) factors.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DoubleCholeskyOptions {
-    /// The order of the diagonal blocks, 1 to [`MAX_BLOCK`] (at most what the device's shared
-    /// memory holds); `None` (the default): [`DoubleCholeskyOptions::auto_block`]. Each is one
-    /// work group's, so smaller blocks shorten the serial part of each step and lengthen the
-    /// chain of steps.
+    /// The order of the blocked schedule's diagonal blocks, 1 to [`MAX_BLOCK`] (at most what
+    /// the device's shared memory holds); `None` (the default):
+    /// [`DoubleCholeskyOptions::auto_block`]. Each is one work group's, so smaller blocks
+    /// shorten the serial part of each step and lengthen the chain of steps.
     pub block: Option<usize>,
+    /// Chained or blocked ([`DoubleSchedule`]).
+    pub schedule: DoubleSchedule,
+}
+
+/// The launches of the f64 Cholesky.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DoubleSchedule {
+    /// Chained up to order [`DoubleSchedule::CHAINED_UP_TO`] where no block is asked for,
+    /// else blocked.
+    #[default]
+    Auto,
+    /// One launch, left-looking by tiles of [`CHAIN_TILE`] that wait on the GPU for the tiles
+    /// they read (glsl/double/potrf_chain.comp), where one launch takes the tiles; else
+    /// blocked.
+    Chained,
+    /// Two launches a diagonal block: its factor with the panel below it, then the trailing
+    /// update (glsl/double/potrf_block.comp).
+    Blocked,
+}
+
+impl DoubleSchedule {
+    /// The largest order [`DoubleSchedule::Auto`] chains: the chain is quicker at every order
+    /// measured up to it, where the two meet (`figures/h200/experiments/frontdoor/
+    /// double_chain.csv`); past it the blocked schedule's larger products.
+    pub const CHAINED_UP_TO: usize = 8192;
 }
 
 impl DoubleCholeskyOptions {
-    /// Diagonal blocks of `block`.
+    /// Diagonal blocks of `block` (the blocked schedule).
     pub fn block(block: usize) -> Self {
-        Self { block: Some(block) }
+        Self {
+            block: Some(block),
+            ..Self::default()
+        }
+    }
+
+    /// The given schedule.
+    pub fn schedule(schedule: DoubleSchedule) -> Self {
+        Self {
+            schedule,
+            ..Self::default()
+        }
     }
 
     /// An error naming the block if it is out of range.
@@ -39,6 +76,15 @@ impl DoubleCholeskyOptions {
             ))
             .into()),
             _ => Ok(()),
+        }
+    }
+
+    /// Whether order n is factored chained (where the device can).
+    fn chained(&self, n: usize) -> bool {
+        match self.schedule {
+            DoubleSchedule::Auto => self.block.is_none() && n <= DoubleSchedule::CHAINED_UP_TO,
+            DoubleSchedule::Chained => true,
+            DoubleSchedule::Blocked => false,
         }
     }
 
@@ -58,6 +104,9 @@ pub(crate) struct DeviceFactor {
     pub inv: Buffer<f64>,
     pub nb: usize,
     pub k: Vec<i32>,
+    /// The polls of the chained launches where the factor was chained (its tiles
+    /// [`CHAIN_TILE`]), else `None`.
+    pub chained: Option<usize>,
 }
 
 /// The whole of a buffer's order-n square, or a block of it.
@@ -181,6 +230,39 @@ pub(crate) fn factor(
     meanwhile: &(dyn Fn() + Sync),
 ) -> Result<DeviceFactor> {
     options.validate()?;
+    let spins = options
+        .chained(n)
+        .then(|| super::chain::spin_limit(kernels, n))
+        .flatten();
+    let (inv, nb, failed) = match spins {
+        Some(spins) => {
+            let (inv, failed) = super::chain::factor(kernels, &w, n, spins, false, meanwhile)?;
+            (inv, CHAIN_TILE, failed)
+        }
+        None => blocked(kernels, &w, n, options, meanwhile)?,
+    };
+    if let Some(FailedPivot { column, pivot }) = failed {
+        let e = Error::from(NumericalError::NotPositiveDefinite { column, pivot });
+        return Err(pivot_in_units(e, |j| k[j]));
+    }
+    Ok(DeviceFactor {
+        w,
+        inv,
+        nb,
+        k,
+        chained: spins,
+    })
+}
+
+/// [`factor`]'s blocked schedule: its diagonal blocks' inverses, their order, and the first
+/// failed pivot's column and value, if any.
+fn blocked(
+    kernels: &DoubleKernels,
+    w: &Buffer<f64>,
+    n: usize,
+    options: DoubleCholeskyOptions,
+    meanwhile: &(dyn Fn() + Sync),
+) -> Result<(Buffer<f64>, usize, Option<FailedPivot>)> {
     let ctx = kernels.context();
     let nb = options
         .block
@@ -199,31 +281,27 @@ pub(crate) fn factor(
     for k0 in (0..n).step_by(nb) {
         let kb = nb.min(n - k0);
         let r = n - k0 - kb;
-        kernels.potrf_block(&w, n, k0, kb, nb, &inv, &held, &status)?;
+        kernels.potrf_block(w, n, k0, kb, nb, &inv, &held, &status)?;
         if r == 0 {
             break;
         }
         let l21 = view((k0 + kb) * n + k0, n, r, kb);
         let a22 = view((k0 + kb) * (n + 1), n, r, r);
         kernels.dgemm(
-            DoubleProduct::new(op(&w, a22), op(&w, l21), op(&w, l21.t()))
+            DoubleProduct::new(op(w, a22), op(w, l21), op(w, l21.t()))
                 .alpha(-1.0)
-                .plus(1.0, op(&w, a22))
+                .plus(1.0, op(w, a22))
                 .lower(),
         )?;
     }
     ctx.flush();
     meanwhile();
     let s = status.download()?;
-    if s[0] != 0 {
-        let pivot = f64::from_bits(u64::from(s[1]) | (u64::from(s[2]) << 32));
-        let e = Error::from(NumericalError::NotPositiveDefinite {
-            column: s[0] as usize - 1,
-            pivot,
-        });
-        return Err(pivot_in_units(e, |j| k[j]));
-    }
-    Ok(DeviceFactor { w, inv, nb, k })
+    let failed = (s[0] != 0).then(|| FailedPivot {
+        column: s[0] as usize - 1,
+        pivot: f64::from_bits(u64::from(s[1]) | (u64::from(s[2]) << 32)),
+    });
+    Ok((inv, nb, failed))
 }
 
 /// L with C = L·Lᵀ (zeros above the diagonal) from `c`'s stored triangle, or with `upper`

@@ -1,5 +1,6 @@
 //! C⁻¹ of a symmetric positive definite C in f64 on the GPU (LAPACK's dpotri after dpotrf):
-//! L̃⁻¹ by halves from the diagonal blocks' inverses the factor left, then
+//! L̃⁻¹ from the diagonal blocks' inverses the factor left (after a chained factor of a small
+//! order by one chained launch, glsl/double/trtri_chain.comp, else by halves), then
 //! C̃⁻¹ = L̃⁻ᵀ·L̃⁻¹ by halves and its residual ‖I − C̃·C̃⁻¹‖_F (probed) as f64 products, C̃ = S·C·S scaled to a
 //! unit diagonal (C⁻¹ = S·C̃⁻¹·S, exact).
 
@@ -51,11 +52,16 @@ fn spd_inverse_read(
     // Z = L̃⁻¹ (zero above its diagonal, so that the products may read whole squares).
     let z = storage(n * n)?;
     kernels.copy(op(&z, whole), None)?;
-    let t = storage(n * n.div_ceil(2))?;
-    triangular_inverse(kernels, &f, &z, &t, n, 0, n)?;
+    match f.chained.filter(|_| n <= TRIANGULAR_CHAIN_UP_TO) {
+        Some(spins) => super::chain::inverse(kernels, (&f.w, &f.inv, &z), n, spins, false)?,
+        None => {
+            let t = storage(n * n.div_ceil(2))?;
+            triangular_inverse(kernels, &f, &z, &t, n, 0, n)?;
+        }
+    }
     phases.mark_finished(ctx, "L̃⁻¹");
     // X̃ = Zᵀ·Z over L̃'s storage (L̃ is read no more), then its residual.
-    lower_product(kernels, &z, &f.w, n, f.nb, 0, n)?;
+    lower_product(kernels, &z, &f.w, n, PRODUCT_LEAF.max(f.nb), 0, n)?;
     let residual = probed_residual(kernels, &scaled, &f.w, n)?;
     phases.mark_finished(ctx, "L̃⁻ᵀ·L̃⁻¹, residual");
     // C⁻¹ = S·X̃·S over all cores, and the first entry out of range.
@@ -102,6 +108,16 @@ fn spd_inverse_read(
     phases.mark_finished(ctx, "read back, unscaled");
     Ok((Matrix::from_row_major(n, n, x)?, residual))
 }
+
+/// The largest order whose L̃⁻¹ after a chained factor is one chained launch: quicker than
+/// the halves below it, as quick at it, slower past it, where the halves' products are large
+/// (`figures/h200/experiments/frontdoor/double_inverse_chain_ab.csv`).
+const TRIANGULAR_CHAIN_UP_TO: usize = 4096;
+
+/// The largest diagonal block of Zᵀ·Z formed as one product of whole squares (the zeros
+/// above Z's diagonal included): the halves' launches, not the products' work, bound it at
+/// these orders.
+const PRODUCT_LEAF: usize = 256;
 
 /// The largest order whose inverse comes back as its lower triangle, mirrored on the host as
 /// it arrives: half the bytes, while the mirror's column writes stay in the host's caches;
@@ -189,26 +205,26 @@ fn probed_residual(
 /// W's order-size square at (r0, r0) ← Zᵀ·Z of Z's (lower triangular) square there, by halves
 /// (LAPACK's dlauum): [[Z11ᵀZ11 + Z21ᵀZ21, Z21ᵀZ22], [Z22ᵀZ21, Z22ᵀZ22]], the block below the
 /// diagonal formed and mirrored above it, so that no product is formed from the zeros of
-/// both operands' triangles at every level.
+/// both operands' triangles at every level; a square of order `leaf` or less is one product.
 fn lower_product(
     kernels: &DoubleKernels,
     z: &Buffer<f64>,
     w: &Buffer<f64>,
     n: usize,
-    nb: usize,
+    leaf: usize,
     r0: usize,
     size: usize,
 ) -> Result<()> {
     let diagonal = view(r0 * (n + 1), n, size, size);
-    if size <= nb {
+    if size <= leaf {
         return kernels.dgemm(DoubleProduct::new(
             op(w, diagonal),
             op(z, diagonal.t()),
             op(z, diagonal),
         ));
     }
-    let (h, rest) = halves(size, nb);
-    lower_product(kernels, z, w, n, nb, r0, h)?;
+    let (h, rest) = halves(size, leaf);
+    lower_product(kernels, z, w, n, leaf, r0, h)?;
     let (w11, z21) = (
         view(r0 * (n + 1), n, h, h),
         view((r0 + h) * n + r0, n, rest, h),
@@ -221,7 +237,7 @@ fn lower_product(
         op(w, view(r0 * n + r0 + h, n, h, rest)),
         Some(op(w, z21.t())),
     )?;
-    lower_product(kernels, z, w, n, nb, r0 + h, rest)
+    lower_product(kernels, z, w, n, leaf, r0 + h, rest)
 }
 
 /// Z's rows and columns r0..r0 + size ← their block of L̃⁻¹, by halves at a multiple of the

@@ -20,6 +20,33 @@ pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// The f64 Cholesky in one launch, left-looking by tiles that wait for the tiles they read.
+pub static POTRF_CHAIN: ComputeKernel = ComputeKernel {
+    name: "double/potrf_chain",
+    source: include_str!("../../glsl/double/potrf_chain.comp"),
+    buffers: &[("ABuf", 0), ("InvBuf", 1), ("SyncBuf", 2)],
+    uniforms: &["n", "tile_rows", "spin_limit"],
+    optional: &[],
+};
+
+/// Z = L⁻¹ in one launch, by tiles that wait for the tiles they read, from L and the
+/// inverses of its diagonal tiles [`POTRF_CHAIN`] kept.
+pub static TRTRI_CHAIN: ComputeKernel = ComputeKernel {
+    name: "double/trtri_chain",
+    source: include_str!("../../glsl/double/trtri_chain.comp"),
+    buffers: &[("LBuf", 0), ("InvBuf", 1), ("ZBuf", 2), ("SyncBuf", 3)],
+    uniforms: &["n", "spin_limit"],
+    optional: &[],
+};
+
+/// The order of [`POTRF_CHAIN`]'s and [`TRTRI_CHAIN`]'s tiles (its diagonal blocks).
+pub const CHAIN_TILE: usize = 32;
+
+/// Words before the ready flags in the chains' sync buffers: the ticket, the gave-up word,
+/// and for [`POTRF_CHAIN`] the first failed column and its pivot's two halves (spare in
+/// [`TRTRI_CHAIN`]'s), and three spare.
+pub const CHAIN_HEAD: usize = 8;
+
 /// Panel rows each work group of [`POTRF_BLOCK`] forms (16 invocations a row).
 const PANEL_ROWS: usize = 16;
 
@@ -72,8 +99,11 @@ pub struct DoubleKernels {
     ctx: Context,
     max_block: usize,
     max_bytes: u64,
+    max_groups: usize,
     products: DoublePrograms,
     potrf: OnceCell<ComputeProgram>,
+    chain: OnceCell<ComputeProgram>,
+    inverse_chain: OnceCell<ComputeProgram>,
     copy: OnceCell<ComputeProgram>,
     triangle: OnceCell<ComputeProgram>,
     /// The SPD solve's programs for C packed in f64 and, for an f32 C, in f32 ([`Packed`]).
@@ -137,8 +167,11 @@ impl DoubleKernels {
             ctx: ctx.clone(),
             max_block,
             max_bytes: crate::tiled::storage::max_buffer_bytes(limits.max_storage_block_bytes),
+            max_groups: limits.max_groups_x as usize,
             products: DoublePrograms::new(),
             potrf: OnceCell::new(),
+            chain: OnceCell::new(),
+            inverse_chain: OnceCell::new(),
             copy: OnceCell::new(),
             triangle: OnceCell::new(),
             spd: [SpdPrograms::new(ctx, false), SpdPrograms::new(ctx, true)],
@@ -148,6 +181,11 @@ impl DoubleKernels {
     /// The largest diagonal block this device's shared memory holds (at most [`MAX_BLOCK`]).
     pub fn max_block(&self) -> usize {
         self.max_block
+    }
+
+    /// The most work groups one launch takes in x (GL_MAX_COMPUTE_WORK_GROUP_COUNT).
+    pub fn max_groups(&self) -> usize {
+        self.max_groups
     }
 
     /// An error where `len` f64 values exceed one storage buffer of this device.
@@ -365,5 +403,59 @@ impl DoubleKernels {
         prog.set_all(&[("n", u(n)), ("k0", u(k0)), ("kb", u(kb)), ("nb", u(nb))])?;
         let groups = (n - k0 - kb).div_ceil(PANEL_ROWS).max(1);
         prog.dispatch([groups as u32, 1, 1])
+    }
+
+    /// Factors `a` (order n, row-major, its lower triangle) in place by one chained launch of
+    /// [`POTRF_CHAIN`] over `tiles` tiles of [`CHAIN_TILE`] (n's tile columns' triangle),
+    /// inv(L_jj)ᵀ of each diagonal tile at rows j·[`CHAIN_TILE`].. of `inv` (row stride
+    /// [`CHAIN_TILE`]); `sync` holds [`CHAIN_HEAD`] words and a flag per tile.
+    pub fn potrf_chain(
+        &self,
+        a: &Buffer<f64>,
+        inv: &Buffer<f64>,
+        sync: &Buffer<u32>,
+        n: usize,
+        spin_limit: usize,
+    ) -> Result<()> {
+        let defines = format!("#define NB {CHAIN_TILE}u\n");
+        let prog = self.program(&self.chain, &POTRF_CHAIN, &defines)?;
+        let columns = n.div_ceil(CHAIN_TILE);
+        let tiles = columns * (columns + 1) / 2;
+        debug_assert!(sync.len() >= CHAIN_HEAD + tiles && inv.len() >= n * CHAIN_TILE);
+        let u = |x: usize| Uniform::U32(x as u32);
+        a.bind_base(0);
+        inv.bind_base(1);
+        sync.bind_base(2);
+        prog.set_all(&[
+            ("n", u(n)),
+            ("tile_rows", u(columns)),
+            ("spin_limit", u(spin_limit)),
+        ])?;
+        prog.dispatch([tiles as u32, 1, 1])
+    }
+
+    /// `z` (order n, row-major) ← L⁻¹ in its lower triangle (above it untouched) by one
+    /// chained launch of [`TRTRI_CHAIN`], from L in `l`'s lower triangle and the transposed
+    /// inverses of its diagonal tiles of [`CHAIN_TILE`] in `inv` (as [`Self::potrf_chain`]
+    /// keeps them); `sync` holds [`CHAIN_HEAD`] words and a flag per tile.
+    pub fn trtri_chain(
+        &self,
+        (l, inv, z): (&Buffer<f64>, &Buffer<f64>, &Buffer<f64>),
+        sync: &Buffer<u32>,
+        n: usize,
+        spin_limit: usize,
+    ) -> Result<()> {
+        let defines = format!("#define NB {CHAIN_TILE}u\n");
+        let prog = self.program(&self.inverse_chain, &TRTRI_CHAIN, &defines)?;
+        let columns = n.div_ceil(CHAIN_TILE);
+        let tiles = columns * (columns + 1) / 2;
+        debug_assert!(sync.len() >= CHAIN_HEAD + tiles && inv.len() >= n * CHAIN_TILE);
+        let u = |x: usize| Uniform::U32(x as u32);
+        l.bind_base(0);
+        inv.bind_base(1);
+        z.bind_base(2);
+        sync.bind_base(3);
+        prog.set_all(&[("n", u(n)), ("spin_limit", u(spin_limit))])?;
+        prog.dispatch([tiles as u32, 1, 1])
     }
 }

@@ -5,7 +5,8 @@
 use crate::common;
 
 use symraster::{
-    DoubleCholeskyOptions, Error, Matrix, NumericalError, SymmetricView, Triangle, host,
+    DoubleCholeskyOptions, DoubleSchedule, Error, Matrix, NumericalError, SymmetricView, Triangle,
+    host,
 };
 
 /// Q·diag(λ)·Qᵀ with λ spread geometrically from 1 to 1/`condition`.
@@ -136,12 +137,24 @@ fn a_failed_pivot_is_named_at_its_column_in_any_block() {
         }
         other => panic!("{other:?}"),
     };
-    for (m, block, bad) in [(200, 32, 3), (200, 32, 40), (200, 16, 150), (100, 0, 99)] {
+    // Block 0: the chained schedule, whose tiles are 32: a pivot at a tile's first and last
+    // column, inside one, and in the last, short, tile.
+    for (m, block, bad) in [
+        (200, 32, 3),
+        (200, 32, 40),
+        (200, 16, 150),
+        (100, 0, 99),
+        (200, 0, 0),
+        (200, 0, 31),
+        (200, 0, 32),
+        (200, 0, 150),
+        (200, 0, 199),
+    ] {
         let mut c = spd(m, 10.0, 300 + bad as u64);
         c[(bad, bad)] = -1.0;
         assert_eq!(column(host::cholesky(&c).unwrap_err()), bad);
         let options = match block {
-            0 => DoubleCholeskyOptions::default(),
+            0 => DoubleCholeskyOptions::schedule(DoubleSchedule::Chained),
             b => DoubleCholeskyOptions::block(b),
         };
         for triangle in [Triangle::Lower, Triangle::Upper] {
@@ -157,19 +170,66 @@ fn a_failed_pivot_is_named_at_its_column_in_any_block() {
     }
 }
 
+/// The chained schedule (one launch, tiles of 32 waiting for the tiles they read) and the
+/// blocked one at orders around the tile and its multiples: L against the host's from either
+/// stored triangle (NaN in the other), zeros above the diagonal, backward stable, and the SPD
+/// inverse built on the chained factor's kept inverses.
+#[test]
+fn the_chained_and_blocked_schedules_agree_around_the_tile() {
+    let gpu = common::gpu();
+    for m in [1, 2, 16, 31, 32, 33, 63, 64, 65, 96, 97, 161, 257] {
+        let c = spd(m, 1e4, 500 + m as u64);
+        let reference = host::cholesky(&c).unwrap();
+        for schedule in [DoubleSchedule::Chained, DoubleSchedule::Blocked] {
+            let options = DoubleCholeskyOptions::schedule(schedule);
+            for triangle in [Triangle::Lower, Triangle::Upper] {
+                let (data, stride) = stored(&c, triangle);
+                let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
+                let l = gpu.cholesky_double(view, options).unwrap();
+                let e = symraster::relative_error(&l, &reference);
+                assert!(
+                    e < 1e-13,
+                    "m {m}, {schedule:?}, {triangle:?}: L off by {e:e}"
+                );
+                let b = backward_error(&l, &c);
+                assert!(
+                    b < 1e-15 * (m as f64).max(4.0),
+                    "m {m}, {schedule:?}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
+                );
+                assert!(
+                    (0..m).all(|i| (i + 1..m).all(|j| l[(i, j)] == 0.0)),
+                    "m {m}, {schedule:?}: L not zero above its diagonal"
+                );
+                let (x, residual) = gpu.spd_inverse_double(view, options).unwrap();
+                let r = Matrix::from_fn(m, m, |i, j| {
+                    f64::from(u8::from(i == j)) - (0..m).map(|k| c[(i, k)] * x[(k, j)]).sum::<f64>()
+                });
+                assert!(
+                    norm(&r) < 1e-10 && residual < 1e-10,
+                    "m {m}, {schedule:?}: ‖I − CX‖ = {:e}, reported {residual:e}",
+                    norm(&r)
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn ill_conditioned_and_graded_factors_keep_backward_stability() {
     let gpu = common::gpu();
+    let chained = DoubleCholeskyOptions::schedule(DoubleSchedule::Chained);
     for (m, condition) in [(100, 1e9), (150, 1e12)] {
         let c = spd(m, condition, 7);
-        let l = gpu
-            .cholesky_double(SymmetricView::lower(&c), DoubleCholeskyOptions::block(16))
-            .unwrap();
-        let b = backward_error(&l, &c);
-        assert!(
-            b < 1e-15 * m as f64,
-            "κ {condition:e}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
-        );
+        for options in [DoubleCholeskyOptions::block(16), chained] {
+            let l = gpu
+                .cholesky_double(SymmetricView::lower(&c), options)
+                .unwrap();
+            let b = backward_error(&l, &c);
+            assert!(
+                b < 1e-15 * m as f64,
+                "κ {condition:e}, {options:?}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
+            );
+        }
     }
     // D·C·D with D from 1e-100 to 1e100: the scaling makes it a well-conditioned factor.
     let m = 90;
@@ -178,34 +238,34 @@ fn ill_conditioned_and_graded_factors_keep_backward_stability() {
         .map(|i| 10f64.powf(-100.0 + 200.0 * i as f64 / (m - 1) as f64))
         .collect();
     let graded = Matrix::from_fn(m, m, |i, j| d[i] * c[(i, j)] * d[j]);
-    let l = gpu
-        .cholesky_double(
-            SymmetricView::lower(&graded),
-            DoubleCholeskyOptions::block(32),
-        )
-        .unwrap();
     let reference = host::cholesky(&graded).unwrap();
-    // Row by row (row i of L carries d_i's scale): each within rounding of the host's.
-    for i in 0..m {
-        let row: f64 = (0..=i)
-            .map(|j| reference[(i, j)].powi(2))
-            .sum::<f64>()
-            .sqrt();
-        let diff: f64 = (0..=i)
-            .map(|j| (l[(i, j)] - reference[(i, j)]).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        assert!(
-            diff <= 1e-13 * row,
-            "graded row {i}: ‖ΔL‖ = {diff:e} of {row:e}"
-        );
+    for options in [DoubleCholeskyOptions::block(32), chained] {
+        let l = gpu
+            .cholesky_double(SymmetricView::lower(&graded), options)
+            .unwrap();
+        // Row by row (row i of L carries d_i's scale): each within rounding of the host's.
+        for i in 0..m {
+            let row: f64 = (0..=i)
+                .map(|j| reference[(i, j)].powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let diff: f64 = (0..=i)
+                .map(|j| (l[(i, j)] - reference[(i, j)]).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(
+                diff <= 1e-13 * row,
+                "{options:?}, graded row {i}: ‖ΔL‖ = {diff:e} of {row:e}"
+            );
+        }
     }
 }
 
 #[test]
 fn a_matrix_that_is_not_positive_definite_is_named_at_the_hosts_column() {
     let gpu = common::gpu();
-    for (m, block) in [(40, 64), (150, 16)] {
+    // Block 0: the chained schedule.
+    for (m, block) in [(40, 64), (150, 16), (40, 0), (150, 0)] {
         let mut c = spd(m, 10.0, 11);
         // A negative eigenvalue in the trailing part: the pivot fails past the first blocks.
         let k = m - 7;
@@ -217,11 +277,12 @@ fn a_matrix_that_is_not_positive_definite_is_named_at_the_hosts_column() {
             }
         }
         let host = host::cholesky(&c).unwrap_err();
+        let options = match block {
+            0 => DoubleCholeskyOptions::schedule(DoubleSchedule::Chained),
+            b => DoubleCholeskyOptions::block(b),
+        };
         let ours = gpu
-            .cholesky_double(
-                SymmetricView::lower(&c),
-                DoubleCholeskyOptions::block(block),
-            )
+            .cholesky_double(SymmetricView::lower(&c), options)
             .unwrap_err();
         match (host, ours) {
             (

@@ -1,12 +1,13 @@
 //! Where the GPU's f64 Cholesky overtakes the host's: wall times from a host `Matrix<f64>` to
 //! L on the host of `host::cholesky` (faer's dpotrf on all cores) and `Gpu::cholesky_double`
-//! (transfers included; `gpu_ms` with diagonal blocks of 64, `gpu_b16_ms` and `gpu_b32_ms`
-//! with 16 and 32), median of 7 after a warm-up, at the orders given (default 256 512 1024 2048
-//! 4096). CSV `m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,host_cores` on stdout.
+//! (transfers included; `gpu_ms` blocked with diagonal blocks of 64, `gpu_b16_ms` and
+//! `gpu_b32_ms` with 16 and 32, `gpu_chain_ms` in one chained launch), median of 7 after a
+//! warm-up, at the orders given (default 256 512 1024 2048 4096). CSV
+//! `m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,gpu_chain_ms,host_cores` on stdout.
 //! `cargo run --release -p symraster-bench --bin crossover -- 512 1024 2048`.
 
 use std::time::Instant;
-use symraster::{DoubleCholeskyOptions, Gpu, Matrix, SymmetricView, host};
+use symraster::{DoubleCholeskyOptions, DoubleSchedule, Gpu, Matrix, SymmetricView, host};
 
 /// Median milliseconds of 7 calls of `f` after one warm-up.
 fn median_ms(mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
@@ -25,7 +26,7 @@ fn main() -> anyhow::Result<()> {
     let sizes = symraster_bench::sizes_or(&[256, 512, 1024, 2048, 4096])?;
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     println!("# {}", gpu.info().renderer);
-    println!("m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,host_cores");
+    println!("m,host_ms,gpu_ms,gpu_b16_ms,gpu_b32_ms,gpu_chain_ms,host_cores");
     for m in sizes {
         // Diagonally dominant SPD: m on the diagonal, entries in [-1, 1) off it.
         let c = Matrix::from_fn(m, m, |i, j| {
@@ -40,17 +41,18 @@ fn main() -> anyhow::Result<()> {
             std::hint::black_box(host::cholesky(&c)?);
             Ok(())
         })?;
-        let gpu_ms = |block: usize| {
+        let gpu_ms = |options: DoubleCholeskyOptions| {
             median_ms(|| {
                 let view = SymmetricView::lower(&c);
-                let options = DoubleCholeskyOptions::block(block);
                 std::hint::black_box(gpu.cholesky_double(view, options)?);
                 Ok(())
             })
         };
-        let (b64, b16, b32) = (gpu_ms(64)?, gpu_ms(16)?, gpu_ms(32)?);
+        let block = DoubleCholeskyOptions::block;
+        let (b64, b16, b32) = (gpu_ms(block(64))?, gpu_ms(block(16))?, gpu_ms(block(32))?);
+        let chain = gpu_ms(DoubleCholeskyOptions::schedule(DoubleSchedule::Chained))?;
         println!(
-            "{m},{host_ms:.3},{b64:.3},{b16:.3},{b32:.3},{}",
+            "{m},{host_ms:.3},{b64:.3},{b16:.3},{b32:.3},{chain:.3},{}",
             std::thread::available_parallelism().map_or(1, |n| n.get())
         );
     }

@@ -1,0 +1,250 @@
+// The f64 Cholesky of A (order n, row-major, its lower triangle) in ONE launch, left-looking
+// by tiles of NB x NB, as the f32 chain (glsl/tiled/potrf_chain.comp) runs it: work group g
+// takes a ticket (tickets follow the order groups start in) and computes tile (i, j), i ≥ j,
+// tickets counting the tiles column by column, so that a tile waits only for earlier tickets
+// and the chain always progresses. Tile (i, j):
+//   acc = A_ij − Σ_{k<j} L_ik·L_jkᵀ, each term once tiles (i, k) and (j, k) are published;
+//   i = j: acc factored in registers (square-root free, one barrier a column, its unit factor's
+//          inverse built in the same sweep, as glsl/tiled/potrf_inv_fn.glsl), L_jj over the
+//          tile and inv(L_jj)ᵀ at rows j·NB.. of Inv (row stride NB), zeros above its diagonal;
+//   i > j: once (j, j) is published, L_ij = acc·inv(L_jj)ᵀ;
+// then its flag ready[t] is published (a memory barrier before the flag). Only A's lower
+// triangle is read or written. The first pivot that is not positive (or NaN) is recorded in
+// the sync words (its column and its value; diagonal tiles run one after the other, so the
+// earliest column is the first recorded) and the chain goes on publishing its (NaN) tiles: a
+// failure never hangs it. A group whose waits outlast `spin_limit` polls in all (software
+// renderers end long loops) or that finds the chain given up sets `gave_up` and writes and
+// publishes nothing (every write comes after its last wait); the host launches the chain again
+// with the same flags (a group whose tile is published returns at once).
+layout(local_size_x = 16, local_size_y = 16) in;
+
+#define PX 16u
+#define PY 16u
+#define THREADS (PX * PY)
+// Rows (index a) and columns (index b) of a tile per invocation.
+#define EA int(NB / PY)
+#define EB int(NB / PX)
+// Entries of an NB x NB tile each invocation moves to shared memory.
+#define LOADS ((NB * NB) / THREADS)
+
+layout(std430, binding = 0) coherent buffer ABuf { double a[]; };
+layout(std430, binding = 1) coherent buffer InvBuf { double inv[]; };
+// The ticket, the gave-up word, the first failed column (0xFFFFFFFF: none) and its pivot's
+// two halves, then one ready flag per tile (ticket order) from word 8.
+layout(std430, binding = 2) coherent buffer SyncBuf {
+    uint ticket;
+    uint gave_up;
+    uint failed_column;
+    uint pivot_lo;
+    uint pivot_hi;
+    uint spare[3];
+    uint ready[];
+};
+
+uniform uint n;
+uniform uint tile_rows;
+uniform uint spin_limit;
+
+shared double ta[NB][NB + 1u];
+shared double tb[NB][NB + 1u];
+shared double col[2][NB];
+shared double row[2][NB];
+shared double piv[NB];
+shared uint order_shared;
+shared uint stop_shared;
+shared uint bad_shared;
+
+uint at(uint r, uint s) { return r * n + s; }
+
+// The flag of tile (i, j): its ticket (column j holds tile_rows − j tiles).
+uint flag_index(uint i, uint j) { return j * tile_rows - (j * (j - 1u)) / 2u + (i - j); }
+
+// Invocation 0 polls flag f until it is set (or the chain is given up, or the polls run out);
+// true for the whole group when it must stop.
+bool wait_for(uint f, inout uint spins, uint tid) {
+    if (tid == 0u) {
+        uint seen = atomicOr(ready[f], 0u);
+        while (seen == 0u && spins < spin_limit) {
+            spins++;
+            if (spins % 32u == 0u && atomicOr(gave_up, 0u) != 0u) break;
+            seen = atomicOr(ready[f], 0u);
+        }
+        if (seen == 0u) stop_shared = 1u;
+    }
+    barrier();
+    bool stop = stop_shared != 0u;
+    memoryBarrierBuffer();
+    return stop;
+}
+
+// x ← x·Wᵀ with W = inv(L_jj), whose transpose lies at rows s0.. of Inv:
+// (x·Wᵀ)(r, s) = Σ_p x(r, p)·W(s, p), W(s, p) = inv[(s0 + p)·NB + s].
+void times_inverse_t(inout double x[EA][EB], uint s0, uint tid) {
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    for (int q = 0; q < EA; q++)
+        for (int b = 0; b < EB; b++) ta[ty + PY * uint(q)][tx + PX * uint(b)] = x[q][b];
+    for (uint q = 0u; q < LOADS; q++) {
+        uint e = tid + q * THREADS;
+        uint p = e / NB;
+        uint s = e % NB;
+        tb[s][p] = inv[(s0 + p) * NB + s];
+    }
+    barrier();
+    for (int q = 0; q < EA; q++)
+        for (int b = 0; b < EB; b++) x[q][b] = 0.0;
+    for (uint p = 0u; p < NB; p++) {
+        double bv[EB];
+        for (int b = 0; b < EB; b++) bv[b] = tb[tx + PX * uint(b)][p];
+        for (int q = 0; q < EA; q++) {
+            double av = ta[ty + PY * uint(q)][p];
+            for (int b = 0; b < EB; b++) x[q][b] = fma(av, bv[b], x[q][b]);
+        }
+    }
+}
+
+// The diagonal tile at (r0, r0) of order ni from its sum s (entry (ty + PY·q, tx + PX·b);
+// outside the tile's lower triangle taken as the identity's): L over the tile, inv(L)ᵀ at rows
+// r0.. of Inv, the pivots (before their square roots) in piv.
+void factor_block(double s[EA][EB], uint ni, uint r0, uint tid) {
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    for (int q = 0; q < EA; q++)
+        for (int b = 0; b < EB; b++) {
+            uint i = ty + PY * uint(q);
+            uint k = tx + PX * uint(b);
+            if (!(i < ni && k <= i)) s[q][b] = i == k ? 1.0 : 0.0;
+        }
+    // y = L̃⁻¹ (L̃ the unit lower factor of the elimination, A = L̃·diag(pivots)·L̃ᵀ), built in
+    // the same sweep: step j applies its multipliers to y's rows below j as to s's, so one
+    // barrier per column publishes both column j of s and row j of y (final after step j − 1).
+    double y[EA][EB];
+    for (int q = 0; q < EA; q++)
+        for (int b = 0; b < EB; b++) y[q][b] = ty + PY * uint(q) == tx + PX * uint(b) ? 1.0 : 0.0;
+    for (uint j = 0u; j < ni; j++) {
+        uint buf = j & 1u;
+        for (int b = 0; b < EB; b++)
+            if (tx + PX * uint(b) == j)
+                for (int q = 0; q < EA; q++) col[buf][ty + PY * uint(q)] = s[q][b];
+        for (int q = 0; q < EA; q++)
+            if (ty + PY * uint(q) == j)
+                for (int b = 0; b < EB; b++) row[buf][tx + PX * uint(b)] = y[q][b];
+        barrier();
+        double p = col[buf][j];
+        if (tid == 0u) piv[j] = p;
+        double ip = 1.0 / p;
+        for (int q = 0; q < EA; q++) {
+            uint i = ty + PY * uint(q);
+            if (i <= j) continue;
+            double f = col[buf][i] * ip;
+            for (int b = 0; b < EB; b++) {
+                uint k = tx + PX * uint(b);
+                if (k > j && i >= k) s[q][b] = fma(-f, col[buf][k], s[q][b]);
+                if (i < ni && k <= j) y[q][b] = fma(-f, row[buf][k], y[q][b]);
+            }
+        }
+    }
+    barrier();
+    // L(i, k) = s(i, k)/sqrt(pivot k), L(i, i) = sqrt(pivot i); inv(L) = diag(pivots)^(-1/2)·y,
+    // written transposed: inv(L)ᵀ(k, i) = inv(L)(i, k) at row r0 + k, column i.
+    for (int q = 0; q < EA; q++)
+        for (int b = 0; b < EB; b++) {
+            uint i = ty + PY * uint(q);
+            uint k = tx + PX * uint(b);
+            if (i < ni && k <= i) a[at(r0 + i, r0 + k)] = k == i ? sqrt(piv[i]) : s[q][b] / sqrt(piv[k]);
+            if (i < ni && k < ni) inv[(r0 + k) * NB + i] = k <= i ? y[q][b] / sqrt(piv[i]) : 0.0;
+        }
+}
+
+void main() {
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    uint tid = ty * PX + tx;
+    if (tid == 0u) {
+        order_shared = atomicAdd(ticket, 1u);
+        // Given up, or published by an earlier launch of the same chain.
+        stop_shared = atomicOr(gave_up, 0u) | atomicOr(ready[order_shared], 0u);
+    }
+    barrier();
+    if (stop_shared != 0u) return;
+    // Ticket → (i, j): column j holds tile_rows − j tiles.
+    uint t = order_shared;
+    uint j = 0u;
+    while (t >= tile_rows - j) {
+        t -= tile_rows - j;
+        j++;
+    }
+    uint i = j + t;
+    uint r0 = i * NB;
+    uint s0 = j * NB;
+    uint ni = min(NB, n - r0);
+    uint nj = min(NB, n - s0);
+    bool diagonal = i == j;
+    double acc[EA][EB];
+    for (int q = 0; q < EA; q++)
+        for (int b = 0; b < EB; b++) {
+            uint r = ty + PY * uint(q);
+            uint s = tx + PX * uint(b);
+            acc[q][b] = (r < ni && s < nj && (!diagonal || s <= r)) ? a[at(r0 + r, s0 + s)] : 0.0;
+        }
+    uint spins = 0u;
+    bool stop = false;
+    for (uint k = 0u; k < j && !stop; k++) {
+        stop = wait_for(flag_index(i, k), spins, tid);
+        if (!stop && !diagonal) stop = wait_for(flag_index(j, k), spins, tid);
+        if (stop) break;
+        // L_ik and L_jk (whole NB columns: tile column k < j is never the last, short, one).
+        uint h = k * NB;
+        for (uint q = 0u; q < LOADS; q++) {
+            uint e = tid + q * THREADS;
+            uint rr = e / NB;
+            uint p = e % NB;
+            ta[rr][p] = rr < ni ? a[at(r0 + rr, h + p)] : 0.0;
+            tb[rr][p] = rr < nj ? a[at(s0 + rr, h + p)] : 0.0;
+        }
+        barrier();
+        for (uint p = 0u; p < NB; p++) {
+            double bv[EB];
+            for (int b = 0; b < EB; b++) bv[b] = tb[tx + PX * uint(b)][p];
+            for (int q = 0; q < EA; q++) {
+                double av = ta[ty + PY * uint(q)][p];
+                for (int b = 0; b < EB; b++) acc[q][b] = fma(-av, bv[b], acc[q][b]);
+            }
+        }
+        barrier();
+    }
+    if (!stop && !diagonal) stop = wait_for(flag_index(j, j), spins, tid);
+    if (stop) {
+        if (tid == 0u) atomicOr(gave_up, 1u);
+        return;
+    }
+    if (diagonal) {
+        if (tid == 0u) bad_shared = 0xFFFFFFFFu;
+        factor_block(acc, ni, r0, tid);
+        barrier();
+        // The first pivot that is not positive, looked for by every invocation at once.
+        for (uint q = tid; q < ni; q += THREADS)
+            if (!(piv[q] > 0.0)) atomicMin(bad_shared, q);
+        barrier();
+        if (tid == 0u && bad_shared < ni) {
+            uint column = s0 + bad_shared;
+            uint old = atomicMin(failed_column, column);
+            if (column < old) {
+                uvec2 bits = unpackDouble2x32(piv[bad_shared]);
+                pivot_lo = bits.x;
+                pivot_hi = bits.y;
+            }
+        }
+    } else {
+        times_inverse_t(acc, s0, tid);
+        for (int q = 0; q < EA; q++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + PY * uint(q);
+                uint s = tx + PX * uint(b);
+                if (r < ni) a[at(r0 + r, s0 + s)] = acc[q][b];
+            }
+    }
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) atomicExchange(ready[order_shared], 1u);
+}
