@@ -9,6 +9,17 @@ use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::matrix::Matrix;
 use crate::symmetric::SymmetricView;
 
+/// An SPD matrix of order n: n on the diagonal, entries in [−0.5, 0.5) off it.
+fn diagonally_dominant(n: usize) -> Matrix<f64> {
+    Matrix::from_fn(n, n, |i, j| {
+        if i == j {
+            n as f64
+        } else {
+            ((i.max(j) * 7 + i.min(j) * 3) % 11) as f64 / 11.0 - 0.5
+        }
+    })
+}
+
 /// The chain given up before it starts, or whose groups give up after one poll, is
 /// launched again from the tiles already published until every tile is: the same factor
 /// and kept inverses, bit for bit, as one launch that ran through, and that factor is
@@ -21,13 +32,7 @@ fn a_chain_that_gave_up_is_finished_by_further_launches() {
         return;
     };
     for n in [33, 130] {
-        let c = Matrix::from_fn(n, n, |i, j| {
-            if i == j {
-                n as f64
-            } else {
-                ((i.max(j) * 7 + i.min(j) * 3) % 11) as f64 / 11.0 - 0.5
-            }
-        });
+        let c = diagonally_dominant(n);
         let view = SymmetricView::lower(&c);
         let k = exponents_of(&view);
         let spins = spin_limit(&kernels, n).unwrap();
@@ -77,13 +82,7 @@ fn the_chained_triangular_inverse_finishes_after_giving_up() {
         return;
     };
     for n in [1, 32, 33, 130] {
-        let c = Matrix::from_fn(n, n, |i, j| {
-            if i == j {
-                n as f64
-            } else {
-                ((i.max(j) * 5 + i.min(j) * 2) % 13) as f64 / 13.0 - 0.5
-            }
-        });
+        let c = diagonally_dominant(n);
         let view = SymmetricView::lower(&c);
         let k = exponents_of(&view);
         let spins = spin_limit(&kernels, n).unwrap();

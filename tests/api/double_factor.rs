@@ -26,6 +26,33 @@ fn norm(m: &Matrix<f64>) -> f64 {
     m.as_slice().iter().map(|v| v * v).sum::<f64>().sqrt()
 }
 
+/// L zero above its diagonal, within 1e-13 of the host's `reference` (relatively) and
+/// backward stable for C.
+fn assert_factor(l: &Matrix<f64>, c: &Matrix<f64>, reference: &Matrix<f64>, what: &str) {
+    let m = c.rows();
+    for i in 0..m {
+        for j in i + 1..m {
+            assert_eq!(l[(i, j)], 0.0, "{what}: L({i}, {j}) above the diagonal");
+        }
+    }
+    let e = symraster::relative_error(l, reference);
+    assert!(e < 1e-13, "{what}: L off the host's by {e:e}");
+    let b = backward_error(l, c);
+    assert!(
+        b < 1e-15 * (m as f64).max(4.0),
+        "{what}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
+    );
+}
+
+/// ‖I − C·X‖_F.
+fn inverse_residual(c: &Matrix<f64>, x: &Matrix<f64>) -> f64 {
+    let m = c.rows();
+    let r = Matrix::from_fn(m, m, |i, j| {
+        f64::from(u8::from(i == j)) - (0..m).map(|k| c[(i, k)] * x[(k, j)]).sum::<f64>()
+    });
+    norm(&r)
+}
+
 /// ‖L·Lᵀ − C‖_F / ‖C‖_F.
 fn backward_error(l: &Matrix<f64>, c: &Matrix<f64>) -> f64 {
     let m = c.rows();
@@ -58,20 +85,11 @@ fn factors_around_every_block_width() {
             let l = gpu
                 .cholesky_double(view, DoubleCholeskyOptions::block(block))
                 .unwrap();
-            for i in 0..m {
-                for j in i + 1..m {
-                    assert_eq!(l[(i, j)], 0.0, "m {m}: L({i}, {j}) above the diagonal");
-                }
-            }
-            let e = symraster::relative_error(&l, &reference);
-            assert!(
-                e < 1e-13,
-                "m {m}, block {block}, {triangle:?}: L off the host's by {e:e}"
-            );
-            let b = backward_error(&l, &c);
-            assert!(
-                b < 1e-15 * (m as f64).max(4.0),
-                "m {m}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
+            assert_factor(
+                &l,
+                &c,
+                &reference,
+                &format!("m {m}, block {block}, {triangle:?}"),
             );
         }
     }
@@ -111,13 +129,10 @@ fn factors_around_the_default_block() {
                     "m {m}, {options:?}, {triangle:?}"
                 );
                 let (x, residual) = gpu.spd_inverse_double(view, options).unwrap();
-                let r = Matrix::from_fn(m, m, |i, j| {
-                    f64::from(u8::from(i == j)) - (0..m).map(|k| c[(i, k)] * x[(k, j)]).sum::<f64>()
-                });
+                let r = inverse_residual(&c, &x);
                 assert!(
-                    norm(&r) < 1e-10 && residual < 1e-10,
-                    "m {m}, {options:?}: ‖I − CX‖ = {:e}, reported {residual:e}",
-                    norm(&r)
+                    r < 1e-10 && residual < 1e-10,
+                    "m {m}, {options:?}: ‖I − CX‖ = {r:e}, reported {residual:e}"
                 );
             }
         }
@@ -186,28 +201,17 @@ fn the_chained_and_blocked_schedules_agree_around_the_tile() {
                 let (data, stride) = stored(&c, triangle);
                 let view = SymmetricView::new(&data, m, stride, triangle).unwrap();
                 let l = gpu.cholesky_double(view, options).unwrap();
-                let e = symraster::relative_error(&l, &reference);
-                assert!(
-                    e < 1e-13,
-                    "m {m}, {schedule:?}, {triangle:?}: L off by {e:e}"
-                );
-                let b = backward_error(&l, &c);
-                assert!(
-                    b < 1e-15 * (m as f64).max(4.0),
-                    "m {m}, {schedule:?}: ‖LLᵀ − C‖/‖C‖ = {b:e}"
-                );
-                assert!(
-                    (0..m).all(|i| (i + 1..m).all(|j| l[(i, j)] == 0.0)),
-                    "m {m}, {schedule:?}: L not zero above its diagonal"
+                assert_factor(
+                    &l,
+                    &c,
+                    &reference,
+                    &format!("m {m}, {schedule:?}, {triangle:?}"),
                 );
                 let (x, residual) = gpu.spd_inverse_double(view, options).unwrap();
-                let r = Matrix::from_fn(m, m, |i, j| {
-                    f64::from(u8::from(i == j)) - (0..m).map(|k| c[(i, k)] * x[(k, j)]).sum::<f64>()
-                });
+                let r = inverse_residual(&c, &x);
                 assert!(
-                    norm(&r) < 1e-10 && residual < 1e-10,
-                    "m {m}, {schedule:?}: ‖I − CX‖ = {:e}, reported {residual:e}",
-                    norm(&r)
+                    r < 1e-10 && residual < 1e-10,
+                    "m {m}, {schedule:?}: ‖I − CX‖ = {r:e}, reported {residual:e}"
                 );
             }
         }
