@@ -1,7 +1,9 @@
-//! L with C = L·Lᵀ in f64 on the GPU (LAPACK's dpotrf, by blocks): C scaled by powers of two
-//! to a unit diagonal (dpoequ's scaling, exact) on its way up, each diagonal block factored
-//! with the transpose of its inverse beside it and the panel L21 = A21·L11⁻ᵀ formed in the
-//! same launch, the trailing A22 − L21·L21ᵀ (its lower triangle) as an f64 product.
+//! L with C = L·Lᵀ in f64 on the GPU (LAPACK's dpotrf): C scaled by powers of two to a unit
+//! diagonal (dpoequ's scaling, exact) on its way up, then factored by one chained launch
+//! ([`super::chain`], [`DoubleSchedule::Chained`]) or by blocks ([`DoubleSchedule::Blocked`]):
+//! each diagonal block factored with the transpose of its inverse beside it and the panel
+//! L21 = A21·L11⁻ᵀ formed in the same launch, the trailing A22 − L21·L21ᵀ (its lower triangle)
+//! as an f64 product.
 
 use super::chain::FailedPivot;
 use super::kernels::{CHAIN_TILE, DoubleKernels, MAX_BLOCK};
@@ -35,9 +37,8 @@ pub enum DoubleSchedule {
     /// else blocked.
     #[default]
     Auto,
-    /// One launch, left-looking by tiles of [`CHAIN_TILE`] that wait on the GPU for the tiles
-    /// they read (glsl/double/potrf_chain.comp), where one launch takes the tiles; else
-    /// blocked.
+    /// One launch, left-looking by tiles of 32 that wait on the GPU for the tiles they read
+    /// (glsl/double/potrf_chain.comp), where one launch takes the tiles; else blocked.
     Chained,
     /// Two launches a diagonal block: its factor with the panel below it, then the trailing
     /// update (glsl/double/potrf_block.comp).
