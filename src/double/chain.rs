@@ -1,6 +1,6 @@
-//! The f64 Cholesky as one chained launch (glsl/double/potrf_chain.comp): left-looking by
-//! tiles of [`CHAIN_TILE`], each work group waiting on the GPU for the tiles it reads, so that
-//! a small order costs one launch instead of two a block.
+//! The f64 Cholesky as one chained launch (glsl/double/potrf_chain.comp), and L⁻¹ after it
+//! (glsl/double/trtri_chain.comp): by tiles of [`CHAIN_TILE`], each work group waiting on the
+//! GPU for the tiles it reads, so that an order costs one launch instead of one or two a block.
 
 use super::kernels::{CHAIN_HEAD, CHAIN_TILE, DoubleKernels};
 use crate::error::{DeviceError, Result};
@@ -57,8 +57,9 @@ pub(crate) fn factor(
 }
 
 /// `z` (order n, row-major) ← L⁻¹ in its lower triangle from L in `l` and the diagonal tiles'
-/// inv(L_jj)ᵀ in `inv` as [`factor`] keeps them (above the diagonal `z` is not written);
-/// `given_up` as [`factor`] takes it. Needs [`spin_limit`].
+/// inv(L_jj)ᵀ in `inv` as [`factor`] keeps them (zeros above the diagonal in the diagonal
+/// tiles; the tiles above those are not written); `given_up` as [`factor`] takes it. Needs
+/// [`spin_limit`].
 pub(crate) fn inverse(
     kernels: &DoubleKernels,
     (l, inv, z): (&Buffer<f64>, &Buffer<f64>, &Buffer<f64>),
