@@ -2,7 +2,7 @@
 //! (glsl/double/trtri_chain.comp): by tiles of [`CHAIN_TILE`], each work group waiting on the
 //! GPU for the tiles it reads, so that an order costs one launch instead of one or two a block.
 
-use super::kernels::{CHAIN_HEAD, CHAIN_TILE, DoubleKernels};
+use super::kernels::{CHAIN_HEAD, CHAIN_TILE, DoubleKernels, chain_tiles};
 use crate::error::{DeviceError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::tiled::kernels::factor_chain_spin_limit;
@@ -19,8 +19,7 @@ pub(crate) struct FailedPivot {
 /// the chain cannot run there: more tiles than one launch takes, or too many tile columns to
 /// wait across within the loop limit of software renderers.
 pub(crate) fn spin_limit(kernels: &DoubleKernels, n: usize) -> Option<usize> {
-    let columns = n.div_ceil(CHAIN_TILE);
-    let tiles = columns * (columns + 1) / 2;
+    let (columns, tiles) = chain_tiles(n);
     if n == 0 || tiles > kernels.max_groups() {
         return None;
     }
@@ -91,8 +90,7 @@ fn run(
     launch: &dyn Fn(&Buffer<u32>) -> Result<()>,
 ) -> Result<Vec<u32>> {
     let ctx = kernels.context();
-    let columns = n.div_ceil(CHAIN_TILE);
-    let tiles = columns * (columns + 1) / 2;
+    let (_, tiles) = chain_tiles(n);
     let mut words = vec![0u32; CHAIN_HEAD + tiles];
     words[1] = u32::from(given_up);
     words[2] = u32::MAX;

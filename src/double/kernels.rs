@@ -42,6 +42,13 @@ pub static TRTRI_CHAIN: ComputeKernel = ComputeKernel {
 /// The order of [`POTRF_CHAIN`]'s and [`TRTRI_CHAIN`]'s tiles (its diagonal blocks).
 pub const CHAIN_TILE: usize = 32;
 
+/// The tile columns of order n's chained launches and their tiles (one work group each): the
+/// triangle of [`CHAIN_TILE`] x [`CHAIN_TILE`] tiles on and below the diagonal.
+pub fn chain_tiles(n: usize) -> (usize, usize) {
+    let columns = n.div_ceil(CHAIN_TILE);
+    (columns, columns * (columns + 1) / 2)
+}
+
 /// Words before the ready flags in the chains' sync buffers: the ticket, the gave-up word,
 /// and for [`POTRF_CHAIN`] the first failed column and its pivot's two halves (spare in
 /// [`TRTRI_CHAIN`]'s), and three spare.
@@ -405,6 +412,15 @@ impl DoubleKernels {
         prog.dispatch([groups as u32, 1, 1])
     }
 
+    /// A chained kernel's program, its tiles of [`CHAIN_TILE`].
+    fn chain_program<'a>(
+        &self,
+        cell: &'a OnceCell<ComputeProgram>,
+        kernel: &'static ComputeKernel,
+    ) -> Result<&'a ComputeProgram> {
+        self.program(cell, kernel, &format!("#define NB {CHAIN_TILE}u\n"))
+    }
+
     /// Factors `a` (order n, row-major, its lower triangle) in place by one chained launch of
     /// [`POTRF_CHAIN`] over `tiles` tiles of [`CHAIN_TILE`] (n's tile columns' triangle),
     /// inv(L_jj)ᵀ of each diagonal tile at rows j·[`CHAIN_TILE`].. of `inv` (row stride
@@ -417,10 +433,8 @@ impl DoubleKernels {
         n: usize,
         spin_limit: usize,
     ) -> Result<()> {
-        let defines = format!("#define NB {CHAIN_TILE}u\n");
-        let prog = self.program(&self.chain, &POTRF_CHAIN, &defines)?;
-        let columns = n.div_ceil(CHAIN_TILE);
-        let tiles = columns * (columns + 1) / 2;
+        let prog = self.chain_program(&self.chain, &POTRF_CHAIN)?;
+        let (columns, tiles) = chain_tiles(n);
         debug_assert!(sync.len() >= CHAIN_HEAD + tiles && inv.len() >= n * CHAIN_TILE);
         let u = |x: usize| Uniform::U32(x as u32);
         a.bind_base(0);
@@ -434,7 +448,8 @@ impl DoubleKernels {
         prog.dispatch([tiles as u32, 1, 1])
     }
 
-    /// `z` (order n, row-major) ← L⁻¹ in its lower triangle (above it untouched) by one
+    /// `z` (order n, row-major) ← L⁻¹ in its lower triangle (zeros above it in the diagonal
+    /// tiles, the tiles above those untouched) by one
     /// chained launch of [`TRTRI_CHAIN`], from L in `l`'s lower triangle and the transposed
     /// inverses of its diagonal tiles of [`CHAIN_TILE`] in `inv` (as [`Self::potrf_chain`]
     /// keeps them); `sync` holds [`CHAIN_HEAD`] words and a flag per tile.
@@ -445,10 +460,8 @@ impl DoubleKernels {
         n: usize,
         spin_limit: usize,
     ) -> Result<()> {
-        let defines = format!("#define NB {CHAIN_TILE}u\n");
-        let prog = self.program(&self.inverse_chain, &TRTRI_CHAIN, &defines)?;
-        let columns = n.div_ceil(CHAIN_TILE);
-        let tiles = columns * (columns + 1) / 2;
+        let prog = self.chain_program(&self.inverse_chain, &TRTRI_CHAIN)?;
+        let (_, tiles) = chain_tiles(n);
         debug_assert!(sync.len() >= CHAIN_HEAD + tiles && inv.len() >= n * CHAIN_TILE);
         let u = |x: usize| Uniform::U32(x as u32);
         l.bind_base(0);
