@@ -181,7 +181,7 @@ pub use inverse::{
     SignOptions, Storage,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
-pub use least_squares::{Solution, SolveOptions, Timings};
+pub use least_squares::{Solution, SolveOptions, SpdFactor, Timings};
 pub use matrix::{Element, Matrix, relative_error};
 pub use memory::OutOfMemory;
 pub use symmetric::{SymmetricView, Triangle};

@@ -10,6 +10,9 @@ layout(std430, binding = 3) writeonly buffer RBuf { double r[]; };
 uniform uint n;
 uniform int upper;
 uniform uint row0;
+// Where x and r begin in their buffers (the f64 factor's solve keeps several vectors in one).
+uniform uint x_off;
+uniform uint r_off;
 
 shared double sums[128];
 
@@ -27,7 +30,7 @@ void main() {
     double s = 0.0;
     if (i < n) {
         for (uint j = t; j < n; j += 128u) {
-            s += entry(i, j) * x[j];
+            s += entry(i, j) * x[x_off + j];
         }
     }
     sums[t] = s;
@@ -39,6 +42,6 @@ void main() {
         barrier();
     }
     if (t == 0u && i < n) {
-        r[i] = b[i] - sums[0];
+        r[r_off + i] = b[i] - sums[0];
     }
 }

@@ -1,11 +1,20 @@
-// The f32 copy of C that the tiled Cholesky factors (src/gpu/spd_device.rs), made on the GPU
-// from C's stored triangle packed by rows (packed_c.glsl: in f64, or an f32 C's values; row i
-// of the lower triangle: entries 0..=i at i(i+1)/2; of the upper: entries i..n-1 at
-// i·n − i(i−1)/2): entry (i, j) of the order-n row-major square is 2^e·C(i, j) rounded to f32
-// for j <= i, NaN above the diagonal (the factor reads the lower triangle only).
+// The copy of C that the SPD solve factors (src/gpu/spd_device.rs), made on the GPU from C's
+// stored triangle packed by rows (packed_c.glsl: in f64, or an f32 C's values; row i of the
+// lower triangle: entries 0..=i at i(i+1)/2; of the upper: entries i..n-1 at
+// i·n − i(i−1)/2): entry (i, j) of the order-n row-major square is 2^e·C(i, j), rounded to f32
+// for the tiled Cholesky (or with DOUBLE_OUT in f64, for the f64 one), for j <= i, NaN above
+// the diagonal (the factors read the lower triangle only).
 layout(local_size_x = 16, local_size_y = 16) in;
 
-layout(std430, binding = 1) writeonly buffer SingleBuf { float single[]; };
+#ifdef DOUBLE_OUT
+#define OUT_T double
+#define OUT_NAN packDouble2x32(uvec2(0u, 0x7ff80000u))
+#else
+#define OUT_T float
+#define OUT_NAN uintBitsToFloat(0x7fc00000u)
+#endif
+
+layout(std430, binding = 1) writeonly buffer OutBuf { OUT_T square[]; };
 
 uniform uint n;
 uniform int upper;
@@ -17,11 +26,11 @@ void main() {
     if (i >= n || j >= n) {
         return;
     }
-    float v = uintBitsToFloat(0x7fc00000u);
+    OUT_T v = OUT_NAN;
     if (j <= i) {
         // C(i, j) = C(j, i): the lower triangle's row i, or the upper's row j.
         uint at = upper != 0 ? j * n - (j * (j - 1u)) / 2u + (i - j) : (i * (i + 1u)) / 2u + j;
-        v = float(ldexp(packed_c(at), exponent));
+        v = OUT_T(ldexp(packed_c(at), exponent));
     }
-    single[i * n + j] = v;
+    square[i * n + j] = v;
 }

@@ -83,7 +83,7 @@ pub(crate) fn spd_inverse(
 /// The largest order whose L̃⁻¹ after a chained factor is one chained launch: quicker than
 /// the halves below it, as quick at it, slower past it, where the halves' products are large
 /// (`figures/h200/experiments/frontdoor/double_inverse_chain_ab.csv`).
-const TRIANGULAR_CHAIN_UP_TO: usize = 4096;
+pub(super) const TRIANGULAR_CHAIN_UP_TO: usize = 4096;
 
 /// The largest diagonal block of Zᵀ·Z formed as one product of whole squares (the zeros
 /// above Z's diagonal included): the halves' launches, not the products' work, bound it at

@@ -80,11 +80,12 @@ pub static TRIANGLE: ComputeKernel = ComputeKernel {
 /// How the SPD solve's programs read C's packed triangle (`packed_c`), in f64 or f32.
 const PACKED_C: &str = include_str!("../../glsl/double/packed_c.glsl");
 
-/// The SPD solve's f32 copy of C, made from C's stored triangle packed by rows.
+/// The SPD solve's copy of C to factor (f32, or f64 with `DOUBLE_OUT`), made from C's stored
+/// triangle packed by rows.
 pub static SPD_UNPACK: ComputeKernel = ComputeKernel {
     name: "double/spd_unpack",
     source: include_str!("../../glsl/double/spd_unpack.comp"),
-    buffers: &[("PackedBuf", 0), ("SingleBuf", 1)],
+    buffers: &[("PackedBuf", 0), ("OutBuf", 1)],
     uniforms: &["n", "upper", "exponent"],
     optional: &[],
 };
@@ -94,7 +95,7 @@ pub static SPD_RESIDUAL: ComputeKernel = ComputeKernel {
     name: "double/spd_residual",
     source: include_str!("../../glsl/double/spd_residual.comp"),
     buffers: &[("PackedBuf", 0), ("BBuf", 1), ("XBuf", 2), ("RBuf", 3)],
-    uniforms: &["n", "upper", "row0"],
+    uniforms: &["n", "upper", "row0", "x_off", "r_off"],
     optional: &[],
 };
 
@@ -117,9 +118,10 @@ pub struct DoubleKernels {
     spd: [SpdPrograms; 2],
 }
 
-/// The SPD solve's f32 copy and residual programs for one precision of the packed C.
+/// The SPD solve's copy (f32 and f64) and residual programs for one precision of the packed C.
 struct SpdPrograms {
     unpack: LazyProgram,
+    unpack_double: LazyProgram,
     residual: LazyProgram,
 }
 
@@ -130,13 +132,25 @@ impl SpdPrograms {
             true => ("f32 C", "#define SINGLE_C\n"),
             false => ("", ""),
         };
-        let program = |kernel: &'static ComputeKernel| {
-            let source = format!("#version 430\n{defines}{PACKED_C}{}", kernel.source);
+        let program = |kernel: &'static ComputeKernel, variant: &str, more: &str| {
+            let source = format!("#version 430\n{defines}{more}{PACKED_C}{}", kernel.source);
             LazyProgram::new(ctx, kernel, variant, source)
         };
+        let double_variant = format!("{variant} f64 out");
         Self {
-            unpack: program(&SPD_UNPACK),
-            residual: program(&SPD_RESIDUAL),
+            unpack: program(&SPD_UNPACK, variant, ""),
+            unpack_double: program(&SPD_UNPACK, &double_variant, "#define DOUBLE_OUT\n"),
+            residual: program(&SPD_RESIDUAL, variant, ""),
+        }
+    }
+}
+
+impl SpdPrograms {
+    /// The copy in f32, or with `double` in f64.
+    fn unpack_for(&self, double: bool) -> &LazyProgram {
+        match double {
+            true => &self.unpack_double,
+            false => &self.unpack,
         }
     }
 }
@@ -219,20 +233,20 @@ impl DoubleKernels {
         Ok(cell.get_or_init(|| p))
     }
 
-    /// Hands the SPD solve's two programs for C packed in f64 or (`single`) in f32 to the
-    /// driver to compile in the background where it compiles in parallel
-    /// ([`LazyProgram::start`]).
-    pub fn start_spd_programs(&self, single: bool) {
+    /// Hands the SPD solve's two programs for C packed in f64 or (`single`) in f32 (its copy
+    /// in f32, or with `double` in f64, and its residual) to the driver to compile in the
+    /// background where it compiles in parallel ([`LazyProgram::start`]).
+    pub fn start_spd_programs(&self, single: bool, double: bool) {
         let p = &self.spd[usize::from(single)];
-        p.unpack.start();
+        p.unpack_for(double).start();
         p.residual.start();
     }
 
-    /// Compiles the SPD solve's two programs for C packed in f64 or (`single`) in f32 now (a
-    /// device that cannot build them is then known before anything is uploaded for them).
-    pub fn spd_programs(&self, single: bool) -> Result<()> {
+    /// Compiles [`DoubleKernels::start_spd_programs`]' two programs now (a device that cannot
+    /// build them is then known before anything is uploaded for them).
+    pub fn spd_programs(&self, single: bool, double: bool) -> Result<()> {
         let p = &self.spd[usize::from(single)];
-        p.unpack.get()?;
+        p.unpack_for(double).get()?;
         p.residual.get()?;
         Ok(())
     }
@@ -250,6 +264,32 @@ impl DoubleKernels {
         let prog = self.spd[usize::from(packed.single())].unpack.get()?;
         packed.bind_base(0);
         single.bind_base(1);
+        self.unpack_launch(prog, n, upper, exponent)
+    }
+
+    /// [`DoubleKernels::spd_unpack`] into `square` in f64 (2^exponent·C exactly where it
+    /// stays a normal f64).
+    pub fn spd_unpack_double(
+        &self,
+        packed: &Packed,
+        n: usize,
+        upper: bool,
+        square: &Buffer<f64>,
+        exponent: i32,
+    ) -> Result<()> {
+        let prog = self.spd[usize::from(packed.single())].unpack_double.get()?;
+        packed.bind_base(0);
+        square.bind_base(1);
+        self.unpack_launch(prog, n, upper, exponent)
+    }
+
+    fn unpack_launch(
+        &self,
+        prog: &ComputeProgram,
+        n: usize,
+        upper: bool,
+        exponent: i32,
+    ) -> Result<()> {
         prog.set_all(&[
             ("n", Uniform::U32(n as u32)),
             ("upper", Uniform::I32(i32::from(upper))),
@@ -259,13 +299,16 @@ impl DoubleKernels {
         prog.dispatch([groups, groups, 1])
     }
 
-    /// r ← b − C·x in f64, C of order n as its stored triangle packed by rows.
+    /// r ← b − C·x in f64, C of order n as its stored triangle packed by rows, x and r
+    /// from the given offsets of their buffers.
     pub fn spd_residual(
         &self,
         packed: &Packed,
         n: usize,
         upper: bool,
-        (b, x, r): (&Buffer<f64>, &Buffer<f64>, &Buffer<f64>),
+        b: &Buffer<f64>,
+        (x, x_off): (&Buffer<f64>, usize),
+        (r, r_off): (&Buffer<f64>, usize),
     ) -> Result<()> {
         let prog = self.spd[usize::from(packed.single())].residual.get()?;
         packed.bind_base(0);
@@ -275,6 +318,8 @@ impl DoubleKernels {
         prog.set_all(&[
             ("n", Uniform::U32(n as u32)),
             ("upper", Uniform::I32(i32::from(upper))),
+            ("x_off", Uniform::U32(x_off as u32)),
+            ("r_off", Uniform::U32(r_off as u32)),
         ])?;
         let mut row0 = 0;
         while row0 < n {

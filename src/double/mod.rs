@@ -13,8 +13,10 @@ mod chain_tests;
 mod cholesky;
 mod inverse;
 pub(crate) mod kernels;
+mod solve;
 
 pub use cholesky::{DoubleCholeskyOptions, DoubleSchedule};
 pub(crate) use cholesky::{cholesky, cholesky_into};
 pub(crate) use inverse::spd_inverse;
+pub(crate) use solve::{InverseFactor, SIDES};
 pub use kernels::MAX_BLOCK;

@@ -351,24 +351,24 @@ pub(super) fn with_scaled_rhs(
     Ok(solution)
 }
 
-/// The ‖C'⁻¹‖₁ estimate's right sides in f32 (its vectors rounded once).
-fn single(v: &[f64]) -> Vec<f32> {
-    v.iter().map(|&x| x as f32).collect()
+/// The ‖C'⁻¹‖₁ estimate's right sides in the solves' precision (f32: its vectors rounded once).
+fn rounded<T: Element>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::from_double(x)).collect()
 }
 
 /// The ‖C'⁻¹‖₁ estimate's first two solves, where x⁰'s solve made them.
-pub(super) type FirstSolves = Option<Vec<Vec<f32>>>;
+pub(super) type FirstSolves<T = f32> = Option<Vec<Vec<T>>>;
 
-/// x⁰ = `correct(solve)`, its one solve (the f32 factor's `solve_each`) carrying the ‖C'⁻¹‖₁
+/// x⁰ = `correct(solve)`, its one solve (the factor's `solve_each`) carrying the ‖C'⁻¹‖₁
 /// estimate's first two right sides, which depend on nothing ([`independent_vectors`]): x⁰,
 /// and those two solutions for [`inverse_norm_through`] (`None` where the three failed
 /// together: x⁰'s side is solved alone, and an error of the estimate's is the estimate's).
-pub(super) fn x0_with_first_solves(
+pub(super) fn x0_with_first_solves<T: Element>(
     m: usize,
-    correct: impl FnOnce(&mut dyn FnMut(&[f32]) -> Result<Vec<f32>>) -> Result<Vec<f64>>,
-    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
-) -> Result<(Vec<f64>, FirstSolves)> {
-    let [start, alternative] = independent_vectors(m).map(|v| single(&v));
+    correct: impl FnOnce(&mut dyn FnMut(&[T]) -> Result<Vec<T>>) -> Result<Vec<f64>>,
+    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
+) -> Result<(Vec<f64>, FirstSolves<T>)> {
+    let [start, alternative] = independent_vectors(m).map(|v| rounded::<T>(&v));
     let mut first = None;
     let x0 = correct(&mut |b| match solve_each(&[b, &start, &alternative]) {
         Ok(mut z) => {
@@ -380,38 +380,38 @@ pub(super) fn x0_with_first_solves(
     Ok((x0, first))
 }
 
-/// The ‖C'⁻¹‖₁ estimate through an f32 factor's `solve_each` (a digit or two is enough),
+/// The ‖C'⁻¹‖₁ estimate through a factor's `solve_each` (in f32 a digit or two is enough),
 /// started from its first two solves (`first`, from [`x0_with_first_solves`], or made here),
 /// and carried along the refinement's corrections ([`solve_carrying`]) before it is finished
 /// alone ([`finish_estimate`]); a failed solve is its error, never a NaN estimate.
-pub(super) fn start_estimate(
+pub(super) fn start_estimate<T: Element>(
     m: usize,
-    first: FirstSolves,
-    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
+    first: FirstSolves<T>,
+    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
 ) -> Result<RefCell<NormEstimate>> {
     let z = match first {
         Some(first) => first,
         None => {
-            let [start, alternative] = independent_vectors(m).map(|v| single(&v));
+            let [start, alternative] = independent_vectors(m).map(|v| rounded::<T>(&v));
             solve_each(&[&start, &alternative])?
         }
     };
-    let [y, alt] = <[Vec<f32>; 2]>::try_from(z).expect("two right sides, two solutions");
+    let [y, alt] = [&z[0], &z[1]];
     Ok(RefCell::new(NormEstimate::new(
-        double_vec(&y),
-        double_vec(&alt),
+        double_vec(y),
+        double_vec(alt),
     )))
 }
 
 /// C'⁻¹·`v` through `solve_each`, the estimate's pending vector solved beside it in the same
 /// call (one launch pair and one read for both, each side's bits its own).
-pub(super) fn solve_carrying(
+pub(super) fn solve_carrying<T: Element>(
     estimate: &RefCell<NormEstimate>,
-    v: &[f32],
-    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
-) -> Result<Vec<f32>> {
+    v: &[T],
+    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
+) -> Result<Vec<T>> {
     let mut estimate = estimate.borrow_mut();
-    let pending = estimate.pending().map(single);
+    let pending = estimate.pending().map(rounded::<T>);
     let mut z = match &pending {
         Some(p) => solve_each(&[v, p])?,
         None => solve_each(&[v])?,
@@ -423,13 +423,13 @@ pub(super) fn solve_carrying(
 }
 
 /// The estimate's value, its solves still pending made one after another.
-pub(super) fn finish_estimate(
+pub(super) fn finish_estimate<T: Element>(
     estimate: RefCell<NormEstimate>,
-    solve_each: impl Fn(&[&[f32]]) -> Result<Vec<Vec<f32>>>,
+    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
 ) -> Result<f64> {
     let mut estimate = estimate.into_inner();
     while let Some(v) = estimate.pending() {
-        let z = solve_each(&[&single(v)])?.remove(0);
+        let z = solve_each(&[&rounded::<T>(v)])?.remove(0);
         estimate.give(double_vec(&z));
     }
     Ok(estimate.value().expect("no solve pending"))

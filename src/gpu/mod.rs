@@ -18,6 +18,7 @@ mod range;
 mod residual;
 pub(crate) mod residual_kernels;
 mod spd_device;
+mod spd_direct;
 mod spd_solve;
 mod step;
 mod tiled;

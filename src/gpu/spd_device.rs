@@ -25,12 +25,13 @@ pub(crate) struct SpdDevice {
 
 impl SpdDevice {
     /// Uploads C's stored triangle (read where it lies, row by row over all cores; an f32 C
-    /// as it is, an f64 C in f64) and b. Refused before anything is allocated where the
-    /// triangle exceeds one storage buffer.
+    /// as it is, an f64 C in f64) and b, for a factor in f32 or (`double`) in f64. Refused
+    /// before anything is allocated where the triangle exceeds one storage buffer.
     pub(crate) fn upload<T: Element>(
         kernels: Rc<DoubleKernels>,
         c: &SymmetricView<'_, T>,
         b: &[f64],
+        double: bool,
     ) -> Result<Self> {
         let n = c.order();
         let upper = c.triangle() == Triangle::Upper;
@@ -40,7 +41,7 @@ impl SpdDevice {
             true => kernels.check_fits("C's triangle in f32", len.div_ceil(2))?,
             false => kernels.check_fits("C's triangle in f64", len)?,
         }
-        kernels.spd_programs(single)?;
+        kernels.spd_programs(single, double)?;
         let ctx = kernels.context().clone();
         fn filled<T: Element, U: crate::gl::Pod>(
             ctx: &crate::gl::Context,
@@ -93,15 +94,37 @@ impl SpdDevice {
             .spd_unpack(&self.packed, self.n, self.upper, single, exponent)
     }
 
+    /// `square` (order n, row-major) ← 2^exponent·C in f64 in its lower triangle, NaN above.
+    pub(crate) fn double_into(&self, square: &Buffer<f64>, exponent: i32) -> Result<()> {
+        self.kernels
+            .spd_unpack_double(&self.packed, self.n, self.upper, square, exponent)
+    }
+
     /// b − C·x in f64, formed on the GPU.
     pub(crate) fn residual(&self, x: &[f64]) -> Result<Vec<f64>> {
         self.x.write(0, x)?;
-        self.kernels.spd_residual(
-            &self.packed,
-            self.n,
-            self.upper,
-            (&self.b, &self.x, &self.r),
-        )?;
+        self.residual_at((&self.x, 0), (&self.r, 0))?;
         self.r.download_range(0, self.n)
+    }
+
+    /// x (n entries) to the GPU, where [`SpdDevice::x`] holds it.
+    pub(crate) fn write_x(&self, x: &[f64]) -> Result<()> {
+        self.x.write(0, x)
+    }
+
+    /// The buffer [`SpdDevice::write_x`] writes.
+    pub(crate) fn x(&self) -> &Buffer<f64> {
+        &self.x
+    }
+
+    /// r ← b − C·x in f64 on the GPU, x and r the n entries from the given offsets of their
+    /// buffers; not waited on.
+    pub(crate) fn residual_at(
+        &self,
+        x: (&Buffer<f64>, usize),
+        r: (&Buffer<f64>, usize),
+    ) -> Result<()> {
+        self.kernels
+            .spd_residual(&self.packed, self.n, self.upper, &self.b, x, r)
     }
 }

@@ -8,6 +8,8 @@ use super::least_squares::{
     x0_with_first_solves,
 };
 use super::spd_device::SpdDevice;
+use super::spd_direct::{self, OnTheHost, Prepared};
+use crate::double::{InverseFactor, kernels::DoubleKernels};
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
 use crate::layout::Format;
@@ -22,6 +24,7 @@ use crate::scaling::{
     equilibration_exponents, exponent_of, norm_inf, scale_exponent, times_power_of_two,
 };
 use crate::symmetric::SymmetricView;
+use std::rc::Rc;
 use std::time::Instant;
 
 impl Gpu {
@@ -195,6 +198,32 @@ impl Gpu {
         let norm_c_scaled = times_power_of_two(norm_c, exponent);
         phase.mark("checks, ‖C‖₁");
         let method = self.check_problem_size(m, 0, options.gpu)?;
+        if let Some(kernels) = self.spd_double_kernels(m, exponent, method, options) {
+            kernels.start_spd_programs(!T::DOUBLE, true);
+            match SpdDevice::upload(kernels.clone(), c, b, true) {
+                Ok(device) => {
+                    phase.mark_finished(self.context(), "C's triangle and b up");
+                    let check = || -> Result<f64> {
+                        let factor = DoubleFactor::of_symmetric(c, scale)?;
+                        factor.check_singular(&scaled_diagonal)?;
+                        Ok(norm_c_scaled * factor.inverse_norm_scaled())
+                    };
+                    let prepared = Prepared {
+                        start,
+                        exponent,
+                        norm_c,
+                        norm_c_scaled,
+                        b,
+                    };
+                    let host = OnTheHost {
+                        double: &double,
+                        check: &check,
+                    };
+                    return spd_direct::solve(&kernels, &device, prepared, options, host);
+                }
+                Err(e) => log::info!("the SPD solve's factor in f32: {e}"),
+            }
+        }
         // No entry of C' can leave f32's range where ‖C'‖₁ does not (it bounds each).
         let tiled = method == Method::Tiled && norm_c_scaled <= f64::from(f32::MAX);
         if tiled {
@@ -206,7 +235,7 @@ impl Gpu {
         let device = match tiled && options.gpu.format == Format::Full {
             true => match self
                 .double_kernels("the SPD solve's residual in f64")
-                .and_then(|k| SpdDevice::upload(k, c, b))
+                .and_then(|k| SpdDevice::upload(k, c, b, false))
             {
                 Ok(d) => Some(d),
                 Err(e) => {
@@ -342,6 +371,26 @@ impl Gpu {
         Solution::refined(refinement, x0, options, tolerance, condition, None, timings)
     }
 
+    /// The f64 kernels where the solve of order m takes the f64 factor
+    /// ([`SpdFactor::double`](crate::least_squares::SpdFactor)): the tiled method in full
+    /// storage, compute shaders, and an order and scale [`InverseFactor::runs`] at.
+    fn spd_double_kernels(
+        &self,
+        m: usize,
+        exponent: i32,
+        method: Method,
+        options: &SolveOptions,
+    ) -> Option<Rc<DoubleKernels>> {
+        if !(method == Method::Tiled
+            && options.gpu.format == Format::Full
+            && options.spd_factor.double(m))
+        {
+            return None;
+        }
+        let kernels = self.double_kernels("the SPD solve's f64 factor").ok()?;
+        InverseFactor::runs(&kernels, m, exponent).then_some(kernels)
+    }
+
     /// Hands the programs a tiled SPD solve of order `m` reaches (with `on_device`, its f64
     /// residual's, for C packed in f32 where `single`) to the driver together, so that they compile side by side where it
     /// compiles in its own threads; a failure here is met again, and reported, where the
@@ -351,7 +400,7 @@ impl Gpu {
             k.start_chained(m, true);
         }
         if on_device && let Ok(k) = self.double_kernels("the SPD solve's residual in f64") {
-            k.start_spd_programs(single);
+            k.start_spd_programs(single, false);
         }
     }
 }

@@ -108,6 +108,40 @@ pub struct SolveOptions {
     /// On stagnation, at the iteration limit, or when the f32 factor fails, solve with an f64
     /// Cholesky on the CPU (and, past 2/u₃₂, check C's condition with one).
     pub fallback: bool,
+    /// The factor [`crate::Gpu::spd_solve`] refines with (the least-squares solve's is f32).
+    pub spd_factor: SpdFactor,
+}
+
+/// The factor [`crate::Gpu::spd_solve`] takes x⁰ and its corrections from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpdFactor {
+    /// [`SpdFactor::Double`] up to order [`SpdFactor::DOUBLE_UP_TO`], [`SpdFactor::Single`]
+    /// past it.
+    #[default]
+    Auto,
+    /// Algorithm 1 as LAPACK's dsposv: C factored in f32, refinement in f64.
+    Single,
+    /// C factored in f64 on the GPU (dpotrf, one chained launch) and L⁻¹ formed beside it, x⁰
+    /// and each correction two f64 products with L⁻¹ and the residual formed with them, one
+    /// read a step; refinement in f64 as LAPACK's dporfs. Where the GPU cannot (not the tiled
+    /// method in full storage, no compute shaders, an order one chained launch does not
+    /// take, C's scale near f64's edges), [`SpdFactor::Single`].
+    Double,
+}
+
+impl SpdFactor {
+    /// The largest order [`SpdFactor::Auto`] factors in f64: up to it the f64 factor's solve
+    /// is the quicker (`figures/h200/experiments/frontdoor/spd_direct.csv`).
+    pub const DOUBLE_UP_TO: usize = 2048;
+
+    /// Whether order m takes the f64 factor.
+    pub(crate) fn double(self, m: usize) -> bool {
+        match self {
+            SpdFactor::Auto => m <= Self::DOUBLE_UP_TO,
+            SpdFactor::Single => false,
+            SpdFactor::Double => true,
+        }
+    }
 }
 
 impl Default for SolveOptions {
@@ -118,6 +152,7 @@ impl Default for SolveOptions {
             tolerance: None,
             max_iterations: 100,
             fallback: true,
+            spd_factor: SpdFactor::Auto,
         }
     }
 }
@@ -129,11 +164,13 @@ impl SolveOptions {
     }
 
     /// The paper's settings for Tables 1-2: ‖r‖₂/‖x‖₂ ≤ 10⁻⁸, at most 100 steps, no fallback
-    /// (the tables report what refinement itself reaches).
+    /// (the tables report what refinement itself reaches), the SPD solve's factor in f32
+    /// (Algorithm 1).
     pub fn paper() -> Self {
         Self {
             criterion: Criterion::Paper,
             fallback: false,
+            spd_factor: SpdFactor::Single,
             ..Self::default()
         }
     }
@@ -147,6 +184,12 @@ impl SolveOptions {
     /// The same options with other GPU options.
     pub fn gpu(mut self, gpu: impl Into<Options>) -> Self {
         self.gpu = gpu.into();
+        self
+    }
+
+    /// The same options with another factor for the SPD solve.
+    pub fn spd_factor(mut self, spd_factor: SpdFactor) -> Self {
+        self.spd_factor = spd_factor;
         self
     }
 

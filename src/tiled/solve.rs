@@ -179,7 +179,9 @@ fn inverses<'c>(
     if let Some(inv) = cache.inverted.get() {
         return Ok(Some(inv));
     }
+    let mut phase = crate::phases::Phases::named("solve", std::time::Instant::now());
     let inv = inverted_blocks(k, l)?;
+    phase.mark_finished(k.context(), "the factor's diagonal blocks inverted");
     Ok(Some(cache.inverted.get_or_init(|| inv)))
 }
 

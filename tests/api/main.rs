@@ -13,6 +13,7 @@ mod least_squares;
 mod least_squares_parts;
 mod least_squares_view;
 mod numerics;
+mod spd_double;
 mod spd_solve;
 mod wide;
 mod wide_split;

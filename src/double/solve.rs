@@ -1,0 +1,142 @@
+//! Solves with C through an f64 factor on the GPU, for the SPD solve's x⁰ and corrections:
+//! C' = 2^e·C = L̃·L̃ᵀ by the chained Cholesky (dpotrf), Z = L̃⁻¹ by the chained triangular
+//! inverse, then each solve two f64 products, C⁻¹·V = 2^e·Zᵀ·(Z·V): no chain of dependent
+//! steps per solve, so several right sides cost about one's time.
+
+use super::chain;
+use super::cholesky::{DoubleCholeskyOptions, DoubleSchedule, factor, op, view};
+use super::inverse::TRIANGULAR_CHAIN_UP_TO;
+use super::kernels::DoubleKernels;
+use crate::error::Result;
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
+use crate::inverse::kernels::double::DoubleProduct;
+use crate::scaling::times_power_of_two;
+use crate::tiled::View;
+
+/// Columns of the right sides' buffers: a step's residual, the condition estimate's vector
+/// beside it, and x⁰'s three.
+pub(crate) const SIDES: usize = 4;
+
+/// Z = L̃⁻¹ of C' = 2^e·C on the GPU, and the buffers its solves run in: V (the right sides),
+/// Y = Z·V and W = C⁻¹·V, each n x [`SIDES`] with its columns contiguous.
+pub(crate) struct InverseFactor<'k> {
+    kernels: &'k DoubleKernels,
+    z: Buffer<f64>,
+    n: usize,
+    exponent: i32,
+    vs: Buffer<f64>,
+    ys: Buffer<f64>,
+    ws: Buffer<f64>,
+}
+
+impl<'k> InverseFactor<'k> {
+    /// Whether the GPU runs this solver at order n for C' = 2^exponent·C: both chained
+    /// launches take order n, and 2^exponent is a normal f64.
+    pub(crate) fn runs(kernels: &DoubleKernels, n: usize, exponent: i32) -> bool {
+        n <= TRIANGULAR_CHAIN_UP_TO
+            && exponent.abs() <= 1000
+            && chain::spin_limit(kernels, n).is_some()
+            && kernels.check_fits("Z", n * n).is_ok()
+    }
+
+    /// Factors C' = 2^exponent·C (exponent even), held in the lower triangle of `square`
+    /// (order n, row-major, consumed), and forms Z = L̃⁻¹. A pivot that is not positive is
+    /// [`NumericalError::NotPositiveDefinite`](crate::NumericalError::NotPositiveDefinite) in
+    /// C's units. Needs [`InverseFactor::runs`].
+    pub(crate) fn new(
+        kernels: &'k DoubleKernels,
+        square: Buffer<f64>,
+        n: usize,
+        exponent: i32,
+    ) -> Result<Self> {
+        let ctx = kernels.context();
+        let storage = |len: usize| {
+            Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, len)
+        };
+        let spins = chain::spin_limit(kernels, n).ok_or_else(|| {
+            crate::Error::shape(format!("no chained f64 Cholesky of order {n} on this GPU"))
+        })?;
+        let options = DoubleCholeskyOptions::schedule(DoubleSchedule::Chained);
+        let f = factor(kernels, square, n, vec![exponent / 2; n], options, &|| {})?;
+        // Z zero above its diagonal, so that the products may read the whole square.
+        let z = storage(n * n)?;
+        kernels.copy(op(&z, view(0, n, n, n)), None)?;
+        chain::inverse(kernels, (&f.w, &f.inv, &z), n, spins, false)?;
+        Ok(Self {
+            kernels,
+            z,
+            n,
+            exponent,
+            vs: storage(n * SIDES)?,
+            ys: storage(n * SIDES)?,
+            ws: storage(n * SIDES)?,
+        })
+    }
+
+    /// V, whose columns the caller writes (from the host, or a residual on the GPU).
+    pub(crate) fn sides(&self) -> &Buffer<f64> {
+        &self.vs
+    }
+
+    /// W, where [`InverseFactor::launch`] leaves C⁻¹·V.
+    pub(crate) fn solutions(&self) -> &Buffer<f64> {
+        &self.ws
+    }
+
+    /// Columns `first..first + count` of an n x [`SIDES`] buffer.
+    fn columns(&self, first: usize, count: usize) -> View {
+        View {
+            offset: first * self.n,
+            rs: 1,
+            cs: self.n,
+            rows: self.n,
+            cols: count,
+        }
+    }
+
+    /// Queues W's columns `first..first + count` ← C⁻¹ times V's same columns (not waited on).
+    pub(crate) fn launch(&self, first: usize, count: usize) -> Result<()> {
+        let (n, k) = (self.n, self.kernels);
+        let sides = self.columns(first, count);
+        let whole = view(0, n, n, n);
+        k.dgemm(DoubleProduct::new(
+            op(&self.ys, sides),
+            op(&self.z, whole),
+            op(&self.vs, sides),
+        ))?;
+        k.dgemm(
+            DoubleProduct::new(
+                op(&self.ws, sides),
+                op(&self.z, whole.t()),
+                op(&self.ys, sides),
+            )
+            .alpha(times_power_of_two(1.0, self.exponent)),
+        )
+    }
+
+    /// Column `c` of `buffer` (n x [`SIDES`]), read back.
+    pub(crate) fn column(&self, buffer: &Buffer<f64>, c: usize) -> Result<Vec<f64>> {
+        buffer.download_range(c * self.n, self.n)
+    }
+
+    /// C⁻¹·v for each of `vs`, [`SIDES`] at a time, each read back with one wait.
+    pub(crate) fn solve_each(&self, vs: &[&[f64]]) -> Result<Vec<Vec<f64>>> {
+        let mut out = Vec::with_capacity(vs.len());
+        for group in vs.chunks(SIDES) {
+            for (c, v) in group.iter().enumerate() {
+                if v.len() != self.n {
+                    return Err(crate::Error::shape(format!(
+                        "C is {n}x{n}, so a right side needs {n} entries, but has {}",
+                        v.len(),
+                        n = self.n
+                    )));
+                }
+                self.vs.write(c * self.n, v)?;
+            }
+            self.launch(0, group.len())?;
+            let w = self.ws.download_range(0, group.len() * self.n)?;
+            out.extend(w.chunks(self.n).map(<[f64]>::to_vec));
+        }
+        Ok(out)
+    }
+}
