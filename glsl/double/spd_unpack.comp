@@ -28,9 +28,12 @@ void main() {
     }
     OUT_T v = OUT_NAN;
     if (j <= i) {
-        // C(i, j) = C(j, i): the lower triangle's row i, or the upper's row j.
+        // C(i, j) = C(j, i): the lower triangle's row i, or the upper's row j. 2^e in two
+        // halves, as least_squares/to_single.comp: ldexp of a double zero is not zero on
+        // every driver, and a product keeps ±0.
         uint at = upper != 0 ? j * n - (j * (j - 1u)) / 2u + (i - j) : (i * (i + 1u)) / 2u + j;
-        v = OUT_T(ldexp(packed_c(at), exponent));
+        int half_e = exponent / 2;
+        v = OUT_T(packed_c(at) * ldexp(1.0LF, half_e) * ldexp(1.0LF, exponent - half_e));
     }
     square[i * n + j] = v;
 }

@@ -39,6 +39,20 @@ pub static TRTRI_CHAIN: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// W = 2^e·T·V or 2^e·Tᵀ·V for a lower-triangular T and up to [`TRMV_SIDES`] vectors.
+pub static TRMV: ComputeKernel = ComputeKernel {
+    name: "double/trmv",
+    source: include_str!("../../glsl/double/trmv.comp"),
+    buffers: &[("TBuf", 0), ("VBuf", 1), ("WBuf", 2)],
+    uniforms: &[
+        "n", "k", "transposed", "exponent", "v_off", "w_off", "row0",
+    ],
+    optional: &[],
+};
+
+/// The most vectors one [`TRMV`] launch takes (its `K_MAX`).
+pub const TRMV_SIDES: usize = 4;
+
 /// The order of [`POTRF_CHAIN`]'s and [`TRTRI_CHAIN`]'s tiles (its diagonal blocks).
 pub const CHAIN_TILE: usize = 32;
 
@@ -112,6 +126,7 @@ pub struct DoubleKernels {
     potrf: OnceCell<ComputeProgram>,
     chain: OnceCell<ComputeProgram>,
     inverse_chain: OnceCell<ComputeProgram>,
+    trmv: OnceCell<ComputeProgram>,
     copy: OnceCell<ComputeProgram>,
     triangle: OnceCell<ComputeProgram>,
     /// The SPD solve's programs for C packed in f64 and, for an f32 C, in f32 ([`Packed`]).
@@ -193,6 +208,7 @@ impl DoubleKernels {
             potrf: OnceCell::new(),
             chain: OnceCell::new(),
             inverse_chain: OnceCell::new(),
+            trmv: OnceCell::new(),
             copy: OnceCell::new(),
             triangle: OnceCell::new(),
             spd: [SpdPrograms::new(ctx, false), SpdPrograms::new(ctx, true)],
@@ -515,5 +531,42 @@ impl DoubleKernels {
         sync.bind_base(3);
         prog.set_all(&[("n", u(n)), ("spin_limit", u(spin_limit))])?;
         prog.dispatch([tiles as u32, 1, 1])
+    }
+
+    /// W ← 2^exponent·T·V, or with `transposed` 2^exponent·Tᵀ·V, T the lower triangle of `t`
+    /// (order n, row-major; nothing above its diagonal read), V and W `k` vectors of n entries
+    /// one after another from the given offsets (k at most [`TRMV_SIDES`]).
+    pub fn trmv(
+        &self,
+        t: &Buffer<f64>,
+        n: usize,
+        transposed: bool,
+        (v, v_off): (&Buffer<f64>, usize),
+        (w, w_off): (&Buffer<f64>, usize),
+        k: usize,
+        exponent: i32,
+    ) -> Result<()> {
+        debug_assert!((1..=TRMV_SIDES).contains(&k));
+        let prog = self.program(&self.trmv, &TRMV, "")?;
+        let u = |x: usize| Uniform::U32(x as u32);
+        t.bind_base(0);
+        v.bind_base(1);
+        w.bind_base(2);
+        prog.set_all(&[
+            ("n", u(n)),
+            ("k", u(k)),
+            ("transposed", Uniform::I32(i32::from(transposed))),
+            ("exponent", Uniform::I32(exponent)),
+            ("v_off", u(v_off)),
+            ("w_off", u(w_off)),
+        ])?;
+        let mut row0 = 0;
+        while row0 < n {
+            let rows = (n - row0).min(MAX_ROWS_PER_LAUNCH);
+            prog.set("row0", u(row0))?;
+            prog.dispatch([rows as u32, 1, 1])?;
+            row0 += rows;
+        }
+        Ok(())
     }
 }

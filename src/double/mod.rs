@@ -14,6 +14,8 @@ mod cholesky;
 mod inverse;
 pub(crate) mod kernels;
 mod solve;
+#[cfg(test)]
+mod solve_tests;
 
 pub use cholesky::{DoubleCholeskyOptions, DoubleSchedule};
 pub(crate) use cholesky::{cholesky, cholesky_into};

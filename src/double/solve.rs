@@ -1,21 +1,20 @@
 //! Solves with C through an f64 factor on the GPU, for the SPD solve's x⁰ and corrections:
 //! C' = 2^e·C = L̃·L̃ᵀ by the chained Cholesky (dpotrf), Z = L̃⁻¹ by the chained triangular
-//! inverse, then each solve two f64 products, C⁻¹·V = 2^e·Zᵀ·(Z·V): no chain of dependent
-//! steps per solve, so several right sides cost about one's time.
+//! inverse, then each solve two f64 triangular products (glsl/double/trmv.comp),
+//! C⁻¹·V = 2^e·Zᵀ·(Z·V): no chain of dependent steps per solve, and several right sides cost
+//! about one's time.
 
 use super::chain;
-use super::cholesky::{DoubleCholeskyOptions, DoubleSchedule, factor, op, view};
+use super::cholesky::{DoubleCholeskyOptions, DoubleSchedule, factor};
 use super::inverse::TRIANGULAR_CHAIN_UP_TO;
 use super::kernels::DoubleKernels;
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
-use crate::inverse::kernels::double::DoubleProduct;
-use crate::scaling::times_power_of_two;
-use crate::tiled::View;
+use crate::phases::Phases;
 
 /// Columns of the right sides' buffers: a step's residual, the condition estimate's vector
-/// beside it, and x⁰'s three.
-pub(crate) const SIDES: usize = 4;
+/// beside it, and x⁰'s three (one launch each way takes them all).
+pub(crate) const SIDES: usize = super::kernels::TRMV_SIDES;
 
 /// Z = L̃⁻¹ of C' = 2^e·C on the GPU, and the buffers its solves run in: V (the right sides),
 /// Y = Z·V and W = C⁻¹·V, each n x [`SIDES`] with its columns contiguous.
@@ -56,12 +55,13 @@ impl<'k> InverseFactor<'k> {
         let spins = chain::spin_limit(kernels, n).ok_or_else(|| {
             crate::Error::shape(format!("no chained f64 Cholesky of order {n} on this GPU"))
         })?;
+        let mut phase = Phases::named("SPD solve's f64 factor", std::time::Instant::now());
         let options = DoubleCholeskyOptions::schedule(DoubleSchedule::Chained);
         let f = factor(kernels, square, n, vec![exponent / 2; n], options, &|| {})?;
-        // Z zero above its diagonal, so that the products may read the whole square.
+        phase.mark_finished(ctx, "factored, its status read");
         let z = storage(n * n)?;
-        kernels.copy(op(&z, view(0, n, n, n)), None)?;
         chain::inverse(kernels, (&f.w, &f.inv, &z), n, spins, false)?;
+        phase.mark_finished(ctx, "L̃⁻¹, its sync word read");
         Ok(Self {
             kernels,
             z,
@@ -83,35 +83,13 @@ impl<'k> InverseFactor<'k> {
         &self.ws
     }
 
-    /// Columns `first..first + count` of an n x [`SIDES`] buffer.
-    fn columns(&self, first: usize, count: usize) -> View {
-        View {
-            offset: first * self.n,
-            rs: 1,
-            cs: self.n,
-            rows: self.n,
-            cols: count,
-        }
-    }
-
-    /// Queues W's columns `first..first + count` ← C⁻¹ times V's same columns (not waited on).
+    /// Queues W's columns `first..first + count` ← C⁻¹ times V's same columns (not waited on):
+    /// Y = Z·V, then W = 2^e·Zᵀ·Y.
     pub(crate) fn launch(&self, first: usize, count: usize) -> Result<()> {
         let (n, k) = (self.n, self.kernels);
-        let sides = self.columns(first, count);
-        let whole = view(0, n, n, n);
-        k.dgemm(DoubleProduct::new(
-            op(&self.ys, sides),
-            op(&self.z, whole),
-            op(&self.vs, sides),
-        ))?;
-        k.dgemm(
-            DoubleProduct::new(
-                op(&self.ws, sides),
-                op(&self.z, whole.t()),
-                op(&self.ys, sides),
-            )
-            .alpha(times_power_of_two(1.0, self.exponent)),
-        )
+        let at = first * n;
+        k.trmv(&self.z, n, false, (&self.vs, at), (&self.ys, at), count, 0)?;
+        k.trmv(&self.z, n, true, (&self.ys, at), (&self.ws, at), count, self.exponent)
     }
 
     /// Column `c` of `buffer` (n x [`SIDES`]), read back.

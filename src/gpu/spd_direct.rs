@@ -48,11 +48,13 @@ pub(super) fn solve(
     let m = p.b.len();
     let ctx = kernels.context();
     let mut phase = Phases::named("SPD solve", p.start);
-    let square = Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * m)?;
+    let square =
+        Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * m)?;
     device.double_into(&square, p.exponent)?;
+    phase.mark_finished(ctx, "C' in f64 on the GPU");
     let f = InverseFactor::new(kernels, square, m, p.exponent)?;
     let factor = p.start.elapsed();
-    phase.mark_finished(ctx, "C' in f64 on the GPU, factored, L̃⁻¹");
+    phase.mark_finished(ctx, "factored, L̃⁻¹");
     // C'⁻¹·v from C⁻¹·v = 2^e·C'⁻¹·v, for the ‖C'⁻¹‖₁ estimate.
     let unscaled = |w: &[f64]| -> Vec<f64> {
         w.iter()

@@ -141,3 +141,33 @@ fn the_f64_factor_names_the_failed_pivot_in_c_units() {
         }
     }
 }
+
+#[test]
+fn a_c_with_exact_zeros_solves_on_both_factors() {
+    // Tridiagonal: every entry off the three diagonals an exact zero, which C's copy to factor
+    // must keep zero at every scale (ldexp of a double zero is not zero on every driver).
+    let gpu = common::gpu();
+    for m in [2, 33, 65] {
+        for scale in [1.0, 2f64.powi(-40), 2f64.powi(60)] {
+            let c = Matrix::from_fn(m, m, |i, j| match i.abs_diff(j) {
+                0 => 4.0 * scale,
+                1 => -scale,
+                _ => 0.0,
+            });
+            let b = rhs(m as u64, m);
+            let x_ref: Vec<f64> = reference_solve(&c.map(|v| v / scale), &b)
+                .iter()
+                .map(|x| x / scale)
+                .collect();
+            for options in [double(), single()] {
+                let s = gpu.spd_solve(&c, &b, options).unwrap();
+                let what = format!("m {m} scale {scale:e} {:?}", options.spd_factor);
+                assert!(s.converged && s.fallback.is_none(), "{what}: {s:?}");
+                assert!(relative_error_vec(&s.x, &x_ref) < 1e-14, "{what}");
+                assert!(s.iterations <= 3, "{what}: {} steps", s.iterations);
+            }
+            let d = gpu.spd_solve(&c, &b, double()).unwrap();
+            assert!(relative_error_vec(&d.x0, &x_ref) < 1e-14, "m {m} scale {scale:e}");
+        }
+    }
+}

@@ -9,7 +9,8 @@
 //! Ops (f64 unless said; C symmetric with entries uniform in (−1, 1) off the diagonal and m on
 //! it, as solve_bench's; A, d, b uniform in (0, 1), section 5.3's random problem):
 //! - `solve_pos`: `Gpu::spd_solve(C, b)`, C m×m, b m; float64, and float32 (C and b rounded
-//!   to f32: the solve refined to f64's accuracy of the f32 system).
+//!   to f32: the solve refined to f64's accuracy of the f32 system); its factor as
+//!   `--spd-factor auto|single|double` names it (`SpdFactor`, default auto).
 //! - `cholesky` float64: `Gpu::cholesky_double(C)` (C's lower triangle read where it lies);
 //!   float32: `Gpu::cholesky(C32)` then `.into_l()`.
 //! - `cho_factor_solve`: `Gpu::cholesky_double(C)` then `host::cholesky_solve(L, b)`, one right
@@ -39,7 +40,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
 use symraster::{
-    Batch, BatchOptions, Gpu, InvertOptions, Matrix, Options, SolveOptions, SymmetricView, host,
+    Batch, BatchOptions, Gpu, InvertOptions, Matrix, Options, SolveOptions, SpdFactor,
+    SymmetricView, host,
 };
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -61,6 +63,8 @@ struct Settings {
     runs: usize,
     large_runs: usize,
     max_seconds: f64,
+    /// The SPD solve's factor (`--spd-factor auto|single|double`).
+    spd_factor: SpdFactor,
 }
 
 impl Settings {
@@ -222,7 +226,8 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
         eprintln!("ERROR {op},{m},{dtype}: {e}")
     };
     if want("solve_pos") {
-        match time(runs, max, || gpu.spd_solve(&c, &b, SolveOptions::default())) {
+        let options = SolveOptions::default().spd_factor(settings.spd_factor);
+        match time(runs, max, || gpu.spd_solve(&c, &b, options)) {
             Ok(t) => {
                 let e = backward_error(c.as_slice(), &t.result.x, &b);
                 report("solve_pos", m, m, "float64", &t, e, 1e-11);
@@ -233,9 +238,7 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
             c.map(|x| x as f32),
             b.iter().map(|&x| x as f32).collect::<Vec<_>>(),
         );
-        match time(runs, max, || {
-            gpu.spd_solve(&c32, &b32, SolveOptions::default())
-        }) {
+        match time(runs, max, || gpu.spd_solve(&c32, &b32, options)) {
             Ok(t) => {
                 let (c64, b64) = (
                     c32.map(f64::from),
@@ -435,6 +438,7 @@ fn main() -> Result<()> {
         runs: 5,
         large_runs: 3,
         max_seconds: 30.0,
+        spd_factor: SpdFactor::Auto,
     };
     let mut ops: Vec<String> = DENSE_OPS
         .iter()
@@ -450,6 +454,14 @@ fn main() -> Result<()> {
             "--runs" => settings.runs = value("a count")?.parse()?,
             "--large-runs" => settings.large_runs = value("a count")?.parse()?,
             "--max-seconds" => settings.max_seconds = value("seconds")?.parse()?,
+            "--spd-factor" => {
+                settings.spd_factor = match value("auto, single or double")?.as_str() {
+                    "auto" => SpdFactor::Auto,
+                    "single" => SpdFactor::Single,
+                    "double" => SpdFactor::Double,
+                    other => return Err(format!("unknown --spd-factor {other}").into()),
+                }
+            }
             "--ops" => {
                 ops = value("a list")?.split(',').map(String::from).collect();
                 if let Some(o) = ops.iter().find(|o| {
