@@ -47,7 +47,7 @@ pub(super) fn solve(
 ) -> Result<Solution> {
     let m = p.b.len();
     let ctx = kernels.context();
-    let mut phase = Phases::named("SPD solve", p.start);
+    let mut phase = Phases::named("SPD solve", Instant::now());
     let square =
         Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * m)?;
     device.double_into(&square, p.exponent)?;
