@@ -48,6 +48,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &TO_SINGLE,
     &TRANSPOSE,
     &GATHER,
+    &COLUMN_SUMS,
     &PREHEAT,
     &BATCHED_ASSEMBLE,
     &BATCHED_CHOLESKY,

@@ -44,9 +44,7 @@ pub static TRMV: ComputeKernel = ComputeKernel {
     name: "double/trmv",
     source: include_str!("../../glsl/double/trmv.comp"),
     buffers: &[("TBuf", 0), ("VBuf", 1), ("WBuf", 2)],
-    uniforms: &[
-        "n", "k", "transposed", "exponent", "v_off", "w_off", "row0",
-    ],
+    uniforms: &["n", "k", "transposed", "exponent", "v_off", "w_off", "row0"],
     optional: &[],
 };
 

@@ -20,5 +20,5 @@ mod solve_tests;
 pub use cholesky::{DoubleCholeskyOptions, DoubleSchedule};
 pub(crate) use cholesky::{cholesky, cholesky_into};
 pub(crate) use inverse::spd_inverse;
-pub(crate) use solve::{InverseFactor, SIDES};
 pub use kernels::MAX_BLOCK;
+pub(crate) use solve::{InverseFactor, SIDES};

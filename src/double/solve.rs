@@ -89,7 +89,15 @@ impl<'k> InverseFactor<'k> {
         let (n, k) = (self.n, self.kernels);
         let at = first * n;
         k.trmv(&self.z, n, false, (&self.vs, at), (&self.ys, at), count, 0)?;
-        k.trmv(&self.z, n, true, (&self.ys, at), (&self.ws, at), count, self.exponent)
+        k.trmv(
+            &self.z,
+            n,
+            true,
+            (&self.ys, at),
+            (&self.ws, at),
+            count,
+            self.exponent,
+        )
     }
 
     /// Column `c` of `buffer` (n x [`SIDES`]), read back.

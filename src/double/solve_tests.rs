@@ -41,10 +41,16 @@ fn the_solves_through_l_inverse_are_c_inverse_times_v() {
         for (s, (v, x)) in sides.iter().zip(&solved).enumerate() {
             // C·x against v.
             let cx = c.mul_vec(x).unwrap();
-            let r = cx.iter().zip(v).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            let r = cx
+                .iter()
+                .zip(v)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
             let scale = v.iter().fold(0.0f64, |m, b| m.max(b.abs())).max(1.0);
-            assert!(r <= 1e-13 * scale * n as f64, "n {n} side {s}: residual {r:e}");
+            assert!(
+                r <= 1e-13 * scale * n as f64,
+                "n {n} side {s}: residual {r:e}"
+            );
         }
     }
 }
-

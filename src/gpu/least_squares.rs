@@ -158,18 +158,20 @@ impl Gpu {
         };
         let format = options.gpu.format;
         let mut factored = || {
-            // The tiled factor's diagonal comes back with its status, in one read.
-            let (factor_l, pivots): (_, Vec<f32>) = match (method, &device_residual) {
+            // The tiled factor's diagonal (and C''s column sums) come back with its status, in
+            // one read.
+            let (factor_l, pivots, sums): (_, Vec<f32>, _) = match (method, &device_residual) {
                 (Method::Tiled, Some(device)) if scaling.fits_single(diagonal.largest_entry()) => {
                     let exponent = scaling.a.log2() as i32;
                     let a32 = device.single_precision_a(exponent)?;
-                    let (f, pivots) =
+                    let (f, pivots, sums) =
                         self.factor_product_tiled_on_device(a32, (m, n), &d32, format)?;
-                    (Factor::Device(f), pivots)
+                    (Factor::Device(f), pivots, sums)
                 }
                 (Method::Tiled, _) => {
-                    let (f, pivots) = self.factor_product_tiled(&single_a()?, &d32, format)?;
-                    (Factor::Device(f), pivots)
+                    let (f, pivots, sums) =
+                        self.factor_product_tiled(&single_a()?, &d32, format)?;
+                    (Factor::Device(f), pivots, sums)
                 }
                 _ => {
                     let l =
@@ -178,16 +180,16 @@ impl Gpu {
                         let l = l.l()?;
                         (0..l.rows()).map(|j| l[(j, j)]).collect()
                     };
-                    (Factor::Host(l), pivots)
+                    (Factor::Host(l), pivots, None)
                 }
             };
             phase.mark("C and L on the GPU");
             check_pivots(&pivots, &scaled_diagonal)?;
-            Ok::<_, Error>(factor_l)
+            Ok::<_, Error>((factor_l, sums))
         };
         // The failing column where the f32 factor failed and C may still be SPD in f64.
         let factored = factored().map_err(|e| (single_factor_failure(&e), e));
-        let factor_l = match factored {
+        let (factor_l, column_sums) = match factored {
             Ok(f) => f,
             Err((Some(column), _)) if options.fallback => {
                 log::warn!(
@@ -232,12 +234,18 @@ impl Gpu {
         let correct =
             |r: &[f64]| scaling.correct_with(r, |v| solve_carrying(&estimate, v, solve_each));
 
-        let norm_c_scaled = scaled_norm(m, c_exponent, |vs| match &device_residual {
-            Some(device) => device.apply_each(vs),
-            None => Ok(vs.iter().map(|v| equations().apply(v)).collect()),
-        })?;
+        // ‖C'‖₁ from the column sums of the f32 C' the factor came from where they came back
+        // with it (to f32's rounding of C', which a norm for the stopping test and κ₁ bears),
+        // else estimated through products with C in f64.
+        let norm_c_scaled = match column_sums.as_deref().and_then(largest) {
+            Some(norm) => norm,
+            None => scaled_norm(m, c_exponent, |vs| match &device_residual {
+                Some(device) => device.apply_each(vs),
+                None => Ok(vs.iter().map(|v| equations().apply(v)).collect()),
+            })?,
+        };
         let norm_c = times_power_of_two(norm_c_scaled, -c_exponent);
-        phase.mark("‖C‖₁ estimate");
+        phase.mark("‖C‖₁");
         let tolerance = options.tolerance_for(m);
         let refinement = refine(
             |x| match &device_residual {
@@ -315,6 +323,13 @@ impl Factor {
             Factor::Host(l) => l.solve_each_single(bs),
         }
     }
+}
+
+/// The largest of `sums` in f64, where every one is finite.
+fn largest(sums: &[f32]) -> Option<f64> {
+    sums.iter().try_fold(0.0f64, |max, &s| {
+        s.is_finite().then(|| max.max(f64::from(s)))
+    })
 }
 
 /// `v` in f64 (widened exactly from f32).

@@ -8,6 +8,8 @@ mod batched;
 mod blocked;
 mod builder;
 mod cholesky;
+#[cfg(test)]
+mod column_sums_tests;
 mod double;
 mod factor;
 mod inverse;

@@ -43,6 +43,7 @@ pub(crate) struct LeastSquaresKernels {
     gather: LazyProgram,
     diagonal: LazyProgram,
     transpose: LazyProgram,
+    column_sums: LazyProgram,
 }
 
 impl LeastSquaresKernels {
@@ -59,7 +60,32 @@ impl LeastSquaresKernels {
             gather: program(&table::GATHER),
             diagonal: program(&table::DIAGONAL_PARTS),
             transpose: program(&table::TRANSPOSE),
+            column_sums: program(&table::COLUMN_SUMS),
         })
+    }
+
+    /// `out[out_off + j]` ← Σ_i |C(i, j)| for the symmetric C of order n held as the lower
+    /// triangle of the row-major square `c` (row stride `ld`), queued and not read.
+    pub(crate) fn column_sums(
+        &self,
+        c: &Buffer<f32>,
+        n: usize,
+        ld: usize,
+        (out, out_off): (&Buffer<f32>, usize),
+    ) -> Result<()> {
+        let prog = self.column_sums.get()?;
+        c.bind_base(0);
+        out.bind_base(1);
+        let u = |x: usize| Uniform::U32(x as u32);
+        prog.set_all(&[("n", u(n)), ("ld", u(ld)), ("out_off", u(out_off))])?;
+        let mut col0 = 0;
+        while col0 < n {
+            let count = (n - col0).min(MAX_GROUPS);
+            prog.set("col0", u(col0))?;
+            prog.dispatch([count as u32, 1, 1])?;
+            col0 += count;
+        }
+        Ok(())
     }
 
     /// `src[index[k]]` for every k into a new buffer, queued and not read (a factor's

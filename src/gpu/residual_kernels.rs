@@ -65,3 +65,13 @@ pub static GATHER: ComputeKernel = ComputeKernel {
     uniforms: &["count"],
     optional: &[],
 };
+
+/// Σ_i |C(i, j)| for each column j of a symmetric C held as the lower triangle of a row-major
+/// square in one f32 buffer (‖C‖₁ their largest).
+pub static COLUMN_SUMS: ComputeKernel = ComputeKernel {
+    name: "least_squares/column_sums",
+    source: include_str!("../../glsl/least_squares/column_sums.comp"),
+    buffers: &[("CBuf", 0), ("OutBuf", 1)],
+    uniforms: &["n", "ld", "out_off", "col0"],
+    optional: &[],
+};

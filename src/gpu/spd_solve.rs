@@ -9,8 +9,8 @@ use super::least_squares::{
 };
 use super::spd_device::SpdDevice;
 use super::spd_direct::{self, OnTheHost, Prepared};
-use crate::double::{InverseFactor, kernels::DoubleKernels};
 use super::{Cholesky, Gpu, Method};
+use crate::double::{InverseFactor, kernels::DoubleKernels};
 use crate::error::{Error, NumericalError, Result};
 use crate::layout::Format;
 use crate::least_squares::double::{Scaled, solve_in_double};

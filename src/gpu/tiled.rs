@@ -27,6 +27,10 @@ pub fn storage_of(format: Format) -> Storage {
     }
 }
 
+/// A factor of C kept on the GPU, its diagonal, and where they were formed, C's column sums of
+/// absolute values.
+pub(crate) type Factored = (DeviceFactor, Vec<f32>, Option<Vec<f32>>);
+
 /// A Cholesky factor kept on the GPU (full or RFP storage) with solves run there.
 pub(crate) struct DeviceFactor {
     kernels: Rc<TiledKernels>,
@@ -416,14 +420,16 @@ impl Gpu {
     }
 
     /// The factor of C = A·diag(d)·Aᵀ with C never leaving the GPU, kept there.
+    /// Its diagonal and, where C is full storage in one buffer, C's column sums of absolute
+    /// values (as [`Gpu::factor_with_sums`]) come back with it.
     pub(crate) fn factor_product_tiled(
         &self,
         a: &Matrix<f32>,
         d: &[f32],
         format: Format,
-    ) -> Result<(DeviceFactor, Vec<f32>)> {
+    ) -> Result<Factored> {
         let c = self.assemble_tiled_device(a, d, storage_of(format))?;
-        self.factor_with_diagonal(self.tiled_kernels()?, c)
+        self.factor_with_sums(self.tiled_kernels()?, c, true)
     }
 
     /// [`Gpu::factor_product_tiled`] with A (m x n, row-major) already on the GPU, as the
@@ -434,7 +440,7 @@ impl Gpu {
         (m, n): (usize, usize),
         d: &[f32],
         format: Format,
-    ) -> Result<(DeviceFactor, Vec<f32>)> {
+    ) -> Result<Factored> {
         let mut phase = crate::phases::Phases::named("factor of A·D²·Aᵀ", Instant::now());
         let k = self.tiled_kernels()?;
         let storage = storage_of(format);
@@ -443,8 +449,11 @@ impl Gpu {
         phase.mark_finished(self.context(), "A in f32, d up");
         let c = assembly::assemble_new(&k, &p, storage, self.tiled_part_bytes()?)?;
         phase.mark_finished(self.context(), "assembly");
-        let f = self.factor_with_diagonal(k, c);
-        phase.mark_finished(self.context(), "Cholesky, its status and diagonal read");
+        let f = self.factor_with_sums(k, c, true);
+        phase.mark_finished(
+            self.context(),
+            "C's column sums, Cholesky, its status and diagonal read",
+        );
         f
     }
 
@@ -454,18 +463,38 @@ impl Gpu {
     fn factor_with_diagonal(
         &self,
         k: Rc<TiledKernels>,
-        mut l: TiledMatrix,
+        l: TiledMatrix,
     ) -> Result<(DeviceFactor, Vec<f32>)> {
-        cholesky::factor_status_unread(&k, &mut l)?;
+        self.factor_with_sums(k, l, false)
+            .map(|(f, diagonal, _)| (f, diagonal))
+    }
+
+    /// [`Gpu::factor_with_diagonal`], and with `sums`, where C is full storage in one buffer,
+    /// Σ_i |C(i, j)| for each column j (‖C‖₁ their largest) formed before the factor
+    /// overwrites C and read back in the same read.
+    fn factor_with_sums(
+        &self,
+        k: Rc<TiledKernels>,
+        mut l: TiledMatrix,
+        sums: bool,
+    ) -> Result<(DeviceFactor, Vec<f32>, Option<Vec<f32>>)> {
         let m = l.order();
         let ctx = self.context();
         let kernels = self.least_squares_kernels()?;
+        let ld = match l.triangle() {
+            crate::tiled::Triangle::Square(v) if sums && l.part_count() == 1 => Some(v.rs),
+            _ => None,
+        };
         let all = crate::gl::Buffer::<f32>::uninitialized(
             ctx,
             crate::gl::BufferTarget::Storage,
             crate::gl::BufferUsage::Stream,
-            m + 2,
+            m + 2 + ld.map_or(0, |_| m),
         )?;
+        if let Some(ld) = ld {
+            kernels.column_sums(l.buffer(), m, ld, (&all, m + 2))?;
+        }
+        cholesky::factor_status_unread(&k, &mut l)?;
         let mut columns = Vec::with_capacity(m);
         for (start, buffer) in l.buffers() {
             let end = start + buffer.len();
@@ -485,11 +514,12 @@ impl Gpu {
         k.copy_status(&all, m)?;
         let values = all.download()?;
         k.check_status_words([values[m].to_bits(), values[m + 1].to_bits()])?;
+        let sums = ld.map(|_| values[m + 2..].to_vec());
         let mut diagonal = vec![f32::NAN; m];
         for (j, v) in columns.into_iter().zip(values) {
             diagonal[j] = v;
         }
-        Ok((self.kept(k, l)?, diagonal))
+        Ok((self.kept(k, l)?, diagonal, sums))
     }
 
     fn factor_on_gpu(&self, k: Rc<TiledKernels>, mut l: TiledMatrix) -> Result<DeviceFactor> {
@@ -533,7 +563,7 @@ impl Gpu {
         d: &[f32],
         format: Format,
     ) -> Result<Cholesky> {
-        let (f, _) = self.factor_product_tiled(a, d, format)?;
+        let (f, _, _) = self.factor_product_tiled(a, d, format)?;
         let l = f.download()?;
         let diagonal = product_diagonal(a, d);
         check_factor_entries(l.rows(), |i, j| l[(i, j)], |j| diagonal[j])?;

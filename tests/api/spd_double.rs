@@ -75,7 +75,10 @@ fn the_f64_factor_solves_as_the_f32_one_around_the_tile() {
             // Both estimate κ₁ = ‖C‖₁·‖C⁻¹‖₁ (LAPACK's estimator: within a small factor).
             let ratio = d.condition / s.condition;
             assert!((0.3..3.0).contains(&ratio), "{what}: κ {ratio}");
-            assert!(d.backward_error <= 1e-15 * (m as f64).sqrt().max(1.0), "{what}");
+            assert!(
+                d.backward_error <= 1e-15 * (m as f64).sqrt().max(1.0),
+                "{what}"
+            );
         }
     }
 }
@@ -93,7 +96,9 @@ fn the_f64_factor_takes_any_scale_and_ill_conditioned_c() {
         let x: Vec<f64> = s.x.iter().map(|v| v * scale).collect();
         let e = relative_error_vec(&x, &x_ref);
         assert!(s.converged && e < 1e-13, "scale {scale:e}: error {e:.2e}");
-        assert!(relative_error_vec(&s.x0.iter().map(|v| v * scale).collect::<Vec<_>>(), &x_ref) < 1e-12);
+        assert!(
+            relative_error_vec(&s.x0.iter().map(|v| v * scale).collect::<Vec<_>>(), &x_ref) < 1e-12
+        );
     }
     // κ ≈ 1e10: x to κ·u, and κ₁ estimated near the f32 factor's solve's (which checks past
     // 2/u₃₂ with an f64 factor on the CPU, as this one does).
@@ -108,10 +113,19 @@ fn the_f64_factor_takes_any_scale_and_ill_conditioned_c() {
     let s = gpu.spd_solve(&c, &b, double()).unwrap();
     let e = relative_error_vec(&s.x, &x_ref);
     assert!(s.converged && s.fallback.is_none(), "{s:?}");
-    assert!(e < 1e-16 * s.condition * 100.0, "error {e:.2e}, κ {:.1e}", s.condition);
+    assert!(
+        e < 1e-16 * s.condition * 100.0,
+        "error {e:.2e}, κ {:.1e}",
+        s.condition
+    );
     let single = gpu.spd_solve(&c, &b, single()).unwrap();
     let ratio = s.condition / single.condition;
-    assert!((0.3..3.0).contains(&ratio), "κ {:.2e} against {:.2e}", s.condition, single.condition);
+    assert!(
+        (0.3..3.0).contains(&ratio),
+        "κ {:.2e} against {:.2e}",
+        s.condition,
+        single.condition
+    );
 }
 
 #[test]
@@ -167,7 +181,10 @@ fn a_c_with_exact_zeros_solves_on_both_factors() {
                 assert!(s.iterations <= 3, "{what}: {} steps", s.iterations);
             }
             let d = gpu.spd_solve(&c, &b, double()).unwrap();
-            assert!(relative_error_vec(&d.x0, &x_ref) < 1e-14, "m {m} scale {scale:e}");
+            assert!(
+                relative_error_vec(&d.x0, &x_ref) < 1e-14,
+                "m {m} scale {scale:e}"
+            );
         }
     }
 }
