@@ -48,11 +48,7 @@ pub(crate) fn factor(
     let head = run(kernels, n, given_up, meanwhile, "Cholesky", &|sync| {
         kernels.potrf_chain(w, &inv, sync, n, spins)
     })?;
-    let failed = (head[2] != u32::MAX).then(|| FailedPivot {
-        column: head[2] as usize,
-        pivot: f64::from_bits(u64::from(head[3]) | (u64::from(head[4]) << 32)),
-    });
-    Ok((inv, failed))
+    Ok((inv, failed_pivot(&head)))
 }
 
 /// `z` (order n, row-major) ← L⁻¹ in its lower triangle from L in `l` and the diagonal tiles'
@@ -77,10 +73,9 @@ pub(crate) fn inverse(
     .map(|_| ())
 }
 
-/// Runs a chained launch over order n's tiles (`launch`, given the sync words: zeroed, the
-/// failed column none, the gave-up word set where `given_up`) until no work group gave up,
-/// running `meanwhile` once the GPU has the first launch; returns the first five sync words
-/// (the ticket, the gave-up word, the factor's failed column and its pivot's two halves).
+/// Runs a chained launch over order n's tiles ([`start`], then [`settle`]), running
+/// `meanwhile` once the GPU has the first launch; returns the first five sync words (the
+/// ticket, the gave-up word, the factor's failed column and its pivot's two halves).
 fn run(
     kernels: &DoubleKernels,
     n: usize,
@@ -89,27 +84,57 @@ fn run(
     what: &str,
     launch: &dyn Fn(&Buffer<u32>) -> Result<()>,
 ) -> Result<Vec<u32>> {
-    let ctx = kernels.context();
+    let sync = start(kernels, n, given_up, launch)?;
+    kernels.context().flush();
+    meanwhile();
+    Ok(settle(&sync, n, what, launch)?.0)
+}
+
+/// Queues a chained launch over order n's tiles (`launch`, given the sync words: zeroed, the
+/// failed column none, the gave-up word set where `given_up`, and then not launched); its
+/// sync words, for [`settle`].
+pub(crate) fn start(
+    kernels: &DoubleKernels,
+    n: usize,
+    given_up: bool,
+    launch: &dyn Fn(&Buffer<u32>) -> Result<()>,
+) -> Result<Buffer<u32>> {
     let (_, tiles) = chain_tiles(n);
     let mut words = vec![0u32; CHAIN_HEAD + tiles];
     words[1] = u32::from(given_up);
     words[2] = u32::MAX;
-    let sync = Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, &words)?;
+    let sync = Buffer::new(
+        kernels.context(),
+        BufferTarget::Storage,
+        BufferUsage::Stream,
+        &words,
+    )?;
     if !given_up {
         launch(&sync)?;
     }
-    ctx.flush();
-    meanwhile();
-    for _ in 0..=tiles {
+    Ok(sync)
+}
+
+/// Waits for a chained launch [`start`] queued and, while a work group gave up, launches it
+/// again from the published tiles until every tile is: the first five sync words, and
+/// whether it was launched again.
+pub(crate) fn settle(
+    sync: &Buffer<u32>,
+    n: usize,
+    what: &str,
+    launch: &dyn Fn(&Buffer<u32>) -> Result<()>,
+) -> Result<(Vec<u32>, bool)> {
+    let (_, tiles) = chain_tiles(n);
+    for again in 0..=tiles {
         let head = sync.download_range(0, 5)?;
         if head[1] == 0 {
-            return Ok(head);
+            return Ok((head, again > 0));
         }
         // Only on software renderers (and in the tests): the next launch goes on from the
         // published tiles.
         log::debug!("the chained f64 {what} gave up waiting: launched again");
         sync.write(0, &[0, 0])?;
-        launch(&sync)?;
+        launch(sync)?;
     }
     Err(DeviceError::Unsupported {
         what: format!("finish the chained f64 {what}"),
@@ -119,4 +144,12 @@ fn run(
         ),
     }
     .into())
+}
+
+/// The failed pivot the factor's sync words (the first five) name, if any.
+pub(crate) fn failed_pivot(head: &[u32]) -> Option<FailedPivot> {
+    (head[2] != u32::MAX).then(|| FailedPivot {
+        column: head[2] as usize,
+        pivot: f64::from_bits(u64::from(head[3]) | (u64::from(head[4]) << 32)),
+    })
 }

@@ -536,8 +536,7 @@ impl DoubleKernels {
     /// one after another from the given offsets (k at most [`TRMV_SIDES`]).
     pub fn trmv(
         &self,
-        t: &Buffer<f64>,
-        n: usize,
+        (t, n): (&Buffer<f64>, usize),
         transposed: bool,
         (v, v_off): (&Buffer<f64>, usize),
         (w, w_off): (&Buffer<f64>, usize),

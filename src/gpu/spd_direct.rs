@@ -52,9 +52,7 @@ pub(super) fn solve(
         Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * m)?;
     device.double_into(&square, p.exponent)?;
     phase.mark_finished(ctx, "C' in f64 on the GPU");
-    let f = InverseFactor::new(kernels, square, m, p.exponent)?;
-    let factor = p.start.elapsed();
-    phase.mark_finished(ctx, "factored, L̃⁻¹");
+    let f = InverseFactor::queue(kernels, square, m, p.exponent, [false; 2])?;
     // C'⁻¹·v from C⁻¹·v = 2^e·C'⁻¹·v, for the ‖C'⁻¹‖₁ estimate.
     let unscaled = |w: &[f64]| -> Vec<f64> {
         w.iter()
@@ -62,22 +60,32 @@ pub(super) fn solve(
             .collect()
     };
     let (v, w) = (f.sides(), f.solutions());
-    // x⁰ = C⁻¹·b with the estimate's first two right sides (columns 0-2), then r⁰ = b − C·x⁰
-    // (V's column 3) and its correction, all queued before one wait.
+    // Behind the factor and Z: x⁰ = C⁻¹·b with the estimate's first two right sides (columns
+    // 0-2), then r⁰ = b − C·x⁰ (V's column 3) and its correction, all before one wait.
     let [start, alternative] = independent_vectors(m);
-    for (c, side) in [p.b, &start, &alternative].into_iter().enumerate() {
-        v.write(c * m, side)?;
+    let queue_x0 = || -> Result<()> {
+        for (c, side) in [p.b, &start, &alternative].into_iter().enumerate() {
+            v.write(c * m, side)?;
+        }
+        f.launch(0, 3)?;
+        device.residual_at((w, 0), (v, 3 * m))?;
+        f.launch(3, 1)
+    };
+    queue_x0()?;
+    if f.settle()? {
+        queue_x0()?;
     }
-    f.launch(0, 3)?;
-    device.residual_at((w, 0), (v, 3 * m))?;
-    f.launch(3, 1)?;
+    let factor = p.start.elapsed();
     let r0 = f.column(v, 3)?;
     let solved = w.download_range(0, SIDES * m)?;
     let mut columns = solved.chunks(m).map(<[f64]>::to_vec);
     let mut next = || columns.next().expect("SIDES columns");
     let (x0, y, alt, z0) = (next(), next(), next(), next());
     let x0_time = p.start.elapsed();
-    phase.mark("x⁰, r⁰ and its correction, with the ‖C⁻¹‖₁ estimate's first two solves");
+    phase.mark(
+        "factored, L̃⁻¹, x⁰, r⁰ and its correction, with the ‖C⁻¹‖₁ estimate's first two \
+         solves",
+    );
     let estimate = RefCell::new(NormEstimate::new(unscaled(&y), unscaled(&alt)));
     // Each step's residual and its correction (beside it the estimate's pending solve) in
     // one wait: `residual` forms both, `correct` hands over the correction of the residual
