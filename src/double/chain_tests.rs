@@ -10,7 +10,7 @@ use crate::matrix::Matrix;
 use crate::symmetric::SymmetricView;
 
 /// An SPD matrix of order n: n on the diagonal, entries in [−0.5, 0.5) off it.
-fn diagonally_dominant(n: usize) -> Matrix<f64> {
+pub(super) fn diagonally_dominant(n: usize) -> Matrix<f64> {
     Matrix::from_fn(n, n, |i, j| {
         if i == j {
             n as f64

@@ -2,22 +2,11 @@
 //! chained launches' tile of 32 and for several right sides at once; and where its chains
 //! gave up, the same bit for bit.
 
+use super::chain_tests::diagonally_dominant;
 use super::cholesky::upload_scaled;
 use super::solve::{InverseFactor, SIDES};
 use crate::Gpu;
-use crate::matrix::Matrix;
 use crate::symmetric::SymmetricView;
-
-/// An SPD matrix of order n: n on the diagonal, entries in [−0.5, 0.5) off it.
-fn diagonally_dominant(n: usize) -> Matrix<f64> {
-    Matrix::from_fn(n, n, |i, j| {
-        if i == j {
-            n as f64
-        } else {
-            ((i.max(j) * 7 + i.min(j) * 3) % 11) as f64 / 11.0 - 0.5
-        }
-    })
-}
 
 #[test]
 fn the_solves_through_l_inverse_are_c_inverse_times_v() {

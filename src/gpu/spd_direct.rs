@@ -11,12 +11,13 @@ use crate::double::{InverseFactor, SIDES, kernels::DoubleKernels};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::least_squares::{
-    Fallback, NormEstimate, Solution, SolveOptions, Timings, independent_vectors, refine,
+    Fallback, NormEstimate, Refinement, Solution, SolveOptions, Timings, independent_vectors,
+    refine,
 };
 use crate::phases::Phases;
 use crate::scaling::{norm_inf, times_power_of_two};
 use std::cell::RefCell;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What the SPD solve has worked out before it factors: its start, C' = 2^exponent·C, ‖C‖₁
 /// and ‖C'‖₁, and b (scaled).
@@ -34,6 +35,27 @@ pub(super) struct Prepared<'a> {
 pub(super) struct OnTheHost<'a> {
     pub double: &'a dyn Fn(Fallback) -> Result<Solution>,
     pub check: &'a dyn Fn() -> Result<f64>,
+}
+
+/// The solve again through the f64 Cholesky on the CPU (`double`) where refinement stopped
+/// short (`reason`), with that refinement's history and x⁰ kept and the times of the GPU's
+/// factor and x⁰ (`start`, `x0_time`, `factor`).
+pub(super) fn solve_again_on_host(
+    reason: Fallback,
+    refinement: Refinement,
+    x0: Vec<f64>,
+    double: &dyn Fn(Fallback) -> Result<Solution>,
+    (start, x0_time, factor): (Instant, Duration, Duration),
+) -> Result<Solution> {
+    log::warn!(
+        "refinement stopped ({reason:?}) at backward error {:.2e}: solving again with an f64 \
+         Cholesky on the CPU",
+        refinement.backward_error
+    );
+    let mut solution =
+        double(reason)?.after_single(x0, refinement, (x0_time, start.elapsed() - x0_time));
+    solution.timings.factor = factor;
+    Ok(solution)
 }
 
 /// [`crate::Gpu::spd_solve`] through the f64 factor, C's triangle and b already on the GPU in
@@ -131,18 +153,8 @@ pub(super) fn solve(
     let refine_time = p.start.elapsed() - x0_time;
     phase.mark("refinement");
     if let Some(reason) = Fallback::after(refinement.stop, options.fallback) {
-        log::warn!(
-            "refinement stopped ({reason:?}) at backward error {:.2e}: solving again with an \
-             f64 Cholesky on the CPU",
-            refinement.backward_error
-        );
-        let mut solution = (host.double)(reason)?.after_single(
-            x0,
-            refinement,
-            (x0_time, p.start.elapsed() - x0_time),
-        );
-        solution.timings.factor = factor;
-        return Ok(solution);
+        let times = (p.start, x0_time, factor);
+        return solve_again_on_host(reason, refinement, x0, host.double, times);
     }
     let inverse_norm = finish_estimate(estimate, |vs: &[&[f64]]| {
         Ok(f.solve_each(vs)?.iter().map(|w| unscaled(w)).collect())

@@ -8,7 +8,7 @@ use super::least_squares::{
     x0_with_first_solves,
 };
 use super::spd_device::SpdDevice;
-use super::spd_direct::{self, OnTheHost, Prepared};
+use super::spd_direct::{self, OnTheHost, Prepared, solve_again_on_host};
 use super::{Cholesky, Gpu, Method};
 use crate::double::{InverseFactor, kernels::DoubleKernels};
 use crate::error::{Error, NumericalError, Result};
@@ -343,15 +343,8 @@ impl Gpu {
         let refine_time = start.elapsed() - x0_time;
         phase.mark("refinement");
         if let Some(reason) = Fallback::after(refinement.stop, options.fallback) {
-            log::warn!(
-                "refinement stopped ({reason:?}) at backward error {:.2e}: solving again with an \
-                 f64 Cholesky on the CPU",
-                refinement.backward_error
-            );
-            let mut solution =
-                double(reason)?.after_single(x0, refinement, (x0_time, start.elapsed() - x0_time));
-            solution.timings.factor = factor;
-            return Ok(solution);
+            let times = (start, x0_time, factor);
+            return solve_again_on_host(reason, refinement, x0, &double, times);
         }
         let inverse_norm = finish_estimate(estimate, solve_each)?;
         let mut condition = norm_c_scaled * inverse_norm;

@@ -3,28 +3,12 @@
 //! triangle with garbage in the other, at any scale, ill-conditioned, and its failed pivots.
 
 use crate::common;
+use crate::spd_solve::{reference_solve, rhs, spd};
 
-use symraster::least_squares::{relative_error_vec, solve_with_factor};
-use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
+use symraster::least_squares::relative_error_vec;
 use symraster::{
     Error, Matrix, NumericalError, SolveOptions, SpdFactor, SymmetricView, Triangle, reference,
 };
-
-fn spd(seed: u64, m: usize) -> Matrix<f64> {
-    well_conditioned_spd(&mut rng(seed), m).to_f64()
-}
-
-fn rhs(seed: u64, m: usize) -> Vec<f64> {
-    uniform_vector(&mut rng(seed), m)
-        .iter()
-        .map(|&v| 2.0 * f64::from(v) - 1.0)
-        .collect()
-}
-
-fn reference_solve(c: &Matrix<f64>, b: &[f64]) -> Vec<f64> {
-    let l = reference::cholesky(&c.lower_triangle()).unwrap();
-    solve_with_factor(&l, b)
-}
 
 /// C's `triangle` stored row-major with NaN in the other one.
 fn stored(c: &Matrix<f64>, triangle: Triangle) -> Vec<f64> {

@@ -9,16 +9,16 @@ use symraster::problems::{rng, uniform_vector, well_conditioned_spd};
 use symraster::{Error, Format, Matrix, NumericalError, Options, SolveOptions, reference};
 
 /// x from an f64 Cholesky on the CPU.
-fn reference_solve(c: &Matrix<f64>, b: &[f64]) -> Vec<f64> {
+pub(crate) fn reference_solve(c: &Matrix<f64>, b: &[f64]) -> Vec<f64> {
     let l = reference::cholesky(&c.lower_triangle()).unwrap();
     solve_with_factor(&l, b)
 }
 
-fn spd(seed: u64, m: usize) -> Matrix<f64> {
+pub(crate) fn spd(seed: u64, m: usize) -> Matrix<f64> {
     well_conditioned_spd(&mut rng(seed), m).to_f64()
 }
 
-fn rhs(seed: u64, m: usize) -> Vec<f64> {
+pub(crate) fn rhs(seed: u64, m: usize) -> Vec<f64> {
     uniform_vector(&mut rng(seed), m)
         .iter()
         .map(|&v| 2.0 * f64::from(v) - 1.0)
