@@ -10,7 +10,8 @@ double packed_c(uint at) {
     uint f = u & 0x7fffffu;
     double v;
     if (e == 0u) {
-        v = ldexp(double(f), -149);
+        // A zero stays zero (ldexp of a double zero is not zero on every driver).
+        v = f == 0u ? 0.0LF : ldexp(double(f), -149);
     } else if (e == 255u) {
         v = f == 0u ? 1.0 / 0.0 : 0.0 / 0.0;
     } else {

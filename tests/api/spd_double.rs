@@ -170,5 +170,21 @@ fn a_c_with_exact_zeros_solves_on_both_factors() {
                 "m {m} scale {scale:e}"
             );
         }
+        // An f32 C, its entries exact in f32 and small (its zeros widened on the GPU, where
+        // they must stay zero): x as for its f64 widening, bit for bit.
+        let tiny = 2f64.powi(-120);
+        let c = Matrix::from_fn(m, m, |i, j| match i.abs_diff(j) {
+            0 => 4.0 * tiny,
+            1 => -tiny,
+            _ => 0.0,
+        });
+        let c32 = c.map(|v| v as f32);
+        let b32: Vec<f32> = rhs(m as u64, m).iter().map(|&v| v as f32).collect();
+        let b: Vec<f64> = b32.iter().map(|&v| f64::from(v)).collect();
+        for options in [double(), single()] {
+            let x = gpu.spd_solve(&c, &b, options).unwrap().x;
+            let x32 = gpu.spd_solve(&c32, &b32, options).unwrap().x;
+            assert_eq!(x32, x, "m {m} f32 C {:?}", options.spd_factor);
+        }
     }
 }
