@@ -131,8 +131,8 @@ pub enum SpdFactor {
 
 impl SpdFactor {
     /// The largest order [`SpdFactor::Auto`] factors in f64: up to it the f64 factor's solve
-    /// is the quicker, past it the f32 factor's (they meet near 1536:
-    /// `figures/h200/experiments/frontdoor/spd_factor_ab.csv`).
+    /// is the quicker, past it the f32 factor's
+    /// (`figures/h200/experiments/frontdoor/spd_factor_ab.csv`).
     pub const DOUBLE_UP_TO: usize = 1024;
 
     /// Whether order m takes the f64 factor.
