@@ -1,13 +1,18 @@
-#version 430
-// sums[out_off + j] = Σ_i |C(i, j)|, added in f64 and rounded to f32 once, for the symmetric C
-// of order n held as the lower triangle of a row-major square (row stride ld) in one f32
-// buffer: ‖C‖₁ is the largest, read back with the factor's status before the factor overwrites
-// C. One work group per column j: row j before the diagonal (contiguous), then column j from
-// the diagonal down. Columns col0 .. col0 + gl_NumWorkGroups.x.
+// sums[out_off + j] = Σ_i |C(i, j)|, added in f64 and rounded to the entries' type once, for
+// the symmetric C of order n held as the lower triangle of a row-major square (row stride ld)
+// in one buffer of f32 (or with DOUBLE_C, f64): ‖C‖₁ is the largest, read back after the
+// factor that overwrites C. One work group per column j: row j before the diagonal
+// (contiguous), then column j from the diagonal down. Columns col0 .. col0 +
+// gl_NumWorkGroups.x.
+#ifdef DOUBLE_C
+#define ENTRY double
+#else
+#define ENTRY float
+#endif
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer CBuf { float c[]; };
-layout(std430, binding = 1) writeonly buffer OutBuf { float sums[]; };
+layout(std430, binding = 0) readonly buffer CBuf { ENTRY c[]; };
+layout(std430, binding = 1) writeonly buffer OutBuf { ENTRY sums[]; };
 
 uniform uint n;
 uniform uint ld;
@@ -22,7 +27,7 @@ void main() {
     double s = 0.0LF;
     if (j < n) {
         for (uint i = lane; i < n; i += 64u) {
-            float v = i < j ? c[j * ld + i] : c[i * ld + j];
+            ENTRY v = i < j ? c[j * ld + i] : c[i * ld + j];
             s += double(abs(v));
         }
     }
@@ -35,6 +40,6 @@ void main() {
         barrier();
     }
     if (lane == 0u && j < n) {
-        sums[out_off + j] = float(partial[0]);
+        sums[out_off + j] = ENTRY(partial[0]);
     }
 }

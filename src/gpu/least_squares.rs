@@ -1,26 +1,26 @@
 //! Weighted least squares through the GPU's factor (section 5.3); Algorithm 1's refinement
 //! itself is in [`crate::least_squares`].
 
+use super::estimate::{
+    SINGLE_CONDITION_LIMIT, double_vec, finish_estimate, largest, solve_carrying, start_estimate,
+    x0_with_first_solves,
+};
+use super::least_squares_direct;
 use super::range::{DiagonalParts, RangeScaling};
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
+use crate::layout::Format;
 use crate::least_squares::design::{Design, design_of};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
-    DoubleFactor, Fallback, NormEstimate, NormalEquations, Solution, SolveOptions, Timings,
-    check_pivots, check_problem, check_rank, independent_vectors, refine, single_factor_failure,
+    DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
+    check_problem, check_rank, refine, single_factor_failure,
 };
 use crate::matrix::{Element, Matrix, MatrixView, check_finite, check_finite_vec};
 use crate::phases::Phases;
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
-use std::cell::RefCell;
 use std::time::Instant;
-
-/// Above this, the condition estimate through the f32 factor says little about C itself
-/// (κ·u₃₂ ≥ 1: the factor may belong to a singular neighbour of C): with the fallback on, the
-/// solve checks C with an f64 factor on the CPU (O(m³)) and reports that factor's estimate.
-pub(super) const SINGLE_CONDITION_LIMIT: f64 = 2.0 / f32::EPSILON as f64;
 
 impl Gpu {
     /// Solves min ‖D(b − Aᵀx)‖₂ (section 2): C = AD²Aᵀ and its factor L on the GPU in single
@@ -108,11 +108,13 @@ impl Gpu {
         // is rounded to f32 there for the factor; C and L stay there, corrections are solved
         // there; only L's diagonal comes back, for the pivot check. Where the device cannot
         // hold A in f64, residuals run on the CPU and A goes up in f32.
+        let double_factor = options.spd_factor.double(m) && options.gpu.format == Format::Full;
         if method == Method::Tiled
+            && !double_factor
             && let Ok(k) = self.tiled_kernels()
         {
-            // The assembly's, the factor's and the solves' programs compile side by side with
-            // what runs first, where the driver compiles in its own threads.
+            // The f32 assembly's, factor's and solves' programs compile side by side with what
+            // runs first, where the driver compiles in its own threads.
             k.start_products();
             k.start_chained(m, true);
         }
@@ -139,14 +141,29 @@ impl Gpu {
             None => DiagonalParts::of(&a, d),
         };
         let scaling = RangeScaling::of(&diagonal, d)?;
+        // C' = 4^e·2^f·C, the matrix the factors belong to, and its diagonal.
+        let c_exponent = scaling.exponent;
+        let scaled_diagonal = diagonal.scaled(scaling.exponent);
+        if let Some(device) = &device_residual
+            && let Some(kernels) = self.least_squares_double_kernels(m, c_exponent, method, options)
+        {
+            phase.mark("diagonal, scaling");
+            let problem = least_squares_direct::Problem {
+                a,
+                d,
+                b,
+                device,
+                scaling: &scaling,
+                scaled_diagonal: &scaled_diagonal,
+                start,
+            };
+            return least_squares_direct::solve(self, &kernels, problem, options);
+        }
         let d32: Vec<f32> = d.iter().map(|&v| (v * scaling.d) as f32).collect();
         check_finite_vec(
             "d (scaled and rounded to single precision for the GPU)",
             &d32,
         )?;
-        // C' = 4^e·2^f·C, the matrix the factors belong to, and its diagonal.
-        let c_exponent = scaling.exponent;
-        let scaled_diagonal = diagonal.scaled(scaling.exponent);
         phase.mark("diagonal, scaling");
         let single_a = || {
             let a32 = a.map_row_major(|v| (v * scaling.a) as f32);
@@ -325,18 +342,6 @@ impl Factor {
     }
 }
 
-/// The largest of `sums` in f64, where every one is finite.
-fn largest(sums: &[f32]) -> Option<f64> {
-    sums.iter().try_fold(0.0f64, |max, &s| {
-        s.is_finite().then(|| max.max(f64::from(s)))
-    })
-}
-
-/// `v` in f64 (widened exactly from f32).
-pub(super) fn double_vec<T: Element>(v: &[T]) -> Vec<f64> {
-    v.iter().map(|&x| x.into()).collect()
-}
-
 /// Runs `solve` on b scaled by a power of two so that its largest entry lies in [1, 2) (exact),
 /// then scales x, x⁰ and the residual history back; an x that leaves f64's range then is
 /// [`NumericalError::SolutionOutOfRange`]. Shared by the least-squares and SPD solves.
@@ -364,88 +369,4 @@ pub(super) fn with_scaled_rhs(
         .into());
     }
     Ok(solution)
-}
-
-/// The ‖C'⁻¹‖₁ estimate's right sides in the solves' precision (f32: its vectors rounded once).
-fn rounded<T: Element>(v: &[f64]) -> Vec<T> {
-    v.iter().map(|&x| T::from_double(x)).collect()
-}
-
-/// The ‖C'⁻¹‖₁ estimate's first two solves, where x⁰'s solve made them.
-pub(super) type FirstSolves<T = f32> = Option<Vec<Vec<T>>>;
-
-/// x⁰ = `correct(solve)`, its one solve (the factor's `solve_each`) carrying the ‖C'⁻¹‖₁
-/// estimate's first two right sides, which depend on nothing ([`independent_vectors`]): x⁰,
-/// and those two solutions for [`inverse_norm_through`] (`None` where the three failed
-/// together: x⁰'s side is solved alone, and an error of the estimate's is the estimate's).
-pub(super) fn x0_with_first_solves<T: Element>(
-    m: usize,
-    correct: impl FnOnce(&mut dyn FnMut(&[T]) -> Result<Vec<T>>) -> Result<Vec<f64>>,
-    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
-) -> Result<(Vec<f64>, FirstSolves<T>)> {
-    let [start, alternative] = independent_vectors(m).map(|v| rounded::<T>(&v));
-    let mut first = None;
-    let x0 = correct(&mut |b| match solve_each(&[b, &start, &alternative]) {
-        Ok(mut z) => {
-            first = Some(z.split_off(1));
-            Ok(z.remove(0))
-        }
-        Err(_) => Ok(solve_each(&[b])?.remove(0)),
-    })?;
-    Ok((x0, first))
-}
-
-/// The ‖C'⁻¹‖₁ estimate through a factor's `solve_each` (in f32 a digit or two is enough),
-/// started from its first two solves (`first`, from [`x0_with_first_solves`], or made here),
-/// and carried along the refinement's corrections ([`solve_carrying`]) before it is finished
-/// alone ([`finish_estimate`]); a failed solve is its error, never a NaN estimate.
-pub(super) fn start_estimate<T: Element>(
-    m: usize,
-    first: FirstSolves<T>,
-    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
-) -> Result<RefCell<NormEstimate>> {
-    let z = match first {
-        Some(first) => first,
-        None => {
-            let [start, alternative] = independent_vectors(m).map(|v| rounded::<T>(&v));
-            solve_each(&[&start, &alternative])?
-        }
-    };
-    let [y, alt] = [&z[0], &z[1]];
-    Ok(RefCell::new(NormEstimate::new(
-        double_vec(y),
-        double_vec(alt),
-    )))
-}
-
-/// C'⁻¹·`v` through `solve_each`, the estimate's pending vector solved beside it in the same
-/// call (one launch pair and one read for both, each side's bits its own).
-pub(super) fn solve_carrying<T: Element>(
-    estimate: &RefCell<NormEstimate>,
-    v: &[T],
-    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
-) -> Result<Vec<T>> {
-    let mut estimate = estimate.borrow_mut();
-    let pending = estimate.pending().map(rounded::<T>);
-    let mut z = match &pending {
-        Some(p) => solve_each(&[v, p])?,
-        None => solve_each(&[v])?,
-    };
-    if pending.is_some() {
-        estimate.give(double_vec(&z.pop().expect("two solutions")));
-    }
-    Ok(z.remove(0))
-}
-
-/// The estimate's value, its solves still pending made one after another.
-pub(super) fn finish_estimate<T: Element>(
-    estimate: RefCell<NormEstimate>,
-    solve_each: impl Fn(&[&[T]]) -> Result<Vec<Vec<T>>>,
-) -> Result<f64> {
-    let mut estimate = estimate.into_inner();
-    while let Some(v) = estimate.pending() {
-        let z = solve_each(&[&rounded::<T>(v)])?.remove(0);
-        estimate.give(double_vec(&z));
-    }
-    Ok(estimate.value().expect("no solve pending"))
 }

@@ -11,9 +11,13 @@ mod cholesky;
 #[cfg(test)]
 mod column_sums_tests;
 mod double;
+#[cfg(test)]
+mod double_product_tests;
+mod estimate;
 mod factor;
 mod inverse;
 mod least_squares;
+mod least_squares_direct;
 mod limits;
 mod lu;
 mod range;

@@ -5,13 +5,19 @@
 
 use super::Gpu;
 use super::residual_kernels as table;
+use super::spd_direct::StepResidual;
+use crate::double::kernels::DoubleKernels;
 use crate::error::{DeviceError, Error, Result};
+use crate::gl::Pod;
 use crate::gl::{
     Buffer, BufferTarget, BufferUsage, ComputeKernel, ComputeProgram, Context, LOOP_BUDGET,
     LazyProgram, Uniform,
 };
+use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
 use crate::least_squares::design::{Design, design_of};
-use crate::matrix::MatrixView;
+use crate::matrix::{Element, MatrixView};
+use crate::scaling::times_power_of_two;
+use crate::tiled::View;
 use std::rc::Rc;
 
 /// Invocations per work group in the product, residual and gather kernels (`local_size_x`).
@@ -43,7 +49,9 @@ pub(crate) struct LeastSquaresKernels {
     gather: LazyProgram,
     diagonal: LazyProgram,
     transpose: LazyProgram,
-    column_sums: LazyProgram,
+    /// For C in f32, and in f64.
+    column_sums: [LazyProgram; 2],
+    scale_columns: LazyProgram,
 }
 
 impl LeastSquaresKernels {
@@ -60,20 +68,28 @@ impl LeastSquaresKernels {
             gather: program(&table::GATHER),
             diagonal: program(&table::DIAGONAL_PARTS),
             transpose: program(&table::TRANSPOSE),
-            column_sums: program(&table::COLUMN_SUMS),
+            column_sums: [false, true].map(|double| {
+                let (variant, define) = match double {
+                    true => ("f64 C", "#define DOUBLE_C\n"),
+                    false => ("", ""),
+                };
+                let source = format!("#version 430\n{define}{}", table::COLUMN_SUMS.source);
+                LazyProgram::new(ctx, &table::COLUMN_SUMS, variant, source)
+            }),
+            scale_columns: program(&table::SCALE_COLUMNS),
         })
     }
 
     /// `out[out_off + j]` ← Σ_i |C(i, j)| for the symmetric C of order n held as the lower
-    /// triangle of the row-major square `c` (row stride `ld`), queued and not read.
-    pub(crate) fn column_sums(
+    /// triangle of the row-major square `c` (row stride `ld`; f32 or f64), queued and not read.
+    pub(crate) fn column_sums<T: Element + Pod>(
         &self,
-        c: &Buffer<f32>,
+        c: &Buffer<T>,
         n: usize,
         ld: usize,
-        (out, out_off): (&Buffer<f32>, usize),
+        (out, out_off): (&Buffer<T>, usize),
     ) -> Result<()> {
-        let prog = self.column_sums.get()?;
+        let prog = self.column_sums[usize::from(T::DOUBLE)].get()?;
         c.bind_base(0);
         out.bind_base(1);
         let u = |x: usize| Uniform::U32(x as u32);
@@ -278,6 +294,54 @@ impl DeviceResidual {
         Ok(out)
     }
 
+    /// `square` (order m, row-major) ← C' = 2^(2·a_exp + d_exp)·A·D²·Aᵀ in f64 in its lower
+    /// triangle (the tiles wholly above it left as they were), from the f64 copies of A and d:
+    /// A's columns scaled by 2^d_exp·d and A by 2^a_exp into a copy, then one f64 product with
+    /// Aᵀ and 2^a_exp. Queued, not waited on.
+    pub(crate) fn double_product_into(
+        &self,
+        kernels: &DoubleKernels,
+        square: &Buffer<f64>,
+        (a_exp, d_exp): (i32, i32),
+    ) -> Result<()> {
+        let (m, n) = (self.m, self.n);
+        kernels.check_fits("A·D² in f64", m * n)?;
+        let scaled = Buffer::<f64>::uninitialized(
+            &self.ctx,
+            BufferTarget::Storage,
+            BufferUsage::Stream,
+            m * n,
+        )?;
+        let k = self.kernels.scale_columns.get()?;
+        k.set_all(&[
+            ("m", Uniform::U32(m as u32)),
+            ("n", Uniform::U32(n as u32)),
+            ("a_exp", Uniform::I32(a_exp)),
+            ("d_exp", Uniform::I32(d_exp)),
+        ])?;
+        self.a.bind_base(0);
+        self.d.bind_base(1);
+        scaled.bind_base(2);
+        k.dispatch([(m * n).div_ceil(CONVERT_GROUP).min(MAX_GROUPS) as u32, 1, 1])?;
+        let transposed = View {
+            offset: 0,
+            rs: 1,
+            cs: n,
+            rows: n,
+            cols: m,
+        };
+        let operand = |buffer, view| DoubleOperand { buffer, view };
+        kernels.dgemm(
+            DoubleProduct::new(
+                operand(square, View::row_major(m, m)),
+                operand(&scaled, View::row_major(m, n)),
+                operand(&self.a, transposed),
+            )
+            .alpha(times_power_of_two(1.0, a_exp))
+            .lower(),
+        )
+    }
+
     /// f − A·D²·Aᵀ·x for each x of `xs` (of length m), one after the other through the same
     /// buffers (the same launches as for one): each result is copied aside on the GPU, and all
     /// come back in one read.
@@ -393,6 +457,31 @@ impl DeviceResidual {
             ("m", Uniform::U32(self.m as u32)),
             ("n", Uniform::U32(self.n as u32)),
         ]
+    }
+}
+
+impl StepResidual for DeviceResidual {
+    fn residual_at(
+        &self,
+        (x, x_off): (&Buffer<f64>, usize),
+        (r, r_off): (&Buffer<f64>, usize),
+    ) -> Result<()> {
+        self.x.copy_range_from(x, x_off, 0, self.m)?;
+        self.product_into_r(&self.f)?;
+        r.copy_range_from(&self.r, 0, r_off, self.m)
+    }
+
+    fn residual_of(&self, x: &[f64], (r, r_off): (&Buffer<f64>, usize)) -> Result<()> {
+        if x.len() != self.m {
+            return Err(Error::shape(format!(
+                "the residual needs a vector of length {}, but it has {}",
+                self.m,
+                x.len()
+            )));
+        }
+        self.x.write(0, x)?;
+        self.product_into_r(&self.f)?;
+        r.copy_range_from(&self.r, 0, r_off, self.m)
     }
 }
 

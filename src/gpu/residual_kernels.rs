@@ -67,11 +67,22 @@ pub static GATHER: ComputeKernel = ComputeKernel {
 };
 
 /// Σ_i |C(i, j)| for each column j of a symmetric C held as the lower triangle of a row-major
-/// square in one f32 buffer (‖C‖₁ their largest).
+/// square in one f32 buffer, or with `DOUBLE_C` f64 (‖C‖₁ their largest). No version line: the
+/// variants put theirs before their define.
 pub static COLUMN_SUMS: ComputeKernel = ComputeKernel {
     name: "least_squares/column_sums",
     source: include_str!("../../glsl/least_squares/column_sums.comp"),
     buffers: &[("CBuf", 0), ("OutBuf", 1)],
     uniforms: &["n", "ld", "out_off", "col0"],
+    optional: &[],
+};
+
+/// Least squares: A's columns scaled by d (and both by powers of two), in f64: the left factor
+/// of C = A·D²·Aᵀ assembled in f64.
+pub static SCALE_COLUMNS: ComputeKernel = ComputeKernel {
+    name: "least_squares/scale_columns",
+    source: include_str!("../../glsl/least_squares/scale_columns.comp"),
+    buffers: &[("ABuf", 0), ("DBuf", 1), ("OutBuf", 2)],
+    uniforms: &["m", "n", "a_exp", "d_exp"],
     optional: &[],
 };

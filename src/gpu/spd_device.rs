@@ -4,6 +4,7 @@
 //! there in f64 (Algorithm 1's residual on the device, as the least-squares solve's), so that
 //! after the upload only vectors cross the bus.
 
+use super::spd_direct::StepResidual;
 use crate::double::kernels::{DoubleKernels, Packed};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
@@ -107,16 +108,6 @@ impl SpdDevice {
         self.r.download_range(0, self.n)
     }
 
-    /// x (n entries) to the GPU, where [`SpdDevice::x`] holds it.
-    pub(crate) fn write_x(&self, x: &[f64]) -> Result<()> {
-        self.x.write(0, x)
-    }
-
-    /// The buffer [`SpdDevice::write_x`] writes.
-    pub(crate) fn x(&self) -> &Buffer<f64> {
-        &self.x
-    }
-
     /// r ← b − C·x in f64 on the GPU, x and r the n entries from the given offsets of their
     /// buffers; not waited on.
     pub(crate) fn residual_at(
@@ -126,5 +117,16 @@ impl SpdDevice {
     ) -> Result<()> {
         self.kernels
             .spd_residual(&self.packed, self.n, self.upper, &self.b, x, r)
+    }
+}
+
+impl StepResidual for SpdDevice {
+    fn residual_at(&self, x: (&Buffer<f64>, usize), r: (&Buffer<f64>, usize)) -> Result<()> {
+        SpdDevice::residual_at(self, x, r)
+    }
+
+    fn residual_of(&self, x: &[f64], r: (&Buffer<f64>, usize)) -> Result<()> {
+        self.x.write(0, x)?;
+        SpdDevice::residual_at(self, (&self.x, 0), r)
     }
 }

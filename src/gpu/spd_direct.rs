@@ -1,15 +1,15 @@
-//! The SPD solve through an f64 factor on the GPU ([`SpdFactor::Double`]): C' = 2^e·C made
-//! in f64 from C's triangle already there, factored and L̃⁻¹ formed by chained launches
-//! ([`InverseFactor`]), then x⁰ and the refinement's steps as products with L̃⁻¹, each step's
-//! residual and its correction formed together on the GPU and read back with one wait.
+//! The SPD solve and least squares through an f64 factor on the GPU
+//! ([`SpdFactor::Double`]): C' = 2^e·C in f64 already there (from C's triangle, or assembled
+//! from A and d), factored and L̃⁻¹ formed by chained launches ([`InverseFactor`]), then x⁰
+//! and the refinement's steps as products with L̃⁻¹, each step's residual and its correction
+//! formed together on the GPU and read back with one wait.
 //!
 //! [`SpdFactor::Double`]: crate::least_squares::SpdFactor::Double
 
-use super::least_squares::{SINGLE_CONDITION_LIMIT, finish_estimate};
-use super::spd_device::SpdDevice;
+use super::estimate::{SINGLE_CONDITION_LIMIT, finish_estimate};
 use crate::double::{InverseFactor, SIDES, kernels::DoubleKernels};
-use crate::error::Result;
-use crate::gl::{Buffer, BufferTarget, BufferUsage};
+use crate::error::{Error, Result};
+use crate::gl::Buffer;
 use crate::least_squares::{
     Fallback, NormEstimate, Refinement, Solution, SolveOptions, Timings, independent_vectors,
     refine,
@@ -19,22 +19,37 @@ use crate::scaling::{norm_inf, times_power_of_two};
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-/// What the SPD solve has worked out before it factors: its start, C' = 2^exponent·C, ‖C‖₁
-/// and ‖C'‖₁, and b (scaled).
+/// Where the f64 factor's solve forms r = b − C·x in f64 on the GPU (b the system's right
+/// side: the SPD solve's b, least squares' AD²b), queued and not waited on.
+pub(super) trait StepResidual {
+    /// r ← b − C·x, x and r the entries from the given offsets of their buffers.
+    fn residual_at(&self, x: (&Buffer<f64>, usize), r: (&Buffer<f64>, usize)) -> Result<()>;
+
+    /// r ← b − C·x for an x from the host.
+    fn residual_of(&self, x: &[f64], r: (&Buffer<f64>, usize)) -> Result<()>;
+}
+
+/// What the solve has worked out before it factors: its start, C' = 2^exponent·C (exponent
+/// even) in the lower triangle of `square` (order m, row-major, consumed by the factor), ‖C‖₁
+/// (asked for once the factor has been waited on: least squares sums C''s columns on the GPU
+/// before the factor overwrites them), and the right side b (scaled).
 pub(super) struct Prepared<'a> {
     pub start: Instant,
+    pub square: Buffer<f64>,
     pub exponent: i32,
-    pub norm_c: f64,
-    pub norm_c_scaled: f64,
+    pub norm_c: &'a dyn Fn() -> Result<f64>,
     pub b: &'a [f64],
 }
 
 /// The solve's ways out to the CPU: the f64 Cholesky there after refinement stopped short
-/// (`double`), and past 2/u₃₂ the condition estimate of that factor, once it has checked
-/// that C is not singular to double precision (`check`).
+/// (`double`); past 2/u₃₂ κ₁(C) from that factor's estimate and the ‖C‖₁ it is given, once
+/// it has checked that C is not singular to double precision (`check`); and what an error of
+/// the GPU's factor becomes (`failed`: the error itself, or least squares' f64 Cholesky on
+/// the CPU where the fallback is on).
 pub(super) struct OnTheHost<'a> {
     pub double: &'a dyn Fn(Fallback) -> Result<Solution>,
-    pub check: &'a dyn Fn() -> Result<f64>,
+    pub check: &'a dyn Fn(f64) -> Result<f64>,
+    pub failed: &'a dyn Fn(Error) -> Result<Solution>,
 }
 
 /// The solve again through the f64 Cholesky on the CPU (`double`) where refinement stopped
@@ -58,23 +73,19 @@ pub(super) fn solve_again_on_host(
     Ok(solution)
 }
 
-/// [`crate::Gpu::spd_solve`] through the f64 factor, C's triangle and b already on the GPU in
-/// `device`.
+/// C·x = b through the f64 factor of C' (`p`), the residuals formed by `device`; `what` names
+/// the operation in the phases' log.
 pub(super) fn solve(
     kernels: &DoubleKernels,
-    device: &SpdDevice,
+    device: &dyn StepResidual,
     p: Prepared<'_>,
     options: &SolveOptions,
     host: OnTheHost<'_>,
+    what: &'static str,
 ) -> Result<Solution> {
     let m = p.b.len();
-    let ctx = kernels.context();
-    let mut phase = Phases::named("SPD solve", Instant::now());
-    let square =
-        Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * m)?;
-    device.double_into(&square, p.exponent)?;
-    phase.mark_finished(ctx, "C' in f64 on the GPU");
-    let f = InverseFactor::queue(kernels, square, m, p.exponent, [false; 2])?;
+    let mut phase = Phases::named(what, Instant::now());
+    let f = InverseFactor::queue(kernels, p.square, m, p.exponent, [false; 2])?;
     // C'⁻¹·v from C⁻¹·v = 2^e·C'⁻¹·v, for the ‖C'⁻¹‖₁ estimate.
     let unscaled = |w: &[f64]| -> Vec<f64> {
         w.iter()
@@ -94,8 +105,10 @@ pub(super) fn solve(
         f.launch(3, 1)
     };
     queue_x0()?;
-    if f.settle()? {
-        queue_x0()?;
+    match f.settle() {
+        Ok(true) => queue_x0()?,
+        Ok(false) => {}
+        Err(e) => return (host.failed)(e),
     }
     let factor = p.start.elapsed();
     let r0 = f.column(v, 3)?;
@@ -118,8 +131,7 @@ pub(super) fn solve(
         if let Some(r) = first.borrow_mut().take() {
             return Ok(r);
         }
-        device.write_x(x)?;
-        device.residual_at((device.x(), 0), (v, 0))?;
+        device.residual_of(x, (v, 0))?;
         let mut estimate = estimate.borrow_mut();
         let pending = estimate.pending().map(<[f64]>::to_vec);
         if let Some(side) = &pending {
@@ -141,12 +153,15 @@ pub(super) fn solve(
             None => Ok(f.solve_each(&[r])?.remove(0)),
         }
     };
+    let norm_c = (p.norm_c)()?;
+    let norm_c_scaled = times_power_of_two(norm_c, p.exponent);
+    phase.mark("‖C‖₁");
     let tolerance = options.tolerance_for(m);
     let refinement = refine(
         residual,
         correct,
         &x0,
-        p.norm_c,
+        norm_c,
         norm_inf(p.b),
         options.stopping(m),
     )?;
@@ -159,11 +174,13 @@ pub(super) fn solve(
     let inverse_norm = finish_estimate(estimate, |vs: &[&[f64]]| {
         Ok(f.solve_each(vs)?.iter().map(|w| unscaled(w)).collect())
     })?;
-    let mut condition = p.norm_c_scaled * inverse_norm;
-    if options.fallback && (condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT) {
-        // Past 2/u₃₂, the rule the f32 factor's solve keeps: the f64 factor on the CPU decides
-        // whether C is singular to double precision, and its estimate is the one reported.
-        condition = (host.check)()?;
+    let mut condition = norm_c_scaled * inverse_norm;
+    if condition.is_nan() || condition >= SINGLE_CONDITION_LIMIT {
+        // Past 2/u₃₂, the rule the f32 factor's solve keeps with its fallback on, here with it
+        // off too (an f64 factor's refinement converges on a consistent singular C as well):
+        // the f64 factor on the CPU decides whether C is singular to double precision, and its
+        // estimate is the one reported.
+        condition = (host.check)(norm_c)?;
     }
     phase.mark("‖C⁻¹‖₁ estimate");
     let timings = Timings {

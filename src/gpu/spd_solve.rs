@@ -2,16 +2,17 @@
 //! on the GPU, then Algorithm 1's refinement in f64 with the least-squares solve's stopping
 //! tests, fallback to an f64 Cholesky and diagnostics ([`crate::least_squares`]).
 
-use super::least_squares::SINGLE_CONDITION_LIMIT;
-use super::least_squares::{
-    double_vec, finish_estimate, solve_carrying, start_estimate, with_scaled_rhs,
+use super::estimate::{
+    SINGLE_CONDITION_LIMIT, double_vec, finish_estimate, solve_carrying, start_estimate,
     x0_with_first_solves,
 };
+use super::least_squares::with_scaled_rhs;
 use super::spd_device::SpdDevice;
 use super::spd_direct::{self, OnTheHost, Prepared, solve_again_on_host};
 use super::{Cholesky, Gpu, Method};
 use crate::double::{InverseFactor, kernels::DoubleKernels};
 use crate::error::{Error, NumericalError, Result};
+use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::layout::Format;
 use crate::least_squares::double::{Scaled, solve_in_double};
 use crate::least_squares::{
@@ -203,23 +204,39 @@ impl Gpu {
             match SpdDevice::upload(kernels.clone(), c, b, true) {
                 Ok(device) => {
                     phase.mark_finished(self.context(), "C's triangle and b up");
-                    let check = || -> Result<f64> {
+                    let square = Buffer::<f64>::uninitialized(
+                        self.context(),
+                        BufferTarget::Storage,
+                        BufferUsage::Static,
+                        m * m,
+                    )?;
+                    device.double_into(&square, exponent)?;
+                    phase.mark_finished(self.context(), "C' in f64 on the GPU");
+                    let check = |norm_c: f64| -> Result<f64> {
                         let factor = DoubleFactor::of_symmetric(c, scale)?;
                         factor.check_singular(&scaled_diagonal)?;
-                        Ok(norm_c_scaled * factor.inverse_norm_scaled())
+                        Ok(times_power_of_two(norm_c, exponent) * factor.inverse_norm_scaled())
                     };
                     let prepared = Prepared {
                         start,
+                        square,
                         exponent,
-                        norm_c,
-                        norm_c_scaled,
+                        norm_c: &|| Ok(norm_c),
                         b,
                     };
                     let host = OnTheHost {
                         double: &double,
                         check: &check,
+                        failed: &Err,
                     };
-                    return spd_direct::solve(&kernels, &device, prepared, options, host);
+                    return spd_direct::solve(
+                        &kernels,
+                        &device,
+                        prepared,
+                        options,
+                        host,
+                        "SPD solve",
+                    );
                 }
                 Err(e) => log::info!("the SPD solve's factor in f32: {e}"),
             }

@@ -5,7 +5,9 @@ use symraster::internal::GpuInternals;
 use symraster::least_squares::{Criterion, Fallback, relative_error_vec};
 use symraster::least_squares::{solve_normal_equations_faer, solve_normal_equations_reference};
 use symraster::problems::{ill_conditioned_least_squares, random_least_squares};
-use symraster::{Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions};
+use symraster::{
+    Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions, SpdFactor,
+};
 
 /// Every method this device runs, each with `options` (`auto` alone would cover one of them,
 /// and the tiled method's end-to-end GPU solve differs from the others' read-back factor).
@@ -65,9 +67,9 @@ fn plain_reference_agrees_at_small_order() {
 fn residuals_contract_for_random_problem() {
     let gpu = Gpu::new().unwrap();
     let p = random_least_squares(12, 48);
-    let s = gpu
-        .least_squares(&p.a, &p.d, &p.b, SolveOptions::new())
-        .unwrap();
+    // Algorithm 1: the f32 factor's refinement (the f64 factor's x⁰ meets the test at once).
+    let single = SolveOptions::new().spd_factor(SpdFactor::Single);
+    let s = gpu.least_squares(&p.a, &p.d, &p.b, single).unwrap();
     assert!(s.iterations >= 2, "{:?}", s.residuals);
     for w in s.residuals.windows(2) {
         assert!(w[1] < w[0] / 10.0, "residuals {:?}", s.residuals);
@@ -80,7 +82,8 @@ fn ill_conditioned_needs_more_iterations() {
     let m = 64;
     let random = random_least_squares(21, m);
     let ill = ill_conditioned_least_squares(21, m);
-    let opts = SolveOptions::new();
+    // Algorithm 1's refinement from the f32 factor.
+    let opts = SolveOptions::new().spd_factor(SpdFactor::Single);
     let s_random = gpu
         .least_squares(&random.a, &random.d, &random.b, opts)
         .unwrap();
@@ -134,7 +137,9 @@ fn rank_deficient_a_is_reported_not_solved() {
 fn reaching_the_limit_is_reported() {
     let gpu = Gpu::new().unwrap();
     let p = random_least_squares(41, 32);
+    // From the f32 factor's x⁰, which one step improves on.
     let opts = SolveOptions::new()
+        .spd_factor(SpdFactor::Single)
         .epsilon(1e-300)
         .max_iterations(1)
         .fallback(false);
@@ -273,7 +278,10 @@ fn stagnation_and_the_limit_fall_back_to_double() {
     let gpu = Gpu::new().unwrap();
     let p = random_least_squares(81, 40);
     let x_cpu = solve_normal_equations_faer(&p.a, &p.d, &p.b).unwrap();
-    for (method, opts) in each_method(&gpu, SolveOptions::new()) {
+    // The f32 factor's x⁰ (the f64 factor's meets the default test before any step:
+    // least_squares_double.rs).
+    let single = SolveOptions::new().spd_factor(SpdFactor::Single);
+    for (method, opts) in each_method(&gpu, single) {
         // A zero tolerance cannot be met: the corrections stop shrinking at rounding level.
         let s = gpu
             .least_squares(&p.a, &p.d, &p.b, opts.tolerance(0.0))

@@ -10,6 +10,7 @@ mod double_factor;
 mod examples;
 mod io_props;
 mod least_squares;
+mod least_squares_double;
 mod least_squares_parts;
 mod least_squares_view;
 mod numerics;

@@ -5,7 +5,9 @@
 use symraster::internal::GpuInternals;
 use symraster::least_squares::{Fallback, relative_error_vec, solve_normal_equations_faer};
 use symraster::problems::random_least_squares;
-use symraster::{Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions};
+use symraster::{
+    Error, Format, Gpu, InputError, Matrix, Method, NumericalError, SolveOptions, SpdFactor,
+};
 
 /// Every method this device runs, each with `options`.
 fn each_method(gpu: &Gpu, options: SolveOptions) -> Vec<(Method, SolveOptions)> {
@@ -212,7 +214,7 @@ fn orthonormal_columns(rng: &mut impl FnMut() -> f64, rows: usize, cols: usize) 
 
 /// A = U·Σ·Vᵀ (m x n) with random orthonormal U, V and singular values from 1 down to
 /// 10^-decades/2: C = AAᵀ (d = 1) has condition 10^decades exactly in exact arithmetic.
-fn graded(seed: u64, m: usize, n: usize, decades: f64) -> Matrix<f64> {
+pub(crate) fn graded(seed: u64, m: usize, n: usize, decades: f64) -> Matrix<f64> {
     let mut state = seed;
     let mut rng = move || {
         state = state
@@ -244,7 +246,9 @@ fn ill_conditioned_spd_falls_back_to_double() {
     let b: Vec<f64> = (0..n)
         .map(|k| (0..m).map(|i| a[(i, k)] * x_true[i]).sum())
         .collect();
-    for (method, opts) in each_method(&gpu, SolveOptions::new()) {
+    // The f32 factor (the f64 one takes it without a fallback: least_squares_double.rs).
+    let single = SolveOptions::new().spd_factor(SpdFactor::Single);
+    for (method, opts) in each_method(&gpu, single) {
         let s = gpu
             .least_squares(&a, &d, &b, opts)
             .unwrap_or_else(|e| panic!("{method}: {e}"));
