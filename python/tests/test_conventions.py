@@ -65,11 +65,13 @@ def test_fallback_none_for_a_well_conditioned_problem(rng):
 
 
 def test_fallback_is_a_documented_name(rng):
-    # two nearly equal columns: κ(xᵀx) ≈ 1e10, past what a float32 factor handles
+    # two nearly equal columns: κ(xᵀx) ≈ 1e10, past what a float32 factor handles (packed
+    # storage factors in float32; full storage at this order factors in float64 and needs no
+    # fallback)
     x = rng.standard_normal((60, 6))
     x[:, 5] = x[:, 4] + 1e-5 * rng.standard_normal(60)
     y = rng.standard_normal(60)
-    r = la.weighted_lstsq(x, y)
+    r = la.weighted_lstsq(x, y, storage="packed")
     assert r.fallback in FALLBACKS - {None}, r.fallback
     assert isinstance(r.fallback, str) and "{" not in r.fallback
     assert r.fallback_ran
@@ -83,6 +85,10 @@ def test_fallback_is_a_documented_name(rng):
     for name in FALLBACKS - {None}:
         assert f'"{name}"' in la.LstsqResult.__doc__
     assert f"fallback={r.fallback!r}" in repr(r)
+    # full storage: the float64 factor solves it on the GPU
+    full = la.weighted_lstsq(x, y)
+    assert full.fallback is None and full.converged
+    np.testing.assert_allclose(full.x, np.linalg.lstsq(x, y, rcond=None)[0], rtol=1e-4)
 
 
 # --- 3. LinAlgWarning ------------------------------------------------------------------------------
