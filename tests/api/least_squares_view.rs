@@ -179,3 +179,39 @@ fn empty_views_are_refused() {
         assert!(matches!(e, Error::Input(InputError::Empty { .. })), "{e}");
     }
 }
+
+/// A non-finite entry of A (checked as A goes up to the GPU, or before the solve reads A
+/// elsewhere) is the same error from A by rows and by columns, with every method, at its
+/// first, a middle and its last entry; with d not finite as well, A's error comes first.
+#[test]
+fn a_non_finite_entry_is_named_by_every_path() {
+    let gpu = Gpu::new().unwrap();
+    let (a, d, b) = problem(33, false);
+    let (m, n) = a.shape();
+    for (i, j) in [(0, 0), (17, 40), (m - 1, n - 1)] {
+        for value in [f64::NAN, f64::NEG_INFINITY] {
+            let mut bad = a.clone();
+            bad[(i, j)] = value;
+            let (x, stride) = observations(&bad, 1, f64::NAN);
+            let columns = MatrixView::new(&x, n, m, stride, 1).unwrap().transpose();
+            let mut bad_d = d.clone();
+            bad_d[3] = f64::NAN;
+            for method in gpu.methods() {
+                let opts = SolveOptions::new().gpu(SolveOptions::new().gpu.method(method));
+                let case = format!("{method} ({i}, {j}) {value}");
+                for e in [
+                    gpu.least_squares(&bad, &d, &b, opts).unwrap_err(),
+                    gpu.least_squares_view(columns, &d, &b, opts).unwrap_err(),
+                    gpu.least_squares(&bad, &bad_d, &b, opts).unwrap_err(),
+                ] {
+                    assert!(
+                        matches!(&e, Error::Input(InputError::NonFinite { input, position, .. })
+                            if input == "A"
+                                && *position == format!("row {i}, column {j} (0-based)")),
+                        "{case}: {e}"
+                    );
+                }
+            }
+        }
+    }
+}
