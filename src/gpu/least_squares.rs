@@ -15,11 +15,9 @@ use crate::least_squares::design::{Design, design_of};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
-    check_problem_but_a, check_rank, refine, single_factor_failure,
+    check_problem, check_rank, refine, single_factor_failure,
 };
-use crate::matrix::{
-    Element, Matrix, MatrixView, check_finite, check_finite_vec, check_finite_view,
-};
+use crate::matrix::{Element, Matrix, MatrixView, check_finite, check_finite_vec};
 use crate::phases::Phases;
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use std::time::Instant;
@@ -83,9 +81,7 @@ impl Gpu {
     ) -> Result<Solution> {
         let mut phase = Phases::new(Instant::now());
         options.validate()?;
-        // A's entries are checked as they go up to the GPU, or where they do not, by
-        // `solve_scaled` before anything else reads them.
-        check_problem_but_a(a.view(), d, b)?;
+        check_problem(a.view(), d, b)?;
         check_rank(a.view(), d)?;
         phase.mark("checks");
         // b by a power of two so that its largest entry lies in [1, 2): exact, so b and 2^k·b
@@ -132,9 +128,6 @@ impl Gpu {
             },
             _ => None,
         };
-        if device_residual.as_ref().is_none_or(|r| !r.a_finite()) {
-            check_finite_view("A", a.view())?;
-        }
         phase.mark("A, d, b to the GPU in f64, AD²b");
         // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow
         // or underflow: it sets the range scaling and checks the factor's pivots. From A's

@@ -19,7 +19,6 @@ use crate::matrix::{Element, MatrixView};
 use crate::scaling::times_power_of_two;
 use crate::tiled::View;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Invocations per work group in the product, residual and gather kernels (`local_size_x`).
 const GROUP: usize = 64;
@@ -148,8 +147,6 @@ pub struct DeviceResidual {
     r: Buffer<f64>,
     kernels: Rc<LeastSquaresKernels>,
     rhs: Vec<f64>,
-    /// Whether every entry of A was finite as it went up.
-    a_finite: bool,
 }
 
 impl DeviceResidual {
@@ -189,12 +186,11 @@ impl DeviceResidual {
                 len.max(1),
             )
         };
-        let (a, a_finite) = upload(ctx, &kernels, a)?;
         let mut device = Self {
             m,
             n,
             ctx: ctx.clone(),
-            a,
+            a: upload(ctx, &kernels, a)?,
             d: storage(d)?,
             f: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
             zero: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
@@ -204,7 +200,6 @@ impl DeviceResidual {
             r: scratch(m)?,
             kernels,
             rhs: Vec::new(),
-            a_finite,
         };
         // AD²b = −(0 − A·(d∘b)): the residual kernel with f = 0 and y = d∘b.
         let db: Vec<f64> = d.iter().zip(b).map(|(d, b)| d * b).collect();
@@ -219,11 +214,6 @@ impl DeviceResidual {
         device.f.write(0, &rhs)?;
         device.rhs = rhs;
         Ok(device)
-    }
-
-    /// Whether every entry of A was finite (checked as A went up: the caller's check of A).
-    pub(crate) fn a_finite(&self) -> bool {
-        self.a_finite
     }
 
     /// AD²b, formed on the GPU in double precision.
@@ -501,37 +491,23 @@ impl StepResidual for DeviceResidual {
 const LINES_BLOCK: usize = if cfg!(test) { 1 << 8 } else { 1 << 23 };
 
 /// A in f64 on the GPU, row-major: rows copied as they lie; columns (the rows of Aᵀ) sent up
-/// in blocks and put in place by glsl/least_squares/transpose.comp. Each piece is checked as
-/// it is copied (while it is in cache): false where an entry is not finite.
-fn upload(
-    ctx: &Context,
-    kernels: &LeastSquaresKernels,
-    a: Design<'_>,
-) -> Result<(Buffer<f64>, bool)> {
+/// in blocks and put in place by glsl/least_squares/transpose.comp.
+fn upload(ctx: &Context, kernels: &LeastSquaresKernels, a: Design<'_>) -> Result<Buffer<f64>> {
     let (m, n) = a.shape();
-    let bad = AtomicBool::new(false);
-    let checked = |out: &[f64]| {
-        if out.iter().any(|v| !v.is_finite()) {
-            bad.store(true, Ordering::Relaxed);
-        }
-    };
     let lines = match a {
         Design::Rows(a) => {
-            let rows = a.as_row_major();
-            let buffer = Buffer::filled(
-                ctx,
-                BufferTarget::Storage,
-                BufferUsage::Static,
-                m * n,
-                |first, out| {
-                    match rows {
-                        Some(values) => out.copy_from_slice(&values[first..first + out.len()]),
-                        None => fill_lines(a, first, out),
-                    }
-                    checked(out);
-                },
-            )?;
-            return Ok((buffer, !bad.into_inner()));
+            return match a.as_row_major() {
+                Some(values) => {
+                    Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)
+                }
+                None => Buffer::filled(
+                    ctx,
+                    BufferTarget::Storage,
+                    BufferUsage::Static,
+                    m * n,
+                    |first, out| fill_lines(a, first, out),
+                ),
+            };
         }
         Design::Columns(t) => t,
     };
@@ -546,10 +522,7 @@ fn upload(
             BufferTarget::Storage,
             BufferUsage::Stream,
             count * m,
-            |first, values| {
-                fill_lines(lines, col0 * m + first, values);
-                checked(values);
-            },
+            |first, values| fill_lines(lines, col0 * m + first, values),
         )?;
         k.set_all(&[
             ("m", Uniform::U32(m as u32)),
@@ -562,7 +535,7 @@ fn upload(
         k.dispatch([m.div_ceil(32) as u32, count.div_ceil(32) as u32, 1])?;
     }
     ctx.check(|| "putting A's columns in place on the GPU".into())?;
-    Ok((out, !bad.into_inner()))
+    Ok(out)
 }
 
 /// `out` = the entries of the row-major order of `v` (rows contiguous) from index `first` on.

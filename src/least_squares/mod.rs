@@ -334,14 +334,6 @@ pub struct Solution {
 /// finite. A is a `&Matrix` or any [`MatrixView`] (read where it lies, once).
 pub fn check_problem<'a>(a: impl Into<MatrixView<'a, f64>>, d: &[f64], b: &[f64]) -> Result<()> {
     let a = a.into();
-    check_problem_but_a(a, d, b)?;
-    check_finite_view("A", a)
-}
-
-/// [`check_problem`] but for A's entries being finite, which the caller checks as it reads
-/// them (where d or b is not finite, A is checked first all the same, so that the error is
-/// [`check_problem`]'s).
-pub(crate) fn check_problem_but_a(a: MatrixView<'_, f64>, d: &[f64], b: &[f64]) -> Result<()> {
     let (m, n) = a.shape();
     if m == 0 || n == 0 {
         return Err(InputError::Empty {
@@ -359,9 +351,7 @@ pub(crate) fn check_problem_but_a(a: MatrixView<'_, f64>, d: &[f64], b: &[f64]) 
             )));
         }
     }
-    if check_finite_vec("d", d).is_err() || check_finite_vec("b", b).is_err() {
-        check_finite_view("A", a)?;
-    }
+    check_finite_view("A", a)?;
     check_finite_vec("d", d)?;
     check_finite_vec("b", b)
 }

@@ -180,9 +180,9 @@ fn empty_views_are_refused() {
     }
 }
 
-/// A non-finite entry of A (checked as A goes up to the GPU, or before the solve reads A
-/// elsewhere) is the same error from A by rows and by columns, with every method, at its
-/// first, a middle and its last entry; with d not finite as well, A's error comes first.
+/// A non-finite entry of A is the same error from A by rows and by columns, with every method,
+/// at its first, a middle and its last entry; with d not finite as well, A's error comes
+/// first.
 #[test]
 fn a_non_finite_entry_is_named_by_every_path() {
     let gpu = Gpu::new().unwrap();
