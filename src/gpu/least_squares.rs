@@ -26,7 +26,9 @@ impl Gpu {
     /// Solves min ‖D(b − Aᵀx)‖₂ (section 2): C = AD²Aᵀ and its factor L on the GPU in single
     /// precision, x⁰ by forward and back substitution, then Algorithm 1's mixed-precision
     /// refinement until the options' test holds (see the [module docs](crate::least_squares)
-    /// for where each step runs and when it stops). Stagnation or the iteration limit hand over
+    /// for where each step runs and when it stops). Up to order
+    /// [`SpdFactor::DOUBLE_UP_TO`](crate::least_squares::SpdFactor::DOUBLE_UP_TO) by default, C
+    /// and L are formed in f64 on the GPU instead ([`SolveOptions::spd_factor`]). Stagnation or the iteration limit hand over
     /// to an f64 Cholesky on the CPU unless `options.fallback` is off, and so does an f32
     /// factor that fails (C may still be SPD in f64, as LAPACK's dsposv assumes); the solution
     /// says so in [`Solution::fallback`].

@@ -11,6 +11,12 @@
 //!   has it ("L in single precision"), O(m²).
 //! - CPU, f64: the update xᵏ⁺¹ = xᵏ + double(z) and the stopping test ([`Criterion`]).
 //!
+//! That is the paper's placement ([`SpdFactor::Single`], [`SolveOptions::paper`]). The tiled
+//! method forms the residuals and the solves on the GPU, and up to order
+//! [`SpdFactor::DOUBLE_UP_TO`] by default it assembles C in f64 there from A and d held in f64,
+//! factors it in f64 and forms L⁻¹ beside it: x⁰ and each correction are products with L⁻¹,
+//! refined as LAPACK's dporfs ([`SpdFactor::Double`]).
+//!
 //! **When refinement stops.** By default ([`Criterion::BackwardError`]) when the normwise
 //! backward error η = ‖r‖∞ / (‖C‖∞·‖x‖∞ + ‖g‖∞) falls to √m·u (u = 2⁻⁵³), as LAPACK's
 //! dsposv decides: a test that does not change when A, d or b are scaled. The paper's rule,
@@ -108,11 +114,12 @@ pub struct SolveOptions {
     /// On stagnation, at the iteration limit, or when the f32 factor fails, solve with an f64
     /// Cholesky on the CPU (and, past 2/u₃₂, check C's condition with one).
     pub fallback: bool,
-    /// The factor [`crate::Gpu::spd_solve`] refines with (the least-squares solve's is f32).
+    /// The factor [`crate::Gpu::spd_solve`] and [`crate::Gpu::least_squares`] refine with.
     pub spd_factor: SpdFactor,
 }
 
-/// The factor [`crate::Gpu::spd_solve`] takes x⁰ and its corrections from.
+/// The factor [`crate::Gpu::spd_solve`] and [`crate::Gpu::least_squares`] (whose C = A·D²·Aᵀ
+/// is SPD) take x⁰ and its corrections from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SpdFactor {
     /// [`SpdFactor::Double`] up to order [`SpdFactor::DOUBLE_UP_TO`], [`SpdFactor::Single`]
@@ -121,18 +128,20 @@ pub enum SpdFactor {
     Auto,
     /// Algorithm 1 as LAPACK's dsposv: C factored in f32, refinement in f64.
     Single,
-    /// C factored in f64 on the GPU (dpotrf, one chained launch) and L⁻¹ formed beside it, x⁰
-    /// and each correction two f64 products with L⁻¹ and the residual formed with them, one
-    /// read a step; refinement in f64 as LAPACK's dporfs. Where the GPU cannot (not the tiled
-    /// method in full storage, no compute shaders, an order one chained launch does not
-    /// take, C's scale near f64's edges), [`SpdFactor::Single`].
+    /// C factored in f64 on the GPU (dpotrf, one chained launch; least squares assembles C in
+    /// f64 there first) and L⁻¹ formed beside it, x⁰ and each correction two f64 products with
+    /// L⁻¹ and the residual formed with them, one read a step; refinement in f64 as LAPACK's
+    /// dporfs. Where the GPU cannot (not the tiled method in full storage, no compute shaders,
+    /// an order one chained launch does not take, C's scale near f64's edges, least squares'
+    /// A not held on the GPU in f64), [`SpdFactor::Single`].
     Double,
 }
 
 impl SpdFactor {
     /// The largest order [`SpdFactor::Auto`] factors in f64: up to it the f64 factor's solve
     /// is the quicker, past it the f32 factor's
-    /// (`figures/h200/experiments/frontdoor/spd_factor_ab.csv`).
+    /// (`figures/h200/experiments/frontdoor/spd_factor_ab.csv`; least squares:
+    /// `ls_factor_ab.csv`).
     pub const DOUBLE_UP_TO: usize = 1024;
 
     /// Whether order m takes the f64 factor.
@@ -285,10 +294,11 @@ pub enum Fallback {
     /// The iteration limit was reached first.
     IterationLimit,
     /// The GPU's f32 Cholesky failed (not positive definite, or a pivot at rounding level, in
-    /// single precision) at this column (0-based), though C may be SPD in f64: x comes from an
-    /// f64 Cholesky on the CPU, refined in f64.
+    /// single precision) at this column (0-based), though C may be SPD in f64 (or, with
+    /// [`SpdFactor::Double`], least squares' f64 factor on the GPU failed there): x comes from
+    /// an f64 Cholesky on the CPU, refined in f64.
     SingleFactorFailed {
-        /// The f32 factor's failing column.
+        /// The GPU factor's failing column.
         column: usize,
     },
 }
