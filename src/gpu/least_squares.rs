@@ -147,7 +147,13 @@ impl Gpu {
         let c_exponent = scaling.exponent;
         let scaled_diagonal = diagonal.scaled(scaling.exponent);
         if let Some(device) = &device_residual
-            && let Some(kernels) = self.least_squares_double_kernels(m, c_exponent, method, options)
+            && let Some(kernels) = self.double_factor_kernels(
+                m,
+                c_exponent + c_exponent.rem_euclid(2),
+                method,
+                options,
+                "least squares' f64 factor",
+            )
         {
             phase.mark("diagonal, scaling");
             let problem = least_squares_direct::Problem {

@@ -5,15 +5,14 @@
 //!
 //! [`SpdFactor::Double`]: crate::least_squares::SpdFactor::Double
 
+use super::Gpu;
 use super::estimate::largest;
 use super::range::RangeScaling;
 use super::residual::DeviceResidual;
 use super::spd_direct::{self, OnTheHost, Prepared};
-use super::{Gpu, Method};
-use crate::double::{InverseFactor, kernels::DoubleKernels};
+use crate::double::kernels::DoubleKernels;
 use crate::error::{Error, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
-use crate::layout::Format;
 use crate::least_squares::design::Design;
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
@@ -22,7 +21,6 @@ use crate::least_squares::{
 use crate::phases::Phases;
 use crate::scaling::times_power_of_two;
 use std::cell::OnceCell;
-use std::rc::Rc;
 use std::time::Instant;
 
 /// The problem as [`Gpu::least_squares`] has it once it has scaled it: A, d and b (scaled)
@@ -38,32 +36,8 @@ pub(super) struct Problem<'a> {
     pub start: Instant,
 }
 
-impl Gpu {
-    /// The f64 kernels where least squares of order m takes the f64 factor (the tiled method
-    /// in full storage, the options' [`SpdFactor`](crate::least_squares::SpdFactor), a scale
-    /// and order the chained launches take); `None`: the f32 factor's path.
-    pub(super) fn least_squares_double_kernels(
-        &self,
-        m: usize,
-        exponent: i32,
-        method: Method,
-        options: &SolveOptions,
-    ) -> Option<Rc<DoubleKernels>> {
-        if !(method == Method::Tiled
-            && options.gpu.format == Format::Full
-            && options.spd_factor.double(m))
-        {
-            return None;
-        }
-        let kernels = self.double_kernels("least squares' f64 factor").ok()?;
-        // An odd exponent is made even (C' doubled).
-        let even = exponent + exponent.rem_euclid(2);
-        InverseFactor::runs(&kernels, m, even).then_some(kernels)
-    }
-}
-
 /// [`Gpu::least_squares`] through the f64 factor, with `kernels` from
-/// [`Gpu::least_squares_double_kernels`].
+/// [`Gpu::double_factor_kernels`].
 pub(super) fn solve(
     gpu: &Gpu,
     kernels: &DoubleKernels,

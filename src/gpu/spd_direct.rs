@@ -7,9 +7,11 @@
 //! [`SpdFactor::Double`]: crate::least_squares::SpdFactor::Double
 
 use super::estimate::{SINGLE_CONDITION_LIMIT, finish_estimate};
+use super::{Gpu, Method};
 use crate::double::{InverseFactor, SIDES, kernels::DoubleKernels};
 use crate::error::{Error, Result};
 use crate::gl::Buffer;
+use crate::layout::Format;
 use crate::least_squares::{
     Fallback, NormEstimate, Refinement, Solution, SolveOptions, Timings, independent_vectors,
     refine,
@@ -17,6 +19,7 @@ use crate::least_squares::{
 use crate::phases::Phases;
 use crate::scaling::{norm_inf, times_power_of_two};
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// Where the f64 factor's solve forms r = b − C·x in f64 on the GPU (b the system's right
@@ -39,6 +42,31 @@ pub(super) struct Prepared<'a> {
     pub exponent: i32,
     pub norm_c: &'a dyn Fn() -> Result<f64>,
     pub b: &'a [f64],
+}
+
+impl Gpu {
+    /// The f64 kernels where a solve of order m takes the f64 factor of C' = 2^exponent·C
+    /// (exponent even): the tiled method in full storage, the options'
+    /// [`SpdFactor`](crate::least_squares::SpdFactor), compute shaders, an order and scale
+    /// [`InverseFactor::runs`] at; `None`: the f32 factor's path. `what` names the solve where
+    /// the kernels are refused.
+    pub(super) fn double_factor_kernels(
+        &self,
+        m: usize,
+        exponent: i32,
+        method: Method,
+        options: &SolveOptions,
+        what: &str,
+    ) -> Option<Rc<DoubleKernels>> {
+        if !(method == Method::Tiled
+            && options.gpu.format == Format::Full
+            && options.spd_factor.double(m))
+        {
+            return None;
+        }
+        let kernels = self.double_kernels(what).ok()?;
+        InverseFactor::runs(&kernels, m, exponent).then_some(kernels)
+    }
 }
 
 /// The solve's ways out to the CPU: the f64 Cholesky there after refinement stopped short

@@ -10,7 +10,6 @@ use super::least_squares::with_scaled_rhs;
 use super::spd_device::SpdDevice;
 use super::spd_direct::{self, OnTheHost, Prepared, solve_again_on_host};
 use super::{Cholesky, Gpu, Method};
-use crate::double::{InverseFactor, kernels::DoubleKernels};
 use crate::error::{Error, NumericalError, Result};
 use crate::gl::{Buffer, BufferTarget, BufferUsage};
 use crate::layout::Format;
@@ -25,7 +24,6 @@ use crate::scaling::{
     equilibration_exponents, exponent_of, norm_inf, scale_exponent, times_power_of_two,
 };
 use crate::symmetric::SymmetricView;
-use std::rc::Rc;
 use std::time::Instant;
 
 impl Gpu {
@@ -199,7 +197,9 @@ impl Gpu {
         let norm_c_scaled = times_power_of_two(norm_c, exponent);
         phase.mark("checks, ‖C‖₁");
         let method = self.check_problem_size(m, 0, options.gpu)?;
-        if let Some(kernels) = self.spd_double_kernels(m, exponent, method, options) {
+        if let Some(kernels) =
+            self.double_factor_kernels(m, exponent, method, options, "the SPD solve's f64 factor")
+        {
             kernels.start_spd_programs(!T::DOUBLE, true);
             match SpdDevice::upload(kernels.clone(), c, b, true) {
                 Ok(device) => {
@@ -379,26 +379,6 @@ impl Gpu {
             total: start.elapsed(),
         };
         Solution::refined(refinement, x0, options, tolerance, condition, None, timings)
-    }
-
-    /// The f64 kernels where the solve of order m takes the f64 factor
-    /// ([`SpdFactor::double`](crate::least_squares::SpdFactor)): the tiled method in full
-    /// storage, compute shaders, and an order and scale [`InverseFactor::runs`] at.
-    fn spd_double_kernels(
-        &self,
-        m: usize,
-        exponent: i32,
-        method: Method,
-        options: &SolveOptions,
-    ) -> Option<Rc<DoubleKernels>> {
-        if !(method == Method::Tiled
-            && options.gpu.format == Format::Full
-            && options.spd_factor.double(m))
-        {
-            return None;
-        }
-        let kernels = self.double_kernels("the SPD solve's f64 factor").ok()?;
-        InverseFactor::runs(&kernels, m, exponent).then_some(kernels)
     }
 
     /// Hands the programs a tiled SPD solve of order `m` reaches (with `on_device`, its f64

@@ -4,7 +4,7 @@
 //! columns, and where C is singular.
 
 use crate::common;
-use crate::numerics::graded;
+use crate::numerics::graded_problem;
 
 use symraster::least_squares::{
     Fallback, relative_error_vec, solve_normal_equations_faer, solve_normal_equations_reference,
@@ -92,13 +92,7 @@ fn the_f64_factor_takes_ill_conditioned_c() {
     assert!(s.converged && s.fallback.is_none(), "{s:?}");
     assert!(relative_error_vec(&s.x, &x_ref) <= 1e-10);
 
-    let (m, n) = (32, 64);
-    let a = graded(105, m, n, 10.0);
-    let d = vec![1.0; n];
-    let x_true: Vec<f64> = (0..m).map(|i| 1.0 + (i as f64 * 0.7).sin()).collect();
-    let b: Vec<f64> = (0..n)
-        .map(|k| (0..m).map(|i| a[(i, k)] * x_true[i]).sum())
-        .collect();
+    let (a, d, b, x_true) = graded_problem();
     let s = gpu.least_squares(&a, &d, &b, double()).unwrap();
     assert!(s.converged && s.fallback.is_none(), "{s:?}");
     // κ = 1e10: good to about κ·u ≈ 1e-6.

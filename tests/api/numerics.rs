@@ -214,7 +214,7 @@ fn orthonormal_columns(rng: &mut impl FnMut() -> f64, rows: usize, cols: usize) 
 
 /// A = U·Σ·Vᵀ (m x n) with random orthonormal U, V and singular values from 1 down to
 /// 10^-decades/2: C = AAᵀ (d = 1) has condition 10^decades exactly in exact arithmetic.
-pub(crate) fn graded(seed: u64, m: usize, n: usize, decades: f64) -> Matrix<f64> {
+fn graded(seed: u64, m: usize, n: usize, decades: f64) -> Matrix<f64> {
     let mut state = seed;
     let mut rng = move || {
         state = state
@@ -232,20 +232,25 @@ pub(crate) fn graded(seed: u64, m: usize, n: usize, decades: f64) -> Matrix<f64>
     })
 }
 
+/// A (32 x 64, d = 1) whose C = AAᵀ has condition 1e10 and b = Aᵀ·x*: a zero-residual
+/// problem whose solution is x*. Returns (A, d, b, x*).
+pub(crate) fn graded_problem() -> (Matrix<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (m, n) = (32, 64);
+    let a = graded(105, m, n, 10.0);
+    let x_true: Vec<f64> = (0..m).map(|i| 1.0 + (i as f64 * 0.7).sin()).collect();
+    let b: Vec<f64> = (0..n)
+        .map(|k| (0..m).map(|i| a[(i, k)] * x_true[i]).sum())
+        .collect();
+    (a, vec![1.0; n], b, x_true)
+}
+
 /// Weighted least squares whose C has condition 1e10: the f32 factor fails (not positive
 /// definite in single precision), the solve falls back to an f64 factor, says so, and meets
 /// the test to f64 accuracy.
 #[test]
 fn ill_conditioned_spd_falls_back_to_double() {
     let gpu = Gpu::new().unwrap();
-    let (m, n) = (32, 64);
-    let a = graded(105, m, n, 10.0);
-    let d = vec![1.0; n];
-    // b = Aᵀ·x*: a zero-residual problem whose solution is x*.
-    let x_true: Vec<f64> = (0..m).map(|i| 1.0 + (i as f64 * 0.7).sin()).collect();
-    let b: Vec<f64> = (0..n)
-        .map(|k| (0..m).map(|i| a[(i, k)] * x_true[i]).sum())
-        .collect();
+    let (a, d, b, x_true) = graded_problem();
     // The f32 factor (the f64 one takes it without a fallback: least_squares_double.rs).
     let single = SolveOptions::new().spd_factor(SpdFactor::Single);
     for (method, opts) in each_method(&gpu, single) {
