@@ -7,7 +7,8 @@ use crate::spd_solve::{reference_solve, rhs, spd};
 
 use symraster::least_squares::relative_error_vec;
 use symraster::{
-    Error, Matrix, NumericalError, SolveOptions, SpdFactor, SymmetricView, Triangle, reference,
+    Error, Matrix, NumericalError, Solution, SolveOptions, SpdFactor, SymmetricView, Triangle,
+    reference,
 };
 
 /// C's `triangle` stored row-major with NaN in the other one.
@@ -45,26 +46,29 @@ fn the_f64_factor_solves_as_the_f32_one_around_the_tile() {
             let view = SymmetricView::new(&data, m, m, triangle).unwrap();
             let d = gpu.spd_solve_view(view, &b, double()).unwrap();
             let s = gpu.spd_solve_view(view, &b, single()).unwrap();
-            let what = format!("m {m} {triangle:?}");
-            assert!(d.converged && d.fallback.is_none(), "{what}: {d:?}");
-            let bound = 1e-14 * (m as f64).sqrt().max(1.0) * d.condition;
-            assert!(relative_error_vec(&d.x, &x_ref) < bound, "{what}");
-            assert!(relative_error_vec(&d.x, &s.x) < 2.0 * bound, "{what}");
-            // x⁰ is the f64 factor's: accurate before any step, where the f32 factor's is not.
-            let e0 = relative_error_vec(&d.x0, &x_ref);
-            assert!(e0 < 1e-12 * d.condition, "{what}: x⁰ error {e0:.2e}");
-            if m > 2 {
-                assert!(relative_error_vec(&s.x0, &x_ref) > 1e-10, "{what}");
-            }
-            // Both estimate κ₁ = ‖C‖₁·‖C⁻¹‖₁ (LAPACK's estimator: within a small factor).
-            let ratio = d.condition / s.condition;
-            assert!((0.3..3.0).contains(&ratio), "{what}: κ {ratio}");
-            assert!(
-                d.backward_error <= 1e-15 * (m as f64).sqrt().max(1.0),
-                "{what}"
-            );
+            factors_agree(&d, &s, &x_ref, &format!("m {m} {triangle:?}"));
+            assert!(d.backward_error <= 1e-15 * (m as f64).sqrt().max(1.0));
         }
     }
+}
+
+/// The f64 factor's solution `d` and the f32 factor's `s` of one order-m system against its
+/// reference `x_ref`: both converged to it, no fallback, the f64 factor's x⁰ accurate before
+/// any step where the f32 factor's is not (m > 2), κ₁ estimated within a small factor of each
+/// other (LAPACK's estimator).
+pub(crate) fn factors_agree(d: &Solution, s: &Solution, x_ref: &[f64], what: &str) {
+    let m = x_ref.len();
+    assert!(d.converged && d.fallback.is_none(), "{what}: {d:?}");
+    let bound = 1e-14 * (m as f64).sqrt().max(1.0) * d.condition;
+    assert!(relative_error_vec(&d.x, x_ref) < bound, "{what}");
+    assert!(relative_error_vec(&d.x, &s.x) < 2.0 * bound, "{what}");
+    let e0 = relative_error_vec(&d.x0, x_ref);
+    assert!(e0 < 1e-12 * d.condition, "{what}: x⁰ error {e0:.2e}");
+    if m > 2 {
+        assert!(relative_error_vec(&s.x0, x_ref) > 1e-10, "{what}");
+    }
+    let ratio = d.condition / s.condition;
+    assert!((0.3..3.0).contains(&ratio), "{what}: κ {ratio}");
 }
 
 #[test]
