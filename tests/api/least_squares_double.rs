@@ -5,22 +5,14 @@
 
 use crate::common;
 use crate::numerics::graded_problem;
-use crate::spd_double::factors_agree;
+use crate::spd_double::{double, factors_agree, single};
 
 use symraster::least_squares::{
     Fallback, relative_error_vec, solve_normal_equations_faer, solve_normal_equations_reference,
 };
 use symraster::matrix::MatrixView;
 use symraster::problems::{ill_conditioned_least_squares, random_least_squares};
-use symraster::{Error, Matrix, NumericalError, SolveOptions, SpdFactor};
-
-fn double() -> SolveOptions {
-    SolveOptions::new().spd_factor(SpdFactor::Double)
-}
-
-fn single() -> SolveOptions {
-    SolveOptions::new().spd_factor(SpdFactor::Single)
-}
+use symraster::{Error, Matrix, NumericalError};
 
 #[test]
 fn the_f64_factor_solves_as_the_f32_one_around_the_tile() {

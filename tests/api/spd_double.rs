@@ -26,11 +26,13 @@ fn stored(c: &Matrix<f64>, triangle: Triangle) -> Vec<f64> {
         .collect()
 }
 
-fn double() -> SolveOptions {
+/// The options with the f64 factor.
+pub(crate) fn double() -> SolveOptions {
     SolveOptions::new().spd_factor(SpdFactor::Double)
 }
 
-fn single() -> SolveOptions {
+/// The options with the f32 factor.
+pub(crate) fn single() -> SolveOptions {
     SolveOptions::new().spd_factor(SpdFactor::Single)
 }
 
