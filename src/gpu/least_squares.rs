@@ -10,7 +10,6 @@ use super::range::{DiagonalParts, RangeScaling};
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
-use crate::layout::Format;
 use crate::least_squares::design::{Design, design_of};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
@@ -28,10 +27,10 @@ impl Gpu {
     /// refinement until the options' test holds (see the [module docs](crate::least_squares)
     /// for where each step runs and when it stops). Up to order
     /// [`SpdFactor::DOUBLE_UP_TO`](crate::least_squares::SpdFactor::DOUBLE_UP_TO) by default, C
-    /// and L are formed in f64 on the GPU instead ([`SolveOptions::spd_factor`]). Stagnation or the iteration limit hand over
-    /// to an f64 Cholesky on the CPU unless `options.fallback` is off, and so does an f32
-    /// factor that fails (C may still be SPD in f64, as LAPACK's dsposv assumes); the solution
-    /// says so in [`Solution::fallback`].
+    /// and L are formed in f64 on the GPU instead ([`SolveOptions::spd_factor`]). Stagnation
+    /// or the iteration limit hand over to an f64 Cholesky on the CPU unless
+    /// `options.fallback` is off, and so does a GPU factor that fails (C may still be SPD in
+    /// f64, as LAPACK's dsposv assumes); the solution says so in [`Solution::fallback`].
     ///
     /// `a` is m x n (m ≤ n for a unique solution), `d` the n diagonal entries of D² (the
     /// paper's texture d), `b` the n observations (any finite f64: b is scaled by a power of
@@ -110,9 +109,8 @@ impl Gpu {
         // is rounded to f32 there for the factor; C and L stay there, corrections are solved
         // there; only L's diagonal comes back, for the pivot check. Where the device cannot
         // hold A in f64, residuals run on the CPU and A goes up in f32.
-        let double_factor = options.spd_factor.double(m) && options.gpu.format == Format::Full;
         if method == Method::Tiled
-            && !double_factor
+            && !options.takes_double_factor(m)
             && let Ok(k) = self.tiled_kernels()
         {
             // The f32 assembly's, factor's and solves' programs compile side by side with what

@@ -387,6 +387,13 @@ impl DeviceResidual {
             .collect())
     }
 
+    /// `r`'s m entries from its offset ← AD²b − A·D²·Aᵀ·x, x as the x buffer holds it; queued,
+    /// not read.
+    fn residual_into(&self, (r, r_off): (&Buffer<f64>, usize)) -> Result<()> {
+        self.product_into_r(&self.f)?;
+        r.copy_range_from(&self.r, 0, r_off, self.m)
+    }
+
     /// r = f − A·D²·Aᵀ·x on the GPU, x as the x buffer holds it; nothing read back.
     fn product_into_r(&self, f: &Buffer<f64>) -> Result<()> {
         let chunks = row_chunks(self.m, self.n);
@@ -464,14 +471,13 @@ impl StepResidual for DeviceResidual {
     fn residual_at(
         &self,
         (x, x_off): (&Buffer<f64>, usize),
-        (r, r_off): (&Buffer<f64>, usize),
+        r: (&Buffer<f64>, usize),
     ) -> Result<()> {
         self.x.copy_range_from(x, x_off, 0, self.m)?;
-        self.product_into_r(&self.f)?;
-        r.copy_range_from(&self.r, 0, r_off, self.m)
+        self.residual_into(r)
     }
 
-    fn residual_of(&self, x: &[f64], (r, r_off): (&Buffer<f64>, usize)) -> Result<()> {
+    fn residual_of(&self, x: &[f64], r: (&Buffer<f64>, usize)) -> Result<()> {
         if x.len() != self.m {
             return Err(Error::shape(format!(
                 "the residual needs a vector of length {}, but it has {}",
@@ -480,8 +486,7 @@ impl StepResidual for DeviceResidual {
             )));
         }
         self.x.write(0, x)?;
-        self.product_into_r(&self.f)?;
-        r.copy_range_from(&self.r, 0, r_off, self.m)
+        self.residual_into(r)
     }
 }
 

@@ -11,7 +11,6 @@ use super::{Gpu, Method};
 use crate::double::{InverseFactor, SIDES, kernels::DoubleKernels};
 use crate::error::{Error, Result};
 use crate::gl::Buffer;
-use crate::layout::Format;
 use crate::least_squares::{
     Fallback, NormEstimate, Refinement, Solution, SolveOptions, Timings, independent_vectors,
     refine,
@@ -46,8 +45,8 @@ pub(super) struct Prepared<'a> {
 
 impl Gpu {
     /// The f64 kernels where a solve of order m takes the f64 factor of C' = 2^exponent·C
-    /// (exponent even): the tiled method in full storage, the options'
-    /// [`SpdFactor`](crate::least_squares::SpdFactor), compute shaders, an order and scale
+    /// (exponent even): the tiled method, the options'
+    /// [`SpdFactor`](crate::least_squares::SpdFactor) in full storage, compute shaders, an order and scale
     /// [`InverseFactor::runs`] at; `None`: the f32 factor's path. `what` names the solve where
     /// the kernels are refused.
     pub(super) fn double_factor_kernels(
@@ -58,10 +57,7 @@ impl Gpu {
         options: &SolveOptions,
         what: &str,
     ) -> Option<Rc<DoubleKernels>> {
-        if !(method == Method::Tiled
-            && options.gpu.format == Format::Full
-            && options.spd_factor.double(m))
-        {
+        if !(method == Method::Tiled && options.takes_double_factor(m)) {
             return None;
         }
         let kernels = self.double_kernels(what).ok()?;

@@ -197,6 +197,12 @@ impl SolveOptions {
         self
     }
 
+    /// Whether order m asks for the f64 factor ([`SpdFactor::double`] in full storage, the
+    /// only format it runs in); the GPU may still decline it.
+    pub(crate) fn takes_double_factor(&self, m: usize) -> bool {
+        self.spd_factor.double(m) && self.gpu.format == Format::Full
+    }
+
     /// The same options with another factor for the SPD solve.
     pub fn spd_factor(mut self, spd_factor: SpdFactor) -> Self {
         self.spd_factor = spd_factor;
