@@ -8,7 +8,15 @@
 //          inverse built in the same sweep, as glsl/tiled/potrf_inv_fn.glsl), L_jj over the
 //          tile and inv(L_jj)ᵀ at rows j·NB.. of Inv (row stride NB), zeros above its diagonal;
 //   i > j: once (j, j) is published, L_ij = acc·inv(L_jj)ᵀ;
-// then its flag ready[t] is published (a memory barrier before the flag). Only A's lower
+// then its flag ready[t] is published (a memory barrier before the flag). With CHAIN_FOLD 1
+// (the f32 chain's fold: one hand-off fewer per diagonal step) the sub-diagonal tile (j + 1, j)
+// publishes its sum only (flag 1) and the group of (j + 1, j + 1), once (j, j) is published,
+// forms L_{j+1,j} itself, writes it (flag 2: final, which the tiles reading it wait for; that
+// group's ticket comes before theirs) and subtracts its term from registers through shared
+// memory: the same operations in the same order, so the same bits. CHAIN_AHEAD (> 0): after
+// each wait the group reads the flags of the next CHAIN_AHEAD terms at once and runs through
+// those published without waiting again. CHAIN_POLL 1 polls a flag by atomic reads, 2 by
+// plain loads of a volatile view (the gave-up word every 32 polls in both). Only A's lower
 // triangle is read or written. The first pivot that is not positive (or NaN) is recorded in
 // the sync words (its column and its value; diagonal tiles run one after the other, so the
 // earliest column is the first recorded) and the chain goes on publishing its (NaN) tiles: a
@@ -45,6 +53,21 @@ uniform uint n;
 uniform uint tile_rows;
 uniform uint spin_limit;
 
+#ifndef CHAIN_FOLD
+#define CHAIN_FOLD 0
+#endif
+#ifndef CHAIN_AHEAD
+#define CHAIN_AHEAD 0
+#endif
+#ifndef CHAIN_POLL
+#define CHAIN_POLL 1
+#endif
+#if CHAIN_POLL == 2
+// The same flags through a volatile view: a plain load per poll, which the compiler may not
+// hoist out of the loop, instead of an atomic read-modify-write.
+layout(std430, binding = 2) volatile coherent buffer SyncPoll { uint poll_head[8]; uint ready_poll[]; };
+#endif
+
 shared double ta[NB][NB + 1u];
 shared double tb[NB][NB + 1u];
 shared double col[2][NB];
@@ -53,29 +76,70 @@ shared double piv[NB];
 shared uint order_shared;
 shared uint stop_shared;
 shared uint bad_shared;
+shared uint ahead_shared;
 
 uint at(uint r, uint s) { return r * n + s; }
 
 // The flag of tile (i, j): its ticket (column j holds tile_rows − j tiles).
 uint flag_index(uint i, uint j) { return j * tile_rows - (j * (j - 1u)) / 2u + (i - j); }
 
-// Invocation 0 polls flag f until it is set (or the chain is given up, or the polls run out);
-// true for the whole group when it must stop.
-bool wait_for(uint f, inout uint spins, uint tid) {
+// One poll of flag f.
+uint poll_flag(uint f) {
+#if CHAIN_POLL == 2
+    return ready_poll[f];
+#else
+    return atomicOr(ready[f], 0u);
+#endif
+}
+
+// Whether tile (i, j) is folded (CHAIN_FOLD): the sub-diagonal tile of a column.
+bool folded(uint i, uint j) { return CHAIN_FOLD != 0 && i == j + 1u && i < tile_rows; }
+
+// The flag value at which tile (i, j) holds its final L_ij (2 where folded).
+uint final_flag(uint i, uint j) { return folded(i, j) ? 2u : 1u; }
+
+// Invocation 0 polls flag f until it reaches `need` (or the chain is given up, or the polls
+// run out); true for the whole group when it must stop.
+bool wait_for(uint f, uint need, inout uint spins, uint tid) {
     if (tid == 0u) {
-        uint seen = atomicOr(ready[f], 0u);
-        while (seen == 0u && spins < spin_limit) {
+        uint seen = poll_flag(f);
+        while (seen < need && spins < spin_limit) {
             spins++;
             if (spins % 32u == 0u && atomicOr(gave_up, 0u) != 0u) break;
-            seen = atomicOr(ready[f], 0u);
+            seen = poll_flag(f);
         }
-        if (seen == 0u) stop_shared = 1u;
+        if (seen < need) stop_shared = 1u;
     }
     barrier();
     bool stop = stop_shared != 0u;
     memoryBarrierBuffer();
     return stop;
 }
+
+#if CHAIN_AHEAD > 0
+// How many of the terms k + 1 .. k + CHAIN_AHEAD after the one just waited for are published
+// already (both tiles final), counted from k + 1 up to the first that is not: their flags
+// read at once, one per invocation. Every invocation returns the count.
+uint terms_ready_after(uint i, uint j, uint k, uint terms, bool diagonal, uint tid) {
+    if (tid == 0u) ahead_shared = uint(CHAIN_AHEAD);
+    barrier();
+    uint t = tid % uint(CHAIN_AHEAD);
+    bool other = tid >= uint(CHAIN_AHEAD);
+    uint kk = k + 1u + t;
+    if (tid < 2u * uint(CHAIN_AHEAD) && !(other && diagonal)) {
+        if (kk >= terms) {
+            if (!other) atomicMin(ahead_shared, t);
+        } else {
+            uint r = other ? j : i;
+            if (poll_flag(flag_index(r, kk)) < final_flag(r, kk)) atomicMin(ahead_shared, t);
+        }
+    }
+    barrier();
+    uint ahead = ahead_shared;
+    memoryBarrierBuffer();
+    return ahead;
+}
+#endif
 
 // x ← x·Wᵀ with W = inv(L_jj), whose transpose lies at rows s0.. of Inv:
 // (x·Wᵀ)(r, s) = Σ_p x(r, p)·W(s, p), W(s, p) = inv[(s0 + p)·NB + s].
@@ -189,10 +253,24 @@ void main() {
         }
     uint spins = 0u;
     bool stop = false;
-    for (uint k = 0u; k < j && !stop; k++) {
-        stop = wait_for(flag_index(i, k), spins, tid);
-        if (!stop && !diagonal) stop = wait_for(flag_index(j, k), spins, tid);
-        if (stop) break;
+    // Folded: the diagonal group takes the last term from L_{j,j-1}, which it forms itself;
+    // the sub-diagonal group publishes its sum.
+    bool fold_diag = CHAIN_FOLD != 0 && diagonal && j > 0u;
+    bool fold_sub = folded(i, j);
+    uint terms = fold_diag ? j - 1u : j;
+    // Terms after k known published (CHAIN_AHEAD): no wait for them.
+    uint ready_ahead = 0u;
+    for (uint k = 0u; k < terms && !stop; k++) {
+        if (ready_ahead == 0u) {
+            stop = wait_for(flag_index(i, k), final_flag(i, k), spins, tid);
+            if (!stop && !diagonal) stop = wait_for(flag_index(j, k), final_flag(j, k), spins, tid);
+            if (stop) break;
+#if CHAIN_AHEAD > 0
+            ready_ahead = terms_ready_after(i, j, k, terms, diagonal, tid);
+#endif
+        } else {
+            ready_ahead--;
+        }
         // L_ik and L_jk (whole NB columns: tile column k < j is never the last, short, one).
         uint h = k * NB;
         for (uint q = 0u; q < LOADS; q++) {
@@ -213,11 +291,58 @@ void main() {
         }
         barrier();
     }
-    if (!stop && !diagonal) stop = wait_for(flag_index(j, j), spins, tid);
+#if CHAIN_FOLD
+    // The sub-diagonal tile's sum (published before (j − 1, j − 1) is, mostly), then
+    // inv(L_{j-1,j-1}).
+    double sub[EA][EB];
+    if (!stop && fold_diag) {
+        stop = wait_for(flag_index(j, j - 1u), 1u, spins, tid);
+        for (int q = 0; q < EA; q++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + PY * uint(q);
+                uint s = tx + PX * uint(b);
+                sub[q][b] = (!stop && r < ni) ? a[at(r0 + r, s0 - NB + s)] : 0.0;
+            }
+        if (!stop) stop = wait_for(flag_index(j - 1u, j - 1u), 1u, spins, tid);
+    }
+#endif
+    if (!stop && !diagonal && !fold_sub) stop = wait_for(flag_index(j, j), 1u, spins, tid);
     if (stop) {
         if (tid == 0u) atomicOr(gave_up, 1u);
         return;
     }
+#if CHAIN_FOLD
+    if (fold_diag) {
+        // L_{j,j-1} = sub·inv(L_{j-1,j-1})ᵀ written, published (flag 2) once every invocation
+        // has written its part, and its term acc −= L_{j,j-1}·L_{j,j-1}ᵀ from the registers
+        // through ta, as the loop above would have taken it from memory.
+        times_inverse_t(sub, s0 - NB, tid);
+        for (int q = 0; q < EA; q++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + PY * uint(q);
+                uint s = tx + PX * uint(b);
+                if (r < ni) a[at(r0 + r, s0 - NB + s)] = sub[q][b];
+            }
+        memoryBarrierBuffer();
+        barrier();
+        for (int q = 0; q < EA; q++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + PY * uint(q);
+                ta[r][tx + PX * uint(b)] = r < ni ? sub[q][b] : 0.0;
+            }
+        barrier();
+        if (tid == 0u) atomicExchange(ready[flag_index(j, j - 1u)], 2u);
+        for (uint p = 0u; p < NB; p++) {
+            double bv[EB];
+            for (int b = 0; b < EB; b++) bv[b] = ta[tx + PX * uint(b)][p];
+            for (int q = 0; q < EA; q++) {
+                double av = ta[ty + PY * uint(q)][p];
+                for (int b = 0; b < EB; b++) acc[q][b] = fma(-av, bv[b], acc[q][b]);
+            }
+        }
+        barrier();
+    }
+#endif
     if (diagonal) {
         if (tid == 0u) bad_shared = 0xFFFFFFFFu;
         factor_block(acc, ni, r0, tid);
@@ -235,6 +360,14 @@ void main() {
                 pivot_hi = bits.y;
             }
         }
+    } else if (fold_sub) {
+        // Folded: the sum only (whole NB columns: column j is not the last); the group of
+        // (j + 1, j + 1) forms L_{j+1,j}.
+        for (int q = 0; q < EA; q++)
+            for (int b = 0; b < EB; b++) {
+                uint r = ty + PY * uint(q);
+                if (r < ni) a[at(r0 + r, s0 + tx + PX * uint(b))] = acc[q][b];
+            }
     } else {
         times_inverse_t(acc, s0, tid);
         for (int q = 0; q < EA; q++)

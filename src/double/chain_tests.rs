@@ -124,3 +124,76 @@ fn the_chained_triangular_inverse_finishes_after_giving_up() {
         }
     }
 }
+
+/// The chain's fold, look-ahead and polls change no bit: every shape gives the plain chain's
+/// factor and kept inverses (orders around the tile of 32; A's upper triangle NaN, unread),
+/// given up first or not, and the same failed pivot where C is not positive definite.
+#[test]
+fn the_chains_shapes_give_the_same_bits() {
+    use super::kernels::{ChainShape, DoubleKernels};
+    use crate::tiled::ChainPoll;
+    let gpu = Gpu::new().unwrap();
+    if !gpu.info().has_compute() {
+        eprintln!("skipped: no compute shaders");
+        return;
+    }
+    let shape = |fold, ahead, poll| ChainShape { fold, ahead, poll };
+    // The first is the plain chain, the reference.
+    let shapes = [
+        shape(false, 0, ChainPoll::Atomic),
+        shape(true, 0, ChainPoll::Atomic),
+        shape(false, 32, ChainPoll::Load),
+        shape(true, 1, ChainPoll::Load),
+        shape(true, 5, ChainPoll::Atomic),
+        ChainShape::of(&crate::Tuning::default()),
+    ];
+    let kernels: Vec<DoubleKernels> = shapes
+        .iter()
+        .map(|&s| DoubleKernels::new(gpu.context(), s).unwrap())
+        .collect();
+    for (n, broken) in [1, 2, 3, 31, 32, 33, 64, 65, 97, 130, 257]
+        .into_iter()
+        .map(|n| (n, None))
+        .chain([(130, Some(70)), (97, Some(33)), (64, Some(0))])
+    {
+        let mut c = diagonally_dominant(n);
+        if let Some(col) = broken {
+            // A pivot that is not positive at column `col`.
+            c[(col, col)] = -1.0;
+        }
+        let view = SymmetricView::lower(&c);
+        let k = exponents_of(&view);
+        let run = |kernels: &DoubleKernels, given_up: bool| {
+            let spins = spin_limit(kernels, n).unwrap();
+            let w = upload_scaled(kernels, &view, &k, false).unwrap();
+            let (inv, failed) = factor(kernels, &w, n, spins, given_up, &|| {}).unwrap();
+            let w = w.download().unwrap();
+            let lower: Vec<u64> = (0..n * n)
+                .filter(|e| e % n <= e / n)
+                .map(|e| w[e].to_bits())
+                .collect();
+            // The kept inverses where the chain writes them: a diagonal tile's ni x ni.
+            let tile = |e: usize| (n - e / CHAIN_TILE / CHAIN_TILE * CHAIN_TILE).min(CHAIN_TILE);
+            let inv = inv.download().unwrap();
+            let written: Vec<u64> = (0..n * CHAIN_TILE)
+                .filter(|&e| e % CHAIN_TILE < tile(e))
+                .map(|e| inv[e].to_bits())
+                .collect();
+            (lower, written, failed)
+        };
+        let plain = run(&kernels[0], false);
+        assert_eq!(
+            plain.2.map(|f| f.column),
+            broken,
+            "n {n}: the failed column"
+        );
+        for (shape, kernels) in shapes.iter().zip(&kernels).skip(1) {
+            assert_eq!(run(kernels, false), plain, "n {n}, {shape:?}");
+            assert_eq!(
+                run(kernels, true),
+                plain,
+                "n {n}, {shape:?}: given up first"
+            );
+        }
+    }
+}

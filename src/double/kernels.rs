@@ -24,7 +24,7 @@ pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
 pub static POTRF_CHAIN: ComputeKernel = ComputeKernel {
     name: "double/potrf_chain",
     source: include_str!("../../glsl/double/potrf_chain.comp"),
-    buffers: &[("ABuf", 0), ("InvBuf", 1), ("SyncBuf", 2)],
+    buffers: &[("ABuf", 0), ("InvBuf", 1), ("SyncBuf", 2), ("SyncPoll", 2)],
     uniforms: &["n", "tile_rows", "spin_limit"],
     optional: &[],
 };
@@ -53,6 +53,53 @@ pub const TRMV_SIDES: usize = 4;
 
 /// The order of [`POTRF_CHAIN`]'s and [`TRTRI_CHAIN`]'s tiles (its diagonal blocks).
 pub const CHAIN_TILE: usize = 32;
+
+/// How [`POTRF_CHAIN`] shortens its critical path, as the f32 chain does and from the same
+/// knobs ([`Tuning::chain_fold_for`](crate::Tuning::chain_fold_for) at [`CHAIN_TILE`],
+/// [`Tuning::chain_ahead`](crate::Tuning::chain_ahead),
+/// [`Tuning::chain_poll`](crate::Tuning::chain_poll)); none changes a bit of the factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainShape {
+    /// The sub-diagonal tile's last product formed by the next diagonal tile's group.
+    pub fold: bool,
+    /// Later terms whose flags a group reads at once after each wait (0: a wait a term; at
+    /// most half the group's 256 invocations).
+    pub ahead: usize,
+    /// How a flag is polled.
+    pub poll: crate::tiled::ChainPoll,
+}
+
+impl ChainShape {
+    /// The chain as `tuning` asks (its defaults: folded, 32 terms ahead, polls by loads).
+    pub fn of(tuning: &crate::Tuning) -> Self {
+        Self {
+            fold: tuning.chain_fold_for(CHAIN_TILE),
+            ahead: tuning
+                .chain_ahead
+                .unwrap_or(crate::tiled::schedule::CHAIN_AHEAD)
+                .min(CHAIN_AHEAD_MAX),
+            poll: tuning.chain_poll(),
+        }
+    }
+
+    /// The kernel's defines (`CHAIN_POLL` 1 for atomic polls: the gave-up word is read every
+    /// 32 polls either way).
+    fn defines(&self) -> String {
+        let poll = match self.poll {
+            crate::tiled::ChainPoll::Load => 2,
+            _ => 1,
+        };
+        format!(
+            "#define CHAIN_FOLD {}\n#define CHAIN_AHEAD {}\n#define CHAIN_POLL {poll}\n",
+            u8::from(self.fold),
+            self.ahead
+        )
+    }
+}
+
+/// The most terms [`POTRF_CHAIN`]'s group of 256 invocations checks at once (one flag each,
+/// two a term off the diagonal).
+const CHAIN_AHEAD_MAX: usize = 128;
 
 /// The tile columns of order n's chained launches and their tiles (one work group each): the
 /// triangle of [`CHAIN_TILE`] x [`CHAIN_TILE`] tiles on and below the diagonal.
@@ -127,6 +174,8 @@ pub struct DoubleKernels {
     trmv: OnceCell<ComputeProgram>,
     copy: OnceCell<ComputeProgram>,
     triangle: OnceCell<ComputeProgram>,
+    /// How the chained Cholesky runs.
+    chain_shape: ChainShape,
     /// The SPD solve's programs for C packed in f64 and, for an f32 C, in f32 ([`Packed`]).
     spd: [SpdPrograms; 2],
 }
@@ -192,7 +241,7 @@ impl Packed {
 
 impl DoubleKernels {
     /// Nothing compiled yet (the device's limits asked).
-    pub fn new(ctx: &Context) -> Result<Self> {
+    pub fn new(ctx: &Context, chain_shape: ChainShape) -> Result<Self> {
         let limits = crate::gl::ComputeLimits::query(ctx)?;
         // L's rows padded by one entry, and a flag.
         let fits = |nb: usize| (nb * (nb + 1) * 8 + 64) as u64 <= limits.max_shared_bytes;
@@ -209,6 +258,7 @@ impl DoubleKernels {
             trmv: OnceCell::new(),
             copy: OnceCell::new(),
             triangle: OnceCell::new(),
+            chain_shape,
             spd: [SpdPrograms::new(ctx, false), SpdPrograms::new(ctx, true)],
         })
     }
@@ -492,7 +542,8 @@ impl DoubleKernels {
         n: usize,
         spin_limit: usize,
     ) -> Result<()> {
-        let prog = self.chain_program(&self.chain, &POTRF_CHAIN)?;
+        let defines = format!("#define NB {CHAIN_TILE}u\n{}", self.chain_shape.defines());
+        let prog = self.program(&self.chain, &POTRF_CHAIN, &defines)?;
         let (columns, tiles) = chain_tiles(n);
         debug_assert!(sync.len() >= CHAIN_HEAD + tiles && inv.len() >= n * CHAIN_TILE);
         let u = |x: usize| Uniform::U32(x as u32);

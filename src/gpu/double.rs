@@ -25,7 +25,10 @@ impl Gpu {
         if let Some(k) = self.double.borrow().as_ref() {
             return Ok(k.clone());
         }
-        let k = Rc::new(DoubleKernels::new(self.context())?);
+        let k = Rc::new(DoubleKernels::new(
+            self.context(),
+            crate::double::kernels::ChainShape::of(self.tuning()),
+        )?);
         *self.double.borrow_mut() = Some(k.clone());
         Ok(k)
     }
