@@ -28,7 +28,10 @@ bench/src/bin/solve_bench.rs and frontdoor.rs); X, w, y uniform in (0, 1) (the b
 --sizes (default 1024,4096,8192), batched orders and counts from --batched (default
 8:100000,16:100000,32:20000). Every result, ours and torch's, is checked after its timing
 (untimed: a backward error through products with one vector, the batched ops on four problems
-in float64); a failed check prints WRONG on stderr and leaves that side's time empty.
+in float64); a failed check prints WRONG on stderr and leaves that side's time empty. The
+checks run with numpy's BLAS on one thread (threadpoolctl, where installed): after a product on
+all cores numpy's BLAS threads spin on every core for a while, and the next timed calls would
+be timed against them (our host passes wait for cores; docs/results.md, "Process effects").
 
 --order ours-first | torch-first | interleaved (default): all of ours' calls then torch's, the
 reverse, or one of each in turn (each side's warm-up first). --orders all (or a list) runs
@@ -72,6 +75,11 @@ import tempfile
 import time
 
 import numpy as np
+
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # the checks then run on numpy's BLAS threads as they are
+    threadpool_limits = None
 
 DENSE = ["solve_pos", "cholesky", "cho_factor_solve", "cho_factor_solve_kept", "inv_pos",
          "weighted_lstsq"]
@@ -329,6 +337,14 @@ def batched_cases(n, count, ops, rng, with_torch):
 # --- timing -----------------------------------------------------------------------------------
 
 
+def quiet_check(check, *args):
+    """The benchmark's own check, numpy's BLAS held to one thread meanwhile (module docstring)."""
+    if threadpool_limits is None:
+        return check(*args)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return check(*args)
+
+
 class Side:
     """One side's timings of a case: first call, timed calls, last result, error."""
 
@@ -383,7 +399,7 @@ def measure(case, order, runs, max_seconds):
         if s.failed:
             log(f"ERROR {label}: {s.failed}")
         else:
-            error = case.check(s.result)
+            error = quiet_check(case.check, s.result)
             if not error <= case.tol:
                 log(f"WRONG {label}: error {error:.3e} above {case.tol:.1e}")
                 s.failed = "wrong"

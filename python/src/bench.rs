@@ -1,7 +1,8 @@
 //! `_native._bench_tiled`, with the cargo feature `bench` only (it needs the library's
 //! internals): GPU times of the tiled kernels on this process's worker GPU, the one the
 //! package's calls use, so `scripts/bench stability` times them after a Python call in the
-//! same process and GL context (`python/benchmarks/stability.py`).
+//! same process and GL context (`python/benchmarks/stability.py`); `_native._log_init`: the
+//! library's log on stderr as `RUST_LOG` asks (its phases at `symraster=debug`).
 
 use pyo3::prelude::*;
 use symraster::internal::GpuInternals;
@@ -40,4 +41,11 @@ pub fn _bench_tiled(
         Ok(rows)
     });
     Ok(finish(py, outcome)?.0)
+}
+
+/// Starts the library's log on stderr, filtered as `RUST_LOG` asks (nothing where it is
+/// unset); a second call changes nothing.
+#[pyfunction]
+pub fn _log_init() {
+    let _ = env_logger::try_init();
 }

@@ -1774,5 +1774,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     #[cfg(feature = "bench")]
     m.add_function(wrap_pyfunction!(bench::_bench_tiled, m)?)?;
+    #[cfg(feature = "bench")]
+    m.add_function(wrap_pyfunction!(bench::_log_init, m)?)?;
     Ok(())
 }

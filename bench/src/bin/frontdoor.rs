@@ -34,7 +34,10 @@
 //!         [--max-seconds 30] [--ops solve_pos,...] [--batched 8:100000,...|none] [1024 4096 8192]
 //!
 //! `--large-runs`: the timed runs at m ≥ 8192; `--max-seconds`: no further run of an op and
-//! size once its timed runs add up to this (at least one runs).
+//! size once its timed runs add up to this (at least one runs); `--on-thread`: the `Gpu` opened
+//! and every call made on a thread spawned for it, as the Python package's worker makes them;
+//! `--chain plain`: the chained Cholesky (f32 and f64) without its fold, look-ahead and polls by
+//! loads (`Tuning::chain_fold`, `chain_ahead`, `chain_poll`), to time against the default.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -447,10 +450,22 @@ fn main() -> Result<()> {
         .collect();
     let mut batches = vec![(8, 100_000), (16, 100_000), (32, 20_000)];
     let mut sizes = Vec::new();
+    let mut on_thread = false;
+    let mut tuning = symraster::Tuning::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |what: &str| args.next().ok_or(format!("{arg} needs {what}"));
         match arg.as_str() {
+            "--on-thread" => on_thread = true,
+            "--chain" => match value("plain or default")?.as_str() {
+                "plain" => {
+                    tuning.chain_fold = Some(false);
+                    tuning.chain_ahead = Some(0);
+                    tuning.chain_poll = Some(symraster::tiled::ChainPoll::Sparse);
+                }
+                "default" => {}
+                other => return Err(format!("unknown --chain {other}").into()),
+            },
             "--runs" => settings.runs = value("a count")?.parse()?,
             "--large-runs" => settings.large_runs = value("a count")?.parse()?,
             "--max-seconds" => settings.max_seconds = value("seconds")?.parse()?,
@@ -498,19 +513,43 @@ fn main() -> Result<()> {
     if sizes.is_empty() {
         sizes = vec![1024, 4096, 8192];
     }
+    let run = move || run(tuning, &settings, &ops, &sizes, &batches).map_err(|e| e.to_string());
+    if on_thread {
+        let worker = std::thread::Builder::new().name("frontdoor-gpu".into());
+        worker
+            .spawn(run)?
+            .join()
+            .map_err(|_| "the GPU thread panicked")??;
+    } else {
+        run()?;
+    }
+    Ok(())
+}
+
+/// Opens the `Gpu` and times the ops at each size, then the batched ones.
+fn run(
+    tuning: symraster::Tuning,
+    settings: &Settings,
+    ops: &[String],
+    sizes: &[usize],
+    batches: &[(usize, usize)],
+) -> Result<()> {
     let t = Instant::now();
-    let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
+    let gpu = Gpu::builder()
+        .tuning(tuning)
+        .vars(std::env::vars())?
+        .build()?;
     eprintln!(
         "# {}; Gpu opened in {:.1} ms (not counted)",
         gpu.info().renderer,
         t.elapsed().as_secs_f64() * 1e3
     );
     println!("op,m,n,api,dtype,symraster_ms,first_ms");
-    for &m in &sizes {
-        dense(&gpu, &settings, &ops, m)?;
+    for &m in sizes {
+        dense(&gpu, settings, ops, m)?;
     }
-    for &(n, count) in &batches {
-        batched(&gpu, &settings, &ops, n, count)?;
+    for &(n, count) in batches {
+        batched(&gpu, settings, ops, n, count)?;
     }
     Ok(())
 }
