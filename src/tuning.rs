@@ -93,12 +93,14 @@ pub struct Tuning {
     /// `GPU_CHOLESKY_SCHEDULE`, Auto; on
     /// software renderers `CholeskySchedule::Blocked`).
     pub cholesky_schedule: Option<crate::tiled::schedule::CholeskySchedule>,
-    /// Whether the chained Cholesky (glsl/tiled/potrf_chain.comp) folds each sub-diagonal
+    /// Whether the chained Cholesky (glsl/tiled/potrf_chain.comp, and the f64 chain of
+    /// glsl/double/potrf_chain.comp on its tiles of 32) folds each sub-diagonal
     /// tile's last product L_{j+1,j} = acc·L_jj⁻ᵀ into the work group of the next diagonal
     /// tile: one flag hand-off fewer per diagonal step on its critical path (default: with
     /// tiles of 32 or less, [`Tuning::chain_fold_for`]).
     pub chain_fold: Option<bool>,
-    /// How the chained Cholesky's waiting invocation polls a tile's ready flag (default
+    /// How the chained Cholesky's (f32 and f64) waiting invocation polls a tile's ready flag
+    /// (the f64 chain: by loads, else by atomic reads; default
     /// `ChainPoll::Load`, the fastest measured:
     /// `figures/h200/experiments/cholesky_path.txt`).
     pub chain_poll: Option<crate::tiled::ChainPoll>,
@@ -117,8 +119,9 @@ pub struct Tuning {
     /// `SplitSolve::DEFAULT`: by rows, one
     /// launch per outer block of 512 columns).
     pub split_solve: Option<crate::tiled::schedule::SplitSolve>,
-    /// How many terms after one it waited for the chained Cholesky's work group checks at once,
-    /// one flag per invocation, before it waits again (0: a wait for every term; at most
+    /// How many terms after one it waited for the chained Cholesky's work group (f32 and f64)
+    /// checks at once, one flag per invocation, before it waits again (0: a wait for every
+    /// term; the f64 chain takes at most 128; at most
     /// `CHAIN_AHEAD_MAX` and half the chain's work
     /// group; default `CHAIN_AHEAD`, or half the work
     /// group where that is smaller).
