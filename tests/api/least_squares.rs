@@ -404,7 +404,8 @@ fn gpu_and_cpu_residuals_agree() {
 
 /// Designs with exact zeros (one-hot columns, B-spline-like bands, a Vandermonde at t = 0,
 /// a −0.0 among them): every method's first solution, from the f32 factor, is within single
-/// precision of the f64 one, with no fallback. The tiled path rounds A to f32 on the device,
+/// precision of the f64 one (κ₁(C)·u₃₂, the forward error of an f32 Cholesky solve, to a small
+/// factor), with no fallback. The tiled path rounds A to f32 on the device,
 /// where llvmpipe's `ldexp` of a double zero is not zero.
 #[test]
 fn designs_with_exact_zeros_give_a_single_precision_first_solution() {
@@ -433,9 +434,12 @@ fn designs_with_exact_zeros_give_a_single_precision_first_solution() {
         for (method, options) in each_method(&gpu, SolveOptions::default()) {
             let s = gpu.least_squares(&a, &d, &b, options).unwrap();
             let x0_error = relative_error_vec(&s.x0, &x_ref);
+            let bound = 4.0 * s.condition * f64::from(f32::EPSILON) / 2.0;
             assert!(
-                x0_error < 1e-4,
-                "{name}, {method:?}: x⁰ error {x0_error:.2e} (x⁰ {:?}, x {x_ref:?})",
+                x0_error < bound.max(1e-6),
+                "{name}, {method:?}: x⁰ error {x0_error:.2e} against {bound:.2e}, κ₁ {:.2e} \
+                 (x⁰ {:?}, x {x_ref:?})",
+                s.condition,
                 s.x0
             );
             assert_eq!(
