@@ -141,6 +141,22 @@ uint terms_ready_after(uint i, uint j, uint k, uint terms, bool diagonal, uint t
 }
 #endif
 
+// acc −= X·Yᵀ over NB columns, X's rows staged in ta and Y's in tb (in ta too where `same`):
+// the one product of the chain's terms, so a term from registers adds the bits one from
+// memory would.
+void subtract_staged(inout double acc[EA][EB], bool same) {
+    uint tx = gl_LocalInvocationID.x;
+    uint ty = gl_LocalInvocationID.y;
+    for (uint p = 0u; p < NB; p++) {
+        double bv[EB];
+        for (int b = 0; b < EB; b++) bv[b] = same ? ta[tx + PX * uint(b)][p] : tb[tx + PX * uint(b)][p];
+        for (int q = 0; q < EA; q++) {
+            double av = ta[ty + PY * uint(q)][p];
+            for (int b = 0; b < EB; b++) acc[q][b] = fma(-av, bv[b], acc[q][b]);
+        }
+    }
+}
+
 // x ← x·Wᵀ with W = inv(L_jj), whose transpose lies at rows s0.. of Inv:
 // (x·Wᵀ)(r, s) = Σ_p x(r, p)·W(s, p), W(s, p) = inv[(s0 + p)·NB + s].
 void times_inverse_t(inout double x[EA][EB], uint s0, uint tid) {
@@ -281,14 +297,7 @@ void main() {
             tb[rr][p] = rr < nj ? a[at(s0 + rr, h + p)] : 0.0;
         }
         barrier();
-        for (uint p = 0u; p < NB; p++) {
-            double bv[EB];
-            for (int b = 0; b < EB; b++) bv[b] = tb[tx + PX * uint(b)][p];
-            for (int q = 0; q < EA; q++) {
-                double av = ta[ty + PY * uint(q)][p];
-                for (int b = 0; b < EB; b++) acc[q][b] = fma(-av, bv[b], acc[q][b]);
-            }
-        }
+        subtract_staged(acc, false);
         barrier();
     }
 #if CHAIN_FOLD
@@ -332,14 +341,7 @@ void main() {
             }
         barrier();
         if (tid == 0u) atomicExchange(ready[flag_index(j, j - 1u)], 2u);
-        for (uint p = 0u; p < NB; p++) {
-            double bv[EB];
-            for (int b = 0; b < EB; b++) bv[b] = ta[tx + PX * uint(b)][p];
-            for (int q = 0; q < EA; q++) {
-                double av = ta[ty + PY * uint(q)][p];
-                for (int b = 0; b < EB; b++) acc[q][b] = fma(-av, bv[b], acc[q][b]);
-            }
-        }
+        subtract_staged(acc, true);
         barrier();
     }
 #endif

@@ -46,9 +46,9 @@ pub(super) struct Prepared<'a> {
 impl Gpu {
     /// The f64 kernels where a solve of order m takes the f64 factor of C' = 2^exponent·C
     /// (exponent even): the tiled method, the options'
-    /// [`SpdFactor`](crate::least_squares::SpdFactor) in full storage, compute shaders, an order and scale
-    /// [`InverseFactor::runs`] at; `None`: the f32 factor's path. `what` names the solve where
-    /// the kernels are refused.
+    /// [`SpdFactor`](crate::least_squares::SpdFactor) in full storage, compute shaders, an
+    /// order and scale [`InverseFactor::runs`] at; `None`: the f32 factor's path. `what` names
+    /// the solve where the kernels are refused.
     pub(super) fn double_factor_kernels(
         &self,
         m: usize,
