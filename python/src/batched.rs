@@ -30,6 +30,14 @@ enum Source<T> {
 }
 
 impl<T: Copy> Source<T> {
+    /// (B, rows, cols) as the library reads it.
+    fn shape(&self) -> (usize, usize, usize) {
+        match self {
+            Source::Lent { shape, .. } => *shape,
+            Source::Copied(batch) => batch.shape(),
+        }
+    }
+
     /// The stack as the library takes it.
     ///
     /// # Safety
@@ -55,6 +63,16 @@ impl<T: Copy> Source<T> {
 enum Stack {
     F32(Source<f32>),
     F64(Source<f64>),
+}
+
+impl Stack {
+    /// (B, rows, cols) as the library reads it.
+    fn shape(&self) -> (usize, usize, usize) {
+        match self {
+            Stack::F32(s) => s.shape(),
+            Stack::F64(s) => s.shape(),
+        }
+    }
 }
 
 /// Anything kept alive for the length of a call.
@@ -319,21 +337,33 @@ pub fn batched_cholesky<'py>(
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyArray1<i32>>)> {
     let (c, _c) = read_stack(py, c, upper)?;
     let double = matches!(c, Stack::F64(_));
+    let (count, rows, cols) = c.shape();
+    let len = count * rows * cols;
+    // L's room allocated here, on the caller's thread, and filled by the GPU's thread: memory
+    // the worker allocated afresh on each call would be faulted in on each call (glibc's
+    // per-thread arenas return it).
+    let room =
+        symraster::memory::with_capacity::<f32>(len, || format!("L ({count}x{rows}x{cols})"))
+            .map_err(|e| errors::to_py(py, e.into()))?;
     let options = BatchOptions::default().check_upper(check_finite);
     let outcome = worker::run(py, move |state| {
+        let mut room = room;
         let batched = state.gpu()?.batched();
+        let l = &mut room.spare_capacity_mut()[..len];
         // SAFETY (each view): inside this `run`'s job, the array held (`_c`).
-        match &c {
-            Stack::F64(c) => batched.cholesky(&unsafe { c.view()? }, options),
-            Stack::F32(c) => batched.cholesky(&unsafe { c.view()? }, options),
-        }
+        let info = match &c {
+            Stack::F64(c) => batched.cholesky_into(&unsafe { c.view()? }, l, options),
+            Stack::F32(c) => batched.cholesky_into(&unsafe { c.view()? }, l, options),
+        }?;
+        // SAFETY: `cholesky_into` wrote all `len` values.
+        unsafe { room.set_len(len) };
+        Ok((Batch::new(count, rows, cols, room)?, info))
     });
-    let factor = finish_batched(py, outcome)?;
+    let (factor, info) = finish_batched(py, outcome)?;
     let l = if double {
-        let (count, rows, cols) = factor.l.shape();
         let l = py
             .detach(|| -> symraster::Result<Batch<f64>> {
-                let single = factor.l.into_vec();
+                let single = factor.into_vec();
                 let mut data = symraster::memory::zeros::<f64>(single.len(), || {
                     format!("L ({count}x{rows}x{cols}) widened to float64")
                 })?;
@@ -347,9 +377,9 @@ pub fn batched_cholesky<'py>(
             .map_err(|e| errors::to_py(py, e))?;
         array3_of(py, l).into_any()
     } else {
-        array3_of(py, factor.l).into_any()
+        array3_of(py, factor).into_any()
     };
-    Ok((l, info_array(py, factor.info)))
+    Ok((l, info_array(py, info)))
 }
 
 /// Cₚ·xₚ = bₚ for SPD C (B, n, n; lower triangles read, with `upper` the upper ones) and b

@@ -2,15 +2,16 @@
 
 use super::batch::Batch;
 use super::checks::Read;
-use super::device::{Inputs, Poison, run};
+use super::device::{Inputs, Poison, matrices, run, run_into};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchFactor;
 use super::view::AsBatchRef;
 use super::{BatchOptions, scaling, square_order};
-use crate::error::Result;
+use crate::error::{InputError, Result};
 use crate::matrix::Element;
 use crate::phases::Phases;
+use std::mem::MaybeUninit;
 
 /// The factors of C (B, n, n; only each lower triangle read, the upper ones checked finite
 /// with `options.check_upper`) in f32, with INFO per problem.
@@ -43,4 +44,43 @@ pub fn cholesky<T: Element>(
     };
     phases.mark("results");
     Ok(factor)
+}
+
+/// [`cholesky`] with L written into the caller's `l` (B·n·n values, row-major with the batch
+/// outer): INFO per problem. On an error `l` holds NaN, no part of a result.
+pub fn cholesky_into<T: Element>(
+    kernels: &BatchedKernels,
+    c: &impl AsBatchRef<Elem = T>,
+    l: &mut [MaybeUninit<f32>],
+    options: &BatchOptions,
+    poison: Poison,
+) -> Result<Vec<i32>> {
+    let factored = (|| {
+        let c = c.as_batch_ref();
+        let n = square_order("C", &c)?;
+        let count = c.count();
+        let plan = Plan::new(Job::Cholesky, n, 0, 0, kernels.limits())?;
+        let want = matrices(&plan, count);
+        if l.len() != want {
+            return Err(InputError::Shape(format!(
+                "L's room must hold {want} values ({count} factors of order {n}), but holds {}",
+                l.len()
+            ))
+            .into());
+        }
+        let read = Read::Lower {
+            check_upper: options.check_upper,
+        };
+        let c32 = scaling::stage("C", c, read, false)?;
+        let inputs = Inputs {
+            c: Some(&c32.values),
+            prepare: [None, None, None, c32.prepare()],
+            ..Inputs::default()
+        };
+        run_into(kernels, &plan, &inputs, count, poison, None, l).map(|out| out.info)
+    })();
+    if factored.is_err() {
+        l.fill(MaybeUninit::new(f32::NAN));
+    }
+    factored
 }

@@ -3,18 +3,18 @@
 //! the read-back. [`run`] takes a whole batch through in chunks of [`Plan::chunk`] problems.
 
 use super::gram::GramShape;
-use super::packed::{read_lower, upload_lower};
-use super::prepare::{divided, prepared};
-pub use super::prepare::Prepare;
 use super::kernels::BatchedKernels;
+use super::packed::{read_lower, upload_lower};
 use super::plan::{Job, Plan, WorkStorage, packed};
+pub use super::prepare::Prepare;
+use super::prepare::{divided, prepared};
 use crate::error::Result;
 use crate::gl::{Buffer, BufferTarget, BufferUsage, ComputeProgram, Context, Uniform};
 use crate::phases::Phases;
 use std::mem::MaybeUninit;
 use std::ops::Range;
-use std::time::Instant;
 use std::rc::Rc;
+use std::time::Instant;
 
 /// A whole batch's inputs in f32, row-major with the batch outer (what a job does not read is
 /// `None`): A (B·n·k), d (B·k), b (B·k for least squares, B·n for the SPD solve), C (B·n·n);
@@ -122,9 +122,7 @@ impl Resident {
                     divided(kernels, prepare, lower, &range, packed(n), plan.launch)?
                 }
                 None => storage(problems(data, &range, shape.0 * shape.1))?,
-                Some(prepare) => {
-                    prepared(kernels, prepare, data, &range, shape, plan.launch)?
-                }
+                Some(prepare) => prepared(kernels, prepare, data, &range, shape, plan.launch)?,
             };
             uploaded.push((binding, buffer));
             Ok(())
@@ -375,7 +373,40 @@ pub(crate) fn run_with(
     inputs: &Inputs<'_>,
     count: usize,
     poison: Poison,
+    x_reader: Option<&mut XReader<'_>>,
+) -> Result<Outputs> {
+    let len = matrices(plan, count);
+    let mut matrix = crate::memory::with_capacity(len, || {
+        format!("the results of {count} problems of the {}", plan.job.name())
+    })?;
+    let room = &mut matrix.spare_capacity_mut()[..len];
+    let mut out = run_into(kernels, plan, inputs, count, poison, x_reader, room)?;
+    // SAFETY: `run_into` wrote all `len` values.
+    unsafe { matrix.set_len(len) };
+    out.matrix = matrix;
+    Ok(out)
+}
+
+/// The values of the matrices `count` problems of `plan`'s job return (none where the job
+/// returns none).
+pub(crate) fn matrices(plan: &Plan, count: usize) -> usize {
+    match plan.job {
+        Job::Assemble | Job::Cholesky => count * plan.n * plan.n,
+        _ => 0,
+    }
+}
+
+/// [`run_with`] with the matrices unpacked into `room` ([`matrices`] values, every one
+/// written on success; [`Outputs::matrix`] stays empty): the caller's memory, allocated where
+/// its caller lives.
+pub(crate) fn run_into(
+    kernels: &BatchedKernels,
+    plan: &Plan,
+    inputs: &Inputs<'_>,
+    count: usize,
+    poison: Poison,
     mut x_reader: Option<&mut XReader<'_>>,
+    room: &mut [MaybeUninit<f32>],
 ) -> Result<Outputs> {
     if plan.problems_per_group > 1 && plan.storage == WorkStorage::Global {
         return Err(crate::error::DeviceError::Unsupported {
@@ -386,15 +417,18 @@ pub(crate) fn run_with(
         }
         .into());
     }
+    assert_eq!(
+        room.len(),
+        matrices(plan, count),
+        "room for every problem's matrix"
+    );
+    // Debug builds poison the room, so that a value the read-back missed shows.
+    #[cfg(debug_assertions)]
+    room.fill(MaybeUninit::new(f32::NAN));
     let mut phases = Phases::named(plan.job.name(), Instant::now());
     let chunks = count.div_ceil(plan.chunk.max(1));
     let mut out = reserved(plan, count, chunks > 1, x_reader.is_none())?;
     let size = plan.n * plan.n;
-    // The matrices, written whole by the chunks' read-backs (none where the job has none).
-    let matrices = match plan.job {
-        Job::Assemble | Job::Cholesky => count * size,
-        _ => 0,
-    };
     let mut first = 0;
     while first < count {
         let range = first..(first + plan.chunk).min(count);
@@ -403,45 +437,31 @@ pub(crate) fn run_with(
         phases.mark_finished(kernels.context(), "upload");
         chunk.launch()?;
         phases.mark_finished(kernels.context(), "launches");
-        let matrix = out.matrix.spare_capacity_mut()[..matrices]
+        let matrix = room
             .get_mut(range.start * size..range.end * size)
             .unwrap_or_default();
         let reader = x_reader.as_deref_mut().map(|r| (range.clone(), r));
         let part = chunk.read_with(matrix, reader)?;
         phases.mark("read back");
         if chunks == 1 {
-            // SAFETY: the read-back wrote all the matrices' values.
-            unsafe { out.matrix.set_len(matrices) };
             // x and INFO as read back: no copy.
-            return Ok(Outputs { matrix: out.matrix, ..part });
+            return Ok(part);
         }
         out.x.extend(part.x);
         out.info.extend(part.info);
         phases.mark("gathered");
     }
-    // SAFETY: the chunks' read-backs wrote all the matrices' values.
-    unsafe { out.matrix.set_len(matrices) };
     Ok(out)
 }
 
-/// Outputs for `count` problems' results of `plan`'s job: room for the matrices (the chunks'
-/// read-backs unpack into it, every value), with `chunks` room for the chunks' INFO and, with
-/// `x`, their x.
+/// Outputs for `count` problems' results of `plan`'s job other than the matrices: with
+/// `chunks` room for the chunks' INFO and, with `x`, their x.
 fn reserved(plan: &Plan, count: usize, chunks: bool, x: bool) -> Result<Outputs> {
     let n = plan.n;
     let what = || format!("the results of {count} problems of the {}", plan.job.name());
     let mut out = Outputs::default();
-    match plan.job {
-        Job::Assemble | Job::Cholesky => {
-            out.matrix = crate::memory::with_capacity(count * n * n, what)?;
-            // Debug builds poison the room, so that a value the read-back missed shows.
-            #[cfg(debug_assertions)]
-            out.matrix
-                .spare_capacity_mut()
-                .fill(MaybeUninit::new(f32::NAN));
-        }
-        _ if chunks && x => out.x = crate::memory::with_capacity(count * n, what)?,
-        _ => {}
+    if chunks && x && !matches!(plan.job, Job::Assemble | Job::Cholesky) {
+        out.x = crate::memory::with_capacity(count * n, what)?;
     }
     if chunks && plan.job != Job::Assemble {
         out.info = crate::memory::with_capacity(count, what)?;

@@ -35,7 +35,7 @@ internal_modules! {
 
 pub use assemble::assemble;
 pub use batch::Batch;
-pub use cholesky::cholesky;
+pub use cholesky::{cholesky, cholesky_into};
 pub use least_squares::{least_squares, least_squares_as};
 /// The largest order n a batched operation takes.
 pub use plan::MAX_ORDER;

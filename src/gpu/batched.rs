@@ -97,6 +97,40 @@ impl Batched<'_> {
         batched::cholesky(&*self.kernels(&options)?, c, &options, Poison::No)
     }
 
+    /// [`Batched::cholesky`] with L written into `l`, room the caller allocated (B·n·n values,
+    /// row-major with the batch outer, such as a `Vec`'s spare capacity: every value is
+    /// written on success): INFO per problem. A caller that runs the GPU on another thread
+    /// allocates the room on its own, so the results' memory is not the GPU thread's to fault
+    /// in afresh on each call. On an error `l` holds NaN.
+    ///
+    /// ```
+    /// use symraster::{Batch, BatchOptions, Gpu};
+    /// let gpu = Gpu::new()?;
+    /// let c = Batch::new(1, 2, 2, vec![4.0f32, 0.0, 2.0, 5.0])?;
+    /// let mut l = Vec::with_capacity(4);
+    /// let info = gpu.batched().cholesky_into(&c, &mut l.spare_capacity_mut()[..4], BatchOptions::default())?;
+    /// // SAFETY: `cholesky_into` wrote all four values.
+    /// unsafe { l.set_len(4) };
+    /// assert_eq!(info, vec![0]);
+    /// assert_eq!(l, vec![2.0, 0.0, 1.0, 2.0]);
+    /// # Ok::<(), symraster::Error>(())
+    /// ```
+    pub fn cholesky_into<T: Element>(
+        &self,
+        c: &impl AsBatchRef<Elem = T>,
+        l: &mut [std::mem::MaybeUninit<f32>],
+        options: BatchOptions,
+    ) -> Result<Vec<i32>> {
+        let kernels = match self.kernels(&options) {
+            Ok(k) => k,
+            Err(e) => {
+                l.fill(std::mem::MaybeUninit::new(f32::NAN));
+                return Err(e);
+            }
+        };
+        batched::cholesky_into(&kernels, c, l, &options, Poison::No)
+    }
+
     /// Cₚ·xₚ = bₚ for C (B, n, n; lower triangles read) and b (B, n): the f32 factor, both
     /// solves and `options.refinement_steps` refinement steps with the residual in f64, in one
     /// dispatch; x in f64 (see [`BatchSolution`] for what it achieves) and INFO per problem.

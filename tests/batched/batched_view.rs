@@ -262,6 +262,48 @@ fn cholesky_of_a_transposed_view_reads_each_upper_triangle() {
 }
 
 #[test]
+fn cholesky_into_the_callers_room_writes_every_value_as_cholesky_returns_them() {
+    let gpu = common::gpu();
+    let kernels = common::batched::kernels(&gpu);
+    let n = 7;
+    let (mut c, _) = spd_problems(n, &[0, 40, -40, 2, 5]);
+    let count = 5;
+    // Problem 3 not positive definite at column 2 (its lower triangle's (2, 2) made negative).
+    c[3 * n * n + 2 * n + 2] = -1.0;
+    let stack = Batch::new(count, n, n, c).unwrap();
+    let options = BatchOptions::default();
+    let want = batched::cholesky(&kernels, &stack, &options, Poison::Nan).unwrap();
+    assert_eq!(want.info[3], 3);
+    // Room holding garbage: every value must be replaced.
+    let mut room = vec![std::mem::MaybeUninit::new(7.5f32); count * n * n];
+    let info = batched::cholesky_into(&kernels, &stack, &mut room, &options, Poison::Nan).unwrap();
+    assert_eq!(info, want.info);
+    for (x, y) in room.iter().zip(want.l.as_slice()) {
+        // SAFETY: initialized above, overwritten by the call.
+        let x = unsafe { x.assume_init() };
+        assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()));
+    }
+    // Room of the wrong length: a shape error naming both, and no value left that looks like
+    // a result.
+    let mut short = vec![std::mem::MaybeUninit::new(7.5f32); count * n * n - 1];
+    let e = batched::cholesky_into(&kernels, &stack, &mut short, &options, Poison::Nan)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("must hold 245 values") && e.contains("holds 244"),
+        "{e}"
+    );
+    assert!(short.iter().all(|v| unsafe { v.assume_init() }.is_nan()));
+    // A bad value in C: its error, and the room NaN.
+    let mut bad = stack.as_slice().to_vec();
+    bad[n * n + n] = f32::INFINITY;
+    let bad = Batch::new(count, n, n, bad).unwrap();
+    let e = batched::cholesky_into(&kernels, &bad, &mut room, &options, Poison::Nan).unwrap_err();
+    assert!(e.to_string().contains("problem 1"), "{e}");
+    assert!(room.iter().all(|v| unsafe { v.assume_init() }.is_nan()));
+}
+
+#[test]
 fn views_check_their_extent_and_name_bad_values_where_the_problem_has_them() {
     let data = [1.0f32; 10];
     let e = BatchRef::from_strides(2, 2, 2, [5, 2, 1], &data[..8]).unwrap_err();
