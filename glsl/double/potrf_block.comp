@@ -68,7 +68,7 @@ void main() {
             }
             return;
         }
-        double r = 1.0 / d;
+        double r = reciprocal(d);
         for (uint i = j + 1u + ti; i < kb; i += 16u) {
             double lij = S(i, j) * r;
             for (uint c = j + 1u + tj; c <= i; c += 16u) {
@@ -79,7 +79,7 @@ void main() {
     }
     for (uint i = ti; i < kb; i += 16u) {
         for (uint j = tj; j < i; j += 16u) {
-            S(i, j) /= sqrt(S(j, j));
+            S(i, j) *= reciprocal(sqrt(S(j, j)));
         }
     }
     barrier();
@@ -105,13 +105,13 @@ void main() {
     double xcc = 0.0;
     if (t < kb) {
         uint c = t;
-        xcc = 1.0 / S(c, c);
+        xcc = reciprocal(S(c, c));
         for (uint i = c + 1u; i < kb; i++) {
             double acc = S(i, c) * xcc;
             for (uint k = c + 1u; k < i; k++) {
                 acc += S(i, k) * S(c, k);
             }
-            S(c, i) = -acc / S(i, i);
+            S(c, i) = -acc * reciprocal(S(i, i));
         }
         if (first) {
             uint row = (k0 + c) * nb;

@@ -73,6 +73,9 @@ shared double tb[NB][NB + 1u];
 shared double col[2][NB];
 shared double row[2][NB];
 shared double piv[NB];
+// sqrt(pivot) and its reciprocal per column of a diagonal tile.
+shared double root[NB];
+shared double root_inv[NB];
 shared uint order_shared;
 shared uint stop_shared;
 shared uint bad_shared;
@@ -212,7 +215,7 @@ void factor_block(double s[EA][EB], uint ni, uint r0, uint tid) {
         barrier();
         double p = col[buf][j];
         if (tid == 0u) piv[j] = p;
-        double ip = 1.0 / p;
+        double ip = reciprocal(p);
         for (int q = 0; q < EA; q++) {
             uint i = ty + PY * uint(q);
             if (i <= j) continue;
@@ -225,14 +228,21 @@ void factor_block(double s[EA][EB], uint ni, uint r0, uint tid) {
         }
     }
     barrier();
+    // Each pivot's square root and its reciprocal, once.
+    for (uint q = tid; q < ni; q += THREADS) {
+        double r = sqrt(piv[q]);
+        root[q] = r;
+        root_inv[q] = reciprocal(r);
+    }
+    barrier();
     // L(i, k) = s(i, k)/sqrt(pivot k), L(i, i) = sqrt(pivot i); inv(L) = diag(pivots)^(-1/2)·y,
     // written transposed: inv(L)ᵀ(k, i) = inv(L)(i, k) at row r0 + k, column i.
     for (int q = 0; q < EA; q++)
         for (int b = 0; b < EB; b++) {
             uint i = ty + PY * uint(q);
             uint k = tx + PX * uint(b);
-            if (i < ni && k <= i) a[at(r0 + i, r0 + k)] = k == i ? sqrt(piv[i]) : s[q][b] / sqrt(piv[k]);
-            if (i < ni && k < ni) inv[(r0 + k) * NB + i] = k <= i ? y[q][b] / sqrt(piv[i]) : 0.0;
+            if (i < ni && k <= i) a[at(r0 + i, r0 + k)] = k == i ? root[i] : s[q][b] * root_inv[k];
+            if (i < ni && k < ni) inv[(r0 + k) * NB + i] = k <= i ? y[q][b] * root_inv[i] : 0.0;
         }
 }
 

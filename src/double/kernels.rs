@@ -136,6 +136,9 @@ pub static TRIANGLE: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// `reciprocal(p)` for the factorizations' kernels: 1/p without a double division.
+const RECIPROCAL: &str = include_str!("../../glsl/double/reciprocal.glsl");
+
 /// How the SPD solve's programs read C's packed triangle (`packed_c`), in f64 or f32.
 const PACKED_C: &str = include_str!("../../glsl/double/packed_c.glsl");
 
@@ -292,7 +295,7 @@ impl DoubleKernels {
         if let Some(p) = cell.get() {
             return Ok(p);
         }
-        let source = format!("#version 430\n{defines}{}", kernel.source);
+        let source = format!("#version 430\n{defines}{RECIPROCAL}{}", kernel.source);
         let p = ComputeProgram::new(&self.ctx, kernel, kernel.name, &source)?;
         Ok(cell.get_or_init(|| p))
     }
