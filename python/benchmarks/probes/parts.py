@@ -75,9 +75,13 @@ if "--batched" in sys.argv:
     cases = [
         ("batched_cholesky", lambda: la.batched_cholesky(cs)),
         ("  native batched_cholesky", lambda: _native.batched_cholesky(cs, False)),
+        ("  native, upper checked", lambda: _native.batched_cholesky(cs, False, True)),
+        ("  batched_cholesky unchecked", lambda: la.batched_cholesky(cs, check_finite=False)),
         ("  all_finite stack", lambda: _native.all_finite(cs)),
         ("batched_solve", lambda: la.batched_solve(cs, bs)),
         ("  native batched_spd_solve", lambda: _native.batched_spd_solve(cs, bs, False, 1)),
+        ("  native, upper checked", lambda: _native.batched_spd_solve(cs, bs, False, 1, True)),
+        ("  batched_solve unchecked", lambda: la.batched_solve(cs, bs, check_finite=False)),
         ("batched_weighted_lstsq", lambda: la.batched_weighted_lstsq(xs, ws, ys)),
         ("  native batched_least_squares", lambda: _native.batched_least_squares(xs, ws, ys, 1)),
         ("  np.empty+fill 25.6MB", lambda: np.empty((count, n, n), np.float32).fill(0.0)),
