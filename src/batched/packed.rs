@@ -67,11 +67,8 @@ pub(crate) fn upload_lower(
                     // same cache lines as the row's run for a row-major stack.
                     if scan.checks_above() && j + take == i + 1 {
                         let row = p * ps + i * rs;
-                        let above = match cs {
-                            1 => largest_bits(&values[row + i + 1..row + n]),
-                            _ => ((i + 1)..n)
-                                .fold(0, |m, k| m.max(magnitude_bits(values[row + k * cs]))),
-                        };
+                        let above = ((i + 1)..n)
+                            .fold(0, |m, k| m.max(magnitude_bits(values[row + k * cs])));
                         // Only whether one is not finite counts there.
                         if above > f32::MAX.to_bits() {
                             scan.note_above(p, above);
