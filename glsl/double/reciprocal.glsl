@@ -1,7 +1,7 @@
 // reciprocal(p): 1/p within an ulp or so, float's reciprocal refined by two Newton steps in
 // f64 (a double division is a long instruction sequence on a GPU, and a factor's columns wait
 // on theirs one after another); p outside float's comfortable range, or not a number, is
-// divided. Prepended to the f64 factorizations' kernels (src/double/kernels.rs).
+// divided. Prepended to the f64 Cholesky's kernels (src/double/kernels.rs).
 double reciprocal(double p) {
     double m = abs(p);
     if (!(m >= 1e-30lf && m <= 1e30lf)) return 1.0lf / p;

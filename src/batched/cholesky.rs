@@ -2,7 +2,7 @@
 
 use super::batch::Batch;
 use super::checks::Read;
-use super::device::{Inputs, Poison, matrices, run, run_into};
+use super::device::{Inputs, Poison, matrices, run_into};
 use super::kernels::BatchedKernels;
 use super::plan::{Job, Plan};
 use super::result::BatchFactor;
@@ -21,29 +21,27 @@ pub fn cholesky<T: Element>(
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<BatchFactor> {
-    let mut phases = Phases::named("batched Cholesky", std::time::Instant::now());
-    let c = c.as_batch_ref();
-    let n = square_order("C", &c)?;
-    let count = c.count();
-    let plan = Plan::new(Job::Cholesky, n, 0, 0, kernels.limits())?;
-    let read = Read::Lower {
-        check_upper: options.check_upper,
-    };
-    let c32 = scaling::stage("C", c, read, false)?;
-    phases.mark("inputs staged");
-    let inputs = Inputs {
-        c: Some(&c32.values),
-        prepare: [None, None, None, c32.prepare()],
-        ..Inputs::default()
-    };
-    let out = run(kernels, &plan, &inputs, count, poison)?;
-    phases.mark("GPU");
-    let factor = BatchFactor {
-        l: Batch::new(count, n, n, out.matrix)?,
-        info: out.info,
-    };
-    phases.mark("results");
-    Ok(factor)
+    let view = c.as_batch_ref();
+    let (count, n) = (view.count(), square_order("C", &view)?);
+    // An order the kernels refuse is refused before L's room is allocated.
+    Plan::new(Job::Cholesky, n, 0, 0, kernels.limits())?;
+    let len = count * n * n;
+    let mut l = crate::memory::with_capacity(len, || {
+        format!("the factors of {count} problems of order {n}")
+    })?;
+    let info = cholesky_into(
+        kernels,
+        c,
+        &mut l.spare_capacity_mut()[..len],
+        options,
+        poison,
+    )?;
+    // SAFETY: `cholesky_into` wrote all `len` values.
+    unsafe { l.set_len(len) };
+    Ok(BatchFactor {
+        l: Batch::new(count, n, n, l)?,
+        info,
+    })
 }
 
 /// [`cholesky`] with L written into the caller's `l` (B·n·n values, row-major with the batch
@@ -55,7 +53,8 @@ pub fn cholesky_into<T: Element>(
     options: &BatchOptions,
     poison: Poison,
 ) -> Result<Vec<i32>> {
-    let factored = (|| {
+    let mut phases = Phases::named("batched Cholesky", std::time::Instant::now());
+    let mut factored = || -> Result<Vec<i32>> {
         let c = c.as_batch_ref();
         let n = square_order("C", &c)?;
         let count = c.count();
@@ -72,13 +71,17 @@ pub fn cholesky_into<T: Element>(
             check_upper: options.check_upper,
         };
         let c32 = scaling::stage("C", c, read, false)?;
+        phases.mark("inputs staged");
         let inputs = Inputs {
             c: Some(&c32.values),
             prepare: [None, None, None, c32.prepare()],
             ..Inputs::default()
         };
-        run_into(kernels, &plan, &inputs, count, poison, None, l).map(|out| out.info)
-    })();
+        let out = run_into(kernels, &plan, &inputs, count, poison, None, l)?;
+        phases.mark("GPU");
+        Ok(out.info)
+    };
+    let factored = factored();
     if factored.is_err() {
         l.fill(MaybeUninit::new(f32::NAN));
     }

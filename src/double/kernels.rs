@@ -136,7 +136,8 @@ pub static TRIANGLE: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
-/// `reciprocal(p)` for the factorizations' kernels: 1/p without a double division.
+/// `reciprocal(p)` for the f64 Cholesky's kernels ([`POTRF_BLOCK`], [`POTRF_CHAIN`]): 1/p
+/// without a double division.
 const RECIPROCAL: &str = include_str!("../../glsl/double/reciprocal.glsl");
 
 /// How the SPD solve's programs read C's packed triangle (`packed_c`), in f64 or f32.
@@ -295,7 +296,7 @@ impl DoubleKernels {
         if let Some(p) = cell.get() {
             return Ok(p);
         }
-        let source = format!("#version 430\n{defines}{RECIPROCAL}{}", kernel.source);
+        let source = format!("#version 430\n{defines}{}", kernel.source);
         let p = ComputeProgram::new(&self.ctx, kernel, kernel.name, &source)?;
         Ok(cell.get_or_init(|| p))
     }
@@ -512,7 +513,7 @@ impl DoubleKernels {
         status: &Buffer<u32>,
     ) -> Result<()> {
         debug_assert!(kb <= nb && nb <= self.max_block && k0.is_multiple_of(nb) && k0 + kb <= n);
-        let defines = format!("#define NB {}u\n", self.max_block);
+        let defines = format!("#define NB {}u\n{RECIPROCAL}", self.max_block);
         let prog = self.program(&self.potrf, &POTRF_BLOCK, &defines)?;
         let u = |x: usize| Uniform::U32(x as u32);
         a.bind_base(0);
@@ -545,7 +546,10 @@ impl DoubleKernels {
         n: usize,
         spin_limit: usize,
     ) -> Result<()> {
-        let defines = format!("#define NB {CHAIN_TILE}u\n{}", self.chain_shape.defines());
+        let defines = format!(
+            "#define NB {CHAIN_TILE}u\n{}{RECIPROCAL}",
+            self.chain_shape.defines()
+        );
         let prog = self.program(&self.chain, &POTRF_CHAIN, &defines)?;
         let (columns, tiles) = chain_tiles(n);
         debug_assert!(sync.len() >= CHAIN_HEAD + tiles && inv.len() >= n * CHAIN_TILE);

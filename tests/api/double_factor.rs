@@ -367,6 +367,40 @@ fn spd_inverse_matches_the_hosts_to_its_condition() {
     }
 }
 
+/// A pivot that is exactly zero (the factors' reciprocal divides there, outside float's
+/// range): rows `bad − 1` and `bad` a decoupled block [[4, 4], [4, 4]], whose second pivot
+/// 4 − 2·2 is 0 in any arithmetic; both schedules name its column with the pivot 0.
+#[test]
+fn an_exactly_zero_pivot_is_named_in_both_schedules() {
+    let gpu = common::gpu();
+    for (m, bad) in [(40, 1), (100, 33), (200, 150)] {
+        let mut c = spd(m, 10.0, 700 + bad as u64);
+        for k in 0..m {
+            for r in [bad - 1, bad] {
+                c[(r, k)] = 0.0;
+                c[(k, r)] = 0.0;
+            }
+        }
+        for (i, j) in [
+            (bad - 1, bad - 1),
+            (bad, bad),
+            (bad, bad - 1),
+            (bad - 1, bad),
+        ] {
+            c[(i, j)] = 4.0;
+        }
+        for schedule in [DoubleSchedule::Chained, DoubleSchedule::Blocked] {
+            let options = DoubleCholeskyOptions::schedule(schedule);
+            match gpu.cholesky_double(SymmetricView::lower(&c), options) {
+                Err(Error::Numerical(NumericalError::NotPositiveDefinite { column, pivot })) => {
+                    assert_eq!((column, pivot), (bad, 0.0), "m {m}, {schedule:?}");
+                }
+                other => panic!("m {m}, {schedule:?}: {other:?}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn a_singular_matrix_has_no_inverse() {
     let gpu = common::gpu();
