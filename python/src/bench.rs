@@ -2,7 +2,8 @@
 //! internals): GPU times of the tiled kernels on this process's worker GPU, the one the
 //! package's calls use, so `scripts/bench stability` times them after a Python call in the
 //! same process and GL context (`python/benchmarks/stability.py`); `_native._log_init`: the
-//! library's log on stderr as `RUST_LOG` asks (its phases at `symraster=debug`).
+//! library's log on stderr as `RUST_LOG` asks (its phases at `symraster=debug`);
+//! `_native._set_polls`: the GPU worker's and the callers' polling windows.
 
 use pyo3::prelude::*;
 use symraster::internal::GpuInternals;
@@ -48,4 +49,11 @@ pub fn _bench_tiled(
 #[pyfunction]
 pub fn _log_init() {
     let _ = env_logger::try_init();
+}
+
+/// The worker's and the calling threads' polling windows in microseconds (0: asleep at
+/// once), to time the package's calls with and without them.
+#[pyfunction]
+pub fn _set_polls(worker_us: u64, caller_us: u64) {
+    worker::set_polls(worker_us, caller_us);
 }

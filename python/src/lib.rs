@@ -1776,5 +1776,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench::_bench_tiled, m)?)?;
     #[cfg(feature = "bench")]
     m.add_function(wrap_pyfunction!(bench::_log_init, m)?)?;
+    #[cfg(feature = "bench")]
+    m.add_function(wrap_pyfunction!(bench::_set_polls, m)?)?;
     Ok(())
 }

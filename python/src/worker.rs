@@ -7,8 +7,9 @@
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
-use std::sync::mpsc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvError, TryRecvError};
+use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use symraster::{Cholesky, Gpu};
@@ -58,6 +59,42 @@ pub enum Outcome<R> {
     Forked,
 }
 
+/// How long the worker, once a job is done, polls for the next one before it sleeps
+/// (microseconds): a call made soon after the last one finds it awake rather than paying the
+/// wake-up of a sleeping thread (and its core) on the way in.
+static WORKER_POLL: AtomicU64 = AtomicU64::new(2_000);
+
+/// How long a calling thread polls for its job's answer before it sleeps (microseconds; none
+/// by default: a caller polling beside a job takes a core from the job's host passes over all
+/// cores, which cost more than the wake-up saved).
+static CALLER_POLL: AtomicU64 = AtomicU64::new(0);
+
+/// The polling windows (worker, caller) in microseconds, for the benchmarks' comparisons
+/// (`_native._set_polls` with the `bench` feature); 0 waits asleep at once.
+#[cfg_attr(not(feature = "bench"), allow(dead_code))]
+pub fn set_polls(worker_us: u64, caller_us: u64) {
+    WORKER_POLL.store(worker_us, Ordering::Relaxed);
+    CALLER_POLL.store(caller_us, Ordering::Relaxed);
+}
+
+/// The next message of `rx`, polled for (yielding the core to any other runnable thread
+/// between looks) for up to `window` microseconds, then waited for asleep.
+fn recv_polling<T>(rx: &Receiver<T>, window: &AtomicU64) -> Result<T, RecvError> {
+    let window = Duration::from_micros(window.load(Ordering::Relaxed));
+    if !window.is_zero() {
+        let start = Instant::now();
+        loop {
+            match rx.try_recv() {
+                Ok(message) => return Ok(message),
+                Err(TryRecvError::Disconnected) => return Err(RecvError),
+                Err(TryRecvError::Empty) if start.elapsed() < window => std::thread::yield_now(),
+                Err(TryRecvError::Empty) => break,
+            }
+        }
+    }
+    rx.recv()
+}
+
 /// The worker's channel and the process it was started in: after `os.fork()` the child has
 /// no worker thread and inherits the parent's OpenGL/EGL state, which it cannot use.
 static WORKER: Mutex<Option<(u32, mpsc::Sender<Job>)>> = Mutex::new(None);
@@ -80,7 +117,7 @@ fn sender() -> Option<mpsc::Sender<Job>> {
                         factors: HashMap::new(),
                         next_id: 0,
                     };
-                    while let Ok(job) = rx.recv() {
+                    while let Ok(job) = recv_polling(&rx, &WORKER_POLL) {
                         job(&mut state);
                     }
                 })
@@ -129,7 +166,7 @@ where
         };
         let answer = catch_unwind(AssertUnwindSafe(beside));
         let outcome = match sent {
-            Ok(()) => rx.recv().unwrap_or(Outcome::Gone),
+            Ok(()) => recv_polling(&rx, &CALLER_POLL).unwrap_or(Outcome::Gone),
             Err(outcome) => outcome,
         };
         match answer {

@@ -20,8 +20,10 @@
 //! - batched, float32, order n and B problems (`--batched n:B,...`, default the issue's
 //!   8:100000,16:100000,32:20000): `batched_weighted_lstsq` (`gpu.batched().least_squares_as`,
 //!   A (B, n, 2n), d and b (B, 2n)), `batched_cholesky` (C (B, n, n)), `batched_solve`
-//!   (`spd_solve_as`, C (B, n, n) and b (B, n)), default `BatchOptions`; x in float32, as the
-//!   Python package returns it for float32 stacks.
+//!   (`spd_solve_as`, C (B, n, n) and b (B, n)), `BatchOptions` with the upper triangles
+//!   checked finite as the Python package's default (scipy's `check_finite`) checks them
+//!   (`--check-upper off`: the library's default, not checked); x in float32, as the Python
+//!   package returns it for float32 stacks.
 //!
 //! CSV on stdout: `op,m,n,api,dtype,symraster_ms,first_ms` with api `rust`; m the order (n
 //! for the batched ops), n: m for the square ops, 2m for weighted_lstsq, B for the batched
@@ -68,6 +70,9 @@ struct Settings {
     max_seconds: f64,
     /// The SPD solve's factor (`--spd-factor auto|single|double`).
     spd_factor: SpdFactor,
+    /// The batched Cholesky's and solve's upper triangles checked finite (`--check-upper
+    /// on|off`, default on: what the Python package's default, scipy's `check_finite`, asks).
+    check_upper: bool,
 }
 
 impl Settings {
@@ -351,7 +356,7 @@ fn batched(gpu: &Gpu, settings: &Settings, ops: &[String], n: usize, count: usiz
     let want = |op: &str| ops.iter().any(|o| o == op);
     let (runs, max) = (settings.runs, settings.max_seconds);
     let mut rng = ChaCha8Rng::seed_from_u64((n * 1_000_003 + count) as u64);
-    let options = BatchOptions::default();
+    let options = BatchOptions::default().check_upper(settings.check_upper);
     let batched = gpu.batched();
     let samples = [0, count / 3, count / 2, count - 1];
     let fail = |op: &str, e: Box<dyn std::error::Error>| {
@@ -442,6 +447,7 @@ fn main() -> Result<()> {
         large_runs: 3,
         max_seconds: 30.0,
         spd_factor: SpdFactor::Auto,
+        check_upper: true,
     };
     let mut ops: Vec<String> = DENSE_OPS
         .iter()
@@ -466,6 +472,13 @@ fn main() -> Result<()> {
                 "default" => {}
                 other => return Err(format!("unknown --chain {other}").into()),
             },
+            "--check-upper" => {
+                settings.check_upper = match value("on or off")?.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err(format!("unknown --check-upper {other}").into()),
+                }
+            }
             "--runs" => settings.runs = value("a count")?.parse()?,
             "--large-runs" => settings.large_runs = value("a count")?.parse()?,
             "--max-seconds" => settings.max_seconds = value("seconds")?.parse()?,
