@@ -54,12 +54,9 @@ python, and rust / cli for merged rows; m the order, n: m for the square ops, 2m
 weighted_lstsq, B for the batched ones) to --out (default stdout), written as each row is done.
 --rust FILE (bench/src/bin/frontdoor.rs's CSV), --cli FILE and --python FILE (earlier runs of
 this script) are merged in; their rows without torch_ms get the torch time this run (or
---python's file) measured for the same op, m and dtype. --binding FILE (an --orders-out file)
-with --rust writes the binding's share like for like to --binding-out: the Python rows of
---binding-order (default ours-first: our calls back to back, as the Rust rows are timed; the
-interleaved order pays a switch of the GPU from CUDA's context to OpenGL's per call) beside
-the Rust rows, ``op,m,n,dtype,order,python_ms,rust_ms,python_over_rust``. torch is optional: without it (or
-without CUDA, or with --no-torch) torch_ms is empty.
+--python's file) measured for the same op, m and dtype (binding.py sets the Python rows of one
+order beside the Rust rows). torch is optional: without it (or without CUDA, or with
+--no-torch) torch_ms is empty.
 
     python benchmarks/frontdoor.py --sizes 64,128 --batched 8:1000,16:1000 --runs 1
     python benchmarks/frontdoor.py --ops none --first-call-m 0 \\
@@ -90,7 +87,6 @@ DENSE = ["solve_pos", "cholesky", "cho_factor_solve", "cho_factor_solve_kept", "
 BATCHED = ["batched_weighted_lstsq", "batched_cholesky", "batched_solve"]
 ORDERS = ["interleaved", "ours-first", "torch-first"]
 COLUMNS = ["op", "m", "n", "api", "dtype", "symraster_ms", "torch_ms", "ratio"]
-BINDING_COLUMNS = ["op", "m", "n", "dtype", "order", "python_ms", "rust_ms", "python_over_rust"]
 FIRST_CALL = "solve_pos_first_call"
 OP_ORDER = DENSE[:1] + [FIRST_CALL] + DENSE[1:] + BATCHED
 APIS = ["python", "rust", "cli"]
@@ -588,26 +584,6 @@ def merged(rows):
     return sorted(out, key=key)
 
 
-def binding_rows(orders_path, order, rust_rows):
-    """The binding's share, like for like: each Python row of `order` in an --orders-out file
-    beside the Rust API's row of the same op, m and dtype (both sides' calls back to back
-    after a first call, where `order` is ours-first), as op,m,n,dtype,order,python_ms,rust_ms,
-    python_over_rust."""
-    rust = {(r["op"], r["m"], r["dtype"]): float(r["symraster_ms"])
-            for r in rust_rows if r["symraster_ms"]}
-    out = []
-    with open(orders_path, newline="") as f:
-        for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            theirs = rust.get((r["op"], r["m"], r["dtype"]))
-            if r.get("order") != order or not r.get("symraster_ms") or theirs is None:
-                continue
-            ours = float(r["symraster_ms"])
-            out.append({"op": r["op"], "m": r["m"], "n": r["n"], "dtype": r["dtype"],
-                        "order": order, "python_ms": fmt(ours), "rust_ms": fmt(theirs),
-                        "python_over_rust": f"{ours / theirs:.3f}"})
-    return out
-
-
 # --- main -------------------------------------------------------------------------------------
 
 
@@ -653,11 +629,6 @@ def main():
     p.add_argument("--cli", default=None, help="a CLI timing CSV, merged in")
     p.add_argument("--python", default=None, help="an earlier run's python rows, merged in")
     p.add_argument("--out", default=None, help="the CSV (default stdout)")
-    p.add_argument("--binding", default=None,
-                   help="an --orders-out file: its rows of --binding-order beside --rust's "
-                        "rows go to --binding-out")
-    p.add_argument("--binding-order", choices=ORDERS, default="ours-first")
-    p.add_argument("--binding-out", default=None, help="the binding's CSV (default stderr)")
     args = p.parse_args()
 
     ops = (DENSE + BATCHED if args.ops == "all" else [] if args.ops == "none"
@@ -750,16 +721,6 @@ def main():
                     log(f"ERROR reading {path}: {e}")
         for r in merged(rows):
             writer.write(r)
-    if args.binding and args.rust:
-        try:
-            share = binding_rows(args.binding, args.binding_order, read_rows(args.rust, "rust"))
-        except (OSError, KeyError, ValueError) as e:
-            log(f"ERROR reading {args.binding}: {e}")
-            share = []
-        out = Writer(args.binding_out, BINDING_COLUMNS, default=sys.stderr)
-        for r in share:
-            out.write(r)
-        out.close()
     writer.close()
     if extra:
         extra.close()
