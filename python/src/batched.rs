@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use symraster::{Batch, BatchOptions, BatchRef, BatchSolution, Error, InputError};
 
 use crate::errors::{self, finish};
-use crate::{append_row_major, copy_values, worker};
+use crate::{Square, append_row_major, copy_values, worker};
 use rayon::prelude::*;
 
 /// The largest order n the batched operations take (one work group per problem).
@@ -415,38 +415,120 @@ pub fn batched_spd_solve<'py>(
     Ok(solved(py, finish_batched(py, outcome)?))
 }
 
+/// What the weights hold, for the error the Python layer's order of checks gives.
+#[derive(Clone, Copy, Default)]
+struct Weights {
+    nan: bool,
+    infinite: bool,
+    negative: bool,
+}
+
+impl Weights {
+    /// One pass over `w` (on the calling thread, beside the worker's job).
+    fn of(w: Square<'_>) -> Self {
+        fn scan<T: Copy + Into<f64>>(w: ArrayView2<'_, T>) -> Weights {
+            let mut seen = Weights::default();
+            let mut note = |v: f64| {
+                seen.nan |= v.is_nan();
+                seen.infinite |= v.is_infinite();
+                seen.negative |= v < 0.0;
+            };
+            match w.as_slice_memory_order() {
+                Some(values) => values.iter().for_each(|&v| note(v.into())),
+                None => w.iter().for_each(|&v| note(v.into())),
+            }
+            seen
+        }
+        match w {
+            Square::F64(w) => scan(w),
+            Square::F32(w) => scan(w),
+        }
+    }
+
+    /// The Python layer's error for weights with a negative value and no NaN (`min(w) < 0`,
+    /// where a NaN makes the minimum NaN): scipy's non-finite error first for an infinite one
+    /// where `check_finite`, else the weights' own.
+    fn error(self, check_finite: bool) -> Option<PyErr> {
+        if self.nan || !self.negative {
+            None
+        } else if check_finite && self.infinite {
+            Some(PyValueError::new_err("array must not contain infs or NaNs"))
+        } else {
+            Some(PyValueError::new_err("weights d must be non-negative"))
+        }
+    }
+}
+
+/// A float32 or float64 2-D array borrowed for a pass beside a job.
+enum Borrowed<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+impl<'py> Borrowed<'py> {
+    fn of(a: &Bound<'py, PyAny>) -> Option<Self> {
+        if let Ok(a) = a.extract() {
+            Some(Borrowed::F64(a))
+        } else {
+            a.extract().ok().map(Borrowed::F32)
+        }
+    }
+
+    fn view(&self) -> Square<'_> {
+        match self {
+            Borrowed::F64(a) => Square::F64(a.as_array()),
+            Borrowed::F32(a) => Square::F32(a.as_array()),
+        }
+    }
+}
+
 /// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read in
 /// place as the library's A = xₚᵀ), w and y (B, k): (β (B, n) float64, float32 for float32
-/// inputs, INFO int32 (B,)).
+/// inputs, INFO int32 (B,)). The weights are checked non-negative on the calling thread while
+/// the worker solves (a negative one raises, the solution discarded, before any error of the
+/// solve: the Python layer's order).
 #[pyfunction]
+#[pyo3(signature = (x, w, y, refinement_steps, check_finite = true))]
 pub fn batched_least_squares<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     w: &Bound<'py, PyAny>,
     y: &Bound<'py, PyAny>,
     refinement_steps: usize,
+    check_finite: bool,
 ) -> PyResult<Solved<'py>> {
+    let weights = Borrowed::of(w);
     let (a, _a) = read_stack(py, x, true)?;
     let ((w, _w), (y, _y)) = (read_vectors(py, w)?, read_vectors(py, y)?);
     let options = solve_options(refinement_steps);
-    let outcome = worker::run(py, move |state| {
-        let batched = state.gpu()?.batched();
-        // SAFETY (each view): inside this `run`'s job, the arrays held (`_a`, `_w`, `_y`).
-        match (&a, &w, &y) {
-            (Stack::F64(a), Stack::F64(w), Stack::F64(y)) => {
-                let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
-                batched
-                    .least_squares(&a, &w, &y, options)
-                    .map(Solution::Double)
+    let (outcome, seen) = worker::run_beside(
+        py,
+        move |state| {
+            let batched = state.gpu()?.batched();
+            // SAFETY (each view): inside this `run`'s job, the arrays held (`_a`, `_w`, `_y`).
+            match (&a, &w, &y) {
+                (Stack::F64(a), Stack::F64(w), Stack::F64(y)) => {
+                    let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
+                    batched
+                        .least_squares(&a, &w, &y, options)
+                        .map(Solution::Double)
+                }
+                (Stack::F32(a), Stack::F32(w), Stack::F32(y)) => {
+                    let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
+                    batched
+                        .least_squares_as(&a, &w, &y, options)
+                        .map(Solution::Single)
+                }
+                _ => Err(mixed("x, w and y")),
             }
-            (Stack::F32(a), Stack::F32(w), Stack::F32(y)) => {
-                let (a, w, y) = unsafe { (a.view()?, w.view()?, y.view()?) };
-                batched
-                    .least_squares_as(&a, &w, &y, options)
-                    .map(Solution::Single)
-            }
-            _ => Err(mixed("x, w and y")),
-        }
-    });
+        },
+        {
+            let view = weights.as_ref().map(Borrowed::view);
+            move || view.map(Weights::of)
+        },
+    );
+    if let Some(error) = seen.and_then(|w| w.error(check_finite)) {
+        return Err(error);
+    }
     Ok(solved(py, finish_batched(py, outcome)?))
 }

@@ -836,6 +836,14 @@ def _stack(a, name, ndim, layout, check_finite, rule=_lapack_dtype):
     return a
 
 
+def _non_negative(d, check_finite):
+    """Weights with a negative value refused (a NaN, which makes the minimum NaN, is left to
+    the finiteness check; -inf is a non-finite weight first)."""
+    if d.size and d.min() < 0:
+        _finite(d, check_finite)
+        raise ValueError("weights d must be non-negative")
+
+
 def _no_problems(count, n):
     """Whether a batch has nothing to compute: no problems, or problems of order 0."""
     return count == 0 or n == 0
@@ -922,11 +930,9 @@ def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
     _batch_shape("d", d, (count, k), "one weight per observation, a row of a")
     b = _stack(b, "b", 2, "(B, k)", False)
     _batch_shape("b", b, (count, k), "one value per observation, a row of a")
-    if d.size and d.min() < 0:  # one reduction, no mask (NaN is left to the finiteness check)
-        _finite(d, check_finite)  # -inf is a non-finite weight first
-        raise ValueError("weights d must be non-negative")
     dtype = np.result_type(a.dtype, d.dtype, b.dtype)
     if _no_problems(count, n):
+        _non_negative(d, check_finite)
         _finite(d, check_finite)
         _finite(b, check_finite)
         return np.empty((count, n), dtype=dtype), _empty_info(count)
@@ -934,10 +940,12 @@ def batched_weighted_lstsq(a, d, b, refinement_steps=1, *, check_finite=True):
         raise ValueError(
             f"a has shape {a.shape}: no observations (k = 0) cannot determine {n} unknowns; "
             "each problem needs at least as many observations as unknowns")
+    # The weights' signs are checked by the binding while the GPU solves, and raised as
+    # _non_negative raises them, before any error of the solve.
     with _checked_by_library(check_finite):
         x, info = _native.batched_least_squares(
             a.astype(dtype, copy=False), d.astype(dtype, copy=False),
-            b.astype(dtype, copy=False), steps)
+            b.astype(dtype, copy=False), steps, check_finite)
     return x, info  # in dtype: the library rounds float32 stacks' x and marks what leaves it
 
 

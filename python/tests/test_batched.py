@@ -550,3 +550,41 @@ def test_batched_lstsq_finite_checks_in_one_pass(name, value, dtype):
         empty = np.empty((6, 9, 0), dtype=dtype)
         with pytest.raises(ValueError, match="^array must not contain infs or NaNs$"):
             la.batched_weighted_lstsq(empty, arrays["d"], arrays["b"])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_batched_lstsq_negative_weights_are_refused_before_the_solves_errors(dtype, layout):
+    """A negative weight is refused (the binding checks the weights' signs while the GPU
+    solves) before any error of the solve, in every memory layout of d; a NaN weight is the
+    finiteness check's, as numpy's minimum of weights holding a NaN is NaN."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((5, 9, 3)).astype(dtype)
+    b = rng.standard_normal((5, 9)).astype(dtype)
+    d = rng.uniform(0.5, 1.5, (5, 9)).astype(dtype)
+    d[3, 4] = -0.25
+    if layout == "F":
+        d = np.asfortranarray(d)
+    elif layout == "strided":
+        d = np.repeat(d, 2, axis=1)[:, ::2]
+    assert not d.flags.c_contiguous or layout == "C"
+    for check in (True, False):
+        with pytest.raises(ValueError, match="^weights d must be non-negative$"):
+            la.batched_weighted_lstsq(a, d, b, check_finite=check)
+    broken = a.copy()
+    broken[1, 2, 0] = np.nan
+    with pytest.raises(ValueError, match="^weights d must be non-negative$"):
+        la.batched_weighted_lstsq(broken, d, b)
+    d_nan = np.array(d)
+    d_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="^array must not contain infs or NaNs$"):
+        la.batched_weighted_lstsq(a, d_nan, b)
+    # The same stack with the weight mended solves, as test_batched_weighted_lstsq bounds it.
+    d_ok = np.abs(d)
+    x, info = la.batched_weighted_lstsq(a, d_ok, b)
+    assert not info.any()
+    for p in range(5):
+        a64, d64 = a[p].astype(np.float64), d_ok[p].astype(np.float64)
+        kappa = np.linalg.cond(a64.T @ (d64[:, None] * a64))
+        bound = 4 * EPS32 if dtype == np.float32 else tol_factor(3, kappa)
+        assert rel(x[p], weighted_reference(a[p], d_ok[p], b[p])) < bound, p
