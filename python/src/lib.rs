@@ -722,7 +722,8 @@ fn cho_factor<'py>(
 /// upper triangle unread) and the 2-D float64 `b`: LAPACK's dpotrs on the host
 /// (`symraster::host::cholesky_solve_strided`) with L read where it lies (any non-negative
 /// strides: a C or Fortran array, scipy's `c.T`), not copied. With `check_finite`, a
-/// non-finite entry anywhere in `l` is scipy's ValueError (checked while the worker solves).
+/// non-finite entry anywhere in `l` is scipy's ValueError (checked beside the solve, the
+/// solution dropped).
 #[pyfunction]
 #[pyo3(signature = (l, b, check_finite=false))]
 fn cho_solve_f64<'py>(
@@ -753,7 +754,20 @@ fn cho_solve_f64<'py>(
     let rhs = py
         .detach(|| matrix_of(bv, false))
         .map_err(|e| errors::to_py(py, e))?;
-    let mut beside = Beside::new(Some(Square::F64(l.as_array())), None, check_finite, false);
+    // All of `l` checked on the pool beside the solve where its values fill their memory (C or
+    // Fortran order: the solve, bound by memory's speed, leaves the cores room), else on the
+    // calling thread while the worker solves.
+    let whole = l
+        .as_array()
+        .as_slice_memory_order()
+        .filter(|_| check_finite)
+        .map(worker::Lent::new);
+    let mut beside = Beside::new(
+        Some(Square::F64(l.as_array())),
+        None,
+        check_finite && whole.is_none(),
+        false,
+    );
     // On the worker, as the float64 factor (`factor_f64`).
     let outcome = beside.run(py, move |_| {
         let (data, rs, cs) = match &source {
@@ -761,11 +775,30 @@ fn cho_solve_f64<'py>(
             Factor::Lent(lent, rs, cs) => (unsafe { lent.get() }, *rs, *cs),
             Factor::Owned(c) => (c.as_slice(), m, 1),
         };
-        symraster::host::cholesky_solve_strided(data, m, rs, cs, &rhs)
+        let solve = || symraster::host::cholesky_solve_strided(data, m, rs, cs, &rhs);
+        match &whole {
+            Some(whole) => {
+                // SAFETY: as above.
+                let values = unsafe { whole.get() };
+                let (finite, x) = rayon::join(|| all_finite_par(values), solve);
+                Ok((finite, x?))
+            }
+            None => Ok((true, solve()?)),
+        }
     });
     beside.finish(py)?;
     drop(l);
-    Ok(array_of(py, finish(py, outcome)?.0))
+    let (finite, x) = finish(py, outcome)?.0;
+    if !finite {
+        return Err(PyValueError::new_err("array must not contain infs or NaNs"));
+    }
+    Ok(array_of(py, x))
+}
+
+/// Whether every value is finite, over the pool's threads in chunks.
+fn all_finite_par(values: &[f64]) -> bool {
+    use rayon::prelude::*;
+    values.par_chunks(1 << 16).all(finite)
 }
 
 /// A float64 factor for `cho_solve_f64`: lent where it lies, or a row-major copy.

@@ -426,22 +426,31 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True, *, return_in
             or np.ndim(c_and_lower[1]) > 0):  # stacks: _stacks.py
         return _stacks.cho_solve(c_and_lower, b, overwrite_b, check_finite, return_info)
     (c, lower) = c_and_lower
-    # All of c checked first, as scipy's: the float64 solve runs on the host over every core,
-    # so a check beside it would only compete with it.
-    c = _square(c, "c", check_finite)
+    try:
+        checked = _square(c, "c", False)
+        b = _right_side(b, checked.shape[0], check_finite=check_finite)
+        error = None
+    except (ValueError, TypeError) as e:
+        error = e
+    if error is not None:
+        _square(c, "c", check_finite)  # scipy's order: all of c checked first
+        raise error
+    c = checked
     m = c.shape[0]
-    b = _right_side(b, m, check_finite=check_finite)
     dtype = np.result_type(c.dtype, b.dtype)
     if m == 0 or b.size == 0:
+        _finite(c, check_finite)
         return np.empty(b.shape, dtype=dtype)
     b2 = b.reshape(m, -1)
     if dtype == np.float64:
         # dpotrs: the factor as given, in float64 on the host, which reads only L's lower
-        # triangle (c's other triangle may hold anything, as scipy's).
+        # triangle (c's other triangle may hold anything, as scipy's); all of c checked beside
+        # the solve, scipy's error raised in place of its result.
         l = c if lower else c.T
         x = _native.cho_solve_f64(l.astype(np.float64, copy=False),
-                                  np.ascontiguousarray(b2, dtype=np.float64))
+                                  np.ascontiguousarray(b2, dtype=np.float64), check_finite)
         return x.reshape(b.shape)
+    _finite(c, check_finite)
     l = np.tril(c) if lower else np.triu(c).T
     fid = _native.factor_from_l(np.asarray(l, dtype=np.float32))
     try:

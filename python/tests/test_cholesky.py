@@ -197,16 +197,22 @@ def test_cho_solve_shape_error(rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("lower", [False, True])
 def test_cho_solve_checks_all_of_c_first_as_scipy(rng, dtype, lower):
-    """check_finite reads all of c (the binding checks it while the float64 solve runs), its
-    error before any other, as scipy's; unchecked, the triangle not read is not looked at."""
+    """check_finite reads all of c (the binding checks it beside the float64 solve, on the
+    pool where c fills its memory, else on the calling thread), its error before any other, as
+    scipy's; unchecked, the triangle not read is not looked at."""
     m = 6
     c, _ = la.cho_factor(spd(rng, m, dtype), lower=lower)
     for i, j in ((4, 1), (1, 4), (3, 3)):
         bad = c.copy()
         bad[i, j] = np.inf if i == j else np.nan
-        for order in ("C", "F"):
-            layout = np.array(bad, order=order)
-            want = la.cho_solve((np.array(c, order=order), lower), np.ones(m))
+        for order in ("C", "F", "strided"):
+            # strided: a view into a wider array (its memory not filled by it)
+            laid = (lambda v: np.pad(np.ascontiguousarray(v), ((0, 0), (0, 3)))[:, :m]) \
+                if order == "strided" else (lambda v: np.array(v, order=order))
+            layout = laid(bad)
+            assert (order == "strided") == (layout.base is not None and not (
+                layout.flags.c_contiguous or layout.flags.f_contiguous))
+            want = la.cho_solve((laid(c), lower), np.ones(m))
             for b in (np.ones(m), np.ones(m, np.float32), np.ones((m, 2)), np.ones(m + 1),
                       np.ones((m, 0)), np.ones(m, complex)):
                 with pytest.raises(ValueError,
