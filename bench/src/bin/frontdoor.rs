@@ -19,11 +19,12 @@
 //! - `weighted_lstsq`: `Gpu::least_squares(A, d, b)`, A m×n with n = 2m, d and b n.
 //! - batched, float32, order n and B problems (`--batched n:B,...`, default the issue's
 //!   8:100000,16:100000,32:20000): `batched_weighted_lstsq` (`gpu.batched().least_squares_as`,
-//!   A (B, n, 2n), d and b (B, 2n)), `batched_cholesky` (C (B, n, n)), `batched_solve`
-//!   (`spd_solve_as`, C (B, n, n) and b (B, n)), `BatchOptions` with the upper triangles
-//!   checked finite as the Python package's default (scipy's `check_finite`) checks them
-//!   (`--check-upper off`: the library's default, not checked); x in float32, as the Python
-//!   package returns it for float32 stacks.
+//!   A (B, n, 2n) read where it lies from X = Aᵀ (B, 2n, n) row-major, as the Python package
+//!   is given it; `--lstsq-layout rows`: A row-major; d and b (B, 2n)), `batched_cholesky`
+//!   (C (B, n, n)), `batched_solve` (`spd_solve_as`, C (B, n, n) and b (B, n)), `BatchOptions`
+//!   with the upper triangles checked finite as the Python package's default (scipy's
+//!   `check_finite`) checks them (`--check-upper off`: the library's default, not checked); x
+//!   in float32, as the Python package returns it for float32 stacks.
 //!
 //! CSV on stdout: `op,m,n,api,dtype,symraster_ms,first_ms` with api `rust`; m the order (n
 //! for the batched ops), n: m for the square ops, 2m for weighted_lstsq, B for the batched
@@ -45,7 +46,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
 use symraster::{
-    Batch, BatchOptions, Gpu, InvertOptions, Matrix, Options, SolveOptions, SpdFactor,
+    Batch, BatchOptions, BatchRef, Gpu, InvertOptions, Matrix, Options, SolveOptions, SpdFactor,
     SymmetricView, host,
 };
 
@@ -73,6 +74,9 @@ struct Settings {
     /// The batched Cholesky's and solve's upper triangles checked finite (`--check-upper
     /// on|off`, default on: what the Python package's default, scipy's `check_finite`, asks).
     check_upper: bool,
+    /// The batched least squares' A given as X = Aᵀ, observations first, as the Python
+    /// package takes it (`--lstsq-layout observations`, the default), or row-major (`rows`).
+    observations_first: bool,
 }
 
 impl Settings {
@@ -366,14 +370,17 @@ fn batched(gpu: &Gpu, settings: &Settings, ops: &[String], n: usize, count: usiz
     let failed = |info: &[i32]| info.iter().filter(|&&i| i != 0).count() as f64;
     if want("batched_weighted_lstsq") {
         let k = 2 * n;
-        let a = Batch::new(
-            count,
-            n,
-            k,
-            (0..count * n * k)
-                .map(|_| rng.random_range(-1.0f32..1.0))
-                .collect(),
-        )?;
+        let values: Vec<f32> = (0..count * n * k)
+            .map(|_| rng.random_range(-1.0f32..1.0))
+            .collect();
+        // Each problem's A (n x k) row-major, or as the Python package is given it: X = Aᵀ
+        // (k observations x n unknowns) row-major, A read where it lies by its strides.
+        let a = if settings.observations_first {
+            BatchRef::from_strides(count, n, k, [k * n, 1, n], &values)?
+        } else {
+            BatchRef::from_strides(count, n, k, [n * k, k, 1], &values)?
+        };
+        let a_of = |p: usize| -> Vec<f32> { (0..n * k).map(|e| a.get(p, e / k, e % k)).collect() };
         let d = Batch::vectors(
             count,
             k,
@@ -397,7 +404,7 @@ fn batched(gpu: &Gpu, settings: &Settings, ops: &[String], n: usize, count: usiz
                 for &p in &samples {
                     let (dp, bp) = (widen(d.problem(p)), widen(b.problem(p)));
                     let x = widen(t.result.x.problem(p));
-                    e = e.max(lstsq_error(a.problem(p), &dp, &bp, &x));
+                    e = e.max(lstsq_error(&a_of(p), &dp, &bp, &x));
                 }
                 report("batched_weighted_lstsq", n, count, "float32", &t, e, 1e-5);
             }
@@ -448,6 +455,7 @@ fn main() -> Result<()> {
         max_seconds: 30.0,
         spd_factor: SpdFactor::Auto,
         check_upper: true,
+        observations_first: true,
     };
     let mut ops: Vec<String> = DENSE_OPS
         .iter()
@@ -477,6 +485,13 @@ fn main() -> Result<()> {
                     "on" => true,
                     "off" => false,
                     other => return Err(format!("unknown --check-upper {other}").into()),
+                }
+            }
+            "--lstsq-layout" => {
+                settings.observations_first = match value("observations or rows")?.as_str() {
+                    "observations" => true,
+                    "rows" => false,
+                    other => return Err(format!("unknown --lstsq-layout {other}").into()),
                 }
             }
             "--runs" => settings.runs = value("a count")?.parse()?,
