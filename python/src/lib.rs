@@ -780,19 +780,21 @@ fn cho_solve_f64<'py>(
             Some(whole) => {
                 // SAFETY: as above.
                 let values = unsafe { whole.get() };
-                let (finite, x) = rayon::join(|| all_finite_par(values), solve);
-                Ok((finite, x?))
+                // A non-finite l is the error, whatever the solve made of it.
+                match rayon::join(|| all_finite_par(values), solve) {
+                    (false, _) => Ok(None),
+                    (true, x) => x.map(Some),
+                }
             }
-            None => Ok((true, solve()?)),
+            None => solve().map(Some),
         }
     });
     beside.finish(py)?;
     drop(l);
-    let (finite, x) = finish(py, outcome)?.0;
-    if !finite {
-        return Err(PyValueError::new_err("array must not contain infs or NaNs"));
+    match finish(py, outcome)?.0 {
+        Some(x) => Ok(array_of(py, x)),
+        None => Err(PyValueError::new_err("array must not contain infs or NaNs")),
     }
-    Ok(array_of(py, x))
 }
 
 /// Whether every value is finite, over the pool's threads in chunks.
