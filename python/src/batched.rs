@@ -459,29 +459,6 @@ impl Weights {
     }
 }
 
-/// A float32 or float64 2-D array borrowed for a pass beside a job.
-enum Borrowed<'py> {
-    F64(PyReadonlyArray2<'py, f64>),
-    F32(PyReadonlyArray2<'py, f32>),
-}
-
-impl<'py> Borrowed<'py> {
-    fn of(a: &Bound<'py, PyAny>) -> Option<Self> {
-        if let Ok(a) = a.extract() {
-            Some(Borrowed::F64(a))
-        } else {
-            a.extract().ok().map(Borrowed::F32)
-        }
-    }
-
-    fn view(&self) -> Square<'_> {
-        match self {
-            Borrowed::F64(a) => Square::F64(a.as_array()),
-            Borrowed::F32(a) => Square::F32(a.as_array()),
-        }
-    }
-}
-
 /// min ‖diag(√wₚ)(yₚ − xₚ·βₚ)‖₂ for x (B, k, n) observations × unknowns per problem (read in
 /// place as the library's A = xₚᵀ), w and y (B, k): (β (B, n) float64, float32 for float32
 /// inputs, INFO int32 (B,)). The weights are checked non-negative on the calling thread while
@@ -497,7 +474,7 @@ pub fn batched_least_squares<'py>(
     refinement_steps: usize,
     check_finite: bool,
 ) -> PyResult<Solved<'py>> {
-    let weights = Borrowed::of(w);
+    let weights = crate::Held::of(w).ok();
     let (a, _a) = read_stack(py, x, true)?;
     let ((w, _w), (y, _y)) = (read_vectors(py, w)?, read_vectors(py, y)?);
     let options = solve_options(refinement_steps);
@@ -523,7 +500,7 @@ pub fn batched_least_squares<'py>(
             }
         },
         {
-            let view = weights.as_ref().map(Borrowed::view);
+            let view = weights.as_ref().map(crate::Held::view);
             move || view.map(Weights::of)
         },
     );

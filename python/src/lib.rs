@@ -797,11 +797,15 @@ fn cho_solve_f64<'py>(
     }
 }
 
-/// Whether every value is finite, over the pool's threads in chunks.
-fn all_finite_par(values: &[f64]) -> bool {
+/// Whether every value is finite, over the pool's threads in chunks of [`FINITE_CHUNK`].
+fn all_finite_par<T: Copy + Into<f64> + Sync>(values: &[T]) -> bool {
     use rayon::prelude::*;
-    values.par_chunks(1 << 16).all(finite)
+    values.par_chunks(FINITE_CHUNK).all(finite)
 }
+
+/// The values one pool thread checks at a time ([`all_finite_par`]); fewer are checked on the
+/// calling thread alone.
+const FINITE_CHUNK: usize = 1 << 16;
 
 /// A float64 factor for `cho_solve_f64`: lent where it lies, or a row-major copy.
 enum Factor {
@@ -1027,15 +1031,14 @@ fn spd_solved<'py>(
 #[pyo3(signature = (a, outside=None))]
 fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> PyResult<bool> {
     use rayon::prelude::*;
-    const CHUNK: usize = 1 << 16;
     fn check<T: Copy + Into<f64> + Sync>(
         py: Python<'_>,
         view: numpy::ndarray::ArrayViewD<'_, T>,
     ) -> bool {
         match view.as_slice_memory_order() {
             // A few values on this thread: waking the pool's threads would take longer.
-            Some(s) if s.len() <= CHUNK => finite(s),
-            Some(s) => py.detach(|| s.par_chunks(CHUNK).all(finite)),
+            Some(s) if s.len() <= FINITE_CHUNK => finite(s),
+            Some(s) => py.detach(|| all_finite_par(s)),
             None => view.iter().all(|&v| v.into().is_finite()),
         }
     }
@@ -1080,9 +1083,9 @@ fn all_finite(py: Python<'_>, a: &Bound<'_, PyAny>, outside: Option<&str>) -> Py
         if let Some(values) = view.as_slice()
             && n > 0
         {
-            // C-ordered: about CHUNK values of whole rows per task (many small matrices, or
-            // a band of a large one), each row a plain slice.
-            let rows_per_task = (CHUNK / n).max(1);
+            // C-ordered: about FINITE_CHUNK values of whole rows per task (many small
+            // matrices, or a band of a large one), each row a plain slice.
+            let rows_per_task = (FINITE_CHUNK / n).max(1);
             return Ok(py.detach(|| {
                 values
                     .par_chunks(rows_per_task * n)

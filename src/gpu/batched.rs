@@ -108,7 +108,8 @@ impl Batched<'_> {
     /// let gpu = Gpu::new()?;
     /// let c = Batch::new(1, 2, 2, vec![4.0f32, 0.0, 2.0, 5.0])?;
     /// let mut l = Vec::with_capacity(4);
-    /// let info = gpu.batched().cholesky_into(&c, &mut l.spare_capacity_mut()[..4], BatchOptions::default())?;
+    /// let room = &mut l.spare_capacity_mut()[..4];
+    /// let info = gpu.batched().cholesky_into(&c, room, BatchOptions::default())?;
     /// // SAFETY: `cholesky_into` wrote all four values.
     /// unsafe { l.set_len(4) };
     /// assert_eq!(info, vec![0]);
