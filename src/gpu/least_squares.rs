@@ -7,6 +7,7 @@ use super::estimate::{
 };
 use super::least_squares_direct;
 use super::range::{DiagonalParts, RangeScaling};
+use super::residual::DeviceResidual;
 use super::tiled::DeviceFactor;
 use super::{Cholesky, Gpu, Method};
 use crate::error::{Error, NumericalError, Result};
@@ -14,9 +15,11 @@ use crate::least_squares::design::{Design, design_of};
 use crate::least_squares::double::{Scaled, scaled_norm, solve_in_double};
 use crate::least_squares::{
     DoubleFactor, Fallback, NormalEquations, Solution, SolveOptions, Timings, check_pivots,
-    check_problem, check_rank, refine, single_factor_failure,
+    check_rank, check_shapes, refine, single_factor_failure,
 };
-use crate::matrix::{Element, Matrix, MatrixView, check_finite, check_finite_vec};
+use crate::matrix::{
+    Element, Matrix, MatrixView, check_finite, check_finite_vec, check_finite_view,
+};
 use crate::phases::Phases;
 use crate::scaling::{exponent_of, norm_inf, times_power_of_two};
 use std::time::Instant;
@@ -82,9 +85,17 @@ impl Gpu {
     ) -> Result<Solution> {
         let mut phase = Phases::new(Instant::now());
         options.validate()?;
-        check_problem(a.view(), d, b)?;
-        check_rank(a.view(), d)?;
-        phase.mark("checks");
+        check_shapes(a.view(), d, b)?;
+        // A's finiteness, the one check that reads all of A, runs beside A's upload
+        // (`solve_scaled`); its error still comes before d's, b's and the rank's.
+        let cheap = check_finite_vec("d", d)
+            .and_then(|()| check_finite_vec("b", b))
+            .and_then(|()| check_rank(a.view(), d));
+        if let Err(e) = cheap {
+            check_finite_view("A", a.view())?;
+            return Err(e);
+        }
+        phase.mark("checks of d, b and the rank");
         // b by a power of two so that its largest entry lies in [1, 2): exact, so b and 2^k·b
         // give the same scaled problem bit for bit, and AD²b and the residuals stay clear of
         // f64's and f32's range edges whatever b's scale.
@@ -104,31 +115,9 @@ impl Gpu {
         let start = Instant::now();
         let mut phase = Phases::new(start);
         let (m, n) = a.shape();
-        let method = self.check_problem_size(m, n, options.gpu)?;
-        // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
-        // is rounded to f32 there for the factor; C and L stay there, corrections are solved
-        // there; only L's diagonal comes back, for the pivot check. Where the device cannot
-        // hold A in f64, residuals run on the CPU and A goes up in f32.
-        if method == Method::Tiled
-            && !options.takes_double_factor(m)
-            && let Ok(k) = self.tiled_kernels()
-        {
-            // The f32 assembly's, factor's and solves' programs compile side by side with what
-            // runs first, where the driver compiles in its own threads.
-            k.start_products();
-            k.start_chained(m, true);
-        }
-        let device_residual = match method {
-            Method::Tiled => match self.device_residual(a.view(), d, b) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    log::info!("residuals on the CPU: {e}");
-                    None
-                }
-            },
-            _ => None,
-        };
-        phase.mark("A, d, b to the GPU in f64, AD²b");
+        let (method, device_residual) =
+            beside_check_of_a(a.view(), || self.upload_problem(a, d, b, options))?;
+        phase.mark("A, d, b to the GPU in f64, AD²b, A's check beside");
         // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow
         // or underflow: it sets the range scaling and checks the factor's pivots. From A's
         // copy on the GPU where there is one (a pass over A on the host otherwise).
@@ -328,6 +317,43 @@ impl Gpu {
             refinement, x0, options, tolerance, condition, fallback, timings,
         )
     }
+
+    /// The method for this problem and, for the tiled one, A, d and b on the GPU in f64
+    /// (`None` where the device cannot hold them: residuals then run on the CPU).
+    fn upload_problem(
+        &self,
+        a: Design<'_>,
+        d: &[f64],
+        b: &[f64],
+        options: &SolveOptions,
+    ) -> Result<(Method, Option<DeviceResidual>)> {
+        let (m, n) = a.shape();
+        let method = self.check_problem_size(m, n, options.gpu)?;
+        // The tiled method keeps everything on the GPU: A goes up once in f64 (residuals) and
+        // is rounded to f32 there for the factor; C and L stay there, corrections are solved
+        // there; only L's diagonal comes back, for the pivot check. Where the device cannot
+        // hold A in f64, residuals run on the CPU and A goes up in f32.
+        if method == Method::Tiled
+            && !options.takes_double_factor(m)
+            && let Ok(k) = self.tiled_kernels()
+        {
+            // The f32 assembly's, factor's and solves' programs compile side by side with what
+            // runs first, where the driver compiles in its own threads.
+            k.start_products();
+            k.start_chained(m, true);
+        }
+        let device_residual = match method {
+            Method::Tiled => match self.device_residual(a.view(), d, b) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    log::info!("residuals on the CPU: {e}");
+                    None
+                }
+            },
+            _ => None,
+        };
+        Ok((method, device_residual))
+    }
 }
 
 /// The single-precision factor of C', kept on the GPU (tiled) or read back (the rasterizing
@@ -375,4 +401,15 @@ pub(super) fn with_scaled_rhs(
         .into());
     }
     Ok(solution)
+}
+
+/// `work` on this thread beside A's finiteness check on the pool (the check reads all of A,
+/// the upload copies it: the two overlap); the check's error comes first.
+fn beside_check_of_a<R>(a: MatrixView<'_, f64>, work: impl FnOnce() -> Result<R>) -> Result<R> {
+    let mut finite = Ok(());
+    let result = rayon::in_place_scope(|scope| {
+        scope.spawn(|_| finite = check_finite_view("A", a));
+        work()
+    });
+    finite.and(result)
 }

@@ -350,6 +350,14 @@ pub struct Solution {
 /// finite. A is a `&Matrix` or any [`MatrixView`] (read where it lies, once).
 pub fn check_problem<'a>(a: impl Into<MatrixView<'a, f64>>, d: &[f64], b: &[f64]) -> Result<()> {
     let a = a.into();
+    check_shapes(a, d, b)?;
+    check_finite_view("A", a)?;
+    check_finite_vec("d", d)?;
+    check_finite_vec("b", b)
+}
+
+/// [`check_problem`]'s shapes alone: A non-empty, d and b with one entry per column of A.
+pub fn check_shapes(a: MatrixView<'_, f64>, d: &[f64], b: &[f64]) -> Result<()> {
     let (m, n) = a.shape();
     if m == 0 || n == 0 {
         return Err(InputError::Empty {
@@ -367,9 +375,7 @@ pub fn check_problem<'a>(a: impl Into<MatrixView<'a, f64>>, d: &[f64], b: &[f64]
             )));
         }
     }
-    check_finite_view("A", a)?;
-    check_finite_vec("d", d)?;
-    check_finite_vec("b", b)
+    Ok(())
 }
 
 /// Refuses, before any work, an AD²Aᵀ that is singular by its shape or weights: n < m, or
