@@ -16,7 +16,9 @@
 //! - `cho_factor_solve`: `Gpu::cholesky_double(C)` then `host::cholesky_solve(L, b)`, one right
 //!   side.
 //! - `inv_pos`: `Gpu::invert(C, InvertOptions::spd())`.
-//! - `weighted_lstsq`: `Gpu::least_squares(A, d, b)`, A m×n with n = 2m, d and b n.
+//! - `weighted_lstsq`: `Gpu::least_squares_view(A, d, b)`, A m×n with n = 2m read where it lies
+//!   from X = Aᵀ (n, m) row-major, as the Python package is given it (`--lstsq-layout rows`: A
+//!   row-major); d and b n.
 //! - batched, float32, order n and B problems (`--batched n:B,...`, default the issue's
 //!   8:100000,16:100000,32:20000): `batched_weighted_lstsq` (`gpu.batched().least_squares_as`,
 //!   A (B, n, 2n) read where it lies from X = Aᵀ (B, 2n, n) row-major, as the Python package
@@ -45,6 +47,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
+use symraster::matrix::MatrixView;
 use symraster::{
     Batch, BatchOptions, BatchRef, Gpu, InvertOptions, Matrix, Options, SolveOptions, SpdFactor,
     SymmetricView, host,
@@ -74,8 +77,8 @@ struct Settings {
     /// The batched Cholesky's and solve's upper triangles checked finite (`--check-upper
     /// on|off`, default on: what the Python package's default, scipy's `check_finite`, asks).
     check_upper: bool,
-    /// The batched least squares' A given as X = Aᵀ, observations first, as the Python
-    /// package takes it (`--lstsq-layout observations`, the default), or row-major (`rows`).
+    /// The least squares' A (dense and batched) given as X = Aᵀ, observations first, as the
+    /// Python package takes it (`--lstsq-layout observations`, the default), or row-major (`rows`).
     observations_first: bool,
 }
 
@@ -324,8 +327,17 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
         let a = Matrix::from_fn(m, n, |_, _| u());
         let d: Vec<f64> = (0..n).map(|_| u()).collect();
         let b: Vec<f64> = (0..n).map(|_| u()).collect();
+        // A row-major, or as the Python package is given it: X = Aᵀ (n observations x m
+        // unknowns) row-major, A read where it lies.
+        let x = settings
+            .observations_first
+            .then(|| Matrix::from_fn(n, m, |i, j| a[(j, i)]));
+        let view = match &x {
+            Some(x) => MatrixView::new(x.as_slice(), n, m, m, 1)?.transpose(),
+            None => MatrixView::from(&a),
+        };
         match time(runs, max, || {
-            gpu.least_squares(&a, &d, &b, SolveOptions::default())
+            gpu.least_squares_view(view, &d, &b, SolveOptions::default())
         }) {
             Ok(t) => {
                 let e = lstsq_error(a.as_slice(), &d, &b, &t.result.x);
