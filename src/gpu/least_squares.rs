@@ -86,7 +86,7 @@ impl Gpu {
         let mut phase = Phases::new(Instant::now());
         options.validate()?;
         check_shapes(a.view(), d, b)?;
-        // A's finiteness, the one check that reads all of A, runs beside A's upload
+        // A's finiteness, the one check that reads all of A, is made as A goes up to the GPU
         // (`solve_scaled`); its error still comes before d's, b's and the rank's.
         let cheap = check_finite_vec("d", d)
             .and_then(|()| check_finite_vec("b", b))
@@ -115,9 +115,22 @@ impl Gpu {
         let start = Instant::now();
         let mut phase = Phases::new(start);
         let (m, n) = a.shape();
-        let (method, device_residual) =
-            beside_check_of_a(a.view(), || self.upload_problem(a, d, b, options))?;
-        phase.mark("A, d, b to the GPU in f64, AD²b, A's check beside");
+        // A by columns (the rows of the caller's X = Aᵀ) is checked piece by piece as each is
+        // copied up, while in cache; A by rows goes up whole through the driver, checked on the
+        // pool beside it. Where A did not go up, it is checked here.
+        let (method, device_residual) = match a {
+            Design::Columns(_) => {
+                let uploaded = self.upload_problem(a, d, b, options);
+                if !matches!(&uploaded, Ok((_, Some(device))) if device.a_checked()) {
+                    check_finite_view("A", a.view())?;
+                }
+                uploaded?
+            }
+            Design::Rows(_) => {
+                beside_check_of_a(a.view(), || self.upload_problem(a, d, b, options))?
+            }
+        };
+        phase.mark("A, d, b to the GPU in f64 (A checked), AD²b");
         // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow
         // or underflow: it sets the range scaling and checks the factor's pivots. From A's
         // copy on the GPU where there is one (a pass over A on the host otherwise).

@@ -19,6 +19,7 @@ use crate::matrix::{Element, MatrixView};
 use crate::scaling::times_power_of_two;
 use crate::tiled::View;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Invocations per work group in the product, residual and gather kernels (`local_size_x`).
 const GROUP: usize = 64;
@@ -147,6 +148,8 @@ pub struct DeviceResidual {
     r: Buffer<f64>,
     kernels: Rc<LeastSquaresKernels>,
     rhs: Vec<f64>,
+    /// Whether A's entries were checked as they went up (A by columns), and were all finite.
+    a_checked: bool,
 }
 
 impl DeviceResidual {
@@ -186,11 +189,12 @@ impl DeviceResidual {
                 len.max(1),
             )
         };
+        let (a, a_checked) = upload(ctx, &kernels, a)?;
         let mut device = Self {
             m,
             n,
             ctx: ctx.clone(),
-            a: upload(ctx, &kernels, a)?,
+            a,
             d: storage(d)?,
             f: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
             zero: Buffer::zeroed(ctx, BufferTarget::Storage, BufferUsage::Static, m)?,
@@ -200,6 +204,7 @@ impl DeviceResidual {
             r: scratch(m)?,
             kernels,
             rhs: Vec::new(),
+            a_checked,
         };
         // AD²b = −(0 − A·(d∘b)): the residual kernel with f = 0 and y = d∘b.
         let db: Vec<f64> = d.iter().zip(b).map(|(d, b)| d * b).collect();
@@ -214,6 +219,11 @@ impl DeviceResidual {
         device.f.write(0, &rhs)?;
         device.rhs = rhs;
         Ok(device)
+    }
+
+    /// Whether A's entries were checked as they went up (A by columns), and were all finite.
+    pub(crate) fn a_checked(&self) -> bool {
+        self.a_checked
     }
 
     /// AD²b, formed on the GPU in double precision.
@@ -496,12 +506,17 @@ impl StepResidual for DeviceResidual {
 const LINES_BLOCK: usize = if cfg!(test) { 1 << 8 } else { 1 << 23 };
 
 /// A in f64 on the GPU, row-major: rows copied as they lie; columns (the rows of Aᵀ) sent up
-/// in blocks and put in place by glsl/least_squares/transpose.comp.
-fn upload(ctx: &Context, kernels: &LeastSquaresKernels, a: Design<'_>) -> Result<Buffer<f64>> {
+/// in blocks and put in place by glsl/least_squares/transpose.comp, each piece checked as it
+/// is copied (true where that was done and every entry is finite).
+fn upload(
+    ctx: &Context,
+    kernels: &LeastSquaresKernels,
+    a: Design<'_>,
+) -> Result<(Buffer<f64>, bool)> {
     let (m, n) = a.shape();
     let lines = match a {
         Design::Rows(a) => {
-            return match a.as_row_major() {
+            let buffer = match a.as_row_major() {
                 Some(values) => {
                     Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)
                 }
@@ -510,13 +525,17 @@ fn upload(ctx: &Context, kernels: &LeastSquaresKernels, a: Design<'_>) -> Result
                     BufferTarget::Storage,
                     BufferUsage::Static,
                     m * n,
-                    |first, out| fill_lines(a, first, out),
+                    |first, out| {
+                        fill_lines(a, first, out);
+                    },
                 ),
             };
+            return Ok((buffer?, false));
         }
         Design::Columns(t) => t,
     };
     let out = Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * n)?;
+    let bad = AtomicBool::new(false);
     // At most 32 x 65535 lines per block: the kernel's groups along y.
     let per_block = (LINES_BLOCK / m.max(1)).clamp(1, 32 * MAX_GROUPS);
     let k = kernels.transpose.get()?;
@@ -527,7 +546,11 @@ fn upload(ctx: &Context, kernels: &LeastSquaresKernels, a: Design<'_>) -> Result
             BufferTarget::Storage,
             BufferUsage::Stream,
             count * m,
-            |first, values| fill_lines(lines, col0 * m + first, values),
+            |first, values| {
+                if !fill_lines(lines, col0 * m + first, values) {
+                    bad.store(true, Ordering::Relaxed);
+                }
+            },
         )?;
         k.set_all(&[
             ("m", Uniform::U32(m as u32)),
@@ -540,19 +563,24 @@ fn upload(ctx: &Context, kernels: &LeastSquaresKernels, a: Design<'_>) -> Result
         k.dispatch([m.div_ceil(32) as u32, count.div_ceil(32) as u32, 1])?;
     }
     ctx.check(|| "putting A's columns in place on the GPU".into())?;
-    Ok(out)
+    Ok((out, !bad.into_inner()))
 }
 
-/// `out` = the entries of the row-major order of `v` (rows contiguous) from index `first` on.
-fn fill_lines(v: MatrixView<'_, f64>, first: usize, out: &mut [f64]) {
+/// `out` = the entries of the row-major order of `v` (rows contiguous) from index `first` on;
+/// whether they are all finite (each piece checked where it lies, then copied from cache).
+fn fill_lines(v: MatrixView<'_, f64>, first: usize, out: &mut [f64]) -> bool {
     let cols = v.cols();
     let mut done = 0;
+    let mut finite = true;
     while done < out.len() {
         let (i, j) = ((first + done) / cols, (first + done) % cols);
         let piece = (cols - j).min(out.len() - done);
-        out[done..done + piece].copy_from_slice(&v.row(i)[j..j + piece]);
+        let source = &v.row(i)[j..j + piece];
+        finite &= source.iter().fold(true, |ok, x| ok & x.is_finite());
+        out[done..done + piece].copy_from_slice(source);
         done += piece;
     }
+    finite
 }
 
 impl Gpu {
@@ -638,7 +666,8 @@ mod tests {
 
     /// A that arrives by columns (Aᵀ row by row, NaN in the gaps a stride leaves) is put in
     /// place on the GPU: the same AD²b, residuals, diagonal and f32 copy, bit for bit, as from
-    /// A row-major, at sizes around the transpose kernel's tiles and in several blocks.
+    /// A row-major, at sizes around the transpose kernel's tiles and in several blocks; its
+    /// entries checked on the way up, a non-finite one found in any block.
     #[test]
     fn columns_go_up_as_rows_do() {
         let gpu = Gpu::new().unwrap();
@@ -679,6 +708,20 @@ mod tests {
                 buffer.download().unwrap()
             };
             assert_eq!(single(&columns), single(&rows), "{m}x{n}: A in f32");
+            let by_lines = matches!(Design::of(by_columns).unwrap(), Design::Columns(_));
+            assert_eq!(columns.a_checked(), by_lines, "{m}x{n}: checked going up");
+            assert!(!rows.a_checked(), "{m}x{n}: rows go up unchecked");
+            // One non-finite entry, in the first, a middle or the last block, the gaps' NaNs
+            // never read: A by columns is then reported unchecked.
+            for (i, k) in [(0, 0), (m / 2, n / 2), (m - 1, n - 1)] {
+                for value in [f64::NAN, f64::INFINITY] {
+                    let mut bad = lines.clone();
+                    bad[k * stride + i] = value;
+                    let view = MatrixView::new(&bad, m, n, 1, stride).unwrap();
+                    let device = gpu.device_residual(view, &d, &b).unwrap();
+                    assert!(!device.a_checked(), "{m}x{n}: {value} at ({i}, {k})");
+                }
+            }
             let host_rows = DiagonalParts::of(&Design::Rows((&a).into()), &d);
             let host_columns = DiagonalParts::of(&Design::of(by_columns).unwrap(), &d);
             for ((cv, ck), (rv, rk)) in host_columns.raw().iter().zip(host_rows.raw()) {
