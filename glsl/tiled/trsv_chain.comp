@@ -1,7 +1,8 @@
 // Triangular solves in a single launch, one chain per right-hand side: L·y = b (forward) or
 // Lᵀ·x = y (backward) with the factor's diagonal blocks of order NB already inverted
-// (trtri_blocks.comp), for the `rhs` right sides stored one after another in x (m values
-// each, with their own ready flags). Work group g takes a ticket (the order groups start in)
+// (trtri_blocks.comp), for the `rhs` right sides in x, row i of right side r at
+// r·x_rhs + i·x_row (one after another: x_rhs = m, x_row = 1; the columns of a row-major
+// m × rhs matrix: x_rhs = 1, x_row = rhs), each with its own ready flags. Work group g takes a ticket (the order groups start in)
 // and solves block row I = ticket / rhs (forward; the last one first backward) of right side
 // ticket % rhs, each exactly as that right side's chain would alone. It subtracts the tiles L_IJ·x_J of the
 // blocks J solved before it as each one is published, then x_I = L_II⁻¹·(b_I − Σ), writes x_I
@@ -27,6 +28,8 @@ layout(std430, binding = 2) coherent buffer XBuf { float x[]; };
 layout(std430, binding = 3) coherent buffer Sync { uint ticket; uint gave_up; uint ready[]; };
 
 uniform uint rhs;
+uniform uint x_row;
+uniform uint x_rhs;
 uniform uint m;
 uniform uint n1;
 uniform uint blocks1;
@@ -74,7 +77,7 @@ void main() {
     // This group's right side: its values from xo, its flags from fo.
     uint r = order_shared % rhs;
     uint place = order_shared / rhs;
-    uint xo = r * m;
+    uint xo = r * x_rhs;
     uint fo = r * blocks;
     uint I = transposed == 0u ? place : blocks - 1u - place;
     uint sI = block_start(I);
@@ -96,7 +99,7 @@ void main() {
         memoryBarrierBuffer();
         uint sJ = block_start(J);
         uint nJ = block_size(J);
-        if (t < nJ) xs[t] = x[xo + sJ + t];
+        if (t < nJ) xs[t] = x[xo + (sJ + t) * x_row];
         barrier();
         bool whole = nI == NB && nJ == NB;
         if (whole) {
@@ -164,7 +167,7 @@ void main() {
         float s = 0.0;
         uint parts = transposed == 0u ? 32u : 8u;
         for (uint p = 0u; p < parts; p++) s += red[t][p];
-        xs[t] = x[xo + sI + t] - s;
+        xs[t] = x[xo + (sI + t) * x_row] - s;
     } else if (t < NB) {
         xs[t] = 0.0;
     }
@@ -196,7 +199,7 @@ void main() {
         float s = 0.0;
         uint parts = transposed == 0u ? 32u : 8u;
         for (uint p = 0u; p < parts; p++) s += red[t][p];
-        x[xo + sI + t] = s;
+        x[xo + (sI + t) * x_row] = s;
     }
     memoryBarrierBuffer();
     barrier();

@@ -71,9 +71,9 @@ pub fn solve_in_place_cached(
     solve_each_in_place_cached(k, l, cache, std::slice::from_mut(b))
 }
 
-/// [`solve_in_place_cached`] for each of `bs`, each to the values it would get alone (the
-/// one-column right sides' chains side by side in one launch each way), with nothing waited
-/// on between them: the chained solves' gave-up words are read back together, once, after
+/// [`solve_in_place_cached`] for each of `bs`, each to the values it would get alone (right
+/// sides of up to [`CHAIN_COLUMNS`] columns as chains, the one-column ones' side by side in
+/// one launch each way), with nothing waited on between them: the chained solves' gave-up words are read back together, once, after
 /// all are queued.
 pub fn solve_each_in_place_cached(
     k: &TiledKernels,
@@ -116,9 +116,10 @@ pub fn solve_each_read_back(
 }
 
 /// Launches the solves of each of `bs`, none waited on: through the inverted diagonal blocks
-/// where the kernels have them (each one-column right side as a chain where they have one,
-/// several in one launch, [`launch_chains`]; `given_up` marks each chain as given up before it
-/// runs), else by two blocked triangular solves. The chains, by index into `bs`, for
+/// where the kernels have them (as chains where they have them: several one-column right
+/// sides in one launch, a right side of up to [`CHAIN_COLUMNS`] columns a chain per column,
+/// [`launch_chains`]; `given_up` marks each chain as given up before it runs), else by two
+/// blocked triangular solves. The chains, by index into `bs`, for
 /// [`finish`].
 fn launch_each(
     k: &TiledKernels,
@@ -139,12 +140,20 @@ fn launch_each(
     match inverses(k, l, cache)? {
         Some(inv) => {
             // The one-column right sides as chains, up to CHAINS_TOGETHER in one launch each
-            // way; the others (and any the chains cannot take) the blocked way.
-            let single: Vec<usize> = match k.solves_by_chain() {
-                true => (0..bs.len()).filter(|&i| bs[i].cols == 1).collect(),
-                false => Vec::new(),
+            // way; a right side of up to CHAIN_COLUMNS columns in one launch each way, a chain
+            // per column; the others (and any the chains cannot take) the blocked way.
+            let by_chain = |cols: std::ops::RangeInclusive<usize>| -> Vec<usize> {
+                match k.solves_by_chain() {
+                    true => (0..bs.len()).filter(|&i| cols.contains(&bs[i].cols)).collect(),
+                    false => Vec::new(),
+                }
             };
-            for group in single.chunks(CHAINS_TOGETHER) {
+            let single = by_chain(1..=1);
+            let groups = single
+                .chunks(CHAINS_TOGETHER)
+                .map(<[usize]>::to_vec)
+                .chain(by_chain(2..=CHAIN_COLUMNS).into_iter().map(|i| vec![i]));
+            for group in groups {
                 let members: Vec<&DeviceRhs> = group.iter().map(|&i| &bs[i]).collect();
                 if let Some(launched) = launch_chains(k, l, inv, &members, given_up)? {
                     chains.extend(group.iter().copied().zip(launched));
@@ -335,6 +344,11 @@ fn inverted_blocks(k: &TiledKernels, l: &TiledMatrix) -> Result<Buffer<f32>> {
 /// Right sides whose chains run together in one launch each way at most.
 const CHAINS_TOGETHER: usize = 8;
 
+/// The most columns a right side may have to be solved by chains, one per column, in one
+/// launch each way: each chain reads the whole factor, so past a few dozen columns the blocked
+/// solve's products, which read it once, win (docs/results.md, "Triangular solves").
+const CHAIN_COLUMNS: usize = 32;
+
 /// A chained solve launched ([`launch_chains`]) and not yet checked: its launches' sync words
 /// (the gave-up word at index 1, shared by the right sides launched together) and b as it
 /// was, for the blocked solve should it have given up.
@@ -344,10 +358,11 @@ struct Chain {
     saved: Buffer<f32>,
 }
 
-/// Launches both solves for the one-column right sides `group` as one chained launch each way
-/// (glsl/tiled/trsv_chain.comp): the blocks' dependences wait on flags on the GPU instead of
-/// between launches, and each right side's chain computes what it would alone, the chains of
-/// several side by side (several right sides cost about one's time: a chain's few work groups
+/// Launches both solves for `group` as one chained launch each way
+/// (glsl/tiled/trsv_chain.comp): one-column right sides, or one right side of several columns
+/// solved in place, a chain per column. The blocks' dependences wait on flags on the GPU
+/// instead of between launches, and each column's chain computes what it would alone, the
+/// chains of several side by side (several cost about one's time: a chain's few work groups
 /// leave the GPU idle). Whether a work group gave up waiting (a software renderer's loop limit)
 /// is known only once the chains have run; then each b is restored from its copy and solved the
 /// blocked way. `None` (nothing launched) where a chain would span more blocks than
@@ -372,7 +387,15 @@ fn launch_chains(
     };
     let blocks1 = n1.div_ceil(SOLVE_BLOCK);
     let blocks = solve_blocks(tri).len();
-    let rhs = group.len();
+    // Row i of right side r at r·x_rhs + i·x_row: one right side's columns where it lies
+    // (row-major), several one-column ones one after another.
+    let (rhs, x_row, x_rhs) = match group {
+        [b] => (b.cols, b.cols, 1),
+        _ => {
+            debug_assert!(group.iter().all(|b| b.cols == 1));
+            (group.len(), 1, m)
+        }
+    };
     let ctx = k.context();
     let mut zeros = vec![0u32; 2 + rhs * blocks];
     let sync = |data: &[u32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
@@ -382,8 +405,12 @@ fn launch_chains(
     let saved = group
         .iter()
         .map(|b| {
-            let saved =
-                Buffer::<f32>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Stream, m)?;
+            let saved = Buffer::<f32>::uninitialized(
+                ctx,
+                BufferTarget::Storage,
+                BufferUsage::Stream,
+                b.rows * b.cols,
+            )?;
             saved.copy_from(&b.buffer)?;
             Ok(saved)
         })
@@ -411,6 +438,8 @@ fn launch_chains(
         inv,
         x,
         rhs,
+        x_row,
+        x_rhs,
         sync,
         m,
         n1,

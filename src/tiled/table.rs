@@ -221,6 +221,8 @@ pub static TRSV_CHAIN: ComputeKernel = ComputeKernel {
     buffers: &[("LBuf", 0), ("InvBuf", 1), ("XBuf", 2), ("Sync", 3)],
     uniforms: &[
         "rhs",
+        "x_row",
+        "x_rhs",
         "m",
         "n1",
         "blocks1",

@@ -224,3 +224,102 @@ fn right_sides_solved_each_are_the_single_solves() {
         }
     }
 }
+
+/// A right side of several columns (up to the chains' limit of 32) is solved by chains, one per
+/// column, in one launch each way: each column bit for bit its solve alone as a one-column
+/// chain, counted as one chained solve; past the limit the blocked solve runs (not counted),
+/// within rounding of the same f64 solve. Full and RFP, orders around the blocks of 128.
+#[test]
+fn columns_of_one_right_side_are_chained_as_each_alone() {
+    let gpu = common::chain::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    for (m, cols) in [(1, 2), (5, 3), (127, 16), (129, 32), (257, 5), (129, 33)] {
+        let mut rng = problems::rng(120 + (m * cols) as u64);
+        for storage in [Storage::Full, Storage::Rfp] {
+            let (c, l, _) = factored(&gpu, &k, &mut rng, m, storage);
+            let b = problems::uniform_matrix(&mut rng, m, cols);
+            let cache = solve::SolveCache::default();
+            let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
+            let chained = k.chained_solves();
+            solve::solve_in_place_cached(&k, &c, &cache, &mut x).unwrap();
+            let by_chain = cols <= 32;
+            assert_eq!(
+                k.chained_solves(),
+                chained + u64::from(by_chain),
+                "{storage:?} m {m}, {cols} columns"
+            );
+            let x = x.download().unwrap();
+            for j in 0..cols {
+                let column = Matrix::from_fn(m, 1, |i, _| b[(i, j)]);
+                let want = least_squares::solve_with_factor(&l, &widen(column.as_slice()));
+                let got: Vec<f64> = (0..m).map(|i| f64::from(x[(i, j)])).collect();
+                let e = relative_error(
+                    &Matrix::from_row_major(m, 1, got).unwrap(),
+                    &Matrix::from_row_major(m, 1, want).unwrap(),
+                );
+                assert!(
+                    e < 1e-4,
+                    "{storage:?} m {m}, column {j}: relative error {e:.2e}"
+                );
+                if by_chain {
+                    let mut alone = DeviceRhs::upload(&k, &column, MAX).unwrap();
+                    solve::solve_in_place_cached(&k, &c, &cache, &mut alone).unwrap();
+                    let alone = alone.download().unwrap();
+                    for i in 0..m {
+                        assert_eq!(
+                            x[(i, j)].to_bits(),
+                            alone[(i, 0)].to_bits(),
+                            "{storage:?} m {m}, row {i}, column {j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A several-column right side whose chains gave up (forced) is restored whole and solved the
+/// blocked way: bit for bit the blocked solve of the same right side, not counted as chained.
+#[test]
+fn a_several_column_chain_that_gave_up_is_solved_the_blocked_way() {
+    let gpu = common::chain::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    let (m, cols) = (200, 7);
+    let mut rng = problems::rng(140);
+    for storage in [Storage::Full, Storage::Rfp] {
+        let (c, _, _) = factored(&gpu, &k, &mut rng, m, storage);
+        let b = problems::uniform_matrix(&mut rng, m, cols);
+        let blocked = {
+            // 33 columns: past the chains' limit, so the blocked solve, column by column the
+            // same operations as for these 7.
+            let wide = Matrix::from_fn(m, 33, |i, j| b[(i, j % cols)]);
+            let mut x = DeviceRhs::upload(&k, &wide, MAX).unwrap();
+            solve::solve_in_place(&k, &c, &mut x).unwrap();
+            x.download().unwrap()
+        };
+        let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
+        let chained = k.chained_solves();
+        solve::solve_after_chain_gives_up(&k, &c, std::slice::from_mut(&mut x)).unwrap();
+        assert_eq!(
+            k.chained_solves(),
+            chained,
+            "{storage:?}: counted as chained"
+        );
+        let x = x.download().unwrap();
+        for i in 0..m {
+            for j in 0..cols {
+                assert_eq!(
+                    x[(i, j)].to_bits(),
+                    blocked[(i, j)].to_bits(),
+                    "{storage:?} row {i}, column {j}"
+                );
+            }
+        }
+    }
+}

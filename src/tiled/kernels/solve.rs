@@ -46,10 +46,16 @@ pub(crate) struct ChainSolve<'a> {
     pub l: &'a Buffer<f32>,
     /// Its inverted diagonal blocks, slot = block.
     pub inv: &'a Buffer<f32>,
-    /// The right sides in, one after another (m values each), the solutions out.
+    /// The right sides in, the solutions out: row i of right side r at r·x_rhs + i·x_row.
     pub x: &'a Buffer<f32>,
     /// How many right sides x holds (each its own chain in the one launch).
     pub rhs: usize,
+    /// The step between a right side's rows in x (1 for right sides one after another, the
+    /// column count for the columns of a row-major matrix).
+    pub x_row: usize,
+    /// The step between right sides in x (m for right sides one after another, 1 for the
+    /// columns of a row-major matrix).
+    pub x_rhs: usize,
     /// Tickets, the gave-up word and each right side's blocks' ready flags, zeroed.
     pub sync: &'a Buffer<u32>,
     /// The order.
@@ -350,6 +356,8 @@ impl TiledKernels {
         let [v0, v1, v2] = chain.views;
         p.set_all(&[
             ("rhs", u(chain.rhs)),
+            ("x_row", u(chain.x_row)),
+            ("x_rhs", u(chain.x_rhs)),
             ("m", u(chain.m)),
             ("n1", u(chain.n1)),
             ("blocks1", u(chain.blocks1)),
