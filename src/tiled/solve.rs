@@ -140,8 +140,9 @@ fn launch_each(
     match inverses(k, l, cache)? {
         Some(inv) => {
             // The one-column right sides as chains, up to CHAINS_TOGETHER in one launch each
-            // way; a right side of up to CHAIN_COLUMNS columns in one launch each way, a chain
-            // per column; the others (and any the chains cannot take) the blocked way.
+            // way; up to order CHAIN_COLUMNS_ORDER, a right side of up to CHAIN_COLUMNS columns
+            // in one launch each way, a chain per column; the others (and any the chains
+            // cannot take) the blocked way.
             let by_chain = |cols: std::ops::RangeInclusive<usize>| -> Vec<usize> {
                 match k.solves_by_chain() {
                     true => (0..bs.len()).filter(|&i| cols.contains(&bs[i].cols)).collect(),
@@ -152,7 +153,14 @@ fn launch_each(
             let groups = single
                 .chunks(CHAINS_TOGETHER)
                 .map(<[usize]>::to_vec)
-                .chain(by_chain(2..=CHAIN_COLUMNS).into_iter().map(|i| vec![i]));
+                .chain(
+                    match l.order() <= CHAIN_COLUMNS_ORDER {
+                        true => by_chain(2..=CHAIN_COLUMNS),
+                        false => Vec::new(),
+                    }
+                    .into_iter()
+                    .map(|i| vec![i]),
+                );
             for group in groups {
                 let members: Vec<&DeviceRhs> = group.iter().map(|&i| &bs[i]).collect();
                 if let Some(launched) = launch_chains(k, l, inv, &members, given_up)? {
@@ -348,6 +356,11 @@ const CHAINS_TOGETHER: usize = 8;
 /// launch each way: each chain reads the whole factor, so past a few dozen columns the blocked
 /// solve's products, which read it once, win (docs/results.md, "Triangular solves").
 const CHAIN_COLUMNS: usize = 32;
+
+/// The largest order whose several-column right sides are solved by chains: past it the
+/// chains side by side ran slower than the blocked solve on the H200 (docs/results.md,
+/// "Triangular solves").
+const CHAIN_COLUMNS_ORDER: usize = 8192;
 
 /// A chained solve launched ([`launch_chains`]) and not yet checked: its launches' sync words
 /// (the gave-up word at index 1, shared by the right sides launched together) and b as it
