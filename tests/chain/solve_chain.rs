@@ -1,4 +1,5 @@
-//! The one-right-hand-side solves as one chained launch each way (glsl/tiled/trsv_chain.comp):
+//! The solves of one-column right sides, and of right sides of up to 32 columns a chain per
+//! column, as one chained launch each way (glsl/tiled/trsv_chain.comp):
 //! against the f64 solve with the same factor, full and RFP storage, orders around the
 //! inverted blocks' 128 and RFP's halves, NaN in the upper triangle the solve must not read.
 //! llvmpipe runs here on one thread so that no work group waits long enough to give up (the
@@ -38,13 +39,36 @@ fn factored(
     (c, l, b)
 }
 
-#[test]
-fn chained_solves_match_the_double_solve_with_the_same_factor() {
+/// The GPU and its tiled kernels, or `None` where it has no compute shaders.
+fn gpu_and_kernels() -> Option<(symraster::Gpu, TiledKernels)> {
     let gpu = common::chain::gpu();
     if !gpu.info().has_compute() {
-        return;
+        return None;
     }
     let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    Some((gpu, k))
+}
+
+/// `b` solved with its chains told they gave up (so the blocked way), read back; asserts that
+/// no chained solve was counted.
+fn solved_after_giving_up(
+    k: &TiledKernels,
+    c: &TiledMatrix,
+    b: &Matrix<f32>,
+    case: &str,
+) -> Matrix<f32> {
+    let mut x = DeviceRhs::upload(k, b, MAX).unwrap();
+    let chained = k.chained_solves();
+    solve::solve_after_chain_gives_up(k, c, std::slice::from_mut(&mut x)).unwrap();
+    assert_eq!(k.chained_solves(), chained, "{case}: counted as chained");
+    x.download().unwrap()
+}
+
+#[test]
+fn chained_solves_match_the_double_solve_with_the_same_factor() {
+    let Some((gpu, k)) = gpu_and_kernels() else {
+        return;
+    };
     assert!(k.solves_by_chain());
     for m in [1, 2, 3, 127, 128, 129, 257, 600] {
         let mut rng = problems::rng(m as u64);
@@ -85,24 +109,14 @@ fn chained_solves_match_the_double_solve_with_the_same_factor() {
 /// the solve runs the blocked way: the same answer, and no chained solve counted.
 #[test]
 fn a_chain_that_gave_up_is_solved_the_blocked_way() {
-    let gpu = common::chain::gpu();
-    if !gpu.info().has_compute() {
+    let Some((gpu, k)) = gpu_and_kernels() else {
         return;
-    }
-    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    };
     for m in [129, 300] {
         let mut rng = problems::rng(40 + m as u64);
         for storage in [Storage::Full, Storage::Rfp] {
             let (c, l, b) = factored(&gpu, &k, &mut rng, m, storage);
-            let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
-            let chained = k.chained_solves();
-            solve::solve_after_chain_gives_up(&k, &c, std::slice::from_mut(&mut x)).unwrap();
-            assert_eq!(
-                k.chained_solves(),
-                chained,
-                "{storage:?} m {m}: counted as chained"
-            );
-            let x = x.download().unwrap().to_f64();
+            let x = solved_after_giving_up(&k, &c, &b, &format!("{storage:?} m {m}")).to_f64();
             let want = least_squares::solve_with_factor(&l, &widen(b.as_slice()));
             let want = Matrix::from_row_major(m, 1, want).unwrap();
             let e = relative_error(&x, &want);
@@ -115,11 +129,9 @@ fn a_chain_that_gave_up_is_solved_the_blocked_way() {
 /// way: bit for bit what each gets alone on that path.
 #[test]
 fn chains_launched_together_that_gave_up_are_each_solved_the_blocked_way() {
-    let gpu = common::chain::gpu();
-    if !gpu.info().has_compute() {
+    let Some((gpu, k)) = gpu_and_kernels() else {
         return;
-    }
-    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    };
     let m = 129;
     let mut rng = problems::rng(60);
     for storage in [Storage::Full, Storage::Rfp] {
@@ -170,11 +182,9 @@ fn chains_launched_together_that_gave_up_are_each_solved_the_blocked_way() {
 /// words) where each single solve takes two of its own.
 #[test]
 fn right_sides_solved_each_are_the_single_solves() {
-    let gpu = common::chain::gpu();
-    if !gpu.info().has_compute() {
+    let Some((gpu, k)) = gpu_and_kernels() else {
         return;
-    }
-    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    };
     for (m, count) in [
         (1, 3),
         (7, 3),
@@ -231,11 +241,9 @@ fn right_sides_solved_each_are_the_single_solves() {
 /// within rounding of the same f64 solve. Full and RFP, orders around the blocks of 128.
 #[test]
 fn columns_of_one_right_side_are_chained_as_each_alone() {
-    let gpu = common::chain::gpu();
-    if !gpu.info().has_compute() {
+    let Some((gpu, k)) = gpu_and_kernels() else {
         return;
-    }
-    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    };
     for (m, cols) in [(1, 2), (5, 3), (127, 16), (129, 32), (257, 5), (129, 33)] {
         let mut rng = problems::rng(120 + (m * cols) as u64);
         for storage in [Storage::Full, Storage::Rfp] {
@@ -285,11 +293,9 @@ fn columns_of_one_right_side_are_chained_as_each_alone() {
 /// blocked way: bit for bit the blocked solve of the same right side, not counted as chained.
 #[test]
 fn a_several_column_chain_that_gave_up_is_solved_the_blocked_way() {
-    let gpu = common::chain::gpu();
-    if !gpu.info().has_compute() {
+    let Some((gpu, k)) = gpu_and_kernels() else {
         return;
-    }
-    let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
+    };
     let (m, cols) = (200, 7);
     let mut rng = problems::rng(140);
     for storage in [Storage::Full, Storage::Rfp] {
@@ -303,15 +309,7 @@ fn a_several_column_chain_that_gave_up_is_solved_the_blocked_way() {
             solve::solve_in_place(&k, &c, &mut x).unwrap();
             x.download().unwrap()
         };
-        let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
-        let chained = k.chained_solves();
-        solve::solve_after_chain_gives_up(&k, &c, std::slice::from_mut(&mut x)).unwrap();
-        assert_eq!(
-            k.chained_solves(),
-            chained,
-            "{storage:?}: counted as chained"
-        );
-        let x = x.download().unwrap();
+        let x = solved_after_giving_up(&k, &c, &b, &format!("{storage:?}"));
         for i in 0..m {
             for j in 0..cols {
                 assert_eq!(
