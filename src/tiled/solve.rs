@@ -72,9 +72,9 @@ pub fn solve_in_place_cached(
 }
 
 /// [`solve_in_place_cached`] for each of `bs`, each to the values it would get alone (right
-/// sides of up to [`CHAIN_COLUMNS`] columns as chains, the one-column ones' side by side in
-/// one launch each way), with nothing waited on between them: the chained solves' gave-up words are read back together, once, after
-/// all are queued.
+/// sides of up to [`CHAIN_COLUMNS`] columns as chains, the one-column ones side by side in one
+/// launch each way), with nothing waited on between them: the chained solves' gave-up words
+/// are read back together, once, after all are queued.
 pub fn solve_each_in_place_cached(
     k: &TiledKernels,
     l: &TiledMatrix,
@@ -119,8 +119,7 @@ pub fn solve_each_read_back(
 /// where the kernels have them (as chains where they have them: several one-column right
 /// sides in one launch, a right side of up to [`CHAIN_COLUMNS`] columns a chain per column,
 /// [`launch_chains`]; `given_up` marks each chain as given up before it runs), else by two
-/// blocked triangular solves. The chains, by index into `bs`, for
-/// [`finish`].
+/// blocked triangular solves. The chains, by index into `bs`, for [`finish`].
 fn launch_each(
     k: &TiledKernels,
     l: &TiledMatrix,
