@@ -508,7 +508,7 @@ pub fn check_finite_view<T: Copy + Into<f64> + Sync>(
 }
 
 /// Whether every value is finite: one pass with no early exit, which the compiler vectorizes.
-fn all_finite<T: Copy + Into<f64>>(c: &[T]) -> bool {
+pub(crate) fn all_finite<T: Copy + Into<f64>>(c: &[T]) -> bool {
     !c.iter().fold(false, |bad, &x| bad | !x.into().is_finite())
 }
 

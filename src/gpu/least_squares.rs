@@ -115,20 +115,18 @@ impl Gpu {
         let start = Instant::now();
         let mut phase = Phases::new(start);
         let (m, n) = a.shape();
-        // A by columns (the rows of the caller's X = Aᵀ) is checked piece by piece as each is
-        // copied up, while in cache; A by rows goes up whole through the driver, checked on the
-        // pool beside it. Where A did not go up, it is checked here.
-        let (method, device_residual) = match a {
-            Design::Columns(_) => {
-                let uploaded = self.upload_problem(a, d, b, options);
-                if !matches!(&uploaded, Ok((_, Some(device))) if device.a_checked()) {
-                    check_finite_view("A", a.view())?;
-                }
-                uploaded?
+        // A is checked piece by piece as each piece is copied up, while in cache (A by columns,
+        // the rows of the caller's X = Aᵀ, and strided rows); whole rows go up through the
+        // driver, checked on the pool beside it. Where A did not go up, it is checked here.
+        let whole_rows = matches!(a, Design::Rows(rows) if rows.as_row_major().is_some());
+        let (method, device_residual) = if whole_rows {
+            beside_check_of_a(a.view(), || self.upload_problem(a, d, b, options))?
+        } else {
+            let uploaded = self.upload_problem(a, d, b, options);
+            if !matches!(&uploaded, Ok((_, Some(device))) if device.a_checked()) {
+                check_finite_view("A", a.view())?;
             }
-            Design::Rows(_) => {
-                beside_check_of_a(a.view(), || self.upload_problem(a, d, b, options))?
-            }
+            uploaded?
         };
         phase.mark("A, d, b to the GPU in f64 (A checked), AD²b");
         // C's diagonal, once, row by row as mantissa and exponent so that it cannot overflow

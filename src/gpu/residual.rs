@@ -15,7 +15,7 @@ use crate::gl::{
 };
 use crate::inverse::kernels::double::{DoubleOperand, DoubleProduct};
 use crate::least_squares::design::{Design, design_of};
-use crate::matrix::{Element, MatrixView};
+use crate::matrix::{Element, MatrixView, all_finite};
 use crate::scaling::times_power_of_two;
 use crate::tiled::View;
 use std::rc::Rc;
@@ -148,7 +148,8 @@ pub struct DeviceResidual {
     r: Buffer<f64>,
     kernels: Rc<LeastSquaresKernels>,
     rhs: Vec<f64>,
-    /// Whether A's entries were checked as they went up (A by columns), and were all finite.
+    /// Whether A's entries were checked as they went up (all but whole rows), and were all
+    /// finite.
     a_checked: bool,
 }
 
@@ -221,7 +222,8 @@ impl DeviceResidual {
         Ok(device)
     }
 
-    /// Whether A's entries were checked as they went up (A by columns), and were all finite.
+    /// Whether A's entries were checked as they went up (all but whole rows), and were all
+    /// finite.
     pub(crate) fn a_checked(&self) -> bool {
         self.a_checked
     }
@@ -505,15 +507,17 @@ impl StepResidual for DeviceResidual {
 /// small problems take many blocks).
 const LINES_BLOCK: usize = if cfg!(test) { 1 << 8 } else { 1 << 23 };
 
-/// A in f64 on the GPU, row-major: rows copied as they lie; columns (the rows of Aᵀ) sent up
-/// in blocks and put in place by glsl/least_squares/transpose.comp, each piece checked as it
-/// is copied (true where that was done and every entry is finite).
+/// A in f64 on the GPU, row-major: whole rows copied as they lie by the driver; strided rows
+/// and columns (the rows of Aᵀ, sent up in blocks and put in place by
+/// glsl/least_squares/transpose.comp) piece by piece, each piece checked as it is copied
+/// (true where that was done and every entry is finite).
 fn upload(
     ctx: &Context,
     kernels: &LeastSquaresKernels,
     a: Design<'_>,
 ) -> Result<(Buffer<f64>, bool)> {
     let (m, n) = a.shape();
+    let bad = AtomicBool::new(false);
     let lines = match a {
         Design::Rows(a) => {
             let buffer = match a.as_row_major() {
@@ -526,16 +530,19 @@ fn upload(
                     BufferUsage::Static,
                     m * n,
                     |first, out| {
-                        fill_lines(a, first, out);
+                        if !fill_lines(a, first, out) {
+                            bad.store(true, Ordering::Relaxed);
+                        }
                     },
                 ),
             };
-            return Ok((buffer?, false));
+            // Whole rows go up through the driver's copy, unchecked.
+            let checked = a.as_row_major().is_none() && !bad.into_inner();
+            return Ok((buffer?, checked));
         }
         Design::Columns(t) => t,
     };
     let out = Buffer::<f64>::uninitialized(ctx, BufferTarget::Storage, BufferUsage::Static, m * n)?;
-    let bad = AtomicBool::new(false);
     // At most 32 x 65535 lines per block: the kernel's groups along y.
     let per_block = (LINES_BLOCK / m.max(1)).clamp(1, 32 * MAX_GROUPS);
     let k = kernels.transpose.get()?;
@@ -576,7 +583,7 @@ fn fill_lines(v: MatrixView<'_, f64>, first: usize, out: &mut [f64]) -> bool {
         let (i, j) = ((first + done) / cols, (first + done) % cols);
         let piece = (cols - j).min(out.len() - done);
         let source = &v.row(i)[j..j + piece];
-        finite &= source.iter().fold(true, |ok, x| ok & x.is_finite());
+        finite &= all_finite(source);
         out[done..done + piece].copy_from_slice(source);
         done += piece;
     }

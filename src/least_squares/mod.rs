@@ -357,7 +357,7 @@ pub fn check_problem<'a>(a: impl Into<MatrixView<'a, f64>>, d: &[f64], b: &[f64]
 }
 
 /// [`check_problem`]'s shapes alone: A non-empty, d and b with one entry per column of A.
-pub fn check_shapes(a: MatrixView<'_, f64>, d: &[f64], b: &[f64]) -> Result<()> {
+pub(crate) fn check_shapes(a: MatrixView<'_, f64>, d: &[f64], b: &[f64]) -> Result<()> {
     let (m, n) = a.shape();
     if m == 0 || n == 0 {
         return Err(InputError::Empty {

@@ -180,9 +180,9 @@ fn empty_views_are_refused() {
     }
 }
 
-/// A non-finite entry of A is the same error from A by rows and by columns, with every method,
-/// at its first, a middle and its last entry; with d not finite as well, A's error comes
-/// first.
+/// A non-finite entry of A is the same error from A by rows (whole or strided) and by columns,
+/// with every method, at its first, a middle and its last entry; with d not finite as well,
+/// A's error comes first.
 #[test]
 fn a_non_finite_entry_is_named_by_every_path() {
     let gpu = Gpu::new().unwrap();
@@ -194,6 +194,13 @@ fn a_non_finite_entry_is_named_by_every_path() {
             bad[(i, j)] = value;
             let (x, stride) = observations(&bad, 1, f64::NAN);
             let columns = MatrixView::new(&x, n, m, stride, 1).unwrap().transpose();
+            // A by rows with NaN gaps between them (checked as its pieces go up).
+            let row_stride = n + 2;
+            let mut lines = vec![f64::NAN; m * row_stride];
+            for r in 0..m {
+                lines[r * row_stride..r * row_stride + n].copy_from_slice(bad.row(r));
+            }
+            let strided_rows = MatrixView::new(&lines, m, n, row_stride, 1).unwrap();
             let mut bad_d = d.clone();
             bad_d[3] = f64::NAN;
             for method in gpu.methods() {
@@ -202,6 +209,8 @@ fn a_non_finite_entry_is_named_by_every_path() {
                 for e in [
                     gpu.least_squares(&bad, &d, &b, opts).unwrap_err(),
                     gpu.least_squares_view(columns, &d, &b, opts).unwrap_err(),
+                    gpu.least_squares_view(strided_rows, &d, &b, opts)
+                        .unwrap_err(),
                     gpu.least_squares(&bad, &bad_d, &b, opts).unwrap_err(),
                 ] {
                     assert!(
