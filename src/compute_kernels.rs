@@ -26,6 +26,7 @@ pub static ALL: &[&ComputeKernel] = &[
     &TRTRI_BLOCKS,
     &TRSM_ROWS,
     &TRSV_CHAIN,
+    &TRSV_CHAIN_COLS,
     &POTRF_BLOCK,
     &TRSM_BLOCK,
     &POTRF_INV_BLOCK,

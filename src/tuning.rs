@@ -131,6 +131,10 @@ pub struct Tuning {
     /// `KernelConfig::default_chain_tile`):
     /// the blocked Cholesky (RFP's) keeps [`Tuning::diagonal_block`].
     pub chain_tile: Option<usize>,
+    /// The largest order whose right sides of several columns (up to 32) are solved by a
+    /// chain per column side by side; past it, by one chain for all the columns (default
+    /// `COLUMN_CHAINS_ORDER`).
+    pub column_chains_order: Option<usize>,
 }
 
 /// A tuning value's name as the program takes it, its meaning and range.
@@ -442,6 +446,7 @@ impl Tuning {
             || self.split_solve.is_some()
             || self.chain_ahead.is_some()
             || self.chain_tile.is_some()
+            || self.column_chains_order.is_some()
             || self.panel.is_some()
     }
 
@@ -463,6 +468,7 @@ impl Tuning {
             split_solve: self.split_solve,
             chain_ahead: self.chain_ahead,
             chain_tile: self.chain_tile,
+            column_chains_order: self.column_chains_order,
         }
     }
 

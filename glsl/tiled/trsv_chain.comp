@@ -90,6 +90,24 @@ void main() {
     uint count = transposed == 0u ? I : blocks - 1u - I;
     for (uint step = 0u; step < count; step++) {
         uint J = transposed == 0u ? step : blocks - 1u - step;
+        uint sJ = block_start(J);
+        uint nJ = block_size(J);
+        bool whole = nI == NB && nJ == NB;
+        // A whole tile is loaded before the wait for x_J: L does not depend on it.
+        float v[RQ * CK];
+        if (whole) {
+            if (transposed == 0u) {
+                uvec3 a = tile(sI, sJ);
+                for (uint k = 0u; k < CK; k++)
+                    for (uint q = 0u; q < RQ; q++)
+                        v[k * RQ + q] = l[a.x + (ty + 8u * q) * a.y + (tx + 32u * k) * a.z];
+            } else {
+                uvec3 a = tile(sJ, sI);
+                for (uint q = 0u; q < RQ; q++)
+                    for (uint k = 0u; k < CK; k++)
+                        v[q * CK + k] = l[a.x + (ty + 8u * q) * a.y + (tx + 32u * k) * a.z];
+            }
+        }
         if (t == 0u) {
             while (atomicOr(ready[fo + J], 0u) == 0u && spins < spin_limit) spins++;
             if (atomicOr(ready[fo + J], 0u) == 0u) stop_shared = 1u;
@@ -97,29 +115,17 @@ void main() {
         barrier();
         if (stop_shared != 0u) break;
         memoryBarrierBuffer();
-        uint sJ = block_start(J);
-        uint nJ = block_size(J);
         if (t < nJ) xs[t] = x[xo + (sJ + t) * x_row];
         barrier();
-        bool whole = nI == NB && nJ == NB;
         if (whole) {
-            // A whole tile: every load issued before any product (no bounds to test, so the
-            // loads do not wait on each other), then the products.
-            float v[RQ * CK];
+            // A whole tile: its loads (issued together, with no bounds to test, before the
+            // wait), then the products.
             if (transposed == 0u) {
-                uvec3 a = tile(sI, sJ);
-                for (uint k = 0u; k < CK; k++)
-                    for (uint q = 0u; q < RQ; q++)
-                        v[k * RQ + q] = l[a.x + (ty + 8u * q) * a.y + (tx + 32u * k) * a.z];
                 for (uint k = 0u; k < CK; k++) {
                     float xc = xs[tx + 32u * k];
                     for (uint q = 0u; q < RQ; q++) acc[q] += v[k * RQ + q] * xc;
                 }
             } else {
-                uvec3 a = tile(sJ, sI);
-                for (uint q = 0u; q < RQ; q++)
-                    for (uint k = 0u; k < CK; k++)
-                        v[q * CK + k] = l[a.x + (ty + 8u * q) * a.y + (tx + 32u * k) * a.z];
                 for (uint q = 0u; q < RQ; q++) {
                     float xr = xs[ty + 8u * q];
                     for (uint k = 0u; k < CK; k++) acc[k] += v[q * CK + k] * xr;

@@ -33,6 +33,10 @@ pub const OUTER_BLOCK: usize = 512;
 /// and then apply as products: 128, the largest a work group of 16 x 16 holds in registers.
 pub const SOLVE_BLOCK: usize = 128;
 
+/// The default largest order whose several-column right sides are solved by a chain per column
+/// ([`TiledTuning::column_chains_order`](super::TiledTuning::column_chains_order)).
+pub const COLUMN_CHAINS_ORDER: usize = 8192;
+
 /// The order from which full storage is factored as spftrf factors RFP: [L11; L21] as one tall
 /// block column of m/2 columns, one rank-m/2 product on the trailing half, then its own
 /// factorization. From this order the split beats right-looking over the whole triangle; below

@@ -117,9 +117,9 @@ pub fn solve_each_read_back(
 
 /// Launches the solves of each of `bs`, none waited on: through the inverted diagonal blocks
 /// where the kernels have them (as chains where they have them: several one-column right
-/// sides in one launch, a right side of up to [`CHAIN_COLUMNS`] columns a chain per column,
-/// [`launch_chains`]; `given_up` marks each chain as given up before it runs), else by two
-/// blocked triangular solves. The chains, by index into `bs`, for [`finish`].
+/// sides in one launch, a right side of up to [`CHAIN_COLUMNS`] columns one chain for all
+/// its columns, [`launch_chains`]; `given_up` marks each chain as given up before it runs),
+/// else by two blocked triangular solves. The chains, by index into `bs`, for [`finish`].
 fn launch_each(
     k: &TiledKernels,
     l: &TiledMatrix,
@@ -139,9 +139,8 @@ fn launch_each(
     match inverses(k, l, cache)? {
         Some(inv) => {
             // The one-column right sides as chains, up to CHAINS_TOGETHER in one launch each
-            // way; up to order CHAIN_COLUMNS_ORDER, a right side of up to CHAIN_COLUMNS columns
-            // in one launch each way, a chain per column; the others (and any the chains
-            // cannot take) the blocked way.
+            // way; a right side of up to CHAIN_COLUMNS columns as one chain in one launch each
+            // way; the others (and any the chains cannot take) the blocked way.
             let by_chain = |cols: std::ops::RangeInclusive<usize>| -> Vec<usize> {
                 match k.solves_by_chain() {
                     true => (0..bs.len()).filter(|&i| cols.contains(&bs[i].cols)).collect(),
@@ -152,14 +151,7 @@ fn launch_each(
             let groups = single
                 .chunks(CHAINS_TOGETHER)
                 .map(<[usize]>::to_vec)
-                .chain(
-                    match l.order() <= CHAIN_COLUMNS_ORDER {
-                        true => by_chain(2..=CHAIN_COLUMNS),
-                        false => Vec::new(),
-                    }
-                    .into_iter()
-                    .map(|i| vec![i]),
-                );
+                .chain(by_chain(2..=CHAIN_COLUMNS).into_iter().map(|i| vec![i]));
             for group in groups {
                 let members: Vec<&DeviceRhs> = group.iter().map(|&i| &bs[i]).collect();
                 if let Some(launched) = launch_chains(k, l, inv, &members, given_up)? {
@@ -351,15 +343,9 @@ fn inverted_blocks(k: &TiledKernels, l: &TiledMatrix) -> Result<Buffer<f32>> {
 /// Right sides whose chains run together in one launch each way at most.
 const CHAINS_TOGETHER: usize = 8;
 
-/// The most columns a right side may have to be solved by chains, one per column, in one
-/// launch each way: each chain reads the whole factor, so past a few dozen columns the blocked
-/// solve's products, which read it once, win (docs/results.md, "Triangular solves").
+/// The most columns a right side may have to be solved by chains: the several-column chain's
+/// widest variant's (glsl/tiled/trsv_chain_cols.comp); wider ones the blocked way.
 const CHAIN_COLUMNS: usize = 32;
-
-/// The largest order whose several-column right sides are solved by chains: past it the
-/// chains side by side ran slower than the blocked solve on the H200 (docs/results.md,
-/// "Triangular solves").
-const CHAIN_COLUMNS_ORDER: usize = 8192;
 
 /// A chained solve launched ([`launch_chains`]) and not yet checked: its launches' sync words
 /// (the gave-up word at index 1, shared by the right sides launched together) and b as it
@@ -370,16 +356,16 @@ struct Chain {
     saved: Buffer<f32>,
 }
 
-/// Launches both solves for `group` as one chained launch each way
-/// (glsl/tiled/trsv_chain.comp): one-column right sides, or one right side of several columns
-/// solved in place, a chain per column. The blocks' dependences wait on flags on the GPU
-/// instead of between launches, and each column's chain computes what it would alone, the
-/// chains of several side by side (several cost about one's time: a chain's few work groups
-/// leave the GPU idle). Whether a work group gave up waiting (a software renderer's loop limit)
-/// is known only once the chains have run; then each b is restored from its copy and solved the
-/// blocked way. `None` (nothing launched) where a chain would span more blocks than
-/// [`chain_spin_limit`] allows, or m is 0. `given_up` marks the chains as given up before
-/// they run (the tests' way onto that path).
+/// Launches both solves for `group` as one chained launch each way: one-column right sides
+/// side by side, a chain each (glsl/tiled/trsv_chain.comp; several cost about one's time: a
+/// chain's few work groups leave the GPU idle), or one right side of several columns solved
+/// in place by one chain for all its columns (glsl/tiled/trsv_chain_cols.comp). The blocks'
+/// dependences wait on flags on the GPU instead of between launches. Whether a work group gave
+/// up waiting (a software renderer's loop limit) is known only once the chains have run; then
+/// each b is restored from its copy and solved the blocked way. `None` (nothing launched)
+/// where a chain would span more blocks than its spin limit allows ([`chain_spin_limit`],
+/// [`TiledKernels::chain_columns_spin_limit`]), or m is 0. `given_up` marks the chains as
+/// given up before they run (the tests' way onto that path).
 fn launch_chains(
     k: &TiledKernels,
     l: &TiledMatrix,
@@ -389,8 +375,20 @@ fn launch_chains(
 ) -> Result<Option<Vec<Chain>>> {
     let m = l.order();
     let tri = l.triangle();
-    let spin_limit = match chain_spin_limit(solve_blocks(tri).len()) {
-        Some(limit) if m > 0 && !group.is_empty() => limit,
+    let blocks = solve_blocks(tri).len();
+    // One right side of several columns past the kernels' column_chains_order: one chain for
+    // all of them.
+    let several = match group {
+        [] => return Ok(None),
+        [b] => b.cols > 1 && m > k.column_chains_order(),
+        _ => false,
+    };
+    let spin_limit = match several {
+        true => k.chain_columns_spin_limit(blocks, group[0].cols),
+        false => chain_spin_limit(blocks),
+    };
+    let spin_limit = match spin_limit {
+        Some(limit) if m > 0 => limit,
         _ => return Ok(None),
     };
     let (n1, views) = match tri {
@@ -398,7 +396,6 @@ fn launch_chains(
         Triangle::Blocks(views) => (views[0].rows, views),
     };
     let blocks1 = n1.div_ceil(SOLVE_BLOCK);
-    let blocks = solve_blocks(tri).len();
     // Row i of right side r at r·x_rhs + i·x_row: one right side's columns where it lies
     // (row-major), several one-column ones one after another.
     let (rhs, x_row, x_rhs) = match group {
@@ -409,7 +406,11 @@ fn launch_chains(
         }
     };
     let ctx = k.context();
-    let mut zeros = vec![0u32; 2 + rhs * blocks];
+    let flags = match several {
+        true => blocks,
+        false => rhs * blocks,
+    };
+    let mut zeros = vec![0u32; 2 + flags];
     let sync = |data: &[u32]| Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Stream, data);
     let backward = Rc::new(sync(&zeros)?);
     zeros[1] = u32::from(given_up);
@@ -460,8 +461,12 @@ fn launch_chains(
         spin_limit,
         views,
     };
-    k.trsv_chain(&chain(&forward), false)?;
-    k.trsv_chain(&chain(&backward), true)?;
+    for (sync, transposed) in [(&forward, false), (&backward, true)] {
+        match several {
+            true => k.trsv_chain_cols(&chain(sync), transposed)?,
+            false => k.trsv_chain(&chain(sync), transposed)?,
+        }
+    }
     if let Some(x) = &together {
         for (r, b) in group.iter().enumerate() {
             b.buffer.copy_range_from(x, r * m, 0, m)?;

@@ -242,6 +242,35 @@ pub static TRSV_CHAIN: ComputeKernel = ComputeKernel {
     optional: &[],
 };
 
+/// The triangular solves of one right side of several columns in one launch each way, a work
+/// group per block row solving it for every column (the diagonal blocks inverted by
+/// [`TRTRI_BLOCKS`]; compiled per vec4s of columns an invocation keeps, `CV`).
+pub static TRSV_CHAIN_COLS: ComputeKernel = ComputeKernel {
+    name: "tiled/trsv_chain_cols",
+    source: include_str!("../../glsl/tiled/trsv_chain_cols.comp"),
+    buffers: &[("LBuf", 0), ("InvBuf", 1), ("XBuf", 2), ("Sync", 3)],
+    uniforms: &[
+        "cols",
+        "x_row",
+        "m",
+        "n1",
+        "blocks1",
+        "blocks",
+        "transposed",
+        "spin_limit",
+        "off0",
+        "rs0",
+        "cs0",
+        "off1",
+        "rs1",
+        "cs1",
+        "off2",
+        "rs2",
+        "cs2",
+    ],
+    optional: &[],
+};
+
 /// The Cholesky of one diagonal block by one work group.
 pub static POTRF_BLOCK: ComputeKernel = ComputeKernel {
     name: "tiled/potrf_block",

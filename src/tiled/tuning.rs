@@ -73,6 +73,11 @@ pub struct TiledTuning {
     /// [`KernelConfig::default_chain_tile`](super::KernelConfig::default_chain_tile)):
     /// the blocked Cholesky (RFP's) keeps [`TiledTuning::diagonal_block`].
     pub chain_tile: Option<usize>,
+    /// The largest order whose right sides of several columns (up to 32) are solved by a
+    /// chain per column side by side (glsl/tiled/trsv_chain.comp); past it, by one chain for
+    /// all the columns (glsl/tiled/trsv_chain_cols.comp; default
+    /// [`COLUMN_CHAINS_ORDER`](super::schedule::COLUMN_CHAINS_ORDER)).
+    pub column_chains_order: Option<usize>,
 }
 
 impl TiledTuning {
@@ -171,6 +176,12 @@ impl TiledTuning {
         self.split_chain_order
             .unwrap_or(super::schedule::SPLIT_CHAIN_ORDER)
             .max(1)
+    }
+
+    /// [`TiledTuning::column_chains_order`] or its default.
+    pub fn column_chains_order(&self) -> usize {
+        self.column_chains_order
+            .unwrap_or(super::schedule::COLUMN_CHAINS_ORDER)
     }
 
     /// [`TiledTuning::split_solve`] or its default (by rows).

@@ -1,5 +1,5 @@
-//! The solves of one-column right sides, and of right sides of up to 32 columns a chain per
-//! column, as one chained launch each way (glsl/tiled/trsv_chain.comp):
+//! The solves of one-column right sides (glsl/tiled/trsv_chain.comp) and of right sides of up
+//! to 32 columns (glsl/tiled/trsv_chain_cols.comp) as one chained launch each way:
 //! against the f64 solve with the same factor, full and RFP storage, orders around the
 //! inverted blocks' 128 and RFP's halves, NaN in the upper triangle the solve must not read.
 //! llvmpipe runs here on one thread so that no work group waits long enough to give up (the
@@ -47,6 +47,22 @@ fn gpu_and_kernels() -> Option<(symraster::Gpu, TiledKernels)> {
     }
     let k = TiledKernels::new(gpu.context(), KernelConfig::GPU).unwrap();
     Some((gpu, k))
+}
+
+/// The tiled kernels with both ways of solving several columns by chains: a chain per column
+/// side by side (the default up to order 8192), and one chain for all of them (order 0).
+fn column_kernels(gpu: &symraster::Gpu) -> [(TiledKernels, &'static str); 2] {
+    let tuned = |order| {
+        let tuning = symraster::tiled::TiledTuning {
+            column_chains_order: Some(order),
+            ..Default::default()
+        };
+        TiledKernels::tuned(gpu.context(), KernelConfig::GPU, tuning).unwrap()
+    };
+    [
+        (tuned(usize::MAX), "a chain per column"),
+        (tuned(0), "one chain"),
+    ]
 }
 
 /// `b` solved with its chains told they gave up (so the blocked way), read back; asserts that
@@ -235,54 +251,70 @@ fn right_sides_solved_each_are_the_single_solves() {
     }
 }
 
-/// A right side of several columns (up to the chains' limit of 32) is solved by chains, one per
-/// column, in one launch each way: each column bit for bit its solve alone as a one-column
-/// chain, counted as one chained solve; past the limit the blocked solve runs (not counted),
-/// within rounding of the same f64 solve. Full and RFP, orders around the blocks of 128.
+/// A right side of several columns (up to the chains' limit of 32) is solved by chains in one
+/// launch each way, a chain per column side by side (glsl/tiled/trsv_chain.comp) or one chain
+/// for all of them (glsl/tiled/trsv_chain_cols.comp, every variant of columns an invocation
+/// keeps), counted as one chained solve; past the limit the blocked solve runs (not counted).
+/// Each column within rounding of the f64 solve with the same factor, and each computed from
+/// its own column alone: a NaN column leaves the others bit for bit as they were. Full and
+/// RFP, orders around the blocks of 128.
 #[test]
-fn columns_of_one_right_side_are_chained_as_each_alone() {
-    let Some((gpu, k)) = gpu_and_kernels() else {
+fn columns_of_one_right_side_are_solved_by_chains() {
+    let Some((gpu, _)) = gpu_and_kernels() else {
         return;
     };
-    for (m, cols) in [(1, 2), (5, 3), (127, 16), (129, 32), (257, 5), (129, 33)] {
+    for ((m, cols), (k, way)) in [
+        (1, 2),
+        (5, 3),
+        (127, 16),
+        (128, 4),
+        (129, 32),
+        (257, 5),
+        (600, 9),
+        (300, 17),
+        (129, 33),
+    ]
+    .into_iter()
+    .flat_map(|case| column_kernels(&gpu).map(|k| (case, k)))
+    {
         let mut rng = problems::rng(120 + (m * cols) as u64);
         for storage in [Storage::Full, Storage::Rfp] {
+            let case = format!("{way}: {storage:?} m {m}, {cols} columns");
             let (c, l, _) = factored(&gpu, &k, &mut rng, m, storage);
             let b = problems::uniform_matrix(&mut rng, m, cols);
             let cache = solve::SolveCache::default();
-            let mut x = DeviceRhs::upload(&k, &b, MAX).unwrap();
-            let chained = k.chained_solves();
-            solve::solve_in_place_cached(&k, &c, &cache, &mut x).unwrap();
-            let by_chain = cols <= 32;
-            assert_eq!(
-                k.chained_solves(),
-                chained + u64::from(by_chain),
-                "{storage:?} m {m}, {cols} columns"
-            );
-            let x = x.download().unwrap();
+            let solved = |b: &Matrix<f32>| {
+                let mut x = DeviceRhs::upload(&k, b, MAX).unwrap();
+                let chained = k.chained_solves();
+                solve::solve_in_place_cached(&k, &c, &cache, &mut x).unwrap();
+                let by_chain = cols <= 32;
+                assert_eq!(k.chained_solves(), chained + u64::from(by_chain), "{case}");
+                x.download().unwrap()
+            };
+            let x = solved(&b);
             for j in 0..cols {
-                let column = Matrix::from_fn(m, 1, |i, _| b[(i, j)]);
-                let want = least_squares::solve_with_factor(&l, &widen(column.as_slice()));
+                let column: Vec<f32> = (0..m).map(|i| b[(i, j)]).collect();
+                let want = least_squares::solve_with_factor(&l, &widen(&column));
                 let got: Vec<f64> = (0..m).map(|i| f64::from(x[(i, j)])).collect();
                 let e = relative_error(
                     &Matrix::from_row_major(m, 1, got).unwrap(),
                     &Matrix::from_row_major(m, 1, want).unwrap(),
                 );
-                assert!(
-                    e < 1e-4,
-                    "{storage:?} m {m}, column {j}: relative error {e:.2e}"
-                );
-                if by_chain {
-                    let mut alone = DeviceRhs::upload(&k, &column, MAX).unwrap();
-                    solve::solve_in_place_cached(&k, &c, &cache, &mut alone).unwrap();
-                    let alone = alone.download().unwrap();
-                    for i in 0..m {
-                        assert_eq!(
-                            x[(i, j)].to_bits(),
-                            alone[(i, 0)].to_bits(),
-                            "{storage:?} m {m}, row {i}, column {j}"
-                        );
-                    }
+                assert!(e < 1e-4, "{case}, column {j}: relative error {e:.2e}");
+            }
+            let poisoned = Matrix::from_fn(m, cols, |i, j| match j {
+                0 => f32::NAN,
+                _ => b[(i, j)],
+            });
+            let y = solved(&poisoned);
+            for i in 0..m {
+                assert!(y[(i, 0)].is_nan(), "{case}, row {i}: the NaN column solved");
+                for j in 1..cols {
+                    assert_eq!(
+                        y[(i, j)].to_bits(),
+                        x[(i, j)].to_bits(),
+                        "{case}, row {i}, column {j}: changed by the NaN column"
+                    );
                 }
             }
         }
@@ -293,30 +325,32 @@ fn columns_of_one_right_side_are_chained_as_each_alone() {
 /// blocked way: bit for bit the blocked solve of the same right side, not counted as chained.
 #[test]
 fn a_several_column_chain_that_gave_up_is_solved_the_blocked_way() {
-    let Some((gpu, k)) = gpu_and_kernels() else {
+    let Some((gpu, _)) = gpu_and_kernels() else {
         return;
     };
     let (m, cols) = (200, 7);
-    let mut rng = problems::rng(140);
-    for storage in [Storage::Full, Storage::Rfp] {
-        let (c, _, _) = factored(&gpu, &k, &mut rng, m, storage);
-        let b = problems::uniform_matrix(&mut rng, m, cols);
-        let blocked = {
-            // 33 columns: past the chains' limit, so the blocked solve, column by column the
-            // same operations as for these 7.
-            let wide = Matrix::from_fn(m, 33, |i, j| b[(i, j % cols)]);
-            let mut x = DeviceRhs::upload(&k, &wide, MAX).unwrap();
-            solve::solve_in_place(&k, &c, &mut x).unwrap();
-            x.download().unwrap()
-        };
-        let x = solved_after_giving_up(&k, &c, &b, &format!("{storage:?}"));
-        for i in 0..m {
-            for j in 0..cols {
-                assert_eq!(
-                    x[(i, j)].to_bits(),
-                    blocked[(i, j)].to_bits(),
-                    "{storage:?} row {i}, column {j}"
-                );
+    for (k, way) in column_kernels(&gpu) {
+        let mut rng = problems::rng(140);
+        for storage in [Storage::Full, Storage::Rfp] {
+            let (c, _, _) = factored(&gpu, &k, &mut rng, m, storage);
+            let b = problems::uniform_matrix(&mut rng, m, cols);
+            let blocked = {
+                // 33 columns: past the chains' limit, so the blocked solve, column by column
+                // the same operations as for these 7.
+                let wide = Matrix::from_fn(m, 33, |i, j| b[(i, j % cols)]);
+                let mut x = DeviceRhs::upload(&k, &wide, MAX).unwrap();
+                solve::solve_in_place(&k, &c, &mut x).unwrap();
+                x.download().unwrap()
+            };
+            let x = solved_after_giving_up(&k, &c, &b, &format!("{way}: {storage:?}"));
+            for i in 0..m {
+                for j in 0..cols {
+                    assert_eq!(
+                        x[(i, j)].to_bits(),
+                        blocked[(i, j)].to_bits(),
+                        "{way}: {storage:?} row {i}, column {j}"
+                    );
+                }
             }
         }
     }

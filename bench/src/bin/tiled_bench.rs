@@ -42,8 +42,11 @@
 //! where the flag is given), each half chained; `--split-solve` sweeps how it solves L21 below
 //! a chained half (`Tuning::split_solve`: `tiles` the chain's inverted tiles, `l<W>`/`r<W>`
 //! blocks of 128 inverted in one launch and outer blocks of W left/right-looking), suffix
-//! `-solve<name>`. Op `x` times the pieces of the split's first
+//! `-solve<name>`. `--column-chains` sweeps `Tuning::column_chains_order` (the largest order
+//! whose several-column right sides are solved a chain per column), suffix `-cc<order>`.
+//! Op `x` times the pieces of the split's first
 //! split (full storage): ops `split-l11`, `split-l21` (the solve), `split-syrk`, `split-l22`.
+//! Op `k` checks the solves of each `--rhs` count against the blocked solve (on stderr).
 //! `--first-call` times only the first call of this fresh process (wall time: the GL context
 //! and kernels, then the first op's first run with its uploads), rows of method `first-call`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
@@ -84,6 +87,7 @@ struct Args {
     ahead: Vec<usize>,
     chain_tile: Vec<usize>,
     split_chain: Vec<usize>,
+    column_chains: Vec<usize>,
     split_solve: Vec<SplitSolve>,
     tiles: Vec<KernelConfig>,
     panel: Vec<PanelVariant>,
@@ -121,6 +125,7 @@ fn parse() -> anyhow::Result<Args> {
         ahead: Vec::new(),
         chain_tile: Vec::new(),
         split_chain: Vec::new(),
+        column_chains: Vec::new(),
         split_solve: Vec::new(),
         tiles: Vec::new(),
         panel: Vec::new(),
@@ -139,6 +144,7 @@ fn parse() -> anyhow::Result<Args> {
             "--diag" => args.diag = list(&mut it, "--diag")?,
             "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
             "--split-chain" => args.split_chain = list(&mut it, "--split-chain")?,
+            "--column-chains" => args.column_chains = list(&mut it, "--column-chains")?,
             "--tiles" => {
                 args.tiles = it
                     .next()
@@ -250,6 +256,7 @@ fn parse() -> anyhow::Result<Args> {
                         "n" | "count" => Ok("count".to_string()),
                         "v" | "verify" => Ok("verify".to_string()),
                         "x" | "pieces" => Ok("pieces".to_string()),
+                        "k" | "solve-check" => Ok("solve-check".to_string()),
                         other => bail!("unknown op {other}"),
                     })
                     .collect::<anyhow::Result<_>>()?
@@ -354,6 +361,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         && args.chain_tile.is_empty()
         && args.split_chain.is_empty()
         && args.split_solve.is_empty()
+        && args.column_chains.is_empty()
     {
         return Ok(Vec::new());
     }
@@ -419,6 +427,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
     let split_chains = or(&args.split_chain, base.split_chain_order);
     let aheads = or(&args.ahead, base.chain_ahead);
     let chain_tiles = or(&args.chain_tile, base.chain_tile);
+    let column_chains = or(&args.column_chains, base.column_chains_order);
     let split_solves: Vec<Option<SplitSolve>> = if args.split_solve.is_empty() {
         vec![base.split_solve]
     } else {
@@ -435,7 +444,14 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                             for &v in &split_solves {
                                 for &a in &aheads {
                                     for &w in &chain_tiles {
-                                        combinations.push((s, (f, e), (p, l, a), (c, v, w)));
+                                        for &cc in &column_chains {
+                                            combinations.push((
+                                                s,
+                                                (f, e),
+                                                (p, l, a),
+                                                (c, v, w, cc),
+                                            ));
+                                        }
                                     }
                                 }
                             }
@@ -449,7 +465,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
         schedule,
         (chain_fold, chain_fold_early),
         (chain_poll, chain_lean, chain_ahead),
-        (split_chain, split_solve, chain_tile),
+        (split_chain, split_solve, chain_tile, column_chains_order),
     ) in combinations
     {
         for &factor in &factors {
@@ -473,6 +489,7 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                     split_solve,
                                     chain_ahead,
                                     chain_tile,
+                                    column_chains_order,
                                     ..base
                                 };
                                 let config = config.unwrap_or_else(|| t.kernel.config(gpu.info()));
@@ -531,6 +548,9 @@ fn sweep(gpu: &Gpu, args: &Args) -> anyhow::Result<Vec<(String, TiledKernels)>> 
                                         if !args.split_solve.is_empty() {
                                             label += &format!("-solve{}", k.split_solve().name());
                                         }
+                                        if !args.column_chains.is_empty() {
+                                            label += &format!("-cc{}", k.column_chains_order());
+                                        }
                                         out.push((label, k))
                                     }
                                     Err(e) => eprintln!(
@@ -575,10 +595,19 @@ fn run_size(
         {
             eprintln!("# {label} verify {} m {m}: {e}", storage.name());
         }
+        if args.ops.iter().any(|o| o == "solve-check") {
+            for &rhs in &args.rhs {
+                if let Err(e) = solve_check(k, label, m, rhs, storage) {
+                    eprintln!("# {label} solve-check {} m {m}: {e}", storage.name());
+                }
+            }
+        }
         let runs = args
             .ops
             .iter()
-            .filter(|o| !["profile", "count", "verify", "pieces"].contains(&o.as_str()))
+            .filter(|o| {
+                !["profile", "count", "verify", "pieces", "solve-check"].contains(&o.as_str())
+            })
             .flat_map(|op| match op.as_str() {
                 "solve" => args.rhs.iter().map(|&r| (op.as_str(), r)).collect(),
                 _ => vec![(op.as_str(), 0)],
@@ -719,6 +748,41 @@ fn verify(
     }
     eprintln!(
         "# {label} verify {} m={m}: residual {:.2e}, chained {chained}",
+        storage.name(),
+        (num / den).sqrt()
+    );
+    Ok(())
+}
+
+/// Op `k`: the solves of `rhs` right sides as the library runs them (chained where it
+/// chains) against the blocked solve with the same factor (the chains told they gave up), on
+/// stderr: ‖x − x_blocked‖ / ‖x_blocked‖ and whether the solve ran chained.
+fn solve_check(
+    k: &TiledKernels,
+    label: &str,
+    m: usize,
+    rhs: usize,
+    storage: Storage,
+) -> anyhow::Result<()> {
+    use symraster::tiled::{DeviceRhs, solve};
+    let max = max_buffer_bytes(k.limits().max_storage_block_bytes);
+    let mut l = bench::spd_matrix(k, m, storage)?;
+    factor(k, &mut l)?;
+    let b = problems::uniform_matrix(&mut problems::rng(3), m, rhs);
+    let mut x = DeviceRhs::upload(k, &b, max)?;
+    let chained = k.chained_solves();
+    solve::solve_in_place(k, &l, &mut x)?;
+    let chained = k.chained_solves() - chained;
+    let mut blocked = DeviceRhs::upload(k, &b, max)?;
+    solve::solve_after_chain_gives_up(k, &l, std::slice::from_mut(&mut blocked))?;
+    let (x, want) = (x.download()?, blocked.download()?);
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (&g, &w) in x.as_slice().iter().zip(want.as_slice()) {
+        num += (f64::from(g) - f64::from(w)).powi(2);
+        den += f64::from(w).powi(2);
+    }
+    eprintln!(
+        "# {label} solve-check {} m={m} rhs={rhs}: against the blocked solve {:.2e}, chained {chained}",
         storage.name(),
         (num / den).sqrt()
     );

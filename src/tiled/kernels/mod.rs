@@ -77,6 +77,13 @@ pub struct TiledKernels {
     trtri: Option<LazyProgram>,
     // One solve with one right-hand side in one launch, on those inverses.
     trsv_chain: Option<LazyProgram>,
+    // One solve of a right side of several columns in one launch, per vec4s of columns an
+    // invocation keeps (CHAIN_COLUMN_VARIANTS).
+    trsv_chain_cols: Option<Vec<LazyProgram>>,
+    // Whether the renderer is a software one (where loops end at crate::gl::LOOP_LIMIT).
+    software: bool,
+    // The largest order whose several-column right sides are solved a chain per column.
+    column_chains_order: usize,
     // Solves that ran chained (tests check the chain itself ran).
     chained: Cell<u64>,
     // The Cholesky of full storage as one launch (potrf_chain.comp), where its tiles fit.
@@ -161,7 +168,8 @@ impl TiledKernels {
         let limits = ComputeLimits::query(ctx)?;
         let diag = tuning.diagonal_block_for(&config);
         let factor = tuning.diagonal_factor_for(&config);
-        let schedule = tuning.cholesky_schedule_for(crate::gl::DeviceInfo::query(ctx)?.software);
+        let software = crate::gl::DeviceInfo::query(ctx)?.software;
+        let schedule = tuning.cholesky_schedule_for(software);
         let chain_tile = tuning.chain_tile_for(&config);
         let chain_fold = tuning.chain_fold_for(chain_tile);
         let chain_poll = tuning.chain_poll();
@@ -248,6 +256,31 @@ impl TiledKernels {
                 )),
                 false => None,
             },
+            trsv_chain_cols: match config.shared && !config.texel {
+                true => Some(
+                    solve::CHAIN_COLUMN_VARIANTS
+                        .iter()
+                        .map(|&cv| {
+                            LazyProgram::new(
+                                ctx,
+                                &table::TRSV_CHAIN_COLS,
+                                &format!("{} columns an invocation", 4 * cv),
+                                KernelConfig {
+                                    nb: SOLVE_BLOCK,
+                                    ..config
+                                }
+                                .source(&format!(
+                                    "#define CV {cv}u\n{}",
+                                    table::TRSV_CHAIN_COLS.source
+                                )),
+                            )
+                        })
+                        .collect(),
+                ),
+                false => None,
+            },
+            software,
+            column_chains_order: tuning.column_chains_order(),
             potrf_chain: match config.shared
                 && !config.texel
                 && factor_chain_shared_bytes(chain_tile, factor) as u64 <= limits.max_shared_bytes
@@ -336,6 +369,7 @@ impl TiledKernels {
         programs.extend(self.gemm_small.as_ref().map(|(p, _)| p));
         programs.extend(&self.trtri);
         programs.extend(&self.trsv_chain);
+        programs.extend(self.trsv_chain_cols.iter().flatten());
         programs.extend(&self.potrf_chain);
         programs.extend(self.fused.iter().flatten().map(|(p, _)| p));
         if let Some(panel) = &self.panel {

@@ -40,6 +40,18 @@ pub fn chain_spin_limit(blocks: usize) -> Option<usize> {
     (limit >= CHAIN_MIN_SPINS).then_some(limit)
 }
 
+/// The vec4s of columns one invocation of the several-column chained solve keeps
+/// (glsl/tiled/trsv_chain_cols.comp's `CV`), one compiled program each: a right side of c
+/// columns runs on the first whose two invocations a row hold them (8·CV columns).
+pub(super) const CHAIN_COLUMN_VARIANTS: [usize; 3] = [1, 2, 4];
+
+/// Loop iterations (counted as if nothing were unrolled) one invocation of the several-column
+/// chained solve runs per block it subtracts and for the rest of its work, with `cv` vec4s of
+/// columns an invocation.
+fn chain_columns_loops(blocks: usize, cv: usize) -> usize {
+    blocks.saturating_mul(280 + 140 * cv) + 280 + 140 * cv
+}
+
 /// What a chained solve ([`TiledKernels::trsv_chain`]) works on.
 pub(crate) struct ChainSolve<'a> {
     /// The factor's storage.
@@ -70,6 +82,41 @@ pub(crate) struct ChainSolve<'a> {
     pub spin_limit: usize,
     /// L's entries: rows below n1; rows from n1, columns below; both from n1.
     pub views: [View; 3],
+}
+
+impl ChainSolve<'_> {
+    /// Binds the chain's buffers for `p` (glsl/tiled/trsv_chain.comp or trsv_chain_cols.comp)
+    /// and sets the uniforms both kernels read, and `own`, the kernel's own.
+    fn bind(&self, p: &ComputeProgram, transposed: bool, own: &[(&str, usize)]) -> Result<()> {
+        self.l.bind_base(0);
+        self.inv.bind_base(1);
+        self.x.bind_base(2);
+        self.sync.bind_base(3);
+        let [v0, v1, v2] = self.views;
+        let common = [
+            ("m", self.m),
+            ("n1", self.n1),
+            ("blocks1", self.blocks1),
+            ("blocks", self.blocks),
+            ("transposed", usize::from(transposed)),
+            ("spin_limit", self.spin_limit),
+            ("off0", v0.offset),
+            ("rs0", v0.rs),
+            ("cs0", v0.cs),
+            ("off1", v1.offset),
+            ("rs1", v1.rs),
+            ("cs1", v1.cs),
+            ("off2", v2.offset),
+            ("rs2", v2.rs),
+            ("cs2", v2.cs),
+        ];
+        let values: Vec<(&str, Uniform)> = own
+            .iter()
+            .chain(&common)
+            .map(|&(name, v)| (name, Uniform::U32(v as u32)))
+            .collect();
+        p.set_all(&values)
+    }
 }
 
 impl TiledKernels {
@@ -348,34 +395,71 @@ impl TiledKernels {
             .as_ref()
             .ok_or_else(|| Error::shape("these kernels have no chained solve"))?
             .get()?;
-        chain.l.bind_base(0);
-        chain.inv.bind_base(1);
-        chain.x.bind_base(2);
-        chain.sync.bind_base(3);
-        let u = |v: usize| Uniform::U32(v as u32);
-        let [v0, v1, v2] = chain.views;
-        p.set_all(&[
-            ("rhs", u(chain.rhs)),
-            ("x_row", u(chain.x_row)),
-            ("x_rhs", u(chain.x_rhs)),
-            ("m", u(chain.m)),
-            ("n1", u(chain.n1)),
-            ("blocks1", u(chain.blocks1)),
-            ("blocks", u(chain.blocks)),
-            ("transposed", u(usize::from(transposed))),
-            ("spin_limit", u(chain.spin_limit)),
-            ("off0", u(v0.offset)),
-            ("rs0", u(v0.rs)),
-            ("cs0", u(v0.cs)),
-            ("off1", u(v1.offset)),
-            ("rs1", u(v1.rs)),
-            ("cs1", u(v1.cs)),
-            ("off2", u(v2.offset)),
-            ("rs2", u(v2.rs)),
-            ("cs2", u(v2.cs)),
+        chain.bind(p, transposed, &[
+            ("rhs", chain.rhs),
+            ("x_row", chain.x_row),
+            ("x_rhs", chain.x_rhs),
         ])?;
         self.run(p, [(chain.blocks * chain.rhs) as u32, 1, 1])?;
         Ok(())
+    }
+
+    /// The polls a work group of the several-column chained solve over `blocks` diagonal
+    /// blocks with `cols` columns may spend waiting: [`CHAIN_SPIN_LIMIT`], and on a software
+    /// renderer no more than its loop limit leaves ([`crate::gl::LOOP_LIMIT`], where llvmpipe
+    /// ends loops silently); `None` where the kernels have no such solve, `cols` is past the
+    /// widest variant, or too few polls are left.
+    pub(crate) fn chain_columns_spin_limit(&self, blocks: usize, cols: usize) -> Option<usize> {
+        let cv = Self::chain_columns_variant(cols)?.1;
+        self.trsv_chain_cols.as_ref()?;
+        let limit = match self.software {
+            true => crate::gl::LOOP_LIMIT
+                .checked_sub(chain_columns_loops(blocks, cv))?
+                .min(CHAIN_SPIN_LIMIT),
+            false => CHAIN_SPIN_LIMIT,
+        };
+        (limit >= CHAIN_MIN_SPINS).then_some(limit)
+    }
+
+    /// The variant (index, vec4s of columns an invocation keeps) that solves `cols` columns
+    /// (2 or more).
+    fn chain_columns_variant(cols: usize) -> Option<(usize, usize)> {
+        CHAIN_COLUMN_VARIANTS
+            .iter()
+            .copied()
+            .enumerate()
+            .find(|&(_, cv)| 8 * cv >= cols)
+            .filter(|_| cols >= 2)
+    }
+
+    /// One triangular solve of L·Y = B (`transposed` false) or Lᵀ·X = Y over the row-major
+    /// right side of `chain.rhs` columns in `chain.x` (overwritten) in one launch, a work group
+    /// per diagonal block (glsl/tiled/trsv_chain_cols.comp); `sync` holds 2 + blocks zeroed
+    /// words. Whether the chain gave up is in `sync[1]`.
+    pub(crate) fn trsv_chain_cols(&self, chain: &ChainSolve<'_>, transposed: bool) -> Result<()> {
+        let (variant, _) = Self::chain_columns_variant(chain.rhs).ok_or_else(|| {
+            Error::shape(format!(
+                "the several-column chained solve takes 2 to {} columns, not {}",
+                8 * CHAIN_COLUMN_VARIANTS[CHAIN_COLUMN_VARIANTS.len() - 1],
+                chain.rhs
+            ))
+        })?;
+        let p = self
+            .trsv_chain_cols
+            .as_ref()
+            .ok_or_else(|| Error::shape("these kernels have no several-column chained solve"))?
+            [variant]
+            .get()?;
+        debug_assert_eq!(chain.x_rhs, 1);
+        chain.bind(p, transposed, &[("cols", chain.rhs), ("x_row", chain.x_row)])?;
+        self.run(p, [chain.blocks as u32, 1, 1])?;
+        Ok(())
+    }
+
+    /// The largest order whose several-column right sides are solved by a chain per column
+    /// ([`TiledTuning::column_chains_order`](crate::tiled::TiledTuning::column_chains_order)).
+    pub fn column_chains_order(&self) -> usize {
+        self.column_chains_order
     }
 
     /// Whether one-right-hand-side solves can run as one chained launch each way.
