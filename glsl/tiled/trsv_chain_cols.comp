@@ -22,6 +22,8 @@
 // it sets `gave_up` and publishes nothing, and the host solves again the blocked way.
 layout(local_size_x = 256) in;
 
+// RP columns in xs's rows (two invocations' 4·CV each), XS vec4s a row (one of padding);
+// slices of KC columns, so that ls and xs fit in 32 KiB of shared memory (llvmpipe's limit).
 #define RP (8u * CV)
 #define XS (2u * CV + 1u)
 #define KC 16u

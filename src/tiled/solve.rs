@@ -117,9 +117,10 @@ pub fn solve_each_read_back(
 
 /// Launches the solves of each of `bs`, none waited on: through the inverted diagonal blocks
 /// where the kernels have them (as chains where they have them: several one-column right
-/// sides in one launch, a right side of up to [`CHAIN_COLUMNS`] columns one chain for all
-/// its columns, [`launch_chains`]; `given_up` marks each chain as given up before it runs),
-/// else by two blocked triangular solves. The chains, by index into `bs`, for [`finish`].
+/// sides in one launch, a right side of up to [`CHAIN_COLUMNS`] columns a chain per column
+/// or, past the kernels' column-chains order, one chain for all its columns,
+/// [`launch_chains`]; `given_up` marks each chain as given up before it runs), else by two
+/// blocked triangular solves. The chains, by index into `bs`, for [`finish`].
 fn launch_each(
     k: &TiledKernels,
     l: &TiledMatrix,
@@ -139,8 +140,8 @@ fn launch_each(
     match inverses(k, l, cache)? {
         Some(inv) => {
             // The one-column right sides as chains, up to CHAINS_TOGETHER in one launch each
-            // way; a right side of up to CHAIN_COLUMNS columns as one chain in one launch each
-            // way; the others (and any the chains cannot take) the blocked way.
+            // way; a right side of up to CHAIN_COLUMNS columns by chains in one launch each
+            // way (launch_chains); the others (and any the chains cannot take) the blocked way.
             let by_chain = |cols: std::ops::RangeInclusive<usize>| -> Vec<usize> {
                 match k.solves_by_chain() {
                     true => (0..bs.len()).filter(|&i| cols.contains(&bs[i].cols)).collect(),
@@ -359,7 +360,10 @@ struct Chain {
 /// Launches both solves for `group` as one chained launch each way: one-column right sides
 /// side by side, a chain each (glsl/tiled/trsv_chain.comp; several cost about one's time: a
 /// chain's few work groups leave the GPU idle), or one right side of several columns solved
-/// in place by one chain for all its columns (glsl/tiled/trsv_chain_cols.comp). The blocks'
+/// in place, a chain per column the same way up to the kernels'
+/// [`column_chains_order`](TiledKernels::column_chains_order) and one chain for all its
+/// columns past it (glsl/tiled/trsv_chain_cols.comp: sixteen chains at 16384 ran slower than
+/// the blocked solve, docs/results.md, "Triangular solves"). The blocks'
 /// dependences wait on flags on the GPU instead of between launches. Whether a work group gave
 /// up waiting (a software renderer's loop limit) is known only once the chains have run; then
 /// each b is restored from its copy and solved the blocked way. `None` (nothing launched)
