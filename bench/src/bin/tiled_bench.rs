@@ -47,6 +47,9 @@
 //! Op `x` times the pieces of the split's first
 //! split (full storage): ops `split-l11`, `split-l21` (the solve), `split-syrk`, `split-l22`.
 //! Op `k` checks the solves of each `--rhs` count against the blocked solve (on stderr).
+//! `--compile-first` compiles every program the kernels compile on first use before any op
+//! (`TiledKernels::compile_all`), so that none is still compiling in the driver's threads
+//! while an op is timed.
 //! `--first-call` times only the first call of this fresh process (wall time: the GL context
 //! and kernels, then the first op's first run with its uploads), rows of method `first-call`.
 //! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
@@ -94,6 +97,7 @@ struct Args {
     block_bytes: Option<u64>,
     dump: Option<std::path::PathBuf>,
     first_call: bool,
+    compile_first: bool,
     sizes: Vec<(usize, usize)>,
 }
 
@@ -132,6 +136,7 @@ fn parse() -> anyhow::Result<Args> {
         block_bytes: None,
         dump: None,
         first_call: false,
+        compile_first: false,
         sizes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -140,6 +145,7 @@ fn parse() -> anyhow::Result<Args> {
             "--runs" => args.runs = it.next().context("--runs needs a value")?.parse()?,
             "--faithful" => args.faithful = true,
             "--first-call" => args.first_call = true,
+            "--compile-first" => args.compile_first = true,
             "--rhs" => args.rhs = list(&mut it, "--rhs")?,
             "--diag" => args.diag = list(&mut it, "--diag")?,
             "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
@@ -309,6 +315,17 @@ fn main() -> anyhow::Result<()> {
         return first_call(&k, &args, open_ms);
     }
     let sweeps = sweep(&gpu, &args)?;
+    if args.compile_first {
+        let started = Instant::now();
+        let mut compiled = k.compile_all()?;
+        for (_, kernels) in &sweeps {
+            compiled += kernels.compile_all()?;
+        }
+        eprintln!(
+            "# compiled {compiled} programs first in {:.0} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
     if let Some(dir) = &args.dump {
         std::fs::create_dir_all(dir)?;
         let sets: Vec<(&str, &TiledKernels)> = if sweeps.is_empty() {
