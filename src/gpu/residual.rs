@@ -520,25 +520,27 @@ fn upload(
     let bad = AtomicBool::new(false);
     let lines = match a {
         Design::Rows(a) => {
-            let buffer = match a.as_row_major() {
-                Some(values) => {
-                    Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)
+            return match a.as_row_major() {
+                // Whole rows go up through the driver's copy, unchecked.
+                Some(values) => Ok((
+                    Buffer::new(ctx, BufferTarget::Storage, BufferUsage::Static, values)?,
+                    false,
+                )),
+                None => {
+                    let buffer = Buffer::filled(
+                        ctx,
+                        BufferTarget::Storage,
+                        BufferUsage::Static,
+                        m * n,
+                        |first, out| {
+                            if !fill_lines(a, first, out) {
+                                bad.store(true, Ordering::Relaxed);
+                            }
+                        },
+                    )?;
+                    Ok((buffer, !bad.into_inner()))
                 }
-                None => Buffer::filled(
-                    ctx,
-                    BufferTarget::Storage,
-                    BufferUsage::Static,
-                    m * n,
-                    |first, out| {
-                        if !fill_lines(a, first, out) {
-                            bad.store(true, Ordering::Relaxed);
-                        }
-                    },
-                ),
             };
-            // Whole rows go up through the driver's copy, unchecked.
-            let checked = a.as_row_major().is_none() && !bad.into_inner();
-            return Ok((buffer?, checked));
         }
         Design::Columns(t) => t,
     };

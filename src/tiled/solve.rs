@@ -362,8 +362,8 @@ struct Chain {
 /// chain's few work groups leave the GPU idle), or one right side of several columns solved
 /// in place, a chain per column the same way up to the kernels'
 /// [`column_chains_order`](TiledKernels::column_chains_order) and one chain for all its
-/// columns past it (glsl/tiled/trsv_chain_cols.comp: sixteen chains at 16384 ran slower than
-/// the blocked solve, docs/results.md, "Triangular solves"). The blocks'
+/// columns past it (glsl/tiled/trsv_chain_cols.comp; docs/results.md, "Triangular solves",
+/// says why). The blocks'
 /// dependences wait on flags on the GPU instead of between launches. Whether a work group gave
 /// up waiting (a software renderer's loop limit) is known only once the chains have run; then
 /// each b is restored from its copy and solved the blocked way. `None` (nothing launched)

@@ -52,6 +52,20 @@ fn chain_columns_loops(blocks: usize, cv: usize) -> usize {
     blocks.saturating_mul(280 + 140 * cv) + 280 + 140 * cv
 }
 
+/// The polls a work group of the several-column chained solve over `blocks` diagonal blocks
+/// with `cv` vec4s of columns an invocation may spend waiting: [`CHAIN_SPIN_LIMIT`], and on a
+/// `software` renderer no more than its loop limit leaves ([`crate::gl::LOOP_LIMIT`], where
+/// llvmpipe ends loops silently); `None` where too few polls are left.
+fn chain_columns_spin_limit(blocks: usize, cv: usize, software: bool) -> Option<usize> {
+    let limit = match software {
+        true => crate::gl::LOOP_LIMIT
+            .checked_sub(chain_columns_loops(blocks, cv))?
+            .min(CHAIN_SPIN_LIMIT),
+        false => CHAIN_SPIN_LIMIT,
+    };
+    (limit >= CHAIN_MIN_SPINS).then_some(limit)
+}
+
 /// What a chained solve ([`TiledKernels::trsv_chain`]) works on.
 pub(crate) struct ChainSolve<'a> {
     /// The factor's storage.
@@ -60,7 +74,8 @@ pub(crate) struct ChainSolve<'a> {
     pub inv: &'a Buffer<f32>,
     /// The right sides in, the solutions out: row i of right side r at r·x_rhs + i·x_row.
     pub x: &'a Buffer<f32>,
-    /// How many right sides x holds (each its own chain in the one launch).
+    /// How many right sides x holds (each its own chain in the one launch; for
+    /// [`TiledKernels::trsv_chain_cols`], the columns of its one right side).
     pub rhs: usize,
     /// The step between a right side's rows in x (1 for right sides one after another, the
     /// column count for the columns of a row-major matrix).
@@ -68,7 +83,8 @@ pub(crate) struct ChainSolve<'a> {
     /// The step between right sides in x (m for right sides one after another, 1 for the
     /// columns of a row-major matrix).
     pub x_rhs: usize,
-    /// Tickets, the gave-up word and each right side's blocks' ready flags, zeroed.
+    /// Tickets, the gave-up word and each right side's blocks' ready flags (one set for
+    /// [`TiledKernels::trsv_chain_cols`]), zeroed.
     pub sync: &'a Buffer<u32>,
     /// The order.
     pub m: usize,
@@ -405,20 +421,14 @@ impl TiledKernels {
     }
 
     /// The polls a work group of the several-column chained solve over `blocks` diagonal
-    /// blocks with `cols` columns may spend waiting: [`CHAIN_SPIN_LIMIT`], and on a software
-    /// renderer no more than its loop limit leaves ([`crate::gl::LOOP_LIMIT`], where llvmpipe
-    /// ends loops silently); `None` where the kernels have no such solve, `cols` is past the
-    /// widest variant, or too few polls are left.
+    /// blocks with `cols` columns may spend waiting on this device
+    /// ([`chain_columns_spin_limit`]); `None` where the kernels have no such solve, `cols` is
+    /// past the widest variant, or too few polls are left.
     pub(crate) fn chain_columns_spin_limit(&self, blocks: usize, cols: usize) -> Option<usize> {
-        let cv = Self::chain_columns_variant(cols)?.1;
-        self.trsv_chain_cols.as_ref()?;
-        let limit = match self.software {
-            true => crate::gl::LOOP_LIMIT
-                .checked_sub(chain_columns_loops(blocks, cv))?
-                .min(CHAIN_SPIN_LIMIT),
-            false => CHAIN_SPIN_LIMIT,
-        };
-        (limit >= CHAIN_MIN_SPINS).then_some(limit)
+        let (_, cv) = Self::chain_columns_variant(cols)?;
+        self.trsv_chain_cols
+            .as_ref()
+            .and_then(|_| chain_columns_spin_limit(blocks, cv, self.software))
     }
 
     /// The variant (index, vec4s of columns an invocation keeps) that solves `cols` columns
@@ -528,5 +538,28 @@ mod tests {
             }
         }
         assert_eq!(chain_spin_limit(10_000), None);
+    }
+
+    #[test]
+    fn a_several_column_chain_stays_within_the_loop_limit_or_is_not_started() {
+        for cv in CHAIN_COLUMN_VARIANTS {
+            assert_eq!(chain_columns_spin_limit(1, cv, true), Some(CHAIN_SPIN_LIMIT));
+            for blocks in [1, 5, 20, 40, 60, 100, 10_000] {
+                assert_eq!(
+                    chain_columns_spin_limit(blocks, cv, false),
+                    Some(CHAIN_SPIN_LIMIT),
+                    "{blocks} blocks, {cv} vec4s: a GPU has no loop limit"
+                );
+                match chain_columns_spin_limit(blocks, cv, true) {
+                    Some(spins) => {
+                        assert!(spins >= CHAIN_MIN_SPINS, "{blocks} blocks, {cv} vec4s");
+                        let loops = chain_columns_loops(blocks, cv) + spins;
+                        assert!(loops <= crate::gl::LOOP_LIMIT, "{blocks} blocks: {loops}");
+                    }
+                    None => assert!(blocks > 20, "{blocks} blocks, {cv} vec4s refused"),
+                }
+            }
+            assert_eq!(chain_columns_spin_limit(10_000, cv, true), None);
+        }
     }
 }
