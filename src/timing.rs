@@ -9,18 +9,41 @@ use crate::gl::{
     Buffer, BufferTarget, BufferUsage, Context, LazyProgram, DeviceInfo, GpuTimer, TexelFormat,
     Uniform,
 };
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-/// [`Preheat::run`] keeps the GPU busy at least this long, and then until its rounds of busy
-/// work have not got faster for [`PREHEAT_SETTLE`] (the clocks are up), at most
-/// [`PREHEAT_MAX`]. After CPU steps and bursty short runs a GPU's clock falls, making short
-/// runs several times slower than back to back, and under full load it takes up to hundreds of
-/// milliseconds to come back (measured in docs/results.md).
-pub const PREHEAT_MIN: Duration = Duration::from_millis(100);
-/// See [`PREHEAT_MIN`].
-pub const PREHEAT_SETTLE: Duration = Duration::from_millis(100);
-/// See [`PREHEAT_MIN`].
-pub const PREHEAT_MAX: Duration = Duration::from_secs(2);
+/// How long [`Preheat::run_with`] keeps the GPU busy: at least `min`, then until its rounds of
+/// busy work have not got faster for `settle` and run within `top` of the fastest rate any of
+/// its runs has seen (the clocks at their working speed); where no run has seen that rate yet,
+/// at least `first`; never longer than `max`. A GPU left idle (while a process compiles its
+/// kernels, during CPU steps) drops its clocks, and under load brings them back only after a
+/// delay: a run that stops when its rate stops rising, before that, leaves the timed runs at
+/// the idle clock (`figures/h200/experiments/stability/clock_ramp_runs.csv`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PreheatLimits {
+    /// The least time busy.
+    pub min: Duration,
+    /// How long the rate must have stopped rising (by 2% per round).
+    pub settle: Duration,
+    /// The least time busy while no run has seen the fastest rate (the first run).
+    pub first: Duration,
+    /// The most time busy.
+    pub max: Duration,
+    /// How much slower than the fastest rate seen a round may be and count as at speed.
+    pub top: f64,
+}
+
+impl Default for PreheatLimits {
+    fn default() -> Self {
+        Self {
+            min: Duration::from_millis(100),
+            settle: Duration::from_millis(100),
+            first: Duration::from_millis(1500),
+            max: Duration::from_secs(3),
+            top: 1.08,
+        }
+    }
+}
 
 /// Busy work run just before a timed stretch so that the GPU's clocks are at their working
 /// speed when it starts: a timer query measures at whatever clock the GPU runs, and a GPU
@@ -30,6 +53,9 @@ pub struct Preheat {
     // The busy kernel (compiled on first use) and the buffer it could write; `None` where
     // there is nothing to do.
     kernel: Option<(LazyProgram, Buffer<f32>)>,
+    // The fastest rate of busy work any run has seen (seconds per unit; infinite before the
+    // first run): the rate at the GPU's working clocks.
+    fastest: Cell<f64>,
 }
 
 impl Preheat {
@@ -38,7 +64,10 @@ impl Preheat {
     pub fn new(ctx: &Context) -> Result<Self> {
         let info = DeviceInfo::query(ctx)?;
         if info.software {
-            return Ok(Self { kernel: None });
+            return Ok(Self {
+                kernel: None,
+                fastest: Cell::new(f64::INFINITY),
+            });
         }
         Self::on_any_device(ctx)
     }
@@ -58,7 +87,10 @@ impl Preheat {
         } else {
             None
         };
-        Ok(Self { kernel })
+        Ok(Self {
+            kernel,
+            fastest: Cell::new(f64::INFINITY),
+        })
     }
 
     /// Whether [`Preheat::run`] does anything here.
@@ -66,34 +98,29 @@ impl Preheat {
         self.kernel.is_some()
     }
 
-    /// Keeps the GPU busy until its clocks are up ([`PREHEAT_MIN`], [`PREHEAT_SETTLE`],
-    /// [`PREHEAT_MAX`]) and waits for it to finish; returns the time spent.
+    /// Keeps the GPU busy until its clocks are up ([`PreheatLimits::default`]) and waits for
+    /// it to finish; returns the time spent.
     pub fn run(&self, ctx: &Context) -> Duration {
-        self.run_with(ctx, PREHEAT_MIN, PREHEAT_SETTLE, PREHEAT_MAX)
+        self.run_with(ctx, PreheatLimits::default())
     }
 
-    /// Keeps the GPU busy for at least `min`, then until a round of busy work has not got
-    /// faster (per unit of work, by 2%) for `settle`, at most `max`; returns the time spent.
-    pub fn run_with(
-        &self,
-        ctx: &Context,
-        min: Duration,
-        settle: Duration,
-        max: Duration,
-    ) -> Duration {
+    /// Keeps the GPU busy within `limits` and waits for it to finish; returns the time spent.
+    pub fn run_with(&self, ctx: &Context, limits: PreheatLimits) -> Duration {
         let start = Instant::now();
         let Some((Ok(program), sink)) = self.kernel.as_ref().map(|(p, sink)| (p.get(), sink)) else {
             return start.elapsed();
         };
         sink.bind_base(0);
+        // The reference this run is held to: the fastest rate earlier runs saw.
+        let fastest = self.fastest.get();
         // Rounds of 8 dispatches, each round's work doubled while a round takes under 2 ms.
         let mut iterations = 16u32;
         let (mut best, mut improved) = (f64::INFINITY, start);
-        loop {
+        let done = loop {
             let round = Instant::now();
             // Best effort, as the dispatches: a failure ends the busy work.
             if program.set("iterations", Uniform::U32(iterations)).is_err() {
-                return start.elapsed();
+                break start.elapsed();
             }
             for _ in 0..8 {
                 // Busy work of a fixed size GL always allows.
@@ -109,10 +136,19 @@ impl Preheat {
                 iterations *= 2;
             }
             let now = start.elapsed();
-            if now >= max || (now >= min && improved.elapsed() >= settle) {
-                return now;
+            let settled = now >= limits.min && improved.elapsed() >= limits.settle;
+            let at_speed = match fastest.is_finite() {
+                true => per_unit <= limits.top * fastest,
+                false => now >= limits.first,
+            };
+            if now >= limits.max || (settled && at_speed) {
+                break now;
             }
+        };
+        if best < fastest {
+            self.fastest.set(best);
         }
+        done
     }
 }
 

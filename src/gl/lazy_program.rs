@@ -63,6 +63,11 @@ impl LazyProgram {
         Ok(self.program.get_or_init(|| p))
     }
 
+    /// The program where it has been compiled (nothing is compiled here).
+    pub fn compiled(&self) -> Option<&ComputeProgram> {
+        self.program.get()
+    }
+
     /// Whether the program has been compiled.
     pub fn is_compiled(&self) -> bool {
         self.program.get().is_some()

@@ -18,7 +18,7 @@ use crate::timing::median;
 use std::time::Instant;
 
 /// One timed operation.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TiledTiming {
     /// "assembly", "cholesky" or "solve".
     pub op: &'static str,
@@ -33,10 +33,21 @@ pub struct TiledTiming {
     /// Useful floating-point operations per second, in GFLOP/s: m(m+1)·n for the lower
     /// triangle of the product, m³/3 for Cholesky, 2m²·n for the two solves.
     pub gflops: f64,
+    /// Every timed run's milliseconds, in the order they ran (the median is `ms`).
+    pub runs: Vec<f64>,
+    /// Milliseconds of busy work ([`crate::timing::Preheat`]) before the timed runs.
+    pub preheat_ms: f64,
 }
 
 impl TiledTiming {
-    fn new(op: &'static str, storage: Storage, m: usize, n: usize, ms: f64) -> Self {
+    fn new(
+        op: &'static str,
+        storage: Storage,
+        m: usize,
+        n: usize,
+        (runs, preheat_ms): (Vec<f64>, f64),
+    ) -> Self {
+        let ms = median(&runs);
         let (mf, nf) = (m as f64, n as f64);
         let flops = match op {
             "assembly" => mf * (mf + 1.0) * nf,
@@ -50,6 +61,8 @@ impl TiledTiming {
             n,
             ms,
             gflops: flops / (ms * 1e6),
+            runs,
+            preheat_ms,
         }
     }
 }
@@ -68,16 +81,21 @@ fn time_once(k: &TiledKernels, timer: &GpuTimer, work: impl FnOnce() -> Result<(
     Ok(if gpu >= 0.01 * wall { gpu } else { wall })
 }
 
-/// Median milliseconds of `runs` runs of `work` after one warm-up.
-fn time_gpu(k: &TiledKernels, runs: usize, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
+/// Milliseconds of each of `runs` runs of `work` after one warm-up, and of the busy work
+/// before them.
+fn time_gpu(
+    k: &TiledKernels,
+    runs: usize,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<(Vec<f64>, f64)> {
     let timer = GpuTimer::new(k.context())?;
     work()?;
-    k.preheat().run(k.context());
+    let preheat = k.preheat().run(k.context()).as_secs_f64() * 1e3;
     let mut ms = Vec::new();
     for _ in 0..runs.max(1) {
         ms.push(time_once(k, &timer, &mut work)?);
     }
-    Ok(median(&ms))
+    Ok((ms, preheat))
 }
 
 fn random_product(k: &TiledKernels, m: usize, n: usize) -> Result<DeviceProduct> {
@@ -144,13 +162,13 @@ pub fn time_cholesky_of(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Resul
     work.copy_from(c)?;
     factor(k, &mut work)?;
     let timer = GpuTimer::new(k.context())?;
-    k.preheat().run(k.context());
+    let preheat = k.preheat().run(k.context()).as_secs_f64() * 1e3;
     let mut ms = Vec::new();
     for _ in 0..runs.max(1) {
         work.copy_from(c)?;
         ms.push(time_once(k, &timer, || factor_unchecked(k, &mut work))?);
     }
-    Ok(TiledTiming::new("cholesky", storage, m, m, median(&ms)))
+    Ok(TiledTiming::new("cholesky", storage, m, m, (ms, preheat)))
 }
 
 /// The launches of one Cholesky factorization of order m in `storage`, per kind, counted in a
@@ -400,6 +418,7 @@ pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Resu
     let (l11, l21, l22) = (v.sub(0, 0, n1, n1), v.sub(n1, 0, n2, n1), v.sub(n1, n1, n2, n2));
     let timer = GpuTimer::new(k.context())?;
     let mut ms = vec![Vec::new(); 4];
+    let mut preheat_ms = 0.0;
     for run in 0..=runs.max(1) {
         work.copy_from(c)?;
         let pieces: [&dyn Fn() -> Result<()>; 4] = [
@@ -409,7 +428,7 @@ pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Resu
             &|| block_column(k, r(l22), n1, &mut false),
         ];
         if run == 1 {
-            k.preheat().run(k.context());
+            preheat_ms = k.preheat().run(k.context()).as_secs_f64() * 1e3;
         }
         for (times, piece) in ms.iter_mut().zip(pieces) {
             let t = time_once(k, &timer, piece)?;
@@ -435,6 +454,8 @@ pub fn time_split_pieces(k: &TiledKernels, c: &TiledMatrix, runs: usize) -> Resu
                 n: n1,
                 ms,
                 gflops: flops / (ms * 1e6),
+                runs: times,
+                preheat_ms,
             }
         })
         .collect())

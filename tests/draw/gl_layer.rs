@@ -7,7 +7,7 @@ use symraster::gl::{
     RenderTexture, Rgba8, Rgba32F, TexelFormat, Texture, VertexArray, VertexFormat,
 };
 use symraster::internal::GpuInternals;
-use symraster::timing::Preheat;
+use symraster::timing::{Preheat, PreheatLimits};
 
 fn round_trip<F: TexelFormat>(gpu: &Gpu, texels: Vec<F::Texel>, fill: F::Texel)
 where
@@ -176,8 +176,9 @@ fn device_info_is_the_drivers() {
 }
 
 /// The busy kernel that brings a GPU's clocks up before timed runs compiles and keeps the
-/// device busy for the time asked (on software renderers the timing code skips it; here it is
-/// run anyway, so CI compiles the shader the GPUs run).
+/// device busy for the time asked, its first run at least `first`, later runs held to the rate
+/// it saw (on software renderers the timing code skips it; here it is run anyway, so CI
+/// compiles the shader the GPUs run).
 #[test]
 fn preheat_compiles_and_keeps_the_device_busy_for_the_time_asked() {
     let gpu = Gpu::new().unwrap();
@@ -186,15 +187,33 @@ fn preheat_compiles_and_keeps_the_device_busy_for_the_time_asked() {
     assert_eq!(forced.is_active(), gpu.info().has_compute());
     let ms = std::time::Duration::from_millis;
     let before = symraster::gl::GpuTimestamp::now(ctx).unwrap();
-    let spent = forced.run_with(ctx, ms(30), ms(10), ms(5000));
+    let limits = PreheatLimits {
+        min: ms(30),
+        settle: ms(10),
+        first: ms(40),
+        max: ms(5000),
+        top: 1.08,
+    };
+    let spent = forced.run_with(ctx, limits);
     // GL_TIMESTAMP queries around the busy work see the GPU's time pass.
     let stamped = symraster::gl::GpuTimestamp::now(ctx)
         .unwrap()
         .since(&before)
         .unwrap();
     if forced.is_active() {
-        assert!(spent >= ms(30) && spent < ms(5000), "{spent:?}");
+        assert!(spent >= ms(40) && spent < ms(5000), "{spent:?}");
         assert!(stamped >= ms(15) && stamped < ms(10_000), "{stamped:?}");
+        // A later run is held to the rate the first one saw, not to `first`: with any rate
+        // counting as at speed it ends once settled.
+        let later = forced.run_with(
+            ctx,
+            PreheatLimits {
+                first: ms(60_000),
+                top: f64::INFINITY,
+                ..limits
+            },
+        );
+        assert!(later >= ms(30) && later < ms(5000), "{later:?}");
     }
     ctx.check(|| "preheating".into()).unwrap();
     // The timing code's own: idle on software renderers, active on GPUs with compute.

@@ -541,7 +541,12 @@ fn profile_jobs(
                             && refine > 0
                             && check(&a, &d, &b, n, count, &out).is_err();
                         let ms_ = std::time::Duration::from_millis;
-                        gpu.preheat().run_with(&ctx, ms_(150), ms_(50), ms_(400));
+                        let limits = symraster::timing::PreheatLimits {
+                            min: ms_(150),
+                            settle: ms_(50),
+                            ..Default::default()
+                        };
+                        gpu.preheat().run_with(&ctx, limits);
                         let mut ms = Vec::new();
                         for _ in 0..runs {
                             timer.begin();

@@ -50,11 +50,15 @@
 //! `--compile-first` compiles every program the kernels compile on first use before any op
 //! (`TiledKernels::compile_all`), so that none is still compiling in the driver's threads
 //! while an op is timed.
+//! `--sleep MS` sleeps that long before the first op (after `--compile-first`'s compiles).
+//! `--trace` writes every timed run of each row on stderr, with the seconds since the process
+//! started and the CPU time each of the process's threads has used.
 //! `--first-call` times only the first call of this fresh process (wall time: the GL context
 //! and kernels, then the first op's first run with its uploads), rows of method `first-call`.
-//! `--dump DIR` writes the driver's binary of each kernel set's packed-panel product (and of its
-//! chained Cholesky, `<method>.potrf_chain.bin`) there
-//! (`<method>.<kernel>.bin`; NVIDIA's holds its assembly as text).
+//! `--dump DIR` writes there, once every op ran, the driver's binary of each kernel set's
+//! packed-panel product and chained Cholesky (`<method>.<kernel>.bin`, compiled if they were
+//! not) and, under `DIR/programs/`, of every program it compiled (`<method>.<program>.bin`, the
+//! program's name with its variant); NVIDIA's holds its assembly as text.
 
 use anyhow::{Context, bail};
 use std::collections::HashMap;
@@ -98,6 +102,9 @@ struct Args {
     dump: Option<std::path::PathBuf>,
     first_call: bool,
     compile_first: bool,
+    sleep_ms: u64,
+    trace: bool,
+    started: Instant,
     sizes: Vec<(usize, usize)>,
 }
 
@@ -137,6 +144,9 @@ fn parse() -> anyhow::Result<Args> {
         dump: None,
         first_call: false,
         compile_first: false,
+        sleep_ms: 0,
+        trace: false,
+        started: Instant::now(),
         sizes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -146,6 +156,10 @@ fn parse() -> anyhow::Result<Args> {
             "--faithful" => args.faithful = true,
             "--first-call" => args.first_call = true,
             "--compile-first" => args.compile_first = true,
+            "--sleep" => {
+                args.sleep_ms = it.next().context("--sleep needs milliseconds")?.parse()?
+            }
+            "--trace" => args.trace = true,
             "--rhs" => args.rhs = list(&mut it, "--rhs")?,
             "--diag" => args.diag = list(&mut it, "--diag")?,
             "--outer" | "--nb" => args.outer = list(&mut it, "--outer")?,
@@ -326,21 +340,15 @@ fn main() -> anyhow::Result<()> {
             started.elapsed().as_secs_f64() * 1e3
         );
     }
-    if let Some(dir) = &args.dump {
-        std::fs::create_dir_all(dir)?;
-        let sets: Vec<(&str, &TiledKernels)> = if sweeps.is_empty() {
-            vec![("tiled", &*k)]
-        } else {
-            sweeps.iter().map(|(l, k)| (l.as_str(), k)).collect()
-        };
-        for (label, kernels) in sets {
-            for (name, bytes) in kernels.panel_binaries() {
-                std::fs::write(dir.join(format!("{label}.{name}.bin")), bytes)?;
-            }
-            if let Some(bytes) = kernels.chain_binary() {
-                std::fs::write(dir.join(format!("{label}.potrf_chain.bin")), bytes)?;
-            }
-        }
+    if args.trace {
+        eprintln!(
+            "# trace at {:.3} s: threads {}",
+            args.started.elapsed().as_secs_f64(),
+            threads()
+        );
+    }
+    if args.sleep_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(args.sleep_ms));
     }
     for &(m, n) in &args.sizes {
         // The SPD matrices factored, made once per size for all the kernels timed on them.
@@ -353,6 +361,33 @@ fn main() -> anyhow::Result<()> {
         }
         if args.faithful {
             faithful(&gpu, m, n, &args.ops)?;
+        }
+    }
+    if let Some(dir) = &args.dump {
+        std::fs::create_dir_all(dir)?;
+        let sets: Vec<(&str, &TiledKernels)> = if sweeps.is_empty() {
+            vec![("tiled", &*k)]
+        } else {
+            sweeps.iter().map(|(l, k)| (l.as_str(), k)).collect()
+        };
+        std::fs::create_dir_all(dir.join("programs"))?;
+        for (label, kernels) in sets {
+            for (name, bytes) in kernels.panel_binaries() {
+                std::fs::write(dir.join(format!("{label}.{name}.bin")), bytes)?;
+            }
+            if let Some(bytes) = kernels.chain_binary() {
+                std::fs::write(dir.join(format!("{label}.potrf_chain.bin")), bytes)?;
+            }
+            for (name, bytes) in kernels.program_binaries() {
+                let name: String = name
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .collect();
+                std::fs::write(
+                    dir.join("programs").join(format!("{label}.{name}.bin")),
+                    bytes,
+                )?;
+            }
         }
     }
     Ok(())
@@ -642,6 +677,7 @@ fn run_size(
                             "{label},{},full,{},{},{:.4},{:.2}",
                             t.op, t.m, t.n, t.ms, t.gflops
                         );
+                        trace(args, label, &t);
                     }
                 }
                 Err(e) => eprintln!("# {label} pieces m {m}: {e}"),
@@ -658,20 +694,75 @@ fn run_size(
                 _ => bench::time_solve(k, m, rhs, storage, args.runs),
             };
             match t {
-                Ok(t) => println!(
-                    "{label},{},{},{},{},{:.4},{:.2}",
-                    t.op,
-                    t.storage.name(),
-                    t.m,
-                    t.n,
-                    t.ms,
-                    t.gflops
-                ),
+                Ok(t) => {
+                    println!(
+                        "{label},{},{},{},{},{:.4},{:.2}",
+                        t.op,
+                        t.storage.name(),
+                        t.m,
+                        t.n,
+                        t.ms,
+                        t.gflops
+                    );
+                    trace(args, label, &t);
+                }
                 Err(e) => eprintln!("# {label} {op} {} m {m} n {n}: {e}", storage.name()),
             }
         }
     }
     Ok(())
+}
+
+/// `--trace`: every timed run of `t` and its busy work before them on stderr, with the
+/// seconds since the process started and the CPU time of each of its threads so far.
+fn trace(args: &Args, label: &str, t: &bench::TiledTiming) {
+    if !args.trace {
+        return;
+    }
+    let runs: Vec<String> = t.runs.iter().map(|ms| format!("{ms:.3}")).collect();
+    eprintln!(
+        "# trace at {:.3} s: {label} {} {} m {} n {}: preheat {:.0} ms, runs {} | threads {}",
+        args.started.elapsed().as_secs_f64(),
+        t.op,
+        t.storage.name(),
+        t.m,
+        t.n,
+        t.preheat_ms,
+        runs.join(" "),
+        threads()
+    );
+}
+
+/// This process's threads with the CPU time each has used (user and system, in clock ticks),
+/// from /proc/self/task; empty where that cannot be read.
+fn threads() -> String {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return String::new();
+    };
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": utime and stime are the 14th and 15th fields.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        // After the comm, field 3 (state) is index 0, so utime (14) is index 11.
+        out.push(format!(
+            "{}:{}",
+            &stat[open + 1..close],
+            ticks(11) + ticks(12)
+        ));
+    }
+    out.join(" ")
 }
 
 /// `--first-call`: the first call of a fresh process, wall milliseconds, in rows of method

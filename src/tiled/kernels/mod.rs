@@ -383,14 +383,31 @@ impl TiledKernels {
     }
 
     /// Compiles every kernel not compiled yet (they compile on first use, so that a first
-    /// call pays only for what it reaches) and returns how many compile on first use.
+    /// call pays only for what it reaches), the split Cholesky's solve included, and returns
+    /// how many compile on first use.
     pub fn compile_all(&self) -> Result<usize> {
         let programs = self.lazy_programs();
         programs.iter().for_each(|p| p.start());
         for p in &programs {
             p.get()?;
         }
-        Ok(programs.len())
+        Ok(programs.len() + self.compile_split_solve()?)
+    }
+
+    /// The driver's binaries ([`ComputeProgram::binary`]) of every program compiled so far,
+    /// by the program's name (kernel and variant; nothing is compiled to get them): for
+    /// comparing on the device what the driver made of the same source in two processes.
+    pub fn program_binaries(&self) -> Vec<(String, Vec<u8>)> {
+        let own = |p: &ComputeProgram| p.binary().map(|(_, bytes)| (p.name().to_string(), bytes));
+        let mut out: Vec<_> = self
+            .lazy_programs()
+            .into_iter()
+            .filter_map(LazyProgram::compiled)
+            .filter_map(own)
+            .collect();
+        out.extend(self.trtri_orders.borrow().values().filter_map(own));
+        out.extend(self.trsm_rows.borrow().values().filter_map(own));
+        out
     }
 
     /// Hands to the driver the chained programs that the Cholesky of order `m` in full storage
@@ -419,12 +436,11 @@ impl TiledKernels {
         }
     }
 
-    /// How many of the kernels that compile on first use have been compiled so far.
+    /// How many of the kernels that compile on first use have been compiled so far (the
+    /// solves' programs per block order and rows per group included).
     pub fn compiled(&self) -> usize {
-        self.lazy_programs()
-            .iter()
-            .filter(|p| p.is_compiled())
-            .count()
+        let lazy = self.lazy_programs().iter().filter(|p| p.is_compiled()).count();
+        lazy + self.trtri_orders.borrow().len() + self.trsm_rows.borrow().len()
     }
 
     /// The driver's binary ([`ComputeProgram::binary`]) of the chained Cholesky's kernel, where

@@ -13,7 +13,7 @@ use std::collections::hash_map::Entry;
 
 use crate::tiled::table;
 use super::*;
-use crate::tiled::schedule::SOLVE_BLOCK;
+use crate::tiled::schedule::{SOLVE_BLOCK, SplitSolve};
 
 /// Polls a work group of the chained solve spends waiting (in all) before it gives up and the
 /// solve runs the blocked way: within llvmpipe's loop limit ([`crate::gl::LOOP_LIMIT`]) with
@@ -183,7 +183,18 @@ impl TiledKernels {
             return self.invert_blocks(l, 0, inv);
         }
         let mut programs = self.trtri_orders.borrow_mut();
-        let p = match programs.entry(nb) {
+        let p = self.trtri_order_program(&mut programs, nb)?;
+        self.dispatch_trtri(p, nb, l, 0, inv, false)
+    }
+
+    /// trtri_blocks.comp for blocks of order `nb` (below [`SOLVE_BLOCK`]), compiled into
+    /// `programs` on first use.
+    fn trtri_order_program<'p>(
+        &self,
+        programs: &'p mut HashMap<usize, ComputeProgram>,
+        nb: usize,
+    ) -> Result<&'p ComputeProgram> {
+        Ok(match programs.entry(nb) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert(ComputeProgram::new(
                 &self.ctx,
@@ -191,8 +202,45 @@ impl TiledKernels {
                 &format!("order {nb}"),
                 &KernelConfig { nb, ..self.config }.source(table::TRTRI_BLOCKS.source),
             )?),
+        })
+    }
+
+    /// trsm_rows.comp for `rows` rows per work group and blocks of `block`, compiled into
+    /// `programs` on first use.
+    fn trsm_rows_program<'p>(
+        &self,
+        programs: &'p mut HashMap<(usize, usize), ComputeProgram>,
+        (rows, block): (usize, usize),
+    ) -> Result<&'p ComputeProgram> {
+        Ok(match programs.entry((rows, block)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(ComputeProgram::new(
+                &self.ctx,
+                &table::TRSM_ROWS,
+                &format!("{rows} rows, blocks of {block}"),
+                &format!(
+                    "#version 430\n#define D {block}\n#define R {rows}\n#define RG 4\n{}",
+                    table::TRSM_ROWS.source
+                ),
+            )?),
+        })
+    }
+
+    /// Compiles the programs that the split Cholesky's solve ([`TiledKernels::split_solve`])
+    /// compiles on first use (the row solve's and its block inversion's), returning how many.
+    pub(crate) fn compile_split_solve(&self) -> Result<usize> {
+        let SplitSolve::Rows { rows, block, .. } = self.split_solve else {
+            return Ok(0);
         };
-        self.dispatch_trtri(p, nb, l, 0, inv, false)
+        if !self.solves_by_rows(rows, block) {
+            return Ok(0);
+        }
+        self.trsm_rows_program(&mut self.trsm_rows.borrow_mut(), (rows, block))?;
+        if block == SOLVE_BLOCK {
+            return Ok(1);
+        }
+        self.trtri_order_program(&mut self.trtri_orders.borrow_mut(), block)?;
+        Ok(2)
     }
 
     /// Whether [`TiledKernels::solve_rows`] runs here with `rows` rows per work group (a
@@ -231,18 +279,7 @@ impl TiledKernels {
             return Ok(());
         }
         let mut programs = self.trsm_rows.borrow_mut();
-        let p = match programs.entry((rows, block)) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(ComputeProgram::new(
-                &self.ctx,
-                &table::TRSM_ROWS,
-                &format!("{rows} rows, blocks of {block}"),
-                &format!(
-                    "#version 430\n#define D {block}\n#define R {rows}\n#define RG 4\n{}",
-                    table::TRSM_ROWS.source
-                ),
-            )?),
-        };
+        let p = self.trsm_rows_program(&mut programs, (rows, block))?;
         x.buffer.bind_base(0);
         l.buffer.bind_base(1);
         inv.bind_base(2);
