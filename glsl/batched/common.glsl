@@ -9,6 +9,12 @@
 // lives in the work buffer) where the solves are products with L⁻¹. Barriers span the whole group, so no invocation
 // leaves early: every problem runs every loop (a failed one on its garbage), and only the
 // writes of results depend on the problem.
+#ifndef PIVOT_FAILS
+// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
+// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
+#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
+#endif
+
 layout(local_size_x = GROUP) in;
 
 #define NP (N * (N + 1) / 2)
@@ -158,7 +164,7 @@ bool singular_pivot(float diag) {
 // Checks column j + m's pivot: 0 when it passes, else LAPACK's INFO (j + m + 1 when not
 // positive or NaN, −1 when +inf: the problem left float32's range).
 int pivot_status(float piv, uint col) {
-    if (!(piv > 0.0)) return int(col) + 1;
+    if (PIVOT_FAILS(piv)) return int(col) + 1;
     if (isinf(piv)) return -1;
     return 0;
 }

@@ -156,7 +156,9 @@ float magnitude(float x) {
 bool beats(float x, uint s, float bx, uint bs) {
     if (s == NONE) return false;
     if (bs == NONE) return true;
-    return x > bx || (x == bx && row_of[s] < row_of[bs]);
+    // The indices clamped (a no-op here): unrolled with a constant NONE, NVIDIA's compiler
+    // otherwise refuses the unreached row_of[NONE] as out of bounds.
+    return x > bx || (x == bx && row_of[min(s, ROWS - 1u)] < row_of[min(bs, ROWS - 1u)]);
 }
 
 // Entry k of a register row: a select over compile-time indices keeps `row` in registers.

@@ -30,6 +30,12 @@
 // comes after the last wait): a tile is either published, and final, or as it was. The host
 // then launches the chain again with the same flags (a group whose tile is published returns
 // at once): the first tile not published waits for nobody, so every launch makes progress.
+#ifndef PIVOT_FAILS
+// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
+// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
+#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
+#endif
+
 layout(local_size_x = PX, local_size_y = PY) in;
 
 layout(std430, binding = 0) coherent buffer CBuf { float c[]; };
@@ -363,7 +369,7 @@ void main() {
         // The first pivot that is not positive, found by every invocation at once (one thread
         // scanning the tile's pivots had been on the chain's critical path).
         for (uint q = tid; q < ni; q += uint(THREADS))
-            if (!(piv[q] > 0.0)) atomicMin(bad_shared, q);
+            if (PIVOT_FAILS(piv[q])) atomicMin(bad_shared, q);
         barrier();
         if (tid == 0u && bad_shared < ni) {
             uint column = column0 + s0 + bad_shared;

@@ -11,6 +11,12 @@
 // same steps exchange through shared memory, two barriers per column (as potrf_inv_fn's one).
 // For blocks of other orders this file defines nothing (LANES_FACTOR undefined) and the
 // caller inserts potrf_inv_fn.glsl after it.
+#ifndef PIVOT_FAILS
+// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
+// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
+#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
+#endif
+
 #ifndef PX
 #define PX 16
 #define PY 16
@@ -66,7 +72,7 @@ shared float lanes_row[NB];
     float p = LANES_COL(J, J); \
     if (lane == 0u) { \
         piv[J] = p; \
-        if (!(p > 0.0) && failed_column == 0xFFFFFFFFu) { \
+        if (PIVOT_FAILS(p) && failed_column == 0xFFFFFFFFu) { \
             failed_column = column0 + uint(J); \
             failed_pivot = p; \
         } \

@@ -5,6 +5,12 @@
 // the updated column j + 1, S'(x, j+1) = S(x, j+1) − S(x, j)·S(j+1, j)/p_j, its pivot and
 // y's row j + 1 itself (a rank-2 step of the same elimination), then applies both columns'
 // updates to its own entries: n/2 barriers instead of n. An odd last column steps alone.
+#ifndef PIVOT_FAILS
+// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
+// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
+#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
+#endif
+
 #ifndef PX
 #define PX 16
 #define PY 16
@@ -81,10 +87,10 @@ void factor_block_from(float sum[EA][EB], uint n, uint c_off, uint c_rs, uint c_
             piv[j] = p0;
             if (pair) piv[j + 1u] = p1;
             if (failed_column == 0xFFFFFFFFu) {
-                if (!(p0 > 0.0)) {
+                if (PIVOT_FAILS(p0)) {
                     failed_column = column0 + j;
                     failed_pivot = p0;
-                } else if (pair && !(p1 > 0.0)) {
+                } else if (pair && PIVOT_FAILS(p1)) {
                     failed_column = column0 + j + 1u;
                     failed_pivot = p1;
                 }

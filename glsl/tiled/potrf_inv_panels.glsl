@@ -17,6 +17,12 @@
 // the whole work group with a barrier per column: the same arithmetic, more barriers. The first
 // pivot that is not positive (or NaN) is recorded in the status word with its global column
 // and its value before the square root, unless an earlier column already failed.
+#ifndef PIVOT_FAILS
+// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
+// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
+#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
+#endif
+
 #ifndef PX
 #define PX 16
 #define PY 16
@@ -115,7 +121,7 @@ void factor_block(uint n, uint c_off, uint c_rs, uint c_cs, uint column0, uint i
                 if (lane == 0u) {
                     piv[p + j] = d;
                     inv_piv[p + j] = ip;
-                    if (p + j < n && !(d > 0.0) && failed_column == 0xFFFFFFFFu) {
+                    if (p + j < n && PIVOT_FAILS(d) && failed_column == 0xFFFFFFFFu) {
                         failed_column = column0 + p + j;
                         failed_pivot = d;
                     }

@@ -7,6 +7,12 @@
 // the W columns' updates to its own entries (a rank-W step of the same elimination, the same
 // pivots): n/W barriers. Every array index is a compile-time constant once the loops over W
 // are unrolled, so nothing leaves the registers.
+#ifndef PIVOT_FAILS
+// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
+// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
+#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
+#endif
+
 #ifndef FACTOR_WIDTH
 #define FACTOR_WIDTH 4
 #endif
@@ -95,7 +101,7 @@ void factor_block_from(float sum[EA][EB], uint n, uint c_off, uint c_rs, uint c_
             for (int q = 0; q < FW; q++) {
                 if (uint(q) >= w) break;
                 piv[j + uint(q)] = pv[q];
-                if (!found && !(pv[q] > 0.0)) {
+                if (!found && PIVOT_FAILS(pv[q])) {
                     found = true;
                     failed_column = column0 + j + uint(q);
                     failed_pivot = pv[q];
