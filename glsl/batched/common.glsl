@@ -9,12 +9,6 @@
 // lives in the work buffer) where the solves are products with L⁻¹. Barriers span the whole group, so no invocation
 // leaves early: every problem runs every loop (a failed one on its garbage), and only the
 // writes of results depend on the problem.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 layout(local_size_x = GROUP) in;
 
 #define NP (N * (N + 1) / 2)

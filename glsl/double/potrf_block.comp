@@ -9,16 +9,6 @@
 // that is not positive (or not a number) records its column + 1 and its value in the status
 // words and ends the factorization: every later launch returns at once. NB (at most 64) is
 // the largest kb, set by the caller.
-#ifndef PIVOT_FAILS_DOUBLE
-// A pivot that is not positive or is NaN, read from its bits (PIVOT_FAILS's reason): positive
-// means the sign clear and the bits above zero, up to +inf.
-#define PIVOT_FAILS_DOUBLE(p) pivot_fails_double(p)
-bool pivot_fails_double(double p) {
-    uvec2 w = unpackDouble2x32(p);
-    return w.y < 0x7FF00000u ? (w.x | w.y) == 0u : !(w.y == 0x7FF00000u && w.x == 0u);
-}
-#endif
-
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { double a[]; };

@@ -24,16 +24,6 @@
 // renderers end long loops) or that finds the chain given up sets `gave_up` and writes and
 // publishes nothing (every write comes after its last wait); the host launches the chain again
 // with the same flags (a group whose tile is published returns at once).
-#ifndef PIVOT_FAILS_DOUBLE
-// A pivot that is not positive or is NaN, read from its bits (PIVOT_FAILS's reason): positive
-// means the sign clear and the bits above zero, up to +inf.
-#define PIVOT_FAILS_DOUBLE(p) pivot_fails_double(p)
-bool pivot_fails_double(double p) {
-    uvec2 w = unpackDouble2x32(p);
-    return w.y < 0x7FF00000u ? (w.x | w.y) == 0u : !(w.y == 0x7FF00000u && w.x == 0u);
-}
-#endif
-
 layout(local_size_x = 16, local_size_y = 16) in;
 
 #define PX 16u

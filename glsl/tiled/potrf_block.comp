@@ -6,12 +6,6 @@
 // lower triangle is read and written. The first pivot that is not positive (or NaN) is
 // recorded in the status word with its global column and its value before the square root,
 // unless an earlier column already failed.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 layout(local_size_x = 16, local_size_y = 16) in;
 
 #define E (NB / 16)

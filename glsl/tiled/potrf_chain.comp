@@ -30,12 +30,6 @@
 // comes after the last wait): a tile is either published, and final, or as it was. The host
 // then launches the chain again with the same flags (a group whose tile is published returns
 // at once): the first tile not published waits for nobody, so every launch makes progress.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 layout(local_size_x = PX, local_size_y = PY) in;
 
 layout(std430, binding = 0) coherent buffer CBuf { float c[]; };

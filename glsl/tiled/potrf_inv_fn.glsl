@@ -4,12 +4,6 @@
 // the blocked Cholesky then also factors the next diagonal block: one dependent dispatch
 // fewer per block). There gemm.comp has declared CBuf (float c[]) at binding 0; the work group
 // is PX x PY; INV_BINDING is where the inverses go.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 #ifndef PX
 #define PX 16
 #define PY 16

@@ -11,12 +11,6 @@
 // same steps exchange through shared memory, two barriers per column (as potrf_inv_fn's one).
 // For blocks of other orders this file defines nothing (LANES_FACTOR undefined) and the
 // caller inserts potrf_inv_fn.glsl after it.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 #ifndef PX
 #define PX 16
 #define PY 16

@@ -5,12 +5,6 @@
 // the updated column j + 1, S'(x, j+1) = S(x, j+1) − S(x, j)·S(j+1, j)/p_j, its pivot and
 // y's row j + 1 itself (a rank-2 step of the same elimination), then applies both columns'
 // updates to its own entries: n/2 barriers instead of n. An odd last column steps alone.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 #ifndef PX
 #define PX 16
 #define PY 16

@@ -17,12 +17,6 @@
 // the whole work group with a barrier per column: the same arithmetic, more barriers. The first
 // pivot that is not positive (or NaN) is recorded in the status word with its global column
 // and its value before the square root, unless an earlier column already failed.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 #ifndef PX
 #define PX 16
 #define PY 16

@@ -7,12 +7,6 @@
 // the W columns' updates to its own entries (a rank-W step of the same elimination, the same
 // pivots): n/W barriers. Every array index is a compile-time constant once the loops over W
 // are unrolled, so nothing leaves the registers.
-#ifndef PIVOT_FAILS
-// A pivot that is not positive or is NaN, read from its bits: a compiler that assumes no NaN
-// may turn !(p > 0.0) into p <= 0.0, which lets a NaN pivot pass (seen on NVIDIA's).
-#define PIVOT_FAILS(p) (floatBitsToUint(p) - 1u >= 0x7F800000u)
-#endif
-
 #ifndef FACTOR_WIDTH
 #define FACTOR_WIDTH 4
 #endif

@@ -54,8 +54,9 @@ impl BatchedKernels {
             ("", "")
         };
         let source = format!(
-            "#version 430\n{}{}\n{}\n{}\n{}",
+            "#version 430\n{}{}{}\n{}\n{}\n{}",
             plan.defines(),
+            crate::gl::PIVOT_GLSL,
             table::BATCHED_COMMON,
             observations,
             tiles,

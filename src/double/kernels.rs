@@ -296,7 +296,8 @@ impl DoubleKernels {
         if let Some(p) = cell.get() {
             return Ok(p);
         }
-        let source = format!("#version 430\n{defines}{}", kernel.source);
+        let pivot = crate::gl::PIVOT_GLSL;
+        let source = format!("#version 430\n{defines}{pivot}{}", kernel.source);
         let p = ComputeProgram::new(&self.ctx, kernel, kernel.name, &source)?;
         Ok(cell.get_or_init(|| p))
     }

@@ -54,6 +54,12 @@ pub const LOOP_LIMIT: usize = 65535;
 /// [`LOOP_LIMIT`], leaving room for the loops a compiler does not unroll.
 pub const LOOP_BUDGET: usize = 16384;
 
+/// GLSL #defines shared by every Cholesky factor kernel (`glsl/pivot.glsl`): `PIVOT_FAILS(p)`
+/// and `PIVOT_FAILS_DOUBLE(p)`, a pivot that is not positive or is NaN, read from its bits (a
+/// compiler that assumes no NaN may drop the NaN from `!(p > 0.0)`). Prepended to those
+/// kernels' sources after their `#define`s.
+pub const PIVOT_GLSL: &str = include_str!("../../glsl/pivot.glsl");
+
 /// Compute launches issued by this process (all contexts), for counting an operation's
 /// dispatches: read [`dispatches`] before and after.
 static DISPATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -22,8 +22,8 @@ mod vertex_array;
 pub use buffer::{Buffer, BufferTarget, BufferUsage, read_backs};
 pub use buffer_texture::{BufferTexture, TexelWidth};
 pub use compute::{
-    ComputeKernel, ComputeLimits, ComputeProgram, LOOP_BUDGET, LOOP_LIMIT, Uniform, dispatches,
-    max_group_size,
+    ComputeKernel, ComputeLimits, ComputeProgram, LOOP_BUDGET, LOOP_LIMIT, PIVOT_GLSL, Uniform,
+    dispatches, max_group_size,
 };
 pub use context::{Context, DeviceInfo};
 pub use framebuffer::Framebuffer;

@@ -484,11 +484,13 @@ impl KernelConfig {
         }
     }
 
-    /// `source` (a file of `glsl/tiled/`) with the version line and these constants in front.
+    /// `source` (a file of `glsl/tiled/`) with the version line, these constants and the pivot
+    /// test ([`crate::gl::PIVOT_GLSL`]) in front.
     pub fn source(&self, source: &str) -> String {
         format!(
             "#version 430\n#define WG_X {}\n#define WG_Y {}\n#define TM {}\n#define TN {}\n\
-             #define BM {}u\n#define BN {}u\n#define BK {}u\n#define SHARED {}\n#define NB {}\n{source}",
+             #define BM {}u\n#define BN {}u\n#define BK {}u\n#define SHARED {}\n#define NB {}\n\
+             {}{source}",
             self.wg_x,
             self.wg_y,
             self.tm,
@@ -497,7 +499,8 @@ impl KernelConfig {
             self.bn(),
             self.bk,
             u8::from(self.shared),
-            self.nb
+            self.nb,
+            crate::gl::PIVOT_GLSL
         )
     }
 }
