@@ -56,8 +56,9 @@ pub const LOOP_BUDGET: usize = 16384;
 
 /// GLSL #defines shared by every Cholesky factor kernel (`glsl/pivot.glsl`): `PIVOT_FAILS(p)`
 /// and `PIVOT_FAILS_DOUBLE(p)`, a pivot that is not positive or is NaN, read from its bits (a
-/// compiler that assumes no NaN may drop the NaN from `!(p > 0.0)`). Prepended to those
-/// kernels' sources after their `#define`s.
+/// compiler that assumes no NaN may drop the NaN from `!(p > 0.0)`). Prepended after the
+/// `#define`s of every tiled kernel (`KernelConfig::source`), the batched kernels and the f64
+/// factors; only #defines, so it goes before any `#extension` a kernel carries.
 pub const PIVOT_GLSL: &str = include_str!("../../glsl/pivot.glsl");
 
 /// Compute launches issued by this process (all contexts), for counting an operation's

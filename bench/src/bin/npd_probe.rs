@@ -1,14 +1,16 @@
 //! Whether the tiled Cholesky names the failing column of a matrix that is not positive
 //! definite on this device, per schedule: well-conditioned SPD matrices of order M with one
-//! diagonal entry lowered by 500 or made NaN (tests/chain/tiled_chain.rs's cases), factored by the chained,
-//! blocked, split and default kernels (diagonal tiles of 32 where given), the upper triangle
-//! filled with 1e30. One line per case on stdout: kernels, m, column, the outcome.
+//! diagonal entry lowered by 500 or made NaN (tests/chain/tiled_chain.rs's cases), factored
+//! by the chained, blocked, split and default kernels (diagonal tiles of 32 where given), the
+//! upper triangle NaN (`TiledMatrix::from_lower`). One line per case on stdout: kernels, m,
+//! column, the outcome.
 //!
 //! `cargo run --release -p symraster-bench --bin npd_probe -- [M...]` (default 129 300 1000)
 
 use symraster::internal::GpuInternals;
 use symraster::tiled::cholesky;
 use symraster::tiled::schedule::CholeskySchedule;
+use symraster::tiled::storage::part_bytes;
 use symraster::tiled::{KernelConfig, Storage, TiledKernels, TiledMatrix};
 use symraster::tuning::Tuning;
 use symraster::{Gpu, problems};
@@ -52,17 +54,8 @@ fn main() -> anyhow::Result<()> {
                 c[(column, column)] - 500.0
             };
             for (label, k) in &sets {
-                let t = TiledMatrix::uninitialized(gpu.context(), m, Storage::Full, 1 << 30)?;
-                let mut data = vec![1e30f32; Storage::Full.len(m)];
-                for i in 0..m {
-                    for j in 0..=i {
-                        data[t.index(i, j)] = c[(i, j)];
-                    }
-                }
-                for (start, buffer) in t.buffers() {
-                    buffer.write(0, &data[start..start + buffer.len()])?;
-                }
-                let mut t = t;
+                let part = part_bytes(k.limits().max_storage_block_bytes, None);
+                let mut t = TiledMatrix::from_lower(gpu.context(), &c, Storage::Full, part)?;
                 let chained = k.chained_factors();
                 let outcome = match cholesky::factor(k, &mut t) {
                     Ok(()) => "Ok (no failure reported)".to_string(),

@@ -883,16 +883,10 @@ fn solve_check(
     let chained = k.chained_solves() - chained;
     let mut blocked = DeviceRhs::upload(k, &b, max)?;
     solve::solve_after_chain_gives_up(k, &l, std::slice::from_mut(&mut blocked))?;
-    let (x, want) = (x.download()?, blocked.download()?);
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (&g, &w) in x.as_slice().iter().zip(want.as_slice()) {
-        num += (f64::from(g) - f64::from(w)).powi(2);
-        den += f64::from(w).powi(2);
-    }
+    let error = symraster::relative_error(&x.download()?, &blocked.download()?);
     eprintln!(
-        "# {label} solve-check {} m={m} rhs={rhs}: against the blocked solve {:.2e}, chained {chained}",
+        "# {label} solve-check {} m={m} rhs={rhs}: against the blocked solve {error:.2e}, chained {chained}",
         storage.name(),
-        (num / den).sqrt()
     );
     Ok(())
 }
