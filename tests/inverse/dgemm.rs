@@ -283,11 +283,6 @@ fn medium_tile_products_match_faer() {
 }
 
 #[test]
-fn large_tile_products_match_faer() {
-    every_shape(Some(DoubleTile::Large));
-}
-
-#[test]
 fn sweep_variant_tiles_match_faer() {
     for tile in [
         DoubleTile::Wide,
@@ -305,7 +300,6 @@ fn paired_tiles_match_faer() {
         DoubleTile::SmallPairs,
         DoubleTile::LargePairs,
         DoubleTile::LargePairsTall,
-        DoubleTile::LargePairsSquare,
     ] {
         every_shape(Some(tile));
     }

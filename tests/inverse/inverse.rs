@@ -44,6 +44,18 @@ fn matmul(a: &Matrix<f64>, b: &Matrix<f64>) -> Matrix<f64> {
     of_faer(&(faer_of(a) * faer_of(b)))
 }
 
+/// How far two runs' f32 iterates may drift apart where one μ_k differs in its last bit:
+/// f32 rounding, carried through a few well-conditioned Newton steps.
+const F32_DRIFT: f64 = 1e-4;
+
+/// Whether `a` and `b` hold the same bits.
+fn same_bits<T: Copy + Into<f64>>(a: &Matrix<T>, b: &Matrix<T>) -> bool {
+    a.as_slice()
+        .iter()
+        .zip(b.as_slice())
+        .all(|(&p, &q)| p.into().to_bits() == q.into().to_bits())
+}
+
 /// A well-conditioned SPD matrix: B·Bᵀ/n + I.
 fn spd(n: usize, seed: u64) -> Matrix<f64> {
     let b = random(n, n, seed);
@@ -879,10 +891,12 @@ fn kept_squares_poisoned_with_nan_do_not_show() {
 }
 
 /// The Newton iteration's one read-back per step ([`NewtonSync::Once`]: column order, μ_k and
-/// sums formed on the device) against the three per step (CPU bookkeeping): the same μ_k bit
-/// for bit, the same inverses and iterates (so the Lyapunov solver's replay is unchanged),
-/// the same iterations; both reach sign(A) = −I of a stable A; a singular iterate is the same
-/// error. Orders tiny, odd, around the blocks of 32 and 64, larger.
+/// sums formed on the device) against the three per step (CPU bookkeeping): μ_k within a few
+/// units in the last place (the device's f64 square root need not round as the CPU's does;
+/// where it does, as on llvmpipe, the inverses and iterates are the same bits), the inverses,
+/// iterates and the Lyapunov solver's X within f32 rounding of each other, the same
+/// iterations; both reach sign(A) = −I of a stable A; a singular iterate is the same error.
+/// Orders tiny, odd, around the blocks of 32 and 64, larger.
 #[test]
 fn newton_sync_once_matches_per_pass() {
     use symraster::inverse::kernels::NewtonSync;
@@ -905,29 +919,31 @@ fn newton_sync_once_matches_per_pass() {
         let (k_old, x_old, inv_old) = run(NewtonSync::PerPass);
         let (k_new, x_new, inv_new) = run(NewtonSync::Once);
         assert_eq!(k_old, k_new, "n {n}: iterations");
+        // Every μ so far the same bits: the iterates so far are too.
+        let mut bitwise = true;
         for (k, ((mu_old, y_old), (mu_new, y_new))) in inv_old.iter().zip(&inv_new).enumerate() {
-            assert_eq!(
-                mu_old.to_bits(),
-                mu_new.to_bits(),
+            assert!(
+                (mu_old - mu_new).abs() <= 4.0 * f64::EPSILON * mu_old.abs(),
                 "n {n}: mu_{k} {mu_old} vs {mu_new}"
             );
             assert!(
                 mu_new.is_finite() && *mu_new > 0.0,
                 "n {n}: mu_{k} = {mu_new}"
             );
-            let same = y_old
-                .as_slice()
-                .iter()
-                .zip(y_new.as_slice())
-                .all(|(p, q)| p.to_bits() == q.to_bits());
-            assert!(same, "n {n}: inverse {k} differs");
+            if bitwise {
+                assert!(same_bits(y_old, y_new), "n {n}: inverse {k} differs");
+            } else {
+                let e = relative_error(&y_new.to_f64(), &y_old.to_f64());
+                assert!(e < F32_DRIFT, "n {n}: inverse {k} differs by {e}");
+            }
+            bitwise &= mu_old.to_bits() == mu_new.to_bits();
         }
-        let same = x_old
-            .as_slice()
-            .iter()
-            .zip(x_new.as_slice())
-            .all(|(p, q)| p.to_bits() == q.to_bits());
-        assert!(same, "n {n}: last iterates differ");
+        if bitwise {
+            assert!(same_bits(&x_old, &x_new), "n {n}: last iterates differ");
+        } else {
+            let e = relative_error(&x_new.to_f64(), &x_old.to_f64());
+            assert!(e < F32_DRIFT, "n {n}: last iterates differ by {e}");
+        }
         let minus_i = Matrix::from_fn(n, n, |i, j| if i == j { -1.0 } else { 0.0 });
         let e = relative_error(&x_new.to_f64(), &minus_i);
         assert!(
@@ -944,13 +960,12 @@ fn newton_sync_once_matches_per_pass() {
             l_old.iterations, l_new.iterations,
             "n {n}: Lyapunov iterations"
         );
-        let same = l_old
-            .x
-            .as_slice()
-            .iter()
-            .zip(l_new.x.as_slice())
-            .all(|(p, q)| p.to_bits() == q.to_bits());
-        assert!(same, "n {n}: Lyapunov X differs");
+        if bitwise {
+            assert!(same_bits(&l_old.x, &l_new.x), "n {n}: Lyapunov X differs");
+        } else {
+            let e = relative_error(&l_new.x, &l_old.x);
+            assert!(e < F32_DRIFT, "n {n}: Lyapunov X differs by {e}");
+        }
     }
     // A singular iterate (A = 0): the same error from both.
     let zero = Matrix::from_fn(5, 5, |_, _| 0.0);
@@ -974,9 +989,11 @@ fn newton_sync_once_matches_per_pass() {
 }
 
 /// The Newton bookkeeping kernel alone (glsl/inverse/newton_report.comp), against the CPU's
-/// forms bit for bit: sums of more partials than one shared-memory chunk holds (both modes,
-/// NaN-free values of mixed magnitude), μ = (√Σy²/‖X‖)^½ with and without scaling, the status
-/// word passed through, and the column order of random pivots at the largest order it takes.
+/// forms: sums of more partials than one shared-memory chunk holds bit for bit (both modes,
+/// NaN-free values of mixed magnitude), μ = (√Σy²/‖X‖)^½ with and without scaling within a few
+/// units in the last place (two f64 square roots on the device) and the coefficients from
+/// that μ, the status word passed through, and the column order of random pivots at the
+/// largest order it takes.
 #[test]
 fn newton_report_kernel_matches_the_cpu_forms() {
     use symraster::gl::{Buffer, BufferTarget, BufferUsage};
@@ -1024,15 +1041,14 @@ fn newton_report_kernel_matches_the_cpu_forms() {
                 "{groups}: sum y^2 {} vs {yy}",
                 got.yy
             );
-            assert_eq!(
-                got.mu.to_bits(),
-                mu.to_bits(),
+            assert!(
+                (got.mu - mu).abs() <= 4.0 * f64::EPSILON * mu,
                 "{groups}: mu {} vs {mu}",
                 got.mu
             );
             assert_eq!(
                 got.coefficients,
-                [(0.5 * mu) as f32, (0.5 / mu) as f32],
+                [(0.5 * got.mu) as f32, (0.5 / got.mu) as f32],
                 "{groups}"
             );
             assert_eq!(got.sums.0.to_bits(), yy.to_bits(), "{groups}: first sum");

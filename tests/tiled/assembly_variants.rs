@@ -13,7 +13,8 @@ use crate::common;
 use crate::common::{U32, widen};
 use symraster::internal::GpuInternals;
 use symraster::tiled::{
-    DeviceProduct, KernelConfig, PanelVariant, Storage, TiledKernels, TiledMatrix, assembly,
+    CholeskySchedule, DeviceProduct, KernelConfig, PanelVariant, Storage, TiledKernels,
+    TiledMatrix, assembly,
 };
 use symraster::{Matrix, Tuning, problems, reference, relative_error};
 
@@ -156,10 +157,12 @@ fn gpu_tiles_match_f64_in_every_variant() {
     check(KernelConfig::GPU, 64, &[129, 192, 257], &[65, 131]);
 }
 
+/// The variants also run the blocked Cholesky's trailing updates (rank 128 here, past the
+/// panels' least depth of 65): its factor must not change, full and RFP. The schedule is
+/// pinned to the blocked one, which runs those updates (GPUs chain full storage by default:
+/// one launch, no product on the panels).
 #[test]
 fn the_cholesky_on_every_variant_gives_the_default_bits() {
-    // The variants also run the Cholesky's trailing updates (rank 128 here, past the panels'
-    // least depth of 65): its factor must not change, full and RFP.
     let gpu = common::gpu();
     let kernels: Vec<(PanelVariant, TiledKernels)> = variants()
         .into_iter()
@@ -167,6 +170,7 @@ fn the_cholesky_on_every_variant_gives_the_default_bits() {
             let t = Tuning {
                 panel: Some(v),
                 outer_block: Some(128),
+                cholesky_schedule: Some(CholeskySchedule::Blocked),
                 ..Tuning::default()
             };
             let k = TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &t).unwrap();
@@ -190,6 +194,11 @@ fn the_cholesky_on_every_variant_gives_the_default_bits() {
             assert!(
                 k.packs() > packs,
                 "{v:?} {s:?}: no update ran on the panels"
+            );
+            assert_eq!(
+                k.chained_factors(),
+                0,
+                "{v:?} {s:?}: the factor was chained"
             );
             let raw = l.download_raw().unwrap();
             match &first {

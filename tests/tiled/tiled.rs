@@ -4,11 +4,11 @@
 
 use crate::common;
 
-use crate::common::widen;
+use crate::common::{U32, widen};
 use symraster::internal::GpuInternals;
 use symraster::tiled::{
-    DeviceProduct, DeviceRhs, KernelConfig, Storage, TiledKernels, TiledMatrix, assembly, cholesky,
-    solve,
+    CholeskySchedule, DeviceProduct, DeviceRhs, KernelConfig, LaunchCounts, LaunchKind, Storage,
+    TiledKernels, TiledMatrix, TiledTuning, assembly, cholesky, solve,
 };
 use symraster::{
     Error, Format, Gpu, Matrix, Method, NumericalError, Options, problems, reference,
@@ -235,27 +235,86 @@ fn api_assembly_cholesky_and_solve_match_the_reference_full_and_packed() {
     }
 }
 
+/// ‖L·Lᵀ − C‖_F / ‖C‖_F for the factor `l` (lower triangle) of the symmetric f64 `c`: the
+/// factor's backward error.
+fn backward_error(l: &Matrix<f64>, c: &Matrix<f64>) -> f64 {
+    relative_error(&reference::multiply_lower_by_transpose(l), c)
+}
+
+/// The bound on [`backward_error`] of an f32 factor of C = A·diag(d)·Aᵀ of depth `n` (`c`,
+/// symmetric, in f64) assembled in f32: the assembly's [`assembly_bound`] plus the Cholesky's
+/// (m + 1)·u·tr(C)/‖C‖_F (first order: |ΔC| ≤ γ_{m+1}·|L|·|Lᵀ|, and
+/// ‖|L|·|Lᵀ|‖_F ≤ ‖L‖_F² = tr(C)).
+fn factor_bound(c: &Matrix<f64>, n: usize) -> f64 {
+    let m = c.rows();
+    let trace: f64 = (0..m).map(|i| c[(i, i)]).sum();
+    assembly_bound(n) + (m + 1) as f64 * U32 * trace / c.frobenius_norm()
+}
+
+/// The bound on the relative error of C = A·diag(d)·Aᵀ of depth `n` assembled in f32 from A ≥ 0
+/// and d > 0, entry by entry and so in the Frobenius norm: (n + 4)·u, γ_{n+4} to first order
+/// (a sum of n positive terms: at most n − 1 additions after each term's at most five
+/// roundings, √d, A·√d on both sides and their product), whatever the order of the sums and
+/// wherever products are fused into them.
+fn assembly_bound(n: usize) -> f64 {
+    (n + 4) as f64 * U32
+}
+
+/// RFP's assembly and Cholesky (`assemble_rfp`, `cholesky_rfp`) against the full format's
+/// (tiled): each assembly within [`assembly_bound`] of the f64 reference and of each other
+/// (twice the bound), bit for bit the same where the kernels have no shared memory (one
+/// product kernel then runs every block of both formats, each entry's sum in the same order;
+/// with shared-memory tiles each launch's product kernel follows its shape, so RFP's blocks,
+/// half the order, may run on the general kernel where full storage's product runs on the
+/// packed panels, whose A·√d packed once rounds otherwise); each factor's backward error
+/// within [`factor_bound`], and the two factors within 1e-5 of each other.
 #[test]
 fn rfp_assembly_and_factor_equal_the_full_formats() {
     let gpu = common::gpu();
+    let one_kernel = !gpu.tiled_kernels().unwrap().config().shared;
     for (m, n) in [(1, 2), (2, 2), (33, 70), (64, 100), (75, 150)] {
         let (a, d) = product(m, n, 11 * m as u64);
+        let c_ref = reference::assemble(&a.to_f64(), &widen(&d));
         let full = gpu.assemble(&a, &d, tiled(Format::Full)).unwrap();
         let arf = gpu.assemble_rfp(&a, &d).unwrap();
         assert_eq!(arf.len(), rfp::len(m));
-        assert_eq!(
-            rfp::to_lower(&arf).unwrap(),
-            full,
-            "m {m}: RFP assembly differs"
+        let rfp_lower = rfp::to_lower(&arf).unwrap();
+        if one_kernel {
+            assert_eq!(rfp_lower, full, "m {m}: RFP assembly differs");
+        }
+        let bound = assembly_bound(n);
+        for (c, format) in [(&full, "full"), (&rfp_lower, "RFP")] {
+            let e = relative_error(&c.to_f64(), &c_ref);
+            assert!(
+                e <= bound,
+                "m {m} n {n}: {format} assembly error {e:.2e}, bound {bound:.2e}"
+            );
+        }
+        let e = relative_error(&rfp_lower.to_f64(), &full.to_f64());
+        assert!(
+            e <= 2.0 * bound,
+            "m {m} n {n}: RFP assembly differs from the full one by {e:.2e}, bound {:.2e}",
+            2.0 * bound
         );
-        let l_full = gpu.cholesky(&full, tiled(Format::Full)).unwrap();
-        let l_rfp = gpu.cholesky_rfp(m, &arf).unwrap();
-        let e = relative_error(&l_rfp.l().unwrap().to_f64(), &l_full.l().unwrap().to_f64());
+        let f_full = gpu.cholesky(&full, tiled(Format::Full)).unwrap();
+        let f_rfp = gpu.cholesky_rfp(m, &arf).unwrap();
+        let l_full = f_full.l().unwrap().to_f64();
+        let l_rfp = f_rfp.l().unwrap().to_f64();
+        let c = c_ref.symmetric_from_lower();
+        let bound = factor_bound(&c, n);
+        for (l, format) in [(&l_full, "full"), (&l_rfp, "RFP")] {
+            let e = backward_error(l, &c);
+            assert!(
+                e <= bound,
+                "m {m} n {n}: {format} factor's backward error {e:.2e}, bound {bound:.2e}"
+            );
+        }
+        let e = relative_error(&l_rfp, &l_full);
         assert!(
             e < 1e-5,
             "m {m}: RFP factor differs from the full one by {e}"
         );
-        assert_eq!(l_rfp.to_rfp().unwrap().len(), rfp::len(m));
+        assert_eq!(f_rfp.to_rfp().unwrap().len(), rfp::len(m));
     }
 }
 
@@ -341,13 +400,23 @@ fn bad_inputs_are_refused_with_typed_errors() {
     assert!(matches!(f.solve(&[1.0]), Err(Error::Input(_))));
 }
 
-/// RFP's Cholesky issues the launches of the full format's (its L11 and L21 one tall block
-/// column, as full storage's first half is): the sequential chain that sets the time of both.
-/// The texel kernels' packing launches (RFP's column-major blocks) are not counted.
+/// Under the blocked schedule, RFP's Cholesky issues the launches of the full format's (its L11
+/// and L21 one tall block column, as full storage's first half is): the sequential chain that
+/// sets the time of both. The same launches where m is a multiple of two outer blocks; else at
+/// most one more of each kind, one block step (each half rounds up to whole diagonal blocks:
+/// ⌈n1/d⌉ + ⌈n2/d⌉ ≤ ⌈m/d⌉ + 1). The schedule is pinned: GPUs factor full storage by the
+/// chained schedules by default, which RFP never takes; neither factor here is chained. The
+/// packing launches (RFP's column-major blocks with the texel kernels, the panels with the
+/// shared-memory ones) are not counted.
 #[test]
 fn rfp_cholesky_launches_what_the_full_one_does() {
     let gpu = common::gpu();
-    let k = TiledKernels::new(gpu.context(), KernelConfig::for_device(gpu.info())).unwrap();
+    let blocked = TiledTuning {
+        cholesky_schedule: Some(CholeskySchedule::Blocked),
+        ..TiledTuning::default()
+    };
+    let config = KernelConfig::for_device(gpu.info());
+    let k = TiledKernels::tuned(gpu.context(), config, blocked).unwrap();
     if !k.inverted_blocks() {
         return;
     }
@@ -355,20 +424,31 @@ fn rfp_cholesky_launches_what_the_full_one_does() {
         let c = problems::well_conditioned_spd(&mut problems::rng(m as u64), m);
         let launches = |s: Storage| {
             let mut l = TiledMatrix::from_lower(gpu.context(), &c, s, MAX).unwrap();
-            let (before, packs) = (k.launches(), k.packs());
+            let (before, packs) = (k.launch_counts(), k.packs());
             cholesky::factor(&k, &mut l).unwrap();
             let packs = k.packs() - packs;
-            eprintln!("m {m}, {s:?}: {packs} packing launches");
-            k.launches() - before - packs
+            let launches = k.launch_counts().since(&before);
+            eprintln!("m {m}, {s:?}: {launches}, {packs} of them packing");
+            assert_eq!(
+                launches.of(LaunchKind::Copy),
+                packs,
+                "m {m} {s:?}: {launches}"
+            );
+            launches
         };
         let (full, rfp) = (launches(Storage::Full), launches(Storage::Rfp));
-        eprintln!("m {m}: {full} launches full, {rfp} RFP");
+        assert_eq!(k.chained_factors(), 0, "m {m}: a factor was chained");
+        let kinds = LaunchKind::ALL
+            .into_iter()
+            .filter(|&kind| kind != LaunchKind::Copy);
+        let counts = |l: LaunchCounts| kinds.clone().map(|kind| l.of(kind)).collect::<Vec<_>>();
+        let (full, rfp) = (counts(full), counts(rfp));
         if m % (2 * k.outer()) == 0 {
             assert_eq!(rfp, full, "m {m}");
         }
         assert!(
-            rfp * 100 <= full * 105,
-            "m {m}: {rfp} RFP against {full} full"
+            rfp.iter().zip(&full).all(|(r, f)| r <= &(f + 1)),
+            "m {m}: {rfp:?} RFP against {full:?} full"
         );
     }
 }

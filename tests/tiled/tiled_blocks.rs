@@ -10,19 +10,39 @@ use crate::common;
 
 use symraster::internal::GpuInternals;
 use symraster::tiled::{
-    DiagonalFactor, KernelConfig, LaunchKind, Storage, TiledKernels, TiledMatrix, cholesky,
+    CholeskySchedule, DiagonalFactor, KernelConfig, LaunchKind, Storage, TiledKernels, TiledMatrix,
+    cholesky,
 };
 use symraster::{Error, Matrix, NumericalError, Tuning, problems, reference, relative_error};
 
 const MAX: u64 = i32::MAX as u64;
 
-/// The GPUs' kernels with diagonal blocks of `diag`, outer blocks of `outer`, fused or not.
-fn kernels(gpu: &symraster::Gpu, diag: usize, outer: usize, fused: bool) -> TiledKernels {
-    let tuning = Tuning {
+/// The tuning of diagonal blocks of `diag`, outer blocks of `outer`, fused or not.
+fn blocks(diag: usize, outer: usize, fused: bool) -> Tuning {
+    Tuning {
         diagonal_block: Some(diag),
         outer_block: Some(outer),
         fused_diagonal: Some(fused),
         ..Tuning::default()
+    }
+}
+
+/// The GPUs' kernels with diagonal blocks of `diag`, outer blocks of `outer`, fused or not.
+fn kernels(gpu: &symraster::Gpu, diag: usize, outer: usize, fused: bool) -> TiledKernels {
+    TiledKernels::tuned(
+        gpu.context(),
+        KernelConfig::GPU,
+        &blocks(diag, outer, fused),
+    )
+    .unwrap()
+}
+
+/// [`kernels`] with the Cholesky's schedule pinned to the blocked one, whose launches these
+/// block sizes shape (on GPUs full storage is chained by default: one launch of no kind below).
+fn blocked_kernels(gpu: &symraster::Gpu, diag: usize, outer: usize, fused: bool) -> TiledKernels {
+    let tuning = Tuning {
+        cholesky_schedule: Some(CholeskySchedule::Blocked),
+        ..blocks(diag, outer, fused)
     };
     TiledKernels::tuned(gpu.context(), KernelConfig::GPU, &tuning).unwrap()
 }
@@ -161,6 +181,10 @@ fn spd(m: usize) -> Matrix<f32> {
     problems::well_conditioned_spd(&mut problems::rng(m as u64 + 11), m)
 }
 
+/// The blocked Cholesky (pinned: [`blocked_kernels`]) with larger diagonal blocks, fused with
+/// the inner updates or not, at orders around their widths, full and RFP: the f64 reference's
+/// factor within 1e-4, the full format's upper triangle still NaN, and its launches by kind
+/// (diagonal blocks, fused inner updates, packing copies) as the blocking sets them.
 #[test]
 fn larger_diagonal_blocks_match_the_reference_around_their_widths() {
     let gpu = common::gpu();
@@ -172,7 +196,7 @@ fn larger_diagonal_blocks_match_the_reference_around_their_widths() {
         (64, 128, false),
         (128, 256, true),
     ] {
-        let k = kernels(&gpu, diag, outer, fused);
+        let k = blocked_kernels(&gpu, diag, outer, fused);
         let mut orders = vec![1, 2, 3, diag - 1, diag, diag + 1, 2 * diag + 1];
         if diag == 32 {
             orders.push(193);
@@ -186,6 +210,7 @@ fn larger_diagonal_blocks_match_the_reference_around_their_widths() {
                 let before = k.launch_counts();
                 cholesky::factor(&k, &mut l).unwrap();
                 let launches = k.launch_counts().since(&before);
+                assert_eq!(k.chained_factors(), 0, "m {m}: the factor was chained");
                 let e = relative_error(&l.download_lower().unwrap().to_f64(), &l_ref);
                 assert!(
                     e < 1e-4,
