@@ -6,9 +6,8 @@
 //! tournament leaves hold their rows), `--split columns,steps,registers` (how the
 //! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
 //! the round before it: src/inverse/panel.rs), `--prefetch off,on` (the leaf kernels' loads
-//! issued together), `--fixed off,on` (their column loops unrolled to the leaf width); each
-//! takes a comma-separated list and every combination runs. The other arguments are the
-//! orders.
+//! issued together); each takes a comma-separated list and every combination runs. The other
+//! arguments are the orders.
 
 use symraster::inverse::kernels::panel::LowerInverse;
 use symraster::inverse::kernels::panel::{ColumnStep, PanelSettings, Pivoting, SplitInverse};
@@ -28,7 +27,6 @@ pub fn parse(
     let mut split: Vec<SplitInverse> = vec![];
     let mut fuse: Vec<bool> = vec![];
     let mut prefetch: Vec<bool> = vec![];
-    let mut fixed: Vec<bool> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -61,10 +59,9 @@ pub fn parse(
                 })?),
                 "fuse" => fuse.push(on_off(flag, v)?),
                 "prefetch" => prefetch.push(on_off(flag, v)?),
-                "fixed" => fixed.push(on_off(flag, v)?),
                 _ => anyhow::bail!(
                     "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower, \
-                     --step, --split, --fuse, --prefetch, --fixed)"
+                     --step, --split, --fuse, --prefetch)"
                 ),
             }
         }
@@ -84,7 +81,6 @@ pub fn parse(
     or(&mut split, default.split);
     or(&mut fuse, default.fused_merge);
     or(&mut prefetch, default.prefetch);
-    or(&mut fixed, default.fixed_width);
     let mut settings = vec![];
     for &pivoting in &pivoting {
         for &chunk_rows in &chunk {
@@ -95,20 +91,17 @@ pub fn parse(
                             for &split in &split {
                                 for &fused_merge in &fuse {
                                     for &prefetch in &prefetch {
-                                        for &fixed_width in &fixed {
-                                            settings.push(PanelSettings {
-                                                pivoting,
-                                                chunk_rows,
-                                                block,
-                                                update,
-                                                lower,
-                                                step,
-                                                split,
-                                                fused_merge,
-                                                prefetch,
-                                                fixed_width,
-                                            });
-                                        }
+                                        settings.push(PanelSettings {
+                                            pivoting,
+                                            chunk_rows,
+                                            block,
+                                            update,
+                                            lower,
+                                            step,
+                                            split,
+                                            fused_merge,
+                                            prefetch,
+                                        });
                                     }
                                 }
                             }
@@ -131,12 +124,11 @@ fn on_off(flag: &str, v: &str) -> anyhow::Result<bool> {
 }
 
 /// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse, then
-/// "/prefetch" and "/fixed" where on ("-":
-/// the default block).
+/// "/prefetch" where on ("-": the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
-        "{}/{}/{block}/{}/{}/{}/{}/{}{}{}",
+        "{}/{}/{block}/{}/{}/{}/{}/{}{}",
         s.pivoting.name(),
         s.chunk_rows,
         s.update.name(),
@@ -144,7 +136,6 @@ pub fn label(s: &PanelSettings) -> String {
         s.step.name(),
         s.split.name(),
         if s.fused_merge { "fused" } else { "merge" },
-        if s.prefetch { "/prefetch" } else { "" },
-        if s.fixed_width { "/fixed" } else { "" }
+        if s.prefetch { "/prefetch" } else { "" }
     )
 }

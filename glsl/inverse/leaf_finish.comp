@@ -17,10 +17,7 @@
 // (src/inverse/panel.rs's ColumnStep): the row groups' pending product and L21 solve with each
 // invocation's row in registers (compile-time indices), U11 read as broadcasts. Issue 26's
 // latency: `prefetch` issues every load of a pass into shared memory before its first store
-// (constant trip counts, unrolled) and reads the pending product's entries 16 at a time;
-// FIXED_WIDTH (defined by the host with NVIDIA's unroll pragma) runs the row groups' column
-// loops to the compile-time 32, guarded by w, so they unroll, and forms U12 by the
-// column-in-registers solve whatever `step`.
+// (constant trip counts, unrolled) and reads the pending product's entries 16 at a time.
 layout(local_size_x = 128) in;
 
 layout(std430, binding = 0) buffer ABuf { float a[]; };
@@ -59,16 +56,6 @@ shared float u[32u * STRIDE];
 shared float u12[32u * STRIDE];
 // Column groups: 64 slots x 64 columns; row groups: 128 rows x 32 leaf columns.
 shared float buf[128u * STRIDE];
-
-#ifdef FIXED_WIDTH
-// Loops over the leaf's columns: to the compile-time 32 (unrolled), guarded by w.
-#define LOOP_W 32u
-// The U12 solve by the column-in-registers loops whatever the column step.
-const bool FIXED = true;
-#else
-#define LOOP_W w
-const bool FIXED = false;
-#endif
 
 // Entries k0 .. k0+16 of row r's previous-leaf columns (zero at pend and past), every load
 // issued before any is used (`prefetch`); k0 is 0 or 16.
@@ -243,8 +230,8 @@ void main() {
     uint first = c0 + w + gr * 128u;
     uint r = first + t;
     uint from = NONE;
-    for (uint k = 0u; k < LOOP_W; ++k) {
-        if (k < w && picked[k] == r) from = content_slot[w + k];
+    for (uint k = 0u; k < w; ++k) {
+        if (picked[k] == r) from = content_slot[w + k];
     }
     src_slot[t] = from;
     barrier();
@@ -286,8 +273,8 @@ void main() {
             for (uint k0 = 0u; k0 < pend; k0 += 16u) {
                 vec4 l0, l1, l2, l3;
                 pending16(first + t, k0, l0, l1, l2, l3);
-                for (uint j = 0u; j < LOOP_W; ++j) {
-                    if (j < w) buf[t * STRIDE + j] -= times_u12(l0, l1, l2, l3, k0, j);
+                for (uint j = 0u; j < w; ++j) {
+                    buf[t * STRIDE + j] -= times_u12(l0, l1, l2, l3, k0, j);
                 }
             }
         } else if (u12_live(first)) {
@@ -301,15 +288,9 @@ void main() {
         for (uint k = 0u; k < w; ++k) {
             float l = buf[t * STRIDE + k] / u[k * STRIDE + k];
             buf[t * STRIDE + k] = l;
-#ifdef FIXED_WIDTH
-            for (uint j = 0u; j < 32u; ++j) {
-                if (j > k && j < w) buf[t * STRIDE + j] -= l * u[k * STRIDE + j];
-            }
-#else
             for (uint j = k + 1u; j < w; ++j) {
                 buf[t * STRIDE + j] -= l * u[k * STRIDE + j];
             }
-#endif
         }
     }
     barrier();
@@ -357,7 +338,7 @@ void main() {
             }
         }
         barrier();
-        if (t < right && (step != 0 || FIXED)) {
+        if (t < right && step != 0) {
             // Column t in registers, right-looking: 32 independent updates per step.
             float x[32];
             for (uint i = 0u; i < 32u; ++i) x[i] = i < w ? buf[i * STRIDE + t] : 0.0;

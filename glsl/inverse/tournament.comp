@@ -32,9 +32,7 @@
 // (constant trip counts, unrolled: one round trip instead of 32 in turn), the pending
 // product's entries are read 16 at a time (two round trips a row instead of 32), and the
 // last round's stash is formed from one coalesced pass of its 64 rows x (pend + w) columns
-// into shared memory (v, free by then) instead of entry()'s serial reads. With FIXED_WIDTH defined by the host (and
-// NVIDIA's unroll pragma) the column loops run to the compile-time 32, guarded by w, so they
-// unroll and their shared-memory accesses overlap.
+// into shared memory (v, free by then) instead of entry()'s serial reads.
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #if defined(GL_KHR_shader_subgroup_arithmetic) && !defined(NO_SUBGROUPS)
@@ -88,15 +86,6 @@ shared vec4 sub_row[2][8][8];
 // product A22 −= L21·U12 is still pending: applied to every row as it is loaded.
 shared float u12[32u * STRIDE];
 
-#ifdef FIXED_WIDTH
-// Loops over the leaf's columns: to the compile-time 32 (unrolled), guarded by w.
-#define LOOP_W 32u
-#define LOOP_P 32u
-#else
-#define LOOP_W w
-#define LOOP_P pend
-#endif
-
 // Row r's entry in this leaf's column c0 + j, with the pending product applied.
 float entry(uint r, uint j) {
     float x = a[r * n + c0 + j];
@@ -131,21 +120,13 @@ void pending_prefetched(uint t, uint r) {
     for (uint k0 = 0u; k0 < pend; k0 += 16u) {
         vec4 l0, l1, l2, l3;
         pending16(r, k0, l0, l1, l2, l3);
-        for (uint j = 0u; j < LOOP_W; ++j) {
-            if (j < w) v[t * STRIDE + j] -= times_u12(l0, l1, l2, l3, k0, j);
-        }
+        for (uint j = 0u; j < w; ++j) v[t * STRIDE + j] -= times_u12(l0, l1, l2, l3, k0, j);
     }
 }
 
 // Row t's elimination by pivot row p at column k (multiplier l), its columns k+1 .. w.
 void eliminate_row(uint t, uint p, uint k, float l) {
-#ifdef FIXED_WIDTH
-    for (uint j = 0u; j < 32u; ++j) {
-        if (j > k && j < w) v[t * STRIDE + j] -= l * v[p * STRIDE + j];
-    }
-#else
     for (uint j = k + 1u; j < w; ++j) v[t * STRIDE + j] -= l * v[p * STRIDE + j];
-#endif
 }
 
 float magnitude(float x) {
@@ -156,9 +137,7 @@ float magnitude(float x) {
 bool beats(float x, uint s, float bx, uint bs) {
     if (s == NONE) return false;
     if (bs == NONE) return true;
-    // The indices clamped (a no-op here): unrolled with a constant NONE, NVIDIA's compiler
-    // otherwise refuses the unreached row_of[NONE] as out of bounds.
-    return x > bx || (x == bx && row_of[min(s, ROWS - 1u)] < row_of[min(bs, ROWS - 1u)]);
+    return x > bx || (x == bx && row_of[s] < row_of[bs]);
 }
 
 // Entry k of a register row: a select over compile-time indices keeps `row` in registers.
@@ -335,18 +314,7 @@ void steps_in_shared(uint g, bool live) {
         barrier();
         float pv = -1.0;
         uint p = NONE;
-#ifdef FIXED_WIDTH
-        // The first 8 subgroups' bests unrolled (all of them with 32-wide subgroups).
-        for (uint q = 0u; q < 8u; ++q) {
-            if (q < gl_NumSubgroups && beats(sub_v[k & 1u][q], sub_s[k & 1u][q], pv, p)) {
-                pv = sub_v[k & 1u][q];
-                p = sub_s[k & 1u][q];
-            }
-        }
-        for (uint q = 8u; q < gl_NumSubgroups; ++q) {
-#else
         for (uint q = 0u; q < gl_NumSubgroups; ++q) {
-#endif
             if (beats(sub_v[k & 1u][q], sub_s[k & 1u][q], pv, p)) {
                 pv = sub_v[k & 1u][q];
                 p = sub_s[k & 1u][q];
@@ -487,9 +455,7 @@ void stash_prefetched() {
         uint j = e % 32u;
         if (stash_row(s) == NONE || j >= w) continue;
         float x = v[s * PRE + pend + j];
-        for (uint k = 0u; k < LOOP_P; ++k) {
-            if (k < pend) x -= v[s * PRE + k] * u12[k * STRIDE + j];
-        }
+        for (uint k = 0u; k < pend; ++k) x -= v[s * PRE + k] * u12[k * STRIDE + j];
         stash[e] = x;
     }
 }

@@ -4,8 +4,8 @@
 //! general inverse's panel flags (bench/src/panel_flags.rs: `--pivoting
 //! partial,tournament --chunk 128,256 --block 64,128 --update products,rank --step
 //! shared,registers,combined,broadcast --split columns,steps,registers --fuse off,on
-//! --prefetch off,on --fixed off,on`) repeat the general rows per combination (column
-//! `panel`; the SPD rows run with the first). `--general`: the
+//! --prefetch off,on`) repeat the general rows per combination (column `panel`; the SPD rows
+//! run with the first). `--general`: the
 //! general rows only (no SPD, no CPU rows); `--check`: each general row's inverse also formed
 //! whole (upload, sweep, download) and its residual ‖I − A·X‖_F estimated (column `residual`).
 

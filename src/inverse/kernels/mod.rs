@@ -74,9 +74,6 @@ pub struct Inverter {
     max_bytes: u64,
     panel: PanelSettings,
     tournament_rows: usize,
-    /// The tournament and leaf-finish programs with FIXED_WIDTH and the unroll pragma
-    /// ([`PanelSettings::fixed_width`]), compiled on first use.
-    fixed_width: std::cell::OnceCell<(ComputeProgram, ComputeProgram)>,
     /// The Newton iteration's bookkeeping (glsl/inverse/newton_report.comp), compiled on
     /// first use.
     newton_report: std::cell::OnceCell<ComputeProgram>,
@@ -134,7 +131,6 @@ impl Inverter {
             max_bytes,
             panel: PanelSettings::default(),
             tournament_rows,
-            fixed_width: std::cell::OnceCell::new(),
             newton_report: std::cell::OnceCell::new(),
             newton_sync: std::cell::Cell::new(NewtonSync::default()),
             software: crate::gl::DeviceInfo::query(ctx)?.software,
@@ -191,40 +187,6 @@ impl Inverter {
             None if n <= SMALL_BLOCK_ORDER => self.tiled.config().nb.max(1),
             None => self.block(),
         }
-    }
-
-    /// The tournament and leaf-finish programs the panel settings pick: with
-    /// [`PanelSettings::fixed_width`], the variants whose column loops run to the
-    /// compile-time leaf width under NVIDIA's unroll pragma (compiled on first use).
-    fn leaf_programs(&self) -> Result<(&ComputeProgram, &ComputeProgram)> {
-        if !self.panel.fixed_width {
-            return Ok((&self.tournament, &self.leaf_finish));
-        }
-        if let Some((t, f)) = self.fixed_width.get() {
-            return Ok((t, f));
-        }
-        let (ctx, config) = (self.context(), self.tiled.config());
-        let header = "#define FIXED_WIDTH 1\n#pragma optionNV(unroll all)\n";
-        let tournament = format!(
-            "#define ROWS {}u\n{header}{}",
-            self.tournament_rows,
-            crate::inverse::table::TOURNAMENT.source
-        );
-        let finish = format!("{header}{}", crate::inverse::table::LEAF_FINISH.source);
-        let t = ComputeProgram::new(
-            ctx,
-            &crate::inverse::table::TOURNAMENT,
-            "FIXED_WIDTH",
-            &config.source(&tournament),
-        )?;
-        let f = ComputeProgram::new(
-            ctx,
-            &crate::inverse::table::LEAF_FINISH,
-            "FIXED_WIDTH",
-            &config.source(&finish),
-        )?;
-        let (t, f) = self.fixed_width.get_or_init(|| (t, f));
-        Ok((t, f))
     }
 
     /// The f64 product's programs ([`double`]), compiled on first use.
@@ -369,10 +331,9 @@ impl Inverter {
         // A round of 2 ..= `fan` groups: its last group to finish merges in the same launch.
         let fuse = |groups: usize| self.panel.fused_merge && groups > 1 && groups <= fan;
         let fused = fuse(sets);
-        let (tournament, _) = self.leaf_programs()?;
         a.bind_base(0);
         w.tally.bind_base(5);
-        tournament.set_all(&[
+        self.tournament.set_all(&[
             ("fuse", Uniform::I32(i32::from(fused))),
             ("n", u(leaf.n)),
             ("c0", u(leaf.c0)),
@@ -392,7 +353,7 @@ impl Inverter {
         w.rounds[0].bind_base(2);
         self.traced(
             || format!("round first {sets} groups pend {pend} fused {fused}"),
-            || tournament.dispatch([sets as u32, 1, 1]),
+            || self.tournament.dispatch([sets as u32, 1, 1]),
         )?;
         if fused {
             return Ok(0);
@@ -401,7 +362,7 @@ impl Inverter {
         while sets > 1 {
             let groups = sets.div_ceil(fan);
             let fused = fuse(groups);
-            tournament.set_all(&[
+            self.tournament.set_all(&[
                 ("mode", Uniform::I32(1)),
                 ("sets", u(sets)),
                 ("last", Uniform::I32(i32::from(groups == 1))),
@@ -411,7 +372,7 @@ impl Inverter {
             w.rounds[1 - out].bind_base(2);
             self.traced(
                 || format!("round merge {groups} groups last {} fused {fused}", groups == 1),
-                || tournament.dispatch([groups as u32, 1, 1]),
+                || self.tournament.dispatch([groups as u32, 1, 1]),
             )?;
             out = 1 - out;
             sets = if fused { 1 } else { groups };
@@ -436,7 +397,6 @@ impl Inverter {
         pend: usize,
     ) -> Result<()> {
         debug_assert!(right <= LEAF && leaf.c0 + leaf.width + right <= leaf.n);
-        let (_, leaf_finish) = self.leaf_programs()?;
         a.bind_base(0);
         chosen.bind_base(1);
         w.piv.bind_base(2);
@@ -448,7 +408,7 @@ impl Inverter {
         // 64 columns outside the leaf per group, then 128 rows below it per group.
         let col_groups = (leaf.n - leaf.width - right).div_ceil(64);
         let row_groups = (leaf.n - leaf.c0 - leaf.width).div_ceil(128).max(1);
-        leaf_finish.set_all(&[
+        self.leaf_finish.set_all(&[
             ("n", u(leaf.n)),
             ("c0", u(leaf.c0)),
             ("w", u(leaf.width)),
@@ -459,7 +419,7 @@ impl Inverter {
             ("step", Uniform::I32(self.panel.step as i32)),
             ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
         ])?;
-        leaf_finish
+        self.leaf_finish
             .dispatch([(col_groups + row_groups) as u32, 1, 1])
     }
 

@@ -23,8 +23,7 @@
 //! Issue 26's latency options ([`PanelSettings`]): [`ColumnStep`] (the leaves' rows in
 //! registers), [`SplitInverse`] (the Gauss-Jordan panel's inverses by parallel steps) and
 //! [`PanelSettings::fused_merge`] (a tournament's last merge in the round before it), then
-//! [`PanelSettings::prefetch`] (loads issued together before a serial sum uses them) and
-//! [`PanelSettings::fixed_width`] (the leaf kernels' column loops unrolled to 32).
+//! [`PanelSettings::prefetch`] (loads issued together before a serial sum uses them).
 
 use super::{CopyMode, DeviceSquare, Inverter};
 use super::rank::{BlockUpdate, RankProduct, rank_update};
@@ -179,10 +178,6 @@ pub struct PanelSettings {
     /// coalesced pass into shared memory: issue 26's latency of dependent memory accesses
     /// (default: on).
     pub prefetch: bool,
-    /// Whether the tournament and leaf-finish programs are the variants whose column loops
-    /// run to the compile-time leaf width (guarded by w) under NVIDIA's unroll pragma, so
-    /// their shared-memory accesses overlap (U12 then by the column-in-registers solve).
-    pub fixed_width: bool,
 }
 
 impl Default for PanelSettings {
@@ -200,7 +195,6 @@ impl Default for PanelSettings {
             split: SplitInverse::Registers,
             fused_merge: true,
             prefetch: true,
-            fixed_width: false,
         }
     }
 }
