@@ -61,13 +61,16 @@ pub const LOOP_BUDGET: usize = 16384;
 /// factors; only #defines, so it goes before any `#extension` a kernel carries.
 pub const PIVOT_GLSL: &str = include_str!("../../glsl/pivot.glsl");
 
-/// Compute launches issued by this process (all contexts), for counting an operation's
-/// dispatches: read [`dispatches`] before and after.
-static DISPATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+thread_local! {
+    /// Compute launches issued by this thread (a GL context is current on one thread), for
+    /// counting an operation's dispatches: read [`dispatches`] before and after. Per thread, so
+    /// that operations on other threads (tests run in parallel) do not count.
+    static DISPATCHES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
 
-/// The compute launches this process has issued so far.
+/// The compute launches this thread has issued so far.
 pub fn dispatches() -> u64 {
-    DISPATCHES.load(std::sync::atomic::Ordering::Relaxed)
+    DISPATCHES.with(std::cell::Cell::get)
 }
 
 /// A value for a scalar uniform.
@@ -198,6 +201,18 @@ impl ComputeProgram {
     /// here (a poll per dispatch costs more than a small dispatch): check the context after a
     /// batch.
     pub fn dispatch(&self, groups: [u32; 3]) -> Result<()> {
+        self.launch(groups, true)
+    }
+
+    /// [`ComputeProgram::dispatch`] without the barrier after it: the driver may run the next
+    /// dispatches beside this one, so the caller orders anything that reads its writes with
+    /// [`Context::storage_barrier`] first (for look-ahead schedules, whose independent
+    /// launches may overlap).
+    pub fn dispatch_unfenced(&self, groups: [u32; 3]) -> Result<()> {
+        self.launch(groups, false)
+    }
+
+    fn launch(&self, groups: [u32; 3], fenced: bool) -> Result<()> {
         if groups.contains(&0) {
             return Ok(());
         }
@@ -209,16 +224,13 @@ impl ComputeProgram {
             .into());
         }
         self.bind();
-        DISPATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        DISPATCHES.with(|d| d.set(d.get() + 1));
         let gl = self.ctx.gl();
         unsafe {
             gl.dispatch_compute(groups[0], groups[1], groups[2]);
-            gl.memory_barrier(
-                glow::SHADER_STORAGE_BARRIER_BIT
-                    | glow::BUFFER_UPDATE_BARRIER_BIT
-                    | glow::UNIFORM_BARRIER_BIT
-                    | glow::TEXTURE_FETCH_BARRIER_BIT,
-            );
+        }
+        if fenced {
+            self.ctx.storage_barrier();
         }
         Ok(())
     }

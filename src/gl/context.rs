@@ -366,6 +366,20 @@ impl Context {
         unsafe { self.gl().flush() }
     }
 
+    /// Makes the storage-buffer writes of every dispatch so far visible to later dispatches,
+    /// buffer reads and buffer-texture fetches (what `ComputeProgram::dispatch` issues after
+    /// each launch).
+    pub fn storage_barrier(&self) {
+        unsafe {
+            self.gl().memory_barrier(
+                glow::SHADER_STORAGE_BARRIER_BIT
+                    | glow::BUFFER_UPDATE_BARRIER_BIT
+                    | glow::UNIFORM_BARRIER_BIT
+                    | glow::TEXTURE_FETCH_BARRIER_BIT,
+            )
+        }
+    }
+
     /// Blocks until the GPU has finished all submitted work.
     pub fn finish(&self) {
         unsafe { self.gl().finish() }

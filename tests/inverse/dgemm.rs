@@ -12,15 +12,6 @@ use symraster::inverse::Inverter;
 use symraster::inverse::kernels::double::{DoubleOperand, DoubleProduct, DoubleTile};
 use symraster::tiled::View;
 
-/// Held by every test here for its whole run, so the process-wide launch counter
-/// ([`symraster::gl::dispatches`]) counts one test's launches only.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The lock of [`SERIAL`] (also after another test failed while holding it).
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Entries in [−1, 1) from a seeded linear congruential generator.
 fn random(rows: usize, cols: usize, seed: u64) -> Mat<f64> {
     let mut s = seed
@@ -243,7 +234,6 @@ const SHAPES: [(usize, usize, usize); 15] = [
 
 /// Every shape with each orientation of A and B, β·D on for half of them.
 fn every_shape(tile: Option<DoubleTile>) {
-    let _serial = serial();
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
     for (s, &(rows, cols, depth)) in SHAPES.iter().enumerate() {
@@ -307,7 +297,6 @@ fn paired_tiles_match_faer() {
 
 #[test]
 fn operands_with_no_unit_stride_match_faer() {
-    let _serial = serial();
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
     for tile in DoubleTile::ALL {
@@ -332,7 +321,6 @@ fn operands_with_no_unit_stride_match_faer() {
 
 #[test]
 fn products_with_the_chosen_tile_match_faer() {
-    let _serial = serial();
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
     // The tile dgemm picks for a wide C with a shallow depth (64 x 64, or 128 x 128 in pairs
@@ -359,7 +347,6 @@ fn products_with_the_chosen_tile_match_faer() {
 
 #[test]
 fn depth_past_one_launch_is_cut_and_matches_faer() {
-    let _serial = serial();
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
     for (t, tile) in DoubleTile::ALL.into_iter().enumerate() {
@@ -393,7 +380,6 @@ fn depth_past_one_launch_is_cut_and_matches_faer() {
 /// and oblong C, and a depth past one launch.
 #[test]
 fn lower_products_leave_the_tiles_above_the_diagonal_unwritten() {
-    let _serial = serial();
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
     for (t, tile) in DoubleTile::ALL.into_iter().enumerate() {
