@@ -21,6 +21,29 @@ pub fn faithful(format: Format) -> Options {
 /// Unit roundoff of f32.
 pub const U32: f64 = 5.960_464_477_539_063e-8; // 2^-24
 
+/// The bound on the relative error of C = A·diag(d)·Aᵀ of depth `n` assembled in f32 from A ≥ 0
+/// and d > 0, entry by entry and so in the Frobenius norm: (n + 4)·u, γ_{n+4} to first order
+/// (a sum of n positive terms: at most n − 1 additions after each term's at most five
+/// roundings, √d, A·√d on both sides and their product), whatever the order of the sums and
+/// wherever products are fused into them.
+pub fn assembly_bound(n: usize) -> f64 {
+    (n + 4) as f64 * U32
+}
+
+/// The bounds on the factor's backward error ‖L·Lᵀ − C‖_F / ‖C‖_F and the solve's
+/// ‖B − C·X‖_F / (‖C‖_F·‖X‖_F + ‖B‖_F) where C (`c`, symmetric, in f64) of depth `n` is
+/// assembled in f32 ([`assembly_bound`]), then factored and solved: to first order the
+/// Cholesky adds (m + 1)·u·tr(C)/‖C‖_F (|ΔC| ≤ γ_{m+1}·|L|·|Lᵀ|, and
+/// ‖|L|·|Lᵀ|‖_F ≤ ‖L‖_F² = tr(C)), and each of the two triangular solves m·u·tr(C)/‖C‖_F
+/// more (|ΔL| ≤ γ_m·|L|).
+pub fn factor_and_solve_bounds(c: &symraster::Matrix<f64>, n: usize) -> (f64, f64) {
+    let m = c.rows();
+    let trace: f64 = (0..m).map(|i| c[(i, i)]).sum();
+    let per_order = U32 * trace / c.frobenius_norm();
+    let factor = assembly_bound(n) + (m + 1) as f64 * per_order;
+    (factor, factor + 2.0 * m as f64 * per_order)
+}
+
 /// A GL context for this test's thread (one per test: contexts are per thread).
 pub fn gpu() -> Gpu {
     match Gpu::new() {

@@ -302,6 +302,60 @@ fn a_misspelt_uniform_is_an_error_when_linked_and_when_set() {
     assert_eq!(out.download().unwrap(), [7]);
 }
 
+/// A launch without the barrier after it (`dispatch_unfenced`) writes what it should, seen
+/// once the context's storage barrier is issued; launches count on the thread that issues
+/// them only (another thread's context does not add to this thread's count).
+#[test]
+fn an_unfenced_launch_is_seen_after_the_barrier_and_counted_on_its_thread() {
+    let gpu = Gpu::new().unwrap();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let p = counter(&gpu, COUNTER.source).unwrap();
+    let out = |v: u32| {
+        Buffer::new(
+            gpu.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            &[v],
+        )
+        .unwrap()
+    };
+    let (first, second) = (out(0), out(0));
+    let before = symraster::gl::dispatches();
+    first.bind_base(0);
+    p.set("count", symraster::gl::Uniform::U32(7)).unwrap();
+    p.dispatch_unfenced([1, 1, 1]).unwrap();
+    second.bind_base(0);
+    p.set("count", symraster::gl::Uniform::U32(9)).unwrap();
+    p.dispatch_unfenced([1, 1, 1]).unwrap();
+    gpu.context().storage_barrier();
+    assert_eq!(first.download().unwrap(), [7]);
+    assert_eq!(second.download().unwrap(), [9]);
+    assert_eq!(symraster::gl::dispatches() - before, 2);
+    let mid = symraster::gl::dispatches();
+    std::thread::spawn(|| {
+        let other = Gpu::new().unwrap();
+        let p = counter(&other, COUNTER.source).unwrap();
+        let sink = Buffer::new(
+            other.context(),
+            BufferTarget::Storage,
+            BufferUsage::Dynamic,
+            &[0u32],
+        )
+        .unwrap();
+        sink.bind_base(0);
+        p.set("count", symraster::gl::Uniform::U32(5)).unwrap();
+        let before = symraster::gl::dispatches();
+        p.dispatch([1, 1, 1]).unwrap();
+        assert_eq!(symraster::gl::dispatches() - before, 1);
+        assert_eq!(sink.download().unwrap(), [5]);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(symraster::gl::dispatches(), mid);
+}
+
 /// Every kernel of the compute-kernel table links with its declared uniforms and bindings,
 /// in the tiled configurations llvmpipe runs (texel) and the GPU's (which compiles here too).
 #[test]

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use crate::common::{U32, widen};
+use crate::common::{assembly_bound, factor_and_solve_bounds, widen};
 use symraster::internal::GpuInternals;
 use symraster::tiled::{
     CholeskySchedule, DeviceProduct, DeviceRhs, KernelConfig, LaunchCounts, LaunchKind, Storage,
@@ -241,25 +241,6 @@ fn backward_error(l: &Matrix<f64>, c: &Matrix<f64>) -> f64 {
     relative_error(&reference::multiply_lower_by_transpose(l), c)
 }
 
-/// The bound on [`backward_error`] of an f32 factor of C = A·diag(d)·Aᵀ of depth `n` (`c`,
-/// symmetric, in f64) assembled in f32: the assembly's [`assembly_bound`] plus the Cholesky's
-/// (m + 1)·u·tr(C)/‖C‖_F (first order: |ΔC| ≤ γ_{m+1}·|L|·|Lᵀ|, and
-/// ‖|L|·|Lᵀ|‖_F ≤ ‖L‖_F² = tr(C)).
-fn factor_bound(c: &Matrix<f64>, n: usize) -> f64 {
-    let m = c.rows();
-    let trace: f64 = (0..m).map(|i| c[(i, i)]).sum();
-    assembly_bound(n) + (m + 1) as f64 * U32 * trace / c.frobenius_norm()
-}
-
-/// The bound on the relative error of C = A·diag(d)·Aᵀ of depth `n` assembled in f32 from A ≥ 0
-/// and d > 0, entry by entry and so in the Frobenius norm: (n + 4)·u, γ_{n+4} to first order
-/// (a sum of n positive terms: at most n − 1 additions after each term's at most five
-/// roundings, √d, A·√d on both sides and their product), whatever the order of the sums and
-/// wherever products are fused into them.
-fn assembly_bound(n: usize) -> f64 {
-    (n + 4) as f64 * U32
-}
-
 /// RFP's assembly and Cholesky (`assemble_rfp`, `cholesky_rfp`) against the full format's
 /// (tiled): each assembly within [`assembly_bound`] of the f64 reference and of each other
 /// (twice the bound), bit for bit the same where the kernels have no shared memory (one
@@ -267,7 +248,7 @@ fn assembly_bound(n: usize) -> f64 {
 /// with shared-memory tiles each launch's product kernel follows its shape, so RFP's blocks,
 /// half the order, may run on the general kernel where full storage's product runs on the
 /// packed panels, whose A·√d packed once rounds otherwise); each factor's backward error
-/// within [`factor_bound`], and the two factors within 1e-5 of each other.
+/// within the factor's bound of [`factor_and_solve_bounds`], and the two factors within 1e-5 of each other.
 #[test]
 fn rfp_assembly_and_factor_equal_the_full_formats() {
     let gpu = common::gpu();
@@ -301,7 +282,7 @@ fn rfp_assembly_and_factor_equal_the_full_formats() {
         let l_full = f_full.l().unwrap().to_f64();
         let l_rfp = f_rfp.l().unwrap().to_f64();
         let c = c_ref.symmetric_from_lower();
-        let bound = factor_bound(&c, n);
+        let (bound, _) = factor_and_solve_bounds(&c, n);
         for (l, format) in [(&l_full, "full"), (&l_rfp, "RFP")] {
             let e = backward_error(l, &c);
             assert!(
