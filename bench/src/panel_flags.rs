@@ -6,7 +6,8 @@
 //! tournament leaves hold their rows), `--split columns,steps,registers` (how the
 //! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
 //! the round before it: src/inverse/panel.rs), `--prefetch off,on` (the leaf kernels' loads
-//! issued together); each takes a comma-separated list and every combination runs. The other
+//! issued together), `--look-ahead off,on` (Gauss-Jordan's panels beside the previous block's
+//! update: src/inverse/gje.rs); each takes a comma-separated list and every combination runs. The other
 //! arguments are the orders.
 
 use symraster::inverse::kernels::panel::LowerInverse;
@@ -27,6 +28,7 @@ pub fn parse(
     let mut split: Vec<SplitInverse> = vec![];
     let mut fuse: Vec<bool> = vec![];
     let mut prefetch: Vec<bool> = vec![];
+    let mut look_ahead: Vec<bool> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -59,9 +61,10 @@ pub fn parse(
                 })?),
                 "fuse" => fuse.push(on_off(flag, v)?),
                 "prefetch" => prefetch.push(on_off(flag, v)?),
+                "look-ahead" => look_ahead.push(on_off(flag, v)?),
                 _ => anyhow::bail!(
                     "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower, \
-                     --step, --split, --fuse, --prefetch)"
+                     --step, --split, --fuse, --prefetch, --look-ahead)"
                 ),
             }
         }
@@ -81,36 +84,36 @@ pub fn parse(
     or(&mut split, default.split);
     or(&mut fuse, default.fused_merge);
     or(&mut prefetch, default.prefetch);
-    let mut settings = vec![];
-    for &pivoting in &pivoting {
-        for &chunk_rows in &chunk {
-            for &block in &block {
-                for &update in &update {
-                    for &lower in &lower {
-                        for &step in &step {
-                            for &split in &split {
-                                for &fused_merge in &fuse {
-                                    for &prefetch in &prefetch {
-                                        settings.push(PanelSettings {
-                                            pivoting,
-                                            chunk_rows,
-                                            block,
-                                            update,
-                                            lower,
-                                            step,
-                                            split,
-                                            fused_merge,
-                                            prefetch,
-                                        });
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+    or(&mut look_ahead, default.look_ahead);
+    // Every combination, the first flag outermost.
+    fn expand<T: Copy>(
+        settings: Vec<PanelSettings>,
+        values: &[T],
+        set: impl Fn(&mut PanelSettings, T),
+    ) -> Vec<PanelSettings> {
+        let set = &set;
+        settings
+            .into_iter()
+            .flat_map(|s| {
+                values.iter().map(move |&v| {
+                    let mut s = s;
+                    set(&mut s, v);
+                    s
+                })
+            })
+            .collect()
     }
+    let settings = vec![default];
+    let settings = expand(settings, &pivoting, |s, v| s.pivoting = v);
+    let settings = expand(settings, &chunk, |s, v| s.chunk_rows = v);
+    let settings = expand(settings, &block, |s, v| s.block = v);
+    let settings = expand(settings, &update, |s, v| s.update = v);
+    let settings = expand(settings, &lower, |s, v| s.lower = v);
+    let settings = expand(settings, &step, |s, v| s.step = v);
+    let settings = expand(settings, &split, |s, v| s.split = v);
+    let settings = expand(settings, &fuse, |s, v| s.fused_merge = v);
+    let settings = expand(settings, &prefetch, |s, v| s.prefetch = v);
+    let settings = expand(settings, &look_ahead, |s, v| s.look_ahead = v);
     Ok((sizes, settings))
 }
 
@@ -124,11 +127,11 @@ fn on_off(flag: &str, v: &str) -> anyhow::Result<bool> {
 }
 
 /// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse, then
-/// "/prefetch" where on ("-": the default block).
+/// "/prefetch" and "/ahead" where on ("-": the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
-        "{}/{}/{block}/{}/{}/{}/{}/{}{}",
+        "{}/{}/{block}/{}/{}/{}/{}/{}{}{}",
         s.pivoting.name(),
         s.chunk_rows,
         s.update.name(),
@@ -136,6 +139,7 @@ pub fn label(s: &PanelSettings) -> String {
         s.step.name(),
         s.split.name(),
         if s.fused_merge { "fused" } else { "merge" },
-        if s.prefetch { "/prefetch" } else { "" }
+        if s.prefetch { "/prefetch" } else { "" },
+        if s.look_ahead { "/ahead" } else { "" }
     )
 }

@@ -7,7 +7,8 @@
 // the touched rows as permute.comp does (slot s < w: row c0+s; slot w+t: row chosen[t] when it
 // lies below the leaf), in O(w) steps on slots. The first `col_groups` groups move the touched
 // rows' entries outside the leaf's columns and the `right` (<= 32) columns after it, 64 columns
-// each (all reads before all writes, no column shared between groups); the rest take 128 rows
+// each (all reads before all writes, no column shared between groups; only the window `lo`,
+// `others` says); the rest take 128 rows
 // of A21 each, reading a moved row's leaf entries from the stash (no group reads what another
 // writes). The first row group also writes L11\U11, the unit lower L11 (unit_l, w x w) for a
 // solve right of the leaf, the `right` columns' moves and U12 = L11⁻¹·A12 there (the panel's
@@ -34,6 +35,11 @@ uniform uint w;
 uniform float tol;
 uniform uint col_groups;
 uniform uint right;
+// The other columns whose touched rows move: `others` of them from column `lo` on, skipping
+// the leaf and the `right` columns (0 and n − w − right: all; a look-ahead panel keeps its
+// interchanges to its own columns and leaves the rest to interchange.comp).
+uniform uint lo;
+uniform uint others;
 uniform uint pend;
 uniform int step;
 uniform int prefetch;
@@ -164,7 +170,7 @@ void main() {
     }
     barrier();
     if (g < col_groups) {
-        // The touched rows' entries outside the leaf: columns g·64 .. of the n − w others.
+        // The touched rows' entries outside the leaf: columns g·64 .. of the `others`.
         if (prefetch != 0) {
             // Every load issued before the first store (a constant trip count, unrolled).
             float x[32];
@@ -172,8 +178,8 @@ void main() {
                 uint e = t + i * 128u;
                 uint s = e / COLS;
                 uint jp = g * COLS + e % COLS;
-                uint j = jp < c0 ? jp : jp + w + right;
-                bool moves = s < 2u * w && jp < n - w - right && row_of[s] != NONE
+                uint j = lo + jp < c0 ? lo + jp : lo + jp + w + right;
+                bool moves = s < 2u * w && jp < others && row_of[s] != NONE
                     && content_slot[s] != s;
                 x[i] = moves ? a[row_at(content_slot[s]) * n + j] : 0.0;
             }
@@ -182,8 +188,8 @@ void main() {
             for (uint e = t; e < 64u * COLS; e += 128u) {
                 uint s = e / COLS;
                 uint jp = g * COLS + e % COLS;
-                uint j = jp < c0 ? jp : jp + w + right;
-                if (s < 2u * w && jp < n - w - right && row_of[s] != NONE
+                uint j = lo + jp < c0 ? lo + jp : lo + jp + w + right;
+                if (s < 2u * w && jp < others && row_of[s] != NONE
                     && content_slot[s] != s) {
                     buf[e] = a[row_at(content_slot[s]) * n + j];
                 }
@@ -193,8 +199,8 @@ void main() {
         for (uint e = t; e < 64u * COLS; e += 128u) {
             uint s = e / COLS;
             uint jp = g * COLS + e % COLS;
-            uint j = jp < c0 ? jp : jp + w + right;
-            if (s < 2u * w && jp < n - w - right && row_of[s] != NONE && content_slot[s] != s) {
+            uint j = lo + jp < c0 ? lo + jp : lo + jp + w + right;
+            if (s < 2u * w && jp < others && row_of[s] != NONE && content_slot[s] != s) {
                 a[row_of[s] * n + j] = buf[e];
             }
         }

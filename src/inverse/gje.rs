@@ -12,7 +12,7 @@
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::kernels::panel::PivotWork;
-use super::kernels::panel::factor_panel;
+use super::kernels::panel::{Beside, Pivoting, factor_panel, panel_launches};
 use crate::error::Result;
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
 use crate::tiled::cholesky::trsm;
@@ -23,8 +23,11 @@ pub const PANEL_INVERSE_MAX: usize = 64;
 
 /// Inverts `a` in place up to the column order (the result is (PA)⁻¹ = A⁻¹Pᵀ; see
 /// [`unscramble_columns`]). Queues the work; the status word says whether a pivot failed.
+/// With [`PanelSettings::look_ahead`](super::kernels::panel::PanelSettings::look_ahead) each
+/// block updates the next panel's columns first and the rest beside that panel's launches.
 pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
+    let ahead = look_ahead(inv, w, n);
     // With trace logging on, the wall time of the panels and of the updates, each waited for.
     let timed = log::log_enabled!(log::Level::Trace);
     let (mut panels, mut updates) = (0.0, 0.0);
@@ -34,25 +37,121 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
             *total += start.elapsed().as_secs_f64() * 1e3;
         }
     };
+    let mut beside = Beside::default();
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
         let start = std::time::Instant::now();
-        factor_panel(inv, a, w, k0, b, tol)?;
-        wait(&mut panels, start);
-        let start = std::time::Instant::now();
-        if b <= PANEL_INVERSE_MAX {
-            inv.traced(|| format!("block update at {k0}"), || block_update(inv, a, w, k0, b))?;
+        if let Some(tile) = ahead {
+            factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
+            beside.flush(inv)?;
+            inv.interchange(&a.buffer, n, k0, b, &w.piv)?;
+            wait(&mut panels, start);
+            let start = std::time::Instant::now();
+            inv.traced(
+                || format!("block update ahead at {k0}"),
+                || block_update_ahead(inv, a, w, k0, b, tile, &mut beside),
+            )?;
+            wait(&mut updates, start);
         } else {
-            block_update_by_solves(inv, a, w, k0, b)?;
+            factor_panel(inv, a, w, k0, b, tol, None)?;
+            wait(&mut panels, start);
+            let start = std::time::Instant::now();
+            if b <= PANEL_INVERSE_MAX {
+                inv.traced(|| format!("block update at {k0}"), || block_update(inv, a, w, k0, b))?;
+            } else {
+                block_update_by_solves(inv, a, w, k0, b)?;
+            }
+            wait(&mut updates, start);
         }
-        wait(&mut updates, start);
         k0 += b;
     }
+    debug_assert!(beside.is_empty());
     if timed {
         log::trace!("Gauss-Jordan inverse of order {n}: panels {panels:.2} ms, updates {updates:.2} ms");
     }
     Ok(())
+}
+
+/// The rank kernel's tile where Gauss-Jordan runs with look-ahead: on, tournament pivoting,
+/// blocks of at most [`PANEL_INVERSE_MAX`] and more than one of them, updates on the rank kernel.
+fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize) -> Option<RankTile> {
+    let on = inv.panel().look_ahead
+        && w.pivoting
+        && w.pivots == Pivoting::Tournament
+        && w.block <= PANEL_INVERSE_MAX
+        && n > w.block;
+    on.then(|| w.update.tile(n, n, w.block)).flatten()
+}
+
+/// [`block_update`] with look-ahead: the split and Y as there, then the update of the next
+/// panel's columns (waited for), and the rest of the columns queued in `beside` in as many
+/// pieces as the next panel has launches (all of it at once at the last block).
+fn block_update_ahead<'a>(
+    inv: &Inverter,
+    a: &'a DeviceSquare,
+    w: &'a PivotWork,
+    k0: usize,
+    b: usize,
+    tile: RankTile,
+    beside: &mut Beside<'a>,
+) -> Result<()> {
+    let n = a.n;
+    inv.traced(
+        || format!("gje split at {k0}"),
+        || inv.panel_split(&a.buffer, n, k0, b, &w.row_block, &w.block_row, Some(&w.square)),
+    )?;
+    let yv = View::row_major(2 * b, n);
+    inv.traced(
+        || format!("gje y product at {k0}"),
+        || rank_update(inv, y_product(w, b, n), w.update.tile(2 * b, n, b).unwrap_or(tile)),
+    )?;
+    // A −= C·Y over columns j0 .. j0+width: rows 0 .. k0+b take Y's second half, the rows
+    // below its first.
+    let (v, x) = (a.view(), Operand::new(&w.row_block, View::row_major(n, b)));
+    let columns = |j0: usize, width: usize| RankProduct {
+        c: a.op(v.sub(0, j0, n, width)),
+        x,
+        y: Operand::new(&w.spread, yv.sub(b, j0, b, width)),
+        below: Some((k0 + b, yv.sub(0, j0, b, width))),
+        update: Update::Subtract,
+    };
+    let next = k0 + b;
+    if next >= n {
+        return rank_update(inv, columns(0, n), tile);
+    }
+    let nb = w.block.min(n - next);
+    inv.traced(
+        || format!("gje next panel's update at {k0}"),
+        || rank_update(inv, columns(next, nb), tile),
+    )?;
+    // The other columns, left and right of the next panel, in pieces of whole tiles.
+    let pieces = panel_launches(inv, w, n, next, nb).max(1);
+    let side = tile.side();
+    let width = (n - nb).div_ceil(pieces).div_ceil(side) * side;
+    let mut j = 0;
+    while j < n - nb {
+        let cut = (j + width).min(n - nb);
+        // Other-column indices j .. cut, as matrix columns (the next panel skipped).
+        for (lo, hi) in [(j.min(next), cut.min(next)), (j.max(next) + nb, cut.max(next) + nb)] {
+            if hi > lo {
+                beside.push(columns(lo, hi - lo), tile);
+            }
+        }
+        j = cut;
+    }
+    Ok(())
+}
+
+/// Y = [L11⁻¹; U11⁻¹·L11⁻¹]·W1 (2b x n) on the rank kernel, from the split's workspaces.
+fn y_product(w: &PivotWork, b: usize, n: usize) -> RankProduct<'_> {
+    RankProduct {
+        c: Operand::new(&w.spread, View::row_major(2 * b, n)),
+        x: Operand::new(&w.square, View::row_major(2 * b, b)),
+        y: Operand::new(&w.block_row, View::row_major(b, n)),
+        below: None,
+        update: Update::Replace,
+    }
 }
 
 /// One block's Gauss-Jordan update (b ≤ [`PANEL_INVERSE_MAX`]), the panel factored (columns
@@ -102,16 +201,9 @@ fn rank_block_update(
 ) -> Result<()> {
     let n = a.n;
     let yv = View::row_major(2 * b, n);
-    let spread = RankProduct {
-        c: Operand::new(&w.spread, yv),
-        x: Operand::new(&w.square, View::row_major(2 * b, b)),
-        y: Operand::new(&w.block_row, View::row_major(b, n)),
-        below: None,
-        update: Update::Replace,
-    };
     inv.traced(
         || format!("gje y product at {k0}"),
-        || rank_update(inv, spread, w.update.tile(2 * b, n, b).unwrap_or(tile)),
+        || rank_update(inv, y_product(w, b, n), w.update.tile(2 * b, n, b).unwrap_or(tile)),
     )?;
     let update = RankProduct {
         c: a.op(a.view()),

@@ -19,7 +19,7 @@ pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
-        factor_panel(inv, a, w, k0, b, tol)?;
+        factor_panel(inv, a, w, k0, b, tol, None)?;
         inv.traced(|| format!("lu update at {k0}"), || update_right(inv, a, w, k0, b, n))?;
         k0 += b;
     }

@@ -65,8 +65,18 @@ pub static LEAF_FINISH: ComputeKernel = ComputeKernel {
         ("UnitLBuf", 6),
     ],
     uniforms: &[
-        "n", "c0", "w", "tol", "col_groups", "right", "pend", "step", "prefetch",
+        "n", "c0", "w", "tol", "col_groups", "right", "lo", "others", "pend", "step",
+        "prefetch",
     ],
+    optional: &[],
+};
+
+/// Gauss-Jordan with look-ahead: a block's row interchanges on the columns outside its panel.
+pub static INTERCHANGE: ComputeKernel = ComputeKernel {
+    name: "inverse/interchange",
+    source: include_str!("../../glsl/inverse/interchange.comp"),
+    buffers: &[("ABuf", 0), ("PivBuf", 1)],
+    uniforms: &["n", "k0", "b"],
     optional: &[],
 };
 

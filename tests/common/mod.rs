@@ -177,6 +177,7 @@ pub fn poison_pivot_work(w: &mut symraster::inverse::kernels::panel::PivotWork) 
         &mut w.square,
         &mut w.moved,
         &mut w.lu11,
+        &mut w.unit_l,
         &mut w.stash,
     ] {
         let len = buffer.len();
@@ -288,6 +289,15 @@ pub fn gje_with_poisoned_work(
     a: &symraster::Matrix<f64>,
     block: usize,
 ) -> symraster::Matrix<f32> {
+    gje_with_poisoned_work_and_pivots(inv, a, block).0
+}
+
+/// [`gje_with_poisoned_work`] and the sweep's pivots (LAPACK's, 0-based).
+pub fn gje_with_poisoned_work_and_pivots(
+    inv: &symraster::inverse::Inverter,
+    a: &symraster::Matrix<f64>,
+    block: usize,
+) -> (symraster::Matrix<f32>, Vec<u32>) {
     use symraster::inverse::kernels::panel::PivotWork;
     use symraster::inverse::{self, DeviceSquare, gje};
     let n = a.rows();
@@ -299,8 +309,9 @@ pub fn gje_with_poisoned_work(
     gje::invert_in_place(inv, &d, &w, tol).unwrap();
     inv.check_status(tol).unwrap();
     let mut x = d.download().unwrap();
-    gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
-    x
+    let piv = w.piv.download_range(0, n).unwrap();
+    gje::unscramble_columns(&mut x, &piv);
+    (x, piv)
 }
 
 /// Q·diag(eigenvalues)·Qᵀ with Q orthogonal (modified Gram-Schmidt of a random matrix).

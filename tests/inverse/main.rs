@@ -8,6 +8,7 @@ mod inverse;
 mod inverse_convert;
 mod inverse_hardening;
 mod inverse_latency;
+mod inverse_look_ahead;
 mod inverse_panel;
 mod inverse_prefetch;
 mod inverse_rank;

@@ -18,7 +18,7 @@ use crate::tiled::status::StatusWord;
 use crate::tiled::storage::{check_fits, max_buffer_bytes};
 use crate::tiled::{KernelConfig, Operand, TiledKernels, View};
 
-use panel::{LEAF, Leaf, PanelSettings, PivotWork, TOURNAMENT_ROWS};
+use panel::{Beside, LEAF, Leaf, PanelSettings, PivotWork, TOURNAMENT_ROWS};
 
 /// Entries one work group of the Newton pass covers (256 invocations x 16).
 const NEWTON_GROUP_ENTRIES: usize = 256 * 16;
@@ -77,6 +77,9 @@ pub struct Inverter {
     /// The Newton iteration's bookkeeping (glsl/inverse/newton_report.comp), compiled on
     /// first use.
     newton_report: std::cell::OnceCell<ComputeProgram>,
+    /// The look-ahead's block interchanges (glsl/inverse/interchange.comp), compiled on first
+    /// use.
+    interchange: std::cell::OnceCell<ComputeProgram>,
     /// How the Newton iteration reads its per-step results back.
     newton_sync: std::cell::Cell<NewtonSync>,
     /// Whether the context renders in software (llvmpipe, softpipe): the choices that weigh
@@ -132,6 +135,7 @@ impl Inverter {
             panel: PanelSettings::default(),
             tournament_rows,
             newton_report: std::cell::OnceCell::new(),
+            interchange: std::cell::OnceCell::new(),
             newton_sync: std::cell::Cell::new(NewtonSync::default()),
             software: crate::gl::DeviceInfo::query(ctx)?.software,
         })
@@ -314,13 +318,14 @@ impl Inverter {
     /// round of at most that many groups merges its own sets in its launch); returns which of
     /// `w.rounds` holds the winners, in pivot order. `pend` > 0: the previous leaf's product on
     /// these columns (its `pend` columns' L21 times the U12 above this leaf) is applied to
-    /// every row as read.
+    /// every row as read. Each launch goes out with the next of `beside`'s updates beside it.
     pub fn leaf_tournament(
         &self,
         a: &Buffer<f32>,
         leaf: Leaf,
         pend: usize,
         w: &PivotWork,
+        beside: &mut Beside<'_>,
     ) -> Result<usize> {
         debug_assert!(pend <= LEAF && pend <= leaf.c0);
         let u = |v: usize| Uniform::U32(v as u32);
@@ -331,8 +336,6 @@ impl Inverter {
         // A round of 2 ..= `fan` groups: its last group to finish merges in the same launch.
         let fuse = |groups: usize| self.panel.fused_merge && groups > 1 && groups <= fan;
         let fused = fuse(sets);
-        a.bind_base(0);
-        w.tally.bind_base(5);
         self.tournament.set_all(&[
             ("fuse", Uniform::I32(i32::from(fused))),
             ("n", u(leaf.n)),
@@ -347,13 +350,19 @@ impl Inverter {
             ("step", Uniform::I32(self.panel.step as i32)),
             ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
         ])?;
-        w.lu11.bind_base(3);
-        w.stash.bind_base(4);
-        w.rounds[1].bind_base(1);
-        w.rounds[0].bind_base(2);
+        // Every launch binds all its buffers: an update beside the previous one rebinds.
+        let bind = |input: usize| {
+            a.bind_base(0);
+            w.rounds[input].bind_base(1);
+            w.rounds[1 - input].bind_base(2);
+            w.lu11.bind_base(3);
+            w.stash.bind_base(4);
+            w.tally.bind_base(5);
+        };
+        bind(1);
         self.traced(
             || format!("round first {sets} groups pend {pend} fused {fused}"),
-            || self.tournament.dispatch([sets as u32, 1, 1]),
+            || beside.launch(self, &self.tournament, [sets as u32, 1, 1]),
         )?;
         if fused {
             return Ok(0);
@@ -368,11 +377,10 @@ impl Inverter {
                 ("last", Uniform::I32(i32::from(groups == 1))),
                 ("fuse", Uniform::I32(i32::from(fused))),
             ])?;
-            w.rounds[out].bind_base(1);
-            w.rounds[1 - out].bind_base(2);
+            bind(out);
             self.traced(
                 || format!("round merge {groups} groups last {} fused {fused}", groups == 1),
-                || self.tournament.dispatch([groups as u32, 1, 1]),
+                || beside.launch(self, &self.tournament, [groups as u32, 1, 1]),
             )?;
             out = 1 - out;
             sets = if fused { 1 } else { groups };
@@ -382,10 +390,11 @@ impl Inverter {
 
     /// The tournament-pivoted leaf's last launch, its winners listed in `chosen`: the rows
     /// interchanged (recorded in `w.piv`), L11\U11 (from `w.lu11`) and L21 = A21·U11⁻¹
-    /// written, the unit lower L11 into `w.row_block` (w x w) for a solve right of the leaf,
+    /// written, the unit lower L11 into `w.unit_l` (w x w) for a solve right of the leaf,
     /// a failing pivot into the status word (glsl/inverse/leaf_finish.comp). The `right` ≤ 32
     /// columns after the leaf become U12 = L11⁻¹·A12 in the same launch (rows c0 .. c0+w);
-    /// `pend` as in [`Inverter::leaf_tournament`].
+    /// `pend` and `beside` as in [`Inverter::leaf_tournament`]; the interchanges move the
+    /// columns `leaf.cols` says.
     #[allow(clippy::too_many_arguments)]
     pub fn leaf_finish(
         &self,
@@ -395,6 +404,7 @@ impl Inverter {
         w: &PivotWork,
         right: usize,
         pend: usize,
+        beside: &mut Beside<'_>,
     ) -> Result<()> {
         debug_assert!(right <= LEAF && leaf.c0 + leaf.width + right <= leaf.n);
         a.bind_base(0);
@@ -403,10 +413,13 @@ impl Inverter {
         self.status.bind_base(3);
         w.lu11.bind_base(4);
         w.stash.bind_base(5);
-        w.row_block.bind_base(6);
+        w.unit_l.bind_base(6);
         let u = |v: usize| Uniform::U32(v as u32);
-        // 64 columns outside the leaf per group, then 128 rows below it per group.
-        let col_groups = (leaf.n - leaf.width - right).div_ceil(64);
+        // 64 of the moved columns outside the leaf per group, then 128 rows below it per group.
+        let (lo, end) = leaf.cols;
+        debug_assert!(lo <= leaf.c0 && leaf.c0 + leaf.width + right <= end && end <= leaf.n);
+        let others = end - lo - leaf.width - right;
+        let col_groups = others.div_ceil(64);
         let row_groups = (leaf.n - leaf.c0 - leaf.width).div_ceil(128).max(1);
         self.leaf_finish.set_all(&[
             ("n", u(leaf.n)),
@@ -415,12 +428,59 @@ impl Inverter {
             ("tol", Uniform::F32(leaf.tol)),
             ("col_groups", u(col_groups)),
             ("right", u(right)),
+            ("lo", u(lo)),
+            ("others", u(others)),
             ("pend", u(pend)),
             ("step", Uniform::I32(self.panel.step as i32)),
             ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
         ])?;
-        self.leaf_finish
-            .dispatch([(col_groups + row_groups) as u32, 1, 1])
+        beside.launch(
+            self,
+            &self.leaf_finish,
+            [(col_groups + row_groups) as u32, 1, 1],
+        )
+    }
+
+    /// The launches of a leaf tournament over `rows` rows ([`Inverter::leaf_tournament`]).
+    pub fn tournament_launches(&self, w: &PivotWork, rows: usize) -> usize {
+        let fan = self.tournament_rows / LEAF;
+        let mut sets = rows.div_ceil(w.chunk_rows().clamp(1, self.tournament_rows));
+        let fuse = |groups: usize| self.panel.fused_merge && groups > 1 && groups <= fan;
+        if fuse(sets) {
+            return 1;
+        }
+        let mut launches = 1;
+        while sets > 1 {
+            let groups = sets.div_ceil(fan);
+            launches += 1;
+            sets = if fuse(groups) { 1 } else { groups };
+        }
+        launches
+    }
+
+    /// A block's row interchanges, `piv[k0 .. k0+b]` (b ≤ 64), on the columns outside
+    /// k0 .. k0+b of the order-n `a` (glsl/inverse/interchange.comp): what a look-ahead
+    /// panel's leaves left ([`panel::Beside`]).
+    pub fn interchange(&self, a: &Buffer<f32>, n: usize, k0: usize, b: usize, piv: &Buffer<u32>) -> Result<()> {
+        debug_assert!(b <= 64 && k0 + b <= n);
+        let groups = (n - b).div_ceil(64);
+        if groups == 0 {
+            return Ok(());
+        }
+        let program = match self.interchange.get() {
+            Some(p) => p,
+            None => {
+                let kernel = &crate::inverse::table::INTERCHANGE;
+                let source = self.tiled.config().source(kernel.source);
+                let p = ComputeProgram::new(self.context(), kernel, "", &source)?;
+                self.interchange.get_or_init(|| p)
+            }
+        };
+        a.bind_base(0);
+        piv.bind_base(1);
+        let u = |v: usize| Uniform::U32(v as u32);
+        program.set_all(&[("n", u(n)), ("k0", u(k0)), ("b", u(b))])?;
+        program.dispatch([groups as u32, 1, 1])
     }
 
     /// Before a Gauss-Jordan block's products: the panel column (columns k0 .. k0+b, all n

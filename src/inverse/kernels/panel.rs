@@ -26,9 +26,9 @@
 //! [`PanelSettings::prefetch`] (loads issued together before a serial sum uses them).
 
 use super::{CopyMode, DeviceSquare, Inverter};
-use super::rank::{BlockUpdate, RankProduct, rank_update};
+use super::rank::{BlockUpdate, RankProduct, RankTile, rank_update};
 use crate::error::Result;
-use crate::gl::Buffer;
+use crate::gl::{Buffer, ComputeProgram};
 use crate::tiled::{Product, Update};
 use crate::tiled::cholesky::trsm;
 use crate::tiled::{Operand, View};
@@ -178,6 +178,10 @@ pub struct PanelSettings {
     /// coalesced pass into shared memory: issue 26's latency of dependent memory accesses
     /// (default: on).
     pub prefetch: bool,
+    /// Whether Gauss-Jordan factors each panel beside the previous block's update of the
+    /// other columns (look-ahead: that block updates the panel's columns first, the panel's
+    /// interchanges wait for the rest; tournament pivoting, b ≤ 64, the rank kernel).
+    pub look_ahead: bool,
 }
 
 impl Default for PanelSettings {
@@ -195,6 +199,7 @@ impl Default for PanelSettings {
             split: SplitInverse::Registers,
             fused_merge: true,
             prefetch: true,
+            look_ahead: true,
         }
     }
 }
@@ -203,8 +208,7 @@ impl Default for PanelSettings {
 pub struct PivotWork {
     /// Row swapped with row p at step p (LAPACK's ipiv, 0-based).
     pub piv: Buffer<u32>,
-    /// An n x b copy of the panel column (Gauss-Jordan), or L11 with its unit diagonal (the
-    /// solve right of a leaf).
+    /// An n x b copy of the panel column (Gauss-Jordan).
     pub row_block: Buffer<f32>,
     /// Gauss-Jordan's block row 1 (b x n), moved out before the block's products.
     pub block_row: Buffer<f32>,
@@ -236,6 +240,8 @@ pub struct PivotWork {
     pub rounds: [Buffer<u32>; 2],
     /// The tournament winners' packed LU, L11\U11 ([`LEAF`] x [`LEAF`]).
     pub lu11: Buffer<f32>,
+    /// A leaf's or block's unit lower L11 (row-major) for the solve right of it.
+    pub unit_l: Buffer<f32>,
     /// The leaf columns of the rows a tournament leaf's interchanges touch (2·[`LEAF`] rows
     /// of [`LEAF`]).
     pub stash: Buffer<f32>,
@@ -275,6 +281,7 @@ impl PivotWork {
             chunk_rows,
             rounds: [sets()?, sets()?],
             lu11: inv.buffer("a leaf's diagonal block", LEAF * LEAF)?,
+            unit_l: inv.buffer("a unit lower factor", block.max(LEAF).pow(2))?,
             stash: inv.buffer("the rows a leaf moves", 2 * LEAF * LEAF)?,
             tally: Buffer::new(
                 inv.context(),
@@ -300,6 +307,9 @@ pub struct Leaf {
     pub tol: f32,
     /// Partial pivoting (false: the diagonal is the pivot).
     pub pivoting: bool,
+    /// The columns whose rows the leaf's interchanges move, first and end: all (0, n), or
+    /// the panel's own under the Gauss-Jordan look-ahead ([`Beside`]).
+    pub cols: (usize, usize),
 }
 
 impl Leaf {
@@ -309,9 +319,52 @@ impl Leaf {
     }
 }
 
+/// Launches that run beside a panel's chain of dependent ones (the Gauss-Jordan look-ahead,
+/// [`crate::inverse::gje`]): each chain launch goes out without a barrier and the next of
+/// these after it, so the driver may run the two at once; the barrier after the pair orders
+/// both before the chain's next launch. What the chain leaves runs in [`Beside::flush`].
+#[derive(Default)]
+pub struct Beside<'a> {
+    pieces: std::collections::VecDeque<(RankProduct<'a>, RankTile)>,
+}
+
+impl<'a> Beside<'a> {
+    /// Queues a rank update to run beside a later chain launch.
+    pub fn push(&mut self, piece: RankProduct<'a>, tile: RankTile) {
+        self.pieces.push_back((piece, tile));
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
+    /// Launches `program` over `groups`, with the next queued update beside it.
+    pub fn launch(&mut self, inv: &Inverter, program: &ComputeProgram, groups: [u32; 3]) -> Result<()> {
+        match self.pieces.pop_front() {
+            Some((piece, tile)) => {
+                program.dispatch_unfenced(groups)?;
+                rank_update(inv, piece, tile)
+            }
+            None => program.dispatch(groups),
+        }
+    }
+
+    /// Runs what is still queued.
+    pub fn flush(&mut self, inv: &Inverter) -> Result<()> {
+        while let Some((piece, tile)) = self.pieces.pop_front() {
+            rank_update(inv, piece, tile)?;
+        }
+        Ok(())
+    }
+}
+
 /// Factors P·[A11; A21] = [L11; L21]·U11 in place for columns k0 .. k0+b and rows k0 .. n of
 /// `a` (whole rows interchanged; L unit lower below the diagonal, U on and above), the pivots
-/// into `w.piv[k0 .. k0+b]`, a failing pivot flagged in the status word.
+/// into `w.piv[k0 .. k0+b]`, a failing pivot flagged in the status word. With `beside`
+/// (tournament pivoting only) the interchanges move the panel's own columns only (the caller
+/// moves the rest: [`Inverter::interchange`]) and the queued updates run beside the panel's
+/// launches.
 pub fn factor_panel(
     inv: &Inverter,
     a: &DeviceSquare,
@@ -319,8 +372,14 @@ pub fn factor_panel(
     k0: usize,
     b: usize,
     tol: f32,
+    beside: Option<&mut Beside<'_>>,
 ) -> Result<()> {
     let end = k0 + b;
+    let tournament = w.pivoting && w.pivots == Pivoting::Tournament;
+    debug_assert!(beside.is_none() || tournament);
+    let cols = if beside.is_some() { (k0, end) } else { (0, a.n) };
+    let mut none = Beside::default();
+    let beside = beside.unwrap_or(&mut none);
     let mut c0 = k0;
     // Columns of the previous leaf whose product A22 −= L21·U12 on this leaf's is pending.
     let mut pend = 0;
@@ -331,20 +390,21 @@ pub fn factor_panel(
             width: LEAF.min(end - c0),
             tol,
             pivoting: w.pivoting,
+            cols,
         };
-        if w.pivoting && w.pivots == Pivoting::Tournament {
-            let winners = inv.leaf_tournament(&a.buffer, leaf, pend, w)?;
+        if tournament {
+            let winners = inv.leaf_tournament(&a.buffer, leaf, pend, w, beside)?;
             // Up to a leaf's width of columns right of it (then the block's last leaf): U12 in
             // this leaf's last launch, the product A22 −= L21·U12 applied by the next leaf's
             // launches to each row they read; more: the solve from the unit L11 this leaf
-            // leaves in the row-block workspace, then one product.
+            // leaves in its workspace, then one product.
             let cols = end - c0 - leaf.width;
             let right = if cols <= LEAF { cols } else { 0 };
             // A leaf with a pending product is its block's last: nothing right of it.
             debug_assert!(pend == 0 || right == 0);
             inv.traced(
                 || format!("leaf finish at {c0}"),
-                || inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w, right, pend),
+                || inv.leaf_finish(&a.buffer, leaf, &w.rounds[winners], w, right, pend, beside),
             )?;
             if right == 0 {
                 update_right_after(inv, a, w, c0, leaf.width, end)?;
@@ -363,6 +423,15 @@ pub fn factor_panel(
     Ok(())
 }
 
+/// The launches [`factor_panel`] with tournament pivoting makes one after the other (not
+/// counting the solves right of a leaf, which only blocks of more than two leaves make).
+pub fn panel_launches(inv: &Inverter, w: &PivotWork, n: usize, k0: usize, b: usize) -> usize {
+    (k0..k0 + b)
+        .step_by(LEAF)
+        .map(|c0| inv.tournament_launches(w, n - c0) + 1)
+        .sum()
+}
+
 /// After the factored columns k0 .. k0+b: A12 := L11⁻¹·A12 and A22 −= L21·A12 for the columns
 /// k0+b .. `end` (rows k0 .. n).
 pub fn update_right(
@@ -377,9 +446,9 @@ pub fn update_right(
     if cols == 0 {
         return Ok(());
     }
-    // L11 with its unit diagonal, into the row-block workspace.
+    // L11 with its unit diagonal, into its workspace.
     inv.copy(
-        Operand::new(&w.row_block, View::row_major(b, b)),
+        Operand::new(&w.unit_l, View::row_major(b, b)),
         a.op(v.sub(k0, k0, b, b)),
         CopyMode::UnitLower,
         1.0,
@@ -387,7 +456,7 @@ pub fn update_right(
     update_right_after(inv, a, w, k0, b, end)
 }
 
-/// [`update_right`] with the unit lower L11 (b x b, row-major) in `w.row_block` already.
+/// [`update_right`] with the unit lower L11 (b x b, row-major) in `w.unit_l` already.
 fn update_right_after(
     inv: &Inverter,
     a: &DeviceSquare,
@@ -405,7 +474,7 @@ fn update_right_after(
     let lv = View::row_major(b, b);
     let a12 = v.sub(k0, k0 + b, b, cols);
     // A12ᵀ ← A12ᵀ·L11⁻ᵀ, i.e. A12 := L11⁻¹·A12.
-    trsm(k, a.op(a12.t()), &w.row_block, lv, false)?;
+    trsm(k, a.op(a12.t()), &w.unit_l, lv, false)?;
     if rows == 0 {
         return Ok(());
     }
