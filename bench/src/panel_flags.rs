@@ -6,12 +6,12 @@
 //! tournament leaves hold their rows), `--split columns,steps,registers` (how the
 //! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
 //! the round before it: src/inverse/panel.rs), `--prefetch off,on` (the leaf kernels' loads
-//! issued together), `--look-ahead off,on` (Gauss-Jordan's panels beside the previous block's
-//! update: src/inverse/gje.rs); each takes a comma-separated list and every combination runs. The other
+//! issued together), `--look-ahead off,columns,rows,after` (Gauss-Jordan's panels beside
+//! the previous block's update: src/inverse/gje.rs); each takes a comma-separated list and every combination runs. The other
 //! arguments are the orders.
 
-use symraster::inverse::kernels::panel::LowerInverse;
 use symraster::inverse::kernels::panel::{ColumnStep, PanelSettings, Pivoting, SplitInverse};
+use symraster::inverse::kernels::panel::{LookAhead, LowerInverse};
 use symraster::inverse::kernels::rank::BlockUpdate;
 
 /// The orders and the panel settings given by `args` (program name excluded).
@@ -28,7 +28,7 @@ pub fn parse(
     let mut split: Vec<SplitInverse> = vec![];
     let mut fuse: Vec<bool> = vec![];
     let mut prefetch: Vec<bool> = vec![];
-    let mut look_ahead: Vec<bool> = vec![];
+    let mut look_ahead: Vec<LookAhead> = vec![];
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let Some(flag) = arg.strip_prefix("--") else {
@@ -61,7 +61,9 @@ pub fn parse(
                 })?),
                 "fuse" => fuse.push(on_off(flag, v)?),
                 "prefetch" => prefetch.push(on_off(flag, v)?),
-                "look-ahead" => look_ahead.push(on_off(flag, v)?),
+                "look-ahead" => look_ahead.push(LookAhead::from_name(v).ok_or_else(|| {
+                    anyhow::anyhow!("--look-ahead takes off, columns, rows or after, not {v}")
+                })?),
                 _ => anyhow::bail!(
                     "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower, \
                      --step, --split, --fuse, --prefetch, --look-ahead)"
@@ -127,7 +129,7 @@ fn on_off(flag: &str, v: &str) -> anyhow::Result<bool> {
 }
 
 /// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse, then
-/// "/prefetch" and "/ahead" where on ("-": the default block).
+/// "/prefetch" where on and "/ahead-<look-ahead>" where not off ("-": the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
@@ -140,6 +142,9 @@ pub fn label(s: &PanelSettings) -> String {
         s.split.name(),
         if s.fused_merge { "fused" } else { "merge" },
         if s.prefetch { "/prefetch" } else { "" },
-        if s.look_ahead { "/ahead" } else { "" }
+        match s.look_ahead {
+            LookAhead::Off => String::new(),
+            mode => format!("/ahead-{}", mode.name()),
+        }
     )
 }

@@ -239,13 +239,19 @@ impl ComputeProgram {
     /// the uniform `base` (a `uint`) set to each launch's first group along y: for kernels
     /// that add `base` to `gl_WorkGroupID.y`. Returns the launches made.
     pub fn dispatch_rows(&self, x: u32, total: usize, base: &str) -> Result<u64> {
+        self.dispatch_rows_fenced(x, total, base, true)
+    }
+
+    /// [`ComputeProgram::dispatch_rows`], its last launch without the barrier after it where
+    /// not `fenced` (as [`ComputeProgram::dispatch_unfenced`]).
+    pub fn dispatch_rows_fenced(&self, x: u32, total: usize, base: &str, fenced: bool) -> Result<u64> {
         let max = self.max_groups[1].max(1) as usize;
         let mut first = 0;
         let mut launches = 0;
         while first < total {
             let count = (total - first).min(max);
             self.set(base, Uniform::U32(first as u32))?;
-            self.dispatch([x, count as u32, 1])?;
+            self.launch([x, count as u32, 1], fenced || first + count < total)?;
             launches += 1;
             first += count;
         }

@@ -12,7 +12,7 @@
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::kernels::panel::PivotWork;
-use super::kernels::panel::{Beside, Pivoting, factor_panel, panel_launches};
+use super::kernels::panel::{Beside, LookAhead, Pivoting, factor_panel, panel_launches};
 use crate::error::Result;
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
 use crate::tiled::cholesky::trsm;
@@ -42,15 +42,19 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     while k0 < n {
         let b = w.block.min(n - k0);
         let start = std::time::Instant::now();
-        if let Some(tile) = ahead {
-            factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
+        if let Some((tile, mode)) = ahead {
+            if mode == LookAhead::After {
+                factor_panel(inv, a, w, k0, b, tol, Some(&mut Beside::default()))?;
+            } else {
+                factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
+            }
             beside.flush(inv)?;
             inv.interchange(&a.buffer, n, k0, b, &w.piv)?;
             wait(&mut panels, start);
             let start = std::time::Instant::now();
             inv.traced(
                 || format!("block update ahead at {k0}"),
-                || block_update_ahead(inv, a, w, k0, b, tile, &mut beside),
+                || block_update_ahead(inv, a, w, k0, b, (tile, mode), &mut beside),
             )?;
             wait(&mut updates, start);
         } else {
@@ -73,27 +77,30 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     Ok(())
 }
 
-/// The rank kernel's tile where Gauss-Jordan runs with look-ahead: on, tournament pivoting,
-/// blocks of at most [`PANEL_INVERSE_MAX`] and more than one of them, updates on the rank kernel.
-fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize) -> Option<RankTile> {
-    let on = inv.panel().look_ahead
+/// The rank kernel's tile and the look-ahead where Gauss-Jordan runs with it: on, tournament
+/// pivoting, blocks of at most [`PANEL_INVERSE_MAX`] and more than one of them, updates on
+/// the rank kernel.
+fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize) -> Option<(RankTile, LookAhead)> {
+    let mode = inv.panel().look_ahead;
+    let on = mode != LookAhead::Off
         && w.pivoting
         && w.pivots == Pivoting::Tournament
         && w.block <= PANEL_INVERSE_MAX
         && n > w.block;
-    on.then(|| w.update.tile(n, n, w.block)).flatten()
+    on.then(|| w.update.tile(n, n, w.block)).flatten().map(|t| (t, mode))
 }
 
 /// [`block_update`] with look-ahead: the split and Y as there, then the update of the next
 /// panel's columns (waited for), and the rest of the columns queued in `beside` in as many
-/// pieces as the next panel has launches (all of it at once at the last block).
+/// slots as the next panel has launches, by slabs of columns or bands of rows (all of it at
+/// once at the last block).
 fn block_update_ahead<'a>(
     inv: &Inverter,
     a: &'a DeviceSquare,
     w: &'a PivotWork,
     k0: usize,
     b: usize,
-    tile: RankTile,
+    (tile, mode): (RankTile, LookAhead),
     beside: &mut Beside<'a>,
 ) -> Result<()> {
     let n = a.n;
@@ -106,39 +113,50 @@ fn block_update_ahead<'a>(
         || format!("gje y product at {k0}"),
         || rank_update(inv, y_product(w, b, n), w.update.tile(2 * b, n, b).unwrap_or(tile)),
     )?;
-    // A −= C·Y over columns j0 .. j0+width: rows 0 .. k0+b take Y's second half, the rows
-    // below its first.
-    let (v, x) = (a.view(), Operand::new(&w.row_block, View::row_major(n, b)));
-    let columns = |j0: usize, width: usize| RankProduct {
-        c: a.op(v.sub(0, j0, n, width)),
-        x,
+    // A −= C·Y over rows i0 .. i0+rows and columns j0 .. j0+width: rows before k0+b take Y's
+    // second half, the rows from it on its first.
+    let (v, xv) = (a.view(), View::row_major(n, b));
+    let block = |(i0, rows): (usize, usize), (j0, width): (usize, usize)| RankProduct {
+        c: a.op(v.sub(i0, j0, rows, width)),
+        x: Operand::new(&w.row_block, xv.sub(i0, 0, rows, b)),
         y: Operand::new(&w.spread, yv.sub(b, j0, b, width)),
-        below: Some((k0 + b, yv.sub(0, j0, b, width))),
+        below: Some(((k0 + b).clamp(i0, i0 + rows) - i0, yv.sub(0, j0, b, width))),
         update: Update::Subtract,
     };
     let next = k0 + b;
     if next >= n {
-        return rank_update(inv, columns(0, n), tile);
+        return rank_update(inv, block((0, n), (0, n)), tile);
     }
     let nb = w.block.min(n - next);
     inv.traced(
         || format!("gje next panel's update at {k0}"),
-        || rank_update(inv, columns(next, nb), tile),
+        || rank_update(inv, block((0, n), (next, nb)), tile),
     )?;
-    // The other columns, left and right of the next panel, in pieces of whole tiles.
-    let pieces = panel_launches(inv, w, n, next, nb).max(1);
+    // The other columns, left and right of the next panel, in slots of whole tiles.
+    let slots = panel_launches(inv, w, n, next, nb).max(1);
     let side = tile.side();
-    let width = (n - nb).div_ceil(pieces).div_ceil(side) * side;
-    let mut j = 0;
-    while j < n - nb {
-        let cut = (j + width).min(n - nb);
-        // Other-column indices j .. cut, as matrix columns (the next panel skipped).
-        for (lo, hi) in [(j.min(next), cut.min(next)), (j.max(next) + nb, cut.max(next) + nb)] {
-            if hi > lo {
-                beside.push(columns(lo, hi - lo), tile);
+    let (left, right) = ((0, next), (next + nb, n - next - nb));
+    let nonempty = |parts: [(usize, usize); 2]| parts.into_iter().filter(|p| p.1 > 0);
+    match mode {
+        LookAhead::Rows => {
+            let height = n.div_ceil(slots).div_ceil(side) * side;
+            for i0 in (0..n).step_by(height) {
+                let rows = (i0, height.min(n - i0));
+                beside.push(nonempty([left, right]).map(|c| (block(rows, c), tile)).collect());
             }
         }
-        j = cut;
+        _ => {
+            let width = (n - nb).div_ceil(slots).div_ceil(side) * side;
+            for j in (0..n - nb).step_by(width) {
+                let cut = (j + width).min(n - nb);
+                // Other-column indices j .. cut as matrix columns (the next panel skipped).
+                let parts = [
+                    (j.min(next), cut.min(next) - j.min(next)),
+                    (j.max(next) + nb, cut.max(next) - j.max(next)),
+                ];
+                beside.push(nonempty(parts).map(|c| (block((0, n), c), tile)).collect());
+            }
+        }
     }
     Ok(())
 }

@@ -1,18 +1,18 @@
 //! Gauss-Jordan with look-ahead (src/inverse/gje.rs, [`PanelSettings::look_ahead`]: each
-//! panel factored beside the previous block's update of the other columns, its interchanges
-//! on those columns after it, glsl/inverse/interchange.comp) against f64 references and
-//! against the inverse without it: orders around the leaf (32), block (64) and tile (64)
+//! panel factored beside the previous block's update of the other columns, by slabs of
+//! columns or bands of rows, or after it; its interchanges on those columns after it,
+//! glsl/inverse/interchange.comp) against f64 references and against the inverse without it: orders around the leaf (32), block (64) and tile (64)
 //! widths, blocks of 32, 40 and 64, first rounds of 16 rows (merge rounds: more launches per
 //! panel, so more pieces beside them); NaN-poisoned workspaces; singular matrices refused with
 //! their column; the same pivots.
 
 use crate::common;
 
-use symraster::inverse::kernels::panel::PanelSettings;
+use symraster::inverse::kernels::panel::{LookAhead, PanelSettings};
 use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind};
 use symraster::{Error, NumericalError};
 
-fn inverter(gpu: &symraster::Gpu, look_ahead: bool, chunk: usize) -> Inverter {
+fn inverter(gpu: &symraster::Gpu, look_ahead: LookAhead, chunk: usize) -> Inverter {
     Inverter::new(gpu).unwrap().with_panel(PanelSettings {
         chunk_rows: chunk,
         look_ahead,
@@ -23,8 +23,8 @@ fn inverter(gpu: &symraster::Gpu, look_ahead: bool, chunk: usize) -> Inverter {
 #[test]
 fn residuals_and_forward_errors_across_orders_and_blocks() {
     let gpu = common::gpu();
-    for chunk in [16, 256] {
-        let inv = inverter(&gpu, true, chunk);
+    for (mode, chunk) in MODES.into_iter().flat_map(|m| [(m, 16), (m, 256)]) {
+        let inv = inverter(&gpu, mode, chunk);
         for (n, block) in [
             (33, 32),
             (65, 32),
@@ -36,25 +36,31 @@ fn residuals_and_forward_errors_across_orders_and_blocks() {
             (300, 32),
         ] {
             let a = common::pivoting_general(n, 31 + n as u64);
-            let what = format!("chunk {chunk} n {n} b {block}");
+            let what = format!("{mode:?} chunk {chunk} n {n} b {block}");
             let (x, _) = common::gje_with_poisoned_work_and_pivots(&inv, &a, block);
             assert!(x.as_slice().iter().all(|v| v.is_finite()), "{what}");
             let r = common::inverse_residual(&a, &x);
-            assert!(r < common::inverse_residual_bound(n), "{what}: residual {r}");
+            assert!(
+                r < common::inverse_residual_bound(n),
+                "{what}: residual {r}"
+            );
             common::check_inverse_forward(&a, &x, &what);
         }
     }
 }
 
+/// The look-ahead's choices.
+const MODES: [LookAhead; 3] = [LookAhead::Columns, LookAhead::Rows, LookAhead::After];
+
 /// The public entry at its default blocks (32 up to order 1024) with and without look-ahead.
 #[test]
 fn the_public_inverse_with_and_without_look_ahead() {
     let gpu = common::gpu();
-    for look_ahead in [false, true] {
+    for look_ahead in [LookAhead::Off, PanelSettings::default().look_ahead] {
         let inv = inverter(&gpu, look_ahead, 256);
         for n in [1, 2, 31, 32, 33, 64, 65, 100, 161] {
             let a = common::pivoting_general(n, 5 + n as u64);
-            common::check_general_inverses(&inv, &a, &format!("look-ahead {look_ahead} n {n}"));
+            common::check_general_inverses(&inv, &a, &format!("{look_ahead:?} n {n}"));
         }
     }
 }
@@ -69,25 +75,29 @@ fn same_pivots_and_inverse_as_without_look_ahead() {
         for j in 0..n {
             a[((j * 37 + 11) % n, j)] = 4.0 + (j % 5) as f64;
         }
-        let what = format!("chunk {chunk} n {n} b {block}");
-        let (x0, piv0) = common::gje_with_poisoned_work_and_pivots(&inverter(&gpu, false, chunk), &a, block);
-        let (x1, piv1) = common::gje_with_poisoned_work_and_pivots(&inverter(&gpu, true, chunk), &a, block);
-        assert_eq!(piv1, piv0, "{what}");
+        let plain = inverter(&gpu, LookAhead::Off, chunk);
+        let (x0, piv0) = common::gje_with_poisoned_work_and_pivots(&plain, &a, block);
         let scale = x0.as_slice().iter().fold(1.0f32, |m, v| m.max(v.abs()));
-        let diff = x1
-            .as_slice()
-            .iter()
-            .zip(x0.as_slice())
-            .fold(0.0f32, |m, (p, q)| m.max((p - q).abs()));
-        assert!(diff <= 1e-4 * scale, "{what}: inverses differ by {diff}");
+        for mode in MODES {
+            let what = format!("{mode:?} chunk {chunk} n {n} b {block}");
+            let inv = inverter(&gpu, mode, chunk);
+            let (x1, piv1) = common::gje_with_poisoned_work_and_pivots(&inv, &a, block);
+            assert_eq!(piv1, piv0, "{what}");
+            let diff = x1
+                .as_slice()
+                .iter()
+                .zip(x0.as_slice())
+                .fold(0.0f32, |m, (p, q)| m.max((p - q).abs()));
+            assert!(diff <= 1e-4 * scale, "{what}: inverses differ by {diff}");
+        }
     }
 }
 
 #[test]
 fn singular_matrices_are_refused_with_their_column() {
     let gpu = common::gpu();
-    for chunk in [16, 256] {
-        let inv = inverter(&gpu, true, chunk);
+    for (mode, chunk) in MODES.into_iter().flat_map(|m| [(m, 16), (m, 256)]) {
+        let inv = inverter(&gpu, mode, chunk);
         // Column 45 (a second leaf, or a second block of 32) repeats column 2; column 100
         // (a later block) repeats column 70.
         for (n, copy, of) in [(130, 45, 2), (160, 100, 70)] {
@@ -97,9 +107,9 @@ fn singular_matrices_are_refused_with_their_column() {
             }
             match inverse::invert(&inv, &a.to_f32(), Kind::General, Method::Gje) {
                 Err(Error::Numerical(NumericalError::SingularMatrix { column, .. })) => {
-                    assert_eq!(column, copy, "chunk {chunk} n {n}")
+                    assert_eq!(column, copy, "{mode:?} chunk {chunk} n {n}")
                 }
-                other => panic!("chunk {chunk} n {n}: {other:?}"),
+                other => panic!("{mode:?} chunk {chunk} n {n}: {other:?}"),
             }
         }
     }

@@ -26,7 +26,7 @@
 //! [`PanelSettings::prefetch`] (loads issued together before a serial sum uses them).
 
 use super::{CopyMode, DeviceSquare, Inverter};
-use super::rank::{BlockUpdate, RankProduct, RankTile, rank_update};
+use super::rank::{BlockUpdate, RankProduct, RankTile, rank_launch, rank_update};
 use crate::error::Result;
 use crate::gl::{Buffer, ComputeProgram};
 use crate::tiled::{Product, Update};
@@ -178,10 +178,10 @@ pub struct PanelSettings {
     /// coalesced pass into shared memory: issue 26's latency of dependent memory accesses
     /// (default: on).
     pub prefetch: bool,
-    /// Whether Gauss-Jordan factors each panel beside the previous block's update of the
-    /// other columns (look-ahead: that block updates the panel's columns first, the panel's
-    /// interchanges wait for the rest; tournament pivoting, b ≤ 64, the rank kernel).
-    pub look_ahead: bool,
+    /// Whether and how Gauss-Jordan factors each panel beside the previous block's update of
+    /// the other columns (look-ahead: that block updates the panel's columns first, the
+    /// panel's interchanges wait for the rest; tournament pivoting, b ≤ 64, the rank kernel).
+    pub look_ahead: LookAhead,
 }
 
 impl Default for PanelSettings {
@@ -199,7 +199,7 @@ impl Default for PanelSettings {
             split: SplitInverse::Registers,
             fused_merge: true,
             prefetch: true,
-            look_ahead: true,
+            look_ahead: LookAhead::Columns,
         }
     }
 }
@@ -320,31 +320,34 @@ impl Leaf {
 }
 
 /// Launches that run beside a panel's chain of dependent ones (the Gauss-Jordan look-ahead,
-/// [`crate::inverse::gje`]): each chain launch goes out without a barrier and the next of
-/// these after it, so the driver may run the two at once; the barrier after the pair orders
-/// both before the chain's next launch. What the chain leaves runs in [`Beside::flush`].
+/// [`crate::inverse::gje`]): each chain launch goes out without a barrier and the next slot
+/// of these after it (independent updates, the last one fenced), so the driver may run them
+/// at once; the barrier after the slot orders all before the chain's next launch. What the
+/// chain leaves runs in [`Beside::flush`].
 #[derive(Default)]
 pub struct Beside<'a> {
-    pieces: std::collections::VecDeque<(RankProduct<'a>, RankTile)>,
+    slots: std::collections::VecDeque<Vec<(RankProduct<'a>, RankTile)>>,
 }
 
 impl<'a> Beside<'a> {
-    /// Queues a rank update to run beside a later chain launch.
-    pub fn push(&mut self, piece: RankProduct<'a>, tile: RankTile) {
-        self.pieces.push_back((piece, tile));
+    /// Queues independent rank updates to run together beside a later chain launch.
+    pub fn push(&mut self, slot: Vec<(RankProduct<'a>, RankTile)>) {
+        if !slot.is_empty() {
+            self.slots.push_back(slot);
+        }
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.pieces.is_empty()
+        self.slots.is_empty()
     }
 
-    /// Launches `program` over `groups`, with the next queued update beside it.
+    /// Launches `program` over `groups`, with the next queued slot beside it.
     pub fn launch(&mut self, inv: &Inverter, program: &ComputeProgram, groups: [u32; 3]) -> Result<()> {
-        match self.pieces.pop_front() {
-            Some((piece, tile)) => {
+        match self.slots.pop_front() {
+            Some(slot) => {
                 program.dispatch_unfenced(groups)?;
-                rank_update(inv, piece, tile)
+                run_slot(inv, slot)
             }
             None => program.dispatch(groups),
         }
@@ -352,11 +355,20 @@ impl<'a> Beside<'a> {
 
     /// Runs what is still queued.
     pub fn flush(&mut self, inv: &Inverter) -> Result<()> {
-        while let Some((piece, tile)) = self.pieces.pop_front() {
-            rank_update(inv, piece, tile)?;
+        while let Some(slot) = self.slots.pop_front() {
+            run_slot(inv, slot)?;
         }
         Ok(())
     }
+}
+
+/// A slot's updates, the barrier after the last.
+fn run_slot(inv: &Inverter, slot: Vec<(RankProduct<'_>, RankTile)>) -> Result<()> {
+    let last = slot.len().saturating_sub(1);
+    for (i, (piece, tile)) in slot.into_iter().enumerate() {
+        rank_launch(inv, piece, tile, i == last)?;
+    }
+    Ok(())
 }
 
 /// Factors P·[A11; A21] = [L11; L21]·U11 in place for columns k0 .. k0+b and rows k0 .. n of
@@ -493,6 +505,40 @@ fn update_right_after(
             tile,
         ),
         None => k.gemm(Product::new(a.op(c), a.op(l21), a.op(a12.t())).subtract()),
+    }
+}
+
+/// Gauss-Jordan's look-ahead ([`PanelSettings::look_ahead`], src/inverse/gje.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LookAhead {
+    /// None: each panel after the whole previous update.
+    Off,
+    /// The rest of the previous update in slabs of columns, one beside each panel launch.
+    Columns,
+    /// The rest of the previous update in bands of rows, one beside each panel launch.
+    Rows,
+    /// The look-ahead's order with nothing beside the panel: the rest of the previous
+    /// update after it (what the overlap gains, measured against this).
+    After,
+}
+
+impl LookAhead {
+    /// Every choice, in the examples' order.
+    pub const ALL: [LookAhead; 4] = [LookAhead::Off, LookAhead::Columns, LookAhead::Rows, LookAhead::After];
+
+    /// The name in the examples' flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            LookAhead::Off => "off",
+            LookAhead::Columns => "columns",
+            LookAhead::Rows => "rows",
+            LookAhead::After => "after",
+        }
+    }
+
+    /// The choice named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
     }
 }
 

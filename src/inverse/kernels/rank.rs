@@ -157,6 +157,12 @@ impl RankPrograms {
 /// Runs `p` with the rank kernel's `tile` (one launch, more only where its row tiles outnumber
 /// the device's work-group count along y).
 pub fn rank_update(inv: &Inverter, p: RankProduct<'_>, tile: RankTile) -> Result<()> {
+    rank_launch(inv, p, tile, true)
+}
+
+/// [`rank_update`], its last launch without the barrier after it where not `fenced` (the
+/// caller orders what reads its writes).
+pub fn rank_launch(inv: &Inverter, p: RankProduct<'_>, tile: RankTile, fenced: bool) -> Result<()> {
     let (cv, xv, yv) = (p.c.view, p.x.view, p.y.view);
     let (rows, cols, depth) = (cv.rows, cv.cols, xv.cols);
     let (split, y2) = p.below.unwrap_or((rows, yv));
@@ -205,6 +211,6 @@ pub fn rank_update(inv: &Inverter, p: RankProduct<'_>, tile: RankTile) -> Result
     ])?;
     let side = tile.side();
     let row_tiles = split.div_ceil(side) + (rows - split).div_ceil(side);
-    program.dispatch_rows(cols.div_ceil(side) as u32, row_tiles, "row_base")?;
+    program.dispatch_rows_fenced(cols.div_ceil(side) as u32, row_tiles, "row_base", fenced)?;
     Ok(())
 }
