@@ -12,7 +12,9 @@
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::kernels::panel::PivotWork;
-use super::kernels::panel::{Beside, LookAhead, Pivoting, factor_panel, panel_launches};
+use super::kernels::panel::{
+    Beside, LookAhead, factor_panel, look_ahead, panel_launches, queue_pieces,
+};
 use crate::error::Result;
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
 use crate::tiled::cholesky::trsm;
@@ -28,6 +30,7 @@ pub const PANEL_INVERSE_MAX: usize = 64;
 pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
     let ahead = look_ahead(inv, w, n);
+    debug_assert!(ahead.is_none() || w.block <= PANEL_INVERSE_MAX);
     // With trace logging on, the wall time of the panels and of the updates, each waited for.
     let timed = log::log_enabled!(log::Level::Trace);
     let (mut panels, mut updates) = (0.0, 0.0);
@@ -77,19 +80,6 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     Ok(())
 }
 
-/// The rank kernel's tile and the look-ahead where Gauss-Jordan runs with it: on, tournament
-/// pivoting, blocks of at most [`PANEL_INVERSE_MAX`] and more than one of them, updates on
-/// the rank kernel.
-fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize) -> Option<(RankTile, LookAhead)> {
-    let mode = inv.panel().look_ahead;
-    let on = mode != LookAhead::Off
-        && w.pivoting
-        && w.pivots == Pivoting::Tournament
-        && w.block <= PANEL_INVERSE_MAX
-        && n > w.block;
-    on.then(|| w.update.tile(n, n, w.block)).flatten().map(|t| (t, mode))
-}
-
 /// [`block_update`] with look-ahead: the split and Y as there, then the update of the next
 /// panel's columns (waited for), and the rest of the columns queued in `beside` in as many
 /// slots as the next panel has launches, by slabs of columns or bands of rows (all of it at
@@ -132,32 +122,10 @@ fn block_update_ahead<'a>(
         || format!("gje next panel's update at {k0}"),
         || rank_update(inv, block((0, n), (next, nb)), tile),
     )?;
-    // The other columns, left and right of the next panel, in slots of whole tiles.
-    let slots = panel_launches(inv, w, n, next, nb).max(1);
-    let side = tile.side();
-    let (left, right) = ((0, next), (next + nb, n - next - nb));
-    let nonempty = |parts: [(usize, usize); 2]| parts.into_iter().filter(|p| p.1 > 0);
-    match mode {
-        LookAhead::Rows => {
-            let height = n.div_ceil(slots).div_ceil(side) * side;
-            for i0 in (0..n).step_by(height) {
-                let rows = (i0, height.min(n - i0));
-                beside.push(nonempty([left, right]).map(|c| (block(rows, c), tile)).collect());
-            }
-        }
-        _ => {
-            let width = (n - nb).div_ceil(slots).div_ceil(side) * side;
-            for j in (0..n - nb).step_by(width) {
-                let cut = (j + width).min(n - nb);
-                // Other-column indices j .. cut as matrix columns (the next panel skipped).
-                let parts = [
-                    (j.min(next), cut.min(next) - j.min(next)),
-                    (j.max(next) + nb, cut.max(next) - j.max(next)),
-                ];
-                beside.push(nonempty(parts).map(|c| (block((0, n), c), tile)).collect());
-            }
-        }
-    }
+    // The other columns, left and right of the next panel.
+    let slots = panel_launches(inv, w, n, next, nb);
+    let cols = [(0, next), (next + nb, n - next - nb)];
+    queue_pieces(beside, (mode, tile), slots, (0, n), cols, block);
     Ok(())
 }
 

@@ -7,22 +7,84 @@
 //! with a full identity do more (about 2.7s³ executed).
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
-use super::kernels::panel::{LowerInverse, PivotWork, factor_panel, update_right};
+use super::kernels::panel::{
+    Beside, LookAhead, LowerInverse, PivotWork, factor_panel, look_ahead, panel_launches,
+    queue_pieces, update_right,
+};
+use super::kernels::rank::{RankProduct, RankTile, rank_update};
+use crate::tiled::{Operand, Update, View};
 use super::spd;
 use crate::error::Result;
 use crate::tiled::cholesky::trsm;
 
 /// Factors PA = LU in place (L unit lower below the diagonal, U on and above); pivots in
-/// `w.piv`, a failing pivot flagged in the status word.
+/// `w.piv`, a failing pivot flagged in the status word. With
+/// [`PanelSettings::look_ahead`](super::kernels::panel::PanelSettings::look_ahead) each block
+/// updates the next panel's columns first and the rest beside that panel's launches.
 pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
+    let ahead = look_ahead(inv, w, n);
+    let mut beside = Beside::default();
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
-        factor_panel(inv, a, w, k0, b, tol, None)?;
-        inv.traced(|| format!("lu update at {k0}"), || update_right(inv, a, w, k0, b, n))?;
+        let Some((tile, mode)) = ahead else {
+            factor_panel(inv, a, w, k0, b, tol, None)?;
+            inv.traced(|| format!("lu update at {k0}"), || update_right(inv, a, w, k0, b, n))?;
+            k0 += b;
+            continue;
+        };
+        if mode == LookAhead::After {
+            factor_panel(inv, a, w, k0, b, tol, Some(&mut Beside::default()))?;
+        } else {
+            factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
+        }
+        beside.flush(inv)?;
+        inv.interchange(&a.buffer, n, k0, b, &w.piv)?;
+        inv.traced(
+            || format!("lu update ahead at {k0}"),
+            || update_ahead(inv, a, w, k0, b, (mode, tile), &mut beside),
+        )?;
         k0 += b;
     }
+    debug_assert!(beside.is_empty());
+    Ok(())
+}
+
+/// The trailing update after the panel at k0 with look-ahead: A12 := L11⁻¹·A12 on every
+/// column right of it, A22 −= L21·A12 on the next panel's columns (waited for) and the rest
+/// queued in `beside` in as many slots as the next panel has launches.
+fn update_ahead<'a>(
+    inv: &Inverter,
+    a: &'a DeviceSquare,
+    w: &'a PivotWork,
+    k0: usize,
+    b: usize,
+    ahead: (LookAhead, RankTile),
+    beside: &mut Beside<'a>,
+) -> Result<()> {
+    let (n, v) = (a.n, a.view());
+    let next = k0 + b;
+    if next >= n {
+        return Ok(());
+    }
+    let lv = View::row_major(b, b);
+    inv.copy(Operand::new(&w.unit_l, lv), a.op(v.sub(k0, k0, b, b)), CopyMode::UnitLower, 1.0)?;
+    // A12ᵀ ← A12ᵀ·L11⁻ᵀ, i.e. A12 := L11⁻¹·A12.
+    trsm(inv.tiled(), a.op(v.sub(k0, next, b, n - next).t()), &w.unit_l, lv, false)?;
+    let block = |(i0, rows): (usize, usize), (j0, width): (usize, usize)| RankProduct {
+        c: a.op(v.sub(i0, j0, rows, width)),
+        x: a.op(v.sub(i0, k0, rows, b)),
+        y: a.op(v.sub(k0, j0, b, width)),
+        below: None,
+        update: Update::Subtract,
+    };
+    let nb = w.block.min(n - next);
+    let rows = (next, n - next);
+    rank_update(inv, block(rows, (next, nb)), ahead.1)?;
+    let slots = panel_launches(inv, w, n, next, nb);
+    let cols = [(next + nb, n - next - nb), (n, 0)];
+    queue_pieces(beside, ahead, slots, rows, cols, block);
     Ok(())
 }
 

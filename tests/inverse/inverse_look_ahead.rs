@@ -1,15 +1,16 @@
-//! Gauss-Jordan with look-ahead (src/inverse/gje.rs, [`PanelSettings::look_ahead`]: each
-//! panel factored beside the previous block's update of the other columns, by slabs of
-//! columns or bands of rows, or after it; its interchanges on those columns after it,
-//! glsl/inverse/interchange.comp) against f64 references and against the inverse without it: orders around the leaf (32), block (64) and tile (64)
-//! widths, blocks of 32, 40 and 64, first rounds of 16 rows (merge rounds: more launches per
-//! panel, so more pieces beside them); NaN-poisoned workspaces; singular matrices refused with
-//! their column; the same pivots.
+//! The general inverses with look-ahead (src/inverse/gje.rs and lu.rs,
+//! [`PanelSettings::look_ahead`]: each panel factored beside the previous block's update of
+//! the other columns, by slabs of columns or bands of rows, or after it; its interchanges on
+//! those columns after it, glsl/inverse/interchange.comp) against f64 references and against
+//! the sweeps without it: orders around the leaf (32), block (64) and tile (64) widths, blocks
+//! of 32, 40 and 64, first rounds of 16 rows (merge rounds: more launches per panel, so more
+//! slots beside them); NaN-poisoned workspaces; singular matrices refused with their column;
+//! the same pivots.
 
 use crate::common;
 
-use symraster::inverse::kernels::panel::{LookAhead, PanelSettings};
-use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind};
+use symraster::inverse::kernels::panel::{LookAhead, PanelSettings, PivotWork};
+use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
 use symraster::{Error, NumericalError};
 
 fn inverter(gpu: &symraster::Gpu, look_ahead: LookAhead, chunk: usize) -> Inverter {
@@ -45,6 +46,8 @@ fn residuals_and_forward_errors_across_orders_and_blocks() {
                 "{what}: residual {r}"
             );
             common::check_inverse_forward(&a, &x, &what);
+            // Both methods (LU too) through the public entry at its default blocks.
+            common::check_general_inverses(&inv, &a, &what);
         }
     }
 }
@@ -93,6 +96,44 @@ fn same_pivots_and_inverse_as_without_look_ahead() {
     }
 }
 
+/// The LU factorization with and without look-ahead (poisoned workspaces): the same pivots
+/// and factors to rounding, P·A = L·U.
+#[test]
+fn lu_same_pivots_and_factors_as_without_look_ahead() {
+    let gpu = common::gpu();
+    for (chunk, n, block) in [(16, 150, 64), (256, 130, 32), (256, 200, 64), (16, 97, 40)] {
+        let mut a = common::random_square(n, 13 + n as u64);
+        for j in 0..n {
+            a[((j * 41 + 7) % n, j)] = 4.0 + (j % 3) as f64;
+        }
+        let factor = |mode| {
+            let inv = inverter(&gpu, mode, chunk);
+            let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
+            let mut w = PivotWork::new(&inv, n, block).unwrap();
+            common::poison_pivot_work(&mut w);
+            inv.reset_status().unwrap();
+            lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
+            inv.check_status(0.0).unwrap();
+            (w.piv.download_range(0, n).unwrap(), d.download().unwrap())
+        };
+        let (piv, f) = factor(LookAhead::Off);
+        let scale = f.as_slice().iter().fold(1.0f32, |m, v| m.max(v.abs()));
+        for mode in MODES {
+            let what = format!("{mode:?} chunk {chunk} n {n} b {block}");
+            let (got_piv, got) = factor(mode);
+            assert_eq!(got_piv, piv, "{what}");
+            let diff = got
+                .as_slice()
+                .iter()
+                .zip(f.as_slice())
+                .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+            assert!(diff <= 1e-4 * scale, "{what}: factors differ by {diff}");
+            let e = common::lu_error(&a, &got.to_f64(), &got_piv);
+            assert!(e < 1e-5, "{what}: ‖PA − LU‖ {e}");
+        }
+    }
+}
+
 #[test]
 fn singular_matrices_are_refused_with_their_column() {
     let gpu = common::gpu();
@@ -105,11 +146,13 @@ fn singular_matrices_are_refused_with_their_column() {
             for i in 0..n {
                 a[(i, copy)] = a[(i, of)];
             }
-            match inverse::invert(&inv, &a.to_f32(), Kind::General, Method::Gje) {
-                Err(Error::Numerical(NumericalError::SingularMatrix { column, .. })) => {
-                    assert_eq!(column, copy, "{mode:?} chunk {chunk} n {n}")
+            for method in [Method::Gje, Method::Lu] {
+                match inverse::invert(&inv, &a.to_f32(), Kind::General, method) {
+                    Err(Error::Numerical(NumericalError::SingularMatrix { column, .. })) => {
+                        assert_eq!(column, copy, "{mode:?} {method:?} chunk {chunk} n {n}")
+                    }
+                    other => panic!("{mode:?} {method:?} chunk {chunk} n {n}: {other:?}"),
                 }
-                other => panic!("{mode:?} chunk {chunk} n {n}: {other:?}"),
             }
         }
     }

@@ -362,6 +362,59 @@ impl<'a> Beside<'a> {
     }
 }
 
+/// The widest block the look-ahead takes (glsl/inverse/interchange.comp's interchanges).
+pub const LOOK_AHEAD_MAX: usize = 64;
+
+/// The rank kernel's tile and the look-ahead where a general inverse of order n runs with it
+/// ([`PanelSettings::look_ahead`]): not off, tournament pivoting, blocks of at most
+/// [`LOOK_AHEAD_MAX`] and more than one of them, updates on the rank kernel.
+pub fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize) -> Option<(RankTile, LookAhead)> {
+    let mode = inv.panel().look_ahead;
+    let on = mode != LookAhead::Off
+        && w.pivoting
+        && w.pivots == Pivoting::Tournament
+        && w.block <= LOOK_AHEAD_MAX
+        && n > w.block;
+    on.then(|| w.update.tile(n, n, w.block))
+        .flatten()
+        .map(|t| (t, mode))
+}
+
+/// Queues the update of `rows` (first, count) x `cols` (two column ranges, first and width)
+/// in `slots` slots of whole tiles, by bands of rows or slabs of columns as `mode` says;
+/// `block(rows, cols)` is the update of one rectangle.
+pub fn queue_pieces<'a>(
+    beside: &mut Beside<'a>,
+    (mode, tile): (LookAhead, RankTile),
+    slots: usize,
+    (i0, rows): (usize, usize),
+    cols: [(usize, usize); 2],
+    block: impl Fn((usize, usize), (usize, usize)) -> RankProduct<'a>,
+) {
+    let side = tile.side();
+    let parts = |c: [(usize, usize); 2]| c.into_iter().filter(|p| p.1 > 0);
+    if mode == LookAhead::Rows {
+        let height = rows.div_ceil(slots.max(1)).div_ceil(side).max(1) * side;
+        for i in (i0..i0 + rows).step_by(height) {
+            let band = (i, height.min(i0 + rows - i));
+            beside.push(parts(cols).map(|c| (block(band, c), tile)).collect());
+        }
+        return;
+    }
+    let [(j0, w0), (j1, w1)] = cols;
+    let total = w0 + w1;
+    let width = total.div_ceil(slots.max(1)).div_ceil(side).max(1) * side;
+    for o in (0..total).step_by(width) {
+        let cut = (o + width).min(total);
+        // Indices o .. cut over both ranges, as matrix columns.
+        let slab = [
+            (j0 + o.min(w0), cut.min(w0) - o.min(w0)),
+            (j1 + o.max(w0) - w0, cut.max(w0) - o.max(w0)),
+        ];
+        beside.push(parts(slab).map(|c| (block((i0, rows), c), tile)).collect());
+    }
+}
+
 /// A slot's updates, the barrier after the last.
 fn run_slot(inv: &Inverter, slot: Vec<(RankProduct<'_>, RankTile)>) -> Result<()> {
     let last = slot.len().saturating_sub(1);
