@@ -6,7 +6,7 @@
 //! tournament leaves hold their rows), `--split columns,steps,registers` (how the
 //! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
 //! the round before it: src/inverse/panel.rs), `--prefetch off,on` (the leaf kernels' loads
-//! issued together), `--look-ahead off,columns,rows,after` (Gauss-Jordan's panels beside
+//! issued together), `--look-ahead off,always,auto` (the general inverses' panels beside
 //! the previous block's update: src/inverse/gje.rs); each takes a comma-separated list and every combination runs. The other
 //! arguments are the orders.
 
@@ -62,7 +62,7 @@ pub fn parse(
                 "fuse" => fuse.push(on_off(flag, v)?),
                 "prefetch" => prefetch.push(on_off(flag, v)?),
                 "look-ahead" => look_ahead.push(LookAhead::from_name(v).ok_or_else(|| {
-                    anyhow::anyhow!("--look-ahead takes off, columns, rows or after, not {v}")
+                    anyhow::anyhow!("--look-ahead takes off, always or auto, not {v}")
                 })?),
                 _ => anyhow::bail!(
                     "unknown flag --{flag} (--pivoting, --chunk, --block, --update, --lower, \
@@ -129,7 +129,7 @@ fn on_off(flag: &str, v: &str) -> anyhow::Result<bool> {
 }
 
 /// The settings in one CSV field: pivoting/chunk/block/update/lower/step/split/fuse, then
-/// "/prefetch" where on and "/ahead-<look-ahead>" where not off ("-": the default block).
+/// "/prefetch" where on and "/ahead-<look-ahead>" where not auto ("-": the default block).
 pub fn label(s: &PanelSettings) -> String {
     let block = s.block.map_or("-".to_string(), |b| b.to_string());
     format!(
@@ -143,7 +143,7 @@ pub fn label(s: &PanelSettings) -> String {
         if s.fused_merge { "fused" } else { "merge" },
         if s.prefetch { "/prefetch" } else { "" },
         match s.look_ahead {
-            LookAhead::Off => String::new(),
+            LookAhead::Auto => String::new(),
             mode => format!("/ahead-{}", mode.name()),
         }
     )

@@ -13,7 +13,7 @@
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::kernels::panel::PivotWork;
 use super::kernels::panel::{
-    Beside, LookAhead, factor_panel, look_ahead, panel_launches, queue_pieces,
+    Beside, factor_panel, look_ahead, panel_launches, queue_bands,
 };
 use crate::error::Result;
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
@@ -29,7 +29,7 @@ pub const PANEL_INVERSE_MAX: usize = 64;
 /// block updates the next panel's columns first and the rest beside that panel's launches.
 pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
-    let ahead = look_ahead(inv, w, n);
+    let ahead = look_ahead(inv, w, n, true);
     debug_assert!(ahead.is_none() || w.block <= PANEL_INVERSE_MAX);
     // With trace logging on, the wall time of the panels and of the updates, each waited for.
     let timed = log::log_enabled!(log::Level::Trace);
@@ -45,19 +45,15 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
     while k0 < n {
         let b = w.block.min(n - k0);
         let start = std::time::Instant::now();
-        if let Some((tile, mode)) = ahead {
-            if mode == LookAhead::After {
-                factor_panel(inv, a, w, k0, b, tol, Some(&mut Beside::default()))?;
-            } else {
-                factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
-            }
+        if let Some(tile) = ahead {
+            factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
             beside.flush(inv)?;
             inv.interchange(&a.buffer, n, k0, b, &w.piv)?;
             wait(&mut panels, start);
             let start = std::time::Instant::now();
             inv.traced(
                 || format!("block update ahead at {k0}"),
-                || block_update_ahead(inv, a, w, k0, b, (tile, mode), &mut beside),
+                || block_update_ahead(inv, a, w, k0, b, tile, &mut beside),
             )?;
             wait(&mut updates, start);
         } else {
@@ -82,15 +78,14 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
 
 /// [`block_update`] with look-ahead: the split and Y as there, then the update of the next
 /// panel's columns (waited for), and the rest of the columns queued in `beside` in as many
-/// slots as the next panel has launches, by slabs of columns or bands of rows (all of it at
-/// once at the last block).
+/// bands of rows as the next panel has launches (all of it at once at the last block).
 fn block_update_ahead<'a>(
     inv: &Inverter,
     a: &'a DeviceSquare,
     w: &'a PivotWork,
     k0: usize,
     b: usize,
-    (tile, mode): (RankTile, LookAhead),
+    tile: RankTile,
     beside: &mut Beside<'a>,
 ) -> Result<()> {
     let n = a.n;
@@ -125,7 +120,7 @@ fn block_update_ahead<'a>(
     // The other columns, left and right of the next panel.
     let slots = panel_launches(inv, w, n, next, nb);
     let cols = [(0, next), (next + nb, n - next - nb)];
-    queue_pieces(beside, (mode, tile), slots, (0, n), cols, block);
+    queue_bands(beside, tile, slots, (0, n), cols, block);
     Ok(())
 }
 

@@ -8,8 +8,8 @@
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use super::kernels::panel::{
-    Beside, LookAhead, LowerInverse, PivotWork, factor_panel, look_ahead, panel_launches,
-    queue_pieces, update_right,
+    Beside, LowerInverse, PivotWork, factor_panel, look_ahead, panel_launches, queue_bands,
+    update_right,
 };
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
 use crate::tiled::{Operand, Update, View};
@@ -23,27 +23,23 @@ use crate::tiled::cholesky::trsm;
 /// updates the next panel's columns first and the rest beside that panel's launches.
 pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32) -> Result<()> {
     let n = a.n;
-    let ahead = look_ahead(inv, w, n);
+    let ahead = look_ahead(inv, w, n, false);
     let mut beside = Beside::default();
     let mut k0 = 0;
     while k0 < n {
         let b = w.block.min(n - k0);
-        let Some((tile, mode)) = ahead else {
+        let Some(tile) = ahead else {
             factor_panel(inv, a, w, k0, b, tol, None)?;
             inv.traced(|| format!("lu update at {k0}"), || update_right(inv, a, w, k0, b, n))?;
             k0 += b;
             continue;
         };
-        if mode == LookAhead::After {
-            factor_panel(inv, a, w, k0, b, tol, Some(&mut Beside::default()))?;
-        } else {
-            factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
-        }
+        factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
         beside.flush(inv)?;
         inv.interchange(&a.buffer, n, k0, b, &w.piv)?;
         inv.traced(
             || format!("lu update ahead at {k0}"),
-            || update_ahead(inv, a, w, k0, b, (mode, tile), &mut beside),
+            || update_ahead(inv, a, w, k0, b, tile, &mut beside),
         )?;
         k0 += b;
     }
@@ -53,14 +49,14 @@ pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
 
 /// The trailing update after the panel at k0 with look-ahead: A12 := L11⁻¹·A12 on every
 /// column right of it, A22 −= L21·A12 on the next panel's columns (waited for) and the rest
-/// queued in `beside` in as many slots as the next panel has launches.
+/// queued in `beside` in as many bands of rows as the next panel has launches.
 fn update_ahead<'a>(
     inv: &Inverter,
     a: &'a DeviceSquare,
     w: &'a PivotWork,
     k0: usize,
     b: usize,
-    ahead: (LookAhead, RankTile),
+    tile: RankTile,
     beside: &mut Beside<'a>,
 ) -> Result<()> {
     let (n, v) = (a.n, a.view());
@@ -81,10 +77,10 @@ fn update_ahead<'a>(
     };
     let nb = w.block.min(n - next);
     let rows = (next, n - next);
-    rank_update(inv, block(rows, (next, nb)), ahead.1)?;
+    rank_update(inv, block(rows, (next, nb)), tile)?;
     let slots = panel_launches(inv, w, n, next, nb);
     let cols = [(next + nb, n - next - nb), (n, 0)];
-    queue_pieces(beside, ahead, slots, rows, cols, block);
+    queue_bands(beside, tile, slots, rows, cols, block);
     Ok(())
 }
 

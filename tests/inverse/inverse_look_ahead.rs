@@ -1,7 +1,6 @@
 //! The general inverses with look-ahead (src/inverse/gje.rs and lu.rs,
 //! [`PanelSettings::look_ahead`]: each panel factored beside the previous block's update of
-//! the other columns, by slabs of columns or bands of rows, or after it; its interchanges on
-//! those columns after it, glsl/inverse/interchange.comp) against f64 references and against
+//! the other columns in bands of rows; its interchanges on those columns after it, glsl/inverse/interchange.comp) against f64 references and against
 //! the sweeps without it: orders around the leaf (32), block (64) and tile (64) widths, blocks
 //! of 32, 40 and 64, first rounds of 16 rows (merge rounds: more launches per panel, so more
 //! slots beside them); NaN-poisoned workspaces; singular matrices refused with their column;
@@ -52,14 +51,14 @@ fn residuals_and_forward_errors_across_orders_and_blocks() {
     }
 }
 
-/// The look-ahead's choices.
-const MODES: [LookAhead; 3] = [LookAhead::Columns, LookAhead::Rows, LookAhead::After];
+/// The look-ahead at every order (`Auto` takes it from 4096 on only).
+const MODES: [LookAhead; 1] = [LookAhead::Always];
 
 /// The public entry at its default blocks (32 up to order 1024) with and without look-ahead.
 #[test]
 fn the_public_inverse_with_and_without_look_ahead() {
     let gpu = common::gpu();
-    for look_ahead in [LookAhead::Off, PanelSettings::default().look_ahead] {
+    for look_ahead in LookAhead::ALL {
         let inv = inverter(&gpu, look_ahead, 256);
         for n in [1, 2, 31, 32, 33, 64, 65, 100, 161] {
             let a = common::pivoting_general(n, 5 + n as u64);
@@ -156,4 +155,25 @@ fn singular_matrices_are_refused_with_their_column() {
             }
         }
     }
+}
+
+/// `Auto` looks ahead from order 4096 on, Gauss-Jordan only up to 8192; `Always` and `Off`
+/// at every order.
+#[test]
+fn auto_looks_ahead_where_it_gains() {
+    use symraster::inverse::kernels::panel::{GJE_LOOK_AHEAD_MAX_ORDER, LOOK_AHEAD_MIN_ORDER};
+    let (lo, hi) = (LOOK_AHEAD_MIN_ORDER, GJE_LOOK_AHEAD_MAX_ORDER);
+    assert_eq!((lo, hi), (4096, 8192));
+    for (n, gje, auto) in [
+        (lo - 1, true, false),
+        (lo - 1, false, false),
+        (lo, true, true),
+        (hi, true, true),
+        (hi + 1, true, false),
+        (4 * hi, false, true),
+    ] {
+        assert_eq!(LookAhead::Auto.at(n, gje), auto, "n {n} gje {gje}");
+        assert!(LookAhead::Always.at(n, gje) && !LookAhead::Off.at(n, gje));
+    }
+    assert_eq!(PanelSettings::default().look_ahead, LookAhead::Auto);
 }

@@ -178,9 +178,10 @@ pub struct PanelSettings {
     /// coalesced pass into shared memory: issue 26's latency of dependent memory accesses
     /// (default: on).
     pub prefetch: bool,
-    /// Whether and how Gauss-Jordan factors each panel beside the previous block's update of
+    /// Where the general inverses factor each panel beside the previous block's update of
     /// the other columns (look-ahead: that block updates the panel's columns first, the
-    /// panel's interchanges wait for the rest; tournament pivoting, b ≤ 64, the rank kernel).
+    /// panel's interchanges wait for the rest; tournament pivoting, b ≤ 64, the rank kernel;
+    /// default [`LookAhead::Auto`]).
     pub look_ahead: LookAhead,
 }
 
@@ -199,7 +200,7 @@ impl Default for PanelSettings {
             split: SplitInverse::Registers,
             fused_merge: true,
             prefetch: true,
-            look_ahead: LookAhead::Columns,
+            look_ahead: LookAhead::Auto,
         }
     }
 }
@@ -365,53 +366,34 @@ impl<'a> Beside<'a> {
 /// The widest block the look-ahead takes (glsl/inverse/interchange.comp's interchanges).
 pub const LOOK_AHEAD_MAX: usize = 64;
 
-/// The rank kernel's tile and the look-ahead where a general inverse of order n runs with it
-/// ([`PanelSettings::look_ahead`]): not off, tournament pivoting, blocks of at most
-/// [`LOOK_AHEAD_MAX`] and more than one of them, updates on the rank kernel.
-pub fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize) -> Option<(RankTile, LookAhead)> {
-    let mode = inv.panel().look_ahead;
-    let on = mode != LookAhead::Off
+/// The rank kernel's tile where a general inverse of order n (Gauss-Jordan's where `gje`)
+/// runs with look-ahead ([`PanelSettings::look_ahead`]): there, tournament pivoting, blocks of
+/// at most [`LOOK_AHEAD_MAX`] and more than one of them, updates on the rank kernel.
+pub fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize, gje: bool) -> Option<RankTile> {
+    let on = inv.panel().look_ahead.at(n, gje)
         && w.pivoting
         && w.pivots == Pivoting::Tournament
         && w.block <= LOOK_AHEAD_MAX
         && n > w.block;
-    on.then(|| w.update.tile(n, n, w.block))
-        .flatten()
-        .map(|t| (t, mode))
+    on.then(|| w.update.tile(n, n, w.block)).flatten()
 }
 
 /// Queues the update of `rows` (first, count) x `cols` (two column ranges, first and width)
-/// in `slots` slots of whole tiles, by bands of rows or slabs of columns as `mode` says;
-/// `block(rows, cols)` is the update of one rectangle.
-pub fn queue_pieces<'a>(
+/// in `slots` bands of whole tiles of rows; `block(rows, cols)` is the update of one rectangle.
+/// (Slabs of columns were slower at 16384, whose rows are 64 KiB apart.)
+pub fn queue_bands<'a>(
     beside: &mut Beside<'a>,
-    (mode, tile): (LookAhead, RankTile),
+    tile: RankTile,
     slots: usize,
     (i0, rows): (usize, usize),
     cols: [(usize, usize); 2],
     block: impl Fn((usize, usize), (usize, usize)) -> RankProduct<'a>,
 ) {
-    let side = tile.side();
-    let parts = |c: [(usize, usize); 2]| c.into_iter().filter(|p| p.1 > 0);
-    if mode == LookAhead::Rows {
-        let height = rows.div_ceil(slots.max(1)).div_ceil(side).max(1) * side;
-        for i in (i0..i0 + rows).step_by(height) {
-            let band = (i, height.min(i0 + rows - i));
-            beside.push(parts(cols).map(|c| (block(band, c), tile)).collect());
-        }
-        return;
-    }
-    let [(j0, w0), (j1, w1)] = cols;
-    let total = w0 + w1;
-    let width = total.div_ceil(slots.max(1)).div_ceil(side).max(1) * side;
-    for o in (0..total).step_by(width) {
-        let cut = (o + width).min(total);
-        // Indices o .. cut over both ranges, as matrix columns.
-        let slab = [
-            (j0 + o.min(w0), cut.min(w0) - o.min(w0)),
-            (j1 + o.max(w0) - w0, cut.max(w0) - o.max(w0)),
-        ];
-        beside.push(parts(slab).map(|c| (block((i0, rows), c), tile)).collect());
+    let height = rows.div_ceil(slots.max(1)).div_ceil(tile.side()).max(1) * tile.side();
+    for i in (i0..i0 + rows).step_by(height) {
+        let band = (i, height.min(i0 + rows - i));
+        let parts = cols.into_iter().filter(|c| c.1 > 0);
+        beside.push(parts.map(|c| (block(band, c), tile)).collect());
     }
 }
 
@@ -561,37 +543,53 @@ fn update_right_after(
     }
 }
 
-/// Gauss-Jordan's look-ahead ([`PanelSettings::look_ahead`], src/inverse/gje.rs).
+/// The general inverses' look-ahead ([`PanelSettings::look_ahead`], src/inverse/gje.rs and
+/// lu.rs): each panel factored beside the previous block's update of the other columns, in
+/// bands of rows, one beside each panel launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LookAhead {
     /// None: each panel after the whole previous update.
     Off,
-    /// The rest of the previous update in slabs of columns, one beside each panel launch.
-    Columns,
-    /// The rest of the previous update in bands of rows, one beside each panel launch.
-    Rows,
-    /// The look-ahead's order with nothing beside the panel: the rest of the previous
-    /// update after it (what the overlap gains, measured against this).
-    After,
+    /// At every order with more than one block.
+    Always,
+    /// Where the H200 measured a gain (`figures/h200/experiments/look_ahead.csv`): from
+    /// [`LOOK_AHEAD_MIN_ORDER`] on, Gauss-Jordan up to [`GJE_LOOK_AHEAD_MAX_ORDER`].
+    Auto,
 }
+
+/// The least order [`LookAhead::Auto`] looks ahead at (below it the launches the look-ahead
+/// adds to each block cost more than the update it hides).
+pub const LOOK_AHEAD_MIN_ORDER: usize = 4096;
+
+/// The largest order [`LookAhead::Auto`] runs Gauss-Jordan with look-ahead at (past it the
+/// update beside the panel slows the panel more than it hides).
+pub const GJE_LOOK_AHEAD_MAX_ORDER: usize = 8192;
 
 impl LookAhead {
     /// Every choice, in the examples' order.
-    pub const ALL: [LookAhead; 4] = [LookAhead::Off, LookAhead::Columns, LookAhead::Rows, LookAhead::After];
+    pub const ALL: [LookAhead; 3] = [LookAhead::Off, LookAhead::Always, LookAhead::Auto];
 
     /// The name in the examples' flags.
     pub fn name(self) -> &'static str {
         match self {
             LookAhead::Off => "off",
-            LookAhead::Columns => "columns",
-            LookAhead::Rows => "rows",
-            LookAhead::After => "after",
+            LookAhead::Always => "always",
+            LookAhead::Auto => "auto",
         }
     }
 
     /// The choice named `name`.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Whether a sweep of order n (Gauss-Jordan's where `gje`) looks ahead.
+    pub fn at(self, n: usize, gje: bool) -> bool {
+        match self {
+            LookAhead::Off => false,
+            LookAhead::Always => true,
+            LookAhead::Auto => n >= LOOK_AHEAD_MIN_ORDER && (!gje || n <= GJE_LOOK_AHEAD_MAX_ORDER),
+        }
     }
 }
 
