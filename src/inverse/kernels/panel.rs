@@ -552,7 +552,7 @@ pub enum LookAhead {
     Off,
     /// At every order with more than one block.
     Always,
-    /// Where the H200 measured a gain (`figures/h200/experiments/look_ahead.csv`): from
+    /// Where the H200 measured a gain (`figures/h200/experiments/look_ahead/`): from
     /// [`LOOK_AHEAD_MIN_ORDER`] on, Gauss-Jordan up to [`GJE_LOOK_AHEAD_MAX_ORDER`].
     Auto,
 }
