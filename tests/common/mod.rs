@@ -314,6 +314,50 @@ pub fn gje_with_poisoned_work_and_pivots(
     (x, piv)
 }
 
+/// The LU factorization of `a` in place with blocks of `block` (every pivoting workspace
+/// poisoned first where `poison`, [`poison_pivot_work`]): its pivots (LAPACK's, 0-based) and
+/// the packed factors.
+pub fn lu_factor(
+    inv: &symraster::inverse::Inverter,
+    a: &symraster::Matrix<f64>,
+    block: usize,
+    poison: bool,
+) -> (Vec<u32>, symraster::Matrix<f32>) {
+    use symraster::inverse::kernels::panel::PivotWork;
+    use symraster::inverse::{DeviceSquare, lu};
+    let n = a.rows();
+    let d = DeviceSquare::upload(inv, &a.to_f32()).unwrap();
+    let mut w = PivotWork::new(inv, n, block).unwrap();
+    if poison {
+        poison_pivot_work(&mut w);
+    }
+    inv.reset_status().unwrap();
+    lu::factor_in_place(inv, &d, &w, 0.0).unwrap();
+    inv.check_status(0.0).unwrap();
+    (w.piv.download_range(0, n).unwrap(), d.download().unwrap())
+}
+
+/// `got` (pivots, packed LU factors of `a`) chooses `want`'s pivots, its factors agree to
+/// rounding (10⁻⁴ of the largest entry) and ‖P·A − L·U‖ is within f32's.
+pub fn assert_same_lu(
+    a: &symraster::Matrix<f64>,
+    want: &(Vec<u32>, symraster::Matrix<f32>),
+    got: &(Vec<u32>, symraster::Matrix<f32>),
+    what: &str,
+) {
+    let ((piv, f), (got_piv, got)) = (want, got);
+    assert_eq!(got_piv, piv, "{what}");
+    let scale = f.as_slice().iter().fold(1.0f32, |m, v| m.max(v.abs()));
+    let diff = got
+        .as_slice()
+        .iter()
+        .zip(f.as_slice())
+        .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+    assert!(diff <= 1e-4 * scale, "{what}: factors differ by {diff}");
+    let e = lu_error(a, &got.to_f64(), got_piv);
+    assert!(e < 1e-5, "{what}: ‖PA − LU‖ {e}");
+}
+
 /// Q·diag(eigenvalues)·Qᵀ with Q orthogonal (modified Gram-Schmidt of a random matrix).
 pub fn spd_with_eigenvalues(eigenvalues: &[f64], seed: u64) -> symraster::Matrix<f64> {
     use rand::Rng;

@@ -8,8 +8,8 @@
 
 use crate::common;
 
-use symraster::inverse::kernels::panel::{LookAhead, PanelSettings, PivotWork};
-use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
+use symraster::inverse::kernels::panel::{LookAhead, PanelSettings};
+use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind};
 use symraster::{Error, NumericalError};
 
 fn inverter(gpu: &symraster::Gpu, look_ahead: LookAhead, chunk: usize) -> Inverter {
@@ -105,30 +105,11 @@ fn lu_same_pivots_and_factors_as_without_look_ahead() {
         for j in 0..n {
             a[((j * 41 + 7) % n, j)] = 4.0 + (j % 3) as f64;
         }
-        let factor = |mode| {
-            let inv = inverter(&gpu, mode, chunk);
-            let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
-            let mut w = PivotWork::new(&inv, n, block).unwrap();
-            common::poison_pivot_work(&mut w);
-            inv.reset_status().unwrap();
-            lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
-            inv.check_status(0.0).unwrap();
-            (w.piv.download_range(0, n).unwrap(), d.download().unwrap())
-        };
-        let (piv, f) = factor(LookAhead::Off);
-        let scale = f.as_slice().iter().fold(1.0f32, |m, v| m.max(v.abs()));
+        let factor = |mode| common::lu_factor(&inverter(&gpu, mode, chunk), &a, block, true);
+        let plain = factor(LookAhead::Off);
         for mode in MODES {
             let what = format!("{mode:?} chunk {chunk} n {n} b {block}");
-            let (got_piv, got) = factor(mode);
-            assert_eq!(got_piv, piv, "{what}");
-            let diff = got
-                .as_slice()
-                .iter()
-                .zip(f.as_slice())
-                .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
-            assert!(diff <= 1e-4 * scale, "{what}: factors differ by {diff}");
-            let e = common::lu_error(&a, &got.to_f64(), &got_piv);
-            assert!(e < 1e-5, "{what}: ‖PA − LU‖ {e}");
+            common::assert_same_lu(&a, &plain, &factor(mode), &what);
         }
     }
 }

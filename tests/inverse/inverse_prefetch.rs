@@ -7,8 +7,8 @@
 
 use crate::common;
 
-use symraster::inverse::kernels::panel::{ColumnStep, PanelSettings, PivotWork};
-use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, lu};
+use symraster::inverse::kernels::panel::{ColumnStep, PanelSettings};
+use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind};
 use symraster::{Error, NumericalError};
 
 /// (prefetch, column step, fused merge): the prefetch off and on, on both column-step paths
@@ -120,31 +120,13 @@ fn same_pivots_and_factors_as_the_plain_kernels() {
         for j in 0..n {
             a[((j * 37 + 11) % n, j)] = 4.0 + (j % 5) as f64;
         }
-        let factor = |option| {
-            let inv = inverter(&gpu, option, chunk);
-            let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
-            let w = PivotWork::new(&inv, n, block).unwrap();
-            inv.reset_status().unwrap();
-            lu::factor_in_place(&inv, &d, &w, 0.0).unwrap();
-            inv.check_status(0.0).unwrap();
-            (w.piv.download_range(0, n).unwrap(), d.download().unwrap())
-        };
+        let factor = |option| common::lu_factor(&inverter(&gpu, option, chunk), &a, block, false);
         for step in [ColumnStep::Shared, ColumnStep::Registers] {
             let plain = (false, step, true);
-            let (piv, f) = factor(plain);
+            let want = factor(plain);
             for option in OPTIONS.into_iter().filter(|&o| o.1 == step && o != plain) {
-                let (got_piv, got) = factor(option);
                 let what = format!("{option:?} chunk {chunk} n {n} b {block}");
-                assert_eq!(got_piv, piv, "{what}");
-                let scale = f.as_slice().iter().fold(1.0f32, |m, v| m.max(v.abs()));
-                let diff = got
-                    .as_slice()
-                    .iter()
-                    .zip(f.as_slice())
-                    .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
-                assert!(diff <= 1e-4 * scale, "{what}: factors differ by {diff}");
-                let e = common::lu_error(&a, &got.to_f64(), &got_piv);
-                assert!(e < 1e-5, "{what}: ‖PA − LU‖ {e}");
+                common::assert_same_lu(&a, &want, &factor(option), &what);
             }
         }
     }
