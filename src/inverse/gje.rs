@@ -13,7 +13,7 @@
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 pub use super::kernels::panel::PivotWork;
 use super::kernels::panel::{
-    Beside, factor_panel, look_ahead, panel_launches, queue_bands,
+    Beside, factor_panel, factor_panel_ahead, look_ahead, panel_launches, queue_bands,
 };
 use crate::error::Result;
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
@@ -46,9 +46,7 @@ pub fn invert_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
         let b = w.block.min(n - k0);
         let start = std::time::Instant::now();
         if let Some(tile) = ahead {
-            factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
-            beside.flush(inv)?;
-            inv.interchange(&a.buffer, n, k0, b, &w.piv)?;
+            factor_panel_ahead(inv, a, w, k0, b, tol, &mut beside)?;
             wait(&mut panels, start);
             let start = std::time::Instant::now();
             inv.traced(

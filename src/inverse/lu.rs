@@ -8,11 +8,11 @@
 
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use super::kernels::panel::{
-    Beside, LowerInverse, PivotWork, factor_panel, look_ahead, panel_launches, queue_bands,
-    update_right,
+    Beside, LowerInverse, PivotWork, copy_unit_lower, factor_panel, factor_panel_ahead,
+    look_ahead, panel_launches, queue_bands, solve_right, update_right,
 };
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
-use crate::tiled::{Operand, Update, View};
+use crate::tiled::Update;
 use super::spd;
 use crate::error::Result;
 use crate::tiled::cholesky::trsm;
@@ -34,9 +34,7 @@ pub fn factor_in_place(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, tol: f32
             k0 += b;
             continue;
         };
-        factor_panel(inv, a, w, k0, b, tol, Some(&mut beside))?;
-        beside.flush(inv)?;
-        inv.interchange(&a.buffer, n, k0, b, &w.piv)?;
+        factor_panel_ahead(inv, a, w, k0, b, tol, &mut beside)?;
         inv.traced(
             || format!("lu update ahead at {k0}"),
             || update_ahead(inv, a, w, k0, b, tile, &mut beside),
@@ -64,10 +62,8 @@ fn update_ahead<'a>(
     if next >= n {
         return Ok(());
     }
-    let lv = View::row_major(b, b);
-    inv.copy(Operand::new(&w.unit_l, lv), a.op(v.sub(k0, k0, b, b)), CopyMode::UnitLower, 1.0)?;
-    // A12ᵀ ← A12ᵀ·L11⁻ᵀ, i.e. A12 := L11⁻¹·A12.
-    trsm(inv.tiled(), a.op(v.sub(k0, next, b, n - next).t()), &w.unit_l, lv, false)?;
+    copy_unit_lower(inv, a, w, k0, b)?;
+    solve_right(inv, a, w, k0, b, n)?;
     let block = |(i0, rows): (usize, usize), (j0, width): (usize, usize)| RankProduct {
         c: a.op(v.sub(i0, j0, rows, width)),
         x: a.op(v.sub(i0, k0, rows, b)),

@@ -331,21 +331,14 @@ impl Inverter {
         let u = |v: usize| Uniform::U32(v as u32);
         let fan = self.tournament_rows / LEAF;
         let chunk = w.chunk_rows().clamp(1, self.tournament_rows);
-        let mut sets = (leaf.n - leaf.c0).div_ceil(chunk);
-        debug_assert!(sets * LEAF <= w.rounds[0].len());
-        // A round of 2 ..= `fan` groups: its last group to finish merges in the same launch.
-        let fuse = |groups: usize| self.panel.fused_merge && groups > 1 && groups <= fan;
-        let fused = fuse(sets);
+        let rounds = self.tournament_rounds(w, leaf.n - leaf.c0);
+        debug_assert!(rounds[0] * LEAF <= w.rounds[0].len());
         self.tournament.set_all(&[
-            ("fuse", Uniform::I32(i32::from(fused))),
             ("n", u(leaf.n)),
             ("c0", u(leaf.c0)),
             ("w", u(leaf.width)),
-            ("mode", Uniform::I32(0)),
             ("chunk", u(chunk)),
-            ("sets", u(sets)),
             ("fan", u(fan)),
-            ("last", Uniform::I32(i32::from(sets == 1))),
             ("pend", u(pend)),
             ("step", Uniform::I32(self.panel.step as i32)),
             ("prefetch", Uniform::I32(i32::from(self.panel.prefetch))),
@@ -359,33 +352,27 @@ impl Inverter {
             w.stash.bind_base(4);
             w.tally.bind_base(5);
         };
-        bind(1);
-        self.traced(
-            || format!("round first {sets} groups pend {pend} fused {fused}"),
-            || beside.launch(self, &self.tournament, [sets as u32, 1, 1]),
-        )?;
-        if fused {
-            return Ok(0);
-        }
-        let mut out = 0;
-        while sets > 1 {
-            let groups = sets.div_ceil(fan);
-            let fused = fuse(groups);
+        // Launch i merges launch i − 1's sets (the first round: the chunks of rows) and writes
+        // its own into w.rounds[i % 2].
+        for (i, &groups) in rounds.iter().enumerate() {
+            let sets = if i == 0 { groups } else { rounds[i - 1] };
+            let fused = self.tournament_fuses(groups);
             self.tournament.set_all(&[
-                ("mode", Uniform::I32(1)),
+                ("mode", Uniform::I32(i32::from(i > 0))),
                 ("sets", u(sets)),
                 ("last", Uniform::I32(i32::from(groups == 1))),
                 ("fuse", Uniform::I32(i32::from(fused))),
             ])?;
-            bind(out);
+            bind((i + 1) % 2);
             self.traced(
-                || format!("round merge {groups} groups last {} fused {fused}", groups == 1),
+                || match i {
+                    0 => format!("round first {groups} groups pend {pend} fused {fused}"),
+                    _ => format!("round merge {groups} groups last {} fused {fused}", groups == 1),
+                },
                 || beside.launch(self, &self.tournament, [groups as u32, 1, 1]),
             )?;
-            out = 1 - out;
-            sets = if fused { 1 } else { groups };
         }
-        Ok(out)
+        Ok((rounds.len() - 1) % 2)
     }
 
     /// The tournament-pivoted leaf's last launch, its winners listed in `chosen`: the rows
@@ -443,26 +430,41 @@ impl Inverter {
 
     /// The launches of a leaf tournament over `rows` rows ([`Inverter::leaf_tournament`]).
     pub fn tournament_launches(&self, w: &PivotWork, rows: usize) -> usize {
-        let fan = self.tournament_rows / LEAF;
-        let mut sets = rows.div_ceil(w.chunk_rows().clamp(1, self.tournament_rows));
-        let fuse = |groups: usize| self.panel.fused_merge && groups > 1 && groups <= fan;
-        if fuse(sets) {
-            return 1;
-        }
-        let mut launches = 1;
-        while sets > 1 {
-            let groups = sets.div_ceil(fan);
-            launches += 1;
-            sets = if fuse(groups) { 1 } else { groups };
-        }
-        launches
+        self.tournament_rounds(w, rows).len()
     }
 
-    /// A block's row interchanges, `piv[k0 .. k0+b]` (b ≤ 64), on the columns outside
+    /// The work groups of each launch of a leaf tournament over `rows` rows: the first round's
+    /// (one a chunk of rows), then each merge round's (up to `fan` sets a group) until one set
+    /// is left or a round merges its own sets ([`Inverter::tournament_fuses`]).
+    fn tournament_rounds(&self, w: &PivotWork, rows: usize) -> Vec<usize> {
+        let fan = self.tournament_rows / LEAF;
+        let mut sets = rows.div_ceil(w.chunk_rows().clamp(1, self.tournament_rows));
+        let mut rounds = vec![sets];
+        while sets > 1 && !self.tournament_fuses(sets) {
+            sets = sets.div_ceil(fan);
+            rounds.push(sets);
+        }
+        rounds
+    }
+
+    /// Whether a tournament round of `groups` work groups merges their sets in its own launch
+    /// (its last group to finish; [`PanelSettings::fused_merge`], 2 ..= `fan` groups).
+    fn tournament_fuses(&self, groups: usize) -> bool {
+        let fan = self.tournament_rows / LEAF;
+        self.panel.fused_merge && groups > 1 && groups <= fan
+    }
+
+    /// A block's row interchanges, `piv[k0 .. k0+b]` (b ≤ [`panel::LOOK_AHEAD_MAX`], else an
+    /// error), on the columns outside
     /// k0 .. k0+b of the order-n `a` (glsl/inverse/interchange.comp): what a look-ahead
     /// panel's leaves left ([`panel::Beside`]).
     pub fn interchange(&self, a: &Buffer<f32>, n: usize, k0: usize, b: usize, piv: &Buffer<u32>) -> Result<()> {
-        debug_assert!(b <= 64 && k0 + b <= n);
+        if b > panel::LOOK_AHEAD_MAX || k0 + b > n {
+            return Err(crate::error::Error::shape(format!(
+                "interchanges of a block of {b} at {k0} in order {n} (at most {} inside it)",
+                panel::LOOK_AHEAD_MAX
+            )));
+        }
         let groups = (n - b).div_ceil(64);
         if groups == 0 {
             return Ok(());

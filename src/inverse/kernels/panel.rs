@@ -379,8 +379,9 @@ pub fn look_ahead(inv: &Inverter, w: &PivotWork, n: usize, gje: bool) -> Option<
 }
 
 /// Queues the update of `rows` (first, count) x `cols` (two column ranges, first and width)
-/// in `slots` bands of whole tiles of rows; `block(rows, cols)` is the update of one rectangle.
-/// (Slabs of columns were slower at 16384, whose rows are 64 KiB apart.)
+/// in `slots` bands of whole tiles of rows (bands keep each launch's rows contiguous; slabs of
+/// columns ran slower on large orders: docs/results.md); `block(rows, cols)` is the update of
+/// one rectangle.
 pub fn queue_bands<'a>(
     beside: &mut Beside<'a>,
     tile: RankTile,
@@ -470,6 +471,24 @@ pub fn factor_panel(
     Ok(())
 }
 
+/// [`factor_panel`] with look-ahead: the panel beside `beside`'s queued updates, what is left
+/// of them after it, then the block's interchanges on the other columns
+/// ([`Inverter::interchange`]).
+#[allow(clippy::too_many_arguments)]
+pub fn factor_panel_ahead(
+    inv: &Inverter,
+    a: &DeviceSquare,
+    w: &PivotWork,
+    k0: usize,
+    b: usize,
+    tol: f32,
+    beside: &mut Beside<'_>,
+) -> Result<()> {
+    factor_panel(inv, a, w, k0, b, tol, Some(beside))?;
+    beside.flush(inv)?;
+    inv.interchange(&a.buffer, a.n, k0, b, &w.piv)
+}
+
 /// The launches [`factor_panel`] with tournament pivoting makes one after the other (not
 /// counting the solves right of a leaf, which only blocks of more than two leaves make).
 pub fn panel_launches(inv: &Inverter, w: &PivotWork, n: usize, k0: usize, b: usize) -> usize {
@@ -489,18 +508,37 @@ pub fn update_right(
     b: usize,
     end: usize,
 ) -> Result<()> {
-    let (v, cols) = (a.view(), end - k0 - b);
-    if cols == 0 {
+    if end == k0 + b {
         return Ok(());
     }
-    // L11 with its unit diagonal, into its workspace.
+    copy_unit_lower(inv, a, w, k0, b)?;
+    update_right_after(inv, a, w, k0, b, end)
+}
+
+/// L11 of the factored columns k0 .. k0+b with its unit diagonal into `w.unit_l` (b x b).
+pub fn copy_unit_lower(inv: &Inverter, a: &DeviceSquare, w: &PivotWork, k0: usize, b: usize) -> Result<()> {
+    let v = a.view();
     inv.copy(
         Operand::new(&w.unit_l, View::row_major(b, b)),
         a.op(v.sub(k0, k0, b, b)),
         CopyMode::UnitLower,
         1.0,
-    )?;
-    update_right_after(inv, a, w, k0, b, end)
+    )
+}
+
+/// A12 := L11⁻¹·A12 for the columns k0+b .. `end` (rows k0 .. k0+b), the unit lower L11
+/// (b x b, row-major) in `w.unit_l`.
+pub fn solve_right(
+    inv: &Inverter,
+    a: &DeviceSquare,
+    w: &PivotWork,
+    k0: usize,
+    b: usize,
+    end: usize,
+) -> Result<()> {
+    let a12 = a.view().sub(k0, k0 + b, b, end - k0 - b);
+    // A12ᵀ ← A12ᵀ·L11⁻ᵀ.
+    trsm(inv.tiled(), a.op(a12.t()), &w.unit_l, View::row_major(b, b), false)
 }
 
 /// [`update_right`] with the unit lower L11 (b x b, row-major) in `w.unit_l` already.
@@ -517,14 +555,12 @@ fn update_right_after(
     if cols == 0 {
         return Ok(());
     }
+    solve_right(inv, a, w, k0, b, end)?;
     let rows = n - k0 - b;
-    let lv = View::row_major(b, b);
-    let a12 = v.sub(k0, k0 + b, b, cols);
-    // A12ᵀ ← A12ᵀ·L11⁻ᵀ, i.e. A12 := L11⁻¹·A12.
-    trsm(k, a.op(a12.t()), &w.unit_l, lv, false)?;
     if rows == 0 {
         return Ok(());
     }
+    let a12 = v.sub(k0, k0 + b, b, cols);
     let (c, l21) = (v.sub(k0 + b, k0 + b, rows, cols), v.sub(k0 + b, k0, rows, b));
     match w.update.tile(rows, cols, b) {
         // A22 −= L21·A12 with A12 read by rows.
