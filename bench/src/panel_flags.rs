@@ -1,7 +1,7 @@
 //! The general inverses' panel flags of the timing examples (issue 26's tuning): `--pivoting
 //! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
 //! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128` (the
-//! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular` (how the LU
+//! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular,product` (how the LU
 //! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined,broadcast` (how
 //! tournament leaves hold their rows), `--split columns,steps,registers` (how the
 //! Gauss-Jordan panel's inverses are formed), `--fuse off,on` (a tournament's last merge in
@@ -49,7 +49,7 @@ pub fn parse(
                     anyhow::anyhow!("--update takes products, rank, rank64 or rank128, not {v}")
                 })?),
                 "lower" => lower.push(LowerInverse::from_name(v).ok_or_else(|| {
-                    anyhow::anyhow!("--lower takes solve or triangular, not {v}")
+                    anyhow::anyhow!("--lower takes solve, triangular or product, not {v}")
                 })?),
                 "step" => step.push(ColumnStep::from_name(v).ok_or_else(|| {
                     anyhow::anyhow!(

@@ -8,6 +8,8 @@
 // apart, so a warp's accesses to C are contiguous), X's and Y's slices staged in shared memory
 // KC deep at a time, each C entry read and written once. beta = 0: C is not read (it may hold
 // NaN). Work group rows from `row_base` on (launches of at most the device's y count).
+// DEPTH_SLICE: the slices' depth; C_FIRST: C's tile read into registers before the depth loop
+// (its latency behind the products) instead of after it.
 layout(local_size_x = 16, local_size_y = 16) in;
 
 #if VEC4
@@ -38,7 +40,7 @@ uniform uint row_base;
 
 const uint BM = 16u * uint(TM);
 const uint BN = 16u * uint(TN);
-const uint KC = 16u;
+const uint KC = uint(DEPTH_SLICE);
 // X's slice k-major (a row of BM values per k, read as vec4 by an invocation's rows), one
 // vec4 of padding per k against bank conflicts of the transposing stores; Y's as read.
 const uint XS = BM / 4u + 1u;
@@ -67,11 +69,33 @@ void main() {
         for (int j = 0; j < TN / 4; ++j) acc[i][j] = vec4(0.0);
     }
 
+#if C_FIRST
+    vec4 c_tile[TM][TN / 4];
+    for (int i = 0; i < TM; ++i) {
+        uint row = r0 + ty * uint(TM) + uint(i);
+        for (int j = 0; j < TN / 4; ++j) {
+            uint col = c0 + 4u * tx + 64u * uint(j);
+            vec4 v = vec4(0.0);
+            if (beta != 0.0 && row < rend && col < cols) {
+#if VEC4
+                v = c[(c_off + row * c_ld + col) / 4u];
+#else
+                uint at = c_off + row * c_ld + col;
+                for (uint q = 0u; q < 4u && col + q < cols; ++q) v[q] = c[at + q];
+#endif
+            }
+            c_tile[i][j] = v;
+        }
+    }
+#endif
+
     for (uint k0 = 0u; k0 < depth; k0 += KC) {
 #if VEC4
         for (uint e = t; e < BM * (KC / 4u); e += 256u) {
-            uint r = e / (KC / 4u);
-            uint k4 = e % (KC / 4u);
+            // Four invocations a row (64 contiguous bytes), so the transposing stores below
+            // fall on 16 banks a warp whatever KC.
+            uint r = (e / 4u) % BM;
+            uint k4 = e % 4u + 4u * (e / (4u * BM));
             uint k = k0 + 4u * k4;
             vec4 v = vec4(0.0);
             if (r0 + r < rend && k < depth) v = x[(x_off + (r0 + r) * x_ld + k) / 4u];
@@ -125,13 +149,21 @@ void main() {
 #if VEC4
             uint at = (c_off + row * c_ld + col) / 4u;
             vec4 v = alpha * acc[i][j];
+#if C_FIRST
+            if (beta != 0.0) v += beta * c_tile[i][j];
+#else
             if (beta != 0.0) v += beta * c[at];
+#endif
             c[at] = v;
 #else
             uint at = c_off + row * c_ld + col;
             for (uint q = 0u; q < 4u && col + q < cols; ++q) {
                 float v = alpha * acc[i][j][q];
+#if C_FIRST
+                if (beta != 0.0) v += beta * c_tile[i][j][q];
+#else
                 if (beta != 0.0) v += beta * c[at + q];
+#endif
                 c[at + q] = v;
             }
 #endif

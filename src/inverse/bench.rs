@@ -253,3 +253,61 @@ fn summary(
         gflops: kind.flops(s) / (ms * 1e6),
     }
 }
+
+/// Times the block update C −= X·Y of the general inverses on its own: C n × n, X n × depth,
+/// Y depth × n, all row-major in one buffer each, by `update` (the rank kernel's tiles or the
+/// tiled products), `reps` runs after one warm-up; the median GPU milliseconds.
+pub fn time_block_update(
+    inv: &Inverter,
+    n: usize,
+    depth: usize,
+    update: super::kernels::rank::BlockUpdate,
+    reps: usize,
+) -> Result<f64> {
+    use super::kernels::rank::{RankProduct, rank_update};
+    use crate::tiled::{Operand, Product, Update, View};
+    let fill = |len: usize, seed: usize| -> Vec<f32> {
+        (0..len)
+            .map(|i| ((i * 2654435761 + seed) % 1000) as f32 / 1000.0 - 0.5)
+            .collect()
+    };
+    let c = inv.buffer_with("the updated block", &fill(n * n, 1))?;
+    let x = inv.buffer_with("the left factor", &fill(n * depth, 2))?;
+    let y = inv.buffer_with("the right factor", &fill(depth * n, 3))?;
+    let (cv, xv, yv) = (
+        View::row_major(n, n),
+        View::row_major(n, depth),
+        View::row_major(depth, n),
+    );
+    let ctx = inv.context().clone();
+    let timer = GpuTimer::new(&ctx)?;
+    let mut gpu = Vec::new();
+    for rep in 0..=reps {
+        inv.tiled().preheat().run(&ctx);
+        ctx.finish();
+        timer.begin();
+        match update.tile(n, n, depth) {
+            Some(tile) => rank_update(
+                inv,
+                RankProduct {
+                    c: Operand::new(&c, cv),
+                    x: Operand::new(&x, xv),
+                    y: Operand::new(&y, yv),
+                    below: None,
+                    update: Update::Subtract,
+                },
+                tile,
+            )?,
+            None => inv.tiled().gemm(
+                Product::new(Operand::new(&c, cv), Operand::new(&x, xv), Operand::new(&y, yv.t()))
+                    .update(Update::Subtract),
+            )?,
+        }
+        timer.end();
+        ctx.finish();
+        if rep > 0 {
+            gpu.push(timer.elapsed()?.as_secs_f64() * 1e3);
+        }
+    }
+    Ok(median(&gpu))
+}

@@ -12,7 +12,7 @@ use super::kernels::panel::{
     look_ahead, panel_launches, queue_bands, solve_right, update_right,
 };
 use super::kernels::rank::{RankProduct, RankTile, rank_update};
-use crate::tiled::Update;
+use crate::tiled::{Product, Support, Update};
 use super::spd;
 use crate::error::Result;
 use crate::tiled::cholesky::trsm;
@@ -80,8 +80,9 @@ fn update_ahead<'a>(
     Ok(())
 }
 
-/// (PA)⁻¹ = U⁻¹L⁻¹ from the factors in `lu`, into `x` (`l` is workspace of the same order),
-/// L⁻¹ formed as `inv`'s [`super::kernels::panel::PanelSettings::lower`] says.
+/// (PA)⁻¹ = U⁻¹L⁻¹ from the factors in `lu`, into `x` (`l` is workspace of the same order,
+/// and so is `lu` under [`LowerInverse::Product`]), as `inv`'s
+/// [`super::kernels::panel::PanelSettings::lower`] says.
 pub fn inverse_from_factors(
     inv: &Inverter,
     lu: &DeviceSquare,
@@ -103,17 +104,21 @@ pub fn inverse_from_factors(
         LowerInverse::Triangular => {
             // X := L (zeros above), then inverted in place.
             inv.copy(x.op(v), lu.op(v), CopyMode::UnitLower, 1.0)?;
-            inv.traced(
-                || "lu inverse of L".into(),
-                || {
-                    if k.solves_by_inverses() {
-                        spd::trtri_by_blocks(inv, &x.buffer, v)
-                    } else {
-                        let s = inv.buffer("a diagonal block", k.config().nb.pow(2))?;
-                        spd::trtri(inv, &x.buffer, v, &s)
-                    }
-                },
-            )?;
+            inv.traced(|| "lu inverse of L".into(), || lower_inverse(inv, x))?;
+        }
+        LowerInverse::Product => {
+            // l := Uᵀ and lu := L (zeros above each), both inverted in place, then
+            // X = U⁻¹·L⁻¹ = A·Bᵀ with A = (U⁻ᵀ)ᵀ and B = (L⁻¹)ᵀ, whose rows i are zero before
+            // depth i.
+            inv.copy(l.op(v), lu.op(v.t()), CopyMode::Lower, 1.0)?;
+            inv.copy(lu.op(v), lu.op(v), CopyMode::UnitLower, 1.0)?;
+            inv.traced(|| "lu inverse of L".into(), || lower_inverse(inv, lu))?;
+            inv.traced(|| "lu inverse of U".into(), || lower_inverse(inv, l))?;
+            let upper = Support::From { shift: 0 };
+            return inv.traced(
+                || "lu product of the inverses".into(),
+                || k.gemm(Product::new(x.op(v), l.op(v.t()), lu.op(v.t())).support(upper, upper)),
+            );
         }
     }
     // Xᵀ ← Xᵀ·(Uᵀ)⁻¹, i.e. X := U⁻¹·X, with Uᵀ the lower-triangular transposed view.
@@ -121,4 +126,15 @@ pub fn inverse_from_factors(
         || "lu solve with U".into(),
         || trsm(k, x.op(v.t()), &lu.buffer, v.t(), true),
     )
+}
+
+/// The lower-triangular `y` (zeros above) replaced by its inverse.
+fn lower_inverse(inv: &Inverter, y: &DeviceSquare) -> Result<()> {
+    let (k, v) = (inv.tiled(), y.view());
+    if k.solves_by_inverses() {
+        spd::trtri_by_blocks(inv, &y.buffer, v)
+    } else {
+        let s = inv.buffer("a diagonal block", k.config().nb.pow(2))?;
+        spd::trtri(inv, &y.buffer, v, &s)
+    }
 }

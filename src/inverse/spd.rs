@@ -12,7 +12,7 @@
 use super::kernels::{CopyMode, DeviceSquare, Inverter};
 use crate::error::Result;
 use crate::gl::Buffer;
-use crate::tiled::Product;
+use crate::tiled::{Product, Support};
 use crate::tiled::cholesky::{potrf, potrf_square, trsm};
 use crate::tiled::view::split_point;
 use crate::tiled::schedule::SOLVE_BLOCK;
@@ -92,9 +92,16 @@ fn join_inverses(inv: &Inverter, y: &Buffer<f32>, v: View, t: &Buffer<f32>) -> R
     join_inverses(inv, y, y22, t)?;
     let tv = View::row_major(y21.rows, y21.cols);
     let op = |w: View| Operand::new(y, w);
-    // Products take B transposed: C = A·Bᵀ.
-    k.gemm(Product::new(Operand::new(t, tv), op(y21), op(y11.t())))?;
-    k.gemm(Product::new(op(y21), op(y22), Operand::new(t, tv.t())).negate())
+    // Products take B transposed: C = A·Bᵀ. Row j of Y11⁻ᵀ is zero before depth j, row i
+    // of Y22⁻¹ after depth i: the panels skip those slices.
+    let upper = Support::From { shift: 0 };
+    let lower = Support::UpTo { shift: 0 };
+    k.gemm(Product::new(Operand::new(t, tv), op(y21), op(y11.t())).support(Support::All, upper))?;
+    k.gemm(
+        Product::new(op(y21), op(y22), Operand::new(t, tv.t()))
+            .negate()
+            .support(lower, Support::All),
+    )
 }
 
 /// The lower-triangular `v` of `y` (zeros above) replaced by its inverse, recursively:
@@ -120,14 +127,15 @@ pub fn trtri(inv: &Inverter, y: &Buffer<f32>, v: View, s: &Buffer<f32>) -> Resul
 }
 
 /// The lower triangle of YᵀY into view `v` of `c`, for the lower-triangular `v` of `y` (zeros
-/// above): LAPACK slauum's result by one lower-masked product over the whole depth. It
-/// multiplies the zeros above Y's diagonal too (s³ flops against the recursion's s³/3), but
-/// as one launch of large tiles instead of a chain of small products, which run far below the
-/// GPU's rate (measured in docs/results.md).
+/// above): LAPACK slauum's result by one lower-masked product over the whole depth, as one
+/// launch of large tiles instead of a chain of small products, which run far below the GPU's
+/// rate (measured in docs/results.md). The packed-panel product skips the depth slices above
+/// Y's diagonal (about s³/3 flops); the other kernels multiply those zeros too (s³).
 pub fn lauum(inv: &Inverter, c: &Buffer<f32>, y: &Buffer<f32>, v: View) -> Result<()> {
     let (oc, oy) = (Operand::new(c, v), Operand::new(y, v.t()));
-    // C = A·Bᵀ with A = B = Yᵀ.
-    inv.tiled().gemm(Product::new(oc, oy, oy).lower())
+    // C = A·Bᵀ with A = B = Yᵀ, whose row i is zero before depth i.
+    let upper = Support::From { shift: 0 };
+    inv.tiled().gemm(Product::new(oc, oy, oy).lower().support(upper, upper))
 }
 
 /// The lower triangle of −A⁻¹ by the SPD Gauss-Jordan sweep, in place in `a`; `s` holds at

@@ -31,7 +31,7 @@ pub use config::{DiagonalFactor, KernelConfig, PanelVariant};
 pub use kernels::{Operand, TiledKernels};
 pub use launches::{LaunchCounts, LaunchKind};
 pub use parts::{Parts, Region};
-pub use product::{Mask, Product, Update};
+pub use product::{Mask, Product, Support, Update};
 pub use schedule::{ChainPoll, CholeskySchedule, SplitSolve};
 pub use solve::DeviceRhs;
 pub use storage::{Storage, TiledMatrix, Triangle};

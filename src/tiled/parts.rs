@@ -306,11 +306,12 @@ pub fn product(k: &TiledKernels, p: Product<'_, Region<'_>>) -> Result<()> {
         b: b.parts.starts(),
     };
     if starts.c.len() == 1 && starts.a.len() == 1 && starts.b.len() == 1 {
-        return k.gemm(p.with(
+        let whole = p.with(
             Operand::new(&c.parts.buffers[0], c.view),
             Operand::new(&a.parts.buffers[0], a.view),
             Operand::new(&b.parts.buffers[0], b.view),
-        ));
+        );
+        return k.gemm(whole.support(p.support[0], p.support[1]));
     }
     for piece in plan_product(starts, c.view, a.view, b.view, p.mask.shift())? {
         if p.d.is_some() && piece.depth0 > 0 {

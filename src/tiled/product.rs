@@ -62,6 +62,42 @@ impl Mask {
     }
 }
 
+/// Where an operand's rows (A's of C's rows, B's of C's columns) may be nonzero along the
+/// depth: the rest is known to hold zeros, so the packed-panel product skips its whole depth
+/// slices there (a triangular operand: half the flops of its product, as LAPACK's trmm).
+/// Kernels that do not skip read the zeros, which leave every sum as it was.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Support {
+    /// Every entry.
+    #[default]
+    All,
+    /// Row i's entries at depth k ≥ i + shift (an upper triangle where shift is 0).
+    From { shift: isize },
+    /// Row i's entries at depth k ≤ i + shift (a lower triangle where shift is 0).
+    UpTo { shift: isize },
+}
+
+impl Support {
+    /// The same support on the sub-view whose row 0 and depth 0 are this view's `row0` and `k0`.
+    pub fn sub(self, row0: usize, k0: usize) -> Support {
+        let d = row0 as isize - k0 as isize;
+        match self {
+            Support::All => Support::All,
+            Support::From { shift } => Support::From { shift: shift + d },
+            Support::UpTo { shift } => Support::UpTo { shift: shift + d },
+        }
+    }
+
+    /// (kind, shift) as the kernels take them: 0 all, 1 from, 2 up to.
+    pub fn uniforms(self) -> (i32, i32) {
+        match self {
+            Support::All => (0, 0),
+            Support::From { shift } => (1, shift as i32),
+            Support::UpTo { shift } => (2, shift as i32),
+        }
+    }
+}
+
 /// C ← α·A·diag(d)·Bᵀ + β·C over the entries of `mask`, operands of type `T` (a single-buffer
 /// [`super::Operand`] or a possibly split [`super::Region`]). Built with [`Product::new`] and
 /// the builder methods.
@@ -77,6 +113,8 @@ pub struct Product<'a, T> {
     pub d_nonnegative: bool,
     pub update: Update,
     pub mask: Mask,
+    /// Where A's and B's rows may be nonzero along the depth (default: everywhere).
+    pub support: [Support; 2],
 }
 
 impl<'a, T> Product<'a, T> {
@@ -90,6 +128,7 @@ impl<'a, T> Product<'a, T> {
             d_nonnegative: false,
             update: Update::Replace,
             mask: Mask::Full,
+            support: [Support::All; 2],
         }
     }
 
@@ -136,7 +175,16 @@ impl<'a, T> Product<'a, T> {
         self.mask(Mask::Lower { shift: 0 })
     }
 
-    /// The same product on other operands (the pieces of a split one).
+    /// A's and B's entries known zero outside `a` and `b` (the product may skip them).
+    pub fn support(self, a: Support, b: Support) -> Self {
+        Product {
+            support: [a, b],
+            ..self
+        }
+    }
+
+    /// The same product on other operands (the pieces of a split one), their supports
+    /// unknown (every entry) unless the caller gives them again.
     pub fn with<U>(self, c: U, a: U, b: U) -> Product<'a, U> {
         Product {
             c,
@@ -146,6 +194,7 @@ impl<'a, T> Product<'a, T> {
             d_nonnegative: self.d_nonnegative,
             update: self.update,
             mask: self.mask,
+            support: [Support::All; 2],
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The general inverses' rank-b update kernel (src/inverse/rank.rs, issue 26): the kernel
-//! alone against an f64 product (both tiles, aligned and unaligned views, a split between two
+//! alone against an f64 product (both tiles, each depth slice, C read first or last, aligned
+//! and unaligned views, a split between two
 //! right factors, C poisoned where it is replaced, every entry outside C left as it was), and
 //! the Gauss-Jordan and LU inverses on it against f64 references at orders around the block
 //! and tile widths, with the earlier product path still selectable and workspaces poisoned.
@@ -10,7 +11,9 @@ use symraster::Matrix;
 use symraster::internal::GpuInternals;
 use symraster::inverse::kernels::panel::LowerInverse;
 use symraster::inverse::kernels::panel::{PanelSettings, PivotWork};
-use symraster::inverse::kernels::rank::{BlockUpdate, RankProduct, RankTile, rank_update};
+use symraster::inverse::kernels::rank::{
+    BlockUpdate, RankProduct, RankTile, RankVariant, rank_update,
+};
 use symraster::inverse::{self, DeviceSquare, InverseMethod as Method, Inverter, Kind, gje};
 use symraster::tiled::{Operand, Update, View};
 
@@ -57,7 +60,8 @@ fn check_update(
     tile: RankTile,
 ) {
     let what = format!(
-        "{rows}x{cols} depth {depth} at {c_at} ld {ld} split {split:?} {update:?} {tile:?}"
+        "{rows}x{cols} depth {depth} at {c_at} ld {ld} split {split:?} {update:?} {tile:?} {:?}",
+        inv.rank_variant()
     );
     let c_len = c_at + rows * ld + 3;
     let mut c0 = values(c_len, 1 + rows as u64);
@@ -158,7 +162,13 @@ fn check_update(
 fn rank_updates_match_f64_products() {
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
-    for tile in [RankTile::Small, RankTile::Large] {
+    // Every depth slice, C read first or last.
+    for (variant, tile) in ["16:0", "32:0", "64:0", "16:1", "64:1"]
+        .map(|v| RankVariant::parse(v).unwrap())
+        .into_iter()
+        .flat_map(|v| [(v, RankTile::Small), (v, RankTile::Large)])
+    {
+        inv.set_rank_variant(variant);
         // Aligned (the vec4 variant) and not, around the tile widths and the depth slice.
         for (rows, cols, depth) in [
             (1, 1, 1),
@@ -169,6 +179,7 @@ fn rank_updates_match_f64_products() {
             (129, 127, 64),
             (200, 8, 8),
             (7, 300, 33),
+            (70, 132, 100),
         ] {
             for (c_at, ld) in [(0, cols), (4, cols + 4), (3, cols + 1)] {
                 check_update(
@@ -223,14 +234,19 @@ fn inverses_on_each_block_update_match_f64() {
     }
 }
 
-/// The LU inverse with L⁻¹ by the solve with the identity and by the triangular inverse, on
+/// The LU inverse with L⁻¹ by the solve with the identity, by the triangular inverse, and with
+/// U⁻¹ too and their product, on
 /// this device's kernels and on the GPUs' (shared-memory tiles: the diagonal blocks inverted
 /// in one launch and joined by products).
 #[test]
 fn lu_inverses_with_each_lower_inverse_match_f64() {
     let gpu = common::gpu();
     let gpu_tiles = symraster::tiled::KernelConfig::GPU;
-    for lower in [LowerInverse::Solve, LowerInverse::Triangular] {
+    for lower in [
+        LowerInverse::Solve,
+        LowerInverse::Triangular,
+        LowerInverse::Product,
+    ] {
         let panel = PanelSettings {
             lower,
             ..PanelSettings::default()

@@ -5,6 +5,7 @@ mod common;
 
 mod assembly_variants;
 mod filled_uploads;
+mod product_support;
 mod tiled;
 mod tiled_blocks;
 mod tiled_parts;

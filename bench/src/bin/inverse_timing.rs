@@ -12,6 +12,7 @@
 use faer::linalg::solvers::DenseSolveCore;
 use std::time::Instant;
 use symraster::Gpu;
+use symraster::inverse::kernels::rank::RankVariant;
 use symraster::inverse::{self, InverseMethod as Method, Inverter, Kind, Storage, bench, check};
 
 use symraster_bench::panel_flags;
@@ -43,8 +44,21 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let general_only = args.iter().any(|a| a == "--general");
     let check = args.iter().any(|a| a == "--check");
+    // `--rank-variant 64:1`: the rank kernel's variant for every row (`RankVariant::parse`).
+    let rank_variant = match args.iter().position(|a| a == "--rank-variant") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .and_then(|v| RankVariant::parse(v))
+                .ok_or_else(|| anyhow::anyhow!("--rank-variant takes depth_slice:c_first"))?,
+        ),
+        None => None,
+    };
+    let skip = rank_variant.map(|_| args.iter().position(|a| a == "--rank-variant").unwrap());
     let rest = args
         .into_iter()
+        .enumerate()
+        .filter(|(i, _)| skip.is_none_or(|s| *i != s && *i != s + 1))
+        .map(|(_, a)| a)
         .filter(|a| a != "--general" && a != "--check");
     let (sizes, panels) = panel_flags::parse(rest)?;
     let sizes = if sizes.is_empty() {
@@ -55,7 +69,13 @@ fn main() -> anyhow::Result<()> {
     let gpu = Gpu::builder().vars(std::env::vars())?.build()?;
     let inverters = panels
         .iter()
-        .map(|p| Ok((Inverter::new(&gpu)?.with_panel(*p), panel_flags::label(p))))
+        .map(|p| {
+            let inv = Inverter::new(&gpu)?.with_panel(*p);
+            if let Some(v) = rank_variant {
+                inv.set_rank_variant(v);
+            }
+            Ok((inv, panel_flags::label(p)))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     println!("# {}", gpu.info().renderer);
     println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel,residual");

@@ -82,6 +82,8 @@ pub struct Inverter {
     interchange: std::cell::OnceCell<ComputeProgram>,
     /// How the Newton iteration reads its per-step results back.
     newton_sync: std::cell::Cell<NewtonSync>,
+    /// How the rank kernel walks the depth.
+    rank_variant: std::cell::Cell<rank::RankVariant>,
     /// Whether the context renders in software (llvmpipe, softpipe): the choices that weigh
     /// f64 products against inverses differ there ([`Handover::Auto`](crate::inverse::Handover::Auto)).
     software: bool,
@@ -137,6 +139,7 @@ impl Inverter {
             newton_report: std::cell::OnceCell::new(),
             interchange: std::cell::OnceCell::new(),
             newton_sync: std::cell::Cell::new(NewtonSync::default()),
+            rank_variant: std::cell::Cell::new(rank::RankVariant::default()),
             software: crate::gl::DeviceInfo::query(ctx)?.software,
         })
     }
@@ -648,6 +651,16 @@ impl Inverter {
             base += count;
         }
         Ok(())
+    }
+
+    /// How the rank kernel walks the depth (default: [`rank::RankVariant::default`]).
+    pub fn rank_variant(&self) -> rank::RankVariant {
+        self.rank_variant.get()
+    }
+
+    /// Sets how the rank kernel walks the depth.
+    pub fn set_rank_variant(&self, variant: rank::RankVariant) {
+        self.rank_variant.set(variant);
     }
 
     /// How the Newton iteration (sign, Lyapunov) reads its per-step results back.

@@ -7,7 +7,9 @@
 //! more. [`BlockUpdate::Products`] keeps the tiled product kernel's three products per block
 //! (the earlier path), for comparison.
 
-use std::cell::OnceCell;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::inverse::Inverter;
 use crate::error::{Error, Result};
@@ -124,33 +126,100 @@ pub struct RankProduct<'a> {
     pub update: Update,
 }
 
-/// The rank kernel's programs (by tile and by vec4), compiled on first use.
+/// How the rank kernel walks the depth (glsl/inverse/rank_update.comp), for every tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RankVariant {
+    /// The depth of X's and Y's slices staged in shared memory at a time (16, 32 or 64;
+    /// less where the device's shared memory would not hold them).
+    pub depth_slice: usize,
+    /// Whether each invocation reads its entries of C before the depth loop (their latency
+    /// behind the products) instead of after it.
+    pub c_first: bool,
+}
+
+impl Default for RankVariant {
+    fn default() -> Self {
+        Self {
+            depth_slice: 16,
+            c_first: false,
+        }
+    }
+}
+
+impl RankVariant {
+    /// Parses "depth_slice:c_first" (e.g. "64:1"); `None` when it is no variant.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (d, c) = text.split_once(':')?;
+        let depth_slice = d.trim().parse().ok().filter(|d| [16, 32, 64].contains(d))?;
+        let c_first = match c.trim() {
+            "0" => false,
+            "1" => true,
+            _ => return None,
+        };
+        Some(Self {
+            depth_slice,
+            c_first,
+        })
+    }
+
+    /// The text [`RankVariant::parse`] reads.
+    pub fn name(self) -> String {
+        format!("{}:{}", self.depth_slice, u8::from(self.c_first))
+    }
+
+    /// The slice depth `tile` takes within `max_shared` bytes of shared memory: this
+    /// variant's, halved while X's and Y's slices (one padding vec4 a k-row of X's) exceed it.
+    fn depth_slice(self, tile: RankTile, max_shared: usize) -> usize {
+        let vec4s = tile.side() / 4;
+        let bytes = |kc: usize| kc * (2 * vec4s + 1) * 16;
+        let mut kc = self.depth_slice;
+        while kc > 16 && bytes(kc) > max_shared {
+            kc /= 2;
+        }
+        kc
+    }
+}
+
+/// The rank kernel's programs (by tile, vec4 and variant), compiled on first use.
 #[derive(Default)]
 pub struct RankPrograms {
-    programs: [[OnceCell<ComputeProgram>; 2]; 2],
+    programs: RefCell<HashMap<(RankTile, bool, RankVariant), Rc<ComputeProgram>>>,
 }
 
 impl RankPrograms {
-    /// The program of `tile`, reading fours where `vec4`.
-    fn get(&self, inv: &Inverter, tile: RankTile, vec4: bool) -> Result<&ComputeProgram> {
-        let cell = &self.programs[tile as usize][usize::from(vec4)];
-        if let Some(p) = cell.get() {
-            return Ok(p);
+    /// The program of `tile` and `variant`, reading fours where `vec4`.
+    fn get(
+        &self,
+        inv: &Inverter,
+        tile: RankTile,
+        vec4: bool,
+        variant: RankVariant,
+    ) -> Result<Rc<ComputeProgram>> {
+        let key = (tile, vec4, variant);
+        if let Some(p) = self.programs.borrow().get(&key) {
+            return Ok(Rc::clone(p));
         }
         let kernel = &crate::inverse::table::RANK_UPDATE;
         let m = tile.per_invocation();
+        let kc = variant.depth_slice(tile, inv.tiled().limits().max_shared_bytes as usize);
+        let c_first = u8::from(variant.c_first);
         let defines = format!(
-            "#version 430\n#define TM {m}\n#define TN {m}\n#define VEC4 {}\n",
+            "#version 430\n#define TM {m}\n#define TN {m}\n#define VEC4 {}\n\
+             #define DEPTH_SLICE {kc}\n#define C_FIRST {c_first}\n",
             u8::from(vec4)
         );
-        let variant = format!("{m}x{m} per invocation, VEC4 {}", u8::from(vec4));
-        let p = ComputeProgram::new(
+        let name = format!(
+            "{m}x{m} per invocation, VEC4 {}, slices of {kc}, C first {c_first}",
+            u8::from(vec4)
+        );
+        let p = Rc::new(ComputeProgram::new(
             inv.context(),
             kernel,
-            &variant,
+            &name,
             &format!("{defines}{}", kernel.source),
-        )?;
-        Ok(cell.get_or_init(|| p))
+        )?);
+        self.programs.borrow_mut().insert(key, Rc::clone(&p));
+        Ok(p)
     }
 }
 
@@ -189,7 +258,7 @@ pub fn rank_launch(inv: &Inverter, p: RankProduct<'_>, tile: RankTile, fenced: b
     ]
     .into_iter()
     .all(fours);
-    let program = inv.rank_programs().get(inv, tile, vec4)?;
+    let program = inv.rank_programs().get(inv, tile, vec4, inv.rank_variant())?;
     p.c.buffer.bind_base(0);
     p.x.buffer.bind_base(1);
     p.y.buffer.bind_base(2);

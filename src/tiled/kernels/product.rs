@@ -355,7 +355,11 @@ impl TiledKernels {
                 })
             }
             let update = if k0 == 0 { p.update } else { p.update.onto_c() };
-            let slice = p.with(c, cut(a, k0, w), cut(b, k0, w)).update(update);
+            let [sa, sb] = p.support.map(|x| x.sub(0, k0));
+            let slice = p
+                .with(c, cut(a, k0, w), cut(b, k0, w))
+                .update(update)
+                .support(sa, sb);
             self.gemm_launch(slice, k0, allow_small, false)?;
         }
         Ok(())
@@ -575,7 +579,8 @@ impl TiledKernels {
                         a.with(av.sub(r0, 0, h, av.cols)),
                         b.with(bv.sub(c0, 0, w, bv.cols)),
                     )
-                    .mask(crate::tiled::product::Mask::from_shift(local));
+                    .mask(crate::tiled::product::Mask::from_shift(local))
+                    .support(product.support[0].sub(r0, 0), product.support[1].sub(c0, 0));
                 self.gemm_launch(block, d_off, allow_small, false)?;
             }
         }
@@ -650,6 +655,13 @@ impl TiledKernels {
             ("beta", Uniform::F32(beta)),
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
+        ])?;
+        let [(a_sup, a_shift), (b_sup, b_shift)] = product.support.map(|x| x.uniforms());
+        p.set_all(&[
+            ("a_support", Uniform::I32(a_sup)),
+            ("a_shift", Uniform::I32(a_shift)),
+            ("b_support", Uniform::I32(b_sup)),
+            ("b_shift", Uniform::I32(b_shift)),
         ])?;
         // The fused variant: the diagonal block (order, global column, slot) at C's corner
         // factored after the update, its inverse into its slot.
