@@ -9,7 +9,8 @@
 // KC deep at a time, each C entry read and written once. beta = 0: C is not read (it may hold
 // NaN). Work group rows from `row_base` on (launches of at most the device's y count).
 // DEPTH_SLICE: the slices' depth; C_FIRST: C's tile read into registers before the depth loop
-// (its latency behind the products) instead of after it.
+// (its latency behind the products) instead of after it; PREFETCH (aligned views): the next
+// slice read into registers while the current one is multiplied.
 layout(local_size_x = 16, local_size_y = 16) in;
 
 #if VEC4
@@ -47,6 +48,31 @@ const uint XS = BM / 4u + 1u;
 const uint YS = BN / 4u;
 shared vec4 xs[KC * XS];
 shared vec4 ys[KC * YS];
+
+#if VEC4
+// X's slice is read by KW invocations a row (up to 64 contiguous bytes), so the transposing
+// stores fall on 16 banks a warp; Y's as it lies.
+const uint KW = KC / 4u < 4u ? KC / 4u : 4u;
+const uint X_VECS = BM * (KC / 4u);
+const uint Y_VECS = KC * YS;
+const uint X_LOADS = (X_VECS + 255u) / 256u;
+const uint Y_LOADS = (Y_VECS + 255u) / 256u;
+#define FETCH(K0) \
+    for (uint l = 0u; l < X_LOADS; ++l) { \
+        uint e = t + 256u * l; \
+        uint r = (e / KW) % BM; \
+        uint k = (K0) + 4u * (e % KW + KW * (e / (KW * BM))); \
+        px[l] = vec4(0.0); \
+        if (e < X_VECS && r0 + r < rend && k < depth) px[l] = x[(x_off + (r0 + r) * x_ld + k) / 4u]; \
+    } \
+    for (uint l = 0u; l < Y_LOADS; ++l) { \
+        uint e = t + 256u * l; \
+        uint k = (K0) + e / YS; \
+        uint col = c0 + 4u * (e % YS); \
+        py[l] = vec4(0.0); \
+        if (e < Y_VECS && k < depth && col < cols) py[l] = y[(yo + k * y_ld + col) / 4u]; \
+    }
+#endif
 
 void main() {
     uint tx = gl_LocalInvocationID.x;
@@ -89,27 +115,33 @@ void main() {
     }
 #endif
 
-    for (uint k0 = 0u; k0 < depth; k0 += KC) {
 #if VEC4
-        for (uint e = t; e < BM * (KC / 4u); e += 256u) {
-            // Four invocations a row (64 contiguous bytes), so the transposing stores below
-            // fall on 16 banks a warp whatever KC.
-            uint r = (e / 4u) % BM;
-            uint k4 = e % 4u + 4u * (e / (4u * BM));
-            uint k = k0 + 4u * k4;
-            vec4 v = vec4(0.0);
-            if (r0 + r < rend && k < depth) v = x[(x_off + (r0 + r) * x_ld + k) / 4u];
-            for (uint q = 0u; q < 4u; ++q) xs[(4u * k4 + q) * XS + r / 4u][r % 4u] = v[q];
+    // A slice's X and Y in registers (px, py) before they are staged in shared memory; with
+    // PREFETCH the next slice's are read during the current one's products.
+    vec4 px[X_LOADS];
+    vec4 py[Y_LOADS];
+    FETCH(0u)
+    for (uint k0 = 0u; k0 < depth; k0 += KC) {
+        for (uint l = 0u; l < X_LOADS; ++l) {
+            uint e = t + 256u * l;
+            uint r = (e / KW) % BM;
+            uint k4 = e % KW + KW * (e / (KW * BM));
+            if (e < X_VECS) {
+                for (uint q = 0u; q < 4u; ++q) xs[(4u * k4 + q) * XS + r / 4u][r % 4u] = px[l][q];
+            }
         }
-        for (uint e = t; e < KC * YS; e += 256u) {
-            uint k = e / YS;
-            uint j4 = e % YS;
-            uint col = c0 + 4u * j4;
-            vec4 v = vec4(0.0);
-            if (k0 + k < depth && col < cols) v = y[(yo + (k0 + k) * y_ld + col) / 4u];
-            ys[k * YS + j4] = v;
+        for (uint l = 0u; l < Y_LOADS; ++l) {
+            uint e = t + 256u * l;
+            if (e < Y_VECS) ys[e] = py[l];
         }
+#if PREFETCH
+        barrier();
+        if (k0 + KC < depth) {
+            FETCH(k0 + KC)
+        }
+#endif
 #else
+    for (uint k0 = 0u; k0 < depth; k0 += KC) {
         for (uint e = t; e < BM * KC; e += 256u) {
             uint r = e / KC;
             uint k = e % KC;
@@ -125,7 +157,9 @@ void main() {
             ys[k * YS + j / 4u][j % 4u] = v;
         }
 #endif
+#if !(VEC4 && PREFETCH)
         barrier();
+#endif
         // Past the depth both slices hold zeros: a fixed trip count the compiler can unroll.
         for (uint k = 0u; k < KC; ++k) {
             vec4 xv[TM / 4];
@@ -138,6 +172,11 @@ void main() {
             }
         }
         barrier();
+#if VEC4 && !PREFETCH
+        if (k0 + KC < depth) {
+            FETCH(k0 + KC)
+        }
+#endif
     }
 
     for (int i = 0; i < TM; ++i) {

@@ -1,5 +1,6 @@
 //! The general inverses' rank-b update kernel (src/inverse/rank.rs, issue 26): the kernel
-//! alone against an f64 product (both tiles, each depth slice, C read first or last, aligned
+//! alone against an f64 product (both tiles, each depth slice, C read first or last, slices
+//! read ahead, aligned
 //! and unaligned views, a split between two
 //! right factors, C poisoned where it is replaced, every entry outside C left as it was), and
 //! the Gauss-Jordan and LU inverses on it against f64 references at orders around the block
@@ -162,11 +163,13 @@ fn check_update(
 fn rank_updates_match_f64_products() {
     let gpu = common::gpu();
     let inv = Inverter::new(&gpu).unwrap();
-    // Every depth slice, C read first or last.
-    for (variant, tile) in ["16:0", "32:0", "64:0", "16:1", "64:1"]
-        .map(|v| RankVariant::parse(v).unwrap())
-        .into_iter()
-        .flat_map(|v| [(v, RankTile::Small), (v, RankTile::Large)])
+    // Every depth slice, C read first or last, the next slice read ahead or not.
+    for (variant, tile) in [
+        "16:0", "8:0", "32:0", "64:0", "16:1", "16:0:1", "8:0:1", "32:1:1",
+    ]
+    .map(|v| RankVariant::parse(v).unwrap())
+    .into_iter()
+    .flat_map(|v| [(v, RankTile::Small), (v, RankTile::Large)])
     {
         inv.set_rank_variant(variant);
         // Aligned (the vec4 variant) and not, around the tile widths and the depth slice.
@@ -180,6 +183,7 @@ fn rank_updates_match_f64_products() {
             (200, 8, 8),
             (7, 300, 33),
             (70, 132, 100),
+            (96, 132, 72),
         ] {
             for (c_at, ld) in [(0, cols), (4, cols + 4), (3, cols + 1)] {
                 check_update(

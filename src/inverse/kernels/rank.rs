@@ -129,12 +129,15 @@ pub struct RankProduct<'a> {
 /// How the rank kernel walks the depth (glsl/inverse/rank_update.comp), for every tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RankVariant {
-    /// The depth of X's and Y's slices staged in shared memory at a time (16, 32 or 64;
+    /// The depth of X's and Y's slices staged in shared memory at a time (8, 16, 32 or 64;
     /// less where the device's shared memory would not hold them).
     pub depth_slice: usize,
     /// Whether each invocation reads its entries of C before the depth loop (their latency
     /// behind the products) instead of after it.
     pub c_first: bool,
+    /// Whether the next slice of X and Y is read into registers while the current one is
+    /// multiplied (aligned views; one barrier more per slice).
+    pub prefetch: bool,
 }
 
 impl Default for RankVariant {
@@ -142,29 +145,36 @@ impl Default for RankVariant {
         Self {
             depth_slice: 16,
             c_first: false,
+            prefetch: false,
         }
     }
 }
 
 impl RankVariant {
-    /// Parses "depth_slice:c_first" (e.g. "64:1"); `None` when it is no variant.
+    /// Parses "depth_slice:c_first[:prefetch]" (e.g. "16:0:1"); `None` when it is no variant.
     pub fn parse(text: &str) -> Option<Self> {
-        let (d, c) = text.split_once(':')?;
-        let depth_slice = d.trim().parse().ok().filter(|d| [16, 32, 64].contains(d))?;
-        let c_first = match c.trim() {
-            "0" => false,
-            "1" => true,
+        let fields: Vec<&str> = text.split(':').map(str::trim).collect();
+        let flag = |f: &str| match f {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        };
+        let (d, c, p) = match fields[..] {
+            [d, c] => (d, c, "0"),
+            [d, c, p] => (d, c, p),
             _ => return None,
         };
         Some(Self {
-            depth_slice,
-            c_first,
+            depth_slice: d.parse().ok().filter(|d| [8, 16, 32, 64].contains(d))?,
+            c_first: flag(c)?,
+            prefetch: flag(p)?,
         })
     }
 
     /// The text [`RankVariant::parse`] reads.
     pub fn name(self) -> String {
-        format!("{}:{}", self.depth_slice, u8::from(self.c_first))
+        let flag = |b: bool| u8::from(b);
+        format!("{}:{}:{}", self.depth_slice, flag(self.c_first), flag(self.prefetch))
     }
 
     /// The slice depth `tile` takes within `max_shared` bytes of shared memory: this
@@ -173,7 +183,7 @@ impl RankVariant {
         let vec4s = tile.side() / 4;
         let bytes = |kc: usize| kc * (2 * vec4s + 1) * 16;
         let mut kc = self.depth_slice;
-        while kc > 16 && bytes(kc) > max_shared {
+        while kc > 8 && bytes(kc) > max_shared {
             kc /= 2;
         }
         kc
@@ -202,14 +212,14 @@ impl RankPrograms {
         let kernel = &crate::inverse::table::RANK_UPDATE;
         let m = tile.per_invocation();
         let kc = variant.depth_slice(tile, inv.tiled().limits().max_shared_bytes as usize);
-        let c_first = u8::from(variant.c_first);
+        let (c_first, prefetch) = (u8::from(variant.c_first), u8::from(variant.prefetch));
         let defines = format!(
             "#version 430\n#define TM {m}\n#define TN {m}\n#define VEC4 {}\n\
-             #define DEPTH_SLICE {kc}\n#define C_FIRST {c_first}\n",
+             #define DEPTH_SLICE {kc}\n#define C_FIRST {c_first}\n#define PREFETCH {prefetch}\n",
             u8::from(vec4)
         );
         let name = format!(
-            "{m}x{m} per invocation, VEC4 {}, slices of {kc}, C first {c_first}",
+            "{m}x{m} per invocation, VEC4 {}, slices of {kc}, C first {c_first}, prefetch {prefetch}",
             u8::from(vec4)
         );
         let p = Rc::new(ComputeProgram::new(
