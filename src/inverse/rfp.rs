@@ -11,7 +11,7 @@
 use super::kernels::{CopyMode, Inverter};
 use crate::error::Result;
 use crate::gl::Buffer;
-use crate::tiled::Product;
+use crate::tiled::{Product, Support};
 use crate::tiled::cholesky::{potrf, trsm};
 use crate::tiled::storage::rfp_blocks;
 use crate::tiled::view::split_point;
@@ -127,7 +127,10 @@ pub fn trmm_transposed(
         let (so, xo) = (Operand::new(w, sv), Operand::new(w, xv));
         inv.copy(so, Operand::new(t_buffer, t), CopyMode::Lower, 1.0)?;
         inv.copy(xo, x, CopyMode::Copy, 1.0)?;
-        return k.gemm(Product::new(x, so.with(sv.t()), xo.with(xv.t())));
+        // Tᵀ's row i is zero before depth i.
+        let upper = Support::From { shift: 0 };
+        let product = Product::new(x, so.with(sv.t()), xo.with(xv.t()));
+        return k.gemm(product.support(upper, Support::All));
     }
     let r1 = split_point(r, leaf);
     let [a, b, d] = t.split(r1);
