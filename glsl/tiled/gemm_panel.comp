@@ -13,10 +13,15 @@
 // With FUSED_DIAG (potrf_inv_fn.glsl inserted at the marker) the work group of the corner tile
 // then factors and inverts the diagonal block there, as gemm.comp's does: the trailing update
 // of the blocked Cholesky also factors the next block column's first diagonal block.
-// a_support / b_support (src/tiled/product.rs's Support) say where A's rows (B's) may be
-// nonzero along the depth: 1 from k = i + shift on, 2 up to k = i + shift; a work group
-// multiplies only the k-slices that meet both for its rows and columns.
+// With SUPPORT, a_support / b_support (src/tiled/product.rs's Support) say where A's rows
+// (B's) may be nonzero along the depth: 1 from k = i + shift on, 2 up to k = i + shift; a work
+// group multiplies only the k-slices that meet both for its rows and columns. (A program of
+// its own: the bounds cost the other products' speed on the H200, docs/results.md.)
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
+
+#ifndef SUPPORT
+#define SUPPORT 0
+#endif
 
 layout(std430, binding = 0) buffer CBuf { float c[]; };
 layout(std430, binding = 1) readonly buffer ABuf { vec4 a4[]; };
@@ -36,10 +41,12 @@ uniform float beta;
 uniform int lower;
 uniform int shift;
 uniform uint tile_base;
+#if SUPPORT
 uniform int a_support;
 uniform int a_shift;
 uniform int b_support;
 uniform int b_shift;
+#endif
 
 #ifdef FUSED_DIAG
 // The diagonal block at C's corner to factor and invert after the update (diag_n = 0: none),
@@ -80,6 +87,7 @@ void main() {
                     acc[g * 4 + r][h][s] = inside ? alpha * c[c_off + i * c_rs + j * c_cs] : 0.0;
                 }
 
+#if SUPPORT
     // The depth slices [s_begin, s_end) where both operands may be nonzero for this tile.
     int k_begin = 0;
     int k_end = int(slices * BK);
@@ -89,6 +97,7 @@ void main() {
     if (b_support == 2) k_end = min(k_end, int(col0 + BN) + b_shift);
     uint s_begin = uint(max(k_begin, 0)) / BK;
     uint s_end = uint(max(k_end, 0) + int(BK) - 1) / BK;
+#endif
 
     // Element e of a slice: k-row e / (BM/4), vec4 e % (BM/4) of the tile's rows.
     vec4 pa[A_LOADS];
@@ -96,6 +105,7 @@ void main() {
     uint ld4 = pt / 4u;
     uint a_base = (row0 / pt) * block4 + (row0 % pt) / 4u;
     uint b_base = (col0 / pt) * block4 + (col0 % pt) / 4u;
+#if SUPPORT
     uint kb = s_begin * BK;
     for (uint l = 0u; l < A_LOADS; l++) {
         uint e = tid + l * THREADS;
@@ -105,6 +115,16 @@ void main() {
         uint e = tid + l * THREADS;
         if (e < B_VECS && s_begin < s_end) pb[l] = b4[(kb + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
     }
+#else
+    for (uint l = 0u; l < A_LOADS; l++) {
+        uint e = tid + l * THREADS;
+        if (e < A_VECS) pa[l] = a4[(e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
+    }
+    for (uint l = 0u; l < B_LOADS; l++) {
+        uint e = tid + l * THREADS;
+        if (e < B_VECS) pb[l] = b4[(e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
+    }
+#endif
     for (uint l = 0u; l < A_LOADS; l++) {
         uint e = tid + l * THREADS;
         if (e < A_VECS) As[0][e / (BM / 4u)][e % (BM / 4u)] = pa[l];
@@ -114,9 +134,15 @@ void main() {
         if (e < B_VECS) Bs[0][e / (BN / 4u)][e % (BN / 4u)] = pb[l];
     }
     barrier();
+#if SUPPORT
     for (uint s = s_begin; s < s_end; s++) {
         uint cur = (s - s_begin) & 1u;
         bool more = s + 1u < s_end;
+#else
+    for (uint s = 0u; s < slices; s++) {
+        uint cur = s & 1u;
+        bool more = s + 1u < slices;
+#endif
         if (more) {
             // The next slice into registers: its loads are in flight during the products.
             uint k0 = (s + 1u) * BK;

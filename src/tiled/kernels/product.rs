@@ -3,7 +3,7 @@
 //! device allows; the packing launches that feed the panels.
 
 use crate::tiled::config::{DiagonalFactor, KernelConfig, PanelVariant};
-use crate::tiled::product::Product;
+use crate::tiled::product::{Product, Support};
 use crate::tiled::tiles::{grouped, output_tiles_below};
 use crate::tiled::view::View;
 use crate::error::{Error, Result};
@@ -214,6 +214,8 @@ pub(super) struct PanelProducts {
     // The full-size tiles and, for products with few of them, the quarter-size tiles.
     pub(super) gemm: (LazyProgram, KernelConfig),
     pub(super) small: Option<(LazyProgram, KernelConfig)>,
+    // Each of those with SUPPORT (products on supports, `Product::support`).
+    pub(super) supported: (LazyProgram, Option<LazyProgram>),
     // Both with FUSED_DIAG for diagonal blocks of the given order (the Cholesky's trailing
     // update then factors the next diagonal block), where the tiles allow it.
     pub(super) fused: Option<(usize, FusedPanels)>,
@@ -256,6 +258,12 @@ impl PanelProducts {
             let source = format!("{defines}{}", k.source);
             Ok((LazyProgram::new(ctx, k, variant, c.source(&source)), c))
         };
+        let supported = |c: KernelConfig, variant: &str| {
+            let c = c.panel_sliced(panel.slice);
+            let k = &table::GEMM_PANEL_SUPPORT;
+            let source = format!("{defines}#define SUPPORT 1\n{}", k.source);
+            LazyProgram::new(ctx, k, variant, c.source(&source))
+        };
         let small = config.small().filter(fits);
         // The fused variants: a 16 x 16 work group (potrf_inv_fn's default) whose tile holds
         // the block, of order at most 64 (4 x 4 entries per invocation: a block of 128 in
@@ -278,6 +286,10 @@ impl PanelProducts {
                 Some(s) => Some(gemm(s, "small tiles")?),
                 None => None,
             },
+            supported: (
+                supported(config, ""),
+                small.map(|s| supported(s, "small tiles")),
+            ),
             fused: match diag {
                 Some(d) => Some((
                     d,
@@ -390,9 +402,18 @@ impl TiledKernels {
             {
                 return self.gemm_cut(product, d_off, allow_small, cut);
             }
-            let (p, config) = match &panel.small {
-                Some(small) if allow_small && full_tiles < SMALL_PRODUCT_TILES => small,
-                _ => &panel.gemm,
+            // Products on supports take the programs that skip (any other would read the
+            // zeros: the same sums, more slowly).
+            let on_supports = product.support != [Support::All; 2];
+            let small = panel
+                .small
+                .as_ref()
+                .filter(|_| allow_small && full_tiles < SMALL_PRODUCT_TILES);
+            let (p, config) = match (small, on_supports) {
+                (Some((p, c)), false) => (p, c),
+                (Some((p, c)), true) => (panel.supported.1.as_ref().unwrap_or(p), c),
+                (None, false) => (&panel.gemm.0, &panel.gemm.1),
+                (None, true) => (&panel.supported.0, &panel.gemm.1),
             };
             // Packing pays where each panel is read by several tiles: C more than one tile
             // each way (not the few right-hand sides of a solve, whose L blocks are read once).
@@ -623,6 +644,7 @@ impl TiledKernels {
         {
             return Ok(false);
         }
+        let on_supports = std::ptr::eq(p.kernel(), &table::GEMM_PANEL_SUPPORT);
         let p = p.get()?;
         let a_scale = if root_d { (d, d_off, true) } else { (None, 0, false) };
         self.pack_panel(panel, 0, a, a_scale, (ra, tile), (kp, block))?;
@@ -656,13 +678,15 @@ impl TiledKernels {
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ])?;
-        let [(a_sup, a_shift), (b_sup, b_shift)] = product.support.map(|x| x.uniforms());
-        p.set_all(&[
-            ("a_support", Uniform::I32(a_sup)),
-            ("a_shift", Uniform::I32(a_shift)),
-            ("b_support", Uniform::I32(b_sup)),
-            ("b_shift", Uniform::I32(b_shift)),
-        ])?;
+        if on_supports {
+            let [(a_sup, a_shift), (b_sup, b_shift)] = product.support.map(|x| x.uniforms());
+            p.set_all(&[
+                ("a_support", Uniform::I32(a_sup)),
+                ("a_shift", Uniform::I32(a_shift)),
+                ("b_support", Uniform::I32(b_sup)),
+                ("b_shift", Uniform::I32(b_shift)),
+            ])?;
+        }
         // The fused variant: the diagonal block (order, global column, slot) at C's corner
         // factored after the update, its inverse into its slot.
         let inverses = self.inverses.borrow();
