@@ -115,13 +115,15 @@ void main() {
     }
 #endif
 
-#if VEC4
-    // A slice's X and Y in registers (px, py) before they are staged in shared memory; with
-    // PREFETCH the next slice's are read during the current one's products.
+#if VEC4 && PREFETCH
+    // A slice's X and Y in registers (px, py), staged in shared memory, then the next
+    // slice's read during the current one's products.
     vec4 px[X_LOADS];
     vec4 py[Y_LOADS];
     FETCH(0u)
+#endif
     for (uint k0 = 0u; k0 < depth; k0 += KC) {
+#if VEC4 && PREFETCH
         for (uint l = 0u; l < X_LOADS; ++l) {
             uint e = t + 256u * l;
             uint r = (e / KW) % BM;
@@ -134,14 +136,28 @@ void main() {
             uint e = t + 256u * l;
             if (e < Y_VECS) ys[e] = py[l];
         }
-#if PREFETCH
         barrier();
         if (k0 + KC < depth) {
             FETCH(k0 + KC)
         }
-#endif
+#elif VEC4
+        for (uint e = t; e < X_VECS; e += 256u) {
+            uint r = (e / KW) % BM;
+            uint k4 = e % KW + KW * (e / (KW * BM));
+            uint k = k0 + 4u * k4;
+            vec4 v = vec4(0.0);
+            if (r0 + r < rend && k < depth) v = x[(x_off + (r0 + r) * x_ld + k) / 4u];
+            for (uint q = 0u; q < 4u; ++q) xs[(4u * k4 + q) * XS + r / 4u][r % 4u] = v[q];
+        }
+        for (uint e = t; e < Y_VECS; e += 256u) {
+            uint k = e / YS;
+            uint j4 = e % YS;
+            uint col = c0 + 4u * j4;
+            vec4 v = vec4(0.0);
+            if (k0 + k < depth && col < cols) v = y[(yo + (k0 + k) * y_ld + col) / 4u];
+            ys[k * YS + j4] = v;
+        }
 #else
-    for (uint k0 = 0u; k0 < depth; k0 += KC) {
         for (uint e = t; e < BM * KC; e += 256u) {
             uint r = e / KC;
             uint k = e % KC;
@@ -172,11 +188,6 @@ void main() {
             }
         }
         barrier();
-#if VEC4 && !PREFETCH
-        if (k0 + KC < depth) {
-            FETCH(k0 + KC)
-        }
-#endif
     }
 
     for (int i = 0; i < TM; ++i) {
