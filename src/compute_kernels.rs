@@ -21,7 +21,6 @@ pub static ALL: &[&ComputeKernel] = &[
     &GEMM_TEXEL,
     &PACK,
     &GEMM_PANEL,
-    &GEMM_PANEL_SUPPORT,
     &GEMM_PANEL_FUSED,
     &PACK_PANEL,
     &TRTRI_BLOCKS,

@@ -33,11 +33,6 @@ impl LazyProgram {
         }
     }
 
-    /// The kernel this program is of.
-    pub fn kernel(&self) -> &'static ComputeKernel {
-        self.kernel
-    }
-
     /// Hands the program to the driver to compile without waiting, where the driver offers
     /// parallel compilation and it is neither compiled nor started yet; elsewhere nothing (it
     /// then compiles on first use, as it would). A failure to start is left for

@@ -104,7 +104,7 @@ pub fn inverse_from_factors(
         LowerInverse::Triangular => {
             // X := L (zeros above), then inverted in place.
             inv.copy(x.op(v), lu.op(v), CopyMode::UnitLower, 1.0)?;
-            inv.traced(|| "lu inverse of L".into(), || lower_inverse(inv, x))?;
+            inv.traced(|| "lu inverse of L".into(), || spd::invert_lower(inv, &x.buffer, v, None))?;
         }
         LowerInverse::Product => {
             // l := Uᵀ and lu := L (zeros above each), both inverted in place, then
@@ -112,8 +112,8 @@ pub fn inverse_from_factors(
             // depth i.
             inv.copy(l.op(v), lu.op(v.t()), CopyMode::Lower, 1.0)?;
             inv.copy(lu.op(v), lu.op(v), CopyMode::UnitLower, 1.0)?;
-            inv.traced(|| "lu inverse of L".into(), || lower_inverse(inv, lu))?;
-            inv.traced(|| "lu inverse of U".into(), || lower_inverse(inv, l))?;
+            inv.traced(|| "lu inverse of L".into(), || spd::invert_lower(inv, &lu.buffer, v, None))?;
+            inv.traced(|| "lu inverse of U".into(), || spd::invert_lower(inv, &l.buffer, v, None))?;
             let upper = Support::From { shift: 0 };
             return inv.traced(
                 || "lu product of the inverses".into(),
@@ -126,15 +126,4 @@ pub fn inverse_from_factors(
         || "lu solve with U".into(),
         || trsm(k, x.op(v.t()), &lu.buffer, v.t(), true),
     )
-}
-
-/// The lower-triangular `y` (zeros above) replaced by its inverse.
-fn lower_inverse(inv: &Inverter, y: &DeviceSquare) -> Result<()> {
-    let (k, v) = (inv.tiled(), y.view());
-    if k.solves_by_inverses() {
-        spd::trtri_by_blocks(inv, &y.buffer, v)
-    } else {
-        let s = inv.buffer("a diagonal block", k.config().nb.pow(2))?;
-        spd::trtri(inv, &y.buffer, v, &s)
-    }
 }

@@ -40,17 +40,27 @@ pub fn cholesky_inverse(
         || format!("spd inverse {n}: triangular inverse"),
         || {
             inv.copy(y.op(v), a.op(v), CopyMode::Lower, 1.0)?;
-            if k.solves_by_inverses() {
-                trtri_by_blocks(inv, &y.buffer, v)
-            } else {
-                trtri(inv, &y.buffer, v, s)
-            }
+            invert_lower(inv, &y.buffer, v, Some(s))
         },
     )?;
     inv.traced(
         || format!("spd inverse {n}: lauum"),
         || lauum(inv, &a.buffer, &y.buffer, v),
     )
+}
+
+/// The lower-triangular `v` of `y` (zeros above) replaced by its inverse: [`trtri_by_blocks`]
+/// where the kernels invert diagonal blocks, else [`trtri`] with `s` (at least nb² values;
+/// made here where `None`).
+pub fn invert_lower(inv: &Inverter, y: &Buffer<f32>, v: View, s: Option<&Buffer<f32>>) -> Result<()> {
+    let k = inv.tiled();
+    if k.solves_by_inverses() {
+        return trtri_by_blocks(inv, y, v);
+    }
+    match s {
+        Some(s) => trtri(inv, y, v, s),
+        None => trtri(inv, y, v, &inv.buffer("a diagonal block", k.config().nb.pow(2))?),
+    }
 }
 
 /// The lower-triangular `v` of `y` (zeros above, as a full square) replaced by its inverse:

@@ -88,12 +88,15 @@ impl Support {
         }
     }
 
-    /// (kind, shift) as the kernels take them: 0 all, 1 from, 2 up to.
+    /// (kind, shift) as the kernels take them: 0 all, 1 from, 2 up to. A shift past ±2³⁰
+    /// (beyond any operand's rows and depth) is clamped there, which leaves the same slices
+    /// and keeps the kernels' sums of a row and the shift inside an int.
     pub fn uniforms(self) -> (i32, i32) {
+        let clamp = |shift: isize| shift.clamp(-(1 << 30), 1 << 30) as i32;
         match self {
             Support::All => (0, 0),
-            Support::From { shift } => (1, shift as i32),
-            Support::UpTo { shift } => (2, shift as i32),
+            Support::From { shift } => (1, clamp(shift)),
+            Support::UpTo { shift } => (2, clamp(shift)),
         }
     }
 }

@@ -144,35 +144,8 @@ pub static GEMM_PANEL: ComputeKernel = ComputeKernel {
         "shift",
         "tile_base",
     ],
-    optional: &[],
-};
-
-/// [`GEMM_PANEL`] with SUPPORT: each work group multiplies only the depth slices where its
-/// rows of A and columns of B may be nonzero (`Support`, the triangular operands' products).
-pub static GEMM_PANEL_SUPPORT: ComputeKernel = ComputeKernel {
-    name: "tiled/gemm_panel (on supports)",
-    source: include_str!("../../glsl/tiled/gemm_panel.comp"),
-    buffers: &[("CBuf", 0), ("ABuf", 1), ("BBuf", 2), ("TileBuf", 4)],
-    uniforms: &[
-        "rows",
-        "cols",
-        "slices",
-        "block4",
-        "pt",
-        "c_off",
-        "c_rs",
-        "c_cs",
-        "alpha",
-        "beta",
-        "lower",
-        "shift",
-        "tile_base",
-        "a_support",
-        "a_shift",
-        "b_support",
-        "b_shift",
-    ],
-    optional: &[],
+    // Compiled with SUPPORT only (`Product::support`: the depth slices a work group skips).
+    optional: &["a_support", "a_shift", "b_support", "b_shift"],
 };
 
 /// [`GEMM_PANEL`] with FUSED_DIAG (and INV_BINDING 6): then factors and inverts the diagonal

@@ -7,7 +7,8 @@
 //! --prefetch off,on`) repeat the general rows per combination (column `panel`; the SPD rows
 //! run with the first). `--general`: the
 //! general rows only (no SPD, no CPU rows); `--check`: each general row's inverse also formed
-//! whole (upload, sweep, download) and its residual ‖I − A·X‖_F estimated (column `residual`).
+//! whole (upload, sweep, download) and its residual ‖I − A·X‖_F estimated (column `residual`);
+//! `--rank-variant 16:0:1`: the rank kernel's variant (`RankVariant::parse`) for every row.
 
 use faer::linalg::solvers::DenseSolveCore;
 use std::time::Instant;
@@ -44,20 +45,21 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let general_only = args.iter().any(|a| a == "--general");
     let check = args.iter().any(|a| a == "--check");
-    // `--rank-variant 64:1`: the rank kernel's variant for every row (`RankVariant::parse`).
-    let rank_variant = match args.iter().position(|a| a == "--rank-variant") {
-        Some(i) => Some(
+    // `--rank-variant 16:0:1`: the rank kernel's variant for every row (`RankVariant::parse`).
+    let at = args.iter().position(|a| a == "--rank-variant");
+    let rank_variant = at
+        .map(|i| {
             args.get(i + 1)
                 .and_then(|v| RankVariant::parse(v))
-                .ok_or_else(|| anyhow::anyhow!("--rank-variant takes depth_slice:c_first"))?,
-        ),
-        None => None,
-    };
-    let skip = rank_variant.map(|_| args.iter().position(|a| a == "--rank-variant").unwrap());
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--rank-variant takes depth_slice:c_first[:prefetch]")
+                })
+        })
+        .transpose()?;
     let rest = args
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| skip.is_none_or(|s| *i != s && *i != s + 1))
+        .filter(|(i, _)| at.is_none_or(|s| *i != s && *i != s + 1))
         .map(|(_, a)| a)
         .filter(|a| a != "--general" && a != "--check");
     let (sizes, panels) = panel_flags::parse(rest)?;

@@ -293,3 +293,29 @@ pub fn rank_launch(inv: &Inverter, p: RankProduct<'_>, tile: RankTile, fenced: b
     program.dispatch_rows_fenced(cols.div_ceil(side) as u32, row_tiles, "row_base", fenced)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_parse_their_names_and_refuse_others() {
+        let v = RankVariant::parse("32:1").unwrap();
+        assert_eq!((v.depth_slice, v.c_first, v.prefetch), (32, true, false));
+        assert_eq!(RankVariant::parse(&v.name()), Some(v));
+        assert_eq!(RankVariant::parse("16:0:0"), Some(RankVariant::default()));
+        for bad in ["", "16", "12:0", "16:2", "16:0:1:0", "x:0"] {
+            assert_eq!(RankVariant::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_slice_too_deep_for_shared_memory_is_halved() {
+        let v = RankVariant::parse("64:0").unwrap();
+        // 64 x 64 tiles: 64 k-rows of 33 vec4s = 33 KiB; 128 x 128: 66 KiB.
+        assert_eq!(v.depth_slice(RankTile::Small, 48 * 1024), 64);
+        assert_eq!(v.depth_slice(RankTile::Small, 32 * 1024), 32);
+        assert_eq!(v.depth_slice(RankTile::Large, 48 * 1024), 32);
+        assert_eq!(v.depth_slice(RankTile::Large, 32 * 1024), 16);
+    }
+}

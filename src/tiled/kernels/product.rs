@@ -260,7 +260,7 @@ impl PanelProducts {
         };
         let supported = |c: KernelConfig, variant: &str| {
             let c = c.panel_sliced(panel.slice);
-            let k = &table::GEMM_PANEL_SUPPORT;
+            let k = &table::GEMM_PANEL;
             let source = format!("{defines}#define SUPPORT 1\n{}", k.source);
             LazyProgram::new(ctx, k, variant, c.source(&source))
         };
@@ -287,8 +287,8 @@ impl PanelProducts {
                 None => None,
             },
             supported: (
-                supported(config, ""),
-                small.map(|s| supported(s, "small tiles")),
+                supported(config, "on supports"),
+                small.map(|s| supported(s, "small tiles, on supports")),
             ),
             fused: match diag {
                 Some(d) => Some((
@@ -402,19 +402,19 @@ impl TiledKernels {
             {
                 return self.gemm_cut(product, d_off, allow_small, cut);
             }
-            // Products on supports take the programs that skip (any other would read the
-            // zeros: the same sums, more slowly).
-            let on_supports = product.support != [Support::All; 2];
             let small = panel
                 .small
                 .as_ref()
                 .filter(|_| allow_small && full_tiles < SMALL_PRODUCT_TILES);
-            let (p, config) = match (small, on_supports) {
-                (Some((p, c)), false) => (p, c),
-                (Some((p, c)), true) => (panel.supported.1.as_ref().unwrap_or(p), c),
-                (None, false) => (&panel.gemm.0, &panel.gemm.1),
-                (None, true) => (&panel.supported.0, &panel.gemm.1),
+            let (plain, config) = small.unwrap_or(&panel.gemm);
+            // Products on supports take the programs that skip (the others read the zeros:
+            // the same sums, more slowly).
+            let supported = match small {
+                Some(_) => panel.supported.1.as_ref(),
+                None => Some(&panel.supported.0),
             };
+            let on_supports = product.support != [Support::All; 2];
+            let p = supported.filter(|_| on_supports).unwrap_or(plain);
             // Packing pays where each panel is read by several tiles: C more than one tile
             // each way (not the few right-hand sides of a solve, whose L blocks are read once).
             if av.cols >= self.panel_min_depth()
@@ -644,7 +644,6 @@ impl TiledKernels {
         {
             return Ok(false);
         }
-        let on_supports = std::ptr::eq(p.kernel(), &table::GEMM_PANEL_SUPPORT);
         let p = p.get()?;
         let a_scale = if root_d { (d, d_off, true) } else { (None, 0, false) };
         self.pack_panel(panel, 0, a, a_scale, (ra, tile), (kp, block))?;
@@ -678,15 +677,14 @@ impl TiledKernels {
             ("lower", Uniform::I32(i32::from(shift.is_some()))),
             ("shift", Uniform::I32(shift.unwrap_or(0) as i32)),
         ])?;
-        if on_supports {
-            let [(a_sup, a_shift), (b_sup, b_shift)] = product.support.map(|x| x.uniforms());
-            p.set_all(&[
-                ("a_support", Uniform::I32(a_sup)),
-                ("a_shift", Uniform::I32(a_shift)),
-                ("b_support", Uniform::I32(b_sup)),
-                ("b_shift", Uniform::I32(b_shift)),
-            ])?;
-        }
+        // Inactive (skipped) in the programs compiled without SUPPORT.
+        let [(a_sup, a_shift), (b_sup, b_shift)] = product.support.map(|x| x.uniforms());
+        p.set_all(&[
+            ("a_support", Uniform::I32(a_sup)),
+            ("a_shift", Uniform::I32(a_shift)),
+            ("b_support", Uniform::I32(b_sup)),
+            ("b_shift", Uniform::I32(b_shift)),
+        ])?;
         // The fused variant: the diagonal block (order, global column, slot) at C's corner
         // factored after the update, its inverse into its slot.
         let inverses = self.inverses.borrow();
