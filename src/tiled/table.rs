@@ -179,7 +179,8 @@ pub static GEMM_PANEL_FUSED: ComputeKernel = ComputeKernel {
         "diag_column0",
         "diag_inv_off",
     ],
-    optional: &[],
+    // Set by every panel product, active only with SUPPORT (never compiled so here).
+    optional: &["a_support", "a_shift", "b_support", "b_shift"],
 };
 
 /// Packs an operand (d folded in) into a panel for [`GEMM_PANEL`].
