@@ -1,6 +1,6 @@
 //! The general inverses' panel flags of the timing examples (issue 26's tuning): `--pivoting
 //! partial,tournament`, `--chunk 128,256` (rows per work group of the tournament's first
-//! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128` (the
+//! round), `--block 64,128` (the block size b), `--update products,rank,rank64,rank128,mixed` (the
 //! kernel of the block updates: src/inverse/rank.rs), `--lower solve,triangular,product` (how the LU
 //! inverse forms L⁻¹: src/inverse/lu.rs), `--step shared,registers,combined,broadcast` (how
 //! tournament leaves hold their rows), `--split columns,steps,registers` (how the
@@ -46,7 +46,9 @@ pub fn parse(
                 "chunk" => chunk.push(v.parse()?),
                 "block" => block.push(Some(v.parse()?)),
                 "update" => update.push(BlockUpdate::from_name(v).ok_or_else(|| {
-                    anyhow::anyhow!("--update takes products, rank, rank64 or rank128, not {v}")
+                    anyhow::anyhow!(
+                        "--update takes products, rank, rank64, rank128 or mixed, not {v}"
+                    )
                 })?),
                 "lower" => lower.push(LowerInverse::from_name(v).ok_or_else(|| {
                     anyhow::anyhow!("--lower takes solve, triangular or product, not {v}")

@@ -114,10 +114,7 @@ pub fn time_inverse_in(
         .into());
     }
     let block = block
-        .unwrap_or_else(|| match kind {
-            Kind::General => inv.general_block(s),
-            _ => inv.block(),
-        })
+        .unwrap_or_else(|| super::default_block(inv, kind, method, s))
         .max(1);
     let a = test_matrix(kind, s);
     // The LU of an SPD matrix runs without pivoting, failing on a pivot not positive.

@@ -282,11 +282,17 @@ pub fn invert(
     kind: Kind,
     method: InverseMethod,
 ) -> Result<Matrix<f32>> {
-    let block = match kind {
-        Kind::General => inv.general_block(a.rows()),
-        _ => inv.block(),
-    };
+    let block = default_block(inv, kind, method, a.rows());
     invert_with_block(inv, a, kind, method, block)
+}
+
+/// The default block size b of an inversion of `kind` by `method` at order `n`.
+pub(crate) fn default_block(inv: &Inverter, kind: Kind, method: InverseMethod, n: usize) -> usize {
+    match (kind, method) {
+        (Kind::General, InverseMethod::Lu) => inv.lu_block(n),
+        (Kind::General, _) => inv.general_block(n),
+        _ => inv.block(),
+    }
 }
 
 /// [`invert`] with an explicit block size b of the blocked algorithms.
@@ -372,10 +378,7 @@ pub(crate) fn invert_unchecked(
     let n = a.rows();
     let block = options
         .block
-        .unwrap_or_else(|| match kind {
-            Kind::General => inv.general_block(n),
-            _ => inv.block(),
-        })
+        .unwrap_or_else(|| default_block(inv, kind, method, n))
         .max(1);
     if options.storage == Storage::Rfp {
         let arf = rfp_inverse_on_device(inv, n, &rfp_layout::from_lower(a)?)?;

@@ -306,6 +306,72 @@ fn other_blocks_on_the_rank_kernel() {
     }
 }
 
+/// The LU inverse in wide blocks (the panel's leaves updated on the rank kernel, the trailing
+/// update a deep product, on this device's kernels and on the GPUs' packed panels; the last
+/// block narrower), its workspaces and the L and inverse buffers poisoned first, against f64;
+/// and the default block's choice.
+#[test]
+fn lu_in_wide_blocks_matches_f64() {
+    use symraster::inverse::kernels::{LU_WIDE_BLOCK, LU_WIDE_ORDER};
+    use symraster::inverse::lu;
+    let gpu = common::gpu();
+    let gpu_tiles = symraster::tiled::KernelConfig::GPU;
+    for (update, tiles) in [
+        (BlockUpdate::Rank64, None),
+        (BlockUpdate::Mixed, None),
+        (BlockUpdate::Rank64, Some(gpu_tiles)),
+    ] {
+        let settings = PanelSettings {
+            update,
+            ..PanelSettings::default()
+        };
+        let inv = match tiles {
+            None => Inverter::new(&gpu).unwrap(),
+            Some(c) => Inverter::with_config(gpu.context(), c).unwrap(),
+        }
+        .with_panel(settings);
+        assert_eq!(inv.lu_block(LU_WIDE_ORDER), LU_WIDE_BLOCK);
+        assert_eq!(
+            inv.lu_block(LU_WIDE_ORDER - 1),
+            inv.general_block(LU_WIDE_ORDER - 1)
+        );
+        for (n, block) in [(300, 256), (600, 256), (520, 512), (700, 512)] {
+            let a = general(n, 90 + n as u64);
+            let tol = inverse::pivot_tolerance(&a.to_f32());
+            let d = DeviceSquare::upload(&inv, &a.to_f32()).unwrap();
+            let mut w = PivotWork::new(&inv, n, block).unwrap();
+            common::poison_pivot_work(&mut w);
+            let nan = vec![f32::NAN; n * n];
+            let square = || DeviceSquare {
+                buffer: inv.buffer("poisoned", n * n).unwrap(),
+                n,
+            };
+            let (mut l, mut xd) = (square(), square());
+            l.buffer.upload(&nan).unwrap();
+            xd.buffer.upload(&nan).unwrap();
+            inv.reset_status().unwrap();
+            lu::factor_in_place(&inv, &d, &w, tol).unwrap();
+            inv.check_status(tol).unwrap();
+            lu::inverse_from_factors(&inv, &d, &l, &xd).unwrap();
+            let mut x = xd.download().unwrap();
+            gje::unscramble_columns(&mut x, &w.piv.download_range(0, n).unwrap());
+            let what = format!("{update:?} {tiles:?} n {n} b {block}");
+            assert!(x.as_slice().iter().all(|v| v.is_finite()), "{what}");
+            let r = common::inverse_residual(&a, &x);
+            assert!(
+                r < common::inverse_residual_bound(n),
+                "{what}: residual {r}"
+            );
+            common::check_inverse_forward(&a, &x, &what);
+        }
+    }
+    let wide = Inverter::new(&gpu).unwrap().with_panel(PanelSettings {
+        block: Some(96),
+        ..PanelSettings::default()
+    });
+    assert_eq!(wide.lu_block(LU_WIDE_ORDER), 96);
+}
+
 /// The Gauss-Jordan sweep on the rank kernel with every float workspace poisoned first: a
 /// read of anything the sweep did not write shows in the inverse.
 #[test]

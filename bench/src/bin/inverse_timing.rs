@@ -8,7 +8,8 @@
 //! run with the first). `--general`: the
 //! general rows only (no SPD, no CPU rows); `--check`: each general row's inverse also formed
 //! whole (upload, sweep, download) and its residual ‖I − A·X‖_F estimated (column `residual`);
-//! `--rank-variant 16:0:1`: the rank kernel's variant (`RankVariant::parse`) for every row.
+//! `--rank-variant 16:0:1`: the rank kernel's variant (`RankVariant::parse`) for every row;
+//! `--method lu` (or `gje`): the general rows of that method only.
 
 use faer::linalg::solvers::DenseSolveCore;
 use std::time::Instant;
@@ -42,27 +43,26 @@ fn faer_ms(kind: Kind, s: usize) -> f64 {
 
 fn main() -> anyhow::Result<()> {
     env_logger::init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
     let general_only = args.iter().any(|a| a == "--general");
     let check = args.iter().any(|a| a == "--check");
+    args.retain(|a| a != "--general" && a != "--check");
     // `--rank-variant 16:0:1`: the rank kernel's variant for every row (`RankVariant::parse`).
-    let at = args.iter().position(|a| a == "--rank-variant");
-    let rank_variant = at
-        .map(|i| {
-            args.get(i + 1)
-                .and_then(|v| RankVariant::parse(v))
-                .ok_or_else(|| {
-                    anyhow::anyhow!("--rank-variant takes depth_slice:c_first[:prefetch]")
-                })
+    let rank_variant = take_value(&mut args, "--rank-variant")?
+        .map(|v| {
+            RankVariant::parse(&v).ok_or_else(|| {
+                anyhow::anyhow!("--rank-variant takes depth_slice:c_first[:prefetch]")
+            })
         })
         .transpose()?;
-    let rest = args
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| at.is_none_or(|s| *i != s && *i != s + 1))
-        .map(|(_, a)| a)
-        .filter(|a| a != "--general" && a != "--check");
-    let (sizes, panels) = panel_flags::parse(rest)?;
+    // `--method lu`: the general rows of one method only.
+    let methods = match take_value(&mut args, "--method")?.as_deref() {
+        None => vec![Method::Gje, Method::Lu],
+        Some("gje") => vec![Method::Gje],
+        Some("lu") => vec![Method::Lu],
+        Some(m) => anyhow::bail!("--method takes gje or lu, not {m}"),
+    };
+    let (sizes, panels) = panel_flags::parse(args.into_iter())?;
     let sizes = if sizes.is_empty() {
         vec![128, 256, 512]
     } else {
@@ -83,8 +83,9 @@ fn main() -> anyhow::Result<()> {
     println!("kind,method,storage,s,block,gpu_ms,wall_ms,gflops,panel,residual");
     for &s in &sizes {
         let general = inverters.iter().flat_map(|(inv, label)| {
-            [Method::Gje, Method::Lu]
-                .map(|m| (inv, label.as_str(), Kind::General, m, Storage::Full))
+            methods
+                .iter()
+                .map(move |&m| (inv, label.as_str(), Kind::General, m, Storage::Full))
         });
         let (inv0, _) = &inverters[0];
         let spd = [
@@ -135,4 +136,15 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Removes `flag` and the value after it from `args`, returning the value.
+fn take_value(args: &mut Vec<String>, flag: &str) -> anyhow::Result<Option<String>> {
+    let Some(i) = args.iter().position(|a| a == flag) else {
+        return Ok(None);
+    };
+    anyhow::ensure!(i + 1 < args.len(), "{flag} needs a value");
+    let value = args.remove(i + 1);
+    args.remove(i);
+    Ok(Some(value))
 }

@@ -44,6 +44,15 @@ pub enum CopyMode {
 /// default ([`Inverter::general_block`]).
 pub const SMALL_BLOCK_ORDER: usize = 1024;
 
+/// The least order from which the LU inverse takes [`LU_WIDE_BLOCK`] columns per block by
+/// default ([`Inverter::lu_block`]).
+pub const LU_WIDE_ORDER: usize = 8192;
+
+/// The LU inverse's block from [`LU_WIDE_ORDER`] on: its trailing updates then run as deep
+/// products on packed panels, faster per flop than the look-ahead's rank-64 updates
+/// (`figures/h200/experiments/lu_blocks/`).
+pub const LU_WIDE_BLOCK: usize = 512;
+
 /// How the Newton iteration reads its per-step results back (issue 26: each wait idles the
 /// GPU, much of a step at small orders; `figures/h200/experiments/sign_phases.csv`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -193,6 +202,16 @@ impl Inverter {
             Some(b) => b.max(1),
             None if n <= SMALL_BLOCK_ORDER => self.tiled.config().nb.max(1),
             None => self.block(),
+        }
+    }
+
+    /// The block size of an LU inverse of order `n`: the panel settings' block where set, else
+    /// [`LU_WIDE_BLOCK`] from [`LU_WIDE_ORDER`] on and [`Inverter::general_block`] below.
+    pub fn lu_block(&self, n: usize) -> usize {
+        match self.panel.block {
+            Some(b) => b.max(1),
+            None if n >= LU_WIDE_ORDER => LU_WIDE_BLOCK,
+            None => self.general_block(n),
         }
     }
 

@@ -31,15 +31,22 @@ pub enum BlockUpdate {
     Rank64,
     /// The rank kernel with 128 x 128 tiles always.
     Rank128,
+    /// The rank kernel with 64 x 64 tiles below depth [`MIXED_PRODUCT_DEPTH`], the tiled
+    /// product from there on (deeper updates run faster per flop on packed panels).
+    Mixed,
 }
+
+/// The least depth [`BlockUpdate::Mixed`] gives the tiled product.
+pub const MIXED_PRODUCT_DEPTH: usize = 128;
 
 impl BlockUpdate {
     /// Every choice, in the order of the examples' flags.
-    pub const ALL: [BlockUpdate; 4] = [
+    pub const ALL: [BlockUpdate; 5] = [
         BlockUpdate::Products,
         BlockUpdate::Rank,
         BlockUpdate::Rank64,
         BlockUpdate::Rank128,
+        BlockUpdate::Mixed,
     ];
 
     /// The name in the examples' flags.
@@ -49,6 +56,7 @@ impl BlockUpdate {
             BlockUpdate::Rank => "rank",
             BlockUpdate::Rank64 => "rank64",
             BlockUpdate::Rank128 => "rank128",
+            BlockUpdate::Mixed => "mixed",
         }
     }
 
@@ -68,6 +76,7 @@ impl BlockUpdate {
             BlockUpdate::Rank => Some(RankTile::for_size(rows, cols)),
             BlockUpdate::Rank64 => Some(RankTile::Small),
             BlockUpdate::Rank128 => Some(RankTile::Large),
+            BlockUpdate::Mixed => (depth < MIXED_PRODUCT_DEPTH).then_some(RankTile::Small),
         }
     }
 }
