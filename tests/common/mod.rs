@@ -220,6 +220,19 @@ pub fn check_inverse_forward(a: &symraster::Matrix<f64>, x: &symraster::Matrix<f
     assert!(e < bound, "{what}: error {e}, bound {bound}");
 }
 
+/// A general inverse X of A checked whole: every entry finite, [`inverse_residual`] within
+/// [`inverse_residual_bound`] and [`check_inverse_forward`]'s forward error.
+pub fn check_inverse(a: &symraster::Matrix<f64>, x: &symraster::Matrix<f32>, what: &str) {
+    assert!(
+        x.as_slice().iter().all(|v| v.is_finite()),
+        "{what}: not finite"
+    );
+    let r = inverse_residual(a, x);
+    let bound = inverse_residual_bound(a.rows());
+    assert!(r < bound, "{what}: residual {r}, bound {bound}");
+    check_inverse_forward(a, x, what);
+}
+
 /// ‖P·A − L·U‖ / ‖P·A‖ for the factors `f` (unit-lower L below the diagonal, U on and above)
 /// of A with the row swaps `piv` (row p swapped with piv\[p\] at step p).
 pub fn lu_error(a: &symraster::Matrix<f64>, f: &symraster::Matrix<f64>, piv: &[u32]) -> f64 {

@@ -51,10 +51,7 @@ fn residuals_for_every_option_across_orders() {
             let what = format!("{option:?} n {n}");
             common::check_general_inverses(&inv, &a, &what);
             let x = common::gje_with_poisoned_work(&inv, &a, inv.block());
-            let r = common::inverse_residual(&a, &x);
-            let bound = common::inverse_residual_bound(n);
-            assert!(r < bound, "{what} poisoned: residual {r}, bound {bound}");
-            common::check_inverse_forward(&a, &x, &format!("{what} poisoned"));
+            common::check_inverse(&a, &x, &format!("{what} poisoned"));
         }
     }
 }

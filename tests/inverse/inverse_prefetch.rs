@@ -72,13 +72,7 @@ fn poisoned_workspaces_do_not_show_for_every_option() {
                 let a = common::pivoting_general(n, 21 + n as u64);
                 let what = format!("{option:?} chunk {chunk} n {n} b {block}");
                 let x = common::gje_with_poisoned_work(&inv, &a, block);
-                assert!(x.as_slice().iter().all(|v| v.is_finite()), "{what}");
-                let r = common::inverse_residual(&a, &x);
-                assert!(
-                    r < common::inverse_residual_bound(n),
-                    "{what}: residual {r}"
-                );
-                common::check_inverse_forward(&a, &x, &what);
+                common::check_inverse(&a, &x, &what);
             }
         }
     }
