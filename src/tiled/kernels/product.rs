@@ -252,18 +252,15 @@ impl PanelProducts {
             return Ok(None);
         }
         let defines = panel.defines();
-        let gemm = |c: KernelConfig, variant: &str| -> Result<(LazyProgram, KernelConfig)> {
+        // The panel program on tiles `c`, with `more` defines after the variant's (SUPPORT
+        // for products on supports).
+        let gemm = |c: KernelConfig, variant: &str, more: &str| {
             let c = c.panel_sliced(panel.slice);
             let k = &table::GEMM_PANEL;
-            let source = format!("{defines}{}", k.source);
-            Ok((LazyProgram::new(ctx, k, variant, c.source(&source)), c))
+            let source = format!("{defines}{more}{}", k.source);
+            (LazyProgram::new(ctx, k, variant, c.source(&source)), c)
         };
-        let supported = |c: KernelConfig, variant: &str| {
-            let c = c.panel_sliced(panel.slice);
-            let k = &table::GEMM_PANEL;
-            let source = format!("{defines}#define SUPPORT 1\n{}", k.source);
-            LazyProgram::new(ctx, k, variant, c.source(&source))
-        };
+        let support = "#define SUPPORT 1\n";
         let small = config.small().filter(fits);
         // The fused variants: a 16 x 16 work group (potrf_inv_fn's default) whose tile holds
         // the block, of order at most 64 (4 x 4 entries per invocation: a block of 128 in
@@ -281,14 +278,11 @@ impl PanelProducts {
         let pack = &table::PACK_PANEL;
         Ok(Some(Self {
             pack: LazyProgram::new(ctx, pack, "", config.source(pack.source)),
-            gemm: gemm(config, "")?,
-            small: match small {
-                Some(s) => Some(gemm(s, "small tiles")?),
-                None => None,
-            },
+            gemm: gemm(config, "", ""),
+            small: small.map(|s| gemm(s, "small tiles", "")),
             supported: (
-                supported(config, "on supports"),
-                small.map(|s| supported(s, "small tiles, on supports")),
+                gemm(config, "on supports", support).0,
+                small.map(|s| gemm(s, "small tiles, on supports", support).0),
             ),
             fused: match diag {
                 Some(d) => Some((
