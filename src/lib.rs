@@ -177,8 +177,8 @@ pub use gpu::{
 #[doc(hidden)]
 pub use gpu::{assembly_plan, check_factor, cholesky_plan};
 pub use inverse::{
-    Handover, InverseMethod, InvertOptions, Kind, Lyapunov, LyapunovOptions, Refined, Sign,
-    SignOptions, Storage,
+    AUTO_GJE_MAX_ORDER, Handover, InverseMethod, InvertOptions, Kind, Lyapunov, LyapunovOptions,
+    Refined, Sign, SignOptions, Storage,
 };
 pub use layout::{BlockColumn, Blocking, Format, Layout, PackedMatrix, rfp};
 pub use least_squares::{Solution, SolveOptions, SpdFactor, Timings};

@@ -15,6 +15,8 @@ the op, ``.cpu().numpy()``, ``torch.cuda.synchronize()``):
 - cho_factor_solve_kept (float64): the same call of ours; torch keeps the factor on the GPU
   between the two (as solve_pos), which scipy's API cannot.
 - inv_pos (float64): ``la.inv(C, assume_a="pos")``; ``linalg.cholesky`` + ``cholesky_inverse``.
+- inv (float64): ``la.inv(G)`` of a general G (C with its upper triangle redrawn: nonsymmetric,
+  diagonally dominant); ``linalg.inv``.
 - weighted_lstsq (float64): ``la.weighted_lstsq(X, y, w)``, X n × m observations × unknowns,
   n = 2m; the normal equations ``(Xᵀ·w) @ X``, ``linalg.cholesky``, ``cholesky_solve``.
 - batched_weighted_lstsq (float32): ``la.batched_weighted_lstsq(X, w, y)``, X (B, 2n, n); bmm,
@@ -83,7 +85,7 @@ except ImportError:  # the checks then run on numpy's BLAS threads as they are
     threadpool_limits = None
 
 DENSE = ["solve_pos", "cholesky", "cho_factor_solve", "cho_factor_solve_kept", "inv_pos",
-         "weighted_lstsq"]
+         "inv", "weighted_lstsq"]
 BATCHED = ["batched_weighted_lstsq", "batched_cholesky", "batched_solve"]
 ORDERS = ["interleaved", "ours-first", "torch-first"]
 COLUMNS = ["op", "m", "n", "api", "dtype", "symraster_ms", "torch_ms", "ratio"]
@@ -211,6 +213,10 @@ def t_inv(c):
     return done(torch.cholesky_inverse(torch.linalg.cholesky(cuda(c))))
 
 
+def t_inv_general(g):
+    return done(torch.linalg.inv(cuda(g)))
+
+
 def t_lstsq(x, w, y):
     xg, wg, yg = cuda(x), cuda(w), cuda(y)
     xw = xg.T * wg
@@ -275,6 +281,15 @@ def dense_cases(m, ops, rng, with_torch):
                    lambda: la.inv(c, assume_a="pos"),
                    tv and (lambda: t_inv(c)),
                    lambda x: inverse_error(x, c, v), 1e-11)
+    if "inv" in want:
+        g = c.copy()
+        upper = np.triu_indices(m, 1)
+        g[upper] = rng.uniform(-1, 1, len(upper[0]))
+        yield Case("inv", m, m, "float64",
+                   lambda: la.inv(g),
+                   tv and (lambda: t_inv_general(g)),
+                   lambda x: inverse_error(x, g, v), 1e-11)
+        del g
     if "weighted_lstsq" in want:
         del c
         n = 2 * m

@@ -1595,22 +1595,33 @@ fn assemble<'py>(
     Ok(array_of(py, finish(py, outcome)?.0))
 }
 
-/// M⁻¹ in float64 (refined): general (Gauss-Jordan, or with `lu` LU with partial pivoting)
-/// or, with `spd`, SPD through Cholesky reading the lower triangle (with `upper` the upper),
-/// a float64 M read where it lies (`Gpu::spd_inverse_double`, no copy). Returns X and the
+/// M⁻¹ in float64 (refined): general by `method` ("auto": Gauss-Jordan or LU by order,
+/// `InverseMethod::Auto`; "gje"; "lu": LU with partial pivoting) or, with `spd`, SPD through
+/// Cholesky reading the lower triangle (with `upper` the upper), a float64 M read where it lies
+/// (`Gpu::spd_inverse_double`, no copy). Returns X and the
 /// diagnostics; for `spd` they hold `norm_1`, ‖M‖₁ of the symmetric M the triangle read
 /// holds (NaN where an entry is NaN), worked out while the worker inverts, and with
 /// `check_finite` a non-finite entry in the other triangle is scipy's ValueError.
 #[pyfunction]
-#[pyo3(signature = (a, spd, upper, lu, check_finite=false))]
+#[pyo3(signature = (a, spd, upper, method, check_finite=false))]
 fn invert<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
     spd: bool,
     upper: bool,
-    lu: bool,
+    method: &str,
     check_finite: bool,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+    let method = match method {
+        "auto" => InverseMethod::Auto,
+        "gje" => InverseMethod::Gje,
+        "lu" => InverseMethod::Lu,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "method must be 'auto', 'gje' or 'lu', not {other:?}"
+            )));
+        }
+    };
     let held = if spd { Some(Held::of(a)?) } else { None };
     let read = if upper {
         Triangle::Upper
@@ -1623,7 +1634,7 @@ fn invert<'py>(
         spd && check_finite,
         spd,
     );
-    let inverted = inverted(py, a, spd, upper, lu, &mut beside);
+    let inverted = inverted(py, a, spd, upper, method, &mut beside);
     let norm = beside.finish(py)?;
     let (r, seconds) = inverted?;
     inverse_result(py, r, seconds, spd.then_some(norm))
@@ -1635,7 +1646,7 @@ fn inverted(
     a: &Bound<'_, PyAny>,
     spd: bool,
     upper: bool,
-    lu: bool,
+    method: InverseMethod,
     beside: &mut Beside<'_>,
 ) -> PyResult<(symraster::Refined, f64)> {
     let mut opts = if spd {
@@ -1643,8 +1654,8 @@ fn inverted(
     } else {
         InvertOptions::default()
     };
-    if lu && !spd {
-        opts.method = InverseMethod::Lu;
+    if !spd {
+        opts.method = method;
     }
     // The SPD inverse's messages name a and positions in it (not in aᵀ's copy for `upper`).
     let names = spd.then_some(Names::Spd { upper });

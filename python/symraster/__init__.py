@@ -546,7 +546,7 @@ class Cholesky:
         float64's accuracy), float32 through the GPU's factor."""
         if self._c is not None:
             self._live()
-            x, _ = _native.invert(self._c.c, True, False, False)
+            x, _ = _native.invert(self._c.c, True, False, "auto")
             return x
         return _native.factor_inverse(self._live()).astype(self.dtype, copy=False)
 
@@ -588,7 +588,7 @@ def _structure(assume_a, function):
 def _general_solve(a64, b64, max_iter=10):
     """X with A·X = B in float64: the GPU's LU inverse with partial pivoting, refined in
     float64, then iterative refinement of X with it. Returns X and κ₁(A) = ‖A‖₁·‖A⁻¹‖₁."""
-    inverse, _ = _native.invert(a64, False, False, True)
+    inverse, _ = _native.invert(a64, False, False, "lu")
     condition = _norm_1(a64) * _norm_1(inverse)
     x = inverse @ b64
     a_norm = float(np.max(np.sum(np.abs(a64), axis=1)))
@@ -708,12 +708,12 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False,
         return np.empty((0, 0), dtype=a.dtype)
     if structure == "pos":
         with _checked_by_library(one_pass):
-            x, d = _native.invert(a, True, not lower, False, one_pass)
+            x, d = _native.invert(a, True, not lower, "auto", one_pass)
         a_norm = d["norm_1"]
     else:
         if structure == "sym":
             a = _symmetric(a, lower)
-        x, _ = _native.invert(a, False, False, False)
+        x, _ = _native.invert(a, False, False, "auto")
         a_norm = _norm_1(a)
     _check_condition(a_norm * _norm_1(x), a.dtype)  # κ₁(a) = ‖a‖₁·‖a⁻¹‖₁, as scipy warns
     return x.astype(a.dtype, copy=False)

@@ -208,7 +208,7 @@ def test_gil_released_during_gpu_work(rng):
         time.sleep(0.1)
         rate = (ticks[0] - before) / (time.perf_counter() - start)  # loops per second
         start, before = time.perf_counter(), ticks[0]
-        _native.invert(a, True, False, False)  # one native call
+        _native.invert(a, True, False, "auto")  # one native call
         seconds, during = time.perf_counter() - start, ticks[0] - before
     finally:
         done.set()

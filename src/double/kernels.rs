@@ -279,7 +279,7 @@ impl DoubleKernels {
 
     /// An error where `len` f64 values exceed one storage buffer of this device.
     pub fn check_fits(&self, what: &str, len: usize) -> Result<()> {
-        crate::tiled::storage::check_fits(what, 2 * len, self.max_bytes)
+        crate::tiled::storage::check_fits_f64(what, len, self.max_bytes)
     }
 
     /// The context.

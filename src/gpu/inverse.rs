@@ -45,7 +45,8 @@ impl Gpu {
     }
 
     /// M⁻¹ of the square `a` (after Benner et al.): `options` say what M is (for an SPD M only
-    /// the lower triangle is read), the method (Gauss-Jordan, Cholesky or LU), the storage and
+    /// the lower triangle is read), the method (by default chosen by kind and order:
+    /// [`InverseMethod::resolve`]; Gauss-Jordan, Cholesky or LU), the storage and
     /// how many Newton-Schulz steps in f64 follow the f32 GPU inverse. The result is f64: with
     /// refinement to about double accuracy for a well-conditioned M, else the f32 inverse
     /// widened (f32 accuracy, about κ(M)·2⁻²⁴).
@@ -70,6 +71,10 @@ impl Gpu {
     /// ```
     pub fn invert<T: Element>(&self, a: &Matrix<T>, options: InvertOptions) -> Result<Refined> {
         crate::inverse::check_method(options.kind, options.method, options.storage)?;
+        let options = InvertOptions {
+            method: options.method.resolve(options.kind, a.rows()),
+            ..options
+        };
         if options.kind == Kind::Spd
             && options.method == InverseMethod::Cholesky
             && options.storage == Storage::Full

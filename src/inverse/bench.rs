@@ -105,6 +105,7 @@ pub fn time_inverse_in(
     reps: usize,
 ) -> Result<InverseTiming> {
     check_method(kind, method, storage)?;
+    let method = method.resolve(kind, s);
     if s == 0 {
         return Err(InputError::Unsupported(format!(
             "timing {} inversion of an order-{s} {} matrix",
@@ -158,6 +159,7 @@ pub fn time_inverse_in(
                 lu::inverse_from_factors(inv, &work, &y, &x)?;
             }
             (Kind::General, InverseMethod::Cholesky) => unreachable!("refused above"),
+            (_, InverseMethod::Auto) => unreachable!("resolved above"),
         }
         timer.end();
         ctx.finish();

@@ -7,6 +7,8 @@
 //! - General matrices ([`Kind::General`]): [`InverseMethod::Gje`] (blocked Gauss-Jordan with
 //!   pivoting, Fig 3 left) or [`InverseMethod::Lu`] (LU with pivoting, section 3.1), 2s³ flops;
 //!   tournament pivoting by default, partial pivoting selectable ([`Pivoting`](kernels::panel::Pivoting)).
+//!   [`InverseMethod::Auto`] (the default) takes Gauss-Jordan up to order [`AUTO_GJE_MAX_ORDER`]
+//!   and LU above it, and Cholesky for SPD matrices.
 //!   Symmetric indefinite matrices go through the general GJE, as the paper concludes (its
 //!   LDLᵀ inversion is slower than general GJE despite half the flops).
 //!
@@ -57,9 +59,18 @@ pub enum Kind {
     General,
 }
 
+/// The largest order at which [`InverseMethod::Auto`] inverts a general matrix by Gauss-Jordan;
+/// above it by LU, whose trailing updates in blocks of 512 are faster there
+/// (`figures/h200/experiments/auto_method/`).
+pub const AUTO_GJE_MAX_ORDER: usize = 8192;
+
 /// How to invert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum InverseMethod {
+    /// Chosen by kind and order ([`InverseMethod::resolve`]): Cholesky for an SPD matrix;
+    /// for a general one Gauss-Jordan up to order
+    /// [`AUTO_GJE_MAX_ORDER`](crate::AUTO_GJE_MAX_ORDER), LU above it.
+    Auto,
     /// Gauss-Jordan elimination (Fig 3): one sweep, rich in large products.
     Gje,
     /// Cholesky, triangular inverse, L⁻ᵀL⁻¹ (SPD only).
@@ -92,6 +103,7 @@ impl InverseMethod {
     /// The name on the command line.
     pub fn name(self) -> &'static str {
         match self {
+            InverseMethod::Auto => "auto",
             InverseMethod::Gje => "gje",
             InverseMethod::Cholesky => "cholesky",
             InverseMethod::Lu => "lu",
@@ -101,6 +113,17 @@ impl InverseMethod {
     /// Whether this method inverts matrices of `kind` (Cholesky needs SPD).
     pub fn supports(self, kind: Kind) -> bool {
         !(self == InverseMethod::Cholesky && kind == Kind::General)
+    }
+
+    /// The method that runs for a matrix of `kind` and order `n`: [`InverseMethod::Auto`]
+    /// chosen, any other as it is.
+    pub fn resolve(self, kind: Kind, n: usize) -> InverseMethod {
+        match (self, kind) {
+            (InverseMethod::Auto, Kind::Spd) => InverseMethod::Cholesky,
+            (InverseMethod::Auto, Kind::General) if n > AUTO_GJE_MAX_ORDER => InverseMethod::Lu,
+            (InverseMethod::Auto, Kind::General) => InverseMethod::Gje,
+            (method, _) => method,
+        }
     }
 }
 
@@ -113,7 +136,7 @@ impl InverseMethod {
 pub struct InvertOptions {
     /// What the matrix is (default: general).
     pub kind: Kind,
-    /// How to invert (default: Gauss-Jordan).
+    /// How to invert (default: [`InverseMethod::Auto`], by kind and order).
     pub method: InverseMethod,
     /// The block size b (`None`: the default).
     pub block: Option<usize>,
@@ -131,7 +154,7 @@ impl Default for InvertOptions {
     fn default() -> Self {
         Self {
             kind: Kind::General,
-            method: InverseMethod::Gje,
+            method: InverseMethod::Auto,
             block: None,
             storage: Storage::Full,
             refine_steps: 8,
@@ -282,6 +305,7 @@ pub fn invert(
     kind: Kind,
     method: InverseMethod,
 ) -> Result<Matrix<f32>> {
+    let method = method.resolve(kind, a.rows());
     let block = default_block(inv, kind, method, a.rows());
     invert_with_block(inv, a, kind, method, block)
 }
@@ -320,7 +344,9 @@ pub fn check_method(kind: Kind, method: InverseMethod, storage: Storage) -> Resu
         ))
         .into());
     }
-    if storage == Storage::Rfp && (kind, method) != (Kind::Spd, InverseMethod::Cholesky) {
+    // Auto's choice for an SPD matrix is Cholesky, for a general one never RFP's.
+    let rfp_method = matches!(method, InverseMethod::Cholesky | InverseMethod::Auto);
+    if storage == Storage::Rfp && !(kind == Kind::Spd && rfp_method) {
         return Err(InputError::Unsupported(format!(
             "RFP storage holds the {} {} inversion's matrix in full storage only; the SPD \
              inverse via Cholesky runs in RFP",
@@ -376,6 +402,7 @@ pub(crate) fn invert_unchecked(
     check_input("A", a, kind)?;
     check_method(kind, method, options.storage)?;
     let n = a.rows();
+    let method = method.resolve(kind, n);
     let block = options
         .block
         .unwrap_or_else(|| default_block(inv, kind, method, n))
@@ -448,6 +475,7 @@ pub(crate) fn invert_unchecked(
             x
         }
         (Kind::General, InverseMethod::Cholesky) => unreachable!("refused above"),
+        (_, InverseMethod::Auto) => unreachable!("resolved above"),
     };
     check_finite(&x)?;
     Ok(x)
@@ -544,13 +572,14 @@ pub fn invert_f64_with(
     refine_steps: usize,
 ) -> Result<Refined> {
     check_input("A", a, kind)?;
+    let method = method.resolve(kind, a.rows());
     let full = full_matrix(a, kind);
     let on_device = refine_steps > 0
         && kind == Kind::General
-        && method == InverseMethod::Gje
+        && matches!(method, InverseMethod::Gje | InverseMethod::Lu)
         && options.storage == Storage::Full;
     let gpu_failure = if on_device {
-        match gje_refined_on_device(inv, a, options, refine_steps)? {
+        match refined_on_device(inv, a, method, options, refine_steps)? {
             Ok(r) => return Ok(r),
             Err(failure) => failure,
         }
@@ -582,21 +611,25 @@ fn accepted(residuals: &[f64], steps: usize) -> bool {
         .is_some_and(|&last| check::is_inverse(last) && refinement_converged(residuals, steps))
 }
 
-/// The general Gauss-Jordan inverse refined in f64 without leaving the device: A up once in
-/// f64, narrowed there, inverted in place in f32, its columns put back and widened there, and
+/// The general inverse by Gauss-Jordan or LU refined in f64 without leaving the device: A up
+/// once in f64, narrowed there, inverted in f32, its columns put back and widened there, and
 /// refined against A by Newton-Schulz products ([`DoubleWork::refine_inverse_in_place`]); only
 /// the pivots and the residuals' sums come back before X. `Err` holds why the CPU's f64
 /// inverse should take over.
-fn gje_refined_on_device(
+fn refined_on_device(
     inv: &Inverter,
     a: &Matrix<f64>,
+    method: InverseMethod,
     options: InvertOptions,
     steps: usize,
 ) -> Result<std::result::Result<Refined, Fallback>> {
     let n = a.rows();
-    let block = options.block.unwrap_or_else(|| inv.general_block(n)).max(1);
+    let block = options
+        .block
+        .unwrap_or_else(|| default_block(inv, Kind::General, method, n))
+        .max(1);
     let mut work = kernels::double::DoubleWork::new(inv, n)?;
-    let inverse = widened::WidenedInverse::new(inv, n, block)?;
+    let inverse = widened::WidenedInverse::new(inv, n, method, block)?;
     let result = (|| {
         work.m.write(a)?;
         if let Err(e) = inverse.invert(inv, &work.m, &work.x) {

@@ -19,7 +19,7 @@ pub use super::kernels::double::PolishCorrection;
 use super::kernels::double::{DoubleWork, LastStep};
 use super::schulz::Schulz;
 use super::widened::WidenedInverse;
-use super::{Extent, Inverter, check_general_input};
+use super::{Extent, InverseMethod, Inverter, check_general_input};
 use super::newton::{self, STOP_SCALING, converged, not_converged};
 use crate::cpu::to_faer;
 use crate::error::{Error, InputError, NumericalError, Result};
@@ -514,7 +514,7 @@ fn iterate_refined(
     handover: Option<f64>,
 ) -> Result<RefinedRun> {
     let n = work.m.n;
-    let inverse = WidenedInverse::new(inv, n, inv.general_block(n))?;
+    let inverse = WidenedInverse::new(inv, n, InverseMethod::Gje, inv.general_block(n))?;
     let uninvertible = |k: usize, why: String| -> Error {
         NumericalError::SignNotConverged {
             iterations: k,

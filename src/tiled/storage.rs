@@ -166,6 +166,25 @@ pub fn check_fits(what: &str, len: usize, max_bytes: u64) -> Result<()> {
     }))
 }
 
+/// Refuses, before anything is allocated, `len` f64 values for `what` in one storage buffer
+/// beyond `max_bytes` (naming the limit and the largest f64 square it holds).
+pub fn check_fits_f64(what: &str, len: usize, max_bytes: u64) -> Result<()> {
+    let bytes = len as u64 * 8;
+    if bytes <= max_bytes {
+        return Ok(());
+    }
+    Err(Error::from(DeviceError::Unsupported {
+        what: format!("hold {what} ({bytes} bytes) in one storage buffer"),
+        why: format!(
+            "one shader storage buffer holds at most {max_bytes} bytes here \
+             (GL_MAX_SHADER_STORAGE_BLOCK_SIZE and 32-bit GL sizes): {} f64 values, a square of \
+             order {} at most",
+            max_bytes / 8,
+            (max_bytes / 8).isqrt()
+        ),
+    }))
+}
+
 /// Refuses, before anything is allocated, an order-m matrix in `storage` that the GPU cannot
 /// hold: more bytes than [`device_memory`] allows, or a row (full) / RFP array column larger
 /// than one part of `part_bytes`.
@@ -694,6 +713,10 @@ mod tests {
             assert!(check_fits("x", s.len(m + 1), bytes).is_err());
         }
         assert_eq!(max_order(Storage::Full, bytes), 23170);
+        // f64: an order-16383 square fits, 16384 does not, and the message says so.
+        assert!(check_fits_f64("x", 16383 * 16383, bytes).is_ok());
+        let e = check_fits_f64("the f64 matrix", 16384 * 16384, bytes).unwrap_err();
+        assert!(e.to_string().contains("a square of order 16383 at most"), "{e}");
     }
 
     #[test]

@@ -647,40 +647,61 @@ fn f64_entry_refines_spd_and_general() {
     }
 }
 
-/// The general Gauss-Jordan inverse refined without leaving the device (its f32 inverse
-/// ordered, widened and refined there) reaches what the host's hand-over reaches (LU's route):
-/// nonsymmetric matrices of orders tiny, odd and around the blocks of 32 and 64 and one f32
-/// product tile; a matrix the f32 sweep cannot invert but f64 can goes to the CPU's inverse
-/// (Refined::fallback), one singular in f64 too stays an error.
+/// The general inverses refined without leaving the device (the f32 inverse by Gauss-Jordan or
+/// LU, its columns put back, widened and refined there) reach f64's accuracy against faer's f64
+/// inverse: nonsymmetric matrices of orders tiny, odd and around the blocks of 32 and 64 and one
+/// f32 product tile, and LU in blocks of 256 past one block (as LU's wide blocks run at large
+/// orders); the default method (`Auto`, Gauss-Jordan at these orders) gives Gauss-Jordan's bits.
+/// A matrix the f32 sweep cannot invert but f64 can goes to the CPU's inverse
+/// (Refined::fallback), by either method; one singular in f64 too stays an error.
 #[test]
-fn general_inverse_refined_on_the_device_matches_the_host_route() {
+fn general_inverses_refined_on_the_device_reach_f64() {
     let gpu = common::gpu();
-    for n in [1, 2, 3, 31, 33, 64, 65, 129] {
+    let run = |a: &Matrix<f64>, method, block| {
+        let options = InvertOptions {
+            method,
+            block,
+            ..Default::default()
+        };
+        gpu.invert(a, options).unwrap()
+    };
+    let cases = [1, 2, 3, 31, 33, 64, 65, 129, 300]
+        .into_iter()
+        .map(|n| (n, None))
+        .chain([(300, Some(256))]);
+    for (n, block) in cases {
         let mut a = stable(n, 1500 + n as u64);
         // Off the sign function's test case: shifted, so neither A nor −A is near definite.
         for i in (0..n).step_by(3) {
             a[(i, i)] += 2.5;
         }
         let want = cpu_inverse(&a);
-        let run = |method| {
-            let options = InvertOptions {
-                method,
-                ..Default::default()
-            };
-            gpu.invert(&a, options).unwrap()
+        let methods = if block.is_some() {
+            vec![Method::Lu]
+        } else {
+            vec![Method::Gje, Method::Lu]
         };
-        let (gje, lu) = (run(Method::Gje), run(Method::Lu));
-        let (eg, el) = (relative_error(&gje.x, &want), relative_error(&lu.x, &want));
-        assert!(gje.fallback.is_none(), "n {n}: {:?}", gje.fallback);
-        assert!(
-            eg < 1e-12 && eg <= 10.0 * el + 1e-14,
-            "n {n}: GJE {eg:e}, LU {el:e}"
-        );
-        let (rg, rl) = (gje.residuals.last().unwrap(), lu.residuals.last().unwrap());
-        assert!(
-            *rg <= 10.0 * rl + 1e-14,
-            "n {n}: residuals {rg:e} against {rl:e}"
-        );
+        for method in methods {
+            let r = run(&a, method, block);
+            let e = relative_error(&r.x, &want);
+            assert!(
+                r.fallback.is_none() && e < 1e-12,
+                "n {n} {method:?} block {block:?}: error {e:e}, residuals {:?}, fallback {:?}",
+                r.residuals,
+                r.fallback
+            );
+            let (first, last) = (r.residuals[0], *r.residuals.last().unwrap());
+            assert!(
+                last < 1e-10 && last <= 1e-3 * first,
+                "n {n} {method:?}: residuals {:?}",
+                r.residuals
+            );
+        }
+        if block.is_none() {
+            assert_eq!(Method::Auto.resolve(Kind::General, n), Method::Gje);
+            let (auto, gje) = (run(&a, Method::Auto, None), run(&a, Method::Gje, None));
+            assert_eq!(auto.x.as_slice(), gje.x.as_slice(), "n {n}");
+        }
     }
     // Entries spanning 1e-9..1 on the diagonal: f32's pivots fail, f64's do not.
     let graded = Matrix::from_fn(5, 5, |i, j| match (i, j) {
@@ -688,18 +709,42 @@ fn general_inverse_refined_on_the_device_matches_the_host_route() {
         (0, 4) => 1.0,
         _ => 0.0,
     });
-    let r = gpu.invert(&graded, InvertOptions::default()).unwrap();
-    let e = relative_error(&r.x, &cpu_inverse(&graded));
-    assert!(
-        r.fallback.is_some() && e < 1e-12,
-        "graded: {e:e} {:?}",
-        r.fallback
-    );
     let singular = Matrix::from_fn(4, 4, |i, j| ((i + 1) * (j + 2)) as f64);
-    match gpu.invert(&singular, InvertOptions::default()) {
-        Err(Error::Numerical(_)) => {}
-        other => panic!("singular: {:?}", other.map(|r| r.residuals)),
+    for method in [Method::Gje, Method::Lu] {
+        let r = run(&graded, method, None);
+        let e = relative_error(&r.x, &cpu_inverse(&graded));
+        assert!(
+            r.fallback.is_some() && e < 1e-12,
+            "graded, {method:?}: {e:e} {:?}",
+            r.fallback
+        );
+        let options = InvertOptions {
+            method,
+            ..Default::default()
+        };
+        match gpu.invert(&singular, options) {
+            Err(Error::Numerical(_)) => {}
+            other => panic!("singular, {method:?}: {:?}", other.map(|r| r.residuals)),
+        }
     }
+}
+
+/// `InverseMethod::Auto` takes Cholesky for SPD matrices, and for general ones Gauss-Jordan up
+/// to `AUTO_GJE_MAX_ORDER` and LU above it; the other methods stay as they are.
+#[test]
+fn auto_method_chooses_by_kind_and_order() {
+    use symraster::AUTO_GJE_MAX_ORDER as MAX;
+    for n in [1, 64, MAX - 1, MAX, MAX + 1, 4 * MAX] {
+        assert_eq!(Method::Auto.resolve(Kind::Spd, n), Method::Cholesky);
+        let general = if n <= MAX { Method::Gje } else { Method::Lu };
+        assert_eq!(Method::Auto.resolve(Kind::General, n), general, "n {n}");
+        for method in [Method::Gje, Method::Lu, Method::Cholesky] {
+            for kind in [Kind::Spd, Kind::General] {
+                assert_eq!(method.resolve(kind, n), method);
+            }
+        }
+    }
+    assert_eq!(InvertOptions::default().method, Method::Auto);
 }
 
 /// An inverse's refinement ended after the step from a residual r with r² ≤ ε
@@ -831,7 +876,8 @@ fn sign_polish_correction_in_f32_keeps_the_accuracy() {
 
 /// Squares kept between calls hold the last call's values: a solve must not read them. The
 /// kept squares of the order are filled with NaN first; the Lyapunov solve and the sign
-/// function then match their references, and a second call gives the same X bit for bit.
+/// function then match their references, and a second call gives the same X bit for bit; the
+/// general inverses refined on the device, by Gauss-Jordan and by LU, match f64's.
 #[test]
 fn kept_squares_poisoned_with_nan_do_not_show() {
     let gpu = common::gpu();
@@ -886,6 +932,21 @@ fn kept_squares_poisoned_with_nan_do_not_show() {
         let e = relative_error(&s.s, &sign_by_eigen(&sym));
         assert!(e < 1e-5, "sign, refined {refine_inverses}: error {e}");
         assert!(s.residual < 1e-13);
+    }
+    // The general inverses refined on the device, their f32 squares (LU's three) kept ones.
+    let mut g = stable(n, 35);
+    for i in (0..n).step_by(3) {
+        g[(i, i)] += 2.5;
+    }
+    let want = cpu_inverse(&g);
+    for method in [Method::Gje, Method::Lu] {
+        poison(&inv);
+        let r = inverse::invert_f64(&inv, &g, Kind::General, method, 8).unwrap();
+        let e = relative_error(&r.x, &want);
+        assert!(
+            r.fallback.is_none() && e < 1e-12,
+            "{method:?} after poisoned squares: error {e:e}"
+        );
     }
     inv.release_kept_squares();
 }

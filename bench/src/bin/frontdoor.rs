@@ -16,6 +16,8 @@
 //! - `cho_factor_solve`: `Gpu::cholesky_double(C)` then `host::cholesky_solve(L, b)`, one right
 //!   side.
 //! - `inv_pos`: `Gpu::invert(C, InvertOptions::spd())`.
+//! - `inv`: `Gpu::invert(G, InvertOptions::default())` of a general G (C with its upper
+//!   triangle redrawn uniform in (−1, 1): nonsymmetric, diagonally dominant).
 //! - `weighted_lstsq`: `Gpu::least_squares_view(A, d, b)`, A m×n with n = 2m read where it lies
 //!   from X = Aᵀ (n, m) row-major, as the Python package is given it (`--lstsq-layout rows`: A
 //!   row-major); d and b n.
@@ -55,11 +57,12 @@ use symraster::{
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const DENSE_OPS: [&str; 5] = [
+const DENSE_OPS: [&str; 6] = [
     "solve_pos",
     "cholesky",
     "cho_factor_solve",
     "inv_pos",
+    "inv",
     "weighted_lstsq",
 ];
 const BATCHED_OPS: [&str; 3] = [
@@ -318,6 +321,31 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
                 );
             }
             Err(e) => fail("inv_pos", "float64", e),
+        }
+    }
+    if want("inv") {
+        let mut g = c.clone();
+        for i in 0..m {
+            for j in i + 1..m {
+                g[(i, j)] = rng.random_range(-1.0..1.0);
+            }
+        }
+        match time(runs, max, || gpu.invert(&g, InvertOptions::default())) {
+            Ok(t) => {
+                let x = t.result.x.as_slice();
+                let xgv = mul(x, m, &mul(g.as_slice(), m, &v));
+                let r: Vec<f64> = xgv.iter().zip(&v).map(|(a, b)| a - b).collect();
+                report(
+                    "inv",
+                    m,
+                    m,
+                    "float64",
+                    &t,
+                    norm_inf(&r) / norm_inf(&v),
+                    1e-11,
+                );
+            }
+            Err(e) => fail("inv", "float64", e),
         }
     }
     if want("weighted_lstsq") {

@@ -23,11 +23,14 @@ pub enum KindArg {
 /// How `invert` inverts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InverseMethodArg {
+    /// By kind and order: Cholesky for --kind spd; Gauss-Jordan for a general matrix up to
+    /// order 8192, LU above it (the faster of the two on the H200).
+    Auto,
     /// Gauss-Jordan elimination (Benner et al.'s Fig 3: the SPD variant or partial pivoting).
     Gje,
     /// Cholesky, then the triangular inverse and L⁻ᵀL⁻¹ (SPD only).
     Cholesky,
-    /// LU with partial pivoting, then U⁻¹L⁻¹ (for comparison).
+    /// LU with partial pivoting, then U⁻¹L⁻¹.
     Lu,
 }
 
@@ -41,7 +44,7 @@ pub struct InvertArgs {
     #[arg(long, value_enum, default_value_t = KindArg::General)]
     kind: KindArg,
     /// The inversion method (`cholesky` needs --kind spd).
-    #[arg(long, value_enum, default_value_t = InverseMethodArg::Gje)]
+    #[arg(long, value_enum, default_value_t = InverseMethodArg::Auto)]
     method: InverseMethodArg,
     /// Storage on the GPU (packed: LAPACK's RFP array, in place, about half the memory; for
     /// --kind spd --method cholesky).
@@ -51,8 +54,8 @@ pub struct InvertArgs {
     /// m(m+1)/2 float64 (--kind spd).
     #[arg(long)]
     rfp: bool,
-    /// Newton-Schulz steps in f64 on the CPU after the f32 GPU inverse (0: the GPU inverse as
-    /// it is); taken only while they reduce ‖I − M·X‖.
+    /// Newton-Schulz steps in f64 (on the GPU) after the f32 GPU inverse (0: the GPU inverse
+    /// as it is); taken only while they reduce ‖I − M·X‖.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=20))]
     refine: u32,
     /// Output file for M⁻¹ (float64).
@@ -118,6 +121,7 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         KindArg::General => Kind::General,
     };
     let method = match args.method {
+        InverseMethodArg::Auto => InverseMethod::Auto,
         InverseMethodArg::Gje => InverseMethod::Gje,
         InverseMethodArg::Cholesky => InverseMethod::Cholesky,
         InverseMethodArg::Lu => InverseMethod::Lu,
@@ -154,9 +158,10 @@ pub fn invert(args: InvertArgs) -> Result<()> {
         args.kind
             .to_possible_value()
             .map_or_else(String::new, |v| v.get_name().to_string()),
-        args.method
-            .to_possible_value()
-            .map_or_else(String::new, |v| v.get_name().to_string()),
+        match (args.method, method.resolve(kind, s)) {
+            (InverseMethodArg::Auto, chosen) => format!("{} (auto)", chosen.name()),
+            (_, chosen) => chosen.name().to_string(),
+        },
         storage.name(),
         gpu.info().renderer,
         residual_text(&r, args.refine > 0),

@@ -49,7 +49,7 @@ cases = [
     ("  cholesky f32 unchecked", lambda: la.cholesky(c32, lower=True, check_finite=False)),
     ("  all_finite outside f32", lambda: _native.all_finite(c32, "lower")),
     ("inv_pos", lambda: la.inv(c, assume_a="pos")),
-    ("  native invert", lambda: _native.invert(c, True, False, False)),
+    ("  native invert", lambda: _native.invert(c, True, False, "auto")),
     ("  norm_1 x", lambda: _native.norm_1(c, None)),
     ("cho_factor_solve", lambda: la.cho_solve(la.cho_factor(c), b)),
     ("  cho_factor", lambda: la.cho_factor(c)),

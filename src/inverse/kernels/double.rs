@@ -284,7 +284,7 @@ impl DoubleSquare {
     /// Room for an order-n matrix (unwritten: fresh, or one a finished call handed back with
     /// [`Inverter::recycle_double`]).
     pub fn new(inv: &Inverter, what: &str, n: usize) -> Result<Self> {
-        crate::tiled::storage::check_fits(what, 2 * n * n, inv.max_bytes())?;
+        crate::tiled::storage::check_fits_f64(what, n * n, inv.max_bytes())?;
         if let Some(buffer) = reuse(&inv.dgemm_programs().free_double, (n * n).max(1)) {
             return Ok(Self { buffer, n });
         }
