@@ -547,6 +547,9 @@ fn rfp_inverse_on_device(inv: &Inverter, n: usize, arf: &[f32]) -> Result<Vec<f3
 /// 0: the f32 inverse widened, its residual estimated). For [`Kind::Spd`] only the lower
 /// triangle of `a` is read. Entries beyond f32's range are refused as non-finite input.
 ///
+/// Where the refinement's order-n f64 squares exceed one storage buffer, faer's f64 inverse on
+/// the CPU is the result ([`Refined::fallback`] says so).
+///
 /// The residual decides: an f32 inverse with ‖I − M·X‖_F ≥ 1/2 (or a pivot that fails in f32)
 /// is, with refinement asked for, replaced by faer's f64 inverse on the CPU, refined
 /// ([`Refined::fallback`]); without refinement, or when the f64 inverse fails too, it is an
@@ -574,6 +577,9 @@ pub fn invert_f64_with(
     check_input("A", a, kind)?;
     let method = method.resolve(kind, a.rows());
     let full = full_matrix(a, kind);
+    if refine_steps > 0 && !double_squares_fit(inv, a.rows()) {
+        return cpu_past_buffers(inv, &full, kind);
+    }
     let on_device = refine_steps > 0
         && kind == Kind::General
         && matches!(method, InverseMethod::Gje | InverseMethod::Lu)
@@ -756,6 +762,42 @@ fn cpu_fallback(
         Fallback::Failed(e) => format!("the GPU's float32 inverse failed: {e}"),
     });
     Ok(r)
+}
+
+/// Whether an order-n f64 square, which the refinement works in, fits one storage buffer.
+fn double_squares_fit(inv: &Inverter, n: usize) -> bool {
+    (n as u64).saturating_mul(n as u64).saturating_mul(8) <= inv.max_bytes()
+}
+
+/// faer's f64 inverse on the CPU where the GPU cannot hold the refinement's f64 squares (the
+/// f32 inverse alone would not be f64-accurate), its residual estimated; an error where that
+/// shows no inverse.
+fn cpu_past_buffers(inv: &Inverter, full: &Matrix<f64>, kind: Kind) -> Result<Refined> {
+    let n = full.rows();
+    let x = check::cpu_inverse(full, kind)?;
+    let residual = check::residual_estimate(full, &x);
+    if !check::is_inverse(residual) {
+        return Err(NumericalError::IllConditioned {
+            precision: "double",
+            residual,
+            after: "for the CPU's float64 inverse (the GPU cannot hold the float64 refinement)"
+                .into(),
+            condition: check::condition(full, &x),
+            advice: "it is singular or nearly so",
+        }
+        .into());
+    }
+    Ok(Refined {
+        x,
+        residuals: vec![residual],
+        refined: false,
+        fallback: Some(format!(
+            "the GPU cannot hold the float64 refinement's order-{n} squares ({} bytes each; one \
+             storage buffer holds at most {} here): faer's float64 inverse on the CPU",
+            (n as u64).saturating_mul(n as u64).saturating_mul(8),
+            inv.max_bytes()
+        )),
+    })
 }
 
 /// Why the f64 fallback ran: the f32 inverse's residual, or its pivot error.

@@ -729,6 +729,53 @@ fn general_inverses_refined_on_the_device_reach_f64() {
     }
 }
 
+/// Where the refinement's f64 squares exceed one storage buffer (the limit lowered here so that
+/// f32 squares fit and f64 ones do not), the f64 inverse is faer's on the CPU, says so and is
+/// f64-accurate, general and SPD (its lower triangle read: garbage above); an SPD matrix that is
+/// not names its column; without refinement the GPU's f32 inverse still comes back, checked.
+#[test]
+fn inverses_past_the_f64_buffers_come_from_the_cpu() {
+    let gpu = common::gpu();
+    let n = 100;
+    let inv = inverter(&gpu).with_max_bytes((n * n * 6) as u64);
+    let mut g = stable(n, 41);
+    for i in (0..n).step_by(3) {
+        g[(i, i)] += 2.5;
+    }
+    let r = inverse::invert_f64(&inv, &g, Kind::General, Method::Auto, 8).unwrap();
+    let e = relative_error(&r.x, &cpu_inverse(&g));
+    assert!(
+        e < 1e-12
+            && r.fallback
+                .as_deref()
+                .is_some_and(|f| f.contains("cannot hold")),
+        "general: {e:e} {:?}",
+        r.fallback
+    );
+    let s = spd(n, 42);
+    let mut lower = s.clone();
+    for i in 0..n {
+        for j in i + 1..n {
+            lower[(i, j)] = 1e30;
+        }
+    }
+    let r = inverse::invert_f64(&inv, &lower, Kind::Spd, Method::Auto, 8).unwrap();
+    let e = relative_error(&r.x, &cpu_inverse(&s));
+    assert!(e < 1e-12 && r.fallback.is_some(), "SPD: {e:e}");
+    let mut bad = s.clone();
+    bad[(5, 5)] = -100.0;
+    match inverse::invert_f64(&inv, &bad, Kind::Spd, Method::Auto, 8) {
+        Err(Error::Numerical(NumericalError::NotPositiveDefinite { column: 5, .. })) => {}
+        other => panic!("not SPD: {:?}", other.map(|r| r.residuals)),
+    }
+    let r = inverse::invert_f64(&inv, &g, Kind::General, Method::Auto, 0).unwrap();
+    let e = relative_error(&r.x, &cpu_inverse(&g));
+    assert!(r.fallback.is_none() && e < 1e-4, "f32 alone: {e:e}");
+    // The full limit refines on the GPU.
+    let r = inverse::invert_f64(&inverter(&gpu), &g, Kind::General, Method::Auto, 8).unwrap();
+    assert!(r.fallback.is_none() && r.refined);
+}
+
 /// `InverseMethod::Auto` takes Cholesky for SPD matrices, and for general ones Gauss-Jordan up
 /// to `AUTO_GJE_MAX_ORDER` and LU above it; the other methods stay as they are.
 #[test]

@@ -165,6 +165,13 @@ impl Inverter {
         self
     }
 
+    /// These kernels with a per-buffer limit of at most `bytes` (below the device's: for tests
+    /// of what the limit refuses and where it sends the work).
+    pub fn with_max_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = self.max_bytes.min(bytes);
+        self
+    }
+
     /// The general inverses' panel choices.
     pub fn panel(&self) -> PanelSettings {
         self.panel
