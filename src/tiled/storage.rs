@@ -150,26 +150,35 @@ pub fn max_order(storage: Storage, max_bytes: u64) -> usize {
 /// Refuses, before anything is allocated, `len` f32 values for `what` in one storage buffer
 /// beyond `max_bytes` (naming the limit and the largest order in each storage).
 pub fn check_fits(what: &str, len: usize, max_bytes: u64) -> Result<()> {
-    let bytes = len as u64 * 4;
-    if bytes <= max_bytes {
-        return Ok(());
-    }
-    Err(Error::from(DeviceError::Unsupported {
-        what: format!("hold {what} ({bytes} bytes) in one storage buffer"),
-        why: format!(
-            "one shader storage buffer holds at most {max_bytes} bytes here \
-             (GL_MAX_SHADER_STORAGE_BLOCK_SIZE and 32-bit GL sizes); the largest symmetric \
-             matrix in one buffer is m = {} in full storage and m = {} in RFP",
+    refuse_past(what, len as u64 * 4, max_bytes, || {
+        format!(
+            "the largest symmetric matrix in one buffer is m = {} in full storage and m = {} in RFP",
             max_order(Storage::Full, max_bytes),
             max_order(Storage::Rfp, max_bytes)
-        ),
-    }))
+        )
+    })
 }
 
 /// Refuses, before anything is allocated, `len` f64 values for `what` in one storage buffer
 /// beyond `max_bytes` (naming the limit and the largest f64 square it holds).
 pub fn check_fits_f64(what: &str, len: usize, max_bytes: u64) -> Result<()> {
-    let bytes = len as u64 * 8;
+    refuse_past(what, len as u64 * 8, max_bytes, || {
+        format!(
+            "{} f64 values, a square of order {} at most",
+            max_bytes / 8,
+            (max_bytes / 8).isqrt()
+        )
+    })
+}
+
+/// `bytes` for `what` in one storage buffer refused beyond `max_bytes`, the error naming the
+/// limit and then `largest` (what fits).
+fn refuse_past(
+    what: &str,
+    bytes: u64,
+    max_bytes: u64,
+    largest: impl FnOnce() -> String,
+) -> Result<()> {
     if bytes <= max_bytes {
         return Ok(());
     }
@@ -177,10 +186,8 @@ pub fn check_fits_f64(what: &str, len: usize, max_bytes: u64) -> Result<()> {
         what: format!("hold {what} ({bytes} bytes) in one storage buffer"),
         why: format!(
             "one shader storage buffer holds at most {max_bytes} bytes here \
-             (GL_MAX_SHADER_STORAGE_BLOCK_SIZE and 32-bit GL sizes): {} f64 values, a square of \
-             order {} at most",
-            max_bytes / 8,
-            (max_bytes / 8).isqrt()
+             (GL_MAX_SHADER_STORAGE_BLOCK_SIZE and 32-bit GL sizes); {}",
+            largest()
         ),
     }))
 }

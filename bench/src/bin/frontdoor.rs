@@ -220,6 +220,14 @@ fn lstsq_error<T: Copy + Into<f64>>(a: &[T], d: &[f64], b: &[f64], x: &[f64]) ->
 }
 
 /// Prints the row, or WRONG on stderr where `error` is above `tolerance`.
+/// ‖X·(M·v) − v‖∞ / ‖v‖∞ of an inverse X of M (κ(M) is near 1 here).
+fn inverse_error(x: &[f64], m: &Matrix<f64>, v: &[f64]) -> f64 {
+    let n = v.len();
+    let xmv = mul(x, n, &mul(m.as_slice(), n, v));
+    let r: Vec<f64> = xmv.iter().zip(v).map(|(a, b)| a - b).collect();
+    norm_inf(&r) / norm_inf(v)
+}
+
 fn report<R>(op: &str, m: usize, n: usize, dtype: &str, timed: &Timed<R>, error: f64, tol: f64) {
     if error.is_nan() || error > tol {
         eprintln!("WRONG {op},{m},{dtype}: error {error:.3e} above {tol:.1e}");
@@ -306,19 +314,8 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
     if want("inv_pos") {
         match time(runs, max, || gpu.invert(&c, InvertOptions::spd())) {
             Ok(t) => {
-                // ‖X·(C·v) − v‖∞ / ‖v‖∞ (κ(C) is near 1 here).
-                let x = t.result.x.as_slice();
-                let xcv = mul(x, m, &mul(c.as_slice(), m, &v));
-                let r: Vec<f64> = xcv.iter().zip(&v).map(|(a, b)| a - b).collect();
-                report(
-                    "inv_pos",
-                    m,
-                    m,
-                    "float64",
-                    &t,
-                    norm_inf(&r) / norm_inf(&v),
-                    1e-11,
-                );
+                let e = inverse_error(t.result.x.as_slice(), &c, &v);
+                report("inv_pos", m, m, "float64", &t, e, 1e-11);
             }
             Err(e) => fail("inv_pos", "float64", e),
         }
@@ -332,18 +329,8 @@ fn dense(gpu: &Gpu, settings: &Settings, ops: &[String], m: usize) -> Result<()>
         }
         match time(runs, max, || gpu.invert(&g, InvertOptions::default())) {
             Ok(t) => {
-                let x = t.result.x.as_slice();
-                let xgv = mul(x, m, &mul(g.as_slice(), m, &v));
-                let r: Vec<f64> = xgv.iter().zip(&v).map(|(a, b)| a - b).collect();
-                report(
-                    "inv",
-                    m,
-                    m,
-                    "float64",
-                    &t,
-                    norm_inf(&r) / norm_inf(&v),
-                    1e-11,
-                );
+                let e = inverse_error(t.result.x.as_slice(), &g, &v);
+                report("inv", m, m, "float64", &t, e, 1e-11);
             }
             Err(e) => fail("inv", "float64", e),
         }
