@@ -600,13 +600,14 @@ pub fn invert_f64_with(
 
 /// Whether a refinement ending with `residuals` (the first before any step) after at most
 /// `steps` steps converged: it did unless every step was taken and the last still halved the
-/// residual (quadratic convergence had not reached rounding).
+/// residual (quadratic convergence had not reached rounding), or the last step was taken from
+/// a residual r with r² ≤ ε, which reaches f64's rounding ([`LastStep::AT_ROUNDING`]).
 fn refinement_converged(residuals: &[f64], steps: usize) -> bool {
-    let still_halving = match residuals {
-        [.., before, last] => *last <= 0.5 * *before,
-        _ => false,
+    let (still_halving, at_rounding) = match residuals {
+        [.., before, last] => (*last <= 0.5 * *before, *before * *before <= f64::EPSILON),
+        _ => (false, false),
     };
-    !(residuals.len() - 1 == steps && still_halving)
+    at_rounding || !(residuals.len() - 1 == steps && still_halving)
 }
 
 /// A refined inverse accepted: its last residual shows an inverse and the refinement
@@ -757,7 +758,14 @@ fn cpu_fallback(
     }
     r.fallback = Some(match gpu_failure {
         Fallback::Residual(residual) => {
-            format!("the GPU's float32 inverse had ‖I − M·X‖_F = {residual:.2e} (no inverse)")
+            if check::is_inverse(residual) {
+                format!(
+                    "the refinement of the GPU's float32 inverse (‖I − M·X‖_F = {residual:.2e}) \
+                     had not converged after {refine_steps} step(s)"
+                )
+            } else {
+                format!("the GPU's float32 inverse had ‖I − M·X‖_F = {residual:.2e} (no inverse)")
+            }
         }
         Fallback::Failed(e) => format!("the GPU's float32 inverse failed: {e}"),
     });
@@ -822,6 +830,18 @@ fn check_finite(x: &Matrix<f32>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refinement converged unless it used every step and still halved the residual, but a
+    /// last step from a residual r with r² ≤ ε reached rounding, whatever it halved.
+    #[test]
+    fn refinement_converges_at_rounding_or_once_it_stops_halving() {
+        assert!(refinement_converged(&[7.5e-8, 1e-15, 5e-16], 2));
+        assert!(refinement_converged(&[1e-3, 1e-6], 2));
+        assert!(refinement_converged(&[1e-3, 1e-6, 0.9e-6], 2));
+        assert!(!refinement_converged(&[1e-3, 1e-6, 1e-12], 2));
+        assert!(!refinement_converged(&[1e-3, 1e-6], 1));
+        assert!(refinement_converged(&[1e-3], 0));
+    }
 
     /// The extent is max |A| and the Frobenius norm, below and above the chunk size, and a
     /// matrix check_input refuses gets check_input's error.

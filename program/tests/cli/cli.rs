@@ -1184,8 +1184,9 @@ fn fifo_and_device_outputs_are_refused_and_left_alone() {
 }
 
 /// `invert` of Hilbert(8) (κ ≈ 1.5e10; its f32 inverse is wrong in every digit): an error
-/// without refinement, the f64 CPU fallback with it (said on stdout); an indefinite matrix
-/// under `--kind spd --method lu` is refused at its column, as by gje and cholesky.
+/// without refinement; with it, by Gauss-Jordan the f64 CPU fallback (said on stdout), by the
+/// default (`auto`: Cholesky in f64 on the GPU) f64's inverse; an indefinite matrix under
+/// `--kind spd --method lu` is refused at its column, as by gje and cholesky.
 #[test]
 fn invert_never_writes_a_wrong_inverse() {
     let w = Workspace::new();
@@ -1208,14 +1209,18 @@ fn invert_never_writes_a_wrong_inverse() {
         &["too ill-conditioned for single precision"],
     );
     assert!(!out.exists(), "no output after an error");
-    let said = succeeds(run(&args, &[]));
-    assert!(said.contains("f64 CPU fallback"), "{said}");
-    let x = io::read_matrix(&out, "X").unwrap();
-    assert!(
-        (x[(0, 0)] - 64.0).abs() < 1e-3 * 64.0,
-        "H8⁻¹(0,0) = {}",
-        x[(0, 0)]
-    );
+    let mut gje = args.clone();
+    gje.extend([&"--method" as &dyn AsRef<std::ffi::OsStr>, &"gje"]);
+    for (args, fallback) in [(gje, true), (args, false)] {
+        let said = succeeds(run(&args, &[]));
+        assert_eq!(said.contains("f64 CPU fallback"), fallback, "{said}");
+        let x = io::read_matrix(&out, "X").unwrap();
+        assert!(
+            (x[(0, 0)] - 64.0).abs() < 1e-3 * 64.0,
+            "H8⁻¹(0,0) = {}",
+            x[(0, 0)]
+        );
+    }
     let mut m = Matrix::from_fn(5, 5, |i, j| if i == j { 4.0 } else { 0.5 });
     m[(2, 2)] = -1.0;
     let m_path = w.matrix("indef.npy", &m);
@@ -1316,6 +1321,8 @@ fn invert_sign_and_lyap() {
                 &m_path,
                 &"--kind",
                 &"spd",
+                &"--method",
+                &"gje",
                 &"--format",
                 &"packed",
                 &"-o",
@@ -1324,6 +1331,25 @@ fn invert_sign_and_lyap() {
             &[],
         ),
         &["RFP"],
+    );
+    // The default method for an SPD matrix is Cholesky, which runs in RFP, refined on the GPU.
+    let said = succeeds(run(
+        &[
+            &"invert",
+            &"--a",
+            &m_path,
+            &"--kind",
+            &"spd",
+            &"--format",
+            &"packed",
+            &"-o",
+            &out,
+        ],
+        &[],
+    ));
+    assert!(
+        said.contains("cholesky (auto)") && !said.contains("fallback"),
+        "{said}"
     );
     let singular = w.matrix(
         "s.npy",
