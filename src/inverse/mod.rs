@@ -577,8 +577,17 @@ pub fn invert_f64_with(
     check_input("A", a, kind)?;
     let method = method.resolve(kind, a.rows());
     let full = full_matrix(a, kind);
-    if refine_steps > 0 && !double_squares_fit(inv, a.rows()) {
-        return cpu_past_buffers(inv, &full, kind);
+    if refine_steps > 0 {
+        let n = a.rows();
+        let squares = n.saturating_mul(n);
+        let fits = crate::tiled::storage::check_fits_f64(
+            "the float64 refinement's squares",
+            squares,
+            inv.max_bytes(),
+        );
+        if let Err(why) = fits {
+            return cpu_past_buffers(&full, kind, why);
+        }
     }
     let on_device = refine_steps > 0
         && kind == Kind::General
@@ -772,16 +781,10 @@ fn cpu_fallback(
     Ok(r)
 }
 
-/// Whether an order-n f64 square, which the refinement works in, fits one storage buffer.
-fn double_squares_fit(inv: &Inverter, n: usize) -> bool {
-    (n as u64).saturating_mul(n as u64).saturating_mul(8) <= inv.max_bytes()
-}
-
-/// faer's f64 inverse on the CPU where the GPU cannot hold the refinement's f64 squares (the
-/// f32 inverse alone would not be f64-accurate), its residual estimated; an error where that
-/// shows no inverse.
-fn cpu_past_buffers(inv: &Inverter, full: &Matrix<f64>, kind: Kind) -> Result<Refined> {
-    let n = full.rows();
+/// faer's f64 inverse on the CPU where the GPU cannot hold the refinement's f64 squares (`why`;
+/// the f32 inverse alone would not be f64-accurate), its residual estimated; an error where
+/// that shows no inverse.
+fn cpu_past_buffers(full: &Matrix<f64>, kind: Kind, why: Error) -> Result<Refined> {
     let x = check::cpu_inverse(full, kind)?;
     let residual = check::residual_estimate(full, &x);
     if !check::is_inverse(residual) {
@@ -799,12 +802,7 @@ fn cpu_past_buffers(inv: &Inverter, full: &Matrix<f64>, kind: Kind) -> Result<Re
         x,
         residuals: vec![residual],
         refined: false,
-        fallback: Some(format!(
-            "the GPU cannot hold the float64 refinement's order-{n} squares ({} bytes each; one \
-             storage buffer holds at most {} here): faer's float64 inverse on the CPU",
-            (n as u64).saturating_mul(n as u64).saturating_mul(8),
-            inv.max_bytes()
-        )),
+        fallback: Some(format!("{why}: faer's float64 inverse on the CPU")),
     })
 }
 

@@ -26,9 +26,9 @@ pub struct WidenedInverse {
 }
 
 impl WidenedInverse {
-    /// Room for order `n` by `method` ([`InverseMethod::Gje`] or [`InverseMethod::Lu`]; the
-    /// others resolve to one of them as for a general matrix), blocks of `block` columns (the
-    /// squares kept ones of the order where an earlier call left them).
+    /// Room for order `n` by `method` (LU, [`InverseMethod::Auto`] as for a general matrix,
+    /// Gauss-Jordan otherwise), blocks of `block` columns (the squares kept ones of the order
+    /// where an earlier call left them).
     pub fn new(inv: &Inverter, n: usize, method: InverseMethod, block: usize) -> Result<Self> {
         let ctx = inv.context();
         let z = match method.resolve(super::Kind::General, n) {

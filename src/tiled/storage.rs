@@ -150,7 +150,7 @@ pub fn max_order(storage: Storage, max_bytes: u64) -> usize {
 /// Refuses, before anything is allocated, `len` f32 values for `what` in one storage buffer
 /// beyond `max_bytes` (naming the limit and the largest order in each storage).
 pub fn check_fits(what: &str, len: usize, max_bytes: u64) -> Result<()> {
-    refuse_past(what, len as u64 * 4, max_bytes, || {
+    refuse_past(what, (len as u64).saturating_mul(4), max_bytes, || {
         format!(
             "the largest symmetric matrix in one buffer is m = {} in full storage and m = {} in RFP",
             max_order(Storage::Full, max_bytes),
@@ -162,7 +162,7 @@ pub fn check_fits(what: &str, len: usize, max_bytes: u64) -> Result<()> {
 /// Refuses, before anything is allocated, `len` f64 values for `what` in one storage buffer
 /// beyond `max_bytes` (naming the limit and the largest f64 square it holds).
 pub fn check_fits_f64(what: &str, len: usize, max_bytes: u64) -> Result<()> {
-    refuse_past(what, len as u64 * 8, max_bytes, || {
+    refuse_past(what, (len as u64).saturating_mul(8), max_bytes, || {
         format!(
             "{} f64 values, a square of order {} at most",
             max_bytes / 8,
