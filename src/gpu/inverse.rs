@@ -136,7 +136,9 @@ impl Gpu {
             return Ok(refined);
         }
         // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled.
+        let start = std::time::Instant::now();
         let (a, e) = scaled_to_unit(&*a);
+        let scaling = start.elapsed();
         let mut refined = crate::inverse::invert_f64_with(
             &*self.inverter()?,
             &a,
@@ -145,7 +147,14 @@ impl Gpu {
             options,
             options.refine_steps,
         )?;
+        let back = std::time::Instant::now();
         refined.x = unscaled(refined.x, -e, "A⁻¹")?;
+        log::trace!(
+            "invert: A's scale {:.2} ms (2^{e}), X's {:.2} ms, in all {:.2} ms",
+            scaling.as_secs_f64() * 1e3,
+            back.elapsed().as_secs_f64() * 1e3,
+            start.elapsed().as_secs_f64() * 1e3
+        );
         Ok(refined)
     }
 

@@ -574,9 +574,14 @@ pub fn invert_f64_with(
     options: InvertOptions,
     refine_steps: usize,
 ) -> Result<Refined> {
+    let start = std::time::Instant::now();
     check_input("A", a, kind)?;
     let method = method.resolve(kind, a.rows());
     let full = full_matrix(a, kind);
+    log::trace!(
+        "invert: A checked in {:.2} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
     if refine_steps > 0 {
         let n = a.rows();
         let squares = n.saturating_mul(n);
@@ -627,6 +632,33 @@ fn accepted(residuals: &[f64], steps: usize) -> bool {
         .is_some_and(|&last| check::is_inverse(last) && refinement_converged(residuals, steps))
 }
 
+/// With trace logging on, the wall time of each phase, the GPU waited for at each lap.
+struct Laps<'a> {
+    inv: Option<&'a Inverter>,
+    start: std::time::Instant,
+    text: String,
+}
+
+impl<'a> Laps<'a> {
+    fn new(inv: &'a Inverter) -> Self {
+        Self {
+            inv: log::log_enabled!(log::Level::Trace).then_some(inv),
+            start: std::time::Instant::now(),
+            text: String::new(),
+        }
+    }
+
+    fn lap(&mut self, what: &str) {
+        if let Some(inv) = self.inv {
+            inv.context().finish();
+            let ms = self.start.elapsed().as_secs_f64() * 1e3;
+            let sep = if self.text.is_empty() { "" } else { ", " };
+            self.text += &format!("{sep}{what} {ms:.2} ms");
+            self.start = std::time::Instant::now();
+        }
+    }
+}
+
 /// The general inverse by Gauss-Jordan or LU refined in f64 without leaving the device: A up
 /// once in f64, narrowed there, inverted in f32, its columns put back and widened there, and
 /// refined against A by Newton-Schulz products ([`DoubleWork::refine_inverse_in_place`]); only
@@ -644,20 +676,31 @@ fn refined_on_device(
         .block
         .unwrap_or_else(|| default_block(inv, Kind::General, method, n))
         .max(1);
+    let mut laps = Laps::new(inv);
     let mut work = kernels::double::DoubleWork::new(inv, n)?;
     let inverse = widened::WidenedInverse::new(inv, n, method, block)?;
+    laps.lap("room");
     let result = (|| {
         work.m.write(a)?;
+        laps.lap("A up");
         if let Err(e) = inverse.invert(inv, &work.m, &work.x) {
             return failed_in_f32(e).map(Err);
         }
+        laps.lap("f32 inverse");
         let (residuals, refined) =
             work.refine_inverse_in_place(inv, steps, LastStep::AT_ROUNDING)?;
+        laps.lap("refinement");
         if !accepted(&residuals, steps) {
             return Ok(Err(Fallback::Residual(residuals[0])));
         }
+        let x = work.x.download()?;
+        laps.lap("X down");
+        log::trace!(
+            "f64 general inverse of order {n}: {}, residuals {residuals:?}",
+            laps.text
+        );
         Ok(Ok(Refined {
-            x: work.x.download()?,
+            x,
             residuals,
             refined,
             fallback: None,

@@ -75,8 +75,19 @@ fn same_bits(a: &[f32], b: &[f32]) -> bool {
 /// of C (RFP: halves) is wider than `tile` (the side of the tiles these products run with),
 /// in both formats at least once.
 fn check(config: KernelConfig, tile: usize, orders: &[usize], depths: &[usize]) {
+    check_variants(config, tile, orders, depths, variants());
+}
+
+/// [`check`] over the variants given.
+fn check_variants(
+    config: KernelConfig,
+    tile: usize,
+    orders: &[usize],
+    depths: &[usize],
+    variants: Vec<PanelVariant>,
+) {
     let gpu = common::gpu();
-    let kernels: Vec<(PanelVariant, TiledKernels)> = variants()
+    let kernels: Vec<(PanelVariant, TiledKernels)> = variants
         .into_iter()
         .map(|v| {
             let t = Tuning {
@@ -288,5 +299,17 @@ fn a_product_cut_into_blocks_gives_the_uncut_bits() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn work_groups_of_512_match_f64_in_every_variant() {
+    // 32 x 16 invocations of 8 x 8 (256 x 128 tiles) and 16 x 32 (128 x 256): half the
+    // invocations load a vec4 of the narrower operand per k-slice. Slices of 16 need 48 KiB
+    // of shared memory for these tiles, more than software renderers give: those of 4 and 8.
+    let fitting: Vec<PanelVariant> = variants().into_iter().filter(|v| v.slice <= 8).collect();
+    for text in ["32,16,8,8,16,1,32", "16,32,8,8,16,1,32"] {
+        let config = KernelConfig::parse(text).unwrap();
+        check_variants(config, 256, &[257, 520], &[65, 131], fitting.clone());
     }
 }
