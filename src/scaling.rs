@@ -135,6 +135,12 @@ pub(crate) fn largest_exponent(values: impl IntoIterator<Item = f64>) -> i32 {
 /// input checks to name. An f64 `a` already in [1, 2) (e = 0) is borrowed, not copied; the
 /// passes run on all cores for large matrices.
 pub(crate) fn scaled_to_unit<T: Element>(a: &Matrix<T>) -> (Cow<'_, Matrix<f64>>, i32) {
+    let e = unit_exponent(a);
+    (scaled_by(a, e), e)
+}
+
+/// The [`largest_exponent`] of `a`'s entries, in one pass (on all cores for large matrices).
+pub(crate) fn unit_exponent<T: Element>(a: &Matrix<T>) -> i32 {
     use rayon::prelude::*;
     let largest = |c: &[T]| {
         c.iter()
@@ -151,16 +157,19 @@ pub(crate) fn scaled_to_unit<T: Element>(a: &Matrix<T>) -> (Cow<'_, Matrix<f64>>
             .map(largest)
             .reduce(|| 0.0, f64::max)
     };
-    let e = if largest > 0.0 {
+    if largest > 0.0 {
         exponent_of(largest)
     } else {
         0
-    };
-    let scaled = match (e, T::as_double(a)) {
+    }
+}
+
+/// `a` in f64 divided by 2^e (an f64 `a` borrowed where e = 0).
+pub(crate) fn scaled_by<T: Element>(a: &Matrix<T>, e: i32) -> Cow<'_, Matrix<f64>> {
+    match (e, T::as_double(a)) {
         (0, Some(a)) => Cow::Borrowed(a),
         _ => Cow::Owned(a.par_map(|v| times_power_of_two(v.into(), -e))),
-    };
-    (scaled, e)
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::inverse::{
     SignOptions,
 };
 use crate::matrix::{Element, Matrix};
-use crate::scaling::{scaled_to_unit, times_power_of_two};
+use crate::scaling::{scaled_by, scaled_to_unit, times_power_of_two, unit_exponent};
 use crate::tiled::Storage;
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -137,10 +137,30 @@ impl Gpu {
         }
         // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled.
         let start = std::time::Instant::now();
-        let (a, e) = scaled_to_unit(&*a);
+        let e = unit_exponent(&*a);
+        let inv = self.inverter()?;
+        if crate::inverse::refines_on_device(
+            options.kind,
+            options.method,
+            options,
+            options.refine_steps,
+        ) && e.abs() <= SCALED_ON_DEVICE
+        {
+            // A scaled as the device narrows it and X as it widens it: no copy of either.
+            return crate::inverse::invert_f64_scaled(
+                &inv,
+                &a,
+                e,
+                options.kind,
+                options.method,
+                options,
+                options.refine_steps,
+            );
+        }
+        let a = scaled_by(&*a, e);
         let scaling = start.elapsed();
         let mut refined = crate::inverse::invert_f64_with(
-            &*self.inverter()?,
+            &inv,
             &a,
             options.kind,
             options.method,
@@ -211,6 +231,12 @@ impl Gpu {
         Ok(solved)
     }
 }
+
+/// The largest |e| (A's entries below 2^(e+1)) at which the general inverse refined on the
+/// device takes A unscaled: its entries then lie well inside f32's range and its f64
+/// refinement far from f64's limits, so scaling by 2^-e as A is narrowed (and X widened)
+/// gives the bits the host's scaled copy gave.
+const SCALED_ON_DEVICE: i32 = 64;
 
 /// `x`·2^e, the result of a scaled problem in the data's units; one that leaves f64's range
 /// there (an entry ±inf, or everything flushed to zero) is an error naming `what`. Entries far

@@ -574,6 +574,34 @@ pub fn invert_f64_with(
     options: InvertOptions,
     refine_steps: usize,
 ) -> Result<Refined> {
+    invert_f64_scaled(inv, a, 0, kind, method, options, refine_steps)
+}
+
+/// Whether [`invert_f64_with`] refines on the device (A up once in f64, nothing back before
+/// X): a general matrix by Gauss-Jordan or LU (`method` resolved) in full storage, refined.
+pub(crate) fn refines_on_device(
+    kind: Kind,
+    method: InverseMethod,
+    options: InvertOptions,
+    refine_steps: usize,
+) -> bool {
+    refine_steps > 0
+        && kind == Kind::General
+        && matches!(method, InverseMethod::Gje | InverseMethod::Lu)
+        && options.storage == Storage::Full
+}
+
+/// [`invert_f64_with`] whose f32 inverse is of 2^-e·A, scaled on the device as A is narrowed
+/// (exact; A itself within f32's range): only where [`refines_on_device`], else e = 0.
+pub(crate) fn invert_f64_scaled(
+    inv: &Inverter,
+    a: &Matrix<f64>,
+    e: i32,
+    kind: Kind,
+    method: InverseMethod,
+    options: InvertOptions,
+    refine_steps: usize,
+) -> Result<Refined> {
     let start = std::time::Instant::now();
     check_input("A", a, kind)?;
     let method = method.resolve(kind, a.rows());
@@ -594,12 +622,11 @@ pub fn invert_f64_with(
             return cpu_past_buffers(&full, kind, why);
         }
     }
-    let on_device = refine_steps > 0
-        && kind == Kind::General
-        && matches!(method, InverseMethod::Gje | InverseMethod::Lu)
-        && options.storage == Storage::Full;
+    let on_device = refines_on_device(kind, method, options, refine_steps);
+    debug_assert!(on_device || e == 0, "A scaled on the device off the device's path");
     let gpu_failure = if on_device {
-        match refined_on_device(inv, a, method, options, refine_steps)? {
+        let s = crate::scaling::times_power_of_two(1.0, -e);
+        match refined_on_device(inv, a, s, method, options, refine_steps)? {
             Ok(r) => return Ok(r),
             Err(failure) => failure,
         }
@@ -660,13 +687,15 @@ impl<'a> Laps<'a> {
 }
 
 /// The general inverse by Gauss-Jordan or LU refined in f64 without leaving the device: A up
-/// once in f64, narrowed there, inverted in f32, its columns put back and widened there, and
+/// once in f64, narrowed there times `s` (a power of two), inverted in f32, its columns put
+/// back and widened there times `s` (so X ≈ A⁻¹), and
 /// refined against A by Newton-Schulz products ([`DoubleWork::refine_inverse_in_place`]); only
 /// the pivots and the residuals' sums come back before X. `Err` holds why the CPU's f64
 /// inverse should take over.
 fn refined_on_device(
     inv: &Inverter,
     a: &Matrix<f64>,
+    s: f64,
     method: InverseMethod,
     options: InvertOptions,
     steps: usize,
@@ -683,7 +712,7 @@ fn refined_on_device(
     let result = (|| {
         work.m.write(a)?;
         laps.lap("A up");
-        if let Err(e) = inverse.invert(inv, &work.m, &work.x) {
+        if let Err(e) = inverse.invert(inv, &work.m, s, &work.x) {
             return failed_in_f32(e).map(Err);
         }
         laps.lap("f32 inverse");

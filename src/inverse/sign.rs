@@ -536,7 +536,7 @@ fn iterate_refined(
             break Err(not_converged(iterations, previous));
         }
         // X_k's f32 inverse widened into `work.x` and refined there against X_k.
-        match inverse.invert(inv, &work.m, &work.x) {
+        match inverse.invert(inv, &work.m, 1.0, &work.x) {
             Ok(()) => {}
             Err(Error::Numerical(e)) => break Err(uninvertible(iterations, e.to_string())),
             Err(e) => break Err(e),

@@ -69,16 +69,23 @@ impl WidenedInverse {
         }
     }
 
-    /// `x` ← the f32 inverse of `m` widened: M narrowed, inverted (Gauss-Jordan in place, or
-    /// PA = LU then U⁻¹L⁻¹) with pivots at most n·ε₃₂·max |f32(M)| refused (as
+    /// `x` ← M⁻¹ from the f32 inverse of s·M (s a power of two bringing M into f32's range,
+    /// exact): s·M narrowed, inverted (Gauss-Jordan in place, or PA = LU then U⁻¹L⁻¹) with
+    /// pivots at most n·ε₃₂·max |f32(s·M)| refused (as
     /// [`pivot_tolerance`](super::pivot_tolerance) on the host), its columns put back, widened
-    /// into `x`. Only the largest entry's partials and the pivots come back. Errors: a failed
-    /// pivot as the status word reports it
+    /// times s into `x`. Only the largest entry's partials and the pivots come back. Errors: a
+    /// failed pivot as the status word reports it
     /// ([`NumericalError::SingularMatrix`](crate::NumericalError::SingularMatrix)).
-    pub fn invert(&self, inv: &Inverter, m: &DoubleSquare, x: &DoubleSquare) -> Result<()> {
+    pub fn invert(
+        &self,
+        inv: &Inverter,
+        m: &DoubleSquare,
+        s: f64,
+        x: &DoubleSquare,
+    ) -> Result<()> {
         let n = m.n;
         let v = View::row_major(n, n);
-        inv.narrow(self.w.op(v), m.op(false), 1.0)?;
+        inv.narrow(self.w.op(v), m.op(false), s)?;
         // max |f32(M)| from one pass that rewrites w as it is.
         inv.newton_step(&self.w.buffer, &self.pass(&self.w.buffer), 1.0, 0.0)?;
         let max = sums(&self.partial, Inverter::newton_groups(n))?.2 as f32;
@@ -100,7 +107,7 @@ impl WidenedInverse {
         self.perm
             .write(0, &column_order(&self.pivots.piv.download_range(0, n)?))?;
         inv.newton_unscramble(&scrambled.buffer, &self.pass(&self.y.buffer))?;
-        inv.widen(x.op(false), self.y.op(v), 1.0, None)?;
+        inv.widen(x.op(false), self.y.op(v), s, None)?;
         Ok(())
     }
 }

@@ -487,3 +487,44 @@ fn inversion_sign_and_lyapunov_take_any_scale() {
         }
     }
 }
+
+/// The refined general inverse of 2^k·A is 2^-k·A⁻¹ bit for bit, by both methods, whether
+/// A's scale is taken as the device narrows it (moderate k: no host copy of A or X) or by a
+/// scaled copy on the host (k far out), and right to f64's accuracy.
+#[test]
+fn general_inverses_scale_exactly_on_either_side_of_the_device_scaling() {
+    let gpu = common::gpu();
+    if !gpu.info().has_compute() {
+        return;
+    }
+    let n = 70;
+    let mut g = random(n, 41);
+    for i in 0..n {
+        g[(i, i)] += 4.0;
+    }
+    let want = of_faer(&faer_of(&g).partial_piv_lu().inverse());
+    for method in [Method::Gje, Method::Lu] {
+        let opts = InvertOptions {
+            method,
+            ..InvertOptions::default()
+        };
+        let base = gpu.invert(&g, opts).unwrap();
+        assert!(base.fallback.is_none(), "{method:?}: {:?}", base.fallback);
+        let e = relative_error(&base.x, &want);
+        assert!(e < 1e-13, "{method:?}: error {e:.2e}");
+        for k in [-300, -65, -64, -63, -7, -1, 1, 2, 11, 63, 64, 65, 300] {
+            let c = 2f64.powi(k);
+            let r = gpu.invert(&g.map(|v| v * c), opts).unwrap();
+            let scaled_back = r.x.map(|v| v * c);
+            assert!(
+                scaled_back
+                    .as_slice()
+                    .iter()
+                    .zip(base.x.as_slice())
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{method:?} 2^{k}: not 2^-k times the inverse of A"
+            );
+            assert_eq!(r.residuals, base.residuals, "{method:?} 2^{k}: residuals");
+        }
+    }
+}
