@@ -7,7 +7,8 @@
 // tiles and whole k-slices, so the loop has no bounds checks or strides: each k-slice of BK is
 // one vec4 load per invocation per operand (BK·BM/4 vec4s over the group), fetched into
 // registers while the previous slice is multiplied out of shared memory (two shared buffers:
-// one barrier per slice). With `lower` set only entries with col ≤ row + shift are written (the
+// one barrier per slice; with PAIRS the loop takes the slices two at a time, each naming its
+// shared buffer by a literal). With `lower` set only entries with col ≤ row + shift are written (the
 // SYRK of assembly and of the trailing updates). An update C ± A·Bᵀ (beta = 1, alpha = ±1)
 // accumulates onto ±C itself, as gemm.comp does, so the results match the general kernel's.
 // With FUSED_DIAG (potrf_inv_fn.glsl inserted at the marker) the work group of the corner tile
@@ -134,6 +135,48 @@ void main() {
         if (e < B_VECS) Bs[0][e / (BN / 4u)][e % (BN / 4u)] = pb[l];
     }
     barrier();
+#if defined(PAIRS) && !SUPPORT && !defined(REGBUF)
+// One k-slice S multiplied out of shared buffer CUR (a literal), the next fetched meanwhile
+// and stored into the other buffer.
+#define PAIR_SLICE(S, CUR) { \
+        bool more = (S) + 1u < slices; \
+        if (more) { \
+            uint k0 = ((S) + 1u) * BK; \
+            for (uint l = 0u; l < A_LOADS; l++) { \
+                uint e = tid + l * THREADS; \
+                if (e < A_VECS) pa[l] = a4[(k0 + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)]; \
+            } \
+            for (uint l = 0u; l < B_LOADS; l++) { \
+                uint e = tid + l * THREADS; \
+                if (e < B_VECS) pb[l] = b4[(k0 + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)]; \
+            } \
+        } \
+        for (uint kk = 0u; kk < BK; kk++) { \
+            vec4 av[TM / 4]; \
+            vec4 bv[TN / 4]; \
+            for (int g = 0; g < TM / 4; g++) av[g] = As[CUR][kk][ty + uint(g) * WG_Y]; \
+            for (int h = 0; h < TN / 4; h++) bv[h] = Bs[CUR][kk][tx + uint(h) * WG_X]; \
+            for (int g = 0; g < TM / 4; g++) \
+                for (int r = 0; r < 4; r++) \
+                    for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h]; \
+        } \
+        if (more) { \
+            for (uint l = 0u; l < A_LOADS; l++) { \
+                uint e = tid + l * THREADS; \
+                if (e < A_VECS) As[1 - CUR][e / (BM / 4u)][e % (BM / 4u)] = pa[l]; \
+            } \
+            for (uint l = 0u; l < B_LOADS; l++) { \
+                uint e = tid + l * THREADS; \
+                if (e < B_VECS) Bs[1 - CUR][e / (BN / 4u)][e % (BN / 4u)] = pb[l]; \
+            } \
+        } \
+        barrier(); \
+    }
+    for (uint s = 0u; s < slices; s += 2u) {
+        PAIR_SLICE(s, 0)
+        if (s + 1u < slices) PAIR_SLICE(s + 1u, 1)
+    }
+#else
 #if SUPPORT
     for (uint s = s_begin; s < s_end; s++) {
         uint cur = (s - s_begin) & 1u;
@@ -199,6 +242,7 @@ void main() {
         }
         barrier();
     }
+#endif
 
     for (int g = 0; g < TM / 4; g++)
         for (int r = 0; r < 4; r++) {

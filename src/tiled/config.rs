@@ -135,6 +135,10 @@ pub struct PanelVariant {
     /// blocked Cholesky's rank-512 updates, stay whole). Blocks of 4096 run the order-16384
     /// product at over twice one launch's rate (`figures/h200/experiments/product_cut.csv`).
     pub cut: usize,
+    /// Whether the depth loop takes the k-slices in pairs, each naming its shared buffer by a
+    /// literal (no run-time buffer index in the shared-memory addresses; without
+    /// [`PanelVariant::regbuf`], and not in the program for products on supports).
+    pub pairs: bool,
 }
 
 impl Default for PanelVariant {
@@ -154,35 +158,42 @@ impl PanelVariant {
         unroll: false,
         root_d: false,
         cut: 0,
+        pairs: false,
     };
 
     /// The default: [`PanelVariant::PLAIN`] with the unroll pragma and A·√d packed once, each
     /// of which was faster alone at m = 4096-16384, the others not
-    /// (`figures/h200/experiments/assembly_sweep.csv`), slices of [`DEFAULT_PANEL_SLICE`]; and
-    /// C cut into blocks of [`PANEL_CUT`] (blocks of 2048 and 8192 were slower,
+    /// (`figures/h200/experiments/assembly_sweep.csv`), slices of [`DEFAULT_PANEL_SLICE`] taken
+    /// in pairs (about 2% faster, `figures/h200/experiments/product_variants_s30/pairs.csv`);
+    /// and C cut into blocks of [`PANEL_CUT`] (blocks of 2048 and 8192 were slower,
     /// `figures/h200/experiments/product_cut.csv`).
     pub const DEFAULT: PanelVariant = PanelVariant {
         slice: DEFAULT_PANEL_SLICE,
         unroll: true,
         root_d: true,
         cut: PANEL_CUT,
+        pairs: true,
         ..Self::PLAIN
     };
 
-    /// Parses "slice,group,pad,regbuf[,unroll[,root_d[,cut]]]" (e.g. "4,8,1,0"): slice 4, 8 or
-    /// 16, group 1 to 64, cut 0 or a multiple of 128, the others 0 or 1 (0 where left out, so
-    /// "8,1,0,0,1,1" is the default without its cut); `None` when the text is no valid
-    /// variant.
+    /// Parses "slice,group,pad,regbuf[,unroll[,root_d[,cut[,pairs]]]]" (e.g. "4,8,1,0"): slice
+    /// 4, 8 or 16, group 1 to 64, cut 0 or a multiple of 128, the others 0 or 1 (0 where left
+    /// out, so "8,1,0,0,1,1,0,1" is the default without its cut); `None` when the text is no
+    /// valid variant.
     pub fn parse(text: &str) -> Option<Self> {
         let v: Vec<usize> = text
             .split(',')
             .map(|s| s.trim().parse().ok())
             .collect::<Option<_>>()?;
         let (slice, group, flags) = match v[..] {
-            [s, g, ref flags @ ..] if (2..=5).contains(&flags.len()) => (s, g, flags),
+            [s, g, ref flags @ ..] if (2..=6).contains(&flags.len()) => (s, g, flags),
             _ => return None,
         };
         let cut = flags.get(4).copied().unwrap_or(0);
+        let pairs = flags.get(5).copied().unwrap_or(0);
+        if pairs > 1 {
+            return None;
+        }
         let flags = &flags[..flags.len().min(4)];
         let flag = |i: usize| flags.get(i).copied().unwrap_or(0);
         let v = Self {
@@ -193,6 +204,7 @@ impl PanelVariant {
             unroll: flag(2) == 1,
             root_d: flag(3) == 1,
             cut,
+            pairs: pairs == 1,
         };
         (flags.iter().all(|&f| f <= 1) && v.is_valid()).then_some(v)
     }
@@ -205,7 +217,8 @@ impl PanelVariant {
     }
 
     /// A short name for labels (no commas, for CSV): "s<slice>g<group>p<pad>r<regbuf>", then
-    /// "u1" where unrolled, "q1" where A·√d is packed once and "c<cut>" where cut.
+    /// "u1" where unrolled, "q1" where A·√d is packed once, "c<cut>" where cut and "w1" where the
+    /// slices go in pairs.
     pub fn label(&self) -> String {
         format!(
             "s{}g{}p{}r{}{}{}{}",
@@ -220,7 +233,7 @@ impl PanelVariant {
             } else {
                 String::new()
             }
-        )
+        ) + if self.pairs { "w1" } else { "" }
     }
 
     /// The #defines and pragmas this variant puts in front of `gemm_panel.comp`.
@@ -231,6 +244,9 @@ impl PanelVariant {
         }
         if self.regbuf {
             s += "#define REGBUF\n";
+        }
+        if self.pairs {
+            s += "#define PAIRS\n";
         }
         s
     }
@@ -534,7 +550,14 @@ mod tests {
         assert_eq!(KernelConfig::parse("8,4,8,4,4,3,32"), None);
         assert_eq!(KernelConfig::parse("16,16,8,8,16,1,40"), None);
         assert_eq!(PanelVariant::parse("4,1,0,0"), Some(PanelVariant::PLAIN));
-        assert_eq!(PanelVariant::parse("8,1,0,0,1,1,4096"), Some(PanelVariant::DEFAULT));
+        assert_eq!(
+            PanelVariant::parse("8,1,0,0,1,1,4096,1"),
+            Some(PanelVariant::DEFAULT)
+        );
+        let w = PanelVariant::parse("8,1,0,0,1,1,4096").unwrap();
+        assert!(!w.pairs && w.label() == "s8g1p0r0u1q1c4096");
+        assert_eq!(PanelVariant::DEFAULT.label(), "s8g1p0r0u1q1c4096w1");
+        assert!(PanelVariant::DEFAULT.defines().contains("#define PAIRS"));
         let v = PanelVariant::parse("8, 8,1,1").unwrap();
         assert_eq!((v.slice, v.group, v.pad, v.regbuf), (8, 8, true, true));
         assert_eq!(v.label(), "s8g8p1r1");
@@ -553,7 +576,7 @@ mod tests {
             "4,1,0",
             "4,1,0,0,2",
             "4,1,0,0,0,0,100",
-            "4,1,0,0,0,0,4096,1",
+            "4,1,0,0,0,0,4096,2",
             "",
         ] {
             assert_eq!(PanelVariant::parse(bad), None, "{bad}");

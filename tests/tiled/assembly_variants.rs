@@ -37,6 +37,8 @@ fn variants() -> Vec<PanelVariant> {
         "8,1,0,1,1",
         "4,1,0,0,0,1",
         "8,8,1,1,1,1",
+        "8,1,0,0,1,1,0,1",
+        "4,3,1,0,0,0,0,1",
     ]
     .iter()
     .map(|t| PanelVariant::parse(t).unwrap())
