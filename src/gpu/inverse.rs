@@ -135,46 +135,41 @@ impl Gpu {
             refined.x = unscaled(x, 0, "A⁻¹")?;
             return Ok(refined);
         }
-        // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled.
+        // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled. Refined on
+        // the device, A is scaled as it is narrowed and X as it is widened (no copy of either);
+        // else a scaled copy of A goes in and X is scaled back.
         let start = std::time::Instant::now();
         let e = unit_exponent(&*a);
-        let inv = self.inverter()?;
-        if crate::inverse::refines_on_device(
+        let on_device = crate::inverse::refines_on_device(
             options.kind,
             options.method,
             options,
             options.refine_steps,
-        ) && e.abs() <= SCALED_ON_DEVICE
-        {
-            // A scaled as the device narrows it and X as it widens it: no copy of either.
-            return crate::inverse::invert_f64_scaled(
-                &inv,
-                &a,
-                e,
-                options.kind,
-                options.method,
-                options,
-                options.refine_steps,
-            );
-        }
-        let a = scaled_by(&*a, e);
+        ) && e.abs() <= SCALED_ON_DEVICE;
+        let (a, on_host) = if on_device {
+            (Cow::Borrowed(&*a), 0)
+        } else {
+            (scaled_by(&*a, e), e)
+        };
         let scaling = start.elapsed();
-        let mut refined = crate::inverse::invert_f64_with(
-            &inv,
+        let mut refined = crate::inverse::invert_f64_scaled(
+            &*self.inverter()?,
             &a,
+            e - on_host,
             options.kind,
             options.method,
             options,
             options.refine_steps,
         )?;
-        let back = std::time::Instant::now();
-        refined.x = unscaled(refined.x, -e, "A⁻¹")?;
-        log::trace!(
-            "invert: A's scale {:.2} ms (2^{e}), X's {:.2} ms, in all {:.2} ms",
-            scaling.as_secs_f64() * 1e3,
-            back.elapsed().as_secs_f64() * 1e3,
-            start.elapsed().as_secs_f64() * 1e3
-        );
+        if !on_device {
+            let back = std::time::Instant::now();
+            refined.x = unscaled(refined.x, -on_host, "A⁻¹")?;
+            log::trace!(
+                "invert: A's scale {:.2} ms (2^{e}), X's {:.2} ms",
+                scaling.as_secs_f64() * 1e3,
+                back.elapsed().as_secs_f64() * 1e3,
+            );
+        }
         Ok(refined)
     }
 
