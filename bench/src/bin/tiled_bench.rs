@@ -23,9 +23,9 @@
 //! whose GL_MAX_SHADER_STORAGE_BLOCK_SIZE is `--block-bytes` (default: this device's; the H200's
 //! is 2147483647); `p` profiles the dispatches. `--tiles "16,16,8,8,16,1,32;16,16,8,16,16,1,32"`
 //! (SYMRASTER_TILED_CONFIG's form, ';' between them) and `--panel "4,1,0,0;8,8,1,1,1"` (the
-//! packed-panel product's slice,group,pad,regbuf[,unroll[,root_d]]: `PanelVariant::parse`)
+//! packed-panel product's slice,group,pad,regbuf[,unroll[,root_d[,cut[,pairs]]]]: `PanelVariant::parse`)
 //! sweep the product kernel: every combination with the others gets its own kernels, methods
-//! `tiled[-d..-o..-f..][-t<wg_x>x<wg_y>x<tm>x<tn>][-s<slice>g<group>p<pad>r<regbuf>[u1][q1]]`.
+//! `tiled[-d..-o..-f..][-t<wg_x>x<wg_y>x<tm>x<tn>][-s<slice>g<group>p<pad>r<regbuf>[u1][q1][c<cut>][w1]]`.
 //! `--schedule` sweeps how the Cholesky of full storage runs (`CholeskySchedule`: the blocked
 //! launches, one chained launch, chained panels with trailing products, or the chain up to its
 //! order), method suffix `-<schedule>`. `--fold` sweeps `Tuning::chain_fold` (the chained
