@@ -7,9 +7,9 @@
 // tiles and whole k-slices, so the loop has no bounds checks or strides: each k-slice of BK is
 // one vec4 load per invocation per operand (BK·BM/4 vec4s over the group), fetched into
 // registers while the previous slice is multiplied out of shared memory (two shared buffers:
-// one barrier per slice; with PAIRS the loop takes the slices two at a time, each naming its
-// shared buffer by a literal). With `lower` set only entries with col ≤ row + shift are written (the
-// SYRK of assembly and of the trailing updates). An update C ± A·Bᵀ (beta = 1, alpha = ±1)
+// one barrier per slice; with PAIRS, outside SUPPORT, the loop takes the slices two at a time,
+// each naming its shared buffer by a literal). With `lower` set only entries with
+// col ≤ row + shift are written (the SYRK of assembly and of the trailing updates). An update C ± A·Bᵀ (beta = 1, alpha = ±1)
 // accumulates onto ±C itself, as gemm.comp does, so the results match the general kernel's.
 // With FUSED_DIAG (potrf_inv_fn.glsl inserted at the marker) the work group of the corner tile
 // then factors and inverts the diagonal block there, as gemm.comp's does: the trailing update
@@ -106,142 +106,86 @@ void main() {
     uint ld4 = pt / 4u;
     uint a_base = (row0 / pt) * block4 + (row0 % pt) / 4u;
     uint b_base = (col0 / pt) * block4 + (col0 % pt) / 4u;
-#if SUPPORT
-    uint kb = s_begin * BK;
-    for (uint l = 0u; l < A_LOADS; l++) {
-        uint e = tid + l * THREADS;
-        if (e < A_VECS && s_begin < s_end) pa[l] = a4[(kb + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
+// The k-slice from depth K0 into registers, where OK.
+#define FETCH(K0, OK) \
+    for (uint l = 0u; l < A_LOADS; l++) { \
+        uint e = tid + l * THREADS; \
+        if (e < A_VECS && (OK)) pa[l] = a4[((K0) + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)]; \
+    } \
+    for (uint l = 0u; l < B_LOADS; l++) { \
+        uint e = tid + l * THREADS; \
+        if (e < B_VECS && (OK)) pb[l] = b4[((K0) + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)]; \
     }
-    for (uint l = 0u; l < B_LOADS; l++) {
-        uint e = tid + l * THREADS;
-        if (e < B_VECS && s_begin < s_end) pb[l] = b4[(kb + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
+// The registers' slice into shared buffer BUF.
+#define STAGE(BUF) \
+    for (uint l = 0u; l < A_LOADS; l++) { \
+        uint e = tid + l * THREADS; \
+        if (e < A_VECS) As[BUF][e / (BM / 4u)][e % (BM / 4u)] = pa[l]; \
+    } \
+    for (uint l = 0u; l < B_LOADS; l++) { \
+        uint e = tid + l * THREADS; \
+        if (e < B_VECS) Bs[BUF][e / (BN / 4u)][e % (BN / 4u)] = pb[l]; \
     }
-#else
-    for (uint l = 0u; l < A_LOADS; l++) {
-        uint e = tid + l * THREADS;
-        if (e < A_VECS) pa[l] = a4[(e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
-    }
-    for (uint l = 0u; l < B_LOADS; l++) {
-        uint e = tid + l * THREADS;
-        if (e < B_VECS) pb[l] = b4[(e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
-    }
-#endif
-    for (uint l = 0u; l < A_LOADS; l++) {
-        uint e = tid + l * THREADS;
-        if (e < A_VECS) As[0][e / (BM / 4u)][e % (BM / 4u)] = pa[l];
-    }
-    for (uint l = 0u; l < B_LOADS; l++) {
-        uint e = tid + l * THREADS;
-        if (e < B_VECS) Bs[0][e / (BN / 4u)][e % (BN / 4u)] = pb[l];
-    }
-    barrier();
-#if defined(PAIRS) && !SUPPORT && !defined(REGBUF)
-// One k-slice S multiplied out of shared buffer CUR (a literal), the next fetched meanwhile
-// and stored into the other buffer.
-#define PAIR_SLICE(S, CUR) { \
-        bool more = (S) + 1u < slices; \
-        if (more) { \
-            uint k0 = ((S) + 1u) * BK; \
-            for (uint l = 0u; l < A_LOADS; l++) { \
-                uint e = tid + l * THREADS; \
-                if (e < A_VECS) pa[l] = a4[(k0 + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)]; \
-            } \
-            for (uint l = 0u; l < B_LOADS; l++) { \
-                uint e = tid + l * THREADS; \
-                if (e < B_VECS) pb[l] = b4[(k0 + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)]; \
-            } \
-        } \
+#ifdef REGBUF
+// The products of the slice in shared buffer BUF; step kk + 1's operands are read before step
+// kk's products (register double buffering; the last step re-reads its own: no branch).
+#define MULTIPLY(BUF) { \
+        vec4 av[TM / 4]; \
+        vec4 bv[TN / 4]; \
+        for (int g = 0; g < TM / 4; g++) av[g] = As[BUF][0][ty + uint(g) * WG_Y]; \
+        for (int h = 0; h < TN / 4; h++) bv[h] = Bs[BUF][0][tx + uint(h) * WG_X]; \
         for (uint kk = 0u; kk < BK; kk++) { \
-            vec4 av[TM / 4]; \
-            vec4 bv[TN / 4]; \
-            for (int g = 0; g < TM / 4; g++) av[g] = As[CUR][kk][ty + uint(g) * WG_Y]; \
-            for (int h = 0; h < TN / 4; h++) bv[h] = Bs[CUR][kk][tx + uint(h) * WG_X]; \
+            uint kn = min(kk + 1u, BK - 1u); \
+            vec4 an[TM / 4]; \
+            vec4 bn[TN / 4]; \
+            for (int g = 0; g < TM / 4; g++) an[g] = As[BUF][kn][ty + uint(g) * WG_Y]; \
+            for (int h = 0; h < TN / 4; h++) bn[h] = Bs[BUF][kn][tx + uint(h) * WG_X]; \
             for (int g = 0; g < TM / 4; g++) \
                 for (int r = 0; r < 4; r++) \
                     for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h]; \
+            av = an; \
+            bv = bn; \
         } \
-        if (more) { \
-            for (uint l = 0u; l < A_LOADS; l++) { \
-                uint e = tid + l * THREADS; \
-                if (e < A_VECS) As[1 - CUR][e / (BM / 4u)][e % (BM / 4u)] = pa[l]; \
-            } \
-            for (uint l = 0u; l < B_LOADS; l++) { \
-                uint e = tid + l * THREADS; \
-                if (e < B_VECS) Bs[1 - CUR][e / (BN / 4u)][e % (BN / 4u)] = pb[l]; \
-            } \
-        } \
+    }
+#else
+// The products of the slice in shared buffer BUF.
+#define MULTIPLY(BUF) \
+    for (uint kk = 0u; kk < BK; kk++) { \
+        vec4 av[TM / 4]; \
+        vec4 bv[TN / 4]; \
+        for (int g = 0; g < TM / 4; g++) av[g] = As[BUF][kk][ty + uint(g) * WG_Y]; \
+        for (int h = 0; h < TN / 4; h++) bv[h] = Bs[BUF][kk][tx + uint(h) * WG_X]; \
+        for (int g = 0; g < TM / 4; g++) \
+            for (int r = 0; r < 4; r++) \
+                for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h]; \
+    }
+#endif
+// Slice S multiplied out of shared buffer BUF; where MORE, the next slice is fetched into
+// registers first (its loads in flight during the products) and staged into the other buffer
+// after them (last read in the previous slice, before the last barrier).
+#define SLICE(S, BUF, MORE) { \
+        bool more = (MORE); \
+        if (more) { FETCH(((S) + 1u) * BK, true) } \
+        MULTIPLY(BUF) \
+        if (more) { STAGE(1u - (BUF)) } \
         barrier(); \
     }
-    for (uint s = 0u; s < slices; s += 2u) {
-        PAIR_SLICE(s, 0)
-        if (s + 1u < slices) PAIR_SLICE(s + 1u, 1)
-    }
-#else
 #if SUPPORT
-    for (uint s = s_begin; s < s_end; s++) {
-        uint cur = (s - s_begin) & 1u;
-        bool more = s + 1u < s_end;
+    FETCH(s_begin * BK, s_begin < s_end)
 #else
-    for (uint s = 0u; s < slices; s++) {
-        uint cur = s & 1u;
-        bool more = s + 1u < slices;
+    FETCH(0u, true)
 #endif
-        if (more) {
-            // The next slice into registers: its loads are in flight during the products.
-            uint k0 = (s + 1u) * BK;
-            for (uint l = 0u; l < A_LOADS; l++) {
-                uint e = tid + l * THREADS;
-                if (e < A_VECS) pa[l] = a4[(k0 + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)];
-            }
-            for (uint l = 0u; l < B_LOADS; l++) {
-                uint e = tid + l * THREADS;
-                if (e < B_VECS) pb[l] = b4[(k0 + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)];
-            }
-        }
-#ifdef REGBUF
-        // Register double buffering: step kk + 1's operands are read from shared memory
-        // before step kk's products (the last step re-reads its own: no branch).
-        vec4 av[TM / 4];
-        vec4 bv[TN / 4];
-        for (int g = 0; g < TM / 4; g++) av[g] = As[cur][0][ty + uint(g) * WG_Y];
-        for (int h = 0; h < TN / 4; h++) bv[h] = Bs[cur][0][tx + uint(h) * WG_X];
-        for (uint kk = 0u; kk < BK; kk++) {
-            uint kn = min(kk + 1u, BK - 1u);
-            vec4 an[TM / 4];
-            vec4 bn[TN / 4];
-            for (int g = 0; g < TM / 4; g++) an[g] = As[cur][kn][ty + uint(g) * WG_Y];
-            for (int h = 0; h < TN / 4; h++) bn[h] = Bs[cur][kn][tx + uint(h) * WG_X];
-            for (int g = 0; g < TM / 4; g++)
-                for (int r = 0; r < 4; r++)
-                    for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h];
-            av = an;
-            bv = bn;
-        }
-#else
-        for (uint kk = 0u; kk < BK; kk++) {
-            vec4 av[TM / 4];
-            vec4 bv[TN / 4];
-            for (int g = 0; g < TM / 4; g++) av[g] = As[cur][kk][ty + uint(g) * WG_Y];
-            for (int h = 0; h < TN / 4; h++) bv[h] = Bs[cur][kk][tx + uint(h) * WG_X];
-            for (int g = 0; g < TM / 4; g++)
-                for (int r = 0; r < 4; r++)
-                    for (int h = 0; h < TN / 4; h++) acc[g * 4 + r][h] += av[g][r] * bv[h];
-        }
-#endif
-        if (more) {
-            // The other buffer was last read in the previous slice, before the last barrier.
-            uint nxt = cur ^ 1u;
-            for (uint l = 0u; l < A_LOADS; l++) {
-                uint e = tid + l * THREADS;
-                if (e < A_VECS) As[nxt][e / (BM / 4u)][e % (BM / 4u)] = pa[l];
-            }
-            for (uint l = 0u; l < B_LOADS; l++) {
-                uint e = tid + l * THREADS;
-                if (e < B_VECS) Bs[nxt][e / (BN / 4u)][e % (BN / 4u)] = pb[l];
-            }
-        }
-        barrier();
+    STAGE(0u)
+    barrier();
+#if SUPPORT
+    for (uint s = s_begin; s < s_end; s++) SLICE(s, (s - s_begin) & 1u, s + 1u < s_end)
+#elif defined(PAIRS)
+    for (uint s = 0u; s < slices; s += 2u) {
+        SLICE(s, 0u, s + 1u < slices)
+        if (s + 1u < slices) SLICE(s + 1u, 1u, s + 2u < slices)
     }
+#else
+    for (uint s = 0u; s < slices; s++) SLICE(s, s & 1u, s + 1u < slices)
 #endif
 
     for (int g = 0; g < TM / 4; g++)

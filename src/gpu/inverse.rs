@@ -9,6 +9,7 @@ use crate::inverse::{
     SignOptions,
 };
 use crate::matrix::{Element, Matrix};
+use crate::phases::Phases;
 use crate::scaling::{scaled_by, scaled_to_unit, times_power_of_two, unit_exponent};
 use crate::tiled::Storage;
 use std::borrow::Cow;
@@ -138,7 +139,7 @@ impl Gpu {
         // (2^-e·A)⁻¹ = 2^e·A⁻¹: A of any scale, within float32's range once scaled. Refined on
         // the device, A is scaled as it is narrowed and X as it is widened (no copy of either);
         // else a scaled copy of A goes in and X is scaled back.
-        let start = std::time::Instant::now();
+        let mut phases = Phases::named("inverse in f64", std::time::Instant::now());
         let e = unit_exponent(&*a);
         let on_device = crate::inverse::refines_on_device(
             options.kind,
@@ -151,7 +152,9 @@ impl Gpu {
         } else {
             (scaled_by(&*a, e), e)
         };
-        let scaling = start.elapsed();
+        if !on_device {
+            phases.mark("A scaled");
+        }
         let mut refined = crate::inverse::invert_f64_scaled(
             &*self.inverter()?,
             &a,
@@ -162,13 +165,9 @@ impl Gpu {
             options.refine_steps,
         )?;
         if !on_device {
-            let back = std::time::Instant::now();
+            phases.mark("the f64 inverse");
             refined.x = unscaled(refined.x, -on_host, "A⁻¹")?;
-            log::trace!(
-                "invert: A's scale {:.2} ms (2^{e}), X's {:.2} ms",
-                scaling.as_secs_f64() * 1e3,
-                back.elapsed().as_secs_f64() * 1e3,
-            );
+            phases.mark("X scaled back");
         }
         Ok(refined)
     }

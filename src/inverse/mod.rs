@@ -47,6 +47,7 @@ pub use sign::{Handover, PolishCorrection, Sign, SignOptions, sign};
 use crate::error::{Error, InputError, NumericalError, Result};
 use crate::layout::rfp as rfp_layout;
 use crate::matrix::{Matrix, single_precision_error};
+use crate::phases::Phases;
 use kernels::double::LastStep;
 pub use crate::tiled::Storage;
 
@@ -602,14 +603,11 @@ pub(crate) fn invert_f64_scaled(
     options: InvertOptions,
     refine_steps: usize,
 ) -> Result<Refined> {
-    let start = std::time::Instant::now();
+    let mut phases = Phases::named("inverse in f64", std::time::Instant::now());
     check_input("A", a, kind)?;
     let method = method.resolve(kind, a.rows());
     let full = full_matrix(a, kind);
-    log::trace!(
-        "invert: A checked in {:.2} ms",
-        start.elapsed().as_secs_f64() * 1e3
-    );
+    phases.mark("A checked");
     if refine_steps > 0 {
         let n = a.rows();
         let squares = n.saturating_mul(n);
@@ -626,7 +624,7 @@ pub(crate) fn invert_f64_scaled(
     debug_assert!(on_device || e == 0, "A scaled on the device off the device's path");
     let gpu_failure = if on_device {
         let s = crate::scaling::times_power_of_two(1.0, -e);
-        match refined_on_device(inv, a, s, method, options, refine_steps)? {
+        match refined_on_device(inv, a, s, method, options, refine_steps, &mut phases)? {
             Ok(r) => return Ok(r),
             Err(failure) => failure,
         }
@@ -659,33 +657,6 @@ fn accepted(residuals: &[f64], steps: usize) -> bool {
         .is_some_and(|&last| check::is_inverse(last) && refinement_converged(residuals, steps))
 }
 
-/// With trace logging on, the wall time of each phase, the GPU waited for at each lap.
-struct Laps<'a> {
-    inv: Option<&'a Inverter>,
-    start: std::time::Instant,
-    text: String,
-}
-
-impl<'a> Laps<'a> {
-    fn new(inv: &'a Inverter) -> Self {
-        Self {
-            inv: log::log_enabled!(log::Level::Trace).then_some(inv),
-            start: std::time::Instant::now(),
-            text: String::new(),
-        }
-    }
-
-    fn lap(&mut self, what: &str) {
-        if let Some(inv) = self.inv {
-            inv.context().finish();
-            let ms = self.start.elapsed().as_secs_f64() * 1e3;
-            let sep = if self.text.is_empty() { "" } else { ", " };
-            self.text += &format!("{sep}{what} {ms:.2} ms");
-            self.start = std::time::Instant::now();
-        }
-    }
-}
-
 /// The general inverse by Gauss-Jordan or LU refined in f64 without leaving the device: A up
 /// once in f64, narrowed there times `s` (a power of two), inverted in f32, its columns put
 /// back and widened there times `s` (so X ≈ A⁻¹), and
@@ -699,35 +670,32 @@ fn refined_on_device(
     method: InverseMethod,
     options: InvertOptions,
     steps: usize,
+    phases: &mut Phases,
 ) -> Result<std::result::Result<Refined, Fallback>> {
     let n = a.rows();
     let block = options
         .block
         .unwrap_or_else(|| default_block(inv, Kind::General, method, n))
         .max(1);
-    let mut laps = Laps::new(inv);
+    let ctx = inv.context();
     let mut work = kernels::double::DoubleWork::new(inv, n)?;
     let inverse = widened::WidenedInverse::new(inv, n, method, block)?;
-    laps.lap("room");
+    phases.mark_finished(ctx, "room");
     let result = (|| {
         work.m.write(a)?;
-        laps.lap("A up");
+        phases.mark_finished(ctx, "A up");
         if let Err(e) = inverse.invert(inv, &work.m, s, &work.x) {
             return failed_in_f32(e).map(Err);
         }
-        laps.lap("f32 inverse");
+        phases.mark_finished(ctx, "f32 inverse");
         let (residuals, refined) =
             work.refine_inverse_in_place(inv, steps, LastStep::AT_ROUNDING)?;
-        laps.lap("refinement");
+        phases.mark_finished(ctx, "refinement");
         if !accepted(&residuals, steps) {
             return Ok(Err(Fallback::Residual(residuals[0])));
         }
         let x = work.x.download()?;
-        laps.lap("X down");
-        log::trace!(
-            "f64 general inverse of order {n}: {}, residuals {residuals:?}",
-            laps.text
-        );
+        phases.mark("X down");
         Ok(Ok(Refined {
             x,
             residuals,

@@ -136,8 +136,8 @@ pub struct PanelVariant {
     /// product at over twice one launch's rate (`figures/h200/experiments/product_cut.csv`).
     pub cut: usize,
     /// Whether the depth loop takes the k-slices in pairs, each naming its shared buffer by a
-    /// literal (no run-time buffer index in the shared-memory addresses; without
-    /// [`PanelVariant::regbuf`], and not in the program for products on supports).
+    /// literal (no run-time buffer index in the shared-memory addresses; not in the program
+    /// for products on supports).
     pub pairs: bool,
 }
 

@@ -39,6 +39,7 @@ fn variants() -> Vec<PanelVariant> {
         "8,8,1,1,1,1",
         "8,1,0,0,1,1,0,1",
         "4,3,1,0,0,0,0,1",
+        "8,2,0,1,1,1,0,1",
     ]
     .iter()
     .map(|t| PanelVariant::parse(t).unwrap())

@@ -219,7 +219,6 @@ fn lstsq_error<T: Copy + Into<f64>>(a: &[T], d: &[f64], b: &[f64], x: &[f64]) ->
     norm_inf(&g) / (norm_a * norm_inf(d) * (norm_at * norm_inf(x) + norm_inf(b)))
 }
 
-/// Prints the row, or WRONG on stderr where `error` is above `tolerance`.
 /// ‖X·(M·v) − v‖∞ / ‖v‖∞ of an inverse X of M (κ(M) is near 1 here).
 fn inverse_error(x: &[f64], m: &Matrix<f64>, v: &[f64]) -> f64 {
     let n = v.len();
@@ -228,6 +227,7 @@ fn inverse_error(x: &[f64], m: &Matrix<f64>, v: &[f64]) -> f64 {
     norm_inf(&r) / norm_inf(v)
 }
 
+/// Prints the row, or WRONG on stderr where `error` is above `tolerance`.
 fn report<R>(op: &str, m: usize, n: usize, dtype: &str, timed: &Timed<R>, error: f64, tol: f64) {
     if error.is_nan() || error > tol {
         eprintln!("WRONG {op},{m},{dtype}: error {error:.3e} above {tol:.1e}");
