@@ -164,7 +164,7 @@ impl PanelVariant {
     /// The default: [`PanelVariant::PLAIN`] with the unroll pragma and A·√d packed once, each
     /// of which was faster alone at m = 4096-16384, the others not
     /// (`figures/h200/experiments/assembly_sweep.csv`), slices of [`DEFAULT_PANEL_SLICE`] taken
-    /// in pairs (about 2% faster, `figures/h200/experiments/product_variants_s30/pairs.csv`);
+    /// in pairs (faster, `figures/h200/experiments/product_variants_s30/pairs.csv`);
     /// and C cut into blocks of [`PANEL_CUT`] (blocks of 2048 and 8192 were slower,
     /// `figures/h200/experiments/product_cut.csv`).
     pub const DEFAULT: PanelVariant = PanelVariant {
