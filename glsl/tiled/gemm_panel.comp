@@ -106,35 +106,26 @@ void main() {
     uint ld4 = pt / 4u;
     uint a_base = (row0 / pt) * block4 + (row0 % pt) / 4u;
     uint b_base = (col0 / pt) * block4 + (col0 % pt) / 4u;
-// The k-slice from depth K0 into the registers PA, PB, where OK.
-#define FETCH_INTO(K0, OK, PA, PB) \
+// The k-slice from depth K0 into registers, where OK.
+#define FETCH(K0, OK) \
     for (uint l = 0u; l < A_LOADS; l++) { \
         uint e = tid + l * THREADS; \
-        if (e < A_VECS && (OK)) PA[l] = a4[((K0) + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)]; \
+        if (e < A_VECS && (OK)) pa[l] = a4[((K0) + e / (BM / 4u)) * ld4 + a_base + e % (BM / 4u)]; \
     } \
     for (uint l = 0u; l < B_LOADS; l++) { \
         uint e = tid + l * THREADS; \
-        if (e < B_VECS && (OK)) PB[l] = b4[((K0) + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)]; \
+        if (e < B_VECS && (OK)) pb[l] = b4[((K0) + e / (BN / 4u)) * ld4 + b_base + e % (BN / 4u)]; \
     }
-#define FETCH(K0, OK) FETCH_INTO(K0, OK, pa, pb)
-// The slice in registers PA, PB into shared buffer BUF.
-#define STAGE_FROM(BUF, PA, PB) \
+// The registers' slice into shared buffer BUF.
+#define STAGE(BUF) \
     for (uint l = 0u; l < A_LOADS; l++) { \
         uint e = tid + l * THREADS; \
-        if (e < A_VECS) As[BUF][e / (BM / 4u)][e % (BM / 4u)] = PA[l]; \
+        if (e < A_VECS) As[BUF][e / (BM / 4u)][e % (BM / 4u)] = pa[l]; \
     } \
     for (uint l = 0u; l < B_LOADS; l++) { \
         uint e = tid + l * THREADS; \
-        if (e < B_VECS) Bs[BUF][e / (BN / 4u)][e % (BN / 4u)] = PB[l]; \
+        if (e < B_VECS) Bs[BUF][e / (BN / 4u)][e % (BN / 4u)] = pb[l]; \
     }
-#define STAGE(BUF) STAGE_FROM(BUF, pa, pb)
-// The k-steps of a slice: with ROLLED a trip count the compiler cannot see (slices < 2^31), so
-// the loop stays rolled and each step's operands are read in that step.
-#ifdef ROLLED
-#define STEPS (BK + (slices >> 31u))
-#else
-#define STEPS BK
-#endif
 #ifdef REGBUF
 // The products of the slice in shared buffer BUF; step kk + 1's operands are read before step
 // kk's products (register double buffering; the last step re-reads its own: no branch).
@@ -143,7 +134,7 @@ void main() {
         vec4 bv[TN / 4]; \
         for (int g = 0; g < TM / 4; g++) av[g] = As[BUF][0][ty + uint(g) * WG_Y]; \
         for (int h = 0; h < TN / 4; h++) bv[h] = Bs[BUF][0][tx + uint(h) * WG_X]; \
-        for (uint kk = 0u; kk < STEPS; kk++) { \
+        for (uint kk = 0u; kk < BK; kk++) { \
             uint kn = min(kk + 1u, BK - 1u); \
             vec4 an[TM / 4]; \
             vec4 bn[TN / 4]; \
@@ -159,7 +150,7 @@ void main() {
 #else
 // The products of the slice in shared buffer BUF.
 #define MULTIPLY(BUF) \
-    for (uint kk = 0u; kk < STEPS; kk++) { \
+    for (uint kk = 0u; kk < BK; kk++) { \
         vec4 av[TM / 4]; \
         vec4 bv[TN / 4]; \
         for (int g = 0; g < TM / 4; g++) av[g] = As[BUF][kk][ty + uint(g) * WG_Y]; \
@@ -179,33 +170,34 @@ void main() {
         if (more) { STAGE(1u - (BUF)) } \
         barrier(); \
     }
+// The program on supports keeps the source it was measured with, statement for statement
+// (here and in its depth loop below).
 #if SUPPORT
-    FETCH(s_begin * BK, s_begin < s_end)
+    uint kb = s_begin * BK;
+    FETCH(kb, s_begin < s_end)
+    STAGE(0)
 #else
     FETCH(0u, true)
-#endif
-#if !SUPPORT && defined(PAIRS) && defined(AHEAD)
-    vec4 qa[A_LOADS];
-    vec4 qb[B_LOADS];
-    FETCH_INTO(BK, slices > 1u, qa, qb)
-#endif
     STAGE(0u)
+#endif
     barrier();
 #if SUPPORT
-    for (uint s = s_begin; s < s_end; s++) SLICE(s, (s - s_begin) & 1u, s + 1u < s_end)
-#elif defined(PAIRS) && defined(AHEAD)
-    // Three stages: slice S in shared buffer BUF, S + 1 in registers GA, GB (staged into the
-    // other buffer after S's products), S + 2 fetched into FA, FB (free since S + 1's staging
-    // of them) before S's products.
-#define SLICE_AHEAD(S, BUF, FA, FB, GA, GB) { \
-        if ((S) + 2u < slices) { FETCH_INTO(((S) + 2u) * BK, true, FA, FB) } \
-        MULTIPLY(BUF) \
-        if ((S) + 1u < slices) { STAGE_FROM(1u - (BUF), GA, GB) } \
-        barrier(); \
-    }
-    for (uint s = 0u; s < slices; s += 2u) {
-        SLICE_AHEAD(s, 0u, pa, pb, qa, qb)
-        if (s + 1u < slices) SLICE_AHEAD(s + 1u, 1u, qa, qb, pa, pb)
+    // SLICE's steps with the slice's buffer held in `cur` and the other named as cur ^ 1u: in
+    // SLICE's own form NVIDIA's compiler made this program markedly slower (docs/results.md,
+    // "Products on supports").
+    for (uint s = s_begin; s < s_end; s++) {
+        uint cur = (s - s_begin) & 1u;
+        bool more = s + 1u < s_end;
+        if (more) {
+            uint k0 = (s + 1u) * BK;
+            FETCH(k0, true)
+        }
+        MULTIPLY(cur)
+        if (more) {
+            uint nxt = cur ^ 1u;
+            STAGE(nxt)
+        }
+        barrier();
     }
 #elif defined(PAIRS)
     for (uint s = 0u; s < slices; s += 2u) {

@@ -139,14 +139,6 @@ pub struct PanelVariant {
     /// literal (no run-time buffer index in the shared-memory addresses; not in the program
     /// for products on supports).
     pub pairs: bool,
-    /// Whether the loop over a slice's k-steps stays rolled (a trip count the compiler cannot
-    /// see): each step's shared-memory operands are read in that step, not all of a slice's
-    /// ahead of its products, so an invocation holds fewer registers.
-    pub rolled: bool,
-    /// Whether the next slice but one is fetched from the panels while the current one is
-    /// multiplied (two register sets: each slice's loads have two slices' products to land);
-    /// with [`PanelVariant::pairs`] only.
-    pub ahead: bool,
 }
 
 impl Default for PanelVariant {
@@ -167,8 +159,6 @@ impl PanelVariant {
         root_d: false,
         cut: 0,
         pairs: false,
-        rolled: false,
-        ahead: false,
     };
 
     /// The default: [`PanelVariant::PLAIN`] with the unroll pragma and A·√d packed once, each
@@ -186,22 +176,22 @@ impl PanelVariant {
         ..Self::PLAIN
     };
 
-    /// Parses "slice,group,pad,regbuf[,unroll[,root_d[,cut[,pairs[,rolled[,ahead]]]]]]" (e.g.
-    /// "4,8,1,0"): slice 4, 8 or 16, group 1 to 64, cut 0 or a multiple of 128, the others 0 or
-    /// 1 (0 where left out, so "8,1,0,0,1,1,0,1" is the default without its cut); `None` when
-    /// the text is no valid variant.
+    /// Parses "slice,group,pad,regbuf[,unroll[,root_d[,cut[,pairs]]]]" (e.g. "4,8,1,0"): slice
+    /// 4, 8 or 16, group 1 to 64, cut 0 or a multiple of 128, the others 0 or 1 (0 where left
+    /// out, so "8,1,0,0,1,1,0,1" is the default without its cut); `None` when the text is no
+    /// valid variant.
     pub fn parse(text: &str) -> Option<Self> {
         let v: Vec<usize> = text
             .split(',')
             .map(|s| s.trim().parse().ok())
             .collect::<Option<_>>()?;
         let (slice, group, flags) = match v[..] {
-            [s, g, ref flags @ ..] if (2..=8).contains(&flags.len()) => (s, g, flags),
+            [s, g, ref flags @ ..] if (2..=6).contains(&flags.len()) => (s, g, flags),
             _ => return None,
         };
         let cut = flags.get(4).copied().unwrap_or(0);
-        let late = |i: usize| flags.get(i).copied().unwrap_or(0);
-        if (5..8).any(|i| late(i) > 1) {
+        let pairs = flags.get(5).copied().unwrap_or(0);
+        if pairs > 1 {
             return None;
         }
         let flags = &flags[..flags.len().min(4)];
@@ -214,9 +204,7 @@ impl PanelVariant {
             unroll: flag(2) == 1,
             root_d: flag(3) == 1,
             cut,
-            pairs: late(5) == 1,
-            rolled: late(6) == 1,
-            ahead: late(7) == 1,
+            pairs: pairs == 1,
         };
         (flags.iter().all(|&f| f <= 1) && v.is_valid()).then_some(v)
     }
@@ -226,13 +214,11 @@ impl PanelVariant {
         [4, 8, 16].contains(&self.slice)
             && (1..=64).contains(&self.group)
             && self.cut.is_multiple_of(128)
-            && (self.pairs || !self.ahead)
     }
 
     /// A short name for labels (no commas, for CSV): "s<slice>g<group>p<pad>r<regbuf>", then
-    /// "u1" where unrolled, "q1" where A·√d is packed once, "c<cut>" where cut, "w1" where the
-    /// slices go in pairs, "k1" where the k-steps stay rolled and "f1" where the fetch runs a
-    /// slice further ahead.
+    /// "u1" where unrolled, "q1" where A·√d is packed once, "c<cut>" where cut and "w1" where the
+    /// slices go in pairs.
     pub fn label(&self) -> String {
         format!(
             "s{}g{}p{}r{}{}{}{}",
@@ -248,8 +234,6 @@ impl PanelVariant {
                 String::new()
             }
         ) + if self.pairs { "w1" } else { "" }
-            + if self.rolled { "k1" } else { "" }
-            + if self.ahead { "f1" } else { "" }
     }
 
     /// The #defines and pragmas this variant puts in front of `gemm_panel.comp`.
@@ -263,12 +247,6 @@ impl PanelVariant {
         }
         if self.pairs {
             s += "#define PAIRS\n";
-        }
-        if self.rolled {
-            s += "#define ROLLED\n";
-        }
-        if self.ahead {
-            s += "#define AHEAD\n";
         }
         s
     }
@@ -590,9 +568,6 @@ mod tests {
         let c = PanelVariant::parse("4,1,0,0,1,1,2048").unwrap();
         assert!(c.cut == 2048 && c.label() == "s4g1p0r0u1q1c2048");
         assert_eq!(PanelVariant::parse("4,1,0,0,0,0,0"), Some(PanelVariant::PLAIN));
-        let k = PanelVariant::parse("8,1,0,0,1,1,4096,1,1,1").unwrap();
-        assert!(k.rolled && k.ahead && k.label() == "s8g1p0r0u1q1c4096w1k1f1");
-        assert!(k.defines().contains("#define ROLLED") && k.defines().contains("#define AHEAD"));
         for bad in [
             "5,1,0,0",
             "4,0,0,0",
@@ -602,9 +577,6 @@ mod tests {
             "4,1,0,0,2",
             "4,1,0,0,0,0,100",
             "4,1,0,0,0,0,4096,2",
-            "4,1,0,0,0,0,0,0,0,1",
-            "4,1,0,0,0,0,0,1,2",
-            "4,1,0,0,0,0,0,1,0,0,0",
             "",
         ] {
             assert_eq!(PanelVariant::parse(bad), None, "{bad}");
