@@ -144,14 +144,12 @@ impl Gpu {
         let on_device = crate::inverse::refines_on_device(
             options.kind,
             options.method,
-            options,
+            options.storage,
             options.refine_steps,
         ) && e.abs() <= SCALED_ON_DEVICE;
-        let (a, on_host) = if on_device {
-            (Cow::Borrowed(&*a), 0)
-        } else {
-            (scaled_by(&*a, e), e)
-        };
+        // The exponent the host takes out of a copy of A (A itself borrowed where 0).
+        let on_host = if on_device { 0 } else { e };
+        let a = scaled_by(&*a, on_host);
         if !on_device {
             phases.mark("A scaled");
         }

@@ -583,13 +583,13 @@ pub fn invert_f64_with(
 pub(crate) fn refines_on_device(
     kind: Kind,
     method: InverseMethod,
-    options: InvertOptions,
+    storage: Storage,
     refine_steps: usize,
 ) -> bool {
     refine_steps > 0
         && kind == Kind::General
         && matches!(method, InverseMethod::Gje | InverseMethod::Lu)
-        && options.storage == Storage::Full
+        && storage == Storage::Full
 }
 
 /// [`invert_f64_with`] whose f32 inverse is of 2^-e·A, scaled on the device as A is narrowed
@@ -620,8 +620,9 @@ pub(crate) fn invert_f64_scaled(
             return cpu_past_buffers(&full, kind, why);
         }
     }
-    let on_device = refines_on_device(kind, method, options, refine_steps);
-    debug_assert!(on_device || e == 0, "A scaled on the device off the device's path");
+    let on_device = refines_on_device(kind, method, options.storage, refine_steps);
+    // A scale the device does not take would leave X off by 2^e: never off its path.
+    assert!(on_device || e == 0, "A scaled on the device off the device's path");
     let gpu_failure = if on_device {
         let s = crate::scaling::times_power_of_two(1.0, -e);
         match refined_on_device(inv, a, s, method, options, refine_steps, &mut phases)? {

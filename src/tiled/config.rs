@@ -189,12 +189,8 @@ impl PanelVariant {
             [s, g, ref flags @ ..] if (2..=6).contains(&flags.len()) => (s, g, flags),
             _ => return None,
         };
-        let cut = flags.get(4).copied().unwrap_or(0);
-        let pairs = flags.get(5).copied().unwrap_or(0);
-        if pairs > 1 {
-            return None;
-        }
-        let flags = &flags[..flags.len().min(4)];
+        // Every field after slice and group is 0 or 1 but the cut (the fifth).
+        const CUT: usize = 4;
         let flag = |i: usize| flags.get(i).copied().unwrap_or(0);
         let v = Self {
             slice,
@@ -203,10 +199,11 @@ impl PanelVariant {
             regbuf: flag(1) == 1,
             unroll: flag(2) == 1,
             root_d: flag(3) == 1,
-            cut,
-            pairs: pairs == 1,
+            cut: flag(CUT),
+            pairs: flag(5) == 1,
         };
-        (flags.iter().all(|&f| f <= 1) && v.is_valid()).then_some(v)
+        let flags_ok = flags.iter().enumerate().all(|(i, &f)| i == CUT || f <= 1);
+        (flags_ok && v.is_valid()).then_some(v)
     }
 
     /// Whether the values lie in the ranges [`PanelVariant::parse`] takes.

@@ -37,7 +37,8 @@ def main():
         rows = [("la.inv", median_ms(lambda: la.inv(g))),
                 ("all_finite", median_ms(lambda: _native.all_finite(g))),
                 ("native.invert", median_ms(native)),
-                ("native.invert api_seconds", sorted(api)[len(api) // 2]),
+                # the library's own time in the timed calls (the last five)
+                ("native.invert api_seconds", sorted(api[-5:])[2]),
                 ("norm_1(a)", median_ms(lambda: la._norm_1(g))),
                 ("norm_1(x)", median_ms(lambda: la._norm_1(x))),
                 ("copy of a", median_ms(lambda: np.array(g, copy=True)))]
