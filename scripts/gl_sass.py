@@ -38,7 +38,9 @@ def programs(cache):
                 comp, raw = struct.unpack_from("<II", data, i - 8)
                 image = dctx.decompress(data[i:i + comp], max_output_size=raw)
                 start = data.rfind(b"!!NVcp5.0", 0, i)
-                text = re.match(rb"[\x20-\x7e\n\t]*", data[max(start, 0):]).group().decode()
+                text = ""
+                if start >= 0:
+                    text = re.match(rb"[\x20-\x7e\n\t]*", data[start:]).group().decode()
                 yield text, image
                 i = data.find(ZSTD_MAGIC, i + 4)
 
