@@ -33,7 +33,8 @@ def programs(cache):
             if not f.endswith(".bin"):
                 continue
             data = open(os.path.join(root, f), "rb").read()
-            i = data.find(ZSTD_MAGIC)
+            # A frame has its two sizes in the 8 bytes before it.
+            i = data.find(ZSTD_MAGIC, 8)
             while i >= 0:
                 comp, raw = struct.unpack_from("<II", data, i - 8)
                 image = dctx.decompress(data[i:i + comp], max_output_size=raw)
